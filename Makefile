@@ -1,0 +1,34 @@
+# fairtalk: `make demo` installs into .venv and runs the main job; `make test` runs the suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is pinned to the local CPU build; an unpinned torch pulls gigabytes of CUDA.
+TORCH := torch==2.13.0
+
+.PHONY: demo test install install-dev chromium clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e .
+
+install-dev: $(BIN)/python
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e '.[dev]'
+
+demo: install
+	$(BIN)/fairtalk pairs --corpus builtin:chitchat --axis gender -o fairtalk-pairs/gender.jsonl
+	$(BIN)/fairtalk pairs --corpus builtin:chitchat --axis race -o fairtalk-pairs/race.jsonl
+
+# Headless Chromium for the HTML-safety test; best effort, the test skips without it.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq chromium >/dev/null 2>&1) || true; }
+
+test: install-dev chromium
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info fairtalk-report fairtalk-pairs

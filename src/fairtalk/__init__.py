@@ -1,0 +1,63 @@
+"""fairtalk: audit dialogue systems and text generators for demographic bias, and help remove it.
+
+Heavy names (anything that imports numpy-based stages) are loaded on first use, so that
+``import fairtalk`` and ``fairtalk --help`` stay fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from fairtalk.errors import (
+    BadResponse,
+    CorpusError,
+    FairtalkError,
+    InputError,
+    LexiconError,
+    RateLimited,
+    ResponderError,
+    SpecError,
+    StoreError,
+    TransportError,
+)
+from fairtalk.records import Context, Pair, Response, Swap
+
+__version__ = "0.1.0"
+
+#: Public names loaded lazily: name -> "module:attribute".
+_LAZY: dict[str, str] = {
+}
+
+__all__ = [
+    "BadResponse",
+    "Context",
+    "CorpusError",
+    "FairtalkError",
+    "InputError",
+    "LexiconError",
+    "Pair",
+    "RateLimited",
+    "Response",
+    "ResponderError",
+    "SpecError",
+    "StoreError",
+    "Swap",
+    "TransportError",
+    "__version__",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'fairtalk' has no attribute {name!r}")
+    module_name, _, attribute = target.partition(":")
+    value = getattr(import_module(module_name), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,58 @@
+"""The two measure protocols: per-response measures and corpus-level measures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind"]
+
+MeasureKind = Literal["rate", "count", "corpus"]
+
+
+@runtime_checkable
+class Measure(Protocol):
+    """Maps response texts to per-response scores.
+
+    ``kind`` is ``"rate"`` (each score is 0 or 1) or ``"count"`` (any non-negative number).
+    One measure may produce several result keys (``sentiment`` gives
+    ``sentiment_positive`` and ``sentiment_negative``); ``score`` returns one float
+    array of ``len(texts)`` per key, in the order of ``keys``.
+    """
+
+    name: str
+    keys: tuple[str, ...]
+    kind: MeasureKind
+    version: str
+    higher_is_better: Mapping[str, bool | None]
+
+    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]: ...
+
+
+class CorpusStatistic(Protocol):
+    """A corpus-level statistic over prepared texts, evaluated for a multiplicity vector.
+
+    ``weights[i]`` is how many times text ``i`` occurs in the (re)sampled corpus;
+    texts with weight 0 are absent. Returns one value per key.
+    """
+
+    def __call__(self, weights: np.ndarray) -> Mapping[str, float]: ...
+
+
+@runtime_checkable
+class CorpusMeasure(Protocol):
+    """A measure defined over a whole side's responses, such as distinct-n.
+
+    ``prepare`` does the per-text work once (tokenising, n-gram ids), so that a
+    paired bootstrap can re-evaluate the statistic cheaply for each resample.
+    """
+
+    name: str
+    keys: tuple[str, ...]
+    kind: MeasureKind  # always "corpus"
+    version: str
+    higher_is_better: Mapping[str, bool | None]
+
+    def prepare(self, texts: Sequence[str]) -> CorpusStatistic: ...
