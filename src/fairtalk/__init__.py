@@ -4,10 +4,8 @@ Heavy names (anything that imports numpy-based stages) are loaded on first use, 
 ``import fairtalk`` and ``fairtalk --help`` stay fast.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
+from importlib import import_module as _import_module
+from typing import Any as _Any
 
 from fairtalk.errors import (
     BadResponse,
@@ -49,12 +47,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'fairtalk' has no attribute {name!r}")
     module_name, _, attribute = target.partition(":")
-    value = getattr(import_module(module_name), attribute)
+    value = getattr(_import_module(module_name), attribute)
     globals()[name] = value
     return value
 

@@ -1,0 +1,1 @@
+"""Debiasing: counterpart data augmentation, word-embedding regularization and pool filtering."""

@@ -1,0 +1,1 @@
+"""Prompt-based NLG bias evaluation with syntactically diverse prompts (paper 004)."""

@@ -1,0 +1,1 @@
+"""Reference dialogue models (Seq2Seq, Transformer retrieval) and their training loops."""

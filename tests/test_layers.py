@@ -1,0 +1,124 @@
+"""The import directions of ../shared/STYLE.md (b), checked by walking each module's AST."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "fairtalk"
+
+#: Direct dependencies each top-level unit may import (plus, transitively, theirs).
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "records": set(),
+    "lexicons": {"errors", "records"},
+    "corpora": {"errors", "records"},
+    "responses": {"errors", "records"},
+    "counterfactual": {"lexicons"},
+    "measures": {"lexicons"},
+    "stats": {"records", "errors"},
+    "models": {"records", "errors"},
+    "pairs": {"corpora", "counterfactual"},
+    "store": {"models", "records", "errors"},
+    "results": {"stats"},
+    "report": {"results"},
+    "debias": {"counterfactual", "lexicons", "measures"},
+    "training": {"debias"},
+}
+#: Units that may import any stage (they wire stages together).
+WIRING = {"audit", "prompts", "__init__", "__main__"}
+#: Imports allowed only inside a function body (lazy), per importing module.
+LAZY_EXCEPTIONS = {("models/builtin.py", "training")}
+
+
+def _closure(unit: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [unit]
+    while todo:
+        for dep in ALLOWED.get(todo.pop(), set()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen | {unit}
+
+
+def _unit(module: str) -> str:
+    """``fairtalk.measures.sentiment`` -> ``measures``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[tuple[str, list[str], bool, int]]:
+    """(module, imported names, inside a function, line) for every fairtalk import in a file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(("fairtalk", *path.relative_to(SRC).with_suffix("").parts[:-1]))
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.startswith("fairtalk"):
+                        found.append((alias.name, [], in_function, child.lineno))
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (child.level - 1)]
+                    module = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    module = child.module or ""
+                if module.startswith("fairtalk"):
+                    found.append((module, [a.name for a in child.names], in_function, child.lineno))
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def _source_files() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_follow_the_layers(path: Path) -> None:
+    rel = path.relative_to(SRC).as_posix()
+    unit = path.relative_to(SRC).parts[0].removesuffix(".py")
+    problems = []
+    for module, names, in_function, line in _imports(path):
+        target = _unit(module)
+        if unit == "cli":
+            ok = module in {"fairtalk", "fairtalk.errors"} or target == "report"
+        elif unit in WIRING or target == unit:
+            ok = True
+        else:
+            ok = target in _closure(unit) or (in_function and (rel, target) in LAZY_EXCEPTIONS)
+        if not ok:
+            problems.append(f"{rel}:{line} imports {module} ({unit} may not depend on {target})")
+        if target != unit and unit != "__init__":
+            private = [n for n in names if n.startswith("_") and n != "__version__"]
+            private += [m for m in module.split(".")[1:] if m.startswith("_") and m != "__init__"]
+            if private:
+                problems.append(f"{rel}:{line} imports private {module}:{','.join(private)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_nothing_imports_cli() -> None:
+    offenders = [
+        str(p.relative_to(SRC))
+        for p in _source_files()
+        if p.name != "cli.py" and any(_unit(m) == "cli" for m, *_ in _imports(p))
+    ]
+    assert offenders == []
+
+
+def test_modules_stay_short() -> None:
+    long = {str(p.relative_to(SRC)): n for p in _source_files() if (n := len(p.read_text().splitlines())) >= 400}
+    assert long == {}
+
+
+def test_every_module_has_a_docstring() -> None:
+    missing = [str(p.relative_to(SRC)) for p in _source_files() if ast.get_docstring(ast.parse(p.read_text())) is None]
+    assert missing == []
