@@ -34,15 +34,20 @@ default ``race.tsv`` fixes both. A word may have several counterparts (many-to-m
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from fairtalk.errors import LexiconError, SpecError
+from fairtalk.lexicons._format import (
+    AttributeList,
+    Lexicon,
+    WordPair,
+    normalize,
+    parse_attributes,
+    parse_lexicon,
+)
 
 __all__ = [
     "AttributeList",
@@ -58,81 +63,12 @@ __all__ = [
 _BUILTIN_AXES: tuple[str, ...] = ("gender", "race")
 _VARIANTS: tuple[str, ...] = ("default", "paper")
 _BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleasant")
-_METADATA_KEYS: tuple[str, ...] = ("axis", "groups", "attributes", "variant", "both-sides")
-_ATTRIBUTE_KEYS: tuple[str, ...] = ("attribute", "name")
 
 _MSG_UNKNOWN_AXIS = "unknown lexicon axis {given!r} (not a built-in axis nor an existing file)"
 _MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
 _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
 _MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
-_MSG_NOT_UTF8 = "not UTF-8 text (byte {byte:#04x})"
-_MSG_NO_SEPARATOR = "malformed line: no TAB or ' - ' between the two sides: {text!r}"
-_MSG_TOO_MANY_COLUMNS = "malformed line: {n} columns, expected 2 (group A, group B): {text!r}"
-_MSG_EMPTY_SIDE = "empty side: no word for group {group!r}"
-_MSG_DUPLICATE_PAIR = "duplicate pair {a!r} - {b!r} (first on line {first})"
-_MSG_BOTH_SIDES = (
-    "{word!r} is on both sides (group {group_a!r} on line {line_a}, group {group_b!r} on line "
-    "{line_b}); a swap could not tell its direction (list it under '# both-sides:' to allow it)"
-)
-_MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, got {value!r}"
-_MSG_BAD_AXIS = "'# axis:' needs a name, got {value!r}"
-_MSG_NO_PAIRS = "no word pairs in the file"
-_MSG_NO_WORDS = "no words in the attribute list"
-_MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
-_MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
-
-_WS = re.compile(r"\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class WordPair:
-    """One lexicon line: ``a`` (a group-A word or phrase) <-> ``b`` (its group-B counterpart)."""
-
-    a: str
-    b: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class Lexicon:
-    """A validated word-pair lexicon for one axis.
-
-    Attributes
-    ----------
-    axis : str
-        ``"gender"``, ``"race"`` or the user's axis name.
-    groups : tuple[str, str]
-        Names of group A and group B, e.g. ``("male", "female")``.
-    pairs : tuple[WordPair, ...]
-        The pairs in file order; a word may occur in several pairs (many-to-many).
-    attributes : tuple[str, ...]
-        Default attribute lists for this axis, e.g. ``("career", "family")``.
-    variant : str
-        ``"default"``, ``"paper"`` or ``"custom"`` (a user's file).
-    source : str
-        The path read, or ``"builtin:gender"`` / ``"builtin:gender-paper"``.
-    sha256 : str
-        Hex SHA-256 of the file bytes: the lexicon's version for manifests.
-    """
-
-    axis: str
-    groups: tuple[str, str]
-    pairs: tuple[WordPair, ...]
-    attributes: tuple[str, ...]
-    variant: str
-    source: str
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
-class AttributeList:
-    """A named set of attribute words (lowercase), e.g. the paper's career words."""
-
-    name: str
-    words: frozenset[str]
-    source: str
-    sha256: str
 
 
 def builtin_axes() -> tuple[str, ...]:
@@ -195,7 +131,7 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
         raise SpecError(_MSG_VARIANT_FOR_FILE.format(given=variant), choices=("default",))
     path = Path(axis_or_path)
     data = _read_bytes(path)
-    return _parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
+    return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
 
 
 def load_attributes(name_or_path: str | os.PathLike[str]) -> AttributeList:
@@ -236,7 +172,7 @@ def load_attributes(name_or_path: str | os.PathLike[str]) -> AttributeList:
                 given=name,
             )
     path = Path(name_or_path)
-    return _parse_attributes(_read_bytes(path), source=str(path), stem=path.stem)
+    return parse_attributes(_read_bytes(path), source=str(path), stem=path.stem)
 
 
 def terms_on_both_sides(lexicon: Lexicon) -> frozenset[str]:
@@ -245,8 +181,8 @@ def terms_on_both_sides(lexicon: Lexicon) -> frozenset[str]:
     Empty for every validated file except those that declare ``# both-sides:`` (the paper's race
     list: ``mad`` and ``police``). A swapper should treat these as ambiguous.
     """
-    side_a = {_key(pair.a) for pair in lexicon.pairs}
-    return frozenset(side_a & {_key(pair.b) for pair in lexicon.pairs})
+    side_a = {normalize(pair.a) for pair in lexicon.pairs}
+    return frozenset(side_a & {normalize(pair.b) for pair in lexicon.pairs})
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,11 +191,6 @@ def terms_on_both_sides(lexicon: Lexicon) -> frozenset[str]:
 
 def _looks_like_path(text: str) -> bool:
     return os.sep in text or "/" in text or Path(text).suffix != "" or Path(text).exists()
-
-
-def _key(text: str) -> str:
-    """Normalise a word or phrase for comparisons: casefolded, whitespace collapsed."""
-    return _WS.sub(" ", text).strip().casefold()
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -277,148 +208,13 @@ def _builtin_bytes(filename: str) -> bytes:
 @lru_cache(maxsize=None)
 def _load_builtin(axis: str, variant: str) -> Lexicon:
     stem = axis if variant == "default" else f"{axis}-{variant}"
-    return _parse_lexicon(
+    return parse_lexicon(
         _builtin_bytes(f"{stem}.tsv"), source=f"builtin:{stem}", stem=axis, variant=variant
     )
 
 
 @lru_cache(maxsize=None)
 def _load_builtin_attributes(name: str) -> AttributeList:
-    return _parse_attributes(_builtin_bytes(f"{name}.tsv"), source=f"builtin:{name}", stem=name)
+    return parse_attributes(_builtin_bytes(f"{name}.tsv"), source=f"builtin:{name}", stem=name)
 
 
-def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        message = _MSG_NOT_UTF8.format(byte=data[exc.start])
-        raise LexiconError(message, path=source, line=line) from exc
-
-
-def _lines(text: str) -> list[tuple[int, str]]:
-    """Split text into (1-based line number, line without its terminator)."""
-    return list(enumerate(text.splitlines(), start=1))
-
-
-def _metadata(line: str) -> tuple[str, str] | None:
-    """Parse a ``# key: value`` comment line; None for other comments."""
-    body = line.lstrip().lstrip("#").strip()
-    key, sep, value = body.partition(":")
-    key = key.strip().lower()
-    if not sep:
-        return None
-    return key, value.strip()
-
-
-def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str]:
-    if "\t" in line:
-        columns = line.split("\t")
-    else:
-        columns = line.split(" - ")
-        if len(columns) == 1:
-            raise LexiconError(
-                _MSG_NO_SEPARATOR.format(text=line.strip()), path=source, line=number
-            )
-    if len(columns) != 2:
-        message = _MSG_TOO_MANY_COLUMNS.format(n=len(columns), text=line.strip())
-        raise LexiconError(message, path=source, line=number)
-    return _WS.sub(" ", columns[0]).strip(), _WS.sub(" ", columns[1]).strip()
-
-
-def _parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexicon:
-    """Parse and validate lexicon file bytes into a Lexicon."""
-    text = _decode(data, source)
-    axis, groups, attributes = stem, ("a", "b"), ()
-    allowed: set[str] = set()
-    pairs: list[WordPair] = []
-    seen_pairs: dict[tuple[str, str], int] = {}
-    first_a: dict[str, int] = {}
-    first_b: dict[str, int] = {}
-    for number, line in _lines(text):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            meta = _metadata(stripped) if not pairs else None
-            if meta is None or meta[0] not in _METADATA_KEYS:
-                continue
-            key, value = meta
-            if key == "axis":
-                if not value or len(value.split()) != 1:
-                    raise LexiconError(_MSG_BAD_AXIS.format(value=value), path=source, line=number)
-                axis = value
-            elif key == "groups":
-                names = value.split()
-                if len(names) != 2 or names[0] == names[1]:
-                    raise LexiconError(_MSG_BAD_GROUPS.format(value=value), path=source, line=number)
-                groups = (names[0], names[1])
-            elif key == "attributes":
-                attributes = tuple(value.split())
-            elif key == "both-sides":
-                allowed.update(_key(word) for word in value.split(",") if word.strip())
-            continue
-        a, b = _split_pair(line, source=source, number=number)
-        for side, group in ((a, groups[0]), (b, groups[1])):
-            if not side:
-                raise LexiconError(_MSG_EMPTY_SIDE.format(group=group), path=source, line=number)
-        key_a, key_b = _key(a), _key(b)
-        first = seen_pairs.setdefault((key_a, key_b), number)
-        if first != number:
-            message = _MSG_DUPLICATE_PAIR.format(a=a, b=b, first=first)
-            raise LexiconError(message, path=source, line=number)
-        first_a.setdefault(key_a, number)
-        first_b.setdefault(key_b, number)
-        for word in (key_a, key_b):
-            if word in first_a and word in first_b and word not in allowed:
-                message = _MSG_BOTH_SIDES.format(
-                    word=word,
-                    group_a=groups[0],
-                    line_a=first_a[word],
-                    group_b=groups[1],
-                    line_b=first_b[word],
-                )
-                raise LexiconError(message, path=source, line=number)
-        pairs.append(WordPair(a=a, b=b, line=number))
-    if not pairs:
-        raise LexiconError(_MSG_NO_PAIRS, path=source)
-    return Lexicon(
-        axis=axis,
-        groups=groups,
-        pairs=tuple(pairs),
-        attributes=attributes,
-        variant=variant,
-        source=source,
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
-
-
-def _parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
-    """Parse and validate attribute list bytes (one word or phrase a line)."""
-    text = _decode(data, source)
-    name = stem
-    first_seen: dict[str, int] = {}
-    for number, line in _lines(text):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            meta = _metadata(stripped) if not first_seen else None
-            if meta is not None and meta[0] in _ATTRIBUTE_KEYS and meta[1]:
-                name = meta[1]
-            continue
-        if "\t" in stripped:
-            raise LexiconError(_MSG_TAB_IN_WORD.format(text=stripped), path=source, line=number)
-        word = _key(stripped)
-        first = first_seen.setdefault(word, number)
-        if first != number:
-            message = _MSG_DUPLICATE_WORD.format(word=word, first=first)
-            raise LexiconError(message, path=source, line=number)
-    if not first_seen:
-        raise LexiconError(_MSG_NO_WORDS, path=source)
-    return AttributeList(
-        name=name,
-        words=frozenset(first_seen),
-        source=source,
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
