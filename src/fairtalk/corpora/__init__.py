@@ -1,0 +1,252 @@
+"""Streaming corpus readers chosen by a spec string (``builtin:chitchat``, ``jsonl:PATH``, ...).
+
+Every reader yields :class:`fairtalk.records.Context` one at a time and never holds a whole
+file in memory (the built-in chitchat corpus, one 40 MB JSON document, is parsed once per
+pass but its contexts are still produced lazily). Files are read in binary and decoded line
+by line, so one bad line costs one counted skip, never a traceback. Lines longer than
+:data:`MAX_LINE_BYTES` are skipped (``"line too long"``) while reading at most that many bytes
+of them at a time.
+
+Specs
+-----
+``builtin:chitchat``
+    The chitchat-dataset PyPI package (offline). Each adjacent pair of turns gives one context
+    (the earlier turn; the messages of one turn joined by a space) with the next turn as its
+    ``response``. ``split="train"|"heldout"`` selects conversations deterministically by a hash
+    of the conversation id (:data:`HELDOUT_PERCENT` percent held out).
+``text:PATH``
+    One context per line.
+``tsv:PATH`` / ``csv:PATH``
+    One column (``column``: a header name, or a 0-based index). The first row is a header when
+    it contains the named column or a cell ``context``/``text`` (that column is then the
+    default); otherwise it is data and the default is column 0. TSV is split on tabs with no
+    quoting; CSV follows RFC 4180 (quoted fields may span lines).
+``jsonl:PATH``
+    One JSON object per line; ``field`` names the text (default ``context``, else ``text``).
+``parquet:PATH``
+    A string column (``column``; default ``context``/``text``, else the first); read by
+    record batch. Locations name the 1-based row.
+``twitter:PATH``
+    Alternating lines: odd lines are contexts, even lines the replies (``response``).
+``parlai:PATH``
+    ParlAI text format, ``text:...<TAB>labels:...``; ``\\n``/``\\t``/``__PIPE__`` escapes are
+    undone, the first label becomes ``response``, other fields are ignored.
+``PATH``
+    Format by extension: ``.txt``, ``.tsv``, ``.csv``, ``.jsonl``/``.json``/``.ndjson``,
+    ``.parquet``. Any line-based file may also be gzip-compressed (``.gz``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+
+from fairtalk.corpora._readers import (
+    MAX_LINE_BYTES,
+    REASONS,
+    open_binary,
+    read_chitchat,
+    read_csv,
+    read_jsonl,
+    read_parlai,
+    read_parquet,
+    read_text,
+    read_tsv,
+    read_twitter,
+)
+from fairtalk.corpora._tally import ReadSummary, Tally
+from fairtalk.errors import CorpusError, SpecError
+from fairtalk.records import Context
+
+__all__ = [
+    "HELDOUT_PERCENT",
+    "MAX_LINE_BYTES",
+    "REASONS",
+    "Corpus",
+    "ReadSummary",
+    "chitchat_split",
+    "read_corpus",
+]
+
+#: Percentage of chitchat conversations in the ``heldout`` split.
+HELDOUT_PERCENT = 10
+
+SCHEMES = ("builtin", "csv", "jsonl", "parlai", "parquet", "text", "tsv", "twitter")
+BUILTINS = ("chitchat",)
+SPLITS = ("all", "heldout", "train")
+_EXTENSIONS = {
+    ".txt": "text",
+    ".tsv": "tsv",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_COLUMN_FORMATS = ("csv", "parquet", "tsv")
+_LINE_READERS: dict[str, Callable[..., Iterator[Context]]] = {
+    "text": read_text,
+    "tsv": read_tsv,
+    "csv": read_csv,
+    "jsonl": read_jsonl,
+    "twitter": read_twitter,
+    "parlai": read_parlai,
+}
+
+_MSG_UNKNOWN_SCHEME = "unknown corpus format {scheme!r} in {spec!r}"
+_MSG_UNKNOWN_BUILTIN = "unknown built-in corpus {name!r}"
+_MSG_UNKNOWN_EXTENSION = (
+    "cannot tell the corpus format from the extension of {path!r}; prefix it with a format, "
+    "e.g. text:{path}"
+)
+_MSG_MISSING = "corpus file not found"
+_MSG_NOT_FILE = "corpus path is not a file"
+_MSG_UNREADABLE = "cannot read corpus file ({reason})"
+_MSG_BAD_SPLIT = "unknown split {split!r}"
+_MSG_SPLIT_BUILTIN_ONLY = "split={split!r} is only available for builtin:chitchat"
+_MSG_OPTION_FORMAT = "{option} does not apply to {fmt} corpora (only to {allowed})"
+
+
+class Corpus:
+    """A re-iterable stream of :class:`Context`; ``summary`` describes the latest pass."""
+
+    def __init__(self, source: str, reader: Callable[[Tally], Iterator[Context]]) -> None:
+        self.source = source
+        self._reader = reader
+        self._tally = Tally(source)
+
+    def __iter__(self) -> Iterator[Context]:
+        """Stream the contexts; each pass re-opens the source and resets :attr:`summary`."""
+        self._tally = tally = Tally(self.source)
+        return self._reader(tally)
+
+    @property
+    def summary(self) -> ReadSummary:
+        """Counts of the current (or latest) pass: read, yielded, skipped by reason."""
+        return self._tally.summary()
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.source!r})"
+
+
+def chitchat_split(conversation_id: str) -> str:
+    """Return ``"heldout"`` or ``"train"`` for a chitchat conversation id (stable hash)."""
+    digest = hashlib.sha256(conversation_id.encode("utf-8")).digest()
+    return "heldout" if int.from_bytes(digest[:8], "big") % 100 < HELDOUT_PERCENT else "train"
+
+
+def read_corpus(
+    spec: str | os.PathLike[str],
+    *,
+    field: str | None = None,
+    column: str | None = None,
+    split: str = "all",
+) -> Corpus:
+    """Open a corpus by spec string for streaming.
+
+    Parameters
+    ----------
+    spec : str or path
+        ``builtin:chitchat``, ``FORMAT:PATH`` (text, tsv, csv, jsonl, parquet, twitter, parlai)
+        or a bare path whose extension names the format.
+    field : str, optional
+        JSONL field holding the context (default ``context``, else ``text``).
+    column : str, optional
+        TSV/CSV/Parquet column: a header name or a 0-based index.
+    split : {"all", "train", "heldout"}
+        For ``builtin:chitchat`` only: the deterministic held-out split by conversation.
+
+    Returns
+    -------
+    Corpus
+        Iterable of :class:`Context`; its ``summary`` counts skipped lines by reason.
+
+    Raises
+    ------
+    SpecError
+        Unknown format or built-in name, or an option that does not apply to the format.
+    CorpusError
+        The file is missing or unreadable (raised here), or a named column is absent
+        (raised when iteration starts).
+
+    Examples
+    --------
+    >>> corpus = read_corpus("builtin:chitchat", split="heldout")
+    >>> first = next(iter(corpus))
+    >>> first.response is not None
+    True
+    """
+    text = os.fspath(spec)
+    if split not in SPLITS:
+        raise SpecError(_MSG_BAD_SPLIT.format(split=split), choices=SPLITS, given=split)
+    fmt, target = _parse_spec(text)
+    if fmt != "builtin" and split != "all":
+        raise SpecError(_MSG_SPLIT_BUILTIN_ONLY.format(split=split))
+    _check_options(fmt, field=field, column=column)
+    if fmt == "builtin":
+        return Corpus(text, partial(read_chitchat, split=split, split_of=chitchat_split))
+    path = _check_file(target)
+    if fmt == "parquet":
+        return Corpus(text, partial(read_parquet, path=path, column=column))
+    options: dict[str, str | None] = {"column": column} if fmt in _COLUMN_FORMATS else {}
+    if fmt == "jsonl":
+        options["field"] = field
+    reader = _LINE_READERS[fmt]
+    return Corpus(text, partial(reader, path=target, opener=partial(open_binary, path), **options))
+
+
+def _parse_spec(spec: str) -> tuple[str, str]:
+    """Split a spec into (format, path-or-builtin-name), validating the scheme."""
+    scheme, sep, rest = spec.partition(":")
+    if sep and scheme in SCHEMES:
+        if scheme == "builtin" and rest not in BUILTINS:
+            raise SpecError(
+                _MSG_UNKNOWN_BUILTIN.format(name=rest),
+                choices=[f"builtin:{b}" for b in BUILTINS],
+                given=spec,
+            )
+        return scheme, rest
+    if sep and len(scheme) > 1 and scheme.isalpha() and not Path(spec).exists():
+        raise SpecError(
+            _MSG_UNKNOWN_SCHEME.format(scheme=scheme, spec=spec),
+            choices=[f"{s}:" for s in SCHEMES],
+            given=f"{scheme}:",
+        )
+    path = Path(spec)
+    if not path.exists():
+        raise CorpusError(_MSG_MISSING, path=spec)
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    fmt = _EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    if fmt is None:
+        raise SpecError(
+            _MSG_UNKNOWN_EXTENSION.format(path=spec),
+            choices=[f"{s}:" for s in SCHEMES if s != "builtin"],
+        )
+    return fmt, spec
+
+
+def _check_options(fmt: str, *, field: str | None, column: str | None) -> None:
+    """Reject ``field``/``column`` for formats they do not apply to."""
+    if field is not None and fmt != "jsonl":
+        raise SpecError(_MSG_OPTION_FORMAT.format(option="field", fmt=fmt, allowed="jsonl"))
+    if column is not None and fmt not in _COLUMN_FORMATS:
+        allowed = ", ".join(_COLUMN_FORMATS)
+        raise SpecError(_MSG_OPTION_FORMAT.format(option="column", fmt=fmt, allowed=allowed))
+
+
+def _check_file(target: str) -> Path:
+    """Return the path if it is a readable regular file, else raise CorpusError naming it."""
+    path = Path(target)
+    if not path.exists():
+        raise CorpusError(_MSG_MISSING, path=target)
+    if not path.is_file():
+        raise CorpusError(_MSG_NOT_FILE, path=target)
+    if not os.access(path, os.R_OK):
+        raise CorpusError(_MSG_UNREADABLE.format(reason="permission denied"), path=target)
+    return path

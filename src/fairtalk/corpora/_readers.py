@@ -1,0 +1,341 @@
+"""Format readers behind :func:`fairtalk.corpora.read_corpus`: bytes in, contexts out, skips counted."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from fairtalk.corpora._tally import Tally
+from fairtalk.errors import CorpusError
+from fairtalk.records import Context
+
+#: Lines longer than this many bytes are skipped with reason ``"line too long"``; such a line
+#: is consumed in chunks of at most this size, never held whole.
+MAX_LINE_BYTES = 1_000_000
+_DRAIN_CHUNK = 1 << 16
+_PARQUET_BATCH = 8192
+_HEADER_NAMES = ("context", "text")
+
+# Skip reasons: the keys of ReadSummary.skipped.
+NOT_UTF8 = "not UTF-8"
+TOO_LONG = "line too long"
+EMPTY_LINE = "empty line"
+EMPTY_VALUE = "empty value"
+BAD_JSON = "malformed JSON"
+NOT_OBJECT = "JSON line is not an object"
+MISSING_FIELD = "missing field"
+NOT_STRING = "field is not a string"
+FEW_COLUMNS = "too few columns"
+BAD_CSV = "malformed CSV"
+NO_TEXT = "no text: field"
+REPLY_PREFIX = "reply: "
+NO_REPLY = "reply: missing (odd number of lines)"
+REASONS = (NOT_UTF8, TOO_LONG, EMPTY_LINE, EMPTY_VALUE, BAD_JSON, NOT_OBJECT, MISSING_FIELD,
+           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY)
+
+_MSG_READ_FAILED = "cannot read corpus file ({reason})"
+_MSG_NO_COLUMN = "no column {column!r}; the header has: {columns}"
+_MSG_COLUMN_RANGE = "column {column} is out of range: the first row has {n} column(s)"
+_MSG_NOT_PARQUET = "not a readable Parquet file ({reason})"
+_MSG_PARQUET_NO_COLUMN = "no column {column!r}; the Parquet file has: {columns}"
+_MSG_PARQUET_TYPE = "column {column!r} holds {type}, not text"
+_MSG_NO_CHITCHAT = "built-in corpus chitchat needs the chitchat-dataset package (pip install chitchat-dataset)"
+_MSG_BAD_CHITCHAT = "cannot read the chitchat dataset ({reason})"
+
+Opener = Callable[[], IO[bytes]]
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a corpus file for binary reading, decompressing ``.gz`` transparently."""
+    try:
+        if path.suffix.lower() == ".gz":
+            return gzip.open(path, "rb")
+        return open(path, "rb")  # noqa: SIM115 - the reader closes it
+    except OSError as exc:
+        raise CorpusError(_MSG_READ_FAILED.format(reason=exc.strerror or exc), path=str(path)) from exc
+
+
+def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str | None]]:
+    """Yield ``(line number, text, None)`` per decodable line, ``(n, None, reason)`` otherwise."""
+    lineno = 0
+    try:
+        with opener() as fh:
+            while raw := fh.readline(MAX_LINE_BYTES + 1):
+                lineno += 1
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    while (chunk := fh.readline(_DRAIN_CHUNK)) and not chunk.endswith(b"\n"):
+                        pass
+                    yield lineno, None, TOO_LONG
+                    continue
+                if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8):]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    yield lineno, None, NOT_UTF8
+                    continue
+                yield lineno, text.rstrip("\r\n"), None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CorpusError(_MSG_READ_FAILED.format(reason=exc), path=path, line=lineno + 1) from exc
+
+
+def good_lines(path: str, opener: Opener, tally: Tally, *, keep_empty: bool = False) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, text)`` for usable lines, counting the others in ``tally``."""
+    for lineno, text, reason in iter_lines(path, opener):
+        if text is None:
+            tally.skip(reason or NOT_UTF8, f"{path}:{lineno}")
+        elif not keep_empty and not text.strip():
+            tally.skip(EMPTY_LINE, f"{path}:{lineno}")
+        else:
+            yield lineno, text
+
+
+def _context(path: str, lineno: int, text: str, response: str | None = None) -> Context:
+    return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response)
+
+
+def read_text(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
+    """Plain text: one context per line."""
+    for lineno, text in good_lines(path, opener, tally):
+        tally.emit()
+        yield _context(path, lineno, text.strip())
+
+
+def read_tsv(tally: Tally, *, path: str, opener: Opener, column: str | None) -> Iterator[Context]:
+    """Tab-separated values (no quoting): one column per row."""
+    rows = ((lineno, text.split("\t")) for lineno, text in good_lines(path, opener, tally))
+    return _column_contexts(rows, column=column, path=path, tally=tally)
+
+
+def read_csv(tally: Tally, *, path: str, opener: Opener, column: str | None) -> Iterator[Context]:
+    """Comma-separated values (RFC 4180 quoting): one column per row; locations name a record's last line."""
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
+    current = [0]
+
+    def lines() -> Iterator[str]:
+        for lineno, text in good_lines(path, opener, tally, keep_empty=True):
+            current[0] = lineno
+            yield text + "\n"
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        reader = csv.reader(lines())
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error:
+                tally.skip(BAD_CSV, f"{path}:{current[0]}")
+                continue
+            if not any(cell.strip() for cell in row):
+                tally.skip(EMPTY_LINE, f"{path}:{current[0]}")
+                continue
+            yield current[0], row
+
+    return _column_contexts(rows(), column=column, path=path, tally=tally)
+
+
+def _resolve_column(cells: list[str], column: str | None, *, path: str, lineno: int) -> tuple[int, bool]:
+    """From the first row, return (column index, whether that row is a header)."""
+    names = [cell.strip().lower() for cell in cells]
+    is_header = any(name in _HEADER_NAMES for name in names)
+    if column is None:
+        default = next((names.index(name) for name in _HEADER_NAMES if name in names), 0)
+        return default, is_header
+    if column.isdigit():
+        index = int(column)
+        if index >= len(cells):
+            raise CorpusError(_MSG_COLUMN_RANGE.format(column=index, n=len(cells)), path=path, line=lineno)
+        return index, is_header
+    wanted = column.strip().lower()
+    if wanted not in names:
+        columns = ", ".join(cell.strip() for cell in cells)
+        raise CorpusError(_MSG_NO_COLUMN.format(column=column, columns=columns), path=path, line=lineno)
+    return names.index(wanted), True
+
+
+def _column_contexts(
+    rows: Iterable[tuple[int, list[str]]], *, column: str | None, path: str, tally: Tally
+) -> Iterator[Context]:
+    """Pick one column of each row (after header detection on the first row)."""
+    index: int | None = None
+    for lineno, cells in rows:
+        if index is None:
+            index, is_header = _resolve_column(cells, column, path=path, lineno=lineno)
+            if is_header:
+                continue
+        where = f"{path}:{lineno}"
+        if index >= len(cells):
+            tally.skip(FEW_COLUMNS, where)
+            continue
+        text = cells[index].strip()
+        if not text:
+            tally.skip(EMPTY_VALUE, where)
+            continue
+        tally.emit()
+        yield _context(path, lineno, text)
+
+
+def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) -> Iterator[Context]:
+    """JSON Lines: one object per line; ``field`` (default context, else text); string ``response`` kept."""
+    for lineno, line in good_lines(path, opener, tally):
+        where = f"{path}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            tally.skip(BAD_JSON, where)
+            continue
+        if not isinstance(obj, dict):
+            tally.skip(NOT_OBJECT, where)
+            continue
+        key = field if field is not None else next((k for k in _HEADER_NAMES if k in obj), None)
+        if key is None or key not in obj:
+            tally.skip(MISSING_FIELD, where)
+            continue
+        value = obj[key]
+        if not isinstance(value, str):
+            tally.skip(NOT_STRING, where)
+            continue
+        if not value.strip():
+            tally.skip(EMPTY_VALUE, where)
+            continue
+        response = obj.get("response")
+        tally.emit()
+        yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None)
+
+
+def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
+    """Alternating lines: odd lines are contexts, the even line after each is its reply."""
+    pending: tuple[int, str] | None = None
+    for lineno, text, reason in iter_lines(path, opener):
+        where = f"{path}:{lineno}"
+        if lineno % 2 == 1:
+            pending = None
+            if text is None or not text.strip():
+                tally.skip(reason or EMPTY_LINE, where)
+            else:
+                pending = (lineno, text.strip())
+            continue
+        if pending is None:
+            continue
+        reply = None if text is None else text.strip()
+        if not reply:
+            tally.skip(REPLY_PREFIX + (reason or EMPTY_LINE), where, record=False)
+        tally.emit()
+        yield _context(path, pending[0], pending[1], reply or None)
+        pending = None
+    if pending is not None:
+        tally.skip(NO_REPLY, f"{path}:{pending[0]}", record=False)
+        tally.emit()
+        yield _context(path, pending[0], pending[1])
+
+
+def _parlai_unescape(value: str) -> str:
+    return value.replace("\\t", "\t").replace("\\n", "\n").replace("__PIPE__", "|")
+
+
+def read_parlai(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
+    """ParlAI text format: ``text:`` is the context, the first of ``labels:``/``eval_labels:`` the reply."""
+    for lineno, line in good_lines(path, opener, tally):
+        fields: dict[str, str] = {}
+        for part in line.split("\t"):
+            key, sep, value = part.partition(":")
+            if sep:
+                fields.setdefault(key, value)
+        where = f"{path}:{lineno}"
+        if "text" not in fields:
+            tally.skip(NO_TEXT, where)
+            continue
+        text = _parlai_unescape(fields["text"]).strip()
+        if not text:
+            tally.skip(EMPTY_VALUE, where)
+            continue
+        labels = fields.get("labels", fields.get("eval_labels"))
+        response = None if labels is None else _parlai_unescape(labels.split("|")[0]).strip()
+        tally.emit()
+        yield _context(path, lineno, text, response or None)
+
+
+def _parquet_column(names: list[str], column: str | None, path: str) -> str:
+    lowered = [name.lower() for name in names]
+    if column is None:
+        return next((names[lowered.index(n)] for n in _HEADER_NAMES if n in lowered), names[0])
+    if column.isdigit() and int(column) < len(names):
+        return names[int(column)]
+    if column.lower() in lowered:
+        return names[lowered.index(column.lower())]
+    raise CorpusError(_MSG_PARQUET_NO_COLUMN.format(column=column, columns=", ".join(names)), path=path)
+
+
+def read_parquet(tally: Tally, *, path: Path, column: str | None) -> Iterator[Context]:
+    """Parquet: one string column, read record batch by record batch; locations name the row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where_file = str(path)
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise CorpusError(_MSG_NOT_PARQUET.format(reason=exc), path=where_file) from exc
+    row = 0
+    try:
+        names = list(pf.schema_arrow.names)
+        name = _parquet_column(names, column, where_file)
+        kind = pf.schema_arrow.field(name).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise CorpusError(_MSG_PARQUET_TYPE.format(column=name, type=kind), path=where_file)
+        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH, columns=[name]):
+            for value in batch.column(0).to_pylist():
+                row += 1
+                text = (value or "").strip()
+                if not text:
+                    tally.skip(EMPTY_VALUE, f"{where_file}:{row}")
+                    continue
+                tally.emit()
+                yield _context(where_file, row, text)
+    except (pa.ArrowException, OSError) as exc:
+        raise CorpusError(_MSG_NOT_PARQUET.format(reason=exc), path=where_file, line=row + 1) from exc
+    finally:
+        pf.close()
+
+
+def _join_turn(turn: object) -> str:
+    """Join the messages of one chitchat turn with a space."""
+    if not isinstance(turn, list):
+        return ""
+    texts = (m.get("text") for m in turn if isinstance(m, dict))
+    return " ".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
+
+
+def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str]) -> Iterator[Context]:
+    """Built-in chitchat: each adjacent turn pair gives (earlier turn, next turn as response)."""
+    try:
+        import chitchat_dataset
+    except ImportError as exc:
+        raise CorpusError(_MSG_NO_CHITCHAT) from exc
+    data_path = Path(chitchat_dataset.__file__).with_name("dataset.json")
+    try:
+        with open(data_path, "rb") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CorpusError(_MSG_BAD_CHITCHAT.format(reason=exc), path=str(data_path)) from exc
+    for conv_id, conv in data.items():
+        if split != "all" and split_of(conv_id) != split:
+            continue
+        messages = conv.get("messages", ()) if isinstance(conv, dict) else ()
+        turns = [_join_turn(turn) for turn in messages]
+        for i in range(len(turns) - 1):
+            where = f"builtin:chitchat#{conv_id}/{i}"
+            if not turns[i]:
+                tally.skip(EMPTY_VALUE, where)
+                continue
+            tally.emit()
+            yield Context(id=f"chitchat:{conv_id}/{i}", text=turns[i], origin=where, response=turns[i + 1] or None)
