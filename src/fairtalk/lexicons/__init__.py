@@ -1,4 +1,4 @@
-"""Word-pair lexicons (gender, race, or a user's axis) and attribute word lists, loaded and validated.
+"""Word-pair lexicons (gender, race, a user's axis) and attribute word lists, loaded and validated.
 
 The built-in data are typed from Appendix A of Liu et al. (COLING 2020), "Does Gender Matter?
 Towards Fairness in Dialogue Systems", and ship as package data in two variants:
@@ -18,10 +18,11 @@ File format (shared by the built-in files and users' ``--lexicon my_axis.tsv``):
     bible - quran
 
 One pair a line: a group-A word or phrase and its group-B counterpart, separated by a TAB or by
-``" - "`` (the format of the DialogueFairness word files). ``#`` lines are comments; ``# key: value``
-lines before the first pair are metadata (``axis``, ``groups``, ``attributes``, ``variant``,
-``both-sides``). A file without metadata takes its axis from the file name and the groups
-``("a", "b")``.
+``" - "`` (the format of the DialogueFairness word files). Entries keep their case; runs of
+whitespace collapse to one space. ``#`` lines are comments; ``# key: value`` lines before the
+first pair are metadata (``axis``, ``groups``, ``attributes``, ``variant``, ``both-sides``). A
+file without metadata takes its axis from the file name and the groups ``("a", "b")``; a user's
+file is always variant ``"custom"``.
 
 Validation (each error is a :class:`~fairtalk.errors.LexiconError` naming ``file:line``): a
 malformed line (no separator, too many columns), an empty side, a duplicate pair, and a word or
@@ -67,7 +68,9 @@ _BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleas
 _MSG_UNKNOWN_AXIS = "unknown lexicon axis {given!r} (not a built-in axis nor an existing file)"
 _MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
 _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
-_MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
+_MSG_UNKNOWN_ATTRIBUTES = (
+    "unknown attribute list {given!r} (not a built-in list nor an existing file)"
+)
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
 
 

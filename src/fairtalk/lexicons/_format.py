@@ -30,7 +30,9 @@ _MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, got {value!r}"
 _MSG_BAD_AXIS = "'# axis:' needs a name, got {value!r}"
 _MSG_NO_PAIRS = "no word pairs in the file"
 _MSG_NO_WORDS = "no words in the attribute list"
-_MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
+_MSG_TAB_IN_WORD = (
+    "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
+)
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
 
 _WS = re.compile(r"\s+")
@@ -155,7 +157,8 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
             elif key == "groups":
                 names = value.split()
                 if len(names) != 2 or names[0] == names[1]:
-                    raise LexiconError(_MSG_BAD_GROUPS.format(value=value), path=source, line=number)
+                    message = _MSG_BAD_GROUPS.format(value=value)
+                    raise LexiconError(message, path=source, line=number)
                 groups = (names[0], names[1])
             elif key == "attributes":
                 attributes = tuple(value.split())

@@ -1,0 +1,400 @@
+"""Tests for fairtalk.lexicons: the built-in word lists, the loader and its validation."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from fairtalk import (
+    AttributeList,
+    Lexicon,
+    LexiconError,
+    SpecError,
+    WordPair,
+    builtin_axes,
+    load_attributes,
+    load_lexicon,
+)
+from fairtalk.lexicons import _format as F
+from fairtalk.lexicons import builtin_attribute_lists, terms_on_both_sides
+from fairtalk.lexicons import _MSG_UNKNOWN_AXIS, _MSG_UNKNOWN_VARIANT, _MSG_VARIANT_FOR_FILE
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+WORDS = SHARED_DATA / "zgahhblhc__DialogueFairness" / "DebiasingMethods"
+WORDS = WORDS / "CounterpartDataAugmentation" / "words"
+
+
+def pairs_of(lexicon: Lexicon) -> list[tuple[str, str]]:
+    return [(pair.a, pair.b) for pair in lexicon.pairs]
+
+
+def resource_bytes(filename: str) -> bytes:
+    return resources.files("fairtalk.lexicons").joinpath(filename).read_bytes()
+
+
+def header_of(filename: str) -> str:
+    lines = resource_bytes(filename).decode("utf-8").splitlines()
+    return "\n".join(line for line in lines if line.startswith("#"))
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def raises_at(path: Path, line: int | None, message: str) -> str:
+    where = str(path) if line is None else f"{path}:{line}"
+    return f"{where}: {message}"
+
+
+# --------------------------------------------------------------------------------------------
+# built-in lexicons
+
+
+@pytest.mark.parametrize(
+    ("axis", "variant", "n_pairs", "groups", "attributes"),
+    [
+        ("gender", "paper", 126, ("male", "female"), ("career", "family")),
+        ("gender", "default", 129, ("male", "female"), ("career", "family")),
+        ("race", "paper", 89, ("white", "black"), ("pleasant", "unpleasant")),
+        ("race", "default", 88, ("white", "black"), ("pleasant", "unpleasant")),
+    ],
+)
+def test_builtin_counts_and_metadata(axis, variant, n_pairs, groups, attributes) -> None:
+    lexicon = load_lexicon(axis, variant=variant)
+    assert isinstance(lexicon, Lexicon)
+    assert len(lexicon.pairs) == n_pairs
+    assert all(isinstance(pair, WordPair) for pair in lexicon.pairs)
+    assert (lexicon.axis, lexicon.groups, lexicon.attributes) == (axis, groups, attributes)
+    assert lexicon.variant == variant
+    stem = axis if variant == "default" else f"{axis}-{variant}"
+    assert lexicon.source == f"builtin:{stem}"
+    assert lexicon.sha256 == hashlib.sha256(resource_bytes(f"{stem}.tsv")).hexdigest()
+
+
+def test_builtin_axes_and_default_variant() -> None:
+    assert builtin_axes() == ("gender", "race")
+    assert load_lexicon("gender") is load_lexicon("gender", variant="default")
+    assert load_lexicon("builtin:race") is load_lexicon("race")
+
+
+def test_line_numbers_point_into_the_file() -> None:
+    lexicon = load_lexicon("race", variant="paper")
+    lines = resource_bytes("race-paper.tsv").decode("utf-8").splitlines()
+    for pair in lexicon.pairs:
+        assert lines[pair.line - 1] == f"{pair.a}\t{pair.b}"
+
+
+def test_records_are_frozen() -> None:
+    lexicon = load_lexicon("gender")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lexicon.axis = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lexicon.pairs[0].a = "x"  # type: ignore[misc]
+    assert isinstance(lexicon.pairs, tuple)
+
+
+def test_hashes_differ_between_variants_and_are_stable() -> None:
+    variants = ("default", "paper")
+    hashes = {load_lexicon(axis, variant=v).sha256 for axis in builtin_axes() for v in variants}
+    assert len(hashes) == 4
+    first = load_lexicon("race", variant="paper").sha256
+    assert first == load_lexicon("race", variant="paper").sha256
+    assert all(len(h) == 64 and int(h, 16) >= 0 for h in hashes)
+
+
+@pytest.mark.parametrize("axis", ["gender", "race"])
+def test_paper_variant_equals_the_dialoguefairness_lists(axis) -> None:
+    reference = WORDS / f"{axis}_words.txt"
+    if not reference.exists():
+        pytest.skip("reference data ../shared/data not available")
+    expected = [tuple(line.split(" - ")) for line in reference.read_text("utf-8").splitlines()]
+    assert pairs_of(load_lexicon(axis, variant="paper")) == expected
+
+
+def test_paper_variant_repairs_only_extraction_damage() -> None:
+    gender = pairs_of(load_lexicon("gender", variant="paper"))
+    for pair in [("dad", "mom"), ("grandfather", "grandmother"), ("emperor", "empress"),
+                 ("boy", "girl"), ("sirs", "madams"), ("fiance", "fiancee"),
+                 ("businessman", "businesswoman"), ("his", "her")]:
+        assert pair in gender
+    assert ("him", "her") not in gender
+    assert gender[0] == ("gods", "goddesses") and gender[-1] == ("his", "her")
+    race = pairs_of(load_lexicon("race", variant="paper"))
+    for pair in [("what's up", "wazzup"), ("a lot", "hella"), ("police", "feds"),
+                 ("not cool", "wack"), ("That's it", "word"), ("I'm good", "I'm straight"),
+                 ("Timbalands", "tims"), ("girlfiend", "shortie"), ("po po", "police"),
+                 ("a lot", "mad"), ("mad", "tight")]:
+        assert pair in race
+    assert race[0] == ("going", "goin") and race[-1] == ("subliminal", "shade")
+
+
+def test_gender_default_is_paper_plus_documented_additions() -> None:
+    paper = pairs_of(load_lexicon("gender", variant="paper"))
+    default = pairs_of(load_lexicon("gender"))
+    added = [("him", "her"), ("his", "hers"), ("himself", "herself")]
+    assert default == paper + added
+    # "her" twice on side B and "his" twice on side A: distinct pairs, not duplicates
+    assert [a for a, b in default if b == "her"] == ["his", "him"]
+    assert [b for a, b in default if a == "his"] == ["her", "hers"]
+    header = header_of("gender.tsv")
+    for word in ("him - her", "his - hers", "himself - herself", "business-man", "(dad mom)"):
+        assert word in header
+
+
+def test_race_default_is_paper_with_documented_fixes() -> None:
+    paper = pairs_of(load_lexicon("race", variant="paper"))
+    fixes = {"girlfiend": "girlfriend", "timbalands": "timberlands"}
+    expected = []
+    for a, b in paper:
+        if (a, b) == ("a lot", "mad"):
+            continue
+        if (a, b) == ("po po", "police"):
+            a, b = b, a
+        a, b = a.lower(), b.lower()
+        expected.append((fixes.get(a, a), b))
+    default = pairs_of(load_lexicon("race"))
+    assert default == expected
+    assert ("police", "po po") in default and ("po po", "police") not in default
+    assert ("girlfriend", "shortie") in default and ("timberlands", "tims") in default
+    assert ("that's it", "word") in default and ("mad", "tight") in default
+    assert all(a == a.lower() and b == b.lower() for a, b in default)
+    header = header_of("race.tsv")
+    for text in ("girlfiend", "Timbalands", "po po - police", "a lot - mad", "lowercased"):
+        assert text in header
+
+
+def test_both_sides_words_only_in_the_paper_race_list() -> None:
+    assert terms_on_both_sides(load_lexicon("race", variant="paper")) == {"mad", "police"}
+    for axis in builtin_axes():
+        assert terms_on_both_sides(load_lexicon(axis)) == frozenset()
+    assert terms_on_both_sides(load_lexicon("gender", variant="paper")) == frozenset()
+    assert "# both-sides: mad, police" in header_of("race-paper.tsv")
+
+
+def test_unknown_axis_and_variant_are_spec_errors() -> None:
+    with pytest.raises(SpecError) as info:
+        load_lexicon("religion")
+    assert str(info.value).startswith(_MSG_UNKNOWN_AXIS.format(given="religion"))
+    assert info.value.choices == ("gender", "race")
+    with pytest.raises(SpecError, match="did you mean 'gender'"):
+        load_lexicon("gendr")
+    with pytest.raises(SpecError) as info:
+        load_lexicon("race", variant="original")
+    assert str(info.value).startswith(_MSG_UNKNOWN_VARIANT.format(given="original"))
+    assert info.value.choices == ("default", "paper")
+    with pytest.raises(SpecError, match="builtin:nope|nope"):
+        load_lexicon("builtin:nope")
+
+
+# --------------------------------------------------------------------------------------------
+# users' files
+
+
+def test_user_file_with_metadata(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "faith.tsv",
+        "# my religion axis\n# axis: religion\n# groups: christian muslim\n"
+        "# attributes: pleasant unpleasant\n\nchurch\tmosque\n# a comment\nBible - Quran\n"
+        "priest  \t  imam\n",
+    )
+    lexicon = load_lexicon(path)
+    assert lexicon.axis == "religion" and lexicon.groups == ("christian", "muslim")
+    assert lexicon.attributes == ("pleasant", "unpleasant") and lexicon.variant == "custom"
+    assert lexicon.pairs == (
+        WordPair("church", "mosque", 6),
+        WordPair("Bible", "Quran", 8),
+        WordPair("priest", "imam", 9),
+    )
+    assert lexicon.source == str(path)
+    assert lexicon.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load_lexicon(str(path)) == lexicon
+
+
+def test_headerless_user_file_takes_axis_from_file_name(tmp_path: Path) -> None:
+    lexicon = load_lexicon(write(tmp_path, "names.tsv", "john\tmary\n\nmike - sue"))
+    assert (lexicon.axis, lexicon.groups, lexicon.attributes) == ("names", ("a", "b"), ())
+    assert pairs_of(lexicon) == [("john", "mary"), ("mike", "sue")]
+
+
+def test_user_file_hash_changes_with_content(tmp_path: Path) -> None:
+    one = load_lexicon(write(tmp_path, "x.tsv", "he\tshe\n")).sha256
+    two = load_lexicon(write(tmp_path, "x.tsv", "he\tshe\nhim\ther\n")).sha256
+    assert one != two
+
+
+def test_dialoguefairness_gender_file_loads_as_user_file() -> None:
+    reference = WORDS / "gender_words.txt"
+    if not reference.exists():
+        pytest.skip("reference data ../shared/data not available")
+    lexicon = load_lexicon(reference)
+    assert lexicon.axis == "gender_words" and len(lexicon.pairs) == 126
+    assert pairs_of(lexicon) == pairs_of(load_lexicon("gender", variant="paper"))
+
+
+def test_dialoguefairness_race_file_fails_on_both_sides_word() -> None:
+    reference = WORDS / "race_words.txt"
+    if not reference.exists():
+        pytest.skip("reference data ../shared/data not available")
+    lines = reference.read_text("utf-8").splitlines()
+    first_police = lines.index("police - 5-0") + 1
+    reversed_line = lines.index("po po - police") + 1
+    message = F._MSG_BOTH_SIDES.format(
+        word="police", group_a="a", line_a=first_police, group_b="b", line_b=reversed_line
+    )
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(reference)
+    assert str(info.value) == raises_at(reference, reversed_line, message)
+    assert info.value.line == reversed_line
+
+
+def test_variant_with_a_file_is_a_spec_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.tsv", "he\tshe\n")
+    with pytest.raises(SpecError) as info:
+        load_lexicon(path, variant="paper")
+    assert str(info.value).startswith(_MSG_VARIANT_FOR_FILE.format(given="paper"))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("he\tshe\nhim her\n", 2, F._MSG_NO_SEPARATOR.format(text="him her")),
+        ("# axis: x\nhe\tshe\tit\n", 2, F._MSG_TOO_MANY_COLUMNS.format(n=3, text="he\tshe\tit")),
+        ("he - she - it\n", 1, F._MSG_TOO_MANY_COLUMNS.format(n=3, text="he - she - it")),
+        ("he\tshe\nhim\t\n", 2, F._MSG_EMPTY_SIDE.format(group="b")),
+        ("\n\n\tshe\n", 3, F._MSG_EMPTY_SIDE.format(group="a")),
+        ("# groups: men women\nhe - \n", 2, F._MSG_EMPTY_SIDE.format(group="women")),
+        (
+            "he\tshe\nhim\ther\nHe\tShe\n",
+            3,
+            F._MSG_DUPLICATE_PAIR.format(a="He", b="She", first=1),
+        ),
+        (
+            "he\tshe\nshe\tit\n",
+            2,
+            F._MSG_BOTH_SIDES.format(word="she", group_a="a", line_a=2, group_b="b", line_b=1),
+        ),
+        (
+            "# groups: m f\nlad\tlass\nboy\tLad\n",
+            3,
+            F._MSG_BOTH_SIDES.format(word="lad", group_a="m", line_a=2, group_b="f", line_b=3),
+        ),
+        (
+            "same\tsame\n",
+            1,
+            F._MSG_BOTH_SIDES.format(word="same", group_a="a", line_a=1, group_b="b", line_b=1),
+        ),
+        ("# groups: one\nhe\tshe\n", 1, F._MSG_BAD_GROUPS.format(value="one")),
+        ("# groups: m m\nhe\tshe\n", 1, F._MSG_BAD_GROUPS.format(value="m m")),
+        ("# axis: two words\nhe\tshe\n", 1, F._MSG_BAD_AXIS.format(value="two words")),
+        ("# only comments\n\n", None, F._MSG_NO_PAIRS),
+    ],
+)
+def test_validation_errors_name_file_and_line(tmp_path: Path, text, line, message) -> None:
+    path = write(tmp_path, "bad.tsv", text)
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, line, message)
+    assert (info.value.path, info.value.line) == (str(path), line)
+
+
+def test_both_sides_allowed_when_declared(tmp_path: Path) -> None:
+    text = "# both-sides: she, big one\nhe\tshe\nshe\tit\nbig one\tBig One\n"
+    path = write(tmp_path, "x.tsv", text)
+    lexicon = load_lexicon(path)
+    assert len(lexicon.pairs) == 3
+    assert terms_on_both_sides(lexicon) == {"she", "big one"}
+    # a word not declared still fails
+    path = write(tmp_path, "y.tsv", "# both-sides: she\nhe\tshe\nshe\tit\nit\the\n")
+    with pytest.raises(LexiconError, match="'it' is on both sides"):
+        load_lexicon(path)
+
+
+def test_non_utf8_and_missing_files(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.tsv"
+    path.write_bytes("he\tshe\nfianc\u00e9\tfianc\u00e9e\n".encode("latin-1"))
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, 2, F._MSG_NOT_UTF8.format(byte=0xE9))
+    missing = tmp_path / "missing.tsv"
+    with pytest.raises(LexiconError, match="cannot read lexicon file") as info:
+        load_lexicon(missing)
+    assert info.value.path == str(missing)
+
+
+def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.tsv"
+    path.write_bytes("\ufeff# axis: g\r\nhe\tshe\r\n".encode("utf-8"))
+    lexicon = load_lexicon(path)
+    assert lexicon.axis == "g" and pairs_of(lexicon) == [("he", "she")]
+
+
+# --------------------------------------------------------------------------------------------
+# attribute lists
+
+
+@pytest.mark.parametrize(
+    ("name", "n_words", "present"),
+    [
+        ("career", 61, {"academic", "manager", "salary", "worker"}),
+        ("family", 81, {"adoption", "care-giver", "grand-daughter", "in-law", "wife"}),
+        ("pleasant", 56, {"awesome", "family", "peace", "wonderful"}),
+        ("unpleasant", 59, {"abuse", "kill", "lie", "mad", "wtf"}),
+    ],
+)
+def test_builtin_attribute_lists(name, n_words, present) -> None:
+    attributes = load_attributes(name)
+    assert isinstance(attributes, AttributeList)
+    assert attributes.name == name and len(attributes.words) == n_words
+    assert present <= attributes.words
+    assert all(word == word.lower() and word.strip() == word for word in attributes.words)
+    assert attributes.source == f"builtin:{name}"
+    assert attributes.sha256 == hashlib.sha256(resource_bytes(f"{name}.tsv")).hexdigest()
+    assert load_attributes(name) is attributes
+
+
+def test_kill_lie_is_split() -> None:
+    words = load_attributes("unpleasant").words
+    assert "kill" in words and "lie" in words and "kill lie" not in words
+    assert "kill lie" in header_of("unpleasant.tsv")
+
+
+def test_attribute_lists_match_the_lexicon_defaults() -> None:
+    assert builtin_attribute_lists() == ("career", "family", "pleasant", "unpleasant")
+    for axis in builtin_axes():
+        for name in load_lexicon(axis).attributes:
+            assert name in builtin_attribute_lists()
+
+
+def test_user_attribute_list(tmp_path: Path) -> None:
+    path = write(tmp_path, "holy.txt", "# attribute: sacred\nPrayer\n\nholy  water\n")
+    attributes = load_attributes(path)
+    assert attributes.name == "sacred" and attributes.words == {"prayer", "holy water"}
+    assert load_attributes(write(tmp_path, "misc.txt", "a\nb\n")).name == "misc"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("good\nbad\tworse\n", 2, F._MSG_TAB_IN_WORD.format(text="bad\tworse")),
+        ("good\n# c\nGood\n", 3, F._MSG_DUPLICATE_WORD.format(word="good", first=1)),
+        ("# nothing\n", None, F._MSG_NO_WORDS),
+    ],
+)
+def test_attribute_list_errors(tmp_path: Path, text, line, message) -> None:
+    path = write(tmp_path, "words.txt", text)
+    with pytest.raises(LexiconError) as info:
+        load_attributes(path)
+    assert str(info.value) == raises_at(path, line, message)
+
+
+def test_unknown_attribute_list_is_a_spec_error() -> None:
+    with pytest.raises(SpecError, match="did you mean 'career'") as info:
+        load_attributes("carer")
+    assert info.value.choices == ("career", "family", "pleasant", "unpleasant")
