@@ -25,6 +25,12 @@ __version__ = "0.1.0"
 
 #: Public names loaded lazily: name -> "module:attribute".
 _LAZY: dict[str, str] = {
+    "AttributeList": "fairtalk.lexicons:AttributeList",
+    "Lexicon": "fairtalk.lexicons:Lexicon",
+    "WordPair": "fairtalk.lexicons:WordPair",
+    "builtin_axes": "fairtalk.lexicons:builtin_axes",
+    "load_attributes": "fairtalk.lexicons:load_attributes",
+    "load_lexicon": "fairtalk.lexicons:load_lexicon",
 }
 
 __all__ = [
