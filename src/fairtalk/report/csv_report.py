@@ -1,0 +1,72 @@
+"""``results.csv``: one row per measure, the columns of ``AuditResult.to_frame()`` plus ``significant``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from pathlib import Path
+
+from fairtalk.results import AuditResult
+
+__all__ = ["CSV_COLUMNS", "render_csv", "write_csv"]
+
+#: Column order of ``results.csv``. Rates are fractions, as in ``results.json``; empty cells are null.
+CSV_COLUMNS = (
+    "measure",
+    "kind",
+    "a",
+    "b",
+    "difference",
+    "difference_abs",
+    "z",
+    "p",
+    "p_paired",
+    "paired_test",
+    "p_adjusted",
+    "ci95_low",
+    "ci95_high",
+    "effect_size",
+    "effect_size_name",
+    "higher_is_better",
+    "significant",
+    "masked_a",
+    "masked_b",
+    "masked_remaining",
+)
+
+
+def _cell(value: object) -> object:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return value
+
+
+def render_csv(result: AuditResult) -> str:
+    """The ``results.csv`` text."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for m in result.measures:
+        row = m.to_dict()
+        row.pop("ci95")
+        masked = row.pop("masked", None) or {}
+        row.update(
+            measure=m.name,
+            ci95_low=m.ci95[0],
+            ci95_high=m.ci95[1],
+            significant=m.p_adjusted < result.alpha,
+            masked_a=masked.get("a"),
+            masked_b=masked.get("b"),
+            masked_remaining=masked.get("remaining"),
+        )
+        writer.writerow({k: _cell(row.get(k)) for k in CSV_COLUMNS})
+    return buffer.getvalue()
+
+
+def write_csv(result: AuditResult, path: str | os.PathLike) -> Path:
+    """Write ``results.csv`` to ``path`` and return it."""
+    path = Path(path)
+    path.write_text(render_csv(result), encoding="utf-8", newline="")
+    return path

@@ -1,0 +1,111 @@
+"""``report.html``: one self-contained page (jinja2, autoescaped) with the table, charts, pairs and manifest."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from fairtalk.report.json_report import jsonable
+from fairtalk.report.plots import bar_chart_png, png_data_uri
+from fairtalk.report.table import COLUMNS, correction_name, distinct_definition, measure_label, summary_rows
+from fairtalk.results import AuditResult
+
+__all__ = ["render_html", "write_html"]
+
+_TEMPLATE = "report.html.j2"
+
+
+def _environment():  # noqa: ANN202 - jinja2 is imported lazily
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    # autoescape=True for every template: all model text, group names and manifest values are escaped.
+    return Environment(
+        loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fairtalk")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+def _score(x: float) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
+
+
+def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
+    items = []
+    for key, value in jsonable(dict(manifest)).items():
+        if isinstance(value, (dict, list)):
+            items.append((key, json.dumps(value, indent=2, ensure_ascii=False), True))
+        else:
+            items.append((key, "null" if value is None else str(value), False))
+    return items
+
+
+def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) -> str:
+    """The self-contained HTML report.
+
+    Parameters
+    ----------
+    result : AuditResult
+        The audit to render.
+    plots : bool
+        Embed the bar charts (a base64 PNG). False skips matplotlib.
+    csp : bool
+        Add a Content-Security-Policy that forbids scripts and external loads
+        (defence in depth; escaping alone keeps model text inert).
+    """
+    rows = summary_rows(result)
+    png = bar_chart_png(result) if plots else None
+    divergent = [
+        {
+            "label": measure_label(d.measure),
+            "pair_id": d.pair_id,
+            "context_a": d.context_a,
+            "context_b": d.context_b,
+            "response_a": d.response_a,
+            "response_b": d.response_b,
+            "score_a": _score(d.score_a),
+            "score_b": _score(d.score_b),
+        }
+        for d in result.divergent_pairs
+    ]
+    context = {
+        "version": _version(),
+        "csp": csp,
+        "axis": result.axis,
+        "groups": result.groups,
+        "n_pairs": result.n_pairs,
+        "alpha": f"{result.alpha:g}",
+        "correction": correction_name(result),
+        "distinct": distinct_definition(result),
+        "biased": [measure_label(name) for name in result.biased()],
+        "columns": COLUMNS,
+        "rows": rows,
+        "has_masked": any(r.masked is not None for r in rows),
+        "tests": sorted({m.paired_test for m in result.measures if m.paired_test}),
+        "chart": None if png is None else png_data_uri(png),
+        "divergent": divergent,
+        "input_summary": sorted(dict(result.input_summary).items()),
+        "manifest": _manifest_items(result.manifest),
+    }
+    return _environment().get_template(_TEMPLATE).render(**context)
+
+
+def write_html(result: AuditResult, path: str | os.PathLike) -> Path:
+    """Write ``report.html`` to ``path`` and return it."""
+    path = Path(path)
+    path.write_text(render_html(result), encoding="utf-8")
+    return path

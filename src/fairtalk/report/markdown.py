@@ -1,0 +1,73 @@
+"""The Markdown report: the paper's Tables 3-6 layout with paired tests, correction, CI and effect size."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from fairtalk.report.table import COLUMNS, correction_name, distinct_definition, summary_rows
+from fairtalk.results import AuditResult
+
+__all__ = ["md_escape", "render_markdown", "write_markdown"]
+
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "\n": " ", "\r": " ", "*": "\\*", "_": "\\_", "`": "\\`"})
+#: Only ``<`` that could open a tag and ``&`` that could start an entity need escaping ("< 1e-5" stays readable).
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
+def md_escape(text: str) -> str:
+    """Text that renders literally in a Markdown table cell (no HTML, no emphasis, no column breaks)."""
+    text = str(text).translate(_MD_ESCAPES)
+    return _MD_TAG.sub("&lt;", _MD_ENTITY.sub("&amp;", text))
+
+
+def _row(cells: tuple[str, ...], *, bold: bool) -> str:
+    cells = tuple(md_escape(c) for c in cells)
+    if bold:
+        cells = tuple(f"**{c}**" for c in cells)
+    return "| " + " | ".join(cells) + " |"
+
+
+def render_markdown(result: AuditResult) -> str:
+    """The summary table as Markdown, with the notes a reader needs to interpret it."""
+    rows = summary_rows(result)
+    group_a, group_b = result.groups
+    has_masked = any(r.masked is not None for r in rows)
+    header = ("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ())
+    align = ("---",) + ("---:",) * (len(header) - 1)
+    lines = [
+        f"# fairtalk audit: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
+        "",
+        f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
+        "",
+        _row(header, bold=False),
+        "| " + " | ".join(align) + " |",
+    ]
+    for row in rows:
+        cells = row.cells() + ((row.masked or "–",) if has_masked else ())
+        lines.append(_row(cells, bold=row.significant))
+    tests = sorted({m.paired_test for m in result.measures if m.paired_test})
+    distinct = distinct_definition(result)
+    lines += [
+        "",
+        f"- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
+        "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
+        f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; "
+        f"p (adj.): {correction_name(result)} correction across the {len(rows)} measures.",
+        "- 95% CI: paired bootstrap of A − B (percentage points for rates).",
+        f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
+    ]
+    if distinct is not None:
+        lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
+    if has_masked:
+        lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(result: AuditResult, path: str | os.PathLike) -> Path:
+    """Write ``report.md`` to ``path`` and return it."""
+    path = Path(path)
+    path.write_text(render_markdown(result), encoding="utf-8")
+    return path

@@ -1,0 +1,257 @@
+"""The paper-style summary table (Tables 3-6): one formatted row per measure, shared by every format."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fairtalk.results import AuditResult, MeasureResult
+
+if TYPE_CHECKING:  # rich is imported lazily by rich_table()
+    from rich.table import Table
+
+__all__ = [
+    "COLUMNS",
+    "TableRow",
+    "correction_name",
+    "distinct_definition",
+    "format_p",
+    "measure_label",
+    "rich_table",
+    "summary_rows",
+]
+
+#: Display order of the fixed result keys (paper's Tables 3-6 first, then length and refusal).
+_ORDER = (
+    "diversity",
+    "distinct_1",
+    "distinct_2",
+    "offense_rate",
+    "sentiment_positive",
+    "sentiment_negative",
+    "career_words",
+    "family_words",
+    "pleasant_words",
+    "unpleasant_words",
+    "length",
+    "refusal_rate",
+)
+_LABELS = {
+    "diversity": "Diversity (%)",
+    "distinct_1": "Distinct-1 (%)",
+    "distinct_2": "Distinct-2 (%)",
+    "offense_rate": "Offense Rate (%)",
+    "sentiment_positive": "Sentiment Positive (%)",
+    "sentiment_negative": "Sentiment Negative (%)",
+    "length": "Ave. Length (words per response)",
+    "refusal_rate": "Refusal Rate (%)",
+}
+_CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "fdr_bh": "Benjamini-Hochberg"}
+_DISTINCT = {
+    "paper": "paper (distinct n-grams / total words)",
+    "standard": "standard (distinct n-grams / total n-grams)",
+}
+#: Column headers after the two group columns; the group columns take the group names.
+COLUMNS = ("Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size")
+_DASH = "–"
+_P_FLOOR = 1e-5
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """One measure, formatted for display: rates and diversity in %, counts as they are."""
+
+    name: str
+    label: str
+    a: str
+    b: str
+    difference: str
+    z: str
+    p: str
+    p_paired: str
+    p_adjusted: str
+    ci95: str
+    effect_size: str
+    significant: bool
+    masked: str | None
+
+    def cells(self) -> tuple[str, ...]:
+        """The cells in column order: label, A, B, then ``COLUMNS``."""
+        return (
+            self.label,
+            self.a,
+            self.b,
+            self.difference,
+            self.z,
+            self.p,
+            self.p_paired,
+            self.p_adjusted,
+            self.ci95,
+            self.effect_size,
+        )
+
+
+def measure_label(name: str) -> str:
+    """The paper-style row label of a result key (``career_words`` -> ``Ave. Career Word Numbers per Response``)."""
+    if name in _LABELS:
+        return _LABELS[name]
+    if name.endswith("_words"):
+        return f"Ave. {name.removesuffix('_words').replace('_', ' ').title()} Word Numbers per Response"
+    if name.endswith("_rate"):
+        return f"{name.removesuffix('_rate').replace('_', ' ').title()} Rate (%)"
+    return name.replace("_", " ").capitalize()
+
+
+def _is_percent(m: MeasureResult) -> bool:
+    return m.kind in ("rate", "corpus")
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _number(x: float | None, *, percent: bool) -> str:
+    if x is None:
+        return _DASH
+    if not math.isfinite(x):
+        return "n/a"
+    if percent:
+        return f"{100 * x:.3f}"
+    return f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}"
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as the paper prints it: ``< 1e-5`` below 1e-5, three decimals above 0.001."""
+    if p is None:
+        return _DASH
+    if not math.isfinite(p):
+        return "n/a"
+    if p < _P_FLOOR:
+        return "< 1e-5"
+    if p < 0.001:
+        return f"{p:.1e}"
+    return f"{p:.3f}"
+
+
+def _difference(d: float | None) -> str:
+    if d is None:
+        return _DASH
+    if not math.isfinite(d):
+        return "n/a"
+    return f"{100 * d:+.1f}%"
+
+
+def _ci(m: MeasureResult) -> str:
+    low, high = m.ci95
+    if not (_finite(low) and _finite(high)):
+        return "n/a"
+    if _is_percent(m):
+        return f"[{100 * low:+.3f}, {100 * high:+.3f}] pp"
+    return f"[{low:+.4f}, {high:+.4f}]"
+
+
+def _effect(m: MeasureResult) -> str:
+    if m.effect_size is None:
+        return _DASH
+    if not math.isfinite(m.effect_size):
+        return "n/a"
+    name = m.effect_size_name or ""
+    symbol = {"cohens_h": "h", "cohen_h": "h", "cohens_d": "d", "cohen_d": "d"}.get(name, name)
+    return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
+
+
+def _masked(m: MeasureResult) -> str | None:
+    if m.masked is None:
+        return None
+    percent = _is_percent(m)
+    text = f"{_number(m.masked.a, percent=percent)} vs {_number(m.masked.b, percent=percent)}"
+    if m.masked.remaining is not None and math.isfinite(m.masked.remaining):
+        text += f"; {100 * m.masked.remaining:.0f}% remains"
+    return text
+
+
+def _order(measures: tuple[MeasureResult, ...]) -> list[MeasureResult]:
+    rank = {name: i for i, name in enumerate(_ORDER)}
+
+    def key(item: tuple[int, MeasureResult]) -> tuple[int, int]:
+        i, m = item
+        if m.name in rank:
+            return (rank[m.name], 0)
+        if m.name.endswith("_words"):
+            return (rank["unpleasant_words"], i + 1)
+        return (len(_ORDER), i)
+
+    return [m for _, m in sorted(enumerate(measures), key=key)]
+
+
+def summary_rows(result: AuditResult) -> list[TableRow]:
+    """The formatted rows of the summary table, in the paper's order."""
+    rows = []
+    for m in _order(result.measures):
+        percent = _is_percent(m)
+        rows.append(
+            TableRow(
+                name=m.name,
+                label=measure_label(m.name),
+                a=_number(m.a, percent=percent),
+                b=_number(m.b, percent=percent),
+                difference=_difference(m.difference),
+                z=_DASH if m.z is None else (f"{m.z:.3f}" if math.isfinite(m.z) else "n/a"),
+                p=format_p(m.p),
+                p_paired=format_p(m.p_paired),
+                p_adjusted=format_p(m.p_adjusted),
+                ci95=_ci(m),
+                effect_size=_effect(m),
+                significant=_finite(m.p_adjusted) and m.p_adjusted < result.alpha,
+                masked=_masked(m),
+            )
+        )
+    return rows
+
+
+def correction_name(result: AuditResult) -> str:
+    """The multiple-testing correction in words (``Holm``, ``Benjamini-Hochberg``)."""
+    return _CORRECTIONS.get(result.correction.lower(), result.correction)
+
+
+def _find_key(value: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
+    if depth > 4 or not isinstance(value, Mapping):
+        return None
+    for key in keys:
+        if isinstance(value.get(key), str):
+            return value[key]
+    for child in value.values():
+        found = _find_key(child, keys, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def distinct_definition(result: AuditResult) -> str | None:
+    """Which distinct-n definition the manifest records (``paper`` or ``standard``), in words."""
+    found = _find_key(result.manifest, ("distinct", "distinct_definition"))
+    if found is None:
+        return None
+    return _DISTINCT.get(found, found)
+
+
+def rich_table(result: AuditResult) -> Table:
+    """The summary table as a ``rich`` Table; significant rows in bold red."""
+    from rich.table import Table
+    from rich.text import Text  # Text, not str: group names and labels are never read as markup
+
+    rows = summary_rows(result)
+    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs"
+    table = Table(title=Text(title))
+    table.add_column(Text("Measure"))
+    for header in (*result.groups, *COLUMNS):
+        table.add_column(Text(header), justify="right")
+    has_masked = any(r.masked is not None for r in rows)
+    if has_masked:
+        table.add_column(Text("Masked A vs B"), justify="right")
+    for row in rows:
+        cells = row.cells() + ((row.masked or _DASH,) if has_masked else ())
+        table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
+    return table

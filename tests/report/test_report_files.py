@@ -1,0 +1,85 @@
+"""write_report: the four files, strict results.json, results.csv columns, unknown formats."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from fairtalk.errors import SpecError
+from fairtalk.report import FILE_NAMES, write_report
+from fairtalk.report.csv_report import CSV_COLUMNS
+from fairtalk.report.json_report import jsonable, render_json
+
+
+def test_write_report_creates_the_folder_and_every_file(result, tmp_path) -> None:
+    out = tmp_path / "a" / "b"
+    paths = write_report(result, out)
+    assert list(paths) == ["json", "csv", "md", "html"]
+    for name, path in paths.items():
+        assert path == out / FILE_NAMES[name]
+        assert path.stat().st_size > 0
+
+
+def test_write_report_writes_only_the_formats_asked(result, tmp_path) -> None:
+    paths = write_report(result, tmp_path, formats=("md", "json"))
+    assert set(paths) == {"md", "json"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "results.json"]
+
+
+def test_unknown_format_is_a_spec_error_before_writing(result, tmp_path) -> None:
+    with pytest.raises(SpecError, match=r"unknown report format 'pdf'.*choose from"):
+        write_report(result, tmp_path / "x", formats=("json", "pdf"))
+    assert not (tmp_path / "x").exists()
+
+
+def test_results_json_is_to_dict_with_strict_nulls(result, tmp_path) -> None:
+    path = write_report(result, tmp_path, formats=("json",))["json"]
+    text = path.read_text(encoding="utf-8")
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    assert data == jsonable(result.to_dict())
+    assert data["axis"] == "gender" and data["groups"] == ["male", "female"] and data["n_pairs"] == 300000
+    offense = data["measures"]["offense_rate"]
+    for key in ("a", "b", "difference", "z", "p", "p_paired", "p_adjusted", "ci95", "effect_size"):
+        assert key in offense
+    assert offense["a"] == pytest.approx(0.21081)  # rates stay fractions in the JSON
+    assert offense["masked"]["remaining"] == pytest.approx(0.71)
+    refusal = data["measures"]["refusal_rate"]
+    assert refusal["ci95"] == [None, None] and refusal["effect_size"] is None
+    assert data["manifest"]["weird"] is None
+    assert data["manifest"]["lexicon"]["sha256"] == "ab" * 32
+
+
+def test_jsonable_converts_numpy_paths_and_sets(tmp_path) -> None:
+    np = pytest.importorskip("numpy")
+    value = {"a": np.float32(0.5), "b": np.array([1.0, np.nan]), "c": tmp_path, "d": {2, 1}, 3: (math.inf,)}
+    assert jsonable(value) == {"a": 0.5, "b": [1.0, None], "c": str(tmp_path), "d": [1, 2], "3": [None]}
+
+
+def test_render_json_never_emits_nan(result) -> None:
+    json.loads(render_json(result), parse_constant=lambda c: pytest.fail(f"non-strict constant {c}"))
+
+
+def test_results_csv_has_one_row_per_measure(result, tmp_path) -> None:
+    path = write_report(result, tmp_path, formats=("csv",))["csv"]
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert [r["measure"] for r in rows] == [m.name for m in result.measures]
+    offense = next(r for r in rows if r["measure"] == "offense_rate")
+    assert float(offense["a"]) == pytest.approx(0.21081)
+    assert float(offense["ci95_low"]) == pytest.approx(-0.0289)
+    assert offense["significant"] == "True" and offense["masked_remaining"] == "0.71"
+    diversity = next(r for r in rows if r["measure"] == "diversity")
+    assert diversity["z"] == "" and diversity["p"] == "" and diversity["masked_a"] == ""
+    refusal = next(r for r in rows if r["measure"] == "refusal_rate")
+    assert refusal["ci95_low"] == "" and refusal["effect_size"] == "" and refusal["significant"] == "False"
+
+
+def test_csv_columns_cover_to_frame(result) -> None:
+    pytest.importorskip("pandas")
+    frame = result.to_frame()
+    assert set(frame.columns) | {"measure"} <= set(CSV_COLUMNS)

@@ -1,0 +1,88 @@
+"""The Markdown table: the paper's Tables 3-6 rows and columns, % for rates, p floor, notes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fairtalk.report import render_markdown, summary_rows
+from fairtalk.report.markdown import md_escape
+from fairtalk.report.table import format_p, measure_label
+
+
+def _table_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def test_header_names_the_groups_and_the_columns(result) -> None:
+    header = _table_lines(render_markdown(result))[0]
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert cells[:3] == ["Measure", "male", "female"]
+    assert cells[3:10] == ["Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size"]
+    assert cells[10] == "Masked A vs B"
+
+
+def test_rows_follow_the_paper_order_with_rates_in_percent(result) -> None:
+    lines = _table_lines(render_markdown(result))[2:]
+    labels = [line.strip("|").split("|")[0].strip().strip("*") for line in lines]
+    assert labels == [
+        "Diversity (%)",
+        "Offense Rate (%)",
+        "Sentiment Positive (%)",
+        "Sentiment Negative (%)",
+        "Ave. Career Word Numbers per Response",
+        "Ave. Family Word Numbers per Response",
+        "Ave. Length (words per response)",
+        "Refusal Rate (%)",
+    ]
+    offense = next(line for line in lines if "Offense" in line)
+    for cell in ("21.081", "23.758", "-12.7%", "-24.867", "< 1e-5", "[-2.890, -2.460] pp", "h = -0.065"):
+        assert cell in offense
+    career = next(line for line in lines if "Career" in line)
+    assert "0.0095" in career and "0.0084" in career and "+11.6%" in career
+
+
+def test_significant_rows_are_bold_and_others_not(result) -> None:
+    lines = _table_lines(render_markdown(result))[2:]
+    bold = {line.split("|")[1].strip() for line in lines if line.split("|")[1].strip().startswith("**")}
+    assert len(bold) == 6
+    length = next(line for line in lines if "Length" in line)
+    assert "**" not in length
+
+
+def test_notes_name_distinct_definition_and_correction(result) -> None:
+    text = render_markdown(result)
+    assert "correction: Holm" in text
+    assert "Distinct-n definition: paper" in text
+    bh = dataclasses.replace(result, correction="bh", manifest={"distinct": "standard"})
+    text = render_markdown(bh)
+    assert "Benjamini-Hochberg" in text and "Distinct-n definition: standard" in text
+
+
+def test_corpus_measure_has_no_z() -> None:
+    assert format_p(None) == "–"
+
+
+def test_format_p() -> None:
+    assert format_p(1e-6) == "< 1e-5"
+    assert format_p(0.0) == "< 1e-5"
+    assert format_p(0.0283) == "0.028"
+    assert format_p(2.8e-5) == "2.8e-05"
+    assert format_p(float("nan")) == "n/a"
+
+
+def test_measure_labels_for_custom_keys() -> None:
+    assert measure_label("pleasant_words") == "Ave. Pleasant Word Numbers per Response"
+    assert measure_label("toxicity_rate") == "Toxicity Rate (%)"
+    assert measure_label("regard") == "Regard"
+
+
+def test_markdown_escapes_hostile_group_names(result) -> None:
+    hostile = dataclasses.replace(result, groups=("a|b", "<script>x</script>"))
+    header = _table_lines(render_markdown(hostile))[0]
+    assert "a\\|b" in header and "&lt;script>" in header and "<script>" not in header
+    assert md_escape("< 1e-5") == "< 1e-5"
+
+
+def test_summary_rows_flag_significance(result) -> None:
+    flags = {r.name: r.significant for r in summary_rows(result)}
+    assert flags["offense_rate"] and not flags["length"] and not flags["refusal_rate"]
