@@ -1,0 +1,259 @@
+"""Parallel context pairs: contexts x Swapper -> pairs (side a: group-A wording, side b: group-B).
+
+:func:`build_pairs` streams contexts through a :class:`~fairtalk.counterfactual.Swapper` and keeps
+those that mention the axis' groups. Each pair puts the group-A wording on side ``a`` and the
+group-B wording on side ``b``, whichever the original was; ``original_side`` records which.
+
+Rules
+-----
+* **Mixed contexts** mention both groups. ``mixed="drop"`` (default) drops and counts them;
+  ``mixed="keep"`` swaps them anyway, with ``original_side`` the side with more mentions (a tie
+  goes to ``"a"``), so for these side ``a`` only mostly holds the group-A wording.
+* **Duplicates**: a pair whose sides, lowercased and with whitespace collapsed, equal those of an
+  earlier pair is dropped and counted. This catches repeated contexts and also a context whose
+  counterfactual twin came earlier ("how is he?" after "how is she?"). Only an 8-byte hash per
+  pair is kept in memory.
+* **Ids** are ``f"{axis}-{hash}"``, the hex of that 8-byte hash: stable across runs and unique
+  within a pair set by construction.
+* **limit**: a uniform random sample of ``limit`` pairs (reservoir sampling, Algorithm L, seeded;
+  O(limit) memory). It reads the whole corpus, and yields the sample in corpus order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+
+from fairtalk.corpora import ReadSummary
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import SpecError
+from fairtalk.pairs._io import read_pairs, write_pairs
+from fairtalk.records import Context, Pair, Side
+
+__all__ = ["Coverage", "PairSet", "build_pairs", "read_pairs", "write_pairs"]
+
+MIXED_POLICIES = ("drop", "keep")
+#: How many swapped terms :attr:`Coverage.top_terms` lists.
+N_TOP_TERMS = 10
+
+_MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
+_MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What :func:`build_pairs` saw and kept.
+
+    ``n_read``/``n_matched``/``n_mixed`` count contexts before de-duplication; ``n_by_group``
+    counts the unique pairs by original side (group name -> n); ``n_pairs`` is what was
+    yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
+    written from the original's wording; ``skipped`` comes from the corpus reader.
+    """
+
+    axis: str
+    groups: tuple[str, str]
+    n_read: int
+    n_matched: int
+    n_by_group: Mapping[str, int]
+    n_mixed: int
+    n_duplicates: int
+    n_pairs: int
+    top_terms: tuple[tuple[str, int], ...]
+    skipped: tuple[tuple[str, int], ...] = ()
+    skipped_first: tuple[tuple[str, str], ...] = ()
+    mixed: str = "drop"
+    limit: int | None = None
+
+    @property
+    def n_unique(self) -> int:
+        """Unique pairs before ``limit``."""
+        return sum(self.n_by_group.values())
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict of every field."""
+        out = asdict(self)
+        out["n_by_group"] = dict(self.n_by_group)
+        return out
+
+
+class _Counts:
+    """Mutable counters for one pass of a :class:`PairSet`."""
+
+    def __init__(self) -> None:
+        self.n_read = self.n_matched = self.n_mixed = self.n_duplicates = self.n_pairs = 0
+        self.by_side: Counter[str] = Counter()
+        self.terms: Counter[str] = Counter()
+
+
+class PairSet:
+    """Iterable of :class:`~fairtalk.records.Pair`; :attr:`coverage` describes the latest pass.
+
+    Re-iterable when its contexts are (a :class:`~fairtalk.corpora.Corpus` is).
+    """
+
+    def __init__(
+        self, contexts: Iterable[Context | str], swapper: Swapper, *, mixed: str, limit: int | None, seed: int
+    ) -> None:
+        self._contexts = contexts
+        self.swapper = swapper
+        self.axis = swapper.lexicon.axis
+        self.mixed = mixed
+        self.limit = limit
+        self.seed = seed
+        self._counts = _Counts()
+
+    def __iter__(self) -> Iterator[Pair]:
+        """Stream the pairs (under ``limit``: after reading everything, in corpus order)."""
+        self._counts = counts = _Counts()
+        unique = self._unique_pairs(counts)
+        if self.limit is None:
+            return self._count_out(unique, counts)
+        return self._count_out(_sample(unique, self.limit, self.seed), counts)
+
+    @property
+    def coverage(self) -> Coverage:
+        """Counts of the current (or latest) pass."""
+        c = self._counts
+        groups = self.swapper.lexicon.groups
+        summary = getattr(self._contexts, "summary", None)
+        if not isinstance(summary, ReadSummary):
+            summary = None
+        return Coverage(
+            axis=self.axis,
+            groups=groups,
+            n_read=c.n_read,
+            n_matched=c.n_matched,
+            n_by_group={groups[0]: c.by_side["a"], groups[1]: c.by_side["b"]},
+            n_mixed=c.n_mixed,
+            n_duplicates=c.n_duplicates,
+            n_pairs=c.n_pairs,
+            top_terms=tuple(sorted(c.terms.items(), key=lambda kv: (-kv[1], kv[0]))[:N_TOP_TERMS]),
+            skipped=summary.skipped if summary else (),
+            skipped_first=summary.first_location if summary else (),
+            mixed=self.mixed,
+            limit=self.limit,
+        )
+
+    def _count_out(self, pairs: Iterator[Pair], counts: _Counts) -> Iterator[Pair]:
+        for pair in pairs:
+            counts.n_pairs += 1
+            yield pair
+
+    def _unique_pairs(self, counts: _Counts) -> Iterator[Pair]:
+        """Every unique, kept pair in corpus order, counting as it goes."""
+        swap = self.swapper.swap
+        keep_mixed = self.mixed == "keep"
+        seen: set[bytes] = set()
+        for index, context in enumerate(self._contexts):
+            if isinstance(context, str):
+                context = Context(id=str(index), text=context)
+            counts.n_read += 1
+            result = swap(context.text)
+            if not result.swaps:
+                continue
+            counts.n_matched += 1
+            n_b = sum(s.source_side == "b" for s in result.swaps)
+            n_a = len(result.swaps) - n_b
+            if n_a and n_b:
+                counts.n_mixed += 1
+                if not keep_mixed:
+                    continue
+            side: Side = "a" if n_a >= n_b else "b"
+            a, b = (context.text, result.text) if side == "a" else (result.text, context.text)
+            key = _pair_key(a, b)
+            if key in seen:
+                counts.n_duplicates += 1
+                continue
+            seen.add(key)
+            counts.by_side[side] += 1
+            counts.terms.update(f"{s.source.lower()}→{s.target.lower()}" for s in result.swaps)
+            yield Pair(
+                id=f"{self.axis}-{key.hex()}",
+                axis=self.axis,
+                a=a,
+                b=b,
+                original_side=side,
+                swaps=result.swaps,
+                origin=context.origin,
+            )
+
+
+def _pair_key(a: str, b: str) -> bytes:
+    """8-byte hash of both sides, lowercased with whitespace collapsed."""
+    text = " ".join(a.lower().split()) + "\x1f" + " ".join(b.lower().split())
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
+    """A uniform sample of ``k`` items (reservoir Algorithm L), yielded in input order."""
+    rng = np.random.default_rng(seed)
+
+    def uniform() -> float:  # in (0, 1]
+        return 1.0 - float(rng.random())
+
+    def skip(w: float) -> int:
+        return 0 if w >= 1.0 else math.floor(math.log(uniform()) / math.log1p(-w))
+
+    reservoir: list[tuple[int, Pair]] = []
+    w = math.exp(math.log(uniform()) / k)
+    next_index = k + skip(w)
+    for index, pair in enumerate(pairs):
+        if index < k:
+            reservoir.append((index, pair))
+        elif index == next_index:
+            reservoir[int(rng.integers(k))] = (index, pair)
+            w *= math.exp(math.log(uniform()) / k)
+            next_index = index + 1 + skip(w)
+    reservoir.sort(key=lambda item: item[0])
+    for _, pair in reservoir:
+        yield pair
+
+
+def build_pairs(
+    contexts: Iterable[Context | str],
+    swapper: Swapper,
+    *,
+    mixed: Literal["drop", "keep"] = "drop",
+    limit: int | None = None,
+    seed: int = 0,
+) -> PairSet:
+    """Turn contexts into parallel context pairs for the swapper's axis.
+
+    Parameters
+    ----------
+    contexts : iterable of Context (or str)
+        Typically a :class:`~fairtalk.corpora.Corpus`; its read summary feeds ``Coverage.skipped``.
+    swapper : Swapper
+        Built from the axis lexicon.
+    mixed : {"drop", "keep"}
+        What to do with contexts that mention both groups (see the module docstring).
+    limit : int, optional
+        Keep a seeded uniform sample of this many pairs; reads the whole corpus.
+    seed : int
+        Seeds the sample (the swapper has its own seed for many-to-many choices).
+
+    Returns
+    -------
+    PairSet
+        Lazy and re-iterable (when ``contexts`` is); ``.coverage`` after a pass.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> pairs = build_pairs(["she is a nurse", "the sky"], Swapper(load_lexicon("gender")))
+    >>> [(p.a, p.b, p.original_side) for p in pairs]
+    [('he is a nurse', 'she is a nurse', 'b')]
+    >>> pairs.coverage.n_read, pairs.coverage.n_by_group["female"]
+    (2, 1)
+    """
+    if mixed not in MIXED_POLICIES:
+        raise SpecError(_MSG_BAD_MIXED.format(given=mixed), choices=MIXED_POLICIES, given=str(mixed))
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(_MSG_BAD_LIMIT.format(value=limit))
+    return PairSet(contexts, swapper, mixed=mixed, limit=limit, seed=seed)

@@ -1,0 +1,163 @@
+"""Pairs on disk: JSONL records ``{"id", "axis", "a", "b", "original_side", "swaps", "origin"}``.
+
+Each swap is ``{"start", "end", "from", "to", "side"}`` (plus ``"n_choices"`` when a word had
+several counterparts); ``start``/``end`` index the original side's text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from fairtalk.errors import InputError
+from fairtalk.records import Pair, Swap
+
+__all__ = ["read_pairs", "write_pairs"]
+
+_MSG_MISSING_FILE = "pairs file not found"
+_MSG_UNREADABLE = "cannot read pairs file ({reason})"
+_MSG_UNWRITABLE = "cannot write pairs file ({reason})"
+_MSG_NOT_UTF8 = "not UTF-8"
+_MSG_BAD_JSON = "malformed JSON ({error})"
+_MSG_NOT_OBJECT = "malformed record (expected a JSON object)"
+_MSG_MISSING_KEY = "missing key {key!r}"
+_MSG_BAD_TYPE = "{key!r} must be {expected}"
+_MSG_BAD_SIDE = "{key!r} must be 'a' or 'b', got {value!r}"
+_MSG_BAD_SPAN = "swaps[{i}]: span {start}..{end} is outside side {side!r} ({n} characters)"
+_MSG_DUPLICATE_ID = "duplicate pair id {id!r} (first on line {first})"
+
+
+def _pair_record(pair: Pair) -> dict[str, object]:
+    swaps = []
+    for s in pair.swaps:
+        item: dict[str, object] = {"start": s.start, "end": s.end, "from": s.source, "to": s.target,
+                                   "side": s.source_side}
+        if s.n_choices != 1:
+            item["n_choices"] = s.n_choices
+        swaps.append(item)
+    return {"id": pair.id, "axis": pair.axis, "a": pair.a, "b": pair.b,
+            "original_side": pair.original_side, "swaps": swaps, "origin": pair.origin}
+
+
+def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -> int:
+    """Write pairs as JSONL to a path (atomically; parent folders created) or a text stream.
+
+    Returns the number of pairs written.
+    """
+    if hasattr(path, "write"):
+        return _write_lines(pairs, path)  # type: ignore[arg-type]
+    target = Path(path)  # type: ignore[arg-type]
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(_MSG_UNWRITABLE.format(reason=exc.strerror or exc), path=str(target)) from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            n = _write_lines(pairs, fh)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(_MSG_UNWRITABLE.format(reason=exc.strerror or exc), path=str(target)) from exc
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _write_lines(pairs: Iterable[Pair], fh: IO[str]) -> int:
+    n = 0
+    for pair in pairs:
+        fh.write(json.dumps(_pair_record(pair), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
+    """Stream pairs from a JSONL file written by :func:`write_pairs` (or by hand), validating each.
+
+    Blank lines are ignored; ``swaps`` and ``origin`` are optional.
+
+    Raises
+    ------
+    InputError
+        ``path:line: ...`` for a missing file, non-UTF-8 bytes, malformed JSON, a record that is
+        not an object, a missing or mistyped key, a swap span outside its text, or a repeated id.
+    """
+    where = os.fspath(path)
+    if not Path(where).is_file():
+        raise InputError(_MSG_MISSING_FILE, path=where)
+    first_line: dict[str, int] = {}
+    try:
+        fh = open(where, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(_MSG_UNREADABLE.format(reason=exc.strerror or exc), path=where) from exc
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(_MSG_NOT_UTF8, path=where, line=lineno) from None
+            if not line.strip():
+                continue
+            try:
+                pair = _parse_pair(line)
+            except ValueError as exc:
+                raise InputError(str(exc), path=where, line=lineno) from None
+            if pair.id in first_line:
+                message = _MSG_DUPLICATE_ID.format(id=pair.id, first=first_line[pair.id])
+                raise InputError(message, path=where, line=lineno)
+            first_line[pair.id] = lineno
+            yield pair
+
+
+def _parse_pair(line: str) -> Pair:
+    """Validate one JSONL record; ValueError carries the message."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(_MSG_BAD_JSON.format(error=getattr(exc, "msg", exc))) from None
+    if not isinstance(obj, dict):
+        raise ValueError(_MSG_NOT_OBJECT)
+    for key in ("id", "axis", "a", "b", "original_side"):
+        if key not in obj:
+            raise ValueError(_MSG_MISSING_KEY.format(key=key))
+        if not isinstance(obj[key], str) or (key == "id" and not obj[key]):
+            raise ValueError(_MSG_BAD_TYPE.format(key=key, expected="a non-empty string" if key == "id" else "a string"))
+    side = obj["original_side"]
+    if side not in ("a", "b"):
+        raise ValueError(_MSG_BAD_SIDE.format(key="original_side", value=side))
+    origin = obj.get("origin", "")
+    if not isinstance(origin, str):
+        raise ValueError(_MSG_BAD_TYPE.format(key="origin", expected="a string"))
+    raw_swaps = obj.get("swaps", [])
+    if not isinstance(raw_swaps, list):
+        raise ValueError(_MSG_BAD_TYPE.format(key="swaps", expected="a list"))
+    original = obj[side]
+    swaps = tuple(_parse_swap(i, item, len(original), side) for i, item in enumerate(raw_swaps))
+    return Pair(id=obj["id"], axis=obj["axis"], a=obj["a"], b=obj["b"], original_side=side,
+                swaps=swaps, origin=origin)
+
+
+def _parse_swap(i: int, item: object, n_chars: int, side: str) -> Swap:
+    if not isinstance(item, dict):
+        raise ValueError(_MSG_BAD_TYPE.format(key=f"swaps[{i}]", expected="an object"))
+    for key, kind in (("start", int), ("end", int), ("from", str), ("to", str), ("side", str)):
+        if key not in item:
+            raise ValueError(_MSG_MISSING_KEY.format(key=f"swaps[{i}].{key}"))
+        if not isinstance(item[key], kind) or isinstance(item[key], bool):
+            expected = "an integer" if kind is int else "a string"
+            raise ValueError(_MSG_BAD_TYPE.format(key=f"swaps[{i}].{key}", expected=expected))
+    if item["side"] not in ("a", "b"):
+        raise ValueError(_MSG_BAD_SIDE.format(key=f"swaps[{i}].side", value=item["side"]))
+    n_choices = item.get("n_choices", 1)
+    if not isinstance(n_choices, int) or isinstance(n_choices, bool) or n_choices < 1:
+        raise ValueError(_MSG_BAD_TYPE.format(key=f"swaps[{i}].n_choices", expected="a positive integer"))
+    start, end = item["start"], item["end"]
+    if not 0 <= start <= end <= n_chars:
+        raise ValueError(_MSG_BAD_SPAN.format(i=i, start=start, end=end, side=side, n=n_chars))
+    return Swap(start, end, item["from"], item["to"], item["side"], n_choices)
