@@ -1,0 +1,291 @@
+"""The Responder protocol, decoding settings, and helpers every adapter shares.
+
+A responder maps a batch of dialogue contexts to one response each, in order::
+
+    responses = responder.respond(contexts, settings, seeds=seeds)
+
+``seeds[i]`` seeds item ``i`` alone, so that a sampled response depends only on
+``(context, seed, settings)`` and never on how the items were batched.
+``respond_each`` is the error-tolerant form: it returns, per item, either the
+response or the :class:`~fairtalk.errors.ResponderError` that item raised, so one
+bad item never loses the rest of its batch (the run store uses it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import parse_qsl
+
+from fairtalk.errors import ResponderError, SpecError
+
+__all__ = [
+    "BaseResponder",
+    "DecodingSettings",
+    "Responder",
+    "check_batch",
+    "length_batches",
+    "make_fingerprint",
+    "respond_each",
+]
+
+_MSG_TEMPERATURE = "temperature must be > 0, got {value!r}"
+_MSG_TOP_K = "top_k must be a positive integer or None, got {value!r}"
+_MSG_TOP_P = "top_p must be in (0, 1] or None, got {value!r}"
+_MSG_MAX_NEW_TOKENS = "max_new_tokens must be a positive integer, got {value!r}"
+_MSG_NUM_BEAMS = "num_beams must be a positive integer, got {value!r}"
+_MSG_BEAMS_AND_SAMPLE = "num_beams > 1 needs do_sample=False (beam search is greedy)"
+_MSG_SEEDS = "got {n_contexts} contexts but {n_seeds} seeds (one seed per context)"
+_MSG_RESULTS = "{who} returned {n_results} results for {n_contexts} contexts"
+_MSG_OPTION = "option {name}={value!r} is not {kind}"
+_MSG_UNKNOWN_OPTION = "unknown option {name!r} for {spec}"
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+@dataclass(frozen=True, slots=True)
+class DecodingSettings:
+    """How to decode: greedy by default, sampled with ``do_sample=True``.
+
+    ``top_k``/``top_p`` apply only when sampling. ``key`` is a canonical string of
+    every field and ``digest`` its hash; both enter the run store's cache key.
+    """
+
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    max_new_tokens: int = 40
+    num_beams: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.do_sample, bool):
+            raise SpecError(f"do_sample must be True or False, got {self.do_sample!r}")
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, int | float) or not t > 0:
+            raise SpecError(_MSG_TEMPERATURE.format(value=t))
+        if self.top_k is not None and not _positive_int(self.top_k):
+            raise SpecError(_MSG_TOP_K.format(value=self.top_k))
+        p = self.top_p
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1):
+            raise SpecError(_MSG_TOP_P.format(value=p))
+        if not _positive_int(self.max_new_tokens):
+            raise SpecError(_MSG_MAX_NEW_TOKENS.format(value=self.max_new_tokens))
+        if not _positive_int(self.num_beams):
+            raise SpecError(_MSG_NUM_BEAMS.format(value=self.num_beams))
+        if self.num_beams > 1 and self.do_sample:
+            raise SpecError(_MSG_BEAMS_AND_SAMPLE)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as a plain dict (for manifests)."""
+        return asdict(self)
+
+    @property
+    def key(self) -> str:
+        """Canonical JSON of the settings; greedy decoding ignores the sampling knobs."""
+        d = self.to_dict()
+        if not self.do_sample:
+            d.update(temperature=None, top_k=None, top_p=None)
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+    @property
+    def digest(self) -> str:
+        """Short stable hash of :attr:`key`."""
+        return hashlib.blake2b(self.key.encode(), digest_size=8).hexdigest()
+
+
+@runtime_checkable
+class Responder(Protocol):
+    """A dialogue model under test: contexts in, one response per context out, in order."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity of the model and its adapter settings; never holds secrets."""
+        ...
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return one response per context, in order; raise ResponderError on failure."""
+        ...
+
+    def close(self) -> None:
+        """Release the model, connections and files."""
+        ...
+
+    def __enter__(self) -> Responder: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+class BaseResponder(ABC):
+    """Convenience base: context manager, ``close``, ``repr`` and per-item error isolation.
+
+    Subclasses implement :meth:`respond` and :attr:`fingerprint`; those that can
+    report failures per item natively (HTTP, replay) also override :meth:`respond_each`.
+    """
+
+    @property
+    @abstractmethod
+    def fingerprint(self) -> str:
+        """Stable identity of the model and its adapter settings; never holds secrets."""
+
+    @abstractmethod
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return one response per context, in order; raise ResponderError on failure."""
+
+    def respond_each(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        """Like :meth:`respond`, but a failing item yields its error instead of failing the batch."""
+        return _bisect(self, list(contexts), settings, list(seeds))
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (nothing by default)."""
+
+    def __enter__(self) -> BaseResponder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.fingerprint!r})"
+
+
+def respond_each(
+    responder: Responder, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+) -> list[str | ResponderError]:
+    """Call ``responder.respond_each`` when it has one, else isolate failures by bisection.
+
+    A batch that raises :class:`ResponderError` is split in halves until the failing
+    items stand alone, so every other item still gets its response.
+    """
+    check_batch(contexts, seeds)
+    native = getattr(responder, "respond_each", None)
+    if callable(native):
+        out = native(contexts, settings, seeds=seeds)
+    else:
+        out = _bisect(responder, list(contexts), settings, list(seeds))
+    if len(out) != len(contexts):
+        raise ResponderError(
+            _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
+        )
+    return list(out)
+
+
+def _bisect(
+    responder: Responder, contexts: list[str], settings: DecodingSettings, seeds: list[int]
+) -> list[str | ResponderError]:
+    if not contexts:
+        return []
+    try:
+        out = responder.respond(contexts, settings, seeds=seeds)
+    except ResponderError as exc:
+        if len(contexts) == 1:
+            return [exc]
+        mid = len(contexts) // 2
+        return _bisect(responder, contexts[:mid], settings, seeds[:mid]) + _bisect(
+            responder, contexts[mid:], settings, seeds[mid:]
+        )
+    if len(out) != len(contexts):
+        raise ResponderError(
+            _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
+        )
+    return list(out)
+
+
+def check_batch(contexts: Sequence[str], seeds: Sequence[int]) -> None:
+    """Raise SpecError unless there is exactly one seed per context."""
+    if len(contexts) != len(seeds):
+        raise SpecError(_MSG_SEEDS.format(n_contexts=len(contexts), n_seeds=len(seeds)))
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    """Yield index groups of at most ``batch_size``, longest items first (like lm-eval's Collator).
+
+    Sorting by length keeps padding small; callers write results back by index, which
+    restores the original order.
+    """
+    if batch_size < 1:
+        raise SpecError(f"batch_size must be >= 1, got {batch_size!r}")
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def make_fingerprint(kind: str, identity: str, **settings: object) -> str:
+    """Build ``kind:identity {json settings}``: readable, stable, and free of secrets by construction."""
+    extra = {k: v for k, v in sorted(settings.items()) if v is not None}
+    if not extra:
+        return f"{kind}:{identity}"
+    return f"{kind}:{identity} " + json.dumps(extra, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def split_query(rest: str) -> tuple[str, dict[str, str]]:
+    """Split ``NAME?key=value&...`` into the name and its options (all strings)."""
+    name, sep, query = rest.partition("?")
+    if not sep:
+        return name, {}
+    return name, dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
+
+
+def merge_options(spec: str, from_spec: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
+    """Merge spec-string options with keyword options; a key given both ways is an error."""
+    both = sorted(set(from_spec) & set(given))
+    if both:
+        raise SpecError(f"option {both[0]!r} given both in the spec {spec!r} and as a keyword")
+    return {**from_spec, **given}
+
+
+def check_options(spec: str, options: Mapping[str, object], allowed: Sequence[str]) -> None:
+    """Raise SpecError naming the allowed options when ``options`` has an unknown one."""
+    for name in options:
+        if name not in allowed:
+            raise SpecError(_MSG_UNKNOWN_OPTION.format(name=name, spec=spec), choices=allowed, given=name)
+
+
+def as_int(name: str, value: object) -> int:
+    """Coerce an option (possibly a string from a spec) to int, or raise SpecError."""
+    if isinstance(value, bool):
+        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="an integer"))
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="an integer")) from None
+
+
+def as_float(name: str, value: object) -> float:
+    """Coerce an option to float, or raise SpecError."""
+    if isinstance(value, bool):
+        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="a number"))
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="a number")) from None
+
+
+def as_bool(name: str, value: object) -> bool:
+    """Coerce an option (``true``/``false``/``1``/``0``/bool) to bool, or raise SpecError."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="true or false"))

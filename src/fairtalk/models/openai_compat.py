@@ -1,0 +1,263 @@
+"""``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI).
+
+Each context is sent as one user message. Requests run concurrently on an
+``httpx.AsyncClient`` (at most ``max_concurrency`` in flight), each with a
+``timeout``; 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors
+are retried up to ``max_retries`` times with exponential backoff and jitter.
+After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
+:class:`~fairtalk.errors.TransportError` for the rest; an unusable body is
+:class:`~fairtalk.errors.BadResponse` (not retried).
+
+The API key is read from the environment variable named by ``api_key_env`` and sent
+as ``Authorization: Bearer``. It is kept out of ``repr``, the fingerprint and every
+error message (any echo of it in a server reply is masked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import email.utils
+import os
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from fairtalk.errors import BadResponse, FairtalkError, RateLimited, ResponderError, SpecError, TransportError
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    as_float,
+    as_int,
+    check_batch,
+    check_options,
+    make_fingerprint,
+)
+
+__all__ = ["OpenAIResponder"]
+
+_MSG_SPEC = "malformed openai spec {spec!r} (expected openai:URL#MODEL, e.g. openai:http://127.0.0.1:8000/v1#my-model)"
+_MSG_MISSING_HTTPX = "the openai: adapter needs httpx: pip install httpx ({error})"
+_MSG_BEAMS = "openai: servers do not take num_beams > 1"
+_MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
+_MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
+_MSG_JSON = "{url}: the reply is not valid JSON: {body}"
+_MSG_SHAPE = "{url}: the reply has no choices[0].message.content string: {body}"
+_MASK = "***"
+_OPTIONS = ("api_key_env", "max_concurrency", "timeout", "max_retries", "backoff", "max_backoff", "system_prompt")
+
+
+def _public_url(url: str) -> str:
+    """Drop user:password and query/fragment from a URL (they may hold credentials)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIResponder(BaseResponder):
+    """Chat-completions client with concurrency limit, timeouts and retries.
+
+    Parameters
+    ----------
+    url : str
+        Base URL up to ``/v1`` (``/chat/completions`` is appended).
+    model : str
+        Model name sent in each request.
+    api_key_env : str
+        Environment variable holding the key; unset means no Authorization header.
+    max_concurrency, timeout, max_retries : int, float, int
+    backoff, max_backoff : float
+        First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
+    system_prompt : str, optional
+        Sent as a system message before each context; part of the fingerprint.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_concurrency: int = 8,
+        timeout: float = 30.0,
+        max_retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        system_prompt: str | None = None,
+    ) -> None:
+        if not url.startswith(("http://", "https://")) or not model:
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(url)}#{model}"))
+        self.url = url.rstrip("/")
+        self.public_url = _public_url(url)
+        self.model = model
+        self.api_key_env = api_key_env
+        self.max_concurrency = as_int("max_concurrency", max_concurrency)
+        self.timeout = as_float("timeout", timeout)
+        self.max_retries = as_int("max_retries", max_retries)
+        self.backoff = as_float("backoff", backoff)
+        self.max_backoff = as_float("max_backoff", max_backoff)
+        self.system_prompt = system_prompt
+        if self.max_concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
+            raise SpecError("openai: need max_concurrency >= 1, timeout > 0, max_retries >= 0, backoff >= 0")
+        self.__key = os.environ.get(api_key_env) or None
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> OpenAIResponder:
+        """Build from ``openai:URL#MODEL``."""
+        url, sep, model = rest.rpartition("#")
+        if not sep or not url or not model:
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(rest)}"))
+        check_options(f"openai:{_public_url(url)}#{model}", options, _OPTIONS)
+        return cls(url, model, **options)
+
+    @property
+    def fingerprint(self) -> str:
+        """``openai:URL#MODEL`` (credentials stripped from the URL) plus the system prompt."""
+        return make_fingerprint("openai", f"{self.public_url}#{self.model}", system_prompt=self.system_prompt)
+
+    def __repr__(self) -> str:
+        return f"OpenAIResponder(url={self.public_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
+
+    def _scrub(self, text: str, limit: int = 200) -> str:
+        """Mask the key (and the raw URL's credentials) in text bound for an error message."""
+        if self.__key:
+            text = text.replace(self.__key, _MASK)
+        parts = urlsplit(self.url)
+        if parts.username or parts.password:
+            userinfo = f"{parts.username or ''}:{parts.password or ''}"
+            for secret in (self.url, userinfo, base64.b64encode(userinfo.encode()).decode()):
+                text = text.replace(secret, _MASK)
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
+        messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
+        messages.append({"role": "user", "content": context})
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": settings.max_new_tokens,
+            "seed": seed,
+        }
+        if settings.do_sample:
+            payload["temperature"] = settings.temperature
+            if settings.top_p is not None:
+                payload["top_p"] = settings.top_p
+            if settings.top_k is not None:
+                payload["top_k"] = settings.top_k  # vLLM/Ollama extension
+        else:
+            payload["temperature"] = 0.0
+        return payload
+
+    def _delay(self, attempt: int) -> float:
+        return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5)
+
+    async def _one(self, client: Any, semaphore: asyncio.Semaphore, payload: dict[str, Any]) -> str | ResponderError:
+        import httpx
+
+        failure: ResponderError | None = None
+        for attempt in range(self.max_retries + 1):
+            wait: float | None = None
+            async with semaphore:
+                try:
+                    reply = await client.post("/chat/completions", json=payload)
+                except (httpx.TimeoutException, httpx.TransportError) as exc:
+                    failure = TransportError(
+                        _MSG_TRANSPORT.format(
+                            url=self.public_url, kind=type(exc).__name__, n_attempts=attempt + 1,
+                            error=self._scrub(str(exc) or type(exc).__name__),
+                        )
+                    )
+                else:
+                    status = reply.status_code
+                    if status < 300:
+                        return self._parse(reply.text)
+                    message = _MSG_STATUS.format(
+                        url=self.public_url, status=status, n_attempts=attempt + 1, body=self._scrub(reply.text)
+                    )
+                    if status == 429:
+                        failure = RateLimited(message)
+                        wait = _retry_after(reply.headers.get("retry-after"))
+                    elif status >= 500:
+                        failure = TransportError(message)
+                    else:
+                        return BadResponse(message)
+            if attempt < self.max_retries:
+                await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
+        assert failure is not None
+        return failure
+
+    def _parse(self, body: str) -> str | ResponderError:
+        import json
+
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError:
+            return BadResponse(_MSG_JSON.format(url=self.public_url, body=self._scrub(body)))
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        if not isinstance(content, str):
+            return BadResponse(_MSG_SHAPE.format(url=self.public_url, body=self._scrub(body)))
+        return content.strip()
+
+    async def _run(
+        self, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise FairtalkError(_MSG_MISSING_HTTPX.format(error=exc)) from exc
+        headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
+        limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+        async with httpx.AsyncClient(
+            base_url=self.url, headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits
+        ) as client:
+            tasks = [self._one(client, semaphore, self._payload(c, settings, s)) for c, s in zip(contexts, seeds)]
+            return list(await asyncio.gather(*tasks))
+
+    def respond_each(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        """Send every context concurrently; each item yields its response or its own error."""
+        check_batch(contexts, seeds)
+        if settings.num_beams > 1:
+            raise SpecError(_MSG_BEAMS)
+        if not contexts:
+            return []
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._run(contexts, settings, seeds))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # called from inside an event loop
+            return pool.submit(asyncio.run, self._run(contexts, settings, seeds)).result()
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return one response per context; raise the first item's error if any failed."""
+        out = self.respond_each(contexts, settings, seeds=seeds)
+        for item in out:
+            if isinstance(item, ResponderError):
+                raise item
+        return out  # type: ignore[return-value]

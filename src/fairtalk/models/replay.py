@@ -1,0 +1,102 @@
+"""``replay:FILE``: serve responses produced elsewhere, looked up by context text.
+
+The file is JSONL with one object per line holding ``"context"`` and ``"response"``
+strings; other fields (``pair_id``, ``side``, ...) are ignored, so a responses file
+written by ``fairtalk respond`` replays as is. Seeds and decoding settings are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from fairtalk.errors import InputError, ResponderError
+from fairtalk.models.base import BaseResponder, DecodingSettings, check_batch, check_options, make_fingerprint
+
+__all__ = ["ReplayResponder"]
+
+_MSG_MISSING_FILE = "replay file not found"
+_MSG_JSON = "malformed JSON ({error})"
+_MSG_NOT_OBJECT = "expected a JSON object with 'context' and 'response'"
+_MSG_FIELD = "field {name!r} must be a string"
+_MSG_CONFLICT = "context appears again with a different response (first at line {first})"
+_MSG_NO_RESPONSE = "replay: no response recorded for context {prefix!r}"
+
+
+class ReplayResponder(BaseResponder):
+    """Answer each context with the response recorded for it in a JSONL file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(_MSG_MISSING_FILE, path=str(path)) from None
+        except OSError as exc:
+            raise InputError(f"cannot read replay file ({exc.strerror})", path=str(path)) from exc
+        self._sha256 = hashlib.sha256(data).hexdigest()
+        self._responses: dict[str, str] = {}
+        first_line: dict[str, int] = {}
+        for number, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(_MSG_JSON.format(error=exc.msg), path=str(path), line=number) from exc
+            if not isinstance(obj, dict):
+                raise InputError(_MSG_NOT_OBJECT, path=str(path), line=number)
+            for name in ("context", "response"):
+                if not isinstance(obj.get(name), str):
+                    raise InputError(_MSG_FIELD.format(name=name), path=str(path), line=number)
+            context, response = obj["context"], obj["response"]
+            known = self._responses.get(context)
+            if known is None:
+                self._responses[context] = response
+                first_line[context] = number
+            elif known != response:
+                raise InputError(_MSG_CONFLICT.format(first=first_line[context]), path=str(path), line=number)
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: object) -> ReplayResponder:
+        """Build from ``replay:FILE``."""
+        check_options(f"replay:{rest}", options, ())
+        return cls(rest)
+
+    @property
+    def fingerprint(self) -> str:
+        """``replay:<file name>`` plus the file's sha256."""
+        return make_fingerprint("replay", self.path.name, sha256=self._sha256)
+
+    @property
+    def n_responses(self) -> int:
+        """Number of distinct contexts in the file."""
+        return len(self._responses)
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return the recorded responses; raise ResponderError for the first context not found."""
+        out = self.respond_each(contexts, settings, seeds=seeds)
+        for item in out:
+            if isinstance(item, ResponderError):
+                raise item
+        return out  # type: ignore[return-value]
+
+    def respond_each(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        """Return the recorded response per context, or a ResponderError naming the missing context."""
+        check_batch(contexts, seeds)
+        out: list[str | ResponderError] = []
+        for context in contexts:
+            found = self._responses.get(context)
+            if found is None:
+                prefix = context if len(context) <= 60 else context[:57] + "..."
+                out.append(ResponderError(_MSG_NO_RESPONSE.format(prefix=prefix)))
+            else:
+                out.append(found)
+        return out

@@ -1,0 +1,159 @@
+"""Tests for models/hf.py against a tiny random GPT-2 and T5 saved to a temp dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from fairtalk import FairtalkError, SpecError  # noqa: E402
+from fairtalk.models import DecodingSettings, load_responder  # noqa: E402
+
+SENTENCES = [
+    "he is a doctor and she is a nurse",
+    "my mother works at home and my father works in the city",
+    "what do you think about the new job",
+    "i love my family and my career",
+    "the man went to the store to buy some bread",
+]
+CHAT_TEMPLATE = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}"
+
+
+def _tokenizer(path: Path, *, chat: bool) -> transformers.PreTrainedTokenizerFast:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
+    words = sorted({w for s in SENTENCES for w in s.split()} | {"[user]", "[assistant]", "[", "]"})
+    vocab = {t: i for i, t in enumerate(specials + words)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
+    )
+    if chat:
+        fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(path)
+    return fast
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("gpt2")
+    tok = _tokenizer(path, chat=False)
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        vocab_size=len(tok), n_positions=64, n_layer=2, n_head=2, n_embd=32,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+    )
+    transformers.GPT2LMHeadModel(config).save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpt2_chat_dir(tmp_path_factory: pytest.TempPathFactory, gpt2_dir: Path) -> Path:
+    path = tmp_path_factory.mktemp("gpt2chat")
+    _tokenizer(path, chat=True)
+    for f in gpt2_dir.iterdir():
+        if f.name in {"config.json", "model.safetensors", "generation_config.json"}:
+            (path / f.name).write_bytes(f.read_bytes())
+    return path
+
+
+@pytest.fixture(scope="module")
+def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("t5")
+    tok = _tokenizer(path, chat=False)
+    torch.manual_seed(0)
+    config = transformers.T5Config(
+        vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
+    )
+    transformers.T5ForConditionalGeneration(config).save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_dir: Path):
+    with load_responder(f"hf:{gpt2_dir}", device="cpu", batch_size=2) as model:
+        yield model
+
+
+GREEDY = DecodingSettings(max_new_tokens=6)
+SAMPLED = DecodingSettings(do_sample=True, temperature=1.0, top_k=20, top_p=0.95, max_new_tokens=6)
+
+
+def test_greedy_is_deterministic_and_batching_keeps_order(gpt2) -> None:
+    contexts = SENTENCES
+    batched = gpt2.respond(contexts, GREEDY, seeds=[0] * 5)
+    assert batched == gpt2.respond(contexts, GREEDY, seeds=[0] * 5)
+    singles = [gpt2.respond([c], GREEDY, seeds=[0])[0] for c in contexts]
+    assert batched == singles
+    reversed_out = gpt2.respond(contexts[::-1], GREEDY, seeds=[0] * 5)
+    assert reversed_out == batched[::-1]
+    assert all(isinstance(r, str) and r == r.strip() for r in batched)
+
+
+def test_sampling_is_seeded_per_item_regardless_of_batch(gpt2) -> None:
+    a = gpt2.respond(SENTENCES, SAMPLED, seeds=[1, 2, 3, 4, 5])
+    b = gpt2.respond(SENTENCES[2:], SAMPLED, seeds=[3, 4, 5])
+    assert a[2:] == b
+    c = gpt2.respond([SENTENCES[0]] * 4, SAMPLED, seeds=[7, 8, 9, 10])
+    assert len(set(c)) > 1  # different seeds, different samples
+
+
+def test_max_new_tokens_is_respected(gpt2) -> None:
+    out = gpt2.respond(SENTENCES, DecodingSettings(max_new_tokens=3), seeds=[0] * 5)
+    assert all(len(r.split()) <= 3 for r in out)
+    out = gpt2.respond(SENTENCES, DecodingSettings(do_sample=True, max_new_tokens=2), seeds=range(5))
+    assert all(len(r.split()) <= 2 for r in out)
+
+
+def test_beam_search_runs(gpt2) -> None:
+    out = gpt2.respond(SENTENCES[:2], DecodingSettings(num_beams=2, max_new_tokens=4), seeds=[0, 0])
+    assert len(out) == 2
+
+
+def test_chat_template_is_used_and_fingerprinted(gpt2_chat_dir: Path, gpt2) -> None:
+    with load_responder(f"hf:{gpt2_chat_dir}?device=cpu") as chat:
+        assert chat.use_chat_template
+        assert "chat_template" in chat.fingerprint
+        assert chat.fingerprint != gpt2.fingerprint
+        assert chat._prompts(["hi"]) == ["[user] hi [assistant]"]
+        assert len(chat.respond(SENTENCES[:2], GREEDY, seeds=[0, 0])) == 2
+    with load_responder(f"hf:{gpt2_chat_dir}", device="cpu", chat_template="never") as plain:
+        assert not plain.use_chat_template
+
+
+def test_seq2seq_t5(t5_dir: Path) -> None:
+    with load_responder(f"hf:{t5_dir}", device="cpu") as t5:
+        assert t5.is_encoder_decoder
+        out = t5.respond(SENTENCES, GREEDY, seeds=[0] * 5)
+        assert out == [t5.respond([c], GREEDY, seeds=[0])[0] for c in SENTENCES]
+        assert all(len(r.split()) <= 6 for r in out)
+        s1 = t5.respond(SENTENCES, SAMPLED, seeds=[1, 2, 3, 4, 5])
+        assert s1[1:2] == t5.respond(SENTENCES[1:2], SAMPLED, seeds=[2])
+
+
+def test_fingerprint_is_stable_and_tracks_weights(gpt2_dir: Path, gpt2, tmp_path: Path) -> None:
+    with load_responder(f"hf:{gpt2_dir}", device="cpu") as again:
+        assert again.fingerprint == gpt2.fingerprint
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for f in gpt2_dir.iterdir():
+        copy.joinpath(f.name).write_bytes(f.read_bytes())
+    config = copy / "config.json"
+    config.write_text(config.read_text().replace('"resid_pdrop": 0.1', '"resid_pdrop": 0.2'))
+    with load_responder(f"hf:{copy}", device="cpu") as changed:
+        assert changed.fingerprint.split(" ", 1)[1] != gpt2.fingerprint.split(" ", 1)[1]
+
+
+def test_errors(tmp_path: Path) -> None:
+    with pytest.raises(FairtalkError, match="cannot load hf model"):
+        load_responder(f"hf:{tmp_path / 'nope'}")
+    with pytest.raises(SpecError, match="unknown device"):
+        load_responder(f"hf:{tmp_path}", device="tpu")
+    with pytest.raises(SpecError, match="unknown option 'colour'"):
+        load_responder(f"hf:{tmp_path}?colour=red")

@@ -1,0 +1,237 @@
+"""Tests for models/openai_compat.py against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from fairtalk import BadResponse, RateLimited, ResponderError, SpecError, TransportError
+from fairtalk.models import DecodingSettings, load_responder
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+GREEDY = DecodingSettings(max_new_tokens=16)
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.plans: dict[str, list[str]] = {}
+        self.calls: dict[str, int] = defaultdict(int)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.auth: list[str | None] = []
+        self.payloads: list[dict] = []
+        self.delay = 0.0
+        self.retry_after = "0"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: _State
+
+    def log_message(self, *args: object) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        st = self.state
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        content = payload["messages"][-1]["content"]
+        with st.lock:
+            st.in_flight += 1
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+            st.auth.append(self.headers.get("Authorization"))
+            st.payloads.append(payload)
+            st.calls[content] += 1
+            plan = st.plans.get(content, [])
+            action = plan.pop(0) if plan else "ok"
+        try:
+            time.sleep(st.delay)
+            if self.path != "/v1/chat/completions":
+                self._send(404, '{"error": "not found"}')
+            elif action == "500":
+                self._send(500, '{"error": "boom"}')
+            elif action == "429":
+                self._send(429, '{"error": "slow down"}', {"Retry-After": st.retry_after})
+            elif action == "slow":
+                time.sleep(1.0)
+                self._send(200, json.dumps({"choices": [{"message": {"content": "late"}}]}))
+            elif action == "badjson":
+                self._send(200, "{not json")
+            elif action == "nochoices":
+                self._send(200, '{"choices": []}')
+            elif action == "401":
+                self._send(401, json.dumps({"error": f"bad key {self.headers.get('Authorization')}"}))
+            else:
+                reply = {"choices": [{"message": {"role": "assistant", "content": f" echo: {content} "}}]}
+                self._send(200, json.dumps(reply))
+        finally:
+            with st.lock:
+                st.in_flight -= 1
+
+
+@pytest.fixture()
+def server() -> Iterator[tuple[str, _State]]:
+    state = _State()
+    handler = type("Handler", (_Handler,), {"state": state})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAIRTALK_TEST_KEY", SECRET)
+
+
+def _model(url: str, **options: object):
+    options = {"api_key_env": "FAIRTALK_TEST_KEY", "backoff": 0.01, "max_backoff": 0.05, **options}
+    return load_responder(f"openai:{url}#tiny-model", **options)
+
+
+def test_responses_in_order_with_bearer_key_and_payload(server) -> None:
+    url, st = server
+    with _model(url) as model:
+        contexts = [f"hello {i}" for i in range(10)]
+        out = model.respond(contexts, GREEDY, seeds=list(range(10)))
+    assert out == [f"echo: hello {i}" for i in range(10)]
+    assert st.auth == [f"Bearer {SECRET}"] * 10
+    p = next(p for p in st.payloads if p["messages"][0]["content"] == "hello 3")
+    assert p["model"] == "tiny-model" and p["seed"] == 3 and p["temperature"] == 0.0 and p["max_tokens"] == 16
+    sampled = DecodingSettings(do_sample=True, temperature=0.7, top_p=0.9, top_k=5)
+    with _model(url) as model:
+        model.respond(["s"], sampled, seeds=[42])
+    assert st.payloads[-1]["temperature"] == 0.7 and st.payloads[-1]["top_p"] == 0.9 and st.payloads[-1]["top_k"] == 5
+
+
+def test_retries_recover_from_500_429_and_timeouts(server) -> None:
+    url, st = server
+    st.plans = {"a": ["500", "500"], "b": ["429", "429"], "c": ["slow"]}
+    with _model(url, timeout=0.3) as model:
+        out = model.respond(["a", "b", "c", "d"], GREEDY, seeds=[0] * 4)
+    assert out == ["echo: a", "echo: b", "echo: c", "echo: d"]
+    assert st.calls["a"] == 3 and st.calls["b"] == 3 and st.calls["c"] == 2
+
+
+def test_retry_after_is_respected(server) -> None:
+    url, st = server
+    st.plans = {"x": ["429"]}
+    st.retry_after = "1"
+    start = time.monotonic()
+    with _model(url, max_backoff=5) as model:
+        assert model.respond(["x"], GREEDY, seeds=[0]) == ["echo: x"]
+    assert time.monotonic() - start >= 0.95
+
+
+def test_exhausted_retries_fail_per_item(server) -> None:
+    url, st = server
+    st.plans = {"bad500": ["500"] * 9, "bad429": ["429"] * 9, "badjson": ["badjson"], "empty": ["nochoices"]}
+    with _model(url, max_retries=2) as model:
+        out = model.respond_each(["ok1", "bad500", "bad429", "badjson", "empty", "ok2"], GREEDY, seeds=[0] * 6)
+        assert out[0] == "echo: ok1" and out[5] == "echo: ok2"
+        assert isinstance(out[1], TransportError) and "HTTP 500 after 3 attempt(s)" in str(out[1])
+        assert isinstance(out[2], RateLimited) and "HTTP 429" in str(out[2])
+        assert isinstance(out[3], BadResponse) and "not valid JSON" in str(out[3])
+        assert isinstance(out[4], BadResponse) and "no choices" in str(out[4])
+        assert st.calls["bad500"] == 3 and st.calls["badjson"] == 1
+        with pytest.raises(TransportError):
+            st.plans["bad500"] = ["500"] * 9
+            model.respond(["bad500"], GREEDY, seeds=[0])
+
+
+def test_connection_refused_is_a_transport_error() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with _model(f"http://127.0.0.1:{port}/v1", max_retries=1) as model:
+        (out,) = model.respond_each(["x"], GREEDY, seeds=[0])
+    assert isinstance(out, TransportError) and "after 2 attempt(s)" in str(out)
+
+
+def test_concurrency_limit_is_respected(server) -> None:
+    url, st = server
+    st.delay = 0.05
+    with _model(url, max_concurrency=3) as model:
+        out = model.respond([f"c{i}" for i in range(12)], GREEDY, seeds=[0] * 12)
+    assert len(out) == 12
+    assert st.max_in_flight == 3
+
+
+def test_api_key_never_leaks(server) -> None:
+    url, st = server
+    st.plans = {"k": ["401"], "j": ["badjson"]}
+    with _model(url, max_retries=0) as model:
+        out = model.respond_each(["k", "j"], GREEDY, seeds=[0, 0])
+        texts = [str(e) for e in out] + [repr(e) for e in out] + [repr(model), model.fingerprint]
+    assert isinstance(out[0], BadResponse) and "HTTP 401" in str(out[0]) and "***" in str(out[0])
+    assert st.auth[0] == f"Bearer {SECRET}"  # the server did get (and echo) the key
+    for text in texts:
+        assert SECRET not in text
+    # credentials in the URL (basic auth) stay out of the fingerprint, repr and errors too
+    st.plans = {"k": ["401"]}
+    secret_url = url.replace("http://", "http://user:hunter2@")
+    with _model(secret_url, max_retries=0) as model:
+        (err,) = model.respond_each(["k"], GREEDY, seeds=[0])
+        texts = [str(err), repr(err), repr(model), model.fingerprint]
+    assert isinstance(err, BadResponse)
+    for text in texts:
+        assert "hunter2" not in text and "dXNlcjpodW50ZXIy" not in text
+
+
+def test_fingerprint_and_spec_errors(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, _ = server
+    a = _model(url).fingerprint
+    monkeypatch.setenv("FAIRTALK_TEST_KEY", "another-key")
+    assert _model(url, max_concurrency=2).fingerprint == a == f"openai:{url}#tiny-model"
+    assert _model(url, system_prompt="be nice").fingerprint != a
+    with pytest.raises(SpecError, match="malformed openai spec"):
+        load_responder(f"openai:{url}")
+    with pytest.raises(SpecError, match="unknown option"):
+        _model(url, colour="red")
+    with pytest.raises(SpecError, match="num_beams"):
+        _model(url).respond(["x"], DecodingSettings(num_beams=2), seeds=[0])
+
+
+def test_works_inside_a_running_event_loop(server) -> None:
+    import asyncio
+
+    url, _ = server
+
+    async def main() -> list[str]:
+        with _model(url) as model:
+            return model.respond(["in loop"], GREEDY, seeds=[0])
+
+    assert asyncio.run(main()) == ["echo: in loop"]
+
+
+def test_errors_are_responder_errors(server) -> None:
+    url, st = server
+    st.plans = {"z": ["500"] * 5}
+    with _model(url, max_retries=0) as model:
+        (err,) = model.respond_each(["z"], GREEDY, seeds=[0])
+    assert isinstance(err, ResponderError)
