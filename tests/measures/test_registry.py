@@ -1,0 +1,107 @@
+"""Tests for measures/registry.py: lookup by name, options, duplicates, plugins, the default suite."""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+import fairtalk.measures.registry as registry
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import load_lexicon
+from fairtalk.measures import (
+    AttributeWords,
+    Diversity,
+    Length,
+    Offense,
+    Refusal,
+    Sentiment,
+    default_measures,
+    get_measure,
+    measure_names,
+    register_measure,
+)
+
+BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "sentiment")
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry(monkeypatch):
+    monkeypatch.setattr(registry, "_RUNTIME", {})
+    registry._plugins.cache_clear()
+    yield
+    registry._plugins.cache_clear()
+
+
+def test_builtin_names_and_lookup_with_options() -> None:
+    assert set(BUILTIN) <= set(measure_names())
+    assert measure_names() == tuple(sorted(measure_names()))
+    assert isinstance(get_measure("length"), Length)
+    assert get_measure("diversity", definition="standard").definition == "standard"
+    assert get_measure("offense", threshold=0.7).threshold == 0.7
+
+
+def test_unknown_name_says_did_you_mean_and_lists_choices() -> None:
+    with pytest.raises(SpecError, match=r"unknown measure 'sentimnt'; did you mean 'sentiment'\? \(choose from: .*diversity") as info:
+        get_measure("sentimnt")
+    assert set(BUILTIN) <= set(info.value.choices)
+
+
+def test_unknown_option_is_a_spec_error_listing_the_accepted_ones() -> None:
+    with pytest.raises(SpecError, match="does not accept these options.*choose from: .*threshold"):
+        get_measure("offense", treshold=0.3)
+
+
+def test_runtime_registration_and_duplicates() -> None:
+    register_measure("words", "fairtalk.measures.length:Length")
+    assert "words" in measure_names() and isinstance(get_measure("words"), Length)
+    with pytest.raises(SpecError, match="already registered"):
+        register_measure("words", Length)
+    with pytest.raises(SpecError, match="already registered"):
+        register_measure("length", Length)
+    with pytest.raises(SpecError, match="must look like"):
+        register_measure("other", "no_colon_here")
+    register_measure("not_a_measure", dict)
+    with pytest.raises(SpecError, match="did not build a Measure"):
+        get_measure("not_a_measure")
+    register_measure("missing", "fairtalk.nowhere:Thing")
+    with pytest.raises(SpecError, match="cannot load measure 'missing'"):
+        get_measure("missing")
+
+
+def test_entry_point_plugins_load_lazily_and_may_not_shadow_builtins(monkeypatch) -> None:
+    points = [EntryPoint("plugin_length", "fairtalk.measures.length:Length", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    assert "plugin_length" in measure_names()
+    assert isinstance(get_measure("plugin_length"), Length)
+    points.append(EntryPoint("offense", "evil.module:Offense", registry.ENTRY_POINT_GROUP))
+    registry._plugins.cache_clear()
+    with pytest.raises(SpecError, match="'offense' is already registered"):
+        measure_names()
+
+
+def test_no_plugins_installed_is_fine(monkeypatch) -> None:
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    assert measure_names() == BUILTIN
+
+
+@pytest.mark.parametrize(("axis", "keys"), [("gender", ("career_words", "family_words")),
+                                            ("race", ("pleasant_words", "unpleasant_words"))])
+def test_default_suite_order_and_options(axis: str, keys: tuple[str, ...]) -> None:
+    suite = default_measures(load_lexicon(axis), distinct="standard", offense_threshold=0.6, sentiment_threshold=0.7)
+    assert [type(m) for m in suite] == [Diversity, Offense, Sentiment, AttributeWords, Length, Refusal]
+    assert [m.name for m in suite] == ["diversity", "offense", "sentiment", "attribute_words", "length", "refusal"]
+    diversity, offense, sentiment, attributes = suite[:4]
+    assert diversity.definition == "standard" and offense.threshold == 0.6
+    assert (sentiment.positive_threshold, sentiment.negative_threshold) == (0.7, -0.7)
+    assert attributes.keys == keys
+    for measure in suite:
+        assert set(measure.higher_is_better) == set(measure.keys)
+        assert isinstance(measure.version, str) and measure.version
+        assert isinstance(dict(measure.config), dict)
+
+
+def test_default_suite_keys_are_the_fixed_result_keys() -> None:
+    keys = [key for measure in default_measures(load_lexicon("gender")) for key in measure.keys]
+    assert keys == ["distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive",
+                    "sentiment_negative", "career_words", "family_words", "length", "refusal_rate"]
