@@ -1,0 +1,376 @@
+"""Tests for fairtalk.corpora: every format, every bad-input case, and the chitchat built-in."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from fairtalk import Context, CorpusError, SpecError, read_corpus
+from fairtalk.corpora import HELDOUT_PERCENT, MAX_LINE_BYTES, chitchat_split
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
+    return path
+
+
+def _texts(corpus) -> list[str]:
+    return [c.text for c in corpus]
+
+
+# ---------------------------------------------------------------------------- plain text
+
+
+def test_text_one_context_per_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", "  he is here \nshe left\r\n")
+    corpus = read_corpus(path)
+    contexts = list(corpus)
+    assert [c.text for c in contexts] == ["he is here", "she left"]
+    assert contexts[0] == Context(id="c.txt:1", text="he is here", origin=f"{path}:1", response=None)
+    assert corpus.summary.n_read == 2 and corpus.summary.n_yielded == 2 and corpus.summary.skipped == ()
+
+
+def test_text_scheme_overrides_extension(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.data", "hello\n")
+    assert _texts(read_corpus(f"text:{path}")) == ["hello"]
+
+
+def test_empty_lines_are_counted_with_first_location(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", "a\n\n   \nb\n\n")
+    corpus = read_corpus(path)
+    assert _texts(corpus) == ["a", "b"]
+    summary = corpus.summary
+    assert summary.count("empty line") == 3
+    assert summary.where("empty line") == f"{path}:2"
+    assert summary.n_read == summary.n_yielded + summary.n_skipped == 5
+
+
+def test_non_utf8_line_is_skipped_and_counted(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", b"good one\nbad \xff\xfe here\nstill good\n")
+    corpus = read_corpus(path)
+    assert _texts(corpus) == ["good one", "still good"]
+    assert corpus.summary.skipped == (("not UTF-8", 1),)
+    assert corpus.summary.where("not UTF-8") == f"{path}:2"
+
+
+def test_utf8_bom_is_dropped(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", b"\xef\xbb\xbfhello\n")
+    assert _texts(read_corpus(path)) == ["hello"]
+
+
+def test_gzip_file_is_read_by_extension(tmp_path: Path) -> None:
+    path = tmp_path / "c.txt.gz"
+    path.write_bytes(gzip.compress(b"he said\nshe said\n"))
+    assert _texts(read_corpus(path)) == ["he said", "she said"]
+
+
+def test_ten_megabyte_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    with open(path, "wb") as fh:
+        fh.write(b"before\n")
+        fh.write(b"x" * (10 * 1024 * 1024) + b"\n")
+        fh.write(b"after\n")
+    corpus = read_corpus(path)
+    tracemalloc.start()
+    try:
+        texts = _texts(corpus)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert texts == ["before", "after"]
+    assert corpus.summary.skipped == (("line too long", 1),)
+    assert corpus.summary.where("line too long") == f"{path}:2"
+    assert peak < 4 * MAX_LINE_BYTES  # never the whole 10 MB line
+
+
+def test_line_at_the_limit_is_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", b"y" * MAX_LINE_BYTES + b"\nz\n")
+    assert [len(t) for t in _texts(read_corpus(path))] == [MAX_LINE_BYTES, 1]
+
+
+def test_corpus_is_reiterable_and_summary_resets(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", "a\n\nb\n")
+    corpus = read_corpus(path)
+    first = list(corpus)
+    second = list(corpus)
+    assert first == second
+    assert corpus.summary.n_read == 3 and corpus.summary.count("empty line") == 1
+
+
+# ---------------------------------------------------------------------------- TSV / CSV
+
+
+def test_tsv_header_with_text_column_is_default(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "label\ttext\n1\the is tall\n0\tshe is short\n")
+    contexts = list(read_corpus(path))
+    assert [c.text for c in contexts] == ["he is tall", "she is short"]
+    assert contexts[0].origin == f"{path}:2"
+
+
+def test_tsv_without_header_defaults_to_first_column(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "he is tall\t1\nshe is short\t0\n")
+    assert _texts(read_corpus(path)) == ["he is tall", "she is short"]
+
+
+def test_tsv_column_by_index_and_by_name(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "-1\tXYZ was mean\n1\tXYZ was kind\n")
+    assert _texts(read_corpus(path, column="1")) == ["XYZ was mean", "XYZ was kind"]
+    named = _write(tmp_path / "n.tsv", "id\tutterance\n7\thi there\n")
+    assert _texts(read_corpus(named, column="Utterance")) == ["hi there"]
+
+
+def test_missing_named_column_lists_available_columns(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "id\tutterance\n7\thi there\n")
+    with pytest.raises(CorpusError) as info:
+        list(read_corpus(path, column="context"))
+    message = str(info.value)
+    assert message.startswith(f"{path}:1: no column 'context'")
+    assert "id, utterance" in message
+
+
+def test_column_index_out_of_range_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "a\tb\n")
+    with pytest.raises(CorpusError, match=r":1: column 5 is out of range: the first row has 2 column"):
+        list(read_corpus(path, column="5"))
+
+
+def test_short_rows_and_empty_values_are_counted(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "x\tone\ny\n\t\nz\t  \nw\ttwo\n")
+    corpus = read_corpus(path, column="1")
+    assert _texts(corpus) == ["one", "two"]
+    assert dict(corpus.summary.skipped) == {"too few columns": 1, "empty line": 1, "empty value": 1}
+    assert corpus.summary.where("too few columns") == f"{path}:2"
+
+
+def test_csv_quoting_and_multiline_fields(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.csv", 'id,context\n1,"he said, ""hi"""\n2,"two\nlines"\n3,plain\n')
+    corpus = read_corpus(path)
+    assert _texts(corpus) == ['he said, "hi"', "two\nlines", "plain"]
+    assert corpus.summary.n_read == 3
+
+
+def test_csv_missing_column_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.csv", "id,utterance\n1,hi\n")
+    with pytest.raises(CorpusError, match=r"c\.csv:1: no column 'speech'; the header has: id, utterance"):
+        list(read_corpus(path, column="speech"))
+
+
+def test_csv_blank_rows_and_non_utf8_are_counted(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.csv", b"text\nhi\n\n,\nbad\xff\nbye\n")
+    corpus = read_corpus(path)
+    assert _texts(corpus) == ["hi", "bye"]
+    assert dict(corpus.summary.skipped) == {"empty line": 2, "not UTF-8": 1}
+
+
+# ---------------------------------------------------------------------------- JSONL
+
+
+def test_jsonl_default_fields_and_response(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "c.jsonl",
+        '{"context": "he is here", "response": "ok"}\n{"text": "she left", "context_id": 3}\n',
+    )
+    contexts = list(read_corpus(path))
+    assert [(c.text, c.response) for c in contexts] == [("he is here", "ok"), ("she left", None)]
+
+
+def test_jsonl_chosen_field(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.json", '{"utterance": "hello", "text": "no"}\n')
+    assert _texts(read_corpus(path, field="utterance")) == ["hello"]
+
+
+def test_jsonl_bad_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    lines = [
+        '{"context": "good"}',
+        '{"context": "broken',  # malformed JSON
+        "[1, 2]",  # not an object
+        '{"other": "x"}',  # missing field
+        '{"context": 5}',  # not a string
+        "",  # empty line
+        '{"context": "   "}',  # empty value
+        "not json at all",  # malformed JSON again
+        '{"context": "also good"}',
+    ]
+    path = _write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    corpus = read_corpus(path)
+    assert _texts(corpus) == ["good", "also good"]
+    summary = corpus.summary
+    assert dict(summary.skipped) == {
+        "malformed JSON": 2,
+        "JSON line is not an object": 1,
+        "missing field": 1,
+        "field is not a string": 1,
+        "empty line": 1,
+        "empty value": 1,
+    }
+    assert summary.where("malformed JSON") == f"{path}:2"
+    assert summary.where("missing field") == f"{path}:4"
+    assert summary.skipped[0] == ("malformed JSON", 2)  # most frequent first
+    assert summary.n_read == 9 and summary.n_yielded == 2
+
+
+# ---------------------------------------------------------------------------- Parquet
+
+
+def test_parquet_columns_batches_and_nulls(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    n = 20_000  # more than one record batch
+    texts = [f"he said {i}" if i % 1000 else None for i in range(n)]
+    table = pa.table({"id": list(range(n)), "text": texts, "other": ["x"] * n})
+    path = tmp_path / "c.parquet"
+    pq.write_table(table, path, row_group_size=5000)
+    corpus = read_corpus(path)
+    first = next(iter(corpus))
+    assert first.text == "he said 1" and first.origin == f"{path}:2"
+    contexts = list(corpus)
+    assert len(contexts) == n - 20
+    assert corpus.summary.count("empty value") == 20
+    assert _texts(read_corpus(f"parquet:{path}", column="other"))[:2] == ["x", "x"]
+
+
+def test_parquet_missing_or_non_text_column_is_an_error(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "utterance": ["a", "b"]}), path)
+    with pytest.raises(CorpusError, match=r"no column 'context'; the Parquet file has: id, utterance"):
+        list(read_corpus(path, column="context"))
+    with pytest.raises(CorpusError, match=r"column 'id' holds int64, not text"):
+        list(read_corpus(path, column="id"))
+
+
+def test_parquet_garbage_file_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.parquet", b"not parquet at all")
+    with pytest.raises(CorpusError, match="not a readable Parquet file"):
+        list(read_corpus(path))
+
+
+# ---------------------------------------------------------------------------- Twitter, ParlAI
+
+
+def test_twitter_alternating_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.txt", "he is late\nno he is not\nshe won\nyay\nlonely tweet\n")
+    corpus = read_corpus(f"twitter:{path}")
+    contexts = list(corpus)
+    assert [(c.text, c.response) for c in contexts] == [
+        ("he is late", "no he is not"),
+        ("she won", "yay"),
+        ("lonely tweet", None),
+    ]
+    assert contexts[1].origin == f"{path}:3"
+    assert corpus.summary.count("reply: missing (odd number of lines)") == 1
+
+
+def test_twitter_bad_lines_keep_alignment(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.txt", b"ctx one\n\xff bad reply\n\xff bad ctx\nreply two\nctx three\nreply three\n")
+    corpus = read_corpus(f"twitter:{path}")
+    contexts = list(corpus)
+    assert [(c.text, c.response) for c in contexts] == [("ctx one", None), ("ctx three", "reply three")]
+    assert dict(corpus.summary.skipped) == {"not UTF-8": 1, "reply: not UTF-8": 1}
+
+
+def test_parlai_text_and_labels(tmp_path: Path) -> None:
+    lines = [
+        "text:your persona: i like cats.\\nhi, how is he?\tlabels:he is fine|he is great\tepisode_done:False",
+        "text:a __PIPE__ b\teval_labels:ok",
+        "labels:no text here",
+        "id:x\ttext:   \tlabels:y",
+        "text:last one\tepisode_done:True",
+    ]
+    path = _write(tmp_path / "p.txt", "\n".join(lines) + "\n")
+    corpus = read_corpus(f"parlai:{path}")
+    contexts = list(corpus)
+    assert [(c.text, c.response) for c in contexts] == [
+        ("your persona: i like cats.\nhi, how is he?", "he is fine"),
+        ("a | b", "ok"),
+        ("last one", None),
+    ]
+    assert dict(corpus.summary.skipped) == {"no text: field": 1, "empty value": 1}
+    assert corpus.summary.where("no text: field") == f"{path}:3"
+
+
+# ---------------------------------------------------------------------------- specs
+
+
+@pytest.mark.parametrize(
+    ("spec", "pattern"),
+    [
+        ("jsnl:data.jsonl", r"unknown corpus format 'jsnl'.*did you mean 'jsonl:'.*choose from"),
+        ("builtin:chitchatt", r"unknown built-in corpus 'chitchatt'.*builtin:chitchat"),
+    ],
+)
+def test_unknown_scheme_or_builtin_lists_choices(spec: str, pattern: str) -> None:
+    with pytest.raises(SpecError, match=pattern):
+        read_corpus(spec)
+
+
+def test_unknown_extension_is_a_spec_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.xml", "<a/>")
+    with pytest.raises(SpecError, match="cannot tell the corpus format") as info:
+        read_corpus(path)
+    assert "text:" in info.value.choices
+
+
+def test_missing_file_names_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    with pytest.raises(CorpusError) as info:
+        read_corpus(missing)
+    assert str(info.value) == f"{missing}: corpus file not found"
+    with pytest.raises(CorpusError, match="nope.txt: corpus file not found"):
+        read_corpus(f"twitter:{tmp_path / 'nope.txt'}")
+
+
+def test_directory_is_not_a_corpus(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="not a file"):
+        read_corpus(f"text:{tmp_path}")
+
+
+def test_options_that_do_not_apply_are_rejected(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.txt", "a\n")
+    with pytest.raises(SpecError, match="field does not apply to text corpora"):
+        read_corpus(path, field="x")
+    with pytest.raises(SpecError, match="column does not apply to text corpora"):
+        read_corpus(path, column="1")
+    with pytest.raises(SpecError, match="only available for builtin:chitchat"):
+        read_corpus(path, split="heldout")
+    with pytest.raises(SpecError, match="unknown split 'test'"):
+        read_corpus("builtin:chitchat", split="test")
+
+
+# ---------------------------------------------------------------------------- chitchat
+
+
+@pytest.fixture(scope="module")
+def chitchat_ids() -> dict[str, set[str]]:
+    pytest.importorskip("chitchat_dataset")
+    out = {}
+    for split in ("train", "heldout"):
+        out[split] = {c.id for c in read_corpus("builtin:chitchat", split=split)}
+    return out
+
+
+def test_chitchat_yields_turn_pairs_with_responses() -> None:
+    pytest.importorskip("chitchat_dataset")
+    corpus = read_corpus("builtin:chitchat")
+    head = list(itertools.islice(corpus, 3))
+    assert all(c.response for c in head)
+    assert head[0].response == head[1].text  # adjacent turns chain
+    assert head[0].origin.startswith("builtin:chitchat#") and head[0].id.startswith("chitchat:")
+
+
+def test_chitchat_split_is_deterministic_disjoint_and_about_ten_percent(chitchat_ids) -> None:
+    train, heldout = chitchat_ids["train"], chitchat_ids["heldout"]
+    assert train and heldout and not train & heldout
+    assert 0.05 < len(heldout) / (len(train) + len(heldout)) < 0.15
+    again = {c.id for c in itertools.islice(read_corpus("builtin:chitchat", split="heldout"), 500)}
+    assert again <= heldout
+    conv = next(iter(heldout)).split(":", 1)[1].rsplit("/", 1)[0]
+    assert chitchat_split(conv) == "heldout"
+    assert HELDOUT_PERCENT == 10
