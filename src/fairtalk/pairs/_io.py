@@ -91,11 +91,16 @@ def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
     where = os.fspath(path)
     if not Path(where).is_file():
         raise InputError(_MSG_MISSING_FILE, path=where)
-    first_line: dict[str, int] = {}
     try:
-        fh = open(where, "rb")  # noqa: SIM115 - closed below
+        fh = open(where, "rb")  # noqa: SIM115 - closed by _iter_pairs
     except OSError as exc:
         raise InputError(_MSG_UNREADABLE.format(reason=exc.strerror or exc), path=where) from exc
+    return _iter_pairs(fh, where)
+
+
+def _iter_pairs(fh: IO[bytes], where: str) -> Iterator[Pair]:
+    """Yield validated pairs from an open JSONL file, closing it at the end."""
+    first_line: dict[str, int] = {}
     with fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
