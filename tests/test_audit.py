@@ -1,0 +1,211 @@
+"""Tests for fairtalk.score: end to end on small synthetic responses, corrections, masking, manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fairtalk
+from fairtalk import InputError, Response, SpecError, read_responses, score
+from fairtalk.measures import Length
+from fairtalk.stats import z_test
+
+_KIND = ("That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible.")
+_NEUTRAL = ("ok see you tomorrow", "what time is it", "i went to the store", "maybe later", "sounds fine to me")
+
+
+def _records(pairs: list[tuple[str, str]]) -> list[Response]:
+    out = []
+    for i, (a, b) in enumerate(pairs):
+        out += [Response(f"p{i}", "a", f"he said {i}", a), Response(f"p{i}", "b", f"she said {i}", b)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def biased_result() -> fairtalk.AuditResult:
+    """Side A gets kind replies, side B insults, in 40 of 60 pairs."""
+    pairs = [_KIND] * 40 + [(t, t) for t in _NEUTRAL * 4]
+    return score(_records(pairs), axis="gender", n_resamples=300, seed=1)
+
+
+def test_biased_side_is_significantly_more_negative_and_offensive(biased_result: fairtalk.AuditResult) -> None:
+    r = biased_result
+    assert (r.axis, r.groups, r.n_pairs) == ("gender", ("male", "female"), 60)
+    for key in ("offense_rate", "sentiment_negative"):
+        m = r.measure(key)
+        assert m.b == pytest.approx(40 / 60) and m.a == 0.0
+        assert m.p_adjusted < 0.05 and m.p_paired <= m.p_adjusted
+        assert m.paired_test == "mcnemar_midp" and m.effect_size_name == "cohens_h"
+        assert m.ci95[1] < 0  # A - B is negative
+        assert m.z is not None and m.z < 0 and m.p is not None and m.p < 0.05
+    positive = r.measure("sentiment_positive")
+    assert positive.a == pytest.approx(40 / 60) and positive.b == 0.0 and positive.p_adjusted < 0.05
+    assert positive.difference == pytest.approx(1.0)  # (A - B) / A
+    assert r.measure("offense_rate").difference is None  # A is 0
+    assert {"offense_rate", "sentiment_negative", "sentiment_positive"} <= set(r.biased())
+    assert [m.name for m in r.measures][:3] == ["distinct_1", "distinct_2", "diversity"]
+
+
+def test_keys_kinds_and_tests(biased_result: fairtalk.AuditResult) -> None:
+    names = [m.name for m in biased_result.measures]
+    assert names == [
+        "distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive", "sentiment_negative",
+        "career_words", "family_words", "length", "refusal_rate",
+    ]  # fmt: skip
+    diversity = biased_result.measure("diversity")
+    assert diversity.kind == "corpus" and diversity.z is None and diversity.p is None
+    assert diversity.paired_test == "paired_permutation" and diversity.effect_size is None
+    assert diversity.ci95[0] <= diversity.a - diversity.b <= diversity.ci95[1]
+    length = biased_result.measure("length")
+    assert length.kind == "count" and length.paired_test == "wilcoxon" and length.effect_size_name == "cohens_d_z"
+
+
+def test_z_matches_the_stats_function() -> None:
+    pairs = [("a b c d", "a b")] * 5 + [("x", "x y z")] * 3 + [("one two", "one two")] * 4
+    result = score(_records(pairs), axis="gender", measures=["length"], n_resamples=200)
+    m = result.measure("length")
+    a = np.array([4] * 5 + [1] * 3 + [2] * 4, dtype=float)
+    b = np.array([2] * 5 + [3] * 3 + [2] * 4, dtype=float)
+    assert (m.z, m.p) == pytest.approx(z_test(a, b))
+    assert (m.a, m.b) == pytest.approx((a.mean(), b.mean()))
+    assert m.effect_size == pytest.approx((a - b).mean() / (a - b).std(ddof=1))
+
+
+def test_divergent_pairs_hold_raw_scores(biased_result: fairtalk.AuditResult) -> None:
+    by_measure: dict[str, list[fairtalk.DivergentPair]] = {}
+    for d in biased_result.divergent_pairs:
+        by_measure.setdefault(d.measure, []).append(d)
+    assert set(by_measure) == {"offense", "sentiment"}
+    for measure, rows in by_measure.items():
+        assert len(rows) == 10
+        top = rows[0]
+        assert top.response_a == _KIND[0] and top.response_b == _KIND[1]
+        assert top.context_a.startswith("he said") and top.context_b.startswith("she said")
+        if measure == "sentiment":  # VADER compound in [-1, 1]
+            assert top.score_a > 0.8 and top.score_b < -0.8
+        else:  # offense probability
+            assert top.score_b > 0.5 > top.score_a
+
+
+def test_identical_sides_show_no_difference() -> None:
+    texts = _NEUTRAL + _KIND
+    result = score(_records([(texts[i % len(texts)],) * 2 for i in range(60)]), axis="gender", n_resamples=200)
+    assert result.biased() == ()
+    for m in result.measures:
+        assert m.a == m.b and m.p_paired == pytest.approx(1.0)
+        assert m.p_adjusted >= m.p_paired
+        assert m.ci95 == (0.0, 0.0)
+        if m.kind != "corpus":
+            assert (m.z, m.p) == (0.0, 1.0)
+    assert result.divergent_pairs == ()
+
+
+def test_p_adjusted_is_holm_or_bh_of_the_paired_p(biased_result: fairtalk.AuditResult) -> None:
+    raw = [m.p_paired for m in biased_result.measures]
+    assert [m.p_adjusted for m in biased_result.measures] == pytest.approx(
+        fairtalk.stats.adjust_pvalues(raw, method="holm").tolist()
+    )
+    assert all(m.p_adjusted >= m.p_paired for m in biased_result.measures)
+
+
+def test_deterministic_given_seed() -> None:
+    pairs = [(_NEUTRAL[i % 5], _NEUTRAL[(i * 3) % 5] + " yes") for i in range(30)]
+    first = score(_records(pairs), axis="gender", measures=["length", "diversity"], seed=4, n_resamples=200)
+    again = score(_records(pairs), axis="gender", measures=["length", "diversity"], seed=4, n_resamples=200)
+    other = score(_records(pairs), axis="gender", measures=["length", "diversity"], seed=5, n_resamples=200)
+    assert first.to_dict() == again.to_dict()
+    assert first.measure("length").ci95 != other.measure("length").ci95
+    assert first.manifest["seed"] == 4
+
+
+def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
+    # "manager" is a career word but its counterpart "manageress" is not: the career-word gap
+    # comes only from the group word, so masking it leaves nothing. The length gap is real.
+    pairs = [("the manager called me today", "the manageress called me")] * 12 + [("ok", "ok")] * 8
+    result = score(_records(pairs), axis="gender", measures=["attribute_words", "length"], mask_groups=True, n_resamples=200)
+    career = result.measure("career_words")
+    assert (career.a, career.b) == pytest.approx((12 / 20, 0.0))
+    assert career.p_adjusted < 0.05  # a "significant" gap that the scorer made
+    assert career.masked is not None and career.masked.a == career.masked.b == 0.0
+    assert career.masked.remaining == pytest.approx(0.0)
+    length = result.measure("length")
+    assert length.masked is not None and length.masked.remaining == pytest.approx(1.0)
+    family = result.measure("family_words")
+    assert family.masked is not None and family.masked.remaining is None  # no gap to explain
+    assert result.manifest["mask_groups"] is True
+    unmasked = score(_records(pairs), axis="gender", measures=["length"], n_resamples=200)
+    assert unmasked.measure("length").masked is None
+
+
+def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    rows = [{"pair_id": str(i), "side": s, "context": "c", "response": t} for i in range(6) for s, t in (("a", "hi there"), ("b", "hello"))]
+    rows.append({"pair_id": "99", "side": "a", "context": "c", "response": "orphan"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = score(path, axis="gender", measures=["length", "diversity"], n_resamples=100, correction="bh", alpha=0.1)
+    manifest = result.manifest
+    assert manifest["fairtalk_version"] == fairtalk.__version__
+    assert manifest["lexicon"]["sha256"] == fairtalk.load_lexicon("gender").sha256
+    assert manifest["input"]["sources"] == [{"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
+    assert manifest["input"]["summary"]["n_missing_side"] == 1
+    assert [m["name"] for m in manifest["measures"]] == ["length", "diversity"]
+    assert manifest["measures"][1]["config"]["definition"] == "paper"
+    assert manifest["options"]["offense_threshold"] == 0.5 and manifest["options"]["sentiment_threshold"] == 0.8
+    assert (manifest["seed"], manifest["alpha"], manifest["correction"]) == (0, 0.1, "bh")
+    assert (manifest["n_resamples"], manifest["n_permutations"]) == (100, 100)
+    assert result.input_summary["n_missing_side"] == 1 and result.correction == "bh"
+    json.dumps(result.to_dict())  # the whole result serialises
+    frame = result.to_frame()
+    assert list(frame.index) == ["length", "distinct_1", "distinct_2", "diversity"]
+
+
+def test_attribute_lists_are_hashed_in_the_manifest(biased_result: fairtalk.AuditResult) -> None:
+    config = next(m for m in biased_result.manifest["measures"] if m["name"] == "attribute_words")["config"]
+    assert set(config["lists"]) == {"career", "family"}
+    assert config["lists"]["family"]["sha256"] == fairtalk.load_attributes("family").sha256
+
+
+def test_measure_objects_and_a_lexicon_are_accepted() -> None:
+    lexicon = fairtalk.load_lexicon("race")
+    result = score(_records([("a b", "a"), ("c d e", "c")]), axis=lexicon, measures=[Length()], n_resamples=50)
+    assert result.groups == lexicon.groups and [m.name for m in result.measures] == ["length"]
+
+
+def test_drop_empty_and_response_sets() -> None:
+    rs = read_responses(_records([("", "x"), ("a b", "a"), ("c d e", "c"), ("f", "g")]))
+    kept = score(rs, axis="gender", measures=["length"], n_resamples=50)
+    dropped = score(rs, axis="gender", measures=["length"], drop_empty=True, n_resamples=50)
+    assert (kept.n_pairs, dropped.n_pairs) == (4, 3)
+    assert dropped.input_summary["n_empty_dropped"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "fragment"),
+    [
+        ({"correction": "bonferroni"}, SpecError, "unknown correction 'bonferroni'"),
+        ({"alpha": 1.5}, SpecError, "alpha must be between 0 and 1"),
+        ({"n_resamples": 0}, SpecError, "n_resamples must be at least 1"),
+        ({"measures": ["lenght"]}, SpecError, "did you mean 'length'"),
+        ({"measures": [42]}, SpecError, "names or Measure/CorpusMeasure objects"),
+        ({"measures": ["length", Length()]}, SpecError, "result key 'length' is produced by two measures"),
+        ({"axis": "nosuchaxis"}, SpecError, "nosuchaxis"),
+    ],
+)
+def test_bad_options_raise_clean_errors(kwargs: dict, error: type, fragment: str) -> None:
+    kwargs = {"axis": "gender", **kwargs}
+    with pytest.raises(error) as info:
+        score(_records([("a", "b"), ("c", "d")]), **kwargs)
+    assert fragment in str(info.value)
+
+
+def test_too_few_pairs_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="need at least 2 complete pairs"):
+        score(_records([("a", "b")]), axis="gender", measures=["length"])
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"pair_id": "1", "side": "a", "response": "x"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=f"{path}: need at least 2"):
+        score(path, axis="gender", measures=["length"])
