@@ -1,0 +1,193 @@
+"""Benchmark the counterfactual swapper against the naive per-term ``re.sub`` method.
+
+Streams N contexts (the built-in chitchat corpus, every message, repeated as often as needed)
+through ``fairtalk.Swapper`` and, in the same run and interleaved round by round so that both see
+the same machine load, through the naive method of the paper's CDA scripts: one ``re.sub`` per
+lexicon term in sequence (every group-B term, then every group-A term when no group-B term
+matched), each with a ``random.choice`` among the counterparts. Speeds are CPU seconds of this
+single-threaded process (one core); wall-clock figures are printed alongside.
+
+Memory: the fairtalk pass records the peak RSS after N/10 and after N contexts, and a second pass
+traces Python allocations (tracemalloc peak) while streaming M/10 and M contexts. Flat figures
+mean the swapper streams: memory does not grow with the corpus.
+
+Usage::
+
+    .venv/bin/python bench/swap.py                 # 1M contexts, race lexicon
+    .venv/bin/python bench/swap.py --n 100000 --naive-n 5000 --trace-n 50000   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import resource
+import subprocess
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import chitchat_dataset
+
+from fairtalk import Lexicon, Swapper, load_lexicon
+
+
+def chitchat_texts() -> list[str]:
+    """Every message text of the chitchat-dataset corpus (about 258k short chat lines)."""
+    path = Path(chitchat_dataset.__file__).with_name("dataset.json")
+    conversations = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        message["text"]
+        for conversation in conversations.values()
+        for turn in conversation["messages"]
+        for message in turn
+    ]
+
+
+def stream(base: list[str], n: int, offset: int = 0) -> Iterator[str]:
+    """Yield ``n`` contexts, cycling through ``base`` from ``offset`` (nothing is accumulated)."""
+    size = len(base)
+    for index in range(offset, offset + n):
+        yield base[index % size]
+
+
+def naive_swapper(lexicon: Lexicon, seed: int, *, precompiled: bool) -> Callable[[str], str]:
+    """The per-term method of the paper's CDA scripts: one re.sub per lexicon term, in sequence."""
+    rng = random.Random(seed)
+    a_to_b: dict[str, list[str]] = {}
+    b_to_a: dict[str, list[str]] = {}
+    for pair in lexicon.pairs:
+        a_to_b.setdefault(pair.a.lower(), []).append(pair.b.lower())
+        b_to_a.setdefault(pair.b.lower(), []).append(pair.a.lower())
+
+    def pattern(term: str) -> re.Pattern[str] | str:
+        source = r"(?<=\b)" + re.escape(term) + r"(?=\b)"
+        return re.compile(source) if precompiled else source
+
+    passes = [[(pattern(t), c) for t, c in table.items()] for table in (b_to_a, a_to_b)]
+    sub = re.sub  # a pattern string goes through re's compiled-pattern cache, as in the scripts
+
+    def swap(text: str) -> str:
+        for terms in passes:
+            changed = False
+            for term, counterparts in terms:
+                if precompiled:
+                    new = term.sub(rng.choice(counterparts), text)  # type: ignore[union-attr]
+                else:
+                    new = sub(term, rng.choice(counterparts), text)
+                if new != text:
+                    text, changed = new, True
+            if changed:  # the scripts try group A only when no group-B term matched
+                break
+        return text
+
+    return swap
+
+
+def timed(function: Callable[[str], object], contexts: Iterator[str]) -> tuple[int, float, float]:
+    """Run ``function`` over the contexts: (count, CPU seconds, wall seconds)."""
+    count = 0
+    cpu, wall = time.process_time(), time.perf_counter()
+    for text in contexts:
+        function(text)
+        count += 1
+    return count, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def max_rss_mib() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def traced_peak_mib(swapper: Swapper, base: list[str], n: int) -> float:
+    """tracemalloc peak (MiB) while streaming ``n`` contexts through the swapper."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    n_changed = 0
+    for text in stream(base, n):
+        n_changed += not swapper.swap(text).no_match
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def machine() -> str:
+    """CPU model and core count, as ``lscpu`` and ``nproc`` report them."""
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name")), "?")
+    except OSError:
+        model = platform.processor() or "?"
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def main() -> None:
+    """Parse arguments, run the benchmark, print the figures (and write JSON with --json)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="contexts through fairtalk (default 1M)")
+    parser.add_argument("--naive-n", type=int, default=20_000, help="contexts through the naive method")
+    parser.add_argument("--trace-n", type=int, default=200_000, help="largest tracemalloc stream (also /10)")
+    parser.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
+    parser.add_argument("--axis", default="race", help="lexicon axis (default race)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args()
+
+    base = chitchat_texts()
+    lexicon = load_lexicon(args.axis)
+    swapper = Swapper(lexicon, seed=args.seed)
+    naive = naive_swapper(lexicon, args.seed, precompiled=False)
+    naive_compiled = naive_swapper(lexicon, args.seed, precompiled=True)
+    print(f"machine: {machine()}")
+    print(f"corpus: chitchat-dataset, {len(base):,} messages, mean {sum(map(len, base)) / len(base):.1f} chars, cycled")
+    print(f"lexicon: {lexicon.source}, {len(lexicon.pairs)} pairs")
+
+    rss_start = max_rss_mib()
+    totals = {name: [0, 0.0, 0.0] for name in ("fairtalk", "naive", "naive_precompiled")}
+    rss_at: dict[int, float] = {}
+    rounds = max(1, args.rounds)
+    for round_ in range(rounds):
+        share = args.n * (round_ + 1) // rounds - args.n * round_ // rounds
+        naive_share = args.naive_n * (round_ + 1) // rounds - args.naive_n * round_ // rounds
+        offset = totals["fairtalk"][0]
+        for name, function, n in (
+            ("fairtalk", swapper.swap, share),
+            ("naive", naive, naive_share),
+            ("naive_precompiled", naive_compiled, naive_share),
+        ):
+            done = timed(function, stream(base, n, offset))
+            totals[name] = [t + d for t, d in zip(totals[name], done)]
+        rss_at[totals["fairtalk"][0]] = max_rss_mib()
+
+    figures: dict[str, object] = {"n": args.n, "naive_n": args.naive_n, "machine": machine()}
+    print(f"\n{'method':<20}{'contexts':>12}{'CPU s':>9}{'ctx/s (CPU)':>14}{'ctx/min':>14}{'ctx/s (wall)':>14}")
+    for name, (count, cpu, wall) in totals.items():
+        rate = count / cpu if cpu else float("nan")
+        figures[name] = {"contexts": count, "cpu_s": cpu, "per_s": rate, "per_s_wall": count / wall if wall else None}
+        print(f"{name:<20}{count:>12,}{cpu:>9.2f}{rate:>14,.0f}{rate * 60:>14,.0f}{count / wall:>14,.0f}")
+    fast = figures["fairtalk"]["per_s"]  # type: ignore[index]
+    for name in ("naive", "naive_precompiled"):
+        ratio = fast / figures[name]["per_s"]  # type: ignore[index]
+        figures[f"ratio_vs_{name}"] = ratio
+        print(f"speed-up vs {name}: {ratio:.1f}x")
+
+    tenth = min(rss_at, key=lambda done: abs(done - args.n / 10))
+    print(f"\npeak RSS: {rss_start:.1f} MiB before, {rss_at[tenth]:.1f} MiB after {tenth:,} contexts, "
+          f"{rss_at[max(rss_at)]:.1f} MiB after {max(rss_at):,}")
+    small, large = max(1, args.trace_n // 10), args.trace_n
+    peaks = {n: traced_peak_mib(swapper, base, n) for n in (small, large)}
+    print(f"tracemalloc peak while streaming: {peaks[small]:.3f} MiB for {small:,} contexts, "
+          f"{peaks[large]:.3f} MiB for {large:,}")
+    figures["rss_mib"] = {"start": rss_start, **{str(k): v for k, v in rss_at.items()}}
+    figures["tracemalloc_peak_mib"] = {str(k): v for k, v in peaks.items()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
