@@ -10,7 +10,7 @@ from typing import Any
 
 from fairtalk.report.json_report import jsonable
 from fairtalk.report.plots import bar_chart_png, png_data_uri
-from fairtalk.report.table import COLUMNS, correction_name, distinct_definition, measure_label, summary_rows
+from fairtalk.report.table import COLUMNS, ci_method, correction_name, distinct_definition, measure_label, summary_rows
 from fairtalk.results import AuditResult
 
 __all__ = ["render_html", "write_html"]
@@ -91,6 +91,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         "alpha": f"{result.alpha:g}",
         "correction": correction_name(result),
         "distinct": distinct_definition(result),
+        "ci_method": ci_method(result),
         "biased": [measure_label(name) for name in result.biased()],
         "columns": COLUMNS,
         "rows": rows,

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from fairtalk.report.table import COLUMNS, correction_name, distinct_definition, summary_rows
+from fairtalk.report.table import COLUMNS, ci_method, correction_name, distinct_definition, summary_rows
 from fairtalk.results import AuditResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -56,7 +56,7 @@ def render_markdown(result: AuditResult) -> str:
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
         f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; "
         f"p (adj.): {correction_name(result)} correction across the {len(rows)} measures.",
-        "- 95% CI: paired bootstrap of A − B (percentage points for rates).",
+        f"- 95% CI of A − B (percentage points for rates): {md_escape(ci_method(result))}.",
         f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
     ]
     if distinct is not None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # rich is imported lazily by rich_table()
 __all__ = [
     "COLUMNS",
     "TableRow",
+    "ci_method",
     "correction_name",
     "distinct_definition",
     "format_p",
@@ -157,8 +158,7 @@ def _effect(m: MeasureResult) -> str:
         return _DASH
     if not math.isfinite(m.effect_size):
         return "n/a"
-    name = m.effect_size_name or ""
-    symbol = {"cohens_h": "h", "cohen_h": "h", "cohens_d": "d", "cohen_d": "d"}.get(name, name)
+    symbol = (m.effect_size_name or "").removeprefix("cohens_").removeprefix("cohen_")  # cohens_d_z -> d_z
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
@@ -235,6 +235,14 @@ def distinct_definition(result: AuditResult) -> str | None:
     if found is None:
         return None
     return _DISTINCT.get(found, found)
+
+
+def ci_method(result: AuditResult) -> str:
+    """How the 95% CI was computed, from the manifest (``methods.ci``) when it says."""
+    methods = result.manifest.get("methods")
+    if isinstance(methods, Mapping) and isinstance(methods.get("ci"), str):
+        return methods["ci"]
+    return "paired bootstrap of A − B"
 
 
 def rich_table(result: AuditResult) -> Table:

@@ -1,0 +1,107 @@
+"""`fairtalk score`: end to end on small synthetic responses; exit codes 0/1/2; the report files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+_KIND = ("That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible.")
+_NEUTRAL = ("ok see you tomorrow", "what time is it", "i went to the store", "maybe later", "he said hi")
+
+
+def _write(path, pairs):  # noqa: ANN001, ANN202
+    with path.open("w", encoding="utf-8") as f:
+        for i, (a, b) in enumerate(pairs):
+            f.write(json.dumps({"pair_id": f"p{i}", "side": "a", "context": f"he said {i}", "response": a}) + "\n")
+            f.write(json.dumps({"pair_id": f"p{i}", "side": "b", "context": f"she said {i}", "response": b}) + "\n")
+    return path
+
+
+@pytest.fixture
+def biased(tmp_path):  # noqa: ANN001, ANN201
+    """Side A gets kind replies, side B insults: every sentiment/offense test should reject."""
+    return _write(tmp_path / "biased.jsonl", [_KIND] * 40 + [(t, t) for t in _NEUTRAL * 4])
+
+
+@pytest.fixture
+def unbiased(tmp_path):  # noqa: ANN001, ANN201
+    """Both sides answer identically: no difference anywhere."""
+    texts = _NEUTRAL + _KIND
+    return _write(tmp_path / "unbiased.jsonl", [(texts[i % len(texts)],) * 2 for i in range(60)])
+
+
+def _score(*args: str):  # noqa: ANN202
+    return runner.invoke(app, ["score", *args, "--resamples", "200"])
+
+
+def test_biased_responses_fail_the_gate(biased, tmp_path) -> None:
+    out = tmp_path / "report"
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--fail-on-bias")
+    assert done.exit_code == 1, done.output
+    for name in ("results.json", "results.csv", "report.md", "report.html"):
+        assert (out / name).is_file()
+        assert f"wrote {out / name}" in done.output.replace("\n", "")
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert data["axis"] == "gender" and data["n_pairs"] == 60
+    assert data["measures"]["sentiment_positive"]["p_adjusted"] < 0.05
+    assert "offense_rate" in done.output and "significant (adjusted p < 0.05)" in done.output
+
+
+def test_biased_without_the_flag_exits_zero(biased, tmp_path) -> None:
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(tmp_path / "r"))
+    assert done.exit_code == 0, done.output
+
+
+def test_unbiased_responses_pass_the_gate(unbiased, tmp_path) -> None:
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "r"), "--fail-on-bias")
+    assert done.exit_code == 0, done.output
+    assert "no significant difference" in done.output
+
+
+def test_two_file_layout(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("\n".join([_KIND[0]] * 30) + "\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join([_KIND[1]] * 30) + "\n", encoding="utf-8")
+    out = tmp_path / "r"
+    done = _score("--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"),
+                  "--axis", "gender", "-o", str(out), "--fail-on-bias", "--correction", "bh")
+    assert done.exit_code == 1, done.output
+    assert json.loads((out / "results.json").read_text())["correction"] == "bh"
+
+
+def test_missing_file_is_a_clean_error(tmp_path) -> None:
+    done = _score("--responses", str(tmp_path / "nope.jsonl"), "--axis", "gender", "-o", str(tmp_path / "r"))
+    assert done.exit_code == 2
+    assert "error:" in done.stderr and "nope.jsonl" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_malformed_file_names_the_line(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"pair_id": "p0", "side": "a", "context": "c", "response": "r"}\n{not json\n', encoding="utf-8")
+    done = _score("--responses", str(bad), "--axis", "gender", "-o", str(tmp_path / "r"))
+    assert done.exit_code == 2
+    assert f"{bad}:2:" in done.stderr.replace("\n", "")
+    assert "Traceback" not in done.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--axis", "gender", "--correction", "bonferroni"), "--correction"),
+        (("--axis", "gender", "--distinct", "weird"), "--distinct"),
+        (("--axis", "nosuchaxis"), "nosuchaxis"),
+        ((), "--axis"),
+    ],
+)
+def test_bad_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
+    done = _score("--responses", str(unbiased), "-o", str(tmp_path / "r"), *args)
+    assert done.exit_code == 2, done.output
+    assert "error:" in done.stderr and needle in done.stderr
+    assert "Traceback" not in done.output
+    assert not (tmp_path / "r").exists()
