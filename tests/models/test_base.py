@@ -1,0 +1,81 @@
+"""Tests for models/base.py: DecodingSettings validation, batching helper, per-item error isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from fairtalk import ResponderError, SpecError
+from fairtalk.models import BaseResponder, DecodingSettings, Responder, respond_each
+from fairtalk.models.base import length_batches, make_fingerprint, split_query
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"temperature": 0}, "temperature must be > 0"),
+        ({"top_k": 0}, "top_k must be a positive integer"),
+        ({"top_p": 1.5}, "top_p must be in"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be a positive integer"),
+        ({"num_beams": 0}, "num_beams must be a positive integer"),
+        ({"num_beams": 2, "do_sample": True}, "num_beams > 1 needs do_sample=False"),
+        ({"do_sample": "yes"}, "do_sample must be True or False"),
+    ],
+)
+def test_settings_validation(kwargs: dict, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        DecodingSettings(**kwargs)
+
+
+def test_settings_key_ignores_sampling_knobs_when_greedy() -> None:
+    assert DecodingSettings(temperature=0.5).digest == DecodingSettings().digest
+    assert DecodingSettings(do_sample=True, temperature=0.5).digest != DecodingSettings(do_sample=True).digest
+    assert DecodingSettings(max_new_tokens=5).digest != DecodingSettings().digest
+    assert DecodingSettings().to_dict()["max_new_tokens"] == 40
+
+
+def test_length_batches_sorts_and_covers() -> None:
+    lengths = [3, 10, 1, 7, 7]
+    groups = list(length_batches(lengths, 2))
+    assert groups == [[1, 3], [4, 0], [2]]
+    assert sorted(i for g in groups for i in g) == list(range(5))
+
+
+def test_helpers() -> None:
+    assert make_fingerprint("x", "y") == "x:y"
+    assert make_fingerprint("x", "y", b=1, a=None) == 'x:y {"b":1}'
+    assert split_query("path?a=1&b=two") == ("path", {"a": "1", "b": "two"})
+
+
+class _Flaky(BaseResponder):
+    """Batched model that fails a whole batch when any context contains 'bad'."""
+
+    calls = 0
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:flaky"
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        self.calls += 1
+        if any("bad" in c for c in contexts):
+            raise ResponderError("bad item in batch")
+        return [c.upper() for c in contexts]
+
+
+def test_bisection_isolates_failing_items() -> None:
+    model = _Flaky()
+    assert isinstance(model, Responder)
+    contexts = ["a", "b", "bad1", "c", "d", "bad2", "e"]
+    out = respond_each(model, contexts, DecodingSettings(), seeds=[0] * 7)
+    assert [o if isinstance(o, str) else "ERR" for o in out] == ["A", "B", "ERR", "C", "D", "ERR", "E"]
+    assert str(out[2]) == "bad item in batch"
+    with model as m:
+        assert m is model
+    assert repr(model) == "_Flaky('test:flaky')"
+
+
+def test_seed_count_must_match() -> None:
+    with pytest.raises(SpecError, match="got 2 contexts but 1 seeds"):
+        respond_each(_Flaky(), ["a", "b"], DecodingSettings(), seeds=[0])

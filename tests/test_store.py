@@ -1,0 +1,216 @@
+"""Tests for store.py: the SQLite run store and CachingResponder (resume, errors, crash safety)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from fairtalk import ResponderError, StoreError
+from fairtalk.models import BaseResponder, DecodingSettings, load_responder
+from fairtalk.store import CachingResponder, RunStore, context_hash
+
+S = DecodingSettings()
+
+
+class _Counting(BaseResponder):
+    """Echo model that records every context it was asked, failing those listed in ``fail``."""
+
+    def __init__(self, fail: Sequence[str] = ()) -> None:
+        self.asked: list[str] = []
+        self.fail = set(fail)
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:counting"
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        if any(c in self.fail for c in contexts):
+            raise ResponderError("refused " + ",".join(c for c in contexts if c in self.fail))
+        self.asked.extend(contexts)
+        return [f"{c}/{s}" for c, s in zip(contexts, seeds)]
+
+
+def test_cache_hits_misses_order_and_duplicates(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "dir" / "store.db"
+    contexts = ["a", "b", "a", "c", "d"]
+    seeds = [0, 0, 0, 0, 1]
+    with RunStore(path) as store:
+        model = _Counting()
+        progress: list[int] = []
+        cr = CachingResponder(model, store, batch_size=2, progress=progress.append)
+        assert cr.respond(contexts, S, seeds=seeds) == ["a/0", "b/0", "a/0", "c/0", "d/1"]
+        assert model.asked == ["a", "b", "c", "d"]  # the duplicate "a" generated once
+        assert (cr.n_cached, cr.n_generated, cr.n_errors) == (0, 4, 0)
+        assert sum(progress) == 5
+        assert cr.respond(["d", "a", "e"], S, seeds=[1, 0, 0]) == ["d/1", "a/0", "e/0"]
+        assert model.asked[4:] == ["e"] and cr.n_cached == 2
+        cr.respond(["a"], S, seeds=[5])  # new seed: a miss
+        cr.respond(["a"], DecodingSettings(max_new_tokens=3), seeds=[0])  # new settings: a miss
+        assert model.asked[5:] == ["a", "a"]
+        assert store.count() == 7 and store.count("test:counting") == 7 and store.count("other") == 0
+    assert path.exists()
+    with RunStore(path) as again:  # persisted
+        cr = CachingResponder(_Counting(), again)
+        assert cr.respond(contexts, S, seeds=seeds) == ["a/0", "b/0", "a/0", "c/0", "d/1"]
+        assert cr.n_generated == 0
+        rows = list(again.iter_responses("test:counting"))
+        assert len(rows) == 7 and rows[0].fingerprint == "test:counting" and len(rows[0].context_hash) == 32
+
+
+def test_errors_are_recorded_counted_and_retried(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store:
+        cr = CachingResponder(_Counting(fail=["x", "y"]), store, batch_size=4)
+        out = cr.respond_each(["a", "x", "b", "y", "c"], S, seeds=[0] * 5)
+        assert out[0] == "a/0" and out[2] == "b/0" and out[4] == "c/0"
+        assert isinstance(out[1], ResponderError) and "refused x" in str(out[1])
+        assert (cr.n_generated, cr.n_errors) == (3, 2)
+        assert store.count() == 3 and store.count(errors=True) == 2
+        errors = [r for r in store.iter_responses() if r.error]
+        assert {r.context for r in errors} == {"x", "y"} and all(r.response is None for r in errors)
+        assert all(r.error.startswith("ResponderError: refused") for r in errors)
+        with pytest.raises(ResponderError, match="refused"):
+            cr.respond(["x"], S, seeds=[0])
+        healed = _Counting(fail=["y"])
+        cr2 = CachingResponder(healed, store)
+        out = cr2.respond_each(["a", "x", "y"], S, seeds=[0] * 3)
+        assert out[:2] == ["a/0", "x/0"] and isinstance(out[2], ResponderError)
+        assert healed.asked == ["x"] and cr2.n_cached == 1
+        assert store.count() == 4 and store.count(errors=True) == 1
+
+
+def test_a_success_is_never_overwritten(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store:
+        run = store.run_id("fp", S)
+        h = context_hash("c")
+        store.write(run, [(h, 0, "c", "first", None)])
+        store.write(run, [(h, 0, "c", None, "Err: later failure"), (h, 0, "c", "second", None)])
+        assert store.lookup(run, [(h, 0)]) == {(h, 0): "first"}
+        assert store.count() == 1 and store.count(errors=True) == 0
+
+
+def test_max_errors_raises_after_committing(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store:
+        cr = CachingResponder(_Counting(fail=["x1", "x2", "x3"]), store, batch_size=2, max_errors=1)
+        with pytest.raises(ResponderError, match=r"2 responses failed, more than max_errors=1"):
+            cr.respond_each(["a", "x1", "b", "x2", "c", "x3"], S, seeds=[0] * 6)
+        assert store.count() == 2  # a and b were committed before the raise
+        cr0 = CachingResponder(_Counting(fail=["x1"]), store, max_errors=1)
+        assert isinstance(cr0.respond_each(["x1"], S, seeds=[0])[0], ResponderError)
+
+
+def test_unusable_paths_give_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="it is a directory"):
+        RunStore(tmp_path)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="garbage.db: cannot open run store"):
+        RunStore(garbage)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot open run store"):
+        RunStore(blocker / "store.db")
+    old = tmp_path / "old.db"
+    RunStore(old).close()
+    with sqlite3.connect(old) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema version 99"):
+        RunStore(old)
+    store = RunStore(tmp_path / "closed.db")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.count()
+    with pytest.raises(StoreError, match="batch_size"):
+        CachingResponder(_Counting(), RunStore(tmp_path / "b.db"), batch_size=0)
+
+
+def test_wal_mode(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store:
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_echo_through_the_store(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store, CachingResponder(load_responder("builtin:echo"), store) as cr:
+        contexts = [f"context {i} here" for i in range(500)]
+        first = cr.respond(contexts, S, seeds=[0] * 500)
+        assert first == cr.respond(contexts, S, seeds=[0] * 500)
+        assert (cr.n_generated, cr.n_cached) == (500, 500)
+
+
+# --- crash safety: kill -9 a run midway, resume, compare with an uninterrupted run ----------
+
+SLOW_MODEL = """
+import time
+
+def respond(text, seed):
+    time.sleep(0.01)
+    return f"{text[::-1]}#{seed}"
+"""
+RUNNER = """
+import json, sys
+from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.store import CachingResponder, RunStore
+
+store_path, model_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+contexts = [f"context number {i} " * 2 for i in range(n)]
+seeds = [i % 3 for i in range(n)]
+with RunStore(store_path) as store:
+    cr = CachingResponder(load_responder(f"python:{model_path}:respond"), store, batch_size=5)
+    out = cr.respond(contexts, DecodingSettings(), seeds=seeds)
+print(json.dumps({"n_cached": cr.n_cached, "n_generated": cr.n_generated, "out": out}))
+"""
+N_CRASH = 150
+
+
+def _run(tmp_path: Path, store: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "runner.py"), str(store), str(tmp_path / "slow.py"), str(N_CRASH)],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def _count(path: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_9_midway_then_resume(tmp_path: Path) -> None:
+    (tmp_path / "slow.py").write_text(SLOW_MODEL)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    crashed = tmp_path / "crashed.db"
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "runner.py"), str(crashed), str(tmp_path / "slow.py"), str(N_CRASH)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while _count(crashed) < 30 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    n_before = _count(crashed)
+    assert 30 <= n_before < N_CRASH
+
+    resumed = _run(tmp_path, crashed)
+    assert resumed["n_cached"] == n_before and resumed["n_generated"] == N_CRASH - n_before
+    clean = _run(tmp_path, tmp_path / "clean.db")
+    assert clean["n_cached"] == 0
+    assert resumed["out"] == clean["out"]
+    with RunStore(crashed) as store:
+        rows = list(store.iter_responses())
+    keys = [(r.context_hash, r.seed) for r in rows]
+    assert len(rows) == N_CRASH and len(set(keys)) == N_CRASH  # no gaps, no duplicates
+    assert all(r.error is None for r in rows)
+    assert sorted(r.response for r in rows) == sorted(clean["out"])
