@@ -1,0 +1,84 @@
+"""Retrieval pool filtering: reasons, counts, order, and the pool file format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fairtalk.counterfactual import Swapper
+from fairtalk.debias.candidate_filter import DROP_REASONS, filter_pool, read_pool, write_pool
+from fairtalk.errors import InputError, SpecError
+from fairtalk.lexicons import load_lexicon
+
+POOL = (
+    "nice to meet you",
+    "she is a nurse",
+    "you are a fucking idiot",
+    "the funeral was tragic and painful, i cried",
+    "his fucking car",  # group words and offensive: counted under group_words
+    "have a lovely day",
+    "nice to meet you",
+)
+
+
+def test_drops_each_reason_once_in_checking_order() -> None:
+    result = filter_pool(POOL, swapper="gender")
+    assert result.kept == ("nice to meet you", "have a lovely day", "nice to meet you")
+    assert result.kept_indices == (0, 5, 6)
+    assert result.dropped_by == {"group_words": 2, "offensive": 1, "negative": 1}
+    assert (result.n_before, result.n_after, result.n_dropped) == (7, 3, 4)
+    assert sum(result.dropped_by.values()) == result.n_dropped
+
+
+def test_only_the_chosen_reasons_apply() -> None:
+    result = filter_pool(POOL, drop=["offensive"])
+    assert result.dropped_by == {"offensive": 2}
+    assert "she is a nurse" in result.kept and "the funeral was tragic and painful, i cried" in result.kept
+    result = filter_pool(POOL, drop=("negative",), negative_threshold=-0.95)
+    assert result.dropped_by == {"negative": 0} and result.n_after == len(POOL)
+    assert filter_pool(POOL, drop=()).kept == POOL
+
+
+def test_swapper_may_be_a_swapper_lexicon_or_axis() -> None:
+    for axis in (Swapper(load_lexicon("gender")), load_lexicon("gender"), "gender"):
+        assert filter_pool(POOL, drop="group_words", swapper=axis).dropped_by == {"group_words": 2}
+
+
+def test_offense_threshold_is_used() -> None:
+    strict = filter_pool(POOL, drop=["offensive"], offense_threshold=0.0)
+    assert strict.n_after == 0
+
+
+def test_errors() -> None:
+    with pytest.raises(SpecError, match=r"unknown pool-filter reason 'ofensive'; did you mean 'offensive'\?"):
+        filter_pool(POOL, drop=["ofensive"])
+    with pytest.raises(SpecError) as info:
+        filter_pool(POOL, drop=["x"])
+    assert info.value.choices == tuple(sorted(DROP_REASONS))
+    with pytest.raises(SpecError, match="needs an axis"):
+        filter_pool(POOL, drop=["group_words"])
+    with pytest.raises(TypeError, match="candidate 1 is not a string"):
+        filter_pool(["a", None], drop=())  # type: ignore[list-item]
+
+
+def test_empty_pool() -> None:
+    result = filter_pool([], swapper="gender")
+    assert result.kept == () and result.n_before == 0 and result.dropped_by == dict.fromkeys(DROP_REASONS, 0)
+
+
+def test_pool_files(tmp_path: Path) -> None:
+    source = tmp_path / "pool.txt"
+    source.write_bytes("one\n\n  two  \nthree\r\n".encode())
+    assert read_pool(source) == ["one", "two", "three"]
+    out = tmp_path / "out.txt"
+    assert write_pool(["a\nb", "c"], out) == 2
+    assert out.read_text(encoding="utf-8") == "a b\nc\n"
+    with pytest.raises(InputError, match="refusing to overwrite the input pool"):
+        write_pool(["x"], source, input_path=source)
+    with pytest.raises(InputError, match="candidate pool file not found"):
+        read_pool(tmp_path / "missing.txt")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(InputError, match=r"bad.txt:2: the candidate pool is not valid UTF-8"):
+        read_pool(bad)
