@@ -12,7 +12,7 @@ import pytest
 import fairtalk
 from fairtalk import InputError, Response, SpecError, read_responses, score
 from fairtalk.measures import Length
-from fairtalk.stats import z_test
+from fairtalk.stats import adjust_pvalues, z_test
 
 _KIND = ("That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible.")
 _NEUTRAL = ("ok see you tomorrow", "what time is it", "i went to the store", "maybe later", "sounds fine to me")
@@ -107,7 +107,7 @@ def test_identical_sides_show_no_difference() -> None:
 def test_p_adjusted_is_holm_or_bh_of_the_paired_p(biased_result: fairtalk.AuditResult) -> None:
     raw = [m.p_paired for m in biased_result.measures]
     assert [m.p_adjusted for m in biased_result.measures] == pytest.approx(
-        fairtalk.stats.adjust_pvalues(raw, method="holm").tolist()
+        adjust_pvalues(raw, method="holm").tolist()
     )
     assert all(m.p_adjusted >= m.p_paired for m in biased_result.measures)
 

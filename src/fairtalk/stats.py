@@ -306,17 +306,18 @@ def corpus_bootstrap(
     if n_texts_a != n_texts_b:  # a swap moves a text to the other side, so both must share one index
         raise ValueError(_MSG_SHARED_INDEX.format(n_a=n_texts_a, n_b=n_texts_b))
 
-    def difference(side_a: np.ndarray, side_b: np.ndarray) -> list[float]:
-        value_a = stat_a(np.bincount(side_a, minlength=n_texts_a))
-        value_b = stat_b(np.bincount(side_b, minlength=n_texts_b))
+    total = np.bincount(ia, minlength=n_texts_a) + np.bincount(ib, minlength=n_texts_a)
+
+    def difference(side_a: np.ndarray) -> list[float]:
+        weights_a = np.bincount(side_a, minlength=n_texts_a)
+        value_a, value_b = stat_a(weights_a), stat_b(total - weights_a)  # swaps keep the union fixed
         return [value_a[key] - value_b[key] for key in keys]
 
-    observed = difference(ia, ib)
+    observed = difference(ia)
     rng = _rng(seed)
     diffs = np.empty((len(keys), n_resamples))
     for r in range(n_resamples):
-        swap = rng.random(ia.size) < 0.5
-        diffs[:, r] = difference(np.where(swap, ib, ia), np.where(swap, ia, ib))
+        diffs[:, r] = difference(np.where(rng.random(ia.size) < 0.5, ib, ia))
     out = {}
     for k, key in enumerate(keys):
         q_low, q_high = np.quantile(diffs[k], [(1 - level) / 2, (1 + level) / 2])
