@@ -86,6 +86,17 @@ def write_jsonl(path: Path, contexts: list[str], a: list[str], b: list[str]) -> 
             f.write(json.dumps({"pair_id": pid, "side": "b", "context": swap(context), "response": rb}) + "\n")
 
 
+class _Clock:
+    """Wall and CPU seconds (this process, all threads) of a block: the machine may be shared."""
+
+    def __enter__(self) -> _Clock:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall0, time.process_time() - self.cpu0
+
+
 def _suite():  # noqa: ANN202
     from fairtalk.lexicons import load_lexicon
     from fairtalk.measures.registry import default_measures
@@ -107,54 +118,54 @@ def _warm(suite) -> None:  # noqa: ANN001
         m.score(["warm up", "hello there"])
 
 
-def time_suite(suite, a: list[str], b: list[str]) -> dict[str, float]:  # noqa: ANN001
-    """Seconds per measure for the deduplicated suite over both sides."""
+def time_suite(suite, a: list[str], b: list[str]) -> dict[str, _Clock]:  # noqa: ANN001
+    """Wall/CPU seconds per measure for the deduplicated suite over both sides."""
     from fairtalk.measures.scoring import score_unique
 
-    times: dict[str, float] = {}
+    times: dict[str, _Clock] = {}
     texts = a + b
     for m in _per_response(suite):
-        t0 = time.perf_counter()
-        score_unique(m, texts)
-        times[m.name] = time.perf_counter() - t0
+        with _Clock() as times[m.name]:
+            score_unique(m, texts)
     for m in _corpus(suite):
-        t0 = time.perf_counter()
-        m.prepare(a)()
-        m.prepare(b)()
-        times[m.name] = time.perf_counter() - t0
+        with _Clock() as times[m.name]:
+            m.prepare(a)()
+            m.prepare(b)()
     return times
 
 
-def time_naive(suite, texts: list[str]) -> dict[str, float]:  # noqa: ANN001
-    """Seconds per measure when each scorer is called once per response, no dedupe."""
-    times: dict[str, float] = {}
+def time_naive(suite, texts: list[str]) -> dict[str, _Clock]:  # noqa: ANN001
+    """Wall/CPU seconds per measure when each scorer is called once per response, no dedupe."""
+    times: dict[str, _Clock] = {}
     for m in _per_response(suite):
-        t0 = time.perf_counter()
-        for text in texts:
-            m.score([text])
-        times[m.name] = time.perf_counter() - t0
+        with _Clock() as times[m.name]:
+            for text in texts:
+                m.score([text])
     return times
 
 
-def time_batched(suite, texts: list[str]) -> dict[str, float]:  # noqa: ANN001
-    """Seconds per measure when each scorer gets all texts in one call, repeats included (no dedupe)."""
-    times: dict[str, float] = {}
+def time_batched(suite, texts: list[str]) -> dict[str, _Clock]:  # noqa: ANN001
+    """Wall/CPU seconds per measure when each scorer gets all texts in one call, repeats included."""
+    times: dict[str, _Clock] = {}
     for m in _per_response(suite):
-        t0 = time.perf_counter()
-        m.score(texts)
-        times[m.name] = time.perf_counter() - t0
+        with _Clock() as times[m.name]:
+            m.score(texts)
     return times
 
 
-def time_score(path: Path, n_resamples: int) -> tuple[float, object] | None:
-    """Seconds for ``fairtalk.score`` end to end, or None when it does not exist yet."""
+def time_score(path: Path, n_resamples: int) -> tuple[_Clock, object] | None:
+    """Wall/CPU seconds for ``fairtalk.score`` end to end, or None when it does not exist yet."""
     try:
         from fairtalk import score
     except ImportError:
         return None
-    t0 = time.perf_counter()
-    result = score(path, axis="gender", n_resamples=n_resamples)
-    return time.perf_counter() - t0, result
+    with _Clock() as clock:
+        result = score(path, axis="gender", n_resamples=n_resamples)
+    return clock, result
+
+
+def _rate(n: float, clock_wall: float, clock_cpu: float) -> str:
+    return f"wall {clock_wall:.1f}s = {n / clock_wall:,.0f} responses/s; CPU {clock_cpu:.1f}s = {n / clock_cpu:,.0f} responses/s"
 
 
 def machine() -> str:
@@ -190,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     suite = _suite()
     _warm(suite)
 
-    total_score = None
+    score_clock = None
     if not args.skip_score:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "responses.jsonl"
@@ -199,35 +210,41 @@ def main(argv: list[str] | None = None) -> int:
         if timed is None:
             print("fairtalk.score: not available yet (skipped)")
         else:
-            total_score, result = timed
+            score_clock, result = timed
             print(f"fairtalk.score (read + measures + tests + {args.resamples} bootstrap resamples): "
-                  f"{total_score:.1f}s = {n / total_score:,.0f} responses/s")
+                  + _rate(n, score_clock.wall, score_clock.cpu))
             print(f"  significant: {result.biased() or 'none'} (same distribution on both sides: expect none)")
 
     suite_times = time_suite(suite, a, b)
-    suite_total = sum(suite_times.values())
-    print(f"measure suite with dedupe (score_unique + diversity): {suite_total:.1f}s = {n / suite_total:,.0f} responses/s")
-    for name, seconds in suite_times.items():
-        print(f"  {name:16s} {seconds:7.2f}s")
+    suite_wall = sum(c.wall for c in suite_times.values())
+    suite_cpu = sum(c.cpu for c in suite_times.values())
+    print("measure suite with dedupe (score_unique + diversity): " + _rate(n, suite_wall, suite_cpu))
+    for name, c in suite_times.items():
+        print(f"  {name:16s} wall {c.wall:7.2f}s  CPU {c.cpu:7.2f}s")
 
     rng = np.random.default_rng(args.seed + 1)
     both = a + b
     sample = [both[i] for i in rng.choice(n, size=min(args.naive_sample, n), replace=False)]
-    naive_times = time_naive(suite, sample)
     scale = n / len(sample)
-    naive_total = sum(naive_times.values()) * scale + sum(suite_times[m.name] for m in _corpus(suite))
+    corpus_wall = sum(suite_times[m.name].wall for m in _corpus(suite))
+    corpus_cpu = sum(suite_times[m.name].cpu for m in _corpus(suite))
+    naive_times = time_naive(suite, sample)
+    naive_wall = sum(c.wall for c in naive_times.values()) * scale + corpus_wall
+    naive_cpu = sum(c.cpu for c in naive_times.values()) * scale + corpus_cpu
     print(f"naive loop (each scorer once per response, no dedupe), measured on {len(sample)} responses "
-          f"and extrapolated x{scale:.0f}: {naive_total:.0f}s = {n / naive_total:,.0f} responses/s")
-    for name, seconds in naive_times.items():
-        print(f"  {name:16s} {seconds * scale:7.1f}s (extrapolated; {seconds:.2f}s measured)")
+          f"and extrapolated x{scale:.0f} (+ diversity at its measured cost): " + _rate(n, naive_wall, naive_cpu))
+    for name, c in naive_times.items():
+        print(f"  {name:16s} CPU {c.cpu * scale:8.1f}s extrapolated ({c.cpu:.2f}s measured; wall {c.wall:.2f}s)")
     batched_times = time_batched(suite, sample)
-    batched_total = sum(batched_times.values()) * scale + sum(suite_times[m.name] for m in _corpus(suite))
-    print(f"batched, no dedupe (one call per scorer, repeats scored again), extrapolated the same way: "
-          f"{batched_total:.0f}s = {n / batched_total:,.0f} responses/s")
-    print(f"ratio measure suite / naive: {naive_total / suite_total:.1f}x "
-          f"(suite / batched-no-dedupe: {batched_total / suite_total:.1f}x)")
-    if total_score is not None:
-        print(f"ratio fairtalk.score / naive: {naive_total / total_score:.1f}x")
+    batched_wall = sum(c.wall for c in batched_times.values()) * scale + corpus_wall
+    batched_cpu = sum(c.cpu for c in batched_times.values()) * scale + corpus_cpu
+    print("batched, no dedupe (one call per scorer, repeats scored again), extrapolated the same way: "
+          + _rate(n, batched_wall, batched_cpu))
+    print(f"ratio measure suite / naive: CPU {naive_cpu / suite_cpu:.1f}x, wall {naive_wall / suite_wall:.1f}x "
+          f"(suite / batched-no-dedupe: CPU {batched_cpu / suite_cpu:.1f}x)")
+    if score_clock is not None:
+        print(f"ratio fairtalk.score / naive: CPU {naive_cpu / score_clock.cpu:.1f}x, "
+              f"wall {naive_wall / score_clock.wall:.1f}x")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"peak memory (ru_maxrss): {peak:,.0f} MiB")
     return 0
