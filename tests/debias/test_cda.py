@@ -100,7 +100,8 @@ def test_writer_round_trips_as_a_corpus(tmp_path: Path) -> None:
     n = write_dialogues(augment(_toy(), GENDER), out)
     assert n == 7
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert records[1] == {"context": "she is a doctor", "response": "that is great", "augmented": True, "origin": "toy:1"}
+    expected = {"context": "she is a doctor", "response": "that is great", "augmented": True, "origin": "toy:1"}
+    assert records[1] == expected
     back = [(c.text, c.response) for c in read_corpus(f"jsonl:{out}")]
     assert back[:2] == [("he is a doctor", "that is great"), ("she is a doctor", "that is great")]
     assert len(back) == 7
@@ -121,7 +122,8 @@ def test_writer_refuses_its_own_input(tmp_path: Path) -> None:
     before = source.read_bytes()
     link = tmp_path / "link.jsonl"
     link.symlink_to(source)
-    for target, spec in ((source, f"jsonl:{source}"), (link, str(source)), (tmp_path / "." / "corpus.jsonl", str(source))):
+    cases = ((source, f"jsonl:{source}"), (link, str(source)), (tmp_path / "." / "corpus.jsonl", str(source)))
+    for target, spec in cases:
         with pytest.raises(InputError, match="refusing to write the augmented corpus over its own input"):
             write_dialogues([], target, inputs=[spec])
     assert source.read_bytes() == before
@@ -131,3 +133,12 @@ def test_writer_refuses_its_own_input(tmp_path: Path) -> None:
 def test_writer_unwritable_target_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot write the augmented corpus"):
         write_dialogues([], tmp_path / "missing-dir" / "out.jsonl")
+
+
+def test_debias_package_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, fairtalk.debias.cda, fairtalk.debias.candidate_filter; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -149,7 +149,8 @@ def test_hugging_face_model_with_an_offline_bpe_tokenizer() -> None:
 
     weight = model.get_input_embeddings().weight
     assert len(ids("grandmother")) > 1  # the mean over several tokens is used
-    rows = {(tuple(ids(p + a)), tuple(ids(p + b))) for a, b in (("he", "she"), ("grandfather", "grandmother")) for p in ("", " ")}
+    words = (("he", "she"), ("grandfather", "grandmother"))
+    rows = {(tuple(ids(p + a)), tuple(ids(p + b))) for a, b in words for p in ("", " ")}
     assert ((tuple(ids("he")), tuple(ids("she")))) in rows and (tuple(ids(" he")), tuple(ids(" she"))) in rows
     assert reg.n_rows == len(rows) == 3
     expected = 0.5 * sum(_distance(weight, list(a), list(b)) for a, b in rows)

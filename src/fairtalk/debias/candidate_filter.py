@@ -184,7 +184,9 @@ def read_pool(path: str | os.PathLike[str]) -> list[str]:
     return pool
 
 
-def write_pool(candidates: Iterable[str], path: str | os.PathLike[str], *, input_path: str | os.PathLike[str] | None = None) -> int:
+def write_pool(
+    candidates: Iterable[str], path: str | os.PathLike[str], *, input_path: str | os.PathLike[str] | None = None
+) -> int:
     """Write one candidate per line (newlines inside a candidate become spaces); return the count.
 
     Raises

@@ -1,0 +1,104 @@
+"""The ``fairtalk augment`` and ``fairtalk pool-filter`` commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+RUNNER = CliRunner()
+_BOX = str.maketrans(dict.fromkeys("│┃┌┐└┘─━┬┴├┤┼", " "))
+
+
+def _flat(output: str) -> str:
+    """The output with table borders removed and whitespace collapsed."""
+    return " ".join(output.translate(_BOX).split())
+
+
+def _corpus(tmp_path: Path) -> Path:
+    rows = [
+        {"context": "he is a doctor", "response": "that is great"},
+        {"context": "how are you", "response": "she said hi"},
+        {"context": "hello there", "response": "hi"},
+        {"context": "no reply"},
+    ]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows) + "not json\n", encoding="utf-8")
+    return path
+
+
+def test_augment_writes_counterparts_and_reports_counts(tmp_path: Path) -> None:
+    source = _corpus(tmp_path)
+    out = tmp_path / "augmented.jsonl"
+    result = RUNNER.invoke(app, ["augment", "--corpus", f"jsonl:{source}", "--axis", "gender", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["context"], r["response"], r["augmented"]) for r in records] == [
+        ("he is a doctor", "that is great", False),
+        ("she is a doctor", "that is great", True),
+        ("how are you", "she said hi", False),
+        ("how are you", "he said hi", True),
+        ("hello there", "hi", False),
+    ]
+    text = _flat(result.output)
+    assert "records read 4" in text and "without a response 1" in text
+    assert "dialogues in 3" in text and "counterparts added 2" in text and "dialogues out 5" in text
+    assert "× 1.67" in text and "skipped: malformed JSON 1" in text
+    # the output is a corpus again
+    again = tmp_path / "again.jsonl"
+    result = RUNNER.invoke(app, ["augment", "--corpus", str(out), "--axis", "gender", "-o", str(again)])
+    assert result.exit_code == 0, result.output
+    assert len(again.read_text(encoding="utf-8").splitlines()) == 9
+
+
+def test_augment_refuses_its_own_input(tmp_path: Path) -> None:
+    source = _corpus(tmp_path)
+    before = source.read_bytes()
+    result = RUNNER.invoke(app, ["augment", "--corpus", f"jsonl:{source}", "--axis", "gender", "-o", str(source)])
+    assert result.exit_code == 2
+    assert "error:" in result.output and "refusing to write the augmented corpus over its own input" in result.output
+    assert "Traceback" not in result.output
+    assert source.read_bytes() == before
+
+
+def test_augment_user_errors_exit_2(tmp_path: Path) -> None:
+    out = str(tmp_path / "out.jsonl")
+    cases = (
+        ["augment", "--corpus", str(tmp_path / "missing.jsonl"), "--axis", "gender", "-o", out],
+        ["augment", "--corpus", "builtin:chitchat", "-o", out],
+        ["augment", "--corpus", "builtin:chitchat", "--axis", "gendr", "-o", out],
+    )
+    for args in cases:
+        result = RUNNER.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "error:" in result.output and "Traceback" not in result.output
+
+
+def test_pool_filter(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.txt"
+    pool.write_text("nice to meet you\nshe is a nurse\nyou are a fucking idiot\nhave a lovely day\n", encoding="utf-8")
+    out = tmp_path / "kept.txt"
+    args = ["pool-filter", "--pool", str(pool), "-o", str(out), "--drop", "offensive,group_words", "--axis", "gender"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").splitlines() == ["nice to meet you", "have a lovely day"]
+    text = _flat(result.output)
+    assert "pool before 4" in text and "pool after 2" in text and "dropped: group_words 1" in text
+
+
+def test_pool_filter_errors(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.txt"
+    pool.write_text("hi\n", encoding="utf-8")
+    out = str(tmp_path / "out.txt")
+    for args, message in (
+        (["--drop", "offensiv"], "did you mean 'offensive'"),
+        (["--drop", "group_words"], "needs an axis"),
+        (["--drop", ","], "comma-separated"),
+    ):
+        result = RUNNER.invoke(app, ["pool-filter", "--pool", str(pool), "-o", out, *args])
+        assert result.exit_code == 2 and message in result.output, result.output
+    result = RUNNER.invoke(app, ["pool-filter", "--pool", str(pool), "-o", str(pool), "--drop", "negative"])
+    assert result.exit_code == 2 and "refusing to overwrite" in result.output
