@@ -1,0 +1,12 @@
+"""The ``fairtalk`` command line: one thin typer function per command.
+
+Each module of this package holds the commands of one stage and registers them on
+the shared ``app`` (``_app.py``); importing the package registers them all. New
+command groups get a module here and an import below.
+"""
+
+# Import order is the order of `fairtalk --help`: the method's order.
+from fairtalk.cli import pairs, score, debias  # noqa: F401, I001  (registers the commands)
+from fairtalk.cli._app import EXIT_BIAS, EXIT_USAGE, app, fail, main
+
+__all__ = ["EXIT_BIAS", "EXIT_USAGE", "app", "fail", "main"]

@@ -1,0 +1,5 @@
+"""``python -m fairtalk.cli``."""
+
+from fairtalk.cli import main
+
+main()

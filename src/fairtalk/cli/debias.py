@@ -1,0 +1,109 @@
+"""`fairtalk augment` and `fairtalk pool-filter`: debiasing data and retrieval pools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import app, console, fail, resolve_lexicon
+from fairtalk.errors import FairtalkError
+
+
+
+
+@app.command()
+def augment(
+    corpus: str = typer.Option(..., "--corpus", help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path."),
+    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
+    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
+    output: str = typer.Option(..., "-o", "--output", help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input."),
+    seed: int = typer.Option(0, "--seed", help="Seed for choosing among several counterparts."),
+    field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
+    split: str = typer.Option("all", "--split", help="builtin:chitchat only: all, train, or heldout."),
+) -> None:
+    """Counterpart data augmentation: write each dialogue plus its group-swapped twin (when it changes)."""
+    import time
+
+    import fairtalk
+
+    started = time.perf_counter()
+    try:
+        lex = resolve_lexicon(axis, lexicon)
+        contexts = fairtalk.read_corpus(corpus, field=field, split=split)
+        augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
+        fairtalk.write_dialogues(augmentation, output, inputs=[corpus])
+    except FairtalkError as exc:
+        fail(exc)
+    _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
+
+
+def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:
+    """Render the counts of an augmentation pass as a rich table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"fairtalk augment · axis {axis}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_column()
+    table.add_row("records read", f"{summary.n_read:,}", "")
+    table.add_row("  without a response", f"{summary.n_no_response:,}", "left out")
+    table.add_row("dialogues in", f"{summary.n_in:,}", "")
+    share = f"{summary.n_changed / summary.n_in:.1%} of dialogues" if summary.n_in else ""
+    table.add_row("counterparts added", f"{summary.n_changed:,}", share)
+    ratio = f"× {summary.ratio:.2f} (paper: 2.58M → 4.20M, × 1.63)" if summary.ratio else ""
+    table.add_row("dialogues out", f"{summary.n_out:,}", Text(f"{ratio} → {output}"))
+    terms = ", ".join(f"{term} {n:,}" for term, n in summary.top_terms)
+    table.add_row("top swaps", "", Text(terms or "none"))
+    for reason, n in read.skipped:  # lines the corpus reader could not use
+        table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {read.where(reason) or '?'}"))
+    table.add_row("time", f"{seconds:.1f} s", "")
+    console.print(table, markup=False, highlight=False)
+
+
+_MSG_POOL_REASONS = "--drop takes a comma-separated list of reasons"
+
+
+@app.command("pool-filter")
+def pool_filter(
+    pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
+    output: str = typer.Option(..., "-o", "--output", help="Filtered pool to write, one response per line."),
+    drop: str = typer.Option("offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."),
+    axis: str | None = typer.Option(None, "--axis", help="Axis (gender, race, or a lexicon file) whose words group_words drops."),
+    offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
+    negative_threshold: float = typer.Option(-0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+) -> None:
+    """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
+    import fairtalk
+
+    try:
+        reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
+        if not reasons:
+            raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
+        candidates = fairtalk.read_pool(pool)
+        result = fairtalk.filter_pool(
+            candidates,
+            drop=reasons,
+            swapper=axis,
+            offense_threshold=offense_threshold,
+            negative_threshold=negative_threshold,
+            offense_scorer=offense,
+        )
+        fairtalk.write_pool(result.kept, output, input_path=pool)
+    except FairtalkError as exc:
+        fail(exc)
+    from rich.table import Table
+
+    table = Table(title="fairtalk pool-filter", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("pool before", f"{result.n_before:,}")
+    for reason, n in result.dropped_by.items():
+        table.add_row(f"  dropped: {reason}", f"{n:,}")
+    table.add_row("pool after", f"{result.n_after:,}")
+    console.print(table, markup=False, highlight=False)
+    console.print(f"wrote {output}", markup=False, highlight=False)
+
+

@@ -1,0 +1,114 @@
+"""`fairtalk pairs` and `fairtalk swap`: the counterfactual first stage."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import app, err_console, fail, resolve_lexicon
+from fairtalk.errors import FairtalkError
+
+
+_MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
+
+
+@app.command()
+def pairs(
+    corpus: str = typer.Option(..., "--corpus", help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz)."),
+    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
+    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
+    output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). The summary always goes to stderr."),
+    limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the --limit sample and for many-to-many word choices."),
+    mixed: str = typer.Option("drop", "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
+    column: str | None = typer.Option(None, "--column", help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first)."),
+    field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
+    split: str = typer.Option("all", "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
+) -> None:
+    """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
+    import time
+
+    import fairtalk
+
+    started = time.perf_counter()
+    try:
+        if limit is not None and limit < 1:
+            raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
+        lex = resolve_lexicon(axis, lexicon)
+        contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
+        pair_set = fairtalk.build_pairs(
+            contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
+        )
+        fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
+    except FairtalkError as exc:
+        fail(exc)
+    _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started)
+
+
+def _print_coverage(coverage: object, output: str, seconds: float) -> None:
+    """Render a pairs Coverage summary as a rich table on stderr."""
+    from rich.table import Table
+    from rich.text import Text
+
+    cov: Any = coverage
+    table = Table(title=f"fairtalk pairs · axis {cov.axis}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_column(overflow="fold")
+    share = f"{cov.n_matched / cov.n_read:.1%} of read" if cov.n_read else ""
+    table.add_row("contexts read", f"{cov.n_read:,}", "")
+    table.add_row("matched", f"{cov.n_matched:,}", share)
+    for side, group in zip("ab", cov.groups):
+        table.add_row(f"  original {group}", f"{cov.n_by_group[group]:,}", f"side {side}")
+    table.add_row("  mixed (both groups)", f"{cov.n_mixed:,}", "kept" if cov.mixed == "keep" else "dropped")
+    table.add_row("  duplicates", f"{cov.n_duplicates:,}", "dropped")
+    sample = f"sample of {cov.limit:,}" if cov.limit is not None else ""
+    table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{sample}{' → ' if sample else '→ '}{output}"))
+    terms = ", ".join(f"{term} {n:,}" for term, n in cov.top_terms)
+    table.add_row("top swaps", "", Text(terms or "none"))
+    first = dict(cov.skipped_first)
+    for reason, n in cov.skipped:
+        table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
+    table.add_row("time", f"{seconds:.1f} s", "")
+    err_console.print(table, markup=False, highlight=False)
+
+
+
+
+@app.command()
+def swap(
+    texts: list[str] | None = typer.Argument(None, help="Texts to swap; without them, lines are read from stdin."),
+    axis: str | None = typer.Option(None, "--axis", help="Built-in axis: gender or race."),
+    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
+    variant: str = typer.Option("default", "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for choosing among several counterparts."),
+) -> None:
+    """Swap each line into the other group's wording (both directions), one output line per input line."""
+    import fairtalk
+
+    try:
+        lex = resolve_lexicon(axis, lexicon, variant=variant)
+        swapper = fairtalk.Swapper(lex, seed=seed)
+    except FairtalkError as exc:
+        fail(exc)
+    if texts:
+        lines = (line for text in texts for line in text.split("\n"))
+    else:  # bytes in, bytes out: undecodable bytes pass through unchanged
+        lines = (raw.decode("utf-8", "surrogateescape").removesuffix("\n").removesuffix("\r") for raw in sys.stdin.buffer)
+    out = sys.stdout.buffer
+    interactive = sys.stdin.isatty()
+    try:
+        for line in lines:
+            out.write(swapper.swap(line).text.encode("utf-8", "surrogateescape") + b"\n")
+            if interactive:
+                out.flush()
+        out.flush()
+    except BrokenPipeError:  # `fairtalk swap < big.txt | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(code=0) from None
+
+

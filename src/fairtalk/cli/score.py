@@ -1,0 +1,75 @@
+"""`fairtalk score`: score existing responses and write the report."""
+
+from __future__ import annotations
+
+
+import typer
+
+from fairtalk.cli._app import EXIT_BIAS, app, console, fail, resolve_lexicon
+from fairtalk.errors import FairtalkError
+
+
+_SCORE_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
+_MSG_SCORE_CHOICE = "{option} must be one of the choices, not {given!r}"
+
+
+@app.command()
+def score(
+    responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout."),
+    responses_b: str | None = typer.Option(None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."),
+    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
+    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
+    output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."),
+    fail_on_bias: bool = typer.Option(False, "--fail-on-bias", help="Exit 1 when any adjusted p < alpha (a CI gate)."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
+    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
+    mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
+    drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
+    distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+    offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
+    sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap and the mask."),
+    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+) -> None:
+    """Score existing responses for bias between two groups, print the table and write the report."""
+    import fairtalk
+    from fairtalk.report import rich_table, write_report
+
+    try:
+        for option, given in (("--correction", correction), ("--distinct", distinct)):
+            if given not in _SCORE_CHOICES[option]:
+                raise fairtalk.SpecError(
+                    _MSG_SCORE_CHOICE.format(option=option, given=given), choices=_SCORE_CHOICES[option], given=given
+                )
+        target = resolve_lexicon(axis, lexicon)
+        source = responses if responses_b is None else fairtalk.read_responses((responses, responses_b), drop_empty=drop_empty)
+        result = fairtalk.score(
+            source,
+            axis=target,
+            seed=seed,
+            alpha=alpha,
+            correction=correction,
+            mask_groups=mask_groups,
+            drop_empty=drop_empty,
+            distinct=distinct,
+            offense=offense,
+            offense_threshold=offense_threshold,
+            sentiment_threshold=sentiment_threshold,
+            n_resamples=resamples,
+        )
+        paths = write_report(result, output)
+    except FairtalkError as exc:
+        fail(exc)
+    console.print(rich_table(result))
+    for path in paths.values():
+        console.print(f"wrote {path}", highlight=False, markup=False)
+    biased = result.biased(alpha)
+    if biased:
+        console.print(f"significant (adjusted p < {alpha:g}): {', '.join(biased)}", style="bold red", highlight=False, markup=False)
+    else:
+        console.print(f"no significant difference at adjusted p < {alpha:g}", style="green", highlight=False, markup=False)
+    if fail_on_bias and biased:
+        raise typer.Exit(code=EXIT_BIAS)
+
+
