@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -53,9 +55,10 @@ def test_repeated_texts_count_their_words_each_time() -> None:
     assert stat(np.array([0, 3, 0]))["distinct_1"] == pytest.approx(2 / 6)
 
 
-def test_matches_a_brute_force_count_on_random_resamples() -> None:
-    rng = np.random.default_rng(0)
-    vocabulary = list("abcdefgh")
+@pytest.mark.parametrize("n_words", [8, 400])  # mostly shared n-grams / mostly n-grams of one text
+def test_matches_a_brute_force_count_on_random_resamples(n_words: int) -> None:
+    rng = np.random.default_rng(n_words)
+    vocabulary = [f"w{i}" for i in range(n_words)]
     texts = [" ".join(rng.choice(vocabulary, size=rng.integers(0, 6))) for _ in range(60)]
     texts += texts[:20]  # repeats
     for definition in ("paper", "standard"):
@@ -65,7 +68,7 @@ def test_matches_a_brute_force_count_on_random_resamples() -> None:
             tokens = [t.split() for t, w in zip(texts, weights) for _ in range(w)]
             n_words = sum(len(t) for t in tokens)
             unigrams = {w for t in tokens for w in t}
-            bigrams = {b for t in tokens for b in zip(t, t[1:])}
+            bigrams = {b for t in tokens for b in pairwise(t)}
             n_bigrams = sum(max(len(t) - 1, 0) for t in tokens)
             total_2 = n_words if definition == "paper" else n_bigrams
             result = stat(weights)

@@ -62,7 +62,7 @@ def _tiny_model(directory: Path, labels: tuple[str, ...], *, bias: tuple[float, 
     """Save a randomly initialised 1-layer BERT classifier and a 20-word tokenizer; returns the hf: spec."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    words = "you are a idiot have lovely day with your family the cat sat on mat hello".split()
+    words = ["you", "are", "a", "idiot", "have", "lovely", "day", "with", "your", "family", "the", "cat", "sat", "on", "mat", "hello"]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")

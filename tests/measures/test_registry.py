@@ -6,7 +6,6 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-import fairtalk.measures.registry as registry
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.measures import (
@@ -20,6 +19,7 @@ from fairtalk.measures import (
     get_measure,
     measure_names,
     register_measure,
+    registry,
 )
 
 BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "sentiment")

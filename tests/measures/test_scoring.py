@@ -7,7 +7,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 
-from fairtalk.measures import AttributeWords, Diversity, Length, Offense, Refusal, Sentiment, score_unique
+from fairtalk.measures import (
+    AttributeWords,
+    Diversity,
+    Length,
+    Offense,
+    Refusal,
+    Sentiment,
+    score_unique,
+)
 
 TEXTS = [
     "I love this, it is wonderful and amazing!",

@@ -12,11 +12,16 @@ from __future__ import annotations
 from fairtalk.measures._text import dedupe, preprocess, tokenize
 from fairtalk.measures.attribute_words import AttributeWords
 from fairtalk.measures.base import CorpusMeasure, CorpusStatistic, Measure, MeasureKind
-from fairtalk.measures.diversity import Diversity, DistinctStatistic
+from fairtalk.measures.diversity import DistinctStatistic, Diversity
 from fairtalk.measures.length import Length
 from fairtalk.measures.offense import Offense
 from fairtalk.measures.refusal import REFUSAL_PATTERNS, Refusal
-from fairtalk.measures.registry import default_measures, get_measure, measure_names, register_measure
+from fairtalk.measures.registry import (
+    default_measures,
+    get_measure,
+    measure_names,
+    register_measure,
+)
 from fairtalk.measures.scoring import score_unique
 from fairtalk.measures.sentiment import Sentiment
 

@@ -41,7 +41,10 @@ class HFTextClassifier:
         if self._loaded is None:
             try:
                 import torch
-                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+                from transformers import (
+                    AutoModelForSequenceClassification,
+                    AutoTokenizer,
+                )
             except ImportError as exc:
                 raise FairtalkError(_MSG_MISSING.format(model=self.model_name)) from exc
             device = self.device

@@ -19,6 +19,8 @@ scores 0.0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -27,7 +29,7 @@ import numpy as np
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import check_texts, dedupe, tokenize
 
-__all__ = ["DEFINITIONS", "Diversity", "DistinctStatistic"]
+__all__ = ["DEFINITIONS", "DistinctStatistic", "Diversity"]
 
 #: The two accepted definitions of distinct-n.
 DEFINITIONS = ("paper", "standard")
@@ -40,35 +42,38 @@ class DistinctStatistic:
     """Distinct-n of a prepared corpus, re-evaluated cheaply for any multiplicity vector.
 
     Built by :meth:`Diversity.prepare`. Holds, for each distinct text, its word count and
-    the ids of the distinct unigrams and bigrams it contains (CSR-style, sorted by n-gram
-    id), so a call costs a few vectorised passes over those arrays.
+    which unigrams and bigrams it contains (an n-gram of one text only is just counted per
+    text; shared n-grams are indexed CSR-style), so a call costs a few vectorised passes
+    over arrays sized by the number of distinct texts and shared n-gram occurrences.
     """
 
-    __slots__ = ("_bi", "_inverse", "_n_texts", "_n_unique", "_n_words", "_uni", "definition")
+    __slots__ = ("_bi", "_inverse", "_n_bigrams", "_n_texts", "_n_unique", "_n_words", "_uni", "definition")
 
     def __init__(
         self,
         definition: str,
         inverse: np.ndarray,
         n_words: np.ndarray,
-        unigrams: tuple[np.ndarray, np.ndarray],
-        bigrams: tuple[np.ndarray, np.ndarray],
+        unigrams: _NgramIndex,
+        bigrams: _NgramIndex,
     ) -> None:
         self.definition = definition
         self._inverse = inverse
         self._n_texts = len(inverse)
         self._n_unique = len(n_words)
         self._n_words = n_words
+        self._n_bigrams = np.maximum(n_words - 1, 0)
         self._uni = unigrams
         self._bi = bigrams
 
     @staticmethod
-    def _distinct(present: np.ndarray, owners: np.ndarray, starts: np.ndarray) -> int:
+    def _distinct(present: np.ndarray, index: _NgramIndex) -> int:
         """How many n-gram ids occur in at least one present text."""
-        if len(owners) == 0:
-            return 0
-        hits = present[owners].view(np.int8)
-        return int(np.count_nonzero(np.maximum.reduceat(hits, starts)))
+        n_single = int(index.n_single[present].sum())
+        if len(index.owners) == 0:
+            return n_single
+        hits = present[index.owners].view(np.int8)
+        return n_single + int(np.count_nonzero(np.maximum.reduceat(hits, index.starts)))
 
     def __call__(self, weights: np.ndarray | None = None) -> Mapping[str, float]:
         """``{distinct_1, distinct_2, diversity}`` for the corpus where text ``i`` occurs ``weights[i]`` times.
@@ -83,32 +88,53 @@ class DistinctStatistic:
                 raise ValueError(f"weights must have shape ({self._n_texts},), got {weights.shape}")
             w_unique = np.bincount(self._inverse, weights=weights, minlength=self._n_unique)
         present = w_unique > 0
-        n_words = float(w_unique @ self._n_words)
-        distinct_1 = self._distinct(present, *self._uni)
-        distinct_2 = self._distinct(present, *self._bi)
+        # elementwise sums, not `@`: a BLAS call costs milliseconds on a busy multi-threaded OpenBLAS
+        n_words = float(np.sum(w_unique * self._n_words))
+        distinct_1 = self._distinct(present, self._uni)
+        distinct_2 = self._distinct(present, self._bi)
         if self.definition == "paper":
             total_1 = total_2 = n_words
         else:
             total_1 = n_words
-            total_2 = float(w_unique @ np.maximum(self._n_words - 1, 0))
+            total_2 = float(np.sum(w_unique * self._n_bigrams))
         d1 = distinct_1 / total_1 if total_1 > 0 else 0.0
         d2 = distinct_2 / total_2 if total_2 > 0 else 0.0
         return {"distinct_1": d1, "distinct_2": d2, "diversity": (d1 + d2) / 2}
 
 
-def _csr(ids_per_text: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(owners sorted by n-gram id, start offset of each id's run) from per-text distinct ids."""
-    if not ids_per_text:
-        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    lengths = np.fromiter((len(ids) for ids in ids_per_text), dtype=np.intp, count=len(ids_per_text))
-    ids = np.concatenate(ids_per_text) if lengths.sum() else np.zeros(0, dtype=np.intp)
-    owners = np.repeat(np.arange(len(ids_per_text), dtype=np.intp), lengths)
+@dataclass(frozen=True, slots=True)
+class _NgramIndex:
+    """Which distinct texts hold which n-grams.
+
+    An n-gram found in one distinct text only is counted in ``n_single[text]``; the others
+    are stored CSR-style: ``owners`` lists their texts sorted by n-gram id, and ``starts``
+    is where each n-gram's run begins.
+    """
+
+    n_single: np.ndarray
+    owners: np.ndarray
+    starts: np.ndarray
+
+
+def _index(ids_per_text: list[np.ndarray]) -> _NgramIndex:
+    """Build the :class:`_NgramIndex` from each distinct text's distinct n-gram ids."""
+    n_texts = len(ids_per_text)
+    lengths = np.fromiter((len(ids) for ids in ids_per_text), dtype=np.intp, count=n_texts)
+    if lengths.sum() == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return _NgramIndex(np.zeros(n_texts, dtype=np.intp), empty, empty)
+    ids = np.concatenate(ids_per_text)
+    owners = np.repeat(np.arange(n_texts, dtype=np.intp), lengths)
     order = np.argsort(ids, kind="stable")
     ids, owners = ids[order], owners[order]
-    if len(ids) == 0:
-        return owners, np.zeros(0, dtype=np.intp)
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    return owners, starts
+    sizes = np.diff(np.r_[starts, len(ids)])
+    single = np.repeat(sizes == 1, sizes)
+    n_single = np.bincount(owners[single], minlength=n_texts)
+    owners = owners[~single]
+    kept_sizes = sizes[sizes > 1]
+    starts = np.r_[0, np.cumsum(kept_sizes)[:-1]].astype(np.intp) if len(kept_sizes) else np.zeros(0, np.intp)
+    return _NgramIndex(n_single, owners, starts)
 
 
 class Diversity:
@@ -160,8 +186,8 @@ class Diversity:
             tokens = tokenize(text)
             n_words[i] = len(tokens)
             uni_ids.append(np.fromiter({get_1(t, len(vocab_1)) for t in tokens}, dtype=np.intp))
-            bi_ids.append(np.fromiter({get_2(b, len(vocab_2)) for b in zip(tokens, tokens[1:])}, dtype=np.intp))
-        return DistinctStatistic(self.definition, inverse, n_words, _csr(uni_ids), _csr(bi_ids))
+            bi_ids.append(np.fromiter({get_2(b, len(vocab_2)) for b in pairwise(tokens)}, dtype=np.intp))
+        return DistinctStatistic(self.definition, inverse, n_words, _index(uni_ids), _index(bi_ids))
 
     def compute(self, texts: Sequence[str]) -> dict[str, float]:
         """Distinct-1, distinct-2 and diversity of ``texts`` taken once each (with their repeats)."""
