@@ -105,3 +105,18 @@ def test_default_suite_keys_are_the_fixed_result_keys() -> None:
     keys = [key for measure in default_measures(load_lexicon("gender")) for key in measure.keys]
     assert keys == ["distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive",
                     "sentiment_negative", "career_words", "family_words", "length", "refusal_rate"]
+
+
+def test_default_suite_skips_attribute_words_for_an_axis_without_lists() -> None:
+    import dataclasses
+
+    lexicon = dataclasses.replace(load_lexicon("gender"), attributes=())
+    assert [m.name for m in default_measures(lexicon)] == ["diversity", "offense", "sentiment", "length", "refusal"]
+
+
+def test_default_suite_uses_an_axis_file_s_own_lists(tmp_path) -> None:
+    path = tmp_path / "pets.tsv"
+    path.write_text("# axis: pets\n# groups: cat dog\n# attributes: pleasant unpleasant\nkitten\tpuppy\n",
+                    encoding="utf-8")
+    suite = default_measures(load_lexicon(str(path)))
+    assert suite[3].keys == ("pleasant_words", "unpleasant_words")

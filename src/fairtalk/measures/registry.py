@@ -156,6 +156,9 @@ def default_measures(
 ) -> list[Measure | CorpusMeasure]:
     """The default suite for an axis, in a fixed order: diversity, offense, sentiment, attribute words, length, refusal.
 
+    A lexicon without attribute lists (a user's axis file with no ``# attributes:`` line)
+    gets the suite without ``attribute_words``.
+
     Parameters
     ----------
     lexicon : Lexicon
@@ -170,11 +173,12 @@ def default_measures(
     sentiment_threshold : float
         Positive when VADER's compound is ``> t``, negative when ``< -t``.
     """
-    return [
+    suite = [
         get_measure("diversity", definition=distinct),
         get_measure("offense", scorer=offense, threshold=offense_threshold),
         get_measure("sentiment", positive_threshold=sentiment_threshold, negative_threshold=-sentiment_threshold),
-        get_measure("attribute_words", lexicon=lexicon),
-        get_measure("length"),
-        get_measure("refusal"),
     ]
+    if lexicon.attributes:
+        suite.append(get_measure("attribute_words", lexicon=lexicon))
+    suite += [get_measure("length"), get_measure("refusal")]
+    return suite
