@@ -1,4 +1,4 @@
-"""Wiring the stages together: ``score()`` turns responses to parallel pairs into an ``AuditResult``."""
+"""``score()``: responses to parallel pairs -> measures -> paired stats -> an ``AuditResult``."""
 
 from __future__ import annotations
 
