@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "read_responses": "fairtalk.responses:read_responses",
     "write_responses": "fairtalk.responses:write_responses",
     "score": "fairtalk.audit:score",
+    "write_report": "fairtalk.report:write_report",
     "Measure": "fairtalk.measures:Measure",
     "CorpusMeasure": "fairtalk.measures:CorpusMeasure",
     "default_measures": "fairtalk.measures:default_measures",
