@@ -1,1 +1,64 @@
-"""Prompt-based NLG bias evaluation with syntactically diverse prompts (paper 004)."""
+"""Paper 004 (Aggarwal et al. 2022): bias measured on completions of syntactically diverse demographic prompts.
+
+Modules, one concept each:
+
+- :mod:`~fairtalk.prompts.templates`: Sheng et al.'s 10 verb phrases x groups, groups files;
+- :mod:`~fairtalk.prompts.paraphrase`: the rule-based paraphraser (27 structures) and model paraphrasers;
+- :mod:`~fairtalk.prompts.aesop`: import of precomputed AESOP paraphrases;
+- :mod:`~fairtalk.prompts.filters`: quality filters with counts;
+- :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;
+- :mod:`~fairtalk.prompts.completions`: generation through the run store, completions JSONL, labelling;
+- :mod:`~fairtalk.prompts.analysis`: per-group, pairwise (gaps, KL) and per-structure analysis;
+- :mod:`~fairtalk.prompts.robustness`: §7 cosine robustness and the variance decomposition;
+- :mod:`~fairtalk.prompts.output` and :mod:`~fairtalk.prompts.plots`: results.json, CSV, HTML.
+
+Names load on first use (numpy, pandas and matplotlib stay unimported until needed).
+"""
+
+from importlib import import_module as _import_module
+from typing import Any as _Any
+
+_LAZY: dict[str, str] = {
+    "TEMPLATES": "templates",
+    "DEFAULT_GROUPS": "templates",
+    "DEFAULT_PAIRS": "templates",
+    "GroupPair": "templates",
+    "GroupSet": "templates",
+    "Prompt": "templates",
+    "Template": "templates",
+    "build_prompts": "templates",
+    "default_groups": "templates",
+    "load_groups": "templates",
+    "STRUCTURES": "paraphrase",
+    "ModelParaphraser": "paraphrase",
+    "paraphrase": "paraphrase",
+    "read_aesop": "aesop",
+    "FilterResult": "filters",
+    "filter_prompts": "filters",
+    "mentions_group": "filters",
+    "PublishedImport": "published",
+    "read_published": "published",
+    "PromptAnalysis": "analysis",
+    "analyze": "analysis",
+    "kl_matrix": "analysis",
+    "write_prompts_report": "output",
+    "GenerationSummary": "completions",
+    "generate_completions": "completions",
+    "label_completions": "completions",
+    "read_completions": "completions",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fairtalk.prompts' has no attribute {name!r}")
+    value = getattr(_import_module(f"fairtalk.prompts.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

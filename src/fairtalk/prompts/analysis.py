@@ -1,0 +1,331 @@
+"""The paper-004 analysis of labelled completions: per group, pairwise, segregated by structure, robustness.
+
+Input is a frame with columns ``group``, ``template``, ``structure``, ``seed`` and ``label``
+(-1 negative, 0 neutral, 1 positive, 2 other), such as :func:`read_published` or
+:func:`~fairtalk.prompts.completions.read_completions` return. Regard scores are the labels
+on -1/0/1; "other" rows never enter a mean regard, and enter the label distributions and KL
+divergences only with ``include_other=True``. The *baseline* is the original prompts
+(structure ``original``), beside *all* structures (original included, as in the paper's
+Fig. 2(b) and Table 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import rel_entr
+
+from fairtalk.errors import InputError
+from fairtalk.prompts.robustness import cell_sums, robustness, variance_decomposition
+from fairtalk.prompts.templates import GroupPair, GroupSet, default_groups
+
+__all__ = ["LABELS", "PromptAnalysis", "analyze", "kl_matrix"]
+
+#: Label names by label value + 1 (``-1`` -> "negative", ..., ``2`` -> "other").
+LABELS: tuple[str, ...] = ("negative", "neutral", "positive", "other")
+BASELINE = "original"
+
+_MSG_COLUMNS = "the completions lack the columns: {missing}"
+_MSG_LABELS = "labels must be -1, 0, 1 or 2; found {bad}"
+_MSG_NO_GROUP = "no completions for the groups {groups} (the data has: {found})"
+_MSG_SMOOTHING = "smoothing must be >= 0, got {value!r}"
+_MSG_EMPTY = "no labelled completions to analyse"
+
+
+@dataclass(frozen=True)
+class PromptAnalysis:
+    """Everything the analysis computed; ``to_dict()`` is the schema of ``results.json``.
+
+    Distributions are fractions per group (``"all"`` is every group pooled); ``kl[a][b]`` is
+    KL(P_a || P_b) in nats (None where infinite); regard entries are ``{mean, std, n}``.
+    ``by_structure[s][g]`` is the mean regard of group ``g`` under structure ``s``.
+    """
+
+    groups: tuple[str, ...]
+    pairs: tuple[GroupPair, ...]
+    labels: tuple[str, ...]
+    distribution: dict[str, dict[str, float]]
+    baseline_distribution: dict[str, dict[str, float]]
+    counts: dict[str, dict[str, int]]
+    regard: dict[str, dict[str, float]]
+    baseline_regard: dict[str, dict[str, float]]
+    kl: dict[str, dict[str, float | None]]
+    baseline_kl: dict[str, dict[str, float | None]]
+    gaps: dict[str, dict[str, Any]]
+    by_structure: dict[str, dict[str, float | None]]
+    structure_counts: dict[str, int]
+    best_structures: tuple[str, ...]
+    worst_structures: tuple[str, ...]
+    gap_by_structure: dict[str, dict[str, float | None]]
+    reversing: dict[str, tuple[str, ...]]
+    by_kind: dict[str, dict[str, float | None]]
+    robustness: dict[str, Any]
+    variance: dict[str, Any]
+    config: dict[str, Any]
+    data: dict[str, Any] = field(default_factory=dict)
+    parses: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the ``results.json`` schema)."""
+        return {
+            "method": "prompts (Aggarwal et al. 2022, syntactically diverse prompts)",
+            "groups": list(self.groups),
+            "pairs": [{"name": p.name, "a": p.a, "b": p.b} for p in self.pairs],
+            "labels": list(self.labels),
+            "distribution": self.distribution,
+            "baseline_distribution": self.baseline_distribution,
+            "counts": self.counts,
+            "regard": self.regard,
+            "baseline_regard": self.baseline_regard,
+            "kl": self.kl,
+            "baseline_kl": self.baseline_kl,
+            "gaps": self.gaps,
+            "by_structure": self.by_structure,
+            "structure_counts": self.structure_counts,
+            "best_structures": list(self.best_structures),
+            "worst_structures": list(self.worst_structures),
+            "gap_by_structure": self.gap_by_structure,
+            "reversing_structures": {k: list(v) for k, v in self.reversing.items()},
+            "by_kind": self.by_kind,
+            "robustness": self.robustness,
+            "variance": self.variance,
+            "config": self.config,
+            "data": self.data,
+            "parses": self.parses,
+        }
+
+    def structure_frame(self) -> pd.DataFrame:
+        """Mean regard per structure (rows) and group (columns), plus each pair's gap."""
+        frame = pd.DataFrame.from_dict(self.by_structure, orient="index", columns=list(self.groups), dtype=float)
+        for pair in self.pairs:
+            frame[f"gap:{pair.name}"] = frame[pair.a] - frame[pair.b]
+        frame.insert(0, "n", pd.Series(self.structure_counts))
+        frame.index.name = "structure"
+        return frame
+
+
+def kl_matrix(probabilities: np.ndarray, *, smoothing: float = 0.0) -> np.ndarray:
+    """Pairwise KL(P_i || P_j) of the rows of ``probabilities``, after additive smoothing.
+
+    Each row becomes ``(p + smoothing) / (1 + k * smoothing)`` (``k`` labels). With
+    ``smoothing=0`` this is the paper's plain KL: finite when every cell is non-zero, ``inf``
+    where ``P_j`` has a zero that ``P_i`` does not.
+
+    Examples
+    --------
+    >>> kl_matrix(np.array([[0.5, 0.5], [0.9, 0.1]])).round(3).tolist()
+    [[0.0, 0.511], [0.368, 0.0]]
+    """
+    if smoothing < 0:
+        raise InputError(_MSG_SMOOTHING.format(value=smoothing))
+    p = np.asarray(probabilities, dtype=np.float64)
+    p = (p + smoothing) / (1.0 + p.shape[1] * smoothing)
+    return rel_entr(p[:, None, :], p[None, :, :]).sum(axis=2)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _codes(column: pd.Series, categories: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of a column in the order of ``categories`` (-1 outside them), else of its own categories."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype(str).astype("category")
+    if categories is None:
+        used = column.cat.remove_unused_categories()
+        return used.cat.codes.to_numpy().astype(np.int64), [str(c) for c in used.cat.categories]
+    lookup = {name: i for i, name in enumerate(categories)}
+    mapping = np.array([lookup.get(str(c), -1) for c in column.cat.categories] + [-1], dtype=np.int64)
+    return mapping[column.cat.codes.to_numpy().astype(np.int64)], categories
+
+
+def _regard_stats(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> dict[str, float]:
+    n = int(counts)
+    if n == 0:
+        return {"mean": float("nan"), "std": float("nan"), "n": 0}
+    mean = float(sums / n)
+    var = float((squares - n * mean * mean) / (n - 1)) if n > 1 else 0.0
+    return {"mean": mean, "std": float(np.sqrt(max(var, 0.0))), "n": n}
+
+
+def analyze(
+    frame: pd.DataFrame,
+    *,
+    groups: GroupSet | None = None,
+    include_other: bool = False,
+    smoothing: float = 1e-6,
+    n_best: int = 5,
+    seed: int = 0,
+    n_sampled: int = 10,
+    n_draws: int = 100,
+    parses: dict[str, str] | None = None,
+) -> PromptAnalysis:
+    """Analyse labelled completions as in the paper (§4, §5, §7).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Columns ``group``, ``template``, ``structure``, ``seed``, ``label``.
+    groups : GroupSet, optional
+        Groups (in order) and pairs; default: the six default groups and three pairs.
+        Rows of other groups are ignored.
+    include_other : bool
+        Count label 2 ("other") as a fourth category in distributions and KL.
+    smoothing : float
+        Additive smoothing of the distributions before KL (0: the paper's plain KL).
+    n_best : int
+        How many best and worst structures to list.
+    seed, n_sampled, n_draws
+        The robustness draws (:func:`~fairtalk.prompts.robustness.robustness`).
+    parses : dict, optional
+        Structure label -> syntactic parse, carried into the result for display.
+
+    Raises
+    ------
+    InputError
+        Missing columns, labels outside -1..2, or no rows for the groups.
+    """
+    missing = [c for c in ("group", "template", "structure", "seed", "label") if c not in frame.columns]
+    if missing:
+        raise InputError(_MSG_COLUMNS.format(missing=", ".join(missing)))
+    if smoothing < 0:
+        raise InputError(_MSG_SMOOTHING.format(value=smoothing))
+    groups = groups or default_groups()
+    names = list(groups.groups)
+    g_codes, _ = _codes(frame["group"], names)
+    labels = frame["label"].to_numpy().astype(np.int64)
+    bad = sorted(set(np.unique(labels).tolist()) - {-1, 0, 1, 2})
+    if bad:
+        raise InputError(_MSG_LABELS.format(bad=bad))
+    keep = g_codes >= 0
+    if not keep.any():
+        found = sorted(map(str, pd.unique(frame["group"])))[:10]
+        raise InputError(_MSG_NO_GROUP.format(groups=", ".join(names), found=", ".join(found)))
+    frame = frame[keep]
+    g, labels = g_codes[keep], labels[keep]
+    s, structures = _codes(frame["structure"])
+    n_groups, n_structures = len(names), len(structures)
+    label_names = LABELS if include_other else LABELS[:3]
+    k = len(label_names)
+    polar = labels != 2
+    regard_values = labels[polar].astype(np.float64)
+    baseline_code = structures.index(BASELINE) if BASELINE in structures else -1
+    is_base = s == baseline_code
+
+    def distributions(mask: np.ndarray) -> tuple[dict[str, dict[str, float]], np.ndarray, np.ndarray]:
+        counted = mask & (labels < k - 1 if include_other else polar)
+        counts = cell_sums(np.ones(int(counted.sum())), g[counted], labels[counted] + 1, n_groups, k)[1]
+        pooled = counts.sum(axis=0, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            probs = counts / counts.sum(axis=1, keepdims=True)
+            pooled_probs = pooled / pooled.sum()
+        out = {name: dict(zip(label_names, map(float, probs[i]))) for i, name in enumerate(names)}
+        out["all"] = dict(zip(label_names, map(float, pooled_probs[0])))
+        return out, probs, counts
+
+    def regards(mask: np.ndarray) -> dict[str, dict[str, float]]:
+        rows = mask[polar]
+        codes, values = g[polar][rows], regard_values[rows]
+        sums = np.bincount(codes, weights=values, minlength=n_groups)
+        squares = np.bincount(codes, weights=values * values, minlength=n_groups)
+        counts = np.bincount(codes, minlength=n_groups)
+        out = {name: _regard_stats(sums[i], squares[i], counts[i]) for i, name in enumerate(names)}
+        out["all"] = _regard_stats(sums.sum(), squares.sum(), counts.sum())
+        return out
+
+    everything = np.ones(len(g), dtype=bool)
+    distribution, probs, counts = distributions(everything)
+    baseline_distribution, base_probs, _ = distributions(is_base)
+    regard, baseline_regard = regards(everything), regards(is_base)
+
+    def kl_dict(p: np.ndarray) -> dict[str, dict[str, float | None]]:
+        matrix = kl_matrix(np.nan_to_num(p), smoothing=smoothing)
+        return {a: {b: _finite(matrix[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
+
+    # Segregated by structure: mean regard per (structure, group).
+    sums, cell_counts = cell_sums(regard_values, s[polar], g[polar], n_structures, n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / cell_counts
+    by_structure = {st: {name: _finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)}
+    structure_counts = dict(zip(structures, map(int, np.bincount(s, minlength=n_structures))))
+    overall = np.nanmean(np.where(cell_counts > 0, means, np.nan), axis=1) if n_groups else np.zeros(n_structures)
+    ranked = [structures[i] for i in np.argsort(-np.nan_to_num(overall, nan=-np.inf), kind="stable")
+              if np.isfinite(overall[i])]
+    n_show = min(n_best, len(ranked))
+    best, worst = tuple(ranked[:n_show]), tuple(reversed(ranked[len(ranked) - n_show:]))
+
+    gaps: dict[str, dict[str, Any]] = {}
+    gap_by_structure: dict[str, dict[str, float | None]] = {}
+    reversing: dict[str, tuple[str, ...]] = {}
+    for pair in groups.pairs:
+        if pair.a not in names or pair.b not in names:
+            continue
+        ia, ib = names.index(pair.a), names.index(pair.b)
+        gap_all = regard[pair.a]["mean"] - regard[pair.b]["mean"]
+        gap_base = baseline_regard[pair.a]["mean"] - baseline_regard[pair.b]["mean"]
+        per = means[:, ia] - means[:, ib]
+        gap_by_structure[pair.name] = {st: _finite(per[i]) for i, st in enumerate(structures)}
+        order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
+        reversing[pair.name] = tuple(structures[i] for i in order
+                                     if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0)
+        gaps[pair.name] = {
+            "a": pair.a,
+            "b": pair.b,
+            "all": _finite(gap_all),
+            "baseline": _finite(gap_base),
+            "largest": [structures[i] for i in order[:n_best]],
+            "smallest": [structures[i] for i in reversed(order[-n_best:])] if order else [],
+            "n_reversing": len(reversing[pair.name]),
+        }
+
+    k_codes, kinds = _codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(g), dtype=np.int64), ["all"])
+    kind_sums, kind_counts = cell_sums(regard_values, k_codes[polar], g[polar], len(kinds), n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kind_means = kind_sums / kind_counts
+    by_kind = {kind: {name: _finite(kind_means[i, j]) for j, name in enumerate(names)} for i, kind in enumerate(kinds)}
+
+    paraphrased = np.arange(n_structures) != baseline_code
+    robust = robustness(sums[paraphrased], cell_counts[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws)
+    factors = {"group": g[polar], "structure": s[polar]}
+    for column in ("template", "seed"):
+        factors[column] = _codes(frame[column])[0][polar]
+    variance = variance_decomposition(regard_values, factors)
+
+    return PromptAnalysis(
+        groups=tuple(names),
+        pairs=tuple(p for p in groups.pairs if p.a in names and p.b in names),
+        labels=tuple(label_names),
+        distribution=distribution,
+        baseline_distribution=baseline_distribution,
+        counts={name: dict(zip(label_names, map(int, counts[i]))) for i, name in enumerate(names)},
+        regard=regard,
+        baseline_regard=baseline_regard,
+        kl=kl_dict(probs),
+        baseline_kl=kl_dict(base_probs),
+        gaps=gaps,
+        by_structure=by_structure,
+        structure_counts=structure_counts,
+        best_structures=best,
+        worst_structures=worst,
+        gap_by_structure=gap_by_structure,
+        reversing=reversing,
+        by_kind=by_kind,
+        robustness=robust,
+        variance=variance,
+        config={
+            "include_other": include_other,
+            "smoothing": smoothing,
+            "n_best": n_best,
+            "seed": seed,
+            "n_sampled": n_sampled,
+            "n_draws": n_draws,
+            "baseline": BASELINE,
+            "groups_source": groups.source,
+        },
+        data={"n_rows": int(len(g)), "n_polar": int(polar.sum()), "n_other": int((~polar).sum()),
+              "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0)},
+        parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
+    )

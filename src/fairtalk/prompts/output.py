@@ -1,0 +1,145 @@
+"""Writing a prompts analysis: ``results.json``, CSV tables and a self-contained ``report.html``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fairtalk.errors import InputError
+from fairtalk.prompts.analysis import PromptAnalysis
+
+__all__ = ["FORMATS", "jsonable", "render_prompts_html", "write_prompts_report"]
+
+FORMATS = ("json", "csv", "html")
+_MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
+_MSG_OUT = "cannot write the report: {error}"
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with NaN/inf as None, tuples as lists and numpy scalars as Python numbers."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
+    rows = []
+    for scope, dist, regard in (("all", analysis.distribution, analysis.regard),
+                                ("baseline", analysis.baseline_distribution, analysis.baseline_regard)):
+        for group in ["all", *analysis.groups]:
+            row = {"group": group, "scope": scope}
+            row.update({label: dist[group].get(label) for label in analysis.labels})
+            row.update({"mean_regard": regard[group]["mean"], "std_regard": regard[group]["std"], "n_regard": regard[group]["n"]})
+            rows.append(row)
+    gap_rows = [{"pair": name, "a": g["a"], "b": g["b"], "gap_all": g["all"], "gap_baseline": g["baseline"],
+                 "n_reversing": g["n_reversing"]} for name, g in analysis.gaps.items()]
+    kl = pd.DataFrame(analysis.kl).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl_base = pd.DataFrame(analysis.baseline_kl).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl.index.name = kl_base.index.name = "kl(row||column)"
+    structures = analysis.structure_frame()
+    if analysis.parses:
+        structures.insert(1, "parse", pd.Series(analysis.parses))
+    return {
+        "groups": pd.DataFrame(rows),
+        "gaps": pd.DataFrame(gap_rows),
+        "kl": kl,
+        "kl_baseline": kl_base,
+        "structures": structures,
+    }
+
+
+def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> list[dict[str, Any]]:
+    if frame is None or n <= 0 or "text" not in frame.columns:
+        return []
+    out = []
+    structure_column = frame["structure"].astype(str)
+    for structure in structures:
+        rows = frame[structure_column == structure].head(n)
+        for row in rows.itertuples(index=False):
+            out.append({"structure": structure, "group": str(row.group), "label": int(row.label), "text": str(row.text)})
+    return out
+
+
+def render_prompts_html(
+    analysis: PromptAnalysis, *, frame: pd.DataFrame | None = None, n_examples: int = 2, plots: bool = True,
+    data_summary: Mapping[str, Any] | None = None,
+) -> str:
+    """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from fairtalk.prompts.plots import distribution_png, regard_png
+
+    environment = Environment(
+        loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
+        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+    )
+    import base64
+
+    def uri(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+    tables = _tables(analysis)
+    worst, best = list(analysis.worst_structures), list(analysis.best_structures)
+    return environment.get_template("prompts_report.html.j2").render(
+        a=analysis,
+        names=["all", *analysis.groups],
+        fig2=uri(distribution_png(analysis)) if plots else None,
+        fig3=uri(regard_png(analysis)) if plots else None,
+        structures=tables["structures"].reset_index().to_dict("records"),
+        examples=_examples(frame, best[:1] + worst[:1], n_examples),
+        data=jsonable(dict(data_summary or {})),
+        fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
+        pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
+    )
+
+
+def write_prompts_report(
+    analysis: PromptAnalysis,
+    out_dir: str | os.PathLike[str],
+    *,
+    frame: pd.DataFrame | None = None,
+    data_summary: Mapping[str, Any] | None = None,
+    formats: Sequence[str] = FORMATS,
+) -> dict[str, Path]:
+    """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
+
+    ``data_summary`` (what the import found) is stored under ``"import"`` in ``results.json``;
+    ``frame`` supplies example completions for the HTML report. Returns name -> path.
+    """
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise InputError(_MSG_FORMAT.format(given=fmt))
+    out = Path(out_dir)
+    written: dict[str, Path] = {}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if "json" in formats:
+            payload = analysis.to_dict()
+            payload["import"] = dict(data_summary or {})
+            path = out / "results.json"
+            path.write_text(json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+            written["json"] = path
+        if "csv" in formats:
+            for name, table in _tables(analysis).items():
+                path = out / f"{name}.csv"
+                table.to_csv(path, index=name in ("kl", "kl_baseline", "structures"))
+                written[f"csv:{name}"] = path
+        if "html" in formats:
+            path = out / "report.html"
+            path.write_text(render_prompts_html(analysis, frame=frame, data_summary=data_summary), encoding="utf-8")
+            written["html"] = path
+    except OSError as exc:
+        raise InputError(_MSG_OUT.format(error=exc), path=str(out)) from exc
+    return written

@@ -1,0 +1,114 @@
+"""The prompts report's figures, like the paper's Fig. 2 and Fig. 3, as PNG bytes (matplotlib Agg, no pyplot)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+from fairtalk.prompts.analysis import PromptAnalysis
+
+__all__ = ["distribution_png", "regard_png"]
+
+_LABEL_COLOURS = {"negative": "#d6604d", "neutral": "#bababa", "positive": "#4393c3", "other": "#8c6bb1"}
+_PAIR_COLOURS = ("#7f7f7f", "#1b7837", "#c51b7d")
+
+
+def _plain(text: str) -> str:
+    """Text that matplotlib draws literally (``$`` would start mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib is imported lazily
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig) -> bytes:  # noqa: ANN001
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _value(x: float | None) -> float:
+    return float(x) if x is not None and math.isfinite(x) else float("nan")
+
+
+def distribution_png(analysis: PromptAnalysis) -> bytes:
+    """Fig. 2: stacked label distribution (%) per group, baseline (original prompts) beside all structures."""
+    fig = _figure(11, 3.8)
+    axes = fig.subplots(1, 2, sharey=True)
+    names = ["all", *analysis.groups]
+    panels = (("(a) baseline: original prompts", analysis.baseline_distribution), ("(b) all structures", analysis.distribution))
+    for ax, (title, dist) in zip(axes, panels):
+        bottom = np.zeros(len(names))
+        for label in analysis.labels:
+            values = np.array([_value(dist.get(n, {}).get(label)) * 100 for n in names])
+            ax.bar(range(len(names)), np.nan_to_num(values), bottom=bottom, color=_LABEL_COLOURS[label], label=label, width=0.75)
+            for i, v in enumerate(values):
+                if math.isfinite(v) and v >= 4:
+                    ax.text(i, bottom[i] + v / 2, f"{v:.0f}", ha="center", va="center", fontsize=7)
+            bottom += np.nan_to_num(values)
+        ax.set_xticks(range(len(names)), [_plain(n) for n in names], rotation=30, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylim(0, 100)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].set_ylabel("percentage")
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _png(fig)
+
+
+def _mean_over(analysis: PromptAnalysis, structures: tuple[str, ...] | list[str], key: str) -> float:
+    values = [_value(analysis.by_structure[s].get(key)) for s in structures if s in analysis.by_structure]
+    values = [v for v in values if math.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _gap_over(analysis: PromptAnalysis, pair: str, structures: list[str]) -> float:
+    values = [_value(analysis.gap_by_structure[pair].get(s)) for s in structures]
+    values = [v for v in values if math.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str) -> None:  # noqa: ANN001
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series):
+        x = np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width
+        ax.bar(x, np.nan_to_num(values), width=width, label=name, color=_PAIR_COLOURS[(k + 1) % 3])
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks(range(len(labels)), [_plain(n) for n in labels], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.legend(fontsize=7)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def regard_png(analysis: PromptAnalysis) -> bytes:
+    """Fig. 3: (a) mean regard baseline vs all, (b) best vs worst structures, (c) gaps, (d) gaps under best/worst structures."""
+    fig = _figure(11, 7)
+    (a, b), (c, d) = fig.subplots(2, 2)
+    names = ["all", *analysis.groups]
+    _bars(a, names, [("baseline", [_value(analysis.baseline_regard[n]["mean"]) for n in names]),
+                     ("all structures", [_value(analysis.regard[n]["mean"]) for n in names])], "average regard")
+    a.set_title("(a) aggregated", fontsize=9)
+    best, worst = list(analysis.best_structures), list(analysis.worst_structures)
+    n_show = len(best)
+    _bars(b, names, [(f"best {n_show}", [_mean_over(analysis, best, n) if n != "all" else
+                                          np.nanmean([_mean_over(analysis, best, g) for g in analysis.groups]) for n in names]),
+                     (f"worst {n_show}", [_mean_over(analysis, worst, n) if n != "all" else
+                                           np.nanmean([_mean_over(analysis, worst, g) for g in analysis.groups]) for n in names])],
+          "average regard")
+    b.set_title("(b) segregated: best and worst structures", fontsize=9)
+    pairs = list(analysis.gaps)
+    _bars(c, pairs, [("baseline", [_value(analysis.gaps[p]["baseline"]) for p in pairs]),
+                     ("all structures", [_value(analysis.gaps[p]["all"]) for p in pairs])], "average regard gap (a - b)")
+    c.set_title("(c) pairwise: gap", fontsize=9)
+    _bars(d, pairs, [("largest-gap structures", [_gap_over(analysis, p, analysis.gaps[p]["largest"]) for p in pairs]),
+                     ("smallest-gap structures", [_gap_over(analysis, p, analysis.gaps[p]["smallest"]) for p in pairs])],
+          "average regard gap (a - b)")
+    d.set_title("(d) pairwise segregated", fontsize=9)
+    return _png(fig)

@@ -1,0 +1,92 @@
+"""Tests for fairtalk.prompts.analysis on hand-built frames with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import entropy
+
+from fairtalk.errors import InputError
+from fairtalk.prompts.analysis import analyze, kl_matrix
+from fairtalk.prompts.published import read_published
+from fairtalk.prompts.templates import GroupPair, GroupSet
+
+
+def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"group": g, "template": "worked as", "structure": s, "seed": i % 2, "label": lab} for i, (g, s, lab) in enumerate(rows)]
+    )
+
+
+GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
+
+
+def test_distribution_regard_gap_and_kl_by_hand() -> None:
+    rows = [("a", "original", 1), ("a", "original", 0), ("a", "x", 1), ("a", "x", 2),
+            ("b", "original", -1), ("b", "original", 0), ("b", "x", 0), ("b", "x", 1)]
+    result = analyze(_frame(rows), groups=GROUPS, smoothing=0.0, n_draws=3)
+    assert result.distribution["a"] == pytest.approx({"negative": 0.0, "neutral": 1 / 3, "positive": 2 / 3})
+    assert result.distribution["b"] == pytest.approx({"negative": 0.25, "neutral": 0.5, "positive": 0.25})
+    assert result.distribution["all"]["neutral"] == pytest.approx(3 / 7)
+    assert result.baseline_distribution["a"] == pytest.approx({"negative": 0.0, "neutral": 0.5, "positive": 0.5})
+    assert result.regard["a"]["mean"] == pytest.approx(2 / 3) and result.regard["a"]["n"] == 3
+    assert result.regard["b"]["std"] == pytest.approx(np.std([-1, 0, 0, 1], ddof=1))
+    assert result.gaps["ab"]["all"] == pytest.approx(2 / 3)
+    assert result.gaps["ab"]["baseline"] == pytest.approx(0.5 - (-0.5))
+    # KL(a || b) is finite (b has no zero cell); KL(b || a) is infinite (a has no negatives) -> None
+    assert result.kl["a"]["b"] == pytest.approx(entropy([0, 1 / 3, 2 / 3], [0.25, 0.5, 0.25]))
+    assert result.kl["b"]["a"] is None and result.kl["a"]["a"] == 0.0
+    smoothed = analyze(_frame(rows), groups=GROUPS, smoothing=1e-3, n_draws=3)
+    assert smoothed.kl["b"]["a"] is not None and np.isfinite(smoothed.kl["b"]["a"])
+    assert result.by_structure["x"] == pytest.approx({"a": 1.0, "b": 0.5})
+    assert result.structure_counts == {"original": 4, "x": 4}
+
+
+def test_include_other_adds_a_category() -> None:
+    rows = [("a", "original", 2), ("a", "original", 1), ("b", "original", 0), ("b", "original", 2)]
+    result = analyze(_frame(rows), groups=GROUPS, include_other=True, n_draws=2)
+    assert result.labels == ("negative", "neutral", "positive", "other")
+    assert result.distribution["a"]["other"] == pytest.approx(0.5)
+    assert result.regard["a"]["n"] == 1  # "other" never enters a mean regard
+
+
+def test_reversing_structures_best_and_worst() -> None:
+    rows = []
+    for structure, (la, lb) in {"s1": (1, -1), "s2": (1, 0), "s3": (-1, 0), "original": (0, 0)}.items():
+        rows += [("a", structure, la), ("b", structure, lb)] * 2
+    result = analyze(_frame(rows), groups=GROUPS, n_best=1, n_draws=5)
+    assert result.gaps["ab"]["all"] > 0
+    assert result.reversing["ab"] == ("s3",)
+    assert result.best_structures == ("s2",) and result.worst_structures == ("s3",)
+    assert result.gaps["ab"]["largest"] == ["s1"]
+    frame = result.structure_frame()
+    assert frame.loc["s3", "gap:ab"] == pytest.approx(-1.0)
+
+
+def test_kl_matrix_direction() -> None:
+    p = np.array([[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]])
+    m = kl_matrix(p)
+    assert m[0, 1] == pytest.approx(entropy(p[0], p[1])) and m[1, 1] == 0
+
+
+def test_errors() -> None:
+    with pytest.raises(InputError, match="lack the columns: seed"):
+        analyze(pd.DataFrame({"group": ["a"], "template": ["t"], "structure": ["s"], "label": [1]}), groups=GROUPS)
+    with pytest.raises(InputError, match="labels must be"):
+        analyze(_frame([("a", "s", 5)]), groups=GROUPS)
+    with pytest.raises(InputError, match="no completions for the groups"):
+        analyze(_frame([("c", "s", 1)]), groups=GROUPS)
+    with pytest.raises(InputError, match="smoothing"):
+        analyze(_frame([("a", "s", 1)]), groups=GROUPS, smoothing=-1)
+
+
+def test_synthetic_published_end_to_end(published) -> None:
+    result = analyze(read_published(published, n_paraphrases=2).frame, seed=1, n_draws=10)
+    assert set(result.groups) == set(result.distribution) - {"all"}
+    for dist in result.distribution.values():
+        assert sum(dist.values()) == pytest.approx(1.0)
+    assert result.robustness["n_structures"] == 4 and result.robustness["single"]["n"] == 10
+    assert set(result.variance["share"]) == {"group", "structure", "template", "seed", "residual"}
+    again = analyze(read_published(published, n_paraphrases=2).frame, seed=1, n_draws=10)
+    assert again.robustness == result.robustness

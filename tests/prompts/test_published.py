@@ -1,0 +1,76 @@
+"""Tests for fairtalk.prompts.published: the published outputs' layout, validation and alignment check."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from fairtalk.errors import InputError
+from fairtalk.prompts.published import COLUMNS, find_published_files, read_published
+
+from .conftest import ROBUST, make_published
+
+
+def test_layout_rows_to_group_template_structure(published) -> None:
+    result = read_published(published, n_paraphrases=2)
+    frame = result.frame
+    assert tuple(frame.columns) == COLUMNS
+    assert result.seeds == (3, 9) and result.n_rows == len(frame) == 2 * 60 * 5
+    assert result.checked == "all" and result.misaligned == {3: 0, 9: 0}
+    row = frame.iloc[5 * 7 + 3]  # prompt 7 = template 1 ("was described as"), group 1 (woman); slot 3
+    assert (row.group, row.template, row.structure, row.seed) == ("woman", "was described as", "paranmt:1", 3)
+    assert row.text.startswith("i knew the woman")
+    assert list(frame["structure"].cat.categories) == ["original", "paranmt:0", "qqppos:0", "paranmt:1", "qqppos:1"]
+    assert frame.iloc[300].seed == 9 and frame.iloc[300].structure == "original"
+    assert result.summary()["misaligned_by_seed"] == {"3": 0, "9": 0}
+
+
+def test_misaligned_rows_are_counted_and_optionally_dropped(tmp_path) -> None:
+    folder = make_published(tmp_path, shift_last=True)
+    kept = read_published(folder, n_paraphrases=2)
+    assert kept.misaligned == {3: 1, 9: 1} and len(kept.frame) == 600
+    assert (~kept.frame["aligned"]).sum() == 2
+    dropped = read_published(folder, n_paraphrases=2, misaligned="drop")
+    assert dropped.dropped == 2 and len(dropped.frame) == 598 and dropped.frame["aligned"].all()
+
+
+def test_without_paraphrase_files_only_originals_are_checked(published) -> None:
+    shutil.rmtree(published.parent / "prompts" / "paraphrased")
+    result = read_published(published, n_paraphrases=2)
+    assert result.checked == "original" and result.misaligned == {3: 0, 9: 0}
+    assert result.parses == {}
+
+
+def test_row_count_and_label_errors(published) -> None:
+    with pytest.raises(InputError, match=r"expected 6060 rows \(60 prompts x 101\), got 300"):
+        read_published(published)
+    path = published / "out_seed_3_predictions.txt"
+    lines = path.read_text().splitlines()
+    lines[4] = "7\tThe man"
+    path.write_text("\n".join(lines))
+    with pytest.raises(InputError, match="label must be one of") as info:
+        read_published(published, n_paraphrases=2)
+    assert info.value.line == 5
+    lines[4] = "no tab here"
+    path.write_text("\n".join(lines))
+    with pytest.raises(InputError, match="expected label<TAB>text"):
+        read_published(published, n_paraphrases=2)
+
+
+def test_no_files(tmp_path) -> None:
+    with pytest.raises(InputError, match="no out_seed"):
+        find_published_files(tmp_path)
+    with pytest.raises(InputError, match="not a folder"):
+        find_published_files(tmp_path / "missing")
+
+
+@pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data absent")
+def test_published_data_has_18_misaligned_rows_per_seed() -> None:
+    result = read_published(ROBUST / "generated-outputs")
+    assert result.n_rows == 60600 and len(result.seeds) == 10
+    assert set(result.misaligned.values()) == {18}
+    bad = result.frame[~result.frame["aligned"]]
+    assert set(bad["prompt_index"]) == {59}
+    assert sorted({int(s.split(":")[1]) for s in bad["structure"].astype(str)}) == list(range(32, 50))
+    assert result.parses["paranmt:0"] == "(ROOT (FRAG (LST ) (. )))"
