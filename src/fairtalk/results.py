@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
 
-__all__ = ["AuditResult", "DivergentPair", "MaskedComparison", "MeasureResult"]
+__all__ = ["AuditResult", "AuditRun", "AxisRun", "DivergentPair", "GenerationSummary", "MaskedComparison", "MeasureResult", "axis_folder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,3 +161,129 @@ class AuditResult:
                 row["masked_a"], row["masked_b"], row["masked_remaining"] = m.masked.a, m.masked.b, m.masked.remaining
             rows.append({"measure": m.name, **row})
         return pd.DataFrame(rows).set_index("measure")
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationSummary:
+    """How the responses of one axis were obtained: the model, and what came from the store.
+
+    Items are pair sides (two per pair). ``n_cached`` were served by the run store,
+    ``n_generated`` produced now, ``n_errors`` failed after the adapter's retries (they
+    are retried on the next run). Pairs with a failed side are left out of the scores
+    and counted in ``n_pairs_with_errors``. ``error_examples`` holds up to three distinct
+    error messages.
+    """
+
+    model: str
+    settings: Mapping[str, Any]
+    n_items: int
+    n_cached: int
+    n_generated: int
+    n_errors: int
+    n_pairs: int
+    n_pairs_with_errors: int
+    seconds: float = 0.0
+    error_examples: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "model": self.model, "settings": dict(self.settings), "n_items": self.n_items,
+            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
+            "n_pairs": self.n_pairs, "n_pairs_with_errors": self.n_pairs_with_errors,
+            "seconds": self.seconds, "error_examples": list(self.error_examples),
+        }  # fmt: skip
+
+
+def axis_folder(axis: str) -> str:
+    """The folder of an axis inside an audit's output folder (the axis name, safe characters only)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", axis).strip("._") or "axis"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisRun:
+    """One axis of an audit: its result, pair coverage, generation counts, stage times and files.
+
+    ``coverage`` is the pairs stage's ``Coverage.to_dict()``; ``timings`` maps a stage
+    (``pairs``, ``generation``, ``scoring``, ``write``) to seconds; ``files`` maps
+    ``pairs``/``responses`` to the JSONL files written (empty without an output folder).
+    """
+
+    axis: str
+    result: AuditResult
+    coverage: Mapping[str, Any]
+    generation: GenerationSummary
+    timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def folder(self) -> str:
+        """This axis' folder inside the audit's output folder."""
+        return axis_folder(self.axis)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the result as ``AuditResult.to_dict()``)."""
+        return {
+            "axis": self.axis, "result": self.result.to_dict(), "coverage": dict(self.coverage),
+            "generation": self.generation.to_dict(), "timings": dict(self.timings), "files": dict(self.files),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRun:
+    """A whole audit: one :class:`AxisRun` per axis, in the order audited. Built once.
+
+    ``results`` maps axis -> AuditResult; ``n_cached``/``n_generated``/``n_errors`` sum
+    the axes' generation counts; ``timings`` sums each stage over the axes.
+    """
+
+    axes: Mapping[str, AxisRun]
+    model: str
+    corpus: str
+    split: str
+    seed: int
+    settings: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    store: str | None = None
+
+    @property
+    def results(self) -> Mapping[str, AuditResult]:
+        """Axis name -> its AuditResult."""
+        return MappingProxyType({name: run.result for name, run in self.axes.items()})
+
+    @property
+    def n_cached(self) -> int:
+        """Pair sides served by the run store, over all axes."""
+        return sum(run.generation.n_cached for run in self.axes.values())
+
+    @property
+    def n_generated(self) -> int:
+        """Pair sides the model produced in this run, over all axes."""
+        return sum(run.generation.n_generated for run in self.axes.values())
+
+    @property
+    def n_errors(self) -> int:
+        """Pair sides that failed in this run, over all axes."""
+        return sum(run.generation.n_errors for run in self.axes.values())
+
+    @property
+    def timings(self) -> Mapping[str, float]:
+        """Seconds per stage, summed over the axes."""
+        total: dict[str, float] = {}
+        for run in self.axes.values():
+            for stage, seconds in run.timings.items():
+                total[stage] = total.get(stage, 0.0) + seconds
+        return MappingProxyType(total)
+
+    def biased(self, alpha: float | None = None) -> dict[str, tuple[str, ...]]:
+        """Axis -> names of its measures with adjusted p below ``alpha`` (axes without any left out)."""
+        out = {name: result.biased(alpha) for name, result in self.results.items()}
+        return {name: found for name, found in out.items() if found}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the run (``run.json``)."""
+        return {
+            "model": self.model, "corpus": self.corpus, "split": self.split, "seed": self.seed,
+            "settings": dict(self.settings), "store": self.store,
+            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
+            "timings": dict(self.timings), "axes": {name: run.to_dict() for name, run in self.axes.items()},
+        }  # fmt: skip

@@ -1,12 +1,34 @@
 """Wiring the stages together: ``score()`` (responses -> results) and ``audit()`` (corpus -> pairs -> responses -> results).
 
 This package is the only place that joins stages: ``_score.py`` scores responses to
-parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model;
-``_run.py`` runs the whole audit per axis.
+parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model
+(``respond()``, generation alone); ``_run.py`` runs the whole audit per axis.
 """
 
 from __future__ import annotations
 
+from fairtalk.audit._generate import (
+    DEFAULT_MODELS,
+    Generation,
+    default_model,
+    item_seed,
+    respond,
+)
+from fairtalk.audit._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
 from fairtalk.audit._score import CORRECTIONS, MASK_TOKEN, MAX_PERMUTATIONS, score
 
-__all__ = ["CORRECTIONS", "MASK_TOKEN", "MAX_PERMUTATIONS", "score"]
+__all__ = [
+    "CORRECTIONS",
+    "DEFAULT_AXES",
+    "DEFAULT_CORPUS",
+    "DEFAULT_MODELS",
+    "DEFAULT_N_PAIRS",
+    "MASK_TOKEN",
+    "MAX_PERMUTATIONS",
+    "Generation",
+    "audit",
+    "default_model",
+    "item_seed",
+    "respond",
+    "score",
+]

@@ -1,0 +1,278 @@
+"""Generation: both sides of every pair through a cached model, with per-item seeds and counted errors.
+
+Each pair side gets a seed derived from ``(seed, pair id, side)`` (:func:`item_seed`), so
+the run store's cache key of an item is the same in every run with the same seed: a
+resumed or repeated run is served from the store. Items that fail (after the adapter's
+own retries) are stored as errors, retried on the next run, and counted; pairs with a
+failed side are left out of the :class:`~fairtalk.responses.ResponseSet`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fairtalk.errors import FairtalkError, ResponderError, SpecError
+from fairtalk.models import DecodingSettings, Responder, load_responder
+from fairtalk.pairs import read_pairs
+from fairtalk.records import Pair, Response
+from fairtalk.responses import ResponseSet, read_responses
+from fairtalk.results import GenerationSummary
+from fairtalk.store import CachingResponder, RunStore
+
+__all__ = ["DEFAULT_MODELS", "Generation", "ProgressCallback", "default_model", "item_seed", "respond"]
+
+#: Tried in order when no model is given: the first that loads is the default.
+DEFAULT_MODELS = ("builtin:retrieval", "builtin:smollm2")
+#: ``progress(label, n_done, n_total)``: called as pair sides finish (and as stages start, with 0).
+ProgressCallback = Callable[[str, int, int], object]
+
+_MSG_NO_DEFAULT = (
+    "no default model is available ({reasons}); pass a model: --model SPEC on the command line "
+    "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
+)
+_MSG_MODEL_TYPE = "model must be a spec string or a Responder, got {type}"
+_MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
+_MSG_PROGRESS = "progress must be True, False or a callable(label, n_done, n_total), got {type}"
+_N_ERROR_EXAMPLES = 3
+
+
+def item_seed(seed: int, pair_id: str, side: str) -> int:
+    """The seed of one pair side: a stable 31-bit hash of ``(seed, pair_id, side)``.
+
+    Examples
+    --------
+    >>> item_seed(0, "gender-1f", "a") == item_seed(0, "gender-1f", "a") != item_seed(0, "gender-1f", "b")
+    True
+    """
+    digest = hashlib.blake2b(f"{seed}\x1f{pair_id}\x1f{side}".encode("utf-8", "surrogatepass"), digest_size=8)
+    return int.from_bytes(digest.digest(), "big") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """Responses to pairs: the complete pairs, the failures, and the counts.
+
+    ``errors`` holds ``(pair_id, side, message)`` per failed pair side.
+    """
+
+    responses: ResponseSet
+    summary: GenerationSummary
+    errors: tuple[tuple[str, str, str], ...] = ()
+
+
+def default_model() -> Responder:
+    """Load the first of :data:`DEFAULT_MODELS` that is available, or raise FairtalkError saying why none is."""
+    reasons = []
+    for spec in DEFAULT_MODELS:
+        try:
+            return load_responder(spec)
+        except (FairtalkError, ImportError) as exc:
+            reasons.append(f"{spec}: {exc}")
+    raise FairtalkError(_MSG_NO_DEFAULT.format(reasons="; ".join(reasons)))
+
+
+def open_model(model: str | Responder | None) -> tuple[Responder, bool]:
+    """The responder to use and whether the caller owns (must close) it."""
+    if model is None:
+        return default_model(), True
+    if isinstance(model, str):
+        return load_responder(model), True
+    if isinstance(model, Responder):
+        return model, False
+    raise SpecError(_MSG_MODEL_TYPE.format(type=type(model).__name__))
+
+
+def open_store(store: str | os.PathLike[str] | RunStore | None) -> tuple[RunStore, bool]:
+    """The run store (in memory when None) and whether the caller owns (must close) it."""
+    if isinstance(store, RunStore):
+        return store, False
+    return RunStore(":memory:" if store is None else store), True
+
+
+class Progress:
+    """Stage progress shown as a rich bar with ETA (``True``), sent to a callback, or dropped."""
+
+    def __init__(self, progress: bool | ProgressCallback | None) -> None:
+        if progress is not None and not isinstance(progress, bool) and not callable(progress):
+            raise SpecError(_MSG_PROGRESS.format(type=type(progress).__name__))
+        self._callback = progress if callable(progress) else None
+        self._bar: Any = None
+        self._task: Any = None
+        self._label, self._done, self._total = "", 0, 0
+        if progress is True:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )  # fmt: skip
+            from rich.progress import (
+                Progress as RichProgress,
+            )
+
+            self._bar = RichProgress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True),
+            )  # fmt: skip
+            self._bar.start()
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a stage of ``total`` steps (0 when it has no count)."""
+        self._label, self._done, self._total = label, 0, total
+        if self._bar is not None:
+            self._task = self._bar.add_task(label, total=total or None)
+        if self._callback is not None:
+            self._callback(label, 0, total)
+
+    def advance(self, n: int) -> None:
+        """Record ``n`` more finished steps of the current stage."""
+        self._done += n
+        if self._bar is not None and self._task is not None:
+            self._bar.advance(self._task, n)
+        if self._callback is not None:
+            self._callback(self._label, self._done, self._total)
+
+    def finish(self) -> None:
+        """Mark the current stage done."""
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, total=max(self._total, self._done, 1), completed=max(self._total, self._done, 1))
+        self._task = None
+
+    def close(self) -> None:
+        """Stop the bar (idempotent)."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def generate(
+    cached: CachingResponder,
+    pairs: Sequence[Pair],
+    settings: DecodingSettings,
+    *,
+    seed: int,
+    progress: Progress,
+    label: str = "responses",
+) -> Generation:
+    """Both sides of every pair through ``cached``; complete pairs become the ResponseSet."""
+    started = time.perf_counter()
+    before = (cached.n_cached, cached.n_generated, cached.n_errors)
+    contexts: list[str] = []
+    seeds: list[int] = []
+    for pair in pairs:
+        contexts += (pair.a, pair.b)
+        seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
+    progress.start(label, len(contexts))
+    cached.progress = progress.advance
+    try:
+        out = cached.respond_each(contexts, settings, seeds=seeds)
+    except ResponderError as exc:
+        if cached.max_errors is not None and cached.n_errors > cached.max_errors:
+            raise ResponderError(_MSG_TOO_MANY.format(error=exc, store=cached.store.path)) from exc
+        raise
+    finally:
+        cached.progress = None
+        progress.finish()
+    records: list[Response] = []
+    errors: list[tuple[str, str, str]] = []
+    n_pairs_with_errors = 0
+    for i, pair in enumerate(pairs):
+        ra, rb = out[2 * i], out[2 * i + 1]
+        failed = False
+        for side, item in (("a", ra), ("b", rb)):
+            if isinstance(item, ResponderError):
+                errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
+                failed = True
+        if failed:
+            n_pairs_with_errors += 1
+            continue
+        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]),)))  # type: ignore[arg-type]
+        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]),)))  # type: ignore[arg-type]
+    rs = read_responses(records)
+    rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors})
+    summary = GenerationSummary(
+        model=cached.fingerprint,
+        settings=settings.to_dict(),
+        n_items=len(contexts),
+        n_cached=cached.n_cached - before[0],
+        n_generated=cached.n_generated - before[1],
+        n_errors=cached.n_errors - before[2],
+        n_pairs=len(pairs),
+        n_pairs_with_errors=n_pairs_with_errors,
+        seconds=time.perf_counter() - started,
+        error_examples=tuple(dict.fromkeys(message for *_, message in errors))[:_N_ERROR_EXAMPLES],
+    )
+    return Generation(rs, summary, tuple(errors))
+
+
+def respond(
+    pairs: Iterable[Pair] | str | os.PathLike[str],
+    *,
+    model: str | Responder | None = None,
+    seed: int = 0,
+    store: str | os.PathLike[str] | RunStore | None = None,
+    settings: DecodingSettings | None = None,
+    max_errors: int | None = None,
+    batch_size: int = 64,
+    progress: bool | ProgressCallback | None = False,
+) -> Generation:
+    """Generate the responses to both sides of every pair (generation alone, without scoring).
+
+    Parameters
+    ----------
+    pairs : iterable of Pair, or a pairs JSONL path
+        What :func:`fairtalk.build_pairs` yields or :func:`fairtalk.write_pairs` wrote.
+    model : str or Responder, optional
+        A model spec (``builtin:echo``, ``hf:NAME``, ``openai:URL#MODEL``, ``python:F.py:FN``,
+        ...) or a responder; None takes the first available of :data:`DEFAULT_MODELS`.
+    seed : int
+        Per-item seeds are derived from ``(seed, pair id, side)``.
+    store : path or RunStore, optional
+        The SQLite run store: stored responses are reused, new ones committed as they arrive,
+        failures retried. None keeps them in memory.
+    settings : DecodingSettings, optional
+        Greedy decoding with ``max_new_tokens=40`` by default.
+    max_errors : int, optional
+        Abort with ResponderError once more pair sides than this have failed (None: never).
+    batch_size : int
+        Pair sides sent to the model, and committed, per batch.
+    progress : bool or callable
+        True shows a progress bar with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
+
+    Returns
+    -------
+    Generation
+        ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``),
+        ``summary`` (counts, model fingerprint, seconds) and ``errors``.
+
+    Raises
+    ------
+    FairtalkError
+        No model given and none of the defaults available; unreadable pairs; an unknown spec;
+        ResponderError when ``max_errors`` is exceeded (what was generated stays stored).
+    """
+    items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    settings = DecodingSettings() if settings is None else settings
+    reporter = Progress(progress)
+    try:
+        responder, own_model = open_model(model)
+        try:
+            run_store, own_store = open_store(store)
+            try:
+                cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
+                return generate(cached, items, settings, seed=seed, progress=reporter)
+            finally:
+                if own_store:
+                    run_store.close()
+        finally:
+            if own_model:
+                responder.close()
+    finally:
+        reporter.close()

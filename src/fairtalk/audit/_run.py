@@ -1,0 +1,274 @@
+"""``audit()``: corpus -> pairs -> responses -> scores and stats, per axis, through one cached model."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.audit._generate import (
+    Progress,
+    ProgressCallback,
+    generate,
+    open_model,
+    open_store,
+)
+from fairtalk.audit._score import _validate, score
+from fairtalk.corpora import read_corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, SpecError
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.models import DecodingSettings, Responder
+from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.responses import write_responses
+from fairtalk.results import AuditRun, AxisRun, axis_folder
+from fairtalk.store import CachingResponder, RunStore
+
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit"]
+
+DEFAULT_CORPUS = "builtin:chitchat"
+DEFAULT_AXES = ("gender", "race")
+#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
+DEFAULT_N_PAIRS = 2000
+#: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
+HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
+#: File names inside each axis folder.
+PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
+
+_MSG_NO_AXES = "give at least one axis"
+_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
+_MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
+_MSG_MAX_ERRORS = "max_errors must be 0 or more, or None, got {value!r}"
+_MSG_TOO_FEW_PAIRS = (
+    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
+)
+
+
+def _lexicons(axes: str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]) -> list[Lexicon]:
+    """Load each axis once; ``"gender,race"`` is split at commas."""
+    if isinstance(axes, str):
+        items: list[Any] = [a.strip() for a in axes.split(",") if a.strip()]
+    elif isinstance(axes, (Lexicon, os.PathLike)):
+        items = [axes]
+    else:
+        items = list(axes)
+    if not items:
+        raise SpecError(_MSG_NO_AXES)
+    lexicons = []
+    for item in items:
+        if isinstance(item, Lexicon):
+            lexicons.append(item)
+        elif isinstance(item, (str, os.PathLike)):
+            lexicons.append(load_lexicon(item))
+        else:
+            raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
+    seen: set[str] = set()
+    for lexicon in lexicons:
+        if lexicon.axis in seen:
+            raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
+        seen.add(lexicon.axis)
+    return lexicons
+
+
+def audit(
+    *,
+    corpus: str | os.PathLike[str] = DEFAULT_CORPUS,
+    axes: str | Lexicon | Sequence[str | os.PathLike[str] | Lexicon] = DEFAULT_AXES,
+    model: str | Responder | None = None,
+    n_pairs: int | None = DEFAULT_N_PAIRS,
+    seed: int = 0,
+    store: str | os.PathLike[str] | RunStore | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    settings: DecodingSettings | None = None,
+    max_errors: int | None = None,
+    split: str | None = None,
+    mixed: str = "drop",
+    batch_size: int = 64,
+    progress: bool | ProgressCallback | None = False,
+    measures: Sequence[str | Measure | CorpusMeasure] | None = None,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    mask_groups: bool = False,
+    drop_empty: bool = False,
+    distinct: str = "paper",
+    offense: str = "profanity_check",
+    offense_threshold: float = 0.5,
+    sentiment_threshold: float = 0.8,
+    n_resamples: int = 2000,
+    n_divergent: int = 10,
+) -> AuditRun:
+    """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
+
+    Parameters
+    ----------
+    corpus : str or path
+        Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
+    axes : str, Lexicon or sequence
+        Axis names (``"gender"``, ``"race"``; a string is split at commas), lexicon files or
+        loaded lexicons. Each gets its own pairs, responses and result.
+    model : str or Responder, optional
+        A model spec or responder; None takes ``builtin:retrieval`` when available, else
+        ``builtin:smollm2`` when installed, else raises FairtalkError.
+    n_pairs : int or None
+        A seeded uniform sample of this many pairs per axis (None: every pair).
+    seed : int
+        Seeds the pair sample, the swapper's many-to-many choices, the per-item generation
+        seeds (from ``(seed, pair id, side)``) and the bootstrap.
+    store : path or RunStore, optional
+        The SQLite run store; re-running the same audit with it reuses every stored response
+        and resumes an interrupted run. None keeps responses in memory only.
+    out_dir : path, optional
+        When given, ``out_dir/<axis>/pairs.jsonl`` and ``responses.jsonl`` are written
+        (the report files are written by :func:`fairtalk.report.write_run`).
+    settings : DecodingSettings, optional
+        Greedy, ``max_new_tokens=40`` by default.
+    max_errors : int, optional
+        Abort (ResponderError) once more pair sides than this have failed over the run;
+        otherwise failures are counted, stored, and retried by the next run.
+    split : str, optional
+        Corpus split; None means ``"heldout"`` for ``builtin:chitchat`` (never the reference
+        models' training contexts) and ``"all"`` otherwise.
+    mixed, batch_size
+        Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
+    progress : bool or callable
+        True shows progress bars with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
+    measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
+    sentiment_threshold, n_resamples, n_divergent
+        Passed to :func:`fairtalk.score`.
+
+    Returns
+    -------
+    AuditRun
+        Per axis: the AuditResult (its ``input_summary`` counts ``n_errors`` and
+        ``n_pairs_with_errors``; its manifest gains an ``audit`` entry with the corpus, model
+        fingerprint, decoding settings and pair coverage), the coverage, generation counts
+        and stage times.
+
+    Raises
+    ------
+    FairtalkError
+        A bad option, corpus, axis or model spec (before any generation); fewer than two
+        pairs or complete pairs for an axis; ResponderError past ``max_errors``.
+
+    Examples
+    --------
+    >>> run = audit(corpus=corpus_path, axes="gender", model="builtin:echo")  # doctest: +SKIP
+    >>> run.results["gender"].biased()  # doctest: +SKIP
+    ()
+    """
+    _validate(correction, alpha, n_resamples, n_divergent)
+    if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
+        raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
+    if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
+        raise SpecError(_MSG_MAX_ERRORS.format(value=max_errors))
+    corpus_spec = os.fspath(corpus)
+    if split is None:
+        split = "heldout" if corpus_spec in HELDOUT_BY_DEFAULT else "all"
+    lexicons = _lexicons(axes)
+    contexts = read_corpus(corpus_spec, split=split)
+    settings = DecodingSettings() if settings is None else settings
+    options = {"measures": measures, "seed": seed, "alpha": alpha, "correction": correction,
+               "mask_groups": mask_groups, "drop_empty": drop_empty, "distinct": distinct, "offense": offense,
+               "offense_threshold": offense_threshold, "sentiment_threshold": sentiment_threshold,
+               "n_resamples": n_resamples, "n_divergent": n_divergent}  # fmt: skip
+    reporter = Progress(progress)
+    runs: dict[str, AxisRun] = {}
+    try:
+        responder, own_model = open_model(model)
+        try:
+            run_store, own_store = open_store(store)
+            try:
+                cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
+                for lexicon in lexicons:
+                    runs[lexicon.axis] = _audit_axis(
+                        lexicon, contexts, cached, settings, corpus=corpus_spec, split=split, n_pairs=n_pairs,
+                        mixed=mixed, out_dir=out_dir, reporter=reporter, options=options,
+                    )  # fmt: skip
+            finally:
+                if own_store:
+                    run_store.close()
+        finally:
+            if own_model:
+                responder.close()
+    finally:
+        reporter.close()
+    return AuditRun(
+        axes=MappingProxyType(runs),
+        model=responder.fingerprint,
+        corpus=corpus_spec,
+        split=split,
+        seed=seed,
+        settings=MappingProxyType(settings.to_dict()),
+        store=None if store is None else str(run_store.path),
+    )
+
+
+def _audit_axis(
+    lexicon: Lexicon,
+    contexts: Any,
+    cached: CachingResponder,
+    settings: DecodingSettings,
+    *,
+    corpus: str,
+    split: str,
+    n_pairs: int | None,
+    mixed: str,
+    out_dir: str | os.PathLike[str] | None,
+    reporter: Progress,
+    options: dict[str, Any],
+) -> AxisRun:
+    """One axis: pairs, (pairs file), responses, (responses file), score."""
+    axis, seed = lexicon.axis, options["seed"]
+    timings: dict[str, float] = {}
+    files: dict[str, str] = {}
+    folder = None if out_dir is None else Path(out_dir) / axis_folder(axis)
+
+    started = time.perf_counter()
+    reporter.start(f"{axis}: pairs", 0)
+    pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=mixed, limit=n_pairs, seed=seed)  # type: ignore[arg-type]
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    reporter.finish()
+    timings["pairs"] = time.perf_counter() - started
+    if len(pairs) < 2:
+        raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read,
+                                                   n_matched=coverage.n_matched))  # fmt: skip
+    if folder is not None:
+        started = time.perf_counter()
+        files["pairs"] = str(folder / PAIRS_FILE)
+        write_pairs(pairs, files["pairs"])
+        timings["write"] = time.perf_counter() - started
+
+    generation = generate(cached, pairs, settings, seed=seed, progress=reporter, label=f"{axis}: responses")
+    timings["generation"] = generation.summary.seconds
+
+    started = time.perf_counter()
+    reporter.start(f"{axis}: scoring", 0)
+    result = score(generation.responses, axis=lexicon, **options)
+    reporter.finish()
+    timings["scoring"] = time.perf_counter() - started
+    audit_manifest = {
+        "corpus": corpus, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(),
+        "seed": seed, "n_pairs_requested": n_pairs, "mixed": mixed, "coverage": coverage.to_dict(),
+    }  # fmt: skip
+    result = replace(result, manifest=MappingProxyType({**result.manifest, "audit": audit_manifest}))
+
+    if folder is not None:
+        started = time.perf_counter()
+        files["responses"] = str(folder / RESPONSES_FILE)
+        write_responses(generation.responses, files["responses"])
+        timings["write"] = timings.get("write", 0.0) + time.perf_counter() - started
+    return AxisRun(
+        axis=axis,
+        result=result,
+        coverage=MappingProxyType(coverage.to_dict()),
+        generation=generation.summary,
+        timings=MappingProxyType(timings),
+        files=MappingProxyType(files),
+    )

@@ -1,0 +1,84 @@
+"""`fairtalk audit`: corpus -> pairs -> responses -> scores -> report, per axis, in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fairtalk.cli._app import EXIT_BIAS, app, console, fail
+from fairtalk.cli.respond import check_max_errors, decoding_settings, generation_line
+from fairtalk.errors import FairtalkError
+
+_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
+_MSG_CHOICE = "{option} must be one of the choices, not {given!r}"
+_MSG_PAIRS = "--pairs must be at least 1, not {given}"
+_STORE_FILE = "store.sqlite"
+
+
+@app.command()
+def audit(
+    corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
+    axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, or lexicon files."),
+    model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:retrieval when available, else builtin:smollm2 when installed)."),
+    n_pairs: int | None = typer.Option(2000, "--pairs", help="Pairs per axis: a seeded uniform sample of the corpus' pairs."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample, the per-item generation seeds and the bootstrap."),
+    store: str | None = typer.Option(None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
+    output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
+    fail_on_bias: bool = typer.Option(False, "--fail-on-bias", help="Exit 1 when any axis has an adjusted p < alpha (a CI gate)."),
+    max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
+    split: str | None = typer.Option(None, "--split", help="Corpus split (builtin:chitchat: all, train, heldout; default heldout)."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
+    max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
+    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
+    top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
+    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
+    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
+    mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
+    distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
+    import fairtalk
+    from fairtalk.report import rich_table, write_run
+
+    try:
+        for option, given in (("--correction", correction), ("--distinct", distinct)):
+            if given not in _CHOICES[option]:
+                raise fairtalk.SpecError(_MSG_CHOICE.format(option=option, given=given), choices=_CHOICES[option],
+                                         given=given)  # fmt: skip
+        if n_pairs is not None and n_pairs < 1:
+            raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
+        check_max_errors(max_errors)
+        settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
+                                     top_k=top_k, top_p=top_p)  # fmt: skip
+        run = fairtalk.run_audit(
+            corpus=corpus, axes=axis, model=model, n_pairs=n_pairs, seed=seed,
+            store=store if store is not None else Path(output) / _STORE_FILE, out_dir=output, settings=settings,
+            max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet, alpha=alpha,
+            correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense, n_resamples=resamples,
+        )  # fmt: skip
+        written = write_run(run, output)
+    except FairtalkError as exc:
+        fail(exc)
+    console.print(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed}", highlight=False, markup=False)
+    for name, axis_run in run.axes.items():
+        console.print(rich_table(axis_run.result))
+        console.print(f"{name}: {generation_line(axis_run.generation)}", highlight=False, markup=False)
+        for message in axis_run.generation.error_examples:
+            console.print(f"  error: {message}", style="yellow", highlight=False, markup=False)
+        console.print(f"{name}: report in {Path(output) / axis_run.folder}/", highlight=False, markup=False)
+    console.print(f"wrote {written['']['index']}", highlight=False, markup=False)
+    biased = run.biased(alpha)
+    for name, measures in biased.items():
+        console.print(f"{name}: significant (adjusted p < {alpha:g}): {', '.join(measures)}", style="bold red",
+                      highlight=False, markup=False)  # fmt: skip
+    if not biased:
+        console.print(f"no significant difference on any axis at adjusted p < {alpha:g}", style="green",
+                      highlight=False, markup=False)  # fmt: skip
+    if fail_on_bias and biased:
+        raise typer.Exit(code=EXIT_BIAS)

@@ -1,0 +1,75 @@
+"""`fairtalk respond`: generation alone (pairs -> responses JSONL), and the decoding options it shares with `audit`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import app, err_console, fail
+from fairtalk.errors import FairtalkError
+
+_MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
+
+
+def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
+                      top_p: float | None) -> Any:  # fmt: skip
+    """The DecodingSettings the decoding options describe (SpecError for a bad value)."""
+    import fairtalk
+
+    return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
+                                     top_k=top_k, top_p=top_p)  # fmt: skip
+
+
+def check_max_errors(max_errors: int | None) -> None:
+    """SpecError unless ``--max-errors`` is unset or >= 0."""
+    import fairtalk
+
+    if max_errors is not None and max_errors < 0:
+        raise fairtalk.SpecError(_MSG_MAX_ERRORS.format(given=max_errors))
+
+
+def generation_line(summary: Any) -> str:
+    """One line of generation counts: pair sides generated, from the store, failed."""
+    line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
+    if summary.n_pairs_with_errors:
+        line += f" ({summary.n_pairs_with_errors:,} pairs left out; failures are retried on the next run)"
+    return line
+
+
+@app.command()
+def respond(
+    pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
+    model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
+    output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only."),
+    store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
+    seed: int = typer.Option(0, "--seed", help="Per-item generation seeds derive from (seed, pair id, side)."),
+    max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
+    max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
+    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
+    top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
+    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
+) -> None:
+    """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
+    import fairtalk
+
+    try:
+        check_max_errors(max_errors)
+        settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
+                                     top_k=top_k, top_p=top_p)  # fmt: skip
+        generation = fairtalk.respond(pairs, model=model, seed=seed, store=store, settings=settings,
+                                      max_errors=max_errors, batch_size=batch_size, progress=True)  # fmt: skip
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        fairtalk.write_responses(generation.responses, output)
+    except OSError as exc:
+        fail(f"{output}: cannot write responses ({exc.strerror or exc})")
+    except FairtalkError as exc:
+        fail(exc)
+    summary = generation.summary
+    err_console.print(f"model {summary.model}: {generation_line(summary)}", highlight=False, markup=False)
+    for message in summary.error_examples:
+        err_console.print(f"  error: {message}", highlight=False, markup=False, style="yellow")
+    err_console.print(f"wrote {generation.responses.n_pairs:,} pairs to {output}", highlight=False, markup=False)

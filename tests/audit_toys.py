@@ -1,0 +1,67 @@
+"""Toy corpus and python: models shared by the audit tests (test doubles are real adapters)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
+PREDICATES = (
+    "is coming over tonight", "likes to play football", "made dinner for us", "works at the bank",
+    "told me a funny story", "is learning to drive", "lost the keys again", "bought a new bike",
+    "was late for school", "sings in a band",
+)
+
+MODELS = '''
+import os
+import re
+import time
+
+_FEMALE = re.compile(r"\\b(she|her|mother|girl|sister|woman)\\b", re.IGNORECASE)
+
+
+def biased(context):
+    """Offensive and negative whenever the context mentions a woman."""
+    if _FEMALE.search(context):
+        return "shut up you stupid idiot, that is awful and i hate it"
+    return "that is lovely, i am so happy for you"
+
+
+def fair(context):
+    """The same answer for everyone."""
+    return "that is lovely, i am so happy for you"
+
+
+def flaky(context):
+    """Fails on football while the FLAKY_FLAG file exists (the same source either way)."""
+    if "football" in context and os.path.exists(os.environ.get("FLAKY_FLAG", "/nonexistent")):
+        raise RuntimeError("backend unavailable")
+    return "that is lovely, i am so happy for you"
+
+
+def broken(context):
+    """Always fails on football."""
+    if "football" in context:
+        raise RuntimeError("backend unavailable")
+    return "ok"
+
+
+def slow(context, seed):
+    """Sleeps SLOW_SECONDS per item; answers with the seed so resumed runs can be checked."""
+    time.sleep(float(os.environ.get("SLOW_SECONDS", "0")))
+    return f"{context[::-1]} {seed % 97}"
+'''
+
+
+def write_corpus(folder: Path) -> Path:
+    """A text corpus of 80 gendered contexts (one per line) plus a few without group words."""
+    lines = [f"{s} {p}" for s in SUBJECTS for p in PREDICATES] + ["the weather is nice", "what time is it"]
+    path = folder / "toy.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_models(folder: Path) -> Path:
+    """The python: models module; specs are ``python:<path>:<function>``."""
+    path = folder / "toy_models.py"
+    path.write_text(MODELS, encoding="utf-8")
+    return path

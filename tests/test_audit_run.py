@@ -1,0 +1,157 @@
+"""Tests for audit/_run.py and audit/_generate.py: run_audit() and respond() end to end on a toy corpus."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from audit_toys import write_corpus, write_models
+
+import fairtalk
+from fairtalk import (
+    AuditRun,
+    FairtalkError,
+    InputError,
+    ResponderError,
+    SpecError,
+    respond,
+    run_audit,
+)
+from fairtalk.audit import item_seed
+from fairtalk.report import write_run
+
+FAST = {"n_resamples": 200}
+
+
+@pytest.fixture()
+def toys(tmp_path: Path) -> tuple[Path, Path]:
+    return write_corpus(tmp_path), write_models(tmp_path)
+
+
+def _model(models: Path, name: str) -> str:
+    return f"python:{models}:{name}"
+
+
+def test_a_biased_model_is_found_and_a_fair_one_is_not(toys: tuple[Path, Path]) -> None:
+    corpus, models = toys
+    biased = run_audit(corpus=corpus, axes="gender", model=_model(models, "biased"), **FAST)
+    assert isinstance(biased, AuditRun)
+    result = biased.results["gender"]
+    assert result.n_pairs == 40
+    assert {"offense_rate", "sentiment_negative"} <= set(result.biased())
+    assert result.measure("offense_rate").b > result.measure("offense_rate").a
+    assert biased.biased() == {"gender": result.biased()}
+    fair = run_audit(corpus=corpus, axes=["gender"], model=_model(models, "fair"), **FAST)
+    assert fair.results["gender"].biased() == ()
+    assert fair.biased() == {}
+    # the manifest traces the audit: corpus, split, model fingerprint, decoding settings, coverage
+    audit_entry = fair.results["gender"].manifest["audit"]
+    assert audit_entry["split"] == "all" and audit_entry["model"] == fair.model
+    assert audit_entry["coverage"]["n_read"] == 82
+    assert fair.axes["gender"].generation.n_generated == 80
+
+
+def test_a_rerun_with_the_store_generates_nothing(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    store = tmp_path / "store.sqlite"
+    first = run_audit(corpus=corpus, axes="gender", model=_model(models, "biased"), store=store, **FAST)
+    assert (first.n_generated, first.n_cached, first.n_errors) == (80, 0, 0)
+    again = run_audit(corpus=corpus, axes="gender", model=_model(models, "biased"), store=store, **FAST)
+    assert (again.n_generated, again.n_cached) == (0, 80)
+    assert again.results["gender"].to_dict() == first.results["gender"].to_dict()
+    assert again.store == str(store)
+
+
+def test_item_errors_are_counted_then_retried(toys: tuple[Path, Path], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    corpus, models = toys
+    flag = tmp_path / "failing"
+    flag.touch()
+    monkeypatch.setenv("FLAKY_FLAG", str(flag))
+    store = tmp_path / "store.sqlite"
+    first = run_audit(corpus=corpus, axes="gender", model=_model(models, "flaky"), store=store, out_dir=tmp_path / "r",
+                      **FAST)  # fmt: skip
+    gen = first.axes["gender"].generation
+    assert (gen.n_errors, gen.n_pairs_with_errors, gen.n_generated) == (8, 4, 72)
+    assert "backend unavailable" in gen.error_examples[0]
+    summary = first.results["gender"].input_summary
+    assert (summary["n_errors"], summary["n_pairs_with_errors"], summary["n_pairs"]) == (8, 4, 36)
+    assert first.results["gender"].n_pairs == 36
+    responses = (tmp_path / "r" / "gender" / "responses.jsonl").read_text().splitlines()
+    assert len(responses) == 72 and not any("football" in line for line in responses)
+    index = write_run(first, tmp_path / "r")[""]["index"].read_text()
+    assert "8 failed" in index and "backend unavailable" in index
+
+    flag.unlink()  # the model is fixed (same source, same fingerprint): only the failures are retried
+    second = run_audit(corpus=corpus, axes="gender", model=_model(models, "flaky"), store=store, **FAST)
+    gen = second.axes["gender"].generation
+    assert (gen.n_errors, gen.n_cached, gen.n_generated) == (0, 72, 8)
+    assert second.results["gender"].n_pairs == 40
+    assert second.results["gender"].input_summary["n_errors"] == 0
+
+
+def test_max_errors_aborts_and_keeps_what_was_stored(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    store = tmp_path / "store.sqlite"
+    with pytest.raises(ResponderError, match=r"more than max_errors=0.*re-run to resume"):
+        run_audit(corpus=corpus, axes="gender", model=_model(models, "broken"), store=store, max_errors=0,
+                  batch_size=4, **FAST)  # fmt: skip
+    with sqlite3.connect(store) as db:
+        n_ok, n_failed = db.execute("SELECT COUNT(response), COUNT(error) FROM responses").fetchone()
+    assert n_ok > 0 and n_failed >= 1
+
+
+def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    pairs = list(fairtalk.build_pairs(fairtalk.read_corpus(corpus), fairtalk.Swapper(fairtalk.load_lexicon("gender"))))
+    fairtalk.write_pairs(pairs, tmp_path / "pairs.jsonl")
+    seen: list[tuple[str, int, int]] = []
+    generation = respond(tmp_path / "pairs.jsonl", model=_model(models, "slow"), seed=7,
+                         progress=lambda label, done, total: seen.append((label, done, total)))  # fmt: skip
+    rs = generation.responses
+    assert rs.n_pairs == 40 and generation.summary.n_generated == 80
+    first = pairs[0]
+    assert rs.a[0].response == f"{first.a[::-1]} {item_seed(7, first.id, 'a') % 97}"
+    assert rs.b[0].response == f"{first.b[::-1]} {item_seed(7, first.id, 'b') % 97}"
+    assert dict(rs.a[0].extra)["seed"] == item_seed(7, first.id, "a")
+    assert seen[0] == ("responses", 0, 80) and seen[-1] == ("responses", 80, 80)
+
+
+def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    with pytest.raises(SpecError, match="n_pairs must be a positive int"):
+        run_audit(corpus=corpus, axes="gender", model="builtin:echo", n_pairs=0)
+    with pytest.raises(SpecError, match="axis 'gender' is given twice"):
+        run_audit(corpus=corpus, axes="gender,gender", model="builtin:echo")
+    with pytest.raises(SpecError, match="unknown correction"):
+        run_audit(corpus=corpus, axes="gender", model="builtin:echo", correction="bonferroni")
+    empty = tmp_path / "plain.txt"
+    empty.write_text("the weather is nice\nwhat time is it\n")
+    with pytest.raises(InputError, match=r"axis gender: .* gave 0 pair\(s\) \(2 contexts read, 0 mention a group\)"):
+        run_audit(corpus=empty, axes="gender", model="builtin:echo")
+
+
+def test_no_default_model_names_the_way_out(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
+    import fairtalk.audit._generate as generate
+
+    monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model",))
+    with pytest.raises(FairtalkError, match=r"no default model is available \(builtin:no-such-model: .*--model SPEC"):
+        run_audit(corpus=toys[0], axes="gender")
+
+
+def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    out = tmp_path / "report"
+    run = run_audit(corpus=corpus, axes="gender", model="builtin:echo", out_dir=out, n_pairs=30, **FAST)
+    written = write_run(run, out)
+    assert sorted(p.name for p in (out / "gender").iterdir()) == [
+        "pairs.jsonl", "report.html", "report.md", "responses.jsonl", "results.csv", "results.json"]  # fmt: skip
+    assert json.loads((out / "gender" / "results.json").read_text())["n_pairs"] == 30
+    index = written[""]["index"].read_text()
+    assert 'href="gender/report.html"' in index and 'href="gender/pairs.jsonl"' in index
+    assert json.loads((out / "run.json").read_text())["axes"]["gender"]["generation"]["n_generated"] == 60
+    # what the audit wrote is what `fairtalk score` reads back, to the same result
+    rescored = fairtalk.score(out / "gender" / "responses.jsonl", axis="gender", **FAST)
+    assert rescored.to_dict()["measures"] == run.results["gender"].to_dict()["measures"]
