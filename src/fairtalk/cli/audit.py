@@ -65,20 +65,20 @@ def audit(
         written = write_run(run, output)
     except FairtalkError as exc:
         fail(exc)
-    console.print(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed}", highlight=False, markup=False)
+    console.print(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed}", highlight=False, markup=False, soft_wrap=True)
     for name, axis_run in run.axes.items():
         console.print(rich_table(axis_run.result))
-        console.print(f"{name}: {generation_line(axis_run.generation)}", highlight=False, markup=False)
+        console.print(f"{name}: {generation_line(axis_run.generation)}", highlight=False, markup=False, soft_wrap=True)
         for message in axis_run.generation.error_examples:
-            console.print(f"  error: {message}", style="yellow", highlight=False, markup=False)
-        console.print(f"{name}: report in {Path(output) / axis_run.folder}/", highlight=False, markup=False)
-    console.print(f"wrote {written['']['index']}", highlight=False, markup=False)
+            console.print(f"  error: {message}", style="yellow", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"{name}: report in {Path(output) / axis_run.folder}/", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"wrote {written['']['index']}", highlight=False, markup=False, soft_wrap=True)
     biased = run.biased(alpha)
     for name, measures in biased.items():
         console.print(f"{name}: significant (adjusted p < {alpha:g}): {', '.join(measures)}", style="bold red",
-                      highlight=False, markup=False)  # fmt: skip
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
     if not biased:
         console.print(f"no significant difference on any axis at adjusted p < {alpha:g}", style="green",
-                      highlight=False, markup=False)  # fmt: skip
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
     if fail_on_bias and biased:
         raise typer.Exit(code=EXIT_BIAS)

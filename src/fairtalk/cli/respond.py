@@ -69,7 +69,7 @@ def respond(
     except FairtalkError as exc:
         fail(exc)
     summary = generation.summary
-    err_console.print(f"model {summary.model}: {generation_line(summary)}", highlight=False, markup=False)
+    err_console.print(f"model {summary.model}: {generation_line(summary)}", highlight=False, markup=False, soft_wrap=True)
     for message in summary.error_examples:
-        err_console.print(f"  error: {message}", highlight=False, markup=False, style="yellow")
-    err_console.print(f"wrote {generation.responses.n_pairs:,} pairs to {output}", highlight=False, markup=False)
+        err_console.print(f"  error: {message}", highlight=False, markup=False, style="yellow", soft_wrap=True)
+    err_console.print(f"wrote {generation.responses.n_pairs:,} pairs to {output}", highlight=False, markup=False, soft_wrap=True)

@@ -1,0 +1,152 @@
+"""Tests for cli/audit.py and cli/respond.py: `fairtalk audit` and `fairtalk respond`, incl. kill -9 and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from audit_toys import write_corpus, write_models
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+FAST = ["--resamples", "200", "--quiet"]
+
+
+@pytest.fixture()
+def toys(tmp_path: Path) -> tuple[Path, Path]:
+    return write_corpus(tmp_path), write_models(tmp_path)
+
+
+def _audit(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
+    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), *FAST, *extra]
+
+
+def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "biased"
+    result = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out, "--fail-on-bias"))
+    assert result.exit_code == 1, result.output
+    assert "gender: significant (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
+    assert "gender: 80 generated, 0 from the store, 0 failed" in result.output
+    for name in ("index.html", "run.json", "store.sqlite", "gender/results.json", "gender/report.html",
+                 "gender/responses.jsonl", "gender/pairs.jsonl"):  # fmt: skip
+        assert (out / name).is_file(), name
+    # the same command again resumes from OUTPUT/store.sqlite: nothing is generated
+    again = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out))
+    assert again.exit_code == 0, again.output
+    assert "gender: 0 generated, 80 from the store, 0 failed" in again.output
+
+    fair = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "fair", "--fail-on-bias"))
+    assert fair.exit_code == 0, fair.output
+    assert "no significant difference on any axis" in fair.output
+
+
+def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "r"
+    result = runner.invoke(app, _audit(corpus, f"python:{models}:broken", out, "--max-errors", "1", "--batch-size", "4"))
+    assert result.exit_code == 2
+    assert "error:" in result.output and "more than max_errors=1" in result.output
+    assert "re-run to resume" in result.output
+    with sqlite3.connect(out / "store.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM responses WHERE error IS NULL").fetchone()[0] > 0
+    # without --max-errors the failures are counted and reported, and the run completes
+    counted = runner.invoke(app, _audit(corpus, f"python:{models}:broken", out))
+    assert counted.exit_code == 0, counted.output
+    assert "8 failed (4 pairs left out" in counted.output
+    summary = json.loads((out / "gender" / "results.json").read_text())["input_summary"]
+    assert (summary["n_errors"], summary["n_pairs_with_errors"]) == (8, 4)
+
+
+def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    for extra, message in ((["--pairs", "0"], "--pairs must be at least 1"),
+                           (["--correction", "nope"], "--correction must be one of"),
+                           (["--max-new-tokens", "0"], "max_new_tokens"),
+                           (["--max-errors", "-1"], "--max-errors must be 0 or more")):  # fmt: skip
+        result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
+        assert result.exit_code == 2, (extra, result.output)
+        assert "error:" in result.output and message in result.output
+    result = runner.invoke(app, _audit(corpus, "nope:model", tmp_path / "x"))
+    assert result.exit_code == 2 and "unknown model spec prefix" in result.output
+
+
+def test_respond_writes_what_score_reads(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    pairs = tmp_path / "pairs.jsonl"
+    assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
+    out = tmp_path / "out" / "responses.jsonl"
+    store = tmp_path / "store.sqlite"
+    args = ["respond", "--pairs", str(pairs), "--model", f"python:{models}:biased", "-o", str(out), "--store", str(store)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "80 generated, 0 from the store, 0 failed" in result.output and "wrote 40 pairs" in result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 80 and {r["side"] for r in records} == {"a", "b"}
+    assert "0 generated, 80 from the store" in runner.invoke(app, args).output
+    scored = runner.invoke(app, ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"),
+                                 "--resamples", "200", "--fail-on-bias"])  # fmt: skip
+    assert scored.exit_code == 1, scored.output
+
+
+# --- THE CRASH TEST: kill -9 `fairtalk audit` midway, re-run, compare with an uninterrupted run ------------
+
+
+def _rows(store: Path) -> int:
+    try:
+        with sqlite3.connect(store, timeout=0.2) as db:
+            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_9_midway_then_rerun_equals_an_uninterrupted_run(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    model = f"python:{models}:slow"
+    killed = tmp_path / "killed"
+    command = [sys.executable, "-m", "fairtalk.cli", *_audit(corpus, model, killed, "--batch-size", "2")]
+    env = {**os.environ, "SLOW_SECONDS": "0.05"}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    store = killed / "store.sqlite"
+    deadline = time.monotonic() + 20
+    while _rows(store) < 10 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    n_before = _rows(store)
+    assert 10 <= n_before < 80
+    assert not (killed / "gender" / "results.json").exists()
+
+    resumed = runner.invoke(app, _audit(corpus, model, killed))  # SLOW_SECONDS unset: same model, fast
+    assert resumed.exit_code == 0, resumed.output
+    assert f"gender: {80 - n_before} generated, {n_before} from the store, 0 failed" in resumed.output
+    with sqlite3.connect(store) as db:
+        n_rows, n_keys = db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT hex(context_hash) || ':' || seed) FROM responses WHERE error IS NULL"
+        ).fetchone()
+    assert n_rows == n_keys == 80  # no gaps, no duplicates
+
+    clean = tmp_path / "clean"
+    assert runner.invoke(app, _audit(corpus, model, clean)).exit_code == 0
+    lines = (killed / "gender" / "responses.jsonl").read_text().splitlines()
+    assert lines == (clean / "gender" / "responses.jsonl").read_text().splitlines()
+    assert len({(json.loads(line)["pair_id"], json.loads(line)["side"]) for line in lines}) == 80
+    assert _without_timings(killed) == _without_timings(clean)
+
+
+def _without_timings(out: Path) -> dict:
+    """results.json minus anything that varies between runs (it holds no timings; assert that too)."""
+    results = json.loads((out / "gender" / "results.json").read_text())
+    assert "seconds" not in json.dumps(results)
+    return results
