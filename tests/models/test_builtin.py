@@ -23,11 +23,11 @@ def test_echo_modes() -> None:
     assert load_responder("builtin:echo").respond(["1 2 3 4"], cut, seeds=[0]) == ["4 3"]
 
 
-def test_unknown_and_reserved_names() -> None:
+def test_unknown_names_and_options() -> None:
     with pytest.raises(SpecError, match=r"unknown builtin model 'ecko'; did you mean 'echo'\?"):
         load_responder("builtin:ecko")
-    with pytest.raises(SpecError, match="reserved for the reference models"):
-        load_responder("builtin:retrieval")
+    with pytest.raises(SpecError, match="unknown option 'mode' for builtin:retrieval"):
+        load_responder("builtin:retrieval?mode=x")
     with pytest.raises(SpecError, match="unknown echo mode"):
         load_responder("builtin:echo", mode="shout")
     assert builtin_names() == ("echo", "retrieval", "seq2seq", "smollm2")

