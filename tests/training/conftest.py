@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from fairtalk import Context  # noqa: E402
+from fairtalk import Context
 
 TINY_SEQ2SEQ = {"emb_dim": 16, "hidden": 32, "layers": 2, "dropout": 0.1}
 TINY_RANKER = {"dim": 32, "heads": 2, "ffn": 32, "layers": 2, "max_len": 32}

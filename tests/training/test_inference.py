@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from fairtalk import DecodingSettings, InputError, TrainConfig, load_responder, train_model
+from fairtalk import (
+    DecodingSettings,
+    InputError,
+    TrainConfig,
+    load_responder,
+    train_model,
+)
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
 
@@ -14,7 +20,7 @@ CONTEXTS = ["is he a doctor 3?", "how are you 2", "something else entirely", ""]
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("ck")
-    common = dict(epochs=4, batch_size=16, lr=1e-2, min_count=1, val_size=20, pool_size=40, threads=1)
+    common = {"epochs": 4, "batch_size": 16, "lr": 1e-2, "min_count": 1, "val_size": 20, "pool_size": 40, "threads": 1}
     train_model(toy_dialogues(), TrainConfig(model="seq2seq", sizes=TINY_SEQ2SEQ, **common), root / "s2s", progress=False, log=lambda _: None)
     train_model(toy_dialogues(), TrainConfig(model="retrieval", sizes=TINY_RANKER, **common), root / "ret", progress=False, log=lambda _: None)
     return root

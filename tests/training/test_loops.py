@@ -15,7 +15,7 @@ from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
 
 def _config(model: str, **kw: object) -> TrainConfig:
     sizes = TINY_SEQ2SEQ if model == "seq2seq" else TINY_RANKER
-    base = dict(model=model, epochs=2, batch_size=16, lr=1e-2, min_count=1, val_size=20, pool_size=40, sizes=sizes, threads=1)
+    base = {"model": model, "epochs": 2, "batch_size": 16, "lr": 1e-2, "min_count": 1, "val_size": 20, "pool_size": 40, "sizes": sizes, "threads": 1}
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 

@@ -189,7 +189,7 @@ class _Run:
         self.config, self.vocab, self.split, self.out = config, vocab, split, out
         self.progress, self.log, self.started = progress, log, started
         self.rng = np.random.default_rng([config.seed, 2])
-        enc = dict(max_context_len=config.max_context_len, max_response_len=config.max_response_len)
+        enc = {"max_context_len": config.max_context_len, "max_response_len": config.max_response_len}
         self.train_ids = D.encode_pairs(split.train, vocab, **enc)
         self.val_ids = D.encode_pairs(split.validation, vocab, **enc)
         if config.model == "seq2seq":
@@ -209,7 +209,14 @@ class _Run:
 
     def fit(self) -> TrainResult:
         """Run every epoch, validating and saving after each."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         config = self.config
         lengths = [len(c) + len(r) for c, r in zip(*self.train_ids)]
