@@ -1,0 +1,39 @@
+"""`fairtalk train` through typer's CliRunner, on a tiny JSONL corpus."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from fairtalk import load_checkpoint
+from fairtalk.cli import app
+
+from .conftest import toy_dialogues
+
+runner = CliRunner()
+
+
+def _corpus(tmp_path):
+    path = tmp_path / "dialogues.jsonl"
+    rows = [{"context": d.text, "response": d.response} for d in toy_dialogues(60)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return f"jsonl:{path}"
+
+
+def test_train_retrieval_writes_a_checkpoint(tmp_path) -> None:
+    out = tmp_path / "ret"
+    result = runner.invoke(app, ["train", "retrieval", "--corpus", _corpus(tmp_path), "--epochs", "1", "--pool-size", "10",
+                                 "--batch-size", "16", "--threads", "1", "--quiet", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "epoch 1/1" in result.output and "recall@1" in result.output and f"wrote {out}" in result.output
+    checkpoint = load_checkpoint(out)
+    assert checkpoint.kind == "retrieval" and len(checkpoint.pool) == 10
+    assert checkpoint.config["corpus"].startswith("jsonl:") and checkpoint.config["training"]["pool_size"] == 10
+
+
+def test_train_rejects_unknown_model_and_debias(tmp_path) -> None:
+    result = runner.invoke(app, ["train", "gpt", "-o", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "MODEL must be seq2seq or retrieval" in result.output
+    result = runner.invoke(app, ["train", "seq2seq", "--debias", "magic", "--corpus", _corpus(tmp_path), "-o", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "unknown debiasing method 'magic'" in result.output
