@@ -58,3 +58,16 @@ def test_label_percentages_match_fig_2b(result) -> None:
 def test_gaps_favour_the_advantaged_groups_except_race(result) -> None:
     assert result.gaps["orientation"]["all"] > 0.4 and result.gaps["gender"]["all"] > 0
     assert result.robustness["halves"]["mean"] > 0.99 > result.robustness["single"]["mean"]
+
+
+def test_shipped_regard_agreement_with_published_labels() -> None:
+    """Agreement of fairtalk's shipped classifier with the published labels (one seed: 6,060 rows)."""
+    from fairtalk.prompts.completions import label_completions
+
+    frame = read_published(ROBUST / "generated-outputs").frame
+    frame = frame[frame["seed"] == 3]
+    ours = label_completions(frame)["label"].to_numpy()
+    published = frame["label"].to_numpy()
+    agreement = float((ours == published).mean())
+    print(f"\nshipped regard vs published labels (seed 3, {len(frame)} rows): agreement {agreement:.3f}")
+    assert 0.2 < agreement < 1.0  # recorded in the README; the published labels come from Sheng et al.'s BERT

@@ -251,7 +251,9 @@ def analyze(
         means = sums / cell_counts
     by_structure = {st: {name: _finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)}
     structure_counts = dict(zip(structures, map(int, np.bincount(s, minlength=n_structures))))
-    overall = np.nanmean(np.where(cell_counts > 0, means, np.nan), axis=1) if n_groups else np.zeros(n_structures)
+    present = cell_counts > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        overall = np.where(present, means, 0.0).sum(axis=1) / present.sum(axis=1)  # mean over groups with data
     ranked = [structures[i] for i in np.argsort(-np.nan_to_num(overall, nan=-np.inf), kind="stable")
               if np.isfinite(overall[i])]
     n_show = min(n_best, len(ranked))

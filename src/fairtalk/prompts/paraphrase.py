@@ -1,6 +1,6 @@
 """Paraphrasing prompts into labelled syntactic structures: a built-in rule-based paraphraser and model paraphrasers.
 
-:func:`paraphrase` rewrites each fixed prompt into :data:`STRUCTURES` (27 structures:
+:func:`paraphrase` rewrites each fixed prompt into :data:`STRUCTURES` (26 structures besides the original:
 declarative variants, questions, fronted clauses, "you know, ...", "I'll tell you what ...",
 plural "people", reporting passives, clefts, "it was ... that", "everyone knew ...", a
 first-person self-identification...). It is offline and deterministic, and every output
@@ -112,7 +112,6 @@ _Rule = Callable[[str, TemplateForms], str]
 
 #: Structure label -> rule (group, forms) -> prompt text (before capitalisation).
 _RULES: dict[str, _Rule] = {
-    "declarative": lambda g, f: f"the {g} {f.past}",
     "demonstrative": lambda g, f: f"this {g} {f.past}",
     "indefinite": lambda g, f: f"{_an(g)} {f.past}",
     "present": lambda g, f: f"the {g} {f.present}",

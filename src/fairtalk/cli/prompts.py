@@ -1,0 +1,219 @@
+"""`fairtalk prompts ...` (paper 004: syntactically diverse prompts) and `fairtalk regard train`."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+
+from fairtalk.cli._app import app, console, fail
+from fairtalk.errors import FairtalkError
+
+prompts_app = typer.Typer(
+    help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
+    no_args_is_help=True,
+)
+regard_app = typer.Typer(help="fairtalk's own regard classifier.", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
+app.add_typer(regard_app, name="regard")
+
+_SOURCES = ("builtin", "aesop", "none")
+_MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
+_MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE"
+_MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
+_MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
+
+
+def _groups(path: str | None):  # noqa: ANN202
+    import fairtalk
+
+    return fairtalk.load_groups(path) if path else fairtalk.default_groups()
+
+
+def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, aesop_source: str | None,
+                  aesop_extract: str | None, n_model: int, seed: int) -> tuple[list, object]:
+    """Fixed prompts plus paraphrases from ``source``, through the quality filters."""
+    import fairtalk
+
+    groups = _groups(groups_file)
+    fixed = fairtalk.build_prompts(groups)
+    if source == "builtin":
+        paraphrases = fairtalk.paraphrase_prompts(fixed)
+    elif source == "aesop":
+        if not aesop_source or not aesop_extract:
+            raise fairtalk.SpecError(_MSG_AESOP)
+        paraphrases = fairtalk.read_aesop(aesop_source, aesop_extract, groups=groups.groups)
+    elif source == "none":
+        paraphrases = ()
+    elif source.startswith("model:"):
+        with fairtalk.load_responder(source[len("model:"):]) as responder:
+            paraphrases = fairtalk.ModelParaphraser(responder, n_paraphrases=n_model, seed=seed).paraphrase(fixed)
+    else:
+        raise fairtalk.SpecError(_MSG_SOURCE.format(given=source), choices=(*_SOURCES, "model:SPEC"), given=source)
+    filtered = fairtalk.filter_prompts(paraphrases, drop_questions=drop_questions)
+    return [*fixed, *filtered.kept], filtered
+
+
+def _print_filters(filtered) -> None:  # noqa: ANN001
+    dropped = ", ".join(f"{name} {n}" for name, n in filtered.counts)
+    console.print(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})", highlight=False)
+
+
+@prompts_app.command("paraphrase")
+def prompts_paraphrase(
+    output: str = typer.Option(..., "-o", "--output", help="Prompts JSONL to write ({group, template, structure, text})."),
+    groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]); default: the six groups of the paper."),
+    source: str = typer.Option("builtin", "--source", help="builtin (rule-based, offline), aesop, none, or model:SPEC (a Responder spec)."),
+    aesop_source: str | None = typer.Option(None, "--aesop-source", help="AESOP .source file (prompt <sep> parse <sep> target parse)."),
+    aesop_extract: str | None = typer.Option(None, "--aesop-extract", help="AESOP _sep_extract file, line-aligned with --aesop-source."),
+    n_model: int = typer.Option(5, "--n-model", min=1, help="Paraphrases per prompt from a model:SPEC source."),
+    drop_questions: bool = typer.Option(False, "--drop-questions", help="Also drop paraphrases that are questions."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the model paraphraser's draws."),
+) -> None:
+    """Write the fixed prompts and their filtered paraphrases, each labelled by its structure."""
+    import fairtalk
+
+    try:
+        prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed)
+        path = fairtalk.write_prompts(prompts, output)
+    except FairtalkError as exc:
+        fail(exc)
+    _print_filters(filtered)
+    console.print(f"wrote {len(prompts):,} prompts to {path}", highlight=False)
+
+
+@prompts_app.command("generate")
+def prompts_generate(
+    model: str = typer.Option(..., "--model", help="Model spec: hf:NAME, openai:..., python:MODULE:FN, builtin:echo, builtin:smollm2."),
+    output: str = typer.Option(..., "-o", "--output", help="Completions JSONL to write."),
+    seeds: int = typer.Option(10, "--seeds", min=1, help="Completions per prompt, with seeds 0..N-1."),
+    top_k: int | None = typer.Option(40, "--top-k", min=1, help="Top-k sampling (the paper: 40)."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
+    max_new_tokens: int = typer.Option(40, "--max-new-tokens", min=1, help="Tokens generated per completion."),
+    store: str | None = typer.Option(None, "--store", help="Run store (SQLite); default OUTPUT with .store.sqlite. Reruns resume from it."),
+    prompts: str | None = typer.Option(None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`; default: fixed prompts + built-in paraphrases."),
+    groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Complete every (group, template, structure) prompt once per seed, through the run store."""
+    import fairtalk
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    try:
+        chosen = list(fairtalk.read_prompts(prompts)) if prompts else _make_prompts(groups, "builtin", False, None, None, 1, 0)[0]
+        settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
+        start = time.perf_counter()
+        with fairtalk.load_responder(model) as responder, Progress(
+            TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=console, disable=quiet, transient=True,
+        ) as bar:
+            task = bar.add_task("generate", total=len(chosen) * seeds)
+            summary = fairtalk.generate_completions(
+                chosen, responder, output, seeds=seeds, settings=settings, store=store, batch_size=batch_size,
+                progress=lambda n: bar.advance(task, n),
+            )
+    except FairtalkError as exc:
+        fail(exc)
+    seconds = time.perf_counter() - start
+    console.print(
+        f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
+        f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed · "
+        f"store {summary.store} · {seconds:.1f} s",
+        highlight=False, markup=False,
+    )
+
+
+@prompts_app.command("analyze")
+def prompts_analyze(
+    output: str = typer.Option(..., "-o", "--output", help="Folder for results.json, the CSV tables and report.html."),
+    published: str | None = typer.Option(None, "--published", help="Folder of the published out_seed_<n>_predictions.txt files."),
+    completions: str | None = typer.Option(None, "--completions", help="Completions JSONL from `fairtalk prompts generate`."),
+    regard: str = typer.Option("builtin", "--regard", help="Regard scorer for unlabelled completions: builtin, path:DIR or hf:MODEL."),
+    relabel: bool = typer.Option(False, "--relabel", help="Label every completion with --regard, even those that have a label."),
+    groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b])."),
+    include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
+    smoothing: float = typer.Option(1e-6, "--smoothing", min=0.0, help="Additive smoothing of the label distributions before KL (0: plain KL)."),
+    n_best: int = typer.Option(5, "--n-best", min=1, help="How many best and worst structures to list."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the robustness draws."),
+    n_draws: int = typer.Option(100, "--draws", min=1, help="Robustness draws."),
+    misaligned: str = typer.Option("keep", "--misaligned", help="Published rows not starting with their expected prompt: keep or drop."),
+    paraphrases: str | None = typer.Option(None, "--paraphrases", help="Folder of the AESOP paraphrase files, to check the published rows' alignment."),
+    prompts_file: str | None = typer.Option(None, "--prompts-file", help="fixed-prompts.txt of the published layout."),
+) -> None:
+    """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
+    import fairtalk
+
+    try:
+        if (published is None) == (completions is None):
+            raise fairtalk.SpecError(_MSG_INPUT)
+        group_set = _groups(groups)
+        start = time.perf_counter()
+        if published is not None:
+            if misaligned not in ("keep", "drop"):
+                raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
+            imported = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
+                                               groups=group_set.groups, misaligned=misaligned)
+            frame, summary, parses = imported.frame, imported.summary(), imported.parses
+        else:
+            frame, summary = fairtalk.read_completions(completions)
+            parses = {}
+            if relabel or summary["n_unlabelled"]:
+                scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
+                frame = fairtalk.label_completions(frame, scorer, only_missing=not relabel)
+                summary = {**summary, "regard": regard, "relabelled": relabel}
+        result = fairtalk.analyze_prompts(frame, groups=group_set, include_other=include_other, smoothing=smoothing,
+                                          n_best=n_best, seed=seed, n_draws=n_draws, parses=parses)
+        seconds = time.perf_counter() - start
+        written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary)
+    except FairtalkError as exc:
+        fail(exc)
+    _print_analysis(result, summary, seconds)
+    console.print(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: "
+                  f"{', '.join(p.name for p in written.values())}", highlight=False, markup=False)
+
+
+def _print_analysis(result, summary, seconds: float) -> None:  # noqa: ANN001
+    from rich.table import Table
+
+    table = Table(title=f"label distribution (%), all structures · {result.data['n_rows']:,} completions · {seconds:.2f} s")
+    table.add_column("group")
+    for label in result.labels:
+        table.add_column(label, justify="right")
+    table.add_column("mean regard", justify="right")
+    for group in ["all", *result.groups]:
+        dist = result.distribution[group]
+        table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group]['mean']:+.3f}")
+    console.print(table)
+    gaps = ", ".join(f"{name} {g['all']:+.3f} (baseline {g['baseline']:+.3f})" for name, g in result.gaps.items()
+                     if g["all"] is not None and g["baseline"] is not None)
+    if gaps:
+        console.print(f"regard gaps (a - b): {gaps}", highlight=False, markup=False)
+    misaligned = summary.get("misaligned_by_seed") if isinstance(summary, dict) else None
+    if misaligned and any(v > 0 for v in misaligned.values()):
+        console.print(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
+                      f" ({summary.get('misaligned_dropped', 0)} dropped)", highlight=False, markup=False)
+
+
+@regard_app.command("train")
+def regard_train(
+    data: str = typer.Option(..., "--data", help="Labelled data: label<TAB>text, labels -1, 0, 1, 2, group masked as XYZ."),
+    output: str = typer.Option(..., "-o", "--output", help="Model folder to write (config.json, vocabulary.json, weights.npz)."),
+    c: float = typer.Option(1.0, "--c", min=1e-6, help="Inverse regularisation strength of the logistic regression."),
+    cv: int = typer.Option(5, "--cv", min=2, help="Cross-validation folds for the reported accuracy."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the folds and the solver."),
+) -> None:
+    """Train the TF-IDF + logistic-regression regard classifier; use it with --regard path:DIR."""
+    import fairtalk
+
+    try:
+        start = time.perf_counter()
+        report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed)
+    except FairtalkError as exc:
+        fail(exc)
+    counts = ", ".join(f"{k} {v}" for k, v in report.n_by_label.items())
+    console.print(
+        f"wrote {output} · {report.n_examples:,} examples ({counts}) · {report.cv_folds}-fold CV accuracy "
+        f"{report.cv_accuracy:.3f}, macro-F1 {report.cv_macro_f1:.3f} · {time.perf_counter() - start:.1f} s",
+        highlight=False, markup=False,
+    )

@@ -1,0 +1,267 @@
+"""fairtalk's own regard classifier: TF-IDF (word 1-2 grams + character 2-5 grams) and logistic regression.
+
+Trained with scikit-learn, saved without pickle: ``config.json`` (settings, classes, training
+report), ``vocabulary.json`` (the terms of each vectoriser, by column) and ``weights.npz``
+(idf vectors, coefficients, intercepts; read with ``allow_pickle=False``). Prediction
+rebuilds the TF-IDF features from the vocabulary (scikit-learn's ``CountVectorizer`` with a
+fixed vocabulary, then sublinear tf, idf and L2 normalisation as ``TfidfVectorizer`` does).
+
+The labelled-data format is ``label<TAB>text`` with labels -1 (negative), 0 (neutral),
+1 (positive) and 2 (other), the group mention masked as ``XYZ`` (Sheng et al. 2019).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairtalk.errors import FairtalkError, InputError
+
+__all__ = [
+    "FORMAT",
+    "LABEL_NAMES",
+    "LABEL_VALUES",
+    "RegardModel",
+    "TrainReport",
+    "read_labelled",
+    "train_regard",
+    "train_regard_model",
+]
+
+FORMAT = "fairtalk-regard-tfidf-lr"
+LABEL_VALUES: tuple[int, ...] = (-1, 0, 1, 2)
+LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
+_BLOCKS: dict[str, dict[str, Any]] = {
+    "word": {"analyzer": "word", "ngram_range": (1, 2), "min_df": 1},
+    "char": {"analyzer": "char_wb", "ngram_range": (2, 5), "min_df": 2},
+}
+
+_MSG_LABEL = "label must be -1, 0, 1 or 2, got {label!r}"
+_MSG_LINE = "expected label<TAB>text"
+_MSG_EMPTY = "no labelled examples"
+_MSG_FEW = "need at least {n} examples of each of at least two labels to train (found {counts})"
+_MSG_FORMAT = "not a fairtalk regard model (config.json format is {found!r}, expected {FORMAT!r})"
+_MSG_MISSING_SKLEARN = "training and using the regard classifier need scikit-learn: pip install scikit-learn"
+
+
+def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
+    """Read ``label<TAB>text`` lines (blank lines skipped); InputError with path:line otherwise."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read labelled data: {exc}", path=str(path)) from exc
+    texts, labels = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        label, tab, text = line.partition("\t")
+        if not tab:
+            raise InputError(_MSG_LINE, path=str(path), line=number)
+        if label.strip() not in ("-1", "0", "1", "2"):
+            raise InputError(_MSG_LABEL.format(label=label), path=str(path), line=number)
+        labels.append(int(label))
+        texts.append(text.strip())
+    if not texts:
+        raise InputError(_MSG_EMPTY, path=str(path))
+    return texts, labels
+
+
+def _sklearn() -> Any:
+    try:
+        import sklearn  # noqa: F401
+        from sklearn.feature_extraction import text
+    except ImportError as exc:  # pragma: no cover - scikit-learn comes with alt-profanity-check
+        raise FairtalkError(_MSG_MISSING_SKLEARN) from exc
+    return text
+
+
+@dataclass(frozen=True)
+class TrainReport:
+    """Cross-validated accuracy and macro-F1 of a training run, and the label counts."""
+
+    n_examples: int
+    n_by_label: dict[str, int]
+    cv_folds: int
+    cv_accuracy: float
+    cv_macro_f1: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"n_examples": self.n_examples, "n_by_label": self.n_by_label, "cv_folds": self.cv_folds,
+                "cv_accuracy": self.cv_accuracy, "cv_macro_f1": self.cv_macro_f1}
+
+
+@dataclass(frozen=True)
+class RegardModel:
+    """A trained classifier: vocabularies and idf per block, coefficients, classes (label values)."""
+
+    vocabularies: dict[str, tuple[str, ...]]
+    idf: dict[str, np.ndarray]
+    coef: np.ndarray
+    intercept: np.ndarray
+    classes: tuple[int, ...]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def features(self, texts: list[str]) -> Any:
+        """The TF-IDF feature matrix (scipy sparse CSR), as at training time."""
+        from scipy import sparse
+
+        text_module = _sklearn()
+        blocks = []
+        for name, options in _BLOCKS.items():
+            vocabulary = {term: i for i, term in enumerate(self.vocabularies[name])}
+            counts = text_module.CountVectorizer(
+                vocabulary=vocabulary, lowercase=True, analyzer=options["analyzer"], ngram_range=options["ngram_range"]
+            ).transform(texts)
+            counts = counts.astype(np.float64).tocsr()
+            counts.data = 1.0 + np.log(counts.data)
+            weighted = counts.multiply(self.idf[name][None, :]).tocsr()
+            norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+            norms[norms == 0] = 1.0
+            blocks.append(sparse.diags(1.0 / norms) @ weighted)
+        return sparse.hstack(blocks, format="csr")
+
+    def probabilities(self, texts: list[str]) -> np.ndarray:
+        """Class probabilities, ``(len(texts), len(classes))`` (softmax of the linear scores)."""
+        if not texts:
+            return np.zeros((0, len(self.classes)))
+        scores = np.asarray(self.features(list(texts)) @ self.coef.T) + self.intercept[None, :]
+        scores -= scores.max(axis=1, keepdims=True)
+        exp = np.exp(scores)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def predict(self, texts: list[str]) -> np.ndarray:
+        """The most probable label value (-1, 0, 1 or 2) per text."""
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write ``config.json``, ``vocabulary.json`` and ``weights.npz`` into ``directory``."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        config = {"format": FORMAT, "version": 1, "classes": list(self.classes),
+                  "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
+                  "sublinear_tf": True, "lowercase": True, **self.config}
+        (out / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "vocabulary.json").write_text(
+            json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False), encoding="utf-8"
+        )
+        np.savez_compressed(out / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept,
+                            **{f"idf_{k}": v for k, v in self.idf.items()})
+        return out
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> RegardModel:
+        """Read a model saved by :meth:`save` (InputError when the folder is not one)."""
+        folder = Path(directory)
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            vocabularies = json.loads((folder / "vocabulary.json").read_text(encoding="utf-8"))
+            with np.load(folder / "weights.npz", allow_pickle=False) as weights:
+                arrays = {k: weights[k] for k in weights.files}
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read the regard model: {exc}", path=str(folder)) from exc
+        if config.get("format") != FORMAT:
+            raise InputError(_MSG_FORMAT.format(found=config.get("format"), FORMAT=FORMAT), path=str(folder))
+        extra = {k: v for k, v in config.items() if k not in ("format", "version", "classes", "blocks", "sublinear_tf", "lowercase")}
+        return cls(
+            vocabularies={k: tuple(v) for k, v in vocabularies.items()},
+            idf={k: arrays[f"idf_{k}"] for k in _BLOCKS},
+            coef=arrays["coef"].astype(np.float64),
+            intercept=arrays["intercept"].astype(np.float64),
+            classes=tuple(int(c) for c in config["classes"]),
+            config=extra,
+        )
+
+
+def _pipeline(c: float, seed: int) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    text_module = _sklearn()
+    union = FeatureUnion([(name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options))
+                          for name, options in _BLOCKS.items()])
+    return Pipeline([("features", union), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
+
+
+def train_regard_model(
+    texts: list[str], labels: list[int], *, c: float = 1.0, cv: int = 5, seed: int = 0, source: str = ""
+) -> tuple[RegardModel, TrainReport]:
+    """Train the TF-IDF + logistic-regression classifier and cross-validate it.
+
+    Parameters
+    ----------
+    texts, labels
+        Masked texts (``XYZ ...``) and their labels (-1, 0, 1, 2).
+    c : float
+        Inverse regularisation strength of the logistic regression.
+    cv : int
+        Stratified folds for the reported accuracy and macro-F1 (shuffled with ``seed``).
+
+    Raises
+    ------
+    InputError
+        Fewer than two labels, or fewer than ``cv`` examples of some label.
+    """
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    counts = Counter(labels)
+    if len(counts) < 2 or min(counts.values()) < cv:
+        raise InputError(_MSG_FEW.format(n=cv, counts=dict(sorted(counts.items()))))
+    y = np.asarray(labels)
+    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
+    predicted = cross_val_predict(_pipeline(c, seed), texts, y, cv=folds)
+    report = TrainReport(
+        n_examples=len(texts),
+        n_by_label={LABEL_NAMES[LABEL_VALUES.index(k)]: int(v) for k, v in sorted(counts.items())},
+        cv_folds=cv,
+        cv_accuracy=float(accuracy_score(y, predicted)),
+        cv_macro_f1=float(f1_score(y, predicted, average="macro")),
+    )
+    pipeline = _pipeline(c, seed).fit(texts, y)
+    union, lr = pipeline.named_steps["features"], pipeline.named_steps["lr"]
+    vectorizers = dict(union.transformer_list)
+    vocabularies, idf = {}, {}
+    for name, vectorizer in vectorizers.items():
+        terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.__getitem__)
+        vocabularies[name] = tuple(terms)
+        idf[name] = vectorizer.idf_.astype(np.float64)
+    coef, intercept = lr.coef_, lr.intercept_
+    if coef.shape[0] == 1:  # binary: expand to two classes so that softmax applies
+        coef, intercept = np.vstack([-coef / 2, coef / 2]), np.array([-intercept[0] / 2, intercept[0] / 2])
+    model = RegardModel(
+        vocabularies=vocabularies, idf=idf, coef=np.asarray(coef, dtype=np.float64),
+        intercept=np.asarray(intercept, dtype=np.float64), classes=tuple(int(k) for k in lr.classes_),
+        config={"c": c, "seed": seed, "training_data": source, "training": report.to_dict()},
+    )
+    return model, report
+
+
+def train_regard(
+    data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float = 1.0, cv: int = 5, seed: int = 0
+) -> TrainReport:
+    """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
+
+    The folder then works as a scorer: ``Regard(scorer="path:OUT_DIR")``.
+
+    Raises
+    ------
+    InputError
+        Unreadable or malformed data, too few examples per label, or an unwritable folder.
+    """
+    texts, labels = read_labelled(data)
+    model, report = train_regard_model(texts, labels, c=c, cv=cv, seed=seed, source=Path(data).name)
+    try:
+        model.save(out_dir)
+    except OSError as exc:
+        raise InputError(f"cannot write the model: {exc}", path=str(out_dir)) from exc
+    return report

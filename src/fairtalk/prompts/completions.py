@@ -1,0 +1,265 @@
+"""Completions of prompts: generation through the run store, the completions JSONL, and regard labelling.
+
+Generation produces every (prompt, seed) completion — prompts being (group, template,
+structure) — through :class:`~fairtalk.store.CachingResponder`, so an interrupted run resumes
+where it stopped. The JSONL has one object per completion::
+
+    {"group": "man", "template": "worked as", "kind": "occupation", "structure": "wh_question",
+     "seed": 3, "prompt": "What did the man work as?", "completion": "...", "text": "What did ... ..."}
+
+``text`` is the prompt followed by the completion (what is classified, as in the paper);
+an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"label"``
+(-1, 0, 1, 2) may be present (for instance after labelling elsewhere).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairtalk.errors import InputError, ResponderError
+from fairtalk.measures.regard import Regard
+from fairtalk.models import DecodingSettings, Responder
+from fairtalk.prompts.paraphrase import plural
+from fairtalk.prompts.published import COLUMNS
+from fairtalk.prompts.templates import TEMPLATES, Prompt
+from fairtalk.store import CachingResponder, RunStore
+
+__all__ = [
+    "GenerationSummary",
+    "generate_completions",
+    "join_completion",
+    "label_completions",
+    "read_completions",
+    "read_prompts",
+    "write_prompts",
+]
+
+_KINDS = {t.phrase: t.kind for t in TEMPLATES}
+_REQUIRED = ("group", "template", "structure", "seed", "text")
+_MSG_JSON = "malformed JSON ({error})"
+_MSG_OBJECT = "expected a JSON object"
+_MSG_FIELD = "missing field {field!r}"
+_MSG_SEED = "seed must be an integer, got {value!r}"
+_MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
+_MSG_EMPTY = "no completions in the file"
+_MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationSummary:
+    """What a generation run did: items requested, served from the store, generated, failed."""
+
+    n_prompts: int
+    n_seeds: int
+    n_items: int
+    n_cached: int
+    n_generated: int
+    n_errors: int
+    fingerprint: str
+    settings: str
+    store: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+
+
+def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
+    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line."""
+    out = Path(path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for p in prompts:
+                record = {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write prompts: {exc}", path=str(out)) from exc
+    return out
+
+
+def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
+    """Read a prompts JSONL written by :func:`write_prompts` (InputError with path:line when malformed)."""
+    source = Path(path)
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read prompts: {exc}", path=str(source)) from exc
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(_MSG_JSON.format(error=exc.msg), path=str(source), line=number) from exc
+        if not isinstance(record, dict):
+            raise InputError(_MSG_OBJECT, path=str(source), line=number)
+        for name in ("group", "template", "structure", "text"):
+            if not isinstance(record.get(name), str):
+                raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
+        out.append(Prompt(record["group"], record["template"], record["structure"], record["text"]))
+    if not out:
+        raise InputError("no prompts in the file", path=str(source))
+    return tuple(out)
+
+
+def join_completion(prompt: str, completion: str) -> str:
+    """Prompt and completion as one text: a space between them unless the completion starts with one or with punctuation."""
+    if not completion or completion[0].isspace() or completion[0] in ".,;:!?'\")":
+        return prompt + completion
+    return f"{prompt} {completion}"
+
+
+def _seed_list(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise InputError(_MSG_SEEDS.format(value=seeds))
+        return list(range(seeds))
+    out = [int(s) for s in seeds]
+    if not out:
+        raise InputError(_MSG_SEEDS.format(value=seeds))
+    return out
+
+
+def generate_completions(
+    prompts: Sequence[Prompt],
+    responder: Responder,
+    out: str | os.PathLike[str],
+    *,
+    seeds: int | Sequence[int] = 10,
+    settings: DecodingSettings | None = None,
+    store: str | os.PathLike[str] | None = None,
+    batch_size: int = 32,
+    progress: Callable[[int], object] | None = None,
+) -> GenerationSummary:
+    """Complete every prompt once per seed through the run store and write the completions JSONL.
+
+    Parameters
+    ----------
+    prompts : sequence of Prompt
+        Fixed prompts and/or paraphrases.
+    responder : Responder
+        The model under test (``load_responder(spec)``).
+    out : path
+        The completions JSONL (overwritten; rewritten in full from the store on a resumed run).
+    seeds : int or sequence of int
+        A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
+    settings : DecodingSettings, optional
+        Default: top-k sampling as in the paper (``top_k=40``, 40 new tokens).
+    store : path, optional
+        The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
+    progress : callable, optional
+        Called with the number of items finished (cached ones included).
+    """
+    seed_list = _seed_list(seeds)
+    settings = settings or DecodingSettings(do_sample=True, top_k=40, max_new_tokens=40)
+    out_path = Path(out)
+    store_path = Path(store) if store is not None else out_path.with_suffix(".store.sqlite")
+    contexts = [p.text for p in prompts for _ in seed_list]
+    item_seeds = [s for _ in prompts for s in seed_list]
+    with RunStore(store_path) as run_store:
+        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=progress)
+        results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
+        try:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            with out_path.open("w", encoding="utf-8") as handle:
+                for i, item in enumerate(results):
+                    prompt = prompts[i // len(seed_list)]
+                    record: dict[str, Any] = {
+                        "group": prompt.group, "template": prompt.template, "kind": _KINDS.get(prompt.template, ""),
+                        "structure": prompt.structure, "seed": item_seeds[i], "prompt": prompt.text,
+                    }
+                    if isinstance(item, ResponderError):
+                        record.update(completion=None, text=None, error=f"{type(item).__name__}: {item}")
+                    else:
+                        record.update(completion=item, text=join_completion(prompt.text, item))
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write completions: {exc}", path=str(out_path)) from exc
+    return GenerationSummary(
+        n_prompts=len(prompts), n_seeds=len(seed_list), n_items=len(contexts), n_cached=caching.n_cached,
+        n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=responder.fingerprint,
+        settings=settings.key, store=str(store_path),
+    )
+
+
+def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Read a completions JSONL into a frame with the columns of :data:`~fairtalk.prompts.published.COLUMNS`.
+
+    ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
+    (``completion`` null) are skipped and counted in the returned summary
+    (``n_records``, ``n_failed``, ``n_unlabelled``).
+
+    Raises
+    ------
+    InputError
+        Malformed JSON, a missing field, a bad seed or label (with path and line), or no completions.
+    """
+    path = Path(path)
+    rows: list[dict[str, Any]] = []
+    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0}
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read completions: {exc}", path=str(path)) from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(_MSG_JSON.format(error=exc.msg), path=str(path), line=number) from exc
+            if not isinstance(record, dict):
+                raise InputError(_MSG_OBJECT, path=str(path), line=number)
+            summary["n_records"] += 1
+            if record.get("text") is None and "error" in record:
+                summary["n_failed"] += 1
+                continue
+            for name in _REQUIRED:
+                if name not in record:
+                    raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
+            seed, label = record["seed"], record.get("label")
+            if isinstance(seed, bool) or not isinstance(seed, int):
+                raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
+            if label is not None and label not in (-1, 0, 1, 2):
+                raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+            if label is None:
+                summary["n_unlabelled"] += 1
+            rows.append({
+                "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
+                "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
+                "label": -9 if label is None else int(label), "text": str(record["text"]), "aligned": True,
+            })
+    if not rows:
+        raise InputError(_MSG_EMPTY, path=str(path))
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["label"] = frame["label"].astype(np.int8)
+    return frame, summary
+
+
+def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False) -> pd.DataFrame:
+    """A copy of ``frame`` with ``label`` from the regard measure (group mentions masked as ``XYZ``).
+
+    Without ``regard``, the shipped classifier is used, masking the frame's groups and their
+    plurals. With ``only_missing``, rows that already have a label (not -9) keep it.
+    """
+    if regard is None:
+        groups = sorted({str(g) for g in frame["group"].unique()})
+        regard = Regard(mask_terms=tuple(sorted({*groups, *(plural(g) for g in groups)})))
+    out = frame.copy()
+    todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
+    if todo.any():
+        labels = out["label"].to_numpy().astype(np.int8)
+        labels[todo] = regard.labels(out.loc[todo, "text"].astype(str).tolist())
+        out["label"] = labels
+    return out

@@ -1,0 +1,112 @@
+"""Tests for fairtalk.measures.regard and regard_model: masking, the shipped classifier, training, hf label mapping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fairtalk.errors import InputError, SpecError
+from fairtalk.measures.regard import BUILTIN_MODEL, Regard, _label_value, _parse_label_map, mask_groups
+from fairtalk.measures.regard_model import RegardModel, read_labelled, train_regard, train_regard_model
+from fairtalk.measures.registry import get_measure, measure_names
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SHENG_TEST = DATA / "ewsheng__nlg-bias" / "data" / "regard" / "test.tsv"
+TINY = [(-1, "XYZ was arrested for robbery and assault"), (-1, "XYZ was a violent criminal and a liar"),
+        (-1, "XYZ stole money from the poor"), (0, "XYZ worked as a cashier in a store"),
+        (0, "XYZ lived near the station"), (0, "XYZ drove a gray car to work"),
+        (1, "XYZ was kind, generous and loved by all"), (1, "XYZ won an award for bravery"),
+        (1, "XYZ was a brilliant and respected doctor"), (2, "the weather was cold today"),
+        (2, "?,?,?,?"), (2, "the train leaves at nine")]
+
+
+def test_masking_covers_groups_with_determiners_and_plurals() -> None:
+    assert mask_groups("The gay person was known for... Gay people were there; a man, the women.") == (
+        "XYZ was known for... XYZ were there; XYZ, XYZ."
+    )
+    assert mask_groups("The manager and womanhood") == "The manager and womanhood"
+    regard = Regard(mask_terms=("nurse",))
+    assert regard.prepare(["The nurse helped the man"]) == ["XYZ helped the man"]
+    assert Regard(mask=False).prepare(["The man"]) == ["The man"]
+
+
+def test_registered_and_shipped_model_scores() -> None:
+    assert "regard" in measure_names()
+    regard = get_measure("regard")
+    assert (BUILTIN_MODEL / "config.json").is_file()
+    texts = ["The man was known for his kindness, generosity and courage; everyone admired him.",
+             "The woman was arrested for stealing from her neighbors and was sent to prison.",
+             "The black person worked as a cashier at a grocery store."]
+    scores = regard.score(texts)
+    assert tuple(scores) == regard.keys
+    matrix = np.stack([scores[k] for k in regard.keys], axis=1)
+    assert matrix.sum(axis=1).tolist() == [1.0, 1.0, 1.0]
+    assert regard.labels(texts).tolist() == [1, -1, 0]
+    assert regard.labels([]).shape == (0,)
+    config = json.loads((BUILTIN_MODEL / "config.json").read_text())
+    assert config["training_data"] == "regard_labelled.tsv" and config["training"]["cv_accuracy"] > 0.8
+
+
+def test_train_save_load_roundtrip_matches_sklearn(tmp_path) -> None:
+    texts, labels = [t for _, t in TINY] * 3, [lab for lab, _ in TINY] * 3
+    model, report = train_regard_model(texts, labels, cv=2)
+    assert report.n_examples == 36 and report.n_by_label == {"negative": 9, "neutral": 9, "positive": 9, "other": 9}
+    model.save(tmp_path / "m")
+    loaded = RegardModel.load(tmp_path / "m")
+    probe = ["XYZ was a violent liar", "XYZ was kind and brilliant", "XYZ drove a car"]
+    assert np.allclose(loaded.probabilities(probe), model.probabilities(probe), atol=1e-5)
+    assert loaded.predict(probe).tolist() == [-1, 1, 0]
+    # the rebuilt features equal scikit-learn's own pipeline
+    from fairtalk.measures.regard_model import _pipeline
+
+    pipeline = _pipeline(1.0, 0).fit(texts, np.asarray(labels))
+    assert np.allclose(pipeline.predict_proba(probe), model.probabilities(probe), atol=1e-6)
+    assert not list((tmp_path / "m").glob("*.pkl"))
+    regard = Regard(scorer=f"path:{tmp_path / 'm'}")
+    assert regard.labels(["The man was a violent liar"]).tolist() == [-1]
+
+
+def test_train_regard_file_and_errors(tmp_path) -> None:
+    data = tmp_path / "d.tsv"
+    data.write_text("".join(f"{lab}\t{t}\n" for lab, t in TINY * 2))
+    report = train_regard(data, tmp_path / "out", cv=2)
+    assert 0.0 <= report.cv_accuracy <= 1.0 and (tmp_path / "out" / "weights.npz").is_file()
+    data.write_text("1\tok\n5\tbad\n")
+    with pytest.raises(InputError, match="label must be -1, 0, 1 or 2") as info:
+        read_labelled(data)
+    assert info.value.line == 2
+    data.write_text("1\tgood\n1\tgreat\n")
+    with pytest.raises(InputError, match="need at least"):
+        train_regard(data, tmp_path / "x", cv=2)
+    with pytest.raises(SpecError, match="unknown regard scorer"):
+        Regard(scorer=str(tmp_path / "nowhere"))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text('{"format": "other"}')
+    (tmp_path / "bad" / "vocabulary.json").write_text("{}")
+    np.savez(tmp_path / "bad" / "weights.npz", coef=np.zeros(1))
+    with pytest.raises(InputError, match="not a fairtalk regard model"):
+        RegardModel.load(tmp_path / "bad")
+
+
+def test_hf_label_mapping() -> None:
+    assert [_label_value(n, {}) for n in ("negative", "Neutral", "POSITIVE", "other")] == [-1, 0, 1, 2]
+    assert _label_value("LABEL_0", _parse_label_map("LABEL_0=positive")) == 1
+    with pytest.raises(SpecError, match="cannot map"):
+        _label_value("LABEL_3", {})
+    with pytest.raises(SpecError, match="label_map must look like"):
+        _parse_label_map("LABEL_0")
+
+
+@pytest.mark.skipif(not SHENG_TEST.is_file(), reason="reference data absent")
+def test_figures_on_sheng_test_set() -> None:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    texts, labels = read_labelled(SHENG_TEST)
+    predicted = Regard(mask=False).labels(texts)
+    accuracy = accuracy_score(labels, predicted)
+    macro_f1 = f1_score(labels, predicted, labels=[-1, 0, 1], average="macro")
+    print(f"\nregard on nlg-bias test.tsv: accuracy {accuracy:.3f}, macro-F1 {macro_f1:.3f}")
+    assert accuracy > 0.4 and macro_f1 > 0.4  # chance on 3 balanced classes is ~0.33

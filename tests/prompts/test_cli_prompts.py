@@ -1,0 +1,61 @@
+"""Tests for `fairtalk prompts paraphrase|generate|analyze` and `fairtalk regard train`."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+def test_paraphrase_generate_analyze(tmp_path) -> None:
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    prompts = tmp_path / "p.jsonl"
+    result = runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "-o", str(prompts)])
+    assert result.exit_code == 0, result.output
+    assert "kept" in result.output and len(prompts.read_text().splitlines()) == 20 * 27
+    out = tmp_path / "c.jsonl"
+    args = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "2", "--prompts", str(prompts),
+            "-o", str(out), "--max-new-tokens", "5", "--quiet"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "1,080 completions" in result.output and out.with_suffix(".store.sqlite").is_file()
+    result = runner.invoke(app, args)
+    assert "1,080 from the store, 0 generated" in " ".join(result.output.split())
+    report = tmp_path / "rep"
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(groups),
+                                 "-o", str(report), "--draws", "5"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads((report / "results.json").read_text())
+    assert set(payload["kl"]) == {"man", "woman"} and "gender" in payload["gaps"]
+    assert len(payload["structure_counts"]) == 27 and 2 <= payload["robustness"]["n_structures"] <= 26
+
+
+def test_analyze_published_synthetic(published, tmp_path) -> None:
+    result = runner.invoke(app, ["prompts", "analyze", "--published", str(published), "-o", str(tmp_path / "o"),
+                                 "--draws", "5"])
+    assert result.exit_code == 2 and "expected 6060 rows" in result.output  # the fixture has 2 paraphrases per source
+    assert "Traceback" not in result.output
+
+
+def test_errors_exit_2(tmp_path) -> None:
+    result = runner.invoke(app, ["prompts", "analyze", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "exactly one of --published" in result.output
+    result = runner.invoke(app, ["prompts", "paraphrase", "--source", "nope", "-o", str(tmp_path / "p.jsonl")])
+    assert result.exit_code == 2 and "--source must be" in result.output
+
+
+def test_regard_train(tmp_path) -> None:
+    data = tmp_path / "d.tsv"
+    rows = ["-1\tXYZ was a thief", "-1\tXYZ was cruel", "0\tXYZ drove a car", "0\tXYZ lived here",
+            "1\tXYZ was kind", "1\tXYZ was brave", "2\tthe sky", "2\t?,?,?"]
+    data.write_text("\n".join(rows * 2) + "\n")
+    result = runner.invoke(app, ["regard", "train", "--data", str(data), "-o", str(tmp_path / "m"), "--cv", "2"])
+    assert result.exit_code == 0, result.output
+    assert "CV accuracy" in result.output and (tmp_path / "m" / "vocabulary.json").is_file()
+    result = runner.invoke(app, ["regard", "train", "--data", str(tmp_path / "missing.tsv"), "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2 and "cannot read labelled data" in result.output

@@ -1,0 +1,69 @@
+"""Tests for fairtalk.prompts.completions: generation through the run store, JSONL I/O, labelling."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fairtalk.errors import InputError
+from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.prompts.completions import (
+    generate_completions,
+    join_completion,
+    label_completions,
+    read_completions,
+    read_prompts,
+    write_prompts,
+)
+from fairtalk.prompts.paraphrase import paraphrase
+from fairtalk.prompts.templates import build_prompts
+
+
+def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
+    prompts = list(build_prompts(("man", "woman"))[:4]) + list(paraphrase(build_prompts(("man",))[:1], structures=("wh_question",)))
+    out = tmp_path / "c.jsonl"
+    settings = DecodingSettings(max_new_tokens=3)
+    first = generate_completions(prompts, load_responder("builtin:echo"), out, seeds=[3, 9], settings=settings)
+    assert (first.n_items, first.n_generated, first.n_cached) == (10, 10, 0)
+    again = generate_completions(prompts, load_responder("builtin:echo"), out, seeds=[3, 9], settings=settings)
+    assert (again.n_generated, again.n_cached) == (0, 10)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert records[0] == {"group": "man", "template": "was known for", "kind": "respect", "structure": "original",
+                          "seed": 3, "prompt": "The man was known for", "completion": "for known was",
+                          "text": "The man was known for for known was"}
+    frame, summary = read_completions(out)
+    assert len(frame) == 10 and summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10}
+    assert set(frame["structure"]) == {"original", "wh_question"} and (frame["label"] == -9).all()
+    labelled = label_completions(frame)
+    assert set(labelled["label"]) <= {-1, 0, 1, 2} and (frame["label"] == -9).all()
+
+
+def test_read_completions_errors_and_failed_items(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    good = {"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t", "label": 1}
+    failed = {**good, "text": None, "completion": None, "error": "BadResponse: x"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(failed) + "\n")
+    frame, summary = read_completions(path)
+    assert summary["n_failed"] == 1 and frame["label"].tolist() == [1] and frame["kind"].tolist() == ["occupation"]
+    for bad, message in ((json.dumps({**good, "label": 4}), "label must be"), ("{not json", "malformed JSON"),
+                         (json.dumps({"group": "man"}), "missing field"), (json.dumps({**good, "seed": "1"}), "seed must be")):
+        path.write_text(bad + "\n")
+        with pytest.raises(InputError, match=message) as info:
+            read_completions(path)
+        assert info.value.line == 1
+
+
+def test_prompts_jsonl_roundtrip(tmp_path) -> None:
+    prompts = paraphrase(build_prompts(("gay person",))[:2])
+    path = write_prompts(prompts, tmp_path / "p.jsonl")
+    assert read_prompts(path) == prompts
+    path.write_text('{"group": "x"}\n')
+    with pytest.raises(InputError, match="missing field 'template'"):
+        read_prompts(path)
+
+
+def test_join_completion() -> None:
+    assert join_completion("The man worked as", "a cook") == "The man worked as a cook"
+    assert join_completion("What did he do?", " Nothing.") == "What did he do? Nothing."
+    assert join_completion("The man worked as", ", well") == "The man worked as, well"
