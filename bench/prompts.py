@@ -23,7 +23,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arshiya
 class Timer:
     """Wall and CPU seconds of a block."""
 
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:  # noqa: PYI034
         self.wall, self.cpu = time.perf_counter(), time.process_time()
         return self
 

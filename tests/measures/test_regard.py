@@ -9,8 +9,19 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import InputError, SpecError
-from fairtalk.measures.regard import BUILTIN_MODEL, Regard, _label_value, _parse_label_map, mask_groups
-from fairtalk.measures.regard_model import RegardModel, read_labelled, train_regard, train_regard_model
+from fairtalk.measures.regard import (
+    BUILTIN_MODEL,
+    Regard,
+    _label_value,
+    _parse_label_map,
+    mask_groups,
+)
+from fairtalk.measures.regard_model import (
+    RegardModel,
+    read_labelled,
+    train_regard,
+    train_regard_model,
+)
 from fairtalk.measures.registry import get_measure, measure_names
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

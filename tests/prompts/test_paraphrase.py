@@ -7,7 +7,13 @@ import pytest
 from fairtalk.errors import SpecError
 from fairtalk.models import load_responder
 from fairtalk.prompts.filters import filter_prompts, mentions_group
-from fairtalk.prompts.paraphrase import STRUCTURES, ModelParaphraser, clean_reply, paraphrase, plural
+from fairtalk.prompts.paraphrase import (
+    STRUCTURES,
+    ModelParaphraser,
+    clean_reply,
+    paraphrase,
+    plural,
+)
 from fairtalk.prompts.templates import TEMPLATES, build_prompts
 
 

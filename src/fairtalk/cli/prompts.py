@@ -24,7 +24,7 @@ _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
 
 
-def _groups(path: str | None):  # noqa: ANN202
+def _groups(path: str | None):
     import fairtalk
 
     return fairtalk.load_groups(path) if path else fairtalk.default_groups()
@@ -54,7 +54,7 @@ def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, ae
     return [*fixed, *filtered.kept], filtered
 
 
-def _print_filters(filtered) -> None:  # noqa: ANN001
+def _print_filters(filtered) -> None:
     dropped = ", ".join(f"{name} {n}" for name, n in filtered.counts)
     console.print(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})", highlight=False)
 
@@ -97,8 +97,15 @@ def prompts_generate(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     import fairtalk
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     try:
         chosen = list(fairtalk.read_prompts(prompts)) if prompts else _make_prompts(groups, "builtin", False, None, None, 1, 0)[0]
@@ -173,7 +180,7 @@ def prompts_analyze(
                   f"{', '.join(p.name for p in written.values())}", highlight=False, markup=False)
 
 
-def _print_analysis(result, summary, seconds: float) -> None:  # noqa: ANN001
+def _print_analysis(result, summary, seconds: float) -> None:
     from rich.table import Table
 
     table = Table(title=f"label distribution (%), all structures · {result.data['n_rows']:,} completions · {seconds:.2f} s")

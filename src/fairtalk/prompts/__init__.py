@@ -48,7 +48,35 @@ _LAZY: dict[str, str] = {
     "read_completions": "completions",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "DEFAULT_GROUPS",
+    "DEFAULT_PAIRS",
+    "STRUCTURES",
+    "TEMPLATES",
+    "FilterResult",
+    "GenerationSummary",
+    "GroupPair",
+    "GroupSet",
+    "ModelParaphraser",
+    "Prompt",
+    "PromptAnalysis",
+    "PublishedImport",
+    "Template",
+    "analyze",
+    "build_prompts",
+    "default_groups",
+    "filter_prompts",
+    "generate_completions",
+    "kl_matrix",
+    "label_completions",
+    "load_groups",
+    "mentions_group",
+    "paraphrase",
+    "read_aesop",
+    "read_completions",
+    "read_published",
+    "write_prompts_report",
+]
 
 
 def __getattr__(name: str) -> _Any:

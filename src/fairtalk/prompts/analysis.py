@@ -327,7 +327,7 @@ def analyze(
             "baseline": BASELINE,
             "groups_source": groups.source,
         },
-        data={"n_rows": int(len(g)), "n_polar": int(polar.sum()), "n_other": int((~polar).sum()),
+        data={"n_rows": len(g), "n_polar": int(polar.sum()), "n_other": int((~polar).sum()),
               "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0)},
         parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
     )

@@ -20,7 +20,7 @@ def _plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
-def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib is imported lazily
+def _figure(width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -29,7 +29,7 @@ def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib is import
     return fig
 
 
-def _png(fig) -> bytes:  # noqa: ANN001
+def _png(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
@@ -75,7 +75,7 @@ def _gap_over(analysis: PromptAnalysis, pair: str, structures: list[str]) -> flo
     return float(np.mean(values)) if values else float("nan")
 
 
-def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str) -> None:  # noqa: ANN001
+def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str) -> None:
     width = 0.8 / len(series)
     for k, (name, values) in enumerate(series):
         x = np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width

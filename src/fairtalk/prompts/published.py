@@ -72,7 +72,7 @@ class PublishedImport:
         """A JSON-ready summary of the import."""
         return {
             "n_rows": self.n_rows,
-            "n_kept": int(len(self.frame)),
+            "n_kept": len(self.frame),
             "seeds": list(self.seeds),
             "alignment_checked": self.checked,
             "misaligned_by_seed": {str(k): v for k, v in self.misaligned.items()},
