@@ -34,6 +34,7 @@ _BUILTIN: dict[str, str] = {
     "attribute_words": "fairtalk.measures.attribute_words:AttributeWords",
     "length": "fairtalk.measures.length:Length",
     "refusal": "fairtalk.measures.refusal:Refusal",
+    "regard": "fairtalk.measures.regard:Regard",
 }
 #: Measures registered at run time by :func:`register_measure`.
 _RUNTIME: dict[str, str | Callable[..., Any]] = {}

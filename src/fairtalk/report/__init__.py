@@ -12,12 +12,16 @@ from pathlib import Path
 from fairtalk.errors import SpecError
 from fairtalk.report.csv_report import write_csv
 from fairtalk.report.html import render_html, write_html
+from fairtalk.report.index import render_index, write_index, write_run
 from fairtalk.report.json_report import write_json
 from fairtalk.report.markdown import render_markdown, write_markdown
 from fairtalk.report.table import rich_table, summary_rows
 from fairtalk.results import AuditResult
 
-__all__ = ["FILE_NAMES", "FORMATS", "render_html", "render_markdown", "rich_table", "summary_rows", "write_report"]
+__all__ = [
+    "FILE_NAMES", "FORMATS", "render_html", "render_index", "render_markdown", "rich_table", "summary_rows",
+    "write_index", "write_report", "write_run",
+]
 
 #: File written for each format, inside the output folder.
 FILE_NAMES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
