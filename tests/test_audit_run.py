@@ -133,6 +133,17 @@ def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_pat
         run_audit(corpus=empty, axes="gender", model="builtin:echo")
 
 
+def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
+    import fairtalk.audit._generate as generate
+
+    monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model", "builtin:echo"))
+    labels: list[str] = []
+    run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=lambda label, done, total: labels.append(label),
+                    **FAST)  # fmt: skip
+    assert run.model.startswith("builtin:echo")
+    assert list(dict.fromkeys(labels)) == ["gender: pairs", "gender: responses", "gender: scoring"]
+
+
 def test_no_default_model_names_the_way_out(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
     import fairtalk.audit._generate as generate
 
