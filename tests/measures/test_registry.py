@@ -22,7 +22,7 @@ from fairtalk.measures import (
     registry,
 )
 
-BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "sentiment")
+BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "regard", "sentiment")
 
 
 @pytest.fixture(autouse=True)

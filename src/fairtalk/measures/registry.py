@@ -1,7 +1,7 @@
 """The measure registry: names -> ``"module:Class"`` strings, loaded on first use; plugins by entry point.
 
 Built-in names: ``diversity``, ``offense``, ``sentiment``, ``attribute_words``, ``length``,
-``refusal``. Third-party packages add measures through the ``fairtalk.measures`` entry-point
+``refusal`` and ``regard`` (paper 004). Third-party packages add measures through the ``fairtalk.measures`` entry-point
 group (``name = "package.module:Factory"``), or at run time with :func:`register_measure`.
 A name registered twice (built-in, entry point or run time) is an error, so a plugin can
 never silently shadow a built-in measure.
