@@ -262,17 +262,17 @@ def respond(
     settings = DecodingSettings() if settings is None else settings
     reporter = Progress(progress)
     try:
-        responder, own_model = open_model(model)
+        run_store, own_store = open_store(store)  # before the model: a bad path fails fast
         try:
-            run_store, own_store = open_store(store)
+            responder, own_model = open_model(model)
             try:
                 cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
                 return generate(cached, items, settings, seed=seed, progress=reporter)
             finally:
-                if own_store:
-                    run_store.close()
+                if own_model:
+                    responder.close()
         finally:
-            if own_model:
-                responder.close()
+            if own_store:
+                run_store.close()
     finally:
         reporter.close()

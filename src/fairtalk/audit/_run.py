@@ -180,9 +180,9 @@ def audit(
     reporter = Progress(progress)
     runs: dict[str, AxisRun] = {}
     try:
-        responder, own_model = open_model(model)
+        run_store, own_store = open_store(store)  # before the model: a bad path fails fast
         try:
-            run_store, own_store = open_store(store)
+            responder, own_model = open_model(model)
             try:
                 cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
                 for lexicon in lexicons:
@@ -191,11 +191,11 @@ def audit(
                         mixed=mixed, out_dir=out_dir, reporter=reporter, options=options,
                     )  # fmt: skip
             finally:
-                if own_store:
-                    run_store.close()
+                if own_model:
+                    responder.close()
         finally:
-            if own_model:
-                responder.close()
+            if own_store:
+                run_store.close()
     finally:
         reporter.close()
     return AuditRun(
