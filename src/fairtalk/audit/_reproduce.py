@@ -1,0 +1,278 @@
+"""``reproduce_debias()``: paper 001 §4 and Table 7 — baseline, CDA and WER Seq2Seq models on the same pairs.
+
+Three Seq2Seq generators are trained with :func:`fairtalk.train_model` on the corpus' train split
+(no debiasing, counterpart data augmentation, word-embedding regularization with ``k = 0.5``),
+or taken from the cache: each checkpoint lives in ``cache_dir/seq2seq-<debias>-<key>/``, where
+``key`` hashes the TrainConfig (plus the lexicon's and a corpus file's bytes), and a finished
+checkpoint there is loaded instead of trained. The pairs are built once, from the held-out
+split, and every model answers them through one run store (``cache_dir/responses.sqlite``),
+so a repeated call trains and generates nothing. Each model is scored with the default measures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.audit._generate import Progress, ProgressCallback, generate
+from fairtalk.audit._score import score
+from fairtalk.corpora import read_corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, SpecError
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.report import write_run
+from fairtalk.report.comparison import write_comparison
+from fairtalk.responses import write_responses
+from fairtalk.results import (
+    AuditRun,
+    AxisRun,
+    ComparedModel,
+    DebiasComparison,
+    axis_folder,
+)
+from fairtalk.store import CachingResponder, RunStore
+from fairtalk.training.loops import TrainConfig, train_model
+
+__all__ = ["DEBIAS_MODELS", "QUICK_N_PAIRS", "QUICK_TRAINING", "cache_key", "debias_configs", "reproduce_debias"]
+
+#: The compared models: name -> TrainConfig.debias, in the table's order.
+DEBIAS_MODELS = MappingProxyType({"baseline": "none", "cda": "cda", "wer": "wer"})
+#: ``quick=True``: TrainConfig overrides (a 25k-dialogue sample, one epoch, a 1 x 128 LSTM).
+QUICK_TRAINING: dict[str, Any] = {
+    "epochs": 1, "max_dialogues": 25_000, "max_vocab": 5000, "val_size": 1000,
+    "sizes": {"emb_dim": 64, "hidden": 128, "layers": 1, "dropout": 0.1},
+}  # fmt: skip
+#: Pairs audited in quick mode (the full mode audits every held-out pair).
+QUICK_N_PAIRS = 1000
+#: Corpora with a held-out split: models train on ``train`` and are audited on ``heldout``.
+_SPLIT_CORPORA = ("builtin:chitchat",)
+_CACHE_FORMAT = 1
+_STORE_FILE = "responses.sqlite"
+
+_MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
+_MSG_KIND = "reproduce_debias trains seq2seq models, got a TrainConfig for {model!r}"
+_MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
+
+
+def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
+    """(training split, evaluation corpus, evaluation split)."""
+    train_split = "train" if corpus in _SPLIT_CORPORA else "all"
+    evaluated = corpus if eval_corpus is None else eval_corpus
+    return train_split, evaluated, "heldout" if evaluated in _SPLIT_CORPORA else "all"
+
+
+def debias_configs(
+    *, quick: bool = False, corpus: str = "builtin:chitchat", axis: str = "gender", seed: int = 0,
+    base: TrainConfig | None = None,
+) -> dict[str, TrainConfig]:  # fmt: skip
+    """The TrainConfig of each compared model: ``base`` (default: TrainConfig's defaults, or the quick ones) per debiasing method."""
+    if base is None:
+        base = TrainConfig(model="seq2seq", corpus=corpus, axis=axis, seed=seed, **(QUICK_TRAINING if quick else {}))
+    elif base.model != "seq2seq":
+        raise SpecError(_MSG_KIND.format(model=base.model))
+    return {name: replace(base, debias=debias) for name, debias in DEBIAS_MODELS.items()}
+
+
+def _file_digest(spec: str) -> str | None:
+    """sha256 of a corpus file's bytes (None for builtin corpora and specs that name no file)."""
+    path = Path(spec)
+    if not path.is_file() and ":" in spec:
+        path = Path(spec.split(":", 1)[1])
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
+    """The cache folder's key: a hash of the TrainConfig, the lexicon's bytes and a corpus file's bytes."""
+    payload = {"format": _CACHE_FORMAT, "config": asdict(config), "lexicon": lexicon.sha256,
+               "corpus": _file_digest(config.corpus)}  # fmt: skip
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _finished(folder: Path) -> dict[str, Any] | None:
+    """The checkpoint's config when ``folder`` holds a finished one."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return config if isinstance(config, dict) and config.get("finished") is True else None
+
+
+def reproduce_debias(
+    *,
+    out_dir: str | os.PathLike[str],
+    quick: bool = False,
+    axis: str = "gender",
+    seed: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    n_pairs: int | None = None,
+    corpus: str = "builtin:chitchat",
+    eval_corpus: str | None = None,
+    train_config: TrainConfig | None = None,
+    settings: DecodingSettings | None = None,
+    n_resamples: int = 2000,
+    report_formats: Iterable[str] | None = None,
+    progress: bool | ProgressCallback | None = False,
+    log: Callable[[str], object] | None = None,
+) -> DebiasComparison:
+    """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs.
+
+    Parameters
+    ----------
+    out_dir : path
+        Gets ``table7.md``, ``table7.csv``, ``results.json``, ``pairs.jsonl`` and one report
+        folder per model (``baseline/``, ``cda/``, ``wer/``, as ``fairtalk audit`` writes them).
+    quick : bool
+        Small models on a 25k-dialogue sample for one epoch (:data:`QUICK_TRAINING`) and
+        :data:`QUICK_N_PAIRS` pairs: minutes on 2 cores. Otherwise TrainConfig's defaults
+        (2 epochs over the whole train split; about 25-40 min per model on 2 idle cores).
+    axis : str
+        ``gender``, ``race`` or a lexicon file: CDA and WER use it, and the audit pairs it.
+    seed : int
+        Seeds training, the pair sample, the per-item generation seeds and the bootstrap.
+    cache_dir : path, optional
+        Checkpoints and the run store (default ``out_dir/cache``).
+    n_pairs : int, optional
+        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every held-out pair).
+    corpus : str
+        Training dialogues (its ``train`` split for ``builtin:chitchat``).
+    eval_corpus : str, optional
+        Where the audit's contexts come from (default ``corpus``; its ``heldout`` split for
+        ``builtin:chitchat``, else all of it, which then overlaps the training data).
+    train_config : TrainConfig, optional
+        The base configuration (a seq2seq one); its ``debias`` is set per model. Overrides ``quick``,
+        ``corpus``, ``axis`` and ``seed`` for training.
+    settings : DecodingSettings, optional
+        Greedy, ``max_new_tokens=40`` by default.
+    n_resamples : int
+        Bootstrap resamples of the scoring.
+    report_formats : iterable of str, optional
+        Formats of each model's report (default all: json, csv, md, html).
+    progress : bool or callable
+        True shows training and generation progress bars; a callable gets ``(label, n_done, n_total)``.
+    log : callable, optional
+        Receives one line per stage and per training epoch.
+
+    Returns
+    -------
+    DebiasComparison
+
+    Raises
+    ------
+    FairtalkError
+        A bad option, corpus or axis; fewer than two pairs.
+    """
+    if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
+        raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
+    say = log or (lambda _line: None)
+    started = time.perf_counter()
+    out = Path(out_dir)
+    cache = out / "cache" if cache_dir is None else Path(cache_dir)
+    lexicon = load_lexicon(axis)
+    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config)
+    train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
+    n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
+    timings = {"training": 0.0}
+
+    checkpoints: dict[str, tuple[Path, bool]] = {}
+    for name, config in configs.items():
+        folder = cache / f"seq2seq-{config.debias}-{cache_key(config, lexicon)}"
+        if _finished(folder) is not None:
+            say(f"{name}: using the cached checkpoint {folder}")
+            checkpoints[name] = (folder, False)
+            continue
+        say(f"{name}: training seq2seq (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+        t0 = time.perf_counter()
+        dialogues = read_corpus(config.corpus or corpus, split=train_split)
+        train_model(dialogues, config, folder, progress=progress is True, log=say)
+        timings["training"] += time.perf_counter() - t0
+        checkpoints[name] = (folder, True)
+
+    t0 = time.perf_counter()
+    pair_set = build_pairs(read_corpus(evaluated, split=eval_split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)  # type: ignore[arg-type]
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    if len(pairs) < 2:
+        raise InputError(_MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis,
+                                                   n_read=coverage.n_read))  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    write_pairs(pairs, out / "pairs.jsonl")
+    timings["pairs"] = time.perf_counter() - t0
+    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / 'pairs.jsonl'}")
+
+    settings = DecodingSettings() if settings is None else settings
+    models: dict[str, ComparedModel] = {}
+    reporter = Progress(progress)  # after training: rich allows one live display at a time
+    try:
+        with RunStore(cache / _STORE_FILE) as store:
+            for name, (folder, trained) in checkpoints.items():
+                run = _audit_model(name, folder, pairs, coverage.to_dict(), lexicon, store, settings, reporter,
+                                   seed=seed, n_resamples=n_resamples, out=out, evaluated=evaluated, split=eval_split,
+                                   n_pairs=n_pairs, timings=timings, formats=report_formats)  # fmt: skip
+                record = _finished(folder) or {}
+                history = record.get("history") or [{}]
+                models[name] = ComparedModel(
+                    name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
+                    training=MappingProxyType(asdict(configs[name])), training_seconds=record.get("training_seconds"),
+                    validation=MappingProxyType(dict(history[-1].get("validation") or {})), run=run,
+                )  # fmt: skip
+    finally:
+        reporter.close()
+    timings["total"] = time.perf_counter() - started
+    files = {"table_md": str(out / "table7.md"), "table_csv": str(out / "table7.csv"),
+             "results": str(out / "results.json"), "pairs": str(out / "pairs.jsonl"),
+             **{name: str(out / name) for name in models}}  # fmt: skip
+    comparison = DebiasComparison(
+        axis=lexicon.axis, groups=lexicon.groups, n_pairs=len(pairs), models=MappingProxyType(models),
+        corpus=configs["baseline"].corpus or corpus, eval_corpus=evaluated, eval_split=eval_split, seed=seed,
+        mode="custom" if train_config is not None else ("quick" if quick else "full"), timings=MappingProxyType(timings), files=MappingProxyType(files),
+    )  # fmt: skip
+    write_comparison(comparison, out)
+    return comparison
+
+
+def _audit_model(
+    name: str, folder: Path, pairs: list[Any], coverage: dict[str, Any], lexicon: Lexicon, store: RunStore,
+    settings: DecodingSettings, reporter: Progress, *, seed: int, n_resamples: int, out: Path, evaluated: str,
+    split: str, n_pairs: int | None, timings: dict[str, float], formats: Iterable[str] | None,
+) -> AuditRun:  # fmt: skip
+    """One model: responses through the store, scores, report folder ``out/<name>/``."""
+    axis = lexicon.axis
+    with load_responder("builtin:seq2seq", path=str(folder)) as responder:
+        cached = CachingResponder(responder, store)
+        generation = generate(cached, pairs, settings, seed=seed, progress=reporter, label=f"{name}: responses")
+    timings["generation"] = timings.get("generation", 0.0) + generation.summary.seconds
+    t0 = time.perf_counter()
+    reporter.start(f"{name}: scoring", 0)
+    result = score(generation.responses, axis=lexicon, seed=seed, n_resamples=n_resamples)
+    reporter.finish()
+    timings["scoring"] = timings.get("scoring", 0.0) + time.perf_counter() - t0
+    audit_manifest = {
+        "corpus": evaluated, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(), "seed": seed,
+        "n_pairs_requested": n_pairs, "mixed": "drop", "coverage": coverage, "checkpoint": str(folder), "name": name,
+    }  # fmt: skip
+    result = replace(result, manifest=MappingProxyType({**result.manifest, "audit": audit_manifest}))
+    axis_dir = out / name / axis_folder(axis)
+    axis_dir.mkdir(parents=True, exist_ok=True)
+    files = {"pairs": str(out / "pairs.jsonl"), "responses": str(write_responses(generation.responses, axis_dir / "responses.jsonl"))}
+    axis_run = AxisRun(axis=axis, result=result, coverage=MappingProxyType(coverage), generation=generation.summary,
+                       timings=MappingProxyType({"generation": generation.summary.seconds, "scoring": time.perf_counter() - t0}),
+                       files=MappingProxyType(files))  # fmt: skip
+    run = AuditRun(axes=MappingProxyType({axis: axis_run}), model=cached.fingerprint, corpus=evaluated, split=split,
+                   seed=seed, settings=MappingProxyType(settings.to_dict()), store=str(store.path))  # fmt: skip
+    write_run(run, out / name, formats=None if formats is None else tuple(formats))
+    return run

@@ -1,0 +1,183 @@
+"""The debiasing comparison (paper 001, Table 7): per measure, A, B, difference and p for each model.
+
+``table7.md`` and the rich table put the models side by side; ``table7.csv`` has one row per
+(model, measure); ``results.json`` is ``DebiasComparison.to_dict()``. A debiased model's
+difference is marked ↓ when its absolute gap ``|A − B|`` is smaller than the baseline's and ↑ when
+it is larger (the paper colours these green and red).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fairtalk.report.json_report import jsonable
+from fairtalk.report.markdown import md_escape
+from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
+from fairtalk.results import AuditResult, DebiasComparison
+
+if TYPE_CHECKING:  # rich is imported lazily by comparison_rich_table()
+    from rich.table import Table
+
+__all__ = [
+    "COMPARISON_CSV_COLUMNS", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
+    "table_measures", "write_comparison",
+]
+
+#: Table 7's rows (attribute-word rows go after sentiment), then diversity.
+_LEADING = ("offense_rate", "sentiment_positive", "sentiment_negative")
+_TRAILING = ("diversity",)
+#: Column order of ``table7.csv`` (rates and diversity as fractions, as in results.json).
+COMPARISON_CSV_COLUMNS = (
+    "model", "debias", "measure", "label", "kind", "a", "b", "difference", "difference_abs", "p_paired",
+    "paired_test", "p_adjusted", "significant", "gap_vs_baseline",
+)
+_MARK = {"lower": " ↓", "higher": " ↑", "same": " =", "": ""}
+_DASH = "–"
+
+
+def table_measures(result: AuditResult) -> tuple[str, ...]:
+    """The result keys Table 7 shows, in its order: offense, sentiment, attribute words, diversity."""
+    names = [m.name for m in result.measures]
+    words = [n for n in names if n.endswith("_words")]
+    return tuple(n for n in (*_LEADING, *words, *_TRAILING) if n in names)
+
+
+def _gap(comparison: DebiasComparison, model: str, measure: str) -> str:
+    """``lower``/``higher``/``same`` for |A − B| against the baseline's; ``""`` for the baseline itself."""
+    first = next(iter(comparison.models))
+    if model == first:
+        return ""
+    base = comparison.results[first].measure(measure)
+    this = comparison.results[model].measure(measure)
+    gap_base, gap = abs(base.a - base.b), abs(this.a - this.b)
+    if not (math.isfinite(gap_base) and math.isfinite(gap)):
+        return ""
+    if math.isclose(gap, gap_base, rel_tol=1e-9, abs_tol=1e-12):
+        return "same"
+    return "lower" if gap < gap_base else "higher"
+
+
+def _rows(comparison: DebiasComparison) -> dict[str, dict[str, TableRow]]:
+    """Model -> measure -> formatted row."""
+    return {name: {row.name: row for row in summary_rows(result)} for name, result in comparison.results.items()}
+
+
+def _cells(comparison: DebiasComparison, rows: dict[str, dict[str, TableRow]], measure: str) -> list[str]:
+    cells = [measure_label(measure)]
+    for model in comparison.models:
+        row = rows[model].get(measure)
+        if row is None:
+            cells += [_DASH] * 4
+            continue
+        cells += [row.a, row.b, row.difference + _MARK[_gap(comparison, model, measure)], row.p_adjusted]
+    return cells
+
+
+def _headers(comparison: DebiasComparison) -> list[str]:
+    group_a, group_b = comparison.groups
+    headers = ["Measure"]
+    for model in comparison.models:
+        headers += [f"{model} {group_a}", f"{model} {group_b}", f"{model} diff.", f"{model} p"]
+    return headers
+
+
+def _measures(comparison: DebiasComparison) -> tuple[str, ...]:
+    return table_measures(next(iter(comparison.results.values())))
+
+
+def _minutes(seconds: float | None) -> str:
+    return _DASH if seconds is None else f"{seconds / 60:.1f}"
+
+
+def render_comparison_markdown(comparison: DebiasComparison) -> str:
+    """``table7.md``: the side-by-side table, the models' training summary and the notes."""
+    rows = _rows(comparison)
+    group_a, group_b = comparison.groups
+    headers = _headers(comparison)
+    first = next(iter(comparison.results.values()))
+    lines = [
+        f"# Debiasing the Seq2Seq model: {md_escape(comparison.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
+        "",
+        (f"{comparison.n_pairs} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "
+         f"the same pairs for every model · seed {comparison.seed} · {md_escape(comparison.mode)} mode"),
+        "",
+        "| " + " | ".join(md_escape(h) for h in headers) + " |",
+        "| --- |" + " ---: |" * (len(headers) - 1),
+    ]
+    for measure in _measures(comparison):
+        lines.append("| " + " | ".join(md_escape(c) for c in _cells(comparison, rows, measure)) + " |")
+    lines += ["", "| Model | Debiasing | Trained now | Training (min) | Validation | Checkpoint |", "| --- | --- | --- | ---: | --- | --- |"]
+    for model in comparison.models.values():
+        figures = ", ".join(f"{k} {v:.3f}" for k, v in model.validation.items()) or _DASH
+        lines.append(f"| {md_escape(model.name)} | {md_escape(model.debias)} | {'yes' if model.trained else 'no (cached)'} | "
+                     f"{_minutes(model.training_seconds)} | {md_escape(figures)} | {md_escape(model.checkpoint)} |")  # fmt: skip
+    lines += [
+        "",
+        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0).",
+        (f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
+         "(per-model reports in the model folders give Z, CI and effect sizes)."),
+        "- ↓ / ↑: the debiased model's |A − B| is smaller / larger than the baseline's (= unchanged).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def comparison_rich_table(comparison: DebiasComparison) -> Table:
+    """The comparison as a ``rich`` Table, one block of rows per model (fits an 80-column terminal)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = _rows(comparison)
+    group_a, group_b = comparison.groups
+    title = f"{comparison.axis} ({group_a} vs {group_b}): {comparison.n_pairs} pairs, the same for every model"
+    table = Table(title=Text(title))
+    for header in ("Model", "Measure", group_a, group_b, "Diff.", "p (adj.)"):
+        table.add_column(Text(header), justify="left" if header in ("Model", "Measure") else "right")
+    measures = _measures(comparison)
+    for model in comparison.models:
+        for i, measure in enumerate(measures):
+            cells = _cells(comparison, rows, measure)
+            start = 1 + 4 * list(comparison.models).index(model)
+            table.add_row(Text(model if i == 0 else ""), Text(cells[0]), *(Text(c) for c in cells[start : start + 4]),
+                          end_section=i == len(measures) - 1)  # fmt: skip
+    return table
+
+
+def _cell(value: object) -> object:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return value
+
+
+def render_comparison_csv(comparison: DebiasComparison) -> str:
+    """``table7.csv``: one row per model and Table-7 measure."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COMPARISON_CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for name, model in comparison.models.items():
+        result = model.result
+        for measure in _measures(comparison):
+            m = result.measure(measure)
+            writer.writerow({k: _cell(v) for k, v in {
+                "model": name, "debias": model.debias, "measure": m.name, "label": measure_label(m.name), "kind": m.kind,
+                "a": m.a, "b": m.b, "difference": m.difference, "difference_abs": m.a - m.b, "p_paired": m.p_paired,
+                "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted < result.alpha,
+                "gap_vs_baseline": _gap(comparison, name, measure),
+            }.items()})  # fmt: skip
+    return buffer.getvalue()
+
+
+def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write ``table7.md``, ``table7.csv`` and ``results.json`` into ``out_dir``; return their paths."""
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"md": folder / "table7.md", "csv": folder / "table7.csv", "json": folder / "results.json"}
+    paths["md"].write_text(render_comparison_markdown(comparison), encoding="utf-8")
+    paths["csv"].write_text(render_comparison_csv(comparison), encoding="utf-8", newline="")
+    paths["json"].write_text(json.dumps(jsonable(comparison.to_dict()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return paths

@@ -1,0 +1,138 @@
+"""``reproduce_debias()`` and `fairtalk reproduce debias` on tiny models (300 chitchat dialogues, one epoch).
+
+The models train on a JSONL file of 300 chitchat train dialogues (so that each training run
+does not re-read the whole corpus) and are audited on chitchat's held-out split.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk.audit import _reproduce
+from fairtalk.cli import app
+
+#: Replaces the quick mode's training overrides: seconds per model on one thread.
+TINY = {
+    "epochs": 1, "max_dialogues": None, "min_count": 1, "max_vocab": 2000, "val_size": 30, "batch_size": 32, "threads": 1,
+    "sizes": {"emb_dim": 16, "hidden": 32, "layers": 1, "dropout": 0.0},
+}  # fmt: skip
+N_PAIRS = 30
+MODELS = ("baseline", "cda", "wer")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """One quick-mode run with tiny models; yields (comparison, out dir, cache dir, checkpoint mtimes)."""
+    root = tmp_path_factory.mktemp("reproduce")
+    dialogues = itertools.islice(fairtalk.read_corpus("builtin:chitchat", split="train"), 300)
+    (root / "dialogues.jsonl").write_text("".join(json.dumps({"context": d.text, "response": d.response}) + "\n" for d in dialogues))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # generation on a shared, busy machine: one thread avoids spin contention
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_reproduce, "QUICK_TRAINING", TINY)
+        comparison = fairtalk.reproduce_debias(
+            out_dir=root / "out", cache_dir=root / "cache", quick=True, n_pairs=N_PAIRS, n_resamples=100,
+            corpus=f"jsonl:{root / 'dialogues.jsonl'}", eval_corpus="builtin:chitchat", report_formats=("json", "md"),
+        )  # fmt: skip
+        mtimes = {m.name: Path(m.checkpoint, "model.safetensors").stat().st_mtime_ns for m in comparison.models.values()}
+        yield comparison, root, mtimes
+    torch.set_num_threads(threads)
+
+
+def _pair_ids(path) -> list[str]:
+    return sorted({json.loads(line)["pair_id"] for line in path.read_text().splitlines()})
+
+
+def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
+    comparison, root, _ = tiny
+    out, cache = root / "out", root / "cache"
+    assert tuple(comparison.models) == MODELS and comparison.n_trained == 3 and comparison.mode == "quick"
+    assert [m.debias for m in comparison.models.values()] == ["none", "cda", "wer"]
+    assert comparison.groups == ("male", "female") and comparison.eval_split == "heldout"
+    for model in comparison.models.values():
+        assert model.training["epochs"] == 1 and model.validation["loss"] > 0
+        assert fairtalk.load_checkpoint(model.checkpoint).config["debias"] == model.debias
+        assert model.result.n_pairs == comparison.n_pairs == N_PAIRS
+    pairs = sorted(p.id for p in fairtalk.read_pairs(out / "pairs.jsonl"))
+    assert len(pairs) == N_PAIRS
+    for name in MODELS:
+        assert _pair_ids(out / name / "gender" / "responses.jsonl") == pairs
+        assert (out / name / "index.html").is_file() and (out / name / "gender" / "report.md").is_file()
+    assert (cache / "responses.sqlite").is_file()
+
+
+def test_writes_the_table_7_shaped_table(tiny) -> None:
+    _, root, _ = tiny
+    out = root / "out"
+    md = (out / "table7.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| Measure"))
+    for name in MODELS:
+        assert f"{name} male" in header and f"{name} female" in header and f"{name} p" in header
+    for label in ("Offense Rate (%)", "Sentiment Positive (%)", "Ave. Career Word Numbers per Response", "Diversity (%)"):
+        assert f"| {label} |" in md
+    rows = list(csv.DictReader((out / "table7.csv").open()))
+    measures = ["offense_rate", "sentiment_positive", "sentiment_negative", "career_words", "family_words", "diversity"]
+    assert [r["measure"] for r in rows] == measures * 3
+    assert {r["model"] for r in rows} == set(MODELS)
+    assert {r["gap_vs_baseline"] for r in rows if r["model"] == "baseline"} == {""}
+    assert {r["gap_vs_baseline"] for r in rows if r["model"] != "baseline"} <= {"lower", "higher", "same"}
+    data = json.loads((out / "results.json").read_text())
+    assert list(data["models"]) == list(MODELS) and data["n_pairs"] == N_PAIRS
+    assert set(data["models"]["wer"]["run"]["axes"]["gender"]["result"]["measures"]) >= set(measures)
+
+
+def test_cache_key_follows_the_config() -> None:
+    lexicon = fairtalk.load_lexicon("gender")
+    configs = _reproduce.debias_configs(quick=True)
+    keys = {_reproduce.cache_key(c, lexicon) for c in configs.values()}
+    assert len(keys) == 3
+    assert _reproduce.cache_key(configs["wer"], lexicon) == _reproduce.cache_key(replace(configs["wer"]), lexicon)
+    assert _reproduce.cache_key(replace(configs["wer"], seed=1), lexicon) != _reproduce.cache_key(configs["wer"], lexicon)
+    assert _reproduce.cache_key(configs["wer"], fairtalk.load_lexicon("race")) != _reproduce.cache_key(configs["wer"], lexicon)
+
+
+def test_rejects_bad_options(tmp_path) -> None:
+    with pytest.raises(fairtalk.SpecError, match="n_pairs must be a positive int"):
+        fairtalk.reproduce_debias(out_dir=tmp_path, n_pairs=0)
+    with pytest.raises(fairtalk.SpecError, match="trains seq2seq models"):
+        fairtalk.reproduce_debias(out_dir=tmp_path, train_config=fairtalk.TrainConfig(model="retrieval"))
+    with pytest.raises(fairtalk.SpecError):
+        fairtalk.reproduce_debias(out_dir=tmp_path, axis="no-such-axis")
+
+
+def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, monkeypatch) -> None:
+    comparison, root, mtimes = tiny
+    monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["reproduce", "debias", "--quick", "--pairs", str(N_PAIRS), "--cache", str(root / "cache"),
+                                      "--corpus", f"jsonl:{root / 'dialogues.jsonl'}", "--eval-corpus", "builtin:chitchat",
+                                      "--resamples", "100", "-o", str(out), "--quiet"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Offense Rate" in result.output and "wer" in result.output
+    assert "trained: none (all cached)" in result.output and f"0 generated, {3 * 2 * N_PAIRS} from the store" in result.output
+    assert {m.name: Path(m.checkpoint, "model.safetensors").stat().st_mtime_ns for m in comparison.models.values()} == mtimes
+    again = json.loads((out / "results.json").read_text())
+    for name in MODELS:
+        measures = again["models"][name]["run"]["axes"]["gender"]["result"]["measures"]
+        assert measures["offense_rate"]["a"] == comparison.results[name].measure("offense_rate").a
+    assert (out / "table7.md").is_file() and (out / "table7.csv").is_file() and (out / "cda" / "gender" / "results.json").is_file()
+
+
+def test_cli_errors_exit_2(tmp_path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["reproduce", "debias", "--pairs", "0", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "--pairs must be at least 1" in result.output
+    result = runner.invoke(app, ["reproduce", "debias", "--axis", "no-such-axis", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "error:" in result.output
