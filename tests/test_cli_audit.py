@@ -37,6 +37,7 @@ def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tupl
     assert result.exit_code == 1, result.output
     assert "gender: significant (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
     assert "gender: 80 generated, 0 from the store, 0 failed" in result.output
+    assert "gender: 82 contexts read, 80 mention a group, 40 pairs audited" in result.output
     for name in ("index.html", "run.json", "store.sqlite", "gender/results.json", "gender/report.html",
                  "gender/responses.jsonl", "gender/pairs.jsonl"):  # fmt: skip
         assert (out / name).is_file(), name

@@ -68,6 +68,9 @@ def audit(
     console.print(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed}", highlight=False, markup=False, soft_wrap=True)
     for name, axis_run in run.axes.items():
         console.print(rich_table(axis_run.result))
+        cov = axis_run.coverage
+        console.print(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, "
+                      f"{cov['n_pairs']:,} pairs audited", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
         console.print(f"{name}: {generation_line(axis_run.generation)}", highlight=False, markup=False, soft_wrap=True)
         for message in axis_run.generation.error_examples:
             console.print(f"  error: {message}", style="yellow", highlight=False, markup=False, soft_wrap=True)
