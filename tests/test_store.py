@@ -214,3 +214,55 @@ def test_kill_9_midway_then_resume(tmp_path: Path) -> None:
     assert len(rows) == N_CRASH and len(set(keys)) == N_CRASH  # no gaps, no duplicates
     assert all(r.error is None for r in rows)
     assert sorted(r.response for r in rows) == sorted(clean["out"])
+
+
+class _RecordingStore(RunStore):
+    """A RunStore that records the size of every committed write."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.commits: list[int] = []
+
+    def write(self, run_id, rows):  # type: ignore[no-untyped-def]
+        self.commits.append(len(rows))
+        super().write(run_id, rows)
+
+
+def test_fast_models_are_committed_in_large_transactions(tmp_path: Path) -> None:
+    contexts = [f"c{i}" for i in range(300)]
+    with _RecordingStore(tmp_path / "s.db") as store:
+        cr = CachingResponder(_Counting(), store, batch_size=8, commit_rows=100, commit_seconds=3600)
+        cr.respond(contexts, S, seeds=[0] * 300)
+        assert store.commits == [104, 104, 92]  # whole batches, >= commit_rows each, the rest at the end
+        assert store.count() == 300
+
+
+def test_slow_models_are_committed_every_commit_seconds(tmp_path: Path) -> None:
+    contexts = [f"c{i}" for i in range(6)]
+    with _RecordingStore(tmp_path / "s.db") as store:
+        cr = CachingResponder(_Counting(), store, batch_size=2, commit_rows=1000, commit_seconds=0.0)
+        cr.respond(contexts, S, seeds=[0] * 6)
+        assert store.commits == [2, 2, 2]  # every batch, as soon as it returns
+
+
+class _Interrupted(_Counting):
+    """Answers the first batch, then is interrupted like a Ctrl-C."""
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        if self.asked:
+            raise KeyboardInterrupt
+        return super().respond(contexts, settings, seeds=seeds)
+
+
+def test_finished_items_are_committed_when_the_run_is_interrupted(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.db") as store:
+        cr = CachingResponder(_Interrupted(), store, batch_size=3, commit_rows=1000, commit_seconds=3600)
+        with pytest.raises(KeyboardInterrupt):
+            cr.respond([f"c{i}" for i in range(9)], S, seeds=[0] * 9)
+        assert store.count() == 3
+
+
+@pytest.mark.parametrize("option", [{"commit_rows": 0}, {"commit_seconds": -1.0}, {"commit_rows": True}])
+def test_commit_policy_is_validated(tmp_path: Path, option: dict) -> None:
+    with RunStore(tmp_path / "s.db") as store, pytest.raises(StoreError, match="commit_"):
+        CachingResponder(_Counting(), store, **option)

@@ -1,16 +1,5 @@
-"""The run store: a SQLite cache of responses (WAL mode) and the CachingResponder that uses it.
+"""The SQLite run store: schema, WAL mode, batched upserts and lookups."""
 
-Every response is keyed by ``(fingerprint, context_hash, seed, settings_hash)``.
-:class:`CachingResponder` wraps any responder: it serves stored responses, sends
-only the misses to the model in batches, and commits each batch in one
-transaction as soon as it returns, so a run killed at any point resumes where it
-stopped, without gaps or duplicates (the primary key forbids them).
-
-Per-item failures (after the adapter's own retries) are stored with their message
-but never served from the cache: the next run retries them. A stored success is
-never overwritten. When more than ``max_errors`` items have failed, the wrapper
-raises :class:`~fairtalk.errors.ResponderError` after committing what it has.
-"""
 
 from __future__ import annotations
 
@@ -18,15 +7,15 @@ import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from fairtalk.errors import ResponderError, StoreError
-from fairtalk.models.base import DecodingSettings, Responder, check_batch, respond_each
+from fairtalk.errors import StoreError
+from fairtalk.models.base import DecodingSettings
 
-__all__ = ["SCHEMA_VERSION", "CachingResponder", "RunStore", "StoredResponse", "context_hash"]
+__all__ = ["SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash"]
 
 SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
@@ -34,8 +23,6 @@ _MSG_IS_DIR = "cannot open run store: it is a directory"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
-_MSG_TOO_MANY = "{n_errors} responses failed, more than max_errors={max_errors}; last error: {last}"
-_MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -236,121 +223,3 @@ class RunStore:
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
-
-
-class CachingResponder:
-    """Wrap a responder with a run store: serve hits, generate misses, commit each batch.
-
-    Parameters
-    ----------
-    responder : Responder
-        The model under test; its ``fingerprint`` keys the cache.
-    store : RunStore
-        Where responses are kept (the caller owns and closes it).
-    batch_size : int
-        Misses sent to the model, and committed, per batch.
-    max_errors : int, optional
-        Raise ResponderError once more items than this have failed (None: never).
-    progress : callable, optional
-        Called with the number of items just finished (cached ones included).
-
-    Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
-    wrapper's lifetime; duplicate requests within one call count once.
-    """
-
-    def __init__(
-        self,
-        responder: Responder,
-        store: RunStore,
-        *,
-        batch_size: int = 64,
-        max_errors: int | None = None,
-        progress: Callable[[int], object] | None = None,
-    ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise StoreError(_MSG_BATCH_SIZE.format(value=batch_size))
-        self.responder = responder
-        self.store = store
-        self.batch_size = batch_size
-        self.max_errors = max_errors
-        self.progress = progress
-        self.n_cached = 0
-        self.n_generated = 0
-        self.n_errors = 0
-
-    @property
-    def fingerprint(self) -> str:
-        """The wrapped responder's fingerprint."""
-        return self.responder.fingerprint
-
-    def _advance(self, n: int) -> None:
-        if self.progress is not None and n:
-            self.progress(n)
-
-    def respond_each(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str | ResponderError]:
-        """Return per item the response or the ResponderError it failed with, in order."""
-        check_batch(contexts, seeds)
-        run_id = self.store.run_id(self.fingerprint, settings)
-        todo: dict[tuple[bytes, int], list[int]] = {}
-        for i, (context, seed) in enumerate(zip(contexts, seeds)):
-            todo.setdefault((context_hash(context), int(seed)), []).append(i)
-        results: list[str | ResponderError | None] = [None] * len(contexts)
-        hits = self.store.lookup(run_id, list(todo))
-        n_served = 0
-        for key, response in hits.items():
-            for i in todo.pop(key):
-                results[i] = response
-                n_served += 1
-        self.n_cached += len(hits)
-        self._advance(n_served)
-        misses = list(todo.items())
-        for start in range(0, len(misses), self.batch_size):
-            batch = misses[start : start + self.batch_size]
-            batch_contexts = [contexts[indices[0]] for _, indices in batch]
-            out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-            rows = []
-            last_error: ResponderError | None = None
-            for ((h, seed), indices), context, item in zip(batch, batch_contexts, out):
-                if isinstance(item, ResponderError):
-                    rows.append((h, seed, context, None, f"{type(item).__name__}: {item}"))
-                    self.n_errors += 1
-                    last_error = item
-                else:
-                    rows.append((h, seed, context, item, None))
-                    self.n_generated += 1
-                for i in indices:
-                    results[i] = item
-            self.store.write(run_id, rows)
-            self._advance(sum(len(indices) for _, indices in batch))
-            if last_error is not None and self.max_errors is not None and self.n_errors > self.max_errors:
-                raise ResponderError(
-                    _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=last_error)
-                ) from last_error
-        return results  # type: ignore[return-value]
-
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
-        """Return one response per context; raise the first item's error if any failed."""
-        out = self.respond_each(contexts, settings, seeds=seeds)
-        for item in out:
-            if isinstance(item, ResponderError):
-                raise item
-        return out  # type: ignore[return-value]
-
-    def close(self) -> None:
-        """Close the wrapped responder (the store belongs to the caller)."""
-        self.responder.close()
-
-    def __enter__(self) -> CachingResponder:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"CachingResponder({self.responder!r}, {self.store!r})"

@@ -1,0 +1,174 @@
+"""CachingResponder: serve stored responses, generate the misses, commit as they arrive."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from types import TracebackType
+
+from fairtalk.errors import ResponderError, StoreError
+from fairtalk.models.base import DecodingSettings, Responder, check_batch, respond_each
+from fairtalk.store._sqlite import RunStore, context_hash
+
+__all__ = ["CachingResponder"]
+
+_MSG_TOO_MANY = "{n_errors} responses failed, more than max_errors={max_errors}; last error: {last}"
+_MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
+_MSG_COMMIT_ROWS = "commit_rows must be >= 1, got {value!r}"
+_MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
+
+
+class CachingResponder:
+    """Wrap a responder with a run store: serve hits, generate misses, commit as they arrive.
+
+    Finished items are committed in one transaction once ``commit_rows`` of them are
+    waiting or ``commit_seconds`` have passed since the last commit, whichever comes
+    first, and always before returning or raising. A crash therefore loses at most
+    the last ``commit_seconds`` of generation, while a fast model is not slowed down
+    by a commit per small batch (the unique index is keyed by a random hash, so every
+    commit touches scattered pages).
+
+    Parameters
+    ----------
+    responder : Responder
+        The model under test; its ``fingerprint`` keys the cache.
+    store : RunStore
+        Where responses are kept (the caller owns and closes it).
+    batch_size : int
+        Misses sent to the model per batch.
+    commit_rows, commit_seconds
+        Commit once this many finished items wait, or this long after the last commit.
+    max_errors : int, optional
+        Raise ResponderError once more items than this have failed (None: never).
+    progress : callable, optional
+        Called with the number of items just finished (cached ones included).
+
+    Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
+    wrapper's lifetime; duplicate requests within one call count once.
+    """
+
+    def __init__(
+        self,
+        responder: Responder,
+        store: RunStore,
+        *,
+        batch_size: int = 64,
+        max_errors: int | None = None,
+        progress: Callable[[int], object] | None = None,
+        commit_rows: int = 1024,
+        commit_seconds: float = 0.25,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise StoreError(_MSG_BATCH_SIZE.format(value=batch_size))
+        if isinstance(commit_rows, bool) or not isinstance(commit_rows, int) or commit_rows < 1:
+            raise StoreError(_MSG_COMMIT_ROWS.format(value=commit_rows))
+        if not commit_seconds >= 0:
+            raise StoreError(_MSG_COMMIT_SECONDS.format(value=commit_seconds))
+        self.responder = responder
+        self.store = store
+        self.batch_size = batch_size
+        self.commit_rows = commit_rows
+        self.commit_seconds = commit_seconds
+        self.max_errors = max_errors
+        self.progress = progress
+        self.n_cached = 0
+        self.n_generated = 0
+        self.n_errors = 0
+
+    @property
+    def fingerprint(self) -> str:
+        """The wrapped responder's fingerprint."""
+        return self.responder.fingerprint
+
+    def _advance(self, n: int) -> None:
+        if self.progress is not None and n:
+            self.progress(n)
+
+    def respond_each(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        """Return per item the response or the ResponderError it failed with, in order."""
+        check_batch(contexts, seeds)
+        run_id = self.store.run_id(self.fingerprint, settings)
+        todo: dict[tuple[bytes, int], list[int]] = {}
+        for i, (context, seed) in enumerate(zip(contexts, seeds)):
+            todo.setdefault((context_hash(context), int(seed)), []).append(i)
+        results: list[str | ResponderError | None] = [None] * len(contexts)
+        hits = self.store.lookup(run_id, list(todo))
+        n_served = 0
+        for key, response in hits.items():
+            for i in todo.pop(key):
+                results[i] = response
+                n_served += 1
+        self.n_cached += len(hits)
+        self._advance(n_served)
+        misses = list(todo.items())
+        pending: list[tuple[bytes, int, str, str | None, str | None]] = []
+        last_commit = time.monotonic()
+        try:
+            for start in range(0, len(misses), self.batch_size):
+                batch = misses[start : start + self.batch_size]
+                n_errors_before = self.n_errors
+                pending += self._generate(batch, contexts, settings, results)
+                if len(pending) >= self.commit_rows or time.monotonic() - last_commit >= self.commit_seconds:
+                    self.store.write(run_id, pending)
+                    pending, last_commit = [], time.monotonic()
+                self._advance(sum(len(indices) for _, indices in batch))
+                if self.max_errors is not None and self.n_errors > max(self.max_errors, n_errors_before):
+                    last_error = next(
+                        item for _, indices in reversed(batch) if isinstance(item := results[indices[0]], ResponderError)
+                    )
+                    raise ResponderError(
+                        _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=last_error)
+                    ) from last_error
+        finally:
+            if pending:
+                self.store.write(run_id, pending)
+        return results  # type: ignore[return-value]
+
+    def _generate(
+        self,
+        batch: list[tuple[tuple[bytes, int], list[int]]],
+        contexts: Sequence[str],
+        settings: DecodingSettings,
+        results: list[str | ResponderError | None],
+    ) -> list[tuple[bytes, int, str, str | None, str | None]]:
+        """Run one batch of misses through the model; fill ``results``; return the rows to store."""
+        batch_contexts = [contexts[indices[0]] for _, indices in batch]
+        out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
+        rows = []
+        for ((h, seed), indices), context, item in zip(batch, batch_contexts, out):
+            if isinstance(item, ResponderError):
+                rows.append((h, seed, context, None, f"{type(item).__name__}: {item}"))
+                self.n_errors += 1
+            else:
+                rows.append((h, seed, context, item, None))
+                self.n_generated += 1
+            for i in indices:
+                results[i] = item
+        return rows
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """Return one response per context; raise the first item's error if any failed."""
+        out = self.respond_each(contexts, settings, seeds=seeds)
+        for item in out:
+            if isinstance(item, ResponderError):
+                raise item
+        return out  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Close the wrapped responder (the store belongs to the caller)."""
+        self.responder.close()
+
+    def __enter__(self) -> CachingResponder:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CachingResponder({self.responder!r}, {self.store!r})"
