@@ -65,6 +65,7 @@ def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
         assert model.training["epochs"] == 1 and model.validation["loss"] > 0
         assert fairtalk.load_checkpoint(model.checkpoint).config["debias"] == model.debias
         assert model.result.n_pairs == comparison.n_pairs == N_PAIRS
+        assert 0 <= model.n_different <= N_PAIRS and 1 <= model.n_distinct <= 2 * N_PAIRS
     pairs = sorted(p.id for p in fairtalk.read_pairs(out / "pairs.jsonl"))
     assert len(pairs) == N_PAIRS
     for name in MODELS:
@@ -80,6 +81,7 @@ def test_writes_the_table_7_shaped_table(tiny) -> None:
     header = next(line for line in md.splitlines() if line.startswith("| Measure"))
     for name in MODELS:
         assert f"{name} male" in header and f"{name} female" in header and f"{name} p" in header
+    assert "| Pairs answered differently | Distinct responses |" in md
     for label in ("Offense Rate (%)", "Sentiment Positive (%)", "Ave. Career Word Numbers per Response", "Diversity (%)"):
         assert f"| {label} |" in md
     rows = list(csv.DictReader((out / "table7.csv").open()))
@@ -120,7 +122,7 @@ def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, m
                                       "--corpus", f"jsonl:{root / 'dialogues.jsonl'}", "--eval-corpus", "builtin:chitchat",
                                       "--resamples", "100", "-o", str(out), "--quiet"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "Offense Rate" in result.output and "wer" in result.output
+    assert "Offense Rate" in result.output and "pairs answered differently" in result.output
     assert "trained: none (all cached)" in result.output and f"0 generated, {3 * 2 * N_PAIRS} from the store" in result.output
     assert {m.name: Path(m.checkpoint, "model.safetensors").stat().st_mtime_ns for m in comparison.models.values()} == mtimes
     again = json.loads((out / "results.json").read_text())

@@ -175,6 +175,12 @@ def reproduce_debias(
     ------
     FairtalkError
         A bad option, corpus or axis; fewer than two pairs.
+
+    Examples
+    --------
+    >>> comparison = reproduce_debias(out_dir="debias", quick=True)  # doctest: +SKIP
+    >>> comparison.results["wer"].measure("offense_rate").p_adjusted  # doctest: +SKIP
+    1.0
     """
     if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
         raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
@@ -220,7 +226,7 @@ def reproduce_debias(
     try:
         with RunStore(cache / _STORE_FILE) as store:
             for name, (folder, trained) in checkpoints.items():
-                run = _audit_model(name, folder, pairs, coverage.to_dict(), lexicon, store, settings, reporter,
+                run, n_different, n_distinct = _audit_model(name, folder, pairs, coverage.to_dict(), lexicon, store, settings, reporter,
                                    seed=seed, n_resamples=n_resamples, out=out, evaluated=evaluated, split=eval_split,
                                    n_pairs=n_pairs, timings=timings, formats=report_formats)  # fmt: skip
                 record = _finished(folder) or {}
@@ -229,6 +235,7 @@ def reproduce_debias(
                     name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
                     training=MappingProxyType(asdict(configs[name])), training_seconds=record.get("training_seconds"),
                     validation=MappingProxyType(dict(history[-1].get("validation") or {})), run=run,
+                    n_different=n_different, n_distinct=n_distinct,
                 )  # fmt: skip
     finally:
         reporter.close()
@@ -249,8 +256,9 @@ def _audit_model(
     name: str, folder: Path, pairs: list[Any], coverage: dict[str, Any], lexicon: Lexicon, store: RunStore,
     settings: DecodingSettings, reporter: Progress, *, seed: int, n_resamples: int, out: Path, evaluated: str,
     split: str, n_pairs: int | None, timings: dict[str, float], formats: Iterable[str] | None,
-) -> AuditRun:  # fmt: skip
-    """One model: responses through the store, scores, report folder ``out/<name>/``."""
+) -> tuple[AuditRun, int, int]:  # fmt: skip
+    """One model: responses through the store, scores, report folder ``out/<name>/``; plus the pairs
+    answered differently and the distinct responses."""
     axis = lexicon.axis
     with load_responder("builtin:seq2seq", path=str(folder)) as responder:
         cached = CachingResponder(responder, store)
@@ -275,4 +283,6 @@ def _audit_model(
     run = AuditRun(axes=MappingProxyType({axis: axis_run}), model=cached.fingerprint, corpus=evaluated, split=split,
                    seed=seed, settings=MappingProxyType(settings.to_dict()), store=str(store.path))  # fmt: skip
     write_run(run, out / name, formats=None if formats is None else tuple(formats))
-    return run
+    rs = generation.responses
+    n_different = sum(ra.response != rb.response for ra, rb in rs)
+    return run, n_different, len({r.response for r in (*rs.a, *rs.b)})

@@ -50,6 +50,9 @@ def debias(
     except FairtalkError as exc:
         fail(exc)
     console.print(comparison_rich_table(comparison))
+    for model in comparison.models.values():
+        console.print(f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "
+                      f"{model.n_distinct} distinct responses", highlight=False, markup=False)  # fmt: skip
     trained = ", ".join(name for name, model in comparison.models.items() if model.trained) or "none (all cached)"
     n_generated = sum(model.run.n_generated for model in comparison.models.values())
     n_cached = sum(model.run.n_cached for model in comparison.models.values())

@@ -95,6 +95,10 @@ def _minutes(seconds: float | None) -> str:
     return _DASH if seconds is None else f"{seconds / 60:.1f}"
 
 
+def _share(n: int, total: int) -> str:
+    return f"{n} ({100 * n / total:.1f}%)" if total else str(n)
+
+
 def render_comparison_markdown(comparison: DebiasComparison) -> str:
     """``table7.md``: the side-by-side table, the models' training summary and the notes."""
     rows = _rows(comparison)
@@ -112,17 +116,21 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
     ]
     for measure in _measures(comparison):
         lines.append("| " + " | ".join(md_escape(c) for c in _cells(comparison, rows, measure)) + " |")
-    lines += ["", "| Model | Debiasing | Trained now | Training (min) | Validation | Checkpoint |", "| --- | --- | --- | ---: | --- | --- |"]
+    lines += ["", ("| Model | Debiasing | Trained now | Training (min) | Validation | Pairs answered differently | "
+              "Distinct responses | Checkpoint |"), "| --- | --- | --- | ---: | --- | ---: | ---: | --- |"]  # fmt: skip
     for model in comparison.models.values():
         figures = ", ".join(f"{k} {v:.3f}" for k, v in model.validation.items()) or _DASH
         lines.append(f"| {md_escape(model.name)} | {md_escape(model.debias)} | {'yes' if model.trained else 'no (cached)'} | "
-                     f"{_minutes(model.training_seconds)} | {md_escape(figures)} | {md_escape(model.checkpoint)} |")  # fmt: skip
+                     f"{_minutes(model.training_seconds)} | {md_escape(figures)} | {_share(model.n_different, comparison.n_pairs)} | "
+                     f"{model.n_distinct} | {md_escape(model.checkpoint)} |")  # fmt: skip
     lines += [
         "",
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0).",
         (f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
          "(per-model reports in the model folders give Z, CI and effect sizes)."),
         "- ↓ / ↑: the debiased model's |A − B| is smaller / larger than the baseline's (= unchanged).",
+        ("- Pairs answered differently: the two sides of a pair got different responses; distinct responses count "
+        "the different texts over both sides (few means generic responses)."),
     ]
     return "\n".join(lines) + "\n"
 
