@@ -23,7 +23,7 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for initialisation, data order, validation split, CDA and the pool."),
     max_dialogues: int | None = typer.Option(None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."),
     batch_size: int = typer.Option(128, "--batch-size", min=1, help="Dialogues per step (retrieval: in-batch negatives)."),
-    lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3 seq2seq, 5e-4 retrieval)."),
+    lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3)."),
     pool_size: int = typer.Option(16000, "--pool-size", min=1, help="Retrieval: candidates sampled from the training responses."),
     threads: int = typer.Option(2, "--threads", min=1, help="CPU threads for torch."),
     dtype: str = typer.Option("float16", "--dtype", help="Precision of the saved weights: float16 or float32."),

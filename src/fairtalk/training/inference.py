@@ -61,7 +61,7 @@ def _build(checkpoint: Checkpoint) -> Any:
     return net
 
 
-def encode_texts(net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, keep: str = "start") -> Any:
+def encode_texts(net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, keep: str = "start", context: bool = False) -> Any:
     """Encode texts with a TransformerRanker in length-sorted batches; (n, dim) float32 tensor, input order."""
     import torch
 
@@ -74,7 +74,7 @@ def encode_texts(net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, 
         for start in range(0, len(ids), _BATCH):
             index = order[start : start + _BATCH]
             batch = torch.from_numpy(pad([ids[i] for i in index], vocab.pad_id))
-            out[torch.from_numpy(index)] = net.encode(batch)
+            out[torch.from_numpy(index)] = net.encode(batch, context=context)
     net.train(was_training)
     return out
 
@@ -161,4 +161,4 @@ class RankerEncoder:
         is_pool = texts is self._fitted
         max_len = self.max_response_len if is_pool else self.max_context_len
         keep = "start" if is_pool else "end"
-        return encode_texts(self.net, self.vocab, texts, max_len=max_len, keep=keep).numpy()
+        return encode_texts(self.net, self.vocab, texts, max_len=max_len, keep=keep, context=not is_pool).numpy()
