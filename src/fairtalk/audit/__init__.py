@@ -14,6 +14,7 @@ from fairtalk.audit._generate import (
     item_seed,
     respond,
 )
+from fairtalk.audit._reproduce import reproduce_debias
 from fairtalk.audit._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
 from fairtalk.audit._score import CORRECTIONS, MASK_TOKEN, MAX_PERMUTATIONS, score
 
@@ -29,6 +30,7 @@ __all__ = [
     "audit",
     "default_model",
     "item_seed",
+    "reproduce_debias",
     "respond",
     "score",
 ]

@@ -10,6 +10,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fairtalk.errors import SpecError
+from fairtalk.report.comparison import (
+    comparison_rich_table,
+    render_comparison_csv,
+    render_comparison_markdown,
+    write_comparison,
+)
 from fairtalk.report.csv_report import write_csv
 from fairtalk.report.html import render_html, write_html
 from fairtalk.report.index import render_index, write_index, write_run
@@ -19,7 +25,8 @@ from fairtalk.report.table import rich_table, summary_rows
 from fairtalk.results import AuditResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "render_html", "render_index", "render_markdown", "rich_table", "summary_rows",
+    "FILE_NAMES", "FORMATS", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
+    "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
     "write_index", "write_report", "write_run",
 ]
 
