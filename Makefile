@@ -12,15 +12,16 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 install: $(BIN)/python
+	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e .
 
 install-dev: $(BIN)/python
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e '.[dev]'
 
+# The main job: a bare audit (built-in chitchat contexts, gender and race, builtin:retrieval).
 demo: install
-	$(BIN)/fairtalk pairs --corpus builtin:chitchat --axis gender -o fairtalk-pairs/gender.jsonl
-	$(BIN)/fairtalk pairs --corpus builtin:chitchat --axis race -o fairtalk-pairs/race.jsonl
+	$(BIN)/fairtalk audit
 
 # Headless Chromium for the HTML-safety test; best effort, the test skips without it.
 chromium:
