@@ -208,7 +208,7 @@ _GOOD = '{"id": "g1", "axis": "gender", "a": "he ran", "b": "she ran", "original
     ("bad", "message"),
     [
         ('{"id": "x", "axis": "gender", "a": "he"', "malformed JSON"),
-        ('["not", "an", "object"]', "malformed record (expected a JSON object)"),
+        ('["not", "an", "object"]', "expected a JSON object, got list"),
         ('{"id": "x", "axis": "gender", "a": "he", "original_side": "a"}', "missing key 'b'"),
         ('{"id": "", "axis": "g", "a": "he", "b": "she", "original_side": "a"}', "'id' must be a non-empty string"),
         ('{"id": "x", "axis": "g", "a": 1, "b": "she", "original_side": "a"}', "'a' must be a string"),
@@ -238,7 +238,7 @@ def test_read_pairs_reports_path_and_line(tmp_path: Path, bad: str, message: str
 def test_read_pairs_non_utf8_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_bytes(_GOOD.encode() + b"\n\xff\xfe\n")
-    with pytest.raises(InputError, match=r"p\.jsonl:2: not UTF-8"):
+    with pytest.raises(InputError, match=r"p\.jsonl:2: not valid UTF-8"):
         list(read_pairs(path))
     with pytest.raises(InputError, match="nope.jsonl: pairs file not found"):
         read_pairs(tmp_path / "nope.jsonl")

@@ -149,7 +149,7 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match="nope.jsonl: responses file not found"):
         read_responses(tmp_path / "nope.jsonl")
 
 

@@ -9,17 +9,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, BinaryIO
+from typing import Any
 
 from fairtalk.errors import InputError
+from fairtalk.jsonl import numbered_lines, open_input, parse_object
 from fairtalk.records import Response
 
 __all__ = ["ResponseSet", "read_responses", "write_responses"]
 
-_MSG_NOT_FOUND = "no such file"
-_MSG_NOT_UTF8 = "not valid UTF-8 (byte {byte} at column {column})"
-_MSG_BAD_JSON = "malformed JSON ({error})"
-_MSG_NOT_OBJECT = "expected a JSON object, got {type}"
 _MSG_MISSING_FIELD = "missing field {field!r} (need pair_id, side, response)"
 _MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, got {value!r}"
 _MSG_BAD_SIDE = "field 'side' must be \"a\" or \"b\", got {value!r}"
@@ -133,37 +130,9 @@ def _finish(
     return ResponseSet(ids, side_a, side_b, counts, sources)
 
 
-def _lines(handle: BinaryIO, path: str, digest: Any) -> Iterator[tuple[int, str]]:
-    """Decoded lines without their line ending, numbered from 1; non-UTF-8 raises InputError."""
-    for number, raw in enumerate(handle, start=1):
-        digest.update(raw)
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            message = _MSG_NOT_UTF8.format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
-            raise InputError(message, path=path, line=number) from exc
-        yield number, text.rstrip("\r\n")
-
-
-def _open(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except FileNotFoundError as exc:
-        raise InputError(_MSG_NOT_FOUND, path=str(path)) from exc
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), path=str(path)) from exc
-
-
 def _parse_record(text: str, path: str, number: int) -> Response:
     """One JSONL line -> Response, or InputError naming ``path:line``."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(_MSG_BAD_JSON.format(error=exc.msg), path=path, line=number) from exc
-    if not isinstance(record, dict):
-        raise InputError(_MSG_NOT_OBJECT.format(type=type(record).__name__), path=path, line=number)
+    record = parse_object(text, path, number)
     for name in ("pair_id", "side", "response"):
         if name not in record:
             raise InputError(_MSG_MISSING_FIELD.format(field=name), path=path, line=number)
@@ -185,8 +154,8 @@ def _parse_record(text: str, path: str, number: int) -> Response:
 def _read_jsonl(path: Path, *, drop_empty: bool) -> ResponseSet:
     collector = _Collector()
     digest = hashlib.sha256()
-    with _open(path) as handle:
-        for number, text in _lines(handle, str(path), digest):
+    with open_input(path, what="responses file") as handle:
+        for number, text in numbered_lines(handle, str(path), digest):
             if not text.strip():
                 collector.counts["n_blank_lines"] += 1
                 continue
@@ -196,8 +165,8 @@ def _read_jsonl(path: Path, *, drop_empty: bool) -> ResponseSet:
 
 def _read_text_lines(path: Path) -> tuple[list[str], str]:
     digest = hashlib.sha256()
-    with _open(path) as handle:
-        lines = [text for _, text in _lines(handle, str(path), digest)]
+    with open_input(path, what="responses file") as handle:
+        lines = [text for _, text in numbered_lines(handle, str(path), digest)]
     return lines, digest.hexdigest()
 
 

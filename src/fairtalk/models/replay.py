@@ -8,13 +8,19 @@ written by ``fairtalk respond`` replays as is. Seeds and decoding settings are i
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from fairtalk.errors import InputError, ResponderError
-from fairtalk.models.base import BaseResponder, DecodingSettings, check_batch, check_options, make_fingerprint
+from fairtalk.jsonl import read_objects
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    check_batch,
+    check_options,
+    make_fingerprint,
+)
 
 __all__ = ["ReplayResponder"]
 
@@ -31,24 +37,10 @@ class ReplayResponder(BaseResponder):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(_MSG_MISSING_FILE, path=str(path)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read replay file ({exc.strerror})", path=str(path)) from exc
-        self._sha256 = hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256()
         self._responses: dict[str, str] = {}
         first_line: dict[str, int] = {}
-        for number, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(_MSG_JSON.format(error=exc.msg), path=str(path), line=number) from exc
-            if not isinstance(obj, dict):
-                raise InputError(_MSG_NOT_OBJECT, path=str(path), line=number)
+        for number, obj in read_objects(path, what="replay file", digest=digest):
             for name in ("context", "response"):
                 if not isinstance(obj.get(name), str):
                     raise InputError(_MSG_FIELD.format(name=name), path=str(path), line=number)
@@ -59,6 +51,7 @@ class ReplayResponder(BaseResponder):
                 first_line[context] = number
             elif known != response:
                 raise InputError(_MSG_CONFLICT.format(first=first_line[context]), path=str(path), line=number)
+        self._sha256 = digest.hexdigest()
 
     @classmethod
     def from_spec(cls, rest: str, **options: object) -> ReplayResponder:

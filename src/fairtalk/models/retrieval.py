@@ -17,7 +17,6 @@ dense or scipy-sparse matrix, and a ``fingerprint`` string can be passed as
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from fairtalk.errors import InputError, SpecError
+from fairtalk.jsonl import numbered_lines, open_input, read_objects
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
@@ -39,9 +39,7 @@ from fairtalk.models.base import (
 
 __all__ = ["BagOfWordsEncoder", "Encoder", "RetrievalResponder", "read_pool"]
 
-_MSG_MISSING = "candidate pool not found"
 _MSG_EMPTY = "candidate pool has no candidates"
-_MSG_JSON = "malformed JSON ({error})"
 _MSG_FIELD = "expected an object with a 'response' or 'text' string"
 _MSG_ENCODER = "unknown retrieval encoder {name!r}"
 _TOKEN = re.compile(r"\w+")
@@ -117,33 +115,21 @@ _ENCODERS = {"tfidf": lambda: BagOfWordsEncoder(idf=True), "bow": lambda: BagOfW
 
 
 def read_pool(path: str | os.PathLike[str]) -> tuple[tuple[str, ...], str]:
-    """Read candidates from a text or JSONL file; return them and the file's sha256."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(_MSG_MISSING, path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read candidate pool ({exc.strerror})", path=str(path)) from exc
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    """Read candidates from a text file (one a line) or JSONL (``response`` or ``text``); return them and the sha256."""
+    digest = hashlib.sha256()
     candidates: list[str] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if p.suffix == ".jsonl":
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(_MSG_JSON.format(error=exc.msg), path=str(path), line=number) from exc
-            text = obj.get("response", obj.get("text")) if isinstance(obj, dict) else None
+    if Path(path).suffix == ".jsonl":
+        for number, obj in read_objects(path, what="candidate pool", digest=digest):
+            text = obj.get("response", obj.get("text"))
             if not isinstance(text, str):
                 raise InputError(_MSG_FIELD, path=str(path), line=number)
             candidates.append(text.strip())
-        else:
-            candidates.append(line.strip())
+    else:
+        with open_input(path, what="candidate pool") as handle:
+            candidates = [line.strip() for _, line in numbered_lines(handle, str(path), digest) if line.strip()]
     if not candidates:
         raise InputError(_MSG_EMPTY, path=str(path))
-    return tuple(candidates), hashlib.sha256(data).hexdigest()
+    return tuple(candidates), digest.hexdigest()
 
 
 class RetrievalResponder(BaseResponder):

@@ -11,19 +11,16 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from fairtalk.errors import InputError
+from fairtalk.jsonl import read_objects
 from fairtalk.records import Pair, Swap
 
 __all__ = ["read_pairs", "write_pairs"]
 
-_MSG_MISSING_FILE = "pairs file not found"
-_MSG_UNREADABLE = "cannot read pairs file ({reason})"
+_MSG_MISSING_FILE = "pairs file not found (a directory)"
 _MSG_UNWRITABLE = "cannot write pairs file ({reason})"
-_MSG_NOT_UTF8 = "not UTF-8"
-_MSG_BAD_JSON = "malformed JSON ({error})"
-_MSG_NOT_OBJECT = "malformed record (expected a JSON object)"
 _MSG_MISSING_KEY = "missing key {key!r}"
 _MSG_BAD_TYPE = "{key!r} must be {expected}"
 _MSG_BAD_SIDE = "{key!r} must be 'a' or 'b', got {value!r}"
@@ -89,45 +86,28 @@ def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
         not an object, a missing or mistyped key, a swap span outside its text, or a repeated id.
     """
     where = os.fspath(path)
-    if not Path(where).is_file():
+    if Path(where).is_dir():
         raise InputError(_MSG_MISSING_FILE, path=where)
-    try:
-        fh = open(where, "rb")  # noqa: SIM115 - closed by _iter_pairs
-    except OSError as exc:
-        raise InputError(_MSG_UNREADABLE.format(reason=exc.strerror or exc), path=where) from exc
-    return _iter_pairs(fh, where)
+    return _iter_pairs(read_objects(where, what="pairs file"), where)
 
 
-def _iter_pairs(fh: IO[bytes], where: str) -> Iterator[Pair]:
-    """Yield validated pairs from an open JSONL file, closing it at the end."""
+def _iter_pairs(objects: Iterator[tuple[int, dict[str, Any]]], where: str) -> Iterator[Pair]:
+    """Yield validated pairs from the file's JSON objects; a repeated id is an error."""
     first_line: dict[str, int] = {}
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(_MSG_NOT_UTF8, path=where, line=lineno) from None
-            if not line.strip():
-                continue
-            try:
-                pair = _parse_pair(line)
-            except ValueError as exc:
-                raise InputError(str(exc), path=where, line=lineno) from None
-            if pair.id in first_line:
-                message = _MSG_DUPLICATE_ID.format(id=pair.id, first=first_line[pair.id])
-                raise InputError(message, path=where, line=lineno)
-            first_line[pair.id] = lineno
-            yield pair
+    for lineno, obj in objects:
+        try:
+            pair = _parse_pair(obj)
+        except ValueError as exc:
+            raise InputError(str(exc), path=where, line=lineno) from None
+        if pair.id in first_line:
+            message = _MSG_DUPLICATE_ID.format(id=pair.id, first=first_line[pair.id])
+            raise InputError(message, path=where, line=lineno)
+        first_line[pair.id] = lineno
+        yield pair
 
 
-def _parse_pair(line: str) -> Pair:
+def _parse_pair(obj: dict[str, Any]) -> Pair:
     """Validate one JSONL record; ValueError carries the message."""
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(_MSG_BAD_JSON.format(error=getattr(exc, "msg", exc))) from None
-    if not isinstance(obj, dict):
-        raise ValueError(_MSG_NOT_OBJECT)
     for key in ("id", "axis", "a", "b", "original_side"):
         if key not in obj:
             raise ValueError(_MSG_MISSING_KEY.format(key=key))

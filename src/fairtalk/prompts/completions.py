@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fairtalk.errors import InputError, ResponderError
+from fairtalk.jsonl import read_objects
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.prompts.paraphrase import plural
@@ -44,8 +45,6 @@ __all__ = [
 
 _KINDS = {t.phrase: t.kind for t in TEMPLATES}
 _REQUIRED = ("group", "template", "structure", "seed", "text")
-_MSG_JSON = "malformed JSON ({error})"
-_MSG_OBJECT = "expected a JSON object"
 _MSG_FIELD = "missing field {field!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
@@ -89,20 +88,8 @@ def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Pa
 def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
     """Read a prompts JSONL written by :func:`write_prompts` (InputError with path:line when malformed)."""
     source = Path(path)
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read prompts: {exc}", path=str(source)) from exc
     out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(_MSG_JSON.format(error=exc.msg), path=str(source), line=number) from exc
-        if not isinstance(record, dict):
-            raise InputError(_MSG_OBJECT, path=str(source), line=number)
+    for number, record in read_objects(source, what="prompts file"):
         for name in ("group", "template", "structure", "text"):
             if not isinstance(record.get(name), str):
                 raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
@@ -207,39 +194,26 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
     path = Path(path)
     rows: list[dict[str, Any]] = []
     summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0}
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read completions: {exc}", path=str(path)) from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(_MSG_JSON.format(error=exc.msg), path=str(path), line=number) from exc
-            if not isinstance(record, dict):
-                raise InputError(_MSG_OBJECT, path=str(path), line=number)
-            summary["n_records"] += 1
-            if record.get("text") is None and "error" in record:
-                summary["n_failed"] += 1
-                continue
-            for name in _REQUIRED:
-                if name not in record:
-                    raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
-            seed, label = record["seed"], record.get("label")
-            if isinstance(seed, bool) or not isinstance(seed, int):
-                raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
-            if label is not None and label not in (-1, 0, 1, 2):
-                raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
-            if label is None:
-                summary["n_unlabelled"] += 1
-            rows.append({
-                "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
-                "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
-                "label": -9 if label is None else int(label), "text": str(record["text"]), "aligned": True,
-            })
+    for number, record in read_objects(path, what="completions file"):
+        summary["n_records"] += 1
+        if record.get("text") is None and "error" in record:
+            summary["n_failed"] += 1
+            continue
+        for name in _REQUIRED:
+            if name not in record:
+                raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
+        seed, label = record["seed"], record.get("label")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
+        if label is not None and label not in (-1, 0, 1, 2):
+            raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+        if label is None:
+            summary["n_unlabelled"] += 1
+        rows.append({
+            "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
+            "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
+            "label": -9 if label is None else int(label), "text": str(record["text"]), "aligned": True,
+        })
     if not rows:
         raise InputError(_MSG_EMPTY, path=str(path))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
