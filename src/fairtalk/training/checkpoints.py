@@ -116,6 +116,7 @@ def _atomic(path: Path, write: Any) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; checkpoints are shared and shipped
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
