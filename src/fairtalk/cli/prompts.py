@@ -210,7 +210,7 @@ def regard_train(
     cv: int = typer.Option(5, "--cv", min=2, help="Cross-validation folds for the reported accuracy."),
     seed: int = typer.Option(0, "--seed", help="Seed of the folds and the solver."),
     encoder: str = typer.Option("tfidf", "--encoder", help="tfidf (TF-IDF + VADER, base install) or minilm (sentence embeddings, needs fairtalk[regard])."),
-    lexicon_weight: float = typer.Option(0.5, "--lexicon-weight", min=0.0, help="Weight of the VADER features of the tfidf encoder (0: off)."),
+    lexicon_weight: float | None = typer.Option(None, "--lexicon-weight", min=0.0, help="Weight of the VADER features of the tfidf encoder (default 0.25; 0: off)."),
 ) -> None:
     """Train a regard classifier (TF-IDF + VADER or sentence embeddings, logistic regression); use it with --regard path:DIR."""
     import fairtalk

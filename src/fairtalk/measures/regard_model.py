@@ -56,8 +56,8 @@ _BLOCKS: dict[str, dict[str, Any]] = {
 }
 #: Inverse regularisation strength and lexicon-block weight of the shipped model (chosen by
 #: cross-validation on the labelled set; see prompts/data/README.md).
-DEFAULT_C = 3.0
-DEFAULT_LEXICON_WEIGHT = 0.5
+DEFAULT_C = 10.0
+DEFAULT_LEXICON_WEIGHT = 0.25
 #: ``train_regard(encoder=...)`` choices: TF-IDF (base install) or a sentence encoder (extra).
 ENCODERS: tuple[str, ...] = ("tfidf", "minilm")
 _LEXICON = {"name": "vader", "features": ["neg", "pos", "compound"]}
@@ -333,7 +333,7 @@ def train_regard_model(
 
 def train_regard(
     data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float | None = None, cv: int = 5,
-    seed: int = 0, encoder: str = "tfidf", lexicon_weight: float = DEFAULT_LEXICON_WEIGHT,
+    seed: int = 0, encoder: str = "tfidf", lexicon_weight: float | None = None,
 ) -> TrainReport:
     """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
 
@@ -349,8 +349,9 @@ def train_regard(
     encoder : {"tfidf", "minilm"}
         ``tfidf``: TF-IDF + VADER features (base install). ``minilm``: all-MiniLM-L6-v2
         sentence embeddings (needs ``pip install 'fairtalk[regard]'``, which brings torch).
-    lexicon_weight : float
-        Weight of the VADER block of the ``tfidf`` encoder (0 turns it off).
+    lexicon_weight : float, optional
+        Weight of the VADER block of the ``tfidf`` encoder (default
+        :data:`DEFAULT_LEXICON_WEIGHT`; 0 turns it off).
 
     Raises
     ------
@@ -365,7 +366,8 @@ def train_regard(
     provenance = {"training_data_sha256": file_sha256(data)}
     if encoder == "tfidf":
         model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,
-                                           source=Path(data).name, lexicon_weight=lexicon_weight)
+                                           source=Path(data).name,
+                                           lexicon_weight=DEFAULT_LEXICON_WEIGHT if lexicon_weight is None else lexicon_weight)
     else:
         from fairtalk.measures import regard_embed
 
