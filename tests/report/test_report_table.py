@@ -18,7 +18,7 @@ def _render(table, *, colour: bool = False) -> str:  # noqa: ANN001
 
 def test_rich_table_lists_every_measure(result) -> None:
     text = _render(rich_table(result))
-    for label in ("Diversity (%)", "Offense Rate (%)", "Ave. Family Word Numbers per Response", "Refusal Rate (%)"):
+    for label in ("Diversity %", "Offense %", "Family words", "Refusal %"):
         assert label in text
     assert "< 1e-5" in text and "male" in text and "female" in text and "Masked A vs B" in text
 
@@ -33,3 +33,12 @@ def test_significant_rows_are_coloured(result) -> None:
 def test_group_names_are_not_markup(result) -> None:
     text = _render(rich_table(dataclasses.replace(result, groups=("[bold]x[/bold]", "[red]y"))))
     assert "[bold]x[/bold]" in text and "[red]y" in text
+
+
+def test_rich_table_fits_an_80_column_terminal(result) -> None:
+    plain = dataclasses.replace(result, measures=tuple(dataclasses.replace(m, masked=None) for m in result.measures))
+    buffer = io.StringIO()
+    Console(file=buffer, width=80).print(rich_table(plain))
+    lines = buffer.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) == len(plain.measures) + 5  # title, blank, header, rule, one line per measure, blank: no wrapping

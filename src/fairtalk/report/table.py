@@ -245,21 +245,50 @@ def ci_method(result: AuditResult) -> str:
     return "paired bootstrap of A − B"
 
 
+#: Terminal labels: short enough that the table fits an 80-column terminal.
+_SHORT_LABELS = {
+    "diversity": "Diversity %",
+    "distinct_1": "Distinct-1 %",
+    "distinct_2": "Distinct-2 %",
+    "offense_rate": "Offense %",
+    "sentiment_positive": "Sentiment + %",
+    "sentiment_negative": "Sentiment − %",
+    "length": "Length (words)",
+    "refusal_rate": "Refusal %",
+}
+
+
+def _short_label(name: str) -> str:
+    if name in _SHORT_LABELS:
+        return _SHORT_LABELS[name]
+    if name.endswith("_words"):
+        return f"{name.removesuffix('_words').replace('_', ' ').capitalize()} words"
+    return measure_label(name)
+
+
 def rich_table(result: AuditResult) -> Table:
-    """The summary table as a ``rich`` Table; significant rows in bold red."""
+    """The summary table for a terminal: side means, difference, paired and adjusted p, CI.
+
+    The paper's Z test and the effect sizes are in ``report.md`` and ``report.html``; the
+    terminal keeps the columns a release decision needs, so that it fits 80 columns.
+    Significant rows are bold red.
+    """
+    from rich import box
     from rich.table import Table
     from rich.text import Text  # Text, not str: group names and labels are never read as markup
 
     rows = summary_rows(result)
     title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs"
-    table = Table(title=Text(title))
-    table.add_column(Text("Measure"))
-    for header in (*result.groups, *COLUMNS):
-        table.add_column(Text(header), justify="right")
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column(Text("Measure"), no_wrap=True)
+    for header in (*result.groups, "Diff", "p paired", "p adj.", "95% CI (A−B)"):
+        table.add_column(Text(header), justify="right", no_wrap=True)
     has_masked = any(r.masked is not None for r in rows)
     if has_masked:
         table.add_column(Text("Masked A vs B"), justify="right")
     for row in rows:
-        cells = row.cells() + ((row.masked or _DASH,) if has_masked else ())
+        cells = (_short_label(row.name), row.a, row.b, row.difference, row.p_paired, row.p_adjusted,
+                 row.ci95.removesuffix(" pp"))  # fmt: skip
+        cells += (row.masked or _DASH,) if has_masked else ()
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
     return table
