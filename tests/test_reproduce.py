@@ -85,7 +85,8 @@ def test_writes_the_table_7_shaped_table(tiny) -> None:
     for label in ("Offense Rate (%)", "Sentiment Positive (%)", "Ave. Career Word Numbers per Response", "Diversity (%)"):
         assert f"| {label} |" in md
     rows = list(csv.DictReader((out / "table7.csv").open()))
-    measures = ["offense_rate", "sentiment_positive", "sentiment_negative", "career_words", "family_words", "diversity"]
+    measures = ["offense_rate", "sentiment_positive", "sentiment_negative", "career_words", "family_words", "diversity",
+                "length", "refusal_rate"]
     assert [r["measure"] for r in rows] == measures * 3
     assert {r["model"] for r in rows} == set(MODELS)
     assert {r["gap_vs_baseline"] for r in rows if r["model"] == "baseline"} == {""}

@@ -29,9 +29,9 @@ __all__ = [
     "table_measures", "write_comparison",
 ]
 
-#: Table 7's rows (attribute-word rows go after sentiment), then diversity.
+#: Table 7's rows (attribute-word rows go after sentiment), then diversity, length and refusals.
 _LEADING = ("offense_rate", "sentiment_positive", "sentiment_negative")
-_TRAILING = ("diversity",)
+_TRAILING = ("diversity", "length", "refusal_rate")
 #: Column order of ``table7.csv`` (rates and diversity as fractions, as in results.json).
 COMPARISON_CSV_COLUMNS = (
     "model", "debias", "measure", "label", "kind", "a", "b", "difference", "difference_abs", "p_paired",
@@ -42,7 +42,7 @@ _DASH = "–"
 
 
 def table_measures(result: AuditResult) -> tuple[str, ...]:
-    """The result keys Table 7 shows, in its order: offense, sentiment, attribute words, diversity."""
+    """The rows: Table 7's (offense, sentiment, attribute words), then diversity, length and refusal rate."""
     names = [m.name for m in result.measures]
     words = [n for n in names if n.endswith("_words")]
     return tuple(n for n in (*_LEADING, *words, *_TRAILING) if n in names)
