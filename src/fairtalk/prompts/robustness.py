@@ -86,7 +86,8 @@ def robustness(
         k = min(n_sampled, n_structures)
         for draw in range(n_draws):
             picked = rng.choice(n_structures, size=k, replace=False)
-            single[draw] = np.nanmean(_cosine_rows(means[picked]))
+            cosines = _cosine_rows(means[picked])  # NaN where a group-regard vector is all zeros
+            single[draw] = np.nanmean(cosines) if not np.isnan(cosines).all() else np.nan
             order = rng.permutation(n_structures)
             first, second = order[: n_structures // 2], order[n_structures // 2 :]
             vectors = np.stack([sums[first].sum(0) / counts[first].sum(0), sums[second].sum(0) / counts[second].sum(0)])
