@@ -176,9 +176,9 @@ class RetrievalResponder(BaseResponder):
         return self._fingerprint
 
     def scores(self, contexts: Sequence[str]) -> np.ndarray:
-        """Return the (n_contexts, n_candidates) score matrix."""
+        """Return the (n_contexts, n_candidates) score matrix, in the encoder's precision."""
         s = self.encoder.encode(contexts) @ self._pool_matrix.T
-        return np.asarray(s.toarray() if hasattr(s, "toarray") else s, dtype=np.float64)
+        return np.asarray(s.toarray() if hasattr(s, "toarray") else s)
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
@@ -194,7 +194,7 @@ class RetrievalResponder(BaseResponder):
             k = min(settings.top_k or _DEFAULT_TOP_K, scores.shape[1])
             for row, seed in zip(scores, seeds[start : start + _CHUNK]):
                 top = np.argsort(-row, kind="stable")[:k]
-                logits = row[top] / settings.temperature
+                logits = row[top].astype(np.float64) / settings.temperature
                 p = np.exp(logits - logits.max())
                 rng = np.random.default_rng(seed)
                 out.append(self.candidates[top[rng.choice(k, p=p / p.sum())]])
