@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.measures.regard_model import LinearClassifier
 
 __all__ = ["DEFAULT_C", "ENCODER_PACKAGES", "FORMAT", "EmbeddingRegardModel", "encode", "train_embedding_model"]
 
@@ -58,7 +59,7 @@ def encode(texts: list[str], *, encoder: str = "minilm", batch_size: int = 64) -
 
 
 @dataclass(frozen=True)
-class EmbeddingRegardModel:
+class EmbeddingRegardModel(LinearClassifier):
     """Logistic regression on an encoder's sentence embeddings; classes are label values."""
 
     encoder: str
@@ -67,20 +68,9 @@ class EmbeddingRegardModel:
     classes: tuple[int, ...]
     config: dict[str, Any] = field(default_factory=dict)
 
-    def probabilities(self, texts: list[str]) -> np.ndarray:
-        """Class probabilities, ``(len(texts), len(classes))``."""
-        if not texts:
-            return np.zeros((0, len(self.classes)))
-        scores = encode(list(texts), encoder=self.encoder) @ self.coef.T + self.intercept[None, :]
-        scores -= scores.max(axis=1, keepdims=True)
-        exp = np.exp(scores)
-        return exp / exp.sum(axis=1, keepdims=True)
-
-    def predict(self, texts: list[str]) -> np.ndarray:
-        """The most probable label value (-1, 0, 1 or 2) per text."""
-        if not texts:
-            return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+    def features(self, texts: list[str]) -> np.ndarray:
+        """The encoder's sentence embeddings of ``texts``."""
+        return encode(list(texts), encoder=self.encoder)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``config.json`` and ``weights.npz`` into ``directory``."""

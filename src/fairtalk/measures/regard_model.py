@@ -143,8 +143,38 @@ class TrainReport:
                 "cv_accuracy": self.cv_accuracy, "cv_macro_f1": self.cv_macro_f1}
 
 
+class LinearClassifier:
+    """Softmax over linear scores of ``features(texts)``; subclasses provide the features.
+
+    Subclasses have ``coef`` (classes x features), ``intercept`` and ``classes`` (label values).
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    classes: tuple[int, ...]
+
+    def features(self, texts: list[str]) -> Any:
+        """The feature matrix of ``texts``, as at training time."""
+        raise NotImplementedError
+
+    def probabilities(self, texts: list[str]) -> np.ndarray:
+        """Class probabilities, ``(len(texts), len(classes))`` (softmax of the linear scores)."""
+        if not texts:
+            return np.zeros((0, len(self.classes)))
+        scores = np.asarray(self.features(list(texts)) @ self.coef.T) + self.intercept[None, :]
+        scores -= scores.max(axis=1, keepdims=True)
+        exp = np.exp(scores)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def predict(self, texts: list[str]) -> np.ndarray:
+        """The most probable label value (-1, 0, 1 or 2) per text."""
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+
+
 @dataclass(frozen=True)
-class RegardModel:
+class RegardModel(LinearClassifier):
     """A trained classifier: vocabularies and idf per block, coefficients, classes (label values)."""
 
     vocabularies: dict[str, tuple[str, ...]]
@@ -175,21 +205,6 @@ class RegardModel:
         if self.lexicon_weight > 0:
             blocks.append(sparse.csr_matrix(_weighted_lexicon(texts, self.lexicon_weight)))
         return sparse.hstack(blocks, format="csr")
-
-    def probabilities(self, texts: list[str]) -> np.ndarray:
-        """Class probabilities, ``(len(texts), len(classes))`` (softmax of the linear scores)."""
-        if not texts:
-            return np.zeros((0, len(self.classes)))
-        scores = np.asarray(self.features(list(texts)) @ self.coef.T) + self.intercept[None, :]
-        scores -= scores.max(axis=1, keepdims=True)
-        exp = np.exp(scores)
-        return exp / exp.sum(axis=1, keepdims=True)
-
-    def predict(self, texts: list[str]) -> np.ndarray:
-        """The most probable label value (-1, 0, 1 or 2) per text."""
-        if not texts:
-            return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``config.json``, ``vocabulary.json`` and ``weights.npz`` into ``directory``."""
