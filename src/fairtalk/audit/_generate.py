@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -92,6 +93,25 @@ def open_store(store: str | os.PathLike[str] | RunStore | None) -> tuple[RunStor
     if isinstance(store, RunStore):
         return store, False
     return RunStore(":memory:" if store is None else store), True
+
+
+@contextmanager
+def cached_model(
+    model: str | Responder | None,
+    store: str | os.PathLike[str] | RunStore | None,
+    *,
+    batch_size: int,
+    max_errors: int | None,
+) -> Iterator[CachingResponder]:
+    """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast."""
+    with ExitStack() as opened:
+        run_store, own_store = open_store(store)
+        if own_store:
+            opened.callback(run_store.close)
+        responder, own_model = open_model(model)
+        if own_model:
+            opened.callback(responder.close)
+        yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
 
 
 class Progress:
@@ -262,17 +282,7 @@ def respond(
     settings = DecodingSettings() if settings is None else settings
     reporter = Progress(progress)
     try:
-        run_store, own_store = open_store(store)  # before the model: a bad path fails fast
-        try:
-            responder, own_model = open_model(model)
-            try:
-                cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
-                return generate(cached, items, settings, seed=seed, progress=reporter)
-            finally:
-                if own_model:
-                    responder.close()
-        finally:
-            if own_store:
-                run_store.close()
+        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors) as cached:
+            return generate(cached, items, settings, seed=seed, progress=reporter)
     finally:
         reporter.close()

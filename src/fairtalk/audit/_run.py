@@ -13,9 +13,8 @@ from typing import Any
 from fairtalk.audit._generate import (
     Progress,
     ProgressCallback,
+    cached_model,
     generate,
-    open_model,
-    open_store,
 )
 from fairtalk.audit._score import _validate, score
 from fairtalk.corpora import read_corpus
@@ -180,32 +179,24 @@ def audit(
     reporter = Progress(progress)
     runs: dict[str, AxisRun] = {}
     try:
-        run_store, own_store = open_store(store)  # before the model: a bad path fails fast
-        try:
-            responder, own_model = open_model(model)
-            try:
-                cached = CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
-                for lexicon in lexicons:
-                    runs[lexicon.axis] = _audit_axis(
-                        lexicon, contexts, cached, settings, corpus=corpus_spec, split=split, n_pairs=n_pairs,
-                        mixed=mixed, out_dir=out_dir, reporter=reporter, options=options,
-                    )  # fmt: skip
-            finally:
-                if own_model:
-                    responder.close()
-        finally:
-            if own_store:
-                run_store.close()
+        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors) as cached:
+            model_fingerprint = cached.fingerprint
+            for lexicon in lexicons:
+                runs[lexicon.axis] = _audit_axis(
+                    lexicon, contexts, cached, settings, corpus=corpus_spec, split=split, n_pairs=n_pairs,
+                    mixed=mixed, out_dir=out_dir, reporter=reporter, options=options,
+                )  # fmt: skip
+            store_path = str(cached.store.path)
     finally:
         reporter.close()
     return AuditRun(
         axes=MappingProxyType(runs),
-        model=responder.fingerprint,
+        model=model_fingerprint,
         corpus=corpus_spec,
         split=split,
         seed=seed,
         settings=MappingProxyType(settings.to_dict()),
-        store=None if store is None else str(run_store.path),
+        store=None if store is None else store_path,
     )
 
 
