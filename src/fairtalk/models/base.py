@@ -31,6 +31,7 @@ __all__ = [
     "check_batch",
     "length_batches",
     "make_fingerprint",
+    "raise_first_error",
     "respond_each",
 ]
 
@@ -165,6 +166,14 @@ class BaseResponder(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fingerprint!r})"
+
+
+def raise_first_error(results: Sequence[str | ResponderError]) -> list[str]:
+    """The responses of a ``respond_each`` call, or the first item's error raised."""
+    for item in results:
+        if isinstance(item, ResponderError):
+            raise item
+    return list(results)  # type: ignore[arg-type]
 
 
 def respond_each(

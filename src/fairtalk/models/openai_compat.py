@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fairtalk.errors import BadResponse, FairtalkError, RateLimited, ResponderError, SpecError, TransportError
 from fairtalk.models.base import (
+    raise_first_error,
     BaseResponder,
     DecodingSettings,
     as_float,
@@ -256,8 +257,4 @@ class OpenAIResponder(BaseResponder):
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
-        out = self.respond_each(contexts, settings, seeds=seeds)
-        for item in out:
-            if isinstance(item, ResponderError):
-                raise item
-        return out  # type: ignore[return-value]
+        return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))

@@ -15,6 +15,7 @@ from pathlib import Path
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.jsonl import read_objects
 from fairtalk.models.base import (
+    raise_first_error,
     BaseResponder,
     DecodingSettings,
     check_batch,
@@ -73,11 +74,7 @@ class ReplayResponder(BaseResponder):
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str]:
         """Return the recorded responses; raise ResponderError for the first context not found."""
-        out = self.respond_each(contexts, settings, seeds=seeds)
-        for item in out:
-            if isinstance(item, ResponderError):
-                raise item
-        return out  # type: ignore[return-value]
+        return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from fairtalk.errors import ResponderError, StoreError
-from fairtalk.models.base import DecodingSettings, Responder, check_batch, respond_each
+from fairtalk.models.base import DecodingSettings, Responder, check_batch, raise_first_error, respond_each
 from fairtalk.store._sqlite import RunStore, context_hash
 
 __all__ = ["CachingResponder"]
@@ -152,11 +152,7 @@ class CachingResponder:
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
-        out = self.respond_each(contexts, settings, seeds=seeds)
-        for item in out:
-            if isinstance(item, ResponderError):
-                raise item
-        return out  # type: ignore[return-value]
+        return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
 
     def close(self) -> None:
         """Close the wrapped responder (the store belongs to the caller)."""
