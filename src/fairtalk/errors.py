@@ -7,11 +7,14 @@
     │   ├── CorpusError       a corpus that cannot be read
     │   └── LexiconError      a lexicon file that fails validation
     ├── SpecError             an unknown or malformed spec string; lists the valid choices
-    ├── ResponderError        a model under test failed
+    ├── ResponderError        a model under test failed on an item (the item is counted, stored, retried)
     │   ├── TransportError    the connection failed or timed out
     │   ├── RateLimited       the server answered 429
-    │   └── BadResponse       the server answered something unusable
-    └── StoreError            the run store cannot be opened or written
+    │   ├── BadResponse       the server answered something unusable
+    │   └── ResponderTimeout  a local model did not answer within its timeout
+    ├── ResponderAborted      a model under test stopped the run (sys.exit, KeyboardInterrupt)
+    ├── StoreError            the run store cannot be opened or written
+    └── OutputError           an output file or folder cannot be written, or would overwrite an input
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ __all__ = [
     "FairtalkError",
     "InputError",
     "LexiconError",
+    "OutputError",
     "RateLimited",
+    "ResponderAborted",
     "ResponderError",
+    "ResponderTimeout",
     "SpecError",
     "StoreError",
     "TransportError",
@@ -96,5 +102,25 @@ class BadResponse(ResponderError):
     """A model server answered something that cannot be used."""
 
 
+class ResponderTimeout(ResponderError):
+    """A local model (``python:``) did not answer within its timeout; its items fail, unbisected."""
+
+
+class ResponderAborted(FairtalkError):
+    """A model under test stopped the run: it called ``sys.exit()`` or raised ``KeyboardInterrupt``."""
+
+
 class StoreError(FairtalkError):
     """The run store cannot be opened, read or written."""
+
+
+class OutputError(FairtalkError):
+    """An output cannot be written (full disk, permissions), or would overwrite one of the run's inputs.
+
+    Renders as ``report/results.json: cannot write (No space left on device)``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.message = message
+        self.path = None if path is None else str(path)
+        super().__init__(message if self.path is None else f"{self.path}: {message}")

@@ -8,7 +8,7 @@ import pytest
 
 from fairtalk import ResponderError, SpecError
 from fairtalk.models import BaseResponder, DecodingSettings, Responder, respond_each
-from fairtalk.models.base import length_batches, make_fingerprint, split_query
+from fairtalk.models.base import length_batches, make_fingerprint
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,6 @@ def test_length_batches_sorts_and_covers() -> None:
 def test_helpers() -> None:
     assert make_fingerprint("x", "y") == "x:y"
     assert make_fingerprint("x", "y", b=1, a=None) == 'x:y {"b":1}'
-    assert split_query("path?a=1&b=two") == ("path", {"a": "1", "b": "two"})
 
 
 class _Flaky(BaseResponder):

@@ -153,7 +153,7 @@ def test_fingerprint_is_stable_and_tracks_weights(gpt2_dir: Path, gpt2, tmp_path
 def test_errors(tmp_path: Path) -> None:
     with pytest.raises(FairtalkError, match="cannot load hf model"):
         load_responder(f"hf:{tmp_path / 'nope'}")
-    with pytest.raises(SpecError, match="unknown device"):
+    with pytest.raises(SpecError, match=r"option device='tpu' for hf:.* is not one of the choices; did you mean 'cpu'"):
         load_responder(f"hf:{tmp_path}", device="tpu")
     with pytest.raises(SpecError, match="unknown option 'colour'"):
         load_responder(f"hf:{tmp_path}?colour=red")

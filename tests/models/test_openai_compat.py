@@ -235,3 +235,49 @@ def test_errors_are_responder_errors(server) -> None:
     with _model(url, max_retries=0) as model:
         (err,) = model.respond_each(["z"], GREEDY, seeds=[0])
     assert isinstance(err, ResponderError)
+
+
+def test_spec_options_are_parsed_and_honoured(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, st = server
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default-should-not-be-sent")
+    monkeypatch.setenv("MY_VAR", "sk-from-my-var")
+    st.delay = 0.05
+    spec = f"openai:{url}#tiny-model?api_key_env=MY_VAR&max_concurrency=2&max_retries=0&timeout=5"
+    with load_responder(spec) as model:
+        assert model.respond([f"q{i}" for i in range(6)], GREEDY, seeds=[0] * 6) == [f"echo: q{i}" for i in range(6)]
+    assert {p["model"] for p in st.payloads} == {"tiny-model"}  # not "tiny-model?api_key_env=..."
+    assert set(st.auth) == {"Bearer sk-from-my-var"}
+    assert st.max_in_flight == 2
+    st.plans = {"fail": ["500"] * 5}
+    with load_responder(spec) as model:
+        (err,) = model.respond_each(["fail"], GREEDY, seeds=[0])
+    assert isinstance(err, TransportError) and st.calls["fail"] == 1  # max_retries=0 from the spec
+
+
+def test_spec_timeout_and_model_args(server) -> None:
+    url, st = server
+    st.plans = {"c": ["slow", "slow", "slow"]}
+    with load_responder(f"openai:{url}#tiny-model?timeout=0.2", max_retries="1", backoff="0") as model:
+        (err,) = model.respond_each(["c"], GREEDY, seeds=[0])
+    assert isinstance(err, TransportError) and "Timeout" in str(err) and st.calls["c"] == 2
+
+
+def test_spec_option_errors(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, _ = server
+    monkeypatch.delenv("UNSET_VAR_XYZ", raising=False)
+    with pytest.raises(SpecError, match=r"unknown option 'timout' for openai:.*did you mean 'timeout'.*choose from: api_key_env, backoff"):
+        load_responder(f"openai:{url}#m?timout=3")
+    with pytest.raises(SpecError, match=r"option max_concurrency='many' for openai:.* is not an integer"):
+        load_responder(f"openai:{url}#m?max_concurrency=many")
+    with pytest.raises(SpecError, match=r"max_concurrency must be >= 1, got 0"):
+        load_responder(f"openai:{url}#m", max_concurrency="0")
+    with pytest.raises(SpecError, match="api_key_env=UNSET_VAR_XYZ names an environment variable that is not set"):
+        load_responder(f"openai:{url}#m?api_key_env=UNSET_VAR_XYZ")
+    with pytest.raises(SpecError, match="given both in the model spec and as a model argument"):
+        load_responder(f"openai:{url}#m?timeout=3", timeout="4")
+    with pytest.raises(SpecError, match="is given twice"):
+        load_responder(f"openai:{url}#m?timeout=3&timeout=4")
+    secret = url.replace("http://", "http://user:hunter2@")
+    with pytest.raises(SpecError) as info:
+        load_responder(f"openai:{secret}#m?colour=red")
+    assert "hunter2" not in str(info.value)

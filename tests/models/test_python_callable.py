@@ -45,7 +45,7 @@ def test_single_callable_from_file(model_file: Path) -> None:
         assert out[0] == "A" and out[2] == "B"
         assert isinstance(out[1], ResponderError) and "raised ValueError: cannot answer boom" in str(out[1])
         assert model.fingerprint.startswith(f"python:{model_file}:single ")
-        assert '"source":' in model.fingerprint
+        assert '"code":' in model.fingerprint
 
 
 def test_seed_and_settings_are_passed(model_file: Path) -> None:

@@ -8,15 +8,24 @@ user callable), ``replay:`` (responses produced elsewhere), ``builtin:`` (``echo
 
 from __future__ import annotations
 
-from fairtalk.models.base import BaseResponder, DecodingSettings, Responder, respond_each
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    Responder,
+    respond_each,
+)
 from fairtalk.models.registry import load_responder, model_prefixes, register_model
+from fairtalk.models.spec import ModelSpec, parse_model_args, parse_model_spec
 
 __all__ = [
     "BaseResponder",
     "DecodingSettings",
+    "ModelSpec",
     "Responder",
     "load_responder",
     "model_prefixes",
+    "parse_model_args",
+    "parse_model_spec",
     "register_model",
     "respond_each",
 ]

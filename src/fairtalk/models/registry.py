@@ -1,26 +1,37 @@
 """Model specs (``hf:gpt2``, ``openai:URL#MODEL``, ...) mapped lazily to responder factories.
 
 Each prefix maps to a ``"module:attribute"`` string; the module is imported only when
-a spec with that prefix is loaded. The attribute is either a class with a
-``from_spec(rest, **options)`` classmethod or a plain function ``(rest, **options)``.
+a spec with that prefix is loaded. The spec is parsed once, here
+(:func:`~fairtalk.models.spec.parse_model_spec`): ``PREFIX:TARGET?key=value&...``. Its
+options, merged with the keyword options (``--model-arg KEY=VALUE`` on the command line),
+are coerced to the types the adapter declares and passed to it as one frozen options
+object:
+
+- an adapter with ``options_for(target) -> OptionsDataclass`` is built by
+  ``from_spec(target, options)``; an option it does not declare is a SpecError naming
+  those it does;
+- a third-party factory without ``options_for`` gets ``from_spec(target, **options)`` (or
+  is called as ``factory(target, **options)``), with the option values as given.
+
 Third-party packages register prefixes through the ``fairtalk.models`` entry-point
 group, whose values use the same ``"module:attribute"`` form.
 """
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
 
 from fairtalk.errors import SpecError
 from fairtalk.models.base import Responder
+from fairtalk.models.spec import build_options, merge_spec_options, parse_model_spec
 
 __all__ = ["ENTRY_POINT_GROUP", "load_responder", "model_prefixes", "register_model"]
 
 ENTRY_POINT_GROUP = "fairtalk.models"
 
-_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2)"
 _MSG_UNKNOWN_PREFIX = "unknown model spec prefix {prefix!r} in {spec!r}"
 _MSG_DUPLICATE = "model spec prefix {prefix!r} is registered twice ({first} and {second})"
 _MSG_BAD_TARGET = "model spec prefix {prefix!r} points to {target!r}, which cannot be loaded: {error}"
@@ -31,10 +42,11 @@ _BUILTIN: dict[str, str] = {
     "openai": "fairtalk.models.openai_compat:OpenAIResponder",
     "python": "fairtalk.models.python_callable:PythonResponder",
     "replay": "fairtalk.models.replay:ReplayResponder",
-    "builtin": "fairtalk.models.builtin:load_builtin",
+    "builtin": "fairtalk.models.builtin:BuiltinModels",
     "retrieval": "fairtalk.models.retrieval:RetrievalResponder",
 }
 
+_USERINFO = re.compile(r"//[^/@#?]*@")
 _registered: dict[str, str] = {}
 _entry_points_loaded = False
 
@@ -78,17 +90,24 @@ def _resolve(prefix: str, target: str) -> Any:
         raise SpecError(_MSG_BAD_TARGET.format(prefix=prefix, target=target, error=exc)) from exc
 
 
+def _public_name(name: str) -> str:
+    """A spec's name for messages, without ``user:password@`` in a URL."""
+    return _USERINFO.sub("//", name)
+
+
 def load_responder(spec: str, **options: Any) -> Responder:
     """Build the responder a spec names.
 
     Parameters
     ----------
     spec : str
-        ``PREFIX:VALUE``: ``hf:NAME_OR_PATH[?gguf_file=F]``, ``openai:URL#MODEL``,
-        ``python:module:function``, ``replay:FILE``, ``builtin:echo``,
-        ``retrieval:POOL``, or a prefix a third party registered.
+        ``PREFIX:VALUE[?key=value&...]``: ``hf:NAME_OR_PATH?gguf_file=F``,
+        ``openai:URL#MODEL?api_key_env=VAR``, ``python:module:function?batched=true``,
+        ``replay:FILE``, ``builtin:echo?mode=upper``, ``retrieval:POOL``, or a prefix a third
+        party registered.
     **options
-        Adapter options (``device="cpu"``, ``max_concurrency=4``, ...).
+        More adapter options (``device="cpu"``, ``max_concurrency=4``, or the strings of
+        ``--model-arg``); an option given both here and in the spec is an error.
 
     Returns
     -------
@@ -97,7 +116,8 @@ def load_responder(spec: str, **options: Any) -> Responder:
     Raises
     ------
     SpecError
-        Unknown prefix (with "did you mean" and the choices), or malformed value.
+        Unknown prefix (with "did you mean" and the choices), a malformed value, an
+        option the adapter does not take (with the ones it does), or a value of the wrong type.
 
     Examples
     --------
@@ -106,16 +126,21 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ...     model.respond(["hello there"], DecodingSettings(), seeds=[0])
     ['there hello']
     """
-    prefix, sep, rest = spec.partition(":")
+    parsed = parse_model_spec(spec)
     table = _table()
-    if not sep or not prefix:
-        raise SpecError(_MSG_NO_PREFIX.format(spec=spec), choices=table)
-    target = table.get(prefix)
+    target = table.get(parsed.prefix)
     if target is None:
-        raise SpecError(_MSG_UNKNOWN_PREFIX.format(prefix=prefix, spec=spec), choices=table, given=prefix)
-    factory = _resolve(prefix, target)
-    build = getattr(factory, "from_spec", factory)
-    responder = build(rest, **options)
+        raise SpecError(_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name), choices=table,
+                        given=parsed.prefix)  # fmt: skip
+    factory = _resolve(parsed.prefix, target)
+    given = merge_spec_options(parsed, options)
+    options_for = getattr(factory, "options_for", None)
+    if callable(options_for):
+        typed = build_options(options_for(parsed.target), given, spec=_public_name(parsed.name))
+        responder = factory.from_spec(parsed.target, typed)
+    else:
+        build = getattr(factory, "from_spec", factory)
+        responder = build(parsed.target, **given)
     if not isinstance(responder, Responder):
         raise SpecError(_MSG_NOT_RESPONDER.format(target=target, kind=type(responder).__name__))
     return responder

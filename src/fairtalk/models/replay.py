@@ -10,20 +10,20 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.jsonl import read_objects
 from fairtalk.models.base import (
-    raise_first_error,
     BaseResponder,
     DecodingSettings,
     check_batch,
-    check_options,
     make_fingerprint,
+    raise_first_error,
 )
 
-__all__ = ["ReplayResponder"]
+__all__ = ["ReplayOptions", "ReplayResponder"]
 
 _MSG_MISSING_FILE = "replay file not found"
 _MSG_JSON = "malformed JSON ({error})"
@@ -31,6 +31,11 @@ _MSG_NOT_OBJECT = "expected a JSON object with 'context' and 'response'"
 _MSG_FIELD = "field {name!r} must be a string"
 _MSG_CONFLICT = "context appears again with a different response (first at line {first})"
 _MSG_NO_RESPONSE = "replay: no response recorded for context {prefix!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOptions:
+    """``replay:`` takes no options (seeds and decoding settings are ignored)."""
 
 
 class ReplayResponder(BaseResponder):
@@ -55,10 +60,14 @@ class ReplayResponder(BaseResponder):
         self._sha256 = digest.hexdigest()
 
     @classmethod
-    def from_spec(cls, rest: str, **options: object) -> ReplayResponder:
-        """Build from ``replay:FILE``."""
-        check_options(f"replay:{rest}", options, ())
-        return cls(rest)
+    def options_for(cls, target: str) -> type[ReplayOptions]:
+        """The options this adapter takes (none)."""
+        return ReplayOptions
+
+    @classmethod
+    def from_spec(cls, target: str, options: ReplayOptions | None = None) -> ReplayResponder:
+        """Build from ``FILE`` (what follows ``replay:``)."""
+        return cls(target)
 
     @property
     def fingerprint(self) -> str:

@@ -20,8 +20,9 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -31,13 +32,10 @@ from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
     check_batch,
-    check_options,
     make_fingerprint,
-    merge_options,
-    split_query,
 )
 
-__all__ = ["BagOfWordsEncoder", "Encoder", "RetrievalResponder", "read_pool"]
+__all__ = ["BagOfWordsEncoder", "Encoder", "RetrievalOptions", "RetrievalResponder", "read_pool"]
 
 _MSG_EMPTY = "candidate pool has no candidates"
 _MSG_FIELD = "expected an object with a 'response' or 'text' string"
@@ -45,6 +43,14 @@ _MSG_ENCODER = "unknown retrieval encoder {name!r}"
 _TOKEN = re.compile(r"\w+")
 _DEFAULT_TOP_K = 10
 _CHUNK = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    """Options of ``retrieval:POOL``: the built-in ``encoder`` and the ``name`` in the fingerprint."""
+
+    encoder: Literal["tfidf", "bow"] = "tfidf"
+    name: str | None = None
 
 
 class Encoder(Protocol):
@@ -163,12 +169,15 @@ class RetrievalResponder(BaseResponder):
         )
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> RetrievalResponder:
-        """Build from ``retrieval:POOL[?encoder=tfidf|bow]``."""
-        path, query = split_query(rest)
-        merged = merge_options(f"retrieval:{rest}", query, options)
-        check_options(f"retrieval:{rest}", merged, ("encoder", "name"))
-        return cls(path, **merged)  # type: ignore[arg-type]
+    def options_for(cls, target: str) -> type[RetrievalOptions]:
+        """The options this adapter takes."""
+        return RetrievalOptions
+
+    @classmethod
+    def from_spec(cls, target: str, options: RetrievalOptions | None = None) -> RetrievalResponder:
+        """Build from ``POOL`` (what follows ``retrieval:``) and its options (``encoder=tfidf|bow``, ``name``)."""
+        options = options or RetrievalOptions()
+        return cls(target, encoder=options.encoder, name=options.name)
 
     @property
     def fingerprint(self) -> str:

@@ -1,0 +1,196 @@
+"""Model specs parsed once: ``PREFIX:TARGET[?key=value&...]``, and the typed options adapters declare.
+
+Every adapter describes its options as a frozen dataclass (``OpenAIOptions``,
+``PythonOptions``, ...). The registry parses the spec string here, merges the options
+written in it with those given as keywords or as ``--model-arg KEY=VALUE``, coerces each
+value to the type its field declares (``"8"`` -> ``8``, ``"true"`` -> ``True``), and builds
+the dataclass, whose ``__post_init__`` checks the ranges. An option the adapter does not
+declare is a :class:`~fairtalk.errors.SpecError` listing the ones it does.
+
+The query part starts at the first ``?`` and is URL-decoded (``%20`` for a space, ``+``
+too); values given with ``--model-arg`` are taken literally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl
+
+from fairtalk.errors import SpecError
+
+__all__ = ["ModelSpec", "build_options", "option_names", "parse_model_args", "parse_model_spec"]
+
+T = TypeVar("T")
+
+_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2)"
+_MSG_QUERY = "malformed options {query!r} in model spec {spec!r} (expected ?key=value&key=value)"
+_MSG_REPEATED = "option {name!r} is given twice in {where}"
+_MSG_BOTH = "option {name!r} is given both in the model spec and as a model argument"
+_MSG_MODEL_ARG = "malformed --model-arg {arg!r} (expected KEY=VALUE, e.g. timeout=60)"
+_MSG_UNKNOWN = "unknown option {name!r} for {spec}"
+_MSG_NO_OPTIONS = "{spec} takes no options, got {name!r}"
+_MSG_TYPE = "option {name}={value!r} for {spec} is not {kind}"
+_MSG_CHOICE = "option {name}={value!r} for {spec} is not one of the choices"
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+_NONE = frozenset({"", "none", "null"})
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A parsed model spec: ``prefix``, ``target`` (what follows ``prefix:``, without the options) and ``options``.
+
+    Examples
+    --------
+    >>> spec = parse_model_spec("openai:http://127.0.0.1:8000/v1#m?timeout=60&api_key_env=MY_KEY")
+    >>> spec.prefix, spec.target, dict(spec.options)
+    ('openai', 'http://127.0.0.1:8000/v1#m', {'timeout': '60', 'api_key_env': 'MY_KEY'})
+    """
+
+    prefix: str
+    target: str
+    options: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def name(self) -> str:
+        """``prefix:target``, the spec without its options (used in messages)."""
+        return f"{self.prefix}:{self.target}"
+
+
+def _pairs_to_dict(pairs: Iterable[tuple[str, str]], where: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key in out:
+            raise SpecError(_MSG_REPEATED.format(name=key, where=where))
+        out[key] = value
+    return out
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """Split a spec into prefix, target and its ``?key=value`` options (SpecError when malformed)."""
+    if not isinstance(spec, str):
+        raise SpecError(_MSG_NO_PREFIX.format(spec=spec))
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not prefix or not prefix.isidentifier():
+        raise SpecError(_MSG_NO_PREFIX.format(spec=spec))
+    target, qsep, query = rest.partition("?")
+    if not qsep:
+        return ModelSpec(prefix, target)
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise SpecError(_MSG_QUERY.format(query=query, spec=f"{prefix}:{target}?{query}")) from None
+    if any(not key.isidentifier() for key, _ in pairs):
+        raise SpecError(_MSG_QUERY.format(query=query, spec=f"{prefix}:{target}?{query}"))
+    return ModelSpec(prefix, target, MappingProxyType(_pairs_to_dict(pairs, f"model spec {prefix}:{target}")))
+
+
+def parse_model_args(args: Iterable[str]) -> dict[str, str]:
+    """``["timeout=60", "batched=true"]`` -> ``{"timeout": "60", "batched": "true"}`` (values taken literally).
+
+    Examples
+    --------
+    >>> parse_model_args(["system_prompt=Be brief. Answer=yes", "timeout=60"])
+    {'system_prompt': 'Be brief. Answer=yes', 'timeout': '60'}
+    """
+    pairs = []
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise SpecError(_MSG_MODEL_ARG.format(arg=arg))
+        pairs.append((key, value))
+    return _pairs_to_dict(pairs, "--model-arg")
+
+
+def merge_spec_options(spec: ModelSpec, given: Mapping[str, object]) -> dict[str, object]:
+    """The spec's own options plus ``given``; a name in both is a SpecError."""
+    for name in given:
+        if name in spec.options:
+            raise SpecError(_MSG_BOTH.format(name=name))
+    return {**spec.options, **given}
+
+
+def option_names(options_type: type) -> tuple[str, ...]:
+    """The option names an options dataclass declares."""
+    return tuple(f.name for f in dataclasses.fields(options_type) if f.init)
+
+
+def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
+    """``value`` as the type ``hint`` names; strings from a spec or the CLI are parsed."""
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        if value is None or (isinstance(value, str) and value.strip().lower() in _NONE):
+            return None
+        (hint,) = [a for a in args if a is not type(None)] or (str,)
+        return _coerce(name, value, hint, spec)
+    if origin is typing.Literal:
+        if value not in args:
+            raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, args),
+                            given=str(value))  # fmt: skip
+        return value
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="true or false"))
+    if hint is int:
+        if isinstance(value, (bool, float)):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="an integer"))
+        try:
+            return int(value)  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="an integer")) from None
+    if hint is float:
+        if isinstance(value, bool):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a number"))
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a number")) from None
+    if hint is str:
+        if not isinstance(value, str):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a string"))
+        return value
+    return value
+
+
+def build_options(options_type: type[T], given: Mapping[str, object], *, spec: str) -> T:
+    """An ``options_type`` instance from string or typed values; unknown names are a SpecError.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Options:
+    ...     timeout: float = 30.0
+    ...     batched: bool | None = None
+    >>> build_options(Options, {"timeout": "60", "batched": "yes"}, spec="python:bot.py:reply")
+    Options(timeout=60.0, batched=True)
+    """
+    names = option_names(options_type)
+    hints = typing.get_type_hints(options_type)
+    values: dict[str, object] = {}
+    for name, value in given.items():
+        if name not in names:
+            if not names:
+                raise SpecError(_MSG_NO_OPTIONS.format(spec=spec, name=name))
+            raise SpecError(_MSG_UNKNOWN.format(name=name, spec=spec), choices=names, given=name)
+        values[name] = _coerce(name, value, hints[name], spec)
+    try:
+        return options_type(**values)
+    except SpecError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"{spec}: {exc}") from exc
