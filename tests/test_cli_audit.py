@@ -147,7 +147,9 @@ def test_kill_9_midway_then_rerun_equals_an_uninterrupted_run(toys: tuple[Path, 
 
 
 def _without_timings(out: Path) -> dict:
-    """results.json minus anything that varies between runs (it holds no timings; assert that too)."""
+    """results.json minus anything that varies between runs: no timings (asserted), and the run id (removed)."""
     results = json.loads((out / "gender" / "results.json").read_text())
     assert "seconds" not in json.dumps(results)
+    run_id = results["manifest"]["audit"].pop("run_id")
+    assert run_id == json.loads((out / "run.json").read_text())["run_id"]  # every file names its run
     return results

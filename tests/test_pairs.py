@@ -94,8 +94,10 @@ def test_ids_are_stable_unique_and_axis_prefixed(gender: Swapper) -> None:
 def test_bad_options_are_rejected(gender: Swapper) -> None:
     with pytest.raises(SpecError, match="unknown mixed-context policy 'maybe'"):
         build_pairs([], gender, mixed="maybe")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="limit must be a positive int"):
+    with pytest.raises(SpecError, match="limit must be a positive int"):
         build_pairs([], gender, limit=0)
+    with pytest.raises(SpecError, match="seed must be an integer >= 0, got -1"):
+        build_pairs([], gender, limit=3, seed=-1)
 
 
 # ---------------------------------------------------------------------------- coverage
@@ -286,17 +288,21 @@ def test_cli_pairs_to_stdout_with_limit_and_column(tmp_path: Path) -> None:
         (["--corpus", "nope:{tmp}/c.txt", "--axis", "gender"], "unknown corpus format 'nope'"),
         (["--corpus", "{tmp}/c.tsv", "--axis", "gender", "--column", "speech"], "no column 'speech'"),
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--field", "x"], "field does not apply"),
-        (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt/x.jsonl"], "cannot write pairs file"),
+        (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt/x.jsonl"], "cannot write (a part of its folder path is a file)"),
+            (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt"], "-o {tmp}/c.txt is also the input --corpus"),
+            (["--corpus", "text:{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/../{tmp_name}/c.txt"], "is also the input --corpus"),
+            (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--seed", "-1"], "greater than or equal to 0"),
     ],
 )
 def test_cli_pairs_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "c.txt").write_text("he is here\n")
     (tmp_path / "c.tsv").write_text("id\ttext\n1\the\n")
-    argv = ["pairs", *[a.format(tmp=tmp_path) for a in args]]
+    argv = ["pairs", *[a.format(tmp=tmp_path, tmp_name=tmp_path.name) for a in args]]
     if "-o" not in argv:
         argv += ["-o", str(tmp_path / "out.jsonl")]
     result = runner.invoke(app, argv)
     assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("error: ")
-    assert message in result.stderr
+    assert result.stderr.startswith("error: ") or "Invalid value" in result.stderr
+    assert message.format(tmp=tmp_path) in result.stderr
     assert "Traceback" not in result.output
+    assert (tmp_path / "c.txt").read_text() == "he is here\n"  # the input is never overwritten

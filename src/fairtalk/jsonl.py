@@ -2,34 +2,49 @@
 
 Every reader of a user's JSONL file (responses, pairs, replay files, pools, prompts and
 completions) goes through here, so they agree on the details: a UTF-8 BOM and CRLF line
-endings are accepted, blank lines are skipped, and bytes that are not UTF-8, malformed JSON
-or a line that is not an object raise :class:`~fairtalk.errors.InputError` naming the file and
-line. Readers of corpora do not use it: a corpus skips and counts bad lines instead of failing.
+endings are accepted, blank lines are skipped, and bytes that are not UTF-8, malformed JSON,
+a line that is not an object, or a line longer than :data:`MAX_RECORD_BYTES` raise
+:class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
+file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
+surrogates (``"\\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
+corpora do not use it: a corpus skips and counts bad lines instead of failing.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
 
-__all__ = ["numbered_lines", "open_input", "parse_object", "read_objects"]
+__all__ = ["MAX_RECORD_BYTES", "numbered_lines", "open_input", "parse_object", "read_objects", "replace_surrogates",
+           "without_surrogates"]
+
+#: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
+#: chunks and never held whole.
+MAX_RECORD_BYTES = 8 << 20
 
 _MSG_NOT_FOUND = "{what} not found"
 _MSG_UNREADABLE = "cannot read {what} ({reason})"
 _MSG_NOT_UTF8 = "not valid UTF-8 (byte {byte} at column {column})"
 _MSG_BAD_JSON = "malformed JSON ({error})"
 _MSG_NOT_OBJECT = "expected a JSON object, got {type}"
+_MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket); save it to a file first"
+_MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
 _BOM = b"\xef\xbb\xbf"
+_DRAIN_CHUNK = 1 << 16
 
 
 def open_input(path: str | os.PathLike[str], *, what: str = "file") -> IO[bytes]:
-    """Open a user's file for binary reading; a missing or unreadable file is an InputError."""
+    """Open a user's file for binary reading; a missing, unreadable or non-regular file is an InputError."""
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise InputError(_MSG_NOT_REGULAR.format(what=what), path=str(path))
         return Path(path).open("rb")
     except FileNotFoundError:
         raise InputError(_MSG_NOT_FOUND.format(what=what), path=str(path)) from None
@@ -43,9 +58,13 @@ def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterato
     ``digest`` (a ``hashlib`` object) is fed every raw line, so a reader can hash the file
     in the same pass.
     """
-    for number, raw in enumerate(handle, start=1):
+    number = 0
+    while raw := handle.readline(MAX_RECORD_BYTES + 1):
+        number += 1
         if digest is not None:
             digest.update(raw)
+        if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+            raise InputError(_MSG_TOO_LONG.format(limit=MAX_RECORD_BYTES >> 20), path=where, line=number)
         if number == 1:
             raw = raw.removeprefix(_BOM)
         try:
@@ -65,7 +84,45 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
         raise InputError(message, path=where, line=number) from None
     if not isinstance(record, dict):
         raise InputError(_MSG_NOT_OBJECT.format(type=type(record).__name__), path=where, line=number)
+    if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
+        record = without_surrogates(record)
     return record
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with every code point UTF-8 cannot encode (a lone surrogate) replaced by U+FFFD, and how many.
+
+    A model or a server can return such text (one JSON escape is enough); SQLite and UTF-8
+    files cannot hold it.
+
+    Examples
+    --------
+    >>> replace_surrogates("ok \\ud800!")
+    ('ok \\ufffd!', 1)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        n = sum(1 for ch in text if 0xD800 <= ord(ch) <= 0xDFFF)
+        return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text), n
+    return text, 0
+
+
+def without_surrogates(value: Any) -> Any:
+    """``value`` (JSON data) with every lone surrogate in its strings replaced by U+FFFD.
+
+    Examples
+    --------
+    >>> without_surrogates({"a": ["x\\ud800"]})
+    {'a': ['x\\ufffd']}
+    """
+    if isinstance(value, str):
+        return replace_surrogates(value)[0]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    return value
 
 
 def read_objects(path: str | os.PathLike[str], *, what: str = "file", digest: Any = None) -> Iterator[tuple[int, dict[str, Any]]]:

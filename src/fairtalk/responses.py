@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fairtalk.errors import InputError
+from fairtalk.files import atomic_writer
 from fairtalk.jsonl import numbered_lines, open_input, parse_object
 from fairtalk.records import Response
 
@@ -261,14 +262,15 @@ def read_responses(
 def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str]) -> Path:
     """Write responses as JSONL (``read_responses`` reads it back); a ResponseSet is written pair by pair.
 
-    Returns the path written.
+    The file is written atomically (a temporary file renamed over ``path``), so a kill or a
+    full disk never leaves it half-written. Returns the path written.
     """
     if isinstance(responses, ResponseSet):
         records: Iterable[Response] = (r for pair in responses for r in pair)
     else:
         records = responses
     out = Path(path)
-    with out.open("w", encoding="utf-8", newline="\n") as handle:
+    with atomic_writer(out) as handle:
         for r in records:
             row = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
             row.update((k, v) for k, v in r.extra if k not in row)

@@ -8,7 +8,7 @@ import pytest
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.debias.candidate_filter import DROP_REASONS, filter_pool, read_pool, write_pool
-from fairtalk.errors import InputError, SpecError
+from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.lexicons import load_lexicon
 
 POOL = (
@@ -74,7 +74,7 @@ def test_pool_files(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
     assert write_pool(["a\nb", "c"], out) == 2
     assert out.read_text(encoding="utf-8") == "a b\nc\n"
-    with pytest.raises(InputError, match="refusing to overwrite the input pool"):
+    with pytest.raises(OutputError, match="refusing to overwrite the input pool"):
         write_pool(["x"], source, input_path=source)
     with pytest.raises(InputError, match="candidate pool file not found"):
         read_pool(tmp_path / "missing.txt")

@@ -9,7 +9,7 @@ import pytest
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.debias.cda import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
-from fairtalk.errors import InputError
+from fairtalk.errors import OutputError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.records import Context
 
@@ -124,15 +124,17 @@ def test_writer_refuses_its_own_input(tmp_path: Path) -> None:
     link.symlink_to(source)
     cases = ((source, f"jsonl:{source}"), (link, str(source)), (tmp_path / "." / "corpus.jsonl", str(source)))
     for target, spec in cases:
-        with pytest.raises(InputError, match="refusing to write the augmented corpus over its own input"):
+        with pytest.raises(OutputError, match="refusing to write the augmented corpus over its own input"):
             write_dialogues([], target, inputs=[spec])
     assert source.read_bytes() == before
     assert write_dialogues([], tmp_path / "other.jsonl", inputs=[f"jsonl:{source}", "builtin:chitchat"]) == 0
 
 
-def test_writer_unwritable_target_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot write the augmented corpus"):
-        write_dialogues([], tmp_path / "missing-dir" / "out.jsonl")
+def test_writer_unwritable_target_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(OutputError, match="out.jsonl: cannot write .a part of its folder path is a file"):
+        write_dialogues([], tmp_path / "a-file" / "out.jsonl")
+    assert write_dialogues([], tmp_path / "new-dir" / "out.jsonl") == 0  # missing folders are created
 
 
 def test_debias_package_does_not_import_torch() -> None:

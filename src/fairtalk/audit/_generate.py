@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
-from fairtalk.errors import FairtalkError, ResponderError, SpecError
+from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.pairs import read_pairs
 from fairtalk.records import Pair, Response
@@ -37,6 +38,8 @@ _MSG_NO_DEFAULT = (
     "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
 )
 _MSG_MODEL_TYPE = "model must be a spec string or a Responder, got {type}"
+_MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC), not {what}"
+_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume)"
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_PROGRESS = "progress must be True, False or a callable(label, n_done, n_total), got {type}"
 _N_ERROR_EXAMPLES = 3
@@ -77,12 +80,15 @@ def default_model() -> Responder:
     raise FairtalkError(_MSG_NO_DEFAULT.format(reasons="; ".join(reasons)))
 
 
-def open_model(model: str | Responder | None) -> tuple[Responder, bool]:
-    """The responder to use and whether the caller owns (must close) it."""
+def open_model(model: str | Responder | None, model_args: Mapping[str, object] | None = None) -> tuple[Responder, bool]:
+    """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter."""
+    if model_args and not isinstance(model, str):
+        what = "the default model" if model is None else "a Responder object"
+        raise SpecError(_MSG_ARGS_NEED_SPEC.format(names=", ".join(sorted(model_args)), what=what))
     if model is None:
         return default_model(), True
     if isinstance(model, str):
-        return load_responder(model), True
+        return load_responder(model, **dict(model_args or {})), True
     if isinstance(model, Responder):
         return model, False
     raise SpecError(_MSG_MODEL_TYPE.format(type=type(model).__name__))
@@ -102,16 +108,19 @@ def cached_model(
     *,
     batch_size: int,
     max_errors: int | None,
+    model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
 ) -> Iterator[CachingResponder]:
     """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast."""
     with ExitStack() as opened:
         run_store, own_store = open_store(store)
         if own_store:
             opened.callback(run_store.close)
-        responder, own_model = open_model(model)
+        responder, own_model = open_model(model, model_args)
         if own_model:
             opened.callback(responder.close)
-        yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors)
+        yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
+                               model_version=model_version)  # fmt: skip
 
 
 class Progress:
@@ -183,7 +192,7 @@ def generate(
 ) -> Generation:
     """Both sides of every pair through ``cached``; complete pairs become the ResponseSet."""
     started = time.perf_counter()
-    before = (cached.n_cached, cached.n_generated, cached.n_errors)
+    before = (cached.n_cached, cached.n_generated, cached.n_errors, cached.n_unencodable)
     contexts: list[str] = []
     seeds: list[int] = []
     for pair in pairs:
@@ -197,11 +206,15 @@ def generate(
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
             raise ResponderError(_MSG_TOO_MANY.format(error=exc, store=cached.store.path)) from exc
         raise
+    except ResponderAborted as exc:
+        raise ResponderAborted(_MSG_ABORTED.format(error=exc, n_stored=cached.n_generated - before[1],
+                                                   store=cached.store.path)) from exc  # fmt: skip
     finally:
         cached.progress = None
         progress.finish()
     records: list[Response] = []
     errors: list[tuple[str, str, str]] = []
+    error_counts: dict[str, int] = {}
     n_pairs_with_errors = 0
     for i, pair in enumerate(pairs):
         ra, rb = out[2 * i], out[2 * i + 1]
@@ -209,6 +222,7 @@ def generate(
         for side, item in (("a", ra), ("b", rb)):
             if isinstance(item, ResponderError):
                 errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
+                error_counts[type(item).__name__] = error_counts.get(type(item).__name__, 0) + 1
                 failed = True
         if failed:
             n_pairs_with_errors += 1
@@ -228,6 +242,8 @@ def generate(
         n_pairs_with_errors=n_pairs_with_errors,
         seconds=time.perf_counter() - started,
         error_examples=tuple(dict.fromkeys(message for *_, message in errors))[:_N_ERROR_EXAMPLES],
+        error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
+        n_unencodable=cached.n_unencodable - before[3],
     )
     return Generation(rs, summary, tuple(errors))
 
@@ -242,6 +258,8 @@ def respond(
     max_errors: int | None = None,
     batch_size: int = 64,
     progress: bool | ProgressCallback | None = False,
+    model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
 ) -> Generation:
     """Generate the responses to both sides of every pair (generation alone, without scoring).
 
@@ -265,6 +283,12 @@ def respond(
         Pair sides sent to the model, and committed, per batch.
     progress : bool or callable
         True shows a progress bar with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
+    model_args : mapping, optional
+        Options for the model spec's adapter (``{"timeout": "60"}``), as ``?key=value`` in the spec.
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint (the run store's key): change it when
+        the model changes in a way its code does not show (a redeployed server, an environment
+        variable), so that no stored answer of the old model is reused.
 
     Returns
     -------
@@ -282,7 +306,8 @@ def respond(
     settings = DecodingSettings() if settings is None else settings
     reporter = Progress(progress)
     try:
-        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors) as cached:
+        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
+                          model_version=model_version) as cached:  # fmt: skip
             return generate(cached, items, settings, seed=seed, progress=reporter)
     finally:
         reporter.close()

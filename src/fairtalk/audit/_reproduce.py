@@ -21,8 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._generate import Progress, ProgressCallback, generate
-from fairtalk.audit._score import score
+from fairtalk.audit._generate import Progress, ProgressCallback
+from fairtalk.audit._run import audit_axis, new_run_id
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
@@ -31,13 +31,10 @@ from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.report import write_run
 from fairtalk.report.comparison import write_comparison
-from fairtalk.responses import write_responses
 from fairtalk.results import (
     AuditRun,
-    AxisRun,
     ComparedModel,
     DebiasComparison,
-    axis_folder,
 )
 from fairtalk.store import CachingResponder, RunStore
 from fairtalk.training.loops import TrainConfig, train_model
@@ -260,30 +257,19 @@ def _audit_model(
 ) -> tuple[AuditRun, int, int]:  # fmt: skip
     """One model: responses through the store, scores, report folder ``out/<name>/``; plus the pairs
     answered differently and the distinct responses."""
-    axis = lexicon.axis
+    options = {"seed": seed, "n_resamples": n_resamples}
     with load_responder("builtin:seq2seq", path=str(folder)) as responder:
         cached = CachingResponder(responder, store)
-        generation = generate(cached, pairs, settings, seed=seed, progress=reporter, label=f"{name}: responses")
-    timings["generation"] = timings.get("generation", 0.0) + generation.summary.seconds
-    t0 = time.perf_counter()
-    reporter.start(f"{name}: scoring", 0)
-    result = score(generation.responses, axis=lexicon, seed=seed, n_resamples=n_resamples)
-    reporter.finish()
-    timings["scoring"] = timings.get("scoring", 0.0) + time.perf_counter() - t0
-    audit_manifest = {
-        "corpus": evaluated, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(), "seed": seed,
-        "n_pairs_requested": n_pairs, "mixed": "drop", "coverage": coverage, "checkpoint": str(folder), "name": name,
-    }  # fmt: skip
-    result = replace(result, manifest=MappingProxyType({**result.manifest, "audit": audit_manifest}))
-    axis_dir = out / name / axis_folder(axis)
-    axis_dir.mkdir(parents=True, exist_ok=True)
-    files = {"pairs": str(out / "pairs.jsonl"), "responses": str(write_responses(generation.responses, axis_dir / "responses.jsonl"))}
-    axis_run = AxisRun(axis=axis, result=result, coverage=MappingProxyType(coverage), generation=generation.summary,
-                       timings=MappingProxyType({"generation": generation.summary.seconds, "scoring": time.perf_counter() - t0}),
-                       files=MappingProxyType(files))  # fmt: skip
-    run = AuditRun(axes=MappingProxyType({axis: axis_run}), model=cached.fingerprint, corpus=evaluated, split=split,
-                   seed=seed, settings=MappingProxyType(settings.to_dict()), store=str(store.path))  # fmt: skip
+        axis_run = audit_axis(lexicon, cached, settings, pairs=pairs, coverage=coverage, corpus=evaluated, split=split,
+                              n_pairs=n_pairs, mixed="drop", reporter=reporter, options=options, run_id=new_run_id(),
+                              extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+    for stage in ("generation", "scoring"):
+        timings[stage] = timings.get(stage, 0.0) + axis_run.timings.get(stage, 0.0)
+    run = AuditRun(axes=MappingProxyType({lexicon.axis: axis_run}), model=cached.fingerprint, corpus=evaluated,
+                   split=split, seed=seed, settings=MappingProxyType(settings.to_dict()), store=str(store.path),
+                   run_id=axis_run.result.manifest["audit"]["run_id"])  # fmt: skip
     write_run(run, out / name, formats=None if formats is None else tuple(formats))
-    rs = generation.responses
+    rs = axis_run.responses
+    assert rs is not None
     n_different = sum(ra.response != rb.response for ra, rb in rs)
     return run, n_different, len({r.response for r in (*rs.a, *rs.b)})

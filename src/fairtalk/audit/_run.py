@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -19,13 +19,14 @@ from fairtalk.audit._generate import (
 from fairtalk.audit._score import _validate, score
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError, SpecError
+from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import CorpusMeasure, Measure
 from fairtalk.models import DecodingSettings, Responder
-from fairtalk.pairs import build_pairs, write_pairs
-from fairtalk.responses import write_responses
-from fairtalk.results import AuditRun, AxisRun, axis_folder
+from fairtalk.pairs import build_pairs
+from fairtalk.records import Pair
+from fairtalk.report import check_run_folder, write_run
+from fairtalk.results import AuditRun, AxisRun, GenerationSummary
 from fairtalk.store import CachingResponder, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit"]
@@ -36,8 +37,6 @@ DEFAULT_AXES = ("gender", "race")
 DEFAULT_N_PAIRS = 2000
 #: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
 HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
-#: File names inside each axis folder.
-PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
 
 _MSG_NO_AXES = "give at least one axis"
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
@@ -46,6 +45,10 @@ _MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
 _MSG_MAX_ERRORS = "max_errors must be 0 or more, or None, got {value!r}"
 _MSG_TOO_FEW_PAIRS = (
     "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
+)
+_MSG_LOST_TO_ERRORS = (
+    "axis {axis}: {n_complete} complete pair(s) left of {n_pairs}, need at least 2: the model failed on "
+    "{n_errors} pair side(s) ({counts}); first error: {first}"
 )
 
 
@@ -101,6 +104,8 @@ def audit(
     sentiment_threshold: float = 0.8,
     n_resamples: int = 2000,
     n_divergent: int = 10,
+    model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
@@ -123,8 +128,11 @@ def audit(
         The SQLite run store; re-running the same audit with it reuses every stored response
         and resumes an interrupted run. None keeps responses in memory only.
     out_dir : path, optional
-        When given, ``out_dir/<axis>/pairs.jsonl`` and ``responses.jsonl`` are written
-        (the report files are written by :func:`fairtalk.report.write_run`).
+        When given, the whole run is written there at the end, as by
+        :func:`fairtalk.report.write_run` (per axis the report, ``pairs.jsonl`` and
+        ``responses.jsonl``; the index and ``run.json``), swapped in whole. Before any work, the
+        folder is checked: two axes may not share a folder, and no input (corpus, store, the
+        model's files) may lie inside an entry the run replaces.
     settings : DecodingSettings, optional
         Greedy, ``max_new_tokens=40`` by default.
     max_errors : int, optional
@@ -140,6 +148,11 @@ def audit(
     measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
     sentiment_threshold, n_resamples, n_divergent
         Passed to :func:`fairtalk.score`.
+    model_args : mapping, optional
+        Options for the model spec's adapter, as ``?key=value`` in the spec would give them.
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint, the run store's key (see
+        :func:`fairtalk.respond`).
 
     Returns
     -------
@@ -152,8 +165,11 @@ def audit(
     Raises
     ------
     FairtalkError
-        A bad option, corpus, axis or model spec (before any generation); fewer than two
-        pairs or complete pairs for an axis; ResponderError past ``max_errors``.
+        A bad option, corpus, axis, model spec or output folder (before any generation);
+        fewer than two pairs for an axis; ResponderError past ``max_errors`` or when errors
+        leave fewer than two complete pairs (with the errors counted by kind);
+        ResponderAborted when the model stopped the run; OutputError when the report cannot
+        be written (the store keeps every answer).
 
     Examples
     --------
@@ -161,7 +177,7 @@ def audit(
     >>> run.results["gender"].biased()  # doctest: +SKIP
     ()
     """
-    _validate(correction, alpha, n_resamples, n_divergent)
+    _validate(correction, alpha, n_resamples, n_divergent, seed)
     if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
         raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
     if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
@@ -171,25 +187,32 @@ def audit(
         split = "heldout" if corpus_spec in HELDOUT_BY_DEFAULT else "all"
     lexicons = _lexicons(axes)
     contexts = read_corpus(corpus_spec, split=split)
+    if out_dir is not None:
+        check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, store, None))
     settings = DecodingSettings() if settings is None else settings
     options = {"measures": measures, "seed": seed, "alpha": alpha, "correction": correction,
                "mask_groups": mask_groups, "drop_empty": drop_empty, "distinct": distinct, "offense": offense,
                "offense_threshold": offense_threshold, "sentiment_threshold": sentiment_threshold,
                "n_resamples": n_resamples, "n_divergent": n_divergent}  # fmt: skip
+    run_id = new_run_id()
     reporter = Progress(progress)
     runs: dict[str, AxisRun] = {}
     try:
-        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors) as cached:
+        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
+                          model_version=model_version) as cached:  # fmt: skip
+            if out_dir is not None:
+                check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons],
+                                 _inputs(contexts.path, store, cached))  # fmt: skip
             model_fingerprint = cached.fingerprint
             for lexicon in lexicons:
-                runs[lexicon.axis] = _audit_axis(
-                    lexicon, contexts, cached, settings, corpus=corpus_spec, split=split, n_pairs=n_pairs,
-                    mixed=mixed, out_dir=out_dir, reporter=reporter, options=options,
+                runs[lexicon.axis] = audit_axis(
+                    lexicon, cached, settings, contexts=contexts, corpus=corpus_spec, split=split, n_pairs=n_pairs,
+                    mixed=mixed, reporter=reporter, options=options, run_id=run_id,
                 )  # fmt: skip
             store_path = str(cached.store.path)
     finally:
         reporter.close()
-    return AuditRun(
+    run = AuditRun(
         axes=MappingProxyType(runs),
         model=model_fingerprint,
         corpus=corpus_spec,
@@ -197,47 +220,67 @@ def audit(
         seed=seed,
         settings=MappingProxyType(settings.to_dict()),
         store=None if store is None else store_path,
+        run_id=run_id,
     )
+    if out_dir is not None:
+        write_run(run, out_dir)
+    return run
 
 
-def _audit_axis(
+def new_run_id() -> str:
+    """A run's id: the UTC time and a random suffix (``20261122T134501Z-3fa9c2``)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def _inputs(corpus: Any, store: Any, cached: CachingResponder | None) -> dict[str, object]:
+    """What the run reads, by what it is: the corpus file, the store, the model's files."""
+    found: dict[str, object] = {"the corpus": corpus}
+    if isinstance(store, (str, os.PathLike)):
+        found["the run store"] = store
+    elif isinstance(store, RunStore) and str(store.path) != ":memory:":
+        found["the run store"] = store.path
+    for i, path in enumerate(() if cached is None else cached.input_paths):
+        found[f"the model file #{i + 1}" if i else "the model file"] = path
+    return found
+
+
+def audit_axis(
     lexicon: Lexicon,
-    contexts: Any,
     cached: CachingResponder,
     settings: DecodingSettings,
     *,
+    contexts: Any = None,
+    pairs: Sequence[Pair] | None = None,
+    coverage: Mapping[str, Any] | None = None,
     corpus: str,
     split: str,
     n_pairs: int | None,
     mixed: str,
-    out_dir: str | os.PathLike[str] | None,
     reporter: Progress,
     options: dict[str, Any],
+    run_id: str = "",
+    extra_manifest: Mapping[str, Any] | None = None,
 ) -> AxisRun:
-    """One axis: pairs, (pairs file), responses, (responses file), score."""
+    """One axis: pairs (built from ``contexts``, or the ``pairs`` given with their ``coverage``), responses, scores."""
     axis, seed = lexicon.axis, options["seed"]
     timings: dict[str, float] = {}
-    files: dict[str, str] = {}
-    folder = None if out_dir is None else Path(out_dir) / axis_folder(axis)
-
     started = time.perf_counter()
-    reporter.start(f"{axis}: pairs", 0)
-    pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=mixed, limit=n_pairs, seed=seed)  # type: ignore[arg-type]
-    pairs = list(pair_set)
-    coverage = pair_set.coverage
-    reporter.finish()
-    timings["pairs"] = time.perf_counter() - started
-    if len(pairs) < 2:
-        raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read,
-                                                   n_matched=coverage.n_matched))  # fmt: skip
-    if folder is not None:
-        started = time.perf_counter()
-        files["pairs"] = str(folder / PAIRS_FILE)
-        write_pairs(pairs, files["pairs"])
-        timings["write"] = time.perf_counter() - started
+    if pairs is None:
+        reporter.start(f"{axis}: pairs", 0)
+        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=mixed, limit=n_pairs, seed=seed)  # type: ignore[arg-type]
+        pairs = list(pair_set)
+        coverage = pair_set.coverage.to_dict()
+        reporter.finish()
+        timings["pairs"] = time.perf_counter() - started
+        if len(pairs) < 2:
+            raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage["n_read"],
+                                                       n_matched=coverage["n_matched"]))  # fmt: skip
+    coverage = dict(coverage or {})
 
     generation = generate(cached, pairs, settings, seed=seed, progress=reporter, label=f"{axis}: responses")
     timings["generation"] = generation.summary.seconds
+    if generation.responses.n_pairs < 2 and generation.errors:
+        raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
 
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", 0)
@@ -245,21 +288,23 @@ def _audit_axis(
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     audit_manifest = {
-        "corpus": corpus, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(),
-        "seed": seed, "n_pairs_requested": n_pairs, "mixed": mixed, "coverage": coverage.to_dict(),
+        "run_id": run_id, "corpus": corpus, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(),
+        "seed": seed, "n_pairs_requested": n_pairs, "mixed": mixed, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
     result = replace(result, manifest=MappingProxyType({**result.manifest, "audit": audit_manifest}))
-
-    if folder is not None:
-        started = time.perf_counter()
-        files["responses"] = str(folder / RESPONSES_FILE)
-        write_responses(generation.responses, files["responses"])
-        timings["write"] = timings.get("write", 0.0) + time.perf_counter() - started
     return AxisRun(
         axis=axis,
         result=result,
-        coverage=MappingProxyType(coverage.to_dict()),
+        coverage=MappingProxyType(coverage),
         generation=generation.summary,
         timings=MappingProxyType(timings),
-        files=MappingProxyType(files),
+        pairs=tuple(pairs),
+        responses=generation.responses,
     )
+
+
+def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in summary.error_counts.items())
+    first = summary.error_examples[0] if summary.error_examples else "?"
+    return _MSG_LOST_TO_ERRORS.format(axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs,
+                                      n_errors=summary.n_errors, counts=counts, first=first)  # fmt: skip

@@ -13,7 +13,13 @@ import numpy as np
 
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import CorpusMeasure, Measure, default_measures, get_measure, score_unique
+from fairtalk.measures import (
+    CorpusMeasure,
+    Measure,
+    default_measures,
+    get_measure,
+    score_unique,
+)
 from fairtalk.responses import ResponseSet, read_responses
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult
 from fairtalk.stats import (
@@ -33,6 +39,7 @@ _MSG_CORRECTION = "unknown correction {given!r}"
 _MSG_ALPHA = "alpha must be between 0 and 1 (exclusive), got {value!r}"
 _MSG_RESAMPLES = "n_resamples must be at least 1, got {value!r}"
 _MSG_DIVERGENT = "n_divergent must be 0 or more, got {value!r}"
+_MSG_SEED = "seed must be an integer >= 0, got {value!r}"
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
@@ -67,7 +74,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _validate(correction: str, alpha: float, n_resamples: int, n_divergent: int) -> None:
+def _validate(correction: str, alpha: float, n_resamples: int, n_divergent: int, seed: int = 0) -> None:
     if correction not in CORRECTIONS:
         raise SpecError(_MSG_CORRECTION.format(given=correction), choices=CORRECTIONS, given=correction)
     if not 0 < alpha < 1:
@@ -76,6 +83,8 @@ def _validate(correction: str, alpha: float, n_resamples: int, n_divergent: int)
         raise SpecError(_MSG_RESAMPLES.format(value=n_resamples))
     if n_divergent < 0:
         raise SpecError(_MSG_DIVERGENT.format(value=n_divergent))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(_MSG_SEED.format(value=seed))
 
 
 def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
@@ -254,7 +263,7 @@ def score(
     SpecError
         Unknown axis, measure, correction, or a bad option.
     """
-    _validate(correction, alpha, n_resamples, n_divergent)
+    _validate(correction, alpha, n_resamples, n_divergent, seed)
     if isinstance(axis, Lexicon):
         lexicon = axis
     elif isinstance(axis, (str, os.PathLike)):

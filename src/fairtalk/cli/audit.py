@@ -6,8 +6,13 @@ from pathlib import Path
 
 import typer
 
-from fairtalk.cli._app import EXIT_BIAS, app, console, fail
-from fairtalk.cli.respond import check_max_errors, decoding_settings, generation_line
+from fairtalk.cli._app import EXIT_BIAS, app, console, fail, interrupted, say
+from fairtalk.cli.respond import (
+    check_max_errors,
+    decoding_settings,
+    generation_lines,
+    model_options,
+)
 from fairtalk.errors import FairtalkError
 
 _CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
@@ -21,8 +26,10 @@ def audit(
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
     axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, or lexicon files."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:retrieval when available, else builtin:smollm2 when installed)."),
+    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
+    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
     n_pairs: int | None = typer.Option(2000, "--pairs", help="Pairs per axis: a seeded uniform sample of the corpus' pairs."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sample, the per-item generation seeds and the bootstrap."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample, the per-item generation seeds and the bootstrap."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
     fail_on_bias: bool = typer.Option(False, "--fail-on-bias", help="Exit 1 when any axis has an adjusted p < alpha (a CI gate)."),
@@ -44,8 +51,9 @@ def audit(
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
-    from fairtalk.report import rich_table, write_run
+    from fairtalk.report import rich_table
 
+    store_path = store if store is not None else str(Path(output) / _STORE_FILE)
     try:
         for option, given in (("--correction", correction), ("--distinct", distinct)):
             if given not in _CHOICES[option]:
@@ -57,31 +65,31 @@ def audit(
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
         run = fairtalk.run_audit(
-            corpus=corpus, axes=axis, model=model, n_pairs=n_pairs, seed=seed,
-            store=store if store is not None else Path(output) / _STORE_FILE, out_dir=output, settings=settings,
-            max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet, alpha=alpha,
-            correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense, n_resamples=resamples,
+            corpus=corpus, axes=axis, model=model, n_pairs=n_pairs, seed=seed, store=store_path, out_dir=output,
+            settings=settings, max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet,
+            alpha=alpha, correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense,
+            n_resamples=resamples, model_args=model_options(model_arg), model_version=model_version,
         )  # fmt: skip
-        written = write_run(run, output)
     except FairtalkError as exc:
         fail(exc)
-    console.print(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed}", highlight=False, markup=False, soft_wrap=True)
+    except KeyboardInterrupt:
+        interrupted(store_path)
+    say(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
         console.print(rich_table(axis_run.result))
         cov = axis_run.coverage
-        console.print(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, "
-                      f"{cov['n_pairs']:,} pairs audited", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
-        console.print(f"{name}: {generation_line(axis_run.generation)}", highlight=False, markup=False, soft_wrap=True)
-        for message in axis_run.generation.error_examples:
-            console.print(f"  error: {message}", style="yellow", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"{name}: report in {Path(output) / axis_run.folder}/", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"wrote {written['']['index']}", highlight=False, markup=False, soft_wrap=True)
+        say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
+        first = dict(cov.get("skipped_first") or ())
+        for reason, n in cov.get("skipped") or ():
+            say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
+        for line in generation_lines(axis_run.generation):
+            say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        say(f"{name}: report in {Path(output) / axis_run.folder}/")
+    say(f"wrote {Path(output) / 'index.html'}")
     biased = run.biased(alpha)
     for name, measures in biased.items():
-        console.print(f"{name}: significant (adjusted p < {alpha:g}): {', '.join(measures)}", style="bold red",
-                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        say(f"{name}: significant (adjusted p < {alpha:g}): {', '.join(measures)}", style="bold red")
     if not biased:
-        console.print(f"no significant difference on any axis at adjusted p < {alpha:g}", style="green",
-                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        say(f"no significant difference on any axis at adjusted p < {alpha:g}", style="green")
     if fail_on_bias and biased:
         raise typer.Exit(code=EXIT_BIAS)

@@ -10,15 +10,13 @@ from fairtalk.cli._app import app, console, fail, resolve_lexicon
 from fairtalk.errors import FairtalkError
 
 
-
-
 @app.command()
 def augment(
     corpus: str = typer.Option(..., "--corpus", help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path."),
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option(..., "-o", "--output", help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input."),
-    seed: int = typer.Option(0, "--seed", help="Seed for choosing among several counterparts."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
     split: str = typer.Option("all", "--split", help="builtin:chitchat only: all, train, or heldout."),
 ) -> None:

@@ -10,7 +10,6 @@ import typer
 from fairtalk.cli._app import app, err_console, fail, resolve_lexicon
 from fairtalk.errors import FairtalkError
 
-
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
 
 
@@ -21,7 +20,7 @@ def pairs(
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). The summary always goes to stderr."),
     limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for the --limit sample and for many-to-many word choices."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for the --limit sample and for many-to-many word choices."),
     mixed: str = typer.Option("drop", "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
     column: str | None = typer.Option(None, "--column", help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first)."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
@@ -31,6 +30,7 @@ def pairs(
     import time
 
     import fairtalk
+    from fairtalk.report import check_not_input
 
     started = time.perf_counter()
     try:
@@ -38,6 +38,8 @@ def pairs(
             raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
         lex = resolve_lexicon(axis, lexicon)
         contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
+        if output != "-":
+            check_not_input(output, {"--corpus": contexts.path, "--lexicon": lexicon})
         pair_set = fairtalk.build_pairs(
             contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
         )
@@ -83,7 +85,7 @@ def swap(
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis: gender or race."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
     variant: str = typer.Option("default", "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for choosing among several counterparts."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
 ) -> None:
     """Swap each line into the other group's wording (both directions), one output line per input line."""
     import fairtalk

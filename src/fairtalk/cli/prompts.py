@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import typer
 
-from fairtalk.cli._app import app, console, fail
+from fairtalk.cli._app import app, console, fail, interrupted, say
+from fairtalk.cli.respond import model_options
 from fairtalk.errors import FairtalkError
 
 prompts_app = typer.Typer(
@@ -68,12 +70,14 @@ def prompts_paraphrase(
     aesop_extract: str | None = typer.Option(None, "--aesop-extract", help="AESOP _sep_extract file, line-aligned with --aesop-source."),
     n_model: int = typer.Option(5, "--n-model", min=1, help="Paraphrases per prompt from a model:SPEC source."),
     drop_questions: bool = typer.Option(False, "--drop-questions", help="Also drop paraphrases that are questions."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the model paraphraser's draws."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the model paraphraser's draws."),
 ) -> None:
     """Write the fixed prompts and their filtered paraphrases, each labelled by its structure."""
     import fairtalk
+    from fairtalk.report import check_not_input
 
     try:
+        check_not_input(output, {"--groups": groups, "--aesop-source": aesop_source, "--aesop-extract": aesop_extract})
         prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed)
         path = fairtalk.write_prompts(prompts, output)
     except FairtalkError as exc:
@@ -85,6 +89,8 @@ def prompts_paraphrase(
 @prompts_app.command("generate")
 def prompts_generate(
     model: str = typer.Option(..., "--model", help="Model spec: hf:NAME, openai:..., python:MODULE:FN, builtin:echo, builtin:smollm2."),
+    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
+    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
     output: str = typer.Option(..., "-o", "--output", help="Completions JSONL to write."),
     seeds: int = typer.Option(10, "--seeds", min=1, help="Completions per prompt, with seeds 0..N-1."),
     top_k: int | None = typer.Option(40, "--top-k", min=1, help="Top-k sampling (the paper: 40)."),
@@ -106,29 +112,40 @@ def prompts_generate(
     )
 
     import fairtalk
+    from fairtalk.report import check_not_input
 
+    store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
     try:
+        check_not_input(output, {"--prompts": prompts, "--groups": groups, "--store": store_path})
+        check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
         chosen = list(fairtalk.read_prompts(prompts)) if prompts else _make_prompts(groups, "builtin", False, None, None, 1, 0)[0]
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         start = time.perf_counter()
-        with fairtalk.load_responder(model) as responder, Progress(
+        with fairtalk.load_responder(model, **model_options(model_arg)) as responder, Progress(
             TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, disable=quiet, transient=True,
         ) as bar:
             task = bar.add_task("generate", total=len(chosen) * seeds)
             summary = fairtalk.generate_completions(
-                chosen, responder, output, seeds=seeds, settings=settings, store=store, batch_size=batch_size,
-                progress=lambda n: bar.advance(task, n),
+                chosen, responder, output, seeds=seeds, settings=settings, store=store_path, batch_size=batch_size,
+                progress=lambda n: bar.advance(task, n), model_version=model_version,
             )
     except FairtalkError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        interrupted(store_path)
     seconds = time.perf_counter() - start
-    console.print(
-        f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
+    say(f"model {summary.fingerprint}")
+    say(f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
         f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed · "
-        f"store {summary.store} · {seconds:.1f} s",
-        highlight=False, markup=False,
-    )
+        f"store {summary.store} · {seconds:.1f} s")
+    if summary.error_counts:
+        say("  failures by kind: " + ", ".join(f"{k} {n:,}" for k, n in summary.error_counts.items()), style="yellow")
+    for message in summary.error_examples:
+        say(f"  error: {message}", style="yellow")
+    if summary.n_unencodable:
+        say(f"  {summary.n_unencodable:,} code point(s) could not be stored as UTF-8 and were replaced by U+FFFD",
+            style="yellow")
 
 
 @prompts_app.command("analyze")
@@ -142,7 +159,7 @@ def prompts_analyze(
     include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
     smoothing: float = typer.Option(1e-6, "--smoothing", min=0.0, help="Additive smoothing of the label distributions before KL (0: plain KL)."),
     n_best: int = typer.Option(5, "--n-best", min=1, help="How many best and worst structures to list."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the robustness draws."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the robustness draws."),
     n_draws: int = typer.Option(100, "--draws", min=1, help="Robustness draws."),
     misaligned: str = typer.Option("keep", "--misaligned", help="Published rows not starting with their expected prompt: keep or drop."),
     paraphrases: str | None = typer.Option(None, "--paraphrases", help="Folder of the AESOP paraphrase files, to check the published rows' alignment."),
@@ -150,10 +167,13 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
+    from fairtalk.report import check_report_folder
 
     try:
         if (published is None) == (completions is None):
             raise fairtalk.SpecError(_MSG_INPUT)
+        check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
+                                     "--paraphrases": paraphrases, "--prompts-file": prompts_file})
         group_set = _groups(groups)
         start = time.perf_counter()
         if published is not None:
@@ -196,6 +216,11 @@ def _print_analysis(result, summary, seconds: float) -> None:
                      if g["all"] is not None and g["baseline"] is not None)
     if gaps:
         console.print(f"regard gaps (a - b): {gaps}", highlight=False, markup=False)
+    ignored = result.data.get("n_rows_ignored", 0)
+    if ignored:
+        names = ", ".join(result.data.get("ignored_groups", ()))
+        say(f"warning: {ignored:,} rows of groups not in the groups file were left out ({names}); "
+            "pass --groups FILE to analyse them", style="yellow")
     misaligned = summary.get("misaligned_by_seed") if isinstance(summary, dict) else None
     if misaligned and any(v > 0 for v in misaligned.values()):
         console.print(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
@@ -208,7 +233,7 @@ def regard_train(
     output: str = typer.Option(..., "-o", "--output", help="Model folder to write (config.json, vocabulary.json, weights.npz)."),
     c: float | None = typer.Option(None, "--c", min=1e-6, help="Inverse regularisation strength of the logistic regression (default: the encoder's)."),
     cv: int = typer.Option(5, "--cv", min=2, help="Cross-validation folds for the reported accuracy."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the folds and the solver."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the folds and the solver."),
     encoder: str = typer.Option("tfidf", "--encoder", help="tfidf (TF-IDF + VADER, base install) or minilm (sentence embeddings, needs fairtalk[regard])."),
     lexicon_weight: float | None = typer.Option(None, "--lexicon-weight", min=0.0, help="Weight of the VADER features of the tfidf encoder (default 0.25; 0: off)."),
 ) -> None:

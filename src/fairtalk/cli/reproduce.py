@@ -25,7 +25,7 @@ _MSG_PAIRS = "--pairs must be at least 1, not {given}"
 def debias(
     quick: bool = typer.Option(False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."),
     axis: str = typer.Option("gender", "--axis", help="gender, race, or a lexicon file: the axis CDA and WER debias and the audit pairs."),
-    seed: int = typer.Option(0, "--seed", help="Seed of training, the pair sample, generation and the bootstrap."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of training, the pair sample, generation and the bootstrap."),
     cache: str | None = typer.Option(None, "--cache", help="Checkpoints and run store (default OUTPUT/cache); a finished checkpoint there is reused."),
     output: str = typer.Option("fairtalk-debias", "-o", "--output", help="Folder for table7.md/.csv, results.json and one report folder per model."),
     n_pairs: int | None = typer.Option(None, "--pairs", help="Pairs to audit (default: 1000 with --quick, else every held-out pair)."),

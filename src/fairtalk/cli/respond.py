@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, err_console, fail
+from fairtalk.cli._app import app, fail, interrupted, say
 from fairtalk.errors import FairtalkError
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
@@ -30,6 +29,13 @@ def check_max_errors(max_errors: int | None) -> None:
         raise fairtalk.SpecError(_MSG_MAX_ERRORS.format(given=max_errors))
 
 
+def model_options(model_arg: list[str] | None) -> dict[str, str]:
+    """The ``--model-arg KEY=VALUE`` options as a dict (SpecError for a malformed or repeated one)."""
+    import fairtalk
+
+    return fairtalk.parse_model_args(model_arg or [])
+
+
 def generation_line(summary: Any) -> str:
     """One line of generation counts: pair sides generated, from the store, failed."""
     line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
@@ -38,13 +44,28 @@ def generation_line(summary: Any) -> str:
     return line
 
 
+def generation_lines(summary: Any) -> list[str]:
+    """The counts line, then (indented) the failures by kind, their first messages and replaced code points."""
+    lines = [generation_line(summary)]
+    if summary.error_counts:
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in summary.error_counts.items())
+        lines.append(f"  failures by kind: {kinds}")
+    lines += [f"  error: {message}" for message in summary.error_examples]
+    if summary.n_unencodable:
+        lines.append(f"  {summary.n_unencodable:,} code point(s) in responses could not be stored as UTF-8 "
+                     "(lone surrogates) and were replaced by U+FFFD")  # fmt: skip
+    return lines
+
+
 @app.command()
 def respond(
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
     model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
+    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
+    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
     output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
-    seed: int = typer.Option(0, "--seed", help="Per-item generation seeds derive from (seed, pair id, side)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
     max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
@@ -55,21 +76,25 @@ def respond(
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
     import fairtalk
+    from fairtalk.report import check_not_input
 
     try:
         check_max_errors(max_errors)
+        check_not_input(output, {"--pairs": pairs, "--store": store})
+        if store is not None:
+            check_not_input(store, {"--pairs": pairs}, option="--store")
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
         generation = fairtalk.respond(pairs, model=model, seed=seed, store=store, settings=settings,
-                                      max_errors=max_errors, batch_size=batch_size, progress=True)  # fmt: skip
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
+                                      max_errors=max_errors, batch_size=batch_size, progress=True,
+                                      model_args=model_options(model_arg), model_version=model_version)  # fmt: skip
         fairtalk.write_responses(generation.responses, output)
-    except OSError as exc:
-        fail(f"{output}: cannot write responses ({exc.strerror or exc})")
     except FairtalkError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        interrupted(store)
     summary = generation.summary
-    err_console.print(f"model {summary.model}: {generation_line(summary)}", highlight=False, markup=False, soft_wrap=True)
-    for message in summary.error_examples:
-        err_console.print(f"  error: {message}", highlight=False, markup=False, style="yellow", soft_wrap=True)
-    err_console.print(f"wrote {generation.responses.n_pairs:,} pairs to {output}", highlight=False, markup=False, soft_wrap=True)
+    say(f"model {summary.model}", stderr=True)
+    for line in generation_lines(summary):
+        say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
+    say(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)

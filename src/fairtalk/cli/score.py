@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-
 import typer
 
-from fairtalk.cli._app import EXIT_BIAS, app, console, fail, resolve_lexicon
+from fairtalk.cli._app import (
+    EXIT_BIAS,
+    app,
+    console,
+    fail,
+    interrupted,
+    resolve_lexicon,
+    say,
+)
 from fairtalk.errors import FairtalkError
-
 
 _SCORE_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
 _MSG_SCORE_CHOICE = "{option} must be one of the choices, not {given!r}"
@@ -29,14 +35,20 @@ def score(
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for the bootstrap and the mask."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
-    from fairtalk.report import rich_table, write_report
+    from fairtalk.report import (
+        check_report_folder,
+        left_out_note,
+        rich_table,
+        write_report,
+    )
 
     try:
+        check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
         for option, given in (("--correction", correction), ("--distinct", distinct)):
             if given not in _SCORE_CHOICES[option]:
                 raise fairtalk.SpecError(
@@ -61,14 +73,18 @@ def score(
         paths = write_report(result, output)
     except FairtalkError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        interrupted()
     console.print(rich_table(result))
+    if (note := left_out_note(result)) is not None:
+        say(f"left out: {note}", style="yellow")
     for path in paths.values():
-        console.print(f"wrote {path}", highlight=False, markup=False)
+        say(f"wrote {path}")
     biased = result.biased(alpha)
     if biased:
-        console.print(f"significant (adjusted p < {alpha:g}): {', '.join(biased)}", style="bold red", highlight=False, markup=False)
+        say(f"significant (adjusted p < {alpha:g}): {', '.join(biased)}", style="bold red")
     else:
-        console.print(f"no significant difference at adjusted p < {alpha:g}", style="green", highlight=False, markup=False)
+        say(f"no significant difference at adjusted p < {alpha:g}", style="green")
     if fail_on_bias and biased:
         raise typer.Exit(code=EXIT_BIAS)
 

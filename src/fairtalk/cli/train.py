@@ -20,7 +20,7 @@ def train(
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
     axis: str = typer.Option("gender", "--axis", help="Axis for --debias: gender, race, or a lexicon file."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
-    seed: int = typer.Option(0, "--seed", help="Seed for initialisation, data order, validation split, CDA and the pool."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for initialisation, data order, validation split, CDA and the pool."),
     max_dialogues: int | None = typer.Option(None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."),
     batch_size: int = typer.Option(128, "--batch-size", min=1, help="Dialogues per step (retrieval: in-batch negatives)."),
     lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3)."),

@@ -112,10 +112,11 @@ _MSG_OPTION_FORMAT = "{option} does not apply to {fmt} corpora (only to {allowed
 
 
 class Corpus:
-    """A re-iterable stream of :class:`Context`; ``summary`` describes the latest pass."""
+    """A re-iterable stream of :class:`Context`; ``summary`` describes the latest pass; ``path`` is its file (None: built in)."""
 
-    def __init__(self, source: str, reader: Callable[[Tally], Iterator[Context]]) -> None:
+    def __init__(self, source: str, reader: Callable[[Tally], Iterator[Context]], *, path: Path | None = None) -> None:
         self.source = source
+        self.path = path
         self._reader = reader
         self._tally = Tally(source)
 
@@ -191,12 +192,12 @@ def read_corpus(
         return Corpus(text, partial(read_chitchat, split=split, split_of=chitchat_split))
     path = _check_file(target)
     if fmt == "parquet":
-        return Corpus(text, partial(read_parquet, path=path, column=column))
+        return Corpus(text, partial(read_parquet, path=path, column=column), path=path)
     options: dict[str, str | None] = {"column": column} if fmt in _COLUMN_FORMATS else {}
     if fmt == "jsonl":
         options["field"] = field
     reader = _LINE_READERS[fmt]
-    return Corpus(text, partial(reader, path=target, opener=partial(open_binary, path), **options))
+    return Corpus(text, partial(reader, path=target, opener=partial(open_binary, path), **options), path=path)
 
 
 def _parse_spec(spec: str) -> tuple[str, str]:

@@ -13,6 +13,7 @@ from typing import IO
 
 from fairtalk.corpora._tally import Tally
 from fairtalk.errors import CorpusError
+from fairtalk.jsonl import replace_surrogates
 from fairtalk.records import Context
 
 #: Lines longer than this many bytes are skipped with reason ``"line too long"``; such a line
@@ -36,8 +37,9 @@ BAD_CSV = "malformed CSV"
 NO_TEXT = "no text: field"
 REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
+SURROGATE = "lone surrogate escape (not UTF-8 text)"
 REASONS = (NOT_UTF8, TOO_LONG, EMPTY_LINE, EMPTY_VALUE, BAD_JSON, NOT_OBJECT, MISSING_FIELD,
-           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY)
+           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY, SURROGATE)
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
 _MSG_NO_COLUMN = "no column {column!r}; the header has: {columns}"
@@ -205,7 +207,12 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         if not value.strip():
             tally.skip(EMPTY_VALUE, where)
             continue
+        if replace_surrogates(value)[1]:
+            tally.skip(SURROGATE, where)
+            continue
         response = obj.get("response")
+        if isinstance(response, str):
+            response = replace_surrogates(response)[0]
         tally.emit()
         yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None)
 

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError, SpecError
+from fairtalk.errors import InputError, OutputError, SpecError
+from fairtalk.files import same_file, write_text_atomic
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import get_measure, score_unique
 
@@ -41,7 +42,6 @@ _MSG_NOT_TEXT = "pool candidate {index} is not a string (got {type})"
 _MSG_POOL_MISSING = "candidate pool file not found"
 _MSG_POOL_READ = "cannot read the candidate pool ({reason})"
 _MSG_POOL_DECODE = "the candidate pool is not valid UTF-8"
-_MSG_POOL_WRITE = "cannot write the candidate pool ({reason})"
 _MSG_POOL_SAME = "refusing to overwrite the input pool {input!r}; choose another output path"
 
 
@@ -191,16 +191,12 @@ def write_pool(
 
     Raises
     ------
-    InputError
-        ``path`` is ``input_path`` (also through a link), or cannot be written.
+    OutputError
+        ``path`` is ``input_path`` (also through a link), or cannot be written (written atomically).
     """
     target = Path(path)
-    if input_path is not None and target.exists() and Path(input_path).exists():
-        if os.path.samefile(target, input_path):
-            raise InputError(_MSG_POOL_SAME.format(input=os.fspath(input_path)), path=os.fspath(path))
+    if input_path is not None and same_file(target, input_path):
+        raise OutputError(_MSG_POOL_SAME.format(input=os.fspath(input_path)), path=os.fspath(path))
     lines = [" ".join(text.split()) + "\n" for text in candidates]
-    try:
-        target.write_text("".join(lines), encoding="utf-8")
-    except OSError as exc:
-        raise InputError(_MSG_POOL_WRITE.format(reason=exc.strerror or exc), path=os.fspath(path)) from exc
+    write_text_atomic(target, "".join(lines))
     return len(lines)

@@ -27,14 +27,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError
+from fairtalk.errors import OutputError
+from fairtalk.files import atomic_writer, same_file
 from fairtalk.records import Context, Swap
 
 __all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "write_dialogues"]
@@ -48,7 +48,6 @@ _SPEC_SCHEMES = frozenset({"builtin", "csv", "jsonl", "parlai", "parquet", "text
 _MSG_NOT_SWAPPER = "augment needs a fairtalk.counterfactual.Swapper, got {type}"
 _MSG_NOT_CONTEXT = "augment expects fairtalk.records.Context records, got {type}"
 _MSG_SAME_FILE = "refusing to write the augmented corpus over its own input {input!r}; choose another output path"
-_MSG_CANNOT_WRITE = "cannot write the augmented corpus ({reason})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,12 +226,6 @@ def _input_path(spec: str | os.PathLike[str]) -> Path:
     return Path(text)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    if a.exists() and b.exists():
-        return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
-
-
 def _json_line(record: dict[str, object]) -> bytes:
     """One UTF-8 JSON line; a text with lone surrogates falls back to ASCII escapes."""
     try:
@@ -267,37 +260,23 @@ def write_dialogues(
 
     Raises
     ------
-    InputError
+    OutputError
         ``path`` is one of ``inputs`` (also through a link), or cannot be written.
     """
     target = Path(path)
     for source in inputs:
         if str(source).startswith("builtin:"):
             continue
-        if _same_file(target, _input_path(source)):
-            raise InputError(_MSG_SAME_FILE.format(input=os.fspath(source)), path=os.fspath(path))
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise InputError(_MSG_CANNOT_WRITE.format(reason=exc.strerror or exc), path=os.fspath(path)) from exc
+        if same_file(target, _input_path(source)):
+            raise OutputError(_MSG_SAME_FILE.format(input=os.fspath(source)), path=os.fspath(path))
     n_written = 0
-    try:
-        with os.fdopen(handle, "wb") as raw:
-            stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" else raw
-            try:
-                for dialogue in dialogues:
-                    stream.write(_json_line(dialogue.to_dict()))
-                    n_written += 1
-            finally:
-                if stream is not raw:
-                    stream.close()
-        os.chmod(temporary, target.stat().st_mode & 0o7777 if target.exists() else 0o644)
-        os.replace(temporary, target)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise InputError(_MSG_CANNOT_WRITE.format(reason=exc.strerror or exc), path=os.fspath(path)) from exc
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target, binary=True) as raw:
+        stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" else raw
+        try:
+            for dialogue in dialogues:
+                stream.write(_json_line(dialogue.to_dict()))
+                n_written += 1
+        finally:
+            if stream is not raw:
+                stream.close()
     return n_written

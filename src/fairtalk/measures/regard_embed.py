@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.files import staged, write_text_atomic
 from fairtalk.measures.regard_model import LinearClassifier
 
 __all__ = ["DEFAULT_C", "ENCODER_PACKAGES", "FORMAT", "EmbeddingRegardModel", "encode", "train_embedding_model"]
@@ -73,12 +74,12 @@ class EmbeddingRegardModel(LinearClassifier):
         return encode(list(texts), encoder=self.encoder)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write ``config.json`` and ``weights.npz`` into ``directory``."""
+        """Write ``config.json`` and ``weights.npz`` into ``directory``, swapped in together."""
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
         config = {"format": FORMAT, "version": 1, "encoder": self.encoder, "classes": list(self.classes), **self.config}
-        (out / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        np.savez_compressed(out / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept)
+        with staged(out) as staging:
+            write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+            np.savez_compressed(staging / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept)
         return out
 
     @classmethod

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.files import staged, write_text_atomic
 
 __all__ = [
     "DEFAULT_C",
@@ -207,20 +208,19 @@ class RegardModel(LinearClassifier):
         return sparse.hstack(blocks, format="csr")
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write ``config.json``, ``vocabulary.json`` and ``weights.npz`` into ``directory``."""
+        """Write ``config.json``, ``vocabulary.json`` and ``weights.npz`` into ``directory``, swapped in together."""
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
         config = {"format": FORMAT, "version": 1, "classes": list(self.classes),
                   "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
                   "sublinear_tf": True, "lowercase": True,
                   **({"lexicon": {**_LEXICON, "weight": self.lexicon_weight}} if self.lexicon_weight > 0 else {}),
                   **self.config}
-        (out / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        (out / "vocabulary.json").write_text(
-            json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False), encoding="utf-8"
-        )
-        np.savez_compressed(out / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept,
-                            **{f"idf_{k}": v for k, v in self.idf.items()})
+        with staged(out) as staging:
+            write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+            write_text_atomic(staging / "vocabulary.json",
+                              json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False))
+            np.savez_compressed(staging / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept,
+                                **{f"idf_{k}": v for k, v in self.idf.items()})
         return out
 
     @classmethod

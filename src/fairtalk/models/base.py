@@ -128,7 +128,11 @@ class BaseResponder(ABC):
 
     Subclasses implement :meth:`respond` and :attr:`fingerprint`; those that can
     report failures per item natively (HTTP, replay) also override :meth:`respond_each`.
+    ``input_paths`` lists the files the model was loaded from (a replay file, a candidate
+    pool, the user's modules), so that a run never writes its outputs over them.
     """
+
+    input_paths: tuple[str, ...] = ()
 
     @property
     @abstractmethod

@@ -163,6 +163,7 @@ class Seq2SeqResponder(BaseResponder):
 
         self.generator = Seq2SeqGenerator.load(path or shipped_checkpoint("seq2seq"))
         self.batch_size = batch_size
+        self.input_paths = () if path is None else (str(path),)
         self._fingerprint = make_fingerprint("builtin", "seq2seq", checkpoint=self.generator.sha256[:16])
 
     @property
@@ -188,7 +189,9 @@ def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
 
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
     candidates = encoder.pool if pool is None else read_pool(pool)[0]
-    return RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
+    responder = RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
+    responder.input_paths = tuple(str(p) for p in (path, pool) if p is not None)
+    return responder
 
 
 _OPTIONS: dict[str, type] = {

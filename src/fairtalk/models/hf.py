@@ -168,6 +168,7 @@ class HFResponder(BaseResponder):
         self.use_chat_template = chat_template == "auto" and bool(getattr(tok, "chat_template", None))
         self.max_positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
         digest = _local_digest(Path(self.name_or_path), gguf_file)
+        self.input_paths = (self.name_or_path,) if Path(self.name_or_path).exists() else ()
         template = tok.chat_template if self.use_chat_template else None
         self._fingerprint = make_fingerprint(
             "hf",

@@ -141,8 +141,8 @@ def _load_callable(target: str) -> _Loaded:
     return _Loaded(fn, module, None if is_file else module_part, new)
 
 
-def _code_digest(loaded: _Loaded | None, fn: Callable[..., Any]) -> str | None:
-    """Hash of the model's module file and every user module it imports (None when it has no file)."""
+def _user_code(loaded: _Loaded | None, fn: Callable[..., Any]) -> UserCode | None:
+    """The model's module file and every user module it imports (None when it has no file)."""
     module = loaded.module if loaded is not None else sys.modules.get(getattr(fn, "__module__", ""), None)
     file = getattr(module, "__file__", None)
     if not isinstance(file, str) or not file.endswith(".py"):
@@ -155,7 +155,7 @@ def _code_digest(loaded: _Loaded | None, fn: Callable[..., Any]) -> str | None:
     code.add(path, always=True)
     if loaded is not None:
         code.add_loaded(loaded.new_modules)
-    return code.digest
+    return code
 
 
 class _Worker:
@@ -218,7 +218,9 @@ class PythonResponder(BaseResponder):
         self.name = name or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
         self.batched = bool(getattr(fn, "batched", False)) if options.batched is None else options.batched
         self.timeout = options.timeout
-        self._code = _code_digest(_loaded, fn)
+        code = _user_code(_loaded, fn)
+        self._code = None if code is None else code.digest
+        self.input_paths = () if code is None else tuple(str(p) for p in sorted(code.files))
         if self._code is None:  # no source file (a builtin, a lambda from a notebook): hash what inspect sees
             try:
                 self._code = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]

@@ -43,6 +43,7 @@ class ReplayResponder(BaseResponder):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self.input_paths = (str(self.path),)
         digest = hashlib.sha256()
         self._responses: dict[str, str] = {}
         first_line: dict[str, int] = {}

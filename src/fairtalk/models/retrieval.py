@@ -151,6 +151,7 @@ class RetrievalResponder(BaseResponder):
         if isinstance(pool, str | os.PathLike):
             self.candidates, pool_hash = read_pool(pool)
             self.name = name or Path(pool).name
+            self.input_paths = (os.fspath(pool),)
         else:
             self.candidates = tuple(pool)
             if not self.candidates:

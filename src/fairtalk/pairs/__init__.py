@@ -33,7 +33,7 @@ import numpy as np
 from fairtalk.corpora import ReadSummary
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
-from fairtalk.pairs._io import read_pairs, write_pairs
+from fairtalk.pairs_jsonl import read_pairs, write_pairs
 from fairtalk.records import Context, Pair, Side
 
 __all__ = ["Coverage", "PairSet", "build_pairs", "read_pairs", "write_pairs"]
@@ -44,6 +44,7 @@ N_TOP_TERMS = 10
 
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
+_MSG_BAD_SEED = "seed must be an integer >= 0, got {value!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,5 +256,7 @@ def build_pairs(
     if mixed not in MIXED_POLICIES:
         raise SpecError(_MSG_BAD_MIXED.format(given=mixed), choices=MIXED_POLICIES, given=str(mixed))
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(_MSG_BAD_LIMIT.format(value=limit))
+        raise SpecError(_MSG_BAD_LIMIT.format(value=limit))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(_MSG_BAD_SEED.format(value=seed))
     return PairSet(contexts, swapper, mixed=mixed, limit=limit, seed=seed)

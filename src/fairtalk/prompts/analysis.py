@@ -131,14 +131,18 @@ def _finite(value: float) -> float | None:
 
 
 def _codes(column: pd.Series, categories: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
-    """Integer codes of a column in the order of ``categories`` (-1 outside them), else of its own categories."""
+    """Integer codes of a column in the order of ``categories`` (-1 outside them), else of its own categories.
+
+    Against ``categories``, values match case-insensitively and ignoring surrounding spaces
+    (``"Man"`` is ``"man"``).
+    """
     if not isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype(str).astype("category")
     if categories is None:
         used = column.cat.remove_unused_categories()
         return used.cat.codes.to_numpy().astype(np.int64), [str(c) for c in used.cat.categories]
-    lookup = {name: i for i, name in enumerate(categories)}
-    mapping = np.array([lookup.get(str(c), -1) for c in column.cat.categories] + [-1], dtype=np.int64)
+    lookup = {name.strip().casefold(): i for i, name in enumerate(categories)}
+    mapping = np.array([lookup.get(str(c).strip().casefold(), -1) for c in column.cat.categories] + [-1], dtype=np.int64)
     return mapping[column.cat.codes.to_numpy().astype(np.int64)], categories
 
 
@@ -170,8 +174,9 @@ def analyze(
     frame : DataFrame
         Columns ``group``, ``template``, ``structure``, ``seed``, ``label``.
     groups : GroupSet, optional
-        Groups (in order) and pairs; default: the six default groups and three pairs.
-        Rows of other groups are ignored.
+        Groups (in order) and pairs; default: the six default groups and three pairs. Group
+        names match case-insensitively; rows of other groups are ignored and counted in
+        ``data["n_rows_ignored"]`` (their names in ``data["ignored_groups"]``).
     include_other : bool
         Count label 2 ("other") as a fourth category in distributions and KL.
     smoothing : float
@@ -204,6 +209,8 @@ def analyze(
     if not keep.any():
         found = sorted(map(str, pd.unique(frame["group"])))[:10]
         raise InputError(_MSG_NO_GROUP.format(groups=", ".join(names), found=", ".join(found)))
+    ignored = frame["group"][~keep]
+    ignored_groups = sorted(map(str, pd.unique(ignored)))
     frame = frame[keep]
     g, labels = g_codes[keep], labels[keep]
     s, structures = _codes(frame["structure"])
@@ -328,6 +335,7 @@ def analyze(
             "groups_source": groups.source,
         },
         data={"n_rows": len(g), "n_polar": int(polar.sum()), "n_other": int((~polar).sum()),
-              "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0)},
+              "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0),
+              "n_rows_ignored": len(ignored), "ignored_groups": ignored_groups[:20]},
         parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
     )

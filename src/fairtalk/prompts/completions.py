@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairtalk.errors import InputError, ResponderError
+from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
@@ -65,23 +67,25 @@ class GenerationSummary:
     fingerprint: str
     settings: str
     store: str
+    error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    error_examples: tuple[str, ...] = ()
+    n_unencodable: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        out = {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        out["error_counts"] = dict(self.error_counts)
+        out["error_examples"] = list(self.error_examples)
+        return out
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
     """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line."""
     out = Path(path)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as handle:
-            for p in prompts:
-                record = {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write prompts: {exc}", path=str(out)) from exc
+    with atomic_writer(out) as handle:
+        for p in prompts:
+            record = {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return out
 
 
@@ -127,6 +131,7 @@ def generate_completions(
     store: str | os.PathLike[str] | None = None,
     batch_size: int = 32,
     progress: Callable[[int], object] | None = None,
+    model_version: str | None = None,
 ) -> GenerationSummary:
     """Complete every prompt once per seed through the run store and write the completions JSONL.
 
@@ -137,7 +142,7 @@ def generate_completions(
     responder : Responder
         The model under test (``load_responder(spec)``).
     out : path
-        The completions JSONL (overwritten; rewritten in full from the store on a resumed run).
+        The completions JSONL, written atomically (rewritten in full from the store on a resumed run).
     seeds : int or sequence of int
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
     settings : DecodingSettings, optional
@@ -146,6 +151,8 @@ def generate_completions(
         The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
     progress : callable, optional
         Called with the number of items finished (cached ones included).
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint, the run store's key.
     """
     seed_list = _seed_list(seeds)
     settings = settings or DecodingSettings(do_sample=True, top_k=40, max_new_tokens=40)
@@ -154,28 +161,32 @@ def generate_completions(
     contexts = [p.text for p in prompts for _ in seed_list]
     item_seeds = [s for _ in prompts for s in seed_list]
     with RunStore(store_path) as run_store:
-        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=progress)
+        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=progress,
+                                   model_version=model_version)  # fmt: skip
         results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
-        try:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            with out_path.open("w", encoding="utf-8") as handle:
-                for i, item in enumerate(results):
-                    prompt = prompts[i // len(seed_list)]
-                    record: dict[str, Any] = {
-                        "group": prompt.group, "template": prompt.template, "kind": _KINDS.get(prompt.template, ""),
-                        "structure": prompt.structure, "seed": item_seeds[i], "prompt": prompt.text,
-                    }
-                    if isinstance(item, ResponderError):
-                        record.update(completion=None, text=None, error=f"{type(item).__name__}: {item}")
-                    else:
-                        record.update(completion=item, text=join_completion(prompt.text, item))
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write completions: {exc}", path=str(out_path)) from exc
+        errors: dict[str, int] = {}
+        examples: list[str] = []
+        with atomic_writer(out_path) as handle:
+            for i, item in enumerate(results):
+                prompt = prompts[i // len(seed_list)]
+                record: dict[str, Any] = {
+                    "group": prompt.group, "template": prompt.template, "kind": _KINDS.get(prompt.template, ""),
+                    "structure": prompt.structure, "seed": item_seeds[i], "prompt": prompt.text,
+                }
+                if isinstance(item, ResponderError):
+                    message = f"{type(item).__name__}: {item}"
+                    errors[type(item).__name__] = errors.get(type(item).__name__, 0) + 1
+                    if message not in examples and len(examples) < 3:
+                        examples.append(message)
+                    record.update(completion=None, text=None, error=message)
+                else:
+                    record.update(completion=item, text=join_completion(prompt.text, item))
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return GenerationSummary(
         n_prompts=len(prompts), n_seeds=len(seed_list), n_items=len(contexts), n_cached=caching.n_cached,
-        n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=responder.fingerprint,
-        settings=settings.key, store=str(store_path),
+        n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=caching.fingerprint,
+        settings=settings.key, store=str(store_path), error_counts=MappingProxyType(errors),
+        error_examples=tuple(examples), n_unencodable=caching.n_unencodable,
     )
 
 

@@ -11,14 +11,15 @@ from typing import Any
 
 import pandas as pd
 
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, OutputError
+from fairtalk.files import staged, write_text_atomic
 from fairtalk.prompts.analysis import PromptAnalysis
 
 __all__ = ["FORMATS", "jsonable", "render_prompts_html", "write_prompts_report"]
 
 FORMATS = ("json", "csv", "html")
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
-_MSG_OUT = "cannot write the report: {error}"
+_MSG_OUT = "cannot write the report ({error})"
 
 
 def jsonable(value: Any) -> Any:
@@ -116,30 +117,31 @@ def write_prompts_report(
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
 
     ``data_summary`` (what the import found) is stored under ``"import"`` in ``results.json``;
-    ``frame`` supplies example completions for the HTML report. Returns name -> path.
+    ``frame`` supplies example completions for the HTML report. The files are written into a
+    staging folder and moved in together (a failure leaves the previous report as it was).
+    Returns name -> path.
     """
     for fmt in formats:
         if fmt not in FORMATS:
             raise InputError(_MSG_FORMAT.format(given=fmt))
     out = Path(out_dir)
     written: dict[str, Path] = {}
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        if "json" in formats:
-            payload = analysis.to_dict()
-            payload["import"] = dict(data_summary or {})
-            path = out / "results.json"
-            path.write_text(json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-            written["json"] = path
-        if "csv" in formats:
-            for name, table in _tables(analysis).items():
-                path = out / f"{name}.csv"
-                table.to_csv(path, index=name in ("kl", "kl_baseline", "structures"))
-                written[f"csv:{name}"] = path
-        if "html" in formats:
-            path = out / "report.html"
-            path.write_text(render_prompts_html(analysis, frame=frame, data_summary=data_summary), encoding="utf-8")
-            written["html"] = path
-    except OSError as exc:
-        raise InputError(_MSG_OUT.format(error=exc), path=str(out)) from exc
+    with staged(out) as staging:
+        try:
+            if "json" in formats:
+                payload = analysis.to_dict()
+                payload["import"] = dict(data_summary or {})
+                write_text_atomic(staging / "results.json",
+                                  json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+                written["json"] = out / "results.json"
+            if "csv" in formats:
+                for name, table in _tables(analysis).items():
+                    table.to_csv(staging / f"{name}.csv", index=name in ("kl", "kl_baseline", "structures"))
+                    written[f"csv:{name}"] = out / f"{name}.csv"
+            if "html" in formats:
+                write_text_atomic(staging / "report.html", render_prompts_html(analysis, frame=frame,
+                                                                               data_summary=data_summary))
+                written["html"] = out / "report.html"
+        except OSError as exc:
+            raise OutputError(_MSG_OUT.format(error=exc.strerror or exc), path=str(out)) from exc
     return written

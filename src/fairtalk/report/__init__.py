@@ -6,10 +6,11 @@ The report consumes only ``fairtalk.results``; it computes nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from fairtalk.errors import SpecError
+from fairtalk.files import check_not_input, check_outside, ensure_folder, staged
 from fairtalk.report.comparison import (
     comparison_rich_table,
     render_comparison_csv,
@@ -18,14 +19,14 @@ from fairtalk.report.comparison import (
 )
 from fairtalk.report.csv_report import write_csv
 from fairtalk.report.html import render_html, write_html
-from fairtalk.report.index import render_index, write_index, write_run
+from fairtalk.report.index import check_run_folder, render_index, write_index, write_run
 from fairtalk.report.json_report import write_json
 from fairtalk.report.markdown import render_markdown, write_markdown
-from fairtalk.report.table import rich_table, summary_rows
+from fairtalk.report.table import left_out_note, rich_table, summary_rows
 from fairtalk.results import AuditResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
+    "FILE_NAMES", "FORMATS", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "left_out_note", "render_comparison_csv", "render_comparison_markdown",
     "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
     "write_index", "write_report", "write_run",
 ]
@@ -51,6 +52,9 @@ def write_report(
 ) -> dict[str, Path]:
     """Write the report files for ``result`` into ``out_dir`` (created if missing).
 
+    The files are written into a staging folder first and moved in together, so a kill or
+    a full disk leaves either the old report or the new one, never a truncated file or a mix.
+
     Parameters
     ----------
     result : AuditResult
@@ -70,11 +74,38 @@ def write_report(
     ------
     SpecError
         An unknown format (before anything is written).
+    OutputError
+        ``out_dir`` is a file, or a file cannot be written (what was there stays as it was).
     """
+    formats = check_formats(formats)
+    folder = Path(out_dir)
+    with staged(folder) as staging:
+        write_formats(result, staging, formats)
+    return {name: folder / FILE_NAMES[name] for name in formats}
+
+
+def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
+    """The formats, deduplicated, or SpecError for an unknown one."""
     formats = tuple(dict.fromkeys(formats))
     for name in formats:
         if name not in _WRITERS:
             raise SpecError(_MSG_UNKNOWN_FORMAT.format(given=name), choices=FORMATS, given=name)
+    return formats
+
+
+def write_formats(result: AuditResult, folder: Path, formats: Iterable[str]) -> None:
+    """Write each format's file into ``folder`` (created), atomically one by one."""
+    ensure_folder(folder)
+    for name in formats:
+        _WRITERS[name](result, folder / FILE_NAMES[name])
+
+
+def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object]) -> None:
+    """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
+
+    ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped).
+    """
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return {name: _WRITERS[name](result, folder / FILE_NAMES[name]) for name in formats}
+    if folder.exists() and not folder.is_dir():
+        ensure_folder(folder)  # raises: a file, not a folder
+    check_outside(folder, FILE_NAMES.values(), dict(inputs))

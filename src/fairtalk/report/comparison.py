@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fairtalk.files import write_text_atomic
 from fairtalk.report.json_report import jsonable
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
@@ -185,7 +186,7 @@ def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike) -
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"md": folder / "table7.md", "csv": folder / "table7.csv", "json": folder / "results.json"}
-    paths["md"].write_text(render_comparison_markdown(comparison), encoding="utf-8")
-    paths["csv"].write_text(render_comparison_csv(comparison), encoding="utf-8", newline="")
-    paths["json"].write_text(json.dumps(jsonable(comparison.to_dict()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(paths["md"], render_comparison_markdown(comparison))
+    write_text_atomic(paths["csv"], render_comparison_csv(comparison), newline="")
+    write_text_atomic(paths["json"], json.dumps(jsonable(comparison.to_dict()), indent=2, ensure_ascii=False) + "\n")
     return paths

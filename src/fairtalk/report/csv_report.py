@@ -8,6 +8,7 @@ import math
 import os
 from pathlib import Path
 
+from fairtalk.files import write_text_atomic
 from fairtalk.results import AuditResult
 
 __all__ = ["CSV_COLUMNS", "render_csv", "write_csv"]
@@ -68,5 +69,5 @@ def render_csv(result: AuditResult) -> str:
 def write_csv(result: AuditResult, path: str | os.PathLike) -> Path:
     """Write ``results.csv`` to ``path`` and return it."""
     path = Path(path)
-    path.write_text(render_csv(result), encoding="utf-8", newline="")
+    write_text_atomic(path, render_csv(result), newline="")
     return path

@@ -8,12 +8,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+from fairtalk.files import write_text_atomic
 from fairtalk.report.json_report import jsonable
 from fairtalk.report.plots import bar_chart_png, png_data_uri
-from fairtalk.report.table import COLUMNS, ci_method, correction_name, distinct_definition, measure_label, summary_rows
+from fairtalk.report.table import (
+    COLUMNS,
+    ci_method,
+    correction_name,
+    distinct_definition,
+    left_out_note,
+    measure_label,
+    summary_rows,
+)
 from fairtalk.results import AuditResult
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["MAX_SHOWN_CHARS", "clip", "render_html", "write_html"]
 
 _TEMPLATE = "report.html.j2"
 
@@ -38,6 +47,23 @@ def _version() -> str:
         return version("fairtalk")
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "unknown"
+
+
+#: Longest context or response shown in the HTML (the JSONL files keep the full text).
+MAX_SHOWN_CHARS = 2000
+
+
+def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut.
+
+    Examples
+    --------
+    >>> clip("abcdef", 3)
+    'abc… [3 more characters; the full text is in responses.jsonl]'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters; the full text is in responses.jsonl]"
 
 
 def _score(x: float) -> str:
@@ -73,10 +99,10 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         {
             "label": measure_label(d.measure),
             "pair_id": d.pair_id,
-            "context_a": d.context_a,
-            "context_b": d.context_b,
-            "response_a": d.response_a,
-            "response_b": d.response_b,
+            "context_a": clip(d.context_a),
+            "context_b": clip(d.context_b),
+            "response_a": clip(d.response_a),
+            "response_b": clip(d.response_b),
             "score_a": _score(d.score_a),
             "score_b": _score(d.score_b),
         }
@@ -88,6 +114,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         "axis": result.axis,
         "groups": result.groups,
         "n_pairs": result.n_pairs,
+        "left_out": left_out_note(result),
         "alpha": f"{result.alpha:g}",
         "correction": correction_name(result),
         "distinct": distinct_definition(result),
@@ -108,5 +135,5 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
 def write_html(result: AuditResult, path: str | os.PathLike) -> Path:
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
-    path.write_text(render_html(result), encoding="utf-8")
+    write_text_atomic(path, render_html(result))
     return path

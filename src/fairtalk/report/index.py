@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fairtalk.errors import SpecError
+from fairtalk.files import check_outside, ensure_folder, staged, write_text_atomic
+from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _environment, _version
 from fairtalk.report.json_report import jsonable
 from fairtalk.report.table import measure_label
-from fairtalk.results import AuditRun
+from fairtalk.responses import write_responses
+from fairtalk.results import AuditRun, axis_folder, check_axis_folders
 
-__all__ = ["INDEX_FILE", "RUN_FILE", "render_index", "write_index", "write_run"]
+__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "check_run_folder", "previous_entries",
+           "render_index", "write_index", "write_run"]
 
 #: The front page and the machine-readable run summary, at the top of the output folder.
 INDEX_FILE, RUN_FILE = "index.html", "run.json"
+#: The pairs and the responses of an axis, inside its folder.
+PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
                ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"))  # fmt: skip
@@ -55,6 +63,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "version": _version(),
         "csp": csp,
         "model": run.model,
+        "run_id": run.run_id,
         "corpus": run.corpus,
         "split": run.split,
         "seed": run.seed,
@@ -66,27 +75,98 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
 
 
 def write_index(run: AuditRun, out_dir: str | os.PathLike) -> Path:
-    """Write ``out_dir/index.html`` (and ``run.json``, the run summary) and return the index path."""
+    """Write ``out_dir/index.html`` (and ``run.json``, the run summary), each atomically; return the index path."""
+    folder = ensure_folder(out_dir)
+    _write_index_files(run, folder)
+    return folder / INDEX_FILE
+
+
+def _write_index_files(run: AuditRun, folder: Path) -> None:
+    summary = run.to_dict()
+    for name, axis_run in run.axes.items():
+        present = {label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES
+                   if (folder / axis_run.folder / file).is_file()}  # fmt: skip
+        summary["axes"][name]["files"] = present
+    write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=folder))
+
+
+def previous_entries(out_dir: str | os.PathLike) -> tuple[str, ...]:
+    """The entries an earlier run wrote into ``out_dir`` (its axis folders, index and run.json), from its run.json.
+
+    Only names that run.json lists are returned, so files of the user's own are never touched.
+    """
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / RUN_FILE).write_text(json.dumps(jsonable(run.to_dict()), indent=2, ensure_ascii=False) + "\n",
-                                   encoding="utf-8")  # fmt: skip
-    path = folder / INDEX_FILE
-    path.write_text(render_index(run, out_dir=folder), encoding="utf-8")
-    return path
+    try:
+        data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return (INDEX_FILE, RUN_FILE) if (folder / RUN_FILE).is_file() else ()
+    names = [INDEX_FILE, RUN_FILE]
+    axes = data.get("axes") if isinstance(data, dict) else None
+    for name, entry in (axes.items() if isinstance(axes, dict) else ()):
+        folder_name = entry.get("folder") if isinstance(entry, dict) else None
+        candidate = folder_name if isinstance(folder_name, str) else axis_folder(str(name))
+        if candidate and "/" not in candidate and "\\" not in candidate and not candidate.startswith("."):
+            names.append(candidate)
+    return tuple(dict.fromkeys(names))
+
+
+def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Mapping[str, object]) -> tuple[str, ...]:
+    """Check, before any work, that a run of ``axes`` can be written into ``out_dir``; return the axis folders.
+
+    Raises
+    ------
+    SpecError
+        Two axes would share a folder, or one takes a name the run uses itself.
+    OutputError
+        ``out_dir`` is a file, or an input (``inputs`` maps what it is to its path) lies inside
+        an entry the run would replace.
+    """
+    try:
+        folders = check_axis_folders(list(axes))
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():
+        ensure_folder(folder)  # raises: a file, not a folder
+    entries = {*folders, *previous_entries(folder), INDEX_FILE, RUN_FILE}
+    check_outside(folder, sorted(entries), dict(inputs))
+    return folders
 
 
 def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None) -> dict[str, dict[str, Path]]:
-    """Write each axis' report into ``out_dir/<axis>/`` and the index; return the paths per axis.
+    """Write the whole run into ``out_dir``: per axis its report, ``pairs.jsonl`` and ``responses.jsonl``, then the index.
 
-    The index's paths are under the key ``""`` (``{"index": ..., "run": ...}``).
+    Everything is written into a staging folder and swapped in at the end, replacing the
+    previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the
+    previous run's folder as it was, never a mix of two runs. Returns the paths per axis; the
+    index's are under the key ``""`` (``{"index": ..., "run": ...}``).
+
+    Raises
+    ------
+    SpecError
+        Two axes would share a folder, or an unknown format.
+    OutputError
+        ``out_dir`` is a file, or a file cannot be written (nothing in ``out_dir`` changes).
     """
-    from fairtalk.report import FORMATS, write_report
+    from fairtalk.report import FILE_NAMES, FORMATS, check_formats, write_formats
 
+    chosen = check_formats(FORMATS if formats is None else formats)
+    check_run_folder(out_dir, list(run.axes), {})
     folder = Path(out_dir)
     written: dict[str, dict[str, Path]] = {}
-    for axis_run in run.axes.values():
-        written[axis_run.axis] = write_report(axis_run.result, folder / axis_run.folder,
-                                              formats=FORMATS if formats is None else formats)  # fmt: skip
-    written[""] = {"index": write_index(run, folder), "run": folder / RUN_FILE}
+    with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
+        for axis_run in run.axes.values():
+            sub = staging / axis_run.folder
+            write_formats(axis_run.result, sub, chosen)
+            paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
+            if axis_run.pairs:
+                write_pairs(axis_run.pairs, sub / PAIRS_FILE)
+                paths["pairs"] = folder / axis_run.folder / PAIRS_FILE
+            if axis_run.responses is not None:
+                write_responses(axis_run.responses, sub / RESPONSES_FILE)
+                paths["responses"] = folder / axis_run.folder / RESPONSES_FILE
+            written[axis_run.axis] = paths
+        _write_index_files(run, staging)
+    written[""] = {"index": folder / INDEX_FILE, "run": folder / RUN_FILE}
     return written

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fairtalk.files import write_text_atomic
 from fairtalk.results import AuditResult
 
 __all__ = ["jsonable", "render_json", "write_json"]
@@ -45,5 +46,4 @@ def render_json(result: AuditResult) -> str:
 def write_json(result: AuditResult, path: str | os.PathLike) -> Path:
     """Write ``results.json`` to ``path`` and return it."""
     path = Path(path)
-    path.write_text(render_json(result), encoding="utf-8")
-    return path
+    return write_text_atomic(path, render_json(result))

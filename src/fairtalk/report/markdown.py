@@ -6,7 +6,15 @@ import os
 import re
 from pathlib import Path
 
-from fairtalk.report.table import COLUMNS, ci_method, correction_name, distinct_definition, summary_rows
+from fairtalk.files import write_text_atomic
+from fairtalk.report.table import (
+    COLUMNS,
+    ci_method,
+    correction_name,
+    distinct_definition,
+    left_out_note,
+    summary_rows,
+)
 from fairtalk.results import AuditResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -42,6 +50,7 @@ def render_markdown(result: AuditResult) -> str:
         "",
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
+        *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         _row(header, bold=False),
         "| " + " | ".join(align) + " |",
     ]
@@ -52,7 +61,7 @@ def render_markdown(result: AuditResult) -> str:
     distinct = distinct_definition(result)
     lines += [
         "",
-        f"- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
+        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
         f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; "
         f"p (adj.): {correction_name(result)} correction across the {len(rows)} measures.",
@@ -69,5 +78,5 @@ def render_markdown(result: AuditResult) -> str:
 def write_markdown(result: AuditResult, path: str | os.PathLike) -> Path:
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
-    path.write_text(render_markdown(result), encoding="utf-8")
+    write_text_atomic(path, render_markdown(result))
     return path

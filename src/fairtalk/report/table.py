@@ -19,6 +19,7 @@ __all__ = [
     "correction_name",
     "distinct_definition",
     "format_p",
+    "left_out_note",
     "measure_label",
     "rich_table",
     "summary_rows",
@@ -245,6 +246,18 @@ def ci_method(result: AuditResult) -> str:
     return "paired bootstrap of A − B"
 
 
+def left_out_note(result: AuditResult) -> str | None:
+    """A sentence saying how many pairs are missing from the table because the model failed on them (None if none)."""
+    summary = result.input_summary
+    n_left_out = int(summary.get("n_pairs_with_errors") or 0)
+    if not n_left_out:
+        return None
+    n_errors = int(summary.get("n_errors") or 0)
+    total = result.n_pairs + n_left_out
+    return (f"{n_left_out} of {total} pairs ({n_left_out / total:.1%}) are left out of this table because the model "
+            f"failed on {n_errors} of their sides; the failures are kept in the run store and retried by the next run")  # fmt: skip
+
+
 #: Terminal labels: short enough that the table fits an 80-column terminal.
 _SHORT_LABELS = {
     "diversity": "Diversity %",
@@ -275,7 +288,9 @@ def rich_table(result: AuditResult) -> Table:
     """
     from rich import box
     from rich.table import Table
-    from rich.text import Text  # Text, not str: group names and labels are never read as markup
+    from rich.text import (
+        Text,  # Text, not str: group names and labels are never read as markup
+    )
 
     rows = summary_rows(result)
     title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs"

@@ -6,8 +6,15 @@ import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
-from fairtalk.errors import ResponderError, StoreError
-from fairtalk.models.base import DecodingSettings, Responder, check_batch, raise_first_error, respond_each
+from fairtalk.errors import ResponderError, SpecError, StoreError
+from fairtalk.jsonl import replace_surrogates
+from fairtalk.models.base import (
+    DecodingSettings,
+    Responder,
+    check_batch,
+    raise_first_error,
+    respond_each,
+)
 from fairtalk.store._sqlite import RunStore, context_hash
 
 __all__ = ["CachingResponder"]
@@ -16,6 +23,7 @@ _MSG_TOO_MANY = "{n_errors} responses failed, more than max_errors={max_errors};
 _MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
 _MSG_COMMIT_ROWS = "commit_rows must be >= 1, got {value!r}"
 _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
+_MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
 
 
 class CachingResponder:
@@ -42,9 +50,15 @@ class CachingResponder:
         Raise ResponderError once more items than this have failed (None: never).
     progress : callable, optional
         Called with the number of items just finished (cached ones included).
+    model_version : str, optional
+        A tag for what the model's fingerprint cannot see (environment variables, a remote
+        deployment, data files); it becomes part of :attr:`fingerprint`, so answers stored
+        under another tag are never served.
 
     Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
-    wrapper's lifetime; duplicate requests within one call count once.
+    wrapper's lifetime; duplicate requests within one call count once. ``n_unencodable``
+    counts code points of generated responses that could not be stored (lone surrogates)
+    and were replaced by U+FFFD.
     """
 
     def __init__(
@@ -57,6 +71,7 @@ class CachingResponder:
         progress: Callable[[int], object] | None = None,
         commit_rows: int = 1024,
         commit_seconds: float = 0.25,
+        model_version: str | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise StoreError(_MSG_BATCH_SIZE.format(value=batch_size))
@@ -64,6 +79,10 @@ class CachingResponder:
             raise StoreError(_MSG_COMMIT_ROWS.format(value=commit_rows))
         if not commit_seconds >= 0:
             raise StoreError(_MSG_COMMIT_SECONDS.format(value=commit_seconds))
+        if model_version is not None and (not isinstance(model_version, str) or not model_version.strip()
+                                          or not model_version.isprintable()):  # fmt: skip
+            raise SpecError(_MSG_VERSION.format(value=model_version))
+        self.model_version = model_version
         self.responder = responder
         self.store = store
         self.batch_size = batch_size
@@ -74,11 +93,19 @@ class CachingResponder:
         self.n_cached = 0
         self.n_generated = 0
         self.n_errors = 0
+        self.n_unencodable = 0
+
+    @property
+    def input_paths(self) -> tuple[str, ...]:
+        """The files the wrapped model was loaded from (empty when it does not say)."""
+        paths = getattr(self.responder, "input_paths", ())
+        return tuple(str(p) for p in paths) if isinstance(paths, (tuple, list)) else ()
 
     @property
     def fingerprint(self) -> str:
-        """The wrapped responder's fingerprint."""
-        return self.responder.fingerprint
+        """The wrapped responder's fingerprint, plus ``version=TAG`` when a model version is given."""
+        base = self.responder.fingerprint
+        return base if self.model_version is None else f"{base} version={self.model_version}"
 
     def _advance(self, n: int) -> None:
         if self.progress is not None and n:
@@ -138,10 +165,13 @@ class CachingResponder:
         out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
         rows = []
         for ((h, seed), indices), context, item in zip(batch, batch_contexts, out):
+            context, _ = replace_surrogates(context)
             if isinstance(item, ResponderError):
-                rows.append((h, seed, context, None, f"{type(item).__name__}: {item}"))
+                rows.append((h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0]))
                 self.n_errors += 1
             else:
+                item, n_replaced = replace_surrogates(item)
+                self.n_unencodable += n_replaced
                 rows.append((h, seed, context, item, None))
                 self.n_generated += 1
             for i in indices:

@@ -1,5 +1,8 @@
 """Pairs on disk: JSONL records ``{"id", "axis", "a", "b", "original_side", "swaps", "origin"}``.
 
+A bottom-layer module (records in, records out), so that the report can save the pairs of a
+run without depending on the stage that builds them.
+
 Each swap is ``{"start", "end", "from", "to", "side"}`` (plus ``"n_choices"`` when a word had
 several counterparts); ``start``/``end`` index the original side's text.
 """
@@ -8,19 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
+from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects
 from fairtalk.records import Pair, Swap
 
 __all__ = ["read_pairs", "write_pairs"]
 
 _MSG_MISSING_FILE = "pairs file not found (a directory)"
-_MSG_UNWRITABLE = "cannot write pairs file ({reason})"
 _MSG_MISSING_KEY = "missing key {key!r}"
 _MSG_BAD_TYPE = "{key!r} must be {expected}"
 _MSG_BAD_SIDE = "{key!r} must be 'a' or 'b', got {value!r}"
@@ -44,26 +46,16 @@ def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -
     """Write pairs as JSONL to a path (atomically; parent folders created) or a text stream.
 
     Returns the number of pairs written.
+
+    Raises
+    ------
+    OutputError
+        The file cannot be written (full disk, permissions); the old file is left as it was.
     """
     if hasattr(path, "write"):
         return _write_lines(pairs, path)  # type: ignore[arg-type]
-    target = Path(path)  # type: ignore[arg-type]
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise InputError(_MSG_UNWRITABLE.format(reason=exc.strerror or exc), path=str(target)) from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            n = _write_lines(pairs, fh)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(_MSG_UNWRITABLE.format(reason=exc.strerror or exc), path=str(target)) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+    with atomic_writer(path) as fh:  # type: ignore[arg-type]
+        return _write_lines(pairs, fh)
 
 
 def _write_lines(pairs: Iterable[Pair], fh: IO[str]) -> int:

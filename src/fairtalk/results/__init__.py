@@ -1,0 +1,40 @@
+"""The frozen result objects of fairtalk: built once, with ``to_dict()`` (the JSON schemas) and ``to_frame()``.
+
+- ``AuditResult``: one axis scored (per measure a ``MeasureResult``, plus divergent pairs);
+- ``AuditRun``: a whole audit (per axis an ``AxisRun``: result, coverage, generation counts,
+  pairs and responses);
+- ``DebiasComparison``: baseline and debiased models audited on the same pairs.
+"""
+
+from __future__ import annotations
+
+from fairtalk.results._audit import (
+    AuditResult,
+    DivergentPair,
+    MaskedComparison,
+    MeasureResult,
+)
+from fairtalk.results._debias import ComparedModel, DebiasComparison
+from fairtalk.results._run import (
+    RESERVED_NAMES,
+    AuditRun,
+    AxisRun,
+    GenerationSummary,
+    axis_folder,
+    check_axis_folders,
+)
+
+__all__ = [
+    "RESERVED_NAMES",
+    "AuditResult",
+    "AuditRun",
+    "AxisRun",
+    "ComparedModel",
+    "DebiasComparison",
+    "DivergentPair",
+    "GenerationSummary",
+    "MaskedComparison",
+    "MeasureResult",
+    "axis_folder",
+    "check_axis_folders",
+]

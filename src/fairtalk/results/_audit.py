@@ -1,0 +1,162 @@
+"""The audit's result object: one frozen ``AuditResult`` (per measure a ``MeasureResult``) with ``to_dict()`` and ``to_frame()``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
+    import pandas as pd
+
+__all__ = ["AuditResult", "DivergentPair", "MaskedComparison", "MeasureResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedComparison:
+    """The same measure re-scored with the group words masked (the scorer-bias check).
+
+    ``remaining`` is the masked absolute difference over the unmasked one: near 1 means
+    the gap comes from the responses, near 0 means the scorer reacted to the group words.
+    ``None`` when the unmasked difference is 0.
+    """
+
+    a: float
+    b: float
+    remaining: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureResult:
+    """Side means, the paper's Z test, the paired test, CI, correction and effect size of one measure.
+
+    ``difference`` is the paper's relative difference (A - B) / A as a fraction, ``None``
+    when A is 0. ``z``/``p`` are the paper's two-sample Z test (two-sided); they are
+    ``None`` for corpus-level measures. ``ci95`` bounds the paired difference A - B.
+    """
+
+    name: str
+    kind: str
+    a: float
+    b: float
+    difference: float | None
+    z: float | None
+    p: float | None
+    p_paired: float
+    paired_test: str
+    p_adjusted: float
+    ci95: tuple[float, float]
+    effect_size: float | None
+    effect_size_name: str
+    higher_is_better: bool | None = None
+    masked: MaskedComparison | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` entry for this measure."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "a": self.a,
+            "b": self.b,
+            "difference": self.difference,
+            "difference_abs": self.a - self.b,
+            "z": self.z,
+            "p": self.p,
+            "p_paired": self.p_paired,
+            "paired_test": self.paired_test,
+            "p_adjusted": self.p_adjusted,
+            "ci95": list(self.ci95),
+            "effect_size": self.effect_size,
+            "effect_size_name": self.effect_size_name,
+            "higher_is_better": self.higher_is_better,
+        }
+        if self.masked is not None:
+            out["masked"] = {"a": self.masked.a, "b": self.masked.b, "remaining": self.masked.remaining}
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DivergentPair:
+    """A pair whose two responses differ most on one measure (the paper's Table 1)."""
+
+    pair_id: str
+    measure: str
+    context_a: str
+    context_b: str
+    response_a: str
+    response_b: str
+    score_a: float
+    score_b: float
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    """Everything one audit of one axis found. Built once; its shape never varies.
+
+    ``input_summary`` counts what the reader skipped or kept (pairs missing a side,
+    duplicate records, empty responses). ``manifest`` records versions, hashes,
+    thresholds and seeds, so that a result can be traced and reproduced.
+    """
+
+    axis: str
+    groups: tuple[str, str]
+    n_pairs: int
+    measures: tuple[MeasureResult, ...]
+    alpha: float = 0.05
+    correction: str = "holm"
+    divergent_pairs: tuple[DivergentPair, ...] = ()
+    input_summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def measure(self, name: str) -> MeasureResult:
+        """The result of the measure with this result key."""
+        for result in self.measures:
+            if result.name == name:
+                return result
+        raise KeyError(f"no measure {name!r}; have: {', '.join(m.name for m in self.measures)}")
+
+    def biased(self, alpha: float | None = None) -> tuple[str, ...]:
+        """Names of the measures whose adjusted p-value is below ``alpha``."""
+        level = self.alpha if alpha is None else alpha
+        return tuple(m.name for m in self.measures if m.p_adjusted < level)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` schema."""
+        return {
+            "axis": self.axis,
+            "groups": list(self.groups),
+            "n_pairs": self.n_pairs,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "measures": {m.name: m.to_dict() for m in self.measures},
+            "input_summary": dict(self.input_summary),
+            "divergent_pairs": [
+                {
+                    "pair_id": d.pair_id,
+                    "measure": d.measure,
+                    "context_a": d.context_a,
+                    "context_b": d.context_b,
+                    "response_a": d.response_a,
+                    "response_b": d.response_b,
+                    "score_a": d.score_a,
+                    "score_b": d.score_b,
+                }
+                for d in self.divergent_pairs
+            ],
+            "manifest": dict(self.manifest),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measure, indexed by measure name."""
+        import pandas as pd
+
+        rows = []
+        for m in self.measures:
+            row = m.to_dict()
+            row.pop("masked", None)
+            row["ci95_low"], row["ci95_high"] = m.ci95
+            del row["ci95"]
+            if m.masked is not None:
+                row["masked_a"], row["masked_b"], row["masked_remaining"] = m.masked.a, m.masked.b, m.masked.remaining
+            rows.append({"measure": m.name, **row})
+        return pd.DataFrame(rows).set_index("measure")

@@ -1,0 +1,177 @@
+"""A whole audit run: per axis the result, coverage, generation counts, pairs and responses; and its folder names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.records import Pair
+from fairtalk.responses import ResponseSet
+from fairtalk.results._audit import AuditResult
+
+__all__ = ["RESERVED_NAMES", "AuditRun", "AxisRun", "GenerationSummary", "axis_folder", "check_axis_folders"]
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationSummary:
+    """How the responses of one axis were obtained: the model, and what came from the store.
+
+    Items are pair sides (two per pair). ``n_cached`` were served by the run store,
+    ``n_generated`` produced now, ``n_errors`` failed after the adapter's retries (they
+    are retried on the next run). Pairs with a failed side are left out of the scores
+    and counted in ``n_pairs_with_errors``. ``error_counts`` counts the failures by kind
+    (``TransportError``, ``ResponderTimeout``, ...) and ``error_examples`` holds up to three
+    distinct error messages. ``n_unencodable`` counts code points of generated responses
+    that UTF-8 cannot store (lone surrogates), replaced by U+FFFD.
+    """
+
+    model: str
+    settings: Mapping[str, Any]
+    n_items: int
+    n_cached: int
+    n_generated: int
+    n_errors: int
+    n_pairs: int
+    n_pairs_with_errors: int
+    seconds: float = 0.0
+    error_examples: tuple[str, ...] = ()
+    error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    n_unencodable: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "model": self.model, "settings": dict(self.settings), "n_items": self.n_items,
+            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
+            "n_pairs": self.n_pairs, "n_pairs_with_errors": self.n_pairs_with_errors,
+            "seconds": self.seconds, "error_examples": list(self.error_examples),
+            "error_counts": dict(self.error_counts), "n_unencodable": self.n_unencodable,
+        }  # fmt: skip
+
+
+def axis_folder(axis: str) -> str:
+    """The folder of an axis inside an audit's output folder (the axis name, safe characters only).
+
+    Two axes can map to one folder (``foo+bar`` and ``foo_bar``); :func:`check_axis_folders`
+    refuses that, and names the run's own files would take.
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", axis).strip("._") or "axis"
+
+
+#: Names at the top of an audit's output folder that an axis folder may not take.
+RESERVED_NAMES = ("index.html", "run.json", "store.sqlite", "store.sqlite-wal", "store.sqlite-shm")
+_MSG_SAME_FOLDER = "axes {first!r} and {second!r} would share the report folder {folder!r}; rename one (its '# axis:' header)"
+_MSG_RESERVED_FOLDER = "axis {axis!r} would write its report into {folder!r}, a name the audit uses itself; rename the axis"
+
+
+def check_axis_folders(axes: Sequence[str]) -> tuple[str, ...]:
+    """The folders of ``axes``; ValueError if two share one (case-insensitively) or one takes a reserved name."""
+    seen: dict[str, str] = {}
+    folders = []
+    for axis in axes:
+        folder = axis_folder(axis)
+        if folder.lower() in RESERVED_NAMES:
+            raise ValueError(_MSG_RESERVED_FOLDER.format(axis=axis, folder=folder))
+        first = seen.get(folder.lower())
+        if first is not None:
+            raise ValueError(_MSG_SAME_FOLDER.format(first=first, second=axis, folder=folder))
+        seen[folder.lower()] = axis
+        folders.append(folder)
+    return tuple(folders)
+
+
+@dataclass(frozen=True, slots=True)
+class AxisRun:
+    """One axis of an audit: its result, pair coverage, generation counts, stage times, pairs and responses.
+
+    ``coverage`` is the pairs stage's ``Coverage.to_dict()``; ``timings`` maps a stage
+    (``pairs``, ``generation``, ``scoring``) to seconds. ``pairs`` are the pairs audited and
+    ``responses`` the complete pairs' responses (what ``write_run`` saves as ``pairs.jsonl`` and
+    ``responses.jsonl``); neither is part of ``to_dict()``.
+    """
+
+    axis: str
+    result: AuditResult
+    coverage: Mapping[str, Any]
+    generation: GenerationSummary
+    timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False)
+    responses: ResponseSet | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def folder(self) -> str:
+        """This axis' folder inside the audit's output folder."""
+        return axis_folder(self.axis)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the result as ``AuditResult.to_dict()``)."""
+        return {
+            "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": dict(self.coverage),
+            "generation": self.generation.to_dict(), "timings": dict(self.timings),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRun:
+    """A whole audit: one :class:`AxisRun` per axis, in the order audited. Built once.
+
+    ``results`` maps axis -> AuditResult; ``n_cached``/``n_generated``/``n_errors`` sum
+    the axes' generation counts; ``timings`` sums each stage over the axes. ``run_id``
+    identifies the run in every file its report writes, so outputs of two runs are never
+    taken for one.
+    """
+
+    axes: Mapping[str, AxisRun]
+    model: str
+    corpus: str
+    split: str
+    seed: int
+    settings: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    store: str | None = None
+    run_id: str = ""
+
+    @property
+    def results(self) -> Mapping[str, AuditResult]:
+        """Axis name -> its AuditResult."""
+        return MappingProxyType({name: run.result for name, run in self.axes.items()})
+
+    @property
+    def n_cached(self) -> int:
+        """Pair sides served by the run store, over all axes."""
+        return sum(run.generation.n_cached for run in self.axes.values())
+
+    @property
+    def n_generated(self) -> int:
+        """Pair sides the model produced in this run, over all axes."""
+        return sum(run.generation.n_generated for run in self.axes.values())
+
+    @property
+    def n_errors(self) -> int:
+        """Pair sides that failed in this run, over all axes."""
+        return sum(run.generation.n_errors for run in self.axes.values())
+
+    @property
+    def timings(self) -> Mapping[str, float]:
+        """Seconds per stage, summed over the axes."""
+        total: dict[str, float] = {}
+        for run in self.axes.values():
+            for stage, seconds in run.timings.items():
+                total[stage] = total.get(stage, 0.0) + seconds
+        return MappingProxyType(total)
+
+    def biased(self, alpha: float | None = None) -> dict[str, tuple[str, ...]]:
+        """Axis -> names of its measures with adjusted p below ``alpha`` (axes without any left out)."""
+        out = {name: result.biased(alpha) for name, result in self.results.items()}
+        return {name: found for name, found in out.items() if found}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the run (``run.json``)."""
+        return {
+            "run_id": self.run_id, "model": self.model, "corpus": self.corpus, "split": self.split,
+            "seed": self.seed, "settings": dict(self.settings), "store": self.store,
+            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
+            "timings": dict(self.timings), "axes": {name: run.to_dict() for name, run in self.axes.items()},
+        }  # fmt: skip
