@@ -46,3 +46,33 @@ def test_bad_lines_name_path_and_line(tmp_path: Path, body: bytes, message: str)
 def test_a_missing_file_fails_at_the_call(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="nope.jsonl: pairs file not found"):
         read_objects(tmp_path / "nope.jsonl", what="pairs file")
+
+
+def test_surrogate_escapes_become_replacement_characters(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"text": "a \\ud800 b", "ok": "\\u00e9"}\n', encoding="utf-8")
+    ((_, record),) = list(read_objects(path))
+    assert record == {"text": "a \ufffd b", "ok": "é"}
+
+
+def test_non_regular_files_are_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs FIFOs")
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            list(read_objects(fifo, what="responses file"))
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+            outcome.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "opening a FIFO with no writer blocked"
+    assert isinstance(outcome[0], InputError) and "responses file is not a regular file" in str(outcome[0])

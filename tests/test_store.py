@@ -266,3 +266,40 @@ def test_finished_items_are_committed_when_the_run_is_interrupted(tmp_path: Path
 def test_commit_policy_is_validated(tmp_path: Path, option: dict) -> None:
     with RunStore(tmp_path / "s.db") as store, pytest.raises(StoreError, match="commit_"):
         CachingResponder(_Counting(), store, **option)
+
+
+class _Surrogates(BaseResponder):
+    """Answers with a lone surrogate, as a server can with one JSON escape."""
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:surrogates"
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        return [f"{c} \ud800\udfff!" for c in contexts]
+
+
+def test_unstorable_text_is_replaced_counted_and_stored(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "s.sqlite") as store:
+        cached = CachingResponder(_Surrogates(), store)
+        out = cached.respond(["a", "b \udc80"], S, seeds=[0, 0])
+        assert out == ["a \ufffd\ufffd!", "b \udc80 \ufffd\ufffd!".replace("\udc80", "\ufffd")]
+        assert cached.n_unencodable == 5 and cached.n_generated == 2  # 2 + 2, and the echoed context's 1
+        again = CachingResponder(_Surrogates(), store)
+        assert again.respond(["a"], S, seeds=[0]) == ["a \ufffd\ufffd!"] and again.n_cached == 1
+
+
+def test_model_version_keys_the_cache(tmp_path: Path) -> None:
+    from fairtalk import SpecError
+
+    with RunStore(tmp_path / "s.sqlite") as store:
+        v1 = CachingResponder(load_responder("builtin:echo"), store, model_version="v1")
+        assert v1.fingerprint == 'builtin:echo {"mode":"reverse"} version=v1'
+        v1.respond(["a b"], S, seeds=[0])
+        assert CachingResponder(load_responder("builtin:echo"), store, model_version="v1").respond_each(["a b"], S, seeds=[0])
+        v2 = CachingResponder(load_responder("builtin:echo"), store, model_version="v2")
+        v2.respond(["a b"], S, seeds=[0])
+        assert (v2.n_cached, v2.n_generated) == (0, 1)
+        for bad in ("", "  ", "a\nb"):
+            with pytest.raises(SpecError, match="model_version must be"):
+                CachingResponder(load_responder("builtin:echo"), store, model_version=bad)

@@ -78,3 +78,98 @@ def test_spec_errors(model_file: Path) -> None:
         load_responder(f"python:{model_file}:nope")
     with pytest.raises(SpecError, match="file not found"):
         load_responder("python:missing/file.py:f")
+
+
+def _package(tmp_path: Path) -> Path:
+    """A model file importing a helper module, a helper package and (lazily) another module."""
+    (tmp_path / "helper.py").write_text("GREETING = 'hello'\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "shout.py").write_text("def shout(t):\n    return t.upper()\n")
+    (tmp_path / "lazy.py").write_text("SUFFIX = '!'\n")
+    (tmp_path / "unrelated.py").write_text("X = 1\n")
+    model = tmp_path / "bot.py"
+    model.write_text(
+        "from helper import GREETING\n"
+        "from tools.shout import shout\n"
+        "def reply(text):\n"
+        "    import lazy\n"
+        "    return shout(GREETING + ' ' + text) + lazy.SUFFIX\n"
+    )
+    return model
+
+
+def test_fingerprint_covers_the_user_modules_the_model_imports(tmp_path: Path) -> None:
+    model = _package(tmp_path)
+    first = load_responder(f"python:{model}:reply")
+    assert first.respond(["x"], S, seeds=[0]) == ["HELLO X!"]
+    names = {Path(p).name for p in first.input_paths}
+    assert names == {"bot.py", "helper.py", "__init__.py", "shout.py", "lazy.py"}  # not unrelated.py, not stdlib
+    (tmp_path / "unrelated.py").write_text("X = 2\n")
+    assert load_responder(f"python:{model}:reply").fingerprint == first.fingerprint
+    for name, edit, answer in (("helper.py", "GREETING = 'hi'\n", "HI X!"),
+                               ("tools/shout.py", "def shout(t):\n    return t\n", "hi x!"),
+                               ("lazy.py", "SUFFIX = '?'\n", "hi x?")):  # fmt: skip
+        before = load_responder(f"python:{model}:reply").fingerprint
+        (tmp_path / name).write_text(edit)
+        after = load_responder(f"python:{model}:reply")
+        assert after.fingerprint != before, name
+        assert after.respond(["x"], S, seeds=[0]) == [answer]  # the edited code is what runs
+
+
+def test_module_spec_fingerprint_covers_its_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "mybots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "rules.py").write_text("WORD = 'a'\n")
+    (package / "bot.py").write_text("from .rules import WORD\ndef reply(t):\n    return WORD + t\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = load_responder("python:mybots.bot:reply").fingerprint
+    (package / "rules.py").write_text("WORD = 'b'\n")
+    assert load_responder("python:mybots.bot:reply").fingerprint != before
+
+
+EXITS = '''
+import sys
+
+def exits(text):
+    sys.exit(3)
+
+def interrupts(text):
+    raise KeyboardInterrupt
+
+def hangs_once(text):
+    import time
+    if text == "hang":
+        time.sleep(30)
+    return text
+'''
+
+
+def test_sys_exit_and_keyboard_interrupt_stop_the_run_with_a_message(tmp_path: Path) -> None:
+    from fairtalk import ResponderAborted
+
+    path = tmp_path / "exits.py"
+    path.write_text(EXITS)
+    with pytest.raises(ResponderAborted, match=r"exits called sys.exit\(3\) while answering; the run stopped"):
+        load_responder(f"python:{path}:exits").respond_each(["a", "b"], S, seeds=[0, 0])
+    with pytest.raises(ResponderAborted, match="interrupts raised KeyboardInterrupt while answering"):
+        load_responder(f"python:{path}:interrupts?batched=true").respond_each(["a", "b"], S, seeds=[0, 0])
+    (tmp_path / "exit_on_import.py").write_text("import sys\nsys.exit(1)\ndef f(t):\n    return t\n")
+    with pytest.raises(SpecError, match=r"importing .*exit_on_import.py.* called sys.exit\(1\)"):
+        load_responder(f"python:{tmp_path / 'exit_on_import.py'}:f")
+
+
+def test_a_batched_call_that_times_out_fails_whole_without_bisection(tmp_path: Path) -> None:
+    from fairtalk import ResponderTimeout
+
+    path = tmp_path / "slow_batch.py"
+    path.write_text("import time\ncalls = []\ndef f(texts):\n    calls.append(len(texts))\n    time.sleep(5)\n"
+                    "    return texts\nf.batched = True\n")  # fmt: skip
+    model = load_responder(f"python:{path}:f?timeout=0.2")
+    out = model.respond_each(["a", "b", "c", "d"], S, seeds=[0] * 4)
+    assert all(isinstance(item, ResponderTimeout) for item in out)
+    import sys as _sys
+
+    module = next(m for name, m in _sys.modules.items() if name.startswith("_fairtalk_user_slow_batch"))
+    assert module.calls == [4]  # one call, not 4 + 2 + 2 + 1 + 1 + 1 + 1

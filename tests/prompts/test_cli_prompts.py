@@ -59,3 +59,40 @@ def test_regard_train(tmp_path) -> None:
     assert "CV accuracy" in result.output and (tmp_path / "m" / "vocabulary.json").is_file()
     result = runner.invoke(app, ["regard", "train", "--data", str(tmp_path / "missing.tsv"), "-o", str(tmp_path / "m")])
     assert result.exit_code == 2 and "cannot read labelled data" in result.output
+
+
+def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) -> None:
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("Man\tgender\nwoman\tgender\n")
+    prompts = tmp_path / "p.jsonl"
+    assert runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "--source", "none",
+                               "-o", str(prompts)]).exit_code == 0  # fmt: skip
+    before = prompts.read_bytes()
+    base = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--prompts", str(prompts), "--quiet"]
+    result = runner.invoke(app, [*base, "-o", str(prompts)])
+    assert result.exit_code == 2 and "is also the input --prompts" in result.output
+    assert prompts.read_bytes() == before
+    out = tmp_path / "c.jsonl"
+    result = runner.invoke(app, [*base, "-o", str(out), "--model-arg", "mode=upper", "--model-version", "v2"])
+    assert result.exit_code == 0, result.output
+    assert 'model builtin:echo {"mode":"upper"} version=v2' in result.output
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["completion"] == first["completion"].upper()
+    result = runner.invoke(app, [*base, "-o", str(out), "--model-arg", "mode=shout"])
+    assert result.exit_code == 2 and "option mode='shout' for builtin:echo is not one of the choices" in result.output
+    # the completions spell "Man", the groups file "man": the rows are found, case-insensitively
+    lower = tmp_path / "lower.tsv"
+    lower.write_text("man\tgender\nwoman\tgender\n")
+    report = tmp_path / "rep"
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(lower),
+                                 "-o", str(report), "--draws", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads((report / "results.json").read_text())
+    assert payload["data"]["n_rows_ignored"] == 0 and payload["regard"]["man"]["n"] == payload["regard"]["woman"]["n"] > 0
+    # a group the file does not name is counted and warned about, not dropped silently
+    only_woman = tmp_path / "woman.tsv"
+    only_woman.write_text("woman\tgender\nperson\tgender\n")
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(only_woman),
+                                 "-o", str(tmp_path / "rep2"), "--draws", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "rows of groups not in the groups file were left out (Man)" in " ".join(result.output.split())

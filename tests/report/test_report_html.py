@@ -79,3 +79,11 @@ def test_group_names_with_dollar_signs_plot(result) -> None:
     odd = dataclasses.replace(result, groups=("$x$ \\frac", "<b>B</b>"))
     html = render_html(odd)
     assert "&lt;b&gt;B&lt;/b&gt;" in html and "data:image/png;base64," in html
+
+
+def test_long_texts_are_clipped_in_the_page_but_not_in_the_data() -> None:
+    from fairtalk.report.html import MAX_SHOWN_CHARS, clip
+
+    text = "y" * (MAX_SHOWN_CHARS + 5)
+    assert clip(text) == "y" * MAX_SHOWN_CHARS + "… [5 more characters; the full text is in responses.jsonl]"
+    assert clip("short") == "short"
