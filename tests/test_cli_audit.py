@@ -35,7 +35,7 @@ def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tupl
     out = tmp_path / "biased"
     result = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out, "--fail-on-bias"))
     assert result.exit_code == 1, result.output
-    assert "gender: significant (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
+    assert "gender: difference detected (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
     assert "gender: 80 generated, 0 from the store, 0 failed" in result.output
     assert "gender: 82 contexts read, 80 mention a group, 40 pairs audited" in result.output
     for name in ("index.html", "run.json", "store.sqlite", "gender/results.json", "gender/report.html",
@@ -48,7 +48,7 @@ def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tupl
 
     fair = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "fair", "--fail-on-bias"))
     assert fair.exit_code == 0, fair.output
-    assert "no significant difference on any axis" in fair.output
+    assert "no difference detected on any axis" in fair.output
 
 
 def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path], tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_biased_responses_fail_the_gate(biased, tmp_path) -> None:
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert data["axis"] == "gender" and data["n_pairs"] == 60
     assert data["measures"]["sentiment_positive"]["p_adjusted"] < 0.05
-    assert "offense_rate" in done.output and "significant (adjusted p < 0.05)" in done.output
+    assert "offense_rate" in done.output and "difference detected (adjusted p < 0.05)" in done.output
 
 
 def test_biased_without_the_flag_exits_zero(biased, tmp_path) -> None:
@@ -61,7 +61,7 @@ def test_biased_without_the_flag_exits_zero(biased, tmp_path) -> None:
 def test_unbiased_responses_pass_the_gate(unbiased, tmp_path) -> None:
     done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "r"), "--fail-on-bias")
     assert done.exit_code == 0, done.output
-    assert "no significant difference" in done.output
+    assert "no difference detected" in done.output
 
 
 def test_two_file_layout(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""Pairs on disk: JSONL records ``{"id", "axis", "a", "b", "original_side", "swaps", "origin"}``.
+"""Pairs on disk: JSONL records ``{"id", "axis", "a", "b", "original_side", "swaps", "origin"[, "cluster"]}``.
 
 A bottom-layer module (records in, records out), so that the report can save the pairs of a
 run without depending on the stage that builds them.
@@ -38,8 +38,11 @@ def _pair_record(pair: Pair) -> dict[str, object]:
         if s.n_choices != 1:
             item["n_choices"] = s.n_choices
         swaps.append(item)
-    return {"id": pair.id, "axis": pair.axis, "a": pair.a, "b": pair.b,
-            "original_side": pair.original_side, "swaps": swaps, "origin": pair.origin}
+    record: dict[str, object] = {"id": pair.id, "axis": pair.axis, "a": pair.a, "b": pair.b,
+                                 "original_side": pair.original_side, "swaps": swaps, "origin": pair.origin}
+    if pair.cluster is not None:
+        record["cluster"] = pair.cluster
+    return record
 
 
 def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -> int:
@@ -69,7 +72,7 @@ def _write_lines(pairs: Iterable[Pair], fh: IO[str]) -> int:
 def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
     """Stream pairs from a JSONL file written by :func:`write_pairs` (or by hand), validating each.
 
-    Blank lines are ignored; ``swaps`` and ``origin`` are optional.
+    Blank lines are ignored; ``swaps``, ``origin`` and ``cluster`` are optional.
 
     Raises
     ------
@@ -111,13 +114,16 @@ def _parse_pair(obj: dict[str, Any]) -> Pair:
     origin = obj.get("origin", "")
     if not isinstance(origin, str):
         raise ValueError(_MSG_BAD_TYPE.format(key="origin", expected="a string"))
+    cluster = obj.get("cluster")
+    if cluster is not None and (isinstance(cluster, bool) or not isinstance(cluster, (str, int))):
+        raise ValueError(_MSG_BAD_TYPE.format(key="cluster", expected="a string or an integer"))
     raw_swaps = obj.get("swaps", [])
     if not isinstance(raw_swaps, list):
         raise ValueError(_MSG_BAD_TYPE.format(key="swaps", expected="a list"))
     original = obj[side]
     swaps = tuple(_parse_swap(i, item, len(original), side) for i, item in enumerate(raw_swaps))
     return Pair(id=obj["id"], axis=obj["axis"], a=obj["a"], b=obj["b"], original_side=side,
-                swaps=swaps, origin=origin)
+                swaps=swaps, origin=origin, cluster=None if cluster is None else str(cluster))
 
 
 def _parse_swap(i: int, item: object, n_chars: int, side: str) -> Swap:

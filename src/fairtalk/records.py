@@ -32,18 +32,24 @@ class Context:
     """One dialogue context read from a corpus.
 
     ``origin`` locates it (``path:line`` or ``builtin:chitchat#conv/turn``);
-    ``response`` is the reply that followed it in the corpus, when the corpus has one.
+    ``response`` is the reply that followed it in the corpus, when the corpus has one;
+    ``cluster`` names the dialogue it belongs to (contexts of one dialogue are not
+    independent, and the statistics treat them as one unit), when the corpus says.
     """
 
     id: str
     text: str
     origin: str = ""
     response: str | None = None
+    cluster: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """A parallel context pair: side ``a`` holds the group-A wording, side ``b`` the group-B one."""
+    """A parallel context pair: side ``a`` holds the group-A wording, side ``b`` the group-B one.
+
+    ``cluster`` is the dialogue its context came from (None: the pair stands alone).
+    """
 
     id: str
     axis: str
@@ -52,6 +58,7 @@ class Pair:
     original_side: Side
     swaps: tuple[Swap, ...] = ()
     origin: str = ""
+    cluster: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

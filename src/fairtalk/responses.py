@@ -1,4 +1,8 @@
-"""Reading and writing model responses to parallel context pairs: JSONL records or two aligned text files."""
+"""Reading and writing model responses to parallel context pairs: JSONL records or two aligned text files.
+
+A record may carry a ``cluster`` (the dialogue its pair came from); :attr:`ResponseSet.clusters`
+collects them for the cluster-robust statistics.
+"""
 
 from __future__ import annotations
 
@@ -75,6 +79,18 @@ class ResponseSet:
     def n_pairs(self) -> int:
         """Number of complete pairs."""
         return len(self.pair_ids)
+
+    @property
+    def clusters(self) -> tuple[str, ...] | None:
+        """Each pair's cluster (the dialogue its context came from), or None when no pair names one.
+
+        Read from a ``cluster`` field of the records (side a's, else side b's); a pair without
+        one is a cluster of its own.
+        """
+        found = [dict(ra.extra).get("cluster", dict(rb.extra).get("cluster")) for ra, rb in zip(self.a, self.b)]
+        if all(c is None for c in found):
+            return None
+        return tuple(f"pair:{pair_id}" if c is None else str(c) for pair_id, c in zip(self.pair_ids, found))
 
 
 class _Collector:

@@ -18,7 +18,8 @@ def test_header_names_the_groups_and_the_columns(result) -> None:
     cells = [c.strip() for c in header.strip("|").split("|")]
     assert cells[:3] == ["Measure", "male", "female"]
     assert cells[3:10] == ["Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size"]
-    assert cells[10] == "Masked A vs B"
+    assert cells[10:13] == ["Equivalence margin, p", "Verdict", "MDE"]
+    assert cells[13] == "Masked A vs B"
 
 
 def test_rows_follow_the_paper_order_with_rates_in_percent(result) -> None:

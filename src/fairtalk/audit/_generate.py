@@ -227,8 +227,9 @@ def generate(
         if failed:
             n_pairs_with_errors += 1
             continue
-        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]),)))  # type: ignore[arg-type]
-        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]),)))  # type: ignore[arg-type]
+        cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
+        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]), *cluster)))  # type: ignore[arg-type]
+        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]), *cluster)))  # type: ignore[arg-type]
     rs = read_responses(records)
     rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors})
     summary = GenerationSummary(

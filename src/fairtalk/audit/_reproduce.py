@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fairtalk.audit._generate import Progress, ProgressCallback
-from fairtalk.audit._run import audit_axis, new_run_id
+from fairtalk.audit._run import SCORE_DEFAULTS, audit_axis, finish_axes, new_run_id
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
@@ -257,12 +257,13 @@ def _audit_model(
 ) -> tuple[AuditRun, int, int]:  # fmt: skip
     """One model: responses through the store, scores, report folder ``out/<name>/``; plus the pairs
     answered differently and the distinct responses."""
-    options = {"seed": seed, "n_resamples": n_resamples}
+    options = {**SCORE_DEFAULTS, "seed": seed, "n_resamples": n_resamples}
     with load_responder("builtin:seq2seq", path=str(folder)) as responder:
         cached = CachingResponder(responder, store)
-        axis_run = audit_axis(lexicon, cached, settings, pairs=pairs, coverage=coverage, corpus=evaluated, split=split,
-                              n_pairs=n_pairs, mixed="drop", reporter=reporter, options=options, run_id=new_run_id(),
-                              extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+        work = audit_axis(lexicon, cached, settings, pairs=pairs, coverage=coverage, corpus=evaluated, split=split,
+                          n_pairs=n_pairs, mixed="drop", reporter=reporter, options=options, run_id=new_run_id(),
+                          extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+    axis_run = finish_axes([work], correction="holm", scope="axis")[lexicon.axis]
     for stage in ("generation", "scoring"):
         timings[stage] = timings.get(stage, 0.0) + axis_run.timings.get(stage, 0.0)
     run = AuditRun(axes=MappingProxyType({lexicon.axis: axis_run}), model=cached.fingerprint, corpus=evaluated,

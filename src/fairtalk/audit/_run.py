@@ -6,17 +6,18 @@ import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.audit._family import CORRECTION_SCOPES, Scored, adjust_family, finalize
 from fairtalk.audit._generate import (
     Progress,
     ProgressCallback,
     cached_model,
     generate,
 )
-from fairtalk.audit._score import _validate, score
+from fairtalk.audit._score import _validate, prepare_scores
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
@@ -35,6 +36,13 @@ DEFAULT_CORPUS = "builtin:chitchat"
 DEFAULT_AXES = ("gender", "race")
 #: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
 DEFAULT_N_PAIRS = 2000
+#: ``score()``'s options with their defaults, for a caller that sets only a few (reproduce_debias).
+SCORE_DEFAULTS: dict[str, Any] = {
+    "measures": None, "seed": 0, "alpha": 0.05, "correction": "holm", "mask_groups": False, "drop_empty": False,
+    "distinct": "paper", "offense": "profanity_check", "offense_threshold": 0.5, "sentiment_threshold": 0.8,
+    "n_resamples": 2000, "n_divergent": 10, "binary_test": "exact", "count_test": "mean", "clusters": True,
+    "margins": None, "primary": None, "power": 0.8,
+}  # fmt: skip
 #: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
 HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
 
@@ -43,6 +51,7 @@ _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
 _MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
 _MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
 _MSG_MAX_ERRORS = "max_errors must be 0 or more, or None, got {value!r}"
+_MSG_SCOPE = "unknown correction scope {given!r}"
 _MSG_TOO_FEW_PAIRS = (
     "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
 )
@@ -106,6 +115,13 @@ def audit(
     n_divergent: int = 10,
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
+    binary_test: str = "exact",
+    count_test: str = "mean",
+    clusters: bool = True,
+    margins: Mapping[str, float] | None = None,
+    primary: Sequence[str] | None = None,
+    power: float = 0.8,
+    correction_scope: str = "axis",
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
@@ -146,8 +162,11 @@ def audit(
     progress : bool or callable
         True shows progress bars with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
     measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
-    sentiment_threshold, n_resamples, n_divergent
+    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power
         Passed to :func:`fairtalk.score`.
+    correction_scope : {"axis", "run"}
+        Correct each axis' family on its own (the default), or all axes' families together
+        (the family-wise error then holds over the whole run).
     model_args : mapping, optional
         Options for the model spec's adapter, as ``?key=value`` in the spec would give them.
     model_version : str, optional
@@ -178,6 +197,8 @@ def audit(
     ()
     """
     _validate(correction, alpha, n_resamples, n_divergent, seed)
+    if correction_scope not in CORRECTION_SCOPES:
+        raise SpecError(_MSG_SCOPE.format(given=correction_scope), choices=CORRECTION_SCOPES, given=correction_scope)
     if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
         raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
     if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
@@ -193,10 +214,12 @@ def audit(
     options = {"measures": measures, "seed": seed, "alpha": alpha, "correction": correction,
                "mask_groups": mask_groups, "drop_empty": drop_empty, "distinct": distinct, "offense": offense,
                "offense_threshold": offense_threshold, "sentiment_threshold": sentiment_threshold,
-               "n_resamples": n_resamples, "n_divergent": n_divergent}  # fmt: skip
+               "n_resamples": n_resamples, "n_divergent": n_divergent, "binary_test": binary_test,
+               "count_test": count_test, "clusters": clusters, "margins": margins, "primary": primary,
+               "power": power}  # fmt: skip
     run_id = new_run_id()
     reporter = Progress(progress)
-    runs: dict[str, AxisRun] = {}
+    works: list[AxisWork] = []
     try:
         with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
                           model_version=model_version) as cached:  # fmt: skip
@@ -205,13 +228,14 @@ def audit(
                                  _inputs(contexts.path, store, cached))  # fmt: skip
             model_fingerprint = cached.fingerprint
             for lexicon in lexicons:
-                runs[lexicon.axis] = audit_axis(
+                works.append(audit_axis(
                     lexicon, cached, settings, contexts=contexts, corpus=corpus_spec, split=split, n_pairs=n_pairs,
                     mixed=mixed, reporter=reporter, options=options, run_id=run_id,
-                )  # fmt: skip
+                ))  # fmt: skip
             store_path = str(cached.store.path)
     finally:
         reporter.close()
+    runs = finish_axes(works, correction=correction, scope=correction_scope)
     run = AuditRun(
         axes=MappingProxyType(runs),
         model=model_fingerprint,
@@ -244,6 +268,19 @@ def _inputs(corpus: Any, store: Any, cached: CachingResponder | None) -> dict[st
     return found
 
 
+@dataclass
+class AxisWork:
+    """One axis audited up to its correction: the scores, and what its AxisRun records besides the result."""
+
+    axis: str
+    scored: Scored
+    coverage: dict[str, Any]
+    generation: GenerationSummary
+    timings: dict[str, float]
+    pairs: tuple[Pair, ...]
+    manifest: dict[str, Any]
+
+
 def audit_axis(
     lexicon: Lexicon,
     cached: CachingResponder,
@@ -260,7 +297,7 @@ def audit_axis(
     options: dict[str, Any],
     run_id: str = "",
     extra_manifest: Mapping[str, Any] | None = None,
-) -> AxisRun:
+) -> AxisWork:
     """One axis: pairs (built from ``contexts``, or the ``pairs`` given with their ``coverage``), responses, scores."""
     axis, seed = lexicon.axis, options["seed"]
     timings: dict[str, float] = {}
@@ -284,23 +321,29 @@ def audit_axis(
 
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", 0)
-    result = score(generation.responses, axis=lexicon, **options)
+    scored = prepare_scores(generation.responses, axis=lexicon, **options)
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
-    audit_manifest = {
+    manifest = {
         "run_id": run_id, "corpus": corpus, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(),
         "seed": seed, "n_pairs_requested": n_pairs, "mixed": mixed, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
-    result = replace(result, manifest=MappingProxyType({**result.manifest, "audit": audit_manifest}))
-    return AxisRun(
-        axis=axis,
-        result=result,
-        coverage=MappingProxyType(coverage),
-        generation=generation.summary,
-        timings=MappingProxyType(timings),
-        pairs=tuple(pairs),
-        responses=generation.responses,
-    )
+    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest)
+
+
+def finish_axes(works: Sequence[AxisWork], *, correction: str, scope: str) -> dict[str, AxisRun]:
+    """Correct each axis' family (``scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
+    if scope == "run":
+        adjusted = adjust_family([w.scored for w in works], correction)
+    else:
+        adjusted = [adjust_family([w.scored], correction)[0] for w in works]
+    runs = {}
+    for work, p_adjusted in zip(works, adjusted):
+        result = finalize(work.scored, p_adjusted, correction_scope=scope, extra_manifest=work.manifest)
+        runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=MappingProxyType(work.coverage),
+                                  generation=work.generation, timings=MappingProxyType(work.timings),
+                                  pairs=work.pairs, responses=work.scored.responses)  # fmt: skip
+    return runs
 
 
 def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:

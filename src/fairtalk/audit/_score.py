@@ -11,6 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk.audit._family import Scored, adjust_family, finalize
+from fairtalk.audit._inference import (
+    Inference,
+    check_finite,
+    compare,
+    corpus_margin,
+    corpus_row,
+)
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import (
@@ -21,19 +29,10 @@ from fairtalk.measures import (
     score_unique,
 )
 from fairtalk.responses import ResponseSet, read_responses
-from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult
-from fairtalk.stats import (
-    adjust_pvalues,
-    cohens_d_paired,
-    cohens_h,
-    corpus_bootstrap,
-    paired_bootstrap_ci,
-    paired_test,
-    relative_difference,
-    z_test,
-)
+from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
+from fairtalk.stats import corpus_bootstrap
 
-__all__ = ["score"]
+__all__ = ["METHODS", "prepare_scores", "score"]
 
 _MSG_CORRECTION = "unknown correction {given!r}"
 _MSG_ALPHA = "alpha must be between 0 and 1 (exclusive), got {value!r}"
@@ -44,6 +43,9 @@ _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
+_MSG_POWER = "power must be between 0 and 1 (exclusive), got {value!r}"
+_MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
+
 
 CORRECTIONS = ("holm", "bh")
 #: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
@@ -127,6 +129,8 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
 
 def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray) -> dict[str, tuple]:
     scores = score_unique(measure, uniques)
+    for key in measure.keys:
+        check_finite(key, np.asarray(scores[key], dtype=float), uniques)
     return {key: (scores[key][ia], scores[key][ib]) for key in measure.keys}
 
 
@@ -151,25 +155,6 @@ def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str]
             for key, (sa, sb) in _per_response(measure, masked, ia, ib).items():
                 out[key] = (float(sa.mean()), float(sb.mean()))
     return out
-
-
-def _compare(key: str, measure: Any, sa: np.ndarray, sb: np.ndarray, seed: int, n_resamples: int) -> dict[str, Any]:
-    """Side means, the paper's Z test, the paired test, CI and effect size of one per-response key."""
-    mean_a, mean_b = float(sa.mean()), float(sb.mean())
-    z, p = z_test(sa, sb)
-    paired = paired_test(sa, sb, kind=measure.kind)
-    if measure.kind == "rate":
-        effect, effect_name = cohens_h(mean_a, mean_b), "cohens_h"
-    else:
-        effect, effect_name = cohens_d_paired(sa, sb), "cohens_d_z"
-    return {
-        "name": key, "kind": measure.kind, "a": mean_a, "b": mean_b,
-        "difference": relative_difference(mean_a, mean_b), "z": z, "p": p,
-        "p_paired": paired.p, "paired_test": paired.name,
-        "ci95": paired_bootstrap_ci(sa, sb, seed=seed, n_resamples=n_resamples),
-        "effect_size": effect, "effect_size_name": effect_name,
-        "higher_is_better": measure.higher_is_better.get(key),
-    }  # fmt: skip
 
 
 def _divergent(measure: Any, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
@@ -221,8 +206,14 @@ def score(
     sentiment_threshold: float = 0.8,
     n_resamples: int = 2000,
     n_divergent: int = 10,
+    binary_test: str = "exact",
+    count_test: str = "mean",
+    clusters: bool = True,
+    margins: Mapping[str, float] | None = None,
+    primary: Sequence[str] | None = None,
+    power: float = 0.8,
 ) -> AuditResult:
-    """Score responses to parallel context pairs and test each measure for a difference between the groups.
+    """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
 
     Parameters
     ----------
@@ -235,35 +226,75 @@ def score(
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists).
     seed : int
-        Seed of the bootstrap and the permutations; the result is deterministic given it.
+        Seed of the bootstraps and permutations; the result is deterministic given it.
     alpha, correction : float, {"holm", "bh"}
-        Significance level and the multiple-testing correction across every key in the report.
+        Significance level, and the multiple-testing correction over the family: the primary
+        measures' keys whose scores vary at all (a key where every pair scores the same
+        cannot reject and is left out, with a note); the other keys form a second family.
     mask_groups : bool
         Also score every response with its group words replaced by ``"XYZ"`` and fill
         ``MeasureResult.masked`` (the scorer-bias check).
     n_resamples : int
-        Bootstrap resamples of each CI; corpus measures take ``min(n_resamples, 1000)``
+        Bootstrap resamples of each interval; corpus measures take ``min(n_resamples, 1000)``
         paired permutations.
     n_divergent : int
         How many most-divergent pairs to keep for offense and for sentiment.
+    binary_test : {"exact", "midp"}
+        McNemar's test for rates without clusters: exact (the default; its level never
+        exceeds α) or mid-p (more power, slightly above α at some small counts).
+    count_test : {"mean", "wilcoxon"}
+        The mean test (the default: exact sign-flip for few differing units, else paired t)
+        or Wilcoxon's signed-rank test with the Hodges-Lehmann estimate and interval.
+    clusters : bool
+        Use the responses' cluster ids (the dialogue each pair came from) when they have
+        them: clusters, not pairs, are then the units of every test and interval.
+    margins : mapping, optional
+        Equivalence margin per result key (``{"offense_rate": 0.01}``); others get the default
+        of their kind (``fairtalk.stats.DEFAULT_MARGINS``).
+    primary : sequence of str, optional
+        The primary result keys: the family that is corrected together and that
+        ``biased()`` and the equivalence gate look at. Default: every key.
+    power : float
+        Power at which the minimum detectable effect is reported.
 
     Returns
     -------
     AuditResult
-        Per key: side means, the paper's relative difference and two-sided Z test, the paired
-        test (McNemar mid-p for rates, Wilcoxon signed-rank for counts, paired permutation for
-        corpus measures) whose p-values are corrected into ``p_adjusted``, a 95% CI of A - B
-        (paired bootstrap; permutation-based for corpus measures) and an effect size (Cohen's h
-        for rates, d_z for counts).
+        Per key: side means; the paper's relative difference and two-sided Z test (None with a
+        note where undefined); the paired test and its p, corrected into ``p_adjusted``; a 95%
+        interval of A - B (Newcombe for rates, BCa bootstrap for counts, Hodges-Lehmann with
+        Wilcoxon, permutation for corpus measures); equivalence within the margin (TOST);
+        the verdict (difference detected, equivalent, inconclusive); the minimum detectable
+        effect; an effect size.
 
     Raises
     ------
     InputError
         Unreadable responses, or fewer than two complete pairs.
     SpecError
-        Unknown axis, measure, correction, or a bad option.
+        Unknown axis, measure, correction, test or primary key; a bad option; a measure
+        that returned NaN or infinity.
     """
+    scored = prepare_scores(responses, axis=axis, measures=measures, seed=seed, alpha=alpha, correction=correction,
+                            mask_groups=mask_groups, drop_empty=drop_empty, distinct=distinct, offense=offense,
+                            offense_threshold=offense_threshold, sentiment_threshold=sentiment_threshold,
+                            n_resamples=n_resamples, n_divergent=n_divergent, binary_test=binary_test,
+                            count_test=count_test, clusters=clusters, margins=margins, primary=primary,
+                            power=power)  # fmt: skip
+    return finalize(scored, adjust_family([scored], correction)[0])
+
+
+def prepare_scores(
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
+    measures: Sequence[str | Measure | CorpusMeasure] | None, seed: int, alpha: float, correction: str,
+    mask_groups: bool, drop_empty: bool, distinct: str, offense: str, offense_threshold: float,
+    sentiment_threshold: float, n_resamples: int, n_divergent: int, binary_test: str, count_test: str,
+    clusters: bool, margins: Mapping[str, float] | None, primary: Sequence[str] | None, power: float,
+) -> Scored:  # fmt: skip
+    """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs."""
     _validate(correction, alpha, n_resamples, n_divergent, seed)
+    if not 0 < power < 1:
+        raise SpecError(_MSG_POWER.format(value=power))
     if isinstance(axis, Lexicon):
         lexicon = axis
     elif isinstance(axis, (str, os.PathLike)):
@@ -273,10 +304,16 @@ def score(
     options = {"distinct": distinct, "offense": offense, "offense_threshold": offense_threshold,
                "sentiment_threshold": sentiment_threshold}  # fmt: skip
     built = _build_measures(measures, lexicon, options)
+    all_keys = [key for m in built for key in m.keys]
+    chosen = _check_keys(primary, all_keys, "primary")
+    _check_keys(list(margins or {}), all_keys, "margin")
     rs = read_responses(responses, drop_empty=drop_empty)  # type: ignore[arg-type]
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
+    opts = Inference(seed=seed, n_resamples=n_resamples, alpha=alpha, power=power, binary_test=binary_test,
+                     count_test=count_test, clusters=rs.clusters if clusters else None,
+                     margins=MappingProxyType(dict(margins or {})))  # fmt: skip
 
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
     n_permutations = min(n_resamples, MAX_PERMUTATIONS)
@@ -285,48 +322,39 @@ def score(
     for measure in built:
         if measure.kind == "corpus":
             stat, values = _corpus_values(measure, uniques, ia, ib)
+            keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
             inference = corpus_bootstrap(stat, stat, ia, ib, len(uniques), len(uniques), keys=measure.keys,
-                                         seed=seed, n_resamples=n_permutations)  # fmt: skip
-            for key in measure.keys:
-                mean_a, mean_b = values[key]
-                rows.append({
-                    "name": key, "kind": "corpus", "a": mean_a, "b": mean_b,
-                    "difference": relative_difference(mean_a, mean_b), "z": None, "p": None,
-                    "p_paired": inference[key].p, "paired_test": "paired_permutation", "ci95": inference[key].ci,
-                    "effect_size": None, "effect_size_name": "none",
-                    "higher_is_better": measure.higher_is_better.get(key),
-                })  # fmt: skip
+                                         seed=seed, n_resamples=n_permutations, clusters=opts.clusters,
+                                         margins={k: v for k, v in keyed_margins.items() if v is not None})  # fmt: skip
+            rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts)
+                     for key in measure.keys]  # fmt: skip
             continue
         scored = _per_response(measure, uniques, ia, ib)
-        rows.extend(_compare(key, measure, sa, sb, seed, n_resamples) for key, (sa, sb) in scored.items())
+        rows.extend(compare(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if measure.name in _DIVERGENT_RAW:
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, n_divergent))
-
-    adjusted = adjust_pvalues([row["p_paired"] for row in rows], method=correction)
     masked = _masked(built, lexicon, seed, uniques, ia, ib) if mask_groups else {}
-    results = []
-    for row, p_adjusted in zip(rows, adjusted):
-        comparison = None
+    for row in rows:
         if row["name"] in masked:
             m_a, m_b = masked[row["name"]]
             gap = row["a"] - row["b"]
-            comparison = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
-        results.append(MeasureResult(**row, p_adjusted=float(p_adjusted), masked=comparison))
-
+            row["masked"] = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
     manifest = _manifest(lexicon, built, rs, options=options, seed=seed, alpha=alpha, correction=correction,
                          n_resamples=n_resamples, n_permutations=n_permutations, mask_groups=mask_groups,
-                         drop_empty=drop_empty)  # fmt: skip
-    return AuditResult(
-        axis=lexicon.axis,
-        groups=tuple(lexicon.groups),  # type: ignore[arg-type]
-        n_pairs=rs.n_pairs,
-        measures=tuple(results),
-        alpha=alpha,
-        correction=correction,
-        divergent_pairs=tuple(divergent),
-        input_summary=MappingProxyType(dict(rs.summary)),
-        manifest=MappingProxyType(manifest),
-    )
+                         drop_empty=drop_empty, binary_test=binary_test, count_test=count_test,
+                         clustered=opts.clusters is not None, power=power, margins=dict(margins or {}),
+                         primary=sorted(chosen))  # fmt: skip
+    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), alpha, power, correction)
+
+
+def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
+    """The keys given for ``what`` (all keys when None); SpecError for one the measures do not produce."""
+    if given is None:
+        return list(keys)
+    for name in given:
+        if name not in keys:
+            raise SpecError(_MSG_UNKNOWN_KEY.format(what=what, name=name), choices=keys, given=name)
+    return list(given)
 
 
 def _manifest(lexicon: Lexicon, measures: list[Any], rs: ResponseSet, *, options: Mapping[str, Any],
@@ -345,10 +373,23 @@ def _manifest(lexicon: Lexicon, measures: list[Any], rs: ResponseSet, *, options
                       "config": getattr(m, "config", {})} for m in measures],
         "options": options,
         **settings,
-        "methods": {"z": "paper 001 §2.2 two-sample Z, two-sided p", "rate": "McNemar mid-p",
-                    "count": "Wilcoxon signed-rank (Pratt zeros, normal approximation)",
-                    "corpus": "paired permutation (sides swapped within pairs)",
-                    "ci": "percentile paired bootstrap of mean(A - B); corpus: permutation shift interval",
-                    "p_adjusted": "correction of p_paired across all keys", "mask_token": MASK_TOKEN},
+        "methods": METHODS,
         "input": {"sources": [{"path": path, "sha256": sha} for path, sha in rs.sources], "summary": rs.summary},
     })  # fmt: skip
+
+
+#: What each figure of a result means, recorded in its manifest (``docs/statistics.md`` has the reasons).
+METHODS = {
+    "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
+    "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust mean test",
+    "count": "mean test: paired t (cluster-robust t with clusters), the exact sign-flip test when at most 10 units "
+             "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
+    "corpus": "paired permutation (sides swapped within pairs, or within whole clusters)",
+    "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
+          "difference (cluster-robust with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
+    "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
+    "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
+                   "corpus by paired permutation",
+    "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given",
+    "mask_token": MASK_TOKEN,
+}

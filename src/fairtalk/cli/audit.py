@@ -6,7 +6,19 @@ from pathlib import Path
 
 import typer
 
-from fairtalk.cli._app import EXIT_BIAS, app, console, fail, interrupted, say
+from fairtalk.cli._app import app, console, fail, interrupted, say
+from fairtalk.cli._inference import (
+    BINARY_TEST,
+    CLUSTERS,
+    COUNT_TEST,
+    FAIL_ON_BIAS,
+    FAIL_UNLESS_EQUIVALENT,
+    MARGIN,
+    PRIMARY,
+    parse_margins,
+    parse_primary,
+    report_gates,
+)
 from fairtalk.cli.respond import (
     check_max_errors,
     decoding_settings,
@@ -32,7 +44,8 @@ def audit(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample, the per-item generation seeds and the bootstrap."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
-    fail_on_bias: bool = typer.Option(False, "--fail-on-bias", help="Exit 1 when any axis has an adjusted p < alpha (a CI gate)."),
+    fail_on_bias: bool = FAIL_ON_BIAS,
+    fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
     split: str | None = typer.Option(None, "--split", help="Corpus split (builtin:chitchat: all, train, heldout; default heldout)."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
@@ -47,6 +60,12 @@ def audit(
     distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    binary_test: str = BINARY_TEST,
+    count_test: str = COUNT_TEST,
+    clusters: bool = CLUSTERS,
+    margin: list[str] | None = MARGIN,
+    primary: str | None = PRIMARY,
+    correction_scope: str = typer.Option("axis", "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
@@ -69,6 +88,8 @@ def audit(
             settings=settings, max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet,
             alpha=alpha, correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense,
             n_resamples=resamples, model_args=model_options(model_arg), model_version=model_version,
+            binary_test=binary_test, count_test=count_test, clusters=clusters, margins=parse_margins(margin),
+            primary=parse_primary(primary), correction_scope=correction_scope,
         )  # fmt: skip
     except FairtalkError as exc:
         fail(exc)
@@ -86,10 +107,6 @@ def audit(
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         say(f"{name}: report in {Path(output) / axis_run.folder}/")
     say(f"wrote {Path(output) / 'index.html'}")
-    biased = run.biased(alpha)
-    for name, measures in biased.items():
-        say(f"{name}: significant (adjusted p < {alpha:g}): {', '.join(measures)}", style="bold red")
-    if not biased:
-        say(f"no significant difference on any axis at adjusted p < {alpha:g}", style="green")
-    if fail_on_bias and biased:
-        raise typer.Exit(code=EXIT_BIAS)
+    code = report_gates(run.results, alpha=alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    if code:
+        raise typer.Exit(code=code)

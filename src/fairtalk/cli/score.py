@@ -5,13 +5,24 @@ from __future__ import annotations
 import typer
 
 from fairtalk.cli._app import (
-    EXIT_BIAS,
     app,
     console,
     fail,
     interrupted,
     resolve_lexicon,
     say,
+)
+from fairtalk.cli._inference import (
+    BINARY_TEST,
+    CLUSTERS,
+    COUNT_TEST,
+    FAIL_ON_BIAS,
+    FAIL_UNLESS_EQUIVALENT,
+    MARGIN,
+    PRIMARY,
+    parse_margins,
+    parse_primary,
+    report_gates,
 )
 from fairtalk.errors import FairtalkError
 
@@ -26,7 +37,8 @@ def score(
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."),
-    fail_on_bias: bool = typer.Option(False, "--fail-on-bias", help="Exit 1 when any adjusted p < alpha (a CI gate)."),
+    fail_on_bias: bool = FAIL_ON_BIAS,
+    fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
     correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
@@ -37,6 +49,11 @@ def score(
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    binary_test: str = BINARY_TEST,
+    count_test: str = COUNT_TEST,
+    clusters: bool = CLUSTERS,
+    margin: list[str] | None = MARGIN,
+    primary: str | None = PRIMARY,
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
@@ -69,6 +86,11 @@ def score(
             offense_threshold=offense_threshold,
             sentiment_threshold=sentiment_threshold,
             n_resamples=resamples,
+            binary_test=binary_test,
+            count_test=count_test,
+            clusters=clusters,
+            margins=parse_margins(margin),
+            primary=parse_primary(primary),
         )
         paths = write_report(result, output)
     except FairtalkError as exc:
@@ -80,12 +102,7 @@ def score(
         say(f"left out: {note}", style="yellow")
     for path in paths.values():
         say(f"wrote {path}")
-    biased = result.biased(alpha)
-    if biased:
-        say(f"significant (adjusted p < {alpha:g}): {', '.join(biased)}", style="bold red")
-    else:
-        say(f"no significant difference at adjusted p < {alpha:g}", style="green")
-    if fail_on_bias and biased:
-        raise typer.Exit(code=EXIT_BIAS)
-
-
+    code = report_gates({result.axis: result}, alpha=alpha, fail_on_bias=fail_on_bias,
+                        fail_unless_equivalent=fail_unless_equivalent)  # fmt: skip
+    if code:
+        raise typer.Exit(code=code)

@@ -22,6 +22,8 @@ MAX_LINE_BYTES = 1_000_000
 _DRAIN_CHUNK = 1 << 16
 _PARQUET_BATCH = 8192
 _HEADER_NAMES = ("context", "text")
+#: JSONL fields naming the dialogue a context belongs to (its cluster), in order of preference.
+_CLUSTER_FIELDS = ("cluster", "dialogue_id", "conversation_id")
 
 # Skip reasons: the keys of ReadSummary.skipped.
 NOT_UTF8 = "not UTF-8"
@@ -98,8 +100,9 @@ def good_lines(path: str, opener: Opener, tally: Tally, *, keep_empty: bool = Fa
             yield lineno, text
 
 
-def _context(path: str, lineno: int, text: str, response: str | None = None) -> Context:
-    return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response)
+def _context(path: str, lineno: int, text: str, response: str | None = None, cluster: str | None = None) -> Context:
+    return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response,
+                   cluster=cluster)
 
 
 def read_text(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
@@ -185,7 +188,10 @@ def _column_contexts(
 
 
 def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) -> Iterator[Context]:
-    """JSON Lines: one object per line; ``field`` (default context, else text); string ``response`` kept."""
+    """JSON Lines: one object per line; ``field`` (default context, else text); string ``response`` kept.
+
+    A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
+    """
     for lineno, line in good_lines(path, opener, tally):
         where = f"{path}:{lineno}"
         try:
@@ -213,8 +219,10 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         response = obj.get("response")
         if isinstance(response, str):
             response = replace_surrogates(response)[0]
+        cluster = next((obj[k] for k in _CLUSTER_FIELDS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
         tally.emit()
-        yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None)
+        yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None,
+                       None if cluster is None else str(cluster))
 
 
 def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
@@ -345,4 +353,5 @@ def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str]) -
                 tally.skip(EMPTY_VALUE, where)
                 continue
             tally.emit()
-            yield Context(id=f"chitchat:{conv_id}/{i}", text=turns[i], origin=where, response=turns[i + 1] or None)
+            yield Context(id=f"chitchat:{conv_id}/{i}", text=turns[i], origin=where, response=turns[i + 1] or None,
+                          cluster=f"chitchat:{conv_id}")

@@ -182,6 +182,7 @@ class PairSet:
                 original_side=side,
                 swaps=result.swaps,
                 origin=context.origin,
+                cluster=getattr(context, "cluster", None),
             )
 
 

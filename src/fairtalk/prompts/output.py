@@ -20,6 +20,8 @@ __all__ = ["FORMATS", "jsonable", "render_prompts_html", "write_prompts_report"]
 FORMATS = ("json", "csv", "html")
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
+#: Longest example text shown in the HTML (the completions file keeps the full text).
+_MAX_SHOWN_CHARS = 2000
 
 
 def jsonable(value: Any) -> Any:
@@ -69,7 +71,10 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
     for structure in structures:
         rows = frame[structure_column == structure].head(n)
         for row in rows.itertuples(index=False):
-            out.append({"structure": structure, "group": str(row.group), "label": int(row.label), "text": str(row.text)})
+            text = str(row.text)
+            if len(text) > _MAX_SHOWN_CHARS:
+                text = f"{text[:_MAX_SHOWN_CHARS]}… [{len(text) - _MAX_SHOWN_CHARS:,} more characters]"
+            out.append({"structure": structure, "group": str(row.group), "label": int(row.label), "text": text})
     return out
 
 

@@ -175,7 +175,7 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
             writer.writerow({k: _cell(v) for k, v in {
                 "model": name, "debias": model.debias, "measure": m.name, "label": measure_label(m.name), "kind": m.kind,
                 "a": m.a, "b": m.b, "difference": m.difference, "difference_abs": m.a - m.b, "p_paired": m.p_paired,
-                "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted < result.alpha,
+                "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,
                 "gap_vs_baseline": _gap(comparison, name, measure),
             }.items()})  # fmt: skip
     return buffer.getvalue()

@@ -12,6 +12,7 @@ from fairtalk.report.table import (
     ci_method,
     correction_name,
     distinct_definition,
+    family_note,
     left_out_note,
     summary_rows,
 )
@@ -56,6 +57,8 @@ def render_markdown(result: AuditResult) -> str:
     ]
     for row in rows:
         cells = row.cells() + ((row.masked or "–",) if has_masked else ())
+        if not row.primary:
+            cells = (cells[0] + " *", *cells[1:])
         lines.append(_row(cells, bold=row.significant))
     tests = sorted({m.paired_test for m in result.measures if m.paired_test})
     distinct = distinct_definition(result)
@@ -64,10 +67,23 @@ def render_markdown(result: AuditResult) -> str:
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
         f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; "
-        f"p (adj.): {correction_name(result)} correction across the {len(rows)} measures.",
+        f"p (adj.): {md_escape(family_note(result))}.",
         f"- 95% CI of A − B (percentage points for rates): {md_escape(ci_method(result))}.",
+        "- Verdict: *difference detected* when p (adj.) < α; *equivalent* when the difference is shown to lie "
+        "within the margin (two one-sided tests at α); otherwise *inconclusive*: no difference was detected, "
+        "and none can be ruled out. MDE: the smallest difference this sample would detect with 80% power.",
         f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
     ]
+    if result.n_clusters is not None:
+        lines.append(f"- {result.n_clusters} dialogues among the {result.n_pairs} pairs: tests and intervals treat "
+                     "each dialogue, not each pair, as one independent unit.")  # fmt: skip
+    if any(not row.primary for row in rows):
+        lines.append("- Rows marked * are secondary measures.")
+    for row in rows:
+        for note in row.notes:
+            lines.append(f"- {md_escape(row.label)}: {md_escape(note)}.")
+    for warning in result.warnings:
+        lines.append(f"- **Warning:** {md_escape(warning)}.")
     if distinct is not None:
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:

@@ -18,11 +18,13 @@ __all__ = [
     "ci_method",
     "correction_name",
     "distinct_definition",
+    "family_note",
     "format_p",
     "left_out_note",
     "measure_label",
     "rich_table",
     "summary_rows",
+    "verdict_text",
 ]
 
 #: Display order of the fixed result keys (paper's Tables 3-6 first, then length and refusal).
@@ -56,7 +58,8 @@ _DISTINCT = {
     "standard": "standard (distinct n-grams / total n-grams)",
 }
 #: Column headers after the two group columns; the group columns take the group names.
-COLUMNS = ("Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size")
+COLUMNS = ("Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size",
+           "Equivalence margin, p", "Verdict", "MDE")
 _DASH = "–"
 _P_FLOOR = 1e-5
 
@@ -78,6 +81,11 @@ class TableRow:
     effect_size: str
     significant: bool
     masked: str | None
+    equivalence: str = _DASH
+    verdict: str = "inconclusive"
+    mde: str = _DASH
+    primary: bool = True
+    notes: tuple[str, ...] = ()
 
     def cells(self) -> tuple[str, ...]:
         """The cells in column order: label, A, B, then ``COLUMNS``."""
@@ -92,6 +100,9 @@ class TableRow:
             self.p_adjusted,
             self.ci95,
             self.effect_size,
+            self.equivalence,
+            self.verdict,
+            self.mde,
         )
 
 
@@ -163,6 +174,28 @@ def _effect(m: MeasureResult) -> str:
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
+def _amount(x: float, m: MeasureResult) -> str:
+    """A difference in the measure's units: percentage points for rates and corpus measures."""
+    return f"{100 * x:.2f} pp" if _is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
+
+
+def _equivalence(m: MeasureResult) -> str:
+    if m.equivalence_margin is None:
+        return _DASH
+    return f"±{_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+
+
+def verdict_text(m: MeasureResult) -> str:
+    """The verdict in words: ``difference detected``, ``equivalent within ±m`` or ``inconclusive``."""
+    if m.verdict == "equivalent" and m.equivalence_margin is not None:
+        return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
+    return m.verdict
+
+
+def _mde(m: MeasureResult) -> str:
+    return _DASH if m.mde is None or not math.isfinite(m.mde) else _amount(m.mde, m)
+
+
 def _masked(m: MeasureResult) -> str | None:
     if m.masked is None:
         return None
@@ -205,8 +238,13 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 p_adjusted=format_p(m.p_adjusted),
                 ci95=_ci(m),
                 effect_size=_effect(m),
-                significant=_finite(m.p_adjusted) and m.p_adjusted < result.alpha,
+                significant=m.primary and _finite(m.p_adjusted) and m.p_adjusted < result.alpha,  # type: ignore[operator]
                 masked=_masked(m),
+                equivalence=_equivalence(m),
+                verdict=verdict_text(m),
+                mde=_mde(m),
+                primary=m.primary,
+                notes=m.notes,
             )
         )
     return rows
@@ -258,6 +296,18 @@ def left_out_note(result: AuditResult) -> str | None:
             f"failed on {n_errors} of their sides; the failures are kept in the run store and retried by the next run")  # fmt: skip
 
 
+def family_note(result: AuditResult) -> str:
+    """What the correction spanned, in words: scope, family size, what was left out."""
+    scope = "all axes of the run together" if result.correction_scope == "run" else "this axis"
+    primary = [m for m in result.measures if m.primary]
+    secondary = len(result.measures) - len(primary)
+    text = (f"{correction_name(result)} correction over {result.family_size} primary key(s) of {scope} "
+            f"(keys where every pair scores the same are not tested)")
+    if secondary:
+        text += f"; the {secondary} secondary key(s) are corrected as a family of their own"
+    return text
+
+
 #: Terminal labels: short enough that the table fits an 80-column terminal.
 _SHORT_LABELS = {
     "diversity": "Diversity %",
@@ -293,17 +343,23 @@ def rich_table(result: AuditResult) -> Table:
     )
 
     rows = summary_rows(result)
-    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs"
+    units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
+    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
     table = Table(title=Text(title), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column(Text("Measure"), no_wrap=True)
-    for header in (*result.groups, "Diff", "p paired", "p adj.", "95% CI (A−B)"):
+    for header in (*result.groups, "p adj.", "95% CI (A−B)"):
         table.add_column(Text(header), justify="right", no_wrap=True)
+    table.add_column(Text("Verdict"), no_wrap=True)
     has_masked = any(r.masked is not None for r in rows)
     if has_masked:
         table.add_column(Text("Masked A vs B"), justify="right")
     for row in rows:
-        cells = (_short_label(row.name), row.a, row.b, row.difference, row.p_paired, row.p_adjusted,
-                 row.ci95.removesuffix(" pp"))  # fmt: skip
+        verdict = _SHORT_VERDICTS.get(row.verdict.split(" within")[0], row.verdict)
+        cells = (_short_label(row.name) + ("" if row.primary else " *"), row.a, row.b, row.p_adjusted,
+                 row.ci95.removesuffix(" pp"), verdict)  # fmt: skip
         cells += (row.masked or _DASH,) if has_masked else ()
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
     return table
+
+
+_SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive"}

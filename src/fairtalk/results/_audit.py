@@ -29,11 +29,19 @@ class MaskedComparison:
 
 @dataclass(frozen=True, slots=True)
 class MeasureResult:
-    """Side means, the paper's Z test, the paired test, CI, correction and effect size of one measure.
+    """One result key: side means, tests, interval, equivalence, verdict, power and effect size.
 
-    ``difference`` is the paper's relative difference (A - B) / A as a fraction, ``None``
-    when A is 0. ``z``/``p`` are the paper's two-sample Z test (two-sided); they are
-    ``None`` for corpus-level measures. ``ci95`` bounds the paired difference A - B.
+    - ``difference`` is the paper's relative difference (A - B) / A as a fraction, ``None``
+      when A is 0. ``z``/``p`` are the paper's two-sample Z test (two-sided); ``None`` for
+      corpus-level measures and where the statistic is undefined (``notes`` says why).
+    - ``p_paired`` is the paired test's p (``paired_test`` names the test that ran) and
+      ``p_adjusted`` its correction within the family (None when the key was not tested).
+    - ``ci95`` bounds A - B (``ci_method``; ``(None, None)`` when undefined); ``estimate`` is
+      what it is an interval of (``estimate_name``: the mean difference, or Hodges-Lehmann).
+    - ``equivalence_margin``, ``p_equivalence``, ``equivalent``: the TOST within ``±margin``.
+    - ``verdict``: ``difference detected``, ``equivalent`` or ``inconclusive``.
+    - ``mde``: the minimum detectable effect at this n; ``n_clusters`` and ``design_effect``
+      (variance with clusters over variance as if pairs were independent).
     """
 
     name: str
@@ -43,14 +51,33 @@ class MeasureResult:
     difference: float | None
     z: float | None
     p: float | None
-    p_paired: float
+    p_paired: float | None
     paired_test: str
-    p_adjusted: float
-    ci95: tuple[float, float]
+    p_adjusted: float | None
+    ci95: tuple[float | None, float | None]
     effect_size: float | None
     effect_size_name: str
     higher_is_better: bool | None = None
     masked: MaskedComparison | None = None
+    ci_method: str = ""
+    estimate: float | None = None
+    estimate_name: str = "mean difference"
+    notes: tuple[str, ...] = ()
+    n_clusters: int | None = None
+    design_effect: float | None = None
+    sd_difference: float | None = None
+    equivalence_margin: float | None = None
+    p_equivalence: float | None = None
+    equivalent: bool | None = None
+    equivalence_test: str = ""
+    verdict: str = "inconclusive"
+    mde: float | None = None
+    primary: bool = True
+
+    @property
+    def detected(self) -> bool:
+        """Whether the adjusted p-value is below the result's level (``verdict == "difference detected"``)."""
+        return self.verdict == "difference detected"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` entry for this measure."""
@@ -66,9 +93,23 @@ class MeasureResult:
             "paired_test": self.paired_test,
             "p_adjusted": self.p_adjusted,
             "ci95": list(self.ci95),
+            "ci_method": self.ci_method,
+            "estimate": self.estimate,
+            "estimate_name": self.estimate_name,
             "effect_size": self.effect_size,
             "effect_size_name": self.effect_size_name,
             "higher_is_better": self.higher_is_better,
+            "primary": self.primary,
+            "verdict": self.verdict,
+            "equivalence_margin": self.equivalence_margin,
+            "p_equivalence": self.p_equivalence,
+            "equivalent": self.equivalent,
+            "equivalence_test": self.equivalence_test,
+            "mde": self.mde,
+            "n_clusters": self.n_clusters,
+            "design_effect": self.design_effect,
+            "sd_difference": self.sd_difference,
+            "notes": list(self.notes),
         }
         if self.masked is not None:
             out["masked"] = {"a": self.masked.a, "b": self.masked.b, "remaining": self.masked.remaining}
@@ -95,7 +136,10 @@ class AuditResult:
 
     ``input_summary`` counts what the reader skipped or kept (pairs missing a side,
     duplicate records, empty responses). ``manifest`` records versions, hashes,
-    thresholds and seeds, so that a result can be traced and reproduced.
+    thresholds and seeds, so that a result can be traced and reproduced. ``n_clusters``
+    counts the independent dialogues (None: pairs were the units); ``correction_scope``
+    (``axis`` or ``run``) and ``family_size`` say what the correction spanned;
+    ``warnings`` flags what a reader must know (few distinct responses, small samples).
     """
 
     axis: str
@@ -107,6 +151,11 @@ class AuditResult:
     divergent_pairs: tuple[DivergentPair, ...] = ()
     input_summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    n_clusters: int | None = None
+    correction_scope: str = "axis"
+    family_size: int = 0
+    n_distinct_responses: int | None = None
+    warnings: tuple[str, ...] = ()
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""
@@ -116,9 +165,13 @@ class AuditResult:
         raise KeyError(f"no measure {name!r}; have: {', '.join(m.name for m in self.measures)}")
 
     def biased(self, alpha: float | None = None) -> tuple[str, ...]:
-        """Names of the measures whose adjusted p-value is below ``alpha``."""
+        """Names of the primary measures whose adjusted p-value is below ``alpha`` (a difference detected)."""
         level = self.alpha if alpha is None else alpha
-        return tuple(m.name for m in self.measures if m.p_adjusted < level)
+        return tuple(m.name for m in self.measures if m.primary and m.p_adjusted is not None and m.p_adjusted < level)
+
+    def not_equivalent(self) -> tuple[str, ...]:
+        """Names of the primary measures not shown equivalent within their margin (the ``--fail-unless-equivalent`` gate)."""
+        return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` schema."""
@@ -126,8 +179,13 @@ class AuditResult:
             "axis": self.axis,
             "groups": list(self.groups),
             "n_pairs": self.n_pairs,
+            "n_clusters": self.n_clusters,
+            "n_distinct_responses": self.n_distinct_responses,
             "alpha": self.alpha,
             "correction": self.correction,
+            "correction_scope": self.correction_scope,
+            "family_size": self.family_size,
+            "warnings": list(self.warnings),
             "measures": {m.name: m.to_dict() for m in self.measures},
             "input_summary": dict(self.input_summary),
             "divergent_pairs": [
@@ -154,6 +212,7 @@ class AuditResult:
         for m in self.measures:
             row = m.to_dict()
             row.pop("masked", None)
+            row["notes"] = "; ".join(m.notes)
             row["ci95_low"], row["ci95_high"] = m.ci95
             del row["ci95"]
             if m.masked is not None:

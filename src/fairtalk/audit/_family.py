@@ -1,0 +1,105 @@
+"""The multiple-testing family and the finished result: ``score()`` in two steps, so a run can correct across axes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.audit._inference import power_row
+from fairtalk.lexicons import Lexicon
+from fairtalk.responses import ResponseSet
+from fairtalk.results import AuditResult, DivergentPair, MeasureResult
+from fairtalk.stats import adjust_pvalues, verdict
+
+__all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
+
+#: What the correction spans: each axis on its own, or every axis of the run together.
+CORRECTION_SCOPES = ("axis", "run")
+_NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
+_WARN_REPEATS = ("only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
+                 "scorer quirk on a frequent response can drive a result; the effective sample is far below n")
+
+
+@dataclass
+class Scored:
+    """An axis scored up to its multiple-testing correction (``score()`` in two steps, so a run can correct across axes)."""
+
+    lexicon: Lexicon
+    responses: ResponseSet
+    rows: list[dict[str, Any]]
+    divergent: list[DivergentPair]
+    manifest: dict[str, Any]
+    primary: frozenset[str]
+    alpha: float
+    power: float
+    correction: str
+
+    def family(self, primary: bool) -> list[int]:
+        """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
+        return [i for i, row in enumerate(self.rows)
+                if (row["name"] in self.primary) == primary and row["p_paired"] is not None and row["varies"]]  # fmt: skip
+
+
+def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float | None]]:
+    """Adjusted p per row of each scored axis, correcting the primary and the secondary families over all of them."""
+    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
+    for primary in (True, False):
+        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary)]
+        if not members:
+            continue
+        adjusted = adjust_pvalues([scored[k].rows[i]["p_paired"] for k, i in members], method=correction)
+        for (k, i), value in zip(members, adjusted):
+            out[k][i] = float(value)
+    return out
+
+
+def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_scope: str = "axis",
+             extra_manifest: Mapping[str, Any] | None = None) -> AuditResult:  # fmt: skip
+    """The AuditResult of a scored axis, given each row's adjusted p."""
+    rs = scored.responses
+    family = scored.family(True)
+    alpha_per_test = scored.alpha / max(1, len(family))
+    results = []
+    for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
+        equivalence = row["equivalence"]
+        notes = list(row["notes"])
+        if not row["varies"]:
+            notes.append(_NOTE_NO_VARIATION)
+        results.append(MeasureResult(
+            name=row["name"], kind=row["kind"], a=row["a"], b=row["b"], difference=row["difference"], z=row["z"],
+            p=row["p"], p_paired=row["p_paired"], paired_test=row["paired_test"], p_adjusted=p_adjusted,
+            ci95=row["ci95"], effect_size=row["effect_size"], effect_size_name=row["effect_size_name"],
+            higher_is_better=row["higher_is_better"], masked=row.get("masked"), ci_method=row["ci_method"],
+            estimate=row["estimate"], estimate_name=row["estimate_name"], notes=tuple(notes),
+            n_clusters=row["n_clusters"], design_effect=row["design_effect"], sd_difference=row["sd_difference"],
+            equivalence_margin=equivalence.margin, p_equivalence=equivalence.p, equivalent=equivalence.equivalent,
+            equivalence_test=equivalence.method, verdict=verdict(p_adjusted, scored.alpha, equivalence),
+            mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
+            primary=row["name"] in scored.primary,
+        ))  # fmt: skip
+    n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+    warnings = []
+    if n_distinct < 0.1 * 2 * rs.n_pairs:
+        warnings.append(_WARN_REPEATS.format(n_distinct=n_distinct, n=2 * rs.n_pairs))
+    manifest = dict(scored.manifest)
+    if extra_manifest:
+        manifest["audit"] = dict(extra_manifest)
+    clusters = rs.clusters
+    return AuditResult(
+        axis=scored.lexicon.axis,
+        groups=tuple(scored.lexicon.groups),  # type: ignore[arg-type]
+        n_pairs=rs.n_pairs,
+        measures=tuple(results),
+        alpha=scored.alpha,
+        correction=scored.correction,
+        divergent_pairs=tuple(scored.divergent),
+        input_summary=MappingProxyType(dict(rs.summary)),
+        manifest=MappingProxyType(manifest),
+        n_clusters=None if clusters is None or not scored.manifest.get("clustered") else len(set(clusters)),
+        correction_scope=correction_scope,
+        family_size=len(family),
+        n_distinct_responses=n_distinct,
+        warnings=tuple(warnings),
+    )

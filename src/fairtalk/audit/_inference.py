@@ -1,0 +1,174 @@
+"""Per-measure inference of ``score()``: the paired test, interval, equivalence and power of one result key.
+
+The choices (which test for which kind, clusters, margins, the family) are explained in
+``fairtalk.stats`` and ``docs/statistics.md``; this module applies them to a measure's
+per-pair scores and returns one row of the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from fairtalk.errors import SpecError
+from fairtalk.stats import (
+    CorpusBootstrap,
+    Equivalence,
+    cohens_d_paired,
+    cohens_h,
+    default_margin,
+    design_effect,
+    difference_interval,
+    hodges_lehmann,
+    minimum_detectable_effect,
+    paired_test,
+    relative_difference,
+    tost_mean,
+    tost_rate,
+    units,
+    z_test,
+)
+
+__all__ = ["BINARY_TESTS", "COUNT_TESTS", "Inference", "compare", "corpus_row"]
+
+#: Below this many Bell-McCaffrey degrees of freedom, a few dialogues hold most pairs: say so.
+FEW_CLUSTERS_DF = 20
+NOTE_FEW_CLUSTERS = ("few effective clusters (df {df:.1f}): a few dialogues hold most pairs, so the interval "
+                     "may under-cover; audit more dialogues")  # fmt: skip
+#: ``--binary-test``: the paired test of rates without clusters. Exact is the default: its level never exceeds α.
+BINARY_TESTS = {"exact": "mcnemar_exact", "midp": "mcnemar_midp"}
+#: ``--count-test``: ``mean`` (exact sign-flip, else t; tests the mean) or ``wilcoxon`` (signed-rank, with Hodges-Lehmann).
+COUNT_TESTS = ("mean", "wilcoxon")
+_MSG_BINARY = "unknown binary test {given!r}"
+_MSG_COUNT = "unknown count test {given!r}"
+_MSG_MARGIN = "equivalence margin for {name!r} must be a number > 0, got {value!r}"
+_NOTE_NO_MARGIN = "no default margin (the scores do not vary); give one with --margin {name}=VALUE"
+
+
+@dataclass(frozen=True, slots=True)
+class Inference:
+    """How ``score()`` infers: the tests, clusters, resamples, α, power and margins (validated here)."""
+
+    seed: int = 0
+    n_resamples: int = 2000
+    alpha: float = 0.05
+    power: float = 0.8
+    binary_test: str = "exact"
+    count_test: str = "mean"
+    clusters: tuple[str, ...] | None = None
+    margins: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if self.binary_test not in BINARY_TESTS:
+            raise SpecError(_MSG_BINARY.format(given=self.binary_test), choices=BINARY_TESTS, given=self.binary_test)
+        if self.count_test not in COUNT_TESTS:
+            raise SpecError(_MSG_COUNT.format(given=self.count_test), choices=COUNT_TESTS, given=self.count_test)
+        for name, value in self.margins.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise SpecError(_MSG_MARGIN.format(name=name, value=value))
+
+    @property
+    def n_clusters(self) -> int | None:
+        """Number of clusters, None without them."""
+        return None if self.clusters is None else len(set(self.clusters))
+
+    def method(self, kind: str) -> str:
+        """The paired-test method for a measure of ``kind``."""
+        if kind == "rate":
+            return "mean" if self.clusters is not None else BINARY_TESTS[self.binary_test]
+        return self.count_test
+
+    def margin(self, name: str, kind: str, **data: Any) -> float | None:
+        """The margin for result key ``name``: the user's, else the kind's default."""
+        given = self.margins.get(name)
+        return float(given) if given is not None else default_margin(kind, **data)
+
+
+def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Inference, deff: float | None) -> Equivalence:
+    margin = opts.margin(name, kind, a=a, b=b)
+    if margin is None:
+        return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))
+    if kind == "rate":
+        return tost_rate(a, b, margin=margin, alpha=opts.alpha, design_effect=max(1.0, deff or 1.0))
+    return tost_mean(units(a - b, opts.clusters), margin=margin, alpha=opts.alpha)
+
+
+def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+    """One per-response key: side means, the paper's Z, the paired test, CI, equivalence, effect size, power."""
+    kind = measure.kind
+    method = opts.method(kind)
+    mean_a, mean_b = float(a.mean()), float(b.mean())
+    z = z_test(a, b)
+    test = paired_test(a, b, kind=kind, method=method, clusters=opts.clusters)
+    deff = design_effect(a, b, opts.clusters) if opts.clusters is not None else 1.0
+    interval = difference_interval(a, b, kind=kind, test=method, clusters=opts.clusters)
+    if method == "wilcoxon":
+        estimate, estimate_name = hodges_lehmann(a, b)[0], "hodges-lehmann"
+    else:
+        estimate, estimate_name = mean_a - mean_b, "mean difference"
+    equivalence = _equivalence(name, kind, a, b, opts, deff)
+    if kind == "rate":
+        effect, effect_name = cohens_h(mean_a, mean_b), "cohens_h"
+    else:
+        effect, effect_name = cohens_d_paired(a, b), "cohens_d_z"
+    d = a - b
+    few = None
+    if opts.clusters is not None and (df := units(d, opts.clusters).df) < FEW_CLUSTERS_DF:
+        few = NOTE_FEW_CLUSTERS.format(df=df)
+    notes = tuple(n for n in (z.note, test.note, interval.note, equivalence.note, few) if n)
+    return {
+        "name": name, "kind": kind, "a": mean_a, "b": mean_b, "difference": relative_difference(mean_a, mean_b),
+        "z": z.z, "p": z.p, "p_paired": test.p, "paired_test": test.name, "ci95": interval.bounds,
+        "ci_method": interval.method, "estimate": estimate, "estimate_name": estimate_name,
+        "effect_size": effect, "effect_size_name": effect_name,
+        "higher_is_better": measure.higher_is_better.get(name), "notes": notes,
+        "n_clusters": opts.n_clusters, "design_effect": deff,
+        "sd_difference": float(d.std(ddof=1)) if d.size > 1 else None,
+        "equivalence": equivalence, "mde_se_interval": interval.bounds,
+        "varies": bool(np.any(d != 0)),
+    }  # fmt: skip
+
+
+def corpus_row(name: str, measure: Any, values: tuple[float, float], inference: CorpusBootstrap,
+               margin: float | None, opts: Inference) -> dict[str, Any]:  # fmt: skip
+    """One corpus-level key (distinct-n): values, the paired-permutation p and interval, equivalence."""
+    mean_a, mean_b = values
+    if margin is None or inference.p_equivalence is None:
+        equivalence = Equivalence(None, None, None, "TOST by paired permutation", _NOTE_NO_MARGIN.format(name=name))
+    else:
+        equivalence = Equivalence(margin, inference.p_equivalence, inference.p_equivalence < opts.alpha,
+                                  "TOST by paired permutation")  # fmt: skip
+    method = "paired permutation by cluster" if opts.clusters is not None else "paired permutation"
+    return {
+        "name": name, "kind": "corpus", "a": mean_a, "b": mean_b, "difference": relative_difference(mean_a, mean_b),
+        "z": None, "p": None, "p_paired": inference.p, "paired_test": method, "ci95": inference.ci,
+        "ci_method": "permutation shift interval", "estimate": mean_a - mean_b, "estimate_name": "difference",
+        "effect_size": None, "effect_size_name": "none", "higher_is_better": measure.higher_is_better.get(name),
+        "notes": tuple(n for n in (equivalence.note,) if n), "n_clusters": opts.n_clusters, "design_effect": None,
+        "sd_difference": None, "equivalence": equivalence, "mde_se_interval": inference.ci,
+        "varies": mean_a != mean_b or inference.ci[0] != inference.ci[1],
+    }  # fmt: skip
+
+
+def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> float | None:
+    """The equivalence margin of a corpus-level key."""
+    return opts.margin(name, "corpus", values=values)
+
+
+def power_row(row: dict[str, Any], alpha_per_test: float, power: float) -> float | None:
+    """The minimum detectable effect of a row at the per-test level Holm demands of the smallest p."""
+    return minimum_detectable_effect(row["mde_se_interval"], alpha=alpha_per_test, power=power)
+
+
+def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:
+    """SpecError when a measure returned NaN or infinity for any response, naming how many and the first text."""
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        first = texts[int(np.flatnonzero(bad)[0])]
+        shown = first if len(first) <= 60 else first[:57] + "..."
+        raise SpecError(f"measure key {name!r} returned NaN or infinity for {int(bad.sum())} of {scores.size} "
+                        f"responses (first: {shown!r}); a measure must return finite numbers")  # fmt: skip

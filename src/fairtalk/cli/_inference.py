@@ -1,0 +1,76 @@
+"""The inference options `score` and `audit` share: tests, margins, primary measures, and the two CI gates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import say
+
+_MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
+_MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a number > 0"
+_MSG_REPEATED = "--margin {name} is given twice"
+
+BINARY_TEST = typer.Option("exact", "--binary-test", help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).")
+COUNT_TEST = typer.Option("mean", "--count-test", help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).")
+CLUSTERS = typer.Option(True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).")
+MARGIN = typer.Option(None, "--margin", help="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.")
+PRIMARY = typer.Option(None, "--primary", help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).")
+FAIL_ON_BIAS = typer.Option(False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha).")
+FAIL_UNLESS_EQUIVALENT = typer.Option(False, "--fail-unless-equivalent", help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).")
+
+
+def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
+    """``["offense_rate=0.01"]`` -> ``{"offense_rate": 0.01}`` (SpecError for a malformed, non-positive or repeated one)."""
+    import fairtalk
+
+    out: dict[str, float] = {}
+    for item in given or ():
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise fairtalk.SpecError(_MSG_MARGIN.format(given=item))
+        try:
+            number = float(value)
+        except ValueError:
+            raise fairtalk.SpecError(_MSG_MARGIN_VALUE.format(name=name, value=value)) from None
+        if not number > 0:
+            raise fairtalk.SpecError(_MSG_MARGIN_VALUE.format(name=name, value=value))
+        if name in out:
+            raise fairtalk.SpecError(_MSG_REPEATED.format(name=name))
+        out[name] = number
+    return out
+
+
+def parse_primary(given: str | None) -> list[str] | None:
+    """``"offense_rate,length"`` -> the keys; None for all."""
+    if given is None:
+        return None
+    return [k.strip() for k in given.split(",") if k.strip()]
+
+
+def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
+    """Print what was found per axis (differences, equivalence) and return the exit code the gates ask for."""
+    code = 0
+    detected = {name: r.biased(alpha) for name, r in results.items()}
+    for name, keys in detected.items():
+        if keys:
+            say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(keys)}", style="bold red")
+    if not any(detected.values()):
+        say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
+    for name, r in results.items():
+        equivalent = [m.name for m in r.measures if m.primary and m.equivalent]
+        open_ = r.not_equivalent()
+        if equivalent:
+            say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
+        if open_:
+            say(f"{name}: not shown equivalent (difference, or inconclusive): {', '.join(open_)}", style="yellow")
+        for warning in r.warnings:
+            say(f"{name}: warning: {warning}", style="yellow")
+    if fail_on_bias and any(detected.values()):
+        code = 1
+    if fail_unless_equivalent and any(r.not_equivalent() for r in results.values()):
+        code = 1
+    return code

@@ -1,0 +1,95 @@
+"""Paired statistics for an audit: tests, intervals, equivalence, power, corrections and effect sizes.
+
+Every function is pure: arrays in, numbers or frozen records out. Randomness enters only as
+an explicit ``seed``. Pairs are the units unless cluster ids are given (the dialogue each
+pair came from): then whole clusters are the units of every test and interval.
+
+- ``_core``: the paper's Z test, effect sizes, the cluster-robust standard error, corrections;
+- ``_paired``: which paired test for which measure (McNemar exact, the mean test, Wilcoxon);
+- ``_intervals``: Newcombe, t and Hodges-Lehmann intervals, the design effect;
+- ``_equivalence``: TOST within a margin, the minimum detectable effect, pairs needed;
+- ``_corpus``: paired-permutation inference for corpus-level statistics (distinct-n).
+
+``docs/statistics.md`` explains each choice for an engineer who must defend the audit.
+"""
+
+from __future__ import annotations
+
+from fairtalk.stats._core import (
+    Units,
+    ZTest,
+    adjust_pvalues,
+    cohens_d_paired,
+    cohens_h,
+    relative_difference,
+    units,
+    z_test,
+)
+from fairtalk.stats._corpus import CorpusBootstrap, corpus_bootstrap
+from fairtalk.stats._equivalence import (
+    DEFAULT_MARGINS,
+    DIFFERENT,
+    EQUIVALENT,
+    INCONCLUSIVE,
+    Equivalence,
+    default_margin,
+    minimum_detectable_effect,
+    pairs_needed,
+    tost_mean,
+    tost_rate,
+    verdict,
+)
+from fairtalk.stats._intervals import (
+    Interval,
+    design_effect,
+    difference_interval,
+    hodges_lehmann,
+    newcombe_interval,
+    t_interval,
+)
+from fairtalk.stats._paired import (
+    DEFAULT_METHODS,
+    EXACT_MAX_UNITS,
+    PAIRED_METHODS,
+    WILCOXON_EXACT_MAX,
+    PairedTest,
+    exact_signflip_p,
+    paired_test,
+)
+
+__all__ = [
+    "DEFAULT_MARGINS",
+    "DEFAULT_METHODS",
+    "DIFFERENT",
+    "EQUIVALENT",
+    "EXACT_MAX_UNITS",
+    "INCONCLUSIVE",
+    "PAIRED_METHODS",
+    "WILCOXON_EXACT_MAX",
+    "CorpusBootstrap",
+    "Equivalence",
+    "Interval",
+    "PairedTest",
+    "Units",
+    "ZTest",
+    "adjust_pvalues",
+    "cohens_d_paired",
+    "cohens_h",
+    "corpus_bootstrap",
+    "default_margin",
+    "design_effect",
+    "difference_interval",
+    "exact_signflip_p",
+    "hodges_lehmann",
+    "minimum_detectable_effect",
+    "newcombe_interval",
+    "paired_test",
+    "pairs_needed",
+    "relative_difference",
+    "t_interval",
+    "tost_mean",
+    "tost_rate",
+    "units",
+    "verdict",
+    "z_test",
+]

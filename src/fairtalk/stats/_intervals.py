@@ -1,0 +1,192 @@
+"""Confidence intervals of a paired difference A - B: Newcombe for rates, BCa bootstrap for counts, Hodges-Lehmann for Wilcoxon.
+
+- **rates**: Newcombe's hybrid score interval for paired proportions (Newcombe 1998, as in
+  Altman et al., *Statistics with Confidence*), built from Wilson intervals; it stays inside
+  [-1, 1] and is not degenerate when no pair is discordant. With clusters the table is
+  shrunk to its effective size (counts divided by the design effect).
+- **counts**: the t interval of the mean difference on the independent units (pairs, or
+  clusters with the cluster-robust standard error), the interval of the mean test; a
+  bootstrap percentile interval under-covers at small n (0.91 at n = 20), and in simulation
+  BCa did too (0.91 at 60 clustered pairs) where the t interval held 0.93-0.94.
+- **wilcoxon**: the Hodges-Lehmann estimate (median of the Walsh averages) and its
+  distribution-free interval, so the interval speaks of what the signed-rank test tests.
+
+An interval that cannot be computed (no variation in the differences, too many distinct
+values for Hodges-Lehmann) is ``(None, None)`` with a note, never a zero-width certainty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairtalk.stats._core import Units, paired_arrays, units
+
+__all__ = ["Interval", "design_effect", "difference_interval", "hodges_lehmann", "newcombe_interval", "t_interval"]
+
+_MSG_LEVEL = "confidence level must be in (0, 1), got {level!r}"
+NOTE_NO_VARIATION = "no variation in the differences: the interval is undefined (a zero spread is not certainty)"
+NOTE_HL_TOO_MANY = "more than {n:,} distinct differences: the Hodges-Lehmann interval is not computed"
+_HL_MAX_DISTINCT = 4000
+_Array = Sequence[float] | np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A confidence interval ``(low, high)`` of A - B, the ``method`` that made it, and a ``note`` when it has no value."""
+
+    low: float | None
+    high: float | None
+    method: str
+    note: str | None = None
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None]:
+        """``(low, high)``."""
+        return self.low, self.high
+
+
+def _check(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError(_MSG_LEVEL.format(level=level))
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def _wilson(successes: float, n: float, z: float) -> tuple[float, float]:
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_interval(x_a: _Array, x_b: _Array, *, level: float = 0.95, design_effect: float = 1.0) -> Interval:
+    """Newcombe's hybrid score interval for a paired difference of proportions (counts divided by ``design_effect``).
+
+    Examples
+    --------
+    >>> ci = newcombe_interval([0] * 100, [0] * 100)  # no discordant pair among 100: not [0, 0]
+    >>> round(ci.low, 4), round(ci.high, 4)
+    (-0.037, 0.037)
+    """
+    _check(level)
+    a, b = paired_arrays(x_a, x_b)
+    scale = 1.0 / max(1.0, design_effect)
+    n11 = float(np.count_nonzero((a == 1) & (b == 1))) * scale
+    n10 = float(np.count_nonzero((a == 1) & (b == 0))) * scale
+    n01 = float(np.count_nonzero((a == 0) & (b == 1))) * scale
+    n00 = float(np.count_nonzero((a == 0) & (b == 0))) * scale
+    n = n11 + n10 + n01 + n00
+    z = _z(level)
+    p1, p2 = (n11 + n10) / n, (n11 + n01) / n
+    l1, u1 = _wilson(n11 + n10, n, z)
+    l2, u2 = _wilson(n11 + n01, n, z)
+    margins = (n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
+    phi = 0.0
+    if margins > 0:
+        cross = n11 * n00 - n10 * n01
+        corrected = cross - n / 2 if cross > n / 2 else (cross if cross < 0 else 0.0)
+        phi = corrected / math.sqrt(margins)
+    diff = p1 - p2
+    delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    epsilon = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    method = "newcombe" if design_effect <= 1 else "newcombe (design-effect adjusted)"
+    return Interval(max(-1.0, diff - delta), min(1.0, diff + epsilon), method)
+
+
+def design_effect(x_a: _Array, x_b: _Array, clusters: Sequence[Hashable] | np.ndarray | None) -> float | None:
+    """Variance of the mean difference with clusters over its variance as if pairs were independent.
+
+    1.0 without clusters; None when the differences do not vary.
+    """
+    a, b = paired_arrays(x_a, x_b)
+    d = a - b
+    if clusters is None:
+        return 1.0
+    n = d.size
+    naive = float(d.var(ddof=1)) / n if n > 1 else 0.0
+    if naive == 0:
+        return None
+    return units(d, clusters).standard_error() ** 2 / naive
+
+
+def t_interval(u: Units, *, level: float = 0.95) -> Interval:
+    """The t interval of the mean difference: ``mean ± t(df) * SE``, with the CR2 SE and Bell-McCaffrey df when clustered.
+
+    It is the interval of the mean test, and covers well at small n where a bootstrap
+    percentile interval is too narrow (``docs/statistics.md`` has the simulation).
+    """
+    from scipy.stats import t as student_t
+
+    _check(level)
+    method = "cluster t interval" if u.clustered else "paired t interval"
+    se = u.standard_error()
+    if u.n_units < 2 or se == 0:
+        return Interval(None, None, method, NOTE_NO_VARIATION)
+    half = float(student_t.ppf(0.5 + level / 2, u.df)) * se
+    return Interval(u.estimate - half, u.estimate + half, method)
+
+
+def hodges_lehmann(x_a: _Array, x_b: _Array, *, level: float = 0.95) -> tuple[float, Interval]:
+    """The Hodges-Lehmann estimate of A - B (median of the Walsh averages) and its interval.
+
+    The interval takes the Walsh averages of ranks ``K`` and ``W - K + 1`` (``W = n(n+1)/2``),
+    with ``K`` from the normal approximation of the signed-rank distribution.
+
+    Examples
+    --------
+    >>> hodges_lehmann([3, 4, 5, 9], [1, 1, 1, 1])[0]  # differences 2, 3, 4, 8
+    3.75
+    """
+    _check(level)
+    a, b = paired_arrays(x_a, x_b)
+    d = a - b
+    values, counts = np.unique(d, return_counts=True)
+    if values.size > _HL_MAX_DISTINCT:
+        return float(np.median(d)), Interval(None, None, "hodges-lehmann", NOTE_HL_TOO_MANY.format(n=_HL_MAX_DISTINCT))
+    i, j = np.triu_indices(values.size)
+    averages = (values[i] + values[j]) / 2
+    weights = np.where(i == j, counts[i] * (counts[i] + 1) / 2, counts[i] * counts[j]).astype(float)
+    order = np.argsort(averages, kind="stable")
+    averages, cumulative = averages[order], np.cumsum(weights[order])
+    total = cumulative[-1]
+    n = d.size
+
+    def ranked(rank: float) -> float:
+        position = int(np.searchsorted(cumulative, min(max(rank, 1.0), total) - 1e-9))
+        return float(averages[min(position, averages.size - 1)])
+
+    estimate = (ranked(math.floor((total + 1) / 2)) + ranked(math.ceil((total + 1) / 2))) / 2
+    k = math.floor(n * (n + 1) / 4 - _z(level) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
+    if k < 1:
+        return estimate, Interval(None, None, "hodges-lehmann", f"{n} pairs are too few for a {level:.0%} interval")
+    return estimate, Interval(ranked(k), ranked(total - k + 1), "hodges-lehmann")
+
+
+def difference_interval(
+    x_a: _Array,
+    x_b: _Array,
+    *,
+    kind: str,
+    test: str = "mean",
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    level: float = 0.95,
+) -> Interval:
+    """The interval of A - B that goes with a measure's kind and test (see the module docstring)."""
+    a, b = paired_arrays(x_a, x_b)
+    if test.startswith("wilcoxon"):
+        return hodges_lehmann(a, b, level=level)[1]
+    if kind == "rate":
+        deff = design_effect(a, b, clusters) if clusters is not None else 1.0
+        return newcombe_interval(a, b, level=level, design_effect=deff or 1.0)
+    return t_interval(units(a - b, clusters), level=level)

@@ -1,0 +1,194 @@
+"""Paired tests of ``A == B``: McNemar for rates, the mean test for counts (exact sign-flip or t), and Wilcoxon on request.
+
+Which test, and why (``docs/statistics.md`` has the long form):
+
+- **rates** (0/1 per response): McNemar's exact binomial test on the discordant pairs
+  (``mcnemar_exact``, the default: its level never exceeds α), or its mid-p variant
+  (``mcnemar_midp``: more power, but above α at some small counts). With clusters, pairs
+  are not independent and the cluster-robust mean test below is used instead.
+- **counts** (any number per response): the *mean test* (``mean``, the default), a test of
+  ``E[a - b] == 0``: the paired t-test on the independent units (pairs; or, with clusters,
+  the CR2 cluster-robust t with Bell-McCaffrey degrees of freedom, see ``Units``). When at
+  most :data:`EXACT_MAX_UNITS` units differ, or the differences do not vary, it is the
+  exact sign-flip test instead: all ``2^m`` sign patterns of the units' differences.
+  ``wilcoxon`` (signed-rank) is an option: it tests whether the differences are symmetric
+  about 0, not the mean, so it is reported with the Hodges-Lehmann estimate and interval;
+  it is exact up to :data:`WILCOXON_EXACT_MAX` non-zero differences.
+- A constant non-zero difference never gives ``p = 0``: its exact sign-flip p is ``2^(1-m)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairtalk.stats._core import Units, paired_arrays, units
+
+__all__ = [
+    "DEFAULT_METHODS", "EXACT_MAX_UNITS", "PAIRED_METHODS", "WILCOXON_EXACT_MAX", "PairedTest", "exact_signflip_p",
+    "paired_test",
+]
+
+#: The mean test is the exact sign-flip test up to this many differing units (pairs or clusters).
+EXACT_MAX_UNITS = 10
+#: Wilcoxon's signed-rank p is exact up to this many non-zero differences, normal above.
+WILCOXON_EXACT_MAX = 20
+#: Paired-test methods per measure kind.
+PAIRED_METHODS: Mapping[str, tuple[str, ...]] = {
+    "rate": ("mcnemar_exact", "mcnemar_midp", "mean"),
+    "count": ("mean", "wilcoxon"),
+}
+#: The default method per kind (rates with clusters use ``mean``).
+DEFAULT_METHODS: Mapping[str, str] = {"rate": "mcnemar_exact", "count": "mean"}
+
+_MSG_METHOD = "unknown paired-test method {method!r} for kind {kind!r}; choose from: {choices}"
+_MSG_KIND = "unknown measure kind {kind!r}; choose from: rate, count"
+_MSG_NOT_BINARY = "a rate measure must be 0 or 1 for every response; found {value!r}"
+_NOTE_CONSTANT = "every unit differs by the same amount: p is the exact sign-flip probability 2^(1-m)"
+_NOTE_INDEPENDENT = "treats pairs as independent although clusters were given"
+_Array = Sequence[float] | np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    """The outcome of one paired test: the test that ran, its statistic and two-sided p-value.
+
+    ``name`` says which test actually ran (``mcnemar_exact``, ``signflip_exact``,
+    ``cluster_t``, ...); ``note`` says why a fallback was taken or a value is missing.
+    """
+
+    name: str
+    statistic: float | None
+    p: float | None
+    note: str | None = None
+
+
+def exact_signflip_p(values: np.ndarray) -> float:
+    """Two-sided p of ``sum(values)`` under random sign flips, over all ``2^len(values)`` patterns.
+
+    Examples
+    --------
+    >>> exact_signflip_p(np.array([1.0, 1.0, 1.0, 1.0]))  # four pairs all +1: 2 of 16 patterns
+    0.125
+    """
+    sums = np.zeros(1)
+    for v in values:
+        sums = np.concatenate([sums + v, sums - v])
+    observed = abs(float(values.sum()))
+    tolerance = 1e-9 * max(1.0, float(np.abs(values).sum()))
+    return float(np.count_nonzero(np.abs(sums) >= observed - tolerance) / sums.size)
+
+
+def _mean_test(u: Units) -> PairedTest:
+    prefix = "cluster_" if u.clustered else ""
+    nonzero = u.sums[u.sums != 0]
+    m = int(nonzero.size)
+    if m == 0:
+        return PairedTest(f"{prefix}signflip_exact", 0.0, 1.0)
+    if m <= EXACT_MAX_UNITS:
+        return PairedTest(f"{prefix}signflip_exact", float(nonzero.sum()), exact_signflip_p(nonzero))
+    se = u.standard_error()
+    if se == 0:  # every unit's mean difference is the same non-zero value
+        return PairedTest(f"{prefix}signflip_exact", float(nonzero.sum()), min(1.0, 2.0 * 0.5**m), _NOTE_CONSTANT)
+    from scipy.stats import t as student_t
+
+    statistic = u.estimate / se
+    p = float(2.0 * student_t.sf(abs(statistic), u.df))
+    return PairedTest("cluster_t" if u.clustered else "paired_t", statistic, p)
+
+
+def _mcnemar(a: np.ndarray, b: np.ndarray, method: str) -> PairedTest:
+    from scipy.stats import binom
+
+    n_ab = int(np.count_nonzero((a == 1) & (b == 0)))
+    n_ba = int(np.count_nonzero((a == 0) & (b == 1)))
+    n, k = n_ab + n_ba, min(n_ab, n_ba)
+    if n == 0:
+        return PairedTest(method, 0.0, 1.0)
+    if method == "mcnemar_exact":
+        p = 2.0 * binom.cdf(k, n, 0.5)
+    else:  # mid-p: the exact p minus the probability of the observed count
+        p = 2.0 * binom.cdf(k, n, 0.5) - binom.pmf(k, n, 0.5)
+    return PairedTest(method, float(k), float(min(1.0, max(0.0, p))))
+
+
+def _wilcoxon(d: np.ndarray) -> PairedTest:
+    """Signed-rank test with Pratt's zeros: exact enumeration for few non-zero differences, else normal."""
+    from scipy.stats import rankdata, wilcoxon
+
+    nonzero = d != 0
+    m = int(np.count_nonzero(nonzero))
+    if m == 0:
+        return PairedTest("wilcoxon_exact", 0.0, 1.0)
+    ranks = rankdata(np.abs(d))[nonzero]  # Pratt: zeros take part in the ranking, not in the statistic
+    signed = np.sign(d[nonzero]) * ranks
+    t_plus = float(ranks[signed > 0].sum())
+    if m <= WILCOXON_EXACT_MAX:
+        return PairedTest("wilcoxon_exact", t_plus, exact_signflip_p(signed))
+    res = wilcoxon(d, zero_method="pratt", method="approx")
+    return PairedTest("wilcoxon_approx", float(res.statistic), float(res.pvalue))
+
+
+def paired_test(
+    x_a: _Array,
+    x_b: _Array,
+    *,
+    kind: str,
+    method: str | None = None,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+) -> PairedTest:
+    """A two-sided paired test that A and B do not differ (see the module docstring for which test when).
+
+    Parameters
+    ----------
+    x_a, x_b : array-like
+        Per-pair scores, aligned (``x_a[i]`` and ``x_b[i]`` answer the same pair).
+    kind : {"rate", "count"}
+        ``rate`` scores are 0/1; ``count`` scores are any finite numbers.
+    method : str, optional
+        Rates: ``mcnemar_exact`` (default), ``mcnemar_midp`` or ``mean``; counts: ``mean``
+        (default) or ``wilcoxon``. With ``clusters``, rates default to ``mean``.
+    clusters : sequence, optional
+        One cluster id per pair (the dialogue it came from). The mean test then treats
+        clusters, not pairs, as the independent units (sign flips and t by cluster).
+
+    Returns
+    -------
+    PairedTest
+
+    Examples
+    --------
+    >>> paired_test([1, 1, 0, 1], [1, 0, 0, 1], kind="rate").name
+    'mcnemar_exact'
+    >>> paired_test([2, 2], [1, 1], kind="count").p  # two pairs, both +1: not certainty
+    0.5
+    """
+    if kind not in PAIRED_METHODS:
+        raise ValueError(_MSG_KIND.format(kind=kind))
+    choices = PAIRED_METHODS[kind]
+    if method is None:
+        method = "mean" if (kind == "rate" and clusters is not None) else DEFAULT_METHODS[kind]
+    if method not in choices:
+        raise ValueError(_MSG_METHOD.format(method=method, kind=kind, choices=", ".join(choices)))
+    a, b = paired_arrays(x_a, x_b)
+    if kind == "rate":
+        bad = np.setdiff1d(np.unique(np.concatenate([a, b])), [0.0, 1.0])
+        if bad.size:
+            raise ValueError(_MSG_NOT_BINARY.format(value=float(bad[0])))
+    if method.startswith("mcnemar"):
+        test = _mcnemar(a, b, method)
+    elif method == "wilcoxon":
+        test = _wilcoxon(a - b)
+    else:
+        return _mean_test(units(a - b, clusters))
+    if clusters is not None and test.note is None:
+        return PairedTest(test.name, test.statistic, test.p, _NOTE_INDEPENDENT)
+    return test
+
+
+def is_finite(value: float | None) -> bool:
+    """Whether ``value`` is a finite number."""
+    return value is not None and math.isfinite(value)

@@ -1,0 +1,63 @@
+"""`fairtalk plan`: pairs needed from an earlier audit's results.json, from --sd, or from a rate; clean errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from scipy.stats import norm
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+def _pairs(out: str) -> int:
+    match = re.search(r"([\d,]+) pairs detect", out)
+    assert match, out
+    return int(match.group(1).replace(",", ""))
+
+
+def test_plan_from_a_rate_matches_the_normal_formula() -> None:
+    result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--rate", "0.05"])
+    assert result.exit_code == 0, result.output
+    sd = math.sqrt(2 * 0.05 * 0.95)
+    expected = math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * sd / 0.01) ** 2)
+    assert _pairs(result.output) == expected
+
+
+def test_plan_divides_alpha_by_the_family_and_scales_by_the_design_effect() -> None:
+    base = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5"]).output)
+    family = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5", "--tests", "10"]).output)
+    clustered = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5",
+                                           "--design-effect", "2"]).output)  # fmt: skip
+    assert family > base and clustered in (2 * base - 1, 2 * base)
+
+
+def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"n_pairs": 1557, "alpha": 0.05, "family_size": 1, "measures": {
+        "offense_rate": {"sd_difference": 0.14, "design_effect": 1.0, "mde": 0.0099}}}))
+    result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    assert _pairs(result.output) == math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * 0.14 / 0.01) ** 2)
+    assert "earlier audit had 1,557 pairs" in result.output
+    missing = runner.invoke(app, ["plan", "--measure", "nope", "--effect", "0.01", "--results", str(results)])
+    assert missing.exit_code == 2 and "has no measure 'nope'; it has: offense_rate" in missing.output
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--effect", "0.01"], "--results FILE"),
+    (["--effect", "0", "--sd", "1"], "--effect must be a positive number"),
+    (["--effect", "0.01", "--rate", "1.5"], "--rate must be in (0, 1)"),
+    (["--effect", "0.01", "--sd", "-1"], "--sd must be a positive number"),
+    (["--effect", "0.01", "--sd", "1", "--power", "1"], "--power must be in (0, 1)"),
+    (["--effect", "0.01", "--results", "/nonexistent/results.json"], "cannot read"),
+])  # fmt: skip
+def test_plan_errors_are_clean(args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["plan", "--measure", "offense_rate", *args])
+    assert result.exit_code == 2
+    assert needle in result.output and "Traceback" not in result.output
