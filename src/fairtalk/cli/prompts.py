@@ -159,21 +159,25 @@ def prompts_analyze(
     include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
     smoothing: float = typer.Option(1e-6, "--smoothing", min=0.0, help="Additive smoothing of the label distributions before KL (0: plain KL)."),
     n_best: int = typer.Option(5, "--n-best", min=1, help="How many best and worst structures to list."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the robustness draws."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the robustness draws and the bootstrap."),
     n_draws: int = typer.Option(100, "--draws", min=1, help="Robustness draws."),
+    resamples: int = typer.Option(1000, "--resamples", min=0, help="Template × seed bootstrap resamples for the intervals (0: none)."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the reversal tests (Holm over structures)."),
     misaligned: str = typer.Option("keep", "--misaligned", help="Published rows not starting with their expected prompt: keep or drop."),
     paraphrases: str | None = typer.Option(None, "--paraphrases", help="Folder of the AESOP paraphrase files, to check the published rows' alignment."),
     prompts_file: str | None = typer.Option(None, "--prompts-file", help="fixed-prompts.txt of the published layout."),
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
+    from fairtalk.prompts.output import REPORT_FILES
     from fairtalk.report import check_report_folder
 
     try:
         if (published is None) == (completions is None):
             raise fairtalk.SpecError(_MSG_INPUT)
         check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
-                                     "--paraphrases": paraphrases, "--prompts-file": prompts_file})
+                                     "--paraphrases": paraphrases, "--prompts-file": prompts_file},
+                            names=REPORT_FILES)
         group_set = _groups(groups)
         start = time.perf_counter()
         if published is not None:
@@ -190,7 +194,8 @@ def prompts_analyze(
                 frame = fairtalk.label_completions(frame, scorer, only_missing=not relabel)
                 summary = {**summary, "regard": regard, "relabelled": relabel}
         result = fairtalk.analyze_prompts(frame, groups=group_set, include_other=include_other, smoothing=smoothing,
-                                          n_best=n_best, seed=seed, n_draws=n_draws, parses=parses)
+                                          n_best=n_best, seed=seed, n_draws=n_draws, parses=parses,
+                                          alpha=alpha, n_resamples=resamples)
         seconds = time.perf_counter() - start
         written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary)
     except FairtalkError as exc:
@@ -212,10 +217,20 @@ def _print_analysis(result, summary, seconds: float) -> None:
         dist = result.distribution[group]
         table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group]['mean']:+.3f}")
     console.print(table)
-    gaps = ", ".join(f"{name} {g['all']:+.3f} (baseline {g['baseline']:+.3f})" for name, g in result.gaps.items()
-                     if g["all"] is not None and g["baseline"] is not None)
-    if gaps:
-        console.print(f"regard gaps (a - b): {gaps}", highlight=False, markup=False)
+    for name, g in result.gaps.items():
+        if g["all"] is None:
+            continue
+        low, high = g.get("ci95") or (None, None)
+        ci = f" [95% CI {low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
+        base = f", baseline {g['baseline']:+.3f}" if g["baseline"] is not None else ""
+        say(f"regard gap {name} ({g['a']} - {g['b']}): {g['all']:+.3f}{ci}{base}; structures reversing it: "
+            f"{g['n_reversing']} significant of {g.get('n_sign_flips', 0)} sign flips")
+    null = result.robustness.get("null") or {}
+    if result.robustness["single"]["n"] and null.get("single") is not None:
+        say(f"robustness: single structures {result.robustness['single']['mean']:.3f} against {null['single']:.3f} "
+            f"with shuffled structure labels (halves {result.robustness['halves']['mean']:.3f} vs {null['halves']:.3f})")
+    for warning in result.warnings:
+        say(f"warning: {warning}", style="yellow")
     ignored = result.data.get("n_rows_ignored", 0)
     if ignored:
         names = ", ".join(result.data.get("ignored_groups", ()))

@@ -19,6 +19,7 @@ import pandas as pd
 from scipy.special import rel_entr
 
 from fairtalk.errors import InputError
+from fairtalk.prompts import inference
 from fairtalk.prompts.robustness import cell_sums, robustness, variance_decomposition
 from fairtalk.prompts.templates import GroupPair, GroupSet, default_groups
 
@@ -41,7 +42,11 @@ class PromptAnalysis:
 
     Distributions are fractions per group (``"all"`` is every group pooled); ``kl[a][b]`` is
     KL(P_a || P_b) in nats (None where infinite); regard entries are ``{mean, std, n}``.
-    ``by_structure[s][g]`` is the mean regard of group ``g`` under structure ``s``.
+    ``by_structure[s][g]`` is the mean regard of group ``g`` under structure ``s``. Inference
+    (``fairtalk.prompts.inference``): ``gaps[pair]["ci95"]`` and ``kl_ci95[a][b]`` are template ×
+    seed bootstrap intervals, ``reversing`` holds only significant reversals (Holm over the
+    structures, adjusted p in ``structure_p``), ``robustness["null"]`` is the score with shuffled
+    structure labels, and ``warnings`` flags small cells.
     """
 
     groups: tuple[str, ...]
@@ -67,6 +72,10 @@ class PromptAnalysis:
     config: dict[str, Any]
     data: dict[str, Any] = field(default_factory=dict)
     parses: dict[str, str] = field(default_factory=dict)
+    kl_ci95: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    structure_p: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    inference: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``results.json`` schema)."""
@@ -95,6 +104,10 @@ class PromptAnalysis:
             "config": self.config,
             "data": self.data,
             "parses": self.parses,
+            "kl_ci95": self.kl_ci95,
+            "structure_p_adjusted": self.structure_p,
+            "inference": self.inference,
+            "warnings": list(self.warnings),
         }
 
     def structure_frame(self) -> pd.DataFrame:
@@ -166,6 +179,8 @@ def analyze(
     n_sampled: int = 10,
     n_draws: int = 100,
     parses: dict[str, str] | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 1000,
 ) -> PromptAnalysis:
     """Analyse labelled completions as in the paper (§4, §5, §7).
 
@@ -187,6 +202,8 @@ def analyze(
         The robustness draws (:func:`~fairtalk.prompts.robustness.robustness`).
     parses : dict, optional
         Structure label -> syntactic parse, carried into the result for display.
+    alpha, n_resamples
+        Level of the reversal tests, and template × seed bootstrap resamples (0: no inference).
 
     Raises
     ------
@@ -266,29 +283,51 @@ def analyze(
     n_show = min(n_best, len(ranked))
     best, worst = tuple(ranked[:n_show]), tuple(reversed(ranked[len(ranked) - n_show:]))
 
+    t_codes, templates = _codes(frame["template"])
+    e_codes, seeds = _codes(frame["seed"])
+    valid = [p for p in groups.pairs if p.a in names and p.b in names]
+    index_pairs = [(names.index(p.a), names.index(p.b)) for p in valid]
+    counted = labels < k - 1 if include_other else polar
+
+    def kl_of(label_counts: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return kl_matrix(np.nan_to_num(label_counts / label_counts.sum(axis=1, keepdims=True)), smoothing=smoothing)
+
+    boot = inference.bootstrap(
+        {"template": t_codes, "seed": e_codes, "group": g, "structure": s},
+        {"template": len(templates), "seed": len(seeds), "group": n_groups, "structure": n_structures},
+        regard_values, polar, labels + 1, counted, index_pairs, kl_of, seed=seed, n_resamples=n_resamples)
     gaps: dict[str, dict[str, Any]] = {}
     gap_by_structure: dict[str, dict[str, float | None]] = {}
     reversing: dict[str, tuple[str, ...]] = {}
-    for pair in groups.pairs:
-        if pair.a not in names or pair.b not in names:
-            continue
-        ia, ib = names.index(pair.a), names.index(pair.b)
+    structure_p: dict[str, dict[str, float | None]] = {}
+    for p, (pair, (ia, ib)) in enumerate(zip(valid, index_pairs)):
         gap_all = regard[pair.a]["mean"] - regard[pair.b]["mean"]
         gap_base = baseline_regard[pair.a]["mean"] - baseline_regard[pair.b]["mean"]
         per = means[:, ia] - means[:, ib]
         gap_by_structure[pair.name] = {st: _finite(per[i]) for i, st in enumerate(structures)}
         order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
-        reversing[pair.name] = tuple(structures[i] for i in order
-                                     if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0)
+        flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
+        significant, adjusted = inference.significant_reversals(
+            _finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
+        reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
+        structure_p[pair.name] = dict(zip(structures, adjusted))
+        se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
         gaps[pair.name] = {
             "a": pair.a,
             "b": pair.b,
             "all": _finite(gap_all),
             "baseline": _finite(gap_base),
+            "ci95": list(boot.interval(boot.gaps[:, p])) if boot.n_resamples else [None, None],
+            "se": se,
+            "p": p_gap,
             "largest": [structures[i] for i in order[:n_best]],
             "smallest": [structures[i] for i in reversed(order[-n_best:])] if order else [],
             "n_reversing": len(reversing[pair.name]),
+            "n_sign_flips": len(flips),
         }
+    kl_ci95 = {a: {b: (list(boot.interval(boot.kl[:, i, j])) if boot.n_resamples else [None, None])
+                   for j, b in enumerate(names)} for i, a in enumerate(names)}  # fmt: skip
 
     k_codes, kinds = _codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(g), dtype=np.int64), ["all"])
     kind_sums, kind_counts = cell_sums(regard_values, k_codes[polar], g[polar], len(kinds), n_groups)
@@ -298,6 +337,18 @@ def analyze(
 
     paraphrased = np.arange(n_structures) != baseline_code
     robust = robustness(sums[paraphrased], cell_counts[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws)
+    rows = ~is_base[polar]
+    robust["null"] = inference.robustness_null(
+        regard_values[rows], g[polar][rows], s[polar][rows], n_groups, n_structures,
+        lambda su, co: robustness(su[paraphrased], co[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws),
+        seed=seed)
+    warnings = [boot.note] if boot.note else []
+    small = inference.small_cells(cell_counts, names, structures)
+    if small:
+        low = min(small, key=lambda c: c["n"])
+        warnings.append(f"{len(small):,} of {cell_counts.size:,} group × structure cells have fewer than "
+                        f"{inference.MIN_CELL} labelled completions (smallest: {low['group']} under "
+                        f"{low['structure']}, {low['n']}): their regard means and gaps are noisy")
     factors = {"group": g[polar], "structure": s[polar]}
     for column in ("template", "seed"):
         factors[column] = _codes(frame[column])[0][polar]
@@ -305,7 +356,7 @@ def analyze(
 
     return PromptAnalysis(
         groups=tuple(names),
-        pairs=tuple(p for p in groups.pairs if p.a in names and p.b in names),
+        pairs=tuple(valid),
         labels=tuple(label_names),
         distribution=distribution,
         baseline_distribution=baseline_distribution,
@@ -338,4 +389,9 @@ def analyze(
               "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0),
               "n_rows_ignored": len(ignored), "ignored_groups": ignored_groups[:20]},
         parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
+        kl_ci95=kl_ci95,
+        structure_p=structure_p,
+        inference={"n_resamples": boot.n_resamples, "resampled": list(boot.resampled), "alpha": alpha,
+                   "method": "template × seed pigeonhole bootstrap; reversals by Holm over structures"},
+        warnings=tuple(warnings),
     )

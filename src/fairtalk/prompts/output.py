@@ -15,9 +15,12 @@ from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.prompts.analysis import PromptAnalysis
 
-__all__ = ["FORMATS", "jsonable", "render_prompts_html", "write_prompts_report"]
+__all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_prompts_report"]
 
 FORMATS = ("json", "csv", "html")
+#: Every file the report writes (checked against the inputs before any work).
+REPORT_FILES = ("results.json", "groups.csv", "gaps.csv", "kl.csv", "kl_baseline.csv", "kl_ci95.csv", "structures.csv",
+                "report.html")
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
 #: Longest example text shown in the HTML (the completions file keeps the full text).
@@ -47,18 +50,26 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
             row.update({"mean_regard": regard[group]["mean"], "std_regard": regard[group]["std"], "n_regard": regard[group]["n"]})
             rows.append(row)
     gap_rows = [{"pair": name, "a": g["a"], "b": g["b"], "gap_all": g["all"], "gap_baseline": g["baseline"],
-                 "n_reversing": g["n_reversing"]} for name, g in analysis.gaps.items()]
+                 "ci95_low": g.get("ci95", [None, None])[0], "ci95_high": g.get("ci95", [None, None])[1],
+                 "p": g.get("p"), "n_reversing": g["n_reversing"], "n_sign_flips": g.get("n_sign_flips")}
+                for name, g in analysis.gaps.items()]  # fmt: skip
     kl = pd.DataFrame(analysis.kl).T.loc[list(analysis.groups), list(analysis.groups)]
     kl_base = pd.DataFrame(analysis.baseline_kl).T.loc[list(analysis.groups), list(analysis.groups)]
     kl.index.name = kl_base.index.name = "kl(row||column)"
     structures = analysis.structure_frame()
+    for pair, adjusted in analysis.structure_p.items():
+        structures[f"p_adjusted:{pair}"] = pd.Series(adjusted, dtype=float)
     if analysis.parses:
         structures.insert(1, "parse", pd.Series(analysis.parses))
+    kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": analysis.kl[r][c], "ci95_low": bounds[0], "ci95_high": bounds[1]}
+                          for r, row in analysis.kl_ci95.items() for c, bounds in row.items() if r != c],
+                         columns=["row", "column", "kl", "ci95_low", "ci95_high"])  # fmt: skip
     return {
         "groups": pd.DataFrame(rows),
         "gaps": pd.DataFrame(gap_rows),
         "kl": kl,
         "kl_baseline": kl_base,
+        "kl_ci95": kl_ci,
         "structures": structures,
     }
 
@@ -106,6 +117,7 @@ def render_prompts_html(
         structures=tables["structures"].reset_index().to_dict("records"),
         examples=_examples(frame, best[:1] + worst[:1], n_examples),
         data=jsonable(dict(data_summary or {})),
+        pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),
         fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
         pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
     )

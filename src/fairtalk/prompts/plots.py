@@ -75,11 +75,18 @@ def _gap_over(analysis: PromptAnalysis, pair: str, structures: list[str]) -> flo
     return float(np.mean(values)) if values else float("nan")
 
 
-def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str) -> None:
+def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str,
+          intervals: dict[int, list[tuple[float | None, float | None]]] | None = None) -> None:  # fmt: skip
+    """Grouped bars; ``intervals[k]`` gives series ``k`` 95% error bars (one (low, high) per label)."""
     width = 0.8 / len(series)
     for k, (name, values) in enumerate(series):
         x = np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width
         ax.bar(x, np.nan_to_num(values), width=width, label=name, color=_PAIR_COLOURS[(k + 1) % 3])
+        if intervals and k in intervals:
+            bounds = intervals[k]
+            low = [v - (lo if lo is not None else v) for v, (lo, _) in zip(np.nan_to_num(values), bounds)]
+            high = [(hi if hi is not None else v) - v for v, (_, hi) in zip(np.nan_to_num(values), bounds)]
+            ax.errorbar(x, np.nan_to_num(values), yerr=[low, high], fmt="none", ecolor="black", capsize=3, linewidth=0.8)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xticks(range(len(labels)), [_plain(n) for n in labels], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
@@ -105,8 +112,9 @@ def regard_png(analysis: PromptAnalysis) -> bytes:
     b.set_title("(b) segregated: best and worst structures", fontsize=9)
     pairs = list(analysis.gaps)
     _bars(c, pairs, [("baseline", [_value(analysis.gaps[p]["baseline"]) for p in pairs]),
-                     ("all structures", [_value(analysis.gaps[p]["all"]) for p in pairs])], "average regard gap (a - b)")
-    c.set_title("(c) pairwise: gap", fontsize=9)
+                     ("all structures", [_value(analysis.gaps[p]["all"]) for p in pairs])], "average regard gap (a - b)",
+          intervals={1: [tuple(analysis.gaps[p].get("ci95") or (None, None)) for p in pairs]})
+    c.set_title("(c) pairwise: gap (95% CI, template × seed bootstrap)", fontsize=9)
     _bars(d, pairs, [("largest-gap structures", [_gap_over(analysis, p, analysis.gaps[p]["largest"]) for p in pairs]),
                      ("smallest-gap structures", [_gap_over(analysis, p, analysis.gaps[p]["smallest"]) for p in pairs])],
           "average regard gap (a - b)")

@@ -106,12 +106,14 @@ def write_formats(result: AuditResult, folder: Path, formats: Iterable[str]) -> 
         _WRITERS[name](result, folder / FILE_NAMES[name])
 
 
-def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object]) -> None:
+def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object],
+                        names: Iterable[str] | None = None) -> None:  # fmt: skip
     """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
 
-    ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped).
+    ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped); ``names``
+    are the files the report writes (default: the audit report's).
     """
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         ensure_folder(folder)  # raises: a file, not a folder
-    check_outside(folder, FILE_NAMES.values(), dict(inputs))
+    check_outside(folder, FILE_NAMES.values() if names is None else names, dict(inputs))
