@@ -153,3 +153,18 @@ def _without_timings(out: Path) -> dict:
     run_id = results["manifest"]["audit"].pop("run_id")
     assert run_id == json.loads((out / "run.json").read_text())["run_id"]  # every file names its run
     return results
+
+
+def test_correction_scope_is_recorded_and_shown_in_the_index(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    per_axis = tmp_path / "axis"
+    assert runner.invoke(app, _audit(corpus, f"python:{models}:fair", per_axis)).exit_code == 0
+    assert json.loads((per_axis / "gender" / "results.json").read_text())["correction_scope"] == "axis"
+    assert "correction: Holm within each axis" in (per_axis / "index.html").read_text()
+    whole = tmp_path / "run"
+    done = runner.invoke(app, _audit(corpus, f"python:{models}:fair", whole, "--correction-scope", "run"))
+    assert done.exit_code == 0, done.output
+    assert json.loads((whole / "gender" / "results.json").read_text())["correction_scope"] == "run"
+    assert "correction: Holm over every axis together" in (whole / "index.html").read_text()
+    bad = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "bad", "--correction-scope", "world"))
+    assert bad.exit_code == 2 and "world" in bad.output and "Traceback" not in bad.output

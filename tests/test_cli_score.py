@@ -105,3 +105,68 @@ def test_bad_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
     assert "error:" in done.stderr and needle in done.stderr
     assert "Traceback" not in done.output
     assert not (tmp_path / "r").exists()
+
+
+def _results(out) -> dict:  # noqa: ANN001
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_tests_are_chosen_by_the_options(biased, tmp_path) -> None:
+    default = tmp_path / "default"
+    assert _score("--responses", str(biased), "--axis", "gender", "-o", str(default)).exit_code == 0
+    measures = _results(default)["measures"]
+    assert measures["offense_rate"]["paired_test"] == "mcnemar_exact"
+    assert measures["length"]["paired_test"] in ("paired_t", "signflip_exact")
+    assert measures["length"]["estimate_name"] == "mean difference"
+    other = tmp_path / "other"
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(other), "--binary-test", "midp",
+                  "--count-test", "wilcoxon")
+    assert done.exit_code == 0, done.output
+    measures = _results(other)["measures"]
+    assert measures["offense_rate"]["paired_test"] == "mcnemar_midp"
+    assert measures["length"]["paired_test"].startswith("wilcoxon")
+    assert measures["length"]["estimate_name"] == "hodges-lehmann" and measures["length"]["ci_method"] == "hodges-lehmann"
+
+
+def test_primary_keys_form_the_family_and_the_gate(biased, tmp_path) -> None:
+    out = tmp_path / "r"
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--primary", "length",
+                  "--fail-on-bias")
+    data = _results(out)
+    assert data["family_size"] == 1
+    assert [k for k, m in data["measures"].items() if m["primary"]] == ["length"]
+    assert data["measures"]["offense_rate"]["p_adjusted"] < 0.05  # detected, but secondary: not the gate
+    assert done.exit_code == (1 if data["measures"]["length"]["p_adjusted"] < 0.05 else 0), done.output
+
+
+def test_equivalence_gate_and_margins(unbiased, tmp_path) -> None:
+    tight = tmp_path / "tight"
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tight), "--fail-unless-equivalent")
+    assert done.exit_code == 1, done.output  # 60 identical pairs cannot show a rate within ±2 points
+    assert "not shown equivalent" in done.output
+    assert _results(tight)["measures"]["offense_rate"]["verdict"] == "inconclusive"
+    wide = tmp_path / "wide"
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(wide), "--primary", "offense_rate",
+                  "--margin", "offense_rate=0.2", "--fail-unless-equivalent")
+    assert done.exit_code == 0, done.output
+    row = _results(wide)["measures"]["offense_rate"]
+    assert row["equivalence_margin"] == 0.2 and row["equivalent"] is True and row["verdict"] == "equivalent"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--binary-test", "fisher"), "fisher"),
+        (("--count-test", "median"), "median"),
+        (("--margin", "offense_rate"), "expected MEASURE=VALUE"),
+        (("--margin", "offense_rate=-1"), "finite number > 0"),
+        (("--margin", "offense_rate=inf"), "finite number > 0"),
+        (("--margin", "nosuch=0.1"), "nosuch"),
+        (("--primary", "nosuch"), "nosuch"),
+    ],
+)
+def test_bad_inference_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "r"), *args)
+    assert done.exit_code == 2, done.output
+    assert "error:" in done.stderr and needle in done.stderr
+    assert "Traceback" not in done.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ import typer
 from fairtalk.cli._app import say
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
-_MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a number > 0"
+_MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
 _MSG_REPEATED = "--margin {name} is given twice"
 
 BINARY_TEST = typer.Option("exact", "--binary-test", help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).")
@@ -36,7 +37,7 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
             number = float(value)
         except ValueError:
             raise fairtalk.SpecError(_MSG_MARGIN_VALUE.format(name=name, value=value)) from None
-        if not number > 0:
+        if not math.isfinite(number) or not number > 0:
             raise fairtalk.SpecError(_MSG_MARGIN_VALUE.format(name=name, value=value))
         if name in out:
             raise fairtalk.SpecError(_MSG_REPEATED.format(name=name))

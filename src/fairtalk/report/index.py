@@ -69,9 +69,23 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "seed": run.seed,
         "settings": json.dumps(jsonable(dict(run.settings)), sort_keys=True),
         "alpha": ", ".join(sorted({f"{r.alpha:g}" for r in run.results.values()})),
+        "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
     }
     return _environment().get_template(_TEMPLATE).render(**context)
+
+
+def _correction_text(run: AuditRun) -> str:
+    """Which correction was in force, over what: each axis's family, or the whole run's."""
+    results = list(run.results.values())
+    if not results:
+        return ""
+    names = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+    method = ", ".join(sorted({names.get(r.correction, r.correction) for r in results}))
+    if all(r.correction_scope == "run" for r in results):
+        return f"{method} over every axis together ({results[0].family_size} tests in the primary family)"
+    sizes = ", ".join(f"{r.axis} {r.family_size}" for r in results)
+    return f"{method} within each axis (primary family: {sizes} tests)"
 
 
 def write_index(run: AuditRun, out_dir: str | os.PathLike) -> Path:
