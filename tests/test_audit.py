@@ -224,3 +224,48 @@ def test_too_few_pairs_is_an_input_error(tmp_path: Path) -> None:
     path.write_text('{"pair_id": "1", "side": "a", "response": "x"}\n', encoding="utf-8")
     with pytest.raises(InputError, match=f"{path}: need at least 2"):
         score(path, axis="gender", measures=["length"])
+
+
+class _Broken:
+    """A user measure that returns NaN for one response (issue 10, defect 4)."""
+
+    name = "broken"
+    keys = ("broken",)
+    kind = "count"
+    version = "1"
+    higher_is_better = {"broken": None}
+
+    def score(self, texts):  # noqa: ANN001, ANN201
+        out = np.arange(len(texts), dtype=float)
+        out[3] = np.nan
+        return {"broken": out}
+
+
+def test_a_measure_returning_nan_stops_the_audit_with_a_clear_error() -> None:
+    with pytest.raises(SpecError, match=r"'broken' returned NaN or infinity for 1 of"):
+        score(_records([(f"a {i}", f"b {i}") for i in range(10)]), axis="gender", measures=[_Broken()], n_resamples=50)
+
+
+def _clustered_records(n_dialogues: int, per: int) -> list[Response]:
+    rng = np.random.default_rng(0)
+    out = []
+    for g in range(n_dialogues):
+        style = int(rng.integers(0, 6))  # one dialogue's pairs share a length: they are not independent
+        for j in range(per):
+            i = g * per + j
+            extra = (("cluster", f"d{g}"),)
+            out += [Response(f"p{i}", "a", f"he {i}", "word " * (style + int(rng.integers(0, 2))), extra),
+                    Response(f"p{i}", "b", f"she {i}", "word " * (style + int(rng.integers(0, 2))), extra)]
+    return out
+
+
+def test_clusters_from_the_records_make_dialogues_the_units() -> None:
+    records = _clustered_records(12, 5)
+    clustered = score(records, axis="gender", measures=[Length()], n_resamples=50)
+    assert clustered.n_clusters == 12
+    length = clustered.measure("length")
+    assert length.paired_test in ("cluster_t", "cluster_signflip_exact") and length.n_clusters == 12
+    assert length.design_effect is not None
+    independent = score(records, axis="gender", measures=[Length()], n_resamples=50, clusters=False)
+    assert independent.n_clusters is None
+    assert independent.measure("length").paired_test in ("paired_t", "signflip_exact")
