@@ -66,8 +66,14 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
         open_ = r.not_equivalent()
         if equivalent:
             say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
-        if open_:
-            say(f"{name}: not shown equivalent (difference, or inconclusive): {', '.join(open_)}", style="yellow")
+        inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive"]
+        if inconclusive:
+            shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name
+                              for m in inconclusive)  # fmt: skip
+            say(f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
+                f"smallest difference this run could detect, in the measure's units): {shown}", style="yellow")
+        if open_ and fail_unless_equivalent:
+            say(f"{name}: not shown equivalent: {', '.join(open_)}", style="yellow")
         for warning in r.warnings:
             say(f"{name}: warning: {warning}", style="yellow")
     if fail_on_bias and any(detected.values()):
