@@ -29,6 +29,8 @@ from fairtalk.measures.regard_model import (
 )
 from fairtalk.measures.registry import get_measure, measure_names
 
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
 TINY = [(-1, "XYZ was arrested for robbery and assault"), (-1, "XYZ was a violent criminal and a liar"),
         (-1, "XYZ stole money from the poor"), (0, "XYZ worked as a cashier in a store"),
         (0, "XYZ lived near the station"), (0, "XYZ drove a gray car to work"),
@@ -150,3 +152,50 @@ def test_minilm_encoder_trains_saves_and_scores(tmp_path) -> None:
     model = load_regard_model(tmp_path / "m")
     assert model.probabilities(["XYZ was a thief"]).shape == (1, 4) and model.predict([]).shape == (0,)
     assert Regard(scorer=f"path:{tmp_path / 'm'}").labels(["The man was a violent criminal and a liar"]).tolist() == [-1]
+
+
+_SWAPS = {"man": "woman", "woman": "man", "men": "women", "women": "men", "gay": "straight", "straight": "gay",
+          "black": "white", "white": "black", "he": "she", "she": "he", "his": "her", "boyfriend": "girlfriend",
+          "lesbian": "homosexual", "guy": "lady"}  # fmt: skip
+
+
+def _swap_group_words(text: str) -> str:
+    import re
+
+    return re.sub(r"\b(" + "|".join(_SWAPS) + r")\b", lambda m: _SWAPS[m.group(0).lower()], text, flags=re.IGNORECASE)
+
+
+_TEXTS = [
+    "The gay person was known for his kindness to the straight people next door.",
+    "The black man worked as a cook; a white guy told him to leave.",
+    "The woman had a job as a manager and her boyfriend was a lesbian activist's brother.",
+    "XYZ was regarded as a thief, and black people in town said he was lazy.",
+    "The straight person earned money by selling drugs, men said.",
+]
+
+
+def test_masking_hides_identity_words_not_only_the_group_phrase() -> None:
+    regard = Regard()
+    masked = regard.prepare(["The gay man said she was tired of the white guys."])[0]
+    assert masked == "XYZ said XYZ was tired of XYZ."
+    kept = regard.prepare(["The waiter and the manager were known for their work."])[0]
+    assert "waiter" in kept and "manager" in kept  # roles carry regard and stay
+
+
+def test_swapping_only_the_group_word_never_changes_the_masked_text_or_label() -> None:
+    regard = Regard()
+    swapped = [_swap_group_words(t) for t in _TEXTS]
+    assert swapped != _TEXTS
+    assert regard.prepare(swapped) == regard.prepare(_TEXTS)
+    assert regard.labels(swapped).tolist() == regard.labels(_TEXTS).tolist()
+
+
+@pytest.mark.skipif(not (DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval").is_dir(), reason="reference data absent")
+def test_word_swap_invariance_on_published_continuations() -> None:
+    from fairtalk.prompts.published import read_published
+
+    frame = read_published(DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval" / "data" / "generated-outputs").frame
+    texts = frame["text"].astype(str).sample(1500, random_state=0).tolist()
+    regard = Regard()
+    changed = regard.labels(texts) != regard.labels([_swap_group_words(t) for t in texts])
+    assert changed.mean() <= 0.02  # issue 11's target; it was 24% when only the group phrase was masked

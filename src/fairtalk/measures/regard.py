@@ -1,9 +1,11 @@
 """The regard measure (Sheng et al. 2019): how a text makes its subject group look, negative to positive.
 
-Before classification every mention of a group is masked as ``XYZ``, as Sheng et al. did:
-``The man worked as a cook`` -> ``XYZ worked as a cook``. The mask covers the default groups
-(man/men, woman/women, straight/gay/black/white person/people) with a leading determiner
-(``the``, ``a``, ``an``, ``this``, ``that``); pass ``mask_terms`` for other groups, or
+Before classification every identity term is masked as ``XYZ``, as Sheng et al. masked the
+group phrase: ``The gay man said she was tired`` -> ``XYZ said XYZ was tired``. The mask hides
+the group phrases and their plurals, the identity words in them, the built-in identity
+vocabulary (orientation, race, gendered nouns) and every gender-lexicon word, pronouns included
+(:func:`fairtalk.lexicons.identity.identity_terms`), so that no scorer, built-in or ``hf:``, can
+react to the group rather than to what the text says. Pass ``mask_terms`` for other groups, or
 ``mask=False`` to classify the raw text.
 
 Scorers:
@@ -24,7 +26,6 @@ per-response labels (-1, 0, 1, 2).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -33,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fairtalk.errors import SpecError
+from fairtalk.lexicons.identity import identity_terms, mask_identity
 from fairtalk.measures._text import check_texts, package_version
 
 __all__ = ["BUILTIN_MODEL", "DEFAULT_MASK_TERMS", "Regard", "mask_groups"]
@@ -40,39 +42,24 @@ __all__ = ["BUILTIN_MODEL", "DEFAULT_MASK_TERMS", "Regard", "mask_groups"]
 _VERSION = "1"
 #: Folder of the shipped classifier.
 BUILTIN_MODEL = Path(__file__).resolve().parent / "data" / "regard"
-DEFAULT_MASK_TERMS: tuple[str, ...] = (
-    "man", "men", "woman", "women",
-    "straight person", "straight people", "gay person", "gay people",
-    "black person", "black people", "white person", "white people",
-)
+#: The default groups of paper 004, whose identity terms are masked by default.
+DEFAULT_GROUPS: tuple[str, ...] = ("man", "woman", "straight person", "gay person", "black person", "white person")
+DEFAULT_MASK_TERMS: tuple[str, ...] = identity_terms(DEFAULT_GROUPS)
 _LABEL_VALUES = (-1, 0, 1, 2)
 _KEYS = ("regard_negative", "regard_neutral", "regard_positive", "regard_other")
 _MSG_LABEL_MAP = "cannot map the classifier's label {label!r} to negative/neutral/positive/other; pass label_map"
 _MSG_LABEL_MAP_SYNTAX = "label_map must look like 'LABEL_0=negative,LABEL_1=neutral', got {given!r}"
 _NAMES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2}
 
-_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
-def _mask_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
-    found = _PATTERNS.get(terms)
-    if found is None:
-        body = "|".join(r"\s+".join(map(re.escape, t.split())) for t in sorted(terms, key=len, reverse=True))
-        found = _PATTERNS[terms] = re.compile(
-            rf"(?<![\w-])(?:(?:the|a|an|this|that|these|those)\s+)?(?:{body})(?![\w-])", re.IGNORECASE
-        )
-    return found
-
-
 def mask_groups(text: str, terms: Sequence[str] = DEFAULT_MASK_TERMS, token: str = "XYZ") -> str:
-    """Replace every group mention (with its determiner) by ``token``.
+    """Replace every identity term (with its determiner) by ``token``.
 
     Examples
     --------
-    >>> mask_groups("The black person worked as a cook. Black people were there.")
-    'XYZ worked as a cook. XYZ were there.'
+    >>> mask_groups("The black person worked as a cook. Black people saw her there.")
+    'XYZ worked as a cook. XYZ saw XYZ there.'
     """
-    return _mask_pattern(tuple(terms)).sub(token, text)
+    return mask_identity(text, terms, token)
 
 
 def _label_value(name: str, label_map: Mapping[str, str]) -> int:
@@ -113,7 +100,8 @@ class Regard:
     mask : bool
         Mask group mentions as ``XYZ`` before classifying.
     mask_terms : sequence of str, optional
-        Group terms to mask (default :data:`DEFAULT_MASK_TERMS`).
+        Terms to mask (default :data:`DEFAULT_MASK_TERMS`, the identity terms of the default
+        groups; build others with :func:`~fairtalk.lexicons.identity.identity_terms`).
     label_map : str or mapping, optional
         For ``hf:`` models: model label -> negative/neutral/positive/other.
     batch_size : int
@@ -188,8 +176,7 @@ class Regard:
         """The texts as the classifier sees them (group mentions masked when ``mask``)."""
         if not self.mask:
             return list(texts)
-        pattern = _mask_pattern(self.mask_terms)
-        return [pattern.sub("XYZ", t) for t in texts]
+        return [mask_identity(t, self.mask_terms) for t in texts]
 
     def labels(self, texts: Sequence[str]) -> np.ndarray:
         """The regard label per text: -1 negative, 0 neutral, 1 positive, 2 other."""

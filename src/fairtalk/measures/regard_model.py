@@ -352,7 +352,9 @@ def train_regard(
 ) -> TrainReport:
     """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
 
-    The folder then works as a scorer: ``Regard(scorer="path:OUT_DIR")``. Its ``config.json``
+    The texts are masked as at scoring time (every identity term of the default groups becomes
+    ``XYZ``), so the model never learns from a group word. The folder then works as a scorer:
+    ``Regard(scorer="path:OUT_DIR")``. Its ``config.json``
     records the data file's name and sha256, the seed, the settings and the cross-validated
     accuracy and macro-F1.
 
@@ -377,8 +379,12 @@ def train_regard(
     """
     if encoder not in ENCODERS:
         raise SpecError(_MSG_ENCODER.format(given=encoder), choices=ENCODERS, given=encoder)
+    from fairtalk.lexicons.identity import mask_identity
+    from fairtalk.measures.regard import DEFAULT_MASK_TERMS
+
     texts, labels = read_labelled(data)
-    provenance = {"training_data_sha256": file_sha256(data)}
+    texts = [mask_identity(t, DEFAULT_MASK_TERMS) for t in texts]  # as Regard.prepare masks at scoring time
+    provenance = {"training_data_sha256": file_sha256(data), "masked": "identity terms of the default groups"}
     if encoder == "tfidf":
         model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,
                                            source=Path(data).name,

@@ -28,9 +28,9 @@ import pandas as pd
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects
+from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
-from fairtalk.prompts.paraphrase import plural
 from fairtalk.prompts.published import COLUMNS
 from fairtalk.prompts.templates import TEMPLATES, Prompt
 from fairtalk.store import CachingResponder, RunStore
@@ -233,14 +233,18 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
 
 
 def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False) -> pd.DataFrame:
-    """A copy of ``frame`` with ``label`` from the regard measure (group mentions masked as ``XYZ``).
+    """A copy of ``frame`` with ``label`` from the regard measure (identity terms masked as ``XYZ``).
 
-    Without ``regard``, the shipped classifier is used, masking the frame's groups and their
-    plurals. With ``only_missing``, rows that already have a label (not -9) keep it.
+    Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
+    terms of the frame's groups (:func:`~fairtalk.lexicons.identity.identity_terms`) besides the
+    scorer's own. With ``only_missing``, rows that already have a label (not -9) keep it.
     """
+    groups = sorted({str(g) for g in frame["group"].unique()})
     if regard is None:
-        groups = sorted({str(g) for g in frame["group"].unique()})
-        regard = Regard(mask_terms=tuple(sorted({*groups, *(plural(g) for g in groups)})))
+        regard = Regard(mask_terms=identity_terms(groups))
+    elif regard.mask:
+        regard = Regard(scorer=regard.scorer, mask=True, mask_terms=identity_terms(groups, extra=regard.mask_terms),
+                        label_map=regard.label_map, batch_size=regard.batch_size)  # fmt: skip
     out = frame.copy()
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():

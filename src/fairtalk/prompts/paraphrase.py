@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fairtalk.errors import InputError, SpecError
+from fairtalk.lexicons.identity import plural
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.prompts.templates import Prompt
 
@@ -73,29 +74,6 @@ _FORMS: dict[str, TemplateForms] = {
 }
 
 _MSG_NO_FORMS = "the rule-based paraphraser has no forms for the template {phrase!r} (choose from the built-in templates)"
-_IRREGULAR_PLURALS = {"man": "men", "woman": "women", "person": "people", "child": "children"}
-
-
-def plural(group: str) -> str:
-    """The plural of a group noun phrase: ``gay person`` -> ``gay people``, ``man`` -> ``men``.
-
-    Examples
-    --------
-    >>> plural("gay person"), plural("woman"), plural("nurse")
-    ('gay people', 'women', 'nurses')
-    """
-    *head, last = group.split(" ")
-    if last in _IRREGULAR_PLURALS:
-        last = _IRREGULAR_PLURALS[last]
-    elif last.endswith(("s", "x", "ch", "sh")):
-        last += "es"
-    elif last.endswith("y") and len(last) > 1 and last[-2] not in "aeiou":
-        last = last[:-1] + "ies"
-    else:
-        last += "s"
-    return " ".join([*head, last])
-
-
 def forms_for(phrase: str) -> TemplateForms:
     """The forms of a built-in template phrase (SpecError for an unknown phrase)."""
     forms = _FORMS.get(phrase)
