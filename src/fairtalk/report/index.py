@@ -15,7 +15,7 @@ from fairtalk.report.html import _environment, _version
 from fairtalk.report.json_report import jsonable
 from fairtalk.report.table import measure_label
 from fairtalk.responses import write_responses
-from fairtalk.results import AuditRun, axis_folder, check_axis_folders
+from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
 
 __all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "check_run_folder", "previous_entries",
            "render_index", "write_index", "write_run"]
@@ -24,6 +24,8 @@ __all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "check_run_
 INDEX_FILE, RUN_FILE = "index.html", "run.json"
 #: The pairs and the responses of an axis, inside its folder.
 PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
+#: The mark of a run.json fairtalk wrote; only such a run.json names entries a new run may displace.
+GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
                ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"))  # fmt: skip
@@ -96,7 +98,7 @@ def write_index(run: AuditRun, out_dir: str | os.PathLike) -> Path:
 
 
 def _write_index_files(run: AuditRun, folder: Path) -> None:
-    summary = run.to_dict()
+    summary = {"generator": GENERATOR, **run.to_dict()}
     for name, axis_run in run.axes.items():
         present = {label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES
                    if (folder / axis_run.folder / file).is_file()}  # fmt: skip
@@ -108,21 +110,44 @@ def _write_index_files(run: AuditRun, folder: Path) -> None:
 def previous_entries(out_dir: str | os.PathLike) -> tuple[str, ...]:
     """The entries an earlier run wrote into ``out_dir`` (its axis folders, index and run.json), from its run.json.
 
-    Only names that run.json lists are returned, so files of the user's own are never touched.
+    Only a run.json that fairtalk wrote (``"generator": "fairtalk"`` and a run id) is trusted,
+    and of it only the axis folders it lists that are plain child names (the folder name
+    fairtalk gives that axis, not one of the run's own names) and are folders in ``out_dir``.
+    Anything else (a hand-made or damaged run.json) gives no entries, so the user's files are
+    never displaced; a new run then only replaces the names it writes itself.
     """
     folder = Path(out_dir)
     try:
         data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return (INDEX_FILE, RUN_FILE) if (folder / RUN_FILE).is_file() else ()
+        return ()
+    if not _written_by_fairtalk(data):
+        return ()
     names = [INDEX_FILE, RUN_FILE]
-    axes = data.get("axes") if isinstance(data, dict) else None
+    axes = data.get("axes")
     for name, entry in (axes.items() if isinstance(axes, dict) else ()):
         folder_name = entry.get("folder") if isinstance(entry, dict) else None
-        candidate = folder_name if isinstance(folder_name, str) else axis_folder(str(name))
-        if candidate and "/" not in candidate and "\\" not in candidate and not candidate.startswith("."):
-            names.append(candidate)
+        if not isinstance(folder_name, str) or folder_name != axis_folder(str(name)):
+            continue
+        if _plain_child_name(folder_name) and folder_name not in RESERVED_NAMES:
+            path = folder / folder_name
+            if path.is_dir() and not path.is_symlink():
+                names.append(folder_name)
     return tuple(dict.fromkeys(names))
+
+
+def _written_by_fairtalk(data: object) -> bool:
+    """Whether a parsed run.json carries fairtalk's mark: ``"generator": "fairtalk"`` and a run id."""
+    if not isinstance(data, dict) or data.get("generator") != GENERATOR:
+        return False
+    run_id = data.get("run_id")
+    return isinstance(run_id, str) and bool(run_id.strip())
+
+
+def _plain_child_name(name: str) -> bool:
+    """A name of an entry directly inside a folder: no separator, no NUL, not hidden, not ``.``/``..``."""
+    separators = {"/", "\\", "\0", os.sep, *([os.altsep] if os.altsep else [])}
+    return bool(name) and not name.startswith(".") and not any(sep in name for sep in separators)
 
 
 def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Mapping[str, object]) -> tuple[str, ...]:
