@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -33,6 +36,11 @@ EXIT_BIAS = 1
 #: Exit code when the run is interrupted (Ctrl-C), as a shell reports SIGINT.
 EXIT_INTERRUPTED = 130
 
+#: The run store that lives in memory only (what a command uses without ``--store``).
+IN_MEMORY = ":memory:"
+_MSG_OUT_FOLDER = "{option} is a folder; give the name of a file to write"
+_MSG_OUT_NOT_FOLDER = "{option}: {folder} is not a folder, so nothing can be written under it"
+_MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 _MSG_NO_AXIS = "give --axis (gender, race, or a lexicon file) or --lexicon FILE"
 #: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -63,10 +71,51 @@ def fail(error: FairtalkError | str) -> NoReturn:
 
 
 def interrupted(store: Any = None) -> NoReturn:
-    """Ctrl-C: say where the answers so far are kept, and exit 130."""
-    where = f"; the answers so far are kept in {store}: re-run the same command to resume" if store else ""
+    """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130."""
+    if store is None or str(store).strip() in ("", IN_MEMORY):
+        where = "; the answers so far were not kept (no run store file: give --store FILE to keep them and resume)"
+    else:
+        where = f"; the answers so far are kept in {store}: re-run the same command to resume"
     say(f"interrupted{where}", style="yellow", stderr=True)
     raise typer.Exit(code=EXIT_INTERRUPTED)
+
+
+def lexicon_inputs(lexicons: Any, option: str) -> dict[str, str]:
+    """``{option: path}`` for each lexicon read from a user's file (built-in ones are no input a run could overwrite)."""
+    found: dict[str, str] = {}
+    for i, lexicon in enumerate(lexicons):
+        if lexicon.variant == "custom" and not str(lexicon.source).startswith("builtin:"):
+            found[f"{option} file #{i + 1}" if found else f"{option} file"] = str(lexicon.source)
+    return found
+
+
+def check_output_file(path: str | os.PathLike[str], *, option: str = "-o") -> None:
+    """OutputError unless a file can be written at ``path``, checked before any work.
+
+    ``path`` may not be a folder; its folder, or the nearest existing one above it when the
+    folders are still to be made, must be a folder this process can write in.
+    """
+    from fairtalk.errors import OutputError
+
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(_MSG_OUT_FOLDER.format(option=option), path=str(target))
+    folder = target.parent
+    while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(_MSG_OUT_NOT_FOLDER.format(option=option, folder=folder), path=str(target))
+    try:
+        if folder == target.parent:  # the real test: a file can be made there (read-only mounts, ACLs)
+            fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputError(_MSG_OUT_DENIED.format(option=option, folder=folder, reason=reason),
+                          path=str(target)) from None  # fmt: skip
 
 
 def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "default") -> Lexicon:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, console, fail, interrupted, say
+from fairtalk.cli._app import app, console, fail, interrupted, lexicon_inputs, say
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -27,10 +28,24 @@ from fairtalk.cli.respond import (
 )
 from fairtalk.errors import FairtalkError
 
+if TYPE_CHECKING:
+    from fairtalk import Lexicon
+
 _CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
 _MSG_CHOICE = "{option} must be one of the choices, not {given!r}"
 _MSG_PAIRS = "--pairs must be at least 1, not {given}"
 _STORE_FILE = "store.sqlite"
+_MSG_NO_AXES = "give at least one axis"
+
+
+def _lexicons(axis: str) -> list[Lexicon]:
+    """The lexicons ``--axis`` names (comma-separated names or files), loaded once here so their files can be checked."""
+    import fairtalk
+
+    names = [item.strip() for item in axis.split(",") if item.strip()]
+    if not names:
+        raise fairtalk.SpecError(_MSG_NO_AXES)
+    return [fairtalk.load_lexicon(name) for name in names]
 
 
 @app.command()
@@ -70,7 +85,7 @@ def audit(
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
-    from fairtalk.report import rich_table
+    from fairtalk.report import check_not_input, check_run_folder, rich_table
 
     store_path = store if store is not None else str(Path(output) / _STORE_FILE)
     try:
@@ -83,8 +98,12 @@ def audit(
         check_max_errors(max_errors)
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
+        lexicons = _lexicons(axis)
+        inputs = lexicon_inputs(lexicons, "--axis")
+        check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
+        check_not_input(store_path, inputs, option="--store")
         run = fairtalk.run_audit(
-            corpus=corpus, axes=axis, model=model, n_pairs=n_pairs, seed=seed, store=store_path, out_dir=output,
+            corpus=corpus, axes=lexicons, model=model, n_pairs=n_pairs, seed=seed, store=store_path, out_dir=output,
             settings=settings, max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet,
             alpha=alpha, correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense,
             n_resamples=resamples, model_args=model_options(model_arg), model_version=model_version,

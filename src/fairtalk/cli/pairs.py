@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, err_console, fail, resolve_lexicon
+from fairtalk.cli._app import app, err_console, fail, lexicon_inputs, resolve_lexicon
 from fairtalk.errors import FairtalkError
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
@@ -39,7 +39,7 @@ def pairs(
         lex = resolve_lexicon(axis, lexicon)
         contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
         if output != "-":
-            check_not_input(output, {"--corpus": contexts.path, "--lexicon": lexicon})
+            check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
         pair_set = fairtalk.build_pairs(
             contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
         )

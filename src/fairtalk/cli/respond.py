@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, fail, interrupted, say
+from fairtalk.cli._app import app, check_output_file, fail, interrupted, say
 from fairtalk.errors import FairtalkError
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
@@ -34,6 +34,12 @@ def model_options(model_arg: list[str] | None) -> dict[str, str]:
     import fairtalk
 
     return fairtalk.parse_model_args(model_arg or [])
+
+
+def model_inputs(responder: Any) -> dict[str, str]:
+    """The files a loaded model was made from (``input_paths``), by what they are, for the never-overwrite checks."""
+    paths = tuple(getattr(responder, "input_paths", ()) or ())
+    return {(f"the model file #{i + 1}" if i else "the model file"): str(path) for i, path in enumerate(paths)}
 
 
 def generation_line(summary: Any) -> str:
@@ -78,21 +84,32 @@ def respond(
     import fairtalk
     from fairtalk.report import check_not_input
 
+    responder = None
     try:
         check_max_errors(max_errors)
         check_not_input(output, {"--pairs": pairs, "--store": store})
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
+        check_output_file(output)  # before any work: a folder or an unwritable place fails now, not after generating
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
-        generation = fairtalk.respond(pairs, model=model, seed=seed, store=store, settings=settings,
+        items = list(fairtalk.read_pairs(pairs))
+        responder = fairtalk.load_responder(model, **model_options(model_arg))
+        files = model_inputs(responder)
+        check_not_input(output, files)
+        if store is not None:
+            check_not_input(store, files, option="--store")
+        generation = fairtalk.respond(items, model=responder, seed=seed, store=store, settings=settings,
                                       max_errors=max_errors, batch_size=batch_size, progress=True,
-                                      model_args=model_options(model_arg), model_version=model_version)  # fmt: skip
+                                      model_version=model_version)  # fmt: skip
         fairtalk.write_responses(generation.responses, output)
     except FairtalkError as exc:
         fail(exc)
     except KeyboardInterrupt:
         interrupted(store)
+    finally:
+        if responder is not None:
+            responder.close()
     summary = generation.summary
     say(f"model {summary.model}", stderr=True)
     for line in generation_lines(summary):

@@ -1,0 +1,196 @@
+"""Regression tests for the review of issue 9 ("trust the run"): each failed against the code before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from audit_toys import write_corpus, write_models
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+FAST = ["--resamples", "200", "--quiet"]
+GENDER_TSV = Path(__file__).resolve().parents[1] / "src" / "fairtalk" / "lexicons" / "gender.tsv"
+
+
+def _lexicon(path: Path, axis: str) -> Path:
+    """The built-in gender lexicon under another axis name, written to ``path``."""
+    body = "\n".join(line for line in GENDER_TSV.read_text().splitlines() if not line.startswith("# axis:"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# axis: {axis}\n{body}\n")
+    return path
+
+
+def _audit(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
+    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), *FAST, *extra]
+
+
+@pytest.fixture()
+def toys(tmp_path: Path) -> tuple[Path, Path]:
+    return write_corpus(tmp_path), write_models(tmp_path)
+
+
+# --- 1. only a run.json fairtalk wrote names entries a new run displaces -------------------------------------
+
+
+def test_a_hand_made_run_json_displaces_none_of_the_users_folders(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    out = tmp_path / "mine"
+    (out / "photos").mkdir(parents=True)
+    (out / "photos" / "cat.jpg").write_text("meow")
+    (out / "run.json").write_text(json.dumps({"run_id": "x", "axes": {"photos": {"folder": "photos"}}}))
+    result = runner.invoke(app, _audit(corpus, "builtin:echo", out))
+    assert result.exit_code == 0, result.output
+    assert (out / "photos" / "cat.jpg").read_text() == "meow"
+
+
+def test_run_json_carries_fairtalks_mark_and_only_plain_axis_folders_are_displaced(tmp_path: Path) -> None:
+    from fairtalk.report.index import GENERATOR, previous_entries
+
+    out = tmp_path / "out"
+    for name in ("gender", "photos", "store.sqlite"):
+        (out / name).mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+
+    def entries(data: dict[str, object]) -> tuple[str, ...]:
+        (out / "run.json").write_text(json.dumps(data))
+        return previous_entries(out)
+
+    axes = {"gender": {"folder": "gender"}, "x": {"folder": "photos"}, "y": {"folder": "../outside"},
+            "../outside": {"folder": "../outside"}, "store.sqlite": {"folder": "store.sqlite"}, "a/b": {"folder": "a/b"}}
+    assert entries({"axes": axes, "run_id": "r1"}) == ()  # no mark: nothing is trusted
+    assert entries({"generator": GENERATOR, "axes": axes}) == ()  # no run id
+    assert entries({"generator": GENERATOR, "run_id": "r1", "axes": axes}) == ("index.html", "run.json", "gender")
+    (out / "run.json").write_text("{not json")
+    assert previous_entries(out) == ()
+
+
+def test_a_written_run_json_is_marked(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    out = tmp_path / "r"
+    assert runner.invoke(app, _audit(corpus, "builtin:echo", out)).exit_code == 0
+    data = json.loads((out / "run.json").read_text())
+    assert data["generator"] == "fairtalk" and data["run_id"]
+
+
+def test_audit_counts_a_lexicon_file_as_an_input(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    out = tmp_path / "r"
+    assert runner.invoke(app, _audit(corpus, "builtin:echo", out)).exit_code == 0
+    lexicon = _lexicon(out / "gender" / "religion.tsv", "religion")
+    before = lexicon.read_bytes()
+    result = runner.invoke(app, [*_audit(corpus, "builtin:echo", out), "--axis", f"gender,{lexicon}"])
+    assert result.exit_code == 2, result.output
+    assert "--axis file" in result.stderr and "which this run replaces" in result.stderr
+    assert lexicon.read_bytes() == before
+
+
+# --- 3. outputs never overwrite a model's files or a lexicon file --------------------------------------------
+
+
+def _pairs(corpus: Path, tmp_path: Path) -> Path:
+    pairs = tmp_path / "pairs.jsonl"
+    assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
+    return pairs
+
+
+def test_respond_refuses_to_overwrite_the_models_files(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    pairs = _pairs(corpus, tmp_path)
+    replay = tmp_path / "replay.jsonl"
+    assert runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{models}:fair",
+                               "-o", str(replay)]).exit_code == 0  # fmt: skip
+    for model, target in ((f"python:{models}:fair", models), (f"replay:{replay}", replay)):
+        before = target.read_bytes()
+        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", model, "-o", str(target)])
+        assert result.exit_code == 2, result.output
+        assert "is also the input the model file" in result.stderr
+        assert target.read_bytes() == before
+        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", model, "-o",
+                                     str(tmp_path / "x.jsonl"), "--store", str(target)])  # fmt: skip
+        assert result.exit_code == 2 and "--store" in result.stderr and target.read_bytes() == before
+
+
+def test_pairs_augment_and_pool_filter_refuse_to_overwrite_a_lexicon_file(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    lexicon = _lexicon(tmp_path / "religion.tsv", "religion")
+    before = lexicon.read_bytes()
+    jsonl = tmp_path / "dialogues.jsonl"
+    jsonl.write_text(json.dumps({"context": "he is here", "response": "she is nice"}) + "\n")
+    pool = tmp_path / "pool.txt"
+    pool.write_text("nice to meet you\nshe is a nurse\n")
+    commands = (
+        ["pairs", "--corpus", str(corpus), "--axis", str(lexicon), "-o", str(lexicon)],
+        ["pairs", "--corpus", str(corpus), "--lexicon", str(lexicon), "-o", str(lexicon)],
+        ["augment", "--corpus", f"jsonl:{jsonl}", "--axis", str(lexicon), "-o", str(lexicon)],
+        ["augment", "--corpus", f"jsonl:{jsonl}", "--lexicon", str(lexicon), "-o", str(lexicon)],
+        ["pool-filter", "--pool", str(pool), "--axis", str(lexicon), "--drop", "group_words", "-o", str(lexicon)],
+    )
+    for argv in commands:
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 2, (argv, result.output)
+        assert "it would be overwritten" in result.stderr, result.stderr
+        assert lexicon.read_bytes() == before
+
+
+# --- 9. respond checks -o before generating ------------------------------------------------------------------
+
+
+def test_respond_checks_its_output_before_generating(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    pairs = _pairs(corpus, tmp_path)
+    marker = tmp_path / "called"
+    model = tmp_path / "marking.py"
+    model.write_text(f"def reply(context):\n    open({str(marker)!r}, 'a').write('x')\n    return 'ok'\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "afile").write_text("x")
+    for output, message in ((tmp_path / "folder", "is a folder"),
+                            (tmp_path / "afile" / "sub" / "r.jsonl", "is not a folder")):  # fmt: skip
+        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply",
+                                     "-o", str(output)])  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: ") and message in result.stderr, result.stderr
+        assert not marker.exists()  # refused before the model answered anything
+
+
+# --- 10. an interrupted run without a store file says the answers are lost ------------------------------------
+
+
+@pytest.mark.parametrize("store", [None, ":memory:"])
+def test_interrupt_without_a_store_file_says_the_answers_are_lost(toys: tuple[Path, Path], tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  store: str | None) -> None:  # fmt: skip
+    import fairtalk
+
+    corpus, _ = toys
+    pairs = _pairs(corpus, tmp_path)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fairtalk, "respond", interrupted)
+    extra = [] if store is None else ["--store", store]
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo",
+                                 "-o", str(tmp_path / "r.jsonl"), *extra])  # fmt: skip
+    assert result.exit_code == 130
+    assert "were not kept" in result.stderr and "re-run" not in result.stderr, result.stderr
+
+
+def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path, Path], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    import fairtalk
+
+    corpus, _ = toys
+    pairs = _pairs(corpus, tmp_path)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fairtalk, "respond", interrupted)
+    store = tmp_path / "s.sqlite"
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo",
+                                 "-o", str(tmp_path / "r.jsonl"), "--store", str(store)])  # fmt: skip
+    assert result.exit_code == 130 and f"kept in {store}" in result.stderr.replace("\n", "")
