@@ -25,6 +25,7 @@ import concurrent.futures
 import email.utils
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,9 +59,14 @@ _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
 _MSG_JSON = "{url}: the reply is not valid JSON: {body}"
 _MSG_SHAPE = "{url}: the reply has no choices[0].message.content string: {body}"
 _MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
+_MSG_KEY_ENV = (
+    "openai: api_key_env must name the environment variable that holds the key, got {value!r} "
+    "(leave the option out to send OPENAI_API_KEY when it is set)"
+)
 _MSG_KEY_UNSET = "openai: api_key_env={name} names an environment variable that is not set"
 _MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@")
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -84,8 +90,14 @@ class OpenAIOptions:
         ):  # fmt: skip
             if not ok:
                 raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
-        if self.api_key_env is not None and not self.api_key_env:
-            raise SpecError(_MSG_RANGE.format(name="api_key_env", rule="a variable name", value=self.api_key_env))
+        if self.api_key_env is not None and not _is_variable_name(self.api_key_env):
+            raise SpecError(_MSG_KEY_ENV.format(value=self.api_key_env))
+
+
+def _is_variable_name(name: str) -> bool:
+    """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
+    return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
+            and name.lower() not in ("none", "null"))  # fmt: skip
 
 
 def _public_url(url: str) -> str:
@@ -95,6 +107,12 @@ def _public_url(url: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _shown_url(url: str) -> str:
+    """``url`` as the user wrote it (case kept), less what may hold credentials: user:password, query, fragment."""
+    shown = _USERINFO.sub(r"\1", url, count=1)
+    return re.split(r"[?#]", shown, maxsplit=1)[0]
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -134,8 +152,8 @@ class OpenAIResponder(BaseResponder):
     """
 
     def __init__(self, url: str, model: str, options: OpenAIOptions | None = None, **kwargs: Any) -> None:
-        if not url.startswith(("http://", "https://")) or not model:
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(url)}#{model}"))
+        if not url.lower().startswith(("http://", "https://")) or not model:  # a scheme is case-insensitive
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(url)}#{model}"))
         if options is None:
             options = build_options(OpenAIOptions, kwargs, spec="openai:")
         elif kwargs:
@@ -165,7 +183,7 @@ class OpenAIResponder(BaseResponder):
         """Build from ``URL#MODEL`` (what follows ``openai:``) and its options."""
         url, sep, model = target.rpartition("#")
         if not sep or not url or not model:
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_public_url(target)}"))
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(target)}"))
         return cls(url, model, options=options or OpenAIOptions())
 
     @property

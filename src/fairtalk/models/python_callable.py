@@ -9,7 +9,8 @@ parameter (batched), or a ``settings`` parameter, those are passed as keywords.
 - Exceptions the callable raises become :class:`~fairtalk.errors.ResponderError` for
   that item (a batched call is bisected to find the failing items).
 - Each call runs on a worker thread and may take at most ``timeout`` seconds (per item
-  for a single function, per batch for a batched one; default 300). A call that takes
+  for a single function, per batch for a batched one; default 300; ``none``, ``inf`` or a
+  timeout beyond ``threading.TIMEOUT_MAX / 2`` mean no limit). A call that takes
   longer fails its items with :class:`~fairtalk.errors.ResponderTimeout`; it cannot be
   killed, so it is abandoned and the next call gets a fresh thread.
 - ``sys.exit()`` or ``KeyboardInterrupt`` inside the callable stops the run with
@@ -64,7 +65,10 @@ _MSG_TIMEOUT = "{target} did not return within timeout={timeout:g} s (the call w
 _MSG_EXIT = "{target} called sys.exit({code!r}) while answering; the run stopped (answers so far are kept)"
 _MSG_INTERRUPT = "{target} raised KeyboardInterrupt while answering; the run stopped (answers so far are kept)"
 _MSG_IMPORT_EXIT = "importing {module!r} for {spec!r} called sys.exit({code!r})"
-_MSG_TIMEOUT_VALUE = "python: timeout must be > 0 seconds, or none for no limit, got {value!r}"
+_MSG_TIMEOUT_VALUE = "python: timeout must be > 0 seconds, or none (or inf) for no limit, got {value!r}"
+#: Timeouts from here up (``inf`` included) mean no limit: a thread cannot wait longer than
+#: ``threading.TIMEOUT_MAX``, and a deadline that far off overflows the clock.
+NO_LIMIT_FROM = threading.TIMEOUT_MAX / 2
 #: Default seconds one call may take (generous: a CPU LLM answering one item, or a batch).
 DEFAULT_TIMEOUT = 300.0
 
@@ -79,6 +83,8 @@ class PythonOptions:
     def __post_init__(self) -> None:
         if self.timeout is not None and not self.timeout > 0:
             raise SpecError(_MSG_TIMEOUT_VALUE.format(value=self.timeout))
+        if self.timeout is not None and self.timeout >= NO_LIMIT_FROM:  # inf, 1e10: no limit, not an OverflowError
+            object.__setattr__(self, "timeout", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +130,8 @@ def _load_callable(target: str) -> _Loaded:
         if is_file:
             path = Path(module_part).resolve()
             if not path.is_file():
-                raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error="file not found"))
+                error = "not a regular file (a folder, a pipe or a device)" if path.exists() else "file not found"
+                raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=error))
             module = _exec_file(path, spec, module_part)
         else:
             module = importlib.import_module(module_part)

@@ -4,7 +4,9 @@ Every adapter describes its options as a frozen dataclass (``OpenAIOptions``,
 ``PythonOptions``, ...). The registry parses the spec string here, merges the options
 written in it with those given as keywords or as ``--model-arg KEY=VALUE``, coerces each
 value to the type its field declares (``"8"`` -> ``8``, ``"true"`` -> ``True``), and builds
-the dataclass, whose ``__post_init__`` checks the ranges. An option the adapter does not
+the dataclass, whose ``__post_init__`` checks the ranges. An optional number or switch takes
+``none`` (or ``null``) for "no value" (``timeout=none``: no limit); a string option takes every
+string literally. An empty value (``?timeout=``) is always an error, never the default. An option the adapter does not
 declare is a :class:`~fairtalk.errors.SpecError` listing the ones it does.
 
 The query part starts at the first ``?`` and is URL-decoded (``%20`` for a space, ``+``
@@ -39,7 +41,11 @@ _MSG_TYPE = "option {name}={value!r} for {spec} is not {kind}"
 _MSG_CHOICE = "option {name}={value!r} for {spec} is not one of the choices"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
-_NONE = frozenset({"", "none", "null"})
+_MSG_EMPTY = "option {name}= for {spec} is empty; give {kind}{none} (or leave the option out for its default)"
+#: Words that mean "no value" for an optional number or switch (``timeout=none``); a string option takes them
+#: literally, and an empty value is never taken for "no value".
+_NONE = frozenset({"none", "null"})
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a non-empty string"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +133,21 @@ def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
     args = typing.get_args(hint)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
-        if value is None or (isinstance(value, str) and value.strip().lower() in _NONE):
+        (inner,) = [a for a in args if a is not type(None)] or (str,)
+        if value is None:
             return None
-        (hint,) = [a for a in args if a is not type(None)] or (str,)
-        return _coerce(name, value, hint, spec)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            if not text:  # ``?api_key_env=`` or ``?timeout=``: a slip, never a silent default
+                kind = _KINDS.get(inner) or (f"one of {', '.join(map(str, typing.get_args(inner)))}"
+                                             if typing.get_origin(inner) is typing.Literal else "a value")  # fmt: skip
+                none = "" if inner is str else ", or none"
+                raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=kind, none=none))
+            if text in _NONE and inner is not str:
+                return None
+        return _coerce(name, value, inner, spec)
+    if isinstance(value, str) and not value.strip() and hint in (bool, int, float):
+        raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=_KINDS[hint], none=""))
     if origin is typing.Literal:
         if value not in args:
             raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, args),

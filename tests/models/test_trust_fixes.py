@@ -1,0 +1,93 @@
+"""Regression tests for model specs from the review of issue 9: each failed against the code before its fix."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from fairtalk import DecodingSettings, SpecError, load_responder
+
+MODEL = "import time\n\ndef reply(context):\n    return context.upper()\n\n\ndef sleepy(context):\n    time.sleep(0.3)\n    return 'late'\n"
+
+
+@pytest.fixture()
+def model_file(tmp_path: Path) -> Path:
+    path = tmp_path / "bot.py"
+    path.write_text(MODEL)
+    return path
+
+
+# --- 2. an empty or "none" option is an error, never a silent default ----------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", "none", "null", "NONE", " "])
+def test_an_empty_or_none_api_key_env_is_an_error_not_the_default_key(monkeypatch: pytest.MonkeyPatch,
+                                                                       value: str) -> None:  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-never-be-sent")
+    with pytest.raises(SpecError, match="api_key_env"):
+        load_responder(f"openai:http://127.0.0.1:9/v1#m?api_key_env={value}")
+    with pytest.raises(SpecError, match="api_key_env"):
+        load_responder("openai:http://127.0.0.1:9/v1#m", api_key_env=value)
+
+
+def test_a_named_api_key_env_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-mine")
+    assert load_responder("openai:http://127.0.0.1:9/v1#m?api_key_env=MY_KEY").api_key_env == "MY_KEY"
+
+
+@pytest.mark.parametrize("spec", ["openai:http://127.0.0.1:9/v1#m?timeout=", "python:{model}:reply?timeout=",
+                                  "python:{model}:reply?batched="])
+def test_an_empty_timeout_is_an_error_that_says_what_is_accepted(model_file: Path, spec: str) -> None:
+    with pytest.raises(SpecError, match=r"is empty; give (a number|true or false)"):
+        load_responder(spec.format(model=model_file))
+
+
+def test_none_still_means_no_limit_for_a_python_timeout(model_file: Path) -> None:
+    assert load_responder(f"python:{model_file}:reply?timeout=none").timeout is None
+    assert load_responder(f"python:{model_file}:reply?timeout=60").timeout == 60.0
+
+
+# --- 6. a huge or infinite python timeout means no limit, not an OverflowError ---------------------------------
+
+
+@pytest.mark.parametrize("timeout", ["inf", "1e10", "1e300", str(threading.TIMEOUT_MAX)])
+def test_an_infinite_or_huge_python_timeout_means_no_limit(model_file: Path, timeout: str) -> None:
+    responder = load_responder(f"python:{model_file}:reply?timeout={timeout}")
+    assert responder.timeout is None
+    assert responder.respond(["hi"], DecodingSettings(), seeds=[0]) == ["HI"]
+
+
+def test_a_long_python_timeout_below_the_cap_is_kept_and_works(model_file: Path) -> None:
+    responder = load_responder(f"python:{model_file}:sleepy?timeout=1e9")
+    assert responder.timeout == 1e9
+    assert responder.respond(["hi"], DecodingSettings(), seeds=[0]) == ["late"]
+
+
+# --- 7. a python: model file that is not a regular file says so -----------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_as_python_model_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "model.py"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        load_responder(f"python:{fifo}:reply")
+    with pytest.raises(SpecError, match="file not found"):
+        load_responder(f"python:{tmp_path / 'missing.py'}:reply")
+
+
+# --- 10. an openai URL is shown as the user wrote it ----------------------------------------------------------
+
+
+def test_an_openai_url_keeps_its_case_in_messages_and_any_scheme_case_works() -> None:
+    with pytest.raises(SpecError) as caught:
+        load_responder("openai:FTP://User:secret@Host.Example/V1#m")
+    message = str(caught.value)
+    assert "FTP://Host.Example/V1" in message and "secret" not in message and "User" not in message
+    with pytest.raises(SpecError, match="HTTP://Host/V1'"):
+        load_responder("openai:HTTP://Host/V1?timeout=3")  # no '#MODEL'
+    responder = load_responder("openai:HTTP://127.0.0.1:9/v1#m")  # schemes are case-insensitive
+    assert responder.public_url == "http://127.0.0.1:9/v1"
