@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "PromptAnalysis": "fairtalk.prompts.analysis:PromptAnalysis",
     "analyze_prompts": "fairtalk.prompts.analysis:analyze",
     "write_prompts_report": "fairtalk.prompts.output:write_prompts_report",
+    "PROMPTS_REPORT_FILES": "fairtalk.prompts.output:REPORT_FILES",
     "generate_completions": "fairtalk.prompts.completions:generate_completions",
     "read_completions": "fairtalk.prompts.completions:read_completions",
     "label_completions": "fairtalk.prompts.completions:label_completions",
@@ -107,6 +108,7 @@ _LAZY: dict[str, str] = {
     "write_prompts": "fairtalk.prompts.completions:write_prompts",
     "Regard": "fairtalk.measures.regard:Regard",
     "train_regard": "fairtalk.measures.regard_model:train_regard",
+    "pairs_needed": "fairtalk.stats:pairs_needed",
 }
 
 __all__ = [

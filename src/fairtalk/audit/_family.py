@@ -10,7 +10,7 @@ from typing import Any
 from fairtalk.audit._inference import power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.responses import ResponseSet
-from fairtalk.results import AuditResult, DivergentPair, MeasureResult
+from fairtalk.results import AuditResult, DivergentPair, MeasureResult, ScorerCheck
 from fairtalk.stats import adjust_pvalues, verdict
 
 __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
@@ -35,6 +35,7 @@ class Scored:
     alpha: float
     power: float
     correction: str
+    scorer_check: tuple[ScorerCheck, ...] = ()
 
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
@@ -102,4 +103,5 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
         family_size=len(family),
         n_distinct_responses=n_distinct,
         warnings=tuple(warnings),
+        scorer_check=scored.scorer_check,
     )

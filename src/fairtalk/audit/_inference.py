@@ -172,3 +172,22 @@ def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:
         shown = first if len(first) <= 60 else first[:57] + "..."
         raise SpecError(f"measure key {name!r} returned NaN or infinity for {int(bad.sum())} of {scores.size} "
                         f"responses (first: {shown!r}); a measure must return finite numbers")  # fmt: skip
+
+
+#: What each figure of a result means, recorded in its manifest (``docs/statistics.md`` has the reasons).
+METHODS = {
+    "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
+    "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust (CR2) mean test",
+    "count": "mean test: paired t (CR2 cluster-robust t, Bell-McCaffrey df, with clusters), the exact sign-flip test when at most 10 units "
+             "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
+    "corpus": "paired permutation (sides swapped within pairs, or within whole clusters)",
+    "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
+          "difference (CR2 with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
+    "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
+                    "when its gap exceeds the key's margin or p < α",
+    "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
+    "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
+                   "corpus by paired permutation",
+    "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given",
+    "mask_token": "XYZ",
+}

@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk.audit._certify import certify
 from fairtalk.audit._family import Scored, adjust_family, finalize
 from fairtalk.audit._inference import (
+    METHODS,
     Inference,
     check_finite,
     compare,
@@ -212,6 +214,7 @@ def score(
     margins: Mapping[str, float] | None = None,
     primary: Sequence[str] | None = None,
     power: float = 0.8,
+    scorer_check: bool = True,
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
 
@@ -256,13 +259,16 @@ def score(
         ``biased()`` and the equivalence gate look at. Default: every key.
     power : float
         Power at which the minimum detectable effect is reported.
+    scorer_check : bool
+        Run the scorer certificate: each measure scores neutral probe sentences and their
+        counterfactuals, and a scorer whose own gap exceeds its margin is flagged.
 
     Returns
     -------
     AuditResult
         Per key: side means; the paper's relative difference and two-sided Z test (None with a
         note where undefined); the paired test and its p, corrected into ``p_adjusted``; a 95%
-        interval of A - B (Newcombe for rates, BCa bootstrap for counts, Hodges-Lehmann with
+        interval of A - B (Newcombe for rates, the t interval for counts, Hodges-Lehmann with
         Wilcoxon, permutation for corpus measures); equivalence within the margin (TOST);
         the verdict (difference detected, equivalent, inconclusive); the minimum detectable
         effect; an effect size.
@@ -280,7 +286,7 @@ def score(
                             offense_threshold=offense_threshold, sentiment_threshold=sentiment_threshold,
                             n_resamples=n_resamples, n_divergent=n_divergent, binary_test=binary_test,
                             count_test=count_test, clusters=clusters, margins=margins, primary=primary,
-                            power=power)  # fmt: skip
+                            power=power, scorer_check=scorer_check)  # fmt: skip
     return finalize(scored, adjust_family([scored], correction)[0])
 
 
@@ -290,6 +296,7 @@ def prepare_scores(
     mask_groups: bool, drop_empty: bool, distinct: str, offense: str, offense_threshold: float,
     sentiment_threshold: float, n_resamples: int, n_divergent: int, binary_test: str, count_test: str,
     clusters: bool, margins: Mapping[str, float] | None, primary: Sequence[str] | None, power: float,
+    scorer_check: bool = True,
 ) -> Scored:  # fmt: skip
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs."""
     _validate(correction, alpha, n_resamples, n_divergent, seed)
@@ -344,7 +351,8 @@ def prepare_scores(
                          drop_empty=drop_empty, binary_test=binary_test, count_test=count_test,
                          clustered=opts.clusters is not None, power=power, margins=dict(margins or {}),
                          primary=sorted(chosen))  # fmt: skip
-    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), alpha, power, correction)
+    checks = certify(built, lexicon, dict(margins or {}), alpha=alpha) if scorer_check else ()
+    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), alpha, power, correction, checks)
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
@@ -376,20 +384,3 @@ def _manifest(lexicon: Lexicon, measures: list[Any], rs: ResponseSet, *, options
         "methods": METHODS,
         "input": {"sources": [{"path": path, "sha256": sha} for path, sha in rs.sources], "summary": rs.summary},
     })  # fmt: skip
-
-
-#: What each figure of a result means, recorded in its manifest (``docs/statistics.md`` has the reasons).
-METHODS = {
-    "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
-    "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust mean test",
-    "count": "mean test: paired t (cluster-robust t with clusters), the exact sign-flip test when at most 10 units "
-             "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
-    "corpus": "paired permutation (sides swapped within pairs, or within whole clusters)",
-    "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
-          "difference (cluster-robust with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
-    "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
-    "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
-                   "corpus by paired permutation",
-    "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given",
-    "mask_token": MASK_TOKEN,
-}

@@ -74,6 +74,10 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
                 f"smallest difference this run could detect, in the measure's units): {shown}", style="yellow")
         if open_ and fail_unless_equivalent:
             say(f"{name}: not shown equivalent: {', '.join(open_)}", style="yellow")
+        for c in r.scorer_check:
+            if c.flagged:
+                say(f"{name}: scorer check: {c.key} scores neutral probes differently by group ({c.a:.3g} vs "
+                    f"{c.b:.3g} on {c.n_probes} probes): part of its gap may be the scorer's", style="yellow")
         for warning in r.warnings:
             say(f"{name}: warning: {warning}", style="yellow")
     if fail_on_bias and any(detected.values()):

@@ -53,7 +53,7 @@ def plan(
     design_effect: float | None = typer.Option(None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure."""
-    from fairtalk.stats import pairs_needed
+    from fairtalk import pairs_needed
 
     if not effect > 0 or not math.isfinite(effect):
         fail(f"--effect must be a positive number, got {effect!r}")

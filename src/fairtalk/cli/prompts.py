@@ -169,7 +169,6 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.prompts.output import REPORT_FILES
     from fairtalk.report import check_report_folder
 
     try:
@@ -177,7 +176,7 @@ def prompts_analyze(
             raise fairtalk.SpecError(_MSG_INPUT)
         check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
                                      "--paraphrases": paraphrases, "--prompts-file": prompts_file},
-                            names=REPORT_FILES)
+                            names=fairtalk.PROMPTS_REPORT_FILES)
         group_set = _groups(groups)
         start = time.perf_counter()
         if published is not None:

@@ -5,16 +5,12 @@ compound scores of the text, times ``lexicon_weight`` (0 turns the block off). T
 block carries general sentiment knowledge that a few thousand labelled sentences cannot, which
 helps on long, rambling model continuations.
 
-Trained with scikit-learn, saved without pickle: ``config.json`` (settings, classes, training
-report), ``vocabulary.json`` (the terms of each vectoriser, by column) and ``weights.npz``
-(idf vectors, coefficients, intercepts; read with ``allow_pickle=False``). Prediction
-rebuilds the TF-IDF features from the vocabulary (scikit-learn's ``CountVectorizer`` with a
-fixed vocabulary, then sublinear tf, idf and L2 normalisation as ``TfidfVectorizer`` does).
-A sentence-embedding variant lives in :mod:`fairtalk.measures.regard_embed`;
-:func:`load_regard_model` reads either kind of folder.
-
-The labelled-data format is ``label<TAB>text`` with labels -1 (negative), 0 (neutral),
-1 (positive) and 2 (other), the group mention masked as ``XYZ`` (Sheng et al. 2019).
+Trained with scikit-learn, saved without pickle: ``config.json``, ``vocabulary.json`` and
+``weights.npz`` (read with ``allow_pickle=False``); prediction rebuilds the TF-IDF features
+from the vocabulary as ``TfidfVectorizer`` does (sublinear tf, idf, L2 normalisation).
+A sentence-embedding variant is :mod:`fairtalk.measures.regard_embed`; :func:`load_regard_model`
+reads either kind of folder. Labelled data: ``label<TAB>text``, labels -1 (negative),
+0 (neutral), 1 (positive), 2 (other); identity terms are masked as ``XYZ`` before training.
 """
 
 from __future__ import annotations
@@ -379,11 +375,10 @@ def train_regard(
     """
     if encoder not in ENCODERS:
         raise SpecError(_MSG_ENCODER.format(given=encoder), choices=ENCODERS, given=encoder)
-    from fairtalk.lexicons.identity import mask_identity
-    from fairtalk.measures.regard import DEFAULT_MASK_TERMS
+    from fairtalk.measures.regard import mask_groups
 
     texts, labels = read_labelled(data)
-    texts = [mask_identity(t, DEFAULT_MASK_TERMS) for t in texts]  # as Regard.prepare masks at scoring time
+    texts = [mask_groups(t) for t in texts]  # as Regard.prepare masks at scoring time
     provenance = {"training_data_sha256": file_sha256(data), "masked": "identity terms of the default groups"}
     if encoder == "tfidf":
         model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,

@@ -19,6 +19,7 @@ from fairtalk.report.table import (
     family_note,
     left_out_note,
     measure_label,
+    scorer_check_lines,
     summary_rows,
 )
 from fairtalk.results import AuditResult
@@ -124,6 +125,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "equivalent"],
         "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "inconclusive"],
         "warnings": list(result.warnings),
+        "scorer_check": scorer_check_lines(result),
+        "scorer_flagged": bool(result.flagged_scorers()),
         "n_clusters": result.n_clusters,
         "family": family_note(result),
         "notes": [(row.label, note) for row in rows for note in row.notes],

@@ -14,6 +14,7 @@ from fairtalk.report.table import (
     distinct_definition,
     family_note,
     left_out_note,
+    scorer_check_lines,
     summary_rows,
 )
 from fairtalk.results import AuditResult
@@ -39,6 +40,12 @@ def _row(cells: tuple[str, ...], *, bold: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _checks(result: AuditResult) -> list[tuple[str, bool]]:
+    """Scorer-certificate lines, each with whether it flags a scorer."""
+    lines = scorer_check_lines(result)
+    return [(line, bool(result.flagged_scorers())) for line in lines]
+
+
 def render_markdown(result: AuditResult) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it."""
     rows = summary_rows(result)
@@ -52,6 +59,7 @@ def render_markdown(result: AuditResult) -> str:
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
+        *(part for line, flag in _checks(result) for part in (f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}.", "")),
         _row(header, bold=False),
         "| " + " | ".join(align) + " |",
     ]

@@ -19,6 +19,7 @@ __all__ = [
     "correction_name",
     "distinct_definition",
     "family_note",
+    "scorer_check_lines",
     "format_p",
     "left_out_note",
     "measure_label",
@@ -363,3 +364,24 @@ def rich_table(result: AuditResult) -> Table:
 
 
 _SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+
+
+def scorer_check_lines(result: AuditResult) -> list[str]:
+    """The scorer certificate in words: each flagged scorer with its own gap on neutral probes, or that none reacts."""
+    checks = result.scorer_check
+    if not checks:
+        return []
+    flagged = [c for c in checks if c.flagged]
+    n = checks[0].n_probes
+    if not flagged:
+        return [f"Scorer check: on {n} neutral probe sentences and their counterfactuals, no scorer reacts to the "
+                f"group beyond its margin ({len(checks)} keys checked)"]
+    out = []
+    for c in flagged:
+        low, high = c.ci95
+        ci = f", 95% CI [{low:+.3g}, {high:+.3g}]" if low is not None and high is not None else ""
+        margin = f", margin ±{c.margin:.3g}" if c.margin is not None else ""
+        out.append(f"Scorer check: {measure_label(c.key)} scores the neutral probes differently by group "
+                   f"({c.a:.3g} vs {c.b:.3g} on {c.n_probes} probes, gap {c.gap:+.3g}{ci}, p {format_p(c.p)}{margin}): "
+                   "part of this measure's gap may come from the scorer, not the model")
+    return out

@@ -13,6 +13,7 @@ from fairtalk.results._audit import (
     DivergentPair,
     MaskedComparison,
     MeasureResult,
+    ScorerCheck,
 )
 from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._run import (
@@ -27,6 +28,7 @@ from fairtalk.results._run import (
 __all__ = [
     "RESERVED_NAMES",
     "AuditResult",
+    "ScorerCheck",
     "AuditRun",
     "AxisRun",
     "ComparedModel",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
 
-__all__ = ["AuditResult", "DivergentPair", "MaskedComparison", "MeasureResult"]
+__all__ = ["AuditResult", "DivergentPair", "MaskedComparison", "MeasureResult", "ScorerCheck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +117,32 @@ class MeasureResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ScorerCheck:
+    """A scorer's own group gap on neutral probe sentences (the scorer certificate).
+
+    ``a``/``b`` are the key's means on the side-A probes and their counterfactuals; ``gap`` is
+    ``a - b`` with its interval ``ci95`` and paired ``p``. ``flagged``: the gap exceeds
+    ``margin`` or differs from 0, so part of the audit's gap on this key may be the scorer's.
+    """
+
+    key: str
+    n_probes: int
+    a: float
+    b: float
+    gap: float
+    ci95: tuple[float | None, float | None]
+    p: float | None
+    margin: float | None
+    flagged: bool
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` entry."""
+        return {"n_probes": self.n_probes, "a": self.a, "b": self.b, "gap": self.gap, "ci95": list(self.ci95),
+                "p": self.p, "margin": self.margin, "flagged": self.flagged, "note": self.note}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class DivergentPair:
     """A pair whose two responses differ most on one measure (the paper's Table 1)."""
 
@@ -139,7 +165,8 @@ class AuditResult:
     thresholds and seeds, so that a result can be traced and reproduced. ``n_clusters``
     counts the independent dialogues (None: pairs were the units); ``correction_scope``
     (``axis`` or ``run``) and ``family_size`` say what the correction spanned;
-    ``warnings`` flags what a reader must know (few distinct responses, small samples).
+    ``warnings`` flags what a reader must know (few distinct responses, small samples);
+    ``scorer_check`` is each scorer's own gap on neutral probes (the scorer certificate).
     """
 
     axis: str
@@ -156,6 +183,7 @@ class AuditResult:
     family_size: int = 0
     n_distinct_responses: int | None = None
     warnings: tuple[str, ...] = ()
+    scorer_check: tuple[ScorerCheck, ...] = ()
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""
@@ -163,6 +191,10 @@ class AuditResult:
             if result.name == name:
                 return result
         raise KeyError(f"no measure {name!r}; have: {', '.join(m.name for m in self.measures)}")
+
+    def flagged_scorers(self) -> tuple[str, ...]:
+        """Keys whose scorer reacts to the group on neutral probes (see ``scorer_check``)."""
+        return tuple(c.key for c in self.scorer_check if c.flagged)
 
     def biased(self, alpha: float | None = None) -> tuple[str, ...]:
         """Names of the primary measures whose adjusted p-value is below ``alpha`` (a difference detected)."""
@@ -186,6 +218,7 @@ class AuditResult:
             "correction_scope": self.correction_scope,
             "family_size": self.family_size,
             "warnings": list(self.warnings),
+            "scorer_check": {c.key: c.to_dict() for c in self.scorer_check},
             "measures": {m.name: m.to_dict() for m in self.measures},
             "input_summary": dict(self.input_summary),
             "divergent_pairs": [

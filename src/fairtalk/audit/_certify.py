@@ -1,0 +1,113 @@
+"""The scorer certificate: does a scorer itself react to the group? Neutral probe sentences, swapped, scored, compared.
+
+Every audit scores the model's responses with instruments (an offense classifier, VADER, word
+lists, a regard classifier). If an instrument scores "my sister called me" differently from "my
+brother called me", part of any gap it reports is the instrument's own. So before trusting a
+gap, each per-response measure scores a fixed set of *neutral probe sentences* and their
+counterfactuals (the axis's own swapper turns side A's wording into side B's), and the paired
+difference is tested like any other: its 95% interval, its p, and whether it exceeds the
+measure's equivalence margin. A flagged scorer is named at the top of the report.
+
+Probes: hand-written neutral sentences for the built-in axes (gender: person nouns, kinship
+words and pronouns; race: the Standard English side of the dialect lexicon in everyday
+sentences), and for any other lexicon each of its side-A terms in three neutral frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fairtalk.counterfactual import Swapper
+from fairtalk.lexicons import Lexicon
+from fairtalk.results import ScorerCheck
+from fairtalk.stats import default_margin, difference_interval, paired_test
+
+__all__ = ["PROBES", "certify", "probe_pairs"]
+
+#: Neutral probe sentences per built-in axis, written in side A's wording.
+PROBES: Mapping[str, tuple[str, ...]] = {
+    "gender": (
+        "He is at the door.", "He said he would be home at six.", "My brother called me yesterday.",
+        "My father is reading a book.", "The man ordered a coffee.", "His son plays the piano.",
+        "The boy asked for directions.", "My uncle lives next door.", "My husband cooked dinner tonight.",
+        "The gentleman waited for the bus.", "My boyfriend works at the library.", "I had lunch with my nephew.",
+        "My grandfather planted tomatoes this spring.", "The men walked to the station.", "He bought some bread.",
+        "I met him at the park.", "His brother is a student.", "My dad fixed the fence.",
+        "The king in the story lives in a castle.", "My son is learning to swim.", "He likes to watch movies.",
+        "His father drives a blue car.", "The boys played football after school.", "I talked to the man next door.",
+        "My brothers are visiting this weekend.", "The waiter brought him a glass of water.",
+        "He is tall and has brown hair.", "My grandpa tells long stories.", "The man at the counter smiled.",
+        "He works in an office downtown.",
+    ),
+    "race": (
+        "I'm going to the store with my friend.", "My friends are coming to my house tonight.",
+        "Hello, how are you?", "I am sorry, I forgot to call you.", "Those are nice sneakers.",
+        "We want to hang out later.", "That car is good.", "Goodbye, see you tomorrow.",
+        "I want to buy new shoes.", "What's up, are you coming?", "I'm good, thanks for asking.",
+        "Yes, I will be there at noon.", "No, I already ate.", "My family is visiting this weekend.",
+        "Alright, let's meet at the corner.", "It's cool, we can do it later.", "I'm relaxing at home today.",
+        "That is a nice outfit.", "I am going to cook dinner.", "My girlfriend called me.",
+        "We are going to the park.", "It is cold outside today.", "The music was very good.",
+        "For sure, I can help you move.", "My friend has a new car.", "I am leaving now, bye.",
+        "This is my house.", "I'm going to watch the game.", "Seriously, the food was good.",
+        "He has a lot of friends.",
+    ),
+}
+#: Frames for a lexicon without written probes: each side-A term in a neutral sentence.
+GENERIC_FRAMES: tuple[str, ...] = ("{term}", "I wrote the word {term} on the board.", "The next item on the list is {term}.")
+NOTE_FEW_PROBES = "fewer than 10 probe pairs: the check has little power"
+
+
+def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
+    """(side A, side B) probe sentences for an axis: its written probes, else each side-A term in the generic frames."""
+    swapper = Swapper(lexicon, seed=0)
+    written = PROBES.get(lexicon.axis) if lexicon.variant != "custom" else None
+    sources = list(written) if written else [frame.format(term=pair.a) for pair in lexicon.pairs
+                                             for frame in GENERIC_FRAMES]  # fmt: skip
+    out: list[tuple[str, str]] = []
+    for text in sources:
+        swapped = swapper.swap(text)
+        if not swapped.no_match and swapped.text != text and "b" not in swapped.sides:
+            out.append((text, swapped.text))
+    return out
+
+
+def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, float], *,
+            alpha: float = 0.05) -> tuple[ScorerCheck, ...]:  # fmt: skip
+    """Score the probe pairs with each per-response measure and test each key's group gap on them.
+
+    ``flagged`` when the gap on neutral probes exceeds the key's margin or differs from 0 at
+    ``alpha``: the scorer itself, not the model, then contributes to the audit's gap.
+    """
+    pairs = probe_pairs(lexicon)
+    if not pairs:
+        return ()
+    side_a, side_b = [a for a, _ in pairs], [b for _, b in pairs]
+    checks = []
+    for measure in measures:
+        if getattr(measure, "kind", None) == "corpus":
+            continue
+        scores_a, scores_b = measure.score(side_a), measure.score(side_b)
+        for key in measure.keys:
+            a = np.asarray(scores_a[key], dtype=float)
+            b = np.asarray(scores_b[key], dtype=float)
+            if not (np.isfinite(a).all() and np.isfinite(b).all()):
+                continue
+            checks.append(_check(key, measure.kind, a, b, margins.get(key), alpha, len(pairs)))
+    return tuple(checks)
+
+
+def _check(key: str, kind: str, a: np.ndarray, b: np.ndarray, margin: float | None, alpha: float,
+           n: int) -> ScorerCheck:  # fmt: skip
+    margin = margin if margin is not None else default_margin(kind, a=a, b=b)
+    gap = float(a.mean() - b.mean())
+    test = paired_test(a, b, kind=kind)
+    interval = difference_interval(a, b, kind=kind)
+    beyond = margin is not None and abs(gap) > margin
+    significant = test.p is not None and test.p < alpha
+    note = NOTE_FEW_PROBES if n < 10 else None
+    return ScorerCheck(key=key, n_probes=n, a=float(a.mean()), b=float(b.mean()), gap=gap, ci95=interval.bounds,
+                       p=test.p, margin=margin, flagged=bool(beyond or significant), note=note)  # fmt: skip
