@@ -132,3 +132,26 @@ def test_hf_adapter_reports_unloadable_models_and_missing_transformers(tmp_path:
     monkeypatch.setitem(sys.modules, "transformers", None)
     with pytest.raises(FairtalkError, match=r"pip install 'fairtalk\[hf\]'"):
         Offense("hf:some/model").score(["hello"])
+
+
+def test_hatesonar_scorer_runs_without_the_en_us_locale() -> None:
+    pytest.importorskip("hatesonar")
+    offense = Offense("hatesonar")
+    probabilities = offense.probabilities(["have a lovely day", "The white person is at the door."])
+    assert probabilities.shape == (2,) and ((0 <= probabilities) & (probabilities <= 1.0 + 1e-9)).all()
+    assert "hatesonar" in offense.version
+
+
+def test_hatesonar_missing_is_a_clear_error(monkeypatch) -> None:  # noqa: ANN001
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_sonar(name, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if name == "hatesonar":
+            raise ImportError("no hatesonar")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_sonar)
+    with pytest.raises(FairtalkError, match="pip install hatesonar"):
+        Offense("hatesonar")

@@ -7,6 +7,10 @@ punctuation collapsed) before scoring, as in the paper (§3.2). Scorers, by ``sc
 ``"profanity_check"`` (default)
     alt-profanity-check's ``predict_prob`` (a linear SVM over character n-grams), one
     batch call for all texts.
+``"hatesonar"``
+    HateSonar (MIT, ONNX): P(hate speech) + P(offensive language); ``pip install hatesonar``.
+    Compared with the default in ``bench/README.md`` (scorers): it reacts more to identity
+    words, so it is not the default.
 ``"hf:MODEL_OR_PATH"``
     any Hugging Face sequence-classification checkpoint. The offense probability is the
     sum of the softmax probabilities of the labels listed in ``offensive_labels``
@@ -30,7 +34,7 @@ from fairtalk.measures._text import check_texts, package_version, preprocess
 __all__ = ["DEFAULT_OFFENSIVE_LABELS", "SCORERS", "Offense"]
 
 #: Scorer specs accepted by ``Offense(scorer=...)``.
-SCORERS = ("profanity_check", "hf:MODEL_OR_PATH")
+SCORERS = ("profanity_check", "hatesonar", "hf:MODEL_OR_PATH")
 #: Labels that count as offensive for ``hf:`` models unless ``offensive_labels`` says otherwise.
 DEFAULT_OFFENSIVE_LABELS = ("LABEL_1", "offensive", "toxic", "OFF", "toxicity", "hate", "abusive")
 _VERSION = "1"
@@ -82,8 +86,13 @@ class Offense:
         self.scorer = scorer
         self.offensive_labels = tuple(offensive_labels)
         self._hf: HFTextClassifier | None = None
+        self._sonar: Any = None
         if scorer.startswith("hf:") and len(scorer) > 3:
             self._hf = HFTextClassifier(scorer[3:], batch_size=batch_size, max_length=max_length, device=device)
+        elif scorer == "hatesonar":
+            from fairtalk.measures._hatesonar import HateSonar
+
+            self._sonar = HateSonar()
         elif scorer != "profanity_check":
             raise SpecError(_MSG_SCORER.format(given=scorer), choices=SCORERS, given=scorer)
 
@@ -93,6 +102,8 @@ class Offense:
     @property
     def version(self) -> str:
         """This measure's version plus the scorer's package version."""
+        if self._sonar is not None:
+            return f"{_VERSION} (hatesonar {package_version('hatesonar')})"
         if self._hf is None:
             return f"{_VERSION} (alt-profanity-check {package_version('alt-profanity-check')})"
         return f"{_VERSION} ({self._hf.version})"
@@ -110,6 +121,8 @@ class Offense:
         cleaned = [preprocess(text) for text in check_texts(texts)]
         if not cleaned:
             return np.zeros(0, dtype=np.float64)
+        if self._sonar is not None:
+            return self._sonar.probabilities(cleaned)
         if self._hf is None:
             try:
                 from profanity_check import predict_prob
