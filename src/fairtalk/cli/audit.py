@@ -73,7 +73,7 @@ def audit(
     correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
     binary_test: str = BINARY_TEST,
     count_test: str = COUNT_TEST,

@@ -73,7 +73,7 @@ def pool_filter(
     axis: str | None = typer.Option(None, "--axis", help="Axis (gender, race, or a lexicon file) whose words group_words drops."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
     negative_threshold: float = typer.Option(-0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk

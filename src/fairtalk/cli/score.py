@@ -44,7 +44,7 @@ def score(
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
     distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check or hf:MODEL."),
+    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
