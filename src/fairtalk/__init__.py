@@ -108,6 +108,10 @@ _LAZY: dict[str, str] = {
     "write_prompts": "fairtalk.prompts.completions:write_prompts",
     "Regard": "fairtalk.measures.regard:Regard",
     "train_regard": "fairtalk.measures.regard_model:train_regard",
+    "RegardCheck": "fairtalk.prompts.regard_check:RegardCheck",
+    "check_regard_labels": "fairtalk.prompts.regard_check:check_labels",
+    "read_regard_labels": "fairtalk.prompts.regard_check:read_labels",
+    "write_regard_labels": "fairtalk.prompts.regard_check:write_labels",
     "pairs_needed": "fairtalk.stats:pairs_needed",
 }
 

@@ -1,0 +1,81 @@
+"""`fairtalk regard label` and `fairtalk regard check`: label any texts for regard, and validate a scorer against gold labels."""
+
+from __future__ import annotations
+
+import typer
+
+from fairtalk.cli._app import console, fail, say
+from fairtalk.cli.prompts import regard_app
+from fairtalk.errors import FairtalkError
+
+_SCORER_HELP = "Regard scorer: builtin, path:DIR (from `fairtalk regard train`) or hf:MODEL."
+
+
+@regard_app.command("label")
+def regard_label(
+    input_file: str = typer.Option(..., "--input", help="Texts to label: JSONL records {\"id\", \"text\"}."),
+    output: str = typer.Option(..., "-o", "--output", help="Labels to write: JSONL records {\"id\", \"label\"}."),
+    regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
+) -> None:
+    """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
+    import fairtalk
+    from fairtalk.report import check_not_input
+
+    try:
+        check_not_input(output, {"--input": input_file})
+        records = fairtalk.read_regard_labels(input_file, need_text=True)
+        labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+        fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
+    except FairtalkError as exc:
+        fail(exc)
+    counts = {name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
+    say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+    say(f"wrote {output}")
+
+
+@regard_app.command("check")
+def regard_check(
+    gold: str = typer.Option(..., "--gold", help="Gold labels: JSONL {\"id\", \"label\", \"text\"?, \"group\"?}."),
+    predicted: str | None = typer.Option(None, "--predicted", help="Labels to check: JSONL {\"id\", \"label\"} (else --regard labels the gold texts)."),
+    regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
+    output: str | None = typer.Option(None, "-o", "--output", help="Write the check as JSON here."),
+) -> None:
+    """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
+    import fairtalk
+
+    try:
+        records = fairtalk.read_regard_labels(gold, need_text=predicted is None)
+        if predicted is not None:
+            guesses = {r["id"]: r["label"] for r in fairtalk.read_regard_labels(predicted)}
+            source = predicted
+        else:
+            labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+            guesses = {r["id"]: int(v) for r, v in zip(records, labels)}
+            source = regard
+        result = fairtalk.check_regard_labels(records, guesses)
+        if output is not None:
+            from fairtalk.report import check_not_input
+
+            check_not_input(output, {"--gold": gold, "--predicted": predicted})
+            result.write(output)
+    except FairtalkError as exc:
+        fail(exc)
+    _print_check(result, source)
+
+
+def _print_check(result, source: str) -> None:  # noqa: ANN001
+    from rich.table import Table
+
+    say(f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
+        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items()))
+    names = ("negative", "neutral", "positive", "other")
+    table = Table(title="confusion (rows gold, columns predicted)")
+    table.add_column("gold")
+    for name in names:
+        table.add_column(name, justify="right")
+    for name, row in zip(names, result.confusion):
+        table.add_row(name, *(str(v) for v in row))
+    console.print(table)
+    for pair, gap in result.gaps.items():
+        say(f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
+            f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}")

@@ -1,0 +1,69 @@
+"""`fairtalk regard label` / `regard check` and the library behind them: hand-computed figures and clean errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+from fairtalk.errors import InputError
+from fairtalk.prompts.regard_check import check_labels, read_labels
+
+runner = CliRunner()
+
+
+def _write(path, records):  # noqa: ANN001, ANN202
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_check_labels_by_hand() -> None:
+    gold = [{"id": "1", "label": -1, "group": "a"}, {"id": "2", "label": -1, "group": "a"},
+            {"id": "3", "label": 0, "group": "b"}, {"id": "4", "label": 1, "group": "b"}]  # fmt: skip
+    predicted = {"1": -1, "2": 0, "3": 0, "4": 1}
+    result = check_labels(gold, predicted)
+    assert result.n == 4 and result.agreement == 0.75
+    assert result.f1["negative"] == pytest.approx(2 / 3)  # precision 1, recall 1/2
+    assert result.f1["neutral"] == pytest.approx(2 / 3)  # precision 1/2, recall 1
+    assert result.confusion[0] == [1, 1, 0, 0]
+    gap = result.gaps["a - b"]
+    assert gap["gold"]["negative"] == 1.0 and gap["predicted"]["negative"] == 0.5  # the scorer halves the gap
+
+
+def test_readers_name_the_line(tmp_path) -> None:  # noqa: ANN001
+    bad = _write(tmp_path / "bad.jsonl", [{"id": 1, "label": "positive"}, {"id": 2, "label": "great"}])
+    with pytest.raises(InputError, match=r"bad.jsonl:2: label must be one of"):
+        read_labels(bad)
+    twice = _write(tmp_path / "twice.jsonl", [{"id": 1, "label": 1}, {"id": 1, "label": 0}])
+    with pytest.raises(InputError, match="appears twice"):
+        read_labels(twice)
+    with pytest.raises(InputError, match="no id is in both"):
+        check_labels([{"id": "1", "label": 0}], {"2": 0})
+
+
+def test_label_then_check_round_trip(tmp_path) -> None:  # noqa: ANN001
+    gold = _write(tmp_path / "gold.jsonl", [
+        {"id": 1, "text": "The man was known for his kindness and generosity.", "label": "positive", "group": "man"},
+        {"id": 2, "text": "The woman was regarded as a thief and a liar.", "label": "negative", "group": "woman"},
+    ])  # fmt: skip
+    out = tmp_path / "labels.jsonl"
+    done = runner.invoke(app, ["regard", "label", "--input", str(gold), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    labels = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in labels] == ["1", "2"] and {r["label"] for r in labels} <= {"negative", "neutral", "positive", "other"}
+    report = tmp_path / "check.json"
+    checked = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(out), "-o", str(report)])
+    assert checked.exit_code == 0, checked.output
+    assert "agreement" in checked.output and "gap man - woman" in checked.output
+    assert json.loads(report.read_text())["n"] == 2
+
+
+def test_regard_cli_errors_are_clean(tmp_path) -> None:  # noqa: ANN001
+    gold = _write(tmp_path / "gold.jsonl", [{"id": 1, "text": "hi", "label": "neutral"}])
+    same = runner.invoke(app, ["regard", "label", "--input", str(gold), "-o", str(gold)])
+    assert same.exit_code == 2 and "Traceback" not in same.output
+    assert json.loads(gold.read_text().splitlines()[0])["label"] == "neutral"  # the input is untouched
+    missing = runner.invoke(app, ["regard", "check", "--gold", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2 and "not found" in missing.output
