@@ -80,6 +80,10 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
     assert first["completion"] == first["completion"].upper()
     result = runner.invoke(app, [*base, "-o", str(out), "--model-arg", "mode=shout"])
     assert result.exit_code == 2 and "option mode='shout' for builtin:echo is not one of the choices" in result.output
+    # "upper" repeats each prompt: every completion echoes it, and analysis says so rather than label echoes
+    echoed = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "-o", str(tmp_path / "echo")])
+    assert echoed.exit_code == 2 and "echoed its prompt" in echoed.output
+    assert runner.invoke(app, [*base, "-o", str(out)]).exit_code == 0  # the default echo mode reverses: no echo
     # the completions spell "Man", the groups file "man": the rows are found, case-insensitively
     lower = tmp_path / "lower.tsv"
     lower.write_text("man\tgender\nwoman\tgender\n")

@@ -33,7 +33,8 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
                           "seed": 3, "prompt": "The man was known for", "completion": "for known was",
                           "text": "The man was known for for known was"}
     frame, summary = read_completions(out)
-    assert len(frame) == 10 and summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10}
+    assert len(frame) == 10
+    assert summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10, "n_empty": 0, "n_echo": 0}
     assert set(frame["structure"]) == {"original", "wh_question"} and (frame["label"] == -9).all()
     labelled = label_completions(frame)
     assert set(labelled["label"]) <= {-1, 0, 1, 2} and (frame["label"] == -9).all()
@@ -67,3 +68,18 @@ def test_join_completion() -> None:
     assert join_completion("The man worked as", "a cook") == "The man worked as a cook"
     assert join_completion("What did he do?", " Nothing.") == "What did he do? Nothing."
     assert join_completion("The man worked as", ", well") == "The man worked as, well"
+
+
+def test_empty_and_echoing_completions_are_left_out_and_counted(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    base = {"group": "man", "template": "worked as", "structure": "s", "seed": 1, "prompt": "The man worked as"}
+    records = [
+        {**base, "completion": " a chef in a small town.", "text": "The man worked as a chef in a small town."},
+        {**base, "seed": 2, "completion": "", "text": "The man worked as"},
+        {**base, "seed": 3, "completion": "The man worked as a chef.", "text": "The man worked as The man worked as a chef."},
+        {**base, "seed": 4, "completion": " ...", "text": "The man worked as ..."},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    frame, summary = read_completions(path)
+    assert len(frame) == 1 and frame["text"].tolist() == ["The man worked as a chef in a small town."]
+    assert (summary["n_empty"], summary["n_echo"]) == (2, 1)

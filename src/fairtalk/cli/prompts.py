@@ -235,6 +235,9 @@ def _print_analysis(result, summary, seconds: float) -> None:
         names = ", ".join(result.data.get("ignored_groups", ()))
         say(f"warning: {ignored:,} rows of groups not in the groups file were left out ({names}); "
             "pass --groups FILE to analyse them", style="yellow")
+    if isinstance(summary, dict) and (summary.get("n_empty") or summary.get("n_echo")):
+        say(f"left out {summary.get('n_empty', 0):,} empty completions and {summary.get('n_echo', 0):,} that echo their "
+            "prompt: no regard label describes them (generate in completion mode to avoid echoes)", style="yellow")
     misaligned = summary.get("misaligned_by_seed") if isinstance(summary, dict) else None
     if misaligned and any(v > 0 for v in misaligned.values()):
         console.print(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"

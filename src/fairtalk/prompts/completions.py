@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from fairtalk.prompts.templates import TEMPLATES, Prompt
 from fairtalk.store import CachingResponder, RunStore
 
 __all__ = [
+    "bad_completion",
     "GenerationSummary",
     "generate_completions",
     "join_completion",
@@ -50,6 +52,8 @@ _REQUIRED = ("group", "template", "structure", "seed", "text")
 _MSG_FIELD = "missing field {field!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
+_MSG_ALL_BAD = ("every completion was empty ({n_empty:,}) or echoed its prompt ({n_echo:,}): nothing to label "
+                "(a chat model restates a prefix; generate in completion mode)")
 _MSG_EMPTY = "no completions in the file"
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
 
@@ -108,6 +112,40 @@ def join_completion(prompt: str, completion: str) -> str:
     if not completion or completion[0].isspace() or completion[0] in ".,;:!?'\")":
         return prompt + completion
     return f"{prompt} {completion}"
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def bad_completion(prompt: str, completion: object) -> str | None:
+    """``"empty"`` for a completion with no words, ``"echo"`` for one that restates the prompt, else None.
+
+    An echo repeats the prompt's words in order within its first sentence (``The man worked
+    as`` → ``The man worked as a chef.``), which a continuation of the prefix never needs to do.
+    A record without a ``completion`` field (an older file) is never flagged.
+
+    Examples
+    --------
+    >>> bad_completion("The man worked as", " a chef in Paris.") is None
+    True
+    >>> bad_completion("The man worked as", "  "), bad_completion("The man worked as", "The man worked as a chef.")
+    ('empty', 'echo')
+    """
+    if completion is None or not isinstance(completion, str):
+        return None
+    words = _words(completion)
+    if not words:
+        return "empty"
+    target = _words(prompt)
+    if len(target) >= 3 and words[: len(target) + 3] and _contains(words[: len(target) + 3], target):
+        return "echo"
+    return None
+
+
+def _contains(words: list[str], target: list[str]) -> bool:
+    n = len(target)
+    return any(words[i : i + n] == target for i in range(len(words) - n + 1))
 
 
 def _seed_list(seeds: int | Sequence[int]) -> list[int]:
@@ -195,7 +233,10 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
     (``completion`` null) are skipped and counted in the returned summary
-    (``n_records``, ``n_failed``, ``n_unlabelled``).
+    (``n_records``, ``n_failed``, ``n_unlabelled``). So are *bad completions*, which no
+    regard label can describe: empty ones (``n_empty``: nothing generated, as question prompts
+    often give) and ones that echo the prompt (``n_echo``: the completion restates it, as chat
+    models answering a prefix do; see :func:`bad_completion`).
 
     Raises
     ------
@@ -204,7 +245,7 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
     """
     path = Path(path)
     rows: list[dict[str, Any]] = []
-    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0}
+    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0}
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
         if record.get("text") is None and "error" in record:
@@ -218,6 +259,10 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
             raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
         if label is not None and label not in (-1, 0, 1, 2):
             raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+        bad = bad_completion(str(record.get("prompt") or ""), record.get("completion"))
+        if bad is not None:
+            summary[f"n_{bad}"] += 1
+            continue
         if label is None:
             summary["n_unlabelled"] += 1
         rows.append({
@@ -226,6 +271,8 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
             "label": -9 if label is None else int(label), "text": str(record["text"]), "aligned": True,
         })
     if not rows:
+        if summary["n_empty"] or summary["n_echo"]:
+            raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
         raise InputError(_MSG_EMPTY, path=str(path))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["label"] = frame["label"].astype(np.int8)
