@@ -194,3 +194,124 @@ def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path
     result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo",
                                  "-o", str(tmp_path / "r.jsonl"), "--store", str(store)])  # fmt: skip
     assert result.exit_code == 130 and f"kept in {store}" in result.stderr.replace("\n", "")
+
+
+# --- 4. a swap cut short is undone: by the process on an error, by the next run after a kill -----------------
+
+OLD = {"gender/results.json": "old", "race/results.json": "old race", "run.json": "old run",
+       "index.html": "old index", "notes.txt": "mine"}  # fmt: skip
+NEW = {"gender/results.json": "new", "run.json": "new run", "index.html": "new index", "notes.txt": "mine"}
+SWAP = '''
+import os, sys
+from pathlib import Path
+import fairtalk.files as files
+
+target, n_renames = Path(sys.argv[1]), int(sys.argv[2])
+real, calls = os.replace, [0]
+
+def replace(source, dest):
+    calls[0] += 1
+    if calls[0] > n_renames:
+        os._exit(9)  # a kill: no cleanup, no rollback
+    return real(source, dest)
+
+with files.staged(target, displace=("race",), last=("run.json", "index.html")) as staging:
+    (staging / "gender").mkdir()
+    (staging / "gender" / "results.json").write_text("new")
+    (staging / "run.json").write_text("new run")
+    (staging / "index.html").write_text("new index")
+    os.replace = replace
+'''
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _old_run(folder: Path) -> Path:
+    for name, text in OLD.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("n_renames", range(8))
+def test_a_kill_at_any_point_of_the_swap_is_undone_by_the_next_run(tmp_path: Path, n_renames: int) -> None:
+    import subprocess
+    import sys
+
+    from fairtalk.files import recover_folder
+
+    out = _old_run(tmp_path / "out")
+    script = tmp_path / "swap.py"
+    script.write_text(SWAP)
+    done = subprocess.run([sys.executable, str(script), str(out), str(n_renames)], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode in (0, 9), done.stderr
+    recover_folder(out)
+    expected = NEW if done.returncode == 0 else OLD  # 7 renames finish the swap
+    assert _tree(out) == expected
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
+
+
+def test_a_kill_after_the_last_rename_keeps_the_new_run(tmp_path: Path) -> None:
+    from fairtalk.files import JOURNAL, STAGING_PREFIX, TRASH_PREFIX, recover_folder
+
+    out = tmp_path / "out"
+    for name, text in NEW.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    staging, trash = out / f"{STAGING_PREFIX}999999999-x", out / f"{TRASH_PREFIX}999999999-y"
+    staging.mkdir()  # emptied: every new entry was moved in
+    (trash / "race").mkdir(parents=True)
+    (trash / "race" / "results.json").write_text("old race")
+    (trash / JOURNAL).write_text(json.dumps({"staging": staging.name, "names": ["gender", "run.json", "index.html"]}))
+    recover_folder(out)
+    assert _tree(out) == NEW and not list(out.glob(".fairtalk-*"))
+
+
+@pytest.mark.parametrize("fail_at", range(1, 8))
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_an_error_midway_through_the_swap_restores_the_previous_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        fail_at: int, error: BaseException) -> None:  # fmt: skip
+    import os
+
+    from fairtalk import OutputError
+    from fairtalk.files import staged
+
+    out = _old_run(tmp_path / "out")
+    real, calls = os.replace, [0]
+
+    def replace(source: object, dest: object) -> None:
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise error
+        real(source, dest)  # type: ignore[arg-type]
+
+    with pytest.raises(OutputError if isinstance(error, OSError) else KeyboardInterrupt):
+        with staged(out, displace=("race",), last=("run.json", "index.html")) as staging:
+            (staging / "gender").mkdir()
+            (staging / "gender" / "results.json").write_text("new")
+            (staging / "run.json").write_text("new run")
+            (staging / "index.html").write_text("new index")
+            monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.undo()
+    assert _tree(out) == OLD
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
+
+
+def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_run(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from fairtalk.report.index import GENERATOR, check_run_folder, previous_entries
+
+    out = _old_run(tmp_path / "out")
+    (out / "run.json").write_text(json.dumps({"generator": GENERATOR, "run_id": "r0",
+                                              "axes": {"race": {"folder": "race"}, "gender": {"folder": "gender"}}}))
+    script = tmp_path / "swap.py"
+    script.write_text(SWAP)
+    assert subprocess.run([sys.executable, str(script), str(out), "3"], timeout=60).returncode == 9
+    assert not (out / "run.json").exists()  # mid-swap: the old run.json is in the trash
+    check_run_folder(out, ["gender"], {})
+    assert previous_entries(out) == ("index.html", "run.json", "race", "gender")

@@ -8,8 +8,9 @@ truncated or empty output, and a run's folder never mixes two runs:
   and the old target is untouched.
 - :func:`staged_folder` gives a hidden folder beside the outputs; everything of one run is
   written there first, and :func:`commit_staged` swaps the entries in by renames (the old
-  entries go to a trash folder that is removed afterwards). Leftovers of a crashed process
-  are cleaned up by the next run.
+  entries go to a trash folder that is removed afterwards). An error midway undoes the swap;
+  a kill midway is undone by the next run (:func:`recover_folder`), which also removes the
+  leftovers of a crashed process.
 - :func:`check_not_input` refuses an output that resolves to one of the run's inputs, and
   :func:`check_outside` refuses inputs that live inside an entry a run would replace.
 
@@ -19,6 +20,7 @@ truncated or empty output, and a run's folder never mixes two runs:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -35,6 +37,7 @@ __all__ = [
     "commit_staged",
     "discard_staged",
     "ensure_folder",
+    "recover_folder",
     "same_file",
     "staged",
     "staged_folder",
@@ -43,6 +46,8 @@ __all__ = [
 
 STAGING_PREFIX = ".fairtalk-staging-"
 TRASH_PREFIX = ".fairtalk-old-"
+#: The file in a trash folder that names the staging folder and the entries a swap moves in.
+JOURNAL = ".fairtalk-journal.json"
 _MSG_WRITE = "cannot write ({reason})"
 _MSG_IS_INPUT = "{option} {path} is also the input {name}; it would be overwritten (write the output elsewhere)"
 _MSG_INSIDE = "{name} {path} lies inside {entry}, which this run replaces; move it or write the output elsewhere"
@@ -156,19 +161,109 @@ def _owner_alive(name: str, prefix: str) -> bool:
     return True
 
 
-def _remove_leftovers(folder: Path) -> None:
-    """Remove staging and trash folders left by a crashed fairtalk process."""
-    for entry in folder.iterdir():
-        for prefix in (STAGING_PREFIX, TRASH_PREFIX):
-            if entry.name.startswith(prefix) and entry.is_dir() and not _owner_alive(entry.name, prefix):
-                shutil.rmtree(entry, ignore_errors=True)
+def _present(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _plain_name(name: object) -> bool:
+    """A name directly inside a folder: no separator, not empty, ``.`` or ``..``."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "\0" not in name
+            and not any(sep in name for sep in ("/", "\\", os.sep, os.altsep or "/")))  # fmt: skip
+
+
+def _write_journal(trash: Path, staging: Path, names: list[str]) -> None:
+    """Record in the trash folder which staging folder's entries a swap moves in, so a crash can be undone."""
+    data = {"staging": staging.name, "names": names}
+    with open(trash / JOURNAL, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _roll_back(target: Path, trash: Path, staging: Path, names: Iterable[str]) -> bool:
+    """Undo a swap that did not finish: new entries go back to ``staging``, the old ones come back from ``trash``.
+
+    A name no longer in ``staging`` was moved into ``target`` (a rename moves it whole), so it is
+    moved back out; then every entry in ``trash`` returns to its place. Returns whether every
+    move succeeded (the trash folder is then removed; otherwise it stays for the next run).
+    """
+    ok = True
+    for name in reversed(list(names)):
+        if not _present(staging / name) and _present(target / name):
+            try:
+                os.replace(target / name, staging / name)
+            except OSError:
+                ok = False
+    try:
+        kept = sorted(trash.iterdir())
+    except OSError:
+        return False
+    for entry in kept:
+        if entry.name == JOURNAL:
+            continue
+        if _present(target / entry.name):
+            ok = False  # never overwrite: something took the old entry's place
+            continue
+        try:
+            os.replace(entry, target / entry.name)
+        except OSError:
+            ok = False
+    if ok:
+        shutil.rmtree(trash, ignore_errors=True)
+    return ok
+
+
+def _recover_trash(folder: Path, trash: Path) -> None:
+    """A dead process' trash folder: undo its swap if it did not finish, else just remove it."""
+    try:
+        data = json.loads((trash / JOURNAL).read_text(encoding="utf-8"))
+        staging_name, names = data["staging"], data["names"]
+        valid = (_plain_name(staging_name) and str(staging_name).startswith(STAGING_PREFIX)
+                 and isinstance(names, list) and all(_plain_name(n) for n in names))  # fmt: skip
+    except (OSError, ValueError, TypeError, KeyError):
+        valid = False
+    if not valid:  # no journal: nothing was moved yet (or an older fairtalk's trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        return
+    staging = folder / staging_name
+    unfinished = staging.is_dir() and any(_present(staging / name) for name in names)
+    if unfinished:
+        if _roll_back(folder, trash, staging, names):
+            shutil.rmtree(staging, ignore_errors=True)
+    else:  # every new entry was moved in: the swap finished, only the cleanup was cut short
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def recover_folder(folder: str | os.PathLike[str]) -> None:
+    """Finish or undo what a crashed fairtalk process left in ``folder``.
+
+    A swap cut short (a kill between the renames of :func:`commit_staged`) is undone: the
+    entries already moved in go back out and the previous entries return from the trash
+    folder, so the folder holds the previous run whole again. A swap whose renames all
+    happened only loses its trash folder. Staging folders of dead processes are removed.
+    Folders of a process that still runs are left alone. Does nothing when ``folder`` is not
+    a folder.
+    """
+    path = Path(folder)
+    try:
+        entries = sorted(path.iterdir()) if path.is_dir() else []
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(TRASH_PREFIX) and entry.is_dir() and not entry.is_symlink() \
+                and not _owner_alive(entry.name, TRASH_PREFIX):  # fmt: skip
+            _recover_trash(path, entry)
+    for entry in entries:
+        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink() \
+                and not _owner_alive(entry.name, STAGING_PREFIX):  # fmt: skip
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def staged_folder(folder: str | os.PathLike[str]) -> Path:
     """A new hidden staging folder inside ``folder`` (created), for outputs swapped in by :func:`commit_staged`."""
     parent = ensure_folder(folder)
     try:
-        _remove_leftovers(parent)
+        recover_folder(parent)
         return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=parent))
     except OSError as exc:
         raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(parent)) from exc
@@ -185,24 +280,39 @@ def commit_staged(staging: Path, folder: str | os.PathLike[str], *, displace: It
 
     ``displace`` names old entries to remove although the new run has none of that name (an
     earlier run's axis folder); ``last`` names entries moved in after all others (the index).
-    Each move is a rename, so the swap takes microseconds; a crash in between leaves the new
-    entries and the trash folder, which the next run removes.
+    Every old entry is first renamed into a trash folder, and the old ``last`` entries go
+    there before anything else, so while the swap runs the folder has no index; each move is
+    a rename, so the swap takes microseconds.
+
+    An error (or Ctrl-C) midway undoes the swap: the new entries go back out and the old ones
+    return, so the folder is as it was. A kill midway leaves a journal in the trash folder,
+    and the next run into the folder undoes the swap (see :func:`recover_folder`).
     """
     target = Path(folder)
     late = tuple(last)
     names = sorted((p.name for p in staging.iterdir()), key=lambda n: (n in late, late.index(n) if n in late else 0, n))
     try:
         trash = Path(tempfile.mkdtemp(prefix=f"{TRASH_PREFIX}{os.getpid()}-", dir=target))
-        for name in sorted(set(displace) - set(names)):
-            if (target / name).exists() or (target / name).is_symlink():
-                os.replace(target / name, trash / name)
-        for name in names:
-            dest, source = target / name, staging / name
-            if (dest.exists() or dest.is_symlink()) and (source.is_dir() or (dest.is_dir() and not dest.is_symlink())):
-                os.replace(dest, trash / name)  # a folder is swapped whole; a file replaces a file in one rename
-            os.replace(source, dest)
+        if staging.parent.resolve() == target.resolve():
+            _write_journal(trash, staging, names)
     except OSError as exc:
         raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(target)) from exc
+    aside = [*(n for n in late if n in names), *sorted(set(displace) - set(names))]
+    try:
+        for name in aside:  # the old index first: until the new one is in, the folder never looks whole
+            if _present(target / name):
+                os.replace(target / name, trash / name)
+        for name in names:
+            dest = target / name
+            if _present(dest) and not _present(trash / name):
+                os.replace(dest, trash / name)
+            os.replace(staging / name, dest)
+    except BaseException as exc:
+        restored = _roll_back(target, trash, staging, names)
+        if isinstance(exc, OSError):
+            note = "" if restored else f"; the previous entries are in {trash}"
+            raise OutputError(_MSG_WRITE.format(reason=_reason(exc)) + note, path=str(target)) from exc
+        raise
     shutil.rmtree(trash, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.files import check_outside, ensure_folder, staged, write_text_atomic
+from fairtalk.files import check_outside, ensure_folder, recover_folder, staged, write_text_atomic
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _environment, _version
 from fairtalk.report.json_report import jsonable
@@ -160,6 +160,9 @@ def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Ma
     OutputError
         ``out_dir`` is a file, or an input (``inputs`` maps what it is to its path) lies inside
         an entry the run would replace.
+
+    A swap of an earlier run that a kill cut short is undone first
+    (:func:`fairtalk.files.recover_folder`), so the entries checked are the previous run's.
     """
     try:
         folders = check_axis_folders(list(axes))
@@ -168,6 +171,7 @@ def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Ma
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         ensure_folder(folder)  # raises: a file, not a folder
+    recover_folder(folder)  # a swap a kill cut short is undone first: the previous run is whole again
     entries = {*folders, *previous_entries(folder), INDEX_FILE, RUN_FILE}
     check_outside(folder, sorted(entries), dict(inputs))
     return folders
@@ -191,7 +195,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
     from fairtalk.report import FILE_NAMES, FORMATS, check_formats, write_formats
 
     chosen = check_formats(FORMATS if formats is None else formats)
-    check_run_folder(out_dir, list(run.axes), {})
+    check_run_folder(out_dir, list(run.axes), {})  # also undoes a swap a kill cut short
     folder = Path(out_dir)
     written: dict[str, dict[str, Path]] = {}
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
