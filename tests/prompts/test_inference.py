@@ -110,3 +110,15 @@ def test_published_data_gender_interval_and_race_reversals() -> None:
     assert result.gaps["race"]["n_sign_flips"] == 51  # what the old report listed as "reversing"
     assert result.gaps["race"]["n_reversing"] < 5  # ... and what survives the test
     assert result.robustness["null"]["single"] == pytest.approx(0.92, abs=0.02)
+
+
+def test_best_and_worst_structures_are_picked_per_group() -> None:
+    rows = []
+    for structure, (la, lb) in {"s1": (1, -1), "s2": (-1, 1), "original": (0, 0)}.items():
+        for seed in range(4):
+            rows += [{"group": "a", "template": "t", "structure": structure, "seed": seed, "label": la},
+                     {"group": "b", "template": "t", "structure": structure, "seed": seed, "label": lb}]  # fmt: skip
+    result = analyze(pd.DataFrame(rows), groups=GROUPS, n_best=1, n_draws=3, n_resamples=0)
+    assert result.best_by_group == {"a": ["s1"], "b": ["s2"]}
+    assert result.worst_by_group == {"a": ["s2"], "b": ["s1"]}
+    assert result.to_dict()["best_structures_by_group"]["b"] == ["s2"]

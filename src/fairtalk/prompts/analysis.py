@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import rel_entr
 
 from fairtalk.errors import InputError
 from fairtalk.prompts import inference
+from fairtalk.prompts._frame import codes, finite, kl_matrix, regard_stats
 from fairtalk.prompts.robustness import cell_sums, robustness, variance_decomposition
 from fairtalk.prompts.templates import GroupPair, GroupSet, default_groups
 
@@ -73,6 +73,8 @@ class PromptAnalysis:
     data: dict[str, Any] = field(default_factory=dict)
     parses: dict[str, str] = field(default_factory=dict)
     kl_ci95: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    best_by_group: dict[str, list[str]] = field(default_factory=dict)
+    worst_by_group: dict[str, list[str]] = field(default_factory=dict)
     structure_p: dict[str, dict[str, float | None]] = field(default_factory=dict)
     inference: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -105,6 +107,8 @@ class PromptAnalysis:
             "data": self.data,
             "parses": self.parses,
             "kl_ci95": self.kl_ci95,
+            "best_structures_by_group": self.best_by_group,
+            "worst_structures_by_group": self.worst_by_group,
             "structure_p_adjusted": self.structure_p,
             "inference": self.inference,
             "warnings": list(self.warnings),
@@ -118,54 +122,6 @@ class PromptAnalysis:
         frame.insert(0, "n", pd.Series(self.structure_counts))
         frame.index.name = "structure"
         return frame
-
-
-def kl_matrix(probabilities: np.ndarray, *, smoothing: float = 0.0) -> np.ndarray:
-    """Pairwise KL(P_i || P_j) of the rows of ``probabilities``, after additive smoothing.
-
-    Each row becomes ``(p + smoothing) / (1 + k * smoothing)`` (``k`` labels). With
-    ``smoothing=0`` this is the paper's plain KL: finite when every cell is non-zero, ``inf``
-    where ``P_j`` has a zero that ``P_i`` does not.
-
-    Examples
-    --------
-    >>> kl_matrix(np.array([[0.5, 0.5], [0.9, 0.1]])).round(3).tolist()
-    [[0.0, 0.511], [0.368, 0.0]]
-    """
-    if smoothing < 0:
-        raise InputError(_MSG_SMOOTHING.format(value=smoothing))
-    p = np.asarray(probabilities, dtype=np.float64)
-    p = (p + smoothing) / (1.0 + p.shape[1] * smoothing)
-    return rel_entr(p[:, None, :], p[None, :, :]).sum(axis=2)
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
-
-
-def _codes(column: pd.Series, categories: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
-    """Integer codes of a column in the order of ``categories`` (-1 outside them), else of its own categories.
-
-    Against ``categories``, values match case-insensitively and ignoring surrounding spaces
-    (``"Man"`` is ``"man"``).
-    """
-    if not isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype(str).astype("category")
-    if categories is None:
-        used = column.cat.remove_unused_categories()
-        return used.cat.codes.to_numpy().astype(np.int64), [str(c) for c in used.cat.categories]
-    lookup = {name.strip().casefold(): i for i, name in enumerate(categories)}
-    mapping = np.array([lookup.get(str(c).strip().casefold(), -1) for c in column.cat.categories] + [-1], dtype=np.int64)
-    return mapping[column.cat.codes.to_numpy().astype(np.int64)], categories
-
-
-def _regard_stats(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> dict[str, float]:
-    n = int(counts)
-    if n == 0:
-        return {"mean": float("nan"), "std": float("nan"), "n": 0}
-    mean = float(sums / n)
-    var = float((squares - n * mean * mean) / (n - 1)) if n > 1 else 0.0
-    return {"mean": mean, "std": float(np.sqrt(max(var, 0.0))), "n": n}
 
 
 def analyze(
@@ -217,7 +173,7 @@ def analyze(
         raise InputError(_MSG_SMOOTHING.format(value=smoothing))
     groups = groups or default_groups()
     names = list(groups.groups)
-    g_codes, _ = _codes(frame["group"], names)
+    g_codes, _ = codes(frame["group"], names)
     labels = frame["label"].to_numpy().astype(np.int64)
     bad = sorted(set(np.unique(labels).tolist()) - {-1, 0, 1, 2})
     if bad:
@@ -230,7 +186,7 @@ def analyze(
     ignored_groups = sorted(map(str, pd.unique(ignored)))
     frame = frame[keep]
     g, labels = g_codes[keep], labels[keep]
-    s, structures = _codes(frame["structure"])
+    s, structures = codes(frame["structure"])
     n_groups, n_structures = len(names), len(structures)
     label_names = LABELS if include_other else LABELS[:3]
     k = len(label_names)
@@ -256,8 +212,8 @@ def analyze(
         sums = np.bincount(codes, weights=values, minlength=n_groups)
         squares = np.bincount(codes, weights=values * values, minlength=n_groups)
         counts = np.bincount(codes, minlength=n_groups)
-        out = {name: _regard_stats(sums[i], squares[i], counts[i]) for i, name in enumerate(names)}
-        out["all"] = _regard_stats(sums.sum(), squares.sum(), counts.sum())
+        out = {name: regard_stats(sums[i], squares[i], counts[i]) for i, name in enumerate(names)}
+        out["all"] = regard_stats(sums.sum(), squares.sum(), counts.sum())
         return out
 
     everything = np.ones(len(g), dtype=bool)
@@ -267,13 +223,13 @@ def analyze(
 
     def kl_dict(p: np.ndarray) -> dict[str, dict[str, float | None]]:
         matrix = kl_matrix(np.nan_to_num(p), smoothing=smoothing)
-        return {a: {b: _finite(matrix[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
+        return {a: {b: finite(matrix[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
 
     # Segregated by structure: mean regard per (structure, group).
     sums, cell_counts = cell_sums(regard_values, s[polar], g[polar], n_structures, n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums / cell_counts
-    by_structure = {st: {name: _finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)}
+    by_structure = {st: {name: finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)}
     structure_counts = dict(zip(structures, map(int, np.bincount(s, minlength=n_structures))))
     present = cell_counts > 0
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -282,9 +238,16 @@ def analyze(
               if np.isfinite(overall[i])]
     n_show = min(n_best, len(ranked))
     best, worst = tuple(ranked[:n_show]), tuple(reversed(ranked[len(ranked) - n_show:]))
+    best_by_group: dict[str, list[str]] = {}
+    worst_by_group: dict[str, list[str]] = {}
+    for j, name in enumerate(names):  # the paper picks best and worst structures per group
+        order = [structures[i] for i in np.argsort(-np.nan_to_num(means[:, j], nan=-np.inf), kind="stable")
+                 if np.isfinite(means[i, j])]  # fmt: skip
+        k = min(n_best, len(order))
+        best_by_group[name], worst_by_group[name] = order[:k], list(reversed(order[len(order) - k:]))
 
-    t_codes, templates = _codes(frame["template"])
-    e_codes, seeds = _codes(frame["seed"])
+    t_codes, templates = codes(frame["template"])
+    e_codes, seeds = codes(frame["seed"])
     valid = [p for p in groups.pairs if p.a in names and p.b in names]
     index_pairs = [(names.index(p.a), names.index(p.b)) for p in valid]
     counted = labels < k - 1 if include_other else polar
@@ -305,19 +268,19 @@ def analyze(
         gap_all = regard[pair.a]["mean"] - regard[pair.b]["mean"]
         gap_base = baseline_regard[pair.a]["mean"] - baseline_regard[pair.b]["mean"]
         per = means[:, ia] - means[:, ib]
-        gap_by_structure[pair.name] = {st: _finite(per[i]) for i, st in enumerate(structures)}
+        gap_by_structure[pair.name] = {st: finite(per[i]) for i, st in enumerate(structures)}
         order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
         flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
         significant, adjusted = inference.significant_reversals(
-            _finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
+            finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
         reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
         structure_p[pair.name] = dict(zip(structures, adjusted))
         se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
         gaps[pair.name] = {
             "a": pair.a,
             "b": pair.b,
-            "all": _finite(gap_all),
-            "baseline": _finite(gap_base),
+            "all": finite(gap_all),
+            "baseline": finite(gap_base),
             "ci95": list(boot.interval(boot.gaps[:, p])) if boot.n_resamples else [None, None],
             "se": se,
             "p": p_gap,
@@ -329,11 +292,11 @@ def analyze(
     kl_ci95 = {a: {b: (list(boot.interval(boot.kl[:, i, j])) if boot.n_resamples else [None, None])
                    for j, b in enumerate(names)} for i, a in enumerate(names)}  # fmt: skip
 
-    k_codes, kinds = _codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(g), dtype=np.int64), ["all"])
+    k_codes, kinds = codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(g), dtype=np.int64), ["all"])
     kind_sums, kind_counts = cell_sums(regard_values, k_codes[polar], g[polar], len(kinds), n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         kind_means = kind_sums / kind_counts
-    by_kind = {kind: {name: _finite(kind_means[i, j]) for j, name in enumerate(names)} for i, kind in enumerate(kinds)}
+    by_kind = {kind: {name: finite(kind_means[i, j]) for j, name in enumerate(names)} for i, kind in enumerate(kinds)}
 
     paraphrased = np.arange(n_structures) != baseline_code
     robust = robustness(sums[paraphrased], cell_counts[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws)
@@ -351,7 +314,7 @@ def analyze(
                         f"{low['structure']}, {low['n']}): their regard means and gaps are noisy")
     factors = {"group": g[polar], "structure": s[polar]}
     for column in ("template", "seed"):
-        factors[column] = _codes(frame[column])[0][polar]
+        factors[column] = codes(frame[column])[0][polar]
     variance = variance_decomposition(regard_values, factors)
 
     return PromptAnalysis(
@@ -390,6 +353,8 @@ def analyze(
               "n_rows_ignored": len(ignored), "ignored_groups": ignored_groups[:20]},
         parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
         kl_ci95=kl_ci95,
+        best_by_group=best_by_group,
+        worst_by_group=worst_by_group,
         structure_p=structure_p,
         inference={"n_resamples": boot.n_resamples, "resampled": list(boot.resampled), "alpha": alpha,
                    "method": "template × seed pigeonhole bootstrap; reversals by Holm over structures"},

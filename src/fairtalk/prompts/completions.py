@@ -184,7 +184,8 @@ def generate_completions(
     seeds : int or sequence of int
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
     settings : DecodingSettings, optional
-        Default: top-k sampling as in the paper (``top_k=40``, 40 new tokens).
+        Default: the published run's sampling (GPT-2 small in Aggarwal et al.'s outputs): top-k 40,
+        temperature 0.7, 40 new tokens.
     store : path, optional
         The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
     progress : callable, optional
@@ -193,7 +194,7 @@ def generate_completions(
         A tag that becomes part of the model's fingerprint, the run store's key.
     """
     seed_list = _seed_list(seeds)
-    settings = settings or DecodingSettings(do_sample=True, top_k=40, max_new_tokens=40)
+    settings = settings or DecodingSettings(do_sample=True, top_k=40, temperature=0.7, max_new_tokens=40)
     out_path = Path(out)
     store_path = Path(store) if store is not None else out_path.with_suffix(".store.sqlite")
     contexts = [p.text for p in prompts for _ in seed_list]
