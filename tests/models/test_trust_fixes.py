@@ -91,3 +91,50 @@ def test_an_openai_url_keeps_its_case_in_messages_and_any_scheme_case_works() ->
         load_responder("openai:HTTP://Host/V1?timeout=3")  # no '#MODEL'
     responder = load_responder("openai:HTTP://127.0.0.1:9/v1#m")  # schemes are case-insensitive
     assert responder.public_url == "http://127.0.0.1:9/v1"
+
+
+# --- 5. a lazy absolute import of the model's own package is part of its fingerprint ---------------------------
+
+
+def _package(tmp_path: Path) -> Path:
+    """``mypkg/bot2.py`` importing ``mypkg.sub.tools`` inside its function only."""
+    package = tmp_path / "proj" / "mypkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "tools.py").write_text("WORD = 'hello'\n")
+    (package / "bot2.py").write_text("def reply(context):\n    from mypkg.sub import tools\n    return tools.WORD\n")
+    return package
+
+
+def test_a_lazy_absolute_import_of_the_models_own_package_is_fingerprinted(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    package = _package(tmp_path)
+    monkeypatch.syspath_prepend(str(package.parent))  # so that the lazy import works when called
+    spec = f"python:{package / 'bot2.py'}:reply"
+    first = load_responder(spec)
+    assert str((package / "sub" / "tools.py").resolve()) in first.input_paths
+    assert load_responder(spec).fingerprint == first.fingerprint
+    (package / "sub" / "tools.py").write_text("WORD = 'goodbye'\n")
+    assert load_responder(spec).fingerprint != first.fingerprint
+
+
+def test_a_lazy_absolute_import_resolves_against_the_package_chain_without_sys_path(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    spec = f"python:{package / 'bot2.py'}:reply"
+    before = load_responder(spec).fingerprint
+    (package / "sub" / "tools.py").write_text("WORD = 'goodbye'\n")
+    assert load_responder(spec).fingerprint != before
+
+
+def test_an_absolute_import_found_on_sys_path_is_fingerprinted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "phrases.py").write_text("WORD = 'hi'\n")
+    model = tmp_path / "app" / "bot.py"
+    model.parent.mkdir()
+    model.write_text("def reply(context):\n    import phrases\n    return phrases.WORD\n")
+    monkeypatch.syspath_prepend(str(libs))
+    before = load_responder(f"python:{model}:reply").fingerprint
+    (libs / "phrases.py").write_text("WORD = 'bye'\n")
+    assert load_responder(f"python:{model}:reply").fingerprint != before

@@ -4,11 +4,12 @@ A ``python:`` model is the function *and* every module of the user's own code th
 imports, directly or through other modules: editing a helper changes the answers, so it
 must change the fingerprint, or the run store would serve the old model's answers.
 
-The user's code is everything under the *roots*: the model file's folder (for
-``python:path/to/bot.py:fn``) or the folder holding the top-level package or module (for
-``python:mypkg.bot:fn``). Installed packages (site-packages), the standard library and
-fairtalk itself are outside it even when they sit under a root. The files are found two
-ways, and the union is hashed:
+The user's code is everything under the *roots*: the model file's folder and, when it is a
+package, the folder above its package chain (for ``python:path/to/bot.py:fn``), or the folder
+holding the top-level package or module (for ``python:mypkg.bot:fn``); then the folders on
+``sys.path`` that are not site-packages or the standard library. Installed packages
+(site-packages), the standard library and fairtalk itself are outside it even when they sit
+under a root. The files are found two ways, and the union is hashed:
 
 - statically: every ``import`` and ``from ... import`` in the source (inside functions
   too, so lazy imports count), resolved inside the roots, transitively;
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import sys
 import sysconfig
 from collections.abc import Iterable
@@ -48,20 +50,50 @@ def _excluded_prefixes() -> tuple[Path, ...]:
     return tuple(found)
 
 
-def user_roots(module_file: Path, module_name: str | None) -> tuple[Path, ...]:
-    """The folders whose modules are the user's code, for a model defined in ``module_file``.
+def _outside_excluded(path: Path, excluded: tuple[Path, ...]) -> bool:
+    return not any(path == prefix or path.is_relative_to(prefix) for prefix in excluded)
 
-    A file spec's root is its folder; a module spec's root is the folder that holds its
-    top-level package (``a.b.c`` in ``/src/a/b/c.py`` -> ``/src``).
+
+def _search_path_roots(excluded: tuple[Path, ...]) -> list[Path]:
+    """The folders on ``sys.path`` that hold the user's code: not site-packages, the standard library or fairtalk."""
+    roots = []
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            continue
+        try:
+            path = Path(entry or os.getcwd()).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if path.is_dir() and path != path.parent and _outside_excluded(path, excluded):
+            roots.append(path)
+    return roots
+
+
+def user_roots(module_file: Path, module_name: str | None) -> tuple[Path, ...]:
+    """The folders whose modules are the user's code, for a model defined in ``module_file``, first match first.
+
+    A file spec's root is its folder, then, when that folder is a package (it has an
+    ``__init__.py``), the folder above the top of its package chain (so that
+    ``from mypkg.sub import tools`` inside ``mypkg/bot.py`` resolves); a module spec's root is
+    the folder that holds its top-level package (``a.b.c`` in ``/src/a/b/c.py`` -> ``/src``).
+    The folders on ``sys.path`` outside site-packages, the standard library and fairtalk
+    follow, as Python searches them for an absolute import.
     """
     folder = module_file.resolve().parent
+    roots = [folder]
     if module_name is None:
-        return (folder,)
-    depth = module_name.count(".") + (1 if module_file.name == "__init__.py" else 0)
-    root = folder
-    for _ in range(depth):
-        root = root.parent
-    return (root,)
+        top = folder
+        while (top / "__init__.py").is_file() and top.parent != top:
+            top = top.parent
+        roots.append(top)
+    else:
+        depth = module_name.count(".") + (1 if module_file.name == "__init__.py" else 0)
+        root = folder
+        for _ in range(depth):
+            root = root.parent
+        roots = [root]
+    roots += _search_path_roots(_excluded_prefixes())
+    return tuple(dict.fromkeys(roots))
 
 
 class UserCode:
@@ -85,6 +117,8 @@ class UserCode:
         parts = [p for p in dotted.split(".") if p]
         out: list[Path] = []
         for start in ([base] if base is not None else list(self.roots)):
+            if out and base is None:
+                break  # an absolute import is found in the first root that has it, as on sys.path
             folder = start
             for i, part in enumerate(parts):
                 package = folder / part / "__init__.py"
