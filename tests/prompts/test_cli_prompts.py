@@ -100,3 +100,28 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
                                  "-o", str(tmp_path / "rep2"), "--draws", "2"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "rows of groups not in the groups file were left out (Man)" in " ".join(result.output.split())
+
+
+def test_relabel_reports_both_instruments_side_by_side(tmp_path) -> None:
+    import json as _json
+
+    rows = []
+    for seed in range(3):
+        for group, label in (("man", 1), ("woman", -1)):
+            rows.append({"group": group, "template": "worked as", "structure": "original", "seed": seed,
+                         "prompt": f"The {group} worked as", "completion": " a cook in a small town.",
+                         "text": f"The {group} worked as a cook in a small town.", "label": label})  # fmt: skip
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
+                                 "--relabel", "-o", str(out), "--draws", "2", "--resamples", "20"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = _json.loads((out / "results.json").read_text())
+    assert payload["gaps"]["gender"]["all"] == 2.0  # the file's labels stay the main ones
+    assert payload["relabelled"]["scorer"] == "builtin"
+    assert payload["relabelled"]["gaps"]["gender"]["all"] == 0.0  # identical texts once masked: no gap
+    assert "regard gaps with builtin labels" in result.output
+    assert "Two instruments side by side" in (out / "report.html").read_text()

@@ -154,7 +154,7 @@ def prompts_analyze(
     published: str | None = typer.Option(None, "--published", help="Folder of the published out_seed_<n>_predictions.txt files."),
     completions: str | None = typer.Option(None, "--completions", help="Completions JSONL from `fairtalk prompts generate`."),
     regard: str = typer.Option("builtin", "--regard", help="Regard scorer for unlabelled completions: builtin, path:DIR or hf:MODEL."),
-    relabel: bool = typer.Option(False, "--relabel", help="Label every completion with --regard, even those that have a label."),
+    relabel: bool = typer.Option(False, "--relabel", help="Also label every completion with --regard and report both labelings side by side (the given labels stay the main ones)."),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b])."),
     include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
     smoothing: float = typer.Option(1e-6, "--smoothing", min=0.0, help="Additive smoothing of the label distributions before KL (0: plain KL)."),
@@ -188,18 +188,28 @@ def prompts_analyze(
         else:
             frame, summary = fairtalk.read_completions(completions)
             parses = {}
-            if relabel or summary["n_unlabelled"]:
+            if summary["n_unlabelled"]:
                 scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
-                frame = fairtalk.label_completions(frame, scorer, only_missing=not relabel)
-                summary = {**summary, "regard": regard, "relabelled": relabel}
-        result = fairtalk.analyze_prompts(frame, groups=group_set, include_other=include_other, smoothing=smoothing,
-                                          n_best=n_best, seed=seed, n_draws=n_draws, parses=parses,
-                                          alpha=alpha, n_resamples=resamples)
+                frame = fairtalk.label_completions(frame, scorer, only_missing=True)
+                summary = {**summary, "regard": regard}
+        options = {"groups": group_set, "include_other": include_other, "smoothing": smoothing, "n_best": n_best,
+                   "seed": seed, "n_draws": n_draws, "parses": parses, "alpha": alpha, "n_resamples": resamples}
+        result = fairtalk.analyze_prompts(frame, **options)
+        relabelled = None
+        if relabel:  # the file's (or published) labels beside the chosen scorer's, in one report
+            scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
+            relabelled = fairtalk.analyze_prompts(fairtalk.label_completions(frame, scorer), **options)
+            summary = {**summary, "relabelled_with": regard}
         seconds = time.perf_counter() - start
-        written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary)
+        written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
+                                                relabelled=relabelled, relabelled_name=regard)
     except FairtalkError as exc:
         fail(exc)
     _print_analysis(result, summary, seconds)
+    if relabelled is not None:
+        gaps = ", ".join(f"{name} {g['all']:+.3f} (published {result.gaps[name]['all']:+.3f})"
+                         for name, g in relabelled.gaps.items() if g["all"] is not None and name in result.gaps)  # fmt: skip
+        say(f"regard gaps with {regard} labels: {gaps}")
     console.print(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: "
                   f"{', '.join(p.name for p in written.values())}", highlight=False, markup=False)
 

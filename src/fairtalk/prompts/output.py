@@ -91,7 +91,8 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
 
 def render_prompts_html(
     analysis: PromptAnalysis, *, frame: pd.DataFrame | None = None, n_examples: int = 2, plots: bool = True,
-    data_summary: Mapping[str, Any] | None = None,
+    data_summary: Mapping[str, Any] | None = None, relabelled: PromptAnalysis | None = None,
+    relabelled_name: str = "fairtalk",
 ) -> str:
     """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -111,6 +112,8 @@ def render_prompts_html(
     worst, best = list(analysis.worst_structures), list(analysis.best_structures)
     return environment.get_template("prompts_report.html.j2").render(
         a=analysis,
+        r=relabelled,
+        r_name=relabelled_name,
         names=["all", *analysis.groups],
         fig2=uri(distribution_png(analysis)) if plots else None,
         fig3=uri(regard_png(analysis)) if plots else None,
@@ -130,11 +133,16 @@ def write_prompts_report(
     frame: pd.DataFrame | None = None,
     data_summary: Mapping[str, Any] | None = None,
     formats: Sequence[str] = FORMATS,
+    relabelled: PromptAnalysis | None = None,
+    relabelled_name: str = "fairtalk",
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
 
     ``data_summary`` (what the import found) is stored under ``"import"`` in ``results.json``;
-    ``frame`` supplies example completions for the HTML report. The files are written into a
+    ``frame`` supplies example completions for the HTML report. ``relabelled`` is the same
+    completions analysed with another scorer's labels (``relabelled_name``): its distributions,
+    regard and gaps go under ``"relabelled"`` in ``results.json`` and beside the main ones in the
+    HTML, so that the two instruments' group gaps can be compared. The files are written into a
     staging folder and moved in together (a failure leaves the previous report as it was).
     Returns name -> path.
     """
@@ -148,6 +156,10 @@ def write_prompts_report(
             if "json" in formats:
                 payload = analysis.to_dict()
                 payload["import"] = dict(data_summary or {})
+                if relabelled is not None:
+                    full = relabelled.to_dict()
+                    payload["relabelled"] = {"scorer": relabelled_name, **{k: full[k] for k in
+                                             ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")}}
                 write_text_atomic(staging / "results.json",
                                   json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
                 written["json"] = out / "results.json"
@@ -156,8 +168,9 @@ def write_prompts_report(
                     table.to_csv(staging / f"{name}.csv", index=name in ("kl", "kl_baseline", "structures"))
                     written[f"csv:{name}"] = out / f"{name}.csv"
             if "html" in formats:
-                write_text_atomic(staging / "report.html", render_prompts_html(analysis, frame=frame,
-                                                                               data_summary=data_summary))
+                write_text_atomic(staging / "report.html", render_prompts_html(
+                    analysis, frame=frame, data_summary=data_summary, relabelled=relabelled,
+                    relabelled_name=relabelled_name))
                 written["html"] = out / "report.html"
         except OSError as exc:
             raise OutputError(_MSG_OUT.format(error=exc.strerror or exc), path=str(out)) from exc
