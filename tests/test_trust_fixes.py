@@ -315,3 +315,27 @@ def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_r
     assert not (out / "run.json").exists()  # mid-swap: the old run.json is in the trash
     check_run_folder(out, ["gender"], {})
     assert previous_entries(out) == ("index.html", "run.json", "race", "gender")
+
+
+# --- 7. a lexicon that is a pipe or a device is refused at once -----------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "axis.tsv"
+    os.mkfifo(fifo)
+    code = "import sys; from fairtalk import load_lexicon, load_attributes\n" \
+           "for load in (load_lexicon, load_attributes):\n" \
+           "    for path in sys.argv[1:]:\n" \
+           "        try:\n            load(path)\n        except Exception as exc:\n            print(type(exc).__name__, exc)\n"  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(fifo), "/dev/zero"], capture_output=True, text=True,
+                          timeout=30)  # fmt: skip
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and all(line.startswith("LexiconError") and "is not a regular file" in line
+                                   for line in lines), done.stdout + done.stderr  # fmt: skip
+    result = runner.invoke(app, ["pairs", "--corpus", "builtin:chitchat", "--axis", str(fifo), "-o", str(tmp_path / "p")])
+    assert result.exit_code == 2 and "is not a regular file" in result.stderr

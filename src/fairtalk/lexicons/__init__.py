@@ -40,7 +40,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from fairtalk.errors import LexiconError, SpecError
+from fairtalk.errors import InputError, LexiconError, SpecError
+from fairtalk.jsonl import open_input
 from fairtalk.lexicons._format import (
     AttributeList,
     Lexicon,
@@ -197,8 +198,18 @@ def _looks_like_path(text: str) -> bool:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The bytes of a user's lexicon file; a pipe or a device is refused at once (reading one may never end)."""
     try:
-        return path.read_bytes()
+        handle = open_input(path, what="lexicon file")
+    except InputError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if not isinstance(cause, OSError):  # not a regular file
+            raise LexiconError(exc.message, path=str(path)) from None
+        reason = cause.strerror or type(cause).__name__
+        raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from cause
+    try:
+        with handle:
+            return handle.read()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from exc
