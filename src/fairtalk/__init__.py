@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "DecodingSettings": "fairtalk.models:DecodingSettings",
     "Responder": "fairtalk.models:Responder",
     "load_responder": "fairtalk.models:load_responder",
+    "completion_options": "fairtalk.models:completion_options",
     "parse_model_args": "fairtalk.models:parse_model_args",
     "model_prefixes": "fairtalk.models:model_prefixes",
     "CachingResponder": "fairtalk.store:CachingResponder",

@@ -53,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        content = payload["messages"][-1]["content"]
+        content = payload["messages"][-1]["content"] if "messages" in payload else payload["prompt"]
         with st.lock:
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
@@ -64,8 +64,10 @@ class _Handler(BaseHTTPRequestHandler):
             action = plan.pop(0) if plan else "ok"
         try:
             time.sleep(st.delay)
-            if self.path != "/v1/chat/completions":
+            if self.path not in ("/v1/chat/completions", "/v1/completions"):
                 self._send(404, '{"error": "not found"}')
+            elif self.path == "/v1/completions" and action == "ok":
+                self._send(200, json.dumps({"choices": [{"text": f" and then {content}"}]}))
             elif action == "500":
                 self._send(500, '{"error": "boom"}')
             elif action == "429":
@@ -281,3 +283,34 @@ def test_spec_option_errors(server, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SpecError) as info:
         load_responder(f"openai:{secret}#m?colour=red")
     assert "hunter2" not in str(info.value)
+
+
+def test_completion_mode_continues_the_prefix_at_the_completions_endpoint(server) -> None:  # noqa: ANN001
+    url, state = server
+    with _model(url, mode="completion") as model:
+        out = model.respond(["The man worked as"], DecodingSettings(max_new_tokens=5), seeds=[0])
+        fingerprint = model.fingerprint
+    assert out == ["and then The man worked as"]
+    payload = state.payloads[-1]
+    assert payload["prompt"] == "The man worked as" and "messages" not in payload
+    assert '"mode":"completion"' in fingerprint.replace(" ", "")
+    with _model(url) as chat:
+        assert chat.fingerprint.endswith("#tiny-model")  # chat stays the default and keeps its old fingerprint
+
+
+def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    url, state = server
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    base = ["prompts", "generate", "--model", f"openai:{url}#m", "--model-arg", "api_key_env=FAIRTALK_TEST_KEY",
+            "--groups", str(groups), "--seeds", "1", "--quiet"]  # fmt: skip
+    done = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "c.jsonl")])
+    assert done.exit_code == 0, done.output
+    assert all("prompt" in p and "messages" not in p for p in state.payloads)
+    chat = CliRunner().invoke(app, [*base, "--mode", "chat", "-o", str(tmp_path / "chat.jsonl")])
+    assert chat.exit_code == 0, chat.output
+    assert "messages" in state.payloads[-1]

@@ -101,6 +101,7 @@ def prompts_generate(
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    mode: str = typer.Option("completion", "--mode", help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn)."),
 ) -> None:
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
     from rich.progress import (
@@ -120,8 +121,13 @@ def prompts_generate(
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
         chosen = list(fairtalk.read_prompts(prompts)) if prompts else _make_prompts(groups, "builtin", False, None, None, 1, 0)[0]
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
+        if mode not in ("completion", "chat"):
+            raise fairtalk.SpecError(f"--mode must be completion or chat, not {mode!r}", choices=("completion", "chat"), given=mode)
+        options = model_options(model_arg)
+        if mode == "completion":
+            options.update(fairtalk.completion_options(model, options))
         start = time.perf_counter()
-        with fairtalk.load_responder(model, **model_options(model_arg)) as responder, Progress(
+        with fairtalk.load_responder(model, **options) as responder, Progress(
             TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, disable=quiet, transient=True,
         ) as bar:

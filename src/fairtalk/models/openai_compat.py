@@ -1,4 +1,4 @@
-"""``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI).
+"""``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI); ``mode=completion`` uses ``/completions``.
 
 Each context is sent as one user message. Requests run concurrently on an
 ``httpx.AsyncClient`` (at most ``max_concurrency`` in flight), each with a
@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from fairtalk.errors import (
@@ -81,6 +81,7 @@ class OpenAIOptions:
     backoff: float = 0.5
     max_backoff: float = 30.0
     system_prompt: str | None = None
+    mode: Literal["chat", "completion"] = "chat"
 
     def __post_init__(self) -> None:
         for name, ok, rule in (
@@ -149,6 +150,10 @@ class OpenAIResponder(BaseResponder):
         First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
     system_prompt : str, optional
         Sent as a system message before each context; part of the fingerprint.
+    mode : {"chat", "completion"}
+        ``chat`` (default): each context is a user turn of ``/chat/completions``. ``completion``:
+        the context is a prefix to continue, sent as ``prompt`` to ``/completions`` (paper 004's
+        way; ``prompts generate`` uses it by default).
     """
 
     def __init__(self, url: str, model: str, options: OpenAIOptions | None = None, **kwargs: Any) -> None:
@@ -169,6 +174,7 @@ class OpenAIResponder(BaseResponder):
         self.backoff = options.backoff
         self.max_backoff = options.max_backoff
         self.system_prompt = options.system_prompt
+        self.mode = options.mode
         self.__key = os.environ.get(self.api_key_env) or None
         if options.api_key_env is not None and self.__key is None:
             raise SpecError(_MSG_KEY_UNSET.format(name=options.api_key_env))
@@ -188,8 +194,9 @@ class OpenAIResponder(BaseResponder):
 
     @property
     def fingerprint(self) -> str:
-        """``openai:URL#MODEL`` (credentials stripped from the URL) plus the system prompt."""
-        return make_fingerprint("openai", f"{self.public_url}#{self.model}", system_prompt=self.system_prompt)
+        """``openai:URL#MODEL`` (credentials stripped from the URL) plus the system prompt and a non-chat mode."""
+        mode = None if self.mode == "chat" else self.mode
+        return make_fingerprint("openai", f"{self.public_url}#{self.model}", system_prompt=self.system_prompt, mode=mode)
 
     def __repr__(self) -> str:
         return f"OpenAIResponder(url={self.public_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -206,14 +213,12 @@ class OpenAIResponder(BaseResponder):
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
-        messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
-        messages.append({"role": "user", "content": context})
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": settings.max_new_tokens,
-            "seed": seed,
-        }
+        payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed}
+        if self.mode == "completion":  # continue the text as it is (a prefix), no chat turn around it
+            payload["prompt"] = context if self.system_prompt is None else f"{self.system_prompt}\n\n{context}"
+        else:
+            messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
+            payload["messages"] = [*messages, {"role": "user", "content": context}]
         if settings.do_sample:
             payload["temperature"] = settings.temperature
             if settings.top_p is not None:
@@ -235,7 +240,8 @@ class OpenAIResponder(BaseResponder):
             wait: float | None = None
             async with semaphore:
                 try:
-                    reply = await client.post("/chat/completions", json=payload)
+                    reply = await client.post("/completions" if self.mode == "completion" else "/chat/completions",
+                                              json=payload)
                 except (httpx.TimeoutException, httpx.TransportError) as exc:
                     failure = TransportError(
                         _MSG_TRANSPORT.format(
@@ -270,7 +276,8 @@ class OpenAIResponder(BaseResponder):
         except json.JSONDecodeError:
             return BadResponse(_MSG_JSON.format(url=self.public_url, body=self._scrub(body)))
         try:
-            content = data["choices"][0]["message"]["content"]
+            choice = data["choices"][0]
+            content = choice["text"] if self.mode == "completion" else choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
             content = None
         if not isinstance(content, str):

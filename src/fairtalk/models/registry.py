@@ -20,6 +20,7 @@ group, whose values use the same ``"module:attribute"`` form.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
@@ -144,3 +145,24 @@ def load_responder(spec: str, **options: Any) -> Responder:
     if not isinstance(responder, Responder):
         raise SpecError(_MSG_NOT_RESPONDER.format(target=target, kind=type(responder).__name__))
     return responder
+
+
+def completion_options(spec: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The options that make ``spec`` continue a prefix instead of answering it as a chat turn.
+
+    ``hf:`` and ``builtin:smollm2``: ``chat_template=never``; ``openai:``: ``mode=completion``.
+    Options already in the spec or in ``given`` are left as they are; other adapters need none.
+
+    Examples
+    --------
+    >>> completion_options("hf:gpt2"), completion_options("openai:http://h/v1#m"), completion_options("builtin:echo")
+    ({'chat_template': 'never'}, {'mode': 'completion'}, {})
+    """
+    parsed = parse_model_spec(spec)
+    chosen = {**dict(parsed.options), **dict(given or {})}
+    wanted: dict[str, str] = {}
+    if parsed.prefix == "hf" or (parsed.prefix == "builtin" and parsed.target == "smollm2"):
+        wanted = {"chat_template": "never"}
+    elif parsed.prefix == "openai":
+        wanted = {"mode": "completion"}
+    return {key: value for key, value in wanted.items() if key not in chosen}
