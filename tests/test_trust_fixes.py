@@ -339,3 +339,29 @@ def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> Non
                                    for line in lines), done.stdout + done.stderr  # fmt: skip
     result = runner.invoke(app, ["pairs", "--corpus", "builtin:chitchat", "--axis", str(fifo), "-o", str(tmp_path / "p")])
     assert result.exit_code == 2 and "is not a regular file" in result.stderr
+
+
+# --- 8. an answer longer than a JSONL record is cut, so fairtalk reads its own outputs back ---------------------
+
+
+def test_an_oversized_answer_is_cut_to_fit_a_record_and_counted(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    import fairtalk
+    from fairtalk.jsonl import MAX_RECORD_BYTES
+
+    corpus, _ = toys
+    pairs = _pairs(corpus, tmp_path)
+    model = tmp_path / "verbose.py"
+    model.write_text("def reply(context):\n"
+                     f"    return 'é\\n' * {MAX_RECORD_BYTES // 3} if context.endswith('he likes to play football') "
+                     "else 'ok'\n")  # fmt: skip
+    generation = fairtalk.respond(str(pairs), model=f"python:{model}:reply")
+    assert generation.responses.summary["n_truncated"] == 2
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in out.read_bytes().splitlines()) <= MAX_RECORD_BYTES
+    score = runner.invoke(app, ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"),
+                                "--resamples", "100"])  # fmt: skip
+    assert score.exit_code == 0, score.output
+    short = fairtalk.respond(str(pairs), model="builtin:echo")
+    assert "n_truncated" not in short.responses.summary

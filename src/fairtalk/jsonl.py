@@ -7,7 +7,8 @@ a line that is not an object, or a line longer than :data:`MAX_RECORD_BYTES` rai
 :class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
 file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
 surrogates (``"\\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
-corpora do not use it: a corpus skips and counts bad lines instead of failing.
+corpora do not use it: a corpus skips and counts bad lines instead of failing. What fairtalk
+writes itself is kept within the same cap: :func:`fit_in_record` cuts a model's overlong answer.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from typing import IO, Any
 
 from fairtalk.errors import InputError
 
-__all__ = ["MAX_RECORD_BYTES", "numbered_lines", "open_input", "parse_object", "read_objects", "replace_surrogates",
-           "without_surrogates"]
+__all__ = ["MAX_RECORD_BYTES", "fit_in_record", "numbered_lines", "open_input", "parse_object", "read_objects",
+           "replace_surrogates", "without_surrogates"]
 
 #: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
 #: chunks and never held whole.
 MAX_RECORD_BYTES = 8 << 20
+
+#: Room a record keeps for what is not its long texts (keys, ids, seed, cluster, swaps) when a text is cut to fit.
+RECORD_OVERHEAD = 64 << 10
 
 _MSG_NOT_FOUND = "{what} not found"
 _MSG_UNREADABLE = "cannot read {what} ({reason})"
@@ -87,6 +91,39 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
     if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
         record = without_surrogates(record)
     return record
+
+
+def _json_size(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def fit_in_record(text: str, *, beside: str = "") -> tuple[str, bool]:
+    """``text`` cut (at a character) so that a JSONL record holding it and ``beside`` stays within the cap.
+
+    A model can answer more than one record may hold (:data:`MAX_RECORD_BYTES`, counted as
+    JSON, escapes included); a writer would write it, and no reader of fairtalk could read it
+    back. Returns the text, cut when needed, and whether it was cut. When ``beside`` (the
+    record's other long text, the context) leaves no room, ``text`` is returned as it is.
+
+    Examples
+    --------
+    >>> fit_in_record("short")
+    ('short', False)
+    >>> text, cut = fit_in_record("x" * (MAX_RECORD_BYTES + 1))
+    >>> cut, len(text) == MAX_RECORD_BYTES - RECORD_OVERHEAD - 2
+    (True, True)
+    """
+    room = MAX_RECORD_BYTES - RECORD_OVERHEAD - (_json_size(beside) if beside else 0)
+    if room <= 2 or len(text) * 6 + 2 <= room or _json_size(text) <= room:  # 6: the longest escape of a character
+        return text, False
+    low, high = 0, len(text)  # the longest prefix whose JSON fits: low fits, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _json_size(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle
+    return text[:low], True
 
 
 def replace_surrogates(text: str) -> tuple[str, int]:

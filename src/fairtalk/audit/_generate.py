@@ -10,6 +10,7 @@ failed side are left out of the :class:`~fairtalk.responses.ResponseSet`.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
+from fairtalk.jsonl import MAX_RECORD_BYTES, fit_in_record
 from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.pairs import read_pairs
 from fairtalk.records import Pair, Response
@@ -43,6 +45,8 @@ _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_PROGRESS = "progress must be True, False or a callable(label, n_done, n_total), got {type}"
 _N_ERROR_EXAMPLES = 3
+_MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
+_LOG = logging.getLogger(__name__)
 
 
 def item_seed(seed: int, pair_id: str, side: str) -> int:
@@ -215,7 +219,7 @@ def generate(
     records: list[Response] = []
     errors: list[tuple[str, str, str]] = []
     error_counts: dict[str, int] = {}
-    n_pairs_with_errors = 0
+    n_pairs_with_errors = n_truncated = 0
     for i, pair in enumerate(pairs):
         ra, rb = out[2 * i], out[2 * i + 1]
         failed = False
@@ -228,10 +232,15 @@ def generate(
             n_pairs_with_errors += 1
             continue
         cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
-        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]), *cluster)))  # type: ignore[arg-type]
-        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]), *cluster)))  # type: ignore[arg-type]
+        (ra, cut_a), (rb, cut_b) = fit_in_record(ra, beside=pair.a), fit_in_record(rb, beside=pair.b)  # type: ignore[arg-type]
+        n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
+        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]), *cluster)))
+        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]), *cluster)))
+    if n_truncated:
+        _LOG.warning(_MSG_TRUNCATED.format(n=n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = read_responses(records)
-    rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors})
+    rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors,
+                              **({"n_truncated": n_truncated} if n_truncated else {})})  # fmt: skip
     summary = GenerationSummary(
         model=cached.fingerprint,
         settings=settings.to_dict(),
@@ -294,7 +303,8 @@ def respond(
     Returns
     -------
     Generation
-        ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``),
+        ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``, and
+        ``n_truncated`` when answers longer than a JSONL record may hold were cut to fit),
         ``summary`` (counts, model fingerprint, seconds) and ``errors``.
 
     Raises
