@@ -138,3 +138,18 @@ def test_an_absolute_import_found_on_sys_path_is_fingerprinted(tmp_path: Path, m
     before = load_responder(f"python:{model}:reply").fingerprint
     (libs / "phrases.py").write_text("WORD = 'bye'\n")
     assert load_responder(f"python:{model}:reply").fingerprint != before
+
+
+# --- 10. a model that stops the run does not claim the answers are kept (the adapter cannot know) ---------------
+
+
+def test_a_model_that_exits_does_not_claim_the_answers_are_kept(tmp_path: Path) -> None:
+    from fairtalk import ResponderAborted
+
+    path = tmp_path / "quits.py"
+    path.write_text("import sys\ndef bye(context):\n    sys.exit(3)\ndef stop(context):\n    raise KeyboardInterrupt\n")
+    for name, said in (("bye", "called sys.exit(3) while answering; the run stopped"),
+                       ("stop", "raised KeyboardInterrupt while answering; the run stopped")):  # fmt: skip
+        with pytest.raises(ResponderAborted) as caught:
+            load_responder(f"python:{path}:{name}").respond(["hi"], DecodingSettings(), seeds=[0])
+        assert said in str(caught.value) and "kept" not in str(caught.value)

@@ -14,7 +14,8 @@ parameter (batched), or a ``settings`` parameter, those are passed as keywords.
   longer fails its items with :class:`~fairtalk.errors.ResponderTimeout`; it cannot be
   killed, so it is abandoned and the next call gets a fresh thread.
 - ``sys.exit()`` or ``KeyboardInterrupt`` inside the callable stops the run with
-  :class:`~fairtalk.errors.ResponderAborted`, which says so (what was answered stays stored).
+  :class:`~fairtalk.errors.ResponderAborted`, which says so (what was answered stays in the
+  run store when the run has a store file).
 - A file spec's folder is put on ``sys.path`` (as when running a script), so the file can
   import its neighbours. The fingerprint hashes the model's source *and* every module of
   the user's own code it imports (see ``_user_code``), so editing a helper invalidates the
@@ -62,8 +63,9 @@ _MSG_NOT_LIST = "{target} returned {kind}; a batched callable must return a list
 _MSG_LENGTH = "{target} returned {n_results} responses for {n_contexts} contexts"
 _MSG_NOT_STR = "{target} returned {kind} for item {index}; responses must be strings"
 _MSG_TIMEOUT = "{target} did not return within timeout={timeout:g} s (the call was abandoned)"
-_MSG_EXIT = "{target} called sys.exit({code!r}) while answering; the run stopped (answers so far are kept)"
-_MSG_INTERRUPT = "{target} raised KeyboardInterrupt while answering; the run stopped (answers so far are kept)"
+#: The adapter cannot know whether the answers so far are kept (that depends on the run store): it does not say.
+_MSG_EXIT = "{target} called sys.exit({code!r}) while answering; the run stopped"
+_MSG_INTERRUPT = "{target} raised KeyboardInterrupt while answering; the run stopped"
 _MSG_IMPORT_EXIT = "importing {module!r} for {spec!r} called sys.exit({code!r})"
 _MSG_TIMEOUT_VALUE = "python: timeout must be > 0 seconds, or none (or inf) for no limit, got {value!r}"
 #: Timeouts from here up (``inf`` included) mean no limit: a thread cannot wait longer than
