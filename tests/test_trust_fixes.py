@@ -154,6 +154,10 @@ def test_respond_checks_its_output_before_generating(toys: tuple[Path, Path], tm
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith("error: ") and message in result.stderr, result.stderr
         assert not marker.exists()  # refused before the model answered anything
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply",
+                                 "-o", str(tmp_path / "r.jsonl"), "--store", str(tmp_path / "folder")])  # fmt: skip
+    assert result.exit_code == 2 and "--store is a folder" in result.stderr, result.output
+    assert not marker.exists()
 
 
 # --- 10. an interrupted run without a store file says the answers are lost ------------------------------------
@@ -246,7 +250,7 @@ def test_a_kill_at_any_point_of_the_swap_is_undone_by_the_next_run(tmp_path: Pat
     script = tmp_path / "swap.py"
     script.write_text(SWAP)
     done = subprocess.run([sys.executable, str(script), str(out), str(n_renames)], capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+                          timeout=60, check=False)  # fmt: skip
     assert done.returncode in (0, 9), done.stderr
     recover_folder(out)
     expected = NEW if done.returncode == 0 else OLD  # 7 renames finish the swap
@@ -288,13 +292,13 @@ def test_an_error_midway_through_the_swap_restores_the_previous_entries(tmp_path
             raise error
         real(source, dest)  # type: ignore[arg-type]
 
-    with pytest.raises(OutputError if isinstance(error, OSError) else KeyboardInterrupt):
-        with staged(out, displace=("race",), last=("run.json", "index.html")) as staging:
-            (staging / "gender").mkdir()
-            (staging / "gender" / "results.json").write_text("new")
-            (staging / "run.json").write_text("new run")
-            (staging / "index.html").write_text("new index")
-            monkeypatch.setattr(os, "replace", replace)
+    expected = OutputError if isinstance(error, OSError) else KeyboardInterrupt
+    with pytest.raises(expected), staged(out, displace=("race",), last=("run.json", "index.html")) as staging:
+        (staging / "gender").mkdir()
+        (staging / "gender" / "results.json").write_text("new")
+        (staging / "run.json").write_text("new run")
+        (staging / "index.html").write_text("new index")
+        monkeypatch.setattr(os, "replace", replace)
     monkeypatch.undo()
     assert _tree(out) == OLD
     assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
@@ -311,7 +315,7 @@ def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_r
                                               "axes": {"race": {"folder": "race"}, "gender": {"folder": "gender"}}}))
     script = tmp_path / "swap.py"
     script.write_text(SWAP)
-    assert subprocess.run([sys.executable, str(script), str(out), "3"], timeout=60).returncode == 9
+    assert subprocess.run([sys.executable, str(script), str(out), "3"], timeout=60, check=False).returncode == 9
     assert not (out / "run.json").exists()  # mid-swap: the old run.json is in the trash
     check_run_folder(out, ["gender"], {})
     assert previous_entries(out) == ("index.html", "run.json", "race", "gender")
@@ -333,7 +337,7 @@ def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> Non
            "    for path in sys.argv[1:]:\n" \
            "        try:\n            load(path)\n        except Exception as exc:\n            print(type(exc).__name__, exc)\n"  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code, str(fifo), "/dev/zero"], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+                          timeout=30, check=False)  # fmt: skip
     lines = done.stdout.splitlines()
     assert len(lines) == 4 and all(line.startswith("LexiconError") and "is not a regular file" in line
                                    for line in lines), done.stdout + done.stderr  # fmt: skip

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, check_output_file, fail, interrupted, say
+from fairtalk.cli._app import IN_MEMORY, app, check_output_file, fail, interrupted, say
 from fairtalk.errors import FairtalkError
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
@@ -91,6 +91,8 @@ def respond(
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
         check_output_file(output)  # before any work: a folder or an unwritable place fails now, not after generating
+        if store is not None and store != IN_MEMORY:
+            check_output_file(store, option="--store")
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
         items = list(fairtalk.read_pairs(pairs))

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.files import check_outside, ensure_folder, recover_folder, staged, write_text_atomic
+from fairtalk.files import (
+    check_outside,
+    ensure_folder,
+    recover_folder,
+    staged,
+    write_text_atomic,
+)
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _environment, _version
 from fairtalk.report.json_report import jsonable
