@@ -43,6 +43,8 @@ _MSG_MODEL_TYPE = "model must be a spec string or a Responder, got {type}"
 _MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC), not {what}"
 _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume)"
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
+_MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
+_MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
 _MSG_PROGRESS = "progress must be True, False or a callable(label, n_done, n_total), got {type}"
 _N_ERROR_EXAMPLES = 3
 _MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
@@ -208,11 +210,14 @@ def generate(
         out = cached.respond_each(contexts, settings, seeds=seeds)
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
-            raise ResponderError(_MSG_TOO_MANY.format(error=exc, store=cached.store.path)) from exc
+            kept = str(cached.store.path) != ":memory:"
+            raise ResponderError((_MSG_TOO_MANY if kept else _MSG_TOO_MANY_MEMORY).format(
+                error=exc, store=cached.store.path)) from exc
         raise
     except ResponderAborted as exc:
-        raise ResponderAborted(_MSG_ABORTED.format(error=exc, n_stored=cached.n_generated - before[1],
-                                                   store=cached.store.path)) from exc  # fmt: skip
+        message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
+        raise ResponderAborted(message.format(error=exc, n_stored=cached.n_generated - before[1],
+                                              store=cached.store.path)) from exc  # fmt: skip
     finally:
         cached.progress = None
         progress.finish()

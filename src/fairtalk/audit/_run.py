@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -209,7 +210,7 @@ def audit(
     lexicons = _lexicons(axes)
     contexts = read_corpus(corpus_spec, split=split)
     if out_dir is not None:
-        check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, store, None))
+        check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, store, None, lexicons))
     settings = DecodingSettings() if settings is None else settings
     options = {"measures": measures, "seed": seed, "alpha": alpha, "correction": correction,
                "mask_groups": mask_groups, "drop_empty": drop_empty, "distinct": distinct, "offense": offense,
@@ -225,7 +226,7 @@ def audit(
                           model_version=model_version) as cached:  # fmt: skip
             if out_dir is not None:
                 check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons],
-                                 _inputs(contexts.path, store, cached))  # fmt: skip
+                                 _inputs(contexts.path, store, cached, lexicons))  # fmt: skip
             model_fingerprint = cached.fingerprint
             for lexicon in lexicons:
                 works.append(audit_axis(
@@ -256,9 +257,12 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
 
 
-def _inputs(corpus: Any, store: Any, cached: CachingResponder | None) -> dict[str, object]:
-    """What the run reads, by what it is: the corpus file, the store, the model's files."""
+def _inputs(corpus: Any, store: Any, cached: CachingResponder | None, lexicons: Sequence[Lexicon] = ()) -> dict[str, object]:
+    """What the run reads, by what it is: the corpus file, the store, the model's files, the lexicon files."""
     found: dict[str, object] = {"the corpus": corpus}
+    for lexicon in lexicons:
+        if lexicon.variant == "custom" and lexicon.source and Path(lexicon.source).is_file():
+            found[f"the lexicon file of {lexicon.axis}"] = lexicon.source
     if isinstance(store, (str, os.PathLike)):
         found["the run store"] = store
     elif isinstance(store, RunStore) and str(store.path) != ":memory:":

@@ -28,6 +28,7 @@ import numpy as np
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.files import same_file, write_text_atomic
+from fairtalk.jsonl import open_input
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import get_measure, score_unique
 
@@ -39,7 +40,6 @@ DROP_REASONS = ("group_words", "offensive", "negative")
 _MSG_REASON = "unknown pool-filter reason {given!r}"
 _MSG_NEEDS_AXIS = "dropping group_words needs an axis: pass swapper= (a Swapper, Lexicon or axis name)"
 _MSG_NOT_TEXT = "pool candidate {index} is not a string (got {type})"
-_MSG_POOL_MISSING = "candidate pool file not found"
 _MSG_POOL_READ = "cannot read the candidate pool ({reason})"
 _MSG_POOL_DECODE = "the candidate pool is not valid UTF-8"
 _MSG_POOL_SAME = "refusing to overwrite the input pool {input!r}; choose another output path"
@@ -166,11 +166,9 @@ def read_pool(path: str | os.PathLike[str]) -> list[str]:
     InputError
         The file is missing, unreadable or not UTF-8 (with the line).
     """
-    source = Path(path)
-    if not source.is_file():
-        raise InputError(_MSG_POOL_MISSING, path=os.fspath(path))
     try:
-        data = source.read_bytes()
+        with open_input(path, what="candidate pool file") as handle:  # missing, a pipe or a device: a clear error
+            data = handle.read()
     except OSError as exc:
         raise InputError(_MSG_POOL_READ.format(reason=exc.strerror or exc), path=os.fspath(path)) from exc
     pool: list[str] = []

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from fairtalk.errors import InputError
+from fairtalk.jsonl import open_input
 
 __all__ = [
     "DEFAULT_GROUPS",
@@ -132,7 +133,8 @@ def load_groups(path: str | os.PathLike[str]) -> GroupSet:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with open_input(path, what="groups file") as handle:  # a pipe or a device is refused, never read
+            lines = handle.read().decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read groups file: {exc}", path=str(path)) from exc
     groups: list[str] = []
