@@ -1,0 +1,78 @@
+"""Regard scorers against fairtalk's blind hand labels of 600 published paper-004 continuations.
+
+``bench/data/regard_blind_labels.jsonl`` holds our labels only (``{"seed", "line", "label"}``:
+the row of ``out_seed_<seed>_predictions.txt``); the texts stay in ``../shared/data`` and are
+read from there (the script stops with a message when they are absent). How they were labelled:
+``docs/regard_guideline.md`` (100 per group, identity terms masked, no classifier label seen).
+
+For each scorer, against the hand labels: 4-class agreement, macro-F1, F1 per label, and the
+negative and positive rates per group with the pair gaps (man − woman, straight − gay,
+white − black). Scorers: fairtalk's shipped classifier (``--regard`` to choose another) and
+Sheng et al.'s classifier, whose labels ship with the published outputs.
+
+Run: ``.venv/bin/python bench/regard_blind.py [--regard builtin]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import fairtalk
+from fairtalk.lexicons.identity import identity_terms
+from fairtalk.prompts.regard_check import check_labels, label_value
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = ROOT / "bench" / "data" / "regard_blind_labels.jsonl"
+OUTPUTS = ROOT.parent / "shared" / "data" / "arshiyaaggarwal__Robust-NLG-Bias-Eval" / "data" / "generated-outputs"
+PAIRS = (("man", "woman"), ("straight person", "gay person"), ("white person", "black person"))
+
+
+def blind_set(outputs: Path = OUTPUTS, labels: Path = LABELS) -> list[dict]:
+    """The hand-labelled records with their text, group and Sheng et al.'s label, read from the published outputs."""
+    frame = fairtalk.read_published(outputs).frame
+    line = frame.groupby("seed").cumcount().to_numpy()
+    index = {(int(s), int(n)): i for i, (s, n) in enumerate(zip(frame["seed"], line))}
+    out = []
+    for record in map(json.loads, labels.read_text(encoding="utf-8").splitlines()):
+        i = index[(record["seed"], record["line"])]
+        out.append({"id": f"{record['seed']}:{record['line']}", "label": label_value(record["label"]),
+                    "text": str(frame["text"].iloc[i]), "group": str(frame["group"].iloc[i]),
+                    "sheng": int(frame["label"].iloc[i])})  # fmt: skip
+    return out
+
+
+def report(name: str, check: fairtalk.RegardCheck) -> None:
+    """Print one scorer's figures as Markdown."""
+    f1 = ", ".join(f"{k} {v:.2f}" for k, v in check.f1.items())
+    print(f"\n### {name}: agreement {check.agreement:.3f}, macro-F1 {check.macro_f1:.3f} (F1: {f1}); n {check.n}")
+    print("| group | negative % gold / scorer | positive % gold / scorer | other % gold / scorer |\n|---|---:|---:|---:|")
+    for group, rates in check.rates.items():
+        cells = [f"{100 * rates['gold'][k]:.0f} / {100 * rates['predicted'][k]:.0f}" for k in ("negative", "positive", "other")]
+        print(f"| {group} | " + " | ".join(cells) + " |")
+    print("\n| gap | negative pts gold / scorer | positive pts gold / scorer |\n|---|---:|---:|")
+    for pair, gap in check.gaps.items():
+        print(f"| {pair} | {100 * gap['gold']['negative']:+.0f} / {100 * gap['predicted']['negative']:+.0f} | "
+              f"{100 * gap['gold']['positive']:+.0f} / {100 * gap['predicted']['positive']:+.0f} |")
+
+
+def main() -> None:
+    """Print the figures for fairtalk's classifier and Sheng et al.'s labels."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--regard", default="builtin", help="fairtalk regard scorer: builtin, path:DIR or hf:MODEL")
+    args = parser.parse_args()
+    if not OUTPUTS.is_dir():
+        sys.exit(f"the published outputs are not at {OUTPUTS}: nothing to evaluate")
+    gold = blind_set()
+    groups = sorted({g["group"] for g in gold})
+    ours = fairtalk.Regard(scorer=args.regard, mask_terms=identity_terms(groups)).labels([g["text"] for g in gold])
+    counts = {name: sum(g["label"] == v for g in gold) for name, v in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
+    print(f"{len(gold)} hand-labelled texts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    report(f"fairtalk ({args.regard})", check_labels(gold, {g["id"]: int(v) for g, v in zip(gold, ours)}, pairs=PAIRS))
+    report("Sheng et al. (published labels)", check_labels(gold, {g["id"]: g["sheng"] for g in gold}, pairs=PAIRS))
+
+
+if __name__ == "__main__":
+    main()
