@@ -27,6 +27,7 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
 from fairtalk.files import staged, write_text_atomic
+from fairtalk.measures._shape import SHAPE_FEATURES, shape_features
 
 __all__ = [
     "DEFAULT_C",
@@ -58,6 +59,7 @@ DEFAULT_LEXICON_WEIGHT = 0.25
 #: ``train_regard(encoder=...)`` choices: TF-IDF (base install) or a sentence encoder (extra).
 ENCODERS: tuple[str, ...] = ("tfidf", "minilm")
 _LEXICON = {"name": "vader", "features": ["neg", "pos", "compound"]}
+_SHAPED = {"name": "vader+shape", "features": ["neg", "pos", "compound", *SHAPE_FEATURES]}
 
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {label!r}"
 _MSG_LINE = "expected label<TAB>text"
@@ -103,8 +105,8 @@ def _sklearn() -> Any:
     return text
 
 
-def lexicon_features(texts: list[str]) -> np.ndarray:
-    """VADER's negative, positive and compound scores per text, ``(len(texts), 3)``."""
+def lexicon_features(texts: list[str], shape: bool = False) -> np.ndarray:
+    """VADER's negative, positive and compound scores per text, ``(len(texts), 3)``, then the shape features."""
     if not _ANALYZER:
         try:
             from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
@@ -112,11 +114,12 @@ def lexicon_features(texts: list[str]) -> np.ndarray:
             raise FairtalkError(_MSG_MISSING_VADER) from exc
         _ANALYZER.append(SentimentIntensityAnalyzer())
     scores = map(_ANALYZER[0].polarity_scores, texts)
-    return np.array([[d["neg"], d["pos"], d["compound"]] for d in scores], dtype=np.float64).reshape(-1, 3)
+    vader = np.array([[d["neg"], d["pos"], d["compound"]] for d in scores], dtype=np.float64).reshape(-1, 3)
+    return np.hstack([vader, shape_features(texts)]) if shape else vader
 
 
-def _weighted_lexicon(texts: Any, weight: float = 1.0) -> np.ndarray:
-    return lexicon_features(list(texts)) * weight
+def _weighted_lexicon(texts: Any, weight: float = 1.0, shape: bool = False) -> np.ndarray:
+    return lexicon_features(list(texts), shape) * weight
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -181,6 +184,7 @@ class RegardModel(LinearClassifier):
     classes: tuple[int, ...]
     config: dict[str, Any] = field(default_factory=dict)
     lexicon_weight: float = 0.0
+    shape: bool = False
 
     def features(self, texts: list[str]) -> Any:
         """The feature matrix (scipy sparse CSR: TF-IDF blocks, then the lexicon block), as at training time."""
@@ -200,7 +204,7 @@ class RegardModel(LinearClassifier):
             norms[norms == 0] = 1.0
             blocks.append(sparse.diags(1.0 / norms) @ weighted)
         if self.lexicon_weight > 0:
-            blocks.append(sparse.csr_matrix(_weighted_lexicon(texts, self.lexicon_weight)))
+            blocks.append(sparse.csr_matrix(_weighted_lexicon(texts, self.lexicon_weight, self.shape)))
         return sparse.hstack(blocks, format="csr")
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
@@ -209,7 +213,8 @@ class RegardModel(LinearClassifier):
         config = {"format": FORMAT, "version": 1, "classes": list(self.classes),
                   "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
                   "sublinear_tf": True, "lowercase": True,
-                  **({"lexicon": {**_LEXICON, "weight": self.lexicon_weight}} if self.lexicon_weight > 0 else {}),
+                  **({"lexicon": {**(_SHAPED if self.shape else _LEXICON), "weight": self.lexicon_weight}}
+                     if self.lexicon_weight > 0 else {}),
                   **self.config}
         with staged(out) as staging:
             write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
@@ -242,6 +247,7 @@ class RegardModel(LinearClassifier):
             classes=tuple(int(c) for c in config["classes"]),
             config=extra,
             lexicon_weight=float(config.get("lexicon", {}).get("weight", 0.0)),
+            shape="repetition" in config.get("lexicon", {}).get("features", ()),
         )
 
 
@@ -259,7 +265,7 @@ def load_regard_model(directory: str | os.PathLike[str]) -> Any:
     return RegardModel.load(folder)
 
 
-def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0) -> Any:
+def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0, shape: bool = True) -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import FeatureUnion, Pipeline
     from sklearn.preprocessing import FunctionTransformer
@@ -268,7 +274,7 @@ def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0) -> Any:
     blocks: list[tuple[str, Any]] = [(name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options))
                                      for name, options in _BLOCKS.items()]
     if lexicon_weight > 0:
-        blocks.append(("lexicon", FunctionTransformer(_weighted_lexicon, kw_args={"weight": lexicon_weight})))
+        blocks.append(("lexicon", FunctionTransformer(_weighted_lexicon, kw_args={"weight": lexicon_weight, "shape": shape})))
     return Pipeline([("features", FeatureUnion(blocks)), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
 
 
@@ -295,18 +301,11 @@ def train_regard_model(
     texts: list[str], labels: list[int], *, c: float = DEFAULT_C, cv: int = 5, seed: int = 0, source: str = "",
     lexicon_weight: float = DEFAULT_LEXICON_WEIGHT,
 ) -> tuple[RegardModel, TrainReport]:
-    """Train the TF-IDF (+ VADER lexicon) logistic-regression classifier and cross-validate it.
+    """Train the TF-IDF (+ VADER and shape features) logistic-regression classifier and cross-validate it.
 
-    Parameters
-    ----------
-    texts, labels
-        Masked texts (``XYZ ...``) and their labels (-1, 0, 1, 2).
-    c : float
-        Inverse regularisation strength of the logistic regression.
-    cv : int
-        Stratified folds for the reported accuracy and macro-F1 (shuffled with ``seed``).
-    lexicon_weight : float
-        Weight of the VADER block (0: TF-IDF only).
+    ``texts`` are masked (``XYZ ...``), ``labels`` -1..2; ``c`` the inverse regularisation,
+    ``cv`` the stratified folds of the reported scores (shuffled with ``seed``), and
+    ``lexicon_weight`` the weight of the VADER + shape block (0: TF-IDF only).
 
     Raises
     ------
@@ -337,7 +336,7 @@ def train_regard_model(
         vocabularies=vocabularies, idf=idf, coef=np.asarray(coef, dtype=np.float64),
         intercept=np.asarray(intercept, dtype=np.float64), classes=tuple(int(k) for k in lr.classes_),
         config={"c": c, "seed": seed, "training_data": source, "training": report.to_dict()},
-        lexicon_weight=float(lexicon_weight),
+        lexicon_weight=float(lexicon_weight), shape=True,
     )
     return model, report
 

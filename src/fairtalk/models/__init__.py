@@ -14,7 +14,12 @@ from fairtalk.models.base import (
     Responder,
     respond_each,
 )
-from fairtalk.models.registry import completion_options, load_responder, model_prefixes, register_model
+from fairtalk.models.registry import (
+    completion_options,
+    load_responder,
+    model_prefixes,
+    register_model,
+)
 from fairtalk.models.spec import ModelSpec, parse_model_args, parse_model_spec
 
 __all__ = [

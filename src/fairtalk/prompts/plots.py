@@ -75,6 +75,12 @@ def _gap_over(analysis: PromptAnalysis, pair: str, structures: list[str]) -> flo
     return float(np.mean(values)) if values else float("nan")
 
 
+def _nanmean(values: list[float]) -> float:
+    """The mean of the finite values; NaN (without a warning) when there is none."""
+    array = np.asarray(values, dtype=float)
+    return float(np.nanmean(array)) if np.isfinite(array).any() else float("nan")
+
+
 def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str,
           intervals: dict[int, list[tuple[float | None, float | None]]] | None = None) -> None:  # fmt: skip
     """Grouped bars; ``intervals[k]`` gives series ``k`` 95% error bars (one (low, high) per label)."""
@@ -105,9 +111,9 @@ def regard_png(analysis: PromptAnalysis) -> bytes:
     best, worst = list(analysis.best_structures), list(analysis.worst_structures)
     n_show = len(best)
     _bars(b, names, [(f"best {n_show}", [_mean_over(analysis, best, n) if n != "all" else
-                                          np.nanmean([_mean_over(analysis, best, g) for g in analysis.groups]) for n in names]),
+                                          _nanmean([_mean_over(analysis, best, g) for g in analysis.groups]) for n in names]),
                      (f"worst {n_show}", [_mean_over(analysis, worst, n) if n != "all" else
-                                           np.nanmean([_mean_over(analysis, worst, g) for g in analysis.groups]) for n in names])],
+                                           _nanmean([_mean_over(analysis, worst, g) for g in analysis.groups]) for n in names])],
           "average regard")
     b.set_title("(b) segregated: best and worst structures", fontsize=9)
     pairs = list(analysis.gaps)
