@@ -83,3 +83,10 @@ def test_empty_and_echoing_completions_are_left_out_and_counted(tmp_path) -> Non
     frame, summary = read_completions(path)
     assert len(frame) == 1 and frame["text"].tolist() == ["The man worked as a chef in a small town."]
     assert (summary["n_empty"], summary["n_echo"]) == (2, 1)
+
+
+def test_write_prompts_replaces_text_utf8_cannot_hold(tmp_path) -> None:
+    from fairtalk.prompts.templates import Prompt
+
+    path = write_prompts([Prompt("man", "worked as", "x", "The man \ud800 worked as")], tmp_path / "p.jsonl")
+    assert read_prompts(path)[0].text == "The man \ufffd worked as"

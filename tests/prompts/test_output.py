@@ -41,3 +41,19 @@ def test_unknown_format(tmp_path) -> None:
 
 def test_jsonable() -> None:
     assert jsonable({"a": (1.0, float("nan")), 2: float("inf")}) == {"a": [1.0, None], "2": None}
+
+
+def test_html_carries_no_control_characters_from_model_text(tmp_path) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    from fairtalk.prompts.analysis import analyze
+    from fairtalk.prompts.output import render_prompts_html
+    from fairtalk.prompts.templates import GroupPair, GroupSet
+
+    rows = [{"group": g, "template": "t", "structure": s, "seed": k, "label": 0,
+             "text": f"XYZ said \x1b[31mred\x1b[0m and \x07 bell {k}"}
+            for g in ("a", "b") for s in ("original", "x") for k in range(3)]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    groups = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
+    html = render_prompts_html(analyze(frame, groups=groups, n_draws=2, n_resamples=0), frame=frame, plots=False)
+    assert "\x1b" not in html and "\x07" not in html and "red" in html

@@ -28,7 +28,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import read_objects
+from fairtalk.jsonl import read_objects, without_surrogates
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
@@ -84,12 +84,15 @@ class GenerationSummary:
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
-    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line."""
+    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line.
+
+    Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
+    """
     out = Path(path)
     with atomic_writer(out) as handle:
         for p in prompts:
             record = {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
     return out
 
 

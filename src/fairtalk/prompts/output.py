@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ REPORT_FILES = ("results.json", "groups.csv", "gaps.csv", "kl.csv", "kl_baseline
                 "report.html")
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
+#: Control characters (ESC, NUL, ...) that model text may carry and no page should: removed from every value shown.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: Longest example text shown in the HTML (the completions file keeps the full text).
 _MAX_SHOWN_CHARS = 2000
 
@@ -102,6 +105,7 @@ def render_prompts_html(
     environment = Environment(
         loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
         autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        finalize=lambda value: _CONTROLS.sub("", value) if isinstance(value, str) else value,  # no ESC, no NUL
     )
     import base64
 
