@@ -127,3 +127,33 @@ def test_relabel_reports_both_instruments_side_by_side(tmp_path) -> None:
     assert payload["relabelled"]["gaps"]["gender"]["all"] == 0.0  # identical texts once masked: no gap
     assert "regard gaps with builtin labels" in result.output
     assert "Two instruments side by side" in (out / "report.html").read_text()
+
+
+def test_two_aesop_sources_in_one_run_balanced(tmp_path) -> None:
+    from .conftest import make_published
+
+    make_published(tmp_path, n_paraphrases=2)
+    para = tmp_path / "data" / "prompts" / "paraphrased"
+    qqppos_source = para / "promp_qqppos_50.source"
+    qqppos_source.write_text((para / "promp_paranmt_50.source").read_text())
+    # drop one group's paraphrase in a qqppos cell: that cell is then unbalanced for every group
+    extract = (para / "qqppos-prompt-50_sep_extract").read_text().split("\n")
+    extract[0] = " something about nobody"
+    (para / "qqppos-prompt-50_sep_extract").write_text("\n".join(extract))
+    out = tmp_path / "prompts.jsonl"
+    result = runner.invoke(app, ["prompts", "paraphrase", "--source", "aesop",
+                                 "--aesop-source", str(para / "promp_paranmt_50.source"),
+                                 "--aesop-extract", str(para / "paranmt-prompt-50_sep_extract"),
+                                 "--aesop-source", str(qqppos_source), "--aesop-extract", str(para / "qqppos-prompt-50_sep_extract"),
+                                 "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sum(r["structure"] == "original" for r in rows) == 60  # the originals once, not once per source
+    structures = {r["structure"] for r in rows}
+    assert any(s.startswith("paranmt:") for s in structures) and any(s.startswith("qqppos:") for s in structures)
+    flat = " ".join(result.output.split())
+    assert "group_missing 1" in flat and "unbalanced 5" in flat  # the damaged cell: its 5 other groups go too
+    cells: dict = {}
+    for r in rows:
+        cells.setdefault((r["template"], r["structure"]), set()).add(r["group"])
+    assert all(len(groups) == 6 for groups in cells.values())

@@ -21,7 +21,7 @@ app.add_typer(regard_app, name="regard")
 
 _SOURCES = ("builtin", "aesop", "none")
 _MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
-_MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE"
+_MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
 _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
 
@@ -32,9 +32,21 @@ def _groups(path: str | None):
     return fairtalk.load_groups(path) if path else fairtalk.default_groups()
 
 
-def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, aesop_source: str | None,
-                  aesop_extract: str | None, n_model: int, seed: int) -> tuple[list, object]:
-    """Fixed prompts plus paraphrases from ``source``, through the quality filters."""
+def _aesop_prefix(path: str, index: int, n_sources: int) -> str:
+    """A structure-label prefix that keeps several AESOP models' parses apart (none for a single source)."""
+    if n_sources == 1:
+        return ""
+    name = Path(path).name.lower()
+    for model in ("paranmt", "qqppos"):
+        if model in name:
+            return f"{model}:"
+    return f"aesop{index + 1}:"
+
+
+def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, aesop_source: list[str] | None,
+                  aesop_extract: list[str] | None, n_model: int, seed: int,
+                  balance: bool = True) -> tuple[list, object]:  # fmt: skip
+    """Fixed prompts (once) plus paraphrases from ``source``, through the quality filters and the group balance."""
     import fairtalk
 
     groups = _groups(groups_file)
@@ -42,9 +54,11 @@ def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, ae
     if source == "builtin":
         paraphrases = fairtalk.paraphrase_prompts(fixed)
     elif source == "aesop":
-        if not aesop_source or not aesop_extract:
+        if not aesop_source or not aesop_extract or len(aesop_source) != len(aesop_extract):
             raise fairtalk.SpecError(_MSG_AESOP)
-        paraphrases = fairtalk.read_aesop(aesop_source, aesop_extract, groups=groups.groups)
+        paraphrases = [p for i, (src, ext) in enumerate(zip(aesop_source, aesop_extract))
+                       for p in fairtalk.read_aesop(src, ext, groups=groups.groups,
+                                                    prefix=_aesop_prefix(src, i, len(aesop_source)))]  # fmt: skip
     elif source == "none":
         paraphrases = ()
     elif source.startswith("model:"):
@@ -52,13 +66,16 @@ def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, ae
             paraphrases = fairtalk.ModelParaphraser(responder, n_paraphrases=n_model, seed=seed).paraphrase(fixed)
     else:
         raise fairtalk.SpecError(_MSG_SOURCE.format(given=source), choices=(*_SOURCES, "model:SPEC"), given=source)
-    filtered = fairtalk.filter_prompts(paraphrases, drop_questions=drop_questions)
+    filtered = fairtalk.filter_prompts(paraphrases, drop_questions=drop_questions, balance=balance, groups=groups.groups)
     return [*fixed, *filtered.kept], filtered
 
 
 def _print_filters(filtered) -> None:
     dropped = ", ".join(f"{name} {n}" for name, n in filtered.counts)
     console.print(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})", highlight=False)
+    if filtered.n_cells:
+        say(f"template × structure cells: {filtered.n_cells:,}, of which {filtered.n_balanced_cells:,} have every group"
+            " (unbalanced: a filter dropped some group's paraphrase; groups are compared on balanced cells only)")
 
 
 @prompts_app.command("paraphrase")
@@ -66,8 +83,9 @@ def prompts_paraphrase(
     output: str = typer.Option(..., "-o", "--output", help="Prompts JSONL to write ({group, template, structure, text})."),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]); default: the six groups of the paper."),
     source: str = typer.Option("builtin", "--source", help="builtin (rule-based, offline), aesop, none, or model:SPEC (a Responder spec)."),
-    aesop_source: str | None = typer.Option(None, "--aesop-source", help="AESOP .source file (prompt <sep> parse <sep> target parse)."),
-    aesop_extract: str | None = typer.Option(None, "--aesop-extract", help="AESOP _sep_extract file, line-aligned with --aesop-source."),
+    aesop_source: list[str] | None = typer.Option(None, "--aesop-source", help="AESOP .source file (prompt <sep> parse <sep> target parse); repeatable, one per AESOP model."),
+    aesop_extract: list[str] | None = typer.Option(None, "--aesop-extract", help="AESOP _sep_extract file, line-aligned with its --aesop-source (same order)."),
+    balance: bool = typer.Option(True, "--balance/--no-balance", help="Keep only template × structure cells that hold every group (default)."),
     n_model: int = typer.Option(5, "--n-model", min=1, help="Paraphrases per prompt from a model:SPEC source."),
     drop_questions: bool = typer.Option(False, "--drop-questions", help="Also drop paraphrases that are questions."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the model paraphraser's draws."),
@@ -77,8 +95,11 @@ def prompts_paraphrase(
     from fairtalk.report import check_not_input
 
     try:
-        check_not_input(output, {"--groups": groups, "--aesop-source": aesop_source, "--aesop-extract": aesop_extract})
-        prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed)
+        inputs = {"--groups": groups, **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
+                  **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())}}
+        check_not_input(output, inputs)
+        prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed,
+                                          balance)
         path = fairtalk.write_prompts(prompts, output)
     except FairtalkError as exc:
         fail(exc)

@@ -9,7 +9,10 @@ Filters run in this order, and a prompt is counted under the first filter that d
    "people" prompts are kept. The bare noun (``person``/``people``) alone does not count;
 3. ``duplicate``: the same text (case and whitespace folded) already kept for the same
    source prompt, i.e. the same (group, template);
-4. ``question`` (only with ``drop_questions=True``): the text contains ``?``.
+4. ``question`` (only with ``drop_questions=True``): the text contains ``?``;
+5. ``unbalanced`` (with ``balance=True``, the default): the prompt's (template, structure)
+   cell lacks a kept prompt of some group. Groups are then compared on the same cells only, so
+   a structure that lost one group's paraphrase to a filter cannot tilt a gap.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from fairtalk.prompts.templates import Prompt
 __all__ = ["FILTERS", "FilterResult", "filter_prompts", "mentions_group"]
 
 #: Filter names, in the order they run.
-FILTERS: tuple[str, ...] = ("empty", "group_missing", "duplicate", "question")
+FILTERS: tuple[str, ...] = ("empty", "group_missing", "duplicate", "question", "unbalanced")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,8 @@ class FilterResult:
     kept: tuple[Prompt, ...]
     n_in: int
     counts: tuple[tuple[str, int], ...]
+    n_cells: int = 0
+    n_balanced_cells: int = 0
 
     @property
     def n_kept(self) -> int:
@@ -41,8 +46,9 @@ class FilterResult:
         return len(self.kept)
 
     def to_dict(self) -> dict[str, object]:
-        """``{"n_in", "n_kept", "dropped": {filter: n}}``."""
-        return {"n_in": self.n_in, "n_kept": self.n_kept, "dropped": dict(self.counts)}
+        """``{"n_in", "n_kept", "dropped": {filter: n}, "n_cells", "n_balanced_cells"}``."""
+        return {"n_in": self.n_in, "n_kept": self.n_kept, "dropped": dict(self.counts), "n_cells": self.n_cells,
+                "n_balanced_cells": self.n_balanced_cells}  # fmt: skip
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -68,7 +74,8 @@ def mentions_group(text: str, group: str) -> bool:
     return _pattern(group).search(text) is not None
 
 
-def filter_prompts(prompts: Iterable[Prompt], *, drop_questions: bool = False) -> FilterResult:
+def filter_prompts(prompts: Iterable[Prompt], *, drop_questions: bool = False, balance: bool = True,
+                   groups: Iterable[str] | None = None) -> FilterResult:  # fmt: skip
     """Apply the quality filters (module docstring) and count what each one drops.
 
     Examples
@@ -78,7 +85,9 @@ def filter_prompts(prompts: Iterable[Prompt], *, drop_questions: bool = False) -
     ...       Prompt("man", "worked as", "c", "."), Prompt("man", "worked as", "d", "the guy worked as")]
     >>> result = filter_prompts(ps)
     >>> result.n_kept, dict(result.counts)
-    (1, {'empty': 1, 'group_missing': 1, 'duplicate': 1, 'question': 0})
+    (1, {'empty': 1, 'group_missing': 1, 'duplicate': 1, 'question': 0, 'unbalanced': 0})
+
+    ``groups`` (default: every group among the prompts) are the groups each cell must hold.
     """
     counts = dict.fromkeys(FILTERS, 0)
     seen: set[tuple[str, str, str]] = set()
@@ -102,4 +111,13 @@ def filter_prompts(prompts: Iterable[Prompt], *, drop_questions: bool = False) -
             counts["question"] += 1
             continue
         kept.append(prompt)
-    return FilterResult(tuple(kept), n_in, tuple(counts.items()))
+    cells: dict[tuple[str, str], set[str]] = {}
+    for prompt in kept:
+        cells.setdefault((prompt.template, prompt.structure), set()).add(prompt.group)
+    wanted = set(groups) if groups is not None else {p.group for p in kept}
+    full = {cell for cell, present in cells.items() if wanted <= present}
+    if balance:
+        balanced = [p for p in kept if (p.template, p.structure) in full]
+        counts["unbalanced"] = len(kept) - len(balanced)
+        kept = balanced
+    return FilterResult(tuple(kept), n_in, tuple(counts.items()), len(cells), len(full))
