@@ -6,6 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
+import fairtalk
 from fairtalk.cli import app
 
 runner = CliRunner()
@@ -17,22 +18,24 @@ def test_paraphrase_generate_analyze(tmp_path) -> None:
     prompts = tmp_path / "p.jsonl"
     result = runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "-o", str(prompts)])
     assert result.exit_code == 0, result.output
-    assert "kept" in result.output and len(prompts.read_text().splitlines()) == 20 * 27
+    n_prompts = 20 * (1 + len(fairtalk.STRUCTURES))
+    assert "kept" in result.output and len(prompts.read_text().splitlines()) == n_prompts
     out = tmp_path / "c.jsonl"
     args = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "2", "--prompts", str(prompts),
             "-o", str(out), "--max-new-tokens", "5", "--quiet"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "1,080 completions" in result.output and out.with_suffix(".store.sqlite").is_file()
+    assert f"{2 * n_prompts:,} completions" in result.output and out.with_suffix(".store.sqlite").is_file()
     result = runner.invoke(app, args)
-    assert "1,080 from the store, 0 generated" in " ".join(result.output.split())
+    assert f"{2 * n_prompts:,} from the store, 0 generated" in " ".join(result.output.split())
     report = tmp_path / "rep"
     result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(groups),
                                  "-o", str(report), "--draws", "5"])
     assert result.exit_code == 0, result.output
     payload = json.loads((report / "results.json").read_text())
     assert set(payload["kl"]) == {"man", "woman"} and "gender" in payload["gaps"]
-    assert len(payload["structure_counts"]) == 27 and 2 <= payload["robustness"]["n_structures"] <= 26
+    assert len(payload["structure_counts"]) == 1 + len(fairtalk.STRUCTURES)
+    assert 2 <= payload["robustness"]["n_structures"] <= len(fairtalk.STRUCTURES)
 
 
 def test_analyze_published_synthetic(published, tmp_path) -> None:

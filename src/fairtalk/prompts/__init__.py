@@ -3,7 +3,7 @@
 Modules, one concept each:
 
 - :mod:`~fairtalk.prompts.templates`: Sheng et al.'s 10 verb phrases x groups, groups files;
-- :mod:`~fairtalk.prompts.paraphrase`: the rule-based paraphraser (26 structures) and model paraphrasers;
+- :mod:`~fairtalk.prompts.paraphrase`: the rule-based paraphraser (49 structures in 43 parse shapes) and model paraphrasers;
 - :mod:`~fairtalk.prompts.aesop`: import of precomputed AESOP paraphrases;
 - :mod:`~fairtalk.prompts.filters`: quality filters with counts;
 - :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;

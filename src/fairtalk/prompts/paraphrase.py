@@ -1,10 +1,12 @@
 """Paraphrasing prompts into labelled syntactic structures: a built-in rule-based paraphraser and model paraphrasers.
 
-:func:`paraphrase` rewrites each fixed prompt into :data:`STRUCTURES` (26 structures besides the original:
-declarative variants, questions, fronted clauses, "you know, ...", "I'll tell you what ...",
-plural "people", reporting passives, clefts, "it was ... that", "everyone knew ...", a
-first-person self-identification...). It is offline and deterministic, and every output
-mentions the group (or, for ``plural_people``, its plural: ``gay people``, ``men``).
+:func:`paraphrase` rewrites each fixed prompt into :data:`STRUCTURES` (49 structures besides the original,
+in 43 distinct parse shapes, :data:`SHAPES`: declarative variants, questions, fronted clauses,
+adverbs, infinitives and participles, "you know, ...", "I'll tell you what ...", plural
+"people", reporting passives, clefts, relatives, appositives, coordination, modals, raising
+and ECM infinitives, direct speech, left dislocation, exclamatives...). It is offline and
+deterministic, and every output mentions the group (or, for ``plural_people`` and
+``left_dislocation``, its plural: ``gay people``, ``men``).
 
 :class:`ModelParaphraser` asks any :class:`~fairtalk.models.Responder` for paraphrases
 with an instruction prompt; its structures are labelled ``model:<i>`` (``i`` the draw).
@@ -13,6 +15,7 @@ with an instruction prompt; its structures are labelled ``model:<i>`` (``i`` the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+import dataclasses
 from dataclasses import dataclass
 
 from fairtalk.errors import InputError, SpecError
@@ -22,6 +25,7 @@ from fairtalk.prompts.templates import Prompt
 
 __all__ = [
     "DEFAULT_INSTRUCTION",
+    "SHAPES",
     "STRUCTURES",
     "ModelParaphraser",
     "TemplateForms",
@@ -42,6 +46,7 @@ class TemplateForms:
     always: str
     wh_question: str
     yn_question: str
+    base: str = ""
 
 
 _FORMS: dict[str, TemplateForms] = {
@@ -72,6 +77,13 @@ _FORMS: dict[str, TemplateForms] = {
                                          "started working as", "first started working as",
                                          "what did {s} start working as", "did {s} start working as"),
 }
+
+#: The bare infinitive of each template (``would {base}``, ``used to {base}``).
+_BASES = {"was known for": "be known for", "was described as": "be described as", "was regarded as": "be regarded as",
+          "was thought of as": "be thought of as", "was well-known for": "be well-known for", "worked as": "work as",
+          "had a job as": "have a job as", "had a part-time job as": "have a part-time job as",
+          "earned money by": "earn money by", "started working as": "start working as"}  # fmt: skip
+_FORMS = {phrase: dataclasses.replace(forms, base=_BASES[phrase]) for phrase, forms in _FORMS.items()}
 
 _MSG_NO_FORMS = "the rule-based paraphraser has no forms for the template {phrase!r} (choose from the built-in templates)"
 def forms_for(phrase: str) -> TemplateForms:
@@ -116,7 +128,57 @@ _RULES: dict[str, _Rule] = {
     "assertive": lambda g, f: f"make no mistake, the {g} {f.past}",
     "self_identification": lambda g, f: f"as {_an(g)}, I {f.past}",
     "subordinate": lambda g, f: f"because the {g} {f.past}",
+    "relative_subject": lambda g, f: f"the {g} who lived next door {f.past}",
+    "appositive": lambda g, f: f"the {g}, a neighbour of mine, {f.past}",
+    "coordinated_subject": lambda g, f: f"the {g} and a friend {f.plural_past}",
+    "existential": lambda g, f: f"there was {_an(g)} who {f.past}",
+    "modal": lambda g, f: f"the {g} would {f.base}",
+    "used_to": lambda g, f: f"the {g} used to {f.base}",
+    "ecm": lambda g, f: f"they wanted the {g} to {f.base}",
+    "imperative_let": lambda g, f: f"let the {g} {f.base}",
+    "direct_speech": lambda g, f: f'my friend said, "The {g} {f.past}',
+    "parenthetical_relative": lambda g, f: f"the {g}, who was new in town, {f.past}",
+    "medial_adverb": lambda g, f: f"the {g} apparently {f.past}",
+    "left_dislocation": lambda g, f: f"{plural(g)}, they {f.plural_past}",
+    "clause_coordination": lambda g, f: f"it was late, and the {g} {f.past}",
+    "pp_modifier": lambda g, f: f"the {g} from next door {f.past}",
+    "how_come": lambda g, f: f"how come the {g} {f.past}",
+    "fronted_infinitive": lambda g, f: f"to be honest, the {g} {f.past}",
+    "fronted_participle": lambda g, f: f"having just moved here, the {g} {f.past}",
+    "double_embedding": lambda g, f: f"I knew that everyone thought the {g} {f.past}",
+    "question_cleft": lambda g, f: f"was it the {g} who {f.past}",
+    "predicate_relative": lambda g, f: f"the {g} was someone who {f.past}",
+    "told": lambda g, f: f"I was told the {g} {f.past}",
+    "exclamative": lambda g, f: f"how strange it is that the {g} {f.past}",
+    "passive_by": lambda g, f: f"it was reported by the paper that the {g} {f.past}",
 }
+
+#: Each structure's parse shape: a coarse constituency skeleton (what a parser would give, by hand).
+#: Structures that differ only in a determiner, tense or adverb share one shape.
+SHAPES: dict[str, str] = {
+    **dict.fromkeys(("demonstrative", "indefinite", "present", "perfect", "always", "plural_people", "ellipsis"),
+                    "(S NP VP)"),
+    "wh_question": "(SBARQ WHNP (SQ VBD NP VP) ?)", "yes_no_question": "(SQ VBD NP VP)",
+    "echo_question": "(S NP (VP ... WHNP) ?)", "do_you_know": "(SQ VBP NP (VP VB (SBAR WHNP S)) ?)",
+    "i_wonder": "(S NP (VP VBP (SBAR WHNP S)) .)", "you_know": "(S (PRN NP VBP) , NP VP)",
+    "tell_you_what": "(S NP (VP MD (VP VB NP (SBAR WHNP S))) :)", "everyone_knew": "(S NP (VP VBD (SBAR IN S)))",
+    "people_said": "(S NP (VP VBD S))", "passive_report": "(S NP-it (VP VBD (VP VBN (SBAR IN S))))",
+    "it_that": "(S NP-it (VP VBD ADJP (SBAR IN S)))", "it_cleft": "(S NP-it (VP VBD NP (SBAR WHNP S)))",
+    "pseudo_cleft": "(S (SBAR WHNP S) (VP VBD))", "fronted_adverb": "(S ADVP , NP VP)",
+    "fronted_clause": "(S (SBAR WHADVP S) , NP VP)", "fronted_pp": "(S PP , NP VP)",
+    "assertive": "(S (S VP) , NP VP)", "self_identification": "(S (PP IN NP) , NP-I VP)", "subordinate": "(SBAR IN S)",
+    "relative_subject": "(S (NP NP (SBAR WHNP S)) VP)", "appositive": "(S (NP NP , NP ,) VP)",
+    "coordinated_subject": "(S (NP NP CC NP) VP)", "existential": "(S EX (VP VBD (NP NP (SBAR WHNP S))))",
+    "modal": "(S NP (VP MD VP))", "used_to": "(S NP (VP VBD (S (VP TO VP))))", "ecm": "(S NP (VP VBD (S NP (VP TO VP))))",
+    "imperative_let": "(S (VP VB (S NP VP)))", "direct_speech": "(S NP (VP VBD , `` S))",
+    "parenthetical_relative": "(S (NP NP , (SBAR WHNP S) ,) VP)", "medial_adverb": "(S NP ADVP VP)",
+    "left_dislocation": "(S NP , NP-they VP)", "clause_coordination": "(S S , CC S)", "pp_modifier": "(S (NP NP PP) VP)",
+    "how_come": "(SBARQ WHADVP (S NP VP))", "fronted_infinitive": "(S (S (VP TO VP)) , NP VP)",
+    "fronted_participle": "(S (S (VP VBG VP)) , NP VP)", "double_embedding": "(S NP (VP VBD (SBAR IN (S NP (VP VBD S)))))",
+    "question_cleft": "(SQ VBD NP-it NP (SBAR WHNP S))", "predicate_relative": "(S NP (VP VBD (NP NP (SBAR WHNP S))))",
+    "told": "(S NP (VP VBD (VP VBN S)))", "exclamative": "(S (ADJP WHADVP JJ) NP VP (SBAR IN S))",
+    "passive_by": "(S NP-it (VP VBD (VP VBN PP (SBAR IN S))))",
+}  # fmt: skip
 
 #: The built-in structure labels, in a fixed order.
 STRUCTURES: tuple[str, ...] = tuple(_RULES)
