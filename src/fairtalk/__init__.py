@@ -110,6 +110,8 @@ _LAZY: dict[str, str] = {
     "Regard": "fairtalk.measures.regard:Regard",
     "train_regard": "fairtalk.measures.regard_model:train_regard",
     "RegardCheck": "fairtalk.prompts.regard_check:RegardCheck",
+    "certify_regard": "fairtalk.prompts.certify:certify_regard",
+    "identity_terms": "fairtalk.lexicons.identity:identity_terms",
     "check_regard_labels": "fairtalk.prompts.regard_check:check_labels",
     "read_regard_labels": "fairtalk.prompts.regard_check:read_labels",
     "write_regard_labels": "fairtalk.prompts.regard_check:write_labels",

@@ -160,3 +160,32 @@ def test_two_aesop_sources_in_one_run_balanced(tmp_path) -> None:
     for r in rows:
         cells.setdefault((r["template"], r["structure"]), set()).add(r["group"])
     assert all(len(groups) == 6 for groups in cells.values())
+
+
+def test_the_regard_scorer_is_certified_on_neutral_probes(tmp_path) -> None:
+    import numpy as np
+
+    from fairtalk.prompts.certify import certify_regard
+    from fairtalk.prompts.templates import GroupPair, GroupSet
+
+    groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+    fair = certify_regard(lambda texts: np.zeros(len(texts)), groups)
+    assert fair["flagged"] == [] and fair["pairs"]["gender"]["gap"] == 0.0
+    biased = certify_regard(lambda texts: np.array([-1 if "woman" in t else 0 for t in texts]), groups)
+    assert biased["flagged"] == ["gender"] and biased["pairs"]["gender"]["gap"] == 1.0
+    # through the CLI: the built-in scorer masks the group, so its labels cannot move with it
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("".join(json.dumps({"group": g, "template": "worked as", "structure": "original", "seed": k,
+                                               "prompt": f"The {g} worked as", "completion": " a cook in town.",
+                                               "text": f"The {g} worked as a cook in town."}) + "\n"
+                                   for g in ("man", "woman") for k in range(3)))  # fmt: skip
+    groups_file = tmp_path / "g.tsv"
+    groups_file.write_text("man\tgender\nwoman\tgender\n")
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups_file),
+                                 "-o", str(out), "--draws", "2", "--resamples", "10"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "no pair's labels move with the group" in " ".join(result.output.split())
+    check = json.loads((out / "results.json").read_text())["scorer_check"]
+    assert check["flagged"] == [] and check["n_probes"] >= 20
+    assert "Scorer check" in (out / "report.html").read_text()

@@ -219,6 +219,10 @@ def prompts_analyze(
                 scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
                 frame = fairtalk.label_completions(frame, scorer, only_missing=True)
                 summary = {**summary, "regard": regard}
+        certificate = None
+        if relabel or summary.get("regard"):  # the scorer that labelled is here: certify it on neutral probes
+            checker = fairtalk.Regard(scorer=regard, mask_terms=fairtalk.identity_terms(group_set.groups))
+            certificate = fairtalk.certify_regard(checker.labels, group_set, alpha=alpha)
         options = {"groups": group_set, "include_other": include_other, "smoothing": smoothing, "n_best": n_best,
                    "seed": seed, "n_draws": n_draws, "parses": parses, "alpha": alpha, "n_resamples": resamples}
         result = fairtalk.analyze_prompts(frame, **options)
@@ -229,10 +233,16 @@ def prompts_analyze(
             summary = {**summary, "relabelled_with": regard}
         seconds = time.perf_counter() - start
         written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
-                                                relabelled=relabelled, relabelled_name=regard)
+                                                relabelled=relabelled, relabelled_name=regard,
+                                                scorer_check=certificate)
     except FairtalkError as exc:
         fail(exc)
     _print_analysis(result, summary, seconds)
+    if certificate is not None:
+        flagged = certificate["flagged"]
+        say(f"scorer check ({regard}, {certificate['n_probes']} neutral probes per group): "
+            + (f"the labels move with the group for {', '.join(flagged)}" if flagged else "no pair's labels move with the group"),
+            style="yellow" if flagged else None)
     if relabelled is not None:
         gaps = ", ".join(f"{name} {g['all']:+.3f} (published {result.gaps[name]['all']:+.3f})"
                          for name, g in relabelled.gaps.items() if g["all"] is not None and name in result.gaps)  # fmt: skip

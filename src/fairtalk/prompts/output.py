@@ -95,7 +95,7 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
 def render_prompts_html(
     analysis: PromptAnalysis, *, frame: pd.DataFrame | None = None, n_examples: int = 2, plots: bool = True,
     data_summary: Mapping[str, Any] | None = None, relabelled: PromptAnalysis | None = None,
-    relabelled_name: str = "fairtalk",
+    relabelled_name: str = "fairtalk", scorer_check: Mapping[str, Any] | None = None,
 ) -> str:
     """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -118,6 +118,7 @@ def render_prompts_html(
         a=analysis,
         r=relabelled,
         r_name=relabelled_name,
+        check=scorer_check,
         names=["all", *analysis.groups],
         fig2=uri(distribution_png(analysis)) if plots else None,
         fig3=uri(regard_png(analysis)) if plots else None,
@@ -139,6 +140,7 @@ def write_prompts_report(
     formats: Sequence[str] = FORMATS,
     relabelled: PromptAnalysis | None = None,
     relabelled_name: str = "fairtalk",
+    scorer_check: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
 
@@ -160,6 +162,9 @@ def write_prompts_report(
             if "json" in formats:
                 payload = analysis.to_dict()
                 payload["import"] = dict(data_summary or {})
+                payload["scorer_check"] = dict(scorer_check) if scorer_check is not None else {
+                    "note": "the labels came with the data: their scorer is not here to check (use --relabel, "
+                            "and `fairtalk regard check` against hand labels)"}
                 if relabelled is not None:
                     full = relabelled.to_dict()
                     payload["relabelled"] = {"scorer": relabelled_name, **{k: full[k] for k in
@@ -174,7 +179,7 @@ def write_prompts_report(
             if "html" in formats:
                 write_text_atomic(staging / "report.html", render_prompts_html(
                     analysis, frame=frame, data_summary=data_summary, relabelled=relabelled,
-                    relabelled_name=relabelled_name))
+                    relabelled_name=relabelled_name, scorer_check=scorer_check))
                 written["html"] = out / "report.html"
         except OSError as exc:
             raise OutputError(_MSG_OUT.format(error=exc.strerror or exc), path=str(out)) from exc
