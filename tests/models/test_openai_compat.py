@@ -303,11 +303,13 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
 
     from fairtalk.cli import app
 
+    from fairtalk.prompts.completions import write_prompts
+    from fairtalk.prompts.templates import build_prompts
+
     url, state = server
-    groups = tmp_path / "g.tsv"
-    groups.write_text("man\tgender\nwoman\tgender\n")
+    prompts = write_prompts(build_prompts(("man", "woman"))[:4], tmp_path / "p.jsonl")
     base = ["prompts", "generate", "--model", f"openai:{url}#m", "--model-arg", "api_key_env=FAIRTALK_TEST_KEY",
-            "--groups", str(groups), "--seeds", "1", "--quiet"]  # fmt: skip
+            "--prompts", str(prompts), "--seeds", "1", "--quiet"]  # fmt: skip
     done = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "c.jsonl")])
     assert done.exit_code == 0, done.output
     assert all("prompt" in p and "messages" not in p for p in state.payloads)
