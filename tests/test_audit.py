@@ -269,3 +269,27 @@ def test_clusters_from_the_records_make_dialogues_the_units() -> None:
     independent = score(records, axis="gender", measures=[Length()], n_resamples=50, clusters=False)
     assert independent.n_clusters is None
     assert independent.measure("length").paired_test in ("paired_t", "signflip_exact")
+
+
+def test_score_takes_two_lists_or_a_data_frame() -> None:
+    import pandas as pd
+
+    a, b = ["I love it, great job"] * 20 + ["fine"] * 20, ["you stupid idiot"] * 20 + ["fine"] * 20
+    from_lists = score(a, b, axis="gender", n_resamples=50)
+    assert from_lists.n_pairs == 40 and from_lists.measure("offense_rate").b == 0.5
+    frame = pd.DataFrame({"a": a, "b": b, "cluster": [i // 4 for i in range(40)]})
+    from_frame = score(frame, axis="gender", n_resamples=50)
+    assert from_frame.measure("offense_rate").b == 0.5 and from_frame.n_clusters == 10
+    with pytest.raises(InputError, match="one response per pair: got 2 and 1"):
+        score(["x", "y"], ["z"], axis="gender")
+    with pytest.raises(InputError, match="not a string"):
+        score(["x", 3], ["z", "w"], axis="gender")
+
+
+def test_results_json_reads_back_into_the_same_result(biased_result: fairtalk.AuditResult, tmp_path: Path) -> None:
+    fairtalk.write_report(biased_result, tmp_path)
+    from fairtalk.results import AuditResult
+
+    back = AuditResult.read_json(tmp_path / "results.json")
+    assert back.measures == biased_result.measures and back.scorer_check == biased_result.scorer_check
+    assert back.to_dict() == json.loads((tmp_path / "results.json").read_text())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -20,8 +20,11 @@ from fairtalk.files import atomic_writer
 from fairtalk.jsonl import numbered_lines, open_input, parse_object
 from fairtalk.records import Response
 
-__all__ = ["ResponseSet", "read_responses", "write_responses"]
+__all__ = ["ResponseSet", "read_responses", "responses_from_texts", "write_responses"]
 
+_MSG_TEXTS_NOT_LISTS = "give the two sides' responses as two lists of strings, not strings"
+_MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} and {n_b}"
+_MSG_TEXTS_TYPE = "side {side}'s response #{index} is a {type}, not a string"
 _MSG_MISSING_FIELD = "missing field {field!r} (need pair_id, side, response)"
 _MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, got {value!r}"
 _MSG_BAD_SIDE = "field 'side' must be \"a\" or \"b\", got {value!r}"
@@ -229,7 +232,9 @@ def read_responses(
           blank lines are skipped and counted;
         - two text files (or a directory holding ``a.txt`` and ``b.txt``) aligned line by
           line; pair ids are the line numbers ``"1"``, ``"2"``, ...;
-        - ``Response`` records, or a ``ResponseSet`` (re-filtered when ``drop_empty``).
+        - ``Response`` records, or a ``ResponseSet`` (re-filtered when ``drop_empty``);
+        - a DataFrame with columns ``a`` and ``b`` (and optionally ``pair_id``,
+          ``context_a``, ``context_b``, ``cluster``).
     drop_empty : bool
         Empty (all-whitespace) responses are real outputs and are kept unless this is set;
         then any pair with an empty side is dropped and counted in ``n_empty_dropped``.
@@ -270,9 +275,46 @@ def read_responses(
         if len(source) != 2:
             raise InputError(_MSG_TWO_PATHS.format(n=len(source)))
         return _read_two_files(Path(source[0]), Path(source[1]), drop_empty=drop_empty)
+    if hasattr(source, "columns") and {"a", "b"} <= set(getattr(source, "columns")):  # a DataFrame
+        return _from_records(_from_frame(source), drop_empty=drop_empty)
     if isinstance(source, Iterable):
         return _from_records(source, drop_empty=drop_empty)
     raise InputError(_MSG_BAD_SOURCE.format(type=type(source).__name__))
+
+
+def responses_from_texts(texts_a: Sequence[object], texts_b: Sequence[object]) -> list[Response]:
+    """Response records from two aligned sequences of response texts (pair ``i`` is ``texts_a[i]``, ``texts_b[i]``).
+
+    Examples
+    --------
+    >>> [r.response for r in responses_from_texts(["ok", "fine"], ["sure", "no"])]
+    ['ok', 'sure', 'fine', 'no']
+    """
+    if isinstance(texts_a, (str, bytes)) or isinstance(texts_b, (str, bytes)):
+        raise InputError(_MSG_TEXTS_NOT_LISTS)
+    a, b = list(texts_a), list(texts_b)
+    if len(a) != len(b):
+        raise InputError(_MSG_TEXTS_LENGTHS.format(n_a=len(a), n_b=len(b)))
+    for i, text in enumerate([*a, *b]):
+        if not isinstance(text, str):
+            side, index = ("A", i) if i < len(a) else ("B", i - len(a))
+            raise InputError(_MSG_TEXTS_TYPE.format(side=side, index=index, type=type(text).__name__))
+    return [r for i, (x, y) in enumerate(zip(a, b)) for r in (Response(str(i), "a", "", x), Response(str(i), "b", "", y))]
+
+
+def _from_frame(frame: Any) -> list[Response]:
+    """Records from a DataFrame with columns ``a`` and ``b`` (optional ``pair_id``, ``context_a``, ``context_b``, ``cluster``)."""
+    ids = [str(v) for v in frame["pair_id"]] if "pair_id" in frame.columns else [str(i) for i in range(len(frame))]
+    records = responses_from_texts(list(frame["a"]), list(frame["b"]))
+    contexts = {side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else None for side in "ab"}
+    clusters = list(frame["cluster"]) if "cluster" in frame.columns else None
+    out = []
+    for k, record in enumerate(records):
+        i, side = k // 2, record.side
+        context = contexts[side][i] if contexts[side] is not None else ""
+        extra = (("cluster", str(clusters[i])),) if clusters is not None else ()
+        out.append(Response(ids[i], side, str(context), record.response, extra))
+    return out
 
 
 def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str]) -> Path:

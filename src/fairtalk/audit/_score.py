@@ -30,7 +30,7 @@ from fairtalk.measures import (
     get_measure,
     score_unique,
 )
-from fairtalk.responses import ResponseSet, read_responses
+from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
 
@@ -194,6 +194,7 @@ def _divergent(measure: Any, rs: ResponseSet, uniques: list[str], ia: np.ndarray
 
 def score(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    responses_b: Sequence[str] | None = None,
     *,
     axis: str | os.PathLike[str] | Lexicon,
     measures: Sequence[str | Measure | CorpusMeasure] | None = None,
@@ -220,8 +221,11 @@ def score(
 
     Parameters
     ----------
-    responses : ResponseSet, path, (a.txt, b.txt) or Response records
-        Anything :func:`fairtalk.read_responses` reads.
+    responses : ResponseSet, path, (a.txt, b.txt), Response records, DataFrame, or side A's texts
+        Anything :func:`fairtalk.read_responses` reads (a DataFrame needs columns ``a`` and
+        ``b``); or, with ``responses_b``, side A's response texts.
+    responses_b : sequence of str, optional
+        Side B's response texts, aligned with ``responses``: ``score(texts_a, texts_b, axis=...)``.
     axis : str, path or Lexicon
         The axis (``"gender"``, ``"race"``, a lexicon file) or a loaded ``Lexicon``; it names the
         groups, the default attribute lists, and the words masked by ``mask_groups``.
@@ -281,6 +285,8 @@ def score(
         Unknown axis, measure, correction, test or primary key; a bad option; a measure
         that returned NaN or infinity.
     """
+    if responses_b is not None:
+        responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
     scored = prepare_scores(responses, axis=axis, measures=measures, seed=seed, alpha=alpha, correction=correction,
                             mask_groups=mask_groups, drop_empty=drop_empty, distinct=distinct, offense=offense,
                             offense_threshold=offense_threshold, sentiment_threshold=sentiment_threshold,

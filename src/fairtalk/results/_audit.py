@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +118,15 @@ class MeasureResult:
             out["masked"] = {"a": self.masked.a, "b": self.masked.b, "remaining": self.masked.remaining}
         return out
 
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> MeasureResult:
+        """The measure of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {"name", "masked", "ci95", "notes"}
+        masked = data.get("masked")
+        return cls(name=name, ci95=tuple(data.get("ci95") or (None, None)), notes=tuple(data.get("notes") or ()),
+                   masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
+                   **{k: v for k, v in data.items() if k in fields})  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class ScorerCheck:
@@ -204,6 +216,38 @@ class AuditResult:
     def not_equivalent(self) -> tuple[str, ...]:
         """Names of the primary measures not shown equivalent within their margin (the ``--fail-unless-equivalent`` gate)."""
         return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditResult:
+        """Read a result back from its ``results.json`` dict (the inverse of :meth:`to_dict`).
+
+        Examples
+        --------
+        >>> result = AuditResult("gender", ("male", "female"), 0, ())
+        >>> AuditResult.from_dict(result.to_dict()) == result
+        True
+        """
+        checks = tuple(ScorerCheck(key=key, ci95=tuple(c.get("ci95") or (None, None)),
+                                   **{k: c[k] for k in ("n_probes", "a", "b", "gap", "p", "margin", "flagged", "note")})
+                       for key, c in (data.get("scorer_check") or {}).items())  # fmt: skip
+        divergent = tuple(DivergentPair(**d) for d in data.get("divergent_pairs") or ())
+        return cls(
+            axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
+            measures=tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items()),
+            alpha=data.get("alpha", 0.05), correction=data.get("correction", "holm"), divergent_pairs=divergent,
+            input_summary=MappingProxyType(dict(data.get("input_summary") or {})),
+            manifest=MappingProxyType(dict(data.get("manifest") or {})), n_clusters=data.get("n_clusters"),
+            correction_scope=data.get("correction_scope", "axis"), family_size=data.get("family_size", 0),
+            n_distinct_responses=data.get("n_distinct_responses"), warnings=tuple(data.get("warnings") or ()),
+            scorer_check=checks,
+        )  # fmt: skip
+
+    @classmethod
+    def read_json(cls, path: str | os.PathLike[str]) -> AuditResult:
+        """Read a ``results.json`` written by ``write_report`` or ``audit``."""
+        import json
+
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` schema."""
