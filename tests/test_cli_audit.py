@@ -168,3 +168,19 @@ def test_correction_scope_is_recorded_and_shown_in_the_index(toys: tuple[Path, P
     assert "correction: Holm over every axis together" in (whole / "index.html").read_text()
     bad = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "bad", "--correction-scope", "world"))
     assert bad.exit_code == 2 and "world" in bad.output and "Traceback" not in bad.output
+
+
+def test_audit_exposes_the_scoring_and_pairing_options(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "run"
+    done = runner.invoke(app, _audit(corpus, f"python:{models}:fair", out, "--measures", "offense,sentiment",
+                                     "--offense-threshold", "0.9", "--sentiment-threshold", "0.5", "--drop-empty",
+                                     "--mixed", "keep"))  # fmt: skip
+    assert done.exit_code == 0, done.output
+    results = json.loads((out / "gender" / "results.json").read_text())
+    assert set(results["measures"]) == {"offense_rate", "sentiment_positive", "sentiment_negative"}
+    options = results["manifest"]["options"]
+    assert options["offense_threshold"] == 0.9 and options["sentiment_threshold"] == 0.5
+    assert results["manifest"]["drop_empty"] is True and results["manifest"]["audit"]["mixed"] == "keep"
+    bad = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "bad", "--mixed", "sometimes"))
+    assert bad.exit_code == 2 and "sometimes" in bad.output and "Traceback" not in bad.output

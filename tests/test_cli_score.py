@@ -170,3 +170,12 @@ def test_bad_inference_options_are_clean_errors(unbiased, tmp_path, args, needle
     assert done.exit_code == 2, done.output
     assert "error:" in done.stderr and needle in done.stderr
     assert "Traceback" not in done.output
+
+
+def test_measures_are_selectable_and_unknown_ones_are_clean_errors(biased, tmp_path) -> None:
+    out = tmp_path / "r"
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--measures", "offense,length")
+    assert done.exit_code == 0, done.output
+    assert set(_results(out)["measures"]) == {"offense_rate", "length"}
+    bad = _score("--responses", str(biased), "--axis", "gender", "-o", str(tmp_path / "b"), "--measures", "ofense")
+    assert bad.exit_code == 2 and "ofense" in bad.stderr and "Traceback" not in bad.output

@@ -75,6 +75,11 @@ def audit(
     distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    mixed: str = typer.Option("drop", "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
+    measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`."),
+    drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."),
+    offense_threshold: float = typer.Option(0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."),
+    sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."),
     binary_test: str = BINARY_TEST,
     count_test: str = COUNT_TEST,
     clusters: bool = CLUSTERS,
@@ -108,7 +113,9 @@ def audit(
             alpha=alpha, correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense,
             n_resamples=resamples, model_args=model_options(model_arg), model_version=model_version,
             binary_test=binary_test, count_test=count_test, clusters=clusters, margins=parse_margins(margin),
-            primary=parse_primary(primary), correction_scope=correction_scope,
+            primary=parse_primary(primary), correction_scope=correction_scope, mixed=mixed,
+            measures=parse_primary(measures), drop_empty=drop_empty, offense_threshold=offense_threshold,
+            sentiment_threshold=sentiment_threshold,
         )  # fmt: skip
     except FairtalkError as exc:
         fail(exc)

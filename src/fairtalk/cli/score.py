@@ -49,6 +49,7 @@ def score(
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."),
     binary_test: str = BINARY_TEST,
     count_test: str = COUNT_TEST,
     clusters: bool = CLUSTERS,
@@ -76,6 +77,7 @@ def score(
         result = fairtalk.score(
             source,
             axis=target,
+            measures=parse_primary(measures),
             seed=seed,
             alpha=alpha,
             correction=correction,
