@@ -20,10 +20,13 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="fairtalk",
-    help="Audit dialogue systems and text generators for demographic bias.",
+    help=("Audit dialogue systems and text generators for demographic bias.\n\n"
+          "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent); 2 a usage or input "
+          "error (the message says which); 3 an internal error (a bug: FAIRTALK_DEBUG=1 shows the traceback); "
+          "130 interrupted."),
     no_args_is_help=True,
     add_completion=False,
-    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,
 )
 err_console = Console(stderr=True)
 console = Console()
@@ -32,6 +35,8 @@ console = Console()
 EXIT_USAGE = 2
 #: Exit code when ``--fail-on-bias`` finds a significant difference.
 EXIT_BIAS = 1
+#: Exit code for an unexpected error: a bug, never a verdict.
+EXIT_INTERNAL = 3
 
 #: Exit code when the run is interrupted (Ctrl-C), as a shell reports SIGINT.
 EXIT_INTERRUPTED = 130
@@ -154,3 +159,10 @@ def main() -> None:
     except FairtalkError as exc:  # raised outside a command body (option parsing callbacks)
         err_console.print(f"error: {terminal_safe(exc)}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
+    except Exception as exc:  # a bug: say so, with its own exit code (1 means a gate failed)
+        if os.environ.get("FAIRTALK_DEBUG"):
+            raise
+        err_console.print(f"internal error: {type(exc).__name__}: {terminal_safe(exc)} (a bug in fairtalk; rerun with "
+                          "FAIRTALK_DEBUG=1 for the traceback and report it)", markup=False, highlight=False,
+                          soft_wrap=True)  # fmt: skip
+        sys.exit(EXIT_INTERNAL)
