@@ -10,16 +10,29 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import click
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
     from fairtalk import Lexicon
 
+class _Commands(TyperGroup):
+    """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FairtalkError as exc:
+            fail(exc)
+
+
 app = typer.Typer(
     name="fairtalk",
+    cls=_Commands,
     help=("Audit dialogue systems and text generators for demographic bias.\n\n"
           "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent); 2 a usage or input "
           "error (the message says which); 3 an internal error (a bug: FAIRTALK_DEBUG=1 shows the traceback); "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, console, fail, interrupted, lexicon_inputs, say
+from fairtalk.cli._app import app, console, interrupted, lexicon_inputs, say
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -26,7 +26,6 @@ from fairtalk.cli.respond import (
     generation_lines,
     model_options,
 )
-from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
     from fairtalk import Lexicon
@@ -117,8 +116,6 @@ def audit(
             measures=parse_primary(measures), drop_empty=drop_empty, offense_threshold=offense_threshold,
             sentiment_threshold=sentiment_threshold,
         )  # fmt: skip
-    except FairtalkError as exc:
-        fail(exc)
     except KeyboardInterrupt:
         interrupted(store_path)
     say(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")

@@ -6,8 +6,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, console, fail, lexicon_inputs, resolve_lexicon
-from fairtalk.errors import FairtalkError
+from fairtalk.cli._app import app, console, lexicon_inputs, resolve_lexicon
 
 
 @app.command()
@@ -27,14 +26,11 @@ def augment(
     from fairtalk.report import check_not_input
 
     started = time.perf_counter()
-    try:
-        lex = resolve_lexicon(axis, lexicon)
-        contexts = fairtalk.read_corpus(corpus, field=field, split=split)
-        check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
-        augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
-        fairtalk.write_dialogues(augmentation, output, inputs=[corpus])
-    except FairtalkError as exc:
-        fail(exc)
+    lex = resolve_lexicon(axis, lexicon)
+    contexts = fairtalk.read_corpus(corpus, field=field, split=split)
+    check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
+    augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
+    fairtalk.write_dialogues(augmentation, output, inputs=[corpus])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 
@@ -79,24 +75,21 @@ def pool_filter(
     import fairtalk
     from fairtalk.report import check_not_input
 
-    try:
-        reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
-        if not reasons:
-            raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
-        lex = None if axis is None else resolve_lexicon(axis, None)
-        check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
-        candidates = fairtalk.read_pool(pool)
-        result = fairtalk.filter_pool(
-            candidates,
-            drop=reasons,
-            swapper=lex,
-            offense_threshold=offense_threshold,
-            negative_threshold=negative_threshold,
-            offense_scorer=offense,
-        )
-        fairtalk.write_pool(result.kept, output, input_path=pool)
-    except FairtalkError as exc:
-        fail(exc)
+    reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
+    if not reasons:
+        raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
+    lex = None if axis is None else resolve_lexicon(axis, None)
+    check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
+    candidates = fairtalk.read_pool(pool)
+    result = fairtalk.filter_pool(
+        candidates,
+        drop=reasons,
+        swapper=lex,
+        offense_threshold=offense_threshold,
+        negative_threshold=negative_threshold,
+        offense_scorer=offense,
+    )
+    fairtalk.write_pool(result.kept, output, input_path=pool)
     from rich.table import Table
 
     table = Table(title="fairtalk pool-filter", show_header=False, title_justify="left")

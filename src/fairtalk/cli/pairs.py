@@ -7,8 +7,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, err_console, fail, lexicon_inputs, resolve_lexicon
-from fairtalk.errors import FairtalkError
+from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
 
@@ -33,19 +32,16 @@ def pairs(
     from fairtalk.report import check_not_input
 
     started = time.perf_counter()
-    try:
-        if limit is not None and limit < 1:
-            raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
-        lex = resolve_lexicon(axis, lexicon)
-        contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
-        if output != "-":
-            check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
-        pair_set = fairtalk.build_pairs(
-            contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
-        )
-        fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
-    except FairtalkError as exc:
-        fail(exc)
+    if limit is not None and limit < 1:
+        raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
+    lex = resolve_lexicon(axis, lexicon)
+    contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
+    if output != "-":
+        check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
+    pair_set = fairtalk.build_pairs(
+        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
+    )
+    fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
     _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started)
 
 
@@ -90,11 +86,8 @@ def swap(
     """Swap each line into the other group's wording (both directions), one output line per input line."""
     import fairtalk
 
-    try:
-        lex = resolve_lexicon(axis, lexicon, variant=variant)
-        swapper = fairtalk.Swapper(lex, seed=seed)
-    except FairtalkError as exc:
-        fail(exc)
+    lex = resolve_lexicon(axis, lexicon, variant=variant)
+    swapper = fairtalk.Swapper(lex, seed=seed)
     if texts:
         lines = (line for text in texts for line in text.split("\n"))
     else:  # bytes in, bytes out: undecodable bytes pass through unchanged

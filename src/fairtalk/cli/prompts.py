@@ -7,9 +7,8 @@ from pathlib import Path
 
 import typer
 
-from fairtalk.cli._app import app, console, fail, interrupted, say
+from fairtalk.cli._app import app, console, interrupted, say
 from fairtalk.cli.respond import model_options
-from fairtalk.errors import FairtalkError
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -94,15 +93,12 @@ def prompts_paraphrase(
     import fairtalk
     from fairtalk.report import check_not_input
 
-    try:
-        inputs = {"--groups": groups, **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
-                  **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())}}
-        check_not_input(output, inputs)
-        prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed,
-                                          balance)
-        path = fairtalk.write_prompts(prompts, output)
-    except FairtalkError as exc:
-        fail(exc)
+    inputs = {"--groups": groups, **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
+              **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())}}
+    check_not_input(output, inputs)
+    prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed,
+                                      balance)
+    path = fairtalk.write_prompts(prompts, output)
     _print_filters(filtered)
     console.print(f"wrote {len(prompts):,} prompts to {path}", highlight=False)
 
@@ -157,8 +153,6 @@ def prompts_generate(
                 chosen, responder, output, seeds=seeds, settings=settings, store=store_path, batch_size=batch_size,
                 progress=lambda n: bar.advance(task, n), model_version=model_version,
             )
-    except FairtalkError as exc:
-        fail(exc)
     except KeyboardInterrupt:
         interrupted(store_path)
     seconds = time.perf_counter() - start
@@ -198,45 +192,42 @@ def prompts_analyze(
     import fairtalk
     from fairtalk.report import check_report_folder
 
-    try:
-        if (published is None) == (completions is None):
-            raise fairtalk.SpecError(_MSG_INPUT)
-        check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
-                                     "--paraphrases": paraphrases, "--prompts-file": prompts_file},
-                            names=fairtalk.PROMPTS_REPORT_FILES)
-        group_set = _groups(groups)
-        start = time.perf_counter()
-        if published is not None:
-            if misaligned not in ("keep", "drop"):
-                raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
-            imported = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
-                                               groups=group_set.groups, misaligned=misaligned)
-            frame, summary, parses = imported.frame, imported.summary(), imported.parses
-        else:
-            frame, summary = fairtalk.read_completions(completions)
-            parses = {}
-            if summary["n_unlabelled"]:
-                scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
-                frame = fairtalk.label_completions(frame, scorer, only_missing=True)
-                summary = {**summary, "regard": regard}
-        certificate = None
-        if relabel or summary.get("regard"):  # the scorer that labelled is here: certify it on neutral probes
-            checker = fairtalk.Regard(scorer=regard, mask_terms=fairtalk.identity_terms(group_set.groups))
-            certificate = fairtalk.certify_regard(checker.labels, group_set, alpha=alpha)
-        options = {"groups": group_set, "include_other": include_other, "smoothing": smoothing, "n_best": n_best,
-                   "seed": seed, "n_draws": n_draws, "parses": parses, "alpha": alpha, "n_resamples": resamples}
-        result = fairtalk.analyze_prompts(frame, **options)
-        relabelled = None
-        if relabel:  # the file's (or published) labels beside the chosen scorer's, in one report
+    if (published is None) == (completions is None):
+        raise fairtalk.SpecError(_MSG_INPUT)
+    check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
+                                 "--paraphrases": paraphrases, "--prompts-file": prompts_file},
+                        names=fairtalk.PROMPTS_REPORT_FILES)
+    group_set = _groups(groups)
+    start = time.perf_counter()
+    if published is not None:
+        if misaligned not in ("keep", "drop"):
+            raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
+        imported = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
+                                           groups=group_set.groups, misaligned=misaligned)
+        frame, summary, parses = imported.frame, imported.summary(), imported.parses
+    else:
+        frame, summary = fairtalk.read_completions(completions)
+        parses = {}
+        if summary["n_unlabelled"]:
             scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
-            relabelled = fairtalk.analyze_prompts(fairtalk.label_completions(frame, scorer), **options)
-            summary = {**summary, "relabelled_with": regard}
-        seconds = time.perf_counter() - start
-        written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
-                                                relabelled=relabelled, relabelled_name=regard,
-                                                scorer_check=certificate)
-    except FairtalkError as exc:
-        fail(exc)
+            frame = fairtalk.label_completions(frame, scorer, only_missing=True)
+            summary = {**summary, "regard": regard}
+    certificate = None
+    if relabel or summary.get("regard"):  # the scorer that labelled is here: certify it on neutral probes
+        checker = fairtalk.Regard(scorer=regard, mask_terms=fairtalk.identity_terms(group_set.groups))
+        certificate = fairtalk.certify_regard(checker.labels, group_set, alpha=alpha)
+    options = {"groups": group_set, "include_other": include_other, "smoothing": smoothing, "n_best": n_best,
+               "seed": seed, "n_draws": n_draws, "parses": parses, "alpha": alpha, "n_resamples": resamples}
+    result = fairtalk.analyze_prompts(frame, **options)
+    relabelled = None
+    if relabel:  # the file's (or published) labels beside the chosen scorer's, in one report
+        scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
+        relabelled = fairtalk.analyze_prompts(fairtalk.label_completions(frame, scorer), **options)
+        summary = {**summary, "relabelled_with": regard}
+    seconds = time.perf_counter() - start
+    written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
+                                            relabelled=relabelled, relabelled_name=regard,
+                                            scorer_check=certificate)
     _print_analysis(result, summary, seconds)
     if certificate is not None:
         flagged = certificate["flagged"]
@@ -304,11 +295,8 @@ def regard_train(
     """Train a regard classifier (TF-IDF + VADER or sentence embeddings, logistic regression); use it with --regard path:DIR."""
     import fairtalk
 
-    try:
-        start = time.perf_counter()
-        report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder, lexicon_weight=lexicon_weight)
-    except FairtalkError as exc:
-        fail(exc)
+    start = time.perf_counter()
+    report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder, lexicon_weight=lexicon_weight)
     counts = ", ".join(f"{k} {v}" for k, v in report.n_by_label.items())
     console.print(
         f"wrote {output} · {report.n_examples:,} examples ({counts}) · {report.cv_folds}-fold CV accuracy "

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import console, fail, say
+from fairtalk.cli._app import console, say
 from fairtalk.cli.prompts import regard_app
-from fairtalk.errors import FairtalkError
 
 _SCORER_HELP = "Regard scorer: builtin, path:DIR (from `fairtalk regard train`) or hf:MODEL."
 
@@ -21,13 +20,10 @@ def regard_label(
     import fairtalk
     from fairtalk.report import check_not_input
 
-    try:
-        check_not_input(output, {"--input": input_file})
-        records = fairtalk.read_regard_labels(input_file, need_text=True)
-        labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
-        fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
-    except FairtalkError as exc:
-        fail(exc)
+    check_not_input(output, {"--input": input_file})
+    records = fairtalk.read_regard_labels(input_file, need_text=True)
+    labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+    fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
     counts = {name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
     say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     say(f"wrote {output}")
@@ -43,23 +39,20 @@ def regard_check(
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
 
-    try:
-        records = fairtalk.read_regard_labels(gold, need_text=predicted is None)
-        if predicted is not None:
-            guesses = {r["id"]: r["label"] for r in fairtalk.read_regard_labels(predicted)}
-            source = predicted
-        else:
-            labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
-            guesses = {r["id"]: int(v) for r, v in zip(records, labels)}
-            source = regard
-        result = fairtalk.check_regard_labels(records, guesses)
-        if output is not None:
-            from fairtalk.report import check_not_input
+    records = fairtalk.read_regard_labels(gold, need_text=predicted is None)
+    if predicted is not None:
+        guesses = {r["id"]: r["label"] for r in fairtalk.read_regard_labels(predicted)}
+        source = predicted
+    else:
+        labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+        guesses = {r["id"]: int(v) for r, v in zip(records, labels)}
+        source = regard
+    result = fairtalk.check_regard_labels(records, guesses)
+    if output is not None:
+        from fairtalk.report import check_not_input
 
-            check_not_input(output, {"--gold": gold, "--predicted": predicted})
-            result.write(output)
-    except FairtalkError as exc:
-        fail(exc)
+        check_not_input(output, {"--gold": gold, "--predicted": predicted})
+        result.write(output)
     _print_check(result, source)
 
 

@@ -6,8 +6,7 @@ import time
 
 import typer
 
-from fairtalk.cli._app import app, console, fail
-from fairtalk.errors import FairtalkError
+from fairtalk.cli._app import app, console
 
 reproduce_app = typer.Typer(
     name="reproduce",
@@ -39,16 +38,13 @@ def debias(
     from fairtalk.report import comparison_rich_table
 
     started = time.perf_counter()
-    try:
-        if n_pairs is not None and n_pairs < 1:
-            raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
-        comparison = fairtalk.reproduce_debias(
-            out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus, eval_corpus=eval_corpus,
-            n_resamples=resamples, progress=not quiet,
-            log=None if quiet else (lambda line: console.print(line, highlight=False, markup=False)),
-        )  # fmt: skip
-    except FairtalkError as exc:
-        fail(exc)
+    if n_pairs is not None and n_pairs < 1:
+        raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
+    comparison = fairtalk.reproduce_debias(
+        out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus, eval_corpus=eval_corpus,
+        n_resamples=resamples, progress=not quiet,
+        log=None if quiet else (lambda line: console.print(line, highlight=False, markup=False)),
+    )  # fmt: skip
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():
         console.print(f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "

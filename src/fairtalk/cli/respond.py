@@ -6,8 +6,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import IN_MEMORY, app, check_output_file, fail, interrupted, say
-from fairtalk.errors import FairtalkError
+from fairtalk.cli._app import IN_MEMORY, app, check_output_file, interrupted, say
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 
@@ -105,8 +104,6 @@ def respond(
                                       max_errors=max_errors, batch_size=batch_size, progress=True,
                                       model_version=model_version)  # fmt: skip
         fairtalk.write_responses(generation.responses, output)
-    except FairtalkError as exc:
-        fail(exc)
     except KeyboardInterrupt:
         interrupted(store)
     finally:

@@ -7,7 +7,6 @@ import typer
 from fairtalk.cli._app import (
     app,
     console,
-    fail,
     interrupted,
     resolve_lexicon,
     say,
@@ -24,7 +23,6 @@ from fairtalk.cli._inference import (
     parse_primary,
     report_gates,
 )
-from fairtalk.errors import FairtalkError
 
 _SCORE_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
 _MSG_SCORE_CHOICE = "{option} must be one of the choices, not {given!r}"
@@ -95,8 +93,6 @@ def score(
             primary=parse_primary(primary),
         )
         paths = write_report(result, output)
-    except FairtalkError as exc:
-        fail(exc)
     except KeyboardInterrupt:
         interrupted()
     console.print(rich_table(result))

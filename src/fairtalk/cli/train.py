@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, console, fail
-from fairtalk.errors import FairtalkError
+from fairtalk.cli._app import app, console
 
 _MODELS = ("seq2seq", "retrieval")
 _MSG_MODEL = "MODEL must be seq2seq or retrieval, not {given!r}"
@@ -32,23 +31,20 @@ def train(
     """Train a reference model on a dialogue corpus; print validation figures each epoch."""
     import fairtalk
 
-    try:
-        if model not in _MODELS:
-            raise fairtalk.SpecError(_MSG_MODEL.format(given=model), choices=_MODELS, given=model)
-        if dtype not in ("float16", "float32"):
-            raise fairtalk.SpecError(f"--dtype must be float16 or float32, not {dtype!r}", choices=("float16", "float32"), given=dtype)
-        config = fairtalk.TrainConfig(
-            model=model, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias, wer_k=wer_k,
-            axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype, corpus=corpus,
-        )
-        split = "train" if corpus == "builtin:chitchat" else "all"
-        dialogues = fairtalk.read_corpus(corpus, split=split)
-        console.print(f"training {model} on {corpus}" + (f" (split {split})" if split != "all" else "")
-                      + f", debias {debias}, seed {seed}, {epochs} epoch(s)", highlight=False)
-        result = fairtalk.train_model(dialogues, config, output, progress=not quiet,
-                                      log=lambda line: console.print(line, highlight=False, markup=False))
-    except FairtalkError as exc:
-        fail(exc)
+    if model not in _MODELS:
+        raise fairtalk.SpecError(_MSG_MODEL.format(given=model), choices=_MODELS, given=model)
+    if dtype not in ("float16", "float32"):
+        raise fairtalk.SpecError(f"--dtype must be float16 or float32, not {dtype!r}", choices=("float16", "float32"), given=dtype)
+    config = fairtalk.TrainConfig(
+        model=model, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias, wer_k=wer_k,
+        axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype, corpus=corpus,
+    )
+    split = "train" if corpus == "builtin:chitchat" else "all"
+    dialogues = fairtalk.read_corpus(corpus, split=split)
+    console.print(f"training {model} on {corpus}" + (f" (split {split})" if split != "all" else "")
+                  + f", debias {debias}, seed {seed}, {epochs} epoch(s)", highlight=False)
+    result = fairtalk.train_model(dialogues, config, output, progress=not quiet,
+                                  log=lambda line: console.print(line, highlight=False, markup=False))
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
     console.print(
