@@ -14,15 +14,16 @@ writes itself is kept within the same cap: :func:`fit_in_record` cuts a model's 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
 
-__all__ = ["MAX_RECORD_BYTES", "fit_in_record", "numbered_lines", "open_input", "parse_object", "read_objects",
+__all__ = ["MAX_RECORD_BYTES", "fit_in_record", "jsonable", "numbered_lines", "open_input", "parse_object", "read_objects",
            "replace_surrogates", "without_surrogates"]
 
 #: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
@@ -184,3 +185,26 @@ def _objects(handle: IO[bytes], where: str, digest: Any) -> Iterator[tuple[int, 
         for number, text in numbered_lines(handle, where, digest):
             if text.strip():
                 yield number, parse_object(text, where, number)
+
+
+def jsonable(value: Any) -> Any:
+    """A copy of ``value`` that strict JSON accepts: non-finite floats -> None, tuples -> lists (the one such helper).
+
+    NumPy scalars and arrays (``.item()`` / ``.tolist()``) and paths are converted too;
+    anything else unknown becomes its ``str``.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=str)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, without importing numpy here
+        return jsonable(value.tolist())
+    return str(value)

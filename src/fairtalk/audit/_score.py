@@ -22,6 +22,7 @@ from fairtalk.audit._inference import (
     corpus_row,
 )
 from fairtalk.errors import InputError, SpecError
+from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import (
     CorpusMeasure,
@@ -63,19 +64,6 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "unknown"
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain JSON types for the manifest (mappings, sequences, numpy scalars)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in (sorted(value) if isinstance(value, (set, frozenset)) else value)]
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def _validate(correction: str, alpha: float, n_resamples: int, n_divergent: int, seed: int = 0) -> None:
@@ -376,7 +364,7 @@ def _manifest(lexicon: Lexicon, measures: list[Any], rs: ResponseSet, *, options
     """Versions, hashes, thresholds and seeds: what it takes to trace and reproduce a result."""
     from fairtalk import __version__
 
-    return _jsonable({
+    return jsonable({
         "fairtalk_version": __version__,
         "python": platform.python_version(),
         "libraries": {name: _package_version(name) for name in ("numpy", "scipy", "statsmodels")},

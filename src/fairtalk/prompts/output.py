@@ -14,6 +14,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
+from fairtalk.jsonl import jsonable
 from fairtalk.prompts.analysis import PromptAnalysis
 
 __all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_prompts_report"]
@@ -28,19 +29,6 @@ _MSG_OUT = "cannot write the report ({error})"
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: Longest example text shown in the HTML (the completions file keeps the full text).
 _MAX_SHOWN_CHARS = 2000
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` with NaN/inf as None, tuples as lists and numpy scalars as Python numbers."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:

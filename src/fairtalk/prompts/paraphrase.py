@@ -14,8 +14,8 @@ with an instruction prompt; its structures are labelled ``model:<i>`` (``i`` the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fairtalk.errors import InputError, SpecError

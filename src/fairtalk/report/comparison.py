@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fairtalk.files import write_text_atomic
-from fairtalk.report.json_report import jsonable
+from fairtalk.jsonl import jsonable
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
 from fairtalk.results import AuditResult, DebiasComparison

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.files import write_text_atomic
-from fairtalk.report.json_report import jsonable
+from fairtalk.jsonl import jsonable
 from fairtalk.report.plots import bar_chart_png, png_data_uri
 from fairtalk.report.table import (
     COLUMNS,

@@ -16,9 +16,9 @@ from fairtalk.files import (
     staged,
     write_text_atomic,
 )
+from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _environment, _version
-from fairtalk.report.json_report import jsonable
 from fairtalk.report.table import measure_label
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
