@@ -44,3 +44,16 @@ def test_import_and_help_do_not_load_heavy_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_type_stub_lists_every_public_name() -> None:
+    import ast
+    from pathlib import Path
+
+    stub = Path(fairtalk.__file__).with_suffix(".pyi")
+    tree = ast.parse(stub.read_text())
+    declared = next(ast.literal_eval(node.value) for node in tree.body
+                    if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__")  # fmt: skip
+    imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert sorted(declared) == sorted(fairtalk.__all__)
+    assert set(fairtalk.__all__) - {"__version__"} <= imported  # every lazy name has its typed import
