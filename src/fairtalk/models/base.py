@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 
@@ -118,9 +118,11 @@ class Responder(Protocol):
         """Release the model, connections and files."""
         ...
 
-    def __enter__(self) -> Responder: ...
+    def __enter__(self) -> Self: ...
 
-    def __exit__(self, *exc_info: object) -> None: ...
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None, /
+    ) -> None: ...
 
 
 class BaseResponder(ABC):
@@ -154,7 +156,7 @@ class BaseResponder(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (nothing by default)."""
 
-    def __enter__(self) -> BaseResponder:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
