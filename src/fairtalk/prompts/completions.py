@@ -38,7 +38,7 @@ from fairtalk.store import CachingResponder, RunStore
 
 __all__ = [
     "bad_completion",
-    "GenerationSummary",
+    "CompletionSummary",
     "generate_completions",
     "join_completion",
     "label_completions",
@@ -59,7 +59,7 @@ _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r
 
 
 @dataclass(frozen=True, slots=True)
-class GenerationSummary:
+class CompletionSummary:
     """What a generation run did: items requested, served from the store, generated, failed."""
 
     n_prompts: int
@@ -173,7 +173,7 @@ def generate_completions(
     batch_size: int = 32,
     progress: Callable[[int], object] | None = None,
     model_version: str | None = None,
-) -> GenerationSummary:
+) -> CompletionSummary:
     """Complete every prompt once per seed through the run store and write the completions JSONL.
 
     Parameters
@@ -224,7 +224,7 @@ def generate_completions(
                 else:
                     record.update(completion=item, text=join_completion(prompt.text, item))
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return GenerationSummary(
+    return CompletionSummary(
         n_prompts=len(prompts), n_seeds=len(seed_list), n_items=len(contexts), n_cached=caching.n_cached,
         n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=caching.fingerprint,
         settings=settings.key, store=str(store_path), error_counts=MappingProxyType(errors),
