@@ -174,3 +174,21 @@ def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_p
     # what the audit wrote is what `fairtalk score` reads back, to the same result
     rescored = fairtalk.score(out / "gender" / "responses.jsonl", axis="gender", **FAST)
     assert rescored.to_dict()["measures"] == run.results["gender"].to_dict()["measures"]
+
+
+def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    import fairtalk
+    from fairtalk.prompts.templates import GroupPair, GroupSet
+
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    run = fairtalk.run_audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)
+    frame = run.to_frame()
+    assert frame.index.names == ["axis", "measure"] and ("gender", "offense_rate") in frame.index
+    rows = [{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+            for g in ("a", "b") for s in ("original", "x") for k in range(6)]  # fmt: skip
+    analysis = fairtalk.analyze_prompts(pd.DataFrame(rows), groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)),
+                                        n_draws=2, n_resamples=0)  # fmt: skip
+    table = analysis.to_frame()
+    assert list(table.index) == ["all", "a", "b"] and table.loc["a", "n"] == 12  # 2 structures x 6 polar labels

@@ -114,6 +114,18 @@ class PromptAnalysis:
             "warnings": list(self.warnings),
         }
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per group (and ``all``): label shares over all structures, mean regard, its n, and the baseline's."""
+        rows = {}
+        for group in ["all", *self.groups]:
+            row: dict[str, Any] = {label: self.distribution[group].get(label) for label in self.labels}
+            row.update(mean_regard=self.regard[group]["mean"], n=self.regard[group]["n"],
+                       baseline_mean_regard=self.baseline_regard[group]["mean"])  # fmt: skip
+            rows[group] = row
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "group"
+        return frame
+
     def structure_frame(self) -> pd.DataFrame:
         """Mean regard per structure (rows) and group (columns), plus each pair's gap."""
         frame = pd.DataFrame.from_dict(self.by_structure, orient="index", columns=list(self.groups), dtype=float)

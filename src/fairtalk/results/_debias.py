@@ -72,6 +72,12 @@ class DebiasComparison:
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
+    def to_frame(self) -> Any:
+        """One row per (model, measure): each model's ``AuditResult.to_frame()`` stacked, indexed by both."""
+        import pandas as pd
+
+        return pd.concat({name: result.to_frame() for name, result in self.results.items()}, names=["model", "measure"])
+
     @property
     def results(self) -> Mapping[str, AuditResult]:
         """Model name -> its AuditResult."""

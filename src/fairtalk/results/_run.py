@@ -133,6 +133,13 @@ class AuditRun:
     store: str | None = None
     run_id: str = ""
 
+    def to_frame(self) -> Any:
+        """One row per (axis, measure): every axis's ``AuditResult.to_frame()`` stacked, indexed by both."""
+        import pandas as pd
+
+        frames = {axis: result.to_frame() for axis, result in self.results.items()}
+        return pd.concat(frames, names=["axis", "measure"]) if frames else pd.DataFrame()
+
     @property
     def results(self) -> Mapping[str, AuditResult]:
         """Axis name -> its AuditResult."""
