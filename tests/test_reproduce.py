@@ -72,6 +72,8 @@ def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
         assert _pair_ids(out / name / "gender" / "responses.jsonl") == pairs
         assert (out / name / "index.html").is_file() and (out / name / "gender" / "report.md").is_file()
     assert (cache / "responses.sqlite").is_file()
+    frame = comparison.to_frame()
+    assert frame.index.names == ["model", "measure"] and set(frame.index.get_level_values("model")) == set(MODELS)
 
 
 def test_writes_the_table_7_shaped_table(tiny) -> None:
