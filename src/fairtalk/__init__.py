@@ -45,6 +45,7 @@ _LAZY: dict[str, str] = {
     "ResponseSet": "fairtalk.responses:ResponseSet",
     "read_responses": "fairtalk.responses:read_responses",
     "write_responses": "fairtalk.responses:write_responses",
+    "jsonable": "fairtalk.jsonl:jsonable",
     "score": "fairtalk.audit:score",
     "run_audit": "fairtalk.audit:audit",
     "respond": "fairtalk.audit:respond",

@@ -36,6 +36,7 @@ from fairtalk.pairs import write_pairs as write_pairs
 from fairtalk.responses import ResponseSet as ResponseSet
 from fairtalk.responses import read_responses as read_responses
 from fairtalk.responses import write_responses as write_responses
+from fairtalk.jsonl import jsonable as jsonable
 from fairtalk.audit import score as score
 from fairtalk.audit import audit as run_audit
 from fairtalk.audit import respond as respond
@@ -187,6 +188,7 @@ __all__ = [
     "generate_completions",
     "get_measure",
     "identity_terms",
+    "jsonable",
     "label_completions",
     "load_attributes",
     "load_checkpoint",

@@ -75,10 +75,30 @@ def terminal_safe(text: object) -> str:
     return _CONTROL.sub("", str(text))
 
 
+#: With ``--json`` stdout carries only the JSON document: every message goes to stderr.
+_MESSAGES_TO_STDERR: list[bool] = [False]
+
+
 def say(text: object, *, style: str | None = None, stderr: bool = False) -> None:
     """Print one line as plain text (no markup, no highlighting), with control sequences removed."""
-    (err_console if stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
-                                               soft_wrap=True)  # fmt: skip
+    to_stderr = stderr or _MESSAGES_TO_STDERR[0]
+    (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
+                                                  soft_wrap=True)  # fmt: skip
+
+
+def json_output(enabled: bool) -> None:
+    """``--json``: keep stdout for the JSON document (messages go to stderr)."""
+    _MESSAGES_TO_STDERR[0] = enabled
+
+
+def print_json(document: object) -> None:
+    """Write ``document`` as strict JSON to stdout (NaN as null), one document, nothing else."""
+    import json
+
+    from fairtalk import jsonable
+
+    sys.stdout.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    sys.stdout.flush()
 
 
 def fail(error: FairtalkError | str) -> NoReturn:

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, console, interrupted, lexicon_inputs, say
+from fairtalk.cli._app import (
+    app,
+    console,
+    interrupted,
+    json_output,
+    lexicon_inputs,
+    print_json,
+    say,
+)
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -86,6 +94,7 @@ def audit(
     primary: str | None = PRIMARY,
     correction_scope: str = typer.Option("axis", "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
@@ -118,9 +127,13 @@ def audit(
         )  # fmt: skip
     except KeyboardInterrupt:
         interrupted(store_path)
+    json_output(json_out)
+    if json_out:
+        print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
     say(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
-        console.print(rich_table(axis_run.result))
+        if not json_out:
+            console.print(rich_table(axis_run.result))
         cov = axis_run.coverage
         say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
         first = dict(cov.get("skipped_first") or ())

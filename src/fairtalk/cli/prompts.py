@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from fairtalk.cli._app import app, console, interrupted, say
+from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
 from fairtalk.cli.respond import model_options
 
 prompts_app = typer.Typer(
@@ -184,6 +184,7 @@ def prompts_analyze(
     n_draws: int = typer.Option(100, "--draws", min=1, help="Robustness draws."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Template × seed bootstrap resamples for the intervals (0: none)."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the reversal tests (Holm over structures)."),
+    json_out: bool = typer.Option(False, "--json", help="Write the analysis (results.json's content) to stdout; messages go to stderr."),
     misaligned: str = typer.Option("keep", "--misaligned", help="Published rows not starting with their expected prompt: keep or drop."),
     paraphrases: str | None = typer.Option(None, "--paraphrases", help="Folder of the AESOP paraphrase files, to check the published rows' alignment."),
     prompts_file: str | None = typer.Option(None, "--prompts-file", help="fixed-prompts.txt of the published layout."),
@@ -228,7 +229,10 @@ def prompts_analyze(
     written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
                                             relabelled=relabelled, relabelled_name=regard,
                                             scorer_check=certificate)
-    _print_analysis(result, summary, seconds)
+    json_output(json_out)
+    if json_out:
+        print_json(result.to_dict())
+    _print_analysis(result, summary, seconds, show_table=not json_out)
     if certificate is not None:
         flagged = certificate["flagged"]
         say(f"scorer check ({regard}, {certificate['n_probes']} neutral probes per group): "
@@ -242,7 +246,7 @@ def prompts_analyze(
                   f"{', '.join(p.name for p in written.values())}", highlight=False, markup=False)
 
 
-def _print_analysis(result, summary, seconds: float) -> None:
+def _print_analysis(result, summary, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
 
     table = Table(title=f"label distribution (%), all structures · {result.data['n_rows']:,} completions · {seconds:.2f} s")
@@ -253,7 +257,8 @@ def _print_analysis(result, summary, seconds: float) -> None:
     for group in ["all", *result.groups]:
         dist = result.distribution[group]
         table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group]['mean']:+.3f}")
-    console.print(table)
+    if show_table:
+        console.print(table)
     for name, g in result.gaps.items():
         if g["all"] is None:
             continue

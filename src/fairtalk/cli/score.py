@@ -8,6 +8,8 @@ from fairtalk.cli._app import (
     app,
     console,
     interrupted,
+    json_output,
+    print_json,
     resolve_lexicon,
     say,
 )
@@ -48,6 +50,7 @@ def score(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
     measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."),
+    json_out: bool = typer.Option(False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."),
     binary_test: str = BINARY_TEST,
     count_test: str = COUNT_TEST,
     clusters: bool = CLUSTERS,
@@ -95,7 +98,11 @@ def score(
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()
-    console.print(rich_table(result))
+    json_output(json_out)
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        console.print(rich_table(result))
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")
     for path in paths.values():

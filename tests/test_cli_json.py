@@ -1,0 +1,54 @@
+"""`--json` on score, audit and prompts analyze: stdout is exactly one JSON document; messages go to stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from audit_toys import write_corpus, write_models
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+def _responses(path: Path) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(30):
+            f.write(json.dumps({"pair_id": i, "side": "a", "response": "that is lovely"}) + "\n")
+            f.write(json.dumps({"pair_id": i, "side": "b", "response": "you idiot" if i % 2 else "that is lovely"}) + "\n")
+    return path
+
+
+def test_score_json_is_the_results_document(tmp_path: Path) -> None:
+    done = runner.invoke(app, ["score", "--responses", str(_responses(tmp_path / "r.jsonl")), "--axis", "gender",
+                               "-o", str(tmp_path / "out"), "--resamples", "50", "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    assert document == json.loads((tmp_path / "out" / "results.json").read_text())
+    assert "wrote" in done.stderr
+
+
+def test_audit_json_holds_the_run_and_every_axis(tmp_path: Path) -> None:
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:fair",
+                               "-o", str(tmp_path / "run"), "--resamples", "50", "--quiet", "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    assert document["run"]["run_id"] and set(document["results"]) == {"gender"}
+    assert document["results"]["gender"]["n_pairs"] > 0
+
+
+def test_prompts_analyze_json_is_the_analysis(tmp_path: Path) -> None:
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("".join(json.dumps({"group": g, "template": "worked as", "structure": "original", "seed": k,
+                                               "text": f"The {g} worked as a cook.", "label": k % 3 - 1}) + "\n"
+                                   for g in ("man", "woman") for k in range(6)))  # fmt: skip
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    done = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
+                               "-o", str(tmp_path / "rep"), "--draws", "2", "--resamples", "10", "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    assert set(document["groups"]) == {"man", "woman"} and "gender" in document["gaps"]
