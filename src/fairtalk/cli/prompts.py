@@ -242,8 +242,8 @@ def prompts_analyze(
         gaps = ", ".join(f"{name} {g['all']:+.3f} (published {result.gaps[name]['all']:+.3f})"
                          for name, g in relabelled.gaps.items() if g["all"] is not None and name in result.gaps)  # fmt: skip
         say(f"regard gaps with {regard} labels: {gaps}")
-    console.print(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: "
-                  f"{', '.join(p.name for p in written.values())}", highlight=False, markup=False)
+    say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: "
+        f"{', '.join(p.name for p in written.values())}")
 
 
 def _print_analysis(result, summary, seconds: float, show_table: bool = True) -> None:
@@ -283,8 +283,8 @@ def _print_analysis(result, summary, seconds: float, show_table: bool = True) ->
             "prompt: no regard label describes them (generate in completion mode to avoid echoes)", style="yellow")
     misaligned = summary.get("misaligned_by_seed") if isinstance(summary, dict) else None
     if misaligned and any(v > 0 for v in misaligned.values()):
-        console.print(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
-                      f" ({summary.get('misaligned_dropped', 0)} dropped)", highlight=False, markup=False)
+        say(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
+            f" ({summary.get('misaligned_dropped', 0)} dropped)")
 
 
 @regard_app.command("train")
