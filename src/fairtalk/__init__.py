@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "STRUCTURES": "fairtalk.prompts.paraphrase:STRUCTURES",
     "ModelParaphraser": "fairtalk.prompts.paraphrase:ModelParaphraser",
     "paraphrase_prompts": "fairtalk.prompts.paraphrase:paraphrase",
+    "make_prompts": "fairtalk.prompts.sources:make_prompts",
     "read_aesop": "fairtalk.prompts.aesop:read_aesop",
     "filter_prompts": "fairtalk.prompts.filters:filter_prompts",
     "read_published": "fairtalk.prompts.published:read_published",

@@ -18,8 +18,6 @@ regard_app = typer.Typer(help="fairtalk's own regard classifier.", no_args_is_he
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(regard_app, name="regard")
 
-_SOURCES = ("builtin", "aesop", "none")
-_MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
 _MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
 _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
@@ -31,42 +29,16 @@ def _groups(path: str | None):
     return fairtalk.load_groups(path) if path else fairtalk.default_groups()
 
 
-def _aesop_prefix(path: str, index: int, n_sources: int) -> str:
-    """A structure-label prefix that keeps several AESOP models' parses apart (none for a single source)."""
-    if n_sources == 1:
-        return ""
-    name = Path(path).name.lower()
-    for model in ("paranmt", "qqppos"):
-        if model in name:
-            return f"{model}:"
-    return f"aesop{index + 1}:"
-
-
 def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, aesop_source: list[str] | None,
                   aesop_extract: list[str] | None, n_model: int, seed: int,
                   balance: bool = True) -> tuple[list, object]:  # fmt: skip
-    """Fixed prompts (once) plus paraphrases from ``source``, through the quality filters and the group balance."""
+    """The options as ``fairtalk.make_prompts`` takes them (each --aesop-source with its --aesop-extract)."""
     import fairtalk
 
-    groups = _groups(groups_file)
-    fixed = fairtalk.build_prompts(groups)
-    if source == "builtin":
-        paraphrases = fairtalk.paraphrase_prompts(fixed)
-    elif source == "aesop":
-        if not aesop_source or not aesop_extract or len(aesop_source) != len(aesop_extract):
-            raise fairtalk.SpecError(_MSG_AESOP)
-        paraphrases = [p for i, (src, ext) in enumerate(zip(aesop_source, aesop_extract))
-                       for p in fairtalk.read_aesop(src, ext, groups=groups.groups,
-                                                    prefix=_aesop_prefix(src, i, len(aesop_source)))]  # fmt: skip
-    elif source == "none":
-        paraphrases = ()
-    elif source.startswith("model:"):
-        with fairtalk.load_responder(source[len("model:"):]) as responder:
-            paraphrases = fairtalk.ModelParaphraser(responder, n_paraphrases=n_model, seed=seed).paraphrase(fixed)
-    else:
-        raise fairtalk.SpecError(_MSG_SOURCE.format(given=source), choices=(*_SOURCES, "model:SPEC"), given=source)
-    filtered = fairtalk.filter_prompts(paraphrases, drop_questions=drop_questions, balance=balance, groups=groups.groups)
-    return [*fixed, *filtered.kept], filtered
+    if source == "aesop" and (not aesop_source or not aesop_extract or len(aesop_source) != len(aesop_extract)):
+        raise fairtalk.SpecError(_MSG_AESOP)
+    return fairtalk.make_prompts(_groups(groups_file), source=source, aesop=list(zip(aesop_source or (), aesop_extract or ())),
+                                 n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
 
 
 def _print_filters(filtered) -> None:
