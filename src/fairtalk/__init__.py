@@ -4,8 +4,6 @@ Heavy names (anything that imports numpy-based stages) are loaded on first use, 
 ``import fairtalk`` and ``fairtalk --help`` stay fast.
 """
 
-from importlib import import_module as _import_module
-from typing import Any as _Any
 
 from fairtalk.errors import (
     BadResponse,
@@ -22,6 +20,7 @@ from fairtalk.errors import (
     StoreError,
     TransportError,
 )
+from fairtalk.lazy import lazy_names as _lazy_names
 from fairtalk.records import Context, Pair, Response, Swap
 
 __version__ = "0.1.0"
@@ -147,15 +146,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'fairtalk' has no attribute {name!r}")
-    module_name, _, attribute = target.partition(":")
-    value = getattr(_import_module(module_name), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_names("fairtalk", _LAZY, globals())

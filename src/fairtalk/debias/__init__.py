@@ -6,8 +6,7 @@ Names load on first use: :mod:`fairtalk.debias.wer` imports torch, so it is impo
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from fairtalk.lazy import lazy_names
 
 #: Public names: name -> "module:attribute" (loaded lazily).
 _LAZY: dict[str, str] = {
@@ -27,15 +26,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'fairtalk.debias' has no attribute {name!r}")
-    module_name, _, attribute = target.partition(":")
-    value = getattr(import_module(module_name), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names("fairtalk.debias", _LAZY, globals())

@@ -15,8 +15,7 @@ Modules, one concept each:
 Names load on first use (numpy, pandas and matplotlib stay unimported until needed).
 """
 
-from importlib import import_module as _import_module
-from typing import Any as _Any
+from fairtalk.lazy import lazy_names as _lazy_names
 
 _LAZY: dict[str, str] = {
     "TEMPLATES": "templates",
@@ -79,14 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fairtalk.prompts' has no attribute {name!r}")
-    value = getattr(_import_module(f"fairtalk.prompts.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_names("fairtalk.prompts", _LAZY, globals())
