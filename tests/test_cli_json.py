@@ -52,3 +52,19 @@ def test_prompts_analyze_json_is_the_analysis(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     document = json.loads(done.stdout)
     assert set(document["groups"]) == {"man", "woman"} and "gender" in document["gaps"]
+
+
+def test_responses_and_pairs_from_standard_input(tmp_path: Path) -> None:
+    text = _responses(tmp_path / "r.jsonl").read_text()
+    done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "out"),
+                               "--resamples", "50", "--json"], input=text)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["n_pairs"] == 30
+    pairs = tmp_path / "pairs.jsonl"
+    made = runner.invoke(app, ["pairs", "--corpus", str(write_corpus(tmp_path)), "--axis", "gender", "-o", str(pairs)])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "responses.jsonl"
+    responded = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "-o", str(out)],
+                              input=pairs.read_text())  # fmt: skip
+    assert responded.exit_code == 0, responded.output
+    assert len(out.read_text().splitlines()) == 2 * len(pairs.read_text().splitlines())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -84,6 +86,18 @@ def say(text: object, *, style: str | None = None, stderr: bool = False) -> None
     to_stderr = stderr or _MESSAGES_TO_STDERR[0]
     (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
                                                   soft_wrap=True)  # fmt: skip
+
+
+@contextlib.contextmanager
+def stdin_as_file(value: str | None, name: str = "stdin.jsonl") -> Iterator[str | None]:
+    """``-`` means standard input: its bytes in a temporary file named ``name`` for the length of the block."""
+    if value != "-":
+        yield value
+        return
+    with tempfile.TemporaryDirectory(prefix="fairtalk-stdin-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(sys.stdin.buffer.read())
+        yield str(path)
 
 
 def json_output(enabled: bool) -> None:

@@ -6,7 +6,14 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import IN_MEMORY, app, check_output_file, interrupted, say
+from fairtalk.cli._app import (
+    IN_MEMORY,
+    app,
+    check_output_file,
+    interrupted,
+    say,
+    stdin_as_file,
+)
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 
@@ -64,7 +71,7 @@ def generation_lines(summary: Any) -> list[str]:
 
 @app.command()
 def respond(
-    pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
+    pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`); - reads standard input."),
     model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
     model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
     model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
@@ -94,7 +101,8 @@ def respond(
             check_output_file(store, option="--store")
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p)  # fmt: skip
-        items = list(fairtalk.read_pairs(pairs))
+        with stdin_as_file(pairs) as pairs_path:
+            items = list(fairtalk.read_pairs(pairs_path))
         responder = fairtalk.load_responder(model, **model_options(model_arg))
         files = model_inputs(responder)
         check_not_input(output, files)

@@ -12,6 +12,7 @@ from fairtalk.cli._app import (
     print_json,
     resolve_lexicon,
     say,
+    stdin_as_file,
 )
 from fairtalk.cli._inference import (
     BINARY_TEST,
@@ -32,7 +33,7 @@ _MSG_SCORE_CHOICE = "{option} must be one of the choices, not {given!r}"
 
 @app.command()
 def score(
-    responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout."),
+    responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input."),
     responses_b: str | None = typer.Option(None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."),
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
@@ -74,7 +75,9 @@ def score(
                     _MSG_SCORE_CHOICE.format(option=option, given=given), choices=_SCORE_CHOICES[option], given=given
                 )
         target = resolve_lexicon(axis, lexicon)
-        source = responses if responses_b is None else fairtalk.read_responses((responses, responses_b), drop_empty=drop_empty)
+        with stdin_as_file(responses) as responses_path:
+            source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
+                                             drop_empty=drop_empty)  # fmt: skip
         result = fairtalk.score(
             source,
             axis=target,
