@@ -17,14 +17,14 @@ import json
 import math
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
 
 __all__ = ["MAX_RECORD_BYTES", "fit_in_record", "jsonable", "numbered_lines", "open_input", "parse_object", "read_objects",
-           "replace_surrogates", "without_surrogates"]
+           "replace_surrogates", "without_surrogates", "write_records"]
 
 #: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
 #: chunks and never held whole.
@@ -208,3 +208,24 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy arrays and scalars, without importing numpy here
         return jsonable(value.tolist())
     return str(value)
+
+
+def write_records(handle: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
+    """Write each record as one JSON line to an open text ``handle`` (the one JSONL writer); return how many.
+
+    Text stays readable (``ensure_ascii=False``) and a lone surrogate, which UTF-8 cannot
+    encode, becomes U+FFFD, so the line can always be written and read back. Callers open the
+    handle, usually with :func:`fairtalk.files.atomic_writer`.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> write_records(out, [{"a": 1}, {"b": "é"}]), out.getvalue().splitlines()
+    (2, ['{"a": 1}', '{"b": "é"}'])
+    """
+    n = 0
+    for record in records:
+        handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
+        n += 1
+    return n

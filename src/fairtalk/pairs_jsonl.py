@@ -9,7 +9,6 @@ several counterparts); ``start``/``end`` index the original side's text.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import IO, Any
 
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import read_objects
+from fairtalk.jsonl import read_objects, write_records
 from fairtalk.records import Pair, Swap
 
 __all__ = ["read_pairs", "write_pairs"]
@@ -62,11 +61,7 @@ def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -
 
 
 def _write_lines(pairs: Iterable[Pair], fh: IO[str]) -> int:
-    n = 0
-    for pair in pairs:
-        fh.write(json.dumps(_pair_record(pair), ensure_ascii=False) + "\n")
-        n += 1
-    return n
+    return write_records(fh, (_pair_record(pair) for pair in pairs))
 
 
 def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:

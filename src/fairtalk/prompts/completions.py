@@ -14,7 +14,6 @@ an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +27,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import read_objects, without_surrogates
+from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
@@ -90,9 +89,8 @@ def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Pa
     """
     out = Path(path)
     with atomic_writer(out) as handle:
-        for p in prompts:
-            record = {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
-            handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
+        write_records(handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
+                               for p in prompts))  # fmt: skip
     return out
 
 
@@ -223,7 +221,7 @@ def generate_completions(
                     record.update(completion=None, text=None, error=message)
                 else:
                     record.update(completion=item, text=join_completion(prompt.text, item))
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                write_records(handle, [record])
     return CompletionSummary(
         n_prompts=len(prompts), n_seeds=len(seed_list), n_items=len(contexts), n_cached=caching.n_cached,
         n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=caching.fingerprint,

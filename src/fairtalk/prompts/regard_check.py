@@ -139,14 +139,14 @@ def check_labels(gold: Sequence[Mapping[str, Any]], predicted: Mapping[str, int]
 
 def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
     """Write ``{"id", "label"}`` JSONL (label names), atomically: the file is whole or untouched."""
-    import json
-
     from fairtalk.files import atomic_writer
+    from fairtalk.jsonl import write_records
 
+    rows = []
+    for record in records:
+        value = label_value(record["label"])
+        if value is None:
+            raise InputError(f"not a regard label: {record['label']!r}")
+        rows.append({"id": record["id"], "label": LABEL_NAMES[value + 1]})
     with atomic_writer(path) as handle:
-        for record in records:
-            value = label_value(record["label"])
-            if value is None:
-                raise InputError(f"not a regard label: {record['label']!r}")
-            name = LABEL_NAMES[value + 1]
-            handle.write(json.dumps({"id": record["id"], "label": name}, ensure_ascii=False) + "\n")
+        write_records(handle, rows)
