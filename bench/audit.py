@@ -8,7 +8,7 @@ echo model wrapped so that its own compute is timed, then writes the report. Sta
   the framework's overhead is this stage minus the model's own compute (item seeds, cache
   lookup, store writes, response records);
 - **scoring**: the measures (``score_unique``, corpus statistics, masked re-scoring);
-- **stats**: the rest of ``score()``: paired tests, bootstrap CIs, permutations, correction;
+- **stats**: the rest of ``score()``: paired tests, intervals, equivalence, the scorer certificate, permutations, correction;
 - **report**: ``write_run`` (results.json/csv, report.md/html per axis, index.html) plus the
   pairs/responses JSONL files the audit writes.
 
