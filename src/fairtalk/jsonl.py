@@ -226,6 +226,9 @@ def write_records(handle: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
     """
     n = 0
     for record in records:
-        handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
+        try:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")  # encodes whole, before any byte is written
+        except UnicodeEncodeError:
+            handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
         n += 1
     return n
