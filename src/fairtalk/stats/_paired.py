@@ -19,7 +19,6 @@ Which test, and why (``docs/statistics.md`` has the long form):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -188,7 +187,3 @@ def paired_test(
         return PairedTest(test.name, test.statistic, test.p, _NOTE_INDEPENDENT)
     return test
 
-
-def is_finite(value: float | None) -> bool:
-    """Whether ``value`` is a finite number."""
-    return value is not None and math.isfinite(value)
