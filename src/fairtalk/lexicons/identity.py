@@ -11,10 +11,10 @@ kinship, titles, -man/-woman words), except roles marked by a suffix (``manager`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["IDENTITY_WORDS", "identity_terms", "mask_identity", "plural"]
+__all__ = ["IDENTITY_WORDS", "identity_masker", "identity_terms", "mask_identity", "plural"]
 
 #: Built-in identity vocabulary beyond the gender lexicon: orientation, race, and gendered nouns.
 IDENTITY_WORDS: tuple[str, ...] = (
@@ -110,6 +110,13 @@ def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){_DETERMINERS}(?:{body})(?:\s+(?:{generic}))?(?![\w-])", re.IGNORECASE)
 
 
+def identity_masker(terms: Sequence[str], token: str = "XYZ") -> Callable[[str], str]:
+    """A function that masks ``terms`` in a text (the pattern is compiled once, for many texts)."""
+    pattern = _pattern(tuple(terms))
+    repeats = re.compile(rf"{re.escape(token)}(?:\s+{re.escape(token)})+")
+    return lambda text: repeats.sub(token, pattern.sub(token, text))
+
+
 def mask_identity(text: str, terms: Sequence[str], token: str = "XYZ") -> str:
     """Replace every identity term (with its determiner) by ``token``; adjacent tokens merge into one.
 
@@ -118,5 +125,4 @@ def mask_identity(text: str, terms: Sequence[str], token: str = "XYZ") -> str:
     >>> mask_identity("The gay man said she was a lesbian.", identity_terms())
     'XYZ said XYZ was XYZ.'
     """
-    masked = _pattern(tuple(terms)).sub(token, text)
-    return re.sub(rf"{re.escape(token)}(?:\s+{re.escape(token)})+", token, masked)
+    return identity_masker(terms, token)(text)

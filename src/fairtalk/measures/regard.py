@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fairtalk.errors import SpecError
-from fairtalk.lexicons.identity import identity_terms, mask_identity
+from fairtalk.lexicons.identity import identity_masker, identity_terms, mask_identity
 from fairtalk.measures._text import check_texts, package_version
 
 __all__ = ["BUILTIN_MODEL", "DEFAULT_MASK_TERMS", "Regard", "mask_groups"]
@@ -176,7 +176,8 @@ class Regard:
         """The texts as the classifier sees them (group mentions masked when ``mask``)."""
         if not self.mask:
             return list(texts)
-        return [mask_identity(t, self.mask_terms) for t in texts]
+        mask = identity_masker(self.mask_terms)
+        return [mask(t) for t in texts]
 
     def labels(self, texts: Sequence[str]) -> np.ndarray:
         """The regard label per text: -1 negative, 0 neutral, 1 positive, 2 other."""
