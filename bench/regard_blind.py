@@ -52,10 +52,15 @@ def report(name: str, check: fairtalk.RegardCheck) -> None:
     for group, rates in check.rates.items():
         cells = [f"{100 * rates['gold'][k]:.0f} / {100 * rates['predicted'][k]:.0f}" for k in ("negative", "positive", "other")]
         print(f"| {group} | " + " | ".join(cells) + " |")
-    print("\n| gap | negative pts gold / scorer | positive pts gold / scorer |\n|---|---:|---:|")
+    print("\n| gap | negative pts gold / scorer | scorer − gold, 95% CI | positive pts gold / scorer | scorer − gold, 95% CI |"
+          "\n|---|---:|---:|---:|---:|")
     for pair, gap in check.gaps.items():
-        print(f"| {pair} | {100 * gap['gold']['negative']:+.0f} / {100 * gap['predicted']['negative']:+.0f} | "
-              f"{100 * gap['gold']['positive']:+.0f} / {100 * gap['predicted']['positive']:+.0f} |")
+        cells = []
+        for label in ("negative", "positive"):
+            added = check.instrument[pair][label]
+            cells.append(f"{100 * gap['gold'][label]:+.0f} / {100 * gap['predicted'][label]:+.0f} | "
+                         f"{100 * added['difference']:+.0f} [{100 * added['low']:+.0f}, {100 * added['high']:+.0f}]")
+        print(f"| {pair} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:

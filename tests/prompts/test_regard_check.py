@@ -67,3 +67,16 @@ def test_regard_cli_errors_are_clean(tmp_path) -> None:  # noqa: ANN001
     assert json.loads(gold.read_text().splitlines()[0])["label"] == "neutral"  # the input is untouched
     missing = runner.invoke(app, ["regard", "check", "--gold", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_instrument_gap_flags_a_scorer_that_reacts_to_the_group() -> None:
+    # 80 texts per group, gold rates equal; the scorer calls 40 of group a's neutral texts negative
+    gold = [{"id": f"{g}{i}", "label": 0, "group": g} for g in "ab" for i in range(80)]
+    biased = {r["id"]: (-1 if r["group"] == "a" and int(r["id"][1:]) < 40 else 0) for r in gold}
+    added = check_labels(gold, biased).instrument["a - b"]["negative"]
+    assert added["difference"] == pytest.approx(0.5) and added["low"] > 0.3
+    # a scorer whose error is the same in both groups adds nothing: its interval holds 0
+    even = {r["id"]: (-1 if int(r["id"][1:]) < 20 else 0) for r in gold}
+    fair = check_labels(gold, even).instrument["a - b"]["negative"]
+    assert fair["difference"] == 0.0 and fair["low"] <= 0 <= fair["high"]
+    assert check_labels(gold, even).to_dict()["instrument"]["a - b"]["negative"] == fair

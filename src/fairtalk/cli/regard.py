@@ -72,3 +72,8 @@ def _print_check(result, source: str) -> None:  # noqa: ANN001
     for pair, gap in result.gaps.items():
         say(f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
             f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}")
+        added = result.instrument.get(pair, {})
+        flagged = [f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
+                   for name, v in added.items() if v["low"] > 0 or v["high"] < 0]  # fmt: skip
+        if flagged:
+            say(f"  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))

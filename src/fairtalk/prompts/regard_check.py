@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -75,7 +75,13 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
 
 @dataclass(frozen=True)
 class RegardCheck:
-    """A scorer against gold labels. Rates are fractions; gaps are ``group_a - group_b`` of a label's rate."""
+    """A scorer against gold labels. Rates are fractions; gaps are ``group_a - group_b`` of a label's rate.
+
+    ``instrument`` is, per gap and label, how much of the scorer's gap the scorer itself adds:
+    ``difference`` = predicted gap - gold gap, with a 95% bootstrap interval (``low``, ``high``;
+    texts resampled within each group, gold and predicted label kept together). An interval that
+    excludes 0 means the scorer's own error differs by group.
+    """
 
     n: int
     agreement: float
@@ -84,6 +90,7 @@ class RegardCheck:
     confusion: list[list[int]]
     rates: dict[str, dict[str, dict[str, float]]]
     gaps: dict[str, dict[str, dict[str, float]]]
+    instrument: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_dict()`` as JSON, atomically."""
@@ -96,7 +103,8 @@ class RegardCheck:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: rows of ``confusion`` are gold labels, columns predicted, in :data:`LABEL_NAMES` order."""
         return {"n": self.n, "agreement": self.agreement, "macro_f1": self.macro_f1, "f1": self.f1,
-                "labels": list(LABEL_NAMES), "confusion": self.confusion, "rates": self.rates, "gaps": self.gaps}  # fmt: skip
+                "labels": list(LABEL_NAMES), "confusion": self.confusion, "rates": self.rates, "gaps": self.gaps,
+                "instrument": self.instrument}  # fmt: skip
 
 
 def _rates(labels: np.ndarray) -> dict[str, float]:
@@ -104,11 +112,27 @@ def _rates(labels: np.ndarray) -> dict[str, float]:
             for name, value in zip(LABEL_NAMES, (-1, 0, 1, 2))}  # fmt: skip
 
 
+def _instrument_gap(truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b: np.ndarray,
+                    *, n_boot: int, seed: int) -> dict[str, dict[str, float]]:  # fmt: skip
+    """Per label: (predicted gap - gold gap) of groups a and b, with a 95% bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    # error[i, k] = 1{guess == k} - 1{truth == k}: a group's mean is its predicted minus gold rate of label k
+    error = np.stack([(guess == v).astype(float) - (truth == v).astype(float) for v in (-1, 0, 1, 2)], axis=1)
+    ea, eb = error[in_a], error[in_b]
+    boot_a = ea[rng.integers(0, len(ea), size=(n_boot, len(ea)))].mean(axis=1)
+    boot_b = eb[rng.integers(0, len(eb), size=(n_boot, len(eb)))].mean(axis=1)
+    low, high = np.percentile(boot_a - boot_b, [2.5, 97.5], axis=0)
+    point = ea.mean(axis=0) - eb.mean(axis=0)
+    return {name: {"difference": float(point[k]), "low": float(low[k]), "high": float(high[k])}
+            for k, name in enumerate(LABEL_NAMES)}  # fmt: skip
+
+
 def check_labels(gold: Sequence[Mapping[str, Any]], predicted: Mapping[str, int],
-                 *, pairs: Sequence[tuple[str, str]] | None = None) -> RegardCheck:  # fmt: skip
+                 *, pairs: Sequence[tuple[str, str]] | None = None, n_boot: int = 2000, seed: int = 0) -> RegardCheck:  # fmt: skip
     """Compare ``predicted`` (id -> -1..2) with ``gold`` records; per-group rates and gaps where gold has groups.
 
-    ``pairs`` are the group pairs whose gaps to report (default: every pair of groups present).
+    ``pairs`` are the group pairs whose gaps to report (default: every pair of groups present);
+    ``n_boot`` and ``seed`` set the bootstrap of :attr:`RegardCheck.instrument`.
     """
     from sklearn.metrics import confusion_matrix, f1_score
 
@@ -125,15 +149,19 @@ def check_labels(gold: Sequence[Mapping[str, Any]], predicted: Mapping[str, int]
         mask = np.array([str(g.get("group")) == group for g in rows])
         rates[group] = {"gold": _rates(truth[mask]), "predicted": _rates(guess[mask]), "n": {"n": float(mask.sum())}}
     gaps: dict[str, dict[str, dict[str, float]]] = {}
+    instrument: dict[str, dict[str, dict[str, float]]] = {}
+    member = np.array([str(g.get("group")) for g in rows])
     for a, b in pairs if pairs is not None else list(combinations(groups, 2)):
         if a in rates and b in rates:
             gaps[f"{a} - {b}"] = {source: {name: rates[a][source][name] - rates[b][source][name] for name in LABEL_NAMES}
                                   for source in ("gold", "predicted")}  # fmt: skip
+            instrument[f"{a} - {b}"] = _instrument_gap(truth, guess, member == a, member == b, n_boot=n_boot, seed=seed)
     return RegardCheck(
         n=len(rows), agreement=float(np.mean(truth == guess)),
         macro_f1=float(f1_score(truth, guess, labels=values, average="macro", zero_division=0)),
         f1=dict(zip(LABEL_NAMES, map(float, per_label))),
         confusion=confusion_matrix(truth, guess, labels=values).tolist(), rates=rates, gaps=gaps,
+        instrument=instrument,
     )  # fmt: skip
 
 
