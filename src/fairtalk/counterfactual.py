@@ -34,6 +34,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from fairtalk.lexicons import Lexicon
 from fairtalk.records import Side, Swap
@@ -219,11 +220,11 @@ class Swapper:
         memo: dict[str, bytes] = {}
         for match in found:
             key = match.group()
-            side = self._side.get(key, "") or self._side.get(key := _normalise(key), "")
+            side: str | None = self._side.get(key, "") or self._side.get(key := _normalise(key), "")
             if side is None:  # a term on both sides: the side of the counterpart swap() picks
                 side = self._choose(key, text, low, match.start(), match.end(), memo)[1]
             if side:
-                found_sides.add(side)
+                found_sides.add(cast(Side, side))
                 if len(found_sides) == 2:
                     break
         return frozenset(found_sides)
@@ -287,7 +288,8 @@ def _build_table(lexicon: Lexicon) -> dict[str, tuple[tuple[str, Side], ...]]:
     choices: dict[str, list[tuple[str, Side]]] = {}
     for pair in lexicon.pairs:
         a, b = _normalise(pair.a), _normalise(pair.b)
-        for source, target, side in ((a, b, "a"), (b, a, "b")):
+        sides: tuple[tuple[str, str, Side], ...] = ((a, b, "a"), (b, a, "b"))
+        for source, target, side in sides:
             options = choices.setdefault(source, [])
             if (target, side) not in options:
                 options.append((target, side))
@@ -346,6 +348,7 @@ def _at_sentence_start(text: str, start: int) -> bool:
 def _next_word(low: str, end: int) -> tuple[str | None, int]:
     """The lowercase word after position ``end`` (None at punctuation or the end) and its end."""
     match = _NEXT.match(low, end)
+    assert match is not None  # _NEXT matches the empty string too
     word = match.group(1)
     return (word.lower().translate(_APOSTROPHES) if word else None), match.end()
 

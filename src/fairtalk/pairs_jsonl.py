@@ -54,9 +54,9 @@ def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -
     OutputError
         The file cannot be written (full disk, permissions); the old file is left as it was.
     """
-    if hasattr(path, "write"):
-        return _write_lines(pairs, path)  # type: ignore[arg-type]
-    with atomic_writer(path) as fh:  # type: ignore[arg-type]
+    if not isinstance(path, (str, os.PathLike)):
+        return _write_lines(pairs, path)
+    with atomic_writer(path) as fh:
         return _write_lines(pairs, fh)
 
 

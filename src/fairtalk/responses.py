@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
@@ -274,7 +274,8 @@ def read_responses(
     if isinstance(source, (tuple, list)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
         if len(source) != 2:
             raise InputError(_MSG_TWO_PATHS.format(n=len(source)))
-        return _read_two_files(Path(source[0]), Path(source[1]), drop_empty=drop_empty)
+        first, second = (Path(s) for s in source if isinstance(s, (str, os.PathLike)))
+        return _read_two_files(first, second, drop_empty=drop_empty)
     if hasattr(source, "columns") and {"a", "b"} <= set(getattr(source, "columns")):  # a DataFrame
         return _from_records(_from_frame(source), drop_empty=drop_empty)
     if isinstance(source, Iterable):
@@ -299,20 +300,22 @@ def responses_from_texts(texts_a: Sequence[object], texts_b: Sequence[object]) -
         if not isinstance(text, str):
             side, index = ("A", i) if i < len(a) else ("B", i - len(a))
             raise InputError(_MSG_TEXTS_TYPE.format(side=side, index=index, type=type(text).__name__))
-    return [r for i, (x, y) in enumerate(zip(a, b)) for r in (Response(str(i), "a", "", x), Response(str(i), "b", "", y))]
+    texts = cast(list[str], [*a, *b])
+    return [r for i in range(len(a)) for r in (Response(str(i), "a", "", texts[i]), Response(str(i), "b", "", texts[len(a) + i]))]
 
 
 def _from_frame(frame: Any) -> list[Response]:
     """Records from a DataFrame with columns ``a`` and ``b`` (optional ``pair_id``, ``context_a``, ``context_b``, ``cluster``)."""
     ids = [str(v) for v in frame["pair_id"]] if "pair_id" in frame.columns else [str(i) for i in range(len(frame))]
     records = responses_from_texts(list(frame["a"]), list(frame["b"]))
-    contexts = {side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else None for side in "ab"}
+    contexts = {side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else [""] * len(frame)
+                for side in "ab"}  # fmt: skip
     clusters = list(frame["cluster"]) if "cluster" in frame.columns else None
     out = []
     for k, record in enumerate(records):
         i, side = k // 2, record.side
-        context = contexts[side][i] if contexts[side] is not None else ""
-        extra = (("cluster", str(clusters[i])),) if clusters is not None else ()
+        context = contexts[side][i]
+        extra: tuple[tuple[str, str], ...] = (("cluster", str(clusters[i])),) if clusters is not None else ()
         out.append(Response(ids[i], side, str(context), record.response, extra))
     return out
 
@@ -330,7 +333,7 @@ def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.
     out = Path(path)
     with atomic_writer(out) as handle:
         for r in records:
-            row = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
+            row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
             row.update((k, v) for k, v in r.extra if k not in row)
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return out

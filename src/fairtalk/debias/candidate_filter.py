@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.files import same_file, write_text_atomic
 from fairtalk.jsonl import open_input
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import get_measure, score_unique
+from fairtalk.measures import Measure, get_measure, score_unique
 
 __all__ = ["DROP_REASONS", "PoolFilterResult", "filter_pool", "read_pool", "write_pool"]
 
@@ -124,10 +125,10 @@ def filter_pool(
             assert isinstance(swapper, Swapper)
             flags = np.fromiter((bool(swapper.sides(text)) for text in subset), dtype=bool, count=len(subset))
         elif reason == "offensive":
-            measure = get_measure("offense", scorer=offense_scorer, threshold=offense_threshold)
+            measure = cast(Measure, get_measure("offense", scorer=offense_scorer, threshold=offense_threshold))
             flags = score_unique(measure, subset)["offense_rate"] > 0.5 if subset else np.zeros(0, bool)
         else:
-            measure = get_measure("sentiment", negative_threshold=negative_threshold, positive_threshold=1.0)
+            measure = cast(Measure, get_measure("sentiment", negative_threshold=negative_threshold, positive_threshold=1.0))
             flags = score_unique(measure, subset)["sentiment_negative"] > 0.5 if subset else np.zeros(0, bool)
         alive[positions[flags]] = False
         dropped_by[reason] = int(flags.sum())

@@ -206,11 +206,12 @@ class EmbeddingRegularizer(torch.nn.Module):
     @property
     def embedding(self) -> torch.nn.Module:
         """The regularized embedding (referenced, not owned)."""
-        return self._embedding  # type: ignore[no-any-return]
+        embedding: torch.nn.Module = self.__dict__["_embedding"]  # set by object.__setattr__: not a submodule
+        return embedding
 
     def distances(self) -> torch.Tensor:
         """The distance ``||mean(e_a) − mean(e_b)||₂`` of each row (a graph-connected 1-D tensor)."""
-        weight = self._embedding.weight
+        weight = getattr(self.embedding, "weight")  # a 2-D tensor, checked in __init__
         index, mask = self.index, self.mask
         if index.device != weight.device:
             index, mask = index.to(weight.device), mask.to(weight.device)

@@ -135,7 +135,7 @@ def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str]:
 def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexicon:
     """Parse and validate lexicon file bytes into a Lexicon."""
     text = _decode(data, source)
-    axis, groups, attributes = stem, ("a", "b"), ()
+    axis, groups, attributes = stem, ("a", "b"), tuple[str, ...]()
     allowed: set[str] = set()
     pairs: list[WordPair] = []
     seen_pairs: dict[tuple[str, str], int] = {}

@@ -86,7 +86,7 @@ class DistinctStatistic:
             weights = np.asarray(weights, dtype=np.float64)
             if weights.shape != (self._n_texts,):
                 raise ValueError(f"weights must have shape ({self._n_texts},), got {weights.shape}")
-            w_unique = np.bincount(self._inverse, weights=weights, minlength=self._n_unique)
+            w_unique = np.bincount(self._inverse, weights=weights, minlength=self._n_unique).astype(np.float64)
         present = w_unique > 0
         # elementwise sums, not `@`: a BLAS call costs milliseconds on a busy multi-threaded OpenBLAS
         n_words = float(np.sum(w_unique * self._n_words))

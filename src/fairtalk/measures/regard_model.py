@@ -220,8 +220,9 @@ class RegardModel(LinearClassifier):
             write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
             write_text_atomic(staging / "vocabulary.json",
                               json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False))
-            np.savez_compressed(staging / "weights.npz", coef=self.coef.astype(np.float32), intercept=self.intercept,
-                                **{f"idf_{k}": v for k, v in self.idf.items()})
+            arrays: dict[str, Any] = {"coef": self.coef.astype(np.float32), "intercept": self.intercept,
+                                      **{f"idf_{k}": v for k, v in self.idf.items()}}  # fmt: skip
+            np.savez_compressed(staging / "weights.npz", **arrays)
         return out
 
     @classmethod
@@ -374,18 +375,18 @@ def train_regard(
     """
     if encoder not in ENCODERS:
         raise SpecError(_MSG_ENCODER.format(given=encoder), choices=ENCODERS, given=encoder)
+    from fairtalk.measures import regard_embed  # torch loads only when a text is encoded
     from fairtalk.measures.regard import mask_groups
 
     texts, labels = read_labelled(data)
     texts = [mask_groups(t) for t in texts]  # as Regard.prepare masks at scoring time
     provenance = {"training_data_sha256": file_sha256(data), "masked": "identity terms of the default groups"}
+    model: RegardModel | regard_embed.EmbeddingRegardModel
     if encoder == "tfidf":
         model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,
                                            source=Path(data).name,
                                            lexicon_weight=DEFAULT_LEXICON_WEIGHT if lexicon_weight is None else lexicon_weight)
     else:
-        from fairtalk.measures import regard_embed
-
         model, report = regard_embed.train_embedding_model(
             texts, labels, encoder=encoder, c=regard_embed.DEFAULT_C if c is None else c, cv=cv, seed=seed,
             source=Path(data).name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from fairtalk.results import AuditResult, MeasureResult
 
@@ -122,7 +122,7 @@ def _is_percent(m: MeasureResult) -> bool:
     return m.kind in ("rate", "corpus")
 
 
-def _finite(x: float | None) -> bool:
+def _finite(x: float | None) -> TypeGuard[float]:
     return x is not None and math.isfinite(x)
 
 
@@ -239,7 +239,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 p_adjusted=format_p(m.p_adjusted),
                 ci95=_ci(m),
                 effect_size=_effect(m),
-                significant=m.primary and _finite(m.p_adjusted) and m.p_adjusted < result.alpha,  # type: ignore[operator]
+                significant=m.primary and _finite(m.p_adjusted) and m.p_adjusted < result.alpha,
                 masked=_masked(m),
                 equivalence=_equivalence(m),
                 verdict=verdict_text(m),
@@ -356,7 +356,7 @@ def rich_table(result: AuditResult) -> Table:
         table.add_column(Text("Masked A vs B"), justify="right")
     for row in rows:
         verdict = _SHORT_VERDICTS.get(row.verdict.split(" within")[0], row.verdict)
-        cells = (_short_label(row.name) + ("" if row.primary else " *"), row.a, row.b, row.p_adjusted,
+        cells: tuple[str, ...] = (_short_label(row.name) + ("" if row.primary else " *"), row.a, row.b, row.p_adjusted,
                  row.ci95.removesuffix(" pp"), verdict)  # fmt: skip
         cells += (row.masked or _DASH,) if has_masked else ()
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)

@@ -163,7 +163,7 @@ class CachingResponder:
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-        rows = []
+        rows: list[tuple[bytes, int, str, str | None, str | None]] = []
         for ((h, seed), indices), context, item in zip(batch, batch_contexts, out):
             context, _ = replace_surrogates(context)
             if isinstance(item, ResponderError):

@@ -187,7 +187,7 @@ class RunStore:
     def count(self, fingerprint: str | None = None, *, errors: bool = False) -> int:
         """Number of stored successes (or, with ``errors=True``, failures), optionally for one model."""
         where = "error IS NOT NULL" if errors else "error IS NULL"
-        sql, args = f"SELECT COUNT(*) FROM responses WHERE {where}", ()
+        sql, args = f"SELECT COUNT(*) FROM responses WHERE {where}", tuple[str, ...]()
         if fingerprint is not None:
             sql += " AND run_id IN (SELECT run_id FROM runs WHERE fingerprint = ?)"
             args = (fingerprint,)
@@ -198,7 +198,7 @@ class RunStore:
 
     def iter_responses(self, fingerprint: str | None = None) -> Iterator[StoredResponse]:
         """Yield stored rows (successes and errors), optionally for one model."""
-        sql, args = "SELECT * FROM responses_view", ()
+        sql, args = "SELECT * FROM responses_view", tuple[str, ...]()
         if fingerprint is not None:
             sql, args = sql + " WHERE fingerprint = ?", (fingerprint,)
         try:
