@@ -100,16 +100,16 @@ def ensure_folder(folder: str | os.PathLike[str]) -> Path:
 
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline: str | None = "\n") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path`` for writing; on success it replaces ``path`` atomically.
+    r"""Open a temporary file beside ``path`` for writing; on success it replaces ``path`` atomically.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
     >>> with atomic_writer(target) as handle:
-    ...     _ = handle.write("done\\n")
+    ...     _ = handle.write("done\n")
     >>> target.read_text()
-    'done\\n'
+    'done\n'
     """
     target = Path(path)
     if target.is_dir():

@@ -1,4 +1,4 @@
-"""Reading JSON Lines files that users give: numbered lines and objects, every error at ``path:line``.
+r"""Reading JSON Lines files that users give: numbered lines and objects, every error at ``path:line``.
 
 Every reader of a user's JSONL file (responses, pairs, replay files, pools, prompts and
 completions) goes through here, so they agree on the details: a UTF-8 BOM and CRLF line
@@ -6,7 +6,7 @@ endings are accepted, blank lines are skipped, and bytes that are not UTF-8, mal
 a line that is not an object, or a line longer than :data:`MAX_RECORD_BYTES` raise
 :class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
 file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
-surrogates (``"\\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
+surrogates (``"\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
 corpora do not use it: a corpus skips and counts bad lines instead of failing. What fairtalk
 writes itself is kept within the same cap: :func:`fit_in_record` cuts a model's overlong answer.
 """
@@ -128,15 +128,15 @@ def fit_in_record(text: str, *, beside: str = "") -> tuple[str, bool]:
 
 
 def replace_surrogates(text: str) -> tuple[str, int]:
-    """``text`` with every code point UTF-8 cannot encode (a lone surrogate) replaced by U+FFFD, and how many.
+    r"""``text`` with every code point UTF-8 cannot encode (a lone surrogate) replaced by U+FFFD, and how many.
 
     A model or a server can return such text (one JSON escape is enough); SQLite and UTF-8
     files cannot hold it.
 
     Examples
     --------
-    >>> replace_surrogates("ok \\ud800!")
-    ('ok \\ufffd!', 1)
+    >>> replace_surrogates("ok \ud800!")
+    ('ok \ufffd!', 1)
     """
     try:
         text.encode("utf-8")
@@ -147,12 +147,12 @@ def replace_surrogates(text: str) -> tuple[str, int]:
 
 
 def without_surrogates(value: Any) -> Any:
-    """``value`` (JSON data) with every lone surrogate in its strings replaced by U+FFFD.
+    r"""``value`` (JSON data) with every lone surrogate in its strings replaced by U+FFFD.
 
     Examples
     --------
-    >>> without_surrogates({"a": ["x\\ud800"]})
-    {'a': ['x\\ufffd']}
+    >>> without_surrogates({"a": ["x\ud800"]})
+    {'a': ['x\ufffd']}
     """
     if isinstance(value, str):
         return replace_surrogates(value)[0]
@@ -164,7 +164,7 @@ def without_surrogates(value: Any) -> Any:
 
 
 def read_objects(path: str | os.PathLike[str], *, what: str = "file", digest: Any = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line of a JSONL file.
+    r"""``(line number, object)`` for every non-blank line of a JSONL file.
 
     The file is opened at once (so a missing file fails at the call) and read lazily.
 
@@ -172,7 +172,7 @@ def read_objects(path: str | os.PathLike[str], *, what: str = "file", digest: An
     --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-    >>> _ = path.write_text('{"a": 1}\\n\\n{"a": 2}\\n', encoding="utf-8")
+    >>> _ = path.write_text('{"a": 1}\n\n{"a": 2}\n', encoding="utf-8")
     >>> list(read_objects(path))
     [(1, {'a': 1}), (3, {'a': 2})]
     """

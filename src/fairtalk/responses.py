@@ -276,7 +276,7 @@ def read_responses(
             raise InputError(_MSG_TWO_PATHS.format(n=len(source)))
         first, second = (Path(s) for s in source if isinstance(s, (str, os.PathLike)))
         return _read_two_files(first, second, drop_empty=drop_empty)
-    if hasattr(source, "columns") and {"a", "b"} <= set(getattr(source, "columns")):  # a DataFrame
+    if hasattr(source, "columns") and {"a", "b"} <= set(source.columns):  # a DataFrame
         return _from_records(_from_frame(source), drop_empty=drop_empty)
     if isinstance(source, Iterable):
         return _from_records(source, drop_empty=drop_empty)

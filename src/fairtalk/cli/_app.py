@@ -67,11 +67,11 @@ _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
 
 
 def terminal_safe(text: object) -> str:
-    """``text`` without terminal control sequences: what a model or a server wrote cannot drive the terminal.
+    r"""``text`` without terminal control sequences: what a model or a server wrote cannot drive the terminal.
 
     Examples
     --------
-    >>> terminal_safe("ok\\x1b]0;pwned\\x07 \\x1b[31mred\\x1b[0m\\r!")
+    >>> terminal_safe("ok\x1b]0;pwned\x07 \x1b[31mred\x1b[0m\r!")
     'ok red!'
     """
     return _CONTROL.sub("", str(text))

@@ -76,4 +76,4 @@ def _print_check(result, source: str) -> None:  # noqa: ANN001
         flagged = [f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
                    for name, v in added.items() if v["low"] > 0 or v["high"] < 0]  # fmt: skip
         if flagged:
-            say(f"  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))
+            say("  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 

@@ -211,7 +211,8 @@ class EmbeddingRegularizer(torch.nn.Module):
 
     def distances(self) -> torch.Tensor:
         """The distance ``||mean(e_a) − mean(e_b)||₂`` of each row (a graph-connected 1-D tensor)."""
-        weight = getattr(self.embedding, "weight")  # a 2-D tensor, checked in __init__
+        weight = self.embedding.weight
+        assert isinstance(weight, torch.Tensor)  # checked in __init__
         index, mask = self.index, self.mask
         if index.device != weight.device:
             index, mask = index.to(weight.device), mask.to(weight.device)
@@ -253,6 +254,7 @@ class EmbeddingRegularizer(torch.nn.Module):
         return len(self._skipped)
 
     def extra_repr(self) -> str:
+        """The summary shown in the module's repr."""
         return f"k={self.k}, n_pairs_used={self.n_pairs_used}, n_rows={self.n_rows}, n_skipped={self.n_skipped}"
 
 
