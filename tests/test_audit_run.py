@@ -89,7 +89,7 @@ def test_item_errors_are_counted_then_retried(toys: tuple[Path, Path], tmp_path:
     assert first.results["gender"].n_pairs == 36
     responses = (tmp_path / "r" / "gender" / "responses.jsonl").read_text().splitlines()
     assert len(responses) == 72 and not any("football" in line for line in responses)
-    index = write_run(first, tmp_path / "r")[""]["index"].read_text()
+    index = write_run(first, tmp_path / "r").index.read_text()
     assert "8 failed" in index and "backend unavailable" in index
 
     flag.unlink()  # the model is fixed (same source, same fingerprint): only the failures are retried
@@ -168,7 +168,7 @@ def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_p
     assert sorted(p.name for p in (out / "gender").iterdir()) == [
         "pairs.jsonl", "report.html", "report.md", "responses.jsonl", "results.csv", "results.json"]  # fmt: skip
     assert json.loads((out / "gender" / "results.json").read_text())["n_pairs"] == 30
-    index = written[""]["index"].read_text()
+    index = written.index.read_text()
     assert 'href="gender/report.html"' in index and 'href="gender/pairs.jsonl"' in index
     assert json.loads((out / "run.json").read_text())["axes"]["gender"]["generation"]["n_generated"] == 60
     # what the audit wrote is what `fairtalk score` reads back, to the same result

@@ -70,8 +70,8 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
-    for extra, message in ((["--pairs", "0"], "--pairs must be at least 1"),
-                           (["--correction", "nope"], "--correction must be one of"),
+    for extra, message in ((["--pairs", "0"], "--pairs must be a positive int"),
+                           (["--correction", "nope"], "unknown --correction 'nope'"),
                            (["--max-new-tokens", "0"], "max_new_tokens"),
                            (["--max-errors", "-1"], "--max-errors must be 0 or more")):  # fmt: skip
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
@@ -184,3 +184,38 @@ def test_audit_exposes_the_scoring_and_pairing_options(toys: tuple[Path, Path], 
     assert results["manifest"]["drop_empty"] is True and results["manifest"]["audit"]["mixed"] == "keep"
     bad = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "bad", "--mixed", "sometimes"))
     assert bad.exit_code == 2 and "sometimes" in bad.output and "Traceback" not in bad.output
+
+
+def test_config_file_values_are_defaults_and_flags_override_them(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    config = tmp_path / "audit.toml"
+    config.write_text(f'corpus = "{corpus}"\naxes = "gender"\nmodel = "python:{models}:fair"\nn_pairs = 30\n'
+                      f'out_dir = "{tmp_path / "from-file"}"\n\n[score]\nn_resamples = 150\nalpha = 0.01\n',
+                      encoding="utf-8")  # fmt: skip
+    result = runner.invoke(app, ["audit", "--config", str(config), "--quiet", "--pairs", "20"])
+    assert result.exit_code == 0, result.output
+    run = json.loads((tmp_path / "from-file" / "run.json").read_text())
+    assert run["config"]["n_pairs"] == 20  # the flag overrides the file
+    assert run["config"]["score"]["n_resamples"] == 150 and run["config"]["score"]["alpha"] == 0.01  # the file's
+    assert run["config"]["store"] == str(tmp_path / "from-file" / "store.sqlite")
+    assert json.loads((tmp_path / "from-file" / "gender" / "results.json").read_text())["n_pairs"] == 20
+    config.write_text('n_pair = 30\n', encoding="utf-8")
+    bad = runner.invoke(app, ["audit", "--config", str(config), "-o", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert "unknown audit option 'n_pair'; did you mean 'n_pairs'?" in bad.output
+
+
+def test_score_reads_its_options_from_a_config_file(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "run"
+    assert runner.invoke(app, _audit(corpus, f"python:{models}:fair", out)).exit_code == 0
+    config = tmp_path / "score.toml"
+    config.write_text('measures = ["length"]\nn_resamples = 100\nseed = 4\n', encoding="utf-8")
+    args = ["score", "--responses", str(out / "gender" / "responses.jsonl"), "--axis", "gender", "--config", str(config)]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "s"), "--seed", "5"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "s" / "results.json").read_text())["manifest"]
+    assert (manifest["seed"], manifest["n_resamples"], [m["name"] for m in manifest["measures"]]) == (5, 100, ["length"])
+    config.write_text("alpha = 2\n", encoding="utf-8")
+    bad = runner.invoke(app, [*args, "-o", str(tmp_path / "t")])
+    assert bad.exit_code == 2 and "score.toml: alpha must be between 0 and 1" in bad.output

@@ -47,6 +47,8 @@ _LAZY: dict[str, str] = {
     "jsonable": "fairtalk.jsonl:jsonable",
     "score": "fairtalk.audit:score",
     "run_audit": "fairtalk.audit:audit",
+    "AuditConfig": "fairtalk.audit:AuditConfig",
+    "ScoreOptions": "fairtalk.audit:ScoreOptions",
     "respond": "fairtalk.audit:respond",
     "reproduce_debias": "fairtalk.audit:reproduce_debias",
     "AuditResult": "fairtalk.results:AuditResult",

@@ -2,7 +2,9 @@
 
 __version__: str
 
+from fairtalk.audit import AuditConfig as AuditConfig
 from fairtalk.audit import Generation as Generation
+from fairtalk.audit import ScoreOptions as ScoreOptions
 from fairtalk.audit import audit as run_audit
 from fairtalk.audit import reproduce_debias as reproduce_debias
 from fairtalk.audit import respond as respond
@@ -116,6 +118,7 @@ from fairtalk.training.loops import train_model as train_model
 
 __all__ = [
     "AttributeList",
+    "AuditConfig",
     "AuditResult",
     "AuditRun",
     "AugmentSummary",
@@ -167,6 +170,7 @@ __all__ = [
     "SpecError",
     "StoreError",
     "Swap",
+    "ScoreOptions",
     "SwapResult",
     "Swapper",
     "TrainConfig",

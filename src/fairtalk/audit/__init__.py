@@ -1,12 +1,14 @@
 """Wiring the stages together: ``score()`` (responses -> results) and ``audit()`` (corpus -> pairs -> responses -> results).
 
-This package is the only place that joins stages: ``_score.py`` scores responses to
+This package is the only place that joins stages: ``_options.py`` and ``_config.py`` hold
+the validated options (``ScoreOptions``, ``AuditConfig``); ``_score.py`` scores responses to
 parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model
 (``respond()``, generation alone); ``_run.py`` runs the whole audit per axis.
 """
 
 from __future__ import annotations
 
+from fairtalk.audit._config import AuditConfig
 from fairtalk.audit._generate import (
     DEFAULT_MODELS,
     Generation,
@@ -14,9 +16,10 @@ from fairtalk.audit._generate import (
     item_seed,
     respond,
 )
+from fairtalk.audit._options import CORRECTIONS, ScoreOptions
 from fairtalk.audit._reproduce import reproduce_debias
 from fairtalk.audit._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
-from fairtalk.audit._score import CORRECTIONS, MASK_TOKEN, MAX_PERMUTATIONS, score
+from fairtalk.audit._score import MASK_TOKEN, MAX_PERMUTATIONS, score
 
 __all__ = [
     "CORRECTIONS",
@@ -26,7 +29,9 @@ __all__ = [
     "DEFAULT_N_PAIRS",
     "MASK_TOKEN",
     "MAX_PERMUTATIONS",
+    "AuditConfig",
     "Generation",
+    "ScoreOptions",
     "audit",
     "default_model",
     "item_seed",

@@ -21,22 +21,20 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.audit._config import AuditConfig
 from fairtalk.audit._generate import Progress, ProgressCallback
-from fairtalk.audit._run import SCORE_DEFAULTS, audit_axis, finish_axes, new_run_id
+from fairtalk.audit._options import ScoreOptions
+from fairtalk.audit._run import run_axes
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.models import DecodingSettings
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.report import write_run
 from fairtalk.report.comparison import write_comparison
-from fairtalk.results import (
-    AuditRun,
-    ComparedModel,
-    DebiasComparison,
-)
-from fairtalk.store import CachingResponder, RunStore
+from fairtalk.results import ComparedModel, DebiasComparison
+from fairtalk.store import RunStore
 from fairtalk.training.loops import TrainConfig, train_model
 
 __all__ = ["DEBIAS_MODELS", "QUICK_N_PAIRS", "QUICK_TRAINING", "cache_key", "debias_configs", "reproduce_debias"]
@@ -56,7 +54,6 @@ _SPLIT_CORPORA = ("builtin:chitchat",)
 _CACHE_FORMAT = 1
 _STORE_FILE = "responses.sqlite"
 
-_MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
 _MSG_KIND = "reproduce_debias trains seq2seq models, got a TrainConfig for {model!r}"
 _MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
 
@@ -180,8 +177,9 @@ def reproduce_debias(
     >>> comparison.results["wer"].measure("offense_rate").p_adjusted  # doctest: +SKIP
     1.0
     """
-    if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
-        raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
+    # every audit option is validated here, once, before any training
+    audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs, settings=settings or DecodingSettings(),
+                               score=ScoreOptions(seed=seed, n_resamples=n_resamples))  # fmt: skip
     say = log or (lambda _line: None)
     started = time.perf_counter()
     out = Path(out_dir)
@@ -218,15 +216,24 @@ def reproduce_debias(
     timings["pairs"] = time.perf_counter() - t0
     say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / 'pairs.jsonl'}")
 
-    settings = DecodingSettings() if settings is None else settings
     models: dict[str, ComparedModel] = {}
+    given = {lexicon.axis: (pairs, coverage.to_dict())}
+    formats = None if report_formats is None else tuple(report_formats)
     reporter = Progress(progress)  # after training: rich allows one live display at a time
     try:
         with RunStore(cache / _STORE_FILE) as store:
             for name, (folder, trained) in checkpoints.items():
-                run, n_different, n_distinct = _audit_model(name, folder, pairs, coverage.to_dict(), lexicon, store, settings, reporter,
-                                   seed=seed, n_resamples=n_resamples, out=out, evaluated=evaluated, split=eval_split,
-                                   n_pairs=n_pairs, timings=timings, formats=report_formats)  # fmt: skip
+                config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
+                                               "model_args": {"path": str(folder)}, "store": store, "n_pairs": n_pairs})  # fmt: skip
+                run = run_axes(config, [lexicon], reporter, pairs=given,
+                               extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+                write_run(run, out / name, formats=formats)
+                for stage in ("generation", "scoring"):
+                    timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
+                rs = run.axes[lexicon.axis].responses
+                assert rs is not None
+                n_different = sum(ra.response != rb.response for ra, rb in rs)
+                n_distinct = len({r.response for r in (*rs.a, *rs.b)})
                 record = _finished(folder) or {}
                 history = record.get("history") or [{}]
                 models[name] = ComparedModel(
@@ -249,28 +256,3 @@ def reproduce_debias(
     write_comparison(comparison, out)
     return comparison
 
-
-def _audit_model(
-    name: str, folder: Path, pairs: list[Any], coverage: dict[str, Any], lexicon: Lexicon, store: RunStore,
-    settings: DecodingSettings, reporter: Progress, *, seed: int, n_resamples: int, out: Path, evaluated: str,
-    split: str, n_pairs: int | None, timings: dict[str, float], formats: Iterable[str] | None,
-) -> tuple[AuditRun, int, int]:  # fmt: skip
-    """One model: responses through the store, scores, report folder ``out/<name>/``; plus the pairs
-    answered differently and the distinct responses."""
-    options = {**SCORE_DEFAULTS, "seed": seed, "n_resamples": n_resamples}
-    with load_responder("builtin:seq2seq", path=str(folder)) as responder:
-        cached = CachingResponder(responder, store)
-        work = audit_axis(lexicon, cached, settings, pairs=pairs, coverage=coverage, corpus=evaluated, split=split,
-                          n_pairs=n_pairs, mixed="drop", reporter=reporter, options=options, run_id=new_run_id(),
-                          extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
-    axis_run = finish_axes([work], correction="holm", scope="axis")[lexicon.axis]
-    for stage in ("generation", "scoring"):
-        timings[stage] = timings.get(stage, 0.0) + axis_run.timings.get(stage, 0.0)
-    run = AuditRun(axes=MappingProxyType({lexicon.axis: axis_run}), model=cached.fingerprint, corpus=evaluated,
-                   split=split, seed=seed, settings=MappingProxyType(settings.to_dict()), store=str(store.path),
-                   run_id=axis_run.result.manifest["audit"]["run_id"])  # fmt: skip
-    write_run(run, out / name, formats=None if formats is None else tuple(formats))
-    rs = axis_run.responses
-    assert rs is not None
-    n_different = sum(ra.response != rb.response for ra, rb in rs)
-    return run, n_different, len({r.response for r in (*rs.a, *rs.b)})

@@ -1,4 +1,9 @@
-"""``audit()``: corpus -> pairs -> responses -> scores and stats, per axis, through one cached model."""
+"""``audit()`` (``run_audit``): corpus -> pairs -> responses -> scores and stats, per axis, through one cached model.
+
+``audit()`` builds one :class:`AuditConfig` (from its arguments) and hands it to
+:func:`run_axes`, the per-axis runner that ``reproduce_debias()`` shares: it takes the pairs
+it is given, or builds them from the corpus. Writing is :func:`fairtalk.report.write_run`'s.
+"""
 
 from __future__ import annotations
 
@@ -11,48 +16,33 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._family import CORRECTION_SCOPES, Scored, adjust_family, finalize
+from fairtalk.audit._config import (
+    DEFAULT_AXES,
+    DEFAULT_CORPUS,
+    DEFAULT_N_PAIRS,
+    AuditConfig,
+)
+from fairtalk.audit._family import Scored, adjust_family, finalize
 from fairtalk.audit._generate import (
     Progress,
     ProgressCallback,
     cached_model,
     generate,
 )
-from fairtalk.audit._score import _validate, prepare_scores
+from fairtalk.audit._score import prepare_scores
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import CorpusMeasure, Measure
-from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import build_pairs
 from fairtalk.records import Pair
 from fairtalk.report import check_run_folder, write_run
 from fairtalk.results import AuditRun, AxisRun, GenerationSummary
 from fairtalk.store import CachingResponder, RunStore
 
-__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit"]
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "run_axes"]
 
-DEFAULT_CORPUS = "builtin:chitchat"
-DEFAULT_AXES = ("gender", "race")
-#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
-DEFAULT_N_PAIRS = 2000
-#: ``score()``'s options with their defaults, for a caller that sets only a few (reproduce_debias).
-SCORE_DEFAULTS: dict[str, Any] = {
-    "measures": None, "seed": 0, "alpha": 0.05, "correction": "holm", "mask_groups": False, "drop_empty": False,
-    "distinct": "paper", "offense": "profanity_check", "offense_threshold": 0.5, "sentiment_threshold": 0.8,
-    "n_resamples": 2000, "n_divergent": 10, "binary_test": "exact", "count_test": "mean", "clusters": True,
-    "margins": None, "primary": None, "power": 0.8,
-}  # fmt: skip
-#: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
-HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
-
-_MSG_NO_AXES = "give at least one axis"
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
-_MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
-_MSG_N_PAIRS = "n_pairs must be a positive int or None, got {value!r}"
-_MSG_MAX_ERRORS = "max_errors must be 0 or more, or None, got {value!r}"
-_MSG_SCOPE = "unknown correction scope {given!r}"
 _MSG_TOO_FEW_PAIRS = (
     "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
 )
@@ -62,24 +52,9 @@ _MSG_LOST_TO_ERRORS = (
 )
 
 
-def _lexicons(axes: str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]) -> list[Lexicon]:
-    """Load each axis once; ``"gender,race"`` is split at commas."""
-    if isinstance(axes, str):
-        items: list[Any] = [a.strip() for a in axes.split(",") if a.strip()]
-    elif isinstance(axes, (Lexicon, os.PathLike)):
-        items = [axes]
-    else:
-        items = list(axes)
-    if not items:
-        raise SpecError(_MSG_NO_AXES)
-    lexicons = []
-    for item in items:
-        if isinstance(item, Lexicon):
-            lexicons.append(item)
-        elif isinstance(item, (str, os.PathLike)):
-            lexicons.append(load_lexicon(item))
-        else:
-            raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
+def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
+    """Load each axis of a config once; SpecError for an axis given twice."""
+    lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in axes]
     seen: set[str] = set()
     for lexicon in lexicons:
         if lexicon.axis in seen:
@@ -89,45 +64,22 @@ def _lexicons(axes: str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLik
 
 
 def audit(
+    config: AuditConfig | None = None,
     *,
-    corpus: str | os.PathLike[str] = DEFAULT_CORPUS,
-    axes: str | Lexicon | Sequence[str | os.PathLike[str] | Lexicon] = DEFAULT_AXES,
-    model: str | Responder | None = None,
-    n_pairs: int | None = DEFAULT_N_PAIRS,
-    seed: int = 0,
-    store: str | os.PathLike[str] | RunStore | None = None,
-    out_dir: str | os.PathLike[str] | None = None,
-    settings: DecodingSettings | None = None,
-    max_errors: int | None = None,
-    split: str | None = None,
-    mixed: str = "drop",
-    batch_size: int = 64,
     progress: bool | ProgressCallback | None = False,
-    measures: Sequence[str | Measure | CorpusMeasure] | None = None,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    mask_groups: bool = False,
-    drop_empty: bool = False,
-    distinct: str = "paper",
-    offense: str = "profanity_check",
-    offense_threshold: float = 0.5,
-    sentiment_threshold: float = 0.8,
-    n_resamples: int = 2000,
-    n_divergent: int = 10,
-    model_args: Mapping[str, object] | None = None,
-    model_version: str | None = None,
-    binary_test: str = "exact",
-    count_test: str = "mean",
-    clusters: bool = True,
-    margins: Mapping[str, float] | None = None,
-    primary: Sequence[str] | None = None,
-    power: float = 0.8,
-    correction_scope: str = "axis",
+    **options: Any,
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
+    Give an :class:`AuditConfig`, or its options as keyword arguments (the run's and the
+    scoring ones, as below); both is a SpecError where they differ.
+
     Parameters
     ----------
+    config : AuditConfig, optional
+        Every option in one validated value (also built by ``AuditConfig.from_file``).
+    progress : bool or callable
+        True shows progress bars with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
     corpus : str or path
         Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
     axes : str, Lexicon or sequence
@@ -137,7 +89,7 @@ def audit(
         A model spec or responder; None takes ``builtin:retrieval`` when available, else
         ``builtin:smollm2`` when installed, else raises FairtalkError.
     n_pairs : int or None
-        A seeded uniform sample of this many pairs per axis (None: every pair).
+        A seeded uniform sample of this many pairs per axis (None: every pair; default 2000).
     seed : int
         Seeds the pair sample, the swapper's many-to-many choices, the per-item generation
         seeds (from ``(seed, pair id, side)``) and the bootstrap.
@@ -145,12 +97,12 @@ def audit(
         The SQLite run store; re-running the same audit with it reuses every stored response
         and resumes an interrupted run. None keeps responses in memory only.
     out_dir : path, optional
-        When given, the whole run is written there at the end, as by
-        :func:`fairtalk.report.write_run` (per axis the report, ``pairs.jsonl`` and
-        ``responses.jsonl``; the index and ``run.json``), swapped in whole. Before any work, the
-        folder is checked: two axes may not share a folder, and no input (corpus, store, the
-        model's files) may lie inside an entry the run replaces.
-    settings : DecodingSettings, optional
+        When given, the run is written there at the end by :func:`fairtalk.report.write_run`
+        (per axis the report, ``pairs.jsonl`` and ``responses.jsonl``; the index and
+        ``run.json``), swapped in whole. Before any work, the folder is checked: two axes may
+        not share a folder, and no input (corpus, store, the model's files) may lie inside an
+        entry the run replaces.
+    settings : DecodingSettings or mapping, optional
         Greedy, ``max_new_tokens=40`` by default.
     max_errors : int, optional
         Abort (ResponderError) once more pair sides than this have failed over the run;
@@ -160,11 +112,6 @@ def audit(
         models' training contexts) and ``"all"`` otherwise.
     mixed, batch_size
         Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
-    progress : bool or callable
-        True shows progress bars with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
-    measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
-    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power
-        Passed to :func:`fairtalk.score`.
     correction_scope : {"axis", "run"}
         Correct each axis' family on its own (the default), or all axes' families together
         (the family-wise error then holds over the whole run).
@@ -173,14 +120,19 @@ def audit(
     model_version : str, optional
         A tag that becomes part of the model's fingerprint, the run store's key (see
         :func:`fairtalk.respond`).
+    score : ScoreOptions or mapping, optional
+        The scoring options; each of them may also be given on its own (``alpha=0.01``):
+    measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
+    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power
+        As for :func:`fairtalk.score` (fields of :class:`ScoreOptions`).
 
     Returns
     -------
     AuditRun
         Per axis: the AuditResult (its ``input_summary`` counts ``n_errors`` and
-        ``n_pairs_with_errors``; its manifest gains an ``audit`` entry with the corpus, model
+        ``n_pairs_with_errors``; its manifest has an ``audit`` entry with the corpus, model
         fingerprint, decoding settings and pair coverage), the coverage, generation counts
-        and stage times.
+        and stage times; ``config`` is ``config.to_dict()``.
 
     Raises
     ------
@@ -196,60 +148,59 @@ def audit(
     >>> run = audit(corpus=corpus_path, axes="gender", model="builtin:echo")  # doctest: +SKIP
     >>> run.results["gender"].biased()  # doctest: +SKIP
     ()
+    >>> run = audit(AuditConfig.from_file("audit.toml"))  # doctest: +SKIP
     """
-    _validate(correction, alpha, n_resamples, n_divergent, seed)
-    if correction_scope not in CORRECTION_SCOPES:
-        raise SpecError(_MSG_SCOPE.format(given=correction_scope), choices=CORRECTION_SCOPES, given=correction_scope)
-    if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):
-        raise SpecError(_MSG_N_PAIRS.format(value=n_pairs))
-    if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
-        raise SpecError(_MSG_MAX_ERRORS.format(value=max_errors))
-    corpus_spec = os.fspath(corpus)
-    if split is None:
-        split = "heldout" if corpus_spec in HELDOUT_BY_DEFAULT else "all"
-    lexicons = _lexicons(axes)
-    contexts = read_corpus(corpus_spec, split=split)
-    if out_dir is not None:
-        check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, store, None, lexicons))
-    settings = DecodingSettings() if settings is None else settings
-    options = {"measures": measures, "seed": seed, "alpha": alpha, "correction": correction,
-               "mask_groups": mask_groups, "drop_empty": drop_empty, "distinct": distinct, "offense": offense,
-               "offense_threshold": offense_threshold, "sentiment_threshold": sentiment_threshold,
-               "n_resamples": n_resamples, "n_divergent": n_divergent, "binary_test": binary_test,
-               "count_test": count_test, "clusters": clusters, "margins": margins, "primary": primary,
-               "power": power}  # fmt: skip
-    run_id = new_run_id()
+    config = AuditConfig.resolve(config, options)
+    lexicons = _lexicons(config.axes)
+    contexts = read_corpus(config.corpus, split=config.effective_split)
+    if config.out_dir is not None:
+        check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
+                         _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
     reporter = Progress(progress)
-    works: list[AxisWork] = []
     try:
-        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
-                          model_version=model_version) as cached:  # fmt: skip
-            if out_dir is not None:
-                check_run_folder(out_dir, [lexicon.axis for lexicon in lexicons],
-                                 _inputs(contexts.path, store, cached, lexicons))  # fmt: skip
-            model_fingerprint = cached.fingerprint
-            for lexicon in lexicons:
-                works.append(audit_axis(
-                    lexicon, cached, settings, contexts=contexts, corpus=corpus_spec, split=split, n_pairs=n_pairs,
-                    mixed=mixed, reporter=reporter, options=options, run_id=run_id,
-                ))  # fmt: skip
-            store_path = str(cached.store.path)
+        run = run_axes(config, lexicons, reporter, contexts=contexts)
     finally:
         reporter.close()
-    runs = finish_axes(works, correction=correction, scope=correction_scope)
-    run = AuditRun(
-        axes=MappingProxyType(runs),
-        model=model_fingerprint,
-        corpus=corpus_spec,
-        split=split,
-        seed=seed,
-        settings=MappingProxyType(settings.to_dict()),
-        store=None if store is None else store_path,
-        run_id=run_id,
-    )
-    if out_dir is not None:
-        write_run(run, out_dir)
+    if config.out_dir is not None:
+        write_run(run, config.out_dir)
     return run
+
+
+def run_axes(
+    config: AuditConfig,
+    lexicons: Sequence[Lexicon],
+    reporter: Progress,
+    *,
+    contexts: Any = None,
+    pairs: Mapping[str, tuple[Sequence[Pair], Mapping[str, Any]]] | None = None,
+    extra_manifest: Mapping[str, Any] | None = None,
+) -> AuditRun:
+    """Every axis through one cached model: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage),
+    responses, scores, then the correction; the finished run, its manifests built with it."""
+    run_id = new_run_id()
+    works: list[AxisWork] = []
+    with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
+                      model_args=config.model_args, model_version=config.model_version) as cached:  # fmt: skip
+        if config.out_dir is not None:
+            corpus_path = config.corpus if contexts is None else contexts.path
+            check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
+                             _inputs(corpus_path, config.store, cached, lexicons))  # fmt: skip
+        for lexicon in lexicons:
+            given = None if pairs is None else pairs[lexicon.axis]
+            works.append(_audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given, run_id=run_id,
+                                     extra_manifest=extra_manifest))  # fmt: skip
+        model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
+    return AuditRun(
+        axes=MappingProxyType(_finish_axes(works, config)),
+        model=model_fingerprint,
+        corpus=config.corpus,
+        split=config.effective_split,
+        seed=config.seed,
+        settings=MappingProxyType(config.settings.to_dict()),
+        store=None if config.store is None else store_path,
+        run_id=run_id,
+        config=MappingProxyType(config.to_dict()),
+    )
 
 
 def new_run_id() -> str:
@@ -285,58 +236,56 @@ class AxisWork:
     manifest: dict[str, Any]
 
 
-def audit_axis(
+def _audit_axis(
     lexicon: Lexicon,
     cached: CachingResponder,
-    settings: DecodingSettings,
-    *,
-    contexts: Any = None,
-    pairs: Sequence[Pair] | None = None,
-    coverage: Mapping[str, Any] | None = None,
-    corpus: str,
-    split: str,
-    n_pairs: int | None,
-    mixed: str,
+    config: AuditConfig,
     reporter: Progress,
-    options: dict[str, Any],
-    run_id: str = "",
-    extra_manifest: Mapping[str, Any] | None = None,
+    *,
+    contexts: Any,
+    given: tuple[Sequence[Pair], Mapping[str, Any]] | None,
+    run_id: str,
+    extra_manifest: Mapping[str, Any] | None,
 ) -> AxisWork:
-    """One axis: pairs (built from ``contexts``, or the ``pairs`` given with their ``coverage``), responses, scores."""
-    axis, seed = lexicon.axis, options["seed"]
+    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores."""
+    axis, seed, corpus = lexicon.axis, config.seed, config.corpus
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    if pairs is None:
+    if given is None:
         reporter.start(f"{axis}: pairs", 0)
-        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=mixed, limit=n_pairs, seed=seed)  # type: ignore[arg-type]
-        pairs = list(pair_set)
+        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
+                               seed=seed)  # type: ignore[arg-type]  # fmt: skip
+        pairs: Sequence[Pair] = list(pair_set)
         coverage = pair_set.coverage.to_dict()
         reporter.finish()
         timings["pairs"] = time.perf_counter() - started
         if len(pairs) < 2:
             raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage["n_read"],
                                                        n_matched=coverage["n_matched"]))  # fmt: skip
-    coverage = dict(coverage or {})
+    else:
+        pairs, coverage = given[0], dict(given[1])
 
-    generation = generate(cached, pairs, settings, seed=seed, progress=reporter, label=f"{axis}: responses")
+    generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
     timings["generation"] = generation.summary.seconds
     if generation.responses.n_pairs < 2 and generation.errors:
         raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
 
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", 0)
-    scored = prepare_scores(generation.responses, axis=lexicon, **options)
+    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score)
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     manifest = {
-        "run_id": run_id, "corpus": corpus, "split": split, "model": cached.fingerprint, "decoding": settings.to_dict(),
-        "seed": seed, "n_pairs_requested": n_pairs, "mixed": mixed, "coverage": coverage, **(extra_manifest or {}),
+        "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
+        "decoding": config.settings.to_dict(), "seed": seed, "n_pairs_requested": config.n_pairs,
+        "mixed": config.mixed, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
     return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest)
 
 
-def finish_axes(works: Sequence[AxisWork], *, correction: str, scope: str) -> dict[str, AxisRun]:
-    """Correct each axis' family (``scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
+def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
+    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
+    correction, scope = config.score.correction, config.correction_scope
     if scope == "run":
         adjusted = adjust_family([w.scored for w in works], correction)
     else:

@@ -6,7 +6,6 @@ import os
 import platform
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -21,12 +20,11 @@ from fairtalk.audit._inference import (
     corpus_margin,
     corpus_row,
 )
+from fairtalk.audit._options import ScoreOptions
 from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import (
-    CorpusMeasure,
-    Measure,
     default_measures,
     get_measure,
     score_unique,
@@ -35,22 +33,13 @@ from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
 
-__all__ = ["METHODS", "prepare_scores", "score"]
+__all__ = ["MASK_TOKEN", "MAX_PERMUTATIONS", "METHODS", "prepare_scores", "score"]
 
-_MSG_CORRECTION = "unknown correction {given!r}"
-_MSG_ALPHA = "alpha must be between 0 and 1 (exclusive), got {value!r}"
-_MSG_RESAMPLES = "n_resamples must be at least 1, got {value!r}"
-_MSG_DIVERGENT = "n_divergent must be 0 or more, got {value!r}"
-_MSG_SEED = "seed must be an integer >= 0, got {value!r}"
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
-_MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
-_MSG_POWER = "power must be between 0 and 1 (exclusive), got {value!r}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 
-
-CORRECTIONS = ("holm", "bh")
 #: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
 MAX_PERMUTATIONS = 1000
 #: The token that replaces group words under ``mask_groups``.
@@ -64,19 +53,6 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "unknown"
-
-
-def _validate(correction: str, alpha: float, n_resamples: int, n_divergent: int, seed: int = 0) -> None:
-    if correction not in CORRECTIONS:
-        raise SpecError(_MSG_CORRECTION.format(given=correction), choices=CORRECTIONS, given=correction)
-    if not 0 < alpha < 1:
-        raise SpecError(_MSG_ALPHA.format(value=alpha))
-    if n_resamples < 1:
-        raise SpecError(_MSG_RESAMPLES.format(value=n_resamples))
-    if n_divergent < 0:
-        raise SpecError(_MSG_DIVERGENT.format(value=n_divergent))
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SpecError(_MSG_SEED.format(value=seed))
 
 
 def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
@@ -96,10 +72,8 @@ def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: M
     for item in measures:
         if isinstance(item, str):
             built.append(get_measure(item, **per_name.get(item, {})))
-        elif isinstance(item, (Measure, CorpusMeasure)):
+        else:  # a Measure or CorpusMeasure (ScoreOptions checked)
             built.append(item)
-        else:
-            raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
     seen: set[str] = set()
     for measure in built:
         for key in measure.keys:
@@ -185,27 +159,13 @@ def score(
     responses_b: Sequence[str] | None = None,
     *,
     axis: str | os.PathLike[str] | Lexicon,
-    measures: Sequence[str | Measure | CorpusMeasure] | None = None,
-    seed: int = 0,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    mask_groups: bool = False,
-    drop_empty: bool = False,
-    distinct: str = "paper",
-    offense: str = "profanity_check",
-    offense_threshold: float = 0.5,
-    sentiment_threshold: float = 0.8,
-    n_resamples: int = 2000,
-    n_divergent: int = 10,
-    binary_test: str = "exact",
-    count_test: str = "mean",
-    clusters: bool = True,
-    margins: Mapping[str, float] | None = None,
-    primary: Sequence[str] | None = None,
-    power: float = 0.8,
-    scorer_check: bool = True,
+    options: ScoreOptions | None = None,
+    **kwargs: Any,
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
+
+    The options come as one :class:`ScoreOptions` (``options=``), or as keyword arguments
+    (its fields, below); both is a SpecError where they differ.
 
     Parameters
     ----------
@@ -217,6 +177,8 @@ def score(
     axis : str, path or Lexicon
         The axis (``"gender"``, ``"race"``, a lexicon file) or a loaded ``Lexicon``; it names the
         groups, the default attribute lists, and the words masked by ``mask_groups``.
+    options : ScoreOptions, optional
+        Every option below in one validated value (also built by ``ScoreOptions.from_file``).
     measures : sequence of names or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists).
@@ -229,6 +191,11 @@ def score(
     mask_groups : bool
         Also score every response with its group words replaced by ``"XYZ"`` and fill
         ``MeasureResult.masked`` (the scorer-bias check).
+    drop_empty : bool
+        Drop pairs with an empty response instead of scoring them as ``""``.
+    distinct, offense, offense_threshold, sentiment_threshold
+        The distinct-n definition (``paper`` or ``standard``), the offense scorer
+        (``profanity_check``, ``hatesonar``, ``hf:MODEL``) and the thresholds of the rates.
     n_resamples : int
         Bootstrap resamples of each interval; corpus measures take ``min(n_resamples, 1000)``
         paired permutations.
@@ -270,54 +237,43 @@ def score(
     InputError
         Unreadable responses, or fewer than two complete pairs.
     SpecError
-        Unknown axis, measure, correction, test or primary key; a bad option; a measure
-        that returned NaN or infinity.
+        Unknown axis, measure, correction, test or primary key; a bad or unknown option;
+        ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
     """
+    opts = ScoreOptions.resolve(options, kwargs)
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
-    scored = prepare_scores(responses, axis=axis, measures=measures, seed=seed, alpha=alpha, correction=correction,
-                            mask_groups=mask_groups, drop_empty=drop_empty, distinct=distinct, offense=offense,
-                            offense_threshold=offense_threshold, sentiment_threshold=sentiment_threshold,
-                            n_resamples=n_resamples, n_divergent=n_divergent, binary_test=binary_test,
-                            count_test=count_test, clusters=clusters, margins=margins, primary=primary,
-                            power=power, scorer_check=scorer_check)  # fmt: skip
-    return finalize(scored, adjust_family([scored], correction)[0])
+    scored = prepare_scores(responses, axis=axis, options=opts)
+    return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
-    measures: Sequence[str | Measure | CorpusMeasure] | None, seed: int, alpha: float, correction: str,
-    mask_groups: bool, drop_empty: bool, distinct: str, offense: str, offense_threshold: float,
-    sentiment_threshold: float, n_resamples: int, n_divergent: int, binary_test: str, count_test: str,
-    clusters: bool, margins: Mapping[str, float] | None, primary: Sequence[str] | None, power: float,
-    scorer_check: bool = True,
+    options: ScoreOptions,
 ) -> Scored:  # fmt: skip
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs."""
-    _validate(correction, alpha, n_resamples, n_divergent, seed)
-    if not 0 < power < 1:
-        raise SpecError(_MSG_POWER.format(value=power))
+    o = options
     if isinstance(axis, Lexicon):
         lexicon = axis
     elif isinstance(axis, (str, os.PathLike)):
         lexicon = load_lexicon(axis)
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
-    options = {"distinct": distinct, "offense": offense, "offense_threshold": offense_threshold,
-               "sentiment_threshold": sentiment_threshold}  # fmt: skip
-    built = _build_measures(measures, lexicon, options)
+    measure_options = {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
+                       "sentiment_threshold": o.sentiment_threshold}  # fmt: skip
+    built = _build_measures(o.measures, lexicon, measure_options)
     all_keys = [key for m in built for key in m.keys]
-    chosen = _check_keys(primary, all_keys, "primary")
-    _check_keys(list(margins or {}), all_keys, "margin")
-    rs = read_responses(responses, drop_empty=drop_empty)  # type: ignore[arg-type]
+    chosen = _check_keys(o.primary, all_keys, "primary")
+    _check_keys(list(o.margins), all_keys, "margin")
+    rs = read_responses(responses, drop_empty=o.drop_empty)  # type: ignore[arg-type]
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
-    opts = Inference(seed=seed, n_resamples=n_resamples, alpha=alpha, power=power, binary_test=binary_test,
-                     count_test=count_test, clusters=rs.clusters if clusters else None,
-                     margins=MappingProxyType(dict(margins or {})))  # fmt: skip
+    opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
+                     count_test=o.count_test, clusters=rs.clusters if o.clusters else None, margins=o.margins)  # fmt: skip
 
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
-    n_permutations = min(n_resamples, MAX_PERMUTATIONS)
+    n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
     rows: list[dict[str, Any]] = []
     divergent: list[DivergentPair] = []
     for measure in built:
@@ -325,7 +281,7 @@ def prepare_scores(
             stat, values = _corpus_values(measure, uniques, ia, ib)
             keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
             inference = corpus_bootstrap(stat, stat, ia, ib, len(uniques), len(uniques), keys=measure.keys,
-                                         seed=seed, n_resamples=n_permutations, clusters=opts.clusters,
+                                         seed=o.seed, n_resamples=n_permutations, clusters=opts.clusters,
                                          margins={k: v for k, v in keyed_margins.items() if v is not None})  # fmt: skip
             rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts)
                      for key in measure.keys]  # fmt: skip
@@ -333,20 +289,20 @@ def prepare_scores(
         scored = _per_response(measure, uniques, ia, ib)
         rows.extend(compare(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if measure.name in _DIVERGENT_RAW:
-            divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, n_divergent))
-    masked = _masked(built, lexicon, seed, uniques, ia, ib) if mask_groups else {}
+            divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
+    masked = _masked(built, lexicon, o.seed, uniques, ia, ib) if o.mask_groups else {}
     for row in rows:
         if row["name"] in masked:
             m_a, m_b = masked[row["name"]]
             gap = row["a"] - row["b"]
             row["masked"] = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
-    manifest = _manifest(lexicon, built, rs, options=options, seed=seed, alpha=alpha, correction=correction,
-                         n_resamples=n_resamples, n_permutations=n_permutations, mask_groups=mask_groups,
-                         drop_empty=drop_empty, binary_test=binary_test, count_test=count_test,
-                         clustered=opts.clusters is not None, power=power, margins=dict(margins or {}),
-                         primary=sorted(chosen))  # fmt: skip
-    checks = certify(built, lexicon, dict(margins or {}), alpha=alpha) if scorer_check else ()
-    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), alpha, power, correction, checks)
+    manifest = _manifest(lexicon, built, rs, options=measure_options, seed=o.seed, alpha=o.alpha,
+                         correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
+                         mask_groups=o.mask_groups, drop_empty=o.drop_empty, binary_test=o.binary_test,
+                         count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
+                         margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
+    checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
+    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), o.alpha, o.power, o.correction, checks)
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import typer
@@ -21,6 +21,42 @@ MARGIN = typer.Option(None, "--margin", help="Equivalence margin of a measure ke
 PRIMARY = typer.Option(None, "--primary", help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).")
 FAIL_ON_BIAS = typer.Option(False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha).")
 FAIL_UNLESS_EQUIVALENT = typer.Option(False, "--fail-unless-equivalent", help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).")
+
+
+CONFIG = typer.Option(None, "--config", help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.")
+#: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
+SCORE_PARAMS = {
+    "measures": "measures", "seed": "seed", "alpha": "alpha", "correction": "correction", "mask_groups": "mask_groups",
+    "drop_empty": "drop_empty", "distinct": "distinct", "offense": "offense", "offense_threshold": "offense_threshold",
+    "sentiment_threshold": "sentiment_threshold", "resamples": "n_resamples", "binary_test": "binary_test",
+    "count_test": "count_test", "clusters": "clusters", "margin": "margins", "primary": "primary",
+}  # fmt: skip
+
+
+#: Where a parameter's value came from when nobody gave it.
+_DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
+
+
+def given_options(ctx: typer.Context, params: Mapping[str, str],
+                  convert: Mapping[str, Callable[[Any], Any]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+    """The options given on the command line (not left at their defaults), by option name, and each one's flag.
+
+    ``params`` maps a command parameter to the option it sets; ``convert`` turns a parameter's
+    value into the option's (``--margin`` strings into a mapping). The flags name the options in
+    error messages, so a bad ``--resamples 0`` is reported as ``--resamples``.
+    """
+    flags = {param.name: max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+             for param in ctx.command.params if param.name}  # fmt: skip
+    values: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for param, option in params.items():
+        source = ctx.get_parameter_source(param)
+        if source is None or source.name in _DEFAULT_SOURCES:
+            continue
+        value = ctx.params[param]
+        values[option] = (convert or {}).get(param, lambda v: v)(value)
+        names[option] = flags.get(param, option)
+    return values, names
 
 
 def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
@@ -43,13 +79,6 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
             raise fairtalk.SpecError(_MSG_REPEATED.format(name=name))
         out[name] = number
     return out
-
-
-def parse_primary(given: str | None) -> list[str] | None:
-    """``"offense_rate,length"`` -> the keys; None for all."""
-    if given is None:
-        return None
-    return [k.strip() for k in given.split(",") if k.strip()]
 
 
 def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
 
@@ -19,44 +19,52 @@ from fairtalk.cli._app import (
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
+    CONFIG,
     COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
     MARGIN,
     PRIMARY,
+    SCORE_PARAMS,
+    given_options,
     parse_margins,
-    parse_primary,
     report_gates,
 )
-from fairtalk.cli.respond import (
-    check_max_errors,
-    decoding_settings,
-    generation_lines,
-    model_options,
-)
+from fairtalk.cli.respond import generation_lines, model_options
 
-if TYPE_CHECKING:
-    from fairtalk import Lexicon
-
-_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
-_MSG_CHOICE = "{option} must be one of the choices, not {given!r}"
-_MSG_PAIRS = "--pairs must be at least 1, not {given}"
 _STORE_FILE = "store.sqlite"
-_MSG_NO_AXES = "give at least one axis"
+_DEFAULT_OUTPUT = "fairtalk-report"
+#: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
+_AUDIT_PARAMS = {
+    "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
+    "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors", "split": "split",
+    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", **SCORE_PARAMS,
+}  # fmt: skip
+#: Command-line parameter -> DecodingSettings field.
+_DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
+                    "top_k": "top_k", "top_p": "top_p"}  # fmt: skip
 
 
-def _lexicons(axis: str) -> list[Lexicon]:
-    """The lexicons ``--axis`` names (comma-separated names or files), loaded once here so their files can be checked."""
+def _config(ctx: typer.Context, path: str | None) -> Any:
+    """The AuditConfig of ``--config`` overridden by the options given on the command line, lexicons loaded."""
     import fairtalk
 
-    names = [item.strip() for item in axis.split(",") if item.strip()]
-    if not names:
-        raise fairtalk.SpecError(_MSG_NO_AXES)
-    return [fairtalk.load_lexicon(name) for name in names]
+    values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options})
+    decoding, _ = given_options(ctx, _DECODING_PARAMS)
+    base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
+    if decoding:
+        values["settings"] = decoding
+    config = base.updated(values, names=names)
+    out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
+    store = config.store if config.store is not None else str(Path(out_dir) / _STORE_FILE)
+    # the lexicons are loaded here once, so that a lexicon file can be checked as an input
+    lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in config.axes]
+    return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons})
 
 
 @app.command()
 def audit(
+    ctx: typer.Context,
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
     axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, or lexicon files."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:retrieval when available, else builtin:smollm2 when installed)."),
@@ -95,36 +103,20 @@ def audit(
     correction_scope: str = typer.Option("axis", "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
+    config_file: str | None = CONFIG,
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
     from fairtalk.report import check_not_input, check_run_folder, rich_table
 
-    store_path = store if store is not None else str(Path(output) / _STORE_FILE)
+    store_path: Any = None
     try:
-        for option, given in (("--correction", correction), ("--distinct", distinct)):
-            if given not in _CHOICES[option]:
-                raise fairtalk.SpecError(_MSG_CHOICE.format(option=option, given=given), choices=_CHOICES[option],
-                                         given=given)  # fmt: skip
-        if n_pairs is not None and n_pairs < 1:
-            raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
-        check_max_errors(max_errors)
-        settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
-                                     top_k=top_k, top_p=top_p)  # fmt: skip
-        lexicons = _lexicons(axis)
-        inputs = lexicon_inputs(lexicons, "--axis")
-        check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
+        config = _config(ctx, config_file)
+        output, store_path = config.out_dir, config.store
+        inputs = lexicon_inputs(config.axes, "--axis")
+        check_run_folder(output, [lexicon.axis for lexicon in config.axes], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
-        run = fairtalk.run_audit(
-            corpus=corpus, axes=lexicons, model=model, n_pairs=n_pairs, seed=seed, store=store_path, out_dir=output,
-            settings=settings, max_errors=max_errors, split=split, batch_size=batch_size, progress=not quiet,
-            alpha=alpha, correction=correction, mask_groups=mask_groups, distinct=distinct, offense=offense,
-            n_resamples=resamples, model_args=model_options(model_arg), model_version=model_version,
-            binary_test=binary_test, count_test=count_test, clusters=clusters, margins=parse_margins(margin),
-            primary=parse_primary(primary), correction_scope=correction_scope, mixed=mixed,
-            measures=parse_primary(measures), drop_empty=drop_empty, offense_threshold=offense_threshold,
-            sentiment_threshold=sentiment_threshold,
-        )  # fmt: skip
+        run = fairtalk.run_audit(config, progress=not quiet)
     except KeyboardInterrupt:
         interrupted(store_path)
     json_output(json_out)
@@ -143,6 +135,6 @@ def audit(
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         say(f"{name}: report in {Path(output) / axis_run.folder}/")
     say(f"wrote {Path(output) / 'index.html'}")
-    code = report_gates(run.results, alpha=alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    code = report_gates(run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     if code:
         raise typer.Exit(code=code)

@@ -17,22 +17,22 @@ from fairtalk.cli._app import (
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
+    CONFIG,
     COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
     MARGIN,
     PRIMARY,
+    SCORE_PARAMS,
+    given_options,
     parse_margins,
-    parse_primary,
     report_gates,
 )
-
-_SCORE_CHOICES = {"--correction": ("holm", "bh"), "--distinct": ("paper", "standard")}
-_MSG_SCORE_CHOICE = "{option} must be one of the choices, not {given!r}"
 
 
 @app.command()
 def score(
+    ctx: typer.Context,
     responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input."),
     responses_b: str | None = typer.Option(None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."),
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
@@ -57,6 +57,7 @@ def score(
     clusters: bool = CLUSTERS,
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
+    config: str | None = CONFIG,
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
@@ -69,35 +70,14 @@ def score(
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
-        for option, given in (("--correction", correction), ("--distinct", distinct)):
-            if given not in _SCORE_CHOICES[option]:
-                raise fairtalk.SpecError(
-                    _MSG_SCORE_CHOICE.format(option=option, given=given), choices=_SCORE_CHOICES[option], given=given
-                )
+        values, names = given_options(ctx, SCORE_PARAMS, {"margin": parse_margins})
+        base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
+        options = base.updated(values, names=names)
         target = resolve_lexicon(axis, lexicon)
         with stdin_as_file(responses) as responses_path:
             source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
-                                             drop_empty=drop_empty)  # fmt: skip
-        result = fairtalk.score(
-            source,
-            axis=target,
-            measures=parse_primary(measures),
-            seed=seed,
-            alpha=alpha,
-            correction=correction,
-            mask_groups=mask_groups,
-            drop_empty=drop_empty,
-            distinct=distinct,
-            offense=offense,
-            offense_threshold=offense_threshold,
-            sentiment_threshold=sentiment_threshold,
-            n_resamples=resamples,
-            binary_test=binary_test,
-            count_test=count_test,
-            clusters=clusters,
-            margins=parse_margins(margin),
-            primary=parse_primary(primary),
-        )
+                                             drop_empty=options.drop_empty)  # fmt: skip
+        result = fairtalk.score(source, axis=target, options=options)
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()
@@ -110,7 +90,7 @@ def score(
         say(f"left out: {note}", style="yellow")
     for path in paths.values():
         say(f"wrote {path}")
-    code = report_gates({result.axis: result}, alpha=alpha, fail_on_bias=fail_on_bias,
+    code = report_gates({result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias,
                         fail_unless_equivalent=fail_unless_equivalent)  # fmt: skip
     if code:
         raise typer.Exit(code=code)

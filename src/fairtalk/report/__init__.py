@@ -19,7 +19,13 @@ from fairtalk.report.comparison import (
 )
 from fairtalk.report.csv_report import write_csv
 from fairtalk.report.html import render_html, write_html
-from fairtalk.report.index import check_run_folder, render_index, write_index, write_run
+from fairtalk.report.index import (
+    RunFiles,
+    check_run_folder,
+    render_index,
+    write_index,
+    write_run,
+)
 from fairtalk.report.json_report import write_json
 from fairtalk.report.markdown import render_markdown, write_markdown
 from fairtalk.report.table import (
@@ -32,7 +38,7 @@ from fairtalk.report.table import (
 from fairtalk.results import AuditResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
+    "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
     "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
     "write_index", "write_report", "write_run",
 ]

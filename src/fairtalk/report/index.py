@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from fairtalk.errors import SpecError
@@ -23,8 +25,8 @@ from fairtalk.report.table import measure_label
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
 
-__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "check_run_folder", "previous_entries",
-           "render_index", "write_index", "write_run"]
+__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "RunFiles", "check_run_folder",
+           "previous_entries", "render_index", "write_index", "write_run"]
 
 #: The front page and the machine-readable run summary, at the top of the output folder.
 INDEX_FILE, RUN_FILE = "index.html", "run.json"
@@ -35,6 +37,15 @@ GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
                ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RunFiles:
+    """What :func:`write_run` wrote: the index, ``run.json``, and per axis its files by kind."""
+
+    index: Path
+    run: Path
+    axes: Mapping[str, Mapping[str, Path]]
 
 
 def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
@@ -183,13 +194,18 @@ def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Ma
     return folders
 
 
-def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None) -> dict[str, dict[str, Path]]:
-    """Write the whole run into ``out_dir``: per axis its report, ``pairs.jsonl`` and ``responses.jsonl``, then the index.
+def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None) -> RunFiles:
+    """Write the whole run into ``out_dir``: per axis its report, ``pairs.jsonl`` and ``responses.jsonl``, then the
+    index and ``run.json``. Every file of a run is written here (``run_audit`` only computes).
 
     Everything is written into a staging folder and swapped in at the end, replacing the
     previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the
-    previous run's folder as it was, never a mix of two runs. Returns the paths per axis; the
-    index's are under the key ``""`` (``{"index": ..., "run": ...}``).
+    previous run's folder as it was, never a mix of two runs.
+
+    Returns
+    -------
+    RunFiles
+        The paths of the index, ``run.json``, and per axis its files by kind.
 
     Raises
     ------
@@ -203,7 +219,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
     chosen = check_formats(FORMATS if formats is None else formats)
     check_run_folder(out_dir, list(run.axes), {})  # also undoes a swap a kill cut short
     folder = Path(out_dir)
-    written: dict[str, dict[str, Path]] = {}
+    written: dict[str, Mapping[str, Path]] = {}
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
         for axis_run in run.axes.values():
             sub = staging / axis_run.folder
@@ -215,7 +231,6 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
             if axis_run.responses is not None:
                 write_responses(axis_run.responses, sub / RESPONSES_FILE)
                 paths["responses"] = folder / axis_run.folder / RESPONSES_FILE
-            written[axis_run.axis] = paths
+            written[axis_run.axis] = MappingProxyType(paths)
         _write_index_files(run, staging)
-    written[""] = {"index": folder / INDEX_FILE, "run": folder / RUN_FILE}
-    return written
+    return RunFiles(index=folder / INDEX_FILE, run=folder / RUN_FILE, axes=MappingProxyType(written))

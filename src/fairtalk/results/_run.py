@@ -121,7 +121,7 @@ class AuditRun:
     ``results`` maps axis -> AuditResult; ``n_cached``/``n_generated``/``n_errors`` sum
     the axes' generation counts; ``timings`` sums each stage over the axes. ``run_id``
     identifies the run in every file its report writes, so outputs of two runs are never
-    taken for one.
+    taken for one. ``config`` is the run's ``AuditConfig.to_dict()``: every option it ran with.
     """
 
     axes: Mapping[str, AxisRun]
@@ -132,6 +132,7 @@ class AuditRun:
     settings: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     store: str | None = None
     run_id: str = ""
+    config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def to_frame(self) -> Any:
         """One row per (axis, measure): every axis's ``AuditResult.to_frame()`` stacked, indexed by both."""
@@ -180,5 +181,6 @@ class AuditRun:
             "run_id": self.run_id, "model": self.model, "corpus": self.corpus, "split": self.split,
             "seed": self.seed, "settings": dict(self.settings), "store": self.store,
             "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
-            "timings": dict(self.timings), "axes": {name: run.to_dict() for name, run in self.axes.items()},
+            "timings": dict(self.timings), "config": dict(self.config),
+            "axes": {name: run.to_dict() for name, run in self.axes.items()},
         }  # fmt: skip

@@ -1,0 +1,285 @@
+"""``AuditConfig``: what ``run_audit()`` does, in one frozen value validated once; buildable from a TOML/YAML file.
+
+A config file (``fairtalk audit --config FILE``) holds the run's options at its top and the
+scoring options either at its top too or in a ``[score]`` table::
+
+    model = "builtin:echo"
+    axes = ["gender"]
+    n_pairs = 500
+    seed = 1
+
+    [score]
+    alpha = 0.01
+    margins = { offense_rate = 0.01 }
+
+Keys are the keyword names of :func:`fairtalk.run_audit` (``n-pairs`` is read as ``n_pairs``);
+an unknown key is a SpecError with "did you mean" and the known keys.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.audit._family import CORRECTION_SCOPES
+from fairtalk.audit._options import (
+    _MSG_TWICE,
+    ScoreOptions,
+    conflicts,
+    load_mapping,
+    normal_keys,
+    split_names,
+    unknown_key,
+)
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import Lexicon
+from fairtalk.models import DecodingSettings, Responder
+from fairtalk.pairs import MIXED_POLICIES
+from fairtalk.store import RunStore
+
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "AuditConfig"]
+
+DEFAULT_CORPUS = "builtin:chitchat"
+DEFAULT_AXES = ("gender", "race")
+#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
+DEFAULT_N_PAIRS = 2000
+#: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
+HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
+
+_MSG_NO_AXES = "give at least one axis"
+_MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
+_MSG_N_PAIRS = "{name} must be a positive int or None, got {value!r}"
+_MSG_MAX_ERRORS = "{name} must be 0 or more, or None, got {value!r}"
+_MSG_BATCH = "{name} must be a positive int, got {value!r}"
+_MSG_TEXT = "{name} must be a string, got {value!r}"
+_MSG_PATH = "{name} must be a path, got {value!r}"
+_MSG_MODEL = "model must be a spec string or a Responder, got {type}"
+_MSG_STORE = "store must be a path or a RunStore, got {type}"
+_MSG_MAPPING = "{name} must be a table of options, got {value!r}"
+_MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
+_MSG_SCOPE = "unknown {name} {given!r}"
+#: URL credentials (``//user:secret@host``) are never recorded.
+_CREDENTIALS = re.compile(r"//[^/@\s]+@")
+
+
+def _path(value: Any, name: str, *, optional: bool) -> str | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise SpecError(_MSG_PATH.format(name=name, value=value))
+
+
+def _settings(value: Any, base: DecodingSettings, name: str) -> DecodingSettings:
+    """DecodingSettings from a settings object, or a table of fields over ``base``."""
+    if isinstance(value, DecodingSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise SpecError(_MSG_MAPPING.format(name=name, value=value))
+    given = normal_keys(value)
+    known = tuple(f.name for f in fields(DecodingSettings))
+    for key in given:
+        if key not in known:
+            raise SpecError(_MSG_SETTINGS_KEY.format(given=key), choices=known, given=key)
+    return DecodingSettings(**{**base.to_dict(), **given})
+
+
+@dataclass(frozen=True, slots=True)
+class AuditConfig:
+    """What an audit does: the corpus, axes, model, generation and store, plus its :class:`ScoreOptions`.
+
+    Every field is a keyword of :func:`fairtalk.run_audit` (see it for their meaning); the
+    scoring options are in ``score``. Built from keyword arguments, :meth:`from_mapping`,
+    :meth:`from_file` (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
+    ``to_dict()`` is what ``run.json`` records as ``config``. ``names`` only renames the
+    options in error messages (the CLI passes its flags).
+
+    Raises
+    ------
+    SpecError
+        An unknown choice, a value of the wrong type or out of range.
+
+    Examples
+    --------
+    >>> config = AuditConfig.from_mapping({"axes": "gender", "n_pairs": 100, "alpha": 0.01})
+    >>> config.axes, config.n_pairs, config.score.alpha
+    (('gender',), 100, 0.01)
+    """
+
+    corpus: str = DEFAULT_CORPUS
+    axes: tuple[str | Lexicon, ...] = DEFAULT_AXES
+    model: str | Responder | None = None
+    model_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    model_version: str | None = None
+    n_pairs: int | None = DEFAULT_N_PAIRS
+    split: str | None = None
+    mixed: str = "drop"
+    batch_size: int = 64
+    max_errors: int | None = None
+    store: str | RunStore | None = None
+    out_dir: str | None = None
+    settings: DecodingSettings = field(default_factory=DecodingSettings)
+    correction_scope: str = "axis"
+    score: ScoreOptions = field(default_factory=ScoreOptions)
+    names: InitVar[Mapping[str, str] | None] = None
+
+    def __post_init__(self, names: Mapping[str, str] | None) -> None:
+        label = dict(names or {})
+
+        def name(key: str) -> str:
+            return label.get(key, key)
+
+        object.__setattr__(self, "corpus", _path(self.corpus, name("corpus"), optional=False))
+        axes = self.axes
+        if isinstance(axes, (Lexicon, os.PathLike)):
+            axes = (axes,)
+        axes = split_names(axes, name("axes"))
+        if not axes:
+            raise SpecError(_MSG_NO_AXES)
+        for item in axes:
+            if not isinstance(item, (str, os.PathLike, Lexicon)):
+                raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
+        object.__setattr__(self, "axes", tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in axes))
+        if self.model is not None and not isinstance(self.model, (str, Responder)):
+            raise SpecError(_MSG_MODEL.format(type=type(self.model).__name__))
+        if not isinstance(self.model_args, Mapping):
+            raise SpecError(_MSG_MAPPING.format(name=name("model_args"), value=self.model_args))
+        object.__setattr__(self, "model_args", MappingProxyType(dict(self.model_args)))
+        for key in ("model_version", "split"):
+            if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
+                raise SpecError(_MSG_TEXT.format(name=name(key), value=getattr(self, key)))
+        n = self.n_pairs
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise SpecError(_MSG_N_PAIRS.format(name=name("n_pairs"), value=n))
+        m = self.max_errors
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 0):
+            raise SpecError(_MSG_MAX_ERRORS.format(name=name("max_errors"), value=m))
+        b = self.batch_size
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise SpecError(_MSG_BATCH.format(name=name("batch_size"), value=b))
+        if self.mixed not in MIXED_POLICIES:
+            raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
+                            given=str(self.mixed))  # fmt: skip
+        if self.correction_scope not in CORRECTION_SCOPES:
+            raise SpecError(_MSG_SCOPE.format(name=name("correction_scope"), given=self.correction_scope),
+                            choices=CORRECTION_SCOPES, given=str(self.correction_scope))  # fmt: skip
+        if self.store is not None and not isinstance(self.store, RunStore):
+            if not isinstance(self.store, (str, os.PathLike)):
+                raise SpecError(_MSG_STORE.format(type=type(self.store).__name__))
+            object.__setattr__(self, "store", os.fspath(self.store))
+        object.__setattr__(self, "out_dir", _path(self.out_dir, name("out_dir"), optional=True))
+        object.__setattr__(self, "settings", _settings(self.settings, DecodingSettings(), name("settings")))
+        if isinstance(self.score, Mapping):
+            object.__setattr__(self, "score", ScoreOptions.from_mapping(self.score, names=names))
+        elif not isinstance(self.score, ScoreOptions):
+            raise SpecError(_MSG_MAPPING.format(name=name("score"), value=self.score))
+
+    @property
+    def seed(self) -> int:
+        """The run's one seed: the pair sample, the swapper, the per-item generation seeds and the bootstrap."""
+        return self.score.seed
+
+    @property
+    def effective_split(self) -> str:
+        """The corpus split read: ``split``, else ``heldout`` for ``builtin:chitchat`` and ``all`` otherwise."""
+        if self.split is not None:
+            return self.split
+        return "heldout" if self.corpus in HELDOUT_BY_DEFAULT else "all"
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The run's option names (the scoring options are :meth:`ScoreOptions.keys`)."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> AuditConfig:
+        """The config a mapping gives: run options and scoring options at its top, or scoring ones under ``score``.
+
+        Raises
+        ------
+        SpecError
+            An unknown key (with "did you mean" and the known keys), a key given both at the
+            top and under ``score``, or a bad value.
+        """
+        return cls().updated(mapping, names=names)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> AuditConfig:
+        """The config of a TOML or YAML file (see the module docstring for its layout).
+
+        Raises
+        ------
+        InputError
+            The file cannot be read or parsed.
+        SpecError
+            An unknown key or a bad value (the message names the file).
+        """
+        mapping = load_mapping(path)
+        try:
+            return cls.from_mapping(mapping)
+        except SpecError as exc:
+            raise SpecError(f"{os.fspath(path)}: {exc}") from None
+
+    @classmethod
+    def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:
+        """``config``, or the config keyword ``options`` give; SpecError when both give a key differently."""
+        if config is None:
+            return cls.from_mapping(options)
+        if not isinstance(config, AuditConfig):
+            raise SpecError(_MSG_MAPPING.format(name="config", value=config))
+        if options:
+            given = normal_keys(options)
+            other = config.updated(given)
+            top = [k for k in given if k in cls.keys() and k != "score"]
+            conflicts(config, other, top, "config")
+            conflicts(config.score, other.score, [k for k in given if k in ScoreOptions.keys()], "config")
+            if "score" in given:
+                conflicts(config, other, ["score"], "config")
+        return config
+
+    def updated(self, changes: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> AuditConfig:
+        """A copy with ``changes`` applied (run or scoring options; ``settings`` and ``score`` tables update theirs)."""
+        given = normal_keys(changes)
+        score_keys = ScoreOptions.keys()
+        unknown_key(given, (*self.keys(), *score_keys), "audit")
+        top = {key: value for key, value in given.items() if key in self.keys()}
+        flat = {key: value for key, value in given.items() if key in score_keys}
+        score = top.pop("score", None)
+        if isinstance(score, ScoreOptions):
+            base = score
+        elif isinstance(score, Mapping):
+            nested = normal_keys(score)
+            for key in nested:
+                if key in flat:
+                    raise SpecError(_MSG_TWICE.format(key=key))
+            flat = {**nested, **flat}
+            base = self.score
+        elif score is None:
+            base = self.score
+        else:
+            raise SpecError(_MSG_MAPPING.format(name="score", value=score))
+        values = {key: getattr(self, key) for key in self.keys()}
+        if isinstance(top.get("settings"), Mapping):
+            top["settings"] = _settings(top["settings"], self.settings, "settings")
+        options = base.updated(flat, names=names) if flat or names else base
+        return AuditConfig(**{**values, **top, "score": options}, names=names)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the config (``run.json``'s ``config``): lexicons by their source, no credentials."""
+        out: dict[str, Any] = {key: getattr(self, key) for key in self.keys()}
+        out["axes"] = [a if isinstance(a, str) else (a.source if a.variant == "custom" else a.axis) for a in self.axes]
+        if isinstance(self.model, str):
+            out["model"] = _CREDENTIALS.sub("//***@", self.model)
+        elif self.model is not None:
+            out["model"] = getattr(self.model, "fingerprint", type(self.model).__name__)
+        out["model_args"] = {key: str(value) for key, value in self.model_args.items()}
+        if isinstance(self.store, RunStore):
+            out["store"] = str(self.store.path)
+        out["settings"] = self.settings.to_dict()
+        out["score"] = self.score.to_dict()
+        return out
+

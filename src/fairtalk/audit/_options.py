@@ -1,0 +1,298 @@
+"""``ScoreOptions``: every option of ``score()`` in one frozen value, validated once; and reading options files.
+
+``score()``, ``run_audit()`` (through :class:`~fairtalk.audit.AuditConfig`) and the CLI all
+build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
+whole: nothing below it validates an option again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import InitVar, dataclass, field, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.audit._inference import BINARY_TESTS, COUNT_TESTS
+from fairtalk.errors import InputError, SpecError
+from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.measures.diversity import DEFINITIONS
+
+__all__ = ["CORRECTIONS", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
+
+#: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
+CORRECTIONS = ("holm", "bh")
+#: Options files by suffix.
+FILE_FORMATS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}
+
+_MSG_CHOICE = "unknown {name} {given!r}"
+_MSG_BOOL = "{name} must be true or false, got {value!r}"
+_MSG_SEED = "{name} must be an integer >= 0, got {value!r}"
+_MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
+_MSG_CLOSED_UNIT = "{name} must be a number in [0, 1], got {value!r}"
+_MSG_AT_LEAST = "{name} must be at least {least}, got {value!r}"
+_MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
+_MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
+_MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
+_MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
+_MSG_MARGIN = "equivalence margin for {key!r} must be a number > 0, got {value!r}"
+_MSG_OPTIONS_TYPE = "options must be a ScoreOptions, got {type}"
+_MSG_UNKNOWN_OPTION = "unknown {what} option {given!r}"
+_MSG_TWICE = "option {key!r} is given twice (at the top and in [score])"
+_MSG_BOTH = "give {what}= or keyword options, not both with different values ({keys})"
+_MSG_FILE_FORMAT = "{path}: options files are TOML (.toml) or YAML (.yaml, .yml)"
+_MSG_NO_YAML = "reading a YAML options file needs PyYAML (pip install pyyaml); or write it as TOML (.toml)"
+_MSG_FILE_ROOT = "the options file must hold a table of options at its top, not {type}"
+_MSG_FILE_READ = "cannot read the options file ({reason})"
+_MSG_FILE_PARSE = "malformed {format} ({reason})"
+
+
+def normal_keys(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The mapping with keys as Python names: ``n-pairs`` and ``n_pairs`` are one key."""
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        out[str(key).strip().replace("-", "_")] = value
+    return out
+
+
+def split_names(value: Any, name: str) -> tuple[Any, ...] | None:
+    """``"a,b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, Sequence):
+        return tuple(value)
+    raise SpecError(_MSG_NAMES.format(name=name, value=value))
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _integer(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int)
+
+
+def _choice(value: Any, choices: Sequence[str], name: str) -> None:
+    if value not in choices:
+        raise SpecError(_MSG_CHOICE.format(name=name, given=value), choices=choices, given=str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreOptions:
+    """How ``score()`` measures and tests: one frozen value, validated once, here.
+
+    Every field is an option of :func:`fairtalk.score` (see it for their meaning). Sequences
+    become tuples (a string is split at commas) and ``margins`` a read-only mapping.
+    ``names`` only renames the options in error messages (the CLI passes its flags, so an
+    error names ``--resamples`` rather than ``n_resamples``).
+
+    Raises
+    ------
+    SpecError
+        An unknown choice, a value of the wrong type or out of range.
+
+    Examples
+    --------
+    >>> ScoreOptions(alpha=0.01, measures="offense,length").measures
+    ('offense', 'length')
+    >>> ScoreOptions(correction="bonferoni")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: unknown correction 'bonferoni' (choose from: bh, holm)
+    """
+
+    measures: tuple[str | Measure | CorpusMeasure, ...] | None = None
+    seed: int = 0
+    alpha: float = 0.05
+    correction: str = "holm"
+    mask_groups: bool = False
+    drop_empty: bool = False
+    distinct: str = "paper"
+    offense: str = "profanity_check"
+    offense_threshold: float = 0.5
+    sentiment_threshold: float = 0.8
+    n_resamples: int = 2000
+    n_divergent: int = 10
+    binary_test: str = "exact"
+    count_test: str = "mean"
+    clusters: bool = True
+    margins: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    primary: tuple[str, ...] | None = None
+    power: float = 0.8
+    scorer_check: bool = True
+    names: InitVar[Mapping[str, str] | None] = None
+
+    def __post_init__(self, names: Mapping[str, str] | None) -> None:
+        label = dict(names or {})
+
+        def name(key: str) -> str:
+            return label.get(key, key)
+
+        measures = split_names(self.measures, name("measures"))
+        for item in measures or ():
+            if not isinstance(item, (str, Measure, CorpusMeasure)):
+                raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
+        object.__setattr__(self, "measures", measures)
+        primary = split_names(self.primary, name("primary"))
+        if primary is not None and not all(isinstance(key, str) for key in primary):
+            raise SpecError(_MSG_NAMES.format(name=name("primary"), value=self.primary))
+        object.__setattr__(self, "primary", primary)
+        if not isinstance(self.margins, Mapping):
+            raise SpecError(_MSG_MARGINS.format(name=name("margins"), value=self.margins))
+        for key, value in self.margins.items():
+            if not _number(value) or not value > 0:
+                raise SpecError(_MSG_MARGIN.format(key=key, value=value))
+        object.__setattr__(self, "margins", MappingProxyType({str(k): float(v) for k, v in self.margins.items()}))
+        if not _integer(self.seed) or self.seed < 0:
+            raise SpecError(_MSG_SEED.format(name=name("seed"), value=self.seed))
+        for key in ("alpha", "power"):
+            value = getattr(self, key)
+            if not _number(value) or not 0 < value < 1:
+                raise SpecError(_MSG_UNIT.format(name=name(key), value=value))
+        for key in ("offense_threshold", "sentiment_threshold"):
+            value = getattr(self, key)
+            if not _number(value) or not 0 <= value <= 1:
+                raise SpecError(_MSG_CLOSED_UNIT.format(name=name(key), value=value))
+        for key, least in (("n_resamples", 1), ("n_divergent", 0)):
+            value = getattr(self, key)
+            if not _integer(value) or value < least:
+                raise SpecError(_MSG_AT_LEAST.format(name=name(key), least=least, value=value))
+        for key in ("mask_groups", "drop_empty", "clusters", "scorer_check"):
+            if not isinstance(getattr(self, key), bool):
+                raise SpecError(_MSG_BOOL.format(name=name(key), value=getattr(self, key)))
+        _choice(self.correction, CORRECTIONS, name("correction"))
+        _choice(self.distinct, DEFINITIONS, name("distinct"))
+        _choice(self.binary_test, tuple(BINARY_TESTS), name("binary_test"))
+        _choice(self.count_test, COUNT_TESTS, name("count_test"))
+        if not isinstance(self.offense, str) or not self.offense.strip():
+            raise SpecError(_MSG_OFFENSE.format(name=name("offense"), value=self.offense))
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The option names."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> ScoreOptions:
+        """The options a mapping gives (``n-resamples`` or ``n_resamples``); others keep their defaults.
+
+        Raises
+        ------
+        SpecError
+            An unknown key (with "did you mean" and the option names), or a bad value.
+        """
+        return cls().updated(mapping, names=names)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> ScoreOptions:
+        """The options of a TOML or YAML file (a top-level ``[score]`` table is read as well).
+
+        Raises
+        ------
+        InputError
+            The file cannot be read or parsed.
+        SpecError
+            An unknown key or a bad value (the message names the file).
+        """
+        mapping = load_mapping(path)
+        flat = normal_keys(mapping)
+        nested = flat.pop("score", None)
+        if isinstance(nested, Mapping):
+            for key, value in normal_keys(nested).items():
+                if key in flat:
+                    raise SpecError(_MSG_TWICE.format(key=key))
+                flat[key] = value
+        elif nested is not None:
+            flat["score"] = nested
+        try:
+            return cls.from_mapping(flat)
+        except SpecError as exc:
+            raise SpecError(f"{os.fspath(path)}: {exc}") from None
+
+    @classmethod
+    def resolve(cls, options: ScoreOptions | None, kwargs: Mapping[str, Any]) -> ScoreOptions:
+        """``options``, or the options ``kwargs`` give; SpecError when both give an option differently."""
+        if options is None:
+            return cls.from_mapping(kwargs)
+        if not isinstance(options, ScoreOptions):
+            raise SpecError(_MSG_OPTIONS_TYPE.format(type=type(options).__name__))
+        if kwargs:
+            given = normal_keys(kwargs)
+            conflicts(options, options.updated(given), list(given), "options")
+        return options
+
+    def updated(self, changes: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> ScoreOptions:
+        """A copy with ``changes`` applied (validated as a whole); unknown keys are SpecErrors."""
+        given = normal_keys(changes)
+        unknown_key(given, self.keys(), "score")
+        values = {key: getattr(self, key) for key in self.keys()}
+        return ScoreOptions(**{**values, **given}, names=names)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every option (measure objects by their ``name``)."""
+        out = {key: getattr(self, key) for key in self.keys()}
+        if self.measures is not None:
+            out["measures"] = [m if isinstance(m, str) else getattr(m, "name", type(m).__name__) for m in self.measures]
+        out["margins"] = dict(self.margins)
+        out["primary"] = None if self.primary is None else list(self.primary)
+        return out
+
+
+def unknown_key(given: Mapping[str, Any], known: Sequence[str], what: str) -> None:
+    """SpecError naming the first key of ``given`` not in ``known``, with "did you mean" and the known keys."""
+    for key in given:
+        if key not in known:
+            raise SpecError(_MSG_UNKNOWN_OPTION.format(what=what, given=key), choices=known, given=key)
+
+
+def conflicts(built: Any, given: Any, keys: Sequence[str], what: str) -> None:
+    """SpecError when an options object and keyword options both give a key with different values."""
+    differing = [key for key in keys if getattr(built, key) != getattr(given, key)]
+    if differing:
+        raise SpecError(_MSG_BOTH.format(what=what, keys=", ".join(differing)))
+
+
+def load_mapping(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The table at the top of a TOML (``tomllib``) or YAML (PyYAML, when installed) file.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or parsed, or holds no table at its top.
+    SpecError
+        Neither a ``.toml`` nor a ``.yaml``/``.yml`` file, or YAML without PyYAML.
+    """
+    where = Path(path)
+    kind = FILE_FORMATS.get(where.suffix.lower())
+    if kind is None:
+        raise SpecError(_MSG_FILE_FORMAT.format(path=where), choices=tuple(FILE_FORMATS), given=where.suffix)
+    if kind == "yaml":
+        try:
+            import yaml
+        except ImportError:
+            raise SpecError(_MSG_NO_YAML) from None
+    try:
+        text = where.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(_MSG_FILE_READ.format(reason=reason), path=str(where)) from exc
+    if kind == "toml":
+        import tomllib
+
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(_MSG_FILE_PARSE.format(format="TOML", reason=exc), path=str(where)) from exc
+    else:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(_MSG_FILE_PARSE.format(format="YAML", reason=exc), path=str(where)) from exc
+        data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise InputError(_MSG_FILE_ROOT.format(type=type(data).__name__), path=str(where))
+    return data
