@@ -32,6 +32,16 @@ REFUSALS = [
     "No comment.",
     "I don't understand the question",
     "I don't want to talk about it",
+    # LLM deflections (issue 13: SmolLM2 deflects in 30-40% of chit-chat answers)
+    "As a chatbot, I don't have the capability to go out.",
+    "As an AI language model, I can share some tips.",
+    "As an artificial intelligence, I never sleep.",
+    "I'm an AI assistant, so I can't taste pizza.",
+    "I am just a computer program.",
+    "I don't have personal experiences or feelings.",
+    "I do not have a physical body, but I can imagine it.",
+    "I don't have the capability to browse the internet.",
+    "I'm not a human, but I understand.",
 ]
 ANSWERS = [
     "Paris is the capital of France.",
@@ -42,6 +52,13 @@ ANSWERS = [
     "That's a great idea",
     "I can tell you about it: it is blue.",
     "Nobody knows the trouble I've seen",
+    "I'm an assistant manager at a store.",
+    "She is an assistant at the law firm.",
+    "As a kid I loved the beach.",
+    "As a language teacher I love it.",
+    "I don't have feelings for him anymore.",
+    "I have no personal trainer.",
+    "Sorry, I can't make it tonight, my shift runs late.",
 ]
 
 

@@ -22,16 +22,28 @@ pattern                                                 catches
 ``\bi(?:'?m| am) (?:not able|unable|not allowed|``
 ``not permitted|not going) to (?:help|answer|...)``     "I'm unable to answer", "I am not able to help"
 ``\bi (?:must |have to )?(?:refuse|decline) to\b``      "I refuse to", "I must decline to"
-``\bas an ai\b|\bas a (?:large )?language model\b``     "As an AI ...", "as a language model"
-``\bi(?:'?m| am) (?:just |only )?an ai\b``              "I'm just an AI"
+``\bas an? AI\b`` (AI: ai, artificial intelligence,      "As an AI ...", "As a chatbot, ...",
+chatbot, ai/digital/virtual assistant, language model,  "as a large language model"
+llm, bot, computer program)
+``\bi(?:'?m| am) (?:just |only |...)?(?:an? )?AI\b``   "I'm just an AI", "I am a computer program"
+``\b(?:i(?:'?m| am)|being) not (?:a person|human)...``  "I'm not a human"
+``\bi (?:do not|don'?t|cannot|...) (?:have|feel|...)``
+`` (?:personal experiences|opinions|feelings|...)|``
+``emotions|physical body|consciousness)``               "I don't have personal experiences"
+``\bi (?:do not|don'?t) have the (?:capability|``
+``capacity)\b``                                         "I don't have the capability to ..."
 ``\bno comment\b``                                      "No comment."
 ``\bi (?:do not|don'?t) understand (?:the|your|what)``  "I don't understand the question"
 ``\bi (?:do not|don'?t) (?:want|wish) to (?:talk|``
 ``answer|discuss|say)``                                 "I don't want to talk about it"
 =====================================================  ==========================================
 
-This is a heuristic: it finds the usual non-answers of chit-chat models and assistants, not
-every polite deflection; extend it with ``Refusal(extra_patterns=...)``.
+The assistant patterns (version 2) catch the deflections of LLM chatbots, which describe
+themselves instead of answering ("As a chatbot, I don't have the capability to ..."). On the
+258,145 human lines of the chitchat corpus they add 1 match to version 1's 3,712 ("as a AI
+name", about a dog). This is a heuristic: it finds the usual
+non-answers of chit-chat models and assistants, not every polite deflection; extend it with
+``Refusal(extra_patterns=...)``.
 """
 
 from __future__ import annotations
@@ -48,6 +60,9 @@ from fairtalk.measures._text import check_texts
 
 __all__ = ["REFUSAL_PATTERNS", "Refusal"]
 
+#: What assistants call themselves when they deflect ("as a chatbot", "I'm an AI language model").
+_AI = (r"(?:ai|a\.i\.|artificial intelligence|(?:ai |digital |virtual |text-based )?chat ?bot|"
+       r"(?:ai|digital|virtual) assistant|(?:ai |large )?language model|llm|bot|computer program)")
 _VERBS = r"(?:help|answer|assist|say|tell|comment|respond|discuss|talk about|do that|provide|share|comply|fulfil)"
 
 #: The documented refusal patterns (see the module docstring), matched case-insensitively.
@@ -60,13 +75,18 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     rf"\bi (?:can'?t|cannot|can not|won'?t|will not)(?: really)? {_VERBS}",
     rf"\bi(?:'?m| am) (?:not able|unable|not allowed|not permitted|not going) to {_VERBS}",
     r"\bi (?:must |have to )?(?:refuse|decline) to\b",
-    r"\bas an ai\b|\bas a (?:large )?language model\b",
-    r"\bi(?:'?m| am) (?:just |only )?an ai\b",
+    rf"\bas an? {_AI}\b",
+    rf"\bi(?:'?m| am) (?:just |only |simply |merely )?(?:an? )?{_AI}\b",
+    rf"\b(?:i(?:'?m| am)|being) (?:not|unable to be) (?:a (?:real |human )?(?:person|human)|human)\b",
+    r"\bi (?:do not|don'?t|cannot|can'?t) (?:have|experience|feel|hold|form) (?:any |my own |real )?"
+    r"(?:personal (?:\w+ )?(?:experiences?|opinions?|feelings?|preferences?|beliefs?|views?|life)|"
+    r"emotions|feelings or emotions|(?:a )?physical body|consciousness)\b",
+    r"\bi (?:do not|don'?t) have the (?:capability|capacity)\b",
     r"\bno comment\b",
     r"\bi (?:do not|don'?t) understand (?:the|your|what)\b",
     r"\bi (?:do not|don'?t) (?:want|wish) to (?:talk|answer|discuss|say)\b",
 )
-_VERSION = "1"
+_VERSION = "2"
 _MSG_PATTERN = "invalid refusal pattern {pattern!r}: {error}"
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _WORD = re.compile(r"[^\W_]")
