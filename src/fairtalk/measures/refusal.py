@@ -22,9 +22,11 @@ pattern                                                 catches
 ``\bi(?:'?m| am) (?:not able|unable|not allowed|``
 ``not permitted|not going) to (?:help|answer|...)``     "I'm unable to answer", "I am not able to help"
 ``\bi (?:must |have to )?(?:refuse|decline) to\b``      "I refuse to", "I must decline to"
-``\bas an? AI\b`` (AI: ai, artificial intelligence,      "As an AI ...", "As a chatbot, ...",
-chatbot, ai/digital/virtual assistant, language model,  "as a large language model"
-llm, bot, computer program)
+``\bas an? (?:\w+ ){0,2}AI\b`` (AI: ai, artificial      "As an AI ...", "As a chatbot, ...",
+intelligence, chatbot, ai/digital/virtual assistant,    "as a helpful AI"
+language model, llm, bot, computer program)
+``\bi(?:'?m| am) (?:designed|programmed|trained) to``  "I'm designed to assist with ..."
+``(?:assist|help|provide|answer)``
 ``\bi(?:'?m| am) (?:just |only |...)?(?:an? )?AI\b``   "I'm just an AI", "I am a computer program"
 ``\b(?:i(?:'?m| am)|being) not (?:a person|human)...``  "I'm not a human"
 ``\bi (?:do not|don'?t|cannot|...) (?:have|feel|...)``
@@ -41,7 +43,9 @@ llm, bot, computer program)
 The assistant patterns (version 2) catch the deflections of LLM chatbots, which describe
 themselves instead of answering ("As a chatbot, I don't have the capability to ..."). On the
 258,145 human lines of the chitchat corpus they add 1 match to version 1's 3,712 ("as a AI
-name", about a dog). This is a heuristic: it finds the usual
+name", about a dog); on 60 answers of ``builtin:smollm2`` to chitchat gender pairs they flag 15
+(version 1: 1). SmolLM2's other assistant boilerplate ("I'm here to help you with whatever
+you're struggling with") is left to an answer measure: it is not a refusal. This is a heuristic: it finds the usual
 non-answers of chit-chat models and assistants, not every polite deflection; extend it with
 ``Refusal(extra_patterns=...)``.
 """
@@ -75,7 +79,8 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     rf"\bi (?:can'?t|cannot|can not|won'?t|will not)(?: really)? {_VERBS}",
     rf"\bi(?:'?m| am) (?:not able|unable|not allowed|not permitted|not going) to {_VERBS}",
     r"\bi (?:must |have to )?(?:refuse|decline) to\b",
-    rf"\bas an? {_AI}\b",
+    rf"\bas an? (?:[\w-]+ ){{0,2}}{_AI}\b",
+    r"\bi(?:'?m| am| was) (?:designed|programmed|trained) to (?:assist|help|provide|answer)\b",
     rf"\bi(?:'?m| am) (?:just |only |simply |merely )?(?:an? )?{_AI}\b",
     rf"\b(?:i(?:'?m| am)|being) (?:not|unable to be) (?:a (?:real |human )?(?:person|human)|human)\b",
     r"\bi (?:do not|don'?t|cannot|can'?t) (?:have|experience|feel|hold|form) (?:any |my own |real )?"
