@@ -103,6 +103,8 @@ _LAZY: dict[str, str] = {
     "read_aesop": "fairtalk.prompts.aesop:read_aesop",
     "filter_prompts": "fairtalk.prompts.filters:filter_prompts",
     "read_published": "fairtalk.prompts.published:read_published",
+    "PromptData": "fairtalk.prompts.data:PromptData",
+    "PromptDataSummary": "fairtalk.prompts.data:DataSummary",
     "PromptAnalysis": "fairtalk.prompts.analysis:PromptAnalysis",
     "analyze_prompts": "fairtalk.prompts.analysis:analyze",
     "write_prompts_report": "fairtalk.prompts.output:write_prompts_report",

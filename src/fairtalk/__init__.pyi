@@ -67,6 +67,8 @@ from fairtalk.prompts.aesop import read_aesop as read_aesop
 from fairtalk.prompts.analysis import PromptAnalysis as PromptAnalysis
 from fairtalk.prompts.analysis import analyze as analyze_prompts
 from fairtalk.prompts.certify import certify_regard as certify_regard
+from fairtalk.prompts.data import DataSummary as PromptDataSummary
+from fairtalk.prompts.data import PromptData as PromptData
 from fairtalk.prompts.completions import generate_completions as generate_completions
 from fairtalk.prompts.completions import label_completions as label_completions
 from fairtalk.prompts.completions import read_completions as read_completions
@@ -151,6 +153,8 @@ __all__ = [
     "PoolFilterResult",
     "Prompt",
     "PromptAnalysis",
+    "PromptData",
+    "PromptDataSummary",
     "RateLimited",
     "ReadSummary",
     "Regard",

@@ -6,6 +6,7 @@ Modules, one concept each:
 - :mod:`~fairtalk.prompts.paraphrase`: the rule-based paraphraser (49 structures in 43 parse shapes) and model paraphrasers;
 - :mod:`~fairtalk.prompts.aesop`: import of precomputed AESOP paraphrases;
 - :mod:`~fairtalk.prompts.filters`: quality filters with counts;
+- :mod:`~fairtalk.prompts.data`: labelled completions as one record (:class:`PromptData`), whichever reader;
 - :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;
 - :mod:`~fairtalk.prompts.completions`: generation through the run store, completions JSONL, labelling;
 - :mod:`~fairtalk.prompts.analysis`: per-group, pairwise (gaps, KL) and per-structure analysis;
@@ -36,6 +37,8 @@ _LAZY: dict[str, str] = {
     "filter_prompts": "filters",
     "mentions_group": "filters",
     "PublishedImport": "published",
+    "DataSummary": "data",
+    "PromptData": "data",
     "read_published": "published",
     "PromptAnalysis": "analysis",
     "analyze": "analysis",
@@ -53,12 +56,14 @@ __all__ = [
     "STRUCTURES",
     "TEMPLATES",
     "CompletionSummary",
+    "DataSummary",
     "FilterResult",
     "GroupPair",
     "GroupSet",
     "ModelParaphraser",
     "Prompt",
     "PromptAnalysis",
+    "PromptData",
     "PublishedImport",
     "Template",
     "analyze",
