@@ -105,7 +105,7 @@ _LAZY: dict[str, str] = {
     "read_published": "fairtalk.prompts.published:read_published",
     "PromptData": "fairtalk.prompts.data:PromptData",
     "PromptDataSummary": "fairtalk.prompts.data:DataSummary",
-    "PromptAnalysis": "fairtalk.prompts.analysis:PromptAnalysis",
+    "PromptAnalysis": "fairtalk.prompts.result:PromptAnalysis",
     "analyze_prompts": "fairtalk.prompts.analysis:analyze",
     "write_prompts_report": "fairtalk.prompts.output:write_prompts_report",
     "PROMPTS_REPORT_FILES": "fairtalk.prompts.output:REPORT_FILES",

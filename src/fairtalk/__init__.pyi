@@ -64,7 +64,6 @@ from fairtalk.pairs import build_pairs as build_pairs
 from fairtalk.pairs import read_pairs as read_pairs
 from fairtalk.pairs import write_pairs as write_pairs
 from fairtalk.prompts.aesop import read_aesop as read_aesop
-from fairtalk.prompts.analysis import PromptAnalysis as PromptAnalysis
 from fairtalk.prompts.analysis import analyze as analyze_prompts
 from fairtalk.prompts.certify import certify_regard as certify_regard
 from fairtalk.prompts.data import DataSummary as PromptDataSummary
@@ -82,6 +81,7 @@ from fairtalk.prompts.paraphrase import ModelParaphraser as ModelParaphraser
 from fairtalk.prompts.paraphrase import paraphrase as paraphrase_prompts
 from fairtalk.prompts.published import read_published as read_published
 from fairtalk.prompts.regard_check import RegardCheck as RegardCheck
+from fairtalk.prompts.result import PromptAnalysis as PromptAnalysis
 from fairtalk.prompts.regard_check import check_labels as check_regard_labels
 from fairtalk.prompts.regard_check import read_labels as read_regard_labels
 from fairtalk.prompts.regard_check import write_labels as write_regard_labels

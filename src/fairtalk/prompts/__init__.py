@@ -9,7 +9,8 @@ Modules, one concept each:
 - :mod:`~fairtalk.prompts.data`: labelled completions as one record (:class:`PromptData`), whichever reader;
 - :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;
 - :mod:`~fairtalk.prompts.completions`: generation through the run store, completions JSONL, labelling;
-- :mod:`~fairtalk.prompts.analysis`: per-group, pairwise (gaps, KL) and per-structure analysis;
+- :mod:`~fairtalk.prompts.analysis`: per-group, pairwise (gaps, KL) and per-structure analysis, one function per table;
+- :mod:`~fairtalk.prompts.result`: :class:`PromptAnalysis` and its read-only records;
 - :mod:`~fairtalk.prompts.robustness`: §7 cosine robustness and the variance decomposition;
 - :mod:`~fairtalk.prompts.output` and :mod:`~fairtalk.prompts.plots`: results.json, CSV, HTML.
 
@@ -40,7 +41,16 @@ _LAZY: dict[str, str] = {
     "DataSummary": "data",
     "PromptData": "data",
     "read_published": "published",
-    "PromptAnalysis": "analysis",
+    "PromptAnalysis": "result",
+    "AnalysisConfig": "result",
+    "AnalysisCounts": "result",
+    "Gap": "result",
+    "InferenceSettings": "result",
+    "NullRobustness": "result",
+    "RegardStats": "result",
+    "Robustness": "result",
+    "Spread": "result",
+    "VarianceShares": "result",
     "analyze": "analysis",
     "kl_matrix": "analysis",
     "write_prompts_report": "output",
@@ -51,6 +61,8 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AnalysisConfig",
+    "AnalysisCounts",
     "DEFAULT_GROUPS",
     "DEFAULT_PAIRS",
     "STRUCTURES",
@@ -58,14 +70,21 @@ __all__ = [
     "CompletionSummary",
     "DataSummary",
     "FilterResult",
+    "Gap",
     "GroupPair",
+    "InferenceSettings",
     "GroupSet",
     "ModelParaphraser",
+    "NullRobustness",
     "Prompt",
     "PromptAnalysis",
     "PromptData",
     "PublishedImport",
+    "RegardStats",
+    "Robustness",
+    "Spread",
     "Template",
+    "VarianceShares",
     "analyze",
     "build_prompts",
     "default_groups",

@@ -15,7 +15,7 @@ import pandas as pd
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
-from fairtalk.prompts.analysis import PromptAnalysis
+from fairtalk.prompts.result import PromptAnalysis, plain
 
 __all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_prompts_report"]
 
@@ -38,20 +38,20 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         for group in ["all", *analysis.groups]:
             row = {"group": group, "scope": scope}
             row.update({label: dist[group].get(label) for label in analysis.labels})
-            row.update({"mean_regard": regard[group]["mean"], "std_regard": regard[group]["std"], "n_regard": regard[group]["n"]})
+            row.update({"mean_regard": regard[group].mean, "std_regard": regard[group].std, "n_regard": regard[group].n})
             rows.append(row)
-    gap_rows = [{"pair": name, "a": g["a"], "b": g["b"], "gap_all": g["all"], "gap_baseline": g["baseline"],
-                 "ci95_low": g.get("ci95", [None, None])[0], "ci95_high": g.get("ci95", [None, None])[1],
-                 "p": g.get("p"), "n_reversing": g["n_reversing"], "n_sign_flips": g.get("n_sign_flips")}
+    gap_rows = [{"pair": name, "a": g.a, "b": g.b, "gap_all": g.all, "gap_baseline": g.baseline,
+                 "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p, "n_reversing": g.n_reversing,
+                 "n_sign_flips": g.n_sign_flips}
                 for name, g in analysis.gaps.items()]  # fmt: skip
-    kl = pd.DataFrame(analysis.kl).T.loc[list(analysis.groups), list(analysis.groups)]
-    kl_base = pd.DataFrame(analysis.baseline_kl).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl = pd.DataFrame(plain(analysis.kl)).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl_base = pd.DataFrame(plain(analysis.baseline_kl)).T.loc[list(analysis.groups), list(analysis.groups)]
     kl.index.name = kl_base.index.name = "kl(row||column)"
     structures = analysis.structure_frame()
     for pair, adjusted in analysis.structure_p.items():
-        structures[f"p_adjusted:{pair}"] = pd.Series(adjusted, dtype=float)
+        structures[f"p_adjusted:{pair}"] = pd.Series(dict(adjusted), dtype=float)
     if analysis.parses:
-        structures.insert(1, "parse", pd.Series(analysis.parses))
+        structures.insert(1, "parse", pd.Series(dict(analysis.parses)))
     kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": analysis.kl[r][c], "ci95_low": bounds[0], "ci95_high": bounds[1]}
                           for r, row in analysis.kl_ci95.items() for c, bounds in row.items() if r != c],
                          columns=["row", "column", "kl", "ci95_low", "ci95_high"])  # fmt: skip
