@@ -123,9 +123,8 @@ class PromptData:
         return self.data_summary.to_dict()
 
     def with_frame(self, frame: pd.DataFrame, **changes: Any) -> PromptData:
-        """A new PromptData with ``frame`` and ``changes`` applied to its summary."""
-        counted = {"n_unlabelled": int((frame["label"] == -9).sum())} if "label" in frame.columns else {}
-        summary = dataclasses.replace(self.data_summary, **{**counted, **changes})
+        """A new PromptData with ``frame`` and ``changes`` applied to its summary (whose counts stay those read)."""
+        summary = dataclasses.replace(self.data_summary, **changes)
         return PromptData(frame=frame, source=self.source, data_summary=summary, parses=self.parses)
 
     # Backward-compatible views of the summary (PublishedImport's attributes).

@@ -127,7 +127,7 @@ def write_prompts_report(
     data_summary: Mapping[str, Any] | None = None,
     formats: Sequence[str] = FORMATS,
     relabelled: PromptAnalysis | None = None,
-    relabelled_name: str = "fairtalk",
+    relabelled_name: str | None = None,
     scorer_check: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
@@ -138,11 +138,19 @@ def write_prompts_report(
     regard and gaps go under ``"relabelled"`` in ``results.json`` and beside the main ones in the
     HTML, so that the two instruments' group gaps can be compared. The files are written into a
     staging folder and moved in together (a failure leaves the previous report as it was).
+    Each of ``frame``, ``data_summary``, ``relabelled``, ``relabelled_name`` and ``scorer_check``
+    left out is the analysis' own (what :func:`~fairtalk.prompts.labelling.analyze_prompts` kept).
     Returns name -> path.
     """
     for fmt in formats:
         if fmt not in FORMATS:
             raise InputError(_MSG_FORMAT.format(given=fmt))
+    frame = frame if frame is not None else analysis.frame
+    if data_summary is None and analysis.data_summary is not None:
+        data_summary = analysis.data_summary.to_dict()
+    relabelled = relabelled if relabelled is not None else analysis.relabelled
+    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
+    scorer_check = plain(scorer_check if scorer_check is not None else analysis.scorer_check)
     out = Path(out_dir)
     written: dict[str, Path] = {}
     with staged(out) as staging:
