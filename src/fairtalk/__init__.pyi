@@ -66,26 +66,29 @@ from fairtalk.pairs import build_pairs as build_pairs
 from fairtalk.pairs import read_pairs as read_pairs
 from fairtalk.pairs import write_pairs as write_pairs
 from fairtalk.prompts.aesop import read_aesop as read_aesop
-from fairtalk.prompts.analysis import PromptAnalysis as PromptAnalysis
-from fairtalk.prompts.analysis import analyze as analyze_prompts
 from fairtalk.prompts.certify import certify_regard as certify_regard
 from fairtalk.prompts.completions import generate_completions as generate_completions
 from fairtalk.prompts.completions import label_completions as label_completions
 from fairtalk.prompts.completions import read_completions as read_completions
 from fairtalk.prompts.completions import read_prompts as read_prompts
 from fairtalk.prompts.completions import write_prompts as write_prompts
+from fairtalk.prompts.data import DataSummary as PromptDataSummary
+from fairtalk.prompts.data import PromptData as PromptData
 from fairtalk.prompts.filters import filter_prompts as filter_prompts
+from fairtalk.prompts.labelling import analyze_prompts as analyze_prompts
 from fairtalk.prompts.output import REPORT_FILES as PROMPTS_REPORT_FILES
 from fairtalk.prompts.output import write_prompts_report as write_prompts_report
 from fairtalk.prompts.paraphrase import STRUCTURES as STRUCTURES
 from fairtalk.prompts.paraphrase import ModelParaphraser as ModelParaphraser
-from fairtalk.prompts.paraphrase import paraphrase as paraphrase_prompts
 from fairtalk.prompts.published import read_published as read_published
 from fairtalk.prompts.regard_check import RegardCheck as RegardCheck
 from fairtalk.prompts.regard_check import check_labels as check_regard_labels
 from fairtalk.prompts.regard_check import read_labels as read_regard_labels
 from fairtalk.prompts.regard_check import write_labels as write_regard_labels
+from fairtalk.prompts.result import PromptAnalysis as PromptAnalysis
+from fairtalk.prompts.sources import PromptSet as PromptSet
 from fairtalk.prompts.sources import make_prompts as make_prompts
+from fairtalk.prompts.sources import paraphrase_prompts as paraphrase_prompts
 from fairtalk.prompts.templates import GroupSet as GroupSet
 from fairtalk.prompts.templates import Prompt as Prompt
 from fairtalk.prompts.templates import build_prompts as build_prompts
@@ -154,6 +157,9 @@ __all__ = [
     "PoolFilterResult",
     "Prompt",
     "PromptAnalysis",
+    "PromptData",
+    "PromptDataSummary",
+    "PromptSet",
     "RateLimited",
     "ReadSummary",
     "Regard",

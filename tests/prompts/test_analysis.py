@@ -60,7 +60,7 @@ def test_reversing_structures_best_and_worst() -> None:
     assert result.gaps["ab"]["n_sign_flips"] == 1  # s3 flips the sign, but two rows per cell prove nothing
     assert result.reversing["ab"] == ()
     assert result.best_structures == ("s2",) and result.worst_structures == ("s3",)
-    assert result.gaps["ab"]["largest"] == ["s1"]
+    assert result.gaps["ab"].largest == ("s1",) and result.to_dict()["gaps"]["ab"]["largest"] == ["s1"]
     frame = result.structure_frame()
     assert frame.loc["s3", "gap:ab"] == pytest.approx(-1.0)
 
@@ -99,5 +99,5 @@ def test_group_names_match_case_insensitively_and_other_groups_are_counted() -> 
     spelled = analyze(_frame([(g.upper() if i % 2 else f" {g}", s, lab) for i, (g, s, lab) in enumerate(rows)]
                              + [("c", "x", 1), ("C", "x", 1)]), groups=GROUPS, smoothing=0.0, n_draws=3)  # fmt: skip
     assert spelled.distribution == lower.distribution and spelled.data["n_rows"] == 4
-    assert spelled.data["n_rows_ignored"] == 2 and spelled.data["ignored_groups"] == ["C", "c"]
+    assert spelled.data.n_rows_ignored == 2 and spelled.data.ignored_groups == ("C", "c")
     assert lower.data["n_rows_ignored"] == 0

@@ -32,9 +32,12 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
     assert records[0] == {"group": "man", "template": "was known for", "kind": "respect", "structure": "original",
                           "seed": 3, "prompt": "The man was known for", "completion": "for known was",
                           "text": "The man was known for for known was"}
-    frame, summary = read_completions(out)
-    assert len(frame) == 10
+    data = read_completions(out)
+    frame, summary = data.frame, data.summary()
+    assert len(frame) == 10 and data.source == "completions"
     assert summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10, "n_empty": 0, "n_echo": 0}
+    assert data.data_summary.seeds == (3, 9) and data.data_summary.groups == ("man", "woman")
+    assert data.data_summary.n_structures == 2 and data.data_summary.n_texts == 10
     assert set(frame["structure"]) == {"original", "wh_question"} and (frame["label"] == -9).all()
     labelled = label_completions(frame)
     assert set(labelled["label"]) <= {-1, 0, 1, 2} and (frame["label"] == -9).all()
@@ -45,7 +48,9 @@ def test_read_completions_errors_and_failed_items(tmp_path) -> None:
     good = {"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t", "label": 1}
     failed = {**good, "text": None, "completion": None, "error": "BadResponse: x"}
     path.write_text(json.dumps(good) + "\n" + json.dumps(failed) + "\n")
-    frame, summary = read_completions(path)
+    data = read_completions(path)
+    frame, summary = data.frame, data.summary()
+    assert data.data_summary.excluded == {"failed": 1} and data.data_summary.n_excluded == 1
     assert summary["n_failed"] == 1 and frame["label"].tolist() == [1] and frame["kind"].tolist() == ["occupation"]
     for bad, message in ((json.dumps({**good, "label": 4}), "label must be"), ("{not json", "malformed JSON"),
                          (json.dumps({"group": "man"}), "missing field"), (json.dumps({**good, "seed": "1"}), "seed must be")):
@@ -80,7 +85,9 @@ def test_empty_and_echoing_completions_are_left_out_and_counted(tmp_path) -> Non
         {**base, "seed": 4, "completion": " ...", "text": "The man worked as ..."},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    frame, summary = read_completions(path)
+    data = read_completions(path)
+    frame, summary = data.frame, data.summary()
+    assert data.data_summary.excluded == {"empty": 2, "echo": 1}
     assert len(frame) == 1 and frame["text"].tolist() == ["The man worked as a chef in a small town."]
     assert (summary["n_empty"], summary["n_echo"]) == (2, 1)
 
@@ -90,3 +97,12 @@ def test_write_prompts_replaces_text_utf8_cannot_hold(tmp_path) -> None:
 
     path = write_prompts([Prompt("man", "worked as", "x", "The man \ud800 worked as")], tmp_path / "p.jsonl")
     assert read_prompts(path)[0].text == "The man \ufffd worked as"
+
+
+def test_read_completions_still_unpacks_with_a_future_warning(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t",
+                                "label": 1}) + "\n")
+    with pytest.warns(FutureWarning, match="stops working in fairtalk 0.3"):
+        frame, summary = read_completions(path)
+    assert len(frame) == 1 and summary["n_records"] == 1

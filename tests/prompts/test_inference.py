@@ -43,7 +43,7 @@ def test_gap_interval_is_wider_than_seeds_alone_and_covers_the_truth() -> None:
     low, high = result.gaps["ab"]["ci95"]
     assert low < result.gaps["ab"]["all"] < high
     assert low > 0 and result.gaps["ab"]["p"] < 0.05  # a real gap of this size is detected
-    assert result.inference["resampled"] == ["template", "seed"]
+    assert result.inference.resampled == ("template", "seed")
     one_template = frame.assign(template="t0")  # only seeds vary: narrower, and the report says so
     narrow = analyze(one_template, groups=GROUPS, n_draws=5, n_resamples=400)
     assert narrow.gaps["ab"]["ci95"][1] - narrow.gaps["ab"]["ci95"][0] < high - low
@@ -119,6 +119,14 @@ def test_best_and_worst_structures_are_picked_per_group() -> None:
             rows += [{"group": "a", "template": "t", "structure": structure, "seed": seed, "label": la},
                      {"group": "b", "template": "t", "structure": structure, "seed": seed, "label": lb}]  # fmt: skip
     result = analyze(pd.DataFrame(rows), groups=GROUPS, n_best=1, n_draws=3, n_resamples=0)
-    assert result.best_by_group == {"a": ["s1"], "b": ["s2"]}
-    assert result.worst_by_group == {"a": ["s2"], "b": ["s1"]}
+    assert result.best_by_group == {"a": ("s1",), "b": ("s2",)}
+    assert result.worst_by_group == {"a": ("s2",), "b": ("s1",)}
     assert result.to_dict()["best_structures_by_group"]["b"] == ["s2"]
+
+
+def test_kl_interval_with_other_counts_every_label_whatever_n_best() -> None:
+    frame = _simulate(np.random.default_rng(3), n_structures=4)
+    frame.loc[frame.index % 7 == 0, "label"] = 2
+    result = analyze(frame, groups=GROUPS, include_other=True, n_best=1, n_draws=3, n_resamples=200)
+    low, high = result.kl_ci95["a"]["b"]
+    assert low <= result.kl["a"]["b"] <= high  # the resamples count "other" too, as the estimate does

@@ -26,6 +26,22 @@ def test_layout_rows_to_group_template_structure(published) -> None:
     assert result.summary()["misaligned_by_seed"] == {"3": 0, "9": 0}
 
 
+def test_read_published_returns_prompt_data(published) -> None:
+    from fairtalk import PromptData
+
+    result = read_published(published, n_paraphrases=2)
+    assert isinstance(result, PromptData) and result.source == "published"
+    summary = result.data_summary
+    assert (summary.n_records, summary.n_texts, summary.n_excluded) == (600, 600, 0)
+    assert summary.seeds == (3, 9) and summary.n_structures == 5 and summary.alignment_checked == "all"
+    assert summary.groups == tuple(sorted(summary.groups)) and len(summary.groups) == 6
+    assert result.summary() == {"n_rows": 600, "n_kept": 600, "seeds": [3, 9], "alignment_checked": "all",
+                                "misaligned_by_seed": {"3": 0, "9": 0}, "misaligned_dropped": 0,
+                                "prompts_source": summary.prompts_source}
+    with pytest.raises(TypeError):
+        result.data_summary.misaligned[3] = 5  # type: ignore[index]
+
+
 def test_misaligned_rows_are_counted_and_optionally_dropped(tmp_path) -> None:
     folder = make_published(tmp_path, shift_last=True)
     kept = read_published(folder, n_paraphrases=2)
@@ -33,6 +49,7 @@ def test_misaligned_rows_are_counted_and_optionally_dropped(tmp_path) -> None:
     assert (~kept.frame["aligned"]).sum() == 2
     dropped = read_published(folder, n_paraphrases=2, misaligned="drop")
     assert dropped.dropped == 2 and len(dropped.frame) == 598 and dropped.frame["aligned"].all()
+    assert dropped.data_summary.excluded == {"misaligned": 2} and dropped.data_summary.n_texts == 598
 
 
 def test_without_paraphrase_files_only_originals_are_checked(published) -> None:

@@ -18,7 +18,6 @@ regard_app = typer.Typer(help="fairtalk's own regard classifier.", no_args_is_he
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(regard_app, name="regard")
 
-_MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
 _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
 
@@ -29,16 +28,11 @@ def _groups(path: str | None):
     return fairtalk.load_groups(path) if path else fairtalk.default_groups()
 
 
-def _make_prompts(groups_file: str | None, source: str, drop_questions: bool, aesop_source: list[str] | None,
-                  aesop_extract: list[str] | None, n_model: int, seed: int,
-                  balance: bool = True) -> tuple[list, object]:  # fmt: skip
-    """The options as ``fairtalk.make_prompts`` takes them (each --aesop-source with its --aesop-extract)."""
+def _paraphrase(groups_file: str | None, source: str = "builtin", **options):
+    """``fairtalk.paraphrase_prompts`` for the groups file (or the paper's groups)."""
     import fairtalk
 
-    if source == "aesop" and (not aesop_source or not aesop_extract or len(aesop_source) != len(aesop_extract)):
-        raise fairtalk.SpecError(_MSG_AESOP)
-    return fairtalk.make_prompts(_groups(groups_file), source=source, aesop=list(zip(aesop_source or (), aesop_extract or ())),
-                                 n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
+    return fairtalk.paraphrase_prompts(_groups(groups_file), source=source, **options)
 
 
 def _print_filters(filtered) -> None:
@@ -68,11 +62,11 @@ def prompts_paraphrase(
     inputs = {"--groups": groups, **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
               **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())}}
     check_not_input(output, inputs)
-    prompts, filtered = _make_prompts(groups, source, drop_questions, aesop_source, aesop_extract, n_model, seed,
-                                      balance)
-    path = fairtalk.write_prompts(prompts, output)
-    _print_filters(filtered)
-    console.print(f"wrote {len(prompts):,} prompts to {path}", highlight=False)
+    made = _paraphrase(groups, source, aesop_sources=aesop_source or (), aesop_extracts=aesop_extract or (),
+                       n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
+    path = fairtalk.write_prompts(made.prompts, output)
+    _print_filters(made.filtered)
+    console.print(f"wrote {len(made.prompts):,} prompts to {path}", highlight=False)
 
 
 @prompts_app.command("generate")
@@ -108,7 +102,7 @@ def prompts_generate(
     try:
         check_not_input(output, {"--prompts": prompts, "--groups": groups, "--store": store_path})
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
-        chosen = list(fairtalk.read_prompts(prompts)) if prompts else _make_prompts(groups, "builtin", False, None, None, 1, 0)[0]
+        chosen = list(fairtalk.read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         if mode not in ("completion", "chat"):
             raise fairtalk.SpecError(f"--mode must be completion or chat, not {mode!r}", choices=("completion", "chat"), given=mode)
@@ -170,93 +164,77 @@ def prompts_analyze(
     check_report_folder(output, {"--completions": completions, "--published": published, "--groups": groups,
                                  "--paraphrases": paraphrases, "--prompts-file": prompts_file},
                         names=fairtalk.PROMPTS_REPORT_FILES)
+    if published is not None and misaligned not in ("keep", "drop"):
+        raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
     start = time.perf_counter()
     if published is not None:
-        if misaligned not in ("keep", "drop"):
-            raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
-        imported = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
-                                           groups=group_set.groups, misaligned=misaligned)
-        frame, summary, parses = imported.frame, imported.summary(), imported.parses
+        data = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
+                                       groups=group_set.groups, misaligned=misaligned)  # fmt: skip
     else:
-        frame, summary = fairtalk.read_completions(completions)
-        parses = {}
-        if summary["n_unlabelled"]:
-            scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
-            frame = fairtalk.label_completions(frame, scorer, only_missing=True)
-            summary = {**summary, "regard": regard}
-    certificate = None
-    if relabel or summary.get("regard"):  # the scorer that labelled is here: certify it on neutral probes
-        checker = fairtalk.Regard(scorer=regard, mask_terms=fairtalk.identity_terms(group_set.groups))
-        certificate = fairtalk.certify_regard(checker.labels, group_set, alpha=alpha)
-    options = {"groups": group_set, "include_other": include_other, "smoothing": smoothing, "n_best": n_best,
-               "seed": seed, "n_draws": n_draws, "parses": parses, "alpha": alpha, "n_resamples": resamples}
-    result = fairtalk.analyze_prompts(frame, **options)
-    relabelled = None
-    if relabel:  # the file's (or published) labels beside the chosen scorer's, in one report
-        scorer = None if regard == "builtin" else fairtalk.Regard(scorer=regard)
-        relabelled = fairtalk.analyze_prompts(fairtalk.label_completions(frame, scorer), **options)
-        summary = {**summary, "relabelled_with": regard}
+        data = fairtalk.read_completions(completions)
+    result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
+                                      include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
+                                      n_draws=n_draws, alpha=alpha, n_resamples=resamples)  # fmt: skip
     seconds = time.perf_counter() - start
-    written = fairtalk.write_prompts_report(result, output, frame=frame, data_summary=summary,
-                                            relabelled=relabelled, relabelled_name=regard,
-                                            scorer_check=certificate)
+    written = fairtalk.write_prompts_report(result, output)
     json_output(json_out)
     if json_out:
         print_json(result.to_dict())
-    _print_analysis(result, summary, seconds, show_table=not json_out)
+    _print_analysis(result, seconds, show_table=not json_out)
+    certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:
         flagged = certificate["flagged"]
         say(f"scorer check ({regard}, {certificate['n_probes']} neutral probes per group): "
             + (f"the labels move with the group for {', '.join(flagged)}" if flagged else "no pair's labels move with the group"),
             style="yellow" if flagged else None)
     if relabelled is not None:
-        gaps = ", ".join(f"{name} {g['all']:+.3f} (published {result.gaps[name]['all']:+.3f})"
-                         for name, g in relabelled.gaps.items() if g["all"] is not None and name in result.gaps)  # fmt: skip
+        gaps = ", ".join(f"{name} {g.all:+.3f} (published {result.gaps[name].all:+.3f})"
+                         for name, g in relabelled.gaps.items() if g.all is not None and name in result.gaps)  # fmt: skip
         say(f"regard gaps with {regard} labels: {gaps}")
     say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: "
         f"{', '.join(p.name for p in written.values())}")
 
 
-def _print_analysis(result, summary, seconds: float, show_table: bool = True) -> None:
+def _print_analysis(result, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
 
-    table = Table(title=f"label distribution (%), all structures · {result.data['n_rows']:,} completions · {seconds:.2f} s")
+    table = Table(title=f"label distribution (%), all structures · {result.data.n_rows:,} completions · {seconds:.2f} s")
     table.add_column("group")
     for label in result.labels:
         table.add_column(label, justify="right")
     table.add_column("mean regard", justify="right")
     for group in ["all", *result.groups]:
         dist = result.distribution[group]
-        table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group]['mean']:+.3f}")
+        table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group].mean:+.3f}")
     if show_table:
         console.print(table)
     for name, g in result.gaps.items():
-        if g["all"] is None:
+        if g.all is None:
             continue
-        low, high = g.get("ci95") or (None, None)
+        low, high = g.ci95
         ci = f" [95% CI {low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
-        base = f", baseline {g['baseline']:+.3f}" if g["baseline"] is not None else ""
-        say(f"regard gap {name} ({g['a']} - {g['b']}): {g['all']:+.3f}{ci}{base}; structures reversing it: "
-            f"{g['n_reversing']} significant of {g.get('n_sign_flips', 0)} sign flips")
-    null = result.robustness.get("null") or {}
-    if result.robustness["single"]["n"] and null.get("single") is not None:
-        say(f"robustness: single structures {result.robustness['single']['mean']:.3f} against {null['single']:.3f} "
-            f"with shuffled structure labels (halves {result.robustness['halves']['mean']:.3f} vs {null['halves']:.3f})")
+        base = f", baseline {g.baseline:+.3f}" if g.baseline is not None else ""
+        say(f"regard gap {name} ({g.a} - {g.b}): {g.all:+.3f}{ci}{base}; structures reversing it: "
+            f"{g.n_reversing} significant of {g.n_sign_flips} sign flips")
+    robustness, null = result.robustness, result.robustness.null
+    if robustness.single.n and null is not None and null.single is not None:
+        say(f"robustness: single structures {robustness.single.mean:.3f} against {null.single:.3f} "
+            f"with shuffled structure labels (halves {robustness.halves.mean:.3f} vs {null.halves:.3f})")
     for warning in result.warnings:
         say(f"warning: {warning}", style="yellow")
-    ignored = result.data.get("n_rows_ignored", 0)
-    if ignored:
-        names = ", ".join(result.data.get("ignored_groups", ()))
-        say(f"warning: {ignored:,} rows of groups not in the groups file were left out ({names}); "
-            "pass --groups FILE to analyse them", style="yellow")
-    if isinstance(summary, dict) and (summary.get("n_empty") or summary.get("n_echo")):
-        say(f"left out {summary.get('n_empty', 0):,} empty completions and {summary.get('n_echo', 0):,} that echo their "
+    if result.data.n_rows_ignored:
+        say(f"warning: {result.data.n_rows_ignored:,} rows of groups not in the groups file were left out "
+            f"({', '.join(result.data.ignored_groups)}); pass --groups FILE to analyse them", style="yellow")
+    summary = result.data_summary
+    n_empty, n_echo = summary.excluded.get("empty", 0), summary.excluded.get("echo", 0)
+    if n_empty or n_echo:
+        say(f"left out {n_empty:,} empty completions and {n_echo:,} that echo their "
             "prompt: no regard label describes them (generate in completion mode to avoid echoes)", style="yellow")
-    misaligned = summary.get("misaligned_by_seed") if isinstance(summary, dict) else None
-    if misaligned and any(v > 0 for v in misaligned.values()):
+    if summary.source == "published" and any(v > 0 for v in summary.misaligned.values()):
+        misaligned = {str(k): v for k, v in summary.misaligned.items()}
         say(f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
-            f" ({summary.get('misaligned_dropped', 0)} dropped)")
+            f" ({summary.excluded.get('misaligned', 0)} dropped)")
 
 
 @regard_app.command("train")

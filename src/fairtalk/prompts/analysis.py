@@ -6,13 +6,13 @@ Input is a frame with columns ``group``, ``template``, ``structure``, ``seed`` a
 on -1/0/1; "other" rows never enter a mean regard, and enter the label distributions and KL
 divergences only with ``include_other=True``. The *baseline* is the original prompts
 (structure ``original``), beside *all* structures (original included, as in the paper's
-Fig. 2(b) and Table 2).
+Fig. 2(b) and Table 2). :func:`analyze` builds each table of :class:`PromptAnalysis` with
+one function.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,16 @@ import pandas as pd
 from fairtalk.errors import InputError
 from fairtalk.prompts import inference
 from fairtalk.prompts._frame import codes, finite, kl_matrix, regard_stats
+from fairtalk.prompts.result import (
+    AnalysisConfig,
+    AnalysisCounts,
+    Gap,
+    InferenceSettings,
+    PromptAnalysis,
+    RegardStats,
+    Robustness,
+    VarianceShares,
+)
 from fairtalk.prompts.robustness import cell_sums, robustness, variance_decomposition
 from fairtalk.prompts.templates import GroupPair, GroupSet, default_groups
 
@@ -33,107 +43,241 @@ _MSG_COLUMNS = "the completions lack the columns: {missing}"
 _MSG_LABELS = "labels must be -1, 0, 1 or 2; found {bad}"
 _MSG_NO_GROUP = "no completions for the groups {groups} (the data has: {found})"
 _MSG_SMOOTHING = "smoothing must be >= 0, got {value!r}"
-_MSG_EMPTY = "no labelled completions to analyse"
+_INFERENCE_METHOD = "template × seed pigeonhole bootstrap; reversals by Holm over structures"
+
+Table = dict[str, dict[str, float | None]]
 
 
 @dataclass(frozen=True)
-class PromptAnalysis:
-    """Everything the analysis computed; ``to_dict()`` is the schema of ``results.json``.
+class _Rows:
+    """The analysed rows as integer codes (groups of the groups file only), shared by every table."""
 
-    Distributions are fractions per group (``"all"`` is every group pooled); ``kl[a][b]`` is
-    KL(P_a || P_b) in nats (None where infinite); regard entries are ``{mean, std, n}``.
-    ``by_structure[s][g]`` is the mean regard of group ``g`` under structure ``s``. Inference
-    (``fairtalk.prompts.inference``): ``gaps[pair]["ci95"]`` and ``kl_ci95[a][b]`` are template ×
-    seed bootstrap intervals, ``reversing`` holds only significant reversals (Holm over the
-    structures, adjusted p in ``structure_p``), ``robustness["null"]`` is the score with shuffled
-    structure labels, and ``warnings`` flags small cells.
-    """
+    frame: pd.DataFrame
+    names: list[str]
+    structures: list[str]
+    g: np.ndarray
+    s: np.ndarray
+    labels: np.ndarray
+    label_names: tuple[str, ...]
+    n_ignored: int
+    ignored_groups: list[str]
 
-    groups: tuple[str, ...]
-    pairs: tuple[GroupPair, ...]
-    labels: tuple[str, ...]
-    distribution: dict[str, dict[str, float]]
-    baseline_distribution: dict[str, dict[str, float]]
-    counts: dict[str, dict[str, int]]
-    regard: dict[str, dict[str, float]]
-    baseline_regard: dict[str, dict[str, float]]
-    kl: dict[str, dict[str, float | None]]
-    baseline_kl: dict[str, dict[str, float | None]]
-    gaps: dict[str, dict[str, Any]]
-    by_structure: dict[str, dict[str, float | None]]
-    structure_counts: dict[str, int]
-    best_structures: tuple[str, ...]
-    worst_structures: tuple[str, ...]
-    gap_by_structure: dict[str, dict[str, float | None]]
+    @property
+    def polar(self) -> np.ndarray:
+        return self.labels != 2
+
+    @property
+    def counted(self) -> np.ndarray:
+        """Rows that enter the label distributions and KL ("other" only with include_other)."""
+        return self.labels < len(self.label_names) - 1 if len(self.label_names) == len(LABELS) else self.polar
+
+    @property
+    def regard_values(self) -> np.ndarray:
+        return self.labels[self.polar].astype(np.float64)
+
+    @property
+    def baseline_code(self) -> int:
+        return self.structures.index(BASELINE) if BASELINE in self.structures else -1
+
+    @property
+    def is_base(self) -> np.ndarray:
+        return self.s == self.baseline_code
+
+
+def _rows(frame: pd.DataFrame, names: list[str], include_other: bool) -> _Rows:
+    """Validate the labels and code the rows; rows of other groups are left out and counted."""
+    g_codes, _ = codes(frame["group"], names)
+    labels = frame["label"].to_numpy().astype(np.int64)
+    bad = sorted(set(np.unique(labels).tolist()) - {-1, 0, 1, 2})
+    if bad:
+        raise InputError(_MSG_LABELS.format(bad=bad))
+    keep = g_codes >= 0
+    if not keep.any():
+        found = sorted(map(str, pd.unique(frame["group"])))[:10]
+        raise InputError(_MSG_NO_GROUP.format(groups=", ".join(names), found=", ".join(found)))
+    ignored = frame["group"][~keep]
+    kept = frame[keep]
+    s, structures = codes(kept["structure"])
+    return _Rows(frame=kept, names=names, structures=structures, g=g_codes[keep], s=s, labels=labels[keep],
+                 label_names=LABELS if include_other else LABELS[:3], n_ignored=len(ignored),
+                 ignored_groups=sorted(map(str, pd.unique(ignored))))  # fmt: skip
+
+
+def _label_distribution(rows: _Rows, mask: np.ndarray) -> tuple[Table, np.ndarray, np.ndarray]:
+    """Label shares per group and pooled (``"all"``), with the probability and count matrices."""
+    counted = mask & rows.counted
+    k = len(rows.label_names)
+    counts = cell_sums(np.ones(int(counted.sum())), rows.g[counted], rows.labels[counted] + 1, len(rows.names), k)[1]
+    pooled = counts.sum(axis=0, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        probs = counts / counts.sum(axis=1, keepdims=True)
+        pooled_probs = pooled / pooled.sum()
+    out: Table = {name: dict(zip(rows.label_names, map(float, probs[i]))) for i, name in enumerate(rows.names)}
+    out["all"] = dict(zip(rows.label_names, map(float, pooled_probs[0])))
+    return out, probs, counts
+
+
+def _regard(rows: _Rows, mask: np.ndarray) -> dict[str, RegardStats]:
+    """Mean regard per group and pooled, over the rows in ``mask``."""
+    polar = rows.polar
+    picked = mask[polar]
+    group_codes, values = rows.g[polar][picked], rows.regard_values[picked]
+    n_groups = len(rows.names)
+    sums = np.bincount(group_codes, weights=values, minlength=n_groups)
+    squares = np.bincount(group_codes, weights=values * values, minlength=n_groups)
+    counts = np.bincount(group_codes, minlength=n_groups)
+    out = {name: RegardStats(**regard_stats(sums[i], squares[i], counts[i])) for i, name in enumerate(rows.names)}
+    out["all"] = RegardStats(**regard_stats(sums.sum(), squares.sum(), counts.sum()))
+    return out
+
+
+def _kl(probs: np.ndarray, names: list[str], smoothing: float) -> Table:
+    """KL(P_a || P_b) for every ordered pair of groups (None where infinite)."""
+    matrix = kl_matrix(np.nan_to_num(probs), smoothing=smoothing)
+    return {a: {b: finite(matrix[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
+
+
+@dataclass(frozen=True)
+class _Structures:
+    """Mean regard per (structure, group) cell and the rankings drawn from it."""
+
+    by_structure: Table
+    counts: dict[str, int]
+    best: tuple[str, ...]
+    worst: tuple[str, ...]
+    best_by_group: dict[str, tuple[str, ...]]
+    worst_by_group: dict[str, tuple[str, ...]]
+    sums: np.ndarray
+    cell_counts: np.ndarray
+    means: np.ndarray
+
+
+def _ranked(values: np.ndarray, structures: list[str], n_best: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    order = [structures[i] for i in np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
+             if np.isfinite(values[i])]  # fmt: skip
+    k = min(n_best, len(order))
+    return tuple(order[:k]), tuple(reversed(order[len(order) - k:]))
+
+
+def _by_structure(rows: _Rows, n_best: int) -> _Structures:
+    """Segregated by structure: mean regard per (structure, group), best and worst structures overall and per group."""
+    polar, names, structures = rows.polar, rows.names, rows.structures
+    sums, cell_counts = cell_sums(rows.regard_values, rows.s[polar], rows.g[polar], len(structures), len(names))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / cell_counts
+    present = cell_counts > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        overall = np.where(present, means, 0.0).sum(axis=1) / present.sum(axis=1)  # mean over groups with data
+    best, worst = _ranked(overall, structures, n_best)
+    per_group = {name: _ranked(means[:, j], structures, n_best) for j, name in enumerate(names)}  # the paper's, per group
+    return _Structures(
+        by_structure={st: {name: finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)},
+        counts=dict(zip(structures, map(int, np.bincount(rows.s, minlength=len(structures))))),
+        best=best, worst=worst, best_by_group={n: b for n, (b, _) in per_group.items()},
+        worst_by_group={n: w for n, (_, w) in per_group.items()}, sums=sums, cell_counts=cell_counts, means=means,
+    )  # fmt: skip
+
+
+def _bootstrap(rows: _Rows, pairs: list[tuple[int, int]], smoothing: float, seed: int,
+               n_resamples: int) -> inference.Bootstrap:  # fmt: skip
+    """Template × seed bootstrap of the gaps, per-structure gaps and KL matrix."""
+    t_codes, templates = codes(rows.frame["template"])
+    e_codes, seeds = codes(rows.frame["seed"])
+
+    def kl_of(label_counts: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return kl_matrix(np.nan_to_num(label_counts / label_counts.sum(axis=1, keepdims=True)), smoothing=smoothing)
+
+    return inference.bootstrap(
+        {"template": t_codes, "seed": e_codes, "group": rows.g, "structure": rows.s},
+        {"template": len(templates), "seed": len(seeds), "group": len(rows.names), "structure": len(rows.structures)},
+        rows.regard_values, rows.polar, rows.labels + 1, rows.counted, pairs, kl_of, seed=seed, n_resamples=n_resamples)
+
+
+@dataclass(frozen=True)
+class _Gaps:
+    gaps: dict[str, Gap]
+    by_structure: Table
     reversing: dict[str, tuple[str, ...]]
-    by_kind: dict[str, dict[str, float | None]]
-    robustness: dict[str, Any]
-    variance: dict[str, Any]
-    config: dict[str, Any]
-    data: dict[str, Any] = field(default_factory=dict)
-    parses: dict[str, str] = field(default_factory=dict)
-    kl_ci95: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
-    best_by_group: dict[str, list[str]] = field(default_factory=dict)
-    worst_by_group: dict[str, list[str]] = field(default_factory=dict)
-    structure_p: dict[str, dict[str, float | None]] = field(default_factory=dict)
-    inference: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
+    structure_p: Table
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the ``results.json`` schema)."""
-        return {
-            "method": "prompts (Aggarwal et al. 2022, syntactically diverse prompts)",
-            "groups": list(self.groups),
-            "pairs": [{"name": p.name, "a": p.a, "b": p.b} for p in self.pairs],
-            "labels": list(self.labels),
-            "distribution": self.distribution,
-            "baseline_distribution": self.baseline_distribution,
-            "counts": self.counts,
-            "regard": self.regard,
-            "baseline_regard": self.baseline_regard,
-            "kl": self.kl,
-            "baseline_kl": self.baseline_kl,
-            "gaps": self.gaps,
-            "by_structure": self.by_structure,
-            "structure_counts": self.structure_counts,
-            "best_structures": list(self.best_structures),
-            "worst_structures": list(self.worst_structures),
-            "gap_by_structure": self.gap_by_structure,
-            "reversing_structures": {k: list(v) for k, v in self.reversing.items()},
-            "by_kind": self.by_kind,
-            "robustness": self.robustness,
-            "variance": self.variance,
-            "config": self.config,
-            "data": self.data,
-            "parses": self.parses,
-            "kl_ci95": self.kl_ci95,
-            "best_structures_by_group": self.best_by_group,
-            "worst_structures_by_group": self.worst_by_group,
-            "structure_p_adjusted": self.structure_p,
-            "inference": self.inference,
-            "warnings": list(self.warnings),
-        }
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per group (and ``all``): label shares over all structures, mean regard, its n, and the baseline's."""
-        rows = {}
-        for group in ["all", *self.groups]:
-            row: dict[str, Any] = {label: self.distribution[group].get(label) for label in self.labels}
-            row.update(mean_regard=self.regard[group]["mean"], n=self.regard[group]["n"],
-                       baseline_mean_regard=self.baseline_regard[group]["mean"])  # fmt: skip
-            rows[group] = row
-        frame = pd.DataFrame.from_dict(rows, orient="index")
-        frame.index.name = "group"
-        return frame
+def _gaps(rows: _Rows, pairs: list[GroupPair], regard: dict[str, RegardStats], baseline: dict[str, RegardStats],
+          means: np.ndarray, boot: inference.Bootstrap, alpha: float, n_best: int) -> _Gaps:  # fmt: skip
+    """Each pair's regard gap: all structures, baseline, interval and test, per structure, and its reversals."""
+    structures = rows.structures
+    out = _Gaps({}, {}, {}, {})
+    for p, pair in enumerate(pairs):
+        ia, ib = rows.names.index(pair.a), rows.names.index(pair.b)
+        gap_all = regard[pair.a].mean - regard[pair.b].mean
+        per = means[:, ia] - means[:, ib]
+        out.by_structure[pair.name] = {st: finite(per[i]) for i, st in enumerate(structures)}
+        order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
+        flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
+        significant, adjusted = inference.significant_reversals(
+            finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
+        out.reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
+        out.structure_p[pair.name] = dict(zip(structures, adjusted))
+        se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
+        out.gaps[pair.name] = Gap(
+            a=pair.a, b=pair.b, all=finite(gap_all), baseline=finite(baseline[pair.a].mean - baseline[pair.b].mean),
+            ci95=boot.interval(boot.gaps[:, p]) if boot.n_resamples else (None, None), se=se, p=p_gap,
+            largest=tuple(structures[i] for i in order[:n_best]),
+            smallest=tuple(structures[i] for i in reversed(order[-n_best:])) if order else (),
+            n_reversing=len(out.reversing[pair.name]), n_sign_flips=len(flips),
+        )  # fmt: skip
+    return out
 
-    def structure_frame(self) -> pd.DataFrame:
-        """Mean regard per structure (rows) and group (columns), plus each pair's gap."""
-        frame = pd.DataFrame.from_dict(self.by_structure, orient="index", columns=list(self.groups), dtype=float)
-        for pair in self.pairs:
-            frame[f"gap:{pair.name}"] = frame[pair.a] - frame[pair.b]
-        frame.insert(0, "n", pd.Series(self.structure_counts))
-        frame.index.name = "structure"
-        return frame
+
+def _kl_intervals(boot: inference.Bootstrap, names: list[str]) -> dict[str, dict[str, tuple[float | None, float | None]]]:
+    """The bootstrap interval of every KL(P_a || P_b)."""
+    return {a: {b: (boot.interval(boot.kl[:, i, j]) if boot.n_resamples else (None, None))
+                for j, b in enumerate(names)} for i, a in enumerate(names)}  # fmt: skip
+
+
+def _by_kind(rows: _Rows) -> Table:
+    """Mean regard per template kind (respect, occupation) and group."""
+    frame, polar, names = rows.frame, rows.polar, rows.names
+    k_codes, kinds = codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(rows.g), dtype=np.int64), ["all"])
+    kind_sums, kind_counts = cell_sums(rows.regard_values, k_codes[polar], rows.g[polar], len(kinds), len(names))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kind_means = kind_sums / kind_counts
+    return {kind: {name: finite(kind_means[i, j]) for j, name in enumerate(names)} for i, kind in enumerate(kinds)}
+
+
+def _robustness(rows: _Rows, cells: _Structures, *, seed: int, n_sampled: int, n_draws: int) -> Robustness:
+    """§7 robustness over the paraphrased structures, and its null with shuffled structure labels."""
+    paraphrased = np.arange(len(rows.structures)) != rows.baseline_code
+
+    def score(sums: np.ndarray, counts: np.ndarray) -> dict:
+        return robustness(sums[paraphrased], counts[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws)
+
+    polar = rows.polar
+    picked = ~rows.is_base[polar]
+    null = inference.robustness_null(rows.regard_values[picked], rows.g[polar][picked], rows.s[polar][picked],
+                                     len(rows.names), len(rows.structures), score, seed=seed)  # fmt: skip
+    return Robustness.from_dict(score(cells.sums, cells.cell_counts), null)
+
+
+def _variance(rows: _Rows) -> VarianceShares:
+    """Main-effect shares of the regard variance: group, structure, template, seed."""
+    polar = rows.polar
+    factors = {"group": rows.g[polar], "structure": rows.s[polar]}
+    for column in ("template", "seed"):
+        factors[column] = codes(rows.frame[column])[0][polar]
+    return VarianceShares(**variance_decomposition(rows.regard_values, factors))
+
+
+def _warnings(rows: _Rows, boot: inference.Bootstrap, cell_counts: np.ndarray) -> tuple[str, ...]:
+    """The bootstrap's note, and small group × structure cells."""
+    warnings = [boot.note] if boot.note else []
+    small = inference.small_cells(cell_counts, rows.names, rows.structures)
+    if small:
+        low = min(small, key=lambda c: c["n"])
+        warnings.append(f"{len(small):,} of {cell_counts.size:,} group × structure cells have fewer than "
+                        f"{inference.MIN_CELL} labelled completions (smallest: {low['group']} under "
+                        f"{low['structure']}, {low['n']}): their regard means and gaps are noisy")
+    return tuple(warnings)
 
 
 def analyze(
@@ -159,7 +303,7 @@ def analyze(
     groups : GroupSet, optional
         Groups (in order) and pairs; default: the six default groups and three pairs. Group
         names match case-insensitively; rows of other groups are ignored and counted in
-        ``data["n_rows_ignored"]`` (their names in ``data["ignored_groups"]``).
+        ``data.n_rows_ignored`` (their names in ``data.ignored_groups``).
     include_other : bool
         Count label 2 ("other") as a fourth category in distributions and KL.
     smoothing : float
@@ -173,6 +317,11 @@ def analyze(
     alpha, n_resamples
         Level of the reversal tests, and template × seed bootstrap resamples (0: no inference).
 
+    Returns
+    -------
+    PromptAnalysis
+        Every table, read-only.
+
     Raises
     ------
     InputError
@@ -185,190 +334,49 @@ def analyze(
         raise InputError(_MSG_SMOOTHING.format(value=smoothing))
     groups = groups or default_groups()
     names = list(groups.groups)
-    g_codes, _ = codes(frame["group"], names)
-    labels = frame["label"].to_numpy().astype(np.int64)
-    bad = sorted(set(np.unique(labels).tolist()) - {-1, 0, 1, 2})
-    if bad:
-        raise InputError(_MSG_LABELS.format(bad=bad))
-    keep = g_codes >= 0
-    if not keep.any():
-        found = sorted(map(str, pd.unique(frame["group"])))[:10]
-        raise InputError(_MSG_NO_GROUP.format(groups=", ".join(names), found=", ".join(found)))
-    ignored = frame["group"][~keep]
-    ignored_groups = sorted(map(str, pd.unique(ignored)))
-    frame = frame[keep]
-    g, labels = g_codes[keep], labels[keep]
-    s, structures = codes(frame["structure"])
-    n_groups, n_structures = len(names), len(structures)
-    label_names = LABELS if include_other else LABELS[:3]
-    k = len(label_names)
-    polar = labels != 2
-    regard_values = labels[polar].astype(np.float64)
-    baseline_code = structures.index(BASELINE) if BASELINE in structures else -1
-    is_base = s == baseline_code
-
-    def distributions(mask: np.ndarray) -> tuple[dict[str, dict[str, float]], np.ndarray, np.ndarray]:
-        counted = mask & (labels < k - 1 if include_other else polar)
-        counts = cell_sums(np.ones(int(counted.sum())), g[counted], labels[counted] + 1, n_groups, k)[1]
-        pooled = counts.sum(axis=0, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            probs = counts / counts.sum(axis=1, keepdims=True)
-            pooled_probs = pooled / pooled.sum()
-        out = {name: dict(zip(label_names, map(float, probs[i]))) for i, name in enumerate(names)}
-        out["all"] = dict(zip(label_names, map(float, pooled_probs[0])))
-        return out, probs, counts
-
-    def regards(mask: np.ndarray) -> dict[str, dict[str, float]]:
-        rows = mask[polar]
-        codes, values = g[polar][rows], regard_values[rows]
-        sums = np.bincount(codes, weights=values, minlength=n_groups)
-        squares = np.bincount(codes, weights=values * values, minlength=n_groups)
-        counts = np.bincount(codes, minlength=n_groups)
-        out = {name: regard_stats(sums[i], squares[i], counts[i]) for i, name in enumerate(names)}
-        out["all"] = regard_stats(sums.sum(), squares.sum(), counts.sum())
-        return out
-
-    everything = np.ones(len(g), dtype=bool)
-    distribution, probs, counts = distributions(everything)
-    baseline_distribution, base_probs, _ = distributions(is_base)
-    regard, baseline_regard = regards(everything), regards(is_base)
-
-    def kl_dict(p: np.ndarray) -> dict[str, dict[str, float | None]]:
-        matrix = kl_matrix(np.nan_to_num(p), smoothing=smoothing)
-        return {a: {b: finite(matrix[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
-
-    # Segregated by structure: mean regard per (structure, group).
-    sums, cell_counts = cell_sums(regard_values, s[polar], g[polar], n_structures, n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums / cell_counts
-    by_structure = {st: {name: finite(means[i, j]) for j, name in enumerate(names)} for i, st in enumerate(structures)}
-    structure_counts = dict(zip(structures, map(int, np.bincount(s, minlength=n_structures))))
-    present = cell_counts > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        overall = np.where(present, means, 0.0).sum(axis=1) / present.sum(axis=1)  # mean over groups with data
-    ranked = [structures[i] for i in np.argsort(-np.nan_to_num(overall, nan=-np.inf), kind="stable")
-              if np.isfinite(overall[i])]
-    n_show = min(n_best, len(ranked))
-    best, worst = tuple(ranked[:n_show]), tuple(reversed(ranked[len(ranked) - n_show:]))
-    best_by_group: dict[str, list[str]] = {}
-    worst_by_group: dict[str, list[str]] = {}
-    for j, name in enumerate(names):  # the paper picks best and worst structures per group
-        order = [structures[i] for i in np.argsort(-np.nan_to_num(means[:, j], nan=-np.inf), kind="stable")
-                 if np.isfinite(means[i, j])]  # fmt: skip
-        k = min(n_best, len(order))
-        best_by_group[name], worst_by_group[name] = order[:k], list(reversed(order[len(order) - k:]))
-
-    t_codes, templates = codes(frame["template"])
-    e_codes, seeds = codes(frame["seed"])
-    valid = [p for p in groups.pairs if p.a in names and p.b in names]
-    index_pairs = [(names.index(p.a), names.index(p.b)) for p in valid]
-    counted = labels < k - 1 if include_other else polar
-
-    def kl_of(label_counts: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return kl_matrix(np.nan_to_num(label_counts / label_counts.sum(axis=1, keepdims=True)), smoothing=smoothing)
-
-    boot = inference.bootstrap(
-        {"template": t_codes, "seed": e_codes, "group": g, "structure": s},
-        {"template": len(templates), "seed": len(seeds), "group": n_groups, "structure": n_structures},
-        regard_values, polar, labels + 1, counted, index_pairs, kl_of, seed=seed, n_resamples=n_resamples)
-    gaps: dict[str, dict[str, Any]] = {}
-    gap_by_structure: dict[str, dict[str, float | None]] = {}
-    reversing: dict[str, tuple[str, ...]] = {}
-    structure_p: dict[str, dict[str, float | None]] = {}
-    for p, (pair, (ia, ib)) in enumerate(zip(valid, index_pairs)):
-        gap_all = regard[pair.a]["mean"] - regard[pair.b]["mean"]
-        gap_base = baseline_regard[pair.a]["mean"] - baseline_regard[pair.b]["mean"]
-        per = means[:, ia] - means[:, ib]
-        gap_by_structure[pair.name] = {st: finite(per[i]) for i, st in enumerate(structures)}
-        order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
-        flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
-        significant, adjusted = inference.significant_reversals(
-            finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
-        reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
-        structure_p[pair.name] = dict(zip(structures, adjusted))
-        se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
-        gaps[pair.name] = {
-            "a": pair.a,
-            "b": pair.b,
-            "all": finite(gap_all),
-            "baseline": finite(gap_base),
-            "ci95": list(boot.interval(boot.gaps[:, p])) if boot.n_resamples else [None, None],
-            "se": se,
-            "p": p_gap,
-            "largest": [structures[i] for i in order[:n_best]],
-            "smallest": [structures[i] for i in reversed(order[-n_best:])] if order else [],
-            "n_reversing": len(reversing[pair.name]),
-            "n_sign_flips": len(flips),
-        }
-    kl_ci95 = {a: {b: (list(boot.interval(boot.kl[:, i, j])) if boot.n_resamples else [None, None])
-                   for j, b in enumerate(names)} for i, a in enumerate(names)}  # fmt: skip
-
-    k_codes, kinds = codes(frame["kind"]) if "kind" in frame.columns else (np.zeros(len(g), dtype=np.int64), ["all"])
-    kind_sums, kind_counts = cell_sums(regard_values, k_codes[polar], g[polar], len(kinds), n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        kind_means = kind_sums / kind_counts
-    by_kind = {kind: {name: finite(kind_means[i, j]) for j, name in enumerate(names)} for i, kind in enumerate(kinds)}
-
-    paraphrased = np.arange(n_structures) != baseline_code
-    robust = robustness(sums[paraphrased], cell_counts[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws)
-    rows = ~is_base[polar]
-    robust["null"] = inference.robustness_null(
-        regard_values[rows], g[polar][rows], s[polar][rows], n_groups, n_structures,
-        lambda su, co: robustness(su[paraphrased], co[paraphrased], seed=seed, n_sampled=n_sampled, n_draws=n_draws),
-        seed=seed)
-    warnings = [boot.note] if boot.note else []
-    small = inference.small_cells(cell_counts, names, structures)
-    if small:
-        low = min(small, key=lambda c: c["n"])
-        warnings.append(f"{len(small):,} of {cell_counts.size:,} group × structure cells have fewer than "
-                        f"{inference.MIN_CELL} labelled completions (smallest: {low['group']} under "
-                        f"{low['structure']}, {low['n']}): their regard means and gaps are noisy")
-    factors = {"group": g[polar], "structure": s[polar]}
-    for column in ("template", "seed"):
-        factors[column] = codes(frame[column])[0][polar]
-    variance = variance_decomposition(regard_values, factors)
-
+    rows = _rows(frame, names, include_other)
+    everything = np.ones(len(rows.g), dtype=bool)
+    distribution, probs, counts = _label_distribution(rows, everything)
+    baseline_distribution, base_probs, _ = _label_distribution(rows, rows.is_base)
+    regard, baseline_regard = _regard(rows, everything), _regard(rows, rows.is_base)
+    cells = _by_structure(rows, n_best)
+    pairs = [p for p in groups.pairs if p.a in names and p.b in names]
+    boot = _bootstrap(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], smoothing, seed, n_resamples)
+    gaps = _gaps(rows, pairs, regard, baseline_regard, cells.means, boot, alpha, n_best)
+    polar = rows.polar
     return PromptAnalysis(
         groups=tuple(names),
-        pairs=tuple(valid),
-        labels=tuple(label_names),
+        pairs=tuple(pairs),
+        labels=rows.label_names,
         distribution=distribution,
         baseline_distribution=baseline_distribution,
-        counts={name: dict(zip(label_names, map(int, counts[i]))) for i, name in enumerate(names)},
+        counts={name: dict(zip(rows.label_names, map(int, counts[i]))) for i, name in enumerate(names)},
         regard=regard,
         baseline_regard=baseline_regard,
-        kl=kl_dict(probs),
-        baseline_kl=kl_dict(base_probs),
-        gaps=gaps,
-        by_structure=by_structure,
-        structure_counts=structure_counts,
-        best_structures=best,
-        worst_structures=worst,
-        gap_by_structure=gap_by_structure,
-        reversing=reversing,
-        by_kind=by_kind,
-        robustness=robust,
-        variance=variance,
-        config={
-            "include_other": include_other,
-            "smoothing": smoothing,
-            "n_best": n_best,
-            "seed": seed,
-            "n_sampled": n_sampled,
-            "n_draws": n_draws,
-            "baseline": BASELINE,
-            "groups_source": groups.source,
-        },
-        data={"n_rows": len(g), "n_polar": int(polar.sum()), "n_other": int((~polar).sum()),
-              "n_structures": n_structures, "has_baseline": bool(baseline_code >= 0),
-              "n_rows_ignored": len(ignored), "ignored_groups": ignored_groups[:20]},
-        parses={k: v for k, v in (parses or {}).items() if k in structure_counts},
-        kl_ci95=kl_ci95,
-        best_by_group=best_by_group,
-        worst_by_group=worst_by_group,
-        structure_p=structure_p,
-        inference={"n_resamples": boot.n_resamples, "resampled": list(boot.resampled), "alpha": alpha,
-                   "method": "template × seed pigeonhole bootstrap; reversals by Holm over structures"},
-        warnings=tuple(warnings),
+        kl=_kl(probs, names, smoothing),
+        baseline_kl=_kl(base_probs, names, smoothing),
+        gaps=gaps.gaps,
+        by_structure=cells.by_structure,
+        structure_counts=cells.counts,
+        best_structures=cells.best,
+        worst_structures=cells.worst,
+        gap_by_structure=gaps.by_structure,
+        reversing=gaps.reversing,
+        by_kind=_by_kind(rows),
+        robustness=_robustness(rows, cells, seed=seed, n_sampled=n_sampled, n_draws=n_draws),
+        variance=_variance(rows),
+        config=AnalysisConfig(include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
+                              n_sampled=n_sampled, n_draws=n_draws, baseline=BASELINE,
+                              groups_source=groups.source),  # fmt: skip
+        data=AnalysisCounts(n_rows=len(rows.g), n_polar=int(polar.sum()), n_other=int((~polar).sum()),
+                            n_structures=len(rows.structures), has_baseline=bool(rows.baseline_code >= 0),
+                            n_rows_ignored=rows.n_ignored, ignored_groups=tuple(rows.ignored_groups[:20])),  # fmt: skip
+        parses={k: v for k, v in (parses or {}).items() if k in cells.counts},
+        kl_ci95=_kl_intervals(boot, names),
+        best_by_group=cells.best_by_group,
+        worst_by_group=cells.worst_by_group,
+        structure_p=gaps.structure_p,
+        inference=InferenceSettings(n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=alpha,
+                                    method=_INFERENCE_METHOD),  # fmt: skip
+        warnings=_warnings(rows, boot, cells.cell_counts),
     )

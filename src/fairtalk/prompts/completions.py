@@ -31,6 +31,7 @@ from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
+from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.published import COLUMNS
 from fairtalk.prompts.templates import TEMPLATES, Prompt
 from fairtalk.store import CachingResponder, RunStore
@@ -230,15 +231,21 @@ def generate_completions(
     )
 
 
-def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Read a completions JSONL into a frame with the columns of :data:`~fairtalk.prompts.published.COLUMNS`.
+def read_completions(path: str | os.PathLike[str]) -> PromptData:
+    """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts.published.COLUMNS`).
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
-    (``completion`` null) are skipped and counted in the returned summary
-    (``n_records``, ``n_failed``, ``n_unlabelled``). So are *bad completions*, which no
-    regard label can describe: empty ones (``n_empty``: nothing generated, as question prompts
-    often give) and ones that echo the prompt (``n_echo``: the completion restates it, as chat
-    models answering a prefix do; see :func:`bad_completion`).
+    (``completion`` null) are skipped and counted in the summary (``excluded["failed"]``,
+    and ``n_unlabelled``). So are *bad completions*, which no regard label can describe: empty
+    ones (``excluded["empty"]``: nothing generated, as question prompts often give) and ones that
+    echo the prompt (``excluded["echo"]``: the completion restates it, as chat models answering a
+    prefix do; see :func:`bad_completion`). ``summary()`` gives the counts as ``n_records``,
+    ``n_failed``, ``n_unlabelled``, ``n_empty`` and ``n_echo``.
+
+    Returns
+    -------
+    PromptData
+        ``source="completions"``, the frame and the summary of what was read and left out.
 
     Raises
     ------
@@ -278,7 +285,12 @@ def read_completions(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[s
         raise InputError(_MSG_EMPTY, path=str(path))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["label"] = frame["label"].astype(np.int8)
-    return frame, summary
+    data_summary = DataSummary(
+        source="completions", n_records=summary["n_records"], n_texts=len(frame),
+        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo") if summary[f"n_{reason}"]},
+        alignment_checked="none", **summarise_frame(frame),
+    )
+    return PromptData(frame=frame, source="completions", data_summary=data_summary)
 
 
 def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False) -> pd.DataFrame:

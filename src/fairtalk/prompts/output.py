@@ -15,7 +15,7 @@ import pandas as pd
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
-from fairtalk.prompts.analysis import PromptAnalysis
+from fairtalk.prompts.result import PromptAnalysis, plain
 
 __all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_prompts_report"]
 
@@ -38,20 +38,20 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         for group in ["all", *analysis.groups]:
             row = {"group": group, "scope": scope}
             row.update({label: dist[group].get(label) for label in analysis.labels})
-            row.update({"mean_regard": regard[group]["mean"], "std_regard": regard[group]["std"], "n_regard": regard[group]["n"]})
+            row.update({"mean_regard": regard[group].mean, "std_regard": regard[group].std, "n_regard": regard[group].n})
             rows.append(row)
-    gap_rows = [{"pair": name, "a": g["a"], "b": g["b"], "gap_all": g["all"], "gap_baseline": g["baseline"],
-                 "ci95_low": g.get("ci95", [None, None])[0], "ci95_high": g.get("ci95", [None, None])[1],
-                 "p": g.get("p"), "n_reversing": g["n_reversing"], "n_sign_flips": g.get("n_sign_flips")}
+    gap_rows = [{"pair": name, "a": g.a, "b": g.b, "gap_all": g.all, "gap_baseline": g.baseline,
+                 "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p, "n_reversing": g.n_reversing,
+                 "n_sign_flips": g.n_sign_flips}
                 for name, g in analysis.gaps.items()]  # fmt: skip
-    kl = pd.DataFrame(analysis.kl).T.loc[list(analysis.groups), list(analysis.groups)]
-    kl_base = pd.DataFrame(analysis.baseline_kl).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl = pd.DataFrame(plain(analysis.kl)).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl_base = pd.DataFrame(plain(analysis.baseline_kl)).T.loc[list(analysis.groups), list(analysis.groups)]
     kl.index.name = kl_base.index.name = "kl(row||column)"
     structures = analysis.structure_frame()
     for pair, adjusted in analysis.structure_p.items():
-        structures[f"p_adjusted:{pair}"] = pd.Series(adjusted, dtype=float)
+        structures[f"p_adjusted:{pair}"] = pd.Series(dict(adjusted), dtype=float)
     if analysis.parses:
-        structures.insert(1, "parse", pd.Series(analysis.parses))
+        structures.insert(1, "parse", pd.Series(dict(analysis.parses)))
     kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": analysis.kl[r][c], "ci95_low": bounds[0], "ci95_high": bounds[1]}
                           for r, row in analysis.kl_ci95.items() for c, bounds in row.items() if r != c],
                          columns=["row", "column", "kl", "ci95_low", "ci95_high"])  # fmt: skip
@@ -127,7 +127,7 @@ def write_prompts_report(
     data_summary: Mapping[str, Any] | None = None,
     formats: Sequence[str] = FORMATS,
     relabelled: PromptAnalysis | None = None,
-    relabelled_name: str = "fairtalk",
+    relabelled_name: str | None = None,
     scorer_check: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
@@ -138,11 +138,19 @@ def write_prompts_report(
     regard and gaps go under ``"relabelled"`` in ``results.json`` and beside the main ones in the
     HTML, so that the two instruments' group gaps can be compared. The files are written into a
     staging folder and moved in together (a failure leaves the previous report as it was).
+    Each of ``frame``, ``data_summary``, ``relabelled``, ``relabelled_name`` and ``scorer_check``
+    left out is the analysis' own (what :func:`~fairtalk.prompts.labelling.analyze_prompts` kept).
     Returns name -> path.
     """
     for fmt in formats:
         if fmt not in FORMATS:
             raise InputError(_MSG_FORMAT.format(given=fmt))
+    frame = frame if frame is not None else analysis.frame
+    if data_summary is None and analysis.data_summary is not None:
+        data_summary = analysis.data_summary.to_dict()
+    relabelled = relabelled if relabelled is not None else analysis.relabelled
+    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
+    scorer_check = plain(scorer_check if scorer_check is not None else analysis.scorer_check)
     out = Path(out_dir)
     written: dict[str, Path] = {}
     with staged(out) as staging:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -28,9 +27,10 @@ import pandas as pd
 
 from fairtalk.errors import InputError
 from fairtalk.prompts.aesop import parse_fixed_prompt
+from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.templates import DEFAULT_GROUPS, build_prompts, template_by_phrase
 
-__all__ = ["COLUMNS", "PublishedImport", "find_published_files", "read_published"]
+__all__ = ["COLUMNS", "PromptData", "PublishedImport", "find_published_files", "read_published"]
 
 #: Columns of a labelled-completions frame (our generations use the same, ``prompt_index`` = -1).
 COLUMNS = ("seed", "prompt_index", "group", "template", "kind", "structure", "label", "text", "aligned")
@@ -50,35 +50,8 @@ _MSG_PARAPHRASE_LINES = "expected {expected} paraphrases ({n_prompts} prompts x 
 _MSG_MISALIGNED = "misaligned must be 'keep' or 'drop', got {value!r}"
 
 
-@dataclass(frozen=True)
-class PublishedImport:
-    """Labelled completions read from the published outputs, with what the import found.
-
-    ``frame`` has :data:`COLUMNS`; ``misaligned`` maps seed -> number of rows whose text does
-    not start with the expected prompt (-1 for seeds where it could not be checked); ``parses``
-    maps structure label -> AESOP target parse when the ``.source`` files were found.
-    """
-
-    frame: pd.DataFrame
-    seeds: tuple[int, ...]
-    n_rows: int
-    misaligned: dict[int, int]
-    checked: Literal["all", "original", "none"]
-    dropped: int
-    prompts_source: str
-    parses: dict[str, str] = field(default_factory=dict)
-
-    def summary(self) -> dict[str, object]:
-        """A JSON-ready summary of the import."""
-        return {
-            "n_rows": self.n_rows,
-            "n_kept": len(self.frame),
-            "seeds": list(self.seeds),
-            "alignment_checked": self.checked,
-            "misaligned_by_seed": {str(k): v for k, v in self.misaligned.items()},
-            "misaligned_dropped": self.dropped,
-            "prompts_source": self.prompts_source,
-        }
+#: The published reader's result (kept as a name for older code): a :class:`~fairtalk.prompts.data.PromptData`.
+PublishedImport = PromptData
 
 
 def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:
@@ -156,7 +129,7 @@ def read_published(
     n_paraphrases: int = 50,
     groups: tuple[str, ...] = DEFAULT_GROUPS,
     misaligned: Literal["keep", "drop"] = "keep",
-) -> PublishedImport:
+) -> PromptData:
     """Read every ``out_seed_<n>_predictions.txt`` in ``directory`` into one labelled frame.
 
     Parameters
@@ -175,6 +148,14 @@ def read_published(
         Group names, to parse the fixed prompts.
     misaligned : {"keep", "drop"}
         What to do with rows that do not start with their expected prompt.
+
+    Returns
+    -------
+    PromptData
+        ``source="published"``; its summary holds the seeds, the misaligned rows per seed,
+        which rows were checked, the dropped rows (``excluded["misaligned"]``)
+        and where the fixed prompts came from; ``parses`` maps structure label -> AESOP target
+        parse when the ``.source`` files were found.
 
     Raises
     ------
@@ -266,13 +247,14 @@ def read_published(
     for source, lines in parse_lists.items():
         for j, parse in enumerate(lines):
             parses[f"{source}:{j}"] = parse
-    return PublishedImport(
-        frame=frame,
-        seeds=tuple(files),
-        n_rows=n_files * n_expected,
+    summary = DataSummary(
+        source="published",
+        n_records=n_files * n_expected,
+        n_texts=len(frame),
+        excluded={"misaligned": dropped} if dropped else {},
         misaligned=counts,
-        checked=checked,
-        dropped=dropped,
+        alignment_checked=checked,
         prompts_source=prompts_source,
-        parses=parses,
+        **{**summarise_frame(frame), "seeds": tuple(files)},
     )
+    return PromptData(frame=frame, source="published", data_summary=summary, parses=parses)

@@ -9,7 +9,9 @@ balance (:func:`~fairtalk.prompts.filters.filter_prompts`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk.errors import SpecError
@@ -18,12 +20,30 @@ from fairtalk.prompts.filters import FilterResult, filter_prompts
 from fairtalk.prompts.paraphrase import ModelParaphraser, paraphrase
 from fairtalk.prompts.templates import GroupSet, Prompt, build_prompts, default_groups
 
-__all__ = ["SOURCES", "make_prompts"]
+__all__ = ["SOURCES", "PromptSet", "make_prompts", "paraphrase_prompts"]
 
 #: The paraphrase sources (besides ``model:SPEC``).
 SOURCES: tuple[str, ...] = ("builtin", "aesop", "none")
 _MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
 _MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
+_MSG_OLD_CALL = ("paraphrase_prompts(prompts, structures=...) is deprecated and stops working in fairtalk 0.3: "
+                 "it now takes the groups and a source; use fairtalk.prompts.paraphrase(prompts) for the rule-based paraphrases")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSet:
+    """The prompts of a run (fixed prompts, then the kept paraphrases) and what the filters did.
+
+    ``source`` is the paraphrase source (``builtin``, ``aesop``, ``none`` or ``model:SPEC``);
+    ``filtered`` counts the paraphrases in, kept and dropped per filter, and the balanced cells.
+    """
+
+    prompts: tuple[Prompt, ...]
+    filtered: FilterResult
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.prompts)
 
 
 def _aesop_prefix(path: str | os.PathLike[str], index: int, n_sources: int) -> str:
@@ -76,3 +96,60 @@ def make_prompts(
         raise SpecError(_MSG_SOURCE.format(given=source), choices=(*SOURCES, "model:SPEC"), given=source)
     filtered = filter_prompts(paraphrases, drop_questions=drop_questions, balance=balance, groups=groups.groups)
     return [*fixed, *filtered.kept], filtered
+
+
+def paraphrase_prompts(
+    groups: GroupSet | Iterable[Prompt] | None = None,
+    *,
+    source: str = "builtin",
+    aesop_sources: Sequence[str | os.PathLike[str]] = (),
+    aesop_extracts: Sequence[str | os.PathLike[str]] = (),
+    n_model: int = 5,
+    seed: int = 0,
+    drop_questions: bool = False,
+    balance: bool = True,
+    structures: Sequence[str] | None = None,
+) -> PromptSet:
+    """The prompt set of a run: the fixed prompts of ``groups`` and their paraphrases from ``source``, filtered.
+
+    Parameters
+    ----------
+    groups : GroupSet, optional
+        Groups and pairs; default: the six groups of the paper.
+    source : str
+        ``builtin`` (the rule-based paraphraser, offline), ``aesop`` (precomputed AESOP files),
+        ``none`` (the fixed prompts only) or ``model:SPEC`` (a Responder asked to paraphrase).
+    aesop_sources, aesop_extracts : sequence of path
+        For ``source="aesop"``: each AESOP ``.source`` file and, in the same order, its
+        ``_sep_extract`` file (several AESOP models in one run).
+    n_model, seed : int
+        Paraphrases per prompt from a ``model:SPEC`` source, and the seed of its draws.
+    drop_questions, balance : bool
+        Also drop questions; keep only template × structure cells that hold every group.
+    structures : sequence of str, optional
+        Deprecated, with ``groups`` given as prompts (the former ``paraphrase_prompts``).
+
+    Returns
+    -------
+    PromptSet
+        The prompts and the filters' counts.
+
+    Raises
+    ------
+    SpecError
+        An unknown source, or ``aesop`` without one extract per source file.
+
+    Examples
+    --------
+    >>> result = paraphrase_prompts(source="none")
+    >>> len(result), result.filtered.n_in
+    (60, 0)
+    """
+    if groups is not None and not isinstance(groups, GroupSet):  # the former signature: prompts -> paraphrases
+        warnings.warn(_MSG_OLD_CALL, FutureWarning, stacklevel=2)
+        return paraphrase(groups, structures=structures)  # type: ignore[return-value]
+    if source == "aesop" and (not aesop_sources or len(aesop_sources) != len(aesop_extracts)):
+        raise SpecError(_MSG_AESOP)
+    prompts, filtered = make_prompts(groups, source=source, aesop=list(zip(aesop_sources, aesop_extracts)),
+                                     n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
+    return PromptSet(prompts=tuple(prompts), filtered=filtered, source=source)

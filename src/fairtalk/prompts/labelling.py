@@ -1,0 +1,124 @@
+"""The labelling policy of a prompts analysis: whose labels count, which scorer fills or doubles them, and its certificate.
+
+Labels that came with the data (the published outputs, a labelled completions file) are the
+main ones. Rows without a label are labelled with the chosen regard scorer, its identity terms
+masked (:func:`~fairtalk.prompts.completions.label_completions`); with ``relabel`` every row is
+labelled a second time with that scorer and analysed beside the given labels. Whenever the
+scorer labelled anything, it is certified on neutral probes
+(:func:`~fairtalk.prompts.certify.certify_regard`), so that a gap the scorer makes by itself
+shows. Empty and echoing completions were already left out by the reader (counted in the data
+summary).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from fairtalk.lexicons.identity import identity_terms
+from fairtalk.measures.regard import Regard
+from fairtalk.prompts.analysis import analyze
+from fairtalk.prompts.certify import certify_regard
+from fairtalk.prompts.completions import label_completions
+from fairtalk.prompts.data import PromptData
+from fairtalk.prompts.result import PromptAnalysis
+from fairtalk.prompts.templates import GroupSet, default_groups
+
+__all__ = ["analyze_prompts", "label_missing"]
+
+
+def _scorer(regard: str) -> Regard | None:
+    """The regard measure of a scorer spec (None: the shipped classifier, masked for the frame's groups)."""
+    return None if regard == "builtin" else Regard(scorer=regard)
+
+
+def label_missing(data: PromptData, *, regard: str = "builtin") -> PromptData:
+    """``data`` with its unlabelled rows (label -9) labelled by the ``regard`` scorer; as is when none lacks a label.
+
+    The summary's ``labelled_with`` names the scorer when it labelled anything.
+    """
+    if not data.data_summary.n_unlabelled:
+        return data
+    frame = label_completions(data.frame, _scorer(regard), only_missing=True)
+    return data.with_frame(frame, labelled_with=regard)
+
+
+def analyze_prompts(
+    data: PromptData | pd.DataFrame,
+    *,
+    groups: GroupSet | None = None,
+    regard: str = "builtin",
+    relabel: bool = False,
+    include_other: bool = False,
+    smoothing: float = 1e-6,
+    n_best: int = 5,
+    seed: int = 0,
+    n_sampled: int = 10,
+    n_draws: int = 100,
+    alpha: float = 0.05,
+    n_resamples: int = 1000,
+) -> PromptAnalysis:
+    """Label what lacks a label, certify the scorer that labelled, and analyse (paper 004, §4, §5, §7).
+
+    Parameters
+    ----------
+    data : PromptData or DataFrame
+        What :func:`~fairtalk.prompts.published.read_published` or
+        :func:`~fairtalk.prompts.completions.read_completions` returned, or a labelled frame.
+    groups : GroupSet, optional
+        Groups and pairs; default: the six groups and three pairs of the paper.
+    regard : str
+        The regard scorer for unlabelled rows and for ``relabel``: ``builtin``, ``path:DIR`` or ``hf:MODEL``.
+    relabel : bool
+        Also label every row with ``regard`` and analyse those labels beside the given ones
+        (``relabelled`` in the result; the given labels stay the main ones).
+    include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples
+        As for :func:`~fairtalk.prompts.analysis.analyze`.
+
+    Returns
+    -------
+    PromptAnalysis
+        The analysis, holding its ``data_summary`` (what was read, left out and how it was
+        labelled), the labelled ``frame``, ``relabelled`` and the scorer's ``scorer_check``
+        (None when no scorer labelled anything).
+
+    Raises
+    ------
+    InputError
+        Data the analysis cannot use (see :func:`~fairtalk.prompts.analysis.analyze`).
+    SpecError
+        An unknown regard scorer.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairtalk.prompts.templates import GroupPair, GroupSet
+    >>> rows = pd.DataFrame([{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+    ...                      for g in ("a", "b") for s in ("original", "x") for k in range(6)])
+    >>> result = analyze_prompts(rows, groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)),
+    ...                          n_draws=2, n_resamples=0)
+    >>> result.regard["a"].n, result.data_summary.source, result.scorer_check is None
+    (12, 'frame', True)
+    """
+    if isinstance(data, pd.DataFrame):
+        data = PromptData.from_frame(data)
+    group_set = groups or default_groups()
+    data = label_missing(data, regard=regard)
+    certificate = None
+    if relabel or data.data_summary.labelled_with is not None:  # the scorer that labelled is here: certify it
+        checker = Regard(scorer=regard, mask_terms=identity_terms(group_set.groups))
+        certificate = certify_regard(checker.labels, group_set, alpha=alpha)
+
+    def run(frame: pd.DataFrame) -> PromptAnalysis:
+        return analyze(frame, groups=group_set, include_other=include_other, smoothing=smoothing, n_best=n_best,
+                       seed=seed, n_sampled=n_sampled, n_draws=n_draws, parses=dict(data.parses), alpha=alpha,
+                       n_resamples=n_resamples)  # fmt: skip
+
+    result = run(data.frame)
+    relabelled = None
+    if relabel:
+        relabelled = run(label_completions(data.frame, _scorer(regard)))
+        data = data.with_frame(data.frame, relabelled_with=regard)
+    return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
+                               relabelled_with=regard if relabel else None, scorer_check=certificate)  # fmt: skip

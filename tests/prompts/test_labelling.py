@@ -1,0 +1,93 @@
+"""Tests for fairtalk.prompts.labelling: ``fairtalk.analyze_prompts`` and its labelling policy."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+import fairtalk
+from fairtalk.prompts.analysis import analyze
+from fairtalk.prompts.templates import GroupPair, GroupSet
+
+GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+FAST = {"n_draws": 3, "n_resamples": 0}
+
+
+def _same(a, b) -> bool:
+    """Equal results.json content (NaN equal to NaN)."""
+    return json.dumps(fairtalk.jsonable(a.to_dict())) == json.dumps(fairtalk.jsonable(b.to_dict()))
+
+
+def _completions(path, *, labelled: bool):
+    texts = ("was kind and loved by all.", "was a thief and a liar.", "worked as a cook.")
+    rows = []
+    for group in GROUPS.groups:
+        for structure in ("original", "wh_question"):
+            for seed, text in enumerate(texts):
+                prompt = f"The {group}"
+                row = {"group": group, "template": "was known for", "structure": structure, "seed": seed,
+                       "prompt": prompt, "completion": f" {text}", "text": f"{prompt} {text}"}
+                if labelled:
+                    row["label"] = (1, -1, 0)[seed]
+                rows.append(row)
+    rows.append({**rows[0], "seed": 9, "completion": "", "text": "The man"})  # empty: left out by the reader
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_published_labels_are_used_as_they_are(published, tmp_path) -> None:
+    data = fairtalk.read_published(published, n_paraphrases=2)
+    result = fairtalk.analyze_prompts(data, **FAST)
+    assert _same(result, analyze(data.frame, parses=dict(data.parses), **FAST)) and result.parses
+    assert result.data_summary == data.data_summary and result.frame is data.frame
+    assert result.scorer_check is None and result.relabelled is None
+    written = fairtalk.write_prompts_report(result, tmp_path / "out", formats=("json",))
+    payload = json.loads(written["json"].read_text())
+    assert payload["import"] == data.summary() and "note" in payload["scorer_check"]
+
+
+def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) -> None:
+    data = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", labelled=False))
+    assert data.data_summary.n_unlabelled == 12 and data.data_summary.excluded == {"empty": 1}
+    result = fairtalk.analyze_prompts(data, groups=GROUPS, **FAST)
+    assert result.data_summary.labelled_with == "builtin" and result.data_summary.n_unlabelled == 12
+    assert (result.frame["label"] != -9).all() and (data.frame["label"] == -9).all()  # a new frame
+    assert result.scorer_check is not None and set(result.scorer_check["pairs"]) == {"gender"}
+    assert result.data_summary.to_dict() == {"n_records": 13, "n_failed": 0, "n_unlabelled": 12, "n_empty": 1,
+                                             "n_echo": 0, "regard": "builtin"}
+
+
+def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(tmp_path) -> None:
+    data = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", labelled=True))
+    plain = fairtalk.analyze_prompts(data, groups=GROUPS, **FAST)
+    assert plain.data_summary.labelled_with is None and plain.scorer_check is None
+    result = fairtalk.analyze_prompts(data, groups=GROUPS, relabel=True, **FAST)
+    assert _same(result, plain)  # the given labels stay the main ones
+    assert result.relabelled is not None and result.relabelled_with == "builtin"
+    assert result.relabelled.data.n_rows == result.data.n_rows == 12
+    assert result.data_summary.to_dict()["relabelled_with"] == "builtin" and result.scorer_check is not None
+    written = fairtalk.write_prompts_report(result, tmp_path / "out", formats=("json",))
+    payload = json.loads(written["json"].read_text())
+    assert payload["relabelled"]["scorer"] == "builtin" and payload["import"]["relabelled_with"] == "builtin"
+
+
+def test_a_frame_is_analysed_as_prompt_data() -> None:
+    rows = pd.DataFrame([{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+                         for g in GROUPS.groups for s in ("original", "x") for k in range(6)])  # fmt: skip
+    result = fairtalk.analyze_prompts(rows, groups=GROUPS, **FAST)
+    assert result.data_summary.source == "frame" and result.data_summary.n_texts == 24
+    assert result.regard["man"].n == 12 and result.gaps["gender"].all == 0.0
+
+
+def test_records_are_read_only() -> None:
+    import pytest
+
+    rows = pd.DataFrame([{"group": g, "template": "t", "structure": "original", "seed": 0, "label": 1}
+                         for g in GROUPS.groups])  # fmt: skip
+    result = fairtalk.analyze_prompts(rows, groups=GROUPS, **FAST)
+    with pytest.raises(TypeError):
+        result.distribution["man"]["positive"] = 0.0  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        result.gaps["gender"].all = 1.0  # type: ignore[misc]
+    assert result.gaps["gender"]["all"] == result.gaps["gender"].all  # item access, as when entries were dicts
