@@ -23,7 +23,7 @@ from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import build_pairs
 from fairtalk.records import Pair
@@ -198,6 +198,7 @@ def audit(
     ()
     """
     _validate(correction, alpha, n_resamples, n_divergent, seed)
+    check_measure_names(m for m in measures or () if isinstance(m, str))  # before any generation
     if correction_scope not in CORRECTION_SCOPES:
         raise SpecError(_MSG_SCOPE.format(given=correction_scope), choices=CORRECTION_SCOPES, given=correction_scope)
     if n_pairs is not None and (isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1):

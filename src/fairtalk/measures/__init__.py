@@ -24,6 +24,7 @@ from fairtalk.measures.offense import Offense
 from fairtalk.measures.refusal import REFUSAL_PATTERNS, Refusal
 from fairtalk.measures.registry import (
     MEASURES,
+    check_measure_names,
     default_measures,
     get_measure,
     measure_names,
@@ -47,6 +48,7 @@ __all__ = [
     "RawScored",
     "Refusal",
     "Sentiment",
+    "check_measure_names",
     "dedupe",
     "default_measures",
     "get_measure",

@@ -10,7 +10,7 @@ never silently shadow a built-in measure.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import SpecError
@@ -20,7 +20,7 @@ from fairtalk.registry import Registry
 if TYPE_CHECKING:
     from fairtalk.lexicons import Lexicon
 
-__all__ = ["ENTRY_POINT_GROUP", "MEASURES", "default_measures", "get_measure", "measure_names", "register_measure"]
+__all__ = ["ENTRY_POINT_GROUP", "MEASURES", "check_measure_names", "default_measures", "get_measure", "measure_names", "register_measure"]
 
 #: Entry-point group through which other packages register measures.
 ENTRY_POINT_GROUP = "fairtalk.measures"
@@ -55,6 +55,19 @@ def measure_names() -> tuple[str, ...]:
     True
     """
     return MEASURES.names()
+
+
+def check_measure_names(names: Iterable[str]) -> None:
+    """Raise for the first name that is not a registered measure, without loading any measure.
+
+    Raises
+    ------
+    SpecError
+        ``unknown measure 'NAME'``, with "did you mean" and the registered names.
+    """
+    for name in names:
+        if name not in MEASURES:
+            raise MEASURES.unknown(name)
 
 
 def register_measure(name: str, target: str | Callable[..., Any]) -> None:
