@@ -83,8 +83,9 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
 
 def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
         toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fairtalk.measures.registry as registry
     from audit_toys import Shouting
+
+    import fairtalk.measures.registry as registry
 
     monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
     registry.register_measure("shouting", Shouting)

@@ -184,8 +184,9 @@ def test_measures_are_selectable_and_unknown_ones_are_clean_errors(biased, tmp_p
 @pytest.fixture
 def shouting(monkeypatch):  # noqa: ANN001, ANN201
     """A plugin measure, registered for this test only."""
-    import fairtalk.measures.registry as registry
     from audit_toys import Shouting
+
+    import fairtalk.measures.registry as registry
 
     monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
     registry.register_measure("shouting", Shouting)
