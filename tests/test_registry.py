@@ -16,7 +16,7 @@ from fairtalk.registry import Registry
 GROUP = "fairtalk.tests"
 
 
-def _colours() -> Registry[Callable[..., str]]:
+def _colours() -> Registry[Callable[..., object]]:
     return Registry("colour", group=GROUP, base=Callable, expected="a colour function",  # type: ignore[arg-type]
                     builtins={"red": "builtins:str", "blue": str.upper})  # fmt: skip
 

@@ -119,7 +119,7 @@ def get_measure(name: str, **options: Any) -> Measure | CorpusMeasure:
     measure = factory(**options)
     if not isinstance(measure, (Measure, CorpusMeasure)):
         raise SpecError(_MSG_NOT_MEASURE.format(name=name, got=type(measure).__name__))
-    return measure  # type: ignore[no-any-return]
+    return measure
 
 
 def default_measures(

@@ -105,7 +105,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ['there hello']
     """
     parsed = parse_model_spec(spec)
-    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
+    factory: Any = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
     given = merge_spec_options(parsed, options)
     options_for = getattr(factory, "options_for", None)
     if callable(options_for):
