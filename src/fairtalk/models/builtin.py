@@ -36,8 +36,8 @@ from fairtalk.models.spec import build_options
 from fairtalk.registry import Registry
 
 __all__ = [
-    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions", "Seq2SeqOptions",
-    "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
+    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions",
+    "Seq2SeqOptions", "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
 ]
 
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
