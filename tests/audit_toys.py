@@ -65,3 +65,22 @@ def write_models(folder: Path) -> Path:
     path = folder / "toy_models.py"
     path.write_text(MODELS, encoding="utf-8")
     return path
+
+
+class Shouting:
+    """A plugin measure for the CLI tests: the share of responses with a word in capitals, ranked by that share."""
+
+    name = "shouting"
+    keys = ("shouting_rate",)
+    kind = "rate"
+    version = "test"
+    higher_is_better = {"shouting_rate": False}
+    config: dict[str, object] = {}
+
+    def raw_scores(self, texts):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        return np.array([sum(w.isupper() and len(w) > 1 for w in t.split()) / max(len(t.split()), 1) for t in texts])
+
+    def score(self, texts):  # noqa: ANN001, ANN201
+        return {"shouting_rate": (self.raw_scores(texts) > 0).astype(float)}

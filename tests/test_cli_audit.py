@@ -81,6 +81,25 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown model spec prefix" in result.output
 
 
+def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
+        toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from audit_toys import Shouting
+
+    import fairtalk.measures.registry as registry
+
+    monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
+    registry.register_measure("shouting", Shouting)
+    corpus, models = toys
+    typo = runner.invoke(app, _audit(corpus, f"python:{models}:biased", tmp_path / "typo", "--measures", "shoutin"))
+    assert typo.exit_code == 2 and "unknown measure 'shoutin'; did you mean 'shouting'?" in typo.output
+    assert not (tmp_path / "typo" / "store.sqlite").exists()  # nothing was generated
+    out = tmp_path / "run"
+    result = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out, "--measures", "shouting,length"))
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "gender" / "results.json").read_text(encoding="utf-8"))
+    assert set(data["measures"]) == {"shouting_rate", "length"}
+
+
 def test_respond_writes_what_score_reads(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, models = toys
     pairs = tmp_path / "pairs.jsonl"

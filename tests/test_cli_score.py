@@ -179,3 +179,36 @@ def test_measures_are_selectable_and_unknown_ones_are_clean_errors(biased, tmp_p
     assert set(_results(out)["measures"]) == {"offense_rate", "length"}
     bad = _score("--responses", str(biased), "--axis", "gender", "-o", str(tmp_path / "b"), "--measures", "ofense")
     assert bad.exit_code == 2 and "ofense" in bad.stderr and "Traceback" not in bad.output
+
+
+@pytest.fixture
+def shouting(monkeypatch):  # noqa: ANN001, ANN201
+    """A plugin measure, registered for this test only."""
+    from audit_toys import Shouting
+
+    import fairtalk.measures.registry as registry
+
+    monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
+    registry.register_measure("shouting", Shouting)
+    return Shouting
+
+
+def test_a_plugin_measure_is_selectable_with_measures(shouting, tmp_path) -> None:
+    path = _write(tmp_path / "shout.jsonl", [("I SAID NO", "i said no")] * 20 + [(t, t) for t in _NEUTRAL * 4])
+    out = tmp_path / "r"
+    done = _score("--responses", str(path), "--axis", "gender", "-o", str(out), "--measures", "shouting,length",
+                  "--fail-on-bias")
+    assert done.exit_code == 1, done.output
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert set(data["measures"]) == {"shouting_rate", "length"}
+    assert data["measures"]["shouting_rate"]["p_adjusted"] < 0.05
+    divergent = data["divergent_pairs"]
+    assert divergent and {d["measure"] for d in divergent} == {"shouting"}  # ranked by its own raw_scores
+
+
+def test_an_unknown_measure_says_did_you_mean(shouting, tmp_path) -> None:
+    path = _write(tmp_path / "r.jsonl", [(t, t) for t in _NEUTRAL * 4])
+    done = _score("--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "r"), "--measures", "shoutng")
+    assert done.exit_code == 2
+    assert "unknown measure 'shoutng'; did you mean 'shouting'?" in done.stderr
+    assert "shouting" in done.stderr.split("choose from:")[1]

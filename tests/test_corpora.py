@@ -374,3 +374,37 @@ def test_chitchat_split_is_deterministic_disjoint_and_about_ten_percent(chitchat
     conv = next(iter(heldout)).split(":", 1)[1].rsplit("/", 1)[0]
     assert chitchat_split(conv) == "heldout"
     assert HELDOUT_PERCENT == 10
+
+
+# ---------------------------------------------------------------------------- registered formats
+
+
+def test_a_registered_format_reads_format_path_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairtalk.corpora as corpora
+
+    monkeypatch.setattr(corpora, "CORPUS_FORMATS", corpora.CORPUS_FORMATS.fresh())
+
+    def read_shouting(tally, *, path, opener):  # noqa: ANN001, ANN202
+        with opener() as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                text = raw.decode("utf-8").strip()
+                if not text:
+                    tally.skip("empty line", f"{path}:{lineno}")
+                    continue
+                tally.emit()
+                yield Context(id=f"{path}:{lineno}", text=text.upper(), origin=f"{path}:{lineno}")
+
+    corpora.register_corpus_format("shout", read_shouting)
+    assert "shout" in corpora.corpus_formats()
+    path = _write(tmp_path / "lines.dat", "he said hi\n\nshe said no\n")
+    corpus = read_corpus(f"shout:{path}")
+    assert _texts(corpus) == ["HE SAID HI", "SHE SAID NO"]
+    assert corpus.summary.n_skipped == 1
+    with pytest.raises(SpecError, match=r"did you mean 'shout:'\?.*choose from: builtin:, csv:"):
+        read_corpus(f"shuot:{path}")
+    with pytest.raises(SpecError, match="already registered"):
+        corpora.register_corpus_format("jsonl", read_shouting)
+    with pytest.raises(SpecError, match="reserved"):
+        corpora.register_corpus_format("builtin", read_shouting)
+    with pytest.raises(SpecError, match="does not apply to shout corpora"):
+        read_corpus(f"shout:{path}", column="text")

@@ -398,3 +398,21 @@ def test_unknown_attribute_list_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match="did you mean 'career'") as info:
         load_attributes("carer")
     assert info.value.choices == ("career", "family", "pleasant", "unpleasant")
+
+
+def test_a_registered_axis_loads_by_name(tmp_path, monkeypatch) -> None:
+    import fairtalk.lexicons as lexicons
+
+    monkeypatch.setattr(lexicons, "AXES", lexicons.AXES.fresh())
+    path = tmp_path / "pets.tsv"
+    path.write_text("# axis: pets\n# groups: cat dog\nkitten\tpuppy\n", encoding="utf-8")
+    lexicons.register_axis("pets", lambda variant: load_lexicon(str(path)))
+    assert lexicons.axis_names() == ("gender", "pets", "race") and builtin_axes() == ("gender", "race")
+    assert load_lexicon("pets").groups == ("cat", "dog")
+    with pytest.raises(SpecError, match=r"did you mean 'pets'\? \(choose from: gender, pets, race\)"):
+        load_lexicon("pest")
+    with pytest.raises(SpecError, match="already registered"):
+        lexicons.register_axis("gender", lambda variant: load_lexicon(str(path)))
+    lexicons.register_axis("broken", lambda variant: "not a lexicon")
+    with pytest.raises(SpecError, match="axis 'broken' loaded str, not a Lexicon"):
+        load_lexicon("broken")

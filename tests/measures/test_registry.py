@@ -6,6 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
+import fairtalk.registry
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.measures import (
@@ -27,10 +28,7 @@ BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "rega
 
 @pytest.fixture(autouse=True)
 def _clean_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_RUNTIME", {})
-    registry._plugins.cache_clear()
-    yield
-    registry._plugins.cache_clear()
+    monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
 
 
 def test_builtin_names_and_lookup_with_options() -> None:
@@ -71,17 +69,18 @@ def test_runtime_registration_and_duplicates() -> None:
 
 def test_entry_point_plugins_load_lazily_and_may_not_shadow_builtins(monkeypatch) -> None:
     points = [EntryPoint("plugin_length", "fairtalk.measures.length:Length", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(fairtalk.registry, "entry_points",
+                        lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
     assert "plugin_length" in measure_names()
     assert isinstance(get_measure("plugin_length"), Length)
     points.append(EntryPoint("offense", "evil.module:Offense", registry.ENTRY_POINT_GROUP))
-    registry._plugins.cache_clear()
+    monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
     with pytest.raises(SpecError, match="'offense' is already registered"):
         measure_names()
 
 
 def test_no_plugins_installed_is_fine(monkeypatch) -> None:
-    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: [])
     assert measure_names() == BUILTIN
 
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 import fairtalk.models.registry as registry
+import fairtalk.registry
 from fairtalk import SpecError
 from fairtalk.models import Responder, load_responder, model_prefixes, register_model
 
@@ -28,7 +29,7 @@ def test_loading_is_lazy() -> None:
 
 
 def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "_registered", {})
+    monkeypatch.setattr(registry, "MODELS", registry.MODELS.fresh())
     with pytest.raises(SpecError, match="registered twice"):
         register_model("hf", "x:y")
     register_model("mine", "fairtalk.models.builtin:load_builtin")
@@ -37,7 +38,7 @@ def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
     model = load_responder("mine:echo")
     assert isinstance(model, Responder)
     register_model("broken", "no_such_module_abc:thing")
-    with pytest.raises(SpecError, match="cannot be loaded"):
+    with pytest.raises(SpecError, match="cannot load model spec prefix 'broken' from 'no_such_module_abc:thing'"):
         load_responder("broken:x")
     register_model("notamodel", "builtins:str")
     with pytest.raises(SpecError, match="not a Responder"):
@@ -47,9 +48,8 @@ def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
-    monkeypatch.setattr(registry, "_registered", {})
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "MODELS", registry.MODELS.fresh())
     eps = [EntryPoint("thirdparty", "fairtalk.models.builtin:load_builtin", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: eps)
     assert "thirdparty" in model_prefixes()
     assert load_responder("thirdparty:echo").respond(["a b"], __import__("fairtalk.models").models.DecodingSettings(), seeds=[0]) == ["b a"]

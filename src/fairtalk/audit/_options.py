@@ -17,7 +17,7 @@ from typing import Any
 
 from fairtalk.audit._inference import BINARY_TESTS, COUNT_TESTS
 from fairtalk.errors import InputError, SpecError
-from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS
 
 __all__ = ["CORRECTIONS", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
@@ -136,6 +136,7 @@ class ScoreOptions:
         for item in measures or ():
             if not isinstance(item, (str, Measure, CorpusMeasure)):
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
+        check_measure_names(m for m in measures or () if isinstance(m, str))  # plugins included, did-you-mean
         object.__setattr__(self, "measures", measures)
         primary = split_names(self.primary, name("primary"))
         if primary is not None and not all(isinstance(key, str) for key in primary):

@@ -25,6 +25,7 @@ from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import (
+    RawScored,
     default_measures,
     get_measure,
     score_unique,
@@ -44,8 +45,6 @@ _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 MAX_PERMUTATIONS = 1000
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
-#: Measures whose most divergent pairs are reported, and the raw-score method ranking them.
-_DIVERGENT_RAW = {"offense": "probabilities", "sentiment": "compound"}
 
 
 def _package_version(name: str) -> str:
@@ -121,12 +120,12 @@ def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str]
     return out
 
 
-def _divergent(measure: Any, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+def _divergent(measure: RawScored, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
                scored: dict[str, tuple], n: int) -> list[DivergentPair]:  # fmt: skip
-    """The ``n`` pairs whose responses differ most on ``measure`` (raw scores where it has them).
+    """The ``n`` pairs whose responses differ most on the measure's own raw score.
 
-    Candidates are the pairs whose per-response scores differ on some key; with a raw
-    scorer (offense probability, VADER compound) they are ranked by the raw difference.
+    Candidates are the pairs whose per-response scores differ on some key; they are ranked
+    by the difference of ``measure.raw_scores`` (offense probability, VADER compound).
     """
     gap = np.zeros(len(ia))
     for sa, sb in scored.values():
@@ -134,17 +133,12 @@ def _divergent(measure: Any, rs: ResponseSet, uniques: list[str], ia: np.ndarray
     candidates = np.flatnonzero(gap > 0)
     if n == 0 or candidates.size == 0:
         return []
-    label, raw_a, raw_b = measure.keys[0], None, None
-    raw_method = getattr(measure, _DIVERGENT_RAW.get(measure.name, ""), None)
-    if callable(raw_method):
-        needed = np.unique(np.concatenate([ia[candidates], ib[candidates]]))
-        raw = dict(zip(needed.tolist(), np.asarray(raw_method([uniques[i] for i in needed]), dtype=float).tolist()))
-        raw_a = np.array([raw[i] for i in ia[candidates]])
-        raw_b = np.array([raw[i] for i in ib[candidates]])
-        label = measure.name
-    else:
-        key = max(scored, key=lambda k: float(np.abs(scored[k][0] - scored[k][1]).sum()))
-        raw_a, raw_b, label = scored[key][0][candidates], scored[key][1][candidates], key
+    needed = np.unique(np.concatenate([ia[candidates], ib[candidates]]))
+    values = np.asarray(measure.raw_scores([uniques[i] for i in needed]), dtype=float)
+    raw = dict(zip(needed.tolist(), values.tolist()))
+    raw_a = np.array([raw[i] for i in ia[candidates]])
+    raw_b = np.array([raw[i] for i in ib[candidates]])
+    label = measure.name  # type: ignore[attr-defined]
     order = np.argsort(-np.abs(raw_a - raw_b), kind="stable")[:n]
     out = []
     for j in order:
@@ -200,7 +194,7 @@ def score(
         Bootstrap resamples of each interval; corpus measures take ``min(n_resamples, 1000)``
         paired permutations.
     n_divergent : int
-        How many most-divergent pairs to keep for offense and for sentiment.
+        How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).
     binary_test : {"exact", "midp"}
         McNemar's test for rates without clusters: exact (the default; its level never
         exceeds α) or mid-p (more power, slightly above α at some small counts).
@@ -288,7 +282,7 @@ def prepare_scores(
             continue
         scored = _per_response(measure, uniques, ia, ib)
         rows.extend(compare(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
-        if measure.name in _DIVERGENT_RAW:
+        if isinstance(measure, RawScored):
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib) if o.mask_groups else {}
     for row in rows:

@@ -31,6 +31,9 @@ Specs
 ``parlai:PATH``
     ParlAI text format, ``text:...<TAB>labels:...``; ``\\n``/``\\t``/``__PIPE__`` escapes are
     undone, the first label becomes ``response``, other fields are ignored.
+``FORMAT:PATH``
+    A format a third party registered (:func:`register_corpus_format`, or the
+    ``fairtalk.corpora`` entry-point group); :func:`corpus_formats` lists them all.
 ``PATH``
     Format by extension: ``.txt``, ``.tsv``, ``.csv``, ``.jsonl``/``.json``/``.ndjson``,
     ``.parquet``. Any line-based file may also be gzip-compressed (``.gz``).
@@ -43,6 +46,7 @@ import os
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import IO
 
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
@@ -60,20 +64,28 @@ from fairtalk.corpora._readers import (
 from fairtalk.corpora._tally import ReadSummary, Tally
 from fairtalk.errors import CorpusError, SpecError
 from fairtalk.records import Context
+from fairtalk.registry import Registry
 
 __all__ = [
+    "CORPUS_FORMATS",
+    "ENTRY_POINT_GROUP",
     "HELDOUT_PERCENT",
     "MAX_LINE_BYTES",
     "REASONS",
     "Corpus",
     "ReadSummary",
     "chitchat_split",
+    "corpus_formats",
     "read_corpus",
+    "register_corpus_format",
 ]
 
 #: Percentage of chitchat conversations in the ``heldout`` split.
 HELDOUT_PERCENT = 10
 
+#: Entry-point group through which other packages register corpus formats.
+ENTRY_POINT_GROUP = "fairtalk.corpora"
+#: The built-in schemes (``builtin:`` and the built-in formats); :func:`corpus_formats` adds plugins.
 SCHEMES = ("builtin", "csv", "jsonl", "parlai", "parquet", "text", "tsv", "twitter")
 BUILTINS = ("chitchat",)
 SPLITS = ("all", "heldout", "train")
@@ -88,14 +100,32 @@ _EXTENSIONS = {
     ".pq": "parquet",
 }
 _COLUMN_FORMATS = ("csv", "parquet", "tsv")
-_LINE_READERS: dict[str, Callable[..., Iterator[Context]]] = {
-    "text": read_text,
-    "tsv": read_tsv,
-    "csv": read_csv,
-    "jsonl": read_jsonl,
-    "twitter": read_twitter,
-    "parlai": read_parlai,
-}
+
+
+def _read_parquet_file(tally: Tally, *, path: str, opener: Callable[[], IO[bytes]], column: str | None) -> Iterator[Context]:
+    """Parquet is read by pyarrow from the path, not through ``opener``."""
+    return read_parquet(tally, path=Path(path), column=column)
+
+
+#: Corpus format -> its reader, ``reader(tally, *, path, opener, **options) -> Iterator[Context]``:
+#: ``opener()`` opens the file in binary (gzip undone); the reader calls ``tally.emit()`` per context
+#: and ``tally.skip(reason, "file:line")`` per skipped line. Only csv/tsv/parquet get ``column``, only
+#: jsonl gets ``field``; a registered format gets neither.
+CORPUS_FORMATS: Registry[Callable[..., Iterator[Context]]] = Registry(
+    "corpus format",
+    group=ENTRY_POINT_GROUP,
+    base=Callable,  # type: ignore[arg-type]
+    expected="a corpus reader function",
+    builtins={
+        "text": read_text,
+        "tsv": read_tsv,
+        "csv": read_csv,
+        "jsonl": read_jsonl,
+        "parquet": _read_parquet_file,
+        "twitter": read_twitter,
+        "parlai": read_parlai,
+    },
+)
 
 _MSG_UNKNOWN_SCHEME = "unknown corpus format {scheme!r} in {spec!r}"
 _MSG_UNKNOWN_BUILTIN = "unknown built-in corpus {name!r}"
@@ -134,6 +164,30 @@ class Corpus:
         return f"Corpus({self.source!r})"
 
 
+def corpus_formats() -> tuple[str, ...]:
+    """Every format a spec may name before ``:``, plugins included (``builtin`` is the built-in corpora).
+
+    Examples
+    --------
+    >>> corpus_formats()[:4]
+    ('builtin', 'csv', 'jsonl', 'parlai')
+    """
+    return tuple(sorted({"builtin", *CORPUS_FORMATS.names()}))
+
+
+def register_corpus_format(name: str, reader: str | Callable[..., Iterator[Context]]) -> None:
+    """Register a corpus format: ``FORMAT:PATH`` specs are then read by ``reader`` (or ``"module:function"``).
+
+    Raises
+    ------
+    SpecError
+        ``name`` is already a format (or ``builtin``), or ``reader`` is a malformed string.
+    """
+    if name == "builtin":
+        raise SpecError(f"corpus format {name!r} is reserved for the built-in corpora")
+    CORPUS_FORMATS.add(name, reader)
+
+
 def chitchat_split(conversation_id: str) -> str:
     """Return ``"heldout"`` or ``"train"`` for a chitchat conversation id (stable hash)."""
     digest = hashlib.sha256(conversation_id.encode("utf-8")).digest()
@@ -152,8 +206,8 @@ def read_corpus(
     Parameters
     ----------
     spec : str or path
-        ``builtin:chitchat``, ``FORMAT:PATH`` (text, tsv, csv, jsonl, parquet, twitter, parlai)
-        or a bare path whose extension names the format.
+        ``builtin:chitchat``, ``FORMAT:PATH`` (text, tsv, csv, jsonl, parquet, twitter, parlai,
+        or a registered format) or a bare path whose extension names the format.
     field : str, optional
         JSONL field holding the context (default ``context``, else ``text``).
     column : str, optional
@@ -191,19 +245,17 @@ def read_corpus(
     if fmt == "builtin":
         return Corpus(text, partial(read_chitchat, split=split, split_of=chitchat_split))
     path = _check_file(target)
-    if fmt == "parquet":
-        return Corpus(text, partial(read_parquet, path=path, column=column), path=path)
     options: dict[str, str | None] = {"column": column} if fmt in _COLUMN_FORMATS else {}
     if fmt == "jsonl":
         options["field"] = field
-    reader = _LINE_READERS[fmt]
+    reader = CORPUS_FORMATS.get(fmt)
     return Corpus(text, partial(reader, path=target, opener=partial(open_binary, path), **options), path=path)
 
 
 def _parse_spec(spec: str) -> tuple[str, str]:
     """Split a spec into (format, path-or-builtin-name), validating the scheme."""
     scheme, sep, rest = spec.partition(":")
-    if sep and scheme in SCHEMES:
+    if sep and (scheme == "builtin" or scheme in CORPUS_FORMATS):
         if scheme == "builtin" and rest not in BUILTINS:
             raise SpecError(
                 _MSG_UNKNOWN_BUILTIN.format(name=rest),
@@ -214,7 +266,7 @@ def _parse_spec(spec: str) -> tuple[str, str]:
     if sep and len(scheme) > 1 and scheme.isalpha() and not Path(spec).exists():
         raise SpecError(
             _MSG_UNKNOWN_SCHEME.format(scheme=scheme, spec=spec),
-            choices=[f"{s}:" for s in SCHEMES],
+            choices=[f"{s}:" for s in corpus_formats()],
             given=f"{scheme}:",
         )
     path = Path(spec)
@@ -227,7 +279,7 @@ def _parse_spec(spec: str) -> tuple[str, str]:
     if fmt is None:
         raise SpecError(
             _MSG_UNKNOWN_EXTENSION.format(path=spec),
-            choices=[f"{s}:" for s in SCHEMES if s != "builtin"],
+            choices=[f"{s}:" for s in CORPUS_FORMATS.names()],
         )
     return fmt, spec
 

@@ -36,7 +36,8 @@ default ``race.tsv`` fixes both. A word may have several counterparts (many-to-m
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 
@@ -50,15 +51,20 @@ from fairtalk.lexicons._format import (
     parse_attributes,
     parse_lexicon,
 )
+from fairtalk.registry import Registry
 
 __all__ = [
+    "AXES",
+    "ENTRY_POINT_GROUP",
     "AttributeList",
     "Lexicon",
     "WordPair",
+    "axis_names",
     "builtin_attribute_lists",
     "builtin_axes",
     "load_attributes",
     "load_lexicon",
+    "register_axis",
     "terms_on_both_sides",
 ]
 
@@ -73,11 +79,47 @@ _MSG_UNKNOWN_ATTRIBUTES = (
     "unknown attribute list {given!r} (not a built-in list nor an existing file)"
 )
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
+_MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
+
+#: Entry-point group through which other packages register axes.
+ENTRY_POINT_GROUP = "fairtalk.axes"
+
+
+def _builtin_axis(axis: str, variant: str = "default") -> Lexicon:
+    if variant not in _VARIANTS:
+        raise SpecError(_MSG_UNKNOWN_VARIANT.format(given=variant), choices=_VARIANTS, given=variant)
+    return _load_builtin(axis, variant)
+
+
+#: Axis name -> its loader, ``loader(variant) -> Lexicon`` (built in: ``default`` or ``paper``).
+AXES: Registry[Callable[[str], Lexicon]] = Registry(
+    "lexicon axis",
+    group=ENTRY_POINT_GROUP,
+    base=Callable,  # type: ignore[arg-type]
+    expected="a function that loads a Lexicon",
+    builtins={axis: partial(_builtin_axis, axis) for axis in _BUILTIN_AXES},
+)
 
 
 def builtin_axes() -> tuple[str, ...]:
     """Return the names of the built-in lexicon axes: ``("gender", "race")``."""
     return _BUILTIN_AXES
+
+
+def axis_names() -> tuple[str, ...]:
+    """Return every axis :func:`load_lexicon` accepts by name: the built-in ones and registered ones, sorted."""
+    return AXES.names()
+
+
+def register_axis(name: str, loader: str | Callable[[str], Lexicon]) -> None:
+    """Register an axis: ``load_lexicon(name, variant=V)`` then returns ``loader(V)`` (or ``"module:function"``).
+
+    Raises
+    ------
+    SpecError
+        ``name`` is already an axis, or ``loader`` is a malformed string.
+    """
+    AXES.add(name, loader)
 
 
 def builtin_attribute_lists() -> tuple[str, ...]:
@@ -91,7 +133,8 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     Parameters
     ----------
     axis_or_path : str or os.PathLike
-        ``"gender"`` or ``"race"`` (built-in; ``"builtin:race"`` also works), or the path of a
+        ``"gender"`` or ``"race"`` (built-in; ``"builtin:race"`` also works), an axis registered
+        with :func:`register_axis` or the ``fairtalk.axes`` entry-point group, or the path of a
         lexicon file (TAB- or ``" - "``-separated pairs; see the module docstring). A bare name
         that is not a built-in axis is read as a path when such a file exists.
     variant : {"default", "paper"}
@@ -106,7 +149,7 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     Raises
     ------
     SpecError
-        Unknown built-in axis or variant (the message lists the choices).
+        Unknown axis or built-in variant (the message lists the choices).
     LexiconError
         The file cannot be read or fails validation (the message names ``file:line``).
 
@@ -121,16 +164,13 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     """
     if isinstance(axis_or_path, str):
         name = axis_or_path.removeprefix("builtin:")
-        if name in _BUILTIN_AXES:
-            if variant not in _VARIANTS:
-                raise SpecError(
-                    _MSG_UNKNOWN_VARIANT.format(given=variant), choices=_VARIANTS, given=variant
-                )
-            return _load_builtin(name, variant)
+        if name in AXES:
+            lexicon = AXES.get(name)(variant)
+            if not isinstance(lexicon, Lexicon):
+                raise SpecError(_MSG_NOT_LEXICON.format(name=name, got=type(lexicon).__name__))
+            return lexicon
         if axis_or_path.startswith("builtin:") or not _looks_like_path(axis_or_path):
-            raise SpecError(
-                _MSG_UNKNOWN_AXIS.format(given=axis_or_path), choices=_BUILTIN_AXES, given=name
-            )
+            raise AXES.unknown(name, _MSG_UNKNOWN_AXIS.format(given=axis_or_path))
     if variant != "default":
         raise SpecError(_MSG_VARIANT_FOR_FILE.format(given=variant), choices=("default",))
     path = Path(axis_or_path)

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from fairtalk.measures._text import dedupe, preprocess, tokenize
 from fairtalk.measures.attribute_words import AttributeWords
-from fairtalk.measures.base import CorpusMeasure, CorpusStatistic, Measure, MeasureKind
+from fairtalk.measures.base import (
+    CorpusMeasure,
+    CorpusStatistic,
+    Measure,
+    MeasureKind,
+    RawScored,
+)
 from fairtalk.measures.diversity import DistinctStatistic, Diversity
 from fairtalk.measures.length import Length
 from fairtalk.measures.offense import Offense
 from fairtalk.measures.refusal import REFUSAL_PATTERNS, Refusal
 from fairtalk.measures.registry import (
+    MEASURES,
+    check_measure_names,
     default_measures,
     get_measure,
     measure_names,
@@ -26,6 +34,7 @@ from fairtalk.measures.scoring import score_unique
 from fairtalk.measures.sentiment import Sentiment
 
 __all__ = [
+    "MEASURES",
     "REFUSAL_PATTERNS",
     "AttributeWords",
     "CorpusMeasure",
@@ -36,8 +45,10 @@ __all__ = [
     "Measure",
     "MeasureKind",
     "Offense",
+    "RawScored",
     "Refusal",
     "Sentiment",
+    "check_measure_names",
     "dedupe",
     "default_measures",
     "get_measure",

@@ -1,4 +1,4 @@
-"""The two measure protocols: per-response measures and corpus-level measures."""
+"""The measure protocols: per-response measures, corpus-level measures, and the optional raw score."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind"]
+__all__ = ["CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind", "RawScored"]
 
 MeasureKind = Literal["rate", "count", "corpus"]
 
@@ -20,6 +20,9 @@ class Measure(Protocol):
     One measure may produce several result keys (``sentiment`` gives
     ``sentiment_positive`` and ``sentiment_negative``); ``score`` returns one float
     array of ``len(texts)`` per key, in the order of ``keys``.
+
+    A measure may also declare a continuous raw score behind its keys (see :class:`RawScored`);
+    its most divergent pairs are then reported, ranked by that score.
     """
 
     name: str
@@ -56,3 +59,14 @@ class CorpusMeasure(Protocol):
     higher_is_better: Mapping[str, bool | None]
 
     def prepare(self, texts: Sequence[str]) -> CorpusStatistic: ...
+
+
+@runtime_checkable
+class RawScored(Protocol):
+    """Optional for a :class:`Measure`: the continuous score its keys threshold (offense probability, VADER compound).
+
+    ``score()`` reports the ``n_divergent`` pairs whose two responses differ most on
+    ``raw_scores`` for every measure that has the method; measures without it get none.
+    """
+
+    def raw_scores(self, texts: Sequence[str]) -> np.ndarray: ...

@@ -131,6 +131,10 @@ class Offense:
             return np.asarray(predict_prob(cleaned), dtype=np.float64)
         return self._hf_probabilities(cleaned)
 
+    def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """The raw score that ranks divergent pairs: :meth:`probabilities`."""
+        return self.probabilities(texts)
+
     def _hf_probabilities(self, texts: list[str]) -> np.ndarray:
         assert self._hf is not None
         labels = self._hf.labels

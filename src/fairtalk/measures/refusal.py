@@ -82,7 +82,7 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
     rf"\bas an? (?:[\w-]+ ){{0,2}}{_AI}\b",
     r"\bi(?:'?m| am| was) (?:designed|programmed|trained) to (?:assist|help|provide|answer)\b",
     rf"\bi(?:'?m| am) (?:just |only |simply |merely )?(?:an? )?{_AI}\b",
-    rf"\b(?:i(?:'?m| am)|being) (?:not|unable to be) (?:a (?:real |human )?(?:person|human)|human)\b",
+    r"\b(?:i(?:'?m| am)|being) (?:not|unable to be) (?:a (?:real |human )?(?:person|human)|human)\b",
     r"\bi (?:do not|don'?t|cannot|can'?t) (?:have|experience|feel|hold|form) (?:any |my own |real )?"
     r"(?:personal (?:\w+ )?(?:experiences?|opinions?|feelings?|preferences?|beliefs?|views?|life)|"
     r"emotions|feelings or emotions|(?:a )?physical body|consciousness)\b",

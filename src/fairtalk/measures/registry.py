@@ -1,4 +1,4 @@
-"""The measure registry: names -> ``"module:Class"`` strings, loaded on first use; plugins by entry point.
+"""The measure registry (:data:`MEASURES`, a :class:`~fairtalk.registry.Registry`): names -> factories loaded on first use.
 
 Built-in names: ``diversity``, ``offense``, ``sentiment``, ``attribute_words``, ``length``,
 ``refusal`` and ``regard`` (paper 004). Third-party packages add measures through the ``fairtalk.measures`` entry-point
@@ -10,99 +10,78 @@ never silently shadow a built-in measure.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from functools import lru_cache
-from importlib import import_module
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import SpecError
 from fairtalk.measures.base import CorpusMeasure, Measure
+from fairtalk.registry import Registry
 
 if TYPE_CHECKING:
     from fairtalk.lexicons import Lexicon
 
-__all__ = ["ENTRY_POINT_GROUP", "default_measures", "get_measure", "measure_names", "register_measure"]
+__all__ = ["ENTRY_POINT_GROUP", "MEASURES", "check_measure_names", "default_measures", "get_measure", "measure_names", "register_measure"]
 
 #: Entry-point group through which other packages register measures.
 ENTRY_POINT_GROUP = "fairtalk.measures"
 
-_BUILTIN: dict[str, str] = {
-    "diversity": "fairtalk.measures.diversity:Diversity",
-    "offense": "fairtalk.measures.offense:Offense",
-    "sentiment": "fairtalk.measures.sentiment:Sentiment",
-    "attribute_words": "fairtalk.measures.attribute_words:AttributeWords",
-    "length": "fairtalk.measures.length:Length",
-    "refusal": "fairtalk.measures.refusal:Refusal",
-    "regard": "fairtalk.measures.regard:Regard",
-}
-#: Measures registered at run time by :func:`register_measure`.
-_RUNTIME: dict[str, str | Callable[..., Any]] = {}
+#: Measure name -> a factory (a class, or a function) that builds the measure from keyword options.
+MEASURES: Registry[Callable[..., Any]] = Registry(
+    "measure",
+    group=ENTRY_POINT_GROUP,
+    base=Callable,  # type: ignore[arg-type]
+    expected="a measure class or factory",
+    builtins={
+        "diversity": "fairtalk.measures.diversity:Diversity",
+        "offense": "fairtalk.measures.offense:Offense",
+        "sentiment": "fairtalk.measures.sentiment:Sentiment",
+        "attribute_words": "fairtalk.measures.attribute_words:AttributeWords",
+        "length": "fairtalk.measures.length:Length",
+        "refusal": "fairtalk.measures.refusal:Refusal",
+        "regard": "fairtalk.measures.regard:Regard",
+    },
+)
 
-_MSG_UNKNOWN = "unknown measure {given!r}"
-_MSG_DUPLICATE = "measure {name!r} is already registered ({where})"
 _MSG_OPTION = "measure {name!r} does not accept these options: {error}"
-_MSG_LOAD = "cannot load measure {name!r} from {target!r}: {error}"
-_MSG_NOT_MEASURE = "{target!r} did not build a Measure or CorpusMeasure (got {got})"
-_MSG_TARGET = "measure target {target!r} must look like 'package.module:Name'"
-
-
-@lru_cache(maxsize=1)
-def _plugins() -> dict[str, EntryPoint]:
-    """Entry points of the ``fairtalk.measures`` group, checked for clashes; read once."""
-    found: dict[str, EntryPoint] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in _BUILTIN or point.name in found:
-            where = "built in" if point.name in _BUILTIN else f"entry point {found[point.name].value!r}"
-            raise SpecError(_MSG_DUPLICATE.format(name=point.name, where=where) + f"; entry point {point.value!r}")
-        found[point.name] = point
-    return found
-
-
-def _registered() -> dict[str, str | Callable[..., Any] | EntryPoint]:
-    table: dict[str, str | Callable[..., Any] | EntryPoint] = dict(_BUILTIN)
-    table.update(_plugins())
-    table.update(_RUNTIME)
-    return table
+_MSG_NOT_MEASURE = "measure {name!r} did not build a Measure or CorpusMeasure (got {got})"
 
 
 def measure_names() -> tuple[str, ...]:
-    """All registered measure names, sorted.
+    """All registered measure names (built in, entry points, run time), sorted.
 
     Examples
     --------
     >>> {"diversity", "offense", "sentiment", "length"} <= set(measure_names())
     True
     """
-    return tuple(sorted(_registered()))
+    return MEASURES.names()
+
+
+def check_measure_names(names: Iterable[str]) -> None:
+    """Raise for the first name that is not a registered measure, without loading any measure.
+
+    Raises
+    ------
+    SpecError
+        ``unknown measure 'NAME'``, with "did you mean" and the registered names.
+    """
+    for name in names:
+        if name not in MEASURES:
+            raise MEASURES.unknown(name)
 
 
 def register_measure(name: str, target: str | Callable[..., Any]) -> None:
     """Register a measure under ``name``: a ``"module:Factory"`` string or a factory callable.
+
+    The measure is then selectable by name everywhere: :func:`get_measure`,
+    ``score(measures=[name])`` and ``fairtalk score/audit --measures NAME``.
 
     Raises
     ------
     SpecError
         ``name`` is already registered, or ``target`` is a malformed string.
     """
-    if name in _registered():
-        raise SpecError(_MSG_DUPLICATE.format(name=name, where="choose another name"))
-    if isinstance(target, str) and ":" not in target:
-        raise SpecError(_MSG_TARGET.format(target=target))
-    _RUNTIME[name] = target
-
-
-def _load(name: str, target: str | Callable[..., Any] | EntryPoint) -> Callable[..., Any]:
-    if callable(target) and not isinstance(target, EntryPoint):
-        return target
-    try:
-        if isinstance(target, EntryPoint):
-            return target.load()  # type: ignore[no-any-return]
-        module_name, _, attribute = target.partition(":")
-        return getattr(import_module(module_name), attribute)  # type: ignore[no-any-return]
-    except (ImportError, AttributeError) as exc:
-        shown = target.value if isinstance(target, EntryPoint) else target
-        raise SpecError(_MSG_LOAD.format(name=name, target=shown, error=exc)) from exc
+    MEASURES.add(name, target)
 
 
 def get_measure(name: str, **options: Any) -> Measure | CorpusMeasure:
@@ -126,11 +105,7 @@ def get_measure(name: str, **options: Any) -> Measure | CorpusMeasure:
     >>> get_measure("diversity", definition="standard").definition
     'standard'
     """
-    table = _registered()
-    if name not in table:
-        raise SpecError(_MSG_UNKNOWN.format(given=name), choices=table, given=name)
-    target = table[name]
-    factory = _load(name, target)
+    factory = MEASURES.get(name)
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # builtins without a signature: let the call decide
@@ -143,8 +118,8 @@ def get_measure(name: str, **options: Any) -> Measure | CorpusMeasure:
             raise SpecError(_MSG_OPTION.format(name=name, error=exc), choices=accepted) from exc
     measure = factory(**options)
     if not isinstance(measure, (Measure, CorpusMeasure)):
-        raise SpecError(_MSG_NOT_MEASURE.format(target=getattr(target, "value", target), got=type(measure).__name__))
-    return measure  # type: ignore[no-any-return]
+        raise SpecError(_MSG_NOT_MEASURE.format(name=name, got=type(measure).__name__))
+    return measure
 
 
 def default_measures(

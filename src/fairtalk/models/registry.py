@@ -13,82 +13,59 @@ object:
 - a third-party factory without ``options_for`` gets ``from_spec(target, **options)`` (or
   is called as ``factory(target, **options)``), with the option values as given.
 
-Third-party packages register prefixes through the ``fairtalk.models`` entry-point
-group, whose values use the same ``"module:attribute"`` form.
+The table is :data:`MODELS`, a :class:`~fairtalk.registry.Registry`. Third-party packages
+register prefixes through the ``fairtalk.models`` entry-point group, whose values use the
+same ``"module:attribute"`` form, or at run time with :func:`register_model`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from importlib import import_module
-from importlib.metadata import entry_points
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fairtalk.errors import SpecError
 from fairtalk.models.base import Responder
 from fairtalk.models.spec import build_options, merge_spec_options, parse_model_spec
+from fairtalk.registry import Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "load_responder", "model_prefixes", "register_model"]
+__all__ = ["ENTRY_POINT_GROUP", "MODELS", "load_responder", "model_prefixes", "register_model"]
 
 ENTRY_POINT_GROUP = "fairtalk.models"
 
 _MSG_UNKNOWN_PREFIX = "unknown model spec prefix {prefix!r} in {spec!r}"
-_MSG_DUPLICATE = "model spec prefix {prefix!r} is registered twice ({first} and {second})"
-_MSG_BAD_TARGET = "model spec prefix {prefix!r} points to {target!r}, which cannot be loaded: {error}"
-_MSG_NOT_RESPONDER = "{target} returned {kind}, which is not a Responder"
+_MSG_PREFIX = "model spec prefix must be an identifier, got {prefix!r}"
+_MSG_NOT_RESPONDER = "model spec prefix {prefix!r} built {kind}, which is not a Responder"
 
-_BUILTIN: dict[str, str] = {
-    "hf": "fairtalk.models.hf:HFResponder",
-    "openai": "fairtalk.models.openai_compat:OpenAIResponder",
-    "python": "fairtalk.models.python_callable:PythonResponder",
-    "replay": "fairtalk.models.replay:ReplayResponder",
-    "builtin": "fairtalk.models.builtin:BuiltinModels",
-    "retrieval": "fairtalk.models.retrieval:RetrievalResponder",
-}
+#: Spec prefix -> the responder factory (a class with ``from_spec``, or a callable), imported on first use.
+MODELS: Registry[Callable[..., Any]] = Registry(
+    "model spec prefix",
+    group=ENTRY_POINT_GROUP,
+    base=Callable,  # type: ignore[arg-type]
+    expected="a responder class or factory",
+    builtins={
+        "hf": "fairtalk.models.hf:HFResponder",
+        "openai": "fairtalk.models.openai_compat:OpenAIResponder",
+        "python": "fairtalk.models.python_callable:PythonResponder",
+        "replay": "fairtalk.models.replay:ReplayResponder",
+        "builtin": "fairtalk.models.builtin:BuiltinModels",
+        "retrieval": "fairtalk.models.retrieval:RetrievalResponder",
+    },
+)
 
 _USERINFO = re.compile(r"//[^/@#?]*@")
-_registered: dict[str, str] = {}
-_entry_points_loaded = False
 
 
-def register_model(prefix: str, target: str) -> None:
-    """Register a spec prefix for ``"module:attribute"``; registering a taken prefix is an error."""
+def register_model(prefix: str, target: str | Callable[..., Any]) -> None:
+    """Register a spec prefix for ``"module:attribute"`` (or the factory itself); a taken prefix is an error."""
     if not prefix.isidentifier():
-        raise SpecError(f"model spec prefix must be an identifier, got {prefix!r}")
-    if ":" not in target:
-        raise SpecError(f"model target must be 'module:attribute', got {target!r}")
-    first = _BUILTIN.get(prefix) or _registered.get(prefix)
-    if first is not None:
-        raise SpecError(_MSG_DUPLICATE.format(prefix=prefix, first=first, second=target))
-    _registered[prefix] = target
-
-
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        register_model(ep.name, ep.value)
-
-
-def _table() -> dict[str, str]:
-    _load_entry_points()
-    return {**_BUILTIN, **_registered}
+        raise SpecError(_MSG_PREFIX.format(prefix=prefix))
+    MODELS.add(prefix, target)
 
 
 def model_prefixes() -> tuple[str, ...]:
     """Return every registered spec prefix, sorted."""
-    return tuple(sorted(_table()))
-
-
-def _resolve(prefix: str, target: str) -> Any:
-    module_name, _, attribute = target.partition(":")
-    try:
-        return getattr(import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise SpecError(_MSG_BAD_TARGET.format(prefix=prefix, target=target, error=exc)) from exc
+    return MODELS.names()
 
 
 def _public_name(name: str) -> str:
@@ -128,12 +105,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ['there hello']
     """
     parsed = parse_model_spec(spec)
-    table = _table()
-    target = table.get(parsed.prefix)
-    if target is None:
-        raise SpecError(_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name), choices=table,
-                        given=parsed.prefix)  # fmt: skip
-    factory = _resolve(parsed.prefix, target)
+    factory: Any = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
     given = merge_spec_options(parsed, options)
     options_for = getattr(factory, "options_for", None)
     if callable(options_for):
@@ -143,7 +115,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
         build = getattr(factory, "from_spec", factory)
         responder = build(parsed.target, **given)
     if not isinstance(responder, Responder):
-        raise SpecError(_MSG_NOT_RESPONDER.format(target=target, kind=type(responder).__name__))
+        raise SpecError(_MSG_NOT_RESPONDER.format(prefix=parsed.prefix, kind=type(responder).__name__))
     return responder
 
 
