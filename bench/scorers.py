@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import fairtalk
-from fairtalk.audit._certify import probe_pairs
+from fairtalk.pipeline._certify import probe_pairs
 from fairtalk.measures.offense import Offense
 
 TEMPLATES = (

@@ -19,7 +19,7 @@ from fairtalk import (
     respond,
     run_audit,
 )
-from fairtalk.audit import item_seed
+from fairtalk.pipeline import item_seed
 from fairtalk.report import write_run
 
 FAST = {"n_resamples": 200}
@@ -142,7 +142,7 @@ def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_pat
 
 
 def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
-    import fairtalk.audit._generate as generate
+    import fairtalk.pipeline._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model", "builtin:echo"))
     labels: list[str] = []
@@ -153,7 +153,7 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
 
 
 def test_no_default_model_names_the_way_out(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
-    import fairtalk.audit._generate as generate
+    import fairtalk.pipeline._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model",))
     with pytest.raises(FairtalkError, match=r"no default model is available \(builtin:no-such-model: .*--model SPEC"):

@@ -8,7 +8,7 @@ import numpy as np
 
 import fairtalk
 from fairtalk import Response, score
-from fairtalk.audit._certify import PROBES, certify, probe_pairs
+from fairtalk.pipeline._certify import PROBES, certify, probe_pairs
 from fairtalk.measures import Length
 from fairtalk.report import render_markdown, write_report
 

@@ -33,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"debias"},
 }
 #: Units that may import any stage (they wire stages together).
-WIRING = {"audit", "prompts", "__init__", "__main__"}
+WIRING = {"pipeline", "prompts", "__init__", "__main__"}
 #: Imports allowed only inside a function body (lazy), per importing module.
 LAZY_EXCEPTIONS = {("models/builtin.py", "training")}
 

@@ -20,7 +20,7 @@ pytest.importorskip("safetensors")
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk.audit import _reproduce
+from fairtalk.pipeline import _reproduce
 from fairtalk.cli import app
 
 #: Replaces the quick mode's training overrides: seconds per model on one thread.

@@ -2,13 +2,14 @@
 
 __version__: str
 
-from fairtalk.audit import AuditConfig as AuditConfig
-from fairtalk.audit import Generation as Generation
-from fairtalk.audit import ScoreOptions as ScoreOptions
-from fairtalk.audit import audit as run_audit
-from fairtalk.audit import reproduce_debias as reproduce_debias
-from fairtalk.audit import respond as respond
-from fairtalk.audit import score as score
+from fairtalk.pipeline import AuditConfig as AuditConfig
+from fairtalk.pipeline import Generation as Generation
+from fairtalk.pipeline import ScoreOptions as ScoreOptions
+from fairtalk.pipeline import audit as audit
+from fairtalk.pipeline import audit as run_audit
+from fairtalk.pipeline import reproduce_debias as reproduce_debias
+from fairtalk.pipeline import respond as respond
+from fairtalk.pipeline import score as score
 from fairtalk.corpora import Corpus as Corpus
 from fairtalk.corpora import ReadSummary as ReadSummary
 from fairtalk.corpora import read_corpus as read_corpus
@@ -225,6 +226,7 @@ __all__ = [
     "respond",
     "responses_from_texts",
     "run_audit",
+    "audit",
     "score",
     "score_unique",
     "train_model",

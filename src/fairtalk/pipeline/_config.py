@@ -25,8 +25,8 @@ from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._family import CORRECTION_SCOPES
-from fairtalk.audit._options import (
+from fairtalk.pipeline._family import CORRECTION_SCOPES
+from fairtalk.pipeline._options import (
     _MSG_TWICE,
     ScoreOptions,
     conflicts,

@@ -16,20 +16,20 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._config import (
+from fairtalk.pipeline._config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
     DEFAULT_N_PAIRS,
     AuditConfig,
 )
-from fairtalk.audit._family import Scored, adjust_family, finalize
-from fairtalk.audit._generate import (
+from fairtalk.pipeline._family import Scored, adjust_family, finalize
+from fairtalk.pipeline._generate import (
     Progress,
     ProgressCallback,
     cached_model,
     generate,
 )
-from fairtalk.audit._score import prepare_scores
+from fairtalk.pipeline._score import prepare_scores
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError

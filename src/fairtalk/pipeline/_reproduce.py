@@ -21,10 +21,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._config import AuditConfig
-from fairtalk.audit._generate import Progress, ProgressCallback
-from fairtalk.audit._options import ScoreOptions
-from fairtalk.audit._run import run_axes
+from fairtalk.pipeline._config import AuditConfig
+from fairtalk.pipeline._generate import Progress, ProgressCallback
+from fairtalk.pipeline._options import ScoreOptions
+from fairtalk.pipeline._run import run_axes
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk.audit._certify import certify
-from fairtalk.audit._family import Scored, adjust_family, finalize
-from fairtalk.audit._inference import (
+from fairtalk.pipeline._certify import certify
+from fairtalk.pipeline._family import Scored, adjust_family, finalize
+from fairtalk.pipeline._inference import (
     METHODS,
     Inference,
     check_finite,
@@ -20,7 +20,7 @@ from fairtalk.audit._inference import (
     corpus_margin,
     corpus_row,
 )
-from fairtalk.audit._options import ScoreOptions
+from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon

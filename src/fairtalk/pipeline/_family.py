@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._inference import power_row
+from fairtalk.pipeline._inference import power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.responses import ResponseSet
 from fairtalk.results import AuditResult, DivergentPair, MeasureResult, ScorerCheck

@@ -1,6 +1,6 @@
 """``ScoreOptions``: every option of ``score()`` in one frozen value, validated once; and reading options files.
 
-``score()``, ``run_audit()`` (through :class:`~fairtalk.audit.AuditConfig`) and the CLI all
+``score()``, ``run_audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
 build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
 whole: nothing below it validates an option again.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.audit._inference import BINARY_TESTS, COUNT_TESTS
+from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 from fairtalk.errors import InputError, SpecError
 from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS

@@ -8,18 +8,18 @@ parallel pairs; ``_generate.py`` sends both sides of every pair through a cached
 
 from __future__ import annotations
 
-from fairtalk.audit._config import AuditConfig
-from fairtalk.audit._generate import (
+from fairtalk.pipeline._config import AuditConfig
+from fairtalk.pipeline._generate import (
     DEFAULT_MODELS,
     Generation,
     default_model,
     item_seed,
     respond,
 )
-from fairtalk.audit._options import CORRECTIONS, ScoreOptions
-from fairtalk.audit._reproduce import reproduce_debias
-from fairtalk.audit._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
-from fairtalk.audit._score import MASK_TOKEN, MAX_PERMUTATIONS, score
+from fairtalk.pipeline._options import CORRECTIONS, ScoreOptions
+from fairtalk.pipeline._reproduce import reproduce_debias
+from fairtalk.pipeline._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
+from fairtalk.pipeline._score import MASK_TOKEN, MAX_PERMUTATIONS, score
 
 __all__ = [
     "CORRECTIONS",
