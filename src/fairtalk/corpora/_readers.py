@@ -9,7 +9,7 @@ import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from fairtalk.corpora._tally import Tally
 from fairtalk.errors import CorpusError
@@ -59,7 +59,7 @@ def open_binary(path: Path) -> IO[bytes]:
     """Open a corpus file for binary reading, decompressing ``.gz`` transparently."""
     try:
         if path.suffix.lower() == ".gz":
-            return gzip.open(path, "rb")
+            return cast(IO[bytes], gzip.open(path, "rb"))
         return open(path, "rb")  # noqa: SIM115 - the reader closes it
     except OSError as exc:
         raise CorpusError(_MSG_READ_FAILED.format(reason=exc.strerror or exc), path=str(path)) from exc

@@ -156,10 +156,10 @@ def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
     if hint is bool:
         if isinstance(value, bool):
             return value
-        text = str(value).strip().lower() if isinstance(value, (str, int)) else None
-        if text in _TRUE:
+        flag = str(value).strip().lower() if isinstance(value, (str, int)) else None
+        if flag in _TRUE:
             return True
-        if text in _FALSE:
+        if flag in _FALSE:
             return False
         raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="true or false"))
     if hint is int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy.special import rel_entr
@@ -52,7 +54,7 @@ def codes(column: pd.Series, categories: list[str] | None = None) -> tuple[np.nd
     return mapping[column.cat.codes.to_numpy().astype(np.int64)], categories
 
 
-def regard_stats(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> dict[str, float]:
+def regard_stats(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
     n = int(counts)
     if n == 0:
         return {"mean": float("nan"), "std": float("nan"), "n": 0}

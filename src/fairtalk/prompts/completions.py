@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -77,7 +77,7 @@ class CompletionSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        out = {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        out = {name: getattr(self, name) for name in self.__slots__}
         out["error_counts"] = dict(self.error_counts)
         out["error_examples"] = list(self.error_examples)
         return out
@@ -155,7 +155,7 @@ def _seed_list(seeds: int | Sequence[int]) -> list[int]:
         if seeds < 1:
             raise InputError(_MSG_SEEDS.format(value=seeds))
         return list(range(seeds))
-    out = [int(s) for s in seeds]
+    out = [int(s) for s in cast(Sequence[int], seeds)]
     if not out:
         raise InputError(_MSG_SEEDS.format(value=seeds))
     return out

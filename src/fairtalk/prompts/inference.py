@@ -192,4 +192,4 @@ def robustness_null(
 def small_cells(counts: np.ndarray, groups: Sequence[str], structures: Sequence[str]) -> list[dict[str, Any]]:
     """Group × structure cells (``counts[s, g]``) with fewer than :data:`MIN_CELL` labelled completions."""
     rows, cols = np.nonzero(counts < MIN_CELL)
-    return [{"structure": structures[i], "group": groups[j], "n": int(counts[i, j])} for i, j in zip(rows, cols)]
+    return [{"structure": structures[int(i)], "group": groups[int(j)], "n": int(counts[i, j])} for i, j in zip(rows, cols)]

@@ -36,7 +36,7 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
     for scope, dist, regard in (("all", analysis.distribution, analysis.regard),
                                 ("baseline", analysis.baseline_distribution, analysis.baseline_regard)):
         for group in ["all", *analysis.groups]:
-            row = {"group": group, "scope": scope}
+            row: dict[str, Any] = {"group": group, "scope": scope}
             row.update({label: dist[group].get(label) for label in analysis.labels})
             row.update({"mean_regard": regard[group].mean, "std_regard": regard[group].std, "n_regard": regard[group].n})
             rows.append(row)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def _mean_over(analysis: PromptAnalysis, structures: tuple[str, ...] | list[str]
     return float(np.mean(values)) if values else float("nan")
 
 
-def _gap_over(analysis: PromptAnalysis, pair: str, structures: list[str]) -> float:
+def _gap_over(analysis: PromptAnalysis, pair: str, structures: Sequence[str]) -> float:
     values = [_value(analysis.gap_by_structure[pair].get(s)) for s in structures]
     values = [v for v in values if math.isfinite(v)]
     return float(np.mean(values)) if values else float("nan")

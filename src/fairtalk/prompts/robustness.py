@@ -7,6 +7,7 @@ other factors; everything is a ``np.bincount``, so 60,600 rows take milliseconds
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,7 @@ def robustness(
     }
 
 
-def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]) -> dict[str, object]:
+def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """Main-effect sums of squares of ``values`` for each factor, as shares of the total.
 
     ``SS_f = sum over levels l of n_l * (mean_l - grand_mean)^2`` for each factor (integer
