@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from fairtalk import DecodingSettings, FairtalkError, InputError, load_responder
-from fairtalk.models.sentence_retrieval import FORMAT, load_sentence_pool, save_sentence_pool, select_pool
+from fairtalk.models.sentence_retrieval import (
+    FORMAT,
+    load_sentence_pool,
+    save_sentence_pool,
+    select_pool,
+)
 from fairtalk.training.inference import SHIPPED
 
 SPEC = "builtin:minilm-retrieval"

@@ -212,7 +212,10 @@ def _retrieval(path: str | None = None, pool: str | None = None) -> Responder:
 
 def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
     from fairtalk.models.retrieval import RetrievalResponder
-    from fairtalk.models.sentence_retrieval import check_encoder_installed, load_sentence_pool
+    from fairtalk.models.sentence_retrieval import (
+        check_encoder_installed,
+        load_sentence_pool,
+    )
     from fairtalk.training.inference import shipped_checkpoint
 
     check_encoder_installed()
