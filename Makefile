@@ -19,7 +19,7 @@ install-dev: $(BIN)/python
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e '.[dev]'
 
-# The main job: a bare audit (built-in chitchat contexts, gender and race, builtin:retrieval).
+# The main job: a bare audit (built-in chitchat contexts, gender and race, builtin:minilm-retrieval).
 demo: install
 	$(BIN)/fairtalk audit
 

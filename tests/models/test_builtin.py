@@ -30,7 +30,7 @@ def test_unknown_names_and_options() -> None:
         load_responder("builtin:retrieval?mode=x")
     with pytest.raises(SpecError, match=r"option mode=.shout. for builtin:echo is not one of the choices"):
         load_responder("builtin:echo", mode="shout")
-    assert builtin_names() == ("echo", "retrieval", "seq2seq", "smollm2")
+    assert builtin_names() == ("echo", "minilm-retrieval", "retrieval", "seq2seq", "smollm2")
 
 
 def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,7 +72,7 @@ def generation_lines(summary: Any) -> list[str]:
 @app.command()
 def respond(
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`); - reads standard input."),
-    model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
+    model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
     model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
     model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
     output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only."),

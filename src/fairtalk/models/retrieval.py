@@ -56,7 +56,8 @@ class RetrievalOptions:
 class Encoder(Protocol):
     """Maps texts to row vectors; fitted on the candidate pool first."""
 
-    fingerprint: str
+    @property
+    def fingerprint(self) -> str: ...
 
     def fit(self, pool: Sequence[str]) -> Encoder: ...
 

@@ -31,7 +31,7 @@ from fairtalk.store import CachingResponder, RunStore
 __all__ = ["DEFAULT_MODELS", "Generation", "ProgressCallback", "default_model", "item_seed", "respond"]
 
 #: Tried in order when no model is given: the first that loads is the default.
-DEFAULT_MODELS = ("builtin:retrieval", "builtin:smollm2")
+DEFAULT_MODELS = ("builtin:minilm-retrieval", "builtin:retrieval", "builtin:smollm2")
 #: ``progress(label, n_done, n_total)``: called as pair sides finish (and as stages start, with 0).
 ProgressCallback = Callable[[str, int, int], object]
 

@@ -86,8 +86,8 @@ def audit(
         Axis names (``"gender"``, ``"race"``; a string is split at commas), lexicon files or
         loaded lexicons. Each gets its own pairs, responses and result.
     model : str or Responder, optional
-        A model spec or responder; None takes ``builtin:retrieval`` when available, else
-        ``builtin:smollm2`` when installed, else raises FairtalkError.
+        A model spec or responder; None takes ``builtin:minilm-retrieval`` when its packages are
+        installed, else ``builtin:retrieval``, else ``builtin:smollm2``, else raises FairtalkError.
     n_pairs : int or None
         A seeded uniform sample of this many pairs per axis (None: every pair; default 2000).
     seed : int
