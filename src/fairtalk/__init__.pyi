@@ -65,6 +65,8 @@ from fairtalk.pairs import PairSet as PairSet
 from fairtalk.pairs import build_pairs as build_pairs
 from fairtalk.pairs import read_pairs as read_pairs
 from fairtalk.pairs import write_pairs as write_pairs
+from fairtalk.progress import ProgressCallback as ProgressCallback
+from fairtalk.progress import ProgressEvent as ProgressEvent
 from fairtalk.prompts.aesop import read_aesop as read_aesop
 from fairtalk.prompts.analysis import PromptAnalysis as PromptAnalysis
 from fairtalk.prompts.analysis import analyze as analyze_prompts
@@ -204,6 +206,8 @@ __all__ = [
     "measure_names",
     "model_prefixes",
     "pairs_needed",
+    "ProgressCallback",
+    "ProgressEvent",
     "paraphrase_prompts",
     "parse_model_args",
     "read_aesop",
