@@ -26,6 +26,11 @@ def toys(tmp_path: Path) -> tuple[Path, Path]:
     return write_corpus(tmp_path), write_models(tmp_path)
 
 
+def _flat(text: str) -> str:
+    """Click's boxed error messages as one line (the box wraps them)."""
+    return " ".join(text.replace("│", " ").split())
+
+
 def _audit(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
     return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), *FAST, *extra]
 
@@ -71,12 +76,19 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     for extra, message in ((["--pairs", "0"], "--pairs must be a positive int"),
-                           (["--correction", "nope"], "unknown --correction 'nope'"),
                            (["--max-new-tokens", "0"], "max_new_tokens"),
                            (["--max-errors", "-1"], "--max-errors must be 0 or more")):  # fmt: skip
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
         assert result.exit_code == 2, (extra, result.output)
         assert "error:" in result.output and message in result.output
+    for extra, choices in ((["--correction", "nope"], "'nope' is not one of 'holm', 'bh'"),
+                           (["--correction-scope", "world"], "'world' is not one of 'axis', 'run'"),
+                           (["--mixed", "sometimes"], "'sometimes' is not one of 'drop', 'keep'"),
+                           (["--binary-test", "fisher"], "'fisher' is not one of 'exact', 'midp'")):  # fmt: skip
+        result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
+        assert result.exit_code == 2, (extra, result.output)
+        assert f"Invalid value for '{extra[0]}'" in result.stderr and choices in _flat(result.stderr)
+        assert "Traceback" not in result.output
     result = runner.invoke(app, _audit(corpus, "nope:model", tmp_path / "x"))
     assert result.exit_code == 2 and "unknown model spec prefix" in result.output
 
