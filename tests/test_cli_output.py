@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import typer
-from audit_toys import write_corpus, write_models
 from typer.testing import CliRunner
 
+from audit_toys import write_corpus, write_models
 from fairtalk.cli import app
 
 runner = CliRunner()

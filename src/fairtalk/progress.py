@@ -22,14 +22,15 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from fairtalk.errors import SpecError
 
-__all__ = ["ProgressCallback", "ProgressEvent", "ProgressReporter", "progress_callback"]
+__all__ = ["ProgressCallback", "ProgressEvent", "ProgressReporter", "no_third_party_bars", "progress_callback"]
 
 _MSG_PROGRESS = "progress must be None or a callable(ProgressEvent), got {type}"
 _MSG_BOOL = (
@@ -146,3 +147,31 @@ class ProgressReporter:
     def _emit(self, finished: bool, metrics: tuple[tuple[str, float], ...]) -> None:
         if self._callback is not None:
             self._callback(ProgressEvent(self._stage, self._done, self._total, self._unit, finished, metrics))
+
+
+@contextlib.contextmanager
+def no_third_party_bars() -> Iterator[None]:
+    """For the block, no tqdm bars from transformers or huggingface_hub (downloads, "Loading checkpoint shards").
+
+    The library never draws, and neither do the libraries it drives: an adapter loads its model
+    inside this block. Bars that were on are switched back on after it; the packages that are
+    not installed are left alone.
+    """
+    restore: list[Callable[[], object]] = []
+    with contextlib.suppress(ImportError):
+        from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+        if not are_progress_bars_disabled():
+            disable_progress_bars()
+            restore.append(enable_progress_bars)
+    with contextlib.suppress(ImportError):
+        from transformers.utils import logging as transformers_logging
+
+        if transformers_logging.is_progress_bar_enabled():
+            transformers_logging.disable_progress_bar()
+            restore.append(transformers_logging.enable_progress_bar)
+    try:
+        yield
+    finally:
+        for switch_on in reversed(restore):
+            switch_on()

@@ -29,6 +29,7 @@ from fairtalk.models.base import (
     make_fingerprint,
 )
 from fairtalk.models.spec import build_options
+from fairtalk.progress import no_third_party_bars
 
 __all__ = ["HFOptions", "HFResponder"]
 
@@ -149,11 +150,12 @@ class HFResponder(BaseResponder):
         self.dtype = dtype
         extra = {} if gguf_file is None else {"gguf_file": gguf_file}
         try:
-            config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
-            self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
-            auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
-            self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
+            with no_third_party_bars():  # the library never draws: no download or "Loading weights" bars
+                config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
+                self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+                auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM
+                self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
+                self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise FairtalkError(_MSG_LOAD.format(name=self.name_or_path, error=exc)) from exc
         self.model.to(device)
