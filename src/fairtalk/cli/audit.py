@@ -125,7 +125,7 @@ def audit(
     json_output(json_out)
     if json_out:
         print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
-    info(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
+    say(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))

@@ -121,7 +121,7 @@ def respond(
         if responder is not None:
             responder.close()
     summary = generation.summary
-    info(f"model {summary.model}", stderr=True)
+    say(f"model {summary.model}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
     info(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)
