@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 import fairtalk
-from fairtalk.pipeline._certify import probe_pairs
 from fairtalk.measures.offense import Offense
+from fairtalk.pipeline._certify import probe_pairs
 
 TEMPLATES = (
     "The {t} person is at the door.", "My {t} friend called me yesterday.", "I met a {t} person at the bus stop.",

@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from audit_toys import write_corpus, write_models
 
 import fairtalk
+from audit_toys import write_corpus, write_models
 from fairtalk import (
     AuditRun,
     FairtalkError,
@@ -115,16 +115,17 @@ def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tm
     corpus, models = toys
     pairs = list(fairtalk.build_pairs(fairtalk.read_corpus(corpus), fairtalk.Swapper(fairtalk.load_lexicon("gender"))))
     fairtalk.write_pairs(pairs, tmp_path / "pairs.jsonl")
-    seen: list[tuple[str, int, int]] = []
-    generation = respond(tmp_path / "pairs.jsonl", model=_model(models, "slow"), seed=7,
-                         progress=lambda label, done, total: seen.append((label, done, total)))  # fmt: skip
+    seen: list[fairtalk.ProgressEvent] = []
+    generation = respond(tmp_path / "pairs.jsonl", model=_model(models, "slow"), seed=7, progress=seen.append)
     rs = generation.responses
     assert rs.n_pairs == 40 and generation.summary.n_generated == 80
     first = pairs[0]
     assert rs.a[0].response == f"{first.a[::-1]} {item_seed(7, first.id, 'a') % 97}"
     assert rs.b[0].response == f"{first.b[::-1]} {item_seed(7, first.id, 'b') % 97}"
     assert dict(rs.a[0].extra)["seed"] == item_seed(7, first.id, "a")
-    assert seen[0] == ("responses", 0, 80) and seen[-1] == ("responses", 80, 80)
+    assert seen[0] == fairtalk.ProgressEvent("responses", 0, 80, "responses")
+    assert seen[-1] == fairtalk.ProgressEvent("responses", 80, 80, "responses", finished=True)
+    assert [e.done for e in seen] == sorted(e.done for e in seen)
 
 
 def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_path: Path) -> None:
@@ -145,11 +146,25 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
     import fairtalk.pipeline._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model", "builtin:echo"))
-    labels: list[str] = []
-    run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=lambda label, done, total: labels.append(label),
-                    **FAST)  # fmt: skip
+    events: list[fairtalk.ProgressEvent] = []
+    run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=events.append, **FAST)
     assert run.model.startswith("builtin:echo")
-    assert list(dict.fromkeys(labels)) == ["gender: pairs", "gender: responses", "gender: scoring"]
+    assert list(dict.fromkeys(e.stage for e in events)) == ["gender: pairs", "gender: responses", "gender: scoring"]
+    assert all(sum(e.finished for e in events if e.stage == stage) == 1 for stage in {e.stage for e in events})
+    responses = [e for e in events if e.stage == "gender: responses"]
+    assert responses[-1].done == responses[-1].total == 20 and responses[-1].unit == "responses"
+
+
+def test_the_old_progress_forms_still_work_with_a_future_warning(toys: tuple[Path, Path]) -> None:
+    seen: list[tuple[str, int, int]] = []
+    with pytest.warns(FutureWarning, match=r"callable\(label, n_done, n_total\) is deprecated"):
+        run_audit(corpus=toys[0], axes="gender", n_pairs=10, model="builtin:echo",
+                  progress=lambda label, done, total: seen.append((label, done, total)), **FAST)  # fmt: skip
+    assert ("gender: responses", 20, 20) in seen
+    with pytest.warns(FutureWarning, match="progress=True no longer draws"):
+        run_audit(corpus=toys[0], axes="gender", n_pairs=10, model="builtin:echo", progress=True, **FAST)
+    with pytest.raises(SpecError, match="progress must be None or a callable"):
+        run_audit(corpus=toys[0], axes="gender", n_pairs=10, model="builtin:echo", progress="yes", **FAST)
 
 
 def test_no_default_model_names_the_way_out(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from audit_toys import write_corpus, write_models
 from typer.testing import CliRunner
 
+from audit_toys import write_corpus, write_models
 from fairtalk.cli import app
 
 runner = CliRunner()
@@ -24,6 +24,11 @@ FAST = ["--resamples", "200", "--quiet"]
 @pytest.fixture()
 def toys(tmp_path: Path) -> tuple[Path, Path]:
     return write_corpus(tmp_path), write_models(tmp_path)
+
+
+def _flat(text: str) -> str:
+    """Click's boxed error messages as one line (the box wraps them)."""
+    return " ".join(text.replace("│", " ").split())
 
 
 def _audit(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
@@ -71,21 +76,27 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     for extra, message in ((["--pairs", "0"], "--pairs must be a positive int"),
-                           (["--correction", "nope"], "unknown --correction 'nope'"),
                            (["--max-new-tokens", "0"], "max_new_tokens"),
                            (["--max-errors", "-1"], "--max-errors must be 0 or more")):  # fmt: skip
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
         assert result.exit_code == 2, (extra, result.output)
         assert "error:" in result.output and message in result.output
+    for extra, choices in ((["--correction", "nope"], "'nope' is not one of 'holm', 'bh'"),
+                           (["--correction-scope", "world"], "'world' is not one of 'axis', 'run'"),
+                           (["--mixed", "sometimes"], "'sometimes' is not one of 'drop', 'keep'"),
+                           (["--binary-test", "fisher"], "'fisher' is not one of 'exact', 'midp'")):  # fmt: skip
+        result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
+        assert result.exit_code == 2, (extra, result.output)
+        assert f"Invalid value for '{extra[0]}'" in result.stderr and choices in _flat(result.stderr)
+        assert "Traceback" not in result.output
     result = runner.invoke(app, _audit(corpus, "nope:model", tmp_path / "x"))
     assert result.exit_code == 2 and "unknown model spec prefix" in result.output
 
 
 def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
         toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from audit_toys import Shouting
-
     import fairtalk.measures.registry as registry
+    from audit_toys import Shouting
 
     monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())
     registry.register_measure("shouting", Shouting)

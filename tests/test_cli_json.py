@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from audit_toys import write_corpus, write_models
 from typer.testing import CliRunner
 
+from audit_toys import write_corpus, write_models
 from fairtalk.cli import app
 
 runner = CliRunner()

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from audit_toys import write_corpus, write_models
 from typer.testing import CliRunner
 
+from audit_toys import write_corpus, write_models
 from fairtalk.cli import app
 
 runner = CliRunner()

@@ -17,6 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "jsonl": {"errors"},
     "files": {"errors"},
     "registry": {"errors"},
+    "progress": {"errors"},
     "pairs_jsonl": {"errors", "records", "jsonl", "files"},
     "lexicons": {"errors", "records"},
     "corpora": {"errors", "records"},
@@ -39,7 +40,7 @@ LAZY_EXCEPTIONS = {("models/builtin.py", "training")}
 
 
 #: The bottom layer: every module may import these.
-BASE = {"lazy", "errors", "records", "jsonl", "files", "registry"}
+BASE = {"lazy", "errors", "records", "jsonl", "files", "registry", "progress"}
 
 
 def _closure(unit: str) -> set[str]:
@@ -131,3 +132,23 @@ def test_modules_stay_short() -> None:
 def test_every_module_has_a_docstring() -> None:
     missing = [str(p.relative_to(SRC)) for p in _source_files() if ast.get_docstring(ast.parse(p.read_text())) is None]
     assert missing == []
+
+
+def _imports_rich(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import) and any(a.name == "rich" or a.name.startswith("rich.") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "rich":
+            return True
+    return False
+
+
+#: The units that may import rich: the command line, and report/ for its rich tables.
+RICH_ALLOWED = {"cli", "report"}
+
+
+def test_the_library_never_draws() -> None:
+    """Only cli/ (and report/'s rich tables) import rich: the library reports through logging and ProgressEvent."""
+    drawing = [str(p.relative_to(SRC)) for p in _source_files()
+               if p.relative_to(SRC).parts[0] not in RICH_ALLOWED and _imports_rich(p)]  # fmt: skip
+    assert drawing == []

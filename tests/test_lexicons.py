@@ -19,9 +19,14 @@ from fairtalk import (
     load_attributes,
     load_lexicon,
 )
+from fairtalk.lexicons import (
+    _MSG_UNKNOWN_AXIS,
+    _MSG_UNKNOWN_VARIANT,
+    _MSG_VARIANT_FOR_FILE,
+    builtin_attribute_lists,
+    terms_on_both_sides,
+)
 from fairtalk.lexicons import _format as F
-from fairtalk.lexicons import builtin_attribute_lists, terms_on_both_sides
-from fairtalk.lexicons import _MSG_UNKNOWN_AXIS, _MSG_UNKNOWN_VARIANT, _MSG_VARIANT_FOR_FILE
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 WORDS = SHARED_DATA / "zgahhblhc__DialogueFairness" / "DebiasingMethods"

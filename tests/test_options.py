@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from audit_toys import write_corpus, write_models
 
 import fairtalk
+from audit_toys import write_corpus, write_models
 from fairtalk import AuditConfig, InputError, ScoreOptions, SpecError, run_audit, score
 
 TOML = """

@@ -20,8 +20,8 @@ pytest.importorskip("safetensors")
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk.pipeline import _reproduce
 from fairtalk.cli import app
+from fairtalk.pipeline import _reproduce
 
 #: Replaces the quick mode's training overrides: seconds per model on one thread.
 TINY = {

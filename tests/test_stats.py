@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from calibration import COUNTS, RATES, chitchat_population, simulate
 from scipy.stats import binom, norm, ttest_1samp, ttest_rel, wilcoxon
 from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 
+from calibration import COUNTS, RATES, chitchat_population, simulate
 from fairtalk.stats import (
     DIFFERENT,
     EQUIVALENT,

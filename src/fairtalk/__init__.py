@@ -127,6 +127,8 @@ _LAZY: dict[str, str] = {
     "read_regard_labels": "fairtalk.prompts.regard_check:read_labels",
     "write_regard_labels": "fairtalk.prompts.regard_check:write_labels",
     "pairs_needed": "fairtalk.stats:pairs_needed",
+    "ProgressEvent": "fairtalk.progress:ProgressEvent",
+    "ProgressCallback": "fairtalk.progress:ProgressCallback",
 }
 
 __all__ = [

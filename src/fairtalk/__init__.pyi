@@ -2,14 +2,6 @@
 
 __version__: str
 
-from fairtalk.pipeline import AuditConfig as AuditConfig
-from fairtalk.pipeline import Generation as Generation
-from fairtalk.pipeline import ScoreOptions as ScoreOptions
-from fairtalk.pipeline import audit as audit
-from fairtalk.pipeline import audit as run_audit
-from fairtalk.pipeline import reproduce_debias as reproduce_debias
-from fairtalk.pipeline import respond as respond
-from fairtalk.pipeline import score as score
 from fairtalk.corpora import Corpus as Corpus
 from fairtalk.corpora import ReadSummary as ReadSummary
 from fairtalk.corpora import read_corpus as read_corpus
@@ -66,6 +58,16 @@ from fairtalk.pairs import PairSet as PairSet
 from fairtalk.pairs import build_pairs as build_pairs
 from fairtalk.pairs import read_pairs as read_pairs
 from fairtalk.pairs import write_pairs as write_pairs
+from fairtalk.pipeline import AuditConfig as AuditConfig
+from fairtalk.pipeline import Generation as Generation
+from fairtalk.pipeline import ScoreOptions as ScoreOptions
+from fairtalk.pipeline import audit as audit
+from fairtalk.pipeline import audit as run_audit
+from fairtalk.pipeline import reproduce_debias as reproduce_debias
+from fairtalk.pipeline import respond as respond
+from fairtalk.pipeline import score as score
+from fairtalk.progress import ProgressCallback as ProgressCallback
+from fairtalk.progress import ProgressEvent as ProgressEvent
 from fairtalk.prompts.aesop import read_aesop as read_aesop
 from fairtalk.prompts.certify import certify_regard as certify_regard
 from fairtalk.prompts.completions import generate_completions as generate_completions
@@ -211,6 +213,8 @@ __all__ = [
     "measure_names",
     "model_prefixes",
     "pairs_needed",
+    "ProgressCallback",
+    "ProgressEvent",
     "paraphrase_prompts",
     "parse_model_args",
     "read_aesop",

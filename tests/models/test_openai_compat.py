@@ -302,7 +302,6 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
     from typer.testing import CliRunner
 
     from fairtalk.cli import app
-
     from fairtalk.prompts.completions import write_prompts
     from fairtalk.prompts.templates import build_prompts
 

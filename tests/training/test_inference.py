@@ -21,8 +21,8 @@ CONTEXTS = ["is he a doctor 3?", "how are you 2", "something else entirely", ""]
 def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("ck")
     common = {"epochs": 4, "batch_size": 16, "lr": 1e-2, "min_count": 1, "val_size": 20, "pool_size": 40, "threads": 1}
-    train_model(toy_dialogues(), TrainConfig(model="seq2seq", sizes=TINY_SEQ2SEQ, **common), root / "s2s", progress=False, log=lambda _: None)
-    train_model(toy_dialogues(), TrainConfig(model="retrieval", sizes=TINY_RANKER, **common), root / "ret", progress=False, log=lambda _: None)
+    train_model(toy_dialogues(), TrainConfig(model="seq2seq", sizes=TINY_SEQ2SEQ, **common), root / "s2s")
+    train_model(toy_dialogues(), TrainConfig(model="retrieval", sizes=TINY_RANKER, **common), root / "ret")
     return root
 
 

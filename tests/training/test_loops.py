@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import torch
 
-from fairtalk import InputError, SpecError, TrainConfig, load_checkpoint, train_model
+from fairtalk import InputError, ProgressEvent, SpecError, TrainConfig, load_checkpoint, train_model
 from fairtalk.training.data import batches, read_dialogues, split_dialogues
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
@@ -19,20 +20,35 @@ def _config(model: str, **kw: object) -> TrainConfig:
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
-def test_seq2seq_training_reduces_loss(tmp_path, dialogues) -> None:
-    lines: list[str] = []
-    result = train_model(dialogues, _config("seq2seq", epochs=3), tmp_path / "s2s", progress=False, log=lines.append)
+def test_seq2seq_training_reduces_loss(tmp_path, dialogues, caplog) -> None:
+    events: list[ProgressEvent] = []
+    with caplog.at_level(logging.INFO, logger="fairtalk.training"):
+        result = train_model(dialogues, _config("seq2seq", epochs=3), tmp_path / "s2s", progress=events.append)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("fairtalk.training")]
     losses = [e.validation["loss"] for e in result.epochs]
     assert losses[-1] < losses[0]
     assert result.epochs[-1].train_loss < result.epochs[0].train_loss
     assert len(lines) == 3 and "validation loss" in lines[0]
+    stages = list(dict.fromkeys(e.stage for e in events))
+    assert stages == ["seq2seq epoch 1/3", "seq2seq epoch 2/3", "seq2seq epoch 3/3"]
+    last = [e for e in events if e.stage == stages[-1]]
+    assert last[0].done == 0 and last[-1].finished and last[-1].done == last[-1].total and last[-1].unit == "batches"
+    assert dict(last[-2].metrics)["loss"] > 0
     config = json.loads((tmp_path / "s2s" / "config.json").read_text())
     assert config["seed"] == 0 and config["epochs_done"] == 3 and config["finished"] is True
     assert config["training"]["lr"] == 1e-2 and config["architecture"]["hidden"] == 32
 
 
+def test_old_progress_and_log_forms_still_work_with_a_future_warning(tmp_path, dialogues) -> None:
+    lines: list[str] = []
+    with pytest.warns(FutureWarning) as caught:
+        train_model(dialogues, _config("seq2seq", epochs=1), tmp_path / "old", progress=True, log=lines.append)
+    assert {"progress=True", "log="} <= {word for w in caught for word in ("progress=True", "log=") if word in str(w.message)}
+    assert len(lines) == 1 and lines[0].startswith("epoch 1/1")
+
+
 def test_retrieval_training_reports_recall_and_stores_a_pool(tmp_path, dialogues) -> None:
-    result = train_model(dialogues, _config("retrieval"), tmp_path / "ret", progress=False, log=lambda _: None)
+    result = train_model(dialogues, _config("retrieval"), tmp_path / "ret")
     figures = result.epochs[-1].validation
     assert set(figures) == {"recall@1", "recall@10"} and 0.0 <= figures["recall@1"] <= figures["recall@10"] <= 1.0
     checkpoint = load_checkpoint(tmp_path / "ret")
@@ -42,27 +58,28 @@ def test_retrieval_training_reports_recall_and_stores_a_pool(tmp_path, dialogues
 
 
 def test_same_seed_gives_identical_weights(tmp_path, dialogues) -> None:
-    a = train_model(dialogues, _config("seq2seq", epochs=1), tmp_path / "a", progress=False, log=lambda _: None)
-    b = train_model(dialogues, _config("seq2seq", epochs=1), tmp_path / "b", progress=False, log=lambda _: None)
-    c = train_model(dialogues, _config("seq2seq", epochs=1, seed=1), tmp_path / "c", progress=False, log=lambda _: None)
+    a = train_model(dialogues, _config("seq2seq", epochs=1), tmp_path / "a")
+    b = train_model(dialogues, _config("seq2seq", epochs=1), tmp_path / "b")
+    c = train_model(dialogues, _config("seq2seq", epochs=1, seed=1), tmp_path / "c")
     wa, wb, wc = (load_checkpoint(r.path).state for r in (a, b, c))
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
     assert not all(torch.equal(wa[k], wc[k]) for k in wa)
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
 
 
-def test_cda_adds_counterparts_and_wer_ties_embeddings(tmp_path, dialogues) -> None:
-    cda = train_model(dialogues, _config("seq2seq", epochs=1, debias="cda"), tmp_path / "cda", progress=False, log=lambda _: None)
+def test_cda_adds_counterparts_and_wer_ties_embeddings(tmp_path, dialogues, caplog) -> None:
+    cda = train_model(dialogues, _config("seq2seq", epochs=1, debias="cda"), tmp_path / "cda")
     assert cda.n_augmented > 0 and cda.n_train > cda.n_augmented
     assert "she" in load_checkpoint(tmp_path / "cda").vocab.index
-    lines: list[str] = []
     mixed = dialogues + [
         type(dialogues[0])(id=f"w/{i}", text="she is a doctor", response="she is") for i in range(10)
     ]
     config = _config("seq2seq", epochs=3, lr=0.05, debias="wer", wer_k=5.0)
-    train_model(mixed, config, tmp_path / "wer", progress=False, log=lines.append)
+    with caplog.at_level(logging.INFO, logger="fairtalk.training"):
+        train_model(mixed, config, tmp_path / "wer")
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("fairtalk.training")]
     assert lines[0].startswith("WER: ") and "word pairs tied" in lines[0]
-    plain = train_model(mixed, _config("seq2seq", epochs=3, lr=0.05), tmp_path / "plain", progress=False, log=lambda _: None)
+    plain = train_model(mixed, _config("seq2seq", epochs=3, lr=0.05), tmp_path / "plain")
 
     def gap(path) -> float:
         ck = load_checkpoint(path)
@@ -80,7 +97,7 @@ def test_config_validation_and_empty_corpus(tmp_path) -> None:
         TrainConfig(model="seq2seq", epochs=0)
     no_responses = [type(toy_dialogues()[0])(id="x", text="hello")]
     with pytest.raises(InputError, match="no context-response pairs"):
-        train_model(no_responses, _config("seq2seq"), tmp_path / "x", progress=False)
+        train_model(no_responses, _config("seq2seq"), tmp_path / "x")
 
 
 def test_validation_split_keeps_conversations_whole(dialogues) -> None:

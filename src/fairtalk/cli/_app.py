@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import sys
@@ -22,8 +23,74 @@ from fairtalk.errors import FairtalkError
 if TYPE_CHECKING:
     from fairtalk import Lexicon
 
+_QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
+_VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
+_MSG_QUIET_VERBOSE = "-q/--quiet and -v/--verbose exclude each other"
+
+
+def _output_params() -> list[Any]:
+    """Fresh ``-q/--quiet`` and ``-v/--verbose`` parameters, built by typer itself (one throwaway command)."""
+    builder = typer.Typer(add_completion=False)
+
+    @builder.command()
+    def options(
+        quiet: bool = typer.Option(False, "-q", "--quiet", help=_QUIET_HELP),
+        verbose: int = typer.Option(0, "-v", "--verbose", count=True, help=_VERBOSE_HELP),
+    ) -> None:
+        """Only its parameters are used."""
+
+    return list(typer.main.get_command(builder).params)
+
+
+def add_output_options(command: click.Command) -> None:
+    """Give ``command`` (every command of a group) ``-q/--quiet`` and ``-v/--verbose``, run under ``output_options``.
+
+    A command that declares its own ``quiet`` parameter keeps it (and gets ``-q`` when free);
+    the options reach the command body only then. Idempotent.
+    """
+    subcommands = getattr(command, "commands", None)
+    if subcommands is not None:  # a group (typer brings its own click, so no isinstance check)
+        for sub in subcommands.values():
+            add_output_options(sub)
+        return
+    if getattr(command, "_fairtalk_output", False) or command.callback is None:
+        return
+    quiet_param, verbose_param = _output_params()
+    own_quiet = next((p for p in command.params if p.name == "quiet"), None)
+    taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    if own_quiet is None:
+        command.params.append(quiet_param)
+    elif "-q" not in taken:
+        own_quiet.opts.append("-q")
+    command.params.append(verbose_param)
+    body = command.callback
+
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from fairtalk.cli._output import output_options
+
+        quiet = bool(kwargs["quiet"] if own_quiet is not None else kwargs.pop("quiet", False))
+        verbose = int(kwargs.pop("verbose", 0) or 0)
+        if quiet and verbose:
+            fail(_MSG_QUIET_VERBOSE)
+        with output_options(quiet=quiet, verbose=verbose):
+            return body(*args, **kwargs)
+
+    command.callback = run
+    command._fairtalk_output = True  # type: ignore[attr-defined]
+
+
 class _Commands(TyperGroup):
-    """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2."""
+    """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2.
+
+    Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`).
+    """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            add_output_options(command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -79,6 +146,18 @@ def terminal_safe(text: object) -> str:
 
 #: With ``--json`` stdout carries only the JSON document: every message goes to stderr.
 _MESSAGES_TO_STDERR: list[bool] = [False]
+#: ``-q``: no info messages (see :func:`info`) and no progress bars.
+_QUIET: list[bool] = [False]
+
+
+def set_quiet(quiet: bool) -> None:
+    """``-q`` for the command now running (``output_options`` sets and resets it)."""
+    _QUIET[0] = quiet
+
+
+def is_quiet() -> bool:
+    """Whether ``-q`` was given."""
+    return _QUIET[0]
 
 
 def say(text: object, *, style: str | None = None, stderr: bool = False) -> None:
@@ -86,6 +165,12 @@ def say(text: object, *, style: str | None = None, stderr: bool = False) -> None
     to_stderr = stderr or _MESSAGES_TO_STDERR[0]
     (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
                                                   soft_wrap=True)  # fmt: skip
+
+
+def info(text: object, *, style: str | None = None, stderr: bool = False) -> None:
+    """Like :func:`say`, for a message that is not a result ("wrote …", what was loaded): nothing under ``-q``."""
+    if not _QUIET[0]:
+        say(text, style=style, stderr=stderr)
 
 
 @contextlib.contextmanager

@@ -9,13 +9,14 @@ from typing import Any
 import typer
 
 from fairtalk.cli._app import say
+from fairtalk.cli._choices import BinaryTest, CountTest, plain
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
 _MSG_REPEATED = "--margin {name} is given twice"
 
-BINARY_TEST = typer.Option("exact", "--binary-test", help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).")
-COUNT_TEST = typer.Option("mean", "--count-test", help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).")
+BINARY_TEST = typer.Option(BinaryTest.exact, "--binary-test", help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).")
+COUNT_TEST = typer.Option(CountTest.mean, "--count-test", help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).")
 CLUSTERS = typer.Option(True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).")
 MARGIN = typer.Option(None, "--margin", help="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.")
 PRIMARY = typer.Option(None, "--primary", help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).")
@@ -53,7 +54,7 @@ def given_options(ctx: typer.Context, params: Mapping[str, str],
         source = ctx.get_parameter_source(param)
         if source is None or source.name in _DEFAULT_SOURCES:
             continue
-        value = ctx.params[param]
+        value = plain(ctx.params[param])
         values[option] = (convert or {}).get(param, lambda v: v)(value)
         names[option] = flags.get(param, option)
     return values, names

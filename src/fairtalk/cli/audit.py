@@ -10,12 +10,14 @@ import typer
 from fairtalk.cli._app import (
     app,
     console,
+    info,
     interrupted,
     json_output,
     lexicon_inputs,
     print_json,
     say,
 )
+from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Mixed, Split
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -77,7 +79,7 @@ def audit(
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
-    split: str | None = typer.Option(None, "--split", help="Corpus split (builtin:chitchat: all, train, heldout; default heldout)."),
+    split: Split | None = typer.Option(None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
     max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
     sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
@@ -85,28 +87,28 @@ def audit(
     top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
     top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
+    correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
-    distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
+    distinct: Distinct = typer.Option(Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    mixed: str = typer.Option("drop", "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
+    mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
     measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."),
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."),
-    binary_test: str = BINARY_TEST,
-    count_test: str = COUNT_TEST,
+    binary_test: BinaryTest = BINARY_TEST,
+    count_test: CountTest = COUNT_TEST,
     clusters: bool = CLUSTERS,
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
-    correction_scope: str = typer.Option("axis", "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
+    from fairtalk.cli._output import progress_bars
     from fairtalk.report import check_not_input, check_run_folder, rich_table
 
     store_path: Any = None
@@ -116,7 +118,8 @@ def audit(
         inputs = lexicon_inputs(config.axes, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in config.axes], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
-        run = fairtalk.run_audit(config, progress=not quiet)
+        with progress_bars() as progress:
+            run = fairtalk.run_audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
     json_output(json_out)
@@ -133,8 +136,8 @@ def audit(
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
-        say(f"{name}: report in {Path(output) / axis_run.folder}/")
-    say(f"wrote {Path(output) / 'index.html'}")
+        info(f"{name}: report in {Path(output) / axis_run.folder}/")
+    info(f"wrote {Path(output) / 'index.html'}")
     code = report_gates(run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     if code:
         raise typer.Exit(code=code)

@@ -6,7 +6,8 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, console, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._app import app, console, info, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._choices import Split
 
 
 @app.command()
@@ -17,7 +18,7 @@ def augment(
     output: str = typer.Option(..., "-o", "--output", help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
-    split: str = typer.Option("all", "--split", help="builtin:chitchat only: all, train, or heldout."),
+    split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout."),
 ) -> None:
     """Counterpart data augmentation: write each dialogue plus its group-swapped twin (when it changes)."""
     import time
@@ -27,7 +28,7 @@ def augment(
 
     started = time.perf_counter()
     lex = resolve_lexicon(axis, lexicon)
-    contexts = fairtalk.read_corpus(corpus, field=field, split=split)
+    contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
     check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
     augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
     fairtalk.write_dialogues(augmentation, output, inputs=[corpus])
@@ -100,6 +101,6 @@ def pool_filter(
         table.add_row(f"  dropped: {reason}", f"{n:,}")
     table.add_row("pool after", f"{result.n_after:,}")
     console.print(table, markup=False, highlight=False)
-    console.print(f"wrote {output}", markup=False, highlight=False)
+    info(f"wrote {output}")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._choices import Mixed, Split, Variant
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
 
@@ -20,10 +21,10 @@ def pairs(
     output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). The summary always goes to stderr."),
     limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the --limit sample and for many-to-many word choices."),
-    mixed: str = typer.Option("drop", "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
+    mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
     column: str | None = typer.Option(None, "--column", help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first)."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
-    split: str = typer.Option("all", "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
+    split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
     import time
@@ -35,11 +36,11 @@ def pairs(
     if limit is not None and limit < 1:
         raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
     lex = resolve_lexicon(axis, lexicon)
-    contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split)
+    contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split.value)
     if output != "-":
         check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
     pair_set = fairtalk.build_pairs(
-        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed, limit=limit, seed=seed  # type: ignore[arg-type]
+        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed.value, limit=limit, seed=seed  # type: ignore[arg-type]
     )
     fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
     _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started)
@@ -80,13 +81,13 @@ def swap(
     texts: list[str] | None = typer.Argument(None, help="Texts to swap; without them, lines are read from stdin."),
     axis: str | None = typer.Option(None, "--axis", help="Built-in axis: gender or race."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
-    variant: str = typer.Option("default", "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
+    variant: Variant = typer.Option(Variant.default, "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
 ) -> None:
     """Swap each line into the other group's wording (both directions), one output line per input line."""
     import fairtalk
 
-    lex = resolve_lexicon(axis, lexicon, variant=variant)
+    lex = resolve_lexicon(axis, lexicon, variant=variant.value)
     swapper = fairtalk.Swapper(lex, seed=seed)
     if texts:
         lines = (line for text in texts for line in text.split("\n"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import console, say
+from fairtalk.cli._app import console, info, say
 from fairtalk.cli.prompts import regard_app
 
 _SCORER_HELP = "Regard scorer: builtin, path:DIR (from `fairtalk regard train`) or hf:MODEL."
@@ -26,7 +26,7 @@ def regard_label(
     fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
     counts = {name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
     say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
-    say(f"wrote {output}")
+    info(f"wrote {output}")
 
 
 @regard_app.command("check")

@@ -31,20 +31,21 @@ def debias(
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Training dialogues (builtin:chitchat: its train split; the audit uses its held-out split)."),
     eval_corpus: str | None = typer.Option(None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or training log."),
 ) -> None:
     """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs."""
     import fairtalk
+    from fairtalk.cli._output import progress_bars, show_log
     from fairtalk.report import comparison_rich_table
 
     started = time.perf_counter()
     if n_pairs is not None and n_pairs < 1:
         raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
-    comparison = fairtalk.reproduce_debias(
-        out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus, eval_corpus=eval_corpus,
-        n_resamples=resamples, progress=not quiet,
-        log=None if quiet else (lambda line: console.print(line, highlight=False, markup=False)),
-    )  # fmt: skip
+    show_log("fairtalk.training", "fairtalk.pipeline._reproduce")  # the stages and epochs, unless -q
+    with progress_bars() as progress:
+        comparison = fairtalk.reproduce_debias(
+            out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus,
+            eval_corpus=eval_corpus, n_resamples=resamples, progress=progress,
+        )  # fmt: skip
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():
         console.print(f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "

@@ -10,6 +10,7 @@ from fairtalk.cli._app import (
     IN_MEMORY,
     app,
     check_output_file,
+    info,
     interrupted,
     say,
     stdin_as_file,
@@ -88,6 +89,7 @@ def respond(
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
     import fairtalk
+    from fairtalk.cli._output import progress_bars
     from fairtalk.report import check_not_input
 
     responder = None
@@ -108,9 +110,10 @@ def respond(
         check_not_input(output, files)
         if store is not None:
             check_not_input(store, files, option="--store")
-        generation = fairtalk.respond(items, model=responder, seed=seed, store=store, settings=settings,
-                                      max_errors=max_errors, batch_size=batch_size, progress=True,
-                                      model_version=model_version)  # fmt: skip
+        with progress_bars() as progress:
+            generation = fairtalk.respond(items, model=responder, seed=seed, store=store, settings=settings,
+                                          max_errors=max_errors, batch_size=batch_size, progress=progress,
+                                          model_version=model_version)  # fmt: skip
         fairtalk.write_responses(generation.responses, output)
     except KeyboardInterrupt:
         interrupted(store)
@@ -118,7 +121,7 @@ def respond(
         if responder is not None:
             responder.close()
     summary = generation.summary
-    say(f"model {summary.model}", stderr=True)
+    say(f"model {summary.model}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
-    say(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)
+    info(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)

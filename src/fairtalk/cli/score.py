@@ -7,6 +7,7 @@ import typer
 from fairtalk.cli._app import (
     app,
     console,
+    info,
     interrupted,
     json_output,
     print_json,
@@ -14,6 +15,7 @@ from fairtalk.cli._app import (
     say,
     stdin_as_file,
 )
+from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -41,10 +43,10 @@ def score(
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm or bh."),
+    correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
-    distinct: str = typer.Option("paper", "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
+    distinct: Distinct = typer.Option(Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
@@ -52,8 +54,8 @@ def score(
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
     measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."),
     json_out: bool = typer.Option(False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."),
-    binary_test: str = BINARY_TEST,
-    count_test: str = COUNT_TEST,
+    binary_test: BinaryTest = BINARY_TEST,
+    count_test: CountTest = COUNT_TEST,
     clusters: bool = CLUSTERS,
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
@@ -89,7 +91,7 @@ def score(
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")
     for path in paths.values():
-        say(f"wrote {path}")
+        info(f"wrote {path}")
     code = report_gates({result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias,
                         fail_unless_equivalent=fail_unless_equivalent)  # fmt: skip
     if code:

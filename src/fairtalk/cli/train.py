@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, console
-
-_MODELS = ("seq2seq", "retrieval")
-_MSG_MODEL = "MODEL must be seq2seq or retrieval, not {given!r}"
+from fairtalk.cli._app import app, console, info
+from fairtalk.cli._choices import Debias, Dtype, TrainModel
 
 
 @app.command()
 def train(
-    model: str = typer.Argument(..., help="seq2seq (LSTM generator) or retrieval (Transformer ranker)."),
+    model: TrainModel = typer.Argument(..., help="seq2seq (LSTM generator) or retrieval (Transformer ranker)."),
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH."),
     output: str = typer.Option(..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."),
-    debias: str = typer.Option("none", "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."),
+    debias: Debias = typer.Option(Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."),
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
     axis: str = typer.Option("gender", "--axis", help="Axis for --debias: gender, race, or a lexicon file."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
@@ -25,26 +23,23 @@ def train(
     lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3)."),
     pool_size: int = typer.Option(16000, "--pool-size", min=1, help="Retrieval: candidates sampled from the training responses."),
     threads: int = typer.Option(2, "--threads", min=1, help="CPU threads for torch."),
-    dtype: str = typer.Option("float16", "--dtype", help="Precision of the saved weights: float16 or float32."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    dtype: Dtype = typer.Option(Dtype.float16, "--dtype", help="Precision of the saved weights: float16 or float32."),
 ) -> None:
     """Train a reference model on a dialogue corpus; print validation figures each epoch."""
     import fairtalk
+    from fairtalk.cli._output import progress_bars, show_log
 
-    if model not in _MODELS:
-        raise fairtalk.SpecError(_MSG_MODEL.format(given=model), choices=_MODELS, given=model)
-    if dtype not in ("float16", "float32"):
-        raise fairtalk.SpecError(f"--dtype must be float16 or float32, not {dtype!r}", choices=("float16", "float32"), given=dtype)
     config = fairtalk.TrainConfig(
-        model=model, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias, wer_k=wer_k,
-        axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype, corpus=corpus,
+        model=model.value, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias.value, wer_k=wer_k,
+        axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype.value, corpus=corpus,
     )
     split = "train" if corpus == "builtin:chitchat" else "all"
     dialogues = fairtalk.read_corpus(corpus, split=split)
-    console.print(f"training {model} on {corpus}" + (f" (split {split})" if split != "all" else "")
-                  + f", debias {debias}, seed {seed}, {epochs} epoch(s)", highlight=False)
-    result = fairtalk.train_model(dialogues, config, output, progress=not quiet,
-                                  log=lambda line: console.print(line, highlight=False, markup=False))
+    info(f"training {model.value} on {corpus}" + (f" (split {split})" if split != "all" else "")
+         + f", debias {debias.value}, seed {seed}, {epochs} epoch(s)")
+    show_log("fairtalk.training")  # one line per epoch, unless -q
+    with progress_bars() as progress:
+        result = fairtalk.train_model(dialogues, config, output, progress=progress)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
     console.print(

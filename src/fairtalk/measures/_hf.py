@@ -8,6 +8,7 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.measures._text import package_version
+from fairtalk.progress import no_third_party_bars
 
 __all__ = ["HFTextClassifier"]
 
@@ -51,8 +52,9 @@ class HFTextClassifier:
             if device == "auto":
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.model_name)
-                model = AutoModelForSequenceClassification.from_pretrained(self.model_name)
+                with no_third_party_bars():  # the library never draws
+                    tokenizer = AutoTokenizer.from_pretrained(self.model_name)
+                    model = AutoModelForSequenceClassification.from_pretrained(self.model_name)
             except (OSError, ValueError) as exc:
                 raise SpecError(_MSG_LOAD.format(model=self.model_name, error=exc)) from exc
             model.eval().to(device)

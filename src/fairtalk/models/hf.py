@@ -13,9 +13,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +31,7 @@ from fairtalk.models.base import (
     make_fingerprint,
 )
 from fairtalk.models.spec import build_options
+from fairtalk.progress import no_third_party_bars
 
 __all__ = ["HFOptions", "HFResponder"]
 
@@ -49,6 +52,25 @@ def _import_torch() -> tuple[Any, Any]:
     except ImportError as exc:
         raise FairtalkError(_MSG_MISSING_EXTRA.format(error=exc)) from exc
     return torch, transformers
+
+
+@contextlib.contextmanager
+def _no_gguf_bar() -> Iterator[None]:
+    """No tqdm bar from transformers' GGUF loader for the block (it draws one outside transformers' own switch)."""
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf
+    except ImportError:  # a transformers without GGUF support: nothing to silence
+        yield
+        return
+    original = getattr(gguf, "tqdm", None)
+    if original is None:
+        yield
+        return
+    gguf.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf.tqdm = original
 
 
 def _file_digest(path: Path) -> str:
@@ -149,11 +171,12 @@ class HFResponder(BaseResponder):
         self.dtype = dtype
         extra = {} if gguf_file is None else {"gguf_file": gguf_file}
         try:
-            config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
-            self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
-            auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
-            self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
+            with no_third_party_bars(), _no_gguf_bar() if gguf_file else contextlib.nullcontext():  # the library never draws
+                config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
+                self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+                auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM
+                self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
+                self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise FairtalkError(_MSG_LOAD.format(name=self.name_or_path, error=exc)) from exc
         self.model.to(device)

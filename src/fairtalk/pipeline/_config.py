@@ -25,6 +25,10 @@ from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import Lexicon
+from fairtalk.models import DecodingSettings, Responder
+from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
 from fairtalk.pipeline._options import (
     _MSG_TWICE,
@@ -35,10 +39,6 @@ from fairtalk.pipeline._options import (
     split_names,
     unknown_key,
 )
-from fairtalk.errors import SpecError
-from fairtalk.lexicons import Lexicon
-from fairtalk.models import DecodingSettings, Responder
-from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.store import RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "AuditConfig"]

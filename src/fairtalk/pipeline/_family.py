@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.pipeline._inference import power_row
 from fairtalk.lexicons import Lexicon
+from fairtalk.pipeline._inference import power_row
 from fairtalk.responses import ResponseSet
 from fairtalk.results import AuditResult, DivergentPair, MeasureResult, ScorerCheck
 from fairtalk.stats import adjust_pvalues, verdict

@@ -13,27 +13,25 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.jsonl import MAX_RECORD_BYTES, fit_in_record
 from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.pairs import read_pairs
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair, Response
 from fairtalk.responses import ResponseSet, read_responses
 from fairtalk.results import GenerationSummary
 from fairtalk.store import CachingResponder, RunStore
 
-__all__ = ["DEFAULT_MODELS", "Generation", "ProgressCallback", "default_model", "item_seed", "respond"]
+__all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond"]
 
 #: Tried in order when no model is given: the first that loads is the default.
 DEFAULT_MODELS = ("builtin:minilm-retrieval", "builtin:retrieval", "builtin:smollm2")
-#: ``progress(label, n_done, n_total)``: called as pair sides finish (and as stages start, with 0).
-ProgressCallback = Callable[[str, int, int], object]
 
 _MSG_NO_DEFAULT = (
     "no default model is available ({reasons}); pass a model: --model SPEC on the command line "
@@ -45,7 +43,6 @@ _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
 _MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
-_MSG_PROGRESS = "progress must be True, False or a callable(label, n_done, n_total), got {type}"
 _N_ERROR_EXAMPLES = 3
 _MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
 _LOG = logging.getLogger(__name__)
@@ -129,71 +126,13 @@ def cached_model(
                                model_version=model_version)  # fmt: skip
 
 
-class Progress:
-    """Stage progress shown as a rich bar with ETA (``True``), sent to a callback, or dropped."""
-
-    def __init__(self, progress: bool | ProgressCallback | None) -> None:
-        if progress is not None and not isinstance(progress, bool) and not callable(progress):
-            raise SpecError(_MSG_PROGRESS.format(type=type(progress).__name__))
-        self._callback = progress if callable(progress) else None
-        self._bar: Any = None
-        self._task: Any = None
-        self._label, self._done, self._total = "", 0, 0
-        if progress is True:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )  # fmt: skip
-            from rich.progress import (
-                Progress as RichProgress,
-            )
-
-            self._bar = RichProgress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True),
-            )  # fmt: skip
-            self._bar.start()
-
-    def start(self, label: str, total: int) -> None:
-        """Begin a stage of ``total`` steps (0 when it has no count)."""
-        self._label, self._done, self._total = label, 0, total
-        if self._bar is not None:
-            self._task = self._bar.add_task(label, total=total or None)
-        if self._callback is not None:
-            self._callback(label, 0, total)
-
-    def advance(self, n: int) -> None:
-        """Record ``n`` more finished steps of the current stage."""
-        self._done += n
-        if self._bar is not None and self._task is not None:
-            self._bar.advance(self._task, n)
-        if self._callback is not None:
-            self._callback(self._label, self._done, self._total)
-
-    def finish(self) -> None:
-        """Mark the current stage done."""
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, total=max(self._total, self._done, 1), completed=max(self._total, self._done, 1))
-        self._task = None
-
-    def close(self) -> None:
-        """Stop the bar (idempotent)."""
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
-
 def generate(
     cached: CachingResponder,
     pairs: Sequence[Pair],
     settings: DecodingSettings,
     *,
     seed: int,
-    progress: Progress,
+    progress: ProgressReporter,
     label: str = "responses",
 ) -> Generation:
     """Both sides of every pair through ``cached``; complete pairs become the ResponseSet."""
@@ -204,8 +143,9 @@ def generate(
     for pair in pairs:
         contexts += (pair.a, pair.b)
         seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
-    progress.start(label, len(contexts))
-    cached.progress = progress.advance
+    _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, len(contexts), cached.batch_size, settings.to_dict())
+    progress.start(label, len(contexts), unit="responses")
+    cached.progress = progress.advance if progress.enabled else None
     try:
         out = cached.respond_each(contexts, settings, seeds=seeds)
     except ResponderError as exc:
@@ -260,6 +200,8 @@ def generate(
         error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
         n_unencodable=cached.n_unencodable - before[3],
     )
+    _LOG.info("%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)", label,
+              summary.n_items, summary.model, summary.n_cached, summary.n_generated, summary.n_errors, summary.seconds)
     return Generation(rs, summary, tuple(errors))
 
 
@@ -272,7 +214,7 @@ def respond(
     settings: DecodingSettings | None = None,
     max_errors: int | None = None,
     batch_size: int = 64,
-    progress: bool | ProgressCallback | None = False,
+    progress: ProgressCallback | None = None,
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
 ) -> Generation:
@@ -296,8 +238,9 @@ def respond(
         Abort with ResponderError once more pair sides than this have failed (None: never).
     batch_size : int
         Pair sides sent to the model, and committed, per batch.
-    progress : bool or callable
-        True shows a progress bar with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
+    progress : callable, optional
+        Receives a :class:`~fairtalk.ProgressEvent` as pair sides finish (``False`` means None;
+        ``True`` and a callable ``(label, n_done, n_total)`` still work, with a FutureWarning).
     model_args : mapping, optional
         Options for the model spec's adapter (``{"timeout": "60"}``), as ``?key=value`` in the spec.
     model_version : str, optional
@@ -320,10 +263,7 @@ def respond(
     """
     items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = DecodingSettings() if settings is None else settings
-    reporter = Progress(progress)
-    try:
-        with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
-                          model_version=model_version) as cached:  # fmt: skip
-            return generate(cached, items, settings, seed=seed, progress=reporter)
-    finally:
-        reporter.close()
+    reporter = ProgressReporter(progress_callback(progress))
+    with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
+                      model_version=model_version) as cached:  # fmt: skip
+        return generate(cached, items, settings, seed=seed, progress=reporter)

@@ -15,10 +15,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 from fairtalk.errors import InputError, SpecError
 from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS
+from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 
 __all__ = ["CORRECTIONS", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
 

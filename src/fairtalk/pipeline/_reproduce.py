@@ -13,24 +13,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.pipeline._config import AuditConfig
-from fairtalk.pipeline._generate import Progress, ProgressCallback
-from fairtalk.pipeline._options import ScoreOptions
-from fairtalk.pipeline._run import run_axes
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import DecodingSettings
 from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.pipeline._config import AuditConfig
+from fairtalk.pipeline._options import ScoreOptions
+from fairtalk.pipeline._run import run_axes
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.report import write_run
 from fairtalk.report.comparison import write_comparison
 from fairtalk.results import ComparedModel, DebiasComparison
@@ -54,6 +56,9 @@ _SPLIT_CORPORA = ("builtin:chitchat",)
 _CACHE_FORMAT = 1
 _STORE_FILE = "responses.sqlite"
 
+_MSG_LOG = ("reproduce_debias(log=...) is deprecated: its lines go to the 'fairtalk' loggers at INFO "
+            "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3")
+_LOG = logging.getLogger(__name__)
 _MSG_KIND = "reproduce_debias trains seq2seq models, got a TrainConfig for {model!r}"
 _MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
 
@@ -121,7 +126,7 @@ def reproduce_debias(
     settings: DecodingSettings | None = None,
     n_resamples: int = 2000,
     report_formats: Iterable[str] | None = None,
-    progress: bool | ProgressCallback | None = False,
+    progress: ProgressCallback | None = None,
     log: Callable[[str], object] | None = None,
 ) -> DebiasComparison:
     """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs.
@@ -157,10 +162,13 @@ def reproduce_debias(
         Bootstrap resamples of the scoring.
     report_formats : iterable of str, optional
         Formats of each model's report (default all: json, csv, md, html).
-    progress : bool or callable
-        True shows training and generation progress bars; a callable gets ``(label, n_done, n_total)``.
+    progress : callable, optional
+        Receives a :class:`~fairtalk.ProgressEvent` per training batch and per generated answer.
+        ``False`` means None; ``True`` and a callable ``(label, n_done, n_total)`` still work, with
+        a FutureWarning.
     log : callable, optional
-        Receives one line per stage and per training epoch.
+        Deprecated (FutureWarning; removed in fairtalk 0.3): also receives each line that goes
+        to the ``fairtalk.pipeline`` and ``fairtalk.training`` loggers at INFO, one per stage and per epoch.
 
     Returns
     -------
@@ -180,7 +188,15 @@ def reproduce_debias(
     # every audit option is validated here, once, before any training
     audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs, settings=settings or DecodingSettings(),
                                score=ScoreOptions(seed=seed, n_resamples=n_resamples))  # fmt: skip
-    say = log or (lambda _line: None)
+    callback = progress_callback(progress)
+    if log is not None:
+        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
+
+    def say(line: str) -> None:
+        _LOG.info("%s", line)
+        if log is not None:
+            log(line)
+
     started = time.perf_counter()
     out = Path(out_dir)
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
@@ -200,7 +216,9 @@ def reproduce_debias(
         say(f"{name}: training seq2seq (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
         t0 = time.perf_counter()
         dialogues = read_corpus(config.corpus or corpus, split=train_split)
-        train_model(dialogues, config, folder, progress=progress is True, log=say)
+        with warnings.catch_warnings():  # the caller was warned about log= above
+            warnings.simplefilter("ignore", FutureWarning)
+            train_model(dialogues, config, folder, progress=callback, log=log)
         timings["training"] += time.perf_counter() - t0
         checkpoints[name] = (folder, True)
 
@@ -219,31 +237,28 @@ def reproduce_debias(
     models: dict[str, ComparedModel] = {}
     given = {lexicon.axis: (pairs, coverage.to_dict())}
     formats = None if report_formats is None else tuple(report_formats)
-    reporter = Progress(progress)  # after training: rich allows one live display at a time
-    try:
-        with RunStore(cache / _STORE_FILE) as store:
-            for name, (folder, trained) in checkpoints.items():
-                config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
-                                               "model_args": {"path": str(folder)}, "store": store, "n_pairs": n_pairs})  # fmt: skip
-                run = run_axes(config, [lexicon], reporter, pairs=given,
-                               extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
-                write_run(run, out / name, formats=formats)
-                for stage in ("generation", "scoring"):
-                    timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
-                rs = run.axes[lexicon.axis].responses
-                assert rs is not None
-                n_different = sum(ra.response != rb.response for ra, rb in rs)
-                n_distinct = len({r.response for r in (*rs.a, *rs.b)})
-                record = _finished(folder) or {}
-                history = record.get("history") or [{}]
-                models[name] = ComparedModel(
-                    name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
-                    training=MappingProxyType(asdict(configs[name])), training_seconds=record.get("training_seconds"),
-                    validation=MappingProxyType(dict(history[-1].get("validation") or {})), run=run,
-                    n_different=n_different, n_distinct=n_distinct,
-                )  # fmt: skip
-    finally:
-        reporter.close()
+    reporter = ProgressReporter(callback)
+    with RunStore(cache / _STORE_FILE) as store:
+        for name, (folder, trained) in checkpoints.items():
+            config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
+                                           "model_args": {"path": str(folder)}, "store": store, "n_pairs": n_pairs})  # fmt: skip
+            run = run_axes(config, [lexicon], reporter, pairs=given,
+                           extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+            write_run(run, out / name, formats=formats)
+            for stage in ("generation", "scoring"):
+                timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
+            rs = run.axes[lexicon.axis].responses
+            assert rs is not None
+            n_different = sum(ra.response != rb.response for ra, rb in rs)
+            n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+            record = _finished(folder) or {}
+            history = record.get("history") or [{}]
+            models[name] = ComparedModel(
+                name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
+                training=MappingProxyType(asdict(configs[name])), training_seconds=record.get("training_seconds"),
+                validation=MappingProxyType(dict(history[-1].get("validation") or {})), run=run,
+                n_different=n_different, n_distinct=n_distinct,
+            )  # fmt: skip
     timings["total"] = time.perf_counter() - started
     files = {"table_md": str(out / "table7.md"), "table_csv": str(out / "table7.csv"),
              "results": str(out / "results.json"), "pairs": str(out / "pairs.jsonl"),

@@ -7,6 +7,7 @@ it is given, or builds them from the corpus. Writing is :func:`fairtalk.report.w
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -16,6 +17,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.corpora import read_corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, ResponderError, SpecError
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.pairs import build_pairs
 from fairtalk.pipeline._config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
@@ -23,18 +29,9 @@ from fairtalk.pipeline._config import (
     AuditConfig,
 )
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
-from fairtalk.pipeline._generate import (
-    Progress,
-    ProgressCallback,
-    cached_model,
-    generate,
-)
+from fairtalk.pipeline._generate import cached_model, generate
 from fairtalk.pipeline._score import prepare_scores
-from fairtalk.corpora import read_corpus
-from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError, ResponderError, SpecError
-from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.pairs import build_pairs
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.report import check_run_folder, write_run
 from fairtalk.results import AuditRun, AxisRun, GenerationSummary
@@ -43,6 +40,7 @@ from fairtalk.store import CachingResponder, RunStore
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "run_axes"]
 
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
     "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
 )
@@ -66,7 +64,7 @@ def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
 def audit(
     config: AuditConfig | None = None,
     *,
-    progress: bool | ProgressCallback | None = False,
+    progress: ProgressCallback | None = None,
     **options: Any,
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
@@ -78,8 +76,10 @@ def audit(
     ----------
     config : AuditConfig, optional
         Every option in one validated value (also built by ``AuditConfig.from_file``).
-    progress : bool or callable
-        True shows progress bars with ETA on stderr; a callable gets ``(label, n_done, n_total)``.
+    progress : callable, optional
+        Receives a :class:`~fairtalk.ProgressEvent` per step of each stage (pairs, responses,
+        scoring); messages go to the ``fairtalk`` loggers. ``False`` means None; ``True`` and a
+        callable ``(label, n_done, n_total)`` still work, with a FutureWarning.
     corpus : str or path
         Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
     axes : str, Lexicon or sequence
@@ -156,11 +156,7 @@ def audit(
     if config.out_dir is not None:
         check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
                          _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
-    reporter = Progress(progress)
-    try:
-        run = run_axes(config, lexicons, reporter, contexts=contexts)
-    finally:
-        reporter.close()
+    run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
     if config.out_dir is not None:
         write_run(run, config.out_dir)
     return run
@@ -169,7 +165,7 @@ def audit(
 def run_axes(
     config: AuditConfig,
     lexicons: Sequence[Lexicon],
-    reporter: Progress,
+    reporter: ProgressReporter,
     *,
     contexts: Any = None,
     pairs: Mapping[str, tuple[Sequence[Pair], Mapping[str, Any]]] | None = None,
@@ -240,7 +236,7 @@ def _audit_axis(
     lexicon: Lexicon,
     cached: CachingResponder,
     config: AuditConfig,
-    reporter: Progress,
+    reporter: ProgressReporter,
     *,
     contexts: Any,
     given: tuple[Sequence[Pair], Mapping[str, Any]] | None,
@@ -252,13 +248,15 @@ def _audit_axis(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     if given is None:
-        reporter.start(f"{axis}: pairs", 0)
+        reporter.start(f"{axis}: pairs", unit="pairs")
         pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
                                seed=seed)  # type: ignore[arg-type]  # fmt: skip
         pairs: Sequence[Pair] = list(pair_set)
         coverage = pair_set.coverage.to_dict()
         reporter.finish()
         timings["pairs"] = time.perf_counter() - started
+        _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage["n_read"],
+                  coverage["n_matched"])  # fmt: skip
         if len(pairs) < 2:
             raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage["n_read"],
                                                        n_matched=coverage["n_matched"]))  # fmt: skip
@@ -271,10 +269,11 @@ def _audit_axis(
         raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
 
     started = time.perf_counter()
-    reporter.start(f"{axis}: scoring", 0)
+    reporter.start(f"{axis}: scoring", unit="pairs")
     scored = prepare_scores(generation.responses, axis=lexicon, options=config.score)
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
+    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
     manifest = {
         "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
         "decoding": config.settings.to_dict(), "seed": seed, "n_pairs_requested": config.n_pairs,

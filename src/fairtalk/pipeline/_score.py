@@ -10,6 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk.errors import InputError, SpecError
+from fairtalk.jsonl import jsonable
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.measures import (
+    RawScored,
+    default_measures,
+    get_measure,
+    score_unique,
+)
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._inference import (
@@ -21,15 +30,6 @@ from fairtalk.pipeline._inference import (
     corpus_row,
 )
 from fairtalk.pipeline._options import ScoreOptions
-from fairtalk.errors import InputError, SpecError
-from fairtalk.jsonl import jsonable
-from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import (
-    RawScored,
-    default_measures,
-    get_measure,
-    score_unique,
-)
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap

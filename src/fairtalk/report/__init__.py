@@ -35,12 +35,13 @@ from fairtalk.report.table import (
     summary_rows,
     verdict_text,
 )
+from fairtalk.report.templating import jinja_environment
 from fairtalk.results import AuditResult
 
 __all__ = [
     "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
     "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
-    "write_index", "write_report", "write_run",
+    "write_index", "write_report", "write_run", "jinja_environment",
 ]
 
 #: File written for each format, inside the output folder.

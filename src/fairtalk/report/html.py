@@ -22,24 +22,12 @@ from fairtalk.report.table import (
     scorer_check_lines,
     summary_rows,
 )
+from fairtalk.report.templating import jinja_environment
 from fairtalk.results import AuditResult
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "render_html", "write_html"]
 
 _TEMPLATE = "report.html.j2"
-
-
-def _environment():  # noqa: ANN202 - jinja2 is imported lazily
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    # autoescape=True for every template: all model text, group names and manifest values are escaped.
-    return Environment(
-        loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def _version() -> str:
@@ -139,7 +127,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         "input_summary": sorted(dict(result.input_summary).items()),
         "manifest": _manifest_items(result.manifest),
     }
-    return _environment().get_template(_TEMPLATE).render(**context)
+    return jinja_environment().get_template(_TEMPLATE).render(**context)
 
 
 def write_html(result: AuditResult, path: str | os.PathLike) -> Path:

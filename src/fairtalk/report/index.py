@@ -20,8 +20,9 @@ from fairtalk.files import (
 )
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
-from fairtalk.report.html import _environment, _version
+from fairtalk.report.html import _version
 from fairtalk.report.table import measure_label
+from fairtalk.report.templating import jinja_environment
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
 
@@ -91,7 +92,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
     }
-    return _environment().get_template(_TEMPLATE).render(**context)
+    return jinja_environment().get_template(_TEMPLATE).render(**context)
 
 
 def _correction_text(run: AuditRun) -> str:

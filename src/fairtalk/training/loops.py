@@ -20,8 +20,10 @@ can change floating-point reduction order.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import SpecError
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import data as D
 from fairtalk.training.checkpoints import save_checkpoint
@@ -44,6 +47,9 @@ _MSG_DEBIAS = "unknown debiasing method {debias!r}"
 _MSG_POSITIVE = "{name} must be a positive integer, got {value!r}"
 _DEFAULT_LR = {"seq2seq": 1e-3, "retrieval": 1e-3}
 _N_CANDIDATES = 100
+_MSG_LOG = ("train_model(log=...) is deprecated: its lines go to the 'fairtalk.training' logger at INFO "
+            "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3")
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -132,8 +138,8 @@ def train_model(
     config: TrainConfig,
     out_dir: str | Path,
     *,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
+    log: Callable[[str], object] | None = None,
 ) -> TrainResult:
     """Train a reference model on context–response dialogues and write its checkpoint to ``out_dir``.
 
@@ -145,10 +151,13 @@ def train_model(
         Model kind, sizes, seed, debiasing, epochs.
     out_dir : path
         Checkpoint directory (rewritten after each epoch).
-    progress : bool
-        Show rich progress bars.
+    progress : callable, optional
+        Receives a :class:`~fairtalk.ProgressEvent` per training batch (stage ``"seq2seq epoch
+        1/2"``, the running loss in ``metrics``). ``False`` means None; ``True`` (which drew bars
+        here before) still works, with a FutureWarning, and draws nothing.
     log : callable, optional
-        Receives one line per epoch (default: print).
+        Deprecated (FutureWarning; removed in fairtalk 0.3): also receives each line logged to
+        ``fairtalk.training`` at INFO (one per epoch, and WER's word pair count).
 
     Returns
     -------
@@ -156,7 +165,9 @@ def train_model(
     """
     import torch
 
-    log = log or print
+    callback = progress_callback(progress)
+    if log is not None:
+        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
     started = time.perf_counter()
     previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
     torch.set_num_threads(config.threads)
@@ -169,7 +180,7 @@ def train_model(
             split = D.augment_split(split, config.axis, seed=config.seed)
         texts = (t for p in split.train for t in (p.context, p.response))
         vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
-        run = _Run(config, vocab, split, Path(out_dir), progress, log, started)
+        run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
         return run.fit()
     finally:
         torch.set_num_threads(previous[0])
@@ -180,13 +191,13 @@ class _Run:
     """State of one training run (model, optimizer, data) and its epoch loop."""
 
     def __init__(self, config: TrainConfig, vocab: Vocab, split: D.DialogueSplit, out: Path,
-                 progress: bool, log: Callable[[str], None], started: float) -> None:
+                 progress: ProgressReporter, log: Callable[[str], object] | None, started: float) -> None:
         import torch
 
         from fairtalk.training import nets
 
         self.config, self.vocab, self.split, self.out = config, vocab, split, out
-        self.progress, self.log, self.started = progress, log, started
+        self.progress, self._log, self.started = progress, log, started
         self.rng = np.random.default_rng([config.seed, 2])
         enc = {"max_context_len": config.max_context_len, "max_response_len": config.max_response_len}
         self.train_ids = D.encode_pairs(split.train, vocab, **enc)
@@ -202,44 +213,39 @@ class _Run:
             from fairtalk.debias.wer import EmbeddingRegularizer
 
             self.regularizer = EmbeddingRegularizer.from_vocab(self.net.embedding, config.axis, vocab.words, k=config.wer_k)
-            log(f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary")
+            self.log(f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary")
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
         self.history: list[EpochStats] = []
 
+    def log(self, line: str) -> None:
+        """One line of the training log: to the ``fairtalk.training`` logger (and the deprecated ``log=``)."""
+        _LOG.info("%s", line)
+        if self._log is not None:
+            self._log(line)
+
     def fit(self) -> TrainResult:
         """Run every epoch, validating and saving after each."""
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
         config = self.config
         lengths = [len(c) + len(r) for c, r in zip(*self.train_ids)]
         n_batches = -(-len(lengths) // config.batch_size)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.3f}"),
-                   TimeElapsedColumn(), TimeRemainingColumn())
-        with Progress(*columns, disable=not self.progress, transient=False) as bars:
-            for epoch in range(1, config.epochs + 1):
-                t0 = time.perf_counter()
-                task = bars.add_task(f"{config.model} epoch {epoch}/{config.epochs}", total=n_batches, loss=float("nan"))
-                self.net.train()
-                total = 0.0
-                count = 0
-                for index in D.batches(lengths, config.batch_size, self.rng):
-                    loss = self._step(index)
-                    total += loss
-                    count += 1
-                    bars.update(task, advance=1, loss=total / count)
-                figures = self.validate()
-                stats = EpochStats(epoch, total / max(count, 1), figures, time.perf_counter() - t0)
-                self.history.append(stats)
-                shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items())
-                self.log(f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)")
-                self.save(final=epoch == config.epochs)
+        for epoch in range(1, config.epochs + 1):
+            t0 = time.perf_counter()
+            self.progress.start(f"{config.model} epoch {epoch}/{config.epochs}", n_batches, unit="batches")
+            self.net.train()
+            total = 0.0
+            count = 0
+            for index in D.batches(lengths, config.batch_size, self.rng):
+                loss = self._step(index)
+                total += loss
+                count += 1
+                self.progress.advance(1, loss=total / count)
+            self.progress.finish()
+            figures = self.validate()
+            stats = EpochStats(epoch, total / max(count, 1), figures, time.perf_counter() - t0)
+            self.history.append(stats)
+            shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items())
+            self.log(f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)")
+            self.save(final=epoch == config.epochs)
         return self.result()
 
     def _tensors(self, index: np.ndarray, ids: tuple[list[list[int]], list[list[int]]]) -> tuple[Any, Any]:

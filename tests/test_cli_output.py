@@ -1,0 +1,108 @@
+"""Tests for cli/_output.py and the options every command shares: -q/--quiet, -v/--verbose, and enum choices."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from audit_toys import write_corpus, write_models
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def toys(tmp_path: Path) -> tuple[Path, Path]:
+    return write_corpus(tmp_path), write_models(tmp_path)
+
+
+def _audit(toys: tuple[Path, Path], out: Path, *extra: str) -> list[str]:
+    corpus, models = toys
+    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:biased", "-o", str(out),
+            "--resamples", "100", *extra]  # fmt: skip
+
+
+def test_quiet_drops_progress_bars_and_info_lines_but_not_results(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    loud = runner.invoke(app, _audit(toys, tmp_path / "loud"))
+    assert loud.exit_code == 0, loud.output
+    assert "gender: responses" in loud.stderr and "80/80" in loud.stderr  # the bar of the generation stage
+    assert "wrote " in loud.stdout and "report in" in loud.stdout
+    quiet = runner.invoke(app, _audit(toys, tmp_path / "quiet", "-q"))
+    assert quiet.exit_code == 0, quiet.output
+    assert "gender: responses" not in quiet.stderr and "80/80" not in quiet.stderr
+    assert "wrote " not in quiet.output and "report in" not in quiet.output
+    assert "difference detected" in quiet.stdout and "pairs audited" in quiet.stdout  # results stay
+    assert runner.invoke(app, _audit(toys, tmp_path / "long", "--quiet")).exit_code == 0  # the long form too
+
+
+def test_verbose_shows_the_library_log_on_stderr(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    plain = runner.invoke(app, _audit(toys, tmp_path / "plain"))
+    assert "40 pairs from 82 contexts read" not in plain.output
+    verbose = runner.invoke(app, _audit(toys, tmp_path / "v", "-v"))
+    assert verbose.exit_code == 0, verbose.output
+    assert "gender: 40 pairs from 82 contexts read (80 mention a group)" in verbose.stderr
+    assert "debug:" not in verbose.stderr
+    debug = runner.invoke(app, _audit(toys, tmp_path / "vv", "-vv"))
+    assert debug.exit_code == 0, debug.output
+    assert "debug: gender: responses: 80 pair sides" in debug.stderr
+    library = logging.getLogger("fairtalk")  # the command's set-up is undone when it ends
+    assert library.handlers == [] and library.propagate and library.level == logging.NOTSET
+
+
+def test_quiet_and_verbose_exclude_each_other(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    result = runner.invoke(app, _audit(toys, tmp_path / "x", "-q", "-v"))
+    assert result.exit_code == 2 and "error: -q/--quiet and -v/--verbose exclude each other" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def _commands(group: object, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    ctx = typer.Context(group)  # type: ignore[arg-type]
+    found = []
+    for name in group.list_commands(ctx):  # type: ignore[attr-defined]
+        command = group.get_command(ctx, name)  # type: ignore[attr-defined]
+        if hasattr(command, "commands"):
+            found += _commands(command, (*path, name))
+        else:
+            found.append((*path, name))
+    return found
+
+
+def test_every_command_has_quiet_and_verbose() -> None:
+    commands = _commands(typer.main.get_command(app))
+    assert ("audit",) in commands and ("reproduce", "debias") in commands and ("prompts", "generate") in commands
+    for path in commands:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        flags = set(result.stdout.replace(",", " ").split())
+        assert {"--quiet", "-q", "--verbose", "-v"} <= flags, path
+
+
+def test_choices_are_the_library_s() -> None:
+    from fairtalk.cli import _choices
+    from fairtalk.corpora import SPLITS
+    from fairtalk.measures.diversity import DEFINITIONS
+    from fairtalk.pairs import MIXED_POLICIES
+    from fairtalk.pipeline import CORRECTIONS
+    from fairtalk.pipeline._family import CORRECTION_SCOPES
+    from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
+    from fairtalk.training.loops import DEBIAS
+
+    expected = {
+        _choices.Correction: CORRECTIONS, _choices.CorrectionScope: CORRECTION_SCOPES,
+        _choices.BinaryTest: tuple(BINARY_TESTS), _choices.CountTest: COUNT_TESTS, _choices.Distinct: DEFINITIONS,
+        _choices.Mixed: MIXED_POLICIES, _choices.Split: SPLITS, _choices.Debias: DEBIAS,
+        _choices.Variant: ("default", "paper"), _choices.TrainModel: ("seq2seq", "retrieval"),
+        _choices.Dtype: ("float16", "float32"),
+    }  # fmt: skip
+    for enum, values in expected.items():
+        assert sorted(member.value for member in enum) == sorted(values), enum.__name__
+
+
+def test_help_lists_the_choices() -> None:
+    text = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).stdout
+    for listed in ("holm|bh", "axis|run", "drop|keep", "exact|midp", "mean|wilcoxon", "paper|standard"):
+        assert listed in text, listed
