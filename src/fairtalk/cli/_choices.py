@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = [
     "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Mixed",
-    "Split", "TrainModel", "Variant", "plain",
+    "Mode", "Split", "TrainModel", "Variant", "plain",
 ]  # fmt: skip
 
 
@@ -85,6 +85,13 @@ class Debias(enum.StrEnum):
     none = "none"
     cda = "cda"
     wer = "wer"
+
+
+class Mode(enum.StrEnum):
+    """``prompts generate --mode``: continue the prefix (the paper) or send it as a user turn."""
+
+    completion = "completion"
+    chat = "chat"
 
 
 class Dtype(enum.StrEnum):

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
+from fairtalk.cli._choices import Mode
 from fairtalk.cli.respond import model_options
 
 prompts_app = typer.Typer(
@@ -83,19 +84,11 @@ def prompts_generate(
     prompts: str | None = typer.Option(None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`; default: fixed prompts + built-in paraphrases."),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-    mode: str = typer.Option("completion", "--mode", help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn)."),
+    mode: Mode = typer.Option(Mode.completion, "--mode", help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn)."),
 ) -> None:
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
     import fairtalk
+    from fairtalk.cli._output import progress_bars
     from fairtalk.report import check_not_input
 
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
@@ -104,20 +97,14 @@ def prompts_generate(
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
         chosen = list(fairtalk.read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
-        if mode not in ("completion", "chat"):
-            raise fairtalk.SpecError(f"--mode must be completion or chat, not {mode!r}", choices=("completion", "chat"), given=mode)
         options = model_options(model_arg)
         if mode == "completion":
             options.update(fairtalk.completion_options(model, options))
         start = time.perf_counter()
-        with fairtalk.load_responder(model, **options) as responder, Progress(
-            TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=console, disable=quiet, transient=True,
-        ) as bar:
-            task = bar.add_task("generate", total=len(chosen) * seeds)
+        with fairtalk.load_responder(model, **options) as responder, progress_bars() as progress:
             summary = fairtalk.generate_completions(
                 chosen, responder, output, seeds=seeds, settings=settings, store=store_path, batch_size=batch_size,
-                progress=lambda n: bar.advance(task, n), model_version=model_version,
+                progress=progress, model_version=model_version,
             )
     except KeyboardInterrupt:
         interrupted(store_path)

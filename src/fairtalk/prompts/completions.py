@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -31,6 +31,7 @@ from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, Responder
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.published import COLUMNS
 from fairtalk.prompts.templates import TEMPLATES, Prompt
@@ -170,7 +171,7 @@ def generate_completions(
     settings: DecodingSettings | None = None,
     store: str | os.PathLike[str] | None = None,
     batch_size: int = 32,
-    progress: Callable[[int], object] | None = None,
+    progress: ProgressCallback | None = None,
     model_version: str | None = None,
 ) -> CompletionSummary:
     """Complete every prompt once per seed through the run store and write the completions JSONL.
@@ -190,8 +191,9 @@ def generate_completions(
         temperature 0.7, 40 new tokens.
     store : path, optional
         The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
-    progress : callable, optional
-        Called with the number of items finished (cached ones included).
+    progress : ProgressCallback, optional
+        Called with a :class:`fairtalk.ProgressEvent` (stage ``"completions"``) as items
+        finish, cached ones included.
     model_version : str, optional
         A tag that becomes part of the model's fingerprint, the run store's key.
     """
@@ -201,10 +203,15 @@ def generate_completions(
     store_path = Path(store) if store is not None else out_path.with_suffix(".store.sqlite")
     contexts = [p.text for p in prompts for _ in seed_list]
     item_seeds = [s for _ in prompts for s in seed_list]
+    reporter = ProgressReporter(progress_callback(progress))
     with RunStore(store_path) as run_store:
-        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=progress,
+        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=reporter.advance,
                                    model_version=model_version)  # fmt: skip
-        results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
+        reporter.start("completions", total=len(contexts), unit="completions")
+        try:
+            results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
+        finally:
+            reporter.finish()
         errors: dict[str, int] = {}
         examples: list[str] = []
         with atomic_writer(out_path) as handle:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ REPORT_FILES = ("results.json", "groups.csv", "gaps.csv", "kl.csv", "kl_baseline
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
 #: Control characters (ESC, NUL, ...) that model text may carry and no page should: removed from every value shown.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: Longest example text shown in the HTML (the completions file keeps the full text).
 _MAX_SHOWN_CHARS = 2000
 
@@ -86,15 +84,10 @@ def render_prompts_html(
     relabelled_name: str = "fairtalk", scorer_check: Mapping[str, Any] | None = None,
 ) -> str:
     """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
     from fairtalk.prompts.plots import distribution_png, regard_png
+    from fairtalk.report import jinja_environment
 
-    environment = Environment(
-        loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
-        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        finalize=lambda value: _CONTROLS.sub("", value) if isinstance(value, str) else value,  # no ESC, no NUL
-    )
+    environment = jinja_environment(Path(__file__).resolve().parent / "templates")
     import base64
 
     def uri(png: bytes) -> str:
