@@ -127,6 +127,15 @@ def test_chat_template_is_used_and_fingerprinted(gpt2_chat_dir: Path, gpt2) -> N
         assert not plain.use_chat_template
 
 
+def test_system_prompt_is_the_system_turn_or_a_paragraph_and_is_fingerprinted(gpt2_chat_dir: Path) -> None:
+    with load_responder(f"hf:{gpt2_chat_dir}?device=cpu", system_prompt="Be brief.") as chat:
+        assert chat._prompts(["hi"]) == ["[system] Be brief. [user] hi [assistant]"]
+        with load_responder(f"hf:{gpt2_chat_dir}?device=cpu") as bare:
+            assert chat.fingerprint != bare.fingerprint
+    with load_responder(f"hf:{gpt2_chat_dir}?device=cpu&chat_template=never&system_prompt=Be+brief.") as plain:
+        assert plain._prompts(["hi"]) == ["Be brief.\n\nhi"]
+
+
 def test_seq2seq_t5(t5_dir: Path) -> None:
     with load_responder(f"hf:{t5_dir}", device="cpu") as t5:
         assert t5.is_encoder_decoder

@@ -112,6 +112,7 @@ class HFOptions:
     batch_size: int = 8
     chat_template: Literal["auto", "never"] = "auto"
     name: str | None = None
+    system_prompt: str | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -135,6 +136,9 @@ class HFResponder(BaseResponder):
     chat_template : {"auto", "never"}
     name : str, optional
         Identity used in the fingerprint instead of ``name_or_path``.
+    system_prompt : str, optional
+        Sent before every context: as the chat template's system turn, or, for a model without
+        a template, as a paragraph before the context. Part of the fingerprint.
     """
 
     def __init__(
@@ -147,10 +151,12 @@ class HFResponder(BaseResponder):
         batch_size: int = 8,
         chat_template: str = "auto",
         name: str | None = None,
+        system_prompt: str | None = None,
     ) -> None:
         options = build_options(HFOptions, {"gguf_file": gguf_file, "device": device, "dtype": dtype,
                                             "batch_size": batch_size, "chat_template": chat_template,
-                                            "name": name}, spec="hf:")  # fmt: skip
+                                            "name": name, "system_prompt": system_prompt}, spec="hf:")  # fmt: skip
+        self.system_prompt = options.system_prompt
         gguf_file, device, dtype = options.gguf_file, options.device, options.dtype
         batch_size, chat_template, name = options.batch_size, options.chat_template, options.name
         torch, transformers = _import_torch()
@@ -200,6 +206,7 @@ class HFResponder(BaseResponder):
             gguf_file=gguf_file,
             dtype=dtype,
             chat_template=None if template is None else hashlib.sha256(str(template).encode()).hexdigest()[:12],
+            system_prompt=self.system_prompt,
         )
 
     @classmethod
@@ -224,10 +231,11 @@ class HFResponder(BaseResponder):
 
     def _prompts(self, contexts: Sequence[str]) -> list[str]:
         if not self.use_chat_template:
-            return list(contexts)
+            return list(contexts) if self.system_prompt is None else [f"{self.system_prompt}\n\n{c}" for c in contexts]
+        system = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
         return [
             self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": c}], tokenize=False, add_generation_prompt=True
+                [*system, {"role": "user", "content": c}], tokenize=False, add_generation_prompt=True
             )
             for c in contexts
         ]
