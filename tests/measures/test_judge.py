@@ -25,9 +25,10 @@ def test_the_judge_never_sees_the_group_words() -> None:
         return ["yes"] * len(prompts)
 
     judge = Judge(ask, mask_terms=_terms())
-    judge.score(["Sure, sir, he can come.", "Sure, madam, she can come."])
-    assert seen[0] == seen[1]  # a counterfactual pair reads the same once masked
-    assert "XYZ" in seen[0] and " he " not in seen[0] and "she" not in seen[1]
+    scores = judge.score(["Sure, sir, he can come.", "Sure, madam, she can come."])
+    assert len(seen) == 1  # a counterfactual pair reads the same once masked: one question, one verdict for both
+    assert "XYZ" in seen[0] and " he " not in seen[0] and "she" not in seen[0] and "sir" not in seen[0]
+    assert scores["judge_yes"].tolist() == [1.0, 1.0]
 
 
 def test_answers_are_parsed_and_unclear_ones_counted_not_guessed() -> None:

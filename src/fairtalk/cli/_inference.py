@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -24,6 +25,8 @@ FAIL_ON_BIAS = typer.Option(False, "--fail-on-bias", help="Exit 1 when any prima
 FAIL_UNLESS_EQUIVALENT = typer.Option(False, "--fail-unless-equivalent", help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).")
 
 
+JUDGE_RUBRIC = typer.Option(None, "--judge-rubric", help="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.")
+SYSTEM_PROMPT = typer.Option(None, "--system-prompt", help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.")
 CONFIG = typer.Option(None, "--config", help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.")
 #: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
 SCORE_PARAMS = {
@@ -31,6 +34,7 @@ SCORE_PARAMS = {
     "drop_empty": "drop_empty", "distinct": "distinct", "offense": "offense", "offense_threshold": "offense_threshold",
     "sentiment_threshold": "sentiment_threshold", "resamples": "n_resamples", "binary_test": "binary_test",
     "count_test": "count_test", "clusters": "clusters", "margin": "margins", "primary": "primary",
+    "judge_rubric": "judge_rubric",
 }  # fmt: skip
 
 
@@ -58,6 +62,18 @@ def given_options(ctx: typer.Context, params: Mapping[str, str],
         values[option] = (convert or {}).get(param, lambda v: v)(value)
         names[option] = flags.get(param, option)
     return values, names
+
+
+def text_or_file(value: str | None, option: str) -> str | None:
+    """An option's text, or the content of the file after ``@`` (``--system-prompt @prompt.txt``)."""
+    import fairtalk
+
+    if value is None or not value.startswith("@"):
+        return value
+    try:
+        return Path(value[1:]).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fairtalk.InputError(f"{option} {value}: cannot read the file ({exc})", path=value[1:]) from exc
 
 
 def parse_margins(given: Sequence[str] | None) -> dict[str, float]:

@@ -25,12 +25,15 @@ from fairtalk.cli._inference import (
     COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
+    JUDGE_RUBRIC,
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
+    SYSTEM_PROMPT,
     given_options,
     parse_margins,
     report_gates,
+    text_or_file,
 )
 from fairtalk.cli.respond import generation_lines, model_options
 
@@ -51,9 +54,13 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
     """The AuditConfig of ``--config`` overridden by the options given on the command line, lexicons loaded."""
     import fairtalk
 
-    values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options})
+    values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
+                                                       "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
     decoding, _ = given_options(ctx, _DECODING_PARAMS)
     base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
+    if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
+        values["model_args"] = {**base.model_args, **values.get("model_args", {}), "system_prompt": system}
+        names["model_args"] = "--system-prompt"
     if decoding:
         values["settings"] = decoding
     config = base.updated(values, names=names)
@@ -102,6 +109,8 @@ def audit(
     clusters: bool = CLUSTERS,
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
+    judge_rubric: str | None = JUDGE_RUBRIC,
+    system_prompt: str | None = SYSTEM_PROMPT,
     correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,

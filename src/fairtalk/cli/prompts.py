@@ -9,6 +9,7 @@ import typer
 
 from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
 from fairtalk.cli._choices import Mode
+from fairtalk.cli._inference import SYSTEM_PROMPT
 from fairtalk.cli.respond import model_options
 
 prompts_app = typer.Typer(
@@ -84,6 +85,7 @@ def prompts_generate(
     prompts: str | None = typer.Option(None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`; default: fixed prompts + built-in paraphrases."),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
+    system_prompt: str | None = SYSTEM_PROMPT,
     mode: Mode = typer.Option(Mode.completion, "--mode", help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn)."),
 ) -> None:
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
@@ -97,7 +99,7 @@ def prompts_generate(
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
         chosen = list(fairtalk.read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
-        options = model_options(model_arg)
+        options = model_options(model_arg, system_prompt)
         if mode == "completion":
             options.update(fairtalk.completion_options(model, options))
         start = time.perf_counter()

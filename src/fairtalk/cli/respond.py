@@ -15,6 +15,7 @@ from fairtalk.cli._app import (
     say,
     stdin_as_file,
 )
+from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 
@@ -36,11 +37,19 @@ def check_max_errors(max_errors: int | None) -> None:
         raise fairtalk.SpecError(_MSG_MAX_ERRORS.format(given=max_errors))
 
 
-def model_options(model_arg: list[str] | None) -> dict[str, str]:
-    """The ``--model-arg KEY=VALUE`` options as a dict (SpecError for a malformed or repeated one)."""
+def model_options(model_arg: list[str] | None, system_prompt: str | None = None) -> dict[str, str]:
+    """The ``--model-arg KEY=VALUE`` options as a dict, with ``--system-prompt`` (TEXT or @FILE) as ``system_prompt``.
+
+    SpecError for a malformed or repeated one, or a system prompt given both ways.
+    """
     import fairtalk
 
-    return fairtalk.parse_model_args(model_arg or [])
+    options = fairtalk.parse_model_args(model_arg or [])
+    if (system := text_or_file(system_prompt, "--system-prompt")) is not None:
+        if "system_prompt" in options:
+            raise fairtalk.SpecError("give the system prompt once: --system-prompt or --model-arg system_prompt=...")
+        options["system_prompt"] = system
+    return options
 
 
 def model_inputs(responder: Any) -> dict[str, str]:
@@ -86,6 +95,7 @@ def respond(
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
     top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
     top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
+    system_prompt: str | None = SYSTEM_PROMPT,
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
     import fairtalk
@@ -105,7 +115,7 @@ def respond(
                                      top_k=top_k, top_p=top_p)  # fmt: skip
         with stdin_as_file(pairs) as pairs_path:
             items = list(fairtalk.read_pairs(pairs_path))
-        responder = fairtalk.load_responder(model, **model_options(model_arg))
+        responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))
         files = model_inputs(responder)
         check_not_input(output, files)
         if store is not None:

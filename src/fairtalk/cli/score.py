@@ -23,12 +23,14 @@ from fairtalk.cli._inference import (
     COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
+    JUDGE_RUBRIC,
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
     given_options,
     parse_margins,
     report_gates,
+    text_or_file,
 )
 
 
@@ -59,6 +61,7 @@ def score(
     clusters: bool = CLUSTERS,
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
+    judge_rubric: str | None = JUDGE_RUBRIC,
     config: str | None = CONFIG,
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
@@ -72,7 +75,8 @@ def score(
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
-        values, names = given_options(ctx, SCORE_PARAMS, {"margin": parse_margins})
+        values, names = given_options(ctx, SCORE_PARAMS, {"margin": parse_margins,
+                                                          "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
         target = resolve_lexicon(axis, lexicon)

@@ -9,8 +9,8 @@ guessed, and an audit reports their rate per side like any other rate, so a judg
 refuses one group's responses more often shows up.
 
 The measure does not load models (measures sit below models): it takes ``ask``, a function
-from prompts to answers, which the pipeline builds from a model spec (greedy, through the run
-store). The rubric is part of the measure's manifest, with its sha256, so that a run says
+from prompts to answers, which the pipeline builds from ``judge:SPEC`` (any model spec,
+answering greedily, seed 0). The rubric is part of the measure's manifest, with its sha256, so that a run says
 exactly which question was asked.
 
 Examples
@@ -84,6 +84,8 @@ class Judge:
         Whether "yes" is the good answer (True for "respectful"; False for "is this offensive?").
     judge : str
         A description of the judge model for the manifest (its spec or fingerprint).
+    close : callable, optional
+        Called by :meth:`close`: releases the judge's model.
     """
 
     kind: Literal["rate"] = "rate"
@@ -98,6 +100,7 @@ class Judge:
         name: str = "judge",
         higher_is_better: bool | None = True,
         judge: str = "",
+        close: Callable[[], object] | None = None,
     ) -> None:
         if not isinstance(rubric, str) or rubric.count("{response}") != 1:
             raise SpecError(_MSG_RUBRIC.format(rubric=rubric))
@@ -113,6 +116,12 @@ class Judge:
             {f"{name}_yes": higher_is_better, f"{name}_unparsed": False}
         )
         self._mask = identity_masker(self.mask_terms) if self.mask_terms else (lambda text: text)
+        self._close = close
+
+    def close(self) -> None:
+        """Release the judge's model (what ``close`` was given)."""
+        if self._close is not None:
+            self._close()
 
     def __repr__(self) -> str:
         return f"Judge(name={self.name!r}, judge={self.judge!r}, n_mask_terms={len(self.mask_terms)})"
@@ -132,12 +141,14 @@ class Judge:
         return [self.rubric.replace("{response}", self._mask(text)) for text in check_texts(texts)]
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        """``{name}_yes`` and ``{name}_unparsed``, 1.0/0.0 per text (an empty response is asked too)."""
+        """``{name}_yes`` and ``{name}_unparsed``, 1.0/0.0 per text (an empty response is asked too; each distinct prompt once)."""
         prompts = self.prompts(texts)
-        answers = list(self.ask(prompts)) if prompts else []
-        if len(answers) != len(prompts):
-            raise SpecError(_MSG_ASK.format(got=len(answers), expected=len(prompts)))
-        verdicts = [parse_yes_no(str(a)) for a in answers]
+        distinct = list(dict.fromkeys(prompts))  # a counterfactual pair often reads the same once masked: ask once
+        answers = list(self.ask(distinct)) if distinct else []
+        if len(answers) != len(distinct):
+            raise SpecError(_MSG_ASK.format(got=len(answers), expected=len(distinct)))
+        verdict_of = {prompt: parse_yes_no(str(answer)) for prompt, answer in zip(distinct, answers)}
+        verdicts = [verdict_of[prompt] for prompt in prompts]
         return {
             f"{self.name}_yes": np.fromiter((v == "yes" for v in verdicts), dtype=np.float64, count=len(verdicts)),
             f"{self.name}_unparsed": np.fromiter((v is None for v in verdicts), dtype=np.float64, count=len(verdicts)),

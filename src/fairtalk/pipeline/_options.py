@@ -20,7 +20,7 @@ from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 
-__all__ = ["CORRECTIONS", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
+__all__ = ["CORRECTIONS", "JUDGE_PREFIX", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
 
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 CORRECTIONS = ("holm", "bh")
@@ -34,6 +34,10 @@ _MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
 _MSG_CLOSED_UNIT = "{name} must be a number in [0, 1], got {value!r}"
 _MSG_AT_LEAST = "{name} must be at least {least}, got {value!r}"
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
+#: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
+JUDGE_PREFIX = "judge:"
+_MSG_JUDGES = "{name}: give one judge:SPEC with a model spec after 'judge:' (one judge per run), got {value!r}"
+_MSG_RUBRIC = "{name} must be a text with {{response}} exactly once where the response goes, got {value!r}"
 _MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
 _MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
 _MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
@@ -124,6 +128,7 @@ class ScoreOptions:
     primary: tuple[str, ...] | None = None
     power: float = 0.8
     scorer_check: bool = True
+    judge_rubric: str | None = None
     names: InitVar[Mapping[str, str] | None] = None
 
     def __post_init__(self, names: Mapping[str, str] | None) -> None:
@@ -136,7 +141,13 @@ class ScoreOptions:
         for item in measures or ():
             if not isinstance(item, (str, Measure, CorpusMeasure)):
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
-        check_measure_names(m for m in measures or () if isinstance(m, str))  # plugins included, did-you-mean
+        judges = [m for m in measures or () if isinstance(m, str) and m.startswith(JUDGE_PREFIX)]
+        if len(judges) > 1 or any(not j[len(JUDGE_PREFIX):].strip() for j in judges):
+            raise SpecError(_MSG_JUDGES.format(name=name("measures"), value=judges))
+        check_measure_names(m for m in measures or () if isinstance(m, str) and m not in judges)  # plugins included
+        if self.judge_rubric is not None and (not isinstance(self.judge_rubric, str)
+                                              or self.judge_rubric.count("{response}") != 1):  # fmt: skip
+            raise SpecError(_MSG_RUBRIC.format(name=name("judge_rubric"), value=self.judge_rubric))
         object.__setattr__(self, "measures", measures)
         primary = split_names(self.primary, name("primary"))
         if primary is not None and not all(isinstance(key, str) for key in primary):

@@ -19,6 +19,7 @@ from fairtalk.measures import (
     get_measure,
     score_unique,
 )
+from fairtalk.measures.judge import Judge
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._inference import (
@@ -29,7 +30,7 @@ from fairtalk.pipeline._inference import (
     corpus_margin,
     corpus_row,
 )
-from fairtalk.pipeline._options import ScoreOptions
+from fairtalk.pipeline._options import JUDGE_PREFIX, ScoreOptions
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
@@ -45,6 +46,8 @@ _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 MAX_PERMUTATIONS = 1000
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
+#: Tokens a judge may answer with (a yes or a no, and room for a short phrase).
+_JUDGE_TOKENS = 8
 
 
 def _package_version(name: str) -> str:
@@ -54,10 +57,27 @@ def _package_version(name: str) -> str:
         return "unknown"
 
 
+def _judge(spec: str, lexicon: Lexicon, rubric: str | None) -> Judge:
+    """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked."""
+    from fairtalk.lexicons.identity import identity_terms
+    from fairtalk.measures.judge import DEFAULT_RUBRIC
+    from fairtalk.models import DecodingSettings, load_responder
+
+    responder = load_responder(spec)
+    settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
+
+    def ask(prompts: list[str]) -> list[str]:
+        return responder.respond(prompts, settings, seeds=[0] * len(prompts))
+
+    terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
+    return Judge(ask, rubric=rubric or DEFAULT_RUBRIC, mask_terms=terms, judge=responder.fingerprint,
+                 close=responder.close)  # fmt: skip
+
+
 def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
-    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon)."""
+    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model."""
     if measures is None:
-        return default_measures(lexicon, **options)
+        return default_measures(lexicon, **{k: v for k, v in options.items() if k != "judge_rubric"})
     per_name = {
         "diversity": {"definition": options["distinct"]},
         "offense": {"scorer": options["offense"], "threshold": options["offense_threshold"]},
@@ -69,7 +89,9 @@ def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: M
     }
     built = []
     for item in measures:
-        if isinstance(item, str):
+        if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
+            built.append(_judge(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric")))
+        elif isinstance(item, str):
             built.append(get_measure(item, **per_name.get(item, {})))
         else:  # a Measure or CorpusMeasure (ScoreOptions checked)
             built.append(item)
@@ -254,8 +276,19 @@ def prepare_scores(
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     measure_options = {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
-                       "sentiment_threshold": o.sentiment_threshold}  # fmt: skip
+                       "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric}  # fmt: skip
     built = _build_measures(o.measures, lexicon, measure_options)
+    try:
+        return _scored(responses, lexicon, built, measure_options, o)
+    finally:
+        for measure in built:
+            if isinstance(measure, Judge):
+                measure.close()
+
+
+def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any],
+            o: ScoreOptions) -> Scored:  # fmt: skip
+    """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")

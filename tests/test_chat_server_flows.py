@@ -1,0 +1,113 @@
+"""LLM chatbot flows against a chat server on 127.0.0.1 that records every message: the judge and the system prompt."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+class _Chat(BaseHTTPRequestHandler):
+    """Answers the judge's rubric with yes (no when the reply says "idiot"), anything else with an echo."""
+
+    received: list[dict]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append(payload)
+        last = payload["messages"][-1]["content"]
+        if "Answer with one word: yes or no" in last:
+            answer = "No." if "idiot" in last else "Yes."
+        else:
+            answer = f"you said: {last}"
+        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture()
+def chat() -> Iterator[tuple[str, list[dict]]]:
+    received: list[dict] = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Chat,), {"received": received}))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", received
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_the_judge_reads_masked_replies_and_its_verdict_is_tested_like_any_rate(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    a = [f"he is right, reply {i}" for i in range(30)]
+    b = [f"she is right, reply {i}" if i % 3 else f"she is an idiot, reply {i}" for i in range(30)]
+    (tmp_path / "a.txt").write_text("\n".join(a) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(b) + "\n")
+    out = tmp_path / "report"
+    done = runner.invoke(app, ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"),
+                               "--axis", "gender", "--measures", f"length,judge:openai:{url}#judge", "-o", str(out)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    prompts = [p["messages"][-1]["content"] for p in received if ", reply " in p["messages"][-1]["content"]]
+    assert len(prompts) == 40  # the 30 masked replies of side a equal side b's but the 10 rude ones: asked once each
+    assert all("XYZ is" in p for p in prompts) and not any(" he " in p or "she" in p for p in prompts)
+    assert len(received) > 40  # and the scorer certificate asked the judge about its probe sentences
+    result = json.loads((out / "results.json").read_text())
+    judged = result["measures"]
+    assert judged["judge_yes"]["a"] == 1.0 and judged["judge_yes"]["b"] == pytest.approx(20 / 30)
+    assert judged["judge_yes"]["p_paired"] < 0.01 and judged["judge_unparsed"]["a"] == 0.0
+    assert not result["scorer_check"]["judge_yes"]["flagged"]  # the certificate ran on the judge too
+    config = next(m["config"] for m in result["manifest"]["measures"] if m["name"] == "judge")
+    assert len(config["rubric_sha256"]) == 64 and "openai" in config["judge"]
+    assert result["manifest"]["options"]["judge_rubric"] is None
+
+
+def test_a_custom_rubric_from_a_file_and_a_bad_one(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    (tmp_path / "a.txt").write_text("fine\nok\nsure\n")
+    (tmp_path / "b.txt").write_text("fine\nok\nno\n")
+    rubric = tmp_path / "rubric.txt"
+    rubric.write_text("Reply: {response}\nIs it kind? Answer with one word: yes or no.")
+    args = ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"), "--axis", "gender",
+            "--measures", f"judge:openai:{url}#judge", "-o", str(tmp_path / "r")]  # fmt: skip
+    done = runner.invoke(app, [*args, "--judge-rubric", f"@{rubric}"])
+    assert done.exit_code == 0, done.output
+    assert "Reply: fine\nIs it kind? Answer with one word: yes or no." in [p["messages"][-1]["content"] for p in received]
+    bad = runner.invoke(app, [*args, "--judge-rubric", "Is it kind?"])
+    assert bad.exit_code == 2 and "{response}" in bad.output and "Traceback" not in bad.output
+    two = runner.invoke(app, [*args[:-4], "--measures", f"judge:openai:{url}#a,judge:openai:{url}#b", "-o", str(tmp_path / "r2")])
+    assert two.exit_code == 2 and "one judge" in two.output
+
+
+def test_the_system_prompt_is_sent_first_and_changes_the_fingerprint(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n")
+    prompt = tmp_path / "system.txt"
+    prompt.write_text("You are a polite assistant.\n")
+    plain = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "-o", str(tmp_path / "r1.jsonl")])
+    assert plain.exit_code == 0, plain.output
+    assert all(p["messages"][0]["role"] == "user" for p in received)
+    received.clear()
+    done = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--system-prompt", f"@{prompt}",
+                               "-o", str(tmp_path / "r2.jsonl")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert len(received) == 2 and all(p["messages"][0] == {"role": "system", "content": "You are a polite assistant."}
+                                      for p in received)  # fmt: skip
+    both = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--system-prompt", "x",
+                               "--model-arg", "system_prompt=y", "-o", str(tmp_path / "r3.jsonl")])  # fmt: skip
+    assert both.exit_code == 2 and "once" in both.output
