@@ -48,6 +48,8 @@ _LAZY: dict[str, str] = {
     "score": "fairtalk.pipeline:score",
     "audit": "fairtalk.pipeline:audit",
     "run_audit": "fairtalk.pipeline:audit",
+    "similarity_test": "fairtalk.pipeline:similarity_test",
+    "SimilarityResult": "fairtalk.results:SimilarityResult",
     "AuditConfig": "fairtalk.pipeline:AuditConfig",
     "ScoreOptions": "fairtalk.pipeline:ScoreOptions",
     "respond": "fairtalk.pipeline:respond",

@@ -63,6 +63,8 @@ from fairtalk.pipeline import Generation as Generation
 from fairtalk.pipeline import ScoreOptions as ScoreOptions
 from fairtalk.pipeline import audit as audit
 from fairtalk.pipeline import audit as run_audit
+from fairtalk.pipeline import similarity_test as similarity_test
+from fairtalk.results import SimilarityResult as SimilarityResult
 from fairtalk.pipeline import reproduce_debias as reproduce_debias
 from fairtalk.pipeline import respond as respond
 from fairtalk.pipeline import score as score
@@ -231,6 +233,8 @@ __all__ = [
     "responses_from_texts",
     "run_audit",
     "audit",
+    "similarity_test",
+    "SimilarityResult",
     "score",
     "score_unique",
     "train_model",

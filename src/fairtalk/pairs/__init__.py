@@ -33,6 +33,7 @@ import numpy as np
 from fairtalk.corpora import ReadSummary
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
+from fairtalk.lexicons import Lexicon
 from fairtalk.pairs_jsonl import read_pairs, write_pairs
 from fairtalk.records import Context, Pair, Side
 
@@ -43,6 +44,7 @@ MIXED_POLICIES = ("drop", "keep")
 N_TOP_TERMS = 10
 
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
+_MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
 _MSG_BAD_SEED = "seed must be an integer >= 0, got {value!r}"
 
@@ -219,7 +221,7 @@ def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
 
 def build_pairs(
     contexts: Iterable[Context | str],
-    swapper: Swapper,
+    swapper: Swapper | Lexicon,
     *,
     mixed: Literal["drop", "keep"] = "drop",
     limit: int | None = None,
@@ -231,8 +233,8 @@ def build_pairs(
     ----------
     contexts : iterable of Context (or str)
         Typically a :class:`~fairtalk.corpora.Corpus`; its read summary feeds ``Coverage.skipped``.
-    swapper : Swapper
-        Built from the axis lexicon.
+    swapper : Swapper or Lexicon
+        Built from the axis lexicon (a Lexicon gets a Swapper with seed 0).
     mixed : {"drop", "keep"}
         What to do with contexts that mention both groups (see the module docstring).
     limit : int, optional
@@ -254,6 +256,10 @@ def build_pairs(
     >>> pairs.coverage.n_read, pairs.coverage.n_by_group["female"]
     (2, 1)
     """
+    if isinstance(swapper, Lexicon):
+        swapper = Swapper(swapper)
+    elif not isinstance(swapper, Swapper):
+        raise SpecError(_MSG_BAD_SWAPPER.format(type=type(swapper).__name__))
     if mixed not in MIXED_POLICIES:
         raise SpecError(_MSG_BAD_MIXED.format(given=mixed), choices=MIXED_POLICIES, given=str(mixed))
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):

@@ -20,6 +20,7 @@ from fairtalk.pipeline._options import CORRECTIONS, ScoreOptions
 from fairtalk.pipeline._reproduce import reproduce_debias
 from fairtalk.pipeline._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
 from fairtalk.pipeline._score import MASK_TOKEN, MAX_PERMUTATIONS, score
+from fairtalk.pipeline._similarity import similarity_test
 
 __all__ = [
     "CORRECTIONS",
@@ -38,4 +39,5 @@ __all__ = [
     "reproduce_debias",
     "respond",
     "score",
+    "similarity_test",
 ]

@@ -16,6 +16,7 @@ from fairtalk.results._audit import (
     ScorerCheck,
 )
 from fairtalk.results._debias import ComparedModel, DebiasComparison
+from fairtalk.results._similarity import SimilarityResult, SimilarityRow
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -37,6 +38,8 @@ __all__ = [
     "GenerationSummary",
     "MaskedComparison",
     "MeasureResult",
+    "SimilarityResult",
+    "SimilarityRow",
     "axis_folder",
     "check_axis_folders",
 ]

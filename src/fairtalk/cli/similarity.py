@@ -1,0 +1,58 @@
+"""`fairtalk similarity`: do a model's answers to counterfactual pairs differ more than its answers to one context asked twice."""
+
+from __future__ import annotations
+
+import typer
+
+from fairtalk.cli._app import app, console, info, json_output, print_json, say
+from fairtalk.cli._inference import SYSTEM_PROMPT
+from fairtalk.cli.respond import model_options
+
+
+@app.command()
+def similarity(
+    pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
+    model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
+    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable)."),
+    methods: str = typer.Option("exact,rouge_l", "--methods", help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
+    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
+    max_new_tokens: int = typer.Option(40, "--max-new-tokens", min=1, help="Longest answer, in tokens."),
+    store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
+    system_prompt: str | None = SYSTEM_PROMPT,
+    output: str | None = typer.Option(None, "-o", "--output", help="Write the result as JSON to this file."),
+    json_out: bool = typer.Option(False, "--json", help="Write the result to stdout as JSON; messages go to stderr."),
+) -> None:
+    """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice)."""
+    from rich.table import Table
+
+    import fairtalk
+    from fairtalk.cli._output import progress_bars
+
+    settings = fairtalk.DecodingSettings(do_sample=sample, temperature=temperature, max_new_tokens=max_new_tokens)
+    chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
+    with progress_bars() as progress:
+        result = fairtalk.similarity_test(
+            pairs, model=model, methods=chosen, seed=seed, settings=settings, store=store, alpha=alpha,
+            model_args=model_options(model_arg, system_prompt), progress=progress,
+        )  # fmt: skip
+    if output is not None:
+        result.write(output)
+        info(f"wrote {output}")
+    json_output(json_out)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    table = Table(title=f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity")
+    for header in ("method", "counterfactual", "baseline", "difference", "95% CI", "p adj.", "verdict"):
+        table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
+    for row in result.rows:
+        low, high = row.ci95
+        ci = "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"
+        p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
+        table.add_row(row.method, f"{row.counterfactual:.3f}", f"{row.baseline:.3f}", f"{row.difference:+.3f}", ci, p,
+                      "differs from baseline" if row.detected else "no difference shown")  # fmt: skip
+    console.print(table)
+    say(f"model {result.model}")

@@ -1,0 +1,92 @@
+"""The counterfactual similarity test against its no-effect baseline: a model that ignores the group, and one that does not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+
+import fairtalk
+from fairtalk.models import BaseResponder, DecodingSettings
+
+REPLIES = ("Sounds good.", "I am not sure about that one.", "Tell me more!", "Ha, nice.", "Why do you say so?",
+           "That happened to me too.", "Great, thanks for sharing.", "Oh no, sorry to hear.")  # fmt: skip
+GROUP = re.compile(r"\b(he|she|him|her|his|hers|man|woman|men|women|boy|girl|brother|sister|father|mother|husband|wife)\b", re.I)
+
+
+def _pick(context: str, seed: int) -> str:
+    """A sampling model: the reply depends on the seed and the context with its group words hidden."""
+    digest = hashlib.sha256(f"{seed}|{GROUP.sub('X', context)}".encode()).digest()
+    return REPLIES[digest[0] % len(REPLIES)]
+
+
+class _Toy(BaseResponder):
+    """Samples with the per-item seed (greedy: seed 0); ``polite`` adds "Sir."/"Ma'am." by the context's group."""
+
+    def __init__(self, polite: bool) -> None:
+        self.polite = polite
+
+    @property
+    def fingerprint(self) -> str:
+        return f"toy polite={self.polite}"
+
+    def respond(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        out = []
+        for context, seed in zip(contexts, seeds):
+            reply = _pick(context, seed if settings.do_sample else 0)
+            if self.polite:
+                female = re.search(r"\b(she|her|woman|girl|sister|mother|wife)\b", context, re.I)
+                reply += " Ma'am." if female else " Sir."
+            out.append(reply)
+        return out
+
+
+def _pairs(n: int = 80) -> list[fairtalk.Pair]:
+    contexts = [f"yesterday he told me about trip number {i}" for i in range(n)]
+    return list(fairtalk.build_pairs(contexts, fairtalk.load_lexicon("gender")))
+
+
+@pytest.fixture(scope="module")
+def pairs() -> list[fairtalk.Pair]:
+    return _pairs()
+
+
+def test_a_model_that_ignores_the_group_diverges_as_much_as_its_baseline(pairs) -> None:  # noqa: ANN001
+    sampled = DecodingSettings(do_sample=True, max_new_tokens=8)
+    result = fairtalk.similarity_test(pairs, model=_Toy(polite=False), settings=sampled, seed=3)
+    assert result.n_pairs == 80 and result.detected() == ()
+    for row in result.rows:
+        assert row.counterfactual > 0.5 and row.baseline > 0.5  # sampling alone changes most answers
+        assert abs(row.difference) < 0.15 and row.p_adjusted is not None and row.p_adjusted > 0.05
+
+
+def test_a_model_that_says_sir_or_maam_by_group_is_detected(pairs) -> None:  # noqa: ANN001
+    greedy = DecodingSettings(max_new_tokens=8)
+    result = fairtalk.similarity_test(pairs, model=_Toy(polite=True), settings=greedy, methods=("exact", "rouge_l"))
+    assert set(result.detected()) == {"exact", "rouge_l"}
+    exact = result.to_frame().loc["exact"]
+    assert exact["baseline"] == 0.0 and exact["counterfactual"] == 1.0  # greedy: asked twice, the same answer
+    assert json.loads(json.dumps(result.to_dict()))["rows"][0]["method"] == "exact"
+
+
+def test_too_few_pairs_is_a_clean_error() -> None:
+    with pytest.raises(fairtalk.InputError, match="at least 2 pairs"):
+        fairtalk.similarity_test(_pairs(1), model=_Toy(polite=False))
+
+
+def test_the_similarity_command_prints_the_verdict_and_writes_json(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    fairtalk.write_pairs(_pairs(20), pairs)
+    out = tmp_path / "similarity.json"
+    done = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(out.read_text())["rows"]
+    assert {row["method"] for row in rows} == {"exact", "rouge_l"} and all(row["detected"] for row in rows)  # echo repeats the group words
+    bad = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo", "--methods", "bleu"])
+    assert bad.exit_code == 2 and "unknown similarity method 'bleu'" in bad.output
