@@ -171,8 +171,11 @@ def run_axes(
     pairs: Mapping[str, tuple[Sequence[Pair], Mapping[str, Any]]] | None = None,
     extra_manifest: Mapping[str, Any] | None = None,
 ) -> AuditRun:
-    """Every axis through one cached model: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage),
-    responses, scores, then the correction; the finished run, its manifests built with it."""
+    """Every axis through one cached model; the finished run, its manifests built with it.
+
+    Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
+    scores, then the correction.
+    """
     run_id = new_run_id()
     works: list[AxisWork] = []
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
