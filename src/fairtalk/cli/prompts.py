@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Literal, cast
 
 import typer
 
@@ -157,8 +158,9 @@ def prompts_analyze(
     start = time.perf_counter()
     if published is not None:
         data = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
-                                       groups=group_set.groups, misaligned=misaligned)  # fmt: skip
+                                       groups=group_set.groups, misaligned=cast(Literal["keep", "drop"], misaligned))  # checked above  # fmt: skip
     else:
+        assert completions is not None  # exactly one of --published and --completions, checked above
         data = fairtalk.read_completions(completions)
     result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                       include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,

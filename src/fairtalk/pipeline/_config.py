@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
@@ -117,7 +117,7 @@ class AuditConfig:
     model_version: str | None = None
     n_pairs: int | None = DEFAULT_N_PAIRS
     split: str | None = None
-    mixed: str = "drop"
+    mixed: Literal["drop", "keep"] = "drop"
     batch_size: int = 64
     max_errors: int | None = None
     store: str | RunStore | None = None
@@ -134,10 +134,10 @@ class AuditConfig:
             return label.get(key, key)
 
         object.__setattr__(self, "corpus", _path(self.corpus, name("corpus"), optional=False))
-        axes = self.axes
-        if isinstance(axes, (Lexicon, os.PathLike)):
-            axes = (axes,)
-        axes = split_names(axes, name("axes"))
+        given: object = self.axes  # anything until checked here
+        if isinstance(given, (Lexicon, os.PathLike)):
+            given = (given,)
+        axes = split_names(given, name("axes"))
         if not axes:
             raise SpecError(_MSG_NO_AXES)
         for item in axes:

@@ -253,7 +253,7 @@ def _audit_axis(
     if given is None:
         reporter.start(f"{axis}: pairs", unit="pairs")
         pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
-                               seed=seed)  # type: ignore[arg-type]  # fmt: skip
+                               seed=seed)  # fmt: skip
         pairs: Sequence[Pair] = list(pair_set)
         coverage = pair_set.coverage.to_dict()
         reporter.finish()

@@ -259,7 +259,7 @@ def prepare_scores(
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
-    rs = read_responses(responses, drop_empty=o.drop_empty)  # type: ignore[arg-type]
+    rs = read_responses(responses, drop_empty=o.drop_empty)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
