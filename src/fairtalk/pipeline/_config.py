@@ -31,10 +31,11 @@ from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
 from fairtalk.pipeline._options import (
-    _MSG_TWICE,
     ScoreOptions,
     conflicts,
+    file_named,
     load_mapping,
+    merge_score_table,
     normal_keys,
     split_names,
     unknown_key,
@@ -219,10 +220,8 @@ class AuditConfig:
             An unknown key or a bad value (the message names the file).
         """
         mapping = load_mapping(path)
-        try:
+        with file_named(path):
             return cls.from_mapping(mapping)
-        except SpecError as exc:
-            raise SpecError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:
@@ -252,11 +251,7 @@ class AuditConfig:
         if isinstance(score, ScoreOptions):
             base = score
         elif isinstance(score, Mapping):
-            nested = normal_keys(score)
-            for key in nested:
-                if key in flat:
-                    raise SpecError(_MSG_TWICE.format(key=key))
-            flat = {**nested, **flat}
+            flat = merge_score_table(flat, score)
             base = self.score
         elif score is None:
             base = self.score
