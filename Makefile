@@ -1,11 +1,11 @@
-# fairtalk: `make demo` installs into .venv and runs the main job; `make test` runs the suite.
+# fairtalk: `make demo` installs into .venv and runs the main job; `make test` runs the suite; `make lint` runs ruff and mypy.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # torch is pinned to the local CPU build; an unpinned torch pulls gigabytes of CUDA.
 TORCH := torch==2.13.0
 
-.PHONY: demo test install install-dev chromium clean
+.PHONY: demo test lint install install-dev chromium clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,6 +30,11 @@ chromium:
 
 test: install-dev chromium
 	$(BIN)/python -m pytest
+
+# Static checks, kept apart from the tests: ruff and mypy come with the dev extra (`make install-dev` or `make test` first).
+lint:
+	$(BIN)/python -m ruff check src tests bench
+	$(BIN)/python -m mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info fairtalk-report fairtalk-pairs

@@ -13,15 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("safetensors")
-
 from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.pipeline import _reproduce
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
 
 #: Replaces the quick mode's training overrides: seconds per model on one thread.
 TINY = {

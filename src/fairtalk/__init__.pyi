@@ -63,11 +63,10 @@ from fairtalk.pipeline import Generation as Generation
 from fairtalk.pipeline import ScoreOptions as ScoreOptions
 from fairtalk.pipeline import audit as audit
 from fairtalk.pipeline import audit as run_audit
-from fairtalk.pipeline import similarity_test as similarity_test
-from fairtalk.results import SimilarityResult as SimilarityResult
 from fairtalk.pipeline import reproduce_debias as reproduce_debias
 from fairtalk.pipeline import respond as respond
 from fairtalk.pipeline import score as score
+from fairtalk.pipeline import similarity_test as similarity_test
 from fairtalk.progress import ProgressCallback as ProgressCallback
 from fairtalk.progress import ProgressEvent as ProgressEvent
 from fairtalk.prompts.aesop import read_aesop as read_aesop
@@ -116,6 +115,7 @@ from fairtalk.results import DebiasComparison as DebiasComparison
 from fairtalk.results import GenerationSummary as GenerationSummary
 from fairtalk.results import MeasureResult as MeasureResult
 from fairtalk.results import ScorerCheck as ScorerCheck
+from fairtalk.results import SimilarityResult as SimilarityResult
 from fairtalk.stats import pairs_needed as pairs_needed
 from fairtalk.store import CachingResponder as CachingResponder
 from fairtalk.store import RunStore as RunStore

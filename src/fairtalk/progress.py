@@ -113,7 +113,7 @@ def progress_callback(progress: object) -> ProgressCallback | None:
             legacy(event.stage, event.done, event.total or 0)
 
         return adapted
-    return progress  # type: ignore[return-value]
+    return progress
 
 
 class ProgressReporter:
@@ -123,7 +123,8 @@ class ProgressReporter:
 
     def __init__(self, callback: ProgressCallback | None) -> None:
         self._callback = callback
-        self._stage, self._done, self._total, self._unit = "", 0, None, "steps"
+        self._stage, self._done, self._unit = "", 0, "steps"
+        self._total: int | None = None
 
     @property
     def enabled(self) -> bool:

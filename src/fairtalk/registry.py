@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, TypeVar, Union, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 from fairtalk.errors import SpecError
 
@@ -14,7 +14,7 @@ __all__ = ["Registry"]
 T = TypeVar("T")
 
 #: What a name may be registered as: a lazy ``"module:attribute"`` string, an entry point, or the object.
-Target = Union[str, EntryPoint, T]
+Target: TypeAlias = str | EntryPoint | T
 
 _MSG_UNKNOWN = "unknown {kind} {name!r}"
 _MSG_DUPLICATE = "{kind} {name!r} is already registered ({first}), so it cannot be registered twice ({second})"

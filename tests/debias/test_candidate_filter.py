@@ -69,7 +69,7 @@ def test_empty_pool() -> None:
 
 def test_pool_files(tmp_path: Path) -> None:
     source = tmp_path / "pool.txt"
-    source.write_bytes("one\n\n  two  \nthree\r\n".encode())
+    source.write_bytes(b"one\n\n  two  \nthree\r\n")
     assert read_pool(source) == ["one", "two", "three"]
     out = tmp_path / "out.txt"
     assert write_pool(["a\nb", "c"], out) == 2

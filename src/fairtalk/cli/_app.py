@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -21,6 +20,9 @@ from typer.core import TyperGroup
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
+    # typer vendors its own click (typer._click) and types TyperGroup with it; the click package is not a dependency.
+    from typer._click import Command, Context
+
     from fairtalk import Lexicon
 
 _QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
@@ -42,7 +44,7 @@ def _output_params() -> list[Any]:
     return list(typer.main.get_command(builder).params)
 
 
-def add_output_options(command: click.Command) -> None:
+def add_output_options(command: Command) -> None:
     """Give ``command`` (every command of a group) ``-q/--quiet`` and ``-v/--verbose``, run under ``output_options``.
 
     A command that declares its own ``quiet`` parameter keeps it (and gets ``-q`` when free);
@@ -86,13 +88,13 @@ class _Commands(TyperGroup):
     Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`).
     """
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             add_output_options(command)
         return command
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Context) -> Any:
         try:
             return super().invoke(ctx)
         except FairtalkError as exc:
@@ -174,7 +176,7 @@ def info(text: object, *, style: str | None = None, stderr: bool = False) -> Non
 
 
 @contextlib.contextmanager
-def stdin_as_file(value: str | None, name: str = "stdin.jsonl") -> Iterator[str | None]:
+def stdin_as_file(value: str, name: str = "stdin.jsonl") -> Iterator[str]:
     """``-`` means standard input: its bytes in a temporary file named ``name`` for the length of the block."""
     if value != "-":
         yield value

@@ -114,8 +114,10 @@ class _Bars:
             self._progress.update(task, total=done, completed=done)
             self._open.discard(stage)
         else:
-            self._progress.update(task, total=event.total, completed=event.done,
-                                  **({"metrics": metrics} if metrics else {}))  # fmt: skip
+            if metrics:
+                self._progress.update(task, total=event.total, completed=event.done, metrics=metrics)
+            else:
+                self._progress.update(task, total=event.total, completed=event.done)
 
     def stop(self) -> None:
         if self._started:

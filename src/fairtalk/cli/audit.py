@@ -35,7 +35,18 @@ from fairtalk.cli._inference import (
     report_gates,
     text_or_file,
 )
-from fairtalk.cli.respond import generation_lines, model_options
+from fairtalk.cli.respond import (
+    BATCH_SIZE,
+    MAX_NEW_TOKENS,
+    MODEL_ARG,
+    MODEL_VERSION,
+    SAMPLE,
+    TEMPERATURE,
+    TOP_K,
+    TOP_P,
+    generation_lines,
+    model_options,
+)
 
 _STORE_FILE = "store.sqlite"
 _DEFAULT_OUTPUT = "fairtalk-report"
@@ -77,8 +88,8 @@ def audit(
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
     axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, or lexicon files."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads)."),
-    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
-    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
+    model_arg: list[str] | None = MODEL_ARG,
+    model_version: str | None = MODEL_VERSION,
     n_pairs: int | None = typer.Option(2000, "--pairs", help="Pairs per axis: a seeded uniform sample of the corpus' pairs."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample, the per-item generation seeds and the bootstrap."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
@@ -87,12 +98,12 @@ def audit(
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
     split: Split | None = typer.Option(None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."),
-    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
-    max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
-    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
-    top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
-    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
+    batch_size: int = BATCH_SIZE,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    sample: bool = SAMPLE,
+    temperature: float = TEMPERATURE,
+    top_k: int | None = TOP_K,
+    top_p: float | None = TOP_P,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
     correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),

@@ -40,7 +40,7 @@ def pairs(
     if output != "-":
         check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
     pair_set = fairtalk.build_pairs(
-        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed.value, limit=limit, seed=seed  # type: ignore[arg-type]
+        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed.value, limit=limit, seed=seed
     )
     fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
     _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Literal, cast
 
 import typer
 
 from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
 from fairtalk.cli._choices import Mode
 from fairtalk.cli._inference import SYSTEM_PROMPT
-from fairtalk.cli.respond import model_options
+from fairtalk.cli.respond import MODEL_ARG, MODEL_VERSION, model_options
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -74,8 +75,8 @@ def prompts_paraphrase(
 @prompts_app.command("generate")
 def prompts_generate(
     model: str = typer.Option(..., "--model", help="Model spec: hf:NAME, openai:..., python:MODULE:FN, builtin:echo, builtin:smollm2."),
-    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
-    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
+    model_arg: list[str] | None = MODEL_ARG,
+    model_version: str | None = MODEL_VERSION,
     output: str = typer.Option(..., "-o", "--output", help="Completions JSONL to write."),
     seeds: int = typer.Option(10, "--seeds", min=1, help="Completions per prompt, with seeds 0..N-1 (the paper: 10)."),
     top_k: int | None = typer.Option(40, "--top-k", min=1, help="Top-k sampling (the paper: 40)."),
@@ -159,8 +160,9 @@ def prompts_analyze(
     start = time.perf_counter()
     if published is not None:
         data = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
-                                       groups=group_set.groups, misaligned=misaligned)  # fmt: skip
+                                       groups=group_set.groups, misaligned=cast(Literal["keep", "drop"], misaligned))  # checked above  # fmt: skip
     else:
+        assert completions is not None  # exactly one of --published and --completions, checked above
         data = fairtalk.read_completions(completions)
     result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                       include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,

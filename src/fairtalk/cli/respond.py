@@ -19,6 +19,16 @@ from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 
+# The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
+MODEL_ARG = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.")
+MODEL_VERSION = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.")
+BATCH_SIZE = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit).")
+MAX_NEW_TOKENS = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens.")
+SAMPLE = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily.")
+TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample).")
+TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
+TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
+
 
 def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
                       top_p: float | None) -> Any:  # fmt: skip
@@ -83,18 +93,18 @@ def generation_lines(summary: Any) -> list[str]:
 def respond(
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`); - reads standard input."),
     model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
-    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."),
-    model_version: str | None = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show."),
+    model_arg: list[str] | None = MODEL_ARG,
+    model_version: str | None = MODEL_VERSION,
     output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
-    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit)."),
-    max_new_tokens: int = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens."),
-    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
-    top_k: int | None = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample)."),
-    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample)."),
+    batch_size: int = BATCH_SIZE,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    sample: bool = SAMPLE,
+    temperature: float = TEMPERATURE,
+    top_k: int | None = TOP_K,
+    top_p: float | None = TOP_P,
     system_prompt: str | None = SYSTEM_PROMPT,
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""

@@ -1,4 +1,4 @@
-"""Streaming corpus readers chosen by a spec string (``builtin:chitchat``, ``jsonl:PATH``, ...).
+r"""Streaming corpus readers chosen by a spec string (``builtin:chitchat``, ``jsonl:PATH``, ...).
 
 Every reader yields :class:`fairtalk.records.Context` one at a time and never holds a whole
 file in memory (the built-in chitchat corpus, one 40 MB JSON document, is parsed once per
@@ -29,7 +29,7 @@ Specs
 ``twitter:PATH``
     Alternating lines: odd lines are contexts, even lines the replies (``response``).
 ``parlai:PATH``
-    ParlAI text format, ``text:...<TAB>labels:...``; ``\\n``/``\\t``/``__PIPE__`` escapes are
+    ParlAI text format, ``text:...<TAB>labels:...``; ``\n``/``\t``/``__PIPE__`` escapes are
     undone, the first label becomes ``response``, other fields are ignored.
 ``FORMAT:PATH``
     A format a third party registered (:func:`register_corpus_format`, or the

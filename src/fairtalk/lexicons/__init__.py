@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 
@@ -259,7 +259,7 @@ def _builtin_bytes(filename: str) -> bytes:
     return resources.files(__name__).joinpath(filename).read_bytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_builtin(axis: str, variant: str) -> Lexicon:
     stem = axis if variant == "default" else f"{axis}-{variant}"
     return parse_lexicon(
@@ -267,7 +267,7 @@ def _load_builtin(axis: str, variant: str) -> Lexicon:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_builtin_attributes(name: str) -> AttributeList:
     return parse_attributes(_builtin_bytes(f"{name}.tsv"), source=f"builtin:{name}", stem=name)
 

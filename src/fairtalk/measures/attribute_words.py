@@ -159,7 +159,7 @@ class AttributeWords:
 
     @property
     def version(self) -> str:
-        """This measure's version plus simplemma's."""
+        """The measure's version plus simplemma's."""
         return f"{_VERSION} (simplemma {package_version('simplemma')})"
 
     @property

@@ -31,7 +31,9 @@ class Measure(Protocol):
     version: str
     higher_is_better: Mapping[str, bool | None]
 
-    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]: ...
+    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        """One array of per-text scores per key, in the order of ``texts``."""
+        ...
 
 
 class CorpusStatistic(Protocol):
@@ -41,7 +43,9 @@ class CorpusStatistic(Protocol):
     texts with weight 0 are absent. Returns one value per key.
     """
 
-    def __call__(self, weights: np.ndarray) -> Mapping[str, float]: ...
+    def __call__(self, weights: np.ndarray) -> Mapping[str, float]:
+        """The statistic of the corpus that ``weights`` describes, one value per key."""
+        ...
 
 
 @runtime_checkable
@@ -58,7 +62,9 @@ class CorpusMeasure(Protocol):
     version: str
     higher_is_better: Mapping[str, bool | None]
 
-    def prepare(self, texts: Sequence[str]) -> CorpusStatistic: ...
+    def prepare(self, texts: Sequence[str]) -> CorpusStatistic:
+        """Do the per-text work once; the statistic then evaluates any multiplicity vector."""
+        ...
 
 
 @runtime_checkable
@@ -69,4 +75,6 @@ class RawScored(Protocol):
     ``raw_scores`` for every measure that has the method; measures without it get none.
     """
 
-    def raw_scores(self, texts: Sequence[str]) -> np.ndarray: ...
+    def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """The continuous score of each text, in the order of ``texts``."""
+        ...

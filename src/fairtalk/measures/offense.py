@@ -101,7 +101,7 @@ class Offense:
 
     @property
     def version(self) -> str:
-        """This measure's version plus the scorer's package version."""
+        """The measure's version plus the scorer's package version."""
         if self._sonar is not None:
             return f"{_VERSION} (hatesonar {package_version('hatesonar')})"
         if self._hf is None:

@@ -149,7 +149,7 @@ class Regard:
 
     @property
     def version(self) -> str:
-        """This measure's version plus the scorer's."""
+        """The measure's version plus the scorer's."""
         if self.scorer.startswith("hf:"):
             return f"{_VERSION} ({self.scorer}, transformers {package_version('transformers')})"
         return f"{_VERSION} ({self.scorer}, scikit-learn {package_version('scikit-learn')})"

@@ -65,7 +65,7 @@ class Sentiment:
 
     @property
     def version(self) -> str:
-        """This measure's version plus vaderSentiment's."""
+        """The measure's version plus vaderSentiment's."""
         return f"{_VERSION} (vaderSentiment {package_version('vaderSentiment')})"
 
     @property

@@ -25,6 +25,7 @@ from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 
 __all__ = [
     "BaseResponder",
+    "Closing",
     "DecodingSettings",
     "Responder",
     "check_batch",
@@ -125,7 +126,24 @@ class Responder(Protocol):
     ) -> None: ...
 
 
-class BaseResponder(ABC):
+class Closing:
+    """A context manager that calls ``close()`` at the end of the block (responders, run stores)."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        """Release resources (nothing by default)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class BaseResponder(Closing, ABC):
     """Convenience base: context manager, ``close``, ``repr`` and per-item error isolation.
 
     Subclasses implement :meth:`respond` and :attr:`fingerprint`; those that can
@@ -152,20 +170,6 @@ class BaseResponder(ABC):
     ) -> list[str | ResponderError]:
         """Like :meth:`respond`, but a failing item yields its error instead of failing the batch."""
         return _bisect(self, list(contexts), settings, list(seeds))
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (nothing by default)."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fingerprint!r})"

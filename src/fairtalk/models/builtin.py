@@ -69,16 +69,23 @@ class EchoOptions:
     mode: Literal["identity", "reverse", "upper"] = "reverse"
 
 
-@dataclass(frozen=True, slots=True)
-class Seq2SeqOptions:
-    """Options of ``builtin:seq2seq``: a checkpoint folder of your own, and items per decoding batch."""
+class _BatchSize:
+    """The check of a builtin options dataclass's ``batch_size`` field: at least 1."""
 
-    path: str | None = None
-    batch_size: int = 64
+    __slots__ = ()
+    batch_size: int
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
+
+
+@dataclass(frozen=True, slots=True)
+class Seq2SeqOptions(_BatchSize):
+    """Options of ``builtin:seq2seq``: a checkpoint folder of your own, and items per decoding batch."""
+
+    path: str | None = None
+    batch_size: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,29 +97,21 @@ class ReferenceRetrievalOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class MiniLMRetrievalOptions:
+class MiniLMRetrievalOptions(_BatchSize):
     """Options of ``builtin:minilm-retrieval``: a pool folder of your own, contexts encoded per batch."""
 
     path: str | None = None
     batch_size: int = 64
 
-    def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
-
 
 @dataclass(frozen=True, slots=True)
-class SmolLM2Options:
+class SmolLM2Options(_BatchSize):
     """Options of ``builtin:smollm2`` (those of ``hf:`` but the weights file and the name)."""
 
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
     batch_size: int = 8
     chat_template: Literal["auto", "never"] = "auto"
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise SpecError(_MSG_BATCH_SIZE.format(value=self.batch_size))
 
 
 class EchoResponder(BaseResponder):

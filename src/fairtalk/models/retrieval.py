@@ -57,11 +57,17 @@ class Encoder(Protocol):
     """Maps texts to row vectors; fitted on the candidate pool first."""
 
     @property
-    def fingerprint(self) -> str: ...
+    def fingerprint(self) -> str:
+        """A stable string naming the encoder and its settings."""
+        ...
 
-    def fit(self, pool: Sequence[str]) -> Encoder: ...
+    def fit(self, pool: Sequence[str]) -> Encoder:
+        """Fit on the candidate pool; returns the fitted encoder."""
+        ...
 
-    def encode(self, texts: Sequence[str]) -> Any: ...
+    def encode(self, texts: Sequence[str]) -> Any:
+        """One row vector per text."""
+        ...
 
 
 class BagOfWordsEncoder:

@@ -46,6 +46,8 @@ _MSG_EMPTY = "option {name}= for {spec} is empty; give {kind}{none} (or leave th
 #: literally, and an empty value is never taken for "no value".
 _NONE = frozenset({"none", "null"})
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a non-empty string"}
+#: The numeric types an option may have -> the value types that are not parsed as one.
+_REFUSED: dict[type, tuple[type, ...]] = {int: (bool, float), float: (bool,)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,20 +164,13 @@ def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
         if flag in _FALSE:
             return False
         raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="true or false"))
-    if hint is int:
-        if isinstance(value, (bool, float)):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="an integer"))
+    if hint in _REFUSED:  # int or float: parsed, but never from a bool (nor an int from a float)
+        if isinstance(value, _REFUSED[hint]):
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint]))
         try:
-            return int(value)  # type: ignore[call-overload]
+            return hint(value)
         except (TypeError, ValueError):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="an integer")) from None
-    if hint is float:
-        if isinstance(value, bool):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a number"))
-        try:
-            return float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a number")) from None
+            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint])) from None
     if hint is str:
         if not isinstance(value, str):
             raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a string"))

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
@@ -31,10 +31,11 @@ from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
 from fairtalk.pipeline._options import (
-    _MSG_TWICE,
     ScoreOptions,
     conflicts,
+    file_named,
     load_mapping,
+    merge_score_table,
     normal_keys,
     split_names,
     unknown_key,
@@ -117,7 +118,7 @@ class AuditConfig:
     model_version: str | None = None
     n_pairs: int | None = DEFAULT_N_PAIRS
     split: str | None = None
-    mixed: str = "drop"
+    mixed: Literal["drop", "keep"] = "drop"
     batch_size: int = 64
     max_errors: int | None = None
     store: str | RunStore | None = None
@@ -134,10 +135,10 @@ class AuditConfig:
             return label.get(key, key)
 
         object.__setattr__(self, "corpus", _path(self.corpus, name("corpus"), optional=False))
-        axes = self.axes
-        if isinstance(axes, (Lexicon, os.PathLike)):
-            axes = (axes,)
-        axes = split_names(axes, name("axes"))
+        given: object = self.axes  # anything until checked here
+        if isinstance(given, (Lexicon, os.PathLike)):
+            given = (given,)
+        axes = split_names(given, name("axes"))
         if not axes:
             raise SpecError(_MSG_NO_AXES)
         for item in axes:
@@ -219,10 +220,8 @@ class AuditConfig:
             An unknown key or a bad value (the message names the file).
         """
         mapping = load_mapping(path)
-        try:
+        with file_named(path):
             return cls.from_mapping(mapping)
-        except SpecError as exc:
-            raise SpecError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:
@@ -252,11 +251,7 @@ class AuditConfig:
         if isinstance(score, ScoreOptions):
             base = score
         elif isinstance(score, Mapping):
-            nested = normal_keys(score)
-            for key in nested:
-                if key in flat:
-                    raise SpecError(_MSG_TWICE.format(key=key))
-            flat = {**nested, **flat}
+            flat = merge_score_table(flat, score)
             base = self.score
         elif score is None:
             base = self.score

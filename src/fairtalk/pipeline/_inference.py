@@ -99,6 +99,7 @@ def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inferen
     else:
         estimate, estimate_name = mean_a - mean_b, "mean difference"
     equivalence = _equivalence(name, kind, a, b, opts, deff)
+    effect: float | None
     if kind == "rate":
         effect, effect_name = cohens_h(mean_a, mean_b), "cohens_h"
     else:

@@ -7,9 +7,10 @@ whole: nothing below it validates an option again.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -20,7 +21,10 @@ from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 
-__all__ = ["CORRECTIONS", "JUDGE_PREFIX", "ScoreOptions", "load_mapping", "normal_keys", "split_names"]
+__all__ = [
+    "CORRECTIONS", "JUDGE_PREFIX", "ScoreOptions", "file_named", "load_mapping", "merge_score_table", "normal_keys",
+    "split_names",
+]  # fmt: skip
 
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 CORRECTIONS = ("holm", "bh")
@@ -210,20 +214,14 @@ class ScoreOptions:
         SpecError
             An unknown key or a bad value (the message names the file).
         """
-        mapping = load_mapping(path)
-        flat = normal_keys(mapping)
+        flat = normal_keys(load_mapping(path))
         nested = flat.pop("score", None)
         if isinstance(nested, Mapping):
-            for key, value in normal_keys(nested).items():
-                if key in flat:
-                    raise SpecError(_MSG_TWICE.format(key=key))
-                flat[key] = value
+            flat = merge_score_table(flat, nested)
         elif nested is not None:
             flat["score"] = nested
-        try:
+        with file_named(path):
             return cls.from_mapping(flat)
-        except SpecError as exc:
-            raise SpecError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def resolve(cls, options: ScoreOptions | None, kwargs: Mapping[str, Any]) -> ScoreOptions:
@@ -259,6 +257,24 @@ def unknown_key(given: Mapping[str, Any], known: Sequence[str], what: str) -> No
     for key in given:
         if key not in known:
             raise SpecError(_MSG_UNKNOWN_OPTION.format(what=what, given=key), choices=known, given=key)
+
+
+def merge_score_table(flat: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:
+    """``flat`` with the keys of a ``[score]`` table added; a key in both is a SpecError."""
+    nested = normal_keys(table)
+    for key in nested:
+        if key in flat:
+            raise SpecError(_MSG_TWICE.format(key=key))
+    return {**flat, **nested}
+
+
+@contextlib.contextmanager
+def file_named(path: str | os.PathLike[str]) -> Iterator[None]:
+    """A SpecError raised in the block names the options file it came from (``audit.toml: unknown ...``)."""
+    try:
+        yield
+    except SpecError as exc:
+        raise SpecError(f"{os.fspath(path)}: {exc}") from None
 
 
 def conflicts(built: Any, given: Any, keys: Sequence[str], what: str) -> None:

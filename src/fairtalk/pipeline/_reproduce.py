@@ -223,7 +223,7 @@ def reproduce_debias(
         checkpoints[name] = (folder, True)
 
     t0 = time.perf_counter()
-    pair_set = build_pairs(read_corpus(evaluated, split=eval_split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)  # type: ignore[arg-type]
+    pair_set = build_pairs(read_corpus(evaluated, split=eval_split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
     pairs = list(pair_set)
     coverage = pair_set.coverage
     if len(pairs) < 2:
@@ -240,9 +240,9 @@ def reproduce_debias(
     reporter = ProgressReporter(callback)
     with RunStore(cache / _STORE_FILE) as store:
         for name, (folder, trained) in checkpoints.items():
-            config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
+            run_config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
                                            "model_args": {"path": str(folder)}, "store": store, "n_pairs": n_pairs})  # fmt: skip
-            run = run_axes(config, [lexicon], reporter, pairs=given,
+            run = run_axes(run_config, [lexicon], reporter, pairs=given,
                            extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
             write_run(run, out / name, formats=formats)
             for stage in ("generation", "scoring"):

@@ -171,8 +171,11 @@ def run_axes(
     pairs: Mapping[str, tuple[Sequence[Pair], Mapping[str, Any]]] | None = None,
     extra_manifest: Mapping[str, Any] | None = None,
 ) -> AuditRun:
-    """Every axis through one cached model: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage),
-    responses, scores, then the correction; the finished run, its manifests built with it."""
+    """Every axis through one cached model; the finished run, its manifests built with it.
+
+    Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
+    scores, then the correction.
+    """
     run_id = new_run_id()
     works: list[AxisWork] = []
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
@@ -250,7 +253,7 @@ def _audit_axis(
     if given is None:
         reporter.start(f"{axis}: pairs", unit="pairs")
         pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
-                               seed=seed)  # type: ignore[arg-type]  # fmt: skip
+                               seed=seed)  # fmt: skip
         pairs: Sequence[Pair] = list(pair_set)
         coverage = pair_set.coverage.to_dict()
         reporter.finish()

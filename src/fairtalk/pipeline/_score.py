@@ -87,7 +87,7 @@ def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: M
         },
         "attribute_words": {"lexicon": lexicon},
     }
-    built = []
+    built: list[Any] = []
     for item in measures:
         if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
             built.append(_judge(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric")))
@@ -292,7 +292,7 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
-    rs = read_responses(responses, drop_empty=o.drop_empty)  # type: ignore[arg-type]
+    rs = read_responses(responses, drop_empty=o.drop_empty)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)

@@ -1,4 +1,4 @@
-"""The regard scorer's certificate: does it label the same neutral sentence differently when only the group changes?
+"""The regard scorer's certificate: whether it labels the same neutral sentence differently when only the group changes.
 
 Neutral probe sentences (the paper's templates completed plainly, and everyday sentences) are
 written once per group and labelled; for every group pair the per-probe regard values (-1/0/1,

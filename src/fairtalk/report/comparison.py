@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
+from fairtalk.report.csv_report import csv_cell
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
 from fairtalk.results import AuditResult, DebiasComparison
@@ -157,12 +158,6 @@ def comparison_rich_table(comparison: DebiasComparison) -> Table:
     return table
 
 
-def _cell(value: object) -> object:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    return value
-
-
 def render_comparison_csv(comparison: DebiasComparison) -> str:
     """``table7.csv``: one row per model and Table-7 measure."""
     buffer = io.StringIO()
@@ -172,7 +167,7 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
         result = model.result
         for measure in _measures(comparison):
             m = result.measure(measure)
-            writer.writerow({k: _cell(v) for k, v in {
+            writer.writerow({k: csv_cell(v) for k, v in {
                 "model": name, "debias": model.debias, "measure": m.name, "label": measure_label(m.name), "kind": m.kind,
                 "a": m.a, "b": m.b, "difference": m.difference, "difference_abs": m.a - m.b, "p_paired": m.p_paired,
                 "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,

@@ -11,7 +11,7 @@ from pathlib import Path
 from fairtalk.files import write_text_atomic
 from fairtalk.results import AuditResult
 
-__all__ = ["CSV_COLUMNS", "render_csv", "write_csv"]
+__all__ = ["CSV_COLUMNS", "csv_cell", "render_csv", "write_csv"]
 
 #: Column order of ``results.csv``. Rates are fractions, as in ``results.json``; empty cells are null.
 CSV_COLUMNS = (
@@ -52,7 +52,8 @@ CSV_COLUMNS = (
 )
 
 
-def _cell(value: object) -> object:
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell: None and non-finite floats (NaN, inf) as empty."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
     return value
@@ -77,7 +78,7 @@ def render_csv(result: AuditResult) -> str:
             masked_b=masked.get("b"),
             masked_remaining=masked.get("remaining"),
         )
-        writer.writerow({k: _cell(row.get(k)) for k in CSV_COLUMNS})
+        writer.writerow({k: csv_cell(row.get(k)) for k in CSV_COLUMNS})
     return buffer.getvalue()
 
 

@@ -196,8 +196,10 @@ def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Ma
 
 
 def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None) -> RunFiles:
-    """Write the whole run into ``out_dir``: per axis its report, ``pairs.jsonl`` and ``responses.jsonl``, then the
-    index and ``run.json``. Every file of a run is written here (``run_audit`` only computes).
+    """Write the whole run into ``out_dir``: per axis its files, then the index and ``run.json``.
+
+    Per axis: its report, ``pairs.jsonl`` and ``responses.jsonl``. Every file of a run is
+    written here (``run_audit`` only computes).
 
     Everything is written into a staging folder and swapped in at the end, replacing the
     previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the

@@ -16,7 +16,6 @@ from fairtalk.results._audit import (
     ScorerCheck,
 )
 from fairtalk.results._debias import ComparedModel, DebiasComparison
-from fairtalk.results._similarity import SimilarityResult, SimilarityRow
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -25,6 +24,7 @@ from fairtalk.results._run import (
     axis_folder,
     check_axis_folders,
 )
+from fairtalk.results._similarity import SimilarityResult, SimilarityRow
 
 __all__ = [
     "RESERVED_NAMES",

@@ -103,7 +103,7 @@ class AxisRun:
 
     @property
     def folder(self) -> str:
-        """This axis' folder inside the audit's output folder."""
+        """The axis' folder inside the audit's output folder."""
         return axis_folder(self.axis)
 
     def to_dict(self) -> dict[str, Any]:

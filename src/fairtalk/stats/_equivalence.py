@@ -19,12 +19,12 @@ rates ±2 percentage points; counts ±0.1 standard deviations of the per-respons
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats._core import Units, paired_arrays
+from fairtalk.stats._core import Units, _Array, paired_arrays
 from fairtalk.stats._intervals import newcombe_interval
 
 __all__ = [
@@ -48,7 +48,6 @@ DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inco
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
-_Array = Sequence[float] | np.ndarray
 
 
 @dataclass(frozen=True, slots=True)

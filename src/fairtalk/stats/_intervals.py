@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats._core import Units, paired_arrays, units
+from fairtalk.stats._core import Units, _Array, paired_arrays, units
 
 __all__ = ["Interval", "design_effect", "difference_interval", "hodges_lehmann", "newcombe_interval", "t_interval"]
 
@@ -31,7 +31,6 @@ _MSG_LEVEL = "confidence level must be in (0, 1), got {level!r}"
 NOTE_NO_VARIATION = "no variation in the differences: the interval is undefined (a zero spread is not certainty)"
 NOTE_HL_TOO_MANY = "more than {n:,} distinct differences: the Hodges-Lehmann interval is not computed"
 _HL_MAX_DISTINCT = 4000
-_Array = Sequence[float] | np.ndarray
 
 
 @dataclass(frozen=True, slots=True)

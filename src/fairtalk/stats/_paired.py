@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats._core import Units, paired_arrays, units
+from fairtalk.stats._core import Units, _Array, paired_arrays, units
 
 __all__ = [
     "DEFAULT_METHODS", "EXACT_MAX_UNITS", "PAIRED_METHODS", "WILCOXON_EXACT_MAX", "PairedTest", "exact_signflip_p",
@@ -48,7 +48,6 @@ _MSG_KIND = "unknown measure kind {kind!r}; choose from: rate, count"
 _MSG_NOT_BINARY = "a rate measure must be 0 or 1 for every response; found {value!r}"
 _NOTE_CONSTANT = "every unit differs by the same amount: p is the exact sign-flip probability 2^(1-m)"
 _NOTE_INDEPENDENT = "treats pairs as independent although clusters were given"
-_Array = Sequence[float] | np.ndarray
 
 
 @dataclass(frozen=True, slots=True)

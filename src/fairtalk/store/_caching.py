@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 
 from fairtalk.errors import ResponderError, SpecError, StoreError
 from fairtalk.jsonl import replace_surrogates
 from fairtalk.models.base import (
+    Closing,
     DecodingSettings,
     Responder,
     check_batch,
@@ -26,7 +26,7 @@ _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
 _MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
 
 
-class CachingResponder:
+class CachingResponder(Closing):
     """Wrap a responder with a run store: serve hits, generate misses, commit as they arrive.
 
     Finished items are committed in one transaction once ``commit_rows`` of them are
@@ -187,14 +187,6 @@ class CachingResponder:
     def close(self) -> None:
         """Close the wrapped responder (the store belongs to the caller)."""
         self.responder.close()
-
-    def __enter__(self) -> CachingResponder:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"

@@ -10,10 +10,9 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from fairtalk.errors import StoreError
-from fairtalk.models.base import DecodingSettings
+from fairtalk.models.base import Closing, DecodingSettings
 
 __all__ = ["SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash"]
 
@@ -81,7 +80,7 @@ class StoredResponse:
     created: float
 
 
-class RunStore:
+class RunStore(Closing):
     """A SQLite run store in WAL mode; a context manager. Parent folders are created.
 
     Raises
@@ -212,14 +211,6 @@ class RunStore:
         if self._db is not None:
             self._db.close()
             self._db = None
-
-    def __enter__(self) -> RunStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"

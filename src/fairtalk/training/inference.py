@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -81,20 +81,28 @@ def encode_texts(net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, 
     return out
 
 
-class Seq2SeqGenerator:
-    """A trained Seq2Seq model: contexts in, decoded responses out (batched)."""
+class _Trained:
+    """A checkpoint of kind ``KIND``, its vocabulary and its network built for inference."""
+
+    KIND: ClassVar[str]
 
     def __init__(self, checkpoint: Checkpoint) -> None:
         self.checkpoint = checkpoint
         self.vocab = checkpoint.vocab
         self.net = _build(checkpoint)
-        training = checkpoint.config.get("training", {})
-        self.max_context_len = int(training.get("max_context_len", 30))
+        self._training: dict[str, Any] = checkpoint.config.get("training", {})
+        self.max_context_len = int(self._training.get("max_context_len", 30))
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Seq2SeqGenerator:
-        """Load a seq2seq checkpoint directory."""
-        return cls(_load(path, "seq2seq"))
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Load a checkpoint directory of this class's kind (``seq2seq`` or ``retrieval``)."""
+        return cls(_load(path, cls.KIND))
+
+
+class Seq2SeqGenerator(_Trained):
+    """A trained Seq2Seq model: contexts in, decoded responses out (batched)."""
+
+    KIND = "seq2seq"
 
     @property
     def sha256(self) -> str:
@@ -127,23 +135,16 @@ class Seq2SeqGenerator:
         return out
 
 
-class RankerEncoder:
+class RankerEncoder(_Trained):
     """A trained TransformerRanker as a retrieval encoder: unit-length numpy rows per text."""
 
+    KIND = "retrieval"
+
     def __init__(self, checkpoint: Checkpoint) -> None:
-        self.checkpoint = checkpoint
-        self.vocab = checkpoint.vocab
-        self.net = _build(checkpoint)
-        training = checkpoint.config.get("training", {})
-        self.max_context_len = int(training.get("max_context_len", 30))
-        self.max_response_len = int(training.get("max_response_len", 25)) - 1
+        super().__init__(checkpoint)
+        self.max_response_len = int(self._training.get("max_response_len", 25)) - 1
         self.pool: tuple[str, ...] = checkpoint.pool or ()
         self._fitted: Sequence[str] | None = None
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> RankerEncoder:
-        """Load a retrieval checkpoint directory."""
-        return cls(_load(path, "retrieval"))
 
     @property
     def fingerprint(self) -> str:
