@@ -106,3 +106,22 @@ def test_help_lists_the_choices() -> None:
     text = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).stdout
     for listed in ("holm|bh", "axis|run", "drop|keep", "exact|midp", "mean|wilcoxon", "paper|standard"):
         assert listed in text, listed
+
+
+def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from fairtalk.cli._inference import report_gates
+
+    def measure(name: str, verdict: str, equivalent: bool) -> SimpleNamespace:
+        return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None)
+
+    measures = [measure("diversity", "difference detected", True), measure("length", "equivalent", True)]
+    result = SimpleNamespace(measures=measures, scorer_check=(), warnings=(), biased=lambda alpha: ("diversity",),
+                             not_equivalent=lambda: ())  # fmt: skip
+    code = report_gates({"gender": result}, alpha=0.05, fail_on_bias=False, fail_unless_equivalent=True)
+    captured = capsys.readouterr()
+    out = " ".join((captured.out + captured.err).split())
+    assert code == 0  # the equivalence gate passes: every interval lies inside its margin
+    assert "shown equivalent within the margin: length" in out and "equivalent within the margin: diversity" not in out
+    assert "a difference, but within the margin" in out and "diversity" in out.split("a difference, but within the margin")[1]

@@ -108,10 +108,14 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
     if not any(detected.values()):
         say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
     for name, r in results.items():
-        equivalent = [m.name for m in r.measures if m.primary and m.equivalent]
+        equivalent = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict != "difference detected"]
+        small = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict == "difference detected"]
         open_ = r.not_equivalent()
         if equivalent:
             say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
+        if small:
+            say(f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
+                f"equivalence gate passes): {', '.join(small)}", style="yellow")
         inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive"]
         if inconclusive:
             shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name
