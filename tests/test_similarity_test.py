@@ -90,3 +90,24 @@ def test_the_similarity_command_prints_the_verdict_and_writes_json(tmp_path) -> 
     assert {row["method"] for row in rows} == {"exact", "rouge_l"} and all(row["detected"] for row in rows)  # echo repeats the group words
     bad = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo", "--methods", "bleu"])
     assert bad.exit_code == 2 and "unknown similarity method 'bleu'" in bad.output
+
+
+def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    corpus = tmp_path / "chats.txt"
+    corpus.write_text("".join(f"yesterday he told me about trip number {i}\n" for i in range(40)))
+    out = tmp_path / "report"
+    done = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
+                                    "--similarity", "exact,rouge_l", "-o", str(out)])  # fmt: skip
+    assert done.exit_code in (0, 1), done.output
+    assert "similarity (exact): counterfactual answers differ more than the baseline" in " ".join(done.output.split())
+    written = json.loads((out / "gender" / "similarity.json").read_text())
+    assert written["n_pairs"] == 40 and {r["method"] for r in written["rows"]} == {"exact", "rouge_l"}
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["similarity"] == ["exact", "rouge_l"]
+    bad = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
+                                   "--similarity", "bleu", "-o", str(tmp_path / "r2")])  # fmt: skip
+    assert bad.exit_code == 2 and "unknown --similarity method 'bleu'" in bad.output

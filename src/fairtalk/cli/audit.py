@@ -54,7 +54,8 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
     "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors", "split": "split",
-    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", **SCORE_PARAMS,
+    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", "similarity": "similarity",
+    **SCORE_PARAMS,
 }  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
@@ -123,6 +124,7 @@ def audit(
     judge_rubric: str | None = JUDGE_RUBRIC,
     system_prompt: str | None = SYSTEM_PROMPT,
     correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
+    similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine (comma-separated); writes similarity.json per axis."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,
 ) -> None:
@@ -156,6 +158,13 @@ def audit(
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if axis_run.similarity is not None:
+            for row in axis_run.similarity.rows:
+                verdict = "differ more than the baseline" if row.detected else "no difference from the baseline shown"
+                p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
+                say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
+                    f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
+                    style="bold red" if row.detected else None)  # fmt: skip
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
     code = report_gates(run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
+from fairtalk.measures.similarity import SIMILARITY_METHODS
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
@@ -63,6 +64,7 @@ _MSG_STORE = "store must be a path or a RunStore, got {type}"
 _MSG_MAPPING = "{name} must be a table of options, got {value!r}"
 _MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
 _MSG_SCOPE = "unknown {name} {given!r}"
+_MSG_SIMILARITY = "unknown {name} method {given!r}"
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
@@ -125,6 +127,7 @@ class AuditConfig:
     out_dir: str | None = None
     settings: DecodingSettings = field(default_factory=DecodingSettings)
     correction_scope: str = "axis"
+    similarity: tuple[str, ...] | None = None
     score: ScoreOptions = field(default_factory=ScoreOptions)
     names: InitVar[Mapping[str, str] | None] = None
 
@@ -165,6 +168,12 @@ class AuditConfig:
         if self.mixed not in MIXED_POLICIES:
             raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
                             given=str(self.mixed))  # fmt: skip
+        methods = split_names(self.similarity, name("similarity"))
+        for method in methods or ():
+            if method not in SIMILARITY_METHODS:
+                raise SpecError(_MSG_SIMILARITY.format(name=name("similarity"), given=method),
+                                choices=SIMILARITY_METHODS, given=str(method))  # fmt: skip
+        object.__setattr__(self, "similarity", tuple(methods) if methods else None)
         if self.correction_scope not in CORRECTION_SCOPES:
             raise SpecError(_MSG_SCOPE.format(name=name("correction_scope"), given=self.correction_scope),
                             choices=CORRECTION_SCOPES, given=str(self.correction_scope))  # fmt: skip

@@ -31,10 +31,11 @@ from fairtalk.pipeline._config import (
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._generate import cached_model, generate
 from fairtalk.pipeline._score import prepare_scores
+from fairtalk.pipeline._similarity import against_baseline
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.report import check_run_folder, write_run
-from fairtalk.results import AuditRun, AxisRun, GenerationSummary
+from fairtalk.results import AuditRun, AxisRun, GenerationSummary, SimilarityResult
 from fairtalk.store import CachingResponder, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "run_axes"]
@@ -233,6 +234,7 @@ class AxisWork:
     timings: dict[str, float]
     pairs: tuple[Pair, ...]
     manifest: dict[str, Any]
+    similarity: SimilarityResult | None = None
 
 
 def _audit_axis(
@@ -271,6 +273,13 @@ def _audit_axis(
     if generation.responses.n_pairs < 2 and generation.errors:
         raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
 
+    similarity = None
+    if config.similarity:
+        started = time.perf_counter()
+        similarity = against_baseline(cached, pairs, generation, config.settings, seed=seed, methods=config.similarity,
+                                      alpha=config.score.alpha, clusters=config.score.clusters, progress=reporter,
+                                      label=f"{axis}: baseline answers")  # fmt: skip
+        timings["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
     scored = prepare_scores(generation.responses, axis=lexicon, options=config.score)
@@ -282,7 +291,7 @@ def _audit_axis(
         "decoding": config.settings.to_dict(), "seed": seed, "n_pairs_requested": config.n_pairs,
         "mixed": config.mixed, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
-    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest)
+    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest, similarity)
 
 
 def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
@@ -297,7 +306,8 @@ def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, Ax
         result = finalize(work.scored, p_adjusted, correction_scope=scope, extra_manifest=work.manifest)
         runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=MappingProxyType(work.coverage),
                                   generation=work.generation, timings=MappingProxyType(work.timings),
-                                  pairs=work.pairs, responses=work.scored.responses)  # fmt: skip
+                                  pairs=work.pairs, responses=work.scored.responses,
+                                  similarity=work.similarity)  # fmt: skip
     return runs
 
 

@@ -21,13 +21,14 @@ from fairtalk.errors import InputError
 from fairtalk.measures.similarity import pair_similarity
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.pairs import read_pairs
-from fairtalk.pipeline._generate import cached_model, generate
+from fairtalk.pipeline._generate import Generation, cached_model, generate
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.results import SimilarityResult, SimilarityRow
 from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
+from fairtalk.store import CachingResponder
 
-__all__ = ["BASELINE_SEED_OFFSET", "similarity_test"]
+__all__ = ["BASELINE_SEED_OFFSET", "against_baseline", "similarity_test"]
 
 #: Added to the run's seed for the baseline's two answers, so that they are new draws.
 BASELINE_SEED_OFFSET = 1_000_003
@@ -82,14 +83,31 @@ def similarity_test(
         Fewer than two pairs answered on both sides and in the baseline.
     """
     chosen = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
-    placebo = [replace(pair, b=pair.a, swaps=()) for pair in chosen]
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(model, store, batch_size=batch_size, max_errors=None, model_args=model_args) as cached:
         counterfactual = generate(cached, chosen, settings, seed=seed, progress=reporter, label="counterfactual answers")
-        baseline = generate(cached, placebo, settings, seed=seed + BASELINE_SEED_OFFSET, progress=reporter,
-                            label="baseline answers")  # fmt: skip
-        fingerprint = cached.fingerprint
+        return against_baseline(cached, chosen, counterfactual, settings, seed=seed, methods=methods, alpha=alpha,
+                                clusters=clusters, progress=reporter)  # fmt: skip
+
+
+def against_baseline(
+    cached: CachingResponder,
+    pairs: Sequence[Pair],
+    counterfactual: Generation,
+    settings: DecodingSettings,
+    *,
+    seed: int,
+    methods: Sequence[str],
+    alpha: float,
+    clusters: bool,
+    progress: ProgressReporter,
+    label: str = "baseline answers",
+) -> SimilarityResult:
+    """The baseline answers (side A asked twice more) through ``cached``, and the test of the counterfactual ones against them."""
+    placebo = [replace(pair, b=pair.a, swaps=()) for pair in pairs]
+    baseline = generate(cached, placebo, settings, seed=seed + BASELINE_SEED_OFFSET, progress=progress, label=label)
+    fingerprint = cached.fingerprint
     base = {ra.pair_id: (ra.response, rb.response) for ra, rb in baseline.responses}
     found = counterfactual.responses.clusters
     kept = [(ra.response, rb.response, base[ra.pair_id], None if found is None else found[i])
@@ -112,7 +130,7 @@ def similarity_test(
         ))  # fmt: skip
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
     return SimilarityResult(
-        axis=chosen[0].axis if chosen else "", model=fingerprint, alpha=alpha, seed=seed, n_pairs=len(kept),
+        axis=pairs[0].axis if pairs else "", model=fingerprint, alpha=alpha, seed=seed, n_pairs=len(kept),
         n_clusters=None if units is None else len(set(units)), rows=tuple(out), summary=MappingProxyType(summary),
     )  # fmt: skip
 

@@ -33,6 +33,8 @@ __all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "RunFiles",
 INDEX_FILE, RUN_FILE = "index.html", "run.json"
 #: The pairs and the responses of an axis, inside its folder.
 PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
+#: The counterfactual similarity test of an axis, when the audit ran it (``--similarity``).
+SIMILARITY_FILE = "similarity.json"
 #: The mark of a run.json fairtalk wrote; only such a run.json names entries a new run may displace.
 GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
@@ -234,6 +236,9 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
             if axis_run.responses is not None:
                 write_responses(axis_run.responses, sub / RESPONSES_FILE)
                 paths["responses"] = folder / axis_run.folder / RESPONSES_FILE
+            if axis_run.similarity is not None:
+                axis_run.similarity.write(sub / SIMILARITY_FILE)
+                paths["similarity"] = folder / axis_run.folder / SIMILARITY_FILE
             written[axis_run.axis] = MappingProxyType(paths)
         _write_index_files(run, staging)
     return RunFiles(index=folder / INDEX_FILE, run=folder / RUN_FILE, axes=MappingProxyType(written))

@@ -11,6 +11,7 @@ from typing import Any
 from fairtalk.records import Pair
 from fairtalk.responses import ResponseSet
 from fairtalk.results._audit import AuditResult
+from fairtalk.results._similarity import SimilarityResult
 
 __all__ = ["RESERVED_NAMES", "AuditRun", "AxisRun", "GenerationSummary", "axis_folder", "check_axis_folders"]
 
@@ -90,7 +91,8 @@ class AxisRun:
     ``coverage`` is the pairs stage's ``Coverage.to_dict()``; ``timings`` maps a stage
     (``pairs``, ``generation``, ``scoring``) to seconds. ``pairs`` are the pairs audited and
     ``responses`` the complete pairs' responses (what ``write_run`` saves as ``pairs.jsonl`` and
-    ``responses.jsonl``); neither is part of ``to_dict()``.
+    ``responses.jsonl``); neither is part of ``to_dict()``. ``similarity`` is the counterfactual
+    similarity test against its no-effect baseline, when the audit ran it (``similarity.json``).
     """
 
     axis: str
@@ -100,6 +102,7 @@ class AxisRun:
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False)
     responses: ResponseSet | None = field(default=None, repr=False, compare=False)
+    similarity: SimilarityResult | None = None
 
     @property
     def folder(self) -> str:
@@ -111,6 +114,7 @@ class AxisRun:
         return {
             "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": dict(self.coverage),
             "generation": self.generation.to_dict(), "timings": dict(self.timings),
+            "similarity": None if self.similarity is None else self.similarity.to_dict(),
         }  # fmt: skip
 
 
