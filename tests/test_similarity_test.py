@@ -108,6 +108,9 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
     assert written["n_pairs"] == 40 and {r["method"] for r in written["rows"]} == {"exact", "rouge_l"}
     run = json.loads((out / "run.json").read_text())
     assert run["config"]["similarity"] == ["exact", "rouge_l"]
+    index = (out / "index.html").read_text()
+    assert "against the no-effect baseline" in index and "differs from the baseline" in index
+    assert 'href="gender/similarity.json"' in index
     bad = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
                                    "--similarity", "bleu", "-o", str(tmp_path / "r2")])  # fmt: skip
     assert bad.exit_code == 2 and "unknown --similarity method 'bleu'" in bad.output

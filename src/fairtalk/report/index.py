@@ -39,7 +39,8 @@ SIMILARITY_FILE = "similarity.json"
 GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
-               ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"))  # fmt: skip
+               ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"),
+               ("similarity", "similarity.json"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +52,21 @@ class RunFiles:
     axes: Mapping[str, Mapping[str, Path]]
 
 
+def _similarity_row(row: Any) -> dict[str, Any]:
+    """One similarity method as the index shows it."""
+    low, high = row.ci95
+    return {"method": row.method, "counterfactual": f"{row.counterfactual:.3f}", "baseline": f"{row.baseline:.3f}",
+            "difference": f"{row.difference:+.3f}", "ci95": "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]",
+            "p_adjusted": "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}", "detected": row.detected}  # fmt: skip
+
+
 def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     axes = []
     for axis_run in run.axes.values():
         result, generation = axis_run.result, axis_run.generation
         links = [(label, f"{axis_run.folder}/{name}") for label, name in _AXIS_FILES
-                 if out_dir is None or (out_dir / axis_run.folder / name).is_file()]  # fmt: skip
+                 if ((out_dir / axis_run.folder / name).is_file() if out_dir is not None
+                     else name != "similarity.json" or axis_run.similarity is not None)]  # fmt: skip
         axes.append({
             "axis": axis_run.axis,
             "groups": result.groups,
@@ -72,6 +82,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "n_read": axis_run.coverage.get("n_read"),
             "n_matched": axis_run.coverage.get("n_matched"),
             "links": links,
+            "similarity": [] if axis_run.similarity is None else [_similarity_row(row) for row in axis_run.similarity.rows],
         })  # fmt: skip
     return axes
 
