@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from typer.testing import CliRunner
 
+import fairtalk
 from fairtalk.cli import app
 
 runner = CliRunner()
@@ -111,3 +112,36 @@ def test_the_system_prompt_is_sent_first_and_changes_the_fingerprint(chat, tmp_p
     both = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--system-prompt", "x",
                                "--model-arg", "system_prompt=y", "-o", str(tmp_path / "r3.jsonl")])  # fmt: skip
     assert both.exit_code == 2 and "once" in both.output
+
+
+def test_a_conversation_is_swapped_in_every_turn_and_sent_as_messages(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    corpus = tmp_path / "chats.jsonl"
+    rows = [{"messages": [{"role": "system", "content": "ignored"},
+                          {"role": "user", "content": f"my brother called me, round {i}"},
+                          {"role": "assistant", "content": "what did he say?"},
+                          {"role": "user", "content": "he said his car broke down"},
+                          {"role": "assistant", "content": "oh no"}]} for i in range(12)]  # fmt: skip
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "report"
+    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"openai:{url}#bot",
+                               "--system-prompt", "Be kind.", "--pairs", "12", "-o", str(out)])  # fmt: skip
+    assert done.exit_code in (0, 1), done.output
+    conversations = [p["messages"] for p in received if "round" in json.dumps(p)]
+    assert len(conversations) == 24
+    for messages in conversations:
+        assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+        assert messages[0]["content"] == "Be kind."
+    female = [m for m in conversations if "sister" in m[1]["content"]]
+    assert len(female) == 12  # side b of every pair: every turn swapped, consistently
+    assert all(m[2]["content"] == "what did she say?" and m[3]["content"] == "she said her car broke down" for m in female)
+    pairs = [json.loads(line) for line in (out / "gender" / "pairs.jsonl").read_text().splitlines()]
+    assert fairtalk.split_turns(pairs[0]["a"])[-1] in ("he said his car broke down", "she said her car broke down")
+
+
+def test_builtin_chitchat_gives_the_last_n_turns() -> None:
+    corpus = fairtalk.read_corpus("builtin:chitchat", split="heldout", turns=3)
+    lengths = [len(fairtalk.split_turns(c.text)) for _, c in zip(range(400), corpus)]
+    assert max(lengths) == 3 and min(lengths) == 1 and lengths.count(3) > 100
+    with pytest.raises(fairtalk.SpecError, match="turns must be an int >= 1"):
+        fairtalk.read_corpus("builtin:chitchat", turns=0)

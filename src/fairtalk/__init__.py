@@ -21,7 +21,7 @@ from fairtalk.errors import (
     TransportError,
 )
 from fairtalk.lazy import lazy_names as _lazy_names
-from fairtalk.records import Context, Pair, Response, Swap
+from fairtalk.records import TURN_SEPARATOR, Context, Pair, Response, Swap, chat_messages, join_turns, split_turns
 
 __version__ = "0.1.0"
 
@@ -145,6 +145,10 @@ __all__ = [
     "SpecError",
     "StoreError",
     "Swap",
+    "TURN_SEPARATOR",
+    "chat_messages",
+    "join_turns",
+    "split_turns",
     "TransportError",
     "__version__",
     *_LAZY,

@@ -98,10 +98,14 @@ from fairtalk.prompts.templates import Prompt as Prompt
 from fairtalk.prompts.templates import build_prompts as build_prompts
 from fairtalk.prompts.templates import default_groups as default_groups
 from fairtalk.prompts.templates import load_groups as load_groups
+from fairtalk.records import TURN_SEPARATOR as TURN_SEPARATOR
 from fairtalk.records import Context as Context
 from fairtalk.records import Pair as Pair
 from fairtalk.records import Response as Response
 from fairtalk.records import Swap as Swap
+from fairtalk.records import chat_messages as chat_messages
+from fairtalk.records import join_turns as join_turns
+from fairtalk.records import split_turns as split_turns
 from fairtalk.report import write_report as write_report
 from fairtalk.responses import ResponseSet as ResponseSet
 from fairtalk.responses import read_responses as read_responses
@@ -181,6 +185,10 @@ __all__ = [
     "SpecError",
     "StoreError",
     "Swap",
+    "TURN_SEPARATOR",
+    "chat_messages",
+    "join_turns",
+    "split_turns",
     "ScoreOptions",
     "SwapResult",
     "Swapper",

@@ -54,7 +54,7 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
     "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors", "split": "split",
-    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", "similarity": "similarity",
+    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
     **SCORE_PARAMS,
 }  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
@@ -124,6 +124,7 @@ def audit(
     judge_rubric: str | None = JUDGE_RUBRIC,
     system_prompt: str | None = SYSTEM_PROMPT,
     correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
+    turns: int = typer.Option(1, "--turns", help="builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as \"messages\"."),
     similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine (comma-separated); writes similarity.json per axis."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,

@@ -24,6 +24,7 @@ def pairs(
     mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
     column: str | None = typer.Option(None, "--column", help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first)."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
+    turns: int = typer.Option(1, "--turns", help="builtin:chitchat only: each context is the last N turns of its dialogue."),
     split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
@@ -36,7 +37,7 @@ def pairs(
     if limit is not None and limit < 1:
         raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
     lex = resolve_lexicon(axis, lexicon)
-    contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split.value)
+    contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split.value, turns=turns)
     if output != "-":
         check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
     pair_set = fairtalk.build_pairs(

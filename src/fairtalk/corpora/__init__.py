@@ -138,6 +138,8 @@ _MSG_NOT_FILE = "corpus path is not a file"
 _MSG_UNREADABLE = "cannot read corpus file ({reason})"
 _MSG_BAD_SPLIT = "unknown split {split!r}"
 _MSG_SPLIT_BUILTIN_ONLY = "split={split!r} is only available for builtin:chitchat"
+_MSG_TURNS = "turns must be an int >= 1, got {value!r}"
+_MSG_TURNS_BUILTIN_ONLY = "turns={turns} is for builtin:chitchat; a JSONL corpus gives conversations as \"messages\": [{{\"role\", \"content\"}}, ...]"
 _MSG_OPTION_FORMAT = "{option} does not apply to {fmt} corpora (only to {allowed})"
 
 
@@ -200,6 +202,7 @@ def read_corpus(
     field: str | None = None,
     column: str | None = None,
     split: str = "all",
+    turns: int = 1,
 ) -> Corpus:
     """Open a corpus by spec string for streaming.
 
@@ -214,6 +217,10 @@ def read_corpus(
         TSV/CSV/Parquet column: a header name or a 0-based index.
     split : {"all", "train", "heldout"}
         For ``builtin:chitchat`` only: the deterministic held-out split by conversation.
+    turns : int
+        For ``builtin:chitchat`` only: each context is the last ``turns`` turns of its dialogue
+        (a multi-turn context, see :mod:`fairtalk.records`); 1, the default, is the turn alone.
+        A JSONL file gives conversations as ``messages``.
 
     Returns
     -------
@@ -242,8 +249,12 @@ def read_corpus(
     if fmt != "builtin" and split != "all":
         raise SpecError(_MSG_SPLIT_BUILTIN_ONLY.format(split=split))
     _check_options(fmt, field=field, column=column)
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise SpecError(_MSG_TURNS.format(value=turns))
+    if fmt != "builtin" and turns != 1:
+        raise SpecError(_MSG_TURNS_BUILTIN_ONLY.format(turns=turns))
     if fmt == "builtin":
-        return Corpus(text, partial(read_chitchat, split=split, split_of=chitchat_split))
+        return Corpus(text, partial(read_chitchat, split=split, split_of=chitchat_split, turns=turns))
     path = _check_file(target)
     options: dict[str, str | None] = {"column": column} if fmt in _COLUMN_FORMATS else {}
     if fmt == "jsonl":

@@ -14,7 +14,7 @@ from typing import IO, cast
 from fairtalk.corpora._tally import Tally
 from fairtalk.errors import CorpusError
 from fairtalk.jsonl import replace_surrogates
-from fairtalk.records import Context
+from fairtalk.records import Context, join_turns
 
 #: Lines longer than this many bytes are skipped with reason ``"line too long"``; such a line
 #: is consumed in chunks of at most this size, never held whole.
@@ -22,6 +22,7 @@ MAX_LINE_BYTES = 1_000_000
 _DRAIN_CHUNK = 1 << 16
 _PARQUET_BATCH = 8192
 _HEADER_NAMES = ("context", "text")
+_ROLES = ("user", "assistant", "system")
 #: JSONL fields naming the dialogue a context belongs to (its cluster), in order of preference.
 _CLUSTER_FIELDS = ("cluster", "dialogue_id", "conversation_id")
 
@@ -190,6 +191,10 @@ def _column_contexts(
 def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) -> Iterator[Context]:
     """JSON Lines: one object per line; ``field`` (default context, else text); string ``response`` kept.
 
+    Without ``field``, an object may hold a conversation instead: ``messages``, a list of
+    ``{"role", "content"}`` (user and assistant turns, oldest first; system messages are left
+    out, give them with ``--system-prompt``). Its turns up to the last user message become one
+    multi-turn context; an assistant message after it is the response.
     A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
     """
     for lineno, line in good_lines(path, opener, tally):
@@ -203,10 +208,15 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
             tally.skip(NOT_OBJECT, where)
             continue
         key = field if field is not None else next((k for k in _HEADER_NAMES if k in obj), None)
-        if key is None or key not in obj:
-            tally.skip(MISSING_FIELD, where)
+        conversation = _conversation(obj.get("messages")) if field is None and "messages" in obj else None
+        if conversation is not None:
+            value, trailing = conversation
+            obj = {**obj, "response": obj.get("response", trailing)}
+        elif key is None or key not in obj:
+            tally.skip(NOT_STRING if field is None and "messages" in obj else MISSING_FIELD, where)
             continue
-        value = obj[key]
+        else:
+            value = obj[key]
         if not isinstance(value, str):
             tally.skip(NOT_STRING, where)
             continue
@@ -223,6 +233,19 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         tally.emit()
         yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None,
                        None if cluster is None else str(cluster))
+
+
+def _conversation(messages: object) -> tuple[str, str | None] | None:
+    """A ``messages`` list as one multi-turn context and the assistant reply after it; None when malformed."""
+    if not isinstance(messages, list) or not all(isinstance(m, dict) and isinstance(m.get("content"), str)
+                                                 and m.get("role") in _ROLES for m in messages):  # fmt: skip
+        return None
+    turns = [(m["role"], m["content"].strip()) for m in messages if m["role"] != "system"]
+    last_user = max((i for i, (role, _) in enumerate(turns) if role == "user"), default=None)
+    if last_user is None:
+        return None
+    after = [text for role, text in turns[last_user + 1:] if text]
+    return join_turns([text for _, text in turns[: last_user + 1] if text]), (after[0] if after else None)
 
 
 def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
@@ -330,8 +353,12 @@ def _join_turn(turn: object) -> str:
     return " ".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
 
 
-def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str]) -> Iterator[Context]:
-    """Built-in chitchat: each adjacent turn pair gives (earlier turn, next turn as response)."""
+def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str], turns: int = 1) -> Iterator[Context]:
+    """Built-in chitchat: each turn with the one after it as its response; ``turns`` > 1 gives the conversation so far.
+
+    With ``turns=N`` a context is the last N turns up to that one (fewer at the start of a
+    dialogue), joined by :data:`~fairtalk.records.TURN_SEPARATOR`; empty turns are left out.
+    """
     try:
         import chitchat_dataset
     except ImportError as exc:
@@ -346,12 +373,13 @@ def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str]) -
         if split != "all" and split_of(conv_id) != split:
             continue
         messages = conv.get("messages", ()) if isinstance(conv, dict) else ()
-        turns = [_join_turn(turn) for turn in messages]
-        for i in range(len(turns) - 1):
+        texts = [_join_turn(turn) for turn in messages]
+        for i in range(len(texts) - 1):
             where = f"builtin:chitchat#{conv_id}/{i}"
-            if not turns[i]:
+            if not texts[i]:
                 tally.skip(EMPTY_VALUE, where)
                 continue
             tally.emit()
-            yield Context(id=f"chitchat:{conv_id}/{i}", text=turns[i], origin=where, response=turns[i + 1] or None,
+            text = texts[i] if turns == 1 else join_turns([t for t in texts[max(0, i - turns + 1) : i + 1] if t])
+            yield Context(id=f"chitchat:{conv_id}/{i}", text=text, origin=where, response=texts[i + 1] or None,
                           cluster=f"chitchat:{conv_id}")

@@ -32,6 +32,7 @@ from fairtalk.models.base import (
 )
 from fairtalk.models.spec import build_options
 from fairtalk.progress import no_third_party_bars
+from fairtalk.records import chat_messages, transcript
 
 __all__ = ["HFOptions", "HFResponder"]
 
@@ -230,13 +231,12 @@ class HFResponder(BaseResponder):
         self.tokenizer = None
 
     def _prompts(self, contexts: Sequence[str]) -> list[str]:
-        if not self.use_chat_template:
-            return list(contexts) if self.system_prompt is None else [f"{self.system_prompt}\n\n{c}" for c in contexts]
-        system = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
+        if not self.use_chat_template:  # a multi-turn context as its transcript, one turn per line
+            texts = [transcript(c) for c in contexts]
+            return texts if self.system_prompt is None else [f"{self.system_prompt}\n\n{t}" for t in texts]
         return [
-            self.tokenizer.apply_chat_template(
-                [*system, {"role": "user", "content": c}], tokenize=False, add_generation_prompt=True
-            )
+            self.tokenizer.apply_chat_template(chat_messages(c, self.system_prompt), tokenize=False,
+                                               add_generation_prompt=True)  # fmt: skip
             for c in contexts
         ]
 

@@ -48,6 +48,7 @@ from fairtalk.models.base import (
     raise_first_error,
 )
 from fairtalk.models.spec import build_options
+from fairtalk.records import chat_messages, transcript
 
 __all__ = ["OpenAIOptions", "OpenAIResponder"]
 
@@ -215,10 +216,10 @@ class OpenAIResponder(BaseResponder):
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed}
         if self.mode == "completion":  # continue the text as it is (a prefix), no chat turn around it
-            payload["prompt"] = context if self.system_prompt is None else f"{self.system_prompt}\n\n{context}"
-        else:
-            messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
-            payload["messages"] = [*messages, {"role": "user", "content": context}]
+            text = transcript(context)
+            payload["prompt"] = text if self.system_prompt is None else f"{self.system_prompt}\n\n{text}"
+        else:  # a multi-turn context goes as the conversation it is
+            payload["messages"] = chat_messages(context, self.system_prompt)
         if settings.do_sample:
             payload["temperature"] = settings.temperature
             if settings.top_p is not None:

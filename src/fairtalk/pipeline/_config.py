@@ -64,6 +64,7 @@ _MSG_STORE = "store must be a path or a RunStore, got {type}"
 _MSG_MAPPING = "{name} must be a table of options, got {value!r}"
 _MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
 _MSG_SCOPE = "unknown {name} {given!r}"
+_MSG_TURNS = "{name} must be an int >= 1 (turns of a chitchat dialogue per context), got {value!r}"
 _MSG_SIMILARITY = "unknown {name} method {given!r}"
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
@@ -128,6 +129,7 @@ class AuditConfig:
     settings: DecodingSettings = field(default_factory=DecodingSettings)
     correction_scope: str = "axis"
     similarity: tuple[str, ...] | None = None
+    turns: int = 1
     score: ScoreOptions = field(default_factory=ScoreOptions)
     names: InitVar[Mapping[str, str] | None] = None
 
@@ -168,6 +170,8 @@ class AuditConfig:
         if self.mixed not in MIXED_POLICIES:
             raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
                             given=str(self.mixed))  # fmt: skip
+        if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 1:
+            raise SpecError(_MSG_TURNS.format(name=name("turns"), value=self.turns))
         methods = split_names(self.similarity, name("similarity"))
         for method in methods or ():
             if method not in SIMILARITY_METHODS:

@@ -153,7 +153,7 @@ def audit(
     """
     config = AuditConfig.resolve(config, options)
     lexicons = _lexicons(config.axes)
-    contexts = read_corpus(config.corpus, split=config.effective_split)
+    contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
     if config.out_dir is not None:
         check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
                          _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
