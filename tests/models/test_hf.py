@@ -136,6 +136,16 @@ def test_system_prompt_is_the_system_turn_or_a_paragraph_and_is_fingerprinted(gp
         assert plain._prompts(["hi"]) == ["Be brief.\n\nhi"]
 
 
+def test_a_conversation_goes_through_the_chat_template_turn_by_turn(gpt2_chat_dir: Path) -> None:
+    from fairtalk import join_turns
+
+    conversation = join_turns(["hi", "hello", "bye"])
+    with load_responder(f"hf:{gpt2_chat_dir}?device=cpu") as chat:
+        assert chat._prompts([conversation]) == ["[user] hi [assistant] hello [user] bye [assistant]"]
+    with load_responder(f"hf:{gpt2_chat_dir}?device=cpu&chat_template=never") as plain:
+        assert plain._prompts([conversation]) == ["hi\nhello\nbye"]
+
+
 def test_seq2seq_t5(t5_dir: Path) -> None:
     with load_responder(f"hf:{t5_dir}", device="cpu") as t5:
         assert t5.is_encoder_decoder

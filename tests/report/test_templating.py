@@ -27,3 +27,11 @@ def test_loads_the_report_templates_or_another_folder(tmp_path: Path) -> None:
     assert jinja_environment().get_template("report.html.j2").filename == str(TEMPLATES / "report.html.j2")
     (tmp_path / "page.j2").write_text("{% if x %}\n  <p>{{ x }}</p>\n{% endif %}\n")
     assert jinja_environment(tmp_path).get_template("page.j2").render(x="a&b") == "  <p>a&amp;b</p>\n"
+
+
+def test_the_turns_of_a_conversation_are_shown_and_other_controls_dropped() -> None:
+    from fairtalk import join_turns
+    from fairtalk.report import jinja_environment
+
+    shown = jinja_environment().from_string("{{ text }}").render(text=join_turns(["hi", "hello\x1b[31m"]))
+    assert shown == "hi \u23ce hello[31m"

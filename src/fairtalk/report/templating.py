@@ -11,18 +11,22 @@ import re
 from pathlib import Path
 from typing import Any
 
+from fairtalk.records import TURN_SEPARATOR
+
 __all__ = ["TEMPLATES", "jinja_environment"]
 
 #: The report's own templates.
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: C0 and C1 control characters but tab, newline and carriage return: never in a page (no ESC, no NUL).
+#: How the turns of a multi-turn context are shown in a page.
+_TURN_SHOWN = " \u23ce "
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ value }}``: control characters removed (a Markup value stays Markup)."""
+    """Every ``{{ value }}``: turns of a conversation shown as `` ⏎ ``, other control characters removed (Markup stays Markup)."""
     if isinstance(value, str) and _CONTROLS.search(value):
-        return type(value)(_CONTROLS.sub("", value))
+        return type(value)(_CONTROLS.sub("", value.replace(TURN_SEPARATOR, _TURN_SHOWN)))
     return value
 
 
