@@ -408,3 +408,24 @@ def test_a_registered_format_reads_format_path_specs(tmp_path: Path, monkeypatch
         corpora.register_corpus_format("builtin", read_shouting)
     with pytest.raises(SpecError, match="does not apply to shout corpora"):
         read_corpus(f"shout:{path}", column="text")
+
+
+def test_jsonl_conversations_become_multi_turn_contexts_and_malformed_ones_are_counted(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import fairtalk
+
+    rows = [
+        {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+                      {"role": "user", "content": "he is late"}, {"role": "assistant", "content": "oh"}]},
+        {"messages": [{"role": "tool", "content": "x"}]},
+        {"messages": [{"role": "assistant", "content": "only me"}]},
+        {"messages": "not a list"},
+    ]  # fmt: skip
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    corpus = fairtalk.read_corpus(path)
+    contexts = list(corpus)
+    assert len(contexts) == 1 and fairtalk.split_turns(contexts[0].text) == ["hi", "hello", "he is late"]
+    assert contexts[0].response == "oh"
+    assert dict(corpus.summary.skipped)["malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"] == 3

@@ -41,8 +41,9 @@ NO_TEXT = "no text: field"
 REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
+BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
 REASONS = (NOT_UTF8, TOO_LONG, EMPTY_LINE, EMPTY_VALUE, BAD_JSON, NOT_OBJECT, MISSING_FIELD,
-           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY, SURROGATE)
+           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY, SURROGATE, BAD_MESSAGES)
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
 _MSG_NO_COLUMN = "no column {column!r}; the header has: {columns}"
@@ -213,7 +214,7 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
             value, trailing = conversation
             obj = {**obj, "response": obj.get("response", trailing)}
         elif key is None or key not in obj:
-            tally.skip(NOT_STRING if field is None and "messages" in obj else MISSING_FIELD, where)
+            tally.skip(BAD_MESSAGES if field is None and "messages" in obj else MISSING_FIELD, where)
             continue
         else:
             value = obj[key]
