@@ -494,3 +494,15 @@ def test_cli_errors(tmp_path: Path) -> None:
     result = runner.invoke(app, ["swap", "--lexicon", str(bad), "he"])
     assert result.exit_code == 2
     assert f"{bad}:2:" in result.stderr and "Traceback" not in result.output
+
+
+def test_no_swap_spans_two_turns_of_a_conversation() -> None:
+    import fairtalk
+
+    race = fairtalk.Swapper(fairtalk.load_lexicon("race"))
+    across = fairtalk.join_turns(["we should hang", "out later"])
+    assert race.swap(across).text == across  # "hang out" is a term only within one turn
+    within = race.swap(fairtalk.join_turns(["we should hang out", "later"])).text
+    assert fairtalk.split_turns(within) == ["we should pop out", "later"]
+    gender = fairtalk.Swapper(fairtalk.load_lexicon("gender"))
+    assert fairtalk.split_turns(gender.swap(fairtalk.join_turns(["i saw her", "car was red"])).text) == ["i saw him", "car was red"]

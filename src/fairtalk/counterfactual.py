@@ -51,8 +51,10 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 _LEFT = r"(?<!\w)(?<!\w['\u2018\u2019])"
 #: Right boundary: no word character (an apostrophe may follow: ``he'll``).
 _RIGHT = r"(?!\w)"
-#: The next token after a match: a word, another character, or nothing (end of text).
-_NEXT = re.compile(r"\s*(?:([\w'\u2019-]+)|(\S))?")
+#: Whitespace inside one turn: a multi-word term or a role cue never spans two turns (U+001E).
+_SPACE = r"[^\S\x1e]"
+#: The next token after a match: a word, another character, or nothing (end of text or turn).
+_NEXT = re.compile(_SPACE + r"*(?:([\w'\u2019-]+)|(\S))?")
 _I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
 _SENTENCE_END = frozenset('.!?"\u201c\u201d')
 
@@ -309,7 +311,7 @@ def _trie(terms: Iterable[str]) -> dict:
 
 def _char_regex(char: str) -> str:
     if char == " ":
-        return r"\s+"
+        return _SPACE + "+"
     if char == "'":
         return "['\u2018\u2019]"
     return re.escape(char)
