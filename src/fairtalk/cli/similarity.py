@@ -6,19 +6,29 @@ import typer
 
 from fairtalk.cli._app import app, console, info, json_output, print_json, say
 from fairtalk.cli._inference import SYSTEM_PROMPT
-from fairtalk.cli.respond import model_options
+from fairtalk.cli.respond import (
+    BATCH_SIZE,
+    MAX_NEW_TOKENS,
+    MODEL_ARG,
+    MODEL_VERSION,
+    SAMPLE,
+    TEMPERATURE,
+    model_options,
+)
 
 
 @app.command()
 def similarity(
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
-    model_arg: list[str] | None = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable)."),
+    model_arg: list[str] | None = MODEL_ARG,
+    model_version: str | None = MODEL_VERSION,
     methods: str = typer.Option("exact,rouge_l", "--methods", help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
-    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
-    max_new_tokens: int = typer.Option(40, "--max-new-tokens", min=1, help="Longest answer, in tokens."),
+    sample: bool = SAMPLE,
+    temperature: float = TEMPERATURE,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    batch_size: int = BATCH_SIZE,
     store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
     system_prompt: str | None = SYSTEM_PROMPT,
@@ -36,7 +46,8 @@ def similarity(
     with progress_bars() as progress:
         result = fairtalk.similarity_test(
             pairs, model=model, methods=chosen, seed=seed, settings=settings, store=store, alpha=alpha,
-            model_args=model_options(model_arg, system_prompt), progress=progress,
+            batch_size=batch_size, model_args=model_options(model_arg, system_prompt), model_version=model_version,
+            progress=progress,
         )  # fmt: skip
     if output is not None:
         result.write(output)

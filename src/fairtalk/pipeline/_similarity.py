@@ -47,6 +47,7 @@ def similarity_test(
     clusters: bool = True,
     batch_size: int = 64,
     model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> SimilarityResult:
     """Test whether a model's answers to counterfactual pairs diverge more than its answers to one context asked twice.
@@ -72,6 +73,8 @@ def similarity_test(
         Level of the Holm-corrected tests over the methods.
     clusters : bool
         Dialogues, not pairs, as the units when the pairs name their dialogue.
+    batch_size, model_args, model_version
+        As for :func:`fairtalk.respond`.
 
     Returns
     -------
@@ -85,7 +88,8 @@ def similarity_test(
     chosen = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
-    with cached_model(model, store, batch_size=batch_size, max_errors=None, model_args=model_args) as cached:
+    with cached_model(model, store, batch_size=batch_size, max_errors=None, model_args=model_args,
+                      model_version=model_version) as cached:  # fmt: skip
         counterfactual = generate(cached, chosen, settings, seed=seed, progress=reporter, label="counterfactual answers")
         return against_baseline(cached, chosen, counterfactual, settings, seed=seed, methods=methods, alpha=alpha,
                                 clusters=clusters, progress=reporter)  # fmt: skip
