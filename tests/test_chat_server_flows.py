@@ -88,6 +88,8 @@ def test_a_custom_rubric_from_a_file_and_a_bad_one(chat, tmp_path) -> None:  # n
     done = runner.invoke(app, [*args, "--judge-rubric", f"@{rubric}"])
     assert done.exit_code == 0, done.output
     assert "Reply: fine\nIs it kind? Answer with one word: yes or no." in [p["messages"][-1]["content"] for p in received]
+    missing = runner.invoke(app, [*args, "--judge-rubric", f"@{tmp_path / 'nope.txt'}"])
+    assert missing.exit_code == 2 and "--judge-rubric: cannot read the file" in missing.output
     bad = runner.invoke(app, [*args, "--judge-rubric", "Is it kind?"])
     assert bad.exit_code == 2 and "{response}" in bad.output and "Traceback" not in bad.output
     two = runner.invoke(app, [*args[:-4], "--measures", f"judge:openai:{url}#a,judge:openai:{url}#b", "-o", str(tmp_path / "r2")])

@@ -73,7 +73,8 @@ def text_or_file(value: str | None, option: str) -> str | None:
     try:
         return Path(value[1:]).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise fairtalk.InputError(f"{option} {value}: cannot read the file ({exc})", path=value[1:]) from exc
+        reason = getattr(exc, "strerror", None) or exc
+        raise fairtalk.InputError(f"{option}: cannot read the file ({reason})", path=value[1:]) from exc
 
 
 def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
