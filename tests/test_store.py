@@ -303,3 +303,32 @@ def test_model_version_keys_the_cache(tmp_path: Path) -> None:
         for bad in ("", "  ", "a\nb"):
             with pytest.raises(SpecError, match="model_version must be"):
                 CachingResponder(load_responder("builtin:echo"), store, model_version=bad)
+
+
+def test_a_store_written_before_finish_reasons_opens_and_keeps_its_answers(tmp_path: Path) -> None:
+    from fairtalk.models import Reply
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the version-1 layout, as fairtalk wrote it before finish_reason
+        db.executescript("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO meta VALUES ('schema_version', '1');
+            CREATE TABLE runs (run_id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, settings_hash TEXT NOT NULL,
+                               settings TEXT NOT NULL, UNIQUE (fingerprint, settings_hash));
+            CREATE TABLE responses (run_id INTEGER NOT NULL, context_hash BLOB NOT NULL, seed INTEGER NOT NULL,
+                                    context TEXT NOT NULL, response TEXT, error TEXT, created REAL NOT NULL,
+                                    UNIQUE (run_id, context_hash, seed));
+            CREATE VIEW responses_view AS SELECT runs.fingerprint, hex(responses.context_hash) AS context_hash,
+                responses.seed, runs.settings_hash, responses.context, responses.response, responses.error,
+                responses.created FROM responses JOIN runs USING (run_id);
+        """)
+        settings = DecodingSettings()
+        db.execute("INSERT INTO runs VALUES (1, 'm', ?, ?)", (settings.digest, settings.key))
+        db.execute("INSERT INTO responses VALUES (1, ?, 0, 'hi', 'old answer', NULL, 0)", (context_hash("hi"),))
+    with RunStore(path) as store:
+        run = store.run_id("m", settings)
+        store.write(run, [(context_hash("yo"), 0, "yo", Reply("cut", "length"), None)])
+        found = store.lookup(run, [(context_hash("hi"), 0), (context_hash("yo"), 0)])
+        assert found[(context_hash("hi"), 0)] == "old answer" and not isinstance(found[(context_hash("hi"), 0)], Reply)
+        assert found[(context_hash("yo"), 0)].finish_reason == "length"  # type: ignore[attr-defined]
+        assert {r.context: r.finish_reason for r in store.iter_responses()} == {"hi": None, "yo": "length"}

@@ -96,6 +96,23 @@ class ResponseSet:
         return tuple(f"pair:{pair_id}" if c is None else str(c) for pair_id, c in zip(self.pair_ids, found))
 
 
+    @property
+    def finish_reasons(self) -> tuple[tuple[str | None, ...], tuple[str | None, ...]] | None:
+        """Per side, why the model stopped on each pair (``"length"``: the token limit cut it off).
+
+        Read from a ``finish_reason`` field of the records (the ``openai:`` and ``hf:`` adapters
+        report it); None when no record has one, and None for a record without one.
+        """
+        a = tuple(_reason(r) for r in self.a)
+        b = tuple(_reason(r) for r in self.b)
+        return None if all(x is None for x in a + b) else (a, b)
+
+
+def _reason(response: Response) -> str | None:
+    value = dict(response.extra).get("finish_reason")
+    return value if isinstance(value, str) and value else None
+
+
 class _Collector:
     """Gathers responses by pair and side, counting duplicates, then builds a ResponseSet."""
 

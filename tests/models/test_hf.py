@@ -176,3 +176,17 @@ def test_errors(tmp_path: Path) -> None:
         load_responder(f"hf:{tmp_path}", device="tpu")
     with pytest.raises(SpecError, match="unknown option 'colour'"):
         load_responder(f"hf:{tmp_path}?colour=red")
+
+
+def test_finish_reason_says_whether_the_token_limit_cut_the_answer(gpt2_dir: Path, tmp_path: Path) -> None:
+    with load_responder(f"hf:{gpt2_dir}", device="cpu") as model:
+        cut = model.respond(SENTENCES, GREEDY, seeds=[0] * 5)
+    assert [r.finish_reason for r in cut] == ["length"] * 5  # a random model never says its end token in 6
+    eager = tmp_path / "eager"
+    _tokenizer(eager, chat=False)
+    weights = transformers.GPT2LMHeadModel.from_pretrained(gpt2_dir)
+    weights.generation_config.sequence_bias = [[[weights.config.eos_token_id], 50.0]]  # says [EOS] at once
+    weights.save_pretrained(eager)
+    with load_responder(f"hf:{eager}", device="cpu", batch_size=2) as model:
+        done = model.respond(SENTENCES, GREEDY, seeds=[0] * 5)
+    assert [(str(r), r.finish_reason) for r in done] == [("", "stop")] * 5

@@ -11,7 +11,10 @@ from __future__ import annotations
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
+    Reply,
     Responder,
+    finish_reason,
+    preflight,
     respond_each,
 )
 from fairtalk.models.registry import (
@@ -26,12 +29,15 @@ __all__ = [
     "BaseResponder",
     "DecodingSettings",
     "ModelSpec",
+    "Reply",
     "Responder",
     "completion_options",
+    "finish_reason",
     "load_responder",
     "model_prefixes",
     "parse_model_args",
     "parse_model_spec",
+    "preflight",
     "register_model",
     "respond_each",
 ]

@@ -6,6 +6,8 @@ A responder maps a batch of dialogue contexts to one response each, in order::
 
 ``seeds[i]`` seeds item ``i`` alone, so that a sampled response depends only on
 ``(context, seed, settings)`` and never on how the items were batched.
+An adapter that knows why generation stopped returns :class:`Reply` items, plain strings
+that also carry ``finish_reason`` (``"length"`` when the token limit cut the answer off);
 ``respond_each`` is the error-tolerant form: it returns, per item, either the
 response or the :class:`~fairtalk.errors.ResponderError` that item raised, so one
 bad item never loses the rest of its batch (the run store uses it).
@@ -27,10 +29,13 @@ __all__ = [
     "BaseResponder",
     "Closing",
     "DecodingSettings",
+    "Reply",
     "Responder",
     "check_batch",
+    "finish_reason",
     "length_batches",
     "make_fingerprint",
+    "preflight",
     "raise_first_error",
     "respond_each",
 ]
@@ -98,6 +103,32 @@ class DecodingSettings:
     def digest(self) -> str:
         """Short stable hash of :attr:`key`."""
         return hashlib.blake2b(self.key.encode(), digest_size=8).hexdigest()
+
+
+class Reply(str):
+    """A response text that also says why generation stopped; it is a ``str`` everywhere else.
+
+    ``finish_reason`` is what the server or the generation loop reported: ``"stop"`` (the model
+    ended its answer), ``"length"`` (the token limit cut it off), another server value, or None
+    when unknown. ``Reply("hi", "stop") == "hi"``.
+    """
+
+    finish_reason: str | None
+
+    def __new__(cls, text: str, finish_reason: str | None = None) -> Self:
+        """The text, with why the model stopped (None: unknown)."""
+        reply = super().__new__(cls, text)
+        reply.finish_reason = finish_reason
+        return reply
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Reply, (str(self), self.finish_reason))
+
+
+def finish_reason(item: object) -> str | None:
+    """The ``finish_reason`` of a :class:`Reply`; None for a plain string or an error."""
+    reason = getattr(item, "finish_reason", None)
+    return reason if isinstance(reason, str) and reason else None
 
 
 @runtime_checkable
@@ -224,6 +255,17 @@ def _bisect(
             _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
         )
     return list(out)
+
+
+def preflight(responder: object) -> None:
+    """Let a model say before any work that it cannot answer at all (its ``preflight()``, when it has one).
+
+    The ``openai:`` adapter asks its server for its models: a server that is down, refuses the
+    key or lacks the model is one clear error, not minutes of retries and an empty result.
+    """
+    check = getattr(responder, "preflight", None)
+    if callable(check):
+        check()
 
 
 def check_batch(contexts: Sequence[str], seeds: Sequence[int]) -> None:

@@ -26,6 +26,7 @@ from fairtalk.errors import FairtalkError, ResponderError, SpecError
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
+    Reply,
     check_batch,
     length_batches,
     make_fingerprint,
@@ -257,7 +258,16 @@ class HFResponder(BaseResponder):
             kwargs.update(temperature=None, top_k=None, top_p=None)
         return kwargs
 
-    def _generate(self, prompts: list[str], settings: DecodingSettings) -> list[str]:
+    def _eos_ids(self) -> set[int]:
+        """The token ids that end an answer (the generation config's and the tokenizer's)."""
+        found: set[int] = set()
+        for value in (getattr(getattr(self.model, "generation_config", None), "eos_token_id", None),
+                      self.tokenizer.eos_token_id):  # fmt: skip
+            found.update(value if isinstance(value, list) else [] if value is None else [int(value)])
+        return found
+
+    def _generate(self, prompts: list[str], settings: DecodingSettings) -> list[Reply]:
+        """Decode the new tokens of each prompt; ``finish_reason`` is "length" when no end token came within the limit."""
         import torch
 
         max_length = None
@@ -277,7 +287,11 @@ class HFResponder(BaseResponder):
         except (RuntimeError, IndexError, ValueError) as exc:
             raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=exc)) from exc
         new = out if self.is_encoder_decoder else out[:, enc["input_ids"].shape[1] :]
-        return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+        n_new = new.shape[1] - (1 if self.is_encoder_decoder else 0)  # a seq2seq output starts with its start token
+        eos = self._eos_ids()
+        reasons = ["stop" if eos.intersection(row) or n_new < settings.max_new_tokens else "length" for row in new.tolist()]
+        texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        return [Reply(t.strip(), reason) for t, reason in zip(texts, reasons)]
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
@@ -287,7 +301,7 @@ class HFResponder(BaseResponder):
 
         check_batch(contexts, seeds)
         prompts = self._prompts(contexts)
-        results: list[str] = [""] * len(prompts)
+        results: list[str] = [Reply("")] * len(prompts)
         if settings.do_sample:
             for i, (prompt, seed) in enumerate(zip(prompts, seeds)):
                 torch.manual_seed(seed)

@@ -20,6 +20,7 @@ from fairtalk.measures import (
     score_unique,
 )
 from fairtalk.measures.judge import Judge
+from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._inference import (
@@ -41,6 +42,7 @@ _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
+_NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
 
 #: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
 MAX_PERMUTATIONS = 1000
@@ -61,9 +63,14 @@ def _judge(spec: str, lexicon: Lexicon, rubric: str | None) -> Judge:
     """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked."""
     from fairtalk.lexicons.identity import identity_terms
     from fairtalk.measures.judge import DEFAULT_RUBRIC
-    from fairtalk.models import DecodingSettings, load_responder
+    from fairtalk.models import DecodingSettings, load_responder, preflight
 
     responder = load_responder(spec)
+    try:
+        preflight(responder)
+    except BaseException:
+        responder.close()
+        raise
     settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
 
     def ask(prompts: list[str]) -> list[str]:
@@ -317,19 +324,34 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
         rows.extend(compare(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if isinstance(measure, RawScored):
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
+    rows += _token_limit_rows(rs, opts)
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib) if o.mask_groups else {}
     for row in rows:
         if row["name"] in masked:
             m_a, m_b = masked[row["name"]]
             gap = row["a"] - row["b"]
             row["masked"] = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
-    manifest = _manifest(lexicon, built, rs, options=measure_options, seed=o.seed, alpha=o.alpha,
+    listed = [*built, TokenLimit()] if any(row["name"] == TOKEN_LIMIT_KEY for row in rows) else built
+    manifest = _manifest(lexicon, listed, rs, options=measure_options, seed=o.seed, alpha=o.alpha,
                          correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
                          mask_groups=o.mask_groups, drop_empty=o.drop_empty, binary_test=o.binary_test,
                          count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
                          margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
     return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), o.alpha, o.power, o.correction, checks)
+
+
+def _token_limit_rows(rs: ResponseSet, opts: Inference) -> list[dict[str, Any]]:
+    """The ``hit_token_limit`` row when the model reported finish reasons (none otherwise)."""
+    reasons = rs.finish_reasons
+    if reasons is None:
+        return []
+    measure = TokenLimit()
+    row = compare(TOKEN_LIMIT_KEY, measure, measure.flags(reasons[0]), measure.flags(reasons[1]), opts)
+    n_unknown = sum(r is None for side in reasons for r in side)
+    if n_unknown:
+        row["notes"] = (*row["notes"], _NOTE_UNKNOWN_REASON.format(n=n_unknown))
+    return [row]
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:

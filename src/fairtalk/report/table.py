@@ -41,6 +41,7 @@ _ORDER = (
     "pleasant_words",
     "unpleasant_words",
     "length",
+    "hit_token_limit",
     "refusal_rate",
 )
 _LABELS = {
@@ -51,6 +52,7 @@ _LABELS = {
     "sentiment_positive": "Sentiment Positive (%)",
     "sentiment_negative": "Sentiment Negative (%)",
     "length": "Ave. Length (words per response)",
+    "hit_token_limit": "Cut Off at the Token Limit (%)",
     "refusal_rate": "Refusal Rate (%)",
 }
 _CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "fdr_bh": "Benjamini-Hochberg"}
@@ -318,6 +320,7 @@ _SHORT_LABELS = {
     "sentiment_positive": "Sentiment + %",
     "sentiment_negative": "Sentiment − %",
     "length": "Length (words)",
+    "hit_token_limit": "Cut off %",
     "refusal_rate": "Refusal %",
 }
 

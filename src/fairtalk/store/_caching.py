@@ -10,8 +10,10 @@ from fairtalk.jsonl import replace_surrogates
 from fairtalk.models.base import (
     Closing,
     DecodingSettings,
+    Reply,
     Responder,
     check_batch,
+    finish_reason,
     raise_first_error,
     respond_each,
 )
@@ -170,7 +172,10 @@ class CachingResponder(Closing):
                 rows.append((h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0]))
                 self.n_errors += 1
             else:
+                reason = finish_reason(item)
                 item, n_replaced = replace_surrogates(item)
+                if reason is not None:
+                    item = Reply(item, reason)
                 self.n_unencodable += n_replaced
                 rows.append((h, seed, context, item, None))
                 self.n_generated += 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk.errors import StoreError
-from fairtalk.models.base import Closing, DecodingSettings
+from fairtalk.models.base import Closing, DecodingSettings, Reply, finish_reason
 
 __all__ = ["SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash"]
 
@@ -40,19 +40,25 @@ CREATE TABLE IF NOT EXISTS responses (
     response TEXT,
     error TEXT,
     created REAL NOT NULL,
+    finish_reason TEXT,
     UNIQUE (run_id, context_hash, seed)
 );
-CREATE VIEW IF NOT EXISTS responses_view AS
+"""
+# Stores written before finish_reason existed get the column (NULL: unknown); the view is rebuilt to show it.
+_VIEW = """
+DROP VIEW IF EXISTS responses_view;
+CREATE VIEW responses_view AS
     SELECT runs.fingerprint, hex(responses.context_hash) AS context_hash, responses.seed, runs.settings_hash,
-           responses.context, responses.response, responses.error, responses.created
+           responses.context, responses.response, responses.error, responses.created, responses.finish_reason
     FROM responses JOIN runs USING (run_id);
 """
 # A success is final; an error row is replaced by the next attempt's outcome.
 _UPSERT = """
-INSERT INTO responses (run_id, context_hash, seed, context, response, error, created)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO responses (run_id, context_hash, seed, context, response, error, created, finish_reason)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id, context_hash, seed) DO UPDATE SET
-    response = excluded.response, error = excluded.error, created = excluded.created
+    response = excluded.response, error = excluded.error, created = excluded.created,
+    finish_reason = excluded.finish_reason
 WHERE responses.error IS NOT NULL
 """
 _LOOKUP_CHUNK = 500
@@ -67,7 +73,8 @@ def context_hash(context: str) -> bytes:
 class StoredResponse:
     """One row of the run store; ``response`` is None when ``error`` holds the failure message.
 
-    ``context_hash`` is the upper-case hex of :func:`context_hash`.
+    ``context_hash`` is the upper-case hex of :func:`context_hash`; ``finish_reason`` is why the
+    model stopped (``"length"``: cut off at the token limit), None when the model did not say.
     """
 
     fingerprint: str
@@ -78,6 +85,7 @@ class StoredResponse:
     response: str | None
     error: str | None
     created: float
+    finish_reason: str | None = None
 
 
 class RunStore(Closing):
@@ -104,6 +112,10 @@ class RunStore(Closing):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+            if "finish_reason" not in columns:
+                self._db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
+            self._db.executescript(_VIEW)
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -145,7 +157,10 @@ class RunStore(Closing):
         return int(found)
 
     def lookup(self, run_id: int, keys: Sequence[tuple[bytes, int]]) -> dict[tuple[bytes, int], str]:
-        """Return the stored successful responses among ``keys`` (``(context_hash, seed)`` pairs)."""
+        """Return the stored successful responses among ``keys`` (``(context_hash, seed)`` pairs).
+
+        A response whose finish reason was stored comes back as a :class:`~fairtalk.models.Reply`.
+        """
         wanted = set(keys)
         found: dict[tuple[bytes, int], str] = {}
         try:
@@ -156,21 +171,25 @@ class RunStore(Closing):
                 chunk = hashes[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self.db.execute(
-                    "SELECT context_hash, seed, response FROM responses WHERE run_id = ?"
+                    "SELECT context_hash, seed, response, finish_reason FROM responses WHERE run_id = ?"
                     f" AND error IS NULL AND context_hash IN ({marks})",
                     (run_id, *chunk),
                 )
-                for h, seed, response in rows:
+                for h, seed, response, reason in rows:
                     if (h, seed) in wanted:
-                        found[(h, seed)] = response
+                        found[(h, seed)] = response if reason is None else Reply(response, reason)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
         return found
 
     def write(self, run_id: int, rows: Sequence[tuple[bytes, int, str, str | None, str | None]]) -> None:
-        """Commit ``(context_hash, seed, context, response, error)`` rows in one transaction."""
+        """Commit ``(context_hash, seed, context, response, error)`` rows in one transaction.
+
+        A response that is a :class:`~fairtalk.models.Reply` also stores its finish reason.
+        """
         now = time.time()
-        params = [(run_id, h, seed, ctx, resp, err, now) for h, seed, ctx, resp, err in rows]
+        params = [(run_id, h, seed, ctx, None if resp is None else str(resp), err, now, finish_reason(resp))
+                  for h, seed, ctx, resp, err in rows]  # fmt: skip
         db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
