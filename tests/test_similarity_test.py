@@ -57,9 +57,34 @@ def test_a_model_that_ignores_the_group_diverges_as_much_as_its_baseline(pairs) 
     sampled = DecodingSettings(do_sample=True, max_new_tokens=8)
     result = fairtalk.similarity_test(pairs, model=_Toy(polite=False), settings=sampled, seed=3)
     assert result.n_pairs == 80 and result.detected() == ()
-    for row in result.rows:
+    assert [row.method for row in result.rows] == ["exact", "rouge_l", "answered", "length_ratio"]
+    for row in result.rows[:2]:
         assert row.counterfactual > 0.5 and row.baseline > 0.5  # sampling alone changes most answers
-        assert abs(row.difference) < 0.15 and row.p_adjusted is not None and row.p_adjusted > 0.05
+    for row in result.rows:
+        assert abs(row.difference) < 0.15 and (row.p_adjusted is None or row.p_adjusted > 0.05)
+
+
+class _Curt(_Toy):
+    """Declines a quarter of women's questions, and answers the others at twice the length."""
+
+    def respond(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        out = []
+        for context, reply in zip(contexts, super().respond(contexts, settings, seeds=seeds)):
+            number = int(context.rsplit(" ", 1)[-1])
+            if re.search(r"\bshe\b", context):
+                reply = "I'm not sure." if number % 4 == 0 else f"{reply} {reply}"
+            out.append(reply)
+        return out
+
+
+def test_answering_one_side_only_and_longer_answers_are_measured_per_pair(pairs) -> None:  # noqa: ANN001
+    result = fairtalk.similarity_test(pairs, model=_Curt(polite=False), settings=DecodingSettings(max_new_tokens=8))
+    rows = {row.method: row for row in result.rows}
+    one_sided = sum(i % 4 == 0 and _pick(pair.a, 0) != REPLIES[1] for i, pair in enumerate(pairs))  # REPLIES[1] declines too
+    assert one_sided >= 15 and rows["answered"].counterfactual == one_sided / 80
+    assert rows["answered"].baseline == 0.0 and rows["answered"].detected
+    assert rows["length_ratio"].baseline == 0.0 and rows["length_ratio"].counterfactual > 0.4
+    assert rows["length_ratio"].detected
 
 
 def test_a_model_that_says_sir_or_maam_by_group_is_detected(pairs) -> None:  # noqa: ANN001
@@ -87,7 +112,8 @@ def test_the_similarity_command_prints_the_verdict_and_writes_json(tmp_path) -> 
     done = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(out)])
     assert done.exit_code == 0, done.output
     rows = json.loads(out.read_text())["rows"]
-    assert {row["method"] for row in rows} == {"exact", "rouge_l"} and all(row["detected"] for row in rows)  # echo repeats the group words
+    detected = {row["method"]: row["detected"] for row in rows}  # echo repeats the group words, at the same length
+    assert detected == {"exact": True, "rouge_l": True, "answered": False, "length_ratio": False}
     bad = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo", "--methods", "bleu"])
     assert bad.exit_code == 2 and "unknown similarity method 'bleu'" in bad.output
 
@@ -111,6 +137,10 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
     index = (out / "index.html").read_text()
     assert "against the no-effect baseline" in index and "differs from the baseline" in index
     assert 'href="gender/similarity.json"' in index
+    page, markdown = (out / "gender" / "report.html").read_text(), (out / "gender" / "report.md").read_text()
+    assert 'id="similarity"' in page and "differs from the baseline" in page  # the axis' own report shows it too
+    assert "## Counterfactual answers against the no-effect baseline" in markdown
+    assert "| exact | 1.000 | 0.000 | +1.000 |" in markdown
     bad = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
                                    "--similarity", "bleu", "-o", str(tmp_path / "r2")])  # fmt: skip
     assert bad.exit_code == 2 and "unknown --similarity method 'bleu'" in bad.output

@@ -125,7 +125,7 @@ def audit(
     system_prompt: str | None = SYSTEM_PROMPT,
     correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
     turns: int = typer.Option(1, "--turns", help="builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as \"messages\"."),
-    similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine (comma-separated); writes similarity.json per axis."),
+    similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,
 ) -> None:

@@ -23,7 +23,7 @@ def similarity(
     model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    methods: str = typer.Option("exact,rouge_l", "--methods", help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM)."),
+    methods: str = typer.Option("exact,rouge_l,answered,length_ratio", "--methods", help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM), answered (one side only answered), length_ratio."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
     sample: bool = SAMPLE,
     temperature: float = TEMPERATURE,

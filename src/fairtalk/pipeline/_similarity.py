@@ -39,7 +39,7 @@ def similarity_test(
     pairs: Iterable[Pair] | str | os.PathLike[str],
     *,
     model: str | Responder | None = None,
-    methods: Sequence[str] = ("exact", "rouge_l"),
+    methods: Sequence[str] = ("exact", "rouge_l", "answered", "length_ratio"),
     seed: int = 0,
     settings: DecodingSettings | None = None,
     store: str | os.PathLike[str] | None = None,
@@ -60,7 +60,8 @@ def similarity_test(
         The model under test (a spec or a responder; None: the default audit model).
     methods : sequence of str
         Similarity methods (:data:`fairtalk.measures.similarity.SIMILARITY_METHODS`: exact,
-        rouge_l, cosine).
+        rouge_l, cosine; answered (only one side answered at all) and length_ratio (the absolute
+        log ratio of the answers' lengths)).
     seed : int
         Per-item seeds of the counterfactual answers; the baseline's come from ``seed`` +
         :data:`BASELINE_SEED_OFFSET`.

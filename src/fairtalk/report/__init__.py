@@ -36,7 +36,7 @@ from fairtalk.report.table import (
     verdict_text,
 )
 from fairtalk.report.templating import jinja_environment
-from fairtalk.results import AuditResult
+from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = [
     "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
@@ -106,11 +106,17 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
     return formats
 
 
-def write_formats(result: AuditResult, folder: Path, formats: Iterable[str]) -> None:
-    """Write each format's file into ``folder`` (created), atomically one by one."""
+def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
+                  similarity: SimilarityResult | None = None) -> None:  # fmt: skip
+    """Write each format's file into ``folder`` (created), atomically one by one; the pages also show ``similarity``."""
     ensure_folder(folder)
     for name in formats:
-        _WRITERS[name](result, folder / FILE_NAMES[name])
+        if name == "md":
+            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity)
+        elif name == "html":
+            write_html(result, folder / FILE_NAMES[name], similarity=similarity)
+        else:
+            _WRITERS[name](result, folder / FILE_NAMES[name])
 
 
 def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object],

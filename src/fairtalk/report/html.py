@@ -11,6 +11,7 @@ from typing import Any
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.report.plots import bar_chart_png, png_data_uri
+from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import (
     COLUMNS,
     ci_method,
@@ -23,7 +24,7 @@ from fairtalk.report.table import (
     summary_rows,
 )
 from fairtalk.report.templating import jinja_environment
-from fairtalk.results import AuditResult
+from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "render_html", "write_html"]
 
@@ -70,7 +71,8 @@ def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
     return items
 
 
-def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) -> str:
+def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
+                similarity: SimilarityResult | None = None) -> str:  # fmt: skip
     """The self-contained HTML report.
 
     Parameters
@@ -82,6 +84,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
     csp : bool
         Add a Content-Security-Policy that forbids scripts and external loads
         (defence in depth; escaping alone keeps model text inert).
+    similarity : SimilarityResult, optional
+        The axis' counterfactual similarity test, shown after the summary when the audit ran it.
     """
     rows = summary_rows(result)
     png = bar_chart_png(result) if plots else None
@@ -126,12 +130,14 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True) ->
         "divergent": divergent,
         "input_summary": sorted(dict(result.input_summary).items()),
         "manifest": _manifest_items(result.manifest),
+        "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
+        "similarity_note": SIMILARITY_NOTE,
     }
     return jinja_environment().get_template(_TEMPLATE).render(**context)
 
 
-def write_html(result: AuditResult, path: str | os.PathLike) -> Path:
+def write_html(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None) -> Path:
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_html(result))
+    write_text_atomic(path, render_html(result, similarity=similarity))
     return path

@@ -21,6 +21,7 @@ from fairtalk.files import (
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _version
+from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import measure_label
 from fairtalk.report.templating import jinja_environment
 from fairtalk.responses import write_responses
@@ -52,14 +53,6 @@ class RunFiles:
     axes: Mapping[str, Mapping[str, Path]]
 
 
-def _similarity_row(row: Any) -> dict[str, Any]:
-    """One similarity method as the index shows it."""
-    low, high = row.ci95
-    return {"method": row.method, "counterfactual": f"{row.counterfactual:.3f}", "baseline": f"{row.baseline:.3f}",
-            "difference": f"{row.difference:+.3f}", "ci95": "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]",
-            "p_adjusted": "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}", "detected": row.detected}  # fmt: skip
-
-
 def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     axes = []
     for axis_run in run.axes.values():
@@ -82,7 +75,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "n_read": axis_run.coverage.get("n_read"),
             "n_matched": axis_run.coverage.get("n_matched"),
             "links": links,
-            "similarity": [] if axis_run.similarity is None else [_similarity_row(row) for row in axis_run.similarity.rows],
+            "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
         })  # fmt: skip
     return axes
 
@@ -95,6 +88,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
     context = {
         "version": _version(),
         "csp": csp,
+        "similarity_note": SIMILARITY_NOTE,
         "model": run.model,
         "run_id": run.run_id,
         "corpus": run.corpus,
@@ -239,7 +233,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
         for axis_run in run.axes.values():
             sub = staging / axis_run.folder
-            write_formats(axis_run.result, sub, chosen)
+            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity)
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:
                 write_pairs(axis_run.pairs, sub / PAIRS_FILE)

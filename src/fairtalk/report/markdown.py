@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from fairtalk.files import write_text_atomic
+from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
     COLUMNS,
     ci_method,
@@ -17,7 +18,7 @@ from fairtalk.report.table import (
     scorer_check_lines,
     summary_rows,
 )
-from fairtalk.results import AuditResult
+from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -46,8 +47,8 @@ def _checks(result: AuditResult) -> list[tuple[str, bool]]:
     return [(line, bool(result.flagged_scorers())) for line in lines]
 
 
-def render_markdown(result: AuditResult) -> str:
-    """The summary table as Markdown, with the notes a reader needs to interpret it."""
+def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None) -> str:
+    """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run)."""
     rows = summary_rows(result)
     group_a, group_b = result.groups
     has_masked = any(r.masked is not None for r in rows)
@@ -96,11 +97,13 @@ def render_markdown(result: AuditResult) -> str:
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
+    if similarity is not None:
+        lines += similarity_markdown(similarity)
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(result: AuditResult, path: str | os.PathLike) -> Path:
+def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None) -> Path:
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_markdown(result))
+    write_text_atomic(path, render_markdown(result, similarity=similarity))
     return path
