@@ -17,7 +17,10 @@ runner = CliRunner()
 
 
 class _Chat(BaseHTTPRequestHandler):
-    """Answers the judge's rubric with yes (no when the reply says "idiot"), anything else with an echo."""
+    """Answers the judge's rubric with yes (no when the reply says "idiot"), anything else with an echo.
+
+    An echo of a text that holds "long" says it was cut off at the token limit (finish_reason "length").
+    """
 
     received: list[dict]
 
@@ -32,7 +35,8 @@ class _Chat(BaseHTTPRequestHandler):
             answer = "No." if "idiot" in last else "Yes."
         else:
             answer = f"you said: {last}"
-        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode()
+        reason = "length" if "long" in last and "yes or no" not in last else "stop"
+        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": reason}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -75,6 +79,7 @@ def test_the_judge_reads_masked_replies_and_its_verdict_is_tested_like_any_rate(
     config = next(m["config"] for m in result["manifest"]["measures"] if m["name"] == "judge")
     assert len(config["rubric_sha256"]) == 64 and "openai" in config["judge"]
     assert result["manifest"]["options"]["judge_rubric"] is None
+    assert 'id="similarity"' not in (out / "report.html").read_text()  # no similarity test ran: no such section
 
 
 def test_a_custom_rubric_from_a_file_and_a_bad_one(chat, tmp_path) -> None:  # noqa: ANN001
@@ -147,3 +152,73 @@ def test_builtin_chitchat_gives_the_last_n_turns() -> None:
     assert max(lengths) == 3 and min(lengths) == 1 and lengths.count(3) > 100
     with pytest.raises(fairtalk.SpecError, match="turns must be an int >= 1"):
         fairtalk.read_corpus("builtin:chitchat", turns=0)
+
+
+def test_answers_cut_off_at_the_token_limit_are_stored_and_tested_by_group(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    contexts = [f"he told me a long story, take {i}" if i % 2 else f"he told me a story, take {i}" for i in range(40)]
+    lexicon = fairtalk.load_lexicon("gender")
+    pairs = list(fairtalk.build_pairs(contexts, lexicon))
+    pairs = [p if i % 4 != 1 else fairtalk.Pair(p.id, p.axis, p.a, p.b.replace("long ", ""), p.original_side, p.swaps)
+             for i, p in enumerate(pairs)]  # fmt: skip  # half of the long stories are short on side b
+    store = tmp_path / "store.sqlite"
+    first = fairtalk.respond(pairs, model=f"openai:{url}#bot", store=store)
+    reasons = first.responses.finish_reasons
+    assert reasons is not None and reasons[0].count("length") == 20 and reasons[1].count("length") == 10
+    n_asked = len(received)
+    again = fairtalk.respond(pairs, model=f"openai:{url}#bot", store=store)
+    assert len(received) == n_asked and again.summary.n_cached == 80  # served from the store, reasons and all
+    assert again.responses.finish_reasons == reasons
+    result = fairtalk.score(again.responses, axis=lexicon, measures=["length"])
+    row = result.measure("hit_token_limit")
+    assert (row.a, row.b) == (0.5, 0.25) and row.p_paired < 0.01
+    fairtalk.write_responses(again.responses, tmp_path / "responses.jsonl")
+    assert fairtalk.read_responses(tmp_path / "responses.jsonl").finish_reasons == reasons
+    plain = fairtalk.score(["a b", "c d", "e"], ["a", "b c", "d e f"], axis="gender", measures=["length"])
+    assert "hit_token_limit" not in [m.name for m in plain.measures]  # a model that does not say why it stopped gets no such key
+
+
+class _Lister(_Chat):
+    """Also lists its models (GET /models), as vLLM, Ollama and llama.cpp do; a wrong key gets HTTP 401."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        ok = self.headers.get("Authorization") != "Bearer wrong"
+        body = json.dumps({"object": "list", "data": [{"id": "llama-3-8b"}, {"id": "qwen"}]} if ok else {"error": "no"}).encode()
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_pair(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    import socket
+    import time
+
+    received: list[dict] = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Lister,), {"received": received}))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{free.getsockname()[1]}/v1"  # nothing listens there once closed
+    corpus = tmp_path / "chats.txt"
+    corpus.write_text("".join(f"he told me about trip {i}\n" for i in range(10)))
+    args = ["audit", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "r")]
+    try:
+        started = time.monotonic()
+        done = runner.invoke(app, [*args, "--model", f"openai:{down}#llama-3-8b"])
+        assert done.exit_code == 2 and "cannot reach the server" in done.output and "Traceback" not in done.output
+        assert time.monotonic() - started < 15 and not (tmp_path / "r" / "gender").exists()  # no retries, no pairs
+        wrong = runner.invoke(app, [*args, "--model", f"openai:{url}#llama-3-8"])
+        assert wrong.exit_code == 2 and "does not serve a model named 'llama-3-8'" in wrong.output
+        assert "did you mean 'llama-3-8b'" in wrong.output and received == []  # nothing was generated
+        monkeypatch.setenv("WRONG_KEY", "wrong")
+        refused = runner.invoke(app, [*args, "--model", f"openai:{url}#qwen?api_key_env=WRONG_KEY"])
+        assert refused.exit_code == 2 and "refused the request (HTTP 401)" in refused.output
+        fine = runner.invoke(app, [*args, "--model", f"openai:{url}#qwen", "--pairs", "4"])
+        assert fine.exit_code in (0, 1), fine.output
+        assert len(received) == 8
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

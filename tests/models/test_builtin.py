@@ -30,7 +30,7 @@ def test_unknown_names_and_options() -> None:
         load_responder("builtin:retrieval?mode=x")
     with pytest.raises(SpecError, match=r"option mode=.shout. for builtin:echo is not one of the choices"):
         load_responder("builtin:echo", mode="shout")
-    assert builtin_names() == ("echo", "minilm-retrieval", "retrieval", "seq2seq", "smollm2")
+    assert builtin_names() == ("echo", "minilm-retrieval", "retrieval", "retrieval-paper", "seq2seq", "smollm2")
 
 
 def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,3 +62,10 @@ def test_smollm2_generates() -> None:
         assert model.use_chat_template
         (out,) = model.respond(["Hi! How are you today?"], DecodingSettings(max_new_tokens=5), seeds=[0])
     assert isinstance(out, str) and out
+
+
+def test_the_paper_retrieval_model_answers_under_both_names() -> None:
+    with load_responder("builtin:retrieval") as old, load_responder("builtin:retrieval-paper") as paper:
+        settings = DecodingSettings()
+        contexts = ["how was your day?", "my brother got a new job"]
+        assert paper.respond(contexts, settings, seeds=[0, 0]) == old.respond(contexts, settings, seeds=[0, 0])

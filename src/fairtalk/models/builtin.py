@@ -238,6 +238,7 @@ BUILTIN_MODELS: Registry[BuiltinModel] = Registry("builtin model", base=BuiltinM
     "echo": BuiltinModel(EchoOptions, lambda options: EchoResponder(mode=options.mode)),
     "minilm-retrieval": BuiltinModel(MiniLMRetrievalOptions, _minilm_retrieval),
     "retrieval": BuiltinModel(ReferenceRetrievalOptions, _retrieval),
+    "retrieval-paper": BuiltinModel(ReferenceRetrievalOptions, _retrieval),  # the same model, named for what it is
     "seq2seq": BuiltinModel(Seq2SeqOptions, lambda options: Seq2SeqResponder(options.path, batch_size=options.batch_size)),
     "smollm2": BuiltinModel(SmolLM2Options, _smollm2),
 })

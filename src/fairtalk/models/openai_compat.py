@@ -43,6 +43,7 @@ from fairtalk.errors import (
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
+    Reply,
     check_batch,
     make_fingerprint,
     raise_first_error,
@@ -65,6 +66,10 @@ _MSG_KEY_ENV = (
     "(leave the option out to send OPENAI_API_KEY when it is set)"
 )
 _MSG_KEY_UNSET = "openai: api_key_env={name} names an environment variable that is not set"
+_MSG_UNREACHABLE = "{url}: cannot reach the server ({kind}: {error}); is it running, and is the URL right?"
+_MSG_REFUSED = "{url}: the server refused the request (HTTP {status}); check the API key (api_key_env)"
+_MSG_NOT_SERVED = "{url}: the server does not serve a model named {model!r}"
+_PREFLIGHT_TIMEOUT = 10.0
 _MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@")
@@ -213,6 +218,40 @@ class OpenAIResponder(BaseResponder):
                 text = text.replace(secret, _MASK)
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
+    def preflight(self) -> None:
+        """Ask the server for its models once, before any work: one clear error when it is down or lacks the model.
+
+        A server that does not list its models (no ``GET /models``, or another reply shape) is
+        not an error: its first answer will tell.
+
+        Raises
+        ------
+        TransportError
+            The server cannot be reached (connection refused, a timeout, a DNS failure).
+        ResponderError
+            The server refused the request (HTTP 401 or 403).
+        SpecError
+            The server lists its models and the model asked for is not among them.
+        """
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
+        timeout = min(self.timeout, _PREFLIGHT_TIMEOUT)
+        try:
+            reply = httpx.get(f"{self.url}/models", headers=headers, timeout=timeout)
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            raise TransportError(_MSG_UNREACHABLE.format(
+                url=self.public_url, kind=type(exc).__name__, error=self._scrub(str(exc) or type(exc).__name__))) from exc
+        if reply.status_code in (401, 403):
+            raise ResponderError(_MSG_REFUSED.format(url=self.public_url, status=reply.status_code))
+        try:
+            served = [str(m["id"]) for m in reply.json()["data"]] if reply.status_code < 300 else []
+        except (ValueError, KeyError, TypeError):
+            served = []
+        if served and self.model not in served:
+            raise SpecError(_MSG_NOT_SERVED.format(url=self.public_url, model=self.model), choices=served[:50],
+                            given=self.model)  # fmt: skip
+
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed}
         if self.mode == "completion":  # continue the text as it is (a prefix), no chat turn around it
@@ -283,7 +322,8 @@ class OpenAIResponder(BaseResponder):
             content = None
         if not isinstance(content, str):
             return BadResponse(_MSG_SHAPE.format(url=self.public_url, body=self._scrub(body)))
-        return content.strip()
+        reason = choice.get("finish_reason")
+        return Reply(content.strip(), reason if isinstance(reason, str) else None)
 
     async def _run(
         self, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]

@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.jsonl import MAX_RECORD_BYTES, fit_in_record
-from fairtalk.models import DecodingSettings, Responder, load_responder
+from fairtalk.models import DecodingSettings, Responder, finish_reason, load_responder, preflight
 from fairtalk.pairs import read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair, Response
@@ -122,6 +122,7 @@ def cached_model(
         responder, own_model = open_model(model, model_args)
         if own_model:
             opened.callback(responder.close)
+        preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
         yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
                                model_version=model_version)  # fmt: skip
 
@@ -177,10 +178,11 @@ def generate(
             n_pairs_with_errors += 1
             continue
         cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
+        reason_a, reason_b = (() if (r := finish_reason(item)) is None else (("finish_reason", r),) for item in (ra, rb))
         (ra, cut_a), (rb, cut_b) = fit_in_record(ra, beside=pair.a), fit_in_record(rb, beside=pair.b)  # type: ignore[arg-type]
         n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
-        records.append(Response(pair.id, "a", pair.a, ra, (("seed", seeds[2 * i]), *cluster)))
-        records.append(Response(pair.id, "b", pair.b, rb, (("seed", seeds[2 * i + 1]), *cluster)))
+        records.append(Response(pair.id, "a", pair.a, str(ra), (("seed", seeds[2 * i]), *cluster, *reason_a)))
+        records.append(Response(pair.id, "b", pair.b, str(rb), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
     if n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(n=n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = read_responses(records)

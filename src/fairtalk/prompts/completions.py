@@ -30,7 +30,7 @@ from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
-from fairtalk.models import DecodingSettings, Responder
+from fairtalk.models import DecodingSettings, Responder, preflight
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.published import COLUMNS
@@ -204,6 +204,7 @@ def generate_completions(
     contexts = [p.text for p in prompts for _ in seed_list]
     item_seeds = [s for _ in prompts for s in seed_list]
     reporter = ProgressReporter(progress_callback(progress))
+    preflight(responder)  # a server that is down or lacks the model: one clear error before any request
     with RunStore(store_path) as run_store:
         caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=reporter.advance,
                                    model_version=model_version)  # fmt: skip
