@@ -26,10 +26,12 @@ def _audit(toys: tuple[Path, Path], out: Path, *extra: str) -> list[str]:
             "--resamples", "100", *extra]  # fmt: skip
 
 
-def test_quiet_drops_progress_bars_and_info_lines_but_not_results(toys: tuple[Path, Path], tmp_path: Path) -> None:
+def test_quiet_drops_progress_and_info_lines_but_not_results(toys: tuple[Path, Path], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("FAIRTALK_PROGRESS_SECONDS", "0")  # a line per event: the test's stderr is not a terminal
     loud = runner.invoke(app, _audit(toys, tmp_path / "loud"))
     assert loud.exit_code == 0, loud.output
-    assert "gender: responses" in loud.stderr and "80/80" in loud.stderr  # the bar of the generation stage
+    assert "gender: responses: 80/80 responses (100%)" in loud.stderr and "· done" in loud.stderr  # plain lines in a log
     assert "wrote " in loud.stdout and "report in" in loud.stdout
     quiet = runner.invoke(app, _audit(toys, tmp_path / "quiet", "-q"))
     assert quiet.exit_code == 0, quiet.output
@@ -37,6 +39,24 @@ def test_quiet_drops_progress_bars_and_info_lines_but_not_results(toys: tuple[Pa
     assert "wrote " not in quiet.output and "report in" not in quiet.output
     assert "difference detected" in quiet.stdout and "pairs audited" in quiet.stdout  # results stay
     assert runner.invoke(app, _audit(toys, tmp_path / "long", "--quiet")).exit_code == 0  # the long form too
+
+
+def test_a_log_gets_a_progress_line_per_interval_and_a_short_run_none(toys: tuple[Path, Path], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # noqa: ANN001
+    quick = runner.invoke(app, _audit(toys, tmp_path / "quick"))  # default: a line every 10 s; this run is shorter
+    assert quick.exit_code == 0 and "responses:" not in quick.stderr and "━" not in quick.stderr
+    from fairtalk import ProgressEvent
+    from fairtalk.cli import _output
+
+    clock = iter([0.0, 4.0, 11.0, 12.0, 25.0, 26.0])
+    monkeypatch.setattr(_output.time, "monotonic", lambda: next(clock))
+    lines = _output._Lines(10.0)
+    for done in (0, 40, 90, 120, 150):
+        lines(ProgressEvent("race: responses", done, 200, unit="responses"))
+    lines(ProgressEvent("race: responses", 200, 200, unit="responses", finished=True))
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("race:")]
+    assert said == ["race: responses: 90/200 responses (45%), 11 s", "race: responses: 150/200 responses (75%), 25 s",
+                    "race: responses: 200/200 responses (100%), 26 s · done"]  # fmt: skip
 
 
 def test_verbose_shows_the_library_log_on_stderr(toys: tuple[Path, Path], tmp_path: Path) -> None:

@@ -4,13 +4,17 @@ The library never prints: it logs to the ``fairtalk`` loggers and reports progre
 :class:`fairtalk.ProgressEvent` values. Every command runs inside :func:`output_options`
 (attached by ``_app.py``), which sets up one log handler on ``err_console`` for the length of
 the command; :func:`progress_bars` turns events into rich bars on the same console, so log
-lines print above the bars.
+lines print above the bars. When stderr is not a terminal (a CI log, a file), bars would show
+nothing until the end, so progress becomes a plain line per stage every
+``FAIRTALK_PROGRESS_SECONDS`` seconds (default 10): a run killed midway still leaves a trail.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +29,8 @@ __all__ = ["output_options", "progress_bars", "show_log"]
 LIBRARY_LOGGER = "fairtalk"
 _LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
 _STYLES = {logging.DEBUG: "dim", logging.WARNING: "yellow", logging.ERROR: "bold red"}
+_INTERVAL_ENV = "FAIRTALK_PROGRESS_SECONDS"
+_DEFAULT_INTERVAL = 10.0
 #: Loggers whose level a command changed, with the level to restore when it ends.
 _RESTORE: list[tuple[logging.Logger, int]] = []
 
@@ -125,13 +131,59 @@ class _Bars:
             self._started = False
 
 
+class _Lines:
+    """A :data:`fairtalk.ProgressCallback` for logs: per stage, a plain line every ``interval`` seconds and at its end.
+
+    A stage that ends within the interval prints nothing, so short commands stay quiet.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._started: dict[str, float] = {}
+        self._said: dict[str, float] = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = time.monotonic()
+        stage = terminal_safe(event.stage)
+        started = self._started.setdefault(stage, now)
+        said = self._said.setdefault(stage, now)
+        if event.finished:
+            if now - started >= self.interval:
+                self._say(stage, event, now - started, "done")
+            del self._started[stage], self._said[stage]
+        elif now - said >= self.interval:
+            self._said[stage] = now
+            self._say(stage, event, now - started, "")
+
+    @staticmethod
+    def _say(stage: str, event: ProgressEvent, seconds: float, state: str) -> None:
+        share = f" ({100 * event.done / event.total:.0f}%)" if event.total else ""
+        counted = f"{event.done}/{event.total}" if event.total is not None else str(event.done)
+        metrics = "".join(f", {name} {value:.3f}" for name, value in event.metrics)
+        line = f"{stage}: {counted} {event.unit}{share}{metrics}, {seconds:.0f} s{' · ' + state if state else ''}"
+        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def stop(self) -> None:
+        self._started.clear()
+        self._said.clear()
+
+
+def _interval() -> float:
+    """Seconds between progress lines in a log: ``FAIRTALK_PROGRESS_SECONDS`` (a number >= 0), else 10."""
+    try:
+        value = float(os.environ.get(_INTERVAL_ENV, _DEFAULT_INTERVAL))
+    except ValueError:
+        return _DEFAULT_INTERVAL
+    return value if value >= 0 else _DEFAULT_INTERVAL
+
+
 @contextlib.contextmanager
 def progress_bars() -> Iterator[ProgressCallback | None]:
-    """The ``progress=`` callback for a library call: rich bars on stderr, or None under ``-q``."""
+    """The ``progress=`` callback for a library call: rich bars on a terminal, plain lines in a log, None under ``-q``."""
     if is_quiet():
         yield None
         return
-    bars = _Bars()
+    bars: _Bars | _Lines = _Bars() if err_console.is_terminal else _Lines(_interval())
     try:
         yield bars
     finally:
