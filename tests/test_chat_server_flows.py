@@ -222,3 +222,23 @@ def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_p
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_stop_strings_and_the_repetition_penalty_are_sent_and_greedy_is_recorded_as_sent(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n")
+    done = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--stop", "\\n",
+                               "--stop", "User:", "--repetition-penalty", "1.0", "-o", str(tmp_path / "r.jsonl")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert all(p["stop"] == ["\n", "User:"] and p["repetition_penalty"] == 1.0 == p["repeat_penalty"] for p in received)
+    assert all(p["temperature"] == 0.0 for p in received)
+    received.clear()
+    corpus = tmp_path / "chats.txt"
+    corpus.write_text("".join(f"he told me about trip {i}\n" for i in range(6)))
+    audited = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"openai:{url}#bot",
+                                  "--stop", "User:", "-o", str(tmp_path / "report")])  # fmt: skip
+    assert audited.exit_code in (0, 1), audited.output
+    decoding = json.loads((tmp_path / "report" / "run.json").read_text())["settings"]
+    assert decoding["temperature"] is None and decoding["stop"] == ["User:"] and decoding["repetition_penalty"] is None
+    assert all("repetition_penalty" not in p for p in received)  # unset: the server's own default, said in the README

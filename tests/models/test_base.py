@@ -78,3 +78,15 @@ def test_bisection_isolates_failing_items() -> None:
 def test_seed_count_must_match() -> None:
     with pytest.raises(SpecError, match="got 2 contexts but 1 seeds"):
         respond_each(_Flaky(), ["a", "b"], DecodingSettings(), seeds=[0])
+
+
+def test_stop_and_repetition_penalty_are_settings_and_unset_ones_keep_older_store_keys() -> None:
+    assert DecodingSettings().digest == "1c8f4a4aa81cc0f0"  # the key of greedy defaults before these fields existed
+    both = DecodingSettings(stop=["\n"], repetition_penalty=1.0)
+    assert both.stop == ("\n",) and both.digest != DecodingSettings().digest
+    assert DecodingSettings(**both.to_dict()) == both
+    assert DecodingSettings().sent()["temperature"] is None  # greedy: no temperature is sent, none is recorded
+    assert DecodingSettings(do_sample=True, temperature=0.7).sent()["temperature"] == 0.7
+    for bad in ({"stop": "\n"}, {"stop": [""]}, {"repetition_penalty": 0}, {"repetition_penalty": True}):
+        with pytest.raises(SpecError):
+            DecodingSettings(**bad)

@@ -190,3 +190,12 @@ def test_finish_reason_says_whether_the_token_limit_cut_the_answer(gpt2_dir: Pat
     with load_responder(f"hf:{eager}", device="cpu", batch_size=2) as model:
         done = model.respond(SENTENCES, GREEDY, seeds=[0] * 5)
     assert [(str(r), r.finish_reason) for r in done] == [("", "stop")] * 5
+
+
+def test_a_stop_string_ends_the_answer_before_it(gpt2) -> None:  # noqa: ANN001
+    plain = gpt2.respond(SENTENCES[:1], GREEDY, seeds=[0])[0]
+    word = plain.split()[1]
+    stopped = gpt2.respond(SENTENCES[:1], DecodingSettings(max_new_tokens=6, stop=(word,)), seeds=[0])[0]
+    assert word not in stopped and plain.startswith(stopped) and stopped.finish_reason == "stop"
+    penalised = gpt2.respond(SENTENCES[:1], DecodingSettings(max_new_tokens=6, repetition_penalty=5.0), seeds=[0])[0]
+    assert penalised != plain  # the random model repeats itself; a strong penalty changes that

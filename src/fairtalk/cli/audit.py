@@ -40,12 +40,15 @@ from fairtalk.cli.respond import (
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
+    REPETITION_PENALTY,
     SAMPLE,
+    STOP,
     TEMPERATURE,
     TOP_K,
     TOP_P,
     generation_lines,
     model_options,
+    stop_strings,
 )
 
 _STORE_FILE = "store.sqlite"
@@ -59,7 +62,7 @@ _AUDIT_PARAMS = {
 }  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
-                    "top_k": "top_k", "top_p": "top_p"}  # fmt: skip
+                    "top_k": "top_k", "top_p": "top_p", "stop": "stop", "repetition_penalty": "repetition_penalty"}  # fmt: skip
 
 
 def _config(ctx: typer.Context, path: str | None) -> Any:
@@ -68,7 +71,7 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
 
     values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
                                                        "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
-    decoding, _ = given_options(ctx, _DECODING_PARAMS)
+    decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
     base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
     if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
         values["model_args"] = {**base.model_args, **values.get("model_args", {}), "system_prompt": system}
@@ -105,6 +108,8 @@ def audit(
     temperature: float = TEMPERATURE,
     top_k: int | None = TOP_K,
     top_p: float | None = TOP_P,
+    stop: list[str] | None = STOP,
+    repetition_penalty: float | None = REPETITION_PENALTY,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
     correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),

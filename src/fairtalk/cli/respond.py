@@ -28,15 +28,24 @@ SAMPLE = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item)
 TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample).")
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
+STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
+REPETITION_PENALTY = typer.Option(None, "--repetition-penalty", help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).")
+
+
+def stop_strings(values: list[str] | None) -> list[str]:
+    """The ``--stop`` values, with a backslash-n read as a newline and a backslash-t as a tab."""
+    return [v.replace("\\n", "\n").replace("\\t", "\t") for v in values or ()]
 
 
 def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
-                      top_p: float | None) -> Any:  # fmt: skip
+                      top_p: float | None, stop: list[str] | None = None,
+                      repetition_penalty: float | None = None) -> Any:  # fmt: skip
     """The DecodingSettings the decoding options describe (SpecError for a bad value)."""
     import fairtalk
 
     return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
-                                     top_k=top_k, top_p=top_p)  # fmt: skip
+                                     top_k=top_k, top_p=top_p, stop=tuple(stop_strings(stop)),
+                                     repetition_penalty=repetition_penalty)  # fmt: skip
 
 
 def check_max_errors(max_errors: int | None) -> None:
@@ -105,6 +114,8 @@ def respond(
     temperature: float = TEMPERATURE,
     top_k: int | None = TOP_K,
     top_p: float | None = TOP_P,
+    stop: list[str] | None = STOP,
+    repetition_penalty: float | None = REPETITION_PENALTY,
     system_prompt: str | None = SYSTEM_PROMPT,
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
@@ -122,7 +133,7 @@ def respond(
         if store is not None and store != IN_MEMORY:
             check_output_file(store, option="--store")
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
-                                     top_k=top_k, top_p=top_p)  # fmt: skip
+                                     top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
         with stdin_as_file(pairs) as pairs_path:
             items = list(fairtalk.read_pairs(pairs_path))
         responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))

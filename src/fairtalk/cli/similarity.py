@@ -11,8 +11,11 @@ from fairtalk.cli.respond import (
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
+    REPETITION_PENALTY,
     SAMPLE,
+    STOP,
     TEMPERATURE,
+    decoding_settings,
     model_options,
 )
 
@@ -28,6 +31,8 @@ def similarity(
     sample: bool = SAMPLE,
     temperature: float = TEMPERATURE,
     max_new_tokens: int = MAX_NEW_TOKENS,
+    stop: list[str] | None = STOP,
+    repetition_penalty: float | None = REPETITION_PENALTY,
     batch_size: int = BATCH_SIZE,
     store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
@@ -41,7 +46,8 @@ def similarity(
     import fairtalk
     from fairtalk.cli._output import progress_bars
 
-    settings = fairtalk.DecodingSettings(do_sample=sample, temperature=temperature, max_new_tokens=max_new_tokens)
+    settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=None,
+                                 top_p=None, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
     chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
     with progress_bars() as progress:
         result = fairtalk.similarity_test(

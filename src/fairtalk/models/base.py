@@ -32,6 +32,7 @@ __all__ = [
     "Reply",
     "Responder",
     "check_batch",
+    "cut_at_stop",
     "finish_reason",
     "length_batches",
     "make_fingerprint",
@@ -46,6 +47,10 @@ _MSG_TOP_P = "top_p must be in (0, 1] or None, got {value!r}"
 _MSG_MAX_NEW_TOKENS = "max_new_tokens must be a positive integer, got {value!r}"
 _MSG_NUM_BEAMS = "num_beams must be a positive integer, got {value!r}"
 _MSG_BEAMS_AND_SAMPLE = "num_beams > 1 needs do_sample=False (beam search is greedy)"
+_MSG_PENALTY = "repetition_penalty must be > 0 or None, got {value!r}"
+_MSG_STOP = "stop must be a sequence of non-empty strings, got {value!r}"
+#: Fields a cache key leaves out while unset (None, no stop strings), so that older stores keep their keys.
+_KEYED_WHEN_SET = ("repetition_penalty", "stop")
 _MSG_SEEDS = "got {n_contexts} contexts but {n_seeds} seeds (one seed per context)"
 _MSG_RESULTS = "{who} returned {n_results} results for {n_contexts} contexts"
 
@@ -58,8 +63,11 @@ def _positive_int(value: object) -> bool:
 class DecodingSettings:
     """How to decode: greedy by default, sampled with ``do_sample=True``.
 
-    ``top_k``/``top_p`` apply only when sampling. ``key`` is a canonical string of
-    every field and ``digest`` its hash; both enter the run store's cache key.
+    ``top_k``/``top_p``/``temperature`` apply only when sampling. ``repetition_penalty`` (None:
+    the model's or server's own default, which differs between servers) and ``stop`` (strings
+    that end an answer; they are not part of it) apply to both. ``key`` is a canonical string of
+    every field and ``digest`` its hash; both enter the run store's cache key. :meth:`sent`
+    is what a model is asked for, as the manifest records it.
     """
 
     do_sample: bool = False
@@ -68,8 +76,16 @@ class DecodingSettings:
     top_p: float | None = None
     max_new_tokens: int = 40
     num_beams: int = 1
+    repetition_penalty: float | None = None
+    stop: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        r = self.repetition_penalty
+        if r is not None and (isinstance(r, bool) or not isinstance(r, int | float) or not 0 < r < float("inf")):
+            raise SpecError(_MSG_PENALTY.format(value=r))
+        if isinstance(self.stop, str) or not all(isinstance(x, str) and x for x in self.stop):
+            raise SpecError(_MSG_STOP.format(value=self.stop))
+        object.__setattr__(self, "stop", tuple(self.stop))
         if not isinstance(self.do_sample, bool):
             raise SpecError(f"do_sample must be True or False, got {self.do_sample!r}")
         t = self.temperature
@@ -88,15 +104,25 @@ class DecodingSettings:
             raise SpecError(_MSG_BEAMS_AND_SAMPLE)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the settings as a plain dict (for manifests)."""
-        return asdict(self)
+        """Every field as a plain dict (``DecodingSettings(**d)`` rebuilds the settings)."""
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        return d
+
+    def sent(self) -> dict[str, Any]:
+        """What a model is asked for: greedy decoding has no temperature, top-k or top-p (they are None here)."""
+        d = self.to_dict()
+        if not self.do_sample:
+            d.update(temperature=None, top_k=None, top_p=None)
+        return d
 
     @property
     def key(self) -> str:
         """Canonical JSON of the settings; greedy decoding ignores the sampling knobs."""
-        d = self.to_dict()
-        if not self.do_sample:
-            d.update(temperature=None, top_k=None, top_p=None)
+        d = self.sent()
+        for name in _KEYED_WHEN_SET:
+            if d[name] is None or d[name] == []:
+                del d[name]
         return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     @property
@@ -255,6 +281,16 @@ def _bisect(
             _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
         )
     return list(out)
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """``text`` up to the first of the ``stop`` strings, and whether one was found.
+
+    >>> cut_at_stop("Fine, thanks. User: and you?", [" User:"])
+    ('Fine, thanks.', True)
+    """
+    found = [i for i in (text.find(s) for s in stop) if i >= 0]
+    return (text[: min(found)], True) if found else (text, False)
 
 
 def preflight(responder: object) -> None:

@@ -28,6 +28,7 @@ from fairtalk.models.base import (
     DecodingSettings,
     Reply,
     check_batch,
+    cut_at_stop,
     length_batches,
     make_fingerprint,
 )
@@ -256,7 +257,23 @@ class HFResponder(BaseResponder):
             )
         else:
             kwargs.update(temperature=None, top_k=None, top_p=None)
+        if settings.repetition_penalty is not None:
+            kwargs["repetition_penalty"] = settings.repetition_penalty
         return kwargs
+
+    def _stop_at(self, stop: Sequence[str], prompt_length: int) -> Any:
+        """A stopping criterion that ends each row once its new text holds a stop string (any tokenizer)."""
+        import torch
+        import transformers
+
+        tokenizer = self.tokenizer
+
+        class StopStrings(transformers.StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                texts = tokenizer.batch_decode(input_ids[:, prompt_length:], skip_special_tokens=True)
+                return torch.tensor([any(s in t for s in stop) for t in texts], device=input_ids.device)
+
+        return transformers.StoppingCriteriaList([StopStrings()])
 
     def _eos_ids(self) -> set[int]:
         """The token ids that end an answer (the generation config's and the tokenizer's)."""
@@ -283,7 +300,11 @@ class HFResponder(BaseResponder):
         ).to(self.device)
         try:
             with torch.inference_mode():
-                out = self.model.generate(**enc, **self._generation_kwargs(settings))
+                kwargs = self._generation_kwargs(settings)
+                if settings.stop:
+                    length = 0 if self.is_encoder_decoder else enc["input_ids"].shape[1]
+                    kwargs["stopping_criteria"] = self._stop_at(settings.stop, length)
+                out = self.model.generate(**enc, **kwargs)
         except (RuntimeError, IndexError, ValueError) as exc:
             raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=exc)) from exc
         new = out if self.is_encoder_decoder else out[:, enc["input_ids"].shape[1] :]
@@ -291,6 +312,10 @@ class HFResponder(BaseResponder):
         eos = self._eos_ids()
         reasons = ["stop" if eos.intersection(row) or n_new < settings.max_new_tokens else "length" for row in new.tolist()]
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        if settings.stop:  # generation ends at a stop string; the answer is what came before it
+            cut = [cut_at_stop(t, settings.stop) for t in texts]
+            texts = [t for t, _ in cut]
+            reasons = ["stop" if stopped else reason for (_, stopped), reason in zip(cut, reasons)]
         return [Reply(t.strip(), reason) for t, reason in zip(texts, reasons)]
 
     def respond(

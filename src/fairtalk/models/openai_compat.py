@@ -267,6 +267,10 @@ class OpenAIResponder(BaseResponder):
                 payload["top_k"] = settings.top_k  # vLLM/Ollama extension
         else:
             payload["temperature"] = 0.0
+        if settings.stop:
+            payload["stop"] = list(settings.stop)
+        if settings.repetition_penalty is not None:  # vLLM and TGI read the first name, llama.cpp servers the second
+            payload["repetition_penalty"] = payload["repeat_penalty"] = settings.repetition_penalty
         return payload
 
     def _delay(self, attempt: int) -> float:

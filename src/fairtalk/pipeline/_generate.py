@@ -190,7 +190,7 @@ def generate(
                               **({"n_truncated": n_truncated} if n_truncated else {})})  # fmt: skip
     summary = GenerationSummary(
         model=cached.fingerprint,
-        settings=settings.to_dict(),
+        settings=settings.sent(),
         n_items=len(contexts),
         n_cached=cached.n_cached - before[0],
         n_generated=cached.n_generated - before[1],

@@ -196,7 +196,7 @@ def run_axes(
         corpus=config.corpus,
         split=config.effective_split,
         seed=config.seed,
-        settings=MappingProxyType(config.settings.to_dict()),
+        settings=MappingProxyType(config.settings.sent()),
         store=None if config.store is None else store_path,
         run_id=run_id,
         config=MappingProxyType(config.to_dict()),
@@ -288,7 +288,7 @@ def _audit_axis(
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
     manifest = {
         "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
-        "decoding": config.settings.to_dict(), "seed": seed, "n_pairs_requested": config.n_pairs,
+        "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
         "mixed": config.mixed, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
     return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest, similarity)
