@@ -166,7 +166,7 @@ def audit(
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if axis_run.similarity is not None:
             for row in axis_run.similarity.rows:
-                verdict = "differ more than the baseline" if row.detected else "no difference from the baseline shown"
+                verdict = "differ more than the baseline" if row.detected else "do not differ more than the baseline"
                 p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
                 say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",

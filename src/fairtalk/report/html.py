@@ -10,6 +10,7 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
+from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.plots import bar_chart_png, png_data_uri
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import (
@@ -131,6 +132,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "input_summary": sorted(dict(result.input_summary).items()),
         "manifest": _manifest_items(result.manifest),
         "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
+        "plain": plain_summary(result, similarity),
         "similarity_note": SIMILARITY_NOTE,
     }
     return jinja_environment().get_template(_TEMPLATE).render(**context)

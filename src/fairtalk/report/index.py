@@ -21,6 +21,7 @@ from fairtalk.files import (
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.html import _version
+from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import measure_label
 from fairtalk.report.templating import jinja_environment
@@ -76,6 +77,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "n_matched": axis_run.coverage.get("n_matched"),
             "links": links,
             "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
+            "plain": plain_summary(result, axis_run.similarity),
         })  # fmt: skip
     return axes
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from fairtalk.files import write_text_atomic
+from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
     COLUMNS,
@@ -59,6 +60,7 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         "",
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
+        *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for line, flag in _checks(result) for part in (f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}.", "")),
         _row(header, bold=False),
