@@ -11,6 +11,10 @@ Memory: the fairtalk pass records the peak RSS after N/10 and after N contexts, 
 traces Python allocations (tracemalloc peak) while streaming M/10 and M contexts. Flat figures
 mean the swapper streams: memory does not grow with the corpus.
 
+End to end through the CLI: ``fairtalk swap --axis AXIS < lines.txt > /dev/null`` on ``--cli-n``
+chat lines (one message a line), timed as the child process' CPU seconds (user + system, one core)
+and wall seconds, start-up included, against the naive method's rate from the same run.
+
 Usage::
 
     .venv/bin/python bench/swap.py                 # 1M contexts, race lexicon
@@ -27,6 +31,8 @@ import random
 import re
 import resource
 import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -116,6 +122,25 @@ def traced_peak_mib(swapper: Swapper, base: list[str], n: int) -> float:
     return peak / 2**20
 
 
+def cli_lines_per_s(base: list[str], n: int, axis: str) -> dict[str, float]:
+    """Lines per second of ``fairtalk swap --axis AXIS`` over ``n`` chat lines: CPU (child) and wall."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "lines.txt"
+        with path.open("w", encoding="utf-8") as handle:
+            for text in stream(base, n):
+                handle.write(text.replace("\n", " ").replace("\r", " ") + "\n")
+        size = path.stat().st_size
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = time.perf_counter()
+        with path.open("rb") as source:
+            subprocess.run([str(Path(sys.executable).with_name("fairtalk")), "swap", "--axis", axis], stdin=source,
+                           stdout=subprocess.DEVNULL, check=True)  # fmt: skip
+        wall = time.perf_counter() - wall
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"lines": n, "mib": size / 2**20, "cpu_s": cpu, "wall_s": wall, "per_s": n / cpu, "per_s_wall": n / wall}
+
+
 def machine() -> str:
     """CPU model and core count, as ``lscpu`` and ``nproc`` report them."""
     try:
@@ -134,6 +159,7 @@ def main() -> None:
     parser.add_argument("--trace-n", type=int, default=200_000, help="largest tracemalloc stream (also /10)")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     parser.add_argument("--axis", default="race", help="lexicon axis (default race)")
+    parser.add_argument("--cli-n", type=int, default=500_000, help="chat lines through `fairtalk swap` (0: skip)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args()
@@ -175,6 +201,16 @@ def main() -> None:
         ratio = fast / figures[name]["per_s"]  # type: ignore[index]
         figures[f"ratio_vs_{name}"] = ratio
         print(f"speed-up vs {name}: {ratio:.1f}x")
+
+    if args.cli_n:
+        cli = cli_lines_per_s(base, args.cli_n, args.axis)
+        figures["cli"] = cli
+        naive_rate = figures["naive"]["per_s"]  # type: ignore[index]
+        figures["cli_ratio_vs_naive"] = cli["per_s"] / naive_rate
+        print(f"\nCLI `fairtalk swap --axis {args.axis}`: {cli['lines']:,} lines ({cli['mib']:.1f} MiB) in "
+              f"{cli['cpu_s']:.2f} CPU s / {cli['wall_s']:.2f} wall s (start-up included): "
+              f"{cli['per_s']:,.0f} lines/s (CPU), {cli['per_s_wall']:,.0f} lines/s (wall); "
+              f"{cli['per_s'] / naive_rate:.1f}x the naive per-pair loop")  # fmt: skip
 
     tenth = min(rss_at, key=lambda done: abs(done - args.n / 10))
     print(f"\npeak RSS: {rss_start:.1f} MiB before, {rss_at[tenth]:.1f} MiB after {tenth:,} contexts, "

@@ -5,7 +5,9 @@ audit's pairs before sampling) and reports, against fixed marker lists that do n
 lexicon version (so that before and after are comparable):
 
 * **leftover**: the share of pairs whose swapped side still holds a marker of the original's
-  group (``guy`` left on the female side of a male original), and the markers by count;
+  group (``guy`` left on the female side of a male original), and the markers by count; also
+  without the terms the swapper keeps on purpose (``oh man``, ``you guys``: no reference to a
+  person), which ``--variant default`` reports in ``kept``;
 * **ambiguous swaps**: counts of swaps of words with a second sense (``man``, ``boy``, ``god``,
   ``king``, ``father``, ``master``, ``host``, ``bachelor``...), and with ``--sample N`` a seeded
   sample of N pairs holding such a swap, printed for reading by eye (``--sample-out FILE`` writes
@@ -46,19 +48,24 @@ def main() -> None:
     parser.add_argument("--sample-out", type=Path, help="write the sample here as JSONL")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    lexicon = fairtalk.load_lexicon("gender" if args.variant == "default" else "gender-paper")
-    pairs = list(fairtalk.build_pairs(fairtalk.read_corpus("builtin:chitchat", split="heldout"), lexicon))
+    lexicon = fairtalk.load_lexicon("gender", variant=args.variant)
+    swapper = fairtalk.Swapper(lexicon)
+    pairs = list(fairtalk.build_pairs(fairtalk.read_corpus("builtin:chitchat", split="heldout"), swapper))
     leftover: Counter[str] = Counter()
-    n_left = 0
+    n_left = n_left_unkept = 0
+    kept: Counter[str] = Counter()
     ambiguous: Counter[str] = Counter()
     candidates = []
     for pair in pairs:
         original = pair.original_side
         swapped = pair.b if original == "a" else pair.a
-        words = set(_WORD.findall(swapped.lower().replace("\u2019", "'")))
-        left = words & set(MARKERS[original])
-        n_left += bool(left)
-        leftover.update(left)
+        words = Counter(w for w in _WORD.findall(swapped.lower().replace("\u2019", "'")) if w in MARKERS[original])
+        kept_here = Counter(k.source.lower().replace("\u2019", "'") for k in swapper.swap(
+            pair.a if original == "a" else pair.b).kept)  # fmt: skip
+        kept.update(f"{k} ({n})" for k, n in kept_here.items())
+        n_left += bool(words)
+        n_left_unkept += bool(words - kept_here)
+        leftover.update(words)
         hits = [s.source.lower() for s in pair.swaps if s.source.lower() in AMBIGUOUS]
         ambiguous.update(hits)
         if hits:
@@ -66,6 +73,8 @@ def main() -> None:
     print(f"gender ({args.variant}): {len(pairs)} pairs from the held-out chats")
     print(f"leftover: {n_left} pairs ({100 * n_left / max(len(pairs), 1):.1f}%) keep a marker of the original group;"
           f" most common: {', '.join(f'{w} {n}' for w, n in leftover.most_common(12))}")  # fmt: skip
+    print(f"leftover without the terms kept on purpose: {n_left_unkept} pairs"
+          f" ({100 * n_left_unkept / max(len(pairs), 1):.1f}%)")  # fmt: skip
     print(f"ambiguous swaps: {sum(ambiguous.values())} in {len(candidates)} pairs;"
           f" {', '.join(f'{w} {n}' for w, n in ambiguous.most_common(15))}")  # fmt: skip
     if args.sample:

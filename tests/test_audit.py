@@ -138,19 +138,19 @@ def test_deterministic_given_seed() -> None:
 
 
 def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
-    # "manager" is a career word but its counterpart "manageress" is not: the career-word gap
+    # "fiancee" is a family word but its counterpart "fiance" is not: the family-word gap
     # comes only from the group word, so masking it leaves nothing. The length gap is real.
-    pairs = [("the manager called me today", "the manageress called me")] * 12 + [("ok", "ok")] * 8
+    pairs = [("my fiance called me today", "my fiancee called me")] * 12 + [("ok", "ok")] * 8
     result = score(_records(pairs), axis="gender", measures=["attribute_words", "length"], mask_groups=True, n_resamples=200)
-    career = result.measure("career_words")
-    assert (career.a, career.b) == pytest.approx((12 / 20, 0.0))
-    assert career.p_adjusted < 0.05  # a "significant" gap that the scorer made
-    assert career.masked is not None and career.masked.a == career.masked.b == 0.0
-    assert career.masked.remaining == pytest.approx(0.0)
+    family = result.measure("family_words")
+    assert (family.a, family.b) == pytest.approx((0.0, 12 / 20))
+    assert family.p_adjusted < 0.05  # a "significant" gap that the scorer made
+    assert family.masked is not None and family.masked.a == family.masked.b == 0.0
+    assert family.masked.remaining == pytest.approx(0.0)
     length = result.measure("length")
     assert length.masked is not None and length.masked.remaining == pytest.approx(1.0)
-    family = result.measure("family_words")
-    assert family.masked is not None and family.masked.remaining is None  # no gap to explain
+    career = result.measure("career_words")
+    assert career.masked is not None and career.masked.remaining is None  # no gap to explain
     assert result.manifest["mask_groups"] is True
     unmasked = score(_records(pairs), axis="gender", measures=["length"], n_resamples=200)
     assert unmasked.measure("length").masked is None

@@ -181,7 +181,8 @@ def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_p
     run = run_audit(corpus=corpus, axes="gender", model="builtin:echo", out_dir=out, n_pairs=30, **FAST)
     written = write_run(run, out)
     assert sorted(p.name for p in (out / "gender").iterdir()) == [
-        "pairs.jsonl", "report.html", "report.md", "responses.jsonl", "results.csv", "results.json"]  # fmt: skip
+        "pairs.jsonl", "pairs_check.json", "report.html", "report.md", "responses.jsonl", "results.csv",
+        "results.json"]  # fmt: skip
     assert json.loads((out / "gender" / "results.json").read_text())["n_pairs"] == 30
     index = written.index.read_text()
     assert 'href="gender/report.html"' in index and 'href="gender/pairs.jsonl"' in index

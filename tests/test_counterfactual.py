@@ -225,7 +225,7 @@ def test_her_and_his_resolved_by_role(gender: Swapper, text: str, expected: str)
 def test_role_heuristic_limit_is_documented(gender: Swapper) -> None:
     # a double object reads as a possessive: the documented limit of the next-word heuristic
     assert swapped(gender, "I gave her food") == "I gave his food"
-    from fairtalk.counterfactual import _role_target
+    from fairtalk.counterfactual._senses import role_target as _role_target
 
     assert "I gave her food" in (_role_target.__doc__ or "")
 
@@ -339,7 +339,14 @@ def test_empty_lexicon_matches_nothing() -> None:
 
 
 def test_ambiguous_terms(gender: Swapper) -> None:
-    assert gender.ambiguous == frozenset({"her", "his", "him", "hers"})
+    # by role (her/his), one-way entries (guy -> girl, ms -> mr), and determiner rules (man, god)
+    role = {"her", "his", "him", "hers"}
+    one_way = {"guy", "guys", "dude", "dudes", "gal", "gals", "ms", "ms.", "mommy", "mum", "ma'am", "lords"}
+    determiner = {"man", "woman", "boy", "girl", "god", "goddess", "king", "queen", "prince", "princess",
+                  "bro", "sis", "lad", "lass"}  # fmt: skip
+    assert gender.ambiguous == frozenset(role | one_way | determiner)
+    paper = Swapper(load_lexicon("gender", variant="paper"))
+    assert paper.ambiguous == frozenset()  # the printed list has one counterpart a word, both ways
 
 
 def test_bad_arguments() -> None:
@@ -506,3 +513,105 @@ def test_no_swap_spans_two_turns_of_a_conversation() -> None:
     assert fairtalk.split_turns(within) == ["we should pop out", "later"]
     gender = fairtalk.Swapper(fairtalk.load_lexicon("gender"))
     assert fairtalk.split_turns(gender.swap(fairtalk.join_turns(["i saw her", "car was red"])).text) == ["i saw him", "car was red"]
+
+
+# --------------------------------------------------------------------------------------------
+# word sense: fixed phrases, determiners, one-way entries, typographic apostrophes
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "reasons"),
+    [
+        ("Oh man, that was close.", "Oh man, that was close.", ["phrase"]),
+        ("yeah man i know", "yeah man i know", ["no-determiner"]),
+        ("Man, he was fast", "Man, she was fast", ["no-determiner"]),
+        ("The man at the door.", "The woman at the door.", []),
+        ("my really old man", "my really old woman", []),
+        ("That's it. Man, he ran", "That's it. Man, she ran", ["no-determiner"]),
+        ("Oh my god he is here", "Oh my god she is here", ["phrase"]),
+        ("the god of war", "the goddess of war", []),
+        ("I love Spider-Man and he does too", "I love Spider-Man and she does too", ["phrase"]),
+        ("a Stephen King novel he wrote", "a Stephen King novel she wrote", ["phrase"]),
+        ("you guys rock", "you guys rock", ["phrase"]),
+        ("those guys are cool", "those girls are cool", []),
+        ("dude, he is cool", "dude, she is cool", ["no-determiner"]),
+        ("ladies and gentlemen", "ladies and gentlemen", ["phrase", "phrase"]),
+        ("he or she can come", "he or she can come", ["phrase", "phrase"]),
+    ],
+)
+def test_word_sense_rules_keep_interjections_names_and_phrases(
+    gender: Swapper, text: str, expected: str, reasons: list[str]
+) -> None:
+    result = gender.swap(text)
+    assert result.text == expected
+    assert [k.reason for k in result.kept] == reasons
+    assert all(text[k.start : k.end] == k.source for k in result.kept)
+
+
+def test_kept_terms_count_for_no_group_and_are_not_masked(gender: Swapper) -> None:
+    assert gender.sides("oh man, that rained") == frozenset()
+    assert gender.swap("oh man, that rained").no_match  # so no pair is built from it
+    assert gender.sides("oh man, he ran") == frozenset({"a"})
+    assert gender.mask("oh man, the man ran") == "oh man, the XYZ ran"
+
+
+def test_one_way_entries_keep_a_single_counterpart(gender: Swapper) -> None:
+    assert swapped(gender, "this guy and that gal") == "this girl and that guy"
+    assert swapped(gender, "the girl") == "the boy"  # not "guy" or "dude": girl keeps one counterpart
+    assert swapped(gender, "Ms. Smith said hes fine") == "Mr. Smith said shes fine"
+    assert swapped(gender, "my bf and my bro") == "my gf and my sis"
+
+
+def test_typographic_apostrophe_is_kept(gender: Swapper) -> None:
+    assert swapped(gender, "He\u2019s here and she\u2019ll stay") == "She\u2019s here and he\u2019ll stay"
+    assert swapped(gender, "He's here") == "She's here"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I found her boring.", "I found him boring."),
+        ("I found her boring and left", "I found him boring and left"),
+        ("I kissed her goodnight", "I kissed him goodnight"),
+        ("Her back hurts.", "His back hurts."),
+        ("hi. her car broke", "hi. his car broke"),
+        ("Her and me went out", "Him and me went out"),
+        ("her beautiful eyes", "his beautiful eyes"),
+        ("I called her back", "I called him back"),
+    ],
+)
+def test_her_role_small_clauses_and_sentence_starts(gender: Swapper, text: str, expected: str) -> None:
+    assert swapped(gender, text) == expected
+
+
+def test_word_sense_headers_work_in_a_users_lexicon() -> None:
+    pairs = (WordPair("church", "mosque", 1), WordPair("pastor", "imam", 2, "a>b"))
+    lexicon = Lexicon(
+        "religion", ("christian", "muslim"), pairs, (), "custom", "test:religion", "0" * 64,
+        keep=("church street",), needs_determiner=("church",),
+    )  # fmt: skip
+    swapper = Swapper(lexicon)
+    assert swapped(swapper, "the church on Church Street") == "the mosque on Church Street"
+    assert swapped(swapper, "church is at ten") == "church is at ten"
+    assert swapped(swapper, "our pastor and the imam") == "our imam and the imam"  # imam -> pastor is not listed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_sentences(_TERMS), max_size=6))
+def test_property_swap_lines_equals_swapping_each_line(lines: list[str]) -> None:
+    lines = [line.replace("\n", " ") for line in lines]
+    block = "\n".join(lines)
+    assert _GENDER_SWAPPER.swap_lines(block) == "\n".join(_GENDER_SWAPPER.swap(line).text for line in lines)
+    assert _GENDER_SWAPPER.swap_text(block.replace("\n", " ")) == _GENDER_SWAPPER.swap(block.replace("\n", " ")).text
+
+
+def test_a_line_break_ends_a_term() -> None:
+    race = Swapper(load_lexicon("race"))
+    assert race.swap_lines("I am going\nto go") == race.swap_text("I am going") + "\n" + race.swap_text("to go")
+    assert race.swap_text("I am going to go") != race.swap_text("I am going\nto go").replace("\n", " ")
+
+
+def test_swap_command_streams_lines_with_crlf_and_no_final_newline() -> None:
+    result = CliRunner().invoke(app, ["swap", "--axis", "gender"], input="He told her.\r\nthe sky\nshe said hi")
+    assert result.exit_code == 0
+    assert result.stdout == "She told him.\nthe sky\nhe said hi\n"

@@ -306,3 +306,26 @@ def test_cli_pairs_errors_exit_2(tmp_path: Path, args: list[str], message: str) 
     assert message.format(tmp=tmp_path) in " ".join(result.stderr.replace("│", " ").split())  # click's boxed errors wrap
     assert "Traceback" not in result.output
     assert (tmp_path / "c.txt").read_text() == "he is here\n"  # the input is never overwritten
+
+
+def test_balance_draws_equally_from_each_original_side() -> None:
+    from fairtalk import Swapper, build_pairs, load_lexicon
+
+    texts = [f"he said {i}" for i in range(30)] + [f"she said {i}" for i in range(100, 106)]
+    pairs = build_pairs(texts, Swapper(load_lexicon("gender")), balance=True, seed=3)
+    sides = [p.original_side for p in pairs]
+    assert sides.count("a") == sides.count("b") == 6
+    assert pairs.coverage.balance and pairs.coverage.original_shares == {"male": 30 / 36, "female": 6 / 36}
+    limited = build_pairs(texts, Swapper(load_lexicon("gender")), balance=True, limit=8, seed=3)
+    assert [p.original_side for p in limited].count("b") == 4 and len(list(limited)) == 8
+    again = [p.id for p in build_pairs(texts, Swapper(load_lexicon("gender")), balance=True, limit=8, seed=3)]
+    assert again == [p.id for p in limited]  # seeded
+
+
+def test_balance_must_be_a_bool() -> None:
+    import pytest
+
+    from fairtalk import SpecError, build_pairs, load_lexicon
+
+    with pytest.raises(SpecError, match="balance must be True or False"):
+        build_pairs(["he"], load_lexicon("gender"), balance="yes")  # type: ignore[arg-type]

@@ -4,7 +4,6 @@ Heavy names (anything that imports numpy-based stages) are loaded on first use, 
 ``import fairtalk`` and ``fairtalk --help`` stay fast.
 """
 
-
 from fairtalk.errors import (
     BadResponse,
     CorpusError,
@@ -39,6 +38,9 @@ _LAZY: dict[str, str] = {
     "Coverage": "fairtalk.pairs:Coverage",
     "PairSet": "fairtalk.pairs:PairSet",
     "build_pairs": "fairtalk.pairs:build_pairs",
+    "check_pairs": "fairtalk.pairs:check_pairs",
+    "PairsCheck": "fairtalk.pairs:PairsCheck",
+    "PairsChecker": "fairtalk.pairs:PairsChecker",
     "read_pairs": "fairtalk.pairs:read_pairs",
     "write_pairs": "fairtalk.pairs:write_pairs",
     "ResponseSet": "fairtalk.responses:ResponseSet",
@@ -74,10 +76,21 @@ _LAZY: dict[str, str] = {
     "SwapResult": "fairtalk.counterfactual:SwapResult",
     "Swapper": "fairtalk.counterfactual:Swapper",
     # fairtalk.debias's own lazy table says which module holds each of these.
-    **{name: f"fairtalk.debias:{name}" for name in (
-        "AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "write_dialogues", "EmbeddingRegularizer",
-        "PoolFilterResult", "filter_pool", "read_pool", "write_pool",
-    )},  # fmt: skip
+    **{
+        name: f"fairtalk.debias:{name}"
+        for name in (
+            "AugmentSummary",
+            "Augmentation",
+            "AugmentedDialogue",
+            "augment",
+            "write_dialogues",
+            "EmbeddingRegularizer",
+            "PoolFilterResult",
+            "filter_pool",
+            "read_pool",
+            "write_pool",
+        )
+    },  # fmt: skip
     "BaseResponder": "fairtalk.models:BaseResponder",
     "DecodingSettings": "fairtalk.models:DecodingSettings",
     "Responder": "fairtalk.models:Responder",

@@ -54,8 +54,11 @@ from fairtalk.models import load_responder as load_responder
 from fairtalk.models import model_prefixes as model_prefixes
 from fairtalk.models import parse_model_args as parse_model_args
 from fairtalk.pairs import Coverage as Coverage
+from fairtalk.pairs import PairsCheck as PairsCheck
+from fairtalk.pairs import PairsChecker as PairsChecker
 from fairtalk.pairs import PairSet as PairSet
 from fairtalk.pairs import build_pairs as build_pairs
+from fairtalk.pairs import check_pairs as check_pairs
 from fairtalk.pairs import read_pairs as read_pairs
 from fairtalk.pairs import write_pairs as write_pairs
 from fairtalk.pipeline import AuditConfig as AuditConfig
@@ -163,6 +166,8 @@ __all__ = [
     "PROMPTS_REPORT_FILES",
     "Pair",
     "PairSet",
+    "PairsCheck",
+    "PairsChecker",
     "PoolFilterResult",
     "Prompt",
     "PromptAnalysis",
@@ -200,6 +205,7 @@ __all__ = [
     "analyze_prompts",
     "augment",
     "build_pairs",
+    "check_pairs",
     "build_prompts",
     "builtin_axes",
     "certify_regard",

@@ -57,7 +57,7 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
     "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors", "split": "split",
-    "batch_size": "batch_size", "mixed": "mixed", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
+    "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
     **SCORE_PARAMS,
 }  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
@@ -117,6 +117,7 @@ def audit(
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
     mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
+    balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
     measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."),
@@ -159,6 +160,12 @@ def audit(
             console.print(rich_table(axis_run.result))
         cov = axis_run.coverage
         say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
+        by_group = dict(cov.get("n_by_group") or {})
+        if not cov.get("balance") and sum(by_group.values()) and max(by_group.values()) / sum(by_group.values()) >= 0.8:
+            big = max(by_group, key=lambda g: by_group[g])
+            say(f"{name}: {by_group[big] / sum(by_group.values()):.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals", style="yellow")
+        if (check := axis_run.pairs_check) and check.get("n_leftover"):
+            say(f"{name}: {check['n_leftover']:,} pairs ({check['leftover_share']:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)", style="yellow")
         first = dict(cov.get("skipped_first") or ())
         for reason, n in cov.get("skipped") or ():
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -11,6 +12,7 @@ from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon
 from fairtalk.cli._choices import Mixed, Split, Variant
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
+PAIRS_CHECK_FILE = "pairs_check.json"
 
 
 @app.command()
@@ -26,6 +28,8 @@ def pairs(
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
     turns: int = typer.Option(1, "--turns", help="builtin:chitchat only: each context is the last N turns of its dialogue."),
     split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
+    balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
+    check: str | None = typer.Option(None, "--check", help="Where to write the counterfactual validity check (default: pairs_check.json beside -o; none when -o is '-')."),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
     import time
@@ -38,17 +42,26 @@ def pairs(
         raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
     lex = resolve_lexicon(axis, lexicon)
     contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split.value, turns=turns)
+    inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
     if output != "-":
-        check_not_input(output, {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")})
-    pair_set = fairtalk.build_pairs(
-        contexts, fairtalk.Swapper(lex, seed=seed), mixed=mixed.value, limit=limit, seed=seed
-    )
-    fairtalk.write_pairs(pair_set, sys.stdout if output == "-" else output)
-    _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started)
+        check_not_input(output, inputs)
+    check_path = check or (None if output == "-" else str(Path(output).parent / PAIRS_CHECK_FILE))
+    if check_path is not None:
+        check_not_input(check_path, {**inputs, "-o": output}, option="--check")
+    swapper = fairtalk.Swapper(lex, seed=seed)
+    pair_set = fairtalk.build_pairs(contexts, swapper, mixed=mixed.value, limit=limit, seed=seed, balance=balance)
+    checker = fairtalk.PairsChecker(swapper)
+    fairtalk.write_pairs(map(checker.add, pair_set), sys.stdout if output == "-" else output)
+    result = checker.result()
+    if check_path is not None:
+        result.write(check_path)
+    _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started,
+                    check=result, check_path=check_path)  # fmt: skip
 
 
-def _print_coverage(coverage: object, output: str, seconds: float) -> None:
-    """Render a pairs Coverage summary as a rich table on stderr."""
+def _print_coverage(coverage: object, output: str, seconds: float, *, check: object = None,
+                    check_path: str | None = None) -> None:  # fmt: skip
+    """Render a pairs Coverage summary (and the validity check) as a rich table on stderr."""
     from rich.table import Table
     from rich.text import Text
 
@@ -60,14 +73,22 @@ def _print_coverage(coverage: object, output: str, seconds: float) -> None:
     share = f"{cov.n_matched / cov.n_read:.1%} of read" if cov.n_read else ""
     table.add_row("contexts read", f"{cov.n_read:,}", "")
     table.add_row("matched", f"{cov.n_matched:,}", share)
+    shares = cov.original_shares
     for side, group in zip("ab", cov.groups):
-        table.add_row(f"  original {group}", f"{cov.n_by_group[group]:,}", f"side {side}")
+        table.add_row(f"  original {group}", f"{cov.n_by_group[group]:,}", f"side {side}, {shares[group]:.1%} of unique pairs")
     table.add_row("  mixed (both groups)", f"{cov.n_mixed:,}", "kept" if cov.mixed == "keep" else "dropped")
     table.add_row("  duplicates", f"{cov.n_duplicates:,}", "dropped")
     sample = f"sample of {cov.limit:,}" if cov.limit is not None else ""
+    if cov.balance:
+        sample = f"balanced {sample or 'sample'}, equal per original group"
+    elif cov.n_unique and max(shares.values()) >= 0.8:
+        big = max(shares, key=lambda g: shares[g])
+        table.add_row(Text("one-sided", style="yellow"), "", Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"))
     table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{sample}{' → ' if sample else '→ '}{output}"))
     terms = ", ".join(f"{term} {n:,}" for term, n in cov.top_terms)
     table.add_row("top swaps", "", Text(terms or "none"))
+    if check is not None:
+        _check_rows(table, check, check_path)
     first = dict(cov.skipped_first)
     for reason, n in cov.skipped:
         table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
@@ -75,6 +96,19 @@ def _print_coverage(coverage: object, output: str, seconds: float) -> None:
     err_console.print(table, markup=False, highlight=False)
 
 
+
+
+def _check_rows(table: Any, check: Any, path: str | None) -> None:
+    """The validity check's rows: leftover markers, terms kept on purpose, the file."""
+    from rich.text import Text
+
+    left = ", ".join(f"{term} {n:,}" for term, n in check.leftover_terms[:6])
+    table.add_row("leftover marker", f"{check.n_leftover:,}",
+                  Text(f"{check.leftover_share:.1%} of pairs still hold a word of the original group" + (f": {left}" if left else "")))  # fmt: skip
+    kept = ", ".join(f"{term} {n:,}" for term, n in check.kept[:6])
+    table.add_row("kept on purpose", f"{check.n_pairs_with_kept:,}", Text(kept or "none"))
+    if path is not None:
+        table.add_row("validity check", "", Text(f"→ {path}"))
 
 
 @app.command()
@@ -90,17 +124,19 @@ def swap(
 
     lex = resolve_lexicon(axis, lexicon, variant=variant.value)
     swapper = fairtalk.Swapper(lex, seed=seed)
-    if texts:
-        lines = (line for text in texts for line in text.split("\n"))
-    else:  # bytes in, bytes out: undecodable bytes pass through unchanged
-        lines = (raw.decode("utf-8", "surrogateescape").removesuffix("\n").removesuffix("\r") for raw in sys.stdin.buffer)
     out = sys.stdout.buffer
-    interactive = sys.stdin.isatty()
     try:
-        for line in lines:
-            out.write(swapper.swap(line).text.encode("utf-8", "surrogateescape") + b"\n")
-            if interactive:
+        if texts:
+            for text in texts:
+                out.write(swapper.swap_lines(text).encode("utf-8", "surrogateescape") + b"\n")
+        elif sys.stdin.isatty():  # typed lines: answer each at once
+            for raw in sys.stdin.buffer:
+                line = raw.decode("utf-8", "surrogateescape").removesuffix("\n").removesuffix("\r")
+                out.write(swapper.swap_text(line).encode("utf-8", "surrogateescape") + b"\n")
                 out.flush()
+        else:
+            for block in _line_blocks(sys.stdin.buffer):
+                out.write(swapper.swap_lines(block).encode("utf-8", "surrogateescape"))
         out.flush()
     except BrokenPipeError:  # `fairtalk swap < big.txt | head`: stop quietly
         import os
@@ -109,3 +145,18 @@ def swap(
         raise typer.Exit(code=0) from None
 
 
+def _line_blocks(stream: Any, size: int = 1 << 20) -> Any:
+    """Whole lines of a byte stream in blocks of about ``size`` bytes, decoded (undecodable bytes kept).
+
+    Each block ends with a newline; a last line without one gets one; CRLF line ends become LF.
+    """
+    rest = b""
+    while chunk := stream.read(size):
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest += chunk
+            continue
+        block, rest = rest + chunk[: cut + 1], chunk[cut + 1 :]
+        yield block.replace(b"\r\n", b"\n").decode("utf-8", "surrogateescape")
+    if rest:
+        yield rest.removesuffix(b"\r").replace(b"\r\n", b"\n").decode("utf-8", "surrogateescape") + "\n"

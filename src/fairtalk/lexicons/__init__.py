@@ -18,15 +18,24 @@ File format (shared by the built-in files and users' ``--lexicon my_axis.tsv``):
     bible - quran
 
 One pair a line: a group-A word or phrase and its group-B counterpart, separated by a TAB or by
-``" - "`` (the format of the DialogueFairness word files). Entries keep their case; runs of
-whitespace collapse to one space. ``#`` lines are comments; ``# key: value`` lines before the
-first pair are metadata (``axis``, ``groups``, ``attributes``, ``variant``, ``both-sides``). A
-file without metadata takes its axis from the file name and the groups ``("a", "b")``; a user's
-file is always variant ``"custom"``.
+``" - "`` (the format of the DialogueFairness word files). ``a -> b`` swaps one way only (a to b;
+``a <- b``: b to a; in a TAB file the arrow is a middle column), so that ``guy -> girl`` leaves
+``girl`` with its one counterpart ``boy``. Entries keep their case; runs of whitespace collapse
+to one space. ``#`` lines are comments; ``# key: value`` lines before the first pair are metadata
+(``axis``, ``groups``, ``attributes``, ``variant``, ``both-sides``, and for word sense ``keep``,
+``needs-determiner``, ``markers-a``, ``markers-b``; the last four take comma-separated lists and
+may repeat). A file without metadata takes its axis from the file name and the groups
+``("a", "b")``; a user's file is always variant ``"custom"``.
+
+Word sense: ``# keep: oh my god, spider man`` lists fixed phrases whose words are never swapped;
+``# needs-determiner: man, guy`` lists terms swapped only after a determiner or possessive (``the
+man``, not ``oh man``); ``# markers-a:``/``# markers-b:`` list further words of each group that
+are not swapped but that the validity check (``pairs_check.json``) looks for on the swapped side.
 
 Validation (each error is a :class:`~fairtalk.errors.LexiconError` naming ``file:line``): a
-malformed line (no separator, too many columns), an empty side, a duplicate pair, and a word or
-phrase on both sides. Comparisons are case-insensitive. A word on both sides leaves a swap no
+malformed line (no separator, too many columns), an empty side, a duplicate pair, a word or
+phrase on both sides, and a ``needs-determiner`` word no pair holds. Comparisons are
+case-insensitive. A word on both sides leaves a swap no
 direction, so it is an error unless the file's ``# both-sides:`` metadata lists it. The printed
 race list has two such words (``mad``: "a lot - mad" and "mad - tight"; ``police``: the reversed
 "po po - police"); ``race-paper.tsv`` declares them so that it loads exactly as printed, and the
@@ -75,9 +84,7 @@ _BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleas
 _MSG_UNKNOWN_AXIS = "unknown lexicon axis {given!r} (not a built-in axis nor an existing file)"
 _MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
 _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
-_MSG_UNKNOWN_ATTRIBUTES = (
-    "unknown attribute list {given!r} (not a built-in list nor an existing file)"
-)
+_MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
 
@@ -157,7 +164,7 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     --------
     >>> lexicon = load_lexicon("gender")
     >>> lexicon.groups, len(lexicon.pairs)
-    (('male', 'female'), 129)
+    (('male', 'female'), 125)
     >>> pair = load_lexicon("race", variant="paper").pairs[-1]
     >>> pair.a, pair.b
     ('subliminal', 'shade')
@@ -262,13 +269,9 @@ def _builtin_bytes(filename: str) -> bytes:
 @cache
 def _load_builtin(axis: str, variant: str) -> Lexicon:
     stem = axis if variant == "default" else f"{axis}-{variant}"
-    return parse_lexicon(
-        _builtin_bytes(f"{stem}.tsv"), source=f"builtin:{stem}", stem=axis, variant=variant
-    )
+    return parse_lexicon(_builtin_bytes(f"{stem}.tsv"), source=f"builtin:{stem}", stem=axis, variant=variant)
 
 
 @cache
 def _load_builtin_attributes(name: str) -> AttributeList:
     return parse_attributes(_builtin_bytes(f"{name}.tsv"), source=f"builtin:{name}", stem=name)
-
-

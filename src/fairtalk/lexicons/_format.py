@@ -14,7 +14,11 @@ from fairtalk.errors import LexiconError
 
 __all__ = ["AttributeList", "Lexicon", "WordPair", "normalize", "parse_attributes", "parse_lexicon"]
 
-_METADATA_KEYS: tuple[str, ...] = ("axis", "groups", "attributes", "variant", "both-sides")
+_METADATA_KEYS: tuple[str, ...] = (
+    "axis", "groups", "attributes", "variant", "both-sides", "keep", "needs-determiner", "markers-a", "markers-b"
+)  # fmt: skip
+#: One-way separators: ``guy -> girl`` swaps guy to girl only; ``guy <- gal`` swaps gal to guy only.
+_ONE_WAY = {" -> ": "a>b", " <- ": "b>a", "->": "a>b", "<-": "b>a"}
 _ATTRIBUTE_KEYS: tuple[str, ...] = ("attribute", "name")
 
 _MSG_NOT_UTF8 = "not UTF-8 text (byte {byte:#04x})"
@@ -30,10 +34,9 @@ _MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, got {value!r}"
 _MSG_BAD_AXIS = "'# axis:' needs a name, got {value!r}"
 _MSG_NO_PAIRS = "no word pairs in the file"
 _MSG_NO_WORDS = "no words in the attribute list"
-_MSG_TAB_IN_WORD = (
-    "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
-)
+_MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
+_MSG_UNKNOWN_SENSE_WORD = "'# needs-determiner:' lists {word!r}, which no pair of the file holds"
 
 _WS = re.compile(r"\s+")
 
@@ -45,6 +48,8 @@ class WordPair:
     a: str
     b: str
     line: int
+    #: ``"both"``, or one way only: ``"a>b"`` (written ``a -> b``) or ``"b>a"`` (``a <- b``).
+    direction: str = "both"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,14 @@ class Lexicon:
         The path read, or ``"builtin:gender"`` / ``"builtin:gender-paper"``.
     sha256 : str
         Hex SHA-256 of the file bytes: the lexicon's version for manifests.
+    keep : tuple[str, ...]
+        Fixed phrases whose words are never swapped (``oh my god``, ``spider man``): ``# keep:``.
+    needs_determiner : tuple[str, ...]
+        Terms swapped only after a determiner or possessive (``the man``, not ``oh man``):
+        ``# needs-determiner:``.
+    markers : tuple[tuple[str, ...], tuple[str, ...]]
+        Further words that mark group A and group B (``# markers-a:``, ``# markers-b:``); not
+        swapped, only looked for by the counterfactual validity check.
     """
 
     axis: str
@@ -76,6 +89,9 @@ class Lexicon:
     variant: str
     source: str
     sha256: str
+    keep: tuple[str, ...] = ()
+    needs_determiner: tuple[str, ...] = ()
+    markers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,19 +133,30 @@ def _metadata(line: str) -> tuple[str, str] | None:
     return key, value.strip()
 
 
-def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str]:
+def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str, str]:
+    """The two sides of a pair line and its direction (``both``, ``a>b`` or ``b>a``)."""
     if "\t" in line:
         columns = line.split("\t")
+        if len(columns) == 3 and columns[1].strip() in _ONE_WAY:
+            direction = _ONE_WAY[columns[1].strip()]
+            return _WS.sub(" ", columns[0]).strip(), _WS.sub(" ", columns[2]).strip(), direction
+    elif arrow := next((a for a in (" -> ", " <- ") if a in line), None):
+        columns = line.split(arrow)
+        if len(columns) == 2:
+            return _WS.sub(" ", columns[0]).strip(), _WS.sub(" ", columns[1]).strip(), _ONE_WAY[arrow]
     else:
         columns = line.split(" - ")
         if len(columns) == 1:
-            raise LexiconError(
-                _MSG_NO_SEPARATOR.format(text=line.strip()), path=source, line=number
-            )
+            raise LexiconError(_MSG_NO_SEPARATOR.format(text=line.strip()), path=source, line=number)
     if len(columns) != 2:
         message = _MSG_TOO_MANY_COLUMNS.format(n=len(columns), text=line.strip())
         raise LexiconError(message, path=source, line=number)
-    return _WS.sub(" ", columns[0]).strip(), _WS.sub(" ", columns[1]).strip()
+    return _WS.sub(" ", columns[0]).strip(), _WS.sub(" ", columns[1]).strip(), "both"
+
+
+def _word_list(value: str) -> list[str]:
+    """A comma-separated header value as normalised words or phrases."""
+    return [normalize(word) for word in value.split(",") if word.strip()]
 
 
 def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexicon:
@@ -137,6 +164,9 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     text = _decode(data, source)
     axis, groups, attributes = stem, ("a", "b"), tuple[str, ...]()
     allowed: set[str] = set()
+    keep: list[str] = []
+    determined: list[str] = []
+    markers: tuple[list[str], list[str]] = ([], [])
     pairs: list[WordPair] = []
     seen_pairs: dict[tuple[str, str], int] = {}
     first_a: dict[str, int] = {}
@@ -163,9 +193,15 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
             elif key == "attributes":
                 attributes = tuple(value.split())
             elif key == "both-sides":
-                allowed.update(normalize(word) for word in value.split(",") if word.strip())
+                allowed.update(_word_list(value))
+            elif key == "keep":
+                keep += _word_list(value)
+            elif key == "needs-determiner":
+                determined += _word_list(value)
+            elif key in ("markers-a", "markers-b"):
+                markers[key == "markers-b"].extend(_word_list(value))
             continue
-        a, b = _split_pair(line, source=source, number=number)
+        a, b, direction = _split_pair(line, source=source, number=number)
         for side, group in ((a, groups[0]), (b, groups[1])):
             if not side:
                 raise LexiconError(_MSG_EMPTY_SIDE.format(group=group), path=source, line=number)
@@ -186,9 +222,12 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
                     line_b=first_b[word],
                 )
                 raise LexiconError(message, path=source, line=number)
-        pairs.append(WordPair(a=a, b=b, line=number))
+        pairs.append(WordPair(a=a, b=b, line=number, direction=direction))
     if not pairs:
         raise LexiconError(_MSG_NO_PAIRS, path=source)
+    for word in determined:
+        if word not in first_a and word not in first_b:
+            raise LexiconError(_MSG_UNKNOWN_SENSE_WORD.format(word=word), path=source)
     return Lexicon(
         axis=axis,
         groups=groups,
@@ -197,6 +236,9 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
         variant=variant,
         source=source,
         sha256=hashlib.sha256(data).hexdigest(),
+        keep=tuple(dict.fromkeys(keep)),
+        needs_determiner=tuple(dict.fromkeys(determined)),
+        markers=(tuple(dict.fromkeys(markers[0])), tuple(dict.fromkeys(markers[1]))),
     )
 
 

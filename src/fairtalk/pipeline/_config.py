@@ -122,6 +122,7 @@ class AuditConfig:
     n_pairs: int | None = DEFAULT_N_PAIRS
     split: str | None = None
     mixed: Literal["drop", "keep"] = "drop"
+    balance: bool = False
     batch_size: int = 64
     max_errors: int | None = None
     store: str | RunStore | None = None

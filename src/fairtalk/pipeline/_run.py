@@ -21,7 +21,7 @@ from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.pairs import build_pairs
+from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.pipeline._config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
@@ -235,6 +235,7 @@ class AxisWork:
     pairs: tuple[Pair, ...]
     manifest: dict[str, Any]
     similarity: SimilarityResult | None = None
+    pairs_check: dict[str, Any] | None = None
 
 
 def _audit_axis(
@@ -255,7 +256,7 @@ def _audit_axis(
     if given is None:
         reporter.start(f"{axis}: pairs", unit="pairs")
         pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
-                               seed=seed)  # fmt: skip
+                               seed=seed, balance=config.balance)  # fmt: skip
         pairs: Sequence[Pair] = list(pair_set)
         coverage = pair_set.coverage.to_dict()
         reporter.finish()
@@ -267,6 +268,7 @@ def _audit_axis(
                                                        n_matched=coverage["n_matched"]))  # fmt: skip
     else:
         pairs, coverage = given[0], dict(given[1])
+    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed)).to_dict()
 
     generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
     timings["generation"] = generation.summary.seconds
@@ -289,9 +291,10 @@ def _audit_axis(
     manifest = {
         "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
         "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
-        "mixed": config.mixed, "coverage": coverage, **(extra_manifest or {}),
+        "mixed": config.mixed, "balance": config.balance, "coverage": coverage, **(extra_manifest or {}),
     }  # fmt: skip
-    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest, similarity)
+    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest, similarity,
+                    pairs_check)  # fmt: skip
 
 
 def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
@@ -307,7 +310,8 @@ def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, Ax
         runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=MappingProxyType(work.coverage),
                                   generation=work.generation, timings=MappingProxyType(work.timings),
                                   pairs=work.pairs, responses=work.scored.responses,
-                                  similarity=work.similarity)  # fmt: skip
+                                  similarity=work.similarity,
+                                  pairs_check=None if work.pairs_check is None else MappingProxyType(work.pairs_check))  # fmt: skip
     return runs
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from fairtalk.errors import SpecError
 from fairtalk.files import check_not_input, check_outside, ensure_folder, staged
@@ -107,14 +108,14 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
 
 
 def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
-                  similarity: SimilarityResult | None = None) -> None:  # fmt: skip
-    """Write each format's file into ``folder`` (created), atomically one by one; the pages also show ``similarity``."""
+                  similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    """Write each format's file into ``folder`` (created), atomically one by one; the pages also show ``similarity`` and the pairs' validity."""
     ensure_folder(folder)
     for name in formats:
         if name == "md":
-            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity)
+            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check)
         elif name == "html":
-            write_html(result, folder / FILE_NAMES[name], similarity=similarity)
+            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check)
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])
 

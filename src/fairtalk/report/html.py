@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from fairtalk.report.table import (
     summary_rows,
 )
 from fairtalk.report.templating import jinja_environment
+from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "render_html", "write_html"]
@@ -73,7 +75,7 @@ def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
 
 
 def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
-                similarity: SimilarityResult | None = None) -> str:  # fmt: skip
+                similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None) -> str:  # fmt: skip
     """The self-contained HTML report.
 
     Parameters
@@ -87,6 +89,9 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         (defence in depth; escaping alone keeps model text inert).
     similarity : SimilarityResult, optional
         The axis' counterfactual similarity test, shown after the summary when the audit ran it.
+    pairs_check : mapping, optional
+        The pairs' validity check (``PairsCheck.to_dict()``): one line near the top, linking
+        ``pairs_check.json`` beside the report.
     """
     rows = summary_rows(result)
     png = bar_chart_png(result) if plots else None
@@ -134,12 +139,16 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
         "plain": plain_summary(result, similarity),
         "similarity_note": SIMILARITY_NOTE,
+        "validity": validity_line(pairs_check),
+        "validity_file": PAIRS_CHECK_FILE,
+        "validity_flag": bool(pairs_check and pairs_check.get("n_leftover")),
     }
     return jinja_environment().get_template(_TEMPLATE).render(**context)
 
 
-def write_html(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None) -> Path:
+def write_html(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
+               pairs_check: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_html(result, similarity=similarity))
+    write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check))
     return path

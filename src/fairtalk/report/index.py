@@ -25,6 +25,7 @@ from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import measure_label
 from fairtalk.report.templating import jinja_environment
+from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
 
@@ -42,7 +43,7 @@ GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
                ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"),
-               ("similarity", "similarity.json"))  # fmt: skip
+               ("similarity", "similarity.json"), ("pairs check", PAIRS_CHECK_FILE))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +236,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
         for axis_run in run.axes.values():
             sub = staging / axis_run.folder
-            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity)
+            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity, pairs_check=axis_run.pairs_check)
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:
                 write_pairs(axis_run.pairs, sub / PAIRS_FILE)
@@ -243,6 +244,10 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
             if axis_run.responses is not None:
                 write_responses(axis_run.responses, sub / RESPONSES_FILE)
                 paths["responses"] = folder / axis_run.folder / RESPONSES_FILE
+            if axis_run.pairs_check is not None:
+                write_text_atomic(sub / PAIRS_CHECK_FILE, json.dumps(dict(axis_run.pairs_check), indent=2,
+                                                                     ensure_ascii=False) + "\n")  # fmt: skip
+                paths["pairs_check"] = folder / axis_run.folder / PAIRS_CHECK_FILE
             if axis_run.similarity is not None:
                 axis_run.similarity.write(sub / SIMILARITY_FILE)
                 paths["similarity"] = folder / axis_run.folder / SIMILARITY_FILE

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.report.plain_summary import plain_summary
@@ -19,6 +21,7 @@ from fairtalk.report.table import (
     scorer_check_lines,
     summary_rows,
 )
+from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -48,7 +51,8 @@ def _checks(result: AuditResult) -> list[tuple[str, bool]]:
     return [(line, bool(result.flagged_scorers())) for line in lines]
 
 
-def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None) -> str:
+def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None,
+                    pairs_check: Mapping[str, Any] | None = None) -> str:  # fmt: skip
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run)."""
     rows = summary_rows(result)
     group_a, group_b = result.groups
@@ -62,6 +66,8 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         "",
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
+        *((f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")
+          if (line := validity_line(pairs_check)) else ()),  # fmt: skip
         *(part for line, flag in _checks(result) for part in (f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}.", "")),
         _row(header, bold=False),
         "| " + " | ".join(align) + " |",
@@ -104,8 +110,9 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None) -> Path:
+def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
+                   pairs_check: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_markdown(result, similarity=similarity))
+    write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check))
     return path

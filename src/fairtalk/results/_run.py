@@ -93,6 +93,7 @@ class AxisRun:
     ``responses`` the complete pairs' responses (what ``write_run`` saves as ``pairs.jsonl`` and
     ``responses.jsonl``); neither is part of ``to_dict()``. ``similarity`` is the counterfactual
     similarity test against its no-effect baseline, when the audit ran it (``similarity.json``).
+    ``pairs_check`` is the pairs' counterfactual validity check (``pairs_check.json``).
     """
 
     axis: str
@@ -103,6 +104,7 @@ class AxisRun:
     pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False)
     responses: ResponseSet | None = field(default=None, repr=False, compare=False)
     similarity: SimilarityResult | None = None
+    pairs_check: Mapping[str, Any] | None = None
 
     @property
     def folder(self) -> str:
@@ -115,6 +117,7 @@ class AxisRun:
             "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": dict(self.coverage),
             "generation": self.generation.to_dict(), "timings": dict(self.timings),
             "similarity": None if self.similarity is None else self.similarity.to_dict(),
+            "pairs_check": None if self.pairs_check is None else dict(self.pairs_check),
         }  # fmt: skip
 
 

@@ -1,0 +1,391 @@
+"""Counterfactual swapper: rewrite a text into the other group's wording, in one pass.
+
+A :class:`Swapper` compiles a :class:`~fairtalk.lexicons.Lexicon` into one regular expression over
+every entry of both sides (a character trie, so the longest entry wins and the cost per character
+does not grow with the lexicon), then rewrites each match to its counterpart by a dict lookup.
+All matches are found on the original text and replaced together, so ``he`` and ``she`` in one
+sentence trade places and a replacement is never matched again.
+
+Matching rules
+--------------
+* Case-insensitive; whitespace inside a multiword entry matches any run of whitespace within a
+  line (a line break or a turn separator ends a term); a typographic apostrophe (``’``) matches ``'``.
+* Whole words only: an entry never starts right after a letter, digit or ``_`` (nor after such a
+  character followed by an apostrophe) and never ends right before one. Punctuation, hyphens and
+  the ends of the string are boundaries, so ``"He.``, ``(him)`` and ``half-brother`` match but
+  ``the``, ``theme`` and ``shell`` do not match ``he``. A trailing clitic is kept: ``he'll`` ->
+  ``she'll`` (an entry such as ``he's`` still wins, being longer).
+* Case: the replacement copies the pattern of the source's first word: ``he`` -> ``she``,
+  ``He`` -> ``She``, ``HE`` -> ``SHE``; a multiword phrase follows its first word (``What's up``
+  -> ``Wazzup``). A leading pronoun ``I`` carries no case information, so ``I am going to``
+  becomes ``fin to`` mid-sentence and ``Fin to`` at the start of a sentence.
+
+* A typographic apostrophe stays typographic: ``He’s`` -> ``She’s``.
+
+Word sense
+----------
+Two rules from the lexicon's header leave a match as it is, recorded in :attr:`SwapResult.kept`
+with the reason, and make it count for no group (so ``oh man, it rained`` is no male context):
+
+* ``# keep:`` fixed phrases (``oh my god``, ``spider man``, ``you guys``, ``stephen king``): a
+  term inside one is not swapped. A space in a phrase also matches a hyphen (``Spider-Man``).
+* ``# needs-determiner:`` terms (``man``, ``boy``, ``god``, ``guy``, ``dude``...) are swapped only
+  after a determiner or possessive within three words in the same clause (``the man``, ``my old
+  man``), not as an interjection or vocative (``oh man``, ``yeah man``, ``Man, that was close``).
+
+Several counterparts
+--------------------
+``her`` (his / him) and ``his`` (her / hers) are resolved by role with a word-class heuristic on
+the words around them (see :func:`~fairtalk.counterfactual._senses.role_target`); other
+many-to-many entries (``cool`` -> lit / sick / ill) get a deterministic choice from a hash of
+(seed, text, match position), never from call order. The choice is recorded in
+:attr:`Swap.target <fairtalk.records.Swap>` with ``n_choices``. One-way lexicon entries
+(``guy -> girl``) swap in one direction only, so ``girl`` keeps ``boy`` as its one counterpart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal, cast
+
+from fairtalk.counterfactual._pattern import terms_regex
+from fairtalk.counterfactual._senses import at_sentence_start, has_determiner, inside, phrase_pattern, role_target
+from fairtalk.lexicons import Lexicon
+from fairtalk.records import Side, Swap
+
+__all__ = ["Kept", "SwapResult", "Swapper"]
+
+_MSG_NOT_LEXICON = "Swapper needs a fairtalk.lexicons.Lexicon, got {type}"
+_MSG_BAD_SEED = "seed must be an int, got {value!r}"
+_MSG_BAD_TOKEN = "mask token must be a string, got {value!r}"
+
+_WS = re.compile(r"\s+")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
+_I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
+
+#: Why a match was left as it is: inside a fixed phrase, or a needs-determiner term without one.
+KeptReason = Literal["phrase", "no-determiner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A lexicon term the swapper left unchanged on purpose, with its span in the original text."""
+
+    start: int
+    end: int
+    source: str
+    reason: KeptReason
+
+
+@dataclass(frozen=True, slots=True)
+class SwapResult:
+    """The swapped text and the swaps made, with spans into the original text."""
+
+    text: str
+    swaps: tuple[Swap, ...]
+    kept: tuple[Kept, ...] = ()
+
+    @property
+    def no_match(self) -> bool:
+        """True when the text mentions no word of the lexicon (and so is unchanged)."""
+        return not self.swaps
+
+    @property
+    def sides(self) -> frozenset[Side]:
+        """The groups the original text mentions: a subset of ``{"a", "b"}``."""
+        return frozenset(swap.source_side for swap in self.swaps)
+
+    @property
+    def both_groups(self) -> bool:
+        """True when the original text mentions words of both groups (a mixed context)."""
+        return len(self.sides) == 2
+
+
+class Swapper:
+    """Rewrite texts into the other group's wording with a lexicon, in one pass, both directions.
+
+    Parameters
+    ----------
+    lexicon : Lexicon
+        The word pairs (side ``a`` <-> side ``b``); a word may have several counterparts.
+    seed : int, default 0
+        Seeds the choice among several counterparts; the choice also depends on the text and
+        the match position, never on call order.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> swapper = Swapper(load_lexicon("gender"))
+    >>> swapper.swap("He told her that his son-in-law called.").text
+    'She told him that her daughter-in-law called.'
+    >>> result = swapper.swap("(she's) the theme")
+    >>> result.text, result.sides, result.swaps[0].target
+    ("(he's) the theme", frozenset({'b'}), "he's")
+    >>> swapper.mask("His mother and HE left.")
+    'XYZ XYZ and XYZ left.'
+    """
+
+    def __init__(self, lexicon: Lexicon, *, seed: int = 0) -> None:
+        if not isinstance(lexicon, Lexicon):
+            raise TypeError(_MSG_NOT_LEXICON.format(type=type(lexicon).__name__))
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise TypeError(_MSG_BAD_SEED.format(value=seed))
+        self.lexicon = lexicon
+        self.seed = seed
+        #: normalised term -> its counterparts as (lowercase target, side of the term) pairs
+        self._choices = _build_table(lexicon)
+        #: normalised term -> its side, or None for a term on both sides
+        self._side: dict[str, Side | None] = {
+            term: sides.pop() if len(sides := {side for _, side in choices}) == 1 else None
+            for term, choices in self._choices.items()
+        }
+        #: fixed phrases (``# keep:``) and the lexicon terms inside them; terms that need a determiner
+        self._phrases = phrase_pattern(lexicon.keep)
+        words_in_phrases = {word for phrase in lexicon.keep for word in phrase.split()}
+        self._in_phrases = frozenset(term for term in self._choices if all(word in words_in_phrases for word in term.split()))
+        self._needs_determiner = frozenset(_normalise(term) for term in lexicon.needs_determiner)
+        self._sensed = self._in_phrases | self._needs_determiner
+        source = terms_regex(self._choices)
+        # Matched on the lowercased text (same length in all but rare cases); the
+        # case-insensitive pattern serves texts whose lowercase form changes length.
+        self._pattern = re.compile(source)
+        self._pattern_ci = re.compile(source, re.IGNORECASE)
+
+    def __repr__(self) -> str:
+        return f"Swapper(axis={self.lexicon.axis!r}, source={self.lexicon.source!r}, seed={self.seed})"
+
+    @property
+    def ambiguous(self) -> frozenset[str]:
+        """Terms (lowercase) whose swap may not round-trip.
+
+        Several counterparts, a counterpart that has several or does not swap back (one-way
+        entries), or a determiner rule on the term or its counterpart (``goddess`` -> ``god``,
+        which a second swap keeps without a determiner). Terms of ``# keep:`` phrases are left
+        out: they round-trip except where a swap forms a phrase (``mother time`` -> ``father time``).
+        """
+        multi = {term for term, choices in self._choices.items() if len(choices) > 1} | self._needs_determiner
+        return frozenset(
+            term
+            for term, choices in self._choices.items()
+            if term in multi or any(t in multi or (term, "ab".replace(s, "")) not in self._choices.get(t, ()) for t, s in choices)
+        )
+
+    def swap(self, text: str) -> SwapResult:
+        """Return ``text`` with every lexicon term replaced by its counterpart, case kept.
+
+        Parameters
+        ----------
+        text : str
+            Any text; a text without lexicon terms comes back unchanged with ``no_match`` set.
+
+        Returns
+        -------
+        SwapResult
+            The new text and one :class:`~fairtalk.records.Swap` per replacement, in order.
+        """
+        swaps: list[Swap] = []
+        kept: list[Kept] = []
+        new_text = self._rewrite(text, swaps, kept)
+        return SwapResult(new_text, tuple(swaps), tuple(kept))
+
+    def swap_text(self, text: str) -> str:
+        """Return only the swapped text (``swap(text).text``), without building the swap records."""
+        return self._rewrite(text, None, None)
+
+    def swap_lines(self, block: str) -> str:
+        """Swap each line of ``block`` (lines end at a newline) as :meth:`swap_text` would, in one scan of the block.
+
+        Lines without a lexicon term are copied as they are, so a large block of chat lines costs
+        one regular-expression pass plus a rewrite of the lines that mention a group.
+        """
+        low = block.lower()
+        if len(low) != len(block):  # a character whose lowercase changes length: line by line
+            return "\n".join(map(self.swap_text, block.split("\n")))
+        parts: list[str] = []
+        position = 0  # the block is copied up to here; block[position] is a newline or the end
+        line_start = line_end = -1
+        matches: list[re.Match[str]] = []
+        for match in self._pattern.finditer(low):
+            start, end = match.span()
+            if start >= line_end:  # a new line: rewrite the previous one
+                if matches:
+                    parts += (block[position:line_start], self._rewrite_found(block[line_start:line_end],
+                              low[line_start:line_end], matches, None, None, line_start))  # fmt: skip
+                    position, matches = line_end, []
+                line_start = low.rfind("\n", 0, start) + 1
+                line_end = low.find("\n", start)
+                if line_end < 0:
+                    line_end = len(low)
+            if end > line_end:  # a term over a line end: per line, it is no match (rare)
+                continue
+            matches.append(match)
+        if matches:
+            parts += (block[position:line_start], self._rewrite_found(block[line_start:line_end],
+                      low[line_start:line_end], matches, None, None, line_start))  # fmt: skip
+            position = line_end
+        if not parts:
+            return block
+        parts.append(block[position:])
+        return "".join(parts)
+
+    def sides(self, text: str) -> frozenset[Side]:
+        """Return the groups ``text`` mentions (as :attr:`SwapResult.sides`) without rewriting it."""
+        low, found = self._finditer(text)
+        found_sides: set[Side] = set()
+        memo: dict[str, bytes] = {}
+        spans: list[list[tuple[int, int]]] = []
+        for match in found:
+            key = match.group()
+            side: str | None = self._side.get(key, "") or self._side.get(key := _normalise(key), "")
+            if key in self._sensed and self._kept_reason(key, low, match.start(), match.end(), spans):
+                continue
+            if side is None:  # a term on both sides: the side of the counterpart swap() picks
+                side = self._choose(key, text, low, match.start(), match.end(), memo)[1]
+            if side:
+                found_sides.add(cast(Side, side))
+                if len(found_sides) == 2:
+                    break
+        return frozenset(found_sides)
+
+    def mask(self, text: str, token: str = "XYZ") -> str:
+        """Return ``text`` with every lexicon term (either side) replaced by ``token``; kept terms stay (``oh man``)."""
+        if not isinstance(token, str):
+            raise TypeError(_MSG_BAD_TOKEN.format(value=token))
+        low, found = self._finditer(text)
+        parts: list[str] = []
+        position = 0
+        spans: list[list[tuple[int, int]]] = []
+        for match in found:
+            key = match.group()
+            if key in self._choices or (key := _normalise(key)) in self._choices:
+                if key in self._sensed and self._kept_reason(key, low, match.start(), match.end(), spans):
+                    continue
+                parts += (text[position : match.start()], token)
+                position = match.end()
+        if not parts:
+            return text
+        parts.append(text[position:])
+        return "".join(parts)
+
+    # ------------------------------------------------------------------------------------
+    # internals
+
+    def _rewrite(self, text: str, swaps: list[Swap] | None, kept: list[Kept] | None) -> str:
+        """The swapped text; appends the swaps made and the terms kept when lists are given."""
+        low, found = self._finditer(text)
+        return self._rewrite_found(text, low, found, swaps, kept)
+
+    def _rewrite_found(
+        self, text: str, low: str, found: Iterable[re.Match[str]], swaps: list[Swap] | None, kept: list[Kept] | None,
+        offset: int = 0,
+    ) -> str:  # fmt: skip
+        """Rewrite the matches found in ``text`` (``low`` is it lowercased; their spans start ``offset`` earlier)."""
+        table = self._choices
+        parts: list[str] = []
+        position = 0
+        memo: dict[str, bytes] = {}
+        spans: list[list[tuple[int, int]]] = []
+        for match in found:
+            key = match.group()
+            choices = table.get(key) or table.get(key := _normalise(key))
+            if choices is None:  # a Unicode case fold the table does not know ("\u017f" ~ "s")
+                continue
+            start, end = match.span()
+            if offset:
+                start, end = start - offset, end - offset
+            if key in self._sensed and (reason := self._kept_reason(key, low, start, end, spans)):
+                if kept is not None:
+                    kept.append(Kept(start, end, text[start:end], reason))
+                continue
+            if len(choices) == 1:
+                (target, side), n_choices = choices[0], 1
+            else:
+                target, side, n_choices = self._choose(key, text, low, start, end, memo)
+            source = text[start:end]
+            cased = target if source.islower() else _apply_case(source, target, text, start)
+            if "\u2019" in source:
+                cased = cased.replace("'", "\u2019")
+            parts += (text[position:start], cased)
+            position = end
+            if swaps is not None:
+                swaps.append(Swap(start, end, source, cased, side, n_choices))
+        if not parts:
+            return text
+        parts.append(text[position:])
+        return "".join(parts)
+
+    def _finditer(self, text: str) -> tuple[str, Iterator[re.Match[str]]]:
+        """Return the lowercased text and an iterator over the matches in it."""
+        low = text.lower()
+        if len(low) == len(text):
+            return low, self._pattern.finditer(low)
+        # lowercasing changed the length (e.g. "\u0130"): match the original text instead
+        return text, self._pattern_ci.finditer(text)
+
+    def _kept_reason(self, key: str, low: str, start: int, end: int, spans: list[list[tuple[int, int]]]) -> KeptReason | None:
+        """Why the match ``key`` at ``start:end`` stays as it is, or None to swap it.
+
+        ``spans`` caches the text's fixed-phrase spans across the matches of one call.
+        """
+        if key in self._in_phrases and self._phrases is not None:
+            if not spans:
+                spans.append([m.span() for m in self._phrases.finditer(low)])
+            if inside(spans[0], start, end):
+                return "phrase"
+        if key in self._needs_determiner and not has_determiner(low, start):
+            return "no-determiner"
+        return None
+
+    def _choose(self, key: str, text: str, low: str, start: int, end: int, memo: dict[str, bytes]) -> tuple[str, Side, int]:
+        """Pick the counterpart of ``key`` at ``start``: (lowercase target, source side, n choices).
+
+        ``memo`` caches the text's digest across the matches of one call.
+        """
+        choices = self._choices[key]
+        n_choices = len(choices)
+        by_role = role_target(key, low, start, end)
+        for target, side in choices:
+            if target == by_role:
+                return target, side, n_choices
+        if "text" not in memo:
+            memo["text"] = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        digest = hashlib.blake2b(memo["text"], digest_size=8, key=f"{self.seed}:{start}".encode()).digest()
+        target, side = choices[int.from_bytes(digest, "big") % n_choices]
+        return target, side, n_choices
+
+
+def _normalise(term: str) -> str:
+    """Lowercase, typographic apostrophes to ``'``, whitespace runs to one space."""
+    return _WS.sub(" ", term.lower().translate(_APOSTROPHES)).strip()
+
+
+def _build_table(lexicon: Lexicon) -> dict[str, tuple[tuple[str, Side], ...]]:
+    """Map each normalised term of either side to its counterparts, in lexicon order."""
+    choices: dict[str, list[tuple[str, Side]]] = {}
+    for pair in lexicon.pairs:
+        a, b = _normalise(pair.a), _normalise(pair.b)
+        sides: tuple[tuple[str, str, Side], ...] = ((a, b, "a"), (b, a, "b"))
+        if pair.direction != "both":  # one way: "a>b" swaps a to b only, "b>a" b to a only
+            sides = sides[:1] if pair.direction == "a>b" else sides[1:]
+        for source, target, side in sides:
+            options = choices.setdefault(source, [])
+            if (target, side) not in options:
+                options.append((target, side))
+    return {term: tuple(options) for term, options in choices.items()}
+
+
+def _apply_case(source: str, target: str, text: str, start: int) -> str:
+    """Give the lowercase ``target`` the case pattern of ``source``'s first word."""
+    words = source.split()
+    first = words[0]
+    if first.isupper() and len(first) > 1 or len(source) > 1 and source.isupper():
+        return target.upper()
+    if first[0] == "I" and first.lower().translate(_APOSTROPHES) in _I_PRONOUNS:
+        # "I" is capitalised anywhere; keep a capital only where the target needs one.
+        title = target.split()[0] in _I_PRONOUNS or at_sentence_start(text, start)
+    else:
+        title = first[0].isupper()
+    return target[:1].upper() + target[1:] if title else target

@@ -1,0 +1,51 @@
+"""The swapper's one regular expression: a character trie over every term, longest match first, whole words only."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from fairtalk.counterfactual._senses import SPACE
+
+__all__ = ["terms_regex"]
+
+#: Left boundary: no word character, nor a word character plus apostrophe (``rock'n'roll``).
+_LEFT = r"(?<!\w)(?<!\w['\u2018\u2019])"
+#: Right boundary: no word character (an apostrophe may follow: ``he'll``).
+_RIGHT = r"(?!\w)"
+
+
+def terms_regex(terms: Iterable[str]) -> str:
+    """The pattern source matching any of ``terms`` (normalised, lowercase) as whole words; never matches when empty."""
+    trie = _trie(terms)
+    return _LEFT + _trie_regex(trie) + _RIGHT if trie else r"(?!)"
+
+
+def _trie(terms: Iterable[str]) -> dict:
+    """A character trie of the terms; the key ``""`` marks the end of a term."""
+    root: dict = {}
+    for term in terms:
+        node = root
+        for char in term:
+            node = node.setdefault(char, {})
+        node[""] = True
+    return root
+
+
+def _char_regex(char: str) -> str:
+    if char == " ":
+        return SPACE + "+"
+    if char == "'":
+        return "['\u2018\u2019]"
+    return re.escape(char)
+
+
+def _trie_regex(node: dict) -> str:
+    """Regex for a trie node: greedy, so the longest term that ends on a word boundary wins."""
+    branches = [_char_regex(char) + _trie_regex(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    if "" in node:
+        return "(?:" + body + ")?"
+    return body

@@ -1,0 +1,158 @@
+"""Counterfactual validity (``pairs_check.json``): how sound the pairs are before any difference is read.
+
+:func:`check_pairs` re-reads each pair's original through the swapper and reports, over the pairs:
+
+* **leftover**: pairs whose swapped side still holds a word of the original's group (a lexicon
+  term the swap missed, or a ``# markers-a:``/``# markers-b:`` word of the lexicon);
+* **kept**: terms left unswapped on purpose (a fixed phrase, or no determiner: ``oh man``);
+* **ambiguous**: swaps of words with several senses or counterparts and how each was resolved
+  (``her→him`` 120, ``her→his`` 80, ``man→woman`` after a determiner);
+* **top swaps**: the 20 most frequent swaps with counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from fairtalk.counterfactual import Swapper
+from fairtalk.files import write_text_atomic
+from fairtalk.records import Pair
+
+__all__ = ["PairsCheck", "PairsChecker", "check_pairs"]
+
+#: How many swaps ``top_swaps`` lists, and how many leftover examples are kept.
+N_TOP_SWAPS = 20
+N_EXAMPLES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class PairsCheck:
+    """How sound a set of counterfactual pairs is; ``to_dict()`` is ``pairs_check.json``."""
+
+    axis: str
+    groups: tuple[str, str]
+    n_pairs: int
+    n_leftover: int
+    leftover_terms: tuple[tuple[str, int], ...]
+    leftover_examples: tuple[tuple[str, str], ...]
+    n_pairs_with_kept: int
+    kept: tuple[tuple[str, int], ...]
+    ambiguous: tuple[tuple[str, int], ...]
+    top_swaps: tuple[tuple[str, int], ...]
+    n_markers: int
+
+    @property
+    def leftover_share(self) -> float:
+        """The share of pairs whose swapped side still holds a word of the original's group."""
+        return self.n_leftover / self.n_pairs if self.n_pairs else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict, with the leftover share and what each count means."""
+        out = asdict(self)
+        out["leftover_share"] = self.leftover_share
+        for key in ("leftover_terms", "kept", "ambiguous", "top_swaps"):
+            out[key] = dict(out[key])
+        out["leftover_examples"] = [{"pair_id": i, "swapped": t} for i, t in self.leftover_examples]
+        out["about"] = {
+            "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms"
+                        " and the lexicon's markers)",
+            "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, or a '# needs-determiner:'"
+                    " term without a determiner (an interjection or vocative)",
+            "ambiguous": "swaps of words with a second sense or several counterparts, by the choice made",
+        }  # fmt: skip
+        return out
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write ``to_dict()`` as indented JSON, atomically; returns the path."""
+        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def check_pairs(pairs: Iterable[Pair], swapper: Swapper) -> PairsCheck:
+    """Check each pair's swapped side against its original's group with the swapper's lexicon.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> from fairtalk.records import Pair
+    >>> swapper = Swapper(load_lexicon("gender"))
+    >>> pair = Pair("p1", "gender", a="oh man, he left", b="oh man, she left", original_side="a")
+    >>> check = check_pairs([pair], swapper)
+    >>> check.n_leftover, check.kept, check.top_swaps
+    (0, (('man (phrase)', 1),), (('he→she', 1),))
+    """
+    checker = PairsChecker(swapper)
+    for pair in pairs:
+        checker.add(pair)
+    return checker.result()
+
+
+class PairsChecker:
+    """Accumulates a :class:`PairsCheck` one pair at a time, for pairs streamed to a file."""
+
+    def __init__(self, swapper: Swapper) -> None:
+        self.swapper = swapper
+        self._ambiguous = swapper.ambiguous
+        self._markers = tuple(_marker_pattern(words) for words in swapper.lexicon.markers)
+        self.n_pairs = self.n_leftover = self.n_with_kept = 0
+        self._left: Counter[str] = Counter()
+        self._examples: list[tuple[str, str]] = []
+        self._kept: Counter[str] = Counter()
+        self._resolved: Counter[str] = Counter()
+        self._top: Counter[str] = Counter()
+
+    def add(self, pair: Pair) -> Pair:
+        """Count one pair; returns it, so that ``map(checker.add, pairs)`` passes the pairs on."""
+        self.n_pairs += 1
+        original, swapped = (pair.a, pair.b) if pair.original_side == "a" else (pair.b, pair.a)
+        result = self.swapper.swap(original)
+        for swap in result.swaps:
+            name = f"{swap.source.lower()}→{swap.target.lower()}"
+            self._top[name] += 1
+            if swap.source.lower() in self._ambiguous:
+                self._resolved[name] += 1
+        if result.kept:
+            self.n_with_kept += 1
+            self._kept.update(f"{k.source.lower()} ({k.reason})" for k in result.kept)
+        words = _leftover_words(self.swapper, swapped, pair.original_side, self._markers)
+        if words:
+            self.n_leftover += 1
+            self._left.update(words)
+            if len(self._examples) < N_EXAMPLES:
+                self._examples.append((pair.id, swapped))
+        return pair
+
+    def result(self) -> PairsCheck:
+        """The check over the pairs added so far."""
+        lexicon = self.swapper.lexicon
+        return PairsCheck(
+            axis=lexicon.axis, groups=lexicon.groups, n_pairs=self.n_pairs, n_leftover=self.n_leftover,
+            leftover_terms=_ranked(self._left), leftover_examples=tuple(self._examples),
+            n_pairs_with_kept=self.n_with_kept, kept=_ranked(self._kept), ambiguous=_ranked(self._resolved),
+            top_swaps=_ranked(self._top, N_TOP_SWAPS), n_markers=sum(len(words) for words in lexicon.markers),
+        )  # fmt: skip
+
+
+def _leftover_words(swapper: Swapper, swapped: str, side: str, markers: tuple[re.Pattern[str] | None, ...]) -> list[str]:
+    """Words of group ``side`` still in the swapped text: lexicon terms the swapper reads as that side, and markers."""
+    words = [s.source.lower() for s in swapper.swap(swapped).swaps if s.source_side == side]
+    pattern = markers[side == "b"]
+    if pattern is not None:
+        words += [m.group().lower() for m in pattern.finditer(swapped)]
+    return words
+
+
+def _marker_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not words:
+        return None
+    body = "|".join(r"\s+".join(map(re.escape, w.split())) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
+
+
+def _ranked(counts: Counter[str], n: int | None = None) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
