@@ -83,7 +83,8 @@ def test_builtin_counts_and_metadata(axis, variant, n_pairs, groups, attributes)
 
 
 def test_builtin_axes_and_default_variant() -> None:
-    assert builtin_axes() == ("gender", "race")
+    assert builtin_axes() == ("gender", "race", "religion", "orientation", "age", "names-gender", "names-race",
+                              "nonbinary", "neopronouns")  # fmt: skip
     assert load_lexicon("gender") is load_lexicon("gender", variant="default")
     assert load_lexicon("builtin:race") is load_lexicon("race")
 
@@ -106,7 +107,7 @@ def test_records_are_frozen() -> None:
 
 def test_hashes_differ_between_variants_and_are_stable() -> None:
     variants = ("default", "paper")
-    hashes = {load_lexicon(axis, variant=v).sha256 for axis in builtin_axes() for v in variants}
+    hashes = {load_lexicon(axis, variant=v).sha256 for axis in ("gender", "race") for v in variants}
     assert len(hashes) == 4
     first = load_lexicon("race", variant="paper").sha256
     assert first == load_lexicon("race", variant="paper").sha256
@@ -201,9 +202,9 @@ def test_both_sides_words_only_in_the_paper_race_list() -> None:
 
 def test_unknown_axis_and_variant_are_spec_errors() -> None:
     with pytest.raises(SpecError) as info:
-        load_lexicon("religion")
-    assert str(info.value).startswith(_MSG_UNKNOWN_AXIS.format(given="religion"))
-    assert info.value.choices == ("gender", "race")
+        load_lexicon("politics")
+    assert str(info.value).startswith(_MSG_UNKNOWN_AXIS.format(given="politics"))
+    assert info.value.choices is not None and "religion" in info.value.choices and "gender" in info.value.choices
     with pytest.raises(SpecError, match="did you mean 'gender'"):
         load_lexicon("gendr")
     with pytest.raises(SpecError) as info:
@@ -429,9 +430,10 @@ def test_a_registered_axis_loads_by_name(tmp_path, monkeypatch) -> None:
     path = tmp_path / "pets.tsv"
     path.write_text("# axis: pets\n# groups: cat dog\nkitten\tpuppy\n", encoding="utf-8")
     lexicons.register_axis("pets", lambda variant: load_lexicon(str(path)))
-    assert lexicons.axis_names() == ("gender", "pets", "race") and builtin_axes() == ("gender", "race")
+    assert "pets" in lexicons.axis_names() and "pets" not in builtin_axes()
+    assert lexicons.axis_names() == tuple(sorted((*builtin_axes(), "pets")))
     assert load_lexicon("pets").groups == ("cat", "dog")
-    with pytest.raises(SpecError, match=r"did you mean 'pets'\? \(choose from: gender, pets, race\)"):
+    with pytest.raises(SpecError, match=r"did you mean 'pets'\?"):
         load_lexicon("pest")
     with pytest.raises(SpecError, match="already registered"):
         lexicons.register_axis("gender", lambda variant: load_lexicon(str(path)))

@@ -281,7 +281,7 @@ def test_cli_pairs_to_stdout_with_limit_and_column(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--corpus", "{tmp}/missing.txt", "--axis", "gender"], "missing.txt: corpus file not found"),
-        (["--corpus", "{tmp}/c.txt", "--axis", "religion"], "unknown"),
+        (["--corpus", "{tmp}/c.txt", "--axis", "politics"], "unknown"),
         (["--corpus", "{tmp}/c.txt"], "give --axis"),
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--mixed", "maybe"], "'maybe' is not one of 'drop', 'keep'"),
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--limit", "0"], "--limit must be at least 1"),

@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "PairSet": "fairtalk.pairs:PairSet",
     "build_pairs": "fairtalk.pairs:build_pairs",
     "check_pairs": "fairtalk.pairs:check_pairs",
+    "expand_axis": "fairtalk.lexicons:expand_axis",
     "PairsCheck": "fairtalk.pairs:PairsCheck",
     "PairsChecker": "fairtalk.pairs:PairsChecker",
     "read_pairs": "fairtalk.pairs:read_pairs",

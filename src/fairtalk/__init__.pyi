@@ -35,6 +35,7 @@ from fairtalk.lexicons import AttributeList as AttributeList
 from fairtalk.lexicons import Lexicon as Lexicon
 from fairtalk.lexicons import WordPair as WordPair
 from fairtalk.lexicons import builtin_axes as builtin_axes
+from fairtalk.lexicons import expand_axis as expand_axis
 from fairtalk.lexicons import load_attributes as load_attributes
 from fairtalk.lexicons import load_lexicon as load_lexicon
 from fairtalk.lexicons.identity import identity_terms as identity_terms
@@ -206,6 +207,7 @@ __all__ = [
     "augment",
     "build_pairs",
     "check_pairs",
+    "expand_axis",
     "build_prompts",
     "builtin_axes",
     "certify_regard",

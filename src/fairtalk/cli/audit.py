@@ -82,7 +82,8 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = config.store if config.store is not None else str(Path(out_dir) / _STORE_FILE)
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
-    lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in config.axes]
+    axes = [name for a in config.axes for name in (fairtalk.expand_axis(a) if isinstance(a, str) else [a])]
+    lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons})
 
 
@@ -90,7 +91,7 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
 def audit(
     ctx: typer.Context,
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
-    axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, or lexicon files."),
+    axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, religion (every group against christian; religion:A-B for two), orientation, age, names-gender, names-race, or lexicon files."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads)."),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,

@@ -51,8 +51,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from fairtalk.counterfactual._pattern import terms_regex
-from fairtalk.counterfactual._senses import at_sentence_start, has_determiner, inside, phrase_pattern, role_target
+from fairtalk.counterfactual._pattern import build_table, terms_regex
+from fairtalk.counterfactual._senses import (
+    at_sentence_start,
+    has_determiner,
+    inside,
+    phrase_pattern,
+    role_target,
+    target_by_role,
+)
 from fairtalk.lexicons import Lexicon
 from fairtalk.records import Side, Swap
 
@@ -136,7 +143,7 @@ class Swapper:
         self.lexicon = lexicon
         self.seed = seed
         #: normalised term -> its counterparts as (lowercase target, side of the term) pairs
-        self._choices = _build_table(lexicon)
+        self._choices = build_table(lexicon, _normalise)
         #: normalised term -> its side, or None for a term on both sides
         self._side: dict[str, Side | None] = {
             term: sides.pop() if len(sides := {side for _, side in choices}) == 1 else None
@@ -347,6 +354,8 @@ class Swapper:
         choices = self._choices[key]
         n_choices = len(choices)
         by_role = role_target(key, low, start, end)
+        if by_role is not None and all(target != by_role for target, _ in choices):
+            by_role = target_by_role(key, by_role, (target for target, _ in choices))
         for target, side in choices:
             if target == by_role:
                 return target, side, n_choices
@@ -360,21 +369,6 @@ class Swapper:
 def _normalise(term: str) -> str:
     """Lowercase, typographic apostrophes to ``'``, whitespace runs to one space."""
     return _WS.sub(" ", term.lower().translate(_APOSTROPHES)).strip()
-
-
-def _build_table(lexicon: Lexicon) -> dict[str, tuple[tuple[str, Side], ...]]:
-    """Map each normalised term of either side to its counterparts, in lexicon order."""
-    choices: dict[str, list[tuple[str, Side]]] = {}
-    for pair in lexicon.pairs:
-        a, b = _normalise(pair.a), _normalise(pair.b)
-        sides: tuple[tuple[str, str, Side], ...] = ((a, b, "a"), (b, a, "b"))
-        if pair.direction != "both":  # one way: "a>b" swaps a to b only, "b>a" b to a only
-            sides = sides[:1] if pair.direction == "a>b" else sides[1:]
-        for source, target, side in sides:
-            options = choices.setdefault(source, [])
-            if (target, side) not in options:
-                options.append((target, side))
-    return {term: tuple(options) for term, options in choices.items()}
 
 
 def _apply_case(source: str, target: str, text: str, start: int) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from fairtalk.counterfactual._senses import SPACE
+from fairtalk.lexicons import Lexicon
+from fairtalk.records import Side
 
-__all__ = ["terms_regex"]
+__all__ = ["build_table", "terms_regex"]
 
 #: Left boundary: no word character, nor a word character plus apostrophe (``rock'n'roll``).
 _LEFT = r"(?<!\w)(?<!\w['\u2018\u2019])"
@@ -49,3 +51,18 @@ def _trie_regex(node: dict) -> str:
     if "" in node:
         return "(?:" + body + ")?"
     return body
+
+
+def build_table(lexicon: Lexicon, normalise: Callable[[str], str]) -> dict[str, tuple[tuple[str, Side], ...]]:
+    """Map each normalised term of either side to its counterparts, in lexicon order."""
+    choices: dict[str, list[tuple[str, Side]]] = {}
+    for pair in lexicon.pairs:
+        a, b = normalise(pair.a), normalise(pair.b)
+        sides: tuple[tuple[str, str, Side], ...] = ((a, b, "a"), (b, a, "b"))
+        if pair.direction != "both":  # one way: "a>b" swaps a to b only, "b>a" b to a only
+            sides = sides[:1] if pair.direction == "a>b" else sides[1:]
+        for source, target, side in sides:
+            options = choices.setdefault(source, [])
+            if (target, side) not in options:
+                options.append((target, side))
+    return {term: tuple(options) for term, options in choices.items()}

@@ -129,6 +129,20 @@ def role_target(key: str, low: str, start: int, end: int) -> str | None:
     return None
 
 
+#: The role :func:`role_target` read, by (term, the gender-axis target it gave).
+_ROLES = {("her", "him"): "object", ("her", "his"): "determiner", ("his", "her"): "determiner",
+          ("his", "hers"): "standalone"}  # fmt: skip
+#: The role of each pronoun a term may become on another axis (singular they, neopronouns).
+_TARGET_ROLES = {"them": "object", "their": "determiner", "theirs": "standalone",
+                 "xem": "object", "xyr": "determiner", "xyrs": "standalone"}  # fmt: skip
+
+
+def target_by_role(key: str, by_role: str | None, targets: Iterable[str]) -> str | None:
+    """The target with the role ``role_target`` read (``her`` as object -> ``them``), for axes beyond gender."""
+    role = _ROLES.get((key, by_role or ""))
+    return next((t for t in targets if role is not None and _TARGET_ROLES.get(t) == role), None)
+
+
 def has_determiner(low: str, start: int) -> bool:
     """True when a determiner or possessive stands within three words before ``start``, in the same clause.
 

@@ -60,6 +60,7 @@ from fairtalk.lexicons._format import (
     parse_attributes,
     parse_lexicon,
 )
+from fairtalk.lexicons._multiway import MultiwayLexicon, pair_lexicon, parse_multiway
 from fairtalk.registry import Registry
 
 __all__ = [
@@ -68,16 +69,24 @@ __all__ = [
     "AttributeList",
     "Lexicon",
     "WordPair",
+    "axis_groups",
     "axis_names",
     "builtin_attribute_lists",
     "builtin_axes",
+    "expand_axis",
     "load_attributes",
     "load_lexicon",
     "register_axis",
     "terms_on_both_sides",
 ]
 
-_BUILTIN_AXES: tuple[str, ...] = ("gender", "race")
+_BUILTIN_AXES: tuple[str, ...] = (
+    "gender", "race", "religion", "orientation", "age", "names-gender", "names-race", "nonbinary", "neopronouns"
+)  # fmt: skip
+#: Axes with the paper's printed lists as a ``paper`` variant.
+_PAPER_AXES: tuple[str, ...] = ("gender", "race")
+#: Axes of more than two groups (one column a group): ``religion`` audits its first group against each other.
+_MULTIWAY_AXES: tuple[str, ...] = ("religion",)
 _VARIANTS: tuple[str, ...] = ("default", "paper")
 _BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleasant")
 
@@ -87,6 +96,7 @@ _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to
 _MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
+_MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
 
 #: Entry-point group through which other packages register axes.
 ENTRY_POINT_GROUP = "fairtalk.axes"
@@ -95,7 +105,37 @@ ENTRY_POINT_GROUP = "fairtalk.axes"
 def _builtin_axis(axis: str, variant: str = "default") -> Lexicon:
     if variant not in _VARIANTS:
         raise SpecError(_MSG_UNKNOWN_VARIANT.format(given=variant), choices=_VARIANTS, given=variant)
+    if variant != "default" and axis not in _PAPER_AXES:
+        raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=axis), choices=("default",), given=variant)
+    if axis in _MULTIWAY_AXES:
+        groups = _load_multiway(axis).groups
+        return pair_lexicon(_load_multiway(axis), groups[0], groups[1], variant=variant)
     return _load_builtin(axis, variant)
+
+
+def expand_axis(axis: str) -> tuple[str, ...]:
+    """The two-group axes an audit of ``axis`` runs: a multi-way axis' first group against each other one.
+
+    Examples
+    --------
+    >>> expand_axis("religion")
+    ('religion:christian-muslim', 'religion:christian-jewish', 'religion:christian-hindu', 'religion:christian-buddhist', 'religion:christian-atheist')
+    >>> expand_axis("gender"), expand_axis("religion:muslim-jewish")
+    (('gender',), ('religion:muslim-jewish',))
+    """
+    name = axis.removeprefix("builtin:")
+    if name in _MULTIWAY_AXES:
+        groups = _load_multiway(name).groups
+        return tuple(f"{name}:{groups[0]}-{other}" for other in groups[1:])
+    return (axis,)
+
+
+def axis_groups(axis: str) -> tuple[str, ...]:
+    """The groups of a built-in axis (more than two for a multi-way axis)."""
+    name = axis.removeprefix("builtin:")
+    if name in _MULTIWAY_AXES:
+        return _load_multiway(name).groups
+    return load_lexicon(name).groups
 
 
 #: Axis name -> its loader, ``loader(variant) -> Lexicon`` (built in: ``default`` or ``paper``).
@@ -109,7 +149,7 @@ AXES: Registry[Callable[[str], Lexicon]] = Registry(
 
 
 def builtin_axes() -> tuple[str, ...]:
-    """Return the names of the built-in lexicon axes: ``("gender", "race")``."""
+    """Return the names of the built-in lexicon axes (gender and race from the paper, and fairtalk's own)."""
     return _BUILTIN_AXES
 
 
@@ -171,6 +211,12 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     """
     if isinstance(axis_or_path, str):
         name = axis_or_path.removeprefix("builtin:")
+        parent, colon, chosen = name.partition(":")
+        if colon and parent in _MULTIWAY_AXES:  # religion:christian-muslim
+            group_a, _, group_b = chosen.partition("-")
+            if variant != "default":
+                raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=parent), choices=("default",), given=variant)
+            return pair_lexicon(_load_multiway(parent), group_a, group_b, variant=variant)
         if name in AXES:
             lexicon = AXES.get(name)(variant)
             if not isinstance(lexicon, Lexicon):
@@ -270,6 +316,11 @@ def _builtin_bytes(filename: str) -> bytes:
 def _load_builtin(axis: str, variant: str) -> Lexicon:
     stem = axis if variant == "default" else f"{axis}-{variant}"
     return parse_lexicon(_builtin_bytes(f"{stem}.tsv"), source=f"builtin:{stem}", stem=axis, variant=variant)
+
+
+@cache
+def _load_multiway(axis: str) -> MultiwayLexicon:
+    return parse_multiway(_builtin_bytes(f"{axis}.tsv"), source=f"builtin:{axis}", stem=axis)
 
 
 @cache

@@ -57,8 +57,8 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
 
 
 def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_scope: str = "axis",
-             extra_manifest: Mapping[str, Any] | None = None) -> AuditResult:  # fmt: skip
-    """The AuditResult of a scored axis, given each row's adjusted p."""
+             extra_manifest: Mapping[str, Any] | None = None, family_size: int | None = None) -> AuditResult:  # fmt: skip
+    """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis)."""
     rs = scored.responses
     family = scored.family(True)
     alpha_per_test = scored.alpha / max(1, len(family))
@@ -100,7 +100,7 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
         manifest=MappingProxyType(manifest),
         n_clusters=None if clusters is None or not scored.manifest.get("clustered") else len(set(clusters)),
         correction_scope=correction_scope,
-        family_size=len(family),
+        family_size=len(family) if family_size is None else family_size,
         n_distinct_responses=n_distinct,
         warnings=tuple(warnings),
         scorer_check=scored.scorer_check,

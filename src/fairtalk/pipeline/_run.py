@@ -20,7 +20,7 @@ from typing import Any
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
-from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.pipeline._config import (
     DEFAULT_AXES,
@@ -53,7 +53,8 @@ _MSG_LOST_TO_ERRORS = (
 
 def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
     """Load each axis of a config once; SpecError for an axis given twice."""
-    lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in axes]
+    names = [name for item in axes for name in ([item] if isinstance(item, Lexicon) else expand_axis(item))]
+    lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in names]
     seen: set[str] = set()
     for lexicon in lexicons:
         if lexicon.axis in seen:
@@ -300,19 +301,39 @@ def _audit_axis(
 def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
     """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
     correction, scope = config.score.correction, config.correction_scope
+    adjusted: list[list[float | None]]
+    sizes: list[int | None] = [None] * len(works)
     if scope == "run":
         adjusted = adjust_family([w.scored for w in works], correction)
-    else:
-        adjusted = [adjust_family([w.scored], correction)[0] for w in works]
-    runs = {}
+        scopes = ["run"] * len(works)
+    else:  # each axis on its own; the pairs of groups of one multi-way axis together (religion:a-b ...)
+        families: dict[str, list[int]] = {}
+        for index, work in enumerate(works):
+            families.setdefault(_family_of(work.axis, index), []).append(index)
+        adjusted = [[] for _ in works]
+        scopes = ["axis"] * len(works)
+        for members in families.values():
+            for index, p_adjusted in zip(members, adjust_family([works[i].scored for i in members], correction)):
+                adjusted[index] = p_adjusted
+                if len(members) > 1:
+                    scopes[index] = f"multi-way axis {works[index].axis.partition(':')[0]} ({len(members)} pairs of groups)"
+                    sizes[index] = sum(len(works[i].scored.family(True)) for i in members)
+    runs: dict[str, AxisRun] = {}
     for work, p_adjusted in zip(works, adjusted):
-        result = finalize(work.scored, p_adjusted, correction_scope=scope, extra_manifest=work.manifest)
+        result = finalize(work.scored, p_adjusted, correction_scope=scopes[len(runs)], extra_manifest=work.manifest,
+                          family_size=sizes[len(runs)])  # fmt: skip
         runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=MappingProxyType(work.coverage),
                                   generation=work.generation, timings=MappingProxyType(work.timings),
                                   pairs=work.pairs, responses=work.scored.responses,
                                   similarity=work.similarity,
                                   pairs_check=None if work.pairs_check is None else MappingProxyType(work.pairs_check))  # fmt: skip
     return runs
+
+
+def _family_of(axis: str, index: int) -> str:
+    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
+    parent, colon, _ = axis.partition(":")
+    return parent if colon else f"{axis}\x00{index}"
 
 
 def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:

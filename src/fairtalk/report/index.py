@@ -101,8 +101,43 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "alpha": ", ".join(sorted({f"{r.alpha:g}" for r in run.results.values()})),
         "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
+        "multiway": multiway_tables(run),
     }
     return jinja_environment().get_template(_TEMPLATE).render(**context)
+
+
+def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
+    """Per multi-way axis (``religion:a-b`` sub-axes sharing a reference group): a group × measure table."""
+    parents: dict[str, list[Any]] = {}
+    for axis_run in run.axes.values():
+        parent, colon, _ = axis_run.axis.partition(":")
+        if colon:
+            parents.setdefault(parent, []).append(axis_run.result)
+    tables = []
+    for parent, results in parents.items():
+        references = {r.groups[0] for r in results}
+        if len(results) < 2 or len(references) != 1:
+            continue
+        names = [m.name for m in results[0].measures if m.primary]
+        rows = []
+        for name in names:
+            cells: list[dict[str, Any] | None] = []
+            for result in results:
+                measure = next((m for m in result.measures if m.name == name), None)
+                if measure is None:
+                    cells.append(None)
+                    continue
+                significant = measure.p_adjusted is not None and measure.p_adjusted < result.alpha
+                text = f"{_num(measure.b)} vs {_num(measure.a)} (difference {_num(measure.difference, '+.3g')})"
+                cells.append({"text": text, "significant": significant})
+            rows.append({"label": measure_label(name), "cells": cells})
+        tables.append({"axis": parent, "reference": results[0].groups[0], "groups": [r.groups[1] for r in results],
+                       "rows": rows})  # fmt: skip
+    return tables
+
+
+def _num(value: float | None, spec: str = ".3g") -> str:
+    return "–" if value is None else format(value, spec)
 
 
 def _correction_text(run: AuditRun) -> str:

@@ -301,7 +301,8 @@ def left_out_note(result: AuditResult) -> str | None:
 
 def family_note(result: AuditResult) -> str:
     """What the correction spanned, in words: scope, family size, what was left out."""
-    scope = "all axes of the run together" if result.correction_scope == "run" else "this axis"
+    scope = {"run": "all axes of the run together", "axis": "this axis"}.get(result.correction_scope,
+                                                                              f"the {result.correction_scope}")  # fmt: skip
     primary = [m for m in result.measures if m.primary]
     secondary = len(result.measures) - len(primary)
     text = (f"{correction_name(result)} correction over {result.family_size} primary key(s) of {scope} "
