@@ -162,7 +162,7 @@ def audit(
         cov = axis_run.coverage
         say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
         by_group = dict(cov.get("n_by_group") or {})
-        if not cov.get("balance") and sum(by_group.values()) and max(by_group.values()) / sum(by_group.values()) >= 0.8:
+        if not cov.get("balance") and min(by_group.values(), default=0) and max(by_group.values()) / sum(by_group.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])
             say(f"{name}: {by_group[big] / sum(by_group.values()):.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals", style="yellow")
         if (check := axis_run.pairs_check) and check.get("n_leftover"):

@@ -81,7 +81,7 @@ def _print_coverage(coverage: object, output: str, seconds: float, *, check: obj
     sample = f"sample of {cov.limit:,}" if cov.limit is not None else ""
     if cov.balance:
         sample = f"balanced {sample or 'sample'}, equal per original group"
-    elif cov.n_unique and max(shares.values()) >= 0.8:
+    elif min(cov.n_by_group.values(), default=0) and max(shares.values()) >= 0.8:  # --balance has both sides to draw from
         big = max(shares, key=lambda g: shares[g])
         table.add_row(Text("one-sided", style="yellow"), "", Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"))
     table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{sample}{' → ' if sample else '→ '}{output}"))
