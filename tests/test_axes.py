@@ -96,6 +96,13 @@ def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_pat
         ("nonbinary", "He's been busy, he doesn't care about his car.", "They've been busy, they don't care about their car."),
         ("nonbinary", "That book is hers.", "That book is theirs."),
         ("nonbinary", "they are here", "they are here"),  # plural they is never an original
+        # real chitchat lines (builtin:chitchat, held-out split)
+        ("nonbinary", "Me either. That's cool though. Is he at BYU as well?",
+         "Me either. That's cool though. Are they at BYU as well?"),
+        ("nonbinary", "You're too kind. Thank you, thank you! Man, he's been racing me.",
+         "You're too kind. Thank you, thank you! Man, they've been racing me."),
+        ("nonbinary", "but he says we need to hear what he says to do well",
+         "but they say we need to hear what they say to do well"),
         ("neopronouns", "She watches TV with him.", "Xe watches TV with xem."),
         ("neopronouns", "I love her and her cat", "I love xem and xyr cat"),
     ],
