@@ -82,6 +82,8 @@ def generation_line(summary: Any) -> str:
     line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
     if summary.n_pairs_with_errors:
         line += f" ({summary.n_pairs_with_errors:,} pairs left out; failures are retried on the next run)"
+    if getattr(summary, "max_in_flight", None) is not None and summary.n_generated:
+        line += f"; up to {summary.max_in_flight:,} of max_concurrency {summary.max_concurrency:,} requests in flight"
     return line
 
 

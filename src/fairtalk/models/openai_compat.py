@@ -1,9 +1,15 @@
 """``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI); ``mode=completion`` uses ``/completions``.
 
-Each context is sent as one user message. Requests run concurrently on an
-``httpx.AsyncClient`` (at most ``max_concurrency`` in flight), each with a
-``timeout``; 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors
-are retried up to ``max_retries`` times with exponential backoff and jitter.
+Each context is sent as one user message. Requests run on one ``httpx.AsyncClient`` for the
+whole call, ``max_concurrency`` of them in flight all the time (a new one starts as soon as one
+finishes, and each answer is handed on as it arrives); each has a ``timeout`` that doubles on
+each retry of a timed-out request, so that a loaded server is not made to do the same work
+twice. 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors are retried up to
+``max_retries`` times with exponential backoff and jitter.
+
+Replicas of one deployment: ``openai:URL1,URL2#MODEL`` spreads the requests over the URLs by
+least outstanding requests; a replica that fails three times in a row is skipped for 30 s. The
+fingerprint (the run store's key) names the first URL: the replicas serve one model.
 After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
 :class:`~fairtalk.errors.TransportError` for the rest; an unusable body is
 :class:`~fairtalk.errors.BadResponse` (not retried).
@@ -21,13 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import concurrent.futures
-import email.utils
 import os
 import random
 import re
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -40,6 +43,7 @@ from fairtalk.errors import (
     SpecError,
     TransportError,
 )
+from fairtalk.models._streaming import Endpoints, InFlight, retry_after, stream_results
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
@@ -122,20 +126,6 @@ def _shown_url(url: str) -> str:
     return re.split(r"[?#]", shown, maxsplit=1)[0]
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 class OpenAIResponder(BaseResponder):
     """Chat-completions client with concurrency limit, timeouts and retries.
 
@@ -163,15 +153,22 @@ class OpenAIResponder(BaseResponder):
     """
 
     def __init__(self, url: str, model: str, options: OpenAIOptions | None = None, **kwargs: Any) -> None:
-        if not url.lower().startswith(("http://", "https://")) or not model:  # a scheme is case-insensitive
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(url)}#{model}"))
+        urls = [u.strip() for u in url.split(",")]
+        for one in urls:
+            if not one.lower().startswith(("http://", "https://")) or not model:  # a scheme is case-insensitive
+                raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(one)}#{model}"))
+        url = urls[0]
         if options is None:
             options = build_options(OpenAIOptions, kwargs, spec="openai:")
         elif kwargs:
             raise SpecError(_MSG_BOTH_FORMS)
         self.options = options
         self.url = url.rstrip("/")
+        self.urls = tuple(u.rstrip("/") for u in urls)
         self.public_url = _public_url(url)
+        self.public_urls = tuple(_public_url(u) for u in urls)
+        #: requests in flight now and the most at once (the generation summary reports it against max_concurrency)
+        self.in_flight = InFlight()
         self.model = model
         self.api_key_env = options.api_key_env or _DEFAULT_KEY_ENV
         self.max_concurrency = options.max_concurrency
@@ -211,11 +208,12 @@ class OpenAIResponder(BaseResponder):
         """Mask the key (and the raw URL's credentials) in text bound for an error message."""
         if self.__key:
             text = text.replace(self.__key, _MASK)
-        parts = urlsplit(self.url)
-        if parts.username or parts.password:
-            userinfo = f"{parts.username or ''}:{parts.password or ''}"
-            for secret in (self.url, userinfo, base64.b64encode(userinfo.encode()).decode()):
-                text = text.replace(secret, _MASK)
+        for url in self.urls:
+            parts = urlsplit(url)
+            if parts.username or parts.password:
+                userinfo = f"{parts.username or ''}:{parts.password or ''}"
+                for secret in (url, userinfo, base64.b64encode(userinfo.encode()).decode()):
+                    text = text.replace(secret, _MASK)
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def preflight(self) -> None:
@@ -237,20 +235,21 @@ class OpenAIResponder(BaseResponder):
 
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
         timeout = min(self.timeout, _PREFLIGHT_TIMEOUT)
-        try:
-            reply = httpx.get(f"{self.url}/models", headers=headers, timeout=timeout)
-        except (httpx.TimeoutException, httpx.TransportError) as exc:
-            raise TransportError(_MSG_UNREACHABLE.format(
-                url=self.public_url, kind=type(exc).__name__, error=self._scrub(str(exc) or type(exc).__name__))) from exc
-        if reply.status_code in (401, 403):
-            raise ResponderError(_MSG_REFUSED.format(url=self.public_url, status=reply.status_code))
-        try:
-            served = [str(m["id"]) for m in reply.json()["data"]] if reply.status_code < 300 else []
-        except (ValueError, KeyError, TypeError):
-            served = []
-        if served and self.model not in served:
-            raise SpecError(_MSG_NOT_SERVED.format(url=self.public_url, model=self.model), choices=served[:50],
-                            given=self.model)  # fmt: skip
+        for url, public in zip(self.urls, self.public_urls):
+            try:
+                reply = httpx.get(f"{url}/models", headers=headers, timeout=timeout)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                raise TransportError(_MSG_UNREACHABLE.format(
+                    url=public, kind=type(exc).__name__, error=self._scrub(str(exc) or type(exc).__name__))) from exc
+            if reply.status_code in (401, 403):
+                raise ResponderError(_MSG_REFUSED.format(url=public, status=reply.status_code))
+            try:
+                served = [str(m["id"]) for m in reply.json()["data"]] if reply.status_code < 300 else []
+            except (ValueError, KeyError, TypeError):
+                served = []
+            if served and self.model not in served:
+                raise SpecError(_MSG_NOT_SERVED.format(url=public, model=self.model), choices=served[:50],
+                                given=self.model)  # fmt: skip
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed}
@@ -276,90 +275,109 @@ class OpenAIResponder(BaseResponder):
     def _delay(self, attempt: int) -> float:
         return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5)
 
-    async def _one(self, client: Any, semaphore: asyncio.Semaphore, payload: dict[str, Any]) -> str | ResponderError:
+    async def _one(self, client: Any, endpoints: Endpoints, payload: dict[str, Any]) -> str | ResponderError:
+        """One item: sent to the least busy healthy replica, retried (on any replica) on 429, 5xx and transport errors."""
         import httpx
 
+        path = "/completions" if self.mode == "completion" else "/chat/completions"
         failure: ResponderError | None = None
+        n_timeouts = 0
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
-            async with semaphore:
-                try:
-                    reply = await client.post("/completions" if self.mode == "completion" else "/chat/completions",
-                                              json=payload)
-                except (httpx.TimeoutException, httpx.TransportError) as exc:
-                    failure = TransportError(
-                        _MSG_TRANSPORT.format(
-                            url=self.public_url, kind=type(exc).__name__, n_attempts=attempt + 1,
-                            error=self._scrub(str(exc) or type(exc).__name__),
-                        )
-                    )
+            index = endpoints.acquire()
+            url, public = self.urls[index], self.public_urls[index]
+            ok = False
+            self.in_flight.enter()
+            try:
+                reply = await client.post(url + path, json=payload, timeout=self.timeout * 2**n_timeouts)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                n_timeouts += isinstance(exc, httpx.TimeoutException)  # the next try waits longer
+                failure = TransportError(_MSG_TRANSPORT.format(
+                    url=public, kind=type(exc).__name__, n_attempts=attempt + 1,
+                    error=self._scrub(str(exc) or type(exc).__name__)))  # fmt: skip
+            else:
+                status = reply.status_code
+                ok = status < 500
+                if status < 300:
+                    return self._parse(reply.text, public)
+                message = _MSG_STATUS.format(url=public, status=status, n_attempts=attempt + 1,
+                                             body=self._scrub(reply.text))  # fmt: skip
+                if status == 429:
+                    failure = RateLimited(message)
+                    wait = retry_after(reply.headers.get("retry-after"))
+                elif status >= 500:
+                    failure = TransportError(message)
                 else:
-                    status = reply.status_code
-                    if status < 300:
-                        return self._parse(reply.text)
-                    message = _MSG_STATUS.format(
-                        url=self.public_url, status=status, n_attempts=attempt + 1, body=self._scrub(reply.text)
-                    )
-                    if status == 429:
-                        failure = RateLimited(message)
-                        wait = _retry_after(reply.headers.get("retry-after"))
-                    elif status >= 500:
-                        failure = TransportError(message)
-                    else:
-                        return BadResponse(message)
+                    return BadResponse(message)
+            finally:
+                self.in_flight.leave()
+                endpoints.release(index, ok=ok)
             if attempt < self.max_retries:
                 await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
         assert failure is not None
         return failure
 
-    def _parse(self, body: str) -> str | ResponderError:
+    def _parse(self, body: str, url: str | None = None) -> str | ResponderError:
         import json
 
+        url = url or self.public_url
         try:
             data = json.loads(body)
         except json.JSONDecodeError:
-            return BadResponse(_MSG_JSON.format(url=self.public_url, body=self._scrub(body)))
+            return BadResponse(_MSG_JSON.format(url=url, body=self._scrub(body)))
         try:
             choice = data["choices"][0]
             content = choice["text"] if self.mode == "completion" else choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
             content = None
         if not isinstance(content, str):
-            return BadResponse(_MSG_SHAPE.format(url=self.public_url, body=self._scrub(body)))
+            return BadResponse(_MSG_SHAPE.format(url=url, body=self._scrub(body)))
         reason = choice.get("finish_reason")
         return Reply(content.strip(), reason if isinstance(reason, str) else None)
 
-    async def _run(
-        self, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
-    ) -> list[str | ResponderError]:
+    def respond_stream(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> Iterator[tuple[int, str | ResponderError] | None]:
+        """Yield ``(index, response or error)`` as each item finishes, ``max_concurrency`` requests in flight all the time.
+
+        None comes when nothing finished for a quarter of a second (a caller may commit meanwhile).
+        One HTTP client serves the whole stream; closing the iterator early cancels the requests
+        still in flight.
+        """
+        check_batch(contexts, seeds)
+        if settings.num_beams > 1:
+            raise SpecError(_MSG_BEAMS)
         try:
             import httpx
         except ImportError as exc:
             raise FairtalkError(_MSG_MISSING_HTTPX.format(error=exc)) from exc
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
         limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
-        semaphore = asyncio.Semaphore(self.max_concurrency)
-        async with httpx.AsyncClient(
-            base_url=self.url, headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits
-        ) as client:
-            tasks = [self._one(client, semaphore, self._payload(c, settings, s)) for c, s in zip(contexts, seeds)]
-            return list(await asyncio.gather(*tasks))
+        endpoints = Endpoints(self.urls)
+        clients: list[Any] = []
+
+        async def setup() -> None:
+            clients.append(httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits))
+
+        async def teardown() -> None:
+            if clients:
+                await clients[0].aclose()
+
+        async def work(index: int) -> str | ResponderError:
+            return await self._one(clients[0], endpoints, self._payload(contexts[index], settings, seeds[index]))
+
+        yield from stream_results(len(contexts), work, max_concurrency=self.max_concurrency, setup=setup,
+                                  teardown=teardown)  # fmt: skip
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
-        """Send every context concurrently; each item yields its response or its own error."""
-        check_batch(contexts, seeds)
-        if settings.num_beams > 1:
-            raise SpecError(_MSG_BEAMS)
-        if not contexts:
-            return []
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._run(contexts, settings, seeds))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # called from inside an event loop
-            return pool.submit(asyncio.run, self._run(contexts, settings, seeds)).result()
+        """Send every context; each item yields its response or its own error, in order."""
+        out: list[str | ResponderError | None] = [None] * len(contexts)
+        for done in self.respond_stream(contexts, settings, seeds=seeds):
+            if done is not None:
+                out[done[0]] = done[1]
+        return out  # type: ignore[return-value]
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]

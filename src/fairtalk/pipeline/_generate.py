@@ -147,6 +147,9 @@ def generate(
     _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, len(contexts), cached.batch_size, settings.to_dict())
     progress.start(label, len(contexts), unit="responses")
     cached.progress = progress.advance if progress.enabled else None
+    flight = getattr(cached.responder, "in_flight", None)  # a server adapter counts its requests in flight
+    if flight is not None:
+        flight.most = 0
     try:
         out = cached.respond_each(contexts, settings, seeds=seeds)
     except ResponderError as exc:
@@ -201,6 +204,8 @@ def generate(
         error_examples=tuple(dict.fromkeys(message for *_, message in errors))[:_N_ERROR_EXAMPLES],
         error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
         n_unencodable=cached.n_unencodable - before[3],
+        max_in_flight=None if flight is None else int(flight.most),
+        max_concurrency=getattr(cached.responder, "max_concurrency", None) if flight is not None else None,
     )
     _LOG.info("%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)", label,
               summary.n_items, summary.model, summary.n_cached, summary.n_generated, summary.n_errors, summary.seconds)

@@ -26,7 +26,9 @@ class GenerationSummary:
     and counted in ``n_pairs_with_errors``. ``error_counts`` counts the failures by kind
     (``TransportError``, ``ResponderTimeout``, ...) and ``error_examples`` holds up to three
     distinct error messages. ``n_unencodable`` counts code points of generated responses
-    that UTF-8 cannot store (lone surrogates), replaced by U+FFFD.
+    that UTF-8 cannot store (lone surrogates), replaced by U+FFFD. ``max_in_flight`` is the most
+    requests a server adapter had in flight at once, against its ``max_concurrency`` (None for
+    in-process models): well below it, the server was not kept busy.
     """
 
     model: str
@@ -41,6 +43,8 @@ class GenerationSummary:
     error_examples: tuple[str, ...] = ()
     error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     n_unencodable: int = 0
+    max_in_flight: int | None = None
+    max_concurrency: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -50,6 +54,7 @@ class GenerationSummary:
             "n_pairs": self.n_pairs, "n_pairs_with_errors": self.n_pairs_with_errors,
             "seconds": self.seconds, "error_examples": list(self.error_examples),
             "error_counts": dict(self.error_counts), "n_unencodable": self.n_unencodable,
+            "max_in_flight": self.max_in_flight, "max_concurrency": self.max_concurrency,
         }  # fmt: skip
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from fairtalk.errors import ResponderError, SpecError, StoreError
 from fairtalk.jsonl import replace_surrogates
@@ -132,6 +132,10 @@ class CachingResponder(Closing):
         self.n_cached += len(hits)
         self._advance(n_served)
         misses = list(todo.items())
+        stream = getattr(self.responder, "respond_stream", None)
+        if callable(stream) and misses:
+            self._stream(stream, misses, contexts, settings, results, run_id)
+            return results  # type: ignore[return-value]
         pending: list[tuple[bytes, int, str, str | None, str | None]] = []
         last_commit = time.monotonic()
         try:
@@ -155,6 +159,43 @@ class CachingResponder(Closing):
                 self.store.write(run_id, pending)
         return results  # type: ignore[return-value]
 
+    def _stream(
+        self,
+        stream: Callable[..., Iterator[tuple[int, str | ResponderError] | None]],
+        misses: list[tuple[tuple[bytes, int], list[int]]],
+        contexts: Sequence[str],
+        settings: DecodingSettings,
+        results: list[str | ResponderError | None],
+        run_id: int,
+    ) -> None:
+        """The misses through a streaming responder: each answer stored and counted as it arrives, not per batch."""
+        batch_contexts = [contexts[indices[0]] for _, indices in misses]
+        items = stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
+        pending: list[tuple[bytes, int, str, str | None, str | None]] = []
+        last_commit = time.monotonic()
+        try:
+            for done in items:  # None: nothing finished lately, a chance to commit what waits
+                if done is not None:
+                    j, item = done
+                    (h, seed), indices = misses[j]
+                    pending.append(self._row(h, seed, batch_contexts[j], item, indices, results))
+                    self._advance(len(indices))
+                if pending and (len(pending) >= self.commit_rows or time.monotonic() - last_commit >= self.commit_seconds):
+                    self.store.write(run_id, pending)
+                    pending, last_commit = [], time.monotonic()
+                if done is None:
+                    continue
+                if isinstance(item, ResponderError) and self.max_errors is not None and self.n_errors > self.max_errors:
+                    raise ResponderError(
+                        _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=item)
+                    ) from item
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()  # cancels the requests still in flight
+            if pending:
+                self.store.write(run_id, pending)
+
     def _generate(
         self,
         batch: list[tuple[tuple[bytes, int], list[int]]],
@@ -165,23 +206,30 @@ class CachingResponder(Closing):
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-        rows: list[tuple[bytes, int, str, str | None, str | None]] = []
-        for ((h, seed), indices), context, item in zip(batch, batch_contexts, out):
-            context, _ = replace_surrogates(context)
-            if isinstance(item, ResponderError):
-                rows.append((h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0]))
-                self.n_errors += 1
-            else:
-                reason = finish_reason(item)
-                item, n_replaced = replace_surrogates(item)
-                if reason is not None:
-                    item = Reply(item, reason)
-                self.n_unencodable += n_replaced
-                rows.append((h, seed, context, item, None))
-                self.n_generated += 1
-            for i in indices:
-                results[i] = item
-        return rows
+        return [self._row(h, seed, context, item, indices, results)
+                for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)]  # fmt: skip
+
+    def _row(
+        self, h: bytes, seed: int, context: str, item: str | ResponderError, indices: list[int],
+        results: list[str | ResponderError | None],
+    ) -> tuple[bytes, int, str, str | None, str | None]:  # fmt: skip
+        """Count one finished item, put it in ``results`` at ``indices``, and return its store row."""
+        context, _ = replace_surrogates(context)
+        row: tuple[bytes, int, str, str | None, str | None]
+        if isinstance(item, ResponderError):
+            row = (h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0])
+            self.n_errors += 1
+        else:
+            reason = finish_reason(item)
+            item, n_replaced = replace_surrogates(item)
+            if reason is not None:
+                item = Reply(item, reason)
+            self.n_unencodable += n_replaced
+            row = (h, seed, context, item, None)
+            self.n_generated += 1
+        for i in indices:
+            results[i] = item
+        return row
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]

@@ -1,0 +1,174 @@
+"""A continuous request pipeline for HTTP adapters: always ``max_concurrency`` in flight, results as they finish.
+
+:func:`stream_results` runs an asyncio loop in a helper thread, where ``max_concurrency`` workers
+take the next item as soon as they finish the last one (no batch waits for its slowest request),
+and hands each result to the caller the moment it arrives, in completion order. Closing the
+iterator early (an error budget spent, Ctrl-C) cancels what is still in flight.
+
+:class:`Endpoints` spreads requests over replicas of one deployment by least outstanding requests
+and skips, for a while, a replica that keeps failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TypeVar
+
+__all__ = ["Endpoints", "InFlight", "retry_after", "stream_results"]
+
+T = TypeVar("T")
+_DONE = object()
+
+
+class InFlight:
+    """Counts requests in flight and the most seen at once (read by the generation summary)."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+
+    def enter(self) -> None:
+        """One more request in flight."""
+        self.now += 1
+        self.most = max(self.most, self.now)
+
+    def leave(self) -> None:
+        """One request fewer in flight."""
+        self.now -= 1
+
+
+class Endpoints:
+    """Replicas of one deployment: pick the one with the fewest outstanding requests among the healthy ones.
+
+    A replica that fails ``fail_limit`` times in a row is skipped for ``cooldown`` seconds (when
+    every replica is skipped, all are tried again). Used from one event loop: no locks.
+
+    Examples
+    --------
+    >>> endpoints = Endpoints(["http://a/v1", "http://b/v1"])
+    >>> first, second = endpoints.acquire(), endpoints.acquire()
+    >>> (first, second), endpoints.outstanding
+    ((0, 1), [1, 1])
+    >>> for _ in range(3):
+    ...     endpoints.release(0, ok=False); _ = endpoints.acquire()
+    >>> endpoints.healthy()
+    [1]
+    """
+
+    def __init__(self, urls: Sequence[str], *, fail_limit: int = 3, cooldown: float = 30.0) -> None:
+        self.urls = list(urls)
+        self.outstanding = [0] * len(self.urls)
+        self.failures = [0] * len(self.urls)
+        self.skip_until = [0.0] * len(self.urls)
+        self.fail_limit = fail_limit
+        self.cooldown = cooldown
+        self.n_sent = [0] * len(self.urls)
+
+    def healthy(self) -> list[int]:
+        """The replicas not being skipped (all of them when every one is)."""
+        now = time.monotonic()
+        alive = [i for i, until in enumerate(self.skip_until) if until <= now]
+        return alive or list(range(len(self.urls)))
+
+    def acquire(self) -> int:
+        """The replica for the next request (least outstanding, then fewest sent); counts it outstanding."""
+        index = min(self.healthy(), key=lambda i: (self.outstanding[i], self.n_sent[i]))
+        self.outstanding[index] += 1
+        self.n_sent[index] += 1
+        return index
+
+    def release(self, index: int, *, ok: bool) -> None:
+        """The request to ``index`` is over; ``ok=False`` (a transport error or 5xx) counts toward skipping it."""
+        self.outstanding[index] -= 1
+        if ok:
+            self.failures[index] = 0
+            return
+        self.failures[index] += 1
+        if self.failures[index] >= self.fail_limit:
+            self.skip_until[index] = time.monotonic() + self.cooldown
+            self.failures[index] = 0
+
+
+#: Seconds without a finished item after which the stream yields None (the caller may commit).
+HEARTBEAT = 0.25
+
+
+def stream_results(
+    n_items: int, work: Callable[[int], Awaitable[T]], *, max_concurrency: int,
+    setup: Callable[[], Awaitable[object]] | None = None, teardown: Callable[[], Awaitable[object]] | None = None,
+) -> Iterator[tuple[int, T] | None]:  # fmt: skip
+    """Yield ``(index, await work(index))`` for every index as each finishes, ``max_concurrency`` at a time.
+
+    A None comes every :data:`HEARTBEAT` seconds in which nothing finished, so that a caller can
+    commit what it holds while a slow request is still out. ``setup``/``teardown`` run in the
+    helper thread's loop before the first and after the last request (opening and closing one
+    HTTP client for the whole stream). An exception inside ``work`` is raised here; closing the
+    iterator cancels the requests in flight.
+    """
+    results: queue.Queue[object] = queue.Queue()
+    loop = asyncio.new_event_loop()
+    tasks: list[asyncio.Task[None]] = []
+    next_index = iter(range(n_items))
+
+    async def worker() -> None:
+        for index in next_index:
+            results.put((index, await work(index)))
+
+    async def main() -> None:
+        try:
+            if setup is not None:
+                await setup()
+            tasks.extend(asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, n_items)))
+            await asyncio.gather(*tasks)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread
+            results.put(exc)
+        finally:
+            for task in tasks:
+                task.cancel()
+            if teardown is not None:
+                try:
+                    await teardown()
+                except Exception:  # noqa: BLE001 - closing a client must not hide the run's outcome
+                    pass
+            results.put(_DONE)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), name="fairtalk-requests", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                item = results.get(timeout=HEARTBEAT)
+            except queue.Empty:
+                yield None
+                continue
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        if thread.is_alive():
+            for task in list(tasks):
+                loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        loop.close()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
