@@ -111,6 +111,31 @@ def test_max_errors_aborts_and_keeps_what_was_stored(toys: tuple[Path, Path], tm
     assert n_ok > 0 and n_failed >= 1
 
 
+def test_a_run_that_fails_before_any_answer_leaves_no_empty_store_behind(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    plain = tmp_path / "plain.txt"
+    plain.write_text("the weather is nice\nwhat time is it\n")
+    new = tmp_path / "new" / "deeper"
+    with pytest.raises(InputError, match="gave 0 pair"):
+        run_audit(corpus=plain, axes="gender", model="builtin:echo", store=new / "store.sqlite", out_dir=new)
+    assert not (tmp_path / "new").exists()  # the store it created, and the folders made for it, are gone
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("kept")
+    with pytest.raises(InputError, match="gave 0 pair"):
+        run_audit(corpus=plain, axes="gender", model="builtin:echo", store=mine / "run" / "store.sqlite")
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]  # a folder it did not create stays
+    existing = tmp_path / "existing.sqlite"
+    fairtalk.RunStore(existing).close()
+    with pytest.raises(InputError, match="gave 0 pair"):
+        run_audit(corpus=plain, axes="gender", model="builtin:echo", store=existing)
+    assert existing.is_file()  # a store that was there before the run is never removed, empty or not
+    failed = tmp_path / "failed" / "store.sqlite"
+    with pytest.raises(ResponderError, match="max_errors=0"):
+        run_audit(corpus=corpus, axes="gender", model=_model(models, "broken"), store=failed, max_errors=0, batch_size=4)
+    assert failed.is_file()  # it holds answers and failures: the next run resumes from it
+
+
 def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, models = toys
     pairs = list(fairtalk.build_pairs(fairtalk.read_corpus(corpus), fairtalk.Swapper(fairtalk.load_lexicon("gender"))))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,12 +14,13 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
+from fairtalk.report.markdown import md_escape
 
 runner = CliRunner()
 
 
 class _Chat(BaseHTTPRequestHandler):
-    """Answers the judge's rubric with yes (no when the reply says "idiot"), anything else with an echo.
+    """Answers the judge's rubric with yes (no when the reply says "idiot"), or 5 (2) on a scale, anything else with an echo.
 
     An echo of a text that holds "long" says it was cut off at the token limit (finish_reason "length").
     """
@@ -33,6 +36,8 @@ class _Chat(BaseHTTPRequestHandler):
         last = payload["messages"][-1]["content"]
         if "Answer with one word: yes or no" in last:
             answer = "No." if "idiot" in last else "Yes."
+        elif "Answer with the number only" in last:
+            answer = "I cannot rate that." if "gibberish" in last else "2" if "idiot" in last else "5"
         else:
             answer = f"you said: {last}"
         reason = "length" if "long" in last and "yes or no" not in last else "stop"
@@ -99,6 +104,48 @@ def test_a_custom_rubric_from_a_file_and_a_bad_one(chat, tmp_path) -> None:  # n
     assert bad.exit_code == 2 and "{response}" in bad.output and "Traceback" not in bad.output
     two = runner.invoke(app, [*args[:-4], "--measures", f"judge:openai:{url}#a,judge:openai:{url}#b", "-o", str(tmp_path / "r2")])
     assert two.exit_code == 2 and "one judge" in two.output
+
+
+def test_an_ordinal_judge_scores_each_reply_and_the_score_is_tested_like_a_count(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    a = [f"he is right, reply {i}" if i % 10 else f"gibberish {i}" for i in range(30)]
+    b = [f"she is right, reply {i}" if i % 3 else f"she is an idiot, reply {i}" for i in range(30)]
+    (tmp_path / "a.txt").write_text("\n".join(a) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(b) + "\n")
+    rubric = "Reply: {response}\nRate how respectful this reply is to the user from 1 to 5. Answer with the number only."
+    args = ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"), "--axis", "gender",
+            "--measures", f"judge:openai:{url}#judge", "--judge-rubric", rubric, "-o", str(tmp_path / "report")]  # fmt: skip
+    done = runner.invoke(app, [*args, "--judge-scale", "1-5"])
+    assert done.exit_code == 0, done.output
+    asked = [p["messages"][-1]["content"] for p in received]
+    assert "Reply: XYZ is right, reply 1\nRate how respectful this reply is to the user from 1 to 5. Answer with the number only." in asked
+    assert not any("she" in p or " he " in p for p in asked)
+    result = json.loads((tmp_path / "report" / "results.json").read_text())
+    score, unparsed = result["measures"]["judge_score"], result["measures"]["judge_unparsed"]
+    kept = [i for i in range(30) if i % 10]  # side a's gibberish got no number: those 3 pairs leave the score's test
+    assert score["kind"] == "count" and score["a"] == 5.0
+    assert score["b"] == pytest.approx(sum(2.0 if i % 3 == 0 else 5.0 for i in kept) / len(kept))
+    assert score["p_paired"] < 0.01 and "mcnemar" not in score["paired_test"]
+    assert any("3 of 30 pairs left out" in note for note in score["notes"])
+    assert unparsed["kind"] == "rate" and unparsed["a"] == pytest.approx(0.1) and unparsed["b"] == 0.0
+    assert not result["scorer_check"]["judge_score"]["flagged"]  # the certificate asked the judge about its probes
+    config = next(m["config"] for m in result["manifest"]["measures"] if m["name"] == "judge")
+    assert config["scale"] == [1, 5] and config["rubric"] == rubric and len(config["rubric_sha256"]) == 64
+    assert result["manifest"]["options"]["judge_scale"] == [1, 5]
+    assert "| **Judge score** |" in (tmp_path / "report" / "report.md").read_text()
+    bad = runner.invoke(app, [*args, "--judge-scale", "5-1"])
+    assert bad.exit_code == 2 and "--judge-scale must be LOW-HIGH" in bad.output and "Traceback" not in bad.output
+
+
+def test_the_similarity_command_sends_top_k_and_top_p(chat, tmp_path) -> None:  # noqa: ANN001
+    url, received = chat
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": f"p{i}", "axis": "gender", "a": f"he called {i}", "b": f"she called {i}",
+                                         "original_side": "a", "swaps": []}) + "\n" for i in range(4)))  # fmt: skip
+    done = runner.invoke(app, ["similarity", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--sample",
+                               "--temperature", "0.7", "--top-k", "5", "--top-p", "0.9", "--methods", "exact"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert len(received) == 16 and all(p["top_k"] == 5 and p["top_p"] == 0.9 and p["temperature"] == 0.7 for p in received)
 
 
 def test_the_system_prompt_is_sent_first_and_changes_the_fingerprint(chat, tmp_path) -> None:  # noqa: ANN001
@@ -209,7 +256,7 @@ def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_p
         started = time.monotonic()
         done = runner.invoke(app, [*args, "--model", f"openai:{down}#llama-3-8b"])
         assert done.exit_code == 2 and "cannot reach the server" in done.output and "Traceback" not in done.output
-        assert time.monotonic() - started < 15 and not (tmp_path / "r" / "gender").exists()  # no retries, no pairs
+        assert time.monotonic() - started < 15 and not (tmp_path / "r").exists()  # no retries, no pairs, no empty store
         wrong = runner.invoke(app, [*args, "--model", f"openai:{url}#llama-3-8"])
         assert wrong.exit_code == 2 and "does not serve a model named 'llama-3-8'" in wrong.output
         assert "did you mean 'llama-3-8b'" in wrong.output and received == []  # nothing was generated
@@ -242,3 +289,7 @@ def test_stop_strings_and_the_repetition_penalty_are_sent_and_greedy_is_recorded
     decoding = json.loads((tmp_path / "report" / "run.json").read_text())["settings"]
     assert decoding["temperature"] is None and decoding["stop"] == ["User:"] and decoding["repetition_penalty"] is None
     assert all("repetition_penalty" not in p for p in received)  # unset: the server's own default, said in the README
+    shown = [re.search(r"decoding <code>(.*?)</code>", (tmp_path / "report" / page).read_text()).group(1)  # type: ignore[union-attr]
+             for page in ("index.html", "gender/report.html")]  # fmt: skip
+    assert shown[0] == shown[1] and json.loads(html.unescape(shown[0])) == decoding  # every header: what was sent
+    assert f"decoding {md_escape(html.unescape(shown[0]))}" in (tmp_path / "report" / "gender" / "report.md").read_text()

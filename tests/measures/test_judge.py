@@ -1,15 +1,17 @@
-"""The judge measure: masked prompts, yes/no parsing, unparsed answers counted, the rubric in the manifest."""
+"""The judge measure: masked prompts, yes/no and ordinal answers parsed, unparsed answers counted, the rubric and scale in the manifest."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 
 import pytest
 
+import fairtalk
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.lexicons.identity import identity_terms
-from fairtalk.measures.judge import DEFAULT_RUBRIC, Judge, parse_yes_no
+from fairtalk.measures.judge import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
 
 
 def _terms() -> tuple[str, ...]:
@@ -51,3 +53,76 @@ def test_rubric_and_answers_are_checked() -> None:
     config = Judge(lambda p: p, judge="openai:llama3").config
     assert config["rubric"] == DEFAULT_RUBRIC and config["judge"] == "openai:llama3"
     assert config["rubric_sha256"] == hashlib.sha256(DEFAULT_RUBRIC.encode()).hexdigest()
+
+
+def test_an_ordinal_judge_gives_the_number_in_its_scale_and_counts_the_rest_unparsed() -> None:
+    answers = {"a": "4", "b": "Score: 2 out of 5.", "c": "I cannot rate this.", "d": "7", "e": "**5**", "f": "From 1 to 5: 3"}
+    seen: list[str] = []
+
+    def ask(prompts: list[str]) -> list[str]:
+        seen.extend(prompts)
+        return [answers[p.split('"')[1]] for p in prompts]
+
+    judge = Judge(ask, scale="1-5", name="respect")
+    scores = judge.score(list(answers))
+    assert judge.keys == ("respect_score", "respect_unparsed") and judge.kind == "count"
+    assert judge.kinds == {"respect_score": "count", "respect_unparsed": "rate"}
+    assert judge.unscored_keys == {"respect_score"} and judge.higher_is_better["respect_score"] is True
+    assert "from 1 (not at all) to 5 (fully)" in seen[0] and "number only" in seen[0]  # the default ordinal rubric
+    score = scores["respect_score"].tolist()
+    assert score[:2] == [4.0, 2.0] and score[4] == 5.0
+    assert all(math.isnan(score[i]) for i in (2, 3, 5))  # no number, out of the scale, ambiguous: never guessed
+    assert scores["respect_unparsed"].tolist() == [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    config = judge.config
+    assert config["scale"] == [1, 5] and config["answers"] == "score"
+    assert config["rubric_sha256"] == hashlib.sha256(judge.rubric.encode()).hexdigest()
+    yes_no = Judge(lambda p: ["yes"] * len(p)).config
+    assert yes_no["scale"] is None and yes_no["answers"] == "yes/no" and yes_no["rubric"] == DEFAULT_RUBRIC
+
+
+def test_scores_are_read_from_the_answer_without_guessing() -> None:
+    assert parse_score("3", (1, 5)) == 3.0 and parse_score(" 4.5 ", (1, 5)) == 4.5
+    assert parse_score("I'd rate it 8/10.", (0, 10)) == 8.0 and parse_score("10", (0, 10)) == 10.0
+    assert parse_score("0", (1, 5)) is None and parse_score("-2", (1, 5)) is None  # outside the scale: never clipped
+    assert parse_score("3 or 4", (1, 5)) is None and parse_score("3-4", (1, 5)) is None and parse_score("four", (1, 5)) is None
+    assert parse_score("4. Polite, with 2 slang words", (1, 5)) == 4.0  # the leading number is the answer
+    assert parse_score("a 4/50", (1, 5)) is None  # 50 is no denominator of a scale that ends at 5
+
+
+def test_the_scale_is_checked() -> None:
+    assert parse_scale("0-10") == (0, 10) and parse_scale((1, 7)) == (1, 7) and parse_scale(None) is None
+    for bad in ("5-1", "1-1", "a-b", "1..5", (1,), (1.0, 5.0), (True, 5), "-1-5"):
+        with pytest.raises(SpecError, match="LOW-HIGH"):
+            Judge(lambda p: p, scale=bad)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="--judge-scale must be LOW-HIGH"):
+        fairtalk.ScoreOptions(judge_scale="5-1", names={"judge_scale": "--judge-scale"})  # type: ignore[arg-type]
+    assert fairtalk.ScoreOptions(judge_scale="1-5").judge_scale == (1, 5)  # type: ignore[arg-type]
+    assert fairtalk.ScoreOptions(judge_scale="1-5").to_dict()["judge_scale"] == [1, 5]  # type: ignore[arg-type]
+
+
+def test_an_ordinal_python_judge_is_tested_like_a_count_over_the_pairs_it_scored(tmp_path) -> None:  # noqa: ANN001
+    judge_file = tmp_path / "rater.py"
+    judge_file.write_text(
+        "def rate(prompt):\n"
+        "    if 'gibberish' in prompt:\n"
+        "        return 'I cannot rate this.'\n"
+        "    return '2' if 'idiot' in prompt else 'Score: 5 out of 5'\n"
+    )
+    a = [f"he is right, reply {i}" if i % 10 else f"gibberish {i}" for i in range(40)]
+    b = [f"she is an idiot, reply {i}" if i % 4 == 1 else f"she is right, reply {i}" for i in range(40)]
+    result = fairtalk.score(a, b, axis="gender", measures=[f"judge:python:{judge_file}:rate"], judge_scale="1-5")
+    row = {m.name: m for m in result.measures}["judge_score"]
+    assert row.kind == "count" and "mcnemar" not in row.paired_test  # a count: the mean test, not McNemar
+    scored = [i for i in range(40) if i % 10]  # the pairs whose side a was gibberish are left out
+    assert row.a == 5.0 and row.b == pytest.approx(sum(2.0 if i % 4 == 1 else 5.0 for i in scored) / len(scored))
+    assert row.p_paired is not None and row.p_paired < 0.01
+    assert any("4 of 40 pairs left out" in note for note in row.notes)
+    unparsed = {m.name: m for m in result.measures}["judge_unparsed"]
+    assert unparsed.kind == "rate" and unparsed.a == pytest.approx(0.1) and unparsed.b == 0.0
+    check = {c.key: c for c in result.scorer_check}
+    assert not check["judge_score"].flagged and check["judge_score"].n_probes >= 10  # the certificate ran on the judge
+    config = next(m["config"] for m in result.manifest["measures"] if m["name"] == "judge")
+    assert config["scale"] == [1, 5] and "from 1 (not at all) to 5" in config["rubric"] and len(config["rubric_sha256"]) == 64
+    assert result.manifest["options"]["judge_scale"] == [1, 5]
+    with pytest.raises(SpecError, match="scored both sides of 0 pair"):
+        fairtalk.score(a, b, axis="gender", measures=[f"judge:python:{judge_file}:rate"], judge_scale="6-9")

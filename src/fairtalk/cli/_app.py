@@ -213,6 +213,8 @@ def interrupted(store: Any = None) -> NoReturn:
     """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130."""
     if store is None or str(store).strip() in ("", IN_MEMORY):
         where = "; the answers so far were not kept (no run store file: give --store FILE to keep them and resume)"
+    elif not os.path.exists(str(store)):  # interrupted before the first answer: the empty store was removed
+        where = "; no answer had been generated yet"
     else:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
     say(f"interrupted{where}", style="yellow", stderr=True)

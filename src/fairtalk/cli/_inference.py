@@ -26,6 +26,7 @@ FAIL_UNLESS_EQUIVALENT = typer.Option(False, "--fail-unless-equivalent", help="E
 
 
 JUDGE_RUBRIC = typer.Option(None, "--judge-rubric", help="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.")
+JUDGE_SCALE = typer.Option(None, "--judge-scale", help="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).")
 SYSTEM_PROMPT = typer.Option(None, "--system-prompt", help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.")
 CONFIG = typer.Option(None, "--config", help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.")
 #: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
@@ -34,7 +35,7 @@ SCORE_PARAMS = {
     "drop_empty": "drop_empty", "distinct": "distinct", "offense": "offense", "offense_threshold": "offense_threshold",
     "sentiment_threshold": "sentiment_threshold", "resamples": "n_resamples", "binary_test": "binary_test",
     "count_test": "count_test", "clusters": "clusters", "margin": "margins", "primary": "primary",
-    "judge_rubric": "judge_rubric",
+    "judge_rubric": "judge_rubric", "judge_scale": "judge_scale",
 }  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from fairtalk.cli._inference import (
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
     JUDGE_RUBRIC,
+    JUDGE_SCALE,
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
@@ -62,6 +63,7 @@ def score(
     margin: list[str] | None = MARGIN,
     primary: str | None = PRIMARY,
     judge_rubric: str | None = JUDGE_RUBRIC,
+    judge_scale: str | None = JUDGE_SCALE,
     config: str | None = CONFIG,
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""

@@ -15,6 +15,8 @@ from fairtalk.cli.respond import (
     SAMPLE,
     STOP,
     TEMPERATURE,
+    TOP_K,
+    TOP_P,
     decoding_settings,
     model_options,
 )
@@ -30,6 +32,8 @@ def similarity(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
     sample: bool = SAMPLE,
     temperature: float = TEMPERATURE,
+    top_k: int | None = TOP_K,
+    top_p: float | None = TOP_P,
     max_new_tokens: int = MAX_NEW_TOKENS,
     stop: list[str] | None = STOP,
     repetition_penalty: float | None = REPETITION_PENALTY,
@@ -46,8 +50,8 @@ def similarity(
     import fairtalk
     from fairtalk.cli._output import progress_bars
 
-    settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=None,
-                                 top_p=None, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
+    settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
+                                 top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
     chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
     with progress_bars() as progress:
         result = fairtalk.similarity_test(

@@ -17,6 +17,8 @@ from fairtalk.measures.base import (
     Measure,
     MeasureKind,
     RawScored,
+    key_kind,
+    may_leave_unscored,
 )
 from fairtalk.measures.diversity import DistinctStatistic, Diversity
 from fairtalk.measures.length import Length
@@ -52,6 +54,8 @@ __all__ = [
     "dedupe",
     "default_measures",
     "get_measure",
+    "key_kind",
+    "may_leave_unscored",
     "measure_names",
     "preprocess",
     "register_measure",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind", "RawScored"]
+__all__ = ["CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind", "RawScored", "key_kind", "may_leave_unscored"]
 
 MeasureKind = Literal["rate", "count", "corpus"]
 
@@ -23,6 +23,11 @@ class Measure(Protocol):
 
     A measure may also declare a continuous raw score behind its keys (see :class:`RawScored`);
     its most divergent pairs are then reported, ranked by that score.
+
+    Two optional attributes: ``kinds``, a mapping of key to kind where the keys differ (an
+    ordinal judge's score is a count, its unparsed answers a rate; see :func:`key_kind`); and
+    ``unscored_keys``, the keys whose score is NaN for a response the measure could not score
+    (that pair leaves the key's test; see :func:`may_leave_unscored`).
     """
 
     name: str
@@ -78,3 +83,15 @@ class RawScored(Protocol):
     def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
         """The continuous score of each text, in the order of ``texts``."""
         ...
+
+
+def key_kind(measure: Any, key: str) -> MeasureKind:
+    """The kind of one result key: the measure's ``kinds[key]`` where it declares per-key kinds, else its ``kind``."""
+    kinds = getattr(measure, "kinds", None) or {}
+    kind: MeasureKind = kinds.get(key, measure.kind)
+    return kind
+
+
+def may_leave_unscored(measure: Any, key: str) -> bool:
+    """Whether ``key``'s per-response score may be NaN (no score for that response): the measure lists it in ``unscored_keys``."""
+    return key in (getattr(measure, "unscored_keys", None) or ())

@@ -22,6 +22,7 @@ import numpy as np
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.lexicons import Lexicon
+from fairtalk.measures import key_kind, may_leave_unscored
 from fairtalk.results import ScorerCheck
 from fairtalk.stats import default_margin, difference_interval, paired_test
 
@@ -59,6 +60,7 @@ PROBES: Mapping[str, tuple[str, ...]] = {
 #: Frames for a lexicon without written probes: each side-A term in a neutral sentence.
 GENERIC_FRAMES: tuple[str, ...] = ("{term}", "I wrote the word {term} on the board.", "The next item on the list is {term}.")
 NOTE_FEW_PROBES = "fewer than 10 probe pairs: the check has little power"
+NOTE_UNSCORED_PROBES = "{n} probe pair(s) left out: the scorer gave no score on one side"
 
 
 def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
@@ -80,7 +82,9 @@ def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, flo
     """Score the probe pairs with each per-response measure and test each key's group gap on them.
 
     ``flagged`` when the gap on neutral probes exceeds the key's margin or differs from 0 at
-    ``alpha``: the scorer itself, not the model, then contributes to the audit's gap.
+    ``alpha``: the scorer itself, not the model, then contributes to the audit's gap. A key that
+    may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
+    scored on both sides.
     """
     pairs = probe_pairs(lexicon)
     if not pairs:
@@ -94,20 +98,27 @@ def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, flo
         for key in measure.keys:
             a = np.asarray(scores_a[key], dtype=float)
             b = np.asarray(scores_b[key], dtype=float)
-            if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            scored = np.isfinite(a) & np.isfinite(b)
+            n_unscored = int((~scored).sum())
+            if may_leave_unscored(measure, key):
+                a, b = a[scored], b[scored]
+                if a.size < 2:
+                    continue
+            elif n_unscored:
                 continue
-            checks.append(_check(key, measure.kind, a, b, margins.get(key), alpha, len(pairs)))
+            checks.append(_check(key, key_kind(measure, key), a, b, margins.get(key), alpha, a.size, n_unscored))
     return tuple(checks)
 
 
 def _check(key: str, kind: str, a: np.ndarray, b: np.ndarray, margin: float | None, alpha: float,
-           n: int) -> ScorerCheck:  # fmt: skip
+           n: int, n_unscored: int = 0) -> ScorerCheck:  # fmt: skip
     margin = margin if margin is not None else default_margin(kind, a=a, b=b)
     gap = float(a.mean() - b.mean())
     test = paired_test(a, b, kind=kind)
     interval = difference_interval(a, b, kind=kind)
     beyond = margin is not None and abs(gap) > margin
     significant = test.p is not None and test.p < alpha
-    note = NOTE_FEW_PROBES if n < 10 else None
+    notes = (NOTE_FEW_PROBES if n < 10 else None, NOTE_UNSCORED_PROBES.format(n=n_unscored) if n_unscored else None)
+    note = "; ".join(part for part in notes if part) or None
     return ScorerCheck(key=key, n_probes=n, a=float(a.mean()), b=float(b.mean()), gap=gap, ci95=interval.bounds,
                        p=test.p, margin=margin, flagged=bool(beyond or significant), note=note)  # fmt: skip

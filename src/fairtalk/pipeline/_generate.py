@@ -9,6 +9,7 @@ failed side are left out of the :class:`~fairtalk.responses.ResponseSet`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -16,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
@@ -114,17 +116,69 @@ def cached_model(
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
 ) -> Iterator[CachingResponder]:
-    """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast."""
-    with ExitStack() as opened:
+    """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast.
+
+    A run that fails before anything was stored (a server that is down, too few pairs) removes
+    the store file it created, and the folders it created for it when they are left empty.
+    """
+    created = new_paths(store)
+    try:
         run_store, own_store = open_store(store)
+    except BaseException:
+        remove_new_store(created)  # the folders made for a store that could not open
+        raise
+    try:
+        with ExitStack() as opened:
+            responder, own_model = open_model(model, model_args)
+            if own_model:
+                opened.callback(responder.close)
+            preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
+            yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
+                                   model_version=model_version)  # fmt: skip
+    except BaseException:
+        if own_store and created and _holds_nothing(run_store):
+            run_store.close()
+            remove_new_store(created)
+        raise
+    finally:
         if own_store:
-            opened.callback(run_store.close)
-        responder, own_model = open_model(model, model_args)
-        if own_model:
-            opened.callback(responder.close)
-        preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
-        yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
-                               model_version=model_version)  # fmt: skip
+            run_store.close()
+
+
+def new_paths(store: str | os.PathLike[str] | RunStore | None) -> tuple[Path, ...]:
+    """The store file and the folders above it that do not exist yet (none for a store that exists or is not a file)."""
+    if not isinstance(store, (str, os.PathLike)) or str(store) == ":memory:":
+        return ()
+    path = Path(store)
+    missing: list[Path] = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return tuple(missing)
+
+
+def _holds_nothing(store: RunStore) -> bool:
+    """Whether the store holds no answer and no error (False when it cannot be read: then it is kept)."""
+    try:
+        return store.count() == 0 and store.count(errors=True) == 0
+    except FairtalkError:
+        return False
+
+
+def remove_new_store(created: Sequence[Path]) -> None:
+    """Remove a store file this run created (with its WAL and journal files), then the folders it created, if empty."""
+    if not created:
+        return
+    store, folders = created[0], created[1:]
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            store.with_name(store.name + suffix).unlink(missing_ok=True)
+    for folder in folders:  # deepest first
+        try:
+            folder.rmdir()
+        except OSError:
+            _LOG.debug("kept %s: not empty", folder)
+            return
 
 
 def generate(

@@ -8,13 +8,14 @@ per-pair scores and returns one row of the result.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from fairtalk.errors import SpecError
+from fairtalk.measures import key_kind
 from fairtalk.stats import (
     CorpusBootstrap,
     Equivalence,
@@ -33,7 +34,7 @@ from fairtalk.stats import (
     z_test,
 )
 
-__all__ = ["BINARY_TESTS", "COUNT_TESTS", "Inference", "compare", "corpus_row"]
+__all__ = ["BINARY_TESTS", "COUNT_TESTS", "Inference", "compare", "compare_scored", "complete_means", "corpus_row"]
 
 #: Below this many Bell-McCaffrey degrees of freedom, a few dialogues hold most pairs: say so.
 FEW_CLUSTERS_DF = 20
@@ -44,6 +45,10 @@ BINARY_TESTS = {"exact": "mcnemar_exact", "midp": "mcnemar_midp"}
 #: ``--count-test``: ``mean`` (exact sign-flip, else t; tests the mean) or ``wilcoxon`` (signed-rank, with Hodges-Lehmann).
 COUNT_TESTS = ("mean", "wilcoxon")
 _NOTE_NO_MARGIN = "no default margin (the scores do not vary); give one with --margin {name}=VALUE"
+NOTE_UNSCORED = ("{n} of {total} pairs left out of this key: the measure gave no score on one side "
+                 "(a judge's answer with no number in its scale, counted in its _unparsed rate)")
+_MSG_TOO_FEW_SCORED = ("measure key {name!r} scored both sides of {n} pair(s) of {total}, need at least 2; for a "
+                       "judge, check that the rubric asks for a number in its scale (--judge-scale)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +92,7 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
 
 def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
     """One per-response key: side means, the paper's Z, the paired test, CI, equivalence, effect size, power."""
-    kind = measure.kind
+    kind = key_kind(measure, name)
     method = opts.method(kind)
     mean_a, mean_b = float(a.mean()), float(b.mean())
     z = z_test(a, b)
@@ -120,6 +125,28 @@ def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inferen
         "equivalence": equivalence, "mde_se_interval": interval.bounds,
         "varies": bool(np.any(d != 0)),
     }  # fmt: skip
+
+
+def compare_scored(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+    """:func:`compare` over the pairs the measure scored on both sides (NaN: no score), saying how many it left out."""
+    scored = np.isfinite(a) & np.isfinite(b)
+    if scored.all():
+        return compare(name, measure, a, b, opts)
+    n_scored = int(scored.sum())
+    if n_scored < 2:
+        raise SpecError(_MSG_TOO_FEW_SCORED.format(name=name, n=n_scored, total=a.size))
+    clusters = None if opts.clusters is None else tuple(c for c, keep in zip(opts.clusters, scored) if keep)
+    row = compare(name, measure, a[scored], b[scored], replace(opts, clusters=clusters))
+    row["notes"] = (*row["notes"], NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size))
+    return row
+
+
+def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Each side's mean over the pairs scored on both sides (NaN where none is)."""
+    scored = np.isfinite(a) & np.isfinite(b)
+    if not scored.any():
+        return float("nan"), float("nan")
+    return float(a[scored].mean()), float(b[scored].mean())
 
 
 def corpus_row(name: str, measure: Any, values: tuple[float, float], inference: CorpusBootstrap,

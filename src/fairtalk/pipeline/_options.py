@@ -19,6 +19,7 @@ from typing import Any
 from fairtalk.errors import InputError, SpecError
 from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
 from fairtalk.measures.diversity import DEFINITIONS
+from fairtalk.measures.judge import parse_scale
 from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
 
 __all__ = [
@@ -42,6 +43,7 @@ _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:M
 JUDGE_PREFIX = "judge:"
 _MSG_JUDGES = "{name}: give one judge:SPEC with a model spec after 'judge:' (one judge per run), got {value!r}"
 _MSG_RUBRIC = "{name} must be a text with {{response}} exactly once where the response goes, got {value!r}"
+_MSG_SCALE = "{name} must be LOW-HIGH, two whole numbers >= 0 with LOW < HIGH (e.g. 1-5), got {value!r}"
 _MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
 _MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
 _MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
@@ -95,6 +97,8 @@ class ScoreOptions:
 
     Every field is an option of :func:`fairtalk.score` (see it for their meaning). Sequences
     become tuples (a string is split at commas) and ``margins`` a read-only mapping.
+    ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
+    score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
     ``names`` only renames the options in error messages (the CLI passes its flags, so an
     error names ``--resamples`` rather than ``n_resamples``).
 
@@ -133,6 +137,7 @@ class ScoreOptions:
     power: float = 0.8
     scorer_check: bool = True
     judge_rubric: str | None = None
+    judge_scale: tuple[int, int] | None = None
     names: InitVar[Mapping[str, str] | None] = None
 
     def __post_init__(self, names: Mapping[str, str] | None) -> None:
@@ -152,6 +157,10 @@ class ScoreOptions:
         if self.judge_rubric is not None and (not isinstance(self.judge_rubric, str)
                                               or self.judge_rubric.count("{response}") != 1):  # fmt: skip
             raise SpecError(_MSG_RUBRIC.format(name=name("judge_rubric"), value=self.judge_rubric))
+        try:
+            object.__setattr__(self, "judge_scale", parse_scale(self.judge_scale))
+        except SpecError:
+            raise SpecError(_MSG_SCALE.format(name=name("judge_scale"), value=self.judge_scale)) from None
         object.__setattr__(self, "measures", measures)
         primary = split_names(self.primary, name("primary"))
         if primary is not None and not all(isinstance(key, str) for key in primary):
@@ -249,6 +258,7 @@ class ScoreOptions:
             out["measures"] = [m if isinstance(m, str) else getattr(m, "name", type(m).__name__) for m in self.measures]
         out["margins"] = dict(self.margins)
         out["primary"] = None if self.primary is None else list(self.primary)
+        out["judge_scale"] = None if self.judge_scale is None else list(self.judge_scale)
         return out
 
 

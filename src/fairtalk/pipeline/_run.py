@@ -125,7 +125,8 @@ def audit(
     score : ScoreOptions or mapping, optional
         The scoring options; each of them may also be given on its own (``alpha=0.01``):
     measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
-    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power
+    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power,
+    judge_rubric, judge_scale
         As for :func:`fairtalk.score` (fields of :class:`ScoreOptions`).
 
     Returns

@@ -13,13 +13,7 @@ import numpy as np
 from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import (
-    RawScored,
-    default_measures,
-    get_measure,
-    score_unique,
-)
-from fairtalk.measures.judge import Judge
+from fairtalk.measures import RawScored, may_leave_unscored, score_unique
 from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
@@ -28,10 +22,13 @@ from fairtalk.pipeline._inference import (
     Inference,
     check_finite,
     compare,
+    compare_scored,
+    complete_means,
     corpus_margin,
     corpus_row,
 )
-from fairtalk.pipeline._options import JUDGE_PREFIX, ScoreOptions
+from fairtalk.pipeline._measures import build_measures, close_judges
+from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
@@ -39,7 +36,6 @@ from fairtalk.stats import corpus_bootstrap
 __all__ = ["MASK_TOKEN", "MAX_PERMUTATIONS", "METHODS", "prepare_scores", "score"]
 
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
-_MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 _NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
@@ -48,8 +44,6 @@ _NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they co
 MAX_PERMUTATIONS = 1000
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
-#: Tokens a judge may answer with (a yes or a no, and room for a short phrase).
-_JUDGE_TOKENS = 8
 
 
 def _package_version(name: str) -> str:
@@ -57,58 +51,6 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "unknown"
-
-
-def _judge(spec: str, lexicon: Lexicon, rubric: str | None) -> Judge:
-    """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked."""
-    from fairtalk.lexicons.identity import identity_terms
-    from fairtalk.measures.judge import DEFAULT_RUBRIC
-    from fairtalk.models import DecodingSettings, load_responder, preflight
-
-    responder = load_responder(spec)
-    try:
-        preflight(responder)
-    except BaseException:
-        responder.close()
-        raise
-    settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
-
-    def ask(prompts: list[str]) -> list[str]:
-        return responder.respond(prompts, settings, seeds=[0] * len(prompts))
-
-    terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
-    return Judge(ask, rubric=rubric or DEFAULT_RUBRIC, mask_terms=terms, judge=responder.fingerprint,
-                 close=responder.close)  # fmt: skip
-
-
-def _build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
-    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model."""
-    if measures is None:
-        return default_measures(lexicon, **{k: v for k, v in options.items() if k != "judge_rubric"})
-    per_name = {
-        "diversity": {"definition": options["distinct"]},
-        "offense": {"scorer": options["offense"], "threshold": options["offense_threshold"]},
-        "sentiment": {
-            "positive_threshold": options["sentiment_threshold"],
-            "negative_threshold": -options["sentiment_threshold"],
-        },
-        "attribute_words": {"lexicon": lexicon},
-    }
-    built: list[Any] = []
-    for item in measures:
-        if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
-            built.append(_judge(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric")))
-        elif isinstance(item, str):
-            built.append(get_measure(item, **per_name.get(item, {})))
-        else:  # a Measure or CorpusMeasure (ScoreOptions checked)
-            built.append(item)
-    seen: set[str] = set()
-    for measure in built:
-        for key in measure.keys:
-            if key in seen:
-                raise SpecError(_MSG_DUPLICATE_KEY.format(key=key))
-            seen.add(key)
-    return built
 
 
 def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -122,7 +64,8 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
 def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray) -> dict[str, tuple]:
     scores = score_unique(measure, uniques)
     for key in measure.keys:
-        check_finite(key, np.asarray(scores[key], dtype=float), uniques)
+        values = np.asarray(scores[key], dtype=float)
+        check_finite(key, np.nan_to_num(values, nan=0.0) if may_leave_unscored(measure, key) else values, uniques)
     return {key: (scores[key][ia], scores[key][ib]) for key in measure.keys}
 
 
@@ -145,7 +88,7 @@ def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str]
             out.update(_corpus_values(measure, masked, ia, ib)[1])
         else:
             for key, (sa, sb) in _per_response(measure, masked, ia, ib).items():
-                out[key] = (float(sa.mean()), float(sb.mean()))
+                out[key] = complete_means(sa, sb)
     return out
 
 
@@ -244,6 +187,12 @@ def score(
     scorer_check : bool
         Run the scorer certificate: each measure scores neutral probe sentences and their
         counterfactuals, and a scorer whose own gap exceeds its margin is flagged.
+    judge_rubric : str, optional
+        The question a ``judge:SPEC`` measure asks about each response, with ``{response}``.
+    judge_scale : str or (int, int), optional
+        ``"1-5"``: the judge answers with a score on that scale (``judge_score``, a count; pairs
+        with no number in it on a side leave that key's test and count in ``judge_unparsed``).
+        None (the default): yes/no answers (``judge_yes``).
 
     Returns
     -------
@@ -283,14 +232,13 @@ def prepare_scores(
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     measure_options = {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
-                       "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric}  # fmt: skip
-    built = _build_measures(o.measures, lexicon, measure_options)
+                       "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric,
+                       "judge_scale": o.judge_scale}  # fmt: skip
+    built = build_measures(o.measures, lexicon, measure_options)
     try:
         return _scored(responses, lexicon, built, measure_options, o)
     finally:
-        for measure in built:
-            if isinstance(measure, Judge):
-                measure.close()
+        close_judges(built)
 
 
 def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any],
@@ -321,7 +269,7 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
                      for key in measure.keys]  # fmt: skip
             continue
         scored = _per_response(measure, uniques, ia, ib)
-        rows.extend(compare(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
+        rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if isinstance(measure, RawScored):
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     rows += _token_limit_rows(rs, opts)

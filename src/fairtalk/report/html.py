@@ -11,6 +11,7 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
+from fairtalk.report.decoding import result_decoding
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.plots import bar_chart_png, png_data_uri
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
@@ -117,6 +118,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "left_out": left_out_note(result),
         "alpha": f"{result.alpha:g}",
         "correction": correction_name(result),
+        "decoding": result_decoding(result),
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "biased": [measure_label(name) for name in result.biased()],

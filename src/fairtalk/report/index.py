@@ -20,6 +20,7 @@ from fairtalk.files import (
 )
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
+from fairtalk.report.decoding import decoding_text
 from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
@@ -97,7 +98,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "corpus": run.corpus,
         "split": run.split,
         "seed": run.seed,
-        "settings": json.dumps(jsonable(dict(run.settings)), sort_keys=True),
+        "settings": decoding_text(run.settings),
         "alpha": ", ".join(sorted({f"{r.alpha:g}" for r in run.results.values()})),
         "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),

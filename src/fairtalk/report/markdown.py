@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.files import write_text_atomic
+from fairtalk.report.decoding import result_decoding
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
@@ -64,6 +65,7 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         "",
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
+        *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *((f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")

@@ -1,0 +1,83 @@
+"""The measures of a scoring run: built from names (with score()'s options) or given as objects; ``judge:SPEC`` gets a model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import Lexicon
+from fairtalk.measures import default_measures, get_measure
+from fairtalk.measures.judge import Judge
+from fairtalk.pipeline._options import JUDGE_PREFIX
+
+__all__ = ["build_measures", "close_judges", "judge_measure"]
+
+_MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
+#: The options that only a judge takes.
+_JUDGE_OPTIONS = ("judge_rubric", "judge_scale")
+#: Tokens a judge may answer with (a yes or a no, a number, and room for a short phrase).
+_JUDGE_TOKENS = 8
+
+
+def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None) -> Judge:
+    """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked."""
+    from fairtalk.lexicons.identity import identity_terms
+    from fairtalk.models import DecodingSettings, load_responder, preflight
+
+    responder = load_responder(spec)
+    try:
+        preflight(responder)
+    except BaseException:
+        responder.close()
+        raise
+    settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
+
+    def ask(prompts: list[str]) -> list[str]:
+        return responder.respond(prompts, settings, seeds=[0] * len(prompts))
+
+    terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
+    return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=responder.close,
+                 scale=scale)  # fmt: skip
+
+
+def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
+    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model."""
+    if measures is None:
+        return default_measures(lexicon, **{k: v for k, v in options.items() if k not in _JUDGE_OPTIONS})
+    per_name = {
+        "diversity": {"definition": options["distinct"]},
+        "offense": {"scorer": options["offense"], "threshold": options["offense_threshold"]},
+        "sentiment": {
+            "positive_threshold": options["sentiment_threshold"],
+            "negative_threshold": -options["sentiment_threshold"],
+        },
+        "attribute_words": {"lexicon": lexicon},
+    }
+    built: list[Any] = []
+    try:
+        for item in measures:
+            if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
+                built.append(judge_measure(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric"),
+                                           options.get("judge_scale")))  # fmt: skip
+            elif isinstance(item, str):
+                built.append(get_measure(item, **per_name.get(item, {})))
+            else:  # a Measure or CorpusMeasure (ScoreOptions checked)
+                built.append(item)
+        seen: set[str] = set()
+        for measure in built:
+            for key in measure.keys:
+                if key in seen:
+                    raise SpecError(_MSG_DUPLICATE_KEY.format(key=key))
+                seen.add(key)
+    except BaseException:
+        close_judges(built)
+        raise
+    return built
+
+
+def close_judges(measures: Sequence[Any]) -> None:
+    """Release the model of every judge among ``measures``."""
+    for measure in measures:
+        if isinstance(measure, Judge):
+            measure.close()
