@@ -34,6 +34,8 @@ from fairtalk.jsonl import jsonable as jsonable
 from fairtalk.lexicons import AttributeList as AttributeList
 from fairtalk.lexicons import Lexicon as Lexicon
 from fairtalk.lexicons import WordPair as WordPair
+from fairtalk.lexicons import axis_groups as axis_groups
+from fairtalk.lexicons import axis_names as axis_names
 from fairtalk.lexicons import builtin_axes as builtin_axes
 from fairtalk.lexicons import expand_axis as expand_axis
 from fairtalk.lexicons import load_attributes as load_attributes
@@ -46,7 +48,7 @@ from fairtalk.measures import get_measure as get_measure
 from fairtalk.measures import measure_names as measure_names
 from fairtalk.measures import score_unique as score_unique
 from fairtalk.measures.regard import Regard as Regard
-from fairtalk.measures.regard_model import train_regard as train_regard
+from fairtalk.measures.regard_train import train_regard as train_regard
 from fairtalk.models import BaseResponder as BaseResponder
 from fairtalk.models import DecodingSettings as DecodingSettings
 from fairtalk.models import Responder as Responder
@@ -209,6 +211,8 @@ __all__ = [
     "check_pairs",
     "expand_axis",
     "build_prompts",
+    "axis_groups",
+    "axis_names",
     "builtin_axes",
     "certify_regard",
     "check_regard_labels",

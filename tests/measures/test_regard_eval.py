@@ -53,7 +53,7 @@ def test_shipped_model_agrees_with_published_labels() -> None:
     from fairtalk.prompts.completions import label_completions
     from fairtalk.prompts.published import read_published
 
-    frame = read_published(PUBLISHED).frame
+    frame = read_published(PUBLISHED).frame.sample(3000, random_state=0)  # the encoder scores ~200 texts/s
     truth = frame["label"].to_numpy().astype(np.int64)
     predicted = label_completions(frame)["label"].to_numpy().astype(np.int64)  # masks the frame's groups
     polar = truth != 2
@@ -93,3 +93,4 @@ def test_shipped_model_meets_the_targets_on_blind_hand_labels() -> None:
     ours_off = [abs(g["predicted"][k] - g["gold"][k]) for g in check.gaps.values() for k in ("negative", "positive")]
     sheng_off = [abs(g["predicted"][k] - g["gold"][k]) for g in sheng.gaps.values() for k in ("negative", "positive")]
     assert max(ours_off) < max(sheng_off)  # fairtalk's gaps are closer to the hand labels than the published ones
+    assert max(ours_off) <= 0.05, check.gaps  # issue 11: every pair gap within 5 points of the hand labels

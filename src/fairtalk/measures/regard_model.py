@@ -41,7 +41,6 @@ __all__ = [
     "lexicon_features",
     "load_regard_model",
     "read_labelled",
-    "train_regard",
     "train_regard_model",
 ]
 
@@ -56,8 +55,8 @@ _BLOCKS: dict[str, dict[str, Any]] = {
 #: cross-validation on the labelled set; see prompts/data/README.md).
 DEFAULT_C = 10.0
 DEFAULT_LEXICON_WEIGHT = 0.25
-#: ``train_regard(encoder=...)`` choices: TF-IDF (base install) or a sentence encoder (extra).
-ENCODERS: tuple[str, ...] = ("tfidf", "minilm")
+#: ``train_regard(encoder=...)`` choices (:mod:`fairtalk.measures.regard_train`).
+ENCODERS: tuple[str, ...] = ("tfidf", "minilm", "minilm-ft")
 _LEXICON = {"name": "vader", "features": ["neg", "pos", "compound"]}
 _SHAPED = {"name": "vader+shape", "features": ["neg", "pos", "compound", *SHAPE_FEATURES]}
 
@@ -68,7 +67,6 @@ _MSG_FEW = "need at least {n} examples of each of at least two labels to train (
 _MSG_FORMAT = "not a fairtalk regard model (config.json format is {found!r}, expected {FORMAT!r})"
 _MSG_MISSING_SKLEARN = "training and using the regard classifier need scikit-learn: pip install scikit-learn"
 _MSG_MISSING_VADER = "the regard classifier's lexicon features need vaderSentiment: pip install vaderSentiment"
-_MSG_ENCODER = "unknown regard encoder {given!r}"
 _MSG_WEIGHT = "lexicon_weight must be >= 0, got {given!r}"
 _ANALYZER: list[Any] = []
 
@@ -134,8 +132,8 @@ class TrainReport:
     n_examples: int
     n_by_label: dict[str, int]
     cv_folds: int
-    cv_accuracy: float
-    cv_macro_f1: float
+    cv_accuracy: float | None
+    cv_macro_f1: float | None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -259,10 +257,12 @@ def load_regard_model(directory: str | os.PathLike[str]) -> Any:
         found = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("format")
     except (OSError, ValueError, AttributeError) as exc:
         raise InputError(f"cannot read the regard model: {exc}", path=str(folder)) from exc
-    from fairtalk.measures import regard_embed
+    from fairtalk.measures import regard_embed, regard_finetuned
 
     if found == regard_embed.FORMAT:
         return regard_embed.EmbeddingRegardModel.load(folder)
+    if found == regard_finetuned.FORMAT:
+        return regard_finetuned.FinetunedRegardModel.load(folder)
     return RegardModel.load(folder)
 
 
@@ -340,60 +340,3 @@ def train_regard_model(
         lexicon_weight=float(lexicon_weight), shape=True,
     )
     return model, report
-
-
-def train_regard(
-    data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float | None = None, cv: int = 5,
-    seed: int = 0, encoder: str = "tfidf", lexicon_weight: float | None = None,
-) -> TrainReport:
-    """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
-
-    The texts are masked as at scoring time (every identity term of the default groups becomes
-    ``XYZ``), so the model never learns from a group word. The folder then works as a scorer:
-    ``Regard(scorer="path:OUT_DIR")``. Its ``config.json``
-    records the data file's name and sha256, the seed, the settings and the cross-validated
-    accuracy and macro-F1.
-
-    Parameters
-    ----------
-    c : float, optional
-        Inverse regularisation strength (default :data:`DEFAULT_C` for ``tfidf``, the
-        embedding module's own default for ``minilm``).
-    encoder : {"tfidf", "minilm"}
-        ``tfidf``: TF-IDF + VADER features (base install). ``minilm``: all-MiniLM-L6-v2
-        sentence embeddings (needs ``pip install 'fairtalk[regard]'``, which brings torch).
-    lexicon_weight : float, optional
-        Weight of the VADER block of the ``tfidf`` encoder (default
-        :data:`DEFAULT_LEXICON_WEIGHT`; 0 turns it off).
-
-    Raises
-    ------
-    InputError
-        Unreadable or malformed data, too few examples per label, or an unwritable folder.
-    SpecError
-        Unknown encoder, or a negative ``lexicon_weight``.
-    """
-    if encoder not in ENCODERS:
-        raise SpecError(_MSG_ENCODER.format(given=encoder), choices=ENCODERS, given=encoder)
-    from fairtalk.measures import regard_embed  # torch loads only when a text is encoded
-    from fairtalk.measures.regard import mask_groups
-
-    texts, labels = read_labelled(data)
-    texts = [mask_groups(t) for t in texts]  # as Regard.prepare masks at scoring time
-    provenance = {"training_data_sha256": file_sha256(data), "masked": "identity terms of the default groups"}
-    model: RegardModel | regard_embed.EmbeddingRegardModel
-    if encoder == "tfidf":
-        model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv, seed=seed,
-                                           source=Path(data).name,
-                                           lexicon_weight=DEFAULT_LEXICON_WEIGHT if lexicon_weight is None else lexicon_weight)
-    else:
-        model, report = regard_embed.train_embedding_model(
-            texts, labels, encoder=encoder, c=regard_embed.DEFAULT_C if c is None else c, cv=cv, seed=seed,
-            source=Path(data).name,
-        )
-    model.config.update(provenance)
-    try:
-        model.save(out_dir)
-    except OSError as exc:
-        raise InputError(f"cannot write the model: {exc}", path=str(out_dir)) from exc
-    return report
