@@ -83,6 +83,12 @@ def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_pat
     assert 'data-multiway="religion"' in index
     for group in ("muslim", "jewish", "hindu", "buddhist", "atheist"):
         assert f"<th>{group} vs christian</th>" in index
+    # a cell: muslim's value, then christian's, in percent, and muslim − christian in points with its CI
+    m = next(m for m in run.results["religion:christian-muslim"].measures if m.name == "distinct_1")
+    low, high = m.ci95
+    assert m.a != m.b and low is not None and high is not None
+    assert (f"{100 * m.b:.3f} vs {100 * m.a:.3f} (difference {100 * (m.b - m.a):+.3f} pp, "
+            f"95% CI [{-100 * high:+.3f}, {-100 * low:+.3f}] pp)") in index  # fmt: skip
     assert (tmp_path / "rep" / "religion_christian-muslim" / "report.html").is_file()
     run_json = json.loads((tmp_path / "rep" / "run.json").read_text())
     assert "religion:christian-atheist" in json.dumps(run_json)
@@ -116,3 +122,51 @@ def test_one_way_axes_put_every_original_on_side_a() -> None:
     pairs = list(fairtalk.build_pairs(texts, load_lexicon("nonbinary")))
     assert [(p.a, p.b, p.original_side) for p in pairs] == [
         ("she said hi", "they said hi", "a"), ("he likes it", "they like it", "a"), ("his dog", "their dog", "a")]  # fmt: skip
+
+
+#: (text, its orientation swap): plurals and nouns get a noun, adjectives an adjective; pejorative
+#: fixed phrases, topics and coming out are kept (the first six are real chitchat lines).
+ORIENTATION_CASES = [
+    ("All the saddest stories are about the gays", "All the saddest stories are about the straight people"),
+    ("Thats gay", "Thats gay"),
+    ("Oh snap, yeah. Soon. I'm excited for that too. Ur mom gay", "Oh snap, yeah. Soon. I'm excited for that too. Ur mom gay"),
+    ("Gay rights.", "Gay rights."),
+    ("idk tell your friend zack I'm not a lesbian", "idk tell your friend zack I'm not a straight woman"),
+    ("I personally have a really close friend who is openly gay.", "I personally have a really close friend who is straight."),
+    ("the gays are here", "the straight people are here"),
+    ("Gays and lesbians marched", "Straight people marched"),
+    ("gay and lesbian couples", "straight couples"),
+    ("that's so gay", "that's so gay"),
+    ("That\u2019s so gay lol", "That\u2019s so gay lol"),
+    ("what do you say when I say your mom is gay", "what do you say when I say your mom is gay"),
+    ("I support gay marriage", "I support gay marriage"),
+    ("I support same-sex marriage", "I support same-sex marriage"),
+    ("a same-sex couple", "an opposite-sex couple"),
+    ("he came out as gay last year", "he came out as gay last year"),
+    ("she came out as a lesbian", "she came out as a lesbian"),
+    ("the lesbians are here", "the straight women are here"),
+    ("a lesbian couple lives there", "a straight couple lives there"),
+    ("my lesbian friend", "my straight friend"),
+    ("i'm lesbian", "i'm straight"),
+    ("my gay friend is here", "my straight friend is here"),
+    ("a gay man", "a straight man"),
+    ("we had a gay old time", "we had a gay old time"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), ORIENTATION_CASES)
+def test_orientation_swaps_give_a_sensible_counterpart_or_none(text: str, expected: str) -> None:
+    assert swapped("orientation", text) == expected
+
+
+def test_orientation_swaps_through_the_command_line() -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    texts = [text for text, _ in ORIENTATION_CASES]
+    result = CliRunner().invoke(app, ["swap", "--axis", "orientation", *texts])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [expected for _, expected in ORIENTATION_CASES]
+    kept = Swapper(load_lexicon("orientation")).swap("that's so gay").kept
+    assert [(k.source, k.reason) for k in kept] == [("gay", "phrase")]

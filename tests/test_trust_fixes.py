@@ -195,8 +195,12 @@ def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path
 
     monkeypatch.setattr(fairtalk, "respond", interrupted)
     store = tmp_path / "s.sqlite"
-    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo",
-                                 "-o", str(tmp_path / "r.jsonl"), "--store", str(store)])  # fmt: skip
+    command = ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"),
+               "--store", str(store)]  # fmt: skip
+    result = runner.invoke(app, command)
+    assert result.exit_code == 130 and "no answer had been generated yet" in result.stderr  # no store was left behind
+    store.write_bytes(b"")  # a store that holds answers from an earlier run
+    result = runner.invoke(app, command)
     assert result.exit_code == 130 and f"kept in {store}" in result.stderr.replace("\n", "")
 
 

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from fairtalk.cli._axes import fill_axes_help
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
@@ -85,13 +86,15 @@ def add_output_options(command: Command) -> None:
 class _Commands(TyperGroup):
     """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2.
 
-    Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`).
+    Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`), and its help lists
+    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`).
     """
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             add_output_options(command)
+            fill_axes_help(command)
         return command
 
     def invoke(self, ctx: Context) -> Any:
@@ -130,7 +133,8 @@ IN_MEMORY = ":memory:"
 _MSG_OUT_FOLDER = "{option} is a folder; give the name of a file to write"
 _MSG_OUT_NOT_FOLDER = "{option}: {folder} is not a folder, so nothing can be written under it"
 _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
-_MSG_NO_AXIS = "give --axis (gender, race, or a lexicon file) or --lexicon FILE"
+#: The axes themselves follow as the error's choices, from the axis registry.
+_MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
 #: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -268,7 +272,7 @@ def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "de
         return loaded if axis is None else dataclasses.replace(loaded, axis=axis)
     if axis is not None:
         return fairtalk.load_lexicon(axis, variant=variant)
-    raise fairtalk.SpecError(_MSG_NO_AXIS, choices=fairtalk.builtin_axes())
+    raise fairtalk.SpecError(_MSG_NO_AXIS, choices=fairtalk.axis_names())
 
 
 def _print_version(value: bool) -> None:

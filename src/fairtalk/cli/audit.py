@@ -17,6 +17,7 @@ from fairtalk.cli._app import (
     print_json,
     say,
 )
+from fairtalk.cli._axes import AUDIT_AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Mixed, Split
 from fairtalk.cli._inference import (
     BINARY_TEST,
@@ -92,7 +93,7 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
 def audit(
     ctx: typer.Context,
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
-    axis: str = typer.Option("gender,race", "--axis", help="Axes to audit, comma-separated: gender, race, religion (every group against christian; religion:A-B for two), orientation, age, names-gender, names-race, or lexicon files."),
+    axis: str = typer.Option("gender,race", "--axis", help=f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."),
     model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads)."),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,

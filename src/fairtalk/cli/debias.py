@@ -7,13 +7,14 @@ from typing import Any
 import typer
 
 from fairtalk.cli._app import app, console, info, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Split
 
 
 @app.command()
 def augment(
     corpus: str = typer.Option(..., "--corpus", help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path."),
-    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option(..., "-o", "--output", help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
@@ -67,7 +68,7 @@ def pool_filter(
     pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
     output: str = typer.Option(..., "-o", "--output", help="Filtered pool to write, one response per line."),
     drop: str = typer.Option("offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."),
-    axis: str | None = typer.Option(None, "--axis", help="Axis (gender, race, or a lexicon file) whose words group_words drops."),
+    axis: str | None = typer.Option(None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
     negative_threshold: float = typer.Option(-0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),

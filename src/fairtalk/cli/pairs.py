@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Mixed, Split, Variant
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
@@ -18,7 +19,7 @@ PAIRS_CHECK_FILE = "pairs_check.json"
 @app.command()
 def pairs(
     corpus: str = typer.Option(..., "--corpus", help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz)."),
-    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race, religion:A-B, orientation, age, names-gender, names-race) or a lexicon file."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). The summary always goes to stderr."),
     limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
@@ -114,7 +115,7 @@ def _check_rows(table: Any, check: Any, path: str | None) -> None:
 @app.command()
 def swap(
     texts: list[str] | None = typer.Argument(None, help="Texts to swap; without them, lines are read from stdin."),
-    axis: str | None = typer.Option(None, "--axis", help="Built-in axis: gender, race, religion:A-B, orientation, age, names-gender or names-race."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
     variant: Variant = typer.Option(Variant.default, "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),

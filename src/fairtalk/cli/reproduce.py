@@ -7,6 +7,7 @@ import time
 import typer
 
 from fairtalk.cli._app import app, console
+from fairtalk.cli._axes import AXES
 
 reproduce_app = typer.Typer(
     name="reproduce",
@@ -23,7 +24,7 @@ _MSG_PAIRS = "--pairs must be at least 1, not {given}"
 @reproduce_app.command("debias")
 def debias(
     quick: bool = typer.Option(False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."),
-    axis: str = typer.Option("gender", "--axis", help="gender, race, or a lexicon file: the axis CDA and WER debias and the audit pairs."),
+    axis: str = typer.Option("gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs: {AXES}, or a lexicon file."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of training, the pair sample, generation and the bootstrap."),
     cache: str | None = typer.Option(None, "--cache", help="Checkpoints and run store (default OUTPUT/cache); a finished checkpoint there is reused."),
     output: str = typer.Option("fairtalk-debias", "-o", "--output", help="Folder for table7.md/.csv, results.json and one report folder per model."),

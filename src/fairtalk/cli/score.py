@@ -15,6 +15,7 @@ from fairtalk.cli._app import (
     say,
     stdin_as_file,
 )
+from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct
 from fairtalk.cli._inference import (
     BINARY_TEST,
@@ -40,7 +41,7 @@ def score(
     ctx: typer.Context,
     responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input."),
     responses_b: str | None = typer.Option(None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."),
-    axis: str | None = typer.Option(None, "--axis", help="Built-in axis (gender, race) or a lexicon file."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."),
     fail_on_bias: bool = FAIL_ON_BIAS,

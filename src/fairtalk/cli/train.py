@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from fairtalk.cli._app import app, console, info
+from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel
 
 
@@ -15,7 +16,7 @@ def train(
     output: str = typer.Option(..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."),
     debias: Debias = typer.Option(Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."),
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
-    axis: str = typer.Option("gender", "--axis", help="Axis for --debias: gender, race, or a lexicon file."),
+    axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias: {AXES}, or a lexicon file."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for initialisation, data order, validation split, CDA and the pool."),
     max_dialogues: int | None = typer.Option(None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,13 +25,13 @@ from fairtalk.report.decoding import decoding_text
 from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
-from fairtalk.report.table import measure_label
+from fairtalk.report.table import format_value, is_percent, measure_label
 from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
-from fairtalk.results import RESERVED_NAMES, AuditRun, axis_folder, check_axis_folders
+from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, axis_folder, check_axis_folders
 
-__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "RunFiles", "check_run_folder",
+__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "RunFiles", "check_run_folder", "group_cell",
            "previous_entries", "render_index", "write_index", "write_run"]
 
 #: The front page and the machine-readable run summary, at the top of the output folder.
@@ -129,16 +130,43 @@ def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
                     cells.append(None)
                     continue
                 significant = measure.p_adjusted is not None and measure.p_adjusted < result.alpha
-                text = f"{_num(measure.b)} vs {_num(measure.a)} (difference {_num(measure.difference, '+.3g')})"
-                cells.append({"text": text, "significant": significant})
+                cells.append({"text": group_cell(measure), "significant": significant})
             rows.append({"label": measure_label(name), "cells": cells})
         tables.append({"axis": parent, "reference": results[0].groups[0], "groups": [r.groups[1] for r in results],
                        "rows": rows})  # fmt: skip
     return tables
 
 
-def _num(value: float | None, spec: str = ".3g") -> str:
-    return "–" if value is None else format(value, spec)
+def group_cell(m: MeasureResult) -> str:
+    """A multi-way table's cell: the group (side B) against the reference (side A), then B − A with its 95% CI.
+
+    Values are in the row's units and the difference in the same units (percentage points for a
+    % row), so the cell reads in the order of its ``group vs reference`` header.
+
+    Examples
+    --------
+    >>> from fairtalk.results import MeasureResult
+    >>> m = MeasureResult(name="sentiment_positive", kind="rate", a=0.2, b=0.3, difference=-0.5, z=None, p=None,
+    ...                   p_paired=0.2, paired_test="mcnemar_midp", p_adjusted=0.4, ci95=(-0.15, -0.05),
+    ...                   effect_size=None, effect_size_name=None)
+    >>> group_cell(m)
+    '30.000 vs 20.000 (difference +10.000 pp, 95% CI [+5.000, +15.000] pp)'
+    """
+    percent = is_percent(m)
+    scale, unit = (100.0, " pp") if percent else (1.0, "")
+
+    def signed(x: float | None) -> str:
+        if x is None or not math.isfinite(x):
+            return "n/a"
+        digits = 3 if percent else (4 if abs(x) < 10 else 2)  # as the summary table prints values
+        return f"{round(x * scale, digits) or 0.0:+.{digits}f}"  # `or 0.0`: no "-0.000"
+
+    low, high = m.ci95  # bounds A − B: B − A's are their negatives, swapped
+    ci = "n/a"
+    if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+        ci = f"[{signed(-high)}, {signed(-low)}]{unit}"
+    return (f"{format_value(m.b, percent=percent)} vs {format_value(m.a, percent=percent)} "
+            f"(difference {signed(m.b - m.a)}{unit}, 95% CI {ci})")  # fmt: skip
 
 
 def _correction_text(run: AuditRun) -> str:

@@ -21,6 +21,8 @@ __all__ = [
     "family_note",
     "scorer_check_lines",
     "format_p",
+    "format_value",
+    "is_percent",
     "left_out_note",
     "measure_label",
     "rich_table",
@@ -120,7 +122,8 @@ def measure_label(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
-def _is_percent(m: MeasureResult) -> bool:
+def is_percent(m: MeasureResult) -> bool:
+    """Whether ``m`` reads in percent (rates and corpus measures: the rows whose label says %)."""
     return m.kind in ("rate", "corpus")
 
 
@@ -128,7 +131,8 @@ def _finite(x: float | None) -> TypeGuard[float]:
     return x is not None and math.isfinite(x)
 
 
-def _number(x: float | None, *, percent: bool) -> str:
+def format_value(x: float | None, *, percent: bool) -> str:
+    """A value in its row's units: ``100 * x`` with three decimals for a % row, else as it is."""
     if x is None:
         return _DASH
     if not math.isfinite(x):
@@ -163,7 +167,7 @@ def _ci(m: MeasureResult) -> str:
     low, high = m.ci95
     if not (_finite(low) and _finite(high)):
         return "n/a"
-    if _is_percent(m):
+    if is_percent(m):
         return f"[{100 * low:+.3f}, {100 * high:+.3f}] pp"
     return f"[{low:+.4f}, {high:+.4f}]"
 
@@ -179,7 +183,7 @@ def _effect(m: MeasureResult) -> str:
 
 def _amount(x: float, m: MeasureResult) -> str:
     """A difference in the measure's units: percentage points for rates and corpus measures."""
-    return f"{100 * x:.2f} pp" if _is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
+    return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
 def _equivalence(m: MeasureResult) -> str:
@@ -202,8 +206,8 @@ def _mde(m: MeasureResult) -> str:
 def _masked(m: MeasureResult) -> str | None:
     if m.masked is None:
         return None
-    percent = _is_percent(m)
-    text = f"{_number(m.masked.a, percent=percent)} vs {_number(m.masked.b, percent=percent)}"
+    percent = is_percent(m)
+    text = f"{format_value(m.masked.a, percent=percent)} vs {format_value(m.masked.b, percent=percent)}"
     if m.masked.remaining is not None and math.isfinite(m.masked.remaining):
         text += f"; {100 * m.masked.remaining:.0f}% remains"
     return text
@@ -227,13 +231,13 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
     """The formatted rows of the summary table, in the paper's order."""
     rows = []
     for m in _order(result.measures):
-        percent = _is_percent(m)
+        percent = is_percent(m)
         rows.append(
             TableRow(
                 name=m.name,
                 label=measure_label(m.name),
-                a=_number(m.a, percent=percent),
-                b=_number(m.b, percent=percent),
+                a=format_value(m.a, percent=percent),
+                b=format_value(m.b, percent=percent),
                 difference=_difference(m.difference),
                 z=_DASH if m.z is None else (f"{m.z:.3f}" if math.isfinite(m.z) else "n/a"),
                 p=format_p(m.p),

@@ -1,0 +1,77 @@
+"""The axes ``--axis`` takes, listed in help texts from the one axis registry, so that the two never drift.
+
+An option's help holds a placeholder (:data:`AXES`, or :data:`AUDIT_AXES` where a multi-way axis
+means every group against the first); :func:`fill_axes_help` puts the registry's axes in its place
+when a command's help is shown, not at import, so that ``import fairtalk.cli`` and ``fairtalk
+--help`` never read the registry's entry points.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typer._click import Command
+
+__all__ = ["AUDIT_AXES", "AXES", "axes_text", "fill_axes_help"]
+
+#: Placeholder in a help text for the axes one lexicon stands for (a multi-way axis: its first two groups).
+AXES = "{axes}"
+#: Placeholder in a help text for the axes an audit takes (a multi-way axis: every group against the first).
+AUDIT_AXES = "{audit-axes}"
+
+
+def axes_text(*, audit: bool = False) -> str:
+    """The axes ``--axis`` takes, in words: the built-in ones in their order, then registered ones.
+
+    A multi-way axis says what its bare name stands for (``audit``: every group against the
+    first; otherwise its first two groups) and how to pick two of its groups.
+
+    Examples
+    --------
+    >>> text = axes_text(audit=True)
+    >>> text.startswith("gender, race, religion (every group against christian; religion:A-B for two of")
+    True
+    >>> "nonbinary, neopronouns" in text
+    True
+    """
+    import fairtalk
+
+    parts = []
+    for name in dict.fromkeys((*fairtalk.builtin_axes(), *fairtalk.axis_names())):
+        if len(fairtalk.expand_axis(name)) == 1:
+            parts.append(name)
+            continue
+        groups = fairtalk.axis_groups(name)
+        bare = f"every group against {groups[0]}" if audit else f"{groups[0]} vs {groups[1]}"
+        parts.append(f"{name} ({bare}; {name}:A-B for two of {', '.join(groups)})")
+    return ", ".join(parts)
+
+
+def fill_axes_help(command: Command) -> None:
+    """Have ``command`` (every command of a group) fill its help texts' axis placeholders when its help is shown.
+
+    Idempotent. Commands without a placeholder are left as they are.
+    """
+    subcommands = getattr(command, "commands", None)
+    if subcommands is not None:  # a group (typer brings its own click, so no isinstance check)
+        for sub in subcommands.values():
+            fill_axes_help(sub)
+        return
+    params = [p for p in command.params if any(mark in (getattr(p, "help", None) or "") for mark in (AXES, AUDIT_AXES))]
+    if not params or getattr(command, "_fairtalk_axes", False):
+        return
+    format_help = command.format_help
+
+    def format_with_axes(ctx: Any, formatter: Any) -> None:
+        for param in params:
+            text: str = getattr(param, "help", None) or ""
+            if AXES in text:
+                text = text.replace(AXES, axes_text())
+            if AUDIT_AXES in text:
+                text = text.replace(AUDIT_AXES, axes_text(audit=True))
+            param.help = text  # type: ignore[attr-defined]
+        format_help(ctx, formatter)
+
+    command.format_help = format_with_axes  # type: ignore[method-assign]
+    command._fairtalk_axes = True  # type: ignore[attr-defined]
