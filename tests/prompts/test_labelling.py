@@ -91,3 +91,17 @@ def test_records_are_read_only() -> None:
     with pytest.raises(AttributeError):
         result.gaps["gender"].all = 1.0  # type: ignore[misc]
     assert result.gaps["gender"]["all"] == result.gaps["gender"].all  # item access, as when entries were dicts
+
+
+def test_labelling_reports_its_progress_in_blocks() -> None:
+    from fairtalk.measures.regard import Regard
+    from fairtalk.prompts.completions import LABEL_BLOCK, label_completions
+
+    n = LABEL_BLOCK + 10
+    frame = pd.DataFrame({"group": ["man"] * n, "text": ["The man was kind."] * n, "label": [-9] * n})
+    events: list = []
+    labelled = label_completions(frame, Regard(scorer="builtin:tfidf"), progress=events.append)
+    assert labelled["label"].tolist() == [1] * n
+    assert [(e.stage, e.done, e.total, e.finished) for e in events] == [
+        ("regard labels", 0, n, False), ("regard labels", LABEL_BLOCK, n, False), ("regard labels", n, n, False),
+        ("regard labels", n, n, True)]  # fmt: skip

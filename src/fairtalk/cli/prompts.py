@@ -164,9 +164,12 @@ def prompts_analyze(
     else:
         assert completions is not None  # exactly one of --published and --completions, checked above
         data = fairtalk.read_completions(completions)
-    result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
-                                      include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
-                                      n_draws=n_draws, alpha=alpha, n_resamples=resamples)  # fmt: skip
+    from fairtalk.cli._output import progress_bars
+
+    with progress_bars() as progress:
+        result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
+                                          include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
+                                          n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress)  # fmt: skip
     seconds = time.perf_counter() - start
     written = fairtalk.write_prompts_report(result, output)
     json_output(json_out)

@@ -50,6 +50,8 @@ __all__ = [
 
 _KINDS = {t.phrase: t.kind for t in TEMPLATES}
 _REQUIRED = ("group", "template", "structure", "seed", "text")
+#: Texts labelled at a time by :func:`label_completions` (one progress step each).
+LABEL_BLOCK = 512
 _MSG_FIELD = "missing field {field!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
@@ -301,12 +303,14 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
 
 
-def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False) -> pd.DataFrame:
+def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False,
+                      progress: ProgressCallback | None = None) -> pd.DataFrame:  # fmt: skip
     """A copy of ``frame`` with ``label`` from the regard measure (identity terms masked as ``XYZ``).
 
     Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
     terms of the frame's groups (:func:`~fairtalk.lexicons.identity.identity_terms`) besides the
     scorer's own. With ``only_missing``, rows that already have a label (not -9) keep it.
+    ``progress`` receives a "regard labels" stage, in blocks of :data:`LABEL_BLOCK` texts.
     """
     groups = sorted({str(g) for g in frame["group"].unique()})
     if regard is None:
@@ -318,6 +322,14 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():
         labels = out["label"].to_numpy().astype(np.int8)
-        labels[todo] = regard.labels(out.loc[todo, "text"].astype(str).tolist())
+        texts = out.loc[todo, "text"].astype(str).tolist()
+        reporter = ProgressReporter(progress)
+        reporter.start("regard labels", len(texts), unit="texts")
+        found = []
+        for start in range(0, len(texts), LABEL_BLOCK):
+            found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
+            reporter.advance(len(found[-1]))
+        reporter.finish()
+        labels[todo] = np.concatenate(found)
         out["label"] = labels
     return out

@@ -18,6 +18,7 @@ import pandas as pd
 
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
+from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts.analysis import analyze
 from fairtalk.prompts.certify import certify_regard
 from fairtalk.prompts.completions import label_completions
@@ -33,14 +34,14 @@ def _scorer(regard: str) -> Regard | None:
     return None if regard == "builtin" else Regard(scorer=regard)
 
 
-def label_missing(data: PromptData, *, regard: str = "builtin") -> PromptData:
+def label_missing(data: PromptData, *, regard: str = "builtin", progress: ProgressCallback | None = None) -> PromptData:
     """``data`` with its unlabelled rows (label -9) labelled by the ``regard`` scorer; as is when none lacks a label.
 
     The summary's ``labelled_with`` names the scorer when it labelled anything.
     """
     if not data.data_summary.n_unlabelled:
         return data
-    frame = label_completions(data.frame, _scorer(regard), only_missing=True)
+    frame = label_completions(data.frame, _scorer(regard), only_missing=True, progress=progress)
     return data.with_frame(frame, labelled_with=regard)
 
 
@@ -58,6 +59,7 @@ def analyze_prompts(
     n_draws: int = 100,
     alpha: float = 0.05,
     n_resamples: int = 1000,
+    progress: ProgressCallback | None = None,
 ) -> PromptAnalysis:
     """Label what lacks a label, certify the scorer that labelled, and analyse (paper 004, §4, §5, §7).
 
@@ -75,6 +77,8 @@ def analyze_prompts(
         (``relabelled`` in the result; the given labels stay the main ones).
     include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples
         As for :func:`~fairtalk.prompts.analysis.analyze`.
+    progress : callable, optional
+        Receives :class:`~fairtalk.progress.ProgressEvent` values while texts are labelled.
 
     Returns
     -------
@@ -104,7 +108,8 @@ def analyze_prompts(
     if isinstance(data, pd.DataFrame):
         data = PromptData.from_frame(data)
     group_set = groups or default_groups()
-    data = label_missing(data, regard=regard)
+    progress = progress_callback(progress)
+    data = label_missing(data, regard=regard, progress=progress)
     certificate = None
     if relabel or data.data_summary.labelled_with is not None:  # the scorer that labelled is here: certify it
         checker = Regard(scorer=regard, mask_terms=identity_terms(group_set.groups))
@@ -118,7 +123,7 @@ def analyze_prompts(
     result = run(data.frame)
     relabelled = None
     if relabel:
-        relabelled = run(label_completions(data.frame, _scorer(regard)))
+        relabelled = run(label_completions(data.frame, _scorer(regard), progress=progress))
         data = data.with_frame(data.frame, relabelled_with=regard)
     return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
                                relabelled_with=regard if relabel else None, scorer_check=certificate)  # fmt: skip
