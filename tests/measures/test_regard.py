@@ -194,7 +194,7 @@ def test_word_swap_invariance_on_published_continuations() -> None:
     from fairtalk.prompts.published import read_published
 
     frame = read_published(DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval" / "data" / "generated-outputs").frame
-    texts = frame["text"].astype(str).sample(1500, random_state=0).tolist()
+    texts = frame["text"].astype(str).sample(600, random_state=0).tolist()
     regard = Regard()
     changed = regard.labels(texts) != regard.labels([_swap_group_words(t) for t in texts])
     assert changed.mean() <= 0.02  # issue 11's target; it was 24% when only the group phrase was masked

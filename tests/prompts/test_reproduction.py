@@ -61,11 +61,11 @@ def test_gaps_favour_the_advantaged_groups_except_race(result) -> None:
 
 
 def test_shipped_regard_agreement_with_published_labels() -> None:
-    """Agreement of fairtalk's shipped classifier with the published labels (one seed: 6,060 rows)."""
+    """Agreement of fairtalk's shipped classifier with the published labels (1,000 rows of one seed; ~200 texts/s)."""
     from fairtalk.prompts.completions import label_completions
 
     frame = read_published(ROBUST / "generated-outputs").frame
-    frame = frame[frame["seed"] == 3]
+    frame = frame[frame["seed"] == 3].sample(1000, random_state=0)
     ours = label_completions(frame)["label"].to_numpy()
     published = frame["label"].to_numpy()
     agreement = float((ours == published).mean())

@@ -50,6 +50,7 @@ MODELS: Registry[Callable[..., Any]] = Registry(
         "replay": "fairtalk.models.replay:ReplayResponder",
         "builtin": "fairtalk.models.builtin:BuiltinModels",
         "retrieval": "fairtalk.models.retrieval:RetrievalResponder",
+        "vllm": "fairtalk.models.vllm_engine:VLLMResponder",
     },
 )
 
@@ -122,7 +123,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
 def completion_options(spec: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
     """The options that make ``spec`` continue a prefix instead of answering it as a chat turn.
 
-    ``hf:`` and ``builtin:smollm2``: ``chat_template=never``; ``openai:``: ``mode=completion``.
+    ``hf:``, ``vllm:`` and ``builtin:smollm2``: ``chat_template=never``; ``openai:``: ``mode=completion``.
     Options already in the spec or in ``given`` are left as they are; other adapters need none.
 
     Examples
@@ -133,7 +134,7 @@ def completion_options(spec: str, given: Mapping[str, str] | None = None) -> dic
     parsed = parse_model_spec(spec)
     chosen = {**dict(parsed.options), **dict(given or {})}
     wanted: dict[str, str] = {}
-    if parsed.prefix == "hf" or (parsed.prefix == "builtin" and parsed.target == "smollm2"):
+    if parsed.prefix in ("hf", "vllm") or (parsed.prefix == "builtin" and parsed.target == "smollm2"):
         wanted = {"chat_template": "never"}
     elif parsed.prefix == "openai":
         wanted = {"mode": "completion"}
