@@ -105,6 +105,7 @@ def test_choices_are_the_library_s() -> None:
     from fairtalk.cli import _choices
     from fairtalk.corpora import SPLITS
     from fairtalk.measures.diversity import DEFINITIONS
+    from fairtalk.models import ENGINES
     from fairtalk.pairs import MIXED_POLICIES
     from fairtalk.pipeline import CORRECTIONS
     from fairtalk.pipeline._family import CORRECTION_SCOPES
@@ -116,7 +117,7 @@ def test_choices_are_the_library_s() -> None:
         _choices.BinaryTest: tuple(BINARY_TESTS), _choices.CountTest: COUNT_TESTS, _choices.Distinct: DEFINITIONS,
         _choices.Mixed: MIXED_POLICIES, _choices.Split: SPLITS, _choices.Debias: DEBIAS,
         _choices.Variant: ("default", "paper"), _choices.TrainModel: ("seq2seq", "retrieval"),
-        _choices.Dtype: ("float16", "float32"),
+        _choices.Dtype: ("float16", "float32"), _choices.Engine: ENGINES,
     }  # fmt: skip
     for enum, values in expected.items():
         assert sorted(member.value for member in enum) == sorted(values), enum.__name__

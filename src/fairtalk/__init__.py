@@ -96,6 +96,7 @@ _LAZY: dict[str, str] = {
     },  # fmt: skip
     "BaseResponder": "fairtalk.models:BaseResponder",
     "DecodingSettings": "fairtalk.models:DecodingSettings",
+    "RayEngine": "fairtalk.models:RayEngine",
     "Responder": "fairtalk.models:Responder",
     "load_responder": "fairtalk.models:load_responder",
     "completion_options": "fairtalk.models:completion_options",

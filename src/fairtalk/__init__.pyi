@@ -51,6 +51,7 @@ from fairtalk.measures.regard import Regard as Regard
 from fairtalk.measures.regard_train import train_regard as train_regard
 from fairtalk.models import BaseResponder as BaseResponder
 from fairtalk.models import DecodingSettings as DecodingSettings
+from fairtalk.models import RayEngine as RayEngine
 from fairtalk.models import Responder as Responder
 from fairtalk.models import completion_options as completion_options
 from fairtalk.models import load_responder as load_responder
@@ -178,6 +179,7 @@ __all__ = [
     "PromptDataSummary",
     "PromptSet",
     "RateLimited",
+    "RayEngine",
     "ReadSummary",
     "Regard",
     "RegardCheck",

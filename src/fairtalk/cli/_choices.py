@@ -10,7 +10,7 @@ import enum
 from typing import Any
 
 __all__ = [
-    "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Mixed",
+    "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Engine", "Mixed",
     "Mode", "Split", "TrainModel", "Variant", "plain",
 ]  # fmt: skip
 
@@ -48,6 +48,13 @@ class Distinct(enum.StrEnum):
 
     paper = "paper"
     standard = "standard"
+
+
+class Engine(enum.StrEnum):
+    """``--engine``: generate in this process, or on Ray actors."""
+
+    local = "local"
+    ray = "ray"
 
 
 class Mixed(enum.StrEnum):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from fairtalk.cli._app import (
     say,
 )
 from fairtalk.cli._axes import AUDIT_AXES
-from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Mixed, Split
+from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -39,15 +41,19 @@ from fairtalk.cli._inference import (
 )
 from fairtalk.cli.respond import (
     BATCH_SIZE,
+    ENGINE,
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
+    RAY_ACTORS,
+    RAY_ADDRESS,
     REPETITION_PENALTY,
     SAMPLE,
     STOP,
     TEMPERATURE,
     TOP_K,
     TOP_P,
+    engine_option,
     generation_lines,
     model_options,
     stop_strings,
@@ -80,6 +86,10 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
         names["model_args"] = "--system-prompt"
     if decoding:
         values["settings"] = decoding
+    engine, address, n_actors = (ctx.params.get(key) for key in ("engine", "ray_address", "ray_actors"))
+    if (engine, address, n_actors) != (None, None, None):
+        values["engine"] = engine_option(engine, address, n_actors, base=base.engine) or "local"
+        names["engine"] = "--engine"
     config = base.updated(values, names=names)
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = config.store if config.store is not None else str(Path(out_dir) / _STORE_FILE)
@@ -138,6 +148,9 @@ def audit(
     similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis."),
     json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
     config_file: str | None = CONFIG,
+    engine: Engine | None = ENGINE,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = RAY_ACTORS,
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
@@ -151,14 +164,17 @@ def audit(
         inputs = lexicon_inputs(config.axes, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in config.axes], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
-        with progress_bars() as progress:
+        # --json keeps stdout for the document: what a dependency prints meanwhile (Ray: a dead worker) goes to stderr
+        quiet_stdout = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
+        with progress_bars() as progress, quiet_stdout:
             run = fairtalk.run_audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
     json_output(json_out)
     if json_out:
         print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
-    say(f"model {run.model} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
+    on_ray = " · engine ray" if isinstance(config.engine, fairtalk.RayEngine) else ""
+    say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))

@@ -15,9 +15,11 @@ from fairtalk.cli._app import (
     say,
     stdin_as_file,
 )
+from fairtalk.cli._choices import Engine, plain
 from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
+_MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
 MODEL_ARG = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.")
@@ -29,6 +31,9 @@ TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (wit
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
+ENGINE = typer.Option(None, "--engine", help="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).")
+RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one.")
+RAY_ACTORS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.")
 REPETITION_PENALTY = typer.Option(None, "--repetition-penalty", help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).")
 
 
@@ -46,6 +51,25 @@ def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, 
     return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p, stop=tuple(stop_strings(stop)),
                                      repetition_penalty=repetition_penalty)  # fmt: skip
+
+
+def engine_option(engine: Any, address: str | None, n_actors: int | None, base: Any = None) -> Any:
+    """The engine ``--engine``/``--ray-address``/``--ray-actors`` give over ``base`` (a config file's): None or a RayEngine."""
+    import dataclasses
+
+    import fairtalk
+
+    name = plain(engine)
+    current = base if isinstance(base, fairtalk.RayEngine) and name != "local" else None
+    if name == "ray" and current is None:
+        current = fairtalk.RayEngine()
+    if current is None:
+        if address is not None or n_actors is not None:
+            raise fairtalk.SpecError(_MSG_RAY_ONLY)
+        return None
+    changes: dict[str, Any] = {key: value for key, value in (("address", address), ("num_actors", n_actors))
+                               if value is not None}  # fmt: skip
+    return dataclasses.replace(current, **changes)
 
 
 def check_max_errors(max_errors: int | None) -> None:
@@ -119,6 +143,9 @@ def respond(
     stop: list[str] | None = STOP,
     repetition_penalty: float | None = REPETITION_PENALTY,
     system_prompt: str | None = SYSTEM_PROMPT,
+    engine: Engine | None = ENGINE,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = RAY_ACTORS,
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
     import fairtalk
@@ -138,7 +165,11 @@ def respond(
                                      top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
         with stdin_as_file(pairs) as pairs_path:
             items = list(fairtalk.read_pairs(pairs_path))
-        responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))
+        on_ray = engine_option(engine, ray_address, ray_actors)
+        if on_ray is not None:  # the spec is loaded on every actor; this process writes the store
+            responder = on_ray.responder(model, batch_size=batch_size, model_args=model_options(model_arg, system_prompt))
+        else:
+            responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))
         files = model_inputs(responder)
         check_not_input(output, files)
         if store is not None:
@@ -154,7 +185,8 @@ def respond(
         if responder is not None:
             responder.close()
     summary = generation.summary
-    say(f"model {summary.model}", stderr=True)  # the fingerprint: the store's key, part of the result
+    actors = f" on {responder.n_actors} Ray actor(s)" if hasattr(responder, "n_actors") else ""
+    say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
     info(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)

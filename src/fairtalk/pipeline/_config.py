@@ -28,7 +28,7 @@ from typing import Any, Literal
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures.similarity import SIMILARITY_METHODS
-from fairtalk.models import DecodingSettings, Responder
+from fairtalk.models import DecodingSettings, RayEngine, Responder, resolve_engine
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
 from fairtalk.pipeline._options import (
@@ -99,6 +99,8 @@ class AuditConfig:
     Every field is a keyword of :func:`fairtalk.run_audit` (see it for their meaning); the
     scoring options are in ``score``. Built from keyword arguments, :meth:`from_mapping`,
     :meth:`from_file` (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
+    ``engine`` (``"local"``, ``"ray"``, a :class:`~fairtalk.RayEngine` or a table of its options)
+    becomes a RayEngine, or None for this process.
     ``to_dict()`` is what ``run.json`` records as ``config``. ``names`` only renames the
     options in error messages (the CLI passes its flags).
 
@@ -124,6 +126,7 @@ class AuditConfig:
     mixed: Literal["drop", "keep"] = "drop"
     balance: bool = False
     batch_size: int = 64
+    engine: RayEngine | str | None = None
     max_errors: int | None = None
     store: str | RunStore | None = None
     out_dir: str | None = None
@@ -168,6 +171,7 @@ class AuditConfig:
         b = self.batch_size
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
             raise SpecError(_MSG_BATCH.format(name=name("batch_size"), value=b))
+        object.__setattr__(self, "engine", resolve_engine(self.engine, name=name("engine")))
         if self.mixed not in MIXED_POLICIES:
             raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
                             given=str(self.mixed))  # fmt: skip
@@ -289,6 +293,7 @@ class AuditConfig:
         if isinstance(self.store, RunStore):
             out["store"] = str(self.store.path)
         out["settings"] = self.settings.to_dict()
+        out["engine"] = self.engine.to_dict() if isinstance(self.engine, RayEngine) else "local"
         out["score"] = self.score.to_dict()
         return out
 

@@ -22,8 +22,9 @@ from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.jsonl import MAX_RECORD_BYTES, fit_in_record
-from fairtalk.models import DecodingSettings, Responder, finish_reason, load_responder, preflight
+from fairtalk.models import DecodingSettings, RayEngine, Responder, finish_reason, load_responder, preflight, resolve_engine
 from fairtalk.pairs import read_pairs
+from fairtalk.pipeline._engine import open_on_ray
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair, Response
 from fairtalk.responses import ResponseSet, read_responses
@@ -85,11 +86,19 @@ def default_model() -> Responder:
     raise FairtalkError(_MSG_NO_DEFAULT.format(reasons="; ".join(reasons)))
 
 
-def open_model(model: str | Responder | None, model_args: Mapping[str, object] | None = None) -> tuple[Responder, bool]:
-    """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter."""
+def open_model(
+    model: str | Responder | None, model_args: Mapping[str, object] | None = None, *,
+    engine: RayEngine | None = None, batch_size: int = 64,
+) -> tuple[Responder, bool]:  # fmt: skip
+    """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter.
+
+    With a Ray ``engine`` the spec is loaded on its actors, ``batch_size`` pair sides per batch.
+    """
     if model_args and not isinstance(model, str):
         what = "the default model" if model is None else "a Responder object"
         raise SpecError(_MSG_ARGS_NEED_SPEC.format(names=", ".join(sorted(model_args)), what=what))
+    if engine is not None:
+        return open_on_ray(model, model_args, engine, batch_size=batch_size, defaults=DEFAULT_MODELS), True
     if model is None:
         return default_model(), True
     if isinstance(model, str):
@@ -115,8 +124,11 @@ def cached_model(
     max_errors: int | None,
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
+    engine: RayEngine | None = None,
 ) -> Iterator[CachingResponder]:
     """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast.
+
+    With a Ray ``engine`` the model runs on its actors; this process alone writes the store.
 
     A run that fails before anything was stored (a server that is down, too few pairs) removes
     the store file it created, and the folders it created for it when they are left empty.
@@ -129,7 +141,7 @@ def cached_model(
         raise
     try:
         with ExitStack() as opened:
-            responder, own_model = open_model(model, model_args)
+            responder, own_model = open_model(model, model_args, engine=engine, batch_size=batch_size)
             if own_model:
                 opened.callback(responder.close)
             preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
@@ -278,6 +290,7 @@ def respond(
     progress: ProgressCallback | None = None,
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
 ) -> Generation:
     """Generate the responses to both sides of every pair (generation alone, without scoring).
 
@@ -308,6 +321,11 @@ def respond(
         A tag that becomes part of the model's fingerprint (the run store's key): change it when
         the model changes in a way its code does not show (a redeployed server, an environment
         variable), so that no stored answer of the old model is reused.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the model runs: in this process (``"local"`` or None), or on Ray actors (``"ray"``,
+        or a :class:`~fairtalk.RayEngine` saying which cluster and how many actors); ``model``
+        must then be a spec (it is loaded on every actor). The answers and the store's keys are
+        the same either way, so a run resumes across engines.
 
     Returns
     -------
@@ -320,11 +338,13 @@ def respond(
     ------
     FairtalkError
         No model given and none of the defaults available; unreadable pairs; an unknown spec;
-        ResponderError when ``max_errors`` is exceeded (what was generated stays stored).
+        ResponderError when ``max_errors`` is exceeded (what was generated stays stored);
+        ``engine="ray"`` without Ray installed, or with a model Ray does not run (``openai:``).
     """
+    ray = resolve_engine(engine)
     items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = DecodingSettings() if settings is None else settings
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
-                      model_version=model_version) as cached:  # fmt: skip
+                      model_version=model_version, engine=ray) as cached:  # fmt: skip
         return generate(cached, items, settings, seed=seed, progress=reporter)

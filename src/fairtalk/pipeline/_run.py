@@ -21,6 +21,7 @@ from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
+from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.pipeline._config import (
     DEFAULT_AXES,
@@ -114,6 +115,9 @@ def audit(
         models' training contexts) and ``"all"`` otherwise.
     mixed, batch_size
         Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the model runs: in this process (the default) or on Ray actors (see
+        :func:`fairtalk.respond`); ``run.json`` records it in ``config.engine``.
     correction_scope : {"axis", "run"}
         Correct each axis' family on its own (the default), or all axes' families together
         (the family-wise error then holds over the whole run).
@@ -182,7 +186,8 @@ def run_axes(
     run_id = new_run_id()
     works: list[AxisWork] = []
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
-                      model_args=config.model_args, model_version=config.model_version) as cached:  # fmt: skip
+                      model_args=config.model_args, model_version=config.model_version,
+                      engine=resolve_engine(config.engine)) as cached:  # fmt: skip
         if config.out_dir is not None:
             corpus_path = config.corpus if contexts is None else contexts.path
             check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],

@@ -1,0 +1,375 @@
+"""Ray actors that each hold one model, and ``RayResponder``, which sends them batches and streams the answers back.
+
+Built by :meth:`fairtalk.models.RayEngine.responder`. Each actor loads the spec once, in the
+driver's folder and with its import path (so that a ``python:`` model and its fingerprint are
+those of the driver). The driver keeps every actor busy with two batches (one running, one
+queued), takes the answers of whichever batch finishes first (``ray.wait``), and yields them one
+by one as ``(index, answer)``: :class:`~fairtalk.store.CachingResponder` commits them as they come.
+
+An actor whose process dies loses its batches: each goes to another actor, or to the same one once
+Ray has restarted it (``max_restarts``), at most ``max_retries`` times. An answer is yielded once,
+from the one run of its batch that finished, so the store holds it exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import fairtalk.errors as _errors
+from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
+from fairtalk.models.base import (
+    BaseResponder,
+    DecodingSettings,
+    Reply,
+    check_batch,
+    finish_reason,
+    length_batches,
+    preflight,
+    raise_first_error,
+    respond_each,
+)
+from fairtalk.models.ray_engine import MSG_NO_RAY, RAY_PREFIXES, RayEngine
+from fairtalk.models.registry import load_responder
+from fairtalk.models.spec import parse_model_spec
+
+__all__ = ["HEARTBEAT", "ModelWorker", "RayResponder"]
+
+#: Seconds without a finished batch after which the stream yields None (the store may commit).
+HEARTBEAT = 0.25
+#: Batches in flight per actor: one running and one queued, so an actor never waits for the driver.
+DEPTH = 2
+#: Probes of an actor Ray reports unavailable before it is given up.
+MAX_PROBES = 50
+
+_LOG = logging.getLogger(__name__)
+_WHY_NOT = {
+    "openai": "openai: models keep max_concurrency requests in flight against their servers themselves; "
+              "give several replica URLs (openai:URL1,URL2#MODEL) and leave the engine local",
+    "replay": "replay: reads answers made elsewhere; there is nothing to generate",
+    "vllm": "vllm: drives vLLM's own engine, which spreads over GPUs itself (data_parallel_size, through Ray)",
+}  # fmt: skip
+_MSG_PREFIX = "engine ray runs {prefixes} models, not {prefix} ({why})"
+_MSG_BATCH = "batch_size must be >= 1, got {value!r}"
+_MSG_LOAD = "{spec} cannot load on a Ray actor: {kind}: {error}"
+_MSG_TASK = "the model failed on a Ray actor: {error}"
+_MSG_ALL_DEAD = "every Ray actor died ({error}); {n_left} pair side(s) were not answered"
+_MSG_DIED_LOADING = "every Ray actor died while loading {spec} ({error})"
+_MSG_LOST = "the Ray actor running this item died {n} time(s) ({error})"
+_MSG_NO_GPU = "engine ray: each actor asks for {gpus:g} GPU(s) but the cluster has {have:g}"
+_MSG_NO_CPU = "engine ray: each actor asks for {cpus:g} CPU(s) but the cluster has {have:g}"
+
+
+def _encode(item: str | ResponderError) -> tuple[str | None, str | None, str | None]:
+    """An answer as ``(text, finish_reason, None)``, an error as ``(None, kind, message)``: plain values travel."""
+    if isinstance(item, ResponderError):
+        return (None, type(item).__name__, str(item))
+    return (str(item), finish_reason(item), None)
+
+
+def _error_class(kind: str, base: type[FairtalkError]) -> type[FairtalkError]:
+    """The fairtalk error class named ``kind`` when it is a ``base``, else ``base``."""
+    found = getattr(_errors, kind, None)
+    return found if isinstance(found, type) and issubclass(found, base) else base
+
+
+def _decode(row: Sequence[str | None]) -> str | ResponderError:
+    text, reason_or_kind, message = row
+    if text is None:
+        return _error_class(reason_or_kind or "", ResponderError)(message or "")  # type: ignore[return-value]
+    return Reply(text, reason_or_kind) if reason_or_kind else text
+
+
+class ModelWorker:
+    """A Ray actor's body: the model a spec names, loaded once, answering batches of contexts."""
+
+    def __init__(self, spec: str, options: Mapping[str, Any], cwd: str, path: Sequence[str]) -> None:
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
+        sys.path[:] = [*path, *(entry for entry in sys.path if entry not in path)]
+        self.model: Any = None
+        self.error: tuple[str, str] | None = None
+        try:
+            self.model = load_responder(spec, **options)
+            preflight(self.model)
+        except Exception as exc:  # noqa: BLE001 - reported to the driver by describe()
+            self.error = (type(exc).__name__, str(exc))
+
+    def describe(self) -> dict[str, Any]:
+        """The loaded model's fingerprint and files, or the error it failed to load with."""
+        if self.model is None:
+            return {"error": self.error}
+        paths = getattr(self.model, "input_paths", ())
+        paths = tuple(str(p) for p in paths) if isinstance(paths, (tuple, list)) else ()
+        return {"fingerprint": self.model.fingerprint, "input_paths": paths, "pid": os.getpid()}
+
+    def respond(self, contexts: list[str], settings: DecodingSettings, seeds: list[int]) -> tuple[str, Any]:
+        """``("ok", rows)`` with one encoded answer or error per context, or ``("raise", (kind, message))``."""
+        try:
+            out = respond_each(self.model, contexts, settings, seeds=seeds)
+        except FairtalkError as exc:
+            return ("raise", (type(exc).__name__, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - a bug in the model stops the run, saying what it was
+            return ("raise", ("ResponderAborted", _MSG_TASK.format(error=f"{type(exc).__name__}: {exc}")))
+        return ("ok", [_encode(item) for item in out])
+
+
+@dataclass
+class _Slot:
+    """One actor: its handle, its batches in flight, and whether it takes work (ready), is starting, or is dead."""
+
+    handle: Any
+    n_running: int = 0
+    state: str = "starting"
+    n_probes: int = 0
+
+
+@dataclass
+class _Batch:
+    indices: tuple[int, ...]
+    n_lost: int = 0
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise FairtalkError(MSG_NO_RAY) from exc
+    return ray
+
+
+def _connect(ray: Any, address: str | None) -> bool:
+    """Join the cluster (a local one when no address is given); True when this call started Ray."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": logging.WARNING}
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        options["include_dashboard"] = False
+    ray.init(**options)
+    return True
+
+
+class RayResponder(BaseResponder):
+    """A model spec loaded on Ray actors: ``respond_stream`` yields each answer as its batch finishes.
+
+    ``fingerprint`` and ``input_paths`` are those the first ready actor reports (an actor that
+    reports another fingerprint is not used: its environment differs).
+    """
+
+    def __init__(self, spec: str, options: Mapping[str, Any], *, engine: RayEngine, batch_size: int = 64) -> None:
+        parsed = parse_model_spec(spec)
+        if parsed.prefix not in RAY_PREFIXES:
+            why = _WHY_NOT.get(parsed.prefix, "its model may not load on the cluster's workers")
+            raise SpecError(_MSG_PREFIX.format(prefixes=", ".join(f"{p}:" for p in RAY_PREFIXES), prefix=f"{parsed.prefix}:",
+                                               why=why))  # fmt: skip
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise SpecError(_MSG_BATCH.format(value=batch_size))
+        self.spec, self.engine, self.batch_size = spec, engine, batch_size
+        self._ray = _import_ray()
+        self._slots: list[_Slot] = []
+        self._probes: dict[Any, _Slot] = {}
+        self._fingerprint: str | None = None
+        self._last_death = "no actor was ready"
+        self._closed = False
+        self._started = _connect(self._ray, engine.address)
+        try:
+            self._start(parsed.prefix, parsed.target, {**parsed.options, **options}, options)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, prefix: str, target: str, all_options: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+        """Create the actors, and wait until the first has loaded the model (raising its load error)."""
+        engine, cluster = self.engine, self._ray.cluster_resources()
+        gpus = engine.num_gpus
+        if gpus is None:
+            torch_model = prefix == "hf" or (prefix == "builtin" and target == "smollm2")
+            gpus = 1.0 if cluster.get("GPU") and torch_model and str(all_options.get("device", "auto")) != "cpu" else 0.0
+        if gpus > cluster.get("GPU", 0):
+            raise SpecError(_MSG_NO_GPU.format(gpus=gpus, have=cluster.get("GPU", 0)))
+        if engine.num_cpus > cluster.get("CPU", 0):
+            raise SpecError(_MSG_NO_CPU.format(cpus=engine.num_cpus, have=cluster.get("CPU", 0)))
+        n_actors = engine.num_actors or max(1, int(cluster["GPU"] // gpus if gpus else cluster["CPU"] // engine.num_cpus))
+        actor = self._ray.remote(num_cpus=engine.num_cpus, num_gpus=gpus, max_restarts=engine.max_restarts,
+                                 max_task_retries=0)(ModelWorker)  # fmt: skip
+        for _ in range(n_actors):
+            slot = _Slot(actor.remote(self.spec, dict(options), os.getcwd(), list(sys.path)))
+            self._slots.append(slot)
+            self._probe(slot)
+        _LOG.info("ray: %d actor(s) loading %s (%g CPU, %g GPU each)", n_actors, prefix, engine.num_cpus, gpus)
+        while self._fingerprint is None:
+            if not self._probes:
+                raise ResponderAborted(_MSG_DIED_LOADING.format(spec=self.spec, error=self._last_death))
+            ready, _ = self._ray.wait(list(self._probes), num_returns=1)
+            self._probed(ready[0])
+
+    def _probe(self, slot: _Slot) -> None:
+        slot.state = "starting"
+        slot.n_probes += 1
+        self._probes[slot.handle.describe.remote()] = slot
+
+    def _probed(self, ref: Any) -> None:
+        """An actor's description arrived: it takes work, or it is given up (or probed again while Ray restarts it)."""
+        slot = self._probes.pop(ref)
+        exceptions = self._ray.exceptions
+        try:
+            described = self._ray.get(ref)
+        except exceptions.RayError as exc:
+            self._last_death = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            if slot.state != "dead" and not isinstance(exc, exceptions.ActorDiedError) and slot.n_probes < MAX_PROBES:
+                self._probe(slot)
+            else:
+                slot.state = "dead"
+            return
+        if slot.state == "dead":
+            return
+        if described.get("error"):
+            kind, message = described["error"]
+            if self._fingerprint is None:  # the loader's own error (SpecError, InputError), else one that says where
+                cls = _error_class(kind, FairtalkError)
+                raise cls(message) if cls is not FairtalkError else FairtalkError(_MSG_LOAD.format(
+                    spec=self.spec, kind=kind, error=message))
+            _LOG.warning("ray: a restarted actor failed to load the model (%s: %s); it is not used", kind, message)
+            slot.state = "dead"
+            return
+        if self._fingerprint is None:
+            self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
+        elif described["fingerprint"] != self._fingerprint:
+            _LOG.warning("ray: an actor loaded %s, not %s (its environment differs); it is not used",
+                         described["fingerprint"], self._fingerprint)  # fmt: skip
+            slot.state = "dead"
+            return
+        slot.state, slot.n_probes = "ready", 0
+
+    @property
+    def fingerprint(self) -> str:
+        """The model's fingerprint as the actors report it: the same as the spec loaded in this process."""
+        return self._fingerprint or f"ray:{self.spec}"
+
+    @property
+    def actors(self) -> tuple[Any, ...]:
+        """The Ray actor handles (those given up included)."""
+        return tuple(slot.handle for slot in self._slots)
+
+    @property
+    def n_actors(self) -> int:
+        """Actors not given up."""
+        return sum(slot.state != "dead" for slot in self._slots)
+
+    def respond_stream(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> Iterator[tuple[int, str | ResponderError] | None]:
+        """Yield ``(index, answer or error)`` as each batch finishes, and None every HEARTBEAT without one."""
+        check_batch(contexts, seeds)
+        size = max(1, min(self.batch_size, math.ceil(len(contexts) / max(1, self.n_actors))))
+        todo = deque(_Batch(tuple(group)) for group in length_batches([len(c) for c in contexts], size))
+        running: dict[Any, tuple[_Slot, _Batch]] = {}
+        n_left = len(contexts)
+        try:
+            while todo or running:
+                self._submit(todo, running, contexts, settings, seeds)
+                waiting = [*running, *self._probes]
+                if not waiting:
+                    raise ResponderAborted(_MSG_ALL_DEAD.format(error=self._last_death, n_left=n_left))
+                ready, _ = self._ray.wait(waiting, num_returns=1, timeout=HEARTBEAT)
+                if not ready:
+                    yield None
+                    continue
+                if ready[0] in self._probes:
+                    self._probed(ready[0])
+                    continue
+                slot, batch = running.pop(ready[0])
+                slot.n_running -= 1
+                try:
+                    rows = self._result(ready[0], slot)
+                except _Lost as lost:
+                    batch.n_lost += 1
+                    if batch.n_lost <= self.engine.max_retries:
+                        todo.appendleft(batch)
+                        continue
+                    rows = [(None, "ResponderError", _MSG_LOST.format(n=batch.n_lost, error=lost))] * len(batch.indices)
+                for index, row in zip(batch.indices, rows):
+                    n_left -= 1
+                    yield index, _decode(row)
+        finally:
+            for ref, (slot, _) in running.items():
+                slot.n_running -= 1
+                try:
+                    self._ray.cancel(ref)
+                except Exception:  # noqa: BLE001 - best effort: a running actor task finishes anyway
+                    _LOG.debug("ray: could not cancel a batch")
+
+    def _submit(self, todo: deque[_Batch], running: dict[Any, tuple[_Slot, _Batch]], contexts: Sequence[str],
+                settings: DecodingSettings, seeds: Sequence[int]) -> None:  # fmt: skip
+        """Hand batches to the ready actors, the least busy first, up to DEPTH each."""
+        while todo:
+            free = [slot for slot in self._slots if slot.state == "ready" and slot.n_running < DEPTH]
+            if not free:
+                return
+            slot = min(free, key=lambda s: s.n_running)
+            batch = todo.popleft()
+            ref = slot.handle.respond.remote([contexts[i] for i in batch.indices], settings,
+                                             [int(seeds[i]) for i in batch.indices])  # fmt: skip
+            running[ref] = (slot, batch)
+            slot.n_running += 1
+
+    def _result(self, ref: Any, slot: _Slot) -> list[Sequence[str | None]]:
+        """A finished batch's rows; raises _Lost when its actor died, or the model's run-stopping error."""
+        exceptions = self._ray.exceptions
+        try:
+            status, payload = self._ray.get(ref)
+        except exceptions.RayTaskError as exc:
+            raise ResponderAborted(_MSG_TASK.format(error=exc.cause if exc.cause is not None else exc)) from None
+        except exceptions.RayError as exc:
+            if slot.state != "dead":
+                if isinstance(exc, exceptions.ActorDiedError):
+                    slot.state = "dead"
+                elif slot.state == "ready":
+                    self._probe(slot)  # Ray restarts it (max_restarts): it takes work again once it answers
+                _LOG.warning("ray: an actor died (%s); its batches go to the other actors", type(exc).__name__)
+            self._last_death = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise _Lost(self._last_death) from None
+        if status == "raise":
+            kind, message = payload
+            raise _error_class(kind, FairtalkError)(message)
+        return list(payload)
+
+    def respond_each(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str | ResponderError]:
+        """Every answer or error, in order (the stream, collected)."""
+        out: list[str | ResponderError | None] = [None] * len(contexts)
+        for done in self.respond_stream(contexts, settings, seeds=seeds):
+            if done is not None:
+                out[done[0]] = done[1]
+        return out  # type: ignore[return-value]
+
+    def respond(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> list[str]:
+        """One answer per context; the first item's error raised if any failed."""
+        return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
+
+    def close(self) -> None:
+        """Stop the actors, and the cluster when this responder started it."""
+        if self._closed:
+            return
+        self._closed = True
+        for slot in self._slots:
+            try:
+                self._ray.kill(slot.handle)
+            except Exception:  # noqa: BLE001 - an actor already gone
+                _LOG.debug("ray: actor already gone")
+        self._probes.clear()
+        if self._started and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+class _Lost(Exception):
+    """A batch's actor died before answering."""

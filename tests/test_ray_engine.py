@@ -1,0 +1,279 @@
+"""Tests for models/ray_engine.py and models/_ray_pool.py: generation on a local Ray cluster (one for the module)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk import AuditConfig, FairtalkError, Pair, RayEngine, SpecError
+from fairtalk.cli import app
+from fairtalk.models import resolve_engine
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'fairtalk[ray]')")
+runner = CliRunner()
+
+SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl")
+PREDICATES = ("is coming over tonight", "likes to play football", "made dinner for us", "works at the bank",
+              "told me a funny story", "is learning to drive", "lost the keys again", "bought a new bike")  # fmt: skip
+SWAP = {"he": "she", "she": "he", "my father": "my mother", "my mother": "my father", "the boy": "the girl",
+        "the girl": "the boy"}  # fmt: skip
+
+#: A batched python: model; its first batch anywhere kills the process running it (once: the marker file).
+DYING_MODEL = '''
+import os
+import time
+
+MARKER = {marker!r}
+
+
+def reply(contexts):
+    try:
+        handle = os.open(MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        pass
+    else:
+        os.close(handle)
+        os._exit(1)
+    time.sleep({pause})
+    return [context.upper() for context in contexts]
+
+
+reply.batched = True
+'''
+
+
+def _pairs(n_rounds: int = 1) -> list[Pair]:
+    pairs = []
+    for k in range(n_rounds):
+        for s in SUBJECTS:
+            for p in PREDICATES:
+                a = f"{s} {p} {k}" if k else f"{s} {p}"
+                pairs.append(Pair(f"g{len(pairs)}", "gender", a, f"{SWAP[s]} {a[len(s) + 1:]}", "a"))
+    return pairs
+
+
+def _rows(store: Path) -> list[tuple[bytes, int, int]]:
+    """(context hash, seed, how many rows) per key: exactly-once means every count is 1."""
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT context_hash, seed, COUNT(*) FROM responses GROUP BY run_id, context_hash, seed").fetchall()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not HAVE_RAY:
+        pytest.skip("ray is not installed")
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+# -- options, without Ray --------------------------------------------------------------------------
+
+
+def test_engine_names_tables_and_bad_values() -> None:
+    assert resolve_engine("local") is None and resolve_engine(None) is None
+    assert resolve_engine("ray") == RayEngine()
+    assert resolve_engine({"name": "ray", "num-actors": 3}) == RayEngine(num_actors=3)
+    with pytest.raises(SpecError, match=r"unknown engine 'rey'; did you mean 'ray'"):
+        resolve_engine("rey")
+    with pytest.raises(SpecError, match=r"unknown engine option 'actors'"):
+        resolve_engine({"actors": 3})
+    for bad in ({"num_actors": 0}, {"max_restarts": -1}, {"num_cpus": 0}, {"address": ""}, {"num_gpus": -1}):
+        with pytest.raises(SpecError):
+            RayEngine(**bad)  # type: ignore[arg-type]
+
+
+def test_the_config_records_the_engine_and_reads_it_back() -> None:
+    config = AuditConfig.from_mapping({"engine": {"address": "ray://user:secret@head:10001", "num_actors": 4}})
+    recorded = config.to_dict()["engine"]
+    assert recorded["name"] == "ray" and recorded["num_actors"] == 4 and "secret" not in recorded["address"]
+    assert AuditConfig().to_dict()["engine"] == "local"
+    assert AuditConfig.from_mapping({"engine": AuditConfig(engine="ray").to_dict()["engine"]}).engine == RayEngine()
+
+
+def test_the_command_line_engine_options_combine_with_a_config_file_s() -> None:
+    from fairtalk.cli.respond import engine_option
+
+    assert engine_option(None, None, None) is None
+    assert engine_option("ray", "auto", 3) == RayEngine(address="auto", num_actors=3)
+    assert engine_option(None, None, 4, base=RayEngine(address="head:6379")) == RayEngine(address="head:6379", num_actors=4)
+    assert engine_option("local", None, None, base=RayEngine()) is None
+    with pytest.raises(SpecError, match="options of --engine ray"):
+        engine_option(None, "auto", None)
+
+
+def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(FairtalkError, match=r"--engine ray needs Ray: pip install 'fairtalk\[ray\]'"):
+        fairtalk.respond(_pairs()[:2], model="builtin:echo", engine="ray")
+    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray"], input="")
+    assert result.exit_code == 2 and "pip install 'fairtalk[ray]'" in result.output
+
+
+def test_models_ray_does_not_run_are_refused_before_any_work() -> None:
+    with pytest.raises(SpecError, match=r"engine ray runs .* not openai: .*max_concurrency"):
+        RayEngine().responder("openai:http://127.0.0.1:9/v1#m")
+    with pytest.raises(SpecError, match=r"not replay:"):
+        RayEngine().responder("replay:answers.jsonl")
+    with pytest.raises(SpecError, match=r"give the model as a spec string"):
+        fairtalk.respond(_pairs()[:2], model=fairtalk.load_responder("builtin:echo"), engine="ray")
+    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--ray-actors", "2"], input="")
+    assert result.exit_code == 2 and "options of --engine ray" in result.output
+
+
+# -- on a local cluster ------------------------------------------------------------------------------
+
+
+@needs_ray
+def test_echo_on_ray_equals_the_local_run_and_stores_each_answer_once(cluster, tmp_path: Path) -> None:
+    pairs = _pairs(3)
+    local = fairtalk.respond(pairs, model="builtin:echo", store=tmp_path / "local.sqlite")
+    store = tmp_path / "ray.sqlite"
+    on_ray = fairtalk.respond(pairs, model="builtin:echo", store=store, batch_size=16,
+                              engine=RayEngine(num_actors=2))  # fmt: skip
+    assert list(on_ray.responses) == list(local.responses)
+    assert on_ray.summary.model == local.summary.model  # the store's key: the same fingerprint
+    assert on_ray.summary.n_generated == 2 * len(pairs) and on_ray.summary.n_errors == 0
+    assert len(_rows(store)) == 2 * len(pairs) and {n for *_, n in _rows(store)} == {1}
+    again = fairtalk.respond(pairs, model="builtin:echo", store=store)  # in this process: every answer reused
+    assert (again.summary.n_cached, again.summary.n_generated) == (2 * len(pairs), 0)
+
+
+@needs_ray
+def test_an_interrupted_ray_run_resumes_from_the_store(cluster, tmp_path: Path) -> None:
+    pairs, store = _pairs(4), tmp_path / "store.sqlite"
+    seen = []
+
+    def stop_midway(event: fairtalk.ProgressEvent) -> None:
+        seen.append(event.done)
+        if event.done >= 60:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray",
+                         progress=stop_midway)  # fmt: skip
+    n_kept = len(_rows(store))
+    assert 60 <= n_kept < 2 * len(pairs)  # what arrived before the interruption was committed
+    resumed = fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray")
+    assert (resumed.summary.n_cached, resumed.summary.n_generated) == (n_kept, 2 * len(pairs) - n_kept)
+    assert {n for *_, n in _rows(store)} == {1} and len(_rows(store)) == 2 * len(pairs)
+    assert list(resumed.responses) == list(fairtalk.respond(pairs, model="builtin:echo?mode=upper").responses)
+
+
+@needs_ray
+@pytest.mark.parametrize("max_restarts", [0, 2], ids=["given-up", "restarted"])
+def test_a_worker_that_dies_midway_loses_nothing(cluster, tmp_path: Path, max_restarts: int) -> None:
+    model = tmp_path / "dying.py"
+    model.write_text(DYING_MODEL.format(marker=str(tmp_path / "died"), pause=0.01), encoding="utf-8")
+    pairs, store = _pairs(2), tmp_path / "store.sqlite"
+    engine = RayEngine(num_actors=2, max_restarts=max_restarts)
+    run = fairtalk.respond(pairs, model=f"python:{model}:reply", store=store, batch_size=8, engine=engine)
+    assert (tmp_path / "died").exists()  # one actor's process did die
+    assert run.summary.n_generated == 2 * len(pairs) and run.summary.n_errors == 0
+    assert all(r.response == r.context.upper() for pair in run.responses for r in pair)
+    assert len(_rows(store)) == 2 * len(pairs) and {n for *_, n in _rows(store)} == {1}
+    local = fairtalk.respond(pairs, model=f"python:{model}:reply", store=store)  # same fingerprint in this process
+    assert local.summary.n_cached == 2 * len(pairs)
+
+
+@needs_ray
+def test_an_actor_killed_midway_hands_its_batches_to_the_other(cluster, tmp_path: Path) -> None:
+    model = tmp_path / "slow.py"
+    (tmp_path / "died").touch()  # nobody dies on their own here
+    model.write_text(DYING_MODEL.format(marker=str(tmp_path / "died"), pause=0.05), encoding="utf-8")
+    pairs, store = _pairs(2), tmp_path / "store.sqlite"
+    with RayEngine(num_actors=2, max_restarts=0).responder(f"python:{model}:reply", batch_size=4) as responder:
+        killed = []
+
+        def kill_one(event: fairtalk.ProgressEvent) -> None:
+            if event.done and not killed:
+                killed.append(responder.actors[0])  # type: ignore[attr-defined]
+                cluster.kill(responder.actors[0])  # type: ignore[attr-defined]
+
+        run = fairtalk.respond(pairs, model=responder, store=store, progress=kill_one)
+        assert killed and responder.n_actors == 1  # type: ignore[attr-defined]
+    assert run.summary.n_generated == 2 * len(pairs) and run.summary.n_errors == 0
+    assert len(_rows(store)) == 2 * len(pairs) and {n for *_, n in _rows(store)} == {1}
+
+
+@needs_ray
+def test_when_every_actor_dies_the_run_stops_and_keeps_what_it_stored(cluster, tmp_path: Path) -> None:
+    model = tmp_path / "doomed.py"
+    model.write_text("import os\n\ndef reply(context):\n    os._exit(3)\n", encoding="utf-8")
+    store = tmp_path / "store.sqlite"
+    fairtalk.respond(_pairs()[:3], model="builtin:echo", store=store)  # the store holds another model's answers
+    with pytest.raises(fairtalk.ResponderAborted, match=r"every Ray actor died .*re-run to resume"):
+        fairtalk.respond(_pairs()[:4], model=f"python:{model}:reply", store=store,
+                         engine=RayEngine(num_actors=2, max_restarts=0))  # fmt: skip
+    with pytest.raises(SpecError, match=r"file not found"):  # the loader's own error, raised by the driver
+        RayEngine(num_actors=1).responder(f"python:{tmp_path / 'missing.py'}:reply")
+
+
+@needs_ray
+def test_a_tiny_transformer_answers_the_same_on_ray(cluster, tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    path = _tiny_gpt2(tmp_path / "gpt2")
+    pairs, store = _pairs()[:24], tmp_path / "store.sqlite"
+    spec, args = f"hf:{path}", {"device": "cpu", "batch_size": "4"}
+    on_ray = fairtalk.respond(pairs, model=spec, model_args=args, store=store, batch_size=8, engine="ray",
+                              settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
+    local = fairtalk.respond(pairs, model=spec, model_args=args, store=tmp_path / "local.sqlite",
+                             settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
+    assert list(on_ray.responses) == list(local.responses) and on_ray.summary.model == local.summary.model
+    assert any(r.response for pair in on_ray.responses for r in pair)
+    assert len(_rows(store)) == 2 * len(pairs) and {n for *_, n in _rows(store)} == {1}
+    resumed = fairtalk.respond(pairs, model=spec, model_args=args, store=store,
+                               settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
+    assert (resumed.summary.n_cached, resumed.summary.n_generated) == (2 * len(pairs), 0)
+
+
+@needs_ray
+def test_the_cli_runs_respond_and_audit_on_ray(cluster, tmp_path: Path) -> None:
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text("\n".join(f"{s} {p}" for s in SUBJECTS for p in PREDICATES) + "\n", encoding="utf-8")
+    pairs = tmp_path / "pairs.jsonl"
+    assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
+    out = tmp_path / "responses.jsonl"
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(out),
+                                 "--store", str(tmp_path / "r.sqlite"), "--engine", "ray", "--ray-actors", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "on 2 Ray actor(s)" in result.output and out.read_text().count("\n") == 48
+    report = tmp_path / "report"
+    result = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
+                                 "-o", str(report), "--measures", "length", "--resamples", "100", "--quiet",
+                                 "--engine", "ray", "--ray-actors", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    recorded = json.loads((report / "run.json").read_text())["config"]["engine"]
+    assert recorded["name"] == "ray" and recorded["num_actors"] == 2
+
+
+def _tiny_gpt2(path: Path) -> Path:
+    """A randomly initialised two-layer GPT-2 and a word-level tokenizer over the test's words."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = sorted({w for s in SUBJECTS + PREDICATES for w in s.split()} | {"0", "1"})
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[BOS]", "[EOS]", *words])}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
+                                                bos_token="[BOS]", eos_token="[EOS]")  # fmt: skip
+    fast.save_pretrained(path)
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=len(fast), n_positions=64, n_layer=2, n_head=2, n_embd=32,
+                                     bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
+                                     pad_token_id=fast.pad_token_id)  # fmt: skip
+    transformers.GPT2LMHeadModel(config).save_pretrained(path)
+    return path
