@@ -1,26 +1,36 @@
-"""Benchmark the ``openai:`` adapter's throughput against a bare asyncio loop, on a local stub server.
+"""Benchmark the ``openai:`` adapter's throughput against a bare asyncio loop, on local stub servers.
 
 A stub OpenAI-compatible server (``GET /v1/models``, ``POST /v1/chat/completions`` answering a
-short reply with finish_reason "stop" after ``--latency-ms``) runs in a child process, so that its
-threads share no GIL with the client measured; ``--replicas K`` starts K of them on different ports.
-The server counts the requests in flight (under a lock) and reports the peak at ``GET /stats``.
+short reply with finish_reason "stop" after ``--latency-ms``; a payload without ``"stream": false``
+is refused) runs in a child process, so that its threads share no GIL with the client measured;
+``--replicas K`` starts K of them on different ports. Each server counts the requests in flight
+(under a lock) and reports the peak at ``GET /stats``.
 
-For each concurrency C of ``--concurrency``, ``--n`` chat requests (distinct contexts and seeds) go
-  * fairtalk: ``load_responder("openai:URL#stub?max_concurrency=C").respond_each`` in batches of
-    ``--batch-size`` (64, as the pipeline sends them), on replica 1 (``--adapter-replicas``: all of them,
-    as ``openai:URL1,URL2#stub``, for an adapter that takes a comma-separated list);
-  * pipeline: ``fairtalk.respond`` on N/2 pairs (both sides, in-memory run store, preflight included);
-  * bare: one ``httpx.AsyncClient`` (at most C connections) and a semaphore of C over all N requests
-    at once, round-robin over the replicas, each reply parsed as JSON like the adapter does.
+For each concurrency C of ``--concurrency``, N chat requests (distinct contexts and seeds; N is
+``--n``, or ``--per-slot`` x C so that every level runs about as long) go
+  * fairtalk: one ``respond_each`` of ``load_responder("openai:URL1,URL2,...#stub?max_concurrency=C")``
+    over all N (one stream: C requests in flight all the time, spread over the replicas by least
+    outstanding requests), the adapter's own path;
+  * pipeline: ``fairtalk.respond`` on N/2 pairs (both sides; preflight, in-memory run store and
+    the generation summary included), the path a user's run takes;
+  * bare: C worker coroutines in one ``asyncio.run``, each with its own ``httpx.AsyncClient`` (as the
+    adapter has one per slot), sending the same payloads round-robin over the replicas, each reply
+    parsed as JSON like the adapter does: the same requests without fairtalk's machinery (helper
+    thread, result queue, endpoints, retries, run store);
+  * shared (``--shared``): the bare loop on one client with a pool of C connections, the naive way;
+    httpcore's pool scans every connection for every waiting request, so it saturates a core
+    from about C = 48 on a 2-core machine.
 The three run interleaved over ``--rounds`` rounds (the order reversed every other round) so that
-they share the machine's load. Rates are responses per wall second; overhead = 1 - fairtalk / bare;
-ideal = C / latency (a server that answers in exactly the latency, with no client cost).
+they share the machine's load; the load average is printed before each level. Rates are responses
+per wall second; overhead = 1 - fairtalk / bare; ideal = C / latency (a server that answers in
+exactly the latency, with no client cost). "in flight" is each server's peak of concurrent requests
+during the fairtalk runs (one per replica) and the adapter's own peak count, against C.
 
 Usage::
 
-    .venv/bin/python bench/scale.py                                   # N=2000, C=1,8,16,32, 20 ms
+    .venv/bin/python bench/scale.py                                   # N=2000, C=1,8,16,32, 20 ms, 1 replica
     .venv/bin/python bench/scale.py --n 500 --concurrency 1,8         # quick
-    .venv/bin/python bench/scale.py --replicas 2 --json scale.json       # add --adapter-replicas to spread
+    .venv/bin/python bench/scale.py --replicas 4 --latency-ms 50 --per-slot 100 --concurrency 1,8,32,64 --json s.json
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ from typing import Any, ClassVar
 import httpx
 
 import fairtalk
-from fairtalk.models import DecodingSettings, load_responder, respond_each
+from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.records import Pair
 
 MODEL = "stub"
@@ -84,7 +94,7 @@ class _Stub(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        if not self.path.endswith("/chat/completions") or not payload.get("messages"):
+        if not self.path.endswith("/chat/completions") or not payload.get("messages") or payload.get("stream") is not False:
             return self._send(b'{"error": "bad request"}', 400)
         with self.lock:
             self.counts["in_flight"] += 1
@@ -124,47 +134,58 @@ def peak(url: str) -> int:
     return int(httpx.get(url.removesuffix("/v1") + "/stats", timeout=10).json()["max_in_flight"])
 
 
-def run_fairtalk(url: str, contexts: Sequence[str], seeds: Sequence[int], c: int, batch_size: int) -> tuple[int, float]:
-    """Responses and wall seconds of ``respond_each`` (the adapter's own) in batches, as the pipeline sends them."""
+def run_fairtalk(url: str, contexts: Sequence[str], seeds: Sequence[int], c: int) -> tuple[int, float, int]:
+    """Responses, wall seconds and the adapter's own in-flight peak of one ``respond_each`` over every context."""
     responder = load_responder(f"openai:{url}#{MODEL}?max_concurrency={c}")
-    settings, n_ok = DecodingSettings(), 0
     started = time.perf_counter()
-    for start in range(0, len(contexts), batch_size):
-        out = respond_each(responder, contexts[start : start + batch_size], settings, seeds=seeds[start : start + batch_size])
-        n_ok += sum(isinstance(item, str) for item in out)
+    out = responder.respond_each(contexts, DecodingSettings(), seeds=seeds)  # type: ignore[attr-defined]
     seconds = time.perf_counter() - started
     responder.close()
-    return n_ok, seconds
+    return sum(isinstance(item, str) for item in out), seconds, int(responder.in_flight.most)  # type: ignore[attr-defined]
 
 
-def run_pipeline(url: str, contexts: Sequence[str], c: int, batch_size: int) -> tuple[int, float]:
-    """Responses and wall seconds of ``fairtalk.respond`` on pairs made of the contexts (in-memory store)."""
+def run_pipeline(url: str, contexts: Sequence[str], c: int) -> tuple[int, float, int]:
+    """Responses, wall seconds and the summary's in-flight peak of ``fairtalk.respond`` on pairs of the contexts."""
     pairs = [Pair(f"p{i}", "gender", contexts[2 * i], contexts[2 * i + 1], "a") for i in range(len(contexts) // 2)]
     started = time.perf_counter()
-    done = fairtalk.respond(pairs, model=f"openai:{url}#{MODEL}?max_concurrency={c}", batch_size=batch_size)
-    return done.summary.n_generated - done.summary.n_errors, time.perf_counter() - started
+    done = fairtalk.respond(pairs, model=f"openai:{url}#{MODEL}?max_concurrency={c}")
+    return done.summary.n_generated - done.summary.n_errors, time.perf_counter() - started, done.summary.max_in_flight or 0
 
 
-async def _bare(urls: Sequence[str], payloads: Sequence[dict[str, Any]], c: int) -> int:
-    limits = httpx.Limits(max_connections=c, max_keepalive_connections=c)
-    semaphore = asyncio.Semaphore(c)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0), limits=limits) as client:
+async def _bare(urls: Sequence[str], payloads: Sequence[dict[str, Any]], c: int, *, shared: bool) -> int:
+    timeout = httpx.Timeout(30.0)
+    if shared:  # one client, one pool of C connections for every request
+        one = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=c, max_keepalive_connections=c))
+        clients = [one] * c
+    else:  # a client per slot, one connection per replica
+        limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=len(urls))
+        tls = httpx.create_ssl_context()
+        clients = [httpx.AsyncClient(timeout=timeout, limits=limits, verify=tls) for _ in range(c)]
+    todo = iter(enumerate(payloads))
 
-        async def one(i: int, payload: dict[str, Any]) -> bool:
-            async with semaphore:
-                reply = await client.post(f"{urls[i % len(urls)]}/chat/completions", json=payload)
-            return reply.status_code == 200 and isinstance(json.loads(reply.text)["choices"][0]["message"]["content"], str)
+    async def worker(client: httpx.AsyncClient) -> int:
+        n_ok = 0
+        for i, payload in todo:
+            reply = await client.post(f"{urls[i % len(urls)]}/chat/completions", json=payload)
+            n_ok += reply.status_code == 200 and isinstance(json.loads(reply.text)["choices"][0]["message"]["content"], str)
+        return n_ok
 
-        return sum(await asyncio.gather(*(one(i, p) for i, p in enumerate(payloads))))
+    try:
+        return sum(await asyncio.gather(*(worker(client) for client in clients)))
+    finally:
+        for client in dict.fromkeys(clients):
+            await client.aclose()
 
 
-def run_bare(urls: Sequence[str], contexts: Sequence[str], seeds: Sequence[int], c: int) -> tuple[int, float]:
-    """Responses and wall seconds of a bare asyncio loop sending the same chat payloads as the adapter."""
+def run_bare(
+    urls: Sequence[str], contexts: Sequence[str], seeds: Sequence[int], c: int, *, shared: bool = False
+) -> tuple[int, float, int]:
+    """Responses and wall seconds of a bare asyncio loop: C workers sending the same chat payloads as the adapter."""
     payloads = [{"model": MODEL, "max_tokens": 40, "seed": s, "messages": [{"role": "user", "content": x}],
-                 "temperature": 0.0} for x, s in zip(contexts, seeds)]  # fmt: skip
+                 "stream": False, "temperature": 0.0} for x, s in zip(contexts, seeds)]  # fmt: skip
     started = time.perf_counter()
-    n_ok = asyncio.run(_bare(urls, payloads, c))
-    return n_ok, time.perf_counter() - started
+    n_ok = asyncio.run(_bare(urls, payloads, c, shared=shared))
+    return n_ok, time.perf_counter() - started, c
 
 
 def machine() -> str:
@@ -194,13 +215,13 @@ def main() -> None:
     """Parse arguments, start the stub servers, run the benchmark, print the figures (and write JSON with --json)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="requests per method and concurrency (default 2000)")
+    parser.add_argument("--per-slot", type=int, help="requests per unit of concurrency instead (N = PER_SLOT x C)")
     parser.add_argument("--concurrency", default="1,8,16,32", help="comma-separated max_concurrency values")
-    parser.add_argument("--batch-size", type=int, default=64, help="contexts per respond_each call (default 64)")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the stub's delay per completion (default 20)")
     parser.add_argument("--replicas", type=int, default=1, help="stub servers on different ports (default 1)")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds the N requests are split into")
-    parser.add_argument("--adapter-replicas", action="store_true", help="give fairtalk every replica (URL1,URL2)")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the fairtalk.respond measurement")
+    parser.add_argument("--shared", action="store_true", help="also time a bare loop on one shared client (slow at C > 32)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # child process: one stub server
     args = parser.parse_args()
@@ -209,57 +230,64 @@ def main() -> None:
         return
 
     levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
-    contexts = [f"context {i}: what did you think of the film last night?" for i in range(args.n)]
-    seeds = list(range(args.n))
+    sizes = {c: args.n if args.per_slot is None else args.per_slot * c for c in levels}
+    contexts = [f"context {i}: what did you think of the film last night?" for i in range(max(sizes.values()))]
+    seeds = list(range(len(contexts)))
     procs, urls = start_servers(max(1, args.replicas), args.latency_ms)
-    figures: dict[str, Any] = {"machine": machine(), "code": code_version(), "n": args.n, "batch_size": args.batch_size,
-                               "latency_ms": args.latency_ms, "replicas": len(urls), "adapter_replicas": args.adapter_replicas,
-                               "rounds": args.rounds, "runs": []}  # fmt: skip
+    target = ",".join(urls)  # the adapter spreads over every replica (openai:URL1,URL2,...#stub)
+    figures: dict[str, Any] = {"machine": machine(), "code": code_version(), "n": sizes, "latency_ms": args.latency_ms,
+                               "replicas": len(urls), "rounds": args.rounds, "runs": []}  # fmt: skip
     print(f"machine: {figures['machine']}\ncode: {figures['code']}")
     print(f"stub: {len(urls)} server(s) in child processes, {args.latency_ms:g} ms per completion, keep-alive, TCP_NODELAY")
-    print(f"requests: {args.n} per method and concurrency, batch size {args.batch_size}, {args.rounds} interleaved round(s)")
-    target, used = (",".join(urls), urls) if args.adapter_replicas else (urls[0], urls[:1])
+    print(f"requests per method: {', '.join(f'C={c}: {n}' for c, n in sizes.items())}; {args.rounds} interleaved round(s)")
     if len(urls) > 1:
-        print(f"note: bare spreads round-robin over {len(urls)} replicas; fairtalk and pipeline use "
-              + (f"all {len(urls)} (openai:URL1,URL2,...#stub)" if args.adapter_replicas else "replica 1 only"))  # fmt: skip
-    methods = ["fairtalk", "bare"] + ([] if args.no_pipeline else ["pipeline"])
+        print(f"replicas: fairtalk and pipeline spread over all {len(urls)} by least outstanding requests; bare round-robin")
+    methods = ["fairtalk", "bare"] + ([] if args.no_pipeline else ["pipeline"]) + (["shared"] if args.shared else [])
     try:
-        run_bare(urls, contexts[:50], seeds[:50], 8)  # warm-up: imports, first connections
-        run_fairtalk(target, contexts[:50], seeds[:50], 8, args.batch_size)
-        print(f"\n{'C':>4}{'replicas':>9}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
-              f"{'overhead':>10}{'ideal/s':>9}{'max in flight':>15}")  # fmt: skip
+        run_bare(urls, contexts[:50], seeds[:50], 8)  # warm-up: imports (the pipeline's too), first connections
+        run_fairtalk(target, contexts[:50], seeds[:50], 8)
+        if not args.no_pipeline:
+            run_pipeline(target, contexts[:50], 8)
+        print(f"\n{'C':>4}{'replicas':>9}{'N':>7}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
+              f"{'overhead':>10}{'ideal/s':>9}{'in flight (server/adapter)':>28}{'load':>6}"
+              + (f"{'shared/s':>10}" if args.shared else ""))  # fmt: skip
         for c in levels:
+            load = os.getloadavg()[0]
             totals = {m: [0, 0.0] for m in methods}
-            peaks = {m: [0] * len(urls) for m in methods}
+            peaks: dict[str, tuple[list[int], int]] = {m: ([0] * len(urls), 0) for m in methods}  # per server, client
             rounds = max(1, args.rounds)
             for r in range(rounds):
-                lo, hi = args.n * r // rounds, args.n * (r + 1) // rounds
+                lo, hi = sizes[c] * r // rounds, sizes[c] * (r + 1) // rounds
                 for method in methods if r % 2 == 0 else methods[::-1]:
                     [peak(url) for url in urls]  # reset
                     if method == "fairtalk":
-                        n_ok, seconds = run_fairtalk(target, contexts[lo:hi], seeds[lo:hi], c, args.batch_size)
-                    elif method == "bare":
-                        n_ok, seconds = run_bare(urls, contexts[lo:hi], seeds[lo:hi], c)
+                        n_ok, seconds, own = run_fairtalk(target, contexts[lo:hi], seeds[lo:hi], c)
+                    elif method in ("bare", "shared"):
+                        n_ok, seconds, own = run_bare(urls, contexts[lo:hi], seeds[lo:hi], c, shared=method == "shared")
                     else:
-                        n_ok, seconds = run_pipeline(target, contexts[lo:hi], c, args.batch_size)
-                    peaks[method] = [max(p, peak(url)) for p, url in zip(peaks[method], urls)]
+                        n_ok, seconds, own = run_pipeline(target, contexts[lo:hi], c)
+                    servers, client = peaks[method]
+                    peaks[method] = ([max(p, peak(url)) for p, url in zip(servers, urls)], max(client, own))
                     totals[method] = [totals[method][0] + n_ok, totals[method][1] + seconds]
             rate = {m: n / s if s else 0.0 for m, (n, s) in totals.items()}
             ideal = c / (args.latency_ms / 1000) if args.latency_ms else float("inf")
-            run = {"concurrency": c, "replicas": len(urls), "ideal_per_s": ideal,
-                   **{m: {"responses": n, "seconds": s, "per_s": rate[m], "max_in_flight": peaks[m]}
-                      for m, (n, s) in totals.items()},
+            run = {"concurrency": c, "replicas": len(urls), "n": sizes[c], "ideal_per_s": ideal, "load_average": load,
+                   **{m: {"responses": n, "seconds": s, "per_s": rate[m], "max_in_flight_per_server": peaks[m][0],
+                          "max_in_flight_client": peaks[m][1]} for m, (n, s) in totals.items()},
                    "overhead": 1 - rate["fairtalk"] / rate["bare"],
                    "pipeline_overhead": None if args.no_pipeline else 1 - rate["pipeline"] / rate["bare"]}  # fmt: skip
             figures["runs"].append(run)
             pipe = ("", "") if args.no_pipeline else (f"{rate['pipeline']:,.0f}", f"{run['pipeline_overhead']:.1%}")
-            print(f"{c:>4}{len(urls):>9}{rate['fairtalk']:>12,.0f}{rate['bare']:>10,.0f}{run['overhead']:>10.1%}"
-                  f"{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{'+'.join(map(str, peaks['fairtalk'][:len(used)])) + ' / ' + str(c):>15}")  # fmt: skip
+            flight = f"{'+'.join(map(str, peaks['fairtalk'][0]))} / {peaks['fairtalk'][1]} of {c}"
+            print(f"{c:>4}{len(urls):>9}{sizes[c]:>7}{rate['fairtalk']:>12,.0f}{rate['bare']:>10,.0f}{run['overhead']:>10.1%}"
+                  f"{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{flight:>28}{load:>6.2f}"
+                  + (f"{rate['shared']:>10,.0f}" if args.shared else ""), flush=True)  # fmt: skip
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
-    print("\nmax in flight: the server's peak of concurrent requests in the fairtalk runs (per replica used) / C")
+    print("\nin flight: each server's peak of concurrent requests in the fairtalk runs (one per replica, joined by +)"
+          " / the adapter's own peak, of C; load: the 1-minute load average before the level")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import select
+import socket
 import sqlite3
 import threading
 import time
@@ -14,11 +18,16 @@ import pytest
 import fairtalk
 from fairtalk import DecodingSettings
 from fairtalk.models import load_responder
-from fairtalk.models._streaming import Endpoints
+from fairtalk.models._streaming import Endpoints, RetryBudget, stream_results
+from fairtalk.store import CachingResponder, RunStore
 
 
 class _Server(BaseHTTPRequestHandler):
-    """Answers after ``delay`` seconds (``slow_delay`` for a context holding "slow"); counts requests in flight."""
+    """Answers after ``delay`` seconds (``slow_delay`` for "slow"; 400 at once for "bad"; "hold": ``hold`` s or a hang-up).
+
+    Counts requests in flight, the ``stream`` flag of each payload, and the held requests whose
+    client hung up before the answer (``dropped``).
+    """
 
     state: dict
 
@@ -36,15 +45,31 @@ class _Server(BaseHTTPRequestHandler):
             state["now"] += 1
             state["most"] = max(state["most"], state["now"])
             state["n"] += 1
+            state["streams"].append(payload.get("stream", "absent"))
         try:
             if state.get("fail"):
                 self._send(500, {"error": "down"})
+                return
+            if "bad" in text:
+                self._send(400, {"error": "bad request"})
+                return
+            if "hold" in text and self._hung_up(state["hold"]):
+                with state["lock"]:
+                    state["dropped"] += 1
                 return
             time.sleep(state["slow_delay"] if "slow" in text else state["delay"])
             self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
         finally:
             with state["lock"]:
                 state["now"] -= 1
+
+    def _hung_up(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True as soon as the client closes the connection."""
+        ready, _, _ = select.select([self.connection], [], [], seconds)
+        try:
+            return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except ConnectionResetError:
+            return True
 
     def _send(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
@@ -56,7 +81,8 @@ class _Server(BaseHTTPRequestHandler):
 
 
 def _start(**state: object) -> tuple[str, dict, ThreadingHTTPServer]:
-    full = {"lock": threading.Lock(), "now": 0, "most": 0, "n": 0, "delay": 0.02, "slow_delay": 0.02, **state}
+    full = {"lock": threading.Lock(), "now": 0, "most": 0, "n": 0, "delay": 0.02, "slow_delay": 0.02, "hold": 10.0,
+            "dropped": 0, "streams": [], **state}  # fmt: skip
     server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 64})  # no connection waits in the backlog
     httpd = server(("127.0.0.1", 0), type("Handler", (_Server,), {"state": full}))
     httpd.daemon_threads = True
@@ -89,19 +115,24 @@ def test_requests_stay_in_flight_beyond_the_batch_size(servers) -> None:  # noqa
 
 
 def test_answers_are_stored_as_they_arrive_while_a_slow_one_is_in_flight(servers, tmp_path) -> None:  # noqa: ANN001
-    servers.append(_start(delay=0.01, slow_delay=3.0))
+    servers.append(_start(delay=0.01, slow_delay=5.0))
     url, _, _ = servers[0]
     store = tmp_path / "store.sqlite"
     done = threading.Event()
     thread = threading.Thread(target=lambda: (fairtalk.respond(_pairs(30, slow=0), model=f"openai:{url}#stub?max_concurrency=4",
                                                                store=str(store), batch_size=64), done.set()))  # fmt: skip
+
+    def n_stored() -> int:
+        try:
+            with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:  # read-only: never creates the file
+                return int(db.execute("SELECT count(*) FROM responses").fetchone()[0])
+        except sqlite3.OperationalError:  # not there yet
+            return 0
+
     thread.start()
-    time.sleep(1.5)
-    assert not done.is_set()  # the slow answer is still in flight
-    with sqlite3.connect(store) as db:
-        n_stored = db.execute("SELECT count(*) FROM responses").fetchone()[0]
-    assert n_stored == 59  # every other answer is already committed
-    thread.join(timeout=10)
+    assert _wait_for(lambda: n_stored() == 59, seconds=4.0)  # every other answer is already committed
+    assert not done.is_set()  # while the slow answer is still in flight
+    thread.join(timeout=15)
     assert done.is_set()
 
 
@@ -145,3 +176,117 @@ def test_respond_each_still_returns_every_item_in_order(servers) -> None:  # noq
     model = load_responder(f"openai:{url}#stub?max_concurrency=3")
     contexts = [f"c{i}" for i in range(25)]
     assert model.respond(contexts, DecodingSettings(), seeds=list(range(25))) == [f"re: c{i}" for i in range(25)]
+
+
+def _held_pairs(n: int, first: str = "fast") -> list[fairtalk.Pair]:
+    """Pairs whose sides the stub holds for ``hold`` seconds, but for the first side (``first``: "fast" or "bad")."""
+    return [fairtalk.Pair(f"p{i}", "gender", a=f"{first} 0" if i == 0 else f"hold he {i}", b=f"hold she {i}",
+                          original_side="a") for i in range(n)]  # fmt: skip
+
+
+def _wait_for(condition, seconds: float = 3.0) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_the_payload_says_stream_false(servers) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, state, _ = servers[0]
+    fairtalk.respond(_pairs(3), model=f"openai:{url}#stub")
+    assert state["streams"] == [False] * 6
+
+
+def test_a_retry_budget_caps_the_retries_of_the_whole_call(servers, caplog) -> None:  # noqa: ANN001
+    servers.append(_start(fail=True))
+    url, state, _ = servers[0]
+    model = load_responder(f"openai:{url}#stub?max_concurrency=4&backoff=0&max_retries=5&retry_budget=4")
+    with caplog.at_level(logging.WARNING, logger="fairtalk.models.openai_compat"):
+        out = model.respond_each([f"c{i}" for i in range(30)], DecodingSettings(), seeds=[0] * 30)
+    assert state["n"] == 30 + 4  # not 30 x 6: a failing server is not sent every item again and again
+    assert all(isinstance(item, fairtalk.TransportError) for item in out)
+    spent = [str(item) for item in out if "retry budget" in str(item)]
+    assert len(spent) >= 26 and "HTTP 500" in spent[0]
+    assert spent[0].endswith("not retried: the retry budget of this call (retry_budget=4) is spent")
+    assert (model.retries.total, model.retries.n_used) == (4, 4)
+    assert [r.getMessage() for r in caplog.records].count(
+        "openai: the retry budget of this call (retry_budget=4) is spent; failures are no longer retried") == 1
+
+
+def test_the_default_retry_budget_is_a_tenth_of_the_items_plus_20(servers) -> None:  # noqa: ANN001
+    servers.append(_start(fail=True))
+    url, state, _ = servers[0]
+    generation = fairtalk.respond(_pairs(50), model=f"openai:{url}#stub?max_concurrency=8&backoff=0")
+    assert generation.summary.n_errors == 100 and state["n"] == 100 + 100 // 10 + 20
+    assert sum("retry budget of this call (retry_budget=30) is spent" in message for *_, message in generation.errors) >= 94
+    with pytest.raises(fairtalk.SpecError, match="retry_budget must be >= 0"):
+        load_responder(f"openai:{url}#stub?retry_budget=-1")
+    budget = RetryBudget(0)
+    assert not budget.take() and budget.spent and budget.n_refused == 1
+
+
+def test_closing_the_stream_cancels_the_requests_in_flight(servers) -> None:  # noqa: ANN001
+    servers.append(_start())
+    url, state, _ = servers[0]
+    model = load_responder(f"openai:{url}#stub?max_concurrency=4")
+    stream = model.respond_stream([f"hold {i}" for i in range(40)], DecodingSettings(), seeds=[0] * 40)
+    assert next(stream) is None  # nothing finished: every request is held
+    assert _wait_for(lambda: state["now"] == 4)
+    started = time.monotonic()
+    stream.close()
+    assert time.monotonic() - started < 1.0  # not the 10 s the server would hold them
+    assert _wait_for(lambda: state["dropped"] == 4)  # the server saw each connection closed
+    time.sleep(0.3)
+    assert state["n"] == 4 and model.in_flight.now == 0  # and no further request was sent
+
+
+def test_an_error_budget_spent_stops_the_run_promptly(servers) -> None:  # noqa: ANN001
+    servers.append(_start())
+    url, state, _ = servers[0]
+    started = time.monotonic()
+    with pytest.raises(fairtalk.ResponderError, match="max_errors=0"):
+        fairtalk.respond(_held_pairs(20, first="bad"), model=f"openai:{url}#stub?max_concurrency=4", max_errors=0)
+    assert time.monotonic() - started < 3.0  # not the 10 s the server holds each request
+    time.sleep(0.5)  # a request sent before the cancel may reach a busy server late
+    assert _wait_for(lambda: state["now"] == 0 and state["dropped"] == state["n"] - 1)  # every held one dropped
+    assert state["n"] <= 5  # the first four, and at most the one sent when the failed item finished
+
+
+def test_ctrl_c_cancels_the_requests_in_flight(servers) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, state, _ = servers[0]
+
+    def interrupt(n_done: int) -> None:
+        raise KeyboardInterrupt
+
+    cached = CachingResponder(load_responder(f"openai:{url}#stub?max_concurrency=4"), RunStore(":memory:"),
+                              progress=interrupt)  # fmt: skip
+    contexts = ["fast 0"] + [f"hold {i}" for i in range(1, 30)]
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cached.respond_each(contexts, DecodingSettings(), seeds=[0] * 30)
+    assert time.monotonic() - started < 3.0
+    time.sleep(0.5)
+    assert _wait_for(lambda: state["now"] == 0 and state["dropped"] == state["n"] - 1)
+    assert state["n"] <= 5
+
+
+def test_closing_the_stream_before_its_client_is_open_sends_nothing() -> None:
+    started: list[int] = []
+
+    async def setup() -> None:
+        await asyncio.sleep(0.4)  # a client slow to open: the caller gives up first
+
+    async def work(index: int) -> int:
+        started.append(index)
+        await asyncio.sleep(0.05)
+        return index
+
+    stream = stream_results(100, work, max_concurrency=2, setup=setup)
+    assert next(stream) is None
+    begun = time.monotonic()
+    stream.close()
+    assert time.monotonic() - begun < 1.0 and started == []

@@ -3,15 +3,18 @@
 :func:`stream_results` runs an asyncio loop in a helper thread, where ``max_concurrency`` workers
 take the next item as soon as they finish the last one (no batch waits for its slowest request),
 and hands each result to the caller the moment it arrives, in completion order. Closing the
-iterator early (an error budget spent, Ctrl-C) cancels what is still in flight.
+iterator early (an error budget spent, Ctrl-C) cancels what is still in flight: their
+connections are closed and no further request is sent.
 
 :class:`Endpoints` spreads requests over replicas of one deployment by least outstanding requests
-and skips, for a while, a replica that keeps failing.
+and skips, for a while, a replica that keeps failing. :class:`RetryBudget` caps the retries of a
+whole call, so that a failing server is not sent every item ``max_retries + 1`` times.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import queue
 import threading
@@ -19,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TypeVar
 
-__all__ = ["Endpoints", "InFlight", "retry_after", "stream_results"]
+__all__ = ["Endpoints", "InFlight", "RetryBudget", "retry_after", "stream_results"]
 
 T = TypeVar("T")
 _DONE = object()
@@ -40,6 +43,35 @@ class InFlight:
     def leave(self) -> None:
         """One request fewer in flight."""
         self.now -= 1
+
+
+class RetryBudget:
+    """Retries left to one call, shared by all its items; used from one event loop (no locks).
+
+    Examples
+    --------
+    >>> budget = RetryBudget(2)
+    >>> [budget.take() for _ in range(3)], budget.n_used, budget.spent
+    ([True, True, False], 2, True)
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.n_used = 0
+        self.n_refused = 0
+
+    @property
+    def spent(self) -> bool:
+        """Whether no retry is left."""
+        return self.n_used >= self.total
+
+    def take(self) -> bool:
+        """Use one retry; False (counted in ``n_refused``) when none is left."""
+        if self.spent:
+            self.n_refused += 1
+            return False
+        self.n_used += 1
+        return True
 
 
 class Endpoints:
@@ -96,6 +128,9 @@ class Endpoints:
 
 #: Seconds without a finished item after which the stream yields None (the caller may commit).
 HEARTBEAT = 0.25
+#: Seconds finished items gather before they cross to the caller's thread together: a wake-up of the
+#: caller per item costs ~0.15 ms of CPU (GIL hand-offs), 10-15% of a request at ~1,000 requests/s.
+HAND_OVER = 0.01
 
 
 def stream_results(
@@ -106,18 +141,28 @@ def stream_results(
 
     A None comes every :data:`HEARTBEAT` seconds in which nothing finished, so that a caller can
     commit what it holds while a slow request is still out. ``setup``/``teardown`` run in the
-    helper thread's loop before the first and after the last request (opening and closing one
-    HTTP client for the whole stream). An exception inside ``work`` is raised here; closing the
-    iterator cancels the requests in flight.
+    helper thread's loop before the first and after the last request (opening and closing the
+    HTTP clients of the stream). Items finished within :data:`HAND_OVER` seconds cross to the
+    caller's thread together (one wake-up, not one per item). An exception inside ``work`` is
+    raised here; closing the iterator cancels the requests in flight.
     """
     results: queue.Queue[object] = queue.Queue()
     loop = asyncio.new_event_loop()
     tasks: list[asyncio.Task[None]] = []
     next_index = iter(range(n_items))
+    finished: list[tuple[int, T]] = []
+
+    def hand_over() -> None:
+        if finished:
+            results.put(finished.copy())
+            finished.clear()
 
     async def worker() -> None:
         for index in next_index:
-            results.put((index, await work(index)))
+            result = await work(index)
+            if not finished:
+                loop.call_later(HAND_OVER, hand_over)
+            finished.append((index, result))
 
     async def main() -> None:
         try:
@@ -125,19 +170,28 @@ def stream_results(
                 await setup()
             tasks.extend(asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, n_items)))
             await asyncio.gather(*tasks)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread
+        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread (CancelledError: nobody reads it)
+            hand_over()
             results.put(exc)
         finally:
             for task in tasks:
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # each request unwinds: its connection is closed
             if teardown is not None:
                 try:
                     await teardown()
                 except Exception:  # noqa: BLE001 - closing a client must not hide the run's outcome
                     pass
+            hand_over()
             results.put(_DONE)
 
-    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), name="fairtalk-requests", daemon=True)
+    runner = loop.create_task(main())  # cancelling it (from the consuming thread) stops every worker, started or not
+
+    def run() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(runner)
+
+    thread = threading.Thread(target=run, name="fairtalk-requests", daemon=True)
     thread.start()
     try:
         while True:
@@ -150,11 +204,10 @@ def stream_results(
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield item  # type: ignore[misc]
+            yield from item  # type: ignore[misc]
     finally:
         if thread.is_alive():
-            for task in list(tasks):
-                loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(runner.cancel)
         thread.join()
         loop.close()
 

@@ -1,18 +1,20 @@
 """``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI); ``mode=completion`` uses ``/completions``.
 
-Each context is sent as one user message. Requests run on one ``httpx.AsyncClient`` for the
-whole call, ``max_concurrency`` of them in flight all the time (a new one starts as soon as one
-finishes, and each answer is handed on as it arrives); each has a ``timeout`` that doubles on
-each retry of a timed-out request, so that a loaded server is not made to do the same work
-twice. 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors are retried up to
-``max_retries`` times with exponential backoff and jitter.
+Each context is sent as one user message, not streamed (``"stream": false``). ``max_concurrency``
+requests are in flight all the time (a new one starts as soon as one finishes, and each answer is
+handed on as it arrives), each slot on its own HTTP client kept for the whole call; closing the
+stream early cancels the requests in flight. The ``timeout`` doubles on each retry of a timed-out
+request, so that a loaded server is not made to do the same work twice. 429 (honouring
+``Retry-After``), 5xx, timeouts and connection errors are retried up to ``max_retries`` times with
+exponential backoff and jitter, within ``retry_budget`` retries for the whole call (default 10% of
+the items plus 20), so that a failing server is not sent every item again and again. After that
+the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
+:class:`~fairtalk.errors.TransportError` for the rest; an unusable body is
+:class:`~fairtalk.errors.BadResponse` (not retried).
 
 Replicas of one deployment: ``openai:URL1,URL2#MODEL`` spreads the requests over the URLs by
 least outstanding requests; a replica that fails three times in a row is skipped for 30 s. The
 fingerprint (the run store's key) names the first URL: the replicas serve one model.
-After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
-:class:`~fairtalk.errors.TransportError` for the rest; an unusable body is
-:class:`~fairtalk.errors.BadResponse` (not retried).
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
 as ``Authorization: Bearer``; without ``api_key_env``, ``OPENAI_API_KEY`` is sent when it is
@@ -27,13 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import os
 import random
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from fairtalk.errors import (
     BadResponse,
@@ -43,7 +45,8 @@ from fairtalk.errors import (
     SpecError,
     TransportError,
 )
-from fairtalk.models._streaming import Endpoints, InFlight, retry_after, stream_results
+from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, retry_after, stream_results
+from fairtalk.models._urls import public_url, shown_url
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
@@ -62,6 +65,8 @@ _MSG_MISSING_HTTPX = "the openai: adapter needs httpx: pip install httpx ({error
 _MSG_BEAMS = "openai: servers do not take num_beams > 1"
 _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
+_MSG_BUDGET = "{error}; not retried: the retry budget of this call (retry_budget={total}) is spent"
+_MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried"
 _MSG_JSON = "{url}: the reply is not valid JSON: {body}"
 _MSG_SHAPE = "{url}: the reply has no choices[0].message.content string: {body}"
 _MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
@@ -76,8 +81,8 @@ _MSG_NOT_SERVED = "{url}: the server does not serve a model named {model!r}"
 _PREFLIGHT_TIMEOUT = 10.0
 _MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@")
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,7 @@ class OpenAIOptions:
     max_concurrency: int = 8
     timeout: float = 30.0
     max_retries: int = 5
+    retry_budget: int | None = None
     backoff: float = 0.5
     max_backoff: float = 30.0
     system_prompt: str | None = None
@@ -97,6 +103,7 @@ class OpenAIOptions:
         for name, ok, rule in (
             ("max_concurrency", self.max_concurrency >= 1, ">= 1"), ("timeout", self.timeout > 0, "> 0"),
             ("max_retries", self.max_retries >= 0, ">= 0"), ("backoff", self.backoff >= 0, ">= 0"),
+            ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
             ("max_backoff", self.max_backoff >= 0, ">= 0"),
         ):  # fmt: skip
             if not ok:
@@ -109,21 +116,6 @@ def _is_variable_name(name: str) -> bool:
     """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
     return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
             and name.lower() not in ("none", "null"))  # fmt: skip
-
-
-def _public_url(url: str) -> str:
-    """Drop user:password and query/fragment from a URL (they may hold credentials)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-
-
-def _shown_url(url: str) -> str:
-    """``url`` as the user wrote it (case kept), less what may hold credentials: user:password, query, fragment."""
-    shown = _USERINFO.sub(r"\1", url, count=1)
-    return re.split(r"[?#]", shown, maxsplit=1)[0]
 
 
 class OpenAIResponder(BaseResponder):
@@ -142,6 +134,8 @@ class OpenAIResponder(BaseResponder):
         set, else no Authorization header.
     max_concurrency, timeout, max_retries : int, float, int
         Requests in flight, seconds per request, retries per item.
+    retry_budget : int, optional
+        Retries for a whole call, all items together (None: 10% of the items plus 20).
     backoff, max_backoff : float
         First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
     system_prompt : str, optional
@@ -156,7 +150,7 @@ class OpenAIResponder(BaseResponder):
         urls = [u.strip() for u in url.split(",")]
         for one in urls:
             if not one.lower().startswith(("http://", "https://")) or not model:  # a scheme is case-insensitive
-                raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(one)}#{model}"))
+                raise SpecError(_MSG_SPEC.format(spec=f"openai:{shown_url(one)}#{model}"))
         url = urls[0]
         if options is None:
             options = build_options(OpenAIOptions, kwargs, spec="openai:")
@@ -165,8 +159,8 @@ class OpenAIResponder(BaseResponder):
         self.options = options
         self.url = url.rstrip("/")
         self.urls = tuple(u.rstrip("/") for u in urls)
-        self.public_url = _public_url(url)
-        self.public_urls = tuple(_public_url(u) for u in urls)
+        self.public_url = public_url(url)
+        self.public_urls = tuple(public_url(u) for u in urls)
         #: requests in flight now and the most at once (the generation summary reports it against max_concurrency)
         self.in_flight = InFlight()
         self.model = model
@@ -174,6 +168,9 @@ class OpenAIResponder(BaseResponder):
         self.max_concurrency = options.max_concurrency
         self.timeout = options.timeout
         self.max_retries = options.max_retries
+        self.retry_budget = options.retry_budget
+        #: the last call's retry budget: ``n_used`` of ``total`` retries, ``n_refused`` failures not retried
+        self.retries = RetryBudget(0)
         self.backoff = options.backoff
         self.max_backoff = options.max_backoff
         self.system_prompt = options.system_prompt
@@ -192,7 +189,7 @@ class OpenAIResponder(BaseResponder):
         """Build from ``URL#MODEL`` (what follows ``openai:``) and its options."""
         url, sep, model = target.rpartition("#")
         if not sep or not url or not model:
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{_shown_url(target)}"))
+            raise SpecError(_MSG_SPEC.format(spec=f"openai:{shown_url(target)}"))
         return cls(url, model, options=options or OpenAIOptions())
 
     @property
@@ -252,7 +249,8 @@ class OpenAIResponder(BaseResponder):
                                 given=self.model)  # fmt: skip
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed}
+        payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed,
+                                   "stream": False}  # one JSON reply per request, said explicitly  # fmt: skip
         if self.mode == "completion":  # continue the text as it is (a prefix), no chat turn around it
             text = transcript(context)
             payload["prompt"] = text if self.system_prompt is None else f"{self.system_prompt}\n\n{text}"
@@ -275,8 +273,10 @@ class OpenAIResponder(BaseResponder):
     def _delay(self, attempt: int) -> float:
         return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5)
 
-    async def _one(self, client: Any, endpoints: Endpoints, payload: dict[str, Any]) -> str | ResponderError:
-        """One item: sent to the least busy healthy replica, retried (on any replica) on 429, 5xx and transport errors."""
+    async def _one(
+        self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any]
+    ) -> str | ResponderError:
+        """One item: sent to the least busy healthy replica, retried (on any replica, within the budget) on 429, 5xx, timeouts."""
         import httpx
 
         path = "/completions" if self.mode == "completion" else "/chat/completions"
@@ -312,8 +312,13 @@ class OpenAIResponder(BaseResponder):
             finally:
                 self.in_flight.leave()
                 endpoints.release(index, ok=ok)
-            if attempt < self.max_retries:
-                await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
+            if attempt == self.max_retries:
+                break
+            if not budget.take():
+                if budget.n_refused == 1:
+                    _LOG.warning(_MSG_BUDGET_LOG, budget.total)
+                return type(failure)(_MSG_BUDGET.format(error=failure, total=budget.total))
+            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
         assert failure is not None
         return failure
 
@@ -341,8 +346,8 @@ class OpenAIResponder(BaseResponder):
         """Yield ``(index, response or error)`` as each item finishes, ``max_concurrency`` requests in flight all the time.
 
         None comes when nothing finished for a quarter of a second (a caller may commit meanwhile).
-        One HTTP client serves the whole stream; closing the iterator early cancels the requests
-        still in flight.
+        Each request slot keeps its own client (one shared pool scans every connection for every
+        waiting request: a whole core at ~48 in flight). Closing the iterator cancels what is in flight.
         """
         check_batch(contexts, seeds)
         if settings.num_beams > 1:
@@ -352,22 +357,30 @@ class OpenAIResponder(BaseResponder):
         except ImportError as exc:
             raise FairtalkError(_MSG_MISSING_HTTPX.format(error=exc)) from exc
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
-        limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+        limits = httpx.Limits(max_connections=len(self.urls), max_keepalive_connections=len(self.urls))
         endpoints = Endpoints(self.urls)
+        total = len(contexts) // 10 + 20 if self.retry_budget is None else self.retry_budget
+        budget = self.retries = RetryBudget(total)
+        tls = httpx.create_ssl_context()  # built once, shared by the clients
         clients: list[Any] = []
-
-        async def setup() -> None:
-            clients.append(httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits))
+        idle: list[Any] = []  # at most max_concurrency requests at once, so at most that many clients
 
         async def teardown() -> None:
-            if clients:
-                await clients[0].aclose()
+            for client in clients:
+                await client.aclose()
 
         async def work(index: int) -> str | ResponderError:
-            return await self._one(clients[0], endpoints, self._payload(contexts[index], settings, seeds[index]))
+            if not idle:
+                clients.append(httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits,
+                                                 verify=tls))  # fmt: skip
+                idle.append(clients[-1])
+            client = idle.pop()
+            try:
+                return await self._one(client, endpoints, budget, self._payload(contexts[index], settings, seeds[index]))
+            finally:
+                idle.append(client)
 
-        yield from stream_results(len(contexts), work, max_concurrency=self.max_concurrency, setup=setup,
-                                  teardown=teardown)  # fmt: skip
+        yield from stream_results(len(contexts), work, max_concurrency=self.max_concurrency, teardown=teardown)
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
