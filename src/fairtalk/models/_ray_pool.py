@@ -29,6 +29,7 @@ from fairtalk.models.base import (
     DecodingSettings,
     Reply,
     check_batch,
+    collect_stream,
     finish_reason,
     length_batches,
     preflight,
@@ -344,11 +345,7 @@ class RayResponder(BaseResponder):
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
         """Every answer or error, in order (the stream, collected)."""
-        out: list[str | ResponderError | None] = [None] * len(contexts)
-        for done in self.respond_stream(contexts, settings, seeds=seeds):
-            if done is not None:
-                out[done[0]] = done[1]
-        return out  # type: ignore[return-value]
+        return collect_stream(self.respond_stream(contexts, settings, seeds=seeds), len(contexts))
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]

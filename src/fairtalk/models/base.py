@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -32,6 +32,7 @@ __all__ = [
     "Reply",
     "Responder",
     "check_batch",
+    "collect_stream",
     "cut_at_stop",
     "finish_reason",
     "length_batches",
@@ -238,6 +239,17 @@ def raise_first_error(results: Sequence[str | ResponderError]) -> list[str]:
         if isinstance(item, ResponderError):
             raise item
     return list(results)  # type: ignore[arg-type]
+
+
+def collect_stream(
+    stream: Iterable[tuple[int, str | ResponderError] | None], n_items: int
+) -> list[str | ResponderError]:
+    """The ``(index, result)`` items of a ``respond_stream`` put in order (its heartbeat Nones skipped)."""
+    out: list[str | ResponderError | None] = [None] * n_items
+    for done in stream:
+        if done is not None:
+            out[done[0]] = done[1]
+    return out  # type: ignore[return-value]
 
 
 def respond_each(

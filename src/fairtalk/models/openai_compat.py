@@ -52,6 +52,7 @@ from fairtalk.models.base import (
     DecodingSettings,
     Reply,
     check_batch,
+    collect_stream,
     make_fingerprint,
     raise_first_error,
 )
@@ -386,11 +387,7 @@ class OpenAIResponder(BaseResponder):
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
         """Send every context; each item yields its response or its own error, in order."""
-        out: list[str | ResponderError | None] = [None] * len(contexts)
-        for done in self.respond_stream(contexts, settings, seeds=seeds):
-            if done is not None:
-                out[done[0]] = done[1]
-        return out  # type: ignore[return-value]
+        return collect_stream(self.respond_stream(contexts, settings, seeds=seeds), len(contexts))
 
     def respond(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]

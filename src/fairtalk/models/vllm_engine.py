@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from fairtalk.errors import ResponderError, SpecError
 from fairtalk.models._vllm_backends import Engine, Job, RayReplicas
-from fairtalk.models.base import BaseResponder, DecodingSettings, Reply, check_batch, make_fingerprint
+from fairtalk.models.base import BaseResponder, DecodingSettings, Reply, check_batch, collect_stream, make_fingerprint
 from fairtalk.models.hf import _local_digest
 
 __all__ = ["VLLMOptions", "VLLMResponder", "sampling_kwargs"]
@@ -227,8 +227,4 @@ class VLLMResponder(BaseResponder):
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
         """Generate every context; each item yields its response or its own error, in order."""
-        out: list[str | ResponderError | None] = [None] * len(contexts)
-        for done in self.respond_stream(contexts, settings, seeds=seeds):
-            if done is not None:
-                out[done[0]] = done[1]
-        return out  # type: ignore[return-value]
+        return collect_stream(self.respond_stream(contexts, settings, seeds=seeds), len(contexts))
