@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import logging
 import sqlite3
 import sys
 from pathlib import Path
@@ -65,17 +64,6 @@ def _rows(store: Path) -> list[tuple[bytes, int, int]]:
     """(context hash, seed, how many rows) per key: exactly-once means every count is 1."""
     with sqlite3.connect(store) as db:
         return db.execute("SELECT context_hash, seed, COUNT(*) FROM responses GROUP BY run_id, context_hash, seed").fetchall()
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    if not HAVE_RAY:
-        pytest.skip("ray is not installed")
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    yield ray
-    ray.shutdown()
 
 
 # -- options, without Ray --------------------------------------------------------------------------
@@ -277,3 +265,23 @@ def _tiny_gpt2(path: Path) -> Path:
                                      pad_token_id=fast.pad_token_id)  # fmt: skip
     transformers.GPT2LMHeadModel(config).save_pretrained(path)
     return path
+
+
+@needs_ray
+def test_prompts_generate_runs_on_ray_and_resumes_locally(cluster, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts.jsonl"
+    chosen = fairtalk.paraphrase_prompts(fairtalk.default_groups(), n_model=1).prompts[:40]
+    fairtalk.write_prompts(chosen, prompts)
+    out, store = tmp_path / "ray.jsonl", tmp_path / "completions.sqlite"
+    args = ["prompts", "generate", "--model", "builtin:echo", "--prompts", str(prompts), "--seeds", "3",
+            "--store", str(store), "--batch-size", "8"]  # fmt: skip
+    result = runner.invoke(app, [*args, "-o", str(out), "--engine", "ray", "--ray-actors", "2"])
+    assert result.exit_code == 0, result.output
+    assert "on 2 Ray actor(s)" in result.output and "0 from the store, 120 generated, 0 failed" in result.output
+    assert len(_rows(store)) == 120 and {n for *_, n in _rows(store)} == {1}
+    local = tmp_path / "local.jsonl"
+    result = runner.invoke(app, [*args, "-o", str(local)])
+    assert result.exit_code == 0, result.output
+    assert "120 from the store, 0 generated" in result.output and local.read_text() == out.read_text()
+    result = runner.invoke(app, [*args, "-o", str(local), "--ray-actors", "2"])
+    assert result.exit_code == 2 and "options of --engine ray" in result.output

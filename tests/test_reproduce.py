@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -140,3 +141,23 @@ def test_cli_errors_exit_2(tmp_path) -> None:
     assert result.exit_code == 2 and "--pairs must be at least 1" in result.output
     result = runner.invoke(app, ["reproduce", "debias", "--axis", "no-such-axis", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_the_models_answer_on_ray_as_in_this_process(tiny, tmp_path, monkeypatch, cluster) -> None:
+    comparison, root, _ = tiny
+    monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)
+    cache = tmp_path / "cache"  # the trained checkpoints, without the run store: every answer is generated again
+    for model in comparison.models.values():
+        shutil.copytree(model.checkpoint, cache / Path(model.checkpoint).name)
+    out = tmp_path / "ray"
+    result = CliRunner().invoke(app, ["reproduce", "debias", "--quick", "--pairs", str(N_PAIRS), "--cache", str(cache),
+                                      "--corpus", f"jsonl:{root / 'dialogues.jsonl'}", "--eval-corpus", "builtin:chitchat",
+                                      "--resamples", "100", "-o", str(out), "--quiet", "--engine", "ray",
+                                      "--ray-actors", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "trained: none (all cached)" in result.output and f"{3 * 2 * N_PAIRS} generated, 0 from the store" in result.output
+    again = json.loads((out / "results.json").read_text())
+    for name in MODELS:
+        assert again["models"][name]["run"]["config"]["engine"]["num_actors"] == 2
+        ours = (out / name / "gender" / "responses.jsonl").read_text()
+        assert ours == (root / "out" / name / "gender" / "responses.jsonl").read_text()

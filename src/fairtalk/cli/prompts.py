@@ -9,9 +9,17 @@ from typing import Literal, cast
 import typer
 
 from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
-from fairtalk.cli._choices import Mode
+from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._inference import SYSTEM_PROMPT
-from fairtalk.cli.respond import MODEL_ARG, MODEL_VERSION, model_options
+from fairtalk.cli.respond import (
+    ENGINE,
+    MODEL_ARG,
+    MODEL_VERSION,
+    RAY_ACTORS,
+    RAY_ADDRESS,
+    engine_option,
+    model_options,
+)
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -88,6 +96,9 @@ def prompts_generate(
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
     system_prompt: str | None = SYSTEM_PROMPT,
     mode: Mode = typer.Option(Mode.completion, "--mode", help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn)."),
+    engine: Engine | None = ENGINE,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = RAY_ACTORS,
 ) -> None:
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
     import fairtalk
@@ -104,7 +115,10 @@ def prompts_generate(
         if mode == "completion":
             options.update(fairtalk.completion_options(model, options))
         start = time.perf_counter()
-        with fairtalk.load_responder(model, **options) as responder, progress_bars() as progress:
+        on_ray = engine_option(engine, ray_address, ray_actors)
+        opened = (on_ray.responder(model, batch_size=batch_size, model_args=options) if on_ray is not None
+                  else fairtalk.load_responder(model, **options))  # fmt: skip
+        with opened as responder, progress_bars() as progress:
             summary = fairtalk.generate_completions(
                 chosen, responder, output, seeds=seeds, settings=settings, store=store_path, batch_size=batch_size,
                 progress=progress, model_version=model_version,
@@ -112,7 +126,8 @@ def prompts_generate(
     except KeyboardInterrupt:
         interrupted(store_path)
     seconds = time.perf_counter() - start
-    say(f"model {summary.fingerprint}")
+    actors = f" on {responder.n_actors} Ray actor(s)" if hasattr(responder, "n_actors") else ""
+    say(f"model {summary.fingerprint}{actors}")
     say(f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
         f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed · "
         f"store {summary.store} · {seconds:.1f} s")

@@ -8,6 +8,8 @@ import typer
 
 from fairtalk.cli._app import app, console
 from fairtalk.cli._axes import AXES
+from fairtalk.cli._choices import Engine
+from fairtalk.cli.respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
 
 reproduce_app = typer.Typer(
     name="reproduce",
@@ -32,6 +34,9 @@ def debias(
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Training dialogues (builtin:chitchat: its train split; the audit uses its held-out split)."),
     eval_corpus: str | None = typer.Option(None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    engine: Engine | None = ENGINE,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = RAY_ACTORS,
 ) -> None:
     """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs."""
     import fairtalk
@@ -41,11 +46,12 @@ def debias(
     started = time.perf_counter()
     if n_pairs is not None and n_pairs < 1:
         raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
+    on_ray = engine_option(engine, ray_address, ray_actors)  # checked before any training
     show_log("fairtalk.training", "fairtalk.pipeline._reproduce")  # the stages and epochs, unless -q
     with progress_bars() as progress:
         comparison = fairtalk.reproduce_debias(
             out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus,
-            eval_corpus=eval_corpus, n_resamples=resamples, progress=progress,
+            eval_corpus=eval_corpus, n_resamples=resamples, progress=progress, engine=on_ray,
         )  # fmt: skip
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():

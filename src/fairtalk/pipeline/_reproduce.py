@@ -17,7 +17,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -27,7 +27,7 @@ from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.models import DecodingSettings
+from fairtalk.models import DecodingSettings, RayEngine
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._options import ScoreOptions
@@ -128,6 +128,7 @@ def reproduce_debias(
     report_formats: Iterable[str] | None = None,
     progress: ProgressCallback | None = None,
     log: Callable[[str], object] | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
 ) -> DebiasComparison:
     """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs.
 
@@ -166,6 +167,10 @@ def reproduce_debias(
         Receives a :class:`~fairtalk.ProgressEvent` per training batch and per generated answer.
         ``False`` means None; ``True`` and a callable ``(label, n_done, n_total)`` still work, with
         a FutureWarning.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the three models answer the pairs (as :func:`fairtalk.audit`'s): with ``"ray"``, each
+        checkpoint is loaded on Ray actors and this process alone writes the run store. Training
+        stays in this process.
     log : callable, optional
         Deprecated (FutureWarning; removed in fairtalk 0.3): also receives each line that goes
         to the ``fairtalk.pipeline`` and ``fairtalk.training`` loggers at INFO, one per stage and per epoch.
@@ -187,7 +192,7 @@ def reproduce_debias(
     """
     # every audit option is validated here, once, before any training
     audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs, settings=settings or DecodingSettings(),
-                               score=ScoreOptions(seed=seed, n_resamples=n_resamples))  # fmt: skip
+                               score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=engine)  # fmt: skip
     callback = progress_callback(progress)
     if log is not None:
         warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
