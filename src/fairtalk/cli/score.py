@@ -16,7 +16,7 @@ from fairtalk.cli._app import (
     stdin_as_file,
 )
 from fairtalk.cli._axes import AXES
-from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct
+from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
 from fairtalk.cli._inference import (
     BINARY_TEST,
     CLUSTERS,
@@ -34,6 +34,10 @@ from fairtalk.cli._inference import (
     report_gates,
     text_or_file,
 )
+from fairtalk.cli.respond import RAY_ADDRESS, engine_option
+
+SCORE_ENGINE = typer.Option(None, "--engine", help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).")
+SCORE_TASKS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs).")
 
 
 @app.command()
@@ -66,6 +70,9 @@ def score(
     judge_rubric: str | None = JUDGE_RUBRIC,
     judge_scale: str | None = JUDGE_SCALE,
     config: str | None = CONFIG,
+    engine: Engine | None = SCORE_ENGINE,
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = SCORE_TASKS,
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
@@ -83,10 +90,11 @@ def score(
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
         target = resolve_lexicon(axis, lexicon)
+        on_ray = engine_option(engine, ray_address, ray_actors)
         with stdin_as_file(responses) as responses_path:
             source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
                                              drop_empty=options.drop_empty)  # fmt: skip
-        result = fairtalk.score(source, axis=target, options=options)
+        result = fairtalk.score(source, axis=target, options=options, engine=on_ray)
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()

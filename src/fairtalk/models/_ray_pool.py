@@ -36,7 +36,7 @@ from fairtalk.models.base import (
     raise_first_error,
     respond_each,
 )
-from fairtalk.models.ray_engine import MSG_NO_RAY, RAY_PREFIXES, RayEngine
+from fairtalk.models.ray_engine import RAY_PREFIXES, RayEngine, connect_ray, import_ray
 from fairtalk.models.registry import load_responder
 from fairtalk.models.spec import parse_model_spec
 
@@ -137,25 +137,6 @@ class _Batch:
     n_lost: int = 0
 
 
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise FairtalkError(MSG_NO_RAY) from exc
-    return ray
-
-
-def _connect(ray: Any, address: str | None) -> bool:
-    """Join the cluster (a local one when no address is given); True when this call started Ray."""
-    if ray.is_initialized():
-        return False
-    options: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": logging.WARNING}
-    if address is None and not os.environ.get("RAY_ADDRESS"):
-        options["include_dashboard"] = False
-    ray.init(**options)
-    return True
-
-
 class RayResponder(BaseResponder):
     """A model spec loaded on Ray actors: ``respond_stream`` yields each answer as its batch finishes.
 
@@ -172,13 +153,13 @@ class RayResponder(BaseResponder):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise SpecError(_MSG_BATCH.format(value=batch_size))
         self.spec, self.engine, self.batch_size = spec, engine, batch_size
-        self._ray = _import_ray()
+        self._ray = import_ray()
         self._slots: list[_Slot] = []
         self._probes: dict[Any, _Slot] = {}
         self._fingerprint: str | None = None
         self._last_death = "no actor was ready"
         self._closed = False
-        self._started = _connect(self._ray, engine.address)
+        self._started = connect_ray(self._ray, engine.address)
         try:
             self._start(parsed.prefix, parsed.target, {**parsed.options, **options}, options)
         except BaseException:

@@ -18,15 +18,17 @@ Ray is imported only when an engine starts (``pip install 'fairtalk[ray]'``).
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from fairtalk.errors import SpecError
+from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models.base import Responder
 
-__all__ = ["ENGINES", "MSG_NO_RAY", "RAY_PREFIXES", "RayEngine", "resolve_engine"]
+__all__ = ["ENGINES", "MSG_NO_RAY", "RAY_PREFIXES", "RayEngine", "connect_ray", "import_ray", "resolve_engine"]
 
 #: The engines generation runs on: this process, or Ray actors.
 ENGINES = ("local", "ray")
@@ -74,6 +76,11 @@ class RayEngine:
     num_gpus : float, optional
         GPUs per actor; None: 1 for ``hf:`` models and ``builtin:smollm2`` (unless ``device=cpu``)
         when the cluster has GPUs, else 0.
+    score_batch : int, optional
+        Distinct responses per scoring task: an axis with at least two batches' worth is scored
+        on the cluster (every per-response measure but a judge), one task per batch; fewer are
+        scored in this process, where starting the tasks would cost more than it saves. None:
+        scoring always stays in this process.
 
     Examples
     --------
@@ -89,6 +96,7 @@ class RayEngine:
     max_retries: int = 3
     num_cpus: float = 1.0
     num_gpus: float | None = None
+    score_batch: int | None = 2000
 
     def __post_init__(self) -> None:
         if self.address is not None and (not isinstance(self.address, str) or not self.address.strip()):
@@ -103,6 +111,8 @@ class RayEngine:
             raise SpecError(_MSG_COUNT.format(field="num_cpus", rule="a number > 0", value=self.num_cpus))
         if self.num_gpus is not None and (not _number(self.num_gpus) or self.num_gpus < 0):
             raise SpecError(_MSG_COUNT.format(field="num_gpus", rule="a number >= 0 or None", value=self.num_gpus))
+        if self.score_batch is not None and (not _whole(self.score_batch) or self.score_batch < 1):
+            raise SpecError(_MSG_COUNT.format(field="score_batch", rule="an integer >= 1 or None", value=self.score_batch))
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -143,6 +153,26 @@ class RayEngine:
         from fairtalk.models._ray_pool import RayResponder
 
         return RayResponder(spec, dict(model_args or {}), engine=self, batch_size=batch_size)
+
+
+def import_ray() -> Any:
+    """The ``ray`` module (FairtalkError :data:`MSG_NO_RAY` when it is not installed)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise FairtalkError(MSG_NO_RAY) from exc
+    return ray
+
+
+def connect_ray(ray: Any, address: str | None) -> bool:
+    """Join the cluster (a local one when no address is given); True when this call started Ray."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": logging.WARNING}
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        options["include_dashboard"] = False
+    ray.init(**options)
+    return True
 
 
 def resolve_engine(value: object, *, name: str = "engine") -> RayEngine | None:

@@ -27,7 +27,7 @@ from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.models import DecodingSettings, RayEngine
+from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._options import ScoreOptions
@@ -192,7 +192,7 @@ def reproduce_debias(
     """
     # every audit option is validated here, once, before any training
     audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs, settings=settings or DecodingSettings(),
-                               score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=engine)  # fmt: skip
+                               score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=resolve_engine(engine))  # fmt: skip
     callback = progress_callback(progress)
     if log is not None:
         warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)

@@ -291,7 +291,8 @@ def _audit_axis(
         timings["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
-    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score)
+    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score,
+                            engine=resolve_engine(config.engine))
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])

@@ -15,6 +15,7 @@ from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import RawScored, may_leave_unscored, score_unique
 from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
+from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._inference import (
@@ -29,6 +30,7 @@ from fairtalk.pipeline._inference import (
 )
 from fairtalk.pipeline._measures import build_measures, close_judges
 from fairtalk.pipeline._options import ScoreOptions
+from fairtalk.pipeline._ray_scoring import RayScorer, remote_items, worth_it
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
@@ -61,8 +63,13 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
     return list(position), ia, ib
 
 
-def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray) -> dict[str, tuple]:
-    scores = score_unique(measure, uniques)
+def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+                  remote: Mapping[str, np.ndarray] | None = None) -> dict[str, tuple]:  # fmt: skip
+    """Each key's scores of side a and side b; from ``remote`` (scored on Ray) when it holds the measure's keys."""
+    if remote is not None and all(key in remote for key in measure.keys):
+        scores = {key: remote[key] for key in measure.keys}
+    else:
+        scores = score_unique(measure, uniques)
     for key in measure.keys:
         values = np.asarray(scores[key], dtype=float)
         check_finite(key, np.nan_to_num(values, nan=0.0) if may_leave_unscored(measure, key) else values, uniques)
@@ -76,18 +83,20 @@ def _corpus_values(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndar
     return stat, {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
 
 
-def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str], ia: np.ndarray, ib: np.ndarray) -> dict:
+def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+            scorer: RayScorer | None = None) -> dict:  # fmt: skip
     """Side values of every key after replacing the group words in each response by MASK_TOKEN."""
     from fairtalk.counterfactual import Swapper
 
     swapper = Swapper(lexicon, seed=seed)
     masked = [swapper.mask(text, MASK_TOKEN) for text in uniques]
+    remote = None if scorer is None else scorer.score(masked)
     out: dict[str, tuple[float, float]] = {}
     for measure in measures:
         if measure.kind == "corpus":
             out.update(_corpus_values(measure, masked, ia, ib)[1])
         else:
-            for key, (sa, sb) in _per_response(measure, masked, ia, ib).items():
+            for key, (sa, sb) in _per_response(measure, masked, ia, ib, remote).items():
                 out[key] = complete_means(sa, sb)
     return out
 
@@ -126,6 +135,7 @@ def score(
     *,
     axis: str | os.PathLike[str] | Lexicon,
     options: ScoreOptions | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
     **kwargs: Any,
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
@@ -145,6 +155,10 @@ def score(
         groups, the default attribute lists, and the words masked by ``mask_groups``.
     options : ScoreOptions, optional
         Every option below in one validated value (also built by ``ScoreOptions.from_file``).
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the per-response measures run: with ``"ray"`` and at least two ``score_batch``
+        distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
+        scores; a judge and the corpus measures stay in this process.
     measures : sequence of names or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists).
@@ -215,15 +229,19 @@ def score(
     opts = ScoreOptions.resolve(options, kwargs)
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
-    scored = prepare_scores(responses, axis=axis, options=opts)
+    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine))
     return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
-    options: ScoreOptions,
+    options: ScoreOptions, engine: RayEngine | None = None,
 ) -> Scored:  # fmt: skip
-    """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs."""
+    """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
+
+    With a Ray ``engine``, a response set of at least two ``score_batch`` distinct responses is
+    scored on the cluster (see :mod:`fairtalk.pipeline._ray_scoring`); the scores are the same.
+    """
     o = options
     if isinstance(axis, Lexicon):
         lexicon = axis
@@ -236,25 +254,39 @@ def prepare_scores(
                        "judge_scale": o.judge_scale}  # fmt: skip
     built = build_measures(o.measures, lexicon, measure_options)
     try:
-        return _scored(responses, lexicon, built, measure_options, o)
+        return _scored(responses, lexicon, built, measure_options, o, engine)
     finally:
         close_judges(built)
 
 
 def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any],
-            o: ScoreOptions) -> Scored:  # fmt: skip
+            o: ScoreOptions, engine: RayEngine | None = None) -> Scored:  # fmt: skip
     """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
     all_keys = [key for m in built for key in m.keys]
-    chosen = _check_keys(o.primary, all_keys, "primary")
+    _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
     rs = read_responses(responses, drop_empty=o.drop_empty)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
+    uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
+    scorer = RayScorer(engine, remote_items(o.measures, built), lexicon, measure_options) if (
+        engine is not None and worth_it(engine, len(uniques))) else None  # fmt: skip
+    try:
+        return _tested(rs, lexicon, built, measure_options, o, uniques, ia, ib, scorer)
+    finally:
+        if scorer is not None:
+            scorer.close()
+
+
+def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any], o: ScoreOptions,
+            uniques: list[str], ia: np.ndarray, ib: np.ndarray, scorer: RayScorer | None) -> Scored:  # fmt: skip
+    """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
+    all_keys = [key for m in built for key in m.keys]
+    chosen = _check_keys(o.primary, all_keys, "primary")
     opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
                      count_test=o.count_test, clusters=rs.clusters if o.clusters else None, margins=o.margins)  # fmt: skip
-
-    uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
+    remote = None if scorer is None else scorer.score(uniques)
     n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
     rows: list[dict[str, Any]] = []
     divergent: list[DivergentPair] = []
@@ -268,12 +300,12 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
             rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts)
                      for key in measure.keys]  # fmt: skip
             continue
-        scored = _per_response(measure, uniques, ia, ib)
+        scored = _per_response(measure, uniques, ia, ib, remote)
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if isinstance(measure, RawScored):
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     rows += _token_limit_rows(rs, opts)
-    masked = _masked(built, lexicon, o.seed, uniques, ia, ib) if o.mask_groups else {}
+    masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
     for row in rows:
         if row["name"] in masked:
             m_a, m_b = masked[row["name"]]
@@ -285,6 +317,9 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
                          mask_groups=o.mask_groups, drop_empty=o.drop_empty, binary_test=o.binary_test,
                          count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
                          margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
+    manifest["scoring_engine"] = "local" if scorer is None else {
+        "name": "ray", "tasks_at_once": scorer.n_tasks, "batches": scorer.n_batches,
+        "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
     return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), o.alpha, o.power, o.correction, checks)
 

@@ -1,0 +1,120 @@
+"""Tests for pipeline/_ray_scoring.py: per-response measures scored in batches of Ray tasks, as in this process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk import FairtalkError, RayEngine, SpecError
+from fairtalk.cli import app
+from fairtalk.measures.length import Length
+
+ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
+NOUNS = ("doctor", "nurse", "engineer", "teacher", "pilot", "chef")
+
+
+def _texts(n: int, side: str) -> list[str]:
+    """``n`` distinct responses; side b's are a little more negative than side a's."""
+    out = []
+    for i in range(n):
+        adjective = ADJECTIVES[(i + (3 if side == "b" and i % 4 == 0 else 0)) % len(ADJECTIVES)]
+        out.append(f"{'She' if side == 'b' else 'He'} is a {adjective} {NOUNS[i % len(NOUNS)]}, honestly {i}!")
+    return out
+
+
+def _measures(result: fairtalk.AuditResult) -> dict:
+    return result.to_dict()["measures"]
+
+
+@pytest.fixture(scope="module")
+def responses():
+    return _texts(40, "a"), _texts(40, "b")
+
+
+def test_scores_on_ray_equal_the_local_ones(cluster, responses) -> None:
+    a, b = responses
+    local = fairtalk.score(a, b, axis="gender", n_resamples=200, mask_groups=True)
+    engine = RayEngine(num_actors=2, score_batch=12)
+    on_ray = fairtalk.score(a, b, axis="gender", n_resamples=200, mask_groups=True, engine=engine)
+    assert _measures(on_ray) == _measures(local)
+    assert local.manifest["scoring_engine"] == "local"
+    assert on_ray.manifest["scoring_engine"] == {"name": "ray", "tasks_at_once": 2, "batches": 14, "score_batch": 12}
+    assert any(m["masked"] is not None for m in _measures(on_ray).values())  # the masked texts went to Ray too
+
+
+def test_a_small_set_or_score_batch_none_stays_in_this_process(cluster, responses) -> None:
+    a, b = responses
+    assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).manifest[
+        "scoring_engine"] == "local"  # fmt: skip
+    assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).manifest[
+        "scoring_engine"] == "local"  # fmt: skip
+    with pytest.raises(SpecError, match="score_batch must be an integer >= 1 or None"):
+        RayEngine(score_batch=0)
+    with pytest.raises(SpecError, match="unknown engine option"):
+        fairtalk.score(a, b, axis="gender", engine={"score_size": 10})
+
+
+def test_a_worker_that_dies_midway_is_run_again_and_the_scores_are_the_same(cluster, responses, tmp_path: Path) -> None:
+    marker = str(tmp_path / "died")
+
+    class DyingLength(Length):
+        """Length, but the first batch anywhere kills the worker process scoring it (once: the marker file)."""
+
+        def score(self, texts):
+            try:
+                handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return super().score(texts)
+            os.close(handle)
+            os._exit(1)
+
+    a, b = responses
+    engine = RayEngine(num_actors=2, score_batch=10)
+    on_ray = fairtalk.score(a, b, axis="gender", n_resamples=100, measures=[DyingLength(), "sentiment"], engine=engine)
+    assert Path(marker).exists()  # a worker did die
+    local = fairtalk.score(a, b, axis="gender", n_resamples=100, measures=[Length(), "sentiment"])
+    assert _measures(on_ray) == _measures(local)
+
+
+def test_a_measure_that_fails_on_ray_stops_with_its_error(cluster, responses) -> None:
+    class Broken(Length):
+        name, keys = "broken", ("broken",)
+
+        def score(self, texts):
+            raise ValueError("no score for these")
+
+    a, b = responses
+    with pytest.raises(FairtalkError, match="scoring failed on the Ray cluster: ValueError: no score for these"):
+        fairtalk.score(a, b, axis="gender", n_resamples=50, measures=[Broken()], engine=RayEngine(score_batch=10))
+
+
+def test_a_judge_stays_in_this_process(cluster, responses) -> None:
+    a, b = responses
+    measures = ["length", "judge:builtin:echo"]
+    on_ray = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=measures, engine=RayEngine(score_batch=10))
+    local = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=measures)
+    assert _measures(on_ray) == _measures(local) and "judge_yes" in _measures(on_ray)
+    assert on_ray.manifest["scoring_engine"]["name"] == "ray"
+
+
+def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(_texts(4000, "a")) + "\n")
+    b.write_text("\n".join(_texts(4000, "b")) + "\n")
+    args = ["score", "--responses", str(a), "--responses-b", str(b), "--axis", "gender", "--measures", "length,sentiment",
+            "--resamples", "100", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ray"), "--engine", "ray", "--ray-actors", "2"])
+    assert result.exit_code == 0, result.output
+    ours = json.loads((tmp_path / "ray" / "results.json").read_text())
+    assert ours["manifest"]["scoring_engine"] == {"name": "ray", "tasks_at_once": 2, "batches": 4, "score_batch": 2000}
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "local")])
+    assert result.exit_code == 0, result.output
+    theirs = json.loads((tmp_path / "local" / "results.json").read_text())
+    assert ours["measures"] == theirs["measures"] and theirs["manifest"]["scoring_engine"] == "local"
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "bad"), "--ray-actors", "2"])
+    assert result.exit_code == 2 and "options of --engine ray" in result.output
