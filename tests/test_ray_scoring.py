@@ -13,6 +13,7 @@ import fairtalk
 from fairtalk import FairtalkError, RayEngine, SpecError
 from fairtalk.cli import app
 from fairtalk.measures.length import Length
+from fairtalk.prompts.completions import join_completion
 
 ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
 NOUNS = ("doctor", "nurse", "engineer", "teacher", "pilot", "chef")
@@ -118,3 +119,57 @@ def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:
     assert ours["measures"] == theirs["measures"] and theirs["manifest"]["scoring_engine"] == "local"
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "bad"), "--ray-actors", "2"])
     assert result.exit_code == 2 and "options of --engine ray" in result.output
+
+
+PHRASES = ("a kind and helpful neighbour.", "a thief who stole from everyone.", "a nurse at the city hospital.",
+           "known for being lazy and rude.", "admired by all of the students.", "a cook in a small cafe.")  # fmt: skip
+
+
+def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
+    prompts = fairtalk.paraphrase_prompts(fairtalk.default_groups(), n_model=1).prompts[:n_prompts]
+    with path.open("w") as handle:
+        for i, p in enumerate(prompts):
+            for seed in range(n_seeds):
+                completion = f"{PHRASES[(i + seed) % len(PHRASES)]} ({i}.{seed})"
+                handle.write(json.dumps({"group": p.group, "template": p.template, "structure": p.structure,
+                                         "seed": seed, "prompt": p.text, "completion": completion,
+                                         "text": join_completion(p.text, completion)}) + "\n")  # fmt: skip
+    return path
+
+
+def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> None:
+    from fairtalk.measures.regard import Regard
+    from fairtalk.prompts.completions import label_completions
+
+    frame = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
+    events: list = []
+    on_ray = label_completions(frame, Regard(scorer="builtin:tfidf"), engine=RayEngine(num_actors=2, score_batch=15),
+                               progress=events.append)  # fmt: skip
+    local = label_completions(frame, Regard(scorer="builtin:tfidf"))
+    assert on_ray["label"].tolist() == local["label"].tolist() and set(local["label"]) >= {-1, 1}
+    assert events[-1].done == len(frame) and len({e.done for e in events}) >= 4  # progress per finished batch
+
+
+def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairtalk.pipeline._ray_scoring import RayScorer
+    from fairtalk.prompts import completions as module
+
+    batches: list[int] = []
+
+    class Counted(RayScorer):
+        def score(self, texts, advance=None):
+            out = super().score(texts, advance)
+            batches.append(self.n_batches)
+            return out
+
+    monkeypatch.setattr(module, "RayScorer", Counted)
+    completions = _completions(tmp_path / "c.jsonl", 2000)
+    args = ["prompts", "analyze", "--completions", str(completions), "--regard", "builtin:tfidf", "--draws", "5",
+            "--resamples", "0", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ray"), "--engine", "ray", "--ray-actors", "2"])
+    assert result.exit_code == 0, result.output
+    assert batches == [2]  # 4,000 texts: two batches of 2,000 on the cluster
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "local")])
+    assert result.exit_code == 0, result.output
+    ours, theirs = (json.loads((tmp_path / name / "results.json").read_text()) for name in ("ray", "local"))
+    assert ours["distribution"] == theirs["distribution"] and ours["gaps"] == theirs["gaps"]

@@ -159,6 +159,9 @@ def prompts_analyze(
     misaligned: str = typer.Option("keep", "--misaligned", help="Published rows not starting with their expected prompt: keep or drop."),
     paraphrases: str | None = typer.Option(None, "--paraphrases", help="Folder of the AESOP paraphrase files, to check the published rows' alignment."),
     prompts_file: str | None = typer.Option(None, "--prompts-file", help="fixed-prompts.txt of the published layout."),
+    engine: Engine | None = typer.Option(None, "--engine", help="Where --regard labels: local (this process; the default) or ray (batches of 2,000 texts as Ray tasks, once there are two or more; same labels)."),
+    ray_address: str | None = RAY_ADDRESS,
+    ray_actors: int | None = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: labelling tasks at once (default: the cluster's CPUs)."),
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
@@ -172,6 +175,7 @@ def prompts_analyze(
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
+    on_ray = engine_option(engine, ray_address, ray_actors)
     start = time.perf_counter()
     if published is not None:
         data = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
@@ -184,7 +188,8 @@ def prompts_analyze(
     with progress_bars() as progress:
         result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                           include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
-                                          n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress)  # fmt: skip
+                                          n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,
+                                          engine=on_ray)  # fmt: skip
     seconds = time.perf_counter() - start
     written = fairtalk.write_prompts_report(result, output)
     json_output(json_out)

@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,36 +34,34 @@ from fairtalk.measures.judge import Judge
 from fairtalk.models import RayEngine
 from fairtalk.models.ray_engine import connect_ray, import_ray
 
-__all__ = ["RayScorer", "remote_items", "score_batch", "worth_it"]
+__all__ = ["Build", "RayScorer", "measures_scorer", "remote_items", "score_batch", "worth_it"]
 
 _LOG = logging.getLogger(__name__)
-_MSG_PICKLE = ("measure {name!r} cannot be sent to the Ray cluster ({error}); score in this process: "
+_MSG_PICKLE = ("{what} cannot be sent to the Ray cluster ({error}); score in this process: "
                "RayEngine(score_batch=None)")  # fmt: skip
 _MSG_TASK = "scoring failed on the Ray cluster: {error}"
-#: The measures a worker process built, by recipe id (one recipe at a time: a new one replaces it).
-_BUILT: dict[str, list[Any]] = {}
+#: A texts -> {key: scores} function a worker built, by recipe id (one at a time: a new recipe replaces it).
+_BUILT: dict[str, Callable[[list[str]], Mapping[str, Any]]] = {}
+
+#: What a worker builds from a recipe: a function from texts to one score array per key.
+Build = Callable[[], Callable[[list[str]], Mapping[str, Any]]]
 
 
 def score_batch(recipe_id: str, recipe: bytes, texts: list[str], cwd: str, path: list[str], threads: int) -> tuple[str, Any]:
-    """A Ray task's body: ``("ok", {key: scores})`` for every per-response measure, or ``("raise", (kind, message))``."""
+    """A Ray task's body: ``("ok", {key: scores})`` of the recipe's scoring function, or ``("raise", (kind, message))``."""
     try:
-        measures = _BUILT.get(recipe_id)
-        if measures is None:
+        scorer = _BUILT.get(recipe_id)
+        if scorer is None:
             if os.path.isdir(cwd):
                 os.chdir(cwd)
             sys.path[:] = [*path, *(entry for entry in sys.path if entry not in path)]
             _set_threads(threads)
             from ray import cloudpickle
 
-            items, lexicon, options = cloudpickle.loads(recipe)
+            build = cloudpickle.loads(recipe)
             _BUILT.clear()
-            measures = _BUILT[recipe_id] = _remote_measures(items, lexicon, options)
-        from fairtalk.measures import score_unique
-
-        out: dict[str, np.ndarray] = {}
-        for measure in measures:
-            out.update(score_unique(measure, texts))
-        return ("ok", out)
+            scorer = _BUILT[recipe_id] = build()
+        return ("ok", dict(scorer(texts)))
     except FairtalkError as exc:
         return ("raise", (type(exc).__name__, str(exc)))
     except Exception as exc:  # noqa: BLE001 - a failing measure stops the run, saying what it was
@@ -80,11 +78,21 @@ def _set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _remote_measures(items: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
-    """The per-response measures of a recipe, built in the worker (corpus measures and judges are not sent)."""
+def measures_scorer(items: Sequence[Any] | None, lexicon: Lexicon,
+                    options: Mapping[str, Any]) -> Callable[[list[str]], dict[str, np.ndarray]]:  # fmt: skip
+    """Build a recipe's per-response measures (corpus measures and judges are not sent) and score texts with all of them."""
+    from fairtalk.measures import score_unique
     from fairtalk.pipeline._measures import build_measures
 
-    return [m for m in build_measures(items, lexicon, options) if m.kind != "corpus"]
+    measures = [m for m in build_measures(items, lexicon, options) if m.kind != "corpus"]
+
+    def scores(texts: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for measure in measures:
+            out.update(score_unique(measure, texts))
+        return out
+
+    return scores
 
 
 def remote_items(measures: Sequence[Any] | None, built: Sequence[Any]) -> tuple[Any, ...] | None:
@@ -96,32 +104,30 @@ def remote_items(measures: Sequence[Any] | None, built: Sequence[Any]) -> tuple[
 
 
 class RayScorer:
-    """Per-response scores of many texts on a Ray cluster, as :func:`~fairtalk.measures.score_unique` gives them here.
+    """Per-response scores of many texts on a Ray cluster, as the recipe's function gives them here.
 
     Parameters
     ----------
     engine : RayEngine
         The cluster (joined, or started on this machine and stopped by :meth:`close`), the
         batch size (``score_batch``), the tasks at once and the retries of a lost task.
-    items : sequence or None
-        The measure names and objects the workers build (None: the default suite).
-    lexicon : Lexicon
-        The axis (attribute words and the defaults need it).
-    options : mapping
-        score()'s measure options (thresholds, distinct-n definition, offense scorer).
+    build : callable
+        Sent to the workers by value; each calls it once and scores its batches with the
+        function it returns (texts -> one array per key). :func:`measures_scorer` with its
+        arguments bound gives score()'s measures.
+    what : str
+        What ``build`` builds, for the error when it cannot be sent.
     """
 
-    def __init__(self, engine: RayEngine, items: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> None:
+    def __init__(self, engine: RayEngine, build: Build, what: str = "the measures") -> None:
         self._ray = import_ray()
         from ray import cloudpickle
 
         self.engine = engine
-        clean = {k: v for k, v in options.items() if k not in ("judge_rubric", "judge_scale")}
         try:
-            recipe = cloudpickle.dumps((None if items is None else tuple(items), lexicon, clean))
-        except Exception as exc:  # noqa: BLE001 - which measure failed is named below
-            bad = next((m for m in items or () if not _picklable(m)), None)
-            raise SpecError(_MSG_PICKLE.format(name=getattr(bad, "name", type(bad).__name__), error=exc)) from None
+            recipe = cloudpickle.dumps(build)
+        except Exception as exc:  # noqa: BLE001 - any failure to serialise: the build names what it holds
+            raise SpecError(_MSG_PICKLE.format(what=what, error=exc)) from None
         self._started = connect_ray(self._ray, engine.address)
         resources = self._ray.cluster_resources()
         self.n_tasks = engine.num_actors or max(1, int(resources.get("CPU", 1) // engine.num_cpus))
@@ -131,8 +137,8 @@ class RayScorer:
         self._task = self._ray.remote(num_cpus=0, max_retries=engine.max_retries, scheduling_strategy="SPREAD")(score_batch)
         self.n_batches = 0
 
-    def score(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """One float array of ``len(texts)`` per key of every per-response measure the workers built."""
+    def score(self, texts: Sequence[str], advance: Callable[[int], object] | None = None) -> dict[str, np.ndarray]:
+        """One array of ``len(texts)`` per key of the workers' scoring function; ``advance(n)`` as each batch's n texts finish."""
         size = self.engine.score_batch or len(texts) or 1
         batches = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
         results: list[dict[str, np.ndarray] | None] = [None] * len(batches)
@@ -147,13 +153,14 @@ class RayScorer:
             ready, _ = self._ray.wait(list(running), num_returns=1)
             index = running.pop(ready[0])
             results[index] = self._result(ready[0])
+            if advance is not None:
+                advance(len(batches[index]))
             nxt = next(following, None)
             if nxt is not None:
                 running[self._submit(batches[nxt], cwd, path)] = nxt
         self.n_batches += len(batches)
         keys = list(results[0]) if results and results[0] is not None else []
-        return {key: np.concatenate([np.asarray(r[key], dtype=np.float64) for r in results if r is not None])
-                for key in keys}  # fmt: skip
+        return {key: np.concatenate([np.asarray(r[key]) for r in results if r is not None]) for key in keys}
 
     def _submit(self, texts: list[str], cwd: str, path: list[str]) -> Any:
         return self._task.remote(self._recipe_id, self._recipe, texts, cwd, path, self._threads)
@@ -176,16 +183,6 @@ class RayScorer:
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
         self._started = False
-
-
-def _picklable(item: Any) -> bool:
-    from ray import cloudpickle
-
-    try:
-        cloudpickle.dumps(item)
-    except Exception:  # noqa: BLE001 - any failure means it cannot travel
-        return False
-    return True
 
 
 def worth_it(engine: RayEngine | None, n_texts: int) -> bool:

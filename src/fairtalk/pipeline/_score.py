@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Mapping, Sequence
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -30,7 +31,7 @@ from fairtalk.pipeline._inference import (
 )
 from fairtalk.pipeline._measures import build_measures, close_judges
 from fairtalk.pipeline._options import ScoreOptions
-from fairtalk.pipeline._ray_scoring import RayScorer, remote_items, worth_it
+from fairtalk.pipeline._ray_scoring import RayScorer, measures_scorer, remote_items, worth_it
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
@@ -270,8 +271,10 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
         where = rs.sources[0][0] if rs.sources else None
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
-    scorer = RayScorer(engine, remote_items(o.measures, built), lexicon, measure_options) if (
-        engine is not None and worth_it(engine, len(uniques))) else None  # fmt: skip
+    scorer = None
+    if engine is not None and worth_it(engine, len(uniques)):
+        options = {k: v for k, v in measure_options.items() if k not in ("judge_rubric", "judge_scale")}
+        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), lexicon, options))
     try:
         return _tested(rs, lexicon, built, measure_options, o, uniques, ia, ib, scorer)
     finally:

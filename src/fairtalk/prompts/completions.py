@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -30,7 +31,8 @@ from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
-from fairtalk.models import DecodingSettings, Responder, preflight
+from fairtalk.models import DecodingSettings, RayEngine, Responder, preflight
+from fairtalk.pipeline._ray_scoring import RayScorer, worth_it
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.published import COLUMNS
@@ -304,20 +306,21 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
 
 
 def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False,
-                      progress: ProgressCallback | None = None) -> pd.DataFrame:  # fmt: skip
+                      progress: ProgressCallback | None = None, engine: RayEngine | None = None) -> pd.DataFrame:  # fmt: skip
     """A copy of ``frame`` with ``label`` from the regard measure (identity terms masked as ``XYZ``).
 
     Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
     terms of the frame's groups (:func:`~fairtalk.lexicons.identity.identity_terms`) besides the
     scorer's own. With ``only_missing``, rows that already have a label (not -9) keep it.
     ``progress`` receives a "regard labels" stage, in blocks of :data:`LABEL_BLOCK` texts.
+    With a Ray ``engine`` and at least two of its ``score_batch`` texts to label, the batches are
+    labelled by Ray tasks (one classifier load per worker), with the same labels.
     """
     groups = sorted({str(g) for g in frame["group"].unique()})
-    if regard is None:
-        regard = Regard(mask_terms=identity_terms(groups))
-    elif regard.mask:
-        regard = Regard(scorer=regard.scorer, mask=True, mask_terms=identity_terms(groups, extra=regard.mask_terms),
-                        label_map=regard.label_map, batch_size=regard.batch_size)  # fmt: skip
+    base = regard or Regard()
+    terms = identity_terms(groups, extra=base.mask_terms if regard is not None else ())
+    regard = Regard(scorer=base.scorer, mask=base.mask, mask_terms=terms if base.mask else base.mask_terms,
+                    label_map=base.label_map, batch_size=base.batch_size)  # fmt: skip
     out = frame.copy()
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():
@@ -325,11 +328,28 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
         texts = out.loc[todo, "text"].astype(str).tolist()
         reporter = ProgressReporter(progress)
         reporter.start("regard labels", len(texts), unit="texts")
-        found = []
-        for start in range(0, len(texts), LABEL_BLOCK):
-            found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
-            reporter.advance(len(found[-1]))
+        if worth_it(engine, len(texts)):
+            assert engine is not None  # worth_it is False without one
+            scorer = RayScorer(engine, partial(regard_labeller, regard), what=f"the regard scorer {regard.scorer}")
+            try:
+                found = [scorer.score(texts, advance=reporter.advance)["label"]]
+            finally:
+                scorer.close()
+        else:
+            found = []
+            for start in range(0, len(texts), LABEL_BLOCK):
+                found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
+                reporter.advance(len(found[-1]))
         reporter.finish()
         labels[todo] = np.concatenate(found)
         out["label"] = labels
     return out
+
+
+def regard_labeller(regard: Regard) -> Callable[[list[str]], dict[str, np.ndarray]]:
+    """What a Ray worker labels its batches with: ``{"label": regard.labels(texts)}``."""
+
+    def label(texts: list[str]) -> dict[str, np.ndarray]:
+        return {"label": np.asarray(regard.labels(texts))}
+
+    return label

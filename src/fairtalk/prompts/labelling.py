@@ -13,11 +13,13 @@ summary).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import pandas as pd
 
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
+from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts.analysis import analyze
 from fairtalk.prompts.certify import certify_regard
@@ -34,14 +36,17 @@ def _scorer(regard: str) -> Regard | None:
     return None if regard == "builtin" else Regard(scorer=regard)
 
 
-def label_missing(data: PromptData, *, regard: str = "builtin", progress: ProgressCallback | None = None) -> PromptData:
+def label_missing(data: PromptData, *, regard: str = "builtin", progress: ProgressCallback | None = None,
+                  engine: str | RayEngine | Mapping[str, object] | None = None) -> PromptData:  # fmt: skip
     """``data`` with its unlabelled rows (label -9) labelled by the ``regard`` scorer; as is when none lacks a label.
 
-    The summary's ``labelled_with`` names the scorer when it labelled anything.
+    The summary's ``labelled_with`` names the scorer when it labelled anything. With a Ray
+    ``engine`` a large set is labelled in batches of Ray tasks (see :func:`label_completions`).
     """
     if not data.data_summary.n_unlabelled:
         return data
-    frame = label_completions(data.frame, _scorer(regard), only_missing=True, progress=progress)
+    frame = label_completions(data.frame, _scorer(regard), only_missing=True, progress=progress,
+                              engine=resolve_engine(engine))  # fmt: skip
     return data.with_frame(frame, labelled_with=regard)
 
 
@@ -60,6 +65,7 @@ def analyze_prompts(
     alpha: float = 0.05,
     n_resamples: int = 1000,
     progress: ProgressCallback | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
 ) -> PromptAnalysis:
     """Label what lacks a label, certify the scorer that labelled, and analyse (paper 004, §4, §5, §7).
 
@@ -79,6 +85,10 @@ def analyze_prompts(
         As for :func:`~fairtalk.prompts.analysis.analyze`.
     progress : callable, optional
         Receives :class:`~fairtalk.progress.ProgressEvent` values while texts are labelled.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the regard scorer labels: with ``"ray"``, sets of at least two ``score_batch``
+        texts are labelled in batches of Ray tasks (the same labels; the certificate's probes
+        stay in this process).
 
     Returns
     -------
@@ -109,7 +119,8 @@ def analyze_prompts(
         data = PromptData.from_frame(data)
     group_set = groups or default_groups()
     progress = progress_callback(progress)
-    data = label_missing(data, regard=regard, progress=progress)
+    ray = resolve_engine(engine)
+    data = label_missing(data, regard=regard, progress=progress, engine=ray)
     certificate = None
     if relabel or data.data_summary.labelled_with is not None:  # the scorer that labelled is here: certify it
         checker = Regard(scorer=regard, mask_terms=identity_terms(group_set.groups))
@@ -123,7 +134,7 @@ def analyze_prompts(
     result = run(data.frame)
     relabelled = None
     if relabel:
-        relabelled = run(label_completions(data.frame, _scorer(regard), progress=progress))
+        relabelled = run(label_completions(data.frame, _scorer(regard), progress=progress, engine=ray))
         data = data.with_frame(data.frame, relabelled_with=regard)
     return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
                                relabelled_with=regard if relabel else None, scorer_check=certificate)  # fmt: skip
