@@ -43,17 +43,18 @@ def test_scores_on_ray_equal_the_local_ones(cluster, responses) -> None:
     engine = RayEngine(num_actors=2, score_batch=12)
     on_ray = fairtalk.score(a, b, axis="gender", n_resamples=200, mask_groups=True, engine=engine)
     assert _measures(on_ray) == _measures(local)
-    assert local.manifest["scoring_engine"] == "local"
-    assert on_ray.manifest["scoring_engine"] == {"name": "ray", "tasks_at_once": 2, "batches": 14, "score_batch": 12}
+    assert local.manifest["scoring_engine"] == {"name": "local", "distinct_responses": 80}
+    assert on_ray.manifest["scoring_engine"] == {"name": "ray", "distinct_responses": 80, "tasks_at_once": 2,
+                                                 "batches": 14, "score_batch": 12}  # fmt: skip
     assert any(m["masked"] is not None for m in _measures(on_ray).values())  # the masked texts went to Ray too
 
 
 def test_a_small_set_or_score_batch_none_stays_in_this_process(cluster, responses) -> None:
     a, b = responses
     assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).manifest[
-        "scoring_engine"] == "local"  # fmt: skip
+        "scoring_engine"]["name"] == "local"  # fmt: skip
     assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).manifest[
-        "scoring_engine"] == "local"  # fmt: skip
+        "scoring_engine"]["name"] == "local"  # fmt: skip
     with pytest.raises(SpecError, match="score_batch must be an integer >= 1 or None"):
         RayEngine(score_batch=0)
     with pytest.raises(SpecError, match="unknown engine option"):
@@ -112,11 +113,14 @@ def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ray"), "--engine", "ray", "--ray-actors", "2"])
     assert result.exit_code == 0, result.output
     ours = json.loads((tmp_path / "ray" / "results.json").read_text())
-    assert ours["manifest"]["scoring_engine"] == {"name": "ray", "tasks_at_once": 2, "batches": 4, "score_batch": 2000}
+    assert ours["manifest"]["scoring_engine"] == {"name": "ray", "distinct_responses": 8000, "tasks_at_once": 2,
+                                                  "batches": 4, "score_batch": 2000}  # fmt: skip
+    assert "scored on Ray: 8,000 distinct responses in 4 batches, 2 tasks at once" in result.output
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "local")])
     assert result.exit_code == 0, result.output
     theirs = json.loads((tmp_path / "local" / "results.json").read_text())
-    assert ours["measures"] == theirs["measures"] and theirs["manifest"]["scoring_engine"] == "local"
+    assert ours["measures"] == theirs["measures"] and theirs["manifest"]["scoring_engine"]["name"] == "local"
+    assert "scored" not in result.output  # no engine asked for: nothing to say
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "bad"), "--ray-actors", "2"])
     assert result.exit_code == 2 and "options of --engine ray" in result.output
 

@@ -188,3 +188,15 @@ def progress_bars() -> Iterator[ProgressCallback | None]:
         yield bars
     finally:
         bars.stop()
+
+
+def scoring_line(manifest: Any, asked: bool) -> str | None:
+    """Where an axis was scored, when ``--engine ray`` was asked for: on Ray, or here and why; None otherwise."""
+    where = manifest.get("scoring_engine") if asked else None
+    if not isinstance(where, dict):
+        return None
+    n = where.get("distinct_responses", 0)
+    if where.get("name") == "ray":
+        return f"scored on Ray: {n:,} distinct responses in {where['batches']:,} batches, {where['tasks_at_once']} tasks at once"
+    return (f"scored in this process: {n:,} distinct responses, fewer than two Ray batches (score_batch), "
+            "where starting the tasks would cost more than it saves")

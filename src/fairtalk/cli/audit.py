@@ -154,7 +154,7 @@ def audit(
 ) -> None:
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
-    from fairtalk.cli._output import progress_bars
+    from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.report import check_not_input, check_run_folder, rich_table
 
     store_path: Any = None
@@ -191,6 +191,8 @@ def audit(
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
+            say(f"{name}: {where}")
         if axis_run.similarity is not None:
             for row in axis_run.similarity.rows:
                 verdict = "differ more than the baseline" if row.detected else "do not differ more than the baseline"

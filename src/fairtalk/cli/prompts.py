@@ -183,8 +183,10 @@ def prompts_analyze(
     else:
         assert completions is not None  # exactly one of --published and --completions, checked above
         data = fairtalk.read_completions(completions)
-    from fairtalk.cli._output import progress_bars
+    from fairtalk.cli._output import progress_bars, show_log
 
+    if on_ray is not None:
+        show_log("fairtalk.prompts.completions")  # where the labels were made, unless -q
     with progress_bars() as progress:
         result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                           include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,

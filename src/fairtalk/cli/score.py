@@ -76,6 +76,7 @@ def score(
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
+    from fairtalk.cli._output import scoring_line
     from fairtalk.report import (
         check_report_folder,
         left_out_note,
@@ -103,6 +104,8 @@ def score(
         print_json(result.to_dict())
     else:
         console.print(rich_table(result))
+    if (where := scoring_line(result.manifest, asked=on_ray is not None)) is not None:
+        say(where)
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")
     for path in paths.values():

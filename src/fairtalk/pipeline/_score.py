@@ -320,9 +320,9 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
                          mask_groups=o.mask_groups, drop_empty=o.drop_empty, binary_test=o.binary_test,
                          count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
                          margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
-    manifest["scoring_engine"] = "local" if scorer is None else {
-        "name": "ray", "tasks_at_once": scorer.n_tasks, "batches": scorer.n_batches,
-        "score_batch": scorer.engine.score_batch}  # fmt: skip
+    manifest["scoring_engine"] = {"name": "local", "distinct_responses": len(uniques)} if scorer is None else {
+        "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
+        "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
     return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), o.alpha, o.power, o.correction, checks)
 

@@ -14,6 +14,7 @@ an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +51,7 @@ __all__ = [
     "write_prompts",
 ]
 
+_LOG = logging.getLogger(__name__)
 _KINDS = {t.phrase: t.kind for t in TEMPLATES}
 _REQUIRED = ("group", "template", "structure", "seed", "text")
 #: Texts labelled at a time by :func:`label_completions` (one progress step each).
@@ -335,7 +337,12 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
                 found = [scorer.score(texts, advance=reporter.advance)["label"]]
             finally:
                 scorer.close()
+            _LOG.info("regard labels: %d texts on Ray in %d batches, %d tasks at once", len(texts), scorer.n_batches,
+                      scorer.n_tasks)  # fmt: skip
         else:
+            if engine is not None:
+                _LOG.info("regard labels: %d texts in this process, fewer than two Ray batches (score_batch %s)",
+                          len(texts), engine.score_batch)  # fmt: skip
             found = []
             for start in range(0, len(texts), LABEL_BLOCK):
                 found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
