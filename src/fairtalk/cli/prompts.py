@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from pathlib import Path
 from typing import Literal, cast
@@ -187,7 +189,8 @@ def prompts_analyze(
 
     if on_ray is not None:
         show_log("fairtalk.prompts.completions")  # where the labels were made, unless -q
-    with progress_bars() as progress:
+    quiet_stdout = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()  # Ray's prints
+    with progress_bars() as progress, quiet_stdout:
         result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                           include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
                                           n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import typer
 
 from fairtalk.cli._app import (
@@ -95,7 +98,9 @@ def score(
         with stdin_as_file(responses) as responses_path:
             source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
                                              drop_empty=options.drop_empty)  # fmt: skip
-        result = fairtalk.score(source, axis=target, options=options, engine=on_ray)
+        # --json keeps stdout for the document: what Ray prints meanwhile (a dead worker) goes to stderr
+        with contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext():
+            result = fairtalk.score(source, axis=target, options=options, engine=on_ray)
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()
