@@ -149,15 +149,22 @@ class RayScorer:
             running[self._submit(batches[index], cwd, path)] = index
             if len(running) >= self.n_tasks:
                 break
-        while running:
-            ready, _ = self._ray.wait(list(running), num_returns=1)
-            index = running.pop(ready[0])
-            results[index] = self._result(ready[0])
-            if advance is not None:
-                advance(len(batches[index]))
-            nxt = next(following, None)
-            if nxt is not None:
-                running[self._submit(batches[nxt], cwd, path)] = nxt
+        try:
+            while running:
+                ready, _ = self._ray.wait(list(running), num_returns=1)
+                index = running.pop(ready[0])
+                results[index] = self._result(ready[0])
+                if advance is not None:
+                    advance(len(batches[index]))
+                nxt = next(following, None)
+                if nxt is not None:
+                    running[self._submit(batches[nxt], cwd, path)] = nxt
+        finally:  # a failed batch or Ctrl-C: the other batches are not wanted any more
+            for ref in running:
+                try:
+                    self._ray.cancel(ref)
+                except Exception:  # noqa: BLE001 - best effort: a running task finishes anyway
+                    _LOG.debug("ray: could not cancel a scoring batch")
         self.n_batches += len(batches)
         keys = list(results[0]) if results and results[0] is not None else []
         return {key: np.concatenate([np.asarray(r[key]) for r in results if r is not None]) for key in keys}
