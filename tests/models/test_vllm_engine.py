@@ -1,26 +1,69 @@
-"""Tests for models/vllm_engine.py against a fake ``vllm`` in sys.modules, and a real vLLM where a GPU has one."""
+"""Tests for models/vllm_engine.py against a fake ``vllm`` in sys.modules, and a real vLLM where a GPU has one.
+
+The fake is held to vLLM's real API as read in vLLM 0.33.0 (``vllm/entrypoints/llm.py``,
+``vllm/sampling_params.py``, ``vllm/outputs.py``): ``StrictSamplingParams`` takes only
+``SamplingParams`` field names and checks their ranges as vLLM does, ``StrictLLM`` takes only
+``LLM``/``EngineArgs`` keywords and returns outputs with the real attribute names. The tests
+marked "real vLLM" import the installed vllm package (no GPU needed) and check the adapter's
+keywords and the stand-in against it; they skip where vllm does not import.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
+import importlib
 import importlib.util
+import inspect
 import os
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fairtalk import FairtalkError, ResponderError, SpecError
 from fairtalk.models import DecodingSettings, finish_reason, load_responder
+from fairtalk.models.vllm_engine import VLLMOptions, sampling_kwargs
 from fairtalk.records import join_turns
 from fairtalk.store import CachingResponder, RunStore
 
-from .vllm_fakes import GREEDY, SAMPLED, TEMPLATE, FakeLLM, install_fake_vllm, params_of, prompts_of
+from .vllm_fakes import GREEDY, SAMPLED, TEMPLATE, FakeLLM, FakeTokenizer, decode, install_fake_vllm, params_of, prompts_of
+from .vllm_strict import (
+    DTYPES,
+    ENGINE_ERROR,
+    LLM_KEYWORDS,
+    SAMPLING_DEFAULTS,
+    TOKENS_PROMPT_KEYS,
+    CompletionOutput,
+    RequestOutput,
+    StrictLLM,
+    StrictSamplingParams,
+)
 
 
 @pytest.fixture
 def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> type[FakeLLM]:
-    return install_fake_vllm(monkeypatch)
+    install_fake_vllm(monkeypatch)
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", StrictLLM)
+    monkeypatch.setattr(sys.modules["vllm"], "SamplingParams", StrictSamplingParams)
+    monkeypatch.setattr(StrictLLM, "chat_template", None)
+    return StrictLLM
+
+
+def test_the_stand_in_refuses_what_vllm_refuses() -> None:
+    with pytest.raises(TypeError, match="max_new_tokens"):
+        StrictSamplingParams(max_new_tokens=3)
+    with pytest.raises(ValueError, match=r"temperature must be in \[0, 2\]"):
+        StrictSamplingParams(temperature=2.5)
+    with pytest.raises(ValueError, match="top_k must be"):
+        StrictSamplingParams(top_k=1.0)
+    assert StrictSamplingParams(seed=-1).seed is None and StrictSamplingParams(temperature=0.0, top_k=5).top_k == 0
+    with pytest.raises(ValueError, match="may hang"):
+        StrictLLM("org/tiny", data_parallel_size=2)
+    with pytest.raises(TypeError, match="max_new_tokens"):
+        StrictLLM("org/tiny", max_new_tokens=3)
 
 
 def test_engine_options_go_to_vllm_and_greedy_is_temperature_zero(fake_vllm: type[FakeLLM]) -> None:
@@ -46,6 +89,34 @@ def test_sampling_gives_each_item_its_own_seed_and_knobs(fake_vllm: type[FakeLLM
     common = {"n": 1, "max_tokens": 30, "temperature": 0.7, "top_p": 0.9, "top_k": 20, "stop": ["\nUser:", "###"],
               "repetition_penalty": 1.2}  # fmt: skip
     assert params_of(fake_vllm.instances[0]) == [{**common, "seed": s} for s in (11, 12, 13)]
+
+
+def test_seeds_stay_seeds_in_vllm(fake_vllm: type[FakeLLM]) -> None:
+    # vLLM reads seed=-1 as no seed at all: every seed is taken modulo 2**63 instead
+    with load_responder("vllm:org/tiny") as model:
+        model.respond(["a", "b"], SAMPLED, seeds=[-1, 2**64 + 5])
+    seeds = [sp.seed for _, params in fake_vllm.instances[0].calls for sp in params]
+    assert seeds == [2**63 - 1, 5]
+
+
+def test_a_temperature_vllm_refuses_is_a_spec_error(fake_vllm: type[FakeLLM]) -> None:
+    with load_responder("vllm:org/tiny") as model:
+        with pytest.raises(SpecError, match=r"temperature must be at most 2 .*got 2.5"):
+            model.respond(["a"], DecodingSettings(do_sample=True, temperature=2.5), seeds=[0])
+        assert model.respond(["a"], DecodingSettings(do_sample=True, temperature=2.0), seeds=[0]) == ["echo:<bos>a"]
+        assert model.respond(["a"], DecodingSettings(temperature=2.5), seeds=[0]) == ["echo:<bos>a"]  # greedy ignores it
+    assert len(fake_vllm.instances[0].calls) == 2  # the refused one never reached vLLM
+
+
+def test_an_item_vllm_ends_with_error_fails_alone(fake_vllm: type[FakeLLM]) -> None:
+    contexts = ["a", f"b {ENGINE_ERROR}", "c"]
+    with load_responder("vllm:org/tiny") as model:
+        each = model.respond_each(contexts, GREEDY, seeds=[0, 1, 2])
+        with pytest.raises(ResponderError, match="vLLM ended the request with finish_reason='error'"):
+            model.respond(contexts, GREEDY, seeds=[0, 1, 2])
+    assert each[0] == "echo:<bos>a" and each[2] == "echo:<bos>c"
+    assert isinstance(each[1], ResponderError) and "finish_reason='error'" in str(each[1])
+    assert len(fake_vllm.instances[0].calls) == 2  # one call each: the failed item needs no second try
 
 
 def test_length_finish_reason_means_cut_at_the_token_limit(fake_vllm: type[FakeLLM]) -> None:
@@ -161,6 +232,135 @@ def test_doctests() -> None:
 
     failures, n_tests = doctest.testmod(vllm_engine)
     assert failures == 0 and n_tests > 0
+
+
+# --- the real vllm package, no GPU needed ---------------------------------------------------------------------------
+
+
+def _real(module: str) -> Any:
+    """``module`` of the installed vllm, or skip: vllm is absent, or present but ``module`` does not import here."""
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vllm is not installed")
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # a partial install (no GPU stack) may lack what the module imports
+        pytest.skip(f"vllm is installed but {module} does not import: {type(exc).__name__}: {exc}")
+
+
+def _fields(params: Any) -> dict[str, Any]:
+    """The SAMPLING_DEFAULTS fields of a SamplingParams (real or stand-in); top_k -1 and 0 both mean off."""
+    out = {name: getattr(params, name) for name in SAMPLING_DEFAULTS}
+    out["top_k"] = max(out["top_k"], 0)
+    return out
+
+
+SETTINGS = {
+    "greedy": DecodingSettings(max_new_tokens=20),
+    "greedy with stop strings and a penalty": DecodingSettings(max_new_tokens=20, stop=("\nUser:", "###"), repetition_penalty=1.2),
+    "sampled with top-k, top-p, temperature": DecodingSettings(do_sample=True, temperature=0.7, top_k=20, top_p=0.9, max_new_tokens=30),
+    "sampled with vLLM's defaults": DecodingSettings(do_sample=True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_real_vllm_sampling_params_take_the_adapters_keywords(name: str) -> None:
+    vllm_sampling = _real("vllm.sampling_params")
+    settings = SETTINGS[name]
+    kwargs = sampling_kwargs(settings, seed=-1)
+    real = vllm_sampling.SamplingParams(**kwargs)
+    assert _fields(real) == _fields(StrictSamplingParams(**kwargs))
+    assert real.n == 1 and real.max_tokens == settings.max_new_tokens
+    assert real.stop == list(settings.stop) and real.include_stop_str_in_output is False  # stop strings left out
+    assert real.repetition_penalty == (settings.repetition_penalty or 1.0)
+    if settings.do_sample:
+        assert real.sampling_type == vllm_sampling.SamplingType.RANDOM_SEED and real.seed == 2**63 - 1
+        assert real.temperature == settings.temperature and real.top_p == (settings.top_p or 1.0)
+        assert max(real.top_k, 0) == (settings.top_k or 0)
+    else:
+        assert real.sampling_type == vllm_sampling.SamplingType.GREEDY and real.seed is None
+
+
+def test_real_vllm_sampling_params_refuse_what_the_stand_in_refuses() -> None:
+    SamplingParams = _real("vllm.sampling_params").SamplingParams
+    assert _fields(SamplingParams()) == _fields(StrictSamplingParams())
+    candidates = [{"max_new_tokens": 3}, {"temperature": 2.0}, {"temperature": 2.5}, {"temperature": -0.1}, {"top_k": 1.0},
+                  {"top_k": -1}, {"top_k": -2}, {"top_p": 0.0}, {"max_tokens": 0}, {"repetition_penalty": 0.0},
+                  {"seed": -1}, {"stop": ["", "x"]}, {"temperature": 0.0, "top_k": 5, "top_p": 0.5}]  # fmt: skip
+    for kwargs in candidates:
+        try:
+            real = SamplingParams(**kwargs)
+        except Exception:  # vLLM's VLLMValidationError (not a ValueError in 0.33), or TypeError
+            with pytest.raises((TypeError, ValueError)):
+                StrictSamplingParams(**kwargs)
+        else:
+            assert _fields(real) == _fields(StrictSamplingParams(**kwargs)), kwargs
+
+
+def test_real_vllm_llm_takes_the_adapters_engine_keywords_and_prompts() -> None:
+    llm_module = _real("vllm.entrypoints.llm")
+    arg_utils, inputs = _real("vllm.engine.arg_utils"), _real("vllm.inputs")
+    LLM = llm_module.LLM
+    accepted = set(inspect.signature(LLM.__init__).parameters) | {f.name for f in dataclasses.fields(arg_utils.EngineArgs)}
+    assert LLM_KEYWORDS <= accepted, sorted(LLM_KEYWORDS - accepted)
+    every = VLLMOptions(max_model_len=256, max_num_seqs=8, quantization="awq", revision="main", tokenizer="tok")
+    assert set(every.engine_kwargs()) | {"distributed_executor_backend"} <= LLM_KEYWORDS
+    assert {"auto", "float16", "bfloat16", "float32"} <= DTYPES
+    generate = inspect.signature(LLM.generate).parameters
+    assert list(generate)[1:3] == ["prompts", "sampling_params"]
+    assert generate["use_tqdm"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert callable(LLM.get_tokenizer) and "self.model_config =" in inspect.getsource(LLM.__init__)
+    keys = inputs.TokensPrompt.__required_keys__ | inputs.TokensPrompt.__optional_keys__
+    assert "prompt_token_ids" in inputs.TokensPrompt.__required_keys__ and TOKENS_PROMPT_KEYS <= keys
+    source = inspect.getsource(LLM.__init__)
+    assert "data_parallel_size" in source and "may hang" in source, "vLLM no longer refuses LLM(data_parallel_size=N)"
+
+
+def test_real_vllm_outputs_have_what_the_adapter_reads() -> None:
+    outputs = _real("vllm.outputs")
+    real_fields = {f.name for f in dataclasses.fields(outputs.CompletionOutput)}
+    assert {f.name for f in dataclasses.fields(CompletionOutput)} <= real_fields
+    assert {f.name for f in dataclasses.fields(RequestOutput)} <= set(
+        inspect.signature(outputs.RequestOutput.__init__).parameters
+    )
+    reasons = set(_real("vllm.v1.engine").FINISH_REASON_STRINGS)
+    assert {"stop", "length", "error", "abort"} <= reasons
+
+
+def test_real_sampling_params_and_outputs_through_the_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter with vLLM's own SamplingParams and output classes; only the engine is a stand-in."""
+    SamplingParams = _real("vllm.sampling_params").SamplingParams
+    outputs = _real("vllm.outputs")
+    seen: list[Any] = []
+
+    class EchoLLM:
+        def __init__(self, model: str, **kwargs: Any) -> None:
+            self.model_config = types.SimpleNamespace(max_model_len=256)
+
+        def get_tokenizer(self) -> FakeTokenizer:
+            return FakeTokenizer(None)
+
+        def generate(
+            self, prompts: list[dict[str, list[int]]], sampling_params: list[Any], *, use_tqdm: bool = True
+        ) -> list[Any]:
+            found = []
+            for i, (prompt, params) in enumerate(zip(prompts, sampling_params)):
+                assert isinstance(params, SamplingParams)
+                seen.append(params)
+                answer = f" {decode(prompt['prompt_token_ids'])} "
+                text, reason = answer[: params.max_tokens], "length" if len(answer) > params.max_tokens else "stop"
+                done = outputs.CompletionOutput(index=0, text=text, token_ids=[ord(c) for c in text], cumulative_logprob=None,
+                                                logprobs=None, finish_reason=reason, stop_reason=None)  # fmt: skip
+                found.append(outputs.RequestOutput(request_id=str(i), prompt=None, prompt_token_ids=prompt["prompt_token_ids"],
+                                                   prompt_logprobs=None, outputs=[done], finished=True))  # fmt: skip
+            return found
+
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=EchoLLM, SamplingParams=SamplingParams))
+    with load_responder("vllm:org/tiny") as model:
+        greedy = model.respond(["hello", "a much longer context"], DecodingSettings(max_new_tokens=12), seeds=[1, 2])
+        sampled = model.respond_each(["hi"], SAMPLED, seeds=[-1])
+    assert greedy == ["<bos>hello", "<bos>a much"] and [finish_reason(r) for r in greedy] == ["stop", "length"]
+    assert sampled == ["<bos>hi"] and finish_reason(sampled[0]) == "stop"
+    assert [p.seed for p in seen] == [None, None, 2**63 - 1] and [p.top_k for p in seen] == [0, 0, 20]
 
 
 # --- a real vLLM on a GPU ------------------------------------------------------------------------------------------

@@ -74,12 +74,13 @@ class Engine:
         try:
             with no_third_party_bars():
                 self.llm = vllm.LLM(model=model, **engine_kwargs)
-        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
+        except Exception as exc:  # pydantic's ValidationError, OSError, RuntimeError, vLLM's VLLMError (not a ValueError)...
             raise FairtalkError(_MSG_LOAD.format(name=model, kind=type(exc).__name__, error=exc)) from exc
-        self.tokenizer = self.llm.get_tokenizer()
+        self.tokenizer = self.llm.get_tokenizer()  # a Hugging Face tokenizer (vLLM's Mistral tokenizer has no chat_template)
         template = getattr(self.tokenizer, "chat_template", None) if chat_template == "auto" else None
         self.template = str(template) if template else None
         self.system_prompt = system_prompt
+        # LLM.model_config is the engine's: its max_model_len is already cut to what the KV cache holds
         config = getattr(self.llm, "model_config", None) or getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         limit = getattr(config, "max_model_len", None) or engine_kwargs.get("max_model_len")
         self.max_model_len = int(limit) if limit else None
@@ -97,9 +98,9 @@ class Engine:
         else:  # a multi-turn context as its transcript, one turn per line
             text = transcript(context)
             ids = list(self.tokenizer.encode(text if self.system_prompt is None else f"{self.system_prompt}\n\n{text}"))
-        if self.max_model_len is not None:
+        if self.max_model_len is not None:  # vLLM refuses a prompt of max_model_len tokens or more
             ids = ids[-max(1, self.max_model_len - max_new_tokens) :]
-        return {"prompt_token_ids": ids}
+        return {"prompt_token_ids": ids}  # a vllm.inputs.TokensPrompt
 
     def generate(self, contexts: Sequence[str], params: Sequence[dict[str, Any]]) -> Found:
         """``(text, finish_reason)`` per context, in order; a failure is one ResponderError for the call."""
@@ -135,8 +136,11 @@ class RayReplicas:
     """``data_parallel_size`` engines, each a Ray actor holding ``tensor_parallel_size`` GPUs on one node.
 
     vLLM refuses ``LLM(data_parallel_size=N)`` in one process ("may hang"), so each replica is
-    its own ``vllm.LLM``. ``ray.init()`` joins the cluster ``RAY_ADDRESS`` names, or starts one
-    on this machine.
+    its own ``vllm.LLM`` with vLLM's data parallelism off: no ``VLLM_DP_*`` variables are set,
+    and none may reach the actors (with ``data_parallel_size=1`` vLLM reads ``VLLM_DP_SIZE``
+    from the environment). Inside an actor vLLM starts its worker processes with ``spawn``
+    on its own. ``ray.init()`` joins the cluster ``RAY_ADDRESS`` names, or starts one on this
+    machine.
     """
 
     def __init__(self, model: str, engine_kwargs: dict[str, Any], chat_template: str, system_prompt: str | None, *,

@@ -3,13 +3,18 @@
 - The model (a hub name, a local folder, or a ``.gguf`` file with ``tokenizer=``) is loaded
   once; each batch goes to ``LLM.generate`` with one ``SamplingParams`` per item, so a
   sampled response depends on its own seed only (greedy decoding is ``temperature=0``).
+  vLLM's own ranges hold: a sampling temperature above 2 is refused before anything runs,
+  and one below 0.01 is raised to 0.01 by vLLM. Unset ``top_k``/``top_p``/``repetition_penalty``
+  are vLLM's defaults (off, 1.0, 1.0), not the model's ``generation_config``.
 - Contexts are formatted as the ``hf:`` adapter formats them: with the tokenizer's chat
   template when it has one (the turns as chat messages, ``system_prompt`` as the system turn,
   the generation prompt added; ``chat_template=never`` turns it off), else as the plain
   transcript with ``system_prompt`` as a paragraph before it. A prompt longer than the
   model's context less ``max_new_tokens`` keeps its last tokens, as ``hf:`` does.
 - ``finish_reason`` is vLLM's: ``"stop"`` (an end token or a stop string, which is left
-  out of the answer) or ``"length"`` (cut at ``max_new_tokens``). Answers are stripped.
+  out of the answer) or ``"length"`` (cut at ``max_new_tokens`` or the context length).
+  An item vLLM finishes with ``"error"`` or ``"abort"`` fails alone, as a ResponderError.
+  Answers are stripped.
 - ``data_parallel_size=N`` runs N engines, each a Ray actor with ``tensor_parallel_size``
   GPUs on one node, and spreads the items over them. vLLM's own ``LLM(data_parallel_size=N)``
   is refused by vLLM for one process ("may hang"), so the replicas are Ray's. A running
@@ -38,6 +43,14 @@ _MSG_SPEC = "malformed vllm spec {spec!r} (expected vllm:MODEL, a hub name or a 
 _MSG_RANGE = "vllm: {name} must be {rule}, got {value!r}"
 _MSG_BEAMS = "vllm: beam search (num_beams > 1) is not supported; decode greedily or sample"
 _MSG_CLOSED = "{name}: the model was closed"
+_MSG_TEMPERATURE = "vllm: a sampling temperature must be at most 2 (vLLM's SamplingParams takes [0, 2]), got {value!r}"
+_MSG_FINISHED_BADLY = "{name}: vLLM ended the request with finish_reason={reason!r}"
+#: vLLM's ``SamplingParams`` refuses a higher temperature (``sampling_params.py``, ``_verify_args``).
+_MAX_TEMPERATURE = 2.0
+#: vLLM reads ``seed=-1`` as "no seed" and carries seeds over msgpack (64-bit): seeds are taken modulo this.
+_SEED_MODULUS = 2**63
+#: The ``finish_reason`` values (of vLLM's five) that mean the request failed rather than answered.
+_FAILED_REASONS = frozenset({"error", "abort"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,20 +102,25 @@ class VLLMOptions:
 def sampling_kwargs(settings: DecodingSettings, seed: int) -> dict[str, Any]:
     """The ``vllm.SamplingParams`` keywords for one item: greedy is ``temperature=0``, a sample has its own seed.
 
+    Only ``SamplingParams`` field names are used. The seed is taken modulo ``2**63``: vLLM
+    reads ``-1`` as no seed at all, and its engine carries seeds as 64-bit integers.
+
     Examples
     --------
     >>> sampling_kwargs(DecodingSettings(max_new_tokens=20, stop=("User:",)), seed=7)
     {'n': 1, 'max_tokens': 20, 'temperature': 0.0, 'stop': ['User:']}
     >>> sampling_kwargs(DecodingSettings(do_sample=True, temperature=0.7, top_p=0.9), seed=7)
     {'n': 1, 'max_tokens': 40, 'temperature': 0.7, 'seed': 7, 'top_p': 0.9}
+    >>> sampling_kwargs(DecodingSettings(do_sample=True), seed=-1)["seed"] == 2**63 - 1
+    True
     """
-    kwargs: dict[str, Any] = {"n": 1, "max_tokens": settings.max_new_tokens}
+    kwargs: dict[str, Any] = {"n": 1, "max_tokens": int(settings.max_new_tokens)}
     if settings.do_sample:
-        kwargs.update(temperature=float(settings.temperature), seed=int(seed))
+        kwargs.update(temperature=float(settings.temperature), seed=int(seed) % _SEED_MODULUS)
         if settings.top_p is not None:
             kwargs["top_p"] = float(settings.top_p)
-        if settings.top_k is not None:
-            kwargs["top_k"] = settings.top_k
+        if settings.top_k is not None:  # vLLM wants a Python int (a NumPy integer is refused)
+            kwargs["top_k"] = int(settings.top_k)
     else:
         kwargs["temperature"] = 0.0
     if settings.stop:
@@ -186,9 +204,17 @@ class VLLMResponder(BaseResponder):
         check_batch(contexts, seeds)
         if settings.num_beams > 1:
             raise SpecError(_MSG_BEAMS)
+        if settings.do_sample and settings.temperature > _MAX_TEMPERATURE:  # else every item fails alike
+            raise SpecError(_MSG_TEMPERATURE.format(value=settings.temperature))
         if self._backend is None:
             raise ResponderError(_MSG_CLOSED.format(name=self.name))
         return self._backend
+
+    def _reply(self, text: str, reason: str | None) -> Reply | ResponderError:
+        """One item's answer, stripped; an item vLLM ended with ``error`` or ``abort`` is its error."""
+        if reason in _FAILED_REASONS:
+            return ResponderError(_MSG_FINISHED_BADLY.format(name=self.name, reason=reason))
+        return Reply(text.strip(), reason)
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Generate one response per context, in order: one engine call (vLLM batches inside it)."""
@@ -196,7 +222,13 @@ class VLLMResponder(BaseResponder):
         if not contexts:
             return []
         found = backend.generate(list(contexts), [sampling_kwargs(settings, seed) for seed in seeds])
-        return [Reply(text.strip(), reason) for text, reason in found]
+        replies: list[str] = []
+        for text, reason in found:
+            reply = self._reply(text, reason)
+            if isinstance(reply, ResponderError):  # respond_each/respond_stream let it fail alone
+                raise reply
+            replies.append(reply)
+        return replies
 
     def respond_stream(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
@@ -220,7 +252,7 @@ class VLLMResponder(BaseResponder):
             if isinstance(found, ResponderError):  # the whole call failed: find the items that fail alone
                 items = super().respond_each([contexts[i] for i in chunk], settings, seeds=[seeds[i] for i in chunk])
             else:
-                items = [Reply(text.strip(), reason) for text, reason in found]
+                items = [self._reply(text, reason) for text, reason in found]
             yield from zip(chunk, items)
 
     def respond_each(
