@@ -117,7 +117,9 @@ def audit(
         Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the model runs: in this process (the default) or on Ray actors (see
-        :func:`fairtalk.respond`); ``run.json`` records it in ``config.engine``.
+        :func:`fairtalk.respond`); ``run.json`` records it in ``config.engine``. On Ray, an
+        axis with at least two ``score_batch`` distinct responses is also scored on the
+        cluster (see :func:`fairtalk.score`); each axis' manifest says where (``scoring_engine``).
     correction_scope : {"axis", "run"}
         Correct each axis' family on its own (the default), or all axes' families together
         (the family-wise error then holds over the whole run).
