@@ -34,7 +34,8 @@ import numpy as np
 import fairtalk
 from fairtalk import RayEngine
 from fairtalk.measures.regard import Regard
-from fairtalk.pipeline._ray_scoring import RayScorer, measures_scorer
+from fairtalk.models.ray_scoring import RayScorer
+from fairtalk.pipeline._ray_scoring import measures_scorer
 from fairtalk.prompts.completions import regard_labeller
 
 SUITE_OPTIONS = {"distinct": "paper", "offense": "profanity_check", "offense_threshold": 0.5, "sentiment_threshold": 0.8}

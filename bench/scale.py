@@ -21,16 +21,21 @@ For each concurrency C of ``--concurrency``, N chat requests (distinct contexts 
     httpcore's pool scans every connection for every waiting request, so it saturates a core
     from about C = 48 on a 2-core machine.
 The three run interleaved over ``--rounds`` rounds (the order reversed every other round) so that
-they share the machine's load; the load average is printed before each level. Rates are responses
-per wall second; overhead = 1 - fairtalk / bare; ideal = C / latency (a server that answers in
-exactly the latency, with no client cost). "in flight" is each server's peak of concurrent requests
-during the fairtalk runs (one per replica) and the adapter's own peak count, against C.
+they share the machine's load; the load average is printed before each level. ``--repeat R`` runs
+every level R times (all levels in turn, R times over) and ends with the medians: on a shared
+machine one run is noise. Rates are responses per wall second; overhead = 1 - fairtalk / bare;
+ideal = C / latency (a server that answers in exactly the latency, with no client cost). "in
+flight" is each server's peak of concurrent requests during the fairtalk runs (one per replica)
+and the adapter's own peak count, against C. "cpu us" is this process's CPU time (all its
+threads, not the stubs') per response for fairtalk, bare and pipeline: steadier than the rates
+when other jobs share the machine.
 
 Usage::
 
     .venv/bin/python bench/scale.py                                   # N=2000, C=1,8,16,32, 20 ms, 1 replica
     .venv/bin/python bench/scale.py --n 500 --concurrency 1,8         # quick
     .venv/bin/python bench/scale.py --replicas 4 --latency-ms 50 --per-slot 100 --concurrency 1,8,32,64 --json s.json
+    .venv/bin/python bench/scale.py --latency-ms 50 --per-slot 150 --concurrency 64 --repeat 3   # medians of 3
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ import importlib.util
 import json
 import os
 import platform
+import resource
+import statistics
 import subprocess
 import sys
 import threading
@@ -211,6 +218,70 @@ def code_version() -> str:
     return f"fairtalk {fairtalk.__version__}, git {sha.strip() or '?'}{'+dirty' if dirty.strip() else ''}"
 
 
+def client_cpu() -> float:
+    """CPU seconds of this process so far, every thread (user + system; the stubs are child processes, not counted)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(c: int, n: int, methods: Sequence[str], urls: Sequence[str], contexts: Sequence[str], seeds: Sequence[int],
+            rounds: int, latency_ms: float) -> dict[str, Any]:  # fmt: skip
+    """One level: the N requests of every method, split into ``rounds`` interleaved rounds (order reversed every other)."""
+    target = ",".join(urls)  # the adapter spreads over every replica (openai:URL1,URL2,...#stub)
+    load = os.getloadavg()[0]
+    totals = {m: [0, 0.0, 0.0] for m in methods}  # responses, wall seconds, client CPU seconds
+    peaks: dict[str, tuple[list[int], int]] = {m: ([0] * len(urls), 0) for m in methods}  # per server, client
+    for r in range(rounds):
+        lo, hi = n * r // rounds, n * (r + 1) // rounds
+        for method in methods if r % 2 == 0 else methods[::-1]:
+            [peak(url) for url in urls]  # reset
+            cpu = client_cpu()
+            if method == "fairtalk":
+                n_ok, seconds, own = run_fairtalk(target, contexts[lo:hi], seeds[lo:hi], c)
+            elif method in ("bare", "shared"):
+                n_ok, seconds, own = run_bare(urls, contexts[lo:hi], seeds[lo:hi], c, shared=method == "shared")
+            else:
+                n_ok, seconds, own = run_pipeline(target, contexts[lo:hi], c)
+            cpu = client_cpu() - cpu
+            servers, client = peaks[method]
+            peaks[method] = ([max(p, peak(url)) for p, url in zip(servers, urls)], max(client, own))
+            totals[method] = [totals[method][0] + n_ok, totals[method][1] + seconds, totals[method][2] + cpu]
+    rate = {m: n_ok / s if s else 0.0 for m, (n_ok, s, _) in totals.items()}
+    return {"concurrency": c, "replicas": len(urls), "n": n, "ideal_per_s": c / (latency_ms / 1000) if latency_ms else None,
+            "load_average": load,
+            **{m: {"responses": n_ok, "seconds": s, "per_s": rate[m], "cpu_seconds": cpu,
+                   "cpu_us_per_response": 1e6 * cpu / n_ok if n_ok else None, "max_in_flight_per_server": peaks[m][0],
+                   "max_in_flight_client": peaks[m][1]} for m, (n_ok, s, cpu) in totals.items()},
+            "overhead": 1 - rate["fairtalk"] / rate["bare"],
+            "pipeline_overhead": 1 - rate["pipeline"] / rate["bare"] if "pipeline" in rate else None}  # fmt: skip
+
+
+def row(run: dict[str, Any], methods: Sequence[str], label: str = "") -> str:
+    """One printed line of a level (``label`` before it: the repeat, or "median")."""
+    pipe = ("", "") if "pipeline" not in methods else (f"{run['pipeline']['per_s']:,.0f}", f"{run['pipeline_overhead']:.1%}")
+    flight = f"{'+'.join(map(str, run['fairtalk']['max_in_flight_per_server']))} / {run['fairtalk']['max_in_flight_client']} of {run['concurrency']}"
+    cpu = "/".join(f"{run[m]['cpu_us_per_response'] or 0:.0f}" for m in ("fairtalk", "bare", "pipeline") if m in methods)
+    ideal = run["ideal_per_s"] or float("inf")
+    return (f"{label:>7}{run['concurrency']:>5}{run['replicas']:>9}{run['n']:>7}{run['fairtalk']['per_s']:>12,.0f}"
+            f"{run['bare']['per_s']:>10,.0f}{run['overhead']:>10.1%}{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{flight:>28}"
+            f"{run['load_average']:>6.2f}{cpu:>16}" + (f"{run['shared']['per_s']:>10,.0f}" if "shared" in methods else ""))  # fmt: skip
+
+
+def medians(runs: Sequence[dict[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
+    """The median of each figure over repeats of one level (overheads: the median of each repeat's own overhead)."""
+    first = runs[0]
+    out: dict[str, Any] = {key: first[key] for key in ("concurrency", "replicas", "n", "ideal_per_s")}
+    out["load_average"] = statistics.median(r["load_average"] for r in runs)
+    for m in methods:
+        out[m] = {key: statistics.median(r[m][key] for r in runs) for key in ("per_s", "cpu_us_per_response")}
+        out[m]["max_in_flight_per_server"] = [max(p) for p in zip(*(r[m]["max_in_flight_per_server"] for r in runs))]
+        out[m]["max_in_flight_client"] = max(r[m]["max_in_flight_client"] for r in runs)
+    for key in ("overhead", "pipeline_overhead"):
+        out[key] = None if first[key] is None else statistics.median(r[key] for r in runs)
+    out["repeats"] = len(runs)
+    return out
+
+
 def main() -> None:
     """Parse arguments, start the stub servers, run the benchmark, print the figures (and write JSON with --json)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -220,6 +291,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the stub's delay per completion (default 20)")
     parser.add_argument("--replicas", type=int, default=1, help="stub servers on different ports (default 1)")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds the N requests are split into")
+    parser.add_argument("--repeat", type=int, default=1, help="run every level this many times (levels in turn); medians")
     parser.add_argument("--no-pipeline", action="store_true", help="skip the fairtalk.respond measurement")
     parser.add_argument("--shared", action="store_true", help="also time a bare loop on one shared client (slow at C > 32)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -234,60 +306,43 @@ def main() -> None:
     contexts = [f"context {i}: what did you think of the film last night?" for i in range(max(sizes.values()))]
     seeds = list(range(len(contexts)))
     procs, urls = start_servers(max(1, args.replicas), args.latency_ms)
-    target = ",".join(urls)  # the adapter spreads over every replica (openai:URL1,URL2,...#stub)
+    target = ",".join(urls)
+    repeats, rounds = max(1, args.repeat), max(1, args.rounds)
     figures: dict[str, Any] = {"machine": machine(), "code": code_version(), "n": sizes, "latency_ms": args.latency_ms,
-                               "replicas": len(urls), "rounds": args.rounds, "runs": []}  # fmt: skip
+                               "replicas": len(urls), "rounds": rounds, "repeats": repeats, "runs": []}  # fmt: skip
     print(f"machine: {figures['machine']}\ncode: {figures['code']}")
     print(f"stub: {len(urls)} server(s) in child processes, {args.latency_ms:g} ms per completion, keep-alive, TCP_NODELAY")
-    print(f"requests per method: {', '.join(f'C={c}: {n}' for c, n in sizes.items())}; {args.rounds} interleaved round(s)")
+    print(f"requests per method: {', '.join(f'C={c}: {n}' for c, n in sizes.items())}; {rounds} interleaved round(s)"
+          f"{f', every level {repeats} times' if repeats > 1 else ''}")  # fmt: skip
     if len(urls) > 1:
         print(f"replicas: fairtalk and pipeline spread over all {len(urls)} by least outstanding requests; bare round-robin")
     methods = ["fairtalk", "bare"] + ([] if args.no_pipeline else ["pipeline"]) + (["shared"] if args.shared else [])
+    header = (f"{'':>7}{'C':>5}{'replicas':>9}{'N':>7}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
+              f"{'overhead':>10}{'ideal/s':>9}{'in flight (server/adapter)':>28}{'load':>6}{'cpu us (f/b/p)':>16}"
+              + (f"{'shared/s':>10}" if args.shared else ""))  # fmt: skip
     try:
         run_bare(urls, contexts[:50], seeds[:50], 8)  # warm-up: imports (the pipeline's too), first connections
         run_fairtalk(target, contexts[:50], seeds[:50], 8)
         if not args.no_pipeline:
             run_pipeline(target, contexts[:50], 8)
-        print(f"\n{'C':>4}{'replicas':>9}{'N':>7}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
-              f"{'overhead':>10}{'ideal/s':>9}{'in flight (server/adapter)':>28}{'load':>6}"
-              + (f"{'shared/s':>10}" if args.shared else ""))  # fmt: skip
-        for c in levels:
-            load = os.getloadavg()[0]
-            totals = {m: [0, 0.0] for m in methods}
-            peaks: dict[str, tuple[list[int], int]] = {m: ([0] * len(urls), 0) for m in methods}  # per server, client
-            rounds = max(1, args.rounds)
-            for r in range(rounds):
-                lo, hi = sizes[c] * r // rounds, sizes[c] * (r + 1) // rounds
-                for method in methods if r % 2 == 0 else methods[::-1]:
-                    [peak(url) for url in urls]  # reset
-                    if method == "fairtalk":
-                        n_ok, seconds, own = run_fairtalk(target, contexts[lo:hi], seeds[lo:hi], c)
-                    elif method in ("bare", "shared"):
-                        n_ok, seconds, own = run_bare(urls, contexts[lo:hi], seeds[lo:hi], c, shared=method == "shared")
-                    else:
-                        n_ok, seconds, own = run_pipeline(target, contexts[lo:hi], c)
-                    servers, client = peaks[method]
-                    peaks[method] = ([max(p, peak(url)) for p, url in zip(servers, urls)], max(client, own))
-                    totals[method] = [totals[method][0] + n_ok, totals[method][1] + seconds]
-            rate = {m: n / s if s else 0.0 for m, (n, s) in totals.items()}
-            ideal = c / (args.latency_ms / 1000) if args.latency_ms else float("inf")
-            run = {"concurrency": c, "replicas": len(urls), "n": sizes[c], "ideal_per_s": ideal, "load_average": load,
-                   **{m: {"responses": n, "seconds": s, "per_s": rate[m], "max_in_flight_per_server": peaks[m][0],
-                          "max_in_flight_client": peaks[m][1]} for m, (n, s) in totals.items()},
-                   "overhead": 1 - rate["fairtalk"] / rate["bare"],
-                   "pipeline_overhead": None if args.no_pipeline else 1 - rate["pipeline"] / rate["bare"]}  # fmt: skip
-            figures["runs"].append(run)
-            pipe = ("", "") if args.no_pipeline else (f"{rate['pipeline']:,.0f}", f"{run['pipeline_overhead']:.1%}")
-            flight = f"{'+'.join(map(str, peaks['fairtalk'][0]))} / {peaks['fairtalk'][1]} of {c}"
-            print(f"{c:>4}{len(urls):>9}{sizes[c]:>7}{rate['fairtalk']:>12,.0f}{rate['bare']:>10,.0f}{run['overhead']:>10.1%}"
-                  f"{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{flight:>28}{load:>6.2f}"
-                  + (f"{rate['shared']:>10,.0f}" if args.shared else ""), flush=True)  # fmt: skip
+        print("\n" + header)
+        for rep in range(repeats):
+            for c in levels:
+                run = measure(c, sizes[c], methods, urls, contexts, seeds, rounds, args.latency_ms)
+                figures["runs"].append({"repeat": rep + 1, **run})
+                print(row(run, methods, f"#{rep + 1}" if repeats > 1 else ""), flush=True)
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
+    if repeats > 1:
+        figures["medians"] = [medians([r for r in figures["runs"] if r["concurrency"] == c], methods) for c in levels]
+        print(f"\nmedians of {repeats} repeats (overhead: the median of each repeat's own)\n{header}")
+        for run in figures["medians"]:
+            print(row(run, methods, "median"))
     print("\nin flight: each server's peak of concurrent requests in the fairtalk runs (one per replica, joined by +)"
-          " / the adapter's own peak, of C; load: the 1-minute load average before the level")
+          " / the adapter's own peak, of C; load: the 1-minute load average before the level; cpu us: this process's"
+          " CPU (every thread; not the stubs') per response, fairtalk/bare/pipeline")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
 

@@ -155,7 +155,7 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
 
 
 def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fairtalk.pipeline._ray_scoring import RayScorer
+    from fairtalk.models.ray_scoring import RayScorer
     from fairtalk.prompts import completions as module
 
     batches: list[int] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +17,9 @@ import pytest
 
 from fairtalk import ResponderError, StoreError
 from fairtalk.models import BaseResponder, DecodingSettings, load_responder
+from fairtalk.models.base import Reply
 from fairtalk.store import CachingResponder, RunStore, context_hash
+from fairtalk.store._sqlite import ROWS_PER_STATEMENT
 
 S = DecodingSettings()
 
@@ -332,3 +335,26 @@ def test_a_store_written_before_finish_reasons_opens_and_keeps_its_answers(tmp_p
         assert found[(context_hash("hi"), 0)] == "old answer" and not isinstance(found[(context_hash("hi"), 0)], Reply)
         assert found[(context_hash("yo"), 0)].finish_reason == "length"  # type: ignore[attr-defined]
         assert {r.context: r.finish_reason for r in store.iter_responses()} == {"hi": None, "yo": "length"}
+
+
+def test_a_write_of_many_rows_upserts_them_in_order_as_one_statement_per_row_would(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    with RunStore(tmp_path / "s.db") as store:
+        run = store.run_id("fp", S)
+        expected: dict[tuple[bytes, int], tuple[str | None, str | None, str | None]] = {}
+        sizes = [0, 1, ROWS_PER_STATEMENT - 1, ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 3 * ROWS_PER_STATEMENT + 37, 250]
+        for n_rows in sizes:  # across 64-row statements, with the same key often in one write and across writes
+            rows = []
+            for _ in range(n_rows):
+                k = rng.randrange(40)
+                ok = rng.random() < 0.5
+                response = Reply(f"r{rng.random()}", "length") if ok and rng.random() < 0.5 else f"r{rng.random()}" if ok else None
+                rows.append((context_hash(f"c{k}"), rng.randrange(3), f"c{k}", response, None if ok else f"Err: {rng.random()}"))
+            store.write(run, rows)
+            for h, seed, _, response, error in rows:
+                if (h, seed) not in expected or expected[(h, seed)][1] is not None:  # a success is final
+                    reason = getattr(response, "finish_reason", None)
+                    expected[(h, seed)] = (None if response is None else str(response), error, reason)
+        found = {(h, seed): (response, error, reason) for h, seed, response, error, reason in
+                 store.db.execute("SELECT context_hash, seed, response, error, finish_reason FROM responses")}  # fmt: skip
+        assert found == expected and len(found) > 60

@@ -14,19 +14,25 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk import DecodingSettings
+from fairtalk.cli import app
 from fairtalk.models import load_responder
 from fairtalk.models._streaming import Endpoints, RetryBudget, stream_results
+from fairtalk.models.base import BaseResponder
+from fairtalk.pipeline._generate import cached_model, generate
+from fairtalk.progress import ProgressReporter
 from fairtalk.store import CachingResponder, RunStore
 
 
 class _Server(BaseHTTPRequestHandler):
     """Answers after ``delay`` seconds (``slow_delay`` for "slow"; 400 at once for "bad"; "hold": ``hold`` s or a hang-up).
 
-    Counts requests in flight, the ``stream`` flag of each payload, and the held requests whose
-    client hung up before the answer (``dropped``).
+    A text with "flaky" gets a 500 the first time it comes, and an answer after. Counts requests
+    in flight, the ``stream`` flag of each payload, and the held requests whose client hung up
+    before the answer (``dropped``).
     """
 
     state: dict
@@ -47,7 +53,10 @@ class _Server(BaseHTTPRequestHandler):
             state["n"] += 1
             state["streams"].append(payload.get("stream", "absent"))
         try:
-            if state.get("fail"):
+            with state["lock"]:
+                first_time = text not in state["seen"]
+                state["seen"].add(text)
+            if state.get("fail") or ("flaky" in text and first_time):
                 self._send(500, {"error": "down"})
                 return
             if "bad" in text:
@@ -82,7 +91,7 @@ class _Server(BaseHTTPRequestHandler):
 
 def _start(**state: object) -> tuple[str, dict, ThreadingHTTPServer]:
     full = {"lock": threading.Lock(), "now": 0, "most": 0, "n": 0, "delay": 0.02, "slow_delay": 0.02, "hold": 10.0,
-            "dropped": 0, "streams": [], **state}  # fmt: skip
+            "dropped": 0, "streams": [], "seen": set(), **state}  # fmt: skip
     server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 64})  # no connection waits in the backlog
     httpd = server(("127.0.0.1", 0), type("Handler", (_Server,), {"state": full}))
     httpd.daemon_threads = True
@@ -290,3 +299,93 @@ def test_closing_the_stream_before_its_client_is_open_sends_nothing() -> None:
     begun = time.monotonic()
     stream.close()
     assert time.monotonic() - begun < 1.0 and started == []
+
+
+def _flaky_pairs(n: int, tag: str = "") -> list[fairtalk.Pair]:
+    """Pairs whose side a fails once (HTTP 500) before it is answered; side b is answered at once."""
+    return [fairtalk.Pair(f"p{i}", "gender", a=f"flaky{tag} he {i}", b=f"she {tag}{i}", original_side="a")
+            for i in range(n)]  # fmt: skip
+
+
+def _retries(summary: fairtalk.GenerationSummary) -> tuple[int | None, int | None, int | None]:
+    return summary.retry_budget, summary.n_retries, summary.n_retries_refused
+
+
+def test_the_summary_counts_the_retries_and_the_failures_refused_one(servers) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, state, _ = servers[0]
+    generation = fairtalk.respond(_flaky_pairs(10), model=f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=3")
+    assert _retries(generation.summary) == (3, 3, 7)  # 10 first tries failed: 3 retried (and answered), 7 refused
+    assert generation.summary.n_errors == 7 and generation.summary.n_generated == 13 and state["n"] == 20 + 3
+    assert {k: generation.summary.to_dict()[k] for k in ("retry_budget", "n_retries", "n_retries_refused")} == {
+        "retry_budget": 3, "n_retries": 3, "n_retries_refused": 7}  # fmt: skip
+    generation = fairtalk.respond(_flaky_pairs(10, "x"), model=f"openai:{url}#stub?max_concurrency=4&backoff=0")
+    assert _retries(generation.summary) == (20 // 10 + 20, 10, 0) and generation.summary.n_errors == 0
+    local = fairtalk.respond(_flaky_pairs(2), model="builtin:echo")
+    assert _retries(local.summary) == (None, None, None) and local.summary.to_dict()["n_retries"] is None
+
+
+class _PerBatch(BaseResponder):
+    """The openai: adapter called once per batch (CachingResponder's path for a model that does not stream)."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner, self.retry_counts, self.n_calls = inner, inner.retry_counts, 0
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    @property
+    def retries(self) -> RetryBudget:  # the adapter's last call
+        return self.inner.retries
+
+    def respond_each(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        self.n_calls += 1
+        return self.inner.respond_each(contexts, settings, seeds=seeds)
+
+    def respond(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        return self.inner.respond(contexts, settings, seeds=seeds)
+
+
+def test_the_retries_of_every_call_of_a_run_are_summed_not_the_last_calls_only(servers) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, _, _ = servers[0]
+    model = _PerBatch(load_responder(f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=1"))
+    generation = fairtalk.respond(_flaky_pairs(10), model=model, batch_size=4)
+    assert model.n_calls == 5  # 20 pair sides, 4 a call; each call has 2 flaky sides and a budget of 1 retry
+    assert (model.inner.retries.total, model.inner.retries.n_used, model.inner.retries.n_refused) == (1, 1, 1)  # the last call
+    assert _retries(generation.summary) == (5, 5, 5) and generation.summary.n_errors == 5
+
+
+def test_each_run_on_one_model_counts_its_own_retries(servers) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, _, _ = servers[0]
+    with cached_model(f"openai:{url}#stub?max_concurrency=4&backoff=0", None, batch_size=64, max_errors=None) as cached:
+        settings, progress = DecodingSettings(), ProgressReporter(None)
+        first = generate(cached, _flaky_pairs(5), settings, seed=0, progress=progress)  # an audit's first axis
+        second = generate(cached, _flaky_pairs(3, "y"), settings, seed=0, progress=progress)  # and its second
+        again = generate(cached, _flaky_pairs(3, "y"), settings, seed=0, progress=progress)  # all from the store
+    assert _retries(first.summary) == (10 // 10 + 20, 5, 0)
+    assert _retries(second.summary) == (6 // 10 + 20, 3, 0)  # not the model's lifetime (41, 8, 0)
+    assert _retries(again.summary) == (0, 0, 0) and again.summary.n_cached == 6
+
+
+def test_the_respond_command_prints_the_retries_next_to_the_requests_in_flight(servers, tmp_path) -> None:  # noqa: ANN001
+    servers.append(_start(delay=0.0))
+    url, _, _ = servers[0]
+    pairs = tmp_path / "pairs.jsonl"
+    fairtalk.write_pairs(_flaky_pairs(10), pairs)
+    runner = CliRunner()
+    args = ["respond", "--pairs", str(pairs), "-o", str(tmp_path / "r.jsonl"), "--store", str(tmp_path / "s.sqlite")]
+    done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=3"])
+    assert done.exit_code == 0, done.output
+    line = " ".join(done.stderr.split())
+    assert ("13 generated, 0 from the store, 7 failed (7 pairs left out; failures are retried on the next run); up to 4 of "
+            "max_concurrency 4 requests in flight; 3 of 3 retries used, 7 failure(s) not retried (retry budget spent)") in line
+    done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=3"])
+    line = " ".join(done.stderr.split())
+    assert "7 generated, 13 from the store, 0 failed; up to 4 of max_concurrency 4 requests in flight; 0 of 3 retries used" in line
+    assert "not retried" not in line  # the 7 failed sides were sent again, and the server answered them at once
+    done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4"])
+    line = " ".join(done.stderr.split())
+    assert "0 generated, 20 from the store, 0 failed" in line and "retries" not in line and "in flight" not in line

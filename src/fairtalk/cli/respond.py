@@ -102,12 +102,16 @@ def model_inputs(responder: Any) -> dict[str, str]:
 
 
 def generation_line(summary: Any) -> str:
-    """One line of generation counts: pair sides generated, from the store, failed."""
+    """One line of generation counts: pair sides generated, from the store, failed; a server's requests and retries."""
     line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
     if summary.n_pairs_with_errors:
         line += f" ({summary.n_pairs_with_errors:,} pairs left out; failures are retried on the next run)"
     if getattr(summary, "max_in_flight", None) is not None and summary.n_generated:
         line += f"; up to {summary.max_in_flight:,} of max_concurrency {summary.max_concurrency:,} requests in flight"
+    if getattr(summary, "retry_budget", None) is not None and (summary.n_generated or summary.n_errors):
+        line += f"; {summary.n_retries:,} of {summary.retry_budget:,} retries used"  # requests were sent: say how they went
+        if summary.n_retries_refused:
+            line += f", {summary.n_retries_refused:,} failure(s) not retried (retry budget spent)"
     return line
 
 

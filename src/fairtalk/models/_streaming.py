@@ -20,9 +20,9 @@ import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["Endpoints", "InFlight", "RetryBudget", "retry_after", "stream_results"]
+__all__ = ["Endpoints", "InFlight", "RetryBudget", "RetryCounts", "TLSContext", "retry_after", "stream_results"]
 
 T = TypeVar("T")
 _DONE = object()
@@ -45,8 +45,34 @@ class InFlight:
         self.now -= 1
 
 
+class RetryCounts:
+    """Retries summed over calls: their budgets (``total``), the retries taken (``n_used``), the failures refused one.
+
+    Examples
+    --------
+    >>> counts = RetryCounts()
+    >>> for total in (1, 2):
+    ...     budget = RetryBudget(total, counts=counts)
+    ...     _ = budget.take(), budget.take()
+    >>> counts.as_tuple()
+    (3, 3, 1)
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.n_used = 0
+        self.n_refused = 0
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        """``(total, n_used, n_refused)``."""
+        return self.total, self.n_used, self.n_refused
+
+
 class RetryBudget:
     """Retries left to one call, shared by all its items; used from one event loop (no locks).
+
+    ``counts``, when given, adds this call's budget and each retry taken or refused to a running
+    tally over many calls (what a generation summary reports).
 
     Examples
     --------
@@ -55,10 +81,13 @@ class RetryBudget:
     ([True, True, False], 2, True)
     """
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, counts: RetryCounts | None = None) -> None:
         self.total = total
         self.n_used = 0
         self.n_refused = 0
+        self.counts = counts
+        if counts is not None:
+            counts.total += total
 
     @property
     def spent(self) -> bool:
@@ -69,9 +98,28 @@ class RetryBudget:
         """Use one retry; False (counted in ``n_refused``) when none is left."""
         if self.spent:
             self.n_refused += 1
+            if self.counts is not None:
+                self.counts.n_refused += 1
             return False
         self.n_used += 1
+        if self.counts is not None:
+            self.counts.n_used += 1
         return True
+
+
+class TLSContext:
+    """One TLS context for every client of an adapter, built on first use (building one reads the CA bundle: ~20 ms)."""
+
+    def __init__(self) -> None:
+        self._context: Any = None
+
+    def get(self) -> Any:
+        """The context (``httpx.create_ssl_context()``)."""
+        if self._context is None:
+            import httpx
+
+            self._context = httpx.create_ssl_context()
+        return self._context
 
 
 class Endpoints:

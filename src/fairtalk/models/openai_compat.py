@@ -45,7 +45,7 @@ from fairtalk.errors import (
     SpecError,
     TransportError,
 )
-from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, retry_after, stream_results
+from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
 from fairtalk.models._urls import public_url, shown_url
 from fairtalk.models.base import (
     BaseResponder,
@@ -170,8 +170,10 @@ class OpenAIResponder(BaseResponder):
         self.timeout = options.timeout
         self.max_retries = options.max_retries
         self.retry_budget = options.retry_budget
-        #: the last call's retry budget: ``n_used`` of ``total`` retries, ``n_refused`` failures not retried
-        self.retries = RetryBudget(0)
+        #: the last call's retry budget (``n_used`` of ``total`` retries, ``n_refused`` failures not retried), and the
+        #: same summed over every call (``retry_counts``: a generation summary reports the difference over its run)
+        self.retries, self.retry_counts = RetryBudget(0), RetryCounts()
+        self.tls = TLSContext()  # one for every client of this adapter, the preflight's too
         self.backoff = options.backoff
         self.max_backoff = options.max_backoff
         self.system_prompt = options.system_prompt
@@ -235,7 +237,7 @@ class OpenAIResponder(BaseResponder):
         timeout = min(self.timeout, _PREFLIGHT_TIMEOUT)
         for url, public in zip(self.urls, self.public_urls):
             try:
-                reply = httpx.get(f"{url}/models", headers=headers, timeout=timeout)
+                reply = httpx.get(f"{url}/models", headers=headers, timeout=timeout, verify=self.tls.get())
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 raise TransportError(_MSG_UNREACHABLE.format(
                     url=public, kind=type(exc).__name__, error=self._scrub(str(exc) or type(exc).__name__))) from exc
@@ -361,8 +363,8 @@ class OpenAIResponder(BaseResponder):
         limits = httpx.Limits(max_connections=len(self.urls), max_keepalive_connections=len(self.urls))
         endpoints = Endpoints(self.urls)
         total = len(contexts) // 10 + 20 if self.retry_budget is None else self.retry_budget
-        budget = self.retries = RetryBudget(total)
-        tls = httpx.create_ssl_context()  # built once, shared by the clients
+        budget = self.retries = RetryBudget(total, counts=self.retry_counts)
+        tls = self.tls.get()  # shared by the clients
         clients: list[Any] = []
         idle: list[Any] = []  # at most max_concurrency requests at once, so at most that many clients
 

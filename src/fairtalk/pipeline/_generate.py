@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
-from fairtalk.jsonl import MAX_RECORD_BYTES, fit_in_record
+from fairtalk.jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
 from fairtalk.models import DecodingSettings, RayEngine, Responder, finish_reason, load_responder, preflight, resolve_engine
 from fairtalk.pairs import read_pairs
 from fairtalk.pipeline._engine import open_on_ray
@@ -216,6 +216,8 @@ def generate(
     flight = getattr(cached.responder, "in_flight", None)  # a server adapter counts its requests in flight
     if flight is not None:
         flight.most = 0
+    retry_counts = getattr(cached.responder, "retry_counts", None)  # and its retries, summed over its calls
+    retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     try:
         out = cached.respond_each(contexts, settings, seeds=seeds)
     except ResponderError as exc:
@@ -247,8 +249,8 @@ def generate(
             n_pairs_with_errors += 1
             continue
         cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
-        reason_a, reason_b = (() if (r := finish_reason(item)) is None else (("finish_reason", r),) for item in (ra, rb))
-        (ra, cut_a), (rb, cut_b) = fit_in_record(ra, beside=pair.a), fit_in_record(rb, beside=pair.b)  # type: ignore[arg-type]
+        reason_a, reason_b = _reason(ra), _reason(rb)
+        (ra, cut_a), (rb, cut_b) = _fit(ra, pair.a), _fit(rb, pair.b)  # type: ignore[arg-type]
         n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
         records.append(Response(pair.id, "a", pair.a, str(ra), (("seed", seeds[2 * i]), *cluster, *reason_a)))
         records.append(Response(pair.id, "b", pair.b, str(rb), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
@@ -257,6 +259,8 @@ def generate(
     rs = read_responses(records)
     rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors,
                               **({"n_truncated": n_truncated} if n_truncated else {})})  # fmt: skip
+    retries: list[int | None] = [None] * 3 if retry_counts is None else [
+        n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]  # budget, used, refused over this run
     summary = GenerationSummary(
         model=cached.fingerprint,
         settings=settings.sent(),
@@ -272,10 +276,28 @@ def generate(
         n_unencodable=cached.n_unencodable - before[3],
         max_in_flight=None if flight is None else int(flight.most),
         max_concurrency=getattr(cached.responder, "max_concurrency", None) if flight is not None else None,
+        retry_budget=retries[0], n_retries=retries[1], n_retries_refused=retries[2],
     )
     _LOG.info("%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)", label,
               summary.n_items, summary.model, summary.n_cached, summary.n_generated, summary.n_errors, summary.seconds)
     return Generation(rs, summary, tuple(errors))
+
+
+def _reason(item: object) -> tuple[tuple[str, str], ...]:
+    """The ``finish_reason`` extra of a response record (none when the model did not say)."""
+    reason = finish_reason(item)
+    return () if reason is None else (("finish_reason", reason),)
+
+
+def _fit(text: str, beside: str) -> tuple[str, bool]:
+    """:func:`~fairtalk.jsonl.fit_in_record`, without encoding either text when they fit at 6 bytes a character.
+
+    No character takes more than 6 bytes in a record (the longest JSON escape), so short texts
+    need no check (it JSON-encoded every context: a few us a pair side).
+    """
+    if 6 * (len(text) + len(beside)) + 4 <= MAX_RECORD_BYTES - RECORD_OVERHEAD:
+        return text, False
+    return fit_in_record(text, beside=beside)
 
 
 def respond(

@@ -17,6 +17,7 @@ from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import RawScored, may_leave_unscored, score_unique
 from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.models import RayEngine, resolve_engine
+from fairtalk.models.ray_scoring import RayScorer, worth_it
 from fairtalk.pipeline._certify import certify
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._inference import (
@@ -31,7 +32,7 @@ from fairtalk.pipeline._inference import (
 )
 from fairtalk.pipeline._measures import build_measures, close_judges
 from fairtalk.pipeline._options import ScoreOptions
-from fairtalk.pipeline._ray_scoring import RayScorer, measures_scorer, remote_items, worth_it
+from fairtalk.pipeline._ray_scoring import measures_scorer, remote_items
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap

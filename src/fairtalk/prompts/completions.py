@@ -33,7 +33,7 @@ from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
 from fairtalk.models import DecodingSettings, RayEngine, Responder, preflight
-from fairtalk.pipeline._ray_scoring import RayScorer, worth_it
+from fairtalk.models.ray_scoring import RayScorer, worth_it
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.published import COLUMNS

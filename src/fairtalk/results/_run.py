@@ -28,7 +28,11 @@ class GenerationSummary:
     distinct error messages. ``n_unencodable`` counts code points of generated responses
     that UTF-8 cannot store (lone surrogates), replaced by U+FFFD. ``max_in_flight`` is the most
     requests a server adapter had in flight at once, against its ``max_concurrency`` (None for
-    in-process models): well below it, the server was not kept busy.
+    in-process models): well below it, the server was not kept busy. ``n_retries`` is how many
+    requests were sent again (after a 429, a 5xx, a timeout or a lost connection) out of the
+    ``retry_budget`` of this run's calls, and ``n_retries_refused`` how many failures were not
+    retried because that budget was spent (each then failed alone); all three are None for a
+    model without a retry budget (every adapter but ``openai:``).
     """
 
     model: str
@@ -45,6 +49,9 @@ class GenerationSummary:
     n_unencodable: int = 0
     max_in_flight: int | None = None
     max_concurrency: int | None = None
+    n_retries: int | None = None
+    retry_budget: int | None = None
+    n_retries_refused: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -55,6 +62,7 @@ class GenerationSummary:
             "seconds": self.seconds, "error_examples": list(self.error_examples),
             "error_counts": dict(self.error_counts), "n_unencodable": self.n_unencodable,
             "max_in_flight": self.max_in_flight, "max_concurrency": self.max_concurrency,
+            "n_retries": self.n_retries, "retry_budget": self.retry_budget, "n_retries_refused": self.n_retries_refused,
         }  # fmt: skip
 
 

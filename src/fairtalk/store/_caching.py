@@ -222,7 +222,7 @@ class CachingResponder(Closing):
         else:
             reason = finish_reason(item)
             item, n_replaced = replace_surrogates(item)
-            if reason is not None:
+            if reason is not None and n_replaced:  # unchanged, the item is still the Reply it was
                 item = Reply(item, reason)
             self.n_unencodable += n_replaced
             row = (h, seed, context, item, None)
