@@ -46,7 +46,8 @@ def _texts(n: int) -> list[str]:
     seen: dict[str, None] = {}
     for split in ("heldout", "train"):
         for dialogue in fairtalk.read_corpus("builtin:chitchat", split=split):
-            seen.setdefault(dialogue.response, None)
+            if dialogue.response:
+                seen.setdefault(dialogue.response, None)
             if len(seen) >= n:
                 return list(seen)
     return list(seen)
