@@ -63,8 +63,8 @@ class RayEngine:
         cluster on this machine (or joins the one ``RAY_ADDRESS`` names). A cluster this engine
         started is shut down when the model is closed; one it joined is left running.
     num_actors : int, optional
-        Actors, each holding one copy of the model; None: as many as the cluster has CPUs
-        (divided by ``num_cpus``), or GPUs when the model wants one.
+        Actors, each holding one copy of the model, and scoring tasks at once; None: as many
+        as the cluster has CPUs (divided by ``num_cpus``), or GPUs when the model wants one.
     max_restarts : int
         How often Ray restarts an actor whose process died (reloading the model) before it is
         given up; its batch goes to another actor meanwhile.
