@@ -265,7 +265,7 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
             o: ScoreOptions, engine: RayEngine | None = None) -> Scored:  # fmt: skip
     """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
     all_keys = [key for m in built for key in m.keys]
-    _check_keys(o.primary, all_keys, "primary")
+    chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
     rs = read_responses(responses, drop_empty=o.drop_empty)
     if rs.n_pairs < 2:
@@ -273,21 +273,19 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
         raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
     scorer = None
-    if engine is not None and worth_it(engine, len(uniques)):
-        options = {k: v for k, v in measure_options.items() if k not in ("judge_rubric", "judge_scale")}
-        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), lexicon, options))
+    if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
+        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), lexicon, measure_options))
     try:
-        return _tested(rs, lexicon, built, measure_options, o, uniques, ia, ib, scorer)
+        return _tested(rs, lexicon, built, measure_options, o, frozenset(chosen), uniques, ia, ib, scorer)
     finally:
         if scorer is not None:
             scorer.close()
 
 
 def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any], o: ScoreOptions,
-            uniques: list[str], ia: np.ndarray, ib: np.ndarray, scorer: RayScorer | None) -> Scored:  # fmt: skip
+            chosen: frozenset[str], uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+            scorer: RayScorer | None) -> Scored:  # fmt: skip
     """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
-    all_keys = [key for m in built for key in m.keys]
-    chosen = _check_keys(o.primary, all_keys, "primary")
     opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
                      count_test=o.count_test, clusters=rs.clusters if o.clusters else None, margins=o.margins)  # fmt: skip
     remote = None if scorer is None else scorer.score(uniques)
@@ -325,7 +323,7 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
         "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
         "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    return Scored(lexicon, rs, rows, divergent, manifest, frozenset(chosen), o.alpha, o.power, o.correction, checks)
+    return Scored(lexicon, rs, rows, divergent, manifest, chosen, o.alpha, o.power, o.correction, checks)
 
 
 def _token_limit_rows(rs: ResponseSet, opts: Inference) -> list[dict[str, Any]]:
