@@ -319,10 +319,11 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
     labelled by Ray tasks (one classifier load per worker), with the same labels.
     """
     groups = sorted({str(g) for g in frame["group"].unique()})
-    base = regard or Regard()
-    terms = identity_terms(groups, extra=base.mask_terms if regard is not None else ())
-    regard = Regard(scorer=base.scorer, mask=base.mask, mask_terms=terms if base.mask else base.mask_terms,
-                    label_map=base.label_map, batch_size=base.batch_size)  # fmt: skip
+    if regard is None:
+        regard = Regard(mask_terms=identity_terms(groups))
+    elif regard.mask:
+        regard = Regard(scorer=regard.scorer, mask=True, mask_terms=identity_terms(groups, extra=regard.mask_terms),
+                        label_map=regard.label_map, batch_size=regard.batch_size)  # fmt: skip
     out = frame.copy()
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():
