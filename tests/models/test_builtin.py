@@ -41,6 +41,26 @@ def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPat
         load_responder("builtin:smollm2")
 
 
+def test_smollm2_takes_a_system_prompt(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """builtin:smollm2 takes --system-prompt like hf: does (it said "unknown option 'system_prompt'")."""
+    import fairtalk.models.builtin as builtin
+    import fairtalk.models.hf as hf
+
+    seen: dict[str, object] = {}
+
+    class Recorder:
+        def __init__(self, path: str, **options: object) -> None:
+            seen.update(options, path=path)
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"")
+    monkeypatch.setattr(builtin, "find_smollm2_gguf", lambda: gguf)
+    monkeypatch.setattr(hf, "HFResponder", Recorder)
+    builtin.load_builtin("smollm2", system_prompt="You are a support assistant.")
+    assert seen["system_prompt"] == "You are a support assistant."
+    assert seen["gguf_file"] == "model.gguf" and seen["name"] == "builtin:smollm2"
+
+
 def test_smollm2_is_found_without_importing_it() -> None:
     import sys
 

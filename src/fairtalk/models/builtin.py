@@ -112,6 +112,7 @@ class SmolLM2Options(_BatchSize):
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
     batch_size: int = 8
     chat_template: Literal["auto", "never"] = "auto"
+    system_prompt: str | None = None
 
 
 class EchoResponder(BaseResponder):
