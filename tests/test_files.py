@@ -10,14 +10,17 @@ import pytest
 
 from fairtalk import OutputError
 from fairtalk.files import (
+    WRITTEN,
     atomic_writer,
     check_not_input,
     check_outside,
+    check_owned,
     commit_staged,
     same_file,
     staged,
     staged_folder,
     write_text_atomic,
+    written_files,
 )
 
 
@@ -70,18 +73,56 @@ def test_check_outside_refuses_inputs_inside_replaced_entries(tmp_path: Path) ->
 
 def test_staged_commit_swaps_folders_and_files_and_displaces_old_ones(tmp_path: Path) -> None:
     out = tmp_path / "report"
-    (out / "gender").mkdir(parents=True)
-    (out / "gender" / "old.txt").write_text("old run")
-    (out / "race").mkdir()
-    (out / "index.html").write_text("old index")
+    with staged(out) as staging:  # an earlier run: what fairtalk wrote, a later run may replace
+        (staging / "gender").mkdir()
+        (staging / "gender" / "old.txt").write_text("old run")
+        (staging / "race").mkdir()
+        (staging / "index.html").write_text("old index")
+    assert written_files(out) == {"gender", "gender/old.txt", "race", "index.html"}
     (out / "notes.txt").write_text("the user's own file")
     with staged(out, displace=("race", "index.html"), last=("index.html",)) as staging:
         (staging / "gender").mkdir()
         (staging / "gender" / "new.txt").write_text("new run")
         (staging / "index.html").write_text("new index")
-    assert sorted(p.name for p in out.iterdir()) == ["gender", "index.html", "notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [WRITTEN, "gender", "index.html", "notes.txt"]
     assert [p.name for p in (out / "gender").iterdir()] == ["new.txt"]
     assert (out / "index.html").read_text() == "new index" and (out / "notes.txt").read_text() == "the user's own file"
+    assert written_files(out) == {"gender", "gender/new.txt", "index.html"}  # race is gone, notes.txt never listed
+
+
+def test_a_swap_never_replaces_what_fairtalk_did_not_write(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    (out / "gender").mkdir(parents=True)
+    (out / "gender" / "b.txt").write_text("mine")
+    (out / "index.html").write_text("my page")
+    with pytest.raises(OutputError, match=r"report/gender/b.txt: not written by fairtalk, and this run would replace it"), \
+            staged(out) as staging:  # fmt: skip
+        (staging / "gender").mkdir()
+        (staging / "index.html").write_text("new index")
+    assert sorted(p.name for p in out.iterdir()) == ["gender", "index.html"]  # no staging, trash or marker left
+    assert (out / "gender" / "b.txt").read_text() == "mine" and (out / "index.html").read_text() == "my page"
+    (out / "race" / "empty").mkdir(parents=True)
+    with pytest.raises(OutputError, match=r"report/race: not written by fairtalk"):
+        check_owned(out, ["race", "pairs.jsonl"])  # no file below: the first folder is named
+    with pytest.raises(OutputError, match=r"report/index.html: not written by fairtalk"), staged(out, displace=("index.html",)):
+        pass
+    check_owned(out, ["results.json", WRITTEN])  # absent entries and the marker itself are fine
+
+
+def test_the_marker_keeps_what_an_earlier_swap_wrote_and_is_still_there(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with staged(out) as staging:
+        (staging / "results.json").write_text("{}")
+        (staging / "old.csv").write_text("x")
+    (out / "old.csv").unlink()  # gone: a later file of that name is not vouched for
+    with staged(out) as staging:
+        (staging / "table").mkdir()
+        (staging / "table" / "a.csv").write_text("a")
+    assert written_files(out) == {"results.json", "table", "table/a.csv"}
+    (out / "old.csv").write_text("the user's")
+    with pytest.raises(OutputError, match="old.csv: not written by fairtalk"), staged(out) as staging:
+        (staging / "old.csv").write_text("y")
+    assert (out / "old.csv").read_text() == "the user's"
 
 
 def test_a_failed_stage_changes_nothing(tmp_path: Path) -> None:

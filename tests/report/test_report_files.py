@@ -26,7 +26,7 @@ def test_write_report_creates_the_folder_and_every_file(result, tmp_path) -> Non
 def test_write_report_writes_only_the_formats_asked(result, tmp_path) -> None:
     paths = write_report(result, tmp_path, formats=("md", "json"))
     assert set(paths) == {"md", "json"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "results.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".written-by-fairtalk.json", "report.md", "results.json"]
 
 
 def test_unknown_format_is_a_spec_error_before_writing(result, tmp_path) -> None:

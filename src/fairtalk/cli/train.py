@@ -29,7 +29,9 @@ def train(
     """Train a reference model on a dialogue corpus; print validation figures each epoch."""
     import fairtalk
     from fairtalk.cli._output import progress_bars, show_log
+    from fairtalk.report import check_output_folder
 
+    check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     config = fairtalk.TrainConfig(
         model=model.value, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias.value, wer_k=wer_k,
         axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype.value, corpus=corpus,

@@ -26,6 +26,7 @@ from typing import Any
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
+from fairtalk.files import check_output_folder
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import build_pairs, write_pairs
@@ -204,6 +205,7 @@ def reproduce_debias(
 
     started = time.perf_counter()
     out = Path(out_dir)
+    check_output_folder(out, {"the corpus": corpus, "the evaluation corpus": eval_corpus})  # no root, home, input's folder
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
     lexicon = load_lexicon(axis)
     configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config)

@@ -13,6 +13,10 @@ truncated or empty output, and a run's folder never mixes two runs:
   leftovers of a crashed process.
 - :func:`check_not_input` refuses an output that resolves to one of the run's inputs, and
   :func:`check_outside` refuses inputs that live inside an entry a run would replace.
+- A run replaces only what fairtalk wrote: each swap leaves :data:`WRITTEN` in the folder, the
+  list of what fairtalk's swaps put there, and refuses to replace anything it does not list
+  (see ``_owned.py``). :func:`check_output_folder` makes that check before any work, and
+  refuses the file system's root, the home folder and a folder holding one of the inputs.
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """
@@ -24,16 +28,21 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._owned import WRITTEN, check_owned, check_place, mark_written, written_files
+from fairtalk.files._owned import present as _present
 
 __all__ = [
+    "WRITTEN",
     "atomic_writer",
     "check_not_input",
+    "check_output_folder",
     "check_outside",
+    "check_owned",
     "commit_staged",
     "discard_staged",
     "ensure_folder",
@@ -42,6 +51,7 @@ __all__ = [
     "staged",
     "staged_folder",
     "write_text_atomic",
+    "written_files",
 ]
 
 STAGING_PREFIX = ".fairtalk-staging-"
@@ -84,6 +94,23 @@ def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs
             resolved = Path(path).resolve()
             if resolved == replaced or resolved.is_relative_to(replaced):
                 raise OutputError(_MSG_INSIDE.format(name=name, path=path, entry=replaced))
+
+
+def check_output_folder(folder: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None, *,
+                        replaces: Iterable[str] = ()) -> None:  # fmt: skip
+    """Raise OutputError, before any work, for a folder a run must not write its outputs into.
+
+    Refused: the file system's root, the home folder (also as ``.``) or a folder holding it, and
+    a folder that is or holds one of ``inputs`` (what it is -> its path; None and paths that do
+    not exist, such as ``builtin:`` specs, are skipped). Then each of ``replaces`` (the entries
+    the run will replace) that is there must be fairtalk's (:func:`check_owned`), once a swap a
+    kill cut short is undone.
+    """
+    check_place(folder, inputs or {})
+    entries = tuple(replaces)
+    if entries and Path(folder).is_dir():
+        recover_folder(folder)
+        check_owned(folder, entries)
 
 
 def ensure_folder(folder: str | os.PathLike[str]) -> Path:
@@ -149,7 +176,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, newline: str |
 
 def _owner_alive(name: str, prefix: str) -> bool:
     """Whether the process that made a staging/trash folder (pid in its name) still runs."""
-    pid_text = name[len(prefix):].split("-", 1)[0]
+    pid_text = name[len(prefix) :].split("-", 1)[0]
     if not pid_text.isdigit():
         return False
     try:
@@ -159,10 +186,6 @@ def _owner_alive(name: str, prefix: str) -> bool:
     except OSError:
         return True
     return True
-
-
-def _present(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
 
 
 def _plain_name(name: object) -> bool:
@@ -260,7 +283,11 @@ def recover_folder(folder: str | os.PathLike[str]) -> None:
 
 
 def staged_folder(folder: str | os.PathLike[str]) -> Path:
-    """A new hidden staging folder inside ``folder`` (created), for outputs swapped in by :func:`commit_staged`."""
+    """A new hidden staging folder inside ``folder`` (created), for outputs swapped in by :func:`commit_staged`.
+
+    The root, the home folder and a folder holding it are refused (:func:`check_output_folder`).
+    """
+    check_output_folder(folder)
     parent = ensure_folder(folder)
     try:
         recover_folder(parent)
@@ -276,10 +303,13 @@ def discard_staged(staging: Path) -> None:
 
 def commit_staged(staging: Path, folder: str | os.PathLike[str], *, displace: Iterable[str] = (),
                   last: Iterable[str] = ()) -> None:  # fmt: skip
-    """Move every entry of ``staging`` into ``folder``, replacing what is there; then remove ``staging``.
+    """Move every entry of ``staging`` into ``folder``, replacing what fairtalk wrote there; then remove ``staging``.
 
-    ``displace`` names old entries to remove although the new run has none of that name (an
-    earlier run's axis folder); ``last`` names entries moved in after all others (the index).
+    Every entry it replaces or displaces, and all under it, must be listed in the folder's
+    :data:`WRITTEN` (else OutputError names the first file that is not, and nothing changes);
+    a new :data:`WRITTEN`, moved in last, lists what the swap brings and what fairtalk wrote
+    that stays. ``displace`` names old entries to remove although the new run has none of that
+    name (an earlier run's axis folder); ``last`` names entries moved in after all others (the index).
     Every old entry is first renamed into a trash folder, and the old ``last`` entries go
     there before anything else, so while the swap runs the folder has no index; each move is
     a rename, so the swap takes microseconds.
@@ -290,7 +320,12 @@ def commit_staged(staging: Path, folder: str | os.PathLike[str], *, displace: It
     """
     target = Path(folder)
     late = tuple(last)
-    names = sorted((p.name for p in staging.iterdir()), key=lambda n: (n in late, late.index(n) if n in late else 0, n))
+    try:
+        mark_written(staging, target, [*(p.name for p in staging.iterdir() if p.name != WRITTEN), *displace])
+    except OSError as exc:
+        raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(target)) from exc
+    names = sorted((p.name for p in staging.iterdir()),
+                   key=lambda n: (n == WRITTEN, n in late, late.index(n) if n in late else 0, n))  # fmt: skip
     try:
         trash = Path(tempfile.mkdtemp(prefix=f"{TRASH_PREFIX}{os.getpid()}-", dir=target))
         if staging.parent.resolve() == target.resolve():

@@ -1,0 +1,191 @@
+"""Which files in an output folder fairtalk wrote: the marker a swap leaves, and the checks a run makes against it.
+
+A run may replace only what fairtalk wrote. Every swap of :func:`fairtalk.files.commit_staged`
+leaves in the folder :data:`WRITTEN`, a JSON file listing each entry (file or folder, as a
+relative POSIX path, recursively) that fairtalk's swaps put there and that is still there.
+Before a swap, :func:`check_owned` refuses when an entry the swap would replace or displace, or
+anything under it, is not listed: the user's own files stay where they are, untouched.
+
+A folder written by fairtalk 0.1, before the marker, is recognised by its ``run.json``
+(``"generator": "fairtalk"`` and a run id): only ``index.html``, ``run.json``, the axis
+folders it names and the files it lists under each axis (``axes.*.files``) count as
+fairtalk's. A marker that cannot be read vouches for nothing, so a damaged one refuses rather
+than deletes. The run store (``store.sqlite`` and its ``-wal``/``-shm``) and fairtalk's hidden
+staging and trash folders are never part of a swap, so they are never checked here.
+
+:func:`check_place` refuses, before any work, an output folder that is the file system's root,
+the home folder or a folder holding it, or one that is or holds an input of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from fairtalk.errors import OutputError
+
+__all__ = ["WRITTEN", "check_owned", "check_place", "mark_written", "present", "written_files"]
+
+#: The file in an output folder that lists what fairtalk wrote there (it is always fairtalk's own).
+WRITTEN = ".written-by-fairtalk.json"
+_GENERATOR = "fairtalk"
+#: What a folder of fairtalk 0.1 holds at its top besides the axis folders (its run.json lists those).
+_LEGACY_RUN, _LEGACY_TOP = "run.json", ("index.html", "run.json")
+_MSG_NOT_WRITTEN = "not written by fairtalk, and this run would replace it; move it, or write the output elsewhere"
+_MSG_UNREADABLE = "cannot be read ({reason}), and this run would replace it; move it, or write the output elsewhere"
+_MSG_ROOT = "the output folder is the root of the file system; give the run a folder of its own"
+_MSG_HOME = "the output folder is your home folder; give the run a folder of its own"
+_MSG_HOLDS_HOME = "the output folder holds your home folder {home}; give the run a folder of its own"
+_MSG_HOLDS_INPUT = "the output folder holds {name} {path}; give the run a folder of its own, outside its inputs"
+_MSG_IS_INPUT = "the output folder is {name}; give the run a folder of its own, outside its inputs"
+
+
+def present(path: Path) -> bool:
+    """Whether something (a file, a folder, a link, even a broken one) is at ``path``."""
+    return path.exists() or path.is_symlink()
+
+
+def _resolved(path: str | os.PathLike[str]) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        return Path(os.path.abspath(path))
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (OSError, RuntimeError, KeyError):  # no HOME and no password entry
+        return None
+
+
+def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> None:
+    """Raise OutputError for the root, the home folder or a folder holding it, or a folder that is or holds an input."""
+    path = _resolved(folder)
+    if path == path.parent:
+        raise OutputError(_MSG_ROOT, path=str(path))
+    home = _home()
+    if home is not None and path == home:
+        raise OutputError(_MSG_HOME, path=str(path))
+    if home is not None and home.is_relative_to(path):
+        raise OutputError(_MSG_HOLDS_HOME.format(home=home), path=str(path))
+    for name, given in inputs.items():
+        if not isinstance(given, str | os.PathLike) or not os.path.exists(given):
+            continue  # None, or a spec such as builtin:chitchat
+        source = _resolved(given)
+        if source == path and source.is_dir():
+            raise OutputError(_MSG_IS_INPUT.format(name=name), path=str(path))
+        if source != path and source.is_relative_to(path):
+            raise OutputError(_MSG_HOLDS_INPUT.format(name=name, path=given), path=str(path))
+
+
+def _relative(path: object) -> bool:
+    """A relative POSIX path inside a folder: no empty, ``.`` or ``..`` part, no NUL, no backslash."""
+    return (isinstance(path, str) and bool(path) and "\0" not in path and "\\" not in path
+            and all(part not in ("", ".", "..") for part in path.split("/")))  # fmt: skip
+
+
+def _legacy(folder: Path) -> frozenset[str]:
+    """What a fairtalk 0.1 run wrote into ``folder``, from its marked run.json; empty for anything else."""
+    try:
+        data = json.loads((folder / _LEGACY_RUN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    run_id = data.get("run_id") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("generator") != _GENERATOR or not isinstance(run_id, str) \
+            or not run_id.strip():  # fmt: skip
+        return frozenset()
+    found = set(_LEGACY_TOP)
+    axes = data.get("axes")
+    for entry in axes.values() if isinstance(axes, dict) else ():
+        name = entry.get("folder") if isinstance(entry, dict) else None
+        files = entry.get("files") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not _relative(name) or "/" in name or not isinstance(files, dict):
+            continue
+        found.add(name)
+        found.update(f for f in files.values() if _relative(f) and str(f).startswith(f"{name}/") and f.count("/") == 1)
+    return frozenset(found)
+
+
+def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:
+    """The entries fairtalk wrote in ``folder`` (relative POSIX paths, folders too), as its marker lists them.
+
+    Without a marker, a marked ``run.json`` of fairtalk 0.1 says; otherwise, and for a marker
+    that cannot be read or parsed, nothing is fairtalk's.
+    """
+    path = Path(folder)
+    marker = path / WRITTEN
+    if not present(marker):
+        return _legacy(path)
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() and not marker.is_symlink() else None
+    except (OSError, ValueError):
+        return frozenset()
+    files = data.get("files") if isinstance(data, dict) and data.get("generator") == _GENERATOR else None
+    return frozenset(f for f in files if _relative(f)) if isinstance(files, list) else frozenset()
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def entries_under(folder: Path, name: str) -> Iterator[str]:
+    """``name`` and, when it is a folder (not a link), every entry under it, top-down in name order."""
+    yield name
+    top = folder / name
+    if not top.is_dir() or top.is_symlink():
+        return
+    for root, dirs, files in os.walk(top, onerror=_raise):  # links are not followed: a linked folder is one entry
+        dirs.sort()
+        base = Path(root).relative_to(folder).as_posix()
+        for child in sorted(dirs + files):
+            yield f"{base}/{child}"
+
+
+def check_owned(folder: str | os.PathLike[str], entries: Iterable[str]) -> frozenset[str]:
+    """Raise OutputError unless every existing entry of ``entries`` in ``folder``, and all under it, is fairtalk's.
+
+    The error names the first file (in name order) fairtalk did not write, else the first such
+    folder. Returns what fairtalk wrote there (:func:`written_files`).
+    """
+    base = Path(folder)
+    owned = written_files(base)
+    for name in sorted(set(entries)):
+        path = base / name
+        if not present(path) or (name == WRITTEN and path.is_file() and not path.is_symlink()):
+            continue
+        first_folder = None
+        try:
+            for rel in entries_under(base, name):
+                if rel in owned:
+                    continue
+                if (base / rel).is_dir() and not (base / rel).is_symlink():
+                    first_folder = first_folder or rel
+                else:
+                    raise OutputError(_MSG_NOT_WRITTEN, path=str(base / rel))
+        except OSError as exc:
+            where = exc.filename if isinstance(exc.filename, str) else str(path)
+            raise OutputError(_MSG_UNREADABLE.format(reason=exc.strerror or exc), path=where) from exc
+        if first_folder is not None:
+            raise OutputError(_MSG_NOT_WRITTEN, path=str(base / first_folder))
+    return owned
+
+
+def mark_written(staging: Path, target: Path, replaced: Iterable[str]) -> None:
+    """Check the swap of ``staging`` into ``target`` (``replaced``: the entries it replaces) and write its marker.
+
+    The new marker, written into ``staging`` so that it moves in with the rest, lists every
+    entry the swap brings and what fairtalk wrote earlier that stays (listed and still there).
+    """
+    gone = {name for name in replaced if present(target / name)}
+    owned = check_owned(target, gone)
+    kept = {rel for rel in owned if rel.split("/", 1)[0] not in gone and rel != WRITTEN and present(target / rel)}
+    new = {rel for child in staging.iterdir() if child.name != WRITTEN for rel in entries_under(staging, child.name)}
+    text = json.dumps({"generator": _GENERATOR, "files": sorted(kept | new)}, indent=1, ensure_ascii=False)
+    with open(staging / WRITTEN, "w", encoding="utf-8") as handle:
+        handle.write(text + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
