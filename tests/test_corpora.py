@@ -428,4 +428,41 @@ def test_jsonl_conversations_become_multi_turn_contexts_and_malformed_ones_are_c
     contexts = list(corpus)
     assert len(contexts) == 1 and fairtalk.split_turns(contexts[0].text) == ["hi", "hello", "he is late"]
     assert contexts[0].response == "oh"
-    assert dict(corpus.summary.skipped)["malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"] == 3
+    assert (
+        dict(corpus.summary.skipped)[
+            "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
+        ]
+        == 3
+    )
+
+
+def test_jsonl_conversations_keep_each_turns_role_and_leave_out_empty_turns(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import fairtalk
+    from fairtalk.records import turn_roles
+
+    def turn(role: str, content: str) -> dict:
+        return {"role": role, "content": content}
+
+    rows = [
+        [turn("user", "quick question"), turn("user", "is my mom right?")],
+        [turn("user", "hello"), turn("assistant", ""), turn("user", "he said no"), turn("assistant", "ok")],
+        [turn("user", "hi"), turn("assistant", "hello"), turn("user", "  ")],  # the last user turn has no text
+        [turn("assistant", "a"), turn("assistant", "b"), turn("user", "c")],
+        [turn("system", "be kind"), turn("assistant", "welcome"), turn("user", "he is here")],
+        [turn("user", " "), turn("assistant", "x")],
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps({"messages": r}) + "\n" for r in rows))
+    corpus = fairtalk.read_corpus(path)
+    got = [(fairtalk.split_turns(c.text), turn_roles(c.text), c.response) for c in corpus]
+    assert got == [
+        (["quick question", "is my mom right?"], ["user", "user"], None),
+        (["hello", "he said no"], ["user", "user"], "ok"),  # the empty reply shifts no role
+        (["hi"], ["user"], "hello"),
+        (["a", "b", "c"], ["assistant", "assistant", "user"], None),
+        (["welcome", "he is here"], ["assistant", "user"], None),
+    ]
+    assert [c.text for c in corpus][4] == "welcome\x1ehe is here"  # alternating roles: no marks, the text as before
+    assert dict(corpus.summary.skipped) == {"empty value": 1}

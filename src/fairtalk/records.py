@@ -5,6 +5,14 @@ record separator), oldest first, the last turn the user's. Every stage that trea
 text (the swapper, the store, the files) carries it whole, so a pair swaps every turn with
 one consistent choice; a chat model gets the turns as messages (:func:`chat_messages`), any
 other model the plain transcript (:func:`transcript`).
+
+Roles. Without marks, roles alternate backwards from the last turn (the user's): what plain
+text gives, e.g. the built-in chitchat corpus. A conversation whose roles are not that
+alternation (two user turns in a row, say) carries a role mark before each of its turns,
+:data:`USER_MARK` (U+0011) or :data:`ASSISTANT_MARK` (U+0012), so its roles reach the model
+and its text, the run store's key, differs from the alternation's. The encoding is canonical:
+a conversation whose roles do alternate is written without marks, exactly as before marks
+existed. :func:`split_turns` gives the turns' text without marks, :func:`turn_roles` their roles.
 """
 
 from __future__ import annotations
@@ -14,40 +22,120 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
-    "TURN_SEPARATOR", "Context", "Pair", "Response", "Side", "Swap", "chat_messages", "join_turns", "split_turns",
-    "transcript",
+    "ASSISTANT_MARK", "ROLE_MARKS", "TURN_SEPARATOR", "USER_MARK", "Context", "Pair", "Response", "Role", "Side",
+    "Swap", "chat_messages", "join_turns", "split_turns", "transcript", "turn_roles",
 ]  # fmt: skip
 
 Side = Literal["a", "b"]
+#: Who said a turn of a conversation.
+Role = Literal["user", "assistant"]
 #: Joins the turns of a multi-turn context (U+001E, the ASCII record separator).
 TURN_SEPARATOR = "\x1e"
+#: Opens a user turn of a conversation whose roles do not alternate (U+0011, device control one).
+USER_MARK = "\x11"
+#: Opens an assistant turn of a conversation whose roles do not alternate (U+0012, device control two).
+ASSISTANT_MARK = "\x12"
+#: Both role marks: the swapper treats them as the start of a sentence, reports show neither.
+ROLE_MARKS = USER_MARK + ASSISTANT_MARK
+_MARK_OF: dict[str, str] = {"user": USER_MARK, "assistant": ASSISTANT_MARK}
+_ROLE_OF: dict[str, Role] = {USER_MARK: "user", ASSISTANT_MARK: "assistant"}
+#: A turn's text never holds a separator or a role mark (each becomes a space), so no text forges one.
+_CLEAN_TURN = str.maketrans({TURN_SEPARATOR: " ", USER_MARK: " ", ASSISTANT_MARK: " "})
+
+_MSG_N_ROLES = "join_turns needs one role per turn: {n_turns} turn(s), {n_roles} role(s)"
+_MSG_BAD_ROLE = "a turn's role is user or assistant, got {role!r}"
+_MSG_LAST_ROLE = "the last turn must be the user's (the model answers it), got {role!r}"
 
 
-def join_turns(turns: Sequence[str]) -> str:
-    """One context from a conversation's turns, oldest first (the last is the user's)."""
-    return TURN_SEPARATOR.join(turn.replace(TURN_SEPARATOR, " ") for turn in turns)
+def _alternating(n_turns: int) -> list[Role]:
+    """The roles of ``n_turns`` unmarked turns: the last the user's, alternating backwards."""
+    return ["user" if (n_turns - 1 - i) % 2 == 0 else "assistant" for i in range(n_turns)]
+
+
+def join_turns(turns: Sequence[str], roles: Sequence[str] | None = None) -> str:
+    """One context from a conversation's turns, oldest first (the last is the user's).
+
+    Parameters
+    ----------
+    turns : sequence of str
+        The turns' text; a separator or role mark inside one becomes a space.
+    roles : sequence of {"user", "assistant"}, optional
+        Each turn's role, the last ``"user"``. None (or roles that alternate backwards from
+        the last turn) gives the plain encoding; other roles put a mark before every turn.
+
+    Raises
+    ------
+    ValueError
+        ``roles`` is not one role per turn, names another role, or does not end with the user.
+
+    Examples
+    --------
+    >>> join_turns(["hi", "hello!", "how are you?"]) == join_turns(["hi", "hello!", "how are you?"],
+    ...                                                           roles=["user", "assistant", "user"])
+    True
+    >>> turn_roles(join_turns(["quick question", "is my mom right?"], roles=["user", "user"]))
+    ['user', 'user']
+    """
+    texts = [turn.translate(_CLEAN_TURN) for turn in turns]
+    if roles is None:
+        return TURN_SEPARATOR.join(texts)
+    roles = list(roles)
+    if len(roles) != len(texts):
+        raise ValueError(_MSG_N_ROLES.format(n_turns=len(texts), n_roles=len(roles)))
+    for role in roles:
+        if role not in _MARK_OF:
+            raise ValueError(_MSG_BAD_ROLE.format(role=role))
+    if roles and roles[-1] != "user":
+        raise ValueError(_MSG_LAST_ROLE.format(role=roles[-1]))
+    if roles == _alternating(len(texts)):
+        return TURN_SEPARATOR.join(texts)
+    return TURN_SEPARATOR.join(_MARK_OF[role] + text for role, text in zip(roles, texts))
+
+
+def _parse(context: str) -> tuple[list[str], list[Role]]:
+    """The turns' text and roles; marks count only in the form :func:`join_turns` writes (every turn, not alternating)."""
+    parts = context.split(TURN_SEPARATOR)
+    if parts[-1][:1] == USER_MARK and all(part[:1] in _ROLE_OF for part in parts):
+        roles = [_ROLE_OF[part[0]] for part in parts]
+        if roles != _alternating(len(parts)):
+            return [part[1:] for part in parts], roles
+    return parts, _alternating(len(parts))
 
 
 def split_turns(context: str) -> list[str]:
-    """The turns of a context, oldest first (a single-turn context is one turn)."""
-    return context.split(TURN_SEPARATOR)
+    """The turns of a context, oldest first, without role marks (a single-turn context is one turn)."""
+    return _parse(context)[0]
+
+
+def turn_roles(context: str) -> list[Role]:
+    """The role of each turn of a context, oldest first: its marks, else alternating back from the user's last turn.
+
+    Examples
+    --------
+    >>> turn_roles(join_turns(["hi", "hello!", "how are you?"]))
+    ['user', 'assistant', 'user']
+    >>> turn_roles("a single turn")
+    ['user']
+    """
+    return _parse(context)[1]
 
 
 def transcript(context: str) -> str:
-    """The context as plain text, one turn per line (what a model without chat messages reads)."""
+    """The context as plain text, one turn per line, no marks (what a model without chat messages reads)."""
     return "\n".join(split_turns(context))
 
 
 def chat_messages(context: str, system_prompt: str | None = None) -> list[dict[str, str]]:
-    """Chat messages of a context: the last turn is the user's and roles alternate backwards.
+    """Chat messages of a context, each turn with its role (:func:`turn_roles`), after the system prompt if any.
 
     Examples
     --------
     >>> [m["role"] for m in chat_messages(join_turns(["hi", "hello!", "how are you?"]), "Be kind.")]
     ['system', 'user', 'assistant', 'user']
+    >>> [m["role"] for m in chat_messages(join_turns(["a", "b"], roles=["user", "user"]))]
+    ['user', 'user']
     """
-    turns = split_turns(context)
-    roles = ["user" if (len(turns) - 1 - i) % 2 == 0 else "assistant" for i in range(len(turns))]
+    turns, roles = _parse(context)
     system = [] if system_prompt is None else [{"role": "system", "content": system_prompt}]
     return system + [{"role": role, "content": turn} for role, turn in zip(roles, turns)]
 

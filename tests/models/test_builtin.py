@@ -89,3 +89,12 @@ def test_the_paper_retrieval_model_answers_under_both_names() -> None:
         settings = DecodingSettings()
         contexts = ["how was your day?", "my brother got a new job"]
         assert paper.respond(contexts, settings, seeds=[0, 0]) == old.respond(contexts, settings, seeds=[0, 0])
+
+
+def test_echo_reads_the_turns_without_role_marks() -> None:
+    from fairtalk.records import join_turns
+
+    marked = join_turns(["quick question", "is my mom right?"], roles=["user", "user"])
+    assert "\x11" in marked
+    with load_responder("builtin:echo?mode=identity") as echo:
+        assert echo.respond([marked], S, seeds=[0]) == ["quick question is my mom right?"]

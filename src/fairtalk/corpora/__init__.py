@@ -23,6 +23,8 @@ Specs
     quoting; CSV follows RFC 4180 (quoted fields may span lines).
 ``jsonl:PATH``
     One JSON object per line; ``field`` names the text (default ``context``, else ``text``).
+    Without ``field``, ``messages`` may hold a conversation: each turn keeps its role (see
+    :mod:`fairtalk.records`), empty turns are left out.
 ``parquet:PATH``
     A string column (``column``; default ``context``/``text``, else the first); read by
     record batch. Locations name the 1-based row.
@@ -129,17 +131,16 @@ CORPUS_FORMATS: Registry[Callable[..., Iterator[Context]]] = Registry(
 
 _MSG_UNKNOWN_SCHEME = "unknown corpus format {scheme!r} in {spec!r}"
 _MSG_UNKNOWN_BUILTIN = "unknown built-in corpus {name!r}"
-_MSG_UNKNOWN_EXTENSION = (
-    "cannot tell the corpus format from the extension of {path!r}; prefix it with a format, "
-    "e.g. text:{path}"
-)
+_MSG_UNKNOWN_EXTENSION = "cannot tell the corpus format from the extension of {path!r}; prefix it with a format, e.g. text:{path}"
 _MSG_MISSING = "corpus file not found"
 _MSG_NOT_FILE = "corpus path is not a file"
 _MSG_UNREADABLE = "cannot read corpus file ({reason})"
 _MSG_BAD_SPLIT = "unknown split {split!r}"
 _MSG_SPLIT_BUILTIN_ONLY = "split={split!r} is only available for builtin:chitchat"
 _MSG_TURNS = "turns must be an int >= 1, got {value!r}"
-_MSG_TURNS_BUILTIN_ONLY = "turns={turns} is for builtin:chitchat; a JSONL corpus gives conversations as \"messages\": [{{\"role\", \"content\"}}, ...]"
+_MSG_TURNS_BUILTIN_ONLY = (
+    'turns={turns} is for builtin:chitchat; a JSONL corpus gives conversations as "messages": [{{"role", "content"}}, ...]'
+)
 _MSG_OPTION_FORMAT = "{option} does not apply to {fmt} corpora (only to {allowed})"
 
 

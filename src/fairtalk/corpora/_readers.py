@@ -195,7 +195,7 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
     Without ``field``, an object may hold a conversation instead: ``messages``, a list of
     ``{"role", "content"}`` (user and assistant turns, oldest first; system messages are left
     out, give them with ``--system-prompt``). Its turns up to the last user message become one
-    multi-turn context; an assistant message after it is the response.
+    multi-turn context, each turn with its role (empty ones left out); the reply after it the response.
     A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
     """
     for lineno, line in good_lines(path, opener, tally):
@@ -237,16 +237,22 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
 
 
 def _conversation(messages: object) -> tuple[str, str | None] | None:
-    """A ``messages`` list as one multi-turn context and the assistant reply after it; None when malformed."""
+    """A ``messages`` list as one multi-turn context and the assistant reply after it; None when malformed.
+
+    Each turn keeps its role; an empty turn is left out, never shifting another's role. The
+    context ends with the last user turn that has text ("" when none has: an empty value).
+    """
     if not isinstance(messages, list) or not all(isinstance(m, dict) and isinstance(m.get("content"), str)
                                                  and m.get("role") in _ROLES for m in messages):  # fmt: skip
         return None
     turns = [(m["role"], m["content"].strip()) for m in messages if m["role"] != "system"]
-    last_user = max((i for i, (role, _) in enumerate(turns) if role == "user"), default=None)
+    said = [(role, text) for role, text in turns if text]
+    last_user = max((i for i, (role, _) in enumerate(said) if role == "user"), default=None)
     if last_user is None:
-        return None
-    after = [text for role, text in turns[last_user + 1:] if text]
-    return join_turns([text for _, text in turns[: last_user + 1] if text]), (after[0] if after else None)
+        return ("", None) if any(role == "user" for role, _ in turns) else None
+    roles, texts = zip(*said[: last_user + 1])
+    after = said[last_user + 1 :]
+    return join_turns(texts, roles), (after[0][1] if after else None)
 
 
 def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
@@ -354,11 +360,18 @@ def _join_turn(turn: object) -> str:
     return " ".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
 
 
+def _window(texts: list[str], last: int, n_turns: int) -> str:
+    """The last ``n_turns`` turns up to ``last`` (the user's; speakers alternate back from it), empty ones left out."""
+    kept = [j for j in range(max(0, last - n_turns + 1), last + 1) if texts[j]]
+    return join_turns([texts[j] for j in kept], ["user" if (last - j) % 2 == 0 else "assistant" for j in kept])
+
+
 def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str], turns: int = 1) -> Iterator[Context]:
     """Built-in chitchat: each turn with the one after it as its response; ``turns`` > 1 gives the conversation so far.
 
     With ``turns=N`` a context is the last N turns up to that one (fewer at the start of a
     dialogue), joined by :data:`~fairtalk.records.TURN_SEPARATOR`; empty turns are left out.
+    The speakers alternate, the last turn the user's; a left-out turn shifts no role.
     """
     try:
         import chitchat_dataset
@@ -381,6 +394,6 @@ def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str], t
                 tally.skip(EMPTY_VALUE, where)
                 continue
             tally.emit()
-            text = texts[i] if turns == 1 else join_turns([t for t in texts[max(0, i - turns + 1) : i + 1] if t])
+            text = texts[i] if turns == 1 else _window(texts, i, turns)
             yield Context(id=f"chitchat:{conv_id}/{i}", text=text, origin=where, response=texts[i + 1] or None,
                           cluster=f"chitchat:{conv_id}")

@@ -1,4 +1,4 @@
-"""Counterfactual swapper: rewrite a text into the other group's wording, in one pass.
+r"""Counterfactual swapper: rewrite a text into the other group's wording, in one pass.
 
 A :class:`Swapper` compiles a :class:`~fairtalk.lexicons.Lexicon` into one regular expression over
 every entry of both sides (a character trie, so the longest entry wins and the cost per character
@@ -10,6 +10,9 @@ Matching rules
 --------------
 * Case-insensitive; whitespace inside a multiword entry matches any run of whitespace within a
   line (a line break or a turn separator ends a term); a typographic apostrophe (``’``) matches ``'``.
+* A conversation's turn separators and role marks (:mod:`fairtalk.records`) stay as they are:
+  they are boundaries, and each turn opens a sentence (``\x11Her back hurts`` ->
+  ``\x11His back hurts``).
 * Whole words only: an entry never starts right after a letter, digit or ``_`` (nor after such a
   character followed by an apostrophe) and never ends right before one. Punctuation, hyphens and
   the ends of the string are boundaries, so ``"He.``, ``(him)`` and ``half-brother`` match but

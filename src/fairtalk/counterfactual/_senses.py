@@ -9,16 +9,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from fairtalk.records import ROLE_MARKS
+
 #: Whitespace inside one line of one turn: a multi-word term or a role cue never spans two turns
 #: (U+001E) or two lines.
 SPACE = r"[^\S\x1e\n]"
 #: The next token after a match: a word, another character, or nothing (end of text or turn).
 _NEXT = re.compile(SPACE + r"*(?:([\w'\u2019-]+)|(\S))?")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
-_SENTENCE_END = frozenset('.!?"\u201c\u201d\x1e')
+#: What a sentence opens after: its punctuation, a turn separator (U+001E), a turn's role mark.
+_SENTENCE_END = frozenset('.!?"\u201c\u201d\x1e' + ROLE_MARKS)
 _WORD = re.compile(r"[\w'\u2019]+")
 #: Where the look-back for a determiner stops: the end of a clause or of a turn.
-_CLAUSE_END = re.compile(r"[.!?;:\x1e\n]")
+_CLAUSE_END = re.compile(r"[.!?;:\x1e\n" + ROLE_MARKS + "]")
 
 # Closed word lists for the role of ``her``/``his`` (see role_target).
 _FUNCTION_WORDS = frozenset(

@@ -37,6 +37,7 @@ from fairtalk.models.base import (
     make_fingerprint,
 )
 from fairtalk.models.spec import build_options
+from fairtalk.records import transcript
 from fairtalk.registry import Registry
 
 __all__ = [
@@ -127,7 +128,7 @@ class EchoResponder(BaseResponder):
         return make_fingerprint("builtin", "echo", mode=self.mode)
 
     def _one(self, context: str, max_words: int) -> str:
-        words = context.split()
+        words = transcript(context).split()  # the turns' words, without role marks
         if self.mode == "reverse":
             words.reverse()
         elif self.mode == "upper":
