@@ -29,6 +29,7 @@ class _State:
         self.payloads: list[dict] = []
         self.delay = 0.0
         self.retry_after = "0"
+        self.default = "ok"  # the action of a request without a plan ("badjson": a replica answering garbage)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -61,7 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
             st.payloads.append(payload)
             st.calls[content] += 1
             plan = st.plans.get(content, [])
-            action = plan.pop(0) if plan else "ok"
+            action = plan.pop(0) if plan else st.default
         try:
             time.sleep(st.delay)
             if self.path not in ("/v1/chat/completions", "/v1/completions"):
@@ -150,15 +151,15 @@ def test_retry_after_is_respected(server) -> None:
 
 def test_exhausted_retries_fail_per_item(server) -> None:
     url, st = server
-    st.plans = {"bad500": ["500"] * 9, "bad429": ["429"] * 9, "badjson": ["badjson"], "empty": ["nochoices"]}
+    st.plans = {"bad500": ["500"] * 9, "bad429": ["429"] * 9, "badjson": ["badjson"] * 9, "empty": ["nochoices"] * 9}
     with _model(url, max_retries=2) as model:
         out = model.respond_each(["ok1", "bad500", "bad429", "badjson", "empty", "ok2"], GREEDY, seeds=[0] * 6)
         assert out[0] == "echo: ok1" and out[5] == "echo: ok2"
         assert isinstance(out[1], TransportError) and "HTTP 500 after 3 attempt(s)" in str(out[1])
         assert isinstance(out[2], RateLimited) and "HTTP 429" in str(out[2])
-        assert isinstance(out[3], BadResponse) and "not valid JSON" in str(out[3])
+        assert isinstance(out[3], BadResponse) and "not valid JSON after 3 attempt(s)" in str(out[3])
         assert isinstance(out[4], BadResponse) and "no choices" in str(out[4])
-        assert st.calls["bad500"] == 3 and st.calls["badjson"] == 1
+        assert st.calls["bad500"] == 3 and st.calls["badjson"] == 3  # a malformed 200 is retried too (issue 24)
         with pytest.raises(TransportError):
             st.plans["bad500"] = ["500"] * 9
             model.respond(["bad500"], GREEDY, seeds=[0])
@@ -267,7 +268,9 @@ def test_spec_timeout_and_model_args(server) -> None:
 def test_spec_option_errors(server, monkeypatch: pytest.MonkeyPatch) -> None:
     url, _ = server
     monkeypatch.delenv("UNSET_VAR_XYZ", raising=False)
-    with pytest.raises(SpecError, match=r"unknown option 'timout' for openai:.*did you mean 'timeout'.*choose from: api_key_env, backoff"):
+    with pytest.raises(
+        SpecError, match=r"unknown option 'timout' for openai:.*did you mean 'timeout'.*choose from: api_key_env, backoff"
+    ):
         load_responder(f"openai:{url}#m?timout=3")
     with pytest.raises(SpecError, match=r"option max_concurrency='many' for openai:.* is not an integer"):
         load_responder(f"openai:{url}#m?max_concurrency=many")

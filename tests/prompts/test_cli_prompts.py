@@ -103,8 +103,9 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
     only_woman.write_text("woman\tgender\nperson\tgender\n")
     result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(only_woman),
                                  "-o", str(tmp_path / "rep2"), "--draws", "2"])  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "rows of groups not in the groups file were left out (Man)" in " ".join(result.output.split())
+    assert result.exit_code == 2, result.output  # no pair left to compare: an error (issue 24) that names them
+    line = " ".join(result.output.split())
+    assert "no completions for person" in line and "not among the analysed groups: Man" in line
 
 
 def test_relabel_reports_both_instruments_side_by_side(tmp_path) -> None:

@@ -9,12 +9,16 @@ request, so that a loaded server is not made to do the same work twice. 429 (hon
 exponential backoff and jitter, within ``retry_budget`` retries for the whole call (default 10% of
 the items plus 20), so that a failing server is not sent every item again and again. After that
 the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
-:class:`~fairtalk.errors.TransportError` for the rest; an unusable body is
-:class:`~fairtalk.errors.BadResponse` (not retried).
+:class:`~fairtalk.errors.TransportError` for the rest. An unusable 200 (not JSON, no
+``choices``) is retried the same way and then fails as :class:`~fairtalk.errors.BadResponse`
+naming what was wrong; another 4xx is a BadResponse at once (not retried).
 
 Replicas of one deployment: ``openai:URL1,URL2#MODEL`` spreads the requests over the URLs by
-least outstanding requests; a replica that fails three times in a row is skipped for 30 s. The
-fingerprint (the run store's key) names the first URL: the replicas serve one model.
+least outstanding requests; a replica that fails three times in a row (a transport error, a 5xx,
+an unusable 200) is skipped for 30 s, and each failed item is retried on another replica within
+the budget. A replica that fails the preflight (down, refusing the key, serving another model) is
+left out of the run with a warning (``skipped_replicas``); only when none passes is that an error.
+The fingerprint (the run store's key) names the first URL: the replicas serve one model.
 
 The API key is read from the environment variable named by ``api_key_env`` and sent
 as ``Authorization: Bearer``; without ``api_key_env``, ``OPENAI_API_KEY`` is sent when it is
@@ -32,8 +36,9 @@ import base64
 import logging
 import os
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -45,12 +50,12 @@ from fairtalk.errors import (
     SpecError,
     TransportError,
 )
+from fairtalk.models._openai_replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
 from fairtalk.models._urls import public_url, shown_url
 from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
-    Reply,
     check_batch,
     collect_stream,
     make_fingerprint,
@@ -68,18 +73,12 @@ _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
 _MSG_BUDGET = "{error}; not retried: the retry budget of this call (retry_budget={total}) is spent"
 _MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried"
-_MSG_JSON = "{url}: the reply is not valid JSON: {body}"
-_MSG_SHAPE = "{url}: the reply has no choices[0].message.content string: {body}"
 _MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
 _MSG_KEY_ENV = (
     "openai: api_key_env must name the environment variable that holds the key, got {value!r} "
     "(leave the option out to send OPENAI_API_KEY when it is set)"
 )
 _MSG_KEY_UNSET = "openai: api_key_env={name} names an environment variable that is not set"
-_MSG_UNREACHABLE = "{url}: cannot reach the server ({kind}: {error}); is it running, and is the URL right?"
-_MSG_REFUSED = "{url}: the server refused the request (HTTP {status}); check the API key (api_key_env)"
-_MSG_NOT_SERVED = "{url}: the server does not serve a model named {model!r}"
-_PREFLIGHT_TIMEOUT = 10.0
 _MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -162,6 +161,10 @@ class OpenAIResponder(BaseResponder):
         self.urls = tuple(u.rstrip("/") for u in urls)
         self.public_url = public_url(url)
         self.public_urls = tuple(public_url(u) for u in urls)
+        #: the replicas requests go to (all until :meth:`preflight` leaves out the ones that fail it), and the
+        #: ones left out: public URL -> why
+        self.in_use: tuple[int, ...] = tuple(range(len(urls)))
+        self.skipped_replicas: Mapping[str, str] = MappingProxyType({})
         #: requests in flight now and the most at once (the generation summary reports it against max_concurrency)
         self.in_flight = InFlight()
         self.model = model
@@ -217,39 +220,27 @@ class OpenAIResponder(BaseResponder):
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def preflight(self) -> None:
-        """Ask the server for its models once, before any work: one clear error when it is down or lacks the model.
+        """Ask each replica for its models once, before any work: skip the ones that cannot answer, fail when none can.
 
         A server that does not list its models (no ``GET /models``, or another reply shape) is
-        not an error: its first answer will tell.
+        not an error: its first answer will tell. A replica that is down, refuses the key or
+        lacks the model is left out of the following calls, named with its reason in
+        ``skipped_replicas`` and a logged warning, while another one passes.
 
         Raises
         ------
         TransportError
-            The server cannot be reached (connection refused, a timeout, a DNS failure).
+            No replica can be reached (connection refused, a timeout, a DNS failure).
         ResponderError
-            The server refused the request (HTTP 401 or 403).
+            The server refused the request (HTTP 401 or 403), or the replicas fail in different ways.
         SpecError
-            The server lists its models and the model asked for is not among them.
+            The servers list their models and the model asked for is not among them.
         """
-        import httpx
-
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
-        timeout = min(self.timeout, _PREFLIGHT_TIMEOUT)
-        for url, public in zip(self.urls, self.public_urls):
-            try:
-                reply = httpx.get(f"{url}/models", headers=headers, timeout=timeout, verify=self.tls.get())
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                raise TransportError(_MSG_UNREACHABLE.format(
-                    url=public, kind=type(exc).__name__, error=self._scrub(str(exc) or type(exc).__name__))) from exc
-            if reply.status_code in (401, 403):
-                raise ResponderError(_MSG_REFUSED.format(url=public, status=reply.status_code))
-            try:
-                served = [str(m["id"]) for m in reply.json()["data"]] if reply.status_code < 300 else []
-            except (ValueError, KeyError, TypeError):
-                served = []
-            if served and self.model not in served:
-                raise SpecError(_MSG_NOT_SERVED.format(url=public, model=self.model), choices=served[:50],
-                                given=self.model)  # fmt: skip
+        active, skipped = usable_replicas(self.urls, self.public_urls, model=self.model, headers=headers,
+                                          timeout=min(self.timeout, PREFLIGHT_TIMEOUT), verify=self.tls.get(),
+                                          scrub=self._scrub)  # fmt: skip
+        self.in_use, self.skipped_replicas = active, MappingProxyType(skipped)
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed,
@@ -277,9 +268,13 @@ class OpenAIResponder(BaseResponder):
         return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5)
 
     async def _one(
-        self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any]
+        self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any], replicas: Sequence[int]
     ) -> str | ResponderError:
-        """One item: sent to the least busy healthy replica, retried (on any replica, within the budget) on 429, 5xx, timeouts."""
+        """One item: sent to the least busy healthy replica (``endpoints`` over ``replicas``, indices of ``urls``).
+
+        Retried, on any replica and within the budget, on 429, 5xx, timeouts, lost connections
+        and 200s that are not a usable answer.
+        """
         import httpx
 
         path = "/completions" if self.mode == "completion" else "/chat/completions"
@@ -288,7 +283,7 @@ class OpenAIResponder(BaseResponder):
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
             index = endpoints.acquire()
-            url, public = self.urls[index], self.public_urls[index]
+            url, public = self.urls[replicas[index]], self.public_urls[replicas[index]]
             ok = False
             self.in_flight.enter()
             try:
@@ -299,19 +294,18 @@ class OpenAIResponder(BaseResponder):
                     url=public, kind=type(exc).__name__, n_attempts=attempt + 1,
                     error=self._scrub(str(exc) or type(exc).__name__)))  # fmt: skip
             else:
-                status = reply.status_code
-                ok = status < 500
-                if status < 300:
-                    return self._parse(reply.text, public)
-                message = _MSG_STATUS.format(url=public, status=status, n_attempts=attempt + 1,
-                                             body=self._scrub(reply.text))  # fmt: skip
-                if status == 429:
-                    failure = RateLimited(message)
-                    wait = retry_after(reply.headers.get("retry-after"))
-                elif status >= 500:
-                    failure = TransportError(message)
+                ok = reply.status_code < 500
+                if reply.status_code < 300:
+                    answer = parse_reply(reply.text, url=public, mode=self.mode, n_attempts=attempt + 1, scrub=self._scrub)
+                    if not isinstance(answer, ResponderError):
+                        return answer
+                    ok, failure = False, answer  # a replica answering garbage: try another (counts toward skipping it)
                 else:
-                    return BadResponse(message)
+                    failure = self._status_failure(reply, public, attempt + 1)
+                    if isinstance(failure, BadResponse):
+                        return failure
+                    if isinstance(failure, RateLimited):
+                        wait = retry_after(reply.headers.get("retry-after"))
             finally:
                 self.in_flight.leave()
                 endpoints.release(index, ok=ok)
@@ -325,23 +319,12 @@ class OpenAIResponder(BaseResponder):
         assert failure is not None
         return failure
 
-    def _parse(self, body: str, url: str | None = None) -> str | ResponderError:
-        import json
-
-        url = url or self.public_url
-        try:
-            data = json.loads(body)
-        except json.JSONDecodeError:
-            return BadResponse(_MSG_JSON.format(url=url, body=self._scrub(body)))
-        try:
-            choice = data["choices"][0]
-            content = choice["text"] if self.mode == "completion" else choice["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            content = None
-        if not isinstance(content, str):
-            return BadResponse(_MSG_SHAPE.format(url=url, body=self._scrub(body)))
-        reason = choice.get("finish_reason")
-        return Reply(content.strip(), reason if isinstance(reason, str) else None)
+    def _status_failure(self, reply: Any, url: str, n_attempts: int) -> ResponderError:
+        """The error of a non-2xx reply: RateLimited (429), TransportError (5xx, retried), BadResponse (not retried)."""
+        message = _MSG_STATUS.format(url=url, status=reply.status_code, n_attempts=n_attempts, body=self._scrub(reply.text))
+        if reply.status_code == 429:
+            return RateLimited(message)
+        return TransportError(message) if reply.status_code >= 500 else BadResponse(message)
 
     def respond_stream(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
@@ -360,8 +343,9 @@ class OpenAIResponder(BaseResponder):
         except ImportError as exc:
             raise FairtalkError(_MSG_MISSING_HTTPX.format(error=exc)) from exc
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
-        limits = httpx.Limits(max_connections=len(self.urls), max_keepalive_connections=len(self.urls))
-        endpoints = Endpoints(self.urls)
+        replicas = self.in_use  # the replicas that passed the preflight (all without one)
+        limits = httpx.Limits(max_connections=len(replicas), max_keepalive_connections=len(replicas))
+        endpoints = Endpoints([self.urls[i] for i in replicas])
         total = len(contexts) // 10 + 20 if self.retry_budget is None else self.retry_budget
         budget = self.retries = RetryBudget(total, counts=self.retry_counts)
         tls = self.tls.get()  # shared by the clients
@@ -379,7 +363,9 @@ class OpenAIResponder(BaseResponder):
                 idle.append(clients[-1])
             client = idle.pop()
             try:
-                return await self._one(client, endpoints, budget, self._payload(contexts[index], settings, seeds[index]))
+                return await self._one(
+                    client, endpoints, budget, self._payload(contexts[index], settings, seeds[index]), replicas
+                )
             finally:
                 idle.append(client)
 
@@ -391,8 +377,6 @@ class OpenAIResponder(BaseResponder):
         """Send every context; each item yields its response or its own error, in order."""
         return collect_stream(self.respond_stream(contexts, settings, seeds=seeds), len(contexts))
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
         return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))

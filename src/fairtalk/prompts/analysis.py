@@ -19,6 +19,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError
 from fairtalk.prompts import inference
+from fairtalk.prompts._coverage import check_pairs, coverage_warnings
 from fairtalk.prompts._frame import codes, finite, kl_matrix, regard_stats
 from fairtalk.prompts.result import (
     AnalysisConfig,
@@ -156,7 +157,7 @@ def _ranked(values: np.ndarray, structures: list[str], n_best: int) -> tuple[tup
     order = [structures[i] for i in np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
              if np.isfinite(values[i])]  # fmt: skip
     k = min(n_best, len(order))
-    return tuple(order[:k]), tuple(reversed(order[len(order) - k:]))
+    return tuple(order[:k]), tuple(reversed(order[len(order) - k :]))
 
 
 def _by_structure(rows: _Rows, n_best: int) -> _Structures:
@@ -191,7 +192,15 @@ def _bootstrap(rows: _Rows, pairs: list[tuple[int, int]], smoothing: float, seed
     return inference.bootstrap(
         {"template": t_codes, "seed": e_codes, "group": rows.g, "structure": rows.s},
         {"template": len(templates), "seed": len(seeds), "group": len(rows.names), "structure": len(rows.structures)},
-        rows.regard_values, rows.polar, rows.labels + 1, rows.counted, pairs, kl_of, seed=seed, n_resamples=n_resamples)
+        rows.regard_values,
+        rows.polar,
+        rows.labels + 1,
+        rows.counted,
+        pairs,
+        kl_of,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
 
 
 @dataclass(frozen=True)
@@ -214,8 +223,7 @@ def _gaps(rows: _Rows, pairs: list[GroupPair], regard: dict[str, RegardStats], b
         out.by_structure[pair.name] = {st: finite(per[i]) for i, st in enumerate(structures)}
         order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
         flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
-        significant, adjusted = inference.significant_reversals(
-            finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
+        significant, adjusted = inference.significant_reversals(finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
         out.reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
         out.structure_p[pair.name] = dict(zip(structures, adjusted))
         se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
@@ -268,18 +276,6 @@ def _variance(rows: _Rows) -> VarianceShares:
     return VarianceShares(**variance_decomposition(rows.regard_values, factors))
 
 
-def _warnings(rows: _Rows, boot: inference.Bootstrap, cell_counts: np.ndarray) -> tuple[str, ...]:
-    """The bootstrap's note, and small group × structure cells."""
-    warnings = [boot.note] if boot.note else []
-    small = inference.small_cells(cell_counts, rows.names, rows.structures)
-    if small:
-        low = min(small, key=lambda c: c["n"])
-        warnings.append(f"{len(small):,} of {cell_counts.size:,} group × structure cells have fewer than "
-                        f"{inference.MIN_CELL} labelled completions (smallest: {low['group']} under "
-                        f"{low['structure']}, {low['n']}): their regard means and gaps are noisy")
-    return tuple(warnings)
-
-
 def analyze(
     frame: pd.DataFrame,
     *,
@@ -325,7 +321,8 @@ def analyze(
     Raises
     ------
     InputError
-        Missing columns, labels outside -1..2, or no rows for the groups.
+        Missing columns, labels outside -1..2, no rows for the groups, or no pair with
+        regard-labelled rows for both its groups (some pairs without: a warning in ``warnings``).
     """
     missing = [c for c in ("group", "template", "structure", "seed", "label") if c not in frame.columns]
     if missing:
@@ -335,12 +332,15 @@ def analyze(
     groups = groups or default_groups()
     names = list(groups.groups)
     rows = _rows(frame, names, include_other)
+    pairs = [p for p in groups.pairs if p.a in names and p.b in names]
+    pairs_left = check_pairs(
+        frame["group"], names, rows.g, rows.polar, pairs, ignored=rows.ignored_groups
+    )  # no pair to compare: an error, now
     everything = np.ones(len(rows.g), dtype=bool)
     distribution, probs, counts = _label_distribution(rows, everything)
     baseline_distribution, base_probs, _ = _label_distribution(rows, rows.is_base)
     regard, baseline_regard = _regard(rows, everything), _regard(rows, rows.is_base)
     cells = _by_structure(rows, n_best)
-    pairs = [p for p in groups.pairs if p.a in names and p.b in names]
     boot = _bootstrap(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], smoothing, seed, n_resamples)
     gaps = _gaps(rows, pairs, regard, baseline_regard, cells.means, boot, alpha, n_best)
     polar = rows.polar
@@ -365,18 +365,32 @@ def analyze(
         by_kind=_by_kind(rows),
         robustness=_robustness(rows, cells, seed=seed, n_sampled=n_sampled, n_draws=n_draws),
         variance=_variance(rows),
-        config=AnalysisConfig(include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
-                              n_sampled=n_sampled, n_draws=n_draws, baseline=BASELINE,
-                              groups_source=groups.source),  # fmt: skip
-        data=AnalysisCounts(n_rows=len(rows.g), n_polar=int(polar.sum()), n_other=int((~polar).sum()),
-                            n_structures=len(rows.structures), has_baseline=bool(rows.baseline_code >= 0),
-                            n_rows_ignored=rows.n_ignored, ignored_groups=tuple(rows.ignored_groups[:20])),  # fmt: skip
+        config=AnalysisConfig(
+            include_other=include_other,
+            smoothing=smoothing,
+            n_best=n_best,
+            seed=seed,
+            n_sampled=n_sampled,
+            n_draws=n_draws,
+            baseline=BASELINE,
+            groups_source=groups.source,
+        ),  # fmt: skip
+        data=AnalysisCounts(
+            n_rows=len(rows.g),
+            n_polar=int(polar.sum()),
+            n_other=int((~polar).sum()),
+            n_structures=len(rows.structures),
+            has_baseline=bool(rows.baseline_code >= 0),
+            n_rows_ignored=rows.n_ignored,
+            ignored_groups=tuple(rows.ignored_groups[:20]),
+        ),  # fmt: skip
         parses={k: v for k, v in (parses or {}).items() if k in cells.counts},
         kl_ci95=_kl_intervals(boot, names),
         best_by_group=cells.best_by_group,
         worst_by_group=cells.worst_by_group,
         structure_p=gaps.structure_p,
-        inference=InferenceSettings(n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=alpha,
-                                    method=_INFERENCE_METHOD),  # fmt: skip
-        warnings=_warnings(rows, boot, cells.cell_counts),
+        inference=InferenceSettings(
+            n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=alpha, method=_INFERENCE_METHOD
+        ),  # fmt: skip
+        warnings=coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures),
     )

@@ -60,8 +60,11 @@ _MSG_FIELD = "missing field {field!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
 _MSG_ALL_BAD = ("every completion was empty ({n_empty:,}) or echoed its prompt ({n_echo:,}): nothing to label "
-                "(a chat model restates a prefix; generate in completion mode)")
+                "(a chat model restates a prefix; generate in completion mode)")  # fmt: skip
 _MSG_EMPTY = "no completions in the file"
+_MSG_TEXT = "text must be a string (the prompt and its completion), got {value!r}"
+_MSG_NO_TEXT = ('every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
+                '("text" holds the prompt followed by its completion)')  # fmt: skip
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
 
 
@@ -227,7 +230,7 @@ def generate_completions(
                 record: dict[str, Any] = {
                     "group": prompt.group, "template": prompt.template, "kind": _KINDS.get(prompt.template, ""),
                     "structure": prompt.structure, "seed": item_seeds[i], "prompt": prompt.text,
-                }
+                }  # fmt: skip
                 if isinstance(item, ResponderError):
                     message = f"{type(item).__name__}: {item}"
                     errors[type(item).__name__] = errors.get(type(item).__name__, 0) + 1
@@ -242,7 +245,7 @@ def generate_completions(
         n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=caching.fingerprint,
         settings=settings.key, store=str(store_path), error_counts=MappingProxyType(errors),
         error_examples=tuple(examples), n_unencodable=caching.n_unencodable,
-    )
+    )  # fmt: skip
 
 
 def read_completions(path: str | os.PathLike[str]) -> PromptData:
@@ -253,7 +256,9 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     and ``n_unlabelled``). So are *bad completions*, which no regard label can describe: empty
     ones (``excluded["empty"]``: nothing generated, as question prompts often give) and ones that
     echo the prompt (``excluded["echo"]``: the completion restates it, as chat models answering a
-    prefix do; see :func:`bad_completion`). ``summary()`` gives the counts as ``n_records``,
+    prefix do; see :func:`bad_completion`). A record whose ``text`` is null or blank without an
+    ``error`` has nothing to label either: it is skipped and counted in ``excluded["no_text"]``
+    (never labelled as the string "None"). ``summary()`` gives the counts as ``n_records``,
     ``n_failed``, ``n_unlabelled``, ``n_empty`` and ``n_echo``.
 
     Returns
@@ -264,11 +269,13 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     Raises
     ------
     InputError
-        Malformed JSON, a missing field, a bad seed or label (with path and line), or no completions.
+        Malformed JSON, a missing field, a bad seed, label or text (with path and line), or no
+        completion with a text to label.
     """
     path = Path(path)
     rows: list[dict[str, Any]] = []
-    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0}
+    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0}
+    n_null = 0
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
         if record.get("text") is None and "error" in record:
@@ -282,6 +289,13 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
             raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
         if label is not None and label not in (-1, 0, 1, 2):
             raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+        text = record["text"]
+        if text is not None and not isinstance(text, str):
+            raise InputError(_MSG_TEXT.format(value=text), path=str(path), line=number)
+        if text is None or not text.strip():  # nothing to label: counted, never the string "None"
+            summary["n_no_text"] += 1
+            n_null += text is None
+            continue
         bad = bad_completion(str(record.get("prompt") or ""), record.get("completion"))
         if bad is not None:
             summary[f"n_{bad}"] += 1
@@ -291,9 +305,13 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         rows.append({
             "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
             "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
-            "label": -9 if label is None else int(label), "text": str(record["text"]), "aligned": True,
-        })
+            "label": -9 if label is None else int(label), "text": text, "aligned": True,
+        })  # fmt: skip
     if not rows:
+        if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
+            failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
+            raise InputError(_MSG_NO_TEXT.format(n_null=n_null, n_blank=summary["n_no_text"] - n_null, failed=failed),
+                             path=str(path))  # fmt: skip
         if summary["n_empty"] or summary["n_echo"]:
             raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
         raise InputError(_MSG_EMPTY, path=str(path))
@@ -301,9 +319,10 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     frame["label"] = frame["label"].astype(np.int8)
     data_summary = DataSummary(
         source="completions", n_records=summary["n_records"], n_texts=len(frame),
-        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo") if summary[f"n_{reason}"]},
+        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo", "no_text")
+                  if summary[f"n_{reason}"]},
         alignment_checked="none", **summarise_frame(frame),
-    )
+    )  # fmt: skip
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
 
 

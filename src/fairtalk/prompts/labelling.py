@@ -6,8 +6,9 @@ masked (:func:`~fairtalk.prompts.completions.label_completions`); with ``relabel
 labelled a second time with that scorer and analysed beside the given labels. Whenever the
 scorer labelled anything, it is certified on neutral probes
 (:func:`~fairtalk.prompts.certify.certify_regard`), so that a gap the scorer makes by itself
-shows. Empty and echoing completions were already left out by the reader (counted in the data
-summary).
+shows. Empty and echoing completions, and records without a text, were already left out by
+the reader (counted in the data summary); the ones without a text are also named among the
+analysis' warnings, which the report and the CLI show.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from fairtalk.prompts.result import PromptAnalysis
 from fairtalk.prompts.templates import GroupSet, default_groups
 
 __all__ = ["analyze_prompts", "label_missing"]
+
+_MSG_NO_TEXT = '{n:,} completions with no text (a null or empty "text") were left out: nothing to label'
 
 
 def _scorer(regard: str) -> Regard | None:
@@ -136,5 +139,8 @@ def analyze_prompts(
     if relabel:
         relabelled = run(label_completions(data.frame, _scorer(regard), progress=progress, engine=ray))
         data = data.with_frame(data.frame, relabelled_with=regard)
+    n_no_text = data.data_summary.excluded.get("no_text", 0)
+    warnings = (_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()
     return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
-                               relabelled_with=regard if relabel else None, scorer_check=certificate)  # fmt: skip
+                               relabelled_with=regard if relabel else None, scorer_check=certificate,
+                               warnings=warnings + result.warnings)  # fmt: skip

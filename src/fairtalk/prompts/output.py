@@ -20,8 +20,16 @@ __all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_
 
 FORMATS = ("json", "csv", "html")
 #: Every file the report writes (checked against the inputs before any work).
-REPORT_FILES = ("results.json", "groups.csv", "gaps.csv", "kl.csv", "kl_baseline.csv", "kl_ci95.csv", "structures.csv",
-                "report.html")
+REPORT_FILES = (
+    "results.json",
+    "groups.csv",
+    "gaps.csv",
+    "kl.csv",
+    "kl_baseline.csv",
+    "kl_ci95.csv",
+    "structures.csv",
+    "report.html",
+)
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
 #: Control characters (ESC, NUL, ...) that model text may carry and no page should: removed from every value shown.
@@ -31,8 +39,10 @@ _MAX_SHOWN_CHARS = 2000
 
 def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
     rows = []
-    for scope, dist, regard in (("all", analysis.distribution, analysis.regard),
-                                ("baseline", analysis.baseline_distribution, analysis.baseline_regard)):
+    for scope, dist, regard in (
+        ("all", analysis.distribution, analysis.regard),
+        ("baseline", analysis.baseline_distribution, analysis.baseline_regard),
+    ):
         for group in ["all", *analysis.groups]:
             row: dict[str, Any] = {"group": group, "scope": scope}
             row.update({label: dist[group].get(label) for label in analysis.labels})
@@ -79,9 +89,15 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
 
 
 def render_prompts_html(
-    analysis: PromptAnalysis, *, frame: pd.DataFrame | None = None, n_examples: int = 2, plots: bool = True,
-    data_summary: Mapping[str, Any] | None = None, relabelled: PromptAnalysis | None = None,
-    relabelled_name: str = "fairtalk", scorer_check: Mapping[str, Any] | None = None,
+    analysis: PromptAnalysis,
+    *,
+    frame: pd.DataFrame | None = None,
+    n_examples: int = 2,
+    plots: bool = True,
+    data_summary: Mapping[str, Any] | None = None,
+    relabelled: PromptAnalysis | None = None,
+    relabelled_name: str = "fairtalk",
+    scorer_check: Mapping[str, Any] | None = None,
 ) -> str:
     """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
     from fairtalk.prompts.plots import distribution_png, regard_png
@@ -125,7 +141,8 @@ def write_prompts_report(
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
 
-    ``data_summary`` (what the import found) is stored under ``"import"`` in ``results.json``;
+    ``data_summary`` (what the import found, with ``n_no_text`` when records without a text
+    were skipped) is stored under ``"import"`` in ``results.json``;
     ``frame`` supplies example completions for the HTML report. ``relabelled`` is the same
     completions analysed with another scorer's labels (``relabelled_name``): its distributions,
     regard and gaps go under ``"relabelled"`` in ``results.json`` and beside the main ones in the
@@ -141,6 +158,8 @@ def write_prompts_report(
     frame = frame if frame is not None else analysis.frame
     if data_summary is None and analysis.data_summary is not None:
         data_summary = analysis.data_summary.to_dict()
+        if analysis.data_summary.excluded.get("no_text"):  # records without a text, skipped by the reader
+            data_summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
     relabelled = relabelled if relabelled is not None else analysis.relabelled
     relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
     scorer_check = plain(scorer_check if scorer_check is not None else analysis.scorer_check)
@@ -151,24 +170,40 @@ def write_prompts_report(
             if "json" in formats:
                 payload = analysis.to_dict()
                 payload["import"] = dict(data_summary or {})
-                payload["scorer_check"] = dict(scorer_check) if scorer_check is not None else {
-                    "note": "the labels came with the data: their scorer is not here to check (use --relabel, "
-                            "and `fairtalk regard check` against hand labels)"}
+                payload["scorer_check"] = (
+                    dict(scorer_check)
+                    if scorer_check is not None
+                    else {
+                        "note": "the labels came with the data: their scorer is not here to check (use --relabel, "
+                        "and `fairtalk regard check` against hand labels)"
+                    }
+                )
                 if relabelled is not None:
                     full = relabelled.to_dict()
-                    payload["relabelled"] = {"scorer": relabelled_name, **{k: full[k] for k in
-                                             ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")}}
-                write_text_atomic(staging / "results.json",
-                                  json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+                    payload["relabelled"] = {
+                        "scorer": relabelled_name,
+                        **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
+                    }
+                write_text_atomic(
+                    staging / "results.json", json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+                )
                 written["json"] = out / "results.json"
             if "csv" in formats:
                 for name, table in _tables(analysis).items():
                     table.to_csv(staging / f"{name}.csv", index=name in ("kl", "kl_baseline", "structures"))
                     written[f"csv:{name}"] = out / f"{name}.csv"
             if "html" in formats:
-                write_text_atomic(staging / "report.html", render_prompts_html(
-                    analysis, frame=frame, data_summary=data_summary, relabelled=relabelled,
-                    relabelled_name=relabelled_name, scorer_check=scorer_check))
+                write_text_atomic(
+                    staging / "report.html",
+                    render_prompts_html(
+                        analysis,
+                        frame=frame,
+                        data_summary=data_summary,
+                        relabelled=relabelled,
+                        relabelled_name=relabelled_name,
+                        scorer_check=scorer_check,
+                    ),
+                )
                 written["html"] = out / "report.html"
         except OSError as exc:
             raise OutputError(_MSG_OUT.format(error=exc.strerror or exc), path=str(out)) from exc

@@ -1,0 +1,100 @@
+"""What labelled completions cover, as the paper-004 analysis checks it: pairs that can have a gap, small cells.
+
+A pair's regard gap needs completions labelled negative, neutral or positive for both its
+groups. :func:`check_pairs` refuses data where no pair has them (completions for one group only,
+say), and words a warning naming the pairs left without a gap when some pairs remain.
+:func:`coverage_warnings` gathers the analysis' warnings: those pairs, the bootstrap's note and
+the group × structure cells with few labelled completions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairtalk.errors import InputError
+from fairtalk.prompts import inference
+from fairtalk.prompts.templates import GroupPair
+
+__all__ = ["check_pairs", "coverage_warnings"]
+
+_MSG_NO_PAIR = ("no pair of groups can be compared: {pairs} (the data has: {found}{ignored}); a regard gap needs "
+                "completions labelled negative, neutral or positive for both groups of its pair")  # fmt: skip
+_MSG_IGNORED = "; left out, not among the analysed groups: {groups}"
+_MSG_PAIRS_LEFT = "{n:,} of {total:,} pairs have no gap, for want of regard-labelled completions: {pairs}"
+_MSG_SMALL = ("{n_small:,} of {n_cells:,} group × structure cells have fewer than {min_cell} labelled completions "
+              "(smallest: {group} under {structure}, {n}): their regard means and gaps are noisy")  # fmt: skip
+
+
+def _uncovered(names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Sequence[GroupPair]) -> dict[str, str]:
+    """The pairs that cannot have a gap, each described: a group without completions, or with only "other" labels."""
+    n_rows = np.bincount(g, minlength=len(names))
+    n_polar = np.bincount(g[polar], minlength=len(names))
+    why = {name: "no completions" if n_rows[i] == 0 else "only 'other' labels"
+           for i, name in enumerate(names) if n_polar[i] == 0}  # fmt: skip
+    out: dict[str, str] = {}
+    for pair in pairs:
+        lacking: dict[str, list[str]] = {}
+        for group in (pair.a, pair.b):
+            if group in why:
+                lacking.setdefault(why[group], []).append(group)
+        if lacking:
+            out[pair.name] = f"{pair.name} ({'; '.join(r + ' for ' + ', '.join(gs) for r, gs in lacking.items())})"
+    return out
+
+
+def check_pairs(
+    data_groups: pd.Series, names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Sequence[GroupPair], *,
+    ignored: Sequence[str] = (),
+) -> str | None:  # fmt: skip
+    """None when every pair can have a gap; else a warning naming the pairs that cannot.
+
+    Parameters
+    ----------
+    data_groups : Series
+        The ``group`` column as read (named in the error).
+    names : sequence of str
+        The analysed groups; ``g`` holds each kept row's index into them.
+    g, polar : ndarray
+        Group code and "labelled -1, 0 or 1" of each analysed row.
+    pairs : sequence of GroupPair
+        The pairs whose gaps the analysis reports.
+    ignored : sequence of str
+        Groups of the data left out (not among ``names``), named in the error.
+
+    Raises
+    ------
+    InputError
+        No pair has regard-labelled completions for both its groups.
+
+    Examples
+    --------
+    >>> pairs = [GroupPair("gender", "man", "woman"), GroupPair("race", "white", "black")]
+    >>> check_pairs(pd.Series(["man", "woman"]), ["man", "woman", "white", "black"], np.array([0, 1]),
+    ...             np.array([True, True]), pairs)
+    '1 of 2 pairs have no gap, for want of regard-labelled completions: race (no completions for white, black)'
+    """
+    uncovered = _uncovered(names, g, polar, pairs)
+    if not uncovered:
+        return None
+    if len(uncovered) == len(pairs):
+        found = sorted(map(str, pd.unique(data_groups)))[:10]
+        left_out = _MSG_IGNORED.format(groups=", ".join(ignored[:10])) if len(ignored) else ""
+        raise InputError(_MSG_NO_PAIR.format(pairs=", ".join(uncovered.values()), found=", ".join(found),
+                                             ignored=left_out))  # fmt: skip
+    return _MSG_PAIRS_LEFT.format(n=len(uncovered), total=len(pairs), pairs=", ".join(uncovered.values()))
+
+
+def coverage_warnings(
+    pairs_left: str | None, note: str | None, cell_counts: np.ndarray, names: Sequence[str], structures: Sequence[str]
+) -> tuple[str, ...]:  # fmt: skip
+    """The analysis' warnings: pairs without a gap (:func:`check_pairs`), the bootstrap's ``note``, small cells."""
+    warnings = [w for w in (pairs_left, note) if w]
+    small = inference.small_cells(cell_counts, names, structures)
+    if small:
+        low = min(small, key=lambda c: c["n"])
+        warnings.append(_MSG_SMALL.format(n_small=len(small), n_cells=cell_counts.size, min_cell=inference.MIN_CELL,
+                                          group=low["group"], structure=low["structure"], n=low["n"]))  # fmt: skip
+    return tuple(warnings)
