@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
 import sqlite3
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,7 @@ SWAP = {"he": "she", "she": "he", "my father": "my mother", "my mother": "my fat
         "the girl": "the boy"}  # fmt: skip
 
 #: A batched python: model; its first batch anywhere kills the process running it (once: the marker file).
-DYING_MODEL = '''
+DYING_MODEL = """
 import os
 import time
 
@@ -47,7 +51,7 @@ def reply(contexts):
 
 
 reply.batched = True
-'''
+"""
 
 
 def _pairs(n_rounds: int = 1) -> list[Pair]:
@@ -56,7 +60,7 @@ def _pairs(n_rounds: int = 1) -> list[Pair]:
         for s in SUBJECTS:
             for p in PREDICATES:
                 a = f"{s} {p} {k}" if k else f"{s} {p}"
-                pairs.append(Pair(f"g{len(pairs)}", "gender", a, f"{SWAP[s]} {a[len(s) + 1:]}", "a"))
+                pairs.append(Pair(f"g{len(pairs)}", "gender", a, f"{SWAP[s]} {a[len(s) + 1 :]}", "a"))
     return pairs
 
 
@@ -77,9 +81,17 @@ def test_engine_names_tables_and_bad_values() -> None:
         resolve_engine("rey")
     with pytest.raises(SpecError, match=r"unknown engine option 'actors'"):
         resolve_engine({"actors": 3})
-    for bad in ({"num_actors": 0}, {"max_restarts": -1}, {"num_cpus": 0}, {"address": ""}, {"num_gpus": -1}):
+    for bad in ({"num_actors": 0}, {"max_restarts": -1}, {"num_cpus": 0}, {"address": ""}, {"num_gpus": -1},
+                {"connect_timeout": 0}, {"connect_timeout": float("nan")}, {"connect_timeout": True}):  # fmt: skip
         with pytest.raises(SpecError):
             RayEngine(**bad)  # type: ignore[arg-type]
+
+
+def test_reaching_a_cluster_waits_30_s_by_default_and_is_an_option() -> None:
+    assert RayEngine().connect_timeout == 30.0
+    assert resolve_engine({"connect-timeout": 3}) == RayEngine(connect_timeout=3)
+    with pytest.raises(SpecError, match=r"connect_timeout must be a number > 0"):
+        RayEngine(connect_timeout=-1)
 
 
 def test_the_config_records_the_engine_and_reads_it_back() -> None:
@@ -287,3 +299,92 @@ def test_prompts_generate_runs_on_ray_and_resumes_locally(cluster, tmp_path: Pat
     assert "120 from the store, 0 generated" in result.output and local.read_text() == out.read_text()
     result = runner.invoke(app, [*args, "-o", str(local), "--ray-actors", "2"])
     assert result.exit_code == 2 and "options of --engine ray" in result.output
+
+
+# -- reaching a cluster: bounded, and checked in a fresh process (this one may have joined Ray already) ---------
+
+#: Generates with a model (None: the defaults, tried in turn) on the engine given as JSON options, with the Ray
+#: client's gRPC faked when asked; prints how long it took and the error.
+CONNECT = """
+import json, sys, time, types
+import ray
+import fairtalk
+from fairtalk import FairtalkError, Pair, RayEngine
+
+asked = json.loads(sys.argv[1])
+if asked["fake_grpc"]:
+    sys.modules.setdefault("grpc", types.ModuleType("grpc"))
+engine = RayEngine(**asked["engine"])
+start = time.monotonic()
+try:
+    fairtalk.respond([Pair("p", "gender", "he came", "she came", "a")], model=asked["model"], engine=engine)
+    error = None
+except FairtalkError as exc:
+    error = str(exc)
+print(json.dumps({"elapsed": time.monotonic() - start, "error": error, "initialized": ray.is_initialized()}))
+"""
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A local TCP port that accepts connections and never answers (something that is not a Ray cluster)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield server.getsockname()[1]
+
+
+def _fairtalk(*args: str, cwd: Path, timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+    return done, time.monotonic() - start
+
+
+@needs_ray
+@pytest.mark.parametrize(("scheme", "model"), [("", "builtin:echo"), ("", None), ("ray://", "builtin:echo")],
+                         ids=["gcs", "gcs-default-models", "ray-client"])  # fmt: skip
+def test_an_address_where_no_cluster_answers_fails_within_connect_timeout(silent_port: int, tmp_path: Path, scheme: str,
+                                                                          model: str | None) -> None:  # fmt: skip
+    address = f"{scheme}127.0.0.1:{silent_port}"
+    asked = {"engine": {"address": address, "connect_timeout": 3}, "model": model, "fake_grpc": bool(scheme)}
+    done = subprocess.run([sys.executable, "-c", CONNECT, json.dumps(asked)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.splitlines()[-1])
+    assert outcome["error"] == (f"no Ray cluster answered at {address} within 3 s (no answer); check "
+                                "the address (--ray-address), or leave it out to start a local cluster")  # fmt: skip
+    # once, however many default models there are to try
+    assert 3 <= outcome["elapsed"] < 3 + 2 and not outcome["initialized"]
+
+
+@needs_ray
+def test_the_cli_says_one_error_line_and_exits_2_when_the_address_is_unreachable(silent_port: int,
+                                                                                 tmp_path: Path) -> None:  # fmt: skip
+    fairtalk.write_pairs(_pairs()[:4], tmp_path / "pairs.jsonl")
+    refused, elapsed = _fairtalk("respond", "--pairs", "pairs.jsonl", "--model", "builtin:echo", "-o", "out.jsonl",
+                                 "--engine", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.splitlines() == [refused.stderr.strip()] and refused.stderr.startswith(
+        "error: no Ray cluster answered at 127.0.0.1:1 within 30 s (ConnectionRefusedError")  # fmt: skip
+    assert elapsed < 30 and not (tmp_path / "out.jsonl").exists()
+    (tmp_path / "toy.txt").write_text("\n".join(f"{s} {p}" for s in SUBJECTS for p in PREDICATES) + "\n")
+    (tmp_path / "audit.toml").write_text("[engine]\nconnect_timeout = 3\n")
+    silent, elapsed = _fairtalk("audit", "--config", "audit.toml", "--corpus", "toy.txt", "--axis", "gender", "--model",
+                                "builtin:echo", "--measures", "length", "-o", "report", "--engine", "ray",
+                                "--ray-address", f"127.0.0.1:{silent_port}", cwd=tmp_path)  # fmt: skip
+    assert silent.returncode == 2, silent.stderr
+    assert silent.stderr.strip() == (f"error: no Ray cluster answered at 127.0.0.1:{silent_port} within 3 s (no "
+                                     "answer); check the address (--ray-address), or leave it out to start a local "
+                                     "cluster")  # fmt: skip
+    assert 3 <= elapsed < 3 + 10  # the timeout, plus starting Python and fairtalk
+
+
+@needs_ray
+def test_a_ray_client_address_without_the_ray_client_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "grpc", None)  # import grpc -> ImportError: what `pip install ray` lacks
+    with pytest.raises(FairtalkError, match=r"^a ray:// address needs the Ray client: pip install 'ray\[client\]'$"):
+        fairtalk.respond(_pairs()[:2], model="builtin:echo", engine=RayEngine(address="ray://127.0.0.1:1"))
+    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray",
+                                 "--ray-address", "ray://127.0.0.1:1"], input="")  # fmt: skip
+    assert result.exit_code == 2 and "error: a ray:// address needs the Ray client: pip install 'ray[client]'" in result.output

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +100,52 @@ def test_a_measure_that_fails_on_ray_stops_with_its_error(cluster, responses) ->
         fairtalk.score(a, b, axis="gender", n_resamples=50, measures=[Broken()], engine=RayEngine(score_batch=10))
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_when_a_batch_fails_the_others_workers_are_stopped_not_interrupted(cluster, responses, tmp_path: Path) -> None:
+    # An interrupted worker (KeyboardInterrupt, say inside `import torch`) stays in Ray's pool half-initialised,
+    # and the next scoring task it runs fails ("partially initialized module 'torch'"): those are killed instead.
+    folder = str(tmp_path)
+
+    class FailsWhileAnotherRuns(Length):
+        """The first batch waits until another batch's worker is busy, then fails; the others sleep, saying where."""
+
+        name, keys = "fails", ("fails",)
+
+        def score(self, texts):
+            import time
+
+            try:
+                os.close(os.open(os.path.join(folder, "first"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                Path(folder, f"{os.getpid()}.busy").touch()
+                time.sleep(60)
+                return super().score(texts)
+            deadline = time.monotonic() + 30
+            while not list(Path(folder).glob("*.busy")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            raise ValueError("this batch fails")
+
+    a, b = responses
+    with pytest.raises(FairtalkError, match="this batch fails"):
+        fairtalk.score(a, b, axis="gender", n_resamples=50, measures=[FailsWhileAnotherRuns()],
+                       engine=RayEngine(num_actors=2, score_batch=10))  # fmt: skip
+    busy = [int(path.stem) for path in tmp_path.glob("*.busy")]
+    assert busy, "no second batch ran while the first failed"
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in busy) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in busy)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, waiting for its parent to reap it, has stopped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_judge_stays_in_this_process(cluster, responses) -> None:
     a, b = responses
     measures = ["length", "judge:builtin:echo"]
@@ -102,6 +153,35 @@ def test_a_judge_stays_in_this_process(cluster, responses) -> None:
     local = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=measures)
     assert _measures(on_ray) == _measures(local) and "judge_yes" in _measures(on_ray)
     assert on_ray.manifest["scoring_engine"]["name"] == "ray"
+
+
+#: Scores on Ray in a fresh process (one that has not joined a cluster), then here; prints what it found.
+SCORE_ALONE = """
+import json
+import fairtalk
+from fairtalk import RayEngine
+
+a = [f"He is a kind doctor, honestly {i}!" for i in range(40)]
+b = [f"She is a rude doctor, honestly {i}!" for i in range(40)]
+ours = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=["length"], engine=RayEngine(num_actors=1, score_batch=10))
+local = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=["length"])
+print(json.dumps({"engine": ours.manifest["scoring_engine"], "same": ours.to_dict()["measures"] == local.to_dict()["measures"]}))
+"""
+
+
+def test_scoring_without_an_address_starts_its_own_cluster_and_removes_it(responses) -> None:
+    pytest.importorskip("ray")
+    root = tempfile.mkdtemp(prefix="ft-score-")  # short: Ray's socket paths are
+    try:
+        env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1", "RAY_TMPDIR": root}  # a cluster it must not try to join
+        done = subprocess.run([sys.executable, "-c", SCORE_ALONE], env=env, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        found = json.loads(done.stdout.splitlines()[-1])
+        assert found["same"] and found["engine"]["name"] == "ray" and found["engine"]["batches"] == 8
+        assert "RAY_ADDRESS is set, but no address was given" in done.stderr
+        assert os.listdir(root) == []  # its cluster's temp dir went with it
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:

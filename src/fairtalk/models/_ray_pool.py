@@ -159,7 +159,7 @@ class RayResponder(BaseResponder):
         self._fingerprint: str | None = None
         self._last_death = "no actor was ready"
         self._closed = False
-        self._started = connect_ray(self._ray, engine.address)
+        self._connection = connect_ray(self._ray, engine.address, timeout=engine.connect_timeout)
         try:
             self._start(parsed.prefix, parsed.target, {**parsed.options, **options}, options)
         except BaseException:
@@ -215,8 +215,11 @@ class RayResponder(BaseResponder):
             kind, message = described["error"]
             if self._fingerprint is None:  # the loader's own error (SpecError, InputError), else one that says where
                 cls = _error_class(kind, FairtalkError)
-                raise cls(message) if cls is not FairtalkError else FairtalkError(_MSG_LOAD.format(
-                    spec=self.spec, kind=kind, error=message))
+                raise (
+                    cls(message)
+                    if cls is not FairtalkError
+                    else FairtalkError(_MSG_LOAD.format(spec=self.spec, kind=kind, error=message))
+                )
             _LOG.warning("ray: a restarted actor failed to load the model (%s: %s); it is not used", kind, message)
             slot.state = "dead"
             return
@@ -328,9 +331,7 @@ class RayResponder(BaseResponder):
         """Every answer or error, in order (the stream, collected)."""
         return collect_stream(self.respond_stream(contexts, settings, seeds=seeds), len(contexts))
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """One answer per context; the first item's error raised if any failed."""
         return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
 
@@ -345,8 +346,7 @@ class RayResponder(BaseResponder):
             except Exception:  # noqa: BLE001 - an actor already gone
                 _LOG.debug("ray: actor already gone")
         self._probes.clear()
-        if self._started and self._ray.is_initialized():
-            self._ray.shutdown()
+        self._connection.close()
 
 
 class _Lost(Exception):

@@ -12,6 +12,11 @@ scoring is a pure function of the texts, so a batch run twice gives the same sco
 The tasks reserve no CPU: they run once generation is over, in the CPUs the idle generation
 actors hold; at most as many run at once as the engine has actors (``num_actors``, else the
 cluster's CPUs divided by ``num_cpus``), each with that many threads.
+
+When a batch fails (or the run is interrupted), the batches still running are cancelled with
+``force=True``: their worker processes are killed. Ray's gentler cancel raises KeyboardInterrupt
+inside the task, and a worker interrupted while importing its measures (``torch``) stays in Ray's
+pool half-initialised, failing the next task it gets ("partially initialized module 'torch'").
 """
 
 from __future__ import annotations
@@ -98,12 +103,16 @@ class RayScorer:
             recipe = cloudpickle.dumps(build)
         except Exception as exc:  # noqa: BLE001 - any failure to serialise: the build names what it holds
             raise SpecError(_MSG_PICKLE.format(what=what, error=exc)) from None
-        self._started = connect_ray(self._ray, engine.address)
-        resources = self._ray.cluster_resources()
+        self._connection = connect_ray(self._ray, engine.address, timeout=engine.connect_timeout)
+        try:
+            resources = self._ray.cluster_resources()
+            self._recipe = self._ray.put(recipe)
+        except BaseException:
+            self._connection.close()
+            raise
         self.n_tasks = engine.num_actors or max(1, int(resources.get("CPU", 1) // engine.num_cpus))
         self._threads = max(1, int(engine.num_cpus))
         self._recipe_id = uuid.uuid4().hex
-        self._recipe = self._ray.put(recipe)
         self._task = self._ray.remote(num_cpus=0, max_retries=engine.max_retries, scheduling_strategy="SPREAD")(score_batch)
         self.n_batches = 0
 
@@ -131,9 +140,9 @@ class RayScorer:
                     running[self._submit(batches[nxt], cwd, path)] = nxt
         finally:  # a failed batch or Ctrl-C: the other batches are not wanted any more
             for ref in running:
-                try:
-                    self._ray.cancel(ref)
-                except Exception:  # noqa: BLE001 - best effort: a running task finishes anyway
+                try:  # force: a worker interrupted mid-import (torch) stays in Ray's pool, broken for the next task
+                    self._ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - best effort: a task already finished needs no cancelling
                     _LOG.debug("ray: could not cancel a scoring batch")
         self.n_batches += len(batches)
         keys = list(results[0]) if results and results[0] is not None else []
@@ -156,10 +165,8 @@ class RayScorer:
         return dict(payload)
 
     def close(self) -> None:
-        """Stop the cluster when this scorer started it (a joined one is left running)."""
-        if self._started and self._ray.is_initialized():
-            self._ray.shutdown()
-        self._started = False
+        """Stop the cluster when this scorer started it (a joined one is left running), and remove its temp dir."""
+        self._connection.close()
 
 
 def worth_it(engine: RayEngine | None, n_texts: int) -> bool:

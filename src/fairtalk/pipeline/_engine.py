@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models import RayEngine, Responder
-from fairtalk.models.ray_engine import MSG_NO_RAY
+from fairtalk.models.ray_engine import cluster_error
 
 __all__ = ["open_on_ray"]
 
@@ -35,7 +35,7 @@ def open_on_ray(
         try:
             return engine.responder(spec, batch_size=batch_size)
         except FairtalkError as exc:
-            if str(exc) == MSG_NO_RAY:
+            if cluster_error(exc):  # no Ray, or no cluster: said once, not once per default model
                 raise
             reasons.append(f"{spec}: {exc}")
     raise FairtalkError(_MSG_NO_DEFAULT.format(reasons="; ".join(reasons)))
