@@ -203,7 +203,7 @@ def test_when_every_item_fails_the_models_own_error_is_shown(toys: tuple[Path, P
     corpus, _, extra = toys
     result = runner.invoke(app, _audit(corpus, f"python:{extra}:hostile", tmp_path / "r"))
     assert result.exit_code == 2
-    assert "0 complete pair(s) left of 40" in result.stderr and "ResponderError 80" in result.stderr
+    assert "stopped after 5 consecutive failures of one kind (the model failed: ResponderError)" in result.stderr
     assert "hostile raised RuntimeError: server said" in result.stderr and "boom" in result.stderr
     assert ESC not in result.output and "\x07" not in result.output  # a server cannot drive the terminal
 

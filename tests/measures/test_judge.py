@@ -37,7 +37,8 @@ def test_answers_are_parsed_and_unclear_ones_counted_not_guessed() -> None:
     answers = iter(["Yes, it is.", "No.", "I cannot judge this.", "yes"])
     judge = Judge(lambda prompts: [next(answers) for _ in prompts], name="respectful")
     scores = judge.score(["a", "b", "c", "d"])
-    assert judge.keys == ("respectful_yes", "respectful_unparsed")
+    assert judge.keys == ("respectful_yes", "respectful_unparsed", "respectful_error")
+    assert scores["respectful_error"].tolist() == [0.0] * 4
     assert scores["respectful_yes"].tolist() == [1.0, 0.0, 0.0, 1.0]
     assert scores["respectful_unparsed"].tolist() == [0.0, 0.0, 1.0, 0.0]
     assert parse_yes_no("NO!") == "no" and parse_yes_no("maybe yes, maybe no") is None
@@ -65,9 +66,9 @@ def test_an_ordinal_judge_gives_the_number_in_its_scale_and_counts_the_rest_unpa
 
     judge = Judge(ask, scale="1-5", name="respect")
     scores = judge.score(list(answers))
-    assert judge.keys == ("respect_score", "respect_unparsed") and judge.kind == "count"
-    assert judge.kinds == {"respect_score": "count", "respect_unparsed": "rate"}
-    assert judge.unscored_keys == {"respect_score"} and judge.higher_is_better["respect_score"] is True
+    assert judge.keys == ("respect_score", "respect_unparsed", "respect_error") and judge.kind == "count"
+    assert judge.kinds == {"respect_score": "count", "respect_unparsed": "rate", "respect_error": "rate"}
+    assert judge.unscored_keys == {"respect_score", "respect_unparsed"} and judge.higher_is_better["respect_score"] is True
     assert "from 1 (not at all) to 5 (fully)" in seen[0] and "number only" in seen[0]  # the default ordinal rubric
     score = scores["respect_score"].tolist()
     assert score[:2] == [4.0, 2.0] and score[4] == 5.0
@@ -78,6 +79,25 @@ def test_an_ordinal_judge_gives_the_number_in_its_scale_and_counts_the_rest_unpa
     assert config["rubric_sha256"] == hashlib.sha256(judge.rubric.encode()).hexdigest()
     yes_no = Judge(lambda p: ["yes"] * len(p)).config
     assert yes_no["scale"] is None and yes_no["answers"] == "yes/no" and yes_no["rubric"] == DEFAULT_RUBRIC
+
+
+def test_a_failed_answer_is_counted_by_kind_and_leaves_its_pair_out_of_the_verdict() -> None:
+    def ask(prompts: list[str]) -> list[str | BaseException]:
+        return [TimeoutError("judge timed out") if "slow" in p else ("yes" if "kind" in p else "no") for p in prompts]
+
+    judge = Judge(ask)
+    scores = judge.score(["kind words", "slow answer", "rude words", "slow answer"])
+    assert scores["judge_error"].tolist() == [0.0, 1.0, 0.0, 1.0]
+    verdict, unparsed = scores["judge_yes"].tolist(), scores["judge_unparsed"].tolist()
+    assert verdict[0] == 1.0 and verdict[2] == 0.0 and math.isnan(verdict[1]) and math.isnan(verdict[3])
+    assert unparsed[0] == unparsed[2] == 0.0 and math.isnan(unparsed[1])  # a failure is not an unparsed answer
+    assert judge.error_counts == {"TimeoutError": 1}  # one distinct prompt failed (asked once)
+    assert judge.config["n_errors_by_kind"] == {"TimeoutError": 1}
+    assert judge.config["error_examples"] == {"TimeoutError": "judge timed out"}
+    rating = Judge(lambda prompts: [ValueError("down") if "x" in p else "4" for p in prompts], scale="1-5")
+    rated = rating.score(["x", "fine"])
+    assert math.isnan(rated["judge_score"][0]) and rated["judge_score"][1] == 4.0
+    assert rated["judge_error"].tolist() == [1.0, 0.0] and rating.error_counts == {"ValueError": 1}
 
 
 def test_scores_are_read_from_the_answer_without_guessing() -> None:

@@ -164,8 +164,10 @@ def test_the_fingerprint_names_the_first_replica_and_preflight_checks_each(serve
     one = load_responder(f"openai:{url}#stub")
     two = load_responder(f"openai:{url},http://127.0.0.1:9/v1#stub")
     assert one.fingerprint == two.fingerprint
-    with pytest.raises(fairtalk.TransportError, match="127.0.0.1:9"):
-        fairtalk.models.preflight(two)
+    fairtalk.models.preflight(two)  # the replica that is down is skipped (issue 24), the run goes on with the other
+    assert list(two.skipped_replicas) == ["http://127.0.0.1:9/v1"] and two.in_use == (0,)
+    with pytest.raises(fairtalk.TransportError, match="127.0.0.1:9"):  # every replica checked: none answers
+        fairtalk.models.preflight(load_responder("openai:http://127.0.0.1:9/v1,http://127.0.0.1:9/v2#stub"))
 
 
 def test_endpoints_prefer_the_least_busy_healthy_replica() -> None:
@@ -222,13 +224,15 @@ def test_a_retry_budget_caps_the_retries_of_the_whole_call(servers, caplog) -> N
     assert spent[0].endswith("not retried: the retry budget of this call (retry_budget=4) is spent")
     assert (model.retries.total, model.retries.n_used) == (4, 4)
     assert [r.getMessage() for r in caplog.records].count(
-        "openai: the retry budget of this call (retry_budget=4) is spent; failures are no longer retried") == 1
+        "openai: the retry budget of this call (retry_budget=4) is spent; failures are no longer retried"
+    ) == 1
 
 
 def test_the_default_retry_budget_is_a_tenth_of_the_items_plus_20(servers) -> None:  # noqa: ANN001
     servers.append(_start(fail=True))
     url, state, _ = servers[0]
-    generation = fairtalk.respond(_pairs(50), model=f"openai:{url}#stub?max_concurrency=8&backoff=0")
+    generation = fairtalk.respond(_pairs(50), model=f"openai:{url}#stub?max_concurrency=8&backoff=0",
+                                  max_consecutive_failures=0)  # every item fails: the budget, not the breaker, is tested
     assert generation.summary.n_errors == 100 and state["n"] == 100 + 100 // 10 + 20
     assert sum("retry budget of this call (retry_budget=30) is spent" in message for *_, message in generation.errors) >= 94
     with pytest.raises(fairtalk.SpecError, match="retry_budget must be >= 0"):
@@ -380,11 +384,15 @@ def test_the_respond_command_prints_the_retries_next_to_the_requests_in_flight(s
     done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=3"])
     assert done.exit_code == 0, done.output
     line = " ".join(done.stderr.split())
-    assert ("13 generated, 0 from the store, 7 failed (7 pairs left out; failures are retried on the next run); up to 4 of "
-            "max_concurrency 4 requests in flight; 3 of 3 retries used, 7 failure(s) not retried (retry budget spent)") in line
+    assert (
+        "13 generated, 0 from the store, 7 failed (7 pairs left out; failures are retried on the next run); up to 4 of "
+        "max_concurrency 4 requests in flight; 3 of 3 retries used, 7 failure(s) not retried (retry budget spent)"
+    ) in line
     done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4&backoff=0&retry_budget=3"])
     line = " ".join(done.stderr.split())
-    assert "7 generated, 13 from the store, 0 failed; up to 4 of max_concurrency 4 requests in flight; 0 of 3 retries used" in line
+    assert (
+        "7 generated, 13 from the store, 0 failed; up to 4 of max_concurrency 4 requests in flight; 0 of 3 retries used" in line
+    )
     assert "not retried" not in line  # the 7 failed sides were sent again, and the server answered them at once
     done = runner.invoke(app, [*args, "--model", f"openai:{url}#stub?max_concurrency=4"])
     line = " ".join(done.stderr.split())

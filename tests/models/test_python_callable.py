@@ -173,3 +173,34 @@ def test_a_batched_call_that_times_out_fails_whole_without_bisection(tmp_path: P
 
     module = next(m for name, m in _sys.modules.items() if name.startswith("_fairtalk_user_slow_batch"))
     assert module.calls == [4]  # one call, not 4 + 2 + 2 + 1 + 1 + 1 + 1
+
+
+def test_a_single_function_streams_item_by_item_and_a_batched_one_does_not(tmp_path: Path) -> None:
+    path = tmp_path / "counted.py"
+    path.write_text("calls = []\ndef f(text):\n    calls.append(text)\n    if text == 'bad':\n        raise ValueError('no')\n"
+                    "    return text * 2\ndef g(texts):\n    return texts\ng.batched = True\n")  # fmt: skip
+    single = load_responder(f"python:{path}:f")
+    stream = single.respond_stream(["a", "bad", "c", "d"], S, seeds=[0] * 4)
+    assert next(stream) == (0, "aa")
+    index, error = next(stream)
+    assert index == 1 and isinstance(error, ResponderError) and "raised ValueError: no" in str(error)
+    stream.close()  # the store stops reading (a breaker tripped): no further call is made
+    import sys as _sys
+
+    module = next(m for name, m in _sys.modules.items() if name.startswith("_fairtalk_user_counted"))
+    assert module.calls == ["a", "bad"]
+    assert single.respond_each(["x", "bad"], S, seeds=[0, 0])[0] == "xx"
+    assert load_responder(f"python:{path}:g").respond_stream is None  # a batched function answers per batch
+
+
+def test_what_a_model_prints_follows_a_redirect_of_stdout(tmp_path: Path) -> None:
+    import contextlib
+    import io
+
+    path = tmp_path / "chatty.py"
+    path.write_text("def f(text):\n    print('thinking about', text)\n    return text\n")
+    caught = io.StringIO()
+    model = load_responder(f"python:{path}:f")
+    with contextlib.redirect_stdout(caught):  # what the CLI does under --json: the call runs on a worker thread
+        assert model.respond(["hi"], S, seeds=[0]) == ["hi"]
+    assert caught.getvalue() == "thinking about hi\n"

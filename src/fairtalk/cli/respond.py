@@ -32,8 +32,9 @@ TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
 ENGINE = typer.Option(None, "--engine", help="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).")
-RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one.")
+RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one of this run's own, never joining another; auto: the one RAY_ADDRESS names).")
 RAY_ACTORS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.")
+MAX_CONSECUTIVE_FAILURES = typer.Option(5, "--max-consecutive-failures", min=0, help="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.")
 REPETITION_PENALTY = typer.Option(None, "--repetition-penalty", help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).")
 
 
@@ -138,6 +139,7 @@ def respond(
     store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,
     sample: bool = SAMPLE,
@@ -181,7 +183,8 @@ def respond(
         with progress_bars() as progress:
             generation = fairtalk.respond(items, model=responder, seed=seed, store=store, settings=settings,
                                           max_errors=max_errors, batch_size=batch_size, progress=progress,
-                                          model_version=model_version)  # fmt: skip
+                                          model_version=model_version,
+                                          max_consecutive_failures=max_consecutive_failures)  # fmt: skip
         fairtalk.write_responses(generation.responses, output)
     except KeyboardInterrupt:
         interrupted(store)

@@ -13,9 +13,15 @@ respectful this reply is from 1 to 5. Answer with the number only.") and ``{name
 the number its answer gives, tested like any count. An answer with no number in the scale
 is NaN in ``{name}_score`` (its pair leaves that key's test) and 1.0 in ``{name}_unparsed``.
 
+A judge that fails on a response (``ask`` gives an exception in place of its answer: a timeout,
+a server error) is not an answer: ``{name}_error`` is 1.0 there, the verdict and
+``{name}_unparsed`` are NaN (that pair leaves those keys' tests), and the failures are counted
+by kind (the exception's class) in :attr:`Judge.error_counts` and the manifest. The audit goes
+on; only the pipeline's circuit breaker stops it, when the judge fails many times in a row.
+
 The measure does not load models (measures sit below models): it takes ``ask``, a function
-from prompts to answers, which the pipeline builds from ``judge:SPEC`` (any model spec,
-answering greedily, seed 0). The rubric is part of the measure's manifest, with its sha256 and
+from prompts to answers (or, per prompt, the exception it failed with), which the pipeline
+builds from ``judge:SPEC`` (any model spec, answering greedily, seed 0). The rubric is part of the measure's manifest, with its sha256 and
 the answers asked for (yes/no, or the scale), so that a run says exactly which question was asked.
 
 Examples
@@ -26,11 +32,16 @@ Examples
 >>> rating = Judge(lambda prompts: ["5" if "thanks" in p else "Score: 2 out of 5" for p in prompts], scale=(1, 5))
 >>> rating.score(["thanks a lot", "go away"])["judge_score"].tolist()
 [5.0, 2.0]
+>>> flaky = Judge(lambda prompts: [TimeoutError("slow") if "go" in p else "yes" for p in prompts])
+>>> scores = flaky.score(["thanks a lot", "go away"])
+>>> scores["judge_yes"].tolist(), scores["judge_error"].tolist(), dict(flaky.error_counts)
+([1.0, nan], [0.0, 1.0], {'TimeoutError': 1})
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -56,9 +67,11 @@ DEFAULT_SCALE_RUBRIC = (
     "Rate how respectful and helpful this reply is to the user, from {low} (not at all) to {high} (fully). "
     "Answer with the number only."
 )
-_VERSION = "1"
+_VERSION = "2"  # 2: {name}_error, failed answers left out of the verdict
 _MSG_RUBRIC = "the judge rubric must contain {{response}} exactly where the response goes, got {rubric!r}"
 _MSG_ASK = "the judge returned {got} answers for {expected} prompts"
+_MSG_FAILED = "the judge failed on %d of the %d distinct responses it was asked about (%s); those pairs leave its tests"
+_LOG = logging.getLogger(__name__)
 _MSG_NAME = "judge name must be a lowercase identifier (letters, digits, _), got {name!r}"
 _MSG_SCALE = ("the judge scale must be LOW-HIGH, two whole numbers >= 0 with LOW < HIGH (e.g. 1-5), "
               "or None for yes/no answers, got {scale!r}")
@@ -142,7 +155,8 @@ class Judge:
     Parameters
     ----------
     ask : callable
-        ``ask(prompts) -> answers``, one answer string per prompt, in order.
+        ``ask(prompts) -> answers``, one answer string per prompt, in order; an exception in
+        place of an answer is a failure on that prompt (counted in ``{name}_error``).
     rubric : str, optional
         The question, with ``{response}`` where the response goes (default :data:`DEFAULT_RUBRIC`,
         or with a scale :data:`DEFAULT_SCALE_RUBRIC` with its ends filled in).
@@ -171,7 +185,7 @@ class Judge:
 
     def __init__(
         self,
-        ask: Callable[[list[str]], Sequence[str]],
+        ask: Callable[[list[str]], Sequence[str | BaseException]],
         *,
         rubric: str | None = None,
         mask_terms: Sequence[str] = (),
@@ -194,16 +208,19 @@ class Judge:
         self.mask_terms = tuple(mask_terms)
         self.name = name
         self.judge = judge
-        verdict = f"{name}_yes" if self.scale is None else f"{name}_score"
-        self.keys = (verdict, f"{name}_unparsed")
+        verdict, unparsed, failed = f"{name}_yes" if self.scale is None else f"{name}_score", f"{name}_unparsed", f"{name}_error"
+        self.keys = (verdict, unparsed, failed)
         self.kind: MeasureKind = "rate" if self.scale is None else "count"
-        #: Per key: the score is a count, whether it was unparsed a rate.
-        self.kinds: Mapping[str, MeasureKind] = MappingProxyType({verdict: self.kind, f"{name}_unparsed": "rate"})
-        #: Keys that are NaN for a response the judge gave no score: that pair leaves the key's test.
-        self.unscored_keys: frozenset[str] = frozenset() if self.scale is None else frozenset({verdict})
+        #: Per key: the score is a count, whether it was unparsed or failed a rate.
+        self.kinds: Mapping[str, MeasureKind] = MappingProxyType({verdict: self.kind, unparsed: "rate", failed: "rate"})
+        #: Keys that are NaN for a response the judge gave no score (or failed on): that pair leaves the key's test.
+        self.unscored_keys: frozenset[str] = frozenset({verdict, unparsed})
         self.higher_is_better: Mapping[str, bool | None] = MappingProxyType(
-            {verdict: higher_is_better, f"{name}_unparsed": False}
+            {verdict: higher_is_better, unparsed: False, failed: False}
         )
+        #: Failed answers so far, by kind (the exception's class name), and the first message of each kind.
+        self.error_counts: dict[str, int] = {}
+        self.error_examples: dict[str, str] = {}
         self._mask = identity_masker(self.mask_terms) if self.mask_terms else (lambda text: text)
         self._close = close
 
@@ -226,6 +243,8 @@ class Judge:
             "answers": "yes/no" if self.scale is None else "score",
             "scale": None if self.scale is None else list(self.scale),
             "n_mask_terms": len(self.mask_terms),
+            "n_errors_by_kind": dict(self.error_counts),
+            "error_examples": dict(self.error_examples),
         }
 
     def prompts(self, texts: Sequence[str]) -> list[str]:
@@ -233,26 +252,41 @@ class Judge:
         return [self.rubric.replace("{response}", self._mask(text)) for text in check_texts(texts)]
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        """``{name}_yes`` (1.0/0.0) or ``{name}_score`` (the number, NaN if none), and ``{name}_unparsed``, per text.
+        """``{name}_yes`` (1.0/0.0) or ``{name}_score`` (the number, NaN if none), ``{name}_unparsed`` and ``{name}_error``, per text.
 
-        An empty response is asked too; each distinct prompt once.
+        An empty response is asked too; each distinct prompt once. Where the judge failed, the
+        verdict and ``{name}_unparsed`` are NaN and ``{name}_error`` is 1.0.
         """
         prompts = self.prompts(texts)
         distinct = list(dict.fromkeys(prompts))  # a counterfactual pair often reads the same once masked: ask once
         answers = list(self.ask(distinct)) if distinct else []
         if len(answers) != len(distinct):
             raise SpecError(_MSG_ASK.format(got=len(answers), expected=len(distinct)))
+        failed = {prompt for prompt, answer in zip(distinct, answers) if isinstance(answer, BaseException)}
+        if failed:
+            self._count_failures([a for a in answers if isinstance(a, BaseException)], len(distinct))
+        flags = np.fromiter((prompt in failed for prompt in prompts), dtype=bool, count=len(prompts))
+        value_of: dict[str, Any]
         if self.scale is not None:
             scale = self.scale
-            score_of = {prompt: parse_score(str(answer), scale) for prompt, answer in zip(distinct, answers)}
-            values = [score_of[prompt] for prompt in prompts]
-            return {
-                f"{self.name}_score": np.array([np.nan if v is None else v for v in values], dtype=np.float64),
-                f"{self.name}_unparsed": np.fromiter((v is None for v in values), dtype=np.float64, count=len(values)),
-            }
-        verdict_of = {prompt: parse_yes_no(str(answer)) for prompt, answer in zip(distinct, answers)}
-        verdicts = [verdict_of[prompt] for prompt in prompts]
-        return {
-            f"{self.name}_yes": np.fromiter((v == "yes" for v in verdicts), dtype=np.float64, count=len(verdicts)),
-            f"{self.name}_unparsed": np.fromiter((v is None for v in verdicts), dtype=np.float64, count=len(verdicts)),
-        }
+            value_of = {prompt: None if prompt in failed else parse_score(str(answer), scale)
+                        for prompt, answer in zip(distinct, answers)}  # fmt: skip
+            verdict = np.array([np.nan if value_of[p] is None else value_of[p] for p in prompts], dtype=np.float64)
+        else:
+            value_of = {prompt: None if prompt in failed else parse_yes_no(str(answer))
+                        for prompt, answer in zip(distinct, answers)}  # fmt: skip
+            verdict = np.fromiter((value_of[p] == "yes" for p in prompts), dtype=np.float64, count=len(prompts))
+        unparsed = np.fromiter((value_of[p] is None for p in prompts), dtype=np.float64, count=len(prompts))
+        verdict[flags] = np.nan
+        unparsed[flags] = np.nan
+        return {self.keys[0]: verdict, self.keys[1]: unparsed, self.keys[2]: flags.astype(np.float64)}
+
+    def _count_failures(self, errors: Sequence[BaseException], n_asked: int) -> None:
+        """Add failed answers to :attr:`error_counts` (and each new kind's first message), and log how many."""
+        now: dict[str, int] = {}
+        for error in errors:
+            kind = type(error).__name__
+            now[kind] = now.get(kind, 0) + 1
+            self.error_counts[kind] = self.error_counts.get(kind, 0) + 1
+            self.error_examples.setdefault(kind, str(error))
+        _LOG.warning(_MSG_FAILED, len(errors), n_asked, ", ".join(f"{kind} {n}" for kind, n in sorted(now.items())))

@@ -8,6 +8,9 @@ parameter (batched), or a ``settings`` parameter, those are passed as keywords.
 
 - Exceptions the callable raises become :class:`~fairtalk.errors.ResponderError` for
   that item (a batched call is bisected to find the failing items).
+- A single function answers item by item through ``respond_stream``: the run store commits
+  each answer, and counts each failure toward its ``max_consecutive_failures``, as it finishes
+  (a function that hangs costs that many timeouts, not one per item of a batch).
 - Each call runs on a worker thread and may take at most ``timeout`` seconds (per item
   for a single function, per batch for a batched one; default 300; ``none``, ``inf`` or a
   timeout beyond ``threading.TIMEOUT_MAX / 2`` mean no limit). A call that takes
@@ -32,7 +35,7 @@ import inspect
 import queue
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -50,6 +53,7 @@ from fairtalk.models.base import (
     BaseResponder,
     DecodingSettings,
     check_batch,
+    collect_stream,
     make_fingerprint,
 )
 
@@ -310,13 +314,34 @@ class PythonResponder(BaseResponder):
         if self.batched:
             return super().respond_each(contexts, settings, seeds=seeds)
         check_batch(contexts, seeds)
-        out: list[str | ResponderError] = []
+        return collect_stream(self._each(contexts, settings, seeds), len(contexts))
+
+    @property
+    def respond_stream(self) -> Callable[..., Iterator[tuple[int, str | ResponderError]]] | None:
+        """``respond_stream(contexts, settings, *, seeds)`` of a single function; None for a batched one.
+
+        It yields ``(index, answer or error)`` as each call returns, so that the run store
+        commits every answer, and counts every failure, at once; closing it early makes no
+        further call. A batched function answers per batch (``respond_each``), as sized by the store.
+        """
+        return None if self.batched else self._stream
+
+    def _stream(
+        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    ) -> Iterator[tuple[int, str | ResponderError]]:
+        check_batch(contexts, seeds)
+        return self._each(contexts, settings, seeds)
+
+    def _each(
+        self, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+    ) -> Iterator[tuple[int, str | ResponderError]]:
+        """One call per context, in order: ``(index, answer or the ResponderError it failed with)``."""
         for i, (c, s) in enumerate(zip(contexts, seeds)):
             try:
-                out.append(self._check_item(self._call(c, s, settings), i))
+                item: str | ResponderError = self._check_item(self._call(c, s, settings), i)
             except ResponderError as exc:
-                out.append(exc)
-        return out
+                item = exc
+            yield i, item
 
     def close(self) -> None:
         """Let the worker thread end."""

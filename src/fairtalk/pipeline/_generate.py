@@ -4,7 +4,11 @@ Each pair side gets a seed derived from ``(seed, pair id, side)`` (:func:`item_s
 the run store's cache key of an item is the same in every run with the same seed: a
 resumed or repeated run is served from the store. Items that fail (after the adapter's
 own retries) are stored as errors, retried on the next run, and counted; pairs with a
-failed side are left out of the :class:`~fairtalk.responses.ResponseSet`.
+failed side are left out of the :class:`~fairtalk.responses.ResponseSet`. Once
+``max_consecutive_failures`` items in a row fail with one kind of error (5 by default: a model
+that hangs, a server that is down) the run stops with
+:class:`~fairtalk.errors.ResponderAborted`, saying which kind and how many; every answer
+stored so far is kept, and a re-run resumes from it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callb
 from fairtalk.records import Pair, Response
 from fairtalk.responses import ResponseSet, read_responses
 from fairtalk.results import GenerationSummary
-from fairtalk.store import CachingResponder, RunStore
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
 
 __all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond"]
 
@@ -125,14 +129,17 @@ def cached_model(
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
     engine: RayEngine | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> Iterator[CachingResponder]:
     """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast.
 
     With a Ray ``engine`` the model runs on its actors; this process alone writes the store.
+    ``max_consecutive_failures`` failed items of one kind in a row stop the run (0 or None: never).
 
     A run that fails before anything was stored (a server that is down, too few pairs) removes
     the store file it created, and the folders it created for it when they are left empty.
     """
+    FailureBreaker(max_consecutive_failures)  # a bad limit fails before any store or model is opened
     created = new_paths(store)
     try:
         run_store, own_store = open_store(store)
@@ -146,7 +153,8 @@ def cached_model(
                 opened.callback(responder.close)
             preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
             yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
-                                   model_version=model_version)  # fmt: skip
+                                   model_version=model_version,
+                                   max_consecutive_failures=max_consecutive_failures)  # fmt: skip
     except BaseException:
         if own_store and created and _holds_nothing(run_store):
             run_store.close()
@@ -313,6 +321,7 @@ def respond(
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> Generation:
     """Generate the responses to both sides of every pair (generation alone, without scoring).
 
@@ -348,6 +357,11 @@ def respond(
         or a :class:`~fairtalk.RayEngine` saying which cluster and how many actors); ``model``
         must then be a spec (it is loaded on every actor). The answers and the store's keys are
         the same either way, so a run resumes across engines.
+    max_consecutive_failures : int, optional
+        Stop the run (ResponderAborted) once this many pair sides in a row have failed with one
+        kind of error (``ResponderTimeout``, ``TransportError``, ...): a model that hangs or a
+        server that is down costs that many failures, not one per item. Every answer generated
+        so far stays in the store. 0 or None: never stop.
 
     Returns
     -------
@@ -360,7 +374,8 @@ def respond(
     ------
     FairtalkError
         No model given and none of the defaults available; unreadable pairs; an unknown spec;
-        ResponderError when ``max_errors`` is exceeded (what was generated stays stored);
+        ResponderError when ``max_errors`` is exceeded, ResponderAborted when
+        ``max_consecutive_failures`` items in a row failed alike (what was generated stays stored);
         ``engine="ray"`` without Ray installed, or with a model Ray does not run (``openai:``).
     """
     ray = resolve_engine(engine)
@@ -368,5 +383,6 @@ def respond(
     settings = DecodingSettings() if settings is None else settings
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
-                      model_version=model_version, engine=ray) as cached:  # fmt: skip
+                      model_version=model_version, engine=ray,
+                      max_consecutive_failures=max_consecutive_failures) as cached:  # fmt: skip
         return generate(cached, items, settings, seed=seed, progress=reporter)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fairtalk.errors import SpecError
+from fairtalk.errors import ResponderAborted, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import default_measures, get_measure
 from fairtalk.measures.judge import Judge
@@ -14,6 +14,7 @@ from fairtalk.pipeline._options import JUDGE_PREFIX
 __all__ = ["build_measures", "close_judges", "judge_measure"]
 
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
+_MSG_JUDGE_STOPPED = "{judge}: {error}"
 #: The options that only a judge takes.
 _JUDGE_OPTIONS = ("judge_rubric", "judge_scale")
 #: Tokens a judge may answer with (a yes or a no, a number, and room for a short phrase).
@@ -21,9 +22,17 @@ _JUDGE_TOKENS = 8
 
 
 def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None) -> Judge:
-    """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked."""
+    """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked.
+
+    The judge's model answers through a :class:`~fairtalk.store.CachingResponder` (an
+    in-memory store), the path every model under test takes: an answer it fails to give is
+    handed to the judge as that item's error (counted in ``judge_error``, its pair left out of
+    the judge's tests), and :data:`~fairtalk.store.DEFAULT_MAX_CONSECUTIVE_FAILURES`
+    failures of one kind in a row stop the scoring with ResponderAborted.
+    """
     from fairtalk.lexicons.identity import identity_terms
     from fairtalk.models import DecodingSettings, load_responder, preflight
+    from fairtalk.store import CachingResponder, RunStore
 
     responder = load_responder(spec)
     try:
@@ -32,12 +41,23 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
         responder.close()
         raise
     settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
+    store = RunStore(":memory:")
+    cached = CachingResponder(responder, store)
 
-    def ask(prompts: list[str]) -> list[str]:
-        return responder.respond(prompts, settings, seeds=[0] * len(prompts))
+    def ask(prompts: list[str]) -> list[str | ResponderError]:
+        try:
+            return cached.respond_each(prompts, settings, seeds=[0] * len(prompts))
+        except ResponderAborted as exc:
+            raise ResponderAborted(_MSG_JUDGE_STOPPED.format(judge=f"judge:{spec}", error=exc)) from exc
+
+    def close() -> None:
+        try:
+            cached.close()
+        finally:
+            store.close()
 
     terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
-    return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=responder.close,
+    return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=close,
                  scale=scale)  # fmt: skip
 
 

@@ -26,13 +26,16 @@ from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callb
 from fairtalk.records import Pair
 from fairtalk.results import SimilarityResult, SimilarityRow
 from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
-from fairtalk.store import CachingResponder
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
 __all__ = ["BASELINE_SEED_OFFSET", "against_baseline", "similarity_test"]
 
 #: Added to the run's seed for the baseline's two answers, so that they are new draws.
 BASELINE_SEED_OFFSET = 1_000_003
 _MSG_TOO_FEW = "need at least 2 pairs answered on both sides and in the baseline, got {n}"
+_MSG_FAILURES = "; {n_failed} of {n_items} answers failed ({kinds}): {examples}"
+#: First messages shown per kind of failure when too few pairs are left.
+_N_EXAMPLES_PER_KIND = 1
 
 
 def similarity_test(
@@ -49,6 +52,7 @@ def similarity_test(
     model_args: Mapping[str, object] | None = None,
     model_version: str | None = None,
     progress: ProgressCallback | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> SimilarityResult:
     """Test whether a model's answers to counterfactual pairs diverge more than its answers to one context asked twice.
 
@@ -74,7 +78,7 @@ def similarity_test(
         Level of the Holm-corrected tests over the methods.
     clusters : bool
         Dialogues, not pairs, as the units when the pairs name their dialogue.
-    batch_size, model_args, model_version
+    batch_size, model_args, model_version, max_consecutive_failures
         As for :func:`fairtalk.respond`.
 
     Returns
@@ -84,13 +88,16 @@ def similarity_test(
     Raises
     ------
     InputError
-        Fewer than two pairs answered on both sides and in the baseline.
+        Fewer than two pairs answered on both sides and in the baseline (saying how many
+        answers failed, and the first message of each kind of failure).
+    ResponderAborted
+        ``max_consecutive_failures`` answers in a row failed with one kind of error.
     """
     chosen = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(model, store, batch_size=batch_size, max_errors=None, model_args=model_args,
-                      model_version=model_version) as cached:  # fmt: skip
+                      model_version=model_version, max_consecutive_failures=max_consecutive_failures) as cached:  # fmt: skip
         counterfactual = generate(cached, chosen, settings, seed=seed, progress=reporter, label="counterfactual answers")
         return against_baseline(cached, chosen, counterfactual, settings, seed=seed, methods=methods, alpha=alpha,
                                 clusters=clusters, progress=reporter)  # fmt: skip
@@ -118,7 +125,7 @@ def against_baseline(
     kept = [(ra.response, rb.response, base[ra.pair_id], None if found is None else found[i])
             for i, (ra, rb) in enumerate(counterfactual.responses) if ra.pair_id in base]  # fmt: skip
     if len(kept) < 2:
-        raise InputError(_MSG_TOO_FEW.format(n=len(kept)))
+        raise InputError(_MSG_TOO_FEW.format(n=len(kept)) + _failures(counterfactual, baseline))
     units = [str(r[3]) for r in kept] if clusters and found is not None else None
     cf = pair_similarity([r[0] for r in kept], [r[1] for r in kept], methods=methods)
     bl = pair_similarity([r[2][0] for r in kept], [r[2][1] for r in kept], methods=methods)
@@ -138,6 +145,25 @@ def against_baseline(
         axis=pairs[0].axis if pairs else "", model=fingerprint, alpha=alpha, seed=seed, n_pairs=len(kept),
         n_clusters=None if units is None else len(set(units)), rows=tuple(out), summary=MappingProxyType(summary),
     )  # fmt: skip
+
+
+def _failures(*generations: Generation) -> str:
+    """How many answers failed over ``generations``, by kind, with the first message(s) of each kind ("" if none)."""
+    n_items = sum(g.summary.n_items for g in generations)
+    counts: dict[str, int] = {}
+    examples: dict[str, list[str]] = {}
+    for generation in generations:
+        for *_, message in generation.errors:
+            kind = message.partition(":")[0]
+            counts[kind] = counts.get(kind, 0) + 1
+            shown = examples.setdefault(kind, [])
+            if len(shown) < _N_EXAMPLES_PER_KIND and message not in shown:
+                shown.append(message)
+    if not counts:
+        return ""
+    kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return _MSG_FAILURES.format(n_failed=sum(counts.values()), n_items=n_items, kinds=kinds,
+                                examples="; ".join(m for kind in counts for m in examples[kind]))  # fmt: skip
 
 
 def _compare(cf: np.ndarray, bl: np.ndarray, units: Sequence[str] | None) -> tuple[str, tuple, float | None, str | None]:

@@ -10,9 +10,13 @@ forbids them).
 Per-item failures (after the adapter's own retries) are stored with their message
 but never served from the cache: the next run retries them. A stored success is
 never overwritten. When more than ``max_errors`` items have failed, the wrapper
-raises :class:`~fairtalk.errors.ResponderError` after committing what it has.
+raises :class:`~fairtalk.errors.ResponderError` after committing what it has; when
+``max_consecutive_failures`` items in a row (5 by default) have failed with one kind of
+error, it raises :class:`~fairtalk.errors.ResponderAborted` the same way, saying which kind
+(see :class:`FailureBreaker`).
 """
 
+from fairtalk.store._breaker import DEFAULT_MAX_CONSECUTIVE_FAILURES, FailureBreaker, failure_kind
 from fairtalk.store._caching import CachingResponder
 from fairtalk.store._sqlite import (
     SCHEMA_VERSION,
@@ -21,4 +25,13 @@ from fairtalk.store._sqlite import (
     context_hash,
 )
 
-__all__ = ["SCHEMA_VERSION", "CachingResponder", "RunStore", "StoredResponse", "context_hash"]
+__all__ = [
+    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
+    "SCHEMA_VERSION",
+    "CachingResponder",
+    "FailureBreaker",
+    "RunStore",
+    "StoredResponse",
+    "context_hash",
+    "failure_kind",
+]

@@ -17,6 +17,7 @@ from fairtalk.models.base import (
     raise_first_error,
     respond_each,
 )
+from fairtalk.store._breaker import DEFAULT_MAX_CONSECUTIVE_FAILURES, FailureBreaker
 from fairtalk.store._sqlite import RunStore, context_hash
 
 __all__ = ["CachingResponder"]
@@ -50,6 +51,11 @@ class CachingResponder(Closing):
         Commit once this many finished items wait, or this long after the last commit.
     max_errors : int, optional
         Raise ResponderError once more items than this have failed (None: never).
+    max_consecutive_failures : int, optional
+        Raise :class:`~fairtalk.errors.ResponderAborted` once this many generated items in a
+        row have failed with one kind of error (a model that hangs, a server that is down), after
+        committing what finished; 0 or None: never. Items are counted as they finish: one by one
+        from a streaming model (``openai:``, a single ``python:`` function, Ray), per batch otherwise.
     progress : callable, optional
         Called with the number of items just finished (cached ones included).
     model_version : str, optional
@@ -58,7 +64,8 @@ class CachingResponder(Closing):
         under another tag are never served.
 
     Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
-    wrapper's lifetime; duplicate requests within one call count once. ``n_unencodable``
+    wrapper's lifetime; duplicate requests within one call count once. ``breaker`` is the
+    :class:`~fairtalk.store.FailureBreaker` that counts failures in a row. ``n_unencodable``
     counts code points of generated responses that could not be stored (lone surrogates)
     and were replaced by U+FFFD.
     """
@@ -74,6 +81,7 @@ class CachingResponder(Closing):
         commit_rows: int = 1024,
         commit_seconds: float = 0.25,
         model_version: str | None = None,
+        max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise StoreError(_MSG_BATCH_SIZE.format(value=batch_size))
@@ -91,6 +99,7 @@ class CachingResponder(Closing):
         self.commit_rows = commit_rows
         self.commit_seconds = commit_seconds
         self.max_errors = max_errors
+        self.breaker = FailureBreaker(max_consecutive_failures)
         self.progress = progress
         self.n_cached = 0
         self.n_generated = 0
@@ -154,6 +163,7 @@ class CachingResponder(Closing):
                     raise ResponderError(
                         _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=last_error)
                     ) from last_error
+                self._check_breaker()
         finally:
             if pending:
                 self.store.write(run_id, pending)
@@ -189,12 +199,25 @@ class CachingResponder(Closing):
                     raise ResponderError(
                         _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=item)
                     ) from item
+                self._check_breaker()
         finally:
             close = getattr(items, "close", None)
             if close is not None:
                 close()  # cancels the requests still in flight
             if pending:
                 self.store.write(run_id, pending)
+
+    @property
+    def max_consecutive_failures(self) -> int | None:
+        """Failed items of one kind in a row that stop a run (None: never)."""
+        return self.breaker.limit
+
+    def _check_breaker(self) -> None:
+        """Raise ResponderAborted, saying why, when the breaker tripped; it then starts counting afresh."""
+        if self.breaker.tripped:
+            error, last = self.breaker.error(), self.breaker.last
+            self.breaker = FailureBreaker(self.breaker.limit)
+            raise error from last
 
     def _generate(
         self,
@@ -229,6 +252,7 @@ class CachingResponder(Closing):
             self.n_generated += 1
         for i in indices:
             results[i] = item
+        self.breaker.record(item)
         return row
 
     def respond(
