@@ -11,7 +11,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -49,7 +49,8 @@ def add_output_options(command: Command) -> None:
     """Give ``command`` (every command of a group) ``-q/--quiet`` and ``-v/--verbose``, run under ``output_options``.
 
     A command that declares its own ``quiet`` parameter keeps it (and gets ``-q`` when free);
-    the options reach the command body only then. Idempotent.
+    the options reach the command body only then. A command with ``--json`` runs under
+    :func:`json_mode` when it is given. Idempotent.
     """
     subcommands = getattr(command, "commands", None)
     if subcommands is not None:  # a group (typer brings its own click, so no isinstance check)
@@ -67,6 +68,7 @@ def add_output_options(command: Command) -> None:
         own_quiet.opts.append("-q")
     command.params.append(verbose_param)
     body = command.callback
+    json_param = next((p.name for p in command.params if "--json" in p.opts), None)
 
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -76,7 +78,7 @@ def add_output_options(command: Command) -> None:
         verbose = int(kwargs.pop("verbose", 0) or 0)
         if quiet and verbose:
             fail(_MSG_QUIET_VERBOSE)
-        with output_options(quiet=quiet, verbose=verbose):
+        with output_options(quiet=quiet, verbose=verbose), json_mode(bool(json_param and kwargs.get(json_param))):
             return body(*args, **kwargs)
 
     command.callback = run
@@ -135,6 +137,7 @@ _MSG_OUT_NOT_FOLDER = "{option}: {folder} is not a folder, so nothing can be wri
 _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 #: The axes themselves follow as the error's choices, from the axis registry.
 _MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
+_MSG_BLANK = "{option} is empty: give an axis or a lexicon file"
 #: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -152,6 +155,8 @@ def terminal_safe(text: object) -> str:
 
 #: With ``--json`` stdout carries only the JSON document: every message goes to stderr.
 _MESSAGES_TO_STDERR: list[bool] = [False]
+#: Under :func:`json_mode`: the real stdout, where :func:`print_json` writes (None otherwise).
+_JSON_STDOUT: list[IO[str] | None] = [None]
 #: ``-q``: no info messages (see :func:`info`) and no progress bars.
 _QUIET: list[bool] = [False]
 
@@ -192,18 +197,68 @@ def stdin_as_file(value: str, name: str = "stdin.jsonl") -> Iterator[str]:
 
 
 def json_output(enabled: bool) -> None:
-    """``--json``: keep stdout for the JSON document (messages go to stderr)."""
+    """Send messages (:func:`say`, :func:`info`) to stderr, or back to stdout; :func:`json_mode` sets it for ``--json``."""
     _MESSAGES_TO_STDERR[0] = enabled
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[IO[str]]:
+    """For the block, what is written to stdout goes to stderr; yields a stream on the real stdout.
+
+    ``sys.stdout`` is swapped (a model's ``print()``, Ray's log lines, a handler holding the old
+    object); on a real stdout, file descriptor 1 is pointed at stderr too (C code, a child process).
+    """
+    real = sys.stdout
+    try:
+        fd, err_fd = real.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a test runner's buffer: no descriptor to move
+        with contextlib.redirect_stdout(sys.stderr):
+            yield real
+        return
+    real.flush()
+    saved = os.dup(fd)
+    try:
+        os.dup2(err_fd, fd)
+        document = open(saved, "w", encoding=real.encoding or "utf-8", errors=real.errors, closefd=False)
+        with document, contextlib.redirect_stdout(sys.stderr):
+            yield document
+    finally:
+        real.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def json_mode(enabled: bool) -> Iterator[None]:
+    """``--json`` for the length of a command: stdout carries the JSON document and nothing else.
+
+    Messages go to stderr, and so does anything else written to stdout meanwhile (a
+    ``python:`` model's ``print()``, a dependency's log lines); :func:`print_json` writes the
+    document to the real stdout. Every command with ``--json`` runs under it (see
+    :func:`add_output_options`): the one place this contract is kept.
+    """
+    if not enabled:
+        yield
+        return
+    json_output(True)
+    try:
+        with _stdout_to_stderr() as stdout:
+            _JSON_STDOUT[0] = stdout
+            yield
+    finally:
+        _JSON_STDOUT[0] = None
+        json_output(False)
+
+
 def print_json(document: object) -> None:
-    """Write ``document`` as strict JSON to stdout (NaN as null), one document, nothing else."""
+    """Write ``document`` as strict JSON (NaN as null) to stdout, the real one under :func:`json_mode`."""
     import json
 
     from fairtalk import jsonable
 
-    sys.stdout.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    sys.stdout.flush()
+    out = _JSON_STDOUT[0] or sys.stdout
+    out.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    out.flush()
 
 
 def fail(error: FairtalkError | str) -> NoReturn:
@@ -267,6 +322,9 @@ def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "de
     """The lexicon named by ``--axis``/``--lexicon``; ``--axis`` renames a ``--lexicon`` file's axis."""
     import fairtalk
 
+    for option, given in (("--axis", axis), ("--lexicon", lexicon)):
+        if given is not None and not given.strip():
+            raise fairtalk.SpecError(_MSG_BLANK.format(option=option), choices=fairtalk.axis_names())
     if lexicon is not None:
         loaded = fairtalk.load_lexicon(lexicon, variant=variant)
         return loaded if axis is None else dataclasses.replace(loaded, axis=axis)

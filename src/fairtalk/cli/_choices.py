@@ -2,6 +2,8 @@
 
 Each enum's values are the strings the library takes (``tests/test_cli_choices.py`` checks
 them against the library's own tuples); a command hands ``option.value`` to the library.
+A comma-separated option (``--methods exact,rouge_l``) is split by :func:`comma_list`, which
+refuses an empty list and, given an enum, any name not in it: before any work is done.
 """
 
 from __future__ import annotations
@@ -9,10 +11,16 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from fairtalk.errors import SpecError
+
 __all__ = [
     "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Engine", "Mixed",
-    "Mode", "Split", "TrainModel", "Variant", "plain",
+    "Mode", "SimilarityMethod", "Split", "TrainModel", "Variant", "comma_list", "plain",
 ]  # fmt: skip
+
+#: An empty list (``--methods ''``, ``--methods ,,``) would silently run nothing: refused, naming the choices.
+MSG_EMPTY_LIST = "{option} names nothing; give one or more, comma-separated"
+_MSG_UNKNOWN_ITEM = "unknown {what} {given!r}"
 
 
 class Correction(enum.StrEnum):
@@ -106,6 +114,38 @@ class Dtype(enum.StrEnum):
 
     float16 = "float16"
     float32 = "float32"
+
+
+class SimilarityMethod(enum.StrEnum):
+    """``--methods`` of ``fairtalk similarity``: how two answers are compared."""
+
+    exact = "exact"
+    rouge_l = "rouge_l"
+    cosine = "cosine"
+    answered = "answered"
+    length_ratio = "length_ratio"
+
+
+def comma_list(value: str, option: str, choices: type[enum.Enum] | None = None, *, what: str = "name") -> tuple[str, ...]:
+    """``"a, b,"`` -> ``("a", "b")``; SpecError for an empty list, or for a name not among ``choices``.
+
+    Examples
+    --------
+    >>> comma_list("exact, rouge_l", "--methods", SimilarityMethod)
+    ('exact', 'rouge_l')
+    >>> comma_list(" , ", "--drop")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: --drop names nothing; give one or more, comma-separated
+    """
+    names = tuple(part.strip() for part in value.split(",") if part.strip())
+    valid = () if choices is None else tuple(str(choice.value) for choice in choices)
+    if not names:
+        raise SpecError(MSG_EMPTY_LIST.format(option=option), choices=valid)
+    for name in names:
+        if valid and name not in valid:
+            raise SpecError(_MSG_UNKNOWN_ITEM.format(what=what, given=name), choices=valid, given=name)
+    return names
 
 
 def plain(value: Any) -> Any:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,6 @@ from fairtalk.cli._app import (
     console,
     info,
     interrupted,
-    json_output,
     lexicon_inputs,
     print_json,
     say,
@@ -42,6 +39,7 @@ from fairtalk.cli._inference import (
 from fairtalk.cli.respond import (
     BATCH_SIZE,
     ENGINE,
+    MAX_CONSECUTIVE_FAILURES,
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
@@ -64,7 +62,8 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 #: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
-    "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors", "split": "split",
+    "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors",
+    "max_consecutive_failures": "max_consecutive_failures", "split": "split",
     "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
     **SCORE_PARAMS,
 }  # fmt: skip
@@ -114,6 +113,7 @@ def audit(
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     split: Split | None = typer.Option(None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."),
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,
@@ -155,7 +155,7 @@ def audit(
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
-    from fairtalk.report import check_not_input, check_run_folder, rich_table
+    from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table
 
     store_path: Any = None
     try:
@@ -164,13 +164,11 @@ def audit(
         inputs = lexicon_inputs(config.axes, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in config.axes], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
-        # --json keeps stdout for the document: what a dependency prints meanwhile (Ray: a dead worker) goes to stderr
-        quiet_stdout = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
-        with progress_bars() as progress, quiet_stdout:
+        check_output_folder(output, {**inputs, "--config": config_file})  # the library checks the corpus and model
+        with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
             run = fairtalk.run_audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
-    json_output(json_out)
     if json_out:
         print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
     on_ray = " · engine ray" if isinstance(config.engine, fairtalk.RayEngine) else ""

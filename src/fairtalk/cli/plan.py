@@ -19,6 +19,40 @@ _MSG_RESULTS = "cannot read {path}: {reason}"
 _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
 _MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
+_MSG_NO_KEY = "--measure is empty: give the result key to plan for, e.g. offense_rate or length"
+_MSG_RATE_AND_SD = "give --sd or --rate, not both (--rate P stands for the spread sqrt(2 P (1 - P)) of a rate)"
+_MSG_RATE_COUNT = (
+    "{name!r} is a {kind} measure, and --rate gives the spread of a rate (each response 0 or 1); "
+    "give --sd, or --results FILE of an earlier audit"
+)
+_MSG_RATE_UNKNOWN = (
+    "--rate gives the spread of a rate (each response 0 or 1), and {name!r} is no rate fairtalk knows "
+    "(rates: {rates}); give --sd, or --results FILE of an earlier audit that measured it"
+)
+
+
+def _kinds() -> dict[str, str]:
+    """Result key -> kind (rate, count, corpus) of every registered measure that builds without options."""
+    import fairtalk
+
+    kinds: dict[str, str] = {}
+    for name in fairtalk.measure_names():
+        try:
+            measure = fairtalk.get_measure(name)
+        except (fairtalk.FairtalkError, TypeError, ValueError, ImportError):  # needs options (attribute_words: a lexicon)
+            continue
+        declared = getattr(measure, "kinds", None) or {}
+        kinds.update({key: str(declared.get(key, measure.kind)) for key in measure.keys})
+    return kinds
+
+
+def _check_rate(measure: str, kind: str | None) -> None:
+    """Exit 2 unless ``measure`` is a rate: by the earlier audit's ``kind`` when given, else by the registered measures."""
+    kinds = _kinds() if kind is None else {measure: kind}
+    if measure not in kinds:
+        fail(_MSG_RATE_UNKNOWN.format(name=measure, rates=", ".join(sorted(k for k, v in kinds.items() if v == "rate"))))
+    if kinds[measure] != "rate":
+        fail(_MSG_RATE_COUNT.format(name=measure, kind=kinds[measure]))
 
 
 def _from_results(path: str, measure: str) -> dict[str, Any]:
@@ -37,7 +71,7 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
         fail(_MSG_NO_SD.format(path=path, name=measure))
     return {"sd": float(row["sd_difference"]), "deff": float(row.get("design_effect") or 1.0),
             "tests": int(data.get("family_size") or 1), "n_pairs": data.get("n_pairs"), "mde": row.get("mde"),
-            "alpha": float(data.get("alpha") or 0.05)}  # fmt: skip
+            "alpha": float(data.get("alpha") or 0.05), "kind": row.get("kind")}  # fmt: skip
 
 
 @app.command()
@@ -55,13 +89,19 @@ def plan(
     """Say how many pairs an audit needs to detect a difference of --effect in --measure."""
     from fairtalk import pairs_needed
 
+    if not measure.strip():
+        fail(_MSG_NO_KEY)
     if not effect > 0 or not math.isfinite(effect):
         fail(f"--effect must be a positive number, got {effect!r}")
     if not 0 < power < 1:
         fail(f"--power must be in (0, 1), got {power!r}")
+    if sd is not None and rate is not None:
+        fail(_MSG_RATE_AND_SD)
     known: dict[str, Any] = {}
     if results is not None:
         known = _from_results(results, measure)
+    if rate is not None:
+        _check_rate(measure, known.get("kind") if isinstance(known.get("kind"), str) else None)
     if sd is not None:
         if not sd > 0 or not math.isfinite(sd):
             fail(f"--sd must be a positive number, got {sd!r}")

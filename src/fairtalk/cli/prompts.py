@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import time
 from pathlib import Path
 from typing import Literal, cast
 
 import typer
 
-from fairtalk.cli._app import app, console, interrupted, json_output, print_json, say
+from fairtalk.cli._app import app, console, interrupted, print_json, say
 from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._inference import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
@@ -189,15 +187,13 @@ def prompts_analyze(
 
     if on_ray is not None:
         show_log("fairtalk.prompts.completions")  # where the labels were made, unless -q
-    quiet_stdout = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()  # Ray's prints
-    with progress_bars() as progress, quiet_stdout:
+    with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
         result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                           include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
                                           n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,
                                           engine=on_ray)  # fmt: skip
     seconds = time.perf_counter() - start
     written = fairtalk.write_prompts_report(result, output)
-    json_output(json_out)
     if json_out:
         print_json(result.to_dict())
     _print_analysis(result, seconds, show_table=not json_out)
@@ -269,7 +265,9 @@ def regard_train(
     """Train a regard classifier (TF-IDF + VADER, sentence embeddings, or a fine-tuned encoder); use it with --regard path:DIR."""
     import fairtalk
     from fairtalk.cli._output import progress_bars
+    from fairtalk.report import check_output_folder
 
+    check_output_folder(output, {"--data": data})  # before the training: no root, home or folder holding the data
     start = time.perf_counter()
     with progress_bars() as progress:
         report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder,

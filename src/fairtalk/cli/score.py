@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
-
 import typer
 
 from fairtalk.cli._app import (
@@ -12,7 +9,6 @@ from fairtalk.cli._app import (
     console,
     info,
     interrupted,
-    json_output,
     print_json,
     resolve_lexicon,
     say,
@@ -98,13 +94,10 @@ def score(
         with stdin_as_file(responses) as responses_path:
             source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
                                              drop_empty=options.drop_empty)  # fmt: skip
-        # --json keeps stdout for the document: what Ray prints meanwhile (a dead worker) goes to stderr
-        with contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext():
-            result = fairtalk.score(source, axis=target, options=options, engine=on_ray)
+        result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()
-    json_output(json_out)
     if json_out:
         print_json(result.to_dict())
     else:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, console, info, json_output, print_json, say
+from fairtalk.cli._app import app, console, info, print_json, say
+from fairtalk.cli._choices import SimilarityMethod, comma_list
 from fairtalk.cli._inference import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
     BATCH_SIZE,
+    MAX_CONSECUTIVE_FAILURES,
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
@@ -41,6 +43,7 @@ def similarity(
     store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
     system_prompt: str | None = SYSTEM_PROMPT,
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     output: str | None = typer.Option(None, "-o", "--output", help="Write the result as JSON to this file."),
     json_out: bool = typer.Option(False, "--json", help="Write the result to stdout as JSON; messages go to stderr."),
 ) -> None:
@@ -50,19 +53,18 @@ def similarity(
     import fairtalk
     from fairtalk.cli._output import progress_bars
 
+    chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
     settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
                                  top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
-    chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
     with progress_bars() as progress:
         result = fairtalk.similarity_test(
             pairs, model=model, methods=chosen, seed=seed, settings=settings, store=store, alpha=alpha,
             batch_size=batch_size, model_args=model_options(model_arg, system_prompt), model_version=model_version,
-            progress=progress,
+            progress=progress, max_consecutive_failures=max_consecutive_failures,
         )  # fmt: skip
     if output is not None:
         result.write(output)
-        info(f"wrote {output}")
-    json_output(json_out)
+        info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
     if json_out:
         print_json(result.to_dict())
         return

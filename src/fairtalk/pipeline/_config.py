@@ -12,8 +12,10 @@ scoring options either at its top too or in a ``[score]`` table::
     alpha = 0.01
     margins = { offense_rate = 0.01 }
 
-Keys are the keyword names of :func:`fairtalk.run_audit` (``n-pairs`` is read as ``n_pairs``);
-an unknown key is a SpecError with "did you mean" and the known keys.
+Keys are the keyword names of :func:`fairtalk.run_audit` (``n-pairs`` is read as ``n_pairs``;
+a table giving both is a SpecError); an unknown key is a SpecError with "did you mean" and the
+known keys, and an empty list (``axes = []``) one naming the choices. The file is read within
+bounds (size, nesting, YAML aliases: see ``_options_file.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from fairtalk.errors import SpecError
-from fairtalk.lexicons import Lexicon
+from fairtalk.lexicons import Lexicon, axis_names
 from fairtalk.measures.similarity import SIMILARITY_METHODS
 from fairtalk.models import DecodingSettings, RayEngine, Responder, resolve_engine
 from fairtalk.pairs import MIXED_POLICIES
@@ -41,7 +43,7 @@ from fairtalk.pipeline._options import (
     split_names,
     unknown_key,
 )
-from fairtalk.store import RunStore
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "AuditConfig"]
 
@@ -128,6 +130,7 @@ class AuditConfig:
     batch_size: int = 64
     engine: RayEngine | str | None = None
     max_errors: int | None = None
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
     store: str | RunStore | None = None
     out_dir: str | None = None
     settings: DecodingSettings = field(default_factory=DecodingSettings)
@@ -147,7 +150,7 @@ class AuditConfig:
         given: object = self.axes  # anything until checked here
         if isinstance(given, (Lexicon, os.PathLike)):
             given = (given,)
-        axes = split_names(given, name("axes"))
+        axes = split_names(given, name("axes"), choices=axis_names)
         if not axes:
             raise SpecError(_MSG_NO_AXES)
         for item in axes:
@@ -168,16 +171,20 @@ class AuditConfig:
         m = self.max_errors
         if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 0):
             raise SpecError(_MSG_MAX_ERRORS.format(name=name("max_errors"), value=m))
+        c = self.max_consecutive_failures
+        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 0):
+            raise SpecError(_MSG_MAX_ERRORS.format(name=name("max_consecutive_failures"), value=c))
         b = self.batch_size
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
             raise SpecError(_MSG_BATCH.format(name=name("batch_size"), value=b))
-        object.__setattr__(self, "engine", resolve_engine(self.engine, name=name("engine")))
+        engine = normal_keys(self.engine) if isinstance(self.engine, Mapping) else self.engine  # one spelling per key
+        object.__setattr__(self, "engine", resolve_engine(engine, name=name("engine")))
         if self.mixed not in MIXED_POLICIES:
             raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
                             given=str(self.mixed))  # fmt: skip
         if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 1:
             raise SpecError(_MSG_TURNS.format(name=name("turns"), value=self.turns))
-        methods = split_names(self.similarity, name("similarity"))
+        methods = split_names(self.similarity, name("similarity"), choices=lambda: SIMILARITY_METHODS)
         for method in methods or ():
             if method not in SIMILARITY_METHODS:
                 raise SpecError(_MSG_SIMILARITY.format(name=name("similarity"), given=method),

@@ -10,27 +10,25 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, fields
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.errors import InputError, SpecError
-from fairtalk.measures import CorpusMeasure, Measure, check_measure_names
+from fairtalk.errors import SpecError
+from fairtalk.measures import CorpusMeasure, Measure, check_measure_names, measure_names
 from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.measures.judge import parse_scale
 from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
+from fairtalk.pipeline._options_file import FILE_FORMATS, load_mapping
 
 __all__ = [
-    "CORRECTIONS", "JUDGE_PREFIX", "ScoreOptions", "file_named", "load_mapping", "merge_score_table", "normal_keys",
-    "split_names",
+    "CORRECTIONS", "FILE_FORMATS", "JUDGE_PREFIX", "ScoreOptions", "file_named", "load_mapping", "merge_score_table",
+    "normal_keys", "split_names",
 ]  # fmt: skip
 
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 CORRECTIONS = ("holm", "bh")
-#: Options files by suffix.
-FILE_FORMATS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}
 
 _MSG_CHOICE = "unknown {name} {given!r}"
 _MSG_BOOL = "{name} must be true or false, got {value!r}"
@@ -52,30 +50,37 @@ _MSG_OPTIONS_TYPE = "options must be a ScoreOptions, got {type}"
 _MSG_UNKNOWN_OPTION = "unknown {what} option {given!r}"
 _MSG_TWICE = "option {key!r} is given twice (at the top and in [score])"
 _MSG_BOTH = "give {what}= or keyword options, not both with different values ({keys})"
-_MSG_FILE_FORMAT = "{path}: options files are TOML (.toml) or YAML (.yaml, .yml)"
-_MSG_NO_YAML = "reading a YAML options file needs PyYAML (pip install pyyaml); or write it as TOML (.toml)"
-_MSG_FILE_ROOT = "the options file must hold a table of options at its top, not {type}"
-_MSG_FILE_READ = "cannot read the options file ({reason})"
-_MSG_FILE_PARSE = "malformed {format} ({reason})"
+#: An empty list (``--measures ''``, ``measures = []``) would silently mean "none" or "the default": refused.
+_MSG_EMPTY = "{name} names nothing; give one or more, comma-separated"
+#: ``n-pairs`` and ``n_pairs`` (or `` n_pairs``) are one option: a table giving both would silently keep one.
+_MSG_SPELLINGS = "{first!r} and {second!r} are the same option ({key}); give it once"
 
 
 def normal_keys(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """The mapping with keys as Python names: ``n-pairs`` and ``n_pairs`` are one key."""
+    """The mapping with keys as Python names: ``n-pairs`` and ``n_pairs`` are one key (SpecError if both are given)."""
     out: dict[str, Any] = {}
+    spelled: dict[str, object] = {}
     for key, value in mapping.items():
-        out[str(key).strip().replace("-", "_")] = value
+        name = str(key).strip().replace("-", "_")
+        if name in out:
+            raise SpecError(_MSG_SPELLINGS.format(first=spelled[name], second=key, key=name))
+        out[name], spelled[name] = value, key
     return out
 
 
-def split_names(value: Any, name: str) -> tuple[Any, ...] | None:
-    """``"a,b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None."""
+def split_names(value: Any, name: str, choices: Callable[[], Iterable[str]] | None = None) -> tuple[Any, ...] | None:
+    """``"a,b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None; an empty list is a SpecError naming ``choices()``."""
     if value is None:
         return None
     if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    if isinstance(value, Sequence):
-        return tuple(value)
-    raise SpecError(_MSG_NAMES.format(name=name, value=value))
+        names = tuple(part.strip() for part in value.split(",") if part.strip())
+    elif isinstance(value, Sequence):
+        names = tuple(value)
+    else:
+        raise SpecError(_MSG_NAMES.format(name=name, value=value))
+    if not names:
+        raise SpecError(_MSG_EMPTY.format(name=name), choices=choices() if choices is not None else ())
+    return names
 
 
 def _number(value: Any) -> bool:
@@ -146,7 +151,7 @@ class ScoreOptions:
         def name(key: str) -> str:
             return label.get(key, key)
 
-        measures = split_names(self.measures, name("measures"))
+        measures = split_names(self.measures, name("measures"), choices=measure_names)
         for item in measures or ():
             if not isinstance(item, (str, Measure, CorpusMeasure)):
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
@@ -223,13 +228,14 @@ class ScoreOptions:
         SpecError
             An unknown key or a bad value (the message names the file).
         """
-        flat = normal_keys(load_mapping(path))
-        nested = flat.pop("score", None)
-        if isinstance(nested, Mapping):
-            flat = merge_score_table(flat, nested)
-        elif nested is not None:
-            flat["score"] = nested
+        mapping = load_mapping(path)
         with file_named(path):
+            flat = normal_keys(mapping)
+            nested = flat.pop("score", None)
+            if isinstance(nested, Mapping):
+                flat = merge_score_table(flat, nested)
+            elif nested is not None:
+                flat["score"] = nested
             return cls.from_mapping(flat)
 
     @classmethod
@@ -292,45 +298,3 @@ def conflicts(built: Any, given: Any, keys: Sequence[str], what: str) -> None:
     differing = [key for key in keys if getattr(built, key) != getattr(given, key)]
     if differing:
         raise SpecError(_MSG_BOTH.format(what=what, keys=", ".join(differing)))
-
-
-def load_mapping(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The table at the top of a TOML (``tomllib``) or YAML (PyYAML, when installed) file.
-
-    Raises
-    ------
-    InputError
-        The file cannot be read or parsed, or holds no table at its top.
-    SpecError
-        Neither a ``.toml`` nor a ``.yaml``/``.yml`` file, or YAML without PyYAML.
-    """
-    where = Path(path)
-    kind = FILE_FORMATS.get(where.suffix.lower())
-    if kind is None:
-        raise SpecError(_MSG_FILE_FORMAT.format(path=where), choices=tuple(FILE_FORMATS), given=where.suffix)
-    if kind == "yaml":
-        try:
-            import yaml
-        except ImportError:
-            raise SpecError(_MSG_NO_YAML) from None
-    try:
-        text = where.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError(_MSG_FILE_READ.format(reason=reason), path=str(where)) from exc
-    if kind == "toml":
-        import tomllib
-
-        try:
-            data: Any = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(_MSG_FILE_PARSE.format(format="TOML", reason=exc), path=str(where)) from exc
-    else:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(_MSG_FILE_PARSE.format(format="YAML", reason=exc), path=str(where)) from exc
-        data = {} if data is None else data
-    if not isinstance(data, dict):
-        raise InputError(_MSG_FILE_ROOT.format(type=type(data).__name__), path=str(where))
-    return data

@@ -20,6 +20,7 @@ from typing import Any
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError, SpecError
+from fairtalk.files import check_output_folder
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
@@ -36,6 +37,7 @@ from fairtalk.pipeline._similarity import against_baseline
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.report import check_run_folder, write_run
+from fairtalk.report.index import INDEX_FILE, RUN_FILE, previous_entries
 from fairtalk.results import AuditRun, AxisRun, GenerationSummary, SimilarityResult
 from fairtalk.store import CachingResponder, RunStore
 
@@ -103,8 +105,11 @@ def audit(
         When given, the run is written there at the end by :func:`fairtalk.report.write_run`
         (per axis the report, ``pairs.jsonl`` and ``responses.jsonl``; the index and
         ``run.json``), swapped in whole. Before any work, the folder is checked: two axes may
-        not share a folder, and no input (corpus, store, the model's files) may lie inside an
-        entry the run replaces.
+        not share a folder, no input (corpus, store, the model's files) may lie inside an
+        entry the run replaces, the folder may not be the root, the home folder or hold an
+        input (the store aside), and every entry the run replaces that is there must be one a
+        fairtalk run wrote (listed in its ``.written-by-fairtalk.json``): the user's own files
+        are never replaced.
     settings : DecodingSettings or mapping, optional
         Greedy, ``max_new_tokens=40`` by default.
     max_errors : int, optional
@@ -163,8 +168,9 @@ def audit(
     lexicons = _lexicons(config.axes)
     contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
     if config.out_dir is not None:
-        check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
-                         _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
+        folders = check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
+                                   _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
+        _check_out_dir(config.out_dir, folders, _inputs(contexts.path, None, None, lexicons))
     run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
     if config.out_dir is not None:
         write_run(run, config.out_dir)
@@ -189,11 +195,13 @@ def run_axes(
     works: list[AxisWork] = []
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
                       model_args=config.model_args, model_version=config.model_version,
-                      engine=resolve_engine(config.engine)) as cached:  # fmt: skip
+                      engine=resolve_engine(config.engine),
+                      max_consecutive_failures=config.max_consecutive_failures) as cached:  # fmt: skip
         if config.out_dir is not None:
             corpus_path = config.corpus if contexts is None else contexts.path
-            check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
-                             _inputs(corpus_path, config.store, cached, lexicons))  # fmt: skip
+            folders = check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
+                                       _inputs(corpus_path, config.store, cached, lexicons))  # fmt: skip
+            _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
         for lexicon in lexicons:
             given = None if pairs is None else pairs[lexicon.axis]
             works.append(_audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given, run_id=run_id,
@@ -215,6 +223,16 @@ def run_axes(
 def new_run_id() -> str:
     """A run's id: the UTC time and a random suffix (``20261122T134501Z-3fa9c2``)."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inputs: Mapping[str, object]) -> None:
+    """Before any answer: no root, home or folder holding an input, and what the run replaces there is fairtalk's.
+
+    ``inputs`` leaves out the run store: it is the run's own, by default ``OUTPUT/store.sqlite``
+    (outside the swap, so never replaced).
+    """
+    replaces = {*folders, *previous_entries(out_dir), INDEX_FILE, RUN_FILE}
+    check_output_folder(out_dir, inputs, replaces=replaces)
 
 
 def _inputs(corpus: Any, store: Any, cached: CachingResponder | None, lexicons: Sequence[Lexicon] = ()) -> dict[str, object]:
@@ -293,8 +311,7 @@ def _audit_axis(
         timings["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
-    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score,
-                            engine=resolve_engine(config.engine))
+    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine))
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
