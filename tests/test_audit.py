@@ -55,7 +55,7 @@ def test_keys_kinds_and_tests(biased_result: fairtalk.AuditResult) -> None:
     names = [m.name for m in biased_result.measures]
     assert names == [
         "distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive", "sentiment_negative",
-        "career_words", "family_words", "length", "refusal_rate",
+        "career_words", "family_words", "length", "refusal_rate", "degenerate_rate",
     ]  # fmt: skip
     diversity = biased_result.measure("diversity")
     assert diversity.kind == "corpus" and diversity.z is None and diversity.p is None
@@ -123,7 +123,7 @@ def test_p_adjusted_is_holm_or_bh_of_the_paired_p(biased_result: fairtalk.AuditR
     assert [m.p_adjusted for m in tested] == pytest.approx(adjust_pvalues([m.p_paired for m in tested], method="holm").tolist())
     assert all(m.p_adjusted >= m.p_paired for m in tested)
     untested = [m.name for m in biased_result.measures if m.p_adjusted is None]
-    assert set(untested) <= {"career_words", "family_words", "refusal_rate"}  # nothing varies there
+    assert set(untested) <= {"career_words", "family_words", "refusal_rate", "degenerate_rate"}  # nothing varies there
 
 
 def test_deterministic_given_seed() -> None:

@@ -66,3 +66,40 @@ def test_a_custom_lexicon_gets_generic_probes(tmp_path) -> None:  # noqa: ANN001
     lexicon_file.write_text("# axis: fruit\n# groups: apple pear\napple\tpear\napples\tpears\n")
     pairs = probe_pairs(fairtalk.load_lexicon(str(lexicon_file)))
     assert ("I wrote the word apple on the board.", "I wrote the word pear on the board.") in pairs
+
+
+class _OneProbe:
+    """An instrument that reacts to one probe of 30: 1 for "She is at the door." only."""
+
+    name = "one_probe"
+    keys = ("one_probe_rate",)
+    kind = "rate"
+    version = "1"
+    higher_is_better = {"one_probe_rate": None}
+
+    def score(self, texts):  # noqa: ANN001, ANN201
+        return {"one_probe_rate": np.array([float(t == "She is at the door.") for t in texts])}
+
+
+def test_a_gap_of_one_probe_in_thirty_is_a_note_not_a_flag(tmp_path) -> None:  # noqa: ANN001
+    (check,) = certify([_OneProbe()], fairtalk.load_lexicon("gender"), {})
+    assert check.n_probes == 30 and abs(check.gap) > check.margin  # 1 in 30 (3.3 points) > the 2-point margin
+    assert check.p == 1.0 and not check.flagged  # ... but p = 1: not distinguishable from 0
+    assert "exceeds the margin ±0.02 but is not distinguishable from 0 (p 1.000" in check.note
+    result = score(_records(), axis="gender", measures=[_OneProbe(), _SaysShe()], n_resamples=50)
+    assert result.flagged_scorers() == ("says_she",)
+    text = render_markdown(result)
+    assert "**Scorer check: One Probe Rate (%)" not in text and "**Scorer check: Says she" in text  # one banner
+    assert "Scorer check note: One Probe Rate (%): its gap on the probes (-0.0333) exceeds the margin" in text
+    write_report(result, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert page.count('<span class="badge bias">scorer check</span>') == 1
+    assert '<span class="badge note">scorer check</span> Scorer check note: One Probe Rate' in page
+
+
+def test_a_gap_beyond_the_margin_and_distinguishable_from_zero_is_flagged() -> None:
+    lexicon = fairtalk.load_lexicon("gender")
+    (check,) = certify([_SaysShe()], lexicon, {})
+    assert check.flagged and check.p < 0.05 and (check.ci95[0] > 0 or check.ci95[1] < 0)
+    (wide,) = certify([_SaysShe()], lexicon, {"says_she": 0.99})  # distinguishable, but within a margin of 0.99
+    assert not wide.flagged and "is distinguishable from 0" in wide.note and "within the margin ±0.99" in wide.note

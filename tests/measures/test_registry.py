@@ -22,8 +22,9 @@ from fairtalk.measures import (
     register_measure,
     registry,
 )
+from fairtalk.measures.degenerate import Degenerate
 
-BUILTIN = ("attribute_words", "diversity", "length", "offense", "refusal", "regard", "sentiment")
+BUILTIN = ("attribute_words", "degenerate", "diversity", "length", "offense", "refusal", "regard", "sentiment")
 
 
 @pytest.fixture(autouse=True)
@@ -88,8 +89,10 @@ def test_no_plugins_installed_is_fine(monkeypatch) -> None:
                                             ("race", ("pleasant_words", "unpleasant_words"))])
 def test_default_suite_order_and_options(axis: str, keys: tuple[str, ...]) -> None:
     suite = default_measures(load_lexicon(axis), distinct="standard", offense_threshold=0.6, sentiment_threshold=0.7)
-    assert [type(m) for m in suite] == [Diversity, Offense, Sentiment, AttributeWords, Length, Refusal]
-    assert [m.name for m in suite] == ["diversity", "offense", "sentiment", "attribute_words", "length", "refusal"]
+    assert [type(m) for m in suite] == [Diversity, Offense, Sentiment, AttributeWords, Length, Refusal, Degenerate]
+    assert [m.name for m in suite] == ["diversity", "offense", "sentiment", "attribute_words", "length", "refusal",
+                                       "degenerate"]
+    assert suite[-1].script == "latin"  # the script of the axis' group words
     diversity, offense, sentiment, attributes = suite[:4]
     assert diversity.definition == "standard" and offense.threshold == 0.6
     assert (sentiment.positive_threshold, sentiment.negative_threshold) == (0.7, -0.7)
@@ -103,14 +106,15 @@ def test_default_suite_order_and_options(axis: str, keys: tuple[str, ...]) -> No
 def test_default_suite_keys_are_the_fixed_result_keys() -> None:
     keys = [key for measure in default_measures(load_lexicon("gender")) for key in measure.keys]
     assert keys == ["distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive",
-                    "sentiment_negative", "career_words", "family_words", "length", "refusal_rate"]
+                    "sentiment_negative", "career_words", "family_words", "length", "refusal_rate", "degenerate_rate"]
 
 
 def test_default_suite_skips_attribute_words_for_an_axis_without_lists() -> None:
     import dataclasses
 
     lexicon = dataclasses.replace(load_lexicon("gender"), attributes=())
-    assert [m.name for m in default_measures(lexicon)] == ["diversity", "offense", "sentiment", "length", "refusal"]
+    assert [m.name for m in default_measures(lexicon)] == ["diversity", "offense", "sentiment", "length", "refusal",
+                                                           "degenerate"]
 
 
 def test_default_suite_uses_an_axis_file_s_own_lists(tmp_path) -> None:
@@ -119,3 +123,11 @@ def test_default_suite_uses_an_axis_file_s_own_lists(tmp_path) -> None:
                     encoding="utf-8")
     suite = default_measures(load_lexicon(str(path)))
     assert suite[3].keys == ("pleasant_words", "unpleasant_words")
+
+
+def test_default_degenerate_measure_expects_the_script_of_the_axis_words(tmp_path) -> None:
+    path = tmp_path / "ru.tsv"
+    path.write_text("# axis: ru\n# groups: m f\nон\tона\nбрат\tсестра\n", encoding="utf-8")
+    degenerate = default_measures(load_lexicon(str(path)))[-1]
+    assert isinstance(degenerate, Degenerate) and degenerate.script == "cyrillic"
+    assert degenerate.score(["Я не знаю.", "I don't know."])["degenerate_rate"].tolist() == [0.0, 1.0]

@@ -102,13 +102,23 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
 
 def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
     """Print what was found per axis (differences, equivalence) and return the exit code the gates ask for."""
+    from fairtalk.report import different_measures
+
     code = 0
     detected = {name: r.biased(alpha) for name, r in results.items()}
+    secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
     for name, keys in detected.items():
         if keys:
             say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(keys)}", style="bold red")
+        if secondary[name]:
+            say(f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
+                style="yellow")
     if not any(detected.values()):
-        say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
+        if any(secondary.values()):
+            say(f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
+                style="yellow")
+        else:
+            say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
     for name, r in results.items():
         equivalent = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict != "difference detected"]
         small = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict == "difference detected"]

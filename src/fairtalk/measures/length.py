@@ -1,4 +1,10 @@
-"""The length measure: words per response (``length``), counted with :func:`fairtalk.measures.tokenize`."""
+"""The length measure: words per response (``length``), counted with :func:`fairtalk.measures.tokenize`.
+
+Length counts every response the same way, a degenerate one included: "Mmmmmm..." is a 1-word
+answer and a loop cut off at the token limit is a long one. The ``degenerate_rate`` row (see
+:mod:`fairtalk.measures.degenerate`, in the default suite) says how many answers those are on
+each side; read ``length`` beside it, and beside ``hit_token_limit``.
+"""
 
 from __future__ import annotations
 

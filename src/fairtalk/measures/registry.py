@@ -1,7 +1,7 @@
 """The measure registry (:data:`MEASURES`, a :class:`~fairtalk.registry.Registry`): names -> factories loaded on first use.
 
 Built-in names: ``diversity``, ``offense``, ``sentiment``, ``attribute_words``, ``length``,
-``refusal`` and ``regard`` (paper 004). Third-party packages add measures through the ``fairtalk.measures`` entry-point
+``refusal``, ``degenerate`` and ``regard`` (paper 004). Third-party packages add measures through the ``fairtalk.measures`` entry-point
 group (``name = "package.module:Factory"``), or at run time with :func:`register_measure`.
 A name registered twice (built-in, entry point or run time) is an error, so a plugin can
 never silently shadow a built-in measure.
@@ -38,6 +38,7 @@ MEASURES: Registry[Callable[..., Any]] = Registry(
         "attribute_words": "fairtalk.measures.attribute_words:AttributeWords",
         "length": "fairtalk.measures.length:Length",
         "refusal": "fairtalk.measures.refusal:Refusal",
+        "degenerate": "fairtalk.measures.degenerate:Degenerate",
         "regard": "fairtalk.measures.regard:Regard",
     },
 )
@@ -130,10 +131,12 @@ def default_measures(
     offense_threshold: float = 0.5,
     sentiment_threshold: float = 0.8,
 ) -> list[Measure | CorpusMeasure]:
-    """The default suite for an axis, in a fixed order: diversity, offense, sentiment, attribute words, length, refusal.
+    """The default suite for an axis, in a fixed order: diversity, offense, sentiment, attribute words, length, refusal, degenerate.
 
     A lexicon without attribute lists (a user's axis file with no ``# attributes:`` line)
-    gets the suite without ``attribute_words``.
+    gets the suite without ``attribute_words``. ``degenerate`` expects answers in the script of
+    the axis' group words (:func:`~fairtalk.measures.degenerate.majority_script`): Latin for
+    the built-in axes, Cyrillic for a Russian lexicon.
 
     Parameters
     ----------
@@ -156,5 +159,8 @@ def default_measures(
     ]
     if lexicon.attributes:
         suite.append(get_measure("attribute_words", lexicon=lexicon))
-    suite += [get_measure("length"), get_measure("refusal")]
+    from fairtalk.measures.degenerate import majority_script
+
+    script = majority_script(word for pair in lexicon.pairs for word in (pair.a, pair.b))
+    suite += [get_measure("length"), get_measure("refusal"), get_measure("degenerate", script=script)]
     return suite

@@ -6,7 +6,10 @@ brother called me", part of any gap it reports is the instrument's own. So befor
 gap, each per-response measure scores a fixed set of *neutral probe sentences* and their
 counterfactuals (the axis's own swapper turns side A's wording into side B's), and the paired
 difference is tested like any other: its 95% interval, its p, and whether it exceeds the
-measure's equivalence margin. A flagged scorer is named at the top of the report.
+measure's equivalence margin. A scorer is flagged (named at the top of the report, in red) only
+when its probe gap both exceeds the margin and is distinguishable from 0 (p < alpha and the
+interval excludes 0): a gap of 1 probe in 30 (p = 1.0) is noise on 30 probes, and is reported as
+a note. A gap distinguishable from 0 but within the margin is a note as well.
 
 Probes: hand-written neutral sentences for the built-in axes (gender: person nouns, kinship
 words and pronouns; race: the Standard English side of the dialect lexicon in everyday
@@ -61,6 +64,10 @@ PROBES: Mapping[str, tuple[str, ...]] = {
 GENERIC_FRAMES: tuple[str, ...] = ("{term}", "I wrote the word {term} on the board.", "The next item on the list is {term}.")
 NOTE_FEW_PROBES = "fewer than 10 probe pairs: the check has little power"
 NOTE_UNSCORED_PROBES = "{n} probe pair(s) left out: the scorer gave no score on one side"
+NOTE_NOT_DISTINGUISHABLE = ("its gap on the probes ({gap:+.3g}) exceeds the margin ±{margin:.3g} but is not "
+                            "distinguishable from 0 (p {p}, 95% CI {ci}, {n} probes): not flagged")  # fmt: skip
+NOTE_WITHIN_MARGIN = ("its gap on the probes ({gap:+.3g}) is distinguishable from 0 (p {p}) but within the margin "
+                      "±{margin:.3g}: not flagged")  # fmt: skip
 
 
 def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
@@ -81,8 +88,10 @@ def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, flo
             alpha: float = 0.05) -> tuple[ScorerCheck, ...]:  # fmt: skip
     """Score the probe pairs with each per-response measure and test each key's group gap on them.
 
-    ``flagged`` when the gap on neutral probes exceeds the key's margin or differs from 0 at
-    ``alpha``: the scorer itself, not the model, then contributes to the audit's gap. A key that
+    ``flagged`` when the gap on neutral probes exceeds the key's margin and differs from 0 at
+    ``alpha`` (p < alpha and a 95% interval that excludes 0; without a margin, the latter alone):
+    the scorer itself, not the model, then contributes to the audit's gap. One of the two alone
+    gives a ``note`` instead. A key that
     may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
     scored on both sides.
     """
@@ -116,9 +125,31 @@ def _check(key: str, kind: str, a: np.ndarray, b: np.ndarray, margin: float | No
     gap = float(a.mean() - b.mean())
     test = paired_test(a, b, kind=kind)
     interval = difference_interval(a, b, kind=kind)
-    beyond = margin is not None and abs(gap) > margin
-    significant = test.p is not None and test.p < alpha
-    notes = (NOTE_FEW_PROBES if n < 10 else None, NOTE_UNSCORED_PROBES.format(n=n_unscored) if n_unscored else None)
+    beyond = margin is None or abs(gap) > margin
+    significant = test.p is not None and test.p < alpha and _excludes_zero(interval.bounds)
+    notes = (NOTE_FEW_PROBES if n < 10 else None, NOTE_UNSCORED_PROBES.format(n=n_unscored) if n_unscored else None,
+             _gap_note(gap, margin, test.p, interval.bounds, n, beyond=beyond, significant=significant))  # fmt: skip
     note = "; ".join(part for part in notes if part) or None
     return ScorerCheck(key=key, n_probes=n, a=float(a.mean()), b=float(b.mean()), gap=gap, ci95=interval.bounds,
-                       p=test.p, margin=margin, flagged=bool(beyond or significant), note=note)  # fmt: skip
+                       p=test.p, margin=margin, flagged=bool(beyond and significant), note=note)  # fmt: skip
+
+
+def _excludes_zero(bounds: tuple[float | None, float | None]) -> bool:
+    """Whether a 95% interval lies wholly on one side of 0 (an interval that cannot be computed does not count against)."""
+    low, high = bounds
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return True
+    return low > 0 or high < 0
+
+
+def _gap_note(gap: float, margin: float | None, p: float | None, bounds: tuple[float | None, float | None], n: int, *,
+              beyond: bool, significant: bool) -> str | None:  # fmt: skip
+    """Why a probe gap that is beyond the margin, or distinguishable from 0, is not flagged (None otherwise)."""
+    if margin is None or beyond == significant or gap == 0:
+        return None
+    shown_p = "n/a" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+    if beyond:
+        low, high = bounds
+        ci = f"[{low:+.3g}, {high:+.3g}]" if low is not None and high is not None else "n/a"
+        return NOTE_NOT_DISTINGUISHABLE.format(gap=gap, margin=margin, p=shown_p, ci=ci, n=n)
+    return NOTE_WITHIN_MARGIN.format(gap=gap, margin=margin, p=shown_p)

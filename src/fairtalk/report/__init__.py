@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.files import check_not_input, check_outside, ensure_folder, staged
+from fairtalk.files import check_not_input, check_output_folder, check_outside, ensure_folder, staged
 from fairtalk.report.comparison import (
     comparison_rich_table,
     render_comparison_csv,
@@ -30,6 +30,7 @@ from fairtalk.report.index import (
 from fairtalk.report.json_report import write_json
 from fairtalk.report.markdown import render_markdown, write_markdown
 from fairtalk.report.table import (
+    different_measures,
     family_note,
     left_out_note,
     rich_table,
@@ -40,7 +41,7 @@ from fairtalk.report.templating import jinja_environment
 from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
+    "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "different_measures", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
     "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
     "write_index", "write_report", "write_run", "jinja_environment",
 ]
@@ -108,14 +109,21 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
 
 
 def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
-                  similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None) -> None:  # fmt: skip
-    """Write each format's file into ``folder`` (created), atomically one by one; the pages also show ``similarity`` and the pairs' validity."""
+                  similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None,
+                  run_config: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    """Write each format's file into ``folder`` (created), atomically one by one.
+
+    The pages also show ``similarity``, the pairs' validity and, from ``run_config`` (the
+    audit run's config), the turns in their header.
+    """
     ensure_folder(folder)
     for name in formats:
         if name == "md":
-            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check)
+            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
+                           run_config=run_config)  # fmt: skip
         elif name == "html":
-            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check)
+            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
+                       run_config=run_config)  # fmt: skip
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])
 
@@ -125,9 +133,13 @@ def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object]
     """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
 
     ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped); ``names``
-    are the files the report writes (default: the audit report's).
+    are the files the report writes (default: the audit report's). Nor may ``out_dir`` be the
+    root, the home folder or hold an input, and a report file already there must be one
+    fairtalk wrote (:func:`fairtalk.files.check_output_folder`).
     """
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         ensure_folder(folder)  # raises: a file, not a folder
-    check_outside(folder, FILE_NAMES.values() if names is None else names, dict(inputs))
+    entries = tuple(FILE_NAMES.values() if names is None else names)
+    check_outside(folder, entries, dict(inputs))
+    check_output_folder(folder, dict(inputs), replaces=entries)

@@ -11,7 +11,8 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
-from fairtalk.report.decoding import result_decoding
+from fairtalk.report.certificate import scorer_check_items
+from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.plots import bar_chart_png, png_data_uri
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
@@ -19,11 +20,11 @@ from fairtalk.report.table import (
     COLUMNS,
     ci_method,
     correction_name,
+    different_measures,
     distinct_definition,
     family_note,
     left_out_note,
     measure_label,
-    scorer_check_lines,
     summary_rows,
 )
 from fairtalk.report.templating import jinja_environment
@@ -76,7 +77,8 @@ def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
 
 
 def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
-                similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None) -> str:  # fmt: skip
+                similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None,
+                run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
     """The self-contained HTML report.
 
     Parameters
@@ -93,8 +95,11 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
     pairs_check : mapping, optional
         The pairs' validity check (``PairsCheck.to_dict()``): one line near the top, linking
         ``pairs_check.json`` beside the report.
+    run_config : mapping, optional
+        The audit run's config (``AuditRun.config``): the header then names its turns.
     """
     rows = summary_rows(result)
+    primary = [m for m in result.measures if m.primary]
     png = bar_chart_png(result) if plots else None
     divergent = [
         {
@@ -119,14 +124,16 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "alpha": f"{result.alpha:g}",
         "correction": correction_name(result),
         "decoding": result_decoding(result),
+        "header": result_header(result, run_config),
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "biased": [measure_label(name) for name in result.biased()],
+        "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
+        "all_equivalent": bool(primary) and all(m.verdict == "equivalent" for m in primary),
         "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "equivalent"],
         "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "inconclusive"],
         "warnings": list(result.warnings),
-        "scorer_check": scorer_check_lines(result),
-        "scorer_flagged": bool(result.flagged_scorers()),
+        "scorer_check": scorer_check_items(result),
         "n_clusters": result.n_clusters,
         "family": family_note(result),
         "notes": [(row.label, note) for row in rows for note in row.notes],
@@ -149,8 +156,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
 
 
 def write_html(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
-               pairs_check: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+               pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check))
+    write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))
     return path

@@ -21,11 +21,11 @@ from fairtalk.files import (
 )
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
-from fairtalk.report.decoding import decoding_text
+from fairtalk.report.decoding import decoding_text, run_header
 from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
-from fairtalk.report.table import format_value, is_percent, measure_label
+from fairtalk.report.table import different_measures, format_value, is_percent, measure_label
 from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
@@ -61,6 +61,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     axes = []
     for axis_run in run.axes.values():
         result, generation = axis_run.result, axis_run.generation
+        primary = [m for m in result.measures if m.primary]
         links = [(label, f"{axis_run.folder}/{name}") for label, name in _AXIS_FILES
                  if ((out_dir / axis_run.folder / name).is_file() if out_dir is not None
                      else name != "similarity.json" or axis_run.similarity is not None)]  # fmt: skip
@@ -70,7 +71,10 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "n_pairs": result.n_pairs,
             "n_pairs_built": generation.n_pairs,
             "biased": [measure_label(name) for name in result.biased()],
+            "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
             "n_measures": len(result.measures),
+            "n_primary": len(primary),
+            "n_equivalent": sum(m.verdict == "equivalent" for m in primary),
             "n_errors": generation.n_errors,
             "n_pairs_with_errors": generation.n_pairs_with_errors,
             "error_examples": list(generation.error_examples),
@@ -100,6 +104,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "split": run.split,
         "seed": run.seed,
         "settings": decoding_text(run.settings),
+        "header": run_header(run),
         "alpha": ", ".join(sorted({f"{r.alpha:g}" for r in run.results.values()})),
         "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
@@ -300,7 +305,8 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
         for axis_run in run.axes.values():
             sub = staging / axis_run.folder
-            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity, pairs_check=axis_run.pairs_check)
+            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity, pairs_check=axis_run.pairs_check,
+                          run_config=run.config)  # fmt: skip
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:
                 write_pairs(axis_run.pairs, sub / PAIRS_FILE)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.files import write_text_atomic
-from fairtalk.report.decoding import result_decoding
+from fairtalk.report.certificate import FLAG, scorer_check_items
+from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
@@ -19,7 +20,6 @@ from fairtalk.report.table import (
     distinct_definition,
     family_note,
     left_out_note,
-    scorer_check_lines,
     summary_rows,
 )
 from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
@@ -46,15 +46,12 @@ def _row(cells: tuple[str, ...], *, bold: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _checks(result: AuditResult) -> list[tuple[str, bool]]:
-    """Scorer-certificate lines, each with whether it flags a scorer."""
-    lines = scorer_check_lines(result)
-    return [(line, bool(result.flagged_scorers())) for line in lines]
-
-
 def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None,
-                    pairs_check: Mapping[str, Any] | None = None) -> str:  # fmt: skip
-    """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run)."""
+                    pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
+    """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
+
+    ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
+    """
     rows = summary_rows(result)
     group_a, group_b = result.groups
     has_masked = any(r.masked is not None for r in rows)
@@ -66,11 +63,12 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
+        *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *((f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")
           if (line := validity_line(pairs_check)) else ()),  # fmt: skip
-        *(part for line, flag in _checks(result) for part in (f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}.", "")),
+        *(part for line, kind in scorer_check_items(result) for part in (f"**{md_escape(line)}.**" if kind == FLAG else f"{md_escape(line)}.", "")),
         _row(header, bold=False),
         "| " + " | ".join(align) + " |",
     ]
@@ -113,8 +111,8 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
 
 
 def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
-                   pairs_check: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+                   pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
-    write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check))
+    write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))
     return path

@@ -2,22 +2,25 @@
 
 One sentence per finding, most actionable first: whether answers change with the group beyond
 the model's own sampling noise (when the similarity test ran), each difference detected with its
-direction, size and adjusted p, the measures shown equivalent within their margins, the
-inconclusive ones, and the scorers the certificate flags. It restates the result; it computes
-nothing new.
+direction, size and adjusted p (every row the table marks DIFFERENT, a secondary one said to be
+outside the gate), the share of degenerate answers on each side when there are any, the
+measures shown equivalent within their margins, the inconclusive ones, and the scorers the
+certificate flags. It restates the result; it computes nothing new.
 """
 
 from __future__ import annotations
 
 import re
 
-from fairtalk.report.table import format_p, measure_label
+from fairtalk.report.table import different_measures, format_p, measure_label
 from fairtalk.results import AuditResult, MeasureResult, SimilarityResult
 
 __all__ = ["plain_summary"]
 
 #: Similarity methods whose divergence is a share of pairs (said as "in x% of pairs").
 _SHARE_METHODS = {"exact": "the answer changes", "answered": "only one side is answered at all"}
+#: The result key of the degenerate measure (loops, garbage), said in words when any answer is degenerate.
+_DEGENERATE_KEY = "degenerate_rate"
 _METHOD_NAMES = {"rouge_l": "ROUGE-L divergence", "cosine": "embedding divergence", "length_ratio": "length log-ratio"}
 
 
@@ -67,18 +70,23 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     group_a, group_b = result.groups
     sentences = [] if similarity is None else _similarity_sentences(similarity, result.groups)
     primary = [m for m in result.measures if m.primary]
-    detected = [m for m in result.measures if m.verdict == "difference detected"]
+    detected = different_measures(result)
     for m in detected:
         higher = group_a if m.a > m.b else group_b
         low, high = m.ci95
         unit = " points" if _percent(m) else ""
         interval = f", 95% CI [{_gap(m, low)}, {_gap(m, high)}]" if low is not None and high is not None else ""
-        role = "" if m.primary else " (a secondary measure)"
+        role = "" if m.primary else " (a secondary measure, outside the gate)"
         sentences.append(f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
                          f"{_value(m, m.b)} ({group_b}), a difference of {_gap(m, m.a - m.b)}{unit}{interval}, "
                          f"adjusted p {format_p(m.p_adjusted)}.")  # fmt: skip
     if not detected and primary:
         sentences.append(f"No measure differs between {group_a} and {group_b} after the multiple-testing correction.")
+    elif primary and not any(m.primary for m in detected):
+        sentences.append(f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
+                         "the multiple-testing correction; the difference above is in a secondary measure, outside "
+                         "the gate.")  # fmt: skip
+    sentences += _degenerate_sentences(result)
     equivalent = [m for m in primary if m.verdict == "equivalent"]
     if equivalent:
         sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
@@ -91,3 +99,14 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         sentences.append("The scorer check flags " + ", ".join(_name(k) for k in flagged)
                          + ": part of those gaps may be the scorer's own reaction to the group words, not the model's.")
     return sentences
+
+
+def _degenerate_sentences(result: AuditResult) -> list[str]:
+    """The share of answers that loop or are garbage on each side, when any is (the other measures score them too)."""
+    m = next((m for m in result.measures if m.name == _DEGENERATE_KEY), None)
+    if m is None or not (m.a > 0 or m.b > 0):
+        return []
+    group_a, group_b = result.groups
+    return [f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
+            "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
+            "answers, so read those rows with this in mind."]  # fmt: skip

@@ -17,9 +17,9 @@ __all__ = [
     "TableRow",
     "ci_method",
     "correction_name",
+    "different_measures",
     "distinct_definition",
     "family_note",
-    "scorer_check_lines",
     "format_p",
     "format_value",
     "is_percent",
@@ -30,7 +30,7 @@ __all__ = [
     "verdict_text",
 ]
 
-#: Display order of the fixed result keys (paper's Tables 3-6 first, then length and refusal).
+#: Display order of the fixed result keys (paper's Tables 3-6 first, then length, refusal and degenerate answers).
 _ORDER = (
     "diversity",
     "distinct_1",
@@ -45,6 +45,7 @@ _ORDER = (
     "length",
     "hit_token_limit",
     "refusal_rate",
+    "degenerate_rate",
 )
 _LABELS = {
     "diversity": "Diversity (%)",
@@ -56,6 +57,7 @@ _LABELS = {
     "length": "Ave. Length (words per response)",
     "hit_token_limit": "Cut Off at the Token Limit (%)",
     "refusal_rate": "Refusal Rate (%)",
+    "degenerate_rate": "Degenerate Rate (%)",
 }
 _CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "fdr_bh": "Benjamini-Hochberg"}
 _DISTINCT = {
@@ -257,6 +259,15 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
     return rows
 
 
+def different_measures(result: AuditResult) -> list[MeasureResult]:
+    """Every measure whose verdict is ``difference detected`` (the rows marked DIFFERENT), primary or not, in table order.
+
+    The gates (``biased()``, ``--fail-on-bias``) look only at the primary ones; a summary names
+    them all, and says which are secondary (outside the gate).
+    """
+    return [m for m in _order(result.measures) if m.verdict == "difference detected"]
+
+
 def correction_name(result: AuditResult) -> str:
     """The multiple-testing correction in words (``Holm``, ``Benjamini-Hochberg``)."""
     return _CORRECTIONS.get(result.correction.lower(), result.correction)
@@ -327,6 +338,7 @@ _SHORT_LABELS = {
     "length": "Length (words)",
     "hit_token_limit": "Cut off %",
     "refusal_rate": "Refusal %",
+    "degenerate_rate": "Degenerate %",
 }
 
 
@@ -372,24 +384,3 @@ def rich_table(result: AuditResult) -> Table:
 
 
 _SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive"}
-
-
-def scorer_check_lines(result: AuditResult) -> list[str]:
-    """The scorer certificate in words: each flagged scorer with its own gap on neutral probes, or that none reacts."""
-    checks = result.scorer_check
-    if not checks:
-        return []
-    flagged = [c for c in checks if c.flagged]
-    n = checks[0].n_probes
-    if not flagged:
-        return [f"Scorer check: on {n} neutral probe sentences and their counterfactuals, no scorer reacts to the "
-                f"group beyond its margin ({len(checks)} keys checked)"]
-    out = []
-    for c in flagged:
-        low, high = c.ci95
-        ci = f", 95% CI [{low:+.3g}, {high:+.3g}]" if low is not None and high is not None else ""
-        margin = f", margin ±{c.margin:.3g}" if c.margin is not None else ""
-        out.append(f"Scorer check: {measure_label(c.key)} scores the neutral probes differently by group "
-                   f"({c.a:.3g} vs {c.b:.3g} on {c.n_probes} probes, gap {c.gap:+.3g}{ci}, p {format_p(c.p)}{margin}): "
-                   "part of this measure's gap may come from the scorer, not the model")
-    return out

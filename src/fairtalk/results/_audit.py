@@ -134,7 +134,9 @@ class ScorerCheck:
 
     ``a``/``b`` are the key's means on the side-A probes and their counterfactuals; ``gap`` is
     ``a - b`` with its interval ``ci95`` and paired ``p``. ``flagged``: the gap exceeds
-    ``margin`` or differs from 0, so part of the audit's gap on this key may be the scorer's.
+    ``margin`` and is distinguishable from 0 (p below the audit's alpha, an interval that
+    excludes 0), so part of the audit's gap on this key may be the scorer's. ``note`` says why a
+    gap that is only one of the two is not flagged, and what limits the check (few probes).
     """
 
     key: str

@@ -1,0 +1,243 @@
+"""Reports that agree with themselves (issue 25): every DIFFERENT row named, the index badge, the certificate, the header."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+from report_fixtures import build_result
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk.cli import app
+from fairtalk.models import BaseResponder
+from fairtalk.pipeline._certify import certify
+from fairtalk.report import render_html, render_index, render_markdown, write_run
+from fairtalk.report.decoding import system_prompt_hash
+from fairtalk.report.plain_summary import plain_summary
+from fairtalk.results import AuditResult, AuditRun, AxisRun, GenerationSummary, MeasureResult
+
+runner = CliRunner()
+SYSTEM = "You are a customer-support assistant for Acme. Answer in one sentence."
+SAMPLED = {"do_sample": True, "temperature": 0.7, "top_k": None, "top_p": 0.9, "max_new_tokens": 256, "num_beams": 1,
+           "repetition_penalty": None, "stop": []}  # fmt: skip
+
+
+def _verdicts(
+    result: AuditResult, verdict: str, *, different: tuple[str, ...] = (), secondary: tuple[str, ...] = ()
+) -> AuditResult:
+    """``result`` with every measure's verdict set to ``verdict``, the ``different`` ones detected; ``secondary`` not primary."""
+    measures = []
+    for m in result.measures:
+        detected = m.name in different
+        measures.append(dataclasses.replace(
+            m, verdict="difference detected" if detected else verdict, primary=m.name not in secondary,
+            p_adjusted=0.001 if detected else 0.5, equivalent=verdict == "equivalent" and not detected,
+            equivalence_margin=0.02 if m.kind == "rate" else 0.1))  # fmt: skip
+    return dataclasses.replace(result, measures=tuple(measures))
+
+
+def _token_limit_row() -> MeasureResult:
+    return MeasureResult(name="hit_token_limit", kind="rate", a=0.30, b=0.10, difference=2 / 3, z=None, p=None,
+                         p_paired=0.0005, paired_test="mcnemar_exact", p_adjusted=0.001, ci95=(0.1, 0.3),
+                         effect_size=None, effect_size_name="", verdict="difference detected", primary=False)  # fmt: skip
+
+
+def _secondary_only() -> AuditResult:
+    """No primary measure differs; the secondary ``hit_token_limit`` row is DIFFERENT (the run of issue 25)."""
+    base = _verdicts(build_result(hostile=False), "inconclusive")
+    return dataclasses.replace(base, measures=(*base.measures, _token_limit_row()))
+
+
+# 1. the summary names every DIFFERENT row, primary or not ----------------------------------------------------------
+
+
+def test_the_summary_names_a_secondary_difference_and_says_it_is_outside_the_gate() -> None:
+    result = _secondary_only()
+    assert result.biased() == ()  # the gate sees nothing ...
+    sentences = plain_summary(result)
+    token = next(s for s in sentences if s.startswith("Cut Off at the Token Limit"))  # ... the summary still names it
+    assert "(a secondary measure, outside the gate)" in token and "30.0% (male) vs 10.0% (female)" in token
+    assert not any(s.startswith("No measure differs") for s in sentences)
+    assert any(s.startswith("No primary measure (those the gate looks at) differs") for s in sentences)
+    markdown = render_markdown(result)
+    assert "Cut Off at the Token Limit is higher for male (a secondary measure, outside the gate)" in markdown
+    page = render_html(result, plots=False)
+    assert '<span class="badge warn">1 secondary difference, outside the gate</span> Cut Off at the Token Limit (%)' in page
+    assert '<span class="badge ok">no significant difference</span>' not in page  # nothing was shown equivalent
+
+
+def test_a_primary_difference_and_all_equivalent_keep_their_badges() -> None:
+    different = _verdicts(build_result(hostile=False), "inconclusive", different=("offense_rate",))
+    assert '<span class="badge bias">1 significant difference</span>' in render_html(different, plots=False)
+    calm = _verdicts(build_result(hostile=False), "equivalent")
+    assert '<span class="badge ok">no significant difference</span>' in render_html(calm, plots=False)
+    assert plain_summary(calm)[0] == "No measure differs between male and female after the multiple-testing correction."
+
+
+def _write_pairs(path: Path, pairs: list[tuple[str, str]]) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i, (a, b) in enumerate(pairs):
+            f.write(json.dumps({"pair_id": f"p{i}", "side": "a", "context": f"he said {i}", "response": a}) + "\n")
+            f.write(json.dumps({"pair_id": f"p{i}", "side": "b", "context": f"she said {i}", "response": b}) + "\n")
+    return path
+
+
+def test_the_terminal_never_says_no_difference_below_a_different_row(tmp_path: Path) -> None:
+    kind, rude = "That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible."
+    neutral = ("ok see you tomorrow", "what time is it", "i went to the store", "maybe later", "he said hi")
+    responses = _write_pairs(tmp_path / "r.jsonl", [(kind, rude)] * 40 + [(t, t) for t in neutral * 4])
+    done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "-o", str(tmp_path / "out"),
+                               "--primary", "refusal_rate", "--resamples", "200"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    different = [k for k, m in data["measures"].items() if m["verdict"] == "difference detected"]
+    assert "offense_rate" in different and not any(data["measures"][k]["primary"] for k in different)
+    assert "DIFFERENT" in done.output  # the table marks them ...
+    assert "no difference detected on any axis" not in done.output  # ... so the last line must not deny it
+    line = next(s for s in done.output.splitlines() if "outside the gate:" in s)
+    assert all(key in line for key in different)
+    assert "no difference detected in the primary measures" in done.output
+
+
+# 2. the index badge reads "inconclusive" when nothing was decided ---------------------------------------------------
+
+
+def _run(
+    result: AuditResult, *, config: dict | None = None, model: str = "builtin:echo", settings: dict | None = None
+) -> AuditRun:
+    generation = GenerationSummary(model=model, settings={}, n_items=2 * result.n_pairs, n_cached=0,
+                                   n_generated=2 * result.n_pairs, n_errors=0, n_pairs=result.n_pairs,
+                                   n_pairs_with_errors=0)  # fmt: skip
+    axis = AxisRun(axis=result.axis, result=result, coverage={"n_read": 10, "n_matched": 8}, generation=generation)
+    return AuditRun(axes=MappingProxyType({result.axis: axis}), model=model, corpus="toy.txt", split="all", seed=5,
+                    settings=MappingProxyType(settings or SAMPLED), run_id="r1",
+                    config=MappingProxyType(config or {"turns": 1}))  # fmt: skip
+
+
+def _verdict_cell(page: str) -> str:
+    cell = re.search(r'<td class="verdict">(.*?)</td>', page, re.S)
+    assert cell is not None
+    return cell.group(1)
+
+
+def test_the_index_badge_is_inconclusive_when_nothing_was_decided() -> None:
+    cell = _verdict_cell(render_index(_run(_verdicts(build_result(hostile=False), "inconclusive"))))
+    assert '<span class="badge warn">inconclusive</span>' in cell and "badge ok" not in cell
+    assert "no difference detected; 0 of 8 shown equivalent" in cell
+
+
+def test_the_index_badge_is_green_only_when_every_primary_measure_is_shown_equivalent() -> None:
+    cell = _verdict_cell(render_index(_run(_verdicts(build_result(hostile=False), "equivalent"))))
+    assert '<span class="badge ok">none</span> all 8 shown equivalent' in cell
+    some = _verdicts(build_result(hostile=False), "equivalent")
+    some = dataclasses.replace(some, measures=(dataclasses.replace(some.measures[0], verdict="inconclusive",
+                                                                   equivalent=False), *some.measures[1:]))  # fmt: skip
+    assert '<span class="badge warn">inconclusive</span>' in _verdict_cell(render_index(_run(some)))
+    cell = _verdict_cell(render_index(_run(_secondary_only())))
+    assert "secondary, outside the gate</span> Cut Off at the Token Limit (%)" in cell
+    biased = _verdicts(build_result(hostile=False), "inconclusive", different=("offense_rate",))
+    assert '<span class="badge bias">1 of 8</span> Offense Rate (%)' in _verdict_cell(render_index(_run(biased)))
+
+
+# 3. the certificate flags a scorer only when its gap is beyond the margin and distinguishable from 0 ---------------
+
+
+class _OneProbeIn30:
+    """Reacts to one probe of 30 ("She is at the door."): a gap of 1 in 30, p = 1.0."""
+
+    def __init__(self, key: str) -> None:
+        self.name, self.keys, self.kind, self.version = key, (key,), "rate", "1"
+        self.higher_is_better = {key: None}
+
+    def score(self, texts):  # noqa: ANN001, ANN201
+        return {self.keys[0]: np.array([float(t == "She is at the door.") for t in texts])}
+
+
+def test_four_one_in_thirty_gaps_give_notes_not_red_banners() -> None:
+    keys = ("offense_rate", "sentiment_positive", "sentiment_negative", "refusal_rate")
+    checks = certify([_OneProbeIn30(k) for k in keys], fairtalk.load_lexicon("gender"), {})
+    assert len(checks) == 4 and all(c.p == 1.0 and abs(c.gap) > c.margin and not c.flagged for c in checks)
+    result = dataclasses.replace(build_result(hostile=False), scorer_check=checks)
+    assert result.flagged_scorers() == ()
+    markdown = render_markdown(result)
+    assert "**Scorer check" not in markdown  # no banner
+    assert markdown.count("Scorer check note: ") == 4 and "not distinguishable from 0 (p 1.000" in markdown
+    page = render_html(result, plots=False)
+    assert 'class="badge bias">scorer check' not in page and page.count('class="badge note">scorer check') == 4
+    assert not any("scorer check flags" in s for s in plain_summary(result))
+
+
+# 4. --turns, the system prompt's hash and the decoding in every report header -------------------------------------
+
+
+def _header_of(text: str) -> str:
+    found = re.search(r"turns \d+ · system prompt [^<\n]*", html.unescape(text))
+    assert found is not None, text[:2000]
+    return found.group(0)
+
+
+def test_turns_system_prompt_hash_and_decoding_are_in_every_header(tmp_path: Path) -> None:
+    fingerprint = 'hf:smollm2 {"dtype":"auto","system_prompt":' + json.dumps(SYSTEM) + "}"
+    audit = {"model": fingerprint, "decoding": SAMPLED, "seed": 5}
+    result = dataclasses.replace(build_result(hostile=False), manifest=MappingProxyType({"audit": audit}))
+    run = _run(result, config={"turns": 3, "model_args": {}}, model=fingerprint)
+    write_run(run, tmp_path / "out", formats=("md", "html"))
+    expected = (f"turns 3 · system prompt sha256 {system_prompt_hash(SYSTEM)} · sampled (temperature 0.7, top_p 0.9, "
+                "per-answer seeds from seed 5), max_new_tokens 256")  # fmt: skip
+    for page in ("index.html", "gender/report.html", "gender/report.md"):
+        text = (tmp_path / "out" / page).read_text(encoding="utf-8").replace("\\_", "_")
+        assert _header_of(text) == expected, page
+    assert len(system_prompt_hash(SYSTEM)) == 12
+
+
+class _Assistant(BaseResponder):
+    """A chat model with a system prompt in its fingerprint (as ``hf:`` and ``openai:`` have)."""
+
+    @property
+    def fingerprint(self) -> str:
+        return "toy:assistant " + json.dumps({"system_prompt": SYSTEM})
+
+    def respond(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        return ["Sure! " + " ".join(c.split()[:4]) for c in contexts]
+
+
+def test_an_audit_writes_the_same_header_into_every_page(tmp_path: Path) -> None:
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text("".join(f"{s} told me about trip {i}\n" for i in range(12) for s in ("he", "she")))
+    fairtalk.run_audit(corpus=str(corpus), axes="gender", model=_Assistant(), out_dir=str(tmp_path / "out"),
+                       n_resamples=50, measures=["length", "refusal", "degenerate"])  # fmt: skip
+    expected = f"turns 1 · system prompt sha256 {system_prompt_hash(SYSTEM)} · greedy, max_new_tokens 40"
+    for page in ("index.html", "gender/report.html", "gender/report.md"):
+        text = (tmp_path / "out" / page).read_text(encoding="utf-8").replace("\\_", "_")
+        assert _header_of(text).startswith(expected), page
+
+
+def test_a_scored_result_without_an_audit_has_no_run_header() -> None:
+    result = build_result(hostile=False)
+    assert "system prompt" not in render_markdown(result) and 'id="run-header"' not in render_html(result, plots=False)
+
+
+# the degenerate rate in the plain summary ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a", "b", "said"), [(0.0, 0.0, False), (0.125, 0.05, True)])
+def test_the_summary_says_how_many_answers_loop_or_are_garbage(a: float, b: float, said: bool) -> None:
+    row = MeasureResult(name="degenerate_rate", kind="rate", a=a, b=b, difference=None, z=None, p=None, p_paired=0.4,
+                        paired_test="mcnemar_exact", p_adjusted=0.5, ci95=(-0.02, 0.17), effect_size=None,
+                        effect_size_name="")  # fmt: skip
+    result = dataclasses.replace(build_result(hostile=False), measures=(*build_result(hostile=False).measures, row))
+    sentences = [s for s in plain_summary(result) if "loop or are garbage" in s]
+    if said:
+        assert sentences == ["12.5% of answers for male and 5.0% for female loop or are garbage (empty, repeated "
+                             "words, a letter run, another script); every other measure scores them like normal "
+                             "answers, so read those rows with this in mind."]  # fmt: skip
+    else:
+        assert sentences == []
+    assert "Degenerate Rate (%)" in render_markdown(result)
