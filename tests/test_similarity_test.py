@@ -140,7 +140,9 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
     page, markdown = (out / "gender" / "report.html").read_text(), (out / "gender" / "report.md").read_text()
     assert 'id="similarity"' in page and "differs from the baseline" in page  # the axis' own report shows it too
     assert 'id="in-plain-words"' in page and "gender in plain words" in index  # and the plain-language summary
-    assert "the answer changes in 100.0% of pairs, against 0.0% when one context is asked twice" in page
+    assert "the answer changes in 100.0% of pairs, against" not in page  # greedy and deterministic: no sampling noise
+    assert "With greedy decoding the model answers the same context identically (20 of 20" in page
+    assert "changes the answer in 100.0% of pairs (40 of 40): more than zero" in page
     assert "## Counterfactual answers against the no-effect baseline" in markdown
     assert "| exact | 1.000 | 0.000 | +1.000 |" in markdown
     bad = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",

@@ -30,7 +30,11 @@ def similarity(
     model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    methods: str = typer.Option("exact,rouge_l,answered,length_ratio", "--methods", help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM), answered (one side only answered), length_ratio."),
+    methods: str = typer.Option(
+        "exact,rouge_l,answered,length_ratio",
+        "--methods",
+        help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM), answered (one side only answered), length_ratio.",
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
     sample: bool = SAMPLE,
     temperature: float = TEMPERATURE,
@@ -47,11 +51,18 @@ def similarity(
     output: str | None = typer.Option(None, "-o", "--output", help="Write the result as JSON to this file."),
     json_out: bool = typer.Option(False, "--json", help="Write the result to stdout as JSON; messages go to stderr."),
 ) -> None:
-    """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice)."""
+    """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice).
+
+    Under greedy decoding (the default) a model found deterministic on a few contexts asked
+    again has a baseline of zero: the test is one against zero change. Under --sample, a model
+    or server whose re-asks are identical far beyond chance (it ignores sampling or the seed)
+    gets a warning. A method differs only when its test and its 95% interval agree.
+    """
     from rich.table import Table
 
     import fairtalk
     from fairtalk.cli._output import progress_bars
+    from fairtalk.report.similarity_table import VERDICT_DISAGREE, similarity_basis, similarity_row
 
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
     settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
@@ -65,6 +76,8 @@ def similarity(
     if output is not None:
         result.write(output)
         info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
+    for warning in result.warnings:  # on stderr under --json, like every message
+        say(f"warning: {warning}", style="bold yellow")
     if json_out:
         print_json(result.to_dict())
         return
@@ -72,10 +85,12 @@ def similarity(
     for header in ("method", "counterfactual", "baseline", "difference", "95% CI", "p adj.", "verdict"):
         table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
     for row in result.rows:
-        low, high = row.ci95
-        ci = "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"
-        p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
-        table.add_row(row.method, f"{row.counterfactual:.3f}", f"{row.baseline:.3f}", f"{row.difference:+.3f}", ci, p,
-                      "differs from baseline" if row.detected else "no difference shown")  # fmt: skip
+        cells = similarity_row(row)
+        table.add_row(row.method, cells["counterfactual"], cells["baseline"], cells["difference"], cells["ci95"],
+                      cells["p_adjusted"], cells["verdict"], style="bold" if row.detected else None)  # fmt: skip
     console.print(table)
+    say(similarity_basis(result))
+    for row in result.rows:
+        if row.verdict == VERDICT_DISAGREE:
+            say(f"{row.method}: {row.note}")
     say(f"model {result.model}")

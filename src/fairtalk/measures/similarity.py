@@ -11,6 +11,10 @@ seeds). Per pair ``i``::
 
 and the paired test of ``counterfactual - baseline`` over pairs (or dialogues) is the verdict.
 A model that ignores the group has both equal in expectation, whatever its sampling noise.
+Under greedy decoding a deterministic model answers a context asked twice identically: its
+baseline is zero, and the test is one against zero change (:func:`same_answers` is how the
+pipeline checks that re-asks are identical, and :func:`n_words` which answers are long enough
+to tell a model that samples from one that ignores sampling).
 
 Similarities (1 = the same answer):
 
@@ -33,6 +37,8 @@ Examples
 [1.0, 0.0]
 >>> pair_similarity(["Sure, here it is.", "I'm not sure."], ["Fine.", "Fine."], methods=("answered",))["answered"].tolist()
 [1.0, 0.0]
+>>> same_answers(["Hi  sir.", "Hi sir."], ["Hi sir.", "hi sir."]).tolist()  # whitespace aside, word for word
+[True, False]
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from fairtalk.errors import SpecError
 from fairtalk.measures._text import tokenize
 from fairtalk.measures.refusal import Refusal
 
-__all__ = ["SIMILARITY_METHODS", "pair_similarity", "rouge_l"]
+__all__ = ["SIMILARITY_METHODS", "n_words", "pair_similarity", "rouge_l", "same_answers"]
 
 #: The similarity methods: of the answers' text (cheapest first), then of whether and how long they answer.
 SIMILARITY_METHODS: tuple[str, ...] = ("exact", "rouge_l", "cosine", "answered", "length_ratio")
@@ -81,6 +87,18 @@ def rouge_l(a: str, b: str) -> float:
 
 def _normalised(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def same_answers(texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
+    """Whether each aligned pair of answers is the same word for word (runs of whitespace aside; case and punctuation count)."""
+    if len(texts_a) != len(texts_b):
+        raise SpecError(_MSG_LENGTHS.format(n_a=len(texts_a), n_b=len(texts_b)))
+    return np.fromiter((a.split() == b.split() for a, b in zip(texts_a, texts_b)), dtype=bool, count=len(texts_a))
+
+
+def n_words(texts: Sequence[str]) -> np.ndarray:
+    """The number of words of each text, on fairtalk's tokens (as ``length_ratio`` counts them)."""
+    return np.fromiter((len(tokenize(t)) for t in texts), dtype=np.int64, count=len(texts))
 
 
 def _cosine(texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
@@ -130,8 +148,7 @@ def pair_similarity(
             refused = Refusal()
             out[method] = (refused.score(texts_a)["refusal_rate"] == refused.score(texts_b)["refusal_rate"]).astype(np.float64)
         elif method == "length_ratio":
-            words_a = np.fromiter((len(tokenize(t)) for t in texts_a), dtype=np.float64, count=n)
-            words_b = np.fromiter((len(tokenize(t)) for t in texts_b), dtype=np.float64, count=n)
+            words_a, words_b = n_words(texts_a).astype(np.float64), n_words(texts_b).astype(np.float64)
             out[method] = 1.0 - np.abs(np.log1p(words_a) - np.log1p(words_b))
         else:
             out[method] = np.asarray((cosine or _cosine)(texts_a, texts_b), dtype=np.float64)

@@ -1,4 +1,17 @@
-"""The result of the counterfactual similarity test: whether swapping the group changes answers more than sampling does."""
+"""The result of the counterfactual similarity test: whether swapping the group changes answers more than asking again does.
+
+How the baseline was had depends on the decoding (``SimilarityResult.baseline_kind``):
+
+- ``"measured"``: side A's context asked twice more per pair; under sampling, the model's own
+  sampling noise (and the re-asks are checked for a model or server that ignores sampling or
+  the seed: ``reask_check["kind"] == "sampling"``);
+- ``"zero"``: greedy decoding and a model found deterministic on a sample of re-asks
+  (``reask_check["kind"] == "determinism"``): asked again, it gives the same answer, so the
+  baseline is zero and the test is one against zero change.
+
+Anything the reader must know before trusting the rows (a model not deterministic under
+greedy decoding, sampling that seems ignored) is in ``warnings``.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +25,16 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 
-__all__ = ["SimilarityResult", "SimilarityRow"]
+__all__ = [
+    "BASELINE_KINDS", "VERDICT_DIFFERS", "VERDICT_DISAGREE", "VERDICT_NOT_SHOWN", "SimilarityResult", "SimilarityRow",
+]  # fmt: skip
+
+#: The row verdicts: both the test and the interval say different; neither does; only one of them does.
+VERDICT_DIFFERS = "differs"
+VERDICT_NOT_SHOWN = "no difference shown"
+VERDICT_DISAGREE = "test and interval disagree"
+#: How the baseline was had: asked (``measured``), or known to be zero (a deterministic model under greedy decoding).
+BASELINE_KINDS = ("measured", "zero")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +43,10 @@ class SimilarityRow:
 
     ``difference`` is counterfactual - baseline (positive: the group swap changes answers more
     than asking again does), with its 95% interval and the paired test's p over pairs (or
-    dialogues), corrected over the methods (Holm) into ``p_adjusted``.
+    dialogues), corrected over the methods (Holm) into ``p_adjusted``. ``detected`` needs both
+    the test (``p_adjusted < alpha``) and the interval (0 outside it, when there is one): when
+    only one of them says different, ``verdict`` is :data:`VERDICT_DISAGREE` and ``note``
+    says which, and the row does not count as a difference.
     """
 
     method: str
@@ -35,12 +60,25 @@ class SimilarityRow:
     p_adjusted: float | None
     detected: bool
     note: str | None = None
+    verdict: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            object.__setattr__(self, "verdict", VERDICT_DIFFERS if self.detected else VERDICT_NOT_SHOWN)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"method": self.method, "n_pairs": self.n_pairs, "counterfactual": self.counterfactual,
                 "baseline": self.baseline, "difference": self.difference, "ci95": list(self.ci95), "test": self.test,
-                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected, "note": self.note}  # fmt: skip
+                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected, "verdict": self.verdict,
+                "note": self.note}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SimilarityRow:
+        """The row of a ``similarity.json`` entry (the inverse of :meth:`to_dict`)."""
+        fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted",
+                  "detected", "note", "verdict"}  # fmt: skip
+        return cls(ci95=tuple(data.get("ci95") or (None, None)), **{k: v for k, v in data.items() if k in fields})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +86,14 @@ class SimilarityResult:
     """Counterfactual answer pairs against a no-effect baseline, per similarity method.
 
     The baseline answers the *same* context twice, with the seeds a counterfactual pair's two
-    sides get: what sampling alone changes. A model that ignores the group has
-    ``counterfactual == baseline`` in expectation, however much it samples.
+    sides get: what asking again alone changes. A model that ignores the group has
+    ``counterfactual == baseline`` in expectation, however much it samples. Under greedy
+    decoding a model that answers a sample of re-asks identically has a baseline of zero
+    (``baseline_kind == "zero"``): the test is then one against zero change.
+
+    ``sampled`` says whether sampling was asked for; ``reask_check`` holds the counts of the
+    re-ask check (determinism under greedy decoding, sampling that is not ignored under
+    sampling); ``warnings`` what that check found wrong, in words.
     """
 
     axis: str
@@ -60,16 +104,41 @@ class SimilarityResult:
     n_clusters: int | None
     rows: tuple[SimilarityRow, ...]
     summary: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    sampled: bool = True
+    baseline_kind: str = "measured"
+    reask_check: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    warnings: tuple[str, ...] = ()
 
     def detected(self) -> tuple[str, ...]:
-        """The methods whose counterfactual divergence differs from the baseline (adjusted p < alpha)."""
+        """The methods whose counterfactual divergence differs from the baseline (test and interval agree)."""
         return tuple(row.method for row in self.rows if row.detected)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``similarity.json``)."""
         return {"axis": self.axis, "model": self.model, "alpha": self.alpha, "seed": self.seed,
-                "n_pairs": self.n_pairs, "n_clusters": self.n_clusters, "rows": [r.to_dict() for r in self.rows],
+                "n_pairs": self.n_pairs, "n_clusters": self.n_clusters, "sampled": self.sampled,
+                "baseline_kind": self.baseline_kind, "reask_check": dict(self.reask_check),
+                "warnings": list(self.warnings), "rows": [r.to_dict() for r in self.rows],
                 "summary": dict(self.summary)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SimilarityResult:
+        """Read a result back from its ``similarity.json`` dict (the inverse of :meth:`to_dict`).
+
+        Examples
+        --------
+        >>> result = SimilarityResult("gender", "m", 0.05, 0, 0, None, (), sampled=False, baseline_kind="zero")
+        >>> SimilarityResult.from_dict(result.to_dict()) == result
+        True
+        """
+        return cls(
+            axis=data["axis"], model=data["model"], alpha=data["alpha"], seed=data["seed"], n_pairs=data["n_pairs"],
+            n_clusters=data.get("n_clusters"), rows=tuple(SimilarityRow.from_dict(r) for r in data.get("rows") or ()),
+            summary=MappingProxyType(dict(data.get("summary") or {})), sampled=data.get("sampled", True),
+            baseline_kind=data.get("baseline_kind", "measured"),
+            reask_check=MappingProxyType(dict(data.get("reask_check") or {})),
+            warnings=tuple(data.get("warnings") or ()),
+        )  # fmt: skip
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write ``to_dict()`` as JSON, atomically (the file is whole or untouched)."""
