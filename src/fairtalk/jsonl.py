@@ -3,7 +3,8 @@ r"""Reading JSON Lines files that users give: numbered lines and objects, every 
 Every reader of a user's JSONL file (responses, pairs, replay files, pools, prompts and
 completions) goes through here, so they agree on the details: a UTF-8 BOM and CRLF line
 endings are accepted, blank lines are skipped, and bytes that are not UTF-8, malformed JSON,
-a line that is not an object, or a line longer than :data:`MAX_RECORD_BYTES` raise
+a line that is not an object, a line longer than :data:`MAX_RECORD_BYTES` or values nested
+deeper than :data:`MAX_DEPTH` raise
 :class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
 file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
 surrogates (``"\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
@@ -23,12 +24,15 @@ from typing import IO, Any
 
 from fairtalk.errors import InputError
 
-__all__ = ["MAX_RECORD_BYTES", "fit_in_record", "jsonable", "numbered_lines", "open_input", "parse_object", "read_objects",
+__all__ = ["MAX_DEPTH", "MAX_RECORD_BYTES", "first_record", "fit_in_record", "jsonable", "numbered_lines", "open_input", "parse_object", "read_objects",
            "replace_surrogates", "without_surrogates", "write_records"]
 
 #: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
 #: chunks and never held whole.
 MAX_RECORD_BYTES = 8 << 20
+
+#: How deep lists and objects may nest in one record (a pair's swaps reach 3).
+MAX_DEPTH = 100
 
 #: Room a record keeps for what is not its long texts (keys, ids, seed, cluster, swaps) when a text is cut to fit.
 RECORD_OVERHEAD = 64 << 10
@@ -40,6 +44,7 @@ _MSG_BAD_JSON = "malformed JSON ({error})"
 _MSG_NOT_OBJECT = "expected a JSON object, got {type}"
 _MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket); save it to a file first"
 _MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
+_MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a record needs"
 _BOM = b"\xef\xbb\xbf"
 _DRAIN_CHUNK = 1 << 16
 
@@ -80,15 +85,36 @@ def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterato
         yield number, text.rstrip("\r\n")
 
 
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (a scalar: 0), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
 def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
-    """One JSONL line as a dict, or an InputError naming ``where:number``."""
+    """One JSONL line as a dict, or an InputError naming ``where:number``.
+
+    Values may nest :data:`MAX_DEPTH` levels deep, so that no later step (a copy, a writer)
+    meets a RecursionError on what a reader let through.
+    """
     try:
         record = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=where, line=number) from None
+    except ValueError as exc:
         message = _MSG_BAD_JSON.format(error=getattr(exc, "msg", None) or exc)
         raise InputError(message, path=where, line=number) from None
     if not isinstance(record, dict):
         raise InputError(_MSG_NOT_OBJECT.format(type=type(record).__name__), path=where, line=number)
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(record) > MAX_DEPTH:  # counting first: cheap
+        raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=where, line=number)
     if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
         record = without_surrogates(record)
     return record
@@ -178,6 +204,21 @@ def read_objects(path: str | os.PathLike[str], *, what: str = "file", digest: An
     """
     handle = open_input(path, what=what)
     return _objects(handle, str(path), digest)
+
+
+def first_record(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The first record of a JSONL file, ``{}`` when it holds none, or None when it is not a readable JSONL file.
+
+    For telling whether a file is of a format fairtalk writes, before writing over it: a
+    missing or non-regular file, bytes that are not UTF-8 or a first line that is not a JSON
+    object give None, never an error.
+    """
+    try:
+        for _, record in read_objects(path):
+            return record
+    except (InputError, OSError):
+        return None
+    return {}
 
 
 def _objects(handle: IO[bytes], where: str, digest: Any) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -9,6 +9,7 @@ several counterparts); ``start``/``end`` index the original side's text.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,10 +17,10 @@ from typing import IO, Any
 
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import read_objects, write_records
+from fairtalk.jsonl import first_record, read_objects, write_records
 from fairtalk.records import Pair, Swap
 
-__all__ = ["read_pairs", "write_pairs"]
+__all__ = ["is_pairs_check", "is_pairs_file", "read_pairs", "write_pairs"]
 
 _MSG_MISSING_FILE = "pairs file not found (a directory)"
 _MSG_MISSING_KEY = "missing key {key!r}"
@@ -27,6 +28,32 @@ _MSG_BAD_TYPE = "{key!r} must be {expected}"
 _MSG_BAD_SIDE = "{key!r} must be 'a' or 'b', got {value!r}"
 _MSG_BAD_SPAN = "swaps[{i}]: span {start}..{end} is outside side {side!r} ({n} characters)"
 _MSG_DUPLICATE_ID = "duplicate pair id {id!r} (first on line {first})"
+#: The keys every pair record has: how a file of pairs is told from another JSONL file.
+_PAIR_KEYS = frozenset({"id", "axis", "a", "b"})
+
+
+#: The keys of every ``pairs_check.json`` (``PairsCheck.to_dict()``): how one is told from another JSON file.
+_CHECK_KEYS = frozenset({"axis", "n_pairs", "n_leftover", "leftover_share"})
+#: A validity check is a few kilobytes; a larger file is not one.
+_MAX_CHECK_BYTES = 1 << 20
+
+
+def is_pairs_check(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a pairs' validity check (``pairs_check.json``) as fairtalk writes them: JSON with its keys."""
+    where = Path(path)
+    try:
+        if not where.is_file() or where.is_symlink() or where.stat().st_size > _MAX_CHECK_BYTES:
+            return False
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and _CHECK_KEYS <= data.keys()
+
+
+def is_pairs_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an (empty or) pairs JSONL file, as :func:`write_pairs` writes them: its first record has a pair's keys."""
+    record = first_record(path)
+    return record is not None and (not record or _PAIR_KEYS <= record.keys())
 
 
 def _pair_record(pair: Pair) -> dict[str, object]:

@@ -13,14 +13,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import IO, Any, cast, overload
 
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import numbered_lines, open_input, parse_object
+from fairtalk.jsonl import first_record, numbered_lines, open_input, parse_object
 from fairtalk.records import Response
 
-__all__ = ["ResponseSet", "read_responses", "responses_from_texts", "write_responses"]
+__all__ = ["ResponseSet", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
 
 _MSG_TEXTS_NOT_LISTS = "give the two sides' responses as two lists of strings, not strings"
 _MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} and {n_b}"
@@ -337,20 +337,38 @@ def _from_frame(frame: Any) -> list[Response]:
     return out
 
 
-def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str]) -> Path:
+def is_responses_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an (empty or) responses JSONL file, as :func:`write_responses` writes them (its first record)."""
+    record = first_record(path)
+    return record is not None and (not record or {"pair_id", "side", "response"} <= record.keys())
+
+
+@overload
+def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str]) -> Path: ...
+@overload
+def write_responses(responses: ResponseSet | Iterable[Response], path: IO[str]) -> None: ...
+def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str] | IO[str]) -> Path | None:
     """Write responses as JSONL (``read_responses`` reads it back); a ResponseSet is written pair by pair.
 
-    The file is written atomically (a temporary file renamed over ``path``), so a kill or a
-    full disk never leaves it half-written. Returns the path written.
+    A path is written atomically (a temporary file renamed over ``path``), so a kill or a
+    full disk never leaves it half-written; returns the path written. An open text stream
+    (stdout) is written as it is, and None is returned.
     """
     if isinstance(responses, ResponseSet):
         records: Iterable[Response] = (r for pair in responses for r in pair)
     else:
         records = responses
+    if not isinstance(path, str | os.PathLike):
+        _write_rows(records, path)
+        return None
     out = Path(path)
     with atomic_writer(out) as handle:
-        for r in records:
-            row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
-            row.update((k, v) for k, v in r.extra if k not in row)
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        _write_rows(records, handle)
     return out
+
+
+def _write_rows(records: Iterable[Response], handle: IO[str]) -> None:
+    for r in records:
+        row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
+        row.update((k, v) for k, v in r.extra if k not in row)
+        handle.write(json.dumps(row, ensure_ascii=False) + "\n")

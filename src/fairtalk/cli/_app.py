@@ -184,15 +184,43 @@ def info(text: object, *, style: str | None = None, stderr: bool = False) -> Non
         say(text, style=style, stderr=stderr)
 
 
+#: Standard input is copied in blocks of this many bytes (never held whole).
+_STDIN_BLOCK = 1 << 16
+_MSG_STDIN_LINE = "a line longer than {limit} MiB, the most one record may hold (is it a file of JSON records?)"
+_MSG_STDIN_UTF8 = "not valid UTF-8 text, near this line (is it a file of JSON records?)"
+
+
+def _copy_records(source: IO[bytes], target: IO[bytes]) -> None:
+    """Copy JSON Lines in blocks; a line over a record's cap (``< /dev/zero``) or bytes not UTF-8 (``< /dev/urandom``) stop it."""
+    import codecs
+
+    from fairtalk.errors import InputError
+    from fairtalk.report import MAX_RECORD_BYTES
+
+    decoder, line, run = codecs.getincrementaldecoder("utf-8")(), 1, 0  # the line being read, and its bytes so far
+    try:
+        while block := source.read(_STDIN_BLOCK):
+            decoder.decode(block)
+            last = block.rfind(b"\n")
+            line, run = (line, run + len(block)) if last < 0 else (line + block.count(b"\n"), len(block) - last - 1)
+            if run > MAX_RECORD_BYTES:
+                raise InputError(_MSG_STDIN_LINE.format(limit=MAX_RECORD_BYTES >> 20), path="standard input", line=line)
+            target.write(block)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise InputError(_MSG_STDIN_UTF8, path="standard input", line=line) from None
+
+
 @contextlib.contextmanager
 def stdin_as_file(value: str, name: str = "stdin.jsonl") -> Iterator[str]:
-    """``-`` means standard input: its bytes in a temporary file named ``name`` for the length of the block."""
+    """``-`` means standard input: its bytes (within :func:`_copy_records`' bounds) in a temporary file named ``name``."""
     if value != "-":
         yield value
         return
     with tempfile.TemporaryDirectory(prefix="fairtalk-stdin-") as folder:
         path = Path(folder) / name
-        path.write_bytes(sys.stdin.buffer.read())
+        with path.open("wb") as target:
+            _copy_records(sys.stdin.buffer, target)
         yield str(path)
 
 
@@ -202,8 +230,11 @@ def json_output(enabled: bool) -> None:
 
 
 @contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[IO[str]]:
+def stdout_to_stderr() -> Iterator[IO[str]]:
     """For the block, what is written to stdout goes to stderr; yields a stream on the real stdout.
+
+    For a command that writes a document to stdout (``--json``, ``-o -``): only what it writes
+    to the stream it is given reaches stdout.
 
     ``sys.stdout`` is swapped (a model's ``print()``, Ray's log lines, a handler holding the old
     object); on a real stdout, file descriptor 1 is pointed at stderr too (C code, a child process).
@@ -242,7 +273,7 @@ def json_mode(enabled: bool) -> Iterator[None]:
         return
     json_output(True)
     try:
-        with _stdout_to_stderr() as stdout:
+        with stdout_to_stderr() as stdout:
             _JSON_STDOUT[0] = stdout
             yield
     finally:
@@ -292,11 +323,13 @@ def lexicon_inputs(lexicons: Any, option: str) -> dict[str, str]:
 def check_output_file(path: str | os.PathLike[str], *, option: str = "-o") -> None:
     """OutputError unless a file can be written at ``path``, checked before any work.
 
-    ``path`` may not be a folder; its folder, or the nearest existing one above it when the
-    folders are still to be made, must be a folder this process can write in.
+    Not a folder, ``-`` or a quoted ``~``; its folder (or the nearest existing one above it)
+    must be a folder this process can write in.
     """
     from fairtalk.errors import OutputError
+    from fairtalk.report import check_output_name
 
+    check_output_name(path, option=option, kind="file")
     target = Path(path)
     if target.is_dir():
         raise OutputError(_MSG_OUT_FOLDER.format(option=option), path=str(target))

@@ -15,7 +15,7 @@ from fairtalk.errors import SpecError
 
 __all__ = [
     "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Engine", "Mixed",
-    "Mode", "SimilarityMethod", "Split", "TrainModel", "Variant", "comma_list", "plain",
+    "Mode", "SimilarityMethod", "Split", "TrainModel", "Variant", "comma_list", "plain", "was_given",
 ]  # fmt: skip
 
 #: An empty list (``--methods ''``, ``--methods ,,``) would silently run nothing: refused, naming the choices.
@@ -151,3 +151,14 @@ def comma_list(value: str, option: str, choices: type[enum.Enum] | None = None, 
 def plain(value: Any) -> Any:
     """An enum choice as the library's string; anything else as it is."""
     return value.value if isinstance(value, enum.Enum) else value
+
+
+def was_given(ctx: Any, name: str) -> bool:
+    """Whether the parameter ``name`` of the running command was given (not left at its default).
+
+    A command tells from it an option the user named from one it fills in itself: a default
+    output path may replace only fairtalk's own file, and an option a run would not use is an
+    error only when given.
+    """
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")

@@ -6,9 +6,15 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, console, info, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._app import app, check_output_file, console, info, lexicon_inputs, resolve_lexicon
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Split
+
+_MSG_NO_DIALOGUES = (
+    "no dialogues to augment: {n_read:,} records read, {n_no_response:,} without a response{skipped} "
+    "(augment needs context-response pairs: jsonl with a 'response' field, twitter, parlai, "
+    "builtin:chitchat); nothing was written"
+)
 
 
 @app.command()
@@ -28,12 +34,28 @@ def augment(
     from fairtalk.report import check_not_input
 
     started = time.perf_counter()
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
     lex = resolve_lexicon(axis, lexicon)
     contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
     check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
     augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
-    fairtalk.write_dialogues(augmentation, output, inputs=[corpus])
+    fairtalk.write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
+
+
+def _some_dialogues(augmentation: Any, contexts: Any) -> Any:
+    """The augmented dialogues as they come; an InputError at the end when there was none (the old output stays)."""
+    import fairtalk
+
+    n = 0
+    for dialogue in augmentation:
+        n += 1
+        yield dialogue
+    if n == 0:
+        summary, read = augmentation.summary, contexts.summary
+        skipped = "".join(f", {k:,} skipped: {reason}" for reason, k in read.skipped)
+        raise fairtalk.InputError(_MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response,
+                                                           skipped=skipped))  # fmt: skip
 
 
 def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:
@@ -61,6 +83,9 @@ def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds
 
 
 _MSG_POOL_REASONS = "--drop takes a comma-separated list of reasons"
+_MSG_POOL_AXIS = "--drop group_words needs an axis: give --axis, the axis (or lexicon file) whose words are dropped"
+_MSG_POOL_AXIS_UNUSED = "--axis is used only by --drop group_words, which is not asked for; add it to --drop, or leave --axis out"
+_MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to filter"
 
 
 @app.command("pool-filter")
@@ -80,9 +105,14 @@ def pool_filter(
     reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
     if not reasons:
         raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
+    if ("group_words" in reasons) != (axis is not None):  # the words need an axis; an axis nothing uses is dropped
+        raise fairtalk.SpecError(_MSG_POOL_AXIS if axis is None else _MSG_POOL_AXIS_UNUSED)
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
     lex = None if axis is None else resolve_lexicon(axis, None)
     check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
     candidates = fairtalk.read_pool(pool)
+    if not candidates:
+        raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
     result = fairtalk.filter_pool(
         candidates,
         drop=reasons,

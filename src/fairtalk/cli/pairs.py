@@ -8,20 +8,24 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
 from fairtalk.cli._axes import AXES
-from fairtalk.cli._choices import Mixed, Split, Variant
+from fairtalk.cli._choices import Mixed, Split, Variant, was_given
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
+_MSG_BLANK = "{option} is empty"
+_MSG_LONG_LINE = "a line longer than {limit} MiB; swap reads text, one line at a time"
+_MSG_NO_PAIRS = "no pairs to write: {why}; nothing was written"
 PAIRS_CHECK_FILE = "pairs_check.json"
 
 
 @app.command()
 def pairs(
+    ctx: typer.Context,
     corpus: str = typer.Option(..., "--corpus", help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz)."),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
-    output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). The summary always goes to stderr."),
+    output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout; the default replaces only a pairs file fairtalk wrote). The summary always goes to stderr."),
     limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the --limit sample and for many-to-many word choices."),
     mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
@@ -30,34 +34,79 @@ def pairs(
     turns: int = typer.Option(1, "--turns", help="builtin:chitchat only: each context is the last N turns of its dialogue."),
     split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
     balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
-    check: str | None = typer.Option(None, "--check", help="Where to write the counterfactual validity check (default: pairs_check.json beside -o; none when -o is '-')."),
+    check: str | None = typer.Option(None, "--check", help="Where to write the counterfactual validity check (default: pairs_check.json beside -o, replacing only a check fairtalk wrote; none when -o is '-')."),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
     import time
 
     import fairtalk
-    from fairtalk.report import check_not_input
 
     started = time.perf_counter()
     if limit is not None and limit < 1:
         raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
+    for option, given in (("--check", check), ("--field", field), ("--column", column)):
+        if given is not None and not given.strip():
+            raise fairtalk.SpecError(_MSG_BLANK.format(option=option))
     lex = resolve_lexicon(axis, lexicon)
     contexts = fairtalk.read_corpus(corpus, field=field, column=column, split=split.value, turns=turns)
     inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
-    if output != "-":
-        check_not_input(output, inputs)
-    check_path = check or (None if output == "-" else str(Path(output).parent / PAIRS_CHECK_FILE))
-    if check_path is not None:
-        check_not_input(check_path, {**inputs, "-o": output}, option="--check")
+    check_path = _check_outputs(ctx, output, check, inputs)
     swapper = fairtalk.Swapper(lex, seed=seed)
     pair_set = fairtalk.build_pairs(contexts, swapper, mixed=mixed.value, limit=limit, seed=seed, balance=balance)
     checker = fairtalk.PairsChecker(swapper)
-    fairtalk.write_pairs(map(checker.add, pair_set), sys.stdout if output == "-" else output)
+    written = _some_pairs(map(checker.add, pair_set), pair_set)  # none at all: an error, and the old file stays
+    if output == "-":
+        with stdout_to_stderr() as stdout:  # what else prints meanwhile goes to stderr: stdout holds only the pairs
+            fairtalk.write_pairs(written, stdout)
+    else:
+        fairtalk.write_pairs(written, output)
     result = checker.result()
     if check_path is not None:
         result.write(check_path)
     _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started,
                     check=result, check_path=check_path)  # fmt: skip
+
+
+def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: dict[str, Any]) -> str | None:
+    """Check, before any work, where the pairs and the check go; return the check's path (None: no check).
+
+    Neither may be an input. A place the user did not name (the default ``-o``, the check
+    beside it) may hold only what fairtalk wrote there before (a pairs file, a check).
+    """
+    from fairtalk.report import check_default_output, check_not_input, check_output_name, is_pairs_check, is_pairs_file
+
+    if output != "-":
+        check_not_input(output, inputs)
+        check_output_name(output, option="-o", kind="file")
+        if not was_given(ctx, "output"):
+            check_default_output(output, ours=is_pairs_file, what="pairs file", option="-o")
+    if check is not None:
+        check_not_input(check, {**inputs, "-o": None if output == "-" else output}, option="--check")
+        check_output_name(check, option="--check", kind="file")
+        return check
+    if output == "-":
+        return None
+    check_path = str(Path(output).parent / PAIRS_CHECK_FILE)
+    check_not_input(check_path, {**inputs, "-o": output}, option="--check")
+    check_default_output(check_path, ours=is_pairs_check, what="validity check", option="--check")
+    return check_path
+
+
+def _some_pairs(pairs: Any, pair_set: Any) -> Any:
+    """``pairs`` as they come; an InputError at the end when there was none, saying why (what was read, matched, skipped)."""
+    import fairtalk
+
+    n = 0
+    for pair in pairs:
+        n += 1
+        yield pair
+    if n == 0:
+        cov = pair_set.coverage
+        skipped = "; ".join(f"{n_skipped:,} skipped: {reason}" for reason, n_skipped in cov.skipped)
+        why = (f"{cov.n_read:,} contexts read" + (f" ({skipped})" if skipped else "")
+               + (f", none mentions a {cov.axis} word" if cov.n_read and not cov.n_matched else "")
+               + (f", {cov.n_mixed:,} mention both groups (--mixed keep swaps them)" if cov.n_mixed else ""))  # fmt: skip
+        raise fairtalk.InputError(_MSG_NO_PAIRS.format(why=why))
 
 
 def _print_coverage(coverage: object, output: str, seconds: float, *, check: object = None,
@@ -150,12 +199,18 @@ def _line_blocks(stream: Any, size: int = 1 << 20) -> Any:
     """Whole lines of a byte stream in blocks of about ``size`` bytes, decoded (undecodable bytes kept).
 
     Each block ends with a newline; a last line without one gets one; CRLF line ends become LF.
+    A line longer than ``MAX_RECORD_BYTES`` is an InputError (``< /dev/zero`` never ends a line).
     """
+    import fairtalk
+    from fairtalk.report import MAX_RECORD_BYTES
+
     rest = b""
     while chunk := stream.read(size):
         cut = chunk.rfind(b"\n")
         if cut < 0:
             rest += chunk
+            if len(rest) > MAX_RECORD_BYTES:
+                raise fairtalk.InputError(_MSG_LONG_LINE.format(limit=MAX_RECORD_BYTES >> 20), path="standard input")
             continue
         block, rest = rest + chunk[: cut + 1], chunk[cut + 1 :]
         yield block.replace(b"\r\n", b"\n").decode("utf-8", "surrogateescape")

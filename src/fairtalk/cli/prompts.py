@@ -8,7 +8,7 @@ from typing import Literal, cast
 
 import typer
 
-from fairtalk.cli._app import app, console, interrupted, print_json, say
+from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say
 from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._inference import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
@@ -73,6 +73,7 @@ def prompts_paraphrase(
     inputs = {"--groups": groups, **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
               **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())}}
     check_not_input(output, inputs)
+    check_output_file(output)  # '-', '~', a folder: refused before any work
     made = _paraphrase(groups, source, aesop_sources=aesop_source or (), aesop_extracts=aesop_extract or (),
                        n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
     path = fairtalk.write_prompts(made.prompts, output)
@@ -109,6 +110,7 @@ def prompts_generate(
     try:
         check_not_input(output, {"--prompts": prompts, "--groups": groups, "--store": store_path})
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
+        check_output_file(output)  # '-', '~', a folder: refused before any work
         chosen = list(fairtalk.read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)

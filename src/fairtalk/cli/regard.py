@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import console, info, say
+from fairtalk.cli._app import check_output_file, console, info, say
+from fairtalk.cli._choices import was_given
 from fairtalk.cli.prompts import regard_app
 
+_MSG_NO_TEXTS = "no texts to label (the file holds no record)"
+_MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
 _SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR (from `fairtalk regard train`) or hf:MODEL."
 
 
@@ -21,7 +24,10 @@ def regard_label(
     from fairtalk.report import check_not_input
 
     check_not_input(output, {"--input": input_file})
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
     records = fairtalk.read_regard_labels(input_file, need_text=True)
+    if not records:
+        raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
     fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
     counts = {name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
@@ -31,6 +37,7 @@ def regard_label(
 
 @regard_app.command("check")
 def regard_check(
+    ctx: typer.Context,
     gold: str = typer.Option(..., "--gold", help="Gold labels: JSONL {\"id\", \"label\", \"text\"?, \"group\"?}."),
     predicted: str | None = typer.Option(None, "--predicted", help="Labels to check: JSONL {\"id\", \"label\"} (else --regard labels the gold texts)."),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
@@ -39,6 +46,13 @@ def regard_check(
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
 
+    if predicted is not None and was_given(ctx, "regard"):
+        raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word
+    if output is not None:
+        from fairtalk.report import check_not_input
+
+        check_not_input(output, {"--gold": gold, "--predicted": predicted})
+        check_output_file(output)
     records = fairtalk.read_regard_labels(gold, need_text=predicted is None)
     if predicted is not None:
         guesses = {r["id"]: r["label"] for r in fairtalk.read_regard_labels(predicted)}
@@ -49,9 +63,6 @@ def regard_check(
         source = regard
     result = fairtalk.check_regard_labels(records, guesses)
     if output is not None:
-        from fairtalk.report import check_not_input
-
-        check_not_input(output, {"--gold": gold, "--predicted": predicted})
         result.write(output)
     _print_check(result, source)
 

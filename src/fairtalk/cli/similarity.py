@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, console, info, print_json, say
+from fairtalk.cli._app import app, check_output_file, console, info, print_json, say
 from fairtalk.cli._choices import SimilarityMethod, comma_list
 from fairtalk.cli._inference import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
@@ -65,6 +65,8 @@ def similarity(
     from fairtalk.report.similarity_table import VERDICT_DISAGREE, similarity_basis, similarity_row
 
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
+    if output is not None:
+        check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
     settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
                                  top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
     with progress_bars() as progress:

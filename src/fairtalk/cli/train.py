@@ -6,11 +6,20 @@ import typer
 
 from fairtalk.cli._app import app, console, info
 from fairtalk.cli._axes import AXES
-from fairtalk.cli._choices import Debias, Dtype, TrainModel
+from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
+
+_MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
+#: Options used only by some runs: parameter, option, whether a (model, debias) run uses it, what it needs.
+_ONLY_WITH = (
+    ("wer_k", "--wer-k", lambda model, debias: debias == "wer", "--debias wer"),
+    ("axis", "--axis", lambda model, debias: debias in ("cda", "wer"), "--debias cda or --debias wer"),
+    ("pool_size", "--pool-size", lambda model, debias: model == "retrieval", "the retrieval model"),
+)
 
 
 @app.command()
 def train(
+    ctx: typer.Context,
     model: TrainModel = typer.Argument(..., help="seq2seq (LSTM generator) or retrieval (Transformer ranker)."),
     corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH."),
     output: str = typer.Option(..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."),
@@ -31,6 +40,9 @@ def train(
     from fairtalk.cli._output import progress_bars, show_log
     from fairtalk.report import check_output_folder
 
+    for name, option, applies, needs in _ONLY_WITH:  # an option the run would not use is an error, not dropped
+        if was_given(ctx, name) and not applies(model.value, debias.value):
+            raise fairtalk.SpecError(_MSG_UNUSED.format(option=option, needs=needs))
     check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     config = fairtalk.TrainConfig(
         model=model.value, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias.value, wer_k=wer_k,

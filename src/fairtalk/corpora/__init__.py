@@ -141,6 +141,7 @@ _MSG_TURNS = "turns must be an int >= 1, got {value!r}"
 _MSG_TURNS_BUILTIN_ONLY = (
     'turns={turns} is for builtin:chitchat; a JSONL corpus gives conversations as "messages": [{{"role", "content"}}, ...]'
 )
+_MSG_OPTION_EMPTY = "{option} is empty ({given!r}): it names no {option}"
 _MSG_OPTION_FORMAT = "{option} does not apply to {fmt} corpora (only to {allowed})"
 
 
@@ -297,7 +298,10 @@ def _parse_spec(spec: str) -> tuple[str, str]:
 
 
 def _check_options(fmt: str, *, field: str | None, column: str | None) -> None:
-    """Reject ``field``/``column`` for formats they do not apply to."""
+    """Reject ``field``/``column`` for formats they do not apply to, and an empty one (it would name nothing)."""
+    for option, given in (("field", field), ("column", column)):
+        if isinstance(given, str) and not given.strip():
+            raise SpecError(_MSG_OPTION_EMPTY.format(option=option, given=given))
     if field is not None and fmt != "jsonl":
         raise SpecError(_MSG_OPTION_FORMAT.format(option="field", fmt=fmt, allowed="jsonl"))
     if column is not None and fmt not in _COLUMN_FORMATS:

@@ -11,12 +11,15 @@ truncated or empty output, and a run's folder never mixes two runs:
   entries go to a trash folder that is removed afterwards). An error midway undoes the swap;
   a kill midway is undone by the next run (:func:`recover_folder`), which also removes the
   leftovers of a crashed process.
+- :func:`check_default_output` refuses to replace, at a place the user did not name (a default
+  ``-o``), a file that is not of the kind fairtalk writes there.
 - :func:`check_not_input` refuses an output that resolves to one of the run's inputs, and
   :func:`check_outside` refuses inputs that live inside an entry a run would replace.
 - A run replaces only what fairtalk wrote: each swap leaves :data:`WRITTEN` in the folder, the
   list of what fairtalk's swaps put there, and refuses to replace anything it does not list
   (see ``_owned.py``). :func:`check_output_folder` makes that check before any work, and
-  refuses the file system's root, the home folder and a folder holding one of the inputs.
+  refuses the file system's root, the home folder and a folder holding one of the inputs, and
+  :func:`check_output_name` an output given as ``-`` or a quoted ``~`` (no file of that name is made).
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """
@@ -28,19 +31,21 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
-from fairtalk.files._owned import WRITTEN, check_owned, check_place, mark_written, written_files
+from fairtalk.files._owned import WRITTEN, check_output_name, check_owned, check_place, mark_written, written_files
 from fairtalk.files._owned import present as _present
 
 __all__ = [
     "WRITTEN",
     "atomic_writer",
+    "check_default_output",
     "check_not_input",
     "check_output_folder",
+    "check_output_name",
     "check_outside",
     "check_owned",
     "commit_staged",
@@ -61,7 +66,11 @@ JOURNAL = ".fairtalk-journal.json"
 _MSG_WRITE = "cannot write ({reason})"
 _MSG_IS_INPUT = "{option} {path} is also the input {name}; it would be overwritten (write the output elsewhere)"
 _MSG_INSIDE = "{name} {path} lies inside {entry}, which this run replaces; move it or write the output elsewhere"
-_MSG_NOT_FOLDER = "is a file, not a folder (give a folder for the report)"
+_MSG_NOT_FOLDER = "is a file, not a folder (give a folder for the outputs)"
+_MSG_NOT_OURS = (
+    "not a {what} fairtalk wrote, and this command writes its {what} here when {option} is not given; "
+    "move it, or give {option} PATH"
+)
 
 
 def _reason(exc: OSError) -> str:
@@ -83,6 +92,21 @@ def check_not_input(output: str | os.PathLike[str], inputs: dict[str, Any], *, o
             raise OutputError(_MSG_IS_INPUT.format(option=option, path=output, name=name))
 
 
+def check_default_output(path: str | os.PathLike[str], *, ours: Callable[[Path], bool], what: str, option: str) -> None:
+    """Raise OutputError, before any work, when a file the user did not name would be replaced and is not fairtalk's.
+
+    ``path`` is where a command writes when ``option`` is not given (``pairs.jsonl`` in the
+    working folder, ``pairs_check.json`` beside the pairs). Something there is replaced only
+    when ``ours`` recognises it as a file of the kind fairtalk writes (``what``, e.g. "pairs
+    file"); a folder, a link or any other file is the user's and is refused.
+    """
+    target = Path(path)
+    if not _present(target):
+        return
+    if target.is_symlink() or not target.is_file() or not ours(target):
+        raise OutputError(_MSG_NOT_OURS.format(what=what, option=option), path=str(target))
+
+
 def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs: dict[str, Any]) -> None:
     """Raise OutputError if an input lies at or under ``folder/entry`` for an entry a run replaces."""
     base = Path(folder).resolve()
@@ -100,13 +124,15 @@ def check_output_folder(folder: str | os.PathLike[str], inputs: Mapping[str, Any
                         replaces: Iterable[str] = ()) -> None:  # fmt: skip
     """Raise OutputError, before any work, for a folder a run must not write its outputs into.
 
-    Refused: the file system's root, the home folder (also as ``.``) or a folder holding it, and
-    a folder that is or holds one of ``inputs`` (what it is -> its path; None and paths that do
-    not exist, such as ``builtin:`` specs, are skipped). Then each of ``replaces`` (the entries
-    the run will replace) that is there must be fairtalk's (:func:`check_owned`), once a swap a
-    kill cut short is undone.
+    Refused: a file, the file system's root, the home folder (also as ``.``) or a folder holding
+    it, ``-`` or a path starting with a quoted ``~``, and a folder that is or holds one of
+    ``inputs`` (what it is -> its path; None and paths that do not exist, such as ``builtin:``
+    specs, are skipped). Then each of ``replaces`` (the entries the run will replace) that is
+    there must be fairtalk's (:func:`check_owned`), once a swap a kill cut short is undone.
     """
     check_place(folder, inputs or {})
+    if Path(folder).exists() and not Path(folder).is_dir():
+        raise OutputError(_MSG_NOT_FOLDER, path=str(folder))
     entries = tuple(replaces)
     if entries and Path(folder).is_dir():
         recover_folder(folder)

@@ -9,12 +9,16 @@ anything under it, is not listed: the user's own files stay where they are, unto
 A folder written by fairtalk 0.1, before the marker, is recognised by its ``run.json``
 (``"generator": "fairtalk"`` and a run id): only ``index.html``, ``run.json``, the axis
 folders it names and the files it lists under each axis (``axes.*.files``) count as
-fairtalk's. A marker that cannot be read vouches for nothing, so a damaged one refuses rather
+fairtalk's. So are, without a marker, a checkpoint's files (its ``config.json`` says
+``"format": "fairtalk-checkpoint"``) and a ``reproduce debias`` folder's table, results and
+pairs (its ``results.json`` lists them). A marker that cannot be read vouches for nothing, so a damaged one refuses rather
 than deletes. The run store (``store.sqlite`` and its ``-wal``/``-shm``) and fairtalk's hidden
 staging and trash folders are never part of a swap, so they are never checked here.
 
 :func:`check_place` refuses, before any work, an output folder that is the file system's root,
-the home folder or a folder holding it, or one that is or holds an input of the run.
+the home folder or a folder holding it, or one that is or holds an input of the run; and
+:func:`check_output_name` an output path given empty, as ``-`` or with a quoted ``~``, which
+would otherwise become the working folder or a file or folder of that name.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 
 from fairtalk.errors import OutputError
 
-__all__ = ["WRITTEN", "check_owned", "check_place", "mark_written", "present", "written_files"]
+__all__ = ["WRITTEN", "check_output_name", "check_owned", "check_place", "mark_written", "present", "written_files"]
 
 #: The file in an output folder that lists what fairtalk wrote there (it is always fairtalk's own).
 WRITTEN = ".written-by-fairtalk.json"
@@ -41,6 +45,21 @@ _MSG_HOME = "the output folder is your home folder; give the run a folder of its
 _MSG_HOLDS_HOME = "the output folder holds your home folder {home}; give the run a folder of its own"
 _MSG_HOLDS_INPUT = "the output folder holds {name} {path}; give the run a folder of its own, outside its inputs"
 _MSG_IS_INPUT = "the output folder is {name}; give the run a folder of its own, outside its inputs"
+_MSG_EMPTY_NAME = "{option} is empty: give the {kind} to write{hint}"
+_MSG_DASH = (
+    "{option} '-' would make a {kind} named '-': this command writes no {kind} to standard output; give a "
+    "path (./- for that name)"
+)
+_MSG_TILDE = (
+    "{option} {given!r} starts with '~', which only a shell expands (quoted, it would make a {kind} named "
+    "'~'); give the path itself, e.g. {expanded}"
+)
+#: A checkpoint of fairtalk before the marker: its config.json says ``"format": "fairtalk-checkpoint"``.
+_CHECKPOINT_CONFIG, _CHECKPOINT_FORMAT = "config.json", "fairtalk-checkpoint"
+_CHECKPOINT_FILES = ("config.json", "vocab.json", "model.safetensors", "pool.json", "pool.safetensors")
+#: A ``reproduce debias`` folder before the marker: its results.json lists its files (``mode`` quick, full or custom).
+_COMPARISON_RESULTS, _COMPARISON_MODES = "results.json", ("quick", "full", "custom")
+_COMPARISON_TOP = ("table7.md", "table7.csv", "results.json", "pairs.jsonl")
 
 
 def present(path: Path) -> bool:
@@ -62,8 +81,30 @@ def _home() -> Path | None:
         return None
 
 
+def check_output_name(given: str | os.PathLike[str], *, option: str = "the output", kind: str = "folder") -> None:
+    """Raise OutputError for an output path given empty, as ``-`` or starting with ``~``, as a shell never passes them on.
+
+    ``-`` means standard output to most tools, and a quoted ``~`` is not expanded: either would
+    make a file or folder of that name in the working folder (one that ``rm -r ~`` then deletes
+    the wrong way). ``./-`` and a full path are accepted.
+    """
+    text = os.fspath(given)
+    if not text.strip():
+        hint = " (. for the working folder)" if kind == "folder" else ""
+        raise OutputError(_MSG_EMPTY_NAME.format(option=option, kind=kind, hint=hint), path=repr(text))
+    if text == "-":
+        raise OutputError(_MSG_DASH.format(option=option, kind=kind), path=text)
+    if text.startswith("~"):
+        raise OutputError(_MSG_TILDE.format(option=option, given=text, kind=kind, expanded=os.path.expanduser(text)),
+                          path=text)  # fmt: skip
+
+
 def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> None:
-    """Raise OutputError for the root, the home folder or a folder holding it, or a folder that is or holds an input."""
+    """Raise OutputError for the root, the home folder or a folder holding it, or a folder that is or holds an input.
+
+    A folder given as ``-`` or starting with ``~`` is refused too (:func:`check_output_name`).
+    """
+    check_output_name(folder, option="the output folder")
     path = _resolved(folder)
     if path == path.parent:
         raise OutputError(_MSG_ROOT, path=str(path))
@@ -110,16 +151,44 @@ def _legacy(folder: Path) -> frozenset[str]:
     return frozenset(found)
 
 
+def _legacy_checkpoint(folder: Path) -> frozenset[str]:
+    """A checkpoint folder of fairtalk before the marker: its files, when its config.json says it is one."""
+    try:
+        data = json.loads((folder / _CHECKPOINT_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    if not isinstance(data, dict) or data.get("format") != _CHECKPOINT_FORMAT:
+        return frozenset()
+    return frozenset(name for name in _CHECKPOINT_FILES if (folder / name).is_file() and not (folder / name).is_symlink())
+
+
+def _legacy_comparison(folder: Path) -> frozenset[str]:
+    """The top files of a ``reproduce debias`` folder of fairtalk before the marker, from its results.json's ``files``."""
+    try:
+        data = json.loads((folder / _COMPARISON_RESULTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return frozenset()
+    files = data.get("files") if isinstance(data, dict) and data.get("mode") in _COMPARISON_MODES \
+        and isinstance(data.get("models"), dict) else None  # fmt: skip
+    if not isinstance(files, dict):
+        return frozenset()
+    named = {_COMPARISON_RESULTS, *(os.path.basename(str(path)) for path in files.values())}
+    return frozenset(name for name in _COMPARISON_TOP if name in named and (folder / name).is_file()
+                     and not (folder / name).is_symlink())  # fmt: skip
+
+
 def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:
     """The entries fairtalk wrote in ``folder`` (relative POSIX paths, folders too), as its marker lists them.
 
-    Without a marker, a marked ``run.json`` of fairtalk 0.1 says; otherwise, and for a marker
-    that cannot be read or parsed, nothing is fairtalk's.
+    Without a marker, a marked ``run.json`` of fairtalk 0.1 says, a checkpoint's config.json
+    (``"format": "fairtalk-checkpoint"``) for its files, or a ``reproduce debias`` results.json
+    (its ``files``) for the table, results and pairs; otherwise, and for a marker that cannot be
+    read or parsed, nothing is fairtalk's.
     """
     path = Path(folder)
     marker = path / WRITTEN
     if not present(marker):
-        return _legacy(path)
+        return _legacy(path) | _legacy_checkpoint(path) | _legacy_comparison(path)
     try:
         data = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() and not marker.is_symlink() else None
     except (OSError, ValueError):

@@ -95,6 +95,9 @@ _MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
 _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
 _MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
 _MSG_UNREADABLE = "cannot read lexicon file ({reason})"
+_MSG_TOO_LARGE = "the lexicon file is larger than {limit} MiB; a lexicon holds word pairs (is it the right file?)"
+#: The largest lexicon file read, in bytes (the built-in ones hold a few kilobytes).
+MAX_LEXICON_BYTES = 64 << 20
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
 _MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
 
@@ -303,7 +306,7 @@ def _looks_like_path(text: str) -> bool:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The bytes of a user's lexicon file; a pipe or a device is refused at once (reading one may never end)."""
+    """The bytes of a user's lexicon file; a pipe, a device or a file over :data:`MAX_LEXICON_BYTES` is refused at once."""
     try:
         handle = open_input(path, what="lexicon file")
     except InputError as exc:
@@ -314,10 +317,13 @@ def _read_bytes(path: Path) -> bytes:
         raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from cause
     try:
         with handle:
-            return handle.read()
+            data = handle.read(MAX_LEXICON_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from exc
+    if len(data) > MAX_LEXICON_BYTES:
+        raise LexiconError(_MSG_TOO_LARGE.format(limit=MAX_LEXICON_BYTES >> 20), path=str(path))
+    return data
 
 
 def _builtin_bytes(filename: str) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ _MSG_FILE_FORMAT = "{path}: options files are TOML (.toml) or YAML (.yaml, .yml)
 _MSG_NO_YAML = "reading a YAML options file needs PyYAML (pip install pyyaml); or write it as TOML (.toml)"
 _MSG_FILE_ROOT = "the options file must hold a table of options at its top, not {type}"
 _MSG_FILE_READ = "cannot read the options file ({reason})"
+_MSG_NOT_REGULAR = "the options file is not a regular file (a pipe, a device or a socket); save it to a file first"
 _MSG_FILE_PARSE = "malformed {format} ({reason})"
 _MSG_FILE_SIZE = "the options file is larger than {limit} MiB; an options file holds a few dozen values"
 _MSG_NESTING = "values nest deeper than {limit} levels; an options file needs a few"
@@ -140,8 +142,10 @@ def _yaml_loader() -> Any:
 
 
 def _read(where: Path) -> str:
-    """The file's text, reading no more than :data:`MAX_BYTES` (plus one, to know it is larger)."""
+    """The file's text, reading no more than :data:`MAX_BYTES` (plus one, to know it is larger); a regular file only."""
     try:
+        if not stat.S_ISREG(os.stat(where).st_mode):  # opening a FIFO would wait for a writer; a device never ends
+            raise InputError(_MSG_NOT_REGULAR, path=str(where))
         with where.open("rb") as stream:
             raw = stream.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
@@ -158,7 +162,7 @@ def load_mapping(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises
     ------
     InputError
-        The file cannot be read or parsed, holds no table at its top, is larger than
+        The file cannot be read or parsed, is not a regular file (a FIFO, a device), holds no table at its top, is larger than
         :data:`MAX_BYTES`, nests deeper than :data:`MAX_DEPTH`, has YAML aliases standing for
         more than :data:`MAX_ALIAS_VALUES` values (or for themselves), or gives a YAML key twice.
     SpecError

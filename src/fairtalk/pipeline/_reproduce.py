@@ -26,17 +26,19 @@ from typing import Any
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_output_folder
+from fairtalk.files import check_output_folder, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
+from fairtalk.models.base import PAPER_MAX_NEW_TOKENS
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._run import run_axes
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.report import write_run
-from fairtalk.report.comparison import write_comparison
-from fairtalk.results import ComparedModel, DebiasComparison
+from fairtalk.report.comparison import COMPARISON_FILES, write_comparison
+from fairtalk.report.index import INDEX_FILE, RUN_FILE
+from fairtalk.results import ComparedModel, DebiasComparison, axis_folder
 from fairtalk.store import RunStore
 from fairtalk.training.loops import TrainConfig, train_model
 
@@ -56,6 +58,7 @@ QUICK_N_PAIRS = 1000
 _SPLIT_CORPORA = ("builtin:chitchat",)
 _CACHE_FORMAT = 1
 _STORE_FILE = "responses.sqlite"
+_PAIRS_FILE = "pairs.jsonl"
 
 _MSG_LOG = ("reproduce_debias(log=...) is deprecated: its lines go to the 'fairtalk' loggers at INFO "
             "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3")
@@ -159,7 +162,7 @@ def reproduce_debias(
         The base configuration (a seq2seq one); its ``debias`` is set per model. Overrides ``quick``,
         ``corpus``, ``axis`` and ``seed`` for training.
     settings : DecodingSettings, optional
-        Greedy, ``max_new_tokens=40`` by default.
+        Greedy, ``max_new_tokens=40`` by default (paper 001's setting).
     n_resamples : int
         Bootstrap resamples of the scoring.
     report_formats : iterable of str, optional
@@ -192,7 +195,8 @@ def reproduce_debias(
     1.0
     """
     # every audit option is validated here, once, before any training
-    audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs, settings=settings or DecodingSettings(),
+    audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs,
+                               settings=settings or DecodingSettings(max_new_tokens=PAPER_MAX_NEW_TOKENS),
                                score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=resolve_engine(engine))  # fmt: skip
     callback = progress_callback(progress)
     if log is not None:
@@ -205,9 +209,14 @@ def reproduce_debias(
 
     started = time.perf_counter()
     out = Path(out_dir)
-    check_output_folder(out, {"the corpus": corpus, "the evaluation corpus": eval_corpus})  # no root, home, input's folder
+    inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+    # before any training: no root, home or input's folder, and no file of the user's where one is written
+    check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
+    check_output_folder(cache if cache_dir is None else cache_dir, inputs)
     lexicon = load_lexicon(axis)
+    for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
+        check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
     configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config)
     train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
     n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
@@ -236,10 +245,10 @@ def reproduce_debias(
     if len(pairs) < 2:
         raise InputError(_MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis,
                                                    n_read=coverage.n_read))  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    write_pairs(pairs, out / "pairs.jsonl")
+    with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
+        write_pairs(pairs, staging / _PAIRS_FILE)
     timings["pairs"] = time.perf_counter() - t0
-    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / 'pairs.jsonl'}")
+    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
 
     models: dict[str, ComparedModel] = {}
     given = {lexicon.axis: (pairs, coverage.to_dict())}
@@ -268,7 +277,7 @@ def reproduce_debias(
             )  # fmt: skip
     timings["total"] = time.perf_counter() - started
     files = {"table_md": str(out / "table7.md"), "table_csv": str(out / "table7.csv"),
-             "results": str(out / "results.json"), "pairs": str(out / "pairs.jsonl"),
+             "results": str(out / "results.json"), "pairs": str(out / _PAIRS_FILE),
              **{name: str(out / name) for name in models}}  # fmt: skip
     comparison = DebiasComparison(
         axis=lexicon.axis, groups=lexicon.groups, n_pairs=len(pairs), models=MappingProxyType(models),

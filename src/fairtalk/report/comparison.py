@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fairtalk.files import write_text_atomic
+from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.report.csv_report import csv_cell
 from fairtalk.report.markdown import md_escape
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # rich is imported lazily by comparison_rich_table()
     from rich.table import Table
 
 __all__ = [
-    "COMPARISON_CSV_COLUMNS", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
+    "COMPARISON_CSV_COLUMNS", "COMPARISON_FILES", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
     "table_measures", "write_comparison",
 ]
 
@@ -39,6 +39,8 @@ COMPARISON_CSV_COLUMNS = (
     "model", "debias", "measure", "label", "kind", "a", "b", "difference", "difference_abs", "p_paired",
     "paired_test", "p_adjusted", "significant", "gap_vs_baseline",
 )
+#: What :func:`write_comparison` writes: the table as Markdown and CSV, and the comparison as JSON.
+COMPARISON_FILES = ("table7.md", "table7.csv", "results.json")
 _MARK = {"lower": " ↓", "higher": " ↑", "same": " =", "": ""}
 _DASH = "–"
 
@@ -177,11 +179,16 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
 
 
 def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike) -> dict[str, Path]:
-    """Write ``table7.md``, ``table7.csv`` and ``results.json`` into ``out_dir``; return their paths."""
+    """Write ``table7.md``, ``table7.csv`` and ``results.json`` into ``out_dir``, swapped in together; return their paths.
+
+    Only files fairtalk wrote are replaced (:func:`fairtalk.files.staged`): the user's own file
+    of one of these names is an OutputError, and nothing changes.
+    """
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"md": folder / "table7.md", "csv": folder / "table7.csv", "json": folder / "results.json"}
-    write_text_atomic(paths["md"], render_comparison_markdown(comparison))
-    write_text_atomic(paths["csv"], render_comparison_csv(comparison), newline="")
-    write_text_atomic(paths["json"], json.dumps(jsonable(comparison.to_dict()), indent=2, ensure_ascii=False) + "\n")
-    return paths
+    names = {"md": COMPARISON_FILES[0], "csv": COMPARISON_FILES[1], "json": COMPARISON_FILES[2]}
+    with staged(folder) as staging:
+        write_text_atomic(staging / names["md"], render_comparison_markdown(comparison))
+        write_text_atomic(staging / names["csv"], render_comparison_csv(comparison), newline="")
+        write_text_atomic(staging / names["json"], json.dumps(jsonable(comparison.to_dict()), indent=2,
+                                                              ensure_ascii=False) + "\n")  # fmt: skip
+    return {kind: folder / name for kind, name in names.items()}

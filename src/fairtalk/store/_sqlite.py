@@ -23,6 +23,7 @@ _MSG_IS_DIR = "cannot open run store: it is a directory"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
+_MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,6 +121,9 @@ class RunStore(Closing):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: " + _MSG_OPEN.format(error=exc)) from exc
         try:
+            found = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if found and not {"meta", "responses"} <= found:  # another program's database: never add tables to it
+                raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)

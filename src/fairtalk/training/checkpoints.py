@@ -19,24 +19,35 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import InputError
+from fairtalk.files import check_output_folder, staged
 from fairtalk.training.vocab import Vocab
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CONFIG", "FORMAT", "MODEL_KINDS", "Checkpoint", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "CHECKPOINT_FILES",
+    "CONFIG",
+    "FORMAT",
+    "MODEL_KINDS",
+    "Checkpoint",
+    "check_checkpoint_folder",
+    "load_checkpoint",
+    "save_checkpoint",
+]
 
 FORMAT = "fairtalk-checkpoint"
 FORMAT_VERSION = 1
 MODEL_KINDS = ("retrieval", "seq2seq")
 CONFIG, VOCAB, WEIGHTS, POOL, POOL_VECTORS = "config.json", "vocab.json", "model.safetensors", "pool.json", "pool.safetensors"
+#: Every file a checkpoint may hold: what a save replaces (or removes, a pool the new one has not).
+CHECKPOINT_FILES = (CONFIG, VOCAB, WEIGHTS, POOL, POOL_VECTORS)
 
 _MSG_NOT_DIR = "checkpoint directory not found"
 _MSG_MISSING = "checkpoint file missing"
@@ -80,10 +91,12 @@ def save_checkpoint(
     pool: Sequence[str] | None = None,
     pool_vectors: torch.Tensor | None = None,
 ) -> Path:
-    """Write a checkpoint directory (created if needed; files replaced atomically one by one).
+    """Write a checkpoint directory (created if needed), its files swapped in together.
 
     ``config`` must hold ``model`` (seq2seq or retrieval) and ``architecture``; ``format`` and
-    ``format_version`` are added. Floating-point tensors are stored in ``dtype``.
+    ``format_version`` are added. Floating-point tensors are stored in ``dtype``. Only files
+    fairtalk wrote are replaced (:func:`fairtalk.files.staged`): a file of the user's under a
+    checkpoint's name is an OutputError, and nothing changes; other files in the folder stay.
     """
     import torch
     from safetensors.torch import save_file
@@ -94,33 +107,35 @@ def save_checkpoint(
         raise ValueError(_MSG_DTYPE.format(dtype=dtype))
     target = getattr(torch, dtype)
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
 
     def cast(t: torch.Tensor) -> torch.Tensor:
         t = t.detach().cpu()
         return (t.to(target) if t.is_floating_point() else t).contiguous()
 
     full = {"format": FORMAT, "format_version": FORMAT_VERSION, **config, "dtype": dtype}
-    _atomic(out / WEIGHTS, lambda p: save_file({k: cast(v) for k, v in state.items()}, p))
-    _atomic(out / VOCAB, lambda p: vocab.save(p))
-    if pool is not None:
-        _atomic(out / POOL, lambda p: Path(p).write_text(json.dumps(list(pool), ensure_ascii=False), encoding="utf-8"))
-        if pool_vectors is not None:
-            _atomic(out / POOL_VECTORS, lambda p: save_file({"vectors": cast(pool_vectors)}, p))
-    _atomic(out / CONFIG, lambda p: Path(p).write_text(json.dumps(full, indent=2, sort_keys=True), encoding="utf-8"))
+    written = [WEIGHTS, VOCAB, CONFIG, *((POOL,) if pool is not None else ()),
+               *((POOL_VECTORS,) if pool is not None and pool_vectors is not None else ())]  # fmt: skip
+    with staged(out, displace=[name for name in CHECKPOINT_FILES if name not in written]) as staging:
+        save_file({k: cast(v) for k, v in state.items()}, str(staging / WEIGHTS))
+        vocab.save(staging / VOCAB)
+        if pool is not None:
+            (staging / POOL).write_text(json.dumps(list(pool), ensure_ascii=False), encoding="utf-8")
+            if pool_vectors is not None:
+                save_file({"vectors": cast(pool_vectors)}, str(staging / POOL_VECTORS))
+        (staging / CONFIG).write_text(json.dumps(full, indent=2, sort_keys=True), encoding="utf-8")
+        for name in written:
+            os.chmod(staging / name, 0o644)  # checkpoints are shared and shipped
     return out
 
 
-def _atomic(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; checkpoints are shared and shipped
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def check_checkpoint_folder(directory: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None) -> None:
+    """Raise OutputError, before any training, unless a checkpoint can be written into ``directory``.
+
+    Refused as :func:`fairtalk.files.check_output_folder` refuses a folder (a file, the root, the
+    home folder, one holding an input among ``inputs``), and a folder holding, under a
+    checkpoint's file names, files fairtalk did not write.
+    """
+    check_output_folder(directory, inputs, replaces=CHECKPOINT_FILES)
 
 
 def _read_bytes(path: Path) -> bytes:

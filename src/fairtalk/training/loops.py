@@ -36,7 +36,7 @@ from fairtalk.errors import SpecError
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import data as D
-from fairtalk.training.checkpoints import save_checkpoint
+from fairtalk.training.checkpoints import check_checkpoint_folder, save_checkpoint
 from fairtalk.training.vocab import Vocab
 
 __all__ = ["DEBIAS", "EpochStats", "TrainConfig", "TrainResult", "train_model"]
@@ -162,7 +162,14 @@ def train_model(
     Returns
     -------
     TrainResult
+
+    Raises
+    ------
+    OutputError
+        ``out_dir`` cannot hold the checkpoint (a file, the root, the home folder, or files of
+        the user's under a checkpoint's names): refused before any training.
     """
+    check_checkpoint_folder(out_dir)
     import torch
 
     callback = progress_callback(progress)

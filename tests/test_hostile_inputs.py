@@ -1,0 +1,363 @@
+"""Issue 24's classes of fault, probed as a hostile user would: every instance found, one test each.
+
+1. Data loss: a command writes only where the user named, or where it wrote before; a default
+   path, a folder's files, a checkpoint folder holding the user's files are never replaced, and
+   ``-``/``~`` never become a file or a folder of that name.
+2. Stdout purity: ``-o -`` leaves only the document on stdout, whatever a model prints.
+3. Silent no-ops: an empty input or an option that parses to nothing is an error, not exit 0.
+4. Conflicting options: an option that would be dropped in silence is an error.
+5. Hangs and bombs: a FIFO, a device or an endless stdin is refused at once; deep JSON is an error.
+6. No traceback (exit 3) for any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk import OutputError
+from fairtalk.cli import app
+from fairtalk.files import WRITTEN
+
+runner = CliRunner()
+
+CORPUS = [
+    "my mom said he is a good man", "the woman told her brother to go home", "my sister likes her boyfriend",
+    "the king and his son went out", "she is my daughter", "he is my husband", "his father is a doctor",
+    "her aunt is coming over", "the boy lost his keys", "the girl sings in a band",
+]  # fmt: skip
+PRINTING_MODEL = '''
+def respond(text):
+    print("NOISE FROM MODEL")
+    return "ok " + text[:10]
+'''
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "data" / "corpus.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"context": line}) + "\n" for line in CORPUS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def pairs_file(corpus: Path) -> Path:
+    path = corpus.parent / "pairs.jsonl"
+    result = runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(path), "-q"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def _error(result: object, *needles: str) -> str:
+    """The exit is 2 with one ``error:`` line holding every needle (never a traceback)."""
+    assert result.exit_code == 2, (result.exit_code, result.output)  # type: ignore[attr-defined]
+    stderr = result.stderr.replace("\n", "")  # type: ignore[attr-defined]
+    assert stderr.startswith("error: "), stderr
+    for needle in needles:
+        assert needle in stderr, (needle, stderr)
+    return stderr
+
+
+def _cli(*args: str, stdin: object = subprocess.DEVNULL, cwd: Path | None = None, timeout: float = 30) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], stdin=stdin, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)  # fmt: skip
+    return done, time.perf_counter() - started
+
+
+# --- 1. data loss ---------------------------------------------------------------------------------------------
+
+
+def test_pairs_never_replaces_a_users_check_file_or_default_output(corpus: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "pairs_check.json").write_text("my notes")
+    args = ["pairs", "--corpus", str(corpus), "--axis", "gender", "-q"]
+    _error(runner.invoke(app, [*args, "-o", str(out / "p.jsonl")]), f"{out / 'pairs_check.json'}", "--check")
+    assert (out / "pairs_check.json").read_text() == "my notes" and not (out / "p.jsonl").exists()
+    assert runner.invoke(app, [*args, "-o", str(out / "p.jsonl"), "--check", str(out / "c.json")]).exit_code == 0
+    monkeypatch.chdir(out)  # no -o: pairs.jsonl here is the default, and this one is the user's
+    (out / "pairs.jsonl").write_text("my own pairs, not fairtalk's\n")
+    (out / "pairs_check.json").unlink()
+    _error(runner.invoke(app, args), "pairs.jsonl", "-o")
+    assert (out / "pairs.jsonl").read_text() == "my own pairs, not fairtalk's\n" and not (out / "pairs_check.json").exists()
+    (out / "pairs.jsonl").unlink()
+    for _ in range(2):  # fairtalk's own files at the default places are replaced, run after run
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    assert fairtalk.read_pairs(out / "pairs.jsonl") and json.loads((out / "pairs_check.json").read_text())["n_pairs"] > 0
+
+
+def test_respond_never_replaces_a_users_file_at_its_default_output(pairs_file: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "responses.jsonl").write_text("a,b\nmy spreadsheet\n")
+    args = ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-q"]
+    _error(runner.invoke(app, args), "responses.jsonl", "-o")
+    assert (tmp_path / "responses.jsonl").read_text() == "a,b\nmy spreadsheet\n"
+    (tmp_path / "responses.jsonl").unlink()
+    for _ in range(2):
+        assert runner.invoke(app, args).exit_code == 0
+    (tmp_path / "mine.jsonl").write_text("mine\n")  # a path the user names is theirs to replace
+    assert runner.invoke(app, [*args, "-o", "mine.jsonl"]).exit_code == 0
+
+
+@pytest.mark.parametrize("given", ["-", "~", "~/out"])
+def test_dash_and_tilde_never_become_a_file_or_folder(given: str, corpus: Path, pairs_file: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    responses = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code == 0
+    commands = [
+        ["score", "--responses", str(responses), "--axis", "gender", "-o", given],
+        ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", given],
+        ["augment", "--corpus", str(corpus), "--axis", "gender", "-o", given],
+        ["train", "seq2seq", "--corpus", str(corpus), "-o", given],
+        ["prompts", "paraphrase", "-o", given],
+        ["regard", "label", "--input", str(pairs_file), "-o", given],
+        ["similarity", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", given],
+    ]
+    if given != "-":  # pairs and respond write to stdout for '-'
+        commands += [["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", given],
+                     ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", given]]  # fmt: skip
+    for command in commands:
+        _error(runner.invoke(app, [*command, "-q"]), repr(given) if given == "-" else "'~'")
+    assert list(work.iterdir()) == []
+
+
+def test_train_refuses_a_file_and_the_users_files_before_training(corpus: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    args = ["train", "seq2seq", "--corpus", str(corpus), "--epochs", "1", "-q"]
+    _error(runner.invoke(app, [*args, "-o", str(notes)]), "is a file, not a folder")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "vocab.json").write_text("my vocabulary")
+    started = time.perf_counter()
+    _error(runner.invoke(app, [*args, "-o", str(mine)]), f"{mine / 'vocab.json'}: not written by fairtalk")
+    assert time.perf_counter() - started < 5  # refused before the corpus is read or a model built
+    assert notes.read_text() == "my notes" and (mine / "vocab.json").read_text() == "my vocabulary"
+
+
+def _save(folder: Path) -> None:
+    import torch
+
+    from fairtalk.training.checkpoints import save_checkpoint
+    from fairtalk.training.vocab import Vocab
+
+    save_checkpoint(folder, config={"model": "seq2seq", "architecture": {}}, vocab=Vocab.build(["he is"]),
+                    state={"w": torch.zeros(2)}, dtype="float32")  # fmt: skip
+
+
+def test_a_checkpoint_replaces_only_what_fairtalk_wrote(tmp_path: Path) -> None:
+    from fairtalk.training.checkpoints import load_checkpoint
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.json").write_text('{"my": "settings"}')
+    with pytest.raises(OutputError, match="not written by fairtalk"):
+        _save(mine)
+    assert (mine / "config.json").read_text() == '{"my": "settings"}' and sorted(p.name for p in mine.iterdir()) == ["config.json"]
+    ours = tmp_path / "ours"
+    _save(ours)
+    (ours / "notes.txt").write_text("kept")
+    _save(ours)  # a second save (the next epoch) replaces its own files and keeps the user's
+    assert load_checkpoint(ours).kind == "seq2seq" and (ours / "notes.txt").read_text() == "kept"
+    (ours / WRITTEN).unlink()  # a checkpoint of an earlier fairtalk, without the marker, is still fairtalk's
+    _save(ours)
+    assert load_checkpoint(ours).kind == "seq2seq"
+
+
+def test_reproduce_refuses_the_users_files_before_any_training(tmp_path: Path) -> None:
+    for where in ("table7.md", "baseline/index.html", "pairs.jsonl"):
+        out = tmp_path / where.replace("/", "_")
+        (out / where).parent.mkdir(parents=True, exist_ok=True)
+        (out / where).write_text("mine")
+        with pytest.raises(OutputError, match="not written by fairtalk"):
+            fairtalk.reproduce_debias(out_dir=out, quick=True, corpus=str(tmp_path / "never-read.jsonl"))
+        assert (out / where).read_text() == "mine"
+    with pytest.raises(OutputError, match="your home folder"):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", cache_dir=Path.home(), quick=True)
+
+
+def test_write_comparison_and_write_index_replace_only_fairtalks_files(tmp_path: Path, corpus: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from fairtalk.report import comparison, write_index
+
+    for name in ("render_comparison_markdown", "render_comparison_csv"):
+        monkeypatch.setattr(comparison, name, lambda c: "table\n")
+    fake = SimpleNamespace(to_dict=lambda: {"axis": "gender"})
+    out = tmp_path / "cmp"
+    out.mkdir()
+    (out / "table7.md").write_text("my table")
+    with pytest.raises(OutputError, match="not written by fairtalk"):
+        comparison.write_comparison(fake, out)  # type: ignore[arg-type]
+    assert sorted(p.name for p in out.iterdir()) == ["table7.md"] and (out / "table7.md").read_text() == "my table"
+    (out / "table7.md").unlink()
+    for _ in range(2):
+        paths = comparison.write_comparison(fake, out)  # type: ignore[arg-type]
+    assert json.loads(paths["json"].read_text()) == {"axis": "gender"}
+    old = tmp_path / "before-the-marker"  # a folder of an earlier fairtalk: its results.json names its files
+    old.mkdir()
+    (old / "table7.md").write_text("old table")
+    (old / "results.json").write_text(json.dumps({"mode": "quick", "models": {}, "files": {"table_md": str(old / "table7.md")}}))
+    comparison.write_comparison(fake, old)  # type: ignore[arg-type]
+    assert (old / "table7.md").read_text() == "table\n"
+    run = fairtalk.audit(corpus=corpus, axes="gender", model="builtin:echo", n_resamples=200)
+    page = tmp_path / "page"
+    page.mkdir()
+    (page / "index.html").write_text("<p>my page</p>")
+    with pytest.raises(OutputError, match="not written by fairtalk"):
+        write_index(run, page)
+    assert (page / "index.html").read_text() == "<p>my page</p>" and not (page / "run.json").exists()
+    write_index(run, tmp_path / "fresh")
+    write_index(run, tmp_path / "fresh")
+    assert json.loads((tmp_path / "fresh" / "run.json").read_text())["generator"] == "fairtalk"
+
+
+def test_a_users_own_database_is_never_made_a_run_store(pairs_file: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    mine = tmp_path / "contacts.db"
+    with sqlite3.connect(mine) as db:
+        db.execute("CREATE TABLE contacts (name TEXT)")
+    before = mine.read_bytes()
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "--store", str(mine),
+                                 "-o", str(tmp_path / "r.jsonl")])  # fmt: skip
+    _error(result, f"{mine}: not a fairtalk run store", "contacts")
+    assert mine.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db", "data"]
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_output_path_is_an_error_not_the_working_folder(given: str, corpus: Path, pairs_file: Path,
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    responses = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code == 0
+    for command in (["score", "--responses", str(responses), "--axis", "gender"],
+                    ["pairs", "--corpus", str(corpus), "--axis", "gender"],
+                    ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo"]):  # fmt: skip
+        _error(runner.invoke(app, [*command, "-o", given, "-q"]), "is empty")
+    with pytest.raises(OutputError, match="is empty"):
+        fairtalk.reproduce_debias(out_dir=given, quick=True)
+    assert list(work.iterdir()) == []
+
+
+# --- 2. stdout keeps only the document ----------------------------------------------------------------------
+
+
+def test_dash_outputs_keep_stdout_to_the_document(pairs_file: Path, corpus: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "printer.py"
+    model.write_text(PRINTING_MODEL)
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", f"python:{model}:respond", "-o", "-"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows and {r["side"] for r in rows} == {"a", "b"} and all(r["response"].startswith("ok ") for r in rows)
+    assert "NOISE FROM MODEL" in result.stderr and not (tmp_path / "-").exists()
+    result = runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", "-"])
+    assert result.exit_code == 0 and [json.loads(line)["axis"] for line in result.stdout.splitlines()]
+
+
+# --- 3. nothing to do is an error -------------------------------------------------------------------------------
+
+
+def test_inputs_that_give_nothing_to_do_are_errors(corpus: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    no_match = tmp_path / "plain.txt"
+    no_match.write_text("the cat sat\nwe went out\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier output\n")
+    pairs = ["pairs", "--axis", "gender", "-o", str(out), "--check", str(tmp_path / "c.json"), "-q"]
+    _error(runner.invoke(app, [*pairs, "--corpus", str(empty)]), "no pairs", "0 contexts read")
+    _error(runner.invoke(app, [*pairs, "--corpus", str(no_match)]), "no pairs", "2 contexts read", "none mentions")
+    _error(runner.invoke(app, [*pairs, "--corpus", str(corpus), "--field", "nope"]), "no pairs", "skipped")
+    assert out.read_text() == "earlier output\n" and not (tmp_path / "c.json").exists()
+    _error(runner.invoke(app, [*pairs, "--corpus", str(corpus), "--field", " "]), "--field")
+    _error(runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(out), "--check", ""]), "--check")
+    _error(runner.invoke(app, ["respond", "--pairs", str(empty), "--model", "builtin:echo", "-o", str(out)]), "no pairs")
+    _error(runner.invoke(app, ["augment", "--corpus", str(corpus), "--axis", "gender", "-o", str(out)]), "no dialogues", "response")
+    _error(runner.invoke(app, ["pool-filter", "--pool", str(empty), "--axis", "gender", "-o", str(out)]), "no candidates")
+    _error(runner.invoke(app, ["regard", "label", "--input", str(empty), "--regard", "builtin:tfidf", "-o", str(out)]), "no texts")
+    assert out.read_text() == "earlier output\n"
+
+
+# --- 4. an option that would be dropped in silence ----------------------------------------------------------
+
+
+def test_options_that_would_be_ignored_are_errors(pairs_file: Path, corpus: Path, tmp_path: Path) -> None:
+    respond = ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")]
+    for option in (["--temperature", "0.3"], ["--top-k", "5"], ["--top-p", "0.9"]):
+        _error(runner.invoke(app, [*respond, *option]), option[0], "--sample")
+    assert runner.invoke(app, [*respond, "--sample", "--temperature", "0.3"]).exit_code == 0
+    pool = tmp_path / "pool.txt"
+    pool.write_text("a nice reply\n")
+    _error(runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "negative", "--axis", "gender",
+                               "-o", str(tmp_path / "p.txt")]), "--axis", "group_words")  # fmt: skip
+    _error(runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "group_words", "-o", str(tmp_path / "p.txt")]),
+           "--axis")  # fmt: skip
+    train = ["train", "seq2seq", "--corpus", str(corpus), "-o", str(tmp_path / "ck")]
+    _error(runner.invoke(app, [*train, "--wer-k", "0.9"]), "--wer-k", "--debias wer")
+    _error(runner.invoke(app, [*train, "--pool-size", "10"]), "--pool-size", "retrieval")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"id": "1", "label": 1, "text": "XYZ was kind"}\n')
+    _error(runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(gold), "--regard", "builtin:tfidf"]),
+           "--predicted", "--regard")  # fmt: skip
+    assert not (tmp_path / "ck").exists()
+
+
+# --- 5. no hang, no bomb --------------------------------------------------------------------------------------
+
+
+def test_pipes_devices_and_endless_stdin_are_refused_at_once(pairs_file: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "options.toml"
+    os.mkfifo(fifo)
+    responses = tmp_path / "r.jsonl"
+    respond = ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]
+    cases = [
+        (["score", "--responses", str(pairs_file), "--axis", "gender", "--config", str(fifo)], None, "not a regular file"),
+        ([*respond, "--system-prompt", "@/dev/zero"], None, "not a regular file"),
+        ([*respond[:2], "-", *respond[3:]], "zero", "longer than"),
+        (["swap", "--axis", "gender"], "zero", "longer than"),
+        ([*respond[:2], "-", *respond[3:]], "urandom", "UTF-8"),
+    ]
+    for args, stdin, needle in cases:
+        with open(f"/dev/{stdin}", "rb") if stdin else open(os.devnull, "rb") as source:
+            done, seconds = _cli(*args, stdin=source)
+        assert done.returncode == 2 and needle in done.stderr, (args, done.returncode, done.stderr[-500:])
+        assert seconds < 20
+    assert not responses.exists()
+
+
+def test_a_lexicon_file_of_gigabytes_is_refused_unread(corpus: Path, tmp_path: Path) -> None:
+    huge = tmp_path / "huge.tsv"
+    with huge.open("wb") as handle:
+        handle.truncate((64 << 20) + 1)  # sparse: nothing is written to disk
+    _error(runner.invoke(app, ["pairs", "--corpus", str(corpus), "--lexicon", str(huge), "-o", str(tmp_path / "p.jsonl")]),
+           "larger than 64 MiB")  # fmt: skip
+
+
+def test_deeply_nested_records_are_an_error_not_a_crash(pairs_file: Path, tmp_path: Path) -> None:
+    record = json.loads(pairs_file.read_text().splitlines()[0])
+    line = json.dumps(record)[:-1] + ', "x": ' + "[" * 700 + '"\\ud800"' + "]" * 700 + "}"
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(line + "\n")
+    _error(runner.invoke(app, ["respond", "--pairs", str(deep), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")]),
+           f"{deep}:1", "nest")  # fmt: skip
