@@ -148,6 +148,8 @@ def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tm
     assert rs.a[0].response == f"{first.a[::-1]} {item_seed(7, first.id, 'a') % 97}"
     assert rs.b[0].response == f"{first.b[::-1]} {item_seed(7, first.id, 'b') % 97}"
     assert dict(rs.a[0].extra)["seed"] == item_seed(7, first.id, "a")
+    assert seen[0].stage.startswith("loading model python:") and seen[1].finished  # the model's load: a stage (issue 25)
+    seen = seen[2:]
     assert seen[0] == fairtalk.ProgressEvent("responses", 0, 80, "responses")
     assert seen[-1] == fairtalk.ProgressEvent("responses", 80, 80, "responses", finished=True)
     assert [e.done for e in seen] == sorted(e.done for e in seen)
@@ -174,7 +176,8 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
     events: list[fairtalk.ProgressEvent] = []
     run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=events.append, **FAST)
     assert run.model.startswith("builtin:echo")
-    assert list(dict.fromkeys(e.stage for e in events)) == ["gender: pairs", "gender: responses", "gender: scoring"]
+    assert list(dict.fromkeys(e.stage for e in events)) == ["loading the default model", "gender: pairs", "gender: responses",
+                                                            "gender: scoring"]  # fmt: skip
     assert all(sum(e.finished for e in events if e.stage == stage) == 1 for stage in {e.stage for e in events})
     responses = [e for e in events if e.stage == "gender: responses"]
     assert responses[-1].done == responses[-1].total == 20 and responses[-1].unit == "responses"

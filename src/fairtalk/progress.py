@@ -7,7 +7,9 @@ The command line turns both into rich progress bars and log lines on stderr.
 
 Events of one stage share its ``stage`` label: the first has ``done=0``, later ones count
 finished steps, and the last has ``finished=True``. ``total`` is None when the stage does
-not know its length in advance.
+not know its length in advance (loading a model: :meth:`ProgressReporter.stage`). A stage may
+go long without an event (a model that takes minutes to load or to answer its first batch): the
+command line repeats its last state on a timer, so a log still gets a line every few seconds.
 
 Examples
 --------
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from fairtalk.errors import SpecError
 
-__all__ = ["ProgressCallback", "ProgressEvent", "ProgressReporter", "no_third_party_bars", "progress_callback"]
+__all__ = ["ProgressCallback", "ProgressEvent", "ProgressReporter", "loading_label", "no_third_party_bars", "progress_callback"]
 
 _MSG_PROGRESS = "progress must be None or a callable(ProgressEvent), got {type}"
 _MSG_BOOL = (
@@ -145,9 +148,52 @@ class ProgressReporter:
         """Mark the current stage done."""
         self._emit(True, ())
 
+    @contextlib.contextmanager
+    def stage(self, stage: str) -> Iterator[None]:
+        """A stage of unknown length around a block (``"loading model builtin:smollm2"``): started, and finished if it succeeds.
+
+        A block that raises leaves the stage unfinished: its error, not a "done", is what follows.
+
+        Examples
+        --------
+        >>> seen = []
+        >>> with ProgressReporter(seen.append).stage("loading model builtin:echo"):
+        ...     pass
+        >>> [(e.stage, e.total, e.finished) for e in seen]
+        [('loading model builtin:echo', None, False), ('loading model builtin:echo', None, True)]
+        """
+        self.start(stage)
+        yield
+        self.finish()
+
     def _emit(self, finished: bool, metrics: tuple[tuple[str, float], ...]) -> None:
         if self._callback is not None:
             self._callback(ProgressEvent(self._stage, self._done, self._total, self._unit, finished, metrics))
+
+
+_USERINFO = re.compile(r"//[^/?#@]*@")
+
+
+def loading_label(model: object) -> str:
+    """The label of the stage that loads ``model`` (a spec, a responder, or None for the default), without secrets.
+
+    A spec loses its ``?options`` and a URL's ``user:password@``; a responder is named by the
+    first word of its fingerprint.
+
+    Examples
+    --------
+    >>> loading_label("openai:http://me:pw@127.0.0.1:8000/v1#m?timeout=60")
+    'loading model openai:http://127.0.0.1:8000/v1#m'
+    >>> loading_label(None)
+    'loading the default model'
+    """
+    if model is None:
+        return "loading the default model"
+    if isinstance(model, str):
+        return "loading model " + _USERINFO.sub("//", model.split("?")[0])
+    fingerprint = getattr(model, "fingerprint", None)
+    name = fingerprint.split(" ")[0] if isinstance(fingerprint, str) and fingerprint else type(model).__name__
+    return "loading model " + _USERINFO.sub("//", name)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import pytest
 
 from fairtalk import BadResponse, RateLimited, ResponderError, SpecError, TransportError
 from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.models._openai_latency import PROBE_PROMPT
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 GREEDY = DecodingSettings(max_new_tokens=16)
@@ -55,6 +56,11 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.state
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         content = payload["messages"][-1]["content"] if "messages" in payload else payload["prompt"]
+        if content == PROBE_PROMPT:  # the preflight's latency probe (tests/models/test_openai_latency.py): not counted
+            self._send(
+                200, json.dumps({"choices": [{"message": {"content": "1, 2"}, "text": "1, 2", "finish_reason": "length"}]})
+            )
+            return
         with st.lock:
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)

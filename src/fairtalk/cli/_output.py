@@ -7,6 +7,9 @@ the command; :func:`progress_bars` turns events into rich bars on the same conso
 lines print above the bars. When stderr is not a terminal (a CI log, a file), bars would show
 nothing until the end, so progress becomes a plain line per stage every
 ``FAIRTALK_PROGRESS_SECONDS`` seconds (default 10): a run killed midway still leaves a trail.
+Those lines come from a timer thread as well as from events, so a stage that sends none for
+minutes (a model loading, a first batch on a CPU) still gets its line on time
+(``loading model builtin:smollm2… 20 s``, ``gender: responses: 0/160 responses (0%), 30 s``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -23,7 +28,7 @@ from fairtalk.cli._app import err_console, is_quiet, json_output, set_quiet, ter
 if TYPE_CHECKING:
     from fairtalk import ProgressCallback, ProgressEvent
 
-__all__ = ["output_options", "progress_bars", "show_log"]
+__all__ = ["loading_model", "output_options", "progress_bars", "show_log"]
 
 #: The library's loggers all sit under this one.
 LIBRARY_LOGGER = "fairtalk"
@@ -134,38 +139,73 @@ class _Bars:
 class _Lines:
     """A :data:`fairtalk.ProgressCallback` for logs: per stage, a plain line every ``interval`` seconds and at its end.
 
-    A stage that ends within the interval prints nothing, so short commands stay quiet.
+    A stage that ends within the interval prints nothing, so short commands stay quiet. With
+    :meth:`heartbeat` on, a timer thread repeats the latest open stage's last state once it has
+    said nothing for ``interval`` seconds: a stage without events (a model loading, a first batch
+    that takes minutes) still gets a line every ``interval`` seconds.
     """
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
         self._started: dict[str, float] = {}
         self._said: dict[str, float] = {}
+        self._current: tuple[str, ProgressEvent] | None = None  # the stage the timer repeats, and its last event
+        self._lock = threading.Lock()  # events (the command's thread) and the timer thread
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __call__(self, event: ProgressEvent) -> None:
-        now = time.monotonic()
-        stage = terminal_safe(event.stage)
-        started = self._started.setdefault(stage, now)
-        said = self._said.setdefault(stage, now)
-        if event.finished:
-            if now - started >= self.interval:
-                self._say(stage, event, now - started, "done")
-            del self._started[stage], self._said[stage]
-        elif now - said >= self.interval:
-            self._said[stage] = now
-            self._say(stage, event, now - started, "")
+        with self._lock:
+            now = time.monotonic()
+            stage = terminal_safe(event.stage)
+            started = self._started.setdefault(stage, now)
+            said = self._said.setdefault(stage, now)
+            self._current = None if event.finished else (stage, event)
+            if event.finished:
+                if now - started >= self.interval:
+                    self._say(stage, event, now - started, "done")
+                del self._started[stage], self._said[stage]
+            elif now - said >= self.interval:
+                self._said[stage] = now
+                self._say(stage, event, now - started, "")
+
+    def heartbeat(self) -> None:
+        """Start the timer thread (not with an interval of 0: then every event prints already)."""
+        if self.interval > 0 and self._thread is None:
+            self._thread = threading.Thread(target=self._beat, name="fairtalk-progress", daemon=True)
+            self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(min(1.0, self.interval / 4)):
+            with self._lock:
+                if self._current is None:
+                    continue
+                stage, event = self._current
+                now = time.monotonic()
+                if now - self._said[stage] >= self.interval:
+                    self._said[stage] = now
+                    self._say(stage, event, now - self._started[stage], "")
 
     @staticmethod
     def _say(stage: str, event: ProgressEvent, seconds: float, state: str) -> None:
         share = f" ({100 * event.done / event.total:.0f}%)" if event.total else ""
         counted = f"{event.done}/{event.total}" if event.total is not None else str(event.done)
         metrics = "".join(f", {name} {value:.3f}" for name, value in event.metrics)
-        line = f"{stage}: {counted} {event.unit}{share}{metrics}, {seconds:.0f} s{' · ' + state if state else ''}"
+        if event.total is None and not event.done and not metrics:  # a stage of no steps: loading a model
+            line = f"{stage}… {seconds:.0f} s{' · ' + state if state else ''}"
+        else:
+            line = f"{stage}: {counted} {event.unit}{share}{metrics}, {seconds:.0f} s{' · ' + state if state else ''}"
         err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
-        self._started.clear()
-        self._said.clear()
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            self._started.clear()
+            self._said.clear()
+            self._current = None
 
 
 def _interval() -> float:
@@ -184,10 +224,30 @@ def progress_bars() -> Iterator[ProgressCallback | None]:
         yield None
         return
     bars: _Bars | _Lines = _Bars() if err_console.is_terminal else _Lines(_interval())
+    if isinstance(bars, _Lines):
+        bars.heartbeat()
     try:
         yield bars
     finally:
         bars.stop()
+
+
+@contextlib.contextmanager
+def loading_model(spec: str | None) -> Iterator[None]:
+    """A command loading its model itself: a progress stage (``loading model SPEC``) with its own heartbeat.
+
+    The spec is shown without its ``?options`` and a URL's ``user:password@``. A load that fails
+    leaves the stage unfinished: the error follows, not a "done".
+    """
+    from fairtalk import ProgressEvent
+
+    label = "loading the default model" if spec is None else "loading model " + re.sub(r"//[^/?#@]*@", "//", spec.split("?")[0])
+    with progress_bars() as progress:
+        if progress is not None:
+            progress(ProgressEvent(label, 0))
+        yield
+        if progress is not None:
+            progress(ProgressEvent(label, 0, finished=True))
 
 
 def scoring_line(manifest: Any, asked: bool) -> str | None:
@@ -198,5 +258,7 @@ def scoring_line(manifest: Any, asked: bool) -> str | None:
     n = where.get("distinct_responses", 0)
     if where.get("name") == "ray":
         return f"scored on Ray: {n:,} distinct responses in {where['batches']:,} batches, {where['tasks_at_once']} tasks at once"
-    return (f"scored in this process: {n:,} distinct responses, fewer than two Ray batches (score_batch), "
-            "where starting the tasks would cost more than it saves")
+    return (
+        f"scored in this process: {n:,} distinct responses, fewer than two Ray batches (score_batch), "
+        "where starting the tasks would cost more than it saves"
+    )

@@ -20,6 +20,12 @@ the budget. A replica that fails the preflight (down, refusing the key, serving 
 left out of the run with a warning (``skipped_replicas``); only when none passes is that an error.
 The fingerprint (the run store's key) names the first URL: the replicas serve one model.
 
+Latency: when ``timeout`` or ``max_concurrency`` is left out, the preflight times a few short
+requests and chooses them from what it measured (see :mod:`fairtalk.models._openai_latency`;
+logged at INFO, kept in ``tuning``): a CPU server answering one request at a time gets fewer in
+flight and a longer timeout, instead of timeouts that spend the retry budget. A timed-out request's
+error says which option to raise. Without a preflight the defaults hold: 30 s and 8 in flight.
+
 The API key is read from the environment variable named by ``api_key_env`` and sent
 as ``Authorization: Bearer``; without ``api_key_env``, ``OPENAI_API_KEY`` is sent when it is
 set, and a named variable that is unset is an error. The key is kept out of ``repr``, the
@@ -37,9 +43,8 @@ import logging
 import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from fairtalk.errors import (
@@ -50,6 +55,8 @@ from fairtalk.errors import (
     SpecError,
     TransportError,
 )
+from fairtalk.models._openai_latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
+from fairtalk.models._openai_options import OpenAIOptions
 from fairtalk.models._openai_replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
 from fairtalk.models._urls import public_url, shown_url
@@ -72,50 +79,15 @@ _MSG_BEAMS = "openai: servers do not take num_beams > 1"
 _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
 _MSG_BUDGET = "{error}; not retried: the retry budget of this call (retry_budget={total}) is spent"
-_MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried"
-_MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
-_MSG_KEY_ENV = (
-    "openai: api_key_env must name the environment variable that holds the key, got {value!r} "
-    "(leave the option out to send OPENAI_API_KEY when it is set)"
-)
+_MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried%s"
+#: ``timeout`` and ``max_concurrency`` when the user leaves them out and no preflight measured the server.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_CONCURRENCY = 8
 _MSG_KEY_UNSET = "openai: api_key_env={name} names an environment variable that is not set"
 _MSG_BOTH_FORMS = "give the options as an options object or as keywords, not both"
 _MASK = "***"
 _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class OpenAIOptions:
-    """Options of the ``openai:`` adapter (see :class:`OpenAIResponder`)."""
-
-    api_key_env: str | None = None
-    max_concurrency: int = 8
-    timeout: float = 30.0
-    max_retries: int = 5
-    retry_budget: int | None = None
-    backoff: float = 0.5
-    max_backoff: float = 30.0
-    system_prompt: str | None = None
-    mode: Literal["chat", "completion"] = "chat"
-
-    def __post_init__(self) -> None:
-        for name, ok, rule in (
-            ("max_concurrency", self.max_concurrency >= 1, ">= 1"), ("timeout", self.timeout > 0, "> 0"),
-            ("max_retries", self.max_retries >= 0, ">= 0"), ("backoff", self.backoff >= 0, ">= 0"),
-            ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
-            ("max_backoff", self.max_backoff >= 0, ">= 0"),
-        ):  # fmt: skip
-            if not ok:
-                raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
-        if self.api_key_env is not None and not _is_variable_name(self.api_key_env):
-            raise SpecError(_MSG_KEY_ENV.format(value=self.api_key_env))
-
-
-def _is_variable_name(name: str) -> bool:
-    """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
-    return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
-            and name.lower() not in ("none", "null"))  # fmt: skip
 
 
 class OpenAIResponder(BaseResponder):
@@ -133,7 +105,9 @@ class OpenAIResponder(BaseResponder):
         Environment variable holding the key (it must be set). None: ``OPENAI_API_KEY`` when
         set, else no Authorization header.
     max_concurrency, timeout, max_retries : int, float, int
-        Requests in flight, seconds per request, retries per item.
+        Requests in flight, seconds per request, retries per item. ``max_concurrency`` and
+        ``timeout`` left out (None) are chosen from the latency the preflight measures (8 and
+        30 s without one).
     retry_budget : int, optional
         Retries for a whole call, all items together (None: 10% of the items plus 20).
     backoff, max_backoff : float
@@ -169,8 +143,13 @@ class OpenAIResponder(BaseResponder):
         self.in_flight = InFlight()
         self.model = model
         self.api_key_env = options.api_key_env or _DEFAULT_KEY_ENV
-        self.max_concurrency = options.max_concurrency
-        self.timeout = options.timeout
+        self.max_concurrency = DEFAULT_MAX_CONCURRENCY if options.max_concurrency is None else options.max_concurrency
+        self.timeout = DEFAULT_TIMEOUT if options.timeout is None else options.timeout
+        #: what the preflight measured (None: nothing), and what was chosen from it for the last call (a record for
+        #: the run: never part of the fingerprint)
+        self.latency: Latency | None = None
+        self.tuning: Mapping[str, Any] = MappingProxyType({})
+        self._answer: float | None = None  # the measured seconds of an answer alone, for a timed-out request's error
         self.max_retries = options.max_retries
         self.retry_budget = options.retry_budget
         #: the last call's retry budget (``n_used`` of ``total`` retries, ``n_refused`` failures not retried), and the
@@ -241,6 +220,29 @@ class OpenAIResponder(BaseResponder):
                                           timeout=min(self.timeout, PREFLIGHT_TIMEOUT), verify=self.tls.get(),
                                           scrub=self._scrub)  # fmt: skip
         self.in_use, self.skipped_replicas = active, MappingProxyType(skipped)
+        if self.options.timeout is None or self.options.max_concurrency is None:
+            self._measure(headers)
+
+    def _measure(self, headers: Mapping[str, str]) -> None:
+        """Time a few short requests on the first usable replica (:func:`measure_latency`)."""
+        path = "/completions" if self.mode == "completion" else "/chat/completions"
+        self.tuning = MappingProxyType({})
+        set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
+        self.latency = measure_latency(
+            self.urls[self.in_use[0]] + path, self._payload(PROBE_PROMPT, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),
+            public=self.public_urls[self.in_use[0]], mode=self.mode, headers=headers, verify=self.tls.get(),
+            timeout=set_timeout or DEFAULT_TIMEOUT, max_concurrency=set_concurrency or DEFAULT_MAX_CONCURRENCY,
+            scrub=self._scrub)  # fmt: skip
+
+    def _tune(self, max_new_tokens: int) -> None:
+        """Choose the timeout and concurrency left out, for answers of ``max_new_tokens`` (once per length)."""
+        if self.latency is not None and self.tuning.get("max_new_tokens") != max_new_tokens:
+            tuning, record = choose(self.latency, url=self.public_urls[self.in_use[0]], max_new_tokens=max_new_tokens,
+                                    timeout=self.options.timeout, max_concurrency=self.options.max_concurrency,
+                                    n_replicas=len(self.in_use), default_timeout=DEFAULT_TIMEOUT,
+                                    default_concurrency=DEFAULT_MAX_CONCURRENCY)  # fmt: skip
+            self.timeout, self.max_concurrency, self._answer = tuning.timeout, tuning.max_concurrency, tuning.answer
+            self.tuning = MappingProxyType(record)
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed,
@@ -280,6 +282,7 @@ class OpenAIResponder(BaseResponder):
         path = "/completions" if self.mode == "completion" else "/chat/completions"
         failure: ResponderError | None = None
         n_timeouts = 0
+        hint = ""  # a timed-out request's error says which option to raise
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
             index = endpoints.acquire()
@@ -289,12 +292,14 @@ class OpenAIResponder(BaseResponder):
             try:
                 reply = await client.post(url + path, json=payload, timeout=self.timeout * 2**n_timeouts)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                n_timeouts += isinstance(exc, httpx.TimeoutException)  # the next try waits longer
+                timed_out = isinstance(exc, httpx.TimeoutException)
+                n_timeouts += timed_out  # the next try waits longer
+                hint = f"; {timeout_hint(self.timeout, self._answer)}" if timed_out else ""
                 failure = TransportError(_MSG_TRANSPORT.format(
                     url=public, kind=type(exc).__name__, n_attempts=attempt + 1,
-                    error=self._scrub(str(exc) or type(exc).__name__)))  # fmt: skip
+                    error=self._scrub(str(exc) or type(exc).__name__)) + hint)  # fmt: skip
             else:
-                ok = reply.status_code < 500
+                ok, hint = reply.status_code < 500, ""
                 if reply.status_code < 300:
                     answer = parse_reply(reply.text, url=public, mode=self.mode, n_attempts=attempt + 1, scrub=self._scrub)
                     if not isinstance(answer, ResponderError):
@@ -313,7 +318,7 @@ class OpenAIResponder(BaseResponder):
                 break
             if not budget.take():
                 if budget.n_refused == 1:
-                    _LOG.warning(_MSG_BUDGET_LOG, budget.total)
+                    _LOG.warning(_MSG_BUDGET_LOG, budget.total, hint)
                 return type(failure)(_MSG_BUDGET.format(error=failure, total=budget.total))
             await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
         assert failure is not None
@@ -338,6 +343,7 @@ class OpenAIResponder(BaseResponder):
         check_batch(contexts, seeds)
         if settings.num_beams > 1:
             raise SpecError(_MSG_BEAMS)
+        self._tune(settings.max_new_tokens)
         try:
             import httpx
         except ImportError as exc:

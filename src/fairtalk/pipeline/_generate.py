@@ -29,7 +29,7 @@ from fairtalk.jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
 from fairtalk.models import DecodingSettings, RayEngine, Responder, finish_reason, load_responder, preflight, resolve_engine
 from fairtalk.pairs import read_pairs
 from fairtalk.pipeline._engine import open_on_ray
-from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
+from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
 from fairtalk.records import Pair, Response
 from fairtalk.responses import ResponseSet, read_responses
 from fairtalk.results import GenerationSummary
@@ -130,8 +130,11 @@ def cached_model(
     model_version: str | None = None,
     engine: RayEngine | None = None,
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    progress: ProgressReporter | None = None,
 ) -> Iterator[CachingResponder]:
     """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast.
+
+    Loading the model and its preflight are a ``progress`` stage (``loading model SPEC``), so a slow load shows.
 
     With a Ray ``engine`` the model runs on its actors; this process alone writes the store.
     ``max_consecutive_failures`` failed items of one kind in a row stop the run (0 or None: never).
@@ -148,10 +151,11 @@ def cached_model(
         raise
     try:
         with ExitStack() as opened:
-            responder, own_model = open_model(model, model_args, engine=engine, batch_size=batch_size)
-            if own_model:
-                opened.callback(responder.close)
-            preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
+            with (progress or ProgressReporter(None)).stage(loading_label(model)):
+                responder, own_model = open_model(model, model_args, engine=engine, batch_size=batch_size)
+                if own_model:
+                    opened.callback(responder.close)
+                preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
             yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
                                    model_version=model_version,
                                    max_consecutive_failures=max_consecutive_failures)  # fmt: skip
@@ -285,6 +289,7 @@ def generate(
         max_in_flight=None if flight is None else int(flight.most),
         max_concurrency=getattr(cached.responder, "max_concurrency", None) if flight is not None else None,
         retry_budget=retries[0], n_retries=retries[1], n_retries_refused=retries[2],
+        tuning=dict(tuned) if isinstance(tuned := getattr(cached.responder, "tuning", None), Mapping) and tuned else None,
     )
     _LOG.info("%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)", label,
               summary.n_items, summary.model, summary.n_cached, summary.n_generated, summary.n_errors, summary.seconds)
@@ -384,5 +389,5 @@ def respond(
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
                       model_version=model_version, engine=ray,
-                      max_consecutive_failures=max_consecutive_failures) as cached:  # fmt: skip
+                      max_consecutive_failures=max_consecutive_failures, progress=reporter) as cached:  # fmt: skip
         return generate(cached, items, settings, seed=seed, progress=reporter)

@@ -32,7 +32,9 @@ class GenerationSummary:
     requests were sent again (after a 429, a 5xx, a timeout or a lost connection) out of the
     ``retry_budget`` of this run's calls, and ``n_retries_refused`` how many failures were not
     retried because that budget was spent (each then failed alone); all three are None for a
-    model without a retry budget (every adapter but ``openai:``).
+    model without a retry budget (every adapter but ``openai:``). ``tuning`` is what an
+    ``openai:`` preflight measured of the server's latency and the ``timeout`` and
+    ``max_concurrency`` chosen from it (None when nothing was measured; never part of the model's key).
     """
 
     model: str
@@ -52,6 +54,7 @@ class GenerationSummary:
     n_retries: int | None = None
     retry_budget: int | None = None
     n_retries_refused: int | None = None
+    tuning: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -63,6 +66,7 @@ class GenerationSummary:
             "error_counts": dict(self.error_counts), "n_unencodable": self.n_unencodable,
             "max_in_flight": self.max_in_flight, "max_concurrency": self.max_concurrency,
             "n_retries": self.n_retries, "retry_budget": self.retry_budget, "n_retries_refused": self.n_retries_refused,
+            "tuning": None if self.tuning is None else dict(self.tuning),
         }  # fmt: skip
 
 

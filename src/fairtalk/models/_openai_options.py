@@ -1,0 +1,54 @@
+"""The options of the ``openai:`` adapter, validated once: :class:`OpenAIOptions`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fairtalk.errors import SpecError
+
+__all__ = ["OpenAIOptions"]
+
+_MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
+_MSG_KEY_ENV = (
+    "openai: api_key_env must name the environment variable that holds the key, got {value!r} "
+    "(leave the option out to send OPENAI_API_KEY when it is set)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIOptions:
+    """Options of the ``openai:`` adapter (see :class:`~fairtalk.models.openai_compat.OpenAIResponder`).
+
+    ``max_concurrency`` and ``timeout`` left out (None) are chosen from the latency the
+    preflight measures (8 requests in flight and 30 s without a preflight); given, they are kept.
+    """
+
+    api_key_env: str | None = None
+    max_concurrency: int | None = None
+    timeout: float | None = None
+    max_retries: int = 5
+    retry_budget: int | None = None
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    system_prompt: str | None = None
+    mode: Literal["chat", "completion"] = "chat"
+
+    def __post_init__(self) -> None:
+        for name, ok, rule in (
+            ("max_concurrency", self.max_concurrency is None or self.max_concurrency >= 1, ">= 1"),
+            ("timeout", self.timeout is None or self.timeout > 0, "> 0"),
+            ("max_retries", self.max_retries >= 0, ">= 0"), ("backoff", self.backoff >= 0, ">= 0"),
+            ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
+            ("max_backoff", self.max_backoff >= 0, ">= 0"),
+        ):  # fmt: skip
+            if not ok:
+                raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
+        if self.api_key_env is not None and not _is_variable_name(self.api_key_env):
+            raise SpecError(_MSG_KEY_ENV.format(value=self.api_key_env))
+
+
+def _is_variable_name(name: str) -> bool:
+    """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
+    return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
+            and name.lower() not in ("none", "null"))  # fmt: skip
