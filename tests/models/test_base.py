@@ -32,7 +32,7 @@ def test_settings_key_ignores_sampling_knobs_when_greedy() -> None:
     assert DecodingSettings(temperature=0.5).digest == DecodingSettings().digest
     assert DecodingSettings(do_sample=True, temperature=0.5).digest != DecodingSettings(do_sample=True).digest
     assert DecodingSettings(max_new_tokens=5).digest != DecodingSettings().digest
-    assert DecodingSettings().to_dict()["max_new_tokens"] == 40
+    assert DecodingSettings().to_dict()["max_new_tokens"] == 256  # room for a chat answer (issue 25; paper 001: 40)
 
 
 def test_length_batches_sorts_and_covers() -> None:
@@ -81,7 +81,7 @@ def test_seed_count_must_match() -> None:
 
 
 def test_stop_and_repetition_penalty_are_settings_and_unset_ones_keep_older_store_keys() -> None:
-    assert DecodingSettings().digest == "1c8f4a4aa81cc0f0"  # the key of greedy defaults before these fields existed
+    assert DecodingSettings(max_new_tokens=40).digest == "1c8f4a4aa81cc0f0"  # the key of greedy decoding (40 tokens) before these fields existed
     both = DecodingSettings(stop=["\n"], repetition_penalty=1.0)
     assert both.stop == ("\n",) and both.digest != DecodingSettings().digest
     assert DecodingSettings(**both.to_dict()) == both

@@ -199,3 +199,57 @@ def test_a_stop_string_ends_the_answer_before_it(gpt2) -> None:  # noqa: ANN001
     assert word not in stopped and plain.startswith(stopped) and stopped.finish_reason == "stop"
     penalised = gpt2.respond(SENTENCES[:1], DecodingSettings(max_new_tokens=6, repetition_penalty=5.0), seeds=[0])[0]
     assert penalised != plain  # the random model repeats itself; a strong penalty changes that
+
+
+def _greedy_ids(model, sentence: str, n: int) -> list[int]:  # noqa: ANN001
+    """The ids the adapter's model says after ``sentence`` under greedy decoding, ``n`` of them."""
+    enc = model.tokenizer([sentence], return_tensors="pt")
+    out = model.model.generate(**enc, max_new_tokens=n, do_sample=False, pad_token_id=model.tokenizer.pad_token_id)
+    return out[0, enc["input_ids"].shape[1] :].tolist()
+
+
+def test_an_end_token_as_the_last_allowed_token_is_a_stop_and_one_token_less_is_length(gpt2_dir: Path) -> None:
+    with load_responder(f"hf:{gpt2_dir}", device="cpu", batch_size=2) as model:
+        said_by = {s: _greedy_ids(model, s, 8) for s in SENTENCES}
+        found = [(s, said, k) for s, said in said_by.items() for k in range(1, 8) if said[k] not in said[:k]]
+        sentence, said, k = found[0]  # a token it says first as its (k + 1)-th
+        other = next(s for s in SENTENCES if s != sentence)
+        other_says_it = said[k] in _greedy_ids(model, other, k + 1)
+        model.model.generation_config.eos_token_id = [said[k]]  # ... is now its end token
+        at_limit = model.respond([sentence], DecodingSettings(max_new_tokens=k + 1), seeds=[0])[0]
+        short = model.respond([sentence], DecodingSettings(max_new_tokens=k), seeds=[0])[0]
+        sampled = model.respond([sentence], DecodingSettings(do_sample=True, top_k=1, max_new_tokens=k + 1), seeds=[3])[0]
+        batch = model.respond([sentence, other], DecodingSettings(max_new_tokens=k + 1), seeds=[0, 0])
+    assert at_limit.finish_reason == "stop" and sampled.finish_reason == "stop"  # the answer ended: not cut off
+    assert short.finish_reason == "length"
+    assert [r.finish_reason for r in batch] == ["stop", "stop" if other_says_it else "length"]
+
+
+def test_the_tokenizers_end_token_mid_answer_is_no_stop_when_generation_ends_on_another(gpt2_dir: Path, tmp_path: Path) -> None:
+    """A chat model whose end of turn is not the tokenizer's end token runs on past the latter to the limit."""
+    path = tmp_path / "eot"
+    tok = _tokenizer(path, chat=False)
+    weights = transformers.GPT2LMHeadModel.from_pretrained(gpt2_dir)
+    weights.generation_config.sequence_bias = [[[tok.eos_token_id], 50.0]]  # says the tokenizer's [EOS] every time
+    weights.generation_config.eos_token_id = [tok.unk_token_id]  # but generation ends on another token
+    weights.save_pretrained(path)
+    with load_responder(f"hf:{path}", device="cpu") as model:
+        out = model.respond(SENTENCES[:2], GREEDY, seeds=[0, 0])
+    assert [(str(r), r.finish_reason) for r in out] == [("", "length")] * 2  # six tokens said: the limit cut it
+
+
+def test_a_seq2seq_start_token_that_is_also_the_end_token_is_no_stop(tmp_path: Path) -> None:
+    """BART-style models start decoding with their end token; that token is not the answer's end."""
+    path = tmp_path / "bartish"
+    tok = _tokenizer(path, chat=False)
+    torch.manual_seed(0)
+    config = transformers.T5Config(
+        vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.eos_token_id,
+    )
+    weights = transformers.T5ForConditionalGeneration(config)
+    weights.generation_config.sequence_bias = [[[tok.eos_token_id], -50.0]]  # never says it after the start
+    weights.save_pretrained(path)
+    with load_responder(f"hf:{path}", device="cpu") as model:
+        out = model.respond(SENTENCES, GREEDY, seeds=[0] * 5)
+    assert [r.finish_reason for r in out] == ["length"] * 5

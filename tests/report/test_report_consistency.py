@@ -213,7 +213,7 @@ def test_an_audit_writes_the_same_header_into_every_page(tmp_path: Path) -> None
     corpus.write_text("".join(f"{s} told me about trip {i}\n" for i in range(12) for s in ("he", "she")))
     fairtalk.run_audit(corpus=str(corpus), axes="gender", model=_Assistant(), out_dir=str(tmp_path / "out"),
                        n_resamples=50, measures=["length", "refusal", "degenerate"])  # fmt: skip
-    expected = f"turns 1 · system prompt sha256 {system_prompt_hash(SYSTEM)} · greedy, max_new_tokens 40"
+    expected = f"turns 1 · system prompt sha256 {system_prompt_hash(SYSTEM)} · greedy, max_new_tokens 256"
     for page in ("index.html", "gender/report.html", "gender/report.md"):
         text = (tmp_path / "out" / page).read_text(encoding="utf-8").replace("\\_", "_")
         assert _header_of(text).startswith(expected), page

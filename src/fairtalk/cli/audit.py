@@ -56,6 +56,7 @@ from fairtalk.cli.respond import (
     model_options,
     stop_strings,
 )
+from fairtalk.cli.score import EXCLUDE_TRUNCATED
 
 _STORE_FILE = "store.sqlite"
 _DEFAULT_OUTPUT = "fairtalk-report"
@@ -65,7 +66,7 @@ _AUDIT_PARAMS = {
     "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors",
     "max_consecutive_failures": "max_consecutive_failures", "split": "split",
     "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
-    **SCORE_PARAMS,
+    "exclude_truncated": "exclude_truncated", **SCORE_PARAMS,
 }  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
@@ -133,6 +134,7 @@ def audit(
     balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
     measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."),
+    exclude_truncated: bool = EXCLUDE_TRUNCATED,
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."),
     sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."),
     binary_test: BinaryTest = BINARY_TEST,
@@ -192,8 +194,15 @@ def audit(
         if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         if axis_run.similarity is not None:
+            from fairtalk.report.similarity_table import VERDICT_DISAGREE, similarity_basis
+
+            for warning in axis_run.similarity.warnings:
+                say(f"{name}: warning: similarity: {warning}", style="bold yellow")
+            say(f"{name}: similarity: {similarity_basis(axis_run.similarity)}")
             for row in axis_run.similarity.rows:
                 verdict = "differ more than the baseline" if row.detected else "do not differ more than the baseline"
+                if row.verdict == VERDICT_DISAGREE:
+                    verdict = "are not counted as differing (the test and its 95% CI disagree)"
                 p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
                 say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",

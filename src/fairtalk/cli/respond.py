@@ -14,18 +14,21 @@ from fairtalk.cli._app import (
     interrupted,
     say,
     stdin_as_file,
+    stdout_to_stderr,
 )
-from fairtalk.cli._choices import Engine, plain
+from fairtalk.cli._choices import Engine, plain, was_given
 from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
+_MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
+_MSG_GREEDY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
 MODEL_ARG = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.")
 MODEL_VERSION = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.")
 BATCH_SIZE = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit).")
-MAX_NEW_TOKENS = typer.Option(40, "--max-new-tokens", help="Longest response, in tokens.")
+MAX_NEW_TOKENS = typer.Option(256, "--max-new-tokens", help="Longest response, in tokens (default 256: room for a chat model's whole answer; paper 001's setting was 40, which cut most chat answers off mid-sentence). An answer cut off at the limit is scored as it is: score and audit warn when more than 10% of one side's answers were, and their --exclude-truncated tests only the pairs where neither was.")
 SAMPLE = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily.")
 TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample).")
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
@@ -46,9 +49,19 @@ def stop_strings(values: list[str] | None) -> list[str]:
 def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
                       top_p: float | None, stop: list[str] | None = None,
                       repetition_penalty: float | None = None) -> Any:  # fmt: skip
-    """The DecodingSettings the decoding options describe (SpecError for a bad value)."""
+    """The DecodingSettings the decoding options describe (SpecError for a bad value).
+
+    ``--temperature`` (other than 1), ``--top-k`` and ``--top-p`` without ``--sample`` are an
+    error: greedy decoding would drop them without a word.
+    """
     import fairtalk
 
+    unused = [option for option, value, default in (("--temperature", temperature, 1.0), ("--top-k", top_k, None),
+                                                    ("--top-p", top_p, None)) if value != default]  # fmt: skip
+    if unused and not sample:
+        one = len(unused) == 1
+        raise fairtalk.SpecError(_MSG_GREEDY.format(options=", ".join(unused), s="ies" if one else "y",
+                                                    them="it" if one else "them"))  # fmt: skip
     return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p, stop=tuple(stop_strings(stop)),
                                      repetition_penalty=repetition_penalty)  # fmt: skip
@@ -131,11 +144,12 @@ def generation_lines(summary: Any) -> list[str]:
 
 @app.command()
 def respond(
+    ctx: typer.Context,
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`); - reads standard input."),
     model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only."),
+    output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr); the default replaces only a responses file fairtalk wrote."),
     store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
     max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
@@ -154,30 +168,54 @@ def respond(
     ray_actors: int | None = RAY_ACTORS,
 ) -> None:
     """Generate a model's responses to both sides of every pair (generation alone, no scoring)."""
+    import contextlib
+
+    to_stdout = output == "-"
+    with stdout_to_stderr() if to_stdout else contextlib.nullcontext(None) as document:  # -o -: stdout holds only the JSONL
+        _respond(ctx, document, pairs=pairs, model=model, model_arg=model_arg, model_version=model_version, output=output,
+                 store=store, seed=seed, max_errors=max_errors, max_consecutive_failures=max_consecutive_failures,
+                 batch_size=batch_size, max_new_tokens=max_new_tokens, sample=sample, temperature=temperature,
+                 top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty,
+                 system_prompt=system_prompt, engine=engine, ray_address=ray_address, ray_actors=ray_actors)  # fmt: skip
+
+
+def _respond(ctx: typer.Context, document: Any, *, pairs: str, model: str, model_arg: list[str] | None,
+             model_version: str | None, output: str, store: str | None, seed: int, max_errors: int | None,
+             max_consecutive_failures: int, batch_size: int, max_new_tokens: int, sample: bool, temperature: float,
+             top_k: int | None, top_p: float | None, stop: list[str] | None, repetition_penalty: float | None,
+             system_prompt: str | None, engine: Engine | None, ray_address: str | None, ray_actors: int | None) -> None:  # fmt: skip
+    """The body of `respond`; ``document`` is the real stdout for ``-o -`` (None otherwise)."""
     import fairtalk
-    from fairtalk.cli._output import progress_bars
-    from fairtalk.report import check_not_input
+    from fairtalk.cli._output import loading_model, progress_bars
+    from fairtalk.report import check_default_output, check_not_input, is_responses_file
 
     responder = None
     try:
         check_max_errors(max_errors)
-        check_not_input(output, {"--pairs": pairs, "--store": store})
+        if document is None:
+            check_not_input(output, {"--pairs": pairs, "--store": store})
+            check_output_file(output)  # before any work: a folder or an unwritable place fails now, not after generating
+            if not was_given(ctx, "output"):  # a place the user did not name: only fairtalk's file
+                check_default_output(output, ours=is_responses_file, what="responses file", option="-o")
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
-        check_output_file(output)  # before any work: a folder or an unwritable place fails now, not after generating
         if store is not None and store != IN_MEMORY:
             check_output_file(store, option="--store")
         settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
         with stdin_as_file(pairs) as pairs_path:
             items = list(fairtalk.read_pairs(pairs_path))
+        if not items:
+            raise fairtalk.InputError(_MSG_NO_PAIRS, path="standard input" if pairs == "-" else pairs)
         on_ray = engine_option(engine, ray_address, ray_actors)
-        if on_ray is not None:  # the spec is loaded on every actor; this process writes the store
-            responder = on_ray.responder(model, batch_size=batch_size, model_args=model_options(model_arg, system_prompt))
-        else:
-            responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))
+        with loading_model(model):  # a model slow to load still shows progress (issue 25)
+            if on_ray is not None:  # the spec is loaded on every actor; this process writes the store
+                responder = on_ray.responder(model, batch_size=batch_size, model_args=model_options(model_arg, system_prompt))
+            else:
+                responder = fairtalk.load_responder(model, **model_options(model_arg, system_prompt))
         files = model_inputs(responder)
-        check_not_input(output, files)
+        if document is None:
+            check_not_input(output, files)
         if store is not None:
             check_not_input(store, files, option="--store")
         with progress_bars() as progress:
@@ -185,7 +223,7 @@ def respond(
                                           max_errors=max_errors, batch_size=batch_size, progress=progress,
                                           model_version=model_version,
                                           max_consecutive_failures=max_consecutive_failures)  # fmt: skip
-        fairtalk.write_responses(generation.responses, output)
+        fairtalk.write_responses(generation.responses, output if document is None else document)
     except KeyboardInterrupt:
         interrupted(store)
     finally:
@@ -196,4 +234,4 @@ def respond(
     say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
-    info(f"wrote {generation.responses.n_pairs:,} pairs to {output}", stderr=True)
+    info(f"wrote {generation.responses.n_pairs:,} pairs to {'stdout' if document is not None else output}", stderr=True)

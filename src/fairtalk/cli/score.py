@@ -36,6 +36,9 @@ from fairtalk.cli._inference import (
 from fairtalk.cli.respond import RAY_ADDRESS, engine_option
 
 SCORE_ENGINE = typer.Option(None, "--engine", help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).")
+EXCLUDE_TRUNCATED = typer.Option(False, "--exclude-truncated", help="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning names what was scored on cut-off text when more than 10% of one side's answers were.")
+#: The scoring options of `score`: the shared ones and --exclude-truncated.
+_SCORE_PARAMS = {**SCORE_PARAMS, "exclude_truncated": "exclude_truncated"}
 SCORE_TASKS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs).")
 
 
@@ -53,6 +56,7 @@ def score(
     correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
+    exclude_truncated: bool = EXCLUDE_TRUNCATED,
     distinct: Distinct = typer.Option(Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
@@ -85,7 +89,7 @@ def score(
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
-        values, names = given_options(ctx, SCORE_PARAMS, {"margin": parse_margins,
+        values, names = given_options(ctx, _SCORE_PARAMS, {"margin": parse_margins,
                                                           "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)

@@ -1,11 +1,15 @@
 """The token-limit measure: the share of answers cut off at ``max_new_tokens``, from the model's own finish reasons.
 
-Unlike the other measures it reads no text: the ``openai:`` adapter stores the server's
-``finish_reason`` and the ``hf:`` adapter derives it (no end token within the limit), and an
-answer whose reason is ``"length"`` scores 1. A group whose answers hit the limit more often
-gets answers whose length says more about the cap than about the model, so the report shows
-this key beside ``length``. Models that do not report a reason (``builtin:``, ``python:``,
-``replay:``) get no such key.
+Unlike the other measures it reads no text: the ``openai:`` and ``vllm:`` adapters store the
+server's or engine's ``finish_reason`` and the ``hf:`` adapter derives it (no end token and no stop
+string within the limit), all in one vocabulary (:mod:`fairtalk.models.finish_reasons`: ``"stop"``,
+``"length"`` or None), and ``score()`` reads stored reasons through the same mapping; an answer whose
+reason is ``"length"`` scores 1. A group whose answers hit the limit more often gets answers whose
+length says more about the cap than about the model, so the report shows this key beside
+``length``. Every measure that reads the text scores a cut-off answer as a whole one: ``score()``
+warns when more than 10% of one side's answers were cut off, and ``exclude_truncated`` tests only
+the pairs where neither was. Models that do not report a reason (``builtin:``, ``replay:``, a
+``python:`` callable returning plain strings) get no such key.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Any
 
 from fairtalk.errors import BadResponse, FairtalkError, ResponderError, SpecError, TransportError
 from fairtalk.models.base import Reply
+from fairtalk.models.finish_reasons import normal_finish_reason
 
 __all__ = ["PREFLIGHT_TIMEOUT", "check_replica", "parse_reply", "usable_replicas"]
 
@@ -115,8 +116,10 @@ def parse_reply(
     Returns
     -------
     Reply or BadResponse
-        The stripped answer with its ``finish_reason``, or an error naming what is malformed (the
-        body not JSON, or no answer string in it), the replica and the attempts so far.
+        The stripped answer with its ``finish_reason`` in fairtalk's vocabulary (``"stop"``,
+        ``"length"`` or None; see :func:`~fairtalk.models.finish_reasons.normal_finish_reason`), or an
+        error naming what is malformed (the body not JSON, or no answer string in it), the replica
+        and the attempts so far.
 
     Examples
     --------
@@ -139,5 +142,4 @@ def parse_reply(
     if not isinstance(content, str):
         field = "text" if mode == "completion" else "message.content"
         return BadResponse(_MSG_SHAPE.format(url=url, field=field, n_attempts=n_attempts, body=scrub(body)))
-    reason = choice.get("finish_reason")
-    return Reply(content.strip(), reason if isinstance(reason, str) else None)
+    return Reply(content.strip(), normal_finish_reason(choice.get("finish_reason")))

@@ -61,6 +61,26 @@ def _cause(exc: BaseException) -> BaseException:
     return cause if isinstance(cause, BaseException) else exc
 
 
+def _end_ids(tokenizer: Any, config: Any) -> frozenset[int]:
+    """The token ids vLLM ends an answer on: the tokenizer's end token and the generation config's.
+
+    vLLM reports ``"length"`` when the end token is the ``max_tokens``-th token (it checks the limit
+    first); that answer ended naturally, and ``hf:`` calls it ``"stop"``, so :meth:`Engine.generate`
+    does too when the last token is one of these.
+    """
+    found: set[int] = set()
+    values = [getattr(tokenizer, "eos_token_id", None)]
+    try:
+        values.append((config.try_get_generation_config() or {}).get("eos_token_id"))
+    except Exception:  # noqa: BLE001 - an engine without a readable generation config: the tokenizer's alone
+        pass
+    for value in values:
+        for v in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(v, int) and not isinstance(v, bool):
+                found.add(v)
+    return frozenset(found)
+
+
 class Engine:
     """One ``vllm.LLM``: loads the model once, formats contexts as ``hf:`` does, generates.
 
@@ -84,6 +104,7 @@ class Engine:
         config = getattr(self.llm, "model_config", None) or getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         limit = getattr(config, "max_model_len", None) or engine_kwargs.get("max_model_len")
         self.max_model_len = int(limit) if limit else None
+        self.end_ids = _end_ids(self.tokenizer, config)
 
     def describe(self) -> dict[str, Any]:
         """The chat template in use (None: plain transcripts) and the context length in tokens."""
@@ -116,6 +137,9 @@ class Engine:
         for output in outputs:
             first = output.outputs[0]
             reason = getattr(first, "finish_reason", None)
+            ids = list(getattr(first, "token_ids", None) or ())
+            if reason == "length" and ids and ids[-1] in self.end_ids:  # vLLM checks the limit before the end token
+                reason = "stop"
             found.append((str(first.text), reason if isinstance(reason, str) and reason else None))
         return found
 

@@ -26,6 +26,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 
 __all__ = [
+    "DEFAULT_MAX_NEW_TOKENS",
+    "PAPER_MAX_NEW_TOKENS",
     "BaseResponder",
     "Closing",
     "DecodingSettings",
@@ -42,6 +44,11 @@ __all__ = [
     "respond_each",
 ]
 
+#: The default token limit of an answer: room for a chat model's whole answer (SmolLM2-135M-Instruct's
+#: answers to chitchat end within it), where paper 001's 40 cut most of them off mid-sentence.
+DEFAULT_MAX_NEW_TOKENS = 256
+#: Paper 001's token limit, which ``reproduce`` keeps for its reference models.
+PAPER_MAX_NEW_TOKENS = 40
 _MSG_TEMPERATURE = "temperature must be > 0, got {value!r}"
 _MSG_TOP_K = "top_k must be a positive integer or None, got {value!r}"
 _MSG_TOP_P = "top_p must be in (0, 1] or None, got {value!r}"
@@ -66,7 +73,8 @@ class DecodingSettings:
 
     ``top_k``/``top_p``/``temperature`` apply only when sampling. ``repetition_penalty`` (None:
     the model's or server's own default, which differs between servers) and ``stop`` (strings
-    that end an answer; they are not part of it) apply to both. ``key`` is a canonical string of
+    that end an answer; they are not part of it) apply to both. ``max_new_tokens`` defaults to
+    :data:`DEFAULT_MAX_NEW_TOKENS` (256), room for a chat answer. ``key`` is a canonical string of
     every field and ``digest`` its hash; both enter the run store's cache key. :meth:`sent`
     is what a model is asked for, as the manifest records it.
     """
@@ -75,7 +83,7 @@ class DecodingSettings:
     temperature: float = 1.0
     top_k: int | None = None
     top_p: float | None = None
-    max_new_tokens: int = 40
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     num_beams: int = 1
     repetition_penalty: float | None = None
     stop: tuple[str, ...] = ()

@@ -7,6 +7,11 @@
   Sampled decoding runs item by item, each after ``torch.manual_seed(seed)``, so a
   sampled response depends on its own seed only, never on the rest of the batch.
 - Only the new tokens are decoded, without special tokens, and stripped.
+- ``finish_reason`` has the OpenAI meaning: ``"stop"`` when the answer holds an end token that
+  generation stops on (even as its ``max_new_tokens``-th token) or a stop string ended it, else
+  ``"length"``. OpenAI-compatible servers (``transformers serve``, vLLM) count the end token
+  among ``max_tokens`` and say ``"length"`` when it is the last one allowed: the one case where
+  a server and this adapter differ on the same answer (see :mod:`fairtalk.models.finish_reasons`).
 - ``torch``/``transformers`` are imported when a model is built; without them the
   error names ``pip install 'fairtalk[hf]'``.
 """
@@ -276,15 +281,28 @@ class HFResponder(BaseResponder):
         return transformers.StoppingCriteriaList([StopStrings()])
 
     def _eos_ids(self) -> set[int]:
-        """The token ids that end an answer (the generation config's and the tokenizer's)."""
-        found: set[int] = set()
-        for value in (getattr(getattr(self.model, "generation_config", None), "eos_token_id", None),
-                      self.tokenizer.eos_token_id):  # fmt: skip
-            found.update(value if isinstance(value, list) else [] if value is None else [int(value)])
-        return found
+        """The token ids ``generate`` ends an answer on: the generation config's end tokens.
+
+        Not the tokenizer's end token when the generation config names another (or none):
+        ``generate`` does not stop on it, so it can stand mid-answer in a row the limit cut.
+        """
+        value = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        return {int(v) for v in (value if isinstance(value, list | tuple) else [] if value is None else [value])}
+
+    def _finish_reasons(self, new: Any) -> list[str]:
+        """``"stop"`` for each row that holds an end token, else ``"length"`` (the OpenAI meaning).
+
+        ``generate`` ends a row at its first end token and pads it after that, so an end token
+        in the row is a natural end, even as the ``max_new_tokens``-th token; a row without one
+        ran until the limit (or the context length) stopped it. A seq2seq row's first token is the
+        decoder's start token (an end token in some models, BART's), not an answer token.
+        """
+        start = 1 if self.is_encoder_decoder else 0
+        eos = self._eos_ids()
+        return ["stop" if eos.intersection(row[start:]) else "length" for row in new.tolist()]
 
     def _generate(self, prompts: list[str], settings: DecodingSettings) -> list[Reply]:
-        """Decode the new tokens of each prompt; ``finish_reason`` is "length" when no end token came within the limit."""
+        """Decode the new tokens of each prompt; ``finish_reason`` is "length" when neither an end token nor a stop string came."""
         import torch
 
         max_length = None
@@ -308,11 +326,9 @@ class HFResponder(BaseResponder):
         except (RuntimeError, IndexError, ValueError) as exc:
             raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=exc)) from exc
         new = out if self.is_encoder_decoder else out[:, enc["input_ids"].shape[1] :]
-        n_new = new.shape[1] - (1 if self.is_encoder_decoder else 0)  # a seq2seq output starts with its start token
-        eos = self._eos_ids()
-        reasons = ["stop" if eos.intersection(row) or n_new < settings.max_new_tokens else "length" for row in new.tolist()]
+        reasons = self._finish_reasons(new)
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        if settings.stop:  # generation ends at a stop string; the answer is what came before it
+        if settings.stop:  # generation ends at a stop string (a natural end); the answer is what came before it
             cut = [cut_at_stop(t, settings.stop) for t in texts]
             texts = [t for t, _ in cut]
             reasons = ["stop" if stopped else reason for (_, stopped), reason in zip(cut, reasons)]

@@ -11,8 +11,10 @@
   the generation prompt added; ``chat_template=never`` turns it off), else as the plain
   transcript with ``system_prompt`` as a paragraph before it. A prompt longer than the
   model's context less ``max_new_tokens`` keeps its last tokens, as ``hf:`` does.
-- ``finish_reason`` is vLLM's: ``"stop"`` (an end token or a stop string, which is left
-  out of the answer) or ``"length"`` (cut at ``max_new_tokens`` or the context length).
+- ``finish_reason`` is vLLM's, in fairtalk's vocabulary (:mod:`fairtalk.models.finish_reasons`):
+  ``"stop"`` (an end token or a stop string, which is left out of the answer) or ``"length"``
+  (cut at ``max_new_tokens`` or the context length). An answer whose end token is the
+  ``max_new_tokens``-th token is ``"stop"``, as in ``hf:`` (vLLM itself says ``"length"``).
   An item vLLM finishes with ``"error"`` or ``"abort"`` fails alone, as a ResponderError.
   Answers are stripped.
 - ``data_parallel_size=N`` runs N engines, each a Ray actor with ``tensor_parallel_size``
@@ -35,6 +37,7 @@ from typing import Any, Literal
 from fairtalk.errors import ResponderError, SpecError
 from fairtalk.models._vllm_backends import Engine, Job, RayReplicas
 from fairtalk.models.base import BaseResponder, DecodingSettings, Reply, check_batch, collect_stream, make_fingerprint
+from fairtalk.models.finish_reasons import normal_finish_reason
 from fairtalk.models.hf import _local_digest
 
 __all__ = ["VLLMOptions", "VLLMResponder", "sampling_kwargs"]
@@ -110,7 +113,7 @@ def sampling_kwargs(settings: DecodingSettings, seed: int) -> dict[str, Any]:
     >>> sampling_kwargs(DecodingSettings(max_new_tokens=20, stop=("User:",)), seed=7)
     {'n': 1, 'max_tokens': 20, 'temperature': 0.0, 'stop': ['User:']}
     >>> sampling_kwargs(DecodingSettings(do_sample=True, temperature=0.7, top_p=0.9), seed=7)
-    {'n': 1, 'max_tokens': 40, 'temperature': 0.7, 'seed': 7, 'top_p': 0.9}
+    {'n': 1, 'max_tokens': 256, 'temperature': 0.7, 'seed': 7, 'top_p': 0.9}
     >>> sampling_kwargs(DecodingSettings(do_sample=True), seed=-1)["seed"] == 2**63 - 1
     True
     """
@@ -214,7 +217,7 @@ class VLLMResponder(BaseResponder):
         """One item's answer, stripped; an item vLLM ended with ``error`` or ``abort`` is its error."""
         if reason in _FAILED_REASONS:
             return ResponderError(_MSG_FINISHED_BADLY.format(name=self.name, reason=reason))
-        return Reply(text.strip(), reason)
+        return Reply(text.strip(), normal_finish_reason(reason))
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Generate one response per context, in order: one engine call (vLLM batches inside it)."""

@@ -104,6 +104,7 @@ class ScoreOptions:
     become tuples (a string is split at commas) and ``margins`` a read-only mapping.
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
     score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
+    ``exclude_truncated`` tests only the pairs where neither answer was cut off at the token limit.
     ``names`` only renames the options in error messages (the CLI passes its flags, so an
     error names ``--resamples`` rather than ``n_resamples``).
 
@@ -143,6 +144,7 @@ class ScoreOptions:
     scorer_check: bool = True
     judge_rubric: str | None = None
     judge_scale: tuple[int, int] | None = None
+    exclude_truncated: bool = False
     names: InitVar[Mapping[str, str] | None] = None
 
     def __post_init__(self, names: Mapping[str, str] | None) -> None:
@@ -191,7 +193,7 @@ class ScoreOptions:
             value = getattr(self, key)
             if not _integer(value) or value < least:
                 raise SpecError(_MSG_AT_LEAST.format(name=name(key), least=least, value=value))
-        for key in ("mask_groups", "drop_empty", "clusters", "scorer_check"):
+        for key in ("mask_groups", "drop_empty", "clusters", "scorer_check", "exclude_truncated"):
             if not isinstance(getattr(self, key), bool):
                 raise SpecError(_MSG_BOOL.format(name=name(key), value=getattr(self, key)))
         _choice(self.correction, CORRECTIONS, name("correction"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -30,9 +31,10 @@ from fairtalk.pipeline._inference import (
     corpus_margin,
     corpus_row,
 )
-from fairtalk.pipeline._measures import build_measures, close_judges
+from fairtalk.pipeline._measures import build_measures, close_judges, judge_answers, with_judged
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._ray_scoring import measures_scorer, remote_items
+from fairtalk.pipeline._truncation import check_truncation, finish_reasons
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
@@ -43,6 +45,7 @@ _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 _NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
+_MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
 
 #: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
 MAX_PERMUTATIONS = 1000
@@ -175,6 +178,13 @@ def score(
         ``MeasureResult.masked`` (the scorer-bias check).
     drop_empty : bool
         Drop pairs with an empty response instead of scoring them as ``""``.
+    exclude_truncated : bool
+        Test only the pairs where neither answer was cut off at the token limit (finish reason
+        ``"length"``); the pairs left out are counted in ``input_summary["n_truncated_dropped"]``
+        and stated in a warning. Without it, a warning names the measures that scored cut-off
+        text when more than 10% of one side's answers were cut off. Either way the manifest's
+        ``truncation`` entry has the counts; a model that reports no finish reasons leaves the
+        option nothing to act on (a warning says so).
     distinct, offense, offense_threshold, sentiment_threshold
         The distinct-n definition (``paper`` or ``standard``), the offense scorer
         (``profanity_check``, ``hatesonar``, ``hf:MODEL``) and the thresholds of the rates.
@@ -237,9 +247,11 @@ def score(
 
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
-    options: ScoreOptions, engine: RayEngine | None = None,
+    options: ScoreOptions, engine: RayEngine | None = None, store: Any = None,
 ) -> Scored:  # fmt: skip
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
+
+    A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given.
 
     With a Ray ``engine``, a response set of at least two ``score_batch`` distinct responses is
     scored on the cluster (see :mod:`fairtalk.pipeline._ray_scoring`); the scores are the same.
@@ -254,7 +266,7 @@ def prepare_scores(
     measure_options = {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
                        "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric,
                        "judge_scale": o.judge_scale}  # fmt: skip
-    built = build_measures(o.measures, lexicon, measure_options)
+    built = build_measures(o.measures, lexicon, measure_options, store=store)
     try:
         return _scored(responses, lexicon, built, measure_options, o, engine)
     finally:
@@ -267,16 +279,22 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
-    rs = read_responses(responses, drop_empty=o.drop_empty)
+    read = read_responses(responses, drop_empty=o.drop_empty)
+    truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
+    rs = truncation.responses
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
-        raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs), path=where)
+        n_left_out = truncation.manifest.get("n_pairs_left_out") or 0
+        raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""),
+                         path=where)  # fmt: skip
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
     scorer = None
     if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
         scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), lexicon, measure_options))
     try:
-        return _tested(rs, lexicon, built, measure_options, o, frozenset(chosen), uniques, ia, ib, scorer)
+        scored = _tested(rs, lexicon, built, measure_options, o, frozenset(chosen), uniques, ia, ib, scorer)
+        return replace(scored, warnings=(*truncation.warnings, *scored.warnings),
+                       manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)})  # fmt: skip
     finally:
         if scorer is not None:
             scorer.close()
@@ -306,6 +324,8 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         if isinstance(measure, RawScored):
             divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
+    judged = judge_answers(built, rs)
+    divergent = with_judged(divergent, judged)
     rows += _token_limit_rows(rs, opts)
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
     for row in rows:
@@ -316,19 +336,20 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
     listed = [*built, TokenLimit()] if any(row["name"] == TOKEN_LIMIT_KEY for row in rows) else built
     manifest = _manifest(lexicon, listed, rs, options=measure_options, seed=o.seed, alpha=o.alpha,
                          correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
-                         mask_groups=o.mask_groups, drop_empty=o.drop_empty, binary_test=o.binary_test,
+                         mask_groups=o.mask_groups, drop_empty=o.drop_empty, exclude_truncated=o.exclude_truncated,
+                         binary_test=o.binary_test,
                          count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
                          margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
     manifest["scoring_engine"] = {"name": "local", "distinct_responses": len(uniques)} if scorer is None else {
         "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
         "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    return Scored(lexicon, rs, rows, divergent, manifest, chosen, o.alpha, o.power, o.correction, checks)
+    return Scored(lexicon, rs, rows, divergent, manifest, chosen, o.alpha, o.power, o.correction, checks, judge_answers=judged)
 
 
 def _token_limit_rows(rs: ResponseSet, opts: Inference) -> list[dict[str, Any]]:
     """The ``hit_token_limit`` row when the model reported finish reasons (none otherwise)."""
-    reasons = rs.finish_reasons
+    reasons = finish_reasons(rs)
     if reasons is None:
         return []
     measure = TokenLimit()

@@ -1,0 +1,50 @@
+"""Why a model stopped, in one vocabulary on every path: ``"stop"``, ``"length"`` or None.
+
+Servers and engines name the same two events differently: OpenAI and vLLM say ``"stop"`` and
+``"length"``, others ``"eos"``, ``"end_turn"``, ``"stop_sequence"``, ``"max_tokens"`` or
+``"MAX_TOKENS"``, and some send no reason at all. Every adapter that reports a reason passes it
+through :func:`normal_finish_reason`, and ``score()`` reads stored reasons through it again (a
+store or responses file written before, or by another tool), so ``"length"`` means one thing
+everywhere: the token limit was reached without a natural end. ``"stop"`` is a natural end (the
+model's end token, a stop string, a tool call). None is unknown: no reason given, or one that is
+neither (``"content_filter"``); such an answer counts as not cut off.
+
+One difference cannot be read away: OpenAI-compatible servers (``transformers serve``, vLLM)
+count the end token among ``max_tokens`` and check the limit first, so an answer whose end token
+is exactly the limit-th token comes back ``"length"`` from them and ``"stop"`` from ``hf:`` and
+``vllm:`` in process, which see the tokens. The reply holds nothing that tells the two apart.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["FINISH_REASONS", "LENGTH_REASONS", "STOP_REASONS", "normal_finish_reason"]
+
+#: The vocabulary: a natural end, or the token limit.
+FINISH_REASONS = ("stop", "length")
+#: Values (lower-cased) that mean the model ended its answer itself.
+STOP_REASONS = frozenset({
+    "stop", "eos", "eos_token", "end_turn", "end_of_turn", "stop_sequence", "stop_token", "stopped", "end",
+    "finished", "tool_calls", "tool_use", "function_call",
+})  # fmt: skip
+#: Values (lower-cased) that mean the token limit cut the answer off.
+LENGTH_REASONS = frozenset({"length", "max_tokens", "max_length", "max_new_tokens", "max_output_tokens", "model_length"})
+
+
+def normal_finish_reason(value: object) -> Literal["stop", "length"] | None:
+    """``"stop"``, ``"length"`` or None (unknown) for any reported finish reason.
+
+    Examples
+    --------
+    >>> [normal_finish_reason(v) for v in ("stop", "eos", "MAX_TOKENS", "length", "content_filter", "", None, 3)]
+    ['stop', 'stop', 'length', 'length', None, None, None, None]
+    """
+    if not isinstance(value, str):
+        return None
+    word = value.strip().lower()
+    if word in LENGTH_REASONS:
+        return "length"
+    if word in STOP_REASONS:
+        return "stop"
+    return None
