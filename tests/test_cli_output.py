@@ -135,7 +135,7 @@ def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) ->
     from fairtalk.cli._inference import report_gates
 
     def measure(name: str, verdict: str, equivalent: bool) -> SimpleNamespace:
-        return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None)
+        return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None, not_tested=None)
 
     measures = [measure("diversity", "difference detected", True), measure("length", "equivalent", True)]
     result = SimpleNamespace(measures=measures, scorer_check=(), warnings=(), biased=lambda alpha: ("diversity",),

@@ -102,10 +102,12 @@ def test_a_failed_answer_is_counted_by_kind_and_leaves_its_pair_out_of_the_verdi
 
 def test_scores_are_read_from_the_answer_without_guessing() -> None:
     assert parse_score("3", (1, 5)) == 3.0 and parse_score(" 4.5 ", (1, 5)) == 4.5
-    assert parse_score("I'd rate it 8/10.", (0, 10)) == 8.0 and parse_score("10", (0, 10)) == 10.0
+    assert parse_score("8/10.", (0, 10)) == 8.0 and parse_score("10", (0, 10)) == 10.0
+    assert parse_score("I'd rate it 8/10.", (0, 10)) is None  # a number in a sentence: no "Score:" before it
     assert parse_score("0", (1, 5)) is None and parse_score("-2", (1, 5)) is None  # outside the scale: never clipped
     assert parse_score("3 or 4", (1, 5)) is None and parse_score("3-4", (1, 5)) is None and parse_score("four", (1, 5)) is None
-    assert parse_score("4. Polite, with 2 slang words", (1, 5)) == 4.0  # the leading number is the answer
+    assert parse_score("4. Polite, with 2 slang words", (1, 5)) is None  # a sentence that starts with a digit
+    assert parse_score("Score: 4. Polite, with 2 slang words", (1, 5)) == 4.0  # the labelled number is the answer
     assert parse_score("a 4/50", (1, 5)) is None  # 50 is no denominator of a scale that ends at 5
 
 
@@ -144,5 +146,7 @@ def test_an_ordinal_python_judge_is_tested_like_a_count_over_the_pairs_it_scored
     config = next(m["config"] for m in result.manifest["measures"] if m["name"] == "judge")
     assert config["scale"] == [1, 5] and "from 1 (not at all) to 5" in config["rubric"] and len(config["rubric_sha256"]) == 64
     assert result.manifest["options"]["judge_scale"] == [1, 5]
-    with pytest.raises(SpecError, match="scored both sides of 0 pair"):
-        fairtalk.score(a, b, axis="gender", measures=[f"judge:python:{judge_file}:rate"], judge_scale="6-9")
+    untested = fairtalk.score(a, b, axis="gender", measures=[f"judge:python:{judge_file}:rate"], judge_scale="6-9")
+    row = untested.measure("judge_score")  # no answer in the scale: reported as not tested, the run goes on
+    assert row.not_tested is not None and row.not_tested.startswith("not tested: no pair parsed on both sides (of 40)")
+    assert row.p_paired is None and row.verdict == "inconclusive" and untested.measure("judge_unparsed").a == 1.0

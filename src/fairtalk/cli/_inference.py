@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -65,17 +64,42 @@ def given_options(ctx: typer.Context, params: Mapping[str, str],
     return values, names
 
 
+#: The most an ``@FILE`` option's file may hold (a prompt or a rubric), in bytes.
+MAX_TEXT_FILE_BYTES = 1 << 20
+
+
 def text_or_file(value: str | None, option: str) -> str | None:
-    """An option's text, or the content of the file after ``@`` (``--system-prompt @prompt.txt``)."""
+    """An option's text, or the content of the file after ``@`` (``--system-prompt @prompt.txt``).
+
+    The file must be a regular one of at most :data:`MAX_TEXT_FILE_BYTES` (a FIFO or a device
+    is refused, never read), and neither the text nor the file may be empty.
+    """
+    import os
+    import stat
+
     import fairtalk
 
-    if value is None or not value.startswith("@"):
+    if value is None:
+        return value
+    if not value.startswith("@"):
+        if not value.strip():
+            raise fairtalk.SpecError(f"{option} is empty; give the text, or @FILE")
         return value
     try:
-        return Path(value[1:]).read_text(encoding="utf-8").strip()
+        if not stat.S_ISREG(os.stat(value[1:]).st_mode):  # a FIFO would wait for a writer, a device never ends
+            raise fairtalk.InputError(f"{option}: not a regular file (a pipe, a device or a socket); save it to a file first",
+                                      path=value[1:])  # fmt: skip
+        with open(value[1:], "rb") as handle:
+            raw = handle.read(MAX_TEXT_FILE_BYTES + 1)
+        if len(raw) > MAX_TEXT_FILE_BYTES:
+            raise fairtalk.InputError(f"{option}: the file is larger than {MAX_TEXT_FILE_BYTES >> 20} MiB", path=value[1:])
+        text = raw.decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise fairtalk.InputError(f"{option}: cannot read the file ({reason})", path=value[1:]) from exc
+    if not text:
+        raise fairtalk.InputError(f"{option}: the file is empty", path=value[1:])
+    return text
 
 
 def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
@@ -128,7 +152,10 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
         if small:
             say(f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
                 f"equivalence gate passes): {', '.join(small)}", style="yellow")
-        inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive"]
+        inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None]
+        untested = [m for m in r.measures if m.primary and m.not_tested is not None]
+        for m in untested:  # no test at all: more pairs of the same run would not help, the scorer's answers would
+            say(f"{name}: {m.name}: {m.not_tested}", style="yellow")
         if inconclusive:
             shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name
                               for m in inconclusive)  # fmt: skip

@@ -10,7 +10,7 @@ from typing import Any
 from fairtalk.lexicons import Lexicon
 from fairtalk.pipeline._inference import power_row
 from fairtalk.responses import ResponseSet
-from fairtalk.results import AuditResult, DivergentPair, MeasureResult, ScorerCheck
+from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck
 from fairtalk.stats import adjust_pvalues, verdict
 
 __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
@@ -36,6 +36,8 @@ class Scored:
     power: float
     correction: str
     scorer_check: tuple[ScorerCheck, ...] = ()
+    warnings: tuple[str, ...] = ()
+    judge_answers: tuple[JudgeAnswer, ...] = ()
 
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
@@ -66,7 +68,7 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
     for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
         equivalence = row["equivalence"]
         notes = list(row["notes"])
-        if not row["varies"]:
+        if not row["varies"] and not row.get("not_tested"):
             notes.append(_NOTE_NO_VARIATION)
         results.append(MeasureResult(
             name=row["name"], kind=row["kind"], a=row["a"], b=row["b"], difference=row["difference"], z=row["z"],
@@ -78,12 +80,13 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
             equivalence_margin=equivalence.margin, p_equivalence=equivalence.p, equivalent=equivalence.equivalent,
             equivalence_test=equivalence.method, verdict=verdict(p_adjusted, scored.alpha, equivalence),
             mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
-            primary=row["name"] in scored.primary,
+            primary=row["name"] in scored.primary, not_tested=row.get("not_tested"),
         ))  # fmt: skip
     n_distinct = len({r.response for r in (*rs.a, *rs.b)})
     warnings = []
     if n_distinct < 0.1 * 2 * rs.n_pairs:
         warnings.append(_WARN_REPEATS.format(n_distinct=n_distinct, n=2 * rs.n_pairs))
+    warnings.extend(scored.warnings)
     manifest = dict(scored.manifest)
     if extra_manifest:
         manifest["audit"] = dict(extra_manifest)
@@ -104,4 +107,5 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
         n_distinct_responses=n_distinct,
         warnings=tuple(warnings),
         scorer_check=scored.scorer_check,
+        judge_answers=scored.judge_answers,
     )

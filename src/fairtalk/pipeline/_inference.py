@@ -16,6 +16,7 @@ import numpy as np
 
 from fairtalk.errors import SpecError
 from fairtalk.measures import key_kind
+from fairtalk.measures.judge import Judge
 from fairtalk.stats import (
     CorpusBootstrap,
     Equivalence,
@@ -34,7 +35,17 @@ from fairtalk.stats import (
     z_test,
 )
 
-__all__ = ["BINARY_TESTS", "COUNT_TESTS", "Inference", "compare", "compare_scored", "complete_means", "corpus_row"]
+__all__ = [
+    "BINARY_TESTS",
+    "COUNT_TESTS",
+    "NOT_TESTED",
+    "Inference",
+    "compare",
+    "compare_scored",
+    "complete_means",
+    "corpus_row",
+    "not_tested_row",
+]
 
 #: Below this many Bell-McCaffrey degrees of freedom, a few dialogues hold most pairs: say so.
 FEW_CLUSTERS_DF = 20
@@ -45,10 +56,17 @@ BINARY_TESTS = {"exact": "mcnemar_exact", "midp": "mcnemar_midp"}
 #: ``--count-test``: ``mean`` (exact sign-flip, else t; tests the mean) or ``wilcoxon`` (signed-rank, with Hodges-Lehmann).
 COUNT_TESTS = ("mean", "wilcoxon")
 _NOTE_NO_MARGIN = "no default margin (the scores do not vary); give one with --margin {name}=VALUE"
-NOTE_UNSCORED = ("{n} of {total} pairs left out of this key: the measure gave no score on one side "
-                 "(a judge's answer with no number in its scale, counted in its _unparsed rate)")
-_MSG_TOO_FEW_SCORED = ("measure key {name!r} scored both sides of {n} pair(s) of {total}, need at least 2; for a "
-                       "judge, check that the rubric asks for a number in its scale (--judge-scale)")
+NOTE_UNSCORED = (
+    "{n} of {total} pairs left out of this key: the measure gave no score on one side "
+    "(a judge's answer with no number in its scale, counted in its _unparsed rate)"
+)
+#: The ``not_tested`` reason of a key scored on both sides of fewer than 2 pairs ("parsed" for a judge's keys).
+NOT_TESTED = "not tested: only {n} {pairs} {scored} on both sides (of {total}), at least 2 are needed"
+NOT_TESTED_NONE = "not tested: no pair {scored} on both sides (of {total}), at least 2 are needed"
+_NOTE_NOT_TESTED_JUDGE = (
+    "judge.jsonl beside the report has each raw answer; check that the rubric asks for an "
+    "answer the judge gives (a number in its scale with --judge-scale)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +152,35 @@ def compare_scored(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: 
         return compare(name, measure, a, b, opts)
     n_scored = int(scored.sum())
     if n_scored < 2:
-        raise SpecError(_MSG_TOO_FEW_SCORED.format(name=name, n=n_scored, total=a.size))
+        return not_tested_row(name, measure, a, b, opts)
     clusters = None if opts.clusters is None else tuple(c for c, keep in zip(opts.clusters, scored) if keep)
     row = compare(name, measure, a[scored], b[scored], replace(opts, clusters=clusters))
     row["notes"] = (*row["notes"], NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size))
     return row
+
+
+def not_tested_row(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+    """The row of a key scored on both sides of fewer than 2 pairs: its means, no test, and ``not_tested`` saying why.
+
+    It has no p (it stays out of the correction family), no interval and no equivalence: its
+    verdict is ``inconclusive``, so ``biased()`` never names it and ``not_equivalent()`` does.
+    """
+    n_scored = int((np.isfinite(a) & np.isfinite(b)).sum())
+    judged = isinstance(measure, Judge)
+    scored = "parsed" if judged else "scored"
+    reason = (NOT_TESTED_NONE.format(scored=scored, total=a.size) if n_scored == 0 else
+              NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size))  # fmt: skip
+    mean_a, mean_b = complete_means(a, b)
+    return {
+        "name": name, "kind": key_kind(measure, name), "a": mean_a, "b": mean_b,
+        "difference": None, "z": None, "p": None,
+        "p_paired": None, "paired_test": "", "ci95": (None, None), "ci_method": "", "estimate": None,
+        "estimate_name": "mean difference", "effect_size": None, "effect_size_name": "none",
+        "higher_is_better": measure.higher_is_better.get(name),
+        "notes": (reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,), "n_clusters": opts.n_clusters,
+        "design_effect": None, "sd_difference": None, "equivalence": Equivalence(None, None, None, ""),
+        "mde_se_interval": (None, None), "varies": False, "not_tested": reason,
+    }  # fmt: skip
 
 
 def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -195,15 +237,15 @@ METHODS = {
     "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
     "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust (CR2) mean test",
     "count": "mean test: paired t (CR2 cluster-robust t, Bell-McCaffrey df, with clusters), the exact sign-flip test when at most 10 units "
-             "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
+    "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
     "corpus": "paired permutation (sides swapped within pairs, or within whole clusters)",
     "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
-          "difference (CR2 with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
+    "difference (CR2 with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
     "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
-                    "when its gap exceeds the key's margin or p < α",
+    "when its gap exceeds the key's margin or p < α",
     "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
     "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
-                   "corpus by paired permutation",
+    "corpus by paired permutation",
     "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given",
     "mask_token": "XYZ",
 }

@@ -1,17 +1,28 @@
-"""The measures of a scoring run: built from names (with score()'s options) or given as objects; ``judge:SPEC`` gets a model."""
+"""The measures of a scoring run: built from names (with score()'s options) or given as objects; ``judge:SPEC`` gets a model.
+
+A judge answers through the run's store when the run has one (a rerun asks it nothing it
+answered before), else through an in-memory one; :func:`judge_answers` collects its raw
+answers per pair and side (``judge.jsonl``) and :func:`with_judged` puts them on the divergent pairs.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import ResponderAborted, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import default_measures, get_measure
 from fairtalk.measures.judge import Judge
 from fairtalk.pipeline._options import JUDGE_PREFIX
+from fairtalk.responses import ResponseSet
+from fairtalk.results import DivergentPair, JudgeAnswer
 
-__all__ = ["build_measures", "close_judges", "judge_measure"]
+if TYPE_CHECKING:
+    from fairtalk.store import RunStore
+
+__all__ = ["build_measures", "close_judges", "judge_answers", "judge_measure", "with_judged"]
 
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_JUDGE_STOPPED = "{judge}: {error}"
@@ -21,11 +32,14 @@ _JUDGE_OPTIONS = ("judge_rubric", "judge_scale")
 _JUDGE_TOKENS = 8
 
 
-def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None) -> Judge:
+def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None, *,
+                  store: RunStore | None = None) -> Judge:  # fmt: skip
     """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked.
 
-    The judge's model answers through a :class:`~fairtalk.store.CachingResponder` (an
-    in-memory store), the path every model under test takes: an answer it fails to give is
+    The judge's model answers through a :class:`~fairtalk.store.CachingResponder` over
+    ``store`` (the run's store, which keeps every raw answer, so a rerun asks the judge only
+    what it has not answered; the caller owns and closes it), or an in-memory store without
+    one: the path every model under test takes. An answer it fails to give is
     handed to the judge as that item's error (counted in ``judge_error``, its pair left out of
     the judge's tests), and :data:`~fairtalk.store.DEFAULT_MAX_CONSECUTIVE_FAILURES`
     failures of one kind in a row stop the scoring with ResponderAborted.
@@ -41,8 +55,9 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
         responder.close()
         raise
     settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
-    store = RunStore(":memory:")
-    cached = CachingResponder(responder, store)
+    own = store is None
+    kept = RunStore(":memory:") if store is None else store
+    cached = CachingResponder(responder, kept)
 
     def ask(prompts: list[str]) -> list[str | ResponderError]:
         try:
@@ -54,15 +69,20 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
         try:
             cached.close()
         finally:
-            store.close()
+            if own:
+                kept.close()
 
     terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
     return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=close,
                  scale=scale)  # fmt: skip
 
 
-def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any]) -> list[Any]:
-    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model."""
+def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any], *,
+                   store: RunStore | None = None) -> list[Any]:  # fmt: skip
+    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model.
+
+    A judge answers through ``store`` (the run's) when given, else through an in-memory store.
+    """
     if measures is None:
         return default_measures(lexicon, **{k: v for k, v in options.items() if k not in _JUDGE_OPTIONS})
     per_name = {
@@ -79,7 +99,7 @@ def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Ma
         for item in measures:
             if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
                 built.append(judge_measure(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric"),
-                                           options.get("judge_scale")))  # fmt: skip
+                                           options.get("judge_scale"), store=store))  # fmt: skip
             elif isinstance(item, str):
                 built.append(get_measure(item, **per_name.get(item, {})))
             else:  # a Measure or CorpusMeasure (ScoreOptions checked)
@@ -101,3 +121,28 @@ def close_judges(measures: Sequence[Any]) -> None:
     for measure in measures:
         if isinstance(measure, Judge):
             measure.close()
+
+
+def judge_answers(measures: Sequence[Any], responses: ResponseSet) -> tuple[JudgeAnswer, ...]:
+    """Every judge's raw answer about each side of each pair, pair by pair (side a, then b), judge by judge."""
+    out: list[JudgeAnswer] = []
+    for measure in measures:
+        if not isinstance(measure, Judge):
+            continue
+        for pair_id, a, b in zip(responses.pair_ids, responses.a, responses.b):
+            for side, record in (("a", a), ("b", b)):
+                reading = measure.reading(record.response)
+                if reading is not None:  # every scored response has one
+                    out.append(JudgeAnswer(measure.name, pair_id, side, reading.response, reading.answer, reading.value,
+                                           reading.error))  # fmt: skip
+    return tuple(out)
+
+
+def with_judged(divergent: Sequence[DivergentPair], answers: Sequence[JudgeAnswer]) -> list[DivergentPair]:
+    """The divergent pairs, each with the judges' raw answers about its two sides."""
+    if not answers:
+        return list(divergent)
+    by_pair: dict[str, list[JudgeAnswer]] = {}
+    for answer in answers:
+        by_pair.setdefault(answer.pair_id, []).append(answer)
+    return [dataclasses.replace(d, judged=tuple(by_pair.get(d.pair_id, ()))) for d in divergent]

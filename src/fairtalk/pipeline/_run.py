@@ -195,7 +195,7 @@ def run_axes(
     works: list[AxisWork] = []
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
                       model_args=config.model_args, model_version=config.model_version,
-                      engine=resolve_engine(config.engine),
+                      engine=resolve_engine(config.engine), progress=reporter,
                       max_consecutive_failures=config.max_consecutive_failures) as cached:  # fmt: skip
         if config.out_dir is not None:
             corpus_path = config.corpus if contexts is None else contexts.path
@@ -311,7 +311,8 @@ def _audit_axis(
         timings["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
-    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine))
+    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine),
+                            store=cached.store)  # fmt: skip
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])

@@ -11,7 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.files import check_not_input, check_output_folder, check_outside, ensure_folder, staged
+from fairtalk.files import (
+    atomic_writer,
+    check_default_output,
+    check_not_input,
+    check_output_folder,
+    check_output_name,
+    check_outside,
+    ensure_folder,
+    staged,
+)
+from fairtalk.jsonl import MAX_RECORD_BYTES, jsonable, write_records
+from fairtalk.pairs_jsonl import is_pairs_check, is_pairs_file
 from fairtalk.report.comparison import (
     comparison_rich_table,
     render_comparison_csv,
@@ -38,16 +49,21 @@ from fairtalk.report.table import (
     verdict_text,
 )
 from fairtalk.report.templating import jinja_environment
+from fairtalk.responses import is_responses_file
 from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "different_measures", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
+    "FILE_NAMES", "FORMATS", "JUDGE_FILE", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "different_measures", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
     "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
     "write_index", "write_report", "write_run", "jinja_environment",
+    # where the CLI checks, before any work, that an output may be written
+    "MAX_RECORD_BYTES", "check_default_output", "check_output_name", "is_pairs_check", "is_pairs_file", "is_responses_file",
 ]
 
 #: File written for each format, inside the output folder.
 FILE_NAMES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
+#: Every judge's raw answer about each side of each pair, beside the report (when a judge ran).
+JUDGE_FILE = "judge.jsonl"
 #: The formats ``write_report`` knows, in the order it writes them.
 FORMATS = tuple(FILE_NAMES)
 _WRITERS: dict[str, Callable[[AuditResult, Path], Path]] = {
@@ -83,7 +99,8 @@ def write_report(
     Returns
     -------
     dict of str to Path
-        The path written for each format, in the order given.
+        The path written for each format, in the order given, and ``"judge"``: ``judge.jsonl``,
+        every judge's raw answer (when a judge ran).
 
     Raises
     ------
@@ -96,7 +113,8 @@ def write_report(
     folder = Path(out_dir)
     with staged(folder) as staging:
         write_formats(result, staging, formats)
-    return {name: folder / FILE_NAMES[name] for name in formats}
+    paths = {name: folder / FILE_NAMES[name] for name in formats}
+    return {**paths, "judge": folder / JUDGE_FILE} if result.judge_answers else paths
 
 
 def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
@@ -114,9 +132,13 @@ def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
     """Write each format's file into ``folder`` (created), atomically one by one.
 
     The pages also show ``similarity``, the pairs' validity and, from ``run_config`` (the
-    audit run's config), the turns in their header.
+    audit run's config), the turns in their header. A result with judge answers also gets
+    ``judge.jsonl`` (:data:`JUDGE_FILE`).
     """
     ensure_folder(folder)
+    if result.judge_answers:
+        with atomic_writer(folder / JUDGE_FILE) as handle:
+            write_records(handle, (jsonable(answer.to_dict()) for answer in result.judge_answers))
     for name in formats:
         if name == "md":
             write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
@@ -137,6 +159,7 @@ def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object]
     root, the home folder or hold an input, and a report file already there must be one
     fairtalk wrote (:func:`fairtalk.files.check_output_folder`).
     """
+    check_output_name(out_dir, option="the output folder")  # before Path(): '' would become '.'
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         ensure_folder(folder)  # raises: a file, not a folder

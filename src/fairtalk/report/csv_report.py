@@ -34,6 +34,7 @@ CSV_COLUMNS = (
     "significant",
     "primary",
     "verdict",
+    "not_tested",
     "equivalence_margin",
     "p_equivalence",
     "equivalent",

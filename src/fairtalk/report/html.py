@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,9 @@ from fairtalk.report.table import (
 )
 from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
-from fairtalk.results import AuditResult, SimilarityResult
+from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult
 
-__all__ = ["MAX_SHOWN_CHARS", "clip", "render_html", "write_html"]
+__all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
 
 _TEMPLATE = "report.html.j2"
 
@@ -64,6 +64,16 @@ def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
 
 def _score(x: float) -> str:
     return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
+
+
+def judged_sides(judged: Sequence[JudgeAnswer]) -> dict[str, list[dict[str, str]]]:
+    """Per side (``"a"``, ``"b"``) the judges' raw answers about it, for display: judge, answer (clipped), reading."""
+    sides: dict[str, list[dict[str, str]]] = {"a": [], "b": []}
+    for j in judged:
+        value = j.value if isinstance(j.value, str) else f"{j.value:g}"
+        answer = clip(j.answer) if j.answer is not None else f"(failed: {j.error})"
+        sides.setdefault(j.side, []).append({"judge": j.judge, "answer": answer, "value": value})
+    return sides
 
 
 def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
@@ -111,6 +121,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
             "response_b": clip(d.response_b),
             "score_a": _score(d.score_a),
             "score_b": _score(d.score_b),
+            "judged": judged_sides(d.judged),
         }
         for d in result.divergent_pairs
     ]
@@ -143,6 +154,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "tests": sorted({m.paired_test for m in result.measures if m.paired_test}),
         "chart": None if png is None else png_data_uri(png),
         "divergent": divergent,
+        "has_judged": any(d.judged for d in result.divergent_pairs),
         "input_summary": sorted(dict(result.input_summary).items()),
         "manifest": _manifest_items(result.manifest),
         "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],

@@ -45,7 +45,8 @@ GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
                ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"),
-               ("similarity", "similarity.json"), ("pairs check", PAIRS_CHECK_FILE))  # fmt: skip
+               ("similarity", "similarity.json"), ("pairs check", PAIRS_CHECK_FILE),
+               ("judge answers", "judge.jsonl"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
         primary = [m for m in result.measures if m.primary]
         links = [(label, f"{axis_run.folder}/{name}") for label, name in _AXIS_FILES
                  if ((out_dir / axis_run.folder / name).is_file() if out_dir is not None
-                     else name != "similarity.json" or axis_run.similarity is not None)]  # fmt: skip
+                     else (name != "similarity.json" or axis_run.similarity is not None)
+                     and (name != "judge.jsonl" or bool(result.judge_answers)))]  # fmt: skip
         axes.append({
             "axis": axis_run.axis,
             "groups": result.groups,
@@ -188,20 +190,27 @@ def _correction_text(run: AuditRun) -> str:
 
 
 def write_index(run: AuditRun, out_dir: str | os.PathLike) -> Path:
-    """Write ``out_dir/index.html`` (and ``run.json``, the run summary), each atomically; return the index path."""
-    folder = ensure_folder(out_dir)
-    _write_index_files(run, folder)
+    """Write ``out_dir/index.html`` (and ``run.json``, the run summary), swapped in together; return the index path.
+
+    Only an index and a run.json fairtalk wrote are replaced: the user's ``index.html`` (or
+    ``run.json``) there is an OutputError, and nothing changes.
+    """
+    folder = Path(out_dir)
+    with staged(folder, last=(RUN_FILE, INDEX_FILE)) as staging:
+        _write_index_files(run, staging, files_in=folder)
     return folder / INDEX_FILE
 
 
-def _write_index_files(run: AuditRun, folder: Path) -> None:
+def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None) -> None:
+    """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
+    where = folder if files_in is None else files_in
     summary = {"generator": GENERATOR, **run.to_dict()}
     for name, axis_run in run.axes.items():
         present = {label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES
-                   if (folder / axis_run.folder / file).is_file()}  # fmt: skip
+                   if (where / axis_run.folder / file).is_file()}  # fmt: skip
         summary["axes"][name]["files"] = present
     write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=folder))
+    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where))
 
 
 def previous_entries(out_dir: str | os.PathLike) -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -11,6 +12,7 @@ from typing import Any
 from fairtalk.files import write_text_atomic
 from fairtalk.report.certificate import FLAG, scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
+from fairtalk.report.html import clip, judged_sides
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
@@ -20,6 +22,7 @@ from fairtalk.report.table import (
     distinct_definition,
     family_note,
     left_out_note,
+    measure_label,
     summary_rows,
 )
 from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
@@ -66,9 +69,17 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
-        *((f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")
-          if (line := validity_line(pairs_check)) else ()),  # fmt: skip
-        *(part for line, kind in scorer_check_items(result) for part in (f"**{md_escape(line)}.**" if kind == FLAG else f"{md_escape(line)}.", "")),
+        *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),
+        *(
+            (f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")
+            if (line := validity_line(pairs_check))
+            else ()
+        ),  # fmt: skip
+        *(
+            part
+            for line, kind in scorer_check_items(result)
+            for part in (f"**{md_escape(line)}.**" if kind == FLAG else f"{md_escape(line)}.", "")
+        ),
         _row(header, bold=False),
         "| " + " | ".join(align) + " |",
     ]
@@ -83,8 +94,7 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         "",
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
-        f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; "
-        f"p (adj.): {md_escape(family_note(result))}.",
+        f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; p (adj.): {md_escape(family_note(result))}.",
         f"- 95% CI of A − B (percentage points for rates): {md_escape(ci_method(result))}.",
         "- Verdict: *difference detected* when p (adj.) < α; *equivalent* when the difference is shown to lie "
         "within the margin (two one-sided tests at α); otherwise *inconclusive*: no difference was detected, "
@@ -99,15 +109,38 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
     for row in rows:
         for note in row.notes:
             lines.append(f"- {md_escape(row.label)}: {md_escape(note)}.")
-    for warning in result.warnings:
-        lines.append(f"- **Warning:** {md_escape(warning)}.")
     if distinct is not None:
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
     if similarity is not None:
         lines += similarity_markdown(similarity)
+    lines += _divergent_markdown(result)
     return "\n".join(lines) + "\n"
+
+
+def _divergent_markdown(result: AuditResult) -> list[str]:
+    """The most divergent pairs as a list: each side's response and score, and the judges' raw answers about it."""
+    if not result.divergent_pairs:
+        return []
+    lines = ["", "## Most divergent pairs", ""]
+    for d in result.divergent_pairs:
+        judged = judged_sides(d.judged)
+        lines.append(f"- {md_escape(measure_label(d.measure))}, pair {md_escape(d.pair_id)}:")
+        for side, group, response, score in (("a", result.groups[0], d.response_a, d.score_a),
+                                             ("b", result.groups[1], d.response_b, d.score_b)):  # fmt: skip
+            answers = "".join(f"; judge{'' if j['judge'] == 'judge' else ' ' + md_escape(j['judge'])}: "
+                              f"\u201c{md_escape(j['answer'])}\u201d \u2192 {md_escape(j['value'])}"
+                              for j in judged.get(side, []))  # fmt: skip
+            lines.append(f"  - {md_escape(group)} (score {_score(score)}): {md_escape(clip(response))}{answers}")
+    if any(d.judged for d in result.divergent_pairs):
+        lines += ["", "The judge's raw answer about each response (read with the group words masked) and how it was "
+                  "read; every answer is in judge.jsonl beside this report."]  # fmt: skip
+    return lines
+
+
+def _score(x: float | None) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
 
 
 def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,

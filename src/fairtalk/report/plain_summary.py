@@ -1,9 +1,11 @@
 """The report's opening paragraph: what an audit found, in plain words for an engineer about to ship.
 
-One sentence per finding, most actionable first: whether answers change with the group beyond
-the model's own sampling noise (when the similarity test ran), each difference detected with its
+One sentence per finding, most actionable first: whether answers change with the group (when
+the similarity test ran: beyond the model's own sampling noise, or under greedy decoding beyond
+zero change, with any warning of its re-ask check first), each difference detected with its
 direction, size and adjusted p (every row the table marks DIFFERENT, a secondary one said to be
-outside the gate), the share of degenerate answers on each side when there are any, the
+outside the gate), the share of answers cut off at the token limit when the run warned about it
+(or the pairs ``--exclude-truncated`` left out), the share of degenerate answers on each side when there are any, the
 measures shown equivalent within their margins, the inconclusive ones, and the scorers the
 certificate flags. It restates the result; it computes nothing new.
 """
@@ -13,12 +15,23 @@ from __future__ import annotations
 import re
 
 from fairtalk.report.table import different_measures, format_p, measure_label
-from fairtalk.results import AuditResult, MeasureResult, SimilarityResult
+from fairtalk.results import (
+    VERDICT_DIFFERS,
+    VERDICT_DISAGREE,
+    VERDICT_NOT_SHOWN,
+    AuditResult,
+    MeasureResult,
+    SimilarityResult,
+    SimilarityRow,
+)
 
 __all__ = ["plain_summary"]
 
 #: Similarity methods whose divergence is a share of pairs (said as "in x% of pairs").
 _SHARE_METHODS = {"exact": "the answer changes", "answered": "only one side is answered at all"}
+#: The same, said of swapping the group under greedy decoding (a zero baseline): when it does, and when it never does.
+_SWAP_EFFECTS = {"exact": ("changes the answer", "never changes the answer"),
+                 "answered": ("leaves only one side answered", "never leaves only one side answered")}  # fmt: skip
 #: The result key of the degenerate measure (loops, garbage), said in words when any answer is degenerate.
 _DEGENERATE_KEY = "degenerate_rate"
 _METHOD_NAMES = {"rouge_l": "ROUGE-L divergence", "cosine": "embedding divergence", "length_ratio": "length log-ratio"}
@@ -49,20 +62,61 @@ def _margin(m: MeasureResult) -> str:
 
 
 def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str]) -> list[str]:
-    out = []
+    """The similarity test in words: its warnings first, then the test as the decoding makes it.
+
+    A deterministic model under greedy decoding (``baseline_kind == "zero"``) is tested against
+    zero change, and said so; a measured baseline is the model's sampling noise only when it
+    sampled and the re-asks showed that it does.
+    """
+    out = [f"Warning: {warning}." for warning in similarity.warnings]
+    swap = f"{groups[0]} ↔ {groups[1]}"
+    if similarity.baseline_kind == "zero":
+        n = int(similarity.reask_check.get("n_contexts", 0))
+        out.append(f"With greedy decoding the model answers the same context identically ({n} of {n} contexts asked "
+                   "again gave the same answer), so any change is the group's and is tested against zero change.")  # fmt: skip
+        noise, beyond = "zero", "zero change"
+    else:
+        sampling = similarity.sampled and similarity.reask_check.get("ignored") is not True
+        noise = "the model's own sampling noise" if sampling else "the variation between two asks of one context"
+        beyond = "that noise" if sampling else "that variation"
     for row in similarity.rows:
-        what = _SHARE_METHODS.get(row.method)
-        if what is None or (row.method == "answered" and not row.detected):
-            continue  # whether anyone was answered at all is said only when it differs
-        verdict = "more than" if row.detected else "no more than"
-        out.append(f"When only the group changes ({groups[0]} ↔ {groups[1]}), {what} in {100 * row.counterfactual:.1f}% "
-                   f"of pairs, against {100 * row.baseline:.1f}% when one context is asked twice: {verdict} the model's "
-                   f"own sampling noise (adjusted p {format_p(row.p_adjusted)}).")  # fmt: skip
-    graded = [f"{_METHOD_NAMES.get(r.method, r.method)} {r.counterfactual:.3f} (baseline {r.baseline:.3f}, adjusted p "
-              f"{format_p(r.p_adjusted)})" for r in similarity.rows if r.method not in _SHARE_METHODS and r.detected]  # fmt: skip
-    if graded:
-        out.append("The answers also diverge beyond that noise by " + ", ".join(graded) + ".")
+        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict == VERDICT_NOT_SHOWN):
+            continue  # whether anyone was answered at all is said only when it may differ
+        p = f"adjusted p {format_p(row.p_adjusted)}"
+        if row.verdict == VERDICT_DIFFERS:
+            verdict = f": more than {noise} ({p})."
+        elif row.verdict == VERDICT_DISAGREE:
+            verdict = (f"; the test and its 95% interval disagree on whether that is more than {noise} ({p}), so it is "
+                       "not counted as a difference.")  # fmt: skip
+        elif similarity.baseline_kind == "zero":
+            verdict = f", too few to tell from zero with this many pairs ({p})."
+        else:
+            verdict = f": no more than {noise} ({p})."
+        if similarity.baseline_kind == "zero":
+            changed, never = _SWAP_EFFECTS[row.method]
+            k = round(row.counterfactual * row.n_pairs)
+            out.append(f"Swapping the group ({swap}) {never} in these {row.n_pairs:,} pairs." if k == 0 else
+                       f"Swapping the group ({swap}) {changed} in {100 * row.counterfactual:.1f}% of pairs "
+                       f"({k:,} of {row.n_pairs:,}){verdict}")  # fmt: skip
+        else:
+            out.append(f"When only the group changes ({swap}), {_SHARE_METHODS[row.method]} in "
+                       f"{100 * row.counterfactual:.1f}% of pairs, against {100 * row.baseline:.1f}% when one context "
+                       f"is asked twice{verdict}")  # fmt: skip
+    graded = [r for r in similarity.rows if r.method not in _SHARE_METHODS]
+    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict == VERDICT_DIFFERS]
+    if detected:
+        out.append(f"The answers also diverge beyond {beyond} by " + ", ".join(detected) + ".")
+    disagree = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict == VERDICT_DISAGREE]
+    if disagree:
+        out.append("The test and its 95% interval disagree on " + ", ".join(disagree) + ": not counted as a difference.")
     return out
+
+
+def _graded(row: SimilarityRow, baseline_kind: str) -> str:
+    """A graded similarity row (ROUGE-L, cosine, length) in words: its divergence, the baseline's, the adjusted p."""
+    base = "" if baseline_kind == "zero" else f"baseline {row.baseline:.3f}, "
+    name = _METHOD_NAMES.get(row.method, row.method)
+    return f"{name} {row.counterfactual:.3f} ({base}adjusted p {format_p(row.p_adjusted)})"
 
 
 def plain_summary(result: AuditResult, similarity: SimilarityResult | None = None) -> list[str]:
@@ -86,14 +140,17 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         sentences.append(f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
                          "the multiple-testing correction; the difference above is in a secondary measure, outside "
                          "the gate.")  # fmt: skip
+    sentences += _truncation_sentences(result)
     sentences += _degenerate_sentences(result)
     equivalent = [m for m in primary if m.verdict == "equivalent"]
     if equivalent:
         sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
-    inconclusive = [m for m in primary if m.verdict == "inconclusive"]
+    inconclusive = [m for m in primary if m.verdict == "inconclusive" and m.not_tested is None]
     if inconclusive:
         sentences.append("Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
                          "`fairtalk plan`): " + ", ".join(_name(m.name) for m in inconclusive) + ".")  # fmt: skip
+    for m in (m for m in primary if m.not_tested is not None):
+        sentences.append(f"{_name(m.name)} was {m.not_tested}.")
     flagged = result.flagged_scorers()
     if flagged:
         sentences.append("The scorer check flags " + ", ".join(_name(k) for k in flagged)
@@ -110,3 +167,22 @@ def _degenerate_sentences(result: AuditResult) -> list[str]:
     return [f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
             "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
             "answers, so read those rows with this in mind."]  # fmt: skip
+
+
+def _truncation_sentences(result: AuditResult) -> list[str]:
+    """How many answers the token limit cut off, when the run warned about it, or the pairs it left out for that."""
+    entry = dict(result.manifest).get("truncation")
+    if not isinstance(entry, dict) or not entry.get("reasons_reported"):
+        return []
+    group_a, group_b = result.groups
+    share = dict(entry.get("share_cut") or {})
+    if entry.get("warned") and share.get("a") is not None and share.get("b") is not None:
+        return [f"{100 * share['a']:.1f}% of answers for {group_a} and {100 * share['b']:.1f}% for {group_b} were cut "
+                "off at the token limit: every measure that reads the text scored them as whole answers (see the "
+                "warning; --exclude-truncated tests only complete pairs)."]  # fmt: skip
+    n_left_out = int(entry.get("n_pairs_left_out") or 0)
+    if n_left_out:
+        return [f"{n_left_out:,} of {int(entry.get('n_pairs') or 0):,} pairs were left out because an answer was cut "
+                f"off at the token limit (--exclude-truncated): the table compares the {result.n_pairs:,} pairs whose "
+                "answers both ended within it."]  # fmt: skip
+    return []

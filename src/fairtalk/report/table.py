@@ -66,7 +66,7 @@ _DISTINCT = {
 }
 #: Column headers after the two group columns; the group columns take the group names.
 COLUMNS = ("Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size",
-           "Equivalence margin, p", "Verdict", "MDE")
+           "Equivalence margin, p", "Verdict", "MDE")  # fmt: skip
 _DASH = "–"
 _P_FLOOR = 1e-5
 
@@ -195,7 +195,13 @@ def _equivalence(m: MeasureResult) -> str:
 
 
 def verdict_text(m: MeasureResult) -> str:
-    """The verdict in words: ``difference detected``, ``equivalent within ±m`` or ``inconclusive``."""
+    """The verdict in words: ``difference detected``, ``equivalent within ±m``, ``inconclusive`` or ``not tested``.
+
+    ``not tested``: too few pairs were scored on both sides for a test (``m.not_tested`` says
+    how many); the result's verdict is ``inconclusive``, and the row says why.
+    """
+    if m.not_tested:
+        return "not tested"
     if m.verdict == "equivalent" and m.equivalence_margin is not None:
         return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
     return m.verdict
@@ -321,7 +327,7 @@ def family_note(result: AuditResult) -> str:
     primary = [m for m in result.measures if m.primary]
     secondary = len(result.measures) - len(primary)
     text = (f"{correction_name(result)} correction over {result.family_size} primary key(s) of {scope} "
-            f"(keys where every pair scores the same are not tested)")
+            f"(keys where every pair scores the same are not tested)")  # fmt: skip
     if secondary:
         text += f"; the {secondary} secondary key(s) are corrected as a family of their own"
     return text
@@ -383,4 +389,5 @@ def rich_table(result: AuditResult) -> Table:
     return table
 
 
-_SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+_SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive",
+                   "not tested": "not tested"}  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 from fairtalk.results._audit import (
     AuditResult,
     DivergentPair,
+    JudgeAnswer,
     MaskedComparison,
     MeasureResult,
     ScorerCheck,
@@ -24,10 +25,19 @@ from fairtalk.results._run import (
     axis_folder,
     check_axis_folders,
 )
-from fairtalk.results._similarity import SimilarityResult, SimilarityRow
+from fairtalk.results._similarity import (
+    VERDICT_DIFFERS,
+    VERDICT_DISAGREE,
+    VERDICT_NOT_SHOWN,
+    SimilarityResult,
+    SimilarityRow,
+)
 
 __all__ = [
     "RESERVED_NAMES",
+    "VERDICT_DIFFERS",
+    "VERDICT_DISAGREE",
+    "VERDICT_NOT_SHOWN",
     "AuditResult",
     "ScorerCheck",
     "AuditRun",
@@ -36,6 +46,7 @@ __all__ = [
     "DebiasComparison",
     "DivergentPair",
     "GenerationSummary",
+    "JudgeAnswer",
     "MaskedComparison",
     "MeasureResult",
     "SimilarityResult",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
 
-__all__ = ["AuditResult", "DivergentPair", "MaskedComparison", "MeasureResult", "ScorerCheck"]
+__all__ = ["AuditResult", "DivergentPair", "JudgeAnswer", "MaskedComparison", "MeasureResult", "ScorerCheck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,11 @@ class MeasureResult:
     - ``verdict``: ``difference detected``, ``equivalent`` or ``inconclusive``.
     - ``mde``: the minimum detectable effect at this n; ``n_clusters`` and ``design_effect``
       (variance with clusters over variance as if pairs were independent).
+    - ``not_tested``: why the key has no test (``"not tested: only 1 pair parsed on both sides
+      (of 10), ..."``: too few pairs scored on both sides), None when it was tested. Such a key
+      has no p, no interval and no equivalence; its verdict is ``inconclusive`` (it was
+      neither shown different nor shown equivalent), and ``a``/``b`` are the means over the
+      pairs it did score (NaN where none).
     """
 
     name: str
@@ -76,6 +81,7 @@ class MeasureResult:
     verdict: str = "inconclusive"
     mde: float | None = None
     primary: bool = True
+    not_tested: str | None = None
 
     @property
     def detected(self) -> bool:
@@ -89,7 +95,7 @@ class MeasureResult:
             "a": self.a,
             "b": self.b,
             "difference": self.difference,
-            "difference_abs": self.a - self.b,
+            "difference_abs": None if self.a is None or self.b is None else self.a - self.b,
             "z": self.z,
             "p": self.p,
             "p_paired": self.p_paired,
@@ -112,6 +118,7 @@ class MeasureResult:
             "n_clusters": self.n_clusters,
             "design_effect": self.design_effect,
             "sd_difference": self.sd_difference,
+            "not_tested": self.not_tested,
             "notes": list(self.notes),
         }
         if self.masked is not None:
@@ -157,8 +164,41 @@ class ScorerCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeAnswer:
+    """A judge's raw answer about one side of one pair: a line of ``judge.jsonl``.
+
+    ``judge`` is the judge measure's name; ``response`` the response as the judge read it
+    (group words masked, as sent); ``answer`` its raw answer (None where it failed, and
+    ``error`` says how); ``value`` how the answer was read: ``"yes"``/``"no"`` or the score,
+    else ``"unparsed"`` or ``"error"``.
+    """
+
+    judge: str
+    pair_id: str
+    side: str
+    response: str
+    answer: str | None
+    value: str | float
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``judge.jsonl`` line (and its entry in a divergent pair of ``results.json``)."""
+        return {"judge": self.judge, "pair_id": self.pair_id, "side": self.side, "response": self.response,
+                "answer": self.answer, "value": self.value, "error": self.error}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeAnswer:
+        """The answer of a ``judge.jsonl`` line (the inverse of :meth:`to_dict`)."""
+        return cls(judge=data["judge"], pair_id=data["pair_id"], side=data["side"], response=data["response"],
+                   answer=data.get("answer"), value=data["value"], error=data.get("error"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class DivergentPair:
-    """A pair whose two responses differ most on one measure (the paper's Table 1)."""
+    """A pair whose two responses differ most on one measure (the paper's Table 1).
+
+    ``judged``: every judge's raw answer about each side of the pair (empty without a judge).
+    """
 
     pair_id: str
     measure: str
@@ -168,6 +208,7 @@ class DivergentPair:
     response_b: str
     score_a: float
     score_b: float
+    judged: tuple[JudgeAnswer, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +220,12 @@ class AuditResult:
     thresholds and seeds, so that a result can be traced and reproduced. ``n_clusters``
     counts the independent dialogues (None: pairs were the units); ``correction_scope``
     (``axis`` or ``run``) and ``family_size`` say what the correction spanned;
-    ``warnings`` flags what a reader must know (few distinct responses, small samples);
+    ``warnings`` flags what a reader must know (few distinct responses, small samples, answers
+    cut off at the token limit or the pairs ``exclude_truncated`` left out for that);
     ``scorer_check`` is each scorer's own gap on neutral probes (the scorer certificate).
+    ``judge_answers`` holds every judge's raw answer about each side of each pair (what
+    ``judge.jsonl`` holds); like the responses, it is not part of ``to_dict()`` (the divergent
+    pairs keep theirs).
     """
 
     axis: str
@@ -198,6 +243,7 @@ class AuditResult:
     n_distinct_responses: int | None = None
     warnings: tuple[str, ...] = ()
     scorer_check: tuple[ScorerCheck, ...] = ()
+    judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False)
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""
@@ -232,7 +278,8 @@ class AuditResult:
         checks = tuple(ScorerCheck(key=key, ci95=tuple(c.get("ci95") or (None, None)),
                                    **{k: c[k] for k in ("n_probes", "a", "b", "gap", "p", "margin", "flagged", "note")})
                        for key, c in (data.get("scorer_check") or {}).items())  # fmt: skip
-        divergent = tuple(DivergentPair(**d) for d in data.get("divergent_pairs") or ())
+        divergent = tuple(DivergentPair(**{**d, "judged": tuple(JudgeAnswer.from_dict(j) for j in d.get("judged") or ())})
+                          for d in data.get("divergent_pairs") or ())  # fmt: skip
         return cls(
             axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
             measures=tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items()),
@@ -277,6 +324,7 @@ class AuditResult:
                     "response_b": d.response_b,
                     "score_a": d.score_a,
                     "score_b": d.score_b,
+                    "judged": [j.to_dict() for j in d.judged],
                 }
                 for d in self.divergent_pairs
             ],
