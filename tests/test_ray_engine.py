@@ -113,11 +113,22 @@ def test_the_command_line_engine_options_combine_with_a_config_file_s() -> None:
         engine_option(None, "auto", None)
 
 
+def _one_pair_jsonl() -> str:
+    """One pair as pairs JSONL (an empty input is now its own error, before the engine is looked at)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/pairs.jsonl"
+        fairtalk.write_pairs(_pairs()[:1], path)
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+
 def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(FairtalkError, match=r"--engine ray needs Ray: pip install 'fairtalk\[ray\]'"):
         fairtalk.respond(_pairs()[:2], model="builtin:echo", engine="ray")
-    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray"], input="")
+    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray"], input=_one_pair_jsonl())
     assert result.exit_code == 2 and "pip install 'fairtalk[ray]'" in result.output
 
 
@@ -128,7 +139,7 @@ def test_models_ray_does_not_run_are_refused_before_any_work() -> None:
         RayEngine().responder("replay:answers.jsonl")
     with pytest.raises(SpecError, match=r"give the model as a spec string"):
         fairtalk.respond(_pairs()[:2], model=fairtalk.load_responder("builtin:echo"), engine="ray")
-    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--ray-actors", "2"], input="")
+    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--ray-actors", "2"], input=_one_pair_jsonl())
     assert result.exit_code == 2 and "options of --engine ray" in result.output
 
 
@@ -386,5 +397,5 @@ def test_a_ray_client_address_without_the_ray_client_names_its_extra(monkeypatch
     with pytest.raises(FairtalkError, match=r"^a ray:// address needs the Ray client: pip install 'ray\[client\]'$"):
         fairtalk.respond(_pairs()[:2], model="builtin:echo", engine=RayEngine(address="ray://127.0.0.1:1"))
     result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray",
-                                 "--ray-address", "ray://127.0.0.1:1"], input="")  # fmt: skip
+                                 "--ray-address", "ray://127.0.0.1:1"], input=_one_pair_jsonl())  # fmt: skip
     assert result.exit_code == 2 and "error: a ray:// address needs the Ray client: pip install 'ray[client]'" in result.output
