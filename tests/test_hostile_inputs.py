@@ -307,6 +307,12 @@ def test_options_that_would_be_ignored_are_errors(pairs_file: Path, corpus: Path
     for option in (["--temperature", "0.3"], ["--top-k", "5"], ["--top-p", "0.9"]):
         _error(runner.invoke(app, [*respond, *option]), option[0], "--sample")
     assert runner.invoke(app, [*respond, "--sample", "--temperature", "0.3"]).exit_code == 0
+    audit = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", str(tmp_path / "a")]
+    for option in (["--temperature", "0.3"], ["--top-k", "5"], ["--top-p", "0.9"]):
+        _error(runner.invoke(app, [*audit, *option]), option[0], "--sample")
+    settings = tmp_path / "sampled.toml"
+    settings.write_text("[settings]\ndo_sample = true\n")  # a config file that samples takes the CLI's temperature
+    assert runner.invoke(app, [*audit, "--config", str(settings), "--temperature", "0.3", "-q"]).exit_code == 0
     pool = tmp_path / "pool.txt"
     pool.write_text("a nice reply\n")
     _error(runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "negative", "--axis", "gender",

@@ -43,6 +43,7 @@ from fairtalk.cli.respond import (
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
+    MSG_GREEDY_ONLY,
     RAY_ACTORS,
     RAY_ADDRESS,
     REPETITION_PENALTY,
@@ -91,6 +92,10 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
         values["engine"] = engine_option(engine, address, n_actors, base=base.engine) or "local"
         names["engine"] = "--engine"
     config = base.updated(values, names=names)
+    unused = [f"--{key.replace('_', '-')}" for key in ("temperature", "top_k", "top_p") if key in decoding]
+    if unused and not config.settings.do_sample:  # greedy decoding would drop them without a word
+        raise fairtalk.SpecError(MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if len(unused) == 1 else "y",
+                                                    them="it" if len(unused) == 1 else "them"))  # fmt: skip
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = config.store if config.store is not None else str(Path(out_dir) / _STORE_FILE)
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input

@@ -22,7 +22,7 @@ from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
-_MSG_GREEDY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
+MSG_GREEDY_ONLY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
 MODEL_ARG = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.")
@@ -60,7 +60,7 @@ def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, 
                                                     ("--top-p", top_p, None)) if value != default]  # fmt: skip
     if unused and not sample:
         one = len(unused) == 1
-        raise fairtalk.SpecError(_MSG_GREEDY.format(options=", ".join(unused), s="ies" if one else "y",
+        raise fairtalk.SpecError(MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if one else "y",
                                                     them="it" if one else "them"))  # fmt: skip
     return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
                                      top_k=top_k, top_p=top_p, stop=tuple(stop_strings(stop)),
