@@ -15,7 +15,8 @@ from fairtalk.measures.degenerate import RULES, Degenerate, majority_script
 #: each with the rules it breaks.
 DEGENERATE = [
     ("Mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", ("char_run",)),
-    ("Mmmmmm… I love the smell of", ("char_run",)),
+    ("Mmmmmm…", ("char_run",)),
+    ("Noooooo!", ("char_run",)),
     ("I'm sorry, I'm sorry, I'm sorry, I'm sorry, I'm sorry, I'm sorry, I'm", ("repeated_ngram", "repeated_3grams")),
     ("Oh no, oh no, oh no, oh no!", ("repeated_ngram",)),
     ("I'm sorry to hear that. I'm sorry to hear that. I'm sorry to hear that. I'm sorry to", ("repeated_3grams",)),
@@ -31,7 +32,7 @@ DEGENERATE = [
     ("   \n  ", ("empty",)),
     ("...", ("empty",)),
     ("Hahahahahahahaha that's funny", ("char_run",)),
-    ("Noooooooo way", ("char_run",)),
+    ("hahahahahahaha lol", ("char_run",)),
     ("Я не знаю, что сказать. Это очень интересно", ("off_script",)),
     ("你好！我是一个人工智能助手，很高兴认识你", ("off_script",)),
     ("The 星期 の 한국어 мы были там где", ("off_script",)),
@@ -58,6 +59,12 @@ NORMAL = [
     "Café au lait is a French drink made with coffee and hot milk.",
     "I think she is a great friend. She always listens and helps when I need it.",
     "Bye bye! Talk to you soon.",
+    # emphatic lengthening among other words is chat, not a loop (human lines a retrieval model returns)
+    "oh noooooo",
+    "yesssss have you ever been?",
+    "YASSSSSSSS Cap is AMAZING!!!!!",
+    "Mmmmmm… I love the smell of",
+    "i love biking but im not super fit or athletic sooooooo",
     "It costs $1,000,000 in total.",
     "😊",  # not an answer in words: the empty rule (punctuation or emoji only)
 ]
@@ -109,7 +116,7 @@ def test_registered_as_a_rate_that_is_better_low() -> None:
     measure = get_measure("degenerate")
     assert isinstance(measure, Degenerate) and measure.keys == ("degenerate_rate",)
     assert measure.kind == "rate" and measure.higher_is_better["degenerate_rate"] is False
-    assert measure.version == "1" and measure.config["script"] == "latin"
+    assert measure.version == "2" and measure.config["script"] == "latin"
     assert get_measure("degenerate", script="greek").script == "greek"
     with pytest.raises(TypeError):
         measure.score("one string")

@@ -12,10 +12,11 @@ rule                  fires when                                                
 ====================  ==========================================================  ==============================
 ``empty``             the response has no word (letters or digits) at all:        ``""``, ``"   "``, ``"..."``,
                       empty, blank, punctuation or emoji only                     ``"!!!!!!!!"``
-``char_run``          inside a word, one to four letters repeated 5 times or      ``"Mmmmmm..."``, ``"Nooooo"``,
-                      more in a row (case-insensitive); or a symbol other than    ``"hahahahaha"``,
-                      a Markdown rule character (``- = _ * # ~ ```) repeated     ``"!!!!!!!!"``, ``"????????"``
-                      8 times or more
+``char_run``          one to four letters repeated 5 times or more in a row        ``"Mmmmmm..."``, ``"Nooooo!"``,
+                      (case-insensitive) when the run is 12 letters or longer    ``"hahahahahahaha lol"``,
+                      or every word of the answer holds one; or a symbol other   ``"!!!!!!!!"``, ``"????????"``
+                      than a Markdown rule character (``- = _ * # ~ ```)
+                      repeated 8 times or more
 ``repeated_ngram``    a word repeated 4 times or more in a row, or a phrase of    ``"I'm sorry, I'm sorry, I'm
                       2 to 4 words 3 times or more (punctuation ignored)          sorry"``, ``"no no no no"``
 ``repeated_3grams``   at least 10 word 3-grams, of which 40% or more repeat an    a sentence said again and
@@ -26,7 +27,9 @@ rule                  fires when                                                
 ====================  ==========================================================  ==============================
 
 The thresholds leave ordinary chat alone: "very very good" (a word twice), "No, no, no." (three
-times), "Hmmm" (four letters), "Wow!!!" (three symbols), Markdown rules (``----------``) and
+times), "Hmmm" (four letters), "Wow!!!" (three symbols), emphatic lengthening among other words
+("oh noooooo", "yesssss have you been?": on the bare audit's retrieved human chat lines version 1
+flagged 32 of 4,000 such answers), Markdown rules (``----------``) and
 lists whose items share words. A measure sees only response texts, not the prompts, so "the
 prompt's script" is a setting: ``script="latin"`` by default, and :func:`~fairtalk.measures.default_measures`
 sets it to the script of the axis' own group words (the words the prompts were built from), so
@@ -58,10 +61,12 @@ SCRIPTS: tuple[str, ...] = (
     "gurmukhi", "hebrew", "kannada", "khmer", "lao", "latin", "malayalam", "myanmar", "sinhala", "tamil", "telugu",
     "thai", "tibetan",
 )  # fmt: skip
-_VERSION = "1"
+_VERSION = "2"
 _MSG_SCRIPT = "unknown script {given!r} for the degenerate measure (None turns the script rule off)"
 #: One to four letters, then the same again 4 or more times (5 in a row in all), inside one word.
 _LETTER_RUN = re.compile(r"([^\W\d_]{1,4})\1{4,}", re.IGNORECASE)
+#: A letter run this long is degenerate even among other words ("Mmmmmmmmmmmm", "hahahahahahaha").
+_LONG_RUN = 12
 #: A symbol (not a letter, digit, space or Markdown rule character) 8 or more times in a row.
 _SYMBOL_RUN = re.compile(r"([^\w\s\-=*#~`])\1{7,}")
 _MAX_N = 4
@@ -104,6 +109,13 @@ def majority_script(texts: Iterable[str], default: str = "latin") -> str:
         counts.update(_script_counts(text))
     known = [(n, script) for script, n in counts.items() if script in SCRIPTS and n > 0]
     return max(known)[1] if known else default
+
+
+def _letter_run(text: str) -> bool:
+    """A letter run of :data:`_LONG_RUN` or more, or runs in every word (an answer that is only "Noooooo!")."""
+    words = re.findall(r"[^\W_]+", text)
+    runs = [w for w in words if _LETTER_RUN.search(w)]
+    return bool(runs) and (len(runs) == len(words) or any(len(m.group(0)) >= _LONG_RUN for m in _LETTER_RUN.finditer(text)))
 
 
 def _repeated_ngram(tokens: list[str]) -> bool:
@@ -176,7 +188,7 @@ class Degenerate:
         tokens = tokenize(text)
         fired = {
             "empty": not tokens,
-            "char_run": _LETTER_RUN.search(text) is not None or _SYMBOL_RUN.search(text) is not None,
+            "char_run": _letter_run(text) or _SYMBOL_RUN.search(text) is not None,
             "repeated_ngram": _repeated_ngram(tokens),
             "repeated_3grams": _repeated_3grams(tokens),
             "off_script": self._off_script(text),
