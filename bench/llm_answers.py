@@ -18,7 +18,9 @@ output is one JSON object a line: ``id``, ``path``, ``axis``, ``turns``, ``syste
 ``decoding`` (``greedy`` or ``sampled:T:seed``), ``context`` (turns on separate lines),
 ``answer``, ``finish_reason``, plus ``pair_id``, ``side`` and ``same_as`` (the conditions whose
 identical answer to the same context was dropped as a duplicate). Rows are shuffled with a fixed
-seed; nothing is labelled. Run (about 25 min on 2 idle cores)::
+seed; nothing is labelled. Torch runs one thread (``--threads``): with two, on a shared machine,
+its OpenMP threads spin-wait and a niced run is many times slower. ``--stored-only`` writes what the
+store holds without generating. Run (about 40 min on 2 idle cores; ``bench/data/README.md``)::
 
     nice -n 10 .venv/bin/python bench/llm_answers.py --out bench/data/llm_answers.jsonl
     .venv/bin/python bench/llm_answers.py --out /tmp/small.jsonl --pairs 1 --extra-pairs 1 --server none
@@ -34,15 +36,18 @@ import os
 import random
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import fairtalk
+from fairtalk.errors import ResponderError
+from fairtalk.models.base import BaseResponder
 from fairtalk.models.builtin import find_smollm2_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +105,7 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def answer(model: object, cells: dict, jobs: list[Job], *, path: str, store: Path, max_new_tokens: int,
+def answer(model: fairtalk.Responder, cells: dict, jobs: list[Job], *, path: str, store: Path, max_new_tokens: int,
            cpu: Callable[[], float] = time.process_time) -> list[dict]:  # fmt: skip
     """Answer the pairs of each job with one loaded model; one row per pair side; ``cpu`` times the generation."""
     rows: list[dict] = []
@@ -153,6 +158,36 @@ def server_jobs(n_pairs: int, n_extra: int, n_overlap: int) -> list[Job]:
     return jobs
 
 
+class StoredOnly(BaseResponder):
+    """A model that generates nothing: with ``--stored-only`` every answer comes from the run store, a miss fails."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self._fingerprint = fingerprint
+
+    @property
+    def fingerprint(self) -> str:
+        """The stored run's fingerprint."""
+        return self._fingerprint
+
+    def respond(self, contexts: Sequence[str], settings: fairtalk.DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        """Fail: the answer is not in the store."""
+        raise ResponderError("not in the run store (--stored-only)")
+
+
+def stored_model(store: Path, prefix: str, prompt: str | None) -> StoredOnly:
+    """The store's model whose fingerprint starts with ``prefix`` and holds this system prompt."""
+    with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+        found = [r[0] for r in db.execute("select distinct fingerprint from runs")]
+    for fingerprint in found:
+        spec, _, options = fingerprint.partition(" ")
+        if spec.startswith(prefix) and json.loads(options or "{}").get("system_prompt") == prompt:
+            return StoredOnly(fingerprint)
+    sys.exit(f"no {prefix} run with system prompt {prompt!r} in {store}")
+
+
+STORED_ONLY: list[bool] = [False]
+
+
 def run_in_process(cells: dict, jobs: list[Job], *, store: Path, max_new_tokens: int) -> list[dict]:
     """Load the GGUF once per system prompt and answer its jobs."""
     gguf = find_smollm2_gguf()
@@ -166,6 +201,10 @@ def run_in_process(cells: dict, jobs: list[Job], *, store: Path, max_new_tokens:
         options = {"gguf_file": gguf.name, "device": "cpu", "batch_size": 16}
         if prompt is not None:
             options["system_prompt"] = prompt
+        if STORED_ONLY[0]:
+            rows += answer(stored_model(store, "hf:", prompt), cells, mine, path="in-process", store=store,
+                           max_new_tokens=max_new_tokens)  # fmt: skip
+            continue
         with fairtalk.load_responder(f"hf:{gguf.parent}", **options) as model:
             rows += answer(model, cells, mine, path="in-process", store=store, max_new_tokens=max_new_tokens)
     return rows
@@ -188,7 +227,7 @@ def plain_folder(folder: Path) -> Path:
         if hasattr(config, "quantization_config"):  # the GGUF-loaded model refuses save_pretrained
             del config.quantization_config
         config.architectures = [type(loaded).__name__]
-        model = type(loaded)(config).to(torch.float32)
+        model = type(loaded)(config).float()
         model.load_state_dict(loaded.state_dict(), strict=True)
         model.save_pretrained(folder)
         tok.save_pretrained(folder)
@@ -240,6 +279,12 @@ def served(folder: Path, port: int, log_path: Path) -> Iterator[tuple[str, int]]
 def run_server(cells: dict, jobs: list[Job], *, store: Path, max_new_tokens: int, port: int, folder: Path) -> list[dict]:
     """Answer the server jobs through ``transformers serve`` and the ``openai:`` adapter, one request at a time."""
     rows: list[dict] = []
+    if STORED_ONLY[0]:
+        for system, prompt in SYSTEM_PROMPTS.items():
+            mine = [j for j in jobs if j[1] == system and j[1] in SYSTEMS]
+            stored = stored_model(store, f"openai:http://127.0.0.1:{port}/", prompt)
+            rows += answer(stored, cells, mine, path="server", store=store, max_new_tokens=max_new_tokens)
+        return rows
     with served(plain_folder(folder), port, store.parent / "serve.log") as (spec, pid):
         for system, prompt in SYSTEM_PROMPTS.items():
             mine = [j for j in jobs if j[1] == system and j[1] in SYSTEMS]
@@ -330,7 +375,9 @@ def main() -> None:
         "--threads", type=int, default=1, help="torch threads, here and in the server (more spin-wait idle on a shared machine)"
     )
     parser.add_argument("--systems", default=",".join(SYSTEM_PROMPTS), help="the system prompts to run (a timing run)")
+    parser.add_argument("--stored-only", action="store_true", help="write the answers in the run store, generate none")
     args = parser.parse_args()
+    STORED_ONLY[0] = args.stored_only
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before torch is imported; the server inherits them
         os.environ[name] = str(args.threads)
     SYSTEMS[:] = [s for s in args.systems.split(",") if s in SYSTEM_PROMPTS]
