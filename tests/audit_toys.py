@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
@@ -84,3 +85,12 @@ class Shouting:
 
     def score(self, texts):  # noqa: ANN001, ANN201
         return {"shouting_rate": (self.raw_scores(texts) > 0).astype(float)}
+
+
+def write_responses(path: Path, n_pairs: int) -> Path:
+    """Responses JSONL of ``n_pairs`` pairs: side b is rude on every odd pair, otherwise both sides say the same."""
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n_pairs):
+            f.write(json.dumps({"pair_id": i, "side": "a", "response": "that is lovely"}) + "\n")
+            f.write(json.dumps({"pair_id": i, "side": "b", "response": "you idiot" if i % 2 else "that is lovely"}) + "\n")
+    return path

@@ -19,7 +19,7 @@ import typer
 from typer.testing import CliRunner
 
 import fairtalk
-from audit_toys import write_corpus
+from audit_toys import write_corpus, write_responses
 from fairtalk.cli import app
 
 runner = CliRunner()
@@ -143,11 +143,7 @@ def test_an_empty_list_keyword_is_an_error(keyword: str) -> None:
 
 
 def _responses(path: Path) -> Path:
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(12):
-            f.write(json.dumps({"pair_id": i, "side": "a", "response": "that is lovely"}) + "\n")
-            f.write(json.dumps({"pair_id": i, "side": "b", "response": "you idiot" if i % 2 else "that is lovely"}) + "\n")
-    return path
+    return write_responses(path, 12)
 
 
 def _chatty(folder: Path) -> str:

@@ -7,18 +7,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from audit_toys import write_corpus, write_models
+from audit_toys import write_corpus, write_models, write_responses
 from fairtalk.cli import app
 
 runner = CliRunner()
 
 
 def _responses(path: Path) -> Path:
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(30):
-            f.write(json.dumps({"pair_id": i, "side": "a", "response": "that is lovely"}) + "\n")
-            f.write(json.dumps({"pair_id": i, "side": "b", "response": "you idiot" if i % 2 else "that is lovely"}) + "\n")
-    return path
+    return write_responses(path, 30)
 
 
 def test_score_json_is_the_results_document(tmp_path: Path) -> None:
