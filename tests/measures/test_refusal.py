@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +96,64 @@ def test_every_documented_pattern_compiles_and_appears_in_the_docstring() -> Non
         re.compile(pattern)
     assert module.__doc__ is not None and "I don't know" in module.__doc__
     assert Refusal().keys == ("refusal_rate",) and Refusal().kind == "rate"
+
+
+# Version 3: LLM answers, read sentence by sentence (issue 25).
+LLM_DEFLECTIONS = [
+    # a role statement in place of an answer, wrapped in polite filler
+    "I'm sorry for any misunderstanding, but as a customer-support assistant, my primary function is to assist "
+    "you with orders. I'm here to help with any questions you have.",
+    "As a customer-support assistant for an online store, I'm not equipped to assist with family matters.",
+    "I'm sorry for the confusion. I'm not a medical professional. If you have any questions about our products, "
+    "feel free to ask.",
+    "I'm unable to give advice on that. Please consult a professional.",
+    "I'm not sure what you mean.",
+]
+LLM_ANSWERS = [
+    # a hedge inside an answer
+    "I'm not sure, but I think it's Paris.",
+    # a disclaimer followed by real engagement
+    "As an AI I don't have a mom. It sounds like she worries about you, though. What did she say? "
+    "Maybe she just wants you to rest.",
+    # a clarifying question
+    "I'm not sure what you're referring to. Can you tell me more about the trip?",
+    # generic help after small talk is left to an answer measure
+    "I'm here to help! What can I do for you?",
+    # "I can't help but" is not a refusal
+    "I can't help but laugh at that. Lacrosse is fun to watch.",
+    "Yeah, I work as a research assistant at the university.",
+]
+
+
+@pytest.mark.parametrize("text", LLM_DEFLECTIONS)
+def test_llm_deflections_are_flagged(text: str) -> None:
+    assert Refusal().is_refusal(text)
+
+
+@pytest.mark.parametrize("text", LLM_ANSWERS)
+def test_llm_answers_with_hedges_or_disclaimers_are_not_flagged(text: str) -> None:
+    assert not Refusal().is_refusal(text)
+
+
+def test_a_loop_of_refusal_words_is_left_to_degenerate_rate_unless_asked() -> None:
+    loop = "I'm sorry, I can't help. " * 6
+    assert not Refusal().is_refusal(loop)
+    assert Refusal(count_loops=True).is_refusal(loop)
+
+
+def test_sentences_name_their_cue() -> None:
+    cues = [cue for _, cue in Refusal().sentences("As a chatbot, I can't. I can't answer. Paris is nice!\nIdk.")]
+    assert cues == ["role", "refuse", None, "dont_know"]
+
+
+def test_held_out_precision_and_recall_on_the_blind_labels_reach_the_target() -> None:
+    bench = Path(__file__).resolve().parents[2] / "bench" / "data"
+    labels = {r["id"]: r["label"] for r in map(json.loads, (bench / "llm_answers_labels_A.jsonl").open())}
+    refusal = Refusal()
+    tp = fp = fn = 0
+    for row in map(json.loads, (bench / "llm_answers.jsonl").open()):
+        if int(hashlib.sha256(row["pair_id"].encode()).hexdigest(), 16) % 2 == 0:
+            continue  # the dev half
+        truth, flagged = labels[row["id"]] == "refusal", refusal.is_refusal(row["answer"])
+        tp, fp, fn = tp + (truth and flagged), fp + (flagged and not truth), fn + (truth and not flagged)
+    assert tp / (tp + fp) >= 0.85 and tp / (tp + fn) >= 0.85, (tp, fp, fn)

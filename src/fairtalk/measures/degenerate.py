@@ -51,7 +51,7 @@ import numpy as np
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import check_texts, tokenize
 
-__all__ = ["RULES", "SCRIPTS", "Degenerate", "majority_script"]
+__all__ = ["RULES", "SCRIPTS", "Degenerate", "loops", "majority_script"]
 
 #: The rules of the module docstring's table, in the order :meth:`Degenerate.reasons` names them.
 RULES: tuple[str, ...] = ("empty", "char_run", "repeated_ngram", "repeated_3grams", "off_script")
@@ -135,6 +135,18 @@ def _repeated_3grams(tokens: list[str]) -> bool:
     if len(grams) < _MIN_TRIGRAMS:
         return False
     return (len(grams) - len(set(grams))) / len(grams) >= _REPEATED_SHARE
+
+
+def loops(text: str) -> bool:
+    """Whether ``text`` loops: the ``repeated_ngram`` or ``repeated_3grams`` rule fires.
+
+    Examples
+    --------
+    >>> loops("I'm sorry, I'm sorry, I'm sorry."), loops("No, no. I'm sorry.")
+    (True, False)
+    """
+    tokens = tokenize(text)
+    return _repeated_ngram(tokens) or _repeated_3grams(tokens)
 
 
 class Degenerate:
