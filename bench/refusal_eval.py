@@ -13,7 +13,7 @@ only to report. A detector is scored as ``refusal`` against the rest (``answer``
 whose two sides the detector splits while the labels agree (a gap the measure invents) or the
 reverse (a labelled gap it misses).
 
-Detectors: ``current`` is ``fairtalk.measures.Refusal()`` as installed; ``v2`` is version 2's
+It also scores ``degenerate_rate`` against the label ``degenerate``. Detectors: ``current`` is ``fairtalk.measures.Refusal()`` as installed; ``v2`` is version 2's
 patterns, frozen here so that the comparison outlives the change.
 
 Run: ``.venv/bin/python bench/refusal_eval.py [--split dev|held-out|all]``.
@@ -32,6 +32,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
 from fairtalk.lexicons import axis_groups
+from fairtalk.measures.degenerate import Degenerate
 from fairtalk.measures.refusal import Refusal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,6 +172,12 @@ def main() -> None:
     print(f"## {args.split}: {len(rows)} answers labelled by A, {counts}\n")
     for name, detector in DETECTORS.items():
         report(name, rows, [detector(r["answer"]) for r in rows])
+    degenerate = Degenerate()
+    truth = [r["label"] == "degenerate" for r in rows]
+    flags = [degenerate.is_degenerate(r["answer"]) for r in rows]
+    tp = sum(t and f for t, f in zip(truth, flags))
+    print("### degenerate_rate (version 2) against the label degenerate")
+    print(f"precision {wilson(tp, sum(flags))}, recall {wilson(tp, sum(truth))}\n")
     if LABELS_B.exists():
         labels_b = read_labels(LABELS_B)
         answers = {r["id"]: r["answer"] for r in map(json.loads, ANSWERS.read_text(encoding="utf-8").splitlines())}
