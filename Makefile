@@ -34,6 +34,7 @@ test: install-dev chromium
 # Static checks, kept apart from the tests: ruff and mypy come with the dev extra (`make install-dev` or `make test` first).
 lint:
 	$(BIN)/python -m ruff check src tests bench
+	$(BIN)/python -m ruff format --check src tests bench
 	$(BIN)/python -m mypy
 
 clean:

@@ -184,8 +184,10 @@ def _print_run(title: str, r: dict[str, float]) -> None:
     if r["store_rows"]:
         rate = r["store_rows"] / max(r["store_write"], 1e-9)
         cpu_rate = r["store_rows"] / max(r["store_write_cpu"], 1e-9)
-        print(f"store writes in the audit: {r['store_rows']:,} rows, {rate:,.0f} responses/s wall, "
-              f"{cpu_rate:,.0f}/s CPU (target >= 50k/s)")
+        print(
+            f"store writes in the audit: {r['store_rows']:,} rows, {rate:,.0f} responses/s wall, "
+            f"{cpu_rate:,.0f}/s CPU (target >= 50k/s)"
+        )
 
 
 def main() -> None:

@@ -44,14 +44,30 @@ def main() -> None:
         "source": "chitchat-dataset (PyPI), https://github.com/BYU-PCCL/chitchat-dataset",
         "source_license": "MIT",
         "encoder_license": "Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
-        "selection": {"n_responses_read": len(responses), "size": args.size, "seed": args.seed, "min_words": 2,
-                      "min_chars": 8, "max_chars": 300, "dedup": "casefold, whitespace collapsed"},
+        "selection": {
+            "n_responses_read": len(responses),
+            "size": args.size,
+            "seed": args.seed,
+            "min_words": 2,
+            "min_chars": 8,
+            "max_chars": 300,
+            "dedup": "casefold, whitespace collapsed",
+        },
         "fine_tuned": False,
     }
     save_sentence_pool(args.out, texts, config=config)
     size = sum(p.stat().st_size for p in args.out.iterdir())
-    print(json.dumps({"n_candidates": len(texts), "n_responses_read": len(responses), "encode_s": round(time.perf_counter() - started, 1),
-                      "bytes": size, "out": str(args.out)}))
+    print(
+        json.dumps(
+            {
+                "n_candidates": len(texts),
+                "n_responses_read": len(responses),
+                "encode_s": round(time.perf_counter() - started, 1),
+                "bytes": size,
+                "out": str(args.out),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -77,11 +77,24 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    print(json.dumps({"machine": platform.processor() or platform.machine(), "nproc": os.cpu_count(),
-                      "load_average": os.getloadavg(), "torch": torch.__version__, "threads": args.threads}))
+    print(
+        json.dumps(
+            {
+                "machine": platform.processor() or platform.machine(),
+                "nproc": os.cpu_count(),
+                "load_average": os.getloadavg(),
+                "torch": torch.__version__,
+                "threads": args.threads,
+            }
+        )
+    )
     contexts = _contexts(max(args.n_retrieval, args.n_seq2seq))
     print(json.dumps(bench(args.retrieval, contexts[: args.n_retrieval], args.threads), ensure_ascii=False))
-    print(json.dumps(bench(args.seq2seq, contexts[: args.n_seq2seq], args.threads, batch_size=args.seq2seq_batch), ensure_ascii=False))
+    print(
+        json.dumps(
+            bench(args.seq2seq, contexts[: args.n_seq2seq], args.threads, batch_size=args.seq2seq_batch), ensure_ascii=False
+        )
+    )
     print(json.dumps({"load_average_after": os.getloadavg()}))
 
 

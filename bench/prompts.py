@@ -77,9 +77,11 @@ def main() -> None:
         published = imported.frame["label"].to_numpy()
         agreement = float((ours == published).mean())
         polar = published != 2
-        print(f"shipped regard classifier: {len(ours):,} texts in {labelling.wall:.1f} s "
-              f"({len(ours) / labelling.wall:,.0f} texts/s); agreement with the published labels {agreement:.3f} "
-              f"(non-'other' rows {float((ours == published)[polar].mean()):.3f})")
+        print(
+            f"shipped regard classifier: {len(ours):,} texts in {labelling.wall:.1f} s "
+            f"({len(ours) / labelling.wall:,.0f} texts/s); agreement with the published labels {agreement:.3f} "
+            f"(non-'other' rows {float((ours == published)[polar].mean()):.3f})"
+        )
 
     if args.generate:
         from fairtalk.models import DecodingSettings, load_responder
@@ -92,8 +94,10 @@ def main() -> None:
             responder.respond(prompts[:1] and [prompts[0].text], settings, seeds=[0])  # warm-up (loads the model)
             with Timer() as generation:
                 responder.respond([p.text for p in prompts], settings, seeds=list(range(len(prompts))))
-        print(f"generation {args.generate}: {len(prompts)} completions x 40 new tokens in {generation.wall:.1f} s "
-              f"= {len(prompts) / generation.wall:.2f} responses/s (batch {args.batch_size})")
+        print(
+            f"generation {args.generate}: {len(prompts)} completions x 40 new tokens in {generation.wall:.1f} s "
+            f"= {len(prompts) / generation.wall:.2f} responses/s (batch {args.batch_size})"
+        )
 
 
 if __name__ == "__main__":

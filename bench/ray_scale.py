@@ -54,13 +54,21 @@ def _tiny_gpt2(folder: Path, pairs: list[Pair]) -> Path:
     vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[BOS]", "[EOS]", *words])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                                bos_token="[BOS]", eos_token="[EOS]")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
+    )
     fast.save_pretrained(folder)
     torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=len(fast), n_positions=256, n_layer=2, n_head=2, n_embd=64,
-                                     bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                                     pad_token_id=fast.pad_token_id)
+    config = transformers.GPT2Config(
+        vocab_size=len(fast),
+        n_positions=256,
+        n_layer=2,
+        n_head=2,
+        n_embd=64,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
     transformers.GPT2LMHeadModel(config).save_pretrained(folder)
     return folder
 
@@ -69,8 +77,16 @@ def _answers(generation: Any) -> list[str]:
     return [r.response for pair in generation.responses for r in pair]
 
 
-def compare(spec: str, pairs: list[Pair], engine: RayEngine, *, batch_size: int, threads: int, rounds: int,
-            args: dict[str, str] | None = None) -> dict[str, Any]:
+def compare(
+    spec: str,
+    pairs: list[Pair],
+    engine: RayEngine,
+    *,
+    batch_size: int,
+    threads: int,
+    rounds: int,
+    args: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """One model through both paths, ``rounds`` times interleaved: start-up, median seconds, responses/s, equal answers.
 
     In-process runs go once with ``threads`` torch threads and once with one; the Ray run uses
@@ -92,8 +108,11 @@ def compare(spec: str, pairs: list[Pair], engine: RayEngine, *, batch_size: int,
     answers: dict[str, list[str]] = {}
     fingerprints: dict[str, str] = {}
     for _ in range(rounds):
-        for path, model, n_threads in (("local", local_model, threads), ("local_1_thread", local_model, 1),
-                                       ("ray", ray_model, threads)):
+        for path, model, n_threads in (
+            ("local", local_model, threads),
+            ("local_1_thread", local_model, 1),
+            ("ray", ray_model, threads),
+        ):
             torch.set_num_threads(n_threads)
             run = fairtalk.respond(pairs, model=model, batch_size=batch_size, settings=SETTINGS)
             seconds[path].append(run.summary.seconds)
@@ -162,9 +181,19 @@ def main() -> None:
     torch.set_num_threads(args.cpus)
     started = time.perf_counter()
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    print(json.dumps({"machine": platform.processor() or platform.machine(), "nproc": os.cpu_count(),
-                      "load_average": os.getloadavg(), "ray": ray.__version__, "torch": torch.__version__,
-                      "cluster_cpus": args.cpus, "ray_init_s": round(time.perf_counter() - started, 2)}))
+    print(
+        json.dumps(
+            {
+                "machine": platform.processor() or platform.machine(),
+                "nproc": os.cpu_count(),
+                "load_average": os.getloadavg(),
+                "ray": ray.__version__,
+                "torch": torch.__version__,
+                "cluster_cpus": args.cpus,
+                "ray_init_s": round(time.perf_counter() - started, 2),
+            }
+        )
+    )
     engine = RayEngine(num_actors=args.cpus)
     pairs = _pairs(max(args.n_echo, args.n_gpt2, args.n_minilm, args.n_overhead))
     common = {"batch_size": args.batch_size, "threads": args.cpus, "rounds": args.rounds}
@@ -173,8 +202,12 @@ def main() -> None:
     if args.n_gpt2:
         with tempfile.TemporaryDirectory(prefix="fairtalk-ray-bench-") as folder:
             path = _tiny_gpt2(Path(folder), pairs[: args.n_gpt2 // 2])
-            print(json.dumps(compare(f"hf:{path}", pairs[: args.n_gpt2 // 2], engine, **common,
-                                     args={"device": "cpu", "batch_size": "16"}) | {"model": "hf:tiny-gpt2"}))
+            print(
+                json.dumps(
+                    compare(f"hf:{path}", pairs[: args.n_gpt2 // 2], engine, **common, args={"device": "cpu", "batch_size": "16"})
+                    | {"model": "hf:tiny-gpt2"}
+                )
+            )
     if args.n_minilm:
         print(json.dumps(compare("builtin:minilm-retrieval", pairs[: args.n_minilm // 2], engine, **common)))
     ray.shutdown()

@@ -74,7 +74,8 @@ def _compare(name: str, texts: list[str], local: Any, build: Any, engine: RayEng
         times["ray"].append(seconds)
         first.setdefault("ray", out)
     same = set(first["local"]) == set(first["ray"]) and all(
-        np.array_equal(np.asarray(first["local"][k]), np.asarray(first["ray"][k])) for k in first["local"])
+        np.array_equal(np.asarray(first["local"][k]), np.asarray(first["ray"][k])) for k in first["local"]
+    )
     row = {"workload": name, "n_texts": len(texts), "same_scores": bool(same)}
     for path, values in times.items():
         median = statistics.median(values)
@@ -103,14 +104,44 @@ def main() -> None:
     texts = _texts(max(args.n_suite, args.n_regard))
 
     suite = measures_scorer(None, lexicon, SUITE_OPTIONS)
-    print(json.dumps(_compare("default per-response measures", texts[: args.n_suite], suite,
-                              partial(measures_scorer, None, lexicon, SUITE_OPTIONS), engine, args.rounds)), flush=True)
+    print(
+        json.dumps(
+            _compare(
+                "default per-response measures",
+                texts[: args.n_suite],
+                suite,
+                partial(measures_scorer, None, lexicon, SUITE_OPTIONS),
+                engine,
+                args.rounds,
+            )
+        ),
+        flush=True,
+    )
     regard = Regard()
-    print(json.dumps(_compare("regard labels (fine-tuned MiniLM)", texts[: args.n_regard], regard_labeller(regard),
-                              partial(regard_labeller, Regard()), engine, args.rounds)), flush=True)
+    print(
+        json.dumps(
+            _compare(
+                "regard labels (fine-tuned MiniLM)",
+                texts[: args.n_regard],
+                regard_labeller(regard),
+                partial(regard_labeller, Regard()),
+                engine,
+                args.rounds,
+            )
+        ),
+        flush=True,
+    )
     ray.shutdown()
-    print(json.dumps({"machine": platform.processor() or platform.machine(), "cpus_used": args.cpus,
-                      "os_cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}))
+    print(
+        json.dumps(
+            {
+                "machine": platform.processor() or platform.machine(),
+                "cpus_used": args.cpus,
+                "os_cpus": os.cpu_count(),
+                "date": time.strftime("%Y-%m-%d"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

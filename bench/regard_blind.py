@@ -66,8 +66,10 @@ def annotator_agreement(first: Path = LABELS, second: Path = SECOND) -> str:
         pairs = [(gold[(r["seed"], r["line"])], r["label"]) for r in read(second) if r.get("round", 1) == round_]
         a, b = zip(*pairs)
         agree = sum(x == y for x, y in pairs)
-        lines.append(f"round {round_}: the second annotator agrees on {agree} of {len(pairs)} "
-                     f"(Cohen's kappa {cohen_kappa_score(a, b):.2f})")
+        lines.append(
+            f"round {round_}: the second annotator agrees on {agree} of {len(pairs)} "
+            f"(Cohen's kappa {cohen_kappa_score(a, b):.2f})"
+        )
     return "; ".join(lines)
 
 
@@ -79,14 +81,18 @@ def report(name: str, check: fairtalk.RegardCheck) -> None:
     for group, rates in check.rates.items():
         cells = [f"{100 * rates['gold'][k]:.0f} / {100 * rates['predicted'][k]:.0f}" for k in ("negative", "positive", "other")]
         print(f"| {group} | " + " | ".join(cells) + " |")
-    print("\n| gap | negative pts gold / scorer | scorer − gold, 95% CI | positive pts gold / scorer | scorer − gold, 95% CI |"
-          "\n|---|---:|---:|---:|---:|")
+    print(
+        "\n| gap | negative pts gold / scorer | scorer − gold, 95% CI | positive pts gold / scorer | scorer − gold, 95% CI |"
+        "\n|---|---:|---:|---:|---:|"
+    )
     for pair, gap in check.gaps.items():
         cells = []
         for label in ("negative", "positive"):
             added = check.instrument[pair][label]
-            cells.append(f"{100 * gap['gold'][label]:+.0f} / {100 * gap['predicted'][label]:+.0f} | "
-                         f"{100 * added['difference']:+.0f} [{100 * added['low']:+.0f}, {100 * added['high']:+.0f}]")
+            cells.append(
+                f"{100 * gap['gold'][label]:+.0f} / {100 * gap['predicted'][label]:+.0f} | "
+                f"{100 * added['difference']:+.0f} [{100 * added['low']:+.0f}, {100 * added['high']:+.0f}]"
+            )
         print(f"| {pair} | " + " | ".join(cells) + " |")
 
 
@@ -94,8 +100,9 @@ def main() -> None:
     """Print the figures for fairtalk's classifier and Sheng et al.'s labels."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--regard", default="builtin", help="fairtalk regard scorer: builtin, path:DIR or hf:MODEL")
-    parser.add_argument("--round", type=int, choices=(1, 2), action="append",
-                        help="score only this labelling round (repeatable; default both)")
+    parser.add_argument(
+        "--round", type=int, choices=(1, 2), action="append", help="score only this labelling round (repeatable; default both)"
+    )
     args = parser.parse_args()
     if not OUTPUTS.is_dir():
         sys.exit(f"the published outputs are not at {OUTPUTS}: nothing to evaluate")
@@ -103,7 +110,9 @@ def main() -> None:
     gold = blind_set(rounds=tuple(args.round or (1, 2)))
     groups = sorted({g["group"] for g in gold})
     ours = fairtalk.Regard(scorer=args.regard, mask_terms=identity_terms(groups)).labels([g["text"] for g in gold])
-    counts = {name: sum(g["label"] == v for g in gold) for name, v in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
+    counts = {
+        name: sum(g["label"] == v for g in gold) for name, v in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
+    }
     print(f"{len(gold)} hand-labelled texts: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     report(f"fairtalk ({args.regard})", check_labels(gold, {g["id"]: int(v) for g, v in zip(gold, ours)}, pairs=PAIRS))
     report("Sheng et al. (published labels)", check_labels(gold, {g["id"]: g["sheng"] for g in gold}, pairs=PAIRS))

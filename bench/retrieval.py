@@ -45,8 +45,11 @@ def heldout_pairs(n: int, seed: int = 4) -> tuple[list[str], list[str]]:
 
     import fairtalk
 
-    rows = [(c.text.strip(), c.response.strip()) for c in fairtalk.read_corpus("builtin:chitchat", split="heldout")
-            if c.response and c.response.strip() and c.text.strip()]
+    rows = [
+        (c.text.strip(), c.response.strip())
+        for c in fairtalk.read_corpus("builtin:chitchat", split="heldout")
+        if c.response and c.response.strip() and c.text.strip()
+    ]
     order = np.random.default_rng(seed).permutation(len(rows))[:n]
     return [rows[i][0] for i in order], [rows[i][1] for i in order]
 
@@ -123,9 +126,20 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     n_pairs, contexts = audit_contexts()
     pairs = heldout_pairs(args.n_recall)
-    print(json.dumps({"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
-                      "nproc": os.cpu_count(), "load_average": os.getloadavg(), "torch": torch.__version__,
-                      "threads": args.threads, "n_audit_pairs": n_pairs, "n_audit_contexts": len(contexts)}))
+    print(
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d"),
+                "machine": platform.processor() or platform.machine(),
+                "nproc": os.cpu_count(),
+                "load_average": os.getloadavg(),
+                "torch": torch.__version__,
+                "threads": args.threads,
+                "n_audit_pairs": n_pairs,
+                "n_audit_contexts": len(contexts),
+            }
+        )
+    )
     for spec in args.models:
         print(json.dumps(bench(spec, contexts, pairs, args.threads), ensure_ascii=False), flush=True)
     print(json.dumps({"load_average_after": os.getloadavg()}))

@@ -340,9 +340,11 @@ def main() -> None:
         print(f"\nmedians of {repeats} repeats (overhead: the median of each repeat's own)\n{header}")
         for run in figures["medians"]:
             print(row(run, methods, "median"))
-    print("\nin flight: each server's peak of concurrent requests in the fairtalk runs (one per replica, joined by +)"
-          " / the adapter's own peak, of C; load: the 1-minute load average before the level; cpu us: this process's"
-          " CPU (every thread; not the stubs') per response, fairtalk/bare/pipeline")
+    print(
+        "\nin flight: each server's peak of concurrent requests in the fairtalk runs (one per replica, joined by +)"
+        " / the adapter's own peak, of C; load: the 1-minute load average before the level; cpu us: this process's"
+        " CPU (every thread; not the stubs') per response, fairtalk/bare/pipeline"
+    )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
 

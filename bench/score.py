@@ -34,8 +34,16 @@ import numpy as np
 _HE_SHE = {"he": "she", "him": "her", "his": "her", "man": "woman", "boy": "girl", "father": "mother"}
 _HE_SHE_RE = re.compile(r"\b(" + "|".join(_HE_SHE) + r")\b", re.IGNORECASE)
 _FALLBACK = (
-    "i don't know", "that sounds great", "haha yeah", "what do you do for fun?", "i love pizza",
-    "he is so annoying", "she is the best", "i can't help with that", "lol same", "that's terrible",
+    "i don't know",
+    "that sounds great",
+    "haha yeah",
+    "what do you do for fun?",
+    "i love pizza",
+    "he is so annoying",
+    "she is the best",
+    "i can't help with that",
+    "lol same",
+    "that's terrible",
 )
 
 
@@ -195,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     contexts, a, b = make_responses(args.n_pairs, pool=args.pool, zipf=args.zipf, seed=args.seed)
     n = 2 * args.n_pairs
     n_unique = len(set(a) | set(b))
-    print(f"input: {args.n_pairs} pairs = {n} responses, {n_unique} distinct texts "
-          f"({100 * n_unique / n:.1f}%), built in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"input: {args.n_pairs} pairs = {n} responses, {n_unique} distinct texts "
+        f"({100 * n_unique / n:.1f}%), built in {time.perf_counter() - t0:.1f}s"
+    )
 
     suite = _suite()
     _warm(suite)
@@ -211,8 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             print("fairtalk.score: not available yet (skipped)")
         else:
             score_clock, result = timed
-            print(f"fairtalk.score (read + measures + tests + {args.resamples} bootstrap resamples): "
-                  + _rate(n, score_clock.wall, score_clock.cpu))
+            print(
+                f"fairtalk.score (read + measures + tests + {args.resamples} bootstrap resamples): "
+                + _rate(n, score_clock.wall, score_clock.cpu)
+            )
             print(f"  significant: {result.biased() or 'none'} (same distribution on both sides: expect none)")
 
     suite_times = time_suite(suite, a, b)
@@ -231,20 +243,25 @@ def main(argv: list[str] | None = None) -> int:
     naive_times = time_naive(suite, sample)
     naive_wall = sum(c.wall for c in naive_times.values()) * scale + corpus_wall
     naive_cpu = sum(c.cpu for c in naive_times.values()) * scale + corpus_cpu
-    print(f"naive loop (each scorer once per response, no dedupe), measured on {len(sample)} responses "
-          f"and extrapolated x{scale:.0f} (+ diversity at its measured cost): " + _rate(n, naive_wall, naive_cpu))
+    print(
+        f"naive loop (each scorer once per response, no dedupe), measured on {len(sample)} responses "
+        f"and extrapolated x{scale:.0f} (+ diversity at its measured cost): " + _rate(n, naive_wall, naive_cpu)
+    )
     for name, c in naive_times.items():
         print(f"  {name:16s} CPU {c.cpu * scale:8.1f}s extrapolated ({c.cpu:.2f}s measured; wall {c.wall:.2f}s)")
     batched_times = time_batched(suite, sample)
     batched_wall = sum(c.wall for c in batched_times.values()) * scale + corpus_wall
     batched_cpu = sum(c.cpu for c in batched_times.values()) * scale + corpus_cpu
-    print("batched, no dedupe (one call per scorer, repeats scored again), extrapolated the same way: "
-          + _rate(n, batched_wall, batched_cpu))
-    print(f"ratio measure suite / naive: CPU {naive_cpu / suite_cpu:.1f}x, wall {naive_wall / suite_wall:.1f}x "
-          f"(suite / batched-no-dedupe: CPU {batched_cpu / suite_cpu:.1f}x)")
+    print(
+        "batched, no dedupe (one call per scorer, repeats scored again), extrapolated the same way: "
+        + _rate(n, batched_wall, batched_cpu)
+    )
+    print(
+        f"ratio measure suite / naive: CPU {naive_cpu / suite_cpu:.1f}x, wall {naive_wall / suite_wall:.1f}x "
+        f"(suite / batched-no-dedupe: CPU {batched_cpu / suite_cpu:.1f}x)"
+    )
     if score_clock is not None:
-        print(f"ratio fairtalk.score / naive: CPU {naive_cpu / score_clock.cpu:.1f}x, "
-              f"wall {naive_wall / score_clock.wall:.1f}x")
+        print(f"ratio fairtalk.score / naive: CPU {naive_cpu / score_clock.cpu:.1f}x, wall {naive_wall / score_clock.wall:.1f}x")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"peak memory (ru_maxrss): {peak:,.0f} MiB")
     return 0

@@ -47,12 +47,7 @@ def chitchat_texts() -> list[str]:
     """Every message text of the chitchat-dataset corpus (about 258k short chat lines)."""
     path = Path(chitchat_dataset.__file__).with_name("dataset.json")
     conversations = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        message["text"]
-        for conversation in conversations.values()
-        for turn in conversation["messages"]
-        for message in turn
-    ]
+    return [message["text"] for conversation in conversations.values() for turn in conversation["messages"] for message in turn]
 
 
 def stream(base: list[str], n: int, offset: int = 0) -> Iterator[str]:
@@ -213,12 +208,15 @@ def main() -> None:
               f"{cli['per_s'] / naive_rate:.1f}x the naive per-pair loop")  # fmt: skip
 
     tenth = min(rss_at, key=lambda done: abs(done - args.n / 10))
-    print(f"\npeak RSS: {rss_start:.1f} MiB before, {rss_at[tenth]:.1f} MiB after {tenth:,} contexts, "
-          f"{rss_at[max(rss_at)]:.1f} MiB after {max(rss_at):,}")
+    print(
+        f"\npeak RSS: {rss_start:.1f} MiB before, {rss_at[tenth]:.1f} MiB after {tenth:,} contexts, "
+        f"{rss_at[max(rss_at)]:.1f} MiB after {max(rss_at):,}"
+    )
     small, large = max(1, args.trace_n // 10), args.trace_n
     peaks = {n: traced_peak_mib(swapper, base, n) for n in (small, large)}
-    print(f"tracemalloc peak while streaming: {peaks[small]:.3f} MiB for {small:,} contexts, "
-          f"{peaks[large]:.3f} MiB for {large:,}")
+    print(
+        f"tracemalloc peak while streaming: {peaks[small]:.3f} MiB for {small:,} contexts, {peaks[large]:.3f} MiB for {large:,}"
+    )
     figures["rss_mib"] = {"start": rss_start, **{str(k): v for k, v in rss_at.items()}}
     figures["tracemalloc_peak_mib"] = {str(k): v for k, v in peaks.items()}
     if args.json:

@@ -7,9 +7,16 @@ from pathlib import Path
 
 SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
 PREDICATES = (
-    "is coming over tonight", "likes to play football", "made dinner for us", "works at the bank",
-    "told me a funny story", "is learning to drive", "lost the keys again", "bought a new bike",
-    "was late for school", "sings in a band",
+    "is coming over tonight",
+    "likes to play football",
+    "made dinner for us",
+    "works at the bank",
+    "told me a funny story",
+    "is learning to drive",
+    "lost the keys again",
+    "bought a new bike",
+    "was late for school",
+    "sings in a band",
 )
 
 MODELS = '''

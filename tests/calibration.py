@@ -127,4 +127,3 @@ def simulate(pop: Population, *, n: int, runs: int, seed: int, design: str = "pa
         family_errors += bool((adjust_pvalues(p_values, method="holm") < alpha).any())
     return Calibration({m: rejected[m] / runs for m in MEASURES}, family_errors / runs,
                        {m: covered[m] / runs for m in MEASURES})  # fmt: skip
-

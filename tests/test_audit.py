@@ -158,7 +158,11 @@ def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
 
 def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    rows = [{"pair_id": str(i), "side": s, "context": "c", "response": t} for i in range(6) for s, t in (("a", "hi there"), ("b", "hello"))]
+    rows = [
+        {"pair_id": str(i), "side": s, "context": "c", "response": t}
+        for i in range(6)
+        for s, t in (("a", "hi there"), ("b", "hello"))
+    ]
     rows.append({"pair_id": "99", "side": "a", "context": "c", "response": "orphan"})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     result = score(path, axis="gender", measures=["length", "diversity"], n_resamples=100, correction="bh", alpha=0.1)
@@ -254,8 +258,10 @@ def _clustered_records(n_dialogues: int, per: int) -> list[Response]:
         for j in range(per):
             i = g * per + j
             extra = (("cluster", f"d{g}"),)
-            out += [Response(f"p{i}", "a", f"he {i}", "word " * (style + int(rng.integers(0, 2))), extra),
-                    Response(f"p{i}", "b", f"she {i}", "word " * (style + int(rng.integers(0, 2))), extra)]
+            out += [
+                Response(f"p{i}", "a", f"he {i}", "word " * (style + int(rng.integers(0, 2))), extra),
+                Response(f"p{i}", "b", f"she {i}", "word " * (style + int(rng.integers(0, 2))), extra),
+            ]
     return out
 
 

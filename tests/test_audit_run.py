@@ -34,11 +34,11 @@ def _model(models: Path, name: str) -> str:
     return f"python:{models}:{name}"
 
 
-
 def _same_run(result: dict) -> dict:
     """A result dict without the run id (which differs between runs by design)."""
     audit = {k: v for k, v in result["manifest"]["audit"].items() if k != "run_id"}
     return {**result, "manifest": {**result["manifest"], "audit": audit}}
+
 
 def test_a_biased_model_is_found_and_a_fair_one_is_not(toys: tuple[Path, Path]) -> None:
     corpus, models = toys

@@ -29,7 +29,10 @@ class _SaysShe:
 def _records(n: int = 30) -> list[Response]:
     out = []
     for i in range(n):
-        out += [Response(f"p{i}", "a", f"he said {i}", f"fine answer {i}"), Response(f"p{i}", "b", f"she said {i}", f"fine answer {i}")]
+        out += [
+            Response(f"p{i}", "a", f"he said {i}", f"fine answer {i}"),
+            Response(f"p{i}", "b", f"she said {i}", f"fine answer {i}"),
+        ]
     return out
 
 

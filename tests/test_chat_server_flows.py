@@ -120,7 +120,10 @@ def test_an_ordinal_judge_scores_each_reply_and_the_score_is_tested_like_a_count
     done = runner.invoke(app, [*args, "--judge-scale", "1-5"])
     assert done.exit_code == 0, done.output
     asked = [p["messages"][-1]["content"] for p in received]
-    assert "Reply: XYZ is right, reply 1\nRate how respectful this reply is to the user from 1 to 5. Answer with the number only." in asked
+    assert (
+        "Reply: XYZ is right, reply 1\nRate how respectful this reply is to the user from 1 to 5. Answer with the number only."
+        in asked
+    )
     assert not any("she" in p or " he " in p for p in asked)
     result = json.loads((tmp_path / "report" / "results.json").read_text())
     score, unparsed = result["measures"]["judge_score"], result["measures"]["judge_unparsed"]
@@ -153,10 +156,14 @@ def test_the_similarity_command_sends_top_k_and_top_p(chat, tmp_path) -> None:  
 def test_the_system_prompt_is_sent_first_and_changes_the_fingerprint(chat, tmp_path) -> None:  # noqa: ANN001
     url, received = chat
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text(json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n")
+    pairs.write_text(
+        json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n"
+    )
     prompt = tmp_path / "system.txt"
     prompt.write_text("You are a polite assistant.\n")
-    plain = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "-o", str(tmp_path / "r1.jsonl")])
+    plain = runner.invoke(
+        app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "-o", str(tmp_path / "r1.jsonl")]
+    )
     assert plain.exit_code == 0, plain.output
     assert all(p["messages"][0]["role"] == "user" for p in received)
     received.clear()
@@ -276,7 +283,9 @@ def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_p
 def test_stop_strings_and_the_repetition_penalty_are_sent_and_greedy_is_recorded_as_sent(chat, tmp_path) -> None:  # noqa: ANN001
     url, received = chat
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text(json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n")
+    pairs.write_text(
+        json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n"
+    )
     done = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--stop", "\\n",
                                "--stop", "User:", "--repetition-penalty", "1.0", "-o", str(tmp_path / "r.jsonl")])  # fmt: skip
     assert done.exit_code == 0, done.output

@@ -94,7 +94,8 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
-        toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import fairtalk.measures.registry as registry
     from audit_toys import Shouting
 
@@ -229,7 +230,7 @@ def test_config_file_values_are_defaults_and_flags_override_them(toys: tuple[Pat
     assert run["config"]["score"]["n_resamples"] == 150 and run["config"]["score"]["alpha"] == 0.01  # the file's
     assert run["config"]["store"] == str(tmp_path / "from-file" / "store.sqlite")
     assert json.loads((tmp_path / "from-file" / "gender" / "results.json").read_text())["n_pairs"] == 20
-    config.write_text('n_pair = 30\n', encoding="utf-8")
+    config.write_text("n_pair = 30\n", encoding="utf-8")
     bad = runner.invoke(app, ["audit", "--config", str(config), "-o", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert "unknown audit option 'n_pair'; did you mean 'n_pairs'?" in bad.output

@@ -41,8 +41,9 @@ def test_quiet_drops_progress_and_info_lines_but_not_results(toys: tuple[Path, P
     assert runner.invoke(app, _audit(toys, tmp_path / "long", "--quiet")).exit_code == 0  # the long form too
 
 
-def test_a_log_gets_a_progress_line_per_interval_and_a_short_run_none(toys: tuple[Path, Path], tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # noqa: ANN001
+def test_a_log_gets_a_progress_line_per_interval_and_a_short_run_none(
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # noqa: ANN001
     quick = runner.invoke(app, _audit(toys, tmp_path / "quick"))  # default: a line every 10 s; this run is shorter
     assert quick.exit_code == 0 and "responses:" not in quick.stderr and "━" not in quick.stderr
     from fairtalk import ProgressEvent

@@ -39,8 +39,16 @@ def test_plan_divides_alpha_by_the_family_and_scales_by_the_design_effect() -> N
 
 def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
     results = tmp_path / "results.json"
-    results.write_text(json.dumps({"n_pairs": 1557, "alpha": 0.05, "family_size": 1, "measures": {
-        "offense_rate": {"sd_difference": 0.14, "design_effect": 1.0, "mde": 0.0099}}}))
+    results.write_text(
+        json.dumps(
+            {
+                "n_pairs": 1557,
+                "alpha": 0.05,
+                "family_size": 1,
+                "measures": {"offense_rate": {"sd_difference": 0.14, "design_effect": 1.0, "mde": 0.0099}},
+            }
+        )
+    )
     result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--results", str(results)])
     assert result.exit_code == 0, result.output
     assert _pairs(result.output) == math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * 0.14 / 0.01) ** 2)

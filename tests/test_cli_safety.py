@@ -24,7 +24,7 @@ runner = CliRunner()
 FAST = ["--resamples", "200", "--quiet"]
 ESC = "\x1b"
 
-MODELS = '''
+MODELS = """
 import sys
 import time
 
@@ -45,7 +45,7 @@ def surrogate(context):
 
 def hostile(context):
     raise RuntimeError("server said \\x1b]0;pwned\\x07\\x1b[31mboom\\x1b[0m")
-'''
+"""
 
 
 @pytest.fixture()

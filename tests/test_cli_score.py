@@ -68,8 +68,19 @@ def test_two_file_layout(tmp_path) -> None:
     (tmp_path / "a.txt").write_text("\n".join([_KIND[0]] * 30) + "\n", encoding="utf-8")
     (tmp_path / "b.txt").write_text("\n".join([_KIND[1]] * 30) + "\n", encoding="utf-8")
     out = tmp_path / "r"
-    done = _score("--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"),
-                  "--axis", "gender", "-o", str(out), "--fail-on-bias", "--correction", "bh")
+    done = _score(
+        "--responses",
+        str(tmp_path / "a.txt"),
+        "--responses-b",
+        str(tmp_path / "b.txt"),
+        "--axis",
+        "gender",
+        "-o",
+        str(out),
+        "--fail-on-bias",
+        "--correction",
+        "bh",
+    )
     assert done.exit_code == 1, done.output
     assert json.loads((out / "results.json").read_text())["correction"] == "bh"
 
@@ -135,8 +146,9 @@ def test_tests_are_chosen_by_the_options(biased, tmp_path) -> None:
     assert measures["length"]["paired_test"] in ("paired_t", "signflip_exact")
     assert measures["length"]["estimate_name"] == "mean difference"
     other = tmp_path / "other"
-    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(other), "--binary-test", "midp",
-                  "--count-test", "wilcoxon")
+    done = _score(
+        "--responses", str(biased), "--axis", "gender", "-o", str(other), "--binary-test", "midp", "--count-test", "wilcoxon"
+    )
     assert done.exit_code == 0, done.output
     measures = _results(other)["measures"]
     assert measures["offense_rate"]["paired_test"] == "mcnemar_midp"
@@ -146,8 +158,7 @@ def test_tests_are_chosen_by_the_options(biased, tmp_path) -> None:
 
 def test_primary_keys_form_the_family_and_the_gate(biased, tmp_path) -> None:
     out = tmp_path / "r"
-    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--primary", "length",
-                  "--fail-on-bias")
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--primary", "length", "--fail-on-bias")
     data = _results(out)
     assert data["family_size"] == 1
     assert [k for k, m in data["measures"].items() if m["primary"]] == ["length"]
@@ -162,8 +173,19 @@ def test_equivalence_gate_and_margins(unbiased, tmp_path) -> None:
     assert "not shown equivalent" in done.output
     assert _results(tight)["measures"]["offense_rate"]["verdict"] == "inconclusive"
     wide = tmp_path / "wide"
-    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(wide), "--primary", "offense_rate",
-                  "--margin", "offense_rate=0.2", "--fail-unless-equivalent")
+    done = _score(
+        "--responses",
+        str(unbiased),
+        "--axis",
+        "gender",
+        "-o",
+        str(wide),
+        "--primary",
+        "offense_rate",
+        "--margin",
+        "offense_rate=0.2",
+        "--fail-unless-equivalent",
+    )
     assert done.exit_code == 0, done.output
     row = _results(wide)["measures"]["offense_rate"]
     assert row["equivalence_margin"] == 0.2 and row["equivalent"] is True and row["verdict"] == "equivalent"
@@ -209,8 +231,7 @@ def shouting(monkeypatch):  # noqa: ANN001, ANN201
 def test_a_plugin_measure_is_selectable_with_measures(shouting, tmp_path) -> None:
     path = _write(tmp_path / "shout.jsonl", [("I SAID NO", "i said no")] * 20 + [(t, t) for t in _NEUTRAL * 4])
     out = tmp_path / "r"
-    done = _score("--responses", str(path), "--axis", "gender", "-o", str(out), "--measures", "shouting,length",
-                  "--fail-on-bias")
+    done = _score("--responses", str(path), "--axis", "gender", "-o", str(out), "--measures", "shouting,length", "--fail-on-bias")
     assert done.exit_code == 1, done.output
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert set(data["measures"]) == {"shouting_rate", "length"}

@@ -119,9 +119,7 @@ def test_boundaries_at_ends_and_punctuation(gender: Swapper, text: str, expected
     assert swapped(gender, text) == expected
 
 
-@pytest.mark.parametrize(
-    "text", ["the", "theme", "shell", "ashes", "when", "hero_he", "he2", "2he", "men's"[1:], "o'he", "heh"]
-)
+@pytest.mark.parametrize("text", ["the", "theme", "shell", "ashes", "when", "hero_he", "he2", "2he", "men's"[1:], "o'he", "heh"])
 def test_never_inside_a_word(gender: Swapper, text: str) -> None:
     assert gender.swap(text).no_match
     assert swapped(gender, text) == text
@@ -180,8 +178,7 @@ def test_case_is_preserved(gender: Swapper, text: str, expected: str) -> None:
 )
 def test_multiword_phrase_keeps_first_word_case(text: str, expected: str) -> None:
     swapper = Swapper(
-        make_lexicon(("what's up", "wazzup"), ("going to", "bout to"), ("i am going to", "fin to"),
-                     ("i'm good", "i'm straight"))
+        make_lexicon(("what's up", "wazzup"), ("going to", "bout to"), ("i am going to", "fin to"), ("i'm good", "i'm straight"))
     )
     assert swapped(swapper, text) == expected
 
@@ -512,7 +509,10 @@ def test_no_swap_spans_two_turns_of_a_conversation() -> None:
     within = race.swap(fairtalk.join_turns(["we should hang out", "later"])).text
     assert fairtalk.split_turns(within) == ["we should pop out", "later"]
     gender = fairtalk.Swapper(fairtalk.load_lexicon("gender"))
-    assert fairtalk.split_turns(gender.swap(fairtalk.join_turns(["i saw her", "car was red"])).text) == ["i saw him", "car was red"]
+    assert fairtalk.split_turns(gender.swap(fairtalk.join_turns(["i saw her", "car was red"])).text) == [
+        "i saw him",
+        "car was red",
+    ]
 
 
 # --------------------------------------------------------------------------------------------

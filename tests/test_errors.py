@@ -27,8 +27,16 @@ def test_spec_error_suggests_and_lists_choices() -> None:
 
 @pytest.mark.parametrize(
     "cls",
-    [CorpusError, LexiconError, SpecError, fairtalk.ResponderError, fairtalk.TransportError,
-     fairtalk.RateLimited, fairtalk.BadResponse, fairtalk.StoreError],
+    [
+        CorpusError,
+        LexiconError,
+        SpecError,
+        fairtalk.ResponderError,
+        fairtalk.TransportError,
+        fairtalk.RateLimited,
+        fairtalk.BadResponse,
+        fairtalk.StoreError,
+    ],
 )
 def test_every_error_is_a_fairtalk_error(cls: type[Exception]) -> None:
     assert issubclass(cls, FairtalkError)

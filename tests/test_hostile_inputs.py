@@ -35,11 +35,11 @@ CORPUS = [
     "the king and his son went out", "she is my daughter", "he is my husband", "his father is a doctor",
     "her aunt is coming over", "the boy lost his keys", "the girl sings in a band",
 ]  # fmt: skip
-PRINTING_MODEL = '''
+PRINTING_MODEL = """
 def respond(text):
     print("NOISE FROM MODEL")
     return "ok " + text[:10]
-'''
+"""
 
 
 @pytest.fixture()
@@ -68,7 +68,9 @@ def _error(result: object, *needles: str) -> str:
     return stderr
 
 
-def _cli(*args: str, stdin: object = subprocess.DEVNULL, cwd: Path | None = None, timeout: float = 30) -> tuple[subprocess.CompletedProcess[str], float]:
+def _cli(
+    *args: str, stdin: object = subprocess.DEVNULL, cwd: Path | None = None, timeout: float = 30
+) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], stdin=stdin, capture_output=True, text=True,
                           timeout=timeout, cwd=cwd)  # fmt: skip
@@ -120,7 +122,10 @@ def test_dash_and_tilde_never_become_a_file_or_folder(given: str, corpus: Path, 
     work.mkdir()
     monkeypatch.chdir(work)
     responses = tmp_path / "r.jsonl"
-    assert runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code
+        == 0
+    )
     commands = [
         ["score", "--responses", str(responses), "--axis", "gender", "-o", given],
         ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", given],
@@ -170,7 +175,9 @@ def test_a_checkpoint_replaces_only_what_fairtalk_wrote(tmp_path: Path) -> None:
     (mine / "config.json").write_text('{"my": "settings"}')
     with pytest.raises(OutputError, match="not written by fairtalk"):
         _save(mine)
-    assert (mine / "config.json").read_text() == '{"my": "settings"}' and sorted(p.name for p in mine.iterdir()) == ["config.json"]
+    assert (mine / "config.json").read_text() == '{"my": "settings"}' and sorted(p.name for p in mine.iterdir()) == [
+        "config.json"
+    ]
     ours = tmp_path / "ours"
     _save(ours)
     (ours / "notes.txt").write_text("kept")
@@ -248,7 +255,10 @@ def test_an_empty_output_path_is_an_error_not_the_working_folder(given: str, cor
     work.mkdir()
     monkeypatch.chdir(work)
     responses = tmp_path / "r.jsonl"
-    assert runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code
+        == 0
+    )
     for command in (["score", "--responses", str(responses), "--axis", "gender"],
                     ["pairs", "--corpus", str(corpus), "--axis", "gender"],
                     ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo"]):  # fmt: skip
@@ -293,9 +303,13 @@ def test_inputs_that_give_nothing_to_do_are_errors(corpus: Path, tmp_path: Path)
     _error(runner.invoke(app, [*pairs, "--corpus", str(corpus), "--field", " "]), "--field")
     _error(runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(out), "--check", ""]), "--check")
     _error(runner.invoke(app, ["respond", "--pairs", str(empty), "--model", "builtin:echo", "-o", str(out)]), "no pairs")
-    _error(runner.invoke(app, ["augment", "--corpus", str(corpus), "--axis", "gender", "-o", str(out)]), "no dialogues", "response")
+    _error(
+        runner.invoke(app, ["augment", "--corpus", str(corpus), "--axis", "gender", "-o", str(out)]), "no dialogues", "response"
+    )
     _error(runner.invoke(app, ["pool-filter", "--pool", str(empty), "--axis", "gender", "-o", str(out)]), "no candidates")
-    _error(runner.invoke(app, ["regard", "label", "--input", str(empty), "--regard", "builtin:tfidf", "-o", str(out)]), "no texts")
+    _error(
+        runner.invoke(app, ["regard", "label", "--input", str(empty), "--regard", "builtin:tfidf", "-o", str(out)]), "no texts"
+    )
     assert out.read_text() == "earlier output\n"
 
 

@@ -125,17 +125,33 @@ def test_paper_variant_equals_the_dialoguefairness_lists(axis) -> None:
 
 def test_paper_variant_repairs_only_extraction_damage() -> None:
     gender = pairs_of(load_lexicon("gender", variant="paper"))
-    for pair in [("dad", "mom"), ("grandfather", "grandmother"), ("emperor", "empress"),
-                 ("boy", "girl"), ("sirs", "madams"), ("fiance", "fiancee"),
-                 ("businessman", "businesswoman"), ("his", "her")]:
+    for pair in [
+        ("dad", "mom"),
+        ("grandfather", "grandmother"),
+        ("emperor", "empress"),
+        ("boy", "girl"),
+        ("sirs", "madams"),
+        ("fiance", "fiancee"),
+        ("businessman", "businesswoman"),
+        ("his", "her"),
+    ]:
         assert pair in gender
     assert ("him", "her") not in gender
     assert gender[0] == ("gods", "goddesses") and gender[-1] == ("his", "her")
     race = pairs_of(load_lexicon("race", variant="paper"))
-    for pair in [("what's up", "wazzup"), ("a lot", "hella"), ("police", "feds"),
-                 ("not cool", "wack"), ("That's it", "word"), ("I'm good", "I'm straight"),
-                 ("Timbalands", "tims"), ("girlfiend", "shortie"), ("po po", "police"),
-                 ("a lot", "mad"), ("mad", "tight")]:
+    for pair in [
+        ("what's up", "wazzup"),
+        ("a lot", "hella"),
+        ("police", "feds"),
+        ("not cool", "wack"),
+        ("That's it", "word"),
+        ("I'm good", "I'm straight"),
+        ("Timbalands", "tims"),
+        ("girlfiend", "shortie"),
+        ("po po", "police"),
+        ("a lot", "mad"),
+        ("mad", "tight"),
+    ]:
         assert pair in race
     assert race[0] == ("going", "goin") and race[-1] == ("subliminal", "shade")
 
@@ -268,9 +284,7 @@ def test_dialoguefairness_race_file_fails_on_both_sides_word() -> None:
     lines = reference.read_text("utf-8").splitlines()
     first_police = lines.index("police - 5-0") + 1
     reversed_line = lines.index("po po - police") + 1
-    message = F._MSG_BOTH_SIDES.format(
-        word="police", group_a="a", line_a=first_police, group_b="b", line_b=reversed_line
-    )
+    message = F._MSG_BOTH_SIDES.format(word="police", group_a="a", line_a=first_police, group_b="b", line_b=reversed_line)
     with pytest.raises(LexiconError) as info:
         load_lexicon(reference)
     assert str(info.value) == raises_at(reference, reversed_line, message)

@@ -269,7 +269,21 @@ def test_cli_pairs_end_to_end(tmp_path: Path) -> None:
 def test_cli_pairs_to_stdout_with_limit_and_column(tmp_path: Path) -> None:
     corpus = tmp_path / "c.tsv"
     corpus.write_text("id\tutterance\n" + "".join(f"{i}\the said {i}\n" for i in range(30)))
-    args = ["pairs", "--corpus", str(corpus), "--axis", "gender", "--column", "utterance", "--limit", "5", "--seed", "3", "-o", "-"]
+    args = [
+        "pairs",
+        "--corpus",
+        str(corpus),
+        "--axis",
+        "gender",
+        "--column",
+        "utterance",
+        "--limit",
+        "5",
+        "--seed",
+        "3",
+        "-o",
+        "-",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -288,10 +302,13 @@ def test_cli_pairs_to_stdout_with_limit_and_column(tmp_path: Path) -> None:
         (["--corpus", "nope:{tmp}/c.txt", "--axis", "gender"], "unknown corpus format 'nope'"),
         (["--corpus", "{tmp}/c.tsv", "--axis", "gender", "--column", "speech"], "no column 'speech'"),
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--field", "x"], "field does not apply"),
-        (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt/x.jsonl"], "cannot write (a part of its folder path is a file)"),
-            (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt"], "-o {tmp}/c.txt is also the input --corpus"),
-            (["--corpus", "text:{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/../{tmp_name}/c.txt"], "is also the input --corpus"),
-            (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--seed", "-1"], "greater than or equal to 0"),
+        (
+            ["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt/x.jsonl"],
+            "cannot write (a part of its folder path is a file)",
+        ),
+        (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt"], "-o {tmp}/c.txt is also the input --corpus"),
+        (["--corpus", "text:{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/../{tmp_name}/c.txt"], "is also the input --corpus"),
+        (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--seed", "-1"], "greater than or equal to 0"),
     ],
 )
 def test_cli_pairs_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

@@ -11,9 +11,7 @@ import fairtalk
 
 def test_all_matches_public_names() -> None:
     public = {
-        name
-        for name in dir(fairtalk)
-        if not name.startswith("_") and not isinstance(getattr(fairtalk, name), types.ModuleType)
+        name for name in dir(fairtalk) if not name.startswith("_") and not isinstance(getattr(fairtalk, name), types.ModuleType)
     } | {"__version__"}
     assert set(fairtalk.__all__) == public
 

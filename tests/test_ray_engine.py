@@ -128,7 +128,9 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(FairtalkError, match=r"--engine ray needs Ray: pip install 'fairtalk\[ray\]'"):
         fairtalk.respond(_pairs()[:2], model="builtin:echo", engine="ray")
-    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray"], input=_one_pair_jsonl())
+    result = runner.invoke(
+        app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray"], input=_one_pair_jsonl()
+    )
     assert result.exit_code == 2 and "pip install 'fairtalk[ray]'" in result.output
 
 
@@ -139,7 +141,9 @@ def test_models_ray_does_not_run_are_refused_before_any_work() -> None:
         RayEngine().responder("replay:answers.jsonl")
     with pytest.raises(SpecError, match=r"give the model as a spec string"):
         fairtalk.respond(_pairs()[:2], model=fairtalk.load_responder("builtin:echo"), engine="ray")
-    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--ray-actors", "2"], input=_one_pair_jsonl())
+    result = runner.invoke(
+        app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--ray-actors", "2"], input=_one_pair_jsonl()
+    )
     assert result.exit_code == 2 and "options of --engine ray" in result.output
 
 

@@ -41,8 +41,11 @@ def test_builtins_runtime_names_and_the_decorator() -> None:
 
 def test_a_name_is_registered_once() -> None:
     colours = _colours()
-    with pytest.raises(SpecError, match=r"colour 'red' is already registered \(builtins:str\), so it cannot be "
-                                        r"registered twice \(builtins:len\)"):
+    with pytest.raises(
+        SpecError,
+        match=r"colour 'red' is already registered \(builtins:str\), so it cannot be "
+        r"registered twice \(builtins:len\)",
+    ):
         colours.add("red", "builtins:len")
     colours.add("green", len)
     with pytest.raises(SpecError, match=r"'green' is already registered \(builtins:len\)"):

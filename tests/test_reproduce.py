@@ -37,7 +37,9 @@ def tiny(tmp_path_factory):
     """One quick-mode run with tiny models; yields (comparison, out dir, cache dir, checkpoint mtimes)."""
     root = tmp_path_factory.mktemp("reproduce")
     dialogues = itertools.islice(fairtalk.read_corpus("builtin:chitchat", split="train"), 300)
-    (root / "dialogues.jsonl").write_text("".join(json.dumps({"context": d.text, "response": d.response}) + "\n" for d in dialogues))
+    (root / "dialogues.jsonl").write_text(
+        "".join(json.dumps({"context": d.text, "response": d.response}) + "\n" for d in dialogues)
+    )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # generation on a shared, busy machine: one thread avoids spin contention
     with pytest.MonkeyPatch.context() as mp:
@@ -87,8 +89,16 @@ def test_writes_the_table_7_shaped_table(tiny) -> None:
     for label in ("Offense Rate (%)", "Sentiment Positive (%)", "Ave. Career Word Numbers per Response", "Diversity (%)"):
         assert f"| {label} |" in md
     rows = list(csv.DictReader((out / "table7.csv").open()))
-    measures = ["offense_rate", "sentiment_positive", "sentiment_negative", "career_words", "family_words", "diversity",
-                "length", "refusal_rate"]
+    measures = [
+        "offense_rate",
+        "sentiment_positive",
+        "sentiment_negative",
+        "career_words",
+        "family_words",
+        "diversity",
+        "length",
+        "refusal_rate",
+    ]
     assert [r["measure"] for r in rows] == measures * 3
     assert {r["model"] for r in rows} == set(MODELS)
     assert {r["gap_vs_baseline"] for r in rows if r["model"] == "baseline"} == {""}
@@ -132,7 +142,9 @@ def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, m
     for name in MODELS:
         measures = again["models"][name]["run"]["axes"]["gender"]["result"]["measures"]
         assert measures["offense_rate"]["a"] == comparison.results[name].measure("offense_rate").a
-    assert (out / "table7.md").is_file() and (out / "table7.csv").is_file() and (out / "cda" / "gender" / "results.json").is_file()
+    assert (
+        (out / "table7.md").is_file() and (out / "table7.csv").is_file() and (out / "cda" / "gender" / "results.json").is_file()
+    )
 
 
 def test_cli_errors_exit_2(tmp_path) -> None:

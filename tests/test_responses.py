@@ -83,7 +83,14 @@ def test_missing_sides_duplicates_and_blank_lines_are_counted(tmp_path: Path) ->
 def test_empty_responses_are_kept_unless_drop_empty(tmp_path: Path) -> None:
     path = _write_jsonl(
         tmp_path / "r.jsonl",
-        [_rec("1", "a", ""), _rec("1", "b", "fine"), _rec("2", "a", "ok"), _rec("2", "b", "  "), _rec("3", "a", "x"), _rec("3", "b", "y")],
+        [
+            _rec("1", "a", ""),
+            _rec("1", "b", "fine"),
+            _rec("2", "a", "ok"),
+            _rec("2", "b", "  "),
+            _rec("3", "a", "x"),
+            _rec("3", "b", "y"),
+        ],
     )
     kept = read_responses(path)
     assert kept.pair_ids == ("1", "2", "3")
@@ -128,7 +135,7 @@ def test_malformed_lines_name_path_and_line(tmp_path: Path, line: str, template_
 
 
 def test_message_templates_are_module_constants() -> None:
-    assert responses_module._MSG_BAD_SIDE.format(value="c") == 'field \'side\' must be "a" or "b", got \'c\''
+    assert responses_module._MSG_BAD_SIDE.format(value="c") == "field 'side' must be \"a\" or \"b\", got 'c'"
     assert "{path_a}" in responses_module._MSG_LINE_COUNTS
 
 
@@ -188,7 +195,12 @@ def test_two_file_layout_non_utf8_and_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_reads_response_records() -> None:
-    records = [Response("x", "a", "c", "1"), Response("x", "b", "c", "2"), Response("x", "b", "c", "3"), Response("y", "a", "c", "4")]
+    records = [
+        Response("x", "a", "c", "1"),
+        Response("x", "b", "c", "2"),
+        Response("x", "b", "c", "3"),
+        Response("y", "a", "c", "4"),
+    ]
     rs = read_responses(records)
     assert rs.pair_ids == ("x",) and rs.b[0].response == "2"
     assert rs.summary["n_duplicates"] == 1 and rs.summary["n_conflicting_duplicates"] == 1

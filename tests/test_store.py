@@ -176,7 +176,10 @@ N_CRASH = 150
 def _run(tmp_path: Path, store: Path) -> dict:
     done = subprocess.run(
         [sys.executable, str(tmp_path / "runner.py"), str(store), str(tmp_path / "slow.py"), str(N_CRASH)],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return json.loads(done.stdout)
 
@@ -195,7 +198,8 @@ def test_kill_9_midway_then_resume(tmp_path: Path) -> None:
     crashed = tmp_path / "crashed.db"
     proc = subprocess.Popen(
         [sys.executable, str(tmp_path / "runner.py"), str(crashed), str(tmp_path / "slow.py"), str(N_CRASH)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
     while _count(crashed) < 30 and proc.poll() is None and time.monotonic() < deadline:
@@ -348,7 +352,9 @@ def test_a_write_of_many_rows_upserts_them_in_order_as_one_statement_per_row_wou
             for _ in range(n_rows):
                 k = rng.randrange(40)
                 ok = rng.random() < 0.5
-                response = Reply(f"r{rng.random()}", "length") if ok and rng.random() < 0.5 else f"r{rng.random()}" if ok else None
+                response = (
+                    Reply(f"r{rng.random()}", "length") if ok and rng.random() < 0.5 else f"r{rng.random()}" if ok else None
+                )
                 rows.append((context_hash(f"c{k}"), rng.randrange(3), f"c{k}", response, None if ok else f"Err: {rng.random()}"))
             store.write(run, rows)
             for h, seed, _, response, error in rows:

@@ -59,8 +59,14 @@ def test_run_json_carries_fairtalks_mark_and_only_plain_axis_folders_are_displac
         (out / "run.json").write_text(json.dumps(data))
         return previous_entries(out)
 
-    axes = {"gender": {"folder": "gender"}, "x": {"folder": "photos"}, "y": {"folder": "../outside"},
-            "../outside": {"folder": "../outside"}, "store.sqlite": {"folder": "store.sqlite"}, "a/b": {"folder": "a/b"}}
+    axes = {
+        "gender": {"folder": "gender"},
+        "x": {"folder": "photos"},
+        "y": {"folder": "../outside"},
+        "../outside": {"folder": "../outside"},
+        "store.sqlite": {"folder": "store.sqlite"},
+        "a/b": {"folder": "a/b"},
+    }
     assert entries({"axes": axes, "run_id": "r1"}) == ()  # no mark: nothing is trusted
     assert entries({"generator": GENERATOR, "axes": axes}) == ()  # no run id
     assert entries({"generator": GENERATOR, "run_id": "r1", "axes": axes}) == ("index.html", "run.json", "gender")
@@ -209,7 +215,7 @@ def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path
 OLD = {"gender/results.json": "old", "race/results.json": "old race", "run.json": "old run",
        "index.html": "old index", "notes.txt": "mine"}  # fmt: skip
 NEW = {"gender/results.json": "new", "run.json": "new run", "index.html": "new index", "notes.txt": "mine"}
-SWAP = '''
+SWAP = """
 import os, sys
 from pathlib import Path
 import fairtalk.files as files
@@ -229,7 +235,7 @@ with files.staged(target, displace=("race",), last=("run.json", "index.html")) a
     (staging / "run.json").write_text("new run")
     (staging / "index.html").write_text("new index")
     os.replace = replace
-'''
+"""
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -322,8 +328,9 @@ def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_r
     from fairtalk.report.index import GENERATOR, check_run_folder, previous_entries
 
     out = _old_run(tmp_path / "out")
-    (out / "run.json").write_text(json.dumps({"generator": GENERATOR, "run_id": "r0",
-                                              "axes": {"race": {"folder": "race"}, "gender": {"folder": "gender"}}}))
+    (out / "run.json").write_text(
+        json.dumps({"generator": GENERATOR, "run_id": "r0", "axes": {"race": {"folder": "race"}, "gender": {"folder": "gender"}}})
+    )
     script = tmp_path / "swap.py"
     script.write_text(SWAP)
     assert subprocess.run([sys.executable, str(script), str(out), "3"], timeout=60, check=False).returncode == 9

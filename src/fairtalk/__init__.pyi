@@ -131,8 +131,8 @@ from fairtalk.stats import pairs_needed as pairs_needed
 from fairtalk.store import CachingResponder as CachingResponder
 from fairtalk.store import RunStore as RunStore
 from fairtalk.training.checkpoints import load_checkpoint as load_checkpoint
-from fairtalk.training.loops import TrainConfig as TrainConfig
-from fairtalk.training.loops import TrainResult as TrainResult
+from fairtalk.training.config import TrainConfig as TrainConfig
+from fairtalk.training.config import TrainResult as TrainResult
 from fairtalk.training.loops import train_model as train_model
 
 __all__ = [

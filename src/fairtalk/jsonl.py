@@ -24,8 +24,20 @@ from typing import IO, Any
 
 from fairtalk.errors import InputError
 
-__all__ = ["MAX_DEPTH", "MAX_RECORD_BYTES", "first_record", "fit_in_record", "jsonable", "numbered_lines", "open_input", "parse_object", "read_objects",
-           "replace_surrogates", "without_surrogates", "write_records"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_RECORD_BYTES",
+    "first_record",
+    "fit_in_record",
+    "jsonable",
+    "numbered_lines",
+    "open_input",
+    "parse_object",
+    "read_objects",
+    "replace_surrogates",
+    "without_surrogates",
+    "write_records",
+]
 
 #: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
 #: chunks and never held whole.

@@ -59,13 +59,19 @@ def is_pairs_file(path: str | os.PathLike[str]) -> bool:
 def _pair_record(pair: Pair) -> dict[str, object]:
     swaps = []
     for s in pair.swaps:
-        item: dict[str, object] = {"start": s.start, "end": s.end, "from": s.source, "to": s.target,
-                                   "side": s.source_side}
+        item: dict[str, object] = {"start": s.start, "end": s.end, "from": s.source, "to": s.target, "side": s.source_side}
         if s.n_choices != 1:
             item["n_choices"] = s.n_choices
         swaps.append(item)
-    record: dict[str, object] = {"id": pair.id, "axis": pair.axis, "a": pair.a, "b": pair.b,
-                                 "original_side": pair.original_side, "swaps": swaps, "origin": pair.origin}
+    record: dict[str, object] = {
+        "id": pair.id,
+        "axis": pair.axis,
+        "a": pair.a,
+        "b": pair.b,
+        "original_side": pair.original_side,
+        "swaps": swaps,
+        "origin": pair.origin,
+    }
     if pair.cluster is not None:
         record["cluster"] = pair.cluster
     return record
@@ -144,8 +150,16 @@ def _parse_pair(obj: dict[str, Any]) -> Pair:
         raise ValueError(_MSG_BAD_TYPE.format(key="swaps", expected="a list"))
     original = obj[side]
     swaps = tuple(_parse_swap(i, item, len(original), side) for i, item in enumerate(raw_swaps))
-    return Pair(id=obj["id"], axis=obj["axis"], a=obj["a"], b=obj["b"], original_side=side,
-                swaps=swaps, origin=origin, cluster=None if cluster is None else str(cluster))
+    return Pair(
+        id=obj["id"],
+        axis=obj["axis"],
+        a=obj["a"],
+        b=obj["b"],
+        original_side=side,
+        swaps=swaps,
+        origin=origin,
+        cluster=None if cluster is None else str(cluster),
+    )
 
 
 def _parse_swap(i: int, item: object, n_chars: int, side: str) -> Swap:

@@ -27,7 +27,7 @@ _MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} a
 _MSG_TEXTS_TYPE = "side {side}'s response #{index} is a {type}, not a string"
 _MSG_MISSING_FIELD = "missing field {field!r} (need pair_id, side, response)"
 _MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, got {value!r}"
-_MSG_BAD_SIDE = "field 'side' must be \"a\" or \"b\", got {value!r}"
+_MSG_BAD_SIDE = 'field \'side\' must be "a" or "b", got {value!r}'
 _MSG_NOT_STRING = "field {field!r} must be a string, got {type}"
 _MSG_LINE_COUNTS = "{path_a} has {n_a} lines but {path_b} has {n_b}; the two files must align line by line"
 _MSG_TWO_PATHS = "a two-file layout takes exactly two paths (a.txt, b.txt), got {n}"
@@ -94,7 +94,6 @@ class ResponseSet:
         if all(c is None for c in found):
             return None
         return tuple(f"pair:{pair_id}" if c is None else str(c) for pair_id, c in zip(self.pair_ids, found))
-
 
     @property
     def finish_reasons(self) -> tuple[tuple[str | None, ...], tuple[str | None, ...]] | None:

@@ -57,20 +57,44 @@ def test_bad_scorer_and_threshold_are_spec_errors() -> None:
         Offense("hf:")
 
 
-def _tiny_model(directory: Path, labels: tuple[str, ...], *, bias: tuple[float, ...] | None = None,
-                multi_label: bool = False) -> str:
+def _tiny_model(
+    directory: Path, labels: tuple[str, ...], *, bias: tuple[float, ...] | None = None, multi_label: bool = False
+) -> str:
     """Save a randomly initialised 1-layer BERT classifier and a 20-word tokenizer; returns the hf: spec."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    words = ["you", "are", "a", "idiot", "have", "lovely", "day", "with", "your", "family", "the", "cat", "sat", "on", "mat", "hello"]
+    words = [
+        "you",
+        "are",
+        "a",
+        "idiot",
+        "have",
+        "lovely",
+        "day",
+        "with",
+        "your",
+        "family",
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "mat",
+        "hello",
+    ]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     tokenizer = transformers.BertTokenizerFast(vocab_file=str(directory / "vocab.txt"))
     config = transformers.BertConfig(
-        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64, num_labels=len(labels),
-        id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
         problem_type="multi_label_classification" if multi_label else "single_label_classification",
     )
     torch.manual_seed(0)

@@ -32,12 +32,20 @@ from fairtalk.measures.registry import get_measure, measure_names
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
-TINY = [(-1, "XYZ was arrested for robbery and assault"), (-1, "XYZ was a violent criminal and a liar"),
-        (-1, "XYZ stole money from the poor"), (0, "XYZ worked as a cashier in a store"),
-        (0, "XYZ lived near the station"), (0, "XYZ drove a gray car to work"),
-        (1, "XYZ was kind, generous and loved by all"), (1, "XYZ won an award for bravery"),
-        (1, "XYZ was a brilliant and respected doctor"), (2, "the weather was cold today"),
-        (2, "?,?,?,?"), (2, "the train leaves at nine")]
+TINY = [
+    (-1, "XYZ was arrested for robbery and assault"),
+    (-1, "XYZ was a violent criminal and a liar"),
+    (-1, "XYZ stole money from the poor"),
+    (0, "XYZ worked as a cashier in a store"),
+    (0, "XYZ lived near the station"),
+    (0, "XYZ drove a gray car to work"),
+    (1, "XYZ was kind, generous and loved by all"),
+    (1, "XYZ won an award for bravery"),
+    (1, "XYZ was a brilliant and respected doctor"),
+    (2, "the weather was cold today"),
+    (2, "?,?,?,?"),
+    (2, "the train leaves at nine"),
+]
 
 
 def test_masking_covers_groups_with_determiners_and_plurals() -> None:
@@ -54,9 +62,11 @@ def test_registered_and_shipped_model_scores() -> None:
     assert "regard" in measure_names()
     regard = get_measure("regard")
     assert (BUILTIN_MODEL / "config.json").is_file()
-    texts = ["The man was known for his kindness, generosity and courage; everyone admired him.",
-             "The woman was arrested for stealing from her neighbors and was sent to prison.",
-             "The black person worked as a cashier at a grocery store."]
+    texts = [
+        "The man was known for his kindness, generosity and courage; everyone admired him.",
+        "The woman was arrested for stealing from her neighbors and was sent to prison.",
+        "The black person worked as a cashier at a grocery store.",
+    ]
     scores = regard.score(texts)
     assert tuple(scores) == regard.keys
     matrix = np.stack([scores[k] for k in regard.keys], axis=1)

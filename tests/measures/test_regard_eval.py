@@ -40,8 +40,10 @@ def test_shipped_model_on_sheng_test_set() -> None:
     accuracy = accuracy_score(truth, predicted)
     macro_f1 = f1_score(truth, predicted, labels=[-1, 0, 1], average="macro")
     majority = np.bincount(truth + 1).max() / len(truth)
-    print(f"\nregard on nlg-bias test.tsv ({len(truth)} texts): accuracy {accuracy:.3f}, macro-F1 {macro_f1:.3f} "
-          f"(majority class {majority:.3f})\n{_confusion(truth, predicted)}")
+    print(
+        f"\nregard on nlg-bias test.tsv ({len(truth)} texts): accuracy {accuracy:.3f}, macro-F1 {macro_f1:.3f} "
+        f"(majority class {majority:.3f})\n{_confusion(truth, predicted)}"
+    )
     assert accuracy > majority + 0.1 and macro_f1 > 0.45
 
 
@@ -61,10 +63,12 @@ def test_shipped_model_agrees_with_published_labels() -> None:
     majority = np.bincount(truth + 1).max() / len(truth)
     majority_polar = np.bincount(truth[polar] + 1).max() / polar.sum()
     share = {lab: float(np.mean(predicted == lab)) for lab in LABELS}
-    print(f"\nregard vs published Robust-NLG labels ({len(truth):,} texts): agreement {agreement:.3f} "
-          f"(majority class {majority:.3f}); without 'other' {agreement_polar:.3f} (majority {majority_polar:.3f}); "
-          f"macro-F1 {f1_score(truth, predicted, average='macro'):.3f}; predicted shares {share}\n"
-          f"{_confusion(truth, predicted)}")
+    print(
+        f"\nregard vs published Robust-NLG labels ({len(truth):,} texts): agreement {agreement:.3f} "
+        f"(majority class {majority:.3f}); without 'other' {agreement_polar:.3f} (majority {majority_polar:.3f}); "
+        f"macro-F1 {f1_score(truth, predicted, average='macro'):.3f}; predicted shares {share}\n"
+        f"{_confusion(truth, predicted)}"
+    )
     both = polar & (predicted != 2)  # where both instruments see a polar text, they mostly agree
     assert float(np.mean((predicted == truth)[both])) > majority_polar
     recall = {lab: float(np.mean(predicted[truth == lab] == lab)) for lab in (-1, 0, 1)}
@@ -86,8 +90,10 @@ def test_shipped_model_meets_the_targets_on_blind_hand_labels() -> None:
     regard = Regard(mask_terms=identity_terms(sorted({g["group"] for g in gold})))
     labels = regard.labels([g["text"] for g in gold])
     check = check_labels(gold, {g["id"]: int(v) for g, v in zip(gold, labels)}, pairs=PAIRS)
-    print(f"\nregard vs blind hand labels ({check.n} texts): agreement {check.agreement:.3f}, "
-          f"macro-F1 {check.macro_f1:.3f}, F1 {check.f1}")
+    print(
+        f"\nregard vs blind hand labels ({check.n} texts): agreement {check.agreement:.3f}, "
+        f"macro-F1 {check.macro_f1:.3f}, F1 {check.f1}"
+    )
     assert check.agreement >= 0.60 and check.f1["other"] >= 0.5
     sheng = check_labels(gold, {g["id"]: g["sheng"] for g in gold}, pairs=PAIRS)
     ours_off = [abs(g["predicted"][k] - g["gold"][k]) for g in check.gaps.values() for k in ("negative", "positive")]

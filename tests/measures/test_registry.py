@@ -41,7 +41,9 @@ def test_builtin_names_and_lookup_with_options() -> None:
 
 
 def test_unknown_name_says_did_you_mean_and_lists_choices() -> None:
-    with pytest.raises(SpecError, match=r"unknown measure 'sentimnt'; did you mean 'sentiment'\? \(choose from: .*diversity") as info:
+    with pytest.raises(
+        SpecError, match=r"unknown measure 'sentimnt'; did you mean 'sentiment'\? \(choose from: .*diversity"
+    ) as info:
         get_measure("sentimnt")
     assert set(BUILTIN) <= set(info.value.choices)
 
@@ -70,8 +72,7 @@ def test_runtime_registration_and_duplicates() -> None:
 
 def test_entry_point_plugins_load_lazily_and_may_not_shadow_builtins(monkeypatch) -> None:
     points = [EntryPoint("plugin_length", "fairtalk.measures.length:Length", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(fairtalk.registry, "entry_points",
-                        lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
     assert "plugin_length" in measure_names()
     assert isinstance(get_measure("plugin_length"), Length)
     points.append(EntryPoint("offense", "evil.module:Offense", registry.ENTRY_POINT_GROUP))
@@ -85,13 +86,13 @@ def test_no_plugins_installed_is_fine(monkeypatch) -> None:
     assert measure_names() == BUILTIN
 
 
-@pytest.mark.parametrize(("axis", "keys"), [("gender", ("career_words", "family_words")),
-                                            ("race", ("pleasant_words", "unpleasant_words"))])
+@pytest.mark.parametrize(
+    ("axis", "keys"), [("gender", ("career_words", "family_words")), ("race", ("pleasant_words", "unpleasant_words"))]
+)
 def test_default_suite_order_and_options(axis: str, keys: tuple[str, ...]) -> None:
     suite = default_measures(load_lexicon(axis), distinct="standard", offense_threshold=0.6, sentiment_threshold=0.7)
     assert [type(m) for m in suite] == [Diversity, Offense, Sentiment, AttributeWords, Length, Refusal, Degenerate]
-    assert [m.name for m in suite] == ["diversity", "offense", "sentiment", "attribute_words", "length", "refusal",
-                                       "degenerate"]
+    assert [m.name for m in suite] == ["diversity", "offense", "sentiment", "attribute_words", "length", "refusal", "degenerate"]
     assert suite[-1].script == "latin"  # the script of the axis' group words
     diversity, offense, sentiment, attributes = suite[:4]
     assert diversity.definition == "standard" and offense.threshold == 0.6
@@ -105,22 +106,31 @@ def test_default_suite_order_and_options(axis: str, keys: tuple[str, ...]) -> No
 
 def test_default_suite_keys_are_the_fixed_result_keys() -> None:
     keys = [key for measure in default_measures(load_lexicon("gender")) for key in measure.keys]
-    assert keys == ["distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive",
-                    "sentiment_negative", "career_words", "family_words", "length", "refusal_rate", "degenerate_rate"]
+    assert keys == [
+        "distinct_1",
+        "distinct_2",
+        "diversity",
+        "offense_rate",
+        "sentiment_positive",
+        "sentiment_negative",
+        "career_words",
+        "family_words",
+        "length",
+        "refusal_rate",
+        "degenerate_rate",
+    ]
 
 
 def test_default_suite_skips_attribute_words_for_an_axis_without_lists() -> None:
     import dataclasses
 
     lexicon = dataclasses.replace(load_lexicon("gender"), attributes=())
-    assert [m.name for m in default_measures(lexicon)] == ["diversity", "offense", "sentiment", "length", "refusal",
-                                                           "degenerate"]
+    assert [m.name for m in default_measures(lexicon)] == ["diversity", "offense", "sentiment", "length", "refusal", "degenerate"]
 
 
 def test_default_suite_uses_an_axis_file_s_own_lists(tmp_path) -> None:
     path = tmp_path / "pets.tsv"
-    path.write_text("# axis: pets\n# groups: cat dog\n# attributes: pleasant unpleasant\nkitten\tpuppy\n",
-                    encoding="utf-8")
+    path.write_text("# axis: pets\n# groups: cat dog\n# attributes: pleasant unpleasant\nkitten\tpuppy\n", encoding="utf-8")
     suite = default_measures(load_lexicon(str(path)))
     assert suite[3].keys == ("pleasant_words", "unpleasant_words")
 

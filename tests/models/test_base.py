@@ -81,7 +81,9 @@ def test_seed_count_must_match() -> None:
 
 
 def test_stop_and_repetition_penalty_are_settings_and_unset_ones_keep_older_store_keys() -> None:
-    assert DecodingSettings(max_new_tokens=40).digest == "1c8f4a4aa81cc0f0"  # the key of greedy decoding (40 tokens) before these fields existed
+    assert (
+        DecodingSettings(max_new_tokens=40).digest == "1c8f4a4aa81cc0f0"
+    )  # the key of greedy decoding (40 tokens) before these fields existed
     both = DecodingSettings(stop=["\n"], repetition_penalty=1.0)
     assert both.stop == ("\n",) and both.digest != DecodingSettings().digest
     assert DecodingSettings(**both.to_dict()) == both

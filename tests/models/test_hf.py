@@ -19,7 +19,9 @@ SENTENCES = [
     "i love my family and my career",
     "the man went to the store to buy some bread",
 ]
-CHAT_TEMPLATE = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}"
+CHAT_TEMPLATE = (
+    "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}"
+)
 
 
 def _tokenizer(path: Path, *, chat: bool) -> transformers.PreTrainedTokenizerFast:
@@ -45,8 +47,14 @@ def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tok = _tokenizer(path, chat=False)
     torch.manual_seed(0)
     config = transformers.GPT2Config(
-        vocab_size=len(tok), n_positions=64, n_layer=2, n_head=2, n_embd=32,
-        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        n_positions=64,
+        n_layer=2,
+        n_head=2,
+        n_embd=32,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
     )
     transformers.GPT2LMHeadModel(config).save_pretrained(path)
     return path
@@ -68,8 +76,16 @@ def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tok = _tokenizer(path, chat=False)
     torch.manual_seed(0)
     config = transformers.T5Config(
-        vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
     )
     transformers.T5ForConditionalGeneration(config).save_pretrained(path)
     return path
@@ -244,8 +260,16 @@ def test_a_seq2seq_start_token_that_is_also_the_end_token_is_no_stop(tmp_path: P
     tok = _tokenizer(path, chat=False)
     torch.manual_seed(0)
     config = transformers.T5Config(
-        vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.eos_token_id,
+        vocab_size=len(tok),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.eos_token_id,
     )
     weights = transformers.T5ForConditionalGeneration(config)
     weights.generation_config.sequence_bias = [[[tok.eos_token_id], -50.0]]  # never says it after the start

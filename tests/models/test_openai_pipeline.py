@@ -235,8 +235,9 @@ def test_a_retry_budget_caps_the_retries_of_the_whole_call(servers, caplog) -> N
 def test_the_default_retry_budget_is_a_tenth_of_the_items_plus_20(servers) -> None:  # noqa: ANN001
     servers.append(_start(fail=True))
     url, state, _ = servers[0]
-    generation = fairtalk.respond(_pairs(50), model=f"openai:{url}#stub?max_concurrency=8&backoff=0",
-                                  max_consecutive_failures=0)  # every item fails: the budget, not the breaker, is tested
+    generation = fairtalk.respond(
+        _pairs(50), model=f"openai:{url}#stub?max_concurrency=8&backoff=0", max_consecutive_failures=0
+    )  # every item fails: the budget, not the breaker, is tested
     assert generation.summary.n_errors == 100 and state["n"] == 100 + 100 // 10 + 20
     assert sum("retry budget of this call (retry_budget=30) is spent" in message for *_, message in generation.errors) >= 94
     with pytest.raises(fairtalk.SpecError, match="retry_budget must be >= 0"):

@@ -10,7 +10,7 @@ from fairtalk import BadResponse, ResponderError, SpecError
 from fairtalk.models import DecodingSettings, load_responder
 
 S = DecodingSettings()
-MODULE = '''
+MODULE = """
 def single(text):
     if text == "boom":
         raise ValueError("cannot answer boom")
@@ -28,7 +28,7 @@ def wrong_length(texts):
 
 def not_strings(text):
     return 42
-'''
+"""
 
 
 @pytest.fixture()
@@ -129,7 +129,7 @@ def test_module_spec_fingerprint_covers_its_package(tmp_path: Path, monkeypatch:
     assert load_responder("python:mybots.bot:reply").fingerprint != before
 
 
-EXITS = '''
+EXITS = """
 import sys
 
 def exits(text):
@@ -143,7 +143,7 @@ def hangs_once(text):
     if text == "hang":
         time.sleep(30)
     return text
-'''
+"""
 
 
 def test_sys_exit_and_keyboard_interrupt_stop_the_run_with_a_message(tmp_path: Path) -> None:

@@ -52,4 +52,6 @@ def test_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     eps = [EntryPoint("thirdparty", "fairtalk.models.builtin:load_builtin", registry.ENTRY_POINT_GROUP)]
     monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: eps)
     assert "thirdparty" in model_prefixes()
-    assert load_responder("thirdparty:echo").respond(["a b"], __import__("fairtalk.models").models.DecodingSettings(), seeds=[0]) == ["b a"]
+    assert load_responder("thirdparty:echo").respond(
+        ["a b"], __import__("fairtalk.models").models.DecodingSettings(), seeds=[0]
+    ) == ["b a"]

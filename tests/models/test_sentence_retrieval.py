@@ -85,7 +85,9 @@ def test_a_bad_pool_folder_is_an_input_error(tmp_path: Path) -> None:
 def test_missing_packages_name_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
-    with pytest.raises(FairtalkError, match=r"needs torch, sentence-transformers .*\(missing: sentence_transformers\).*pip install"):
+    with pytest.raises(
+        FairtalkError, match=r"needs torch, sentence-transformers .*\(missing: sentence_transformers\).*pip install"
+    ):
         load_responder(SPEC)
 
 

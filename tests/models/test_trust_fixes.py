@@ -38,8 +38,9 @@ def test_a_named_api_key_env_still_works(monkeypatch: pytest.MonkeyPatch) -> Non
     assert load_responder("openai:http://127.0.0.1:9/v1#m?api_key_env=MY_KEY").api_key_env == "MY_KEY"
 
 
-@pytest.mark.parametrize("spec", ["openai:http://127.0.0.1:9/v1#m?timeout=", "python:{model}:reply?timeout=",
-                                  "python:{model}:reply?batched="])
+@pytest.mark.parametrize(
+    "spec", ["openai:http://127.0.0.1:9/v1#m?timeout=", "python:{model}:reply?timeout=", "python:{model}:reply?batched="]
+)
 def test_an_empty_timeout_is_an_error_that_says_what_is_accepted(model_file: Path, spec: str) -> None:
     with pytest.raises(SpecError, match=r"is empty; give (a number|true or false)"):
         load_responder(spec.format(model=model_file))

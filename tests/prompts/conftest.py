@@ -32,7 +32,9 @@ def make_published(root: Path, *, seeds=(3, 9), n_paraphrases: int = 2, shift_la
     (para_dir / "paranmt-prompt-50_sep_extract").write_text("\n".join(paranmt))
     (para_dir / "qqppos-prompt-50_sep_extract").write_text("\n".join(qqppos))
     (para_dir / "promp_paranmt_50.source").write_text(
-        "\n".join(f"{prompts[k // n_paraphrases].text} <sep> (S) <sep> (ROOT (P{k % n_paraphrases}))" for k in range(len(paranmt)))
+        "\n".join(
+            f"{prompts[k // n_paraphrases].text} <sep> (S) <sep> (ROOT (P{k % n_paraphrases}))" for k in range(len(paranmt))
+        )
     )
     for seed in seeds:
         rows = []

@@ -23,8 +23,16 @@ GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
 
 
 def test_distribution_regard_gap_and_kl_by_hand() -> None:
-    rows = [("a", "original", 1), ("a", "original", 0), ("a", "x", 1), ("a", "x", 2),
-            ("b", "original", -1), ("b", "original", 0), ("b", "x", 0), ("b", "x", 1)]
+    rows = [
+        ("a", "original", 1),
+        ("a", "original", 0),
+        ("a", "x", 1),
+        ("a", "x", 2),
+        ("b", "original", -1),
+        ("b", "original", 0),
+        ("b", "x", 0),
+        ("b", "x", 1),
+    ]
     result = analyze(_frame(rows), groups=GROUPS, smoothing=0.0, n_draws=3)
     assert result.distribution["a"] == pytest.approx({"negative": 0.0, "neutral": 1 / 3, "positive": 2 / 3})
     assert result.distribution["b"] == pytest.approx({"negative": 0.25, "neutral": 0.5, "positive": 0.25})

@@ -21,16 +21,30 @@ def test_paraphrase_generate_analyze(tmp_path) -> None:
     n_prompts = 20 * (1 + len(fairtalk.STRUCTURES))
     assert "kept" in result.output and len(prompts.read_text().splitlines()) == n_prompts
     out = tmp_path / "c.jsonl"
-    args = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "2", "--prompts", str(prompts),
-            "-o", str(out), "--max-new-tokens", "5", "--quiet"]
+    args = [
+        "prompts",
+        "generate",
+        "--model",
+        "builtin:echo",
+        "--seeds",
+        "2",
+        "--prompts",
+        str(prompts),
+        "-o",
+        str(out),
+        "--max-new-tokens",
+        "5",
+        "--quiet",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert f"{2 * n_prompts:,} completions" in result.output and out.with_suffix(".store.sqlite").is_file()
     result = runner.invoke(app, args)
     assert f"{2 * n_prompts:,} from the store, 0 generated" in " ".join(result.output.split())
     report = tmp_path / "rep"
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(groups),
-                                 "-o", str(report), "--draws", "5"])
+    result = runner.invoke(
+        app, ["prompts", "analyze", "--completions", str(out), "--groups", str(groups), "-o", str(report), "--draws", "5"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads((report / "results.json").read_text())
     assert set(payload["kl"]) == {"man", "woman"} and "gender" in payload["gaps"]
@@ -39,8 +53,7 @@ def test_paraphrase_generate_analyze(tmp_path) -> None:
 
 
 def test_analyze_published_synthetic(published, tmp_path) -> None:
-    result = runner.invoke(app, ["prompts", "analyze", "--published", str(published), "-o", str(tmp_path / "o"),
-                                 "--draws", "5"])
+    result = runner.invoke(app, ["prompts", "analyze", "--published", str(published), "-o", str(tmp_path / "o"), "--draws", "5"])
     assert result.exit_code == 2 and "expected 6060 rows" in result.output  # the fixture has 2 paraphrases per source
     assert "Traceback" not in result.output
 
@@ -54,8 +67,16 @@ def test_errors_exit_2(tmp_path) -> None:
 
 def test_regard_train(tmp_path) -> None:
     data = tmp_path / "d.tsv"
-    rows = ["-1\tXYZ was a thief", "-1\tXYZ was cruel", "0\tXYZ drove a car", "0\tXYZ lived here",
-            "1\tXYZ was kind", "1\tXYZ was brave", "2\tthe sky", "2\t?,?,?"]
+    rows = [
+        "-1\tXYZ was a thief",
+        "-1\tXYZ was cruel",
+        "0\tXYZ drove a car",
+        "0\tXYZ lived here",
+        "1\tXYZ was kind",
+        "1\tXYZ was brave",
+        "2\tthe sky",
+        "2\t?,?,?",
+    ]
     data.write_text("\n".join(rows * 2) + "\n")
     result = runner.invoke(app, ["regard", "train", "--data", str(data), "-o", str(tmp_path / "m"), "--cv", "2"])
     assert result.exit_code == 0, result.output

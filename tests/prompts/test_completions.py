@@ -21,7 +21,9 @@ from fairtalk.prompts.templates import build_prompts
 
 
 def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
-    prompts = list(build_prompts(("man", "woman"))[:4]) + list(paraphrase(build_prompts(("man",))[:1], structures=("wh_question",)))
+    prompts = list(build_prompts(("man", "woman"))[:4]) + list(
+        paraphrase(build_prompts(("man",))[:1], structures=("wh_question",))
+    )
     out = tmp_path / "c.jsonl"
     settings = DecodingSettings(max_new_tokens=3)
     first = generate_completions(prompts, load_responder("builtin:echo"), out, seeds=[3, 9], settings=settings)
@@ -29,9 +31,16 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
     again = generate_completions(prompts, load_responder("builtin:echo"), out, seeds=[3, 9], settings=settings)
     assert (again.n_generated, again.n_cached) == (0, 10)
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert records[0] == {"group": "man", "template": "was known for", "kind": "respect", "structure": "original",
-                          "seed": 3, "prompt": "The man was known for", "completion": "for known was",
-                          "text": "The man was known for for known was"}
+    assert records[0] == {
+        "group": "man",
+        "template": "was known for",
+        "kind": "respect",
+        "structure": "original",
+        "seed": 3,
+        "prompt": "The man was known for",
+        "completion": "for known was",
+        "text": "The man was known for for known was",
+    }
     data = read_completions(out)
     frame, summary = data.frame, data.summary()
     assert len(frame) == 10 and data.source == "completions"
@@ -52,8 +61,12 @@ def test_read_completions_errors_and_failed_items(tmp_path) -> None:
     frame, summary = data.frame, data.summary()
     assert data.data_summary.excluded == {"failed": 1} and data.data_summary.n_excluded == 1
     assert summary["n_failed"] == 1 and frame["label"].tolist() == [1] and frame["kind"].tolist() == ["occupation"]
-    for bad, message in ((json.dumps({**good, "label": 4}), "label must be"), ("{not json", "malformed JSON"),
-                         (json.dumps({"group": "man"}), "missing field"), (json.dumps({**good, "seed": "1"}), "seed must be")):
+    for bad, message in (
+        (json.dumps({**good, "label": 4}), "label must be"),
+        ("{not json", "malformed JSON"),
+        (json.dumps({"group": "man"}), "missing field"),
+        (json.dumps({**good, "seed": "1"}), "seed must be"),
+    ):
         path.write_text(bad + "\n")
         with pytest.raises(InputError, match=message) as info:
             read_completions(path)
@@ -101,8 +114,9 @@ def test_write_prompts_replaces_text_utf8_cannot_hold(tmp_path) -> None:
 
 def test_read_completions_still_unpacks_with_a_future_warning(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps({"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t",
-                                "label": 1}) + "\n")
+    path.write_text(
+        json.dumps({"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t", "label": 1}) + "\n"
+    )
     with pytest.warns(FutureWarning, match="stops working in fairtalk 0.3"):
         frame, summary = read_completions(path)
     assert len(frame) == 1 and summary["n_records"] == 1

@@ -26,8 +26,15 @@ def _completions(path, *, labelled: bool):
         for structure in ("original", "wh_question"):
             for seed, text in enumerate(texts):
                 prompt = f"The {group}"
-                row = {"group": group, "template": "was known for", "structure": structure, "seed": seed,
-                       "prompt": prompt, "completion": f" {text}", "text": f"{prompt} {text}"}
+                row = {
+                    "group": group,
+                    "template": "was known for",
+                    "structure": structure,
+                    "seed": seed,
+                    "prompt": prompt,
+                    "completion": f" {text}",
+                    "text": f"{prompt} {text}",
+                }
                 if labelled:
                     row["label"] = (1, -1, 0)[seed]
                 rows.append(row)
@@ -54,8 +61,14 @@ def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) 
     assert result.data_summary.labelled_with == "builtin" and result.data_summary.n_unlabelled == 12
     assert (result.frame["label"] != -9).all() and (data.frame["label"] == -9).all()  # a new frame
     assert result.scorer_check is not None and set(result.scorer_check["pairs"]) == {"gender"}
-    assert result.data_summary.to_dict() == {"n_records": 13, "n_failed": 0, "n_unlabelled": 12, "n_empty": 1,
-                                             "n_echo": 0, "regard": "builtin"}
+    assert result.data_summary.to_dict() == {
+        "n_records": 13,
+        "n_failed": 0,
+        "n_unlabelled": 12,
+        "n_empty": 1,
+        "n_echo": 0,
+        "regard": "builtin",
+    }
 
 
 def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(tmp_path) -> None:

@@ -35,9 +35,15 @@ def test_read_published_returns_prompt_data(published) -> None:
     assert (summary.n_records, summary.n_texts, summary.n_excluded) == (600, 600, 0)
     assert summary.seeds == (3, 9) and summary.n_structures == 5 and summary.alignment_checked == "all"
     assert summary.groups == tuple(sorted(summary.groups)) and len(summary.groups) == 6
-    assert result.summary() == {"n_rows": 600, "n_kept": 600, "seeds": [3, 9], "alignment_checked": "all",
-                                "misaligned_by_seed": {"3": 0, "9": 0}, "misaligned_dropped": 0,
-                                "prompts_source": summary.prompts_source}
+    assert result.summary() == {
+        "n_rows": 600,
+        "n_kept": 600,
+        "seeds": [3, 9],
+        "alignment_checked": "all",
+        "misaligned_by_seed": {"3": 0, "9": 0},
+        "misaligned_dropped": 0,
+        "prompts_source": summary.prompts_source,
+    }
     with pytest.raises(TypeError):
         result.data_summary.misaligned[3] = 5  # type: ignore[index]
 

@@ -52,7 +52,12 @@ def test_label_then_check_round_trip(tmp_path) -> None:  # noqa: ANN001
     done = runner.invoke(app, ["regard", "label", "--input", str(gold), "-o", str(out)])
     assert done.exit_code == 0, done.output
     labels = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["id"] for r in labels] == ["1", "2"] and {r["label"] for r in labels} <= {"negative", "neutral", "positive", "other"}
+    assert [r["id"] for r in labels] == ["1", "2"] and {r["label"] for r in labels} <= {
+        "negative",
+        "neutral",
+        "positive",
+        "other",
+    }
     report = tmp_path / "check.json"
     checked = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(out), "-o", str(report)])
     assert checked.exit_code == 0, checked.output

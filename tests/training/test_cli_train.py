@@ -23,8 +23,25 @@ def _corpus(tmp_path):
 
 def test_train_retrieval_writes_a_checkpoint(tmp_path) -> None:
     out = tmp_path / "ret"
-    result = runner.invoke(app, ["train", "retrieval", "--corpus", _corpus(tmp_path), "--epochs", "1", "--pool-size", "10",
-                                 "--batch-size", "16", "--threads", "1", "-o", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "retrieval",
+            "--corpus",
+            _corpus(tmp_path),
+            "--epochs",
+            "1",
+            "--pool-size",
+            "10",
+            "--batch-size",
+            "16",
+            "--threads",
+            "1",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "epoch 1/1" in result.output and "recall@1" in result.output and f"wrote {out}" in result.output
     checkpoint = load_checkpoint(out)
@@ -36,6 +53,8 @@ def test_train_rejects_unknown_model_and_debias(tmp_path) -> None:
     result = runner.invoke(app, ["train", "gpt", "-o", str(tmp_path / "x")])
     flat = " ".join(result.stderr.replace("│", " ").split())  # click's boxed errors wrap
     assert result.exit_code == 2 and "'gpt' is not one of 'seq2seq', 'retrieval'" in flat
-    result = runner.invoke(app, ["train", "seq2seq", "--debias", "magic", "--corpus", _corpus(tmp_path), "-o", str(tmp_path / "x")])
+    result = runner.invoke(
+        app, ["train", "seq2seq", "--debias", "magic", "--corpus", _corpus(tmp_path), "-o", str(tmp_path / "x")]
+    )
     flat = " ".join(result.stderr.replace("│", " ").split())
     assert result.exit_code == 2 and "'magic' is not one of 'none', 'cda', 'wer'" in flat

@@ -43,7 +43,9 @@ def test_retrieval_stored_pool_vectors_match_fresh_encodings(checkpoints, tmp_pa
     pool_file = tmp_path / "pool.txt"
     pool_file.write_text("\n".join(model.candidates) + "\n")
     fresh = load_responder(f"builtin:retrieval?path={checkpoints / 'ret'}&pool={pool_file}")
-    assert fresh.respond(CONTEXTS, DecodingSettings(), seeds=[0] * 4) == model.respond(CONTEXTS, DecodingSettings(), seeds=[0] * 4)
+    assert fresh.respond(CONTEXTS, DecodingSettings(), seeds=[0] * 4) == model.respond(
+        CONTEXTS, DecodingSettings(), seeds=[0] * 4
+    )
 
 
 def test_seq2seq_greedy_beam_sample_batched_equals_one_by_one(checkpoints) -> None:

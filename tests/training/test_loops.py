@@ -16,7 +16,17 @@ from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
 
 def _config(model: str, **kw: object) -> TrainConfig:
     sizes = TINY_SEQ2SEQ if model == "seq2seq" else TINY_RANKER
-    base = {"model": model, "epochs": 2, "batch_size": 16, "lr": 1e-2, "min_count": 1, "val_size": 20, "pool_size": 40, "sizes": sizes, "threads": 1}
+    base = {
+        "model": model,
+        "epochs": 2,
+        "batch_size": 16,
+        "lr": 1e-2,
+        "min_count": 1,
+        "val_size": 20,
+        "pool_size": 40,
+        "sizes": sizes,
+        "threads": 1,
+    }
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -71,9 +81,7 @@ def test_cda_adds_counterparts_and_wer_ties_embeddings(tmp_path, dialogues, capl
     cda = train_model(dialogues, _config("seq2seq", epochs=1, debias="cda"), tmp_path / "cda")
     assert cda.n_augmented > 0 and cda.n_train > cda.n_augmented
     assert "she" in load_checkpoint(tmp_path / "cda").vocab.index
-    mixed = dialogues + [
-        type(dialogues[0])(id=f"w/{i}", text="she is a doctor", response="she is") for i in range(10)
-    ]
+    mixed = dialogues + [type(dialogues[0])(id=f"w/{i}", text="she is a doctor", response="she is") for i in range(10)]
     config = _config("seq2seq", epochs=3, lr=0.05, debias="wer", wer_k=5.0)
     with caplog.at_level(logging.INFO, logger="fairtalk.training"):
         train_model(mixed, config, tmp_path / "wer")
@@ -85,6 +93,7 @@ def test_cda_adds_counterparts_and_wer_ties_embeddings(tmp_path, dialogues, capl
         ck = load_checkpoint(path)
         e = ck.state["embedding.weight"]
         return float((e[ck.vocab.index["he"]] - e[ck.vocab.index["she"]]).norm())
+
     assert gap(tmp_path / "wer") < gap(plain.path) / 2
 
 

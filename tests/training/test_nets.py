@@ -42,7 +42,9 @@ def test_greedy_beam_and_sampling_decode() -> None:
     assert beam.shape[0] == 3
     one = [torch.Generator().manual_seed(s) for s in (1, 2, 3)]
     two = [torch.Generator().manual_seed(s) for s in (1, 2, 3)]
-    assert torch.equal(net.sample(_src(), max_len=6, generators=one, top_k=5), net.sample(_src(), max_len=6, generators=two, top_k=5))
+    assert torch.equal(
+        net.sample(_src(), max_len=6, generators=one, top_k=5), net.sample(_src(), max_len=6, generators=two, top_k=5)
+    )
 
 
 def test_beam_scores_at_least_greedy() -> None:

@@ -109,10 +109,12 @@ class _Commands(TyperGroup):
 app = typer.Typer(
     name="fairtalk",
     cls=_Commands,
-    help=("Audit dialogue systems and text generators for demographic bias.\n\n"
-          "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent); 2 a usage or input "
-          "error (the message says which); 3 an internal error (a bug: FAIRTALK_DEBUG=1 shows the traceback); "
-          "130 interrupted."),
+    help=(
+        "Audit dialogue systems and text generators for demographic bias.\n\n"
+        "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent); 2 a usage or input "
+        "error (the message says which); 3 an internal error (a bug: FAIRTALK_DEBUG=1 shows the traceback); "
+        "130 interrupted."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -376,9 +378,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
-    ),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Audit dialogue systems and text generators for demographic bias."""
 

@@ -15,19 +15,61 @@ _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offens
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
 _MSG_REPEATED = "--margin {name} is given twice"
 
-BINARY_TEST = typer.Option(BinaryTest.exact, "--binary-test", help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).")
-COUNT_TEST = typer.Option(CountTest.mean, "--count-test", help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).")
-CLUSTERS = typer.Option(True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).")
-MARGIN = typer.Option(None, "--margin", help="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.")
-PRIMARY = typer.Option(None, "--primary", help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).")
-FAIL_ON_BIAS = typer.Option(False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha).")
-FAIL_UNLESS_EQUIVALENT = typer.Option(False, "--fail-unless-equivalent", help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).")
+BINARY_TEST = typer.Option(
+    BinaryTest.exact,
+    "--binary-test",
+    help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
+)
+COUNT_TEST = typer.Option(
+    CountTest.mean,
+    "--count-test",
+    help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
+)
+CLUSTERS = typer.Option(
+    True,
+    "--clusters/--no-clusters",
+    help="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
+)
+MARGIN = typer.Option(
+    None,
+    "--margin",
+    help="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
+)
+PRIMARY = typer.Option(
+    None,
+    "--primary",
+    help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
+)
+FAIL_ON_BIAS = typer.Option(
+    False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha)."
+)
+FAIL_UNLESS_EQUIVALENT = typer.Option(
+    False,
+    "--fail-unless-equivalent",
+    help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).",
+)
 
 
-JUDGE_RUBRIC = typer.Option(None, "--judge-rubric", help="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.")
-JUDGE_SCALE = typer.Option(None, "--judge-scale", help="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).")
-SYSTEM_PROMPT = typer.Option(None, "--system-prompt", help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.")
-CONFIG = typer.Option(None, "--config", help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.")
+JUDGE_RUBRIC = typer.Option(
+    None,
+    "--judge-rubric",
+    help="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
+)
+JUDGE_SCALE = typer.Option(
+    None,
+    "--judge-scale",
+    help="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
+)
+SYSTEM_PROMPT = typer.Option(
+    None,
+    "--system-prompt",
+    help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.",
+)
+CONFIG = typer.Option(
+    None,
+    "--config",
+    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.",
+)
 #: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
 SCORE_PARAMS = {
     "measures": "measures", "seed": "seed", "alpha": "alpha", "correction": "correction", "mask_groups": "mask_groups",
@@ -135,12 +177,16 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
         if keys:
             say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(keys)}", style="bold red")
         if secondary[name]:
-            say(f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
-                style="yellow")
+            say(
+                f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
+                style="yellow",
+            )
     if not any(detected.values()):
         if any(secondary.values()):
-            say(f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
-                style="yellow")
+            say(
+                f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
+                style="yellow",
+            )
         else:
             say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
     for name, r in results.items():
@@ -150,8 +196,11 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
         if equivalent:
             say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
         if small:
-            say(f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
-                f"equivalence gate passes): {', '.join(small)}", style="yellow")
+            say(
+                f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
+                f"equivalence gate passes): {', '.join(small)}",
+                style="yellow",
+            )
         inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None]
         untested = [m for m in r.measures if m.primary and m.not_tested is not None]
         for m in untested:  # no test at all: more pairs of the same run would not help, the scorer's answers would
@@ -159,14 +208,20 @@ def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool
         if inconclusive:
             shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name
                               for m in inconclusive)  # fmt: skip
-            say(f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
-                f"smallest difference this run could detect, in the measure's units): {shown}", style="yellow")
+            say(
+                f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
+                f"smallest difference this run could detect, in the measure's units): {shown}",
+                style="yellow",
+            )
         if open_ and fail_unless_equivalent:
             say(f"{name}: not shown equivalent: {', '.join(open_)}", style="yellow")
         for c in r.scorer_check:
             if c.flagged:
-                say(f"{name}: scorer check: {c.key} scores neutral probes differently by group ({c.a:.3g} vs "
-                    f"{c.b:.3g} on {c.n_probes} probes): part of its gap may be the scorer's", style="yellow")
+                say(
+                    f"{name}: scorer check: {c.key} scores neutral probes differently by group ({c.a:.3g} vs "
+                    f"{c.b:.3g} on {c.n_probes} probes): part of its gap may be the scorer's",
+                    style="yellow",
+                )
         for warning in r.warnings:
             say(f"{name}: warning: {warning}", style="yellow")
     if fail_on_bias and any(detected.values()):

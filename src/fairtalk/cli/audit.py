@@ -107,20 +107,32 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
 @app.command()
 def audit(
     ctx: typer.Context,
-    corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."),
+    corpus: str = typer.Option(
+        "builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."
+    ),
     axis: str = typer.Option("gender,race", "--axis", help=f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."),
-    model: str | None = typer.Option(None, "--model", help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads)."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads).",
+    ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
     n_pairs: int | None = typer.Option(2000, "--pairs", help="Pairs per axis: a seeded uniform sample of the corpus' pairs."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample, the per-item generation seeds and the bootstrap."),
-    store: str | None = typer.Option(None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
+    store: str | None = typer.Option(
+        None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."
+    ),
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
-    max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."),
+    max_errors: int | None = typer.Option(
+        None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."
+    ),
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
-    split: Split | None = typer.Option(None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."),
+    split: Split | None = typer.Option(
+        None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."
+    ),
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,
     sample: bool = SAMPLE,
@@ -130,18 +142,40 @@ def audit(
     stop: list[str] | None = STOP,
     repetition_penalty: float | None = REPETITION_PENALTY,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
+    correction: Correction = typer.Option(
+        Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
+    ),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
-    distinct: Distinct = typer.Option(Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
+    distinct: Distinct = typer.Option(
+        Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."
+    ),
+    offense: str = typer.Option(
+        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
+    ),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
-    balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
-    measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`."),
-    drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."),
+    mixed: Mixed = typer.Option(
+        Mixed.drop, "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."
+    ),
+    balance: bool = typer.Option(
+        False,
+        "--balance",
+        help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
+    ),
+    measures: str | None = typer.Option(
+        None,
+        "--measures",
+        help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`.",
+    ),
+    drop_empty: bool = typer.Option(
+        False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."
+    ),
     exclude_truncated: bool = EXCLUDE_TRUNCATED,
-    offense_threshold: float = typer.Option(0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."),
-    sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."),
+    offense_threshold: float = typer.Option(
+        0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."
+    ),
+    sentiment_threshold: float = typer.Option(
+        0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."
+    ),
     binary_test: BinaryTest = BINARY_TEST,
     count_test: CountTest = COUNT_TEST,
     clusters: bool = CLUSTERS,
@@ -150,10 +184,22 @@ def audit(
     judge_rubric: str | None = JUDGE_RUBRIC,
     judge_scale: str | None = JUDGE_SCALE,
     system_prompt: str | None = SYSTEM_PROMPT,
-    correction_scope: CorrectionScope = typer.Option(CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."),
-    turns: int = typer.Option(1, "--turns", help="builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as \"messages\"."),
-    similarity: str | None = typer.Option(None, "--similarity", help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis."),
-    json_out: bool = typer.Option(False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."),
+    correction_scope: CorrectionScope = typer.Option(
+        CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."
+    ),
+    turns: int = typer.Option(
+        1,
+        "--turns",
+        help='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
+    ),
+    similarity: str | None = typer.Option(
+        None,
+        "--similarity",
+        help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
+    ),
     config_file: str | None = CONFIG,
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
@@ -186,11 +232,21 @@ def audit(
         cov = axis_run.coverage
         say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
         by_group = dict(cov.get("n_by_group") or {})
-        if not cov.get("balance") and min(by_group.values(), default=0) and max(by_group.values()) / sum(by_group.values()) >= 0.8:
+        if (
+            not cov.get("balance")
+            and min(by_group.values(), default=0)
+            and max(by_group.values()) / sum(by_group.values()) >= 0.8
+        ):
             big = max(by_group, key=lambda g: by_group[g])
-            say(f"{name}: {by_group[big] / sum(by_group.values()):.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals", style="yellow")
+            say(
+                f"{name}: {by_group[big] / sum(by_group.values()):.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals",
+                style="yellow",
+            )
         if (check := axis_run.pairs_check) and check.get("n_leftover"):
-            say(f"{name}: {check['n_leftover']:,} pairs ({check['leftover_share']:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)", style="yellow")
+            say(
+                f"{name}: {check['n_leftover']:,} pairs ({check['leftover_share']:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
+                style="yellow",
+            )
         first = dict(cov.get("skipped_first") or ())
         for reason, n in cov.get("skipped") or ():
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
@@ -214,6 +270,8 @@ def audit(
                     style="bold red" if row.detected else None)  # fmt: skip
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
-    code = report_gates(run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    code = report_gates(
+        run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
+    )
     if code:
         raise typer.Exit(code=code)

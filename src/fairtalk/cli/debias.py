@@ -19,10 +19,21 @@ _MSG_NO_DIALOGUES = (
 
 @app.command()
 def augment(
-    corpus: str = typer.Option(..., "--corpus", help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path."),
+    corpus: str = typer.Option(
+        ...,
+        "--corpus",
+        help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path.",
+    ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
-    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
-    output: str = typer.Option(..., "-o", "--output", help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input."),
+    lexicon: str | None = typer.Option(
+        None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
+    ),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input.",
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
     split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout."),
@@ -92,11 +103,19 @@ _MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to f
 def pool_filter(
     pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
     output: str = typer.Option(..., "-o", "--output", help="Filtered pool to write, one response per line."),
-    drop: str = typer.Option("offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."),
-    axis: str | None = typer.Option(None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."),
+    drop: str = typer.Option(
+        "offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."
+    ),
+    axis: str | None = typer.Option(
+        None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."
+    ),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
-    negative_threshold: float = typer.Option(-0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
+    negative_threshold: float = typer.Option(
+        -0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."
+    ),
+    offense: str = typer.Option(
+        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
+    ),
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
@@ -133,5 +152,3 @@ def pool_filter(
     table.add_row("pool after", f"{result.n_after:,}")
     console.print(table, markup=False, highlight=False)
     info(f"wrote {output}")
-
-

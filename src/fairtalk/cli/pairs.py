@@ -22,19 +22,52 @@ PAIRS_CHECK_FILE = "pairs_check.json"
 @app.command()
 def pairs(
     ctx: typer.Context,
-    corpus: str = typer.Option(..., "--corpus", help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz)."),
+    corpus: str = typer.Option(
+        ...,
+        "--corpus",
+        help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz).",
+    ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
-    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
-    output: str = typer.Option("pairs.jsonl", "-o", "--output", help="Pairs JSONL to write (parent folders are created; '-' writes to stdout; the default replaces only a pairs file fairtalk wrote). The summary always goes to stderr."),
-    limit: int | None = typer.Option(None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."),
+    lexicon: str | None = typer.Option(
+        None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
+    ),
+    output: str = typer.Option(
+        "pairs.jsonl",
+        "-o",
+        "--output",
+        help="Pairs JSONL to write (parent folders are created; '-' writes to stdout; the default replaces only a pairs file fairtalk wrote). The summary always goes to stderr.",
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the --limit sample and for many-to-many word choices."),
-    mixed: Mixed = typer.Option(Mixed.drop, "--mixed", help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions)."),
-    column: str | None = typer.Option(None, "--column", help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first)."),
+    mixed: Mixed = typer.Option(
+        Mixed.drop,
+        "--mixed",
+        help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions).",
+    ),
+    column: str | None = typer.Option(
+        None,
+        "--column",
+        help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first).",
+    ),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
     turns: int = typer.Option(1, "--turns", help="builtin:chitchat only: each context is the last N turns of its dialogue."),
-    split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id)."),
-    balance: bool = typer.Option(False, "--balance", help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones)."),
-    check: str | None = typer.Option(None, "--check", help="Where to write the counterfactual validity check (default: pairs_check.json beside -o, replacing only a check fairtalk wrote; none when -o is '-')."),
+    split: Split = typer.Option(
+        Split.all,
+        "--split",
+        help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id).",
+    ),
+    balance: bool = typer.Option(
+        False,
+        "--balance",
+        help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
+    ),
+    check: str | None = typer.Option(
+        None,
+        "--check",
+        help="Where to write the counterfactual validity check (default: pairs_check.json beside -o, replacing only a check fairtalk wrote; none when -o is '-').",
+    ),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
     import time
@@ -133,7 +166,11 @@ def _print_coverage(coverage: object, output: str, seconds: float, *, check: obj
         sample = f"balanced {sample or 'sample'}, equal per original group"
     elif min(cov.n_by_group.values(), default=0) and max(shares.values()) >= 0.8:  # --balance has both sides to draw from
         big = max(shares, key=lambda g: shares[g])
-        table.add_row(Text("one-sided", style="yellow"), "", Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"))
+        table.add_row(
+            Text("one-sided", style="yellow"),
+            "",
+            Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"),
+        )
     table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{sample}{' → ' if sample else '→ '}{output}"))
     terms = ", ".join(f"{term} {n:,}" for term, n in cov.top_terms)
     table.add_row("top swaps", "", Text(terms or "none"))
@@ -144,8 +181,6 @@ def _print_coverage(coverage: object, output: str, seconds: float, *, check: obj
         table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
     table.add_row("time", f"{seconds:.1f} s", "")
     err_console.print(table, markup=False, highlight=False)
-
-
 
 
 def _check_rows(table: Any, check: Any, path: str | None) -> None:
@@ -166,7 +201,9 @@ def swap(
     texts: list[str] | None = typer.Argument(None, help="Texts to swap; without them, lines are read from stdin."),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
-    variant: Variant = typer.Option(Variant.default, "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."),
+    variant: Variant = typer.Option(
+        Variant.default, "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
 ) -> None:
     """Swap each line into the other group's wording (both directions), one output line per input line."""

@@ -77,14 +77,31 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
 @app.command()
 def plan(
     measure: str = typer.Option(..., "--measure", help="The result key to plan for, e.g. offense_rate or length."),
-    effect: float = typer.Option(..., "--effect", help="The smallest difference A - B worth detecting, in the measure's units (0.01 = one point of a rate)."),
-    results: str | None = typer.Option(None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."),
+    effect: float = typer.Option(
+        ...,
+        "--effect",
+        help="The smallest difference A - B worth detecting, in the measure's units (0.01 = one point of a rate).",
+    ),
+    results: str | None = typer.Option(
+        None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."
+    ),
     sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the per-pair difference A - B."),
-    rate: float | None = typer.Option(None, "--rate", help="For a rate with no earlier audit: its expected rate on each side (sides assumed independent: a safe overestimate)."),
+    rate: float | None = typer.Option(
+        None,
+        "--rate",
+        help="For a rate with no earlier audit: its expected rate on each side (sides assumed independent: a safe overestimate).",
+    ),
     alpha: float | None = typer.Option(None, "--alpha", help="Significance level (default: the earlier audit's, else 0.05)."),
     power: float = typer.Option(0.8, "--power", help="Probability of detecting the effect."),
-    tests: int | None = typer.Option(None, "--tests", min=1, help="Tests in the corrected family (default: the earlier audit's; else 1). Holm is planned as Bonferroni, a safe bound."),
-    design_effect: float | None = typer.Option(None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."),
+    tests: int | None = typer.Option(
+        None,
+        "--tests",
+        min=1,
+        help="Tests in the corrected family (default: the earlier audit's; else 1). Holm is planned as Bonferroni, a safe bound.",
+    ),
+    design_effect: float | None = typer.Option(
+        None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."
+    ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure."""
     from fairtalk import pairs_needed

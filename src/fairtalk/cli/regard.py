@@ -15,8 +15,8 @@ _SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faste
 
 @regard_app.command("label")
 def regard_label(
-    input_file: str = typer.Option(..., "--input", help="Texts to label: JSONL records {\"id\", \"text\"}."),
-    output: str = typer.Option(..., "-o", "--output", help="Labels to write: JSONL records {\"id\", \"label\"}."),
+    input_file: str = typer.Option(..., "--input", help='Texts to label: JSONL records {"id", "text"}.'),
+    output: str = typer.Option(..., "-o", "--output", help='Labels to write: JSONL records {"id", "label"}.'),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
 ) -> None:
     """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
@@ -30,7 +30,9 @@ def regard_label(
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
     fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
-    counts = {name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))}
+    counts = {
+        name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
+    }
     say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     info(f"wrote {output}")
 
@@ -38,8 +40,10 @@ def regard_label(
 @regard_app.command("check")
 def regard_check(
     ctx: typer.Context,
-    gold: str = typer.Option(..., "--gold", help="Gold labels: JSONL {\"id\", \"label\", \"text\"?, \"group\"?}."),
-    predicted: str | None = typer.Option(None, "--predicted", help="Labels to check: JSONL {\"id\", \"label\"} (else --regard labels the gold texts)."),
+    gold: str = typer.Option(..., "--gold", help='Gold labels: JSONL {"id", "label", "text"?, "group"?}.'),
+    predicted: str | None = typer.Option(
+        None, "--predicted", help='Labels to check: JSONL {"id", "label"} (else --regard labels the gold texts).'
+    ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
     output: str | None = typer.Option(None, "-o", "--output", help="Write the check as JSON here."),
 ) -> None:
@@ -70,8 +74,10 @@ def regard_check(
 def _print_check(result, source: str) -> None:  # noqa: ANN001
     from rich.table import Table
 
-    say(f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
-        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items()))
+    say(
+        f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
+        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items())
+    )
     names = ("negative", "neutral", "positive", "other")
     table = Table(title="confusion (rows gold, columns predicted)")
     table.add_column("gold")
@@ -81,8 +87,10 @@ def _print_check(result, source: str) -> None:  # noqa: ANN001
         table.add_row(name, *(str(v) for v in row))
     console.print(table)
     for pair, gap in result.gaps.items():
-        say(f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
-            f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}")
+        say(
+            f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
+            f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}"
+        )
         added = result.instrument.get(pair, {})
         flagged = [f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
                    for name, v in added.items() if v["low"] > 0 or v["high"] < 0]  # fmt: skip

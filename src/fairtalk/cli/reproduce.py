@@ -25,14 +25,30 @@ _MSG_PAIRS = "--pairs must be at least 1, not {given}"
 
 @reproduce_app.command("debias")
 def debias(
-    quick: bool = typer.Option(False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."),
-    axis: str = typer.Option("gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs: {AXES}, or a lexicon file."),
+    quick: bool = typer.Option(
+        False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."
+    ),
+    axis: str = typer.Option(
+        "gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs: {AXES}, or a lexicon file."
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of training, the pair sample, generation and the bootstrap."),
-    cache: str | None = typer.Option(None, "--cache", help="Checkpoints and run store (default OUTPUT/cache); a finished checkpoint there is reused."),
-    output: str = typer.Option("fairtalk-debias", "-o", "--output", help="Folder for table7.md/.csv, results.json and one report folder per model."),
-    n_pairs: int | None = typer.Option(None, "--pairs", help="Pairs to audit (default: 1000 with --quick, else every held-out pair)."),
-    corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Training dialogues (builtin:chitchat: its train split; the audit uses its held-out split)."),
-    eval_corpus: str | None = typer.Option(None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."),
+    cache: str | None = typer.Option(
+        None, "--cache", help="Checkpoints and run store (default OUTPUT/cache); a finished checkpoint there is reused."
+    ),
+    output: str = typer.Option(
+        "fairtalk-debias", "-o", "--output", help="Folder for table7.md/.csv, results.json and one report folder per model."
+    ),
+    n_pairs: int | None = typer.Option(
+        None, "--pairs", help="Pairs to audit (default: 1000 with --quick, else every held-out pair)."
+    ),
+    corpus: str = typer.Option(
+        "builtin:chitchat",
+        "--corpus",
+        help="Training dialogues (builtin:chitchat: its train split; the audit uses its held-out split).",
+    ),
+    eval_corpus: str | None = typer.Option(
+        None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."
+    ),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
@@ -63,5 +79,7 @@ def debias(
     console.print(
         f"trained: {trained} · responses: {n_generated} generated, {n_cached} from the store · wrote {comparison.files['table_md']}, {comparison.files['table_csv']}, "
         f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min",
-        highlight=False, markup=False, soft_wrap=True,
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
     )

@@ -25,20 +25,52 @@ _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
 MSG_GREEDY_ONLY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
-MODEL_ARG = typer.Option(None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.")
-MODEL_VERSION = typer.Option(None, "--model-version", help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.")
+MODEL_ARG = typer.Option(
+    None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."
+)
+MODEL_VERSION = typer.Option(
+    None,
+    "--model-version",
+    help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.",
+)
 BATCH_SIZE = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit).")
-MAX_NEW_TOKENS = typer.Option(256, "--max-new-tokens", help="Longest response, in tokens (default 256: room for a chat model's whole answer; paper 001's setting was 40, which cut most chat answers off mid-sentence). An answer cut off at the limit is scored as it is: score and audit warn when more than 10% of one side's answers were, and their --exclude-truncated tests only the pairs where neither was.")
+MAX_NEW_TOKENS = typer.Option(
+    256,
+    "--max-new-tokens",
+    help="Longest response, in tokens (default 256: room for a chat model's whole answer; paper 001's setting was 40, which cut most chat answers off mid-sentence). An answer cut off at the limit is scored as it is: score and audit warn when more than 10% of one side's answers were, and their --exclude-truncated tests only the pairs where neither was.",
+)
 SAMPLE = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily.")
 TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample).")
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
-ENGINE = typer.Option(None, "--engine", help="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).")
-RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one of this run's own, never joining another; auto: the one RAY_ADDRESS names).")
-RAY_ACTORS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.")
-MAX_CONSECUTIVE_FAILURES = typer.Option(5, "--max-consecutive-failures", min=0, help="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.")
-REPETITION_PENALTY = typer.Option(None, "--repetition-penalty", help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).")
+ENGINE = typer.Option(
+    None,
+    "--engine",
+    help="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
+)
+RAY_ADDRESS = typer.Option(
+    None,
+    "--ray-address",
+    help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one of this run's own, never joining another; auto: the one RAY_ADDRESS names).",
+)
+RAY_ACTORS = typer.Option(
+    None,
+    "--ray-actors",
+    min=1,
+    help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.",
+)
+MAX_CONSECUTIVE_FAILURES = typer.Option(
+    5,
+    "--max-consecutive-failures",
+    min=0,
+    help="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.",
+)
+REPETITION_PENALTY = typer.Option(
+    None,
+    "--repetition-penalty",
+    help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).",
+)
 
 
 def stop_strings(values: list[str] | None) -> list[str]:
@@ -146,13 +178,26 @@ def generation_lines(summary: Any) -> list[str]:
 def respond(
     ctx: typer.Context,
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`); - reads standard input."),
-    model: str = typer.Option(..., "--model", help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE."),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE.",
+    ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    output: str = typer.Option("responses.jsonl", "-o", "--output", help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr); the default replaces only a responses file fairtalk wrote."),
-    store: str | None = typer.Option(None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."),
+    output: str = typer.Option(
+        "responses.jsonl",
+        "-o",
+        "--output",
+        help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr); the default replaces only a responses file fairtalk wrote.",
+    ),
+    store: str | None = typer.Option(
+        None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
-    max_errors: int | None = typer.Option(None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."),
+    max_errors: int | None = typer.Option(
+        None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."
+    ),
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,

@@ -35,36 +35,68 @@ from fairtalk.cli._inference import (
 )
 from fairtalk.cli.respond import RAY_ADDRESS, engine_option
 
-SCORE_ENGINE = typer.Option(None, "--engine", help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).")
-EXCLUDE_TRUNCATED = typer.Option(False, "--exclude-truncated", help="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning names what was scored on cut-off text when more than 10% of one side's answers were.")
+SCORE_ENGINE = typer.Option(
+    None,
+    "--engine",
+    help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).",
+)
+EXCLUDE_TRUNCATED = typer.Option(
+    False,
+    "--exclude-truncated",
+    help="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning names what was scored on cut-off text when more than 10% of one side's answers were.",
+)
 #: The scoring options of `score`: the shared ones and --exclude-truncated.
 _SCORE_PARAMS = {**SCORE_PARAMS, "exclude_truncated": "exclude_truncated"}
-SCORE_TASKS = typer.Option(None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs).")
+SCORE_TASKS = typer.Option(
+    None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs)."
+)
 
 
 @app.command()
 def score(
     ctx: typer.Context,
-    responses: str = typer.Option(..., "--responses", help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input."),
-    responses_b: str | None = typer.Option(None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."),
+    responses: str = typer.Option(
+        ...,
+        "--responses",
+        help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input.",
+    ),
+    responses_b: str | None = typer.Option(
+        None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."
+    ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
-    lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."),
-    output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."),
+    lexicon: str | None = typer.Option(
+        None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
+    ),
+    output: str = typer.Option(
+        "fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."
+    ),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: Correction = typer.Option(Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."),
+    correction: Correction = typer.Option(
+        Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
+    ),
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
     exclude_truncated: bool = EXCLUDE_TRUNCATED,
-    distinct: Distinct = typer.Option(Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
-    offense: str = typer.Option("profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."),
+    distinct: Distinct = typer.Option(
+        Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."
+    ),
+    offense: str = typer.Option(
+        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
+    ),
     offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
-    sentiment_threshold: float = typer.Option(0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."),
+    sentiment_threshold: float = typer.Option(
+        0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."
+    ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    measures: str | None = typer.Option(None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."),
-    json_out: bool = typer.Option(False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."),
+    measures: str | None = typer.Option(
+        None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."
+    ),
     binary_test: BinaryTest = BINARY_TEST,
     count_test: CountTest = COUNT_TEST,
     clusters: bool = CLUSTERS,
@@ -89,8 +121,9 @@ def score(
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
-        values, names = given_options(ctx, _SCORE_PARAMS, {"margin": parse_margins,
-                                                          "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})
+        values, names = given_options(
+            ctx, _SCORE_PARAMS, {"margin": parse_margins, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")}
+        )
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
         target = resolve_lexicon(axis, lexicon)

@@ -21,14 +21,24 @@ _ONLY_WITH = (
 def train(
     ctx: typer.Context,
     model: TrainModel = typer.Argument(..., help="seq2seq (LSTM generator) or retrieval (Transformer ranker)."),
-    corpus: str = typer.Option("builtin:chitchat", "--corpus", help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH."),
-    output: str = typer.Option(..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."),
-    debias: Debias = typer.Option(Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."),
+    corpus: str = typer.Option(
+        "builtin:chitchat",
+        "--corpus",
+        help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH.",
+    ),
+    output: str = typer.Option(
+        ..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."
+    ),
+    debias: Debias = typer.Option(
+        Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."
+    ),
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
     axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias: {AXES}, or a lexicon file."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for initialisation, data order, validation split, CDA and the pool."),
-    max_dialogues: int | None = typer.Option(None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."),
+    max_dialogues: int | None = typer.Option(
+        None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."
+    ),
     batch_size: int = typer.Option(128, "--batch-size", min=1, help="Dialogues per step (retrieval: in-batch negatives)."),
     lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3)."),
     pool_size: int = typer.Option(16000, "--pool-size", min=1, help="Retrieval: candidates sampled from the training responses."),
@@ -45,13 +55,27 @@ def train(
             raise fairtalk.SpecError(_MSG_UNUSED.format(option=option, needs=needs))
     check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     config = fairtalk.TrainConfig(
-        model=model.value, epochs=epochs, seed=seed, batch_size=batch_size, lr=lr, debias=debias.value, wer_k=wer_k,
-        axis=axis, max_dialogues=max_dialogues, pool_size=pool_size, threads=threads, dtype=dtype.value, corpus=corpus,
+        model=model.value,
+        epochs=epochs,
+        seed=seed,
+        batch_size=batch_size,
+        lr=lr,
+        debias=debias.value,
+        wer_k=wer_k,
+        axis=axis,
+        max_dialogues=max_dialogues,
+        pool_size=pool_size,
+        threads=threads,
+        dtype=dtype.value,
+        corpus=corpus,
     )
     split = "train" if corpus == "builtin:chitchat" else "all"
     dialogues = fairtalk.read_corpus(corpus, split=split)
-    info(f"training {model.value} on {corpus}" + (f" (split {split})" if split != "all" else "")
-         + f", debias {debias.value}, seed {seed}, {epochs} epoch(s)")
+    info(
+        f"training {model.value} on {corpus}"
+        + (f" (split {split})" if split != "all" else "")
+        + f", debias {debias.value}, seed {seed}, {epochs} epoch(s)"
+    )
     show_log("fairtalk.training")  # one line per epoch, unless -q
     with progress_bars() as progress:
         result = fairtalk.train_model(dialogues, config, output, progress=progress)
@@ -61,5 +85,6 @@ def train(
         f"wrote {result.path} · {result.n_train:,} training dialogues ({result.n_augmented:,} added by CDA), "
         f"{result.n_validation:,} validation · vocab {result.vocab_size:,} · {result.n_parameters:,} parameters · "
         f"{result.seconds / 60:.1f} min · validation {figures}",
-        highlight=False, markup=False,
+        highlight=False,
+        markup=False,
     )

@@ -50,11 +50,11 @@ from functools import partial
 from pathlib import Path
 from typing import IO
 
+from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
     REASONS,
     open_binary,
-    read_chitchat,
     read_csv,
     read_jsonl,
     read_parlai,

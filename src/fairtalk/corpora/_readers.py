@@ -42,8 +42,22 @@ REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
-REASONS = (NOT_UTF8, TOO_LONG, EMPTY_LINE, EMPTY_VALUE, BAD_JSON, NOT_OBJECT, MISSING_FIELD,
-           NOT_STRING, FEW_COLUMNS, BAD_CSV, NO_TEXT, NO_REPLY, SURROGATE, BAD_MESSAGES)
+REASONS = (
+    NOT_UTF8,
+    TOO_LONG,
+    EMPTY_LINE,
+    EMPTY_VALUE,
+    BAD_JSON,
+    NOT_OBJECT,
+    MISSING_FIELD,
+    NOT_STRING,
+    FEW_COLUMNS,
+    BAD_CSV,
+    NO_TEXT,
+    NO_REPLY,
+    SURROGATE,
+    BAD_MESSAGES,
+)
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
 _MSG_NO_COLUMN = "no column {column!r}; the header has: {columns}"
@@ -51,8 +65,6 @@ _MSG_COLUMN_RANGE = "column {column} is out of range: the first row has {n} colu
 _MSG_NOT_PARQUET = "not a readable Parquet file ({reason})"
 _MSG_PARQUET_NO_COLUMN = "no column {column!r}; the Parquet file has: {columns}"
 _MSG_PARQUET_TYPE = "column {column!r} holds {type}, not text"
-_MSG_NO_CHITCHAT = "built-in corpus chitchat needs the chitchat-dataset package (pip install chitchat-dataset)"
-_MSG_BAD_CHITCHAT = "cannot read the chitchat dataset ({reason})"
 
 Opener = Callable[[], IO[bytes]]
 
@@ -80,7 +92,7 @@ def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str
                     yield lineno, None, TOO_LONG
                     continue
                 if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8):]
+                    raw = raw[len(codecs.BOM_UTF8) :]
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
@@ -103,8 +115,7 @@ def good_lines(path: str, opener: Opener, tally: Tally, *, keep_empty: bool = Fa
 
 
 def _context(path: str, lineno: int, text: str, response: str | None = None, cluster: str | None = None) -> Context:
-    return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response,
-                   cluster=cluster)
+    return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response, cluster=cluster)
 
 
 def read_text(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
@@ -167,9 +178,7 @@ def _resolve_column(cells: list[str], column: str | None, *, path: str, lineno: 
     return names.index(wanted), True
 
 
-def _column_contexts(
-    rows: Iterable[tuple[int, list[str]]], *, column: str | None, path: str, tally: Tally
-) -> Iterator[Context]:
+def _column_contexts(rows: Iterable[tuple[int, list[str]]], *, column: str | None, path: str, tally: Tally) -> Iterator[Context]:
     """Pick one column of each row (after header detection on the first row)."""
     index: int | None = None
     for lineno, cells in rows:
@@ -232,8 +241,13 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
             response = replace_surrogates(response)[0]
         cluster = next((obj[k] for k in _CLUSTER_FIELDS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
         tally.emit()
-        yield _context(path, lineno, value.strip(), response if isinstance(response, str) else None,
-                       None if cluster is None else str(cluster))
+        yield _context(
+            path,
+            lineno,
+            value.strip(),
+            response if isinstance(response, str) else None,
+            None if cluster is None else str(cluster),
+        )
 
 
 def _conversation(messages: object) -> tuple[str, str | None] | None:
@@ -350,50 +364,3 @@ def read_parquet(tally: Tally, *, path: Path, column: str | None) -> Iterator[Co
         raise CorpusError(_MSG_NOT_PARQUET.format(reason=exc), path=where_file, line=row + 1) from exc
     finally:
         pf.close()
-
-
-def _join_turn(turn: object) -> str:
-    """Join the messages of one chitchat turn with a space."""
-    if not isinstance(turn, list):
-        return ""
-    texts = (m.get("text") for m in turn if isinstance(m, dict))
-    return " ".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
-
-
-def _window(texts: list[str], last: int, n_turns: int) -> str:
-    """The last ``n_turns`` turns up to ``last`` (the user's; speakers alternate back from it), empty ones left out."""
-    kept = [j for j in range(max(0, last - n_turns + 1), last + 1) if texts[j]]
-    return join_turns([texts[j] for j in kept], ["user" if (last - j) % 2 == 0 else "assistant" for j in kept])
-
-
-def read_chitchat(tally: Tally, *, split: str, split_of: Callable[[str], str], turns: int = 1) -> Iterator[Context]:
-    """Built-in chitchat: each turn with the one after it as its response; ``turns`` > 1 gives the conversation so far.
-
-    With ``turns=N`` a context is the last N turns up to that one (fewer at the start of a
-    dialogue), joined by :data:`~fairtalk.records.TURN_SEPARATOR`; empty turns are left out.
-    The speakers alternate, the last turn the user's; a left-out turn shifts no role.
-    """
-    try:
-        import chitchat_dataset
-    except ImportError as exc:
-        raise CorpusError(_MSG_NO_CHITCHAT) from exc
-    data_path = Path(chitchat_dataset.__file__).with_name("dataset.json")
-    try:
-        with open(data_path, "rb") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise CorpusError(_MSG_BAD_CHITCHAT.format(reason=exc), path=str(data_path)) from exc
-    for conv_id, conv in data.items():
-        if split != "all" and split_of(conv_id) != split:
-            continue
-        messages = conv.get("messages", ()) if isinstance(conv, dict) else ()
-        texts = [_join_turn(turn) for turn in messages]
-        for i in range(len(texts) - 1):
-            where = f"builtin:chitchat#{conv_id}/{i}"
-            if not texts[i]:
-                tally.skip(EMPTY_VALUE, where)
-                continue
-            tally.emit()
-            text = texts[i] if turns == 1 else _window(texts, i, turns)
-            yield Context(id=f"chitchat:{conv_id}/{i}", text=text, origin=where, response=texts[i + 1] or None,
-                          cluster=f"chitchat:{conv_id}")

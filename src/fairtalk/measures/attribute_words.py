@@ -169,8 +169,7 @@ class AttributeWords:
             "lemmatizer": "simplemma (en)",
             "matching": "surface or lemma",
             "lists": {
-                item.name: {"source": item.source, "sha256": item.sha256, "n_words": item.n_entries}
-                for item in self._lists
+                item.name: {"source": item.source, "sha256": item.sha256, "n_words": item.n_entries} for item in self._lists
             },
         }
 

@@ -59,6 +59,7 @@ _MSG_LABEL_MAP = "cannot map the classifier's label {label!r} to negative/neutra
 _MSG_LABEL_MAP_SYNTAX = "label_map must look like 'LABEL_0=negative,LABEL_1=neutral', got {given!r}"
 _NAMES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2}
 
+
 def mask_groups(text: str, terms: Sequence[str] = DEFAULT_MASK_TERMS, token: str = "XYZ") -> str:
     """Replace every identity term (with its determiner) by ``token``.
 

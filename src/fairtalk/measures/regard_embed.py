@@ -95,13 +95,24 @@ class EmbeddingRegardModel(LinearClassifier):
         if config.get("format") != FORMAT:
             raise InputError(_MSG_FORMAT.format(found=config.get("format"), FORMAT=FORMAT), path=str(folder))
         extra = {k: v for k, v in config.items() if k not in ("format", "version", "encoder", "classes")}
-        return cls(encoder=str(config["encoder"]), coef=coef.astype(np.float64), intercept=intercept.astype(np.float64),
-                   classes=tuple(int(c) for c in config["classes"]), config=extra)
+        return cls(
+            encoder=str(config["encoder"]),
+            coef=coef.astype(np.float64),
+            intercept=intercept.astype(np.float64),
+            classes=tuple(int(c) for c in config["classes"]),
+            config=extra,
+        )
 
 
 def train_embedding_model(
-    texts: list[str], labels: list[int], *, encoder: str = "minilm", c: float = DEFAULT_C, cv: int = 5,
-    seed: int = 0, source: str = "",
+    texts: list[str],
+    labels: list[int],
+    *,
+    encoder: str = "minilm",
+    c: float = DEFAULT_C,
+    cv: int = 5,
+    seed: int = 0,
+    source: str = "",
 ) -> tuple[EmbeddingRegardModel, Any]:
     """Encode the texts once, cross-validate and fit a logistic regression on the embeddings.
 
@@ -129,7 +140,9 @@ def train_embedding_model(
     if coef.shape[0] == 1:  # binary: expand to two classes so that softmax applies
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.array([-intercept[0] / 2, intercept[0] / 2])
     model = EmbeddingRegardModel(
-        encoder=encoder, coef=np.asarray(coef, dtype=np.float64), intercept=np.asarray(intercept, dtype=np.float64),
+        encoder=encoder,
+        coef=np.asarray(coef, dtype=np.float64),
+        intercept=np.asarray(intercept, dtype=np.float64),
         classes=tuple(int(k) for k in lr.classes_),
         config={"c": c, "seed": seed, "training_data": source, "training": report.to_dict()},
     )

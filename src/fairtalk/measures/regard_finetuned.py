@@ -176,8 +176,13 @@ class FinetunedRegardModel:
 
 
 def train_finetuned_model(
-    texts: list[str], labels: list[int], *, settings: FinetuneSettings | None = None, seed: int = 0,
-    source: str = "", progress: Callable[[int, int], None] | None = None,
+    texts: list[str],
+    labels: list[int],
+    *,
+    settings: FinetuneSettings | None = None,
+    seed: int = 0,
+    source: str = "",
+    progress: Callable[[int, int], None] | None = None,
 ) -> FinetunedRegardModel:
     """Fine-tune the base encoder and a linear head on ``texts`` (masked) and ``labels`` (-1..2).
 
@@ -203,7 +208,8 @@ def train_finetuned_model(
     total = settings.epochs * per_epoch
     warmup = max(1, int(settings.warmup_share * total))
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / total))
+        optimiser, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (total - step) / total)
+    )
     rng = np.random.default_rng(seed)
     step = 0
     encoder.train()
@@ -229,8 +235,14 @@ def train_finetuned_model(
 
 
 def train_and_validate(
-    texts: list[str], labels: list[int], *, cv: int | None = None, seed: int = 0, source: str = "",
-    settings: FinetuneSettings | None = None, progress: Any = None,
+    texts: list[str],
+    labels: list[int],
+    *,
+    cv: int | None = None,
+    seed: int = 0,
+    source: str = "",
+    settings: FinetuneSettings | None = None,
+    progress: Any = None,
 ) -> tuple[FinetunedRegardModel, Any]:
     """Fine-tune on all of ``texts`` (after ``cv`` folds of fine-tuning and prediction, when ``cv`` is given).
 

@@ -137,8 +137,13 @@ class TrainReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"n_examples": self.n_examples, "n_by_label": self.n_by_label, "cv_folds": self.cv_folds,
-                "cv_accuracy": self.cv_accuracy, "cv_macro_f1": self.cv_macro_f1}
+        return {
+            "n_examples": self.n_examples,
+            "n_by_label": self.n_by_label,
+            "cv_folds": self.cv_folds,
+            "cv_accuracy": self.cv_accuracy,
+            "cv_macro_f1": self.cv_macro_f1,
+        }
 
 
 class LinearClassifier:
@@ -208,16 +213,25 @@ class RegardModel(LinearClassifier):
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write ``config.json``, ``vocabulary.json`` and ``weights.npz`` into ``directory``, swapped in together."""
         out = Path(directory)
-        config = {"format": FORMAT, "version": 1, "classes": list(self.classes),
-                  "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
-                  "sublinear_tf": True, "lowercase": True,
-                  **({"lexicon": {**(_SHAPED if self.shape else _LEXICON), "weight": self.lexicon_weight}}
-                     if self.lexicon_weight > 0 else {}),
-                  **self.config}
+        config = {
+            "format": FORMAT,
+            "version": 1,
+            "classes": list(self.classes),
+            "blocks": {k: {**v, "ngram_range": list(v["ngram_range"])} for k, v in _BLOCKS.items()},
+            "sublinear_tf": True,
+            "lowercase": True,
+            **(
+                {"lexicon": {**(_SHAPED if self.shape else _LEXICON), "weight": self.lexicon_weight}}
+                if self.lexicon_weight > 0
+                else {}
+            ),
+            **self.config,
+        }
         with staged(out) as staging:
             write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
-            write_text_atomic(staging / "vocabulary.json",
-                              json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False))
+            write_text_atomic(
+                staging / "vocabulary.json", json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False)
+            )
             arrays: dict[str, Any] = {"coef": self.coef.astype(np.float32), "intercept": self.intercept,
                                       **{f"idf_{k}": v for k, v in self.idf.items()}}  # fmt: skip
             np.savez_compressed(staging / "weights.npz", **arrays)
@@ -272,8 +286,9 @@ def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0, shape: bool = Tr
     from sklearn.preprocessing import FunctionTransformer
 
     text_module = _sklearn()
-    blocks: list[tuple[str, Any]] = [(name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options))
-                                     for name, options in _BLOCKS.items()]
+    blocks: list[tuple[str, Any]] = [
+        (name, text_module.TfidfVectorizer(sublinear_tf=True, lowercase=True, **options)) for name, options in _BLOCKS.items()
+    ]
     if lexicon_weight > 0:
         blocks.append(("lexicon", FunctionTransformer(_weighted_lexicon, kw_args={"weight": lexicon_weight, "shape": shape})))
     return Pipeline([("features", FeatureUnion(blocks)), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
@@ -299,7 +314,13 @@ def _report(y: np.ndarray, predicted: np.ndarray, counts: Counter[int], cv: int)
 
 
 def train_regard_model(
-    texts: list[str], labels: list[int], *, c: float = DEFAULT_C, cv: int = 5, seed: int = 0, source: str = "",
+    texts: list[str],
+    labels: list[int],
+    *,
+    c: float = DEFAULT_C,
+    cv: int = 5,
+    seed: int = 0,
+    source: str = "",
     lexicon_weight: float = DEFAULT_LEXICON_WEIGHT,
 ) -> tuple[RegardModel, TrainReport]:
     """Train the TF-IDF (+ VADER and shape features) logistic-regression classifier and cross-validate it.
@@ -334,9 +355,13 @@ def train_regard_model(
     if coef.shape[0] == 1:  # binary: expand to two classes so that softmax applies
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.array([-intercept[0] / 2, intercept[0] / 2])
     model = RegardModel(
-        vocabularies=vocabularies, idf=idf, coef=np.asarray(coef, dtype=np.float64),
-        intercept=np.asarray(intercept, dtype=np.float64), classes=tuple(int(k) for k in lr.classes_),
+        vocabularies=vocabularies,
+        idf=idf,
+        coef=np.asarray(coef, dtype=np.float64),
+        intercept=np.asarray(intercept, dtype=np.float64),
+        classes=tuple(int(k) for k in lr.classes_),
         config={"c": c, "seed": seed, "training_data": source, "training": report.to_dict()},
-        lexicon_weight=float(lexicon_weight), shape=True,
+        lexicon_weight=float(lexicon_weight),
+        shape=True,
     )
     return model, report

@@ -28,8 +28,15 @@ _MSG_ENCODER = "unknown regard encoder {given!r}"
 
 
 def train_regard(
-    data: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, c: float | None = None, cv: int | None = None,
-    seed: int = 0, encoder: str = "tfidf", lexicon_weight: float | None = None, progress: Any = None,
+    data: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    c: float | None = None,
+    cv: int | None = None,
+    seed: int = 0,
+    encoder: str = "tfidf",
+    lexicon_weight: float | None = None,
+    progress: Any = None,
 ) -> TrainReport:
     """Train a regard classifier from a ``label<TAB>text`` file and save it in ``out_dir``.
 
@@ -75,12 +82,23 @@ def train_regard(
     provenance = {"training_data_sha256": file_sha256(data), "masked": "identity terms of the default groups"}
     model: Any
     if encoder == "tfidf":
-        model, report = train_regard_model(texts, labels, c=DEFAULT_C if c is None else c, cv=cv or 5, seed=seed,
-                                           source=Path(data).name,
-                                           lexicon_weight=DEFAULT_LEXICON_WEIGHT if lexicon_weight is None else lexicon_weight)
+        model, report = train_regard_model(
+            texts,
+            labels,
+            c=DEFAULT_C if c is None else c,
+            cv=cv or 5,
+            seed=seed,
+            source=Path(data).name,
+            lexicon_weight=DEFAULT_LEXICON_WEIGHT if lexicon_weight is None else lexicon_weight,
+        )
     elif encoder == "minilm":
         model, report = regard_embed.train_embedding_model(
-            texts, labels, encoder=encoder, c=regard_embed.DEFAULT_C if c is None else c, cv=cv or 5, seed=seed,
+            texts,
+            labels,
+            encoder=encoder,
+            c=regard_embed.DEFAULT_C if c is None else c,
+            cv=cv or 5,
+            seed=seed,
             source=Path(data).name,
         )
     else:

@@ -20,7 +20,15 @@ from fairtalk.registry import Registry
 if TYPE_CHECKING:
     from fairtalk.lexicons import Lexicon
 
-__all__ = ["ENTRY_POINT_GROUP", "MEASURES", "check_measure_names", "default_measures", "get_measure", "measure_names", "register_measure"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MEASURES",
+    "check_measure_names",
+    "default_measures",
+    "get_measure",
+    "measure_names",
+    "register_measure",
+]
 
 #: Entry-point group through which other packages register measures.
 ENTRY_POINT_GROUP = "fairtalk.measures"

@@ -46,9 +46,7 @@ class Sentiment:
     name = "sentiment"
     keys = ("sentiment_positive", "sentiment_negative")
     kind: Literal["rate"] = "rate"
-    higher_is_better: Mapping[str, bool | None] = MappingProxyType(
-        {"sentiment_positive": True, "sentiment_negative": False}
-    )
+    higher_is_better: Mapping[str, bool | None] = MappingProxyType({"sentiment_positive": True, "sentiment_negative": False})
 
     def __init__(self, *, positive_threshold: float = 0.8, negative_threshold: float = -0.8) -> None:
         for which, value in (("positive", positive_threshold), ("negative", negative_threshold)):
@@ -91,9 +89,7 @@ class Sentiment:
         """VADER's compound score in [-1, 1] for each text (after :func:`preprocess`)."""
         polarity = self._polarity()
         texts = check_texts(texts)
-        return np.fromiter(
-            (polarity(preprocess(text))["compound"] for text in texts), dtype=np.float64, count=len(texts)
-        )
+        return np.fromiter((polarity(preprocess(text))["compound"] for text in texts), dtype=np.float64, count=len(texts))
 
     def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
         """The raw score that ranks divergent pairs: :meth:`compound`."""

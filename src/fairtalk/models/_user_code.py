@@ -116,7 +116,7 @@ class UserCode:
         """Files an import of ``dotted`` runs, searched in ``base`` (relative) or in the roots."""
         parts = [p for p in dotted.split(".") if p]
         out: list[Path] = []
-        for start in ([base] if base is not None else list(self.roots)):
+        for start in [base] if base is not None else list(self.roots):
             if out and base is None:
                 break  # an absolute import is found in the first root that has it, as on sys.path
             folder = start

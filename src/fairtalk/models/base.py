@@ -175,9 +175,7 @@ class Responder(Protocol):
         """Stable identity of the model and its adapter settings; never holds secrets."""
         ...
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context, in order; raise ResponderError on failure."""
         ...
 
@@ -187,9 +185,7 @@ class Responder(Protocol):
 
     def __enter__(self) -> Self: ...
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None, /
-    ) -> None: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None, /) -> None: ...
 
 
 class Closing:
@@ -203,9 +199,7 @@ class Closing:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 
@@ -226,9 +220,7 @@ class BaseResponder(Closing, ABC):
         """Stable identity of the model and its adapter settings; never holds secrets."""
 
     @abstractmethod
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context, in order; raise ResponderError on failure."""
 
     def respond_each(
@@ -249,9 +241,7 @@ def raise_first_error(results: Sequence[str | ResponderError]) -> list[str]:
     return list(results)  # type: ignore[arg-type]
 
 
-def collect_stream(
-    stream: Iterable[tuple[int, str | ResponderError] | None], n_items: int
-) -> list[str | ResponderError]:
+def collect_stream(stream: Iterable[tuple[int, str | ResponderError] | None], n_items: int) -> list[str | ResponderError]:
     """The ``(index, result)`` items of a ``respond_stream`` put in order (its heartbeat Nones skipped)."""
     out: list[str | ResponderError | None] = [None] * n_items
     for done in stream:
@@ -276,9 +266,7 @@ def respond_each(
     else:
         out = _bisect(responder, list(contexts), settings, list(seeds))
     if len(out) != len(contexts):
-        raise ResponderError(
-            _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
-        )
+        raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
     return list(out)
 
 
@@ -297,9 +285,7 @@ def _bisect(
             responder, contexts[mid:], settings, seeds[mid:]
         )
     if len(out) != len(contexts):
-        raise ResponderError(
-            _MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts))
-        )
+        raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
     return list(out)
 
 

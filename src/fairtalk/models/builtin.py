@@ -41,9 +41,19 @@ from fairtalk.records import transcript
 from fairtalk.registry import Registry
 
 __all__ = [
-    "BUILTIN_MODELS", "BuiltinModel", "BuiltinModels", "EchoOptions", "EchoResponder", "MiniLMRetrievalOptions",
-    "ReferenceRetrievalOptions", "Seq2SeqOptions", "Seq2SeqResponder", "SmolLM2Options", "builtin_names",
-    "find_smollm2_gguf", "load_builtin",
+    "BUILTIN_MODELS",
+    "BuiltinModel",
+    "BuiltinModels",
+    "EchoOptions",
+    "EchoResponder",
+    "MiniLMRetrievalOptions",
+    "ReferenceRetrievalOptions",
+    "Seq2SeqOptions",
+    "Seq2SeqResponder",
+    "SmolLM2Options",
+    "builtin_names",
+    "find_smollm2_gguf",
+    "load_builtin",
 ]
 
 _MSG_RESERVED = "builtin:{name} is reserved for the reference models and is not available yet"
@@ -135,9 +145,7 @@ class EchoResponder(BaseResponder):
             words = [w.upper() for w in words]
         return " ".join(words[:max_words])
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return the transformed contexts, in order."""
         check_batch(contexts, seeds)
         return [self._one(c, settings.max_new_tokens) for c in contexts]
@@ -188,15 +196,19 @@ class Seq2SeqResponder(BaseResponder):
         """``builtin:seq2seq`` plus the checkpoint hash."""
         return self._fingerprint
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Decode one response per context, in order."""
         check_batch(contexts, seeds)
         return self.generator.generate(
-            list(contexts), max_new_tokens=settings.max_new_tokens, num_beams=settings.num_beams,
-            do_sample=settings.do_sample, temperature=settings.temperature, top_k=settings.top_k,
-            top_p=settings.top_p, seeds=list(seeds), batch_size=self.batch_size,
+            list(contexts),
+            max_new_tokens=settings.max_new_tokens,
+            num_beams=settings.num_beams,
+            do_sample=settings.do_sample,
+            temperature=settings.temperature,
+            top_k=settings.top_k,
+            top_p=settings.top_p,
+            seeds=list(seeds),
+            batch_size=self.batch_size,
         )
 
 
@@ -236,14 +248,18 @@ class BuiltinModel:
 
 
 #: ``builtin:NAME`` -> its options and builder.
-BUILTIN_MODELS: Registry[BuiltinModel] = Registry("builtin model", base=BuiltinModel, builtins={
-    "echo": BuiltinModel(EchoOptions, lambda options: EchoResponder(mode=options.mode)),
-    "minilm-retrieval": BuiltinModel(MiniLMRetrievalOptions, _minilm_retrieval),
-    "retrieval": BuiltinModel(ReferenceRetrievalOptions, _retrieval),
-    "retrieval-paper": BuiltinModel(ReferenceRetrievalOptions, _retrieval),  # the same model, named for what it is
-    "seq2seq": BuiltinModel(Seq2SeqOptions, lambda options: Seq2SeqResponder(options.path, batch_size=options.batch_size)),
-    "smollm2": BuiltinModel(SmolLM2Options, _smollm2),
-})
+BUILTIN_MODELS: Registry[BuiltinModel] = Registry(
+    "builtin model",
+    base=BuiltinModel,
+    builtins={
+        "echo": BuiltinModel(EchoOptions, lambda options: EchoResponder(mode=options.mode)),
+        "minilm-retrieval": BuiltinModel(MiniLMRetrievalOptions, _minilm_retrieval),
+        "retrieval": BuiltinModel(ReferenceRetrievalOptions, _retrieval),
+        "retrieval-paper": BuiltinModel(ReferenceRetrievalOptions, _retrieval),  # the same model, named for what it is
+        "seq2seq": BuiltinModel(Seq2SeqOptions, lambda options: Seq2SeqResponder(options.path, batch_size=options.batch_size)),
+        "smollm2": BuiltinModel(SmolLM2Options, _smollm2),
+    },
+)
 
 
 class BuiltinModels:

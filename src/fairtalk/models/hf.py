@@ -242,8 +242,9 @@ class HFResponder(BaseResponder):
             texts = [transcript(c) for c in contexts]
             return texts if self.system_prompt is None else [f"{self.system_prompt}\n\n{t}" for t in texts]
         return [
-            self.tokenizer.apply_chat_template(chat_messages(c, self.system_prompt), tokenize=False,
-                                               add_generation_prompt=True)  # fmt: skip
+            self.tokenizer.apply_chat_template(
+                chat_messages(c, self.system_prompt), tokenize=False, add_generation_prompt=True
+            )  # fmt: skip
             for c in contexts
         ]
 
@@ -334,9 +335,7 @@ class HFResponder(BaseResponder):
             reasons = ["stop" if stopped else reason for (_, stopped), reason in zip(cut, reasons)]
         return [Reply(t.strip(), reason) for t, reason in zip(texts, reasons)]
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Generate one response per context, in order."""
         import torch
 

@@ -291,9 +291,7 @@ class PythonResponder(BaseResponder):
             raise BadResponse(_MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, index=index))
         return value
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Call the function on the batch (or per item) and validate what it returns."""
         check_batch(contexts, seeds)
         if not contexts:

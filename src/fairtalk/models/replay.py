@@ -80,9 +80,7 @@ class ReplayResponder(BaseResponder):
         """Number of distinct contexts in the file."""
         return len(self._responses)
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return the recorded responses; raise ResponderError for the first context not found."""
         return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
 

@@ -172,9 +172,7 @@ class RetrievalResponder(BaseResponder):
             encoder = factory()
         self.encoder = encoder.fit(self.candidates)
         self._pool_matrix = self.encoder.encode(self.candidates)
-        self._fingerprint = make_fingerprint(
-            "retrieval", self.name, pool=pool_hash[:16], encoder=self.encoder.fingerprint
-        )
+        self._fingerprint = make_fingerprint("retrieval", self.name, pool=pool_hash[:16], encoder=self.encoder.fingerprint)
 
     @classmethod
     def options_for(cls, target: str) -> type[RetrievalOptions]:
@@ -197,9 +195,7 @@ class RetrievalResponder(BaseResponder):
         s = self.encoder.encode(contexts) @ self._pool_matrix.T
         return np.asarray(s.toarray() if hasattr(s, "toarray") else s)
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return the best candidate (or a seeded sample among the top ones) per context."""
         check_batch(contexts, seeds)
         out: list[str] = []

@@ -102,8 +102,13 @@ class SentenceEncoder:
     """
 
     def __init__(
-        self, *, pool: Sequence[str] = (), pool_vectors: np.ndarray | None = None, max_seq_length: int = 128,
-        batch_size: int = 64, vectors_sha256: str = "",
+        self,
+        *,
+        pool: Sequence[str] = (),
+        pool_vectors: np.ndarray | None = None,
+        max_seq_length: int = 128,
+        batch_size: int = 64,
+        vectors_sha256: str = "",
     ) -> None:
         self.pool = tuple(pool)
         self.vectors_sha256 = vectors_sha256
@@ -130,8 +135,9 @@ class SentenceEncoder:
         model = _load_model(self.max_seq_length)
         if not texts:
             return np.zeros((0, int(model.get_sentence_embedding_dimension() or 0)), dtype=np.float32)
-        vectors = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                               show_progress_bar=False, convert_to_numpy=True)
+        vectors = model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
+        )
         return np.asarray(vectors, dtype=np.float32)
 
 
@@ -147,8 +153,13 @@ class SentencePool:
 
     def encoder(self, *, batch_size: int = 64) -> SentenceEncoder:
         """A :class:`SentenceEncoder` set up as the pool was encoded, holding its vectors."""
-        return SentenceEncoder(pool=self.texts, pool_vectors=self.vectors, batch_size=batch_size,
-                               max_seq_length=int(self.config.get("max_seq_length", 128)), vectors_sha256=self.sha256)
+        return SentenceEncoder(
+            pool=self.texts,
+            pool_vectors=self.vectors,
+            batch_size=batch_size,
+            max_seq_length=int(self.config.get("max_seq_length", 128)),
+            vectors_sha256=self.sha256,
+        )
 
 
 def load_sentence_pool(folder: str | os.PathLike[str]) -> SentencePool:
@@ -177,17 +188,29 @@ def load_sentence_pool(folder: str | os.PathLike[str]) -> SentencePool:
 
 
 def save_sentence_pool(
-    folder: str | os.PathLike[str], texts: Sequence[str], *, config: Mapping[str, Any] | None = None,
-    max_seq_length: int = 128, batch_size: int = 64,
+    folder: str | os.PathLike[str],
+    texts: Sequence[str],
+    *,
+    config: Mapping[str, Any] | None = None,
+    max_seq_length: int = 128,
+    batch_size: int = 64,
 ) -> Path:
     """Encode ``texts`` with the encoder and write ``config.json``, ``pool.json``, ``pool.safetensors``."""
     from safetensors.numpy import save_file
 
     encoder = SentenceEncoder(max_seq_length=max_seq_length, batch_size=batch_size)
     vectors = encoder.encode(list(texts)).astype(np.float16)
-    settings = {"format": FORMAT, "format_version": 1, "encoder": _ENCODER_DIST, "encoder_version": _encoder_version(),
-                "max_seq_length": max_seq_length, "dtype": "float16", "n_candidates": len(texts),
-                "dim": int(vectors.shape[1]), **dict(config or {})}
+    settings = {
+        "format": FORMAT,
+        "format_version": 1,
+        "encoder": _ENCODER_DIST,
+        "encoder_version": _encoder_version(),
+        "max_seq_length": max_seq_length,
+        "dtype": "float16",
+        "n_candidates": len(texts),
+        "dim": int(vectors.shape[1]),
+        **dict(config or {}),
+    }
     out = Path(folder)
     with staged(out) as staging:
         write_text_atomic(staging / "config.json", json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
@@ -197,7 +220,13 @@ def save_sentence_pool(
 
 
 def select_pool(
-    texts: Iterable[str], *, size: int, min_words: int = 2, min_chars: int = 8, max_chars: int = 300, seed: int = 0,
+    texts: Iterable[str],
+    *,
+    size: int,
+    min_words: int = 2,
+    min_chars: int = 8,
+    max_chars: int = 300,
+    seed: int = 0,
 ) -> tuple[str, ...]:
     """Distinct texts (case- and space-insensitive) within the length limits; a seeded sample of ``size``, in first-seen order.
 

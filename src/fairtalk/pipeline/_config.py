@@ -303,4 +303,3 @@ class AuditConfig:
         out["engine"] = self.engine.to_dict() if isinstance(self.engine, RayEngine) else "local"
         out["score"] = self.score.to_dict()
         return out
-

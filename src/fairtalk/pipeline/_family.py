@@ -18,8 +18,10 @@ __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
 #: What the correction spans: each axis on its own, or every axis of the run together.
 CORRECTION_SCOPES = ("axis", "run")
 _NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
-_WARN_REPEATS = ("only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
-                 "scorer quirk on a frequent response can drive a result; the effective sample is far below n")
+_WARN_REPEATS = (
+    "only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
+    "scorer quirk on a frequent response can drive a result; the effective sample is far below n"
+)
 
 
 @dataclass

@@ -13,7 +13,6 @@ stored so far is kept, and a re-run resumes from it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -21,7 +20,6 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
@@ -29,6 +27,7 @@ from fairtalk.jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
 from fairtalk.models import DecodingSettings, RayEngine, Responder, finish_reason, load_responder, preflight, resolve_engine
 from fairtalk.pairs import read_pairs
 from fairtalk.pipeline._engine import open_on_ray
+from fairtalk.pipeline._store_paths import holds_nothing, new_paths, open_store, remove_new_store
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
 from fairtalk.records import Pair, Response
 from fairtalk.responses import ResponseSet, read_responses
@@ -112,13 +111,6 @@ def open_model(
     raise SpecError(_MSG_MODEL_TYPE.format(type=type(model).__name__))
 
 
-def open_store(store: str | os.PathLike[str] | RunStore | None) -> tuple[RunStore, bool]:
-    """The run store (in memory when None) and whether the caller owns (must close) it."""
-    if isinstance(store, RunStore):
-        return store, False
-    return RunStore(":memory:" if store is None else store), True
-
-
 @contextmanager
 def cached_model(
     model: str | Responder | None,
@@ -160,49 +152,13 @@ def cached_model(
                                    model_version=model_version,
                                    max_consecutive_failures=max_consecutive_failures)  # fmt: skip
     except BaseException:
-        if own_store and created and _holds_nothing(run_store):
+        if own_store and created and holds_nothing(run_store):
             run_store.close()
             remove_new_store(created)
         raise
     finally:
         if own_store:
             run_store.close()
-
-
-def new_paths(store: str | os.PathLike[str] | RunStore | None) -> tuple[Path, ...]:
-    """The store file and the folders above it that do not exist yet (none for a store that exists or is not a file)."""
-    if not isinstance(store, (str, os.PathLike)) or str(store) == ":memory:":
-        return ()
-    path = Path(store)
-    missing: list[Path] = []
-    while not path.exists() and path != path.parent:
-        missing.append(path)
-        path = path.parent
-    return tuple(missing)
-
-
-def _holds_nothing(store: RunStore) -> bool:
-    """Whether the store holds no answer and no error (False when it cannot be read: then it is kept)."""
-    try:
-        return store.count() == 0 and store.count(errors=True) == 0
-    except FairtalkError:
-        return False
-
-
-def remove_new_store(created: Sequence[Path]) -> None:
-    """Remove a store file this run created (with its WAL and journal files), then the folders it created, if empty."""
-    if not created:
-        return
-    store, folders = created[0], created[1:]
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            store.with_name(store.name + suffix).unlink(missing_ok=True)
-    for folder in folders:  # deepest first
-        try:
-            folder.rmdir()
-        except OSError:
-            _LOG.debug("kept %s: not empty", folder)
-            return
 
 
 def generate(
@@ -235,8 +191,9 @@ def generate(
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
             kept = str(cached.store.path) != ":memory:"
-            raise ResponderError((_MSG_TOO_MANY if kept else _MSG_TOO_MANY_MEMORY).format(
-                error=exc, store=cached.store.path)) from exc
+            raise ResponderError(
+                (_MSG_TOO_MANY if kept else _MSG_TOO_MANY_MEMORY).format(error=exc, store=cached.store.path)
+            ) from exc
         raise
     except ResponderAborted as exc:
         message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
@@ -271,8 +228,9 @@ def generate(
     rs = read_responses(records)
     rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors,
                               **({"n_truncated": n_truncated} if n_truncated else {})})  # fmt: skip
-    retries: list[int | None] = [None] * 3 if retry_counts is None else [
-        n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]  # budget, used, refused over this run
+    retries: list[int | None] = (
+        [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
+    )  # budget, used, refused over this run
     summary = GenerationSummary(
         model=cached.fingerprint,
         settings=settings.sent(),
@@ -288,11 +246,21 @@ def generate(
         n_unencodable=cached.n_unencodable - before[3],
         max_in_flight=None if flight is None else int(flight.most),
         max_concurrency=getattr(cached.responder, "max_concurrency", None) if flight is not None else None,
-        retry_budget=retries[0], n_retries=retries[1], n_retries_refused=retries[2],
+        retry_budget=retries[0],
+        n_retries=retries[1],
+        n_retries_refused=retries[2],
         tuning=dict(tuned) if isinstance(tuned := getattr(cached.responder, "tuning", None), Mapping) and tuned else None,
     )
-    _LOG.info("%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)", label,
-              summary.n_items, summary.model, summary.n_cached, summary.n_generated, summary.n_errors, summary.seconds)
+    _LOG.info(
+        "%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)",
+        label,
+        summary.n_items,
+        summary.model,
+        summary.n_cached,
+        summary.n_generated,
+        summary.n_errors,
+        summary.seconds,
+    )
     return Generation(rs, summary, tuple(errors))
 
 

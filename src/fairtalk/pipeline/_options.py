@@ -158,7 +158,7 @@ class ScoreOptions:
             if not isinstance(item, (str, Measure, CorpusMeasure)):
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
         judges = [m for m in measures or () if isinstance(m, str) and m.startswith(JUDGE_PREFIX)]
-        if len(judges) > 1 or any(not j[len(JUDGE_PREFIX):].strip() for j in judges):
+        if len(judges) > 1 or any(not j[len(JUDGE_PREFIX) :].strip() for j in judges):
             raise SpecError(_MSG_JUDGES.format(name=name("measures"), value=judges))
         check_measure_names(m for m in measures or () if isinstance(m, str) and m not in judges)  # plugins included
         if self.judge_rubric is not None and (not isinstance(self.judge_rubric, str)

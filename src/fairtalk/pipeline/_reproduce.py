@@ -60,8 +60,10 @@ _CACHE_FORMAT = 1
 _STORE_FILE = "responses.sqlite"
 _PAIRS_FILE = "pairs.jsonl"
 
-_MSG_LOG = ("reproduce_debias(log=...) is deprecated: its lines go to the 'fairtalk' loggers at INFO "
-            "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3")
+_MSG_LOG = (
+    "reproduce_debias(log=...) is deprecated: its lines go to the 'fairtalk' loggers at INFO "
+    "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3"
+)
 _LOG = logging.getLogger(__name__)
 _MSG_KIND = "reproduce_debias trains seq2seq models, got a TrainConfig for {model!r}"
 _MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
@@ -286,4 +288,3 @@ def reproduce_debias(
     )  # fmt: skip
     write_comparison(comparison, out)
     return comparison
-

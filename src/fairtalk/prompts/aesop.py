@@ -101,9 +101,7 @@ def read_aesop(
     source_path, extract_path = Path(source), Path(extract)
     source_lines, extract_lines = _lines(source_path), _lines(extract_path)
     if len(source_lines) != len(extract_lines):
-        raise InputError(
-            _MSG_LINES.format(n_extract=len(extract_lines), n_source=len(source_lines)), path=str(extract_path)
-        )
+        raise InputError(_MSG_LINES.format(n_extract=len(extract_lines), n_source=len(source_lines)), path=str(extract_path))
     known: dict[str, tuple[str, str]] = {}
     out = []
     for number, (line, paraphrased) in enumerate(zip(source_lines, extract_lines), start=1):

@@ -16,8 +16,10 @@ __all__ = ["DataSummary", "PromptData"]
 #: Where labelled completions came from.
 Source = Literal["published", "completions", "frame"]
 _EMPTY: Mapping[Any, int] = MappingProxyType({})
-_MSG_TUPLE = ("unpacking read_completions() as (frame, summary) is deprecated and stops working in fairtalk 0.3; "
-              "use .frame and .summary() (or .data_summary)")
+_MSG_TUPLE = (
+    "unpacking read_completions() as (frame, summary) is deprecated and stops working in fairtalk 0.3; "
+    "use .frame and .summary() (or .data_summary)"
+)
 
 
 def _frozen(mapping: Mapping[Any, Any] | None) -> Mapping[Any, Any]:

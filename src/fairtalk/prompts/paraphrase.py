@@ -50,32 +50,90 @@ class TemplateForms:
 
 
 _FORMS: dict[str, TemplateForms] = {
-    "was known for": TemplateForms("was known for", "is known for", "has been known for", "were known for",
-                                   "was always known for", "what was {s} known for", "was {s} known for"),
-    "was described as": TemplateForms("was described as", "is described as", "has been described as",
-                                      "were described as", "was always described as", "how was {s} described",
-                                      "was {s} described as"),
-    "was regarded as": TemplateForms("was regarded as", "is regarded as", "has been regarded as", "were regarded as",
-                                     "was always regarded as", "how was {s} regarded", "was {s} regarded as"),
-    "was thought of as": TemplateForms("was thought of as", "is thought of as", "has been thought of as",
-                                       "were thought of as", "was always thought of as", "what was {s} thought of as",
-                                       "was {s} thought of as"),
-    "was well-known for": TemplateForms("was well-known for", "is well-known for", "has been well-known for",
-                                        "were well-known for", "was always well-known for",
-                                        "what was {s} well-known for", "was {s} well-known for"),
-    "worked as": TemplateForms("worked as", "works as", "has worked as", "worked as", "always worked as",
-                               "what did {s} work as", "did {s} work as"),
-    "had a job as": TemplateForms("had a job as", "has a job as", "has had a job as", "had jobs as",
-                                  "always had a job as", "what job did {s} have", "did {s} have a job as"),
-    "had a part-time job as": TemplateForms("had a part-time job as", "has a part-time job as",
-                                            "has had a part-time job as", "had part-time jobs as",
-                                            "always had a part-time job as", "what part-time job did {s} have",
-                                            "did {s} have a part-time job as"),
-    "earned money by": TemplateForms("earned money by", "earns money by", "has earned money by", "earned money by",
-                                     "always earned money by", "how did {s} earn money", "did {s} earn money by"),
-    "started working as": TemplateForms("started working as", "starts working as", "has started working as",
-                                         "started working as", "first started working as",
-                                         "what did {s} start working as", "did {s} start working as"),
+    "was known for": TemplateForms(
+        "was known for",
+        "is known for",
+        "has been known for",
+        "were known for",
+        "was always known for",
+        "what was {s} known for",
+        "was {s} known for",
+    ),
+    "was described as": TemplateForms(
+        "was described as",
+        "is described as",
+        "has been described as",
+        "were described as",
+        "was always described as",
+        "how was {s} described",
+        "was {s} described as",
+    ),
+    "was regarded as": TemplateForms(
+        "was regarded as",
+        "is regarded as",
+        "has been regarded as",
+        "were regarded as",
+        "was always regarded as",
+        "how was {s} regarded",
+        "was {s} regarded as",
+    ),
+    "was thought of as": TemplateForms(
+        "was thought of as",
+        "is thought of as",
+        "has been thought of as",
+        "were thought of as",
+        "was always thought of as",
+        "what was {s} thought of as",
+        "was {s} thought of as",
+    ),
+    "was well-known for": TemplateForms(
+        "was well-known for",
+        "is well-known for",
+        "has been well-known for",
+        "were well-known for",
+        "was always well-known for",
+        "what was {s} well-known for",
+        "was {s} well-known for",
+    ),
+    "worked as": TemplateForms(
+        "worked as", "works as", "has worked as", "worked as", "always worked as", "what did {s} work as", "did {s} work as"
+    ),
+    "had a job as": TemplateForms(
+        "had a job as",
+        "has a job as",
+        "has had a job as",
+        "had jobs as",
+        "always had a job as",
+        "what job did {s} have",
+        "did {s} have a job as",
+    ),
+    "had a part-time job as": TemplateForms(
+        "had a part-time job as",
+        "has a part-time job as",
+        "has had a part-time job as",
+        "had part-time jobs as",
+        "always had a part-time job as",
+        "what part-time job did {s} have",
+        "did {s} have a part-time job as",
+    ),
+    "earned money by": TemplateForms(
+        "earned money by",
+        "earns money by",
+        "has earned money by",
+        "earned money by",
+        "always earned money by",
+        "how did {s} earn money",
+        "did {s} earn money by",
+    ),
+    "started working as": TemplateForms(
+        "started working as",
+        "starts working as",
+        "has started working as",
+        "started working as",
+        "first started working as",
+        "what did {s} start working as",
+        "did {s} start working as",
+    ),
 }
 
 #: The bare infinitive of each template (``would {base}``, ``used to {base}``).
@@ -86,6 +144,8 @@ _BASES = {"was known for": "be known for", "was described as": "be described as"
 _FORMS = {phrase: dataclasses.replace(forms, base=_BASES[phrase]) for phrase, forms in _FORMS.items()}
 
 _MSG_NO_FORMS = "the rule-based paraphraser has no forms for the template {phrase!r} (choose from the built-in templates)"
+
+
 def forms_for(phrase: str) -> TemplateForms:
     """The forms of a built-in template phrase (SpecError for an unknown phrase)."""
     forms = _FORMS.get(phrase)
@@ -191,7 +251,7 @@ def _embedded(forms: TemplateForms, subject: str) -> str:
     words = clause.split(" ")
     # "was the man known for" -> "the man was known for"; "did the man work as" -> "the man worked as"
     aux, subject_words = words[0], subject.split(" ")
-    tail = " ".join(words[1 + len(subject_words):])
+    tail = " ".join(words[1 + len(subject_words) :])
     if aux == "was":
         return f"{head} {subject} was {tail}".rstrip()
     if aux == "did":
@@ -202,7 +262,7 @@ def _embedded(forms: TemplateForms, subject: str) -> str:
     idx = words.index("did") if "did" in words else -1
     if idx > 0:
         wh = " ".join([head, *words[:idx]])
-        rest_words = words[idx + 1 + len(subject_words):]
+        rest_words = words[idx + 1 + len(subject_words) :]
         verb = rest_words[0] if rest_words else ""
         past = {"have": "had", "earn": "earned", "work": "worked", "start": "started"}.get(verb, verb)
         return " ".join([wh, subject, past, *rest_words[1:]]).rstrip()
@@ -312,8 +372,7 @@ class ModelParaphraser:
         if len(replies) != len(contexts):
             raise InputError(f"the paraphrase model returned {len(replies)} replies for {len(contexts)} requests")
         return tuple(
-            Prompt(prompt.group, prompt.template, f"model:{i}", clean_reply(reply))
-            for (prompt, i), reply in zip(owners, replies)
+            Prompt(prompt.group, prompt.template, f"model:{i}", clean_reply(reply)) for (prompt, i), reply in zip(owners, replies)
         )
 
 

@@ -106,24 +106,64 @@ def regard_png(analysis: PromptAnalysis) -> bytes:
     fig = _figure(11, 7)
     (a, b), (c, d) = fig.subplots(2, 2)
     names = ["all", *analysis.groups]
-    _bars(a, names, [("baseline", [_value(analysis.baseline_regard[n].mean) for n in names]),
-                     ("all structures", [_value(analysis.regard[n].mean) for n in names])], "average regard")
+    _bars(
+        a,
+        names,
+        [
+            ("baseline", [_value(analysis.baseline_regard[n].mean) for n in names]),
+            ("all structures", [_value(analysis.regard[n].mean) for n in names]),
+        ],
+        "average regard",
+    )
     a.set_title("(a) aggregated", fontsize=9)
     best, worst = list(analysis.best_structures), list(analysis.worst_structures)
     n_show = len(best)
-    _bars(b, names, [(f"best {n_show}", [_mean_over(analysis, best, n) if n != "all" else
-                                          _nanmean([_mean_over(analysis, best, g) for g in analysis.groups]) for n in names]),
-                     (f"worst {n_show}", [_mean_over(analysis, worst, n) if n != "all" else
-                                           _nanmean([_mean_over(analysis, worst, g) for g in analysis.groups]) for n in names])],
-          "average regard")
+    _bars(
+        b,
+        names,
+        [
+            (
+                f"best {n_show}",
+                [
+                    _mean_over(analysis, best, n)
+                    if n != "all"
+                    else _nanmean([_mean_over(analysis, best, g) for g in analysis.groups])
+                    for n in names
+                ],
+            ),
+            (
+                f"worst {n_show}",
+                [
+                    _mean_over(analysis, worst, n)
+                    if n != "all"
+                    else _nanmean([_mean_over(analysis, worst, g) for g in analysis.groups])
+                    for n in names
+                ],
+            ),
+        ],
+        "average regard",
+    )
     b.set_title("(b) segregated: best and worst structures", fontsize=9)
     pairs = list(analysis.gaps)
-    _bars(c, pairs, [("baseline", [_value(analysis.gaps[p].baseline) for p in pairs]),
-                     ("all structures", [_value(analysis.gaps[p].all) for p in pairs])], "average regard gap (a - b)",
-          intervals={1: [analysis.gaps[p].ci95 for p in pairs]})
+    _bars(
+        c,
+        pairs,
+        [
+            ("baseline", [_value(analysis.gaps[p].baseline) for p in pairs]),
+            ("all structures", [_value(analysis.gaps[p].all) for p in pairs]),
+        ],
+        "average regard gap (a - b)",
+        intervals={1: [analysis.gaps[p].ci95 for p in pairs]},
+    )
     c.set_title("(c) pairwise: gap (95% CI, template × seed bootstrap)", fontsize=9)
-    _bars(d, pairs, [("largest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].largest) for p in pairs]),
-                     ("smallest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].smallest) for p in pairs])],
-          "average regard gap (a - b)")
+    _bars(
+        d,
+        pairs,
+        [
+            ("largest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].largest) for p in pairs]),
+            ("smallest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].smallest) for p in pairs]),
+        ],
+        "average regard gap (a - b)",
+    )
     d.set_title("(d) pairwise segregated", fontsize=9)
     return _png(fig)

@@ -73,10 +73,14 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None) -> tuple[list[str], str]:
-    candidates = [Path(prompts_file)] if prompts_file is not None else [
-        directory / "fixed-prompts.txt",
-        directory.parent / "prompts" / "fixed-prompts.txt",
-    ]
+    candidates = (
+        [Path(prompts_file)]
+        if prompts_file is not None
+        else [
+            directory / "fixed-prompts.txt",
+            directory.parent / "prompts" / "fixed-prompts.txt",
+        ]
+    )
     for candidate in candidates:
         if candidate.is_file() or prompts_file is not None:
             return [line for line in _read_lines(candidate) if line.strip()], str(candidate)

@@ -28,7 +28,7 @@ __all__ = ["LABEL_NAMES", "RegardCheck", "check_labels", "label_value", "read_la
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
 _MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
-_MSG_ID = "{path}:{line}: each record needs an \"id\" (a string or an integer)"
+_MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
 _MSG_DUPLICATE = "{path}:{line}: id {id!r} appears twice"
 _MSG_NO_OVERLAP = "no id is in both the gold and the predicted labels"
 
@@ -67,7 +67,7 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
         if need_text:
             text = record.get("text")
             if not isinstance(text, str):
-                raise InputError(f"{path}:{line}: each record needs a \"text\" string", path=str(path))
+                raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
             entry["text"] = text
         out.append(entry)
     return out

@@ -258,8 +258,7 @@ class PromptAnalysis:
     config: AnalysisConfig
     data: AnalysisCounts
     parses: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    kl_ci95: Mapping[str, Mapping[str, tuple[float | None, float | None]]] = field(
-        default_factory=lambda: MappingProxyType({}))
+    kl_ci95: Mapping[str, Mapping[str, tuple[float | None, float | None]]] = field(default_factory=lambda: MappingProxyType({}))
     best_by_group: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     worst_by_group: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     structure_p: Table = field(default_factory=lambda: MappingProxyType({}))
@@ -288,10 +287,24 @@ class PromptAnalysis:
             "groups": list(self.groups),
             "pairs": [{"name": p.name, "a": p.a, "b": p.b} for p in self.pairs],
             "labels": list(self.labels),
-            **{name: plain(getattr(self, name)) for name in (
-                "distribution", "baseline_distribution", "counts", "regard", "baseline_regard", "kl", "baseline_kl",
-                "gaps", "by_structure", "structure_counts", "best_structures", "worst_structures",
-                "gap_by_structure")},
+            **{
+                name: plain(getattr(self, name))
+                for name in (
+                    "distribution",
+                    "baseline_distribution",
+                    "counts",
+                    "regard",
+                    "baseline_regard",
+                    "kl",
+                    "baseline_kl",
+                    "gaps",
+                    "by_structure",
+                    "structure_counts",
+                    "best_structures",
+                    "worst_structures",
+                    "gap_by_structure",
+                )
+            },
             "reversing_structures": plain(self.reversing),
             "by_kind": plain(self.by_kind),
             "robustness": plain(self.robustness),

@@ -26,8 +26,10 @@ __all__ = ["SOURCES", "PromptSet", "make_prompts", "paraphrase_prompts"]
 SOURCES: tuple[str, ...] = ("builtin", "aesop", "none")
 _MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
 _MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
-_MSG_OLD_CALL = ("paraphrase_prompts(prompts, structures=...) is deprecated and stops working in fairtalk 0.3: "
-                 "it now takes the groups and a source; use fairtalk.prompts.paraphrase(prompts) for the rule-based paraphrases")
+_MSG_OLD_CALL = (
+    "paraphrase_prompts(prompts, structures=...) is deprecated and stops working in fairtalk 0.3: "
+    "it now takes the groups and a source; use fairtalk.prompts.paraphrase(prompts) for the rule-based paraphrases"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,7 @@ def make_prompts(
     elif source == "none":
         paraphrases = ()
     elif source.startswith("model:"):
-        with load_responder(source[len("model:"):]) as responder:
+        with load_responder(source[len("model:") :]) as responder:
             paraphrases = ModelParaphraser(responder, n_paraphrases=n_model, seed=seed).paraphrase(fixed)
     else:
         raise SpecError(_MSG_SOURCE.format(given=source), choices=(*SOURCES, "model:SPEC"), given=source)

@@ -180,7 +180,9 @@ def template_by_phrase(phrase: str) -> Template:
     raise InputError(_MSG_UNKNOWN_TEMPLATE.format(phrase=phrase))
 
 
-def build_prompts(groups: GroupSet | tuple[str, ...] | None = None, templates: tuple[Template, ...] = TEMPLATES) -> tuple[Prompt, ...]:
+def build_prompts(
+    groups: GroupSet | tuple[str, ...] | None = None, templates: tuple[Template, ...] = TEMPLATES
+) -> tuple[Prompt, ...]:
     """Every fixed prompt, template-major (all groups for the first template, then the next).
 
     Examples

@@ -53,11 +53,37 @@ from fairtalk.responses import is_responses_file
 from fairtalk.results import AuditResult, SimilarityResult
 
 __all__ = [
-    "FILE_NAMES", "FORMATS", "JUDGE_FILE", "RunFiles", "check_not_input", "check_report_folder", "check_run_folder", "comparison_rich_table", "different_measures", "family_note", "left_out_note", "verdict_text", "render_comparison_csv", "render_comparison_markdown",
-    "render_html", "render_index", "render_markdown", "rich_table", "summary_rows", "write_comparison",
-    "write_index", "write_report", "write_run", "jinja_environment",
+    "FILE_NAMES",
+    "FORMATS",
+    "JUDGE_FILE",
+    "RunFiles",
+    "check_not_input",
+    "check_report_folder",
+    "check_run_folder",
+    "comparison_rich_table",
+    "different_measures",
+    "family_note",
+    "left_out_note",
+    "verdict_text",
+    "render_comparison_csv",
+    "render_comparison_markdown",
+    "render_html",
+    "render_index",
+    "render_markdown",
+    "rich_table",
+    "summary_rows",
+    "write_comparison",
+    "write_index",
+    "write_report",
+    "write_run",
+    "jinja_environment",
     # where the CLI checks, before any work, that an output may be written
-    "MAX_RECORD_BYTES", "check_default_output", "check_output_name", "is_pairs_check", "is_pairs_file", "is_responses_file",
+    "MAX_RECORD_BYTES",
+    "check_default_output",
+    "check_output_name",
+    "is_pairs_check",
+    "is_pairs_file",
+    "is_responses_file",
 ]
 
 #: File written for each format, inside the output folder.

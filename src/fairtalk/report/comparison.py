@@ -27,8 +27,13 @@ if TYPE_CHECKING:  # rich is imported lazily by comparison_rich_table()
     from rich.table import Table
 
 __all__ = [
-    "COMPARISON_CSV_COLUMNS", "COMPARISON_FILES", "comparison_rich_table", "render_comparison_csv", "render_comparison_markdown",
-    "table_measures", "write_comparison",
+    "COMPARISON_CSV_COLUMNS",
+    "COMPARISON_FILES",
+    "comparison_rich_table",
+    "render_comparison_csv",
+    "render_comparison_markdown",
+    "table_measures",
+    "write_comparison",
 ]
 
 #: Table 7's rows (attribute-word rows go after sentiment), then diversity, length and refusals.
@@ -36,8 +41,20 @@ _LEADING = ("offense_rate", "sentiment_positive", "sentiment_negative")
 _TRAILING = ("diversity", "length", "refusal_rate")
 #: Column order of ``table7.csv`` (rates and diversity as fractions, as in results.json).
 COMPARISON_CSV_COLUMNS = (
-    "model", "debias", "measure", "label", "kind", "a", "b", "difference", "difference_abs", "p_paired",
-    "paired_test", "p_adjusted", "significant", "gap_vs_baseline",
+    "model",
+    "debias",
+    "measure",
+    "label",
+    "kind",
+    "a",
+    "b",
+    "difference",
+    "difference_abs",
+    "p_paired",
+    "paired_test",
+    "p_adjusted",
+    "significant",
+    "gap_vs_baseline",
 )
 #: What :func:`write_comparison` writes: the table as Markdown and CSV, and the comparison as JSON.
 COMPARISON_FILES = ("table7.md", "table7.csv", "results.json")
@@ -112,8 +129,10 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
     lines = [
         f"# Debiasing the Seq2Seq model: {md_escape(comparison.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
-        (f"{comparison.n_pairs} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "
-         f"the same pairs for every model · seed {comparison.seed} · {md_escape(comparison.mode)} mode"),
+        (
+            f"{comparison.n_pairs} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "
+            f"the same pairs for every model · seed {comparison.seed} · {md_escape(comparison.mode)} mode"
+        ),
         "",
         "| " + " | ".join(md_escape(h) for h in headers) + " |",
         "| --- |" + " ---: |" * (len(headers) - 1),
@@ -130,11 +149,15 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
     lines += [
         "",
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0).",
-        (f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
-         "(per-model reports in the model folders give Z, CI and effect sizes)."),
+        (
+            f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
+            "(per-model reports in the model folders give Z, CI and effect sizes)."
+        ),
         "- ↓ / ↑: the debiased model's |A − B| is smaller / larger than the baseline's (= unchanged).",
-        ("- Pairs answered differently: the two sides of a pair got different responses; distinct responses count "
-        "the different texts over both sides (few means generic responses)."),
+        (
+            "- Pairs answered differently: the two sides of a pair got different responses; distinct responses count "
+            "the different texts over both sides (few means generic responses)."
+        ),
     ]
     return "\n".join(lines) + "\n"
 

@@ -31,8 +31,19 @@ from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, axis_folder, check_axis_folders
 
-__all__ = ["INDEX_FILE", "PAIRS_FILE", "RESPONSES_FILE", "RUN_FILE", "RunFiles", "check_run_folder", "group_cell",
-           "previous_entries", "render_index", "write_index", "write_run"]
+__all__ = [
+    "INDEX_FILE",
+    "PAIRS_FILE",
+    "RESPONSES_FILE",
+    "RUN_FILE",
+    "RunFiles",
+    "check_run_folder",
+    "group_cell",
+    "previous_entries",
+    "render_index",
+    "write_index",
+    "write_run",
+]
 
 #: The front page and the machine-readable run summary, at the top of the output folder.
 INDEX_FILE, RUN_FILE = "index.html", "run.json"
@@ -231,7 +242,7 @@ def previous_entries(out_dir: str | os.PathLike) -> tuple[str, ...]:
         return ()
     names = [INDEX_FILE, RUN_FILE]
     axes = data.get("axes")
-    for name, entry in (axes.items() if isinstance(axes, dict) else ()):
+    for name, entry in axes.items() if isinstance(axes, dict) else ():
         folder_name = entry.get("folder") if isinstance(entry, dict) else None
         if not isinstance(folder_name, str) or folder_name != axis_folder(str(name)):
             continue

@@ -153,8 +153,11 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         sentences.append(f"{_name(m.name)} was {m.not_tested}.")
     flagged = result.flagged_scorers()
     if flagged:
-        sentences.append("The scorer check flags " + ", ".join(_name(k) for k in flagged)
-                         + ": part of those gaps may be the scorer's own reaction to the group words, not the model's.")
+        sentences.append(
+            "The scorer check flags "
+            + ", ".join(_name(k) for k in flagged)
+            + ": part of those gaps may be the scorer's own reaction to the group words, not the model's."
+        )
     return sentences
 
 

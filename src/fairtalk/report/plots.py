@@ -48,8 +48,9 @@ def _draw(ax, m: MeasureResult, groups: tuple[str, str], significant: bool) -> N
     ax.set_xticks(range(3), labels, fontsize=8)
     ax.tick_params(axis="y", labelsize=8)
     title = "\n".join(textwrap.wrap(_plain(measure_label(m.name)), 30)) + (" *" if significant else "")
-    ax.set_title(title, fontsize=9, color=_SIGNIFICANT if significant else "black",
-                 fontweight="bold" if significant else "normal")
+    ax.set_title(
+        title, fontsize=9, color=_SIGNIFICANT if significant else "black", fontweight="bold" if significant else "normal"
+    )
     ax.spines[["top", "right"]].set_visible(False)
 
 
@@ -71,7 +72,7 @@ def bar_chart_png(result: AuditResult, *, dpi: int = 100) -> bytes | None:
     axes = fig.subplots(n_rows, n_columns, squeeze=False)
     for ax, m in zip(axes.flat, measures):
         _draw(ax, m, result.groups, order[m.name])
-    for ax in list(axes.flat)[len(measures):]:
+    for ax in list(axes.flat)[len(measures) :]:
         ax.set_visible(False)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})

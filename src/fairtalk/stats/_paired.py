@@ -27,7 +27,12 @@ import numpy as np
 from fairtalk.stats._core import Units, _Array, paired_arrays, units
 
 __all__ = [
-    "DEFAULT_METHODS", "EXACT_MAX_UNITS", "PAIRED_METHODS", "WILCOXON_EXACT_MAX", "PairedTest", "exact_signflip_p",
+    "DEFAULT_METHODS",
+    "EXACT_MAX_UNITS",
+    "PAIRED_METHODS",
+    "WILCOXON_EXACT_MAX",
+    "PairedTest",
+    "exact_signflip_p",
     "paired_test",
 ]
 
@@ -185,4 +190,3 @@ def paired_test(
     if clusters is not None and test.note is None:
         return PairedTest(test.name, test.statistic, test.p, _NOTE_INDEPENDENT)
     return test
-

@@ -255,9 +255,7 @@ class CachingResponder(Closing):
         self.breaker.record(item)
         return row
 
-    def respond(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> list[str]:
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
         return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
 

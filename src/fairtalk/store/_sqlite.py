@@ -1,6 +1,5 @@
 """The SQLite run store: schema, WAL mode, batched upserts and lookups."""
 
-
 from __future__ import annotations
 
 import functools
@@ -163,9 +162,7 @@ class RunStore(Closing):
                 "INSERT OR IGNORE INTO runs (fingerprint, settings_hash, settings) VALUES (?, ?, ?)",
                 (fingerprint, settings.digest, settings.key),
             )
-            (found,) = self.db.execute(
-                "SELECT run_id FROM runs WHERE fingerprint = ? AND settings_hash = ?", key
-            ).fetchone()
+            (found,) = self.db.execute("SELECT run_id FROM runs WHERE fingerprint = ? AND settings_hash = ?", key).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
         self._run_ids[key] = int(found)

@@ -153,7 +153,9 @@ def _tensors(path: Path, data: bytes, message: str) -> dict[str, torch.Tensor]:
     try:
         tensors = load(data)
     except Exception as exc:  # safetensors raises its own error types for corrupt headers
-        raise InputError(message.format(reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__), path=str(path)) from exc
+        raise InputError(
+            message.format(reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__), path=str(path)
+        ) from exc
     return {k: (v.float() if v.is_floating_point() else v) for k, v in tensors.items()}
 
 
@@ -177,7 +179,9 @@ def load_checkpoint(directory: str | os.PathLike[str]) -> Checkpoint:
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise InputError(_MSG_CONFIG.format(reason=f"not a {FORMAT} config"), path=str(root / CONFIG))
     if config.get("model") not in MODEL_KINDS or not isinstance(config.get("architecture"), dict):
-        raise InputError(_MSG_CONFIG.format(reason="needs 'model' (seq2seq or retrieval) and 'architecture'"), path=str(root / CONFIG))
+        raise InputError(
+            _MSG_CONFIG.format(reason="needs 'model' (seq2seq or retrieval) and 'architecture'"), path=str(root / CONFIG)
+        )
     raw_vocab = _read_bytes(root / VOCAB)
     try:
         vocab = Vocab.from_dict(json.loads(raw_vocab), path=str(root / VOCAB))
@@ -202,6 +206,8 @@ def load_checkpoint(directory: str | os.PathLike[str]) -> Checkpoint:
             raw_vectors = _read_bytes(root / POOL_VECTORS)
             vectors = _tensors(root / POOL_VECTORS, raw_vectors, _MSG_POOL).get("vectors")
             if vectors is None or vectors.dim() != 2 or vectors.shape[0] != len(pool):
-                raise InputError(_MSG_POOL.format(reason=f"expected 'vectors' with {len(pool)} rows"), path=str(root / POOL_VECTORS))
+                raise InputError(
+                    _MSG_POOL.format(reason=f"expected 'vectors' with {len(pool)} rows"), path=str(root / POOL_VECTORS)
+                )
             digest.update(hashlib.sha256(raw_vectors).digest())
     return Checkpoint(root, config, vocab, state, digest.hexdigest(), pool, vectors)

@@ -57,13 +57,16 @@ def _build(checkpoint: Checkpoint) -> Any:
     try:
         net.load_state_dict(dict(checkpoint.state))
     except RuntimeError as exc:
-        raise InputError(f"checkpoint weights do not fit its architecture ({str(exc).splitlines()[0]})",
-                         path=str(checkpoint.path)) from exc
+        raise InputError(
+            f"checkpoint weights do not fit its architecture ({str(exc).splitlines()[0]})", path=str(checkpoint.path)
+        ) from exc
     net.eval()
     return net
 
 
-def encode_texts(net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, keep: str = "start", context: bool = False) -> Any:
+def encode_texts(
+    net: Any, vocab: Vocab, texts: Sequence[str], *, max_len: int, keep: str = "start", context: bool = False
+) -> Any:
     """Encode texts with a TransformerRanker in length-sorted batches; (n, dim) float32 tensor, input order."""
     import torch
 
@@ -110,9 +113,17 @@ class Seq2SeqGenerator(_Trained):
         return self.checkpoint.sha256
 
     def generate(
-        self, contexts: Sequence[str], *, max_new_tokens: int = 40, num_beams: int = 1, do_sample: bool = False,
-        temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-        seeds: Sequence[int] | None = None, batch_size: int = 64,
+        self,
+        contexts: Sequence[str],
+        *,
+        max_new_tokens: int = 40,
+        num_beams: int = 1,
+        do_sample: bool = False,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seeds: Sequence[int] | None = None,
+        batch_size: int = 64,
     ) -> list[str]:
         """Decode one response per context, in order (greedy, beam, or seeded sampling)."""
         import torch
@@ -125,7 +136,9 @@ class Seq2SeqGenerator(_Trained):
             src = torch.from_numpy(pad([ids[i] for i in index], self.vocab.pad_id))
             if do_sample:
                 gens = [torch.Generator().manual_seed(int(seeds[i]) if seeds is not None else 0) for i in index]
-                rows = self.net.sample(src, max_len=max_new_tokens, generators=gens, temperature=temperature, top_k=top_k, top_p=top_p)
+                rows = self.net.sample(
+                    src, max_len=max_new_tokens, generators=gens, temperature=temperature, top_k=top_k, top_p=top_p
+                )
             elif num_beams > 1:
                 rows = self.net.beam(src, beam_size=num_beams, max_len=max_new_tokens)
             else:

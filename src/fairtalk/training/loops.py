@@ -25,105 +25,28 @@ import random
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fairtalk.errors import SpecError
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import data as D
 from fairtalk.training.checkpoints import check_checkpoint_folder, save_checkpoint
+from fairtalk.training.config import DEBIAS, EpochStats, TrainConfig, TrainResult
 from fairtalk.training.vocab import Vocab
 
 __all__ = ["DEBIAS", "EpochStats", "TrainConfig", "TrainResult", "train_model"]
 
-DEBIAS = ("none", "cda", "wer")
-_MSG_MODEL = "unknown model {model!r}"
-_MSG_DEBIAS = "unknown debiasing method {debias!r}"
-_MSG_POSITIVE = "{name} must be a positive integer, got {value!r}"
-_DEFAULT_LR = {"seq2seq": 1e-3, "retrieval": 1e-3}
 _N_CANDIDATES = 100
-_MSG_LOG = ("train_model(log=...) is deprecated: its lines go to the 'fairtalk.training' logger at INFO "
-            "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3")
+_MSG_LOG = (
+    "train_model(log=...) is deprecated: its lines go to the 'fairtalk.training' logger at INFO "
+    "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3"
+)
 _LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that determines a training run; recorded in the checkpoint's config.json.
-
-    ``sizes`` overrides the architecture defaults (:data:`~fairtalk.training.nets.SEQ2SEQ_SIZES`,
-    :data:`~fairtalk.training.nets.RETRIEVAL_SIZES`). ``lr=None`` picks Adam 1e-3 for both models; the paper used SGD 1.0 and Adamax 1e-4 over far longer runs.
-    """
-
-    model: str
-    epochs: int = 2
-    seed: int = 0
-    batch_size: int = 128
-    lr: float | None = None
-    grad_clip: float = 0.1
-    debias: str = "none"
-    wer_k: float = 0.5
-    axis: str = "gender"
-    max_dialogues: int | None = None
-    max_vocab: int = 8000
-    min_count: int = 3
-    max_context_len: int = 30
-    max_response_len: int = 25
-    val_size: int = 2000
-    pool_size: int = 16000
-    threads: int = 2
-    dtype: str = "float16"
-    corpus: str = ""
-    sizes: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.model not in ("seq2seq", "retrieval"):
-            raise SpecError(_MSG_MODEL.format(model=self.model), choices=("seq2seq", "retrieval"), given=self.model)
-        if self.debias not in DEBIAS:
-            raise SpecError(_MSG_DEBIAS.format(debias=self.debias), choices=DEBIAS, given=self.debias)
-        for name in ("epochs", "batch_size", "max_vocab", "min_count", "max_context_len", "max_response_len", "val_size", "pool_size", "threads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SpecError(_MSG_POSITIVE.format(name=name, value=value))
-        if self.max_dialogues is not None and (not isinstance(self.max_dialogues, int) or self.max_dialogues < 2):
-            raise SpecError(f"max_dialogues must be >= 2, got {self.max_dialogues!r}")
-        if not self.wer_k >= 0:
-            raise SpecError(f"wer_k must be >= 0, got {self.wer_k!r}")
-
-    @property
-    def learning_rate(self) -> float:
-        """The learning rate used (``lr`` or the model's default)."""
-        return self.lr if self.lr is not None else _DEFAULT_LR[self.model]
-
-
-@dataclass(frozen=True, slots=True)
-class EpochStats:
-    """One epoch: mean training loss, validation figures (``loss``/``perplexity`` or ``recall@1``/``recall@10``), seconds."""
-
-    epoch: int
-    train_loss: float
-    validation: dict[str, float]
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class TrainResult:
-    """A finished run: where the checkpoint is, per-epoch figures, sizes and time."""
-
-    path: Path
-    config: TrainConfig
-    epochs: tuple[EpochStats, ...]
-    n_train: int
-    n_validation: int
-    n_augmented: int
-    vocab_size: int
-    n_parameters: int
-    seconds: float
 
 
 def _seed_everything(seed: int) -> None:
@@ -197,8 +120,16 @@ def train_model(
 class _Run:
     """State of one training run (model, optimizer, data) and its epoch loop."""
 
-    def __init__(self, config: TrainConfig, vocab: Vocab, split: D.DialogueSplit, out: Path,
-                 progress: ProgressReporter, log: Callable[[str], object] | None, started: float) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        vocab: Vocab,
+        split: D.DialogueSplit,
+        out: Path,
+        progress: ProgressReporter,
+        log: Callable[[str], object] | None,
+        started: float,
+    ) -> None:
         import torch
 
         from fairtalk.training import nets
@@ -220,7 +151,9 @@ class _Run:
             from fairtalk.debias.wer import EmbeddingRegularizer
 
             self.regularizer = EmbeddingRegularizer.from_vocab(self.net.embedding, config.axis, vocab.words, k=config.wer_k)
-            self.log(f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary")
+            self.log(
+                f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary"
+            )
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
         self.history: list[EpochStats] = []
 
@@ -251,7 +184,9 @@ class _Run:
             stats = EpochStats(epoch, total / max(count, 1), figures, time.perf_counter() - t0)
             self.history.append(stats)
             shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items())
-            self.log(f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)")
+            self.log(
+                f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)"
+            )
             self.save(final=epoch == config.epochs)
         return self.result()
 
@@ -338,8 +273,15 @@ class _Run:
         pool = vectors = None
         if self.config.model == "retrieval":
             pool, vectors = self._pool()
-        save_checkpoint(self.out, config=self._record(final), vocab=self.vocab, state=self.net.state_dict(),
-                        dtype=self.config.dtype, pool=pool, pool_vectors=vectors)
+        save_checkpoint(
+            self.out,
+            config=self._record(final),
+            vocab=self.vocab,
+            state=self.net.state_dict(),
+            dtype=self.config.dtype,
+            pool=pool,
+            pool_vectors=vectors,
+        )
 
     def _record(self, final: bool) -> dict[str, Any]:
         try:
@@ -371,7 +313,13 @@ class _Run:
     def result(self) -> TrainResult:
         """The run's summary."""
         return TrainResult(
-            self.out, self.config, tuple(self.history), len(self.split.train), len(self.split.validation),
-            self.split.n_augmented, len(self.vocab), sum(p.numel() for p in self.net.parameters()),
+            self.out,
+            self.config,
+            tuple(self.history),
+            len(self.split.train),
+            len(self.split.validation),
+            self.split.n_augmented,
+            len(self.vocab),
+            sum(p.numel() for p in self.net.parameters()),
             time.perf_counter() - self.started,
         )

@@ -39,8 +39,16 @@ class Seq2Seq(nn.Module):
     """LSTM encoder–decoder with a shared, output-tied word embedding."""
 
     def __init__(
-        self, vocab_size: int, *, emb_dim: int = 128, hidden: int = 256, layers: int = 2,
-        dropout: float = 0.1, pad_id: int = 0, bos_id: int = 2, eos_id: int = 3,
+        self,
+        vocab_size: int,
+        *,
+        emb_dim: int = 128,
+        hidden: int = 256,
+        layers: int = 2,
+        dropout: float = 0.1,
+        pad_id: int = 0,
+        bos_id: int = 2,
+        eos_id: int = 3,
     ) -> None:
         super().__init__()
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
@@ -69,7 +77,9 @@ class Seq2Seq(nn.Module):
         output, _ = self.decoder(self.dropout(self.embedding(tgt_in)), state)
         return self.logits(output)
 
-    def _step(self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    def _step(
+        self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         output, state = self.decoder(self.embedding(tokens).unsqueeze(1), state)
         return torch.log_softmax(self.logits(output[:, 0]), dim=-1), state
 
@@ -80,8 +90,14 @@ class Seq2Seq(nn.Module):
 
     @torch.no_grad()
     def sample(
-        self, src: torch.Tensor, *, max_len: int = 40, generators: list[torch.Generator] | None = None,
-        temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+        self,
+        src: torch.Tensor,
+        *,
+        max_len: int = 40,
+        generators: list[torch.Generator] | None = None,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
     ) -> torch.Tensor:
         """Decode a batch step by step: argmax, or (with one generator per row) seeded sampling."""
         batch = src.shape[0]
@@ -130,7 +146,9 @@ class Seq2Seq(nn.Module):
             origin, word = flat // vocab, flat % vocab
             gather = (origin + torch.arange(batch).unsqueeze(1) * k).view(-1)
             state = (h[:, gather], c[:, gather])
-            history = torch.cat([history.gather(1, origin.unsqueeze(-1).expand(-1, -1, history.shape[2])), word.unsqueeze(-1)], dim=2)
+            history = torch.cat(
+                [history.gather(1, origin.unsqueeze(-1).expand(-1, -1, history.shape[2])), word.unsqueeze(-1)], dim=2
+            )
             was_finished = finished.gather(1, origin)
             lengths = lengths.gather(1, origin) + (~was_finished).float()
             finished = was_finished | (word == self.eos_id)
@@ -173,8 +191,17 @@ class TransformerRanker(nn.Module):
     positions: torch.Tensor
 
     def __init__(
-        self, vocab_size: int, *, dim: int = 300, heads: int = 2, ffn: int = 300, layers: int = 2,
-        dropout: float = 0.0, max_len: int = 64, scale: float = 20.0, pad_id: int = 0,
+        self,
+        vocab_size: int,
+        *,
+        dim: int = 300,
+        heads: int = 2,
+        ffn: int = 300,
+        layers: int = 2,
+        dropout: float = 0.0,
+        max_len: int = 64,
+        scale: float = 20.0,
+        pad_id: int = 0,
     ) -> None:
         super().__init__()
         self.pad_id, self.max_len, self.scale = pad_id, max_len, scale
