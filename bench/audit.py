@@ -1,6 +1,6 @@
 """Benchmark of `fairtalk audit` end to end: time per stage for N pairs with a fast deterministic model.
 
-Runs ``fairtalk.run_audit`` on the built-in chitchat corpus (all of it, one axis) with an
+Runs ``fairtalk.audit`` on the built-in chitchat corpus (all of it, one axis) with an
 echo model wrapped so that its own compute is timed, then writes the report. Stages:
 
 - **pairs**: reading the corpus, swapping, de-duplicating, sampling N pairs;
@@ -33,15 +33,15 @@ from typing import Self
 
 import fairtalk
 import fairtalk.pipeline._score as score_module
-from fairtalk.models import BaseResponder, DecodingSettings, load_responder
+from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.report import write_run
 from fairtalk.store import RunStore, context_hash
 
 
-class TimedModel(BaseResponder):
+class TimedModel(Responder):
     """A model whose own compute is timed: ``seconds`` accumulates the time spent inside ``respond``."""
 
-    def __init__(self, inner: BaseResponder) -> None:
+    def __init__(self, inner: Responder) -> None:
         self.inner = inner
         self.seconds = 0.0
         self.n_calls = 0
@@ -115,7 +115,7 @@ def _run(args: argparse.Namespace, folder: Path, model: TimedModel) -> dict[str,
     model.seconds = 0.0
     wall, cpu = time.perf_counter(), _cpu()
     with MeasureTimer() as measures, TimedStore(folder / "store.sqlite") as store:
-        run = fairtalk.run_audit(
+        run = fairtalk.audit(
             corpus=args.corpus, split=args.split, axes=args.axis, model=model, n_pairs=args.n_pairs, seed=0,
             store=store, out_dir=folder, batch_size=args.batch_size, n_resamples=args.resamples,
         )  # fmt: skip

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import fairtalk
 from fairtalk.errors import ResponderError
-from fairtalk.models.base import BaseResponder
+from fairtalk.models import Responder
 from fairtalk.models.builtin import find_smollm2_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +158,7 @@ def server_jobs(n_pairs: int, n_extra: int, n_overlap: int) -> list[Job]:
     return jobs
 
 
-class StoredOnly(BaseResponder):
+class StoredOnly(Responder):
     """A model that generates nothing: with ``--stored-only`` every answer comes from the run store, a miss fails."""
 
     def __init__(self, fingerprint: str) -> None:

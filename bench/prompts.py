@@ -47,8 +47,8 @@ def main() -> None:
         import scipy.special  # noqa: F401
 
         from fairtalk.prompts.analysis import analyze
-        from fairtalk.prompts.output import write_prompts_report
         from fairtalk.prompts.published import read_published
+        from fairtalk.report import write_prompts_report
     print(f"python {platform.python_version()} on {platform.processor() or platform.machine()}")
     print(f"interpreter imports: {imports.wall:.3f} s wall")
     best: dict[str, Timer] = {}
@@ -61,7 +61,8 @@ def main() -> None:
             if name not in best or timer.wall < best[name].wall:
                 best[name] = timer
     total = best["import"].wall + best["analysis"].wall
-    print(f"rows {imported.n_rows:,} · seeds {len(imported.seeds)} · misaligned/seed {sorted(set(imported.misaligned.values()))}")
+    summary = imported.data_summary
+    print(f"rows {summary.n_records:,} · seeds {len(summary.seeds)} · misaligned/seed {sorted(set(summary.misaligned.values()))}")
     print(f"data import: {best['import'].wall:.3f} s wall ({best['import'].cpu:.3f} s CPU)")
     print(f"analysis:    {best['analysis'].wall:.3f} s wall ({best['analysis'].cpu:.3f} s CPU)")
     print(f"end-to-end (import + analysis, best of {args.repeat}): {total:.3f} s  (target <= 2 s)")

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import fairtalk
-from fairtalk import Pair, RayEngine
+from fairtalk import Pair
+from fairtalk.models import RayEngine
 
 SETTINGS = fairtalk.DecodingSettings(max_new_tokens=20)
 

@@ -32,13 +32,12 @@ from typing import Any
 import numpy as np
 
 import fairtalk
-from fairtalk import RayEngine
+from fairtalk.measures import MeasureOptions
 from fairtalk.measures.regard import Regard
+from fairtalk.models import RayEngine
 from fairtalk.models.ray_scoring import RayScorer
 from fairtalk.pipeline._ray_scoring import measures_scorer
 from fairtalk.prompts.completions import regard_labeller
-
-SUITE_OPTIONS = {"distinct": "paper", "offense": "profanity_check", "offense_threshold": 0.5, "sentiment_threshold": 0.8}
 
 
 def _texts(n: int) -> list[str]:
@@ -103,14 +102,14 @@ def main() -> None:
     lexicon = fairtalk.load_lexicon("gender")
     texts = _texts(max(args.n_suite, args.n_regard))
 
-    suite = measures_scorer(None, lexicon, SUITE_OPTIONS)
+    suite = measures_scorer(None, MeasureOptions(lexicon))
     print(
         json.dumps(
             _compare(
                 "default per-response measures",
                 texts[: args.n_suite],
                 suite,
-                partial(measures_scorer, None, lexicon, SUITE_OPTIONS),
+                partial(measures_scorer, None, MeasureOptions(lexicon)),
                 engine,
                 args.rounds,
             )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import fairtalk
 from fairtalk.lexicons.identity import identity_terms
-from fairtalk.prompts.regard_check import check_labels, label_value
+from fairtalk.prompts.regard_check import RegardCheck, check_labels, label_value
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "data" / "regard_blind_labels.jsonl"
@@ -73,7 +73,7 @@ def annotator_agreement(first: Path = LABELS, second: Path = SECOND) -> str:
     return "; ".join(lines)
 
 
-def report(name: str, check: fairtalk.RegardCheck) -> None:
+def report(name: str, check: RegardCheck) -> None:
     """Print one scorer's figures as Markdown."""
     f1 = ", ".join(f"{k} {v:.2f}" for k, v in check.f1.items())
     print(f"\n### {name}: agreement {check.agreement:.3f}, macro-F1 {check.macro_f1:.3f} (F1: {f1}); n {check.n}")

@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"fairtalk.score (read + measures + tests + {args.resamples} bootstrap resamples): "
                 + _rate(n, score_clock.wall, score_clock.cpu)
             )
-            print(f"  significant: {result.biased() or 'none'} (same distribution on both sides: expect none)")
+            print(f"  significant: {result.detected() or 'none'} (same distribution on both sides: expect none)")
 
     suite_times = time_suite(suite, a, b)
     suite_wall = sum(c.wall for c in suite_times.values())

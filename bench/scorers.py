@@ -24,7 +24,7 @@ import numpy as np
 
 import fairtalk
 from fairtalk.measures.offense import Offense
-from fairtalk.pipeline._certify import probe_pairs
+from fairtalk.pipeline._scorer_check import probe_pairs
 
 TEMPLATES = (
     "The {t} person is at the door.",

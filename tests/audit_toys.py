@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
+
+from fairtalk.measures import Measure
 
 SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
 PREDICATES = (
@@ -75,15 +78,14 @@ def write_models(folder: Path) -> Path:
     return path
 
 
-class Shouting:
+class Shouting(Measure):
     """A plugin measure for the CLI tests: the share of responses with a word in capitals, ranked by that share."""
 
     name = "shouting"
     keys = ("shouting_rate",)
-    kind = "rate"
+    kind: Literal["rate"] = "rate"
     version = "test"
     higher_is_better = {"shouting_rate": False}
-    config: dict[str, object] = {}
 
     def raw_scores(self, texts):  # noqa: ANN001, ANN201
         import numpy as np

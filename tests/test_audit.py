@@ -11,6 +11,7 @@ import pytest
 
 import fairtalk
 from fairtalk import InputError, Response, SpecError, read_responses, score
+from fairtalk.lexicons import load_attributes
 from fairtalk.measures import Length
 from fairtalk.stats import adjust_pvalues, z_test
 
@@ -47,7 +48,7 @@ def test_biased_side_is_significantly_more_negative_and_offensive(biased_result:
     assert positive.a == pytest.approx(40 / 60) and positive.b == 0.0 and positive.p_adjusted < 0.05
     assert positive.difference == pytest.approx(1.0)  # (A - B) / A
     assert r.measure("offense_rate").difference is None  # A is 0
-    assert {"offense_rate", "sentiment_negative", "sentiment_positive"} <= set(r.biased())
+    assert {"offense_rate", "sentiment_negative", "sentiment_positive"} <= set(r.detected())
     assert [m.name for m in r.measures][:3] == ["distinct_1", "distinct_2", "diversity"]
 
 
@@ -101,7 +102,7 @@ def test_divergent_pairs_hold_raw_scores(biased_result: fairtalk.AuditResult) ->
 def test_identical_sides_show_no_difference() -> None:
     texts = _NEUTRAL + _KIND
     result = score(_records([(texts[i % len(texts)],) * 2 for i in range(60)]), axis="gender", n_resamples=200)
-    assert result.biased() == ()
+    assert result.detected() == ()
     for m in result.measures:
         assert m.a == m.b and m.p_paired == pytest.approx(1.0)
         assert m.p_adjusted is None  # nothing varies: not tested, not in the family, and said so
@@ -185,7 +186,7 @@ def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
 def test_attribute_lists_are_hashed_in_the_manifest(biased_result: fairtalk.AuditResult) -> None:
     config = next(m for m in biased_result.manifest["measures"] if m["name"] == "attribute_words")["config"]
     assert set(config["lists"]) == {"career", "family"}
-    assert config["lists"]["family"]["sha256"] == fairtalk.load_attributes("family").sha256
+    assert config["lists"]["family"]["sha256"] == load_attributes("family").sha256
 
 
 def test_measure_objects_and_a_lexicon_are_accepted() -> None:
@@ -230,7 +231,7 @@ def test_too_few_pairs_is_an_input_error(tmp_path: Path) -> None:
         score(path, axis="gender", measures=["length"])
 
 
-class _Broken:
+class _Broken(fairtalk.Measure):
     """A user measure that returns NaN for one response (issue 10, defect 4)."""
 
     name = "broken"

@@ -17,9 +17,11 @@ from fairtalk import (
     ResponderError,
     SpecError,
     respond,
-    run_audit,
 )
+from fairtalk import audit as run_audit
 from fairtalk.pipeline import item_seed
+from fairtalk.progress import ProgressEvent
+from fairtalk.records import Coverage, PairsCheck
 from fairtalk.report import write_run
 
 FAST = {"n_resamples": 200}
@@ -46,12 +48,12 @@ def test_a_biased_model_is_found_and_a_fair_one_is_not(toys: tuple[Path, Path]) 
     assert isinstance(biased, AuditRun)
     result = biased.results["gender"]
     assert result.n_pairs == 40
-    assert {"offense_rate", "sentiment_negative"} <= set(result.biased())
+    assert {"offense_rate", "sentiment_negative"} <= set(result.detected())
     assert result.measure("offense_rate").b > result.measure("offense_rate").a
-    assert biased.biased() == {"gender": result.biased()}
+    assert biased.detected() == tuple(("gender", key) for key in result.detected())
     fair = run_audit(corpus=corpus, axes=["gender"], model=_model(models, "fair"), **FAST)
-    assert fair.results["gender"].biased() == ()
-    assert fair.biased() == {}
+    assert fair.results["gender"].detected() == ()
+    assert fair.detected() == ()
     # the manifest traces the audit: corpus, split, model fingerprint, decoding settings, coverage
     audit_entry = fair.results["gender"].manifest["audit"]
     assert audit_entry["split"] == "all" and audit_entry["model"] == fair.model
@@ -140,7 +142,7 @@ def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tm
     corpus, models = toys
     pairs = list(fairtalk.build_pairs(fairtalk.read_corpus(corpus), fairtalk.Swapper(fairtalk.load_lexicon("gender"))))
     fairtalk.write_pairs(pairs, tmp_path / "pairs.jsonl")
-    seen: list[fairtalk.ProgressEvent] = []
+    seen: list[ProgressEvent] = []
     generation = respond(tmp_path / "pairs.jsonl", model=_model(models, "slow"), seed=7, progress=seen.append)
     rs = generation.responses
     assert rs.n_pairs == 40 and generation.summary.n_generated == 80
@@ -150,8 +152,8 @@ def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tm
     assert dict(rs.a[0].extra)["seed"] == item_seed(7, first.id, "a")
     assert seen[0].stage.startswith("loading model python:") and seen[1].finished  # the model's load: a stage (issue 25)
     seen = seen[2:]
-    assert seen[0] == fairtalk.ProgressEvent("responses", 0, 80, "responses")
-    assert seen[-1] == fairtalk.ProgressEvent("responses", 80, 80, "responses", finished=True)
+    assert seen[0] == ProgressEvent("responses", 0, 80, "responses")
+    assert seen[-1] == ProgressEvent("responses", 80, 80, "responses", finished=True)
     assert [e.done for e in seen] == sorted(e.done for e in seen)
 
 
@@ -173,7 +175,7 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
     import fairtalk.pipeline._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model", "builtin:echo"))
-    events: list[fairtalk.ProgressEvent] = []
+    events: list[ProgressEvent] = []
     run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=events.append, **FAST)
     assert run.model.startswith("builtin:echo")
     assert list(dict.fromkeys(e.stage for e in events)) == ["loading the default model", "gender: pairs", "gender: responses",
@@ -220,6 +222,21 @@ def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_p
     assert rescored.to_dict()["measures"] == run.results["gender"].to_dict()["measures"]
 
 
+def test_an_axis_run_keeps_its_coverage_and_check_typed_through_run_json(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    out = tmp_path / "report"
+    run = run_audit(corpus=corpus, axes="gender", model="builtin:echo", out_dir=out, n_pairs=30, **FAST)
+    axis = run.axes["gender"]
+    assert isinstance(axis.coverage, Coverage) and isinstance(axis.pairs_check, PairsCheck)
+    assert (axis.coverage.n_read, axis.coverage.n_pairs, axis.pairs_check.n_pairs) == (82, 30, 30)
+    on_disk = json.loads((out / "run.json").read_text(encoding="utf-8"))["axes"]["gender"]
+    assert on_disk["coverage"] == json.loads(json.dumps(axis.coverage.to_dict()))
+    assert (out / "gender" / "pairs_check.json").read_text(encoding="utf-8") == axis.pairs_check.to_json()
+    back = AuditRun.from_dict(json.loads(json.dumps(run.to_dict()))).axes["gender"]
+    assert (back.coverage, back.pairs_check) == (axis.coverage, axis.pairs_check)
+    assert json.dumps(back.to_dict()) == json.dumps(axis.to_dict())  # byte for byte
+
+
 def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # noqa: ANN001
     import pandas as pd
 
@@ -227,7 +244,7 @@ def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # 
     from fairtalk.prompts.templates import GroupPair, GroupSet
 
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
-    run = fairtalk.run_audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)
+    run = fairtalk.audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)
     frame = run.to_frame()
     assert frame.index.names == ["axis", "measure"] and ("gender", "offense_rate") in frame.index
     rows = [{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}

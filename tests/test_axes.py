@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import fairtalk
-from fairtalk import SpecError, Swapper, expand_axis, load_lexicon
-from fairtalk.lexicons import axis_groups, builtin_axes
+from fairtalk import SpecError, Swapper, load_lexicon
+from fairtalk.lexicons import axis_groups, builtin_axes, expand_axis
 
 
 def swapped(axis: str, text: str) -> str:

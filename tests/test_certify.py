@@ -8,12 +8,12 @@ import numpy as np
 
 import fairtalk
 from fairtalk import Response, score
-from fairtalk.measures import Length
-from fairtalk.pipeline._certify import PROBES, certify, probe_pairs
+from fairtalk.measures import Length, Measure
+from fairtalk.pipeline._scorer_check import PROBES, certify, probe_pairs
 from fairtalk.report import render_markdown, write_report
 
 
-class _SaysShe:
+class _SaysShe(Measure):
     """A biased instrument: 1 for any text that mentions "she" or "her"."""
 
     name = "says_she"
@@ -71,7 +71,7 @@ def test_a_custom_lexicon_gets_generic_probes(tmp_path) -> None:  # noqa: ANN001
     assert ("I wrote the word apple on the board.", "I wrote the word pear on the board.") in pairs
 
 
-class _OneProbe:
+class _OneProbe(Measure):
     """An instrument that reacts to one probe of 30: 1 for "She is at the door." only."""
 
     name = "one_probe"

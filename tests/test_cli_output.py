@@ -46,8 +46,8 @@ def test_a_log_gets_a_progress_line_per_interval_and_a_short_run_none(
 ) -> None:  # noqa: ANN001
     quick = runner.invoke(app, _audit(toys, tmp_path / "quick"))  # default: a line every 10 s; this run is shorter
     assert quick.exit_code == 0 and "responses:" not in quick.stderr and "━" not in quick.stderr
-    from fairtalk import ProgressEvent
     from fairtalk.cli import _output
+    from fairtalk.progress import ProgressEvent
 
     clock = iter([0.0, 4.0, 11.0, 12.0, 25.0, 26.0])
     monkeypatch.setattr(_output.time, "monotonic", lambda: next(clock))
@@ -110,7 +110,7 @@ def test_choices_are_the_library_s() -> None:
     from fairtalk.pairs import MIXED_POLICIES
     from fairtalk.pipeline import CORRECTIONS
     from fairtalk.pipeline._family import CORRECTION_SCOPES
-    from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
+    from fairtalk.pipeline._measure_tests import BINARY_TESTS, COUNT_TESTS
     from fairtalk.training.loops import DEBIAS
 
     expected = {
@@ -133,13 +133,13 @@ def test_help_lists_the_choices() -> None:
 def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) -> None:  # noqa: ANN001
     from types import SimpleNamespace
 
-    from fairtalk.cli._inference import report_gates
+    from fairtalk.cli._test_options import report_gates
 
     def measure(name: str, verdict: str, equivalent: bool) -> SimpleNamespace:
         return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None, not_tested=None)
 
     measures = [measure("diversity", "difference detected", True), measure("length", "equivalent", True)]
-    result = SimpleNamespace(measures=measures, scorer_check=(), warnings=(), biased=lambda alpha: ("diversity",),
+    result = SimpleNamespace(measures=measures, scorer_check=(), warnings=(), detected=lambda alpha: ("diversity",),
                              not_equivalent=lambda: ())  # fmt: skip
     code = report_gates({"gender": result}, alpha=0.05, fail_on_bias=False, fail_unless_equivalent=True)
     captured = capsys.readouterr()

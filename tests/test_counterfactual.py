@@ -10,9 +10,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from fairtalk import Lexicon, Swap, Swapper, SwapResult, WordPair, load_lexicon
+from fairtalk import Lexicon, Swapper, load_lexicon
 from fairtalk.cli import app
-from fairtalk.counterfactual import _MSG_BAD_SEED, _MSG_BAD_TOKEN, _MSG_NOT_LEXICON
+from fairtalk.counterfactual import _MSG_BAD_SEED, _MSG_BAD_TOKEN, _MSG_NOT_LEXICON, SwapResult
+from fairtalk.lexicons import WordPair
+from fairtalk.records import Swap
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PAPER_WORDS = SHARED_DATA / "zgahhblhc__DialogueFairness/DebiasingMethods/CounterpartDataAugmentation/words"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import fairtalk
-from fairtalk import CorpusError, FairtalkError, InputError, LexiconError, SpecError
+from fairtalk import CorpusError, FairtalkError, InputError, SpecError
+from fairtalk.errors import BadResponse, LexiconError, RateLimited, StoreError, TransportError
 
 
 def test_input_error_renders_path_and_line() -> None:
@@ -32,10 +33,10 @@ def test_spec_error_suggests_and_lists_choices() -> None:
         LexiconError,
         SpecError,
         fairtalk.ResponderError,
-        fairtalk.TransportError,
-        fairtalk.RateLimited,
-        fairtalk.BadResponse,
-        fairtalk.StoreError,
+        TransportError,
+        RateLimited,
+        BadResponse,
+        StoreError,
     ],
 )
 def test_every_error_is_a_fairtalk_error(cls: type[Exception]) -> None:
@@ -44,4 +45,4 @@ def test_every_error_is_a_fairtalk_error(cls: type[Exception]) -> None:
 
 def test_corpus_and_lexicon_errors_are_input_errors() -> None:
     assert issubclass(CorpusError, InputError) and issubclass(LexiconError, InputError)
-    assert issubclass(fairtalk.RateLimited, fairtalk.ResponderError)
+    assert issubclass(RateLimited, fairtalk.ResponderError)

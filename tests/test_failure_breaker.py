@@ -15,9 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk import InputError, Pair, ResponderAborted, ResponderError, ResponderTimeout, SpecError
+from fairtalk import InputError, Pair, ResponderError, SpecError
 from fairtalk.cli import app
-from fairtalk.models import DecodingSettings
+from fairtalk.errors import ResponderAborted, ResponderTimeout, TransportError
+from fairtalk.models import DecodingSettings, RayEngine
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
 
 runner = CliRunner()
@@ -187,7 +188,7 @@ def test_failures_between_answers_or_of_other_kinds_do_not_stop_the_run(models: 
         fairtalk.respond(pairs, model=f"python:{path}:raises", max_consecutive_failures=-2)
 
 
-class _Streaming(fairtalk.BaseResponder):
+class _Streaming(fairtalk.Responder):
     """A streaming adapter (as openai: and Ray are) that fails every item: how far was the stream read?"""
 
     def __init__(self) -> None:
@@ -206,7 +207,7 @@ class _Streaming(fairtalk.BaseResponder):
             for i, _ in enumerate(contexts):
                 self.n_yielded += 1
                 yield None  # a heartbeat: nothing finished
-                yield i, fairtalk.TransportError("connection refused")
+                yield i, TransportError("connection refused")
         except GeneratorExit:
             self.closed_early = True
             raise
@@ -276,7 +277,7 @@ def test_a_model_failing_on_ray_actors_is_stopped_by_the_same_breaker(cluster, m
     store = tmp_path / "store.sqlite"
     with pytest.raises(ResponderAborted, match=r"5 consecutive failures of one kind \(the model failed: ResponderError\)"):
         fairtalk.respond(_pairs(4, 6, "bad"), model=f"python:{path}:always_bad", store=store, batch_size=4,
-                         engine=fairtalk.RayEngine(num_actors=1))  # fmt: skip
+                         engine=RayEngine(num_actors=1))  # fmt: skip
     n_ok, n_failed = _stored(store)
     assert n_ok == 8 and n_failed >= 5  # the answers (longest contexts, sent first) are kept; failures end the run
 

@@ -206,7 +206,7 @@ def test_write_comparison_and_write_index_replace_only_fairtalks_files(tmp_path:
 
     for name in ("render_comparison_markdown", "render_comparison_csv"):
         monkeypatch.setattr(comparison, name, lambda c: "table\n")
-    fake = SimpleNamespace(to_dict=lambda: {"axis": "gender"})
+    fake = SimpleNamespace(to_dict=lambda: {"axis": "gender"}, to_json=lambda: '{"axis": "gender"}\n')
     out = tmp_path / "cmp"
     out.mkdir()
     (out / "table7.md").write_text("my table")

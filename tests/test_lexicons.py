@@ -9,21 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk import (
-    AttributeList,
-    Lexicon,
-    LexiconError,
-    SpecError,
-    WordPair,
-    builtin_axes,
-    load_attributes,
-    load_lexicon,
-)
+from fairtalk import Lexicon, SpecError, load_lexicon
+from fairtalk.errors import LexiconError
 from fairtalk.lexicons import (
     _MSG_UNKNOWN_AXIS,
     _MSG_UNKNOWN_VARIANT,
     _MSG_VARIANT_FOR_FILE,
+    AttributeList,
+    WordPair,
     builtin_attribute_lists,
+    builtin_axes,
+    load_attributes,
     terms_on_both_sides,
 )
 from fairtalk.lexicons import _format as F

@@ -10,7 +10,7 @@ import pytest
 
 import fairtalk
 from audit_toys import write_corpus, write_models
-from fairtalk import AuditConfig, InputError, ScoreOptions, SpecError, run_audit, score
+from fairtalk import AuditConfig, InputError, ScoreOptions, SpecError, audit, score
 
 TOML = """
 model = "builtin:echo"
@@ -102,14 +102,14 @@ def test_options_and_conflicting_keywords_are_an_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"give options= or keyword options, not both with different values \(seed\)"):
         score(records, axis="gender", options=options, seed=2)
     with pytest.raises(SpecError, match=r"not both with different values \(n_pairs\)"):
-        run_audit(AuditConfig(axes="gender"), n_pairs=5)
+        audit(AuditConfig(axes="gender"), n_pairs=5)
 
 
-def test_run_audit_takes_a_config_and_records_it(tmp_path: Path) -> None:
+def test_audit_takes_a_config_and_records_it(tmp_path: Path) -> None:
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
     config = AuditConfig(corpus=corpus, axes="gender", model=f"python:{models}:fair", score=ScoreOptions(n_resamples=100))
-    run = run_audit(config)
-    again = run_audit(corpus=corpus, axes="gender", model=f"python:{models}:fair", n_resamples=100)
+    run = audit(config)
+    again = audit(corpus=corpus, axes="gender", model=f"python:{models}:fair", n_resamples=100)
     assert run.results["gender"].to_dict()["measures"] == again.results["gender"].to_dict()["measures"]
     assert run.to_dict()["config"] == config.to_dict() == again.to_dict()["config"]
     assert run.to_dict()["config"]["corpus"] == str(corpus)

@@ -14,7 +14,6 @@ from fairtalk import (
     InputError,
     Pair,
     SpecError,
-    Swap,
     Swapper,
     build_pairs,
     load_lexicon,
@@ -23,6 +22,7 @@ from fairtalk import (
     write_pairs,
 )
 from fairtalk.cli import app
+from fairtalk.records import Swap
 
 
 @pytest.fixture(scope="module")

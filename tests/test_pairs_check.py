@@ -8,8 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk import Lexicon, Pair, Swapper, WordPair, check_pairs, load_lexicon
+from fairtalk import Lexicon, Pair, Swapper, check_pairs, load_lexicon
 from fairtalk.cli import app
+from fairtalk.lexicons import WordPair
 
 
 def _pair(pid: str, a: str, b: str, side: str) -> Pair:
@@ -75,10 +76,11 @@ def test_audit_writes_the_check_and_the_report_links_it(tmp_path: Path) -> None:
     run = fairtalk.audit(model="builtin:retrieval-paper", axes=("gender",), n_pairs=30, out_dir=str(tmp_path / "rep"),
                          store=None)  # fmt: skip
     axis_run = run.axes["gender"]
-    assert axis_run.pairs_check is not None and axis_run.pairs_check["n_pairs"] == 30
+    assert axis_run.pairs_check is not None and axis_run.pairs_check.n_pairs == 30
     folder = tmp_path / "rep" / "gender"
-    on_disk = json.loads((folder / "pairs_check.json").read_text())
-    assert on_disk == json.loads(json.dumps(dict(axis_run.pairs_check)))
+    on_disk = (folder / "pairs_check.json").read_text(encoding="utf-8")
+    assert on_disk == axis_run.pairs_check.to_json()
+    assert json.loads(on_disk) == json.loads(json.dumps(axis_run.pairs_check.to_dict()))
     html = (folder / "report.html").read_text()
     assert 'href="pairs_check.json"' in html and "Counterfactual validity: " in html
     assert "[pairs_check.json](pairs_check.json)" in (folder / "report.md").read_text()

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from fairtalk import ProgressEvent, SpecError
-from fairtalk.progress import ProgressReporter, no_third_party_bars, progress_callback
+from fairtalk import SpecError
+from fairtalk.progress import ProgressEvent, ProgressReporter, no_third_party_bars, progress_callback
 
 
 def test_a_stage_reports_its_start_its_steps_and_its_end() -> None:

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 import fairtalk
-from fairtalk import ProgressEvent
-from fairtalk.progress import ProgressReporter
+from fairtalk.progress import ProgressEvent, ProgressReporter
 
 SLOW_MODEL = """
 import time

@@ -16,9 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk import AuditConfig, FairtalkError, Pair, RayEngine, SpecError
+from fairtalk import AuditConfig, FairtalkError, Pair, SpecError
 from fairtalk.cli import app
-from fairtalk.models import resolve_engine
+from fairtalk.errors import ResponderAborted
+from fairtalk.models import RayEngine, resolve_engine
+from fairtalk.progress import ProgressEvent
+from fairtalk.prompts.completions import write_prompts
+from fairtalk.prompts.sources import paraphrase_prompts
+from fairtalk.prompts.templates import default_groups
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'fairtalk[ray]')")
@@ -170,7 +175,7 @@ def test_an_interrupted_ray_run_resumes_from_the_store(cluster, tmp_path: Path) 
     pairs, store = _pairs(4), tmp_path / "store.sqlite"
     seen = []
 
-    def stop_midway(event: fairtalk.ProgressEvent) -> None:
+    def stop_midway(event: ProgressEvent) -> None:
         seen.append(event.done)
         if event.done >= 60:
             raise KeyboardInterrupt
@@ -211,7 +216,7 @@ def test_an_actor_killed_midway_hands_its_batches_to_the_other(cluster, tmp_path
     with RayEngine(num_actors=2, max_restarts=0).responder(f"python:{model}:reply", batch_size=4) as responder:
         killed = []
 
-        def kill_one(event: fairtalk.ProgressEvent) -> None:
+        def kill_one(event: ProgressEvent) -> None:
             if event.done and not killed:
                 killed.append(responder.actors[0])  # type: ignore[attr-defined]
                 cluster.kill(responder.actors[0])  # type: ignore[attr-defined]
@@ -228,7 +233,7 @@ def test_when_every_actor_dies_the_run_stops_and_keeps_what_it_stored(cluster, t
     model.write_text("import os\n\ndef reply(context):\n    os._exit(3)\n", encoding="utf-8")
     store = tmp_path / "store.sqlite"
     fairtalk.respond(_pairs()[:3], model="builtin:echo", store=store)  # the store holds another model's answers
-    with pytest.raises(fairtalk.ResponderAborted, match=r"every Ray actor died .*re-run to resume"):
+    with pytest.raises(ResponderAborted, match=r"every Ray actor died .*re-run to resume"):
         fairtalk.respond(_pairs()[:4], model=f"python:{model}:reply", store=store,
                          engine=RayEngine(num_actors=2, max_restarts=0))  # fmt: skip
     with pytest.raises(SpecError, match=r"file not found"):  # the loader's own error, raised by the driver
@@ -299,8 +304,8 @@ def _tiny_gpt2(path: Path) -> Path:
 @needs_ray
 def test_prompts_generate_runs_on_ray_and_resumes_locally(cluster, tmp_path: Path) -> None:
     prompts = tmp_path / "prompts.jsonl"
-    chosen = fairtalk.paraphrase_prompts(fairtalk.default_groups(), n_model=1).prompts[:40]
-    fairtalk.write_prompts(chosen, prompts)
+    chosen = paraphrase_prompts(default_groups(), n_model=1).prompts[:40]
+    write_prompts(chosen, prompts)
     out, store = tmp_path / "ray.jsonl", tmp_path / "completions.sqlite"
     args = ["prompts", "generate", "--model", "builtin:echo", "--prompts", str(prompts), "--seeds", "3",
             "--store", str(store), "--batch-size", "8"]  # fmt: skip
@@ -324,7 +329,8 @@ CONNECT = """
 import json, sys, time, types
 import ray
 import fairtalk
-from fairtalk import FairtalkError, Pair, RayEngine
+from fairtalk import FairtalkError, Pair
+from fairtalk.models import RayEngine
 
 asked = json.loads(sys.argv[1])
 if asked["fake_grpc"]:

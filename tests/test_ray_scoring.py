@@ -15,10 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk import FairtalkError, RayEngine, SpecError
+from fairtalk import FairtalkError, SpecError
 from fairtalk.cli import app
 from fairtalk.measures.length import Length
-from fairtalk.prompts.completions import join_completion
+from fairtalk.models import RayEngine
+from fairtalk.prompts.completions import join_completion, read_completions
+from fairtalk.prompts.sources import paraphrase_prompts
+from fairtalk.prompts.templates import default_groups
 
 ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
 NOUNS = ("doctor", "nurse", "engineer", "teacher", "pilot", "chef")
@@ -159,7 +162,7 @@ def test_a_judge_stays_in_this_process(cluster, responses) -> None:
 SCORE_ALONE = """
 import json
 import fairtalk
-from fairtalk import RayEngine
+from fairtalk.models import RayEngine
 
 a = [f"He is a kind doctor, honestly {i}!" for i in range(40)]
 b = [f"She is a rude doctor, honestly {i}!" for i in range(40)]
@@ -210,7 +213,7 @@ PHRASES = ("a kind and helpful neighbour.", "a thief who stole from everyone.", 
 
 
 def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
-    prompts = fairtalk.paraphrase_prompts(fairtalk.default_groups(), n_model=1).prompts[:n_prompts]
+    prompts = paraphrase_prompts(default_groups(), n_model=1).prompts[:n_prompts]
     with path.open("w") as handle:
         for i, p in enumerate(prompts):
             for seed in range(n_seeds):
@@ -225,7 +228,7 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
     from fairtalk.measures.regard import Regard
     from fairtalk.prompts.completions import label_completions
 
-    frame = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
+    frame = read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
     events: list = []
     on_ray = label_completions(frame, Regard(scorer="builtin:tfidf"), engine=RayEngine(num_actors=2, score_batch=15),
                                progress=events.append)  # fmt: skip

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.pipeline import _reproduce
+from fairtalk.training.checkpoints import load_checkpoint
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
@@ -65,7 +66,7 @@ def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
     assert comparison.groups == ("male", "female") and comparison.eval_split == "heldout"
     for model in comparison.models.values():
         assert model.training["epochs"] == 1 and model.validation["loss"] > 0
-        assert fairtalk.load_checkpoint(model.checkpoint).config["debias"] == model.debias
+        assert load_checkpoint(model.checkpoint).config["debias"] == model.debias
         assert model.result.n_pairs == comparison.n_pairs == N_PAIRS
         assert 0 <= model.n_different <= N_PAIRS and 1 <= model.n_distinct <= 2 * N_PAIRS
     pairs = sorted(p.id for p in fairtalk.read_pairs(out / "pairs.jsonl"))

@@ -19,10 +19,9 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.report.plain_summary import plain_summary
+from fairtalk.results import Verdict
 
 runner = CliRunner()
-#: The row verdicts (``SimilarityRow.verdict``).
-VERDICT_DIFFERS, VERDICT_NOT_SHOWN, VERDICT_DISAGREE = "differs", "no difference shown", "test and interval disagree"
 
 MODELS = r'''
 import hashlib
@@ -125,7 +124,7 @@ def test_a_greedy_model_that_says_sir_or_maam_is_reported_as_a_determinism_test(
     assert check["n_contexts"] == 20 and check["n_reasks"] == 40
     assert result.summary["baseline"]["n_items"] == 40  # a determinism check, not 2 answers for each of 80 pairs
     exact = {row.method: row for row in result.rows}["exact"]
-    assert exact.baseline == 0.0 and exact.counterfactual == 1.0 and exact.verdict == VERDICT_DIFFERS
+    assert exact.baseline == 0.0 and exact.counterfactual == 1.0 and exact.verdict is Verdict.DIFFERS
     text = _summary(result)
     assert "With greedy decoding the model answers the same context identically (20 of 20 contexts asked again" in text
     assert "Swapping the group (male ↔ female) changes the answer in 100.0% of pairs (80 of 80)" in text
@@ -138,7 +137,7 @@ def test_a_greedy_model_that_says_sir_or_maam_is_reported_as_a_determinism_test(
 def test_a_greedy_model_that_ignores_the_group_changes_nothing_and_says_no_sampling_noise(models: str) -> None:
     result = fairtalk.similarity_test(_pairs(), model=f"{models}:neutral", settings=GREEDY)
     assert result.detected() == () and result.baseline_kind == "zero" and result.warnings == ()
-    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict == VERDICT_NOT_SHOWN
+    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict is Verdict.NOT_SHOWN
                for row in result.rows)  # fmt: skip
     text = _summary(result)
     assert "Swapping the group (male ↔ female) never changes the answer in these 80 pairs" in text
@@ -184,13 +183,13 @@ def test_a_verdict_never_contradicts_its_interval(models: str) -> None:
     (row,) = result.rows
     low, high = row.ci95
     assert row.p_adjusted is not None and row.p_adjusted < 0.05 and low is not None and low < 0 < high
-    assert not row.detected and row.verdict == VERDICT_DISAGREE and result.detected() == ()
+    assert not row.detected and row.verdict is Verdict.DISAGREE and result.detected() == ()
     assert "95% interval includes 0" in (row.note or "")
     # the other way round: 5 of 80 answers change, the t interval excludes 0 but the exact test (p 0.0625) does not
     few = fairtalk.similarity_test(_pairs(), model=f"{models}:few_changes", settings=GREEDY, methods=("exact",))
     (row,) = few.rows
     assert row.counterfactual == 5 / 80 and row.ci95[0] is not None and row.ci95[0] > 0 and row.p_adjusted > 0.05
-    assert not row.detected and row.verdict == VERDICT_DISAGREE and "95% interval excludes 0" in (row.note or "")
+    assert not row.detected and row.verdict is Verdict.DISAGREE and "95% interval excludes 0" in (row.note or "")
     for sim in (result, few):
         for r in sim.rows:
             lo, hi = r.ci95
@@ -245,7 +244,7 @@ def test_audit_shows_a_row_whose_test_and_interval_disagree_as_not_counted(model
     said = _words([done.output])
     assert "similarity (length_ratio): counterfactual answers are not counted as differing (the test and its 95% CI" in said
     row = json.loads((out / "gender" / "similarity.json").read_text())["rows"][0]
-    assert row["verdict"] == VERDICT_DISAGREE and row["detected"] is False
+    assert row["verdict"] == Verdict.DISAGREE.value and row["detected"] is False
     for page in (out / "gender" / "report.html", out / "index.html"):
         assert '<span class="badge warn" title="the paired test rejects' in page.read_text()
         assert "not counted: test and CI disagree" in page.read_text()

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import fairtalk
-from fairtalk.models import BaseResponder, DecodingSettings
+from fairtalk.models import DecodingSettings, Responder
 
 REPLIES = ("Sounds good.", "I am not sure about that one.", "Tell me more!", "Ha, nice.", "Why do you say so?",
            "That happened to me too.", "Great, thanks for sharing.", "Oh no, sorry to hear.")  # fmt: skip
@@ -22,7 +22,7 @@ def _pick(context: str, seed: int) -> str:
     return REPLIES[digest[0] % len(REPLIES)]
 
 
-class _Toy(BaseResponder):
+class _Toy(Responder):
     """Samples with the per-item seed (greedy: seed 0); ``polite`` adds "Sir."/"Ma'am." by the context's group."""
 
     def __init__(self, polite: bool) -> None:
@@ -80,7 +80,9 @@ class _Curt(_Toy):
 def test_answering_one_side_only_and_longer_answers_are_measured_per_pair(pairs) -> None:  # noqa: ANN001
     result = fairtalk.similarity_test(pairs, model=_Curt(polite=False), settings=DecodingSettings(max_new_tokens=8))
     rows = {row.method: row for row in result.rows}
-    one_sided = sum(i % 4 == 0 and _pick(pair.a, 0) != REPLIES[1] for i, pair in enumerate(pairs))  # REPLIES[1] declines too
+    # side B declines every fourth question; side A declines when it draws REPLIES[1] (its doubled form on side B
+    # is a loop, which the refusal reading leaves to degenerate_rate: answered)
+    one_sided = sum((i % 4 == 0) != (_pick(pair.a, 0) == REPLIES[1]) for i, pair in enumerate(pairs))
     assert one_sided >= 15 and rows["answered"].counterfactual == one_sided / 80
     assert rows["answered"].baseline == 0.0 and rows["answered"].detected
     assert rows["length_ratio"].baseline == 0.0 and rows["length_ratio"].counterfactual > 0.4

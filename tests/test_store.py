@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk import ResponderError, StoreError
-from fairtalk.models import BaseResponder, DecodingSettings, load_responder
+from fairtalk import ResponderError
+from fairtalk.errors import StoreError
+from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.models.base import Reply
 from fairtalk.store import CachingResponder, RunStore, context_hash
 from fairtalk.store._sqlite import ROWS_PER_STATEMENT
@@ -24,7 +25,7 @@ from fairtalk.store._sqlite import ROWS_PER_STATEMENT
 S = DecodingSettings()
 
 
-class _Counting(BaseResponder):
+class _Counting(Responder):
     """Echo model that records every context it was asked, failing those listed in ``fail``."""
 
     def __init__(self, fail: Sequence[str] = ()) -> None:
@@ -275,7 +276,7 @@ def test_commit_policy_is_validated(tmp_path: Path, option: dict) -> None:
         CachingResponder(_Counting(), store, **option)
 
 
-class _Surrogates(BaseResponder):
+class _Surrogates(Responder):
     """Answers with a lone surrogate, as a server can with one JSON escape."""
 
     @property

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk import InputError, Response, ScoreOptions
 from fairtalk.cli import app
-from fairtalk.models import BaseResponder, DecodingSettings, Reply, finish_reason, load_responder
+from fairtalk.models import DecodingSettings, Reply, Responder, finish_reason, load_responder
 from fairtalk.report import render_html, render_markdown
 
 runner = CliRunner()
@@ -254,11 +254,11 @@ def test_an_openai_audit_warns_and_its_store_keeps_the_reasons(server: tuple[str
     handler.plans = {f"she asked about the delayed flight {i}": (_cut(LONG, 40), "max_tokens") for i in range(6)}
     options = {"corpus": str(corpus), "axes": "gender", "model": f"openai:{url}#smollm2", "store": str(tmp_path / "s.db"),
                "settings": {"max_new_tokens": 40}, **FAST}  # fmt: skip
-    first = fairtalk.run_audit(**options).results["gender"]
+    first = fairtalk.audit(**options).results["gender"]
     assert first.manifest["truncation"]["n_cut"] == {"a": 0, "b": 6}
     assert any(w.startswith("0 of 12 answers for male (0.0%) and 6 of 12 for female (50.0%)") for w in first.warnings)
     handler.plans = {}  # the server would now answer otherwise: the store answers
-    again = fairtalk.run_audit(**options, exclude_truncated=True).results["gender"]
+    again = fairtalk.audit(**options, exclude_truncated=True).results["gender"]
     assert again.n_pairs == 6 and again.input_summary["n_truncated_dropped"] == 6
 
 
@@ -291,7 +291,7 @@ def test_vllm_reads_an_end_token_at_the_limit_as_a_stop(monkeypatch: pytest.Monk
 # an audit of a chat model that reports its finish reasons -------------------------------------------------------------
 
 
-class _Chat(BaseResponder):
+class _Chat(Responder):
     """A chat model answering at length about flights and briefly otherwise; an answer past the limit is cut there."""
 
     @property
@@ -317,10 +317,10 @@ def _corpus(path: Path) -> str:
 
 def test_an_audit_with_the_default_limit_has_nothing_cut_and_the_paper_limit_warns(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "chat.txt")
-    whole = fairtalk.run_audit(corpus=corpus, axes="gender", model=_Chat(), **FAST).results["gender"]
+    whole = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), **FAST).results["gender"]
     assert whole.measure("hit_token_limit").a == 0.0 and not any("token limit" in w for w in whole.warnings)
     assert whole.manifest["audit"]["decoding"]["max_new_tokens"] == 256
-    cut = fairtalk.run_audit(corpus=corpus, axes="gender", model=_Chat(), settings={"max_new_tokens": 40},
+    cut = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), settings={"max_new_tokens": 40},
                              **FAST).results["gender"]  # fmt: skip
     assert cut.measure("hit_token_limit").a == 0.5
     assert any("8 of 16 answers for male (50.0%) and 8 of 16 for female (50.0%) stopped" in w for w in cut.warnings)

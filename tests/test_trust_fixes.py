@@ -350,7 +350,7 @@ def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> Non
 
     fifo = tmp_path / "axis.tsv"
     os.mkfifo(fifo)
-    code = "import sys; from fairtalk import load_lexicon, load_attributes\n" \
+    code = "import sys; from fairtalk.lexicons import load_lexicon, load_attributes\n" \
            "for load in (load_lexicon, load_attributes):\n" \
            "    for path in sys.argv[1:]:\n" \
            "        try:\n            load(path)\n        except Exception as exc:\n            print(type(exc).__name__, exc)\n"  # fmt: skip

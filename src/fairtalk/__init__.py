@@ -1,175 +1,103 @@
 """fairtalk: audit dialogue systems and text generators for demographic bias, and help remove it.
 
-Heavy names (anything that imports numpy-based stages) are loaded on first use, so that
-``import fairtalk`` and ``fairtalk --help`` stay fast.
+The names here are what a user needs first: the errors to catch, the records, the stages
+(``audit``, ``score``, ``respond``, ``similarity_test``, paper 004's ``analyze_prompts``) with
+their options and results, and the readers and writers between them. Everything else lives in
+a documented submodule and is listed in its ``__all__``:
+
+- :mod:`fairtalk.errors`: the whole exception tree (``TransportError``, ``RateLimited``, ...);
+- :mod:`fairtalk.records`: ``Swap``, ``TURN_SEPARATOR``, ``chat_messages``, the role marks;
+- :mod:`fairtalk.lexicons`: axes and word lists (``builtin_axes``, ``expand_axis``, ``load_attributes``);
+- :mod:`fairtalk.corpora`, :mod:`fairtalk.counterfactual`, :mod:`fairtalk.pairs`, :mod:`fairtalk.responses`;
+- :mod:`fairtalk.models`: adapters and specs (``RayEngine``, ``parse_model_args``, ``register_model``);
+- :mod:`fairtalk.store`: the run store and ``CachingResponder``;
+- :mod:`fairtalk.measures`: the measures and their registry (``measure_names``, ``score_unique``);
+- :mod:`fairtalk.stats`: paired tests, intervals, equivalence, power;
+- :mod:`fairtalk.pipeline`, :mod:`fairtalk.results`, :mod:`fairtalk.report`: the wiring, the result records, the files;
+- :mod:`fairtalk.debias`, :mod:`fairtalk.training`: CDA, WER, pool filtering; the reference models;
+- :mod:`fairtalk.prompts`: paper 004's stages (templates, paraphrases, completions, regard checks);
+- :mod:`fairtalk.progress`: ``ProgressEvent`` and the progress-callback type.
+
+Every name here loads on first use, so that ``import fairtalk`` and ``fairtalk --help`` stay
+fast. ``_LAZY`` is the one list of them: ``__init__.pyi`` is generated from it
+(``python tools/write_stub.py``; ``tests/test_public_api.py`` checks it is current).
 """
 
-from fairtalk.errors import (
-    BadResponse,
-    CorpusError,
-    FairtalkError,
-    InputError,
-    LexiconError,
-    OutputError,
-    RateLimited,
-    ResponderAborted,
-    ResponderError,
-    ResponderTimeout,
-    SpecError,
-    StoreError,
-    TransportError,
-)
 from fairtalk.lazy import lazy_names as _lazy_names
-from fairtalk.records import TURN_SEPARATOR, Context, Pair, Response, Swap, chat_messages, join_turns, split_turns
 
 __version__ = "0.1.0"
 
-#: Public names loaded lazily: name -> "module:attribute".
+#: The public names, loaded lazily: name -> "module:attribute" (the module that defines it).
 _LAZY: dict[str, str] = {
-    "AttributeList": "fairtalk.lexicons:AttributeList",
-    "Lexicon": "fairtalk.lexicons:Lexicon",
-    "WordPair": "fairtalk.lexicons:WordPair",
-    "builtin_axes": "fairtalk.lexicons:builtin_axes",
-    "axis_names": "fairtalk.lexicons:axis_names",
-    "axis_groups": "fairtalk.lexicons:axis_groups",
-    "load_attributes": "fairtalk.lexicons:load_attributes",
-    "load_lexicon": "fairtalk.lexicons:load_lexicon",
+    # errors and records
+    "FairtalkError": "fairtalk.errors:FairtalkError",
+    "SpecError": "fairtalk.errors:SpecError",
+    "InputError": "fairtalk.errors:InputError",
+    "CorpusError": "fairtalk.errors:CorpusError",
+    "ResponderError": "fairtalk.errors:ResponderError",
+    "OutputError": "fairtalk.errors:OutputError",
+    "Context": "fairtalk.records:Context",
+    "Pair": "fairtalk.records:Pair",
+    "Response": "fairtalk.records:Response",
+    "join_turns": "fairtalk.records:join_turns",
+    "split_turns": "fairtalk.records:split_turns",
+    # the stages of paper 001, their options and results
+    "audit": "fairtalk.pipeline:audit",
+    "score": "fairtalk.pipeline:score",
+    "respond": "fairtalk.pipeline:respond",
+    "similarity_test": "fairtalk.pipeline:similarity_test",
+    "reproduce_debias": "fairtalk.pipeline:reproduce_debias",
+    "AuditConfig": "fairtalk.pipeline:AuditConfig",
+    "ScoreOptions": "fairtalk.pipeline:ScoreOptions",
+    "AuditResult": "fairtalk.results:AuditResult",
+    "AuditRun": "fairtalk.results:AuditRun",
+    "SimilarityResult": "fairtalk.results:SimilarityResult",
+    "DebiasComparison": "fairtalk.results:DebiasComparison",
+    "Verdict": "fairtalk.results:Verdict",
+    "write_report": "fairtalk.report:write_report",
+    "pairs_needed": "fairtalk.stats:pairs_needed",
+    # corpora, pairs and responses
     "Corpus": "fairtalk.corpora:Corpus",
-    "ReadSummary": "fairtalk.corpora:ReadSummary",
     "read_corpus": "fairtalk.corpora:read_corpus",
     "Coverage": "fairtalk.pairs:Coverage",
     "PairSet": "fairtalk.pairs:PairSet",
+    "PairsCheck": "fairtalk.pairs:PairsCheck",
     "build_pairs": "fairtalk.pairs:build_pairs",
     "check_pairs": "fairtalk.pairs:check_pairs",
-    "expand_axis": "fairtalk.lexicons:expand_axis",
-    "PairsCheck": "fairtalk.pairs:PairsCheck",
-    "PairsChecker": "fairtalk.pairs:PairsChecker",
     "read_pairs": "fairtalk.pairs:read_pairs",
     "write_pairs": "fairtalk.pairs:write_pairs",
-    "ResponseSet": "fairtalk.responses:ResponseSet",
     "read_responses": "fairtalk.responses:read_responses",
     "write_responses": "fairtalk.responses:write_responses",
-    "jsonable": "fairtalk.jsonl:jsonable",
-    "score": "fairtalk.pipeline:score",
-    "audit": "fairtalk.pipeline:audit",
-    "run_audit": "fairtalk.pipeline:audit",
-    "similarity_test": "fairtalk.pipeline:similarity_test",
-    "SimilarityResult": "fairtalk.results:SimilarityResult",
-    "AuditConfig": "fairtalk.pipeline:AuditConfig",
-    "ScoreOptions": "fairtalk.pipeline:ScoreOptions",
-    "respond": "fairtalk.pipeline:respond",
-    "reproduce_debias": "fairtalk.pipeline:reproduce_debias",
-    "AuditResult": "fairtalk.results:AuditResult",
-    "MeasureResult": "fairtalk.results:MeasureResult",
-    "ScorerCheck": "fairtalk.results:ScorerCheck",
     "responses_from_texts": "fairtalk.responses:responses_from_texts",
-    "DebiasComparison": "fairtalk.results:DebiasComparison",
-    "ComparedModel": "fairtalk.results:ComparedModel",
-    "Generation": "fairtalk.pipeline:Generation",
-    "AuditRun": "fairtalk.results:AuditRun",
-    "AxisRun": "fairtalk.results:AxisRun",
-    "GenerationSummary": "fairtalk.results:GenerationSummary",
-    "write_report": "fairtalk.report:write_report",
+    # axes and the swapper
+    "Lexicon": "fairtalk.lexicons:Lexicon",
+    "load_lexicon": "fairtalk.lexicons:load_lexicon",
+    "axis_names": "fairtalk.lexicons:axis_names",
+    "Swapper": "fairtalk.counterfactual:Swapper",
+    # models and the run store
+    "Responder": "fairtalk.models:Responder",
+    "DecodingSettings": "fairtalk.models:DecodingSettings",
+    "load_responder": "fairtalk.models:load_responder",
+    "RunStore": "fairtalk.store:RunStore",
+    # measures
     "Measure": "fairtalk.measures:Measure",
     "CorpusMeasure": "fairtalk.measures:CorpusMeasure",
-    "default_measures": "fairtalk.measures:default_measures",
     "get_measure": "fairtalk.measures:get_measure",
-    "measure_names": "fairtalk.measures:measure_names",
-    "score_unique": "fairtalk.measures:score_unique",
-    "SwapResult": "fairtalk.counterfactual:SwapResult",
-    "Swapper": "fairtalk.counterfactual:Swapper",
-    # fairtalk.debias's own lazy table says which module holds each of these.
-    **{
-        name: f"fairtalk.debias:{name}"
-        for name in (
-            "AugmentSummary",
-            "Augmentation",
-            "AugmentedDialogue",
-            "augment",
-            "write_dialogues",
-            "EmbeddingRegularizer",
-            "PoolFilterResult",
-            "filter_pool",
-            "read_pool",
-            "write_pool",
-        )
-    },  # fmt: skip
-    "BaseResponder": "fairtalk.models:BaseResponder",
-    "DecodingSettings": "fairtalk.models:DecodingSettings",
-    "RayEngine": "fairtalk.models:RayEngine",
-    "Responder": "fairtalk.models:Responder",
-    "load_responder": "fairtalk.models:load_responder",
-    "completion_options": "fairtalk.models:completion_options",
-    "parse_model_args": "fairtalk.models:parse_model_args",
-    "model_prefixes": "fairtalk.models:model_prefixes",
-    "CachingResponder": "fairtalk.store:CachingResponder",
-    "RunStore": "fairtalk.store:RunStore",
-    "TrainConfig": "fairtalk.training.config:TrainConfig",
-    "TrainResult": "fairtalk.training.config:TrainResult",
-    "train_model": "fairtalk.training.loops:train_model",
-    "load_checkpoint": "fairtalk.training.checkpoints:load_checkpoint",
-    "Prompt": "fairtalk.prompts.templates:Prompt",
-    "GroupSet": "fairtalk.prompts.templates:GroupSet",
-    "build_prompts": "fairtalk.prompts.templates:build_prompts",
-    "default_groups": "fairtalk.prompts.templates:default_groups",
-    "load_groups": "fairtalk.prompts.templates:load_groups",
-    "STRUCTURES": "fairtalk.prompts.paraphrase:STRUCTURES",
-    "ModelParaphraser": "fairtalk.prompts.paraphrase:ModelParaphraser",
-    "paraphrase_prompts": "fairtalk.prompts.sources:paraphrase_prompts",
-    "PromptSet": "fairtalk.prompts.sources:PromptSet",
-    "make_prompts": "fairtalk.prompts.sources:make_prompts",
-    "read_aesop": "fairtalk.prompts.aesop:read_aesop",
-    "filter_prompts": "fairtalk.prompts.filters:filter_prompts",
-    "read_published": "fairtalk.prompts.published:read_published",
-    "PromptData": "fairtalk.prompts.data:PromptData",
-    "PromptDataSummary": "fairtalk.prompts.data:DataSummary",
-    "PromptAnalysis": "fairtalk.prompts.result:PromptAnalysis",
-    "analyze_prompts": "fairtalk.prompts.labelling:analyze_prompts",
-    "write_prompts_report": "fairtalk.prompts.output:write_prompts_report",
-    "PROMPTS_REPORT_FILES": "fairtalk.prompts.output:REPORT_FILES",
-    "generate_completions": "fairtalk.prompts.completions:generate_completions",
-    "read_completions": "fairtalk.prompts.completions:read_completions",
-    "label_completions": "fairtalk.prompts.completions:label_completions",
-    "read_prompts": "fairtalk.prompts.completions:read_prompts",
-    "write_prompts": "fairtalk.prompts.completions:write_prompts",
+    "default_measures": "fairtalk.measures:default_measures",
     "Regard": "fairtalk.measures.regard:Regard",
-    "train_regard": "fairtalk.measures.regard_train:train_regard",
-    "RegardCheck": "fairtalk.prompts.regard_check:RegardCheck",
-    "certify_regard": "fairtalk.prompts.certify:certify_regard",
-    "identity_terms": "fairtalk.lexicons.identity:identity_terms",
-    "check_regard_labels": "fairtalk.prompts.regard_check:check_labels",
-    "read_regard_labels": "fairtalk.prompts.regard_check:read_labels",
-    "write_regard_labels": "fairtalk.prompts.regard_check:write_labels",
-    "pairs_needed": "fairtalk.stats:pairs_needed",
-    "ProgressEvent": "fairtalk.progress:ProgressEvent",
-    "ProgressCallback": "fairtalk.progress:ProgressCallback",
+    # debiasing and the reference models
+    "augment": "fairtalk.debias.cda:augment",
+    "TrainConfig": "fairtalk.training.config:TrainConfig",
+    "train_model": "fairtalk.training.loops:train_model",
+    # paper 004
+    "build_prompts": "fairtalk.prompts.templates:build_prompts",
+    "generate_completions": "fairtalk.prompts.completions:generate_completions",
+    "read_published": "fairtalk.prompts.published:read_published",
+    "analyze_prompts": "fairtalk.prompts.labelling:analyze_prompts",
+    "PromptOptions": "fairtalk.prompts.options:PromptOptions",
+    "PromptAnalysis": "fairtalk.results:PromptAnalysis",
 }
 
-__all__ = [
-    "BadResponse",
-    "Context",
-    "CorpusError",
-    "FairtalkError",
-    "InputError",
-    "LexiconError",
-    "OutputError",
-    "Pair",
-    "RateLimited",
-    "Response",
-    "ResponderAborted",
-    "ResponderError",
-    "ResponderTimeout",
-    "SpecError",
-    "StoreError",
-    "Swap",
-    "TURN_SEPARATOR",
-    "chat_messages",
-    "join_turns",
-    "split_turns",
-    "TransportError",
-    "__version__",
-    *_LAZY,
-]
-
+__all__ = ["__version__", *_LAZY]
 
 __getattr__, __dir__ = _lazy_names("fairtalk", _LAZY, globals())

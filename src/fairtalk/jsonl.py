@@ -10,6 +10,11 @@ file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of 
 surrogates (``"\ud800"``), which no UTF-8 output can hold, are replaced by U+FFFD. Readers of
 corpora do not use it: a corpus skips and counts bad lines instead of failing. What fairtalk
 writes itself is kept within the same cap: :func:`fit_in_record` cuts a model's overlong answer.
+
+Every JSONL file fairtalk writes (pairs, responses, augmented dialogues, prompts, completions,
+judge answers) goes through the one writer, :func:`write_records` (one :func:`json_line` per
+record), which replaces a lone surrogate by U+FFFD as the readers do, so what is written can
+always be read back.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -29,6 +35,7 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "first_record",
     "fit_in_record",
+    "json_line",
     "jsonable",
     "numbered_lines",
     "open_input",
@@ -58,6 +65,8 @@ _MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket);
 _MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
 _MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a record needs"
 _BOM = b"\xef\xbb\xbf"
+#: A lone surrogate: a code point no UTF-8 text can hold.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DRAIN_CHUNK = 1 << 16
 
 
@@ -128,7 +137,8 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(record) > MAX_DEPTH:  # counting first: cheap
         raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=where, line=number)
     if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
-        record = without_surrogates(record)
+        cleaned: dict[str, Any] = without_surrogates(record)
+        return cleaned
     return record
 
 
@@ -263,25 +273,39 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def write_records(handle: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
-    """Write each record as one JSON line to an open text ``handle`` (the one JSONL writer); return how many.
+def json_line(record: Mapping[str, Any]) -> str:
+    r"""One record as a JSON line, newline included: text kept readable, a lone surrogate made U+FFFD.
 
-    Text stays readable (``ensure_ascii=False``) and a lone surrogate, which UTF-8 cannot
-    encode, becomes U+FFFD, so the line can always be written and read back. Callers open the
-    handle, usually with :func:`fairtalk.files.atomic_writer`.
+    A lone surrogate, which no UTF-8 file can hold, is replaced as :func:`replace_surrogates`
+    replaces it (in keys too), so the line can always be written and read back.
+
+    Examples
+    --------
+    >>> json_line({"a": "é", "b": "x\udcff"})
+    '{"a": "é", "b": "x\ufffd"}\n'
+    """
+    line = json.dumps(record, ensure_ascii=False)
+    if _SURROGATE.search(line) is not None:  # only text can hold one: ensure_ascii=False writes it as it is
+        line = json.dumps(without_surrogates(record), ensure_ascii=False)
+    return line + "\n"
+
+
+def write_records(handle: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
+    r"""Write each record as one JSON line (:func:`json_line`) to an open text ``handle``: the one JSONL writer.
+
+    Returns how many were written. Callers open the handle, usually with
+    :func:`fairtalk.files.atomic_writer` (a binary stream is wrapped in a UTF-8
+    :class:`io.TextIOWrapper`).
 
     Examples
     --------
     >>> import io
     >>> out = io.StringIO()
-    >>> write_records(out, [{"a": 1}, {"b": "é"}]), out.getvalue().splitlines()
-    (2, ['{"a": 1}', '{"b": "é"}'])
+    >>> write_records(out, [{"a": 1}, {"b": "é"}, {"c": "\ud800"}]), out.getvalue().splitlines()
+    (3, ['{"a": 1}', '{"b": "é"}', '{"c": "\ufffd"}'])
     """
     n = 0
     for record in records:
-        try:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")  # encodes whole, before any byte is written
-        except UnicodeEncodeError:
-            handle.write(json.dumps(without_surrogates(record), ensure_ascii=False) + "\n")
+        handle.write(json_line(record))
         n += 1
     return n

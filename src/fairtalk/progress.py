@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import re
 import warnings
@@ -174,11 +175,11 @@ class ProgressReporter:
 _USERINFO = re.compile(r"//[^/?#@]*@")
 
 
-def loading_label(model: object) -> str:
-    """The label of the stage that loads ``model`` (a spec, a responder, or None for the default), without secrets.
+def loading_label(model: str | None, *, fingerprint: str | None = None) -> str:
+    """The label of the stage that loads a model, without secrets: by its spec, its ``fingerprint``, or the default.
 
-    A spec loses its ``?options`` and a URL's ``user:password@``; a responder is named by the
-    first word of its fingerprint.
+    A spec loses its ``?options`` and a URL's ``user:password@``; a model already built (a
+    responder, a function) is named by the first word of its ``fingerprint``.
 
     Examples
     --------
@@ -186,14 +187,14 @@ def loading_label(model: object) -> str:
     'loading model openai:http://127.0.0.1:8000/v1#m'
     >>> loading_label(None)
     'loading the default model'
+    >>> loading_label(None, fingerprint='python:bot:reply {"code":"9f2c"}')
+    'loading model python:bot:reply'
     """
+    if fingerprint is not None:
+        return "loading model " + _USERINFO.sub("//", fingerprint.split(" ")[0])
     if model is None:
         return "loading the default model"
-    if isinstance(model, str):
-        return "loading model " + _USERINFO.sub("//", model.split("?")[0])
-    fingerprint = getattr(model, "fingerprint", None)
-    name = fingerprint.split(" ")[0] if isinstance(fingerprint, str) and fingerprint else type(model).__name__
-    return "loading model " + _USERINFO.sub("//", name)
+    return "loading model " + _USERINFO.sub("//", model.split("?")[0])
 
 
 @contextlib.contextmanager
@@ -206,14 +207,12 @@ def no_third_party_bars() -> Iterator[None]:
     """
     restore: list[Callable[[], object]] = []
     with contextlib.suppress(ImportError):
-        from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-
-        if not are_progress_bars_disabled():
-            disable_progress_bars()
-            restore.append(enable_progress_bars)
+        hub_utils = importlib.import_module("huggingface_hub.utils")  # untyped: an Any
+        if not hub_utils.are_progress_bars_disabled():
+            hub_utils.disable_progress_bars()
+            restore.append(hub_utils.enable_progress_bars)
     with contextlib.suppress(ImportError):
-        from transformers.utils import logging as transformers_logging
-
+        transformers_logging = importlib.import_module("transformers.utils.logging")
         if transformers_logging.is_progress_bar_enabled():
             transformers_logging.disable_progress_bar()
             restore.append(transformers_logging.enable_progress_bar)

@@ -1,4 +1,8 @@
-"""Frozen records that flow between the stages: contexts, swaps, pairs and responses.
+"""Frozen records that flow between the stages: contexts, swaps, pairs, responses, and the pairs stage's summaries.
+
+:class:`Coverage` (what building the pairs saw and kept) and :class:`PairsCheck` (how sound
+the pairs are) are made by :mod:`fairtalk.pairs` and read, typed, by the pipeline, the result
+objects, the report and the CLI; ``to_dict()`` is their JSON form, used only where JSON is written.
 
 A context may be a conversation: its turns joined by :data:`TURN_SEPARATOR` (U+001E, the
 record separator), oldest first, the last turn the user's. Every stage that treats text as
@@ -17,13 +21,14 @@ existed. :func:`split_turns` gives the turns' text without marks, :func:`turn_ro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 __all__ = [
-    "ASSISTANT_MARK", "ROLE_MARKS", "TURN_SEPARATOR", "USER_MARK", "Context", "Pair", "Response", "Role", "Side",
-    "Swap", "chat_messages", "join_turns", "split_turns", "transcript", "turn_roles",
+    "ASSISTANT_MARK", "ROLE_MARKS", "TURN_SEPARATOR", "USER_MARK", "Context", "Coverage", "Pair", "PairsCheck",
+    "Response", "Role", "Side", "Swap", "chat_messages", "join_turns", "split_turns", "transcript", "turn_roles",
 ]  # fmt: skip
 
 Side = Literal["a", "b"]
@@ -200,3 +205,134 @@ class Response:
     context: str
     response: str
     extra: tuple[tuple[str, object], ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What :func:`~fairtalk.build_pairs` saw and kept.
+
+    ``n_read``/``n_matched``/``n_mixed`` count contexts before de-duplication; ``n_by_group``
+    counts the unique pairs by original side (group name -> n); ``n_pairs`` is what was
+    yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
+    written from the original's wording; ``skipped`` comes from the corpus reader.
+    """
+
+    axis: str
+    groups: tuple[str, str]
+    n_read: int
+    n_matched: int
+    n_by_group: Mapping[str, int]
+    n_mixed: int
+    n_duplicates: int
+    n_pairs: int
+    top_terms: tuple[tuple[str, int], ...]
+    skipped: tuple[tuple[str, int], ...] = ()
+    skipped_first: tuple[tuple[str, str], ...] = ()
+    mixed: str = "drop"
+    limit: int | None = None
+    balance: bool = False
+
+    @property
+    def original_shares(self) -> dict[str, float]:
+        """The share of unique pairs whose original was in each group's wording (before ``limit``/``balance``)."""
+        total = self.n_unique
+        return {group: (n / total if total else 0.0) for group, n in self.n_by_group.items()}
+
+    @property
+    def n_unique(self) -> int:
+        """Unique pairs before ``limit``."""
+        return sum(self.n_by_group.values())
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict of every field (a run's ``coverage``)."""
+        out = asdict(self)
+        out["n_by_group"] = dict(self.n_by_group)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Coverage:
+        """The coverage of a :meth:`to_dict` dict (as ``run.json`` holds it): its inverse.
+
+        Examples
+        --------
+        >>> cov = Coverage("gender", ("male", "female"), 10, 4, {"male": 3, "female": 1}, 0, 1, 3, (("he→she", 3),))
+        >>> Coverage.from_dict(cov.to_dict()) == cov
+        True
+        """
+        return cls(
+            axis=data["axis"], groups=_two(data["groups"]), n_read=data["n_read"], n_matched=data["n_matched"],
+            n_by_group=dict(data["n_by_group"]), n_mixed=data["n_mixed"], n_duplicates=data["n_duplicates"],
+            n_pairs=data["n_pairs"], top_terms=_counts(data["top_terms"]),
+            skipped=_counts(data.get("skipped") or ()),
+            skipped_first=tuple((str(k), str(v)) for k, v in data.get("skipped_first") or ()),
+            mixed=data.get("mixed", "drop"), limit=data.get("limit"), balance=bool(data.get("balance", False)),
+        )  # fmt: skip
+
+
+#: What each count of ``pairs_check.json`` means (its ``about``).
+_PAIRS_CHECK_ABOUT = {
+    "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms"
+                " and the lexicon's markers)",
+    "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, or a '# needs-determiner:'"
+            " term without a determiner (an interjection or vocative)",
+    "ambiguous": "swaps of words with a second sense or several counterparts, by the choice made",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PairsCheck:
+    """How sound a set of counterfactual pairs is (:func:`~fairtalk.check_pairs`); ``to_dict()`` is ``pairs_check.json``."""
+
+    axis: str
+    groups: tuple[str, str]
+    n_pairs: int
+    n_leftover: int
+    leftover_terms: tuple[tuple[str, int], ...]
+    leftover_examples: tuple[tuple[str, str], ...]
+    n_pairs_with_kept: int
+    kept: tuple[tuple[str, int], ...]
+    ambiguous: tuple[tuple[str, int], ...]
+    top_swaps: tuple[tuple[str, int], ...]
+    n_markers: int
+
+    @property
+    def leftover_share(self) -> float:
+        """The share of pairs whose swapped side still holds a word of the original's group."""
+        return self.n_leftover / self.n_pairs if self.n_pairs else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict, with the leftover share and what each count means."""
+        out = asdict(self)
+        out["leftover_share"] = self.leftover_share
+        for key in ("leftover_terms", "kept", "ambiguous", "top_swaps"):
+            out[key] = dict(out[key])
+        out["leftover_examples"] = [{"pair_id": i, "swapped": t} for i, t in self.leftover_examples]
+        out["about"] = dict(_PAIRS_CHECK_ABOUT)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairsCheck:
+        """The check of a :meth:`to_dict` dict (``pairs_check.json``): its inverse (``leftover_share`` and ``about`` are derived)."""
+        return cls(
+            axis=data["axis"], groups=_two(data["groups"]), n_pairs=data["n_pairs"], n_leftover=data["n_leftover"],
+            leftover_terms=_counts(data["leftover_terms"]),
+            leftover_examples=tuple((str(e["pair_id"]), str(e["swapped"])) for e in data["leftover_examples"]),
+            n_pairs_with_kept=data["n_pairs_with_kept"], kept=_counts(data["kept"]),
+            ambiguous=_counts(data["ambiguous"]), top_swaps=_counts(data["top_swaps"]), n_markers=data["n_markers"],
+        )  # fmt: skip
+
+    def to_json(self) -> str:
+        """The text of ``pairs_check.json``: ``to_dict()`` as indented JSON, with a final newline."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _two(groups: Sequence[str]) -> tuple[str, str]:
+    """An axis' two group names, from a JSON list."""
+    first, second = groups
+    return str(first), str(second)
+
+
+def _counts(items: Mapping[str, int] | Sequence[Sequence[Any]]) -> tuple[tuple[str, int], ...]:
+    """``(name, n)`` pairs from a JSON object (name -> n) or a list of ``[name, n]``, in order."""
+    pairs = items.items() if isinstance(items, Mapping) else items
+    return tuple((str(name), int(n)) for name, n in pairs)

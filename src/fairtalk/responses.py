@@ -7,7 +7,6 @@ collects them for the cluster-robust statistics.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import IO, Any, cast, overload
 
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
-from fairtalk.jsonl import first_record, numbered_lines, open_input, parse_object
+from fairtalk.jsonl import first_record, numbered_lines, open_input, parse_object, write_records
 from fairtalk.records import Response
 
 __all__ = ["ResponseSet", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
@@ -367,7 +366,12 @@ def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.
 
 
 def _write_rows(records: Iterable[Response], handle: IO[str]) -> None:
-    for r in records:
-        row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
-        row.update((k, v) for k, v in r.extra if k not in row)
-        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    """Each response as one JSONL record, through the one writer (a lone surrogate becomes U+FFFD)."""
+    write_records(handle, (_row(r) for r in records))
+
+
+def _row(r: Response) -> dict[str, object]:
+    """A response's JSONL record: its fields, then its extra input fields that do not clash with them."""
+    row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
+    row.update((k, v) for k, v in r.extra if k not in row)
+    return row

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
+from fairtalk.measures import Measure
 from fairtalk.measures.judge import Judge, parse_score, parse_yes_no
 from fairtalk.report import render_html, render_markdown, write_report
 from fairtalk.report.json_report import render_json
@@ -184,10 +185,10 @@ def test_a_rerun_with_the_run_store_asks_the_judge_nothing(tmp_path: Path) -> No
     store = tmp_path / "store.sqlite"
     options = {"corpus": corpus, "axes": "gender", "model": f"python:{models}:loops", "store": store,
                "measures": ["length", f"judge:python:{judges}:polite"], "n_resamples": 200}  # fmt: skip
-    first = fairtalk.run_audit(**options, out_dir=tmp_path / "first")
+    first = fairtalk.audit(**options, out_dir=tmp_path / "first")
     asked = _calls(tmp_path)
     assert asked > 0
-    again = fairtalk.run_audit(**options, out_dir=tmp_path / "again")
+    again = fairtalk.audit(**options, out_dir=tmp_path / "again")
     assert _calls(tmp_path) == asked  # every judge answer came from the run store
     assert again.results["gender"].measure("judge_yes") == first.results["gender"].measure("judge_yes")
     folder = tmp_path / "again" / again.axes["gender"].folder
@@ -231,7 +232,7 @@ def test_a_judge_key_that_cannot_be_tested_is_reported_so_and_the_other_measures
     assert bias.exit_code == 0, bias.output
 
 
-class _Sparse:
+class _Sparse(Measure):
     """A measure (not a judge) that scores only the responses that mention rain: NaN elsewhere."""
 
     name = "rainy"
@@ -255,7 +256,7 @@ def test_any_key_with_too_few_scored_pairs_is_not_tested_and_the_rest_is_scored(
     assert rain.p_paired is None and rain.verdict == "inconclusive" and rain.mde is None
     assert not any("every pair scores the same" in note for note in rain.notes)
     assert result.measure("words").p_paired is not None and result.measure("words").not_tested is None
-    assert "rain_words" in result.not_equivalent() and "rain_words" not in result.biased()
+    assert "rain_words" in result.not_equivalent() and "rain_words" not in result.detected()
     assert AuditResult.from_dict(result.to_dict()).measure("rain_words") == rain
     none = fairtalk.score(["dry"] * 4, ["dry"] * 4, axis="gender", measures=[_Sparse()], n_resamples=200)
     assert none.measure("rain_words").not_tested.startswith("not tested: no pair scored on both sides (of 4)")
@@ -277,7 +278,7 @@ def test_the_run_index_links_each_axis_judge_answers(tmp_path: Path) -> None:
     models.write_text(MODELS, encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("he works at the bank\nshe works at the bank\nhe is late\nshe is late\n", encoding="utf-8")
-    run = fairtalk.run_audit(corpus=corpus, axes="gender", model=f"python:{models}:loops", n_resamples=200,
+    run = fairtalk.audit(corpus=corpus, axes="gender", model=f"python:{models}:loops", n_resamples=200,
                              measures=["length", f"judge:python:{judges}:polite"], out_dir=tmp_path / "out")  # fmt: skip
     folder = run.axes["gender"].folder
     summary = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))

@@ -63,8 +63,11 @@ def test_runtime_registration_and_duplicates() -> None:
     with pytest.raises(SpecError, match="must look like"):
         register_measure("other", "no_colon_here")
     register_measure("not_a_measure", dict)
-    with pytest.raises(SpecError, match="did not build a Measure"):
+    with pytest.raises(SpecError, match=r"'not_a_measure' \(builtins:dict\) is class dict, which does not subclass"):
         get_measure("not_a_measure")
+    register_measure("builds_a_dict", lambda: {})
+    with pytest.raises(SpecError, match="'builds_a_dict' .* did not build a Measure or CorpusMeasure \\(got dict\\)"):
+        get_measure("builds_a_dict")
     register_measure("missing", "fairtalk.nowhere:Thing")
     with pytest.raises(SpecError, match="cannot load measure 'missing'"):
         get_measure("missing")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from fairtalk.measures import (
     AttributeWords,
     Diversity,
     Length,
+    Measure,
     Offense,
     Refusal,
     Sentiment,
@@ -29,17 +31,32 @@ TEXTS = [
 ]
 
 
-class Counting:
+class Counting(Measure):
     """Wraps a measure and records every batch it is asked to score."""
 
-    def __init__(self, measure) -> None:
+    def __init__(self, measure: Measure) -> None:
         self.measure = measure
-        self.name = measure.name
-        self.keys = measure.keys
-        self.kind = measure.kind
-        self.version = measure.version
-        self.higher_is_better = measure.higher_is_better
         self.calls: list[list[str]] = []
+
+    @property
+    def name(self) -> str:
+        return self.measure.name
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.measure.keys
+
+    @property
+    def kind(self) -> Literal["rate", "count"]:
+        return self.measure.kind
+
+    @property
+    def version(self) -> str:
+        return self.measure.version
+
+    @property
+    def higher_is_better(self) -> Mapping[str, bool | None]:
+        return self.measure.higher_is_better
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         self.calls.append(list(texts))
@@ -70,6 +87,8 @@ def test_empty_input() -> None:
 def test_corpus_measures_and_misbehaving_measures_are_rejected() -> None:
     with pytest.raises(TypeError, match="corpus-level measure"):
         score_unique(Diversity(), TEXTS)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="takes a Measure"):
+        score_unique(object(), TEXTS)  # type: ignore[arg-type]
 
     class Short(Counting):
         def score(self, texts):

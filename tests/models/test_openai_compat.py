@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from fairtalk import BadResponse, RateLimited, ResponderError, SpecError, TransportError
+from fairtalk import ResponderError, SpecError
+from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models._openai_latency import PROBE_PROMPT
 
@@ -324,3 +325,33 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
     chat = CliRunner().invoke(app, [*base, "--mode", "chat", "-o", str(tmp_path / "chat.jsonl")])
     assert chat.exit_code == 0, chat.output
     assert "messages" in state.payloads[-1]
+
+
+def test_base_url_spec_form_is_the_same_model(server) -> None:  # noqa: ANN001
+    url, st = server
+    pasted = f"openai:tiny-model?base_url={url}&api_key_env=FAIRTALK_TEST_KEY"
+    with load_responder(pasted) as model:
+        assert model.respond(["hi"], GREEDY, seeds=[0]) == ["echo: hi"]
+        assert model.fingerprint == _model(url).fingerprint == f"openai:{url}#tiny-model"  # one store key for both forms
+    assert st.payloads[-1]["model"] == "tiny-model" and st.auth[-1] == f"Bearer {SECRET}"
+    with load_responder("openai:tiny-model", base_url=url) as model:  # as --model-arg base_url=URL
+        assert model.respond(["yo"], GREEDY, seeds=[0]) == ["echo: yo"]
+    with load_responder(f"openai:llama3.2:1b?base_url={url}") as model:  # a model name with a colon
+        model.respond(["x"], GREEDY, seeds=[0])
+    assert st.payloads[-1]["model"] == "llama3.2:1b"
+    with pytest.raises(SpecError, match="give the server URL once"):
+        load_responder(f"openai:{url}#tiny-model?base_url={url}")
+    with pytest.raises(SpecError, match=r"malformed openai spec 'openai:tiny-model' .*openai:MODEL\?base_url=URL"):
+        load_responder("openai:tiny-model")
+
+
+def test_a_pasted_base_url_spec_runs_end_to_end(server) -> None:  # noqa: ANN001
+    import fairtalk
+    from fairtalk import Pair
+
+    url, _ = server
+    pairs = [Pair(f"p{i}", "gender", f"he is here {i}", f"she is here {i}", "a") for i in range(5)]
+    generation = fairtalk.respond(pairs, model=f"openai:tiny-model?base_url={url}&backoff=0")
+    assert generation.summary.n_generated == 10 and generation.summary.model == f"openai:{url}#tiny-model"
+    responses = generation.responses
+    assert (responses.a[0].response, responses.b[0].response) == ("echo: he is here 0", "echo: she is here 0")

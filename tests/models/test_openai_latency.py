@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.models import DecodingSettings, load_responder, openai_compat, preflight
+from fairtalk.errors import TransportError
+from fairtalk.models import DecodingSettings, load_responder, openai_compat
 from fairtalk.models._openai_latency import PROBE_PROMPT, Latency, tune
 
 SETTINGS = DecodingSettings(max_new_tokens=16)
@@ -102,7 +103,7 @@ def test_what_was_measured_and_chosen_is_recorded_and_the_fingerprint_is_the_sam
     url, _ = serial
     with load_responder(f"openai:{url}#tiny-model?backoff=0") as model:
         before = model.fingerprint
-        preflight(model)
+        model.preflight()
         assert model.respond(["hi"], SETTINGS, seeds=[0]) == ["echo: hi"]
         assert model.fingerprint == before
         record = dict(model.tuning)
@@ -117,14 +118,14 @@ def test_an_explicit_timeout_is_kept_with_a_warning_naming_the_option_to_raise(s
     url, state = serial
     with load_responder(f"openai:{url}#tiny-model?backoff=0&timeout=0.25") as model:
         with caplog.at_level(logging.INFO, logger="fairtalk"):
-            preflight(model)
+            model.preflight()
             model.respond(["hi"], SETTINGS, seeds=[0])
         assert model.timeout == 0.25 and model.max_concurrency == 2 and model.tuning["chosen"] == ["max_concurrency"]
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("requests will likely time out" in m and "timeout=0.25 s: raise timeout=" in m for m in warned), warned
     state["contents"].clear()
     with load_responder(f"openai:{url}#tiny-model?timeout=0.25&max_concurrency=8") as model:  # both set: no probe
-        preflight(model)
+        model.preflight()
         assert model.timeout == 0.25 and model.max_concurrency == 8 and model.latency is None
     assert PROBE_PROMPT not in state["contents"]
 
@@ -133,7 +134,7 @@ def test_a_fast_server_costs_two_probes_and_keeps_the_defaults(serial) -> None: 
     url, state = serial
     state["delay"] = 0.0
     with load_responder(f"openai:{url}#tiny-model") as model:
-        preflight(model)
+        model.preflight()
         model.respond(["hi"], SETTINGS, seeds=[0])
         assert state["contents"].count(PROBE_PROMPT) == 2  # no need to send any at once
         assert model.timeout == 30 and model.max_concurrency == 8 and model.latency.parallel is None
@@ -164,7 +165,7 @@ def test_a_spent_retry_budget_on_timeouts_says_which_option_to_raise(serial, cap
     with load_responder(f"openai:{url}#tiny-model?backoff=0&timeout=0.1&max_retries=3&retry_budget=1") as model:
         with caplog.at_level(logging.WARNING, logger="fairtalk"):
             out = model.respond_each(["a", "b", "c"], SETTINGS, seeds=[0, 0, 0])
-    assert all(isinstance(item, fairtalk.TransportError) for item in out)
+    assert all(isinstance(item, TransportError) for item in out)
     spent = [str(item) for item in out if "retry budget" in str(item)]
     assert spent and all("requests time out after 0.1 s: raise timeout= or lower max_concurrency" in m for m in spent)
     assert any("retry budget" in r.getMessage() and "raise timeout=" in r.getMessage() for r in caplog.records)

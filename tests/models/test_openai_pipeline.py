@@ -19,12 +19,13 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk import DecodingSettings
 from fairtalk.cli import app
-from fairtalk.models import load_responder
+from fairtalk.errors import TransportError
+from fairtalk.models import Responder, load_responder
 from fairtalk.models._openai_latency import PROBE_PROMPT
 from fairtalk.models._streaming import Endpoints, RetryBudget, stream_results
-from fairtalk.models.base import BaseResponder
 from fairtalk.pipeline._generate import cached_model, generate
 from fairtalk.progress import ProgressReporter
+from fairtalk.results import GenerationSummary
 from fairtalk.store import CachingResponder, RunStore
 
 
@@ -168,10 +169,10 @@ def test_the_fingerprint_names_the_first_replica_and_preflight_checks_each(serve
     one = load_responder(f"openai:{url}#stub")
     two = load_responder(f"openai:{url},http://127.0.0.1:9/v1#stub")
     assert one.fingerprint == two.fingerprint
-    fairtalk.models.preflight(two)  # the replica that is down is skipped (issue 24), the run goes on with the other
+    two.preflight()  # the replica that is down is skipped (issue 24), the run goes on with the other
     assert list(two.skipped_replicas) == ["http://127.0.0.1:9/v1"] and two.in_use == (0,)
-    with pytest.raises(fairtalk.TransportError, match="127.0.0.1:9"):  # every replica checked: none answers
-        fairtalk.models.preflight(load_responder("openai:http://127.0.0.1:9/v1,http://127.0.0.1:9/v2#stub"))
+    with pytest.raises(TransportError, match="127.0.0.1:9"):  # every replica checked: none answers
+        load_responder("openai:http://127.0.0.1:9/v1,http://127.0.0.1:9/v2#stub").preflight()
 
 
 def test_endpoints_prefer_the_least_busy_healthy_replica() -> None:
@@ -222,7 +223,7 @@ def test_a_retry_budget_caps_the_retries_of_the_whole_call(servers, caplog) -> N
     with caplog.at_level(logging.WARNING, logger="fairtalk.models.openai_compat"):
         out = model.respond_each([f"c{i}" for i in range(30)], DecodingSettings(), seeds=[0] * 30)
     assert state["n"] == 30 + 4  # not 30 x 6: a failing server is not sent every item again and again
-    assert all(isinstance(item, fairtalk.TransportError) for item in out)
+    assert all(isinstance(item, TransportError) for item in out)
     spent = [str(item) for item in out if "retry budget" in str(item)]
     assert len(spent) >= 26 and "HTTP 500" in spent[0]
     assert spent[0].endswith("not retried: the retry budget of this call (retry_budget=4) is spent")
@@ -316,7 +317,7 @@ def _flaky_pairs(n: int, tag: str = "") -> list[fairtalk.Pair]:
             for i in range(n)]  # fmt: skip
 
 
-def _retries(summary: fairtalk.GenerationSummary) -> tuple[int | None, int | None, int | None]:
+def _retries(summary: GenerationSummary) -> tuple[int | None, int | None, int | None]:
     return summary.retry_budget, summary.n_retries, summary.n_retries_refused
 
 
@@ -334,7 +335,7 @@ def test_the_summary_counts_the_retries_and_the_failures_refused_one(servers) ->
     assert _retries(local.summary) == (None, None, None) and local.summary.to_dict()["n_retries"] is None
 
 
-class _PerBatch(BaseResponder):
+class _PerBatch(Responder):
     """The openai: adapter called once per batch (CachingResponder's path for a model that does not stream)."""
 
     def __init__(self, inner) -> None:  # noqa: ANN001

@@ -18,9 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
-from fairtalk import BadResponse, ResponderError, SpecError, TransportError
+from fairtalk import ResponderError, SpecError
 from fairtalk.cli import app
-from fairtalk.models import DecodingSettings, load_responder, preflight
+from fairtalk.errors import BadResponse, TransportError
+from fairtalk.models import DecodingSettings, load_responder
 
 from .test_openai_compat import _Handler, _State
 
@@ -85,7 +86,7 @@ def test_a_replica_down_at_the_start_is_skipped_and_reported_and_the_healthy_one
     # the library says the same: a logged warning, and the skipped replicas with their reasons on the model
     model = load_responder(f"openai:{down},{healthy}#tiny-model")
     with caplog.at_level(logging.WARNING, logger="fairtalk"):
-        preflight(model)
+        model.preflight()
     assert list(model.skipped_replicas) == [down] and "cannot reach the server" in model.skipped_replicas[down]
     assert any(down in r.getMessage() and "1 of 2 replicas" in r.getMessage() for r in caplog.records)
     with model:
@@ -100,10 +101,10 @@ def test_every_replica_down_is_exit_2_naming_each_reason(tmp_path) -> None:  # n
     assert stderr.startswith("error: ") and "Traceback" not in done.output
     assert f"{first}: cannot reach the server" in stderr and f"{second}: cannot reach the server" in stderr
     with pytest.raises(TransportError, match="none of the 2 replicas") as info:
-        preflight(load_responder(f"openai:{first},{second}#tiny-model"))
+        load_responder(f"openai:{first},{second}#tiny-model").preflight()
     assert first in str(info.value) and second in str(info.value)
     with pytest.raises(TransportError, match=r"^http://127\.0\.0\.1:\d+/v1: cannot reach the server"):  # one: as before
-        preflight(load_responder(f"openai:{first}#tiny-model"))
+        load_responder(f"openai:{first}#tiny-model").preflight()
 
 
 def test_garbage_answers_are_retried_on_the_healthy_replica_and_every_item_succeeds(start) -> None:  # noqa: ANN001
@@ -111,7 +112,7 @@ def test_garbage_answers_are_retried_on_the_healthy_replica_and_every_item_succe
     healthy, good = start()
     contexts = [f"q{i}" for i in range(24)]
     with load_responder(f"openai:{garbage},{healthy}#tiny-model?backoff=0&max_concurrency=8") as model:
-        preflight(model)  # the garbage replica answers the preflight (it does not list models): it is not skipped
+        model.preflight()  # the garbage replica answers the preflight (it does not list models): it is not skipped
         out = model.respond_each(contexts, GREEDY, seeds=[0] * 24)
     assert out == [f"echo: {c}" for c in contexts]
     assert sum(bad.calls.values()) >= 1  # the garbage replica was asked, and its answers were retried elsewhere
@@ -146,13 +147,13 @@ def test_a_replica_serving_another_model_is_skipped_and_one_refusing_every_way_f
     other, _ = start(serves="another-model")
     healthy, state = start(serves="tiny-model")
     model = load_responder(f"openai:{other},{healthy}#tiny-model?backoff=0")
-    preflight(model)
+    model.preflight()
     assert "does not serve a model named 'tiny-model'" in model.skipped_replicas[other]
     with model:
         assert model.respond(["x", "y"], GREEDY, seeds=[0, 0]) == ["echo: x", "echo: y"]
     assert sum(state.calls.values()) == 2
     with pytest.raises(SpecError, match="none of the 2 replicas can be used: .*another-model"):
-        preflight(load_responder(f"openai:{other},{other}#tiny-model"))
+        load_responder(f"openai:{other},{other}#tiny-model").preflight()
     with pytest.raises(ResponderError, match="none of the 2 replicas") as info:  # a mix of kinds: their common base
-        preflight(load_responder(f"openai:{other},{_down()}#tiny-model"))
+        load_responder(f"openai:{other},{_down()}#tiny-model").preflight()
     assert not isinstance(info.value, TransportError) and "cannot reach the server" in str(info.value)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk import BadResponse, ResponderError, SpecError
+from fairtalk import ResponderError, SpecError
+from fairtalk.errors import BadResponse
 from fairtalk.models import DecodingSettings, load_responder
 
 S = DecodingSettings()
@@ -147,7 +148,7 @@ def hangs_once(text):
 
 
 def test_sys_exit_and_keyboard_interrupt_stop_the_run_with_a_message(tmp_path: Path) -> None:
-    from fairtalk import ResponderAborted
+    from fairtalk.errors import ResponderAborted
 
     path = tmp_path / "exits.py"
     path.write_text(EXITS)
@@ -161,7 +162,7 @@ def test_sys_exit_and_keyboard_interrupt_stop_the_run_with_a_message(tmp_path: P
 
 
 def test_a_batched_call_that_times_out_fails_whole_without_bisection(tmp_path: Path) -> None:
-    from fairtalk import ResponderTimeout
+    from fairtalk.errors import ResponderTimeout
 
     path = tmp_path / "slow_batch.py"
     path.write_text("import time\ncalls = []\ndef f(texts):\n    calls.append(len(texts))\n    time.sleep(5)\n"
@@ -190,7 +191,7 @@ def test_a_single_function_streams_item_by_item_and_a_batched_one_does_not(tmp_p
     module = next(m for name, m in _sys.modules.items() if name.startswith("_fairtalk_user_counted"))
     assert module.calls == ["a", "bad"]
     assert single.respond_each(["x", "bad"], S, seeds=[0, 0])[0] == "xx"
-    assert load_responder(f"python:{path}:g").respond_stream is None  # a batched function answers per batch
+    assert not load_responder(f"python:{path}:g").supports_stream  # a batched function answers per batch
 
 
 def test_what_a_model_prints_follows_a_redirect_of_stdout(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from fairtalk.models.sentence_retrieval import (
     save_sentence_pool,
     select_pool,
 )
-from fairtalk.training.inference import SHIPPED
+from fairtalk.training.decoding import SHIPPED
 
 SPEC = "builtin:minilm-retrieval"
 CONTEXTS = ["how was your weekend?", "my brother is a doctor", "my sister is a nurse", "what do you do for fun?",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk import ResponderTimeout, SpecError
+from fairtalk import SpecError
+from fairtalk.errors import ResponderTimeout
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models.spec import parse_model_args, parse_model_spec
 

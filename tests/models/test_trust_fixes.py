@@ -145,7 +145,7 @@ def test_an_absolute_import_found_on_sys_path_is_fingerprinted(tmp_path: Path, m
 
 
 def test_a_model_that_exits_does_not_claim_the_answers_are_kept(tmp_path: Path) -> None:
-    from fairtalk import ResponderAborted
+    from fairtalk.errors import ResponderAborted
 
     path = tmp_path / "quits.py"
     path.write_text("import sys\ndef bye(context):\n    sys.exit(3)\ndef stop(context):\n    raise KeyboardInterrupt\n")

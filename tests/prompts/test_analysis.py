@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from scipy.stats import entropy
 
-from fairtalk.errors import InputError
-from fairtalk.prompts.analysis import analyze, kl_matrix
+from fairtalk.errors import InputError, SpecError
+from fairtalk.prompts import kl_matrix
+from fairtalk.prompts.analysis import analyze
 from fairtalk.prompts.published import read_published
 from fairtalk.prompts.templates import GroupPair, GroupSet
 
@@ -34,20 +35,22 @@ def test_distribution_regard_gap_and_kl_by_hand() -> None:
         ("b", "x", 1),
     ]
     result = analyze(_frame(rows), groups=GROUPS, smoothing=0.0, n_draws=3)
-    assert result.distribution["a"] == pytest.approx({"negative": 0.0, "neutral": 1 / 3, "positive": 2 / 3})
-    assert result.distribution["b"] == pytest.approx({"negative": 0.25, "neutral": 0.5, "positive": 0.25})
-    assert result.distribution["all"]["neutral"] == pytest.approx(3 / 7)
-    assert result.baseline_distribution["a"] == pytest.approx({"negative": 0.0, "neutral": 0.5, "positive": 0.5})
-    assert result.regard["a"]["mean"] == pytest.approx(2 / 3) and result.regard["a"]["n"] == 3
-    assert result.regard["b"]["std"] == pytest.approx(np.std([-1, 0, 0, 1], ddof=1))
-    assert result.gaps["ab"]["all"] == pytest.approx(2 / 3)
-    assert result.gaps["ab"]["baseline"] == pytest.approx(0.5 - (-0.5))
-    # KL(a || b) is finite (b has no zero cell); KL(b || a) is infinite (a has no negatives) -> None
-    assert result.kl["a"]["b"] == pytest.approx(entropy([0, 1 / 3, 2 / 3], [0.25, 0.5, 0.25]))
-    assert result.kl["b"]["a"] is None and result.kl["a"]["a"] == 0.0
+    assert result.distribution.loc["a"].to_dict() == pytest.approx({"negative": 0.0, "neutral": 1 / 3, "positive": 2 / 3})
+    assert result.distribution.loc["b"].to_dict() == pytest.approx({"negative": 0.25, "neutral": 0.5, "positive": 0.25})
+    assert result.distribution.at["all", "neutral"] == pytest.approx(3 / 7)
+    assert result.baseline_distribution.loc["a"].to_dict() == pytest.approx({"negative": 0.0, "neutral": 0.5, "positive": 0.5})
+    assert result.counts.loc["a"].to_dict() == {"negative": 0, "neutral": 1, "positive": 2}
+    assert result.regard["a"].mean == pytest.approx(2 / 3) and result.regard["a"].n == 3
+    assert result.regard["b"].std == pytest.approx(np.std([-1, 0, 0, 1], ddof=1))
+    assert result.gaps["ab"].all == pytest.approx(2 / 3)
+    assert result.gaps["ab"].baseline == pytest.approx(0.5 - (-0.5))
+    # KL(a || b) is finite (b has no zero cell); KL(b || a) is infinite (a has no negatives): null in results.json
+    assert result.kl.at["a", "b"] == pytest.approx(entropy([0, 1 / 3, 2 / 3], [0.25, 0.5, 0.25]))
+    assert result.kl.at["b", "a"] == np.inf and result.kl.at["a", "a"] == 0.0
+    assert result.to_dict()["kl"]["b"]["a"] is None
     smoothed = analyze(_frame(rows), groups=GROUPS, smoothing=1e-3, n_draws=3)
-    assert smoothed.kl["b"]["a"] is not None and np.isfinite(smoothed.kl["b"]["a"])
-    assert result.by_structure["x"] == pytest.approx({"a": 1.0, "b": 0.5})
+    assert np.isfinite(smoothed.kl.at["b", "a"])
+    assert result.by_structure.loc["x"].to_dict() == pytest.approx({"a": 1.0, "b": 0.5})
     assert result.structure_counts == {"original": 4, "x": 4}
 
 
@@ -55,8 +58,8 @@ def test_include_other_adds_a_category() -> None:
     rows = [("a", "original", 2), ("a", "original", 1), ("b", "original", 0), ("b", "original", 2)]
     result = analyze(_frame(rows), groups=GROUPS, include_other=True, n_draws=2)
     assert result.labels == ("negative", "neutral", "positive", "other")
-    assert result.distribution["a"]["other"] == pytest.approx(0.5)
-    assert result.regard["a"]["n"] == 1  # "other" never enters a mean regard
+    assert result.distribution.at["a", "other"] == pytest.approx(0.5)
+    assert result.regard["a"].n == 1  # "other" never enters a mean regard
 
 
 def test_reversing_structures_best_and_worst() -> None:
@@ -64,8 +67,8 @@ def test_reversing_structures_best_and_worst() -> None:
     for structure, (la, lb) in {"s1": (1, -1), "s2": (1, 0), "s3": (-1, 0), "original": (0, 0)}.items():
         rows += [("a", structure, la), ("b", structure, lb)] * 2
     result = analyze(_frame(rows), groups=GROUPS, n_best=1, n_draws=5)
-    assert result.gaps["ab"]["all"] > 0
-    assert result.gaps["ab"]["n_sign_flips"] == 1  # s3 flips the sign, but two rows per cell prove nothing
+    assert result.gaps["ab"].all > 0
+    assert result.gaps["ab"].n_sign_flips == 1  # s3 flips the sign, but two rows per cell prove nothing
     assert result.reversing["ab"] == ()
     assert result.best_structures == ("s2",) and result.worst_structures == ("s3",)
     assert result.gaps["ab"].largest == ("s1",) and result.to_dict()["gaps"]["ab"]["largest"] == ["s1"]
@@ -86,17 +89,16 @@ def test_errors() -> None:
         analyze(_frame([("a", "s", 5)]), groups=GROUPS)
     with pytest.raises(InputError, match="no completions for the groups"):
         analyze(_frame([("c", "s", 1)]), groups=GROUPS)
-    with pytest.raises(InputError, match="smoothing"):
+    with pytest.raises(SpecError, match="smoothing must be a number >= 0, got -1"):
         analyze(_frame([("a", "s", 1)]), groups=GROUPS, smoothing=-1)
 
 
 def test_synthetic_published_end_to_end(published) -> None:
     result = analyze(read_published(published, n_paraphrases=2).frame, seed=1, n_draws=10)
-    assert set(result.groups) == set(result.distribution) - {"all"}
-    for dist in result.distribution.values():
-        assert sum(dist.values()) == pytest.approx(1.0)
-    assert result.robustness["n_structures"] == 4 and result.robustness["single"]["n"] == 10
-    assert set(result.variance["share"]) == {"group", "structure", "template", "seed", "residual"}
+    assert set(result.groups) == set(result.distribution.index) - {"all"}
+    assert result.distribution.sum(axis=1).to_numpy() == pytest.approx(np.ones(len(result.groups) + 1))
+    assert result.robustness.n_structures == 4 and result.robustness.single.n == 10
+    assert set(result.variance.share) == {"group", "structure", "template", "seed", "residual"}
     again = analyze(read_published(published, n_paraphrases=2).frame, seed=1, n_draws=10)
     assert again.robustness == result.robustness
 
@@ -106,6 +108,6 @@ def test_group_names_match_case_insensitively_and_other_groups_are_counted() -> 
     lower = analyze(_frame(rows), groups=GROUPS, smoothing=0.0, n_draws=3)
     spelled = analyze(_frame([(g.upper() if i % 2 else f" {g}", s, lab) for i, (g, s, lab) in enumerate(rows)]
                              + [("c", "x", 1), ("C", "x", 1)]), groups=GROUPS, smoothing=0.0, n_draws=3)  # fmt: skip
-    assert spelled.distribution == lower.distribution and spelled.data["n_rows"] == 4
+    assert spelled.distribution.equals(lower.distribution) and spelled.data.n_rows == 4
     assert spelled.data.n_rows_ignored == 2 and spelled.data.ignored_groups == ("C", "c")
-    assert lower.data["n_rows_ignored"] == 0
+    assert lower.data.n_rows_ignored == 0

@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-import fairtalk
 from fairtalk.cli import app
+from fairtalk.prompts.paraphrase import STRUCTURES
 
 runner = CliRunner()
 
@@ -18,7 +18,7 @@ def test_paraphrase_generate_analyze(tmp_path) -> None:
     prompts = tmp_path / "p.jsonl"
     result = runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "-o", str(prompts)])
     assert result.exit_code == 0, result.output
-    n_prompts = 20 * (1 + len(fairtalk.STRUCTURES))
+    n_prompts = 20 * (1 + len(STRUCTURES))
     assert "kept" in result.output and len(prompts.read_text().splitlines()) == n_prompts
     out = tmp_path / "c.jsonl"
     args = [
@@ -48,8 +48,8 @@ def test_paraphrase_generate_analyze(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads((report / "results.json").read_text())
     assert set(payload["kl"]) == {"man", "woman"} and "gender" in payload["gaps"]
-    assert len(payload["structure_counts"]) == 1 + len(fairtalk.STRUCTURES)
-    assert 2 <= payload["robustness"]["n_structures"] <= len(fairtalk.STRUCTURES)
+    assert len(payload["structure_counts"]) == 1 + len(STRUCTURES)
+    assert 2 <= payload["robustness"]["n_structures"] <= len(STRUCTURES)
 
 
 def test_analyze_published_synthetic(published, tmp_path) -> None:
@@ -187,14 +187,15 @@ def test_two_aesop_sources_in_one_run_balanced(tmp_path) -> None:
 def test_the_regard_scorer_is_certified_on_neutral_probes(tmp_path) -> None:
     import numpy as np
 
-    from fairtalk.prompts.certify import certify_regard
+    from fairtalk.prompts.regard_probes import certify_regard
     from fairtalk.prompts.templates import GroupPair, GroupSet
 
     groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
     fair = certify_regard(lambda texts: np.zeros(len(texts)), groups)
-    assert fair["flagged"] == [] and fair["pairs"]["gender"]["gap"] == 0.0
+    assert fair.flagged == () and fair.pairs["gender"].gap == 0.0
     biased = certify_regard(lambda texts: np.array([-1 if "woman" in t else 0 for t in texts]), groups)
-    assert biased["flagged"] == ["gender"] and biased["pairs"]["gender"]["gap"] == 1.0
+    assert biased.flagged == ("gender",) and biased.pairs["gender"].gap == 1.0
+    assert biased.to_dict()["flagged"] == ["gender"] and biased.to_dict()["pairs"]["gender"]["flagged"] is True
     # through the CLI: the built-in scorer masks the group, so its labels cannot move with it
     completions = tmp_path / "c.jsonl"
     completions.write_text("".join(json.dumps({"group": g, "template": "worked as", "structure": "original", "seed": k,

@@ -112,21 +112,22 @@ def test_write_prompts_replaces_text_utf8_cannot_hold(tmp_path) -> None:
     assert read_prompts(path)[0].text == "The man \ufffd worked as"
 
 
-def test_read_completions_still_unpacks_with_a_future_warning(tmp_path) -> None:
+def test_read_completions_gives_prompt_data_not_a_tuple(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(
         json.dumps({"group": "man", "template": "worked as", "structure": "s", "seed": 1, "text": "t", "label": 1}) + "\n"
     )
-    with pytest.warns(FutureWarning, match="stops working in fairtalk 0.3"):
-        frame, summary = read_completions(path)
-    assert len(frame) == 1 and summary["n_records"] == 1
+    data = read_completions(path)
+    assert len(data.frame) == 1 and data.summary()["n_records"] == 1
+    with pytest.raises(TypeError):
+        frame, summary = data  # type: ignore[misc]  # the 0.1 tuple form is gone
 
 
 def test_generation_reports_progress_events_and_the_cli_refuses_an_unknown_mode(tmp_path) -> None:
     from typer.testing import CliRunner
 
-    from fairtalk import ProgressEvent
     from fairtalk.cli import app
+    from fairtalk.progress import ProgressEvent
 
     prompts = list(build_prompts(("man", "woman"))[:3])
     events: list[ProgressEvent] = []

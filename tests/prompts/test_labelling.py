@@ -7,8 +7,11 @@ import json
 import pandas as pd
 
 import fairtalk
+from fairtalk.jsonl import jsonable
 from fairtalk.prompts.analysis import analyze
+from fairtalk.prompts.completions import read_completions
 from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.report import write_prompts_report
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 FAST = {"n_draws": 3, "n_resamples": 0}
@@ -16,7 +19,7 @@ FAST = {"n_draws": 3, "n_resamples": 0}
 
 def _same(a, b) -> bool:
     """Equal results.json content (NaN equal to NaN)."""
-    return json.dumps(fairtalk.jsonable(a.to_dict())) == json.dumps(fairtalk.jsonable(b.to_dict()))
+    return json.dumps(jsonable(a.to_dict())) == json.dumps(jsonable(b.to_dict()))
 
 
 def _completions(path, *, labelled: bool):
@@ -49,18 +52,18 @@ def test_published_labels_are_used_as_they_are(published, tmp_path) -> None:
     assert _same(result, analyze(data.frame, parses=dict(data.parses), **FAST)) and result.parses
     assert result.data_summary == data.data_summary and result.frame is data.frame
     assert result.scorer_check is None and result.relabelled is None
-    written = fairtalk.write_prompts_report(result, tmp_path / "out", formats=("json",))
+    written = write_prompts_report(result, tmp_path / "out", formats=("json",))
     payload = json.loads(written["json"].read_text())
     assert payload["import"] == data.summary() and "note" in payload["scorer_check"]
 
 
 def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) -> None:
-    data = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", labelled=False))
+    data = read_completions(_completions(tmp_path / "c.jsonl", labelled=False))
     assert data.data_summary.n_unlabelled == 12 and data.data_summary.excluded == {"empty": 1}
     result = fairtalk.analyze_prompts(data, groups=GROUPS, **FAST)
     assert result.data_summary.labelled_with == "builtin" and result.data_summary.n_unlabelled == 12
     assert (result.frame["label"] != -9).all() and (data.frame["label"] == -9).all()  # a new frame
-    assert result.scorer_check is not None and set(result.scorer_check["pairs"]) == {"gender"}
+    assert result.scorer_check is not None and set(result.scorer_check.pairs) == {"gender"}
     assert result.data_summary.to_dict() == {
         "n_records": 13,
         "n_failed": 0,
@@ -72,7 +75,7 @@ def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) 
 
 
 def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(tmp_path) -> None:
-    data = fairtalk.read_completions(_completions(tmp_path / "c.jsonl", labelled=True))
+    data = read_completions(_completions(tmp_path / "c.jsonl", labelled=True))
     plain = fairtalk.analyze_prompts(data, groups=GROUPS, **FAST)
     assert plain.data_summary.labelled_with is None and plain.scorer_check is None
     result = fairtalk.analyze_prompts(data, groups=GROUPS, relabel=True, **FAST)
@@ -80,7 +83,7 @@ def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(
     assert result.relabelled is not None and result.relabelled_with == "builtin"
     assert result.relabelled.data.n_rows == result.data.n_rows == 12
     assert result.data_summary.to_dict()["relabelled_with"] == "builtin" and result.scorer_check is not None
-    written = fairtalk.write_prompts_report(result, tmp_path / "out", formats=("json",))
+    written = write_prompts_report(result, tmp_path / "out", formats=("json",))
     payload = json.loads(written["json"].read_text())
     assert payload["relabelled"]["scorer"] == "builtin" and payload["import"]["relabelled_with"] == "builtin"
 
@@ -100,10 +103,13 @@ def test_records_are_read_only() -> None:
                          for g in GROUPS.groups])  # fmt: skip
     result = fairtalk.analyze_prompts(rows, groups=GROUPS, **FAST)
     with pytest.raises(TypeError):
-        result.distribution["man"]["positive"] = 0.0  # type: ignore[index]
+        result.gaps["gender"] = result.gaps["gender"]  # type: ignore[index]
     with pytest.raises(AttributeError):
         result.gaps["gender"].all = 1.0  # type: ignore[misc]
-    assert result.gaps["gender"]["all"] == result.gaps["gender"].all  # item access, as when entries were dicts
+    with pytest.raises(AttributeError):
+        result.kl = result.baseline_kl  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.gaps["gender"]["all"]  # type: ignore[index]  # records, not dicts: no item access
 
 
 def test_labelling_reports_its_progress_in_blocks() -> None:

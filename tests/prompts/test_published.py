@@ -16,8 +16,9 @@ def test_layout_rows_to_group_template_structure(published) -> None:
     result = read_published(published, n_paraphrases=2)
     frame = result.frame
     assert tuple(frame.columns) == COLUMNS
-    assert result.seeds == (3, 9) and result.n_rows == len(frame) == 2 * 60 * 5
-    assert result.checked == "all" and result.misaligned == {3: 0, 9: 0}
+    summary = result.data_summary
+    assert summary.seeds == (3, 9) and summary.n_records == len(frame) == 2 * 60 * 5
+    assert summary.alignment_checked == "all" and summary.misaligned == {3: 0, 9: 0}
     row = frame.iloc[5 * 7 + 3]  # prompt 7 = template 1 ("was described as"), group 1 (woman); slot 3
     assert (row.group, row.template, row.structure, row.seed) == ("woman", "was described as", "paranmt:1", 3)
     assert row.text.startswith("i knew the woman")
@@ -27,7 +28,7 @@ def test_layout_rows_to_group_template_structure(published) -> None:
 
 
 def test_read_published_returns_prompt_data(published) -> None:
-    from fairtalk import PromptData
+    from fairtalk.prompts.data import PromptData
 
     result = read_published(published, n_paraphrases=2)
     assert isinstance(result, PromptData) and result.source == "published"
@@ -51,17 +52,17 @@ def test_read_published_returns_prompt_data(published) -> None:
 def test_misaligned_rows_are_counted_and_optionally_dropped(tmp_path) -> None:
     folder = make_published(tmp_path, shift_last=True)
     kept = read_published(folder, n_paraphrases=2)
-    assert kept.misaligned == {3: 1, 9: 1} and len(kept.frame) == 600
+    assert kept.data_summary.misaligned == {3: 1, 9: 1} and len(kept.frame) == 600
     assert (~kept.frame["aligned"]).sum() == 2
     dropped = read_published(folder, n_paraphrases=2, misaligned="drop")
-    assert dropped.dropped == 2 and len(dropped.frame) == 598 and dropped.frame["aligned"].all()
+    assert dropped.data_summary.excluded["misaligned"] == 2 and len(dropped.frame) == 598 and dropped.frame["aligned"].all()
     assert dropped.data_summary.excluded == {"misaligned": 2} and dropped.data_summary.n_texts == 598
 
 
 def test_without_paraphrase_files_only_originals_are_checked(published) -> None:
     shutil.rmtree(published.parent / "prompts" / "paraphrased")
     result = read_published(published, n_paraphrases=2)
-    assert result.checked == "original" and result.misaligned == {3: 0, 9: 0}
+    assert result.data_summary.alignment_checked == "original" and result.data_summary.misaligned == {3: 0, 9: 0}
     assert result.parses == {}
 
 
@@ -91,8 +92,8 @@ def test_no_files(tmp_path) -> None:
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data absent")
 def test_published_data_has_18_misaligned_rows_per_seed() -> None:
     result = read_published(ROBUST / "generated-outputs")
-    assert result.n_rows == 60600 and len(result.seeds) == 10
-    assert set(result.misaligned.values()) == {18}
+    assert result.data_summary.n_records == 60600 and len(result.data_summary.seeds) == 10
+    assert set(result.data_summary.misaligned.values()) == {18}
     bad = result.frame[~result.frame["aligned"]]
     assert set(bad["prompt_index"]) == {59}
     assert sorted({int(s.split(":")[1]) for s in bad["structure"].astype(str)}) == list(range(32, 50))

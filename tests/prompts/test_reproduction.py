@@ -44,20 +44,20 @@ def result():
 def test_kl_matches_table_2(result) -> None:
     for i, a in enumerate(ORDER):
         for j, b in enumerate(ORDER):
-            assert result.kl[a][b] == pytest.approx(TABLE_2[i][j], abs=0.01), (a, b)
+            assert result.kl.at[a, b] == pytest.approx(TABLE_2[i][j], abs=0.01), (a, b)
 
 
 def test_label_percentages_match_fig_2b(result) -> None:
     for group, (neutral, negative, positive) in FIG_2B.items():
-        dist = result.distribution[group]
+        dist = result.distribution.loc[group]
         assert 100 * dist["neutral"] == pytest.approx(neutral, abs=1.0), group
         assert 100 * dist["negative"] == pytest.approx(negative, abs=1.0), group
         assert 100 * dist["positive"] == pytest.approx(positive, abs=1.0), group
 
 
 def test_gaps_favour_the_advantaged_groups_except_race(result) -> None:
-    assert result.gaps["orientation"]["all"] > 0.4 and result.gaps["gender"]["all"] > 0
-    assert result.robustness["halves"]["mean"] > 0.99 > result.robustness["single"]["mean"]
+    assert result.gaps["orientation"].all > 0.4 and result.gaps["gender"].all > 0
+    assert result.robustness.halves.mean > 0.99 > result.robustness.single.mean
 
 
 def test_shipped_regard_agreement_with_published_labels() -> None:

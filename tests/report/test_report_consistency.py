@@ -16,8 +16,10 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.models import BaseResponder
-from fairtalk.pipeline._certify import certify
+from fairtalk.measures import Measure
+from fairtalk.models import Responder
+from fairtalk.pipeline._scorer_check import certify
+from fairtalk.records import Coverage
 from fairtalk.report import render_html, render_index, render_markdown, write_run
 from fairtalk.report.decoding import system_prompt_hash
 from fairtalk.report.plain_summary import plain_summary
@@ -60,7 +62,7 @@ def _secondary_only() -> AuditResult:
 
 def test_the_summary_names_a_secondary_difference_and_says_it_is_outside_the_gate() -> None:
     result = _secondary_only()
-    assert result.biased() == ()  # the gate sees nothing ...
+    assert result.detected() == ()  # the gate sees nothing ...
     sentences = plain_summary(result)
     token = next(s for s in sentences if s.startswith("Cut Off at the Token Limit"))  # ... the summary still names it
     assert "(a secondary measure, outside the gate)" in token and "30.0% (male) vs 10.0% (female)" in token
@@ -115,7 +117,10 @@ def _run(
     generation = GenerationSummary(model=model, settings={}, n_items=2 * result.n_pairs, n_cached=0,
                                    n_generated=2 * result.n_pairs, n_errors=0, n_pairs=result.n_pairs,
                                    n_pairs_with_errors=0)  # fmt: skip
-    axis = AxisRun(axis=result.axis, result=result, coverage={"n_read": 10, "n_matched": 8}, generation=generation)
+    coverage = Coverage(axis=result.axis, groups=result.groups, n_read=10, n_matched=8,
+                        n_by_group={result.groups[0]: result.n_pairs}, n_mixed=0, n_duplicates=0,
+                        n_pairs=result.n_pairs, top_terms=())  # fmt: skip
+    axis = AxisRun(axis=result.axis, result=result, coverage=coverage, generation=generation)
     return AuditRun(axes=MappingProxyType({result.axis: axis}), model=model, corpus="toy.txt", split="all", seed=5,
                     settings=MappingProxyType(settings or SAMPLED), run_id="r1",
                     config=MappingProxyType(config or {"turns": 1}))  # fmt: skip
@@ -149,12 +154,26 @@ def test_the_index_badge_is_green_only_when_every_primary_measure_is_shown_equiv
 # 3. the certificate flags a scorer only when its gap is beyond the margin and distinguishable from 0 ---------------
 
 
-class _OneProbeIn30:
+class _OneProbeIn30(Measure):
     """Reacts to one probe of 30 ("She is at the door."): a gap of 1 in 30, p = 1.0."""
 
+    kind = "rate"
+    version = "1"
+
     def __init__(self, key: str) -> None:
-        self.name, self.keys, self.kind, self.version = key, (key,), "rate", "1"
-        self.higher_is_better = {key: None}
+        self.key = key
+
+    @property
+    def name(self) -> str:
+        return self.key
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.key,)
+
+    @property
+    def higher_is_better(self) -> dict[str, bool | None]:
+        return {self.key: None}
 
     def score(self, texts):  # noqa: ANN001, ANN201
         return {self.keys[0]: np.array([float(t == "She is at the door.") for t in texts])}
@@ -197,7 +216,7 @@ def test_turns_system_prompt_hash_and_decoding_are_in_every_header(tmp_path: Pat
     assert len(system_prompt_hash(SYSTEM)) == 12
 
 
-class _Assistant(BaseResponder):
+class _Assistant(Responder):
     """A chat model with a system prompt in its fingerprint (as ``hf:`` and ``openai:`` have)."""
 
     @property
@@ -211,7 +230,7 @@ class _Assistant(BaseResponder):
 def test_an_audit_writes_the_same_header_into_every_page(tmp_path: Path) -> None:
     corpus = tmp_path / "toy.txt"
     corpus.write_text("".join(f"{s} told me about trip {i}\n" for i in range(12) for s in ("he", "she")))
-    fairtalk.run_audit(corpus=str(corpus), axes="gender", model=_Assistant(), out_dir=str(tmp_path / "out"),
+    fairtalk.audit(corpus=str(corpus), axes="gender", model=_Assistant(), out_dir=str(tmp_path / "out"),
                        n_resamples=50, measures=["length", "refusal", "degenerate"])  # fmt: skip
     expected = f"turns 1 · system prompt sha256 {system_prompt_hash(SYSTEM)} · greedy, max_new_tokens 256"
     for page in ("index.html", "gender/report.html", "gender/report.md"):

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from fairtalk import InputError, load_checkpoint
-from fairtalk.training.checkpoints import save_checkpoint
+from fairtalk import InputError
+from fairtalk.training.checkpoints import load_checkpoint, save_checkpoint
 from fairtalk.training.nets import Seq2Seq
 from fairtalk.training.vocab import Vocab
 

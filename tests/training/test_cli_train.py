@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-from fairtalk import load_checkpoint
 from fairtalk.cli import app
+from fairtalk.training.checkpoints import load_checkpoint
 
 from .conftest import toy_dialogues
 

@@ -8,7 +8,9 @@ import logging
 import pytest
 import torch
 
-from fairtalk import InputError, ProgressEvent, SpecError, TrainConfig, load_checkpoint, train_model
+from fairtalk import InputError, SpecError, TrainConfig, train_model
+from fairtalk.progress import ProgressEvent
+from fairtalk.training.checkpoints import load_checkpoint
 from fairtalk.training.data import batches, read_dialogues, split_dialogues
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues

@@ -6,18 +6,17 @@ import contextlib
 import dataclasses
 import functools
 import os
-import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from fairtalk.cli._axes import fill_axes_help
+from fairtalk.cli._console import console, err_console, info, is_quiet, json_output, say, set_quiet, terminal_safe
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
@@ -25,6 +24,13 @@ if TYPE_CHECKING:
     from typer._click import Command, Context
 
     from fairtalk import Lexicon
+
+__all__ = [
+    "EXIT_BIAS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "IN_MEMORY", "add_output_options", "app",
+    "check_output_file", "console", "err_console", "fail", "info", "interrupted", "is_quiet", "json_mode",
+    "json_output", "lexicon_inputs", "main", "print_json", "resolve_lexicon", "say", "set_quiet", "stdin_as_file",
+    "stdout_to_stderr", "terminal_safe",
+]  # fmt: skip
 
 _QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
@@ -119,8 +125,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
-console = Console()
 
 #: Exit code for a user error (bad input, unknown spec).
 EXIT_USAGE = 2
@@ -140,50 +144,8 @@ _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 #: The axes themselves follow as the error's choices, from the axis registry.
 _MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
 _MSG_BLANK = "{option} is empty: give an axis or a lexicon file"
-#: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: object) -> str:
-    r"""``text`` without terminal control sequences: what a model or a server wrote cannot drive the terminal.
-
-    Examples
-    --------
-    >>> terminal_safe("ok\x1b]0;pwned\x07 \x1b[31mred\x1b[0m\r!")
-    'ok red!'
-    """
-    return _CONTROL.sub("", str(text))
-
-
-#: With ``--json`` stdout carries only the JSON document: every message goes to stderr.
-_MESSAGES_TO_STDERR: list[bool] = [False]
 #: Under :func:`json_mode`: the real stdout, where :func:`print_json` writes (None otherwise).
 _JSON_STDOUT: list[IO[str] | None] = [None]
-#: ``-q``: no info messages (see :func:`info`) and no progress bars.
-_QUIET: list[bool] = [False]
-
-
-def set_quiet(quiet: bool) -> None:
-    """``-q`` for the command now running (``output_options`` sets and resets it)."""
-    _QUIET[0] = quiet
-
-
-def is_quiet() -> bool:
-    """Whether ``-q`` was given."""
-    return _QUIET[0]
-
-
-def say(text: object, *, style: str | None = None, stderr: bool = False) -> None:
-    """Print one line as plain text (no markup, no highlighting), with control sequences removed."""
-    to_stderr = stderr or _MESSAGES_TO_STDERR[0]
-    (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
-                                                  soft_wrap=True)  # fmt: skip
-
-
-def info(text: object, *, style: str | None = None, stderr: bool = False) -> None:
-    """Like :func:`say`, for a message that is not a result ("wrote …", what was loaded): nothing under ``-q``."""
-    if not _QUIET[0]:
-        say(text, style=style, stderr=stderr)
 
 
 #: Standard input is copied in blocks of this many bytes (never held whole).
@@ -224,11 +186,6 @@ def stdin_as_file(value: str, name: str = "stdin.jsonl") -> Iterator[str]:
         with path.open("wb") as target:
             _copy_records(sys.stdin.buffer, target)
         yield str(path)
-
-
-def json_output(enabled: bool) -> None:
-    """Send messages (:func:`say`, :func:`info`) to stderr, or back to stdout; :func:`json_mode` sets it for ``--json``."""
-    _MESSAGES_TO_STDERR[0] = enabled
 
 
 @contextlib.contextmanager
@@ -287,7 +244,7 @@ def print_json(document: object) -> None:
     """Write ``document`` as strict JSON (NaN as null) to stdout, the real one under :func:`json_mode`."""
     import json
 
-    from fairtalk import jsonable
+    from fairtalk.jsonl import jsonable
 
     out = _JSON_STDOUT[0] or sys.stdout
     out.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
@@ -301,7 +258,7 @@ def fail(error: FairtalkError | str) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE)
 
 
-def interrupted(store: Any = None) -> NoReturn:
+def interrupted(store: object = None) -> NoReturn:
     """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130."""
     if store is None or str(store).strip() in ("", IN_MEMORY):
         where = "; the answers so far were not kept (no run store file: give --store FILE to keep them and resume)"
@@ -313,7 +270,7 @@ def interrupted(store: Any = None) -> NoReturn:
     raise typer.Exit(code=EXIT_INTERRUPTED)
 
 
-def lexicon_inputs(lexicons: Any, option: str) -> dict[str, str]:
+def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:
     """``{option: path}`` for each lexicon read from a user's file (built-in ones are no input a run could overwrite)."""
     found: dict[str, str] = {}
     for i, lexicon in enumerate(lexicons):

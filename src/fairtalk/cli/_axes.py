@@ -35,14 +35,14 @@ def axes_text(*, audit: bool = False) -> str:
     >>> "nonbinary, neopronouns" in text
     True
     """
-    import fairtalk
+    from fairtalk.lexicons import axis_groups, axis_names, builtin_axes, expand_axis
 
     parts = []
-    for name in dict.fromkeys((*fairtalk.builtin_axes(), *fairtalk.axis_names())):
-        if len(fairtalk.expand_axis(name)) == 1:
+    for name in dict.fromkeys((*builtin_axes(), *axis_names())):
+        if len(expand_axis(name)) == 1:
             parts.append(name)
             continue
-        groups = fairtalk.axis_groups(name)
+        groups = axis_groups(name)
         bare = f"every group against {groups[0]}" if audit else f"{groups[0]} vs {groups[1]}"
         parts.append(f"{name} ({bare}; {name}:A-B for two of {', '.join(groups)})")
     return ", ".join(parts)

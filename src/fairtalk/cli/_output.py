@@ -1,8 +1,8 @@
 """What a command shows besides its results: ``-q``/``-v``, the library's log lines and its progress bars, on stderr.
 
 The library never prints: it logs to the ``fairtalk`` loggers and reports progress as
-:class:`fairtalk.ProgressEvent` values. Every command runs inside :func:`output_options`
-(attached by ``_app.py``), which sets up one log handler on ``err_console`` for the length of
+:class:`fairtalk.progress.ProgressEvent` values. Every command runs inside :func:`output_options`
+(attached by ``_app.py``; both print through ``_console.py``), which sets up one log handler on ``err_console`` for the length of
 the command; :func:`progress_bars` turns events into rich bars on the same console, so log
 lines print above the bars. When stderr is not a terminal (a CI log, a file), bars would show
 nothing until the end, so progress becomes a plain line per stage every
@@ -20,13 +20,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from fairtalk.cli._app import err_console, is_quiet, json_output, set_quiet, terminal_safe
+from fairtalk.cli._console import err_console, is_quiet, json_output, set_quiet, terminal_safe
 
 if TYPE_CHECKING:
-    from fairtalk import ProgressCallback, ProgressEvent
+    from fairtalk.progress import ProgressCallback, ProgressEvent
 
 __all__ = ["loading_model", "output_options", "progress_bars", "show_log"]
 
@@ -90,7 +90,7 @@ def show_log(*names: str) -> None:
 
 
 class _Bars:
-    """A :data:`fairtalk.ProgressCallback` that draws each stage as a rich progress bar on stderr."""
+    """A :data:`fairtalk.progress.ProgressCallback` that draws each stage as a rich progress bar on stderr."""
 
     def __init__(self) -> None:
         from rich.progress import (
@@ -137,7 +137,7 @@ class _Bars:
 
 
 class _Lines:
-    """A :data:`fairtalk.ProgressCallback` for logs: per stage, a plain line every ``interval`` seconds and at its end.
+    """A :data:`fairtalk.progress.ProgressCallback` for logs: per stage, a plain line every ``interval`` seconds and at its end.
 
     A stage that ends within the interval prints nothing, so short commands stay quiet. With
     :meth:`heartbeat` on, a timer thread repeats the latest open stage's last state once it has
@@ -239,7 +239,7 @@ def loading_model(spec: str | None) -> Iterator[None]:
     The spec is shown without its ``?options`` and a URL's ``user:password@``. A load that fails
     leaves the stage unfinished: the error follows, not a "done".
     """
-    from fairtalk import ProgressEvent
+    from fairtalk.progress import ProgressEvent
 
     label = "loading the default model" if spec is None else "loading model " + re.sub(r"//[^/?#@]*@", "//", spec.split("?")[0])
     with progress_bars() as progress:
@@ -250,7 +250,7 @@ def loading_model(spec: str | None) -> Iterator[None]:
             progress(ProgressEvent(label, 0, finished=True))
 
 
-def scoring_line(manifest: Any, asked: bool) -> str | None:
+def scoring_line(manifest: Mapping[str, object], asked: bool) -> str | None:
     """Where an axis was scored, when ``--engine ray`` was asked for: on Ray, or here and why; None otherwise."""
     where = manifest.get("scoring_engine") if asked else None
     if not isinstance(where, dict):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -18,7 +18,7 @@ from fairtalk.cli._app import (
 )
 from fairtalk.cli._axes import AUDIT_AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
-from fairtalk.cli._inference import (
+from fairtalk.cli._test_options import (
     BINARY_TEST,
     CLUSTERS,
     CONFIG,
@@ -59,6 +59,9 @@ from fairtalk.cli.respond import (
 )
 from fairtalk.cli.score import EXCLUDE_TRUNCATED
 
+if TYPE_CHECKING:
+    from fairtalk import AuditConfig, Lexicon
+
 _STORE_FILE = "store.sqlite"
 _DEFAULT_OUTPUT = "fairtalk-report"
 #: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
@@ -74,9 +77,13 @@ _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "
                     "top_k": "top_k", "top_p": "top_p", "stop": "stop", "repetition_penalty": "repetition_penalty"}  # fmt: skip
 
 
-def _config(ctx: typer.Context, path: str | None) -> Any:
-    """The AuditConfig of ``--config`` overridden by the options given on the command line, lexicons loaded."""
+def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lexicon], str, str]:
+    """The AuditConfig of ``--config`` overridden by the options given on the command line, lexicons loaded.
+
+    Returns it with what it holds: its lexicons, its output folder and its store (the defaults filled in).
+    """
     import fairtalk
+    from fairtalk.lexicons import expand_axis
 
     values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
                                                        "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
@@ -97,11 +104,11 @@ def _config(ctx: typer.Context, path: str | None) -> Any:
         raise fairtalk.SpecError(MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if len(unused) == 1 else "y",
                                                     them="it" if len(unused) == 1 else "them"))  # fmt: skip
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
-    store = config.store if config.store is not None else str(Path(out_dir) / _STORE_FILE)
+    store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
-    axes = [name for a in config.axes for name in (fairtalk.expand_axis(a) if isinstance(a, str) else [a])]
+    axes = [name for a in config.axes for name in (expand_axis(a) if isinstance(a, str) else [a])]
     lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
-    return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons})
+    return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
 
 
 @app.command()
@@ -208,61 +215,57 @@ def audit(
     """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
+    from fairtalk.models import RayEngine
     from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table
 
-    store_path: Any = None
+    store_path: object = None
     try:
-        config = _config(ctx, config_file)
-        output, store_path = config.out_dir, config.store
-        inputs = lexicon_inputs(config.axes, "--axis")
-        check_run_folder(output, [lexicon.axis for lexicon in config.axes], inputs)  # a lexicon file is an input too
+        config, lexicons, output, store_path = _config(ctx, config_file)
+        inputs = lexicon_inputs(lexicons, "--axis")
+        check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
         check_output_folder(output, {**inputs, "--config": config_file})  # the library checks the corpus and model
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
-            run = fairtalk.run_audit(config, progress=progress)
+            run = fairtalk.audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
     if json_out:
         print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
-    on_ray = " · engine ray" if isinstance(config.engine, fairtalk.RayEngine) else ""
+    on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))
-        cov = axis_run.coverage
-        say(f"{name}: {cov['n_read']:,} contexts read, {cov['n_matched']:,} mention a group, {cov['n_pairs']:,} pairs audited")
-        by_group = dict(cov.get("n_by_group") or {})
-        if (
-            not cov.get("balance")
-            and min(by_group.values(), default=0)
-            and max(by_group.values()) / sum(by_group.values()) >= 0.8
-        ):
+        cov, check = axis_run.coverage, axis_run.pairs_check
+        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {cov.n_pairs:,} pairs audited")
+        by_group = cov.n_by_group
+        if not cov.balance and min(by_group.values(), default=0) and max(cov.original_shares.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])
             say(
-                f"{name}: {by_group[big] / sum(by_group.values()):.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals",
+                f"{name}: {cov.original_shares[big]:.1%} of the pairs' originals are {big} wording; --balance draws equally from each group's originals",
                 style="yellow",
             )
-        if (check := axis_run.pairs_check) and check.get("n_leftover"):
+        if check is not None and check.n_leftover:
             say(
-                f"{name}: {check['n_leftover']:,} pairs ({check['leftover_share']:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
+                f"{name}: {check.n_leftover:,} pairs ({check.leftover_share:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
                 style="yellow",
             )
-        first = dict(cov.get("skipped_first") or ())
-        for reason, n in cov.get("skipped") or ():
+        first = dict(cov.skipped_first)
+        for reason, n in cov.skipped:
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         if axis_run.similarity is not None:
-            from fairtalk.report.similarity_table import VERDICT_DISAGREE, similarity_basis
+            from fairtalk.report.similarity_table import similarity_basis, similarity_row
 
             for warning in axis_run.similarity.warnings:
                 say(f"{name}: warning: similarity: {warning}", style="bold yellow")
             say(f"{name}: similarity: {similarity_basis(axis_run.similarity)}")
             for row in axis_run.similarity.rows:
                 verdict = "differ more than the baseline" if row.detected else "do not differ more than the baseline"
-                if row.verdict == VERDICT_DISAGREE:
+                if similarity_row(row)["disagree"]:  # the test and its interval disagree
                     verdict = "are not counted as differing (the test and its 95% CI disagree)"
                 p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
                 say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "

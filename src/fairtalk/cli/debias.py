@@ -42,6 +42,7 @@ def augment(
     import time
 
     import fairtalk
+    from fairtalk.debias.cda import write_dialogues
     from fairtalk.report import check_not_input
 
     started = time.perf_counter()
@@ -50,7 +51,7 @@ def augment(
     contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
     check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
     augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
-    fairtalk.write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
+    write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 
@@ -119,6 +120,7 @@ def pool_filter(
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
+    from fairtalk.debias.candidate_filter import filter_pool, read_pool, write_pool
     from fairtalk.report import check_not_input
 
     reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
@@ -129,10 +131,10 @@ def pool_filter(
     check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
     lex = None if axis is None else resolve_lexicon(axis, None)
     check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
-    candidates = fairtalk.read_pool(pool)
+    candidates = read_pool(pool)
     if not candidates:
         raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
-    result = fairtalk.filter_pool(
+    result = filter_pool(
         candidates,
         drop=reasons,
         swapper=lex,
@@ -140,7 +142,7 @@ def pool_filter(
         negative_threshold=negative_threshold,
         offense_scorer=offense,
     )
-    fairtalk.write_pool(result.kept, output, input_path=pool)
+    write_pool(result.kept, output, input_path=pool)
     from rich.table import Table
 
     table = Table(title="fairtalk pool-filter", show_header=False, title_justify="left")

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, BinaryIO
 
 import typer
 
 from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Mixed, Split, Variant, was_given
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from fairtalk import Coverage, Pair, PairsCheck, PairSet
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
 _MSG_BLANK = "{option} is empty"
@@ -73,6 +79,7 @@ def pairs(
     import time
 
     import fairtalk
+    from fairtalk.pairs import PairsChecker
 
     started = time.perf_counter()
     if limit is not None and limit < 1:
@@ -86,21 +93,19 @@ def pairs(
     check_path = _check_outputs(ctx, output, check, inputs)
     swapper = fairtalk.Swapper(lex, seed=seed)
     pair_set = fairtalk.build_pairs(contexts, swapper, mixed=mixed.value, limit=limit, seed=seed, balance=balance)
-    checker = fairtalk.PairsChecker(swapper)
+    checker = PairsChecker(swapper)
     written = _some_pairs(map(checker.add, pair_set), pair_set)  # none at all: an error, and the old file stays
     if output == "-":
         with stdout_to_stderr() as stdout:  # what else prints meanwhile goes to stderr: stdout holds only the pairs
             fairtalk.write_pairs(written, stdout)
     else:
         fairtalk.write_pairs(written, output)
-    result = checker.result()
-    if check_path is not None:
-        result.write(check_path)
+    result = checker.result() if check_path is None else checker.write(check_path)
     _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started,
                     check=result, check_path=check_path)  # fmt: skip
 
 
-def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: dict[str, Any]) -> str | None:
+def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: Mapping[str, object]) -> str | None:
     """Check, before any work, where the pairs and the check go; return the check's path (None: no check).
 
     Neither may be an input. A place the user did not name (the default ``-o``, the check
@@ -125,7 +130,7 @@ def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: d
     return check_path
 
 
-def _some_pairs(pairs: Any, pair_set: Any) -> Any:
+def _some_pairs(pairs: Iterable[Pair], pair_set: PairSet) -> Iterator[Pair]:
     """``pairs`` as they come; an InputError at the end when there was none, saying why (what was read, matched, skipped)."""
     import fairtalk
 
@@ -142,13 +147,12 @@ def _some_pairs(pairs: Any, pair_set: Any) -> Any:
         raise fairtalk.InputError(_MSG_NO_PAIRS.format(why=why))
 
 
-def _print_coverage(coverage: object, output: str, seconds: float, *, check: object = None,
+def _print_coverage(cov: Coverage, output: str, seconds: float, *, check: PairsCheck | None = None,
                     check_path: str | None = None) -> None:  # fmt: skip
     """Render a pairs Coverage summary (and the validity check) as a rich table on stderr."""
     from rich.table import Table
     from rich.text import Text
 
-    cov: Any = coverage
     table = Table(title=f"fairtalk pairs · axis {cov.axis}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
@@ -183,7 +187,7 @@ def _print_coverage(coverage: object, output: str, seconds: float, *, check: obj
     err_console.print(table, markup=False, highlight=False)
 
 
-def _check_rows(table: Any, check: Any, path: str | None) -> None:
+def _check_rows(table: Table, check: PairsCheck, path: str | None) -> None:
     """The validity check's rows: leftover markers, terms kept on purpose, the file."""
     from rich.text import Text
 
@@ -232,7 +236,7 @@ def swap(
         raise typer.Exit(code=0) from None
 
 
-def _line_blocks(stream: Any, size: int = 1 << 20) -> Any:
+def _line_blocks(stream: BinaryIO, size: int = 1 << 20) -> Iterator[str]:
     """Whole lines of a byte stream in blocks of about ``size`` bytes, decoded (undecodable bytes kept).
 
     Each block ends with a newline; a last line without one gets one; CRLF line ends become LF.

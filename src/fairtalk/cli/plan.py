@@ -34,15 +34,15 @@ _MSG_RATE_UNKNOWN = (
 def _kinds() -> dict[str, str]:
     """Result key -> kind (rate, count, corpus) of every registered measure that builds without options."""
     import fairtalk
+    from fairtalk.measures import measure_names
 
     kinds: dict[str, str] = {}
-    for name in fairtalk.measure_names():
+    for name in measure_names():
         try:
             measure = fairtalk.get_measure(name)
         except (fairtalk.FairtalkError, TypeError, ValueError, ImportError):  # needs options (attribute_words: a lexicon)
             continue
-        declared = getattr(measure, "kinds", None) or {}
-        kinds.update({key: str(declared.get(key, measure.kind)) for key in measure.keys})
+        kinds.update({key: str(measure.kind_of(key)) for key in measure.keys})
     return kinds
 
 

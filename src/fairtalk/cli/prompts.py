@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import typer
 
 from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say
 from fairtalk.cli._choices import Engine, Mode
-from fairtalk.cli._inference import SYSTEM_PROMPT
+from fairtalk.cli._test_options import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
     ENGINE,
     MODEL_ARG,
@@ -20,6 +20,11 @@ from fairtalk.cli.respond import (
     engine_option,
     model_options,
 )
+
+if TYPE_CHECKING:  # the public names, for annotations only
+    import fairtalk
+    from fairtalk.prompts.sources import PromptSet
+    from fairtalk.prompts.templates import GroupSet
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -33,20 +38,21 @@ _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
 
 
-def _groups(path: str | None):
-    import fairtalk
+def _groups(path: str | None) -> GroupSet:
+    from fairtalk.prompts.templates import default_groups, load_groups
 
-    return fairtalk.load_groups(path) if path else fairtalk.default_groups()
-
-
-def _paraphrase(groups_file: str | None, source: str = "builtin", **options):
-    """``fairtalk.paraphrase_prompts`` for the groups file (or the paper's groups)."""
-    import fairtalk
-
-    return fairtalk.paraphrase_prompts(_groups(groups_file), source=source, **options)
+    return load_groups(path) if path else default_groups()
 
 
-def _print_filters(filtered) -> None:
+def _paraphrase(groups_file: str | None, source: str = "builtin", **options: Any) -> PromptSet:
+    """``fairtalk.prompts.paraphrase_prompts`` for the groups file (or the paper's groups)."""
+    from fairtalk.prompts.sources import paraphrase_prompts
+
+    return paraphrase_prompts(_groups(groups_file), source=source, **options)
+
+
+def _print_filters(made: PromptSet) -> None:
+    filtered = made.filtered
     dropped = ", ".join(f"{name} {n}" for name, n in filtered.counts)
     console.print(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})", highlight=False)
     if filtered.n_cells:
@@ -81,7 +87,7 @@ def prompts_paraphrase(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the model paraphraser's draws."),
 ) -> None:
     """Write the fixed prompts and their filtered paraphrases, each labelled by its structure."""
-    import fairtalk
+    from fairtalk.prompts.completions import write_prompts
     from fairtalk.report import check_not_input
 
     inputs = {
@@ -93,8 +99,8 @@ def prompts_paraphrase(
     check_output_file(output)  # '-', '~', a folder: refused before any work
     made = _paraphrase(groups, source, aesop_sources=aesop_source or (), aesop_extracts=aesop_extract or (),
                        n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
-    path = fairtalk.write_prompts(made.prompts, output)
-    _print_filters(made.filtered)
+    path = write_prompts(made.prompts, output)
+    _print_filters(made)
     console.print(f"wrote {len(made.prompts):,} prompts to {path}", highlight=False)
 
 
@@ -131,6 +137,8 @@ def prompts_generate(
     """Complete every (group, template, structure) prompt once per seed, through the run store."""
     import fairtalk
     from fairtalk.cli._output import progress_bars
+    from fairtalk.models import completion_options
+    from fairtalk.prompts.completions import read_prompts
     from fairtalk.report import check_not_input
 
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
@@ -138,11 +146,11 @@ def prompts_generate(
         check_not_input(output, {"--prompts": prompts, "--groups": groups, "--store": store_path})
         check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
         check_output_file(output)  # '-', '~', a folder: refused before any work
-        chosen = list(fairtalk.read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
+        chosen = list(read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)
         if mode == "completion":
-            options.update(fairtalk.completion_options(model, options))
+            options.update(completion_options(model, options))
         start = time.perf_counter()
         on_ray = engine_option(engine, ray_address, ray_actors)
         opened = (on_ray.responder(model, batch_size=batch_size, model_args=options) if on_ray is not None
@@ -162,7 +170,7 @@ def prompts_generate(
     except KeyboardInterrupt:
         interrupted(store_path)
     seconds = time.perf_counter() - start
-    actors = f" on {responder.n_actors} Ray actor(s)" if hasattr(responder, "n_actors") else ""
+    actors = f" on {responder.n_actors} Ray actor(s)" if responder.n_actors is not None else ""
     say(f"model {summary.fingerprint}{actors}")
     say(
         f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
@@ -226,7 +234,8 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.report import check_report_folder
+    from fairtalk.prompts.completions import read_completions
+    from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
     if (published is None) == (completions is None):
         raise fairtalk.SpecError(_MSG_INPUT)
@@ -239,7 +248,7 @@ def prompts_analyze(
             "--paraphrases": paraphrases,
             "--prompts-file": prompts_file,
         },
-        names=fairtalk.PROMPTS_REPORT_FILES,
+        names=PROMPTS_REPORT_FILES,
     )
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
@@ -251,7 +260,7 @@ def prompts_analyze(
                                        groups=group_set.groups, misaligned=cast(Literal["keep", "drop"], misaligned))  # checked above  # fmt: skip
     else:
         assert completions is not None  # exactly one of --published and --completions, checked above
-        data = fairtalk.read_completions(completions)
+        data = read_completions(completions)
     from fairtalk.cli._output import progress_bars, show_log
 
     if on_ray is not None:
@@ -262,15 +271,15 @@ def prompts_analyze(
                                           n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,
                                           engine=on_ray)  # fmt: skip
     seconds = time.perf_counter() - start
-    written = fairtalk.write_prompts_report(result, output)
+    written = write_prompts_report(result, output)
     if json_out:
         print_json(result.to_dict())
     _print_analysis(result, seconds, show_table=not json_out)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:
-        flagged = certificate["flagged"]
+        flagged = certificate.flagged
         say(
-            f"scorer check ({regard}, {certificate['n_probes']} neutral probes per group): "
+            f"scorer check ({regard}, {certificate.n_probes} neutral probes per group): "
             + (f"the labels move with the group for {', '.join(flagged)}" if flagged else "no pair's labels move with the group"),
             style="yellow" if flagged else None,
         )
@@ -281,7 +290,7 @@ def prompts_analyze(
     say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: {', '.join(p.name for p in written.values())}")
 
 
-def _print_analysis(result, seconds: float, show_table: bool = True) -> None:
+def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
 
     table = Table(title=f"label distribution (%), all structures · {result.data.n_rows:,} completions · {seconds:.2f} s")
@@ -290,8 +299,8 @@ def _print_analysis(result, seconds: float, show_table: bool = True) -> None:
         table.add_column(label, justify="right")
     table.add_column("mean regard", justify="right")
     for group in ["all", *result.groups]:
-        dist = result.distribution[group]
-        table.add_row(group, *(f"{100 * dist[label]:.1f}" for label in result.labels), f"{result.regard[group].mean:+.3f}")
+        shares = result.distribution.loc[group]
+        table.add_row(group, *(f"{100 * shares[label]:.1f}" for label in result.labels), f"{result.regard[group].mean:+.3f}")
     if show_table:
         console.print(table)
     for name, g in result.gaps.items():
@@ -305,7 +314,7 @@ def _print_analysis(result, seconds: float, show_table: bool = True) -> None:
             f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )
     robustness, null = result.robustness, result.robustness.null
-    if robustness.single.n and null is not None and null.single is not None:
+    if robustness.single.n and null is not None and null.single is not None and null.halves is not None:
         say(
             f"robustness: single structures {robustness.single.mean:.3f} against {null.single:.3f} "
             f"with shuffled structure labels (halves {robustness.halves.mean:.3f} vs {null.halves:.3f})"
@@ -319,6 +328,8 @@ def _print_analysis(result, seconds: float, show_table: bool = True) -> None:
             style="yellow",
         )
     summary = result.data_summary
+    if summary is None:  # an analysis made without analyze_prompts: nothing was read
+        return
     n_empty, n_echo = summary.excluded.get("empty", 0), summary.excluded.get("echo", 0)
     if n_empty or n_echo:
         say(
@@ -361,15 +372,15 @@ def regard_train(
     ),
 ) -> None:
     """Train a regard classifier (TF-IDF + VADER, sentence embeddings, or a fine-tuned encoder); use it with --regard path:DIR."""
-    import fairtalk
     from fairtalk.cli._output import progress_bars
+    from fairtalk.measures.regard_train import train_regard
     from fairtalk.report import check_output_folder
 
     check_output_folder(output, {"--data": data})  # before the training: no root, home or folder holding the data
     start = time.perf_counter()
     with progress_bars() as progress:
-        report = fairtalk.train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder,
-                                       lexicon_weight=lexicon_weight, progress=progress)  # fmt: skip
+        report = train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder,
+                              lexicon_weight=lexicon_weight, progress=progress)  # fmt: skip
     counts = ", ".join(f"{k} {v}" for k, v in report.n_by_label.items())
     if report.cv_accuracy is None or report.cv_macro_f1 is None:
         figures = "not cross-validated (give --cv K to fine-tune K more times and report it)"

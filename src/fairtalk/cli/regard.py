@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from fairtalk.cli._app import check_output_file, console, info, say
 from fairtalk.cli._choices import was_given
 from fairtalk.cli.prompts import regard_app
+
+if TYPE_CHECKING:  # the public names, for annotations only
+    from fairtalk.prompts.regard_check import RegardCheck
 
 _MSG_NO_TEXTS = "no texts to label (the file holds no record)"
 _MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
@@ -21,15 +26,16 @@ def regard_label(
 ) -> None:
     """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
     import fairtalk
+    from fairtalk.prompts.regard_check import read_labels, write_labels
     from fairtalk.report import check_not_input
 
     check_not_input(output, {"--input": input_file})
     check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
-    records = fairtalk.read_regard_labels(input_file, need_text=True)
+    records = read_labels(input_file, need_text=True)
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
-    fairtalk.write_regard_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
+    write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
     counts = {
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
     }
@@ -49,6 +55,7 @@ def regard_check(
 ) -> None:
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
+    from fairtalk.prompts.regard_check import check_labels, read_labels
 
     if predicted is not None and was_given(ctx, "regard"):
         raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word
@@ -57,21 +64,21 @@ def regard_check(
 
         check_not_input(output, {"--gold": gold, "--predicted": predicted})
         check_output_file(output)
-    records = fairtalk.read_regard_labels(gold, need_text=predicted is None)
+    records = read_labels(gold, need_text=predicted is None)
     if predicted is not None:
-        guesses = {r["id"]: r["label"] for r in fairtalk.read_regard_labels(predicted)}
+        guesses = {r["id"]: r["label"] for r in read_labels(predicted)}
         source = predicted
     else:
         labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
         guesses = {r["id"]: int(v) for r, v in zip(records, labels)}
         source = regard
-    result = fairtalk.check_regard_labels(records, guesses)
+    result = check_labels(records, guesses)
     if output is not None:
         result.write(output)
     _print_check(result, source)
 
 
-def _print_check(result, source: str) -> None:  # noqa: ANN001
+def _print_check(result: RegardCheck, source: str) -> None:
     from rich.table import Table
 
     say(

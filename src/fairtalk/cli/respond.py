@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 import typer
 
@@ -17,7 +17,12 @@ from fairtalk.cli._app import (
     stdout_to_stderr,
 )
 from fairtalk.cli._choices import Engine, plain, was_given
-from fairtalk.cli._inference import SYSTEM_PROMPT, text_or_file
+from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
+
+if TYPE_CHECKING:
+    from fairtalk import DecodingSettings, Responder
+    from fairtalk.models import RayEngine
+    from fairtalk.results import GenerationSummary
 
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
@@ -80,7 +85,7 @@ def stop_strings(values: list[str] | None) -> list[str]:
 
 def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
                       top_p: float | None, stop: list[str] | None = None,
-                      repetition_penalty: float | None = None) -> Any:  # fmt: skip
+                      repetition_penalty: float | None = None) -> DecodingSettings:  # fmt: skip
     """The DecodingSettings the decoding options describe (SpecError for a bad value).
 
     ``--temperature`` (other than 1), ``--top-k`` and ``--top-p`` without ``--sample`` are an
@@ -99,23 +104,24 @@ def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, 
                                      repetition_penalty=repetition_penalty)  # fmt: skip
 
 
-def engine_option(engine: Any, address: str | None, n_actors: int | None, base: Any = None) -> Any:
+def engine_option(engine: Engine | str | None, address: str | None, n_actors: int | None,
+                  base: RayEngine | str | None = None) -> RayEngine | None:  # fmt: skip
     """The engine ``--engine``/``--ray-address``/``--ray-actors`` give over ``base`` (a config file's): None or a RayEngine."""
     import dataclasses
 
     import fairtalk
+    from fairtalk.models import RayEngine
 
     name = plain(engine)
-    current = base if isinstance(base, fairtalk.RayEngine) and name != "local" else None
+    current = base if isinstance(base, RayEngine) and name != "local" else None
     if name == "ray" and current is None:
-        current = fairtalk.RayEngine()
+        current = RayEngine()
     if current is None:
         if address is not None or n_actors is not None:
             raise fairtalk.SpecError(_MSG_RAY_ONLY)
         return None
-    changes: dict[str, Any] = {key: value for key, value in (("address", address), ("num_actors", n_actors))
-                               if value is not None}  # fmt: skip
-    return dataclasses.replace(current, **changes)
+    return dataclasses.replace(current, address=current.address if address is None else address,
+                               num_actors=current.num_actors if n_actors is None else n_actors)  # fmt: skip
 
 
 def check_max_errors(max_errors: int | None) -> None:
@@ -132,8 +138,9 @@ def model_options(model_arg: list[str] | None, system_prompt: str | None = None)
     SpecError for a malformed or repeated one, or a system prompt given both ways.
     """
     import fairtalk
+    from fairtalk.models import parse_model_args
 
-    options = fairtalk.parse_model_args(model_arg or [])
+    options = parse_model_args(model_arg or [])
     if (system := text_or_file(system_prompt, "--system-prompt")) is not None:
         if "system_prompt" in options:
             raise fairtalk.SpecError("give the system prompt once: --system-prompt or --model-arg system_prompt=...")
@@ -141,27 +148,27 @@ def model_options(model_arg: list[str] | None, system_prompt: str | None = None)
     return options
 
 
-def model_inputs(responder: Any) -> dict[str, str]:
+def model_inputs(responder: Responder) -> dict[str, str]:
     """The files a loaded model was made from (``input_paths``), by what they are, for the never-overwrite checks."""
-    paths = tuple(getattr(responder, "input_paths", ()) or ())
+    paths = responder.input_paths
     return {(f"the model file #{i + 1}" if i else "the model file"): str(path) for i, path in enumerate(paths)}
 
 
-def generation_line(summary: Any) -> str:
+def generation_line(summary: GenerationSummary) -> str:
     """One line of generation counts: pair sides generated, from the store, failed; a server's requests and retries."""
     line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
     if summary.n_pairs_with_errors:
         line += f" ({summary.n_pairs_with_errors:,} pairs left out; failures are retried on the next run)"
-    if getattr(summary, "max_in_flight", None) is not None and summary.n_generated:
+    if summary.max_in_flight is not None and summary.n_generated:
         line += f"; up to {summary.max_in_flight:,} of max_concurrency {summary.max_concurrency:,} requests in flight"
-    if getattr(summary, "retry_budget", None) is not None and (summary.n_generated or summary.n_errors):
+    if summary.retry_budget is not None and (summary.n_generated or summary.n_errors):
         line += f"; {summary.n_retries:,} of {summary.retry_budget:,} retries used"  # requests were sent: say how they went
         if summary.n_retries_refused:
             line += f", {summary.n_retries_refused:,} failure(s) not retried (retry budget spent)"
     return line
 
 
-def generation_lines(summary: Any) -> list[str]:
+def generation_lines(summary: GenerationSummary) -> list[str]:
     """The counts line, then (indented) the failures by kind, their first messages and replaced code points."""
     lines = [generation_line(summary)]
     if summary.error_counts:
@@ -224,7 +231,7 @@ def respond(
                  system_prompt=system_prompt, engine=engine, ray_address=ray_address, ray_actors=ray_actors)  # fmt: skip
 
 
-def _respond(ctx: typer.Context, document: Any, *, pairs: str, model: str, model_arg: list[str] | None,
+def _respond(ctx: typer.Context, document: IO[str] | None, *, pairs: str, model: str, model_arg: list[str] | None,
              model_version: str | None, output: str, store: str | None, seed: int, max_errors: int | None,
              max_consecutive_failures: int, batch_size: int, max_new_tokens: int, sample: bool, temperature: float,
              top_k: int | None, top_p: float | None, stop: list[str] | None, repetition_penalty: float | None,
@@ -275,7 +282,7 @@ def _respond(ctx: typer.Context, document: Any, *, pairs: str, model: str, model
         if responder is not None:
             responder.close()
     summary = generation.summary
-    actors = f" on {responder.n_actors} Ray actor(s)" if hasattr(responder, "n_actors") else ""
+    actors = "" if responder is None or responder.n_actors is None else f" on {responder.n_actors} Ray actor(s)"
     say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)

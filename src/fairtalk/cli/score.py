@@ -16,7 +16,7 @@ from fairtalk.cli._app import (
 )
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
-from fairtalk.cli._inference import (
+from fairtalk.cli._test_options import (
     BINARY_TEST,
     CLUSTERS,
     CONFIG,

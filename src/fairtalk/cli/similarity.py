@@ -6,7 +6,7 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, info, print_json, say
 from fairtalk.cli._choices import SimilarityMethod, comma_list
-from fairtalk.cli._inference import SYSTEM_PROMPT
+from fairtalk.cli._test_options import SYSTEM_PROMPT
 from fairtalk.cli.respond import (
     BATCH_SIZE,
     MAX_CONSECUTIVE_FAILURES,
@@ -62,7 +62,7 @@ def similarity(
 
     import fairtalk
     from fairtalk.cli._output import progress_bars
-    from fairtalk.report.similarity_table import VERDICT_DISAGREE, similarity_basis, similarity_row
+    from fairtalk.report.similarity_table import similarity_basis, similarity_row
 
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
     if output is not None:
@@ -93,6 +93,6 @@ def similarity(
     console.print(table)
     say(similarity_basis(result))
     for row in result.rows:
-        if row.verdict == VERDICT_DISAGREE:
+        if similarity_row(row)["disagree"]:  # test and interval disagree: the row says which
             say(f"{row.method}: {row.note}")
     say(f"model {result.model}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from fairtalk.counterfactual._senses import SPACE
 from fairtalk.lexicons import Lexicon
@@ -23,9 +24,9 @@ def terms_regex(terms: Iterable[str]) -> str:
     return _LEFT + _trie_regex(trie) + _RIGHT if trie else r"(?!)"
 
 
-def _trie(terms: Iterable[str]) -> dict:
+def _trie(terms: Iterable[str]) -> dict[str, Any]:
     """A character trie of the terms; the key ``""`` marks the end of a term."""
-    root: dict = {}
+    root: dict[str, Any] = {}
     for term in terms:
         node = root
         for char in term:
@@ -42,7 +43,7 @@ def _char_regex(char: str) -> str:
     return re.escape(char)
 
 
-def _trie_regex(node: dict) -> str:
+def _trie_regex(node: dict[str, Any]) -> str:
     """Regex for a trie node: greedy, so the longest term that ends on a word boundary wins."""
     branches = [_char_regex(char) + _trie_regex(child) for char, child in sorted(node.items()) if char]
     if not branches:

@@ -25,7 +25,7 @@ beside the target and renames it at the end, and refuses a target that is one of
 from __future__ import annotations
 
 import gzip
-import json
+import io
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -35,6 +35,7 @@ from pathlib import Path
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import OutputError
 from fairtalk.files import atomic_writer, same_file
+from fairtalk.jsonl import write_records
 from fairtalk.records import Context, Swap
 
 __all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "write_dialogues"]
@@ -226,14 +227,6 @@ def _input_path(spec: str | os.PathLike[str]) -> Path:
     return Path(text)
 
 
-def _json_line(record: dict[str, object]) -> bytes:
-    """One UTF-8 JSON line; a text with lone surrogates falls back to ASCII escapes."""
-    try:
-        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(record) + "\n").encode("ascii")
-
-
 def write_dialogues(
     dialogues: Iterable[AugmentedDialogue],
     path: str | os.PathLike[str],
@@ -269,14 +262,14 @@ def write_dialogues(
             continue
         if same_file(target, _input_path(source)):
             raise OutputError(_MSG_SAME_FILE.format(input=os.fspath(source)), path=os.fspath(path))
-    n_written = 0
     with atomic_writer(target, binary=True) as raw:
         stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" else raw
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
         try:
-            for dialogue in dialogues:
-                stream.write(_json_line(dialogue.to_dict()))
-                n_written += 1
+            n_written = write_records(text, (dialogue.to_dict() for dialogue in dialogues))
+            text.flush()
         finally:
+            text.detach()  # the writer closes the file, not the wrapper
             if stream is not raw:
                 stream.close()
     return n_written

@@ -219,7 +219,8 @@ class EmbeddingRegularizer(torch.nn.Module):
         if index.shape[0] == 0:
             return weight.new_zeros((0,))
         vectors = (weight[index] * mask.to(weight.dtype).unsqueeze(-1)).sum(dim=1)
-        return torch.linalg.vector_norm((vectors[0::2] - vectors[1::2]).float(), dim=1)
+        norms: torch.Tensor = torch.linalg.vector_norm((vectors[0::2] - vectors[1::2]).float(), dim=1)
+        return norms
 
     def forward(self) -> torch.Tensor:
         """The loss term, a scalar tensor: ``k`` times the sum of :meth:`distances`."""

@@ -85,7 +85,7 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
-def check_not_input(output: str | os.PathLike[str], inputs: dict[str, Any], *, option: str = "-o") -> None:
+def check_not_input(output: str | os.PathLike[str], inputs: Mapping[str, Any], *, option: str = "-o") -> None:
     """Raise OutputError if ``output`` is one of ``inputs`` (a name -> path mapping; None paths are skipped)."""
     for name, path in inputs.items():
         if path is not None and same_file(output, path):
@@ -107,7 +107,7 @@ def check_default_output(path: str | os.PathLike[str], *, ours: Callable[[Path],
         raise OutputError(_MSG_NOT_OURS.format(what=what, option=option), path=str(target))
 
 
-def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs: dict[str, Any]) -> None:
+def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs: Mapping[str, Any]) -> None:
     """Raise OutputError if an input lies at or under ``folder/entry`` for an entry a run replaces."""
     base = Path(folder).resolve()
     for entry in entries:

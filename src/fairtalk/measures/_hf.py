@@ -73,7 +73,7 @@ class HFTextClassifier:
         """Whether outputs are independent sigmoids rather than one softmax (loads the model)."""
         _, _, model = self._load()
         config = model.config  # type: ignore[attr-defined]
-        return config.num_labels == 1 or config.problem_type == "multi_label_classification"
+        return bool(config.num_labels == 1 or config.problem_type == "multi_label_classification")
 
     def probabilities(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), n_labels)`` array of class probabilities."""

@@ -32,15 +32,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.measures._text import check_texts, package_version, tokenize
+from fairtalk.measures.base import Measure
 
 if TYPE_CHECKING:
     from fairtalk.lexicons import AttributeList, Lexicon
+
+    #: What ``attributes=`` accepts: ``{name: words}``, or list names, list files and loaded lists.
+    Attributes: TypeAlias = Mapping[str, Iterable[str]] | Sequence[AttributeList | str | os.PathLike[str]]
 
 __all__ = ["AttributeWords"]
 
@@ -85,7 +89,7 @@ def _split(name: str, entries: Iterable[str], source: str = "", sha256: str = ""
     return _List(name, frozenset(words), tuple(sorted(phrases)), source, sha256, n_entries)
 
 
-def _resolve(attributes: Any, lexicon: Lexicon | None) -> tuple[_List, ...]:
+def _resolve(attributes: Attributes | str | os.PathLike[str] | None, lexicon: Lexicon | None) -> tuple[_List, ...]:
     if attributes is None:
         if lexicon is None:
             raise SpecError(_MSG_NO_LISTS)
@@ -96,12 +100,12 @@ def _resolve(attributes: Any, lexicon: Lexicon | None) -> tuple[_List, ...]:
     else:
         if isinstance(attributes, (str, os.PathLike)):
             attributes = (attributes,)
-        for item in attributes:
-            if isinstance(item, (str, os.PathLike)):
+        for given in attributes:
+            if isinstance(given, (str, os.PathLike)):
                 from fairtalk.lexicons import load_attributes
 
-                item = load_attributes(item)
-            lists.append(_split(item.name, item.words, getattr(item, "source", ""), getattr(item, "sha256", "")))
+                given = load_attributes(given)
+            lists.append(_split(given.name, given.words, given.source, given.sha256))
     if not lists:
         raise SpecError(_MSG_NO_LISTS)
     seen: set[str] = set()
@@ -112,7 +116,7 @@ def _resolve(attributes: Any, lexicon: Lexicon | None) -> tuple[_List, ...]:
     return tuple(lists)
 
 
-class AttributeWords:
+class AttributeWords(Measure):
     """Counts, per response, the words of each attribute list (lemma- and surface-matched).
 
     Parameters
@@ -137,13 +141,12 @@ class AttributeWords:
 
     def __init__(
         self,
-        attributes: Mapping[str, Iterable[str]] | Sequence[AttributeList | str | os.PathLike[str]] | None = None,
+        attributes: Attributes | None = None,
         *,
         lexicon: Lexicon | None = None,
     ) -> None:
         self._lists = _resolve(attributes, lexicon)
-        self.keys: tuple[str, ...] = tuple(f"{item.name}_words" for item in self._lists)
-        self.higher_is_better: Mapping[str, bool | None] = MappingProxyType({key: None for key in self.keys})
+        self._keys = tuple(f"{item.name}_words" for item in self._lists)
         self._lemmas: dict[str, str] = {}
         self._hits: dict[str, tuple[int, ...]] = {}
         self._has_phrases = any(item.phrases for item in self._lists)
@@ -151,6 +154,16 @@ class AttributeWords:
 
     def __repr__(self) -> str:
         return f"AttributeWords({[item.name for item in self._lists]!r})"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """One key per list, ``f"{list_name}_words"``, in the lists' order."""
+        return self._keys
+
+    @property
+    def higher_is_better(self) -> Mapping[str, bool | None]:
+        """Neither direction is better for any list."""
+        return MappingProxyType({key: None for key in self._keys})
 
     @property
     def list_names(self) -> tuple[str, ...]:

@@ -50,6 +50,7 @@ import numpy as np
 
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import check_texts, tokenize
+from fairtalk.measures.base import Measure
 
 __all__ = ["RULES", "SCRIPTS", "Degenerate", "loops", "majority_script"]
 
@@ -149,7 +150,7 @@ def loops(text: str) -> bool:
     return _repeated_ngram(tokens) or _repeated_3grams(tokens)
 
 
-class Degenerate:
+class Degenerate(Measure):
     """Flags answers that loop or are garbage; ``degenerate_rate`` is 1.0 for those, else 0.0.
 
     See the module docstring for the rules and what they leave alone.

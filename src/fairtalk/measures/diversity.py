@@ -28,6 +28,7 @@ import numpy as np
 
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import check_texts, dedupe, tokenize
+from fairtalk.measures.base import CorpusMeasure
 
 __all__ = ["DEFINITIONS", "DistinctStatistic", "Diversity"]
 
@@ -137,7 +138,7 @@ def _index(ids_per_text: list[np.ndarray]) -> _NgramIndex:
     return _NgramIndex(n_single, owners, starts)
 
 
-class Diversity:
+class Diversity(CorpusMeasure):
     """The paper's diversity measure: distinct-1, distinct-2 and their mean over one side's responses.
 
     Parameters

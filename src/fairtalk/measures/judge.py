@@ -60,7 +60,7 @@ import numpy as np
 from fairtalk.errors import SpecError
 from fairtalk.lexicons.identity import identity_masker
 from fairtalk.measures._text import check_texts
-from fairtalk.measures.base import MeasureKind
+from fairtalk.measures.base import Measure, MeasureKind
 
 __all__ = ["DEFAULT_RUBRIC", "DEFAULT_SCALE_RUBRIC", "Judge", "JudgeReading", "parse_scale", "parse_score", "parse_yes_no"]
 
@@ -195,7 +195,7 @@ def parse_score(answer: str, scale: tuple[int, int]) -> float | None:
     return value if low <= value <= high else None
 
 
-class Judge:
+class Judge(Measure):
     """A model's verdict on each response: ``{name}_yes`` (or, on a scale, ``{name}_score``) and ``{name}_unparsed``.
 
     Parameters
@@ -255,16 +255,12 @@ class Judge:
         self.ask = ask
         self.rubric = rubric
         self.mask_terms = tuple(mask_terms)
-        self.name = name
+        self._name = name
         self.judge = judge
         verdict, unparsed, failed = f"{name}_yes" if self.scale is None else f"{name}_score", f"{name}_unparsed", f"{name}_error"
-        self.keys = (verdict, unparsed, failed)
-        self.kind: MeasureKind = "rate" if self.scale is None else "count"
-        #: Per key: the score is a count, whether it was unparsed or failed a rate.
-        self.kinds: Mapping[str, MeasureKind] = MappingProxyType({verdict: self.kind, unparsed: "rate", failed: "rate"})
-        #: Keys that are NaN for a response the judge gave no score (or failed on): that pair leaves the key's test.
-        self.unscored_keys: frozenset[str] = frozenset({verdict, unparsed})
-        self.higher_is_better: Mapping[str, bool | None] = MappingProxyType(
+        self._keys = (verdict, unparsed, failed)
+        self._kind: Literal["rate", "count"] = "rate" if self.scale is None else "count"
+        self._higher_is_better: Mapping[str, bool | None] = MappingProxyType(
             {verdict: higher_is_better, unparsed: False, failed: False}
         )
         #: Failed answers so far, by kind (the exception's class name), and the first message of each kind.
@@ -273,6 +269,37 @@ class Judge:
         self._mask = identity_masker(self.mask_terms) if self.mask_terms else (lambda text: text)
         self._close = close
         self._readings: dict[str, JudgeReading] = {}
+
+    @property
+    def name(self) -> str:
+        """The measure's name and key prefix."""
+        return self._name
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """``{name}_yes`` (or ``{name}_score``), ``{name}_unparsed``, ``{name}_error``."""
+        return self._keys
+
+    @property
+    def kind(self) -> Literal["rate", "count"]:
+        """The verdict's kind: a rate for yes/no answers, a count on a scale."""
+        return self._kind
+
+    @property
+    def kinds(self) -> Mapping[str, MeasureKind]:
+        """Per key: the verdict's :attr:`kind`; whether an answer was unparsed or failed, a rate."""
+        verdict, unparsed, failed = self._keys
+        return MappingProxyType({verdict: self._kind, unparsed: "rate", failed: "rate"})
+
+    @property
+    def unscored_keys(self) -> frozenset[str]:
+        """Keys that are NaN for a response the judge gave no score (or failed on): that pair leaves the key's test."""
+        return frozenset(self._keys[:2])
+
+    @property
+    def higher_is_better(self) -> Mapping[str, bool | None]:
+        """Per key: the verdict's direction as given; unparsed and failed answers are worse."""
+        return self._higher_is_better
 
     def close(self) -> None:
         """Release the judge's model (what ``close`` was given)."""

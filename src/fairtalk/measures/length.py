@@ -15,11 +15,12 @@ from typing import Any, Literal
 import numpy as np
 
 from fairtalk.measures._text import check_texts, tokenize
+from fairtalk.measures.base import Measure
 
 __all__ = ["Length"]
 
 
-class Length:
+class Length(Measure):
     """Number of word tokens in each response (punctuation is not a word).
 
     Examples

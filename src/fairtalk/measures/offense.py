@@ -30,6 +30,7 @@ import numpy as np
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.measures._hf import HFTextClassifier
 from fairtalk.measures._text import check_texts, package_version, preprocess
+from fairtalk.measures.base import Measure
 
 __all__ = ["DEFAULT_OFFENSIVE_LABELS", "SCORERS", "Offense"]
 
@@ -44,7 +45,7 @@ _MSG_NO_LABELS = "none of the labels of {model!r} is listed in offensive_labels"
 _MSG_MISSING_PC = "the offense scorer needs alt-profanity-check: pip install alt-profanity-check"
 
 
-class Offense:
+class Offense(Measure):
     """Flags offensive responses; ``score`` gives ``offense_rate`` (1.0 offensive, 0.0 not) per text.
 
     Parameters
@@ -122,7 +123,8 @@ class Offense:
         if not cleaned:
             return np.zeros(0, dtype=np.float64)
         if self._sonar is not None:
-            return self._sonar.probabilities(cleaned)
+            sonar: np.ndarray = self._sonar.probabilities(cleaned)
+            return sonar
         if self._hf is None:
             try:
                 from profanity_check import predict_prob
@@ -145,9 +147,8 @@ class Offense:
         if not columns:
             raise SpecError(_MSG_NO_LABELS.format(model=self._hf.model_name), choices=labels)
         probs = self._hf.probabilities(texts)[:, columns]
-        if self._hf.multi_label:
-            return probs.max(axis=1)
-        return np.clip(probs.sum(axis=1), 0.0, 1.0)
+        out: np.ndarray = probs.max(axis=1) if self._hf.multi_label else np.clip(probs.sum(axis=1), 0.0, 1.0)
+        return out
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """``{"offense_rate": array}`` with 1.0 where the text is offensive, else 0.0."""

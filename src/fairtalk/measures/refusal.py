@@ -64,6 +64,7 @@ import numpy as np
 
 from fairtalk.errors import SpecError
 from fairtalk.measures._text import check_texts
+from fairtalk.measures.base import Measure
 from fairtalk.measures.degenerate import loops
 
 __all__ = ["CUES", "MAX_CONTENT_SHARE", "REFUSAL_PATTERNS", "Refusal"]
@@ -153,7 +154,7 @@ def _compile(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
-class Refusal:
+class Refusal(Measure):
     """Flags responses that decline or deflect; ``refusal_rate`` is 1.0 for those, else 0.0.
 
     Parameters

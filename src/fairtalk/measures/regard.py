@@ -39,6 +39,7 @@ import numpy as np
 from fairtalk.errors import SpecError
 from fairtalk.lexicons.identity import identity_masker, identity_terms, mask_identity
 from fairtalk.measures._text import check_texts, package_version
+from fairtalk.measures.base import Measure
 
 __all__ = ["BUILTIN_MODEL", "BUILTIN_MODELS", "DEFAULT_MASK_TERMS", "Regard", "mask_groups"]
 
@@ -99,7 +100,7 @@ def _parse_label_map(spec: str | Mapping[str, str] | None) -> dict[str, str]:
     return items
 
 
-class Regard:
+class Regard(Measure):
     """Regard rates per response: negative / neutral / positive / other (one of them is 1.0).
 
     Parameters
@@ -197,8 +198,10 @@ class Regard:
         backend = self._load()
         if self.scorer.startswith("hf:"):
             values = np.array([_label_value(name, self.label_map) for name in backend.labels], dtype=np.int64)
-            return values[backend.probabilities(prepared).argmax(axis=1)]
-        return backend.predict(prepared)
+            chosen: np.ndarray = values[backend.probabilities(prepared).argmax(axis=1)]
+            return chosen
+        predicted: np.ndarray = backend.predict(prepared)
+        return predicted
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """One 0/1 array per key: which of negative / neutral / positive / other each text is."""

@@ -68,7 +68,8 @@ def _base() -> tuple[Any, Any, Any]:
         package = importlib.import_module(_ENCODER_PACKAGE)
     except ImportError as exc:
         raise FairtalkError(_MSG_MISSING.format(detail=exc)) from exc
-    hf_logging.disable_progress_bar()
+    quiet: Callable[[], None] = hf_logging.disable_progress_bar  # untyped in transformers
+    quiet()
     directory = str(package.MODEL_DIR)
     return torch, AutoTokenizer.from_pretrained(directory), AutoModel.from_pretrained(directory)
 
@@ -120,7 +121,8 @@ class FinetunedRegardModel:
         """The most probable label value per text."""
         if not texts:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+        labels: np.ndarray = np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+        return labels
 
     def _trained_state(self) -> dict[str, Any]:
         state = {f"encoder.{k}": v for k, v in self.encoder.state_dict().items() if k.startswith("encoder.")}

@@ -167,13 +167,15 @@ class LinearClassifier:
         scores = np.asarray(self.features(list(texts)) @ self.coef.T) + self.intercept[None, :]
         scores -= scores.max(axis=1, keepdims=True)
         exp = np.exp(scores)
-        return exp / exp.sum(axis=1, keepdims=True)
+        out: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return out
 
     def predict(self, texts: list[str]) -> np.ndarray:
         """The most probable label value (-1, 0, 1 or 2) per text."""
         if not texts:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+        labels: np.ndarray = np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
+        return labels
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from fairtalk.measures.base import CorpusMeasure, Measure
 __all__ = ["score_unique"]
 
 _MSG_CORPUS = "{name!r} is a corpus-level measure: use its prepare(texts) instead of score_unique"
+_MSG_NOT_MEASURE = "score_unique takes a Measure (a subclass of fairtalk.measures.Measure), got {type}"
 _MSG_KEYS = "measure {name!r} returned keys {got!r}, expected {expected!r}"
 _MSG_LENGTH = "measure {name!r} returned {got} scores for key {key!r}, expected {expected}"
 
@@ -36,7 +37,7 @@ def score_unique(measure: Measure, texts: Sequence[str]) -> dict[str, np.ndarray
     Raises
     ------
     TypeError
-        ``measure`` is a corpus measure.
+        ``measure`` is a corpus measure, or not a :class:`Measure`.
     ValueError
         The measure returned other keys, or arrays of the wrong length.
 
@@ -46,9 +47,11 @@ def score_unique(measure: Measure, texts: Sequence[str]) -> dict[str, np.ndarray
     >>> score_unique(Length(), ["a b", "c", "a b"])["length"].tolist()
     [2.0, 1.0, 2.0]
     """
-    name = getattr(measure, "name", type(measure).__name__)
-    if isinstance(measure, CorpusMeasure) and not hasattr(measure, "score"):
-        raise TypeError(_MSG_CORPUS.format(name=name))
+    if isinstance(measure, CorpusMeasure):
+        raise TypeError(_MSG_CORPUS.format(name=measure.name))
+    if not isinstance(measure, Measure):
+        raise TypeError(_MSG_NOT_MEASURE.format(type=type(measure).__name__))
+    name = measure.name
     uniques, inverse = dedupe(check_texts(texts))
     scores: Mapping[str, np.ndarray] = measure.score(uniques)
     if set(scores) != set(measure.keys):

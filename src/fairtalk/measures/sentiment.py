@@ -17,6 +17,7 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.measures._text import check_texts, package_version, preprocess
+from fairtalk.measures.base import Measure
 
 __all__ = ["Sentiment"]
 
@@ -26,7 +27,7 @@ _MSG_ORDER = "sentiment negative_threshold ({negative}) must be below positive_t
 _MSG_MISSING = "the sentiment measure needs vaderSentiment: pip install vaderSentiment"
 
 
-class Sentiment:
+class Sentiment(Measure):
     """VADER compound-score sentiment: 1.0/0.0 per text for ``sentiment_positive`` and ``sentiment_negative``.
 
     Parameters

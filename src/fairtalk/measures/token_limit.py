@@ -20,12 +20,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from fairtalk.measures.base import Measure
+
 __all__ = ["TOKEN_LIMIT_KEY", "TokenLimit"]
 
 TOKEN_LIMIT_KEY = "hit_token_limit"
+_MSG_NO_TEXT = "token_limit reads the model's finish reasons, not the texts: use TokenLimit().flags(reasons)"
 
 
-class TokenLimit:
+class TokenLimit(Measure):
     """1 for an answer the token limit cut off (finish reason ``"length"``), else 0.
 
     Examples
@@ -47,6 +50,10 @@ class TokenLimit:
     def config(self) -> Mapping[str, Any]:
         """Settings for the manifest."""
         return {"source": "the model's finish_reason; 'length' counts as cut off"}
+
+    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        """Not defined: the key reads no text. Raises TypeError (score() calls :meth:`flags` on the finish reasons)."""
+        raise TypeError(_MSG_NO_TEXT)
 
     def flags(self, reasons: Sequence[str | None]) -> np.ndarray:
         """One 0/1 score per answer; an unknown reason (None) counts as not cut off."""

@@ -1,25 +1,30 @@
-"""Models under test: the Responder protocol, its adapters, and the spec registry.
+"""Models under test: the Responder base class, its adapters, and the spec registry.
 
 Adapters (one module each, imported only when their spec prefix is used):
 ``hf:`` (transformers), ``openai:`` (OpenAI-compatible servers), ``python:`` (a
 user callable), ``replay:`` (responses produced elsewhere), ``builtin:`` (``echo``,
 ``smollm2``) and ``retrieval:`` (encoder + candidate pool). :class:`RayEngine` runs the local
 ones on Ray actors (``ray_engine.py``, ``_ray_pool.py``).
+
+Every model subclasses :class:`Responder` (``fingerprint`` and ``respond`` are abstract; the
+optional capabilities have defaults). :func:`as_responder` turns what ``model=`` takes into
+one: a spec, a Responder, or a plain, :func:`batched` or ``async`` function.
 """
 
 from __future__ import annotations
 
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
     Reply,
     Responder,
     finish_reason,
-    preflight,
-    respond_each,
 )
+from fairtalk.models.python_callable import batched
 from fairtalk.models.ray_engine import ENGINES, RayEngine, resolve_engine
 from fairtalk.models.registry import (
+    ReplyFunction,
+    as_responder,
     completion_options,
     load_responder,
     model_prefixes,
@@ -28,21 +33,22 @@ from fairtalk.models.registry import (
 from fairtalk.models.spec import ModelSpec, parse_model_args, parse_model_spec
 
 __all__ = [
-    "BaseResponder",
-    "DecodingSettings",
     "ENGINES",
+    "DecodingSettings",
+    "ModelFactory",
     "ModelSpec",
     "RayEngine",
     "Reply",
+    "ReplyFunction",
     "Responder",
+    "as_responder",
+    "batched",
     "completion_options",
     "finish_reason",
     "load_responder",
     "model_prefixes",
     "parse_model_args",
     "parse_model_spec",
-    "preflight",
     "register_model",
     "resolve_engine",
-    "respond_each",
 ]

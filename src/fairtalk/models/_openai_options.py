@@ -1,4 +1,4 @@
-"""The options of the ``openai:`` adapter, validated once: :class:`OpenAIOptions`."""
+"""The options of the ``openai:`` adapter, validated once (:class:`OpenAIOptions`), and where its spec names the server."""
 
 from __future__ import annotations
 
@@ -6,8 +6,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fairtalk.errors import SpecError
+from fairtalk.models._urls import shown_url
 
-__all__ = ["OpenAIOptions"]
+__all__ = ["MSG_SPEC", "MSG_TWO_URLS", "OpenAIOptions", "server_and_model"]
+
+MSG_SPEC = (
+    "malformed openai spec {spec!r} (expected openai:URL#MODEL, e.g. openai:http://127.0.0.1:8000/v1#my-model, "
+    "or openai:MODEL?base_url=URL, e.g. openai:llama3?base_url=http://localhost:11434/v1)"
+)
+MSG_TWO_URLS = "openai: give the server URL once, before '#MODEL' or as base_url, not both (spec {spec!r})"
 
 _MSG_RANGE = "openai: {name} must be {rule}, got {value!r}"
 _MSG_KEY_ENV = (
@@ -22,6 +29,8 @@ class OpenAIOptions:
 
     ``max_concurrency`` and ``timeout`` left out (None) are chosen from the latency the
     preflight measures (8 requests in flight and 30 s without a preflight); given, they are kept.
+    ``base_url`` is the server's URL for the spec form ``openai:MODEL?base_url=URL`` (the same
+    model as ``openai:URL#MODEL``, with the same fingerprint).
     """
 
     api_key_env: str | None = None
@@ -33,6 +42,7 @@ class OpenAIOptions:
     max_backoff: float = 30.0
     system_prompt: str | None = None
     mode: Literal["chat", "completion"] = "chat"
+    base_url: str | None = None
 
     def __post_init__(self) -> None:
         for name, ok, rule in (
@@ -52,3 +62,21 @@ def _is_variable_name(name: str) -> bool:
     """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
     return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
             and name.lower() not in ("none", "null"))  # fmt: skip
+
+
+def server_and_model(target: str, base_url: str | None) -> tuple[str, str]:
+    """The server URL(s) and the model name of ``openai:TARGET``: ``URL#MODEL``, or ``MODEL`` with ``base_url``.
+
+    Examples
+    --------
+    >>> server_and_model("http://h:8000/v1#m", None), server_and_model("llama3.2:1b", "http://h:11434/v1")
+    (('http://h:8000/v1', 'm'), ('http://h:11434/v1', 'llama3.2:1b'))
+    """
+    url, sep, model = target.rpartition("#")
+    if base_url is not None:
+        if sep:
+            raise SpecError(MSG_TWO_URLS.format(spec=f"openai:{shown_url(target)}"))
+        url, model = base_url, target
+    if not url or not model:
+        raise SpecError(MSG_SPEC.format(spec=f"openai:{shown_url(target)}"))
+    return url, model

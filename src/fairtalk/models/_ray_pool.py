@@ -18,23 +18,23 @@ import math
 import os
 import sys
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import fairtalk.errors as _errors
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
     Reply,
+    Responder,
+    Stream,
     check_batch,
     collect_stream,
     finish_reason,
     length_batches,
-    preflight,
     raise_first_error,
-    respond_each,
+    respond_each_checked,
 )
 from fairtalk.models.ray_engine import RAY_PREFIXES, RayEngine, connect_ray, import_ray
 from fairtalk.models.registry import load_responder
@@ -94,11 +94,11 @@ class ModelWorker:
         if os.path.isdir(cwd):
             os.chdir(cwd)
         sys.path[:] = [*path, *(entry for entry in sys.path if entry not in path)]
-        self.model: Any = None
+        self.model: Responder | None = None
         self.error: tuple[str, str] | None = None
         try:
             self.model = load_responder(spec, **options)
-            preflight(self.model)
+            self.model.preflight()
         except Exception as exc:  # noqa: BLE001 - reported to the driver by describe()
             self.error = (type(exc).__name__, str(exc))
 
@@ -106,14 +106,15 @@ class ModelWorker:
         """The loaded model's fingerprint and files, or the error it failed to load with."""
         if self.model is None:
             return {"error": self.error}
-        paths = getattr(self.model, "input_paths", ())
-        paths = tuple(str(p) for p in paths) if isinstance(paths, (tuple, list)) else ()
+        paths = tuple(str(p) for p in self.model.input_paths)
         return {"fingerprint": self.model.fingerprint, "input_paths": paths, "pid": os.getpid()}
 
     def respond(self, contexts: list[str], settings: DecodingSettings, seeds: list[int]) -> tuple[str, Any]:
         """``("ok", rows)`` with one encoded answer or error per context, or ``("raise", (kind, message))``."""
+        if self.model is None:  # the driver never sends work to an actor that failed to load
+            return ("raise", ("ResponderAborted", _MSG_TASK.format(error=f"the model did not load: {self.error}")))
         try:
-            out = respond_each(self.model, contexts, settings, seeds=seeds)
+            out = respond_each_checked(self.model, contexts, settings, seeds=seeds)
         except FairtalkError as exc:
             return ("raise", (type(exc).__name__, str(exc)))
         except Exception as exc:  # noqa: BLE001 - a bug in the model stops the run, saying what it was
@@ -137,7 +138,7 @@ class _Batch:
     n_lost: int = 0
 
 
-class RayResponder(BaseResponder):
+class RayResponder(Responder):
     """A model spec loaded on Ray actors: ``respond_stream`` yields each answer as its batch finishes.
 
     ``fingerprint`` and ``input_paths`` are those the first ready actor reports (an actor that
@@ -247,9 +248,7 @@ class RayResponder(BaseResponder):
         """Actors not given up."""
         return sum(slot.state != "dead" for slot in self._slots)
 
-    def respond_stream(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> Iterator[tuple[int, str | ResponderError] | None]:
+    def respond_stream(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> Stream:
         """Yield ``(index, answer or error)`` as each batch finishes, and None every HEARTBEAT without one."""
         check_batch(contexts, seeds)
         size = max(1, min(self.batch_size, math.ceil(len(contexts) / max(1, self.n_actors))))

@@ -1,4 +1,4 @@
-"""The Responder protocol, decoding settings, and helpers every adapter shares.
+"""The Responder base class, decoding settings, and helpers every adapter shares.
 
 A responder maps a batch of dialogue contexts to one response each, in order::
 
@@ -11,6 +11,11 @@ that also carry ``finish_reason`` (``"length"`` when the token limit cut the ans
 ``respond_each`` is the error-tolerant form: it returns, per item, either the
 response or the :class:`~fairtalk.errors.ResponderError` that item raised, so one
 bad item never loses the rest of its batch (the run store uses it).
+
+:class:`Responder` is an abstract base class: ``fingerprint`` and ``respond`` are abstract,
+and every optional capability (per-item answers, streaming, preflight, input paths, Ray actors,
+the counters of a server adapter) is a member with a default, so no stage asks a model
+whether it has one. :class:`ModelFactory` is what a spec prefix is registered as.
 """
 
 from __future__ import annotations
@@ -18,31 +23,37 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from types import MappingProxyType, TracebackType
+from typing import Any, Generic, Self, TypeAlias, TypeVar
 
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
+from fairtalk.models._streaming import InFlight, RetryCounts
 
 __all__ = [
     "DEFAULT_MAX_NEW_TOKENS",
     "PAPER_MAX_NEW_TOKENS",
-    "BaseResponder",
     "Closing",
     "DecodingSettings",
+    "ModelFactory",
     "Reply",
     "Responder",
+    "Stream",
     "check_batch",
     "collect_stream",
     "cut_at_stop",
     "finish_reason",
     "length_batches",
     "make_fingerprint",
-    "preflight",
     "raise_first_error",
-    "respond_each",
+    "respond_each_checked",
 ]
+
+#: What :meth:`Responder.respond_stream` returns: a generator of ``(index, response or error)`` as each item
+#: finishes, or None when nothing finished for a while (a chance for the caller to commit what it holds);
+#: closing it early stops further work.
+Stream: TypeAlias = Generator[tuple[int, str | ResponderError] | None, None, None]
 
 #: The default token limit of an answer: room for a chat model's whole answer (SmolLM2-135M-Instruct's
 #: answers to chitchat end within it), where paper 001's 40 cut most of them off mid-sentence.
@@ -166,28 +177,6 @@ def finish_reason(item: object) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
-@runtime_checkable
-class Responder(Protocol):
-    """A dialogue model under test: contexts in, one response per context out, in order."""
-
-    @property
-    def fingerprint(self) -> str:
-        """Stable identity of the model and its adapter settings; never holds secrets."""
-        ...
-
-    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
-        """Return one response per context, in order; raise ResponderError on failure."""
-        ...
-
-    def close(self) -> None:
-        """Release the model, connections and files."""
-        ...
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None, /) -> None: ...
-
-
 class Closing:
     """A context manager that calls ``close()`` at the end of the block (responders, run stores)."""
 
@@ -203,16 +192,38 @@ class Closing:
         self.close()
 
 
-class BaseResponder(Closing, ABC):
-    """Convenience base: context manager, ``close``, ``repr`` and per-item error isolation.
+class Responder(Closing, ABC):
+    """A dialogue model under test: contexts in, one response per context out, in order.
 
-    Subclasses implement :meth:`respond` and :attr:`fingerprint`; those that can
-    report failures per item natively (HTTP, replay) also override :meth:`respond_each`.
-    ``input_paths`` lists the files the model was loaded from (a replay file, a candidate
-    pool, the user's modules), so that a run never writes its outputs over them.
+    The one base class of every model, in the manner of lm-evaluation-harness's ``LM``: an
+    adapter (and a third party's model) subclasses it and implements the two abstract members,
+    :attr:`fingerprint` and :meth:`respond`. Every optional capability is a member with a
+    default here, so that a stage calls it on any model without asking whether it has it:
+
+    - :meth:`respond_each`: per item, the response or the error it failed with (default:
+      :meth:`respond`, split in halves around the failing items);
+    - :meth:`respond_stream` and :attr:`supports_stream`: ``(index, response or error)`` as each
+      item finishes, and whether it really does (default: the items of :meth:`respond_each`
+      once the whole call is done; :attr:`supports_stream` is True when a subclass overrides
+      :meth:`respond_stream`, and the run store then commits each item as it arrives);
+    - :meth:`preflight`: fail before any work when the model cannot answer at all (default: nothing);
+    - :attr:`input_paths`: the files the model was loaded from, which a run never writes over (default ``()``);
+    - :attr:`n_actors`: the Ray actors answering (default None: not on Ray);
+    - :attr:`in_flight`, :attr:`max_concurrency`, :attr:`retry_counts`, :attr:`tuning`: what a
+      server adapter reports to the generation summary (default None, None, None and ``{}``);
+    - :meth:`close` and the context manager (default: nothing to release).
     """
 
+    #: The files the model was loaded from (a replay file, a candidate pool, the user's modules).
     input_paths: tuple[str, ...] = ()
+    #: Requests in flight now and the most at once, for a model that keeps several in flight (None: it does not).
+    in_flight: InFlight | None = None
+    #: The requests it keeps in flight (None: not a model that does).
+    max_concurrency: int | None = None
+    #: Retries summed over its calls (None: a model that does not retry).
+    retry_counts: RetryCounts | None = None
+    #: What its preflight measured and chose (timeouts, concurrency); a record of the run, never part of the fingerprint.
+    tuning: Mapping[str, object] = MappingProxyType({})
 
     @property
     @abstractmethod
@@ -226,19 +237,78 @@ class BaseResponder(Closing, ABC):
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
-        """Like :meth:`respond`, but a failing item yields its error instead of failing the batch."""
+        """Like :meth:`respond`, but a failing item yields its error instead of failing the batch.
+
+        By default a batch that raises :class:`ResponderError` is split in halves until the failing
+        items stand alone, so every other item still gets its response; a batch that timed out
+        (:class:`ResponderTimeout`) fails whole instead of hanging once per half. Adapters that
+        report failures per item natively (HTTP, replay) override it.
+        """
+        check_batch(contexts, seeds)
         return _bisect(self, list(contexts), settings, list(seeds))
+
+    @property
+    def supports_stream(self) -> bool:
+        """Whether :meth:`respond_stream` hands each item on as it finishes (True when a subclass overrides it)."""
+        return type(self).respond_stream is not Responder.respond_stream
+
+    def respond_stream(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> Stream:
+        """Yield ``(index, response or error)`` for every context, and None while nothing finished.
+
+        The default yields the items of :meth:`respond_each`, in order, once the whole call is
+        done. An adapter that hands each item on as it finishes (HTTP, Ray, a single Python
+        function) overrides it; closing the iterator early must then stop further work.
+        """
+        yield from enumerate(self.respond_each(contexts, settings, seeds=seeds))
+
+    def preflight(self) -> None:
+        """Let the model say before any work that it cannot answer at all (nothing by default).
+
+        The ``openai:`` adapter asks its server for its models: a server that is down, refuses the
+        key or lacks the model is one clear error, not minutes of retries and an empty result.
+        """
+
+    @property
+    def n_actors(self) -> int | None:
+        """The Ray actors answering (None: the model runs in this process)."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fingerprint!r})"
 
 
+OptionsT = TypeVar("OptionsT")
+
+
+class ModelFactory(ABC, Generic[OptionsT]):
+    """What a model spec prefix is registered as: the options a target takes, and the responder built from them.
+
+    :func:`~fairtalk.models.load_responder` parses ``PREFIX:TARGET?key=value``, builds the
+    options object :meth:`options_for` names from the spec's and the keyword options (an option
+    it does not declare is a SpecError naming those it does), and calls :meth:`from_spec`. A
+    prefix registered as anything else is a callable called as ``factory(target, **options)``.
+    Either way, what it builds must be a :class:`Responder`.
+    """
+
+    @classmethod
+    @abstractmethod
+    def options_for(cls, target: str) -> type[OptionsT]:
+        """The frozen options dataclass ``TARGET`` takes."""
+
+    @classmethod
+    @abstractmethod
+    def from_spec(cls, target: str, options: OptionsT) -> Responder:
+        """The responder ``TARGET`` names, built with its options."""
+
+
 def raise_first_error(results: Sequence[str | ResponderError]) -> list[str]:
     """The responses of a ``respond_each`` call, or the first item's error raised."""
+    out: list[str] = []
     for item in results:
         if isinstance(item, ResponderError):
             raise item
-    return list(results)  # type: ignore[arg-type]
+        out.append(item)
+    return out
 
 
 def collect_stream(stream: Iterable[tuple[int, str | ResponderError] | None], n_items: int) -> list[str | ResponderError]:
@@ -250,21 +320,16 @@ def collect_stream(stream: Iterable[tuple[int, str | ResponderError] | None], n_
     return out  # type: ignore[return-value]
 
 
-def respond_each(
+def respond_each_checked(
     responder: Responder, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
 ) -> list[str | ResponderError]:
-    """Call ``responder.respond_each`` when it has one, else isolate failures by bisection.
+    """``responder.respond_each``, with one seed per context checked first and one result per context after.
 
-    A batch that raises :class:`ResponderError` is split in halves until the failing
-    items stand alone, so every other item still gets its response; a batch that timed
-    out (:class:`ResponderTimeout`) fails whole instead of hanging once per half.
+    Raises SpecError for a seed count that does not match, ResponderError when the model returned
+    another number of results than it was given contexts.
     """
     check_batch(contexts, seeds)
-    native = getattr(responder, "respond_each", None)
-    if callable(native):
-        out = native(contexts, settings, seeds=seeds)
-    else:
-        out = _bisect(responder, list(contexts), settings, list(seeds))
+    out = responder.respond_each(contexts, settings, seeds=seeds)
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
     return list(out)
@@ -297,17 +362,6 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     """
     found = [i for i in (text.find(s) for s in stop) if i >= 0]
     return (text[: min(found)], True) if found else (text, False)
-
-
-def preflight(responder: object) -> None:
-    """Let a model say before any work that it cannot answer at all (its ``preflight()``, when it has one).
-
-    The ``openai:`` adapter asks its server for its models: a server that is down, refuses the
-    key or lacks the model is one clear error, not minutes of retries and an empty result.
-    """
-    check = getattr(responder, "preflight", None)
-    if callable(check):
-        check()
 
 
 def check_batch(contexts: Sequence[str], seeds: Sequence[int]) -> None:

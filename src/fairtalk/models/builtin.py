@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
     Responder,
     check_batch,
     make_fingerprint,
@@ -126,7 +126,7 @@ class SmolLM2Options(_BatchSize):
     system_prompt: str | None = None
 
 
-class EchoResponder(BaseResponder):
+class EchoResponder(Responder):
     """Deterministic test double: transforms the context, cut to ``max_new_tokens`` words."""
 
     def __init__(self, *, mode: str = "reverse") -> None:
@@ -180,11 +180,11 @@ def _smollm2(options: SmolLM2Options) -> Responder:
     return HFResponder(str(path.parent), gguf_file=path.name, name="builtin:smollm2", **asdict(options))
 
 
-class Seq2SeqResponder(BaseResponder):
+class Seq2SeqResponder(Responder):
     """The reference Seq2Seq generator: greedy, beam (``num_beams``) or seeded sampling, batched."""
 
     def __init__(self, path: str | None = None, *, batch_size: int = 64) -> None:
-        from fairtalk.training.inference import Seq2SeqGenerator, shipped_checkpoint
+        from fairtalk.training.decoding import Seq2SeqGenerator, shipped_checkpoint
 
         self.generator = Seq2SeqGenerator.load(path or shipped_checkpoint("seq2seq"))
         self.batch_size = batch_size
@@ -214,7 +214,7 @@ class Seq2SeqResponder(BaseResponder):
 
 def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     from fairtalk.models.retrieval import RetrievalResponder, read_pool
-    from fairtalk.training.inference import RankerEncoder, shipped_checkpoint
+    from fairtalk.training.decoding import RankerEncoder, shipped_checkpoint
 
     path, pool = options.path, options.pool
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
@@ -230,7 +230,7 @@ def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
         check_encoder_installed,
         load_sentence_pool,
     )
-    from fairtalk.training.inference import shipped_checkpoint
+    from fairtalk.training.decoding import shipped_checkpoint
 
     check_encoder_installed()
     pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
@@ -262,11 +262,11 @@ BUILTIN_MODELS: Registry[BuiltinModel] = Registry(
 )
 
 
-class BuiltinModels:
+class BuiltinModels(ModelFactory[Any]):
     """The ``builtin:`` prefix: each name in :data:`BUILTIN_MODELS` has its own options and builder."""
 
     @classmethod
-    def options_for(cls, target: str) -> type:
+    def options_for(cls, target: str) -> type[Any]:
         """The options ``builtin:NAME`` takes; an unknown name raises SpecError listing the choices."""
         if target in _RESERVED:
             raise SpecError(_MSG_RESERVED.format(name=target), choices=BUILTIN_MODELS.names())

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -29,9 +30,10 @@ from typing import Any, Literal
 
 from fairtalk.errors import FairtalkError, ResponderError, SpecError
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
     Reply,
+    Responder,
     check_batch,
     cut_at_stop,
     length_batches,
@@ -66,7 +68,7 @@ def _import_torch() -> tuple[Any, Any]:
 def _no_gguf_bar() -> Iterator[None]:
     """No tqdm bar from transformers' GGUF loader for the block (it draws one outside transformers' own switch)."""
     try:
-        from transformers import modeling_gguf_pytorch_utils as gguf
+        gguf: Any = importlib.import_module("transformers.modeling_gguf_pytorch_utils")  # untyped
     except ImportError:  # a transformers without GGUF support: nothing to silence
         yield
         return
@@ -127,7 +129,7 @@ class HFOptions:
             raise SpecError(f"hf: batch_size must be >= 1, got {self.batch_size}")
 
 
-class HFResponder(BaseResponder):
+class HFResponder(Responder, ModelFactory[HFOptions]):
     """A transformers model (causal LM or seq2seq) answering each context.
 
     Parameters

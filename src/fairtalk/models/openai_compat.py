@@ -1,5 +1,8 @@
 """``openai:URL#MODEL``: any OpenAI-compatible ``/chat/completions`` server (vLLM, Ollama, OpenAI); ``mode=completion`` uses ``/completions``.
 
+``openai:MODEL?base_url=URL`` (the way OpenAI's own clients name a server) is the same model, with
+the same fingerprint, so both forms share a run store.
+
 Each context is sent as one user message, not streamed (``"stream": false``). ``max_concurrency``
 requests are in flight all the time (a new one starts as soon as one finishes, and each answer is
 handed on as it arrives), each slot on its own HTTP client kept for the whole call; closing the
@@ -42,7 +45,7 @@ import base64
 import logging
 import os
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,13 +59,15 @@ from fairtalk.errors import (
     TransportError,
 )
 from fairtalk.models._openai_latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
-from fairtalk.models._openai_options import OpenAIOptions
+from fairtalk.models._openai_options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
 from fairtalk.models._openai_replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
 from fairtalk.models._urls import public_url, shown_url
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
+    Responder,
+    Stream,
     check_batch,
     collect_stream,
     make_fingerprint,
@@ -73,7 +78,6 @@ from fairtalk.records import chat_messages, transcript
 
 __all__ = ["OpenAIOptions", "OpenAIResponder"]
 
-_MSG_SPEC = "malformed openai spec {spec!r} (expected openai:URL#MODEL, e.g. openai:http://127.0.0.1:8000/v1#my-model)"
 _MSG_MISSING_HTTPX = "the openai: adapter needs httpx: pip install httpx ({error})"
 _MSG_BEAMS = "openai: servers do not take num_beams > 1"
 _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
@@ -90,7 +94,7 @@ _DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _LOG = logging.getLogger(__name__)
 
 
-class OpenAIResponder(BaseResponder):
+class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
     """Chat-completions client with concurrency limit, timeouts and retries.
 
     Parameters
@@ -120,16 +124,22 @@ class OpenAIResponder(BaseResponder):
         way; ``prompts generate`` uses it by default).
     """
 
+    in_flight: InFlight
+    max_concurrency: int
+
     def __init__(self, url: str, model: str, options: OpenAIOptions | None = None, **kwargs: Any) -> None:
+        given_url = url
         urls = [u.strip() for u in url.split(",")]
         for one in urls:
             if not one.lower().startswith(("http://", "https://")) or not model:  # a scheme is case-insensitive
-                raise SpecError(_MSG_SPEC.format(spec=f"openai:{shown_url(one)}#{model}"))
+                raise SpecError(MSG_SPEC.format(spec=f"openai:{shown_url(one)}#{model}"))
         url = urls[0]
         if options is None:
             options = build_options(OpenAIOptions, kwargs, spec="openai:")
         elif kwargs:
             raise SpecError(_MSG_BOTH_FORMS)
+        if options.base_url is not None and options.base_url != given_url:
+            raise SpecError(MSG_TWO_URLS.format(spec=f"openai:{shown_url(given_url)}#{model}"))
         self.options = options
         self.url = url.rstrip("/")
         self.urls = tuple(u.rstrip("/") for u in urls)
@@ -171,11 +181,9 @@ class OpenAIResponder(BaseResponder):
 
     @classmethod
     def from_spec(cls, target: str, options: OpenAIOptions | None = None) -> OpenAIResponder:
-        """Build from ``URL#MODEL`` (what follows ``openai:``) and its options."""
-        url, sep, model = target.rpartition("#")
-        if not sep or not url or not model:
-            raise SpecError(_MSG_SPEC.format(spec=f"openai:{shown_url(target)}"))
-        return cls(url, model, options=options or OpenAIOptions())
+        """Build from ``URL#MODEL``, or ``MODEL`` with the ``base_url`` option (what follows ``openai:``)."""
+        options = options or OpenAIOptions()
+        return cls(*server_and_model(target, options.base_url), options=options)
 
     @property
     def fingerprint(self) -> str:
@@ -267,7 +275,7 @@ class OpenAIResponder(BaseResponder):
         return payload
 
     def _delay(self, attempt: int) -> float:
-        return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5)
+        return float(min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5))
 
     async def _one(
         self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any], replicas: Sequence[int]
@@ -331,9 +339,7 @@ class OpenAIResponder(BaseResponder):
             return RateLimited(message)
         return TransportError(message) if reply.status_code >= 500 else BadResponse(message)
 
-    def respond_stream(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> Iterator[tuple[int, str | ResponderError] | None]:
+    def respond_stream(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> Stream:
         """Yield ``(index, response or error)`` as each item finishes, ``max_concurrency`` requests in flight all the time.
 
         None comes when nothing finished for a quarter of a second (a caller may commit meanwhile).

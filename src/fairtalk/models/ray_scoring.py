@@ -1,4 +1,4 @@
-"""Texts scored in batches of Ray tasks on a :class:`~fairtalk.RayEngine`'s cluster, the scores back in order.
+"""Texts scored in batches of Ray tasks on a :class:`~fairtalk.models.RayEngine`'s cluster, the scores back in order.
 
 :class:`RayScorer` takes a *build*: a function, sent to the workers by value, that returns a
 texts -> ``{key: scores}`` function (score()'s measures: ``fairtalk.pipeline``; regard labels:
@@ -21,6 +21,7 @@ pool half-initialised, failing the next task it gets ("partially initialized mod
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -56,7 +57,7 @@ def score_batch(recipe_id: str, recipe: bytes, texts: list[str], cwd: str, path:
                 os.chdir(cwd)
             sys.path[:] = [*path, *(entry for entry in sys.path if entry not in path)]
             _set_threads(threads)
-            from ray import cloudpickle
+            cloudpickle = importlib.import_module("ray.cloudpickle")  # untyped: an Any
 
             build = cloudpickle.loads(recipe)
             _BUILT.clear()
@@ -96,7 +97,7 @@ class RayScorer:
 
     def __init__(self, engine: RayEngine, build: Build, what: str = "the measures") -> None:
         self._ray = import_ray()
-        from ray import cloudpickle
+        cloudpickle = importlib.import_module("ray.cloudpickle")  # untyped: an Any
 
         self.engine = engine
         try:

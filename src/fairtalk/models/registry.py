@@ -7,11 +7,15 @@ options, merged with the keyword options (``--model-arg KEY=VALUE`` on the comma
 are coerced to the types the adapter declares and passed to it as one frozen options
 object:
 
-- an adapter with ``options_for(target) -> OptionsDataclass`` is built by
-  ``from_spec(target, options)``; an option it does not declare is a SpecError naming
-  those it does;
-- a third-party factory without ``options_for`` gets ``from_spec(target, **options)`` (or
-  is called as ``factory(target, **options)``), with the option values as given.
+- a :class:`~fairtalk.models.base.ModelFactory` subclass (every built-in adapter) names its
+  options dataclass with ``options_for(target)`` and is built by ``from_spec(target, options)``;
+  an option it does not declare is a SpecError naming those it does;
+- anything else registered is a callable (a third party's function, or a Responder class)
+  called as ``factory(target, **options)``, with the option values as given.
+
+What it builds must be a :class:`~fairtalk.models.Responder` (a subclass: the base class is the
+contract), else a SpecError says what it built. :func:`as_responder` is the one place a
+``model=`` value (a spec, a Responder, or a plain, batched or async function) becomes a model.
 
 The table is :data:`MODELS`, a :class:`~fairtalk.registry.Registry`. Third-party packages
 register prefixes through the ``fairtalk.models`` entry-point group, whose values use the
@@ -22,23 +26,46 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from fairtalk.errors import SpecError
-from fairtalk.models.base import Responder
+from fairtalk.models.base import ModelFactory, Responder
+from fairtalk.models.python_callable import PythonOptions, PythonResponder
 from fairtalk.models.spec import build_options, merge_spec_options, parse_model_spec
 from fairtalk.registry import Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "MODELS", "load_responder", "model_prefixes", "register_model"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MODELS",
+    "Factory",
+    "ReplyFunction",
+    "as_responder",
+    "load_responder",
+    "model_prefixes",
+    "register_model",
+]
 
 ENTRY_POINT_GROUP = "fairtalk.models"
 
 _MSG_UNKNOWN_PREFIX = "unknown model spec prefix {prefix!r} in {spec!r}"
 _MSG_PREFIX = "model spec prefix must be an identifier, got {prefix!r}"
-_MSG_NOT_RESPONDER = "model spec prefix {prefix!r} built {kind}, which is not a Responder"
+_MSG_NOT_RESPONDER = (
+    "model spec prefix {prefix!r} built {kind}, which is not a Responder "
+    "(a model subclasses fairtalk.models.Responder and implements fingerprint and respond)"
+)
+_MSG_MODEL_TYPE = (
+    "model must be a spec string, a Responder or a function (one text -> one reply; a batched or async one), got {type}"
+)
+_MSG_CLASS = "model must be a Responder or a function, got the class {name}: pass an instance"
+_MSG_OPTIONS_FOR_OBJECT = "model options ({names}) need a model spec or a function, not a Responder object"
 
-#: Spec prefix -> the responder factory (a class with ``from_spec``, or a callable), imported on first use.
-MODELS: Registry[Callable[..., Any]] = Registry(
+#: What a spec prefix is registered as: a :class:`ModelFactory` subclass, or a callable ``(target, **options)``.
+Factory: TypeAlias = type[ModelFactory[Any]] | Callable[..., Any]
+#: A function as a model: ``str -> str``, ``list[str] -> list[str]`` (batched) or ``async`` (see :func:`as_responder`).
+ReplyFunction: TypeAlias = Callable[..., Any]
+
+#: Spec prefix -> the responder factory, imported on first use.
+MODELS: Registry[Factory] = Registry(
     "model spec prefix",
     group=ENTRY_POINT_GROUP,
     base=Callable,  # type: ignore[arg-type]
@@ -57,7 +84,7 @@ MODELS: Registry[Callable[..., Any]] = Registry(
 _USERINFO = re.compile(r"//[^/@#?]*@")
 
 
-def register_model(prefix: str, target: str | Callable[..., Any]) -> None:
+def register_model(prefix: str, target: str | Factory) -> None:
     """Register a spec prefix for ``"module:attribute"`` (or the factory itself); a taken prefix is an error."""
     if not prefix.isidentifier():
         raise SpecError(_MSG_PREFIX.format(prefix=prefix))
@@ -106,18 +133,73 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ['there hello']
     """
     parsed = parse_model_spec(spec)
-    factory: Any = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
+    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
     given = merge_spec_options(parsed, options)
-    options_for = getattr(factory, "options_for", None)
-    if callable(options_for):
-        typed = build_options(options_for(parsed.target), given, spec=_public_name(parsed.name))
+    responder: object
+    if isinstance(factory, type) and issubclass(factory, ModelFactory):
+        typed = build_options(factory.options_for(parsed.target), given, spec=_public_name(parsed.name))
         responder = factory.from_spec(parsed.target, typed)
     else:
-        build = getattr(factory, "from_spec", factory)
+        build: Callable[..., object] = factory  # a third party's function, or a Responder class
         responder = build(parsed.target, **given)
     if not isinstance(responder, Responder):
         raise SpecError(_MSG_NOT_RESPONDER.format(prefix=parsed.prefix, kind=type(responder).__name__))
     return responder
+
+
+def as_responder(model: str | Responder | ReplyFunction, **options: object) -> Responder:
+    """The model ``model=`` names: a spec loaded, a Responder as it is, a function wrapped.
+
+    A function is a model in one of three forms, told apart as the ``python:`` adapter does:
+
+    - *single*: ``def reply(text: str) -> str``, called once per context;
+    - *batched*: ``def reply(texts: list[str]) -> list[str]``, one reply per context, in order;
+      marked with the :func:`~fairtalk.models.batched` decorator (or ``reply.batched = True``, or
+      the option ``batched=True``);
+    - *async*: ``async def reply(text: str) -> str``, awaited for ``max_concurrency`` contexts
+      at once (default 8).
+
+    A ``seed`` (``seeds`` when batched) or ``settings`` parameter is passed as a keyword. A
+    function's fingerprint is ``python:module:qualname`` plus a hash of its source and the user
+    modules it imports, the same in every run, so a run store resumes.
+
+    Parameters
+    ----------
+    model : str, Responder or callable
+        A model spec (``builtin:echo``, ``openai:URL#MODEL``, ...), a responder, or a function.
+    **options
+        The spec's adapter options (as ``?key=value``), or a function's: ``batched``,
+        ``timeout`` (seconds a call may take) and ``max_concurrency`` (an async function's).
+
+    Returns
+    -------
+    Responder
+
+    Raises
+    ------
+    SpecError
+        Anything else (a class, a number), options given with a Responder object, or a bad spec or option.
+
+    Examples
+    --------
+    >>> from fairtalk.models import DecodingSettings, as_responder
+    >>> def shout(text):
+    ...     return text.upper() + "!"
+    >>> model = as_responder(shout)
+    >>> model.respond(["hi there"], DecodingSettings(), seeds=[0])
+    ['HI THERE!']
+    """
+    if isinstance(model, str):
+        return load_responder(model, **options)
+    if isinstance(model, Responder):
+        if options:
+            raise SpecError(_MSG_OPTIONS_FOR_OBJECT.format(names=", ".join(sorted(options))))
+        return model
+    if isinstance(model, type):
+        raise SpecError(_MSG_CLASS.format(name=model.__name__))
+    if not callable(model):
+        raise SpecError(_MSG_MODEL_TYPE.format(type=type(model).__name__))
+    return PythonResponder(model, options=build_options(PythonOptions, options, spec="a function model"))
 
 
 def completion_options(spec: str, given: Mapping[str, str] | None = None) -> dict[str, str]:

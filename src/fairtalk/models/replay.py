@@ -16,8 +16,9 @@ from pathlib import Path
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.jsonl import read_objects
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
+    Responder,
     check_batch,
     make_fingerprint,
     raise_first_error,
@@ -38,7 +39,7 @@ class ReplayOptions:
     """``replay:`` takes no options (seeds and decoding settings are ignored)."""
 
 
-class ReplayResponder(BaseResponder):
+class ReplayResponder(Responder, ModelFactory[ReplayOptions]):
     """Answer each context with the response recorded for it in a JSONL file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -66,7 +67,7 @@ class ReplayResponder(BaseResponder):
         return ReplayOptions
 
     @classmethod
-    def from_spec(cls, target: str, options: ReplayOptions | None = None) -> ReplayResponder:
+    def from_spec(cls, target: str, options: ReplayOptions) -> ReplayResponder:
         """Build from ``FILE`` (what follows ``replay:``)."""
         return cls(target)
 

@@ -29,8 +29,9 @@ import numpy as np
 from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import numbered_lines, open_input, read_objects
 from fairtalk.models.base import (
-    BaseResponder,
     DecodingSettings,
+    ModelFactory,
+    Responder,
     check_batch,
     make_fingerprint,
 )
@@ -145,7 +146,7 @@ def read_pool(path: str | os.PathLike[str]) -> tuple[tuple[str, ...], str]:
     return tuple(candidates), digest.hexdigest()
 
 
-class RetrievalResponder(BaseResponder):
+class RetrievalResponder(Responder, ModelFactory[RetrievalOptions]):
     """Answer each context with the best-scoring candidate from a fixed pool."""
 
     def __init__(

@@ -80,7 +80,8 @@ def _load_model(max_seq_length: int) -> Any:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the package; never reach a hub
         package = importlib.import_module(ENCODER_PACKAGE)
         from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+
+        hf_logging = importlib.import_module("transformers.utils.logging")  # untyped: an Any
 
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # the library is quiet: no "Loading weights" bar on stderr

@@ -29,14 +29,23 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from fairtalk.errors import ResponderError, SpecError
 from fairtalk.models._vllm_backends import Engine, Job, RayReplicas
-from fairtalk.models.base import BaseResponder, DecodingSettings, Reply, check_batch, collect_stream, make_fingerprint
+from fairtalk.models.base import (
+    DecodingSettings,
+    ModelFactory,
+    Reply,
+    Responder,
+    Stream,
+    check_batch,
+    collect_stream,
+    make_fingerprint,
+)
 from fairtalk.models.finish_reasons import normal_finish_reason
 from fairtalk.models.hf import _local_digest
 
@@ -133,7 +142,7 @@ def sampling_kwargs(settings: DecodingSettings, seed: int) -> dict[str, Any]:
     return kwargs
 
 
-class VLLMResponder(BaseResponder):
+class VLLMResponder(Responder, ModelFactory[VLLMOptions]):
     """A model served by vLLM's offline engine in this process (or by Ray actors, one engine each).
 
     Parameters
@@ -233,9 +242,7 @@ class VLLMResponder(BaseResponder):
             replies.append(reply)
         return replies
 
-    def respond_stream(
-        self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
-    ) -> Iterator[tuple[int, str | ResponderError] | None]:
+    def respond_stream(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> Stream:
         """Yield ``(index, response or error)`` as each chunk of ``chunk_size`` items finishes.
 
         With Ray replicas, chunks run on all of them at once and None comes when none finished

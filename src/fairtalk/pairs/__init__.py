@@ -29,19 +29,18 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import numpy as np
 
-from fairtalk.corpora import ReadSummary
+from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
-from fairtalk.pairs._check import PairsCheck, PairsChecker, check_pairs
+from fairtalk.pairs._check import PairsChecker, check_pairs
 from fairtalk.pairs_jsonl import read_pairs, write_pairs
-from fairtalk.records import Context, Pair, Side
+from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side
 
 __all__ = ["Coverage", "PairSet", "PairsCheck", "PairsChecker", "build_pairs", "check_pairs", "read_pairs", "write_pairs"]
 
@@ -54,49 +53,6 @@ _MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexi
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
 _MSG_BAD_SEED = "seed must be an integer >= 0, got {value!r}"
 _MSG_BAD_BALANCE = "balance must be True or False, got {value!r}"
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    """What :func:`build_pairs` saw and kept.
-
-    ``n_read``/``n_matched``/``n_mixed`` count contexts before de-duplication; ``n_by_group``
-    counts the unique pairs by original side (group name -> n); ``n_pairs`` is what was
-    yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
-    written from the original's wording; ``skipped`` comes from the corpus reader.
-    """
-
-    axis: str
-    groups: tuple[str, str]
-    n_read: int
-    n_matched: int
-    n_by_group: Mapping[str, int]
-    n_mixed: int
-    n_duplicates: int
-    n_pairs: int
-    top_terms: tuple[tuple[str, int], ...]
-    skipped: tuple[tuple[str, int], ...] = ()
-    skipped_first: tuple[tuple[str, str], ...] = ()
-    mixed: str = "drop"
-    limit: int | None = None
-    balance: bool = False
-
-    @property
-    def original_shares(self) -> dict[str, float]:
-        """The share of unique pairs whose original was in each group's wording (before ``limit``/``balance``)."""
-        total = self.n_unique
-        return {group: (n / total if total else 0.0) for group, n in self.n_by_group.items()}
-
-    @property
-    def n_unique(self) -> int:
-        """Unique pairs before ``limit``."""
-        return sum(self.n_by_group.values())
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict of every field."""
-        out = asdict(self)
-        out["n_by_group"] = dict(self.n_by_group)
-        return out
 
 
 class _Counts:
@@ -140,9 +96,7 @@ class PairSet:
         """Counts of the current (or latest) pass."""
         c = self._counts
         groups = self.swapper.lexicon.groups
-        summary = getattr(self._contexts, "summary", None)
-        if not isinstance(summary, ReadSummary):
-            summary = None
+        summary = self._contexts.summary if isinstance(self._contexts, Corpus) else None  # a corpus counts what it skipped
         return Coverage(
             axis=self.axis,
             groups=groups,
@@ -201,7 +155,7 @@ class PairSet:
                 original_side=side,
                 swaps=result.swaps,
                 origin=context.origin,
-                cluster=getattr(context, "cluster", None),
+                cluster=context.cluster,
             )
 
 

@@ -8,69 +8,28 @@
 * **ambiguous**: swaps of words with several senses or counterparts and how each was resolved
   (``her→him`` 120, ``her→his`` 80, ``man→woman`` after a determiner);
 * **top swaps**: the 20 most frequent swaps with counts.
+
+The check itself is a :class:`~fairtalk.records.PairsCheck` (a record, so that results and
+reports hold it typed); :meth:`PairsChecker.write` writes it as ``pairs_check.json``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.files import write_text_atomic
-from fairtalk.records import Pair
+from fairtalk.jsonl import replace_surrogates
+from fairtalk.records import Pair, PairsCheck
 
 __all__ = ["PairsCheck", "PairsChecker", "check_pairs"]
 
 #: How many swaps ``top_swaps`` lists, and how many leftover examples are kept.
 N_TOP_SWAPS = 20
 N_EXAMPLES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class PairsCheck:
-    """How sound a set of counterfactual pairs is; ``to_dict()`` is ``pairs_check.json``."""
-
-    axis: str
-    groups: tuple[str, str]
-    n_pairs: int
-    n_leftover: int
-    leftover_terms: tuple[tuple[str, int], ...]
-    leftover_examples: tuple[tuple[str, str], ...]
-    n_pairs_with_kept: int
-    kept: tuple[tuple[str, int], ...]
-    ambiguous: tuple[tuple[str, int], ...]
-    top_swaps: tuple[tuple[str, int], ...]
-    n_markers: int
-
-    @property
-    def leftover_share(self) -> float:
-        """The share of pairs whose swapped side still holds a word of the original's group."""
-        return self.n_leftover / self.n_pairs if self.n_pairs else 0.0
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict, with the leftover share and what each count means."""
-        out = asdict(self)
-        out["leftover_share"] = self.leftover_share
-        for key in ("leftover_terms", "kept", "ambiguous", "top_swaps"):
-            out[key] = dict(out[key])
-        out["leftover_examples"] = [{"pair_id": i, "swapped": t} for i, t in self.leftover_examples]
-        out["about"] = {
-            "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms"
-                        " and the lexicon's markers)",
-            "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, or a '# needs-determiner:'"
-                    " term without a determiner (an interjection or vocative)",
-            "ambiguous": "swaps of words with a second sense or several counterparts, by the choice made",
-        }  # fmt: skip
-        return out
-
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``to_dict()`` as indented JSON, atomically; returns the path."""
-        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
 def check_pairs(pairs: Iterable[Pair], swapper: Swapper) -> PairsCheck:
@@ -136,6 +95,12 @@ class PairsChecker:
             n_pairs_with_kept=self.n_with_kept, kept=_ranked(self._kept), ambiguous=_ranked(self._resolved),
             top_swaps=_ranked(self._top, N_TOP_SWAPS), n_markers=sum(len(words) for words in lexicon.markers),
         )  # fmt: skip
+
+    def write(self, path: str | os.PathLike[str]) -> PairsCheck:
+        """Write the check over the pairs added so far as ``pairs_check.json`` at ``path``, atomically; returns it."""
+        check = self.result()
+        write_text_atomic(path, replace_surrogates(check.to_json())[0])  # a pair's text may hold a lone surrogate
+        return check
 
 
 def _leftover_words(swapper: Swapper, swapped: str, side: str, markers: tuple[re.Pattern[str] | None, ...]) -> list[str]:

@@ -20,7 +20,7 @@ from fairtalk.pipeline._options import CORRECTIONS, ScoreOptions
 from fairtalk.pipeline._reproduce import reproduce_debias
 from fairtalk.pipeline._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
 from fairtalk.pipeline._score import MASK_TOKEN, MAX_PERMUTATIONS, score
-from fairtalk.pipeline._similarity import similarity_test
+from fairtalk.pipeline._similarity_test import similarity_test
 
 __all__ = [
     "CORRECTIONS",

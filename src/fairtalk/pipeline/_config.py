@@ -1,4 +1,4 @@
-"""``AuditConfig``: what ``run_audit()`` does, in one frozen value validated once; buildable from a TOML/YAML file.
+"""``AuditConfig``: what ``audit()`` does, in one frozen value validated once; buildable from a TOML/YAML file.
 
 A config file (``fairtalk audit --config FILE``) holds the run's options at its top and the
 scoring options either at its top too or in a ``[score]`` table::
@@ -12,7 +12,7 @@ scoring options either at its top too or in a ``[score]`` table::
     alpha = 0.01
     margins = { offense_rate = 0.01 }
 
-Keys are the keyword names of :func:`fairtalk.run_audit` (``n-pairs`` is read as ``n_pairs``;
+Keys are the keyword names of :func:`fairtalk.audit` (``n-pairs`` is read as ``n_pairs``;
 a table giving both is a SpecError); an unknown key is a SpecError with "did you mean" and the
 known keys, and an empty list (``axes = []``) one naming the choices. The file is read within
 bounds (size, nesting, YAML aliases: see ``_options_file.py``).
@@ -20,17 +20,18 @@ bounds (size, nesting, YAML aliases: see ``_options_file.py``).
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, axis_names
 from fairtalk.measures.similarity import SIMILARITY_METHODS
-from fairtalk.models import DecodingSettings, RayEngine, Responder, resolve_engine
+from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._family import CORRECTION_SCOPES
 from fairtalk.pipeline._options import (
@@ -45,7 +46,7 @@ from fairtalk.pipeline._options import (
 )
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
 
-__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "AuditConfig"]
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "NOT_GIVEN", "AuditConfig", "NotGiven"]
 
 DEFAULT_CORPUS = "builtin:chitchat"
 DEFAULT_AXES = ("gender", "race")
@@ -61,7 +62,8 @@ _MSG_MAX_ERRORS = "{name} must be 0 or more, or None, got {value!r}"
 _MSG_BATCH = "{name} must be a positive int, got {value!r}"
 _MSG_TEXT = "{name} must be a string, got {value!r}"
 _MSG_PATH = "{name} must be a path, got {value!r}"
-_MSG_MODEL = "model must be a spec string or a Responder, got {type}"
+_MSG_MODEL = "model must be a spec string, a Responder or a function (one text -> one reply; a batched or async one), got {type}"
+_MSG_MODEL_CLASS = "model must be a Responder or a function, got the class {name}: pass an instance"
 _MSG_STORE = "store must be a path or a RunStore, got {type}"
 _MSG_MAPPING = "{name} must be a table of options, got {value!r}"
 _MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
@@ -70,6 +72,25 @@ _MSG_TURNS = "{name} must be an int >= 1 (turns of a chitchat dialogue per conte
 _MSG_SIMILARITY = "unknown {name} method {given!r}"
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
+
+
+class NotGiven(enum.Enum):
+    """The type of :data:`NOT_GIVEN`, the default of every option of ``audit()``: "not given", unlike None."""
+
+    NOT_GIVEN = "NOT_GIVEN"
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+#: An option left out of ``audit()``: the config's value (or AuditConfig's default) stands.
+NOT_GIVEN: Final = NotGiven.NOT_GIVEN
+
+
+def _function_name(fn: ReplyFunction) -> str:
+    """A function model's name, as ``python:`` specs write it: ``python:module:qualname``."""
+    module = fn.__module__ if isinstance(getattr(fn, "__module__", None), str) else "?"
+    return f"python:{module}:{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _path(value: Any, name: str, *, optional: bool) -> str | None:
@@ -98,10 +119,10 @@ def _settings(value: Any, base: DecodingSettings, name: str) -> DecodingSettings
 class AuditConfig:
     """What an audit does: the corpus, axes, model, generation and store, plus its :class:`ScoreOptions`.
 
-    Every field is a keyword of :func:`fairtalk.run_audit` (see it for their meaning); the
+    Every field is a keyword of :func:`fairtalk.audit` (see it for their meaning); the
     scoring options are in ``score``. Built from keyword arguments, :meth:`from_mapping`,
     :meth:`from_file` (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
-    ``engine`` (``"local"``, ``"ray"``, a :class:`~fairtalk.RayEngine` or a table of its options)
+    ``engine`` (``"local"``, ``"ray"``, a :class:`~fairtalk.models.RayEngine` or a table of its options)
     becomes a RayEngine, or None for this process.
     ``to_dict()`` is what ``run.json`` records as ``config``. ``names`` only renames the
     options in error messages (the CLI passes its flags).
@@ -120,7 +141,7 @@ class AuditConfig:
 
     corpus: str = DEFAULT_CORPUS
     axes: tuple[str | Lexicon, ...] = DEFAULT_AXES
-    model: str | Responder | None = None
+    model: str | Responder | ReplyFunction | None = None
     model_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     model_version: str | None = None
     n_pairs: int | None = DEFAULT_N_PAIRS
@@ -157,7 +178,9 @@ class AuditConfig:
             if not isinstance(item, (str, os.PathLike, Lexicon)):
                 raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
         object.__setattr__(self, "axes", tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in axes))
-        if self.model is not None and not isinstance(self.model, (str, Responder)):
+        if isinstance(self.model, type):
+            raise SpecError(_MSG_MODEL_CLASS.format(name=self.model.__name__))
+        if self.model is not None and not isinstance(self.model, (str, Responder)) and not callable(self.model):
             raise SpecError(_MSG_MODEL.format(type=type(self.model).__name__))
         if not isinstance(self.model_args, Mapping):
             raise SpecError(_MSG_MAPPING.format(name=name("model_args"), value=self.model_args))
@@ -294,8 +317,10 @@ class AuditConfig:
         out["axes"] = [a if isinstance(a, str) else (a.source if a.variant == "custom" else a.axis) for a in self.axes]
         if isinstance(self.model, str):
             out["model"] = _CREDENTIALS.sub("//***@", self.model)
-        elif self.model is not None:
-            out["model"] = getattr(self.model, "fingerprint", type(self.model).__name__)
+        elif isinstance(self.model, Responder):
+            out["model"] = self.model.fingerprint
+        elif self.model is not None:  # a function: its name here; a run records the fingerprint it ran under
+            out["model"] = _function_name(self.model)
         out["model_args"] = {key: str(value) for key, value in self.model_args.items()}
         if isinstance(self.store, RunStore):
             out["store"] = str(self.store.path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.models import RayEngine, Responder
+from fairtalk.models import RayEngine, ReplyFunction, Responder
 from fairtalk.models.ray_engine import cluster_error
 
 __all__ = ["open_on_ray"]
@@ -18,7 +18,7 @@ _MSG_NO_DEFAULT = "no default model loads on the Ray actors ({reasons}); pass a 
 
 
 def open_on_ray(
-    model: str | Responder | None,
+    model: str | Responder | ReplyFunction | None,
     model_args: Mapping[str, object] | None,
     engine: RayEngine,
     *,

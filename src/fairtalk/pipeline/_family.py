@@ -8,9 +8,9 @@ from types import MappingProxyType
 from typing import Any
 
 from fairtalk.lexicons import Lexicon
-from fairtalk.pipeline._inference import power_row
+from fairtalk.pipeline._measure_tests import KeyTest, power_row
 from fairtalk.responses import ResponseSet
-from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck
+from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
 from fairtalk.stats import adjust_pvalues, verdict
 
 __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
@@ -26,11 +26,14 @@ _WARN_REPEATS = (
 
 @dataclass
 class Scored:
-    """An axis scored up to its multiple-testing correction (``score()`` in two steps, so a run can correct across axes)."""
+    """An axis scored up to its multiple-testing correction (``score()`` in two steps, so a run can correct across axes).
+
+    ``rows`` holds one :class:`~fairtalk.pipeline._measure_tests.KeyTest` per result key, in the measures' order.
+    """
 
     lexicon: Lexicon
     responses: ResponseSet
-    rows: list[dict[str, Any]]
+    rows: tuple[KeyTest, ...]
     divergent: list[DivergentPair]
     manifest: dict[str, Any]
     primary: frozenset[str]
@@ -44,7 +47,7 @@ class Scored:
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
         return [i for i, row in enumerate(self.rows)
-                if (row["name"] in self.primary) == primary and row["p_paired"] is not None and row["varies"]]  # fmt: skip
+                if (row.name in self.primary) == primary and row.p_paired is not None and row.varies]  # fmt: skip
 
 
 def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float | None]]:
@@ -54,7 +57,8 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
         members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary)]
         if not members:
             continue
-        adjusted = adjust_pvalues([scored[k].rows[i]["p_paired"] for k, i in members], method=correction)
+        pvalues = [scored[k].rows[i].p_paired for k, i in members]
+        adjusted = adjust_pvalues([p for p in pvalues if p is not None], method=correction)  # family(): all have one
         for (k, i), value in zip(members, adjusted):
             out[k][i] = float(value)
     return out
@@ -68,21 +72,21 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
     alpha_per_test = scored.alpha / max(1, len(family))
     results = []
     for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
-        equivalence = row["equivalence"]
-        notes = list(row["notes"])
-        if not row["varies"] and not row.get("not_tested"):
+        equivalence = row.equivalence
+        notes = list(row.notes)
+        if not row.varies and not row.not_tested:
             notes.append(_NOTE_NO_VARIATION)
         results.append(MeasureResult(
-            name=row["name"], kind=row["kind"], a=row["a"], b=row["b"], difference=row["difference"], z=row["z"],
-            p=row["p"], p_paired=row["p_paired"], paired_test=row["paired_test"], p_adjusted=p_adjusted,
-            ci95=row["ci95"], effect_size=row["effect_size"], effect_size_name=row["effect_size_name"],
-            higher_is_better=row["higher_is_better"], masked=row.get("masked"), ci_method=row["ci_method"],
-            estimate=row["estimate"], estimate_name=row["estimate_name"], notes=tuple(notes),
-            n_clusters=row["n_clusters"], design_effect=row["design_effect"], sd_difference=row["sd_difference"],
+            name=row.name, kind=row.kind, a=row.a, b=row.b, difference=row.difference, z=row.z,
+            p=row.p, p_paired=row.p_paired, paired_test=row.paired_test, p_adjusted=p_adjusted,
+            ci95=row.ci95, effect_size=row.effect_size, effect_size_name=row.effect_size_name,
+            higher_is_better=row.higher_is_better, masked=row.masked, ci_method=row.ci_method,
+            estimate=row.estimate, estimate_name=row.estimate_name, notes=tuple(notes),
+            n_clusters=row.n_clusters, design_effect=row.design_effect, sd_difference=row.sd_difference,
             equivalence_margin=equivalence.margin, p_equivalence=equivalence.p, equivalent=equivalence.equivalent,
-            equivalence_test=equivalence.method, verdict=verdict(p_adjusted, scored.alpha, equivalence),
+            equivalence_test=equivalence.method, verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
             mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
-            primary=row["name"] in scored.primary, not_tested=row.get("not_tested"),
+            primary=row.name in scored.primary, not_tested=row.not_tested,
         ))  # fmt: skip
     n_distinct = len({r.response for r in (*rs.a, *rs.b)})
     warnings = []

@@ -24,7 +24,17 @@ from types import MappingProxyType
 
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk.models import DecodingSettings, RayEngine, Responder, finish_reason, load_responder, preflight, resolve_engine
+from fairtalk.models import (
+    DecodingSettings,
+    RayEngine,
+    ReplyFunction,
+    Responder,
+    as_responder,
+    finish_reason,
+    load_responder,
+    resolve_engine,
+)
+from fairtalk.models.python_callable import callable_name
 from fairtalk.pairs import read_pairs
 from fairtalk.pipeline._engine import open_on_ray
 from fairtalk.pipeline._store_paths import holds_nothing, new_paths, open_store, remove_new_store
@@ -43,8 +53,7 @@ _MSG_NO_DEFAULT = (
     "no default model is available ({reasons}); pass a model: --model SPEC on the command line "
     "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
 )
-_MSG_MODEL_TYPE = "model must be a spec string or a Responder, got {type}"
-_MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC), not {what}"
+_MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
 _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume)"
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
@@ -90,30 +99,37 @@ def default_model() -> Responder:
 
 
 def open_model(
-    model: str | Responder | None, model_args: Mapping[str, object] | None = None, *,
+    model: str | Responder | ReplyFunction | None, model_args: Mapping[str, object] | None = None, *,
     engine: RayEngine | None = None, batch_size: int = 64,
 ) -> tuple[Responder, bool]:  # fmt: skip
     """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter.
 
-    With a Ray ``engine`` the spec is loaded on its actors, ``batch_size`` pair sides per batch.
+    A function becomes a model through :func:`~fairtalk.models.as_responder` (``model_args`` are
+    then its ``batched``, ``timeout`` and ``max_concurrency``). With a Ray ``engine`` the spec is
+    loaded on its actors, ``batch_size`` pair sides per batch.
     """
-    if model_args and not isinstance(model, str):
+    if model_args and (model is None or isinstance(model, Responder)):
         what = "the default model" if model is None else "a Responder object"
         raise SpecError(_MSG_ARGS_NEED_SPEC.format(names=", ".join(sorted(model_args)), what=what))
     if engine is not None:
         return open_on_ray(model, model_args, engine, batch_size=batch_size, defaults=DEFAULT_MODELS), True
     if model is None:
         return default_model(), True
-    if isinstance(model, str):
-        return load_responder(model, **dict(model_args or {})), True
+    return as_responder(model, **dict(model_args or {})), not isinstance(model, Responder)
+
+
+def _loading(model: str | Responder | ReplyFunction | None) -> str:
+    """The label of the stage that loads ``model``: its spec, its fingerprint, or a function's ``python:`` name."""
+    if model is None or isinstance(model, str):
+        return loading_label(model)
     if isinstance(model, Responder):
-        return model, False
-    raise SpecError(_MSG_MODEL_TYPE.format(type=type(model).__name__))
+        return loading_label(None, fingerprint=model.fingerprint)
+    return loading_label(None, fingerprint="python:" + callable_name(model) if callable(model) else type(model).__name__)
 
 
 @contextmanager
 def cached_model(
-    model: str | Responder | None,
+    model: str | Responder | ReplyFunction | None,
     store: str | os.PathLike[str] | RunStore | None,
     *,
     batch_size: int,
@@ -143,11 +159,11 @@ def cached_model(
         raise
     try:
         with ExitStack() as opened:
-            with (progress or ProgressReporter(None)).stage(loading_label(model)):
+            with (progress or ProgressReporter(None)).stage(_loading(model)):
                 responder, own_model = open_model(model, model_args, engine=engine, batch_size=batch_size)
                 if own_model:
                     opened.callback(responder.close)
-                preflight(responder)  # a server that is down or lacks the model: one clear error before any pair
+                responder.preflight()  # a server that is down or lacks the model: one clear error before any pair
             yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
                                    model_version=model_version,
                                    max_consecutive_failures=max_consecutive_failures)  # fmt: skip
@@ -181,10 +197,10 @@ def generate(
     _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, len(contexts), cached.batch_size, settings.to_dict())
     progress.start(label, len(contexts), unit="responses")
     cached.progress = progress.advance if progress.enabled else None
-    flight = getattr(cached.responder, "in_flight", None)  # a server adapter counts its requests in flight
+    flight = cached.responder.in_flight  # a server adapter counts its requests in flight
     if flight is not None:
         flight.most = 0
-    retry_counts = getattr(cached.responder, "retry_counts", None)  # and its retries, summed over its calls
+    retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
     retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     try:
         out = cached.respond_each(contexts, settings, seeds=seeds)
@@ -245,11 +261,11 @@ def generate(
         error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
         n_unencodable=cached.n_unencodable - before[3],
         max_in_flight=None if flight is None else int(flight.most),
-        max_concurrency=getattr(cached.responder, "max_concurrency", None) if flight is not None else None,
+        max_concurrency=cached.responder.max_concurrency if flight is not None else None,
         retry_budget=retries[0],
         n_retries=retries[1],
         n_retries_refused=retries[2],
-        tuning=dict(tuned) if isinstance(tuned := getattr(cached.responder, "tuning", None), Mapping) and tuned else None,
+        tuning=dict(cached.responder.tuning) or None,
     )
     _LOG.info(
         "%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)",
@@ -284,7 +300,7 @@ def _fit(text: str, beside: str) -> tuple[str, bool]:
 def respond(
     pairs: Iterable[Pair] | str | os.PathLike[str],
     *,
-    model: str | Responder | None = None,
+    model: str | Responder | ReplyFunction | None = None,
     seed: int = 0,
     store: str | os.PathLike[str] | RunStore | None = None,
     settings: DecodingSettings | None = None,
@@ -302,9 +318,12 @@ def respond(
     ----------
     pairs : iterable of Pair, or a pairs JSONL path
         What :func:`fairtalk.build_pairs` yields or :func:`fairtalk.write_pairs` wrote.
-    model : str or Responder, optional
+    model : str, Responder or function, optional
         A model spec (``builtin:echo``, ``hf:NAME``, ``openai:URL#MODEL``, ``python:F.py:FN``,
-        ...) or a responder; None takes the first available of :data:`DEFAULT_MODELS`.
+        ...), a responder, or a function: one context text -> one reply, a batched one (list of
+        texts -> list of replies, marked with :func:`fairtalk.models.batched`) or an ``async`` one
+        (see :func:`fairtalk.models.as_responder`); None takes the first available of
+        :data:`DEFAULT_MODELS`.
     seed : int
         Per-item seeds are derived from ``(seed, pair id, side)``.
     store : path or RunStore, optional
@@ -317,17 +336,18 @@ def respond(
     batch_size : int
         Pair sides sent to the model, and committed, per batch.
     progress : callable, optional
-        Receives a :class:`~fairtalk.ProgressEvent` as pair sides finish (``False`` means None;
+        Receives a :class:`~fairtalk.progress.ProgressEvent` as pair sides finish (``False`` means None;
         ``True`` and a callable ``(label, n_done, n_total)`` still work, with a FutureWarning).
     model_args : mapping, optional
-        Options for the model spec's adapter (``{"timeout": "60"}``), as ``?key=value`` in the spec.
+        Options for the model spec's adapter (``{"timeout": "60"}``), as ``?key=value`` in the spec,
+        or a function's (``batched``, ``timeout``, ``max_concurrency``).
     model_version : str, optional
         A tag that becomes part of the model's fingerprint (the run store's key): change it when
         the model changes in a way its code does not show (a redeployed server, an environment
         variable), so that no stored answer of the old model is reused.
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the model runs: in this process (``"local"`` or None), or on Ray actors (``"ray"``,
-        or a :class:`~fairtalk.RayEngine` saying which cluster and how many actors); ``model``
+        or a :class:`~fairtalk.models.RayEngine` saying which cluster and how many actors); ``model``
         must then be a spec (it is loaded on every actor). The answers and the store's keys are
         the same either way, so a run resumes across engines.
     max_consecutive_failures : int, optional

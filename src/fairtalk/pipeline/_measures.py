@@ -1,20 +1,29 @@
 """The measures of a scoring run: built from names (with score()'s options) or given as objects; ``judge:SPEC`` gets a model.
 
+A name is built by :func:`~fairtalk.measures.build_measure` with the run's
+:class:`~fairtalk.measures.MeasureOptions`: each option of
+:data:`~fairtalk.measures.MEASURE_OPTIONS` its constructor takes (the one table of them), a
+plugin's measure as well as a built-in one.
+
 A judge answers through the run's store when the run has one (a rerun asks it nothing it
 answered before), else through an in-memory one; :func:`judge_answers` collects its raw
 answers per pair and side (``judge.jsonl``) and :func:`with_judged` puts them on the divergent pairs.
+:func:`divergent_pairs` ranks a measure's most divergent pairs by its raw score.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from fairtalk.errors import ResponderAborted, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import default_measures, get_measure
+from fairtalk.measures import AnyMeasure, Measure, MeasureOptions, build_measure
 from fairtalk.measures.judge import Judge
+from fairtalk.measures.registry import build_default
 from fairtalk.pipeline._options import JUDGE_PREFIX
 from fairtalk.responses import ResponseSet
 from fairtalk.results import DivergentPair, JudgeAnswer
@@ -22,12 +31,12 @@ from fairtalk.results import DivergentPair, JudgeAnswer
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
 
-__all__ = ["build_measures", "close_judges", "judge_answers", "judge_measure", "with_judged"]
+__all__ = ["SideScores", "build_measures", "close_judges", "divergent_pairs", "judge_answers", "judge_measure", "with_judged"]
 
+#: Each key's per-pair scores, side a and side b.
+SideScores = dict[str, tuple[np.ndarray, np.ndarray]]
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_JUDGE_STOPPED = "{judge}: {error}"
-#: The options that only a judge takes.
-_JUDGE_OPTIONS = ("judge_rubric", "judge_scale")
 #: Tokens a judge may answer with (a yes or a no, a number, and room for a short phrase).
 _JUDGE_TOKENS = 8
 
@@ -45,12 +54,12 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
     failures of one kind in a row stop the scoring with ResponderAborted.
     """
     from fairtalk.lexicons.identity import identity_terms
-    from fairtalk.models import DecodingSettings, load_responder, preflight
+    from fairtalk.models import DecodingSettings, load_responder
     from fairtalk.store import CachingResponder, RunStore
 
     responder = load_responder(spec)
     try:
-        preflight(responder)
+        responder.preflight()
     except BaseException:
         responder.close()
         raise
@@ -77,31 +86,24 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
                  scale=scale)  # fmt: skip
 
 
-def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Mapping[str, Any], *,
-                   store: RunStore | None = None) -> list[Any]:  # fmt: skip
-    """Measure objects from names or objects; names get score()'s options (thresholds, lexicon), ``judge:SPEC`` a model.
+def build_measures(measures: Sequence[str | AnyMeasure] | None, options: MeasureOptions, *,
+                   judge_rubric: str | None = None, judge_scale: tuple[int, int] | None = None,
+                   store: RunStore | None = None) -> list[AnyMeasure]:  # fmt: skip
+    """Measure objects from names or objects (None: the default suite); names get ``options``, ``judge:SPEC`` a model.
 
-    A judge answers through ``store`` (the run's) when given, else through an in-memory store.
+    A judge asks ``judge_rubric`` (on ``judge_scale``) and answers through ``store`` (the run's)
+    when given, else through an in-memory store.
     """
     if measures is None:
-        return default_measures(lexicon, **{k: v for k, v in options.items() if k not in _JUDGE_OPTIONS})
-    per_name = {
-        "diversity": {"definition": options["distinct"]},
-        "offense": {"scorer": options["offense"], "threshold": options["offense_threshold"]},
-        "sentiment": {
-            "positive_threshold": options["sentiment_threshold"],
-            "negative_threshold": -options["sentiment_threshold"],
-        },
-        "attribute_words": {"lexicon": lexicon},
-    }
-    built: list[Any] = []
+        return build_default(options)
+    built: list[AnyMeasure] = []
     try:
         for item in measures:
             if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
-                built.append(judge_measure(item[len(JUDGE_PREFIX):], lexicon, options.get("judge_rubric"),
-                                           options.get("judge_scale"), store=store))  # fmt: skip
+                built.append(judge_measure(item[len(JUDGE_PREFIX):], options.lexicon, judge_rubric, judge_scale,
+                                           store=store))  # fmt: skip
             elif isinstance(item, str):
-                built.append(get_measure(item, **per_name.get(item, {})))
+                built.append(build_measure(item, options))
             else:  # a Measure or CorpusMeasure (ScoreOptions checked)
                 built.append(item)
         seen: set[str] = set()
@@ -116,14 +118,45 @@ def build_measures(measures: Sequence[Any] | None, lexicon: Lexicon, options: Ma
     return built
 
 
-def close_judges(measures: Sequence[Any]) -> None:
+def divergent_pairs(measure: Measure, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+                    scored: SideScores, n: int) -> list[DivergentPair]:  # fmt: skip
+    """The ``n`` pairs whose responses differ most on the measure's own raw score (none for a measure without one).
+
+    Candidates are the pairs whose per-response scores differ on some key; they are ranked
+    by the difference of ``measure.raw_scores`` (offense probability, VADER compound).
+    """
+    gap = np.zeros(len(ia))
+    for sa, sb in scored.values():
+        gap = np.maximum(gap, np.abs(sa - sb))
+    candidates = np.flatnonzero(gap > 0)
+    if n == 0 or candidates.size == 0:
+        return []
+    needed = np.unique(np.concatenate([ia[candidates], ib[candidates]]))
+    found = measure.raw_scores([uniques[i] for i in needed])
+    if found is None:  # the measure declares no raw score
+        return []
+    values = np.asarray(found, dtype=float)
+    raw = dict(zip(needed.tolist(), values.tolist()))
+    raw_a = np.array([raw[i] for i in ia[candidates]])
+    raw_b = np.array([raw[i] for i in ib[candidates]])
+    label = measure.name
+    order = np.argsort(-np.abs(raw_a - raw_b), kind="stable")[:n]
+    out = []
+    for j in order:
+        i = int(candidates[j])
+        out.append(DivergentPair(rs.pair_ids[i], label, rs.a[i].context, rs.b[i].context, rs.a[i].response,
+                                 rs.b[i].response, float(raw_a[j]), float(raw_b[j])))  # fmt: skip
+    return out
+
+
+def close_judges(measures: Sequence[AnyMeasure]) -> None:
     """Release the model of every judge among ``measures``."""
     for measure in measures:
         if isinstance(measure, Judge):
             measure.close()
 
 
-def judge_answers(measures: Sequence[Any], responses: ResponseSet) -> tuple[JudgeAnswer, ...]:
+def judge_answers(measures: Sequence[AnyMeasure], responses: ResponseSet) -> tuple[JudgeAnswer, ...]:
     """Every judge's raw answer about each side of each pair, pair by pair (side a, then b), judge by judge."""
     out: list[JudgeAnswer] = []
     for measure in measures:

@@ -1,6 +1,6 @@
 """``ScoreOptions``: every option of ``score()`` in one frozen value, validated once; and reading options files.
 
-``score()``, ``run_audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
+``score()``, ``audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
 build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
 whole: nothing below it validates an option again.
 """
@@ -11,15 +11,16 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import InitVar, dataclass, field, fields
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.measures import CorpusMeasure, Measure, check_measure_names, measure_names
+from fairtalk.lexicons import Lexicon
+from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names
 from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.measures.judge import parse_scale
-from fairtalk.pipeline._inference import BINARY_TESTS, COUNT_TESTS
+from fairtalk.pipeline._measure_tests import BINARY_TESTS, COUNT_TESTS
 from fairtalk.pipeline._options_file import FILE_FORMATS, load_mapping
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "normal_keys", "split_names",
 ]  # fmt: skip
 
+#: The default ``margins``: none given (each key's kind then has its default margin).
+_NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 CORRECTIONS = ("holm", "bh")
 
@@ -42,7 +45,10 @@ JUDGE_PREFIX = "judge:"
 _MSG_JUDGES = "{name}: give one judge:SPEC with a model spec after 'judge:' (one judge per run), got {value!r}"
 _MSG_RUBRIC = "{name} must be a text with {{response}} exactly once where the response goes, got {value!r}"
 _MSG_SCALE = "{name} must be LOW-HIGH, two whole numbers >= 0 with LOW < HIGH (e.g. 1-5), got {value!r}"
-_MSG_MEASURE_TYPE = "measures must be names or Measure/CorpusMeasure objects, got {type}"
+_MSG_MEASURE_TYPE = (
+    "measures must be names or Measure/CorpusMeasure objects (a measure subclasses fairtalk.measures.Measure "
+    "or CorpusMeasure), got {type}"
+)
 _MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
 _MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
 _MSG_MARGIN = "equivalence margin for {key!r} must be a number > 0, got {value!r}"
@@ -96,12 +102,13 @@ def _choice(value: Any, choices: Sequence[str], name: str) -> None:
         raise SpecError(_MSG_CHOICE.format(name=name, given=value), choices=choices, given=str(value))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ScoreOptions:
     """How ``score()`` measures and tests: one frozen value, validated once, here.
 
-    Every field is an option of :func:`fairtalk.score` (see it for their meaning). Sequences
-    become tuples (a string is split at commas) and ``margins`` a read-only mapping.
+    Every field is an option of :func:`fairtalk.score` (see it for their meaning), given by
+    keyword in any form the constructor accepts and held normalised: sequences become tuples
+    (a string is split at commas) and ``margins`` a read-only mapping.
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
     score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
     ``exclude_truncated`` tests only the pairs where neither answer was cut off at the token limit.
@@ -123,31 +130,63 @@ class ScoreOptions:
     fairtalk.errors.SpecError: unknown correction 'bonferoni' (choose from: bh, holm)
     """
 
-    measures: tuple[str | Measure | CorpusMeasure, ...] | None = None
-    seed: int = 0
-    alpha: float = 0.05
-    correction: str = "holm"
-    mask_groups: bool = False
-    drop_empty: bool = False
-    distinct: str = "paper"
-    offense: str = "profanity_check"
-    offense_threshold: float = 0.5
-    sentiment_threshold: float = 0.8
-    n_resamples: int = 2000
-    n_divergent: int = 10
-    binary_test: str = "exact"
-    count_test: str = "mean"
-    clusters: bool = True
-    margins: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    primary: tuple[str, ...] | None = None
-    power: float = 0.8
-    scorer_check: bool = True
-    judge_rubric: str | None = None
-    judge_scale: tuple[int, int] | None = None
-    exclude_truncated: bool = False
-    names: InitVar[Mapping[str, str] | None] = None
+    measures: tuple[str | AnyMeasure, ...] | None
+    seed: int
+    alpha: float
+    correction: str
+    mask_groups: bool
+    drop_empty: bool
+    distinct: str
+    offense: str
+    offense_threshold: float
+    sentiment_threshold: float
+    n_resamples: int
+    n_divergent: int
+    binary_test: str
+    count_test: str
+    clusters: bool
+    margins: Mapping[str, float]
+    primary: tuple[str, ...] | None
+    power: float
+    scorer_check: bool
+    judge_rubric: str | None
+    judge_scale: tuple[int, int] | None
+    exclude_truncated: bool
 
-    def __post_init__(self, names: Mapping[str, str] | None) -> None:
+    def __init__(
+        self,
+        *,
+        measures: str | Sequence[str | AnyMeasure] | None = None,
+        seed: int = 0,
+        alpha: float = 0.05,
+        correction: str = "holm",
+        mask_groups: bool = False,
+        drop_empty: bool = False,
+        distinct: str = "paper",
+        offense: str = "profanity_check",
+        offense_threshold: float = 0.5,
+        sentiment_threshold: float = 0.8,
+        n_resamples: int = 2000,
+        n_divergent: int = 10,
+        binary_test: str = "exact",
+        count_test: str = "mean",
+        clusters: bool = True,
+        margins: Mapping[str, float] = _NO_MARGINS,
+        primary: str | Sequence[str] | None = None,
+        power: float = 0.8,
+        scorer_check: bool = True,
+        judge_rubric: str | None = None,
+        judge_scale: str | tuple[int, int] | None = None,
+        exclude_truncated: bool = False,
+        names: Mapping[str, str] | None = None,
+    ) -> None:
+        # every parameter but these two is a field: set as given, then checked and normalised together
+        for key, value in {k: v for k, v in locals().items() if k not in ("self", "names")}.items():
+            object.__setattr__(self, key, value)
+        self._check(names)
+
+    def _check(self, names: Mapping[str, str] | None) -> None:
+        """Validate every field once, and normalise (tuples, a read-only mapping, the scale); ``names`` label errors."""
         label = dict(names or {})
 
         def name(key: str) -> str:
@@ -155,7 +194,7 @@ class ScoreOptions:
 
         measures = split_names(self.measures, name("measures"), choices=measure_names)
         for item in measures or ():
-            if not isinstance(item, (str, Measure, CorpusMeasure)):
+            if not isinstance(item, (str, Measure, CorpusMeasure)):  # a duck-typed measure is refused
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
         judges = [m for m in measures or () if isinstance(m, str) and m.startswith(JUDGE_PREFIX)]
         if len(judges) > 1 or any(not j[len(JUDGE_PREFIX) :].strip() for j in judges):
@@ -259,11 +298,21 @@ class ScoreOptions:
         values = {key: getattr(self, key) for key in self.keys()}
         return ScoreOptions(**{**values, **given}, names=names)
 
+    def measure_options(self, lexicon: Lexicon) -> MeasureOptions:
+        """What the measures built by name receive (:data:`~fairtalk.measures.MEASURE_OPTIONS`), for the axis ``lexicon``."""
+        return MeasureOptions(
+            lexicon,
+            distinct=self.distinct,
+            offense=self.offense,
+            offense_threshold=self.offense_threshold,
+            sentiment_threshold=self.sentiment_threshold,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every option (measure objects by their ``name``)."""
         out = {key: getattr(self, key) for key in self.keys()}
         if self.measures is not None:
-            out["measures"] = [m if isinstance(m, str) else getattr(m, "name", type(m).__name__) for m in self.measures]
+            out["measures"] = [m if isinstance(m, str) else m.name for m in self.measures]
         out["margins"] = dict(self.margins)
         out["primary"] = None if self.primary is None else list(self.primary)
         out["judge_scale"] = None if self.judge_scale is None else list(self.judge_scale)

@@ -91,7 +91,7 @@ def _yaml_loader() -> Any:
     """A ``yaml.SafeLoader`` that counts as it composes: nesting, alias expansion, keys given twice."""
     import yaml
 
-    class BoundedLoader(yaml.SafeLoader):
+    class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
         """Refuses nesting past MAX_DEPTH, aliases standing for more than MAX_ALIAS_VALUES values, and repeated keys."""
 
         def __init__(self, stream: str) -> None:

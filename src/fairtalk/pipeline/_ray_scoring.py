@@ -1,33 +1,32 @@
 """Score()'s per-response measures as a build for :class:`~fairtalk.models.ray_scoring.RayScorer`.
 
 Measures score each response on its own (the statistics come after, on the whole set), so a large
-response set splits into batches of :attr:`~fairtalk.RayEngine.score_batch` distinct texts, each
+response set splits into batches of :attr:`~fairtalk.models.RayEngine.score_batch` distinct texts, each
 scored by a Ray task. A task's worker builds the measures once from the recipe (their names and
-score()'s options, or the measure objects themselves, sent by value). A judge (``judge:SPEC``)
+the run's :class:`~fairtalk.measures.MeasureOptions`, or the measure objects themselves, sent by value). A judge (``judge:SPEC``)
 stays in this process: it asks its own model, which scales on its own server; so do the corpus
 measures, which need every response at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fairtalk.lexicons import Lexicon
+from fairtalk.measures import AnyMeasure, Measure, MeasureOptions
 from fairtalk.measures.judge import Judge
 
 __all__ = ["measures_scorer", "remote_items"]
 
 
-def measures_scorer(items: Sequence[Any] | None, lexicon: Lexicon,
-                    options: Mapping[str, Any]) -> Callable[[list[str]], dict[str, np.ndarray]]:  # fmt: skip
+def measures_scorer(items: Sequence[str | AnyMeasure] | None,
+                    options: MeasureOptions) -> Callable[[list[str]], dict[str, np.ndarray]]:  # fmt: skip
     """Build a recipe's per-response measures (corpus measures and judges are not sent) and score texts with all of them."""
     from fairtalk.measures import score_unique
     from fairtalk.pipeline._measures import build_measures
 
-    measures = [m for m in build_measures(items, lexicon, options) if m.kind != "corpus"]
+    measures = [m for m in build_measures(items, options) if isinstance(m, Measure)]
 
     def scores(texts: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -38,7 +37,8 @@ def measures_scorer(items: Sequence[Any] | None, lexicon: Lexicon,
     return scores
 
 
-def remote_items(measures: Sequence[Any] | None, built: Sequence[Any]) -> tuple[Any, ...] | None:
+def remote_items(measures: Sequence[str | AnyMeasure] | None,
+                 built: Sequence[AnyMeasure]) -> tuple[str | AnyMeasure, ...] | None:  # fmt: skip
     """What the workers build: every measure name or object of score()'s list, less judges; None for the defaults."""
     if measures is None:
         return None

@@ -40,6 +40,7 @@ from fairtalk.report.comparison import COMPARISON_FILES, write_comparison
 from fairtalk.report.index import INDEX_FILE, RUN_FILE
 from fairtalk.results import ComparedModel, DebiasComparison, axis_folder
 from fairtalk.store import RunStore
+from fairtalk.training.checkpoints import TrainingRecord, read_training_record
 from fairtalk.training.loops import TrainConfig, train_model
 
 __all__ = ["DEBIAS_MODELS", "QUICK_N_PAIRS", "QUICK_TRAINING", "cache_key", "debias_configs", "reproduce_debias"]
@@ -109,13 +110,10 @@ def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _finished(folder: Path) -> dict[str, Any] | None:
-    """The checkpoint's config when ``folder`` holds a finished one."""
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return config if isinstance(config, dict) and config.get("finished") is True else None
+def _finished(folder: Path) -> TrainingRecord | None:
+    """The training record of the checkpoint in ``folder`` when it holds a finished one."""
+    record = read_training_record(folder)
+    return record if record is not None and record.finished else None
 
 
 def reproduce_debias(
@@ -170,7 +168,7 @@ def reproduce_debias(
     report_formats : iterable of str, optional
         Formats of each model's report (default all: json, csv, md, html).
     progress : callable, optional
-        Receives a :class:`~fairtalk.ProgressEvent` per training batch and per generated answer.
+        Receives a :class:`~fairtalk.progress.ProgressEvent` per training batch and per generated answer.
         ``False`` means None; ``True`` and a callable ``(label, n_done, n_total)`` still work, with
         a FutureWarning.
     engine : {"local", "ray"}, RayEngine or mapping, optional
@@ -253,7 +251,7 @@ def reproduce_debias(
     say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
 
     models: dict[str, ComparedModel] = {}
-    given = {lexicon.axis: (pairs, coverage.to_dict())}
+    given = {lexicon.axis: (pairs, coverage)}
     formats = None if report_formats is None else tuple(report_formats)
     reporter = ProgressReporter(callback)
     with RunStore(cache / _STORE_FILE) as store:
@@ -269,12 +267,11 @@ def reproduce_debias(
             assert rs is not None
             n_different = sum(ra.response != rb.response for ra, rb in rs)
             n_distinct = len({r.response for r in (*rs.a, *rs.b)})
-            record = _finished(folder) or {}
-            history = record.get("history") or [{}]
+            record = _finished(folder)
             models[name] = ComparedModel(
                 name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
-                training=MappingProxyType(asdict(configs[name])), training_seconds=record.get("training_seconds"),
-                validation=MappingProxyType(dict(history[-1].get("validation") or {})), run=run,
+                training=MappingProxyType(asdict(configs[name])), training_seconds=None if record is None else record.seconds,
+                validation=MappingProxyType({} if record is None else dict(record.validation)), run=run,
                 n_different=n_different, n_distinct=n_distinct,
             )  # fmt: skip
     timings["total"] = time.perf_counter() - started

@@ -1,57 +1,51 @@
-"""``audit()`` (``run_audit``): corpus -> pairs -> responses -> scores and stats, per axis, through one cached model.
+"""``audit()``: corpus -> pairs -> responses -> scores and stats, per axis, through one cached model.
 
 ``audit()`` builds one :class:`AuditConfig` (from its arguments) and hands it to
 :func:`run_axes`, the per-axis runner that ``reproduce_debias()`` shares: it takes the pairs
-it is given, or builds them from the corpus. Writing is :func:`fairtalk.report.write_run`'s.
+it is given, or builds them from the corpus. One axis is ``_run_axis.py``'s; writing is
+:func:`fairtalk.report.write_run`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
-from fairtalk.corpora import read_corpus
-from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError, ResponderError, SpecError
+from fairtalk.corpora import Corpus, read_corpus
+from fairtalk.errors import SpecError
 from fairtalk.files import check_output_folder
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
-from fairtalk.models import resolve_engine
-from fairtalk.pairs import build_pairs, check_pairs
+from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
 from fairtalk.pipeline._config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
     DEFAULT_N_PAIRS,
+    NOT_GIVEN,
     AuditConfig,
+    NotGiven,
 )
-from fairtalk.pipeline._family import Scored, adjust_family, finalize
-from fairtalk.pipeline._generate import cached_model, generate
-from fairtalk.pipeline._score import prepare_scores
-from fairtalk.pipeline._similarity import against_baseline
+from fairtalk.pipeline._generate import cached_model
+from fairtalk.pipeline._options import ScoreOptions
+from fairtalk.pipeline._run_axis import AxisWork, audit_axis, finish_axes
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
-from fairtalk.records import Pair
+from fairtalk.records import Coverage, Pair
 from fairtalk.report import check_run_folder, write_run
 from fairtalk.report.index import INDEX_FILE, RUN_FILE, previous_entries
-from fairtalk.results import AuditRun, AxisRun, GenerationSummary, SimilarityResult
+from fairtalk.results import AuditRun
 from fairtalk.store import CachingResponder, RunStore
 
-__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "run_axes"]
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
 
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
-_LOG = logging.getLogger(__name__)
-_MSG_TOO_FEW_PAIRS = (
-    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
-)
-_MSG_LOST_TO_ERRORS = (
-    "axis {axis}: {n_complete} complete pair(s) left of {n_pairs}, need at least 2: the model failed on "
-    "{n_errors} pair side(s) ({counts}); first error: {first}"
-)
+#: The parameters of :func:`audit` that are not options of its config.
+_NOT_OPTIONS = ("config", "progress")
+
+#: What ``audit(axes=...)`` accepts: a name (``"gender,race"``: split at commas), a lexicon file or object, or several.
+Axes = str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]
 
 
 def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
@@ -70,19 +64,62 @@ def audit(
     config: AuditConfig | None = None,
     *,
     progress: ProgressCallback | None = None,
-    **options: Any,
+    corpus: str | os.PathLike[str] | NotGiven = NOT_GIVEN,
+    axes: Axes | NotGiven = NOT_GIVEN,
+    model: str | Responder | ReplyFunction | None | NotGiven = NOT_GIVEN,
+    model_args: Mapping[str, object] | NotGiven = NOT_GIVEN,
+    model_version: str | None | NotGiven = NOT_GIVEN,
+    n_pairs: int | None | NotGiven = NOT_GIVEN,
+    split: str | None | NotGiven = NOT_GIVEN,
+    mixed: str | NotGiven = NOT_GIVEN,
+    balance: bool | NotGiven = NOT_GIVEN,
+    batch_size: int | NotGiven = NOT_GIVEN,
+    engine: str | RayEngine | Mapping[str, object] | None | NotGiven = NOT_GIVEN,
+    max_errors: int | None | NotGiven = NOT_GIVEN,
+    max_consecutive_failures: int | None | NotGiven = NOT_GIVEN,
+    store: str | os.PathLike[str] | RunStore | None | NotGiven = NOT_GIVEN,
+    out_dir: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+    settings: DecodingSettings | Mapping[str, object] | NotGiven = NOT_GIVEN,
+    correction_scope: str | NotGiven = NOT_GIVEN,
+    similarity: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    turns: int | NotGiven = NOT_GIVEN,
+    score: ScoreOptions | Mapping[str, object] | NotGiven = NOT_GIVEN,
+    measures: str | Sequence[str | Measure | CorpusMeasure] | None | NotGiven = NOT_GIVEN,
+    seed: int | NotGiven = NOT_GIVEN,
+    alpha: float | NotGiven = NOT_GIVEN,
+    correction: str | NotGiven = NOT_GIVEN,
+    mask_groups: bool | NotGiven = NOT_GIVEN,
+    drop_empty: bool | NotGiven = NOT_GIVEN,
+    distinct: str | NotGiven = NOT_GIVEN,
+    offense: str | NotGiven = NOT_GIVEN,
+    offense_threshold: float | NotGiven = NOT_GIVEN,
+    sentiment_threshold: float | NotGiven = NOT_GIVEN,
+    n_resamples: int | NotGiven = NOT_GIVEN,
+    n_divergent: int | NotGiven = NOT_GIVEN,
+    binary_test: str | NotGiven = NOT_GIVEN,
+    count_test: str | NotGiven = NOT_GIVEN,
+    clusters: bool | NotGiven = NOT_GIVEN,
+    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
+    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    power: float | NotGiven = NOT_GIVEN,
+    scorer_check: bool | NotGiven = NOT_GIVEN,
+    judge_rubric: str | None | NotGiven = NOT_GIVEN,
+    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
+    exclude_truncated: bool | NotGiven = NOT_GIVEN,
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
     Give an :class:`AuditConfig`, or its options as keyword arguments (the run's and the
-    scoring ones, as below); both is a SpecError where they differ.
+    scoring ones, as below); both is a SpecError where they differ. An option left out
+    (``NOT_GIVEN``) keeps the config's value, or :class:`AuditConfig`'s default; a keyword that
+    is no option is a TypeError (and an error for a type checker).
 
     Parameters
     ----------
     config : AuditConfig, optional
         Every option in one validated value (also built by ``AuditConfig.from_file``).
     progress : callable, optional
-        Receives a :class:`~fairtalk.ProgressEvent` per step of each stage (pairs, responses,
+        Receives a :class:`~fairtalk.progress.ProgressEvent` per step of each stage (pairs, responses,
         scoring); messages go to the ``fairtalk`` loggers. ``False`` means None; ``True`` and a
         callable ``(label, n_done, n_total)`` still work, with a FutureWarning.
     corpus : str or path
@@ -90,9 +127,11 @@ def audit(
     axes : str, Lexicon or sequence
         Axis names (``"gender"``, ``"race"``; a string is split at commas), lexicon files or
         loaded lexicons. Each gets its own pairs, responses and result.
-    model : str or Responder, optional
-        A model spec or responder; None takes ``builtin:minilm-retrieval`` when its packages are
-        installed, else ``builtin:retrieval``, else ``builtin:smollm2``, else raises FairtalkError.
+    model : str, Responder or function, optional
+        A model spec, a responder, or a function (one text -> one reply; a batched or an async
+        one, see :func:`fairtalk.models.as_responder`), which ``run.json`` records by its
+        fingerprint; None takes ``builtin:minilm-retrieval`` when its packages are installed,
+        else ``builtin:retrieval``, else ``builtin:smollm2``, else raises FairtalkError.
     n_pairs : int or None
         A seeded uniform sample of this many pairs per axis (None: every pair; default 2000).
     seed : int
@@ -115,11 +154,20 @@ def audit(
     max_errors : int, optional
         Abort (ResponderError) once more pair sides than this have failed over the run;
         otherwise failures are counted, stored, and retried by the next run.
+    max_consecutive_failures : int, optional
+        Stop the run once this many items in a row fail with one kind of error (5 by default;
+        0 or None: never).
     split : str, optional
         Corpus split; None means ``"heldout"`` for ``builtin:chitchat`` (never the reference
         models' training contexts) and ``"all"`` otherwise.
-    mixed, batch_size
+    mixed, balance, batch_size
         Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
+    turns : int
+        ``builtin:chitchat``: each context is the last ``turns`` turns of its dialogue (1 by default).
+    similarity : str or sequence of str, optional
+        Also test whether the answers to the pairs diverge more than to one context asked twice
+        (the no-effect baseline), by these methods (``exact``, ``rouge_l``, ``cosine``,
+        ``answered``, ``length_ratio``); each AxisRun then holds its ``similarity``.
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the model runs: in this process (the default) or on Ray actors (see
         :func:`fairtalk.respond`); ``run.json`` records it in ``config.engine``. On Ray, an
@@ -137,7 +185,7 @@ def audit(
         The scoring options; each of them may also be given on its own (``alpha=0.01``):
     measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
     sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power,
-    judge_rubric, judge_scale
+    scorer_check, judge_rubric, judge_scale, exclude_truncated
         As for :func:`fairtalk.score` (fields of :class:`ScoreOptions`).
 
     Returns
@@ -160,10 +208,12 @@ def audit(
     Examples
     --------
     >>> run = audit(corpus=corpus_path, axes="gender", model="builtin:echo")  # doctest: +SKIP
-    >>> run.results["gender"].biased()  # doctest: +SKIP
+    >>> run.results["gender"].detected()  # doctest: +SKIP
     ()
     >>> run = audit(AuditConfig.from_file("audit.toml"))  # doctest: +SKIP
     """
+    arguments = dict(locals())  # first, so that it holds the parameters and nothing else
+    options = {key: value for key, value in arguments.items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
     config = AuditConfig.resolve(config, options)
     lexicons = _lexicons(config.axes)
     contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
@@ -182,9 +232,9 @@ def run_axes(
     lexicons: Sequence[Lexicon],
     reporter: ProgressReporter,
     *,
-    contexts: Any = None,
-    pairs: Mapping[str, tuple[Sequence[Pair], Mapping[str, Any]]] | None = None,
-    extra_manifest: Mapping[str, Any] | None = None,
+    contexts: Corpus | None = None,
+    pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None = None,
+    extra_manifest: Mapping[str, object] | None = None,
 ) -> AuditRun:
     """Every axis through one cached model; the finished run, its manifests built with it.
 
@@ -204,11 +254,14 @@ def run_axes(
             _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
         for lexicon in lexicons:
             given = None if pairs is None else pairs[lexicon.axis]
-            works.append(_audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given, run_id=run_id,
-                                     extra_manifest=extra_manifest))  # fmt: skip
+            works.append(audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given, run_id=run_id,
+                                    extra_manifest=extra_manifest))  # fmt: skip
         model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
+    recorded = config.to_dict()
+    if config.model is not None and not isinstance(config.model, (str, Responder)):
+        recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
     return AuditRun(
-        axes=MappingProxyType(_finish_axes(works, config)),
+        axes=MappingProxyType(finish_axes(works, config)),
         model=model_fingerprint,
         corpus=config.corpus,
         split=config.effective_split,
@@ -216,7 +269,7 @@ def run_axes(
         settings=MappingProxyType(config.settings.sent()),
         store=None if config.store is None else store_path,
         run_id=run_id,
-        config=MappingProxyType(config.to_dict()),
+        config=MappingProxyType(recorded),
     )
 
 
@@ -235,11 +288,16 @@ def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inpu
     check_output_folder(out_dir, inputs, replaces=replaces)
 
 
-def _inputs(corpus: Any, store: Any, cached: CachingResponder | None, lexicons: Sequence[Lexicon] = ()) -> dict[str, object]:
+def _inputs(
+    corpus: object,
+    store: str | os.PathLike[str] | RunStore | None,
+    cached: CachingResponder | None,
+    lexicons: Sequence[Lexicon] = (),
+) -> dict[str, object]:
     """What the run reads, by what it is: the corpus file, the store, the model's files, the lexicon files."""
     found: dict[str, object] = {"the corpus": corpus}
     for lexicon in lexicons:
-        if lexicon.variant == "custom" and lexicon.source and Path(lexicon.source).is_file():
+        if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
             found[f"the lexicon file of {lexicon.axis}"] = lexicon.source
     if isinstance(store, (str, os.PathLike)):
         found["the run store"] = store
@@ -248,123 +306,3 @@ def _inputs(corpus: Any, store: Any, cached: CachingResponder | None, lexicons: 
     for i, path in enumerate(() if cached is None else cached.input_paths):
         found[f"the model file #{i + 1}" if i else "the model file"] = path
     return found
-
-
-@dataclass
-class AxisWork:
-    """One axis audited up to its correction: the scores, and what its AxisRun records besides the result."""
-
-    axis: str
-    scored: Scored
-    coverage: dict[str, Any]
-    generation: GenerationSummary
-    timings: dict[str, float]
-    pairs: tuple[Pair, ...]
-    manifest: dict[str, Any]
-    similarity: SimilarityResult | None = None
-    pairs_check: dict[str, Any] | None = None
-
-
-def _audit_axis(
-    lexicon: Lexicon,
-    cached: CachingResponder,
-    config: AuditConfig,
-    reporter: ProgressReporter,
-    *,
-    contexts: Any,
-    given: tuple[Sequence[Pair], Mapping[str, Any]] | None,
-    run_id: str,
-    extra_manifest: Mapping[str, Any] | None,
-) -> AxisWork:
-    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores."""
-    axis, seed, corpus = lexicon.axis, config.seed, config.corpus
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    if given is None:
-        reporter.start(f"{axis}: pairs", unit="pairs")
-        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
-                               seed=seed, balance=config.balance)  # fmt: skip
-        pairs: Sequence[Pair] = list(pair_set)
-        coverage = pair_set.coverage.to_dict()
-        reporter.finish()
-        timings["pairs"] = time.perf_counter() - started
-        _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage["n_read"],
-                  coverage["n_matched"])  # fmt: skip
-        if len(pairs) < 2:
-            raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage["n_read"],
-                                                       n_matched=coverage["n_matched"]))  # fmt: skip
-    else:
-        pairs, coverage = given[0], dict(given[1])
-    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed)).to_dict()
-
-    generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
-    timings["generation"] = generation.summary.seconds
-    if generation.responses.n_pairs < 2 and generation.errors:
-        raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
-
-    similarity = None
-    if config.similarity:
-        started = time.perf_counter()
-        similarity = against_baseline(cached, pairs, generation, config.settings, seed=seed, methods=config.similarity,
-                                      alpha=config.score.alpha, clusters=config.score.clusters, progress=reporter,
-                                      label=f"{axis}: baseline answers")  # fmt: skip
-        timings["similarity"] = time.perf_counter() - started
-    started = time.perf_counter()
-    reporter.start(f"{axis}: scoring", unit="pairs")
-    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine),
-                            store=cached.store)  # fmt: skip
-    reporter.finish()
-    timings["scoring"] = time.perf_counter() - started
-    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
-    manifest = {
-        "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
-        "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
-        "mixed": config.mixed, "balance": config.balance, "coverage": coverage, **(extra_manifest or {}),
-    }  # fmt: skip
-    return AxisWork(axis, scored, coverage, generation.summary, timings, tuple(pairs), manifest, similarity,
-                    pairs_check)  # fmt: skip
-
-
-def _finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
-    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
-    correction, scope = config.score.correction, config.correction_scope
-    adjusted: list[list[float | None]]
-    sizes: list[int | None] = [None] * len(works)
-    if scope == "run":
-        adjusted = adjust_family([w.scored for w in works], correction)
-        scopes = ["run"] * len(works)
-    else:  # each axis on its own; the pairs of groups of one multi-way axis together (religion:a-b ...)
-        families: dict[str, list[int]] = {}
-        for index, work in enumerate(works):
-            families.setdefault(_family_of(work.axis, index), []).append(index)
-        adjusted = [[] for _ in works]
-        scopes = ["axis"] * len(works)
-        for members in families.values():
-            for index, p_adjusted in zip(members, adjust_family([works[i].scored for i in members], correction)):
-                adjusted[index] = p_adjusted
-                if len(members) > 1:
-                    scopes[index] = f"multi-way axis {works[index].axis.partition(':')[0]} ({len(members)} pairs of groups)"
-                    sizes[index] = sum(len(works[i].scored.family(True)) for i in members)
-    runs: dict[str, AxisRun] = {}
-    for work, p_adjusted in zip(works, adjusted):
-        result = finalize(work.scored, p_adjusted, correction_scope=scopes[len(runs)], extra_manifest=work.manifest,
-                          family_size=sizes[len(runs)])  # fmt: skip
-        runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=MappingProxyType(work.coverage),
-                                  generation=work.generation, timings=MappingProxyType(work.timings),
-                                  pairs=work.pairs, responses=work.scored.responses,
-                                  similarity=work.similarity,
-                                  pairs_check=None if work.pairs_check is None else MappingProxyType(work.pairs_check))  # fmt: skip
-    return runs
-
-
-def _family_of(axis: str, index: int) -> str:
-    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
-    parent, colon, _ = axis.partition(":")
-    return parent if colon else f"{axis}\x00{index}"
-
-
-def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:
-    counts = ", ".join(f"{kind} {n}" for kind, n in summary.error_counts.items())
-    first = summary.error_examples[0] if summary.error_examples else "?"
-    return _MSG_LOST_TO_ERRORS.format(axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs,
-                                      n_errors=summary.n_errors, counts=counts, first=first)  # fmt: skip

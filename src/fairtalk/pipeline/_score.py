@@ -8,49 +8,54 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairtalk.errors import InputError, SpecError
 from fairtalk.jsonl import jsonable
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import RawScored, may_leave_unscored, score_unique
+from fairtalk.measures import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureOptions, score_unique
 from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.models.ray_scoring import RayScorer, worth_it
-from fairtalk.pipeline._certify import certify
+from fairtalk.pipeline._config import NOT_GIVEN, NotGiven
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
-from fairtalk.pipeline._inference import (
+from fairtalk.pipeline._measure_tests import (
     METHODS,
     Inference,
+    KeyTest,
     check_finite,
-    compare,
     compare_scored,
     complete_means,
     corpus_margin,
     corpus_row,
 )
-from fairtalk.pipeline._measures import build_measures, close_judges, judge_answers, with_judged
+from fairtalk.pipeline._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._ray_scoring import measures_scorer, remote_items
-from fairtalk.pipeline._truncation import check_truncation, finish_reasons
+from fairtalk.pipeline._scorer_check import certify
+from fairtalk.pipeline._truncation import check_truncation, token_limit_rows
 from fairtalk.responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.stats import corpus_bootstrap
+
+if TYPE_CHECKING:
+    from fairtalk.store import RunStore
 
 __all__ = ["MASK_TOKEN", "MAX_PERMUTATIONS", "METHODS", "prepare_scores", "score"]
 
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
-_NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
 _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
 
 #: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
 MAX_PERMUTATIONS = 1000
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
+#: The parameters of ``score()`` that are not options (ScoreOptions fields).
+_NOT_OPTIONS = ("responses", "responses_b", "axis", "options", "engine")
 
 
 def _package_version(name: str) -> str:
@@ -68,8 +73,8 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
     return list(position), ia, ib
 
 
-def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-                  remote: Mapping[str, np.ndarray] | None = None) -> dict[str, tuple]:  # fmt: skip
+def _per_response(measure: Measure, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
+                  remote: Mapping[str, np.ndarray] | None = None) -> SideScores:  # fmt: skip
     """Each key's scores of side a and side b; from ``remote`` (scored on Ray) when it holds the measure's keys."""
     if remote is not None and all(key in remote for key in measure.keys):
         scores = {key: remote[key] for key in measure.keys}
@@ -77,19 +82,20 @@ def _per_response(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarr
         scores = score_unique(measure, uniques)
     for key in measure.keys:
         values = np.asarray(scores[key], dtype=float)
-        check_finite(key, np.nan_to_num(values, nan=0.0) if may_leave_unscored(measure, key) else values, uniques)
+        check_finite(key, np.nan_to_num(values, nan=0.0) if key in measure.unscored_keys else values, uniques)
     return {key: (scores[key][ia], scores[key][ib]) for key in measure.keys}
 
 
-def _corpus_values(measure: Any, uniques: list[str], ia: np.ndarray, ib: np.ndarray) -> tuple[Any, dict]:
+def _corpus_values(measure: CorpusMeasure, uniques: list[str], ia: np.ndarray,
+                   ib: np.ndarray) -> tuple[CorpusStatistic, dict[str, tuple[float, float]]]:  # fmt: skip
     stat = measure.prepare(uniques)
     value_a = stat(np.bincount(ia, minlength=len(uniques)))
     value_b = stat(np.bincount(ib, minlength=len(uniques)))
     return stat, {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
 
 
-def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-            scorer: RayScorer | None = None) -> dict:  # fmt: skip
+def _masked(measures: Sequence[AnyMeasure], lexicon: Lexicon, seed: int, uniques: list[str], ia: np.ndarray,
+            ib: np.ndarray, scorer: RayScorer | None = None) -> dict[str, tuple[float, float]]:  # fmt: skip
     """Side values of every key after replacing the group words in each response by MASK_TOKEN."""
     from fairtalk.counterfactual import Swapper
 
@@ -98,39 +104,11 @@ def _masked(measures: list[Any], lexicon: Lexicon, seed: int, uniques: list[str]
     remote = None if scorer is None else scorer.score(masked)
     out: dict[str, tuple[float, float]] = {}
     for measure in measures:
-        if measure.kind == "corpus":
+        if isinstance(measure, CorpusMeasure):
             out.update(_corpus_values(measure, masked, ia, ib)[1])
         else:
             for key, (sa, sb) in _per_response(measure, masked, ia, ib, remote).items():
                 out[key] = complete_means(sa, sb)
-    return out
-
-
-def _divergent(measure: RawScored, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-               scored: dict[str, tuple], n: int) -> list[DivergentPair]:  # fmt: skip
-    """The ``n`` pairs whose responses differ most on the measure's own raw score.
-
-    Candidates are the pairs whose per-response scores differ on some key; they are ranked
-    by the difference of ``measure.raw_scores`` (offense probability, VADER compound).
-    """
-    gap = np.zeros(len(ia))
-    for sa, sb in scored.values():
-        gap = np.maximum(gap, np.abs(sa - sb))
-    candidates = np.flatnonzero(gap > 0)
-    if n == 0 or candidates.size == 0:
-        return []
-    needed = np.unique(np.concatenate([ia[candidates], ib[candidates]]))
-    values = np.asarray(measure.raw_scores([uniques[i] for i in needed]), dtype=float)
-    raw = dict(zip(needed.tolist(), values.tolist()))
-    raw_a = np.array([raw[i] for i in ia[candidates]])
-    raw_b = np.array([raw[i] for i in ib[candidates]])
-    label = measure.name  # type: ignore[attr-defined]
-    order = np.argsort(-np.abs(raw_a - raw_b), kind="stable")[:n]
-    out = []
-    for j in order:
-        i = int(candidates[j])
-        out.append(DivergentPair(rs.pair_ids[i], label, rs.a[i].context, rs.b[i].context, rs.a[i].response,
-                                 rs.b[i].response, float(raw_a[j]), float(raw_b[j])))  # fmt: skip
     return out
 
 
@@ -141,12 +119,35 @@ def score(
     axis: str | os.PathLike[str] | Lexicon,
     options: ScoreOptions | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
-    **kwargs: Any,
+    measures: str | Sequence[str | AnyMeasure] | None | NotGiven = NOT_GIVEN,
+    seed: int | NotGiven = NOT_GIVEN,
+    alpha: float | NotGiven = NOT_GIVEN,
+    correction: str | NotGiven = NOT_GIVEN,
+    mask_groups: bool | NotGiven = NOT_GIVEN,
+    drop_empty: bool | NotGiven = NOT_GIVEN,
+    distinct: str | NotGiven = NOT_GIVEN,
+    offense: str | NotGiven = NOT_GIVEN,
+    offense_threshold: float | NotGiven = NOT_GIVEN,
+    sentiment_threshold: float | NotGiven = NOT_GIVEN,
+    n_resamples: int | NotGiven = NOT_GIVEN,
+    n_divergent: int | NotGiven = NOT_GIVEN,
+    binary_test: str | NotGiven = NOT_GIVEN,
+    count_test: str | NotGiven = NOT_GIVEN,
+    clusters: bool | NotGiven = NOT_GIVEN,
+    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
+    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    power: float | NotGiven = NOT_GIVEN,
+    scorer_check: bool | NotGiven = NOT_GIVEN,
+    judge_rubric: str | None | NotGiven = NOT_GIVEN,
+    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
+    exclude_truncated: bool | NotGiven = NOT_GIVEN,
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
 
     The options come as one :class:`ScoreOptions` (``options=``), or as keyword arguments
-    (its fields, below); both is a SpecError where they differ.
+    (its fields, below); both is a SpecError where they differ. An option left out
+    (``NOT_GIVEN``) keeps the ``options`` value, or ScoreOptions' default; a keyword that is
+    no option is a TypeError (and an error for a type checker).
 
     Parameters
     ----------
@@ -164,9 +165,11 @@ def score(
         Where the per-response measures run: with ``"ray"`` and at least two ``score_batch``
         distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
         scores; a judge and the corpus measures stay in this process.
-    measures : sequence of names or measure objects, optional
+    measures : names (a comma-separated string or a sequence) or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
-        options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists).
+        options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists and
+        script: :data:`fairtalk.measures.MEASURE_OPTIONS`), a plugin's as well; objects are
+        :class:`~fairtalk.measures.Measure` or :class:`~fairtalk.measures.CorpusMeasure` instances.
     seed : int
         Seed of the bootstraps and permutations; the result is deterministic given it.
     alpha, correction : float, {"holm", "bh"}
@@ -238,7 +241,9 @@ def score(
         Unknown axis, measure, correction, test or primary key; a bad or unknown option;
         ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
     """
-    opts = ScoreOptions.resolve(options, kwargs)
+    # the options given, by name: every parameter but the five above, unless left at NOT_GIVEN (locals() holds only them)
+    given = {key: value for key, value in locals().items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
+    opts = ScoreOptions.resolve(options, given)
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
     scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine))
@@ -247,7 +252,7 @@ def score(
 
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
-    options: ScoreOptions, engine: RayEngine | None = None, store: Any = None,
+    options: ScoreOptions, engine: RayEngine | None = None, store: RunStore | None = None,
 ) -> Scored:  # fmt: skip
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
@@ -263,23 +268,23 @@ def prepare_scores(
         lexicon = load_lexicon(axis)
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
-    measure_options = {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
-                       "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric,
-                       "judge_scale": o.judge_scale}  # fmt: skip
-    built = build_measures(o.measures, lexicon, measure_options, store=store)
+    measure_options = o.measure_options(lexicon)
+    built = build_measures(o.measures, measure_options, judge_rubric=o.judge_rubric, judge_scale=o.judge_scale,
+                           store=store)  # fmt: skip
     try:
-        return _scored(responses, lexicon, built, measure_options, o, engine)
+        return _scored(responses, built, measure_options, o, engine)
     finally:
         close_judges(built)
 
 
-def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any],
-            o: ScoreOptions, engine: RayEngine | None = None) -> Scored:  # fmt: skip
+def _scored(responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], built: list[AnyMeasure],
+            measure_options: MeasureOptions, o: ScoreOptions, engine: RayEngine | None = None) -> Scored:  # fmt: skip
     """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
     read = read_responses(responses, drop_empty=o.drop_empty)
+    lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
     rs = truncation.responses
     if rs.n_pairs < 2:
@@ -290,9 +295,9 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
     scorer = None
     if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
-        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), lexicon, measure_options))
+        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), measure_options))
     try:
-        scored = _tested(rs, lexicon, built, measure_options, o, frozenset(chosen), uniques, ia, ib, scorer)
+        scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
         return replace(scored, warnings=(*truncation.warnings, *scored.warnings),
                        manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)})  # fmt: skip
     finally:
@@ -300,18 +305,17 @@ def _scored(responses: Any, lexicon: Lexicon, built: list[Any], measure_options:
             scorer.close()
 
 
-def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options: Mapping[str, Any], o: ScoreOptions,
-            chosen: frozenset[str], uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-            scorer: RayScorer | None) -> Scored:  # fmt: skip
+def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: ScoreOptions, chosen: frozenset[str],
+            uniques: list[str], ia: np.ndarray, ib: np.ndarray, scorer: RayScorer | None) -> Scored:  # fmt: skip
     """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
     opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
                      count_test=o.count_test, clusters=rs.clusters if o.clusters else None, margins=o.margins)  # fmt: skip
     remote = None if scorer is None else scorer.score(uniques)
     n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
-    rows: list[dict[str, Any]] = []
+    rows: list[KeyTest] = []
     divergent: list[DivergentPair] = []
     for measure in built:
-        if measure.kind == "corpus":
+        if isinstance(measure, CorpusMeasure):
             stat, values = _corpus_values(measure, uniques, ia, ib)
             keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
             inference = corpus_bootstrap(stat, stat, ia, ib, len(uniques), len(uniques), keys=measure.keys,
@@ -322,19 +326,14 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
             continue
         scored = _per_response(measure, uniques, ia, ib, remote)
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
-        if isinstance(measure, RawScored):
-            divergent.extend(_divergent(measure, rs, uniques, ia, ib, scored, o.n_divergent))
+        divergent.extend(divergent_pairs(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     judged = judge_answers(built, rs)
     divergent = with_judged(divergent, judged)
-    rows += _token_limit_rows(rs, opts)
+    rows += token_limit_rows(rs, opts)
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
-    for row in rows:
-        if row["name"] in masked:
-            m_a, m_b = masked[row["name"]]
-            gap = row["a"] - row["b"]
-            row["masked"] = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
-    listed = [*built, TokenLimit()] if any(row["name"] == TOKEN_LIMIT_KEY for row in rows) else built
-    manifest = _manifest(lexicon, listed, rs, options=measure_options, seed=o.seed, alpha=o.alpha,
+    rows = [_with_masked(row, masked[row.name]) if row.name in masked else row for row in rows]
+    listed = [*built, TokenLimit()] if any(row.name == TOKEN_LIMIT_KEY for row in rows) else built
+    manifest = _manifest(lexicon, listed, rs, options=_measure_settings(o), seed=o.seed, alpha=o.alpha,
                          correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
                          mask_groups=o.mask_groups, drop_empty=o.drop_empty, exclude_truncated=o.exclude_truncated,
                          binary_test=o.binary_test,
@@ -344,20 +343,15 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[Any], measure_options
         "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
         "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    return Scored(lexicon, rs, rows, divergent, manifest, chosen, o.alpha, o.power, o.correction, checks, judge_answers=judged)
+    return Scored(lexicon, rs, tuple(rows), divergent, manifest, chosen, o.alpha, o.power, o.correction, checks,
+                  judge_answers=judged)  # fmt: skip
 
 
-def _token_limit_rows(rs: ResponseSet, opts: Inference) -> list[dict[str, Any]]:
-    """The ``hit_token_limit`` row when the model reported finish reasons (none otherwise)."""
-    reasons = finish_reasons(rs)
-    if reasons is None:
-        return []
-    measure = TokenLimit()
-    row = compare(TOKEN_LIMIT_KEY, measure, measure.flags(reasons[0]), measure.flags(reasons[1]), opts)
-    n_unknown = sum(r is None for side in reasons for r in side)
-    if n_unknown:
-        row["notes"] = (*row["notes"], _NOTE_UNKNOWN_REASON.format(n=n_unknown))
-    return [row]
+def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
+    """``row`` with its values after masking the group words, and the share of its gap they keep."""
+    m_a, m_b = values
+    gap = row.a - row.b
+    return replace(row, masked=MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None))
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
@@ -370,22 +364,30 @@ def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list
     return list(given)
 
 
-def _manifest(lexicon: Lexicon, measures: list[Any], rs: ResponseSet, *, options: Mapping[str, Any],
-              **settings: Any) -> dict[str, Any]:  # fmt: skip
+def _measure_settings(o: ScoreOptions) -> dict[str, object]:
+    """The manifest's ``options`` entry: the settings the measures and a judge were built with (in this order)."""
+    return {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
+            "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric,
+            "judge_scale": o.judge_scale}  # fmt: skip
+
+
+def _manifest(lexicon: Lexicon, measures: Sequence[AnyMeasure], rs: ResponseSet, *, options: Mapping[str, object],
+              **settings: object) -> dict[str, Any]:  # fmt: skip
     """Versions, hashes, thresholds and seeds: what it takes to trace and reproduce a result."""
     from fairtalk import __version__
 
-    return jsonable({
+    manifest: dict[str, Any] = jsonable({
         "fairtalk_version": __version__,
         "python": platform.python_version(),
         "libraries": {name: _package_version(name) for name in ("numpy", "scipy", "statsmodels")},
         "lexicon": {"axis": lexicon.axis, "groups": lexicon.groups, "variant": lexicon.variant,
                     "source": lexicon.source, "sha256": lexicon.sha256, "n_pairs": len(lexicon.pairs),
                     "attributes": lexicon.attributes},
-        "measures": [{"name": m.name, "keys": m.keys, "kind": m.kind, "version": m.version,
-                      "config": getattr(m, "config", {})} for m in measures],
+        "measures": [{"name": m.name, "keys": m.keys, "kind": m.kind, "version": m.version, "config": m.config}
+                     for m in measures],
         "options": options,
         **settings,
         "methods": METHODS,
         "input": {"sources": [{"path": path, "sha256": sha} for path, sha in rs.sources], "summary": rs.summary},
     })  # fmt: skip
+    return manifest

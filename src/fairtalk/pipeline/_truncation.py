@@ -13,19 +13,23 @@ reasons in one vocabulary (:func:`~fairtalk.models.finish_reasons.normal_finish_
   the answers short enough to end within the limit); when the model reported no reasons at all,
   it says the option had nothing to act on.
 
-The numbers go to the manifest's ``truncation`` entry as well.
+The numbers go to the manifest's ``truncation`` entry as well. :func:`token_limit_rows` tests how
+often each side's answers hit the limit (``hit_token_limit``), when the model reported finish reasons.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from fairtalk.measures import AnyMeasure
+from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.models.finish_reasons import normal_finish_reason
+from fairtalk.pipeline._measure_tests import Inference, KeyTest, compare
 from fairtalk.responses import ResponseSet
 
-__all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons"]
+__all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons", "token_limit_rows"]
 
 #: More than this share of one side's answers cut off at the token limit gets a warning.
 WARN_SHARE = 0.10
@@ -38,6 +42,7 @@ _WARN_EXCLUDED = ("--exclude-truncated left out {n:,} of {total:,} pairs ({share
 _WARN_NOTHING = ("--exclude-truncated had nothing to act on: the model reported no finish reasons, so no answer is "
                  "known to be cut off (openai:, hf: and vllm: models report them; python:, replay: and builtin: "
                  "models do not)")  # fmt: skip
+_NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
 #: The words the warnings name the measures by, when the measure says nothing better.
 _EVERY_MEASURE = "every measure that reads the text"
 
@@ -62,17 +67,20 @@ def finish_reasons(rs: ResponseSet) -> tuple[tuple[str | None, ...], tuple[str |
 
 def _cut_words(n_a: int, n_b: int, n: int, groups: Sequence[str]) -> str:
     """``12 of 40 answers for male (30.0%) and 3 of 40 for female (7.5%)``."""
-    share = (lambda k: f"{k / n:.1%}") if n else (lambda k: "n/a")
+
+    def share(k: int) -> str:
+        return f"{k / n:.1%}" if n else "n/a"
+
     return f"{n_a:,} of {n:,} answers for {groups[0]} ({share(n_a)}) and {n_b:,} of {n:,} for {groups[1]} ({share(n_b)})"
 
 
-def measure_names(measures: Sequence[Any]) -> str:
+def measure_names(measures: Sequence[AnyMeasure]) -> str:
     """The measures that read the text, by name (``length, sentiment, refusal``)."""
-    names = list(dict.fromkeys(str(getattr(m, "name", "") or type(m).__name__) for m in measures))
+    names = list(dict.fromkeys(m.name or type(m).__name__ for m in measures))
     return f"{_EVERY_MEASURE} ({', '.join(names)})" if names else _EVERY_MEASURE
 
 
-def check_truncation(rs: ResponseSet, measures: Sequence[Any], groups: Sequence[str], *, exclude: bool) -> Truncation:
+def check_truncation(rs: ResponseSet, measures: Sequence[AnyMeasure], groups: Sequence[str], *, exclude: bool) -> Truncation:
     """The pairs to test (all, or with ``exclude`` those where neither answer was cut off) and what to say about it.
 
     Examples
@@ -110,3 +118,16 @@ def check_truncation(rs: ResponseSet, measures: Sequence[Any], groups: Sequence[
     warning = _WARN_EXCLUDED.format(n=n_left_out, total=n, share=n_left_out / n, cut=_cut_words(n_a, n_b, n, groups),
                                     kept=len(keep))  # fmt: skip
     return Truncation(kept, (warning,), entry)
+
+
+def token_limit_rows(rs: ResponseSet, opts: Inference) -> list[KeyTest]:
+    """The ``hit_token_limit`` row when the model reported finish reasons (none otherwise)."""
+    reasons = finish_reasons(rs)
+    if reasons is None:
+        return []
+    measure = TokenLimit()
+    row = compare(TOKEN_LIMIT_KEY, measure, measure.flags(reasons[0]), measure.flags(reasons[1]), opts)
+    n_unknown = sum(r is None for side in reasons for r in side)
+    if n_unknown:
+        row = replace(row, notes=(*row.notes, _NOTE_UNKNOWN_REASON.format(n=n_unknown)))
+    return [row]

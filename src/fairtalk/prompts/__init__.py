@@ -10,13 +10,19 @@ Modules, one concept each:
 - :mod:`~fairtalk.prompts.data`: labelled completions as one record (:class:`PromptData`), whichever reader;
 - :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;
 - :mod:`~fairtalk.prompts.completions`: generation through the run store, completions JSONL, labelling;
-- :mod:`~fairtalk.prompts.labelling`: the labelling policy and :func:`analyze_prompts`, the analysis entry point;
-- :mod:`~fairtalk.prompts.analysis`: per-group, pairwise (gaps, KL) and per-structure analysis, one function per table;
-- :mod:`~fairtalk.prompts.result`: :class:`PromptAnalysis` and its read-only records;
-- :mod:`~fairtalk.prompts.robustness`: §7 cosine robustness and the variance decomposition;
-- :mod:`~fairtalk.prompts.output` and :mod:`~fairtalk.prompts.plots`: results.json, CSV, HTML.
+- :mod:`~fairtalk.prompts.options`: :class:`PromptOptions`, every analysis option, validated once;
+- :mod:`~fairtalk.prompts.records`: the records the stages return (gaps, regard, robustness, the certificate);
+- :mod:`~fairtalk.prompts.tables`: per-group, pairwise (gaps, KL) and per-structure tables, one function each;
+- :mod:`~fairtalk.prompts.bootstrap`: the template × seed bootstrap and the significant reversals it tests;
+- :mod:`~fairtalk.prompts.robustness`: §7 cosine robustness, its shuffled-labels null, the variance decomposition;
+- :mod:`~fairtalk.prompts.regard_probes`: the regard scorer's certificate on neutral probes;
+- :mod:`~fairtalk.prompts.regard_check`: a regard scorer against gold labels;
+- :mod:`~fairtalk.prompts.analysis` and :mod:`~fairtalk.prompts.labelling`: the entry (:func:`analyze`,
+  :func:`analyze_prompts`), the only modules here that build a result.
 
-Names load on first use (numpy, pandas and matplotlib stay unimported until needed).
+The result is :class:`fairtalk.results.PromptAnalysis`; its report (results.json, CSV, HTML and
+figures) is :mod:`fairtalk.report.prompt_analysis`. This package follows the layer rules of a
+stage (``tests/test_layers.py``). Names load on first use (numpy and pandas stay unimported until needed).
 """
 
 from fairtalk.lazy import lazy_names as _lazy_names
@@ -39,23 +45,24 @@ _LAZY: dict[str, str] = {
     "FilterResult": "filters",
     "filter_prompts": "filters",
     "mentions_group": "filters",
-    "PublishedImport": "published",
     "DataSummary": "data",
     "PromptData": "data",
     "read_published": "published",
-    "PromptAnalysis": "result",
-    "AnalysisConfig": "result",
-    "AnalysisCounts": "result",
-    "Gap": "result",
-    "InferenceSettings": "result",
-    "NullRobustness": "result",
-    "RegardStats": "result",
-    "Robustness": "result",
-    "Spread": "result",
-    "VarianceShares": "result",
+    "AnalysisConfig": "records",
+    "AnalysisCounts": "records",
+    "Gap": "records",
+    "InferenceSettings": "records",
+    "NullRobustness": "records",
+    "PairCertificate": "records",
+    "RegardCertificate": "records",
+    "RegardStats": "records",
+    "Robustness": "records",
+    "Spread": "records",
+    "VarianceShares": "records",
+    "PromptOptions": "options",
+    "certify_regard": "regard_probes",
     "analyze": "analysis",
-    "kl_matrix": "analysis",
-    "write_prompts_report": "output",
+    "kl_matrix": "_frame",
     "CompletionSummary": "completions",
     "generate_completions": "completions",
     "label_completions": "completions",
@@ -83,11 +90,12 @@ __all__ = [
     "GroupSet",
     "ModelParaphraser",
     "NullRobustness",
+    "PairCertificate",
     "Prompt",
-    "PromptAnalysis",
     "PromptData",
+    "PromptOptions",
     "PromptSet",
-    "PublishedImport",
+    "RegardCertificate",
     "RegardStats",
     "Robustness",
     "Spread",
@@ -96,6 +104,7 @@ __all__ = [
     "analyze",
     "analyze_prompts",
     "build_prompts",
+    "certify_regard",
     "default_groups",
     "filter_prompts",
     "generate_completions",
@@ -110,7 +119,6 @@ __all__ = [
     "read_aesop",
     "read_completions",
     "read_published",
-    "write_prompts_report",
 ]
 
 

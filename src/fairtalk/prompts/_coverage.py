@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from fairtalk.errors import InputError
-from fairtalk.prompts import inference
 from fairtalk.prompts.templates import GroupPair
 
-__all__ = ["check_pairs", "coverage_warnings"]
+__all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells"]
+
+#: A group × structure cell with fewer labelled completions than this is flagged.
+MIN_CELL = 30
 
 _MSG_NO_PAIR = ("no pair of groups can be compared: {pairs} (the data has: {found}{ignored}); a regard gap needs "
                 "completions labelled negative, neutral or positive for both groups of its pair")  # fmt: skip
@@ -92,9 +94,15 @@ def coverage_warnings(
 ) -> tuple[str, ...]:  # fmt: skip
     """The analysis' warnings: pairs without a gap (:func:`check_pairs`), the bootstrap's ``note``, small cells."""
     warnings = [w for w in (pairs_left, note) if w]
-    small = inference.small_cells(cell_counts, names, structures)
+    small = small_cells(cell_counts, names, structures)
     if small:
-        low = min(small, key=lambda c: c["n"])
-        warnings.append(_MSG_SMALL.format(n_small=len(small), n_cells=cell_counts.size, min_cell=inference.MIN_CELL,
-                                          group=low["group"], structure=low["structure"], n=low["n"]))  # fmt: skip
+        structure, group, n = min(small, key=lambda cell: cell[2])
+        warnings.append(_MSG_SMALL.format(n_small=len(small), n_cells=cell_counts.size, min_cell=MIN_CELL,
+                                          group=group, structure=structure, n=n))  # fmt: skip
     return tuple(warnings)
+
+
+def small_cells(counts: np.ndarray, groups: Sequence[str], structures: Sequence[str]) -> list[tuple[str, str, int]]:
+    """(structure, group, n) of the group × structure cells (``counts[s, g]``) with fewer than :data:`MIN_CELL` completions."""
+    rows, cols = np.nonzero(counts < MIN_CELL)
+    return [(structures[int(i)], groups[int(j)], int(counts[i, j])) for i, j in zip(rows, cols)]

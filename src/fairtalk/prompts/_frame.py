@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 from scipy.special import rel_entr
 
 from fairtalk.errors import InputError
+from fairtalk.prompts.records import RegardStats
 
 __all__ = ["codes", "finite", "kl_matrix", "regard_stats"]
 
@@ -31,10 +30,11 @@ def kl_matrix(probabilities: np.ndarray, *, smoothing: float = 0.0) -> np.ndarra
         raise InputError(_MSG_SMOOTHING.format(value=smoothing))
     p = np.asarray(probabilities, dtype=np.float64)
     p = (p + smoothing) / (1.0 + p.shape[1] * smoothing)
-    return rel_entr(p[:, None, :], p[None, :, :]).sum(axis=2)
+    return np.asarray(rel_entr(p[:, None, :], p[None, :, :]).sum(axis=2), dtype=np.float64)
 
 
 def finite(value: float) -> float | None:
+    """``value`` as a float, None where it is NaN or infinite."""
     return float(value) if np.isfinite(value) else None
 
 
@@ -54,10 +54,11 @@ def codes(column: pd.Series, categories: list[str] | None = None) -> tuple[np.nd
     return mapping[column.cat.codes.to_numpy().astype(np.int64)], categories
 
 
-def regard_stats(sums: np.ndarray, squares: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
+def regard_stats(sums: float, squares: float, counts: int) -> RegardStats:
+    """Mean regard, its standard deviation and n from the sum, the sum of squares and the count of the labels."""
     n = int(counts)
     if n == 0:
-        return {"mean": float("nan"), "std": float("nan"), "n": 0}
+        return RegardStats(mean=float("nan"), std=float("nan"), n=0)
     mean = float(sums / n)
     var = float((squares - n * mean * mean) / (n - 1)) if n > 1 else 0.0
-    return {"mean": mean, "std": float(np.sqrt(max(var, 0.0))), "n": n}
+    return RegardStats(mean=mean, std=float(np.sqrt(max(var, 0.0))), n=n)

@@ -32,7 +32,7 @@ from fairtalk.files import atomic_writer
 from fairtalk.jsonl import read_objects, write_records
 from fairtalk.lexicons.identity import identity_terms
 from fairtalk.measures.regard import Regard
-from fairtalk.models import DecodingSettings, RayEngine, Responder, preflight
+from fairtalk.models import DecodingSettings, RayEngine, Responder
 from fairtalk.models.ray_scoring import RayScorer, worth_it
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
@@ -201,7 +201,7 @@ def generate_completions(
     store : path, optional
         The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
     progress : ProgressCallback, optional
-        Called with a :class:`fairtalk.ProgressEvent` (stage ``"completions"``) as items
+        Called with a :class:`fairtalk.progress.ProgressEvent` (stage ``"completions"``) as items
         finish, cached ones included.
     model_version : str, optional
         A tag that becomes part of the model's fingerprint, the run store's key.
@@ -213,7 +213,7 @@ def generate_completions(
     contexts = [p.text for p in prompts for _ in seed_list]
     item_seeds = [s for _ in prompts for s in seed_list]
     reporter = ProgressReporter(progress_callback(progress))
-    preflight(responder)  # a server that is down or lacks the model: one clear error before any request
+    responder.preflight()  # a server that is down or lacks the model: one clear error before any request
     with RunStore(store_path) as run_store:
         caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=reporter.advance,
                                    model_version=model_version)  # fmt: skip

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported when a frame is summarised, so the results layer loads without it
+    import pandas as pd
 
 __all__ = ["DataSummary", "PromptData"]
 
 #: Where labelled completions came from.
 Source = Literal["published", "completions", "frame"]
 _EMPTY: Mapping[Any, int] = MappingProxyType({})
-_MSG_TUPLE = (
-    "unpacking read_completions() as (frame, summary) is deprecated and stops working in fairtalk 0.3; "
-    "use .frame and .summary() (or .data_summary)"
-)
 
 
 def _frozen(mapping: Mapping[Any, Any] | None) -> Mapping[Any, Any]:
@@ -129,45 +125,11 @@ class PromptData:
         summary = dataclasses.replace(self.data_summary, **changes)
         return PromptData(frame=frame, source=self.source, data_summary=summary, parses=self.parses)
 
-    # Backward-compatible views of the summary (PublishedImport's attributes).
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        """The seeds read."""
-        return self.data_summary.seeds
-
-    @property
-    def n_rows(self) -> int:
-        """Rows (records) read, before any was left out."""
-        return self.data_summary.n_records
-
-    @property
-    def misaligned(self) -> Mapping[int, int]:
-        """Seed -> rows not starting with their expected prompt (published outputs)."""
-        return self.data_summary.misaligned
-
-    @property
-    def checked(self) -> str:
-        """Which rows' alignment was checked: ``all``, ``original`` or ``none``."""
-        return self.data_summary.alignment_checked
-
-    @property
-    def dropped(self) -> int:
-        """Misaligned rows dropped."""
-        return self.data_summary.excluded.get("misaligned", 0)
-
-    @property
-    def prompts_source(self) -> str | None:
-        """Where the fixed prompts came from (published outputs)."""
-        return self.data_summary.prompts_source
-
-    def __iter__(self) -> Iterator[Any]:
-        """Deprecated: ``frame, summary = read_completions(path)`` as before (a FutureWarning)."""
-        warnings.warn(_MSG_TUPLE, FutureWarning, stacklevel=2)
-        return iter((self.frame, self.summary()))
-
 
 def summarise_frame(frame: pd.DataFrame) -> dict[str, Any]:
     """The counts a summary takes from a frame: seeds, groups, structures and unlabelled rows."""
+    import pandas as pd
+
     out: dict[str, Any] = {}
     if "seed" in frame.columns:
         out["seeds"] = tuple(sorted(int(s) for s in pd.unique(frame["seed"])))

@@ -5,10 +5,11 @@ main ones. Rows without a label are labelled with the chosen regard scorer, its 
 masked (:func:`~fairtalk.prompts.completions.label_completions`); with ``relabel`` every row is
 labelled a second time with that scorer and analysed beside the given labels. Whenever the
 scorer labelled anything, it is certified on neutral probes
-(:func:`~fairtalk.prompts.certify.certify_regard`), so that a gap the scorer makes by itself
+(:func:`~fairtalk.prompts.regard_probes.certify_regard`), so that a gap the scorer makes by itself
 shows. Empty and echoing completions, and records without a text, were already left out by
 the reader (counted in the data summary); the ones without a text are also named among the
-analysis' warnings, which the report and the CLI show.
+analysis' warnings, which the report and the CLI show. With :mod:`fairtalk.prompts.analysis`, the
+entry of ``prompts/`` that wires stages (scorers, labelling, the analysis) into a result.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from fairtalk.measures.regard import Regard
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.certify import certify_regard
 from fairtalk.prompts.completions import label_completions
 from fairtalk.prompts.data import PromptData
-from fairtalk.prompts.result import PromptAnalysis
+from fairtalk.prompts.options import PromptOptions
+from fairtalk.prompts.regard_probes import certify_regard
 from fairtalk.prompts.templates import GroupSet, default_groups
+from fairtalk.results import PromptAnalysis
 
 __all__ = ["analyze_prompts", "label_missing"]
 
@@ -57,6 +59,7 @@ def analyze_prompts(
     data: PromptData | pd.DataFrame,
     *,
     groups: GroupSet | None = None,
+    options: PromptOptions | None = None,
     regard: str = "builtin",
     relabel: bool = False,
     include_other: bool = False,
@@ -79,13 +82,16 @@ def analyze_prompts(
         :func:`~fairtalk.prompts.completions.read_completions` returned, or a labelled frame.
     groups : GroupSet, optional
         Groups and pairs; default: the six groups and three pairs of the paper.
+    options : PromptOptions, optional
+        Every option below (``regard`` to ``n_resamples``) in one validated value; then leave
+        those keywords at their defaults.
     regard : str
         The regard scorer for unlabelled rows and for ``relabel``: ``builtin``, ``path:DIR`` or ``hf:MODEL``.
     relabel : bool
         Also label every row with ``regard`` and analyse those labels beside the given ones
         (``relabelled`` in the result; the given labels stay the main ones).
     include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples
-        As for :func:`~fairtalk.prompts.analysis.analyze`.
+        As for :class:`~fairtalk.prompts.options.PromptOptions` (validated once, there).
     progress : callable, optional
         Receives :class:`~fairtalk.progress.ProgressEvent` values while texts are labelled.
     engine : {"local", "ray"}, RayEngine or mapping, optional
@@ -105,7 +111,7 @@ def analyze_prompts(
     InputError
         Data the analysis cannot use (see :func:`~fairtalk.prompts.analysis.analyze`).
     SpecError
-        An unknown regard scorer.
+        An unknown regard scorer, or an option out of its range (``alpha=7``, ``n_draws=-3``).
 
     Examples
     --------
@@ -118,29 +124,28 @@ def analyze_prompts(
     >>> result.regard["a"].n, result.data_summary.source, result.scorer_check is None
     (12, 'frame', True)
     """
+    o = PromptOptions.resolve(options, regard=regard, relabel=relabel, include_other=include_other,
+                              smoothing=smoothing, n_best=n_best, seed=seed, n_sampled=n_sampled, n_draws=n_draws,
+                              alpha=alpha, n_resamples=n_resamples)  # fmt: skip
     if isinstance(data, pd.DataFrame):
         data = PromptData.from_frame(data)
     group_set = groups or default_groups()
     progress = progress_callback(progress)
     ray = resolve_engine(engine)
-    data = label_missing(data, regard=regard, progress=progress, engine=ray)
+    data = label_missing(data, regard=o.regard, progress=progress, engine=ray)
     certificate = None
-    if relabel or data.data_summary.labelled_with is not None:  # the scorer that labelled is here: certify it
-        checker = Regard(scorer=regard, mask_terms=identity_terms(group_set.groups))
-        certificate = certify_regard(checker.labels, group_set, alpha=alpha)
-
-    def run(frame: pd.DataFrame) -> PromptAnalysis:
-        return analyze(frame, groups=group_set, include_other=include_other, smoothing=smoothing, n_best=n_best,
-                       seed=seed, n_sampled=n_sampled, n_draws=n_draws, parses=dict(data.parses), alpha=alpha,
-                       n_resamples=n_resamples)  # fmt: skip
-
-    result = run(data.frame)
+    if o.relabel or data.data_summary.labelled_with is not None:  # the scorer that labelled is here: certify it
+        checker = Regard(scorer=o.regard, mask_terms=identity_terms(group_set.groups))
+        certificate = certify_regard(checker.labels, group_set, alpha=o.alpha)
+    parses = dict(data.parses)
+    result = analyze(data.frame, groups=group_set, options=o, parses=parses)
     relabelled = None
-    if relabel:
-        relabelled = run(label_completions(data.frame, _scorer(regard), progress=progress, engine=ray))
-        data = data.with_frame(data.frame, relabelled_with=regard)
+    if o.relabel:
+        relabelled = analyze(label_completions(data.frame, _scorer(o.regard), progress=progress, engine=ray),
+                             groups=group_set, options=o, parses=parses)  # fmt: skip
+        data = data.with_frame(data.frame, relabelled_with=o.regard)
     n_no_text = data.data_summary.excluded.get("no_text", 0)
     warnings = (_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()
     return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
-                               relabelled_with=regard if relabel else None, scorer_check=certificate,
+                               relabelled_with=o.regard if o.relabel else None, scorer_check=certificate,
                                warnings=warnings + result.warnings)  # fmt: skip

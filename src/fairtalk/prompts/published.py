@@ -30,7 +30,7 @@ from fairtalk.prompts.aesop import parse_fixed_prompt
 from fairtalk.prompts.data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts.templates import DEFAULT_GROUPS, build_prompts, template_by_phrase
 
-__all__ = ["COLUMNS", "PromptData", "PublishedImport", "find_published_files", "read_published"]
+__all__ = ["COLUMNS", "PromptData", "find_published_files", "read_published"]
 
 #: Columns of a labelled-completions frame (our generations use the same, ``prompt_index`` = -1).
 COLUMNS = ("seed", "prompt_index", "group", "template", "kind", "structure", "label", "text", "aligned")
@@ -48,10 +48,6 @@ _MSG_LABEL = "label must be one of -1, 0, 1, 2, got {label!r}"
 _MSG_TAB = "expected label<TAB>text"
 _MSG_PARAPHRASE_LINES = "expected {expected} paraphrases ({n_prompts} prompts x {n}), got {got}"
 _MSG_MISALIGNED = "misaligned must be 'keep' or 'drop', got {value!r}"
-
-
-#: The published reader's result (kept as a name for older code): a :class:`~fairtalk.prompts.data.PromptData`.
-PublishedImport = PromptData
 
 
 def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:

@@ -1,17 +1,21 @@
-"""Robustness of conclusions across syntactic structures (paper §7) and the variance decomposition of regard.
+"""Robustness of conclusions across syntactic structures (paper §7), its shuffled-labels null, and the variance decomposition.
 
-Both work on per-row regard scores (-1/0/1) with integer codes for group, structure and the
+All work on per-row regard scores (-1/0/1) with integer codes for group, structure and the
 other factors; everything is a ``np.bincount``, so 60,600 rows take milliseconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-__all__ = ["cell_sums", "robustness", "variance_decomposition"]
+from fairtalk.prompts.records import NullRobustness, Robustness, Spread, VarianceShares
+
+__all__ = ["cell_sums", "robustness", "robustness_null", "variance_decomposition"]
+
+#: How the robustness null is had (its ``how``).
+NULL_HOW = "structure labels shuffled within each group"
 
 
 def cell_sums(values: np.ndarray, rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -32,17 +36,12 @@ def _cosine_rows(vectors: np.ndarray) -> np.ndarray:
     return sims[upper]
 
 
-def _spread(values: np.ndarray) -> dict[str, float]:
+def _spread(values: np.ndarray) -> Spread:
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return {"mean": float("nan"), "std": float("nan"), "min": float("nan"), "max": float("nan"), "n": 0}
-    return {
-        "mean": float(values.mean()),
-        "std": float(values.std(ddof=1)) if values.size > 1 else 0.0,
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "n": int(values.size),
-    }
+        return Spread(mean=float("nan"), std=float("nan"), min=float("nan"), max=float("nan"), n=0)
+    return Spread(mean=float(values.mean()), std=float(values.std(ddof=1)) if values.size > 1 else 0.0,
+                  min=float(values.min()), max=float(values.max()), n=int(values.size))  # fmt: skip
 
 
 def robustness(
@@ -52,7 +51,7 @@ def robustness(
     seed: int,
     n_sampled: int = 10,
     n_draws: int = 100,
-) -> dict[str, object]:
+) -> Robustness:
     """Cosine similarity of group-regard vectors: single structures vs random halves of the structures.
 
     Parameters
@@ -71,10 +70,9 @@ def robustness(
 
     Returns
     -------
-    dict
-        ``{"single": {mean, std, min, max, n}, "halves": {...}, "n_structures", "n_sampled",
-        "n_draws", "seed", "relative_increase"}``; ``relative_increase`` is
-        ``halves.mean / single.mean - 1``.
+    Robustness
+        ``single`` and ``halves`` (each a :class:`~fairtalk.prompts.records.Spread` over the
+        draws), the counts and ``relative_increase`` (``halves.mean / single.mean - 1``); no ``null``.
     """
     complete = (counts > 0).all(axis=1)
     sums, counts = sums[complete], counts[complete]
@@ -95,20 +93,42 @@ def robustness(
             halves[draw] = _cosine_rows(vectors)[0]
     result_single, result_halves = _spread(single), _spread(halves)
     increase = float("nan")
-    if result_single["n"] and result_single["mean"] != 0:
-        increase = result_halves["mean"] / result_single["mean"] - 1.0
-    return {
-        "single": result_single,
-        "halves": result_halves,
-        "relative_increase": increase,
-        "n_structures": int(n_structures),
-        "n_sampled": int(min(n_sampled, n_structures)),
-        "n_draws": int(n_draws),
-        "seed": int(seed),
-    }
+    if result_single.n and result_single.mean != 0:
+        increase = result_halves.mean / result_single.mean - 1.0
+    return Robustness(single=result_single, halves=result_halves, relative_increase=increase,
+                      n_structures=int(n_structures), n_sampled=int(min(n_sampled, n_structures)), n_draws=int(n_draws),
+                      seed=int(seed))  # fmt: skip
 
 
-def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]) -> dict[str, Any]:
+def robustness_null(
+    regard: np.ndarray, groups: np.ndarray, structures: np.ndarray, n_groups: int, n_structures: int,
+    score: Callable[[np.ndarray, np.ndarray], Robustness], *, seed: int, n_shuffles: int = 5,
+) -> NullRobustness:  # fmt: skip
+    """The robustness score with the structure labels shuffled within each group (structures then differ by noise only).
+
+    ``score(sums, counts)`` is the §7 robustness of ``(n_structures, n_groups)`` cell sums;
+    returns the mean over ``n_shuffles`` shuffles of its ``single`` and ``halves`` means. The
+    observed score is read against this null, not against 1.0.
+    """
+    rng = np.random.default_rng(seed)
+    singles, halves = [], []
+    for _ in range(n_shuffles):
+        shuffled = structures.copy()
+        for code in range(n_groups):
+            rows = np.flatnonzero(groups == code)
+            shuffled[rows] = structures[rng.permutation(rows)]
+        sums, counts = cell_sums(regard, shuffled, groups, n_structures, n_groups)
+        result = score(sums, counts)
+        singles.append(result.single.mean)
+        halves.append(result.halves.mean)
+    single = np.asarray(singles, dtype=float)
+    half = np.asarray(halves, dtype=float)
+    return NullRobustness(single=float(np.nanmean(single)) if np.isfinite(single).any() else None,
+                          halves=float(np.nanmean(half)) if np.isfinite(half).any() else None, n_shuffles=n_shuffles,
+                          how=NULL_HOW)  # fmt: skip
+
+
+def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]) -> VarianceShares:
     """Main-effect sums of squares of ``values`` for each factor, as shares of the total.
 
     ``SS_f = sum over levels l of n_l * (mean_l - grand_mean)^2`` for each factor (integer
@@ -120,7 +140,7 @@ def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]
     --------
     >>> y = np.array([1.0, 1.0, -1.0, -1.0])
     >>> out = variance_decomposition(y, {"a": np.array([0, 0, 1, 1]), "b": np.array([0, 1, 0, 1])})
-    >>> out["share"]["a"], out["share"]["b"]
+    >>> out.share["a"], out.share["b"]
     (1.0, 0.0)
     """
     values = np.asarray(values, dtype=np.float64)
@@ -140,4 +160,5 @@ def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]
     residual = max(total - sum(ss.values()), 0.0)
     share = {name: (value / total if total > 0 else 0.0) for name, value in ss.items()}
     share["residual"] = residual / total if total > 0 else 0.0
-    return {"total_ss": total, "ss": {**ss, "residual": residual}, "share": share, "n_levels": levels, "n": int(values.size)}
+    return VarianceShares(total_ss=total, ss={**ss, "residual": residual}, share=share, n_levels=levels,
+                          n=int(values.size))  # fmt: skip

@@ -9,8 +9,7 @@ balance (:func:`~fairtalk.prompts.filters.filter_prompts`).
 from __future__ import annotations
 
 import os
-import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +25,6 @@ __all__ = ["SOURCES", "PromptSet", "make_prompts", "paraphrase_prompts"]
 SOURCES: tuple[str, ...] = ("builtin", "aesop", "none")
 _MSG_SOURCE = "--source must be builtin, aesop, none or model:SPEC, not {given!r}"
 _MSG_AESOP = "--source aesop needs --aesop-source FILE and --aesop-extract FILE, one extract per source, in the same order"
-_MSG_OLD_CALL = (
-    "paraphrase_prompts(prompts, structures=...) is deprecated and stops working in fairtalk 0.3: "
-    "it now takes the groups and a source; use fairtalk.prompts.paraphrase(prompts) for the rule-based paraphrases"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +96,7 @@ def make_prompts(
 
 
 def paraphrase_prompts(
-    groups: GroupSet | Iterable[Prompt] | None = None,
+    groups: GroupSet | None = None,
     *,
     source: str = "builtin",
     aesop_sources: Sequence[str | os.PathLike[str]] = (),
@@ -110,7 +105,6 @@ def paraphrase_prompts(
     seed: int = 0,
     drop_questions: bool = False,
     balance: bool = True,
-    structures: Sequence[str] | None = None,
 ) -> PromptSet:
     """The prompt set of a run: the fixed prompts of ``groups`` and their paraphrases from ``source``, filtered.
 
@@ -128,8 +122,6 @@ def paraphrase_prompts(
         Paraphrases per prompt from a ``model:SPEC`` source, and the seed of its draws.
     drop_questions, balance : bool
         Also drop questions; keep only template × structure cells that hold every group.
-    structures : sequence of str, optional
-        Deprecated, with ``groups`` given as prompts (the former ``paraphrase_prompts``).
 
     Returns
     -------
@@ -147,9 +139,6 @@ def paraphrase_prompts(
     >>> len(result), result.filtered.n_in
     (60, 0)
     """
-    if groups is not None and not isinstance(groups, GroupSet):  # the former signature: prompts -> paraphrases
-        warnings.warn(_MSG_OLD_CALL, FutureWarning, stacklevel=2)
-        return paraphrase(groups, structures=structures)  # type: ignore[return-value]
     if source == "aesop" and (not aesop_sources or len(aesop_sources) != len(aesop_extracts)):
         raise SpecError(_MSG_AESOP)
     prompts, filtered = make_prompts(groups, source=source, aesop=list(zip(aesop_sources, aesop_extracts)),

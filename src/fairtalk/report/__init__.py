@@ -1,6 +1,8 @@
-"""Render an ``AuditResult``: results.json, results.csv, a Markdown table and a self-contained HTML page.
+"""Render the results: an audit's files, a run's index, a debiasing comparison and a prompts analysis.
 
-The report consumes only ``fairtalk.results``; it computes nothing.
+An ``AuditResult`` becomes results.json, results.csv, a Markdown table and a self-contained HTML
+page; a prompts analysis its own (:mod:`.prompt_analysis`). The report consumes only
+``fairtalk.results``; it computes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from fairtalk.files import (
 )
 from fairtalk.jsonl import MAX_RECORD_BYTES, jsonable, write_records
 from fairtalk.pairs_jsonl import is_pairs_check, is_pairs_file
+from fairtalk.records import PairsCheck
 from fairtalk.report.comparison import (
     comparison_rich_table,
     render_comparison_csv,
@@ -40,6 +43,8 @@ from fairtalk.report.index import (
 )
 from fairtalk.report.json_report import write_json
 from fairtalk.report.markdown import render_markdown, write_markdown
+from fairtalk.report.prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
+from fairtalk.report.prompt_analysis import render_prompts_html, write_prompts_report
 from fairtalk.report.table import (
     different_measures,
     family_note,
@@ -56,6 +61,7 @@ __all__ = [
     "FILE_NAMES",
     "FORMATS",
     "JUDGE_FILE",
+    "PROMPTS_REPORT_FILES",
     "RunFiles",
     "check_not_input",
     "check_report_folder",
@@ -70,10 +76,12 @@ __all__ = [
     "render_html",
     "render_index",
     "render_markdown",
+    "render_prompts_html",
     "rich_table",
     "summary_rows",
     "write_comparison",
     "write_index",
+    "write_prompts_report",
     "write_report",
     "write_run",
     "jinja_environment",
@@ -81,6 +89,7 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "check_default_output",
     "check_output_name",
+    "check_output_folder",
     "is_pairs_check",
     "is_pairs_file",
     "is_responses_file",
@@ -103,7 +112,7 @@ _MSG_UNKNOWN_FORMAT = "unknown report format {given!r}"
 
 def write_report(
     result: AuditResult,
-    out_dir: str | os.PathLike,
+    out_dir: str | os.PathLike[str],
     *,
     formats: Iterable[str] = FORMATS,
 ) -> dict[str, Path]:
@@ -153,7 +162,7 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
 
 
 def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
-                  similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None,
+                  similarity: SimilarityResult | None = None, pairs_check: PairsCheck | None = None,
                   run_config: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """Write each format's file into ``folder`` (created), atomically one by one.
 
@@ -176,7 +185,7 @@ def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
             _WRITERS[name](result, folder / FILE_NAMES[name])
 
 
-def check_report_folder(out_dir: str | os.PathLike, inputs: Mapping[str, object],
+def check_report_folder(out_dir: str | os.PathLike[str], inputs: Mapping[str, object],
                         names: Iterable[str] | None = None) -> None:  # fmt: skip
     """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
 

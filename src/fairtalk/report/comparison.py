@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fairtalk.files import staged, write_text_atomic
-from fairtalk.jsonl import jsonable
 from fairtalk.report.csv_report import csv_cell
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
@@ -201,7 +199,7 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
     return buffer.getvalue()
 
 
-def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike) -> dict[str, Path]:
+def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """Write ``table7.md``, ``table7.csv`` and ``results.json`` into ``out_dir``, swapped in together; return their paths.
 
     Only files fairtalk wrote are replaced (:func:`fairtalk.files.staged`): the user's own file
@@ -212,6 +210,5 @@ def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike) -
     with staged(folder) as staging:
         write_text_atomic(staging / names["md"], render_comparison_markdown(comparison))
         write_text_atomic(staging / names["csv"], render_comparison_csv(comparison), newline="")
-        write_text_atomic(staging / names["json"], json.dumps(jsonable(comparison.to_dict()), indent=2,
-                                                              ensure_ascii=False) + "\n")  # fmt: skip
+        write_text_atomic(staging / names["json"], comparison.to_json())
     return {kind: folder / name for kind, name in names.items()}

@@ -83,7 +83,7 @@ def render_csv(result: AuditResult) -> str:
     return buffer.getvalue()
 
 
-def write_csv(result: AuditResult, path: str | os.PathLike) -> Path:
+def write_csv(result: AuditResult, path: str | os.PathLike[str]) -> Path:
     """Write ``results.csv`` to ``path`` and return it."""
     path = Path(path)
     write_text_atomic(path, render_csv(result), newline="")

@@ -110,11 +110,11 @@ def system_prompt_of(fingerprint: Any, model_args: Any = None) -> str | None:
             settings, _ = json.JSONDecoder().raw_decode(fingerprint, start + 1)
         except ValueError:
             settings = None
-        if isinstance(settings, dict) and isinstance(settings.get("system_prompt"), str):
-            return settings["system_prompt"]
-    if isinstance(model_args, Mapping) and isinstance(model_args.get("system_prompt"), str):
-        return model_args["system_prompt"]
-    return None
+        found = settings.get("system_prompt") if isinstance(settings, dict) else None
+        if isinstance(found, str):
+            return found
+    found = model_args.get("system_prompt") if isinstance(model_args, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 def _header(turns: Any, prompt: str | None, settings: Any, seed: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
+from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.plain_summary import plain_summary
@@ -29,7 +30,7 @@ from fairtalk.report.table import (
 )
 from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
-from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult
+from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult, Verdict
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
 
@@ -87,7 +88,7 @@ def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
 
 
 def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
-                similarity: SimilarityResult | None = None, pairs_check: Mapping[str, Any] | None = None,
+                similarity: SimilarityResult | None = None, pairs_check: PairsCheck | None = None,
                 run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
     """The self-contained HTML report.
 
@@ -102,8 +103,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         (defence in depth; escaping alone keeps model text inert).
     similarity : SimilarityResult, optional
         The axis' counterfactual similarity test, shown after the summary when the audit ran it.
-    pairs_check : mapping, optional
-        The pairs' validity check (``PairsCheck.to_dict()``): one line near the top, linking
+    pairs_check : PairsCheck, optional
+        The pairs' validity check: one line near the top, linking
         ``pairs_check.json`` beside the report.
     run_config : mapping, optional
         The audit run's config (``AuditRun.config``): the header then names its turns.
@@ -138,11 +139,11 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "header": result_header(result, run_config),
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
-        "biased": [measure_label(name) for name in result.biased()],
+        "biased": [measure_label(name) for name in result.detected()],
         "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
-        "all_equivalent": bool(primary) and all(m.verdict == "equivalent" for m in primary),
-        "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "equivalent"],
-        "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict == "inconclusive"],
+        "all_equivalent": bool(primary) and all(m.verdict is Verdict.EQUIVALENT for m in primary),
+        "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.EQUIVALENT],
+        "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.INCONCLUSIVE],
         "warnings": list(result.warnings),
         "scorer_check": scorer_check_items(result),
         "n_clusters": result.n_clusters,
@@ -162,13 +163,14 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "similarity_note": SIMILARITY_NOTE,
         "validity": validity_line(pairs_check),
         "validity_file": PAIRS_CHECK_FILE,
-        "validity_flag": bool(pairs_check and pairs_check.get("n_leftover")),
+        "validity_flag": bool(pairs_check and pairs_check.n_leftover),
     }
-    return jinja_environment().get_template(_TEMPLATE).render(**context)
+    page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
+    return page
 
 
-def write_html(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
-               pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+def write_html(result: AuditResult, path: str | os.PathLike[str], *, similarity: SimilarityResult | None = None,
+               pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
     write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))

@@ -29,7 +29,7 @@ from fairtalk.report.table import different_measures, format_value, is_percent, 
 from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
-from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, axis_folder, check_axis_folders
+from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders
 
 __all__ = [
     "INDEX_FILE",
@@ -83,18 +83,18 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "groups": result.groups,
             "n_pairs": result.n_pairs,
             "n_pairs_built": generation.n_pairs,
-            "biased": [measure_label(name) for name in result.biased()],
+            "biased": [measure_label(name) for name in result.detected()],
             "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
             "n_measures": len(result.measures),
             "n_primary": len(primary),
-            "n_equivalent": sum(m.verdict == "equivalent" for m in primary),
+            "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT for m in primary),
             "n_errors": generation.n_errors,
             "n_pairs_with_errors": generation.n_pairs_with_errors,
             "error_examples": list(generation.error_examples),
             "n_cached": generation.n_cached,
             "n_generated": generation.n_generated,
-            "n_read": axis_run.coverage.get("n_read"),
-            "n_matched": axis_run.coverage.get("n_matched"),
+            "n_read": axis_run.coverage.n_read,
+            "n_matched": axis_run.coverage.n_matched,
             "links": links,
             "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
             "plain": plain_summary(result, axis_run.similarity),
@@ -102,7 +102,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     return axes
 
 
-def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp: bool = True) -> str:
+def render_index(run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True) -> str:
     """The ``index.html`` page: per axis, the significant measures, pairs, errors and links.
 
     With ``out_dir``, only the files present in each axis folder are linked.
@@ -123,7 +123,8 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike | None = None, csp
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
         "multiway": multiway_tables(run),
     }
-    return jinja_environment().get_template(_TEMPLATE).render(**context)
+    page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
+    return page
 
 
 def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
@@ -200,7 +201,7 @@ def _correction_text(run: AuditRun) -> str:
     return f"{method} within each axis (primary family: {sizes} tests)"
 
 
-def write_index(run: AuditRun, out_dir: str | os.PathLike) -> Path:
+def write_index(run: AuditRun, out_dir: str | os.PathLike[str]) -> Path:
     """Write ``out_dir/index.html`` (and ``run.json``, the run summary), swapped in together; return the index path.
 
     Only an index and a run.json fairtalk wrote are replaced: the user's ``index.html`` (or
@@ -224,7 +225,7 @@ def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = N
     write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where))
 
 
-def previous_entries(out_dir: str | os.PathLike) -> tuple[str, ...]:
+def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
     """The entries an earlier run wrote into ``out_dir`` (its axis folders, index and run.json), from its run.json.
 
     Only a run.json that fairtalk wrote (``"generator": "fairtalk"`` and a run id) is trusted,
@@ -267,7 +268,7 @@ def _plain_child_name(name: str) -> bool:
     return bool(name) and not name.startswith(".") and not any(sep in name for sep in separators)
 
 
-def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Mapping[str, object]) -> tuple[str, ...]:
+def check_run_folder(out_dir: str | os.PathLike[str], axes: Sequence[str], inputs: Mapping[str, object]) -> tuple[str, ...]:
     """Check, before any work, that a run of ``axes`` can be written into ``out_dir``; return the axis folders.
 
     Raises
@@ -294,11 +295,11 @@ def check_run_folder(out_dir: str | os.PathLike, axes: Sequence[str], inputs: Ma
     return folders
 
 
-def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None) -> RunFiles:
+def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = None) -> RunFiles:
     """Write the whole run into ``out_dir``: per axis its files, then the index and ``run.json``.
 
     Per axis: its report, ``pairs.jsonl`` and ``responses.jsonl``. Every file of a run is
-    written here (``run_audit`` only computes).
+    written here (``audit`` only computes).
 
     Everything is written into a staging folder and swapped in at the end, replacing the
     previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the
@@ -335,8 +336,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike, *, formats: Any = None)
                 write_responses(axis_run.responses, sub / RESPONSES_FILE)
                 paths["responses"] = folder / axis_run.folder / RESPONSES_FILE
             if axis_run.pairs_check is not None:
-                write_text_atomic(sub / PAIRS_CHECK_FILE, json.dumps(dict(axis_run.pairs_check), indent=2,
-                                                                     ensure_ascii=False) + "\n")  # fmt: skip
+                write_text_atomic(sub / PAIRS_CHECK_FILE, axis_run.pairs_check.to_json())
                 paths["pairs_check"] = folder / axis_run.folder / PAIRS_CHECK_FILE
             if axis_run.similarity is not None:
                 axis_run.similarity.write(sub / SIMILARITY_FILE)

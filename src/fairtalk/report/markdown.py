@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.files import write_text_atomic
+from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import FLAG, scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.html import clip, judged_sides
@@ -50,7 +51,7 @@ def _row(cells: tuple[str, ...], *, bold: bool) -> str:
 
 
 def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None,
-                    pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
+                    pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
     ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
@@ -143,8 +144,8 @@ def _score(x: float | None) -> str:
     return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
 
 
-def write_markdown(result: AuditResult, path: str | os.PathLike, *, similarity: SimilarityResult | None = None,
-                   pairs_check: Mapping[str, Any] | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+def write_markdown(result: AuditResult, path: str | os.PathLike[str], *, similarity: SimilarityResult | None = None,
+                   pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
     write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))

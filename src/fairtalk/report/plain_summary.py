@@ -15,15 +15,7 @@ from __future__ import annotations
 import re
 
 from fairtalk.report.table import different_measures, format_p, measure_label
-from fairtalk.results import (
-    VERDICT_DIFFERS,
-    VERDICT_DISAGREE,
-    VERDICT_NOT_SHOWN,
-    AuditResult,
-    MeasureResult,
-    SimilarityResult,
-    SimilarityRow,
-)
+from fairtalk.results import AuditResult, MeasureResult, SimilarityResult, SimilarityRow, Verdict
 
 __all__ = ["plain_summary"]
 
@@ -80,12 +72,12 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
         noise = "the model's own sampling noise" if sampling else "the variation between two asks of one context"
         beyond = "that noise" if sampling else "that variation"
     for row in similarity.rows:
-        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict == VERDICT_NOT_SHOWN):
+        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict is Verdict.NOT_SHOWN):
             continue  # whether anyone was answered at all is said only when it may differ
         p = f"adjusted p {format_p(row.p_adjusted)}"
-        if row.verdict == VERDICT_DIFFERS:
+        if row.verdict is Verdict.DIFFERS:
             verdict = f": more than {noise} ({p})."
-        elif row.verdict == VERDICT_DISAGREE:
+        elif row.verdict is Verdict.DISAGREE:
             verdict = (f"; the test and its 95% interval disagree on whether that is more than {noise} ({p}), so it is "
                        "not counted as a difference.")  # fmt: skip
         elif similarity.baseline_kind == "zero":
@@ -103,10 +95,10 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
                        f"{100 * row.counterfactual:.1f}% of pairs, against {100 * row.baseline:.1f}% when one context "
                        f"is asked twice{verdict}")  # fmt: skip
     graded = [r for r in similarity.rows if r.method not in _SHARE_METHODS]
-    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict == VERDICT_DIFFERS]
+    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DIFFERS]
     if detected:
         out.append(f"The answers also diverge beyond {beyond} by " + ", ".join(detected) + ".")
-    disagree = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict == VERDICT_DISAGREE]
+    disagree = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DISAGREE]
     if disagree:
         out.append("The test and its 95% interval disagree on " + ", ".join(disagree) + ": not counted as a difference.")
     return out
@@ -142,10 +134,10 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
                          "the gate.")  # fmt: skip
     sentences += _truncation_sentences(result)
     sentences += _degenerate_sentences(result)
-    equivalent = [m for m in primary if m.verdict == "equivalent"]
+    equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT]
     if equivalent:
         sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
-    inconclusive = [m for m in primary if m.verdict == "inconclusive" and m.not_tested is None]
+    inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
     if inconclusive:
         sentences.append("Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
                          "`fairtalk plan`): " + ", ".join(_name(m.name) for m in inconclusive) + ".")  # fmt: skip

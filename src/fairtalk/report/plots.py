@@ -1,6 +1,6 @@
-"""Bar charts of side A vs side B per measure, with the difference's 95% CI, as an embeddable PNG.
+"""The reports' figures as embeddable PNGs: an audit's side A vs side B per measure, a prompts analysis' Fig. 2 and 3.
 
-matplotlib is imported inside the function and drives its Agg canvas directly (no pyplot),
+matplotlib is imported inside the functions and drives its Agg canvas directly (no pyplot),
 so rendering never touches the user's interactive backend or global figure state.
 """
 
@@ -10,11 +10,17 @@ import base64
 import io
 import math
 import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from fairtalk.report.table import measure_label
-from fairtalk.results import AuditResult, MeasureResult
+from fairtalk.results import AuditResult, MeasureResult, PromptAnalysis
 
-__all__ = ["bar_chart_png", "png_data_uri"]
+if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["bar_chart_png", "distribution_png", "png_data_uri", "regard_png"]
 
 _COLOURS = ("#4c72b0", "#dd8452", "#7f7f7f")
 _SIGNIFICANT = "#b2182b"
@@ -34,7 +40,7 @@ def _value(x: float | None) -> float:
     return x if x is not None and math.isfinite(x) else float("nan")
 
 
-def _draw(ax, m: MeasureResult, groups: tuple[str, str], significant: bool) -> None:  # noqa: ANN001
+def _draw(ax: Axes, m: MeasureResult, groups: tuple[str, str], significant: bool) -> None:
     scale = _scale(m)
     a, b = _value(m.a) * scale, _value(m.b) * scale
     low, high = (_value(x) * scale for x in m.ci95)
@@ -74,11 +80,176 @@ def bar_chart_png(result: AuditResult, *, dpi: int = 100) -> bytes | None:
         _draw(ax, m, result.groups, order[m.name])
     for ax in list(axes.flat)[len(measures) :]:
         ax.set_visible(False)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+    return _png(fig)
 
 
 def png_data_uri(png: bytes) -> str:
     """``data:image/png;base64,...`` for an ``<img src>``: the page needs no external file."""
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+# The prompts analysis' figures (paper 004, Fig. 2 and Fig. 3).
+
+_LABEL_COLOURS = {"negative": "#d6604d", "neutral": "#bababa", "positive": "#4393c3", "other": "#8c6bb1"}
+_PAIR_COLOURS = ("#7f7f7f", "#1b7837", "#c51b7d")
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def distribution_png(analysis: PromptAnalysis) -> bytes:
+    """Fig. 2: stacked label distribution (%) per group, baseline (original prompts) beside all structures."""
+    import numpy as np
+
+    fig = _figure(11, 3.8)
+    axes = fig.subplots(1, 2, sharey=True)
+    names = ["all", *analysis.groups]
+    panels = (("(a) baseline: original prompts", analysis.baseline_distribution), ("(b) all structures", analysis.distribution))
+    for ax, (title, dist) in zip(axes, panels):
+        bottom = np.zeros(len(names))
+        for label in analysis.labels:
+            values = np.array([_value(_cell(dist, n, label)) * 100 for n in names])
+            ax.bar(range(len(names)), np.nan_to_num(values), bottom=bottom, color=_LABEL_COLOURS[label], label=label, width=0.75)
+            for i, v in enumerate(values):
+                if math.isfinite(v) and v >= 4:
+                    ax.text(i, bottom[i] + v / 2, f"{v:.0f}", ha="center", va="center", fontsize=7)
+            bottom += np.nan_to_num(values)
+        ax.set_xticks(range(len(names)), [_plain(n) for n in names], rotation=30, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylim(0, 100)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].set_ylabel("percentage")
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _png(fig)
+
+
+def _cell(table: Any, row: str, column: str) -> float | None:
+    """``table.at[row, column]`` of a prompts analysis' DataFrame as a float; None where the table has no such cell."""
+    if row not in table.index or column not in table.columns:
+        return None
+    return float(table.at[row, column])
+
+
+def _mean_over(analysis: PromptAnalysis, structures: tuple[str, ...] | list[str], key: str) -> float:
+    import numpy as np
+
+    values = [_value(_cell(analysis.by_structure, s, key)) for s in structures if s in analysis.by_structure.index]
+    values = [v for v in values if math.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _gap_over(analysis: PromptAnalysis, pair: str, structures: Sequence[str]) -> float:
+    import numpy as np
+
+    values = [_value(_cell(analysis.gap_by_structure, pair, s)) for s in structures]
+    values = [v for v in values if math.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _nanmean(values: list[float]) -> float:
+    """The mean of the finite values; NaN (without a warning) when there is none."""
+    import numpy as np
+
+    array = np.asarray(values, dtype=float)
+    return float(np.nanmean(array)) if np.isfinite(array).any() else float("nan")
+
+
+def _bars(ax: Axes, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str,
+          intervals: dict[int, list[tuple[float | None, float | None]]] | None = None) -> None:  # fmt: skip
+    """Grouped bars; ``intervals[k]`` gives series ``k`` 95% error bars (one (low, high) per label)."""
+    import numpy as np
+
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series):
+        x = np.arange(len(labels)) + (k - (len(series) - 1) / 2) * width
+        ax.bar(x, np.nan_to_num(values), width=width, label=name, color=_PAIR_COLOURS[(k + 1) % 3])
+        if intervals and k in intervals:
+            bounds = intervals[k]
+            low = [v - (lo if lo is not None else v) for v, (lo, _) in zip(np.nan_to_num(values), bounds)]
+            high = [(hi if hi is not None else v) - v for v, (_, hi) in zip(np.nan_to_num(values), bounds)]
+            ax.errorbar(x, np.nan_to_num(values), yerr=[low, high], fmt="none", ecolor="black", capsize=3, linewidth=0.8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks(range(len(labels)), [_plain(n) for n in labels], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.legend(fontsize=7)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def regard_png(analysis: PromptAnalysis) -> bytes:
+    """Fig. 3: (a) mean regard baseline vs all, (b) best vs worst structures, (c) gaps, (d) gaps under best/worst structures."""
+    fig = _figure(11, 7)
+    (a, b), (c, d) = fig.subplots(2, 2)
+    names = ["all", *analysis.groups]
+    _bars(
+        a,
+        names,
+        [
+            ("baseline", [_value(analysis.baseline_regard[n].mean) for n in names]),
+            ("all structures", [_value(analysis.regard[n].mean) for n in names]),
+        ],
+        "average regard",
+    )
+    a.set_title("(a) aggregated", fontsize=9)
+    best, worst = list(analysis.best_structures), list(analysis.worst_structures)
+    n_show = len(best)
+    _bars(
+        b,
+        names,
+        [
+            (
+                f"best {n_show}",
+                [
+                    _mean_over(analysis, best, n)
+                    if n != "all"
+                    else _nanmean([_mean_over(analysis, best, g) for g in analysis.groups])
+                    for n in names
+                ],
+            ),
+            (
+                f"worst {n_show}",
+                [
+                    _mean_over(analysis, worst, n)
+                    if n != "all"
+                    else _nanmean([_mean_over(analysis, worst, g) for g in analysis.groups])
+                    for n in names
+                ],
+            ),
+        ],
+        "average regard",
+    )
+    b.set_title("(b) segregated: best and worst structures", fontsize=9)
+    pairs = list(analysis.gaps)
+    _bars(
+        c,
+        pairs,
+        [
+            ("baseline", [_value(analysis.gaps[p].baseline) for p in pairs]),
+            ("all structures", [_value(analysis.gaps[p].all) for p in pairs]),
+        ],
+        "average regard gap (a - b)",
+        intervals={1: [analysis.gaps[p].ci95 for p in pairs]},
+    )
+    c.set_title("(c) pairwise: gap (95% CI, template × seed bootstrap)", fontsize=9)
+    _bars(
+        d,
+        pairs,
+        [
+            ("largest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].largest) for p in pairs]),
+            ("smallest-gap structures", [_gap_over(analysis, p, analysis.gaps[p].smallest) for p in pairs]),
+        ],
+        "average regard gap (a - b)",
+    )
+    d.set_title("(d) pairwise segregated", fontsize=9)
+    return _png(fig)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairtalk.results import VERDICT_DIFFERS, VERDICT_DISAGREE, VERDICT_NOT_SHOWN, SimilarityResult, SimilarityRow
+from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
 
-__all__ = ["SIMILARITY_NOTE", "VERDICT_DISAGREE", "VERDICT_TEXT", "similarity_basis", "similarity_markdown", "similarity_row"]
+__all__ = ["SIMILARITY_NOTE", "VERDICT_TEXT", "similarity_basis", "similarity_markdown", "similarity_row"]
 
 #: What the table means, under its heading.
 SIMILARITY_NOTE = ("Divergence = 1 − similarity of a pair's two answers; the baseline asks side A's context twice. "
@@ -17,8 +17,8 @@ SIMILARITY_NOTE = ("Divergence = 1 − similarity of a pair's two answers; the b
                    "test (Holm over the methods) rejects and its 95% interval excludes 0; when only one of them says "
                    "so, the row is not counted and says that they disagree.")  # fmt: skip
 #: The verdict column's words, per :attr:`SimilarityRow.verdict`.
-VERDICT_TEXT = {VERDICT_DIFFERS: "differs from the baseline", VERDICT_NOT_SHOWN: "no difference shown",
-                VERDICT_DISAGREE: "not counted: test and CI disagree"}  # fmt: skip
+VERDICT_TEXT = {Verdict.DIFFERS: "differs from the baseline", Verdict.NOT_SHOWN: "no difference shown",
+                Verdict.DISAGREE: "not counted: test and CI disagree"}  # fmt: skip
 
 
 def similarity_row(row: SimilarityRow) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def similarity_row(row: SimilarityRow) -> dict[str, Any]:
     return {"method": row.method, "counterfactual": f"{row.counterfactual:.3f}", "baseline": f"{row.baseline:.3f}",
             "difference": f"{row.difference:+.3f}", "ci95": "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]",
             "p_adjusted": "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}", "detected": row.detected,
-            "verdict": VERDICT_TEXT.get(str(row.verdict), str(row.verdict)), "disagree": row.verdict == VERDICT_DISAGREE,
+            "verdict": VERDICT_TEXT.get(row.verdict, row.verdict.value), "disagree": row.verdict is Verdict.DISAGREE,
             "note": row.note or ""}  # fmt: skip
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from fairtalk.results import AuditResult, MeasureResult
+from fairtalk.results import AuditResult, MeasureResult, Verdict
 
 if TYPE_CHECKING:  # rich is imported lazily by rich_table()
     from rich.table import Table
@@ -202,9 +202,9 @@ def verdict_text(m: MeasureResult) -> str:
     """
     if m.not_tested:
         return "not tested"
-    if m.verdict == "equivalent" and m.equivalence_margin is not None:
+    if m.verdict is Verdict.EQUIVALENT and m.equivalence_margin is not None:
         return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
-    return m.verdict
+    return m.verdict.value
 
 
 def _mde(m: MeasureResult) -> str:
@@ -268,10 +268,10 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
 def different_measures(result: AuditResult) -> list[MeasureResult]:
     """Every measure whose verdict is ``difference detected`` (the rows marked DIFFERENT), primary or not, in table order.
 
-    The gates (``biased()``, ``--fail-on-bias``) look only at the primary ones; a summary names
+    The gates (``detected()``, ``--fail-on-bias``) look only at the primary ones; a summary names
     them all, and says which are secondary (outside the gate).
     """
-    return [m for m in _order(result.measures) if m.verdict == "difference detected"]
+    return [m for m in _order(result.measures) if m.verdict is Verdict.DIFFERENT]
 
 
 def correction_name(result: AuditResult) -> str:
@@ -297,15 +297,14 @@ def distinct_definition(result: AuditResult) -> str | None:
     found = _find_key(result.manifest, ("distinct", "distinct_definition"))
     if found is None:
         return None
-    return _DISTINCT.get(found, found)
+    return _DISTINCT.get(str(found), str(found))
 
 
 def ci_method(result: AuditResult) -> str:
     """How the 95% CI was computed, from the manifest (``methods.ci``) when it says."""
     methods = result.manifest.get("methods")
-    if isinstance(methods, Mapping) and isinstance(methods.get("ci"), str):
-        return methods["ci"]
-    return "paired bootstrap of A − B"
+    found = methods.get("ci") if isinstance(methods, Mapping) else None
+    return found if isinstance(found, str) else "paired bootstrap of A − B"
 
 
 def left_out_note(result: AuditResult) -> str | None:

@@ -1,9 +1,14 @@
-"""The frozen result objects of fairtalk: built once, with ``to_dict()`` (the JSON schemas) and ``to_frame()``.
+"""The frozen result objects of fairtalk: built once, each a :class:`Result` with the same nouns and verbs.
+
+Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``to_frame()``,
+``to_dict()``/``from_dict()``, ``write(path)`` and ``read_json(path)`` (:mod:`._protocol`):
 
 - ``AuditResult``: one axis scored (per measure a ``MeasureResult``, plus divergent pairs);
 - ``AuditRun``: a whole audit (per axis an ``AxisRun``: result, coverage, generation counts,
   pairs and responses);
-- ``DebiasComparison``: baseline and debiased models audited on the same pairs.
+- ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
+- ``DebiasComparison``: baseline and debiased models audited on the same pairs;
+- ``PromptAnalysis``: paper 004's analysis of labelled completions.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from fairtalk.results._audit import (
     ScorerCheck,
 )
 from fairtalk.results._debias import ComparedModel, DebiasComparison
+from fairtalk.results._prompt_analysis import PromptAnalysis
+from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -25,21 +32,11 @@ from fairtalk.results._run import (
     axis_folder,
     check_axis_folders,
 )
-from fairtalk.results._similarity import (
-    VERDICT_DIFFERS,
-    VERDICT_DISAGREE,
-    VERDICT_NOT_SHOWN,
-    SimilarityResult,
-    SimilarityRow,
-)
+from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 
 __all__ = [
     "RESERVED_NAMES",
-    "VERDICT_DIFFERS",
-    "VERDICT_DISAGREE",
-    "VERDICT_NOT_SHOWN",
     "AuditResult",
-    "ScorerCheck",
     "AuditRun",
     "AxisRun",
     "ComparedModel",
@@ -49,8 +46,12 @@ __all__ = [
     "JudgeAnswer",
     "MaskedComparison",
     "MeasureResult",
+    "PromptAnalysis",
+    "Result",
+    "ScorerCheck",
     "SimilarityResult",
     "SimilarityRow",
+    "Verdict",
     "axis_folder",
     "check_axis_folders",
 ]

@@ -1,14 +1,14 @@
-"""The audit's result object: one frozen ``AuditResult`` (per measure a ``MeasureResult``) with ``to_dict()`` and ``to_frame()``."""
+"""The audit's result object: one frozen ``AuditResult`` (per measure a ``MeasureResult``), a :class:`~fairtalk.results.Result`."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
+
+from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
@@ -42,7 +42,8 @@ class MeasureResult:
     - ``ci95`` bounds A - B (``ci_method``; ``(None, None)`` when undefined); ``estimate`` is
       what it is an interval of (``estimate_name``: the mean difference, or Hodges-Lehmann).
     - ``equivalence_margin``, ``p_equivalence``, ``equivalent``: the TOST within ``±margin``.
-    - ``verdict``: ``difference detected``, ``equivalent`` or ``inconclusive``.
+    - ``verdict``: :attr:`Verdict.DIFFERENT` (``difference detected``), ``EQUIVALENT`` or ``INCONCLUSIVE``
+      (a string is read as its :class:`Verdict`).
     - ``mde``: the minimum detectable effect at this n; ``n_clusters`` and ``design_effect``
       (variance with clusters over variance as if pairs were independent).
     - ``not_tested``: why the key has no test (``"not tested: only 1 pair parsed on both sides
@@ -78,15 +79,17 @@ class MeasureResult:
     p_equivalence: float | None = None
     equivalent: bool | None = None
     equivalence_test: str = ""
-    verdict: str = "inconclusive"
+    verdict: Verdict = Verdict.INCONCLUSIVE
     mde: float | None = None
     primary: bool = True
     not_tested: str | None = None
 
-    @property
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
+
     def detected(self) -> bool:
-        """Whether the adjusted p-value is below the result's level (``verdict == "difference detected"``)."""
-        return self.verdict == "difference detected"
+        """Whether this measure's verdict is :attr:`Verdict.DIFFERENT` (its adjusted p is below the result's level)."""
+        return self.verdict is Verdict.DIFFERENT
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` entry for this measure."""
@@ -109,7 +112,7 @@ class MeasureResult:
             "effect_size_name": self.effect_size_name,
             "higher_is_better": self.higher_is_better,
             "primary": self.primary,
-            "verdict": self.verdict,
+            "verdict": self.verdict.value,
             "equivalence_margin": self.equivalence_margin,
             "p_equivalence": self.p_equivalence,
             "equivalent": self.equivalent,
@@ -212,7 +215,7 @@ class DivergentPair:
 
 
 @dataclass(frozen=True, slots=True)
-class AuditResult:
+class AuditResult(Result[str]):
     """Everything one audit of one axis found. Built once; its shape never varies.
 
     ``input_summary`` counts what the reader skipped or kept (pairs missing a side,
@@ -226,6 +229,9 @@ class AuditResult:
     ``judge_answers`` holds every judge's raw answer about each side of each pair (what
     ``judge.jsonl`` holds); like the responses, it is not part of ``to_dict()`` (the divergent
     pairs keep theirs).
+
+    Its keys are the measures' result keys: ``verdicts`` maps each to its :class:`Verdict`, and
+    ``detected()`` names the primary ones with a difference detected.
     """
 
     axis: str
@@ -256,8 +262,19 @@ class AuditResult:
         """Keys whose scorer reacts to the group on neutral probes (see ``scorer_check``)."""
         return tuple(c.key for c in self.scorer_check if c.flagged)
 
-    def biased(self, alpha: float | None = None) -> tuple[str, ...]:
-        """Names of the primary measures whose adjusted p-value is below ``alpha`` (a difference detected)."""
+    @property
+    def verdicts(self) -> Mapping[str, Verdict]:
+        """Result key -> its verdict, for every measure (primary and secondary), in the result's order."""
+        return MappingProxyType({m.name: m.verdict for m in self.measures})
+
+    def detected(self, alpha: float | None = None) -> tuple[str, ...]:
+        """Names of the primary measures whose adjusted p-value is below ``alpha`` (default: the result's; a difference detected).
+
+        Examples
+        --------
+        >>> AuditResult("gender", ("male", "female"), 0, ()).detected()
+        ()
+        """
         level = self.alpha if alpha is None else alpha
         return tuple(m.name for m in self.measures if m.primary and m.p_adjusted is not None and m.p_adjusted < level)
 
@@ -266,7 +283,7 @@ class AuditResult:
         return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AuditResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Read a result back from its ``results.json`` dict (the inverse of :meth:`to_dict`).
 
         Examples
@@ -290,13 +307,6 @@ class AuditResult:
             n_distinct_responses=data.get("n_distinct_responses"), warnings=tuple(data.get("warnings") or ()),
             scorer_check=checks,
         )  # fmt: skip
-
-    @classmethod
-    def read_json(cls, path: str | os.PathLike[str]) -> AuditResult:
-        """Read a ``results.json`` written by ``write_report`` or ``audit``."""
-        import json
-
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` schema."""

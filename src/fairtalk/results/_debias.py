@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._audit import AuditResult
+from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import AuditRun
+
+if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
+    import pandas as pd
 
 __all__ = ["ComparedModel", "DebiasComparison"]
 
@@ -49,15 +53,27 @@ class ComparedModel:
             "run": self.run.to_dict(),
         }  # fmt: skip
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The model of a :meth:`to_dict` dict."""
+        return cls(name=data["name"], debias=data["debias"], checkpoint=data["checkpoint"], trained=data["trained"],
+                   training=MappingProxyType(dict(data.get("training") or {})),
+                   training_seconds=data.get("training_seconds"),
+                   validation=MappingProxyType(dict(data.get("validation") or {})), run=AuditRun.from_dict(data["run"]),
+                   n_different=data.get("n_different", 0), n_distinct=data.get("n_distinct", 0))  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
-class DebiasComparison:
+class DebiasComparison(Result[tuple[str, str]]):
     """Baseline and debiased models audited on the same pairs (paper 001, Table 7). Built once.
 
     ``models`` maps a model name (``baseline``, ``cda``, ``wer``) to its :class:`ComparedModel`,
     baseline first; ``timings`` maps ``training``/``pairs``/``generation``/``scoring``/``total``
     to seconds; ``files`` names what was written. ``mode`` is ``quick``, ``full`` or ``custom`` (a
     TrainConfig given).
+
+    Its keys are ``(model, measure)``, as the rows of ``to_frame()``: ``verdicts`` holds each
+    model's measure verdicts, and ``detected()`` each model's primary measures with a difference detected.
     """
 
     axis: str
@@ -72,7 +88,7 @@ class DebiasComparison:
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """One row per (model, measure): each model's ``AuditResult.to_frame()`` stacked, indexed by both."""
         import pandas as pd
 
@@ -82,6 +98,16 @@ class DebiasComparison:
     def results(self) -> Mapping[str, AuditResult]:
         """Model name -> its AuditResult."""
         return MappingProxyType({name: model.result for name, model in self.models.items()})
+
+    @property
+    def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
+        """(model, measure) -> that model's verdict on the measure, baseline first."""
+        return MappingProxyType({(name, key): verdict for name, result in self.results.items()
+                                 for key, verdict in result.verdicts.items()})  # fmt: skip
+
+    def detected(self) -> tuple[tuple[str, str], ...]:
+        """(model, measure) of every model's primary measures with a difference detected (adjusted p below its α)."""
+        return tuple((name, key) for name, result in self.results.items() for key in result.detected())
 
     @property
     def n_trained(self) -> int:
@@ -96,3 +122,12 @@ class DebiasComparison:
             "timings": dict(self.timings), "files": dict(self.files),
             "models": {name: model.to_dict() for name, model in self.models.items()},
         }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The comparison of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
+        return cls(axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
+                   models=MappingProxyType({name: ComparedModel.from_dict(m) for name, m in data["models"].items()}),
+                   corpus=data["corpus"], eval_corpus=data["eval_corpus"], eval_split=data["eval_split"],
+                   seed=data["seed"], mode=data["mode"], timings=MappingProxyType(dict(data.get("timings") or {})),
+                   files=MappingProxyType(dict(data.get("files") or {})))  # fmt: skip

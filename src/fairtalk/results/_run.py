@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
-from fairtalk.records import Pair
+from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.responses import ResponseSet
 from fairtalk.results._audit import AuditResult
-from fairtalk.results._similarity import SimilarityResult
+from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._similarity_test import SimilarityResult
+
+if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
+    import pandas as pd
 
 __all__ = ["RESERVED_NAMES", "AuditRun", "AxisRun", "GenerationSummary", "axis_folder", "check_axis_folders"]
 
@@ -69,6 +74,15 @@ class GenerationSummary:
             "tuning": None if self.tuning is None else dict(self.tuning),
         }  # fmt: skip
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The summary of a :meth:`to_dict` dict."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        return cls(**{**values, "settings": MappingProxyType(dict(values.get("settings") or {})),
+                      "error_examples": tuple(values.get("error_examples") or ()),
+                      "error_counts": MappingProxyType(dict(values.get("error_counts") or {}))})  # fmt: skip
+
 
 def axis_folder(axis: str) -> str:
     """The folder of an axis inside an audit's output folder (the axis name, safe characters only).
@@ -105,7 +119,7 @@ def check_axis_folders(axes: Sequence[str]) -> tuple[str, ...]:
 class AxisRun:
     """One axis of an audit: its result, pair coverage, generation counts, stage times, pairs and responses.
 
-    ``coverage`` is the pairs stage's ``Coverage.to_dict()``; ``timings`` maps a stage
+    ``coverage`` is what the pairs stage saw and kept; ``timings`` maps a stage
     (``pairs``, ``generation``, ``scoring``) to seconds. ``pairs`` are the pairs audited and
     ``responses`` the complete pairs' responses (what ``write_run`` saves as ``pairs.jsonl`` and
     ``responses.jsonl``); neither is part of ``to_dict()``. ``similarity`` is the counterfactual
@@ -115,13 +129,13 @@ class AxisRun:
 
     axis: str
     result: AuditResult
-    coverage: Mapping[str, Any]
+    coverage: Coverage
     generation: GenerationSummary
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False)
     responses: ResponseSet | None = field(default=None, repr=False, compare=False)
     similarity: SimilarityResult | None = None
-    pairs_check: Mapping[str, Any] | None = None
+    pairs_check: PairsCheck | None = None
 
     @property
     def folder(self) -> str:
@@ -131,21 +145,35 @@ class AxisRun:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the result as ``AuditResult.to_dict()``)."""
         return {
-            "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": dict(self.coverage),
+            "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": self.coverage.to_dict(),
             "generation": self.generation.to_dict(), "timings": dict(self.timings),
             "similarity": None if self.similarity is None else self.similarity.to_dict(),
-            "pairs_check": None if self.pairs_check is None else dict(self.pairs_check),
+            "pairs_check": None if self.pairs_check is None else self.pairs_check.to_dict(),
         }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The axis of a :meth:`to_dict` dict (without its pairs and responses, which it does not hold)."""
+        similarity, check = data.get("similarity"), data.get("pairs_check")
+        return cls(axis=data["axis"], result=AuditResult.from_dict(data["result"]),
+                   coverage=Coverage.from_dict(data["coverage"]),
+                   generation=GenerationSummary.from_dict(data["generation"]),
+                   timings=MappingProxyType(dict(data.get("timings") or {})),
+                   similarity=None if similarity is None else SimilarityResult.from_dict(similarity),
+                   pairs_check=None if check is None else PairsCheck.from_dict(check))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
-class AuditRun:
+class AuditRun(Result[tuple[str, str]]):
     """A whole audit: one :class:`AxisRun` per axis, in the order audited. Built once.
 
     ``results`` maps axis -> AuditResult; ``n_cached``/``n_generated``/``n_errors`` sum
     the axes' generation counts; ``timings`` sums each stage over the axes. ``run_id``
     identifies the run in every file its report writes, so outputs of two runs are never
     taken for one. ``config`` is the run's ``AuditConfig.to_dict()``: every option it ran with.
+
+    Its keys are ``(axis, measure)``, as the rows of ``to_frame()``: ``verdicts`` holds every
+    axis' measure verdicts, and ``detected()`` the primary measures with a difference detected.
     """
 
     axes: Mapping[str, AxisRun]
@@ -158,7 +186,7 @@ class AuditRun:
     run_id: str = ""
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """One row per (axis, measure): every axis's ``AuditResult.to_frame()`` stacked, indexed by both."""
         import pandas as pd
 
@@ -194,10 +222,15 @@ class AuditRun:
                 total[stage] = total.get(stage, 0.0) + seconds
         return MappingProxyType(total)
 
-    def biased(self, alpha: float | None = None) -> dict[str, tuple[str, ...]]:
-        """Axis -> names of its measures with adjusted p below ``alpha`` (axes without any left out)."""
-        out = {name: result.biased(alpha) for name, result in self.results.items()}
-        return {name: found for name, found in out.items() if found}
+    @property
+    def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
+        """(axis, measure) -> the measure's verdict on that axis, axes in the order audited."""
+        return MappingProxyType({(axis, key): verdict for axis, result in self.results.items()
+                                 for key, verdict in result.verdicts.items()})  # fmt: skip
+
+    def detected(self, alpha: float | None = None) -> tuple[tuple[str, str], ...]:
+        """(axis, measure) of every primary measure whose adjusted p is below ``alpha`` (default: each axis' own)."""
+        return tuple((axis, key) for axis, result in self.results.items() for key in result.detected(alpha))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the run (``run.json``)."""
@@ -208,3 +241,11 @@ class AuditRun:
             "timings": dict(self.timings), "config": dict(self.config),
             "axes": {name: run.to_dict() for name, run in self.axes.items()},
         }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The run of a :meth:`to_dict` dict (or ``run.json``); the counts it sums are recomputed, not read."""
+        return cls(axes=MappingProxyType({name: AxisRun.from_dict(axis) for name, axis in data["axes"].items()}),
+                   model=data["model"], corpus=data["corpus"], split=data["split"], seed=data["seed"],
+                   settings=MappingProxyType(dict(data.get("settings") or {})), store=data.get("store"),
+                   run_id=data.get("run_id", ""), config=MappingProxyType(dict(data.get("config") or {})))  # fmt: skip

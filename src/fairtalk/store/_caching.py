@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from fairtalk.errors import ResponderError, SpecError, StoreError
 from fairtalk.jsonl import replace_surrogates
 from fairtalk.models.base import (
-    Closing,
     DecodingSettings,
     Reply,
     Responder,
+    Stream,
     check_batch,
     finish_reason,
     raise_first_error,
-    respond_each,
+    respond_each_checked,
 )
 from fairtalk.store._breaker import DEFAULT_MAX_CONSECUTIVE_FAILURES, FailureBreaker
 from fairtalk.store._sqlite import RunStore, context_hash
@@ -29,8 +29,14 @@ _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
 _MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
 
 
-class CachingResponder(Closing):
+class CachingResponder(Responder):
     """Wrap a responder with a run store: serve hits, generate misses, commit as they arrive.
+
+    It is a :class:`~fairtalk.models.Responder` itself (its fingerprint is the wrapped model's,
+    with the model version), and ``input_paths`` are the wrapped model's files. A model whose
+    ``supports_stream`` is True (``openai:``, a single ``python:`` function, Ray) has its misses
+    answered through ``respond_stream`` in one call, each answer stored as it arrives; any other,
+    ``batch_size`` misses at a time through ``respond_each``.
 
     Finished items are committed in one transaction once ``commit_rows`` of them are
     waiting or ``commit_seconds`` have passed since the last commit, whichever comes
@@ -105,12 +111,8 @@ class CachingResponder(Closing):
         self.n_generated = 0
         self.n_errors = 0
         self.n_unencodable = 0
-
-    @property
-    def input_paths(self) -> tuple[str, ...]:
-        """The files the wrapped model was loaded from (empty when it does not say)."""
-        paths = getattr(self.responder, "input_paths", ())
-        return tuple(str(p) for p in paths) if isinstance(paths, (tuple, list)) else ()
+        #: The files the wrapped model was loaded from.
+        self.input_paths = tuple(str(p) for p in responder.input_paths)
 
     @property
     def fingerprint(self) -> str:
@@ -141,9 +143,8 @@ class CachingResponder(Closing):
         self.n_cached += len(hits)
         self._advance(n_served)
         misses = list(todo.items())
-        stream = getattr(self.responder, "respond_stream", None)
-        if callable(stream) and misses:
-            self._stream(stream, misses, contexts, settings, results, run_id)
+        if self.responder.supports_stream and misses:
+            self._stream(misses, contexts, settings, results, run_id)
             return results  # type: ignore[return-value]
         pending: list[tuple[bytes, int, str, str | None, str | None]] = []
         last_commit = time.monotonic()
@@ -171,7 +172,6 @@ class CachingResponder(Closing):
 
     def _stream(
         self,
-        stream: Callable[..., Iterator[tuple[int, str | ResponderError] | None]],
         misses: list[tuple[tuple[bytes, int], list[int]]],
         contexts: Sequence[str],
         settings: DecodingSettings,
@@ -180,7 +180,7 @@ class CachingResponder(Closing):
     ) -> None:
         """The misses through a streaming responder: each answer stored and counted as it arrives, not per batch."""
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
-        items = stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
+        items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
         pending: list[tuple[bytes, int, str, str | None, str | None]] = []
         last_commit = time.monotonic()
         try:
@@ -201,9 +201,7 @@ class CachingResponder(Closing):
                     ) from item
                 self._check_breaker()
         finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()  # cancels the requests still in flight
+            items.close()  # cancels the requests still in flight
             if pending:
                 self.store.write(run_id, pending)
 
@@ -228,7 +226,7 @@ class CachingResponder(Closing):
     ) -> list[tuple[bytes, int, str, str | None, str | None]]:
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
-        out = respond_each(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
+        out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
         return [self._row(h, seed, context, item, indices, results)
                 for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)]  # fmt: skip
 

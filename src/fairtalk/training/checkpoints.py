@@ -22,6 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import InputError
@@ -37,8 +38,10 @@ __all__ = [
     "FORMAT",
     "MODEL_KINDS",
     "Checkpoint",
+    "TrainingRecord",
     "check_checkpoint_folder",
     "load_checkpoint",
+    "read_training_record",
     "save_checkpoint",
 ]
 
@@ -126,6 +129,33 @@ def save_checkpoint(
         for name in written:
             os.chmod(staging / name, 0o644)  # checkpoints are shared and shipped
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingRecord:
+    """What a checkpoint's ``config.json`` says of its training: whether it finished, its time, the last validation."""
+
+    finished: bool
+    seconds: float | None
+    validation: Mapping[str, float]
+
+
+def read_training_record(directory: str | os.PathLike[str]) -> TrainingRecord | None:
+    """The training record of the checkpoint in ``directory``; None when it holds no readable ``config.json`` object."""
+    try:
+        config = json.loads((Path(directory) / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    history = config.get("history") or [{}]
+    last = history[-1] if isinstance(history, list) and isinstance(history[-1], dict) else {}
+    seconds = config.get("training_seconds")
+    return TrainingRecord(
+        finished=config.get("finished") is True,
+        seconds=seconds if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None,
+        validation=MappingProxyType(dict(last.get("validation") or {})),
+    )
 
 
 def check_checkpoint_folder(directory: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None) -> None:

@@ -75,7 +75,7 @@ def train_model(
     out_dir : path
         Checkpoint directory (rewritten after each epoch).
     progress : callable, optional
-        Receives a :class:`~fairtalk.ProgressEvent` per training batch (stage ``"seq2seq epoch
+        Receives a :class:`~fairtalk.progress.ProgressEvent` per training batch (stage ``"seq2seq epoch
         1/2"``, the running loss in ``metrics``). ``False`` means None; ``True`` (which drew bars
         here before) still works, with a FutureWarning, and draws nothing.
     log : callable, optional
@@ -257,7 +257,7 @@ class _Run:
 
     def _pool(self) -> tuple[list[str], Any]:
         """Sample the candidate pool from the training responses (originals, distinct) and encode it."""
-        from fairtalk.training.inference import encode_texts
+        from fairtalk.training.decoding import encode_texts
 
         seen: dict[str, None] = {}
         for p in self.split.train:

@@ -64,12 +64,14 @@ class Seq2Seq(nn.Module):
         """Run the encoder over right-padded ``src`` (B, S); return its final (h, c) per layer."""
         lengths = (src != self.pad_id).sum(dim=1).clamp(min=1).cpu()
         packed = pack_padded_sequence(self.dropout(self.embedding(src)), lengths, batch_first=True, enforce_sorted=False)
+        state: tuple[torch.Tensor, torch.Tensor]
         _, state = self.encoder(packed)
         return state
 
     def logits(self, output: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits from decoder outputs, through the tied embedding."""
-        return self.proj(self.dropout(output)) @ self.embedding.weight.T + self.out_bias
+        logits: torch.Tensor = self.proj(self.dropout(output)) @ self.embedding.weight.T + self.out_bias
+        return logits
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits (B, T, V) for decoder inputs ``tgt_in`` (``<bos>`` + response)."""

@@ -40,12 +40,12 @@ import numpy as np
 
 from fairtalk.errors import InputError
 from fairtalk.measures.similarity import n_words, pair_similarity, same_answers
-from fairtalk.models import DecodingSettings, Responder
+from fairtalk.models import DecodingSettings, ReplyFunction, Responder
 from fairtalk.pairs import read_pairs
 from fairtalk.pipeline._generate import Generation, cached_model, generate
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
-from fairtalk.results import VERDICT_DIFFERS, VERDICT_DISAGREE, VERDICT_NOT_SHOWN, SimilarityResult, SimilarityRow
+from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
 from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
@@ -91,7 +91,7 @@ _N_EXAMPLES_PER_KIND = 1
 def similarity_test(
     pairs: Iterable[Pair] | str | os.PathLike[str],
     *,
-    model: str | Responder | None = None,
+    model: str | Responder | ReplyFunction | None = None,
     methods: Sequence[str] = ("exact", "rouge_l", "answered", "length_ratio"),
     seed: int = 0,
     settings: DecodingSettings | None = None,
@@ -110,8 +110,9 @@ def similarity_test(
     ----------
     pairs : iterable of Pair, or a pairs JSONL path
         The counterfactual pairs (one axis).
-    model : str or Responder, optional
-        The model under test (a spec or a responder; None: the default audit model).
+    model : str, Responder or function, optional
+        The model under test (a spec, a responder, or a plain, batched or async function as
+        :func:`fairtalk.models.as_responder` takes it; None: the default audit model).
     methods : sequence of str
         Similarity methods (:data:`fairtalk.measures.similarity.SIMILARITY_METHODS`: exact,
         rouge_l, cosine; answered (only one side answered at all) and length_ratio (the absolute
@@ -260,15 +261,17 @@ def _sampling_check(baseline: Generation) -> dict[str, Any]:
             "ignored": (n_identical >= SAMPLING_CHECK_MAX_SHARE * n_checked) if decided else None}  # fmt: skip
 
 
-def _verdict(p_adjusted: float | None, interval: tuple, alpha: float) -> tuple[bool, str, str | None]:
+def _verdict(
+    p_adjusted: float | None, interval: tuple[float | None, float | None], alpha: float
+) -> tuple[bool, Verdict, str | None]:
     """``(detected, verdict, note)``: a difference only when the test rejects and the interval (if any) excludes 0."""
     rejects = p_adjusted is not None and p_adjusted < alpha
     low, high = interval
     if low is None or high is None or rejects == (not low <= 0.0 <= high):
-        return rejects, VERDICT_DIFFERS if rejects else VERDICT_NOT_SHOWN, None
+        return rejects, Verdict.DIFFERS if rejects else Verdict.NOT_SHOWN, None
     if rejects:
-        return False, VERDICT_DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
-    return False, VERDICT_DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
+        return False, Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
+    return False, Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
 
 
 def _failures(*generations: Generation) -> str:
@@ -290,7 +293,9 @@ def _failures(*generations: Generation) -> str:
                                 examples="; ".join(m for kind in counts for m in examples[kind]))  # fmt: skip
 
 
-def _compare(cf: np.ndarray, bl: np.ndarray, units: Sequence[str] | None) -> tuple[str, tuple, float | None, str | None]:
+def _compare(
+    cf: np.ndarray, bl: np.ndarray, units: Sequence[str] | None
+) -> tuple[str, tuple[float | None, float | None], float | None, str | None]:
     """The paired mean test and t interval of counterfactual - baseline divergence."""
     test = paired_test(cf, bl, kind="count", clusters=units)
     interval = difference_interval(cf, bl, kind="count", clusters=units)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from fairtalk.cli._app import say
 from fairtalk.cli._choices import BinaryTest, CountTest, plain
+
+if TYPE_CHECKING:
+    from fairtalk import AuditResult
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
@@ -166,12 +169,12 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
-def report_gates(results: Mapping[str, Any], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
+def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
     """Print what was found per axis (differences, equivalence) and return the exit code the gates ask for."""
     from fairtalk.report import different_measures
 
     code = 0
-    detected = {name: r.biased(alpha) for name, r in results.items()}
+    detected = {name: r.detected(alpha) for name, r in results.items()}
     secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
     for name, keys in detected.items():
         if keys:

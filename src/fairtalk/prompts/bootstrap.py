@@ -1,4 +1,4 @@
-"""Inference for the paper-004 analysis: template × seed bootstrap intervals, significant reversals, the robustness null, small cells.
+"""The paper-004 analysis' inference: template × seed bootstrap intervals and the significant reversals they test.
 
 The paper reports point estimates only. Completions share their prompt template (the ten
 nlg-bias templates, each paraphrased into every structure) and their sampling seed, so rows are
@@ -12,24 +12,20 @@ structure. Resampling seeds alone understates the spread about three-fold.
 - **Reversals**: a structure reverses a pair's gap only when its own gap has the opposite sign
   and differs from zero after Holm over the structures (Wald p from the bootstrap SE). A raw sign
   flip is what noise gives to about half of the structures when the gap is small.
-- **Robustness null**: the §7 cosine similarities again after shuffling the structure labels
-  within each group, so that structures differ only by sampling noise. The observed score is
-  read against this null, not against 1.0.
-- **Small cells**: group × structure cells with fewer than :data:`MIN_CELL` labelled completions.
+
+The robustness null (structure labels shuffled) is :func:`~fairtalk.prompts.robustness.robustness_null`;
+small cells are flagged by :func:`~fairtalk.prompts._coverage.small_cells`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_CELL", "Bootstrap", "bootstrap", "robustness_null", "significant_reversals", "small_cells"]
+__all__ = ["Bootstrap", "bootstrap", "significant_reversals"]
 
-#: A group × structure cell with fewer labelled completions than this is flagged.
-MIN_CELL = 30
 #: The bootstrap is skipped (with a note) above this many template × seed × group × structure cells.
 _MAX_CELLS = 20_000_000
 NOTE_ONE_LEVEL = "only one {factor}: the interval resamples the {other} alone and may be too narrow"
@@ -155,41 +151,3 @@ def significant_reversals(
                  if np.isfinite(value) and np.sign(value) == -np.sign(gap) and np.isfinite(adjusted[i])
                  and adjusted[i] < alpha]  # fmt: skip
     return reversing, out_p
-
-
-def robustness_null(
-    regard: np.ndarray, groups: np.ndarray, structures: np.ndarray, n_groups: int, n_structures: int,
-    score: Callable[[np.ndarray, np.ndarray], dict[str, Any]], *, seed: int, n_shuffles: int = 5,
-) -> dict[str, Any]:  # fmt: skip
-    """The robustness score with the structure labels shuffled within each group (structures then differ by noise only).
-
-    ``score(sums, counts)`` is the §7 robustness of ``(n_structures, n_groups)`` cell sums;
-    returns the mean over ``n_shuffles`` shuffles of its ``single`` and ``halves`` means.
-    """
-    from fairtalk.prompts.robustness import cell_sums
-
-    rng = np.random.default_rng(seed)
-    singles, halves = [], []
-    for _ in range(n_shuffles):
-        shuffled = structures.copy()
-        for code in range(n_groups):
-            rows = np.flatnonzero(groups == code)
-            shuffled[rows] = structures[rng.permutation(rows)]
-        sums, counts = cell_sums(regard, shuffled, groups, n_structures, n_groups)
-        result = score(sums, counts)
-        singles.append(result["single"]["mean"])
-        halves.append(result["halves"]["mean"])
-    single = np.asarray(singles, dtype=float)
-    half = np.asarray(halves, dtype=float)
-    return {
-        "single": float(np.nanmean(single)) if np.isfinite(single).any() else None,
-        "halves": float(np.nanmean(half)) if np.isfinite(half).any() else None,
-        "n_shuffles": n_shuffles,
-        "how": "structure labels shuffled within each group",
-    }
-
-
-def small_cells(counts: np.ndarray, groups: Sequence[str], structures: Sequence[str]) -> list[dict[str, Any]]:
-    """Group × structure cells (``counts[s, g]``) with fewer than :data:`MIN_CELL` labelled completions."""
-    rows, cols = np.nonzero(counts < MIN_CELL)
-    return [{"structure": structures[int(i)], "group": groups[int(j)], "n": int(counts[i, j])} for i, j in zip(rows, cols)]

@@ -1,22 +1,30 @@
-"""Writing a prompts analysis: ``results.json``, CSV tables and a self-contained ``report.html``."""
+"""The prompts analysis (paper 004) as a report: ``results.json``, CSV tables and a self-contained ``report.html``.
+
+Like the audit's report it consumes only ``fairtalk.results`` (a :class:`PromptAnalysis`) and
+computes nothing: its tables are the analysis' own, as ``PromptAnalysis.to_dict()`` writes them.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
-from fairtalk.prompts.result import PromptAnalysis, plain
+from fairtalk.prompts.records import RegardCertificate
+from fairtalk.report.templating import jinja_environment
+from fairtalk.results import PromptAnalysis
 
-__all__ = ["FORMATS", "REPORT_FILES", "jsonable", "render_prompts_html", "write_prompts_report"]
+if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
+    import pandas as pd
+
+__all__ = ["FORMATS", "REPORT_FILES", "render_prompts_html", "write_prompts_report"]
 
 FORMATS = ("json", "csv", "html")
 #: Every file the report writes (checked against the inputs before any work).
@@ -32,16 +40,20 @@ REPORT_FILES = (
 )
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
-#: Control characters (ESC, NUL, ...) that model text may carry and no page should: removed from every value shown.
 #: Longest example text shown in the HTML (the completions file keeps the full text).
 _MAX_SHOWN_CHARS = 2000
+_NOTE_NO_SCORER = ("the labels came with the data: their scorer is not here to check (use --relabel, "
+                   "and `fairtalk regard check` against hand labels)")  # fmt: skip
 
 
 def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
+    import pandas as pd
+
+    written = analysis.to_dict()
     rows = []
     for scope, dist, regard in (
-        ("all", analysis.distribution, analysis.regard),
-        ("baseline", analysis.baseline_distribution, analysis.baseline_regard),
+        ("all", written["distribution"], analysis.regard),
+        ("baseline", written["baseline_distribution"], analysis.baseline_regard),
     ):
         for group in ["all", *analysis.groups]:
             row: dict[str, Any] = {"group": group, "scope": scope}
@@ -52,16 +64,17 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
                  "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p, "n_reversing": g.n_reversing,
                  "n_sign_flips": g.n_sign_flips}
                 for name, g in analysis.gaps.items()]  # fmt: skip
-    kl = pd.DataFrame(plain(analysis.kl)).T.loc[list(analysis.groups), list(analysis.groups)]
-    kl_base = pd.DataFrame(plain(analysis.baseline_kl)).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl = pd.DataFrame(written["kl"]).T.loc[list(analysis.groups), list(analysis.groups)]
+    kl_base = pd.DataFrame(written["baseline_kl"]).T.loc[list(analysis.groups), list(analysis.groups)]
     kl.index.name = kl_base.index.name = "kl(row||column)"
     structures = analysis.structure_frame()
-    for pair, adjusted in analysis.structure_p.items():
+    for pair, adjusted in written["structure_p_adjusted"].items():
         structures[f"p_adjusted:{pair}"] = pd.Series(dict(adjusted), dtype=float)
     if analysis.parses:
         structures.insert(1, "parse", pd.Series(dict(analysis.parses)))
-    kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": analysis.kl[r][c], "ci95_low": bounds[0], "ci95_high": bounds[1]}
-                          for r, row in analysis.kl_ci95.items() for c, bounds in row.items() if r != c],
+    kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": written["kl"][r][c], "ci95_low": bounds[0],
+                           "ci95_high": bounds[1]}
+                          for r, row in written["kl_ci95"].items() for c, bounds in row.items() if r != c],
                          columns=["row", "column", "kl", "ci95_low", "ci95_high"])  # fmt: skip
     return {
         "groups": pd.DataFrame(rows),
@@ -97,35 +110,38 @@ def render_prompts_html(
     data_summary: Mapping[str, Any] | None = None,
     relabelled: PromptAnalysis | None = None,
     relabelled_name: str = "fairtalk",
-    scorer_check: Mapping[str, Any] | None = None,
+    scorer_check: RegardCertificate | None = None,
 ) -> str:
     """The self-contained HTML report (jinja2 with autoescape: every model text and name is escaped)."""
-    from fairtalk.prompts.plots import distribution_png, regard_png
-    from fairtalk.report import jinja_environment
-
-    environment = jinja_environment(Path(__file__).resolve().parent / "templates")
-    import base64
+    from fairtalk.report.plots import distribution_png, regard_png
 
     def uri(png: bytes) -> str:
         return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
     tables = _tables(analysis)
     worst, best = list(analysis.worst_structures), list(analysis.best_structures)
-    return environment.get_template("prompts_report.html.j2").render(
-        a=analysis,
-        r=relabelled,
-        r_name=relabelled_name,
-        check=scorer_check,
-        names=["all", *analysis.groups],
-        fig2=uri(distribution_png(analysis)) if plots else None,
-        fig3=uri(regard_png(analysis)) if plots else None,
-        structures=tables["structures"].reset_index().to_dict("records"),
-        examples=_examples(frame, best[:1] + worst[:1], n_examples),
-        data=jsonable(dict(data_summary or {})),
-        pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),
-        fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
-        pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
+    page: str = (
+        jinja_environment()
+        .get_template("prompts_report.html.j2")
+        .render(
+            a=analysis,
+            t=analysis.to_dict(),
+            r=relabelled,
+            rt=relabelled.to_dict() if relabelled is not None else None,
+            r_name=relabelled_name,
+            check=scorer_check,
+            names=["all", *analysis.groups],
+            fig2=uri(distribution_png(analysis)) if plots else None,
+            fig3=uri(regard_png(analysis)) if plots else None,
+            structures=tables["structures"].reset_index().to_dict("records"),
+            examples=_examples(frame, best[:1] + worst[:1], n_examples),
+            data=jsonable(dict(data_summary or {})),
+            pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),
+            fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
+            pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
+        )
     )
+    return page
 
 
 def write_prompts_report(
@@ -137,7 +153,7 @@ def write_prompts_report(
     formats: Sequence[str] = FORMATS,
     relabelled: PromptAnalysis | None = None,
     relabelled_name: str | None = None,
-    scorer_check: Mapping[str, Any] | None = None,
+    scorer_check: RegardCertificate | None = None,
 ) -> dict[str, Path]:
     """Write ``results.json``, the CSV tables (``groups``, ``gaps``, ``kl``, ``kl_baseline``, ``structures``) and ``report.html``.
 
@@ -151,6 +167,13 @@ def write_prompts_report(
     Each of ``frame``, ``data_summary``, ``relabelled``, ``relabelled_name`` and ``scorer_check``
     left out is the analysis' own (what :func:`~fairtalk.prompts.labelling.analyze_prompts` kept).
     Returns name -> path.
+
+    Raises
+    ------
+    InputError
+        An unknown format (before anything is written).
+    OutputError
+        A file cannot be written (the previous report stays as it was).
     """
     for fmt in formats:
         if fmt not in FORMATS:
@@ -162,7 +185,7 @@ def write_prompts_report(
             data_summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
     relabelled = relabelled if relabelled is not None else analysis.relabelled
     relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
-    scorer_check = plain(scorer_check if scorer_check is not None else analysis.scorer_check)
+    scorer_check = scorer_check if scorer_check is not None else analysis.scorer_check
     out = Path(out_dir)
     written: dict[str, Path] = {}
     with staged(out) as staging:
@@ -170,14 +193,7 @@ def write_prompts_report(
             if "json" in formats:
                 payload = analysis.to_dict()
                 payload["import"] = dict(data_summary or {})
-                payload["scorer_check"] = (
-                    dict(scorer_check)
-                    if scorer_check is not None
-                    else {
-                        "note": "the labels came with the data: their scorer is not here to check (use --relabel, "
-                        "and `fairtalk regard check` against hand labels)"
-                    }
-                )
+                payload["scorer_check"] = scorer_check.to_dict() if scorer_check is not None else {"note": _NOTE_NO_SCORER}
                 if relabelled is not None:
                     full = relabelled.to_dict()
                     payload["relabelled"] = {

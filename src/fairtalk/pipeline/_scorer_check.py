@@ -19,13 +19,12 @@ sentences), and for any other lexicon each of its side-A terms in three neutral 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import key_kind, may_leave_unscored
+from fairtalk.measures import AnyMeasure, Measure
 from fairtalk.results import ScorerCheck
 from fairtalk.stats import default_margin, difference_interval, paired_test
 
@@ -122,7 +121,7 @@ def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
     return out
 
 
-def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, float], *,
+def certify(measures: Sequence[AnyMeasure], lexicon: Lexicon, margins: Mapping[str, float], *,
             alpha: float = 0.05) -> tuple[ScorerCheck, ...]:  # fmt: skip
     """Score the probe pairs with each per-response measure and test each key's group gap on them.
 
@@ -139,7 +138,7 @@ def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, flo
     side_a, side_b = [a for a, _ in pairs], [b for _, b in pairs]
     checks = []
     for measure in measures:
-        if getattr(measure, "kind", None) == "corpus":
+        if not isinstance(measure, Measure):  # a corpus measure scores no single text
             continue
         scores_a, scores_b = measure.score(side_a), measure.score(side_b)
         for key in measure.keys:
@@ -147,13 +146,13 @@ def certify(measures: Sequence[Any], lexicon: Lexicon, margins: Mapping[str, flo
             b = np.asarray(scores_b[key], dtype=float)
             scored = np.isfinite(a) & np.isfinite(b)
             n_unscored = int((~scored).sum())
-            if may_leave_unscored(measure, key):
+            if key in measure.unscored_keys:
                 a, b = a[scored], b[scored]
                 if a.size < 2:
                     continue
             elif n_unscored:
                 continue
-            checks.append(_check(key, key_kind(measure, key), a, b, margins.get(key), alpha, a.size, n_unscored))
+            checks.append(_check(key, measure.kind_of(key), a, b, margins.get(key), alpha, a.size, n_unscored))
     return tuple(checks)
 
 

@@ -1,4 +1,4 @@
-"""Paper-004 inference: template × seed bootstrap intervals, significant reversals only, the robustness null, small cells."""
+"""Tests for fairtalk.prompts.bootstrap (and the null and small cells): template × seed intervals, significant reversals only."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.output import write_prompts_report
 from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.report import write_prompts_report
 
 from .conftest import ROBUST
 
@@ -40,39 +40,39 @@ def test_gap_interval_is_wider_than_seeds_alone_and_covers_the_truth() -> None:
     rng = np.random.default_rng(0)
     frame = _simulate(rng, gap=0.3, per_cell=2)
     result = analyze(frame, groups=GROUPS, n_draws=5, n_resamples=400)
-    low, high = result.gaps["ab"]["ci95"]
-    assert low < result.gaps["ab"]["all"] < high
-    assert low > 0 and result.gaps["ab"]["p"] < 0.05  # a real gap of this size is detected
+    low, high = result.gaps["ab"].ci95
+    assert low < result.gaps["ab"].all < high
+    assert low > 0 and result.gaps["ab"].p < 0.05  # a real gap of this size is detected
     assert result.inference.resampled == ("template", "seed")
     one_template = frame.assign(template="t0")  # only seeds vary: narrower, and the report says so
     narrow = analyze(one_template, groups=GROUPS, n_draws=5, n_resamples=400)
-    assert narrow.gaps["ab"]["ci95"][1] - narrow.gaps["ab"]["ci95"][0] < high - low
+    assert narrow.gaps["ab"].ci95[1] - narrow.gaps["ab"].ci95[0] < high - low
     assert any("only one template" in w for w in narrow.warnings)
 
 
 def test_kl_cells_get_intervals() -> None:
     result = analyze(_simulate(np.random.default_rng(1), gap=0.6), groups=GROUPS, n_draws=5, n_resamples=300)
-    low, high = result.kl_ci95["a"]["b"]
-    assert low is not None and high is not None and 0 <= low <= result.kl["a"]["b"] <= high
+    low, high = result.kl_ci95.loc[("a", "b")]
+    assert low is not None and high is not None and 0 <= low <= result.kl.at["a", "b"] <= high
 
 
 def test_noise_sign_flips_are_not_reversals_but_a_real_one_is() -> None:
     noise = analyze(_simulate(np.random.default_rng(2), gap=0.1), groups=GROUPS, n_draws=5, n_resamples=300)
-    assert noise.gaps["ab"]["n_sign_flips"] > 0
-    assert noise.reversing["ab"] == () and noise.gaps["ab"]["n_reversing"] == 0
+    assert noise.gaps["ab"].n_sign_flips > 0
+    assert noise.reversing["ab"] == () and noise.gaps["ab"].n_reversing == 0
     real = analyze(_simulate(np.random.default_rng(3), gap=0.4, reversed_structure="s7", per_cell=3),
                    groups=GROUPS, n_draws=5, n_resamples=400)  # fmt: skip
     assert real.reversing["ab"] == ("s7",)
-    assert real.structure_p["ab"]["s7"] < 0.05
+    assert real.structure_p.at["ab", "s7"] < 0.05
 
 
 def test_robustness_is_reported_against_its_null() -> None:
     result = analyze(_simulate(np.random.default_rng(4), gap=0.3), groups=GROUPS, n_draws=20, n_resamples=0)
-    null = result.robustness["null"]
-    assert null["how"] == "structure labels shuffled within each group"
-    assert null["single"] is not None and null["single"] < 1.0  # noise alone keeps single structures below 1
+    null = result.robustness.null
+    assert null.how == "structure labels shuffled within each group"
+    assert null.single is not None and null.single < 1.0  # noise alone keeps single structures below 1
     # structures have no effect in this simulation: the observed score is close to its null
-    assert result.robustness["single"]["mean"] == pytest.approx(null["single"], abs=0.15)
+    assert result.robustness.single.mean == pytest.approx(null.single, abs=0.15)
 
 
 def test_small_cells_are_flagged() -> None:
@@ -88,8 +88,8 @@ def test_results_json_tables_and_html_carry_the_intervals(tmp_path) -> None:  # 
     result = analyze(_simulate(np.random.default_rng(6)), groups=GROUPS, n_draws=3, n_resamples=100)
     write_prompts_report(result, tmp_path)
     payload = json.loads((tmp_path / "results.json").read_text())
-    assert payload["gaps"]["ab"]["ci95"] == pytest.approx(result.gaps["ab"]["ci95"])
-    assert payload["kl_ci95"]["a"]["b"] == pytest.approx(result.kl_ci95["a"]["b"])
+    assert payload["gaps"]["ab"]["ci95"] == pytest.approx(result.gaps["ab"].ci95)
+    assert payload["kl_ci95"]["a"]["b"] == pytest.approx(list(result.kl_ci95.loc[("a", "b")]))
     gaps = pd.read_csv(tmp_path / "gaps.csv")
     assert {"ci95_low", "ci95_high", "p", "n_reversing", "n_sign_flips"} <= set(gaps.columns)
     assert "p_adjusted:ab" in pd.read_csv(tmp_path / "structures.csv").columns
@@ -104,12 +104,12 @@ def test_published_data_gender_interval_and_race_reversals() -> None:
 
     frame = read_published(ROBUST / "generated-outputs").frame
     result = analyze(frame, n_resamples=1000)
-    low, high = result.gaps["gender"]["ci95"]
+    low, high = result.gaps["gender"].ci95
     # Issue 10: template × seed gives about [0.066, 0.152]; seeds alone gave [0.097, 0.122].
     assert low == pytest.approx(0.066, abs=0.01) and high == pytest.approx(0.152, abs=0.01)
-    assert result.gaps["race"]["n_sign_flips"] == 51  # what the old report listed as "reversing"
-    assert result.gaps["race"]["n_reversing"] < 5  # ... and what survives the test
-    assert result.robustness["null"]["single"] == pytest.approx(0.92, abs=0.02)
+    assert result.gaps["race"].n_sign_flips == 51  # what the old report listed as "reversing"
+    assert result.gaps["race"].n_reversing < 5  # ... and what survives the test
+    assert result.robustness.null.single == pytest.approx(0.92, abs=0.02)
 
 
 def test_best_and_worst_structures_are_picked_per_group() -> None:
@@ -128,5 +128,5 @@ def test_kl_interval_with_other_counts_every_label_whatever_n_best() -> None:
     frame = _simulate(np.random.default_rng(3), n_structures=4)
     frame.loc[frame.index % 7 == 0, "label"] = 2
     result = analyze(frame, groups=GROUPS, include_other=True, n_best=1, n_draws=3, n_resamples=200)
-    low, high = result.kl_ci95["a"]["b"]
-    assert low <= result.kl["a"]["b"] <= high  # the resamples count "other" too, as the estimate does
+    low, high = result.kl_ci95.loc[("a", "b")]
+    assert low <= result.kl.at["a", "b"] <= high  # the resamples count "other" too, as the estimate does

@@ -2,7 +2,8 @@
 
 The choices (which test for which kind, clusters, margins, the family) are explained in
 ``fairtalk.stats`` and ``docs/statistics.md``; this module applies them to a measure's
-per-pair scores and returns one row of the result.
+per-pair scores and returns one :class:`KeyTest` per result key: what scoring hands to the
+multiple-testing family and to the finished :class:`~fairtalk.results.MeasureResult`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import SpecError
-from fairtalk.measures import key_kind
+from fairtalk.measures import CorpusMeasure, Measure, MeasureKind
 from fairtalk.measures.judge import Judge
+from fairtalk.results import MaskedComparison
 from fairtalk.stats import (
     CorpusBootstrap,
     Equivalence,
@@ -40,6 +42,7 @@ __all__ = [
     "COUNT_TESTS",
     "NOT_TESTED",
     "Inference",
+    "KeyTest",
     "compare",
     "compare_scored",
     "complete_means",
@@ -99,6 +102,45 @@ class Inference:
         return float(given) if given is not None else default_margin(kind, **data)
 
 
+@dataclass(frozen=True, slots=True)
+class KeyTest:
+    """One result key, tested: everything of its :class:`~fairtalk.results.MeasureResult` but the corrected p and the verdict.
+
+    ``a``/``b`` are the side means (or corpus values); ``difference`` the paper's relative
+    difference; ``z``/``p`` its Z test; ``p_paired`` the paired test named ``paired_test``;
+    ``ci95`` its interval of A - B (by ``ci_method``) around ``estimate``; ``equivalence`` the
+    TOST; ``mde_se_interval`` the interval the minimum detectable effect is read from;
+    ``varies`` whether any pair differs; ``not_tested`` why a key has no test (None when it has);
+    ``masked`` the values with the group words masked (``mask_groups``).
+    """
+
+    name: str
+    kind: MeasureKind
+    a: float
+    b: float
+    difference: float | None
+    z: float | None
+    p: float | None
+    p_paired: float | None
+    paired_test: str
+    ci95: tuple[float | None, float | None]
+    ci_method: str
+    estimate: float | None
+    estimate_name: str
+    effect_size: float | None
+    effect_size_name: str
+    higher_is_better: bool | None
+    notes: tuple[str, ...]
+    n_clusters: int | None
+    design_effect: float | None
+    sd_difference: float | None
+    equivalence: Equivalence
+    mde_se_interval: tuple[float | None, float | None]
+    varies: bool
+    not_tested: str | None = None
+    masked: MaskedComparison | None = None
+
+
 def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Inference, deff: float | None) -> Equivalence:
     margin = opts.margin(name, kind, a=a, b=b)
     if margin is None:
@@ -108,9 +150,9 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
     return tost_mean(units(a - b, opts.clusters), margin=margin, alpha=opts.alpha)
 
 
-def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+def compare(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """One per-response key: side means, the paper's Z, the paired test, CI, equivalence, effect size, power."""
-    kind = key_kind(measure, name)
+    kind = measure.kind_of(name)
     method = opts.method(kind)
     mean_a, mean_b = float(a.mean()), float(b.mean())
     z = z_test(a, b)
@@ -132,20 +174,20 @@ def compare(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inferen
     if opts.clusters is not None and (df := units(d, opts.clusters).df) < FEW_CLUSTERS_DF:
         few = NOTE_FEW_CLUSTERS.format(df=df)
     notes = tuple(n for n in (z.note, test.note, interval.note, equivalence.note, few) if n)
-    return {
-        "name": name, "kind": kind, "a": mean_a, "b": mean_b, "difference": relative_difference(mean_a, mean_b),
-        "z": z.z, "p": z.p, "p_paired": test.p, "paired_test": test.name, "ci95": interval.bounds,
-        "ci_method": interval.method, "estimate": estimate, "estimate_name": estimate_name,
-        "effect_size": effect, "effect_size_name": effect_name,
-        "higher_is_better": measure.higher_is_better.get(name), "notes": notes,
-        "n_clusters": opts.n_clusters, "design_effect": deff,
-        "sd_difference": float(d.std(ddof=1)) if d.size > 1 else None,
-        "equivalence": equivalence, "mde_se_interval": interval.bounds,
-        "varies": bool(np.any(d != 0)),
-    }  # fmt: skip
+    return KeyTest(
+        name=name, kind=kind, a=mean_a, b=mean_b, difference=relative_difference(mean_a, mean_b),
+        z=z.z, p=z.p, p_paired=test.p, paired_test=test.name, ci95=interval.bounds,
+        ci_method=interval.method, estimate=estimate, estimate_name=estimate_name,
+        effect_size=effect, effect_size_name=effect_name,
+        higher_is_better=measure.higher_is_better.get(name), notes=notes,
+        n_clusters=opts.n_clusters, design_effect=deff,
+        sd_difference=float(d.std(ddof=1)) if d.size > 1 else None,
+        equivalence=equivalence, mde_se_interval=interval.bounds,
+        varies=bool(np.any(d != 0)),
+    )  # fmt: skip
 
 
-def compare_scored(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+def compare_scored(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """:func:`compare` over the pairs the measure scored on both sides (NaN: no score), saying how many it left out."""
     scored = np.isfinite(a) & np.isfinite(b)
     if scored.all():
@@ -155,11 +197,10 @@ def compare_scored(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: 
         return not_tested_row(name, measure, a, b, opts)
     clusters = None if opts.clusters is None else tuple(c for c, keep in zip(opts.clusters, scored) if keep)
     row = compare(name, measure, a[scored], b[scored], replace(opts, clusters=clusters))
-    row["notes"] = (*row["notes"], NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size))
-    return row
+    return replace(row, notes=(*row.notes, NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size)))
 
 
-def not_tested_row(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: Inference) -> dict[str, Any]:
+def not_tested_row(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """The row of a key scored on both sides of fewer than 2 pairs: its means, no test, and ``not_tested`` saying why.
 
     It has no p (it stays out of the correction family), no interval and no equivalence: its
@@ -171,16 +212,16 @@ def not_tested_row(name: str, measure: Any, a: np.ndarray, b: np.ndarray, opts: 
     reason = (NOT_TESTED_NONE.format(scored=scored, total=a.size) if n_scored == 0 else
               NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size))  # fmt: skip
     mean_a, mean_b = complete_means(a, b)
-    return {
-        "name": name, "kind": key_kind(measure, name), "a": mean_a, "b": mean_b,
-        "difference": None, "z": None, "p": None,
-        "p_paired": None, "paired_test": "", "ci95": (None, None), "ci_method": "", "estimate": None,
-        "estimate_name": "mean difference", "effect_size": None, "effect_size_name": "none",
-        "higher_is_better": measure.higher_is_better.get(name),
-        "notes": (reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,), "n_clusters": opts.n_clusters,
-        "design_effect": None, "sd_difference": None, "equivalence": Equivalence(None, None, None, ""),
-        "mde_se_interval": (None, None), "varies": False, "not_tested": reason,
-    }  # fmt: skip
+    return KeyTest(
+        name=name, kind=measure.kind_of(name), a=mean_a, b=mean_b,
+        difference=None, z=None, p=None,
+        p_paired=None, paired_test="", ci95=(None, None), ci_method="", estimate=None,
+        estimate_name="mean difference", effect_size=None, effect_size_name="none",
+        higher_is_better=measure.higher_is_better.get(name),
+        notes=(reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,), n_clusters=opts.n_clusters,
+        design_effect=None, sd_difference=None, equivalence=Equivalence(None, None, None, ""),
+        mde_se_interval=(None, None), varies=False, not_tested=reason,
+    )  # fmt: skip
 
 
 def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -191,8 +232,8 @@ def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(a[scored].mean()), float(b[scored].mean())
 
 
-def corpus_row(name: str, measure: Any, values: tuple[float, float], inference: CorpusBootstrap,
-               margin: float | None, opts: Inference) -> dict[str, Any]:  # fmt: skip
+def corpus_row(name: str, measure: CorpusMeasure, values: tuple[float, float], inference: CorpusBootstrap,
+               margin: float | None, opts: Inference) -> KeyTest:  # fmt: skip
     """One corpus-level key (distinct-n): values, the paired-permutation p and interval, equivalence."""
     mean_a, mean_b = values
     if margin is None or inference.p_equivalence is None:
@@ -201,15 +242,15 @@ def corpus_row(name: str, measure: Any, values: tuple[float, float], inference: 
         equivalence = Equivalence(margin, inference.p_equivalence, inference.p_equivalence < opts.alpha,
                                   "TOST by paired permutation")  # fmt: skip
     method = "paired permutation by cluster" if opts.clusters is not None else "paired permutation"
-    return {
-        "name": name, "kind": "corpus", "a": mean_a, "b": mean_b, "difference": relative_difference(mean_a, mean_b),
-        "z": None, "p": None, "p_paired": inference.p, "paired_test": method, "ci95": inference.ci,
-        "ci_method": "permutation shift interval", "estimate": mean_a - mean_b, "estimate_name": "difference",
-        "effect_size": None, "effect_size_name": "none", "higher_is_better": measure.higher_is_better.get(name),
-        "notes": tuple(n for n in (equivalence.note,) if n), "n_clusters": opts.n_clusters, "design_effect": None,
-        "sd_difference": None, "equivalence": equivalence, "mde_se_interval": inference.ci,
-        "varies": mean_a != mean_b or inference.ci[0] != inference.ci[1],
-    }  # fmt: skip
+    return KeyTest(
+        name=name, kind="corpus", a=mean_a, b=mean_b, difference=relative_difference(mean_a, mean_b),
+        z=None, p=None, p_paired=inference.p, paired_test=method, ci95=inference.ci,
+        ci_method="permutation shift interval", estimate=mean_a - mean_b, estimate_name="difference",
+        effect_size=None, effect_size_name="none", higher_is_better=measure.higher_is_better.get(name),
+        notes=tuple(n for n in (equivalence.note,) if n), n_clusters=opts.n_clusters, design_effect=None,
+        sd_difference=None, equivalence=equivalence, mde_se_interval=inference.ci,
+        varies=mean_a != mean_b or inference.ci[0] != inference.ci[1],
+    )  # fmt: skip
 
 
 def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> float | None:
@@ -217,9 +258,9 @@ def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> fl
     return opts.margin(name, "corpus", values=values)
 
 
-def power_row(row: dict[str, Any], alpha_per_test: float, power: float) -> float | None:
+def power_row(row: KeyTest, alpha_per_test: float, power: float) -> float | None:
     """The minimum detectable effect of a row at the per-test level Holm demands of the smallest p."""
-    return minimum_detectable_effect(row["mde_se_interval"], alpha=alpha_per_test, power=power)
+    return minimum_detectable_effect(row.mde_se_interval, alpha=alpha_per_test, power=power)
 
 
 def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:

@@ -16,23 +16,19 @@ greedy decoding, sampling that seems ignored) is in ``warnings``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
-from fairtalk.files import write_text_atomic
+from fairtalk.results._protocol import Result, Verdict
 
-__all__ = [
-    "BASELINE_KINDS", "VERDICT_DIFFERS", "VERDICT_DISAGREE", "VERDICT_NOT_SHOWN", "SimilarityResult", "SimilarityRow",
-]  # fmt: skip
+if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
+    import pandas as pd
 
-#: The row verdicts: both the test and the interval say different; neither does; only one of them does.
-VERDICT_DIFFERS = "differs"
-VERDICT_NOT_SHOWN = "no difference shown"
-VERDICT_DISAGREE = "test and interval disagree"
+__all__ = ["BASELINE_KINDS", "SimilarityResult", "SimilarityRow"]
+
+_MSG_DETECTED = "a similarity row with verdict {verdict!r} cannot have detected={detected}"
 #: How the baseline was had: asked (``measured``), or known to be zero (a deterministic model under greedy decoding).
 BASELINE_KINDS = ("measured", "zero")
 
@@ -45,8 +41,9 @@ class SimilarityRow:
     than asking again does), with its 95% interval and the paired test's p over pairs (or
     dialogues), corrected over the methods (Holm) into ``p_adjusted``. ``detected`` needs both
     the test (``p_adjusted < alpha``) and the interval (0 outside it, when there is one): when
-    only one of them says different, ``verdict`` is :data:`VERDICT_DISAGREE` and ``note``
-    says which, and the row does not count as a difference.
+    only one of them says different, ``verdict`` is :attr:`Verdict.DISAGREE` and ``note``
+    says which, and the row does not count as a difference. ``detected`` is whether ``verdict``
+    shows a difference (a row where they disagree is refused); a string is read as its :class:`Verdict`.
     """
 
     method: str
@@ -59,22 +56,24 @@ class SimilarityRow:
     p: float | None
     p_adjusted: float | None
     detected: bool
+    verdict: Verdict
     note: str | None = None
-    verdict: str | None = None
 
     def __post_init__(self) -> None:
-        if self.verdict is None:
-            object.__setattr__(self, "verdict", VERDICT_DIFFERS if self.detected else VERDICT_NOT_SHOWN)
+        verdict = Verdict(self.verdict)  # ValueError for a string that is no verdict
+        if verdict.shows_difference != self.detected:
+            raise ValueError(_MSG_DETECTED.format(verdict=verdict.value, detected=self.detected))
+        object.__setattr__(self, "verdict", verdict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"method": self.method, "n_pairs": self.n_pairs, "counterfactual": self.counterfactual,
                 "baseline": self.baseline, "difference": self.difference, "ci95": list(self.ci95), "test": self.test,
-                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected, "verdict": self.verdict,
+                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected, "verdict": self.verdict.value,
                 "note": self.note}  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SimilarityRow:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The row of a ``similarity.json`` entry (the inverse of :meth:`to_dict`)."""
         fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted",
                   "detected", "note", "verdict"}  # fmt: skip
@@ -82,7 +81,7 @@ class SimilarityRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SimilarityResult:
+class SimilarityResult(Result[str]):
     """Counterfactual answer pairs against a no-effect baseline, per similarity method.
 
     The baseline answers the *same* context twice, with the seeds a counterfactual pair's two
@@ -94,6 +93,9 @@ class SimilarityResult:
     ``sampled`` says whether sampling was asked for; ``reask_check`` holds the counts of the
     re-ask check (determinism under greedy decoding, sampling that is not ignored under
     sampling); ``warnings`` what that check found wrong, in words.
+
+    Its keys are the similarity methods: ``verdicts`` maps each to its row's :class:`Verdict`, and
+    ``detected()`` names those that differ from the baseline (test and interval agree).
     """
 
     axis: str
@@ -109,9 +111,10 @@ class SimilarityResult:
     reask_check: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     warnings: tuple[str, ...] = ()
 
-    def detected(self) -> tuple[str, ...]:
-        """The methods whose counterfactual divergence differs from the baseline (test and interval agree)."""
-        return tuple(row.method for row in self.rows if row.detected)
+    @property
+    def verdicts(self) -> Mapping[str, Verdict]:
+        """Method -> its row's verdict, in the rows' order."""
+        return MappingProxyType({row.method: row.verdict for row in self.rows})
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``similarity.json``)."""
@@ -122,7 +125,7 @@ class SimilarityResult:
                 "summary": dict(self.summary)}  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SimilarityResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Read a result back from its ``similarity.json`` dict (the inverse of :meth:`to_dict`).
 
         Examples
@@ -140,11 +143,11 @@ class SimilarityResult:
             warnings=tuple(data.get("warnings") or ()),
         )  # fmt: skip
 
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``to_dict()`` as JSON, atomically (the file is whole or untouched)."""
-        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+    def to_json(self) -> str:
+        """``to_dict()`` as strict JSON, indented, non-ASCII escaped (``similarity.json`` as it has always been written)."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """One row per method (pandas DataFrame indexed by ``method``)."""
         import pandas as pd
 

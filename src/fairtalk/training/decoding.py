@@ -177,4 +177,5 @@ class RankerEncoder(_Trained):
         is_pool = texts is self._fitted
         max_len = self.max_response_len if is_pool else self.max_context_len
         keep = "start" if is_pool else "end"
-        return encode_texts(self.net, self.vocab, texts, max_len=max_len, keep=keep, context=not is_pool).numpy()
+        encoded: np.ndarray = encode_texts(self.net, self.vocab, texts, max_len=max_len, keep=keep, context=not is_pool).numpy()
+        return encoded

@@ -1,0 +1,165 @@
+"""One axis of ``audit()``: pairs -> responses -> scores (:func:`audit_axis`), then the run's correction (:func:`finish_axes`).
+
+The pairs stage's :class:`~fairtalk.records.Coverage` and :class:`~fairtalk.records.PairsCheck`
+stay typed here; they become JSON (``to_dict()``) only in the axis' manifest and in the
+:class:`~fairtalk.results.AxisRun` handed to the report.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from fairtalk.corpora import Corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, ResponderError
+from fairtalk.lexicons import Lexicon
+from fairtalk.models import resolve_engine
+from fairtalk.pairs import build_pairs, check_pairs
+from fairtalk.pipeline._config import AuditConfig
+from fairtalk.pipeline._family import Scored, adjust_family, finalize
+from fairtalk.pipeline._generate import generate
+from fairtalk.pipeline._score import prepare_scores
+from fairtalk.pipeline._similarity_test import against_baseline
+from fairtalk.progress import ProgressReporter
+from fairtalk.records import Coverage, Pair, PairsCheck
+from fairtalk.results import AxisRun, GenerationSummary, SimilarityResult
+from fairtalk.store import CachingResponder
+
+__all__ = ["AxisWork", "audit_axis", "finish_axes"]
+
+_LOG = logging.getLogger(__name__)
+_MSG_TOO_FEW_PAIRS = (
+    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
+)
+_MSG_LOST_TO_ERRORS = (
+    "axis {axis}: {n_complete} complete pair(s) left of {n_pairs}, need at least 2: the model failed on "
+    "{n_errors} pair side(s) ({counts}); first error: {first}"
+)
+_MSG_NO_CONTEXTS = "axis {axis}: neither contexts nor pairs were given"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisWork:
+    """One axis audited up to its correction: the scores, and what its AxisRun records besides the result."""
+
+    axis: str
+    scored: Scored
+    coverage: Coverage
+    generation: GenerationSummary
+    timings: Mapping[str, float]
+    pairs: tuple[Pair, ...]
+    manifest: Mapping[str, object]
+    similarity: SimilarityResult | None = None
+    pairs_check: PairsCheck | None = None
+
+
+def audit_axis(
+    lexicon: Lexicon,
+    cached: CachingResponder,
+    config: AuditConfig,
+    reporter: ProgressReporter,
+    *,
+    contexts: Corpus | None,
+    given: tuple[Sequence[Pair], Coverage] | None,
+    run_id: str,
+    extra_manifest: Mapping[str, object] | None,
+) -> AxisWork:
+    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores."""
+    axis, seed, corpus = lexicon.axis, config.seed, config.corpus
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    pairs: Sequence[Pair]
+    if given is not None:
+        pairs, coverage = given
+    elif contexts is None:
+        raise ValueError(_MSG_NO_CONTEXTS.format(axis=axis))
+    else:
+        reporter.start(f"{axis}: pairs", unit="pairs")
+        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
+                               seed=seed, balance=config.balance)  # fmt: skip
+        pairs = list(pair_set)
+        coverage = pair_set.coverage
+        reporter.finish()
+        timings["pairs"] = time.perf_counter() - started
+        _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read,
+                  coverage.n_matched)  # fmt: skip
+        if len(pairs) < 2:
+            raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read,
+                                                       n_matched=coverage.n_matched))  # fmt: skip
+    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed))
+
+    generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
+    timings["generation"] = generation.summary.seconds
+    if generation.responses.n_pairs < 2 and generation.errors:
+        raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
+
+    similarity = None
+    if config.similarity:
+        started = time.perf_counter()
+        similarity = against_baseline(cached, pairs, generation, config.settings, seed=seed, methods=config.similarity,
+                                      alpha=config.score.alpha, clusters=config.score.clusters, progress=reporter,
+                                      label=f"{axis}: baseline answers")  # fmt: skip
+        timings["similarity"] = time.perf_counter() - started
+    started = time.perf_counter()
+    reporter.start(f"{axis}: scoring", unit="pairs")
+    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine),
+                            store=cached.store)  # fmt: skip
+    reporter.finish()
+    timings["scoring"] = time.perf_counter() - started
+    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
+    manifest = {
+        "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
+        "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
+        "mixed": config.mixed, "balance": config.balance, "coverage": coverage.to_dict(), **(extra_manifest or {}),
+    }  # fmt: skip
+    return AxisWork(axis, scored, coverage, generation.summary, MappingProxyType(timings), tuple(pairs), manifest,
+                    similarity, pairs_check)  # fmt: skip
+
+
+def finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
+    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
+    correction, scope = config.score.correction, config.correction_scope
+    adjusted: list[list[float | None]]
+    sizes: list[int | None] = [None] * len(works)
+    if scope == "run":
+        adjusted = adjust_family([w.scored for w in works], correction)
+        scopes = ["run"] * len(works)
+    else:  # each axis on its own; the pairs of groups of one multi-way axis together (religion:a-b ...)
+        families: dict[str, list[int]] = {}
+        for index, work in enumerate(works):
+            families.setdefault(_family_of(work.axis, index), []).append(index)
+        adjusted = [[] for _ in works]
+        scopes = ["axis"] * len(works)
+        for members in families.values():
+            for index, p_adjusted in zip(members, adjust_family([works[i].scored for i in members], correction)):
+                adjusted[index] = p_adjusted
+                if len(members) > 1:
+                    scopes[index] = f"multi-way axis {works[index].axis.partition(':')[0]} ({len(members)} pairs of groups)"
+                    sizes[index] = sum(len(works[i].scored.family(True)) for i in members)
+    runs: dict[str, AxisRun] = {}
+    for work, p_adjusted in zip(works, adjusted):
+        result = finalize(work.scored, p_adjusted, correction_scope=scopes[len(runs)], extra_manifest=work.manifest,
+                          family_size=sizes[len(runs)])  # fmt: skip
+        runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=work.coverage,
+                                  generation=work.generation, timings=work.timings,
+                                  pairs=work.pairs, responses=work.scored.responses,
+                                  similarity=work.similarity,
+                                  pairs_check=work.pairs_check)  # fmt: skip
+    return runs
+
+
+def _family_of(axis: str, index: int) -> str:
+    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
+    parent, colon, _ = axis.partition(":")
+    return parent if colon else f"{axis}\x00{index}"
+
+
+def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in summary.error_counts.items())
+    first = summary.error_examples[0] if summary.error_examples else "?"
+    return _MSG_LOST_TO_ERRORS.format(axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs,
+                                      n_errors=summary.n_errors, counts=counts, first=first)  # fmt: skip

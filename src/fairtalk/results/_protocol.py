@@ -1,0 +1,111 @@
+"""The one result protocol: what every result object answers, and the :class:`Verdict` its keys get.
+
+Every result (:class:`~fairtalk.results.AuditResult`, :class:`~fairtalk.results.AuditRun`,
+:class:`~fairtalk.results.SimilarityResult`, :class:`~fairtalk.results.DebiasComparison`,
+:class:`~fairtalk.results.PromptAnalysis`) subclasses :class:`Result` and so answers the same
+nouns and verbs, each meaning the same thing everywhere:
+
+- ``verdicts``: key -> :class:`Verdict` (a key is a measure, a similarity method, a group pair,
+  or ``(axis, measure)`` / ``(model, measure)`` for results that hold several audits);
+- ``detected()``: the keys whose verdict shows a difference and counts (a tuple, in key order);
+- ``to_frame()``: a pandas DataFrame; ``to_dict()`` / ``from_dict()``: the JSON schema and its
+  inverse; ``write(path)``: ``to_dict()`` as strict JSON, atomically; ``read_json(path)``: back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+
+from fairtalk.files import write_text_atomic
+from fairtalk.jsonl import jsonable
+
+if TYPE_CHECKING:  # pandas is imported lazily by each to_frame()
+    import pandas as pd
+
+__all__ = ["Result", "Verdict"]
+
+#: A result's key type: ``str`` (a measure, a method, a pair) or a tuple such as ``(axis, measure)``.
+K = TypeVar("K", bound=Hashable)
+
+
+class Verdict(StrEnum):
+    """What the evidence says about one key; its value is the string ``results.json`` has always held.
+
+    An audit's measures are ``DIFFERENT`` (adjusted p < α), ``EQUIVALENT`` (shown within the
+    equivalence margin) or ``INCONCLUSIVE`` (neither). A similarity method ``DIFFERS`` from its
+    no-effect baseline (test and interval agree), has ``NOT_SHOWN`` a difference, or its test and
+    interval ``DISAGREE`` (not counted). A prompt analysis' group pair is ``DIFFERENT`` or
+    ``INCONCLUSIVE``.
+
+    Examples
+    --------
+    >>> Verdict("difference detected") is Verdict.DIFFERENT, str(Verdict.EQUIVALENT)
+    (True, 'equivalent')
+    >>> Verdict.DIFFERS.shows_difference, Verdict.DISAGREE.shows_difference
+    (True, False)
+    """
+
+    DIFFERENT = "difference detected"
+    EQUIVALENT = "equivalent"
+    INCONCLUSIVE = "inconclusive"
+    DIFFERS = "differs"
+    NOT_SHOWN = "no difference shown"
+    DISAGREE = "test and interval disagree"
+
+    @property
+    def shows_difference(self) -> bool:
+        """Whether this verdict says the two sides differ (``DIFFERENT`` or ``DIFFERS``)."""
+        return self in (Verdict.DIFFERENT, Verdict.DIFFERS)
+
+
+class Result(ABC, Generic[K]):
+    """The base of every result object: ``verdicts``, ``detected()``, ``to_frame()``, ``to_dict()``, ``from_dict()``, ``write()``.
+
+    A subclass is a frozen dataclass built once; it implements the four abstract members and
+    inherits ``detected()`` (the keys whose verdict shows a difference; a subclass narrows it to
+    the keys that count, e.g. an audit's primary measures), ``to_json()``, ``write()`` and
+    ``read_json()``.
+    """
+
+    __slots__ = ()
+
+    @property
+    @abstractmethod
+    def verdicts(self) -> Mapping[K, Verdict]:
+        """Key -> its verdict, for every key of the result, in the result's order."""
+
+    def detected(self) -> tuple[K, ...]:
+        """The keys whose verdict shows a difference (see :attr:`Verdict.shows_difference`), in key order."""
+        return tuple(key for key, verdict in self.verdicts.items() if verdict.shows_difference)
+
+    @abstractmethod
+    def to_frame(self) -> pd.DataFrame:
+        """The result as a pandas DataFrame (one row per key, or per the unit the result is about)."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the result's JSON schema."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The result of a :meth:`to_dict` dict (keys the schema does not know are ignored)."""
+
+    def to_json(self) -> str:
+        """``to_dict()`` as strict JSON text (NaN and infinities become null), indented, with a final newline."""
+        return json.dumps(jsonable(self.to_dict()), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_json` to ``path`` atomically (the file is whole or untouched); return the path."""
+        return write_text_atomic(path, self.to_json())
+
+    @classmethod
+    def read_json(cls, path: str | os.PathLike[str]) -> Self:
+        """Read a result back from a file :meth:`write` wrote (or a report's ``results.json``)."""
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
