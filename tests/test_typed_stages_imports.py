@@ -13,16 +13,6 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fairtalk"
 
-#: Cycles known when issue 26 added this test, in modules of other owners: ``(importer, imported)``.
-#: Each is a lazy import of a module that imports the importer back at top level. The list may only
-#: shrink: a new cycle fails ``test_no_module_imports_one_that_imports_it_back``, and a fixed one
-#: fails ``test_known_cycles_are_still_there`` until it is taken off.
-KNOWN_CYCLES = {
-    ("fairtalk.measures.regard_model", "fairtalk.measures.regard_embed"),
-    ("fairtalk.models.ray_engine", "fairtalk.models._ray_pool"),
-    ("fairtalk.report.index", "fairtalk.report"),
-}
-
 
 def _module_name(path: Path) -> str:
     parts = ("fairtalk", *path.relative_to(SRC).with_suffix("").parts)
@@ -130,15 +120,11 @@ def test_the_scan_sees_lazy_and_relative_imports() -> None:
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:
-    """No module imports (even inside a function) a module that imports it back at top level, but the known ones."""
-    new = {pair: where for pair, where in _cycles().items() if pair not in KNOWN_CYCLES}
-    assert not new, "\n".join(f"{where}: {a} imports {b}, which imports {a} back at top level" for (a, b), where in new.items())
-
-
-def test_known_cycles_are_still_there() -> None:
-    """A known cycle that is gone comes off :data:`KNOWN_CYCLES`."""
-    gone = KNOWN_CYCLES - set(_cycles())
-    assert not gone, f"fixed, take off KNOWN_CYCLES: {sorted(gone)}"
+    """No module imports (even inside a function) a module that imports it back at top level."""
+    cycles = _cycles()
+    assert not cycles, "\n".join(
+        f"{where}: {a} imports {b}, which imports {a} back at top level" for (a, b), where in cycles.items()
+    )
 
 
 def test_no_cycle_among_top_level_imports() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
 from fairtalk.files import staged, write_text_atomic
-from fairtalk.measures.regard_model import LinearClassifier
+from fairtalk.measures._linear import LinearClassifier, check_trainable, train_report
 
 __all__ = ["DEFAULT_C", "ENCODER_PACKAGES", "FORMAT", "EmbeddingRegardModel", "encode", "train_embedding_model"]
 
@@ -116,7 +116,7 @@ def train_embedding_model(
 ) -> tuple[EmbeddingRegardModel, Any]:
     """Encode the texts once, cross-validate and fit a logistic regression on the embeddings.
 
-    Returns the model and a :class:`fairtalk.measures.regard_model.TrainReport`.
+    Returns the model and a :class:`fairtalk.measures._linear.TrainReport`.
 
     Raises
     ------
@@ -128,13 +128,11 @@ def train_embedding_model(
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    from fairtalk.measures.regard_model import _check_trainable, _report
-
-    counts = _check_trainable(labels, cv)
+    counts = check_trainable(labels, cv)
     x, y = encode(texts, encoder=encoder), np.asarray(labels)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
     predicted = cross_val_predict(LogisticRegression(C=c, max_iter=3000, random_state=seed), x, y, cv=folds)
-    report = _report(y, predicted, counts, cv)
+    report = train_report(y, predicted, counts, cv)
     lr = LogisticRegression(C=c, max_iter=3000, random_state=seed).fit(x, y)
     coef, intercept = lr.coef_, lr.intercept_
     if coef.shape[0] == 1:  # binary: expand to two classes so that softmax applies

@@ -26,6 +26,7 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError
 from fairtalk.files import staged, write_text_atomic
+from fairtalk.measures._linear import TrainReport, check_trainable, train_report
 
 __all__ = ["FORMAT", "FinetuneSettings", "FinetunedRegardModel", "train_and_validate", "train_finetuned_model"]
 
@@ -248,13 +249,12 @@ def train_and_validate(
 ) -> tuple[FinetunedRegardModel, Any]:
     """Fine-tune on all of ``texts`` (after ``cv`` folds of fine-tuning and prediction, when ``cv`` is given).
 
-    Returns the model and a :class:`~fairtalk.measures.regard_model.TrainReport` (without
+    Returns the model and a :class:`~fairtalk.measures._linear.TrainReport` (without
     cross-validated figures when ``cv`` is None).
     """
-    from fairtalk.measures.regard_model import TrainReport, _check_trainable, _report
     from fairtalk.progress import ProgressReporter
 
-    counts = _check_trainable(labels, cv or 2)
+    counts = check_trainable(labels, cv or 2)
     reporter = ProgressReporter(progress)
     y = np.asarray(labels)
     if cv:
@@ -267,9 +267,9 @@ def train_and_validate(
                                          seed=seed, progress=_stage(reporter, f"regard fold {k}/{cv}"))  # fmt: skip
             reporter.finish()
             predicted[test] = fold.predict([texts[i] for i in test])
-        report = _report(y, predicted, counts, cv)
+        report = train_report(y, predicted, counts, cv)
     else:
-        report = TrainReport(n_examples=len(y), n_by_label=_report(y, y, counts, 0).n_by_label, cv_folds=0,
+        report = TrainReport(n_examples=len(y), n_by_label=train_report(y, y, counts, 0).n_by_label, cv_folds=0,
                              cv_accuracy=None, cv_macro_f1=None)  # fmt: skip
     model = train_finetuned_model(texts, labels, settings=settings, seed=seed, source=source,
                                   progress=_stage(reporter, "regard fine-tuning"))  # fmt: skip

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,14 @@ import numpy as np
 
 from fairtalk.errors import FairtalkError, InputError, SpecError
 from fairtalk.files import staged, write_text_atomic
+from fairtalk.measures._linear import (
+    LABEL_NAMES,
+    LABEL_VALUES,
+    LinearClassifier,
+    TrainReport,
+    check_trainable,
+    train_report,
+)
 from fairtalk.measures._shape import SHAPE_FEATURES, shape_features
 
 __all__ = [
@@ -45,8 +52,6 @@ __all__ = [
 ]
 
 FORMAT = "fairtalk-regard-tfidf-lr"
-LABEL_VALUES: tuple[int, ...] = (-1, 0, 1, 2)
-LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
 _BLOCKS: dict[str, dict[str, Any]] = {
     "word": {"analyzer": "word", "ngram_range": (1, 2), "min_df": 1},
     "char": {"analyzer": "char_wb", "ngram_range": (2, 5), "min_df": 2},
@@ -63,7 +68,6 @@ _SHAPED = {"name": "vader+shape", "features": ["neg", "pos", "compound", *SHAPE_
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {label!r}"
 _MSG_LINE = "expected label<TAB>text"
 _MSG_EMPTY = "no labelled examples"
-_MSG_FEW = "need at least {n} examples of each of at least two labels to train (found {counts})"
 _MSG_FORMAT = "not a fairtalk regard model (config.json format is {found!r}, expected {FORMAT!r})"
 _MSG_MISSING_SKLEARN = "training and using the regard classifier need scikit-learn: pip install scikit-learn"
 _MSG_MISSING_VADER = "the regard classifier's lexicon features need vaderSentiment: pip install vaderSentiment"
@@ -123,59 +127,6 @@ def _weighted_lexicon(texts: Any, weight: float = 1.0, shape: bool = False) -> n
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """The sha256 of a file's bytes (the labelled set's version in a model's config)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-@dataclass(frozen=True)
-class TrainReport:
-    """Cross-validated accuracy and macro-F1 of a training run, and the label counts."""
-
-    n_examples: int
-    n_by_label: dict[str, int]
-    cv_folds: int
-    cv_accuracy: float | None
-    cv_macro_f1: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "n_examples": self.n_examples,
-            "n_by_label": self.n_by_label,
-            "cv_folds": self.cv_folds,
-            "cv_accuracy": self.cv_accuracy,
-            "cv_macro_f1": self.cv_macro_f1,
-        }
-
-
-class LinearClassifier:
-    """Softmax over linear scores of ``features(texts)``; subclasses provide the features.
-
-    Subclasses have ``coef`` (classes x features), ``intercept`` and ``classes`` (label values).
-    """
-
-    coef: np.ndarray
-    intercept: np.ndarray
-    classes: tuple[int, ...]
-
-    def features(self, texts: list[str]) -> Any:
-        """The feature matrix of ``texts``, as at training time."""
-        raise NotImplementedError
-
-    def probabilities(self, texts: list[str]) -> np.ndarray:
-        """Class probabilities, ``(len(texts), len(classes))`` (softmax of the linear scores)."""
-        if not texts:
-            return np.zeros((0, len(self.classes)))
-        scores = np.asarray(self.features(list(texts)) @ self.coef.T) + self.intercept[None, :]
-        scores -= scores.max(axis=1, keepdims=True)
-        exp = np.exp(scores)
-        out: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
-        return out
-
-    def predict(self, texts: list[str]) -> np.ndarray:
-        """The most probable label value (-1, 0, 1 or 2) per text."""
-        if not texts:
-            return np.zeros(0, dtype=np.int64)
-        labels: np.ndarray = np.asarray(self.classes, dtype=np.int64)[self.probabilities(texts).argmax(axis=1)]
-        return labels
 
 
 @dataclass(frozen=True)
@@ -296,25 +247,6 @@ def _pipeline(c: float, seed: int, lexicon_weight: float = 0.0, shape: bool = Tr
     return Pipeline([("features", FeatureUnion(blocks)), ("lr", LogisticRegression(C=c, max_iter=3000, random_state=seed))])
 
 
-def _check_trainable(labels: list[int], cv: int) -> Counter[int]:
-    counts = Counter(labels)
-    if len(counts) < 2 or min(counts.values()) < cv:
-        raise InputError(_MSG_FEW.format(n=cv, counts=dict(sorted(counts.items()))))
-    return counts
-
-
-def _report(y: np.ndarray, predicted: np.ndarray, counts: Counter[int], cv: int) -> TrainReport:
-    from sklearn.metrics import accuracy_score, f1_score
-
-    return TrainReport(
-        n_examples=len(y),
-        n_by_label={LABEL_NAMES[LABEL_VALUES.index(k)]: int(v) for k, v in sorted(counts.items())},
-        cv_folds=cv,
-        cv_accuracy=float(accuracy_score(y, predicted)),
-        cv_macro_f1=float(f1_score(y, predicted, average="macro")),
-    )
-
-
 def train_regard_model(
     texts: list[str],
     labels: list[int],
@@ -340,11 +272,11 @@ def train_regard_model(
 
     if not lexicon_weight >= 0:
         raise SpecError(_MSG_WEIGHT.format(given=lexicon_weight))
-    counts = _check_trainable(labels, cv)
+    counts = check_trainable(labels, cv)
     y = np.asarray(labels)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
     predicted = cross_val_predict(_pipeline(c, seed, lexicon_weight), texts, y, cv=folds)
-    report = _report(y, predicted, counts, cv)
+    report = train_report(y, predicted, counts, cv)
     pipeline = _pipeline(c, seed, lexicon_weight).fit(texts, y)
     union, lr = pipeline.named_steps["features"], pipeline.named_steps["lr"]
     vectorizers = {k: v for k, v in union.transformer_list if k in _BLOCKS}

@@ -4,7 +4,7 @@ Adapters (one module each, imported only when their spec prefix is used):
 ``hf:`` (transformers), ``openai:`` (OpenAI-compatible servers), ``python:`` (a
 user callable), ``replay:`` (responses produced elsewhere), ``builtin:`` (``echo``,
 ``smollm2``) and ``retrieval:`` (encoder + candidate pool). :class:`RayEngine` runs the local
-ones on Ray actors (``ray_engine.py``, ``_ray_pool.py``).
+ones on Ray actors (``ray_engine.py``, ``_ray_connect.py``, ``_ray_pool.py``).
 
 Every model subclasses :class:`Responder` (``fingerprint`` and ``respond`` are abstract; the
 optional capabilities have defaults). :func:`as_responder` turns what ``model=`` takes into

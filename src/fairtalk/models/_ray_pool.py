@@ -20,10 +20,11 @@ import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fairtalk.errors as _errors
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
+from fairtalk.models._ray_connect import RAY_PREFIXES, connect_ray, import_ray
 from fairtalk.models.base import (
     DecodingSettings,
     Reply,
@@ -36,9 +37,11 @@ from fairtalk.models.base import (
     raise_first_error,
     respond_each_checked,
 )
-from fairtalk.models.ray_engine import RAY_PREFIXES, RayEngine, connect_ray, import_ray
 from fairtalk.models.registry import load_responder
 from fairtalk.models.spec import parse_model_spec
+
+if TYPE_CHECKING:  # RayEngine builds RayResponder: importing it here would be a cycle
+    from fairtalk.models.ray_engine import RayEngine
 
 __all__ = ["HEARTBEAT", "ModelWorker", "RayResponder"]
 

@@ -8,13 +8,10 @@ page; a prompts analysis its own (:mod:`.prompt_analysis`). The report consumes 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from fairtalk.errors import SpecError
 from fairtalk.files import (
-    atomic_writer,
     check_default_output,
     check_not_input,
     check_output_folder,
@@ -23,17 +20,16 @@ from fairtalk.files import (
     ensure_folder,
     staged,
 )
-from fairtalk.jsonl import MAX_RECORD_BYTES, jsonable, write_records
+from fairtalk.jsonl import MAX_RECORD_BYTES
 from fairtalk.pairs_jsonl import is_pairs_check, is_pairs_file
-from fairtalk.records import PairsCheck
 from fairtalk.report.comparison import (
     comparison_rich_table,
     render_comparison_csv,
     render_comparison_markdown,
     write_comparison,
 )
-from fairtalk.report.csv_report import write_csv
-from fairtalk.report.html import render_html, write_html
+from fairtalk.report.formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
+from fairtalk.report.html import render_html
 from fairtalk.report.index import (
     RunFiles,
     check_run_folder,
@@ -41,8 +37,7 @@ from fairtalk.report.index import (
     write_index,
     write_run,
 )
-from fairtalk.report.json_report import write_json
-from fairtalk.report.markdown import render_markdown, write_markdown
+from fairtalk.report.markdown import render_markdown
 from fairtalk.report.prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
 from fairtalk.report.prompt_analysis import render_prompts_html, write_prompts_report
 from fairtalk.report.table import (
@@ -55,7 +50,7 @@ from fairtalk.report.table import (
 )
 from fairtalk.report.templating import jinja_environment
 from fairtalk.responses import is_responses_file
-from fairtalk.results import AuditResult, SimilarityResult
+from fairtalk.results import AuditResult
 
 __all__ = [
     "FILE_NAMES",
@@ -94,20 +89,6 @@ __all__ = [
     "is_pairs_file",
     "is_responses_file",
 ]
-
-#: File written for each format, inside the output folder.
-FILE_NAMES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
-#: Every judge's raw answer about each side of each pair, beside the report (when a judge ran).
-JUDGE_FILE = "judge.jsonl"
-#: The formats ``write_report`` knows, in the order it writes them.
-FORMATS = tuple(FILE_NAMES)
-_WRITERS: dict[str, Callable[[AuditResult, Path], Path]] = {
-    "json": write_json,
-    "csv": write_csv,
-    "md": write_markdown,
-    "html": write_html,
-}
-_MSG_UNKNOWN_FORMAT = "unknown report format {given!r}"
 
 
 def write_report(
@@ -150,39 +131,6 @@ def write_report(
         write_formats(result, staging, formats)
     paths = {name: folder / FILE_NAMES[name] for name in formats}
     return {**paths, "judge": folder / JUDGE_FILE} if result.judge_answers else paths
-
-
-def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
-    """The formats, deduplicated, or SpecError for an unknown one."""
-    formats = tuple(dict.fromkeys(formats))
-    for name in formats:
-        if name not in _WRITERS:
-            raise SpecError(_MSG_UNKNOWN_FORMAT.format(given=name), choices=FORMATS, given=name)
-    return formats
-
-
-def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
-                  similarity: SimilarityResult | None = None, pairs_check: PairsCheck | None = None,
-                  run_config: Mapping[str, Any] | None = None) -> None:  # fmt: skip
-    """Write each format's file into ``folder`` (created), atomically one by one.
-
-    The pages also show ``similarity``, the pairs' validity and, from ``run_config`` (the
-    audit run's config), the turns in their header. A result with judge answers also gets
-    ``judge.jsonl`` (:data:`JUDGE_FILE`).
-    """
-    ensure_folder(folder)
-    if result.judge_answers:
-        with atomic_writer(folder / JUDGE_FILE) as handle:
-            write_records(handle, (jsonable(answer.to_dict()) for answer in result.judge_answers))
-    for name in formats:
-        if name == "md":
-            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
-                           run_config=run_config)  # fmt: skip
-        elif name == "html":
-            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
-                       run_config=run_config)  # fmt: skip
-        else:
-            _WRITERS[name](result, folder / FILE_NAMES[name])
 
 
 def check_report_folder(out_dir: str | os.PathLike[str], inputs: Mapping[str, object],

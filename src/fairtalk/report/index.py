@@ -22,6 +22,7 @@ from fairtalk.files import (
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.decoding import decoding_text, run_header
+from fairtalk.report.formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
@@ -317,8 +318,6 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = 
     OutputError
         ``out_dir`` is a file, or a file cannot be written (nothing in ``out_dir`` changes).
     """
-    from fairtalk.report import FILE_NAMES, FORMATS, check_formats, write_formats
-
     chosen = check_formats(FORMATS if formats is None else formats)
     check_run_folder(out_dir, list(run.axes), {})  # also undoes a swap a kill cut short
     folder = Path(out_dir)
