@@ -46,13 +46,12 @@ def _audit() -> AuditResult:
 
 
 def _similarity() -> SimilarityResult:
-    def row(method: str, detected: bool, verdict: Verdict) -> SimilarityRow:
+    def row(method: str, verdict: Verdict) -> SimilarityRow:
         return SimilarityRow(method=method, n_pairs=80, counterfactual=0.4, baseline=0.1, difference=0.3,
-                             ci95=(0.1, 0.5), test="paired_t", p=0.001, p_adjusted=0.002, detected=detected,
+                             ci95=(0.1, 0.5), test="paired_t", p=0.001, p_adjusted=0.002,
                              verdict=verdict)  # fmt: skip
 
-    rows = (row("exact", True, Verdict.DIFFERS), row("rouge_l", False, Verdict.DISAGREE),
-            row("answered", False, Verdict.NOT_SHOWN))  # fmt: skip
+    rows = (row("exact", Verdict.DIFFERS), row("rouge_l", Verdict.DISAGREE), row("answered", Verdict.NOT_SHOWN))  # fmt: skip
     return SimilarityResult(axis="gender", model="m", alpha=0.05, seed=0, n_pairs=80, n_clusters=None, rows=rows,
                             sampled=False, baseline_kind="zero")  # fmt: skip
 
@@ -136,6 +135,6 @@ def test_rows_say_detected_with_a_method_and_refuse_a_verdict_they_contradict() 
     assert _measure("length", "equivalent", 0.6).detected() is False
     with pytest.raises(ValueError, match="'different' is not a valid Verdict"):
         _measure("length", "different", 0.6)
-    with pytest.raises(ValueError, match="cannot have detected=True"):
-        SimilarityRow(method="exact", n_pairs=2, counterfactual=0.5, baseline=0.0, difference=0.5, ci95=(None, None),
-                      test="paired_t", p=0.01, p_adjusted=0.01, detected=True, verdict=Verdict.DISAGREE)  # fmt: skip
+    row = SimilarityRow(method="exact", n_pairs=2, counterfactual=0.5, baseline=0.0, difference=0.5, ci95=(None, None),
+                        test="paired_t", p=0.01, p_adjusted=0.01, verdict="test and interval disagree")  # fmt: skip
+    assert row.verdict is Verdict.DISAGREE and row.detected() is False and row.to_dict()["detected"] is False

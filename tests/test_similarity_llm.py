@@ -183,17 +183,17 @@ def test_a_verdict_never_contradicts_its_interval(models: str) -> None:
     (row,) = result.rows
     low, high = row.ci95
     assert row.p_adjusted is not None and row.p_adjusted < 0.05 and low is not None and low < 0 < high
-    assert not row.detected and row.verdict is Verdict.DISAGREE and result.detected() == ()
+    assert not row.detected() and row.verdict is Verdict.DISAGREE and result.detected() == ()
     assert "95% interval includes 0" in (row.note or "")
     # the other way round: 5 of 80 answers change, the t interval excludes 0 but the exact test (p 0.0625) does not
     few = fairtalk.similarity_test(_pairs(), model=f"{models}:few_changes", settings=GREEDY, methods=("exact",))
     (row,) = few.rows
     assert row.counterfactual == 5 / 80 and row.ci95[0] is not None and row.ci95[0] > 0 and row.p_adjusted > 0.05
-    assert not row.detected and row.verdict is Verdict.DISAGREE and "95% interval excludes 0" in (row.note or "")
+    assert not row.detected() and row.verdict is Verdict.DISAGREE and "95% interval excludes 0" in (row.note or "")
     for sim in (result, few):
         for r in sim.rows:
             lo, hi = r.ci95
-            if r.detected and lo is not None and hi is not None:
+            if r.detected() and lo is not None and hi is not None:
                 assert not lo <= 0 <= hi
     text = _summary(few)
     assert "changes the answer in 6.2% of pairs (5 of 80)" in text and "interval disagree" in text

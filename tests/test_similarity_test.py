@@ -84,9 +84,9 @@ def test_answering_one_side_only_and_longer_answers_are_measured_per_pair(pairs)
     # is a loop, which the refusal reading leaves to degenerate_rate: answered)
     one_sided = sum((i % 4 == 0) != (_pick(pair.a, 0) == REPLIES[1]) for i, pair in enumerate(pairs))
     assert one_sided >= 15 and rows["answered"].counterfactual == one_sided / 80
-    assert rows["answered"].baseline == 0.0 and rows["answered"].detected
+    assert rows["answered"].baseline == 0.0 and rows["answered"].detected()
     assert rows["length_ratio"].baseline == 0.0 and rows["length_ratio"].counterfactual > 0.4
-    assert rows["length_ratio"].detected
+    assert rows["length_ratio"].detected()
 
 
 def test_a_model_that_says_sir_or_maam_by_group_is_detected(pairs) -> None:  # noqa: ANN001

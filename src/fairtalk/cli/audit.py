@@ -264,13 +264,13 @@ def audit(
                 say(f"{name}: warning: similarity: {warning}", style="bold yellow")
             say(f"{name}: similarity: {similarity_basis(axis_run.similarity)}")
             for row in axis_run.similarity.rows:
-                verdict = "differ more than the baseline" if row.detected else "do not differ more than the baseline"
+                verdict = "differ more than the baseline" if row.detected() else "do not differ more than the baseline"
                 if similarity_row(row)["disagree"]:  # the test and its interval disagree
                     verdict = "are not counted as differing (the test and its 95% CI disagree)"
                 p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
                 say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
-                    style="bold red" if row.detected else None)  # fmt: skip
+                    style="bold red" if row.detected() else None)  # fmt: skip
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
     code = report_gates(

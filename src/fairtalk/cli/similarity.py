@@ -89,7 +89,7 @@ def similarity(
     for row in result.rows:
         cells = similarity_row(row)
         table.add_row(row.method, cells["counterfactual"], cells["baseline"], cells["difference"], cells["ci95"],
-                      cells["p_adjusted"], cells["verdict"], style="bold" if row.detected else None)  # fmt: skip
+                      cells["p_adjusted"], cells["verdict"], style="bold" if row.detected() else None)  # fmt: skip
     console.print(table)
     say(similarity_basis(result))
     for row in result.rows:

@@ -213,11 +213,11 @@ def against_baseline(
     out = []
     for (method, (test, interval, p, note)), p_adj in zip(tests.items(), adjusted):
         p_adjusted = None if np.isnan(p_adj) else float(p_adj)
-        detected, verdict, disagreement = _verdict(p_adjusted, interval, alpha)
+        verdict, disagreement = _verdict(p_adjusted, interval, alpha)
         out.append(SimilarityRow(
             method=method, n_pairs=len(kept), counterfactual=float(np.mean(cf_div[method])),
             baseline=float(np.mean(bl_div[method])), difference=float(np.mean(cf_div[method] - bl_div[method])),
-            ci95=interval, test=test, p=p, p_adjusted=p_adjusted, detected=detected, verdict=verdict,
+            ci95=interval, test=test, p=p, p_adjusted=p_adjusted, verdict=verdict,
             note="; ".join(n for n in (disagreement, note) if n) or None,
         ))  # fmt: skip
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
@@ -261,17 +261,15 @@ def _sampling_check(baseline: Generation) -> dict[str, Any]:
             "ignored": (n_identical >= SAMPLING_CHECK_MAX_SHARE * n_checked) if decided else None}  # fmt: skip
 
 
-def _verdict(
-    p_adjusted: float | None, interval: tuple[float | None, float | None], alpha: float
-) -> tuple[bool, Verdict, str | None]:
-    """``(detected, verdict, note)``: a difference only when the test rejects and the interval (if any) excludes 0."""
+def _verdict(p_adjusted: float | None, interval: tuple[float | None, float | None], alpha: float) -> tuple[Verdict, str | None]:
+    """``(verdict, note)``: a difference only when the test rejects and the interval (if any) excludes 0."""
     rejects = p_adjusted is not None and p_adjusted < alpha
     low, high = interval
     if low is None or high is None or rejects == (not low <= 0.0 <= high):
-        return rejects, Verdict.DIFFERS if rejects else Verdict.NOT_SHOWN, None
+        return Verdict.DIFFERS if rejects else Verdict.NOT_SHOWN, None
     if rejects:
-        return False, Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
-    return False, Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
+        return Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
+    return Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
 
 
 def _failures(*generations: Generation) -> str:

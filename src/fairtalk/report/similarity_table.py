@@ -26,7 +26,7 @@ def similarity_row(row: SimilarityRow) -> dict[str, Any]:
     low, high = row.ci95
     return {"method": row.method, "counterfactual": f"{row.counterfactual:.3f}", "baseline": f"{row.baseline:.3f}",
             "difference": f"{row.difference:+.3f}", "ci95": "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]",
-            "p_adjusted": "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}", "detected": row.detected,
+            "p_adjusted": "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}", "detected": row.detected(),
             "verdict": VERDICT_TEXT.get(row.verdict, row.verdict.value), "disagree": row.verdict is Verdict.DISAGREE,
             "note": row.note or ""}  # fmt: skip
 
@@ -63,7 +63,7 @@ def similarity_markdown(similarity: SimilarityResult) -> list[str]:
               "|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for row in similarity.rows:
         cells = similarity_row(row)
-        verdict = f"**{cells['verdict']}**" if row.detected else cells["verdict"]
+        verdict = f"**{cells['verdict']}**" if row.detected() else cells["verdict"]
         lines.append(f"| {cells['method']} | {cells['counterfactual']} | {cells['baseline']} | {cells['difference']} | "
                      f"{cells['ci95']} | {cells['p_adjusted']} | {verdict} |")  # fmt: skip
     notes = [f"{row.method}: {row.note}" for row in similarity.rows if row.note]

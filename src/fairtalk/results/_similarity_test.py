@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
 
 __all__ = ["BASELINE_KINDS", "SimilarityResult", "SimilarityRow"]
 
-_MSG_DETECTED = "a similarity row with verdict {verdict!r} cannot have detected={detected}"
 #: How the baseline was had: asked (``measured``), or known to be zero (a deterministic model under greedy decoding).
 BASELINE_KINDS = ("measured", "zero")
 
@@ -39,11 +38,11 @@ class SimilarityRow:
 
     ``difference`` is counterfactual - baseline (positive: the group swap changes answers more
     than asking again does), with its 95% interval and the paired test's p over pairs (or
-    dialogues), corrected over the methods (Holm) into ``p_adjusted``. ``detected`` needs both
+    dialogues), corrected over the methods (Holm) into ``p_adjusted``. A difference needs both
     the test (``p_adjusted < alpha``) and the interval (0 outside it, when there is one): when
     only one of them says different, ``verdict`` is :attr:`Verdict.DISAGREE` and ``note``
-    says which, and the row does not count as a difference. ``detected`` is whether ``verdict``
-    shows a difference (a row where they disagree is refused); a string is read as its :class:`Verdict`.
+    says which, and the row does not count as a difference (:meth:`detected`). A string
+    ``verdict`` is read as its :class:`Verdict`.
     """
 
     method: str
@@ -55,28 +54,28 @@ class SimilarityRow:
     test: str
     p: float | None
     p_adjusted: float | None
-    detected: bool
     verdict: Verdict
     note: str | None = None
 
     def __post_init__(self) -> None:
-        verdict = Verdict(self.verdict)  # ValueError for a string that is no verdict
-        if verdict.shows_difference != self.detected:
-            raise ValueError(_MSG_DETECTED.format(verdict=verdict.value, detected=self.detected))
-        object.__setattr__(self, "verdict", verdict)
+        object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
+
+    def detected(self) -> bool:
+        """Whether the row shows a difference from the baseline (the test and its interval agree)."""
+        return self.verdict.shows_difference
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"method": self.method, "n_pairs": self.n_pairs, "counterfactual": self.counterfactual,
                 "baseline": self.baseline, "difference": self.difference, "ci95": list(self.ci95), "test": self.test,
-                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected, "verdict": self.verdict.value,
+                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected(), "verdict": self.verdict.value,
                 "note": self.note}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The row of a ``similarity.json`` entry (the inverse of :meth:`to_dict`)."""
         fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted",
-                  "detected", "note", "verdict"}  # fmt: skip
+                  "note", "verdict"}  # fmt: skip
         return cls(ci95=tuple(data.get("ci95") or (None, None)), **{k: v for k, v in data.items() if k in fields})
 
 
