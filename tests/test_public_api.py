@@ -171,6 +171,22 @@ def test_the_type_stub_is_generated_from_the_table() -> None:
     assert tool.STUB.read_text(encoding="utf-8") == tool.stub(), "the stub is stale: run python tools/write_stub.py"
 
 
+def test_every_lazy_package_has_its_generated_stub() -> None:
+    """``fairtalk.prompts`` and ``fairtalk.debias`` load names lazily too: each has the stub of its table, with its names."""
+    import ast
+
+    import fairtalk.debias
+    import fairtalk.prompts
+
+    stubs = _write_stub().stubs()
+    for package in (fairtalk, fairtalk.prompts, fairtalk.debias):
+        path = Path(str(package.__file__)).with_suffix(".pyi")
+        assert path.read_text(encoding="utf-8") == stubs[path], f"{path.name} of {package.__name__} is stale"
+        imported = {alias.asname for node in ast.parse(stubs[path]).body if isinstance(node, ast.ImportFrom)
+                    for alias in node.names}  # fmt: skip
+        assert imported == set(package._LAZY)
+
+
 def test_the_type_stub_lists_every_public_name_with_its_module() -> None:
     import ast
 
