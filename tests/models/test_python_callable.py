@@ -205,3 +205,35 @@ def test_what_a_model_prints_follows_a_redirect_of_stdout(tmp_path: Path) -> Non
     with contextlib.redirect_stdout(caught):  # what the CLI does under --json: the call runs on a worker thread
         assert model.respond(["hi"], S, seeds=[0]) == ["hi"]
     assert caught.getvalue() == "thinking about hi\n"
+
+
+_LOAD_FROM_HERE = """
+import sys
+sys.path[:] = [p for p in sys.path if p not in ('', '.')]  # as the fairtalk console script runs: cwd not on sys.path
+from fairtalk.errors import SpecError
+from fairtalk.models._python_loading import load_callable
+try:
+    print(load_callable(sys.argv[1]).fn('hi'))
+except SpecError as exc:
+    print('SpecError:', exc)
+"""
+
+
+def test_a_module_spec_finds_a_module_in_the_current_folder(tmp_path) -> None:  # noqa: ANN001
+    """``python:mybot:reply`` finds ./mybot.py from the ``fairtalk`` command, as ``python -m`` would; a missing one still fails clearly."""
+    import subprocess
+    import sys
+
+    (tmp_path / "mybot_here.py").write_text("def reply(text):\n    return 'bot: ' + text\n", encoding="utf-8")
+
+    def load(target: str) -> str:
+        out = subprocess.run([sys.executable, "-c", _LOAD_FROM_HERE, target], cwd=tmp_path, capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        return out.stdout.strip()
+
+    assert load("mybot_here:reply") == "bot: hi"
+    assert load("no_such_bot_module:reply") == (
+        "SpecError: cannot import 'no_such_bot_module' for 'python:no_such_bot_module:reply': "
+        "No module named 'no_such_bot_module'"
+    )
+    assert load("json:dumps") == '"hi"'  # an installed module is found as before

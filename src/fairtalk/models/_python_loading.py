@@ -6,8 +6,10 @@ import concurrent.futures
 import functools
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
+import os
 import queue
 import sys
 import threading
@@ -63,6 +65,25 @@ def _exec_file(path: Path, spec: str, module_part: str) -> ModuleType:
     return module
 
 
+def _import_module(name: str) -> ModuleType:
+    """Import module ``name``; one that is not found is looked for in the current folder too, as ``python -m`` does.
+
+    The ``fairtalk`` command's ``sys.path`` starts at its own script folder, not the folder it
+    runs in, so ``python:mybot:reply`` would miss ``./mybot.py``. The current folder goes last
+    on ``sys.path``, and only when the module is found nowhere else, so it never shadows an
+    installed package.
+    """
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        top = name.partition(".")[0]
+        here = os.getcwd()
+        if exc.name != top or here in sys.path or importlib.machinery.PathFinder.find_spec(top, [here]) is None:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(name)
+
+
 def load_callable(target: str) -> Loaded:
     """Import what ``python:TARGET`` names (``module:function`` or ``file.py:function``); SpecError when it cannot."""
     spec = f"python:{target}"
@@ -79,7 +100,7 @@ def load_callable(target: str) -> Loaded:
                 raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=error))
             module = _exec_file(path, spec, module_part)
         else:
-            module = importlib.import_module(module_part)
+            module = _import_module(module_part)
     except SpecError:
         raise
     except SystemExit as exc:
