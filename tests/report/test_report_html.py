@@ -87,3 +87,17 @@ def test_long_texts_are_clipped_in_the_page_but_not_in_the_data() -> None:
     text = "y" * (MAX_SHOWN_CHARS + 5)
     assert clip(text) == "y" * MAX_SHOWN_CHARS + "… [5 more characters; the full text is in responses.jsonl]"
     assert clip("short") == "short"
+
+
+def test_the_header_line_keeps_a_space_before_each_badge() -> None:
+    """ "... after correction" and the badges that follow it are separate words (the block tags eat the newline)."""
+    from fairtalk import Verdict
+
+    calm = build_result(hostile=False)
+    calm = dataclasses.replace(
+        calm, measures=tuple(dataclasses.replace(m, p_adjusted=0.9, verdict=Verdict.INCONCLUSIVE) for m in calm.measures)
+    )
+    html = render_html(calm, plots=False)
+    header = html[html.index("no significant difference") :].split("</p>", 1)[0]
+    assert "after correction <span" in header and "inconclusive</span>" in header
+    assert not re.search(r'\S<span class="badge', header), header
