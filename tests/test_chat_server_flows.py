@@ -16,6 +16,7 @@ import fairtalk
 from fairtalk.cli import app
 from fairtalk.models._openai_latency import PROBE_PROMPT
 from fairtalk.report.markdown import md_escape
+from local_server import LocalServer
 
 runner = CliRunner()
 
@@ -53,15 +54,10 @@ class _Chat(BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def chat() -> Iterator[tuple[str, list[dict]]]:
+    """The recording chat server on a free port of 127.0.0.1: its URL and the requests it received."""
     received: list[dict] = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Chat,), {"received": received}))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", received
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(type("Handler", (_Chat,), {"received": received})) as server:
+        yield server.url(), received
 
 
 def test_the_judge_reads_masked_replies_and_its_verdict_is_tested_like_any_rate(chat, tmp_path) -> None:  # noqa: ANN001

@@ -25,13 +25,14 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+
+from local_server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -167,14 +168,8 @@ class _Stub(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def stub() -> Iterator[str]:
     """The stub server's base URL, for this module's tests."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(_Stub) as server:
+        yield server.url()
 
 
 def _reply(text: str) -> str:

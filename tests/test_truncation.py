@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import types
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from fairtalk import InputError, Response, ScoreOptions
 from fairtalk.cli import app
 from fairtalk.models import DecodingSettings, Reply, Responder, finish_reason, load_responder
 from fairtalk.report import render_html, render_markdown
+from local_server import LocalServer
 
 runner = CliRunner()
 MEASURES = ["length", "sentiment", "refusal", "degenerate"]
@@ -225,15 +225,8 @@ class _Server(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[tuple[str, type[_Server]]]:
     handler = type("Handler", (_Server,), {"plans": {}})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(handler) as local:
+        yield local.url(), handler
 
 
 def test_openai_finish_reasons_come_back_in_one_vocabulary(server: tuple[str, type[_Server]]) -> None:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
@@ -20,6 +18,7 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.records import USER_MARK, chat_messages, join_turns, split_turns, transcript, turn_roles
+from local_server import LocalServer
 from test_chat_server_flows import _Chat  # the recording chat server of the LLM flow tests
 
 runner = CliRunner()
@@ -37,14 +36,8 @@ ALTERNATING = {"messages": [{"role": "user", "content": "hi"}, {"role": "assista
 def chat() -> Iterator[tuple[str, list[dict]]]:
     """The recording chat server (answers ``you said: <last message>``) on a free port of 127.0.0.1."""
     received: list[dict] = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Chat,), {"received": received}))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", received
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(type("Handler", (_Chat,), {"received": received})) as server:
+        yield server.url(), received
 
 
 def _corpus(tmp_path, *rows: dict) -> str:  # noqa: ANN001

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -15,6 +15,7 @@ from fairtalk import ResponderError, SpecError
 from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models._openai_latency import PROBE_PROMPT
+from local_server import LocalServer
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 GREEDY = DecodingSettings(max_new_tokens=16)
@@ -101,15 +102,8 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[tuple[str, _State]]:
     state = _State()
     handler = type("Handler", (_Handler,), {"state": state})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(handler) as local:
+        yield local.url(), state
 
 
 @pytest.fixture(autouse=True)

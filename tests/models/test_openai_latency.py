@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from typer.testing import CliRunner
@@ -22,6 +22,7 @@ from fairtalk.cli import app
 from fairtalk.errors import TransportError
 from fairtalk.models import DecodingSettings, load_responder, openai_compat
 from fairtalk.models._openai_latency import PROBE_PROMPT, Latency, tune
+from local_server import LocalServer
 
 SETTINGS = DecodingSettings(max_new_tokens=16)
 
@@ -59,14 +60,8 @@ class _Serial(BaseHTTPRequestHandler):
 def serial() -> Iterator[tuple[str, dict]]:
     state: dict = {"lock": threading.Lock(), "contents": [], "delay": 0.2}
     handler = type("Handler", (_Serial,), {"state": state})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(handler) as server:
+        yield server.url(), state
 
 
 @pytest.fixture()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 
@@ -22,6 +21,7 @@ from fairtalk import ResponderError, SpecError
 from fairtalk.cli import app
 from fairtalk.errors import BadResponse, TransportError
 from fairtalk.models import DecodingSettings, load_responder
+from local_server import LocalServer
 
 from .test_openai_compat import _Handler, _State
 
@@ -40,16 +40,13 @@ def start() -> Iterator[Start]:
         handler = type("Handler", (_Handler,), {"state": state})
         if serves is not None:  # GET /models lists this one model
             handler.do_GET = lambda self: self._send(200, json.dumps({"data": [{"id": serves}]}))  # type: ignore[attr-defined]
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        httpd.daemon_threads = True
-        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        started.append(httpd)
-        return f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
+        server = LocalServer(handler)
+        started.append(server)
+        return server.url(), state
 
     yield run
-    for httpd in started:
-        httpd.shutdown()
-        httpd.server_close()
+    for server in started:
+        server.close()
 
 
 def _down() -> str:

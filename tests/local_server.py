@@ -1,0 +1,44 @@
+"""A test-owned HTTP server on a free port of 127.0.0.1: the one way the tests start a stub server and stop it.
+
+The tests' stub OpenAI-compatible servers differ only in their request handler; starting one
+(a free port, a daemon thread, threads per request) and tearing it down is written once here, so
+two test runs on one machine never share a port and no server outlives its test.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+
+__all__ = ["LocalServer"]
+
+
+class LocalServer:
+    """``handler`` served on ``127.0.0.1`` at a free port, in a daemon thread, until :meth:`close` (or the ``with`` ends).
+
+    ``server_class`` may be a subclass of :class:`ThreadingHTTPServer` (a longer listen backlog,
+    for instance).
+    """
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], *,
+                 server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer) -> None:  # fmt: skip
+        self.httpd = server_class(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.port = int(self.httpd.server_address[1])
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    def url(self, path: str = "/v1") -> str:
+        """The server's base URL with ``path`` (the OpenAI-compatible ``/v1`` by default)."""
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
