@@ -1,0 +1,186 @@
+"""Prediction-powered inference: a scorer's gap corrected by a few hundred human labels, with an interval that holds whatever the scorer's error.
+
+A scorer (an offense classifier, a regard model, a judge) scores every item; a person labels a
+random subset. The scorer's mean alone is biased by its error, and that error may differ by
+group, which is exactly what would fake or hide a gap. Prediction-powered inference
+(Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, *Science* 382, 2023) estimates the mean of
+the human label as the scorer's mean over all items plus the scorer's mean error measured on the
+labelled ones (the *rectifier*); PPI++ (Angelopoulos, Duchi and Zrnic, 2023) weighs the scorer
+by ``λ`` chosen to minimise the variance, so the estimate is never worse than the labels alone
+(``λ = 0``) and gains the most when the scorer is good::
+
+    θ̂ = λ · mean_unlabelled(f) + mean_labelled(y − λ f)
+    Var(θ̂) = λ² Var(f) / N + Var(y − λ f) / n
+
+For a paired gap, ``f`` and ``y`` are per-pair differences (side a − side b): the pair is the
+unit, so both sides of a labelled pair must be labelled. With clusters (the dialogue a pair came
+from), each term's variance is that of cluster totals (the labelled subset must then be drawn
+by whole clusters or uniformly over pairs; either keeps the estimate unbiased).
+
+The labelled items must be a uniform random sample of the items (``fairtalk label`` draws one);
+a sample chosen by the scorer's output would bias the rectifier.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PPIEstimate", "labels_needed", "ppi_mean"]
+
+_MSG_SHAPES = "scores and labels must have one value per item, got {n_f} scores and {n_y} labels"
+_MSG_FEW = "prediction-powered inference needs at least 2 labelled items, got {n}"
+_MSG_FINITE = "scores must be finite numbers, and labels finite or NaN (no label)"
+
+
+@dataclass(frozen=True, slots=True)
+class PPIEstimate:
+    """The corrected mean (or paired gap) of the human label, with its interval and what the labels bought.
+
+    ``estimate`` is the prediction-powered estimate with ``ci95`` and the two-sided ``p`` of
+    "the mean is 0"; ``scorer_estimate`` the scorer's mean alone; ``labels_estimate`` and
+    ``labels_ci95`` the labels alone. ``lam`` is the PPI++ weight on the scorer (0: the scorer
+    did not help; 1: classic PPI). ``effective_labels`` is how many labels alone would give an
+    interval as narrow (``n_labels * (se_labels / se)^2``).
+    """
+
+    estimate: float
+    ci95: tuple[float, float]
+    p: float
+    se: float
+    n_labels: int
+    n_items: int
+    lam: float
+    scorer_estimate: float
+    labels_estimate: float
+    labels_ci95: tuple[float, float]
+    effective_labels: float
+
+
+def _totals(values: np.ndarray, clusters: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Per-unit values: the items themselves, or each cluster's sum (with the number of units)."""
+    if clusters is None:
+        return values, values.size
+    _, inverse = np.unique(clusters, return_inverse=True)
+    sums = np.bincount(inverse, weights=values)
+    return sums, sums.size
+
+
+def _variance_of_mean(values: np.ndarray, clusters: np.ndarray | None) -> float:
+    """The variance of ``values.mean()``: ``s² / n`` over items, or the cluster-total (CR0-type) variance with clusters."""
+    n = values.size
+    if n < 2:
+        return float("inf")
+    if clusters is None:
+        return float(values.var(ddof=1) / n)
+    centred = values - values.mean()
+    totals, g = _totals(centred, clusters)
+    if g < 2:
+        return float("inf")
+    return float((g / (g - 1)) * np.sum(totals**2) / n**2)
+
+
+def ppi_mean(
+    scores: Sequence[float] | np.ndarray,
+    labels: Sequence[float] | np.ndarray,
+    *,
+    alpha: float = 0.05,
+    power_tuned: bool = True,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+) -> PPIEstimate:
+    """The prediction-powered mean of the human label (PPI++), its ``1 - alpha`` interval and p.
+
+    Parameters
+    ----------
+    scores : array-like
+        The scorer's value on every item, length ``N + n``.
+    labels : array-like
+        The human label of each item, NaN where it has none (``n`` labelled). For a paired gap,
+        pass per-pair differences (side a − side b) of both, NaN where the pair is unlabelled.
+    alpha : float
+        One minus the interval's level.
+    power_tuned : bool
+        PPI++'s variance-minimising ``λ`` (default); False for classic PPI (``λ = 1``).
+    clusters : sequence, optional
+        The cluster of each item: variances are then those of cluster totals.
+
+    Returns
+    -------
+    PPIEstimate
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.binomial(1, 0.3, 5000).astype(float)
+    >>> f = np.where(rng.random(5000) < 0.9, y, 1 - y)  # a scorer right 90% of the time
+    >>> est = ppi_mean(f, np.where(np.arange(5000) < 300, y, np.nan))
+    >>> bool(est.ci95[0] < 0.3 < est.ci95[1]), est.n_labels
+    (True, 300)
+    """
+    from scipy.stats import norm
+
+    f = np.asarray(scores, dtype=np.float64)
+    y_all = np.asarray(labels, dtype=np.float64)
+    if f.shape != y_all.shape:
+        raise ValueError(_MSG_SHAPES.format(n_f=f.size, n_y=y_all.size))
+    if not np.isfinite(f).all() or np.isinf(y_all).any():
+        raise ValueError(_MSG_FINITE)
+    labelled = ~np.isnan(y_all)
+    y, f_lab, f_un = y_all[labelled], f[labelled], f[~labelled]
+    n, big_n = y.size, f_un.size
+    if n < 2:
+        raise ValueError(_MSG_FEW.format(n=n))
+    c = None if clusters is None else np.asarray(clusters)
+    c_lab = None if c is None else c[labelled]
+    c_un = None if c is None else c[~labelled]
+    lam = 1.0 if big_n else 0.0
+    if power_tuned and big_n:
+        var_lab_f = float(f_lab.var(ddof=1))
+        cov = float(np.cov(y, f_lab, ddof=1)[0, 1])
+        lam = 0.0 if var_lab_f == 0 else min(1.0, max(0.0, cov / ((1 + n / big_n) * var_lab_f)))
+    rectified = y - lam * f_lab
+    unlabelled_mean = float(f_un.mean()) if big_n else 0.0
+    estimate = float(lam * unlabelled_mean + rectified.mean())
+    variance = (lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0) + _variance_of_mean(rectified, c_lab)
+    se = math.sqrt(variance)
+    z = float(norm.ppf(1 - alpha / 2))
+    labels_se = math.sqrt(_variance_of_mean(y, c_lab))
+    labels_mean = float(y.mean())
+    p = 1.0 if se == 0 and estimate == 0 else 0.0 if se == 0 else float(2 * norm.sf(abs(estimate) / se))
+    effective = float(n * (labels_se / se) ** 2) if se > 0 else float("inf")
+    return PPIEstimate(
+        estimate=estimate,
+        ci95=(estimate - z * se, estimate + z * se),
+        p=p,
+        se=se,
+        n_labels=n,
+        n_items=n + big_n,
+        lam=lam,
+        scorer_estimate=float(f.mean()),
+        labels_estimate=labels_mean,
+        labels_ci95=(labels_mean - z * labels_se, labels_mean + z * labels_se),
+        effective_labels=effective,
+    )
+
+
+def labels_needed(half_width: float, error_sd: float, *, alpha: float = 0.05) -> int:
+    """Labels a PPI interval needs for ``±half_width``, when the scorer's per-item error ``y - f`` has spread ``error_sd``.
+
+    With many more scored items than labels the interval's width is set by the rectifier:
+    ``n = (z_{1-α/2} · error_sd / half_width)^2``. ``error_sd`` comes from a pilot of labels (or,
+    for a 0/1 scorer that is wrong on a share ``e`` of items, roughly ``sqrt(e)``).
+
+    Examples
+    --------
+    >>> labels_needed(0.05, 0.3)  # ±5 points when the scorer's error has sd 0.3
+    139
+    """
+    from scipy.stats import norm
+
+    if not half_width > 0 or not error_sd > 0:
+        raise ValueError("half_width and error_sd must be > 0")
+    z = float(norm.ppf(1 - alpha / 2))
+    return math.ceil((z * error_sd / half_width) ** 2)
