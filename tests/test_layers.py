@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": {"results", "pairs_jsonl"},
     "debias": {"counterfactual", "lexicons", "measures"},
     "training": {"debias"},
+    "gold": {"errors", "records", "lexicons", "counterfactual", "files", "jsonl", "responses"},
 }
 #: Units that may import any stage (they wire stages together).
 WIRING = {"pipeline", "__init__", "__main__"}

@@ -10,6 +10,7 @@ from fairtalk.cli import pairs, respond, score, audit, plan, debias, train, prom
 from fairtalk.cli import reproduce  # noqa: F401  (registers `fairtalk reproduce`)
 from fairtalk.cli import regard  # noqa: F401  (registers `fairtalk regard label` and `check`)
 from fairtalk.cli import similarity  # noqa: F401  (registers `fairtalk similarity`)
+from fairtalk.cli import label  # noqa: F401  (registers `fairtalk label` and `label --agreement`)
 from fairtalk.cli._app import EXIT_BIAS, EXIT_INTERNAL, EXIT_USAGE, app, fail, main
 
 __all__ = ["EXIT_BIAS", "EXIT_INTERNAL", "EXIT_USAGE", "app", "fail", "main"]

@@ -1,0 +1,100 @@
+"""`fairtalk label`: label a blind, stratified sample by hand on a local page; `fairtalk label --agreement`: κ between annotators."""
+
+from __future__ import annotations
+
+import typer
+
+from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console, fail, info, say
+
+_MSG_ONE_INPUT = "give one INPUT to label (an audit's axis folder or responses.jsonl, a completions JSONL, or a text file)"
+_MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o gold.jsonl)"
+_MSG_AGREEMENT_ONLY = "--agreement reads gold files only: leave out {options}"
+_MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
+
+
+@app.command()
+def label(
+    inputs: list[str] | None = typer.Argument(
+        None,
+        metavar="INPUT",
+        help="What to label: an audit's axis folder or responses.jsonl, a completions JSONL (`fairtalk prompts generate`), "
+        "or a text file (one text per line). With --agreement: gold files.",
+    ),
+    measure: str | None = typer.Option(
+        None,
+        "--measure",
+        "-m",
+        help="What to label, comma-separated: offense_rate, refusal_rate, degenerate_rate, sentiment, regard, "
+        "NAME_yes (a judge), NAME_score:1-5 (a judge's scale). Texts and completions take one.",
+    ),
+    output: str | None = typer.Option(None, "-o", "--output", help="The gold JSONL (labels are appended as they are given)."),
+    n: int = typer.Option(200, "--n", help="How many texts to sample (responses: both sides of n/2 pairs)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample and its order."),
+    annotator: str = typer.Option("annotator", "--annotator", help="Your name, written in every row you label."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
+    axis: str | None = typer.Option(
+        None, "--axis", help="Lexicons whose terms are masked too, comma-separated (default: the audit's, else gender and race)."
+    ),
+    agreement: bool = typer.Option(
+        False, "--agreement", help="Print Cohen's κ (two annotators) or Fleiss' κ (more) of gold files."
+    ),
+) -> None:
+    """Label a blind sample by hand, one keystroke per label, on a page served on 127.0.0.1 until Ctrl-C or Done.
+
+    The sample is stratified (the same number per group; for responses both sides of each sampled
+    pair) and seeded; identity terms are shown as XYZ, groups are shuffled, no scorer output is
+    shown. Every label is appended to the gold file at once, so a restart with the same -o resumes
+    at the first unlabelled item. Exit codes: 0 done; 2 a usage or input error; 130 Ctrl-C (every
+    label given is saved).
+    """
+    if agreement:
+        _agreement(inputs or [], given=[name for name, value in (("--measure", measure), ("-o", output)) if value])
+        return
+    from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes
+    from fairtalk.report import check_not_input
+
+    if not inputs or len(inputs) != 1:
+        fail(_MSG_ONE_INPUT)
+    if measure is None or output is None:
+        fail(_MSG_NEEDS)
+    schemes = label_schemes(measure)
+    check_not_input(output, {"INPUT": inputs[0]})
+    check_output_file(output)
+    axes = [] if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
+    sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
+    log = GoldLog(output, sample, schemes, annotator=annotator)
+    server = LabelServer(log, port=port)
+    where = "all given" if log.done else f"item {log.steps[log.position].index + 1} of {len(sample.items)}"
+    say(f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}")
+    say(f"open {server.url}", style="bold")
+    info("press Ctrl-C or the page's Done button to stop; every label is saved as it is given")
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        server.server_close()
+        say(f"stopped: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}; run the same command to resume",
+            style="yellow", stderr=True)  # fmt: skip
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    server.server_close()
+    say(f"done: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}")
+
+
+def _agreement(paths: list[str], *, given: list[str]) -> None:
+    """Print κ per label field of the gold files."""
+    from rich.table import Table
+
+    from fairtalk.gold import agreement
+
+    if given:
+        fail(_MSG_AGREEMENT_ONLY.format(options=" and ".join(given)))
+    if not paths:
+        fail(_MSG_NO_GOLD)
+    table = Table(title="agreement between annotators")
+    for column in ("label", "κ", "method", "observed agreement", "items all labelled", "annotators"):
+        table.add_column(column, justify="right" if column in ("κ", "observed agreement", "items all labelled") else "left")
+    for result in agreement(paths):
+        kappa = "n/a" if result.kappa != result.kappa else f"{result.kappa:.3f}"
+        observed = "n/a" if result.observed != result.observed else f"{result.observed:.3f}"
+        method = "Cohen's κ" if result.method == "cohen" else "Fleiss' κ"
+        table.add_row(result.field, kappa, method, observed, f"{result.n_items:,}", ", ".join(result.annotators))
+    console.print(table)

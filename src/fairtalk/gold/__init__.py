@@ -1,0 +1,43 @@
+"""Gold labels by hand: a blind, stratified sample, a local labelling page, the gold file, and agreement between annotators.
+
+Paper 001's and 004's verdicts rest on scorers; a person's labels of a random sample say whether
+the scorer can be trusted, and (with ``stats.ppi``) correct its gaps. This package draws the
+sample (:func:`draw_sample`: equal per group, seeded, both sides of each sampled pair), masks the
+identity terms of what it shows, serves the page (:class:`LabelServer`, on 127.0.0.1 with a token),
+keeps every label the moment it is given (:class:`GoldLog`), reads a gold file back
+(:func:`read_gold` -> :class:`Gold`) and measures agreement (:func:`agreement`: Cohen's or
+Fleiss' κ). ``fairtalk label`` is its command.
+"""
+
+from __future__ import annotations
+
+from fairtalk.gold.agreement import Agreement, agreement
+from fairtalk.gold.labels import GoldLog, Step
+from fairtalk.gold.reader import Gold, GoldLabel, ItemKey, read_gold, sample_record_path
+from fairtalk.gold.sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
+from fairtalk.gold.schemes import Choice, LabelScheme, label_scheme, label_schemes, question
+from fairtalk.gold.server import LabelServer
+
+__all__ = [
+    "MASK_TOKEN",
+    "Agreement",
+    "Choice",
+    "Gold",
+    "GoldLabel",
+    "GoldLog",
+    "ItemKey",
+    "LabelScheme",
+    "LabelServer",
+    "Sample",
+    "SampleItem",
+    "Step",
+    "agreement",
+    "draw_sample",
+    "label_scheme",
+    "label_schemes",
+    "question",
+    "read_gold",
+    "read_items",
+    "resolve_input",
+    "sample_record_path",
+]

@@ -1,0 +1,101 @@
+"""`fairtalk label`: every bad input is one line on stderr and exit 2; `--agreement` prints κ."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from fairtalk.cli import EXIT_USAGE, main
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["fairtalk", "label", *args])
+    monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as info:
+        main()
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+def _cases(folder: Path, tmp_path: Path, busy_port: int) -> list[tuple[list[str], str]]:
+    gold = str(tmp_path / "gold.jsonl")
+    return [
+        ([str(tmp_path / "missing.jsonl"), "-m", "offense_rate", "-o", gold], "missing.jsonl"),
+        ([str(folder), "-m", "offense_ratee", "-o", gold], "unknown measure 'offense_ratee'"),
+        ([str(folder), "-m", "length", "-o", gold], "measure 'length' has no labels a person can give"),
+        ([str(folder), "-m", "judge_score", "-o", gold], "needs its scale, e.g. judge_score:1-5"),
+        ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "500"], "--n 500 is more than the 48 responses"),
+        ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "4", "--port", str(busy_port)], f"port {busy_port} is in use"),
+        ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "6"], "belongs to another sample (--n differ)"),
+        ([str(folder), "-o", gold], "labelling needs --measure and -o"),
+        ([str(folder), str(folder), "-m", "offense_rate", "-o", gold], "give one INPUT to label"),
+        ([str(folder / "responses.jsonl"), "-m", "offense_rate", "-o", str(folder / "responses.jsonl")], "responses.jsonl"),
+        (["--agreement", gold, "-m", "regard"], "--agreement reads gold files only: leave out --measure"),
+    ]
+
+
+def test_every_bad_input_is_one_line_and_exit_2(axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    GoldLog(tmp_path / "gold.jsonl", draw_sample(axis_folder, n=4), label_schemes("offense_rate"), annotator="a").add(0, 1)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        for args, message in _cases(axis_folder, tmp_path, busy.getsockname()[1]):
+            code, out, err = _run(monkeypatch, capsys, *args)
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert code == EXIT_USAGE, (args, out, err)
+            assert len(lines) == 1 and lines[0].startswith("error: ") and message in " ".join(err.split()), (args, err)
+            assert "Traceback" not in err
+
+
+def test_agreement_prints_kappa_per_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = [1, 1, 0, 0, 1, 0, 1, 1]
+    b = [1, 0, 0, 0, 1, 0, 1, 0]
+    for name, labels in (("ann", a), ("bo", b)):
+        rows = [
+            {"pair_id": f"p{i // 2}", "side": "ab"[i % 2], "offense_rate": v, "annotator": name} for i, v in enumerate(labels)
+        ]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from sklearn.metrics import cohen_kappa_score
+
+    code, out, _ = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "ann.jsonl"), str(tmp_path / "bo.jsonl"))
+    assert code == 0
+    row = next(line for line in out.splitlines() if "offense_rate" in line)
+    assert f"{cohen_kappa_score(a, b):.3f}" in row and "Cohen's κ" in row and "ann, bo" in row and " 8 " in row
+
+
+def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, tmp_path: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import urllib.request
+
+    gold = tmp_path / "gold.jsonl"
+    command = [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", str(axis_folder), "-m", "offense_rate",
+               "-o", str(gold), "--n", "4"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout is not None
+        url = None
+        while url is None and (line := process.stdout.readline()):
+            url = (re.search(r"open (\S+)", line) or [None, None])[1]
+        assert url is not None
+        request = urllib.request.Request(url + "label", data=b'{"step": 0, "value": 1}', method="POST",
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert json.load(answer)["given"] == 1
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) == 130
+        assert "stopped: 1 of 4 labels given, saved in" in process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert len(gold.read_text().splitlines()) == 1

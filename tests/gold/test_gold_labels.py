@@ -1,0 +1,159 @@
+"""The gold file: appended as labels come, undone by an atomic rewrite, resumed after a kill, refused for another sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fairtalk.errors import InputError, SpecError
+from fairtalk.gold import Gold, GoldLog, draw_sample, label_scheme, label_schemes, read_gold, sample_record_path
+
+
+def _log(
+    folder: Path, gold: Path, *, n: int = 8, seed: int = 0, measures: str = "offense_rate", annotator: str = "ann"
+) -> GoldLog:
+    return GoldLog(gold, draw_sample(folder, n=n, seed=seed), label_schemes(measures), annotator=annotator)
+
+
+def test_a_restart_resumes_at_the_first_unlabelled_item(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    for step in range(5):
+        log.add(step, step % 2)
+    again = _log(axis_folder, gold)  # a new process: only the file tells
+    assert again.position == 5 and again.n_given == 5 and not again.done
+    assert [json.loads(line)["offense_rate"] for line in gold.read_text().splitlines()] == [0, 1, 0, 1, 0]
+    record = json.loads(sample_record_path(gold).read_text())
+    assert record["seed"] == 0 and record["n"] == 8 and record["measures"] == ["offense_rate"]
+    assert record["items"] == [[i.id, i.side] for i in again.sample.items]
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({"seed": 1}, "--seed"), ({"n": 10}, "--n"), ({"measures": "refusal_rate"}, "--measure"),
+])  # fmt: skip
+def test_another_sample_on_the_same_file_is_refused(axis_folder: Path, tmp_path: Path, change: dict, named: str) -> None:
+    gold = tmp_path / "gold.jsonl"
+    _log(axis_folder, gold).add(0, 1)
+    with pytest.raises(InputError, match=f"belongs to another sample \\(.*{named}.*differ\\)"):
+        _log(axis_folder, gold, **change)
+
+
+def test_another_input_is_refused_and_a_foreign_file_too(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    _log(axis_folder, gold).add(0, 1)
+    with (axis_folder / "responses.jsonl").open("a") as handle:
+        handle.write(json.dumps({"pair_id": "new", "side": "a", "response": "x"}) + "\n")
+    with pytest.raises(InputError, match="another sample \\(input.*differ\\)"):
+        _log(axis_folder, gold)
+    foreign = tmp_path / "mine.jsonl"
+    foreign.write_text('{"id": 1, "label": 0}\n')
+    with pytest.raises(InputError, match="has no sample record mine.jsonl.sample.json"):
+        _log(axis_folder, foreign)
+
+
+def test_a_torn_last_line_is_dropped_and_labelling_goes_on(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    log.add(0, 1)
+    log.add(1, 0)
+    with gold.open("ab") as handle:
+        handle.write(b'{"pair_id": "p0')  # killed mid-write
+    again = _log(axis_folder, gold)
+    assert again.position == 2
+    again.add(2, 1)
+    assert len(read_gold(gold).labels) == 3
+
+
+def test_undo_rewrites_without_the_last_row_and_keeps_other_annotators(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    ann, bo = _log(axis_folder, gold), _log(axis_folder, gold, annotator="bo")
+    ann.add(0, 1)
+    bo.add(0, 0)
+    ann.add(1, 1)
+    bo.add(1, 1)
+    ann.undo()
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]
+    assert [(r["annotator"], r["offense_rate"]) for r in rows] == [("ann", 1), ("bo", 0), ("bo", 1)]
+    assert ann.position == 1 and bo.position == 2
+    assert _log(axis_folder, gold, annotator="bo").position == 2
+    ann.undo()
+    with pytest.raises(InputError, match="nothing to undo"):
+        ann.undo()
+
+
+def test_several_measures_are_one_row_each_and_read_back_per_key(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold, n=4, measures="offense_rate,regard")
+    for step, value in enumerate([1, -1, 0, 2, 0, 1, 1, 0]):
+        log.add(step, value)
+    assert log.done
+    result = read_gold(gold)
+    items = log.sample.items
+    assert result.kind == "responses" and result.fields == ("offense_rate", "regard")
+    assert result.values("offense_rate") == {(i.id, i.side): float(v) for i, v in zip(items, [1, 0, 0, 1])}
+    assert result.values("regard_negative")[(items[0].id, items[0].side)] == 1.0
+    assert result.values("regard_other")[(items[1].id, items[1].side)] == 1.0
+    assert set(result.keys) >= {"regard_negative", "regard_neutral", "regard_positive", "regard_other"}
+    assert set(result.pairs("offense_rate")) == {i.id for i in items}  # both sides of each sampled pair
+
+
+def test_texts_rows_hold_id_label_annotator_and_regard_check_reads_them(tmp_path: Path) -> None:
+    from fairtalk.prompts.regard_check import read_labels
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("The man was a thief.\nThe woman was a nurse.\nThe gay person was kind.\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    log = GoldLog(gold, draw_sample(texts, n=3, seed=0), label_schemes("regard"), annotator="ann")
+    for step, value in enumerate([-1, 1, 0]):
+        log.add(step, value, note="sure" if step == 0 else "")
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]
+    assert {k for r in rows for k in r} == {"id", "label", "annotator", "note", "text"}
+    labels = {r["id"]: r["label"] for r in read_labels(gold)}
+    assert labels == {item.id: v for item, v in zip(log.sample.items, [-1, 1, 0])}
+    assert read_gold(gold).values("regard_positive")[(log.sample.items[1].id, None)] == 1.0
+    with pytest.raises(InputError, match="texts and completions take one --measure"):
+        GoldLog(tmp_path / "g2.jsonl", draw_sample(texts, n=3), label_schemes("regard,offense"), annotator="a")
+
+
+def test_read_gold_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    for text, message in [
+        ('{"pair_id": "1", "side": "c", "offense_rate": 1}\n', 'needs "pair_id" and "side"'),
+        ('{"pair_id": "1", "side": "a"}\n', "holds no label"),
+        ('{"id": 1, "label": true}\n', "must be an integer label"),
+        ('{"id": 1, "label": 1}\n{"pair_id": "1", "side": "a", "x_yes": 1}\n', "mixed"),
+        (
+            '{"id": 1, "label": 1, "annotator": "a"}\n{"id": 1, "label": 0, "annotator": "a"}\n',
+            "gold.jsonl:2: label of 1 is labelled twice",
+        ),
+        ("", "holds no label"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(InputError, match=message):
+            read_gold(path)
+    path.write_text('{"id": 1, "label": "negative", "annotator": "a"}\n{"id": 1, "label": 0, "annotator": "b"}\n')
+    gold = read_gold(path)
+    assert isinstance(gold, Gold) and gold.annotators == ("a", "b") and gold.values("label") == {("1", None): -0.5}
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("length", "has no labels a person can give"),
+    ("distinct_2", "has no labels"),
+    ("regard_negative", "label 'regard'"),
+    ("judge_score", "needs its scale"),
+    ("judge_score:5-1", "needs its scale"),
+    ("offens_rate", "unknown measure 'offens_rate'"),
+])  # fmt: skip
+def test_a_measure_without_labels_or_unknown_is_a_spec_error(spec: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        label_scheme(spec)
+
+
+def test_the_schemes_keys() -> None:
+    assert [c.keys for c in label_scheme("judge_yes").choices] == [("y", "1"), ("n", "0")]
+    assert [c.value for c in label_scheme("judge_score:1-5").choices] == [1, 2, 3, 4, 5]
+    assert label_scheme("sentiment").measure_values(-1) == {"sentiment_positive": 0.0, "sentiment_negative": 1.0}
+    with pytest.raises(SpecError, match="given twice"):
+        label_schemes("offense,offense_rate")

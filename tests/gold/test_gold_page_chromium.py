@@ -1,0 +1,118 @@
+"""End to end in headless Chromium: label 20 items by keystroke, SIGKILL the server, restart it, find all 20 saved and item 21 next."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fairtalk.gold import read_gold, sample_record_path
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make chromium)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+
+#: The keystrokes given, one per item: yes and no, in both spellings.
+KEYS = ["y", "n", "1", "0", "n"] * 4
+
+
+def _start(folder: Path, gold: Path) -> tuple[subprocess.Popen[str], str]:
+    """``fairtalk label`` in its own process; returns it and the URL it prints."""
+    command = [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", str(folder), "--measure", "offense_rate",
+               "-o", str(gold), "--n", "40", "--seed", "7", "--annotator", "ann"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "COLUMNS": "400"})  # fmt: skip
+    assert process.stdout is not None
+    deadline = time.monotonic() + 30
+    lines = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = re.search(r"open (http://127\.0\.0\.1:\d+/\S+/)", line)
+        if found:
+            return process, found.group(1)
+    process.kill()
+    raise AssertionError("no URL printed:\n" + "".join(lines))
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])  # fmt: skip
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _wait_given(page: object, n: int) -> None:
+    """Wait until the page says ``n`` labels are given (the server answered; checked outside the page's CSP)."""
+    sync_api.expect(page.locator("#progress")).to_have_attribute("data-given", str(n), timeout=10_000)  # type: ignore[attr-defined]
+
+
+def _given(page: object) -> int:
+    return int(page.get_attribute("#progress", "data-given"))  # type: ignore[attr-defined]
+
+
+def test_label_20_by_keystroke_kill_restart_and_resume_at_21(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    gold = tmp_path / "gold.jsonl"
+    process, url = _start(axis_folder, gold)
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        assert page.text_content("#position") == "item 1 of 40"
+        for i, key in enumerate(KEYS):
+            if i == 4:  # a note, typed in its field (whose keys are not labels), then back to labelling with Enter
+                page.click("#note")
+                page.keyboard.type("unsure: sarcasm?")
+                page.keyboard.press("Enter")
+            page.keyboard.press(key)
+            _wait_given(page, i + 1)
+        assert page.text_content("#position") == "item 21 of 40"
+        page.keyboard.press("y")  # a 21st label, then undone
+        _wait_given(page, 21)
+        page.keyboard.press("u")
+        _wait_given(page, 20)
+    finally:
+        process.send_signal(signal.SIGKILL)  # no chance to flush or clean up: only what was fsynced survives
+        process.wait(timeout=10)
+
+    saved = read_gold(gold)
+    assert len(saved.labels) == 20 and saved.annotators == ("ann",)
+    assert [label.value for label in saved.labels] == [1 if k in "y1" else 0 for k in KEYS]
+    assert [label.note for label in saved.labels][4] == "unsure: sarcasm?" and {lb.note for lb in saved.labels} == {
+        "",
+        "unsure: sarcasm?",
+    }
+
+    process, url = _start(axis_folder, gold)  # the same command: the same sample, the same file
+    try:
+        page.goto(url)  # the old tab's server is gone: reload on the new address
+        assert _given(page) == 20
+        assert page.text_content("#position") == "item 21 of 40"
+        assert "20 of 40 labels given" in page.text_content("#progress")
+        page.keyboard.press("n")
+        _wait_given(page, 21)
+        page.click("#done")
+        assert process.wait(timeout=15) == 0
+        assert process.stdout is not None and "done: 21 of 40 labels given" in process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    again = read_gold(gold)
+    assert len(again.labels) == 21 and again.labels[:20] == saved.labels
+    record = json.loads(sample_record_path(gold).read_text(encoding="utf-8"))
+    assert [[lb.id, lb.side] for lb in again.labels] == record["items"][:21]  # the sample's first 21, in its order

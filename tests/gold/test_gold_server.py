@@ -1,0 +1,125 @@
+"""The labelling server: the token guards every path, the page is blind, labels are saved at once and in order."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fairtalk.gold import LabelServer, read_gold
+from fairtalk.lexicons import load_lexicon
+
+from .conftest import SCORE_FIELD, WORDS_A, WORDS_B, score_of
+
+
+def _request(server: LabelServer, method: str, path: str, body: object = None, *, host: str | None = None,
+             content_type: str = "application/json") -> tuple[int, bytes]:  # fmt: skip
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    headers = {"Host": host or f"127.0.0.1:{server.port}"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = content_type
+    connection.request(method, path, body=data, headers=headers)
+    response = connection.getresponse()
+    try:
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def _base(server: LabelServer) -> str:
+    return f"/{server.token}/"
+
+
+@pytest.mark.parametrize("path", ["/", "/state", "/label", "/{bad}/", "/{bad}/state", "/{short}/", "/{token}x/", "/x/{token}/"])
+def test_a_request_without_the_token_is_403(page: LabelServer, path: str) -> None:
+    path = path.format(bad="A" * len(page.token), short=page.token[:-1], token=page.token)
+    assert _request(page, "GET", path)[0] == 403
+    assert _request(page, "POST", path, {"step": 0, "value": 1})[0] == 403
+    assert not page.log.path.exists() or page.log.path.read_text() == ""
+
+
+def test_with_the_token_the_page_is_served_and_a_foreign_host_is_403(page: LabelServer) -> None:
+    assert _request(page, "GET", _base(page))[0] == 200
+    assert _request(page, "GET", _base(page), host="evil.example:80")[0] == 403  # DNS rebinding
+    assert _request(page, "GET", _base(page), host=f"localhost:{page.port}")[0] == 200
+    assert page.url == f"http://127.0.0.1:{page.port}/{page.token}/"
+    assert page.server_address[0] == "127.0.0.1"
+
+
+def test_a_form_post_is_refused(page: LabelServer) -> None:
+    status, _ = _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1}, content_type="text/plain")
+    assert status == 415
+    assert page.log.n_given == 0
+
+
+def _group_words() -> set[str]:
+    lexicon = load_lexicon("gender")
+    return {w.lower() for pair in lexicon.pairs for w in (pair.a, pair.b)} | set(WORDS_A) | set(WORDS_B)
+
+
+def test_every_item_page_is_blind(page: LabelServer) -> None:
+    """For each of the 20 items, the page's HTML holds no word of the gender lexicon and no scorer value."""
+    words = _group_words()
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + r")(?![\w-])", re.I)
+    for step in range(20):
+        status, body = _request(page, "GET", _base(page))
+        html = body.decode()
+        assert status == 200
+        assert "XYZ said XYZ" in html, html  # the item is there, masked
+        assert pattern.search(html) is None, pattern.search(html)
+        assert SCORE_FIELD not in html and not any(score_of(i, s) in html for i in range(24) for s in "ab")
+        assert f"{step} of 20 labels given" in html
+        status, body = _request(page, "POST", _base(page) + "label", {"step": step, "value": step % 2, "note": ""})
+        assert status == 200 and json.loads(body)["given"] == step + 1
+    status, body = _request(page, "GET", _base(page))
+    assert (
+        status == 200
+        and "All 20 labels given" in body.decode()
+        and json.loads(_request(page, "GET", _base(page) + "state")[1])["done"]
+    )
+
+
+def test_the_pages_controls_without_a_lexicon_word_would_fail_the_check(page: LabelServer) -> None:
+    """Control: the check above does find a group word when one is on the page."""
+    words = _group_words()
+    assert "she" in words and "his" in words
+    html = _request(page, "GET", _base(page))[1].decode()
+    assert "XYZ" in html and not re.search(r"(?<![\w-])she(?![\w-])", html)
+    assert re.search(r"(?<![\w-])she(?![\w-])", html.replace("XYZ said", "she said"))
+
+
+def test_labels_are_written_at_once_and_only_the_next_one(page: LabelServer, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1, "note": "rude?"})[0] == 200
+    row = json.loads(gold.read_text().splitlines()[0])
+    first = page.log.sample.items[0]
+    assert row == {"pair_id": first.id, "side": first.side, "offense_rate": 1, "annotator": "ann", "note": "rude?"}
+    status, body = _request(page, "POST", _base(page) + "label", {"step": 0, "value": 0})  # a stale tab
+    assert status == 409 and json.loads(body)["state"]["step"] == 1
+    assert _request(page, "POST", _base(page) + "label", {"step": 1, "value": 7})[0] == 409  # not a label of offense_rate
+    assert len(gold.read_text().splitlines()) == 1
+    assert _request(page, "POST", _base(page) + "undo", {})[0] == 200
+    assert gold.read_text() == ""
+    assert _request(page, "POST", _base(page) + "undo", {})[0] == 409
+    assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 0})[0] == 200
+    assert read_gold(gold).values("offense_rate") == {(first.id, first.side): 0.0}
+
+
+def test_done_stops_the_server(axis_folder: Path, tmp_path: Path) -> None:
+    import threading
+
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    log = GoldLog(tmp_path / "g.jsonl", draw_sample(axis_folder, n=2), label_schemes("regard"), annotator="a")
+    server = LabelServer(log)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    assert _request(server, "POST", _base(server) + "done", {})[0] == 200
+    thread.join(timeout=10)
+    server.server_close()
+    assert not thread.is_alive() and server.finished
