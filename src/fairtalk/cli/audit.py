@@ -70,8 +70,12 @@ _AUDIT_PARAMS = {
     "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors",
     "max_consecutive_failures": "max_consecutive_failures", "split": "split",
     "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
+    "until_decided": "until_decided", "max_pairs": "max_pairs", "looks": "looks", "spending": "spending",
     "exclude_truncated": "exclude_truncated", **SCORE_PARAMS,
 }  # fmt: skip
+#: The options ``--until-decided`` checks together, by their flags.
+_SEQUENTIAL_FLAGS = {"until_decided": "--until-decided", "max_pairs": "--max-pairs", "n_pairs": "--pairs",
+                     "looks": "--looks", "spending": "--spending"}  # fmt: skip
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
                     "top_k": "top_k", "top_p": "top_p", "stop": "stop", "repetition_penalty": "repetition_penalty"}  # fmt: skip
@@ -88,6 +92,8 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
                                                        "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
     decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
+    for option, flag in _SEQUENTIAL_FLAGS.items():  # named in an error even when left at its default
+        names.setdefault(option, flag)
     base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
     if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
         values["model_args"] = {**base.model_args, **values.get("model_args", {}), "system_prompt": system}
@@ -204,6 +210,20 @@ def audit(
         "--similarity",
         help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
     ),
+    until_decided: bool = typer.Option(
+        False,
+        "--until-decided",
+        help="Size the audit by itself: --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha spending).",
+    ),
+    max_pairs: int | None = typer.Option(
+        None, "--max-pairs", help="With --until-decided (required): the most pairs per axis, at least --pairs."
+    ),
+    looks: int | None = typer.Option(
+        None, "--looks", help="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs."
+    ),
+    spending: str = typer.Option(
+        "obrien-fleming", "--spending", help="With --until-decided: alpha spending, obrien-fleming (default) or pocock."
+    ),
     json_out: bool = typer.Option(
         False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
     ),
@@ -217,6 +237,7 @@ def audit(
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.models import RayEngine
     from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table
+    from fairtalk.report.index import sequential_summary
 
     store_path: object = None
     try:
@@ -255,6 +276,8 @@ def audit(
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if (looked := sequential_summary(axis_run.result.manifest)) is not None:
+            say(f"{name}: {looked}")
         if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         if axis_run.similarity is not None:

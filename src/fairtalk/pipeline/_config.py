@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Final, Literal
@@ -44,6 +44,7 @@ from fairtalk.pipeline._options import (
     split_names,
     unknown_key,
 )
+from fairtalk.stats.sequential import SPENDING_FUNCTIONS
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "NOT_GIVEN", "AuditConfig", "NotGiven"]
@@ -70,6 +71,12 @@ _MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
 _MSG_SCOPE = "unknown {name} {given!r}"
 _MSG_TURNS = "{name} must be an int >= 1 (turns of a chitchat dialogue per context), got {value!r}"
 _MSG_SIMILARITY = "unknown {name} method {given!r}"
+_MSG_FLAG = "{name} must be True or False, got {value!r}"
+_MSG_LOOKS = "{name} must be an int >= 2 or None, got {value!r}"
+_MSG_NEEDS_MAX = "{name} needs {max_pairs} N: the most pairs per axis the audit may use"
+_MSG_NEEDS_FIRST = "{name} needs {n_pairs} n (the pairs of the first look), not every pair"
+_MSG_MAX_BELOW = "{max_pairs} ({max}) is below the first look, {n_pairs} ({n}): give {max_pairs} >= {n_pairs}"
+_MSG_ONLY_SEQUENTIAL = "{name} applies only with {until_decided}"
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
@@ -158,6 +165,10 @@ class AuditConfig:
     correction_scope: str = "axis"
     similarity: tuple[str, ...] | None = None
     turns: int = 1
+    until_decided: bool = False
+    max_pairs: int | None = None
+    looks: int | None = None
+    spending: str = "obrien-fleming"
     score: ScoreOptions = field(default_factory=ScoreOptions)
     names: InitVar[Mapping[str, str] | None] = None
 
@@ -221,11 +232,38 @@ class AuditConfig:
                 raise SpecError(_MSG_STORE.format(type=type(self.store).__name__))
             object.__setattr__(self, "store", os.fspath(self.store))
         object.__setattr__(self, "out_dir", _path(self.out_dir, name("out_dir"), optional=True))
+        self._check_sequential(name)
         object.__setattr__(self, "settings", _settings(self.settings, DecodingSettings(), name("settings")))
         if isinstance(self.score, Mapping):
             object.__setattr__(self, "score", ScoreOptions.from_mapping(self.score, names=names))
         elif not isinstance(self.score, ScoreOptions):
             raise SpecError(_MSG_MAPPING.format(name=name("score"), value=self.score))
+
+    def _check_sequential(self, name: Callable[[str], str]) -> None:
+        """``until_decided`` needs ``max_pairs`` >= ``n_pairs``; ``max_pairs``, ``looks`` and ``spending`` need it."""
+        if not isinstance(self.until_decided, bool):
+            raise SpecError(_MSG_FLAG.format(name=name("until_decided"), value=self.until_decided))
+        n = self.max_pairs
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise SpecError(_MSG_N_PAIRS.format(name=name("max_pairs"), value=n))
+        k = self.looks
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
+            raise SpecError(_MSG_LOOKS.format(name=name("looks"), value=k))
+        if self.spending not in SPENDING_FUNCTIONS:
+            raise SpecError(_MSG_SCOPE.format(name=name("spending"), given=self.spending), choices=SPENDING_FUNCTIONS,
+                            given=str(self.spending))  # fmt: skip
+        if not self.until_decided:
+            for key, value in (("max_pairs", n), ("looks", k), ("spending", None if self.spending == "obrien-fleming" else 1)):
+                if value is not None:
+                    raise SpecError(_MSG_ONLY_SEQUENTIAL.format(name=name(key), until_decided=name("until_decided")))
+            return
+        if n is None:
+            raise SpecError(_MSG_NEEDS_MAX.format(name=name("until_decided"), max_pairs=name("max_pairs")))
+        if self.n_pairs is None:
+            raise SpecError(_MSG_NEEDS_FIRST.format(name=name("until_decided"), n_pairs=name("n_pairs")))
+        if n < self.n_pairs:
+            raise SpecError(_MSG_MAX_BELOW.format(max_pairs=name("max_pairs"), max=n, n_pairs=name("n_pairs"),
+                                                  n=self.n_pairs))  # fmt: skip
 
     @property
     def seed(self) -> int:

@@ -31,16 +31,18 @@ from fairtalk.pipeline._config import (
 from fairtalk.pipeline._generate import cached_model
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._run_axis import AxisWork, audit_axis, finish_axes
+from fairtalk.pipeline._sequential import run_sequential
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Coverage, Pair
 from fairtalk.report import check_run_folder, write_run
 from fairtalk.report.index import INDEX_FILE, RUN_FILE, previous_entries
-from fairtalk.results import AuditRun
+from fairtalk.results import AuditRun, AxisRun
 from fairtalk.store import CachingResponder, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
 
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
 #: The parameters of :func:`audit` that are not options of its config.
 _NOT_OPTIONS = ("config", "progress")
 
@@ -83,6 +85,10 @@ def audit(
     correction_scope: str | NotGiven = NOT_GIVEN,
     similarity: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
     turns: int | NotGiven = NOT_GIVEN,
+    until_decided: bool | NotGiven = NOT_GIVEN,
+    max_pairs: int | None | NotGiven = NOT_GIVEN,
+    looks: int | None | NotGiven = NOT_GIVEN,
+    spending: str | NotGiven = NOT_GIVEN,
     score: ScoreOptions | Mapping[str, object] | NotGiven = NOT_GIVEN,
     measures: str | Sequence[str | Measure | CorpusMeasure] | None | NotGiven = NOT_GIVEN,
     seed: int | NotGiven = NOT_GIVEN,
@@ -178,6 +184,22 @@ def audit(
         (the family-wise error then holds over the whole run).
     model_args : mapping, optional
         Options for the model spec's adapter, as ``?key=value`` in the spec would give them.
+    until_decided : bool
+        Size the audit by itself: audit ``n_pairs`` pairs per axis first, then add pairs look by
+        look (steps of ``n_pairs``, or ``looks`` equal steps) until every tested primary measure
+        has a verdict (difference detected, or equivalent within its margin) or ``max_pairs`` are
+        spent. The pairs of a look extend the previous look's, so the store answers those and
+        only new pairs reach the model. p-values stay valid under this optional stopping: a
+        group-sequential design with Lan-DeMets alpha spending (see
+        :mod:`fairtalk.stats.sequential`); each axis' manifest has ``audit.sequential``, which
+        says how many looks ran, the pairs used, the last look's nominal level and why it stopped.
+    max_pairs : int, optional
+        With ``until_decided`` (and only then; then it is required): the most pairs per axis,
+        at least ``n_pairs``.
+    looks : int, optional
+        With ``until_decided``: this many looks (>= 2) in equal steps from ``n_pairs`` to ``max_pairs``.
+    spending : {"obrien-fleming", "pocock"}
+        With ``until_decided``: the alpha-spending function (O'Brien-Fleming-type by default).
     model_version : str, optional
         A tag that becomes part of the model's fingerprint, the run store's key (see
         :func:`fairtalk.respond`).
@@ -242,7 +264,10 @@ def run_axes(
     scores, then the correction.
     """
     run_id = new_run_id()
+    if config.until_decided and (contexts is None or pairs is not None):
+        raise SpecError(_MSG_SEQUENTIAL_CORPUS)
     works: list[AxisWork] = []
+    axes: dict[str, AxisRun] = {}
     with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
                       model_args=config.model_args, model_version=config.model_version,
                       engine=resolve_engine(config.engine), progress=reporter,
@@ -252,16 +277,20 @@ def run_axes(
             folders = check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
                                        _inputs(corpus_path, config.store, cached, lexicons))  # fmt: skip
             _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
-        for lexicon in lexicons:
-            given = None if pairs is None else pairs[lexicon.axis]
-            works.append(audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given, run_id=run_id,
-                                    extra_manifest=extra_manifest))  # fmt: skip
+        if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
+            axes = run_sequential(config, lexicons, cached, reporter, contexts=contexts, run_id=run_id,
+                                  extra_manifest=extra_manifest)  # fmt: skip
+        else:
+            for lexicon in lexicons:
+                given = None if pairs is None else pairs[lexicon.axis]
+                works.append(audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given,
+                                        run_id=run_id, extra_manifest=extra_manifest))  # fmt: skip
         model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
     return AuditRun(
-        axes=MappingProxyType(finish_axes(works, config)),
+        axes=MappingProxyType(axes or finish_axes(works, config)),
         model=model_fingerprint,
         corpus=config.corpus,
         split=config.effective_split,

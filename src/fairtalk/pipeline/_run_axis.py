@@ -27,9 +27,10 @@ from fairtalk.pipeline._similarity_test import against_baseline
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results import AxisRun, GenerationSummary, SimilarityResult
+from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
-__all__ = ["AxisWork", "audit_axis", "finish_axes"]
+__all__ = ["AxisWork", "audit_axis", "correct", "finish_axes"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
@@ -120,30 +121,65 @@ def audit_axis(
                     similarity, pairs_check)  # fmt: skip
 
 
-def finish_axes(works: Sequence[AxisWork], config: AuditConfig) -> dict[str, AxisRun]:
-    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns."""
+def correct(
+    scored: Sequence[tuple[str, Scored]], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+) -> tuple[list[list[float | None]], list[str], list[int | None]]:
+    """Each axis' adjusted p per row, its correction scope and its family size beyond the axis (None: the axis').
+
+    The families are each axis on its own (``correction_scope="axis"``; the pairs of groups of
+    one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
+    row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
+    """
     correction, scope = config.score.correction, config.correction_scope
-    adjusted: list[list[float | None]]
-    sizes: list[int | None] = [None] * len(works)
+
+    def adjust(members: Sequence[int]) -> list[list[float | None]]:
+        if pvalues is None:
+            return adjust_family([scored[i][1] for i in members], correction)
+        return _adjust_given([scored[i][1] for i in members], [pvalues[i] for i in members], correction)
+
+    sizes: list[int | None] = [None] * len(scored)
     if scope == "run":
-        adjusted = adjust_family([w.scored for w in works], correction)
-        scopes = ["run"] * len(works)
-    else:  # each axis on its own; the pairs of groups of one multi-way axis together (religion:a-b ...)
-        families: dict[str, list[int]] = {}
-        for index, work in enumerate(works):
-            families.setdefault(_family_of(work.axis, index), []).append(index)
-        adjusted = [[] for _ in works]
-        scopes = ["axis"] * len(works)
-        for members in families.values():
-            for index, p_adjusted in zip(members, adjust_family([works[i].scored for i in members], correction)):
-                adjusted[index] = p_adjusted
-                if len(members) > 1:
-                    scopes[index] = f"multi-way axis {works[index].axis.partition(':')[0]} ({len(members)} pairs of groups)"
-                    sizes[index] = sum(len(works[i].scored.family(True)) for i in members)
+        return adjust(range(len(scored))), ["run"] * len(scored), sizes
+    families: dict[str, list[int]] = {}  # each axis on its own; the pairs of groups of one multi-way axis together
+    for index, (axis, _) in enumerate(scored):
+        families.setdefault(_family_of(axis, index), []).append(index)
+    adjusted: list[list[float | None]] = [[] for _ in scored]
+    scopes = ["axis"] * len(scored)
+    for members in families.values():
+        for index, p_adjusted in zip(members, adjust(members)):
+            adjusted[index] = p_adjusted
+            if len(members) > 1:
+                scopes[index] = f"multi-way axis {scored[index][0].partition(':')[0]} ({len(members)} pairs of groups)"
+                sizes[index] = sum(len(scored[i][1].family(True)) for i in members)
+    return adjusted, scopes, sizes
+
+
+def _adjust_given(
+    scored: Sequence[Scored], pvalues: Sequence[Sequence[float | None]], correction: str
+) -> list[list[float | None]]:
+    """As :func:`adjust_family`, correcting the p-values given per row instead of the rows' own."""
+    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
+    for primary in (True, False):
+        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary) if pvalues[k][i] is not None]
+        if members:
+            given = [float(pvalues[k][i]) for k, i in members]  # type: ignore[arg-type]  # filtered above
+            for (k, i), value in zip(members, adjust_pvalues(given, method=correction)):
+                out[k][i] = float(value)
+    return out
+
+
+def finish_axes(
+    works: Sequence[AxisWork], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+) -> dict[str, AxisRun]:
+    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns.
+
+    ``pvalues`` (per axis, per row) replaces the rows' ``p_paired`` as what is corrected.
+    """
+    adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], config, pvalues)
     runs: dict[str, AxisRun] = {}
-    for work, p_adjusted in zip(works, adjusted):
-        result = finalize(work.scored, p_adjusted, correction_scope=scopes[len(runs)], extra_manifest=work.manifest,
-                          family_size=sizes[len(runs)])  # fmt: skip
+    for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
+        result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest,
+                          family_size=sizes[index])  # fmt: skip
         runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=work.coverage,
                                   generation=work.generation, timings=work.timings,
                                   pairs=work.pairs, responses=work.scored.responses,

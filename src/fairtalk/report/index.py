@@ -42,6 +42,7 @@ __all__ = [
     "group_cell",
     "previous_entries",
     "render_index",
+    "sequential_summary",
     "write_index",
     "write_run",
 ]
@@ -98,9 +99,35 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "n_matched": axis_run.coverage.n_matched,
             "links": links,
             "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
-            "plain": plain_summary(result, axis_run.similarity),
+            "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.manifest)],
         })  # fmt: skip
     return axes
+
+
+def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
+    """An ``--until-decided`` axis' looks in one line: how many ran, the pairs used, the last look's level, why it stopped.
+
+    None for an audit of a fixed number of pairs (its manifest has no ``audit.sequential``).
+    """
+    audit = manifest.get("audit")
+    record = audit.get("sequential") if isinstance(audit, Mapping) else None
+    if not isinstance(record, Mapping):
+        return None
+    if record.get("stopped") == "all decided":
+        why = "every primary measure decided"
+    else:
+        why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
+        if record.get("n_pairs_available") != record.get("max_pairs"):
+            why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
+    return (f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
+            f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
+            f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
+            f"(each one-sided equivalence test)")  # fmt: skip
+
+
+def _sequential_sentences(manifest: Mapping[str, Any]) -> list[str]:
+    line = sequential_summary(manifest)
+    return [] if line is None else [line[0].upper() + line[1:] + "."]
 
 
 def render_index(run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True) -> str:

@@ -1,0 +1,200 @@
+"""Tests for pipeline/_sequential.py and `fairtalk audit --until-decided`: nested looks, stopping, the record, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import fairtalk
+from audit_toys import write_corpus, write_models
+from fairtalk import AuditConfig, SpecError
+from fairtalk.cli import app
+from fairtalk.pipeline._sequential import nested_pairs
+
+runner = CliRunner()
+FAST = {"n_resamples": 200}
+_FEMALE = ("she", "her", "mother", "girl", "sister")
+
+
+class Counting:
+    """A callable model that counts the contexts it is asked (test doubles are real adapters)."""
+
+    def __init__(self, reply: str = "biased") -> None:
+        self.asked: list[str] = []
+        self.reply = reply
+
+    def __call__(self, context: str) -> str:
+        self.asked.append(context)
+        if self.reply == "biased":
+            female = any(word in context.split() for word in _FEMALE)
+            return "shut up you stupid idiot" if female else "that is lovely, i am so happy"
+        if self.reply == "varied":  # fair: each side's length is a coin of its own text, with no group in it
+            return " ".join(["word"] * (3 + hashlib.sha256(context.encode()).digest()[0] % 5))
+        return "that is lovely, i am so happy for you"
+
+
+def _big_corpus(folder: Path) -> Path:
+    """480 gender pairs: subjects x predicates x hours."""
+    subjects = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
+    predicates = ("is coming over", "made dinner", "told a story", "bought a bike", "was late")
+    lines = [f"{s} {p} at {h} o'clock" for s in subjects for p in predicates for h in range(1, 25)]
+    path = folder / "big.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _sequential(run: fairtalk.AuditRun, axis: str = "gender") -> dict[str, object]:
+    record = run.results[axis].manifest["audit"]["sequential"]
+    assert isinstance(record, dict)
+    return record
+
+
+def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Path) -> None:
+    corpus = fairtalk.read_corpus(str(_big_corpus(tmp_path)))
+    lexicon = fairtalk.load_lexicon("gender")
+    config = AuditConfig(corpus=str(tmp_path / "big.txt"), axes=("gender",), until_decided=True, n_pairs=50,
+                         max_pairs=400)  # fmt: skip
+    small, large = nested_pairs(corpus, lexicon, config, 100), nested_pairs(corpus, lexicon, config, 400)
+    assert small.ranked == large.ranked[:100]
+    first, coverage = large.look(50)
+    second, _ = large.look(100)
+    assert {p.id for p in first} < {p.id for p in second} and len(second) == 100
+    assert coverage.n_pairs == 50 and coverage.n_matched == large.coverage.n_matched
+    ids = [p.id for p in second]
+    assert ids == sorted(ids, key=lambda i: large.positions[i])  # corpus order within a look
+    other = nested_pairs(corpus, lexicon, config.updated({"seed": 1}), 100)
+    assert {p.id for p in other.ranked} != {p.id for p in small.ranked}  # the seed draws another sample
+
+
+def test_a_clearly_biased_model_stops_at_the_first_look(tmp_path: Path) -> None:
+    model = Counting("biased")
+    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=20,
+                         max_pairs=40, measures="offense,length", **FAST)  # fmt: skip
+    record = _sequential(run)
+    assert record["stopped"] == "all decided" and record["looks"] == 1 and record["n_pairs"] == 20
+    assert record["planned_looks"] == [20, 40] and record["undecided"] == []
+    assert run.results["gender"].n_pairs == 20 and len(model.asked) == 40  # fewer pairs than the budget
+    assert set(run.results["gender"].detected()) == {"offense_rate", "length"}
+    assert 0 < float(record["nominal_alpha"]) < 0.05  # type: ignore[arg-type]
+
+
+def test_a_model_that_never_decides_spends_the_budget_and_asks_each_pair_once(tmp_path: Path) -> None:
+    model = Counting("fair")  # identical answers on 40 pairs cannot show equivalence within 2 points
+    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
+                         max_pairs=40, measures="offense", **FAST)  # fmt: skip
+    record = _sequential(run)
+    assert record["stopped"] == "budget spent" and record["looks"] == 4 and record["planned_looks"] == [10, 20, 30, 40]
+    assert record["undecided"] == ["offense_rate"]
+    assert len(model.asked) == 80 == len(set(model.asked))  # each look asked only its new pairs
+    generation = run.axes["gender"].generation
+    assert (generation.n_generated, generation.n_cached) == (80, 0)
+    # the same run again is answered by the store
+    store = tmp_path / "store.sqlite"
+    fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
+                   max_pairs=40, measures="offense", store=store, **FAST)  # fmt: skip
+    again = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
+                           max_pairs=40, measures="offense", store=store, **FAST)  # fmt: skip
+    assert (again.axes["gender"].generation.n_generated, again.axes["gender"].generation.n_cached) == (0, 80)
+
+
+def test_a_fair_model_with_varied_answers_stops_once_equivalent(tmp_path: Path) -> None:
+    model = Counting("varied")
+    run = fairtalk.audit(corpus=_big_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=100,
+                         max_pairs=400, measures="length", margins={"length": 2.0}, **FAST)  # fmt: skip
+    record = _sequential(run)
+    result = run.results["gender"]
+    assert record["stopped"] == "all decided" and int(record["n_pairs"]) < 400  # type: ignore[call-overload]
+    measure = next(m for m in result.measures if m.name == "length")
+    assert measure.verdict is fairtalk.Verdict.EQUIVALENT and "group-sequential" in (measure.equivalence_test or "")
+    assert any("group-sequential, look" in note for note in measure.notes)
+    assert len(model.asked) == 2 * int(record["n_pairs"])  # type: ignore[call-overload]
+
+
+def test_identical_answers_stop_once_enough_pairs_bound_the_share_that_could_differ(tmp_path: Path) -> None:
+    model = Counting("fair")  # the same answer for everyone: a zero spread, equivalence from the exact share bound
+    run = fairtalk.audit(corpus=_big_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=120,
+                         max_pairs=480, measures="offense", **FAST)  # fmt: skip
+    record = _sequential(run)
+    assert record["stopped"] == "all decided" and 120 < int(record["n_pairs"]) < 480  # type: ignore[call-overload]
+    assert run.results["gender"].verdicts["offense_rate"] is fairtalk.Verdict.EQUIVALENT
+    assert len(model.asked) == 2 * int(record["n_pairs"])  # type: ignore[call-overload]
+
+
+def test_sequential_p_values_are_never_below_the_fixed_sample_ones(tmp_path: Path) -> None:
+    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=Counting("biased"), until_decided=True,
+                         n_pairs=10, max_pairs=40, measures="offense,length", **FAST)  # fmt: skip
+    fixed = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=Counting("biased"), n_pairs=40,
+                           measures="offense,length", **FAST)  # fmt: skip
+    record = _sequential(run)
+    assert record["looks"] == 2  # 10 pairs cannot cross the O'Brien-Fleming boundary of the first look
+    for m in run.results["gender"].measures:
+        assert m.p_adjusted is not None and m.p_paired is not None and m.p_adjusted >= m.p_paired
+    assert "sequential" not in fixed.results["gender"].manifest["audit"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"until_decided": True}, "until_decided needs max_pairs"),
+        ({"until_decided": True, "max_pairs": 10, "n_pairs": 20}, r"max_pairs \(10\) is below the first look"),
+        ({"until_decided": True, "max_pairs": 10, "n_pairs": None}, "needs n_pairs"),
+        ({"max_pairs": 100}, "max_pairs applies only with until_decided"),
+        ({"looks": 3}, "looks applies only with until_decided"),
+        ({"until_decided": True, "max_pairs": 100, "looks": 1}, "looks must be an int >= 2"),
+        ({"until_decided": True, "max_pairs": 100, "spending": "haybittle"}, "unknown spending"),
+    ],
+)
+def test_bad_sequential_options_are_refused(options: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        AuditConfig.from_mapping(options)
+
+
+def _cli(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
+    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), "--resamples", "200",
+            *extra]  # fmt: skip
+
+
+def test_cli_until_decided_reports_its_looks_and_keeps_the_exit_codes(tmp_path: Path) -> None:
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    out = tmp_path / "biased"
+    result = runner.invoke(app, _cli(corpus, f"python:{models}:biased", out, "--until-decided", "--pairs", "20",
+                                     "--max-pairs", "40", "--measures", "offense,length", "--fail-on-bias"))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert ("gender: until decided: stopped at look 1 of 2 (20 of at most 40 pairs): every primary measure decided"
+            in result.output)  # fmt: skip
+    assert "gender: 40 generated, 0 from the store, 0 failed" in result.output
+    results = json.loads((out / "gender" / "results.json").read_text())
+    assert results["manifest"]["audit"]["sequential"]["stopped"] == "all decided"
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["config"]["until_decided"] is True and summary["config"]["max_pairs"] == 40
+    assert summary["axes"]["gender"]["result"]["manifest"]["audit"]["sequential"]["n_pairs"] == 20
+    assert "Until decided: stopped at look 1 of 2" in (out / "index.html").read_text()
+
+    spent = runner.invoke(app, _cli(corpus, f"python:{models}:fair", tmp_path / "fair", "--until-decided", "--pairs",
+                                    "20", "--max-pairs", "40", "--measures", "offense", "--fail-on-bias"))  # fmt: skip
+    assert spent.exit_code == 0, spent.output
+    assert "stopped at look 2 of 2 (40 of at most 40 pairs): budget spent, still undecided: offense_rate" in spent.output
+    gate = runner.invoke(app, _cli(corpus, f"python:{models}:fair", tmp_path / "fair", "--until-decided", "--pairs",
+                                   "20", "--max-pairs", "40", "--measures", "offense", "--fail-unless-equivalent"))  # fmt: skip
+    assert gate.exit_code == 1, gate.output
+    assert "0 generated, 80 from the store" in gate.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--until-decided"], "--until-decided needs --max-pairs N"),
+        (["--until-decided", "--max-pairs", "10", "--pairs", "20"], "--max-pairs (10) is below the first look, --pairs (20)"),
+        (["--max-pairs", "100"], "--max-pairs applies only with --until-decided"),
+        (["--until-decided", "--max-pairs", "100", "--spending", "haybittle"], "unknown --spending 'haybittle'"),
+    ],
+)
+def test_cli_bad_sequential_options_exit_2(tmp_path: Path, extra: list[str], message: str) -> None:
+    result = runner.invoke(app, _cli(write_corpus(tmp_path), "builtin:echo", tmp_path / "out", *extra))
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.replace("│", " ").split())
+    assert not (tmp_path / "out" / "store.sqlite").exists()
