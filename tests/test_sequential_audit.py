@@ -173,6 +173,8 @@ def test_cli_until_decided_reports_its_looks_and_keeps_the_exit_codes(tmp_path: 
     assert summary["config"]["until_decided"] is True and summary["config"]["max_pairs"] == 40
     assert summary["axes"]["gender"]["result"]["manifest"]["audit"]["sequential"]["n_pairs"] == 20
     assert "Until decided: stopped at look 1 of 2" in (out / "index.html").read_text()
+    for page in ("report.md", "report.html"):  # each axis' own report says how its size was reached
+        assert "until decided: stopped at look 1 of 2 (20 of at most 40 pairs)" in (out / "gender" / page).read_text()
 
     spent = runner.invoke(app, _cli(corpus, f"python:{models}:fair", tmp_path / "fair", "--until-decided", "--pairs",
                                     "20", "--max-pairs", "40", "--measures", "offense", "--fail-on-bias"))  # fmt: skip

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from fairtalk.jsonl import jsonable
 from fairtalk.results import AuditResult, AuditRun
 
-__all__ = ["decoding_summary", "decoding_text", "result_decoding", "result_header", "run_header",
+__all__ = ["decoding_summary", "decoding_text", "result_decoding", "result_header", "run_header", "sequential_summary",
            "system_prompt_hash", "system_prompt_of"]  # fmt: skip
 
 #: Hex digits of a system prompt's SHA-256 shown in a header.
@@ -125,6 +126,27 @@ def _header(turns: Any, prompt: str | None, settings: Any, seed: Any) -> str:
     return " · ".join(parts)
 
 
+def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
+    """An ``--until-decided`` axis' looks in one line: how many ran, the pairs used, the last look's level, why it stopped.
+
+    None for an audit of a fixed number of pairs (its manifest has no ``audit.sequential``).
+    """
+    audit = manifest.get("audit")
+    record = audit.get("sequential") if isinstance(audit, Mapping) else None
+    if not isinstance(record, Mapping):
+        return None
+    if record.get("stopped") == "all decided":
+        why = "every primary measure decided"
+    else:
+        why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
+        if record.get("n_pairs_available") != record.get("max_pairs"):
+            why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
+    return (f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
+            f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
+            f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
+            f"(each one-sided equivalence test)")  # fmt: skip
+
+
 def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = None) -> str | None:
     """The run header of one axis' report: turns (from ``run_config``), system prompt hash, decoding in words.
 
@@ -137,7 +159,9 @@ def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = No
     config = run_config or {}
     turns = config.get("turns", audit.get("turns"))
     prompt = system_prompt_of(audit.get("model"), config.get("model_args"))
-    return _header(turns, prompt, audit.get("decoding"), audit.get("seed"))
+    header = _header(turns, prompt, audit.get("decoding"), audit.get("seed"))
+    looks = sequential_summary(result.manifest)
+    return header if looks is None else f"{header} · {looks}"
 
 
 def run_header(run: AuditRun) -> str:

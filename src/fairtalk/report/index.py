@@ -21,7 +21,7 @@ from fairtalk.files import (
 )
 from fairtalk.jsonl import jsonable
 from fairtalk.pairs_jsonl import write_pairs
-from fairtalk.report.decoding import decoding_text, run_header
+from fairtalk.report.decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report.formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
@@ -102,27 +102,6 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
             "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.manifest)],
         })  # fmt: skip
     return axes
-
-
-def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
-    """An ``--until-decided`` axis' looks in one line: how many ran, the pairs used, the last look's level, why it stopped.
-
-    None for an audit of a fixed number of pairs (its manifest has no ``audit.sequential``).
-    """
-    audit = manifest.get("audit")
-    record = audit.get("sequential") if isinstance(audit, Mapping) else None
-    if not isinstance(record, Mapping):
-        return None
-    if record.get("stopped") == "all decided":
-        why = "every primary measure decided"
-    else:
-        why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
-        if record.get("n_pairs_available") != record.get("max_pairs"):
-            why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
-    return (f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
-            f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
-            f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
-            f"(each one-sided equivalence test)")  # fmt: skip
 
 
 def _sequential_sentences(manifest: Mapping[str, Any]) -> list[str]:
