@@ -3,11 +3,13 @@
 This package is the only place that joins stages: ``_options.py`` and ``_config.py`` hold
 the validated options (``ScoreOptions``, ``AuditConfig``); ``_score.py`` scores responses to
 parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model
-(``respond()``, generation alone); ``_run.py`` runs the whole audit per axis.
+(``respond()``, generation alone); ``_run.py`` runs the whole audit per axis; ``_compare.py``
+compares two audits of the same pairs (``compare_runs()``: per key, the change in gap).
 """
 
 from __future__ import annotations
 
+from fairtalk.pipeline._compare import compare_runs
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._generate import (
     DEFAULT_MODELS,
@@ -34,6 +36,7 @@ __all__ = [
     "Generation",
     "ScoreOptions",
     "audit",
+    "compare_runs",
     "default_model",
     "item_seed",
     "reproduce_debias",

@@ -8,6 +8,7 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
   pairs and responses);
 - ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
 - ``DebiasComparison``: baseline and debiased models audited on the same pairs;
+- ``ModelComparison``: a baseline and a candidate model compared, per key the change in gap;
 - ``PromptAnalysis``: paper 004's analysis of labelled completions.
 """
 
@@ -22,6 +23,7 @@ from fairtalk.results._audit import (
     ScorerCheck,
 )
 from fairtalk.results._debias import ComparedModel, DebiasComparison
+from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import (
@@ -39,13 +41,17 @@ __all__ = [
     "AuditResult",
     "AuditRun",
     "AxisRun",
+    "Change",
+    "ComparedAxis",
     "ComparedModel",
     "DebiasComparison",
     "DivergentPair",
+    "GapChange",
     "GenerationSummary",
     "JudgeAnswer",
     "MaskedComparison",
     "MeasureResult",
+    "ModelComparison",
     "PromptAnalysis",
     "Result",
     "ScorerCheck",

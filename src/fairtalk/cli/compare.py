@@ -1,0 +1,81 @@
+"""`fairtalk compare BASELINE CANDIDATE`: whether the candidate model is more biased than the baseline, on the same pairs."""
+
+from __future__ import annotations
+
+import typer
+
+from fairtalk.cli._app import app, console, info, interrupted, print_json, say
+from fairtalk.cli._test_options import parse_margins
+
+_MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
+_MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
+_MARGIN = typer.Option(
+    None,
+    "--margin",
+    help="Non-inferiority margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); "
+    "repeatable. Default: the baseline audit's margin, else the kind's (rates 0.02, counts 0.1 sd).",
+)
+
+
+@app.command()
+def compare(
+    baseline: str = typer.Argument(..., help="The baseline's output folder (of `fairtalk audit -o` or `fairtalk score -o`)."),
+    candidate: str = typer.Argument(..., help="The candidate's output folder, an audit of the same pairs."),
+    output: str | None = typer.Option(
+        None, "-o", "--output", help="Folder for results.json, results.csv, report.md and report.html (default: none written)."
+    ),
+    fail_if_worse: bool = typer.Option(
+        False,
+        "--fail-if-worse",
+        help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
+    ),
+    margin: list[str] | None = _MARGIN,
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of every test; intervals are 1 - alpha."),
+    clusters: bool = typer.Option(
+        True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue)."
+    ),
+    axis: str | None = typer.Option(
+        None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Write the comparison (results.json's content) to stdout; messages go to stderr."
+    ),
+) -> None:
+    """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
+
+    Both runs are scored again with the baseline's measures. A key is improved or regressed when
+    the size of its gap is shown to change, unchanged when shown to differ by less than the margin
+    both ways, else inconclusive. Exit codes: 0 done; 1 --fail-if-worse and a primary key not shown
+    non-inferior; 2 a usage or input error.
+    """
+    from fairtalk import SpecError
+    from fairtalk.pipeline import compare_runs
+    from fairtalk.report import check_report_folder
+    from fairtalk.report.model_comparison import (
+        COMPARISON_FILES,
+        gate_lines,
+        model_comparison_table,
+        write_model_comparison,
+    )
+
+    try:
+        if output is not None:
+            check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=COMPARISON_FILES.values())
+        axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
+        if axes == []:
+            raise SpecError(_MSG_NO_AXIS)
+        result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
+        paths = {} if output is None else write_model_comparison(result, output)
+    except KeyboardInterrupt:
+        interrupted()
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        console.print(model_comparison_table(result))
+    for line in gate_lines(result):
+        say(line)
+    for path in paths.values():
+        info(f"wrote {path}")
+    if fail_if_worse and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
+        say(_MSG_GATE, style="bold red")
+        raise typer.Exit(code=1)

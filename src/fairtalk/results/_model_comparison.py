@@ -1,0 +1,273 @@
+"""Two models audited on the same pairs, compared: per axis and key the change in gap, its verdict and the release gate.
+
+:class:`ModelComparison` is what ``fairtalk compare BASELINE CANDIDATE`` and
+:func:`fairtalk.pipeline.compare_runs` return: per ``(axis, key)`` a :class:`GapChange` (each
+model's gap, the change in gap with its interval and test, non-inferiority and a
+:class:`Change` verdict), and per axis a :class:`ComparedAxis` naming the pairs and keys left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Self
+
+from fairtalk.results._protocol import Result, Verdict
+
+if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
+    import pandas as pd
+
+__all__ = ["Change", "ComparedAxis", "GapChange", "ModelComparison"]
+
+_Bounds = tuple[float | None, float | None]
+
+
+class Change(StrEnum):
+    """What the evidence says about a key's gap from the baseline to the candidate.
+
+    ``IMPROVED`` / ``REGRESSED``: the candidate's gap is shown smaller / larger in size (corrected
+    over the family); ``UNCHANGED``: shown to differ in size by less than the margin, both ways;
+    ``INCONCLUSIVE``: neither.
+
+    Examples
+    --------
+    >>> Change("improved").verdict, Change.UNCHANGED.verdict
+    (<Verdict.DIFFERENT: 'difference detected'>, <Verdict.EQUIVALENT: 'equivalent'>)
+    """
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    UNCHANGED = "unchanged"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def verdict(self) -> Verdict:
+        """The protocol's :class:`Verdict`: a change is a difference, unchanged is equivalence."""
+        if self in (Change.IMPROVED, Change.REGRESSED):
+            return Verdict.DIFFERENT
+        return Verdict.EQUIVALENT if self is Change.UNCHANGED else Verdict.INCONCLUSIVE
+
+
+@dataclass(frozen=True, slots=True)
+class GapChange:
+    """One result key of one axis, compared: both models' gaps, the change in gap, its tests and verdict.
+
+    - ``baseline_a``/``baseline_b`` and ``candidate_a``/``candidate_b``: each model's side means;
+      ``baseline_gap``/``candidate_gap`` its mean ``A − B`` with ``baseline_ci``/``candidate_ci``.
+    - ``change``: ``g_c − g_b`` (difference in differences) with ``change_ci`` and ``p_change``
+      (the test of no change, ``change_test``); ``total``: ``g_c + g_b`` with ``total_ci`` and ``p_total``.
+    - ``p_magnitude``: ``max(p_change, p_total)``, the p of "the gap's size changed", and
+      ``p_adjusted`` its correction within the family (primary keys, then the others).
+    - ``margin``, ``non_inferior`` (shown ``|g_c| < |g_b| + margin``), ``within_margin`` (shown
+      ``||g_c| − |g_b|| < margin``); ``identical``: every pair has the same gap in both runs;
+      ``identical_answers``: pairs where both models gave the same two answers.
+    - ``verdict``: a :class:`Change`. Intervals are at ``1 − α`` of the comparison.
+    """
+
+    axis: str
+    key: str
+    kind: str
+    primary: bool
+    higher_is_better: bool | None
+    n_pairs: int
+    n_units: int
+    baseline_a: float
+    baseline_b: float
+    baseline_gap: float
+    baseline_ci: _Bounds
+    candidate_a: float
+    candidate_b: float
+    candidate_gap: float
+    candidate_ci: _Bounds
+    change: float
+    change_ci: _Bounds
+    p_change: float | None
+    change_test: str
+    total: float
+    total_ci: _Bounds
+    p_total: float | None
+    p_magnitude: float | None
+    p_adjusted: float | None
+    margin: float | None
+    non_inferior: bool | None
+    within_margin: bool | None
+    identical: bool
+    identical_answers: int
+    verdict: Change
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Change(self.verdict))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` entry of this key (its axis and key are where it is filed)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("axis", "key")}
+        for name in ("baseline_ci", "candidate_ci", "change_ci", "total_ci"):
+            out[name] = list(out[name])
+        out["verdict"] = self.verdict.value
+        out["notes"] = list(self.notes)
+        return out
+
+    @classmethod
+    def from_dict(cls, axis: str, key: str, data: Mapping[str, Any]) -> GapChange:
+        """The key of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
+        known = {f.name for f in dataclasses.fields(cls)} - {"axis", "key"}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("baseline_ci", "candidate_ci", "change_ci", "total_ci"):
+            values[name] = tuple(values.get(name) or (None, None))
+        values["notes"] = tuple(values.get("notes") or ())
+        return cls(axis=axis, key=key, **values)
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedAxis:
+    """One axis both runs hold: its groups, the pairs compared, and what was left out and why.
+
+    ``only_baseline``/``only_candidate`` count the pairs one run holds (``*_examples``: the first
+    few ids); ``n_context_differs`` the pairs whose id both hold but whose contexts differ (not
+    the same pair, left out); ``skipped`` maps a key that was not compared to why.
+    """
+
+    axis: str
+    groups: tuple[str, str]
+    n_pairs: int
+    n_clusters: int | None
+    only_baseline: int = 0
+    only_baseline_examples: tuple[str, ...] = ()
+    only_candidate: int = 0
+    only_candidate_examples: tuple[str, ...] = ()
+    n_context_differs: int = 0
+    n_identical_answers: int = 0
+    skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` entry of this axis."""
+        return {
+            "groups": list(self.groups), "n_pairs": self.n_pairs, "n_clusters": self.n_clusters,
+            "only_baseline": self.only_baseline, "only_baseline_examples": list(self.only_baseline_examples),
+            "only_candidate": self.only_candidate, "only_candidate_examples": list(self.only_candidate_examples),
+            "n_context_differs": self.n_context_differs, "n_identical_answers": self.n_identical_answers,
+            "skipped": dict(self.skipped),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, axis: str, data: Mapping[str, Any]) -> ComparedAxis:
+        """The axis of a ``results.json`` entry."""
+        return cls(axis=axis, groups=tuple(data["groups"]), n_pairs=data["n_pairs"], n_clusters=data.get("n_clusters"),
+                   only_baseline=data.get("only_baseline", 0),
+                   only_baseline_examples=tuple(data.get("only_baseline_examples") or ()),
+                   only_candidate=data.get("only_candidate", 0),
+                   only_candidate_examples=tuple(data.get("only_candidate_examples") or ()),
+                   n_context_differs=data.get("n_context_differs", 0),
+                   n_identical_answers=data.get("n_identical_answers", 0),
+                   skipped=MappingProxyType(dict(data.get("skipped") or {})))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ModelComparison(Result[tuple[str, str]]):
+    """A baseline and a candidate model audited on the same pairs: per axis and key, how the gap changed. Built once.
+
+    ``baseline``/``candidate`` name the two runs (their folders) and ``models`` their model specs;
+    ``axes`` are the axes both hold (:class:`ComparedAxis`) and ``changes`` one :class:`GapChange`
+    per ``(axis, key)``. ``axes_only_baseline``/``axes_only_candidate``: axes one run holds, left out.
+    ``alpha`` is the level of every test (intervals are ``1 − α``), ``correction`` the correction of
+    ``p_magnitude`` within each axis's primary family (and separately its other keys).
+
+    Its keys are ``(axis, key)``: ``verdicts`` maps each to the protocol's :class:`Verdict`
+    (``change_verdicts`` to its :class:`Change`), ``detected()`` names the primary keys whose gap
+    changed, and ``not_non_inferior()`` those the release gate (``--fail-if-worse``) fails on.
+    """
+
+    baseline: str
+    candidate: str
+    axes: tuple[ComparedAxis, ...]
+    changes: tuple[GapChange, ...]
+    models: tuple[str | None, str | None] = (None, None)
+    alpha: float = 0.05
+    correction: str = "holm"
+    axes_only_baseline: tuple[str, ...] = ()
+    axes_only_candidate: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def change(self, axis: str, key: str) -> GapChange:
+        """The comparison of ``key`` on ``axis``."""
+        for row in self.changes:
+            if (row.axis, row.key) == (axis, key):
+                return row
+        raise KeyError(f"no key {key!r} on axis {axis!r}; have: {', '.join(f'{r.axis}/{r.key}' for r in self.changes)}")
+
+    @property
+    def change_verdicts(self) -> Mapping[tuple[str, str], Change]:
+        """(axis, key) -> its :class:`Change`, in the result's order."""
+        return MappingProxyType({(r.axis, r.key): r.verdict for r in self.changes})
+
+    @property
+    def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
+        """(axis, key) -> the protocol's :class:`Verdict` of its change (see :attr:`Change.verdict`)."""
+        return MappingProxyType({(r.axis, r.key): r.verdict.verdict for r in self.changes})
+
+    def detected(self) -> tuple[tuple[str, str], ...]:
+        """(axis, key) of the primary keys whose gap was shown to change in size (improved or regressed)."""
+        return tuple((r.axis, r.key) for r in self.changes if r.primary and r.verdict.verdict.shows_difference)
+
+    def regressed(self) -> tuple[tuple[str, str], ...]:
+        """(axis, key) of the primary keys whose gap was shown larger in the candidate."""
+        return tuple((r.axis, r.key) for r in self.changes if r.primary and r.verdict is Change.REGRESSED)
+
+    def not_non_inferior(self) -> tuple[tuple[str, str], ...]:
+        """(axis, key) of the primary keys not shown non-inferior (``|g_c| < |g_b| + margin``): the release gate fails on these."""
+        return tuple((r.axis, r.key) for r in self.changes if r.primary and not r.non_inferior)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison's ``results.json``."""
+        by_axis: dict[str, dict[str, Any]] = {}
+        for row in self.changes:
+            by_axis.setdefault(row.axis, {})[row.key] = row.to_dict()
+        return {
+            "kind": "model comparison", "baseline": self.baseline, "candidate": self.candidate,
+            "models": list(self.models), "alpha": self.alpha, "correction": self.correction,
+            "axes": {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in self.axes},
+            "axes_only_baseline": list(self.axes_only_baseline), "axes_only_candidate": list(self.axes_only_candidate),
+            "warnings": list(self.warnings), "manifest": dict(self.manifest),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The comparison of its ``results.json`` dict (the inverse of :meth:`to_dict`).
+
+        Examples
+        --------
+        >>> empty = ModelComparison("old", "new", (), ())
+        >>> ModelComparison.from_dict(empty.to_dict()) == empty
+        True
+        """
+        axes = data.get("axes") or {}
+        return cls(
+            baseline=data["baseline"], candidate=data["candidate"],
+            axes=tuple(ComparedAxis.from_dict(name, entry) for name, entry in axes.items()),
+            changes=tuple(GapChange.from_dict(name, key, row) for name, entry in axes.items()
+                          for key, row in (entry.get("keys") or {}).items()),
+            models=tuple(data.get("models") or (None, None)), alpha=data.get("alpha", 0.05),
+            correction=data.get("correction", "holm"), axes_only_baseline=tuple(data.get("axes_only_baseline") or ()),
+            axes_only_candidate=tuple(data.get("axes_only_candidate") or ()), warnings=tuple(data.get("warnings") or ()),
+            manifest=MappingProxyType(dict(data.get("manifest") or {})),
+        )  # fmt: skip
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (axis, key), indexed by both; interval bounds in ``*_low``/``*_high`` columns."""
+        import pandas as pd
+
+        rows = []
+        for row in self.changes:
+            flat = row.to_dict()
+            for name in ("baseline_ci", "candidate_ci", "change_ci", "total_ci"):
+                flat[name.replace("_ci", "_low")], flat[name.replace("_ci", "_high")] = flat.pop(name)
+            flat["notes"] = "; ".join(row.notes)
+            rows.append({"axis": row.axis, "key": row.key, **flat})
+        if not rows:
+            return pd.DataFrame(columns=["axis", "key"]).set_index(["axis", "key"])
+        return pd.DataFrame(rows).set_index(["axis", "key"])

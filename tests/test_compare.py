@@ -1,0 +1,156 @@
+"""`fairtalk compare`: a planted 10-point offense gap removed (improved), put back (regressed, the gate fails), one model twice (unchanged)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from fairtalk import Response, write_responses
+from fairtalk.cli import app
+from fairtalk.pipeline import compare_runs
+from fairtalk.results import Change, ModelComparison, Verdict
+
+runner = CliRunner()
+
+_OFFENSIVE = ("you are a fucking idiot", "what a stupid bitch", "shut up you piece of shit")
+_PLAIN = ("that sounds like a lovely day", "i went to the store", "maybe later then", "what time is it",
+          "i like cats a lot", "see you tomorrow")  # fmt: skip
+N_PAIRS = 400
+
+
+def _texts(rng: np.random.Generator, offensive: np.ndarray) -> list[str]:
+    return [str(rng.choice(_OFFENSIVE)) if bad else str(rng.choice(_PLAIN)) for bad in offensive]
+
+
+def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False) -> Path:
+    """A `fairtalk score` output folder: side A offensive on ``gap`` more of the pairs than side B (5% background)."""
+    rng = np.random.default_rng(seed)
+    background = rng.random((N_PAIRS, 2)) < 0.05
+    planted = np.arange(N_PAIRS) < round(gap * N_PAIRS)
+    side_a, side_b = _texts(rng, background[:, 0] | planted), _texts(rng, background[:, 1])
+    records = []
+    for i, (a, b) in enumerate(zip(side_a, side_b)):
+        extra = (("cluster", f"dialogue{i // 4}"),) if clusters else ()
+        records += [Response(f"p{i}", "a", f"he said {i}", a, extra), Response(f"p{i}", "b", f"she said {i}", b, extra)]
+    folder.mkdir(parents=True)
+    write_responses(records, folder / "responses.jsonl")
+    done = runner.invoke(app, ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender",
+                               "--measures", "offense,sentiment", "-o", str(folder / "scored"), "-q"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    return folder / "scored"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A baseline with a 10-point offense gap, a candidate without it, and the baseline's own responses scored twice."""
+    root = tmp_path_factory.mktemp("compare")
+    return {"gap": _run(root / "gap", gap=0.10, seed=1), "fair": _run(root / "fair", gap=0.0, seed=2),
+            "again": _run(root / "again", gap=0.10, seed=1)}  # fmt: skip
+
+
+def _compare(*args: str):  # noqa: ANN202
+    return runner.invoke(app, ["compare", *args])
+
+
+def test_removing_a_planted_gap_is_improved_with_an_interval_excluding_zero(runs: dict[str, Path]) -> None:
+    result = compare_runs(runs["gap"], runs["fair"])
+    row = result.change("gender", "offense_rate")
+    assert row.verdict is Change.IMPROVED and result.verdicts[("gender", "offense_rate")] is Verdict.DIFFERENT
+    assert row.baseline_gap == pytest.approx(0.10, abs=0.03) and abs(row.candidate_gap) < 0.03
+    low, high = row.change_ci
+    assert low is not None and high is not None and low < high < 0
+    assert row.p_adjusted is not None and row.p_adjusted < 0.05
+    assert row.non_inferior is True and ("gender", "offense_rate") in result.detected()
+
+
+def test_adding_the_gap_regresses_and_fails_the_gate(runs: dict[str, Path], tmp_path: Path) -> None:
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "--fail-if-worse", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "regressed" in done.output and "not shown non-inferior" in done.output
+    data = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    offense = data["axes"]["gender"]["keys"]["offense_rate"]
+    assert offense["verdict"] == "regressed" and offense["non_inferior"] is False and offense["change_ci"][0] > 0
+    for name in ("results.csv", "report.md", "report.html"):
+        assert (tmp_path / "out" / name).is_file()
+    assert "Candidate" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_same_responses_twice_are_unchanged_and_pass_the_gate(runs: dict[str, Path]) -> None:
+    done = _compare(str(runs["gap"]), str(runs["again"]), "--fail-if-worse", "--json")
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    for key, row in data["axes"]["gender"]["keys"].items():
+        assert row["verdict"] == "unchanged" and row["identical"] and row["non_inferior"], key
+        assert row["identical_answers"] == N_PAIRS
+    assert data["axes"]["gender"]["n_identical_answers"] == N_PAIRS
+
+
+def test_improvement_passes_the_gate_and_identical_says_so(runs: dict[str, Path]) -> None:
+    assert _compare(str(runs["gap"]), str(runs["fair"]), "--fail-if-worse").exit_code == 0
+    done = _compare(str(runs["gap"]), str(runs["again"]))
+    assert f"gender: identical on all {N_PAIRS} pairs" in done.output
+
+
+def test_pairs_only_one_run_holds_are_named_and_left_out(runs: dict[str, Path], tmp_path: Path) -> None:
+    lines = (runs["fair"].parent / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "responses.jsonl").write_text("\n".join(lines[20:]) + "\n", encoding="utf-8")  # pairs p0..p9 dropped
+    done = runner.invoke(app, ["score", "--responses", str(cut / "responses.jsonl"), "--axis", "gender",
+                               "--measures", "offense", "-o", str(cut / "scored"), "-q"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    result = compare_runs(runs["gap"], cut / "scored")
+    axis = result.axes[0]
+    assert axis.n_pairs == N_PAIRS - 10 and axis.only_baseline == 10 and axis.only_baseline_examples[0] == "p0"
+    assert [r.key for r in result.changes] == [
+        "offense_rate",
+        "sentiment_positive",
+        "sentiment_negative",
+    ]  # the baseline's measures, both rescored
+    assert any("other measures" in w for w in result.warnings)
+
+
+def test_clusters_are_the_units_when_the_pairs_name_their_dialogue(tmp_path: Path) -> None:
+    base = _run(tmp_path / "b", gap=0.10, seed=3, clusters=True)
+    cand = _run(tmp_path / "c", gap=0.0, seed=4, clusters=True)
+    clustered, flat = compare_runs(base, cand), compare_runs(base, cand, clusters=False)
+    assert clustered.axes[0].n_clusters == N_PAIRS // 4 and flat.axes[0].n_clusters is None
+    assert clustered.change("gender", "offense_rate").n_units == N_PAIRS // 4
+    assert flat.change("gender", "offense_rate").n_units == N_PAIRS
+
+
+def test_result_round_trips_and_frames(runs: dict[str, Path], tmp_path: Path) -> None:
+    result = compare_runs(runs["gap"], runs["fair"], margins={"offense_rate": 0.05})
+    assert ModelComparison.from_dict(json.loads(result.to_json())) == result
+    assert ModelComparison.read_json(result.write(tmp_path / "r.json")) == result
+    frame = result.to_frame()
+    assert frame.loc[("gender", "offense_rate"), "margin"] == 0.05 and "change_low" in frame.columns
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--margin", "nosuchkey=0.1"], "unknown margin key"),
+        (["--margin", "offense_rate"], "malformed --margin"),
+    ],
+)
+def test_bad_options_are_usage_errors(runs: dict[str, Path], args: list[str], message: str) -> None:
+    done = _compare(str(runs["gap"]), str(runs["fair"]), *args)
+    assert done.exit_code == 2 and message in done.output
+
+
+def test_a_folder_that_is_no_run_is_an_input_error(runs: dict[str, Path], tmp_path: Path) -> None:
+    done = _compare(str(tmp_path), str(runs["fair"]))
+    assert done.exit_code == 2 and "neither run.json nor results.json" in done.output
+
+
+def test_the_output_never_replaces_a_users_file(runs: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    mine = tmp_path / "out" / "report.md"
+    mine.write_text("my notes", encoding="utf-8")
+    done = _compare(str(runs["gap"]), str(runs["fair"]), "-o", str(tmp_path / "out"))
+    assert done.exit_code == 2 and mine.read_text(encoding="utf-8") == "my notes"

@@ -1,0 +1,101 @@
+"""``fairtalk.stats.change``: the δ−/δ+ rule, non-inferiority by intersection-union, identical runs, and the level under the null."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairtalk.stats import adjust_pvalues
+from fairtalk.stats.change import Contrast, gap_change, non_inferior
+
+
+def _point(value: float) -> Contrast:
+    """A contrast known exactly (a zero-width interval): isolates the rule from the sampling."""
+    return Contrast(value, (value - 1e-9, value + 1e-9), 0.0, "exact")
+
+
+def test_non_inferiority_is_exactly_the_gap_condition() -> None:
+    """min(δ−, δ+) < m and max(δ−, δ+) > −m holds exactly when |g_c| < |g_b| + m (g_c = (δ+ + δ−)/2, g_b = (δ+ − δ−)/2)."""
+    rng = np.random.default_rng(0)
+    margin = 0.05
+    for u, v in rng.uniform(-0.3, 0.3, size=(4000, 2)):
+        g_c, g_b = (v + u) / 2, (v - u) / 2
+        if abs(abs(g_c) - abs(g_b) - margin) < 1e-6:
+            continue
+        assert non_inferior(_point(u), _point(v), margin) == (abs(g_c) < abs(g_b) + margin), (u, v)
+
+
+def test_magnitude_rule_reads_the_signs() -> None:
+    """|g_c|² − |g_b|² = δ−·δ+: same signs mean a larger gap, opposite signs a smaller one."""
+    n = 400
+    base_a = np.r_[np.ones(60), np.zeros(n - 60)]
+    zeros = np.zeros(n)
+    smaller = gap_change(base_a, zeros, zeros, zeros, kind="rate", margin=0.02)
+    larger = gap_change(zeros, zeros, base_a, zeros, kind="rate", margin=0.02)
+    flipped = gap_change(base_a, zeros, zeros, base_a, kind="rate", margin=0.02)  # the gap reverses, same size
+    assert smaller.direction == "smaller" and smaller.p_magnitude < 0.001 and smaller.non_inferior
+    assert larger.direction == "larger" and larger.p_magnitude < 0.001 and not larger.non_inferior
+    assert flipped.total.identical and flipped.p_magnitude == 1.0  # δ+ is 0 on every pair: no change in size
+    assert smaller.change.estimate == pytest.approx(-0.15) and smaller.change.high < 0
+
+
+def test_swapping_the_runs_negates_the_change() -> None:
+    rng = np.random.default_rng(1)
+    arrays = [rng.poisson(3.0, 300).astype(float) for _ in range(4)]
+    forward = gap_change(*arrays, kind="count", margin=0.3)
+    backward = gap_change(arrays[2], arrays[3], arrays[0], arrays[1], kind="count", margin=0.3)
+    assert backward.change.estimate == pytest.approx(-forward.change.estimate)
+    assert backward.total.estimate == pytest.approx(forward.total.estimate)
+    assert backward.within_margin == forward.within_margin  # unchanged-within-margin is symmetric
+
+
+def test_identical_runs_are_unchanged_and_non_inferior_even_without_spread() -> None:
+    rng = np.random.default_rng(2)
+    a, b = (rng.random(50) < 0.3).astype(float), (rng.random(50) < 0.3).astype(float)
+    same = gap_change(a, b, a, b, kind="rate", margin=0.02)
+    assert same.identical and same.change.ci == (0.0, 0.0) and same.change.p == 1.0
+    assert same.non_inferior and same.within_margin
+    assert "the same gap on all 50 pairs" in same.notes[0]
+    constant = np.zeros(50)
+    no_margin = gap_change(constant, constant, constant, constant, kind="count", margin=None)
+    assert no_margin.non_inferior and no_margin.within_margin  # no spread to scale a margin, identical anyway
+
+
+def test_a_constant_nonzero_change_has_no_interval_and_is_not_shown_non_inferior() -> None:
+    n = 30
+    base = gap_change(np.zeros(n), np.zeros(n), np.ones(n), np.zeros(n), kind="count", margin=0.1)
+    assert base.change.ci == (None, None) and base.non_inferior is False
+    assert any("no interval" in note for note in base.notes)
+
+
+def test_inputs_are_checked() -> None:
+    with pytest.raises(ValueError, match="one value per pair"):
+        gap_change(np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(4), kind="rate", margin=0.02)
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        gap_change(np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), kind="rate", margin=0.02)
+    with pytest.raises(ValueError, match="alpha"):
+        gap_change(np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), kind="rate", margin=0.02, alpha=1.5)
+
+
+def test_the_test_of_no_change_holds_its_level_under_random_side_swaps() -> None:
+    """Sides swapped at random within each pair of both runs: the change test rejects near α (300 runs of 200 pairs)."""
+    rng = np.random.default_rng(3)
+    n, runs = 200, 300
+    base = rng.poisson(4.0, (n, 2)).astype(float)
+    cand = base + rng.poisson(1.0, (n, 2))
+    rejected = 0
+    for _ in range(runs):
+        sb, sc = rng.random(n) < 0.5, rng.random(n) < 0.5
+        b_a, b_b = np.where(sb, base[:, 0], base[:, 1]), np.where(sb, base[:, 1], base[:, 0])
+        c_a, c_b = np.where(sc, cand[:, 0], cand[:, 1]), np.where(sc, cand[:, 1], cand[:, 0])
+        rejected += gap_change(b_a, b_b, c_a, c_b, kind="count", margin=0.5).change.p < 0.05
+    assert 0.02 <= rejected / runs <= 0.09
+
+
+def test_holm_over_the_magnitude_p_values_is_what_decides() -> None:
+    """p_magnitude = max(p−, p+) is the p the family is corrected over (a valid p of an intersection-union test)."""
+    n = 400
+    zeros = np.zeros(n)
+    strong = gap_change(np.r_[np.ones(60), np.zeros(n - 60)], zeros, zeros, zeros, kind="rate", margin=0.02)
+    assert strong.p_magnitude == max(strong.change.p, strong.total.p)
+    assert adjust_pvalues([strong.p_magnitude, 1.0])[0] < 0.05
