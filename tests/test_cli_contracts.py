@@ -64,6 +64,8 @@ def _dummy_required(command: Any, tmp_path: Path) -> list[str]:
     for param in command.params:
         if param.param_type_name == "option" and (getattr(param, "required", False) or _flag(param) in _STOPPERS):
             args += [_flag(param), str(tmp_path / f"missing-{param.name}.jsonl")]
+        elif param.param_type_name == "argument" and param.required:  # compare BASELINE CANDIDATE, label INPUT
+            args += [str(tmp_path / f"missing-{param.name}-{i}") for i in range(max(1, param.nargs))]
     return args
 
 
@@ -172,6 +174,18 @@ def _prompts_args(tmp_path: Path) -> list[str]:
 
 
 #: Tiny inputs for every command that takes --json. A new --json command fails the walk below until it has some.
+def _compare_args(tmp: Path) -> list[str]:
+    """Two tiny ``score -o`` folders of the same pairs: a baseline and a candidate for ``compare``."""
+    folders = []
+    for name in ("base", "cand"):
+        out = tmp / name
+        done = runner.invoke(app, ["score", "--responses", str(_responses(tmp / f"{name}.jsonl")), "--axis", "gender",
+                                   "-o", str(out), "--resamples", "20", "--measures", "offense,length"])  # fmt: skip
+        assert done.exit_code in (0, 1), done.output
+        folders.append(str(out))
+    return folders
+
+
 JSON_INPUTS = {
     ("score",): lambda tmp: ["--responses", str(_responses(tmp / "r.jsonl")), "--axis", "gender",
                              "-o", str(tmp / "out"), "--resamples", "20", "--measures", "offense,length"],
@@ -180,6 +194,7 @@ JSON_INPUTS = {
                              "--resamples", "20"],
     ("similarity",): _similarity_args,
     ("prompts", "analyze"): _prompts_args,
+    ("compare",): _compare_args,
 }  # fmt: skip
 
 

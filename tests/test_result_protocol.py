@@ -20,6 +20,7 @@ from fairtalk.results import (
     DebiasComparison,
     GenerationSummary,
     MeasureResult,
+    ModelComparison,
     PromptAnalysis,
     Result,
     SimilarityResult,
@@ -27,7 +28,7 @@ from fairtalk.results import (
     Verdict,
 )
 
-RESULTS = (AuditResult, AuditRun, SimilarityResult, DebiasComparison, PromptAnalysis)
+RESULTS = (AuditResult, AuditRun, SimilarityResult, DebiasComparison, ModelComparison, PromptAnalysis)
 
 
 def _measure(name: str, verdict: str, p_adjusted: float, *, primary: bool = True) -> MeasureResult:

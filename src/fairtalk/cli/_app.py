@@ -117,7 +117,7 @@ app = typer.Typer(
     cls=_Commands,
     help=(
         "Audit dialogue systems and text generators for demographic bias.\n\n"
-        "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent); 2 a usage or input "
+        "Exit codes: 0 done; 1 a gate failed (--fail-on-bias, --fail-unless-equivalent, --fail-if-worse); 2 a usage or input "
         "error (the message says which); 3 an internal error (a bug: FAIRTALK_DEBUG=1 shows the traceback); "
         "130 interrupted."
     ),

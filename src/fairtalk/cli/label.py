@@ -9,6 +9,7 @@ from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console,
 _MSG_ONE_INPUT = "give one INPUT to label (an audit's axis folder or responses.jsonl, a completions JSONL, or a text file)"
 _MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o gold.jsonl)"
 _MSG_AGREEMENT_ONLY = "--agreement reads gold files only: leave out {options}"
+_MSG_NO_AXIS = "--axis is empty: give an axis or a lexicon file (gender, race, ...), or leave it out"
 _MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
 
 
@@ -53,14 +54,16 @@ def label(
     from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes
     from fairtalk.report import check_not_input
 
-    if not inputs or len(inputs) != 1:
-        fail(_MSG_ONE_INPUT)
+    axes = [] if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
+    if axis is not None and not axes:
+        fail(_MSG_NO_AXIS)
     if measure is None or output is None:
         fail(_MSG_NEEDS)
-    schemes = label_schemes(measure)
+    schemes = label_schemes(measure)  # the options first, then the input (as every command does)
+    if not inputs or len(inputs) != 1:
+        fail(_MSG_ONE_INPUT)
     check_not_input(output, {"INPUT": inputs[0]})
     check_output_file(output)
-    axes = [] if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)
     server = LabelServer(log, port=port)

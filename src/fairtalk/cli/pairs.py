@@ -16,7 +16,8 @@ from fairtalk.cli._choices import Mixed, Split, Variant, was_given
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from fairtalk import Coverage, Pair, PairsCheck, PairSet
+    from fairtalk import Coverage, Pair, PairsCheck
+    from fairtalk.pairs import PairSet
 
 _MSG_PAIRS_LIMIT = "--limit must be at least 1, not {given}"
 _MSG_BLANK = "{option} is empty"

@@ -25,7 +25,7 @@ __all__ = ["Choice", "LabelScheme", "label_scheme", "label_schemes", "question"]
 _MSG_UNKNOWN = "unknown measure {name!r}: label one of offense_rate, refusal_rate, degenerate_rate, sentiment, regard, NAME_yes or NAME_score:LOW-HIGH"
 _MSG_NO_LABELS = "measure {name!r} has no labels a person can give ({why})"
 _MSG_SCALE = "a judge's score needs its scale, e.g. {name}:1-5 (digits 0-9, low < high), got {given!r}"
-_MSG_EMPTY = "give at least one measure to label (--measure offense_rate)"
+_MSG_EMPTY = "--measure is empty: give at least one measure to label (--measure offense_rate)"
 _MSG_TWICE = "measure {name!r} is given twice"
 
 #: Yes/no keys of the built-in measures.
