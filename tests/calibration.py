@@ -127,3 +127,84 @@ def simulate(pop: Population, *, n: int, runs: int, seed: int, design: str = "pa
         family_errors += bool((adjust_pvalues(p_values, method="holm") < alpha).any())
     return Calibration({m: rejected[m] / runs for m in MEASURES}, family_errors / runs,
                        {m: covered[m] / runs for m in MEASURES})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PowerCheck:
+    """Power at the printed minimum detectable effect: the new MDE's and the old normal formula's, and the mean MDEs."""
+
+    power: float
+    power_old: float
+    mde: float
+    mde_old: float
+
+
+def _inject(a: np.ndarray, b: np.ndarray, kind: str, effect: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A candidate with a true difference ``effect``: counts shifted; rates with new one-way discordant pairs.
+
+    For a rate, each concordant pair becomes discordant in A's favour with probability
+    ``effect / concordant share`` ((0, 0) gets A = 1, (1, 1) gets B = 0): the discordance grows
+    with the effect, as it does when a model's answers really change.
+    """
+    if kind == "count":
+        return a + effect, b
+    concordant = a == b
+    flip = concordant & (rng.random(a.size) < effect / max(float(concordant.mean()), 1e-12))
+    a, b = a.copy(), b.copy()
+    a[flip & (a == 0)] = 1.0
+    b[flip & (b == 1)] = 0.0
+    return a, b
+
+
+def mde_power(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None, *, kind: str, n_units: int, runs: int,
+              seed: int, alpha: float = 0.05, family: int = 1, power: float = 0.8) -> PowerCheck:  # fmt: skip
+    """Inject an effect of exactly the printed MDE into null resamples of real pairs; how often is it detected?
+
+    Each run draws ``n_units`` dialogues (``cluster`` given: whole dialogues, the units of the
+    cluster tests) or pairs with replacement, swaps sides at random (the null), computes the
+    MDE the audit prints at ``alpha / family``, plants an effect of that size and tests at that
+    level with the audit's default test for ``kind``.
+    """
+    from fairtalk.stats import PowerBasis, mde, minimum_detectable_effect, units
+
+    rng = np.random.default_rng(seed)
+    by_cluster = None
+    if cluster is not None:
+        order = np.argsort(cluster, kind="stable")
+        by_cluster = np.split(order, np.flatnonzero(np.diff(cluster[order])) + 1)
+    level = alpha / family
+    hits = hits_old = 0
+    mdes, mdes_old = [], []
+    for run in range(runs):
+        if by_cluster is None:
+            rows, groups = rng.integers(0, a.size, n_units), None
+        else:
+            drawn = rng.integers(0, len(by_cluster), n_units)
+            rows = np.concatenate([by_cluster[g] for g in drawn])
+            groups = np.repeat(np.arange(n_units), [by_cluster[g].size for g in drawn])
+        swap = rng.random(rows.size) < 0.5
+        null_a, null_b = np.where(swap, b[rows], a[rows]), np.where(swap, a[rows], b[rows])
+        d = null_a - null_b
+        discordance = float(np.count_nonzero(d)) / d.size
+        method = "mcnemar_exact" if kind == "rate" and groups is None else "mean"
+        if method == "mcnemar_exact":
+            basis = PowerBasis("mcnemar_exact", n=d.size, discordance=discordance)
+        else:
+            u = units(d, groups)
+            basis = PowerBasis("rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df,
+                               discordance=discordance)  # fmt: skip
+        interval = difference_interval(null_a, null_b, kind=kind, clusters=groups)
+        for effect, old in ((mde(basis, alpha=level, power=power), False),
+                            (minimum_detectable_effect(interval.bounds, alpha=level, power=power), True)):  # fmt: skip
+            if effect is None:
+                continue
+            planted_a, planted_b = _inject(null_a, null_b, kind, effect, rng)
+            p = paired_test(planted_a, planted_b, kind=kind, method=method, clusters=groups, seed=run).p
+            detected = p is not None and p < level
+            if old:
+                hits_old += detected
+                mdes_old.append(effect)
+            else:
+                hits += detected
+                mdes.append(effect)
+    return PowerCheck(hits / runs, hits_old / runs, float(np.mean(mdes)), float(np.mean(mdes_old)))

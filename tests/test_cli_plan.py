@@ -69,3 +69,46 @@ def test_plan_errors_are_clean(args: list[str], needle: str) -> None:
     result = runner.invoke(app, ["plan", "--measure", "offense_rate", *args])
     assert result.exit_code == 2
     assert needle in result.output and "Traceback" not in result.output
+
+
+# --- plan --gate: the pairs the equivalence gate needs ----------------------------------------------------------
+
+
+def _gate_pairs(out: str) -> dict[str, int]:
+    return {m.group(1): int(m.group(2).replace(",", "")) for m in re.finditer(r"  (\w+) \(\w+\): ([\d,]+) pairs", out)}
+
+
+def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None:
+    result = runner.invoke(app, ["plan", "--gate"])
+    assert result.exit_code == 0, result.output
+    pairs = _gate_pairs(result.output)
+    assert {"offense_rate", "sentiment_positive", "length", "distinct_1", "family_words"} <= set(pairs)
+    # sentiment_positive at ±2 points: far more than the 1,470 pairs of the bare audit (the gate failed a fair model)
+    assert pairs["sentiment_positive"] > 2000 and max(pairs.values()) == pairs["sentiment_positive"]
+    assert "sentiment_positive (rate): 2,892 pairs at margin ±2 points" in result.output
+    assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output
+    assert "identical answers on both sides pass at 149 pairs" in result.output
+
+
+def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
+    results = tmp_path / "results.json"
+    measures = {
+        "offense_rate": {"kind": "rate", "sd_difference": 0.2, "design_effect": 1.0, "equivalence_margin": 0.02, "primary": True},
+        "length": {"kind": "count", "sd_difference": 10.0, "design_effect": 2.0, "equivalence_margin": 1.0, "primary": True},
+        "extra": {"kind": "count", "sd_difference": 1.0, "equivalence_margin": 0.001, "primary": False},
+        "flat": {"kind": "count", "sd_difference": 0.0, "equivalence_margin": None, "primary": True},
+    }  # fmt: skip
+    results.write_text(json.dumps({"n_pairs": 500, "alpha": 0.05, "measures": measures}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    pairs = _gate_pairs(result.output)
+    z = norm.ppf(0.95) + norm.ppf(0.9)  # both one-sided tests at α, power 80% when A = B
+    assert pairs["offense_rate"] == pytest.approx((z * 0.2 / 0.02) ** 2, rel=0.01)
+    assert pairs["length"] == pytest.approx(2 * (z * 10 / 1) ** 2, rel=0.01)  # the design effect doubles it
+    assert "extra" not in pairs  # secondary: outside the gate
+    assert "flat: no margin" in result.output and "the pilot had 500" in result.output
+
+
+def test_plan_without_gate_or_effect_is_a_clean_error() -> None:
+    result = runner.invoke(app, ["plan"])
+    assert result.exit_code == 2 and "--gate" in result.output and "Traceback" not in result.output

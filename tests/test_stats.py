@@ -26,6 +26,8 @@ from fairtalk.stats import (
     _equivalence,
     _intervals,
     _paired,
+    _power,
+    _signflip,
     adjust_pvalues,
     cohens_d_paired,
     cohens_h,
@@ -47,7 +49,7 @@ from fairtalk.stats import (
 )
 
 
-@pytest.mark.parametrize("module", [_core, _corpus, _equivalence, _intervals, _paired])
+@pytest.mark.parametrize("module", [_core, _corpus, _equivalence, _intervals, _paired, _power, _signflip])
 def test_docstring_examples_run(module: object) -> None:
     failures, _ = doctest.testmod(module, extraglobs={"np": np})
     assert failures == 0
@@ -130,9 +132,9 @@ def test_rate_test_rejects_non_binary_scores() -> None:
         paired_test([0, 1, 2], [0, 1, 1], kind="rate")
 
 
-def test_mean_test_is_the_paired_t_test_above_the_exact_limit() -> None:
+def test_mean_test_is_the_paired_t_test_for_many_varied_differences() -> None:
     rng = np.random.default_rng(1)
-    a, b = rng.poisson(5, 40).astype(float), rng.poisson(5, 40).astype(float)
+    a, b = rng.poisson(40, 120).astype(float), rng.poisson(40, 120).astype(float)  # > 50 units, > 10 distinct sizes
     result = paired_test(a, b, kind="count")
     expected = ttest_rel(a, b)
     assert result.name == "paired_t"
@@ -146,7 +148,7 @@ def test_defect_count_test_tests_the_mean_not_the_median() -> None:
     b = np.concatenate([np.full(900, 19.0), np.full(100, 29.0)])
     assert float(np.mean(a - b)) == pytest.approx(0.0)
     mean_test = paired_test(a, b, kind="count")
-    assert mean_test.name == "paired_t" and mean_test.p == pytest.approx(1.0)
+    assert mean_test.name == "signflip_exact" and mean_test.p == pytest.approx(1.0)  # two sizes: discrete
     ci = difference_interval(a, b, kind="count")
     assert ci.low is not None and ci.high is not None and ci.low < 0 < ci.high
     signed_rank = paired_test(a, b, kind="count", method="wilcoxon")
@@ -221,9 +223,14 @@ def test_cluster_standard_error_is_cr2_and_matches_statsmodels_for_equal_cluster
     fit = sm.OLS(d, np.ones(60)).fit(cov_type="cluster", cov_kwds={"groups": clusters})
     assert u.standard_error() == pytest.approx(float(fit.bse[0]))
     assert u.df == pytest.approx(11.0)  # equal clusters: Bell-McCaffrey gives G - 1
-    test = paired_test(d, np.zeros(60), kind="count", clusters=clusters)
-    assert test.name == "cluster_t"
-    assert test.p == pytest.approx(2 * student_t.sf(abs(d.mean() / u.standard_error()), 11))
+    few = paired_test(d, np.zeros(60), kind="count", clusters=clusters)
+    assert few.name == "cluster_signflip_exact"  # 12 dialogues are few: all 2^12 flips of whole dialogues
+    clusters = np.repeat(np.arange(60), 5)  # 60 dialogues, continuous differences: the CR2 t
+    d = rng.normal(size=60)[clusters] + rng.normal(size=300)
+    u = units(d, clusters)
+    test = paired_test(d, np.zeros(300), kind="count", clusters=clusters)
+    assert test.name == "cluster_t" and u.df == pytest.approx(59.0)
+    assert test.p == pytest.approx(2 * student_t.sf(abs(d.mean() / u.standard_error()), 59))
 
 
 def test_without_clusters_units_are_pairs_and_cr2_is_the_paired_t() -> None:
@@ -364,7 +371,7 @@ def test_corpus_bootstrap_identical_sides_and_weights() -> None:
     stat = _distinct_share(n_words)
     index = np.array([0, 1, 2, 3, 4, 0, 1, 2, 0, 0])
     result = corpus_bootstrap(stat, stat, index, index, 5, 5, keys=("distinct", "size"), seed=0, n_resamples=200)
-    assert result["distinct"] == CorpusBootstrap((0.0, 0.0), 1.0)
+    assert result["distinct"] == CorpusBootstrap((0.0, 0.0), 1.0, None, 10, 0)  # no pair differs: 1 pattern
     assert result["size"].ci == (0.0, 0.0)  # every resample holds exactly n pairs per side
 
 

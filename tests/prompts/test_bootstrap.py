@@ -96,6 +96,7 @@ def test_results_json_tables_and_html_carry_the_intervals(tmp_path) -> None:  # 
     assert len(pd.read_csv(tmp_path / "kl_ci95.csv")) == 2
     html = (tmp_path / "report.html").read_text()
     assert "95% CI" in html and "shuffled within each group" in html
+    assert "The per-structure reversal tests are nearly powerless at this size" in html
 
 
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data ../shared/data not present")

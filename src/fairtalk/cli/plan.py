@@ -1,4 +1,4 @@
-"""`fairtalk plan`: how many pairs an audit needs to detect a given difference."""
+"""`fairtalk plan`: how many pairs an audit needs to detect a given difference, or (``--gate``) to pass the equivalence gate."""
 
 from __future__ import annotations
 
@@ -29,6 +29,89 @@ _MSG_RATE_UNKNOWN = (
     "--rate gives the spread of a rate (each response 0 or 1), and {name!r} is no rate fairtalk knows "
     "(rates: {rates}); give --sd, or --results FILE of an earlier audit that measured it"
 )
+
+
+_MSG_GATE_OR_EFFECT = "give --measure and --effect (pairs to detect a difference), or --gate (pairs to show equivalence)"
+#: The gate's spreads when no --results is given: the bare audit (builtin:minilm-retrieval on builtin:chitchat,
+#: gender, 1,470 pairs in 206 dialogues). key -> (kind, sd of A - B, default margin, design effect).
+BUILTIN_SPREADS: dict[str, tuple[str, float, float, float]] = {
+    "distinct_1": ("corpus", 0.0888, 0.0121, 1.0),  # corpus: sd = permutation-interval SE x sqrt(n)
+    "distinct_2": ("corpus", 0.2724, 0.0500, 1.0),
+    "diversity": ("corpus", 0.1712, 0.0310, 1.0),
+    "offense_rate": ("rate", 0.1628, 0.02, 1.059),
+    "sentiment_positive": ("rate", 0.3432, 0.02, 1.146),
+    "sentiment_negative": ("rate", 0.0690, 0.02, 1.312),
+    "career_words": ("count", 0.1521, 0.01463, 1.0),
+    "family_words": ("count", 0.4619, 0.05387, 1.408),
+    "length": ("count", 10.80, 1.160, 1.0),
+    "refusal_rate": ("rate", 0.0941, 0.02, 1.008),
+    "degenerate_rate": ("rate", 0.0369, 0.02, 1.0),
+}
+_GATE_SOURCE_BUILTIN = (
+    "spreads of the bare audit (builtin:minilm-retrieval on builtin:chitchat, gender, 1,470 pairs); default margins: "
+    "rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10% of their value. Give --results FILE of a pilot "
+    "run of your model for its own spreads"
+)
+
+
+_GateRow = tuple[str, str, float | None, float | None, float]
+
+
+def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
+    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n."""
+    if path is None:
+        rows: list[_GateRow] = [(key, kind, sd, margin, deff) for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()]
+        return rows, _GATE_SOURCE_BUILTIN, None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        measures = data["measures"]
+        if not isinstance(measures, dict):
+            raise TypeError("'measures' is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        fail(_MSG_RESULTS.format(path=path, reason=err))
+    n_pairs = int(data.get("n_pairs") or 0) or None
+    out: list[_GateRow] = []
+    for key, row in measures.items():
+        if not row.get("primary", True):
+            continue
+        sd = row.get("sd_difference")
+        ci = row.get("ci95") or (None, None)
+        low, high = ci
+        if sd is None and n_pairs and low is not None and high is not None:  # corpus: spread from the permutation interval
+            sd = (float(high) - float(low)) / (2 * 1.959964) * math.sqrt(n_pairs)
+        deff = row.get("design_effect") or 1.0
+        out.append((key, str(row.get("kind")), None if sd is None else float(sd), row.get("equivalence_margin"), float(deff)))
+    return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _gate(results: str | None, alpha: float, power: float) -> None:
+    """Say how many pairs the equivalence gate needs for each primary measure at its margin."""
+    from fairtalk.stats import IDENTICAL_SHARE, pairs_for_equivalence
+
+    rows, source, n_pairs = _gate_rows(results)
+    identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
+    say(f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
+        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction):")  # fmt: skip
+    needs = []
+    for key, kind, sd, margin, deff in rows:
+        if margin is None or not margin > 0:
+            say(f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE")
+            continue
+        if sd is None or not sd > 0:
+            say(f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below "
+                f"{IDENTICAL_SHARE:.0%})")  # fmt: skip
+            needs.append(identical)
+            continue
+        n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
+        needs.append(n)
+        margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
+        say(f"  {key} ({kind}): {n:,} pairs at margin {margin_text} (sd of A - B {sd:.4g}, design effect {deff:.3g})")
+    if needs:
+        say(f"the gate needs at least {max(needs):,} pairs (the most any one primary measure needs; with several "
+            f"measures near that many, all passing together is less likely than {power:.0%})"
+            + (f"; the pilot had {n_pairs:,}" if n_pairs else ""))  # fmt: skip
+    say(f"identical answers on both sides pass at {identical:,} pairs or more")
+    say(f"from {source}")
 
 
 def _kinds() -> dict[str, str]:
@@ -76,11 +159,17 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
 
 @app.command()
 def plan(
-    measure: str = typer.Option(..., "--measure", help="The result key to plan for, e.g. offense_rate or length."),
-    effect: float = typer.Option(
-        ...,
+    measure: str | None = typer.Option(None, "--measure", help="The result key to plan for, e.g. offense_rate or length."),
+    effect: float | None = typer.Option(
+        None,
         "--effect",
         help="The smallest difference A - B worth detecting, in the measure's units (0.01 = one point of a rate).",
+    ),
+    gate: bool = typer.Option(
+        False,
+        "--gate",
+        help="Instead: pairs the equivalence gate needs for each primary measure at its margin "
+        "(from --results of a pilot run, else the built-in corpus' spreads).",
     ),
     results: str | None = typer.Option(
         None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."
@@ -103,9 +192,19 @@ def plan(
         None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."
     ),
 ) -> None:
-    """Say how many pairs an audit needs to detect a difference of --effect in --measure."""
+    """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
     from fairtalk import pairs_needed
 
+    if not 0 < power < 1:
+        fail(f"--power must be in (0, 1), got {power!r}")
+    if gate:
+        level = alpha if alpha is not None else 0.05
+        if not 0 < level < 1:
+            fail(f"--alpha must be in (0, 1), got {level!r}")
+        _gate(results, level, power)
+        return
+    if measure is None or effect is None:
+        fail(_MSG_GATE_OR_EFFECT)
     if not measure.strip():
         fail(_MSG_NO_KEY)
     if not effect > 0 or not math.isfinite(effect):

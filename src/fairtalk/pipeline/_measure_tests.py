@@ -22,15 +22,18 @@ from fairtalk.results import MaskedComparison
 from fairtalk.stats import (
     CorpusBootstrap,
     Equivalence,
+    PowerBasis,
     cohens_d_paired,
     cohens_h,
     default_margin,
     design_effect,
     difference_interval,
     hodges_lehmann,
+    mde,
     minimum_detectable_effect,
     paired_test,
     relative_difference,
+    share_equivalence,
     tost_mean,
     tost_rate,
     units,
@@ -111,7 +114,8 @@ class KeyTest:
     ``ci95`` its interval of A - B (by ``ci_method``) around ``estimate``; ``equivalence`` the
     TOST; ``mde_se_interval`` the interval the minimum detectable effect is read from;
     ``varies`` whether any pair differs; ``not_tested`` why a key has no test (None when it has);
-    ``masked`` the values with the group words masked (``mask_groups``).
+    ``masked`` the values with the group words masked (``mask_groups``); ``power_basis`` what
+    the key's test uses, for its minimum detectable effect (None: read it off ``mde_se_interval``).
     """
 
     name: str
@@ -139,10 +143,17 @@ class KeyTest:
     varies: bool
     not_tested: str | None = None
     masked: MaskedComparison | None = None
+    power_basis: PowerBasis | None = None
 
 
 def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Inference, deff: float | None) -> Equivalence:
     margin = opts.margin(name, kind, a=a, b=b)
+    if not np.any(a != b):  # identical on every pair: no spread to test, so bound how often the answers could differ
+        n_units = opts.n_clusters or a.size
+        scores = np.concatenate([a, b])
+        spread = 1.0 if kind == "rate" else float(scores.max() - scores.min())
+        return share_equivalence(n_units, alpha=opts.alpha, margin=margin, max_difference=spread or None,
+                                 n_pairs=a.size, units="dialogues" if opts.clusters is not None else "pairs")  # fmt: skip
     if margin is None:
         return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))
     if kind == "rate":
@@ -156,7 +167,7 @@ def compare(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inf
     method = opts.method(kind)
     mean_a, mean_b = float(a.mean()), float(b.mean())
     z = z_test(a, b)
-    test = paired_test(a, b, kind=kind, method=method, clusters=opts.clusters)
+    test = paired_test(a, b, kind=kind, method=method, clusters=opts.clusters, seed=opts.seed)
     deff = design_effect(a, b, opts.clusters) if opts.clusters is not None else 1.0
     interval = difference_interval(a, b, kind=kind, test=method, clusters=opts.clusters)
     if method == "wilcoxon":
@@ -183,8 +194,18 @@ def compare(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inf
         n_clusters=opts.n_clusters, design_effect=deff,
         sd_difference=float(d.std(ddof=1)) if d.size > 1 else None,
         equivalence=equivalence, mde_se_interval=interval.bounds,
-        varies=bool(np.any(d != 0)),
+        varies=bool(np.any(d != 0)), power_basis=_power_basis(kind, method, d, opts),
     )  # fmt: skip
+
+
+def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> PowerBasis:
+    """What the key's test uses, for its minimum detectable effect (``fairtalk.stats._power``)."""
+    discordance = float(np.count_nonzero(d)) / d.size
+    if method.startswith("mcnemar"):
+        return PowerBasis(method, n=d.size, discordance=discordance)
+    u = units(d, opts.clusters)
+    return PowerBasis("rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df,
+                      discordance=discordance)  # fmt: skip
 
 
 def compare_scored(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
@@ -234,9 +255,23 @@ def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 def corpus_row(name: str, measure: CorpusMeasure, values: tuple[float, float], inference: CorpusBootstrap,
                margin: float | None, opts: Inference) -> KeyTest:  # fmt: skip
-    """One corpus-level key (distinct-n): values, the paired-permutation p and interval, equivalence."""
+    """One corpus-level key (distinct-n): values, the paired-permutation p and interval, equivalence.
+
+    A degenerate permutation distribution (too few units differ for its ``2^m`` patterns to
+    reach α; none at all with identical responses) gives no interval and no MDE, and its
+    equivalence comes from the bound on how many units could differ (``share_equivalence``):
+    "identical on all n pairs" passes the gate at enough pairs, 2 pairs never do.
+    """
     mean_a, mean_b = values
-    if margin is None or inference.p_equivalence is None:
+    ci: tuple[float | None, float | None] = inference.ci
+    n_differing, n_units = inference.n_differing, inference.n_units
+    degenerate = n_differing is not None and n_units is not None and 2.0 ** (1 - n_differing) >= opts.alpha
+    if degenerate:
+        assert n_differing is not None and n_units is not None
+        equivalence = share_equivalence(n_units, n_differing, alpha=opts.alpha, margin=margin,
+                                        units="dialogues" if opts.clusters is not None else "pairs")  # fmt: skip
+        ci = (None, None)
+    elif margin is None or inference.p_equivalence is None:
         equivalence = Equivalence(None, None, None, "TOST by paired permutation", _NOTE_NO_MARGIN.format(name=name))
     else:
         equivalence = Equivalence(margin, inference.p_equivalence, inference.p_equivalence < opts.alpha,
@@ -244,11 +279,11 @@ def corpus_row(name: str, measure: CorpusMeasure, values: tuple[float, float], i
     method = "paired permutation by cluster" if opts.clusters is not None else "paired permutation"
     return KeyTest(
         name=name, kind="corpus", a=mean_a, b=mean_b, difference=relative_difference(mean_a, mean_b),
-        z=None, p=None, p_paired=inference.p, paired_test=method, ci95=inference.ci,
+        z=None, p=None, p_paired=inference.p, paired_test=method, ci95=ci,
         ci_method="permutation shift interval", estimate=mean_a - mean_b, estimate_name="difference",
         effect_size=None, effect_size_name="none", higher_is_better=measure.higher_is_better.get(name),
         notes=tuple(n for n in (equivalence.note,) if n), n_clusters=opts.n_clusters, design_effect=None,
-        sd_difference=None, equivalence=equivalence, mde_se_interval=inference.ci,
+        sd_difference=None, equivalence=equivalence, mde_se_interval=ci,
         varies=mean_a != mean_b or inference.ci[0] != inference.ci[1],
     )  # fmt: skip
 
@@ -259,7 +294,13 @@ def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> fl
 
 
 def power_row(row: KeyTest, alpha_per_test: float, power: float) -> float | None:
-    """The minimum detectable effect of a row at the per-test level Holm demands of the smallest p."""
+    """The minimum detectable effect of a row at the per-test level Holm demands of the smallest p.
+
+    From the row's own test (:class:`~fairtalk.stats.PowerBasis`) where it has one; a corpus
+    row's is read off its permutation interval (None when that interval is undefined).
+    """
+    if row.power_basis is not None:
+        return mde(row.power_basis, alpha=alpha_per_test, power=power)
     return minimum_detectable_effect(row.mde_se_interval, alpha=alpha_per_test, power=power)
 
 
@@ -277,16 +318,21 @@ def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:
 METHODS = {
     "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
     "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust (CR2) mean test",
-    "count": "mean test: paired t (CR2 cluster-robust t, Bell-McCaffrey df, with clusters), the exact sign-flip test when at most 10 units "
-    "differ or the differences do not vary; or Wilcoxon signed-rank (exact up to 20) with --count-test wilcoxon",
-    "corpus": "paired permutation (sides swapped within pairs, or within whole clusters)",
+    "count": "mean test: paired t (CR2 cluster-robust t, Bell-McCaffrey df, with clusters); its reference is the studentized "
+    "sign-flip randomization distribution (exact where enumerable, else 10,000 seeded flips; whole clusters flipped) "
+    "when at most 50 units differ or their differences take at most 10 distinct sizes; or Wilcoxon signed-rank "
+    "(exact up to 20) with --count-test wilcoxon",
+    "corpus": "paired permutation (sides swapped within pairs, or within whole clusters); no p below the 2^(1-m) "
+    "of m differing units, and a distribution too coarse to reach α is reported without interval or MDE",
     "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
     "difference (CR2 with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
     "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
     "when its gap exceeds the key's margin or p < α",
     "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
     "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
-    "corpus by paired permutation",
-    "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given",
+    "corpus by paired permutation; identical on every pair: exact binomial bound on the share that could differ",
+    "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given, from the "
+    "test's own reference: noncentral t (Bell-McCaffrey df with clusters) for counts; exact McNemar power with "
+    "discordance growing with the effect for rates (CR2 t with that variance with clusters)",
     "mask_token": "XYZ",
 }

@@ -202,6 +202,8 @@ def verdict_text(m: MeasureResult) -> str:
     """
     if m.not_tested:
         return "not tested"
+    if m.verdict is Verdict.EQUIVALENT and m.equivalence_test.startswith("identical answers"):
+        return "equivalent: identical on every pair"
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_margin is not None:
         return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
     return m.verdict.value

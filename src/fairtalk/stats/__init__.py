@@ -6,8 +6,10 @@ pair came from): then whole clusters are the units of every test and interval.
 
 - ``_core``: the paper's Z test, effect sizes, the cluster-robust standard error, corrections;
 - ``_paired``: which paired test for which measure (McNemar exact, the mean test, Wilcoxon);
+- ``_signflip``: the studentized sign-flip randomization reference of the mean test (few, tied or discrete differences);
 - ``_intervals``: Newcombe, t and Hodges-Lehmann intervals, the design effect;
-- ``_equivalence``: TOST within a margin, the minimum detectable effect, pairs needed;
+- ``_equivalence``: TOST within a margin, identical answers, the normal-theory MDE, pairs needed;
+- ``_power``: the minimum detectable effect from each test's own reference distribution, pairs the gate needs;
 - ``_corpus``: paired-permutation inference for corpus-level statistics (distinct-n).
 
 ``docs/statistics.md`` explains each choice for an engineer who must defend the audit.
@@ -30,11 +32,13 @@ from fairtalk.stats._equivalence import (
     DEFAULT_MARGINS,
     DIFFERENT,
     EQUIVALENT,
+    IDENTICAL_SHARE,
     INCONCLUSIVE,
     Equivalence,
     default_margin,
     minimum_detectable_effect,
     pairs_needed,
+    share_equivalence,
     tost_mean,
     tost_rate,
     verdict,
@@ -56,20 +60,27 @@ from fairtalk.stats._paired import (
     exact_signflip_p,
     paired_test,
 )
+from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence
+from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, randomization_applies
 
 __all__ = [
     "DEFAULT_MARGINS",
     "DEFAULT_METHODS",
     "DIFFERENT",
+    "DISCRETE_VALUES",
     "EQUIVALENT",
     "EXACT_MAX_UNITS",
+    "FEW_UNITS",
+    "IDENTICAL_SHARE",
     "INCONCLUSIVE",
+    "N_FLIPS",
     "PAIRED_METHODS",
     "WILCOXON_EXACT_MAX",
     "CorpusBootstrap",
     "Equivalence",
     "Interval",
     "PairedTest",
+    "PowerBasis",
     "Units",
     "ZTest",
     "adjust_pvalues",
@@ -81,11 +92,15 @@ __all__ = [
     "difference_interval",
     "exact_signflip_p",
     "hodges_lehmann",
+    "mde",
     "minimum_detectable_effect",
     "newcombe_interval",
     "paired_test",
+    "pairs_for_equivalence",
     "pairs_needed",
+    "randomization_applies",
     "relative_difference",
+    "share_equivalence",
     "t_interval",
     "tost_mean",
     "tost_rate",

@@ -6,6 +6,14 @@ whole cluster) the two responses swap sides with probability 1/2. Resampling pai
 replacement (the ordinary bootstrap) is not used: its duplicated responses shrink distinct-n,
 biasing the resampled differences and understating their spread by about 40% in
 simulation, so its intervals miss the observed value and its tests reject far too often.
+
+A permutation distribution has at most ``2^m`` patterns, ``m`` the units (pairs, or clusters)
+whose two sides differ at all: swapping identical texts changes nothing. So no p-value is
+smaller than ``2^(1-m)`` (two-sided) or ``2^(-m)`` (each one-sided test of the TOST), however
+many resamples are drawn: with 2 differing pairs, or identical responses (``m = 0``), the
+Monte Carlo shift test used to call a corpus statistic "equivalent" from a distribution of one
+or four points. ``n_differing`` and ``n_units`` let the caller see such a degenerate distribution
+(``fairtalk.pipeline`` then bounds the differing share instead: ``share_equivalence``).
 """
 
 from __future__ import annotations
@@ -27,11 +35,17 @@ _MSG_RESAMPLES = "n_resamples must be at least 1, got {n!r}"
 
 
 class CorpusBootstrap(NamedTuple):
-    """Permutation CI of the difference A - B of a corpus statistic, its two-sided p, and the TOST p for a margin."""
+    """Permutation CI of the difference A - B of a corpus statistic, its two-sided p, and the TOST p for a margin.
+
+    ``n_units`` counts the units (pairs, or clusters) and ``n_differing`` those whose two sides
+    differ: the permutation distribution has at most ``2^n_differing`` patterns.
+    """
 
     ci: tuple[float, float]
     p: float
     p_equivalence: float | None = None
+    n_units: int | None = None
+    n_differing: int | None = None
 
 
 def corpus_bootstrap(
@@ -81,6 +95,12 @@ def corpus_bootstrap(
     if clusters is not None:
         _, group = np.unique(np.asarray(clusters, dtype=object).astype(str).ravel(), return_inverse=True)
     total = np.bincount(ia, minlength=n_texts_a) + np.bincount(ib, minlength=n_texts_a)
+    differs = ia != ib
+    if group is None:
+        n_units, n_differing = int(ia.size), int(np.count_nonzero(differs))
+    else:
+        n_units, n_differing = int(group.max()) + 1, int(np.unique(group[differs]).size)
+    floor_two, floor_one = min(1.0, 2.0 ** (1 - n_differing)), 2.0**-n_differing  # the smallest exact p-values
 
     def difference(side_a: np.ndarray) -> list[float]:
         weights_a = np.bincount(side_a, minlength=n_texts_a)
@@ -99,12 +119,13 @@ def corpus_bootstrap(
     out = {}
     for k, key in enumerate(keys):
         q_low, q_high = np.quantile(diffs[k], [(1 - level) / 2, (1 + level) / 2])
-        p = (1 + np.count_nonzero(np.abs(diffs[k]) >= abs(observed[k]) - 1e-12)) / (n_resamples + 1)
+        p = max(floor_two, (1 + np.count_nonzero(np.abs(diffs[k]) >= abs(observed[k]) - 1e-12)) / (n_resamples + 1))
         p_eq = None
         margin = (margins or {}).get(key)
         if margin is not None and margin > 0:
             beyond = max(np.count_nonzero(diffs[k] >= observed[k] + margin),
                          np.count_nonzero(diffs[k] <= observed[k] - margin))  # fmt: skip
-            p_eq = float(min(1.0, (1 + beyond) / (n_resamples + 1)))
-        out[key] = CorpusBootstrap((float(observed[k] - q_high), float(observed[k] - q_low)), float(min(1.0, p)), p_eq)
+            p_eq = float(min(1.0, max(floor_one, (1 + beyond) / (n_resamples + 1))))
+        ci = (float(observed[k] - q_high), float(observed[k] - q_low))
+        out[key] = CorpusBootstrap(ci, float(min(1.0, p)), p_eq, n_units, n_differing)
     return out

@@ -8,6 +8,16 @@ Equivalence turns the question round: is the difference shown to lie inside ``±
 - **counts**: Schuirmann's two one-sided t-tests on the (cluster-robust) standard error.
 - **corpus** measures: the same from the paired-permutation distribution (``_corpus``).
 
+- **identical on every unit** (every pair's difference exactly 0, or a corpus measure's sides
+  the same texts): no spread to test, so :func:`share_equivalence` bounds how often the
+  answers could differ instead. With ``k`` of ``n`` units differing, the exact one-sided
+  ``1 - α`` (Clopper-Pearson) upper bound on that share is ``1 - α^(1/n)`` at ``k = 0`` (the
+  "rule of three", about ``3 / n``), and equivalence holds when the bound is below the share
+  the margin allows: the margin itself for a rate (``|A - B|`` is at most the discordant share),
+  ``margin / range`` for a count (a differing pair moves the mean by at most the scores'
+  observed range), and :data:`IDENTICAL_SHARE` where no margin or range applies (constant
+  scores, corpus measures).
+
 Every primary measure equivalent at α is an intersection-union test: it needs no
 multiple-testing correction to hold its level (Berger 1982).
 
@@ -29,10 +39,12 @@ from fairtalk.stats._intervals import newcombe_interval
 
 __all__ = [
     "DEFAULT_MARGINS",
+    "IDENTICAL_SHARE",
     "Equivalence",
     "default_margin",
     "minimum_detectable_effect",
     "pairs_needed",
+    "share_equivalence",
     "tost_mean",
     "tost_rate",
     "verdict",
@@ -48,6 +60,12 @@ DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inco
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
+#: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
+IDENTICAL_SHARE = 0.02
+NOTE_IDENTICAL = ("identical on all {n:,} pairs: at most {share:.2%} of {units} could differ ({level:.0%} one-sided "
+                  "exact bound){bound}")  # fmt: skip
+NOTE_NEARLY = ("{k} of {n:,} {units} differ: at most {share:.2%} could ({level:.0%} one-sided exact bound), "
+               "too few differing {units} for the permutation distribution to reach α")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +143,38 @@ def tost_mean(u: Units, *, margin: float, alpha: float) -> Equivalence:
     p_upper = float(student_t.cdf((u.estimate - margin) / se, df))
     p = min(1.0, max(p_lower, p_upper))
     return Equivalence(margin, p, p < alpha, method)
+
+
+def share_equivalence(n_units: int, n_differing: int = 0, *, alpha: float, margin: float | None = None,
+                      max_difference: float | None = None, n_pairs: int | None = None,
+                      units: str = "pairs") -> Equivalence:  # fmt: skip
+    """Equivalence from how few units differ at all (identical answers): an exact binomial bound on the differing share.
+
+    ``p = P(Binomial(n_units, s) <= n_differing)`` for the share ``s`` the margin allows:
+    ``margin / max_difference`` (capped at 1) when both are given (a rate: ``max_difference``
+    1), else :data:`IDENTICAL_SHARE`. ``p < alpha`` exactly when the one-sided ``1 - alpha``
+    upper bound on the differing share lies below ``s``.
+
+    Examples
+    --------
+    >>> share_equivalence(2000, alpha=0.05, margin=0.02, max_difference=1.0).equivalent
+    True
+    >>> share_equivalence(100, alpha=0.05, margin=0.02, max_difference=1.0).equivalent  # rule of three: 3.0% > 2%
+    False
+    """
+    from scipy.stats import beta, binom
+
+    scaled = margin is not None and max_difference is not None and max_difference > 0
+    allowed = min(1.0, margin / max_difference) if scaled else IDENTICAL_SHARE  # type: ignore[operator]
+    p = float(binom.cdf(n_differing, n_units, allowed)) if allowed < 1 else 0.0
+    share = float(beta.ppf(1 - alpha, n_differing + 1, n_units - n_differing)) if n_differing < n_units else 1.0
+    if n_differing == 0:
+        bound = f", so |A - B| <= {share * max_difference:.3g}" if scaled else ""  # type: ignore[operator]
+        note = NOTE_IDENTICAL.format(n=n_pairs or n_units, share=share, units=units, level=1 - alpha, bound=bound)
+    else:
+        note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
+    method = "identical answers: exact binomial bound on the differing share"
+    return Equivalence(margin if scaled else None, p, p < alpha, method, note)
 
 
 def verdict(p_adjusted: float | None, alpha: float, equivalence: Equivalence | None) -> str:

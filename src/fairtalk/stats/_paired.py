@@ -8,9 +8,11 @@ Which test, and why (``docs/statistics.md`` has the long form):
   are not independent and the cluster-robust mean test below is used instead.
 - **counts** (any number per response): the *mean test* (``mean``, the default), a test of
   ``E[a - b] == 0``: the paired t-test on the independent units (pairs; or, with clusters,
-  the CR2 cluster-robust t with Bell-McCaffrey degrees of freedom, see ``Units``). When at
-  most :data:`EXACT_MAX_UNITS` units differ, or the differences do not vary, it is the
-  exact sign-flip test instead: all ``2^m`` sign patterns of the units' differences.
+  the CR2 cluster-robust t with Bell-McCaffrey degrees of freedom, see ``Units``). When the
+  differences are few, tied or discrete (``_signflip.randomization_applies``: at most 50
+  differing units, or at most 10 distinct non-zero sizes) its reference is the studentized
+  sign-flip randomization distribution instead of t: exact where the patterns can be counted
+  (``signflip_exact``), else 10,000 seeded random flips (``signflip_mc``); whole clusters flip.
   ``wilcoxon`` (signed-rank) is an option: it tests whether the differences are symmetric
   about 0, not the mean, so it is reported with the Hodges-Lehmann estimate and interval;
   it is exact up to :data:`WILCOXON_EXACT_MAX` non-zero differences.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk.stats._core import Units, _Array, paired_arrays, units
+from fairtalk.stats._signflip import EXACT_MAX_UNITS, randomization_applies, signflip_test
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -36,8 +39,6 @@ __all__ = [
     "paired_test",
 ]
 
-#: The mean test is the exact sign-flip test up to this many differing units (pairs or clusters).
-EXACT_MAX_UNITS = 10
 #: Wilcoxon's signed-rank p is exact up to this many non-zero differences, normal above.
 WILCOXON_EXACT_MAX = 20
 #: Paired-test methods per measure kind.
@@ -85,17 +86,20 @@ def exact_signflip_p(values: np.ndarray) -> float:
     return float(np.count_nonzero(np.abs(sums) >= observed - tolerance) / sums.size)
 
 
-def _mean_test(u: Units) -> PairedTest:
+def _mean_test(u: Units, seed: int) -> PairedTest:
     prefix = "cluster_" if u.clustered else ""
     nonzero = u.sums[u.sums != 0]
     m = int(nonzero.size)
     if m == 0:
         return PairedTest(f"{prefix}signflip_exact", 0.0, 1.0)
-    if m <= EXACT_MAX_UNITS:
-        return PairedTest(f"{prefix}signflip_exact", float(nonzero.sum()), exact_signflip_p(nonzero))
     se = u.standard_error()
-    if se == 0:  # every unit's mean difference is the same non-zero value
-        return PairedTest(f"{prefix}signflip_exact", float(nonzero.sum()), min(1.0, 2.0 * 0.5**m), _NOTE_CONSTANT)
+    if se == 0:  # every unit's mean difference is the same non-zero value: only the two uniform patterns reach it
+        note = _NOTE_CONSTANT if m > EXACT_MAX_UNITS else None
+        return PairedTest(f"{prefix}signflip_exact", float(nonzero.sum()), min(1.0, 2.0 * 0.5**m), note)
+    if randomization_applies(u):
+        flipped = signflip_test(u, seed=seed)
+        name = f"{prefix}signflip_exact" if flipped.exact else f"{prefix}signflip_mc"
+        return PairedTest(name, flipped.statistic, flipped.p)
     from scipy.stats import t as student_t
 
     statistic = u.estimate / se
@@ -142,6 +146,7 @@ def paired_test(
     kind: str,
     method: str | None = None,
     clusters: Sequence[Hashable] | np.ndarray | None = None,
+    seed: int = 0,
 ) -> PairedTest:
     """A two-sided paired test that A and B do not differ (see the module docstring for which test when).
 
@@ -157,6 +162,9 @@ def paired_test(
     clusters : sequence, optional
         One cluster id per pair (the dialogue it came from). The mean test then treats
         clusters, not pairs, as the independent units (sign flips and t by cluster).
+    seed : int
+        Seeds the random sign flips of the mean test's Monte Carlo randomization reference
+        (used only where exact enumeration is out of reach).
 
     Returns
     -------
@@ -186,7 +194,7 @@ def paired_test(
     elif method == "wilcoxon":
         test = _wilcoxon(a - b)
     else:
-        return _mean_test(units(a - b, clusters))
+        return _mean_test(units(a - b, clusters), seed)
     if clusters is not None and test.note is None:
         return PairedTest(test.name, test.statistic, test.p, _NOTE_INDEPENDENT)
     return test
