@@ -209,6 +209,8 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fairtalk.write_pairs(pairs, folder / "pairs.jsonl")
     fairtalk.write_responses(fairtalk.respond(pairs, model=_reply).responses, folder / "responses.jsonl")
     make_published(folder / "published", n_paraphrases=50)  # the layout read_published expects by default
+    for name in ("baseline", "candidate"):  # the two audits `fairtalk compare` reads (the same pairs)
+        fairtalk.audit(model=_reply, axes="gender", n_pairs=20, out_dir=folder / name, store=folder / f"{name}.sqlite")
     prompts = [p for p in paraphrase_prompts(default_groups(), n_model=1).prompts
                if p.structure in ("original", "always", "appositive")]  # fmt: skip
     fairtalk.generate_completions(prompts, as_responder(_complete), folder / "completions.jsonl", seeds=2,
