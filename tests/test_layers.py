@@ -44,6 +44,10 @@ RECORD_MODULES = {"prompts/records.py": "prompt_records", "prompts/templates.py"
                   "prompts/data.py": "prompt_records"}  # fmt: skip
 #: A stage's entry modules: where it wires its stages into a result, so they may import the results layer too.
 ENTRY_MODULES = {"prompts/analysis.py": {"results"}, "prompts/labelling.py": {"results"}}
+#: Units on the public API, like ``cli``: they may import the top-level names and the documented (non-private)
+#: submodules, and no other unit may import them. ``testing.py`` (the bias assertions) belongs to the integrations.
+PUBLIC_API_UNITS = {"cli", "integrations"}
+INTEGRATION_MODULES = {"testing.py": "integrations"}
 #: Imports allowed only inside a function body (lazy), per importing module.
 LAZY_EXCEPTIONS = {("models/builtin.py", "training")}
 
@@ -66,7 +70,8 @@ def _closure(unit: str) -> set[str]:
 def _unit(module: str) -> str:
     """``fairtalk.measures.sentiment`` -> ``measures`` (``fairtalk.prompts.records`` -> ``prompt_records``)."""
     parts = module.split(".")
-    record = RECORD_MODULES.get("/".join(parts[1:]) + ".py")
+    rel = "/".join(parts[1:]) + ".py"
+    record = RECORD_MODULES.get(rel) or INTEGRATION_MODULES.get(rel)
     if record is not None:
         return record
     return parts[1] if len(parts) > 1 else "__init__"
@@ -75,7 +80,7 @@ def _unit(module: str) -> str:
 def _file_unit(path: Path) -> str:
     """The unit of a source file: its top-level package or module, or its record unit."""
     rel = path.relative_to(SRC)
-    return RECORD_MODULES.get(rel.as_posix(), rel.parts[0].removesuffix(".py"))
+    return RECORD_MODULES.get(rel.as_posix()) or INTEGRATION_MODULES.get(rel.as_posix(), rel.parts[0].removesuffix(".py"))
 
 
 def _imports(path: Path) -> list[tuple[str, list[str], bool, int]]:
@@ -117,8 +122,9 @@ def test_imports_follow_the_layers(path: Path) -> None:
     problems = []
     for module, names, in_function, line in _imports(path):
         target = _unit(module)
-        if unit == "cli":  # the public API: the top-level names and the documented (non-private) submodules
-            ok = target == "cli" or not any(part.startswith("_") for part in module.split(".")[1:])
+        if unit in PUBLIC_API_UNITS:  # the public API: the top-level names and the documented (non-private) submodules
+            ok = target == unit or (target not in PUBLIC_API_UNITS
+                                    and not any(part.startswith("_") for part in module.split(".")[1:]))  # fmt: skip
         elif unit in WIRING or target == unit:
             ok = True
         else:
@@ -156,6 +162,17 @@ def test_nothing_imports_cli() -> None:
         if p.relative_to(SRC).parts[0] != "cli" and any(_unit(m) == "cli" for m, *_ in _imports(p))
     ]
     assert offenders == []
+
+
+def test_nothing_imports_the_integrations() -> None:
+    """``integrations/`` and ``testing.py`` sit on the public API: no other module (the CLI included) imports them."""
+    offenders = [
+        str(p.relative_to(SRC))
+        for p in _source_files()
+        if _file_unit(p) != "integrations" and any(_unit(m) == "integrations" for m, *_ in _imports(p))
+    ]
+    assert offenders == []
+    assert _file_unit(SRC / "testing.py") == "integrations" == _unit("fairtalk.testing")
 
 
 def test_modules_stay_short() -> None:

@@ -1,0 +1,175 @@
+"""fairtalk's pytest plugin (entry point ``pytest11``): the ``fairtalk_audit`` fixture and its options.
+
+Installed with fairtalk, pytest loads it by itself. The fixture audits a model with the
+project's defaults and asserts on the result::
+
+    def test_my_bot_is_fair(fairtalk_audit):
+        fairtalk_audit.assert_no_bias("python:bot.py:reply", axes="gender")
+
+The defaults, lowest first: ``[tool.fairtalk]`` in the rootdir's ``pyproject.toml`` (any
+:class:`~fairtalk.AuditConfig` key: ``n_pairs``, ``axes``, ``measures``, ``margins``, ...) or,
+instead, the file the ini option ``fairtalk_config`` names (TOML or YAML, as
+``fairtalk audit --config``; relative to the ini file); then the ini options ``fairtalk_pairs``, ``fairtalk_axes``, ``fairtalk_measures``, ``fairtalk_corpus``
+(in ``pytest.ini`` or ``[tool.pytest.ini_options]``), and ``--fairtalk-pairs N`` on the command line.
+Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST,
+to keep reports as a CI artifact), and a failure's message names it.
+
+This module imports nothing heavy: fairtalk's pipeline loads when a test first uses the fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from fairtalk import AuditConfig, AuditRun, ModelComparison
+    from fairtalk.testing import Gate, ModelLike
+
+__all__ = ["FairtalkAudit", "fairtalk_audit", "pytest_addoption", "read_config"]
+
+#: The ini options, name -> help; each is an audit option of the same meaning.
+INI_OPTIONS = {
+    "fairtalk_pairs": "fairtalk: pairs per axis of each audit (n_pairs)",
+    "fairtalk_axes": "fairtalk: axes to audit, comma-separated (axes)",
+    "fairtalk_measures": "fairtalk: measures, comma-separated (measures)",
+    "fairtalk_corpus": "fairtalk: the corpus spec (corpus)",
+    "fairtalk_config": "fairtalk: a TOML or YAML file of audit options, as `fairtalk audit --config`",
+    "fairtalk_report_dir": "fairtalk: keep each test's reports in this folder (default: the test's tmp_path)",
+}
+#: What each ini option sets in the audit config.
+_INI_KEYS = {"fairtalk_pairs": "n_pairs", "fairtalk_axes": "axes", "fairtalk_measures": "measures", "fairtalk_corpus": "corpus"}
+_MSG_TABLE = "[tool.fairtalk] in {path} must be a table of audit options"
+_MSG_BOTH = "fairtalk: give the audit options in [tool.fairtalk] of {path} or in the fairtalk_config file, not both"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ini options and ``--fairtalk-pairs``."""
+    for name, help_text in INI_OPTIONS.items():
+        parser.addini(name, help_text, default=None)
+    group = parser.getgroup("fairtalk")
+    group.addoption("--fairtalk-pairs", type=int, default=None, dest="fairtalk_pairs",
+                    help="pairs per axis of each fairtalk audit (overrides fairtalk_pairs)")  # fmt: skip
+
+
+def _pyproject_table(rootpath: Path) -> dict[str, object]:
+    """``[tool.fairtalk]`` of ``rootpath/pyproject.toml`` (empty when there is none)."""
+    path = rootpath / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        table = tomllib.load(handle).get("tool", {}).get("fairtalk", {})
+    if not isinstance(table, dict):
+        raise pytest.UsageError(_MSG_TABLE.format(path=path))
+    return dict(table)
+
+
+def read_config(config: pytest.Config) -> AuditConfig:
+    """The audit defaults of this pytest run: ``[tool.fairtalk]`` or ``fairtalk_config``, the ini options, ``--fairtalk-pairs``."""
+    from fairtalk import AuditConfig
+
+    table = _pyproject_table(config.rootpath)
+    file_name = config.getini("fairtalk_config")
+    if file_name and table:
+        raise pytest.UsageError(_MSG_BOTH.format(path=config.rootpath / "pyproject.toml"))
+    if file_name:
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        audit_config = AuditConfig.from_file(base / str(file_name))
+    else:
+        audit_config = AuditConfig.from_mapping(table)
+    changes: dict[str, object] = {}
+    for ini, key in _INI_KEYS.items():
+        value = config.getini(ini)
+        if value:
+            changes[key] = int(str(value)) if key == "n_pairs" else str(value)
+    pairs = config.getoption("fairtalk_pairs")
+    if pairs is not None:
+        changes["n_pairs"] = int(pairs)
+    return audit_config.updated(changes) if changes else audit_config
+
+
+class FairtalkAudit:
+    """The ``fairtalk_audit`` fixture: audits with the run's defaults (``config``), each into its own report folder.
+
+    Call it (``fairtalk_audit(model, axes="gender")``) for the :class:`~fairtalk.AuditRun`, or use
+    :meth:`assert_no_bias` and :meth:`assert_not_worse` (see :mod:`fairtalk.testing`).
+    """
+
+    def __init__(self, config: AuditConfig, folder: Path) -> None:
+        self.config = config
+        self.folder = folder
+        self._count = 0
+
+    def next_folder(self) -> Path:
+        """A new report folder for the next audit (``run-1``, ``run-2``, ...)."""
+        self._count += 1
+        return self.folder / f"run-{self._count}"
+
+    def __call__(
+        self,
+        model: ModelLike,
+        *,
+        axes: str | Sequence[str] | None = None,
+        n_pairs: int | None = None,
+        measures: str | Sequence[str] | None = None,
+        margin: Mapping[str, float] | None = None,
+    ) -> AuditRun:
+        """Audit ``model`` with the defaults and these options; the report goes to :meth:`next_folder`."""
+        from fairtalk import audit
+        from fairtalk.testing import audit_options
+
+        options = audit_options(self.config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin)
+        return audit(options.updated({"model": model, "out_dir": os.fspath(self.next_folder())}))
+
+    def assert_no_bias(
+        self,
+        model: ModelLike,
+        *,
+        axes: str | Sequence[str] | None = None,
+        n_pairs: int | None = None,
+        measures: str | Sequence[str] | None = None,
+        margin: Mapping[str, float] | None = None,
+        gate: Gate | None = None,
+    ) -> AuditRun:
+        """:func:`fairtalk.testing.assert_no_bias` with the run's defaults."""
+        from fairtalk.testing import assert_no_bias
+
+        return assert_no_bias(model, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, gate=gate,
+                              config=self.config, out_dir=self.next_folder())  # fmt: skip
+
+    def assert_not_worse(
+        self,
+        candidate: ModelLike,
+        baseline: ModelLike,
+        *,
+        axes: str | Sequence[str] | None = None,
+        n_pairs: int | None = None,
+        measures: str | Sequence[str] | None = None,
+        margin: Mapping[str, float] | None = None,
+    ) -> ModelComparison:
+        """:func:`fairtalk.testing.assert_not_worse` with the run's defaults."""
+        from fairtalk.testing import assert_not_worse
+
+        return assert_not_worse(candidate, baseline, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin,
+                                config=self.config, out_dir=self.next_folder())  # fmt: skip
+
+
+def _report_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """``fairtalk_report_dir``/TEST when the ini option is set (relative to the rootdir), else ``tmp_path/fairtalk``."""
+    kept = request.config.getini("fairtalk_report_dir")
+    if not kept:
+        return tmp_path / "fairtalk"
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid).strip("_") or "test"
+    return request.config.rootpath / str(kept) / name
+
+
+@pytest.fixture
+def fairtalk_audit(request: pytest.FixtureRequest, tmp_path: Path) -> FairtalkAudit:
+    """Audit a model in a test with the project's fairtalk defaults; ``.assert_no_bias(model)`` fails on bias."""
+    return FairtalkAudit(read_config(request.config), _report_folder(request, tmp_path))

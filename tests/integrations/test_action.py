@@ -1,0 +1,149 @@
+"""The composite GitHub Action (``action.yml``), its shell steps run locally the way the runner runs them.
+
+Each ``run:`` step runs in ``bash --noprofile --norc -eo pipefail`` (the runner's ``shell: bash``) with
+``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_WORKSPACE`` and ``GITHUB_ACTION_PATH`` in tmp_path,
+its ``${{ }}`` expressions resolved, and a step skipped after a failure unless its ``if:`` says
+``always()``. Offline: the ``uses:`` steps (setup-python, upload-artifact) and the pip install are
+skipped (fairtalk is already installed), and the models are ``python:`` files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from tests.integrations._toys import BOTS
+
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+#: Steps not run here: they need the network (and the runner's toolcache).
+OFFLINE_SKIPPED = {"install"}
+#: Every ``if:`` of the action, as this runner evaluates it (a new condition must be added here).
+CONDITIONS = {
+    "inputs.python-version != ''": lambda ctx: ctx.inputs["python-version"] != "",
+    "always() && steps.audit.outputs.exit-code != ''": lambda ctx: ctx.outputs.get("audit", {}).get("exit-code", "") != "",
+}
+SMALL = "--measures offense,length --resamples 200"
+
+
+@dataclass
+class Context:
+    """What the expressions read: the inputs, each step's outputs, and the action's path."""
+
+    inputs: dict[str, str]
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def resolve(self, text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            expression = match.group(1).strip()
+            if expression == "github.action_path":
+                return str(ROOT)
+            if expression.startswith("inputs."):
+                return self.inputs[expression.removeprefix("inputs.")]
+            step, _, name = expression.removeprefix("steps.").partition(".outputs.")
+            return self.outputs.get(step, {}).get(name, "")
+
+        return re.sub(r"\$\{\{(.*?)\}\}", one, text)
+
+
+@dataclass
+class Ran:
+    code: int
+    failed_step: str | None
+    ran: list[str]
+    summary: str
+    outputs: dict[str, dict[str, str]]
+
+
+def run_action(workspace: Path, **given: str) -> Ran:
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    missing = [name for name, spec in ACTION["inputs"].items() if spec.get("required") and name not in given]
+    assert not missing, missing
+    inputs.update(given)
+    ctx = Context(inputs)
+    summary = workspace / "step_summary.md"
+    summary.touch()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTION_PATH": str(ROOT),
+    }
+    code, failed, ran = 0, None, []
+    for index, step in enumerate(ACTION["runs"]["steps"]):
+        condition = step.get("if")
+        if condition is not None:
+            assert condition in CONDITIONS, f"teach this runner the condition {condition!r}"
+        should = CONDITIONS[condition](ctx) if condition else failed is None
+        if condition and "always()" not in condition and failed is not None:
+            should = False
+        name = step.get("id", step["name"])
+        if not should or "uses" in step or name in OFFLINE_SKIPPED:
+            continue
+        assert step["shell"] == "bash"
+        output = workspace / f"github_output_{index}"
+        output.touch()
+        script = workspace / f"step_{index}.sh"
+        script.write_text(ctx.resolve(step["run"]), encoding="utf-8")
+        step_env = {**env, "GITHUB_OUTPUT": str(output), **{k: ctx.resolve(str(v)) for k, v in step.get("env", {}).items()}}
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=step_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        ran.append(name)
+        ctx.outputs[name] = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+        if done.returncode and failed is None:
+            code, failed = done.returncode, name
+    return Ran(code, failed, ran, summary.read_text(encoding="utf-8"), ctx.outputs)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "bots.py").write_text(BOTS, encoding="utf-8")
+    return tmp_path
+
+
+def test_the_action_is_a_composite_with_the_documented_inputs() -> None:
+    assert ACTION["runs"]["using"] == "composite"
+    assert {"model", "axes", "pairs", "gate", "extra-args"} <= set(ACTION["inputs"])
+    uses = [step["uses"].split("@")[0] for step in ACTION["runs"]["steps"] if "uses" in step]
+    assert uses == ["actions/setup-python", "actions/upload-artifact"]
+    upload = next(step for step in ACTION["runs"]["steps"] if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "${{ inputs.output }}" and "always()" in upload["if"]
+
+
+def test_a_biased_model_fails_the_gate_after_the_summary(workspace: Path) -> None:
+    ran = run_action(workspace, model="python:bots.py:biased", axes="gender", pairs="20", **{"extra-args": SMALL})
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert ran.outputs["audit"]["exit-code"] == "1"
+    assert ran.ran == ["audit", "Job summary", "Gate"]
+    assert "# fairtalk audit of `python:bots.py:biased`" in ran.summary
+    assert "Gate `fail-on-bias`: **failed**" in ran.summary
+    assert "difference detected" in ran.summary.lower() and "Offense Rate" in ran.summary
+    assert (workspace / "fairtalk-report" / "gender" / "report.md").is_file()
+
+
+def test_a_fair_model_passes(workspace: Path) -> None:
+    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", output="out", **{"extra-args": SMALL})
+    assert (ran.code, ran.failed_step) == (0, None)
+    assert "Gate `fail-on-bias`: passed" in ran.summary
+    assert (workspace / "out" / "index.html").is_file()
+
+
+def test_an_unknown_gate_stops_before_the_audit(workspace: Path) -> None:
+    ran = run_action(workspace, model="python:bots.py:fair", gate="fail-sometimes")
+    assert (ran.code, ran.failed_step) == (2, "audit")
+    assert "Gate `fail-sometimes`: not reached (fairtalk audit exited 2)" in ran.summary
+    assert not (workspace / "fairtalk-report").exists()

@@ -1,0 +1,75 @@
+"""The inspect_ai task ``fairtalk/counterfactual``, run offline by inspect itself on its ``mockllm/model``.
+
+The mock model answers through a function (``custom_outputs``) with its token usage set, so that it
+never fetches a tokenizer: the fair or the biased reply of ``_toys``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+inspect_ai = pytest.importorskip("inspect_ai")
+
+from inspect_ai.log import read_eval_log  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+from tests.integrations._toys import biased, fair  # noqa: E402
+
+import fairtalk  # noqa: E402
+from fairtalk.integrations.inspect_task import METRIC_SUFFIXES, counterfactual, pair_sides  # noqa: E402
+
+ARGS = {"n_pairs": 20, "measures": "offense,length", "n_resamples": 200}
+
+
+def _mock(reply):
+    def answer(messages, tools, tool_choice, config):
+        output = ModelOutput.from_content("mockllm", reply(messages[-1].text))
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    return get_model("mockllm/model", custom_outputs=answer)
+
+
+def _metrics(log_dir: Path) -> dict[str, float]:
+    (path,) = log_dir.glob("*.eval")
+    log = read_eval_log(str(path))  # read back from the file, as the log viewer does
+    assert log.status == "success", log.error
+    (scores,) = log.results.scores
+    return {name: metric.value for name, metric in scores.metrics.items()}
+
+
+def test_the_registered_task_finds_the_gap_of_a_biased_model(tmp_path: Path) -> None:
+    """By its registered name, through the entry point: the metrics are the audit's paired tests."""
+    (log,) = inspect_ai.eval(
+        "fairtalk/counterfactual", task_args=ARGS, model=_mock(biased), log_dir=str(tmp_path), display="none"
+    )
+    assert log.eval.task == "fairtalk/counterfactual"
+    assert len(log.samples) == 40 and {s.metadata["side"] for s in log.samples} == {"a", "b"}
+    sample = log.samples[0]
+    assert set(sample.scores["response_scores"].value) == {"offense_rate", "length"}
+    metrics = _metrics(tmp_path)
+    assert metrics["n_pairs"] == 20
+    assert {f"{key}_{suffix}" for key in ("offense_rate", "length") for suffix in METRIC_SUFFIXES} <= set(metrics)
+    assert metrics["offense_rate_detected"] == 1.0 and metrics["offense_rate_p_adjusted"] < 0.05
+    assert metrics["offense_rate_ci_low"] <= metrics["offense_rate_gap"] <= metrics["offense_rate_ci_high"] < 0
+    # the same pairs and answers through fairtalk.audit give the same gap, interval and p
+    run = fairtalk.audit(model=biased, axes="gender", n_pairs=20, measures=("offense", "length"), n_resamples=200)
+    offense = run.results["gender"].measure("offense_rate")
+    assert metrics["offense_rate_gap"] == pytest.approx(offense.a - offense.b)
+    assert (metrics["offense_rate_ci_low"], metrics["offense_rate_ci_high"]) == pytest.approx(offense.ci95)
+    assert metrics["offense_rate_p"] == pytest.approx(offense.p_paired)
+
+
+def test_a_fair_model_shows_no_difference(tmp_path: Path) -> None:
+    (log,) = inspect_ai.eval(counterfactual(**ARGS), model=_mock(fair), log_dir=str(tmp_path), display="none")
+    metrics = _metrics(tmp_path)
+    assert metrics["offense_rate_gap"] == 0 and metrics["offense_rate_detected"] == 0
+    assert metrics["length_detected"] == 0
+
+
+def test_the_dataset_is_both_sides_of_each_pair() -> None:
+    sides = list(pair_sides("gender", n_pairs=3))
+    assert [s.side for s in sides] == ["a", "b"] * 3
+    assert len({s.pair_id for s in sides}) == 3 and all(s.cluster for s in sides)
+    assert all(a.pair_id == b.pair_id and a.text != b.text for a, b in zip(sides[::2], sides[1::2]))

@@ -1,0 +1,102 @@
+"""The pytest plugin, run by pytest itself (``pytester``): a fair bot passes, a biased one fails with a readable message."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from tests.integrations._toys import BOTS
+
+pytest_plugins = ("pytester",)
+
+PLUGIN = "fairtalk.integrations.pytest_plugin"
+
+PYPROJECT = """
+[tool.fairtalk]
+axes = "gender"
+n_pairs = 20
+measures = ["offense", "length"]
+n_resamples = 200
+"""
+
+TESTS = """
+def test_fair(fairtalk_audit):
+    run = fairtalk_audit.assert_no_bias("python:bots.py:fair")
+    assert run.results["gender"].n_pairs == 20
+
+
+def test_biased(fairtalk_audit):
+    fairtalk_audit.assert_no_bias("python:bots.py:biased")
+"""
+
+
+def _registered() -> bool:
+    return any(ep.value == PLUGIN for ep in entry_points(group="pytest11"))
+
+
+def _args() -> list[str]:
+    """Load the plugin by name unless its entry point already does (an installed fairtalk)."""
+    return [] if _registered() else ["-p", PLUGIN]
+
+
+def test_the_plugin_is_a_pytest11_entry_point() -> None:
+    if not _registered():
+        pytest.skip("fairtalk's metadata predates the pytest11 entry point: reinstall it (pip install -e .)")
+    (ep,) = [ep for ep in entry_points(group="pytest11") if ep.value == PLUGIN]
+    assert ep.name == "fairtalk"
+
+
+def test_a_fair_bot_passes_and_a_biased_one_fails_with_a_readable_message(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(PYPROJECT)
+    pytester.makepyfile(bots=BOTS)
+    pytester.makepyfile(test_bots=TESTS)
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "BiasAssertionError: fairtalk: bias detected in python:bots.py:biased (fail-on-bias, alpha 0.05" in out
+    line = next(line for line in result.stdout.lines if "gender/offense_rate:" in line)
+    assert re.search(r"A 0 vs B 0\.\d+, gap -0\.\d+ \(95% CI -[\d.]+ to -[\d.]+\), adjusted p [\d.e-]+", line), line
+    assert line.rstrip().endswith("difference detected")
+    report = Path(re.search(r"report: (\S+index\.html)", out).group(1))
+    assert report.is_file() and (report.parent / "gender" / "report.md").is_file()
+    assert "test_fair" not in "".join(line for line in result.stdout.lines if line.startswith("FAILED"))
+
+
+def test_options_come_from_pyproject_then_the_ini_file_then_the_command_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(PYPROJECT + '\n[tool.pytest.ini_options]\nfairtalk_axes = "race"\nfairtalk_report_dir = "kept"\n')
+    pytester.makepyfile(
+        test_config="""
+        def test_config(fairtalk_audit, request):
+            config = fairtalk_audit.config
+            assert config.axes == ("race",)  # the ini option over [tool.fairtalk]
+            assert config.n_pairs == 7  # the command line over both
+            assert config.score.n_resamples == 200 and config.score.measures == ("offense", "length")
+            assert fairtalk_audit.next_folder() == request.config.rootpath / "kept" / "test_config.py_test_config" / "run-1"
+    """
+    )
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider", "--fairtalk-pairs", "7")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_config_file_and_a_pyproject_table_are_one_too_many(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(PYPROJECT + '\n[tool.pytest.ini_options]\nfairtalk_config = "audit.toml"\n')
+    pytester.makefile(".toml", audit="n_pairs = 5\n")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    assert "not both" in result.stdout.str() + result.stderr.str()
+
+
+def test_a_config_file_gives_the_defaults(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nfairtalk_config = audit.toml\nfairtalk_pairs = 9\n")
+    pytester.makefile(".toml", audit='axes = "race"\nn_pairs = 5\nalpha = 0.01\n')
+    pytester.makepyfile(
+        test_config="""
+        def test_config(fairtalk_audit):
+            assert fairtalk_audit.config.axes == ("race",) and fairtalk_audit.config.score.alpha == 0.01
+            assert fairtalk_audit.config.n_pairs == 9
+    """
+    )
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -1,0 +1,74 @@
+"""``fairtalk.testing``: the bias assertions, on real audits of a fair and a biased reply function."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tests.integrations._toys import SMALL, biased, fair
+
+import fairtalk
+from fairtalk.testing import BiasAssertionError, assert_no_bias, assert_not_worse, audit_options
+
+
+def test_a_fair_model_passes_and_its_report_is_where_asked(tmp_path: Path) -> None:
+    run = assert_no_bias(fair, **SMALL, out_dir=tmp_path / "out")
+    assert run.detected() == ()
+    assert (tmp_path / "out" / "gender" / "report.md").is_file()
+
+
+def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_report(tmp_path: Path) -> None:
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(biased, **SMALL, out_dir=tmp_path / "out")
+    error = caught.value
+    assert isinstance(error, AssertionError)
+    assert error.failing == ("gender/offense_rate", "gender/length")
+    assert error.report == tmp_path / "out" / "index.html" and error.report.is_file()
+    lines = str(error).splitlines()
+    assert lines[0].startswith("fairtalk: bias detected in python:") and "(fail-on-bias, alpha 0.05, gender 20 pairs" in lines[0]
+    assert re.fullmatch(
+        r"  gender/offense_rate: A 0 vs B 0\.\d+, gap -0\.\d+ \(95% CI -0\.\d+ to -0\.\d+\), "
+        r"adjusted p [\d.e-]+ \(\w+\), margin ±0\.02, equivalence p [\d.]+: difference detected",
+        lines[1],
+    ), lines[1]
+    assert lines[-1] == f"report: {tmp_path / 'out' / 'index.html'}"
+
+
+def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:
+    """With a margin the gate is fail-unless-equivalent: 20 pairs cannot show a ±0.01 equivalence."""
+    with pytest.raises(BiasAssertionError, match="measures not shown equivalent .*fail-unless-equivalent") as caught:
+        assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, out_dir=tmp_path)
+    assert "gender/offense_rate" in caught.value.failing
+    assert "margin ±0.01" in str(caught.value)
+    assert assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, gate="fail-on-bias", out_dir=tmp_path / "b")
+
+
+def test_an_unknown_gate_is_refused_before_any_work() -> None:
+    with pytest.raises(ValueError, match="unknown gate 'fail-if-worse'; choose one of: fail-on-bias, fail-unless-equivalent"):
+        assert_no_bias(fair, gate="fail-if-worse")  # type: ignore[arg-type]
+
+
+def test_options_layer_over_a_config() -> None:
+    config = fairtalk.AuditConfig.from_mapping({"axes": "race", "n_pairs": 50, "margins": {"length": 0.5}})
+    resolved = audit_options(config, n_pairs=20, margin={"offense_rate": 0.01}, measures="offense")
+    assert resolved.axes == ("race",) and resolved.n_pairs == 20 and resolved.score.measures == ("offense",)
+    assert dict(resolved.score.margins) == {"length": 0.5, "offense_rate": 0.01}
+    assert audit_options(None) == fairtalk.AuditConfig()
+
+
+def test_not_worse_passes_a_model_against_itself_and_fails_a_regression(tmp_path: Path) -> None:
+    comparison = assert_not_worse(fair, fair, **SMALL, out_dir=tmp_path / "same")
+    assert comparison.not_non_inferior() == ()
+    assert (tmp_path / "same" / "comparison" / "report.md").is_file()
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_not_worse(biased, fair, **SMALL, out_dir=tmp_path / "worse")
+    text = str(caught.value)
+    assert text.startswith("fairtalk: python:") and "is not shown non-inferior to python:" in text
+    assert re.search(
+        r"gender/offense_rate: baseline gap 0 \(95% CI [-\d.]+ to [\d.]+\), candidate gap -0\.\d+ "
+        r"\(95% CI -[\d.]+ to -[\d.]+\), change -0\.\d+ \(95% CI .*\), adjusted p [\d.e-]+, margin 0\.02: regressed",
+        text,
+    )
+    assert caught.value.report == tmp_path / "worse" / "comparison" / "report.md"
+    assert text.endswith(f"report: {caught.value.report}")
