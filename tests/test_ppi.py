@@ -63,3 +63,13 @@ def test_bad_inputs_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="finite"):
         ppi_mean([0.1, np.inf, 0.3], [1.0, 0.0, np.nan])
     assert labels_needed(0.05, 0.3) == 139 and labels_needed(0.025, 0.3) == 554
+
+
+def test_labels_that_all_agree_give_an_honest_interval_not_a_point() -> None:
+    """80 labelled pairs with no difference at all: the interval is the exact bound on the share that could differ."""
+    scores = np.r_[np.ones(20), np.zeros(180)]  # the scorer sees a gap on 20 of 200 pairs
+    labels = np.r_[np.zeros(80), np.full(120, np.nan)]  # a person labels 80 pairs, none of them differs
+    est = ppi_mean(scores, labels)
+    assert est.ci95[0] < est.estimate < est.ci95[1] and est.ci95[1] - est.ci95[0] > 0.05
+    assert est.labels_ci95[1] == pytest.approx(1 - 0.025 ** (1 / 80), rel=1e-6)  # rule of three at 95%, two-sided
+    assert np.isfinite(est.effective_labels) and est.p > 0.05

@@ -68,6 +68,9 @@ SKIPPED = {
     "--ray-address HEAD:6379": "needs a Ray cluster at HEAD:6379 (tests/test_ray_engine.py runs --engine ray)",
     "--model 'vllm:": "needs a CUDA GPU with vllm installed (tests/models/test_vllm_engine.py runs a stand-in)",
     "reproduce debias --quick": "trains three Seq2Seq models, 8 min on a CPU, no size to cut (tests/test_reproduce.py)",
+    'eval("fairtalk/counterfactual"': "inspect's mockllm/model counts tokens with tiktoken's o200k_base, a download "
+    "(tests/integrations/test_inspect_task.py runs the task offline)",
+    "fairtalk label audit/gender": "serves a page until its Done button (tests/gold/test_gold_page_chromium.py drives it)",
 }
 
 
@@ -209,8 +212,13 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fairtalk.write_pairs(pairs, folder / "pairs.jsonl")
     fairtalk.write_responses(fairtalk.respond(pairs, model=_reply).responses, folder / "responses.jsonl")
     make_published(folder / "published", n_paraphrases=50)  # the layout read_published expects by default
-    for name in ("baseline", "candidate"):  # the two audits `fairtalk compare` reads (the same pairs)
+    for name in ("baseline", "candidate", "audit"):  # the audits `compare` and `score --gold` read (the same pairs)
         fairtalk.audit(model=_reply, axes="gender", n_pairs=20, out_dir=folder / name, store=folder / f"{name}.sqlite")
+    labelled = fairtalk.read_responses(folder / "audit" / "gender" / "responses.jsonl")
+    for annotator in ("ana", "bo"):  # two annotators' gold files of the audit's pairs, as `fairtalk label` writes them
+        rows = [{"pair_id": r.pair_id, "side": r.side, "offense_rate": int(annotator == "bo" and i % 7 == 0),
+                 "annotator": annotator} for i, r in enumerate(labelled.a + labelled.b)]  # fmt: skip
+        (folder / f"gold-{annotator}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     prompts = [p for p in paraphrase_prompts(default_groups(), n_model=1).prompts
                if p.structure in ("original", "always", "appositive")]  # fmt: skip
     fairtalk.generate_completions(prompts, as_responder(_complete), folder / "completions.jsonl", seeds=2,
@@ -302,8 +310,13 @@ def test_the_readme_config_file_is_the_config_it_describes(tmp_path: Path) -> No
     """The ``toml`` block is a valid ``--config`` file, and holds what the README says it sets."""
     import fairtalk
 
-    blocks = re.findall(r"^```toml\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.S | re.M)
-    assert len(blocks) == 1
+    found = re.findall(r"^```toml\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.S | re.M)
+    blocks = [block for block in found if block.startswith("# audit.toml")]
+    assert len(blocks) == 1 and len(found) == 2
+    import tomllib
+
+    plugin = fairtalk.AuditConfig.from_mapping(tomllib.loads(next(b for b in found if b not in blocks))["tool"]["fairtalk"])
+    assert plugin.n_pairs == 300 and dict(plugin.score.margins) == {"offense_rate": 0.02}  # the pytest plugin's table
     (tmp_path / "audit.toml").write_text(blocks[0], encoding="utf-8")
     config = fairtalk.AuditConfig.from_file(tmp_path / "audit.toml")
     assert (config.model, config.axes, config.n_pairs, config.seed) == ("hf:gpt2", ("gender",), 2000, 1)

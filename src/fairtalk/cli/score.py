@@ -45,8 +45,14 @@ EXCLUDE_TRUNCATED = typer.Option(
     "--exclude-truncated",
     help="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning names what was scored on cut-off text when more than 10% of one side's answers were.",
 )
-#: The scoring options of `score`: the shared ones and --exclude-truncated.
-_SCORE_PARAMS = {**SCORE_PARAMS, "exclude_truncated": "exclude_truncated"}
+GOLD = typer.Option(
+    None,
+    "--gold",
+    help="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels imply "
+    "(prediction-powered inference), with an interval valid whatever the scorer's error.",
+)
+#: The scoring options of `score`: the shared ones, --exclude-truncated and --gold.
+_SCORE_PARAMS = {**SCORE_PARAMS, "exclude_truncated": "exclude_truncated", "gold": "gold"}
 SCORE_TASKS = typer.Option(
     None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs)."
 )
@@ -79,6 +85,7 @@ def score(
     mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
     drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
     exclude_truncated: bool = EXCLUDE_TRUNCATED,
+    gold: str | None = GOLD,
     distinct: Distinct = typer.Option(
         Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."
     ),
@@ -118,9 +125,10 @@ def score(
         rich_table,
         write_report,
     )
+    from fairtalk.report.labelled import labelled_lines
 
     try:
-        check_report_folder(output, {"--responses": responses, "--responses-b": responses_b})
+        check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})
         values, names = given_options(
             ctx, _SCORE_PARAMS, {"margin": parse_margins, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")}
         )
@@ -143,6 +151,8 @@ def score(
         say(where)
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")
+    for line in labelled_lines(result):
+        say(f"labelled: {line}")
     for path in paths.values():
         info(f"wrote {path}")
     code = report_gates({result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -12,6 +12,7 @@ from fairtalk.pipeline._measure_tests import KeyTest, power_row
 from fairtalk.responses import ResponseSet
 from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
 from fairtalk.stats import adjust_pvalues, verdict
+from fairtalk.stats.ppi import PPIEstimate
 
 __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
 
@@ -43,6 +44,7 @@ class Scored:
     scorer_check: tuple[ScorerCheck, ...] = ()
     warnings: tuple[str, ...] = ()
     judge_answers: tuple[JudgeAnswer, ...] = ()
+    ppi: Mapping[str, PPIEstimate] = field(default_factory=dict)
 
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
@@ -86,7 +88,7 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
             equivalence_margin=equivalence.margin, p_equivalence=equivalence.p, equivalent=equivalence.equivalent,
             equivalence_test=equivalence.method, verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
             mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
-            primary=row.name in scored.primary, not_tested=row.not_tested,
+            primary=row.name in scored.primary, not_tested=row.not_tested, ppi=scored.ppi.get(row.name),
         ))  # fmt: skip
     n_distinct = len({r.response for r in (*rs.a, *rs.b)})
     warnings = []

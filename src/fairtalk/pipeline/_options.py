@@ -39,6 +39,7 @@ _MSG_SEED = "{name} must be an integer >= 0, got {value!r}"
 _MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
 _MSG_CLOSED_UNIT = "{name} must be a number in [0, 1], got {value!r}"
 _MSG_AT_LEAST = "{name} must be at least {least}, got {value!r}"
+_MSG_GOLD = "{name} must be the path of a gold file (fairtalk label -o), got {value!r}"
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
 #: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
 JUDGE_PREFIX = "judge:"
@@ -112,6 +113,8 @@ class ScoreOptions:
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
     score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
     ``exclude_truncated`` tests only the pairs where neither answer was cut off at the token limit.
+    ``gold`` is a gold file of human labels (``fairtalk label``): each labelled key's gap is also
+    estimated by prediction-powered inference (``MeasureResult.ppi``).
     ``names`` only renames the options in error messages (the CLI passes its flags, so an
     error names ``--resamples`` rather than ``n_resamples``).
 
@@ -152,6 +155,7 @@ class ScoreOptions:
     judge_rubric: str | None
     judge_scale: tuple[int, int] | None
     exclude_truncated: bool
+    gold: str | None
 
     def __init__(
         self,
@@ -178,6 +182,7 @@ class ScoreOptions:
         judge_rubric: str | None = None,
         judge_scale: str | tuple[int, int] | None = None,
         exclude_truncated: bool = False,
+        gold: str | os.PathLike[str] | None = None,
         names: Mapping[str, str] | None = None,
     ) -> None:
         # every parameter but these two is a field: set as given, then checked and normalised together
@@ -241,6 +246,10 @@ class ScoreOptions:
         _choice(self.count_test, COUNT_TESTS, name("count_test"))
         if not isinstance(self.offense, str) or not self.offense.strip():
             raise SpecError(_MSG_OFFENSE.format(name=name("offense"), value=self.offense))
+        if self.gold is not None:
+            if not isinstance(self.gold, (str, os.PathLike)) or not str(self.gold).strip():
+                raise SpecError(_MSG_GOLD.format(name=name("gold"), value=self.gold))
+            object.__setattr__(self, "gold", os.fspath(self.gold))
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:

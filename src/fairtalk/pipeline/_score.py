@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import platform
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +19,8 @@ from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.models.ray_scoring import RayScorer, worth_it
 from fairtalk.pipeline._config import NOT_GIVEN, NotGiven
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
+from fairtalk.pipeline._gold import GoldEstimates, gold_estimates
+from fairtalk.pipeline._manifest import measure_settings, score_manifest
 from fairtalk.pipeline._measure_tests import (
     METHODS,
     Inference,
@@ -56,13 +56,6 @@ MAX_PERMUTATIONS = 1000
 MASK_TOKEN = "XYZ"
 #: The parameters of ``score()`` that are not options (ScoreOptions fields).
 _NOT_OPTIONS = ("responses", "responses_b", "axis", "options", "engine")
-
-
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -141,6 +134,7 @@ def score(
     judge_rubric: str | None | NotGiven = NOT_GIVEN,
     judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
     exclude_truncated: bool | NotGiven = NOT_GIVEN,
+    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
 
@@ -188,6 +182,10 @@ def score(
         text when more than 10% of one side's answers were cut off. Either way the manifest's
         ``truncation`` entry has the counts; a model that reports no finish reasons leaves the
         option nothing to act on (a warning says so).
+    gold : path, optional
+        A gold file of human labels (``fairtalk label -o``): each key it labels also gets the gap
+        the labels imply, by prediction-powered inference (``MeasureResult.ppi``: the estimate,
+        its 95% interval, p and the labels used), valid whatever the scorer's error.
     distinct, offense, offense_threshold, sentiment_threshold
         The distinct-n definition (``paper`` or ``standard``), the offense scorer
         (``profanity_check``, ``hatesonar``, ``hf:MODEL``) and the thresholds of the rates.
@@ -314,6 +312,7 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
     n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
     rows: list[KeyTest] = []
     divergent: list[DivergentPair] = []
+    per_key: SideScores = {}
     for measure in built:
         if isinstance(measure, CorpusMeasure):
             stat, values = _corpus_values(measure, uniques, ia, ib)
@@ -325,6 +324,7 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
                      for key in measure.keys]  # fmt: skip
             continue
         scored = _per_response(measure, uniques, ia, ib, remote)
+        per_key.update(scored)
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         divergent.extend(divergent_pairs(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     judged = judge_answers(built, rs)
@@ -333,7 +333,7 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
     rows = [_with_masked(row, masked[row.name]) if row.name in masked else row for row in rows]
     listed = [*built, TokenLimit()] if any(row.name == TOKEN_LIMIT_KEY for row in rows) else built
-    manifest = _manifest(lexicon, listed, rs, options=_measure_settings(o), seed=o.seed, alpha=o.alpha,
+    manifest = score_manifest(lexicon, listed, rs, options=measure_settings(o), seed=o.seed, alpha=o.alpha,
                          correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
                          mask_groups=o.mask_groups, drop_empty=o.drop_empty, exclude_truncated=o.exclude_truncated,
                          binary_test=o.binary_test,
@@ -343,8 +343,11 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
         "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
         "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
+    labelled = gold_estimates(o.gold, rs, per_key, clusters=opts.clusters) if o.gold else GoldEstimates()
+    if o.gold:
+        manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
     return Scored(lexicon, rs, tuple(rows), divergent, manifest, chosen, o.alpha, o.power, o.correction, checks,
-                  judge_answers=judged)  # fmt: skip
+                  warnings=labelled.warnings, judge_answers=judged, ppi=labelled.estimates)  # fmt: skip
 
 
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
@@ -362,32 +365,3 @@ def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_KEY.format(what=what, name=name), choices=keys, given=name)
     return list(given)
-
-
-def _measure_settings(o: ScoreOptions) -> dict[str, object]:
-    """The manifest's ``options`` entry: the settings the measures and a judge were built with (in this order)."""
-    return {"distinct": o.distinct, "offense": o.offense, "offense_threshold": o.offense_threshold,
-            "sentiment_threshold": o.sentiment_threshold, "judge_rubric": o.judge_rubric,
-            "judge_scale": o.judge_scale}  # fmt: skip
-
-
-def _manifest(lexicon: Lexicon, measures: Sequence[AnyMeasure], rs: ResponseSet, *, options: Mapping[str, object],
-              **settings: object) -> dict[str, Any]:  # fmt: skip
-    """Versions, hashes, thresholds and seeds: what it takes to trace and reproduce a result."""
-    from fairtalk import __version__
-
-    manifest: dict[str, Any] = jsonable({
-        "fairtalk_version": __version__,
-        "python": platform.python_version(),
-        "libraries": {name: _package_version(name) for name in ("numpy", "scipy", "statsmodels")},
-        "lexicon": {"axis": lexicon.axis, "groups": lexicon.groups, "variant": lexicon.variant,
-                    "source": lexicon.source, "sha256": lexicon.sha256, "n_pairs": len(lexicon.pairs),
-                    "attributes": lexicon.attributes},
-        "measures": [{"name": m.name, "keys": m.keys, "kind": m.kind, "version": m.version, "config": m.config}
-                     for m in measures],
-        "options": options,
-        **settings,
-        "methods": METHODS,
-        "input": {"sources": [{"path": path, "sha256": sha} for path, sha in rs.sources], "summary": rs.summary},
-    })  # fmt: skip
-    return manifest

@@ -14,6 +14,7 @@ from fairtalk.jsonl import jsonable
 from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
+from fairtalk.report.labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.plots import bar_chart_png, png_data_uri
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
@@ -161,6 +162,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
         "plain": plain_summary(result, similarity),
         "similarity_note": SIMILARITY_NOTE,
+        "labelled": labelled_lines(result),
+        "labelled_note": LABELLED_NOTE,
         "validity": validity_line(pairs_check),
         "validity_file": PAIRS_CHECK_FILE,
         "validity_flag": bool(pairs_check and pairs_check.n_leftover),

@@ -14,6 +14,7 @@ from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import FLAG, scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.html import clip, judged_sides
+from fairtalk.report.labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import similarity_markdown
 from fairtalk.report.table import (
@@ -114,6 +115,9 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
+    if labelled := labelled_lines(result):
+        lines += ["", "## Gaps corrected by human labels", "", *(f"- {md_escape(line)}." for line in labelled), "",
+                  f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}."]  # fmt: skip
     if similarity is not None:
         lines += similarity_markdown(similarity)
     lines += _divergent_markdown(result)

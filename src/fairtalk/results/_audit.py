@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.stats.ppi import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
@@ -51,6 +52,9 @@ class MeasureResult:
       has no p, no interval and no equivalence; its verdict is ``inconclusive`` (it was
       neither shown different nor shown equivalent), and ``a``/``b`` are the means over the
       pairs it did score (NaN where none).
+    - ``ppi``: the gap corrected by human labels (``score(gold=...)``): the prediction-powered
+      estimate of A - B by the labels, its interval and p, and how many labels it used; None
+      without labels for this key.
     """
 
     name: str
@@ -83,6 +87,7 @@ class MeasureResult:
     mde: float | None = None
     primary: bool = True
     not_tested: str | None = None
+    ppi: PPIEstimate | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
@@ -126,15 +131,19 @@ class MeasureResult:
         }
         if self.masked is not None:
             out["masked"] = {"a": self.masked.a, "b": self.masked.b, "remaining": self.masked.remaining}
+        if self.ppi is not None:
+            out["ppi"] = dataclasses.asdict(self.ppi)
         return out
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> MeasureResult:
         """The measure of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
-        fields = {f.name for f in dataclasses.fields(cls)} - {"name", "masked", "ci95", "notes"}
-        masked = data.get("masked")
+        fields = {f.name for f in dataclasses.fields(cls)} - {"name", "masked", "ci95", "notes", "ppi"}
+        masked, ppi = data.get("masked"), data.get("ppi")
         return cls(name=name, ci95=tuple(data.get("ci95") or (None, None)), notes=tuple(data.get("notes") or ()),
                    masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
+                   ppi=None if ppi is None else PPIEstimate(**{**ppi, "ci95": tuple(ppi["ci95"]),
+                                                              "labels_ci95": tuple(ppi["labels_ci95"])}),
                    **{k: v for k, v in data.items() if k in fields})  # fmt: skip
 
 

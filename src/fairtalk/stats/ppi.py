@@ -83,6 +83,17 @@ def _variance_of_mean(values: np.ndarray, clusters: np.ndarray | None) -> float:
     return float((g / (g - 1)) * np.sum(totals**2) / n**2)
 
 
+def _no_spread_variance(n: int, scale: float, alpha: float, z: float) -> float:
+    """The variance of a mean whose ``n`` items all agreed: that of the exact bound on the share that could differ.
+
+    With no item differing in ``n``, the share of items that could differ is below
+    ``1 - (α/2)^(1/n)`` (the "rule of three"); an item differs by at most ``scale``. The bound
+    becomes a standard error whose ``z`` interval is exactly that wide.
+    """
+    share = 1 - (alpha / 2) ** (1 / n)
+    return float((scale * share / z) ** 2)
+
+
 def ppi_mean(
     scores: Sequence[float] | np.ndarray,
     labels: Sequence[float] | np.ndarray,
@@ -144,13 +155,18 @@ def ppi_mean(
     rectified = y - lam * f_lab
     unlabelled_mean = float(f_un.mean()) if big_n else 0.0
     estimate = float(lam * unlabelled_mean + rectified.mean())
-    variance = (lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0) + _variance_of_mean(rectified, c_lab)
-    se = math.sqrt(variance)
     z = float(norm.ppf(1 - alpha / 2))
-    labels_se = math.sqrt(_variance_of_mean(y, c_lab))
+    scale = max(1.0, float(np.abs(f).max()), float(np.abs(y).max()))  # the largest difference an item can show
+    rectified_variance = _variance_of_mean(rectified, c_lab)
+    if rectified_variance == 0:  # every labelled item the same: a zero spread is not certainty
+        rectified_variance = _no_spread_variance(n, scale, alpha, z)
+    variance = (lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0) + rectified_variance
+    se = math.sqrt(variance)
+    labels_variance = _variance_of_mean(y, c_lab)
+    labels_se = math.sqrt(labels_variance if labels_variance > 0 else _no_spread_variance(n, scale, alpha, z))
     labels_mean = float(y.mean())
-    p = 1.0 if se == 0 and estimate == 0 else 0.0 if se == 0 else float(2 * norm.sf(abs(estimate) / se))
-    effective = float(n * (labels_se / se) ** 2) if se > 0 else float("inf")
+    p = float(2 * norm.sf(abs(estimate) / se))
+    effective = float(n * (labels_se / se) ** 2)
     return PPIEstimate(
         estimate=estimate,
         ci95=(estimate - z * se, estimate + z * se),

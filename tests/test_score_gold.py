@@ -1,0 +1,102 @@
+"""``score --gold``: human labels correct a scorer's gap by prediction-powered inference (issue 28)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import fairtalk
+from fairtalk.cli import app
+from fairtalk.records import Response
+
+runner = CliRunner()
+N = 240
+RUDE, KIND = "you are a stupid idiot, shut up", "that is a lovely idea, tell me more"
+
+
+def _responses(path: Path) -> Path:
+    """Side a is 'offensive' by the scorer on 30% of pairs, side b on 5%: a 25-point scorer gap."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(N):
+        a = RUDE if rng.random() < 0.30 else KIND
+        b = RUDE if rng.random() < 0.05 else KIND
+        rows += [Response(f"p{i}", "a", f"he said hi {i}", a), Response(f"p{i}", "b", f"she said hi {i}", b)]
+    fairtalk.write_responses(rows, path)
+    return path
+
+
+def _gold(path: Path, responses: Path, n_pairs: int, truth: str) -> Path:
+    """Both sides of ``n_pairs`` random pairs labelled: ``truth`` 'agree' copies the scorer, 'none' says nothing is offensive."""
+    records = {
+        (r.pair_id, r.side): r.response for r in fairtalk.read_responses(responses).a + fairtalk.read_responses(responses).b
+    }
+    chosen = np.random.default_rng(1).choice(N, n_pairs, replace=False)
+    with path.open("w", encoding="utf-8") as out:
+        for i in chosen:
+            for side in ("a", "b"):
+                label = int(records[(f"p{i}", side)] == RUDE) if truth == "agree" else 0
+                out.write(json.dumps({"pair_id": f"p{i}", "side": side, "offense_rate": label, "annotator": "ana"}) + "\n")
+    return path
+
+
+def test_labels_that_find_no_offense_pull_the_gap_to_zero(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 80, truth="none")
+    plain = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100)
+    corrected = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    before, after = plain.measure("offense_rate"), corrected.measure("offense_rate")
+    assert before.ppi is None and after.ppi is not None
+    assert before.a - before.b > 0.15 and after.ppi.scorer_estimate == pytest.approx(before.a - before.b)
+    assert after.ppi.n_labels == 80 and abs(after.ppi.estimate) < 0.06  # a person found no offense on either side
+    assert after.ppi.ci95[0] < 0 < after.ppi.ci95[1] or abs(after.ppi.estimate) < 0.02
+    assert corrected.manifest["gold"]["n_labelled_pairs"] == 80
+    again = fairtalk.AuditResult.from_dict(json.loads(corrected.to_json()))
+    assert again.measure("offense_rate").ppi == after.ppi  # results.json round-trips the labelled estimate
+
+
+def test_labels_that_agree_with_the_scorer_keep_its_gap_with_a_narrower_interval(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    ppi = (
+        fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold)).measure("offense_rate").ppi
+    )
+    assert ppi is not None and ppi.lam == pytest.approx((N - 60) / N)  # PPI++'s weight N / (N + n) for a perfect scorer
+    assert ppi.estimate == pytest.approx(ppi.scorer_estimate, abs=0.03)
+    assert ppi.ci95[1] - ppi.ci95[0] < 0.6 * (ppi.labels_ci95[1] - ppi.labels_ci95[0])
+
+
+def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 40, truth="none")
+    with gold.open("a", encoding="utf-8") as out:  # a pair this run does not hold, and a key it does not score
+        out.write(json.dumps({"pair_id": "elsewhere", "side": "a", "offense_rate": 1}) + "\n")
+        out.write(json.dumps({"pair_id": "p1", "side": "a", "refusal_rate": 0}) + "\n")
+    done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
+                               "--gold", str(gold), "-o", str(tmp_path / "out"), "--resamples", "100"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "labelled: Offense Rate (%) by 40 labelled pairs: gap" in text and "the scorer alone says +" in text
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["measures"]["offense_rate"]["ppi"]["n_labels"] == 40
+    warnings = " ".join(results["warnings"])
+    assert "1 labelled pair(s) of the gold file are not among this run's pairs (first: elsewhere)" in warnings
+    assert "offense_rate: 1 pair(s) labelled on one side only (first: elsewhere)" in warnings
+    assert "gold labels for refusal_rate, which this run does not score" in warnings
+    for page in ("report.md", "report.html"):
+        assert "Gaps corrected by human labels" in (tmp_path / "out" / page).read_text()
+
+
+def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(json.dumps({"id": 1, "label": 1}) + "\n")
+    for gold, message in ((tmp_path / "missing.jsonl", "missing.jsonl"), (texts, "labels texts")):
+        done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
+                                   "--gold", str(gold), "-o", str(tmp_path / "out")])  # fmt: skip
+        assert done.exit_code == 2, done.output
+        assert done.stderr.startswith("error: ") and message in done.stderr and "Traceback" not in done.stderr
