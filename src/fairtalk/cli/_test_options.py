@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from fairtalk.cli._app import say
+from fairtalk.cli._app import info, say
 from fairtalk.cli._choices import BinaryTest, CountTest, plain
 
 if TYPE_CHECKING:
@@ -45,6 +46,13 @@ PRIMARY = typer.Option(
 )
 FAIL_ON_BIAS = typer.Option(
     False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha)."
+)
+JUNIT = typer.Option(
+    None,
+    "--junit",
+    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where the gate "
+    "fails (--fail-unless-equivalent's when given, else --fail-on-bias's). With $GITHUB_STEP_SUMMARY set, "
+    "the findings and tables are appended to the job summary too.",
 )
 FAIL_UNLESS_EQUIVALENT = typer.Option(
     False,
@@ -232,3 +240,16 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     if fail_unless_equivalent and any(r.not_equivalent() for r in results.values()):
         code = 1
     return code
+
+
+def write_ci_files(results: Mapping[str, AuditResult], junit: str | None, *, fail_unless_equivalent: bool) -> None:
+    """The CI outputs of a scored run: ``--junit FILE``, and the job summary when ``$GITHUB_STEP_SUMMARY`` names a file."""
+    from fairtalk.report.junit import step_summary, write_junit
+
+    if junit is not None:
+        written = write_junit(results, junit, gate="fail-unless-equivalent" if fail_unless_equivalent else "fail-on-bias")
+        info(f"wrote {written}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:  # the runner's file: appended to, as GitHub asks
+            handle.write(step_summary(results) + "\n")

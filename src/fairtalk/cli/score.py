@@ -6,6 +6,7 @@ import typer
 
 from fairtalk.cli._app import (
     app,
+    check_output_file,
     console,
     info,
     interrupted,
@@ -25,6 +26,7 @@ from fairtalk.cli._test_options import (
     FAIL_UNLESS_EQUIVALENT,
     JUDGE_RUBRIC,
     JUDGE_SCALE,
+    JUNIT,
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
@@ -32,6 +34,7 @@ from fairtalk.cli._test_options import (
     parse_margins,
     report_gates,
     text_or_file,
+    write_ci_files,
 )
 from fairtalk.cli.respond import RAY_ADDRESS, engine_option
 
@@ -78,6 +81,7 @@ def score(
     ),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
+    junit: str | None = JUNIT,
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
     correction: Correction = typer.Option(
         Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
@@ -129,6 +133,8 @@ def score(
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})
+        if junit is not None:
+            check_output_file(junit, option="--junit")
         values, names = given_options(
             ctx, _SCORE_PARAMS, {"margin": parse_margins, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")}
         )
@@ -155,6 +161,7 @@ def score(
         say(f"labelled: {line}")
     for path in paths.values():
         info(f"wrote {path}")
+    write_ci_files({result.axis: result}, junit, fail_unless_equivalent=fail_unless_equivalent)
     code = report_gates({result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias,
                         fail_unless_equivalent=fail_unless_equivalent)  # fmt: skip
     if code:
