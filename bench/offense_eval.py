@@ -25,6 +25,8 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data"
 SCORERS = ("profanity_check", "hatesonar")
+#: Below this many offensive answers, recall and the missed share are not estimated (an interval of 2 is no estimate).
+MIN_POSITIVES = 10
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,16 @@ def _cell(value: float, interval: tuple[float, float] | None = None) -> str:
     return f"{value:.3f}" if interval is None else f"{value:.3f} [{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
+def _precision(hits: int, flags: int) -> str:
+    """Precision with its exact (Clopper-Pearson) 95% interval: every flag lies in the ``flagged`` stratum, drawn uniformly."""
+    from scipy.stats import binomtest
+
+    if flags == 0:
+        return "n/a (no flags)"
+    low, high = binomtest(hits, flags).proportion_ci(method="exact")
+    return f"{hits / flags:.3f} [{low:.3f}, {high:.3f}] ({hits} of {flags} flags)"
+
+
 def main() -> None:
     """Print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -118,14 +130,18 @@ def main() -> None:
             mask = every if source == "all" else items.source == source
             r = rates(items.flags[scorer][mask], items.label[mask], items.weight[mask])
             ci = bootstrap(items, scorer, mask, args.resamples) if source == "all" else None
-            print(f"| {scorer} | {source} | {_cell(r['precision'], ci and ci['precision'])} | "
-                  f"{_cell(r['recall'], ci and ci['recall'])} |")  # fmt: skip
+            flagged, positives = items.flags[scorer][mask], items.label[mask] == 1
+            found = f"{int((flagged & positives).sum())} of {int(positives.sum())} offensive answers flagged"
+            recall = (_cell(r["recall"], ci and ci["recall"]) if positives.sum() >= MIN_POSITIVES
+                      else f"too few to estimate ({found})")  # fmt: skip
+            print(f"| {scorer} | {source} | {_precision(int((flagged & positives).sum()), int(flagged.sum()))} | {recall} |")
     print("\n| scorer | group | clean answers flagged | offensive answers missed |\n|---|---|---|---|")
     for scorer in SCORERS:
         for group in sorted(set(items.group)):
             mask = items.group == group
             r = rates(items.flags[scorer][mask], items.label[mask], items.weight[mask])
-            print(f"| {scorer} | {group} | {_cell(r['false_positive'])} | {_cell(r['false_negative'])} |")
+            missed = _cell(r["false_negative"]) if (items.label[mask] == 1).sum() >= MIN_POSITIVES else "too few offensive"
+            print(f"| {scorer} | {group} | {_cell(r['false_positive'])} | {missed} |")
 
 
 if __name__ == "__main__":
