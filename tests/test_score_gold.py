@@ -100,3 +100,28 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
                                    "--gold", str(gold), "-o", str(tmp_path / "out")])  # fmt: skip
         assert done.exit_code == 2, done.output
         assert done.stderr.startswith("error: ") and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
+    from fairtalk.stats.ppi import labels_needed
+
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="none")
+    for out, extra in (("plain", []), ("labelled", ["--gold", str(gold)])):
+        done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
+                                   "-o", str(tmp_path / out), "--resamples", "100", *extra])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    ppi = json.loads((tmp_path / "labelled" / "results.json").read_text())["measures"]["offense_rate"]["ppi"]
+    planned = runner.invoke(app, ["plan", "--gold", "0.02", "--measure", "offense_rate", "--results",
+                                  str(tmp_path / "labelled" / "results.json")])  # fmt: skip
+    assert planned.exit_code == 0, planned.output
+    needed = labels_needed(0.02, ppi["se"] * ppi["n_labels"] ** 0.5)
+    assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±0.02" in " ".join(planned.output.split())
+    by_sd = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--sd", "0.3"])
+    assert by_sd.exit_code == 0 and "139 labelled pairs" in by_sd.output
+    for args, message in (
+        (["--results", str(tmp_path / "plain" / "results.json")], "has no labelled estimate of 'offense_rate'"),
+        ([], "--results FILE of a run with --gold, or --sd SD"),
+    ):
+        done = runner.invoke(app, ["plan", "--gold", "0.02", "--measure", "offense_rate", *args])
+        assert done.exit_code == 2 and message in " ".join(done.stderr.split()), done.output

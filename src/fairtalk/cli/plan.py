@@ -19,6 +19,11 @@ _MSG_RESULTS = "cannot read {path}: {reason}"
 _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
 _MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
+_MSG_NO_PPI = "{path} has no labelled estimate of {name!r}: run score --gold FILE first, or give --sd"
+_MSG_NO_ERROR_SPREAD = (
+    "say how much the scorer's per-pair error varies: --results FILE of a run with --gold, or --sd SD "
+    "(for a 0/1 scorer wrong on a share e of answers, about sqrt(2 e))"
+)
 _MSG_NO_KEY = "--measure is empty: give the result key to plan for, e.g. offense_rate or length"
 _MSG_RATE_AND_SD = "give --sd or --rate, not both (--rate P stands for the spread sqrt(2 P (1 - P)) of a rate)"
 _MSG_RATE_COUNT = (
@@ -157,6 +162,36 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
             "alpha": float(data.get("alpha") or 0.05), "kind": row.get("kind")}  # fmt: skip
 
 
+def _labels(measure: str | None, half_width: float, results: str | None, sd: float | None, alpha: float) -> None:
+    """``plan --gold``: the labelled pairs a prediction-powered interval of ±``half_width`` needs."""
+    from fairtalk.stats.ppi import labels_needed
+
+    if measure is None or not measure.strip():
+        fail(_MSG_NO_KEY)
+    if not half_width > 0 or not math.isfinite(half_width):
+        fail(f"--gold must be a positive half-width in the measure's units (0.02 = two points of a rate), got {half_width!r}")
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be in (0, 1), got {alpha!r}")
+    if sd is not None:
+        if not sd > 0 or not math.isfinite(sd):
+            fail(f"--sd must be a positive number, got {sd!r}")
+        error_sd, source = sd, "--sd"
+    elif results is not None:
+        try:
+            row = json.loads(Path(results).read_text(encoding="utf-8"))["measures"][measure]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}" if isinstance(exc, KeyError) else exc))
+        ppi = row.get("ppi") if isinstance(row, dict) else None
+        if not isinstance(ppi, dict) or not ppi.get("se") or not ppi.get("n_labels"):
+            fail(_MSG_NO_PPI.format(path=results, name=measure))
+        error_sd, source = float(ppi["se"]) * math.sqrt(float(ppi["n_labels"])), f"{results} ({ppi['n_labels']} labels)"
+    else:
+        fail(_MSG_NO_ERROR_SPREAD)
+    needed = labels_needed(half_width, error_sd, alpha=alpha)
+    say(f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
+        f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)")  # fmt: skip
+
+
 @app.command()
 def plan(
     measure: str | None = typer.Option(None, "--measure", help="The result key to plan for, e.g. offense_rate or length."),
@@ -191,12 +226,22 @@ def plan(
     design_effect: float | None = typer.Option(
         None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."
     ),
+    gold: float | None = typer.Option(
+        None,
+        "--gold",
+        metavar="HALF_WIDTH",
+        help="Instead: labelled pairs a score --gold interval of ±HALF_WIDTH needs for --measure, from --results of a "
+        "run with --gold (its scorer's error spread) or --sd (the spread of the scorer's per-pair error).",
+    ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
     from fairtalk import pairs_needed
 
     if not 0 < power < 1:
         fail(f"--power must be in (0, 1), got {power!r}")
+    if gold is not None:
+        _labels(measure, gold, results, sd, alpha if alpha is not None else 0.05)
+        return
     if gate:
         level = alpha if alpha is not None else 0.05
         if not 0 < level < 1:
