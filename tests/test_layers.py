@@ -12,6 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "fairtalk"
 #: Direct dependencies each top-level unit may import (plus, transitively, theirs).
 ALLOWED: dict[str, set[str]] = {
     "lazy": set(),
+    "templating": {"records"},
     "errors": set(),
     "records": set(),
     "jsonl": {"errors"},
@@ -31,10 +32,10 @@ ALLOWED: dict[str, set[str]] = {
     "prompt_records": set(),
     "prompts": {"lexicons", "measures", "models", "store", "stats", "prompt_records"},
     "results": {"stats", "responses", "prompt_records"},
-    "report": {"results", "pairs_jsonl"},
+    "report": {"results", "pairs_jsonl", "templating"},
     "debias": {"counterfactual", "lexicons", "measures"},
     "training": {"debias"},
-    "gold": {"errors", "records", "lexicons", "counterfactual", "files", "jsonl", "responses"},
+    "gold": {"errors", "records", "lexicons", "counterfactual", "files", "jsonl", "responses", "templating"},
 }
 #: Units that may import any stage (they wire stages together).
 WIRING = {"pipeline", "__init__", "__main__"}

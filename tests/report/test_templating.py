@@ -1,4 +1,4 @@
-"""Tests for report/templating.py: the one jinja2 environment of every HTML page."""
+"""Tests for templating.py: the one jinja2 environment of every HTML page."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from markupsafe import Markup
 
 from fairtalk.report import jinja_environment
-from fairtalk.report.templating import TEMPLATES
+from fairtalk.templating import TEMPLATES
 
 
 def test_values_are_escaped_and_cleaned_of_control_characters() -> None:

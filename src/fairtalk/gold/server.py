@@ -18,32 +18,21 @@ from __future__ import annotations
 import errno
 import hmac
 import json
-import re
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import FairtalkError, InputError
 from fairtalk.gold.labels import GoldLog
 from fairtalk.gold.schemes import question
+from fairtalk.templating import jinja_environment
 
 __all__ = ["LabelServer"]
 
 _MSG_PORT_IN_USE = "port {port} is in use on 127.0.0.1: give another --port, or --port 0 for a free one"
 _MSG_PORT = "cannot listen on 127.0.0.1:{port} ({reason})"
 _MAX_BODY = 1 << 16
-_TEMPLATES = Path(__file__).resolve().parents[1] / "report" / "templates"
-#: C0 and C1 control characters but tab, newline and carriage return: never in the page.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def _finalize(value: Any) -> Any:
-    """Every ``{{ value }}`` of the page, control characters removed (Markup stays Markup)."""
-    if isinstance(value, str) and _CONTROLS.search(value):
-        return type(value)(_CONTROLS.sub("", value))
-    return value
 
 
 def _page_state(log: GoldLog) -> dict[str, Any]:
@@ -169,12 +158,7 @@ class LabelServer(ThreadingHTTPServer):
                 raise InputError(_MSG_PORT_IN_USE.format(port=port)) from exc
             raise InputError(_MSG_PORT.format(port=port, reason=exc.strerror or exc)) from exc
         self.port = int(self.server_address[1])
-        from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-        # As report/templating.py sets up every page (which this layer may not import): escaped, strict, no control characters.
-        environment = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True, undefined=StrictUndefined,
-                                  trim_blocks=True, lstrip_blocks=True, finalize=_finalize)  # fmt: skip
-        self._template = environment.get_template("label.html.j2")
+        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
 
     @property
     def url(self) -> str:
@@ -189,7 +173,8 @@ class LabelServer(ThreadingHTTPServer):
     def render(self, nonce: str) -> str:
         """The page, with the current item in it."""
         state = self.state()
-        return self._template.render(state=state, nonce=nonce, measures=[s.field for s in self.log.schemes])
+        page: str = self._template.render(state=state, nonce=nonce, measures=[s.field for s in self.log.schemes])
+        return page
 
     def change(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
         """Give a label (``route == "label"``) or undo the last one; the new state (FairtalkError when refused)."""

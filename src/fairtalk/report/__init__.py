@@ -48,9 +48,9 @@ from fairtalk.report.table import (
     summary_rows,
     verdict_text,
 )
-from fairtalk.report.templating import jinja_environment
 from fairtalk.responses import is_responses_file
 from fairtalk.results import AuditResult
+from fairtalk.templating import jinja_environment
 
 __all__ = [
     "FILE_NAMES",

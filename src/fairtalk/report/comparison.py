@@ -2,15 +2,17 @@
 
 ``table7.md`` and the rich table put the models side by side; ``table7.csv`` has one row per
 (model, measure); ``results.json`` is ``DebiasComparison.to_dict()``. A debiased model's
-difference is marked ↓ when its absolute gap ``|A − B|`` is smaller than the baseline's and ↑ when
-it is larger (the paper colours these green and red).
+difference is marked only where the test of ``fairtalk compare`` supports it (the paper colours
+these green and red by the point estimates alone): ↓ when its gap is shown smaller than the
+baseline's (verdict improved), ↑ when shown larger (regressed), · otherwise (no detectable
+change: unchanged within the margin, or inconclusive). A key compare does not test (a
+corpus-level measure such as diversity) gets no mark.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +21,7 @@ from fairtalk.files import staged, write_text_atomic
 from fairtalk.report.csv_report import csv_cell
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import TableRow, correction_name, measure_label, summary_rows
-from fairtalk.results import AuditResult, DebiasComparison
+from fairtalk.results import AuditResult, Change, DebiasComparison
 
 if TYPE_CHECKING:  # rich is imported lazily by comparison_rich_table()
     from rich.table import Table
@@ -53,10 +55,17 @@ COMPARISON_CSV_COLUMNS = (
     "p_adjusted",
     "significant",
     "gap_vs_baseline",
+    "change_verdict",
+    "change",
+    "change_low",
+    "change_high",
+    "p_change_adjusted",
 )
 #: What :func:`write_comparison` writes: the table as Markdown and CSV, and the comparison as JSON.
 COMPARISON_FILES = ("table7.md", "table7.csv", "results.json")
-_MARK = {"lower": " ↓", "higher": " ↑", "same": " =", "": ""}
+#: The gap against the baseline's, as Table 7 marks it (``gap_vs_baseline`` in table7.csv).
+LOWER, HIGHER, NO_CHANGE, NOT_COMPARED = "lower", "higher", "no detectable change", "not compared"
+_MARK = {LOWER: " ↓", HIGHER: " ↑", NO_CHANGE: " ·", NOT_COMPARED: "", "": ""}
 _DASH = "–"
 
 
@@ -68,18 +77,13 @@ def table_measures(result: AuditResult) -> tuple[str, ...]:
 
 
 def _gap(comparison: DebiasComparison, model: str, measure: str) -> str:
-    """``lower``/``higher``/``same`` for |A − B| against the baseline's; ``""`` for the baseline itself."""
-    first = next(iter(comparison.models))
-    if model == first:
+    """``lower``/``higher`` when compare's verdict is improved/regressed, else ``no detectable change``; ``""`` for the baseline."""
+    if model == next(iter(comparison.models)):
         return ""
-    base = comparison.results[first].measure(measure)
-    this = comparison.results[model].measure(measure)
-    gap_base, gap = abs(base.a - base.b), abs(this.a - this.b)
-    if not (math.isfinite(gap_base) and math.isfinite(gap)):
-        return ""
-    if math.isclose(gap, gap_base, rel_tol=1e-9, abs_tol=1e-12):
-        return "same"
-    return "lower" if gap < gap_base else "higher"
+    verdict = comparison.change_verdict(model, measure)
+    if verdict is None:
+        return NOT_COMPARED
+    return {Change.IMPROVED: LOWER, Change.REGRESSED: HIGHER}.get(verdict, NO_CHANGE)
 
 
 def _rows(comparison: DebiasComparison) -> dict[str, dict[str, TableRow]]:
@@ -151,7 +155,12 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
             f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
             "(per-model reports in the model folders give Z, CI and effect sizes)."
         ),
-        "- ↓ / ↑: the debiased model's |A − B| is smaller / larger than the baseline's (= unchanged).",
+        (
+            "- ↓ / ↑: the debiased model's gap |A − B| is shown smaller / larger than the baseline's by the test of "
+            "`fairtalk compare` (the change in gap on the same pairs, corrected over the measures); · no detectable "
+            "change (unchanged within the margin, or inconclusive); no mark: not compared (a corpus-level measure). "
+            "results.json's `changes` has each change with its interval and p."
+        ),
         (
             "- Pairs answered differently: the two sides of a pair got different responses; distinct responses count "
             "the different texts over both sides (few means generic responses)."
@@ -168,7 +177,8 @@ def comparison_rich_table(comparison: DebiasComparison) -> Table:
     rows = _rows(comparison)
     group_a, group_b = comparison.groups
     title = f"{comparison.axis} ({group_a} vs {group_b}): {comparison.n_pairs} pairs, the same for every model"
-    table = Table(title=Text(title))
+    caption = "↓ / ↑: gap shown smaller / larger than the baseline's (fairtalk compare) · ·: no detectable change"
+    table = Table(title=Text(title), caption=Text(caption))
     for header in ("Model", "Measure", group_a, group_b, "Diff.", "p (adj.)"):
         table.add_column(Text(header), justify="left" if header in ("Model", "Measure") else "right")
     measures = _measures(comparison)
@@ -194,9 +204,18 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
                 "model": name, "debias": model.debias, "measure": m.name, "label": measure_label(m.name), "kind": m.kind,
                 "a": m.a, "b": m.b, "difference": m.difference, "difference_abs": m.a - m.b, "p_paired": m.p_paired,
                 "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,
-                "gap_vs_baseline": _gap(comparison, name, measure),
+                "gap_vs_baseline": _gap(comparison, name, measure), **_change_cells(comparison, name, measure),
             }.items()})  # fmt: skip
     return buffer.getvalue()
+
+
+def _change_cells(comparison: DebiasComparison, model: str, measure: str) -> dict[str, object]:
+    """The change in gap against the baseline (compare's figures), empty for the baseline and keys not compared."""
+    row = comparison.gap_change(model, measure)
+    if row is None:
+        return dict.fromkeys(("change_verdict", "change", "change_low", "change_high", "p_change_adjusted"))
+    return {"change_verdict": row.verdict.value, "change": row.change, "change_low": row.change_ci[0],
+            "change_high": row.change_ci[1], "p_change_adjusted": row.p_adjusted}  # fmt: skip
 
 
 def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:

@@ -29,9 +29,9 @@ from fairtalk.report.table import (
     measure_label,
     summary_rows,
 )
-from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult, Verdict
+from fairtalk.templating import jinja_environment
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
 

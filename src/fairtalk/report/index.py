@@ -27,10 +27,10 @@ from fairtalk.report.html import _version
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import different_measures, format_value, is_percent, measure_label
-from fairtalk.report.templating import jinja_environment
 from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
 from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders
+from fairtalk.templating import jinja_environment
 
 __all__ = [
     "INDEX_FILE",

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.report.markdown import md_escape
 from fairtalk.report.table import format_p, measure_label
-from fairtalk.report.templating import jinja_environment
 from fairtalk.results import Change, GapChange, ModelComparison
+from fairtalk.templating import jinja_environment
 
 if TYPE_CHECKING:  # rich is imported lazily by model_comparison_table()
     from rich.table import Table

@@ -18,8 +18,8 @@ from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.prompts.records import RegardCertificate
-from fairtalk.report.templating import jinja_environment
 from fairtalk.results import PromptAnalysis
+from fairtalk.templating import jinja_environment
 
 if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
     import pandas as pd

@@ -1,7 +1,9 @@
 """The one jinja2 set-up of fairtalk's HTML pages: autoescaped, strict about missing names, no control characters.
 
-Every page (``report.html``, ``index.html``, the prompts report) is rendered by an
-environment from :func:`jinja_environment`, so they all escape and clean text the same way.
+Every page (``report.html``, ``index.html``, the prompts report, the comparison and the
+labelling page of ``fairtalk label``) is rendered by an environment from
+:func:`jinja_environment`, so they all escape and clean text the same way. A base module: any
+layer that renders a page may import it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from fairtalk.records import TURN_SEPARATOR
 __all__ = ["TEMPLATES", "jinja_environment"]
 
 #: The report's own templates.
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "report" / "templates"
 #: C0 and C1 control characters but tab, newline and carriage return: never in a page (no ESC, no NUL).
 #: How the turns of a multi-turn context are shown in a page.
 _TURN_SHOWN = " \u23ce "
