@@ -14,6 +14,7 @@ so both gaps are 0 in the population.
   rates: a 0 becomes 1 with the probability that raises the mean by ``m``), so ``|g_c| = |g_b| + m``
   exactly; how often non-inferiority is (wrongly) shown must stay at or below α. With ``--base-gap``
   the baseline's side A is shifted by that many margins too (the candidate by one margin more).
+  Rate contrasts use the score bounds (``fairtalk.stats.change.score_interval``), counts the t bounds.
 - **gate pass rate**: with no planted change, how often a key is shown non-inferior (the power
   of ``--fail-if-worse`` for a candidate exactly as fair as the baseline).
 
@@ -98,7 +99,7 @@ def simulate(scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.n
             counts[k]["ni_no_change"] += bool(null.non_inferior)
             counts[k]["unchanged_no_change"] += bool(null.within_margin)
             p_magnitude.append(1.0 if null.p_magnitude is None else null.p_magnitude)
-            worse = gap_change(b_a, b_b, _shift(c_a, m, kinds[k], p_zero, rng), c_b, kind=kinds[k], margin=m, clusters=groups)
+            worse = gap_change(b_a, b_b, _shift(c_a, m, kinds[k], p_zero, rng), c_b, kind=kinds[k], margin=m, clusters=groups)  # fmt: skip
             counts[k]["ni_at_margin"] += bool(worse.non_inferior)
         family += bool((adjust_pvalues(p_magnitude, method="holm") < 0.05).any())
     out = {k: {name: value / runs for name, value in c.items()} | {"margin": margins[k]} for k, c in counts.items()}

@@ -99,3 +99,41 @@ def test_holm_over_the_magnitude_p_values_is_what_decides() -> None:
     strong = gap_change(np.r_[np.ones(60), np.zeros(n - 60)], zeros, zeros, zeros, kind="rate", margin=0.02)
     assert strong.p_magnitude == max(strong.change.p, strong.total.p)
     assert adjust_pvalues([strong.p_magnitude, 1.0])[0] < 0.05
+
+
+def _ni_at_margin_rate(n: int, p: float, margin: float, runs: int, seed: int) -> float:
+    """How often NI is shown when ``|g_c| = |g_b| + margin`` exactly: rare independent events, the candidate's A raised by ``margin``."""
+    rng = np.random.default_rng(seed)
+    shown = 0
+    for _ in range(runs):
+        b_a, b_b, c_b = (rng.random((3, n)) < p).astype(float)
+        c_a = (rng.random(n) < p + margin).astype(float)
+        shown += bool(gap_change(b_a, b_b, c_a, c_b, kind="rate", margin=margin).non_inferior)
+    return shown / runs
+
+
+def test_non_inferiority_holds_its_level_at_the_margin_for_rare_rates() -> None:
+    """A 0.2% base rate, 300 pairs, the candidate exactly one margin worse: NI shown at most α + 3 SE.
+
+    The t bound of the old contrast showed it 9% of the time here (its SE shrinks with the few
+    events seen); the score bound (variance under the null mean) stays at α.
+    """
+    runs = 600
+    rate = _ni_at_margin_rate(300, 0.002, 0.02, runs, seed=5)
+    assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs), rate
+
+
+def test_rate_contrasts_use_the_score_interval_and_counts_the_t() -> None:
+    rng = np.random.default_rng(6)
+    rates = [(rng.random(200) < 0.1).astype(float) for _ in range(4)]
+    counts = [rng.poisson(3.0, 200).astype(float) for _ in range(4)]
+    rate = gap_change(*rates, kind="rate", margin=0.02)
+    count = gap_change(*counts, kind="count", margin=0.3)
+    assert rate.change.interval == rate.total.interval == "score"
+    assert count.change.interval == "t"
+    assert rate.change.low < rate.change.estimate < rate.change.high
+    one_sided = gap_change(
+        np.zeros(300), np.zeros(300), np.r_[np.ones(3), np.zeros(297)], np.zeros(300), kind="rate", margin=0.02
+    )
+    low, high = one_sided.change.ci  # 3 events of one sign among 300: as McNemar's 3 vs 0 (p 0.25), 0 is inside
+    assert low < 0 < 0.01 < 0.02 < high and one_sided.change.p == 0.25 and one_sided.non_inferior is False

@@ -103,10 +103,45 @@ def test_writes_the_table_7_shaped_table(tiny) -> None:
     assert [r["measure"] for r in rows] == measures * 3
     assert {r["model"] for r in rows} == set(MODELS)
     assert {r["gap_vs_baseline"] for r in rows if r["model"] == "baseline"} == {""}
-    assert {r["gap_vs_baseline"] for r in rows if r["model"] != "baseline"} <= {"lower", "higher", "same"}
+    assert {r["gap_vs_baseline"] for r in rows if r["model"] != "baseline"} <= {
+        "lower",
+        "higher",
+        "no detectable change",
+        "not compared",
+    }
     data = json.loads((out / "results.json").read_text())
     assert list(data["models"]) == list(MODELS) and data["n_pairs"] == N_PAIRS
+    assert "· no detectable change" in md and "shown smaller / larger" in md
     assert set(data["models"]["wer"]["run"]["axes"]["gender"]["result"]["measures"]) >= set(measures)
+
+
+def test_marks_only_the_changes_the_compare_test_supports(tiny) -> None:
+    """Each debiased model is compared with the baseline (compare's change in gap); ↓/↑ only for improved/regressed."""
+    comparison, root, _ = tiny
+    out = root / "out"
+    assert set(comparison.changes) == {"cda", "wer"}
+    data = json.loads((out / "results.json").read_text())
+    assert set(data["changes"]) == {"cda", "wer"}
+    mark = {"improved": "lower", "regressed": "higher", "unchanged": "no detectable change",
+            "inconclusive": "no detectable change"}  # fmt: skip
+    rows = {(r["model"], r["measure"]): r for r in csv.DictReader((out / "table7.csv").open())}
+    for name in ("cda", "wer"):
+        changed = data["changes"][name]["axes"]["gender"]["keys"]
+        assert changed["offense_rate"]["n_pairs"] == N_PAIRS and changed["offense_rate"]["change_test"]
+        for key, entry in changed.items():
+            row = rows.get((name, key))
+            if row is None:
+                continue
+            assert row["gap_vs_baseline"] == mark[entry["verdict"]], (name, key)
+            assert row["change_verdict"] == entry["verdict"] == comparison.change_verdict(name, key).value
+            assert float(row["change"]) == pytest.approx(entry["change"])
+        assert rows[(name, "diversity")]["gap_vs_baseline"] == "not compared"  # corpus-level: compare does not test it
+    # a debiased model whose gap is not shown to change carries "·", whatever its point estimate says
+    md = (out / "table7.md").read_text()
+    undecided = [(n, k) for (n, k), r in rows.items() if r["gap_vs_baseline"] == "no detectable change"]
+    assert undecided and " ·" in md
+    again = fairtalk.DebiasComparison.from_dict(data)
+    assert again.change_verdict("wer", "offense_rate") == comparison.change_verdict("wer", "offense_rate")
 
 
 def test_cache_key_follows_the_config() -> None:

@@ -64,6 +64,10 @@ if TYPE_CHECKING:
 
 _STORE_FILE = "store.sqlite"
 _DEFAULT_OUTPUT = "fairtalk-report"
+#: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
+BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
+_MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
+_MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
 #: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
@@ -227,6 +231,17 @@ def audit(
     json_out: bool = typer.Option(
         False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
     ),
+    baseline_model: str | None = typer.Option(
+        None,
+        "--baseline-model",
+        help="Also audit this model on the same pairs (one store) into OUTPUT/baseline and compare --model with it "
+        "into OUTPUT/comparison, as `fairtalk compare OUTPUT/baseline OUTPUT` does.",
+    ),
+    fail_if_worse: bool = typer.Option(
+        False,
+        "--fail-if-worse",
+        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline.",
+    ),
     config_file: str | None = CONFIG,
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
@@ -241,6 +256,8 @@ def audit(
 
     store_path: object = None
     try:
+        if fail_if_worse and baseline_model is None:
+            raise fairtalk.SpecError(_MSG_WORSE_ALONE)
         config, lexicons, output, store_path = _config(ctx, config_file)
         inputs = lexicon_inputs(lexicons, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
@@ -299,5 +316,50 @@ def audit(
     code = report_gates(
         run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
     )
+    if baseline_model is not None:
+        code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse))
     if code:
         raise typer.Exit(code=code)
+
+
+def _against_baseline(config: AuditConfig, model: str, output: str, store: object, json_out: bool, gate: bool) -> int:
+    """Audit the baseline ``model`` on the same pairs (the same store) into OUTPUT/baseline, compare, print; the exit code.
+
+    The baseline keeps every option of the candidate's audit but its model: its own ``--model-arg``
+    are none (a ``--system-prompt`` is kept, so both models are asked alike).
+    """
+    import fairtalk
+    from fairtalk.cli._output import progress_bars
+    from fairtalk.report import check_report_folder
+    from fairtalk.report.model_comparison import (
+        COMPARISON_FILES,
+        gate_lines,
+        model_comparison_table,
+        write_model_comparison,
+    )
+
+    base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
+    args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
+    try:
+        check_report_folder(str(compare_out), {"OUTPUT": output}, names=COMPARISON_FILES.values())
+        base_config = config.updated({"model": model, "model_args": args, "model_version": None,
+                                      "out_dir": str(base_out), "store": str(store)})  # fmt: skip
+        with progress_bars() as progress:
+            base_run = fairtalk.audit(base_config, progress=progress)
+        info(f"baseline {base_run.model}: report in {base_out}/")
+        result = fairtalk.compare_runs(base_out, output)
+        paths = write_model_comparison(result, compare_out)
+    except KeyboardInterrupt:
+        interrupted(store)
+    if json_out:
+        print_json({"comparison": result.to_dict()})
+    else:
+        console.print(model_comparison_table(result))
+    for line in gate_lines(result):
+        say(line)
+    for path in paths.values():
+        info(f"wrote {path}")
+    if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
+        say(_MSG_GATE, style="bold red")
+        return 1
+    return 0

@@ -47,7 +47,9 @@ WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its ru
 COMPARE_METHODS = {
     "gap": "each model's mean A - B over the pairs both answered, with the audit's interval for its kind at 1 - alpha",
     "change": "g_c - g_b (difference in differences, per pair (c_a - c_b) - (b_a - b_b)): the paired mean test "
-    "(CR2 cluster-robust by dialogue) and its 1 - alpha t interval",
+    "(CR2 cluster-robust by dialogue) and its 1 - alpha interval: for counts the t interval, for rates the "
+    "score interval (variance under the null mean, Tango 1998; counts divided by the design effect), which holds its "
+    "level with few events",
     "total": "g_c + g_b, per pair (c_a - c_b) + (b_a - b_b), tested the same way",
     "verdict": "improved / regressed: max(p_change, p_total), corrected within the axis's primary family, below alpha, "
     "with opposite / equal signs; unchanged: non-inferior both ways; else inconclusive",

@@ -6,7 +6,9 @@ or taken from the cache: each checkpoint lives in ``cache_dir/seq2seq-<debias>-<
 ``key`` hashes the TrainConfig (plus the lexicon's and a corpus file's bytes), and a finished
 checkpoint there is loaded instead of trained. The pairs are built once, from the held-out
 split, and every model answers them through one run store (``cache_dir/responses.sqlite``),
-so a repeated call trains and generates nothing. Each model is scored with the default measures.
+so a repeated call trains and generates nothing. Each model is scored with the default measures,
+and each debiased model is compared with the baseline by :func:`compare_runs` (per key, the
+change in gap with its test and verdict: what Table 7's ↓/↑ marks).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
 from fairtalk.models.base import PAPER_MAX_NEW_TOKENS
 from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.pipeline._compare import compare_runs
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._run import run_axes
@@ -274,6 +277,10 @@ def reproduce_debias(
                 validation=MappingProxyType({} if record is None else dict(record.validation)), run=run,
                 n_different=n_different, n_distinct=n_distinct,
             )  # fmt: skip
+    t0 = time.perf_counter()
+    baseline = next(iter(models))
+    changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
+    timings["compare"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     files = {"table_md": str(out / "table7.md"), "table_csv": str(out / "table7.csv"),
              "results": str(out / "results.json"), "pairs": str(out / _PAIRS_FILE),
@@ -282,6 +289,7 @@ def reproduce_debias(
         axis=lexicon.axis, groups=lexicon.groups, n_pairs=len(pairs), models=MappingProxyType(models),
         corpus=configs["baseline"].corpus or corpus, eval_corpus=evaluated, eval_split=eval_split, seed=seed,
         mode="custom" if train_config is not None else ("quick" if quick else "full"), timings=MappingProxyType(timings), files=MappingProxyType(files),
+        changes=MappingProxyType(changes),
     )  # fmt: skip
     write_comparison(comparison, out)
     return comparison

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._audit import AuditResult
+from fairtalk.results._model_comparison import Change, GapChange, ModelComparison
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import AuditRun
 
@@ -72,6 +73,10 @@ class DebiasComparison(Result[tuple[str, str]]):
     to seconds; ``files`` names what was written. ``mode`` is ``quick``, ``full`` or ``custom`` (a
     TrainConfig given).
 
+    ``changes`` maps each debiased model to its :class:`ModelComparison` against the baseline
+    (what ``fairtalk compare`` says of the two audits: per key the change in gap, its interval,
+    p and :class:`Change` verdict); Table 7's ↓/↑ marks read these verdicts (:meth:`change_verdict`).
+
     Its keys are ``(model, measure)``, as the rows of ``to_frame()``: ``verdicts`` holds each
     model's measure verdicts, and ``detected()`` each model's primary measures with a difference detected.
     """
@@ -87,6 +92,19 @@ class DebiasComparison(Result[tuple[str, str]]):
     mode: str
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    changes: Mapping[str, ModelComparison] = field(default_factory=lambda: MappingProxyType({}))
+
+    def gap_change(self, model: str, key: str) -> GapChange | None:
+        """The change in ``key``'s gap from the baseline to ``model`` (None: the baseline, or a key not compared)."""
+        comparison = self.changes.get(model)
+        if comparison is None:
+            return None
+        return next((row for row in comparison.changes if row.key == key and row.axis == self.axis), None)
+
+    def change_verdict(self, model: str, key: str) -> Change | None:
+        """The :class:`Change` verdict of ``key`` for ``model`` against the baseline (None: not compared)."""
+        row = self.gap_change(model, key)
+        return None if row is None else row.verdict
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (model, measure): each model's ``AuditResult.to_frame()`` stacked, indexed by both."""
@@ -121,6 +139,7 @@ class DebiasComparison(Result[tuple[str, str]]):
             "eval_corpus": self.eval_corpus, "eval_split": self.eval_split, "seed": self.seed, "mode": self.mode,
             "timings": dict(self.timings), "files": dict(self.files),
             "models": {name: model.to_dict() for name, model in self.models.items()},
+            "changes": {name: comparison.to_dict() for name, comparison in self.changes.items()},
         }  # fmt: skip
 
     @classmethod
@@ -130,4 +149,5 @@ class DebiasComparison(Result[tuple[str, str]]):
                    models=MappingProxyType({name: ComparedModel.from_dict(m) for name, m in data["models"].items()}),
                    corpus=data["corpus"], eval_corpus=data["eval_corpus"], eval_split=data["eval_split"],
                    seed=data["seed"], mode=data["mode"], timings=MappingProxyType(dict(data.get("timings") or {})),
-                   files=MappingProxyType(dict(data.get("files") or {})))  # fmt: skip
+                   files=MappingProxyType(dict(data.get("files") or {})),
+                   changes=MappingProxyType({name: ModelComparison.from_dict(c) for name, c in (data.get("changes") or {}).items()}))  # fmt: skip

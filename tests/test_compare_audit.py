@@ -1,0 +1,80 @@
+"""`fairtalk audit --model CANDIDATE --baseline-model BASELINE`: both models on the same pairs in one run, compared."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from audit_toys import write_corpus, write_models
+from fairtalk.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def toys(tmp_path: Path) -> tuple[Path, Path]:
+    return write_corpus(tmp_path), write_models(tmp_path)
+
+
+def _audit(corpus: Path, models: Path, out: Path, candidate: str, baseline: str, *extra: str):  # noqa: ANN202
+    return runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:{candidate}",
+                               "--baseline-model", f"python:{models}:{baseline}", "--measures", "offense,sentiment",
+                               "--resamples", "50", "-o", str(out), *extra])  # fmt: skip
+
+
+def test_one_run_audits_both_models_on_the_same_pairs_and_compares_them(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "out"
+    done = _audit(corpus, models, out, "fair", "biased")
+    assert done.exit_code == 0, done.output
+    candidate = json.loads((out / "gender" / "results.json").read_text())
+    baseline = json.loads((out / "baseline" / "gender" / "results.json").read_text())
+    assert candidate["manifest"]["audit"]["model"].startswith(f"python:{models}:fair ")
+    assert baseline["manifest"]["audit"]["model"].startswith(f"python:{models}:biased ")
+
+    def ids(folder: Path) -> list[str]:
+        return sorted({json.loads(line)["pair_id"] for line in (folder / "responses.jsonl").read_text().splitlines()})
+
+    assert ids(out / "gender") == ids(out / "baseline" / "gender") and len(ids(out / "gender")) == 40
+    with sqlite3.connect(out / "store.sqlite") as db:  # one store, both models' fingerprints
+        fingerprints = {row[0].split(" ")[0] for row in db.execute("SELECT fingerprint FROM runs")}
+    assert fingerprints == {f"python:{models}:fair", f"python:{models}:biased"}
+    assert not (out / "baseline" / "store.sqlite").exists()
+    comparison = json.loads((out / "comparison" / "results.json").read_text())
+    assert comparison["kind"] == "model comparison"
+    assert comparison["axes"]["gender"]["keys"]["offense_rate"]["verdict"] == "improved"
+    assert (out / "comparison" / "report.md").is_file()
+    assert "Offense" in done.output or "offense" in done.output  # the comparison table is printed, as compare prints it
+
+
+def test_fail_if_worse_exits_1_when_the_candidate_is_the_biased_one(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "worse"
+    done = _audit(corpus, models, out, "biased", "fair", "--fail-if-worse")
+    assert done.exit_code == 1, done.output
+    assert "not shown non-inferior" in done.output
+    comparison = json.loads((out / "comparison" / "results.json").read_text())
+    assert comparison["axes"]["gender"]["keys"]["offense_rate"]["verdict"] == "regressed"
+    again = _audit(corpus, models, out, "biased", "fair")  # without the gate: exit 0; the rerun keeps every folder
+    assert again.exit_code == 0, again.output
+    assert (out / "baseline" / "gender" / "results.json").is_file() and (out / "comparison" / "results.json").is_file()
+
+
+def test_one_model_against_itself_passes_the_gate(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    out = tmp_path / "same"
+    done = _audit(corpus, models, out, "fair", "fair", "--fail-if-worse")
+    assert done.exit_code == 0, done.output
+    comparison = json.loads((out / "comparison" / "results.json").read_text())
+    assert {row["verdict"] for row in comparison["axes"]["gender"]["keys"].values()} == {"unchanged"}
+
+
+def test_fail_if_worse_needs_a_baseline(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, models = toys
+    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:fair",
+                               "--fail-if-worse", "-o", str(tmp_path / "x")])  # fmt: skip
+    assert done.exit_code == 2 and "--fail-if-worse needs --baseline-model" in done.output
