@@ -112,6 +112,7 @@ def audit(
     judge_rubric: str | None | NotGiven = NOT_GIVEN,
     judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
     exclude_truncated: bool | NotGiven = NOT_GIVEN,
+    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
@@ -207,7 +208,7 @@ def audit(
         The scoring options; each of them may also be given on its own (``alpha=0.01``):
     measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
     sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power,
-    scorer_check, judge_rubric, judge_scale, exclude_truncated
+    scorer_check, judge_rubric, judge_scale, exclude_truncated, gold
         As for :func:`fairtalk.score` (fields of :class:`ScoreOptions`).
 
     Returns
