@@ -250,3 +250,22 @@ def test_score_reads_its_options_from_a_config_file(toys: tuple[Path, Path], tmp
     config.write_text("alpha = 2\n", encoding="utf-8")
     bad = runner.invoke(app, [*args, "-o", str(tmp_path / "t")])
     assert bad.exit_code == 2 and "score.toml: alpha must be between 0 and 1" in bad.output
+
+
+def test_fail_on_bias_over_several_axes_corrects_them_together_unless_told_otherwise(toys: tuple[Path, Path],
+                                                                                     tmp_path: Path) -> None:  # fmt: skip
+    """The gate reads every axis, so by default the correction spans the run: its family-wise error holds α (issue 27)."""
+    corpus, models = toys
+    with corpus.open("a", encoding="utf-8") as more:  # contexts for the race axis too ("going" -> "goin")
+        more.write("".join(f"i am going to the game number {i} tonight\n" for i in range(40)))
+    scopes = {}
+    for name, extra in (("gated", ["--fail-on-bias"]), ("axis", ["--fail-on-bias", "--correction-scope", "axis"]),
+                        ("plain", [])):  # fmt: skip
+        args = _audit(corpus, f"python:{models}:fair", tmp_path / name, *extra)
+        args[args.index("--axis") + 1] = "gender,race"
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        run = json.loads((tmp_path / name / "run.json").read_text())
+        scopes[name] = {axis["result"]["correction_scope"] for axis in run["axes"].values()}
+        assert ("Holm corrects all axes of the run together" in _flat(done.output)) == (name == "gated")
+    assert scopes == {"gated": {"run"}, "axis": {"axis"}, "plain": {"axis"}}

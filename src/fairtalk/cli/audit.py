@@ -68,6 +68,9 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
 _MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
+_NOTE_RUN_SCOPE = ("--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
+                   "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
+                   "axis on its own")  # fmt: skip
 #: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
 _AUDIT_PARAMS = {
     "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
@@ -83,6 +86,12 @@ _SEQUENTIAL_FLAGS = {"until_decided": "--until-decided", "max_pairs": "--max-pai
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
                     "top_k": "top_k", "top_p": "top_p", "stop": "stop", "repetition_penalty": "repetition_penalty"}  # fmt: skip
+
+
+def _scope_left_out(ctx: typer.Context) -> bool:
+    """Whether ``--correction-scope`` was left at its default (not given on the command line)."""
+    source = ctx.get_parameter_source("correction_scope")
+    return source is None or source.name == "DEFAULT"
 
 
 def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lexicon], str, str]:
@@ -259,6 +268,9 @@ def audit(
         if fail_if_worse and baseline_model is None:
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
         config, lexicons, output, store_path = _config(ctx, config_file)
+        if fail_on_bias and config_file is None and _scope_left_out(ctx) and len(lexicons) > 1:
+            config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
+            say(_NOTE_RUN_SCOPE)
         inputs = lexicon_inputs(lexicons, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
         check_not_input(store_path, inputs, option="--store")
