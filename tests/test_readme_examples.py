@@ -203,6 +203,11 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "bots" / "mybot.py").write_text(
         "def reply(texts):\n    return ['That sounds nice, tell me more.' for _ in texts]\n", encoding="utf-8"
     )
+    (folder / "bots.py").write_text(  # a release candidate and the model in production: `audit --baseline-model`
+        "def candidate(text):\n    return 'That sounds nice, tell me more.'\n\n\n"
+        "def production(text):\n    return 'That sounds nice, tell me more.'\n",
+        encoding="utf-8",
+    )
     (folder / "system_prompt.txt").write_text("You are a friendly companion chatbot.\n", encoding="utf-8")
     chats = [f"{who} told me the {thing} was good" for who in ("he", "she", "my brother", "my sister", "the man")
              for thing in ("movie", "food", "game", "book", "show", "song")]  # fmt: skip
