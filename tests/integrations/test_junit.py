@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -54,8 +55,6 @@ def test_a_fair_run_passes_and_the_equivalence_gate_fails_exactly_what_is_not_sh
     code, junit = _score(tmp_path, biased=False)
     assert code == 0 and junitparser.JUnitXml.fromfile(str(junit)).failures == 0
     code, junit = _score(tmp_path, "--fail-unless-equivalent", biased=True)
-    import json
-
     verdicts = {k: m["verdict"] for k, m in json.loads((tmp_path / "out" / "results.json").read_text())["measures"].items()}
     suite = next(iter(junitparser.JUnitXml.fromfile(str(junit))))
     failing = {case.name for case in suite if not case.is_passed}
@@ -77,3 +76,24 @@ def test_a_junit_path_that_cannot_be_written_is_a_usage_error(tmp_path: Path) ->
     done = runner.invoke(app, ["score", "--responses", str(_responses(tmp_path / "r.jsonl", biased=False)), "--axis",
                                "gender", "-o", str(tmp_path / "out"), "--junit", str(tmp_path / "a_file" / "x.xml")])  # fmt: skip
     assert done.exit_code == 2 and "--junit" in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_audit_and_compare_write_junit_too(tmp_path: Path) -> None:
+    """``audit --junit`` as score's; ``compare --junit``: a key not shown non-inferior is a failing testcase."""
+    from audit_toys import write_corpus, write_models
+
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    for name, model in (("baseline", "fair"), ("candidate", "biased")):
+        done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:{model}",
+                                   "-o", str(tmp_path / name), "--resamples", "100", "--quiet", "--measures", "offense",
+                                   "--junit", str(tmp_path / f"{name}.xml")])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    audit_suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "candidate.xml"))))
+    assert audit_suite.name == "fairtalk.gender" and audit_suite.failures == 1  # the biased model's offense gap
+    done = runner.invoke(app, ["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--junit",
+                               str(tmp_path / "compare.xml")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "compare.xml"))))
+    cases = {case.name: case for case in suite}
+    (failure,) = cases["offense_rate"].result
+    assert failure.type == "fail-if-worse" and "regressed" in failure.message and "baseline gap +0, candidate gap -1" in failure.message

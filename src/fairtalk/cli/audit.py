@@ -9,6 +9,7 @@ import typer
 
 from fairtalk.cli._app import (
     app,
+    check_output_file,
     console,
     info,
     interrupted,
@@ -27,6 +28,7 @@ from fairtalk.cli._test_options import (
     FAIL_UNLESS_EQUIVALENT,
     JUDGE_RUBRIC,
     JUDGE_SCALE,
+    JUNIT,
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
@@ -35,6 +37,7 @@ from fairtalk.cli._test_options import (
     parse_margins,
     report_gates,
     text_or_file,
+    write_ci_files,
 )
 from fairtalk.cli.respond import (
     BATCH_SIZE,
@@ -152,6 +155,7 @@ def audit(
     output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
+    junit: str | None = JUNIT,
     max_errors: int | None = typer.Option(
         None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."
     ),
@@ -273,6 +277,8 @@ def audit(
             say(_NOTE_RUN_SCOPE)
         inputs = lexicon_inputs(lexicons, "--axis")
         check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
+        if junit is not None:
+            check_output_file(junit, option="--junit")
         check_not_input(store_path, inputs, option="--store")
         check_output_folder(output, {**inputs, "--config": config_file})  # the library checks the corpus and model
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
@@ -325,6 +331,7 @@ def audit(
                     style="bold red" if row.detected() else None)  # fmt: skip
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
+    write_ci_files(run.results, junit, fail_unless_equivalent=fail_unless_equivalent)
     code = report_gates(
         run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
     )

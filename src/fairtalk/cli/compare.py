@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, console, info, interrupted, print_json, say
+from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
 from fairtalk.cli._test_options import parse_margins
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
@@ -40,6 +40,9 @@ def compare(
     json_out: bool = typer.Option(
         False, "--json", help="Write the comparison (results.json's content) to stdout; messages go to stderr."
     ),
+    junit: str | None = typer.Option(
+        None, "--junit", help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would."
+    ),
 ) -> None:
     """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
 
@@ -61,6 +64,8 @@ def compare(
     try:
         if output is not None:
             check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=COMPARISON_FILES.values())
+        if junit is not None:
+            check_output_file(junit, option="--junit")
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)
@@ -76,6 +81,10 @@ def compare(
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
+    if junit is not None:
+        from fairtalk.report.junit import write_junit
+
+        info(f"wrote {write_junit(result, junit)}")
     if fail_if_worse and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
         say(_MSG_GATE, style="bold red")
         raise typer.Exit(code=1)

@@ -23,9 +23,9 @@ from fairtalk.files import write_text_atomic
 from fairtalk.report.markdown import render_markdown
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.table import format_p, is_percent, measure_label
-from fairtalk.results import AuditResult, MeasureResult, Verdict
+from fairtalk.results import AuditResult, MeasureResult, ModelComparison, Verdict
 
-__all__ = ["GATES", "junit_xml", "step_summary", "write_junit"]
+__all__ = ["GATES", "comparison_junit_xml", "junit_xml", "step_summary", "write_junit"]
 
 Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
 #: The gates a testcase can fail under.
@@ -91,11 +91,40 @@ def junit_xml(results: Mapping[str, AuditResult], *, gate: Gate = "fail-on-bias"
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def write_junit(results: Mapping[str, AuditResult], path: str | os.PathLike[str], *, gate: Gate = "fail-on-bias") -> Path:
-    """Write :func:`junit_xml` to ``path`` atomically (its folder created) and return it."""
+def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.compare") -> str:
+    """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse`` does (not shown non-inferior)."""
+    suites = ET.Element("testsuites", name=name)
+    n_failures = 0
+    for axis in dict.fromkeys(row.axis for row in comparison.changes):
+        rows = [row for row in comparison.changes if row.axis == axis]
+        failing = [row for row in rows if row.primary and not row.non_inferior]
+        suite = ET.SubElement(suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)),
+                              failures=str(len(failing)), errors="0", skipped="0")  # fmt: skip
+        for row in rows:
+            low, high = row.change_ci
+            interval = "no interval" if low is None or high is None else f"[{low:+.4g}, {high:+.4g}]"
+            message = (f"{axis}: {row.key}: {row.verdict.value}; baseline gap {row.baseline_gap:+.4g}, candidate gap "
+                       f"{row.candidate_gap:+.4g}, change {row.change:+.4g} {interval}, adjusted p "
+                       f"{format_p(row.p_adjusted)}, margin {'n/a' if row.margin is None else f'±{row.margin:.4g}'}")  # fmt: skip
+            case = ET.SubElement(suite, "testcase", classname=f"{name}.{axis}", name=row.key)
+            if row in failing:
+                ET.SubElement(case, "failure", message=message, type="fail-if-worse").text = "\n".join((message, *row.notes))
+            else:
+                ET.SubElement(case, "system-out").text = message
+        n_failures += len(failing)
+    suites.set("tests", str(len(comparison.changes)))
+    suites.set("failures", str(n_failures))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def write_junit(results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *,
+                gate: Gate = "fail-on-bias") -> Path:  # fmt: skip
+    """Write the JUnit XML of an audit's results (or of a comparison) to ``path`` atomically and return it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(target, junit_xml(results, gate=gate))
+    text = comparison_junit_xml(results) if isinstance(results, ModelComparison) else junit_xml(results, gate=gate)
+    write_text_atomic(target, text)
     return target
 
 
