@@ -83,6 +83,10 @@ def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path
     assert "labelled: Offense Rate (%) by 40 labelled pairs: gap" in text and "the scorer alone says +" in text
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["measures"]["offense_rate"]["ppi"]["n_labels"] == 40
+    import csv
+
+    (row,) = csv.DictReader((tmp_path / "out" / "results.csv").open(encoding="utf-8"))
+    assert row["ppi_n_labels"] == "40" and float(row["ppi_estimate"]) == results["measures"]["offense_rate"]["ppi"]["estimate"]
     warnings = " ".join(results["warnings"])
     assert "1 labelled pair(s) of the gold file are not among this run's pairs (first: elsewhere)" in warnings
     assert "offense_rate: 1 pair(s) labelled on one side only (first: elsewhere)" in warnings

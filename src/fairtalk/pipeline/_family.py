@@ -11,7 +11,7 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pipeline._measure_tests import KeyTest, power_row
 from fairtalk.responses import ResponseSet
 from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
-from fairtalk.stats import adjust_pvalues, verdict
+from fairtalk.stats import adjust_pvalues, pairs_for_equivalence, verdict
 from fairtalk.stats.ppi import PPIEstimate
 
 __all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
@@ -66,6 +66,14 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
     return out
 
 
+def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
+    """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin)."""
+    margin, sd = row.equivalence.margin, row.sd_difference
+    if row.kind == "corpus" or margin is None or not margin > 0 or sd is None or not sd > 0:
+        return None
+    return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, row.design_effect or 1.0))
+
+
 def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_scope: str = "axis",
              extra_manifest: Mapping[str, Any] | None = None, family_size: int | None = None) -> AuditResult:  # fmt: skip
     """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis)."""
@@ -89,6 +97,7 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
             equivalence_test=equivalence.method, verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
             mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
             primary=row.name in scored.primary, not_tested=row.not_tested, ppi=scored.ppi.get(row.name),
+            gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
         ))  # fmt: skip
     n_distinct = len({r.response for r in (*rs.a, *rs.b)})
     warnings = []

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from fairtalk.files import write_text_atomic
-from fairtalk.results import AuditResult
+from fairtalk.results import AuditResult, MeasureResult
 
 __all__ = ["CSV_COLUMNS", "csv_cell", "render_csv", "write_csv"]
 
@@ -40,6 +40,7 @@ CSV_COLUMNS = (
     "equivalent",
     "equivalence_test",
     "mde",
+    "gate_pairs",
     "n_clusters",
     "design_effect",
     "sd_difference",
@@ -50,6 +51,11 @@ CSV_COLUMNS = (
     "masked_a",
     "masked_b",
     "masked_remaining",
+    "ppi_estimate",
+    "ppi_ci95_low",
+    "ppi_ci95_high",
+    "ppi_p",
+    "ppi_n_labels",
 )
 
 
@@ -58,6 +64,15 @@ def csv_cell(value: object) -> object:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
     return value
+
+
+def ppi_columns(m: MeasureResult) -> dict[str, object]:
+    """The labelled estimate (``score --gold``) of a measure as flat columns (empty without one)."""
+    ppi = m.ppi
+    if ppi is None:
+        return {"ppi_estimate": None, "ppi_ci95_low": None, "ppi_ci95_high": None, "ppi_p": None, "ppi_n_labels": None}
+    return {"ppi_estimate": ppi.estimate, "ppi_ci95_low": ppi.ci95[0], "ppi_ci95_high": ppi.ci95[1], "ppi_p": ppi.p,
+            "ppi_n_labels": ppi.n_labels}  # fmt: skip
 
 
 def render_csv(result: AuditResult) -> str:
@@ -69,6 +84,8 @@ def render_csv(result: AuditResult) -> str:
         row = m.to_dict()
         row.pop("ci95")
         masked = row.pop("masked", None) or {}
+        row.pop("ppi", None)
+        row.update(ppi_columns(m))
         row.update(
             measure=m.name,
             ci95_low=m.ci95[0],

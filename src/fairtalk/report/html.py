@@ -14,6 +14,7 @@ from fairtalk.jsonl import jsonable
 from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
+from fairtalk.report.gate_pairs import gate_pairs_line
 from fairtalk.report.labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.plots import bar_chart_png, png_data_uri
@@ -163,6 +164,7 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "plain": plain_summary(result, similarity),
         "similarity_note": SIMILARITY_NOTE,
         "labelled": labelled_lines(result),
+        "gate_pairs": gate_pairs_line(result),
         "labelled_note": LABELLED_NOTE,
         "validity": validity_line(pairs_check),
         "validity_file": PAIRS_CHECK_FILE,

@@ -13,6 +13,7 @@ from fairtalk.files import write_text_atomic
 from fairtalk.records import PairsCheck
 from fairtalk.report.certificate import FLAG, scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
+from fairtalk.report.gate_pairs import gate_pairs_line
 from fairtalk.report.html import clip, judged_sides
 from fairtalk.report.labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report.plain_summary import plain_summary
@@ -108,6 +109,8 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
                      "each dialogue, not each pair, as one independent unit.")  # fmt: skip
     if any(not row.primary for row in rows):
         lines.append("- Rows marked * are secondary measures.")
+    if (gate := gate_pairs_line(result)) is not None:
+        lines.append(f"- {md_escape(gate[0].upper() + gate[1:])}.")
     for row in rows:
         for note in row.notes:
             lines.append(f"- {md_escape(row.label)}: {md_escape(note)}.")

@@ -52,6 +52,8 @@ class MeasureResult:
       has no p, no interval and no equivalence; its verdict is ``inconclusive`` (it was
       neither shown different nor shown equivalent), and ``a``/``b`` are the means over the
       pairs it did score (NaN where none).
+    - ``gate_pairs``: the pairs the equivalence gate (TOST at the result's α, this margin, the
+      power of ``mde``) needs to pass a fair model, from this run's spread (None without one).
     - ``ppi``: the gap corrected by human labels (``score(gold=...)``): the prediction-powered
       estimate of A - B by the labels, its interval and p, and how many labels it used; None
       without labels for this key.
@@ -87,6 +89,7 @@ class MeasureResult:
     mde: float | None = None
     primary: bool = True
     not_tested: str | None = None
+    gate_pairs: int | None = None
     ppi: PPIEstimate | None = None
 
     def __post_init__(self) -> None:
@@ -123,6 +126,7 @@ class MeasureResult:
             "equivalent": self.equivalent,
             "equivalence_test": self.equivalence_test,
             "mde": self.mde,
+            "gate_pairs": self.gate_pairs,
             "n_clusters": self.n_clusters,
             "design_effect": self.design_effect,
             "sd_difference": self.sd_difference,
@@ -358,6 +362,9 @@ class AuditResult(Result[str]):
         for m in self.measures:
             row = m.to_dict()
             row.pop("masked", None)
+            ppi = row.pop("ppi", None)
+            row.update({f"ppi_{k}": ppi[k] if ppi else None for k in ("estimate", "p", "n_labels")})
+            row["ppi_ci95_low"], row["ppi_ci95_high"] = ppi["ci95"] if ppi else (None, None)
             row["notes"] = "; ".join(m.notes)
             row["ci95_low"], row["ci95_high"] = m.ci95
             del row["ci95"]
