@@ -474,6 +474,38 @@ def test_needs_determiner_must_name_a_word_of_the_file(tmp_path: Path) -> None:
         load_lexicon(path)
 
 
+def test_needs_cue_header_lists_terms_and_their_cues(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "x.tsv",
+        "# needs-cue: word, Peace\n# needs-cue: sick, lit = that's, It Was\n# needs-cue: sick = so\n"
+        "cool\tsick\ncool\tlit\nthat's it\tword\ngoodbye\tpeace\n",
+    )
+    lexicon = load_lexicon(path)
+    assert lexicon.needs_cue == (("word", ()), ("peace", ()), ("sick", ("that's", "it was", "so")), ("lit", ("that's", "it was")))
+    assert load_lexicon("gender").needs_cue == ()
+
+
+def test_needs_cue_must_name_a_word_of_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.tsv", "# needs-cue: sick, ill = that's\ncool\tsick\n")
+    with pytest.raises(LexiconError, match=F._MSG_UNKNOWN_CUE_WORD.format(word="ill")):
+        load_lexicon(path)
+
+
+def test_race_default_one_way_and_cue_entries_are_documented() -> None:
+    lexicon = load_lexicon("race")
+    one_way = {(p.a, p.b) for p in lexicon.pairs if p.direction != "both"}
+    assert all(p.direction in ("both", "a>b") for p in lexicon.pairs)
+    assert {("jewelry", "ice"), ("money", "chips"), ("family", "blood"), ("prison", "pen"), ("buy", "cop"),
+            ("cool", "ill"), ("good", "fly"), ("a lot", "dumb"), ("i'm good", "i'm straight")} <= one_way  # fmt: skip
+    assert len(one_way) == 21
+    assert dict(lexicon.needs_cue).keys() == {"word", "peace", "i'm out", "you playing", "sick", "lit"}
+    assert lexicon.keep == ("yo yo",)
+    header = header_of("race.tsv")
+    for text in ("ice cream", "potato chips", "a blood test", "needs-cue", "one way"):
+        assert text in header
+
+
 def test_arrow_with_too_many_columns_is_malformed(tmp_path: Path) -> None:
     path = write(tmp_path, "x.tsv", "guy -> girl -> lady\n")
     with pytest.raises(LexiconError, match="3 columns"):

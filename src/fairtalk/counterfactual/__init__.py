@@ -27,7 +27,7 @@ Matching rules
 
 Word sense
 ----------
-Two rules from the lexicon's header leave a match as it is, recorded in :attr:`SwapResult.kept`
+Three rules from the lexicon's header leave a match as it is, recorded in :attr:`SwapResult.kept`
 with the reason, and make it count for no group (so ``oh man, it rained`` is no male context):
 
 * ``# keep:`` fixed phrases (``oh my god``, ``spider man``, ``you guys``, ``stephen king``): a
@@ -35,6 +35,9 @@ with the reason, and make it count for no group (so ``oh man, it rained`` is no 
 * ``# needs-determiner:`` terms (``man``, ``boy``, ``god``, ``guy``, ``dude``...) are swapped only
   after a determiner or possessive within three words in the same clause (``the man``, ``my old
   man``), not as an interjection or vocative (``oh man``, ``yeah man``, ``Man, that was close``).
+* ``# needs-cue:`` terms (race: ``sick``, ``lit``, ``word``, ``peace``) are swapped only where they
+  stand alone (``Sick!``) or right after a cue of theirs (``that's sick``), not in their ordinary
+  sense (``I feel sick``, ``world peace``); see :func:`~fairtalk.counterfactual._senses.has_cue`.
 
 Several counterparts
 --------------------
@@ -57,6 +60,7 @@ from typing import Literal, cast
 from fairtalk.counterfactual._pattern import build_table, terms_regex
 from fairtalk.counterfactual._senses import (
     at_sentence_start,
+    has_cue,
     has_determiner,
     inside,
     phrase_pattern,
@@ -76,8 +80,8 @@ _WS = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 _I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
 
-#: Why a match was left as it is: inside a fixed phrase, or a needs-determiner term without one.
-KeptReason = Literal["phrase", "no-determiner"]
+#: Why a match was left as it is: inside a fixed phrase, a needs-determiner term without one, a needs-cue term without one.
+KeptReason = Literal["phrase", "no-determiner", "no-cue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +161,8 @@ class Swapper:
         words_in_phrases = {word for phrase in lexicon.keep for word in phrase.split()}
         self._in_phrases = frozenset(term for term in self._choices if all(word in words_in_phrases for word in term.split()))
         self._needs_determiner = frozenset(_normalise(term) for term in lexicon.needs_determiner)
-        self._sensed = self._in_phrases | self._needs_determiner
+        self._needs_cue = {_normalise(term): tuple(tuple(cue.split()) for cue in cues) for term, cues in lexicon.needs_cue}
+        self._sensed = self._in_phrases | self._needs_determiner | frozenset(self._needs_cue)
         source = terms_regex(self._choices)
         # Matched on the lowercased text (same length in all but rare cases); the
         # case-insensitive pattern serves texts whose lowercase form changes length.
@@ -172,11 +177,12 @@ class Swapper:
         """Terms (lowercase) whose swap may not round-trip.
 
         Several counterparts, a counterpart that has several or does not swap back (one-way
-        entries), or a determiner rule on the term or its counterpart (``goddess`` -> ``god``,
+        entries), or a determiner or cue rule on the term or its counterpart (``goddess`` -> ``god``,
         which a second swap keeps without a determiner). Terms of ``# keep:`` phrases are left
         out: they round-trip except where a swap forms a phrase (``mother time`` -> ``father time``).
         """
-        multi = {term for term, choices in self._choices.items() if len(choices) > 1} | self._needs_determiner
+        multi = {term for term, choices in self._choices.items() if len(choices) > 1}
+        multi |= self._needs_determiner | set(self._needs_cue)
         return frozenset(
             term
             for term, choices in self._choices.items()
@@ -347,6 +353,8 @@ class Swapper:
                 return "phrase"
         if key in self._needs_determiner and not has_determiner(low, start):
             return "no-determiner"
+        if key in self._needs_cue and not has_cue(low, start, end, self._needs_cue[key]):
+            return "no-cue"
         return None
 
     def _choose(self, key: str, text: str, low: str, start: int, end: int, memo: dict[str, bytes]) -> tuple[str, Side, int]:

@@ -1,4 +1,4 @@
-"""Word sense for the swapper: the role of ``her``/``his``, fixed phrases, and terms that need a determiner.
+"""Word sense for the swapper: the role of ``her``/``his``, fixed phrases, terms that need a determiner or a cue.
 
 Internal to :mod:`fairtalk.counterfactual`. Everything here reads the lowercased text around one
 match with closed word lists; none of it is a parser, and the limits are written where they are.
@@ -161,6 +161,45 @@ def has_determiner(low: str, start: int) -> bool:
         word = word.translate(_APOSTROPHES)
         if word in DETERMINERS or (word.endswith("'s") and word not in _CONTRACTIONS):
             return True
+    return False
+
+
+#: Words that may stand between a cue and its term (``that's so sick``, ``it was pretty lit``).
+_INTENSIFIERS = frozenset("so really pretty super hella very totally kinda real lowkey actually just still too".split())
+#: Auxiliaries between a subject and a one-word cue (``I would be sick``).
+_AUXILIARIES = frozenset("would will could can might must should gonna gotta not never".split())
+#: Personal subjects: a one-word cue after one speaks of a person's state (``I was sick``), not a thing's quality.
+_PERSONS = frozenset(
+    "i you he she we they u ya y'all i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll they'll".split()
+)
+
+
+def has_cue(low: str, start: int, end: int, cues: Iterable[tuple[str, ...]]) -> bool:
+    """True when the term at ``start:end`` stands alone or right after one of ``cues`` (each a tuple of words).
+
+    *Alone*: nothing but intensifiers before it in its clause, and punctuation or the end after
+    it (``Sick!``, ``Word.``, ``so lit``). *After a cue*: a cue's words end right before it, with
+    only intensifiers between (``that's sick``, ``it was so sick``), and a one-word cue does not
+    follow a personal subject, directly or across an auxiliary (``I was sick``, ``I would be
+    sick``). A closed-list heuristic: ``my dog was sick`` reads as the slang sense.
+    """
+    window = low[max(0, start - 80) : start]
+    ends = [m.end() for m in _CLAUSE_END.finditer(window)]
+    if ends:
+        window = window[ends[-1] :]
+    words = [word.translate(_APOSTROPHES) for word in _WORD.findall(window)]
+    while words and words[-1] in _INTENSIFIERS:
+        words.pop()
+    if not words:
+        return _next_word(low, end)[0] is None
+    for cue in cues:
+        n = len(cue)
+        if n and tuple(words[-n:]) == cue:
+            subject = words[:-n]
+            if n == 1 and subject and subject[-1] in _AUXILIARIES:
+                subject.pop()
+            if not (n == 1 and subject and subject[-1] in _PERSONS):
+                return True
     return False
 
 

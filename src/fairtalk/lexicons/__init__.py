@@ -23,23 +23,26 @@ One pair a line: a group-A word or phrase and its group-B counterpart, separated
 ``girl`` with its one counterpart ``boy``. Entries keep their case; runs of whitespace collapse
 to one space. ``#`` lines are comments; ``# key: value`` lines before the first pair are metadata
 (``axis``, ``groups``, ``attributes``, ``variant``, ``both-sides``, and for word sense ``keep``,
-``needs-determiner``, ``markers-a``, ``markers-b``; the last four take comma-separated lists and
-may repeat). A file without metadata takes its axis from the file name and the groups
-``("a", "b")``; a user's file is always variant ``"custom"``.
+``needs-determiner``, ``needs-cue``, ``markers-a``, ``markers-b``; the last five take
+comma-separated lists and may repeat). A file without metadata takes its axis from the file name
+and the groups ``("a", "b")``; a user's file is always variant ``"custom"``.
 
 Word sense: ``# keep: oh my god, spider man`` lists fixed phrases whose words are never swapped;
 ``# needs-determiner: man, guy`` lists terms swapped only after a determiner or possessive (``the
-man``, not ``oh man``); ``# markers-a:``/``# markers-b:`` list further words of each group that
-are not swapped but that the validity check (``pairs_check.json``) looks for on the swapped side.
+man``, not ``oh man``); ``# needs-cue: sick, lit = that's, it's`` lists terms swapped only where
+they stand alone as a sentence (``Sick!``) or right after one of the cues after ``=`` (``that's
+sick``, not ``I feel sick``; without ``=``, alone only); ``# markers-a:``/``# markers-b:`` list
+further words of each group that are not swapped but that the validity check
+(``pairs_check.json``) looks for on the swapped side.
 
 Validation (each error is a :class:`~fairtalk.errors.LexiconError` naming ``file:line``): a
 malformed line (no separator, too many columns), an empty side, a duplicate pair, a word or
-phrase on both sides, and a ``needs-determiner`` word no pair holds. Comparisons are
-case-insensitive. A word on both sides leaves a swap no
-direction, so it is an error unless the file's ``# both-sides:`` metadata lists it. The printed
-race list has two such words (``mad``: "a lot - mad" and "mad - tight"; ``police``: the reversed
-"po po - police"); ``race-paper.tsv`` declares them so that it loads exactly as printed, and the
-default ``race.tsv`` fixes both. A word may have several counterparts (many-to-many).
+phrase on both sides, and a ``needs-determiner`` or ``needs-cue`` word no pair holds.
+Comparisons are case-insensitive. A word on both sides leaves a swap no direction, so it is an
+error unless the file's ``# both-sides:`` metadata lists it. The printed race list has two such
+words (``mad``: "a lot - mad" and "mad - tight"; ``police``: the reversed "po po - police");
+``race-paper.tsv`` declares them so that it loads exactly as printed, and the default
+``race.tsv`` fixes both. A word may have several counterparts (many-to-many).
 """
 
 from __future__ import annotations

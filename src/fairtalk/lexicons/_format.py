@@ -15,7 +15,8 @@ from fairtalk.errors import LexiconError
 __all__ = ["AttributeList", "Lexicon", "WordPair", "normalize", "parse_attributes", "parse_lexicon"]
 
 _METADATA_KEYS: tuple[str, ...] = (
-    "axis", "groups", "attributes", "variant", "both-sides", "keep", "needs-determiner", "markers-a", "markers-b"
+    "axis", "groups", "attributes", "variant", "both-sides", "keep", "needs-determiner", "needs-cue", "markers-a",
+    "markers-b",
 )  # fmt: skip
 #: One-way separators: ``guy -> girl`` swaps guy to girl only; ``guy <- gal`` swaps gal to guy only.
 _ONE_WAY = {" -> ": "a>b", " <- ": "b>a", "->": "a>b", "<-": "b>a"}
@@ -37,6 +38,7 @@ _MSG_NO_WORDS = "no words in the attribute list"
 _MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
 _MSG_UNKNOWN_SENSE_WORD = "'# needs-determiner:' lists {word!r}, which no pair of the file holds"
+_MSG_UNKNOWN_CUE_WORD = "'# needs-cue:' lists {word!r}, which no pair of the file holds"
 
 _WS = re.compile(r"\s+")
 
@@ -80,6 +82,10 @@ class Lexicon:
     markers : tuple[tuple[str, ...], tuple[str, ...]]
         Further words that mark group A and group B (``# markers-a:``, ``# markers-b:``); not
         swapped, only looked for by the counterfactual validity check.
+    needs_cue : tuple[tuple[str, tuple[str, ...]], ...]
+        Terms swapped only where they stand alone as a sentence or right after one of their cue
+        words (``that's sick``, ``Sick!``; not ``I feel sick``), each with its cues:
+        ``# needs-cue: sick, lit = that's, it's`` (no ``=``: alone only).
     """
 
     axis: str
@@ -92,6 +98,7 @@ class Lexicon:
     keep: tuple[str, ...] = ()
     needs_determiner: tuple[str, ...] = ()
     markers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    needs_cue: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +173,7 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     allowed: set[str] = set()
     keep: list[str] = []
     determined: list[str] = []
+    cued: dict[str, list[str]] = {}
     markers: tuple[list[str], list[str]] = ([], [])
     pairs: list[WordPair] = []
     seen_pairs: dict[tuple[str, str], int] = {}
@@ -198,6 +206,10 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
                 keep += _word_list(value)
             elif key == "needs-determiner":
                 determined += _word_list(value)
+            elif key == "needs-cue":
+                terms, _, cues = value.partition("=")
+                for term in _word_list(terms):
+                    cued.setdefault(term, []).extend(_word_list(cues))
             elif key in ("markers-a", "markers-b"):
                 markers[key == "markers-b"].extend(_word_list(value))
             continue
@@ -228,6 +240,9 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     for word in determined:
         if word not in first_a and word not in first_b:
             raise LexiconError(_MSG_UNKNOWN_SENSE_WORD.format(word=word), path=source)
+    for word in cued:
+        if word not in first_a and word not in first_b:
+            raise LexiconError(_MSG_UNKNOWN_CUE_WORD.format(word=word), path=source)
     return Lexicon(
         axis=axis,
         groups=groups,
@@ -239,6 +254,7 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
         keep=tuple(dict.fromkeys(keep)),
         needs_determiner=tuple(dict.fromkeys(determined)),
         markers=(tuple(dict.fromkeys(markers[0])), tuple(dict.fromkeys(markers[1]))),
+        needs_cue=tuple((term, tuple(dict.fromkeys(cues))) for term, cues in cued.items()),
     )
 
 
