@@ -273,8 +273,9 @@ class Coverage:
 _PAIRS_CHECK_ABOUT = {
     "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms"
                 " and the lexicon's markers)",
-    "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, or a '# needs-determiner:'"
-            " term without a determiner (an interjection or vocative)",
+    "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, a '# needs-determiner:'"
+            " term without a determiner (an interjection or vocative), or a '# needs-cue:' term without"
+            " its cue (a word in its ordinary sense)",
     "ambiguous": "swaps of words with a second sense or several counterparts, by the choice made",
 }  # fmt: skip
 

@@ -19,7 +19,7 @@ Rules
   O(limit) memory). It reads the whole corpus, and yields the sample in corpus order.
 * **balance**: as many pairs from group-A originals as from group-B originals (a seeded sample of
   each side: ``limit // 2`` each, or the smaller side's count without ``limit``), so that one
-  side's wording does not dominate. On the race axis 97.8% of the chitchat pairs have a Standard
+  side's wording does not dominate. On the race axis 99.1% of the chitchat pairs have a Standard
   English original; ``balance=True`` draws equally from both dialects' originals. It holds the
   unique pairs in memory.
 """
