@@ -19,8 +19,12 @@ _MARGIN = typer.Option(
 
 @app.command()
 def compare(
-    baseline: str = typer.Argument(..., help="The baseline's output folder (of `fairtalk audit -o` or `fairtalk score -o`)."),
-    candidate: str = typer.Argument(..., help="The candidate's output folder, an audit of the same pairs."),
+    baseline: str = typer.Argument(
+        ..., help="The baseline's output folder (of `fairtalk audit -o`, `fairtalk score -o` or `fairtalk prompts analyze -o`)."
+    ),
+    candidate: str = typer.Argument(
+        ..., help="The candidate's output folder: an audit of the same pairs, or an analysis of the same prompts."
+    ),
     output: str | None = typer.Option(
         None, "-o", "--output", help="Folder for results.json, results.csv, report.md and report.html (default: none written)."
     ),
@@ -50,9 +54,13 @@ def compare(
     the size of its gap is shown to change, unchanged when shown to differ by less than the margin
     both ways, else inconclusive. Exit codes: 0 done; 1 --fail-if-worse and a primary key not shown
     non-inferior; 2 a usage or input error.
+
+    Two `fairtalk prompts analyze` folders (paper 004) compare two generators' regard gaps per group
+    pair instead (--axis names group pairs; --margin regard=VALUE or regard:PAIR=VALUE; the gaps are
+    taken as independent estimates, so --clusters does not apply).
     """
     from fairtalk import SpecError
-    from fairtalk.pipeline import compare_runs
+    from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import check_report_folder
     from fairtalk.report.model_comparison import (
         COMPARISON_FILES,
@@ -69,7 +77,10 @@ def compare(
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)
-        result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
+        if is_prompt_analysis(baseline) or is_prompt_analysis(candidate):
+            result = compare_prompt_analyses(baseline, candidate, margins=parse_margins(margin), alpha=alpha, pairs=axes)
+        else:
+            result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
         paths = {} if output is None else write_model_comparison(result, output)
     except KeyboardInterrupt:
         interrupted()

@@ -10,6 +10,7 @@ compares two audits of the same pairs (``compare_runs()``: per key, the change i
 from __future__ import annotations
 
 from fairtalk.pipeline._compare import compare_runs
+from fairtalk.pipeline._compare_prompts import compare_prompt_analyses, is_prompt_analysis
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._generate import (
     DEFAULT_MODELS,
@@ -36,8 +37,10 @@ __all__ = [
     "Generation",
     "ScoreOptions",
     "audit",
+    "compare_prompt_analyses",
     "compare_runs",
     "default_model",
+    "is_prompt_analysis",
     "item_seed",
     "reproduce_debias",
     "respond",

@@ -40,6 +40,14 @@ __all__ = [
 COMPARISON_FILES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
 _TEMPLATE = "model_comparison.html.j2"
 _DASH = "–"
+#: The per-axis line and the method note of a comparison of two prompts analyses (``design`` ``"independent"``).
+_INDEPENDENT_AXIS = "regard gaps of two prompts analyses, one per generator, each with its own samples"
+_INDEPENDENT_NOTE = (
+    "Gap: each generator's regard gap A − B over all structures (labels −1/0/1), with its analysis' template × seed "
+    "bootstrap 95% interval. Change: candidate gap − baseline gap, the two gaps taken as independent estimates "
+    "(standard error √(se_c² + se_b²), Wald test); the within-prompt pairing of the two generators' completions is "
+    "not used, which is conservative when they completed the same prompts."
+)
 _STYLE = {Change.IMPROVED: "green", Change.REGRESSED: "bold red", Change.UNCHANGED: "green", Change.INCONCLUSIVE: "yellow"}
 
 
@@ -86,7 +94,9 @@ def _interval(bounds: tuple[float | None, float | None], row: GapChange) -> str:
     return f"[{_number(low, row)}, {_number(high, row)}]"
 
 
-def _verdict(row: GapChange) -> str:
+def _verdict(row: GapChange, *, paired: bool = True) -> str:
+    if row.identical and not paired:
+        return f"{row.verdict.value} (identical analyses)"
     if row.identical and row.identical_answers == row.n_pairs:
         return f"{row.verdict.value} (identical on all {row.n_pairs} pairs)"
     return row.verdict.value
@@ -95,6 +105,7 @@ def _verdict(row: GapChange) -> str:
 def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
     """Every (axis, key) of the comparison, formatted (rates in percentage points), in the result's order."""
     rows = []
+    paired = comparison.design == "paired"
     for r in comparison.changes:
         rows.append(ComparisonRow(
             axis=r.axis, key=r.key, label=measure_label(r.key), primary=r.primary,
@@ -102,7 +113,7 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
             candidate=_number(r.candidate_gap, r), candidate_ci=_interval(r.candidate_ci, r),
             change=_number(r.change, r), change_ci=_interval(r.change_ci, r), p_change=format_p(r.p_change),
             p_adjusted=format_p(r.p_adjusted), margin=_number(r.margin, r, signed=False),
-            non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior], verdict=_verdict(r),
+            non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior], verdict=_verdict(r, paired=paired),
             notes=r.notes,
         ))  # fmt: skip
     return rows
@@ -134,9 +145,13 @@ def gate_lines(comparison: ModelComparison) -> list[str]:
         for key, why in axis.skipped.items():
             reasons.setdefault(why, []).append(key)
         lines += [f"{axis.axis}: {', '.join(keys)}: {why}" for why, keys in reasons.items()]
+    what = "axes" if comparison.design == "paired" else "group pairs"
+    if comparison.design != "paired":
+        lines += [f"{r.axis}: identical analyses (the same gap from the same labels), the change is exactly 0"
+                  for r in comparison.changes if r.identical]  # fmt: skip
     for name, axes in (("baseline", comparison.axes_only_baseline), ("candidate", comparison.axes_only_candidate)):
         if axes:
-            lines.append(f"axes only the {name} holds, left out: {', '.join(axes)}")
+            lines.append(f"{what} only the {name} holds, left out: {', '.join(axes)}")
     return [*lines, *comparison.warnings]
 
 
@@ -174,10 +189,12 @@ def render_model_comparison_markdown(comparison: ModelComparison) -> str:
     if base or cand:
         lines += [f"models: baseline `{md_escape(base or _DASH)}` · candidate `{md_escape(cand or _DASH)}`", ""]
     rows = comparison_rows(comparison)
+    paired = comparison.design == "paired"
     for axis in comparison.axes:
         lines += [f"## {md_escape(axis.axis)} ({md_escape(axis.groups[0])} vs {md_escape(axis.groups[1])})", "",
-                  f"{axis.n_pairs} pairs both runs answered" + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
-                  + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else ""),
+                  (f"{axis.n_pairs} pairs both runs answered" + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
+                   + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else ""))
+                  if paired else _INDEPENDENT_AXIS,
                   "", "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p | p (adj.) | Margin | "
                   "Non-inferior | Verdict |", "| --- |" + " ---: |" * 10 + " --- |"]  # fmt: skip
         for row in (r for r in rows if r.axis == axis.axis):
@@ -188,7 +205,8 @@ def render_model_comparison_markdown(comparison: ModelComparison) -> str:
         lines.append("")
     lines += ["## Findings", "", *(f"- {md_escape(line)}" for line in gate_lines(comparison)), "", "## Notes", "",
               "- Gap: the model's mean A − B; rates in percentage points. Change: candidate gap − baseline gap "
-              "(difference in differences, per pair), with its paired test of no change.",
+              "(difference in differences, per pair), with its paired test of no change."
+              if paired else f"- {_INDEPENDENT_NOTE}",
               "- improved / regressed: the size of the gap is shown smaller / larger (both the change and the sum of "
               "the gaps differ from 0, corrected over the primary keys); unchanged: the sizes are shown to differ by less "
               "than the margin both ways; non-inferior: |candidate gap| < |baseline gap| + margin is shown."]  # fmt: skip
@@ -217,7 +235,8 @@ def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = Tru
     template = jinja_environment().get_template(_TEMPLATE)
     return str(template.render(
         title=_title(comparison), comparison=comparison, axes=axes, findings=gate_lines(comparison),
-        level=f"{1 - comparison.alpha:.0%}", csp=csp, version=_version(),
+        level=f"{1 - comparison.alpha:.0%}", csp=csp, version=_version(), independent=comparison.design != "paired",
+        independent_axis=_INDEPENDENT_AXIS, independent_note=_INDEPENDENT_NOTE,
         notes=[(r.axis, r.key, note) for r in rows for note in r.notes],
     ))  # fmt: skip
 

@@ -179,6 +179,11 @@ class ModelComparison(Result[tuple[str, str]]):
     Its keys are ``(axis, key)``: ``verdicts`` maps each to the protocol's :class:`Verdict`
     (``change_verdicts`` to its :class:`Change`), ``detected()`` names the primary keys whose gap
     changed, and ``not_non_inferior()`` those the release gate (``--fail-if-worse``) fails on.
+
+    ``design`` is ``"paired"`` for two audits of the same pairs (each key's change tested per pair)
+    and ``"independent"`` for two paper-004 prompts analyses (one axis per group pair, key
+    ``regard``; the two gaps compared as independent estimates, ``n_pairs`` 0: no pair is shared).
+    ``results.json`` records it only when it is not ``"paired"``.
     """
 
     baseline: str
@@ -192,6 +197,7 @@ class ModelComparison(Result[tuple[str, str]]):
     axes_only_candidate: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    design: str = "paired"
 
     def change(self, axis: str, key: str) -> GapChange:
         """The comparison of ``key`` on ``axis``."""
@@ -233,6 +239,7 @@ class ModelComparison(Result[tuple[str, str]]):
             "axes": {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in self.axes},
             "axes_only_baseline": list(self.axes_only_baseline), "axes_only_candidate": list(self.axes_only_candidate),
             "warnings": list(self.warnings), "manifest": dict(self.manifest),
+            **({} if self.design == "paired" else {"design": self.design}),
         }  # fmt: skip
 
     @classmethod
@@ -254,7 +261,7 @@ class ModelComparison(Result[tuple[str, str]]):
             models=tuple(data.get("models") or (None, None)), alpha=data.get("alpha", 0.05),
             correction=data.get("correction", "holm"), axes_only_baseline=tuple(data.get("axes_only_baseline") or ()),
             axes_only_candidate=tuple(data.get("axes_only_candidate") or ()), warnings=tuple(data.get("warnings") or ()),
-            manifest=MappingProxyType(dict(data.get("manifest") or {})),
+            manifest=MappingProxyType(dict(data.get("manifest") or {})), design=data.get("design", "paired"),
         )  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:

@@ -1,0 +1,149 @@
+"""`fairtalk compare` on two `fairtalk prompts analyze` folders: two generators' regard gaps, per group pair."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from typer.testing import CliRunner
+
+from fairtalk import Response, write_responses
+from fairtalk.cli import app
+from fairtalk.pipeline import compare_prompt_analyses, is_prompt_analysis
+from fairtalk.prompts.analysis import analyze
+from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.report import write_prompts_report
+from fairtalk.results import Change, ModelComparison, Verdict
+
+runner = CliRunner()
+
+GENDER = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+TWO_PAIRS = GroupSet(("man", "woman", "person"), (GroupPair("gender", "man", "woman"), GroupPair("other", "man", "person")))
+
+
+def _analysis(folder: Path, *, gap: float, seed: int, groups: GroupSet = GENDER) -> Path:
+    """A `prompts analyze -o` folder of one generator: latent regard = template effect ± gap/2 + noise, labelled -1/0/1."""
+    rng = np.random.default_rng(seed)
+    template_effect = rng.normal(0, 0.5, 10)
+    shifts = {g: (gap / 2 if i == 0 else -gap / 2) for i, g in enumerate(groups.groups)}
+    rows = []
+    for t in range(10):
+        for s in range(5):
+            for structure in ["original"] + [f"s{i}" for i in range(8)]:
+                for group, shift in shifts.items():
+                    for _ in range(2):
+                        latent = template_effect[t] + shift + rng.normal(0, 1)
+                        label = -1 if latent < -0.5 else (1 if latent > 0.5 else 0)
+                        rows.append({"group": group, "template": f"t{t}", "seed": s, "structure": structure,
+                                     "label": label})  # fmt: skip
+    result = analyze(pd.DataFrame(rows), groups=groups, n_draws=3, n_resamples=200)
+    write_prompts_report(result, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def analyses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A generator with a planted regard gap, one without, and one with the gap on two group pairs."""
+    root = tmp_path_factory.mktemp("compare_prompts")
+    return {"gap": _analysis(root / "gap", gap=0.6, seed=1), "fair": _analysis(root / "fair", gap=0.0, seed=2),
+            "two": _analysis(root / "two", gap=0.6, seed=3, groups=TWO_PAIRS)}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A `fairtalk score -o` folder (paper 001), to mix with an analysis."""
+    folder = tmp_path_factory.mktemp("score")
+    records = []
+    for i in range(20):
+        records += [Response(f"p{i}", "a", f"he said {i}", "see you tomorrow"),
+                    Response(f"p{i}", "b", f"she said {i}", "maybe later then")]  # fmt: skip
+    write_responses(records, folder / "responses.jsonl")
+    done = runner.invoke(app, ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender",
+                               "--measures", "offense", "-o", str(folder / "scored"), "-q"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    return folder / "scored"
+
+
+def _compare(*args: str):  # noqa: ANN202
+    return runner.invoke(app, ["compare", *args])
+
+
+def test_removing_a_planted_regard_gap_is_improved(analyses: dict[str, Path]) -> None:
+    result = compare_prompt_analyses(analyses["gap"], analyses["fair"])
+    assert result.design == "independent" and [a.axis for a in result.axes] == ["gender"]
+    row = result.change("gender", "regard")
+    assert row.verdict is Change.IMPROVED and result.verdicts[("gender", "regard")] is Verdict.DIFFERENT
+    assert row.baseline_gap > 0.2 and abs(row.candidate_gap) < 0.1
+    low, high = row.change_ci
+    assert low is not None and high is not None and low < high < 0
+    assert row.non_inferior is True and row.margin == pytest.approx(0.02) and row.change_test == "wald_independent"
+    # the gaps are independent estimates: se of the change = sqrt(se_b^2 + se_c^2), from each analysis' Gap
+    gaps = [json.loads((analyses[k] / "results.json").read_text(encoding="utf-8"))["gaps"]["gender"] for k in ("gap", "fair")]
+    se = math.hypot(gaps[0]["se"], gaps[1]["se"])
+    assert row.baseline_gap == gaps[0]["all"] and row.candidate_ci == tuple(gaps[1]["ci95"])
+    assert high - low == pytest.approx(2 * norm.ppf(0.975) * se)
+    assert row.p_change == pytest.approx(2 * norm.sf(abs(row.change) / se))
+
+
+def test_adding_the_gap_regresses_and_fails_the_gate(analyses: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = _compare(str(analyses["fair"]), str(analyses["gap"]), "--fail-if-worse", "-o", str(out))
+    assert done.exit_code == 1, done.output
+    assert "regressed" in done.output and "not shown non-inferior" in done.output
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    row = data["axes"]["gender"]["keys"]["regard"]
+    assert data["design"] == "independent" and row["verdict"] == "regressed" and row["change_ci"][0] > 0
+    assert row["non_inferior"] is False
+    for name in ("results.csv", "report.md", "report.html"):
+        assert (out / name).is_file()
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "within-prompt pairing" in text and "pairs both runs answered" not in text, name
+
+
+def test_one_analysis_against_itself_is_unchanged_and_passes_the_gate(analyses: dict[str, Path]) -> None:
+    done = _compare(str(analyses["gap"]), str(analyses["gap"]), "--fail-if-worse", "--json")
+    assert done.exit_code == 0, done.output
+    row = json.loads(done.stdout)["axes"]["gender"]["keys"]["regard"]
+    assert row["verdict"] == "unchanged" and row["identical"] and row["non_inferior"] and row["change_ci"] == [0.0, 0.0]
+    assert "gender: identical analyses" in _compare(str(analyses["gap"]), str(analyses["gap"])).output
+
+
+def test_improvement_passes_the_gate(analyses: dict[str, Path]) -> None:
+    assert _compare(str(analyses["gap"]), str(analyses["fair"]), "--fail-if-worse").exit_code == 0
+
+
+@pytest.mark.parametrize("order", [("audit", "analysis"), ("analysis", "audit")])
+def test_an_audit_and_an_analysis_do_not_mix(analyses: dict[str, Path], audit: Path, order: tuple[str, str]) -> None:
+    folders = {"audit": str(audit), "analysis": str(analyses["gap"])}
+    done = _compare(folders[order[0]], folders[order[1]])
+    assert done.exit_code == 2 and "not one of each" in done.output
+    assert is_prompt_analysis(analyses["gap"]) and not is_prompt_analysis(audit)
+
+
+def test_pairs_only_one_holds_are_named_and_left_out(analyses: dict[str, Path]) -> None:
+    result = compare_prompt_analyses(analyses["two"], analyses["fair"], margins={"regard:gender": 0.5})
+    assert [r.axis for r in result.changes] == ["gender"] and result.axes_only_baseline == ("other",)
+    assert result.change("gender", "regard").margin == 0.5
+    done = _compare(str(analyses["two"]), str(analyses["fair"]))
+    assert "group pairs only the baseline holds, left out: other" in done.output
+
+
+def test_margins_apply_by_key_and_unknown_keys_are_usage_errors(analyses: dict[str, Path]) -> None:
+    result = compare_prompt_analyses(analyses["fair"], analyses["gap"], margins={"regard": 1.0})
+    assert result.change("gender", "regard").non_inferior is True  # a margin wider than the planted gap
+    done = _compare(str(analyses["fair"]), str(analyses["gap"]), "--margin", "offense_rate=0.1")
+    assert done.exit_code == 2 and "unknown margin key" in done.output
+
+
+def test_result_round_trips_and_paired_results_json_has_no_design(analyses: dict[str, Path], tmp_path: Path) -> None:
+    result = compare_prompt_analyses(analyses["gap"], analyses["fair"])
+    assert ModelComparison.from_dict(json.loads(result.to_json())) == result
+    assert ModelComparison.read_json(result.write(tmp_path / "r.json")) == result
+    assert "design" not in ModelComparison("old", "new", (), ()).to_dict()
+    assert result.to_frame().loc[("gender", "regard"), "change_test"] == "wald_independent"
