@@ -96,4 +96,8 @@ def test_audit_and_compare_write_junit_too(tmp_path: Path) -> None:
     suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "compare.xml"))))
     cases = {case.name: case for case in suite}
     (failure,) = cases["offense_rate"].result
-    assert failure.type == "fail-if-worse" and "regressed" in failure.message and "baseline gap +0, candidate gap -1" in failure.message
+    assert (
+        failure.type == "fail-if-worse"
+        and "regressed" in failure.message
+        and "baseline gap +0, candidate gap -1" in failure.message
+    )
