@@ -162,17 +162,22 @@ def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapCha
         given = [rows[i].p_magnitude for i in members]
         values = adjust_pvalues([np.nan if p is None else p for p in given], method=correction)
         adjusted.update({i: None if np.isnan(v) else float(v) for i, v in zip(members, values)})
-    out = []
-    for i, row in enumerate(rows):
-        p = adjusted.get(i)
-        if p is not None and p < alpha and row.change * row.total != 0:
-            verdict = Change.REGRESSED if row.change * row.total > 0 else Change.IMPROVED
-        elif row.within_margin:
-            verdict = Change.UNCHANGED
-        else:
-            verdict = Change.INCONCLUSIVE
-        out.append(dataclasses.replace(row, p_adjusted=p, verdict=verdict))
-    return out
+    return [with_verdict(row, adjusted.get(i), alpha) for i, row in enumerate(rows)]
+
+
+def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapChange:
+    """``row`` with its adjusted p and its verdict, by the rule of :mod:`fairtalk.stats.change`.
+
+    Regressed or improved when the size test rejects and ``δ−·δ+`` (``|g_c|² − |g_b|²``) has
+    that sign; unchanged when shown within the margin both ways; else inconclusive.
+    """
+    if p_adjusted is not None and p_adjusted < alpha and row.change * row.total != 0:
+        verdict = Change.REGRESSED if row.change * row.total > 0 else Change.IMPROVED
+    elif row.within_margin:
+        verdict = Change.UNCHANGED
+    else:
+        verdict = Change.INCONCLUSIVE
+    return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
 
 
 def _compare_axis(axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str,

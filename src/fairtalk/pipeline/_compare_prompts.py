@@ -17,7 +17,6 @@ the same labels (one analysis against itself) are identical: the change is exact
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import InputError, SpecError
+from fairtalk.pipeline._compare import with_verdict
 from fairtalk.prompts.records import Gap
 from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis
 from fairtalk.stats import DEFAULT_MARGINS
@@ -177,17 +177,7 @@ def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapCha
     from fairtalk.stats import adjust_pvalues
 
     values = adjust_pvalues([math.nan if r.p_magnitude is None else r.p_magnitude for r in rows], method=correction)
-    out = []
-    for row, value in zip(rows, values):
-        p = None if math.isnan(value) else float(value)
-        if p is not None and p < alpha and row.change * row.total != 0:
-            verdict = Change.REGRESSED if row.change * row.total > 0 else Change.IMPROVED
-        elif row.within_margin:
-            verdict = Change.UNCHANGED
-        else:
-            verdict = Change.INCONCLUSIVE
-        out.append(dataclasses.replace(row, p_adjusted=p, verdict=verdict))
-    return out
+    return [with_verdict(row, None if math.isnan(value) else float(value), alpha) for row, value in zip(rows, values)]
 
 
 def _has_gap(gap: Gap) -> bool:
