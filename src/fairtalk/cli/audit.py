@@ -18,6 +18,7 @@ from fairtalk.cli._app import (
     say,
 )
 from fairtalk.cli._axes import AUDIT_AXES
+from fairtalk.cli._by_turn import BY_TURN, BY_TURN_FLAGS, BY_TURN_PARAMS, by_turn_lines
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
 from fairtalk.cli._test_options import (
     BINARY_TEST,
@@ -81,7 +82,7 @@ _AUDIT_PARAMS = {
     "max_consecutive_failures": "max_consecutive_failures", "split": "split",
     "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
     "until_decided": "until_decided", "max_pairs": "max_pairs", "looks": "looks", "spending": "spending",
-    "exclude_truncated": "exclude_truncated", **SCORE_PARAMS,
+    "exclude_truncated": "exclude_truncated", **BY_TURN_PARAMS, **SCORE_PARAMS,
 }  # fmt: skip
 #: The options ``--until-decided`` checks together, by their flags.
 _SEQUENTIAL_FLAGS = {"until_decided": "--until-decided", "max_pairs": "--max-pairs", "n_pairs": "--pairs",
@@ -108,7 +109,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
                                                        "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
     decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
-    for option, flag in _SEQUENTIAL_FLAGS.items():  # named in an error even when left at its default
+    for option, flag in {**_SEQUENTIAL_FLAGS, **BY_TURN_FLAGS}.items():  # named in an error even when left at its default
         names.setdefault(option, flag)
     base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
     if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
@@ -222,6 +223,7 @@ def audit(
         "--turns",
         help='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
     ),
+    by_turn: bool = BY_TURN,
     similarity: str | None = typer.Option(
         None,
         "--similarity",
@@ -311,6 +313,8 @@ def audit(
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        for line in by_turn_lines(axis_run.result):
+            say(f"{name}: {line}")
         if (looked := sequential_summary(axis_run.result.manifest)) is not None:
             say(f"{name}: {looked}")
         if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:

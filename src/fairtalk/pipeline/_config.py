@@ -77,6 +77,15 @@ _MSG_NEEDS_MAX = "{name} needs {max_pairs} N: the most pairs per axis the audit 
 _MSG_NEEDS_FIRST = "{name} needs {n_pairs} n (the pairs of the first look), not every pair"
 _MSG_MAX_BELOW = "{max_pairs} ({max}) is below the first look, {n_pairs} ({n}): give {max_pairs} >= {n_pairs}"
 _MSG_ONLY_SEQUENTIAL = "{name} applies only with {until_decided}"
+_MSG_BY_TURN_TURNS = (
+    "{by_turn} reports the gap by the turns since the identity appeared, and needs conversations: with {corpus} "
+    "give {turns} N with N >= 2 (each context then holds the last N turns of its dialogue), or give a JSONL corpus of "
+    'conversations ("messages")'
+)
+_MSG_BY_TURN_SEQUENTIAL = (
+    "{by_turn} does not combine with {until_decided}: its tests per bucket are fixed-sample tests, and a run that "
+    "stops once the overall gaps are decided would leave their p-values and intervals invalid"
+)
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
@@ -165,6 +174,7 @@ class AuditConfig:
     correction_scope: str = "axis"
     similarity: tuple[str, ...] | None = None
     turns: int = 1
+    by_turn: bool = False
     until_decided: bool = False
     max_pairs: int | None = None
     looks: int | None = None
@@ -218,6 +228,12 @@ class AuditConfig:
                             given=str(self.mixed))  # fmt: skip
         if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 1:
             raise SpecError(_MSG_TURNS.format(name=name("turns"), value=self.turns))
+        if not isinstance(self.by_turn, bool):
+            raise SpecError(_MSG_FLAG.format(name=name("by_turn"), value=self.by_turn))
+        if self.by_turn and self.corpus.startswith("builtin:") and self.turns < 2:  # single turns: nothing to count
+            raise SpecError(_MSG_BY_TURN_TURNS.format(by_turn=name("by_turn"), corpus=self.corpus, turns=name("turns")))
+        if self.by_turn and self.until_decided is True:
+            raise SpecError(_MSG_BY_TURN_SEQUENTIAL.format(by_turn=name("by_turn"), until_decided=name("until_decided")))
         methods = split_names(self.similarity, name("similarity"), choices=lambda: SIMILARITY_METHODS)
         for method in methods or ():
             if method not in SIMILARITY_METHODS:

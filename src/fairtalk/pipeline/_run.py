@@ -85,6 +85,7 @@ def audit(
     correction_scope: str | NotGiven = NOT_GIVEN,
     similarity: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
     turns: int | NotGiven = NOT_GIVEN,
+    by_turn: bool | NotGiven = NOT_GIVEN,
     until_decided: bool | NotGiven = NOT_GIVEN,
     max_pairs: int | None | NotGiven = NOT_GIVEN,
     looks: int | None | NotGiven = NOT_GIVEN,
@@ -171,6 +172,15 @@ def audit(
         Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
     turns : int
         ``builtin:chitchat``: each context is the last ``turns`` turns of its dialogue (1 by default).
+    by_turn : bool
+        Also report each primary key's gap by the number of turns since the identity appeared
+        (the first turn where a pair's two sides differ), per bucket with the audit's tests and
+        intervals, clustered as the audit is; a bucket of too few units is counted, not tested
+        (:mod:`fairtalk.pipeline._by_turn` says how and why). Each AuditResult then has its
+        ``by_turn`` (:class:`~fairtalk.results.by_turn.ByTurnResult`). Needs conversations:
+        ``turns`` >= 2 with ``builtin:chitchat`` (SpecError otherwise), or a corpus of
+        conversations (InputError, before any answer, when every pair has one turn); not with
+        ``until_decided`` (its per-bucket tests are fixed-sample tests).
     similarity : str or sequence of str, optional
         Also test whether the answers to the pairs diverge more than to one context asked twice
         (the no-effect baseline), by these methods (``exact``, ``rouge_l``, ``cosine``,

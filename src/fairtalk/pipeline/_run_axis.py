@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from fairtalk.corpora import Corpus
@@ -19,6 +19,7 @@ from fairtalk.errors import InputError, ResponderError
 from fairtalk.lexicons import Lexicon
 from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
+from fairtalk.pipeline._by_turn import by_turn, check_multi_turn
 from fairtalk.pipeline._config import AuditConfig
 from fairtalk.pipeline._family import Scored, adjust_family, finalize
 from fairtalk.pipeline._generate import generate
@@ -27,6 +28,7 @@ from fairtalk.pipeline._similarity_test import against_baseline
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results import AxisRun, GenerationSummary, SimilarityResult
+from fairtalk.results.by_turn import ByTurnResult
 from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
@@ -56,6 +58,7 @@ class AxisWork:
     manifest: Mapping[str, object]
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
+    by_turn: ByTurnResult | None = None
 
 
 def audit_axis(
@@ -91,6 +94,8 @@ def audit_axis(
         if len(pairs) < 2:
             raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read,
                                                        n_matched=coverage.n_matched))  # fmt: skip
+    if config.by_turn:
+        check_multi_turn(pairs, axis)  # before any answer is asked for
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed))
 
     generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
@@ -112,13 +117,18 @@ def audit_axis(
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
+    turned = None
+    if config.by_turn:
+        started = time.perf_counter()
+        turned = by_turn(scored, config.score, store=cached.store)
+        timings["by_turn"] = time.perf_counter() - started
     manifest = {
         "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
         "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
         "mixed": config.mixed, "balance": config.balance, "coverage": coverage.to_dict(), **(extra_manifest or {}),
     }  # fmt: skip
     return AxisWork(axis, scored, coverage, generation.summary, MappingProxyType(timings), tuple(pairs), manifest,
-                    similarity, pairs_check)  # fmt: skip
+                    similarity, pairs_check, turned)  # fmt: skip
 
 
 def correct(
@@ -180,6 +190,8 @@ def finish_axes(
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
         result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest,
                           family_size=sizes[index])  # fmt: skip
+        if work.by_turn is not None:
+            result = replace(result, by_turn=work.by_turn)
         runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=work.coverage,
                                   generation=work.generation, timings=work.timings,
                                   pairs=work.pairs, responses=work.scored.responses,

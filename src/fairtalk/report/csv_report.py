@@ -1,4 +1,9 @@
-"""``results.csv``: one row per measure, the columns of ``AuditResult.to_frame()`` plus ``significant``."""
+"""``results.csv``: one row per measure, the columns of ``AuditResult.to_frame()`` plus ``significant``; and ``by_turn.csv``.
+
+A result with a ``by_turn`` section (``audit(by_turn=True)``) also gets ``by_turn.csv`` beside
+its ``results.csv``: one row per (turns since the identity appeared, key), the columns of
+:data:`~fairtalk.results.by_turn.BY_TURN_COLUMNS`.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,12 @@ from pathlib import Path
 
 from fairtalk.files import write_text_atomic
 from fairtalk.results import AuditResult, MeasureResult
+from fairtalk.results.by_turn import BY_TURN_COLUMNS, ByTurnResult
 
-__all__ = ["CSV_COLUMNS", "csv_cell", "render_csv", "write_csv"]
+__all__ = ["BY_TURN_FILE", "CSV_COLUMNS", "csv_cell", "render_by_turn_csv", "render_csv", "write_by_turn_csv", "write_csv"]
+
+#: The file beside ``results.csv`` with the gaps by turns since the identity appeared (``audit(by_turn=True)``).
+BY_TURN_FILE = "by_turn.csv"
 
 #: Column order of ``results.csv``. Rates are fractions, as in ``results.json``; empty cells are null.
 CSV_COLUMNS = (
@@ -101,7 +110,26 @@ def render_csv(result: AuditResult) -> str:
 
 
 def write_csv(result: AuditResult, path: str | os.PathLike[str]) -> Path:
-    """Write ``results.csv`` to ``path`` and return it."""
+    """Write ``results.csv`` to ``path`` (and ``by_turn.csv`` beside it, for a result with ``by_turn``); return the first."""
     path = Path(path)
     write_text_atomic(path, render_csv(result), newline="")
+    if result.by_turn is not None:
+        write_by_turn_csv(result.by_turn, path.with_name(BY_TURN_FILE))
+    return path
+
+
+def render_by_turn_csv(result: ByTurnResult) -> str:
+    """The ``by_turn.csv`` text: one row per (bucket, key); rates as fractions, as in ``results.json``; empty cells null."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=BY_TURN_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in result.rows():
+        writer.writerow({k: csv_cell(row.get(k)) for k in BY_TURN_COLUMNS})
+    return buffer.getvalue()
+
+
+def write_by_turn_csv(result: ByTurnResult, path: str | os.PathLike[str]) -> Path:
+    """Write ``by_turn.csv`` to ``path`` and return it."""
+    path = Path(path)
+    write_text_atomic(path, render_by_turn_csv(result), newline="")
     return path

@@ -12,12 +12,13 @@ from typing import Any
 from fairtalk.files import write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.records import PairsCheck
+from fairtalk.report.by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report.certificate import scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.gate_pairs import gate_pairs_line
 from fairtalk.report.labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report.plain_summary import plain_summary
-from fairtalk.report.plots import bar_chart_png, png_data_uri
+from fairtalk.report.plots import bar_chart_png, by_turn_png, png_data_uri
 from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import (
     COLUMNS,
@@ -99,7 +100,8 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
     result : AuditResult
         The audit to render.
     plots : bool
-        Embed the bar charts (a base64 PNG). False skips matplotlib.
+        Embed the bar charts and, for a result with ``by_turn``, the gaps by turns (base64 PNGs).
+        False skips matplotlib.
     csp : bool
         Add a Content-Security-Policy that forbids scripts and external loads
         (defence in depth; escaping alone keeps model text inert).
@@ -169,9 +171,20 @@ def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
         "validity": validity_line(pairs_check),
         "validity_file": PAIRS_CHECK_FILE,
         "validity_flag": bool(pairs_check and pairs_check.n_leftover),
+        "by_turn": _by_turn(result, plots),
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
+
+
+def _by_turn(result: AuditResult, plots: bool) -> dict[str, Any] | None:
+    """The page's "Bias over turns" section: the table, the sentences under it and the plot (None without ``by_turn``)."""
+    turned = result.by_turn
+    if turned is None:
+        return None
+    png = by_turn_png(turned) if plots else None
+    return {"header": by_turn_header(result.groups), "rows": by_turn_rows(turned), "intro": by_turn_intro(turned),
+            "chart": None if png is None else png_data_uri(png)}  # fmt: skip
 
 
 def write_html(result: AuditResult, path: str | os.PathLike[str], *, similarity: SimilarityResult | None = None,

@@ -11,6 +11,7 @@ from typing import Any
 
 from fairtalk.files import write_text_atomic
 from fairtalk.records import PairsCheck
+from fairtalk.report.by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report.certificate import FLAG, scorer_check_items
 from fairtalk.report.decoding import result_decoding, result_header
 from fairtalk.report.gate_pairs import gate_pairs_line
@@ -123,8 +124,23 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
                   f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}."]  # fmt: skip
     if similarity is not None:
         lines += similarity_markdown(similarity)
+    lines += _by_turn_markdown(result)
     lines += _divergent_markdown(result)
     return "\n".join(lines) + "\n"
+
+
+def _by_turn_markdown(result: AuditResult) -> list[str]:
+    """The "Bias over turns" section: one row per (bucket, key), bold where a difference is detected (none without ``by_turn``)."""
+    turned = result.by_turn
+    if turned is None:
+        return []
+    header = by_turn_header(result.groups)
+    lines = ["", "## Bias over turns", "", "Each measure's gap A − B by the turns since the identity appeared (95% CI); "
+             "the plot is in report.html, every row in by_turn.csv.", "", _row(header, bold=False),
+             "| " + " | ".join(("---:",) * 3 + ("---",) + ("---:",) * (len(header) - 5) + ("---",)) + " |"]  # fmt: skip
+    lines += [_row(row.cells, bold=row.detected) for row in by_turn_rows(turned)]
+    lines += ["", *(f"- {md_escape(line)}." for line in by_turn_intro(turned))]
+    return lines
 
 
 def _divergent_markdown(result: AuditResult) -> list[str]:

@@ -1,4 +1,4 @@
-"""The reports' figures as embeddable PNGs: an audit's side A vs side B per measure, a prompts analysis' Fig. 2 and 3.
+"""The reports' figures as embeddable PNGs: an audit's side A vs side B per measure (and its gaps by turns), a prompts analysis' Fig. 2 and 3.
 
 matplotlib is imported inside the functions and drives its Agg canvas directly (no pyplot),
 so rendering never touches the user's interactive backend or global figure state.
@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from fairtalk.report.table import measure_label
 from fairtalk.results import AuditResult, MeasureResult, PromptAnalysis
+from fairtalk.results.by_turn import ByTurnResult
 
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is drawn
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["bar_chart_png", "distribution_png", "png_data_uri", "regard_png"]
+__all__ = ["bar_chart_png", "by_turn_png", "distribution_png", "png_data_uri", "regard_png"]
 
 _COLOURS = ("#4c72b0", "#dd8452", "#7f7f7f")
 _SIGNIFICANT = "#b2182b"
@@ -81,6 +82,56 @@ def bar_chart_png(result: AuditResult, *, dpi: int = 100) -> bytes | None:
     for ax in list(axes.flat)[len(measures) :]:
         ax.set_visible(False)
     return _png(fig)
+
+
+def by_turn_png(result: ByTurnResult) -> bytes | None:
+    """Each key's gap A − B against the turns since the identity appeared, with 95% CI bars; None without a key.
+
+    One line per key (the audit's primary keys); a panel for the rates and diversity
+    (percentage points) and one for the counts (per response), so that neither scale hides
+    the other. A bucket left untested is a hollow marker without a bar; a tick says each
+    bucket's pairs. Lines sit a little apart so that their bars do not hide each other.
+    """
+    keys = [key for key in result.keys if any(g.key == key for b in result.buckets for g in b.gaps)]
+    if not keys or not result.buckets:
+        return None
+    kinds = {g.key: g.kind for b in result.buckets for g in b.gaps}
+    panels = [(title, [k for k in keys if (kinds[k] in ("rate", "corpus")) == percent]) for title, percent in
+              (("rates and diversity: gap A − B (percentage points)", True), ("counts: gap A − B (per response)", False))]  # fmt: skip
+    panels = [(title, chosen) for title, chosen in panels if chosen]
+    fig = _figure(5.6 * len(panels), 4.2)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    x_all = [b.turns_since for b in result.buckets]
+    ticks = [f"{b.turns_since}\n(n={b.n_pairs})" for b in result.buckets]
+    for ax, (title, chosen) in zip(axes, panels):
+        for j, key in enumerate(chosen):
+            offset = (j - (len(chosen) - 1) / 2) * min(0.08, 0.5 / len(chosen))
+            _by_turn_line(ax, result, key, offset, f"C{keys.index(key) % 10}")
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_xticks(x_all, ticks, fontsize=7)
+        ax.set_xlabel("turns since the identity appeared", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
+    return _png(fig)
+
+
+def _by_turn_line(ax: Axes, result: ByTurnResult, key: str, offset: float, colour: str) -> None:
+    """One key's line: tested buckets filled with their 95% CI bars, untested ones hollow."""
+    points = [(b.turns_since, b.tested, g) for b in result.buckets for g in b.gaps if g.key == key]
+    scale = 100.0 if points and points[0][2].kind in ("rate", "corpus") else 1.0
+    xs = [x + offset for x, _, _ in points]
+    ys = [_value(g.estimate) * scale for _, _, g in points]
+    ax.plot(xs, ys, color=colour, linewidth=1.2, label=_plain(measure_label(key)))
+    for x, (_, tested, g), y in zip(xs, points, ys):
+        low, high = (_value(v) * scale for v in g.ci95)
+        if tested and math.isfinite(low) and math.isfinite(high) and math.isfinite(y):
+            ax.errorbar([x], [y], yerr=[[max(y - low, 0.0)], [max(high - y, 0.0)]], fmt="none", ecolor=colour,
+                        capsize=3, linewidth=1.0)  # fmt: skip
+        marker = "*" if g.verdict.shows_difference else "o"
+        ax.plot([x], [y], marker=marker, markersize=8 if marker == "*" else 5, color=colour,
+                markerfacecolor=colour if tested else "white", linestyle="none")  # fmt: skip
 
 
 def png_data_uri(png: bytes) -> str:

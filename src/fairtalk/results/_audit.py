@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results.by_turn import ByTurnResult
 from fairtalk.stats.ppi import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -241,7 +242,8 @@ class AuditResult(Result[str]):
     ``scorer_check`` is each scorer's own gap on neutral probes (the scorer certificate).
     ``judge_answers`` holds every judge's raw answer about each side of each pair (what
     ``judge.jsonl`` holds); like the responses, it is not part of ``to_dict()`` (the divergent
-    pairs keep theirs).
+    pairs keep theirs). ``by_turn`` is each key's gap by the turns since the identity appeared
+    (``audit(by_turn=True)``; ``results.json`` has its ``by_turn`` section only then).
 
     Its keys are the measures' result keys: ``verdicts`` maps each to its :class:`Verdict`, and
     ``detected()`` names the primary ones with a difference detected.
@@ -263,6 +265,7 @@ class AuditResult(Result[str]):
     warnings: tuple[str, ...] = ()
     scorer_check: tuple[ScorerCheck, ...] = ()
     judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False)
+    by_turn: ByTurnResult | None = None
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""
@@ -310,6 +313,7 @@ class AuditResult(Result[str]):
                        for key, c in (data.get("scorer_check") or {}).items())  # fmt: skip
         divergent = tuple(DivergentPair(**{**d, "judged": tuple(JudgeAnswer.from_dict(j) for j in d.get("judged") or ())})
                           for d in data.get("divergent_pairs") or ())  # fmt: skip
+        by_turn = data.get("by_turn")
         return cls(
             axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
             measures=tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items()),
@@ -318,12 +322,12 @@ class AuditResult(Result[str]):
             manifest=MappingProxyType(dict(data.get("manifest") or {})), n_clusters=data.get("n_clusters"),
             correction_scope=data.get("correction_scope", "axis"), family_size=data.get("family_size", 0),
             n_distinct_responses=data.get("n_distinct_responses"), warnings=tuple(data.get("warnings") or ()),
-            scorer_check=checks,
+            scorer_check=checks, by_turn=None if by_turn is None else ByTurnResult.from_dict(by_turn),
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` schema."""
-        return {
+        """The ``results.json`` schema (with a ``by_turn`` section before the manifest when the audit ran one)."""
+        out: dict[str, Any] = {
             "axis": self.axis,
             "groups": list(self.groups),
             "n_pairs": self.n_pairs,
@@ -351,8 +355,11 @@ class AuditResult(Result[str]):
                 }
                 for d in self.divergent_pairs
             ],
-            "manifest": dict(self.manifest),
         }
+        if self.by_turn is not None:
+            out["by_turn"] = self.by_turn.to_dict()
+        out["manifest"] = dict(self.manifest)
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per measure, indexed by measure name."""
