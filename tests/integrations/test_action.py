@@ -133,12 +133,18 @@ def test_a_biased_model_fails_the_gate_after_the_summary(workspace: Path) -> Non
     assert "Gate `fail-on-bias`: **failed**" in ran.summary
     assert "difference detected" in ran.summary.lower() and "Offense Rate" in ran.summary
     assert (workspace / "fairtalk-report" / "gender" / "report.md").is_file()
+    assert "The full report is the `fairtalk-report` artifact" in ran.summary
+    # fairtalk's own findings and table, once, under the action's heading (not before it, not twice)
+    assert ran.summary.count("## fairtalk: gender") == 1 and ran.summary.count("| Measure |") == 1
+    assert ran.summary.index("# fairtalk audit of") < ran.summary.index("## fairtalk: gender")
 
 
 def test_a_fair_model_passes(workspace: Path) -> None:
-    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", output="out", **{"extra-args": SMALL})
+    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", output="out",
+                     **{"extra-args": SMALL, "artifact-name": "bias-report"})  # fmt: skip
     assert (ran.code, ran.failed_step) == (0, None)
     assert "Gate `fail-on-bias`: passed" in ran.summary
+    assert "The full report is the `bias-report` artifact" in ran.summary  # the artifact-name input
     assert (workspace / "out" / "index.html").is_file()
 
 

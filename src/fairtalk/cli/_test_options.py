@@ -13,7 +13,7 @@ from fairtalk.cli._app import info, say
 from fairtalk.cli._choices import BinaryTest, CountTest, plain
 
 if TYPE_CHECKING:
-    from fairtalk import AuditResult
+    from fairtalk import AuditResult, ModelComparison
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
@@ -242,14 +242,21 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     return code
 
 
-def write_ci_files(results: Mapping[str, AuditResult], junit: str | None, *, fail_unless_equivalent: bool) -> None:
-    """The CI outputs of a scored run: ``--junit FILE``, and the job summary when ``$GITHUB_STEP_SUMMARY`` names a file."""
-    from fairtalk.report.junit import step_summary, write_junit
+def write_ci_files(results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *,
+                   fail_unless_equivalent: bool = False) -> None:  # fmt: skip
+    """The CI outputs of a scored run or a comparison: ``--junit FILE``, and the job summary (``$GITHUB_STEP_SUMMARY``).
+
+    The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file. An audit's testcases fail under ``--fail-unless-equivalent``'s gate when it is given, else
+    under ``--fail-on-bias``'s; a comparison's where ``--fail-if-worse`` would.
+    """
+    from fairtalk import ModelComparison
+    from fairtalk.report.junit import comparison_step_summary, step_summary, write_junit
 
     if junit is not None:
         written = write_junit(results, junit, gate="fail-unless-equivalent" if fail_unless_equivalent else "fail-on-bias")
         info(f"wrote {written}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
+        text = comparison_step_summary(results) if isinstance(results, ModelComparison) else step_summary(results)
         with open(summary, "a", encoding="utf-8") as handle:  # the runner's file: appended to, as GitHub asks
-            handle.write(step_summary(results) + "\n")
+            handle.write(text + "\n")

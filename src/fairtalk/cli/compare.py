@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
-from fairtalk.cli._test_options import parse_margins
+from fairtalk.cli._test_options import parse_margins, write_ci_files
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
 _MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
@@ -45,7 +45,10 @@ def compare(
         False, "--json", help="Write the comparison (results.json's content) to stdout; messages go to stderr."
     ),
     junit: str | None = typer.Option(
-        None, "--junit", help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would."
+        None,
+        "--junit",
+        help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would. With "
+        "$GITHUB_STEP_SUMMARY set, the findings and the table are appended to the job summary (with or without --junit).",
     ),
 ) -> None:
     """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
@@ -92,10 +95,7 @@ def compare(
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
-    if junit is not None:
-        from fairtalk.report.junit import write_junit
-
-        info(f"wrote {write_junit(result, junit)}")
+    write_ci_files(result, junit)
     if fail_if_worse and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
         say(_MSG_GATE, style="bold red")
         raise typer.Exit(code=1)

@@ -13,6 +13,12 @@ model under test both sides of each parallel context pair:
   ``offense_rate_p``, ``offense_rate_p_adjusted``, ``offense_rate_detected``), clustered by
   dialogue as ``fairtalk score`` does. inspect's log viewer shows them as the task's metrics.
 
+The model under test is any inspect model (``--model openai/gpt-4o-mini``), or any fairtalk model
+spec through the provider ``fairtalk/SPEC`` that the same entry point registers
+(``--model fairtalk/python:bot.py:reply``, ``fairtalk/openai:URL#MODEL``, ``fairtalk/hf:NAME``;
+``-M key=value`` are the adapter's options). That provider counts no tokens, so with a local
+spec the task runs offline (inspect's ``mockllm/model`` downloads tiktoken's encoding).
+
 Task options (``-T key=value``): ``axis``, ``n_pairs``, ``measures`` (comma-separated),
 ``corpus``, ``seed``, ``n_resamples``, ``alpha``. This module imports no inspect_ai itself (its
 task lives in a private module that does), so ``fairtalk.integrations.inspect_task`` imports

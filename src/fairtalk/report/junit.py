@@ -8,7 +8,8 @@ interval and the adjusted p. Secondary measures are testcases that never fail (t
 in ``system-out``).
 
 :func:`step_summary` renders the same audit as the Markdown a GitHub job summary shows
-(``$GITHUB_STEP_SUMMARY``): the plain-language findings and each axis' table.
+(``$GITHUB_STEP_SUMMARY``): the plain-language findings and each axis' table;
+:func:`comparison_step_summary` does the same for a model comparison (``fairtalk compare``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from pathlib import Path
 from typing import Literal
 
 from fairtalk.files import write_text_atomic
-from fairtalk.report.markdown import render_markdown
+from fairtalk.report.markdown import md_escape, render_markdown
+from fairtalk.report.model_comparison import comparison_rows, gate_lines
 from fairtalk.report.plain_summary import plain_summary
 from fairtalk.report.table import format_p, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison, Verdict
 
-__all__ = ["GATES", "comparison_junit_xml", "junit_xml", "step_summary", "write_junit"]
+__all__ = ["GATES", "comparison_junit_xml", "comparison_step_summary", "junit_xml", "step_summary", "write_junit"]
 
 Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
 #: The gates a testcase can fail under.
@@ -136,3 +138,18 @@ def step_summary(results: Mapping[str, AuditResult]) -> str:
         table = render_markdown(result).split("\n", 2)[2]  # the report without its title line
         parts.append(f"## fairtalk: {result.axis}\n\n{findings}\n\n<details><summary>table</summary>\n\n{table}\n</details>\n")
     return "\n".join(parts)
+
+
+def comparison_step_summary(comparison: ModelComparison) -> str:
+    """The Markdown of a CI job summary of a comparison: its findings, then per axis both gaps and the change."""
+    level = f"{1 - comparison.alpha:.0%}"
+    findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison))
+    lines = [f"## fairtalk compare: {md_escape(comparison.candidate)} against {md_escape(comparison.baseline)}", "",
+             findings, "", "<details><summary>table</summary>", "",
+             f"| Axis | Measure | Baseline gap | Candidate gap | Change ({level} CI) | p (adj.) | Non-inferior | Verdict |",
+             "| --- | --- |" + " ---: |" * 4 + " --- | --- |"]  # fmt: skip
+    for row in comparison_rows(comparison):
+        cells = (row.axis, row.label + ("" if row.primary else " (secondary)"), row.baseline, row.candidate,
+                 f"{row.change} {row.change_ci}", row.p_adjusted, row.non_inferior, row.verdict)  # fmt: skip
+        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    return "\n".join([*lines, "", "</details>", ""])

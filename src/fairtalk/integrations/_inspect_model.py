@@ -1,0 +1,102 @@
+"""inspect_ai's model provider ``fairtalk/SPEC``: any fairtalk model spec as an inspect model (imports inspect_ai).
+
+``inspect eval fairtalk/counterfactual --model fairtalk/python:bot.py:reply`` asks the model that
+``fairtalk audit --model python:bot.py:reply`` would ask, through the same adapter: ``python:``,
+``openai:URL#MODEL``, ``hf:``, ``replay:``, ``builtin:`` or a prefix a third party registered.
+Inspect's ``-M key=value`` (``model_args=``) are the adapter's options, as ``--model-arg`` gives
+them (``-M system_prompt=...``, ``-M device=cpu``). The conversation's turns, joined by newlines,
+are the one context the model answers; inspect's generate config maps onto
+:class:`~fairtalk.models.DecodingSettings` (greedy unless a temperature above 0 is set).
+
+The provider counts no tokens (it reports no usage), so it needs no tokenizer download: with a
+local model spec it runs offline, which inspect's own ``mockllm/model`` does not (it counts its
+tokens with tiktoken). The entry point module :mod:`fairtalk.integrations._inspect` imports this
+one, so inspect finds the provider by its name, ``fairtalk``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, StopReason, modelapi
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from fairtalk.errors import SpecError
+from fairtalk.models import DecodingSettings, Responder, finish_reason, load_responder
+
+__all__ = ["FairtalkModelAPI", "decoding_settings"]
+
+_MSG_SYSTEM = ("fairtalk/{spec}: a system message is not passed on; give the system prompt as the adapter's option "
+               "(-M system_prompt=TEXT, model_args={{'system_prompt': TEXT}})")  # fmt: skip
+_MSG_TOOLS = "fairtalk/{spec}: fairtalk's models answer text only; this task offers tools"
+#: A fairtalk reply's ``finish_reason`` -> inspect's stop reason (anything else: ``"unknown"``).
+_STOP_REASONS: dict[str | None, StopReason] = {"stop": "stop", "eos": "stop", "length": "max_tokens"}
+
+
+def decoding_settings(config: GenerateConfig) -> DecodingSettings:
+    """Inspect's generate config as fairtalk's decoding settings: sampled when the temperature is above 0, else greedy."""
+    sampled = config.temperature is not None and config.temperature > 0
+    fields: dict[str, Any] = {"do_sample": sampled}
+    if sampled:
+        fields["temperature"] = config.temperature
+        if config.top_p is not None:
+            fields["top_p"] = config.top_p
+        if config.top_k is not None:
+            fields["top_k"] = config.top_k
+    if config.max_tokens is not None:
+        fields["max_new_tokens"] = config.max_tokens
+    if config.stop_seqs:
+        fields["stop"] = tuple(config.stop_seqs)
+    return DecodingSettings(**fields)
+
+
+@modelapi(name="fairtalk")
+class FairtalkModelAPI(ModelAPI):
+    """The model a fairtalk spec names (``fairtalk/SPEC``), answering one context at a time.
+
+    Its model is loaded once, when inspect creates the provider; ``model_args`` are the adapter's
+    options. Calls are answered one at a time, in a worker thread, so the event loop never waits
+    on the model and no adapter is called from two threads at once.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig | None = None,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+        self.responder: Responder = load_responder(model_name, **model_args)
+        self._lock = threading.Lock()
+
+    def max_connections(self) -> int:
+        """One request at a time: the adapter itself keeps a server's requests in flight where it can."""
+        return 1
+
+    def close(self) -> None:
+        """Release the model (a server client, a loaded network)."""
+        self.responder.close()
+
+    def _respond(self, context: str, settings: DecodingSettings, seed: int) -> str:
+        with self._lock:
+            (reply,) = self.responder.respond([context], settings, seeds=[seed])
+        return reply
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
+    ) -> ModelOutput:
+        """Answer the conversation's turns, joined by newlines, as one context (the sample's seed, else 0)."""
+        if tools:
+            raise SpecError(_MSG_TOOLS.format(spec=self.model_name))
+        if any(message.role == "system" for message in input):
+            raise SpecError(_MSG_SYSTEM.format(spec=self.model_name))
+        context = "\n".join(message.text for message in input)
+        settings = decoding_settings(config)
+        reply = await anyio.to_thread.run_sync(self._respond, context, settings, config.seed or 0)
+        return ModelOutput.from_content(
+            self.model_name, str(reply), stop_reason=_STOP_REASONS.get(finish_reason(reply), "unknown")
+        )
