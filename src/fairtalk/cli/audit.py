@@ -382,6 +382,7 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
+    write_ci_files(result, None)  # the comparison's findings and table in the job summary ($GITHUB_STEP_SUMMARY)
     if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
         say(_MSG_GATE, style="bold red")
         return 1

@@ -9,7 +9,8 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
 - ``DebiasComparison``: baseline and debiased models audited on the same pairs;
 - ``ModelComparison``: a baseline and a candidate model compared, per key the change in gap;
-- ``PromptAnalysis``: paper 004's analysis of labelled completions.
+- ``PromptAnalysis``: paper 004's analysis of labelled completions;
+- ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from fairtalk.results._run import (
     check_axis_folders,
 )
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
+from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
 
 __all__ = [
     "RESERVED_NAMES",
     "AuditResult",
     "AuditRun",
     "AxisRun",
+    "ByTurnResult",
     "Change",
     "ComparedAxis",
     "ComparedModel",
@@ -57,6 +60,8 @@ __all__ = [
     "ScorerCheck",
     "SimilarityResult",
     "SimilarityRow",
+    "TurnBucket",
+    "TurnGap",
     "Verdict",
     "axis_folder",
     "check_axis_folders",
