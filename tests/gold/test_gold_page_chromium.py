@@ -1,4 +1,7 @@
-"""End to end in headless Chromium: label 20 items by keystroke, SIGKILL the server, restart it, find all 20 saved and item 21 next."""
+"""End to end in headless Chromium: label 20 items by keystroke, SIGKILL the server, restart it, find all 20 saved and item 21 next.
+
+And a second annotator's page shows the two annotators' κ, as ``fairtalk label --agreement`` prints it.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk.gold import read_gold, sample_record_path
+from fairtalk.gold import GoldLog, draw_sample, label_schemes, read_gold, sample_record_path
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make chromium)")
@@ -25,10 +28,10 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 KEYS = ["y", "n", "1", "0", "n"] * 4
 
 
-def _start(folder: Path, gold: Path) -> tuple[subprocess.Popen[str], str]:
+def _start(folder: Path, gold: Path, annotator: str = "ann") -> tuple[subprocess.Popen[str], str]:
     """``fairtalk label`` in its own process; returns it and the URL it prints."""
     command = [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", str(folder), "--measure", "offense_rate",
-               "-o", str(gold), "--n", "40", "--seed", "7", "--annotator", "ann"]  # fmt: skip
+               "-o", str(gold), "--n", "40", "--seed", "7", "--annotator", annotator]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "COLUMNS": "400"})  # fmt: skip
     assert process.stdout is not None
@@ -116,3 +119,34 @@ def test_label_20_by_keystroke_kill_restart_and_resume_at_21(axis_folder: Path, 
     assert len(again.labels) == 21 and again.labels[:20] == saved.labels
     record = json.loads(sample_record_path(gold).read_text(encoding="utf-8"))
     assert [[lb.id, lb.side] for lb in again.labels] == record["items"][:21]  # the sample's first 21, in its order
+
+
+def test_the_page_shows_the_kappa_label_agreement_prints(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    gold = tmp_path / "gold.jsonl"
+    first = GoldLog(gold, draw_sample(axis_folder, n=40, seed=7), label_schemes("offense_rate"), annotator="bo")
+    bo_values = [1, 0, 0, 1, 1, 0, 1, 0, 0, 1]
+    for step, value in enumerate(bo_values):  # another annotator labelled the first 10 items of the same sample
+        first.add(step, value)
+    process, url = _start(axis_folder, gold, annotator="ann")
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        assert page.text_content("#agreement") == ""  # ann has labelled nothing yet: no κ
+        for i, key in enumerate(["y", "n", "y", "y", "n", "n", "y", "y", "n", "y", "n", "y"]):
+            page.keyboard.press(key)
+            _wait_given(page, i + 1)
+        kappa = page.locator("#agreement .kappa")
+        sync_api.expect(kappa).to_have_attribute("data-n-items", "10", timeout=10_000)
+        shown = page.text_content("#agreement")
+        page.click("#done")
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    printed = subprocess.run([sys.executable, "-c", "from fairtalk.cli import main; main()", "label", "--agreement", str(gold)],
+                             capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, check=True).stdout  # fmt: skip
+    row = next(line for line in printed.splitlines() if "offense_rate" in line)
+    cells = [cell.strip() for cell in re.split(r"[│|┃]", row) if cell.strip()]
+    assert cells[:3] == ["offense_rate", cells[1], "Cohen's κ"] and cells[4] == "10" and cells[1] != "n/a"
+    assert f"offense_rate: Cohen's κ {cells[1]} over 10 items labelled in common by bo, ann" == shown

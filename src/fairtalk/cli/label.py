@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console, fail, info, say
@@ -11,6 +13,9 @@ _MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o g
 _MSG_AGREEMENT_ONLY = "--agreement reads gold files only: leave out {options}"
 _MSG_NO_AXIS = "--axis is empty: give an axis or a lexicon file (gender, race, ...), or leave it out"
 _MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
+
+if TYPE_CHECKING:  # the public names, for annotations only
+    import fairtalk
 
 
 @app.command()
@@ -101,3 +106,30 @@ def _agreement(paths: list[str], *, given: list[str]) -> None:
         method = "Cohen's κ" if result.method == "cohen" else "Fleiss' κ"
         table.add_row(result.field, kappa, method, observed, f"{result.n_items:,}", ", ".join(result.annotators))
     console.print(table)
+
+
+def gold_regard_labels(path: str) -> dict[str, tuple[int, ...]]:
+    """The regard labels of a gold file by completion id; its other fields are named in a warning."""
+    from fairtalk.gold import REGARD_FIELDS, read_gold
+
+    gold = read_gold(path)
+    labels = gold.regard_labels()
+    others = [field for field in gold.fields if field not in REGARD_FIELDS]
+    if others:
+        say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
+    return labels
+
+
+def print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
+    """The labelled estimates beside the scorer's: per group its mean regard, per pair its gap."""
+    gold = result.gold
+    if gold is None:
+        return
+    say(f"labelled by {gold.n_labels:,} human labels of {gold.source} (prediction-powered, clustered by {gold.clusters}):")
+    for name, estimates in (("mean regard", gold.regard), ("regard gap", gold.gaps)):
+        for key, e in estimates.items():
+            say(
+                f"  {name} {key}: {e.estimate:+.3f} [95% CI {e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}], p {e.p:.3g}; "
+                f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
+                f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
+            )

@@ -11,6 +11,7 @@ import typer
 from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say
 from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._test_options import SYSTEM_PROMPT
+from fairtalk.cli.label import gold_regard_labels, print_gold_estimates
 from fairtalk.cli.respond import (
     ENGINE,
     MODEL_ARG,
@@ -36,6 +37,8 @@ app.add_typer(regard_app, name="regard")
 
 _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
+_MSG_GOLD_PUBLISHED = "--gold joins labels to completions by id: it needs --completions (the published outputs have no ids)"
+_HELP_GOLD = "Human regard labels of some completions (`fairtalk label --measure regard`): gaps also corrected by them (PPI)."
 
 
 def _groups(path: str | None) -> GroupSet:
@@ -231,6 +234,7 @@ def prompts_analyze(
     ray_actors: int | None = typer.Option(
         None, "--ray-actors", min=1, help="With --engine ray: labelling tasks at once (default: the cluster's CPUs)."
     ),
+    gold: str | None = typer.Option(None, "--gold", help=_HELP_GOLD),
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
@@ -239,6 +243,8 @@ def prompts_analyze(
 
     if (published is None) == (completions is None):
         raise fairtalk.SpecError(_MSG_INPUT)
+    if gold is not None and completions is None:
+        raise fairtalk.SpecError(_MSG_GOLD_PUBLISHED)
     check_report_folder(
         output,
         {
@@ -247,12 +253,14 @@ def prompts_analyze(
             "--groups": groups,
             "--paraphrases": paraphrases,
             "--prompts-file": prompts_file,
+            "--gold": gold,
         },
         names=PROMPTS_REPORT_FILES,
     )
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
+    gold_labels = gold_regard_labels(gold) if gold is not None else None
     on_ray = engine_option(engine, ray_address, ray_actors)
     start = time.perf_counter()
     if published is not None:
@@ -269,7 +277,7 @@ def prompts_analyze(
         result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
                                           include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
                                           n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,
-                                          engine=on_ray)  # fmt: skip
+                                          engine=on_ray, gold=gold_labels, gold_source=gold or "")  # fmt: skip
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
     if json_out:
@@ -313,6 +321,7 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
             f"regard gap {name} ({g.a} - {g.b}): {g.all:+.3f}{ci}{base}; structures reversing it: "
             f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )
+    print_gold_estimates(result)
     robustness, null = result.robustness, result.robustness.null
     if robustness.single.n and null is not None and null.single is not None and null.halves is not None:
         say(

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from fairtalk.gold.agreement import Agreement, agreement
 from fairtalk.gold.labels import GoldLog, Step
-from fairtalk.gold.reader import Gold, GoldLabel, ItemKey, read_gold, sample_record_path
+from fairtalk.gold.reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, read_gold, sample_record_path
 from fairtalk.gold.sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
 from fairtalk.gold.schemes import Choice, LabelScheme, label_scheme, label_schemes, question
 from fairtalk.gold.server import LabelServer
 
 __all__ = [
     "MASK_TOKEN",
+    "REGARD_FIELDS",
     "Agreement",
     "Choice",
     "Gold",

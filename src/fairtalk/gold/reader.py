@@ -23,7 +23,7 @@ from fairtalk.errors import InputError
 from fairtalk.gold.schemes import label_scheme
 from fairtalk.jsonl import read_objects
 
-__all__ = ["Gold", "GoldLabel", "ItemKey", "read_gold", "sample_record_path"]
+__all__ = ["REGARD_FIELDS", "Gold", "GoldLabel", "ItemKey", "read_gold", "sample_record_path"]
 
 #: An item: ``(pair_id, side)`` for responses, ``(id, None)`` for texts.
 ItemKey = tuple[str, Literal["a", "b"] | None]
@@ -35,6 +35,12 @@ _MSG_VALUE = "field {field!r} must be an integer label, got {value!r}"
 _MSG_NO_LABEL = "the row holds no label (no measure field)"
 _MSG_TWICE = "{field} of {item} is labelled twice by {annotator!r}"
 _MSG_EMPTY = "the gold file holds no label"
+_MSG_NOT_TEXTS = (
+    "the gold file labels an audit's responses (pair_id, side): prompts analyze --gold needs labels of completions by id"
+)
+_MSG_NO_REGARD = "the gold file holds no regard labels (its fields: {fields}); label completions with --measure regard"
+#: The fields of a texts gold file that hold regard labels.
+REGARD_FIELDS = ("regard", "label")
 _REGARD_NAMES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2}
 #: Row fields that are not labels.
 _NOT_LABELS = frozenset({"pair_id", "side", "id", "annotator", "note", "group", "text"})
@@ -129,6 +135,22 @@ class Gold:
         """Responses: ``{pair_id: (value of side a, value of side b)}`` for the pairs with both sides labelled."""
         values = self.values(key, annotator=annotator)
         return {pid: (values[(pid, "a")], values[(pid, "b")]) for pid, side in values if side == "a" and (pid, "b") in values}
+
+    def regard_labels(self) -> dict[str, tuple[int, ...]]:
+        """Texts: each id's regard labels (fields ``regard`` or ``label``), one per annotator, in file order.
+
+        Values are kept as given (one outside -1..2 is for the reader to count). Raises
+        :class:`~fairtalk.errors.InputError` for a file of responses or one without regard labels.
+        """
+        if self.kind != "texts":
+            raise InputError(_MSG_NOT_TEXTS, path=self.path or None)
+        out: dict[str, list[int]] = {}
+        for label in self.labels:
+            if label.field in REGARD_FIELDS:
+                out.setdefault(label.id, []).append(label.value)
+        if not out:
+            raise InputError(_MSG_NO_REGARD.format(fields=", ".join(self.fields)), path=self.path or None)
+        return {item: tuple(values) for item, values in out.items()}
 
 
 def _texts_field(path: Path) -> str:

@@ -7,6 +7,10 @@ POSTs only as ``application/json`` (which a cross-site form cannot send). Pages 
 ``Cache-Control: no-store``, ``Referrer-Policy: no-referrer`` and a Content-Security-Policy that
 runs only the page's own script (by nonce).
 
+Where the gold file holds the labels of more than one annotator, the page shows their agreement
+per label field (Cohen's κ for two, Fleiss' κ for more, over the items all of them labelled),
+computed by :func:`~fairtalk.gold.agreement.agreement`, as ``fairtalk label --agreement`` prints it.
+
 Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
 the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
 done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
@@ -18,12 +22,14 @@ from __future__ import annotations
 import errno
 import hmac
 import json
+import math
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fairtalk.errors import FairtalkError, InputError
+from fairtalk.gold.agreement import agreement
 from fairtalk.gold.labels import GoldLog
 from fairtalk.gold.schemes import question
 from fairtalk.templating import jinja_environment
@@ -35,12 +41,23 @@ _MSG_PORT = "cannot listen on 127.0.0.1:{port} ({reason})"
 _MAX_BODY = 1 << 16
 
 
+def _agreement(log: GoldLog) -> list[dict[str, Any]]:
+    """κ per label field among the gold file's annotators (none while it holds one annotator's labels)."""
+    try:
+        found = agreement([log.path]) if log.path.exists() else []
+    except InputError:  # fewer than two annotators
+        return []
+    return [{"field": a.field, "method": a.method, "kappa": None if math.isnan(a.kappa) else round(a.kappa, 3),
+             "n_items": a.n_items, "annotators": list(a.annotators)} for a in found]  # fmt: skip
+
+
 def _page_state(log: GoldLog) -> dict[str, Any]:
     """What the page shows: the step, progress and the current item, masked (never its group, text or any score)."""
     total = len(log.steps)
     position = log.position
     state: dict[str, Any] = {"step": position, "total": total, "given": log.n_given, "done": position == total,
-                             "annotator": log.annotator, "gold": log.path.name, "item": None}  # fmt: skip
+                             "annotator": log.annotator, "gold": log.path.name, "item": None,
+                             "agreement": _agreement(log)}  # fmt: skip
     if position < total:
         step = log.steps[position]
         state["item"] = {

@@ -9,7 +9,9 @@ where it stopped. The JSONL has one object per completion::
 
 ``text`` is the prompt followed by the completion (what is classified, as in the paper);
 an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"label"``
-(-1, 0, 1, 2) may be present (for instance after labelling elsewhere).
+(-1, 0, 1, 2) may be present (for instance after labelling elsewhere). A completion's id is its
+``"id"`` field where it has one, else its line number in the file: the ids ``fairtalk label``
+writes into a gold file (:mod:`fairtalk.gold.sample`), which ``prompts analyze --gold`` joins on.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ _MSG_TEXT = "text must be a string (the prompt and its completion), got {value!r
 _MSG_NO_TEXT = ('every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
                 '("text" holds the prompt followed by its completion)')  # fmt: skip
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
+_MSG_ID = '"id" must be a string or an integer, got {value!r}'
+_MSG_DUPLICATE_ID = "id {id!r} appears twice"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +160,7 @@ def bad_completion(prompt: str, completion: object) -> str | None:
 
 
 def _contains(words: list[str], target: list[str]) -> bool:
-    n = len(target)
-    return any(words[i : i + n] == target for i in range(len(words) - n + 1))
+    return any(words[i : i + len(target)] == target for i in range(len(words) - len(target) + 1))
 
 
 def _seed_list(seeds: int | Sequence[int]) -> list[int]:
@@ -249,7 +252,7 @@ def generate_completions(
 
 
 def read_completions(path: str | os.PathLike[str]) -> PromptData:
-    """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts.published.COLUMNS`).
+    """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts.published.COLUMNS` and ``id``).
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
     (``completion`` null) are skipped and counted in the summary (``excluded["failed"]``,
@@ -269,15 +272,17 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     Raises
     ------
     InputError
-        Malformed JSON, a missing field, a bad seed, label or text (with path and line), or no
+        Malformed JSON, a missing field, a bad seed, label, id or text (with path and line), or no
         completion with a text to label.
     """
     path = Path(path)
     rows: list[dict[str, Any]] = []
     summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0}
     n_null = 0
+    ids: set[str] = set()
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
+        rid = _record_id(record.get("id"), number, path, ids)
         if record.get("text") is None and "error" in record:
             summary["n_failed"] += 1
             continue
@@ -305,7 +310,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         rows.append({
             "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
             "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
-            "label": -9 if label is None else int(label), "text": text, "aligned": True,
+            "label": -9 if label is None else int(label), "text": text, "aligned": True, "id": rid,
         })  # fmt: skip
     if not rows:
         if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
@@ -315,7 +320,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         if summary["n_empty"] or summary["n_echo"]:
             raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
         raise InputError(_MSG_EMPTY, path=str(path))
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "id"])
     frame["label"] = frame["label"].astype(np.int8)
     data_summary = DataSummary(
         source="completions", n_records=summary["n_records"], n_texts=len(frame),
@@ -324,6 +329,17 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         alignment_checked="none", **summarise_frame(frame),
     )  # fmt: skip
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _record_id(value: object, line: int, path: Path, seen: set[str]) -> str:
+    """A record's id: its ``"id"`` (a string or integer, unique in the file) or its line number, as ``fairtalk label`` reads it."""
+    if isinstance(value, bool) or not isinstance(value, str | int | None):
+        raise InputError(_MSG_ID.format(value=value), path=str(path), line=line)
+    rid = str(line) if value is None else str(value)
+    if rid in seen:
+        raise InputError(_MSG_DUPLICATE_ID.format(id=rid), path=str(path), line=line)
+    seen.add(rid)
+    return rid
 
 
 def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False,

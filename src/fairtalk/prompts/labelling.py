@@ -15,7 +15,7 @@ entry of ``prompts/`` that wires stages (scorers, labelling, the analysis) into 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -26,6 +26,7 @@ from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts.analysis import analyze
 from fairtalk.prompts.completions import label_completions
 from fairtalk.prompts.data import PromptData
+from fairtalk.prompts.gold import CLUSTERS, gold_regard
 from fairtalk.prompts.options import PromptOptions
 from fairtalk.prompts.regard_probes import certify_regard
 from fairtalk.prompts.templates import GroupSet, default_groups
@@ -72,6 +73,8 @@ def analyze_prompts(
     n_resamples: int = 1000,
     progress: ProgressCallback | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
+    gold: Mapping[str, Sequence[object]] | None = None,
+    gold_source: str = "",
 ) -> PromptAnalysis:
     """Label what lacks a label, certify the scorer that labelled, and analyse (paper 004, §4, §5, §7).
 
@@ -98,6 +101,11 @@ def analyze_prompts(
         Where the regard scorer labels: with ``"ray"``, sets of at least two ``score_batch``
         texts are labelled in batches of Ray tasks (the same labels; the certificate's probes
         stay in this process).
+    gold : mapping, optional
+        Human regard labels of a sample of the completions: id -> the labels its annotators gave
+        (``Gold.regard_labels()`` of a ``fairtalk label`` gold file). Each group's mean regard and
+        label shares and each pair's gap then also get a prediction-powered estimate
+        (:func:`~fairtalk.prompts.gold.gold_regard`; ``gold`` in the result, ``gold_source`` naming the file).
 
     Returns
     -------
@@ -109,7 +117,8 @@ def analyze_prompts(
     Raises
     ------
     InputError
-        Data the analysis cannot use (see :func:`~fairtalk.prompts.analysis.analyze`).
+        Data the analysis cannot use (see :func:`~fairtalk.prompts.analysis.analyze`), or ``gold``
+        for completions without ids (the published outputs).
     SpecError
         An unknown regard scorer, or an option out of its range (``alpha=7``, ``n_draws=-3``).
 
@@ -146,6 +155,11 @@ def analyze_prompts(
         data = data.with_frame(data.frame, relabelled_with=o.regard)
     n_no_text = data.data_summary.excluded.get("no_text", 0)
     warnings = (_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()
-    return dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
-                               relabelled_with=o.regard if o.relabel else None, scorer_check=certificate,
-                               warnings=warnings + result.warnings)  # fmt: skip
+    result = dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
+                                 relabelled_with=o.regard if o.relabel else None, scorer_check=certificate,
+                                 warnings=warnings + result.warnings)  # fmt: skip
+    if gold is None:
+        return result
+    found = gold_regard(data.frame, gold, groups=result.groups, pairs=result.pairs, include_other=o.include_other)
+    return result.with_gold(source=gold_source, n_labels=found.n_labels, clusters=CLUSTERS, regard=found.regard,
+                            rates=found.rates, gaps=found.gaps, warnings=found.warnings)  # fmt: skip

@@ -9,12 +9,18 @@ from __future__ import annotations
 from fairtalk.report.table import is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult
 
-__all__ = ["LABELLED_NOTE", "labelled_lines"]
+__all__ = ["LABELLED_NOTE", "LABELLED_NOTE_COMPLETIONS", "labelled_lines"]
 
 #: What the labelled estimate is, for the report's notes.
 LABELLED_NOTE = (
     "prediction-powered inference (Angelopoulos et al. 2023, PPI++): the scorer's gap on every pair "
     "corrected by its error on the pairs a person labelled; the interval holds whatever the scorer's error"
+)
+
+#: The same for paper 004's completions (``prompts analyze --gold``).
+LABELLED_NOTE_COMPLETIONS = (
+    "Prediction-powered inference (Angelopoulos et al. 2023, PPI++): the scorer's regard on every completion "
+    "corrected by its error on the completions a person labelled; the interval holds whatever the scorer's error"
 )
 
 

@@ -18,7 +18,9 @@ from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.prompts.records import RegardCertificate
+from fairtalk.report.labelled import LABELLED_NOTE_COMPLETIONS
 from fairtalk.results import PromptAnalysis
+from fairtalk.stats.ppi import PPIEstimate
 from fairtalk.templating import jinja_environment
 
 if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
@@ -38,6 +40,8 @@ REPORT_FILES = (
     "structures.csv",
     "report.html",
 )
+_PPI_COLUMNS = ("ppi_estimate", "ppi_ci95_low", "ppi_ci95_high", "ppi_p", "ppi_n_labels", "ppi_effective_labels",
+                "labels_only_estimate")  # fmt: skip
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
 #: Longest example text shown in the HTML (the completions file keeps the full text).
@@ -80,6 +84,11 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
                  "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p, "n_reversing": g.n_reversing,
                  "n_sign_flips": g.n_sign_flips}
                 for name, g in analysis.gaps.items()]  # fmt: skip
+    if analysis.gold is not None:  # the labelled estimates beside the scorer's (only with --gold)
+        for row in gap_rows:
+            row.update(_ppi_columns(analysis.gold.gaps.get(str(row["pair"]))))
+        for row in rows:
+            row.update(_ppi_columns(analysis.gold.regard.get(str(row["group"])) if row["scope"] == "all" else None))
     kl = pd.DataFrame(written["kl"]).T.loc[list(analysis.groups), list(analysis.groups)]
     kl_base = pd.DataFrame(written["baseline_kl"]).T.loc[list(analysis.groups), list(analysis.groups)]
     kl.index.name = kl_base.index.name = "kl(row||column)"
@@ -100,6 +109,14 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         "kl_ci95": kl_ci,
         "structures": structures,
     }
+
+
+def _ppi_columns(estimate: PPIEstimate | None) -> dict[str, Any]:
+    """The CSV columns of a labelled estimate (empty where there is none)."""
+    if estimate is None:
+        return dict.fromkeys(_PPI_COLUMNS)
+    return dict(zip(_PPI_COLUMNS, (estimate.estimate, estimate.ci95[0], estimate.ci95[1], estimate.p, estimate.n_labels,
+                                   estimate.effective_labels, estimate.labels_estimate)))  # fmt: skip
 
 
 def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> list[dict[str, Any]]:
@@ -151,6 +168,7 @@ def render_prompts_html(
             fig3=uri(regard_png(analysis)) if plots else None,
             structures=tables["structures"].reset_index().to_dict("records"),
             reversal_note=reversal_note(analysis, len(tables["structures"])),
+            gold_note=LABELLED_NOTE_COMPLETIONS,
             examples=_examples(frame, best[:1] + worst[:1], n_examples),
             data=jsonable(dict(data_summary or {})),
             pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),

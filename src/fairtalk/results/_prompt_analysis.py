@@ -8,6 +8,7 @@ structure, a pair or a kind); its per-key entries are the frozen records of
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from fairtalk.prompts.records import (
 )
 from fairtalk.prompts.templates import GroupPair
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.stats.ppi import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when a table is built or read
     import pandas as pd
@@ -78,6 +80,62 @@ def _nested_intervals(frame: pd.DataFrame) -> dict[str, dict[str, list[float | N
     for (row, column), (low, high) in zip(frame.index, frame.to_numpy(dtype=float)):
         out.setdefault(str(row), {})[str(column)] = [_finite(low), _finite(high)]
     return out
+
+
+def _ppi_dict(estimate: PPIEstimate) -> dict[str, Any]:
+    """A labelled estimate as ``results.json`` holds it (as ``score --gold`` writes one; non-finite bounds null)."""
+    out = {name: getattr(estimate, name) for name in estimate.__slots__}
+    return {k: [_finite(x) for x in v] if isinstance(v, tuple) else _finite(v) if isinstance(v, float) else v
+            for k, v in out.items()}  # fmt: skip
+
+
+def _ppi(data: Mapping[str, Any]) -> PPIEstimate:
+    """The :class:`PPIEstimate` of a :func:`_ppi_dict` dict (null read as NaN)."""
+
+    def pair(name: str) -> tuple[float, float]:
+        low, high = data[name]
+        return _nan(low), _nan(high)
+
+    return PPIEstimate(
+        estimate=_nan(data["estimate"]), ci95=pair("ci95"), p=_nan(data["p"]), se=_nan(data["se"]),
+        n_labels=int(data["n_labels"]), n_items=int(data["n_items"]), lam=_nan(data["lam"]),
+        scorer_estimate=_nan(data["scorer_estimate"]), labels_estimate=_nan(data["labels_estimate"]),
+        labels_ci95=pair("labels_ci95"), effective_labels=_nan(data["effective_labels"]),
+    )  # fmt: skip
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptGold:
+    """The analysis corrected by human labels (``prompts analyze --gold``; see :mod:`fairtalk.prompts.gold`).
+
+    ``regard[g]``: group ``g``'s mean regard; ``rates[g][label]``: the label's share; ``gaps[pair]``:
+    the pair's regard gap; each a prediction-powered :class:`~fairtalk.stats.ppi.PPIEstimate`
+    from ``n_labels`` labelled completions of ``source``, clustered by ``clusters``.
+    """
+
+    source: str
+    n_labels: int
+    clusters: str
+    regard: Mapping[str, PPIEstimate]
+    rates: Mapping[str, Mapping[str, PPIEstimate]]
+    gaps: Mapping[str, PPIEstimate]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``"gold"`` entry of ``results.json`` (the gaps' and the groups' estimates sit beside theirs, as ``ppi``)."""
+        return {"source": self.source, "n_labels": self.n_labels, "clusters": self.clusters,
+                "rates": {g: {k: _ppi_dict(e) for k, e in r.items()} for g, r in self.rates.items()}}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], regard: Mapping[str, Any], gaps: Mapping[str, Any]) -> PromptGold:
+        """The record of ``results.json``'s ``"gold"`` entry and the ``ppi`` objects of its ``regard`` and ``gaps``."""
+        return cls(source=data["source"], n_labels=int(data["n_labels"]), clusters=data["clusters"],
+                   regard={g: _ppi(r["ppi"]) for g, r in regard.items() if r.get("ppi")},
+                   rates={g: {k: _ppi(e) for k, e in r.items()} for g, r in data["rates"].items()},
+                   gaps={name: _ppi(g["ppi"]) for name, g in gaps.items() if g.get("ppi")})  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -144,6 +202,7 @@ class PromptAnalysis(Result[str]):
     relabelled: PromptAnalysis | None = field(default=None, repr=False)
     relabelled_with: str | None = None
     scorer_check: RegardCertificate | None = None
+    gold: PromptGold | None = None
 
     def __post_init__(self) -> None:
         for name in ("regard", "baseline_regard", "gaps", "structure_counts", "reversing", "parses", "best_by_group",
@@ -171,9 +230,28 @@ class PromptAnalysis(Result[str]):
         return MappingProxyType({name: Verdict.DIFFERENT if adjusted[i] < alpha else Verdict.INCONCLUSIVE
                                  for i, name in enumerate(names)})  # fmt: skip
 
+    def with_gold(self, *, source: str, n_labels: int, clusters: str, regard: Mapping[str, PPIEstimate],
+                  rates: Mapping[str, Mapping[str, PPIEstimate]], gaps: Mapping[str, PPIEstimate],
+                  warnings: Sequence[str] = ()) -> PromptAnalysis:  # fmt: skip
+        """The analysis with its labelled estimates (a :class:`PromptGold`) and the labels' ``warnings`` after its own."""
+        record = PromptGold(source=source, n_labels=n_labels, clusters=clusters, regard=MappingProxyType(dict(regard)),
+                            rates=MappingProxyType({g: MappingProxyType(dict(r)) for g, r in rates.items()}),
+                            gaps=MappingProxyType(dict(gaps)))  # fmt: skip
+        return dataclasses.replace(self, gold=record, warnings=(*self.warnings, *warnings))
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the ``results.json`` schema)."""
+        """A JSON-ready dict (the ``results.json`` schema; with labels, ``gold`` and a ``ppi`` per gap and group)."""
         tables = {name: _nested(getattr(self, name), finite=name in _FINITE_TABLES) for name in _FINITE_TABLES}
+        out = self._to_dict(tables)
+        if self.gold is not None:
+            for name, estimate in self.gold.gaps.items():
+                out["gaps"][name]["ppi"] = _ppi_dict(estimate)
+            for group, estimate in self.gold.regard.items():
+                out["regard"][group]["ppi"] = _ppi_dict(estimate)
+            out["gold"] = self.gold.to_dict()
+        return out
+
+    def _to_dict(self, tables: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "method": METHOD,
             "groups": list(self.groups),
@@ -211,7 +289,7 @@ class PromptAnalysis(Result[str]):
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The analysis of its ``results.json`` dict (the inverse of :meth:`to_dict`; the extra entries a report adds are ignored)."""
         groups, labels = tuple(data["groups"]), tuple(data["labels"])
-        inference = data.get("inference")
+        inference, gold = data.get("inference"), data.get("gold")
         return cls(
             groups=groups, pairs=tuple(GroupPair(p["name"], p["a"], p["b"]) for p in data["pairs"]), labels=labels,
             distribution=_table(data["distribution"], labels),
@@ -233,6 +311,7 @@ class PromptAnalysis(Result[str]):
             worst_by_group={g: tuple(s) for g, s in (data.get("worst_structures_by_group") or {}).items()},
             inference=InferenceSettings.from_dict(inference) if inference else None,
             warnings=tuple(data.get("warnings") or ()),
+            gold=PromptGold.from_dict(gold, data["regard"], data["gaps"]) if gold else None,
         )  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:

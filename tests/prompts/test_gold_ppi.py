@@ -1,0 +1,232 @@
+"""``prompts analyze --gold``: completion ids kept and joined to the label page's gold file; gaps corrected by PPI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from fairtalk.cli import app
+from fairtalk.errors import InputError
+from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
+from fairtalk.prompts.completions import read_completions
+from fairtalk.prompts.gold import WARN_UNKNOWN, gold_regard
+from fairtalk.prompts.labelling import analyze_prompts
+from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.results import PromptAnalysis
+from fairtalk.stats.ppi import ppi_mean
+
+runner = CliRunner()
+GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+TEMPLATES = ("worked as", "was known for", "had a job as", "was regarded as")
+
+
+def _truth(group: str, template: int, structure: int, seed: int) -> int:
+    """A person's label: the same spread of regard in both groups (no true gap)."""
+    return (-1, 0, 1, 0, 1, 2, -1, 0, 1, 0)[(3 * template + 5 * structure + seed) % 10]
+
+
+def _scorer(group: str, truth: int) -> int:
+    """A scorer that calls the woman's positive completions neutral: it fakes a man − woman gap."""
+    return 0 if group == "woman" and truth == 1 else truth
+
+
+def write_completions(path: Path, *, explicit_ids: bool = False, n_seeds: int = 10) -> dict[str, int]:
+    """A labelled completions file (the scorer's labels), a failed completion first; returns each id's true label."""
+    lines = [json.dumps({"group": "man", "template": "worked as", "structure": "original", "seed": 99, "prompt": "x",
+                         "completion": None, "text": None, "error": "TransportError: down"})]  # fmt: skip
+    truth: dict[str, int] = {}
+    for g in ("man", "woman"):
+        for t, template in enumerate(TEMPLATES):
+            for s, structure in enumerate(("original", "paranmt:0")):
+                for seed in range(n_seeds):
+                    y = _truth(g, t, s, seed)
+                    rid = f"c{len(lines)}" if explicit_ids else str(len(lines) + 1)
+                    record = {"group": g, "template": template, "structure": structure, "seed": seed,
+                              "prompt": f"The {g} {template}", "completion": f" a thing {len(lines)}.",
+                              "text": f"The {g} {template} a thing {len(lines)}.", "label": _scorer(g, y)}  # fmt: skip
+                    if explicit_ids:
+                        record = {"id": rid, **record}
+                    lines.append(json.dumps(record))
+                    truth[rid] = y
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return truth
+
+
+def label_with_page_code(completions: Path, gold: Path, truth: dict[str, int], n: int = 60, annotator: str = "ann") -> None:
+    """Label a sample the way the page does: draw_sample, then GoldLog.add for every step (the person's true label)."""
+    log = GoldLog(gold, draw_sample(completions, n=n, seed=1), [label_scheme("regard")], annotator=annotator)
+    for step in log.steps:
+        log.add(step.index, truth[step.item.id])
+
+
+@pytest.mark.parametrize("explicit_ids", [False, True])
+def test_the_label_pages_gold_file_joins_to_the_completions_it_came_from(tmp_path, explicit_ids) -> None:
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions, explicit_ids=explicit_ids)
+    label_with_page_code(completions, gold, truth)
+    frame = read_completions(completions).frame
+    labels = read_gold(gold).regard_labels()
+    assert len(labels) == 60 and set(labels) <= set(frame["id"])  # every labelled id is a completion of the file
+    texts = dict(zip(frame["id"], frame["text"]))
+    for row in map(json.loads, gold.read_text().splitlines()):  # the same completion: the text the page labelled
+        assert texts[row["id"]] == row["text"]
+        assert labels[row["id"]] == (truth[row["id"]],)
+    if not explicit_ids:  # line numbers of the file the user gave (line 1 is the failed completion, not read)
+        assert frame["id"].iloc[0] == "2"
+
+
+def test_read_completions_refuses_a_repeated_or_malformed_id(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    row = {"group": "man", "template": "t", "structure": "s", "seed": 0, "text": "The man t x."}
+    path.write_text(json.dumps({"id": "a", **row}) + "\n" + json.dumps({"id": "a", **row}) + "\n")
+    with pytest.raises(InputError, match="id 'a' appears twice"):
+        read_completions(path)
+    path.write_text(json.dumps({"id": [1], **row}) + "\n")
+    with pytest.raises(InputError, match='"id" must be a string or an integer'):
+        read_completions(path)
+
+
+def _analysis(tmp_path: Path, n: int = 60) -> tuple[PromptAnalysis, dict[str, int]]:
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    label_with_page_code(completions, gold, truth, n=n)
+    result = analyze_prompts(read_completions(completions), groups=GROUPS, n_draws=2, n_resamples=50,
+                             gold=read_gold(gold).regard_labels(), gold_source=str(gold))  # fmt: skip
+    return result, truth
+
+
+def test_labels_that_disagree_with_the_scorer_move_the_gap_towards_the_truth(tmp_path) -> None:
+    result, truth = _analysis(tmp_path)
+    assert result.gold is not None
+    ppi = result.gold.gaps["gender"]
+    scorer_gap = result.gaps["gender"].all
+    assert scorer_gap is not None and scorer_gap > 0.15  # the scorer's fake gap
+    assert ppi.scorer_estimate == pytest.approx(scorer_gap)  # beside the gap the analysis reports
+    assert ppi.estimate < scorer_gap - 0.1  # the labels pull it down ...
+    assert ppi.ci95[0] < 0.0 < ppi.ci95[1]  # ... to the truth, 0
+    assert ppi.n_labels == 60 and ppi.effective_labels > ppi.n_labels  # the scorer still helps
+    woman, man = result.gold.regard["woman"], result.gold.regard["man"]
+    assert woman.estimate > woman.scorer_estimate + 0.1 and man.estimate == pytest.approx(man.scorer_estimate, abs=0.05)
+    rates = result.gold.rates["woman"]
+    assert set(rates) == {"negative", "neutral", "positive"}
+    assert rates["positive"].estimate > rates["positive"].scorer_estimate  # the scorer hid the woman's positives
+
+
+def test_a_share_with_every_completion_counted_is_ppi_mean_by_template(tmp_path) -> None:
+    """With --include-other a label's share is a plain mean: the estimate is ppi_mean's, clustered by template."""
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    label_with_page_code(completions, gold, truth)
+    frame = read_completions(completions).frame
+    labels = read_gold(gold).regard_labels()
+    found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs, include_other=True)
+    woman = frame[frame["group"] == "woman"]
+    y = np.array([float(labels[i][0] == 1) if i in labels else np.nan for i in woman["id"]])
+    expected = ppi_mean((woman["label"] == 1).astype(float), y, clusters=woman["template"].to_numpy())
+    got = found.rates["woman"]["positive"]
+    assert (got.estimate, got.se, got.lam) == pytest.approx((expected.estimate, expected.se, expected.lam))
+    # four templates: the interval is on Student's t with 3 degrees of freedom, not the normal
+    assert (got.ci95[1] - got.estimate) / got.se == pytest.approx(stats.t.ppf(0.975, 3))
+
+
+def test_a_gap_counts_a_template_that_moves_both_groups_alike_once() -> None:
+    """The scorer errs by template, alike in both groups: within a template the errors cancel in the gap."""
+    rng = np.random.default_rng(3)
+    rows, labels = [], {}
+    for g in ("man", "woman"):
+        for t in range(8):
+            for k in range(60):
+                y = int(rng.choice([-1, 0, 1]))
+                f = 1 if (y == 0 and rng.random() < t / 10) else y  # template t calls t/10 of the neutral texts positive
+                rid = f"{g}-{t}-{k}"
+                rows.append({"id": rid, "group": g, "template": f"t{t}", "structure": "original", "seed": k, "label": f})
+                if k < 12:
+                    labels[rid] = (y,)
+    found = gold_regard(pd.DataFrame(rows), labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+    man, woman, gap = found.regard["man"], found.regard["woman"], found.gaps["gender"]
+    assert gap.estimate == pytest.approx(man.estimate - woman.estimate)
+    assert gap.se < 0.9 * np.hypot(man.se, woman.se)  # not the sum of two independent variances
+
+
+def test_unknown_ids_and_labels_outside_regard_are_counted_in_warnings(tmp_path) -> None:
+    completions = tmp_path / "c.jsonl"
+    truth = write_completions(completions)
+    frame = read_completions(completions).frame
+    labels: dict[str, tuple[int, ...]] = {rid: (y,) for rid, y in list(truth.items())[::4]}
+    labels.update({"nope": (1,), "9999": (0,), next(iter(labels)): (7,)})
+    found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+    assert WARN_UNKNOWN.format(n=2, first="9999") in found.warnings
+    assert any("1 label(s) outside regard's -1, 0, 1, 2 (first: 7" in w for w in found.warnings)
+    assert "gender" in found.gaps
+    with pytest.raises(InputError, match="--gold joins labels to completions by id"):
+        gold_regard(frame.drop(columns="id"), labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+
+
+def test_results_json_holds_a_ppi_per_gap_and_reads_back(tmp_path) -> None:
+    result, _ = _analysis(tmp_path)
+    written = result.to_dict()
+    ppi = written["gaps"]["gender"]["ppi"]
+    assert {"estimate", "ci95", "p", "n_labels", "scorer_estimate", "effective_labels"} <= set(ppi)
+    assert written["regard"]["woman"]["ppi"]["n_labels"] == 30 and written["gold"]["clusters"] == "template"
+    back = PromptAnalysis.from_dict(json.loads(json.dumps(written)))
+    assert back == result and back.gold is not None and back.gold.gaps["gender"].ci95 == result.gold.gaps["gender"].ci95
+    plain = analyze_prompts(result.frame, groups=GROUPS, n_draws=2, n_resamples=50).to_dict()  # no labels: as before
+    assert "gold" not in plain and "ppi" not in plain["gaps"]["gender"] and "ppi" not in plain["regard"]["man"]
+
+
+def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    label_with_page_code(completions, gold, truth)
+    with gold.open("a") as handle:  # an id the completions lack and a label outside regard's four
+        handle.write(json.dumps({"id": "12345", "label": 1, "annotator": "ann"}) + "\n")
+        handle.write(json.dumps({"id": "3", "label": 5, "annotator": "bo"}) + "\n")
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
+                                 "--gold", str(gold), "-o", str(out), "--draws", "2", "--resamples", "50"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads((out / "results.json").read_text())
+    ppi, gap = payload["gaps"]["gender"]["ppi"], payload["gaps"]["gender"]["all"]
+    assert ppi["n_labels"] == 60 and ppi["estimate"] < gap - 0.1 and ppi["scorer_estimate"] == pytest.approx(gap)
+    assert any("1 labelled id(s) are not among the analysed completions" in w for w in payload["warnings"])
+    assert any("outside regard's" in w for w in payload["warnings"])
+    output = " ".join(result.output.split())
+    assert "labelled by 60 human labels" in output and "regard gap gender:" in output and "not among the analysed" in output
+    gaps = pd.read_csv(out / "gaps.csv")
+    assert gaps.loc[0, "ppi_estimate"] == pytest.approx(ppi["estimate"]) and gaps.loc[0, "ppi_n_labels"] == 60
+    assert "ppi_estimate" in pd.read_csv(out / "groups.csv").columns
+    html = (out / "report.html").read_text()
+    assert "Corrected by human labels" in html and f"{ppi['estimate']:.3f}" in html
+    refused = runner.invoke(app, ["prompts", "analyze", "--published", str(tmp_path), "--gold", str(gold), "-o",
+                                  str(tmp_path / "x")])  # fmt: skip
+    assert refused.exit_code == 2 and "it needs --completions" in " ".join(refused.output.split())
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"pair_id": "p1", "side": "a", "offense_rate": 1}) + "\n")
+    wrong = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
+                                "--gold", str(responses), "-o", str(tmp_path / "y")])  # fmt: skip
+    assert wrong.exit_code == 2 and "labels an audit's responses" in " ".join(wrong.output.split())
+    assert "Traceback" not in wrong.output
+
+
+def test_a_group_with_too_few_labels_or_only_other_gets_a_warning_not_an_error(tmp_path) -> None:
+    completions = tmp_path / "c.jsonl"
+    truth = write_completions(completions)
+    frame = read_completions(completions).frame
+    man = [rid for rid, g in zip(frame["id"], frame["group"]) if g == "man"]
+    woman = [rid for rid, g in zip(frame["id"], frame["group"]) if g == "woman"]
+    labels = {rid: (truth[rid],) for rid in man[:20]} | {woman[0]: (1,)}
+    found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+    assert set(found.regard) == {"man"} and found.gaps == {} and found.n_labels == 21
+    assert any("group woman has 1 labelled completion(s)" in w for w in found.warnings)
+    assert "gold: no labelled gap for gender: a group of it has no labelled estimate" in found.warnings
+    only_other = labels | {rid: (2,) for rid in woman[:10]}
+    found = gold_regard(frame, only_other, groups=["man", "woman"], pairs=GROUPS.pairs)
+    assert "woman" not in found.regard and any("group woman has 10 labelled" in w for w in found.warnings)
