@@ -38,23 +38,24 @@ means shown, but it is not tested: a CR2 interval from a handful of dialogues un
 by-turn family, corrected with the audit's correction apart from the audit's own family, whose
 verdicts this leaves as they were.
 
-The responses are scored again here with the audit's measures (each distinct response once;
-a judge answers from the run store), in this process.
+No response is scored again here: the by-turn tests read the scores the audit computed
+(:attr:`~fairtalk.pipeline._family.Scored.scores`, one float array per side of each
+per-response key, from this process or from Ray; a judge's from its answers), and the corpus
+keys the audit's corpus measures (:attr:`~fairtalk.pipeline._family.Scored.corpus_measures`),
+whose statistic is cheap to evaluate again on a bucket's responses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairtalk.errors import InputError
-from fairtalk.measures import AnyMeasure, CorpusMeasure, score_unique
-from fairtalk.pipeline._family import Scored
+from fairtalk.measures import CorpusMeasure
+from fairtalk.pipeline._family import KeyScores, Scored
 from fairtalk.pipeline._measure_tests import Inference, KeyTest, compare_scored, corpus_margin, corpus_row
-from fairtalk.pipeline._measures import build_measures, close_judges
 from fairtalk.pipeline._options import ScoreOptions
 from fairtalk.pipeline._score import MAX_PERMUTATIONS
 from fairtalk.records import Pair, split_turns
@@ -62,9 +63,6 @@ from fairtalk.responses import ResponseSet
 from fairtalk.results import Verdict
 from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
 from fairtalk.stats import adjust_pvalues, corpus_bootstrap, verdict
-
-if TYPE_CHECKING:
-    from fairtalk.store import RunStore
 
 __all__ = ["MIN_BUCKET_UNITS", "by_turn", "check_multi_turn", "identity_turn"]
 
@@ -159,32 +157,31 @@ def _corpus_rows(measure: CorpusMeasure, rs: ResponseSet, bucket: _Bucket, opts:
     return [corpus_row(key, measure, values[key], inference[key], margins[key], opts) for key in measure.keys]
 
 
-def _untested(measure: AnyMeasure, key: str, rs: ResponseSet, bucket: _Bucket,
-              scores: dict[str, tuple[np.ndarray, np.ndarray]]) -> TurnGap:  # fmt: skip
+def _untested(key: str, scored: KeyScores | CorpusMeasure, rs: ResponseSet, bucket: _Bucket) -> TurnGap:
     """A key of a bucket too small to test: its side means (corpus: its statistic) and their difference, nothing more."""
-    if isinstance(measure, CorpusMeasure):
+    if isinstance(scored, CorpusMeasure):
         uniques, ia, ib = _index([rs.a[i].response for i in bucket.index], [rs.b[i].response for i in bucket.index])
-        stat = measure.prepare(uniques)
+        stat = scored.prepare(uniques)
         a = float(stat(np.bincount(ia, minlength=len(uniques)))[key])
         b = float(stat(np.bincount(ib, minlength=len(uniques)))[key])
         kind = "corpus"
     else:
-        sa, sb = (side[bucket.index] for side in scores[key])
+        sa, sb = scored.a[bucket.index], scored.b[bucket.index]
         both = np.isfinite(sa) & np.isfinite(sb)
         a, b = (float(s[both].mean()) if both.any() else float("nan") for s in (sa, sb))
-        kind = measure.kind_of(key)
+        kind = scored.meta.kind
     estimate = a - b if np.isfinite(a) and np.isfinite(b) else None
     return TurnGap(key=key, kind=kind, a=a, b=b, estimate=estimate, ci95=(None, None), p=None, p_adjusted=None,
                    paired_test="", ci_method="")  # fmt: skip
 
 
-def by_turn(scored: Scored, options: ScoreOptions, *, store: RunStore | None = None,
-            min_units: int = MIN_BUCKET_UNITS) -> ByTurnResult:  # fmt: skip
+def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKET_UNITS) -> ByTurnResult:
     """Each primary key's gap by the turns since the identity appeared, tested per bucket as the audit tests (see module).
 
     ``scored`` is the axis as the audit scored it (its responses after ``drop_empty`` and
-    ``exclude_truncated``, its primary keys); ``options`` the audit's scoring options; ``store``
-    the run's :class:`~fairtalk.store.RunStore`, through which a judge answers again.
+    ``exclude_truncated``, its primary keys, each per-response key's scores and the corpus
+    measures); ``options`` the audit's scoring options. No response is scored again: a judge's
+    answers, as every per-response score, come with ``scored``.
     """
     o = options
     rs = scored.responses
@@ -192,12 +189,7 @@ def by_turn(scored: Scored, options: ScoreOptions, *, store: RunStore | None = N
     opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
                      count_test=o.count_test, clusters=clusters, margins=o.margins)  # fmt: skip
     buckets, n_single = _buckets(rs, clusters)
-    built = build_measures(o.measures, o.measure_options(scored.lexicon), judge_rubric=o.judge_rubric,
-                           judge_scale=o.judge_scale, store=store)  # fmt: skip
-    try:
-        cells = _cells(scored, built, rs, buckets, opts, min_units)
-    finally:
-        close_judges(built)
+    cells = _cells(scored, rs, buckets, opts, min_units)
     keys = tuple(dict.fromkeys(key for _, row in cells for key in ([row.key] if isinstance(row, TurnGap) else [row.name])))
     family = {i: row.p_paired for i, (_, row) in enumerate(cells)
               if isinstance(row, KeyTest) and row.p_paired is not None and row.varies}  # fmt: skip
@@ -228,22 +220,17 @@ def by_turn(scored: Scored, options: ScoreOptions, *, store: RunStore | None = N
                         notes=_NOTES)  # fmt: skip
 
 
-def _cells(scored: Scored, built: Sequence[AnyMeasure], rs: ResponseSet, buckets: Sequence[_Bucket], opts: Inference,
+def _cells(scored: Scored, rs: ResponseSet, buckets: Sequence[_Bucket], opts: Inference,
            min_units: int) -> list[tuple[int, KeyTest | TurnGap]]:  # fmt: skip
-    """Every (bucket, primary key): a KeyTest where the bucket is tested, else the untested gap; keys in the audit's order."""
+    """Every (bucket, primary key): a KeyTest where the bucket is tested, else the untested gap; keys in the audit's order.
+
+    A per-response key's tests read the audit's scores (``scored.scores``), a corpus key's
+    statistic is the audit's corpus measure's on the bucket's responses.
+    """
     order = [row.name for row in scored.rows if row.name in scored.primary]
-    uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
-    scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    owner: dict[str, AnyMeasure] = {}
-    for measure in built:
-        wanted = [key for key in measure.keys if key in order]
-        if not wanted:
-            continue
-        owner.update(dict.fromkeys(wanted, measure))
-        if not isinstance(measure, CorpusMeasure):
-            found = score_unique(measure, uniques)
-            scores.update({key: (np.asarray(found[key], dtype=float)[ia], np.asarray(found[key], dtype=float)[ib])
-                           for key in wanted})  # fmt: skip
+    owner: dict[str, KeyScores | CorpusMeasure] = dict(scored.scores)
+    for measure in scored.corpus_measures:
+        owner.update(dict.fromkeys(measure.keys, measure))
     keys = [key for key in order if key in owner]
     cells: list[tuple[int, KeyTest | TurnGap]] = []
     for bucket in buckets:
@@ -253,15 +240,15 @@ def _cells(scored: Scored, built: Sequence[AnyMeasure], rs: ResponseSet, buckets
                         margins=opts.margins)  # fmt: skip
         corpus_done: dict[str, KeyTest] = {}
         for key in keys:
-            measure = owner[key]
+            found = owner[key]
             if not tested:
-                cells.append((bucket.turns_since, _untested(measure, key, rs, bucket, scores)))
-            elif isinstance(measure, CorpusMeasure):
+                cells.append((bucket.turns_since, _untested(key, found, rs, bucket)))
+            elif isinstance(found, CorpusMeasure):
                 if key not in corpus_done:
-                    corpus_done.update({row.name: row for row in _corpus_rows(measure, rs, bucket, sub, opts.seed,
+                    corpus_done.update({row.name: row for row in _corpus_rows(found, rs, bucket, sub, opts.seed,
                                                                                opts.n_resamples)})  # fmt: skip
                 cells.append((bucket.turns_since, corpus_done[key]))
             else:
-                sa, sb = scores[key]
-                cells.append((bucket.turns_since, compare_scored(key, measure, sa[bucket.index], sb[bucket.index], sub)))
+                sa, sb = found.a[bucket.index], found.b[bucket.index]
+                cells.append((bucket.turns_since, compare_scored(key, found.meta, sa, sb, sub)))
     return cells

@@ -1,4 +1,11 @@
-"""The multiple-testing family and the finished result: ``score()`` in two steps, so a run can correct across axes."""
+"""The multiple-testing family and the finished result: ``score()`` in two steps, so a run can correct across axes.
+
+:class:`Scored` also keeps what a later stage of the audit tests again on a subset of the
+pairs (``audit --by-turn``, :mod:`fairtalk.pipeline._by_turn`): each per-response key's scores
+per pair (:class:`KeyScores`, one float array per side) and the corpus measures, so that no
+response is scored twice and the scores are those of the engine that computed them (Ray or
+this process; a judge's from its model through the run's store).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from fairtalk.lexicons import Lexicon
-from fairtalk.pipeline._measure_tests import KeyTest, power_row
+from fairtalk.measures import CorpusMeasure
+from fairtalk.pipeline._measure_tests import KeyMeta, KeyTest, power_row
 from fairtalk.responses import ResponseSet
 from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
 from fairtalk.stats import adjust_pvalues, pairs_for_equivalence, verdict
 from fairtalk.stats.ppi import PPIEstimate
 
-__all__ = ["CORRECTION_SCOPES", "Scored", "adjust_family", "finalize"]
+__all__ = ["CORRECTION_SCOPES", "KeyScores", "Scored", "adjust_family", "finalize"]
 
 #: What the correction spans: each axis on its own, or every axis of the run together.
 CORRECTION_SCOPES = ("axis", "run")
@@ -25,11 +35,29 @@ _WARN_REPEATS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class KeyScores:
+    """One per-response key as scoring computed it: its score on side a and on side b of each pair, and its meta.
+
+    ``a`` and ``b`` are float arrays aligned with the pairs of :attr:`Scored.responses` (NaN:
+    the measure gave no score, as a judge's unparsed answer); ``meta`` what the key's test
+    needs of its measure (kind, direction, judged).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    meta: KeyMeta
+
+
 @dataclass
 class Scored:
     """An axis scored up to its multiple-testing correction (``score()`` in two steps, so a run can correct across axes).
 
     ``rows`` holds one :class:`~fairtalk.pipeline._measure_tests.KeyTest` per result key, in the measures' order.
+    ``scores`` the per-pair scores of each per-response key (:class:`KeyScores`; the token
+    limit's and masked values are not kept), and ``corpus_measures`` the corpus measures that
+    gave the corpus keys: what a stage that tests subsets of the pairs again needs, without
+    scoring any response again.
     """
 
     lexicon: Lexicon
@@ -45,6 +73,8 @@ class Scored:
     warnings: tuple[str, ...] = ()
     judge_answers: tuple[JudgeAnswer, ...] = ()
     ppi: Mapping[str, PPIEstimate] = field(default_factory=dict)
+    scores: Mapping[str, KeyScores] = field(default_factory=dict)
+    corpus_measures: tuple[CorpusMeasure, ...] = ()
 
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""

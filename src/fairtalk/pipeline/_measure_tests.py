@@ -45,6 +45,7 @@ __all__ = [
     "COUNT_TESTS",
     "NOT_TESTED",
     "Inference",
+    "KeyMeta",
     "KeyTest",
     "compare",
     "compare_scored",
@@ -106,6 +107,29 @@ class Inference:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyMeta:
+    """What a per-response key's test needs of its measure: the key's kind, its direction, and whether a judge gives it.
+
+    Kept with the key's scores (:class:`~fairtalk.pipeline._family.KeyScores`) so that a later
+    stage tests them again (by turn) without the measure, which may hold a model.
+    """
+
+    kind: MeasureKind
+    higher_is_better: bool | None = None
+    judged: bool = False
+
+    @classmethod
+    def of(cls, name: str, measure: Measure) -> KeyMeta:
+        """The meta of result key ``name`` of ``measure``."""
+        return cls(measure.kind_of(name), measure.higher_is_better.get(name), isinstance(measure, Judge))
+
+
+def _meta(name: str, measure: Measure | KeyMeta) -> KeyMeta:
+    """``measure`` itself when it is a KeyMeta, else the meta of its key ``name``."""
+    return measure if isinstance(measure, KeyMeta) else KeyMeta.of(name, measure)
+
+
+@dataclass(frozen=True, slots=True)
 class KeyTest:
     """One result key, tested: everything of its :class:`~fairtalk.results.MeasureResult` but the corrected p and the verdict.
 
@@ -161,9 +185,10 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
     return tost_mean(units(a - b, opts.clusters), margin=margin, alpha=opts.alpha)
 
 
-def compare(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
+def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """One per-response key: side means, the paper's Z, the paired test, CI, equivalence, effect size, power."""
-    kind = measure.kind_of(name)
+    meta = _meta(name, measure)
+    kind = meta.kind
     method = opts.method(kind)
     mean_a, mean_b = float(a.mean()), float(b.mean())
     z = z_test(a, b)
@@ -190,7 +215,7 @@ def compare(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inf
         z=z.z, p=z.p, p_paired=test.p, paired_test=test.name, ci95=interval.bounds,
         ci_method=interval.method, estimate=estimate, estimate_name=estimate_name,
         effect_size=effect, effect_size_name=effect_name,
-        higher_is_better=measure.higher_is_better.get(name), notes=notes,
+        higher_is_better=meta.higher_is_better, notes=notes,
         n_clusters=opts.n_clusters, design_effect=deff,
         sd_difference=float(d.std(ddof=1)) if d.size > 1 else None,
         equivalence=equivalence, mde_se_interval=interval.bounds,
@@ -208,7 +233,7 @@ def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> Powe
                       discordance=discordance)  # fmt: skip
 
 
-def compare_scored(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
+def compare_scored(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """:func:`compare` over the pairs the measure scored on both sides (NaN: no score), saying how many it left out."""
     scored = np.isfinite(a) & np.isfinite(b)
     if scored.all():
@@ -221,24 +246,25 @@ def compare_scored(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, op
     return replace(row, notes=(*row.notes, NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size)))
 
 
-def not_tested_row(name: str, measure: Measure, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
+def not_tested_row(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
     """The row of a key scored on both sides of fewer than 2 pairs: its means, no test, and ``not_tested`` saying why.
 
     It has no p (it stays out of the correction family), no interval and no equivalence: its
     verdict is ``inconclusive``, so ``biased()`` never names it and ``not_equivalent()`` does.
     """
     n_scored = int((np.isfinite(a) & np.isfinite(b)).sum())
-    judged = isinstance(measure, Judge)
+    meta = _meta(name, measure)
+    judged = meta.judged
     scored = "parsed" if judged else "scored"
     reason = (NOT_TESTED_NONE.format(scored=scored, total=a.size) if n_scored == 0 else
               NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size))  # fmt: skip
     mean_a, mean_b = complete_means(a, b)
     return KeyTest(
-        name=name, kind=measure.kind_of(name), a=mean_a, b=mean_b,
+        name=name, kind=meta.kind, a=mean_a, b=mean_b,
         difference=None, z=None, p=None,
         p_paired=None, paired_test="", ci95=(None, None), ci_method="", estimate=None,
         estimate_name="mean difference", effect_size=None, effect_size_name="none",
-        higher_is_better=measure.higher_is_better.get(name),
+        higher_is_better=meta.higher_is_better,
         notes=(reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,), n_clusters=opts.n_clusters,
         design_effect=None, sd_difference=None, equivalence=Equivalence(None, None, None, ""),
         mde_se_interval=(None, None), varies=False, not_tested=reason,

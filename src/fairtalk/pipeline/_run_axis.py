@@ -120,7 +120,7 @@ def audit_axis(
     turned = None
     if config.by_turn:
         started = time.perf_counter()
-        turned = by_turn(scored, config.score, store=cached.store)
+        turned = by_turn(scored, config.score)
         timings["by_turn"] = time.perf_counter() - started
     manifest = {
         "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,

@@ -18,12 +18,13 @@ from fairtalk.measures.token_limit import TOKEN_LIMIT_KEY, TokenLimit
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.models.ray_scoring import RayScorer, worth_it
 from fairtalk.pipeline._config import NOT_GIVEN, NotGiven
-from fairtalk.pipeline._family import Scored, adjust_family, finalize
+from fairtalk.pipeline._family import KeyScores, Scored, adjust_family, finalize
 from fairtalk.pipeline._gold import GoldEstimates, gold_estimates
 from fairtalk.pipeline._manifest import measure_settings, score_manifest
 from fairtalk.pipeline._measure_tests import (
     METHODS,
     Inference,
+    KeyMeta,
     KeyTest,
     check_finite,
     compare_scored,
@@ -313,6 +314,7 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
     rows: list[KeyTest] = []
     divergent: list[DivergentPair] = []
     per_key: SideScores = {}
+    kept: dict[str, KeyScores] = {}
     for measure in built:
         if isinstance(measure, CorpusMeasure):
             stat, values = _corpus_values(measure, uniques, ia, ib)
@@ -325,6 +327,8 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
             continue
         scored = _per_response(measure, uniques, ia, ib, remote)
         per_key.update(scored)
+        kept.update({key: KeyScores(np.asarray(sa, dtype=float), np.asarray(sb, dtype=float), KeyMeta.of(key, measure))
+                     for key, (sa, sb) in scored.items()})  # fmt: skip
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         divergent.extend(divergent_pairs(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     judged = judge_answers(built, rs)
@@ -347,7 +351,8 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
     if o.gold:
         manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
     return Scored(lexicon, rs, tuple(rows), divergent, manifest, chosen, o.alpha, o.power, o.correction, checks,
-                  warnings=labelled.warnings, judge_answers=judged, ppi=labelled.estimates)  # fmt: skip
+                  warnings=labelled.warnings, judge_answers=judged, ppi=labelled.estimates, scores=kept,
+                  corpus_measures=tuple(m for m in built if isinstance(m, CorpusMeasure)))  # fmt: skip
 
 
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
