@@ -4,7 +4,8 @@ This package is the only place that joins stages: ``_options.py`` and ``_config.
 the validated options (``ScoreOptions``, ``AuditConfig``); ``_score.py`` scores responses to
 parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model
 (``respond()``, generation alone); ``_run.py`` runs the whole audit per axis; ``_compare.py``
-compares two audits of the same pairs (``compare_runs()``: per key, the change in gap).
+compares two audits of the same pairs (``compare_runs()``: per key, the change in gap);
+``_reproduce.py`` and ``_reproduce_planted.py`` run the debiasing experiment and the planted-bias check.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fairtalk.pipeline._generate import (
 )
 from fairtalk.pipeline._options import CORRECTIONS, ScoreOptions
 from fairtalk.pipeline._reproduce import reproduce_debias
+from fairtalk.pipeline._reproduce_planted import PLANTED_CONFIGS, reproduce_planted
 from fairtalk.pipeline._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
 from fairtalk.pipeline._score import MASK_TOKEN, MAX_PERMUTATIONS, score
 from fairtalk.pipeline._similarity_test import similarity_test
@@ -33,6 +35,7 @@ __all__ = [
     "DEFAULT_N_PAIRS",
     "MASK_TOKEN",
     "MAX_PERMUTATIONS",
+    "PLANTED_CONFIGS",
     "AuditConfig",
     "Generation",
     "ScoreOptions",
@@ -43,6 +46,7 @@ __all__ = [
     "is_prompt_analysis",
     "item_seed",
     "reproduce_debias",
+    "reproduce_planted",
     "respond",
     "score",
     "similarity_test",

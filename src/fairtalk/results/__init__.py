@@ -10,7 +10,8 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``DebiasComparison``: baseline and debiased models audited on the same pairs;
 - ``ModelComparison``: a baseline and a candidate model compared, per key the change in gap;
 - ``PromptAnalysis``: paper 004's analysis of labelled completions;
-- ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared.
+- ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared;
+- ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from fairtalk.results._run import (
 )
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
+from fairtalk.results.planted import DebiasedGap, PlantedGap, PlantedRecovery
 
 __all__ = [
     "RESERVED_NAMES",
@@ -48,6 +50,7 @@ __all__ = [
     "ComparedAxis",
     "ComparedModel",
     "DebiasComparison",
+    "DebiasedGap",
     "DivergentPair",
     "GapChange",
     "GenerationSummary",
@@ -55,6 +58,8 @@ __all__ = [
     "MaskedComparison",
     "MeasureResult",
     "ModelComparison",
+    "PlantedGap",
+    "PlantedRecovery",
     "PromptAnalysis",
     "Result",
     "ScorerCheck",
