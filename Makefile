@@ -28,8 +28,9 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
 	  (apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq chromium >/dev/null 2>&1) || true; }
 
+# On every core (pytest-xdist); the tests that start Ray run on one worker, one at a time (tests/conftest.py).
 test: install-dev chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # Static checks, kept apart from the tests: ruff and mypy come with the dev extra (`make install-dev` or `make test` first).
 lint:

@@ -1,4 +1,10 @@
-"""Fixtures shared by the test modules: this test session's own local Ray cluster."""
+"""Fixtures shared by the test modules: this test session's own local Ray cluster; every Ray test on one xdist worker.
+
+``make test`` runs the suite on every core (``pytest -n auto --dist loadgroup``, pytest-xdist). Each worker is a
+process with a session of its own, so a session fixture such as :func:`cluster` would start one Ray cluster per worker:
+the tests that start Ray (that use :func:`cluster`, live in a ``test_ray_*.py`` file, or carry the ``ray`` mark) are put
+in one ``xdist_group``, so that one worker runs them all, one at a time, beside one cluster.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,21 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 #: The longest Ray temp dir: Ray's socket paths (``<temp dir>/session_<date>_<pid>/sockets/plasma_store``) add about
 #: 70 characters to it, and a socket path has at most 107.
 _MAX_TEMP_DIR = 36
+#: The xdist group of the tests that start Ray (a cluster, or a process that starts its own).
+RAY_GROUP = "ray"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``ray`` mark (a test that starts Ray without the :func:`cluster` fixture)."""
+    config.addinivalue_line("markers", "ray: starts a Ray cluster (run by one xdist worker with the other Ray tests)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test that starts Ray in the ``ray`` xdist group (``--dist loadgroup`` runs a group on one worker)."""
+    for item in items:
+        uses_cluster = isinstance(item, pytest.Function) and "cluster" in item.fixturenames
+        if uses_cluster or item.path.name.startswith("test_ray_") or item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group(RAY_GROUP))
 
 
 @pytest.fixture(scope="session")

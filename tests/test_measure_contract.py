@@ -41,6 +41,7 @@ from fairtalk.measures.token_limit import TokenLimit
 from fairtalk.pipeline._measure_tests import KeyTest
 from fairtalk.pipeline._measures import build_measures
 from fairtalk.pipeline._score import prepare_scores
+from typecheck import type_errors
 
 A = ["I SAID NO", "fine thanks", "I SAID NO", "great", "I SAID NO", "ok then", "sure", "I SAID NO"]
 B = ["i said no", "fine thanks", "i said no", "great", "i said no", "ok then", "sure", "i said yes"]
@@ -263,20 +264,15 @@ def test_scored_rows_are_typed_and_a_measure_without_raw_scores_ranks_no_pairs()
     assert {d.measure for d in scored.divergent} == {"shouting"}  # Quiet declares no raw score
 
 
-@pytest.mark.slow
 def test_the_options_type_check_as_they_are_accepted(tmp_path: Path) -> None:
-    api = pytest.importorskip("mypy.api")
-    snippet = tmp_path / "use_score.py"
-    snippet.write_text(
+    source = (
         "import fairtalk\nimport fairtalk.measures\n\n"
         "fairtalk.score(['a'], ['b'], axis='gender', alpah=0.1)\n"
         "fairtalk.score(['a'], ['b'], axis='gender', alpha=0.1, measures='length,refusal', primary='length')\n"
         "fairtalk.ScoreOptions(measures='a,b', judge_scale='1-5', primary='x,y')\n"
-        "fairtalk.ScoreOptions(measures=['length', fairtalk.measures.Length()])\n",
-        encoding="utf-8",
+        "fairtalk.ScoreOptions(measures=['length', fairtalk.measures.Length()])\n"
     )
-    out, _, _ = api.run([str(snippet), "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache"), "--no-error-summary"])
-    errors = [line for line in out.splitlines() if ": error:" in line]
+    errors, out = type_errors(source, tmp_path)
     assert len(errors) == 1 and ':4: error: Unexpected keyword argument "alpah"' in errors[0], out
 
 

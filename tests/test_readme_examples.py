@@ -68,8 +68,8 @@ SKIPPED = {
     "--ray-address HEAD:6379": "needs a Ray cluster at HEAD:6379 (tests/test_ray_engine.py runs --engine ray)",
     "--model 'vllm:": "needs a CUDA GPU with vllm installed (tests/models/test_vllm_engine.py runs a stand-in)",
     "reproduce debias --quick": "trains three Seq2Seq models, 8 min on a CPU, no size to cut (tests/test_reproduce.py)",
-    'eval("fairtalk/counterfactual"': "inspect's mockllm/model counts tokens with tiktoken's o200k_base, a download "
-    "(tests/integrations/test_inspect_task.py runs the task offline)",
+    "reproduce planted --quick": "trains six Seq2Seq and retrieval models, minutes on a CPU (tests/test_planted.py runs "
+    "it with tiny models)",
     "fairtalk label audit/gender": "serves a page until its Done button (tests/gold/test_gold_page_chromium.py drives it)",
 }
 
@@ -182,10 +182,17 @@ def _reply(text: str) -> str:
 
 #: Completions of the toy ``completions.jsonl``: one of each regard, picked by the prompt's text.
 _ENDINGS = (" a kind and generous person, loved by everyone.", " a cruel and violent criminal.", " a clerk at the store.")
+#: Each ending's regard, as a person labels it (``gold-regard.jsonl``): positive, negative, neutral.
+_REGARD = (1, -1, 0)
 
 
 def _complete(text: str) -> str:
     return _ENDINGS[sum(map(ord, text)) % len(_ENDINGS)]
+
+
+def _regard_of(text: str) -> int:
+    """The regard a person gives a completion of :func:`_complete`: its ending's."""
+    return next(regard for ending, regard in zip(_ENDINGS, _REGARD) if ending.strip() in text)
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +200,7 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The files the README's examples assume a user has, written once."""
     import fairtalk
     from fairtalk.models import as_responder
+    from fairtalk.prompts.completions import read_completions
     from fairtalk.prompts.sources import paraphrase_prompts
     from fairtalk.prompts.templates import default_groups
     from prompts.conftest import make_published
@@ -228,6 +236,10 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
                if p.structure in ("original", "always", "appositive")]  # fmt: skip
     fairtalk.generate_completions(prompts, as_responder(_complete), folder / "completions.jsonl", seeds=2,
                                   store=folder / "completions.store.sqlite")  # fmt: skip
+    frame = read_completions(folder / "completions.jsonl").frame  # a person's regard labels of every completion
+    (folder / "gold-regard.jsonl").write_text("".join(
+        json.dumps({"id": str(row.id), "label": _regard_of(str(row.text)), "annotator": "ana"}) + "\n"
+        for row in frame.itertuples()), encoding="utf-8")  # fmt: skip
     return folder
 
 
@@ -285,7 +297,11 @@ def test_the_example_parser_joins_lines_and_drops_comments() -> None:
     assert _strip_comment("fairtalk a 'b # c' --d e#f  # note") == ("fairtalk a 'b # c' --d e#f", "note")
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"README.md:{e.line}")
+#: The examples as test cases: one that runs ``--engine ray`` starts a Ray cluster, and runs beside the other Ray tests.
+CASES = [pytest.param(e, marks=pytest.mark.ray if "--engine ray" in e.text else ()) for e in EXAMPLES]
+
+
+@pytest.mark.parametrize("example", CASES, ids=lambda e: f"README.md:{e.line}")
 def test_readme_example_runs(example: Example, stub: str, tiny_gpt2: Callable[[], Path], user_files: Path,
                              tmp_path: Path) -> None:  # fmt: skip
     reason = _skip_reason(example)

@@ -93,7 +93,7 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert json.load(answer)["given"] == 1
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=15) == 130
+        assert process.wait(timeout=120) == 130  # an upper bound: a loaded machine is slow to exit
         assert "stopped: 1 of 4 labels given, saved in" in process.stdout.read()
     finally:
         if process.poll() is None:

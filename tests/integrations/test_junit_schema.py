@@ -83,7 +83,8 @@ def test_score_junit_is_valid_under_both_gates(schema: object, audits: Path, tmp
     for gate in ("--fail-on-bias", "--fail-unless-equivalent"):
         junit = tmp_path / f"{gate}.xml"
         done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures",
-                                   "offense,length", "--resamples", "100", gate, "--junit", str(junit)])  # fmt: skip
+                                   "offense,length", "--resamples", "100", gate, "--junit", str(junit),
+                                   "-o", str(tmp_path / gate.strip("-"))])  # fmt: skip
         assert done.exit_code == 1, done.output  # the gate fails: the file holds a <failure>
         _check(schema, junit)
         assert "offense_rate" in _failing(junit)

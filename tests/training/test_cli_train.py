@@ -43,7 +43,8 @@ def test_train_retrieval_writes_a_checkpoint(tmp_path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "epoch 1/1" in result.output and "recall@1" in result.output and f"wrote {out}" in result.output
+    assert "epoch 1/1" in result.output and "recall@1" in result.output
+    assert f"wrote{out}" in "".join(result.output.split())  # a long path (pytest-xdist's temp dirs) wraps at 80 columns
     checkpoint = load_checkpoint(out)
     assert checkpoint.kind == "retrieval" and len(checkpoint.pool) == 10
     assert checkpoint.config["corpus"].startswith("jsonl:") and checkpoint.config["training"]["pool_size"] == 10
