@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,6 +24,10 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 _MAX_TEMP_DIR = 36
 #: The xdist group of the tests that start Ray (a cluster, or a process that starts its own).
 RAY_GROUP = "ray"
+
+if "PYTEST_XDIST_WORKER" in os.environ:  # one worker per core: a second math thread per worker only contends
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
 
 
 def pytest_configure(config: pytest.Config) -> None:
