@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -72,7 +73,7 @@ def test_the_planted_corpus_replaces_only_group_b_replies_at_the_rate() -> None:
 
 @pytest.fixture(scope="module")
 def planted_run(tmp_path_factory):
-    """``reproduce_planted`` end to end with tiny Seq2Seq models (one thread, a few hundred dialogues)."""
+    """``reproduce_planted`` end to end with tiny Seq2Seq models and rankers (one thread, a few hundred dialogues)."""
     pytest.importorskip("torch")
     from fairtalk.training.loops import TrainConfig
 
@@ -100,12 +101,46 @@ def test_recovers_a_planted_gap_of_ten_points_and_finds_none_at_zero(planted_run
 def test_trains_baseline_cda_and_wer_on_the_planted_corpus_and_compares_them(planted_run) -> None:
     result, out = planted_run
     assert result.corpus["n_planted"] > 0 and result.corpus_rate == 0.5
-    assert {(row.model, row.key) for row in result.debiased} == {
-        (model, key) for model in ("baseline", "cda", "wer") for key in ("offense_rate", "sentiment_negative")
-    }
+    assert [(row.architecture, row.model, row.key) for row in result.debiased] == [
+        (kind, model, key)
+        for kind in ("seq2seq", "retrieval")
+        for model in ("baseline", "cda", "wer")
+        for key in ("offense_rate", "sentiment_negative")
+    ]
     for row in result.debiased:
         assert (row.change_verdict is None) == (row.model == "baseline")
     assert (out / "debias" / "table7.md").is_file() and (out / "debias" / "baseline").is_dir()
+
+
+def test_retrieval_rankers_on_the_planted_corpus_are_compared_with_their_own_baseline(planted_run) -> None:
+    result, out = planted_run
+    rankers = result.debias_retrieval
+    assert rankers is not None and result.debias is not None and rankers.n_pairs == result.n_pairs
+    assert {name: model.training["model"] for name, model in rankers.models.items()} == dict.fromkeys(
+        ("baseline", "cda", "wer"), "retrieval"
+    )
+    assert all(Path(model.checkpoint).name.startswith("retrieval-") for model in rankers.models.values())
+    assert (out / "debias-retrieval" / "table7.md").is_file() and (out / "debias-retrieval" / "wer").is_dir()
+    assert (out / "debias-retrieval" / "table7.md").read_text().startswith("# Debiasing the retrieval model: gender")
+    assert (out / "debias" / "table7.md").read_text().startswith("# Debiasing the Seq2Seq model: gender")
+    for row in result.debiased:
+        if row.architecture != "retrieval" or row.model == "baseline":
+            continue
+        change = rankers.gap_change(row.model, row.key)  # the rankers' own comparison, negated to B - A
+        assert change is not None and row.change == pytest.approx(-change.change) and row.change_verdict is change.verdict
+        baseline = next(r for r in result.debiased if r.label == "retrieval baseline" and r.key == row.key)
+        assert row.change == pytest.approx(row.gap - baseline.gap, abs=1e-9)
+    labels = {row.label for row in result.debiased}
+    assert {"seq2seq baseline", "retrieval CDA", "retrieval WER"} <= labels
+    assert ("retrieval-cda", "offense_rate") in result.verdicts and ("cda", "offense_rate") in result.verdicts
+    # a ranker answers from its pool, the distinct training responses: it must hold the planted replies
+    assert set(result.pools) == {"baseline", "cda", "wer"}
+    for pool in result.pools.values():
+        assert pool.n_held == pool.n_replies == len(PLANTED_REPLIES) and pool.n_candidates > pool.n_held
+        assert 0 <= pool.n_chosen_a <= result.n_pairs and 0 <= pool.n_chosen_b <= result.n_pairs
+    responses = rankers.models["baseline"].run.axes["gender"].responses
+    assert responses is not None
+    assert result.pools["baseline"].n_chosen_b == sum(rb.response in PLANTED_REPLIES for _, rb in responses)
 
 
 def test_writes_the_table_the_figure_and_the_page(planted_run) -> None:
@@ -114,13 +149,39 @@ def test_writes_the_table_the_figure_and_the_page(planted_run) -> None:
         assert (out / name).is_file(), name
     rows = list(csv.DictReader((out / "planted.csv").open()))
     assert len(rows) == len(result.planted) + len(result.debiased)
+    assert {(r["model"], r["architecture"]) for r in rows if r["part"] == "debias"} == {
+        (model, kind) for model in ("baseline", "cda", "wer") for kind in ("seq2seq", "retrieval")
+    }
     read = PlantedRecovery.from_dict(json.loads((out / "results.json").read_text()))
     assert read.planted == result.planted and read.debiased == result.debiased and read.corpus == result.corpus
-    assert read.debias is not None and read.debias.n_pairs == result.n_pairs
+    assert read.debias is not None and read.debias.n_pairs == result.n_pairs and read.pools == result.pools
+    assert read.debias_retrieval is not None and read.debias_retrieval.models.keys() == {"baseline", "cda", "wer"}
     page = (out / "report.html").read_text()
     assert "data:image/png;base64," in page and "Trained on a planted corpus" in page
+    markdown = (out / "planted.md").read_text()
+    assert "| retrieval CDA | offense_rate |" in markdown and "| seq2seq WER | offense_rate |" in markdown
+    assert "Planted replies in the retrieval rankers' pools: baseline 4 of 4 among" in markdown
     assert (out / "planted.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "planted" / "p10").is_dir()
+
+
+def test_reads_a_results_file_written_before_the_retrieval_rows(planted_run) -> None:
+    result, out = planted_run
+    old = json.loads((out / "results.json").read_text())
+    del old["debias_retrieval"], old["pools"]
+    old["debiased"] = [row for row in old["debiased"] if row.pop("architecture") == "seq2seq"]
+    read = PlantedRecovery.from_dict(old)
+    assert read.debias_retrieval is None and not read.pools
+    assert read.debiased == tuple(row for row in result.debiased if row.architecture == "seq2seq")
+    assert {row.label for row in read.debiased} == {"seq2seq baseline", "seq2seq CDA", "seq2seq WER"}
+
+
+def test_rejects_a_retrieval_config_of_another_model(tmp_path) -> None:
+    from fairtalk.training.loops import TrainConfig
+
+    with pytest.raises(fairtalk.SpecError, match="retrieval_config must be a retrieval TrainConfig"):
+        reproduce_planted(out_dir=tmp_path / "out", rates=(0.0,), base_model="builtin:echo?mode=identity", n_pairs=20,
+                          retrieval_config=TrainConfig(model="seq2seq"), n_resamples=50)  # fmt: skip
 
 
 def test_cli_rejects_bad_options_with_clear_errors(tmp_path) -> None:

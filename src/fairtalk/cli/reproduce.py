@@ -114,6 +114,9 @@ def planted(
         None, "--corpus-rate", help="Points of group-B replies replaced in the planted corpus (default 50)."
     ),
     train: bool = typer.Option(True, "--train/--no-train", help="Also train baseline, CDA and WER on a planted corpus."),
+    retrieval: bool = typer.Option(
+        True, "--retrieval/--no-retrieval", help="Train retrieval rankers on the planted corpus too, beside the Seq2Seq models."
+    ),
     n_pairs: int | None = typer.Option(None, "--pairs", help="Held-out pairs to audit (default all)."),
     cache: str | None = typer.Option(None, "--cache", help="Planted corpus, checkpoints and run store (default OUTPUT/cache)."),
     output: str = typer.Option(
@@ -121,7 +124,10 @@ def planted(
     ),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
 ) -> None:
-    """Plant gaps of known size: check the audit recovers them, and that CDA and WER remove a planted corpus' gap."""
+    """Plant gaps of known size: check the audit recovers them, and that CDA and WER remove a planted corpus' gap.
+
+    The planted corpus trains baseline, CDA and WER Seq2Seq models and, unless --no-retrieval, retrieval rankers.
+    """
     import fairtalk
     from fairtalk.cli._output import progress_bars, show_log
     from fairtalk.pipeline import reproduce_planted
@@ -135,7 +141,7 @@ def planted(
     with progress_bars() as progress:
         result = reproduce_planted(
             out_dir=output, quick=quick, seed=seed, rates=_rates(rates), base_model=base_model, n_pairs=n_pairs,
-            corpus_rate=None if corpus_rate is None else corpus_rate / 100, train=train, cache_dir=cache,
+            corpus_rate=None if corpus_rate is None else corpus_rate / 100, train=train, retrieval=retrieval, cache_dir=cache,
             n_resamples=resamples, progress=progress,
         )  # fmt: skip
     for row in result.planted:
@@ -148,6 +154,6 @@ def planted(
         change = (
             "" if d.change is None else f", change {100 * d.change:+.2f} ({d.change_verdict.value if d.change_verdict else '–'})"
         )
-        console.print(f"{d.model}, {d.key}: gap {100 * d.gap:.2f} ({d.verdict.value}){change}", highlight=False, markup=False)
+        console.print(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} ({d.verdict.value}){change}", highlight=False, markup=False)
     console.print(f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
                   f"{(time.perf_counter() - started) / 60:.1f} min", highlight=False, markup=False, soft_wrap=True)  # fmt: skip

@@ -129,8 +129,11 @@ def planted_gaps(
     return tuple(rows)
 
 
-def debiased_rows(comparison: DebiasComparison) -> tuple[DebiasedGap, ...]:
-    """Each trained model's gap (``B - A``) per key of :data:`PLANTED_KEYS`, with its change from the baseline."""
+def debiased_rows(comparison: DebiasComparison, architecture: str = "seq2seq") -> tuple[DebiasedGap, ...]:
+    """Each trained model's gap (``B - A``) per key of :data:`PLANTED_KEYS`, with its change from the baseline.
+
+    ``architecture`` names the comparison's models (``seq2seq`` or ``retrieval``) on each row.
+    """
     rows: list[DebiasedGap] = []
     for name, model in comparison.models.items():
         for key in PLANTED_KEYS:
@@ -142,6 +145,6 @@ def debiased_rows(comparison: DebiasComparison) -> tuple[DebiasedGap, ...]:
                 change=None if change is None else 0.0 - change.change,
                 change_ci=(None, None) if change is None else _negated(change.change_ci),
                 p_change=None if change is None else change.p_adjusted,
-                change_verdict=None if change is None else change.verdict,
+                change_verdict=None if change is None else change.verdict, architecture=architecture,
             ))  # fmt: skip
     return tuple(rows)

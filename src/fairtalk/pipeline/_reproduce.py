@@ -1,10 +1,11 @@
 """``reproduce_debias()``: paper 001 §4 and Table 7 — baseline, CDA and WER Seq2Seq models on the same pairs.
 
-Three Seq2Seq generators are trained with :func:`fairtalk.train_model` on the corpus' train split
-(no debiasing, counterpart data augmentation, word-embedding regularization with ``k = 0.5``),
-or taken from the cache: each checkpoint lives in ``cache_dir/seq2seq-<debias>-<key>/``, where
-``key`` hashes the TrainConfig (plus the lexicon's and a corpus file's bytes), and a finished
-checkpoint there is loaded instead of trained. The pairs are built once, from the held-out
+Three Seq2Seq generators (or, through :func:`compare_debiased`, three retrieval rankers) are
+trained with :func:`fairtalk.train_model` on the corpus' train split (no debiasing, counterpart
+data augmentation, word-embedding regularization with ``k = 0.5``), or taken from the cache: each
+checkpoint lives in ``cache_dir/seq2seq-<debias>-<key>/`` (``retrieval-<debias>-<key>/`` for
+rankers), where ``key`` hashes the TrainConfig (plus the lexicon's and a corpus file's bytes), and a
+finished checkpoint there is loaded instead of trained. The pairs are built once, from the held-out
 split, and every model answers them through one run store (``cache_dir/responses.sqlite``),
 so a repeated call trains and generates nothing. Each model is scored with the default measures,
 and each debiased model is compared with the baseline by :func:`compare_runs` (per key, the
@@ -46,7 +47,15 @@ from fairtalk.store import RunStore
 from fairtalk.training.checkpoints import TrainingRecord, read_training_record
 from fairtalk.training.loops import TrainConfig, train_model
 
-__all__ = ["DEBIAS_MODELS", "QUICK_N_PAIRS", "QUICK_TRAINING", "cache_key", "debias_configs", "reproduce_debias"]
+__all__ = [
+    "DEBIAS_MODELS",
+    "QUICK_N_PAIRS",
+    "QUICK_TRAINING",
+    "cache_key",
+    "compare_debiased",
+    "debias_configs",
+    "reproduce_debias",
+]
 
 #: The compared models: name -> TrainConfig.debias, in the table's order.
 DEBIAS_MODELS = MappingProxyType({"baseline": "none", "cda": "cda", "wer": "wer"})
@@ -69,7 +78,7 @@ _MSG_LOG = (
     "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3"
 )
 _LOG = logging.getLogger(__name__)
-_MSG_KIND = "reproduce_debias trains seq2seq models, got a TrainConfig for {model!r}"
+_MSG_KIND = "reproduce_debias trains {kind} models, got a TrainConfig for {model!r}"
 _MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
 
 
@@ -82,13 +91,17 @@ def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
 
 def debias_configs(
     *, quick: bool = False, corpus: str = "builtin:chitchat", axis: str = "gender", seed: int = 0,
-    base: TrainConfig | None = None,
+    base: TrainConfig | None = None, model: str = "seq2seq",
 ) -> dict[str, TrainConfig]:  # fmt: skip
-    """The TrainConfig of each compared model: ``base`` (default: TrainConfig's defaults, or the quick ones) per debiasing method."""
+    """The TrainConfig of each compared model: ``base`` (default: TrainConfig's defaults, or the quick ones) per debiasing method.
+
+    ``base`` must be a ``model`` configuration (``seq2seq``, or ``retrieval`` for :func:`compare_debiased`).
+    """
     if base is None:
-        base = TrainConfig(model="seq2seq", corpus=corpus, axis=axis, seed=seed, **(QUICK_TRAINING if quick else {}))
-    elif base.model != "seq2seq":
-        raise SpecError(_MSG_KIND.format(model=base.model))
+        quick_training = {k: v for k, v in QUICK_TRAINING.items() if model == "seq2seq" or k != "sizes"}  # LSTM sizes
+        base = TrainConfig(model=model, corpus=corpus, axis=axis, seed=seed, **(quick_training if quick else {}))
+    elif base.model != model:
+        raise SpecError(_MSG_KIND.format(kind=model, model=base.model))
     return {name: replace(base, debias=debias) for name, debias in DEBIAS_MODELS.items()}
 
 
@@ -197,13 +210,45 @@ def reproduce_debias(
     >>> comparison.results["wer"].measure("offense_rate").p_adjusted  # doctest: +SKIP
     1.0
     """
+    return compare_debiased(
+        "seq2seq", out_dir=out_dir, quick=quick, axis=axis, seed=seed, cache_dir=cache_dir, n_pairs=n_pairs, corpus=corpus,
+        eval_corpus=eval_corpus, train_config=train_config, settings=settings, n_resamples=n_resamples,
+        report_formats=report_formats, progress=progress, log=log, engine=engine, _stacklevel=3,
+    )  # fmt: skip
+
+
+def compare_debiased(
+    model: str,
+    *,
+    out_dir: str | os.PathLike[str],
+    quick: bool = False,
+    axis: str = "gender",
+    seed: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    n_pairs: int | None = None,
+    corpus: str = "builtin:chitchat",
+    eval_corpus: str | None = None,
+    train_config: TrainConfig | None = None,
+    settings: DecodingSettings | None = None,
+    n_resamples: int = 2000,
+    report_formats: Iterable[str] | None = None,
+    progress: ProgressCallback | None = None,
+    log: Callable[[str], object] | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+    _stacklevel: int = 2,
+) -> DebiasComparison:
+    """:func:`reproduce_debias` for ``model`` (``seq2seq`` or ``retrieval``): baseline, CDA and WER models of that kind.
+
+    The options are :func:`reproduce_debias`'s; ``train_config``, when given, must be a ``model``
+    configuration, and the models answer as ``builtin:<model>`` from their checkpoints.
+    """
     # every audit option is validated here, once, before any training
-    audit_config = AuditConfig(model="builtin:seq2seq", n_pairs=n_pairs,
+    audit_config = AuditConfig(model=f"builtin:{model}", n_pairs=n_pairs,
                                settings=settings or DecodingSettings(max_new_tokens=PAPER_MAX_NEW_TOKENS),
                                score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=resolve_engine(engine))  # fmt: skip
     callback = progress_callback(progress)
     if log is not None:
-        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
+        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=_stacklevel)
 
     def say(line: str) -> None:
         _LOG.info("%s", line)
@@ -220,19 +265,19 @@ def reproduce_debias(
     lexicon = load_lexicon(axis)
     for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
         check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
-    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config)
+    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
     train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
     n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
     timings = {"training": 0.0}
 
     checkpoints: dict[str, tuple[Path, bool]] = {}
     for name, config in configs.items():
-        folder = cache / f"seq2seq-{config.debias}-{cache_key(config, lexicon)}"
+        folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
         if _finished(folder) is not None:
             say(f"{name}: using the cached checkpoint {folder}")
             checkpoints[name] = (folder, False)
             continue
-        say(f"{name}: training seq2seq (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+        say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
         t0 = time.perf_counter()
         dialogues = read_corpus(config.corpus or corpus, split=train_split)
         with warnings.catch_warnings():  # the caller was warned about log= above

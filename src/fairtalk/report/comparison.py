@@ -122,14 +122,19 @@ def _share(n: int, total: int) -> str:
     return f"{n} ({100 * n / total:.1f}%)" if total else str(n)
 
 
+#: How ``table7.md``'s title names each trained model (``TrainConfig.model``); Seq2Seq where it says none.
+_ARCHITECTURES = {"seq2seq": "Seq2Seq", "retrieval": "retrieval"}
+
+
 def render_comparison_markdown(comparison: DebiasComparison) -> str:
     """``table7.md``: the side-by-side table, the models' training summary and the notes."""
     rows = _rows(comparison)
     group_a, group_b = comparison.groups
     headers = _headers(comparison)
     first = next(iter(comparison.results.values()))
+    architecture = _ARCHITECTURES.get(str(next(iter(comparison.models.values())).training.get("model")), "Seq2Seq")
     lines = [
-        f"# Debiasing the Seq2Seq model: {md_escape(comparison.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
+        f"# Debiasing the {architecture} model: {md_escape(comparison.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
         (
             f"{comparison.n_pairs} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "

@@ -1,8 +1,9 @@
 """``reproduce planted``'s report: planted vs recovered gaps, and the planted corpus' baseline, CDA and WER.
 
 ``planted.md`` holds two tables (the planted models: rate, true gap, recovered gap with its
-interval, covered, verdict, MDE; the models trained on the planted corpus: gap with its interval,
-change from the baseline with its interval and verdict); ``planted.csv`` one row per line of
+interval, covered, verdict, MDE; the models trained on the planted corpus, Seq2Seq then retrieval:
+gap with its interval, change from the baseline of the same architecture with its interval and
+verdict, and how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
 either; ``results.json`` is ``PlantedRecovery.to_dict()``; ``planted.png`` the two panels, and
 ``report.html`` the tables with the figure inline. Gaps are ``B - A`` in points (percent).
 """
@@ -29,7 +30,7 @@ __all__ = ["PLANTED_CSV_COLUMNS", "PLANTED_FILES", "planted_png", "render_plante
 
 #: The files ``write_planted_report`` writes (replaced only where fairtalk wrote them).
 PLANTED_FILES = ("planted.md", "planted.csv", "results.json", "planted.png", "report.html")
-PLANTED_CSV_COLUMNS = ("part", "model", "rate", "measure", "true_gap", "base_share", "n_planted", "a", "b", "gap", "ci_low",
+PLANTED_CSV_COLUMNS = ("part", "model", "architecture", "rate", "measure", "true_gap", "base_share", "n_planted", "a", "b", "gap", "ci_low",
                        "ci_high", "covered", "p_adjusted", "verdict", "mde", "change", "change_low", "change_high",
                        "p_change", "change_verdict")  # fmt: skip
 _COLOURS = {"offense_rate": "#c51b7d", "sentiment_negative": "#2166ac"}
@@ -55,7 +56,7 @@ def _planted_lines(result: PlantedRecovery) -> list[list[str]]:
 
 
 def _debias_lines(result: PlantedRecovery) -> list[list[str]]:
-    return [[r.model, r.key, f"{_pts(r.a, 1)} / {_pts(r.b, 1)}", _pts(r.gap), _ci(r.ci), r.verdict.value, _pts(r.change), _ci(r.change_ci), _p(r.p_change),
+    return [[r.label, r.key, f"{_pts(r.a, 1)} / {_pts(r.b, 1)}", _pts(r.gap), _ci(r.ci), r.verdict.value, _pts(r.change), _ci(r.change_ci), _p(r.p_change),
              "–" if r.change_verdict is None else r.change_verdict.value] for r in result.debiased]  # fmt: skip
 
 
@@ -69,6 +70,16 @@ def _md_table(head: list[str], lines: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(x) + " |" for x in lines)]
 
 
+def _pools_line(result: PlantedRecovery) -> str:
+    """The rankers' pools: the planted replies each holds (a ranker answers only from its pool), and how often it chose one."""
+    if not result.pools:
+        return ""
+    held = "; ".join(f"{name} {p.n_held} of {p.n_replies} among {p.n_candidates} candidates, chosen for "
+                     f"{p.n_chosen_a} group-A and {p.n_chosen_b} group-B contexts of {result.n_pairs}"
+                     for name, p in result.pools.items())  # fmt: skip
+    return f"Planted replies in the retrieval rankers' pools: {held}."
+
+
 def render_planted_markdown(result: PlantedRecovery) -> str:
     """``planted.md``: the planted models' table, then the planted corpus' models, with the run's facts."""
     out = [f"# Planted bias: {result.axis} ({result.groups[0]} = A, {result.groups[1]} = B), {result.mode} mode", "",
@@ -79,8 +90,11 @@ def render_planted_markdown(result: PlantedRecovery) -> str:
            f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}.", ""]  # fmt: skip
     if result.debiased:
         counts = ", ".join(f"{k} {v}" for k, v in result.corpus.items())
-        out += [f"## Trained on a planted corpus (q = {result.corpus_rate:g})", "", f"Corpus: {counts}.", "",
+        out += [f"## Trained on a planted corpus (q = {result.corpus_rate:g})", "", f"Corpus: {counts}. Each debiased "
+                "model is compared with the baseline of its own architecture: the change in gap (B − A), tested.", "",
                 *_md_table(_DEBIAS_HEAD, _debias_lines(result)), ""]  # fmt: skip
+        if result.pools:
+            out += [_pools_line(result), ""]
     if result.timings:
         out += ["Times: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in result.timings.items()) + ".", ""]
     return "\n".join(out)
@@ -93,7 +107,7 @@ def _row_cells(row: PlantedGap | DebiasedGap) -> dict[str, object]:
         cells.update(part="planted", model=f"planted-{row.rate:g}", rate=row.rate, true_gap=row.true_gap,
                      base_share=row.base_share, n_planted=row.n_planted, covered=row.covered, mde=row.mde)  # fmt: skip
     else:
-        cells.update(part="debias", model=row.model, a=row.a, b=row.b, change=row.change, change_low=row.change_ci[0],
+        cells.update(part="debias", model=row.model, architecture=row.architecture, a=row.a, b=row.b, change=row.change, change_low=row.change_ci[0],
                      change_high=row.change_ci[1], p_change=row.p_change,
                      change_verdict=None if row.change_verdict is None else row.change_verdict.value)  # fmt: skip
     return cells
@@ -126,7 +140,8 @@ def planted_png(result: PlantedRecovery) -> bytes:
     from fairtalk.report.plots import _figure, _png
 
     panels = 2 if result.debiased else 1
-    fig = _figure(5.0 * panels, 3.6)
+    n_trained = len({row.label for row in result.debiased})
+    fig = _figure(5.0 + (max(5.0, 1.0 * n_trained) if result.debiased else 0.0), 3.6)  # room for six models' labels
     axes = fig.subplots(1, panels, squeeze=False)[0]
     ax = axes[0]
     keys = list(dict.fromkeys(row.key for row in result.planted))
@@ -144,14 +159,14 @@ def planted_png(result: PlantedRecovery) -> bytes:
     ax.legend(fontsize=8)
     if result.debiased:
         ax = axes[1]
-        models = list(dict.fromkeys(row.model for row in result.debiased))
+        models = list(dict.fromkeys(row.label for row in result.debiased))
         keys = list(dict.fromkeys(row.key for row in result.debiased))
         for i, key in enumerate(keys):
             for j, trained in enumerate(r for r in result.debiased if r.key == key):
-                x = models.index(trained.model) + (i - (len(keys) - 1) / 2) * 0.2
+                x = models.index(trained.label) + (i - (len(keys) - 1) / 2) * 0.2
                 _error_bar(ax, x, trained.gap, trained.ci, _COLOURS.get(key, "#555555"), key if j == 0 else None)
         ax.axhline(0, color="#999999", linewidth=1)
-        ax.set_xticks(range(len(models)), models)
+        ax.set_xticks(range(len(models)), [m.replace(" ", "\n", 1) for m in models], fontsize=8)
         ax.set_ylabel("gap B − A (points, 95% CI)")
         ax.set_title(f"Trained on the planted corpus (q = {result.corpus_rate:g})")
         ax.legend(fontsize=8)
@@ -174,7 +189,7 @@ def _render_html(result: PlantedRecovery, png: bytes) -> str:
              "<h2>Planted models</h2>", _html_table(_PLANTED_HEAD, _planted_lines(result))]  # fmt: skip
     if result.debiased:
         parts += [f"<h2>Trained on a planted corpus (q = {result.corpus_rate:g})</h2>",
-                  _html_table(_DEBIAS_HEAD, _debias_lines(result))]  # fmt: skip
+                  _html_table(_DEBIAS_HEAD, _debias_lines(result)), f"<p>{html.escape(_pools_line(result))}</p>"]  # fmt: skip
     style = "body{font-family:sans-serif;max-width:70em;margin:2em auto}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
     return f"<!doctype html><html><head><meta charset='utf-8'><title>Planted bias</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n"
 

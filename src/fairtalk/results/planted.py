@@ -3,7 +3,8 @@
 Gaps here are written ``B - A`` (group B's rate minus group A's), the direction the bias was
 planted in, so a recovered gap is positive; the audit's own intervals bound ``A - B`` and are
 negated. :class:`PlantedGap` is one planted model and measure; :class:`DebiasedGap` one model
-trained on the planted corpus, with its change against the baseline.
+(a Seq2Seq generator or a retrieval ranker) trained on the planted corpus, with its change against
+the baseline of its own architecture.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from fairtalk.results._protocol import Result, Verdict
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
 
-__all__ = ["DebiasedGap", "PlantedGap", "PlantedRecovery"]
+__all__ = ["ARCHITECTURES", "DebiasedGap", "PlantedGap", "PlantedRecovery", "RankerPool"]
+
+#: The architectures trained on the planted corpus, in the table's order.
+ARCHITECTURES = ("seq2seq", "retrieval")
+_LABELS = {"baseline": "baseline", "cda": "CDA", "wer": "WER"}
 
 _Bounds = tuple[float | None, float | None]
 
@@ -78,8 +83,11 @@ class PlantedGap:
 class DebiasedGap:
     """One model trained on the planted corpus, one measure: its rates ``a``, ``b``, gap (``B - A``) and change from the baseline.
 
-    ``change`` is the difference in differences (this model's ``B - A`` minus the baseline's),
-    ``change_ci`` its interval and ``change_verdict`` the comparison's :class:`Change` (None for the baseline).
+    ``model`` is the debiasing (``baseline``, ``cda``, ``wer``) and ``architecture`` the model kind
+    (``seq2seq`` or ``retrieval``; files written before retrieval rows existed read as ``seq2seq``).
+    ``change`` is the difference in differences (this model's ``B - A`` minus the baseline's of the
+    same architecture), ``change_ci`` its interval and ``change_verdict`` the comparison's
+    :class:`Change` (None for a baseline).
     """
 
     model: str
@@ -94,6 +102,17 @@ class DebiasedGap:
     change_ci: _Bounds = (None, None)
     p_change: float | None = None
     change_verdict: Change | None = None
+    architecture: str = "seq2seq"
+
+    @property
+    def label(self) -> str:
+        """The row's name in tables and the figure: ``seq2seq baseline``, ``retrieval CDA``."""
+        return f"{self.architecture} {_LABELS.get(self.model, self.model)}"
+
+    @property
+    def name(self) -> str:
+        """The row's key in :attr:`PlantedRecovery.verdicts`: the model for Seq2Seq (``cda``), else ``retrieval-cda``."""
+        return self.model if self.architecture == "seq2seq" else f"{self.architecture}-{self.model}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (verdicts as their strings)."""
@@ -114,13 +133,42 @@ class DebiasedGap:
 
 
 @dataclass(frozen=True, slots=True)
+class RankerPool:
+    """A retrieval ranker trained on the planted corpus: the planted replies in its pool, and how often it chose one.
+
+    A ranker answers only from its candidate pool (the distinct training responses), so
+    ``n_held`` of the ``n_replies`` planted replies are among its ``n_candidates``;
+    ``n_chosen_a`` and ``n_chosen_b`` count the audited pairs whose group-A and group-B sides it
+    answered with one of them.
+    """
+
+    n_held: int
+    n_replies: int
+    n_candidates: int
+    n_chosen_a: int
+    n_chosen_b: int
+
+    def to_dict(self) -> dict[str, int]:
+        """A JSON-ready dict."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The pool of a :meth:`to_dict` dict."""
+        return cls(**{f.name: int(data[f.name]) for f in fields(cls)})
+
+
+@dataclass(frozen=True, slots=True)
 class PlantedRecovery(Result[tuple[str, str]]):
     """``reproduce planted``: planted models' gaps against the truth, and a planted corpus debiased. Built once.
 
     ``planted`` holds a :class:`PlantedGap` per (rate, measure); ``corpus_rate`` is the planted
     corpus' replacement probability and ``corpus`` the counts of its planting; ``debiased`` holds a
     :class:`DebiasedGap` per (model, measure), and ``debias`` the full comparison (None when the
-    corpus part was skipped). Keys are ``("planted-<rate>", measure)`` and ``(model, measure)``.
+    corpus part was skipped); ``debias_retrieval`` is the retrieval rankers' comparison (None when
+    not trained) and ``pools`` maps each ranker (``baseline``, ``cda``, ``wer``) to its :class:`RankerPool`
+    (the planted replies among its candidates, and how often it chose one). Keys are ``("planted-<rate>", measure)``
+    and ``(DebiasedGap.name, measure)``: ``("cda", ...)`` for Seq2Seq, ``("retrieval-cda", ...)`` for rankers.
     """
 
     axis: str
@@ -134,6 +182,8 @@ class PlantedRecovery(Result[tuple[str, str]]):
     corpus: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     debiased: tuple[DebiasedGap, ...] = ()
     debias: DebiasComparison | None = None
+    debias_retrieval: DebiasComparison | None = None
+    pools: Mapping[str, RankerPool] = field(default_factory=lambda: MappingProxyType({}))
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -141,7 +191,7 @@ class PlantedRecovery(Result[tuple[str, str]]):
     def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
         """Each planted model's and each trained model's verdict per measure."""
         out = {(f"planted-{row.rate:g}", row.key): row.verdict for row in self.planted}
-        out.update({(row.model, row.key): row.verdict for row in self.debiased})
+        out.update({(row.name, row.key): row.verdict for row in self.debiased})
         return MappingProxyType(out)
 
     @property
@@ -165,18 +215,23 @@ class PlantedRecovery(Result[tuple[str, str]]):
             "corpus_rate": self.corpus_rate, "corpus": dict(self.corpus),
             "debiased": [row.to_dict() for row in self.debiased],
             "debias": None if self.debias is None else self.debias.to_dict(),
+            "debias_retrieval": None if self.debias_retrieval is None else self.debias_retrieval.to_dict(),
+            "pools": {name: pool.to_dict() for name, pool in self.pools.items()},
             "timings": dict(self.timings), "files": dict(self.files),
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The result of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
-        debias = data.get("debias")
+        debias, retrieval = data.get("debias"), data.get("debias_retrieval")
+        pools = {name: RankerPool.from_dict(pool) for name, pool in (data.get("pools") or {}).items()}
         return cls(axis=data["axis"], groups=tuple(data["groups"]), base_model=data["base_model"],
                    n_pairs=data["n_pairs"], seed=data["seed"], mode=data["mode"],
                    planted=tuple(PlantedGap.from_dict(row) for row in data["planted"]),
                    corpus_rate=data.get("corpus_rate"), corpus=MappingProxyType(dict(data.get("corpus") or {})),
                    debiased=tuple(DebiasedGap.from_dict(row) for row in data.get("debiased") or ()),
                    debias=None if debias is None else DebiasComparison.from_dict(debias),
+                   debias_retrieval=None if retrieval is None else DebiasComparison.from_dict(retrieval),
+                   pools=MappingProxyType(pools),
                    timings=MappingProxyType(dict(data.get("timings") or {})),
                    files=MappingProxyType(dict(data.get("files") or {})))  # fmt: skip
