@@ -71,7 +71,6 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
-_MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
 _NOTE_RUN_SCOPE = ("--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
                    "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
                    "axis on its own")  # fmt: skip
@@ -353,13 +352,9 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
     """
     import fairtalk
     from fairtalk.cli._output import progress_bars
+    from fairtalk.cli.compare import show_comparison
     from fairtalk.report import check_report_folder
-    from fairtalk.report.model_comparison import (
-        COMPARISON_FILES,
-        gate_lines,
-        model_comparison_table,
-        write_model_comparison,
-    )
+    from fairtalk.report.model_comparison import COMPARISON_FILES, write_model_comparison
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
     args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
@@ -374,16 +369,4 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
         paths = write_model_comparison(result, compare_out)
     except KeyboardInterrupt:
         interrupted(store)
-    if json_out:
-        print_json({"comparison": result.to_dict()})
-    else:
-        console.print(model_comparison_table(result))
-    for line in gate_lines(result):
-        say(line)
-    for path in paths.values():
-        info(f"wrote {path}")
-    write_ci_files(result, None)  # the comparison's findings and table in the job summary ($GITHUB_STEP_SUMMARY)
-    if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
-        say(_MSG_GATE, style="bold red")
-        return 1
-    return 0
+    return show_comparison(result, paths, json_out=json_out, junit=None, gate=gate, json_key="comparison")

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
 
 from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
 from fairtalk.cli._test_options import parse_margins, write_ci_files
+
+if TYPE_CHECKING:
+    from fairtalk.results import ModelComparison
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
 _MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
@@ -65,12 +72,7 @@ def compare(
     from fairtalk import SpecError
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import check_report_folder
-    from fairtalk.report.model_comparison import (
-        COMPARISON_FILES,
-        gate_lines,
-        model_comparison_table,
-        write_model_comparison,
-    )
+    from fairtalk.report.model_comparison import COMPARISON_FILES, write_model_comparison
 
     try:
         if output is not None:
@@ -87,8 +89,21 @@ def compare(
         paths = {} if output is None else write_model_comparison(result, output)
     except KeyboardInterrupt:
         interrupted()
+    if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse):
+        raise typer.Exit(code=1)
+
+
+def show_comparison(result: ModelComparison, paths: Mapping[str, Path], *, json_out: bool, junit: str | None,
+                    gate: bool, json_key: str | None = None) -> int:  # fmt: skip
+    """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
+
+    Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
+    lines and the files written, and writes ``--junit`` and the job summary. ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
+    """
+    from fairtalk.report.model_comparison import gate_lines, model_comparison_table
+
     if json_out:
-        print_json(result.to_dict())
+        print_json(result.to_dict() if json_key is None else {json_key: result.to_dict()})
     else:
         console.print(model_comparison_table(result))
     for line in gate_lines(result):
@@ -96,6 +111,7 @@ def compare(
     for path in paths.values():
         info(f"wrote {path}")
     write_ci_files(result, junit)
-    if fail_if_worse and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
+    if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
         say(_MSG_GATE, style="bold red")
-        raise typer.Exit(code=1)
+        return 1
+    return 0
