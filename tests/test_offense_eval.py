@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "offense_eval.py"
+from bench_scripts import load_bench
 
 
 def _eval():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location("offense_eval", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["offense_eval"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("offense_eval")
 
 
 def test_the_labels_join_the_key_and_the_annotators_agree() -> None:

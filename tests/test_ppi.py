@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from bench_scripts import load_bench
 from fairtalk.stats.ppi import labels_needed, ppi_mean
 
 
 def _bench():  # noqa: ANN202
-    path = Path(__file__).resolve().parents[1] / "bench" / "ppi.py"
-    spec = importlib.util.spec_from_file_location("bench_ppi", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_ppi"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("ppi")
 
 
 def test_a_scorer_whose_error_differs_by_group_fakes_a_gap_that_ppi_corrects() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +12,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from bench_scripts import load_bench
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
@@ -236,14 +235,7 @@ def test_a_group_with_too_few_labels_or_only_other_gets_a_warning_not_an_error(t
 
 
 def _ppi_prompts_bench() -> ModuleType:
-    """``bench/ppi_prompts.py``, loaded as a module (bench/ is not a package)."""
-    path = Path(__file__).resolve().parents[2] / "bench" / "ppi_prompts.py"
-    spec = importlib.util.spec_from_file_location("bench_ppi_prompts", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_ppi_prompts"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("ppi_prompts")
 
 
 @pytest.mark.slow
