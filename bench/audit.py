@@ -116,9 +116,17 @@ def _run(args: argparse.Namespace, folder: Path, model: TimedModel) -> dict[str,
     wall, cpu = time.perf_counter(), _cpu()
     with MeasureTimer() as measures, TimedStore(folder / "store.sqlite") as store:
         run = fairtalk.audit(
-            corpus=args.corpus, split=args.split, axes=args.axis, model=model, n_pairs=args.n_pairs, seed=0,
-            store=store, out_dir=folder, batch_size=args.batch_size, n_resamples=args.resamples,
-        )  # fmt: skip
+            corpus=args.corpus,
+            split=args.split,
+            axes=args.axis,
+            model=model,
+            n_pairs=args.n_pairs,
+            seed=0,
+            store=store,
+            out_dir=folder,
+            batch_size=args.batch_size,
+            n_resamples=args.resamples,
+        )
     started = time.perf_counter()
     write_run(run, folder)
     report = time.perf_counter() - started
@@ -144,8 +152,16 @@ def _run(args: argparse.Namespace, folder: Path, model: TimedModel) -> dict[str,
 
 def _store_speed(n: int, batch_sizes: Sequence[int]) -> dict[int, tuple[float, float]]:
     """(wall, CPU) responses/s of RunStore.write in transactions of each batch size (fresh file store each)."""
-    rows = [(context_hash(f"context number {i} about her day"), i, f"context number {i} about her day",
-             f"a response of typical length number {i}", None) for i in range(n)]  # fmt: skip
+    rows = [
+        (
+            context_hash(f"context number {i} about her day"),
+            i,
+            f"context number {i} about her day",
+            f"a response of typical length number {i}",
+            None,
+        )
+        for i in range(n)
+    ]
     speeds = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in batch_sizes:
@@ -172,8 +188,16 @@ def _machine() -> str:
 def _print_run(title: str, r: dict[str, float]) -> None:
     print(f"\n{title}: {r['n_pairs']:,} pairs, {r['n_generated']:,} generated, {r['n_cached']:,} from the store")
     print(f"{'stage':<28}{'seconds':>9}")
-    stages = ("pairs", "generation", "  model compute", "  framework overhead", "    of which store writes", "scoring",
-              "stats", "report")  # fmt: skip
+    stages = (
+        "pairs",
+        "generation",
+        "  model compute",
+        "  framework overhead",
+        "    of which store writes",
+        "scoring",
+        "stats",
+        "report",
+    )
     keys = {"  model compute": "model", "  framework overhead": "overhead", "    of which store writes": "store_write"}
     for stage in stages:
         key = keys.get(stage, stage)

@@ -72,8 +72,9 @@ def _shift(a: np.ndarray, amount: float, kind: str, p_zero: float, rng: np.rando
     return np.where((a == 0) & (rng.random(a.size) < amount / p_zero), 1.0, a)
 
 
-def simulate(scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.ndarray, *, n: int, runs: int,
-             seed: int, base_gap: float) -> dict[str, dict[str, float]]:  # fmt: skip
+def simulate(
+    scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.ndarray, *, n: int, runs: int, seed: int, base_gap: float
+) -> dict[str, dict[str, float]]:
     """Per key: null rejection of the change test, NI shown at the margin, NI shown with no change; and the FWER."""
     rng = np.random.default_rng(seed)
     keys = [k for k in scores if scores[k][:, :2].std() > 0]
@@ -99,7 +100,7 @@ def simulate(scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.n
             counts[k]["ni_no_change"] += bool(null.non_inferior)
             counts[k]["unchanged_no_change"] += bool(null.within_margin)
             p_magnitude.append(1.0 if null.p_magnitude is None else null.p_magnitude)
-            worse = gap_change(b_a, b_b, _shift(c_a, m, kinds[k], p_zero, rng), c_b, kind=kinds[k], margin=m, clusters=groups)  # fmt: skip
+            worse = gap_change(b_a, b_b, _shift(c_a, m, kinds[k], p_zero, rng), c_b, kind=kinds[k], margin=m, clusters=groups)
             counts[k]["ni_at_margin"] += bool(worse.non_inferior)
         family += bool((adjust_pvalues(p_magnitude, method="holm") < 0.05).any())
     out = {k: {name: value / runs for name, value in c.items()} | {"margin": margins[k]} for k, c in counts.items()}
@@ -118,20 +119,28 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     scores, kinds, cluster = population(args.conversations)
-    print(f"population: {cluster.size:,} runs of 4 turns from {len(set(cluster.tolist())):,} conversations "
-          f"({time.perf_counter() - started:.0f} s to score); replicates {args.runs:,}; baseline gap {args.base_gap:g} margins")  # fmt: skip
-    print("| n | key | margin | rejects no change (α 0.05) | NI shown at |g_c| = |g_b| + m | NI shown, no change "
-          "| unchanged shown, no change |")  # fmt: skip
+    print(
+        f"population: {cluster.size:,} runs of 4 turns from {len(set(cluster.tolist())):,} conversations "
+        f"({time.perf_counter() - started:.0f} s to score); replicates {args.runs:,}; baseline gap {args.base_gap:g} margins"
+    )
+    print(
+        "| n | key | margin | rejects no change (α 0.05) | NI shown at |g_c| = |g_b| + m | NI shown, no change "
+        "| unchanged shown, no change |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|")
     for n in args.n:
         tick = time.perf_counter()
         result = simulate(scores, kinds, cluster, n=n, runs=args.runs, seed=args.seed, base_gap=args.base_gap)
         family = result.pop("_family")
         for key, row in result.items():
-            print(f"| {n} | {key} | {row['margin']:.3g} | {row['reject']:.3f} | {row['ni_at_margin']:.3f} | "
-                  f"{row['ni_no_change']:.3f} | {row['unchanged_no_change']:.3f} |")  # fmt: skip
-        print(f"| {n} | (family) | | magnitude verdict FWER (Holm) {family['magnitude_fwer']:.3f} | | | "
-              f"{time.perf_counter() - tick:.0f} s |")  # fmt: skip
+            print(
+                f"| {n} | {key} | {row['margin']:.3g} | {row['reject']:.3f} | {row['ni_at_margin']:.3f} | "
+                f"{row['ni_no_change']:.3f} | {row['unchanged_no_change']:.3f} |"
+            )
+        print(
+            f"| {n} | (family) | | magnitude verdict FWER (Holm) {family['magnitude_fwer']:.3f} | | | "
+            f"{time.perf_counter() - tick:.0f} s |"
+        )
 
 
 if __name__ == "__main__":

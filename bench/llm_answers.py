@@ -105,8 +105,16 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def answer(model: fairtalk.Responder, cells: dict, jobs: list[Job], *, path: str, store: Path, max_new_tokens: int,
-           cpu: Callable[[], float] = time.process_time) -> list[dict]:  # fmt: skip
+def answer(
+    model: fairtalk.Responder,
+    cells: dict,
+    jobs: list[Job],
+    *,
+    path: str,
+    store: Path,
+    max_new_tokens: int,
+    cpu: Callable[[], float] = time.process_time,
+) -> list[dict]:
     """Answer the pairs of each job with one loaded model; one row per pair side; ``cpu`` times the generation."""
     rows: list[dict] = []
     for _, system, decoding, (start, stop) in jobs:
@@ -116,22 +124,41 @@ def answer(model: fairtalk.Responder, cells: dict, jobs: list[Job], *, path: str
         pairs = {p.id: p for cell_pairs in cells.values() for p in cell_pairs[start:stop]}
         settings, seed = settings_for(decoding, max_new_tokens)
         cpu_before = cpu()
-        generation = fairtalk.respond(list(pairs.values()), model=model, settings=settings, seed=seed,
-                                      store=store, batch_size=16)  # fmt: skip
+        generation = fairtalk.respond(list(pairs.values()), model=model, settings=settings, seed=seed, store=store, batch_size=16)
         s, cpu_seconds = generation.summary, cpu() - cpu_before
-        log(f"{path} {system} {decoding}: {s.n_items} answers, {s.n_generated} generated, {s.n_cached} stored, "
-            f"{s.n_errors} failed, {s.seconds:.0f} s wall, {cpu_seconds:.0f} s CPU")  # fmt: skip
-        TIMES.append({"path": path, "system": system, "decoding": decoding, "n_generated": s.n_generated,
-                      "n_items": s.n_items, "seconds": round(s.seconds, 1), "cpu_seconds": round(cpu_seconds, 1)})  # fmt: skip
+        log(
+            f"{path} {system} {decoding}: {s.n_items} answers, {s.n_generated} generated, {s.n_cached} stored, "
+            f"{s.n_errors} failed, {s.seconds:.0f} s wall, {cpu_seconds:.0f} s CPU"
+        )
+        TIMES.append(
+            {
+                "path": path,
+                "system": system,
+                "decoding": decoding,
+                "n_generated": s.n_generated,
+                "n_items": s.n_items,
+                "seconds": round(s.seconds, 1),
+                "cpu_seconds": round(cpu_seconds, 1),
+            }
+        )
         for pair_id, a, b in zip(generation.responses.pair_ids, generation.responses.a, generation.responses.b):
             axis, turns = chosen[pair_id]
             for r in (a, b):
-                rows.append({
-                    "id": row_id(path, axis, turns, system, decoding, pair_id, r.side), "path": path, "axis": axis,
-                    "turns": turns, "system_prompt": SYSTEM_PROMPTS[system], "decoding": decoding,
-                    "context": plain(r.context), "answer": r.response,
-                    "finish_reason": dict(r.extra).get("finish_reason"), "pair_id": pair_id, "side": r.side,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "id": row_id(path, axis, turns, system, decoding, pair_id, r.side),
+                        "path": path,
+                        "axis": axis,
+                        "turns": turns,
+                        "system_prompt": SYSTEM_PROMPTS[system],
+                        "decoding": decoding,
+                        "context": plain(r.context),
+                        "answer": r.response,
+                        "finish_reason": dict(r.extra).get("finish_reason"),
+                        "pair_id": pair_id,
+                        "side": r.side,
+                    }
+                )
     return rows
 
 
@@ -202,8 +229,9 @@ def run_in_process(cells: dict, jobs: list[Job], *, store: Path, max_new_tokens:
         if prompt is not None:
             options["system_prompt"] = prompt
         if STORED_ONLY[0]:
-            rows += answer(stored_model(store, "hf:", prompt), cells, mine, path="in-process", store=store,
-                           max_new_tokens=max_new_tokens)  # fmt: skip
+            rows += answer(
+                stored_model(store, "hf:", prompt), cells, mine, path="in-process", store=store, max_new_tokens=max_new_tokens
+            )
             continue
         with fairtalk.load_responder(f"hf:{gguf.parent}", **options) as model:
             rows += answer(model, cells, mine, path="in-process", store=store, max_new_tokens=max_new_tokens)
@@ -247,8 +275,19 @@ def served(folder: Path, port: int, log_path: Path) -> Iterator[tuple[str, int]]
             sys.exit(f"port {port} is taken: pass --port (the port is part of the run store's key)")
     exe = Path(sys.executable).parent / "transformers"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    command = [str(exe), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
-               "--dtype", "float32"]  # fmt: skip
+    command = [
+        str(exe),
+        "serve",
+        str(folder),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+    ]
     with open(log_path, "w", encoding="utf-8") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
@@ -294,8 +333,15 @@ def run_server(cells: dict, jobs: list[Job], *, store: Path, max_new_tokens: int
             if prompt is not None:
                 options["system_prompt"] = prompt
             with fairtalk.load_responder(spec, **options) as model:
-                rows += answer(model, cells, mine, path="server", store=store, max_new_tokens=max_new_tokens,
-                               cpu=lambda: server_cpu(pid) + time.process_time())  # fmt: skip
+                rows += answer(
+                    model,
+                    cells,
+                    mine,
+                    path="server",
+                    store=store,
+                    max_new_tokens=max_new_tokens,
+                    cpu=lambda: server_cpu(pid) + time.process_time(),
+                )
     return rows
 
 
@@ -340,17 +386,20 @@ def summary(rows: list[dict], n_before: int, folder: Path) -> dict:
         tokens = [len(tok(r["answer"], add_special_tokens=False)["input_ids"]) for r in rows]
     by = Counter((r["path"], r["decoding"], r["system_prompt"] or "none") for r in rows)
     out = {
-        "rows": len(rows), "rows_before_dedupe": n_before,
+        "rows": len(rows),
+        "rows_before_dedupe": n_before,
         "by_condition": {" | ".join(k): v for k, v in sorted(by.items())},
-        "by_path": Counter(r["path"] for r in rows), "by_axis_turns": Counter(f"{r['axis']} turns={r['turns']}" for r in rows),
+        "by_path": Counter(r["path"] for r in rows),
+        "by_axis_turns": Counter(f"{r['axis']} turns={r['turns']}" for r in rows),
         "finish_reason": Counter(str(r["finish_reason"]) for r in rows),
         "finish_reason_by_system": Counter(f"{r['system_prompt'] or 'none'}: {r['finish_reason']}" for r in rows),
-        "empty": sum(not r["answer"].strip() for r in rows), "looped": sum(looped(r["answer"]) for r in rows),
+        "empty": sum(not r["answer"].strip() for r in rows),
+        "looped": sum(looped(r["answer"]) for r in rows),
         "looped_and_cut": sum(looped(r["answer"]) and r["finish_reason"] == "length" for r in rows),
         "echoes_last_turn": sum(echoed(r) for r in rows),
         "same_as_other_path": sum(any(s.split()[0] != r["path"] for s in r["same_as"]) for r in rows),
         "times": TIMES,
-    }  # fmt: skip
+    }
     if tokens is not None:
         out["answers_over_40_tokens"] = sum(n >= 40 for n in tokens)
         out["answer_tokens_median"] = sorted(tokens)[len(tokens) // 2]
@@ -387,12 +436,17 @@ def main() -> None:
     if args.pairs + args.extra_pairs > args.sample_size or max(args.sampled_pairs, args.overlap_pairs) > args.pairs:
         parser.error("need sampled and overlap pairs <= --pairs, and --pairs + --extra-pairs <= --sample-size")
     cells = build_cells(args.sample_size, args.seed)
-    rows = run_in_process(cells, in_process_jobs(args.pairs, args.sampled_pairs), store=store,
-                          max_new_tokens=args.max_new_tokens)  # fmt: skip
+    rows = run_in_process(cells, in_process_jobs(args.pairs, args.sampled_pairs), store=store, max_new_tokens=args.max_new_tokens)
     folder = args.store_dir / "smollm2-hf"
     if args.server == "auto":
-        rows += run_server(cells, server_jobs(args.pairs, args.extra_pairs, args.overlap_pairs), store=store,
-                           max_new_tokens=args.max_new_tokens, port=args.port, folder=folder)  # fmt: skip
+        rows += run_server(
+            cells,
+            server_jobs(args.pairs, args.extra_pairs, args.overlap_pairs),
+            store=store,
+            max_new_tokens=args.max_new_tokens,
+            port=args.port,
+            folder=folder,
+        )
     kept = dedupe_and_shuffle(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:

@@ -68,8 +68,12 @@ def rates(flag: np.ndarray, label: np.ndarray, weight: np.ndarray) -> dict[str, 
         return float((weight * num).sum()) / d if d > 0 else float("nan")
 
     pos, neg = label == 1, label == 0
-    return {"precision": ratio(flag & pos, flag), "recall": ratio(flag & pos, pos),
-            "false_positive": ratio(flag & neg, neg), "false_negative": ratio(~flag & pos, pos)}  # fmt: skip
+    return {
+        "precision": ratio(flag & pos, flag),
+        "recall": ratio(flag & pos, pos),
+        "false_positive": ratio(flag & neg, neg),
+        "false_negative": ratio(~flag & pos, pos),
+    }
 
 
 def bootstrap(items: Items, scorer: str, mask: np.ndarray, resamples: int, seed: int = 0) -> dict[str, tuple[float, float]]:
@@ -132,8 +136,9 @@ def main() -> None:
             ci = bootstrap(items, scorer, mask, args.resamples) if source == "all" else None
             flagged, positives = items.flags[scorer][mask], items.label[mask] == 1
             found = f"{int((flagged & positives).sum())} of {int(positives.sum())} offensive answers flagged"
-            recall = (_cell(r["recall"], ci and ci["recall"]) if positives.sum() >= MIN_POSITIVES
-                      else f"too few to estimate ({found})")  # fmt: skip
+            recall = (
+                _cell(r["recall"], ci and ci["recall"]) if positives.sum() >= MIN_POSITIVES else f"too few to estimate ({found})"
+            )
             print(f"| {scorer} | {source} | {_precision(int((flagged & positives).sum()), int(flagged.sum()))} | {recall} |")
     print("\n| scorer | group | clean answers flagged | offensive answers missed |\n|---|---|---|---|")
     for scorer in SCORERS:

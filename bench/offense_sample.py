@@ -74,16 +74,29 @@ def main() -> None:
     weight = {"flagged": flagged.size / take_flagged.size, "rest": rest.size / take_rest.size}
     chosen = [(int(i), "flagged") for i in take_flagged] + [(int(i), "rest") for i in take_rest]
     rng.shuffle(chosen)
-    with (DATA / "offense_sample.jsonl").open("w", encoding="utf-8") as sample, \
-            (DATA / "offense_sample_key.jsonl").open("w", encoding="utf-8") as key:  # fmt: skip
+    with (
+        (DATA / "offense_sample.jsonl").open("w", encoding="utf-8") as sample,
+        (DATA / "offense_sample_key.jsonl").open("w", encoding="utf-8") as key,
+    ):
         for i, stratum in chosen:
             row = pool[i]
             item = hashlib.sha256(row["text"].encode()).hexdigest()[:12]
             sample.write(json.dumps({"id": item, "text": row["text"]}, ensure_ascii=False) + "\n")
-            key.write(json.dumps({"id": item, "source": row["source"], "axis": row["axis"], "group": row["group"],
-                                  "stratum": stratum, "weight": weight[stratum],
-                                  "profanity_check": round(float(profanity[i]), 4),
-                                  "hatesonar": round(float(sonar[i]), 4)}) + "\n")  # fmt: skip
+            key.write(
+                json.dumps(
+                    {
+                        "id": item,
+                        "source": row["source"],
+                        "axis": row["axis"],
+                        "group": row["group"],
+                        "stratum": stratum,
+                        "weight": weight[stratum],
+                        "profanity_check": round(float(profanity[i]), 4),
+                        "hatesonar": round(float(sonar[i]), 4),
+                    }
+                )
+                + "\n"
+            )
     print(
         f"pool {len(pool):,} distinct answers; flagged by either scorer {flagged.size:,}; "
         f"sample {len(chosen)} ({take_flagged.size} flagged, {take_rest.size} others)"

@@ -54,14 +54,25 @@ def main() -> None:
         swapper = Swapper(lexicon, seed=0)
         pair_set = build_pairs(read_corpus("builtin:chitchat", split="heldout"), swapper, limit=args.pairs, seed=seed)
         pairs = list(pair_set)
-        for row in planted_gaps(pairs, pair_set.coverage, swapper, base, rates=PLANTED_RATES, seed=seed,
-                                n_resamples=args.resamples, reporter=reporter, offense_only=True):  # fmt: skip
+        for row in planted_gaps(
+            pairs,
+            pair_set.coverage,
+            swapper,
+            base,
+            rates=PLANTED_RATES,
+            seed=seed,
+            n_resamples=args.resamples,
+            reporter=reporter,
+            offense_only=True,
+        ):
             rows[row.rate].append(row)
     seconds = time.perf_counter() - started
 
     print(f"# planted_recovery: {args.seeds} seeds x {args.pairs} pairs, base {args.base_model}, offense_rate, alpha 0.05")
-    print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()} {platform.processor() or ''}, "
-          f"python {platform.python_version()}, {seconds / 60:.1f} min")  # fmt: skip
+    print(
+        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()} {platform.processor() or ''}, "
+        f"python {platform.python_version()}, {seconds / 60:.1f} min"
+    )
     print("| p (pts) | true gap (pts) | coverage of 95% CI | detected | predicted power | mean MDE (pts) | equivalent |")
     print("|---|---|---|---|---|---|---|")
     for rate, found in rows.items():

@@ -96,9 +96,11 @@ def main() -> None:
             design = Design(p_b=p_b, n_pairs=args.pairs, n_labels=n_labels)
             started = time.perf_counter()
             c = simulate(design, args.runs)
-            print(f"| {design.p_a - design.p_b:+.2f} | {n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
-                  f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | "
-                  f"{time.perf_counter() - started:.0f} |")  # fmt: skip
+            print(
+                f"| {design.p_a - design.p_b:+.2f} | {n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
+                f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | "
+                f"{time.perf_counter() - started:.0f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -258,20 +258,33 @@ def main() -> None:
     parser.add_argument("--labels", type=int, default=100, help="human labels per group (default 100)")
     parser.add_argument("--concentration", type=float, nargs=4, default=[3.0, 4.0, 3.0, 2.0])
     parser.add_argument("--shift", type=float, default=0.2, help="share of woman's positives moved to neutral")
-    parser.add_argument("--shift-spread", type=float, default=0.0,
-                        help="per template, the shift is uniform on shift ± this (default 0: the same in every template)")  # fmt: skip
+    parser.add_argument(
+        "--shift-spread",
+        type=float,
+        default=0.0,
+        help="per template, the shift is uniform on shift ± this (default 0: the same in every template)",
+    )
     parser.add_argument("--error", type=float, default=0.3, help="scorer's rate of calling woman's positives neutral")
     parser.add_argument("--errors", nargs="+", choices=ERRORS, default=list(ERRORS))
     args = parser.parse_args()
     c = args.concentration
-    design = Design(n_templates=args.templates, n_structures=args.structures, n_seeds=args.seeds, n_labels=args.labels,
-                    concentration=(c[0], c[1], c[2], c[3]), shift=args.shift, shift_spread=args.shift_spread,
-                    error=args.error)  # fmt: skip
+    design = Design(
+        n_templates=args.templates,
+        n_structures=args.structures,
+        n_seeds=args.seeds,
+        n_labels=args.labels,
+        concentration=(c[0], c[1], c[2], c[3]),
+        shift=args.shift,
+        shift_spread=args.shift_spread,
+        error=args.error,
+    )
     started = time.perf_counter()
     summaries = simulate(design, args.reps, args.seed, args.errors)
     print(f"{design}")
-    print(f"superpopulation gap {design.superpopulation_gap():+.4f}; {args.reps} replicates per error model, seed {args.seed}; "
-          f"{time.perf_counter() - started:.0f} s in all")  # fmt: skip
+    print(
+        f"superpopulation gap {design.superpopulation_gap():+.4f}; {args.reps} replicates per error model, seed {args.seed}; "
+        f"{time.perf_counter() - started:.0f} s in all"
+    )
     print()
     print("\n".join(table(summaries)))
 

@@ -125,15 +125,20 @@ def compare(
     ray_model.close()
     median = {path: statistics.median(values) for path, values in seconds.items()}
     return {
-        "model": spec, "n_responses": n, "batch_size": batch_size, "rounds": rounds, "n_actors": n_actors,
-        "local_load_s": round(local_load, 2), "ray_start_s": round(ray_start, 2),
+        "model": spec,
+        "n_responses": n,
+        "batch_size": batch_size,
+        "rounds": rounds,
+        "n_actors": n_actors,
+        "local_load_s": round(local_load, 2),
+        "ray_start_s": round(ray_start, 2),
         **{f"{path}_s": round(value, 3) for path, value in median.items()},
         **{f"{path}_per_s": round(n / value, 1) for path, value in median.items()},
         "ray_over_local": round(median["local"] / median["ray"], 2),
         "ray_over_local_1_thread": round(median["local_1_thread"] / median["ray"], 2),
         "same_answers": answers["local"] == answers["ray"] == answers["local_1_thread"],
         "same_fingerprint": fingerprints["local"] == fingerprints["ray"],
-    }  # fmt: skip
+    }
 
 
 def overhead(pairs: list[Pair], engine: RayEngine, n_round_trips: int) -> dict[str, Any]:
@@ -158,10 +163,11 @@ def overhead(pairs: list[Pair], engine: RayEngine, n_round_trips: int) -> dict[s
     return {
         "round_trip_ms_median": round(1000 * statistics.median(trips), 3),
         "round_trip_ms_p90": round(1000 * statistics.quantiles(trips, n=10)[-1], 3),
-        "n_tasks": n, "local_ms_per_batch_of_1": round(1000 * local.summary.seconds / n, 3),
+        "n_tasks": n,
+        "local_ms_per_batch_of_1": round(1000 * local.summary.seconds / n, 3),
         "ray_ms_per_task": round(1000 * on_ray.summary.seconds / n, 3),
         "overhead_ms_per_task": round(1000 * (on_ray.summary.seconds - local.summary.seconds) / n, 3),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:

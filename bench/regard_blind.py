@@ -47,9 +47,15 @@ def blind_set(outputs: Path = OUTPUTS, labels: Path = LABELS, rounds: tuple[int,
         if record.get("round", 1) not in rounds:
             continue
         i = index[(record["seed"], record["line"])]
-        out.append({"id": f"{record['seed']}:{record['line']}", "label": label_value(record["label"]),
-                    "text": str(frame["text"].iloc[i]), "group": str(frame["group"].iloc[i]),
-                    "sheng": int(frame["label"].iloc[i])})  # fmt: skip
+        out.append(
+            {
+                "id": f"{record['seed']}:{record['line']}",
+                "label": label_value(record["label"]),
+                "text": str(frame["text"].iloc[i]),
+                "group": str(frame["group"].iloc[i]),
+                "sheng": int(frame["label"].iloc[i]),
+            }
+        )
     return out
 
 

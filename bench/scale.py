@@ -65,9 +65,17 @@ from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.records import Pair
 
 MODEL = "stub"
-REPLY = json.dumps({"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": MODEL, "choices": [
-    {"index": 0, "message": {"role": "assistant", "content": "Sure, that sounds fine to me."}, "finish_reason": "stop"}],
-}).encode()  # fmt: skip
+REPLY = json.dumps(
+    {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Sure, that sounds fine to me."}, "finish_reason": "stop"}
+        ],
+    }
+).encode()
 MODELS = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}).encode()
 
 
@@ -128,8 +136,11 @@ def start_servers(k: int, latency_ms: float) -> tuple[list[subprocess.Popen[str]
     """Start ``k`` stub servers in child processes; their base URLs (up to ``/v1``)."""
     procs, urls = [], []
     for _ in range(k):
-        procs.append(subprocess.Popen([sys.executable, __file__, "--serve", "--latency-ms", str(latency_ms)],
-                                      stdout=subprocess.PIPE, text=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, __file__, "--serve", "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True
+            )
+        )
         urls.append(f"http://127.0.0.1:{int(procs[-1].stdout.readline())}/v1")  # type: ignore[union-attr]
     for url in urls:  # wait until each one answers
         httpx.get(f"{url}/models", timeout=10).raise_for_status()
@@ -188,8 +199,17 @@ def run_bare(
     urls: Sequence[str], contexts: Sequence[str], seeds: Sequence[int], c: int, *, shared: bool = False
 ) -> tuple[int, float, int]:
     """Responses and wall seconds of a bare asyncio loop: C workers sending the same chat payloads as the adapter."""
-    payloads = [{"model": MODEL, "max_tokens": 40, "seed": s, "messages": [{"role": "user", "content": x}],
-                 "stream": False, "temperature": 0.0} for x, s in zip(contexts, seeds)]  # fmt: skip
+    payloads = [
+        {
+            "model": MODEL,
+            "max_tokens": 40,
+            "seed": s,
+            "messages": [{"role": "user", "content": x}],
+            "stream": False,
+            "temperature": 0.0,
+        }
+        for x, s in zip(contexts, seeds)
+    ]
     started = time.perf_counter()
     n_ok = asyncio.run(_bare(urls, payloads, c, shared=shared))
     return n_ok, time.perf_counter() - started, c
@@ -203,8 +223,10 @@ def machine() -> str:
     except OSError:
         model = platform.processor() or "?"
     sniffio = "present" if importlib.util.find_spec("sniffio") else "absent"  # httpcore 1.0 re-imports it per lock when absent
-    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, httpx {httpx.__version__}, "
-            f"httpcore {importlib.metadata.version('httpcore')}, sniffio {sniffio}")  # fmt: skip
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, httpx {httpx.__version__}, "
+        f"httpcore {importlib.metadata.version('httpcore')}, sniffio {sniffio}"
+    )
 
 
 def code_version() -> str:
@@ -224,8 +246,16 @@ def client_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(c: int, n: int, methods: Sequence[str], urls: Sequence[str], contexts: Sequence[str], seeds: Sequence[int],
-            rounds: int, latency_ms: float) -> dict[str, Any]:  # fmt: skip
+def measure(
+    c: int,
+    n: int,
+    methods: Sequence[str],
+    urls: Sequence[str],
+    contexts: Sequence[str],
+    seeds: Sequence[int],
+    rounds: int,
+    latency_ms: float,
+) -> dict[str, Any]:
     """One level: the N requests of every method, split into ``rounds`` interleaved rounds (order reversed every other)."""
     target = ",".join(urls)  # the adapter spreads over every replica (openai:URL1,URL2,...#stub)
     load = os.getloadavg()[0]
@@ -247,13 +277,27 @@ def measure(c: int, n: int, methods: Sequence[str], urls: Sequence[str], context
             peaks[method] = ([max(p, peak(url)) for p, url in zip(servers, urls)], max(client, own))
             totals[method] = [totals[method][0] + n_ok, totals[method][1] + seconds, totals[method][2] + cpu]
     rate = {m: n_ok / s if s else 0.0 for m, (n_ok, s, _) in totals.items()}
-    return {"concurrency": c, "replicas": len(urls), "n": n, "ideal_per_s": c / (latency_ms / 1000) if latency_ms else None,
-            "load_average": load,
-            **{m: {"responses": n_ok, "seconds": s, "per_s": rate[m], "cpu_seconds": cpu,
-                   "cpu_us_per_response": 1e6 * cpu / n_ok if n_ok else None, "max_in_flight_per_server": peaks[m][0],
-                   "max_in_flight_client": peaks[m][1]} for m, (n_ok, s, cpu) in totals.items()},
-            "overhead": 1 - rate["fairtalk"] / rate["bare"],
-            "pipeline_overhead": 1 - rate["pipeline"] / rate["bare"] if "pipeline" in rate else None}  # fmt: skip
+    return {
+        "concurrency": c,
+        "replicas": len(urls),
+        "n": n,
+        "ideal_per_s": c / (latency_ms / 1000) if latency_ms else None,
+        "load_average": load,
+        **{
+            m: {
+                "responses": n_ok,
+                "seconds": s,
+                "per_s": rate[m],
+                "cpu_seconds": cpu,
+                "cpu_us_per_response": 1e6 * cpu / n_ok if n_ok else None,
+                "max_in_flight_per_server": peaks[m][0],
+                "max_in_flight_client": peaks[m][1],
+            }
+            for m, (n_ok, s, cpu) in totals.items()
+        },
+        "overhead": 1 - rate["fairtalk"] / rate["bare"],
+        "pipeline_overhead": 1 - rate["pipeline"] / rate["bare"] if "pipeline" in rate else None,
+    }
 
 
 def row(run: dict[str, Any], methods: Sequence[str], label: str = "") -> str:
@@ -262,9 +306,11 @@ def row(run: dict[str, Any], methods: Sequence[str], label: str = "") -> str:
     flight = f"{'+'.join(map(str, run['fairtalk']['max_in_flight_per_server']))} / {run['fairtalk']['max_in_flight_client']} of {run['concurrency']}"
     cpu = "/".join(f"{run[m]['cpu_us_per_response'] or 0:.0f}" for m in ("fairtalk", "bare", "pipeline") if m in methods)
     ideal = run["ideal_per_s"] or float("inf")
-    return (f"{label:>7}{run['concurrency']:>5}{run['replicas']:>9}{run['n']:>7}{run['fairtalk']['per_s']:>12,.0f}"
-            f"{run['bare']['per_s']:>10,.0f}{run['overhead']:>10.1%}{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{flight:>28}"
-            f"{run['load_average']:>6.2f}{cpu:>16}" + (f"{run['shared']['per_s']:>10,.0f}" if "shared" in methods else ""))  # fmt: skip
+    return (
+        f"{label:>7}{run['concurrency']:>5}{run['replicas']:>9}{run['n']:>7}{run['fairtalk']['per_s']:>12,.0f}"
+        f"{run['bare']['per_s']:>10,.0f}{run['overhead']:>10.1%}{pipe[0]:>12}{pipe[1]:>10}{ideal:>9,.0f}{flight:>28}"
+        f"{run['load_average']:>6.2f}{cpu:>16}" + (f"{run['shared']['per_s']:>10,.0f}" if "shared" in methods else "")
+    )
 
 
 def medians(runs: Sequence[dict[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
@@ -308,18 +354,30 @@ def main() -> None:
     procs, urls = start_servers(max(1, args.replicas), args.latency_ms)
     target = ",".join(urls)
     repeats, rounds = max(1, args.repeat), max(1, args.rounds)
-    figures: dict[str, Any] = {"machine": machine(), "code": code_version(), "n": sizes, "latency_ms": args.latency_ms,
-                               "replicas": len(urls), "rounds": rounds, "repeats": repeats, "runs": []}  # fmt: skip
+    figures: dict[str, Any] = {
+        "machine": machine(),
+        "code": code_version(),
+        "n": sizes,
+        "latency_ms": args.latency_ms,
+        "replicas": len(urls),
+        "rounds": rounds,
+        "repeats": repeats,
+        "runs": [],
+    }
     print(f"machine: {figures['machine']}\ncode: {figures['code']}")
     print(f"stub: {len(urls)} server(s) in child processes, {args.latency_ms:g} ms per completion, keep-alive, TCP_NODELAY")
-    print(f"requests per method: {', '.join(f'C={c}: {n}' for c, n in sizes.items())}; {rounds} interleaved round(s)"
-          f"{f', every level {repeats} times' if repeats > 1 else ''}")  # fmt: skip
+    print(
+        f"requests per method: {', '.join(f'C={c}: {n}' for c, n in sizes.items())}; {rounds} interleaved round(s)"
+        f"{f', every level {repeats} times' if repeats > 1 else ''}"
+    )
     if len(urls) > 1:
         print(f"replicas: fairtalk and pipeline spread over all {len(urls)} by least outstanding requests; bare round-robin")
     methods = ["fairtalk", "bare"] + ([] if args.no_pipeline else ["pipeline"]) + (["shared"] if args.shared else [])
-    header = (f"{'':>7}{'C':>5}{'replicas':>9}{'N':>7}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
-              f"{'overhead':>10}{'ideal/s':>9}{'in flight (server/adapter)':>28}{'load':>6}{'cpu us (f/b/p)':>16}"
-              + (f"{'shared/s':>10}" if args.shared else ""))  # fmt: skip
+    header = (
+        f"{'':>7}{'C':>5}{'replicas':>9}{'N':>7}{'fairtalk/s':>12}{'bare/s':>10}{'overhead':>10}{'pipeline/s':>12}"
+        f"{'overhead':>10}{'ideal/s':>9}{'in flight (server/adapter)':>28}{'load':>6}{'cpu us (f/b/p)':>16}"
+        + (f"{'shared/s':>10}" if args.shared else "")
+    )
     try:
         run_bare(urls, contexts[:50], seeds[:50], 8)  # warm-up: imports (the pipeline's too), first connections
         run_fairtalk(target, contexts[:50], seeds[:50], 8)

@@ -48,9 +48,29 @@ TEMPLATES = (
     "They are {t}.",
     "My cousin is {t}.",
 )
-TERMS = ("gay", "lesbian", "bisexual", "transgender", "queer", "straight", "heterosexual", "homosexual", "black",
-         "white", "asian", "latino", "african american", "muslim", "jewish", "christian", "atheist", "disabled",
-         "old", "young", "tall")  # fmt: skip
+TERMS = (
+    "gay",
+    "lesbian",
+    "bisexual",
+    "transgender",
+    "queer",
+    "straight",
+    "heterosexual",
+    "homosexual",
+    "black",
+    "white",
+    "asian",
+    "latino",
+    "african american",
+    "muslim",
+    "jewish",
+    "christian",
+    "atheist",
+    "disabled",
+    "old",
+    "young",
+    "tall",
+)
 
 
 def _scorers() -> dict[str, Offense]:

@@ -58,8 +58,9 @@ class RepeatedP:
         for sides in (1, 2):
             for k in range(1, len(fractions) + 1):
                 t = list(fractions[:k])
-                self.tables[k, sides] = np.array([boundaries(t, alpha=float(a), spending=spending, sides=sides).nominal[-1]
-                                                  for a in self.grid])  # fmt: skip
+                self.tables[k, sides] = np.array(
+                    [boundaries(t, alpha=float(a), spending=spending, sides=sides).nominal[-1] for a in self.grid]
+                )
 
     def __call__(self, p: float, look: int, sides: int) -> float:
         """The repeated p of ``p`` at look ``look`` (1-based)."""
@@ -177,8 +178,10 @@ def run(pop: Population, scenario: Scenario, looks: tuple[int, ...], reps: int, 
     any_rejected = np.mean([bool(o["rejected"]) for o in out])
     equivalent = np.mean([bool(o["equivalent"]) and o["equivalent"] == set(scenario.primary) for o in out])
     se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
-    line = (f"| {scenario.name} | {', '.join(scenario.primary)} | {reps} | {any_rejected:.4f} | {equivalent:.4f} | "
-            f"{used.mean():.0f} | {np.mean(used < looks[-1]):.3f} |")  # fmt: skip
+    line = (
+        f"| {scenario.name} | {', '.join(scenario.primary)} | {reps} | {any_rejected:.4f} | {equivalent:.4f} | "
+        f"{used.mean():.0f} | {np.mean(used < looks[-1]):.3f} |"
+    )
     if fixed_ns:
         goal = 1 if scenario.name.startswith("fair") else 0  # which fixed-n success the sequential rate is matched on
         curve = {n: float(np.mean([o["fixed"][n][goal] for o in out])) for n in fixed_ns}  # type: ignore[index]
@@ -214,8 +217,10 @@ def main() -> None:
         "fair-count": Scenario("fair-count", ("compound",)),
     }
     print(f"population: {pop.n_pairs:,} turn pairs; looks {looks}; {args.spending}; alpha {ALPHA}")
-    print("| scenario | primary | reps | any difference detected | all equivalent | mean pairs used | "
-          "share stopped early | fixed n of the same power (saved) | 3 SE of α · time |")  # fmt: skip
+    print(
+        "| scenario | primary | reps | any difference detected | all equivalent | mean pairs used | "
+        "share stopped early | fixed n of the same power (saved) | 3 SE of α · time |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.scenarios:
         rate_scenario = any(_kind(m) == "rate" for m in scenarios[name].primary)

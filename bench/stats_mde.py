@@ -69,10 +69,14 @@ def main() -> None:
         designs.append(("pairs", None, n_pairs))
         for design, groups, n_units in designs:
             start = time.perf_counter()
-            check = mde_power(a, b, groups, kind=kind, n_units=int(n_units or n_pairs), runs=args.runs, seed=7,
-                              family=args.family)  # fmt: skip
-            print(f"| {key} | {design} | {check.power:.3f} | {check.power_old:.3f} | {check.mde:.4g} | "
-                  f"{check.mde_old:.4g} | {time.perf_counter() - start:.0f} |", flush=True)  # fmt: skip
+            check = mde_power(
+                a, b, groups, kind=kind, n_units=int(n_units or n_pairs), runs=args.runs, seed=7, family=args.family
+            )
+            print(
+                f"| {key} | {design} | {check.power:.3f} | {check.power_old:.3f} | {check.mde:.4g} | "
+                f"{check.mde_old:.4g} | {time.perf_counter() - start:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -128,8 +128,12 @@ def cli_lines_per_s(base: list[str], n: int, axis: str) -> dict[str, float]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
         with path.open("rb") as source:
-            subprocess.run([str(Path(sys.executable).with_name("fairtalk")), "swap", "--axis", axis], stdin=source,
-                           stdout=subprocess.DEVNULL, check=True)  # fmt: skip
+            subprocess.run(
+                [str(Path(sys.executable).with_name("fairtalk")), "swap", "--axis", axis],
+                stdin=source,
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
         wall = time.perf_counter() - wall
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -202,10 +206,12 @@ def main() -> None:
         figures["cli"] = cli
         naive_rate = figures["naive"]["per_s"]  # type: ignore[index]
         figures["cli_ratio_vs_naive"] = cli["per_s"] / naive_rate
-        print(f"\nCLI `fairtalk swap --axis {args.axis}`: {cli['lines']:,} lines ({cli['mib']:.1f} MiB) in "
-              f"{cli['cpu_s']:.2f} CPU s / {cli['wall_s']:.2f} wall s (start-up included): "
-              f"{cli['per_s']:,.0f} lines/s (CPU), {cli['per_s_wall']:,.0f} lines/s (wall); "
-              f"{cli['per_s'] / naive_rate:.1f}x the naive per-pair loop")  # fmt: skip
+        print(
+            f"\nCLI `fairtalk swap --axis {args.axis}`: {cli['lines']:,} lines ({cli['mib']:.1f} MiB) in "
+            f"{cli['cpu_s']:.2f} CPU s / {cli['wall_s']:.2f} wall s (start-up included): "
+            f"{cli['per_s']:,.0f} lines/s (CPU), {cli['per_s_wall']:,.0f} lines/s (wall); "
+            f"{cli['per_s'] / naive_rate:.1f}x the naive per-pair loop"
+        )
 
     tenth = min(rss_at, key=lambda done: abs(done - args.n / 10))
     print(

@@ -41,13 +41,15 @@ import fairtalk
 #: Words that mark a male or female person in chat, beyond any lexicon version (for the leftover count).
 MARKERS = {
     "a": "he him his himself he's hes he'll he'd man men guy guys dude dudes bro bros boy boys sir mr gentleman"
-         " gentlemen father dad daddy son brother husband boyfriend bf uncle nephew grandpa king prince".split(),
+    " gentlemen father dad daddy son brother husband boyfriend bf uncle nephew grandpa king prince".split(),
     "b": "she her hers herself she's shes she'll she'd woman women girl girls gal gals lady ladies sis ma'am madam"
-         " mrs ms miss mother mom mommy mum daughter sister wife girlfriend gf aunt niece grandma queen princess".split(),
-}  # fmt: skip
+    " mrs ms miss mother mom mommy mum daughter sister wife girlfriend gf aunt niece grandma queen princess".split(),
+}
 #: Words with a second sense that a swap can get wrong (interjection, name, other meaning).
-AMBIGUOUS = frozenset("man boy boys god gods lord king kings queen father master masters host hosts bachelor"
-                      " bachelors governor sir dude bro guy guys".split())  # fmt: skip
+AMBIGUOUS = frozenset(
+    "man boy boys god gods lord king kings queen father master masters host hosts bachelor"
+    " bachelors governor sir dude bro guy guys".split()
+)
 #: African American English words of the race list that are also ordinary English words (issue 30):
 #: swapped to Standard English in their ordinary sense they make nonsense ("ice cream" -> "jewelry cream").
 RACE_AMBIGUOUS = frozenset(
@@ -121,8 +123,9 @@ def gender_figures(pairs: list[fairtalk.Pair], swapper: fairtalk.Swapper, varian
         original = pair.original_side
         swapped = pair.b if original == "a" else pair.a
         words = Counter(w for w in _WORD.findall(swapped.lower().replace("\u2019", "'")) if w in MARKERS[original])
-        kept_here = Counter(k.source.lower().replace("\u2019", "'") for k in swapper.swap(
-            pair.a if original == "a" else pair.b).kept)  # fmt: skip
+        kept_here = Counter(
+            k.source.lower().replace("\u2019", "'") for k in swapper.swap(pair.a if original == "a" else pair.b).kept
+        )
         kept.update(f"{k} ({n})" for k, n in kept_here.items())
         n_left += bool(words)
         n_left_unkept += bool(words - kept_here)
@@ -132,12 +135,15 @@ def gender_figures(pairs: list[fairtalk.Pair], swapper: fairtalk.Swapper, varian
         if hits:
             candidates.append(pair)
     print(f"gender ({variant}): {len(pairs)} pairs from the held-out chats")
-    print(f"leftover: {n_left} pairs ({100 * n_left / max(len(pairs), 1):.1f}%) keep a marker of the original group;"
-          f" most common: {', '.join(f'{w} {n}' for w, n in leftover.most_common(12))}")  # fmt: skip
-    print(f"leftover without the terms kept on purpose: {n_left_unkept} pairs"
-          f" ({100 * n_left_unkept / max(len(pairs), 1):.1f}%)")  # fmt: skip
-    print(f"ambiguous swaps: {sum(ambiguous.values())} in {len(candidates)} pairs;"
-          f" {', '.join(f'{w} {n}' for w, n in ambiguous.most_common(15))}")  # fmt: skip
+    print(
+        f"leftover: {n_left} pairs ({100 * n_left / max(len(pairs), 1):.1f}%) keep a marker of the original group;"
+        f" most common: {', '.join(f'{w} {n}' for w, n in leftover.most_common(12))}"
+    )
+    print(f"leftover without the terms kept on purpose: {n_left_unkept} pairs ({100 * n_left_unkept / max(len(pairs), 1):.1f}%)")
+    print(
+        f"ambiguous swaps: {sum(ambiguous.values())} in {len(candidates)} pairs;"
+        f" {', '.join(f'{w} {n}' for w, n in ambiguous.most_common(15))}"
+    )
     return candidates
 
 
@@ -163,15 +169,21 @@ def race_figures(pairs: list[fairtalk.Pair], swapper: fairtalk.Swapper, name: st
             candidates.append(pair)
     n = max(len(pairs), 1)
     print(f"{name}: {len(pairs)} pairs ({by_side['a']} Standard English originals, {by_side['b']} AAE originals)")
-    print(f"leftover: {n_left} pairs ({100 * n_left / n:.1f}%) keep a word of the original side of the printed"
-          f" list; most common: {', '.join(f'{w} {c}' for w, c in leftover.most_common(12))}")  # fmt: skip
+    print(
+        f"leftover: {n_left} pairs ({100 * n_left / n:.1f}%) keep a word of the original side of the printed"
+        f" list; most common: {', '.join(f'{w} {c}' for w, c in leftover.most_common(12))}"
+    )
     print(f"leftover not counting AAE words that are also ordinary English: {n_left_plain} pairs ({100 * n_left_plain / n:.1f}%)")
-    print(f"ambiguous AAE-word swaps: {sum(ambiguous.values())} in {len(candidates)} pairs;"
-          f" {', '.join(f'{w} {c}' for w, c in ambiguous.most_common(20))}")  # fmt: skip
+    print(
+        f"ambiguous AAE-word swaps: {sum(ambiguous.values())} in {len(candidates)} pairs;"
+        f" {', '.join(f'{w} {c}' for w, c in ambiguous.most_common(20))}"
+    )
     check = fairtalk.check_pairs(pairs, swapper)
-    print(f"pairs_check.json: leftover {check.n_leftover} of {check.n_pairs} ({100 * check.leftover_share:.1f}%)"
-          f" {dict(check.leftover_terms[:8])}; pairs with a kept term {check.n_pairs_with_kept}"
-          f" {dict(check.kept[:10])}; ambiguous {dict(check.ambiguous[:10])}")  # fmt: skip
+    print(
+        f"pairs_check.json: leftover {check.n_leftover} of {check.n_pairs} ({100 * check.leftover_share:.1f}%)"
+        f" {dict(check.leftover_terms[:8])}; pairs with a kept term {check.n_pairs_with_kept}"
+        f" {dict(check.kept[:10])}; ambiguous {dict(check.ambiguous[:10])}"
+    )
     return candidates
 
 
@@ -181,9 +193,15 @@ def reswap(swapper: fairtalk.Swapper, lines: Path, out: Path | None) -> None:
     new = []
     for row in rows:
         result = swapper.swap(row["original"])
-        new.append({"id": row["id"], "original": row["original"], "swapped": result.text,
-                    "swaps": [f"{s.source}->{s.target}" for s in result.swaps],
-                    "kept": [f"{k.source} ({k.reason})" for k in result.kept]})  # fmt: skip
+        new.append(
+            {
+                "id": row["id"],
+                "original": row["original"],
+                "swapped": result.text,
+                "swaps": [f"{s.source}->{s.target}" for s in result.swaps],
+                "kept": [f"{k.source} ({k.reason})" for k in result.kept],
+            }
+        )
     changed = sum(r["swapped"] != o["swapped"] for r, o in zip(new, rows))
     print(f"re-swapped {len(new)} lines of {lines}: {changed} differ from the file's swapped side")
     if out:

@@ -68,8 +68,9 @@ def chitchat_population(n_conversations: int = 1500) -> Population:
             score(turns[i], a)
             score(turns[i + 1], b)
             cluster.append(g)
-    return Population({m: np.asarray(v, float) for m, v in a.items()},
-                      {m: np.asarray(v, float) for m, v in b.items()}, np.asarray(cluster))  # fmt: skip
+    return Population(
+        {m: np.asarray(v, float) for m, v in a.items()}, {m: np.asarray(v, float) for m, v in b.items()}, np.asarray(cluster)
+    )
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,7 @@ def _draw(pop: Population, n: int, rng: np.random.Generator, design: str) -> tup
     return np.concatenate(rows), np.concatenate(ids)
 
 
-def simulate(pop: Population, *, n: int, runs: int, seed: int, design: str = "pairs",
-             alpha: float = 0.05) -> Calibration:  # fmt: skip
+def simulate(pop: Population, *, n: int, runs: int, seed: int, design: str = "pairs", alpha: float = 0.05) -> Calibration:
     """Null rejection, Holm FWER and coverage of the default tests and intervals at ``n`` pairs."""
     rng = np.random.default_rng(seed)
     rejected = {m: 0 for m in MEASURES}
@@ -125,8 +125,7 @@ def simulate(pop: Population, *, n: int, runs: int, seed: int, design: str = "pa
             truth = pop.true_difference(m)
             covered[m] += ci.low is not None and ci.high is not None and ci.low <= truth <= ci.high
         family_errors += bool((adjust_pvalues(p_values, method="holm") < alpha).any())
-    return Calibration({m: rejected[m] / runs for m in MEASURES}, family_errors / runs,
-                       {m: covered[m] / runs for m in MEASURES})  # fmt: skip
+    return Calibration({m: rejected[m] / runs for m in MEASURES}, family_errors / runs, {m: covered[m] / runs for m in MEASURES})
 
 
 @dataclass(frozen=True)
@@ -156,8 +155,19 @@ def _inject(a: np.ndarray, b: np.ndarray, kind: str, effect: float, rng: np.rand
     return a, b
 
 
-def mde_power(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None, *, kind: str, n_units: int, runs: int,
-              seed: int, alpha: float = 0.05, family: int = 1, power: float = 0.8) -> PowerCheck:  # fmt: skip
+def mde_power(
+    a: np.ndarray,
+    b: np.ndarray,
+    cluster: np.ndarray | None,
+    *,
+    kind: str,
+    n_units: int,
+    runs: int,
+    seed: int,
+    alpha: float = 0.05,
+    family: int = 1,
+    power: float = 0.8,
+) -> PowerCheck:
     """Inject an effect of exactly the printed MDE into null resamples of real pairs; how often is it detected?
 
     Each run draws ``n_units`` dialogues (``cluster`` given: whole dialogues, the units of the
@@ -191,11 +201,14 @@ def mde_power(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None, *, kind:
             basis = PowerBasis("mcnemar_exact", n=d.size, discordance=discordance)
         else:
             u = units(d, groups)
-            basis = PowerBasis("rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df,
-                               discordance=discordance)  # fmt: skip
+            basis = PowerBasis(
+                "rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df, discordance=discordance
+            )
         interval = difference_interval(null_a, null_b, kind=kind, clusters=groups)
-        for effect, old in ((mde(basis, alpha=level, power=power), False),
-                            (minimum_detectable_effect(interval.bounds, alpha=level, power=power), True)):  # fmt: skip
+        for effect, old in (
+            (mde(basis, alpha=level, power=power), False),
+            (minimum_detectable_effect(interval.bounds, alpha=level, power=power), True),
+        ):
             if effect is None:
                 continue
             planted_a, planted_b = _inject(null_a, null_b, kind, effect, rng)

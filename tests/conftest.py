@@ -57,8 +57,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
     temp_dir = tmp_path_factory.mktemp("ray")
     if len(str(temp_dir)) > _MAX_TEMP_DIR:
         temp_dir = Path(tempfile.mkdtemp(prefix="fairtalk-test-ray-"))
-    ray.init(address="local", _temp_dir=str(temp_dir), num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)  # fmt: skip
+    ray.init(
+        address="local",
+        _temp_dir=str(temp_dir),
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+    )
     try:
         yield ray
     finally:

@@ -21,8 +21,9 @@ class LocalServer:
     for instance).
     """
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], *,
-                 server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer) -> None:  # fmt: skip
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], *, server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer
+    ) -> None:
         self.httpd = server_class(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.port = int(self.httpd.server_address[1])

@@ -55,9 +55,18 @@ def test_biased_side_is_significantly_more_negative_and_offensive(biased_result:
 def test_keys_kinds_and_tests(biased_result: fairtalk.AuditResult) -> None:
     names = [m.name for m in biased_result.measures]
     assert names == [
-        "distinct_1", "distinct_2", "diversity", "offense_rate", "sentiment_positive", "sentiment_negative",
-        "career_words", "family_words", "length", "refusal_rate", "degenerate_rate",
-    ]  # fmt: skip
+        "distinct_1",
+        "distinct_2",
+        "diversity",
+        "offense_rate",
+        "sentiment_positive",
+        "sentiment_negative",
+        "career_words",
+        "family_words",
+        "length",
+        "refusal_rate",
+        "degenerate_rate",
+    ]
     diversity = biased_result.measure("diversity")
     assert diversity.kind == "corpus" and diversity.z is None and diversity.p is None
     assert diversity.paired_test == "paired permutation" and diversity.effect_size is None
@@ -69,8 +78,13 @@ def test_keys_kinds_and_tests(biased_result: fairtalk.AuditResult) -> None:
         and length.effect_size_name == "cohens_d_z"
     )
     assert length.ci_method == "paired t interval" and length.estimate_name == "mean difference"
-    wilcoxon = score(_records([_KIND] * 40 + [(t, t) for t in _NEUTRAL * 4]), axis="gender", measures=["length"],
-                     count_test="wilcoxon", n_resamples=100).measure("length")  # fmt: skip
+    wilcoxon = score(
+        _records([_KIND] * 40 + [(t, t) for t in _NEUTRAL * 4]),
+        axis="gender",
+        measures=["length"],
+        count_test="wilcoxon",
+        n_resamples=100,
+    ).measure("length")
     assert wilcoxon.paired_test == "wilcoxon_approx" and wilcoxon.ci_method == "hodges-lehmann"
     assert wilcoxon.estimate_name == "hodges-lehmann" and wilcoxon.ci95[0] <= wilcoxon.estimate <= wilcoxon.ci95[1]
 

@@ -74,15 +74,13 @@ def test_a_rerun_with_the_store_generates_nothing(toys: tuple[Path, Path], tmp_p
     assert again.store == str(store)
 
 
-def test_item_errors_are_counted_then_retried(toys: tuple[Path, Path], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_item_errors_are_counted_then_retried(toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     corpus, models = toys
     flag = tmp_path / "failing"
     flag.touch()
     monkeypatch.setenv("FLAKY_FLAG", str(flag))
     store = tmp_path / "store.sqlite"
-    first = run_audit(corpus=corpus, axes="gender", model=_model(models, "flaky"), store=store, out_dir=tmp_path / "r",
-                      **FAST)  # fmt: skip
+    first = run_audit(corpus=corpus, axes="gender", model=_model(models, "flaky"), store=store, out_dir=tmp_path / "r", **FAST)
     gen = first.axes["gender"].generation
     assert (gen.n_errors, gen.n_pairs_with_errors, gen.n_generated) == (8, 4, 72)
     assert "backend unavailable" in gen.error_examples[0]
@@ -106,8 +104,7 @@ def test_max_errors_aborts_and_keeps_what_was_stored(toys: tuple[Path, Path], tm
     corpus, models = toys
     store = tmp_path / "store.sqlite"
     with pytest.raises(ResponderError, match=r"more than max_errors=0.*re-run to resume"):
-        run_audit(corpus=corpus, axes="gender", model=_model(models, "broken"), store=store, max_errors=0,
-                  batch_size=4, **FAST)  # fmt: skip
+        run_audit(corpus=corpus, axes="gender", model=_model(models, "broken"), store=store, max_errors=0, batch_size=4, **FAST)
     with sqlite3.connect(store) as db:
         n_ok, n_failed = db.execute("SELECT COUNT(response), COUNT(error) FROM responses").fetchone()
     assert n_ok > 0 and n_failed >= 1
@@ -178,8 +175,12 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
     events: list[ProgressEvent] = []
     run = run_audit(corpus=toys[0], axes="gender", n_pairs=10, progress=events.append, **FAST)
     assert run.model.startswith("builtin:echo")
-    assert list(dict.fromkeys(e.stage for e in events)) == ["loading the default model", "gender: pairs", "gender: responses",
-                                                            "gender: scoring"]  # fmt: skip
+    assert list(dict.fromkeys(e.stage for e in events)) == [
+        "loading the default model",
+        "gender: pairs",
+        "gender: responses",
+        "gender: scoring",
+    ]
     assert all(sum(e.finished for e in events if e.stage == stage) == 1 for stage in {e.stage for e in events})
     responses = [e for e in events if e.stage == "gender: responses"]
     assert responses[-1].done == responses[-1].total == 20 and responses[-1].unit == "responses"
@@ -188,8 +189,14 @@ def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatc
 def test_the_old_progress_forms_still_work_with_a_future_warning(toys: tuple[Path, Path]) -> None:
     seen: list[tuple[str, int, int]] = []
     with pytest.warns(FutureWarning, match=r"callable\(label, n_done, n_total\) is deprecated"):
-        run_audit(corpus=toys[0], axes="gender", n_pairs=10, model="builtin:echo",
-                  progress=lambda label, done, total: seen.append((label, done, total)), **FAST)  # fmt: skip
+        run_audit(
+            corpus=toys[0],
+            axes="gender",
+            n_pairs=10,
+            model="builtin:echo",
+            progress=lambda label, done, total: seen.append((label, done, total)),
+            **FAST,
+        )
     assert ("gender: responses", 20, 20) in seen
     with pytest.warns(FutureWarning, match="progress=True no longer draws"):
         run_audit(corpus=toys[0], axes="gender", n_pairs=10, model="builtin:echo", progress=True, **FAST)
@@ -211,8 +218,14 @@ def test_write_run_writes_each_axis_and_the_index(toys: tuple[Path, Path], tmp_p
     run = run_audit(corpus=corpus, axes="gender", model="builtin:echo", out_dir=out, n_pairs=30, **FAST)
     written = write_run(run, out)
     assert sorted(p.name for p in (out / "gender").iterdir()) == [
-        "pairs.jsonl", "pairs_check.json", "report.html", "report.md", "responses.jsonl", "results.csv",
-        "results.json"]  # fmt: skip
+        "pairs.jsonl",
+        "pairs_check.json",
+        "report.html",
+        "report.md",
+        "responses.jsonl",
+        "results.csv",
+        "results.json",
+    ]
     assert json.loads((out / "gender" / "results.json").read_text())["n_pairs"] == 30
     index = written.index.read_text()
     assert 'href="gender/report.html"' in index and 'href="gender/pairs.jsonl"' in index
@@ -247,9 +260,14 @@ def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # 
     run = fairtalk.audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)
     frame = run.to_frame()
     assert frame.index.names == ["axis", "measure"] and ("gender", "offense_rate") in frame.index
-    rows = [{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
-            for g in ("a", "b") for s in ("original", "x") for k in range(6)]  # fmt: skip
-    analysis = fairtalk.analyze_prompts(pd.DataFrame(rows), groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)),
-                                        n_draws=2, n_resamples=0)  # fmt: skip
+    rows = [
+        {"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+        for g in ("a", "b")
+        for s in ("original", "x")
+        for k in range(6)
+    ]
+    analysis = fairtalk.analyze_prompts(
+        pd.DataFrame(rows), groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)), n_draws=2, n_resamples=0
+    )
     table = analysis.to_frame()
     assert list(table.index) == ["all", "a", "b"] and table.loc["a", "n"] == 12  # 2 structures x 6 polar labels

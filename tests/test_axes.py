@@ -27,20 +27,32 @@ def test_every_builtin_axis_loads_with_its_header() -> None:
 @pytest.mark.parametrize(
     ("axis", "text", "expected"),
     [  # real chitchat lines (builtin:chitchat)
-        ("religion:christian-muslim", "haha that's not in line with the church policy now is it",
-         "haha that's not in line with the mosque policy now is it"),
-        ("religion:christian-muslim", "ha ha Okay good to know you have no gifts this Christmas from me",
-         "ha ha Okay good to know you have no gifts this Eid from me"),
+        (
+            "religion:christian-muslim",
+            "haha that's not in line with the church policy now is it",
+            "haha that's not in line with the mosque policy now is it",
+        ),
+        (
+            "religion:christian-muslim",
+            "ha ha Okay good to know you have no gifts this Christmas from me",
+            "ha ha Okay good to know you have no gifts this Eid from me",
+        ),
         ("religion:jewish-hindu", "travel to all the temples", "travel to all the synagogues"),
-        ("orientation", "What Potatoes exist?? I didn't know This is news to me I am gay",
-         "What Potatoes exist?? I didn't know This is news to me I am straight"),
+        (
+            "orientation",
+            "What Potatoes exist?? I didn't know This is news to me I am gay",
+            "What Potatoes exist?? I didn't know This is news to me I am straight",
+        ),
         ("age", "Hey, at least I'm not a millennial", "Hey, at least I'm not a boomer"),
-        ("age", "I did not even think about that! They speak like teenagers in English!",
-         "I did not even think about that! They speak like senior citizens in English!"),
+        (
+            "age",
+            "I did not even think about that! They speak like teenagers in English!",
+            "I did not even think about that! They speak like senior citizens in English!",
+        ),
         ("names-race", "hey Allison! what's up??", "hey Aisha! what's up??"),
         ("names-gender", "I like Imagine by John Lennon.", "I like Imagine by John Lennon."),  # a public figure
     ],
-)  # fmt: skip
+)
 def test_new_axes_on_real_chat_lines(axis: str, text: str, expected: str) -> None:
     assert swapped(axis, text) == expected
 
@@ -72,8 +84,9 @@ def test_multiway_errors_are_clear() -> None:
 
 
 def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_path: Path) -> None:
-    run = fairtalk.audit(model="builtin:retrieval-paper", axes=("religion",), n_pairs=40, split="all",
-                         out_dir=str(tmp_path / "rep"), store=None)  # fmt: skip
+    run = fairtalk.audit(
+        model="builtin:retrieval-paper", axes=("religion",), n_pairs=40, split="all", out_dir=str(tmp_path / "rep"), store=None
+    )
     assert list(run.axes) == list(expand_axis("religion"))
     sizes = {r.family_size for r in run.results.values()}
     own = {len([m for m in r.measures if m.primary]) for r in run.results.values()}
@@ -87,8 +100,10 @@ def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_pat
     m = next(m for m in run.results["religion:christian-muslim"].measures if m.name == "distinct_1")
     low, high = m.ci95
     assert m.a != m.b and low is not None and high is not None
-    assert (f"{100 * m.b:.3f} vs {100 * m.a:.3f} (difference {100 * (m.b - m.a):+.3f} pp, "
-            f"95% CI [{-100 * high:+.3f}, {-100 * low:+.3f}] pp)") in index  # fmt: skip
+    assert (
+        f"{100 * m.b:.3f} vs {100 * m.a:.3f} (difference {100 * (m.b - m.a):+.3f} pp, "
+        f"95% CI [{-100 * high:+.3f}, {-100 * low:+.3f}] pp)"
+    ) in index
     assert (tmp_path / "rep" / "religion_christian-muslim" / "report.html").is_file()
     run_json = json.loads((tmp_path / "rep" / "run.json").read_text())
     assert "religion:christian-atheist" in json.dumps(run_json)
@@ -103,16 +118,25 @@ def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_pat
         ("nonbinary", "That book is hers.", "That book is theirs."),
         ("nonbinary", "they are here", "they are here"),  # plural they is never an original
         # real chitchat lines (builtin:chitchat, held-out split)
-        ("nonbinary", "Me either. That's cool though. Is he at BYU as well?",
-         "Me either. That's cool though. Are they at BYU as well?"),
-        ("nonbinary", "You're too kind. Thank you, thank you! Man, he's been racing me.",
-         "You're too kind. Thank you, thank you! Man, they've been racing me."),
-        ("nonbinary", "but he says we need to hear what he says to do well",
-         "but they say we need to hear what they say to do well"),
+        (
+            "nonbinary",
+            "Me either. That's cool though. Is he at BYU as well?",
+            "Me either. That's cool though. Are they at BYU as well?",
+        ),
+        (
+            "nonbinary",
+            "You're too kind. Thank you, thank you! Man, he's been racing me.",
+            "You're too kind. Thank you, thank you! Man, they've been racing me.",
+        ),
+        (
+            "nonbinary",
+            "but he says we need to hear what he says to do well",
+            "but they say we need to hear what they say to do well",
+        ),
         ("neopronouns", "She watches TV with him.", "Xe watches TV with xem."),
         ("neopronouns", "I love her and her cat", "I love xem and xyr cat"),
     ],
-)  # fmt: skip
+)
 def test_nonbinary_axes_agree_the_verb_and_resolve_her_by_role(axis: str, text: str, expected: str) -> None:
     assert swapped(axis, text) == expected
 
@@ -121,7 +145,10 @@ def test_one_way_axes_put_every_original_on_side_a() -> None:
     texts = ["she said hi", "he likes it", "they are here", "his dog"]
     pairs = list(fairtalk.build_pairs(texts, load_lexicon("nonbinary")))
     assert [(p.a, p.b, p.original_side) for p in pairs] == [
-        ("she said hi", "they said hi", "a"), ("he likes it", "they like it", "a"), ("his dog", "their dog", "a")]  # fmt: skip
+        ("she said hi", "they said hi", "a"),
+        ("he likes it", "they like it", "a"),
+        ("his dog", "their dog", "a"),
+    ]
 
 
 #: (text, its orientation swap): plurals and nouns get a noun, adjectives an adjective; pejorative
@@ -151,7 +178,7 @@ ORIENTATION_CASES = [
     ("my gay friend is here", "my straight friend is here"),
     ("a gay man", "a straight man"),
     ("we had a gay old time", "we had a gay old time"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "expected"), ORIENTATION_CASES)

@@ -64,8 +64,15 @@ def write_chats(path: Path) -> Path:
     """
     rows = []
     for d in range(N_DIALOGUES):
-        texts = [f"hello, I am back from trip {d}", "welcome back, how was it?", "it was long but fine",
-                 "glad to hear that", "what should I cook tonight?", "maybe pasta", "good idea, thanks"]  # fmt: skip
+        texts = [
+            f"hello, I am back from trip {d}",
+            "welcome back, how was it?",
+            "it was long but fine",
+            "glad to hear that",
+            "what should I cook tonight?",
+            "maybe pasta",
+            "good idea, thanks",
+        ]
         named = d % 2
         relative = RELATIVES[d % len(RELATIVES)]
         texts[named] += f" with my {relative}" if named == 0 else f" did your {relative} like it?"
@@ -108,8 +115,13 @@ def _check_planted(out: Path) -> AuditResult:
     turned = result.by_turn
     assert turned is not None and turned.keys == ("offense_rate", "length") and turned.clustered
     assert [(b.turns_since, b.n_pairs, b.n_clusters, b.tested) for b in turned.buckets] == [
-        (0, 24, 24, True), (1, 24, 24, True), (2, 24, 24, True), (3, 24, 24, True), (4, 24, 24, True), (5, 5, 5, False),
-    ]  # fmt: skip
+        (0, 24, 24, True),
+        (1, 24, 24, True),
+        (2, 24, 24, True),
+        (3, 24, 24, True),
+        (4, 24, 24, True),
+        (5, 5, 5, False),
+    ]
     for since in (0, 1):
         gap = turned.gap(since, "offense_rate")
         assert gap.estimate == 0 and gap.verdict is not fairtalk.Verdict.DIFFERENT
@@ -130,8 +142,13 @@ def _check_planted(out: Path) -> AuditResult:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 12 and rows[0]["turns_since"] == "0" and rows[0]["key"] == "offense_rate"
     assert [r["verdict"] for r in rows if r["key"] == "offense_rate"] == [
-        "inconclusive", "inconclusive", "difference detected", "difference detected", "difference detected", "inconclusive",
-    ]  # fmt: skip
+        "inconclusive",
+        "inconclusive",
+        "difference detected",
+        "difference detected",
+        "difference detected",
+        "inconclusive",
+    ]
     assert rows[-1]["tested"] == "False" and rows[-1]["ci95_low"] == ""
 
     page = (out / "gender" / "report.html").read_text()
@@ -148,8 +165,22 @@ def test_a_planted_turn_dependent_bias_is_found_in_its_buckets_in_process(tmp_pa
     models.write_text(PLANTED)
     corpus = write_chats(tmp_path / "chats.jsonl")
     out = tmp_path / "report"
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:reply",
-                               "-o", str(out), "--by-turn", *FAST])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"python:{models}:reply",
+            "-o",
+            str(out),
+            "--by-turn",
+            *FAST,
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = _check_planted(out)
     assert result.measure("offense_rate").p_adjusted is not None  # the audit's own rows are there as ever
@@ -159,8 +190,22 @@ def test_a_planted_turn_dependent_bias_is_found_in_its_buckets_in_process(tmp_pa
 def test_a_planted_turn_dependent_bias_is_found_through_an_openai_server(planted_server: str, tmp_path: Path) -> None:
     corpus = write_chats(tmp_path / "chats.jsonl")
     out = tmp_path / "report"
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"openai:{planted_server}#bot",
-                               "-o", str(out), "--by-turn", *FAST])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"openai:{planted_server}#bot",
+            "-o",
+            str(out),
+            "--by-turn",
+            *FAST,
+        ],
+    )
     assert done.exit_code == 0, done.output
     _check_planted(out)
 
@@ -179,15 +224,43 @@ def test_the_python_api_takes_a_function_and_without_by_turn_nothing_changes(tmp
 
 
 def test_by_turn_without_conversations_is_a_clear_error_before_any_answer(tmp_path: Path) -> None:
-    chitchat = runner.invoke(app, ["audit", "--axis", "gender", "--model", "builtin:echo", "-o", str(tmp_path / "a"),
-                                   "--by-turn", "--turns", "1", "--quiet"])  # fmt: skip
+    chitchat = runner.invoke(
+        app,
+        [
+            "audit",
+            "--axis",
+            "gender",
+            "--model",
+            "builtin:echo",
+            "-o",
+            str(tmp_path / "a"),
+            "--by-turn",
+            "--turns",
+            "1",
+            "--quiet",
+        ],
+    )
     assert chitchat.exit_code == 2 and "Traceback" not in chitchat.output
     assert "--by-turn reports the gap by the turns since the identity appeared" in chitchat.output
     assert "give --turns N with N >= 2" in chitchat.output
     lines = tmp_path / "lines.txt"
     lines.write_text("my son is here\nmy daughter is late\nhe said hello\n")
-    single = runner.invoke(app, ["audit", "--corpus", str(lines), "--axis", "gender", "--model", "builtin:echo",
-                                 "-o", str(tmp_path / "b"), "--by-turn", "--quiet"])  # fmt: skip
+    single = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(lines),
+            "--axis",
+            "gender",
+            "--model",
+            "builtin:echo",
+            "-o",
+            str(tmp_path / "b"),
+            "--by-turn",
+            "--quiet",
+        ],
+    )
     assert single.exit_code == 2 and "Traceback" not in single.output
     assert "all 3 pair(s) have one turn" in " ".join(single.output.split())
     asked: list[str] = []
@@ -206,8 +279,9 @@ def test_by_turn_without_conversations_is_a_clear_error_before_any_answer(tmp_pa
 def test_the_turn_an_identity_appears_is_the_first_turn_that_differs() -> None:
     from fairtalk.pipeline._by_turn import identity_turn
 
-    assert identity_turn(join_turns(["hi", "my son is ill", "he is better"]),
-                         join_turns(["hi", "my daughter is ill", "she is better"])) == (1, 3)  # fmt: skip
+    assert identity_turn(
+        join_turns(["hi", "my son is ill", "he is better"]), join_turns(["hi", "my daughter is ill", "she is better"])
+    ) == (1, 3)
     marked_a = join_turns(["my son", "quick question", "ok"], roles=["user", "user", "user"])
     marked_b = join_turns(["my daughter", "quick question", "ok"], roles=["user", "user", "user"])
     assert identity_turn(marked_a, marked_b) == (0, 3)  # role marks aside: 2 turns since
@@ -219,12 +293,28 @@ def test_the_report_shows_an_untested_bucket_as_counted_and_draws_counts_alone()
     from fairtalk.report.plots import by_turn_png
     from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
 
-    tested = TurnGap("length", "count", 9.0, 7.5, 1.5, (0.5, 2.5), 0.004, 0.008, "cluster_t", "cluster t interval",
-                     fairtalk.Verdict.DIFFERENT, ("few effective clusters (df 12.0): ...",))  # fmt: skip
+    tested = TurnGap(
+        "length",
+        "count",
+        9.0,
+        7.5,
+        1.5,
+        (0.5, 2.5),
+        0.004,
+        0.008,
+        "cluster_t",
+        "cluster t interval",
+        fairtalk.Verdict.DIFFERENT,
+        ("few effective clusters (df 12.0): ...",),
+    )
     untested = TurnGap("length", "count", 8.0, 8.0, 0.0, (None, None), None, None, "", "")
-    turned = ByTurnResult(("length",), (TurnBucket(0, 40, 21, (tested,)),
-                                        TurnBucket(1, 3, 3, (untested,), not_tested="not tested: 3 dialogues")),
-                          min_units=20, family_size=1, clustered=True)  # fmt: skip
+    turned = ByTurnResult(
+        ("length",),
+        (TurnBucket(0, 40, 21, (tested,)), TurnBucket(1, 3, 3, (untested,), not_tested="not tested: 3 dialogues")),
+        min_units=20,
+        family_size=1,
+        clustered=True,
+    )
     result = AuditResult("gender", ("male", "female"), 43, (), by_turn=turned)
     assert ByTurnResult.from_dict(json.loads(json.dumps(turned.to_dict()))) == turned
     assert list(turned.to_frame().index) == [(0, "length"), (1, "length")]

@@ -73,16 +73,26 @@ def _verdicts(result: fairtalk.AuditResult, key: str) -> list[tuple[int, fairtal
 def test_each_distinct_response_is_scored_once_in_an_audit_by_turn(tmp_path: Path) -> None:
     corpus = write_chats(tmp_path / "chats.jsonl")
     rude = Rude()
-    run = fairtalk.audit(corpus=corpus, axes="gender", model=_LOGIC["reply"], measures=[rude, "length", "diversity"],
-                         n_resamples=200, scorer_check=False, by_turn=True)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=corpus,
+        axes="gender",
+        model=_LOGIC["reply"],
+        measures=[rude, "length", "diversity"],
+        n_resamples=200,
+        scorer_check=False,
+        by_turn=True,
+    )
     result = run.results["gender"]
     assert sorted(rude.seen) == sorted([NICE, RUDE])  # once each: the audit's scoring, none again by turn
-    assert result.by_turn is not None and result.by_turn.keys == ("rude_rate", "length", "distinct_1", "distinct_2",
-                                                                   "diversity")  # fmt: skip
+    assert result.by_turn is not None and result.by_turn.keys == ("rude_rate", "length", "distinct_1", "distinct_2", "diversity")
     different = fairtalk.Verdict.DIFFERENT
     assert [(since, v is different) for since, v in _verdicts(result, "rude_rate")] == [
-        (0, False), (1, False), (2, True), (3, True), (4, True),
-    ]  # fmt: skip
+        (0, False),
+        (1, False),
+        (2, True),
+        (3, True),
+        (4, True),
+    ]
     for since in (2, 3, 4):
         gap = result.by_turn.gap(since, "rude_rate")
         assert gap.a == 0 and 0.5 < gap.b < 0.9 and gap.estimate == -gap.b  # the audit's scores, bucketed
@@ -94,15 +104,27 @@ def test_a_judge_answers_each_prompt_once_and_its_gaps_are_in_the_table(tmp_path
     log = tmp_path / "asked.log"
     judge = tmp_path / "judge.py"
     judge.write_text(JUDGE.format(log=str(log)))
-    run = fairtalk.audit(corpus=corpus, axes="gender", model=_LOGIC["reply"], measures=["length", f"judge:python:{judge}:answer"],
-                         n_resamples=200, scorer_check=False, by_turn=True, out_dir=tmp_path / "out")  # fmt: skip
+    run = fairtalk.audit(
+        corpus=corpus,
+        axes="gender",
+        model=_LOGIC["reply"],
+        measures=["length", f"judge:python:{judge}:answer"],
+        n_resamples=200,
+        scorer_check=False,
+        by_turn=True,
+        out_dir=tmp_path / "out",
+    )
     result = run.results["gender"]
     asked = Counter(log.read_text().splitlines())
     assert len(asked) == 2 and set(asked.values()) == {1}  # one prompt per distinct response, asked once
     assert result.by_turn is not None and result.by_turn.keys == ("length", "judge_yes", "judge_unparsed", "judge_error")
     assert [(since, v is fairtalk.Verdict.DIFFERENT) for since, v in _verdicts(result, "judge_yes")] == [
-        (0, False), (1, False), (2, True), (3, True), (4, True),
-    ]  # fmt: skip
+        (0, False),
+        (1, False),
+        (2, True),
+        (3, True),
+        (4, True),
+    ]
     assert result.measure("judge_yes").b > result.measure("judge_yes").a == 0
 
 
@@ -125,8 +147,15 @@ def test_by_turn_on_ray_reads_the_workers_scores_and_equals_the_local_table(
         return original(self, texts)
 
     monkeypatch.setattr(Length, "score", counted)  # in this process only: Ray's workers score with their own
-    options = {"corpus": corpus, "axes": "gender", "model": f"python:{models}:varied", "measures": "offense,length,diversity",
-               "n_resamples": 200, "scorer_check": False, "by_turn": True}  # fmt: skip
+    options = {
+        "corpus": corpus,
+        "axes": "gender",
+        "model": f"python:{models}:varied",
+        "measures": "offense,length,diversity",
+        "n_resamples": 200,
+        "scorer_check": False,
+        "by_turn": True,
+    }
     engine = RayEngine(num_actors=2, score_batch=5)
     on_ray = fairtalk.audit(**options, engine=engine, out_dir=tmp_path / "ray").results["gender"]  # type: ignore[arg-type]
     assert on_ray.manifest["scoring_engine"]["name"] == "ray"

@@ -67,8 +67,22 @@ def test_the_judge_reads_masked_replies_and_its_verdict_is_tested_like_any_rate(
     (tmp_path / "a.txt").write_text("\n".join(a) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(b) + "\n")
     out = tmp_path / "report"
-    done = runner.invoke(app, ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"),
-                               "--axis", "gender", "--measures", f"length,judge:openai:{url}#judge", "-o", str(out)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(tmp_path / "a.txt"),
+            "--responses-b",
+            str(tmp_path / "b.txt"),
+            "--axis",
+            "gender",
+            "--measures",
+            f"length,judge:openai:{url}#judge",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     prompts = [p["messages"][-1]["content"] for p in received if ", reply " in p["messages"][-1]["content"]]
     assert len(prompts) == 40  # the 30 masked replies of side a equal side b's but the 10 rude ones: asked once each
@@ -91,8 +105,19 @@ def test_a_custom_rubric_from_a_file_and_a_bad_one(chat, tmp_path) -> None:  # n
     (tmp_path / "b.txt").write_text("fine\nok\nno\n")
     rubric = tmp_path / "rubric.txt"
     rubric.write_text("Reply: {response}\nIs it kind? Answer with one word: yes or no.")
-    args = ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"), "--axis", "gender",
-            "--measures", f"judge:openai:{url}#judge", "-o", str(tmp_path / "r")]  # fmt: skip
+    args = [
+        "score",
+        "--responses",
+        str(tmp_path / "a.txt"),
+        "--responses-b",
+        str(tmp_path / "b.txt"),
+        "--axis",
+        "gender",
+        "--measures",
+        f"judge:openai:{url}#judge",
+        "-o",
+        str(tmp_path / "r"),
+    ]
     done = runner.invoke(app, [*args, "--judge-rubric", f"@{rubric}"])
     assert done.exit_code == 0, done.output
     assert "Reply: fine\nIs it kind? Answer with one word: yes or no." in [p["messages"][-1]["content"] for p in received]
@@ -111,8 +136,21 @@ def test_an_ordinal_judge_scores_each_reply_and_the_score_is_tested_like_a_count
     (tmp_path / "a.txt").write_text("\n".join(a) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(b) + "\n")
     rubric = "Reply: {response}\nRate how respectful this reply is to the user from 1 to 5. Answer with the number only."
-    args = ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"), "--axis", "gender",
-            "--measures", f"judge:openai:{url}#judge", "--judge-rubric", rubric, "-o", str(tmp_path / "report")]  # fmt: skip
+    args = [
+        "score",
+        "--responses",
+        str(tmp_path / "a.txt"),
+        "--responses-b",
+        str(tmp_path / "b.txt"),
+        "--axis",
+        "gender",
+        "--measures",
+        f"judge:openai:{url}#judge",
+        "--judge-rubric",
+        rubric,
+        "-o",
+        str(tmp_path / "report"),
+    ]
     done = runner.invoke(app, [*args, "--judge-scale", "1-5"])
     assert done.exit_code == 0, done.output
     asked = [p["messages"][-1]["content"] for p in received]
@@ -141,10 +179,41 @@ def test_an_ordinal_judge_scores_each_reply_and_the_score_is_tested_like_a_count
 def test_the_similarity_command_sends_top_k_and_top_p(chat, tmp_path) -> None:  # noqa: ANN001
     url, received = chat
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps({"id": f"p{i}", "axis": "gender", "a": f"he called {i}", "b": f"she called {i}",
-                                         "original_side": "a", "swaps": []}) + "\n" for i in range(4)))  # fmt: skip
-    done = runner.invoke(app, ["similarity", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--sample",
-                               "--temperature", "0.7", "--top-k", "5", "--top-p", "0.9", "--methods", "exact"])  # fmt: skip
+    pairs.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"p{i}",
+                    "axis": "gender",
+                    "a": f"he called {i}",
+                    "b": f"she called {i}",
+                    "original_side": "a",
+                    "swaps": [],
+                }
+            )
+            + "\n"
+            for i in range(4)
+        )
+    )
+    done = runner.invoke(
+        app,
+        [
+            "similarity",
+            "--pairs",
+            str(pairs),
+            "--model",
+            f"openai:{url}#bot",
+            "--sample",
+            "--temperature",
+            "0.7",
+            "--top-k",
+            "5",
+            "--top-p",
+            "0.9",
+            "--methods",
+            "exact",
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert len(received) == 16 and all(p["top_k"] == 5 and p["top_p"] == 0.9 and p["temperature"] == 0.7 for p in received)
 
@@ -163,28 +232,78 @@ def test_the_system_prompt_is_sent_first_and_changes_the_fingerprint(chat, tmp_p
     assert plain.exit_code == 0, plain.output
     assert all(p["messages"][0]["role"] == "user" for p in received)
     received.clear()
-    done = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--system-prompt", f"@{prompt}",
-                               "-o", str(tmp_path / "r2.jsonl")])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "--model",
+            f"openai:{url}#bot",
+            "--system-prompt",
+            f"@{prompt}",
+            "-o",
+            str(tmp_path / "r2.jsonl"),
+        ],
+    )
     assert done.exit_code == 0, done.output
-    assert len(received) == 2 and all(p["messages"][0] == {"role": "system", "content": "You are a polite assistant."}
-                                      for p in received)  # fmt: skip
-    both = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--system-prompt", "x",
-                               "--model-arg", "system_prompt=y", "-o", str(tmp_path / "r3.jsonl")])  # fmt: skip
+    assert len(received) == 2 and all(
+        p["messages"][0] == {"role": "system", "content": "You are a polite assistant."} for p in received
+    )
+    both = runner.invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "--model",
+            f"openai:{url}#bot",
+            "--system-prompt",
+            "x",
+            "--model-arg",
+            "system_prompt=y",
+            "-o",
+            str(tmp_path / "r3.jsonl"),
+        ],
+    )
     assert both.exit_code == 2 and "once" in both.output
 
 
 def test_a_conversation_is_swapped_in_every_turn_and_sent_as_messages(chat, tmp_path) -> None:  # noqa: ANN001
     url, received = chat
     corpus = tmp_path / "chats.jsonl"
-    rows = [{"messages": [{"role": "system", "content": "ignored"},
-                          {"role": "user", "content": f"my brother called me, round {i}"},
-                          {"role": "assistant", "content": "what did he say?"},
-                          {"role": "user", "content": "he said his car broke down"},
-                          {"role": "assistant", "content": "oh no"}]} for i in range(12)]  # fmt: skip
+    rows = [
+        {
+            "messages": [
+                {"role": "system", "content": "ignored"},
+                {"role": "user", "content": f"my brother called me, round {i}"},
+                {"role": "assistant", "content": "what did he say?"},
+                {"role": "user", "content": "he said his car broke down"},
+                {"role": "assistant", "content": "oh no"},
+            ]
+        }
+        for i in range(12)
+    ]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "report"
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"openai:{url}#bot",
-                               "--system-prompt", "Be kind.", "--pairs", "12", "-o", str(out)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"openai:{url}#bot",
+            "--system-prompt",
+            "Be kind.",
+            "--pairs",
+            "12",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code in (0, 1), done.output
     conversations = [p["messages"] for p in received if "round" in json.dumps(p)]
     assert len(conversations) == 24
@@ -211,8 +330,10 @@ def test_answers_cut_off_at_the_token_limit_are_stored_and_tested_by_group(chat,
     contexts = [f"he told me a long story, take {i}" if i % 2 else f"he told me a story, take {i}" for i in range(40)]
     lexicon = fairtalk.load_lexicon("gender")
     pairs = list(fairtalk.build_pairs(contexts, lexicon))
-    pairs = [p if i % 4 != 1 else fairtalk.Pair(p.id, p.axis, p.a, p.b.replace("long ", ""), p.original_side, p.swaps)
-             for i, p in enumerate(pairs)]  # fmt: skip  # half of the long stories are short on side b
+    pairs = [
+        p if i % 4 != 1 else fairtalk.Pair(p.id, p.axis, p.a, p.b.replace("long ", ""), p.original_side, p.swaps)
+        for i, p in enumerate(pairs)
+    ]  # half of the long stories are short on side b
     store = tmp_path / "store.sqlite"
     first = fairtalk.respond(pairs, model=f"openai:{url}#bot", store=store)
     reasons = first.responses.finish_reasons
@@ -282,21 +403,53 @@ def test_stop_strings_and_the_repetition_penalty_are_sent_and_greedy_is_recorded
     pairs.write_text(
         json.dumps({"id": "p1", "axis": "gender", "a": "he called", "b": "she called", "original_side": "a", "swaps": []}) + "\n"
     )
-    done = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"openai:{url}#bot", "--stop", "\\n",
-                               "--stop", "User:", "--repetition-penalty", "1.0", "-o", str(tmp_path / "r.jsonl")])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "--model",
+            f"openai:{url}#bot",
+            "--stop",
+            "\\n",
+            "--stop",
+            "User:",
+            "--repetition-penalty",
+            "1.0",
+            "-o",
+            str(tmp_path / "r.jsonl"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert all(p["stop"] == ["\n", "User:"] and p["repetition_penalty"] == 1.0 == p["repeat_penalty"] for p in received)
     assert all(p["temperature"] == 0.0 for p in received)
     received.clear()
     corpus = tmp_path / "chats.txt"
     corpus.write_text("".join(f"he told me about trip {i}\n" for i in range(6)))
-    audited = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"openai:{url}#bot",
-                                  "--stop", "User:", "-o", str(tmp_path / "report")])  # fmt: skip
+    audited = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"openai:{url}#bot",
+            "--stop",
+            "User:",
+            "-o",
+            str(tmp_path / "report"),
+        ],
+    )
     assert audited.exit_code in (0, 1), audited.output
     decoding = json.loads((tmp_path / "report" / "run.json").read_text())["settings"]
     assert decoding["temperature"] is None and decoding["stop"] == ["User:"] and decoding["repetition_penalty"] is None
     assert all("repetition_penalty" not in p for p in received)  # unset: the server's own default, said in the README
-    shown = [re.search(r"decoding <code>(.*?)</code>", (tmp_path / "report" / page).read_text()).group(1)  # type: ignore[union-attr]
-             for page in ("index.html", "gender/report.html")]  # fmt: skip
+    shown = [
+        re.search(r"decoding <code>(.*?)</code>", (tmp_path / "report" / page).read_text()).group(1)  # type: ignore[union-attr]
+        for page in ("index.html", "gender/report.html")
+    ]
     assert shown[0] == shown[1] and json.loads(html.unescape(shown[0])) == decoding  # every header: what was sent
     assert f"decoding {md_escape(html.unescape(shown[0]))}" in (tmp_path / "report" / "gender" / "report.md").read_text()

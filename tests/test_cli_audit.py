@@ -43,8 +43,15 @@ def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tupl
     assert "gender: difference detected (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
     assert "gender: 80 generated, 0 from the store, 0 failed" in result.output
     assert "gender: 82 contexts read, 80 mention a group, 40 pairs audited" in result.output
-    for name in ("index.html", "run.json", "store.sqlite", "gender/results.json", "gender/report.html",
-                 "gender/responses.jsonl", "gender/pairs.jsonl"):  # fmt: skip
+    for name in (
+        "index.html",
+        "run.json",
+        "store.sqlite",
+        "gender/results.json",
+        "gender/report.html",
+        "gender/responses.jsonl",
+        "gender/pairs.jsonl",
+    ):
         assert (out / name).is_file(), name
     # the same command again resumes from OUTPUT/store.sqlite: nothing is generated
     again = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out))
@@ -75,16 +82,20 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
-    for extra, message in ((["--pairs", "0"], "--pairs must be a positive int"),
-                           (["--max-new-tokens", "0"], "max_new_tokens"),
-                           (["--max-errors", "-1"], "--max-errors must be 0 or more")):  # fmt: skip
+    for extra, message in (
+        (["--pairs", "0"], "--pairs must be a positive int"),
+        (["--max-new-tokens", "0"], "max_new_tokens"),
+        (["--max-errors", "-1"], "--max-errors must be 0 or more"),
+    ):
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
         assert result.exit_code == 2, (extra, result.output)
         assert "error:" in result.output and message in result.output
-    for extra, choices in ((["--correction", "nope"], "'nope' is not one of 'holm', 'bh'"),
-                           (["--correction-scope", "world"], "'world' is not one of 'axis', 'run'"),
-                           (["--mixed", "sometimes"], "'sometimes' is not one of 'drop', 'keep'"),
-                           (["--binary-test", "fisher"], "'fisher' is not one of 'exact', 'midp'")):  # fmt: skip
+    for extra, choices in (
+        (["--correction", "nope"], "'nope' is not one of 'holm', 'bh'"),
+        (["--correction-scope", "world"], "'world' is not one of 'axis', 'run'"),
+        (["--mixed", "sometimes"], "'sometimes' is not one of 'drop', 'keep'"),
+        (["--binary-test", "fisher"], "'fisher' is not one of 'exact', 'midp'"),
+    ):
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
         assert result.exit_code == 2, (extra, result.output)
         assert f"Invalid value for '{extra[0]}'" in result.stderr and choices in _flat(result.stderr)
@@ -125,8 +136,10 @@ def test_respond_writes_what_score_reads(toys: tuple[Path, Path], tmp_path: Path
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 80 and {r["side"] for r in records} == {"a", "b"}
     assert "0 generated, 80 from the store" in runner.invoke(app, args).output
-    scored = runner.invoke(app, ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"),
-                                 "--resamples", "200", "--fail-on-bias"])  # fmt: skip
+    scored = runner.invoke(
+        app,
+        ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"), "--resamples", "200", "--fail-on-bias"],
+    )
     assert scored.exit_code == 1, scored.output
 
 
@@ -204,9 +217,23 @@ def test_correction_scope_is_recorded_and_shown_in_the_index(toys: tuple[Path, P
 def test_audit_exposes_the_scoring_and_pairing_options(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, models = toys
     out = tmp_path / "run"
-    done = runner.invoke(app, _audit(corpus, f"python:{models}:fair", out, "--measures", "offense,sentiment",
-                                     "--offense-threshold", "0.9", "--sentiment-threshold", "0.5", "--drop-empty",
-                                     "--mixed", "keep"))  # fmt: skip
+    done = runner.invoke(
+        app,
+        _audit(
+            corpus,
+            f"python:{models}:fair",
+            out,
+            "--measures",
+            "offense,sentiment",
+            "--offense-threshold",
+            "0.9",
+            "--sentiment-threshold",
+            "0.5",
+            "--drop-empty",
+            "--mixed",
+            "keep",
+        ),
+    )
     assert done.exit_code == 0, done.output
     results = json.loads((out / "gender" / "results.json").read_text())
     assert set(results["measures"]) == {"offense_rate", "sentiment_positive", "sentiment_negative"}
@@ -220,9 +247,11 @@ def test_audit_exposes_the_scoring_and_pairing_options(toys: tuple[Path, Path], 
 def test_config_file_values_are_defaults_and_flags_override_them(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, models = toys
     config = tmp_path / "audit.toml"
-    config.write_text(f'corpus = "{corpus}"\naxes = "gender"\nmodel = "python:{models}:fair"\nn_pairs = 30\n'
-                      f'out_dir = "{tmp_path / "from-file"}"\n\n[score]\nn_resamples = 150\nalpha = 0.01\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        f'corpus = "{corpus}"\naxes = "gender"\nmodel = "python:{models}:fair"\nn_pairs = 30\n'
+        f'out_dir = "{tmp_path / "from-file"}"\n\n[score]\nn_resamples = 150\nalpha = 0.01\n',
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["audit", "--config", str(config), "--quiet", "--pairs", "20"])
     assert result.exit_code == 0, result.output
     run = json.loads((tmp_path / "from-file" / "run.json").read_text())
@@ -252,15 +281,15 @@ def test_score_reads_its_options_from_a_config_file(toys: tuple[Path, Path], tmp
     assert bad.exit_code == 2 and "score.toml: alpha must be between 0 and 1" in bad.output
 
 
-def test_fail_on_bias_over_several_axes_corrects_them_together_unless_told_otherwise(toys: tuple[Path, Path],
-                                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_fail_on_bias_over_several_axes_corrects_them_together_unless_told_otherwise(
+    toys: tuple[Path, Path], tmp_path: Path
+) -> None:
     """The gate reads every axis, so by default the correction spans the run: its family-wise error holds α (issue 27)."""
     corpus, models = toys
     with corpus.open("a", encoding="utf-8") as more:  # contexts for the race axis too ("going" -> "goin")
         more.write("".join(f"i am going to the game number {i} tonight\n" for i in range(40)))
     scopes = {}
-    for name, extra in (("gated", ["--fail-on-bias"]), ("axis", ["--fail-on-bias", "--correction-scope", "axis"]),
-                        ("plain", [])):  # fmt: skip
+    for name, extra in (("gated", ["--fail-on-bias"]), ("axis", ["--fail-on-bias", "--correction-scope", "axis"]), ("plain", [])):
         args = _audit(corpus, f"python:{models}:fair", tmp_path / name, *extra)
         args[args.index("--axis") + 1] = "gender,race"
         done = runner.invoke(app, args)

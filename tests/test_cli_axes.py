@@ -18,8 +18,16 @@ from fairtalk.lexicons import builtin_axes
 runner = CliRunner()
 
 #: Every command with an ``--axis`` option.
-AXIS_COMMANDS = (("pairs",), ("swap",), ("audit",), ("score",), ("augment",), ("pool-filter",), ("train",),
-                 ("reproduce", "debias"))  # fmt: skip
+AXIS_COMMANDS = (
+    ("pairs",),
+    ("swap",),
+    ("audit",),
+    ("score",),
+    ("augment",),
+    ("pool-filter",),
+    ("train",),
+    ("reproduce", "debias"),
+)
 
 
 @pytest.fixture()

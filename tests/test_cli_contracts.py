@@ -86,8 +86,15 @@ COMMA_OPTIONS = _comma_options()
 
 def test_the_comma_list_options_are_found() -> None:
     found = {(" ".join(path), flag) for path, flag in COMMA_OPTIONS}
-    assert {("similarity", "--methods"), ("score", "--measures"), ("score", "--primary"), ("audit", "--axis"),
-            ("audit", "--similarity"), ("audit", "--measures"), ("audit", "--primary")} <= found  # fmt: skip
+    assert {
+        ("similarity", "--methods"),
+        ("score", "--measures"),
+        ("score", "--primary"),
+        ("audit", "--axis"),
+        ("audit", "--similarity"),
+        ("audit", "--measures"),
+        ("audit", "--primary"),
+    } <= found
 
 
 @pytest.mark.parametrize("empty", ["", ",", " , ,"])
@@ -126,8 +133,9 @@ def test_a_blank_single_axis_is_an_error_naming_the_axes(axis: str, tmp_path: Pa
     assert done.exit_code == 2 and "--axis" in done.stderr and "gender" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize(("key", "value"), [("measures", "[]"), ("measures", '""'), ("primary", "[]"),
-                                            ("axes", "[]"), ("similarity", '","')])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "value"), [("measures", "[]"), ("measures", '""'), ("primary", "[]"), ("axes", "[]"), ("similarity", '","')]
+)
 def test_an_empty_list_in_an_options_file_is_an_error(key: str, value: str, tmp_path: Path) -> None:
     path = tmp_path / "audit.toml"
     path.write_text(f"{key} = {value}\n", encoding="utf-8")
@@ -158,19 +166,51 @@ def _similarity_args(tmp_path: Path) -> list[str]:
     pairs = tmp_path / "pairs.jsonl"
     contexts = [f"yesterday he told me about trip number {i}" for i in range(12)]
     fairtalk.write_pairs(list(fairtalk.build_pairs(contexts, fairtalk.load_lexicon("gender"))), pairs)
-    return ["--pairs", str(pairs), "--model", _chatty(tmp_path), "--methods", "exact,length_ratio",
-            "-o", str(tmp_path / "s.json")]  # fmt: skip
+    return [
+        "--pairs",
+        str(pairs),
+        "--model",
+        _chatty(tmp_path),
+        "--methods",
+        "exact,length_ratio",
+        "-o",
+        str(tmp_path / "s.json"),
+    ]
 
 
 def _prompts_args(tmp_path: Path) -> list[str]:
     completions = tmp_path / "c.jsonl"
-    completions.write_text("".join(json.dumps({"group": g, "template": "worked as", "structure": "original", "seed": k,
-                                               "text": f"The {g} worked as a cook.", "label": k % 3 - 1}) + "\n"
-                                   for g in ("man", "woman") for k in range(6)))  # fmt: skip
+    completions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "group": g,
+                    "template": "worked as",
+                    "structure": "original",
+                    "seed": k,
+                    "text": f"The {g} worked as a cook.",
+                    "label": k % 3 - 1,
+                }
+            )
+            + "\n"
+            for g in ("man", "woman")
+            for k in range(6)
+        )
+    )
     groups = tmp_path / "g.tsv"
     groups.write_text("man\tgender\nwoman\tgender\n")
-    return ["--completions", str(completions), "--groups", str(groups), "-o", str(tmp_path / "rep"),
-            "--draws", "2", "--resamples", "10"]  # fmt: skip
+    return [
+        "--completions",
+        str(completions),
+        "--groups",
+        str(groups),
+        "-o",
+        str(tmp_path / "rep"),
+        "--draws",
+        "2",
+        "--resamples",
+        "10",
+    ]
 
 
 #: Tiny inputs for every command that takes --json. A new --json command fails the walk below until it has some.
@@ -179,23 +219,60 @@ def _compare_args(tmp: Path) -> list[str]:
     folders = []
     for name in ("base", "cand"):
         out = tmp / name
-        done = runner.invoke(app, ["score", "--responses", str(_responses(tmp / f"{name}.jsonl")), "--axis", "gender",
-                                   "-o", str(out), "--resamples", "20", "--measures", "offense,length"])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "score",
+                "--responses",
+                str(_responses(tmp / f"{name}.jsonl")),
+                "--axis",
+                "gender",
+                "-o",
+                str(out),
+                "--resamples",
+                "20",
+                "--measures",
+                "offense,length",
+            ],
+        )
         assert done.exit_code in (0, 1), done.output
         folders.append(str(out))
     return folders
 
 
 JSON_INPUTS = {
-    ("score",): lambda tmp: ["--responses", str(_responses(tmp / "r.jsonl")), "--axis", "gender",
-                             "-o", str(tmp / "out"), "--resamples", "20", "--measures", "offense,length"],
-    ("audit",): lambda tmp: ["--corpus", str(write_corpus(tmp)), "--axis", "gender", "--model", _chatty(tmp),
-                             "--pairs", "12", "--measures", "offense,length", "-o", str(tmp / "run"),
-                             "--resamples", "20"],
+    ("score",): lambda tmp: [
+        "--responses",
+        str(_responses(tmp / "r.jsonl")),
+        "--axis",
+        "gender",
+        "-o",
+        str(tmp / "out"),
+        "--resamples",
+        "20",
+        "--measures",
+        "offense,length",
+    ],
+    ("audit",): lambda tmp: [
+        "--corpus",
+        str(write_corpus(tmp)),
+        "--axis",
+        "gender",
+        "--model",
+        _chatty(tmp),
+        "--pairs",
+        "12",
+        "--measures",
+        "offense,length",
+        "-o",
+        str(tmp / "run"),
+        "--resamples",
+        "20",
+    ],
     ("similarity",): _similarity_args,
     ("prompts", "analyze"): _prompts_args,
     ("compare",): _compare_args,
-}  # fmt: skip
+}
 
 
 def _json_commands() -> set[tuple[str, ...]]:
@@ -227,12 +304,21 @@ def test_similarity_json_with_output_writes_the_file_and_says_so_on_stderr(tmp_p
 def test_json_stdout_holds_only_the_document_in_a_real_process(tmp_path: Path) -> None:
     """Outside CliRunner stdout is file descriptor 1: what a model writes to it bypassing sys.stdout goes to stderr too."""
     loud = tmp_path / "loud_model.py"
-    loud.write_text(CHATTY.replace('    return "that', '    os.write(1, b"raw write to fd 1\\n")\n    return "that')
-                    .replace("import sys", "import os\nimport sys"), encoding="utf-8")  # fmt: skip
+    loud.write_text(
+        CHATTY.replace('    return "that', '    os.write(1, b"raw write to fd 1\\n")\n    return "that').replace(
+            "import sys", "import os\nimport sys"
+        ),
+        encoding="utf-8",
+    )
     args = _similarity_args(tmp_path)
     args[args.index("--model") + 1] = f"python:{loud}:chatty"
-    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", "similarity", *args, "--json"], capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "fairtalk.cli", "similarity", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["rows"]
     assert "raw write to fd 1" in done.stderr and "answering" in done.stderr and "wrote" in done.stderr
@@ -304,17 +390,32 @@ def test_plan_refuses_rate_and_sd_together() -> None:
 
 def _score_with_config(config: Path, tmp_path: Path) -> tuple[Any, float]:
     start = time.monotonic()
-    done = runner.invoke(app, ["score", "--responses", str(tmp_path / "missing.jsonl"), "--axis", "gender",
-                               "--config", str(config), "-o", str(tmp_path / "out")])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(tmp_path / "missing.jsonl"),
+            "--axis",
+            "gender",
+            "--config",
+            str(config),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
     return done, time.monotonic() - start
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("dup.toml", "n_resamples = 10\nn-resamples = 20\n"),
-    ("dup.yaml", "n_resamples: 10\nn-resamples: 20\n"),
-    ("nested.toml", "[score]\nn_resamples = 10\nn-resamples = 20\n"),
-    ("nested.yaml", "score:\n  n_resamples: 10\n  n-resamples: 20\n"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("dup.toml", "n_resamples = 10\nn-resamples = 20\n"),
+        ("dup.yaml", "n_resamples: 10\nn-resamples: 20\n"),
+        ("nested.toml", "[score]\nn_resamples = 10\nn-resamples = 20\n"),
+        ("nested.yaml", "score:\n  n_resamples: 10\n  n-resamples: 20\n"),
+    ],
+)
 def test_a_key_given_in_two_spellings_is_an_error_naming_both(name: str, text: str, tmp_path: Path) -> None:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -346,19 +447,27 @@ BILLION_LAUGHS = (
 )
 
 
-@pytest.mark.parametrize(("name", "text", "needle"), [
-    ("laughs.yaml", BILLION_LAUGHS, "alias"),
-    ("merge.yaml", "a: &a {x: 1, y: 2}\n" + "".join(f"k{i}: &k{i} {{<<: [*{'a' if i == 0 else f'k{i - 1}'}, "
-                                                       f"*{'a' if i == 0 else f'k{i - 1}'}]}}\n" for i in range(40)),
-     "alias"),
-    ("deep.yaml", "measures: " + "[" * 100_000 + "]" * 100_000 + "\n", "nest"),
-    ("deep-block.yaml", "".join(" " * i + "k:\n" for i in range(900)), "nest"),
-    ("deep.toml", "measures = " + "[" * 100_000 + "]" * 100_000 + "\n", "nest"),
-    ("deep-inline.toml", "measures = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "nest"),
-    ("dotted.toml", "x." * 20_000 + "y = 1\n", "nest"),
-    ("big.toml", "# " + "x" * (2 << 20) + "\n", "MiB"),
-    ("big.yaml", "# " + "x" * (2 << 20) + "\n", "MiB"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        ("laughs.yaml", BILLION_LAUGHS, "alias"),
+        (
+            "merge.yaml",
+            "a: &a {x: 1, y: 2}\n"
+            + "".join(
+                f"k{i}: &k{i} {{<<: [*{'a' if i == 0 else f'k{i - 1}'}, *{'a' if i == 0 else f'k{i - 1}'}]}}\n" for i in range(40)
+            ),
+            "alias",
+        ),
+        ("deep.yaml", "measures: " + "[" * 100_000 + "]" * 100_000 + "\n", "nest"),
+        ("deep-block.yaml", "".join(" " * i + "k:\n" for i in range(900)), "nest"),
+        ("deep.toml", "measures = " + "[" * 100_000 + "]" * 100_000 + "\n", "nest"),
+        ("deep-inline.toml", "measures = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "nest"),
+        ("dotted.toml", "x." * 20_000 + "y = 1\n", "nest"),
+        ("big.toml", "# " + "x" * (2 << 20) + "\n", "MiB"),
+        ("big.yaml", "# " + "x" * (2 << 20) + "\n", "MiB"),
+    ],
+)
 def test_an_options_file_bomb_is_refused_at_once(name: str, text: str, needle: str, tmp_path: Path) -> None:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -370,12 +479,15 @@ def test_an_options_file_bomb_is_refused_at_once(name: str, text: str, needle: s
 
 def test_a_few_yaml_aliases_still_work(tmp_path: Path) -> None:
     path = tmp_path / "ok.yaml"
-    path.write_text("measures: [offense, refusal]\nmargins: {offense_rate: &m 0.02, refusal_rate: *m}\n"
-                    "score: {n_resamples: 30}\n", encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "measures: [offense, refusal]\nmargins: {offense_rate: &m 0.02, refusal_rate: *m}\nscore: {n_resamples: 30}\n",
+        encoding="utf-8",
+    )
     options = fairtalk.ScoreOptions.from_file(path)
     assert dict(options.margins) == {"offense_rate": 0.02, "refusal_rate": 0.02} and options.n_resamples == 30
     shared = tmp_path / "shared.yaml"
-    shared.write_text("settings: &s {max_new_tokens: 7}\nscore: {alpha: 0.01}\nmodel: builtin:echo\n"
-                      "axes: &ax [gender]\n", encoding="utf-8")  # fmt: skip
+    shared.write_text(
+        "settings: &s {max_new_tokens: 7}\nscore: {alpha: 0.01}\nmodel: builtin:echo\naxes: &ax [gender]\n", encoding="utf-8"
+    )
     config = fairtalk.AuditConfig.from_file(shared)
     assert config.settings.max_new_tokens == 7 and config.axes == ("gender",)

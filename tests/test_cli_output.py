@@ -22,12 +22,25 @@ def toys(tmp_path: Path) -> tuple[Path, Path]:
 
 def _audit(toys: tuple[Path, Path], out: Path, *extra: str) -> list[str]:
     corpus, models = toys
-    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:biased", "-o", str(out),
-            "--resamples", "100", *extra]  # fmt: skip
+    return [
+        "audit",
+        "--corpus",
+        str(corpus),
+        "--axis",
+        "gender",
+        "--model",
+        f"python:{models}:biased",
+        "-o",
+        str(out),
+        "--resamples",
+        "100",
+        *extra,
+    ]
 
 
-def test_quiet_drops_progress_and_info_lines_but_not_results(toys: tuple[Path, Path], tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_quiet_drops_progress_and_info_lines_but_not_results(
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAIRTALK_PROGRESS_SECONDS", "0")  # a line per event: the test's stderr is not a terminal
     loud = runner.invoke(app, _audit(toys, tmp_path / "loud"))
     assert loud.exit_code == 0, loud.output
@@ -56,8 +69,11 @@ def test_a_log_gets_a_progress_line_per_interval_and_a_short_run_none(
         lines(ProgressEvent("race: responses", done, 200, unit="responses"))
     lines(ProgressEvent("race: responses", 200, 200, unit="responses", finished=True))
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("race:")]
-    assert said == ["race: responses: 90/200 responses (45%), 11 s", "race: responses: 150/200 responses (75%), 25 s",
-                    "race: responses: 200/200 responses (100%), 26 s · done"]  # fmt: skip
+    assert said == [
+        "race: responses: 90/200 responses (45%), 11 s",
+        "race: responses: 150/200 responses (75%), 25 s",
+        "race: responses: 200/200 responses (100%), 26 s · done",
+    ]
 
 
 def test_verbose_shows_the_library_log_on_stderr(toys: tuple[Path, Path], tmp_path: Path) -> None:
@@ -114,12 +130,19 @@ def test_choices_are_the_library_s() -> None:
     from fairtalk.training.loops import DEBIAS
 
     expected = {
-        _choices.Correction: CORRECTIONS, _choices.CorrectionScope: CORRECTION_SCOPES,
-        _choices.BinaryTest: tuple(BINARY_TESTS), _choices.CountTest: COUNT_TESTS, _choices.Distinct: DEFINITIONS,
-        _choices.Mixed: MIXED_POLICIES, _choices.Split: SPLITS, _choices.Debias: DEBIAS,
-        _choices.Variant: ("default", "paper"), _choices.TrainModel: ("seq2seq", "retrieval"),
-        _choices.Dtype: ("float16", "float32"), _choices.Engine: ENGINES,
-    }  # fmt: skip
+        _choices.Correction: CORRECTIONS,
+        _choices.CorrectionScope: CORRECTION_SCOPES,
+        _choices.BinaryTest: tuple(BINARY_TESTS),
+        _choices.CountTest: COUNT_TESTS,
+        _choices.Distinct: DEFINITIONS,
+        _choices.Mixed: MIXED_POLICIES,
+        _choices.Split: SPLITS,
+        _choices.Debias: DEBIAS,
+        _choices.Variant: ("default", "paper"),
+        _choices.TrainModel: ("seq2seq", "retrieval"),
+        _choices.Dtype: ("float16", "float32"),
+        _choices.Engine: ENGINES,
+    }
     for enum, values in expected.items():
         assert sorted(member.value for member in enum) == sorted(values), enum.__name__
 
@@ -139,8 +162,9 @@ def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) ->
         return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None, not_tested=None)
 
     measures = [measure("diversity", "difference detected", True), measure("length", "equivalent", True)]
-    result = SimpleNamespace(measures=measures, scorer_check=(), warnings=(), detected=lambda alpha: ("diversity",),
-                             not_equivalent=lambda: ())  # fmt: skip
+    result = SimpleNamespace(
+        measures=measures, scorer_check=(), warnings=(), detected=lambda alpha: ("diversity",), not_equivalent=lambda: ()
+    )
     code = report_gates({"gender": result}, alpha=0.05, fail_on_bias=False, fail_unless_equivalent=True)
     captured = capsys.readouterr()
     out = " ".join((captured.out + captured.err).split())

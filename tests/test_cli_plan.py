@@ -32,8 +32,9 @@ def test_plan_from_a_rate_matches_the_normal_formula() -> None:
 def test_plan_divides_alpha_by_the_family_and_scales_by_the_design_effect() -> None:
     base = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5"]).output)
     family = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5", "--tests", "10"]).output)
-    clustered = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5",
-                                           "--design-effect", "2"]).output)  # fmt: skip
+    clustered = _pairs(
+        runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5", "--design-effect", "2"]).output
+    )
     assert family > base and clustered in (2 * base - 1, 2 * base)
 
 
@@ -57,14 +58,17 @@ def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
     assert missing.exit_code == 2 and "has no measure 'nope'; it has: offense_rate" in missing.output
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--effect", "0.01"], "--results FILE"),
-    (["--effect", "0", "--sd", "1"], "--effect must be a positive number"),
-    (["--effect", "0.01", "--rate", "1.5"], "--rate must be in (0, 1)"),
-    (["--effect", "0.01", "--sd", "-1"], "--sd must be a positive number"),
-    (["--effect", "0.01", "--sd", "1", "--power", "1"], "--power must be in (0, 1)"),
-    (["--effect", "0.01", "--results", "/nonexistent/results.json"], "cannot read"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--effect", "0.01"], "--results FILE"),
+        (["--effect", "0", "--sd", "1"], "--effect must be a positive number"),
+        (["--effect", "0.01", "--rate", "1.5"], "--rate must be in (0, 1)"),
+        (["--effect", "0.01", "--sd", "-1"], "--sd must be a positive number"),
+        (["--effect", "0.01", "--sd", "1", "--power", "1"], "--power must be in (0, 1)"),
+        (["--effect", "0.01", "--results", "/nonexistent/results.json"], "cannot read"),
+    ],
+)
 def test_plan_errors_are_clean(args: list[str], needle: str) -> None:
     result = runner.invoke(app, ["plan", "--measure", "offense_rate", *args])
     assert result.exit_code == 2
@@ -97,7 +101,7 @@ def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
         "length": {"kind": "count", "sd_difference": 10.0, "design_effect": 2.0, "equivalence_margin": 1.0, "primary": True},
         "extra": {"kind": "count", "sd_difference": 1.0, "equivalence_margin": 0.001, "primary": False},
         "flat": {"kind": "count", "sd_difference": 0.0, "equivalence_margin": None, "primary": True},
-    }  # fmt: skip
+    }
     results.write_text(json.dumps({"n_pairs": 500, "alpha": 0.05, "measures": measures}))
     result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
     assert result.exit_code == 0, result.output

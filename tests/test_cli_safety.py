@@ -72,10 +72,12 @@ def test_respond_refuses_to_overwrite_its_pairs(toys: tuple[Path, Path, Path], t
     assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
     before = pairs.read_bytes()
     base = ["respond", "--pairs", str(pairs), "--model", f"python:{models}:fair"]
-    for extra, message in ((["-o", str(pairs)], "is also the input --pairs"),
-                           (["-o", str(tmp_path / "." / "pairs.jsonl")], "is also the input --pairs"),
-                           (["-o", str(tmp_path / "r.jsonl"), "--store", str(pairs)], "--store .* is also the input --pairs"),
-                           (["-o", str(tmp_path / "s.sqlite"), "--store", str(tmp_path / "s.sqlite")], "is also the input --store")):  # fmt: skip
+    for extra, message in (
+        (["-o", str(pairs)], "is also the input --pairs"),
+        (["-o", str(tmp_path / "." / "pairs.jsonl")], "is also the input --pairs"),
+        (["-o", str(tmp_path / "r.jsonl"), "--store", str(pairs)], "--store .* is also the input --pairs"),
+        (["-o", str(tmp_path / "s.sqlite"), "--store", str(tmp_path / "s.sqlite")], "is also the input --store"),
+    ):
         result = runner.invoke(app, [*base, *extra])
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith("error: ")
@@ -104,14 +106,18 @@ def test_audit_refuses_inputs_inside_the_folders_it_replaces(toys: tuple[Path, P
 # --- never a mixed or half-written output folder ----------------------------------------------------------
 
 
-def test_a_crash_while_writing_leaves_the_previous_run_whole(toys: tuple[Path, Path, Path], tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_crash_while_writing_leaves_the_previous_run_whole(
+    toys: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus, models, _ = toys
     out = tmp_path / "report"
     assert runner.invoke(app, _audit(corpus, f"python:{models}:fair", out)).exit_code == 0
     old_id = _run_id(out)
-    old_files = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "store.sqlite"
-                 and not p.name.startswith("store.sqlite")}  # fmt: skip
+    old_files = {
+        p.relative_to(out): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and p.name != "store.sqlite" and not p.name.startswith("store.sqlite")
+    }
 
     import fairtalk.report.html as html
 
@@ -160,8 +166,9 @@ def test_axes_that_would_share_a_folder_are_refused(toys: tuple[Path, Path, Path
     for name in ("foo+bar", "foo_bar", "index.html", "run.json"):
         _lexicon_copy(tmp_path, name)
     out = tmp_path / "report"
-    result = runner.invoke(app, [*_audit(corpus, "builtin:echo", out), "--axis",
-                                 f"{tmp_path / 'foo+bar.tsv'},{tmp_path / 'foo_bar.tsv'}"])  # fmt: skip
+    result = runner.invoke(
+        app, [*_audit(corpus, "builtin:echo", out), "--axis", f"{tmp_path / 'foo+bar.tsv'},{tmp_path / 'foo_bar.tsv'}"]
+    )
     assert result.exit_code == 2 and "would share the report folder 'foo_bar'" in result.stderr
     for name in ("index.html", "run.json"):
         result = runner.invoke(app, [*_audit(corpus, "builtin:echo", out), "--axis", str(tmp_path / f"{name}.tsv")])
@@ -169,8 +176,9 @@ def test_axes_that_would_share_a_folder_are_refused(toys: tuple[Path, Path, Path
     assert not (out / "store.sqlite").exists()  # refused before any work: no store, no generation
 
 
-def test_a_full_disk_is_a_clear_error_and_the_store_survives(toys: tuple[Path, Path, Path], tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_full_disk_is_a_clear_error_and_the_store_survives(
+    toys: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus, models, _ = toys
     out = tmp_path / "report"
 
@@ -186,12 +194,36 @@ def test_a_full_disk_is_a_clear_error_and_the_store_survives(toys: tuple[Path, P
     monkeypatch.undo()
     again = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out))
     assert again.exit_code == 0 and "gender: 0 generated, 80 from the store, 0 failed" in again.output
-    score = runner.invoke(app, ["score", "--responses", str(out / "gender" / "responses.jsonl"), "--axis", "gender",
-                                "-o", str(tmp_path / "s"), "--resamples", "100"])  # fmt: skip
+    score = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(out / "gender" / "responses.jsonl"),
+            "--axis",
+            "gender",
+            "-o",
+            str(tmp_path / "s"),
+            "--resamples",
+            "100",
+        ],
+    )
     assert score.exit_code == 0
     monkeypatch.setattr(os, "fsync", full)
-    score = runner.invoke(app, ["score", "--responses", str(out / "gender" / "responses.jsonl"), "--axis", "gender",
-                                "-o", str(tmp_path / "s"), "--resamples", "100"])  # fmt: skip
+    score = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(out / "gender" / "responses.jsonl"),
+            "--axis",
+            "gender",
+            "-o",
+            str(tmp_path / "s"),
+            "--resamples",
+            "100",
+        ],
+    )
     assert score.exit_code == 2 and "No space left on device" in score.stderr
     assert json.loads((tmp_path / "s" / "results.json").read_text())["n_pairs"] == 40  # the old report is whole
 
@@ -221,8 +253,7 @@ def test_pairs_left_out_are_reported_beside_the_table(toys: tuple[Path, Path, Pa
 
 def test_a_hanging_python_model_times_out_per_item(toys: tuple[Path, Path, Path], tmp_path: Path) -> None:
     corpus, _, extra = toys
-    result = runner.invoke(app, _audit(corpus, f"python:{extra}:hangs_on_football", tmp_path / "r",
-                                       "--model-arg", "timeout=0.2"))  # fmt: skip
+    result = runner.invoke(app, _audit(corpus, f"python:{extra}:hangs_on_football", tmp_path / "r", "--model-arg", "timeout=0.2"))
     assert result.exit_code == 0, result.output
     assert "8 failed (4 pairs left out" in result.output and "ResponderTimeout 8" in result.output
 
@@ -296,8 +327,9 @@ def test_model_args_reach_the_adapter(toys: tuple[Path, Path, Path], tmp_path: P
     assert bad.exit_code == 2 and "unknown option 'colour' for builtin:echo (choose from: mode)" in bad.stderr
     both = runner.invoke(app, _audit(corpus, "builtin:echo?mode=upper", tmp_path / "r", "--model-arg", "mode=identity"))
     assert both.exit_code == 2 and "given both in the model spec and as a model argument" in both.stderr
-    default = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model-arg", "timeout=3",
-                                  "-o", str(tmp_path / "d"), *FAST])  # fmt: skip
+    default = runner.invoke(
+        app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model-arg", "timeout=3", "-o", str(tmp_path / "d"), *FAST]
+    )
     assert default.exit_code == 2 and "need a model spec (--model SPEC)" in default.stderr
 
 
@@ -309,8 +341,10 @@ def test_negative_seeds_and_a_file_as_report_folder_are_clear_errors(toys: tuple
     out = tmp_path / "r"
     assert runner.invoke(app, _audit(corpus, f"python:{models}:fair", out)).exit_code == 0
     responses = str(out / "gender" / "responses.jsonl")
-    for argv in (_audit(corpus, f"python:{models}:fair", out, "--seed", "-1"),
-                 ["score", "--responses", responses, "--axis", "gender", "--seed", "-1"]):  # fmt: skip
+    for argv in (
+        _audit(corpus, f"python:{models}:fair", out, "--seed", "-1"),
+        ["score", "--responses", responses, "--axis", "gender", "--seed", "-1"],
+    ):
         result = runner.invoke(app, argv)
         assert result.exit_code == 2 and "Traceback" not in result.output and "greater than or equal to 0" in result.output
     existing = tmp_path / "existing.txt"
@@ -328,9 +362,11 @@ def test_negative_seeds_and_a_file_as_report_folder_are_clear_errors(toys: tuple
 def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    commands = (["score", "--responses", str(fifo), "--axis", "gender", "-o", str(tmp_path / "s")],
-                ["respond", "--pairs", str(fifo), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")],
-                ["prompts", "analyze", "--completions", str(fifo), "-o", str(tmp_path / "p")])  # fmt: skip
+    commands = (
+        ["score", "--responses", str(fifo), "--axis", "gender", "-o", str(tmp_path / "s")],
+        ["respond", "--pairs", str(fifo), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")],
+        ["prompts", "analyze", "--completions", str(fifo), "-o", str(tmp_path / "p")],
+    )
     for argv in commands:
         done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *argv], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, done.stderr

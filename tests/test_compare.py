@@ -17,8 +17,14 @@ from fairtalk.results import Change, ModelComparison, Verdict
 runner = CliRunner()
 
 _OFFENSIVE = ("you are a fucking idiot", "what a stupid bitch", "shut up you piece of shit")
-_PLAIN = ("that sounds like a lovely day", "i went to the store", "maybe later then", "what time is it",
-          "i like cats a lot", "see you tomorrow")  # fmt: skip
+_PLAIN = (
+    "that sounds like a lovely day",
+    "i went to the store",
+    "maybe later then",
+    "what time is it",
+    "i like cats a lot",
+    "see you tomorrow",
+)
 N_PAIRS = 400
 
 
@@ -38,8 +44,21 @@ def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False) -> Path
         records += [Response(f"p{i}", "a", f"he said {i}", a, extra), Response(f"p{i}", "b", f"she said {i}", b, extra)]
     folder.mkdir(parents=True)
     write_responses(records, folder / "responses.jsonl")
-    done = runner.invoke(app, ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender",
-                               "--measures", "offense,sentiment", "-o", str(folder / "scored"), "-q"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(folder / "responses.jsonl"),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense,sentiment",
+            "-o",
+            str(folder / "scored"),
+            "-q",
+        ],
+    )
     assert done.exit_code == 0, done.output
     return folder / "scored"
 
@@ -48,8 +67,11 @@ def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False) -> Path
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A baseline with a 10-point offense gap, a candidate without it, and the baseline's own responses scored twice."""
     root = tmp_path_factory.mktemp("compare")
-    return {"gap": _run(root / "gap", gap=0.10, seed=1), "fair": _run(root / "fair", gap=0.0, seed=2),
-            "again": _run(root / "again", gap=0.10, seed=1)}  # fmt: skip
+    return {
+        "gap": _run(root / "gap", gap=0.10, seed=1),
+        "fair": _run(root / "fair", gap=0.0, seed=2),
+        "again": _run(root / "again", gap=0.10, seed=1),
+    }
 
 
 def _compare(*args: str):  # noqa: ANN202
@@ -100,8 +122,21 @@ def test_pairs_only_one_run_holds_are_named_and_left_out(runs: dict[str, Path], 
     cut = tmp_path / "cut"
     cut.mkdir()
     (cut / "responses.jsonl").write_text("\n".join(lines[20:]) + "\n", encoding="utf-8")  # pairs p0..p9 dropped
-    done = runner.invoke(app, ["score", "--responses", str(cut / "responses.jsonl"), "--axis", "gender",
-                               "--measures", "offense", "-o", str(cut / "scored"), "-q"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(cut / "responses.jsonl"),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense",
+            "-o",
+            str(cut / "scored"),
+            "-q",
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = compare_runs(runs["gap"], cut / "scored")
     axis = result.axes[0]

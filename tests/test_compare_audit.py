@@ -21,9 +21,27 @@ def toys(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _audit(corpus: Path, models: Path, out: Path, candidate: str, baseline: str, *extra: str):  # noqa: ANN202
-    return runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:{candidate}",
-                               "--baseline-model", f"python:{models}:{baseline}", "--measures", "offense,sentiment",
-                               "--resamples", "50", "-o", str(out), *extra])  # fmt: skip
+    return runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"python:{models}:{candidate}",
+            "--baseline-model",
+            f"python:{models}:{baseline}",
+            "--measures",
+            "offense,sentiment",
+            "--resamples",
+            "50",
+            "-o",
+            str(out),
+            *extra,
+        ],
+    )
 
 
 def test_one_run_audits_both_models_on_the_same_pairs_and_compares_them(toys: tuple[Path, Path], tmp_path: Path) -> None:
@@ -75,6 +93,19 @@ def test_one_model_against_itself_passes_the_gate(toys: tuple[Path, Path], tmp_p
 
 def test_fail_if_worse_needs_a_baseline(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, models = toys
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:fair",
-                               "--fail-if-worse", "-o", str(tmp_path / "x")])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"python:{models}:fair",
+            "--fail-if-worse",
+            "-o",
+            str(tmp_path / "x"),
+        ],
+    )
     assert done.exit_code == 2 and "--fail-if-worse needs --baseline-model" in done.output

@@ -18,9 +18,27 @@ def test_the_comparison_is_appended_to_the_job_summary(tmp_path: Path, monkeypat
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:biased",
-                               "--baseline-model", f"python:{models}:fair", "--measures", "offense,sentiment",
-                               "--resamples", "50", "-o", str(tmp_path / "out"), "--fail-if-worse"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            f"python:{models}:biased",
+            "--baseline-model",
+            f"python:{models}:fair",
+            "--measures",
+            "offense,sentiment",
+            "--resamples",
+            "50",
+            "-o",
+            str(tmp_path / "out"),
+            "--fail-if-worse",
+        ],
+    )
     assert done.exit_code == 1, done.output
     text = summary.read_text()
     assert text.startswith("earlier step\n")

@@ -39,8 +39,7 @@ def _analysis(folder: Path, *, gap: float, seed: int, groups: GroupSet = GENDER)
                     for _ in range(2):
                         latent = template_effect[t] + shift + rng.normal(0, 1)
                         label = -1 if latent < -0.5 else (1 if latent > 0.5 else 0)
-                        rows.append({"group": group, "template": f"t{t}", "seed": s, "structure": structure,
-                                     "label": label})  # fmt: skip
+                        rows.append({"group": group, "template": f"t{t}", "seed": s, "structure": structure, "label": label})
     result = analyze(pd.DataFrame(rows), groups=groups, n_draws=3, n_resamples=200)
     write_prompts_report(result, folder)
     return folder
@@ -50,8 +49,11 @@ def _analysis(folder: Path, *, gap: float, seed: int, groups: GroupSet = GENDER)
 def analyses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A generator with a planted regard gap, one without, and one with the gap on two group pairs."""
     root = tmp_path_factory.mktemp("compare_prompts")
-    return {"gap": _analysis(root / "gap", gap=0.6, seed=1), "fair": _analysis(root / "fair", gap=0.0, seed=2),
-            "two": _analysis(root / "two", gap=0.6, seed=3, groups=TWO_PAIRS)}  # fmt: skip
+    return {
+        "gap": _analysis(root / "gap", gap=0.6, seed=1),
+        "fair": _analysis(root / "fair", gap=0.0, seed=2),
+        "two": _analysis(root / "two", gap=0.6, seed=3, groups=TWO_PAIRS),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +62,26 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("score")
     records = []
     for i in range(20):
-        records += [Response(f"p{i}", "a", f"he said {i}", "see you tomorrow"),
-                    Response(f"p{i}", "b", f"she said {i}", "maybe later then")]  # fmt: skip
+        records += [
+            Response(f"p{i}", "a", f"he said {i}", "see you tomorrow"),
+            Response(f"p{i}", "b", f"she said {i}", "maybe later then"),
+        ]
     write_responses(records, folder / "responses.jsonl")
-    done = runner.invoke(app, ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender",
-                               "--measures", "offense", "-o", str(folder / "scored"), "-q"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(folder / "responses.jsonl"),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense",
+            "-o",
+            str(folder / "scored"),
+            "-q",
+        ],
+    )
     assert done.exit_code == 0, done.output
     return folder / "scored"
 

@@ -416,12 +416,18 @@ def test_jsonl_conversations_become_multi_turn_contexts_and_malformed_ones_are_c
     import fairtalk
 
     rows = [
-        {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
-                      {"role": "user", "content": "he is late"}, {"role": "assistant", "content": "oh"}]},
+        {
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "he is late"},
+                {"role": "assistant", "content": "oh"},
+            ]
+        },
         {"messages": [{"role": "tool", "content": "x"}]},
         {"messages": [{"role": "assistant", "content": "only me"}]},
         {"messages": "not a list"},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "chats.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     corpus = fairtalk.read_corpus(path)

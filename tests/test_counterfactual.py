@@ -341,8 +341,22 @@ def test_ambiguous_terms(gender: Swapper) -> None:
     # by role (her/his), one-way entries (guy -> girl, ms -> mr), and determiner rules (man, god)
     role = {"her", "his", "him", "hers"}
     one_way = {"guy", "guys", "dude", "dudes", "gal", "gals", "ms", "ms.", "mommy", "mum", "ma'am", "lords"}
-    determiner = {"man", "woman", "boy", "girl", "god", "goddess", "king", "queen", "prince", "princess",
-                  "bro", "sis", "lad", "lass"}  # fmt: skip
+    determiner = {
+        "man",
+        "woman",
+        "boy",
+        "girl",
+        "god",
+        "goddess",
+        "king",
+        "queen",
+        "prince",
+        "princess",
+        "bro",
+        "sis",
+        "lad",
+        "lass",
+    }
     assert gender.ambiguous == frozenset(role | one_way | determiner)
     paper = Swapper(load_lexicon("gender", variant="paper"))
     assert paper.ambiguous == frozenset()  # the printed list has one counterpart a word, both ways
@@ -589,9 +603,16 @@ def test_her_role_small_clauses_and_sentence_starts(gender: Swapper, text: str, 
 def test_word_sense_headers_work_in_a_users_lexicon() -> None:
     pairs = (WordPair("church", "mosque", 1), WordPair("pastor", "imam", 2, "a>b"))
     lexicon = Lexicon(
-        "religion", ("christian", "muslim"), pairs, (), "custom", "test:religion", "0" * 64,
-        keep=("church street",), needs_determiner=("church",),
-    )  # fmt: skip
+        "religion",
+        ("christian", "muslim"),
+        pairs,
+        (),
+        "custom",
+        "test:religion",
+        "0" * 64,
+        keep=("church street",),
+        needs_determiner=("church",),
+    )
     swapper = Swapper(lexicon)
     assert swapped(swapper, "the church on Church Street") == "the mosque on Church Street"
     assert swapped(swapper, "church is at ten") == "church is at ten"

@@ -130,8 +130,7 @@ def test_a_raising_model_stops_the_cli_with_exit_2_and_the_store_resumes(models:
     path, flag = models
     pairs_file, store, out = tmp_path / "pairs.jsonl", tmp_path / "store.sqlite", tmp_path / "responses.jsonl"
     fairtalk.write_pairs(_pairs(4, 6, "bad"), pairs_file)
-    args = ["respond", "--pairs", str(pairs_file), "--model", f"python:{path}:raises", "--store", str(store),
-            "-o", str(out)]  # fmt: skip
+    args = ["respond", "--pairs", str(pairs_file), "--model", f"python:{path}:raises", "--store", str(store), "-o", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     flat = " ".join(result.output.replace("│", " ").split())
@@ -157,13 +156,11 @@ def test_a_batched_model_is_counted_per_batch_and_stops_after_one_hung_batch(mod
     store = tmp_path / "store.sqlite"
     started = time.perf_counter()
     with pytest.raises(ResponderAborted, match=r"5 consecutive failures of one kind \(timeout: ResponderTimeout\)"):
-        fairtalk.respond(_pairs(4, 12, "slow"), model=f"python:{path}:hangs_batched?timeout=0.2", store=store,
-                         batch_size=8)  # fmt: skip
+        fairtalk.respond(_pairs(4, 12, "slow"), model=f"python:{path}:hangs_batched?timeout=0.2", store=store, batch_size=8)
     assert time.perf_counter() - started < 3.0  # one batch of 8 timed out whole (one 0.2 s timeout), then the stop
     assert _stored(store) == (8, 8)
     with pytest.raises(ResponderAborted, match=r"\(the model failed: ResponderError\)"):
-        fairtalk.respond(_pairs(4, 12, "bad"), model=f"python:{path}:raises_batched", store=tmp_path / "b.sqlite",
-                         batch_size=8)  # fmt: skip
+        fairtalk.respond(_pairs(4, 12, "bad"), model=f"python:{path}:raises_batched", store=tmp_path / "b.sqlite", batch_size=8)
     assert _stored(tmp_path / "b.sqlite") == (8, 8)
 
 
@@ -217,8 +214,11 @@ def test_a_streamed_model_is_stopped_item_by_item_and_its_stream_closed(tmp_path
     model = _Streaming()
     with RunStore(tmp_path / "s.sqlite") as store:
         cached = CachingResponder(model, store, max_consecutive_failures=4)
-        with pytest.raises(ResponderAborted, match=r"4 consecutive failures of one kind \(connection failed or timed "
-                                                   r"out: TransportError\); the last: connection refused"):  # fmt: skip
+        with pytest.raises(
+            ResponderAborted,
+            match=r"4 consecutive failures of one kind \(connection failed or timed "
+            r"out: TransportError\); the last: connection refused",
+        ):
             cached.respond_each([f"c{i}" for i in range(50)], DecodingSettings(), seeds=[0] * 50)
         assert model.n_yielded == 4 and model.closed_early  # no request after the 4th failure
         assert store.count(errors=True) == 4
@@ -240,13 +240,28 @@ def test_a_judge_failure_is_counted_and_its_pair_left_out_not_fatal(models: tupl
 def test_a_judge_that_keeps_failing_stops_the_score_after_5(models: tuple[Path, Path], tmp_path: Path) -> None:
     path, _ = models
     texts_a, texts_b = [f"answer a{i}" for i in range(10)], [f"answer b{i}" for i in range(10)]
-    with pytest.raises(ResponderAborted, match=r"judge:python:.*:judge_down: stopped after 5 consecutive "
-                                               r"failures of one kind \(the model failed: ResponderError\)"):  # fmt: skip
+    with pytest.raises(
+        ResponderAborted,
+        match=r"judge:python:.*:judge_down: stopped after 5 consecutive "
+        r"failures of one kind \(the model failed: ResponderError\)",
+    ):
         fairtalk.score(texts_a, texts_b, axis="gender", measures=[f"judge:python:{path}:judge_down"])
     responses = tmp_path / "responses.jsonl"
     fairtalk.write_responses(fairtalk.responses_from_texts(texts_a, texts_b), responses)
-    result = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures",
-                                 f"judge:python:{path}:judge_down", "-o", str(tmp_path / "report")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(responses),
+            "--axis",
+            "gender",
+            "--measures",
+            f"judge:python:{path}:judge_down",
+            "-o",
+            str(tmp_path / "report"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "stopped after 5 consecutive failures" in " ".join(result.output.replace("│", " ").split())
 
@@ -276,8 +291,9 @@ def test_a_model_failing_on_ray_actors_is_stopped_by_the_same_breaker(cluster, m
     path, _ = models
     store = tmp_path / "store.sqlite"
     with pytest.raises(ResponderAborted, match=r"5 consecutive failures of one kind \(the model failed: ResponderError\)"):
-        fairtalk.respond(_pairs(4, 6, "bad"), model=f"python:{path}:always_bad", store=store, batch_size=4,
-                         engine=RayEngine(num_actors=1))  # fmt: skip
+        fairtalk.respond(
+            _pairs(4, 6, "bad"), model=f"python:{path}:always_bad", store=store, batch_size=4, engine=RayEngine(num_actors=1)
+        )
     n_ok, n_failed = _stored(store)
     assert n_ok == 8 and n_failed >= 5  # the answers (longest contexts, sent first) are kept; failures end the run
 
@@ -302,8 +318,19 @@ def test_audit_and_similarity_take_the_breaker_option(models: tuple[Path, Path],
     corpus = tmp_path / "chats.jsonl"
     corpus.write_text("".join(f'{{"text": "he is bad {i} and his day went fine"}}\n' for i in range(12)))
     out = tmp_path / "report"
-    base = ["audit", "--corpus", f"jsonl:{corpus}", "--axis", "gender", "--model", f"python:{path}:always_bad",
-            "--measures", "length", "-o", str(out)]  # fmt: skip
+    base = [
+        "audit",
+        "--corpus",
+        f"jsonl:{corpus}",
+        "--axis",
+        "gender",
+        "--model",
+        f"python:{path}:always_bad",
+        "--measures",
+        "length",
+        "-o",
+        str(out),
+    ]
     stopped = runner.invoke(app, base)
     assert stopped.exit_code == 2, stopped.output
     assert "stopped after 5 consecutive failures of one kind" in " ".join(stopped.output.split())

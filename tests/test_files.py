@@ -95,8 +95,10 @@ def test_a_swap_never_replaces_what_fairtalk_did_not_write(tmp_path: Path) -> No
     (out / "gender").mkdir(parents=True)
     (out / "gender" / "b.txt").write_text("mine")
     (out / "index.html").write_text("my page")
-    with pytest.raises(OutputError, match=r"report/gender/b.txt: not written by fairtalk, and this run would replace it"), \
-            staged(out) as staging:  # fmt: skip
+    with (
+        pytest.raises(OutputError, match=r"report/gender/b.txt: not written by fairtalk, and this run would replace it"),
+        staged(out) as staging,
+    ):
         (staging / "gender").mkdir()
         (staging / "index.html").write_text("new index")
     assert sorted(p.name for p in out.iterdir()) == ["gender", "index.html"]  # no staging, trash or marker left

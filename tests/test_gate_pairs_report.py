@@ -22,8 +22,22 @@ def test_the_report_and_plan_gate_agree_on_the_pairs_each_measure_needs(tmp_path
         b = "you are a stupid idiot, shut up now" if i % 11 == 0 else f"that is a lovely idea number {i % 7}"
         rows += [Response(f"p{i}", "a", f"he said hi {i}", a), Response(f"p{i}", "b", f"she said hi {i}", b)]
     fairtalk.write_responses(rows, tmp_path / "r.jsonl")
-    done = runner.invoke(app, ["score", "--responses", str(tmp_path / "r.jsonl"), "--axis", "gender", "--measures",
-                               "offense,length", "-o", str(tmp_path / "out"), "--resamples", "100"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(tmp_path / "r.jsonl"),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense,length",
+            "-o",
+            str(tmp_path / "out"),
+            "--resamples",
+            "100",
+        ],
+    )
     assert done.exit_code == 0, done.output
     measures = json.loads((tmp_path / "out" / "results.json").read_text())["measures"]
     needs = {key: m["gate_pairs"] for key, m in measures.items()}

@@ -31,10 +31,17 @@ from fairtalk.files import WRITTEN
 runner = CliRunner()
 
 CORPUS = [
-    "my mom said he is a good man", "the woman told her brother to go home", "my sister likes her boyfriend",
-    "the king and his son went out", "she is my daughter", "he is my husband", "his father is a doctor",
-    "her aunt is coming over", "the boy lost his keys", "the girl sings in a band",
-]  # fmt: skip
+    "my mom said he is a good man",
+    "the woman told her brother to go home",
+    "my sister likes her boyfriend",
+    "the king and his son went out",
+    "she is my daughter",
+    "he is my husband",
+    "his father is a doctor",
+    "her aunt is coming over",
+    "the boy lost his keys",
+    "the girl sings in a band",
+]
 PRINTING_MODEL = """
 def respond(text):
     print("NOISE FROM MODEL")
@@ -72,16 +79,18 @@ def _cli(
     *args: str, stdin: object = subprocess.DEVNULL, cwd: Path | None = None, timeout: float = 30
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], stdin=stdin, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "fairtalk.cli", *args], stdin=stdin, capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )
     return done, time.perf_counter() - started
 
 
 # --- 1. data loss ---------------------------------------------------------------------------------------------
 
 
-def test_pairs_never_replaces_a_users_check_file_or_default_output(corpus: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_pairs_never_replaces_a_users_check_file_or_default_output(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "mine"
     out.mkdir()
     (out / "pairs_check.json").write_text("my notes")
@@ -101,8 +110,9 @@ def test_pairs_never_replaces_a_users_check_file_or_default_output(corpus: Path,
     assert fairtalk.read_pairs(out / "pairs.jsonl") and json.loads((out / "pairs_check.json").read_text())["n_pairs"] > 0
 
 
-def test_respond_never_replaces_a_users_file_at_its_default_output(pairs_file: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_respond_never_replaces_a_users_file_at_its_default_output(
+    pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "responses.jsonl").write_text("a,b\nmy spreadsheet\n")
     args = ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-q"]
@@ -116,8 +126,9 @@ def test_respond_never_replaces_a_users_file_at_its_default_output(pairs_file: P
 
 
 @pytest.mark.parametrize("given", ["-", "~", "~/out"])
-def test_dash_and_tilde_never_become_a_file_or_folder(given: str, corpus: Path, pairs_file: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_dash_and_tilde_never_become_a_file_or_folder(
+    given: str, corpus: Path, pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -136,8 +147,10 @@ def test_dash_and_tilde_never_become_a_file_or_folder(given: str, corpus: Path, 
         ["similarity", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", given],
     ]
     if given != "-":  # pairs and respond write to stdout for '-'
-        commands += [["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", given],
-                     ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", given]]  # fmt: skip
+        commands += [
+            ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", given],
+            ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", given],
+        ]
     for command in commands:
         _error(runner.invoke(app, [*command, "-q"]), repr(given) if given == "-" else "'~'")
     assert list(work.iterdir()) == []
@@ -163,8 +176,13 @@ def _save(folder: Path) -> None:
     from fairtalk.training.checkpoints import save_checkpoint
     from fairtalk.training.vocab import Vocab
 
-    save_checkpoint(folder, config={"model": "seq2seq", "architecture": {}}, vocab=Vocab.build(["he is"]),
-                    state={"w": torch.zeros(2)}, dtype="float32")  # fmt: skip
+    save_checkpoint(
+        folder,
+        config={"model": "seq2seq", "architecture": {}},
+        vocab=Vocab.build(["he is"]),
+        state={"w": torch.zeros(2)},
+        dtype="float32",
+    )
 
 
 def test_a_checkpoint_replaces_only_what_fairtalk_wrote(tmp_path: Path) -> None:
@@ -200,8 +218,9 @@ def test_reproduce_refuses_the_users_files_before_any_training(tmp_path: Path) -
         fairtalk.reproduce_debias(out_dir=tmp_path / "out", cache_dir=Path.home(), quick=True)
 
 
-def test_write_comparison_and_write_index_replace_only_fairtalks_files(tmp_path: Path, corpus: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_write_comparison_and_write_index_replace_only_fairtalks_files(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from fairtalk.report import comparison, write_index
 
     for name in ("render_comparison_markdown", "render_comparison_csv"):
@@ -242,15 +261,18 @@ def test_a_users_own_database_is_never_made_a_run_store(pairs_file: Path, tmp_pa
     with sqlite3.connect(mine) as db:
         db.execute("CREATE TABLE contacts (name TEXT)")
     before = mine.read_bytes()
-    result = runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "--store", str(mine),
-                                 "-o", str(tmp_path / "r.jsonl")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "--store", str(mine), "-o", str(tmp_path / "r.jsonl")],
+    )
     _error(result, f"{mine}: not a fairtalk run store", "contacts")
     assert mine.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db", "data"]
 
 
 @pytest.mark.parametrize("given", ["", " "])
-def test_an_empty_output_path_is_an_error_not_the_working_folder(given: str, corpus: Path, pairs_file: Path,
-                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_empty_output_path_is_an_error_not_the_working_folder(
+    given: str, corpus: Path, pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -259,9 +281,11 @@ def test_an_empty_output_path_is_an_error_not_the_working_folder(given: str, cor
         runner.invoke(app, ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo", "-o", str(responses)]).exit_code
         == 0
     )
-    for command in (["score", "--responses", str(responses), "--axis", "gender"],
-                    ["pairs", "--corpus", str(corpus), "--axis", "gender"],
-                    ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo"]):  # fmt: skip
+    for command in (
+        ["score", "--responses", str(responses), "--axis", "gender"],
+        ["pairs", "--corpus", str(corpus), "--axis", "gender"],
+        ["respond", "--pairs", str(pairs_file), "--model", "builtin:echo"],
+    ):
         _error(runner.invoke(app, [*command, "-o", given, "-q"]), "is empty")
     with pytest.raises(OutputError, match="is empty"):
         fairtalk.reproduce_debias(out_dir=given, quick=True)
@@ -271,8 +295,9 @@ def test_an_empty_output_path_is_an_error_not_the_working_folder(given: str, cor
 # --- 2. stdout keeps only the document ----------------------------------------------------------------------
 
 
-def test_dash_outputs_keep_stdout_to_the_document(pairs_file: Path, corpus: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_dash_outputs_keep_stdout_to_the_document(
+    pairs_file: Path, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     model = tmp_path / "printer.py"
     model.write_text(PRINTING_MODEL)
@@ -329,17 +354,26 @@ def test_options_that_would_be_ignored_are_errors(pairs_file: Path, corpus: Path
     assert runner.invoke(app, [*audit, "--config", str(settings), "--temperature", "0.3", "-q"]).exit_code == 0
     pool = tmp_path / "pool.txt"
     pool.write_text("a nice reply\n")
-    _error(runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "negative", "--axis", "gender",
-                               "-o", str(tmp_path / "p.txt")]), "--axis", "group_words")  # fmt: skip
-    _error(runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "group_words", "-o", str(tmp_path / "p.txt")]),
-           "--axis")  # fmt: skip
+    _error(
+        runner.invoke(
+            app, ["pool-filter", "--pool", str(pool), "--drop", "negative", "--axis", "gender", "-o", str(tmp_path / "p.txt")]
+        ),
+        "--axis",
+        "group_words",
+    )
+    _error(
+        runner.invoke(app, ["pool-filter", "--pool", str(pool), "--drop", "group_words", "-o", str(tmp_path / "p.txt")]), "--axis"
+    )
     train = ["train", "seq2seq", "--corpus", str(corpus), "-o", str(tmp_path / "ck")]
     _error(runner.invoke(app, [*train, "--wer-k", "0.9"]), "--wer-k", "--debias wer")
     _error(runner.invoke(app, [*train, "--pool-size", "10"]), "--pool-size", "retrieval")
     gold = tmp_path / "gold.jsonl"
     gold.write_text('{"id": "1", "label": 1, "text": "XYZ was kind"}\n')
-    _error(runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(gold), "--regard", "builtin:tfidf"]),
-           "--predicted", "--regard")  # fmt: skip
+    _error(
+        runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(gold), "--regard", "builtin:tfidf"]),
+        "--predicted",
+        "--regard",
+    )
     assert not (tmp_path / "ck").exists()
 
 
@@ -370,8 +404,10 @@ def test_a_lexicon_file_of_gigabytes_is_refused_unread(corpus: Path, tmp_path: P
     huge = tmp_path / "huge.tsv"
     with huge.open("wb") as handle:
         handle.truncate((64 << 20) + 1)  # sparse: nothing is written to disk
-    _error(runner.invoke(app, ["pairs", "--corpus", str(corpus), "--lexicon", str(huge), "-o", str(tmp_path / "p.jsonl")]),
-           "larger than 64 MiB")  # fmt: skip
+    _error(
+        runner.invoke(app, ["pairs", "--corpus", str(corpus), "--lexicon", str(huge), "-o", str(tmp_path / "p.jsonl")]),
+        "larger than 64 MiB",
+    )
 
 
 def test_deeply_nested_records_are_an_error_not_a_crash(pairs_file: Path, tmp_path: Path) -> None:
@@ -379,5 +415,8 @@ def test_deeply_nested_records_are_an_error_not_a_crash(pairs_file: Path, tmp_pa
     line = json.dumps(record)[:-1] + ', "x": ' + "[" * 700 + '"\\ud800"' + "]" * 700 + "}"
     deep = tmp_path / "deep.jsonl"
     deep.write_text(line + "\n")
-    _error(runner.invoke(app, ["respond", "--pairs", str(deep), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")]),
-           f"{deep}:1", "nest")  # fmt: skip
+    _error(
+        runner.invoke(app, ["respond", "--pairs", str(deep), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl")]),
+        f"{deep}:1",
+        "nest",
+    )

@@ -41,8 +41,11 @@ ALLOWED: dict[str, set[str]] = {
 WIRING = {"pipeline", "__init__", "__main__"}
 #: Paper 004 (``prompts/``) is a stage; these modules of it hold only records (frozen dataclasses, no
 #: other fairtalk import but the base), so the results layer may hold them: their own unit.
-RECORD_MODULES = {"prompts/records.py": "prompt_records", "prompts/templates.py": "prompt_records",
-                  "prompts/data.py": "prompt_records"}  # fmt: skip
+RECORD_MODULES = {
+    "prompts/records.py": "prompt_records",
+    "prompts/templates.py": "prompt_records",
+    "prompts/data.py": "prompt_records",
+}
 #: A stage's entry modules: where it wires its stages into a result, so they may import the results layer too.
 ENTRY_MODULES = {"prompts/analysis.py": {"results"}, "prompts/labelling.py": {"results"}}
 #: Units on the public API, like ``cli``: they may import the top-level names and the documented (non-private)
@@ -124,13 +127,17 @@ def test_imports_follow_the_layers(path: Path) -> None:
     for module, names, in_function, line in _imports(path):
         target = _unit(module)
         if unit in PUBLIC_API_UNITS:  # the public API: the top-level names and the documented (non-private) submodules
-            ok = target == unit or (target not in PUBLIC_API_UNITS
-                                    and not any(part.startswith("_") for part in module.split(".")[1:]))  # fmt: skip
+            ok = target == unit or (
+                target not in PUBLIC_API_UNITS and not any(part.startswith("_") for part in module.split(".")[1:])
+            )
         elif unit in WIRING or target == unit:
             ok = True
         else:
-            ok = (target in _closure(unit) or target in ENTRY_MODULES.get(rel, set())
-                  or (in_function and (rel, target) in LAZY_EXCEPTIONS))  # fmt: skip
+            ok = (
+                target in _closure(unit)
+                or target in ENTRY_MODULES.get(rel, set())
+                or (in_function and (rel, target) in LAZY_EXCEPTIONS)
+            )
         if not ok:
             problems.append(f"{rel}:{line} imports {module} ({unit} may not depend on {target})")
         if target != unit and unit != "__init__":
@@ -176,9 +183,10 @@ def test_nothing_imports_the_integrations() -> None:
     assert _file_unit(SRC / "testing.py") == "integrations" == _unit("fairtalk.testing")
 
 
-def test_modules_stay_short() -> None:
-    long = {str(p.relative_to(SRC)): n for p in _source_files() if (n := len(p.read_text().splitlines())) >= 400}
-    assert long == {}
+def test_ruff_format_owns_the_layout() -> None:
+    """Modules are sized by function (ruff C901/PLR0915 in pyproject.toml), not by lines: nothing hand-packs lines."""
+    packed = [str(p.relative_to(SRC)) for p in _source_files() if "# fmt: " + "skip" in p.read_text()]
+    assert packed == []
 
 
 def test_every_module_has_a_docstring() -> None:
@@ -201,6 +209,7 @@ RICH_ALLOWED = {"cli", "report"}
 
 def test_the_library_never_draws() -> None:
     """Only cli/ (and report/'s rich tables) import rich: the library reports through logging and ProgressEvent."""
-    drawing = [str(p.relative_to(SRC)) for p in _source_files()
-               if p.relative_to(SRC).parts[0] not in RICH_ALLOWED and _imports_rich(p)]  # fmt: skip
+    drawing = [
+        str(p.relative_to(SRC)) for p in _source_files() if p.relative_to(SRC).parts[0] not in RICH_ALLOWED and _imports_rich(p)
+    ]
     assert drawing == []

@@ -79,8 +79,17 @@ def test_builtin_counts_and_metadata(axis, variant, n_pairs, groups, attributes)
 
 
 def test_builtin_axes_and_default_variant() -> None:
-    assert builtin_axes() == ("gender", "race", "religion", "orientation", "age", "names-gender", "names-race",
-                              "nonbinary", "neopronouns")  # fmt: skip
+    assert builtin_axes() == (
+        "gender",
+        "race",
+        "religion",
+        "orientation",
+        "age",
+        "names-gender",
+        "names-race",
+        "nonbinary",
+        "neopronouns",
+    )
     assert load_lexicon("gender") is load_lexicon("gender", variant="default")
     assert load_lexicon("builtin:race") is load_lexicon("race")
 
@@ -157,23 +166,65 @@ def test_gender_default_is_paper_plus_documented_additions() -> None:
     default = pairs_of(load_lexicon("gender"))
     added = [("him", "her"), ("his", "hers"), ("himself", "herself")]
     # word-sense removals: the swap changes the meaning or makes a neutral noun feminine
-    removed = {("governor", "matron"), ("sire", "dam"), ("bachelor", "spinster"), ("masters", "mistresses"),
-               ("host", "hostess"), ("hosts", "hostesses"), ("actor", "actress"), ("actors", "actresses"),
-               ("poet", "poetess"), ("millionaire", "millionairess"), ("manager", "manageress"),
-               ("usher", "usherette"), ("hunter", "huntress"), ("murderer", "murderess"),
-               ("tutors", "governesses"), ("heir", "heiress"), ("heirs", "heiresses"), ("hero", "heroine"),
-               ("heroes", "heroines"), ("proprietor", "proprietress"), ("postmaster", "postmistress")}  # fmt: skip
-    chat = [("guy", "girl"), ("guys", "girls"), ("dude", "girl"), ("dudes", "girls"), ("guy", "gal"),
-            ("guys", "gals"), ("bro", "sis"), ("hes", "shes"), ("bf", "gf"), ("mr", "ms"), ("mr.", "ms."),
-            ("daddy", "mommy"), ("dad", "mum"), ("sir", "ma'am"), ("fireman", "firewoman"),
-            ("firemen", "firewomen"), ("gentlemen", "ladies")]  # fmt: skip
+    removed = {
+        ("governor", "matron"),
+        ("sire", "dam"),
+        ("bachelor", "spinster"),
+        ("masters", "mistresses"),
+        ("host", "hostess"),
+        ("hosts", "hostesses"),
+        ("actor", "actress"),
+        ("actors", "actresses"),
+        ("poet", "poetess"),
+        ("millionaire", "millionairess"),
+        ("manager", "manageress"),
+        ("usher", "usherette"),
+        ("hunter", "huntress"),
+        ("murderer", "murderess"),
+        ("tutors", "governesses"),
+        ("heir", "heiress"),
+        ("heirs", "heiresses"),
+        ("hero", "heroine"),
+        ("heroes", "heroines"),
+        ("proprietor", "proprietress"),
+        ("postmaster", "postmistress"),
+    }
+    chat = [
+        ("guy", "girl"),
+        ("guys", "girls"),
+        ("dude", "girl"),
+        ("dudes", "girls"),
+        ("guy", "gal"),
+        ("guys", "gals"),
+        ("bro", "sis"),
+        ("hes", "shes"),
+        ("bf", "gf"),
+        ("mr", "ms"),
+        ("mr.", "ms."),
+        ("daddy", "mommy"),
+        ("dad", "mum"),
+        ("sir", "ma'am"),
+        ("fireman", "firewoman"),
+        ("firemen", "firewomen"),
+        ("gentlemen", "ladies"),
+    ]
     assert default == [p for p in paper if p not in removed] + added + chat
     assert len(removed) == 21 and all(p in paper for p in removed)
     one_way = {(p.a, p.b): p.direction for p in load_lexicon("gender").pairs if p.direction != "both"}
-    assert one_way == {("guy", "girl"): "a>b", ("guys", "girls"): "a>b", ("dude", "girl"): "a>b",
-                       ("dudes", "girls"): "a>b", ("guy", "gal"): "b>a", ("guys", "gals"): "b>a",
-                       ("mr", "ms"): "b>a", ("mr.", "ms."): "b>a", ("daddy", "mommy"): "b>a",
-                       ("dad", "mum"): "b>a", ("sir", "ma'am"): "b>a", ("lords", "ladies"): "a>b"}  # fmt: skip
+    assert one_way == {
+        ("guy", "girl"): "a>b",
+        ("guys", "girls"): "a>b",
+        ("dude", "girl"): "a>b",
+        ("dudes", "girls"): "a>b",
+        ("guy", "gal"): "b>a",
+        ("guys", "gals"): "b>a",
+        ("mr", "ms"): "b>a",
+        ("mr.", "ms."): "b>a",
+        ("daddy", "mommy"): "b>a",
+        ("dad", "mum"): "b>a",
+        ("sir", "ma'am"): "b>a",
+        ("lords", "ladies"): "a>b",
+    }
     # "her" twice on side B and "his" twice on side A: distinct pairs, not duplicates
     assert [a for a, b in default if b == "her"] == ["his", "him"]
     assert [b for a, b in default if a == "his"] == ["her", "hers"]
@@ -462,7 +513,10 @@ def test_one_way_pairs_and_word_sense_headers(tmp_path: Path) -> None:
     )
     lexicon = load_lexicon(path)
     assert [(p.a, p.b, p.direction) for p in lexicon.pairs] == [
-        ("church", "mosque", "both"), ("pastor", "imam", "a>b"), ("priest", "mullah", "b>a")]  # fmt: skip
+        ("church", "mosque", "both"),
+        ("pastor", "imam", "a>b"),
+        ("priest", "mullah", "b>a"),
+    ]
     assert lexicon.keep == ("holy cow", "church street", "holy moly")
     assert lexicon.needs_determiner == ("church",)
     assert lexicon.markers == (("jesus",), ("allah", "ramadan"))
@@ -496,8 +550,17 @@ def test_race_default_one_way_and_cue_entries_are_documented() -> None:
     lexicon = load_lexicon("race")
     one_way = {(p.a, p.b) for p in lexicon.pairs if p.direction != "both"}
     assert all(p.direction in ("both", "a>b") for p in lexicon.pairs)
-    assert {("jewelry", "ice"), ("money", "chips"), ("family", "blood"), ("prison", "pen"), ("buy", "cop"),
-            ("cool", "ill"), ("good", "fly"), ("a lot", "dumb"), ("i'm good", "i'm straight")} <= one_way  # fmt: skip
+    assert {
+        ("jewelry", "ice"),
+        ("money", "chips"),
+        ("family", "blood"),
+        ("prison", "pen"),
+        ("buy", "cop"),
+        ("cool", "ill"),
+        ("good", "fly"),
+        ("a lot", "dumb"),
+        ("i'm good", "i'm straight"),
+    } <= one_way
     assert len(one_way) == 21
     assert dict(lexicon.needs_cue).keys() == {"word", "peace", "i'm out", "you playing", "sick", "lit"}
     assert lexicon.keep == ("yo yo",)

@@ -212,8 +212,9 @@ def test_duck_typed_measure_objects_are_refused_at_the_boundary() -> None:
 
 def test_a_plugin_measure_receives_the_options_its_constructor_names(plugins: None, tmp_path: Path) -> None:
     registry.register_measure("configured", Configured)
-    result = fairtalk.score(A, B, axis=_cyrillic(tmp_path), measures="configured,length", offense_threshold=0.3,
-                            distinct="standard", n_resamples=50)  # fmt: skip
+    result = fairtalk.score(
+        A, B, axis=_cyrillic(tmp_path), measures="configured,length", offense_threshold=0.3, distinct="standard", n_resamples=50
+    )
     assert Configured.built == [{"threshold": 0.3, "script": "cyrillic", "scorer": "own", "definition": "standard"}]
     config = next(m["config"] for m in result.manifest["measures"] if m["name"] == "configured")
     assert config == {"threshold": 0.3, "script": "cyrillic", "scorer": "own", "definition": "standard"}
@@ -227,8 +228,15 @@ def test_named_and_default_measures_get_the_same_options(tmp_path: Path) -> None
     degenerate = named[-1]
     assert isinstance(degenerate, Degenerate) and degenerate.script == "cyrillic"  # the axis' script, named or not
     assert build_measure("regard", options).config["scorer"] == "builtin"  # offense's scorer is offense's only
-    assert set(MEASURE_OPTIONS) == {"definition", "scorer", "threshold", "positive_threshold", "negative_threshold",
-                                    "lexicon", "script"}  # fmt: skip
+    assert set(MEASURE_OPTIONS) == {
+        "definition",
+        "scorer",
+        "threshold",
+        "positive_threshold",
+        "negative_threshold",
+        "lexicon",
+        "script",
+    }
 
 
 def test_score_options_hand_typed_options_to_measures() -> None:
@@ -237,7 +245,9 @@ def test_score_options_hand_typed_options_to_measures() -> None:
     assert options == MeasureOptions(lexicon, offense="hatesonar", offense_threshold=0.4, sentiment_threshold=0.6)
     assert options.arguments("offense", {"scorer", "threshold"}) == {"scorer": "hatesonar", "threshold": 0.4}
     assert options.arguments("sentiment", {"positive_threshold", "negative_threshold"}) == {
-        "positive_threshold": 0.6, "negative_threshold": -0.6}  # fmt: skip
+        "positive_threshold": 0.6,
+        "negative_threshold": -0.6,
+    }
 
 
 # -- score(): explicit keywords, typed rows ------------------------------------------------------

@@ -34,11 +34,14 @@ def test_score_options_are_frozen_normalised_and_validated_once() -> None:
     assert dict(options.margins) == {"offense_rate": 1.0}
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.alpha = 0.1  # type: ignore[misc]
-    for bad, fragment in (({"alpha": 1.0}, "alpha must be between 0 and 1"), ({"seed": True}, "seed must be an integer"),
-                          ({"binary_test": "fisher"}, "unknown binary_test 'fisher'"),
-                          ({"margins": {"x": 0}}, "equivalence margin for 'x'"),
-                          ({"n_resamples": 0}, "n_resamples must be at least 1"),
-                          ({"clusters": "yes"}, "clusters must be true or false")):  # fmt: skip
+    for bad, fragment in (
+        ({"alpha": 1.0}, "alpha must be between 0 and 1"),
+        ({"seed": True}, "seed must be an integer"),
+        ({"binary_test": "fisher"}, "unknown binary_test 'fisher'"),
+        ({"margins": {"x": 0}}, "equivalence margin for 'x'"),
+        ({"n_resamples": 0}, "n_resamples must be at least 1"),
+        ({"clusters": "yes"}, "clusters must be true or false"),
+    ):
         with pytest.raises(SpecError, match=fragment):
             ScoreOptions(**bad)
     # error messages name the options as the caller spelt them (the CLI passes its flags)
@@ -92,8 +95,11 @@ def test_yaml_files_need_pyyaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_options_and_conflicting_keywords_are_an_error(tmp_path: Path) -> None:
-    records = [fairtalk.Response(str(i), side, "c", text) for i, (a, b) in enumerate([("a b", "a"), ("c d e", "c"),
-               ("f", "g h")]) for side, text in (("a", a), ("b", b))]  # fmt: skip
+    records = [
+        fairtalk.Response(str(i), side, "c", text)
+        for i, (a, b) in enumerate([("a b", "a"), ("c d e", "c"), ("f", "g h")])
+        for side, text in (("a", a), ("b", b))
+    ]
     options = ScoreOptions(measures=["length"], n_resamples=50, seed=1)
     by_object = score(records, axis="gender", options=options)
     by_keywords = score(records, axis="gender", measures=["length"], n_resamples=50, seed=1)

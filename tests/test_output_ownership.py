@@ -150,8 +150,17 @@ def test_score_never_replaces_a_users_results_json(tmp_path: Path, corpus: Path)
     out = tmp_path / "mine"
     out.mkdir()
     (out / "results.json").write_text("{}")
-    command = ["score", "--responses", str(run / "gender" / "responses.jsonl"), "--axis", "gender", "-o", str(out),
-               "--resamples", "100"]  # fmt: skip
+    command = [
+        "score",
+        "--responses",
+        str(run / "gender" / "responses.jsonl"),
+        "--axis",
+        "gender",
+        "-o",
+        str(out),
+        "--resamples",
+        "100",
+    ]
     _refused(runner.invoke(app, command), out / "results.json")
     assert (out / "results.json").read_text() == "{}"
     (out / "results.json").unlink()
@@ -171,8 +180,7 @@ def no_pairs(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_root_and_the_home_folder_are_refused(no_pairs: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_the_root_and_the_home_folder_are_refused(no_pairs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -214,8 +222,9 @@ def test_an_output_folder_holding_an_input_is_refused(corpus: Path, tmp_path: Pa
     assert result.exit_code == 2 and "the output folder holds --config" in result.stderr.replace("\n", "")
     run = tmp_path / "run"
     assert runner.invoke(app, _audit(corpus, run)).exit_code == 0
-    result = runner.invoke(app, ["score", "--responses", str(run / "gender" / "responses.jsonl"), "--axis", "gender",
-                                 "-o", str(run)])  # fmt: skip
+    result = runner.invoke(
+        app, ["score", "--responses", str(run / "gender" / "responses.jsonl"), "--axis", "gender", "-o", str(run)]
+    )
     assert result.exit_code == 2 and "the output folder holds --responses" in result.stderr.replace("\n", "")
     with pytest.raises(OutputError, match="the output folder holds the corpus"):
         fairtalk.audit(corpus=corpus, axes="gender", model="builtin:echo", out_dir=tmp_path)

@@ -35,10 +35,17 @@ def test_leftover_kept_and_resolutions_are_counted() -> None:
 
 
 def test_markers_of_a_users_lexicon_are_leftover_words() -> None:
-    lexicon = Lexicon("religion", ("christian", "muslim"), (WordPair("church", "mosque", 1),), (), "custom",
-                      "test:religion", "0" * 64, markers=(("jesus",), ("ramadan",)))  # fmt: skip
-    pairs = [_pair("p1", "church and Jesus", "mosque and Jesus", "a"), _pair("p2", "church at ramadan",
-             "mosque at ramadan", "b")]  # fmt: skip
+    lexicon = Lexicon(
+        "religion",
+        ("christian", "muslim"),
+        (WordPair("church", "mosque", 1),),
+        (),
+        "custom",
+        "test:religion",
+        "0" * 64,
+        markers=(("jesus",), ("ramadan",)),
+    )
+    pairs = [_pair("p1", "church and Jesus", "mosque and Jesus", "a"), _pair("p2", "church at ramadan", "mosque at ramadan", "b")]
     check = check_pairs(pairs, Swapper(lexicon))
     assert check.n_markers == 2 and check.n_leftover == 2
     assert dict(check.leftover_terms) == {"jesus": 1, "ramadan": 1}
@@ -70,14 +77,14 @@ def test_pairs_check_path_and_stdout(tmp_path: Path) -> None:
     where = tmp_path / "elsewhere.json"
     result = runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", "-", "--check", str(where)])
     assert result.exit_code == 0 and json.loads(where.read_text())["n_pairs"] == 1
-    result = runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "p.jsonl"),
-                                 "--check", str(corpus)])  # fmt: skip
+    result = runner.invoke(
+        app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "p.jsonl"), "--check", str(corpus)]
+    )
     assert result.exit_code != 0 and "--check" in result.output and corpus.read_text() == "he left\n"
 
 
 def test_audit_writes_the_check_and_the_report_links_it(tmp_path: Path) -> None:
-    run = fairtalk.audit(model="builtin:retrieval-paper", axes=("gender",), n_pairs=30, out_dir=str(tmp_path / "rep"),
-                         store=None)  # fmt: skip
+    run = fairtalk.audit(model="builtin:retrieval-paper", axes=("gender",), n_pairs=30, out_dir=str(tmp_path / "rep"), store=None)
     axis_run = run.axes["gender"]
     assert axis_run.pairs_check is not None and axis_run.pairs_check.n_pairs == 30
     folder = tmp_path / "rep" / "gender"

@@ -78,10 +78,26 @@ def planted_run(tmp_path_factory):
     from fairtalk.training.loops import TrainConfig
 
     root = tmp_path_factory.mktemp("planted")
-    config = TrainConfig(model="seq2seq", epochs=1, max_dialogues=300, min_count=1, max_vocab=2000, val_size=30,
-                         batch_size=32, threads=1, sizes={"emb_dim": 16, "hidden": 32, "layers": 1, "dropout": 0.0})  # fmt: skip
-    result = reproduce_planted(out_dir=root / "out", rates=(0.0, 0.1), base_model="builtin:echo?mode=identity",
-                               n_pairs=600, train_config=config, n_resamples=200, report_formats=("json",))  # fmt: skip
+    config = TrainConfig(
+        model="seq2seq",
+        epochs=1,
+        max_dialogues=300,
+        min_count=1,
+        max_vocab=2000,
+        val_size=30,
+        batch_size=32,
+        threads=1,
+        sizes={"emb_dim": 16, "hidden": 32, "layers": 1, "dropout": 0.0},
+    )
+    result = reproduce_planted(
+        out_dir=root / "out",
+        rates=(0.0, 0.1),
+        base_model="builtin:echo?mode=identity",
+        n_pairs=600,
+        train_config=config,
+        n_resamples=200,
+        report_formats=("json",),
+    )
     return result, root / "out"
 
 
@@ -180,8 +196,14 @@ def test_rejects_a_retrieval_config_of_another_model(tmp_path) -> None:
     from fairtalk.training.loops import TrainConfig
 
     with pytest.raises(fairtalk.SpecError, match="retrieval_config must be a retrieval TrainConfig"):
-        reproduce_planted(out_dir=tmp_path / "out", rates=(0.0,), base_model="builtin:echo?mode=identity", n_pairs=20,
-                          retrieval_config=TrainConfig(model="seq2seq"), n_resamples=50)  # fmt: skip
+        reproduce_planted(
+            out_dir=tmp_path / "out",
+            rates=(0.0,),
+            base_model="builtin:echo?mode=identity",
+            n_pairs=20,
+            retrieval_config=TrainConfig(model="seq2seq"),
+            n_resamples=50,
+        )
 
 
 def test_cli_rejects_bad_options_with_clear_errors(tmp_path) -> None:
@@ -196,6 +218,7 @@ def test_cli_rejects_bad_options_with_clear_errors(tmp_path) -> None:
         result = runner.invoke(app, ["reproduce", "planted", *args, "-o", str(tmp_path / "out")])
         assert result.exit_code == 2, result.output
         assert "error:" in result.output and message in result.output
-    result = runner.invoke(app, ["reproduce", "planted", "--base-model", "nosuch:model", "--no-train", "-o",
-                                 str(tmp_path / "out")])  # fmt: skip
+    result = runner.invoke(
+        app, ["reproduce", "planted", "--base-model", "nosuch:model", "--no-train", "-o", str(tmp_path / "out")]
+    )
     assert result.exit_code == 2 and "error:" in result.output

@@ -36,15 +36,29 @@ def _run(tmp_path: Path, *, load: float, answer: float, n_pairs: int = 1) -> lis
     model = tmp_path / "slow_bot.py"
     model.write_text(SLOW_MODEL.format(load=load, answer=answer))
     pairs = tmp_path / "pairs.jsonl"
-    fairtalk.write_pairs([fairtalk.Pair(f"p{i}", "gender", a=f"he said {i}", b=f"she said {i}", original_side="a")
-                          for i in range(n_pairs)], pairs)  # fmt: skip
+    fairtalk.write_pairs(
+        [fairtalk.Pair(f"p{i}", "gender", a=f"he said {i}", b=f"she said {i}", original_side="a") for i in range(n_pairs)], pairs
+    )
     env = {**os.environ, "FAIRTALK_PROGRESS_SECONDS": "1", "COLUMNS": "200"}
-    command = [sys.executable, "-m", "fairtalk.cli", "respond", "--pairs", str(pairs), "-o", str(tmp_path / "r.jsonl"),
-               "--model", f"python:{model}:reply", "--batch-size", "64"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "fairtalk.cli",
+        "respond",
+        "--pairs",
+        str(pairs),
+        "-o",
+        str(tmp_path / "r.jsonl"),
+        "--model",
+        f"python:{model}:reply",
+        "--batch-size",
+        "64",
+    ]
     lines: list[tuple[float, str]] = []
     started = time.monotonic()
-    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env,
-                          cwd=tmp_path) as process:  # fmt: skip
+    with subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=tmp_path
+    ) as process:
         assert process.stderr is not None
 
         def read() -> None:
@@ -90,8 +104,10 @@ def test_the_loading_stage_is_reported_by_the_library_and_left_open_when_loading
     seen: list[ProgressEvent] = []
     pairs = [fairtalk.Pair("p0", "gender", a="he said", b="she said", original_side="a")]
     fairtalk.respond(pairs, model="builtin:echo", progress=seen.append)
-    assert [(e.stage, e.finished) for e in seen[:2]] == [("loading model builtin:echo", False),
-                                                         ("loading model builtin:echo", True)]  # fmt: skip
+    assert [(e.stage, e.finished) for e in seen[:2]] == [
+        ("loading model builtin:echo", False),
+        ("loading model builtin:echo", True),
+    ]
     seen.clear()
     with pytest.raises(fairtalk.FairtalkError):
         fairtalk.respond(pairs, model="openai:http://user:secret@127.0.0.1:9/v1#m?timeout=1", progress=seen.append)

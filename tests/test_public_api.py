@@ -19,11 +19,14 @@ MAX_NAMES = 60
 
 #: Names that left the top level (fairtalk 0.1.0 exported them), and the submodule that exports each now.
 MOVED: dict[str, str] = {
-    **dict.fromkeys(("BadResponse", "LexiconError", "RateLimited", "ResponderAborted", "ResponderTimeout",
-                     "StoreError", "TransportError"), "fairtalk.errors"),
+    **dict.fromkeys(
+        ("BadResponse", "LexiconError", "RateLimited", "ResponderAborted", "ResponderTimeout", "StoreError", "TransportError"),
+        "fairtalk.errors",
+    ),
     **dict.fromkeys(("Swap", "TURN_SEPARATOR", "chat_messages"), "fairtalk.records"),
-    **dict.fromkeys(("AttributeList", "WordPair", "builtin_axes", "axis_groups", "load_attributes", "expand_axis"),
-                    "fairtalk.lexicons"),
+    **dict.fromkeys(
+        ("AttributeList", "WordPair", "builtin_axes", "axis_groups", "load_attributes", "expand_axis"), "fairtalk.lexicons"
+    ),
     "identity_terms": "fairtalk.lexicons.identity",
     "ReadSummary": "fairtalk.corpora",
     "SwapResult": "fairtalk.counterfactual",
@@ -37,19 +40,50 @@ MOVED: dict[str, str] = {
     "Generation": "fairtalk.pipeline",
     **dict.fromkeys(("MeasureResult", "ScorerCheck", "ComparedModel", "AxisRun", "GenerationSummary"), "fairtalk.results"),
     **dict.fromkeys(("write_prompts_report", "PROMPTS_REPORT_FILES"), "fairtalk.report"),
-    **dict.fromkeys(("AugmentSummary", "Augmentation", "AugmentedDialogue", "write_dialogues", "EmbeddingRegularizer",
-                     "PoolFilterResult", "filter_pool", "read_pool", "write_pool"), "fairtalk.debias"),
+    **dict.fromkeys(
+        (
+            "AugmentSummary",
+            "Augmentation",
+            "AugmentedDialogue",
+            "write_dialogues",
+            "EmbeddingRegularizer",
+            "PoolFilterResult",
+            "filter_pool",
+            "read_pool",
+            "write_pool",
+        ),
+        "fairtalk.debias",
+    ),
     "TrainResult": "fairtalk.training.config",
     "load_checkpoint": "fairtalk.training.checkpoints",
-    **dict.fromkeys(("Prompt", "GroupSet", "default_groups", "load_groups", "STRUCTURES", "ModelParaphraser",
-                     "paraphrase_prompts", "PromptSet", "make_prompts", "read_aesop", "filter_prompts", "PromptData",
-                     "label_completions", "read_completions", "certify_regard"), "fairtalk.prompts"),
+    **dict.fromkeys(
+        (
+            "Prompt",
+            "GroupSet",
+            "default_groups",
+            "load_groups",
+            "STRUCTURES",
+            "ModelParaphraser",
+            "paraphrase_prompts",
+            "PromptSet",
+            "make_prompts",
+            "read_aesop",
+            "filter_prompts",
+            "PromptData",
+            "label_completions",
+            "read_completions",
+            "certify_regard",
+        ),
+        "fairtalk.prompts",
+    ),
     **dict.fromkeys(("read_prompts", "write_prompts"), "fairtalk.prompts.completions"),
     "DataSummary": "fairtalk.prompts.data",  # was fairtalk.PromptDataSummary
-    **dict.fromkeys(("RegardCheck", "check_labels", "read_labels", "write_labels"),  # were fairtalk.*_regard_labels
-                    "fairtalk.prompts.regard_check"),
+    **dict.fromkeys(
+        ("RegardCheck", "check_labels", "read_labels", "write_labels"),  # were fairtalk.*_regard_labels
+        "fairtalk.prompts.regard_check",
+    ),
     **dict.fromkeys(("ProgressEvent", "ProgressCallback"), "fairtalk.progress"),
-}  # fmt: skip
+}
 #: Other names fairtalk 0.1.0 exported: aliases, gone without a shim before 1.0.
 REMOVED = ("run_audit", "PromptDataSummary", "check_regard_labels", "read_regard_labels", "write_regard_labels")
 
@@ -57,8 +91,11 @@ REMOVED = ("run_audit", "PromptDataSummary", "check_regard_labels", "read_regard
 def _public_modules() -> list[str]:
     """Every public module of the package but the CLI's commands (``fairtalk.cli`` is an app, not an API)."""
     found = pkgutil.walk_packages(fairtalk.__path__, "fairtalk.")
-    return sorted(info.name for info in found if not any(part.startswith("_") for part in info.name.split("."))
-                  and not info.name.startswith("fairtalk.cli"))  # fmt: skip
+    return sorted(
+        info.name
+        for info in found
+        if not any(part.startswith("_") for part in info.name.split(".")) and not info.name.startswith("fairtalk.cli")
+    )
 
 
 def test_the_top_level_is_narrow() -> None:
@@ -137,8 +174,12 @@ def test_a_documented_submodule_is_an_attribute_after_import_fairtalk() -> None:
         "        print('no', name)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split("\n")[:4] == ["RayEngine pairs_needed StoreError", "no run_audit", "no no_such_module",
-                                          "no _lazy_names_private"]  # fmt: skip
+    assert out.stdout.split("\n")[:4] == [
+        "RayEngine pairs_needed StoreError",
+        "no run_audit",
+        "no no_such_module",
+        "no _lazy_names_private",
+    ]
 
 
 def test_import_and_help_do_not_load_heavy_libraries() -> None:
@@ -182,8 +223,9 @@ def test_every_lazy_package_has_its_generated_stub() -> None:
     for package in (fairtalk, fairtalk.prompts, fairtalk.debias):
         path = Path(str(package.__file__)).with_suffix(".pyi")
         assert path.read_text(encoding="utf-8") == stubs[path], f"{path.name} of {package.__name__} is stale"
-        imported = {alias.asname for node in ast.parse(stubs[path]).body if isinstance(node, ast.ImportFrom)
-                    for alias in node.names}  # fmt: skip
+        imported = {
+            alias.asname for node in ast.parse(stubs[path]).body if isinstance(node, ast.ImportFrom) for alias in node.names
+        }
         assert imported == set(package._LAZY)
 
 
@@ -191,9 +233,16 @@ def test_the_type_stub_lists_every_public_name_with_its_module() -> None:
     import ast
 
     tree = ast.parse(_write_stub().STUB.read_text(encoding="utf-8"))
-    declared = next(ast.literal_eval(node.value) for node in tree.body
-                    if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__")  # fmt: skip
-    imported = {alias.asname: f"{node.module}:{alias.name}"
-                for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}  # fmt: skip
+    declared = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__"
+    )
+    imported = {
+        alias.asname: f"{node.module}:{alias.name}"
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
     assert declared == fairtalk.__all__
     assert imported == fairtalk._LAZY

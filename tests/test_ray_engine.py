@@ -30,10 +30,24 @@ needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip i
 runner = CliRunner()
 
 SUBJECTS = ("he", "she", "my father", "my mother", "the boy", "the girl")
-PREDICATES = ("is coming over tonight", "likes to play football", "made dinner for us", "works at the bank",
-              "told me a funny story", "is learning to drive", "lost the keys again", "bought a new bike")  # fmt: skip
-SWAP = {"he": "she", "she": "he", "my father": "my mother", "my mother": "my father", "the boy": "the girl",
-        "the girl": "the boy"}  # fmt: skip
+PREDICATES = (
+    "is coming over tonight",
+    "likes to play football",
+    "made dinner for us",
+    "works at the bank",
+    "told me a funny story",
+    "is learning to drive",
+    "lost the keys again",
+    "bought a new bike",
+)
+SWAP = {
+    "he": "she",
+    "she": "he",
+    "my father": "my mother",
+    "my mother": "my father",
+    "the boy": "the girl",
+    "the girl": "the boy",
+}
 
 #: A batched python: model; its first batch anywhere kills the process running it (once: the marker file).
 DYING_MODEL = """
@@ -86,8 +100,16 @@ def test_engine_names_tables_and_bad_values() -> None:
         resolve_engine("rey")
     with pytest.raises(SpecError, match=r"unknown engine option 'actors'"):
         resolve_engine({"actors": 3})
-    for bad in ({"num_actors": 0}, {"max_restarts": -1}, {"num_cpus": 0}, {"address": ""}, {"num_gpus": -1},
-                {"connect_timeout": 0}, {"connect_timeout": float("nan")}, {"connect_timeout": True}):  # fmt: skip
+    for bad in (
+        {"num_actors": 0},
+        {"max_restarts": -1},
+        {"num_cpus": 0},
+        {"address": ""},
+        {"num_gpus": -1},
+        {"connect_timeout": 0},
+        {"connect_timeout": float("nan")},
+        {"connect_timeout": True},
+    ):
         with pytest.raises(SpecError):
             RayEngine(**bad)  # type: ignore[arg-type]
 
@@ -160,8 +182,7 @@ def test_echo_on_ray_equals_the_local_run_and_stores_each_answer_once(cluster, t
     pairs = _pairs(3)
     local = fairtalk.respond(pairs, model="builtin:echo", store=tmp_path / "local.sqlite")
     store = tmp_path / "ray.sqlite"
-    on_ray = fairtalk.respond(pairs, model="builtin:echo", store=store, batch_size=16,
-                              engine=RayEngine(num_actors=2))  # fmt: skip
+    on_ray = fairtalk.respond(pairs, model="builtin:echo", store=store, batch_size=16, engine=RayEngine(num_actors=2))
     assert list(on_ray.responses) == list(local.responses)
     assert on_ray.summary.model == local.summary.model  # the store's key: the same fingerprint
     assert on_ray.summary.n_generated == 2 * len(pairs) and on_ray.summary.n_errors == 0
@@ -181,8 +202,7 @@ def test_an_interrupted_ray_run_resumes_from_the_store(cluster, tmp_path: Path) 
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray",
-                         progress=stop_midway)  # fmt: skip
+        fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray", progress=stop_midway)
     n_kept = len(_rows(store))
     assert 60 <= n_kept < 2 * len(pairs)  # what arrived before the interruption was committed
     resumed = fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray")
@@ -234,8 +254,7 @@ def test_when_every_actor_dies_the_run_stops_and_keeps_what_it_stored(cluster, t
     store = tmp_path / "store.sqlite"
     fairtalk.respond(_pairs()[:3], model="builtin:echo", store=store)  # the store holds another model's answers
     with pytest.raises(ResponderAborted, match=r"every Ray actor died .*re-run to resume"):
-        fairtalk.respond(_pairs()[:4], model=f"python:{model}:reply", store=store,
-                         engine=RayEngine(num_actors=2, max_restarts=0))  # fmt: skip
+        fairtalk.respond(_pairs()[:4], model=f"python:{model}:reply", store=store, engine=RayEngine(num_actors=2, max_restarts=0))
     with pytest.raises(SpecError, match=r"file not found"):  # the loader's own error, raised by the driver
         RayEngine(num_actors=1).responder(f"python:{tmp_path / 'missing.py'}:reply")
 
@@ -246,15 +265,24 @@ def test_a_tiny_transformer_answers_the_same_on_ray(cluster, tmp_path: Path) -> 
     path = _tiny_gpt2(tmp_path / "gpt2")
     pairs, store = _pairs()[:24], tmp_path / "store.sqlite"
     spec, args = f"hf:{path}", {"device": "cpu", "batch_size": "4"}
-    on_ray = fairtalk.respond(pairs, model=spec, model_args=args, store=store, batch_size=8, engine="ray",
-                              settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
-    local = fairtalk.respond(pairs, model=spec, model_args=args, store=tmp_path / "local.sqlite",
-                             settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
+    on_ray = fairtalk.respond(
+        pairs,
+        model=spec,
+        model_args=args,
+        store=store,
+        batch_size=8,
+        engine="ray",
+        settings=fairtalk.DecodingSettings(max_new_tokens=6),
+    )
+    local = fairtalk.respond(
+        pairs, model=spec, model_args=args, store=tmp_path / "local.sqlite", settings=fairtalk.DecodingSettings(max_new_tokens=6)
+    )
     assert list(on_ray.responses) == list(local.responses) and on_ray.summary.model == local.summary.model
     assert any(r.response for pair in on_ray.responses for r in pair)
     assert len(_rows(store)) == 2 * len(pairs) and {n for *_, n in _rows(store)} == {1}
-    resumed = fairtalk.respond(pairs, model=spec, model_args=args, store=store,
-                               settings=fairtalk.DecodingSettings(max_new_tokens=6))  # fmt: skip
+    resumed = fairtalk.respond(
+        pairs, model=spec, model_args=args, store=store, settings=fairtalk.DecodingSettings(max_new_tokens=6)
+    )
     assert (resumed.summary.n_cached, resumed.summary.n_generated) == (2 * len(pairs), 0)
 
 
@@ -265,14 +293,50 @@ def test_the_cli_runs_respond_and_audit_on_ray(cluster, tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
     assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
     out = tmp_path / "responses.jsonl"
-    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(out),
-                                 "--store", str(tmp_path / "r.sqlite"), "--engine", "ray", "--ray-actors", "2"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "--model",
+            "builtin:echo",
+            "-o",
+            str(out),
+            "--store",
+            str(tmp_path / "r.sqlite"),
+            "--engine",
+            "ray",
+            "--ray-actors",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "on 2 Ray actor(s)" in result.output and out.read_text().count("\n") == 48
     report = tmp_path / "report"
-    result = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
-                                 "-o", str(report), "--measures", "length", "--resamples", "100", "--quiet",
-                                 "--engine", "ray", "--ray-actors", "2"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            "builtin:echo",
+            "-o",
+            str(report),
+            "--measures",
+            "length",
+            "--resamples",
+            "100",
+            "--quiet",
+            "--engine",
+            "ray",
+            "--ray-actors",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
     recorded = json.loads((report / "run.json").read_text())["config"]["engine"]
     assert recorded["name"] == "ray" and recorded["num_actors"] == 2
@@ -290,13 +354,21 @@ def _tiny_gpt2(path: Path) -> Path:
     vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[BOS]", "[EOS]", *words])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                                bos_token="[BOS]", eos_token="[EOS]")  # fmt: skip
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
+    )
     fast.save_pretrained(path)
     torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=len(fast), n_positions=64, n_layer=2, n_head=2, n_embd=32,
-                                     bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                                     pad_token_id=fast.pad_token_id)  # fmt: skip
+    config = transformers.GPT2Config(
+        vocab_size=len(fast),
+        n_positions=64,
+        n_layer=2,
+        n_head=2,
+        n_embd=32,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
     transformers.GPT2LMHeadModel(config).save_pretrained(path)
     return path
 
@@ -307,8 +379,20 @@ def test_prompts_generate_runs_on_ray_and_resumes_locally(cluster, tmp_path: Pat
     chosen = paraphrase_prompts(default_groups(), n_model=1).prompts[:40]
     write_prompts(chosen, prompts)
     out, store = tmp_path / "ray.jsonl", tmp_path / "completions.sqlite"
-    args = ["prompts", "generate", "--model", "builtin:echo", "--prompts", str(prompts), "--seeds", "3",
-            "--store", str(store), "--batch-size", "8"]  # fmt: skip
+    args = [
+        "prompts",
+        "generate",
+        "--model",
+        "builtin:echo",
+        "--prompts",
+        str(prompts),
+        "--seeds",
+        "3",
+        "--store",
+        str(store),
+        "--batch-size",
+        "8",
+    ]
     result = runner.invoke(app, [*args, "-o", str(out), "--engine", "ray", "--ray-actors", "2"])
     assert result.exit_code == 0, result.output
     assert "on 2 Ray actor(s)" in result.output and "0 from the store, 120 generated, 0 failed" in result.output
@@ -357,47 +441,84 @@ def silent_port() -> Iterator[int]:
 
 def _fairtalk(*args: str, cwd: Path, timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], float]:
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
     return done, time.monotonic() - start
 
 
 @needs_ray
-@pytest.mark.parametrize(("scheme", "model"), [("", "builtin:echo"), ("", None), ("ray://", "builtin:echo")],
-                         ids=["gcs", "gcs-default-models", "ray-client"])  # fmt: skip
-def test_an_address_where_no_cluster_answers_fails_within_connect_timeout(silent_port: int, tmp_path: Path, scheme: str,
-                                                                          model: str | None) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("scheme", "model"),
+    [("", "builtin:echo"), ("", None), ("ray://", "builtin:echo")],
+    ids=["gcs", "gcs-default-models", "ray-client"],
+)
+def test_an_address_where_no_cluster_answers_fails_within_connect_timeout(
+    silent_port: int, tmp_path: Path, scheme: str, model: str | None
+) -> None:
     address = f"{scheme}127.0.0.1:{silent_port}"
     asked = {"engine": {"address": address, "connect_timeout": 3}, "model": model, "fake_grpc": bool(scheme)}
-    done = subprocess.run([sys.executable, "-c", CONNECT, json.dumps(asked)], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", CONNECT, json.dumps(asked)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout.splitlines()[-1])
-    assert outcome["error"] == (f"no Ray cluster answered at {address} within 3 s (no answer); check "
-                                "the address (--ray-address), or leave it out to start a local cluster")  # fmt: skip
+    assert outcome["error"] == (
+        f"no Ray cluster answered at {address} within 3 s (no answer); check "
+        "the address (--ray-address), or leave it out to start a local cluster"
+    )
     # once, however many default models there are to try
     assert 3 <= outcome["elapsed"] < 3 + 2 and not outcome["initialized"]
 
 
 @needs_ray
-def test_the_cli_says_one_error_line_and_exits_2_when_the_address_is_unreachable(silent_port: int,
-                                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_the_cli_says_one_error_line_and_exits_2_when_the_address_is_unreachable(silent_port: int, tmp_path: Path) -> None:
     fairtalk.write_pairs(_pairs()[:4], tmp_path / "pairs.jsonl")
-    refused, elapsed = _fairtalk("respond", "--pairs", "pairs.jsonl", "--model", "builtin:echo", "-o", "out.jsonl",
-                                 "--engine", "ray", "--ray-address", "127.0.0.1:1", cwd=tmp_path)  # fmt: skip
+    refused, elapsed = _fairtalk(
+        "respond",
+        "--pairs",
+        "pairs.jsonl",
+        "--model",
+        "builtin:echo",
+        "-o",
+        "out.jsonl",
+        "--engine",
+        "ray",
+        "--ray-address",
+        "127.0.0.1:1",
+        cwd=tmp_path,
+    )
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.splitlines() == [refused.stderr.strip()] and refused.stderr.startswith(
-        "error: no Ray cluster answered at 127.0.0.1:1 within 30 s (ConnectionRefusedError")  # fmt: skip
+        "error: no Ray cluster answered at 127.0.0.1:1 within 30 s (ConnectionRefusedError"
+    )
     assert elapsed < 30 and not (tmp_path / "out.jsonl").exists()
     (tmp_path / "toy.txt").write_text("\n".join(f"{s} {p}" for s in SUBJECTS for p in PREDICATES) + "\n")
     (tmp_path / "audit.toml").write_text("[engine]\nconnect_timeout = 3\n")
-    silent, elapsed = _fairtalk("audit", "--config", "audit.toml", "--corpus", "toy.txt", "--axis", "gender", "--model",
-                                "builtin:echo", "--measures", "length", "-o", "report", "--engine", "ray",
-                                "--ray-address", f"127.0.0.1:{silent_port}", cwd=tmp_path)  # fmt: skip
+    silent, elapsed = _fairtalk(
+        "audit",
+        "--config",
+        "audit.toml",
+        "--corpus",
+        "toy.txt",
+        "--axis",
+        "gender",
+        "--model",
+        "builtin:echo",
+        "--measures",
+        "length",
+        "-o",
+        "report",
+        "--engine",
+        "ray",
+        "--ray-address",
+        f"127.0.0.1:{silent_port}",
+        cwd=tmp_path,
+    )
     assert silent.returncode == 2, silent.stderr
-    assert silent.stderr.strip() == (f"error: no Ray cluster answered at 127.0.0.1:{silent_port} within 3 s (no "
-                                     "answer); check the address (--ray-address), or leave it out to start a local "
-                                     "cluster")  # fmt: skip
+    assert silent.stderr.strip() == (
+        f"error: no Ray cluster answered at 127.0.0.1:{silent_port} within 3 s (no "
+        "answer); check the address (--ray-address), or leave it out to start a local "
+        "cluster"
+    )
     assert 3 <= elapsed < 3 + 10  # the timeout, plus starting Python and fairtalk
 
 
@@ -406,6 +527,9 @@ def test_a_ray_client_address_without_the_ray_client_names_its_extra(monkeypatch
     monkeypatch.setitem(sys.modules, "grpc", None)  # import grpc -> ImportError: what `pip install ray` lacks
     with pytest.raises(FairtalkError, match=r"^a ray:// address needs the Ray client: pip install 'ray\[client\]'$"):
         fairtalk.respond(_pairs()[:2], model="builtin:echo", engine=RayEngine(address="ray://127.0.0.1:1"))
-    result = runner.invoke(app, ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray",
-                                 "--ray-address", "ray://127.0.0.1:1"], input=_one_pair_jsonl())  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["respond", "--pairs", "-", "--model", "builtin:echo", "--engine", "ray", "--ray-address", "ray://127.0.0.1:1"],
+        input=_one_pair_jsonl(),
+    )
     assert result.exit_code == 2 and "error: a ray:// address needs the Ray client: pip install 'ray[client]'" in result.output

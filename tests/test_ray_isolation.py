@@ -62,8 +62,13 @@ class OtherCluster:
     def __init__(self, root: Path) -> None:
         self.root = root  # RAY_TMPDIR for a process that should find it: its temp dir is root / "ray"
         self._errors = (root / "other.err").open("w")
-        self.process = subprocess.Popen([sys.executable, "-c", OTHER_CLUSTER, str(root / "ray")], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self._errors, text=True)  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", OTHER_CLUSTER, str(root / "ray")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            text=True,
+        )
         self.first = self._read()
 
     def _read(self, timeout: float = 120) -> dict[str, Any]:
@@ -110,8 +115,9 @@ def _pairs() -> list[Pair]:
 
 
 @pytest.mark.parametrize("found_by", ["RAY_ADDRESS", "ray_current_cluster"])
-def test_a_run_without_an_address_leaves_another_cluster_alone(other_cluster: OtherCluster, tmp_path: Path,
-                                                               found_by: str) -> None:  # fmt: skip
+def test_a_run_without_an_address_leaves_another_cluster_alone(
+    other_cluster: OtherCluster, tmp_path: Path, found_by: str
+) -> None:
     before = other_cluster.ask()
     assert before["ping"] == "pong" and before["alive"] == [True]
     env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
@@ -119,9 +125,29 @@ def test_a_run_without_an_address_leaves_another_cluster_alone(other_cluster: Ot
     if found_by == "RAY_ADDRESS":
         env["RAY_ADDRESS"] = before["gcs"]
     fairtalk.write_pairs(_pairs(), tmp_path / "pairs.jsonl")
-    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", "respond", "--pairs", "pairs.jsonl", "--model",
-                           "builtin:echo?mode=upper", "-o", "out.jsonl", "--engine", "ray", "--ray-actors", "1"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairtalk.cli",
+            "respond",
+            "--pairs",
+            "pairs.jsonl",
+            "--model",
+            "builtin:echo?mode=upper",
+            "-o",
+            "out.jsonl",
+            "--engine",
+            "ray",
+            "--ray-actors",
+            "1",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "on 1 Ray actor(s)" in done.stderr and len((tmp_path / "out.jsonl").read_text().splitlines()) == 12
     if found_by == "RAY_ADDRESS":  # not joined, and the run says how to join it

@@ -52,17 +52,26 @@ def test_scores_on_ray_equal_the_local_ones(cluster, responses) -> None:
     on_ray = fairtalk.score(a, b, axis="gender", n_resamples=200, mask_groups=True, engine=engine)
     assert _measures(on_ray) == _measures(local)
     assert local.manifest["scoring_engine"] == {"name": "local", "distinct_responses": 80}
-    assert on_ray.manifest["scoring_engine"] == {"name": "ray", "distinct_responses": 80, "tasks_at_once": 2,
-                                                 "batches": 14, "score_batch": 12}  # fmt: skip
+    assert on_ray.manifest["scoring_engine"] == {
+        "name": "ray",
+        "distinct_responses": 80,
+        "tasks_at_once": 2,
+        "batches": 14,
+        "score_batch": 12,
+    }
     assert any(m["masked"] is not None for m in _measures(on_ray).values())  # the masked texts went to Ray too
 
 
 def test_a_small_set_or_score_batch_none_stays_in_this_process(cluster, responses) -> None:
     a, b = responses
-    assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).manifest[
-        "scoring_engine"]["name"] == "local"  # fmt: skip
-    assert fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).manifest[
-        "scoring_engine"]["name"] == "local"  # fmt: skip
+    assert (
+        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).manifest["scoring_engine"]["name"]
+        == "local"
+    )
+    assert (
+        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).manifest["scoring_engine"]["name"]
+        == "local"
+    )
     with pytest.raises(SpecError, match="score_batch must be an integer >= 1 or None"):
         RayEngine(score_batch=0)
     with pytest.raises(SpecError, match="unknown engine option"):
@@ -130,8 +139,14 @@ def test_when_a_batch_fails_the_others_workers_are_stopped_not_interrupted(clust
 
     a, b = responses
     with pytest.raises(FairtalkError, match="this batch fails"):
-        fairtalk.score(a, b, axis="gender", n_resamples=50, measures=[FailsWhileAnotherRuns()],
-                       engine=RayEngine(num_actors=2, score_batch=10))  # fmt: skip
+        fairtalk.score(
+            a,
+            b,
+            axis="gender",
+            n_resamples=50,
+            measures=[FailsWhileAnotherRuns()],
+            engine=RayEngine(num_actors=2, score_batch=10),
+        )
     busy = [int(path.stem) for path in tmp_path.glob("*.busy")]
     assert busy, "no second batch ran while the first failed"
     deadline = time.monotonic() + 20
@@ -191,13 +206,30 @@ def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("\n".join(_texts(4000, "a")) + "\n")
     b.write_text("\n".join(_texts(4000, "b")) + "\n")
-    args = ["score", "--responses", str(a), "--responses-b", str(b), "--axis", "gender", "--measures", "length,sentiment",
-            "--resamples", "100", "--quiet"]  # fmt: skip
+    args = [
+        "score",
+        "--responses",
+        str(a),
+        "--responses-b",
+        str(b),
+        "--axis",
+        "gender",
+        "--measures",
+        "length,sentiment",
+        "--resamples",
+        "100",
+        "--quiet",
+    ]
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ray"), "--engine", "ray", "--ray-actors", "2"])
     assert result.exit_code == 0, result.output
     ours = json.loads((tmp_path / "ray" / "results.json").read_text())
-    assert ours["manifest"]["scoring_engine"] == {"name": "ray", "distinct_responses": 8000, "tasks_at_once": 2,
-                                                  "batches": 4, "score_batch": 2000}  # fmt: skip
+    assert ours["manifest"]["scoring_engine"] == {
+        "name": "ray",
+        "distinct_responses": 8000,
+        "tasks_at_once": 2,
+        "batches": 4,
+        "score_batch": 2000,
+    }
     assert "scored on Ray: 8,000 distinct responses in 4 batches, 2 tasks at once" in result.output
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "local")])
     assert result.exit_code == 0, result.output
@@ -208,8 +240,14 @@ def test_the_cli_scores_on_ray(cluster, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "options of --engine ray" in result.output
 
 
-PHRASES = ("a kind and helpful neighbour.", "a thief who stole from everyone.", "a nurse at the city hospital.",
-           "known for being lazy and rude.", "admired by all of the students.", "a cook in a small cafe.")  # fmt: skip
+PHRASES = (
+    "a kind and helpful neighbour.",
+    "a thief who stole from everyone.",
+    "a nurse at the city hospital.",
+    "known for being lazy and rude.",
+    "admired by all of the students.",
+    "a cook in a small cafe.",
+)
 
 
 def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
@@ -218,9 +256,20 @@ def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
         for i, p in enumerate(prompts):
             for seed in range(n_seeds):
                 completion = f"{PHRASES[(i + seed) % len(PHRASES)]} ({i}.{seed})"
-                handle.write(json.dumps({"group": p.group, "template": p.template, "structure": p.structure,
-                                         "seed": seed, "prompt": p.text, "completion": completion,
-                                         "text": join_completion(p.text, completion)}) + "\n")  # fmt: skip
+                handle.write(
+                    json.dumps(
+                        {
+                            "group": p.group,
+                            "template": p.template,
+                            "structure": p.structure,
+                            "seed": seed,
+                            "prompt": p.text,
+                            "completion": completion,
+                            "text": join_completion(p.text, completion),
+                        }
+                    )
+                    + "\n"
+                )
     return path
 
 
@@ -230,8 +279,9 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
 
     frame = read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
     events: list = []
-    on_ray = label_completions(frame, Regard(scorer="builtin:tfidf"), engine=RayEngine(num_actors=2, score_batch=15),
-                               progress=events.append)  # fmt: skip
+    on_ray = label_completions(
+        frame, Regard(scorer="builtin:tfidf"), engine=RayEngine(num_actors=2, score_batch=15), progress=events.append
+    )
     local = label_completions(frame, Regard(scorer="builtin:tfidf"))
     assert on_ray["label"].tolist() == local["label"].tolist() and set(local["label"]) >= {-1, 1}
     assert events[-1].done == len(frame) and len({e.done for e in events}) >= 4  # progress per finished batch
@@ -251,8 +301,19 @@ def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(module, "RayScorer", Counted)
     completions = _completions(tmp_path / "c.jsonl", 2000)
-    args = ["prompts", "analyze", "--completions", str(completions), "--regard", "builtin:tfidf", "--draws", "5",
-            "--resamples", "0", "--quiet"]  # fmt: skip
+    args = [
+        "prompts",
+        "analyze",
+        "--completions",
+        str(completions),
+        "--regard",
+        "builtin:tfidf",
+        "--draws",
+        "5",
+        "--resamples",
+        "0",
+        "--quiet",
+    ]
     result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ray"), "--engine", "ray", "--ray-actors", "2"])
     assert result.exit_code == 0, result.output
     assert batches == [2]  # 4,000 texts: two batches of 2,000 on the cluster

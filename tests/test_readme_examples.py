@@ -37,14 +37,22 @@ from local_server import LocalServer
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: The installed entry point, as a user runs it (``python -m fairtalk.cli`` where there is none).
-FAIRTALK = [str(Path(sys.executable).with_name("fairtalk"))] if Path(sys.executable).with_name("fairtalk").exists() \
-    else [sys.executable, "-m", "fairtalk.cli"]  # fmt: skip
+FAIRTALK = (
+    [str(Path(sys.executable).with_name("fairtalk"))]
+    if Path(sys.executable).with_name("fairtalk").exists()
+    else [sys.executable, "-m", "fairtalk.cli"]
+)
 #: Seconds one example may take (the slowest, a bare audit, takes about 30 s on a busy 2-core machine).
 TIMEOUT = 300
 
 #: Servers the README names: each is this test's stub server.
-SERVERS = ("http://127.0.0.1:11434/v1", "http://127.0.0.1:8000/v1", "https://llm.example.com/v1",
-           "http://gpu1:8000/v1", "http://localhost:11434/v1")  # fmt: skip
+SERVERS = (
+    "http://127.0.0.1:11434/v1",
+    "http://127.0.0.1:8000/v1",
+    "https://llm.example.com/v1",
+    "http://gpu1:8000/v1",
+    "http://localhost:11434/v1",
+)
 #: Models not available offline, and what stands in for each: ``{stub}`` is the stub server's URL, ``{tiny_gpt2}``
 #: a random two-layer GPT-2 (``hf:`` itself runs, with the example's options).
 MODELS = {"--model hf:gpt2 ": "--model openai:{stub}#gpt2 ", "hf:gpt2?": "hf:{tiny_gpt2}?"}
@@ -52,16 +60,22 @@ MODELS = {"--model hf:gpt2 ": "--model openai:{stub}#gpt2 ", "hf:gpt2?": "hf:{ti
 SIZES = ((re.compile(r"--pairs \d+"), "--pairs 20"), (re.compile(r"n_pairs=\d+"), "n_pairs=20"))
 #: Examples (by a piece of their text) with a smaller setting of their own, and why.
 SCALED: dict[str, tuple[str, str, str]] = {
-    "builtin:smollm2": ("--pairs 20", "--pairs 2 --max-new-tokens 8",
-                        "SmolLM2 on CPU makes about 0.3 answers of 256 tokens a second"),
+    "builtin:smollm2": (
+        "--pairs 20",
+        "--pairs 2 --max-new-tokens 8",
+        "SmolLM2 on CPU makes about 0.3 answers of 256 tokens a second",
+    ),
     'read_published("path/to/generated-outputs")': (
-        'read_published("path/to/generated-outputs")', 'read_published("published/data/generated-outputs")',
+        'read_published("path/to/generated-outputs")',
+        'read_published("published/data/generated-outputs")',
         "a toy copy of the published layout (tests/prompts/conftest.py), 2 seeds",
     ),
-    "analyze_prompts(data, relabel=True)": ("relabel=True)", 'relabel=True, regard="builtin:tfidf")',
-                                            "the shipped MiniLM scorer labels about 130 texts a second; "
-                                            "the toy has 12,120"),
-}  # fmt: skip
+    "analyze_prompts(data, relabel=True)": (
+        "relabel=True)",
+        'relabel=True, regard="builtin:tfidf")',
+        "the shipped MiniLM scorer labels about 130 texts a second; the toy has 12,120",
+    ),
+}
 #: Examples (by a piece of their text) that cannot run here, and why.
 SKIPPED = {
     "fairtalk audit ... ": "'...' stands for the options of the command above it",
@@ -217,8 +231,11 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         encoding="utf-8",
     )
     (folder / "system_prompt.txt").write_text("You are a friendly companion chatbot.\n", encoding="utf-8")
-    chats = [f"{who} told me the {thing} was good" for who in ("he", "she", "my brother", "my sister", "the man")
-             for thing in ("movie", "food", "game", "book", "show", "song")]  # fmt: skip
+    chats = [
+        f"{who} told me the {thing} was good"
+        for who in ("he", "she", "my brother", "my sister", "the man")
+        for thing in ("movie", "food", "game", "book", "show", "song")
+    ]
     (folder / "chats.jsonl").write_text("".join(json.dumps({"context": c}) + "\n" for c in chats), encoding="utf-8")
     (folder / "filtered_pool.txt").write_text("".join(f"I like {c}s a lot.\n" for c in ("cat", "dog", "book", "game")))
     pairs = list(fairtalk.build_pairs(fairtalk.read_corpus("builtin:chitchat"), fairtalk.load_lexicon("race"), limit=20))
@@ -229,17 +246,25 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
         fairtalk.audit(model=_reply, axes="gender", n_pairs=20, out_dir=folder / name, store=folder / f"{name}.sqlite")
     labelled = fairtalk.read_responses(folder / "audit" / "gender" / "responses.jsonl")
     for annotator in ("ana", "bo"):  # two annotators' gold files of the audit's pairs, as `fairtalk label` writes them
-        rows = [{"pair_id": r.pair_id, "side": r.side, "offense_rate": int(annotator == "bo" and i % 7 == 0),
-                 "annotator": annotator} for i, r in enumerate(labelled.a + labelled.b)]  # fmt: skip
+        rows = [
+            {"pair_id": r.pair_id, "side": r.side, "offense_rate": int(annotator == "bo" and i % 7 == 0), "annotator": annotator}
+            for i, r in enumerate(labelled.a + labelled.b)
+        ]
         (folder / f"gold-{annotator}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    prompts = [p for p in paraphrase_prompts(default_groups(), n_model=1).prompts
-               if p.structure in ("original", "always", "appositive")]  # fmt: skip
-    fairtalk.generate_completions(prompts, as_responder(_complete), folder / "completions.jsonl", seeds=2,
-                                  store=folder / "completions.store.sqlite")  # fmt: skip
+    prompts = [
+        p for p in paraphrase_prompts(default_groups(), n_model=1).prompts if p.structure in ("original", "always", "appositive")
+    ]
+    fairtalk.generate_completions(
+        prompts, as_responder(_complete), folder / "completions.jsonl", seeds=2, store=folder / "completions.store.sqlite"
+    )
     frame = read_completions(folder / "completions.jsonl").frame  # a person's regard labels of every completion
-    (folder / "gold-regard.jsonl").write_text("".join(
-        json.dumps({"id": str(row.id), "label": _regard_of(str(row.text)), "annotator": "ana"}) + "\n"
-        for row in frame.itertuples()), encoding="utf-8")  # fmt: skip
+    (folder / "gold-regard.jsonl").write_text(
+        "".join(
+            json.dumps({"id": str(row.id), "label": _regard_of(str(row.text)), "annotator": "ana"}) + "\n"
+            for row in frame.itertuples()
+        ),
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -259,12 +284,21 @@ def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
             vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[BOS]", "[EOS]", *words])}
             tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
             tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-            fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]",
-                                                        bos_token="[BOS]", eos_token="[EOS]")  # fmt: skip
+            fast = transformers.PreTrainedTokenizerFast(
+                tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
+            )
             fast.save_pretrained(path)
             torch.manual_seed(0)
-            config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=1024, n_layer=2, n_head=2, n_embd=32,
-                                             bos_token_id=2, eos_token_id=3, pad_token_id=0)  # fmt: skip
+            config = transformers.GPT2Config(
+                vocab_size=len(vocab),
+                n_positions=1024,
+                n_layer=2,
+                n_head=2,
+                n_embd=32,
+                bos_token_id=2,
+                eos_token_id=3,
+                pad_token_id=0,
+            )
             transformers.GPT2LMHeadModel(config).save_pretrained(path)
             saved.append(path)
         return saved[0]
@@ -292,8 +326,10 @@ def test_the_readme_has_the_examples_this_file_runs() -> None:
 
 def test_the_example_parser_joins_lines_and_drops_comments() -> None:
     text = "x\n```\nfairtalk a 'b # c' \\\n    --d e#f  # note\nmake g\n```\n```python\nimport fairtalk\n```\n"
-    assert readme_examples(text) == [Example(3, "shell", "fairtalk a 'b # c'  --d e#f  # note"),
-                                     Example(8, "python", "import fairtalk\n")]  # fmt: skip
+    assert readme_examples(text) == [
+        Example(3, "shell", "fairtalk a 'b # c'  --d e#f  # note"),
+        Example(8, "python", "import fairtalk\n"),
+    ]
     assert _strip_comment("fairtalk a 'b # c' --d e#f  # note") == ("fairtalk a 'b # c' --d e#f", "note")
 
 
@@ -302,8 +338,9 @@ CASES = [pytest.param(e, marks=pytest.mark.ray if "--engine ray" in e.text else 
 
 
 @pytest.mark.parametrize("example", CASES, ids=lambda e: f"README.md:{e.line}")
-def test_readme_example_runs(example: Example, stub: str, tiny_gpt2: Callable[[], Path], user_files: Path,
-                             tmp_path: Path) -> None:  # fmt: skip
+def test_readme_example_runs(
+    example: Example, stub: str, tiny_gpt2: Callable[[], Path], user_files: Path, tmp_path: Path
+) -> None:
     reason = _skip_reason(example)
     if reason is not None:
         pytest.skip(reason)

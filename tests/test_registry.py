@@ -17,8 +17,13 @@ GROUP = "fairtalk.tests"
 
 
 def _colours() -> Registry[Callable[..., object]]:
-    return Registry("colour", group=GROUP, base=Callable, expected="a colour function",  # type: ignore[arg-type]
-                    builtins={"red": "builtins:str", "blue": str.upper})  # fmt: skip
+    return Registry(
+        "colour",
+        group=GROUP,
+        base=Callable,
+        expected="a colour function",  # type: ignore[arg-type]
+        builtins={"red": "builtins:str", "blue": str.upper},
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -92,8 +97,7 @@ def test_a_protocol_base_checks_instances_and_classes() -> None:
         def greet(self) -> str:
             return "hello"
 
-    greeters: Registry[object] = Registry("greeter", base=Greets, builtins={"hello": Hello, "instance": Hello(),
-                                                                           "dict": dict})  # fmt: skip
+    greeters: Registry[object] = Registry("greeter", base=Greets, builtins={"hello": Hello, "instance": Hello(), "dict": dict})
     assert greeters.get("hello") is Hello and isinstance(greeters.get("instance"), Hello)
     with pytest.raises(SpecError, match=r"greeter 'dict' \(builtins:dict\) is class dict, which is not Greets"):
         greeters.get("dict")
@@ -175,8 +179,13 @@ def test_fairtalk_registries_share_the_class() -> None:
     from fairtalk.models.builtin import BUILTIN_MODELS
     from fairtalk.models.registry import MODELS
 
-    for registry, group in ((MODELS, "fairtalk.models"), (MEASURES, "fairtalk.measures"),
-                            (CORPUS_FORMATS, "fairtalk.corpora"), (AXES, "fairtalk.axes"), (BUILTIN_MODELS, None)):  # fmt: skip
+    for registry, group in (
+        (MODELS, "fairtalk.models"),
+        (MEASURES, "fairtalk.measures"),
+        (CORPUS_FORMATS, "fairtalk.corpora"),
+        (AXES, "fairtalk.axes"),
+        (BUILTIN_MODELS, None),
+    ):
         assert isinstance(registry, Registry) and registry.group == group
     assert {"hf", "openai", "python", "replay", "builtin", "retrieval"} <= set(MODELS.names())
     assert {"jsonl", "csv", "parquet"} <= set(CORPUS_FORMATS.names()) and {"gender", "race"} <= set(AXES.names())

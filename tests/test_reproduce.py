@@ -26,9 +26,15 @@ pytest.importorskip("safetensors")
 
 #: Replaces the quick mode's training overrides: seconds per model on one thread.
 TINY = {
-    "epochs": 1, "max_dialogues": None, "min_count": 1, "max_vocab": 2000, "val_size": 30, "batch_size": 32, "threads": 1,
+    "epochs": 1,
+    "max_dialogues": None,
+    "min_count": 1,
+    "max_vocab": 2000,
+    "val_size": 30,
+    "batch_size": 32,
+    "threads": 1,
     "sizes": {"emb_dim": 16, "hidden": 32, "layers": 1, "dropout": 0.0},
-}  # fmt: skip
+}
 N_PAIRS = 30
 MODELS = ("baseline", "cda", "wer")
 
@@ -46,9 +52,15 @@ def tiny(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_reproduce, "QUICK_TRAINING", TINY)
         comparison = fairtalk.reproduce_debias(
-            out_dir=root / "out", cache_dir=root / "cache", quick=True, n_pairs=N_PAIRS, n_resamples=100,
-            corpus=f"jsonl:{root / 'dialogues.jsonl'}", eval_corpus="builtin:chitchat", report_formats=("json", "md"),
-        )  # fmt: skip
+            out_dir=root / "out",
+            cache_dir=root / "cache",
+            quick=True,
+            n_pairs=N_PAIRS,
+            n_resamples=100,
+            corpus=f"jsonl:{root / 'dialogues.jsonl'}",
+            eval_corpus="builtin:chitchat",
+            report_formats=("json", "md"),
+        )
         mtimes = {m.name: Path(m.checkpoint, "model.safetensors").stat().st_mtime_ns for m in comparison.models.values()}
         yield comparison, root, mtimes
     torch.set_num_threads(threads)
@@ -122,8 +134,12 @@ def test_marks_only_the_changes_the_compare_test_supports(tiny) -> None:
     assert set(comparison.changes) == {"cda", "wer"}
     data = json.loads((out / "results.json").read_text())
     assert set(data["changes"]) == {"cda", "wer"}
-    mark = {"improved": "lower", "regressed": "higher", "unchanged": "no detectable change",
-            "inconclusive": "no detectable change"}  # fmt: skip
+    mark = {
+        "improved": "lower",
+        "regressed": "higher",
+        "unchanged": "no detectable change",
+        "inconclusive": "no detectable change",
+    }
     rows = {(r["model"], r["measure"]): r for r in csv.DictReader((out / "table7.csv").open())}
     for name in ("cda", "wer"):
         changed = data["changes"][name]["axes"]["gender"]["keys"]
@@ -167,9 +183,27 @@ def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, m
     comparison, root, mtimes = tiny
     monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)
     out = tmp_path / "cli"
-    result = CliRunner().invoke(app, ["reproduce", "debias", "--quick", "--pairs", str(N_PAIRS), "--cache", str(root / "cache"),
-                                      "--corpus", f"jsonl:{root / 'dialogues.jsonl'}", "--eval-corpus", "builtin:chitchat",
-                                      "--resamples", "100", "-o", str(out), "--quiet"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "reproduce",
+            "debias",
+            "--quick",
+            "--pairs",
+            str(N_PAIRS),
+            "--cache",
+            str(root / "cache"),
+            "--corpus",
+            f"jsonl:{root / 'dialogues.jsonl'}",
+            "--eval-corpus",
+            "builtin:chitchat",
+            "--resamples",
+            "100",
+            "-o",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Offense Rate" in result.output and "pairs answered differently" in result.output
     assert "trained: none (all cached)" in result.output and f"0 generated, {3 * 2 * N_PAIRS} from the store" in result.output
@@ -198,10 +232,31 @@ def test_the_models_answer_on_ray_as_in_this_process(tiny, tmp_path, monkeypatch
     for model in comparison.models.values():
         shutil.copytree(model.checkpoint, cache / Path(model.checkpoint).name)
     out = tmp_path / "ray"
-    result = CliRunner().invoke(app, ["reproduce", "debias", "--quick", "--pairs", str(N_PAIRS), "--cache", str(cache),
-                                      "--corpus", f"jsonl:{root / 'dialogues.jsonl'}", "--eval-corpus", "builtin:chitchat",
-                                      "--resamples", "100", "-o", str(out), "--quiet", "--engine", "ray",
-                                      "--ray-actors", "2"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "reproduce",
+            "debias",
+            "--quick",
+            "--pairs",
+            str(N_PAIRS),
+            "--cache",
+            str(cache),
+            "--corpus",
+            f"jsonl:{root / 'dialogues.jsonl'}",
+            "--eval-corpus",
+            "builtin:chitchat",
+            "--resamples",
+            "100",
+            "-o",
+            str(out),
+            "--quiet",
+            "--engine",
+            "ray",
+            "--ray-actors",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "trained: none (all cached)" in result.output and f"{3 * 2 * N_PAIRS} generated, 0 from the store" in result.output
     again = json.loads((out / "results.json").read_text())

@@ -32,52 +32,144 @@ RESULTS = (AuditResult, AuditRun, SimilarityResult, DebiasComparison, ModelCompa
 
 
 def _measure(name: str, verdict: str, p_adjusted: float, *, primary: bool = True) -> MeasureResult:
-    return MeasureResult(name=name, kind="rate", a=0.2, b=0.1, difference=0.5, z=2.0, p=0.01, p_paired=0.01,
-                         paired_test="mcnemar", p_adjusted=p_adjusted, ci95=(0.01, 0.2), effect_size=0.3,
-                         effect_size_name="h", verdict=verdict, primary=primary)  # fmt: skip
+    return MeasureResult(
+        name=name,
+        kind="rate",
+        a=0.2,
+        b=0.1,
+        difference=0.5,
+        z=2.0,
+        p=0.01,
+        p_paired=0.01,
+        paired_test="mcnemar",
+        p_adjusted=p_adjusted,
+        ci95=(0.01, 0.2),
+        effect_size=0.3,
+        effect_size_name="h",
+        verdict=verdict,
+        primary=primary,
+    )
 
 
 def _audit() -> AuditResult:
-    return AuditResult(axis="gender", groups=("male", "female"), n_pairs=80, measures=(
-        _measure("offense_rate", "difference detected", 0.001),
-        _measure("length", "equivalent", 0.6),
-        _measure("distinct_1", "difference detected", 0.01, primary=False),
-        _measure("refusal_rate", "inconclusive", 0.3),
-    ))  # fmt: skip
+    return AuditResult(
+        axis="gender",
+        groups=("male", "female"),
+        n_pairs=80,
+        measures=(
+            _measure("offense_rate", "difference detected", 0.001),
+            _measure("length", "equivalent", 0.6),
+            _measure("distinct_1", "difference detected", 0.01, primary=False),
+            _measure("refusal_rate", "inconclusive", 0.3),
+        ),
+    )
 
 
 def _similarity() -> SimilarityResult:
     def row(method: str, verdict: Verdict) -> SimilarityRow:
-        return SimilarityRow(method=method, n_pairs=80, counterfactual=0.4, baseline=0.1, difference=0.3,
-                             ci95=(0.1, 0.5), test="paired_t", p=0.001, p_adjusted=0.002,
-                             verdict=verdict)  # fmt: skip
+        return SimilarityRow(
+            method=method,
+            n_pairs=80,
+            counterfactual=0.4,
+            baseline=0.1,
+            difference=0.3,
+            ci95=(0.1, 0.5),
+            test="paired_t",
+            p=0.001,
+            p_adjusted=0.002,
+            verdict=verdict,
+        )
 
-    rows = (row("exact", Verdict.DIFFERS), row("rouge_l", Verdict.DISAGREE), row("answered", Verdict.NOT_SHOWN))  # fmt: skip
-    return SimilarityResult(axis="gender", model="m", alpha=0.05, seed=0, n_pairs=80, n_clusters=None, rows=rows,
-                            sampled=False, baseline_kind="zero")  # fmt: skip
+    rows = (row("exact", Verdict.DIFFERS), row("rouge_l", Verdict.DISAGREE), row("answered", Verdict.NOT_SHOWN))
+    return SimilarityResult(
+        axis="gender", model="m", alpha=0.05, seed=0, n_pairs=80, n_clusters=None, rows=rows, sampled=False, baseline_kind="zero"
+    )
 
 
 def _run(result: AuditResult) -> AuditRun:
-    generation = GenerationSummary(model="m", settings={"do_sample": False}, n_items=160, n_cached=0, n_generated=160,
-                                   n_errors=0, n_pairs=80, n_pairs_with_errors=0)  # fmt: skip
-    axis = AxisRun(axis="gender", result=result, coverage=Coverage(axis="gender", groups=("male", "female"), n_read=82, n_matched=80, n_by_group={"male": 40, "female": 40}, n_mixed=0, n_duplicates=0, n_pairs=80, top_terms=()), generation=generation,
-                   timings={"pairs": 0.1}, similarity=_similarity(), pairs_check=PairsCheck(axis="gender", groups=("male", "female"), n_pairs=80, n_leftover=0, leftover_terms=(), leftover_examples=(), n_pairs_with_kept=0, kept=(), ambiguous=(), top_swaps=(), n_markers=0))  # fmt: skip
+    generation = GenerationSummary(
+        model="m",
+        settings={"do_sample": False},
+        n_items=160,
+        n_cached=0,
+        n_generated=160,
+        n_errors=0,
+        n_pairs=80,
+        n_pairs_with_errors=0,
+    )
+    axis = AxisRun(
+        axis="gender",
+        result=result,
+        coverage=Coverage(
+            axis="gender",
+            groups=("male", "female"),
+            n_read=82,
+            n_matched=80,
+            n_by_group={"male": 40, "female": 40},
+            n_mixed=0,
+            n_duplicates=0,
+            n_pairs=80,
+            top_terms=(),
+        ),
+        generation=generation,
+        timings={"pairs": 0.1},
+        similarity=_similarity(),
+        pairs_check=PairsCheck(
+            axis="gender",
+            groups=("male", "female"),
+            n_pairs=80,
+            n_leftover=0,
+            leftover_terms=(),
+            leftover_examples=(),
+            n_pairs_with_kept=0,
+            kept=(),
+            ambiguous=(),
+            top_swaps=(),
+            n_markers=0,
+        ),
+    )
     return AuditRun(axes={"gender": axis}, model="m", corpus="c", split="all", seed=0, run_id="r1")
 
 
 def _comparison() -> DebiasComparison:
-    models = {name: ComparedModel(name=name, debias=name, checkpoint=f"{name}.pt", trained=True, training={"epochs": 1},
-                                  training_seconds=1.5, validation={"loss": 2.0}, run=_run(_audit()), n_different=3,
-                                  n_distinct=9)
-              for name in ("baseline", "cda")}  # fmt: skip
-    return DebiasComparison(axis="gender", groups=("male", "female"), n_pairs=80, models=models, corpus="c",
-                            eval_corpus="c", eval_split="heldout", seed=0, mode="quick")  # fmt: skip
+    models = {
+        name: ComparedModel(
+            name=name,
+            debias=name,
+            checkpoint=f"{name}.pt",
+            trained=True,
+            training={"epochs": 1},
+            training_seconds=1.5,
+            validation={"loss": 2.0},
+            run=_run(_audit()),
+            n_different=3,
+            n_distinct=9,
+        )
+        for name in ("baseline", "cda")
+    }
+    return DebiasComparison(
+        axis="gender",
+        groups=("male", "female"),
+        n_pairs=80,
+        models=models,
+        corpus="c",
+        eval_corpus="c",
+        eval_split="heldout",
+        seed=0,
+        mode="quick",
+    )
 
 
 def _prompts() -> PromptAnalysis:
-    rows = pd.DataFrame([{"group": g, "template": f"t{t}", "structure": s, "seed": k,
-                          "label": 1 if g == "a" else (-1 if (t + k) % 3 else 0)}
-                         for g in ("a", "b") for t in range(4) for s in ("original", "x") for k in range(3)])  # fmt: skip
+    rows = pd.DataFrame(
+        [
+            {"group": g, "template": f"t{t}", "structure": s, "seed": k, "label": 1 if g == "a" else (-1 if (t + k) % 3 else 0)}
+            for g in ("a", "b")
+            for t in range(4)
+            for s in ("original", "x")
+            for k in range(3)
+        ]
+    )
     return analyze(rows, groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)), n_draws=2, n_resamples=200)
 
 
@@ -97,8 +189,12 @@ def test_every_result_is_a_result_with_the_same_members() -> None:
 
 def test_verdicts_are_the_enum_and_detected_lists_the_keys_that_differ() -> None:
     audit, run, similarity, comparison, prompts = _every()
-    assert audit.verdicts == {"offense_rate": Verdict.DIFFERENT, "length": Verdict.EQUIVALENT,
-                              "distinct_1": Verdict.DIFFERENT, "refusal_rate": Verdict.INCONCLUSIVE}  # fmt: skip
+    assert audit.verdicts == {
+        "offense_rate": Verdict.DIFFERENT,
+        "length": Verdict.EQUIVALENT,
+        "distinct_1": Verdict.DIFFERENT,
+        "refusal_rate": Verdict.INCONCLUSIVE,
+    }
     assert audit.detected() == ("offense_rate",)  # the gate counts primary measures only
     assert audit.detected(alpha=0.0001) == ()
     assert run.verdicts[("gender", "length")] is Verdict.EQUIVALENT and run.detected() == (("gender", "offense_rate"),)
@@ -112,12 +208,21 @@ def test_verdicts_are_the_enum_and_detected_lists_the_keys_that_differ() -> None
 
 
 def test_the_verdicts_keep_the_strings_results_json_always_held() -> None:
-    assert [v.value for v in Verdict] == ["difference detected", "equivalent", "inconclusive", "differs",
-                                          "no difference shown", "test and interval disagree"]  # fmt: skip
+    assert [v.value for v in Verdict] == [
+        "difference detected",
+        "equivalent",
+        "inconclusive",
+        "differs",
+        "no difference shown",
+        "test and interval disagree",
+    ]
     audit, _, similarity, *_ = _every()
     assert json.loads(audit.to_json())["measures"]["length"]["verdict"] == "equivalent"
-    assert [r["verdict"] for r in json.loads(similarity.to_json())["rows"]] == ["differs", "test and interval disagree",
-                                                                                "no difference shown"]  # fmt: skip
+    assert [r["verdict"] for r in json.loads(similarity.to_json())["rows"]] == [
+        "differs",
+        "test and interval disagree",
+        "no difference shown",
+    ]
     assert audit.to_frame().loc["offense_rate", "verdict"] == "difference detected"
     assert type(audit.to_dict()["measures"]["length"]["verdict"]) is str
 
@@ -136,6 +241,16 @@ def test_rows_say_detected_with_a_method_and_refuse_a_verdict_they_contradict() 
     assert _measure("length", "equivalent", 0.6).detected() is False
     with pytest.raises(ValueError, match="'different' is not a valid Verdict"):
         _measure("length", "different", 0.6)
-    row = SimilarityRow(method="exact", n_pairs=2, counterfactual=0.5, baseline=0.0, difference=0.5, ci95=(None, None),
-                        test="paired_t", p=0.01, p_adjusted=0.01, verdict="test and interval disagree")  # fmt: skip
+    row = SimilarityRow(
+        method="exact",
+        n_pairs=2,
+        counterfactual=0.5,
+        baseline=0.0,
+        difference=0.5,
+        ci95=(None, None),
+        test="paired_t",
+        p=0.01,
+        p_adjusted=0.01,
+        verdict="test and interval disagree",
+    )
     assert row.verdict is Verdict.DISAGREE and row.detected() is False and row.to_dict()["detected"] is False

@@ -76,8 +76,24 @@ def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path
     with gold.open("a", encoding="utf-8") as out:  # a pair this run does not hold, and a key it does not score
         out.write(json.dumps({"pair_id": "elsewhere", "side": "a", "offense_rate": 1}) + "\n")
         out.write(json.dumps({"pair_id": "p1", "side": "a", "refusal_rate": 0}) + "\n")
-    done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
-                               "--gold", str(gold), "-o", str(tmp_path / "out"), "--resamples", "100"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(responses),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense",
+            "--gold",
+            str(gold),
+            "-o",
+            str(tmp_path / "out"),
+            "--resamples",
+            "100",
+        ],
+    )
     assert done.exit_code == 0, done.output
     text = " ".join(done.output.split())
     assert "labelled: Offense Rate (%) by 40 labelled pairs: gap" in text and "the scorer alone says +" in text
@@ -100,8 +116,22 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
     texts = tmp_path / "texts.jsonl"
     texts.write_text(json.dumps({"id": 1, "label": 1}) + "\n")
     for gold, message in ((tmp_path / "missing.jsonl", "missing.jsonl"), (texts, "labels texts")):
-        done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
-                                   "--gold", str(gold), "-o", str(tmp_path / "out")])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "score",
+                "--responses",
+                str(responses),
+                "--axis",
+                "gender",
+                "--measures",
+                "offense",
+                "--gold",
+                str(gold),
+                "-o",
+                str(tmp_path / "out"),
+            ],
+        )
         assert done.exit_code == 2, done.output
         assert done.stderr.startswith("error: ") and message in done.stderr and "Traceback" not in done.stderr
 
@@ -112,12 +142,28 @@ def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
     responses = _responses(tmp_path / "responses.jsonl")
     gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="none")
     for out, extra in (("plain", []), ("labelled", ["--gold", str(gold)])):
-        done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense",
-                                   "-o", str(tmp_path / out), "--resamples", "100", *extra])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "score",
+                "--responses",
+                str(responses),
+                "--axis",
+                "gender",
+                "--measures",
+                "offense",
+                "-o",
+                str(tmp_path / out),
+                "--resamples",
+                "100",
+                *extra,
+            ],
+        )
         assert done.exit_code == 0, done.output
     ppi = json.loads((tmp_path / "labelled" / "results.json").read_text())["measures"]["offense_rate"]["ppi"]
-    planned = runner.invoke(app, ["plan", "--gold", "0.02", "--measure", "offense_rate", "--results",
-                                  str(tmp_path / "labelled" / "results.json")])  # fmt: skip
+    planned = runner.invoke(
+        app, ["plan", "--gold", "0.02", "--measure", "offense_rate", "--results", str(tmp_path / "labelled" / "results.json")]
+    )
     assert planned.exit_code == 0, planned.output
     needed = labels_needed(0.02, ppi["se"] * ppi["n_labels"] ** 0.5)
     assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±0.02" in " ".join(planned.output.split())

@@ -56,8 +56,7 @@ def _sequential(run: fairtalk.AuditRun, axis: str = "gender") -> dict[str, objec
 def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Path) -> None:
     corpus = fairtalk.read_corpus(str(_big_corpus(tmp_path)))
     lexicon = fairtalk.load_lexicon("gender")
-    config = AuditConfig(corpus=str(tmp_path / "big.txt"), axes=("gender",), until_decided=True, n_pairs=50,
-                         max_pairs=400)  # fmt: skip
+    config = AuditConfig(corpus=str(tmp_path / "big.txt"), axes=("gender",), until_decided=True, n_pairs=50, max_pairs=400)
     small, large = nested_pairs(corpus, lexicon, config, 100), nested_pairs(corpus, lexicon, config, 400)
     assert small.ranked == large.ranked[:100]
     first, coverage = large.look(50)
@@ -72,8 +71,16 @@ def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Pa
 
 def test_a_clearly_biased_model_stops_at_the_first_look(tmp_path: Path) -> None:
     model = Counting("biased")
-    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=20,
-                         max_pairs=40, measures="offense,length", **FAST)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=write_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=20,
+        max_pairs=40,
+        measures="offense,length",
+        **FAST,
+    )
     record = _sequential(run)
     assert record["stopped"] == "all decided" and record["looks"] == 1 and record["n_pairs"] == 20
     assert record["planned_looks"] == [20, 40] and record["undecided"] == []
@@ -84,8 +91,16 @@ def test_a_clearly_biased_model_stops_at_the_first_look(tmp_path: Path) -> None:
 
 def test_a_model_that_never_decides_spends_the_budget_and_asks_each_pair_once(tmp_path: Path) -> None:
     model = Counting("fair")  # identical answers on 40 pairs cannot show equivalence within 2 points
-    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
-                         max_pairs=40, measures="offense", **FAST)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=write_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=10,
+        max_pairs=40,
+        measures="offense",
+        **FAST,
+    )
     record = _sequential(run)
     assert record["stopped"] == "budget spent" and record["looks"] == 4 and record["planned_looks"] == [10, 20, 30, 40]
     assert record["undecided"] == ["offense_rate"]
@@ -94,17 +109,44 @@ def test_a_model_that_never_decides_spends_the_budget_and_asks_each_pair_once(tm
     assert (generation.n_generated, generation.n_cached) == (80, 0)
     # the same run again is answered by the store
     store = tmp_path / "store.sqlite"
-    fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
-                   max_pairs=40, measures="offense", store=store, **FAST)  # fmt: skip
-    again = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=10,
-                           max_pairs=40, measures="offense", store=store, **FAST)  # fmt: skip
+    fairtalk.audit(
+        corpus=write_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=10,
+        max_pairs=40,
+        measures="offense",
+        store=store,
+        **FAST,
+    )
+    again = fairtalk.audit(
+        corpus=write_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=10,
+        max_pairs=40,
+        measures="offense",
+        store=store,
+        **FAST,
+    )
     assert (again.axes["gender"].generation.n_generated, again.axes["gender"].generation.n_cached) == (0, 80)
 
 
 def test_a_fair_model_with_varied_answers_stops_once_equivalent(tmp_path: Path) -> None:
     model = Counting("varied")
-    run = fairtalk.audit(corpus=_big_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=100,
-                         max_pairs=400, measures="length", margins={"length": 2.0}, **FAST)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=_big_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=100,
+        max_pairs=400,
+        measures="length",
+        margins={"length": 2.0},
+        **FAST,
+    )
     record = _sequential(run)
     result = run.results["gender"]
     assert record["stopped"] == "all decided" and int(record["n_pairs"]) < 400  # type: ignore[call-overload]
@@ -116,8 +158,16 @@ def test_a_fair_model_with_varied_answers_stops_once_equivalent(tmp_path: Path) 
 
 def test_identical_answers_stop_once_enough_pairs_bound_the_share_that_could_differ(tmp_path: Path) -> None:
     model = Counting("fair")  # the same answer for everyone: a zero spread, equivalence from the exact share bound
-    run = fairtalk.audit(corpus=_big_corpus(tmp_path), axes="gender", model=model, until_decided=True, n_pairs=120,
-                         max_pairs=480, measures="offense", **FAST)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=_big_corpus(tmp_path),
+        axes="gender",
+        model=model,
+        until_decided=True,
+        n_pairs=120,
+        max_pairs=480,
+        measures="offense",
+        **FAST,
+    )
     record = _sequential(run)
     assert record["stopped"] == "all decided" and 120 < int(record["n_pairs"]) < 480  # type: ignore[call-overload]
     assert run.results["gender"].verdicts["offense_rate"] is fairtalk.Verdict.EQUIVALENT
@@ -125,10 +175,19 @@ def test_identical_answers_stop_once_enough_pairs_bound_the_share_that_could_dif
 
 
 def test_sequential_p_values_are_never_below_the_fixed_sample_ones(tmp_path: Path) -> None:
-    run = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=Counting("biased"), until_decided=True,
-                         n_pairs=10, max_pairs=40, measures="offense,length", **FAST)  # fmt: skip
-    fixed = fairtalk.audit(corpus=write_corpus(tmp_path), axes="gender", model=Counting("biased"), n_pairs=40,
-                           measures="offense,length", **FAST)  # fmt: skip
+    run = fairtalk.audit(
+        corpus=write_corpus(tmp_path),
+        axes="gender",
+        model=Counting("biased"),
+        until_decided=True,
+        n_pairs=10,
+        max_pairs=40,
+        measures="offense,length",
+        **FAST,
+    )
+    fixed = fairtalk.audit(
+        corpus=write_corpus(tmp_path), axes="gender", model=Counting("biased"), n_pairs=40, measures="offense,length", **FAST
+    )
     record = _sequential(run)
     assert record["looks"] == 2  # 10 pairs cannot cross the O'Brien-Fleming boundary of the first look
     for m in run.results["gender"].measures:
@@ -154,18 +213,32 @@ def test_bad_sequential_options_are_refused(options: dict[str, object], message:
 
 
 def _cli(corpus: Path, model: str, out: Path, *extra: str) -> list[str]:
-    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), "--resamples", "200",
-            *extra]  # fmt: skip
+    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), "--resamples", "200", *extra]
 
 
 def test_cli_until_decided_reports_its_looks_and_keeps_the_exit_codes(tmp_path: Path) -> None:
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
     out = tmp_path / "biased"
-    result = runner.invoke(app, _cli(corpus, f"python:{models}:biased", out, "--until-decided", "--pairs", "20",
-                                     "--max-pairs", "40", "--measures", "offense,length", "--fail-on-bias"))  # fmt: skip
+    result = runner.invoke(
+        app,
+        _cli(
+            corpus,
+            f"python:{models}:biased",
+            out,
+            "--until-decided",
+            "--pairs",
+            "20",
+            "--max-pairs",
+            "40",
+            "--measures",
+            "offense,length",
+            "--fail-on-bias",
+        ),
+    )
     assert result.exit_code == 1, result.output
-    assert ("gender: until decided: stopped at look 1 of 2 (20 of at most 40 pairs): every primary measure decided"
-            in result.output)  # fmt: skip
+    assert (
+        "gender: until decided: stopped at look 1 of 2 (20 of at most 40 pairs): every primary measure decided" in result.output
+    )
     assert "gender: 40 generated, 0 from the store, 0 failed" in result.output
     results = json.loads((out / "gender" / "results.json").read_text())
     assert results["manifest"]["audit"]["sequential"]["stopped"] == "all decided"
@@ -176,12 +249,40 @@ def test_cli_until_decided_reports_its_looks_and_keeps_the_exit_codes(tmp_path: 
     for page in ("report.md", "report.html"):  # each axis' own report says how its size was reached
         assert "until decided: stopped at look 1 of 2 (20 of at most 40 pairs)" in (out / "gender" / page).read_text()
 
-    spent = runner.invoke(app, _cli(corpus, f"python:{models}:fair", tmp_path / "fair", "--until-decided", "--pairs",
-                                    "20", "--max-pairs", "40", "--measures", "offense", "--fail-on-bias"))  # fmt: skip
+    spent = runner.invoke(
+        app,
+        _cli(
+            corpus,
+            f"python:{models}:fair",
+            tmp_path / "fair",
+            "--until-decided",
+            "--pairs",
+            "20",
+            "--max-pairs",
+            "40",
+            "--measures",
+            "offense",
+            "--fail-on-bias",
+        ),
+    )
     assert spent.exit_code == 0, spent.output
     assert "stopped at look 2 of 2 (40 of at most 40 pairs): budget spent, still undecided: offense_rate" in spent.output
-    gate = runner.invoke(app, _cli(corpus, f"python:{models}:fair", tmp_path / "fair", "--until-decided", "--pairs",
-                                   "20", "--max-pairs", "40", "--measures", "offense", "--fail-unless-equivalent"))  # fmt: skip
+    gate = runner.invoke(
+        app,
+        _cli(
+            corpus,
+            f"python:{models}:fair",
+            tmp_path / "fair",
+            "--until-decided",
+            "--pairs",
+            "20",
+            "--max-pairs",
+            "40",
+            "--measures",
+            "offense",
+            "--fail-unless-equivalent",
+        ),
+    )
     assert gate.exit_code == 1, gate.output
     assert "0 generated, 80 from the store" in gate.output
 

@@ -137,8 +137,7 @@ def test_a_greedy_model_that_says_sir_or_maam_is_reported_as_a_determinism_test(
 def test_a_greedy_model_that_ignores_the_group_changes_nothing_and_says_no_sampling_noise(models: str) -> None:
     result = fairtalk.similarity_test(_pairs(), model=f"{models}:neutral", settings=GREEDY)
     assert result.detected() == () and result.baseline_kind == "zero" and result.warnings == ()
-    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict is Verdict.NOT_SHOWN
-               for row in result.rows)  # fmt: skip
+    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict is Verdict.NOT_SHOWN for row in result.rows)
     text = _summary(result)
     assert "Swapping the group (male ↔ female) never changes the answer in these 80 pairs" in text
     assert "sampling noise" not in text and "more than" not in text
@@ -238,8 +237,24 @@ def test_audit_shows_a_row_whose_test_and_interval_disagree_as_not_counted(model
     corpus = tmp_path / "chats.txt"
     corpus.write_text("".join(f"yesterday he told me about trip number {i}\n" for i in range(10)))
     out = tmp_path / "r"
-    done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--measures", "length",
-                               "--similarity", "length_ratio", "--model", f"{models}:skewed", "-o", str(out)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--measures",
+            "length",
+            "--similarity",
+            "length_ratio",
+            "--model",
+            f"{models}:skewed",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code in (0, 1), done.output
     said = _words([done.output])
     assert "similarity (length_ratio): counterfactual answers are not counted as differing (the test and its 95% CI" in said

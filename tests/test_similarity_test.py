@@ -11,8 +11,16 @@ import pytest
 import fairtalk
 from fairtalk.models import DecodingSettings, Responder
 
-REPLIES = ("Sounds good.", "I am not sure about that one.", "Tell me more!", "Ha, nice.", "Why do you say so?",
-           "That happened to me too.", "Great, thanks for sharing.", "Oh no, sorry to hear.")  # fmt: skip
+REPLIES = (
+    "Sounds good.",
+    "I am not sure about that one.",
+    "Tell me more!",
+    "Ha, nice.",
+    "Why do you say so?",
+    "That happened to me too.",
+    "Great, thanks for sharing.",
+    "Oh no, sorry to hear.",
+)
 GROUP = re.compile(r"\b(he|she|him|her|his|hers|man|woman|men|women|boy|girl|brother|sister|father|mother|husband|wife)\b", re.I)
 
 
@@ -128,8 +136,22 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
     corpus = tmp_path / "chats.txt"
     corpus.write_text("".join(f"yesterday he told me about trip number {i}\n" for i in range(40)))
     out = tmp_path / "report"
-    done = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
-                                    "--similarity", "exact,rouge_l", "-o", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            "builtin:echo",
+            "--similarity",
+            "exact,rouge_l",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code in (0, 1), done.output
     assert "similarity (exact): counterfactual answers differ more than the baseline" in " ".join(done.output.split())
     written = json.loads((out / "gender" / "similarity.json").read_text())
@@ -147,6 +169,20 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
     assert "changes the answer in 100.0% of pairs (40 of 40): more than zero" in page
     assert "## Counterfactual answers against the no-effect baseline" in markdown
     assert "| exact | 1.000 | 0.000 | +1.000 |" in markdown
-    bad = CliRunner().invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo",
-                                   "--similarity", "bleu", "-o", str(tmp_path / "r2")])  # fmt: skip
+    bad = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            "gender",
+            "--model",
+            "builtin:echo",
+            "--similarity",
+            "bleu",
+            "-o",
+            str(tmp_path / "r2"),
+        ],
+    )
     assert bad.exit_code == 2 and "unknown --similarity method 'bleu'" in bad.output

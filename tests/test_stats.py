@@ -472,8 +472,9 @@ def test_simulation_default_tests_hold_their_level_and_cover(population, design:
 def test_simulation_known_shift_is_detected() -> None:
     rng = np.random.default_rng(7)
     latent = rng.normal(size=(200, 400))
-    shifted = [((lat + rng.normal(size=400) + 0.5 > 1).astype(float), (lat + rng.normal(size=400) > 1).astype(float))
-               for lat in latent]  # fmt: skip
+    shifted = [
+        ((lat + rng.normal(size=400) + 0.5 > 1).astype(float), (lat + rng.normal(size=400) > 1).astype(float)) for lat in latent
+    ]
     assert np.mean([paired_test(a, b, kind="rate").p < 0.05 for a, b in shifted]) > 0.95
     counts = [(rng.poisson(3.0, 200).astype(float), rng.poisson(2.0, 200).astype(float)) for _ in range(200)]
     assert np.mean([paired_test(a, b, kind="count").p < 0.05 for a, b in counts]) > 0.95

@@ -67,8 +67,12 @@ def population():  # type: ignore[no-untyped-def]
     ("key", "kind", "clustered"),
     [("negative", "rate", False), ("negative", "rate", True), ("positive", "rate", True), ("words", "count", True)],
 )
-def test_injecting_the_printed_mde_is_detected_80_percent_of_the_time(population, key: str, kind: str,  # type: ignore[no-untyped-def]
-                                                                     clustered: bool) -> None:  # fmt: skip
+def test_injecting_the_printed_mde_is_detected_80_percent_of_the_time(
+    population,
+    key: str,
+    kind: str,  # type: ignore[no-untyped-def]
+    clustered: bool,
+) -> None:
     if key == "negative":  # a rare rate, like offense_rate: VADER compound <= -0.5
         a, b = (population.a["compound"] <= -0.5).astype(float), (population.b["compound"] <= -0.5).astype(float)
     else:

@@ -134,8 +134,15 @@ def _records(pairs: list[tuple[str, str]]) -> list[Response]:
     return out
 
 
-_TEXTS = ("ok see you tomorrow", "what time is it", "i went to the store with my family", "maybe later",
-          "sounds fine to me, great!", "you idiot", "I love my job at the office and my career")  # fmt: skip
+_TEXTS = (
+    "ok see you tomorrow",
+    "what time is it",
+    "i went to the store with my family",
+    "maybe later",
+    "sounds fine to me, great!",
+    "you idiot",
+    "I love my job at the office and my career",
+)
 
 
 def _identical(n: int) -> list[tuple[str, str]]:
@@ -150,10 +157,18 @@ def test_defect_two_pairs_never_make_distinct_n_equivalent() -> None:
         assert m.verdict.value == INCONCLUSIVE and m.equivalent is False and m.mde is None
         assert m.p_paired is not None and m.p_paired >= 0.5  # 2 differing pairs: p is never below 2^(1-2)
     stat_index = np.array([0, 1])
-    out = corpus_bootstrap(lambda w: {"x": float(w @ np.array([1.0, 2.0, 3.0, 4.0]))},
-                           lambda w: {"x": float(w @ np.array([1.0, 2.0, 3.0, 4.0]))},
-                           stat_index, stat_index + 2, 4, 4, keys=("x",), seed=0, n_resamples=500,
-                           margins={"x": 100.0})["x"]  # fmt: skip
+    out = corpus_bootstrap(
+        lambda w: {"x": float(w @ np.array([1.0, 2.0, 3.0, 4.0]))},
+        lambda w: {"x": float(w @ np.array([1.0, 2.0, 3.0, 4.0]))},
+        stat_index,
+        stat_index + 2,
+        4,
+        4,
+        keys=("x",),
+        seed=0,
+        n_resamples=500,
+        margins={"x": 100.0},
+    )["x"]
     assert out.p >= 0.5 and out.p_equivalence is not None and out.p_equivalence >= 0.25 and out.n_differing == 2
 
 
@@ -177,11 +192,27 @@ def test_defect_identical_answers_on_2000_pairs_pass_the_gate() -> None:
 
 def test_identical_answers_pass_the_cli_gate(tmp_path: Path) -> None:
     path = tmp_path / "responses.jsonl"
-    rows = [{"pair_id": f"p{i}", "side": side, "context": f"{who} said {i}", "response": text}
-            for i, (text, _) in enumerate(_identical(2000)) for side, who in (("a", "he"), ("b", "she"))]  # fmt: skip
+    rows = [
+        {"pair_id": f"p{i}", "side": side, "context": f"{who} said {i}", "response": text}
+        for i, (text, _) in enumerate(_identical(2000))
+        for side, who in (("a", "he"), ("b", "she"))
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["score", "--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "out"),
-                                      "--fail-unless-equivalent", "--resamples", "200"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(path),
+            "--axis",
+            "gender",
+            "-o",
+            str(tmp_path / "out"),
+            "--fail-unless-equivalent",
+            "--resamples",
+            "200",
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 

@@ -362,6 +362,10 @@ def test_a_write_of_many_rows_upserts_them_in_order_as_one_statement_per_row_wou
                 if (h, seed) not in expected or expected[(h, seed)][1] is not None:  # a success is final
                     reason = getattr(response, "finish_reason", None)
                     expected[(h, seed)] = (None if response is None else str(response), error, reason)
-        found = {(h, seed): (response, error, reason) for h, seed, response, error, reason in
-                 store.db.execute("SELECT context_hash, seed, response, error, finish_reason FROM responses")}  # fmt: skip
+        found = {
+            (h, seed): (response, error, reason)
+            for h, seed, response, error, reason in store.db.execute(
+                "SELECT context_hash, seed, response, error, finish_reason FROM responses"
+            )
+        }
         assert found == expected and len(found) > 60

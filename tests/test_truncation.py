@@ -29,20 +29,26 @@ MEASURES = ["length", "sentiment", "refusal", "degenerate"]
 FAST = {"measures": MEASURES, "n_resamples": 200, "scorer_check": False}
 
 #: A long answer (about 70 words): cut off at 40 tokens, whole within 256.
-LONG = ("Hello! I'm sorry to hear that your flight was delayed. Here are some steps you can take to make the most of "
-        "your time at the airport: 1. Check with the airline for updates on the new departure time. 2. Ask whether "
-        "they offer meal vouchers or lounge access. 3. Find a quiet place to rest, charge your phone and keep your "
-        "boarding pass at hand. I hope you have a safe and pleasant journey!")  # fmt: skip
-SHORT = ("That sounds like a wonderful trip! I hope you had a great time.", "Sure, I can help with that. What would "
-         "you like to know?", "Thank you for sharing. How are you feeling about it now?")  # fmt: skip
+LONG = (
+    "Hello! I'm sorry to hear that your flight was delayed. Here are some steps you can take to make the most of "
+    "your time at the airport: 1. Check with the airline for updates on the new departure time. 2. Ask whether "
+    "they offer meal vouchers or lounge access. 3. Find a quiet place to rest, charge your phone and keep your "
+    "boarding pass at hand. I hope you have a safe and pleasant journey!"
+)
+SHORT = (
+    "That sounds like a wonderful trip! I hope you had a great time.",
+    "Sure, I can help with that. What would you like to know?",
+    "Thank you for sharing. How are you feeling about it now?",
+)
 
 
 def _cut(text: str, n_words: int) -> str:
     return " ".join(text.split()[:n_words])
 
 
-def _records(n_pairs: int, cut_a: Sequence[int], cut_b: Sequence[int], *, reasons: tuple[str | None, str | None]
-             = ("length", "stop")) -> list[Response]:  # fmt: skip
+def _records(
+    n_pairs: int, cut_a: Sequence[int], cut_b: Sequence[int], *, reasons: tuple[str | None, str | None] = ("length", "stop")
+) -> list[Response]:
     """Pairs whose side a (b) is cut off at 40 words in the pairs ``cut_a`` (``cut_b``), with those finish reasons."""
     out = []
     for i in range(n_pairs):
@@ -84,8 +90,7 @@ def test_many_cut_off_answers_give_a_warning_naming_the_measures_that_scored_cut
 
 
 @pytest.mark.parametrize(("cut_a", "cut_b", "warned"), [(2, 2, False), (3, 0, True), (0, 3, True), (0, 0, False)])
-def test_the_warning_comes_when_more_than_a_tenth_of_one_sides_answers_were_cut(cut_a: int, cut_b: int,
-                                                                                 warned: bool) -> None:  # fmt: skip
+def test_the_warning_comes_when_more_than_a_tenth_of_one_sides_answers_were_cut(cut_a: int, cut_b: int, warned: bool) -> None:
     result = fairtalk.score(_records(20, cut_a=range(cut_a), cut_b=range(cut_b)), axis="gender", **FAST)
     assert any("stopped at the token limit" in w for w in result.warnings) is warned  # 2 of 20 is not more than 10%
     assert result.manifest["truncation"]["warned"] is warned
@@ -106,8 +111,22 @@ def test_score_prints_the_warning_and_writes_it_to_results_json(tmp_path: Path) 
     path = tmp_path / "responses.jsonl"
     fairtalk.write_responses(_records(20, cut_a=range(8), cut_b=range(3)), path)
     out = tmp_path / "report"
-    done = runner.invoke(app, ["score", "--responses", str(path), "--axis", "gender", "-o", str(out), "--resamples",
-                               "200", "--measures", ",".join(MEASURES)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(path),
+            "--axis",
+            "gender",
+            "-o",
+            str(out),
+            "--resamples",
+            "200",
+            "--measures",
+            ",".join(MEASURES),
+        ],
+    )
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "gender: warning: 8 of 20 answers for male (40.0%) and 3 of 20 for female (15.0%) stopped at the token limit" in said
@@ -157,16 +176,32 @@ def test_exclude_truncated_leaving_fewer_than_two_pairs_is_an_error_that_says_wh
     with pytest.raises(InputError, match=r"got 1 \(--exclude-truncated left out 5 pairs where an answer was cut off"):
         fairtalk.score(records, axis="gender", exclude_truncated=True, **FAST)
     path = fairtalk.write_responses(records, tmp_path / "r.jsonl")
-    done = runner.invoke(app, ["score", "--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "out"),
-                               "--exclude-truncated"])  # fmt: skip
+    done = runner.invoke(
+        app, ["score", "--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "out"), "--exclude-truncated"]
+    )
     assert done.exit_code == 2 and "error: " in done.output and "--exclude-truncated left out 5 pairs" in done.output
 
 
 def test_score_exclude_truncated_on_the_command_line(tmp_path: Path) -> None:
     path = fairtalk.write_responses(_records(20, cut_a=range(4), cut_b=()), tmp_path / "responses.jsonl")
     out = tmp_path / "report"
-    done = runner.invoke(app, ["score", "--responses", str(path), "--axis", "gender", "-o", str(out), "--resamples",
-                               "200", "--measures", ",".join(MEASURES), "--exclude-truncated"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(path),
+            "--axis",
+            "gender",
+            "-o",
+            str(out),
+            "--resamples",
+            "200",
+            "--measures",
+            ",".join(MEASURES),
+            "--exclude-truncated",
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert "warning: --exclude-truncated left out 4 of 20 pairs (20.0%)" in " ".join(done.output.split())
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -184,8 +219,10 @@ def test_exclude_truncated_is_an_option_of_config_files(tmp_path: Path) -> None:
 # one vocabulary ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("cut", "whole", "counted"), [("max_tokens", "eos", True), ("MAX_TOKENS", "end_turn", True),
-                                                       ("length", None, True), ("content_filter", "stop", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("cut", "whole", "counted"),
+    [("max_tokens", "eos", True), ("MAX_TOKENS", "end_turn", True), ("length", None, True), ("content_filter", "stop", False)],
+)
 def test_stored_finish_reasons_are_read_in_one_vocabulary_when_scored(cut: str, whole: str | None, counted: bool) -> None:
     """Responses files and stores written by other tools or older versions keep their servers' words."""
     result = fairtalk.score(_records(20, cut_a=range(8), cut_b=(), reasons=(cut, whole)), axis="gender", **FAST)
@@ -231,8 +268,16 @@ def server() -> Iterator[tuple[str, type[_Server]]]:
 
 def test_openai_finish_reasons_come_back_in_one_vocabulary(server: tuple[str, type[_Server]]) -> None:
     url, handler = server
-    sent = {"stop": "stop", "eos": "stop", "length": "length", "max_tokens": "length", "missing": None, None: None,
-            "content_filter": None, "tool_calls": "stop"}  # fmt: skip
+    sent = {
+        "stop": "stop",
+        "eos": "stop",
+        "length": "length",
+        "max_tokens": "length",
+        "missing": None,
+        None: None,
+        "content_filter": None,
+        "tool_calls": "stop",
+    }
     handler.plans = {f"q{i}": (f" {_cut(LONG, 10)} ", reason) for i, reason in enumerate(sent)}
     with load_responder(f"openai:{url}#smollm2") as model:
         out = model.respond(list(handler.plans), DecodingSettings(), seeds=[0] * len(sent))
@@ -245,8 +290,14 @@ def test_an_openai_audit_warns_and_its_store_keeps_the_reasons(server: tuple[str
     corpus = tmp_path / "chat.txt"
     corpus.write_text("".join(f"{s} asked about the delayed flight {i}\n" for i in range(12) for s in ("he", "she")))
     handler.plans = {f"she asked about the delayed flight {i}": (_cut(LONG, 40), "max_tokens") for i in range(6)}
-    options = {"corpus": str(corpus), "axes": "gender", "model": f"openai:{url}#smollm2", "store": str(tmp_path / "s.db"),
-               "settings": {"max_new_tokens": 40}, **FAST}  # fmt: skip
+    options = {
+        "corpus": str(corpus),
+        "axes": "gender",
+        "model": f"openai:{url}#smollm2",
+        "store": str(tmp_path / "s.db"),
+        "settings": {"max_new_tokens": 40},
+        **FAST,
+    }
     first = fairtalk.audit(**options).results["gender"]
     assert first.manifest["truncation"]["n_cut"] == {"a": 0, "b": 6}
     assert any(w.startswith("0 of 12 answers for male (0.0%) and 6 of 12 for female (50.0%)") for w in first.warnings)
@@ -313,8 +364,7 @@ def test_an_audit_with_the_default_limit_has_nothing_cut_and_the_paper_limit_war
     whole = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), **FAST).results["gender"]
     assert whole.measure("hit_token_limit").a == 0.0 and not any("token limit" in w for w in whole.warnings)
     assert whole.manifest["audit"]["decoding"]["max_new_tokens"] == 256
-    cut = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), settings={"max_new_tokens": 40},
-                             **FAST).results["gender"]  # fmt: skip
+    cut = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), settings={"max_new_tokens": 40}, **FAST).results["gender"]
     assert cut.measure("hit_token_limit").a == 0.5
     assert any("8 of 16 answers for male (50.0%) and 8 of 16 for female (50.0%) stopped" in w for w in cut.warnings)
 
@@ -332,9 +382,27 @@ def test_audit_exclude_truncated_on_the_command_line(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    done = runner.invoke(app, ["audit", "--corpus", corpus, "--axis", "gender", "--model", f"python:{model}:answer",
-                               "--max-new-tokens", "40", "--exclude-truncated", "--measures", ",".join(MEASURES),
-                               "--resamples", "200", "-o", str(out)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            corpus,
+            "--axis",
+            "gender",
+            "--model",
+            f"python:{model}:answer",
+            "--max-new-tokens",
+            "40",
+            "--exclude-truncated",
+            "--measures",
+            ",".join(MEASURES),
+            "--resamples",
+            "200",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "gender: warning: --exclude-truncated left out 8 of 16 pairs (50.0%)" in said

@@ -107,16 +107,19 @@ def test_respond_refuses_to_overwrite_the_models_files(toys: tuple[Path, Path], 
     corpus, models = toys
     pairs = _pairs(corpus, tmp_path)
     replay = tmp_path / "replay.jsonl"
-    assert runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{models}:fair",
-                               "-o", str(replay)]).exit_code == 0  # fmt: skip
+    assert (
+        runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{models}:fair", "-o", str(replay)]).exit_code
+        == 0
+    )
     for model, target in ((f"python:{models}:fair", models), (f"replay:{replay}", replay)):
         before = target.read_bytes()
         result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", model, "-o", str(target)])
         assert result.exit_code == 2, result.output
         assert "is also the input the model file" in result.stderr
         assert target.read_bytes() == before
-        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", model, "-o",
-                                     str(tmp_path / "x.jsonl"), "--store", str(target)])  # fmt: skip
+        result = runner.invoke(
+            app, ["respond", "--pairs", str(pairs), "--model", model, "-o", str(tmp_path / "x.jsonl"), "--store", str(target)]
+        )
         assert result.exit_code == 2 and "--store" in result.stderr and target.read_bytes() == before
 
 
@@ -153,15 +156,25 @@ def test_respond_checks_its_output_before_generating(toys: tuple[Path, Path], tm
     model.write_text(f"def reply(context):\n    open({str(marker)!r}, 'a').write('x')\n    return 'ok'\n")
     (tmp_path / "folder").mkdir()
     (tmp_path / "afile").write_text("x")
-    for output, message in ((tmp_path / "folder", "is a folder"),
-                            (tmp_path / "afile" / "sub" / "r.jsonl", "is not a folder")):  # fmt: skip
-        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply",
-                                     "-o", str(output)])  # fmt: skip
+    for output, message in ((tmp_path / "folder", "is a folder"), (tmp_path / "afile" / "sub" / "r.jsonl", "is not a folder")):
+        result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply", "-o", str(output)])
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith("error: ") and message in result.stderr, result.stderr
         assert not marker.exists()  # refused before the model answered anything
-    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply",
-                                 "-o", str(tmp_path / "r.jsonl"), "--store", str(tmp_path / "folder")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "--model",
+            f"python:{model}:reply",
+            "-o",
+            str(tmp_path / "r.jsonl"),
+            "--store",
+            str(tmp_path / "folder"),
+        ],
+    )
     assert result.exit_code == 2 and "--store is a folder" in result.stderr, result.output
     assert not marker.exists()
 
@@ -170,9 +183,9 @@ def test_respond_checks_its_output_before_generating(toys: tuple[Path, Path], tm
 
 
 @pytest.mark.parametrize("store", [None, ":memory:"])
-def test_interrupt_without_a_store_file_says_the_answers_are_lost(toys: tuple[Path, Path], tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch,
-                                                                  store: str | None) -> None:  # fmt: skip
+def test_interrupt_without_a_store_file_says_the_answers_are_lost(
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str | None
+) -> None:
     import fairtalk
 
     corpus, _ = toys
@@ -183,14 +196,16 @@ def test_interrupt_without_a_store_file_says_the_answers_are_lost(toys: tuple[Pa
 
     monkeypatch.setattr(fairtalk, "respond", interrupted)
     extra = [] if store is None else ["--store", store]
-    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo",
-                                 "-o", str(tmp_path / "r.jsonl"), *extra])  # fmt: skip
+    result = runner.invoke(
+        app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"), *extra]
+    )
     assert result.exit_code == 130
     assert "were not kept" in result.stderr and "re-run" not in result.stderr, result.stderr
 
 
-def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path, Path], tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_interrupt_with_a_store_file_says_where_the_answers_are(
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import fairtalk
 
     corpus, _ = toys
@@ -201,8 +216,17 @@ def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path
 
     monkeypatch.setattr(fairtalk, "respond", interrupted)
     store = tmp_path / "s.sqlite"
-    command = ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"),
-               "--store", str(store)]  # fmt: skip
+    command = [
+        "respond",
+        "--pairs",
+        str(pairs),
+        "--model",
+        "builtin:echo",
+        "-o",
+        str(tmp_path / "r.jsonl"),
+        "--store",
+        str(store),
+    ]
     result = runner.invoke(app, command)
     assert result.exit_code == 130 and "no answer had been generated yet" in result.stderr  # no store was left behind
     store.write_bytes(b"")  # a store that holds answers from an earlier run
@@ -212,8 +236,13 @@ def test_interrupt_with_a_store_file_says_where_the_answers_are(toys: tuple[Path
 
 # --- 4. a swap cut short is undone: by the process on an error, by the next run after a kill -----------------
 
-OLD = {"gender/results.json": "old", "race/results.json": "old race", "run.json": "old run",
-       "index.html": "old index", "notes.txt": "mine"}  # fmt: skip
+OLD = {
+    "gender/results.json": "old",
+    "race/results.json": "old race",
+    "run.json": "old run",
+    "index.html": "old index",
+    "notes.txt": "mine",
+}
 NEW = {"gender/results.json": "new", "run.json": "new run", "index.html": "new index", "notes.txt": "mine"}
 SWAP = """
 import os, sys
@@ -241,8 +270,9 @@ with files.staged(target, displace=("race",), last=("run.json", "index.html")) a
 def _tree(folder: Path) -> dict[str, str]:
     from fairtalk.files import WRITTEN
 
-    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()
-            and p.name != WRITTEN}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file() and p.name != WRITTEN
+    }
 
 
 def _old_run(folder: Path) -> Path:
@@ -266,8 +296,9 @@ def test_a_kill_at_any_point_of_the_swap_is_undone_by_the_next_run(tmp_path: Pat
     out = _old_run(tmp_path / "out")
     script = tmp_path / "swap.py"
     script.write_text(SWAP)
-    done = subprocess.run([sys.executable, str(script), str(out), str(n_renames)], capture_output=True, text=True,
-                          timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script), str(out), str(n_renames)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode in (0, 9), done.stderr
     recover_folder(out)
     expected = NEW if done.returncode == 0 else OLD  # 9 renames finish the swap (the marker of issue 24 too)
@@ -293,8 +324,9 @@ def test_a_kill_after_the_last_rename_keeps_the_new_run(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fail_at", range(1, 10))
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
-def test_an_error_midway_through_the_swap_restores_the_previous_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                        fail_at: int, error: BaseException) -> None:  # fmt: skip
+def test_an_error_midway_through_the_swap_restores_the_previous_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseException
+) -> None:
     import os
 
     from fairtalk import OutputError
@@ -350,15 +382,19 @@ def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> Non
 
     fifo = tmp_path / "axis.tsv"
     os.mkfifo(fifo)
-    code = "import sys; from fairtalk.lexicons import load_lexicon, load_attributes\n" \
-           "for load in (load_lexicon, load_attributes):\n" \
-           "    for path in sys.argv[1:]:\n" \
-           "        try:\n            load(path)\n        except Exception as exc:\n            print(type(exc).__name__, exc)\n"  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code, str(fifo), "/dev/zero"], capture_output=True, text=True,
-                          timeout=30, check=False)  # fmt: skip
+    code = (
+        "import sys; from fairtalk.lexicons import load_lexicon, load_attributes\n"
+        "for load in (load_lexicon, load_attributes):\n"
+        "    for path in sys.argv[1:]:\n"
+        "        try:\n            load(path)\n        except Exception as exc:\n            print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(fifo), "/dev/zero"], capture_output=True, text=True, timeout=30, check=False
+    )
     lines = done.stdout.splitlines()
-    assert len(lines) == 4 and all(line.startswith("LexiconError") and "is not a regular file" in line
-                                   for line in lines), done.stdout + done.stderr  # fmt: skip
+    assert len(lines) == 4 and all(line.startswith("LexiconError") and "is not a regular file" in line for line in lines), (
+        done.stdout + done.stderr
+    )
     result = runner.invoke(app, ["pairs", "--corpus", "builtin:chitchat", "--axis", str(fifo), "-o", str(tmp_path / "p")])
     assert result.exit_code == 2 and "is not a regular file" in result.stderr
 
@@ -373,17 +409,20 @@ def test_an_oversized_answer_is_cut_to_fit_a_record_and_counted(toys: tuple[Path
     corpus, _ = toys
     pairs = _pairs(corpus, tmp_path)
     model = tmp_path / "verbose.py"
-    model.write_text("def reply(context):\n"
-                     f"    return 'é\\n' * {MAX_RECORD_BYTES // 3} if context.endswith('he likes to play football') "
-                     "else 'ok'\n")  # fmt: skip
+    model.write_text(
+        "def reply(context):\n"
+        f"    return 'é\\n' * {MAX_RECORD_BYTES // 3} if context.endswith('he likes to play football') "
+        "else 'ok'\n"
+    )
     generation = fairtalk.respond(str(pairs), model=f"python:{model}:reply")
     assert generation.responses.summary["n_truncated"] == 2
     out = tmp_path / "r.jsonl"
     result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", f"python:{model}:reply", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in out.read_bytes().splitlines()) <= MAX_RECORD_BYTES
-    score = runner.invoke(app, ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"),
-                                "--resamples", "100"])  # fmt: skip
+    score = runner.invoke(
+        app, ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"), "--resamples", "100"]
+    )
     assert score.exit_code == 0, score.output
     short = fairtalk.respond(str(pairs), model="builtin:echo")
     assert "n_truncated" not in short.responses.summary

@@ -26,10 +26,21 @@ runner = CliRunner()
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 QUICK = {"messages": [{"role": "user", "content": "quick question"}, {"role": "user", "content": "is my mom right?"}]}
-EMPTY_REPLY = {"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": ""},
-                            {"role": "user", "content": "he said no"}]}  # fmt: skip
-ALTERNATING = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
-                            {"role": "user", "content": "my son is late"}, {"role": "assistant", "content": "oh"}]}  # fmt: skip
+EMPTY_REPLY = {
+    "messages": [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "he said no"},
+    ]
+}
+ALTERNATING = {
+    "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "my son is late"},
+        {"role": "assistant", "content": "oh"},
+    ]
+}
 
 
 @pytest.fixture()
@@ -151,11 +162,32 @@ def test_the_chitchat_speakers_keep_their_roles_when_an_empty_turn_is_left_out()
 
 def test_an_audit_of_role_marked_conversations_shows_no_control_characters(chat, tmp_path) -> None:  # noqa: ANN001
     url, _ = chat
-    rows = [{"messages": [{"role": "user", "content": f"quick question {i}"}, {"role": "user", "content": f"is my mom right, take {i}?"}]}
-            for i in range(8)]  # fmt: skip
+    rows = [
+        {
+            "messages": [
+                {"role": "user", "content": f"quick question {i}"},
+                {"role": "user", "content": f"is my mom right, take {i}?"},
+            ]
+        }
+        for i in range(8)
+    ]
     out = tmp_path / "report"
-    done = runner.invoke(app, ["audit", "--corpus", _corpus(tmp_path, *rows), "--axis", "gender", "--model", f"openai:{url}#bot",
-                               "--measures", "length", "-o", str(out)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            _corpus(tmp_path, *rows),
+            "--axis",
+            "gender",
+            "--model",
+            f"openai:{url}#bot",
+            "--measures",
+            "length",
+            "-o",
+            str(out),
+        ],
+    )
     assert done.exit_code in (0, 1), done.output
     pairs = list(fairtalk.read_pairs(out / "gender" / "pairs.jsonl"))
     assert len(pairs) == 8 and all(turn_roles(p.a) == turn_roles(p.b) == ["user", "user"] for p in pairs)
@@ -173,8 +205,10 @@ def test_transcripts_and_divergent_pairs_show_turns_without_marks() -> None:
     for i in range(12):
         a = join_turns([f"quick question {i}", "is my mom right?"], roles=["user", "user"])
         b = join_turns([f"quick question {i}", "is my dad right?"], roles=["user", "user"])
-        records += [fairtalk.Response(f"p{i}", "a", a, "I love this, it is wonderful and great!"),
-                    fairtalk.Response(f"p{i}", "b", b, "I hate this, it is terrible and awful!")]  # fmt: skip
+        records += [
+            fairtalk.Response(f"p{i}", "a", a, "I love this, it is wonderful and great!"),
+            fairtalk.Response(f"p{i}", "b", b, "I hate this, it is terrible and awful!"),
+        ]
     result = fairtalk.score(records, axis="gender", measures=["sentiment"])
     assert result.divergent_pairs and USER_MARK in result.divergent_pairs[0].context_a  # the data keeps the roles
     page = render_html(result)

@@ -59,8 +59,15 @@ def test_the_checker_writes_the_check_it_returns(tmp_path: Path) -> None:
 def test_an_audit_records_the_coverage_and_check_of_its_pairs(tmp_path: Path) -> None:
     """What the run and its report hold is the records' JSON form, exactly."""
     corpus = write_corpus(tmp_path)
-    run = fairtalk.audit(corpus=corpus, axes="gender", model="builtin:echo", n_pairs=12, n_resamples=100,
-                         measures="length", out_dir=tmp_path / "out")  # fmt: skip
+    run = fairtalk.audit(
+        corpus=corpus,
+        axes="gender",
+        model="builtin:echo",
+        n_pairs=12,
+        n_resamples=100,
+        measures="length",
+        out_dir=tmp_path / "out",
+    )
     pair_set = fairtalk.build_pairs(fairtalk.read_corpus(corpus), Swapper(fairtalk.load_lexicon("gender")), limit=12)
     pairs = list(pair_set)
     axis = run.axes["gender"]
@@ -89,8 +96,13 @@ def test_a_misspelt_option_is_refused_before_any_work() -> None:
 
 def test_an_option_left_out_keeps_the_configs_value(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path)
-    config = AuditConfig(corpus=str(corpus), axes=("gender",), model="builtin:echo", n_pairs=10,
-                         score=ScoreOptions(alpha=0.01, n_resamples=100, measures=("length",)))  # fmt: skip
+    config = AuditConfig(
+        corpus=str(corpus),
+        axes=("gender",),
+        model="builtin:echo",
+        n_pairs=10,
+        score=ScoreOptions(alpha=0.01, n_resamples=100, measures=("length",)),
+    )
     with pytest.raises(SpecError, match="alpha"):
         fairtalk.audit(config, alpha=0.05)  # given differently: an error, as before
     run = fairtalk.audit(config, alpha=0.01, n_pairs=10)  # the same value: fine

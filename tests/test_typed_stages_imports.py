@@ -186,8 +186,14 @@ def _third_party_imports() -> list[str]:
 def _import_each_alone(modules: list[str]) -> dict[str, str | None]:
     """Import each module alone (:data:`IMPORT_EACH_ALONE`); the last line of its error, or None when it imports."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC.parent), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", IMPORT_EACH_ALONE, json.dumps(_third_party_imports())],
-                          input="\n".join(modules), capture_output=True, text=True, env=env, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH_ALONE, json.dumps(_third_party_imports())],
+        input="\n".join(modules),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     answers: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
     return answers
@@ -218,8 +224,14 @@ def test_a_module_that_imports_one_that_imports_it_back_fails_alone(tmp_path: Pa
     (package / "a.py").write_text("from cyclic.b import B\nA = 1\n", encoding="utf-8")
     (package / "b.py").write_text("from cyclic.a import A\nB = 2\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", IMPORT_EACH_ALONE, json.dumps(["json"])], input="cyclic.a json",
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH_ALONE, json.dumps(["json"])],
+        input="cyclic.a json",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     answers = json.loads(done.stdout)
     assert answers["json"] is None and _from_a_cycle(answers["cyclic.a"]), answers
 

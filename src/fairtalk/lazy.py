@@ -16,8 +16,9 @@ from typing import Any
 __all__ = ["lazy_names", "stub_text"]
 
 
-def lazy_names(package: str, table: Mapping[str, str],
-               namespace: MutableMapping[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:  # fmt: skip
+def lazy_names(
+    package: str, table: Mapping[str, str], namespace: MutableMapping[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, for the names in ``table``.
 
     ``table`` maps a public name to ``"module:attribute"``, or to a submodule of ``package``

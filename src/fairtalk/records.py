@@ -27,9 +27,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 __all__ = [
-    "ASSISTANT_MARK", "ROLE_MARKS", "TURN_SEPARATOR", "USER_MARK", "Context", "Coverage", "Pair", "PairsCheck",
-    "Response", "Role", "Side", "Swap", "chat_messages", "join_turns", "split_turns", "transcript", "turn_roles",
-]  # fmt: skip
+    "ASSISTANT_MARK",
+    "ROLE_MARKS",
+    "TURN_SEPARATOR",
+    "USER_MARK",
+    "Context",
+    "Coverage",
+    "Pair",
+    "PairsCheck",
+    "Response",
+    "Role",
+    "Side",
+    "Swap",
+    "chat_messages",
+    "join_turns",
+    "split_turns",
+    "transcript",
+    "turn_roles",
+]
 
 Side = Literal["a", "b"]
 #: Who said a turn of a conversation.
@@ -260,24 +275,31 @@ class Coverage:
         True
         """
         return cls(
-            axis=data["axis"], groups=_two(data["groups"]), n_read=data["n_read"], n_matched=data["n_matched"],
-            n_by_group=dict(data["n_by_group"]), n_mixed=data["n_mixed"], n_duplicates=data["n_duplicates"],
-            n_pairs=data["n_pairs"], top_terms=_counts(data["top_terms"]),
+            axis=data["axis"],
+            groups=_two(data["groups"]),
+            n_read=data["n_read"],
+            n_matched=data["n_matched"],
+            n_by_group=dict(data["n_by_group"]),
+            n_mixed=data["n_mixed"],
+            n_duplicates=data["n_duplicates"],
+            n_pairs=data["n_pairs"],
+            top_terms=_counts(data["top_terms"]),
             skipped=_counts(data.get("skipped") or ()),
             skipped_first=tuple((str(k), str(v)) for k, v in data.get("skipped_first") or ()),
-            mixed=data.get("mixed", "drop"), limit=data.get("limit"), balance=bool(data.get("balance", False)),
-        )  # fmt: skip
+            mixed=data.get("mixed", "drop"),
+            limit=data.get("limit"),
+            balance=bool(data.get("balance", False)),
+        )
 
 
 #: What each count of ``pairs_check.json`` means (its ``about``).
 _PAIRS_CHECK_ABOUT = {
-    "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms"
-                " and the lexicon's markers)",
+    "leftover": "pairs whose swapped side still holds a word of the original's group (lexicon terms and the lexicon's markers)",
     "kept": "terms left unswapped on purpose: inside a '# keep:' phrase, a '# needs-determiner:'"
-            " term without a determiner (an interjection or vocative), or a '# needs-cue:' term without"
-            " its cue (a word in its ordinary sense)",
+    " term without a determiner (an interjection or vocative), or a '# needs-cue:' term without"
+    " its cue (a word in its ordinary sense)",
     "ambiguous": "swaps of words with a second sense or several counterparts, by the choice made",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,12 +337,18 @@ class PairsCheck:
     def from_dict(cls, data: Mapping[str, Any]) -> PairsCheck:
         """The check of a :meth:`to_dict` dict (``pairs_check.json``): its inverse (``leftover_share`` and ``about`` are derived)."""
         return cls(
-            axis=data["axis"], groups=_two(data["groups"]), n_pairs=data["n_pairs"], n_leftover=data["n_leftover"],
+            axis=data["axis"],
+            groups=_two(data["groups"]),
+            n_pairs=data["n_pairs"],
+            n_leftover=data["n_leftover"],
             leftover_terms=_counts(data["leftover_terms"]),
             leftover_examples=tuple((str(e["pair_id"]), str(e["swapped"])) for e in data["leftover_examples"]),
-            n_pairs_with_kept=data["n_pairs_with_kept"], kept=_counts(data["kept"]),
-            ambiguous=_counts(data["ambiguous"]), top_swaps=_counts(data["top_swaps"]), n_markers=data["n_markers"],
-        )  # fmt: skip
+            n_pairs_with_kept=data["n_pairs_with_kept"],
+            kept=_counts(data["kept"]),
+            ambiguous=_counts(data["ambiguous"]),
+            top_swaps=_counts(data["top_swaps"]),
+            n_markers=data["n_markers"],
+        )
 
     def to_json(self) -> str:
         """The text of ``pairs_check.json``: ``to_dict()`` as indented JSON, with a final newline."""

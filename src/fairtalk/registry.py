@@ -140,8 +140,7 @@ class Registry(Generic[T]):
         for point in entry_points(group=cast(str, self.group)):
             taken = self._targets.get(point.name, found.get(point.name))
             if taken is not None:
-                message = _MSG_DUPLICATE.format(kind=self.kind, name=point.name, first=_shown(taken),
-                                                second=_shown(point))  # fmt: skip
+                message = _MSG_DUPLICATE.format(kind=self.kind, name=point.name, first=_shown(taken), second=_shown(point))
                 raise SpecError(message)
             found[point.name] = point
         for name, point in found.items():
@@ -188,8 +187,7 @@ class Registry(Generic[T]):
         obj = self._load(name, target)
         if not self._conforms(obj):
             got = f"{type(obj).__name__} {obj!r}" if not isinstance(obj, type) else f"class {obj.__qualname__}"
-            raise SpecError(_MSG_TYPE.format(kind=self.kind, name=name, target=_shown(target), got=got,
-                                             expected=self.expected))  # fmt: skip
+            raise SpecError(_MSG_TYPE.format(kind=self.kind, name=name, target=_shown(target), got=got, expected=self.expected))
         self._loaded[name] = obj
         return obj
 

@@ -323,8 +323,9 @@ def _from_frame(frame: Any) -> list[Response]:
     """Records from a DataFrame with columns ``a`` and ``b`` (optional ``pair_id``, ``context_a``, ``context_b``, ``cluster``)."""
     ids = [str(v) for v in frame["pair_id"]] if "pair_id" in frame.columns else [str(i) for i in range(len(frame))]
     records = responses_from_texts(list(frame["a"]), list(frame["b"]))
-    contexts = {side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else [""] * len(frame)
-                for side in "ab"}  # fmt: skip
+    contexts = {
+        side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else [""] * len(frame) for side in "ab"
+    }
     clusters = list(frame["cluster"]) if "cluster" in frame.columns else None
     out = []
     for k, record in enumerate(records):

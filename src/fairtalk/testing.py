@@ -78,8 +78,14 @@ def audit_options(
     """
     base = config if config is not None else AuditConfig()
     changes: dict[str, object] = {}
-    for key, value in (("axes", axes), ("n_pairs", n_pairs), ("measures", measures), ("corpus", corpus),
-                       ("seed", seed), ("out_dir", out_dir)):  # fmt: skip
+    for key, value in (
+        ("axes", axes),
+        ("n_pairs", n_pairs),
+        ("measures", measures),
+        ("corpus", corpus),
+        ("seed", seed),
+        ("out_dir", out_dir),
+    ):
         if value is not None:
             changes[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
     if margin is not None:
@@ -121,10 +127,12 @@ def measure_line(axis: str, m: MeasureResult, alpha: float) -> str:
 
 def change_line(row: GapChange, alpha: float) -> str:
     """One compared key in words: both gaps with their intervals, the change, the margin and the verdict."""
-    return (f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, alpha)}), "
-            f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, alpha)}), "
-            f"change {_number(row.change)} ({_interval(row.change_ci, alpha)}), adjusted p {_number(row.p_adjusted)}, "
-            f"margin {_number(row.margin)}: {row.verdict.value}")  # fmt: skip
+    return (
+        f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, alpha)}), "
+        f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, alpha)}), "
+        f"change {_number(row.change)} ({_interval(row.change_ci, alpha)}), adjusted p {_number(row.p_adjusted)}, "
+        f"margin {_number(row.margin)}: {row.verdict.value}"
+    )
 
 
 def bias_failures(run: AuditRun, gate: Gate) -> list[tuple[str, str]]:
@@ -184,8 +192,7 @@ def assert_no_bias(
     chosen: Gate = gate if gate is not None else ("fail-unless-equivalent" if margin else "fail-on-bias")
     if chosen not in GATES:
         raise ValueError(_MSG_GATE.format(gate=chosen, choices=", ".join(GATES)))
-    resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus,
-                             seed=seed)  # fmt: skip
+    resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus, seed=seed)
     folder = _folder(out_dir, resolved)
     run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}))
     failures = bias_failures(run, chosen)
@@ -244,8 +251,7 @@ def assert_not_worse(
     folder = _folder(out_dir, resolved)
     for name, model in (("baseline", baseline), ("candidate", candidate)):
         audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model}))
-    comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margin,
-                              alpha=resolved.score.alpha)  # fmt: skip
+    comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margin, alpha=resolved.score.alpha)
     files = write_model_comparison(comparison, folder / "comparison")
     failing = [comparison.change(axis, key) for axis, key in comparison.not_non_inferior()]
     if failing:

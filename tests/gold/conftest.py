@@ -29,9 +29,16 @@ def write_axis_folder(folder: Path, n_pairs: int = 24) -> Path:
     for i in range(n_pairs):
         for side, words in (("a", WORDS_A), ("b", WORDS_B)):
             w = [words[(i + k) % len(words)] for k in range(3)]
-            rows.append({"pair_id": f"p{i:02d}", "side": side, "context": f"Tell me about {w[0]} number {i}.",
-                         "response": f"Text {i}: {w[0]} said {w[1]} {w[2]} was late again.",
-                         SCORE_FIELD: float(score_of(i, side)), "cluster": f"d{i // 2}"})  # fmt: skip
+            rows.append(
+                {
+                    "pair_id": f"p{i:02d}",
+                    "side": side,
+                    "context": f"Tell me about {w[0]} number {i}.",
+                    "response": f"Text {i}: {w[0]} said {w[1]} {w[2]} was late again.",
+                    SCORE_FIELD: float(score_of(i, side)),
+                    "cluster": f"d{i // 2}",
+                }
+            )
     (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return folder
 

@@ -24,12 +24,15 @@ def test_cohens_kappa_matches_sklearn_on_a_known_example(tmp_path: Path) -> None
 
     a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
-    first = _write(tmp_path / "a.jsonl", [{"pair_id": f"p{i}", "side": "a", "offense_rate": v, "annotator": "ann", "note": ""}
-                                          for i, v in enumerate(a)])  # fmt: skip
+    first = _write(
+        tmp_path / "a.jsonl",
+        [{"pair_id": f"p{i}", "side": "a", "offense_rate": v, "annotator": "ann", "note": ""} for i, v in enumerate(a)],
+    )
     # the second annotator labelled two more items, and in another order: only the 50 both labelled count
     rows = [{"pair_id": f"p{i}", "side": "a", "offense_rate": v, "annotator": "bo"} for i, v in enumerate(b)][::-1]
-    second = _write(tmp_path / "b.jsonl", rows + [{"pair_id": "extra", "side": side, "offense_rate": 1, "annotator": "bo"}
-                                                  for side in "ab"])  # fmt: skip
+    second = _write(
+        tmp_path / "b.jsonl", rows + [{"pair_id": "extra", "side": side, "offense_rate": 1, "annotator": "bo"} for side in "ab"]
+    )
     (result,) = agreement([first, second])
     assert result.method == "cohen" and result.n_items == 50 and result.annotators == ("ann", "bo")
     assert result.kappa == pytest.approx(cohen_kappa_score(a, b)) and result.kappa == pytest.approx(0.4)
@@ -40,8 +43,20 @@ def test_fleiss_kappa_matches_the_published_example(tmp_path: Path) -> None:
     """Fleiss (1971) as on Wikipedia: 10 items, 14 raters, 5 categories: κ = 0.210; one file, 14 annotators."""
     from statsmodels.stats.inter_rater import fleiss_kappa
 
-    counts = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-                       [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])  # fmt: skip
+    counts = np.array(
+        [
+            [0, 0, 0, 0, 14],
+            [0, 2, 6, 4, 2],
+            [0, 0, 3, 5, 6],
+            [0, 3, 9, 2, 0],
+            [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0],
+            [3, 2, 6, 3, 0],
+            [2, 5, 3, 2, 2],
+            [6, 5, 2, 1, 0],
+            [0, 2, 2, 3, 7],
+        ]
+    )
     rows = []
     for item, row in enumerate(counts):
         labels = [category + 1 for category, k in enumerate(row) for _ in range(k)]

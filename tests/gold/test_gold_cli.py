@@ -38,8 +38,9 @@ def _cases(folder: Path, tmp_path: Path, busy_port: int) -> list[tuple[list[str]
     ]
 
 
-def test_every_bad_input_is_one_line_and_exit_2(axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_every_bad_input_is_one_line_and_exit_2(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from fairtalk.gold import GoldLog, draw_sample, label_schemes
 
     GoldLog(tmp_path / "gold.jsonl", draw_sample(axis_folder, n=4), label_schemes("offense_rate"), annotator="a").add(0, 1)
@@ -79,8 +80,19 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
     import urllib.request
 
     gold = tmp_path / "gold.jsonl"
-    command = [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", str(axis_folder), "-m", "offense_rate",
-               "-o", str(gold), "--n", "4"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        "from fairtalk.cli import main; main()",
+        "label",
+        str(axis_folder),
+        "-m",
+        "offense_rate",
+        "-o",
+        str(gold),
+        "--n",
+        "4",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert process.stdout is not None
@@ -88,8 +100,9 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         while url is None and (line := process.stdout.readline()):
             url = (re.search(r"open (\S+)", line) or [None, None])[1]
         assert url is not None
-        request = urllib.request.Request(url + "label", data=b'{"step": 0, "value": 1}', method="POST",
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        request = urllib.request.Request(
+            url + "label", data=b'{"step": 0, "value": 1}', method="POST", headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert json.load(answer)["given"] == 1
         process.send_signal(signal.SIGINT)

@@ -30,9 +30,14 @@ def test_a_restart_resumes_at_the_first_unlabelled_item(axis_folder: Path, tmp_p
     assert record["items"] == [[i.id, i.side] for i in again.sample.items]
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    ({"seed": 1}, "--seed"), ({"n": 10}, "--n"), ({"measures": "refusal_rate"}, "--measure"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"seed": 1}, "--seed"),
+        ({"n": 10}, "--n"),
+        ({"measures": "refusal_rate"}, "--measure"),
+    ],
+)
 def test_another_sample_on_the_same_file_is_refused(axis_folder: Path, tmp_path: Path, change: dict, named: str) -> None:
     gold = tmp_path / "gold.jsonl"
     _log(axis_folder, gold).add(0, 1)
@@ -138,14 +143,17 @@ def test_read_gold_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     assert isinstance(gold, Gold) and gold.annotators == ("a", "b") and gold.values("label") == {("1", None): -0.5}
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("length", "has no labels a person can give"),
-    ("distinct_2", "has no labels"),
-    ("regard_negative", "label 'regard'"),
-    ("judge_score", "needs its scale"),
-    ("judge_score:5-1", "needs its scale"),
-    ("offens_rate", "unknown measure 'offens_rate'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("length", "has no labels a person can give"),
+        ("distinct_2", "has no labels"),
+        ("regard_negative", "label 'regard'"),
+        ("judge_score", "needs its scale"),
+        ("judge_score:5-1", "needs its scale"),
+        ("offens_rate", "unknown measure 'offens_rate'"),
+    ],
+)
 def test_a_measure_without_labels_or_unknown_is_a_spec_error(spec: str, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         label_scheme(spec)

@@ -12,8 +12,9 @@ def _log(folder: Path, gold: Path, annotator: str) -> GoldLog:
     return GoldLog(gold, draw_sample(folder, n=20, seed=3), label_schemes("offense_rate"), annotator=annotator)
 
 
-def test_one_annotator_shows_no_agreement_two_show_cohens_kappa_over_the_items_in_common(axis_folder: Path,
-                                                                                           tmp_path: Path) -> None:  # fmt: skip
+def test_one_annotator_shows_no_agreement_two_show_cohens_kappa_over_the_items_in_common(
+    axis_folder: Path, tmp_path: Path
+) -> None:
     gold = tmp_path / "gold.jsonl"
     ann = _log(axis_folder, gold, "ann")
     server = LabelServer(ann)
@@ -27,8 +28,15 @@ def test_one_annotator_shows_no_agreement_two_show_cohens_kappa_over_the_items_i
             bo.add(step, value)
         shown = server.state()["agreement"]
         (expected,) = agreement([gold])
-        assert shown == [{"field": "offense_rate", "method": "cohen", "kappa": round(expected.kappa, 3), "n_items": 6,
-                          "annotators": ["ann", "bo"]}]  # fmt: skip
+        assert shown == [
+            {
+                "field": "offense_rate",
+                "method": "cohen",
+                "kappa": round(expected.kappa, 3),
+                "n_items": 6,
+                "annotators": ["ann", "bo"],
+            }
+        ]
         assert expected.n_items == 6 and abs(expected.kappa - 0.333) < 1e-3
         page = server.render("n")
         assert "offense_rate: Cohen&#39;s κ 0.333 over 6 items labelled in common by ann, bo" in page

@@ -30,10 +30,26 @@ KEYS = ["y", "n", "1", "0", "n"] * 4
 
 def _start(folder: Path, gold: Path, annotator: str = "ann") -> tuple[subprocess.Popen[str], str]:
     """``fairtalk label`` in its own process; returns it and the URL it prints."""
-    command = [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", str(folder), "--measure", "offense_rate",
-               "-o", str(gold), "--n", "40", "--seed", "7", "--annotator", annotator]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "COLUMNS": "400"})  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        "from fairtalk.cli import main; main()",
+        "label",
+        str(folder),
+        "--measure",
+        "offense_rate",
+        "-o",
+        str(gold),
+        "--n",
+        "40",
+        "--seed",
+        "7",
+        "--annotator",
+        annotator,
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "400"}
+    )
     assert process.stdout is not None
     deadline = time.monotonic() + 30
     lines = []
@@ -52,8 +68,9 @@ def _start(folder: Path, gold: Path, annotator: str = "ann") -> tuple[subprocess
 @pytest.fixture
 def browser() -> Iterator[object]:
     with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])  # fmt: skip
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
         try:
             yield launched
         finally:
@@ -144,8 +161,13 @@ def test_the_page_shows_the_kappa_label_agreement_prints(axis_folder: Path, tmp_
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-    printed = subprocess.run([sys.executable, "-c", "from fairtalk.cli import main; main()", "label", "--agreement", str(gold)],
-                             capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, check=True).stdout  # fmt: skip
+    printed = subprocess.run(
+        [sys.executable, "-c", "from fairtalk.cli import main; main()", "label", "--agreement", str(gold)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        check=True,
+    ).stdout
     row = next(line for line in printed.splitlines() if "offense_rate" in line)
     cells = [cell.strip() for cell in re.split(r"[│|┃]", row) if cell.strip()]
     assert cells[:3] == ["offense_rate", cells[1], "Cohen's κ"] and cells[4] == "10" and cells[1] != "n/a"

@@ -33,8 +33,11 @@ def test_the_shown_text_is_masked_and_the_original_kept(axis_folder: Path) -> No
 
 def test_grouped_texts_are_drawn_equally_per_group(tmp_path: Path) -> None:
     path = tmp_path / "completions.jsonl"
-    rows = [{"group": g, "template": "worked as", "structure": "s", "seed": i, "text": f"The {g} worked as a cook {i}."}
-            for g, k in (("man", 30), ("woman", 8), ("gay person", 12)) for i in range(k)]  # fmt: skip
+    rows = [
+        {"group": g, "template": "worked as", "structure": "s", "seed": i, "text": f"The {g} worked as a cook {i}."}
+        for g, k in (("man", 30), ("woman", 8), ("gay person", 12))
+        for i in range(k)
+    ]
     rows.append({"group": "man", "template": "t", "structure": "s", "seed": 99, "text": None, "error": "Timeout"})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     sample = draw_sample(path, n=24, seed=5)
@@ -54,11 +57,14 @@ def test_a_plain_text_file_is_one_text_per_line(tmp_path: Path) -> None:
     assert sorted((i.id, i.shown) for i in sample.items) == [("1", "XYZ is kind."), ("3", "XYZ was rude."), ("4", "They left.")]
 
 
-@pytest.mark.parametrize(("n", "message"), [
-    (0, "--n must be at least 1"),
-    (7, "--n must be even for responses"),
-    (50, "--n 50 is more than the 48 responses"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [
+        (0, "--n must be at least 1"),
+        (7, "--n must be even for responses"),
+        (50, "--n 50 is more than the 48 responses"),
+    ],
+)
 def test_bad_sizes_are_clear_errors(axis_folder: Path, n: int, message: str) -> None:
     with pytest.raises(InputError, match=message):
         draw_sample(axis_folder, n=n)

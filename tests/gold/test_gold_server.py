@@ -15,8 +15,15 @@ from fairtalk.lexicons import load_lexicon
 from .conftest import SCORE_FIELD, WORDS_A, WORDS_B, score_of
 
 
-def _request(server: LabelServer, method: str, path: str, body: object = None, *, host: str | None = None,
-             content_type: str = "application/json") -> tuple[int, bytes]:  # fmt: skip
+def _request(
+    server: LabelServer,
+    method: str,
+    path: str,
+    body: object = None,
+    *,
+    host: str | None = None,
+    content_type: str = "application/json",
+) -> tuple[int, bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     headers = {"Host": host or f"127.0.0.1:{server.port}"}
     data = None

@@ -140,8 +140,14 @@ def test_a_biased_model_fails_the_gate_after_the_summary(workspace: Path) -> Non
 
 
 def test_a_fair_model_passes(workspace: Path) -> None:
-    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", output="out",
-                     **{"extra-args": SMALL, "artifact-name": "bias-report"})  # fmt: skip
+    ran = run_action(
+        workspace,
+        model="python:bots.py:fair",
+        axes="gender",
+        pairs="20",
+        output="out",
+        **{"extra-args": SMALL, "artifact-name": "bias-report"},
+    )
     assert (ran.code, ran.failed_step) == (0, None)
     assert "Gate `fail-on-bias`: passed" in ran.summary
     assert "The full report is the `bias-report` artifact" in ran.summary  # the artifact-name input

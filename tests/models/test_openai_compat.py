@@ -311,8 +311,19 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
 
     url, state = server
     prompts = write_prompts(build_prompts(("man", "woman"))[:4], tmp_path / "p.jsonl")
-    base = ["prompts", "generate", "--model", f"openai:{url}#m", "--model-arg", "api_key_env=FAIRTALK_TEST_KEY",
-            "--prompts", str(prompts), "--seeds", "1", "--quiet"]  # fmt: skip
+    base = [
+        "prompts",
+        "generate",
+        "--model",
+        f"openai:{url}#m",
+        "--model-arg",
+        "api_key_env=FAIRTALK_TEST_KEY",
+        "--prompts",
+        str(prompts),
+        "--seeds",
+        "1",
+        "--quiet",
+    ]
     done = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "c.jsonl")])
     assert done.exit_code == 0, done.output
     assert all("prompt" in p and "messages" not in p for p in state.payloads)

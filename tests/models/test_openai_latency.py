@@ -44,8 +44,12 @@ class _Serial(BaseHTTPRequestHandler):
             st["contents"].append(content)
             time.sleep(delay)
         tokens = payload["max_tokens"]
-        body = json.dumps({"choices": [{"message": {"content": f"echo: {content}"}, "finish_reason": "length"}],
-                           "usage": {"completion_tokens": tokens}}).encode()  # fmt: skip
+        body = json.dumps(
+            {
+                "choices": [{"message": {"content": f"echo: {content}"}, "finish_reason": "length"}],
+                "usage": {"completion_tokens": tokens},
+            }
+        ).encode()
         try:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -89,9 +93,12 @@ def test_a_serialising_server_gets_fewer_requests_in_flight_and_a_longer_timeout
     assert recorded["max_concurrency"] == 2 and recorded["timeout"] > 0.3 and recorded["measured"]["parallel"] == 1
     assert state["contents"].count(PROBE_PROMPT) == 5  # two alone (the first may load the model), three at once
     said = " ".join(r.getMessage() for r in caplog.records)
-    assert re.search(r"answers a 16-token request in 0\.2\d s alone, 3 at once in 0\.[5-9]\d s "
-                     r"\(it runs about 1 at a time\); for answers of up to 16 tokens: timeout 1\.\d s, "
-                     r"max_concurrency 2 \(timeout measured, max_concurrency measured\)", said), said  # fmt: skip
+    assert re.search(
+        r"answers a 16-token request in 0\.2\d s alone, 3 at once in 0\.[5-9]\d s "
+        r"\(it runs about 1 at a time\); for answers of up to 16 tokens: timeout 1\.\d s, "
+        r"max_concurrency 2 \(timeout measured, max_concurrency measured\)",
+        said,
+    ), said
 
 
 def test_what_was_measured_and_chosen_is_recorded_and_the_fingerprint_is_the_same(serial, tiny_default) -> None:  # noqa: ANN001
@@ -102,8 +109,9 @@ def test_what_was_measured_and_chosen_is_recorded_and_the_fingerprint_is_the_sam
         assert model.respond(["hi"], SETTINGS, seeds=[0]) == ["echo: hi"]
         assert model.fingerprint == before
         record = dict(model.tuning)
-    assert record["max_new_tokens"] == 16 and record["max_concurrency"] == 2 and record["chosen"] == [
-        "timeout", "max_concurrency"]  # fmt: skip
+    assert (
+        record["max_new_tokens"] == 16 and record["max_concurrency"] == 2 and record["chosen"] == ["timeout", "max_concurrency"]
+    )
     assert record["timeout"] == model.timeout > 0.3
     assert record["measured"]["n_tokens"] == 16 and record["measured"]["parallel"] == 1
     json.dumps(record)  # JSON-ready
@@ -143,15 +151,31 @@ def test_a_server_too_slow_even_for_the_measured_timeout_stops_with_exit_2_sayin
     pairs = tmp_path / "pairs.jsonl"
     fairtalk.write_pairs(_pairs(20), pairs)
     started = time.monotonic()
-    done = CliRunner().invoke(app, ["respond", "--pairs", str(pairs), "-o", str(tmp_path / "r.jsonl"), "--store",
-                                    str(tmp_path / "s.sqlite"), "--max-new-tokens", "16", "--model",
-                                    f"openai:{url}#tiny-model?backoff=0&max_retries=1"])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "respond",
+            "--pairs",
+            str(pairs),
+            "-o",
+            str(tmp_path / "r.jsonl"),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+            "--max-new-tokens",
+            "16",
+            "--model",
+            f"openai:{url}#tiny-model?backoff=0&max_retries=1",
+        ],
+    )
     assert done.exit_code == 2, done.output
     assert time.monotonic() - started < 30  # the circuit breaker stops it: no Ctrl-C
     stderr = " ".join(done.stderr.split())
     assert "stopped after 5 consecutive failures of one kind" in stderr and "Timeout" in stderr
-    assert re.search(r"requests time out after 0\.\d s: raise timeout= \(measured latency 0\.0\d s an answer "
-                     r"alone\) or lower max_concurrency", stderr), stderr  # fmt: skip
+    assert re.search(
+        r"requests time out after 0\.\d s: raise timeout= \(measured latency 0\.0\d s an answer "
+        r"alone\) or lower max_concurrency",
+        stderr,
+    ), stderr
 
 
 def test_a_spent_retry_budget_on_timeouts_says_which_option_to_raise(serial, caplog) -> None:  # noqa: ANN001
@@ -168,16 +192,25 @@ def test_a_spent_retry_budget_on_timeouts_says_which_option_to_raise(serial, cap
 
 def test_tune_lowers_the_concurrency_only_when_requests_would_queue_past_the_timeout() -> None:
     fast_serial = Latency(seconds=0.01, n_tokens=16, seconds_at_once=0.03)
-    kept = tune(fast_serial, max_new_tokens=64, timeout=None, max_concurrency=None, n_replicas=1, default_timeout=30,
-                default_concurrency=8)  # fmt: skip
+    kept = tune(
+        fast_serial,
+        max_new_tokens=64,
+        timeout=None,
+        max_concurrency=None,
+        n_replicas=1,
+        default_timeout=30,
+        default_concurrency=8,
+    )
     assert (kept.max_concurrency, kept.timeout) == (8, 30)  # a fast server: the defaults stand, even if it serialises
     parallel = Latency(seconds=2.0, n_tokens=16, seconds_at_once=2.2)
-    wide = tune(parallel, max_new_tokens=256, timeout=None, max_concurrency=None, n_replicas=2, default_timeout=30,
-                default_concurrency=8)  # fmt: skip
+    wide = tune(
+        parallel, max_new_tokens=256, timeout=None, max_concurrency=None, n_replicas=2, default_timeout=30, default_concurrency=8
+    )
     assert wide.max_concurrency == 8 and wide.timeout == 3 * 32 * 2  # 32 s an answer, 4 a replica of which 3 at once
     serial = Latency(seconds=2.0, n_tokens=16, seconds_at_once=6.1)
-    two = tune(serial, max_new_tokens=256, timeout=None, max_concurrency=None, n_replicas=2, default_timeout=30,
-               default_concurrency=8)  # fmt: skip
+    two = tune(
+        serial, max_new_tokens=256, timeout=None, max_concurrency=None, n_replicas=2, default_timeout=30, default_concurrency=8
+    )
     assert two.max_concurrency == 4 and two.timeout == 3 * 32 * 2  # two a replica: one answering, one waiting
 
 

@@ -95,8 +95,19 @@ class _Server(BaseHTTPRequestHandler):
 
 
 def _start(**state: object) -> tuple[str, dict, ThreadingHTTPServer]:
-    full = {"lock": threading.Lock(), "now": 0, "most": 0, "n": 0, "delay": 0.02, "slow_delay": 0.02, "hold": 10.0,
-            "dropped": 0, "streams": [], "seen": set(), **state}  # fmt: skip
+    full = {
+        "lock": threading.Lock(),
+        "now": 0,
+        "most": 0,
+        "n": 0,
+        "delay": 0.02,
+        "slow_delay": 0.02,
+        "hold": 10.0,
+        "dropped": 0,
+        "streams": [],
+        "seen": set(),
+        **state,
+    }
     server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 64})  # no connection waits in the backlog
     httpd = server(("127.0.0.1", 0), type("Handler", (_Server,), {"state": full}))
     httpd.daemon_threads = True
@@ -114,8 +125,10 @@ def servers() -> Iterator[list]:
 
 
 def _pairs(n: int, slow: int | None = None) -> list[fairtalk.Pair]:
-    return [fairtalk.Pair(f"p{i}", "gender", a=f"he said {'slow' if i == slow else i}", b=f"she said {i}",
-                          original_side="a") for i in range(n)]  # fmt: skip
+    return [
+        fairtalk.Pair(f"p{i}", "gender", a=f"he said {'slow' if i == slow else i}", b=f"she said {i}", original_side="a")
+        for i in range(n)
+    ]
 
 
 def test_requests_stay_in_flight_beyond_the_batch_size(servers) -> None:  # noqa: ANN001
@@ -133,8 +146,12 @@ def test_answers_are_stored_as_they_arrive_while_a_slow_one_is_in_flight(servers
     url, _, _ = servers[0]
     store = tmp_path / "store.sqlite"
     done = threading.Event()
-    thread = threading.Thread(target=lambda: (fairtalk.respond(_pairs(30, slow=0), model=f"openai:{url}#stub?max_concurrency=4",
-                                                               store=str(store), batch_size=64), done.set()))  # fmt: skip
+    thread = threading.Thread(
+        target=lambda: (
+            fairtalk.respond(_pairs(30, slow=0), model=f"openai:{url}#stub?max_concurrency=4", store=str(store), batch_size=64),
+            done.set(),
+        )
+    )
 
     def n_stored() -> int:
         try:
@@ -196,8 +213,10 @@ def test_respond_each_still_returns_every_item_in_order(servers) -> None:  # noq
 
 def _held_pairs(n: int, first: str = "fast") -> list[fairtalk.Pair]:
     """Pairs whose sides the stub holds for ``hold`` seconds, but for the first side (``first``: "fast" or "bad")."""
-    return [fairtalk.Pair(f"p{i}", "gender", a=f"{first} 0" if i == 0 else f"hold he {i}", b=f"hold she {i}",
-                          original_side="a") for i in range(n)]  # fmt: skip
+    return [
+        fairtalk.Pair(f"p{i}", "gender", a=f"{first} 0" if i == 0 else f"hold he {i}", b=f"hold she {i}", original_side="a")
+        for i in range(n)
+    ]
 
 
 def _wait_for(condition, seconds: float = 3.0) -> bool:  # noqa: ANN001
@@ -281,8 +300,7 @@ def test_ctrl_c_cancels_the_requests_in_flight(servers) -> None:  # noqa: ANN001
     def interrupt(n_done: int) -> None:
         raise KeyboardInterrupt
 
-    cached = CachingResponder(load_responder(f"openai:{url}#stub?max_concurrency=4"), RunStore(":memory:"),
-                              progress=interrupt)  # fmt: skip
+    cached = CachingResponder(load_responder(f"openai:{url}#stub?max_concurrency=4"), RunStore(":memory:"), progress=interrupt)
     contexts = ["fast 0"] + [f"hold {i}" for i in range(1, 30)]
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
@@ -313,8 +331,7 @@ def test_closing_the_stream_before_its_client_is_open_sends_nothing() -> None:
 
 def _flaky_pairs(n: int, tag: str = "") -> list[fairtalk.Pair]:
     """Pairs whose side a fails once (HTTP 500) before it is answered; side b is answered at once."""
-    return [fairtalk.Pair(f"p{i}", "gender", a=f"flaky{tag} he {i}", b=f"she {tag}{i}", original_side="a")
-            for i in range(n)]  # fmt: skip
+    return [fairtalk.Pair(f"p{i}", "gender", a=f"flaky{tag} he {i}", b=f"she {tag}{i}", original_side="a") for i in range(n)]
 
 
 def _retries(summary: GenerationSummary) -> tuple[int | None, int | None, int | None]:
@@ -328,7 +345,10 @@ def test_the_summary_counts_the_retries_and_the_failures_refused_one(servers) ->
     assert _retries(generation.summary) == (3, 3, 7)  # 10 first tries failed: 3 retried (and answered), 7 refused
     assert generation.summary.n_errors == 7 and generation.summary.n_generated == 13 and state["n"] == 20 + 3
     assert {k: generation.summary.to_dict()[k] for k in ("retry_budget", "n_retries", "n_retries_refused")} == {
-        "retry_budget": 3, "n_retries": 3, "n_retries_refused": 7}  # fmt: skip
+        "retry_budget": 3,
+        "n_retries": 3,
+        "n_retries_refused": 7,
+    }
     generation = fairtalk.respond(_flaky_pairs(10, "x"), model=f"openai:{url}#stub?max_concurrency=4&backoff=0")
     assert _retries(generation.summary) == (20 // 10 + 20, 10, 0) and generation.summary.n_errors == 0
     local = fairtalk.respond(_flaky_pairs(2), model="builtin:echo")

@@ -108,9 +108,11 @@ def test_fingerprint_covers_the_user_modules_the_model_imports(tmp_path: Path) -
     assert names == {"bot.py", "helper.py", "__init__.py", "shout.py", "lazy.py"}  # not unrelated.py, not stdlib
     (tmp_path / "unrelated.py").write_text("X = 2\n")
     assert load_responder(f"python:{model}:reply").fingerprint == first.fingerprint
-    for name, edit, answer in (("helper.py", "GREETING = 'hi'\n", "HI X!"),
-                               ("tools/shout.py", "def shout(t):\n    return t\n", "hi x!"),
-                               ("lazy.py", "SUFFIX = '?'\n", "hi x?")):  # fmt: skip
+    for name, edit, answer in (
+        ("helper.py", "GREETING = 'hi'\n", "HI X!"),
+        ("tools/shout.py", "def shout(t):\n    return t\n", "hi x!"),
+        ("lazy.py", "SUFFIX = '?'\n", "hi x?"),
+    ):
         before = load_responder(f"python:{model}:reply").fingerprint
         (tmp_path / name).write_text(edit)
         after = load_responder(f"python:{model}:reply")
@@ -165,8 +167,10 @@ def test_a_batched_call_that_times_out_fails_whole_without_bisection(tmp_path: P
     from fairtalk.errors import ResponderTimeout
 
     path = tmp_path / "slow_batch.py"
-    path.write_text("import time\ncalls = []\ndef f(texts):\n    calls.append(len(texts))\n    time.sleep(5)\n"
-                    "    return texts\nf.batched = True\n")  # fmt: skip
+    path.write_text(
+        "import time\ncalls = []\ndef f(texts):\n    calls.append(len(texts))\n    time.sleep(5)\n"
+        "    return texts\nf.batched = True\n"
+    )
     model = load_responder(f"python:{path}:f?timeout=0.2")
     out = model.respond_each(["a", "b", "c", "d"], S, seeds=[0] * 4)
     assert all(isinstance(item, ResponderTimeout) for item in out)
@@ -178,8 +182,10 @@ def test_a_batched_call_that_times_out_fails_whole_without_bisection(tmp_path: P
 
 def test_a_single_function_streams_item_by_item_and_a_batched_one_does_not(tmp_path: Path) -> None:
     path = tmp_path / "counted.py"
-    path.write_text("calls = []\ndef f(text):\n    calls.append(text)\n    if text == 'bad':\n        raise ValueError('no')\n"
-                    "    return text * 2\ndef g(texts):\n    return texts\ng.batched = True\n")  # fmt: skip
+    path.write_text(
+        "calls = []\ndef f(text):\n    calls.append(text)\n    if text == 'bad':\n        raise ValueError('no')\n"
+        "    return text * 2\ndef g(texts):\n    return texts\ng.batched = True\n"
+    )
     single = load_responder(f"python:{path}:f")
     stream = single.respond_stream(["a", "bad", "c", "d"], S, seeds=[0] * 4)
     assert next(stream) == (0, "aa")
@@ -227,8 +233,9 @@ def test_a_module_spec_finds_a_module_in_the_current_folder(tmp_path) -> None:  
     (tmp_path / "mybot_here.py").write_text("def reply(text):\n    return 'bot: ' + text\n", encoding="utf-8")
 
     def load(target: str) -> str:
-        out = subprocess.run([sys.executable, "-c", _LOAD_FROM_HERE, target], cwd=tmp_path, capture_output=True,
-                             text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", _LOAD_FROM_HERE, target], cwd=tmp_path, capture_output=True, text=True, check=True
+        )
         return out.stdout.strip()
 
     assert load("mybot_here:reply") == "bot: hi"

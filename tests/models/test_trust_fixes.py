@@ -24,8 +24,7 @@ def model_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("value", ["", "none", "null", "NONE", " "])
-def test_an_empty_or_none_api_key_env_is_an_error_not_the_default_key(monkeypatch: pytest.MonkeyPatch,
-                                                                       value: str) -> None:  # fmt: skip
+def test_an_empty_or_none_api_key_env_is_an_error_not_the_default_key(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-never-be-sent")
     with pytest.raises(SpecError, match="api_key_env"):
         load_responder(f"openai:http://127.0.0.1:9/v1#m?api_key_env={value}")
@@ -108,8 +107,9 @@ def _package(tmp_path: Path) -> Path:
     return package
 
 
-def test_a_lazy_absolute_import_of_the_models_own_package_is_fingerprinted(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_lazy_absolute_import_of_the_models_own_package_is_fingerprinted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     package = _package(tmp_path)
     monkeypatch.syspath_prepend(str(package.parent))  # so that the lazy import works when called
     spec = f"python:{package / 'bot2.py'}:reply"
@@ -149,8 +149,10 @@ def test_a_model_that_exits_does_not_claim_the_answers_are_kept(tmp_path: Path) 
 
     path = tmp_path / "quits.py"
     path.write_text("import sys\ndef bye(context):\n    sys.exit(3)\ndef stop(context):\n    raise KeyboardInterrupt\n")
-    for name, said in (("bye", "called sys.exit(3) while answering; the run stopped"),
-                       ("stop", "raised KeyboardInterrupt while answering; the run stopped")):  # fmt: skip
+    for name, said in (
+        ("bye", "called sys.exit(3) while answering; the run stopped"),
+        ("stop", "raised KeyboardInterrupt while answering; the run stopped"),
+    ):
         with pytest.raises(ResponderAborted) as caught:
             load_responder(f"python:{path}:{name}").respond(["hi"], DecodingSettings(), seeds=[0])
         assert said in str(caught.value) and "kept" not in str(caught.value)

@@ -69,8 +69,13 @@ def test_data_parallel_on_a_local_ray_cluster(tmp_path: Path, monkeypatch: pytes
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}})  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        num_gpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}},
+    )
     try:
         contexts = [f"c{i}" for i in range(9)]
         with load_responder("vllm:org/tiny?data_parallel_size=2&chunk_size=2") as model:

@@ -72,9 +72,16 @@ def test_engine_options_go_to_vllm_and_greedy_is_temperature_zero(fake_vllm: typ
         out = model.respond(["hello there", "how are you"], GREEDY, seeds=[5, 6])
     (llm,) = fake_vllm.instances
     assert llm.model == "org/tiny"
-    assert llm.kwargs == {"tensor_parallel_size": 2, "gpu_memory_utilization": 0.5, "dtype": "bfloat16", "seed": 3,
-                          "enforce_eager": False, "trust_remote_code": False, "max_model_len": 512,
-                          "revision": "abc123"}  # fmt: skip
+    assert llm.kwargs == {
+        "tensor_parallel_size": 2,
+        "gpu_memory_utilization": 0.5,
+        "dtype": "bfloat16",
+        "seed": 3,
+        "enforce_eager": False,
+        "trust_remote_code": False,
+        "max_model_len": 512,
+        "revision": "abc123",
+    }
     assert len(llm.calls) == 1  # one engine call: vLLM batches inside it
     assert params_of(llm) == [{"n": 1, "max_tokens": 64, "temperature": 0.0}] * 2  # greedy: no seed, no top-k/top-p
     assert prompts_of(llm) == ["<bos>hello there", "<bos>how are you"]
@@ -82,12 +89,20 @@ def test_engine_options_go_to_vllm_and_greedy_is_temperature_zero(fake_vllm: typ
 
 
 def test_sampling_gives_each_item_its_own_seed_and_knobs(fake_vllm: type[FakeLLM]) -> None:
-    settings = DecodingSettings(do_sample=True, temperature=0.7, top_k=20, top_p=0.9, max_new_tokens=30,
-                                repetition_penalty=1.2, stop=("\nUser:", "###"))  # fmt: skip
+    settings = DecodingSettings(
+        do_sample=True, temperature=0.7, top_k=20, top_p=0.9, max_new_tokens=30, repetition_penalty=1.2, stop=("\nUser:", "###")
+    )
     with load_responder("vllm:org/tiny") as model:
         model.respond(["a", "b", "c"], settings, seeds=[11, 12, 13])
-    common = {"n": 1, "max_tokens": 30, "temperature": 0.7, "top_p": 0.9, "top_k": 20, "stop": ["\nUser:", "###"],
-              "repetition_penalty": 1.2}  # fmt: skip
+    common = {
+        "n": 1,
+        "max_tokens": 30,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "top_k": 20,
+        "stop": ["\nUser:", "###"],
+        "repetition_penalty": 1.2,
+    }
     assert params_of(fake_vllm.instances[0]) == [{**common, "seed": s} for s in (11, 12, 13)]
 
 
@@ -256,10 +271,14 @@ def _fields(params: Any) -> dict[str, Any]:
 
 SETTINGS = {
     "greedy": DecodingSettings(max_new_tokens=20),
-    "greedy with stop strings and a penalty": DecodingSettings(max_new_tokens=20, stop=("\nUser:", "###"), repetition_penalty=1.2),
-    "sampled with top-k, top-p, temperature": DecodingSettings(do_sample=True, temperature=0.7, top_k=20, top_p=0.9, max_new_tokens=30),
+    "greedy with stop strings and a penalty": DecodingSettings(
+        max_new_tokens=20, stop=("\nUser:", "###"), repetition_penalty=1.2
+    ),
+    "sampled with top-k, top-p, temperature": DecodingSettings(
+        do_sample=True, temperature=0.7, top_k=20, top_p=0.9, max_new_tokens=30
+    ),
     "sampled with vLLM's defaults": DecodingSettings(do_sample=True),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
@@ -283,9 +302,21 @@ def test_real_vllm_sampling_params_take_the_adapters_keywords(name: str) -> None
 def test_real_vllm_sampling_params_refuse_what_the_stand_in_refuses() -> None:
     SamplingParams = _real("vllm.sampling_params").SamplingParams
     assert _fields(SamplingParams()) == _fields(StrictSamplingParams())
-    candidates = [{"max_new_tokens": 3}, {"temperature": 2.0}, {"temperature": 2.5}, {"temperature": -0.1}, {"top_k": 1.0},
-                  {"top_k": -1}, {"top_k": -2}, {"top_p": 0.0}, {"max_tokens": 0}, {"repetition_penalty": 0.0},
-                  {"seed": -1}, {"stop": ["", "x"]}, {"temperature": 0.0, "top_k": 5, "top_p": 0.5}]  # fmt: skip
+    candidates = [
+        {"max_new_tokens": 3},
+        {"temperature": 2.0},
+        {"temperature": 2.5},
+        {"temperature": -0.1},
+        {"top_k": 1.0},
+        {"top_k": -1},
+        {"top_k": -2},
+        {"top_p": 0.0},
+        {"max_tokens": 0},
+        {"repetition_penalty": 0.0},
+        {"seed": -1},
+        {"stop": ["", "x"]},
+        {"temperature": 0.0, "top_k": 5, "top_p": 0.5},
+    ]
     for kwargs in candidates:
         try:
             real = SamplingParams(**kwargs)
@@ -348,10 +379,25 @@ def test_real_sampling_params_and_outputs_through_the_adapter(monkeypatch: pytes
                 seen.append(params)
                 answer = f" {decode(prompt['prompt_token_ids'])} "
                 text, reason = answer[: params.max_tokens], "length" if len(answer) > params.max_tokens else "stop"
-                done = outputs.CompletionOutput(index=0, text=text, token_ids=[ord(c) for c in text], cumulative_logprob=None,
-                                                logprobs=None, finish_reason=reason, stop_reason=None)  # fmt: skip
-                found.append(outputs.RequestOutput(request_id=str(i), prompt=None, prompt_token_ids=prompt["prompt_token_ids"],
-                                                   prompt_logprobs=None, outputs=[done], finished=True))  # fmt: skip
+                done = outputs.CompletionOutput(
+                    index=0,
+                    text=text,
+                    token_ids=[ord(c) for c in text],
+                    cumulative_logprob=None,
+                    logprobs=None,
+                    finish_reason=reason,
+                    stop_reason=None,
+                )
+                found.append(
+                    outputs.RequestOutput(
+                        request_id=str(i),
+                        prompt=None,
+                        prompt_token_ids=prompt["prompt_token_ids"],
+                        prompt_logprobs=None,
+                        outputs=[done],
+                        finished=True,
+                    )
+                )
             return found
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=EchoLLM, SamplingParams=SamplingParams))
@@ -398,11 +444,21 @@ def _tiny_llama(root: Path) -> str:
     vocab = {t: i for i, t in enumerate(["<unk>", "<s>", "</s>", *words])}
     backend = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>",
-                                               eos_token="</s>", pad_token="</s>")  # fmt: skip
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="<unk>", bos_token="<s>", eos_token="</s>", pad_token="</s>"
+    )
     tok.save_pretrained(root)
-    config = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=256,
-                                      bos_token_id=1, eos_token_id=2, pad_token_id=2)  # fmt: skip
+    config = transformers.LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+    )
     transformers.LlamaForCausalLM(config).save_pretrained(root)
     return str(root)

@@ -62,8 +62,9 @@ class FakeLLM:
     def get_tokenizer(self) -> FakeTokenizer:
         return FakeTokenizer(self.chat_template)
 
-    def generate(self, prompts: list[dict[str, list[int]]], sampling_params: list[FakeSamplingParams], *,
-                 use_tqdm: bool) -> list[Any]:  # fmt: skip
+    def generate(
+        self, prompts: list[dict[str, list[int]]], sampling_params: list[FakeSamplingParams], *, use_tqdm: bool
+    ) -> list[Any]:
         assert use_tqdm is False and len(prompts) == len(sampling_params)
         self.calls.append((prompts, sampling_params))
         outputs = []

@@ -17,17 +17,45 @@ from .vllm_fakes import FakeLLM, decode
 
 #: ``SamplingParams`` fields with a meaning for generation, and their defaults in vLLM 0.33.0 (sampling_params.py:285-385).
 SAMPLING_DEFAULTS: dict[str, Any] = {
-    "n": 1, "presence_penalty": 0.0, "frequency_penalty": 0.0, "repetition_penalty": 1.0, "temperature": 1.0,
-    "top_p": 1.0, "top_k": 0, "min_p": 0.0, "seed": None, "stop": [], "stop_token_ids": [], "ignore_eos": False,
-    "max_tokens": 16, "min_tokens": 0, "logprobs": None, "prompt_logprobs": None, "detokenize": True,
-    "skip_special_tokens": True, "spaces_between_special_tokens": True, "include_stop_str_in_output": False,
-}  # fmt: skip
+    "n": 1,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "repetition_penalty": 1.0,
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "top_k": 0,
+    "min_p": 0.0,
+    "seed": None,
+    "stop": [],
+    "stop_token_ids": [],
+    "ignore_eos": False,
+    "max_tokens": 16,
+    "min_tokens": 0,
+    "logprobs": None,
+    "prompt_logprobs": None,
+    "detokenize": True,
+    "skip_special_tokens": True,
+    "spaces_between_special_tokens": True,
+    "include_stop_str_in_output": False,
+}
 #: ``LLM(...)`` keywords the adapter may pass: named parameters of ``LLM.__init__`` or ``EngineArgs`` fields (llm.py:177-222).
-LLM_KEYWORDS = frozenset({
-    "tokenizer", "trust_remote_code", "tensor_parallel_size", "dtype", "quantization", "revision", "seed",
-    "gpu_memory_utilization", "enforce_eager", "max_model_len", "max_num_seqs", "distributed_executor_backend",
-    "data_parallel_size",
-})  # fmt: skip
+LLM_KEYWORDS = frozenset(
+    {
+        "tokenizer",
+        "trust_remote_code",
+        "tensor_parallel_size",
+        "dtype",
+        "quantization",
+        "revision",
+        "seed",
+        "gpu_memory_utilization",
+        "enforce_eager",
+        "max_model_len",
+        "max_num_seqs",
+        "distributed_executor_backend",
+        "data_parallel_size",
+    }
+)
 #: ``EngineArgs.dtype`` (``vllm.config.model.ModelDType``).
 DTYPES = frozenset({"auto", "half", "float16", "bfloat16", "float", "float32"})
 #: The text-only keys of ``vllm.inputs.TokensPrompt`` (vllm/inputs/llm.py:111-127).
@@ -70,7 +98,7 @@ class StrictSamplingParams:
             # not a SamplingParams check: vLLM's msgpack transport to its engine core refuses a larger int
             (self.seed is None or (isinstance(self.seed, int) and -(2**63) <= self.seed < 2**64), "seed must fit 64 bits"),
             (all(isinstance(x, str) and x for x in self.stop), "stop cannot contain an empty string"),
-        )  # fmt: skip
+        )
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
@@ -116,9 +144,16 @@ class StrictLLM(FakeLLM):
         super().__init__(model, **kwargs)
 
     def generate(  # type: ignore[override]
-        self, prompts: Any, sampling_params: Any = None, *, use_tqdm: bool = True, lora_request: Any = None,
-        priority: Any = None, tokenization_kwargs: Any = None, mm_processor_kwargs: Any = None,
-    ) -> list[RequestOutput]:  # fmt: skip
+        self,
+        prompts: Any,
+        sampling_params: Any = None,
+        *,
+        use_tqdm: bool = True,
+        lora_request: Any = None,
+        priority: Any = None,
+        tokenization_kwargs: Any = None,
+        mm_processor_kwargs: Any = None,
+    ) -> list[RequestOutput]:
         assert isinstance(sampling_params, list) and all(isinstance(p, StrictSamplingParams) for p in sampling_params)
         if len(sampling_params) != len(prompts):
             raise ValueError(f"The lengths of prompts ({len(prompts)}) and params ({len(sampling_params)}) must be the same.")
@@ -134,8 +169,17 @@ class StrictLLM(FakeLLM):
             text, reason = out.outputs[0].text, out.outputs[0].finish_reason
             if ENGINE_ERROR in decode(prompt["prompt_token_ids"]):
                 text, reason = "", "error"
-            done = CompletionOutput(index=0, text=text, token_ids=[ord(c) for c in text], cumulative_logprob=None,
-                                    logprobs=None, finish_reason=reason)  # fmt: skip
-            outputs.append(RequestOutput(request_id=str(i), prompt=None, prompt_token_ids=prompt["prompt_token_ids"],
-                                         prompt_logprobs=None, outputs=[done], finished=True))  # fmt: skip
+            done = CompletionOutput(
+                index=0, text=text, token_ids=[ord(c) for c in text], cumulative_logprob=None, logprobs=None, finish_reason=reason
+            )
+            outputs.append(
+                RequestOutput(
+                    request_id=str(i),
+                    prompt=None,
+                    prompt_token_ids=prompt["prompt_token_ids"],
+                    prompt_logprobs=None,
+                    outputs=[done],
+                    finished=True,
+                )
+            )
         return outputs

@@ -106,8 +106,14 @@ def test_synthetic_published_end_to_end(published) -> None:
 def test_group_names_match_case_insensitively_and_other_groups_are_counted() -> None:
     rows = [("a", "original", 1), ("a", "x", 0), ("b", "original", -1), ("b", "x", 0)]
     lower = analyze(_frame(rows), groups=GROUPS, smoothing=0.0, n_draws=3)
-    spelled = analyze(_frame([(g.upper() if i % 2 else f" {g}", s, lab) for i, (g, s, lab) in enumerate(rows)]
-                             + [("c", "x", 1), ("C", "x", 1)]), groups=GROUPS, smoothing=0.0, n_draws=3)  # fmt: skip
+    spelled = analyze(
+        _frame(
+            [(g.upper() if i % 2 else f" {g}", s, lab) for i, (g, s, lab) in enumerate(rows)] + [("c", "x", 1), ("C", "x", 1)]
+        ),
+        groups=GROUPS,
+        smoothing=0.0,
+        n_draws=3,
+    )
     assert spelled.distribution.equals(lower.distribution) and spelled.data.n_rows == 4
     assert spelled.data.n_rows_ignored == 2 and spelled.data.ignored_groups == ("C", "c")
     assert lower.data.n_rows_ignored == 0

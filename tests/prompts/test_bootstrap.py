@@ -17,9 +17,17 @@ from .conftest import ROBUST
 GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
 
 
-def _simulate(rng: np.random.Generator, *, n_templates: int = 10, n_seeds: int = 5, n_structures: int = 20,
-              gap: float = 0.2, template_sd: float = 0.5, reversed_structure: str | None = None,
-              per_cell: int = 1) -> pd.DataFrame:  # fmt: skip
+def _simulate(
+    rng: np.random.Generator,
+    *,
+    n_templates: int = 10,
+    n_seeds: int = 5,
+    n_structures: int = 20,
+    gap: float = 0.2,
+    template_sd: float = 0.5,
+    reversed_structure: str | None = None,
+    per_cell: int = 1,
+) -> pd.DataFrame:
     """Labels from a latent regard: group gap + a template effect shared by both groups + noise."""
     rows = []
     template_effect = rng.normal(0, template_sd, n_templates)
@@ -60,8 +68,12 @@ def test_noise_sign_flips_are_not_reversals_but_a_real_one_is() -> None:
     noise = analyze(_simulate(np.random.default_rng(2), gap=0.1), groups=GROUPS, n_draws=5, n_resamples=300)
     assert noise.gaps["ab"].n_sign_flips > 0
     assert noise.reversing["ab"] == () and noise.gaps["ab"].n_reversing == 0
-    real = analyze(_simulate(np.random.default_rng(3), gap=0.4, reversed_structure="s7", per_cell=3),
-                   groups=GROUPS, n_draws=5, n_resamples=400)  # fmt: skip
+    real = analyze(
+        _simulate(np.random.default_rng(3), gap=0.4, reversed_structure="s7", per_cell=3),
+        groups=GROUPS,
+        n_draws=5,
+        n_resamples=400,
+    )
     assert real.reversing["ab"] == ("s7",)
     assert real.structure_p.at["ab", "s7"] < 0.05
 
@@ -76,11 +88,11 @@ def test_robustness_is_reported_against_its_null() -> None:
 
 
 def test_small_cells_are_flagged() -> None:
-    small = analyze(_simulate(np.random.default_rng(5), n_templates=3, n_seeds=2), groups=GROUPS, n_draws=3,
-                    n_resamples=50)  # fmt: skip
+    small = analyze(_simulate(np.random.default_rng(5), n_templates=3, n_seeds=2), groups=GROUPS, n_draws=3, n_resamples=50)
     assert any("fewer than 30 labelled completions" in w for w in small.warnings)
-    large = analyze(_simulate(np.random.default_rng(5), n_templates=8, n_seeds=4, n_structures=2), groups=GROUPS,
-                    n_draws=3, n_resamples=50)  # fmt: skip
+    large = analyze(
+        _simulate(np.random.default_rng(5), n_templates=8, n_seeds=4, n_structures=2), groups=GROUPS, n_draws=3, n_resamples=50
+    )
     assert not any("fewer than 30" in w for w in large.warnings)
 
 
@@ -117,8 +129,10 @@ def test_best_and_worst_structures_are_picked_per_group() -> None:
     rows = []
     for structure, (la, lb) in {"s1": (1, -1), "s2": (-1, 1), "original": (0, 0)}.items():
         for seed in range(4):
-            rows += [{"group": "a", "template": "t", "structure": structure, "seed": seed, "label": la},
-                     {"group": "b", "template": "t", "structure": structure, "seed": seed, "label": lb}]  # fmt: skip
+            rows += [
+                {"group": "a", "template": "t", "structure": structure, "seed": seed, "label": la},
+                {"group": "b", "template": "t", "structure": structure, "seed": seed, "label": lb},
+            ]
     result = analyze(pd.DataFrame(rows), groups=GROUPS, n_best=1, n_draws=3, n_resamples=0)
     assert result.best_by_group == {"a": ("s1",), "b": ("s2",)}
     assert result.worst_by_group == {"a": ("s2",), "b": ("s1",)}

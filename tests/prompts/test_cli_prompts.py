@@ -89,8 +89,10 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
     groups = tmp_path / "groups.tsv"
     groups.write_text("Man\tgender\nwoman\tgender\n")
     prompts = tmp_path / "p.jsonl"
-    assert runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "--source", "none",
-                               "-o", str(prompts)]).exit_code == 0  # fmt: skip
+    assert (
+        runner.invoke(app, ["prompts", "paraphrase", "--groups", str(groups), "--source", "none", "-o", str(prompts)]).exit_code
+        == 0
+    )
     before = prompts.read_bytes()
     base = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--prompts", str(prompts), "--quiet"]
     result = runner.invoke(app, [*base, "-o", str(prompts)])
@@ -112,8 +114,9 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
     lower = tmp_path / "lower.tsv"
     lower.write_text("man\tgender\nwoman\tgender\n")
     report = tmp_path / "rep"
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(lower),
-                                 "-o", str(report), "--draws", "2"])  # fmt: skip
+    result = runner.invoke(
+        app, ["prompts", "analyze", "--completions", str(out), "--groups", str(lower), "-o", str(report), "--draws", "2"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads((report / "results.json").read_text())
     groups_found = [json.loads(x)["group"].lower() for x in out.read_text().splitlines()]
@@ -122,8 +125,21 @@ def test_generate_takes_model_args_and_never_overwrites_its_prompts(tmp_path) ->
     # a group the file does not name is counted and warned about, not dropped silently
     only_woman = tmp_path / "woman.tsv"
     only_woman.write_text("woman\tgender\nperson\tgender\n")
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(out), "--groups", str(only_woman),
-                                 "-o", str(tmp_path / "rep2"), "--draws", "2"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "analyze",
+            "--completions",
+            str(out),
+            "--groups",
+            str(only_woman),
+            "-o",
+            str(tmp_path / "rep2"),
+            "--draws",
+            "2",
+        ],
+    )
     assert result.exit_code == 2, result.output  # no pair left to compare: an error (issue 24) that names them
     line = " ".join(result.output.split())
     assert "no completions for person" in line and "not among the analysed groups: Man" in line
@@ -135,16 +151,41 @@ def test_relabel_reports_both_instruments_side_by_side(tmp_path) -> None:
     rows = []
     for seed in range(3):
         for group, label in (("man", 1), ("woman", -1)):
-            rows.append({"group": group, "template": "worked as", "structure": "original", "seed": seed,
-                         "prompt": f"The {group} worked as", "completion": " a cook in a small town.",
-                         "text": f"The {group} worked as a cook in a small town.", "label": label})  # fmt: skip
+            rows.append(
+                {
+                    "group": group,
+                    "template": "worked as",
+                    "structure": "original",
+                    "seed": seed,
+                    "prompt": f"The {group} worked as",
+                    "completion": " a cook in a small town.",
+                    "text": f"The {group} worked as a cook in a small town.",
+                    "label": label,
+                }
+            )
     completions = tmp_path / "c.jsonl"
     completions.write_text("".join(_json.dumps(r) + "\n" for r in rows))
     groups = tmp_path / "g.tsv"
     groups.write_text("man\tgender\nwoman\tgender\n")
     out = tmp_path / "rep"
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
-                                 "--relabel", "-o", str(out), "--draws", "2", "--resamples", "20"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "analyze",
+            "--completions",
+            str(completions),
+            "--groups",
+            str(groups),
+            "--relabel",
+            "-o",
+            str(out),
+            "--draws",
+            "2",
+            "--resamples",
+            "20",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = _json.loads((out / "results.json").read_text())
     assert payload["gaps"]["gender"]["all"] == 2.0  # the file's labels stay the main ones
@@ -166,11 +207,25 @@ def test_two_aesop_sources_in_one_run_balanced(tmp_path) -> None:
     extract[0] = " something about nobody"
     (para / "qqppos-prompt-50_sep_extract").write_text("\n".join(extract))
     out = tmp_path / "prompts.jsonl"
-    result = runner.invoke(app, ["prompts", "paraphrase", "--source", "aesop",
-                                 "--aesop-source", str(para / "promp_paranmt_50.source"),
-                                 "--aesop-extract", str(para / "paranmt-prompt-50_sep_extract"),
-                                 "--aesop-source", str(qqppos_source), "--aesop-extract", str(para / "qqppos-prompt-50_sep_extract"),
-                                 "-o", str(out)])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "paraphrase",
+            "--source",
+            "aesop",
+            "--aesop-source",
+            str(para / "promp_paranmt_50.source"),
+            "--aesop-extract",
+            str(para / "paranmt-prompt-50_sep_extract"),
+            "--aesop-source",
+            str(qqppos_source),
+            "--aesop-extract",
+            str(para / "qqppos-prompt-50_sep_extract"),
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sum(r["structure"] == "original" for r in rows) == 60  # the originals once, not once per source
@@ -198,15 +253,44 @@ def test_the_regard_scorer_is_certified_on_neutral_probes(tmp_path) -> None:
     assert biased.to_dict()["flagged"] == ["gender"] and biased.to_dict()["pairs"]["gender"]["flagged"] is True
     # through the CLI: the built-in scorer masks the group, so its labels cannot move with it
     completions = tmp_path / "c.jsonl"
-    completions.write_text("".join(json.dumps({"group": g, "template": "worked as", "structure": "original", "seed": k,
-                                               "prompt": f"The {g} worked as", "completion": " a cook in town.",
-                                               "text": f"The {g} worked as a cook in town."}) + "\n"
-                                   for g in ("man", "woman") for k in range(3)))  # fmt: skip
+    completions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "group": g,
+                    "template": "worked as",
+                    "structure": "original",
+                    "seed": k,
+                    "prompt": f"The {g} worked as",
+                    "completion": " a cook in town.",
+                    "text": f"The {g} worked as a cook in town.",
+                }
+            )
+            + "\n"
+            for g in ("man", "woman")
+            for k in range(3)
+        )
+    )
     groups_file = tmp_path / "g.tsv"
     groups_file.write_text("man\tgender\nwoman\tgender\n")
     out = tmp_path / "rep"
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups_file),
-                                 "-o", str(out), "--draws", "2", "--resamples", "10"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "analyze",
+            "--completions",
+            str(completions),
+            "--groups",
+            str(groups_file),
+            "-o",
+            str(out),
+            "--draws",
+            "2",
+            "--resamples",
+            "10",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "no pair's labels move with the group" in " ".join(result.output.split())
     check = json.loads((out / "results.json").read_text())["scorer_check"]

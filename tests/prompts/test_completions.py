@@ -131,11 +131,18 @@ def test_generation_reports_progress_events_and_the_cli_refuses_an_unknown_mode(
 
     prompts = list(build_prompts(("man", "woman"))[:3])
     events: list[ProgressEvent] = []
-    generate_completions(prompts, load_responder("builtin:echo"), tmp_path / "c.jsonl", seeds=2,
-                         settings=DecodingSettings(max_new_tokens=2), progress=events.append)  # fmt: skip
+    generate_completions(
+        prompts,
+        load_responder("builtin:echo"),
+        tmp_path / "c.jsonl",
+        seeds=2,
+        settings=DecodingSettings(max_new_tokens=2),
+        progress=events.append,
+    )
     assert {e.stage for e in events} == {"completions"} and events[0].done == 0 and events[0].total == 6
     assert events[-1].finished and events[-1].done == 6
-    done = CliRunner().invoke(app, ["prompts", "generate", "--model", "builtin:echo", "-o", str(tmp_path / "x.jsonl"),
-                                    "--mode", "continue"])  # fmt: skip
+    done = CliRunner().invoke(
+        app, ["prompts", "generate", "--model", "builtin:echo", "-o", str(tmp_path / "x.jsonl"), "--mode", "continue"]
+    )
     assert done.exit_code == 2 and "completion" in done.output and "chat" in done.output
     assert not (tmp_path / "x.jsonl").exists()

@@ -30,9 +30,16 @@ def _rows(groups: tuple[str, ...], *, n_seeds: int = 3, text: object = "", label
         for structure in ("original", "question"):
             for seed in range(n_seeds):
                 prompt = f"The {group} worked as"
-                row = {"group": group, "template": "worked as", "kind": "occupation", "structure": structure,
-                       "seed": seed, "prompt": prompt, "completion": " a cook in a small town.",
-                       "text": f"{prompt} a cook in a small town." if text == "" else text}  # fmt: skip
+                row = {
+                    "group": group,
+                    "template": "worked as",
+                    "kind": "occupation",
+                    "structure": structure,
+                    "seed": seed,
+                    "prompt": prompt,
+                    "completion": " a cook in a small town.",
+                    "text": f"{prompt} a cook in a small town." if text == "" else text,
+                }
                 if label:
                     row["label"] = LABELS[(g + seed) % len(LABELS)]
                 rows.append(row)
@@ -45,8 +52,21 @@ def _write(path, rows: list[dict]):  # noqa: ANN001, ANN202
 
 
 def _analyze(path, tmp_path, *extra: str):  # noqa: ANN001, ANN202
-    args = ["prompts", "analyze", "--completions", str(path), "-o", str(tmp_path / "rep"), "--draws", "2",
-            "--resamples", "0", "--regard", "builtin:tfidf", *extra]  # fmt: skip
+    args = [
+        "prompts",
+        "analyze",
+        "--completions",
+        str(path),
+        "-o",
+        str(tmp_path / "rep"),
+        "--draws",
+        "2",
+        "--resamples",
+        "0",
+        "--regard",
+        "builtin:tfidf",
+        *extra,
+    ]
     return runner.invoke(app, args)
 
 
@@ -90,8 +110,12 @@ def test_completions_for_one_group_only_are_an_error_naming_the_missing_groups(t
     line = " ".join(done.output.split())
     assert line.startswith("error: no pair of groups") and "woman" in line and "Traceback" not in line
     with pytest.raises(InputError, match=r"no pair of groups can be compared.*woman"):
-        analyze(read_completions(path).frame, groups=GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),)),
-                n_resamples=0, n_draws=2)  # fmt: skip
+        analyze(
+            read_completions(path).frame,
+            groups=GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),)),
+            n_resamples=0,
+            n_draws=2,
+        )
 
 
 def test_only_other_labels_for_a_group_leave_its_pair_without_a_gap(tmp_path) -> None:  # noqa: ANN001
@@ -101,8 +125,7 @@ def test_only_other_labels_for_a_group_leave_its_pair_without_a_gap(tmp_path) ->
             row["label"] = 2
     frame = read_completions(_write(tmp_path / "c.jsonl", rows)).frame
     with pytest.raises(InputError, match=r"gender \(only 'other' labels for woman\)"):
-        analyze(frame, groups=GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),)), n_resamples=0,
-                n_draws=2)  # fmt: skip
+        analyze(frame, groups=GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),)), n_resamples=0, n_draws=2)
 
 
 def test_pairs_left_without_completions_are_a_stated_warning_when_some_remain(tmp_path) -> None:  # noqa: ANN001

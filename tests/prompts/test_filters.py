@@ -41,9 +41,12 @@ def test_each_filter_counts_what_it_drops() -> None:
 def test_cells_missing_a_group_are_dropped_and_counted() -> None:
     from fairtalk.prompts.templates import Prompt
 
-    prompts = [Prompt("man", "worked as", "s1", "the man worked as"), Prompt("woman", "worked as", "s1", "the woman worked as"),
-               Prompt("man", "worked as", "s2", "man, who worked as"),  # woman's s2 paraphrase was lost to a filter
-               Prompt("woman", "worked as", "s2", "the person worked as")]  # fmt: skip
+    prompts = [
+        Prompt("man", "worked as", "s1", "the man worked as"),
+        Prompt("woman", "worked as", "s1", "the woman worked as"),
+        Prompt("man", "worked as", "s2", "man, who worked as"),  # woman's s2 paraphrase was lost to a filter
+        Prompt("woman", "worked as", "s2", "the person worked as"),
+    ]
     result = filter_prompts(prompts)
     assert [p.structure for p in result.kept] == ["s1", "s1"]
     assert dict(result.counts)["unbalanced"] == 1 and (result.n_cells, result.n_balanced_cells) == (2, 1)

@@ -40,8 +40,20 @@ def _scorer(group: str, truth: int) -> int:
 
 def write_completions(path: Path, *, explicit_ids: bool = False, n_seeds: int = 10) -> dict[str, int]:
     """A labelled completions file (the scorer's labels), a failed completion first; returns each id's true label."""
-    lines = [json.dumps({"group": "man", "template": "worked as", "structure": "original", "seed": 99, "prompt": "x",
-                         "completion": None, "text": None, "error": "TransportError: down"})]  # fmt: skip
+    lines = [
+        json.dumps(
+            {
+                "group": "man",
+                "template": "worked as",
+                "structure": "original",
+                "seed": 99,
+                "prompt": "x",
+                "completion": None,
+                "text": None,
+                "error": "TransportError: down",
+            }
+        )
+    ]
     truth: dict[str, int] = {}
     for g in ("man", "woman"):
         for t, template in enumerate(TEMPLATES):
@@ -49,9 +61,16 @@ def write_completions(path: Path, *, explicit_ids: bool = False, n_seeds: int = 
                 for seed in range(n_seeds):
                     y = _truth(g, t, s, seed)
                     rid = f"c{len(lines)}" if explicit_ids else str(len(lines) + 1)
-                    record = {"group": g, "template": template, "structure": structure, "seed": seed,
-                              "prompt": f"The {g} {template}", "completion": f" a thing {len(lines)}.",
-                              "text": f"The {g} {template} a thing {len(lines)}.", "label": _scorer(g, y)}  # fmt: skip
+                    record = {
+                        "group": g,
+                        "template": template,
+                        "structure": structure,
+                        "seed": seed,
+                        "prompt": f"The {g} {template}",
+                        "completion": f" a thing {len(lines)}.",
+                        "text": f"The {g} {template} a thing {len(lines)}.",
+                        "label": _scorer(g, y),
+                    }
                     if explicit_ids:
                         record = {"id": rid, **record}
                     lines.append(json.dumps(record))
@@ -98,8 +117,14 @@ def _analysis(tmp_path: Path, n: int = 60) -> tuple[PromptAnalysis, dict[str, in
     completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
     truth = write_completions(completions)
     label_with_page_code(completions, gold, truth, n=n)
-    result = analyze_prompts(read_completions(completions), groups=GROUPS, n_draws=2, n_resamples=50,
-                             gold=read_gold(gold).regard_labels(), gold_source=str(gold))  # fmt: skip
+    result = analyze_prompts(
+        read_completions(completions),
+        groups=GROUPS,
+        n_draws=2,
+        n_resamples=50,
+        gold=read_gold(gold).regard_labels(),
+        gold_source=str(gold),
+    )
     return result, truth
 
 
@@ -192,8 +217,25 @@ def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
     groups = tmp_path / "g.tsv"
     groups.write_text("man\tgender\nwoman\tgender\n")
     out = tmp_path / "rep"
-    result = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
-                                 "--gold", str(gold), "-o", str(out), "--draws", "2", "--resamples", "50"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "analyze",
+            "--completions",
+            str(completions),
+            "--groups",
+            str(groups),
+            "--gold",
+            str(gold),
+            "-o",
+            str(out),
+            "--draws",
+            "2",
+            "--resamples",
+            "50",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads((out / "results.json").read_text())
     ppi, gap = payload["gaps"]["gender"]["ppi"], payload["gaps"]["gender"]["all"]
@@ -207,13 +249,27 @@ def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
     assert "ppi_estimate" in pd.read_csv(out / "groups.csv").columns
     html = (out / "report.html").read_text()
     assert "Corrected by human labels" in html and f"{ppi['estimate']:.3f}" in html
-    refused = runner.invoke(app, ["prompts", "analyze", "--published", str(tmp_path), "--gold", str(gold), "-o",
-                                  str(tmp_path / "x")])  # fmt: skip
+    refused = runner.invoke(
+        app, ["prompts", "analyze", "--published", str(tmp_path), "--gold", str(gold), "-o", str(tmp_path / "x")]
+    )
     assert refused.exit_code == 2 and "it needs --completions" in " ".join(refused.output.split())
     responses = tmp_path / "r.jsonl"
     responses.write_text(json.dumps({"pair_id": "p1", "side": "a", "offense_rate": 1}) + "\n")
-    wrong = runner.invoke(app, ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups),
-                                "--gold", str(responses), "-o", str(tmp_path / "y")])  # fmt: skip
+    wrong = runner.invoke(
+        app,
+        [
+            "prompts",
+            "analyze",
+            "--completions",
+            str(completions),
+            "--groups",
+            str(groups),
+            "--gold",
+            str(responses),
+            "-o",
+            str(tmp_path / "y"),
+        ],
+    )
     assert wrong.exit_code == 2 and "labels an audit's responses" in " ".join(wrong.output.split())
     assert "Traceback" not in wrong.output
 

@@ -89,8 +89,14 @@ def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(
 
 
 def test_a_frame_is_analysed_as_prompt_data() -> None:
-    rows = pd.DataFrame([{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
-                         for g in GROUPS.groups for s in ("original", "x") for k in range(6)])  # fmt: skip
+    rows = pd.DataFrame(
+        [
+            {"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+            for g in GROUPS.groups
+            for s in ("original", "x")
+            for k in range(6)
+        ]
+    )
     result = fairtalk.analyze_prompts(rows, groups=GROUPS, **FAST)
     assert result.data_summary.source == "frame" and result.data_summary.n_texts == 24
     assert result.regard["man"].n == 12 and result.gaps["gender"].all == 0.0
@@ -99,8 +105,7 @@ def test_a_frame_is_analysed_as_prompt_data() -> None:
 def test_records_are_read_only() -> None:
     import pytest
 
-    rows = pd.DataFrame([{"group": g, "template": "t", "structure": "original", "seed": 0, "label": 1}
-                         for g in GROUPS.groups])  # fmt: skip
+    rows = pd.DataFrame([{"group": g, "template": "t", "structure": "original", "seed": 0, "label": 1} for g in GROUPS.groups])
     result = fairtalk.analyze_prompts(rows, groups=GROUPS, **FAST)
     with pytest.raises(TypeError):
         result.gaps["gender"] = result.gaps["gender"]  # type: ignore[index]
@@ -122,5 +127,8 @@ def test_labelling_reports_its_progress_in_blocks() -> None:
     labelled = label_completions(frame, Regard(scorer="builtin:tfidf"), progress=events.append)
     assert labelled["label"].tolist() == [1] * n
     assert [(e.stage, e.done, e.total, e.finished) for e in events] == [
-        ("regard labels", 0, n, False), ("regard labels", LABEL_BLOCK, n, False), ("regard labels", n, n, False),
-        ("regard labels", n, n, True)]  # fmt: skip
+        ("regard labels", 0, n, False),
+        ("regard labels", LABEL_BLOCK, n, False),
+        ("regard labels", n, n, False),
+        ("regard labels", n, n, True),
+    ]

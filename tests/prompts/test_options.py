@@ -13,8 +13,14 @@ from fairtalk.prompts import PromptOptions, analyze
 from fairtalk.prompts.templates import GroupPair, GroupSet
 
 GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
-ROWS = pd.DataFrame([{"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
-                     for g in ("a", "b") for s in ("original", "x") for k in range(6)])  # fmt: skip
+ROWS = pd.DataFrame(
+    [
+        {"group": g, "template": "t", "structure": s, "seed": k, "label": (k % 3) - 1}
+        for g in ("a", "b")
+        for s in ("original", "x")
+        for k in range(6)
+    ]
+)
 
 
 @pytest.mark.parametrize(

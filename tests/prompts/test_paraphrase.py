@@ -74,25 +74,56 @@ def test_clean_reply() -> None:
 # Token pattern of each structure: G is the group phrase (after "the"/"a"/"this" where shown), P its
 # plural, V a finite form of the template, B its bare infinitive, Q a question form, E an embedded one.
 _PATTERNS = {
-    "demonstrative": "This G V", "indefinite": "A G V", "present": "The G V", "perfect": "The G has V",
-    "always": "The G V", "plural_people": "P V", "ellipsis": r"The G V\.\.\.", "wh_question": r"Q\?",
-    "yes_no_question": "Q", "echo_question": r"The G V what\?", "do_you_know": r"Do you know E\?",
-    "i_wonder": r"I wonder E\.", "you_know": "You know, the G V", "tell_you_what": "I'll tell you E:",
-    "everyone_knew": "Everyone knew that the G V", "people_said": "People said the G V",
-    "passive_report": "It was said that the G V", "it_that": "It was clear that the G V",
-    "it_cleft": "It was the G who V", "pseudo_cleft": "E was", "fronted_adverb": "Historically, the G V",
-    "fronted_clause": "When I met them, the G V", "fronted_pp": "In my experience, the G V",
-    "assertive": "Make no mistake, the G V", "self_identification": "As an? G, I V", "subordinate": "Because the G V",
-    "relative_subject": "The G who lived next door V", "appositive": "The G, a neighbour of mine, V",
-    "coordinated_subject": "The G and a friend V", "existential": "There was an? G who V", "modal": "The G would B",
-    "used_to": "The G used to B", "ecm": "They wanted the G to B", "imperative_let": "Let the G B",
-    "direct_speech": 'My friend said, "The G V', "parenthetical_relative": "The G, who was new in town, V",
-    "medial_adverb": "The G apparently V", "left_dislocation": "P, they V", "clause_coordination": "It was late, and the G V",
-    "pp_modifier": "The G from next door V", "how_come": "How come the G V", "fronted_infinitive": "To be honest, the G V",
-    "fronted_participle": "Having just moved here, the G V", "double_embedding": "I knew that everyone thought the G V",
-    "question_cleft": "Was it the G who V", "predicate_relative": "The G was someone who V", "told": "I was told the G V",
-    "exclamative": "How strange it is that the G V", "passive_by": "It was reported by the paper that the G V",
-}  # fmt: skip
+    "demonstrative": "This G V",
+    "indefinite": "A G V",
+    "present": "The G V",
+    "perfect": "The G has V",
+    "always": "The G V",
+    "plural_people": "P V",
+    "ellipsis": r"The G V\.\.\.",
+    "wh_question": r"Q\?",
+    "yes_no_question": "Q",
+    "echo_question": r"The G V what\?",
+    "do_you_know": r"Do you know E\?",
+    "i_wonder": r"I wonder E\.",
+    "you_know": "You know, the G V",
+    "tell_you_what": "I'll tell you E:",
+    "everyone_knew": "Everyone knew that the G V",
+    "people_said": "People said the G V",
+    "passive_report": "It was said that the G V",
+    "it_that": "It was clear that the G V",
+    "it_cleft": "It was the G who V",
+    "pseudo_cleft": "E was",
+    "fronted_adverb": "Historically, the G V",
+    "fronted_clause": "When I met them, the G V",
+    "fronted_pp": "In my experience, the G V",
+    "assertive": "Make no mistake, the G V",
+    "self_identification": "As an? G, I V",
+    "subordinate": "Because the G V",
+    "relative_subject": "The G who lived next door V",
+    "appositive": "The G, a neighbour of mine, V",
+    "coordinated_subject": "The G and a friend V",
+    "existential": "There was an? G who V",
+    "modal": "The G would B",
+    "used_to": "The G used to B",
+    "ecm": "They wanted the G to B",
+    "imperative_let": "Let the G B",
+    "direct_speech": 'My friend said, "The G V',
+    "parenthetical_relative": "The G, who was new in town, V",
+    "medial_adverb": "The G apparently V",
+    "left_dislocation": "P, they V",
+    "clause_coordination": "It was late, and the G V",
+    "pp_modifier": "The G from next door V",
+    "how_come": "How come the G V",
+    "fronted_infinitive": "To be honest, the G V",
+    "fronted_participle": "Having just moved here, the G V",
+    "double_embedding": "I knew that everyone thought the G V",
+    "question_cleft": "Was it the G who V",
+    "predicate_relative": "The G was someone who V",
+    "told": "I was told the G V",
+    "exclamative": "How strange it is that the G V",
+    "passive_by": "It was reported by the paper that the G V",
+}
 
 
 def test_at_least_forty_parse_shapes_each_checked_by_its_token_pattern() -> None:
@@ -105,8 +136,14 @@ def test_at_least_forty_parse_shapes_each_checked_by_its_token_pattern() -> None
     verb = r"[a-z' -]+?(?: as| for| by)"
     for template in TEMPLATES:
         for group in ("man", "gay person"):
-            slots = {"G": re.escape(group), "P": re.escape(plural(group).capitalize()) + "|" + re.escape(plural(group)),
-                     "V": verb, "B": verb, "Q": r"(?:What|How|Was|Did|Do)[a-z' -]+", "E": r"[A-Za-z' -]+"}  # fmt: skip
+            slots = {
+                "G": re.escape(group),
+                "P": re.escape(plural(group).capitalize()) + "|" + re.escape(plural(group)),
+                "V": verb,
+                "B": verb,
+                "Q": r"(?:What|How|Was|Did|Do)[a-z' -]+",
+                "E": r"[A-Za-z' -]+",
+            }
             for p in paraphrase(build_prompts((group,)), structures=STRUCTURES):
                 if p.template != template.phrase:
                     continue

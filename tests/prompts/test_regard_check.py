@@ -20,8 +20,12 @@ def _write(path, records):  # noqa: ANN001, ANN202
 
 
 def test_check_labels_by_hand() -> None:
-    gold = [{"id": "1", "label": -1, "group": "a"}, {"id": "2", "label": -1, "group": "a"},
-            {"id": "3", "label": 0, "group": "b"}, {"id": "4", "label": 1, "group": "b"}]  # fmt: skip
+    gold = [
+        {"id": "1", "label": -1, "group": "a"},
+        {"id": "2", "label": -1, "group": "a"},
+        {"id": "3", "label": 0, "group": "b"},
+        {"id": "4", "label": 1, "group": "b"},
+    ]
     predicted = {"1": -1, "2": 0, "3": 0, "4": 1}
     result = check_labels(gold, predicted)
     assert result.n == 4 and result.agreement == 0.75
@@ -44,10 +48,13 @@ def test_readers_name_the_line(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_label_then_check_round_trip(tmp_path) -> None:  # noqa: ANN001
-    gold = _write(tmp_path / "gold.jsonl", [
-        {"id": 1, "text": "The man was known for his kindness and generosity.", "label": "positive", "group": "man"},
-        {"id": 2, "text": "The woman was regarded as a thief and a liar.", "label": "negative", "group": "woman"},
-    ])  # fmt: skip
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [
+            {"id": 1, "text": "The man was known for his kindness and generosity.", "label": "positive", "group": "man"},
+            {"id": 2, "text": "The woman was regarded as a thief and a liar.", "label": "negative", "group": "woman"},
+        ],
+    )
     out = tmp_path / "labels.jsonl"
     done = runner.invoke(app, ["regard", "label", "--input", str(gold), "-o", str(out)])
     assert done.exit_code == 0, done.output

@@ -26,14 +26,25 @@ def test_a_difference_is_said_with_its_direction_size_and_p_and_the_rest_as_equi
 
 
 def test_the_similarity_test_leads_and_the_markdown_report_opens_with_the_summary() -> None:
-    row = SimilarityRow(method="exact", n_pairs=200, counterfactual=0.031, baseline=0.029, difference=-0.002,
-                        ci95=(-0.01, 0.006), test="paired_t", p=0.6, p_adjusted=0.6,
-                        verdict=Verdict.NOT_SHOWN)  # fmt: skip
+    row = SimilarityRow(
+        method="exact",
+        n_pairs=200,
+        counterfactual=0.031,
+        baseline=0.029,
+        difference=-0.002,
+        ci95=(-0.01, 0.006),
+        test="paired_t",
+        p=0.6,
+        p_adjusted=0.6,
+        verdict=Verdict.NOT_SHOWN,
+    )
     similarity = SimilarityResult(axis="gender", model="m", alpha=0.05, seed=0, n_pairs=200, n_clusters=None, rows=(row,))
     result = _result(rude_b=0)
     sentences = plain_summary(result, similarity)
-    assert sentences[0] == ("When only the group changes (male ↔ female), the answer changes in 3.1% of pairs, against "
-                            "2.9% when one context is asked twice: no more than the model's own sampling noise "
-                            "(adjusted p 0.600).")  # fmt: skip
+    assert sentences[0] == (
+        "When only the group changes (male ↔ female), the answer changes in 3.1% of pairs, against "
+        "2.9% when one context is asked twice: no more than the model's own sampling noise "
+        "(adjusted p 0.600)."
+    )
     page = render_markdown(result, similarity=similarity)
     assert page.index("When only the group changes") < page.index("| Measure |")

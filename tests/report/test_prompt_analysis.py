@@ -18,9 +18,20 @@ GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 
 def _frame(seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    rows = [{"group": g, "template": f"t{t}", "structure": s, "seed": k, "label": int(rng.integers(-1, 2)),
-             "text": f"The {g} was known for {s} {k}"}
-            for g in ("man", "woman") for t in range(3) for s in ("original", "paranmt:0") for k in (3, 9)]  # fmt: skip
+    rows = [
+        {
+            "group": g,
+            "template": f"t{t}",
+            "structure": s,
+            "seed": k,
+            "label": int(rng.integers(-1, 2)),
+            "text": f"The {g} was known for {s} {k}",
+        }
+        for g in ("man", "woman")
+        for t in range(3)
+        for s in ("original", "paranmt:0")
+        for k in (3, 9)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -62,9 +73,19 @@ def test_unknown_format(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_html_carries_no_control_characters_from_model_text() -> None:
-    rows = [{"group": g, "template": "t", "structure": s, "seed": k, "label": 0,
-             "text": f"XYZ said \x1b[31mred\x1b[0m and \x07 bell {k}"}
-            for g in ("a", "b") for s in ("original", "x") for k in range(3)]  # fmt: skip
+    rows = [
+        {
+            "group": g,
+            "template": "t",
+            "structure": s,
+            "seed": k,
+            "label": 0,
+            "text": f"XYZ said \x1b[31mred\x1b[0m and \x07 bell {k}",
+        }
+        for g in ("a", "b")
+        for s in ("original", "x")
+        for k in range(3)
+    ]
     frame = pd.DataFrame(rows)
     groups = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
     html = render_prompts_html(analyze(frame, groups=groups, n_draws=2, n_resamples=0), frame=frame, plots=False)

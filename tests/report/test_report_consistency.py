@@ -27,8 +27,16 @@ from fairtalk.results import AuditResult, AuditRun, AxisRun, GenerationSummary, 
 
 runner = CliRunner()
 SYSTEM = "You are a customer-support assistant for Acme. Answer in one sentence."
-SAMPLED = {"do_sample": True, "temperature": 0.7, "top_k": None, "top_p": 0.9, "max_new_tokens": 256, "num_beams": 1,
-           "repetition_penalty": None, "stop": []}  # fmt: skip
+SAMPLED = {
+    "do_sample": True,
+    "temperature": 0.7,
+    "top_k": None,
+    "top_p": 0.9,
+    "max_new_tokens": 256,
+    "num_beams": 1,
+    "repetition_penalty": None,
+    "stop": [],
+}
 
 
 def _verdicts(
@@ -38,17 +46,37 @@ def _verdicts(
     measures = []
     for m in result.measures:
         detected = m.name in different
-        measures.append(dataclasses.replace(
-            m, verdict="difference detected" if detected else verdict, primary=m.name not in secondary,
-            p_adjusted=0.001 if detected else 0.5, equivalent=verdict == "equivalent" and not detected,
-            equivalence_margin=0.02 if m.kind == "rate" else 0.1))  # fmt: skip
+        measures.append(
+            dataclasses.replace(
+                m,
+                verdict="difference detected" if detected else verdict,
+                primary=m.name not in secondary,
+                p_adjusted=0.001 if detected else 0.5,
+                equivalent=verdict == "equivalent" and not detected,
+                equivalence_margin=0.02 if m.kind == "rate" else 0.1,
+            )
+        )
     return dataclasses.replace(result, measures=tuple(measures))
 
 
 def _token_limit_row() -> MeasureResult:
-    return MeasureResult(name="hit_token_limit", kind="rate", a=0.30, b=0.10, difference=2 / 3, z=None, p=None,
-                         p_paired=0.0005, paired_test="mcnemar_exact", p_adjusted=0.001, ci95=(0.1, 0.3),
-                         effect_size=None, effect_size_name="", verdict="difference detected", primary=False)  # fmt: skip
+    return MeasureResult(
+        name="hit_token_limit",
+        kind="rate",
+        a=0.30,
+        b=0.10,
+        difference=2 / 3,
+        z=None,
+        p=None,
+        p_paired=0.0005,
+        paired_test="mcnemar_exact",
+        p_adjusted=0.001,
+        ci95=(0.1, 0.3),
+        effect_size=None,
+        effect_size_name="",
+        verdict="difference detected",
+        primary=False,
+    )
 
 
 def _secondary_only() -> AuditResult:
@@ -95,8 +123,22 @@ def test_the_terminal_never_says_no_difference_below_a_different_row(tmp_path: P
     kind, rude = "That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible."
     neutral = ("ok see you tomorrow", "what time is it", "i went to the store", "maybe later", "he said hi")
     responses = _write_pairs(tmp_path / "r.jsonl", [(kind, rude)] * 40 + [(t, t) for t in neutral * 4])
-    done = runner.invoke(app, ["score", "--responses", str(responses), "--axis", "gender", "-o", str(tmp_path / "out"),
-                               "--primary", "refusal_rate", "--resamples", "200"])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "score",
+            "--responses",
+            str(responses),
+            "--axis",
+            "gender",
+            "-o",
+            str(tmp_path / "out"),
+            "--primary",
+            "refusal_rate",
+            "--resamples",
+            "200",
+        ],
+    )
     assert done.exit_code == 0, done.output
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     different = [k for k, m in data["measures"].items() if m["verdict"] == "difference detected"]
@@ -114,16 +156,38 @@ def test_the_terminal_never_says_no_difference_below_a_different_row(tmp_path: P
 def _run(
     result: AuditResult, *, config: dict | None = None, model: str = "builtin:echo", settings: dict | None = None
 ) -> AuditRun:
-    generation = GenerationSummary(model=model, settings={}, n_items=2 * result.n_pairs, n_cached=0,
-                                   n_generated=2 * result.n_pairs, n_errors=0, n_pairs=result.n_pairs,
-                                   n_pairs_with_errors=0)  # fmt: skip
-    coverage = Coverage(axis=result.axis, groups=result.groups, n_read=10, n_matched=8,
-                        n_by_group={result.groups[0]: result.n_pairs}, n_mixed=0, n_duplicates=0,
-                        n_pairs=result.n_pairs, top_terms=())  # fmt: skip
+    generation = GenerationSummary(
+        model=model,
+        settings={},
+        n_items=2 * result.n_pairs,
+        n_cached=0,
+        n_generated=2 * result.n_pairs,
+        n_errors=0,
+        n_pairs=result.n_pairs,
+        n_pairs_with_errors=0,
+    )
+    coverage = Coverage(
+        axis=result.axis,
+        groups=result.groups,
+        n_read=10,
+        n_matched=8,
+        n_by_group={result.groups[0]: result.n_pairs},
+        n_mixed=0,
+        n_duplicates=0,
+        n_pairs=result.n_pairs,
+        top_terms=(),
+    )
     axis = AxisRun(axis=result.axis, result=result, coverage=coverage, generation=generation)
-    return AuditRun(axes=MappingProxyType({result.axis: axis}), model=model, corpus="toy.txt", split="all", seed=5,
-                    settings=MappingProxyType(settings or SAMPLED), run_id="r1",
-                    config=MappingProxyType(config or {"turns": 1}))  # fmt: skip
+    return AuditRun(
+        axes=MappingProxyType({result.axis: axis}),
+        model=model,
+        corpus="toy.txt",
+        split="all",
+        seed=5,
+        settings=MappingProxyType(settings or SAMPLED),
+        run_id="r1",
+        config=MappingProxyType(config or {"turns": 1}),
+    )
 
 
 def _verdict_cell(page: str) -> str:
@@ -142,8 +206,9 @@ def test_the_index_badge_is_green_only_when_every_primary_measure_is_shown_equiv
     cell = _verdict_cell(render_index(_run(_verdicts(build_result(hostile=False), "equivalent"))))
     assert '<span class="badge ok">none</span> all 8 shown equivalent' in cell
     some = _verdicts(build_result(hostile=False), "equivalent")
-    some = dataclasses.replace(some, measures=(dataclasses.replace(some.measures[0], verdict="inconclusive",
-                                                                   equivalent=False), *some.measures[1:]))  # fmt: skip
+    some = dataclasses.replace(
+        some, measures=(dataclasses.replace(some.measures[0], verdict="inconclusive", equivalent=False), *some.measures[1:])
+    )
     assert '<span class="badge warn">inconclusive</span>' in _verdict_cell(render_index(_run(some)))
     cell = _verdict_cell(render_index(_run(_secondary_only())))
     assert "secondary, outside the gate</span> Cut Off at the Token Limit (%)" in cell
@@ -208,8 +273,10 @@ def test_turns_system_prompt_hash_and_decoding_are_in_every_header(tmp_path: Pat
     result = dataclasses.replace(build_result(hostile=False), manifest=MappingProxyType({"audit": audit}))
     run = _run(result, config={"turns": 3, "model_args": {}}, model=fingerprint)
     write_run(run, tmp_path / "out", formats=("md", "html"))
-    expected = (f"turns 3 · system prompt sha256 {system_prompt_hash(SYSTEM)} · sampled (temperature 0.7, top_p 0.9, "
-                "per-answer seeds from seed 5), max_new_tokens 256")  # fmt: skip
+    expected = (
+        f"turns 3 · system prompt sha256 {system_prompt_hash(SYSTEM)} · sampled (temperature 0.7, top_p 0.9, "
+        "per-answer seeds from seed 5), max_new_tokens 256"
+    )
     for page in ("index.html", "gender/report.html", "gender/report.md"):
         text = (tmp_path / "out" / page).read_text(encoding="utf-8").replace("\\_", "_")
         assert _header_of(text) == expected, page
@@ -230,8 +297,14 @@ class _Assistant(Responder):
 def test_an_audit_writes_the_same_header_into_every_page(tmp_path: Path) -> None:
     corpus = tmp_path / "toy.txt"
     corpus.write_text("".join(f"{s} told me about trip {i}\n" for i in range(12) for s in ("he", "she")))
-    fairtalk.audit(corpus=str(corpus), axes="gender", model=_Assistant(), out_dir=str(tmp_path / "out"),
-                       n_resamples=50, measures=["length", "refusal", "degenerate"])  # fmt: skip
+    fairtalk.audit(
+        corpus=str(corpus),
+        axes="gender",
+        model=_Assistant(),
+        out_dir=str(tmp_path / "out"),
+        n_resamples=50,
+        measures=["length", "refusal", "degenerate"],
+    )
     expected = f"turns 1 · system prompt sha256 {system_prompt_hash(SYSTEM)} · greedy, max_new_tokens 256"
     for page in ("index.html", "gender/report.html", "gender/report.md"):
         text = (tmp_path / "out" / page).read_text(encoding="utf-8").replace("\\_", "_")
@@ -248,15 +321,29 @@ def test_a_scored_result_without_an_audit_has_no_run_header() -> None:
 
 @pytest.mark.parametrize(("a", "b", "said"), [(0.0, 0.0, False), (0.125, 0.05, True)])
 def test_the_summary_says_how_many_answers_loop_or_are_garbage(a: float, b: float, said: bool) -> None:
-    row = MeasureResult(name="degenerate_rate", kind="rate", a=a, b=b, difference=None, z=None, p=None, p_paired=0.4,
-                        paired_test="mcnemar_exact", p_adjusted=0.5, ci95=(-0.02, 0.17), effect_size=None,
-                        effect_size_name="")  # fmt: skip
+    row = MeasureResult(
+        name="degenerate_rate",
+        kind="rate",
+        a=a,
+        b=b,
+        difference=None,
+        z=None,
+        p=None,
+        p_paired=0.4,
+        paired_test="mcnemar_exact",
+        p_adjusted=0.5,
+        ci95=(-0.02, 0.17),
+        effect_size=None,
+        effect_size_name="",
+    )
     result = dataclasses.replace(build_result(hostile=False), measures=(*build_result(hostile=False).measures, row))
     sentences = [s for s in plain_summary(result) if "loop or are garbage" in s]
     if said:
-        assert sentences == ["12.5% of answers for male and 5.0% for female loop or are garbage (empty, repeated "
-                             "words, a letter run, another script); every other measure scores them like normal "
-                             "answers, so read those rows with this in mind."]  # fmt: skip
+        assert sentences == [
+            "12.5% of answers for male and 5.0% for female loop or are garbage (empty, repeated "
+            "words, a letter run, another script); every other measure scores them like normal "
+            "answers, so read those rows with this in mind."
+        ]
     else:
         assert sentences == []
     assert "Degenerate Rate (%)" in render_markdown(result)

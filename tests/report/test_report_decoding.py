@@ -13,8 +13,15 @@ from fairtalk.report.decoding import decoding_text, result_decoding
 from fairtalk.report.markdown import md_escape
 
 #: What a greedy run sends: no temperature, top-k or top-p; a stop string with markup in it.
-GREEDY = {"do_sample": False, "max_new_tokens": 40, "temperature": None, "top_k": None, "top_p": None,
-          "stop": ["</code><b>User:"], "repetition_penalty": None}  # fmt: skip
+GREEDY = {
+    "do_sample": False,
+    "max_new_tokens": 40,
+    "temperature": None,
+    "top_k": None,
+    "top_p": None,
+    "stop": ["</code><b>User:"],
+    "repetition_penalty": None,
+}
 
 
 def _audited(result):  # noqa: ANN001, ANN202

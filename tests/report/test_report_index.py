@@ -14,29 +14,50 @@ from fairtalk.results import MeasureResult
 
 
 def _measure(name: str, kind: str, a: float, b: float, ci: tuple[float | None, float | None]) -> MeasureResult:
-    return MeasureResult(name=name, kind=kind, a=a, b=b, difference=None if a == 0 else (a - b) / a, z=None, p=None,
-                         p_paired=0.2, paired_test="mcnemar_midp", p_adjusted=0.4, ci95=ci, effect_size=None,
-                         effect_size_name=None)  # fmt: skip
+    return MeasureResult(
+        name=name,
+        kind=kind,
+        a=a,
+        b=b,
+        difference=None if a == 0 else (a - b) / a,
+        z=None,
+        p=None,
+        p_paired=0.2,
+        paired_test="mcnemar_midp",
+        p_adjusted=0.4,
+        ci95=ci,
+        effect_size=None,
+        effect_size_name=None,
+    )
 
 
 @pytest.mark.parametrize(
     ("measure", "text"),
     [  # the reference (christian) is side A, the group side B: the cell reads group vs reference, B − A
-        (_measure("sentiment_positive", "rate", 0.2, 0.3, (-0.15, -0.05)),
-         "30.000 vs 20.000 (difference +10.000 pp, 95% CI [+5.000, +15.000] pp)"),
-        (_measure("refusal_rate", "rate", 0.05, 0.15, (-0.2, 0.0)),
-         "15.000 vs 5.000 (difference +10.000 pp, 95% CI [+0.000, +20.000] pp)"),
-        (_measure("distinct_1", "corpus", 0.839, 0.953, (-0.22841, 0.0)),
-         "95.300 vs 83.900 (difference +11.400 pp, 95% CI [+0.000, +22.841] pp)"),
-        (_measure("length", "count", 19.9, 20.8, (-1.5, 0.25)),
-         "20.80 vs 19.90 (difference +0.9000, 95% CI [-0.2500, +1.5000])"),
-        (_measure("length", "count", 14.0, 10.75, (-68.2753, 74.7753)),
-         "10.75 vs 14.00 (difference -3.2500, 95% CI [-74.78, +68.28])"),
+        (
+            _measure("sentiment_positive", "rate", 0.2, 0.3, (-0.15, -0.05)),
+            "30.000 vs 20.000 (difference +10.000 pp, 95% CI [+5.000, +15.000] pp)",
+        ),
+        (
+            _measure("refusal_rate", "rate", 0.05, 0.15, (-0.2, 0.0)),
+            "15.000 vs 5.000 (difference +10.000 pp, 95% CI [+0.000, +20.000] pp)",
+        ),
+        (
+            _measure("distinct_1", "corpus", 0.839, 0.953, (-0.22841, 0.0)),
+            "95.300 vs 83.900 (difference +11.400 pp, 95% CI [+0.000, +22.841] pp)",
+        ),
+        (_measure("length", "count", 19.9, 20.8, (-1.5, 0.25)), "20.80 vs 19.90 (difference +0.9000, 95% CI [-0.2500, +1.5000])"),
+        (
+            _measure("length", "count", 14.0, 10.75, (-68.2753, 74.7753)),
+            "10.75 vs 14.00 (difference -3.2500, 95% CI [-74.78, +68.28])",
+        ),
         (_measure("offense_rate", "rate", 0.0, 0.0, (None, None)), "0.000 vs 0.000 (difference +0.000 pp, 95% CI n/a)"),
-        (_measure("offense_rate", "rate", 0.025, 0.025, (math.nan, math.inf)),
-         "2.500 vs 2.500 (difference +0.000 pp, 95% CI n/a)"),
+        (
+            _measure("offense_rate", "rate", 0.025, 0.025, (math.nan, math.inf)),
+            "2.500 vs 2.500 (difference +0.000 pp, 95% CI n/a)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_cell_is_the_group_against_the_reference_in_the_row_s_units(measure: MeasureResult, text: str) -> None:
     assert group_cell(measure) == text
 
@@ -45,10 +66,13 @@ def test_the_table_has_a_column_per_group_in_the_header_s_order() -> None:
     base = build_result(hostile=False)
     runs = {}
     for group, positive in (("muslim", 0.3), ("jewish", 0.175)):
-        measures = tuple(dataclasses.replace(m, a=0.2, b=positive, ci95=(0.2 - positive - 0.05, 0.2 - positive + 0.05))
-                         if m.name == "sentiment_positive" else m for m in base.measures)  # fmt: skip
-        result = dataclasses.replace(base, axis=f"religion:christian-{group}", groups=("christian", group),
-                                     measures=measures)  # fmt: skip
+        measures = tuple(
+            dataclasses.replace(m, a=0.2, b=positive, ci95=(0.2 - positive - 0.05, 0.2 - positive + 0.05))
+            if m.name == "sentiment_positive"
+            else m
+            for m in base.measures
+        )
+        result = dataclasses.replace(base, axis=f"religion:christian-{group}", groups=("christian", group), measures=measures)
         runs[result.axis] = SimpleNamespace(axis=result.axis, result=result)
     (table,) = multiway_tables(SimpleNamespace(axes=runs))  # type: ignore[arg-type]
     assert table["axis"] == "religion" and table["reference"] == "christian" and table["groups"] == ["muslim", "jewish"]

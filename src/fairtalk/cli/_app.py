@@ -26,11 +26,32 @@ if TYPE_CHECKING:
     from fairtalk import Lexicon
 
 __all__ = [
-    "EXIT_BIAS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "IN_MEMORY", "add_output_options", "app",
-    "check_output_file", "console", "err_console", "fail", "info", "interrupted", "is_quiet", "json_mode",
-    "json_output", "lexicon_inputs", "main", "print_json", "resolve_lexicon", "say", "set_quiet", "stdin_as_file",
-    "stdout_to_stderr", "terminal_safe",
-]  # fmt: skip
+    "EXIT_BIAS",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "IN_MEMORY",
+    "add_output_options",
+    "app",
+    "check_output_file",
+    "console",
+    "err_console",
+    "fail",
+    "info",
+    "interrupted",
+    "is_quiet",
+    "json_mode",
+    "json_output",
+    "lexicon_inputs",
+    "main",
+    "print_json",
+    "resolve_lexicon",
+    "say",
+    "set_quiet",
+    "stdin_as_file",
+    "stdout_to_stderr",
+    "terminal_safe",
+]
 
 _QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
@@ -306,8 +327,7 @@ def check_output_file(path: str | os.PathLike[str], *, option: str = "-o") -> No
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise OutputError(_MSG_OUT_DENIED.format(option=option, folder=folder, reason=reason),
-                          path=str(target)) from None  # fmt: skip
+        raise OutputError(_MSG_OUT_DENIED.format(option=option, folder=folder, reason=reason), path=str(target)) from None
 
 
 def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "default") -> Lexicon:
@@ -350,7 +370,11 @@ def main() -> None:
     except Exception as exc:  # a bug: say so, with its own exit code (1 means a gate failed)
         if os.environ.get("FAIRTALK_DEBUG"):
             raise
-        err_console.print(f"internal error: {type(exc).__name__}: {terminal_safe(exc)} (a bug in fairtalk; rerun with "
-                          "FAIRTALK_DEBUG=1 for the traceback and report it)", markup=False, highlight=False,
-                          soft_wrap=True)  # fmt: skip
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {terminal_safe(exc)} (a bug in fairtalk; rerun with "
+            "FAIRTALK_DEBUG=1 for the traceback and report it)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(EXIT_INTERNAL)

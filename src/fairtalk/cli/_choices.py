@@ -14,9 +14,24 @@ from typing import Any
 from fairtalk.errors import SpecError
 
 __all__ = [
-    "BinaryTest", "CorrectionScope", "Correction", "CountTest", "Debias", "Distinct", "Dtype", "Engine", "Mixed",
-    "Mode", "SimilarityMethod", "Split", "TrainModel", "Variant", "comma_list", "plain", "was_given",
-]  # fmt: skip
+    "BinaryTest",
+    "CorrectionScope",
+    "Correction",
+    "CountTest",
+    "Debias",
+    "Distinct",
+    "Dtype",
+    "Engine",
+    "Mixed",
+    "Mode",
+    "SimilarityMethod",
+    "Split",
+    "TrainModel",
+    "Variant",
+    "comma_list",
+    "plain",
+    "was_given",
+]
 
 #: An empty list (``--methods ''``, ``--methods ,,``) would silently run nothing: refused, naming the choices.
 MSG_EMPTY_LIST = "{option} names nothing; give one or more, comma-separated"

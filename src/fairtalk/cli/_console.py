@@ -49,8 +49,7 @@ def is_quiet() -> bool:
 def say(text: object, *, style: str | None = None, stderr: bool = False) -> None:
     """Print one line as plain text (no markup, no highlighting), with control sequences removed."""
     to_stderr = stderr or _MESSAGES_TO_STDERR[0]
-    (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False,
-                                                  soft_wrap=True)  # fmt: skip
+    (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 def info(text: object, *, style: str | None = None, stderr: bool = False) -> None:

@@ -103,9 +103,15 @@ class _Bars:
         )
 
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[metrics]}"), console=err_console,
-        )  # fmt: skip
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[metrics]}"),
+            console=err_console,
+        )
         self._tasks: dict[str, Any] = {}
         self._open: set[str] = set()
         self._started = False

@@ -83,28 +83,45 @@ CONFIG = typer.Option(
 )
 #: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
 SCORE_PARAMS = {
-    "measures": "measures", "seed": "seed", "alpha": "alpha", "correction": "correction", "mask_groups": "mask_groups",
-    "drop_empty": "drop_empty", "distinct": "distinct", "offense": "offense", "offense_threshold": "offense_threshold",
-    "sentiment_threshold": "sentiment_threshold", "resamples": "n_resamples", "binary_test": "binary_test",
-    "count_test": "count_test", "clusters": "clusters", "margin": "margins", "primary": "primary",
-    "judge_rubric": "judge_rubric", "judge_scale": "judge_scale",
-}  # fmt: skip
+    "measures": "measures",
+    "seed": "seed",
+    "alpha": "alpha",
+    "correction": "correction",
+    "mask_groups": "mask_groups",
+    "drop_empty": "drop_empty",
+    "distinct": "distinct",
+    "offense": "offense",
+    "offense_threshold": "offense_threshold",
+    "sentiment_threshold": "sentiment_threshold",
+    "resamples": "n_resamples",
+    "binary_test": "binary_test",
+    "count_test": "count_test",
+    "clusters": "clusters",
+    "margin": "margins",
+    "primary": "primary",
+    "judge_rubric": "judge_rubric",
+    "judge_scale": "judge_scale",
+}
 
 
 #: Where a parameter's value came from when nobody gave it.
 _DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
 
 
-def given_options(ctx: typer.Context, params: Mapping[str, str],
-                  convert: Mapping[str, Callable[[Any], Any]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+def given_options(
+    ctx: typer.Context, params: Mapping[str, str], convert: Mapping[str, Callable[[Any], Any]] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The options given on the command line (not left at their defaults), by option name, and each one's flag.
 
     ``params`` maps a command parameter to the option it sets; ``convert`` turns a parameter's
     value into the option's (``--margin`` strings into a mapping). The flags name the options in
     error messages, so a bad ``--resamples 0`` is reported as ``--resamples``.
     """
-    flags = {param.name: max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
-             for param in ctx.command.params if param.name}  # fmt: skip
+    flags = {
+        param.name: max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+        for param in ctx.command.params
+        if param.name
+    }
     values: dict[str, Any] = {}
     names: dict[str, str] = {}
     for param, option in params.items():
@@ -140,8 +157,9 @@ def text_or_file(value: str | None, option: str) -> str | None:
         return value
     try:
         if not stat.S_ISREG(os.stat(value[1:]).st_mode):  # a FIFO would wait for a writer, a device never ends
-            raise fairtalk.InputError(f"{option}: not a regular file (a pipe, a device or a socket); save it to a file first",
-                                      path=value[1:])  # fmt: skip
+            raise fairtalk.InputError(
+                f"{option}: not a regular file (a pipe, a device or a socket); save it to a file first", path=value[1:]
+            )
         with open(value[1:], "rb") as handle:
             raw = handle.read(MAX_TEXT_FILE_BYTES + 1)
         if len(raw) > MAX_TEXT_FILE_BYTES:
@@ -177,7 +195,7 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
-def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
+def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:  # noqa: C901
     """Print what was found per axis (differences, equivalence) and return the exit code the gates ask for."""
     from fairtalk.report import different_measures
 
@@ -217,8 +235,7 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
         for m in untested:  # no test at all: more pairs of the same run would not help, the scorer's answers would
             say(f"{name}: {m.name}: {m.not_tested}", style="yellow")
         if inconclusive:
-            shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name
-                              for m in inconclusive)  # fmt: skip
+            shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name for m in inconclusive)
             say(
                 f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
                 f"smallest difference this run could detect, in the measure's units): {shown}",
@@ -242,8 +259,9 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     return code
 
 
-def write_ci_files(results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *,
-                   fail_unless_equivalent: bool = False) -> None:  # fmt: skip
+def write_ci_files(
+    results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *, fail_unless_equivalent: bool = False
+) -> None:
     """The CI outputs of a scored run or a comparison: ``--junit FILE``, and the job summary (``$GITHUB_STEP_SUMMARY``).
 
     The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file. An audit's testcases fail under ``--fail-unless-equivalent``'s gate when it is given, else

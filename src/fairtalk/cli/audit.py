@@ -71,24 +71,56 @@ _DEFAULT_OUTPUT = "fairtalk-report"
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
-_NOTE_RUN_SCOPE = ("--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
-                   "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
-                   "axis on its own")  # fmt: skip
+_NOTE_RUN_SCOPE = (
+    "--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
+    "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
+    "axis on its own"
+)
 #: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
 _AUDIT_PARAMS = {
-    "corpus": "corpus", "axis": "axes", "model": "model", "model_arg": "model_args", "model_version": "model_version",
-    "n_pairs": "n_pairs", "store": "store", "output": "out_dir", "max_errors": "max_errors",
-    "max_consecutive_failures": "max_consecutive_failures", "split": "split",
-    "batch_size": "batch_size", "mixed": "mixed", "balance": "balance", "correction_scope": "correction_scope", "similarity": "similarity", "turns": "turns",
-    "until_decided": "until_decided", "max_pairs": "max_pairs", "looks": "looks", "spending": "spending",
-    "exclude_truncated": "exclude_truncated", **BY_TURN_PARAMS, **SCORE_PARAMS,
-}  # fmt: skip
+    "corpus": "corpus",
+    "axis": "axes",
+    "model": "model",
+    "model_arg": "model_args",
+    "model_version": "model_version",
+    "n_pairs": "n_pairs",
+    "store": "store",
+    "output": "out_dir",
+    "max_errors": "max_errors",
+    "max_consecutive_failures": "max_consecutive_failures",
+    "split": "split",
+    "batch_size": "batch_size",
+    "mixed": "mixed",
+    "balance": "balance",
+    "correction_scope": "correction_scope",
+    "similarity": "similarity",
+    "turns": "turns",
+    "until_decided": "until_decided",
+    "max_pairs": "max_pairs",
+    "looks": "looks",
+    "spending": "spending",
+    "exclude_truncated": "exclude_truncated",
+    **BY_TURN_PARAMS,
+    **SCORE_PARAMS,
+}
 #: The options ``--until-decided`` checks together, by their flags.
-_SEQUENTIAL_FLAGS = {"until_decided": "--until-decided", "max_pairs": "--max-pairs", "n_pairs": "--pairs",
-                     "looks": "--looks", "spending": "--spending"}  # fmt: skip
+_SEQUENTIAL_FLAGS = {
+    "until_decided": "--until-decided",
+    "max_pairs": "--max-pairs",
+    "n_pairs": "--pairs",
+    "looks": "--looks",
+    "spending": "--spending",
+}
 #: Command-line parameter -> DecodingSettings field.
-_DECODING_PARAMS = {"max_new_tokens": "max_new_tokens", "sample": "do_sample", "temperature": "temperature",
-                    "top_k": "top_k", "top_p": "top_p", "stop": "stop", "repetition_penalty": "repetition_penalty"}  # fmt: skip
+_DECODING_PARAMS = {
+    "max_new_tokens": "max_new_tokens",
+    "sample": "do_sample",
+    "temperature": "temperature",
+    "top_k": "top_k",
+    "top_p": "top_p",
+    "stop": "stop",
+    "repetition_penalty": "repetition_penalty",
+}
 
 
 def _scope_left_out(ctx: typer.Context) -> bool:
@@ -105,8 +137,11 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     import fairtalk
     from fairtalk.lexicons import expand_axis
 
-    values, names = given_options(ctx, _AUDIT_PARAMS, {"margin": parse_margins, "model_arg": model_options,
-                                                       "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")})  # fmt: skip
+    values, names = given_options(
+        ctx,
+        _AUDIT_PARAMS,
+        {"margin": parse_margins, "model_arg": model_options, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")},
+    )
     decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
     for option, flag in {**_SEQUENTIAL_FLAGS, **BY_TURN_FLAGS}.items():  # named in an error even when left at its default
         names.setdefault(option, flag)
@@ -123,8 +158,11 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     config = base.updated(values, names=names)
     unused = [f"--{key.replace('_', '-')}" for key in ("temperature", "top_k", "top_p") if key in decoding]
     if unused and not config.settings.do_sample:  # greedy decoding would drop them without a word
-        raise fairtalk.SpecError(MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if len(unused) == 1 else "y",
-                                                    them="it" if len(unused) == 1 else "them"))  # fmt: skip
+        raise fairtalk.SpecError(
+            MSG_GREEDY_ONLY.format(
+                options=", ".join(unused), s="ies" if len(unused) == 1 else "y", them="it" if len(unused) == 1 else "them"
+            )
+        )
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
@@ -134,7 +172,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
 
 
 @app.command()
-def audit(
+def audit(  # noqa: C901, PLR0915
     ctx: typer.Context,
     corpus: str = typer.Option(
         "builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."
@@ -329,9 +367,11 @@ def audit(
                 if similarity_row(row)["disagree"]:  # the test and its interval disagree
                     verdict = "are not counted as differing (the test and its 95% CI disagree)"
                 p = "n/a" if row.p_adjusted is None else f"{row.p_adjusted:.3g}"
-                say(f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
+                say(
+                    f"{name}: similarity ({row.method}): counterfactual answers {verdict} (divergence "
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
-                    style="bold red" if row.detected() else None)  # fmt: skip
+                    style="bold red" if row.detected() else None,
+                )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
     write_ci_files(run.results, junit, fail_unless_equivalent=fail_unless_equivalent)
@@ -360,8 +400,9 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
     args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
     try:
         check_report_folder(str(compare_out), {"OUTPUT": output}, names=COMPARISON_FILES.values())
-        base_config = config.updated({"model": model, "model_args": args, "model_version": None,
-                                      "out_dir": str(base_out), "store": str(store)})  # fmt: skip
+        base_config = config.updated(
+            {"model": model, "model_args": args, "model_version": None, "out_dir": str(base_out), "store": str(store)}
+        )
         with progress_bars() as progress:
             base_run = fairtalk.audit(base_config, progress=progress)
         info(f"baseline {base_run.model}: report in {base_out}/")

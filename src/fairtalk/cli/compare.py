@@ -93,8 +93,15 @@ def compare(
         raise typer.Exit(code=1)
 
 
-def show_comparison(result: ModelComparison, paths: Mapping[str, Path], *, json_out: bool, junit: str | None,
-                    gate: bool, json_key: str | None = None) -> int:  # fmt: skip
+def show_comparison(
+    result: ModelComparison,
+    paths: Mapping[str, Path],
+    *,
+    json_out: bool,
+    junit: str | None,
+    gate: bool,
+    json_key: str | None = None,
+) -> int:
     """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
 
     Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate

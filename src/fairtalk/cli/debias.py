@@ -66,8 +66,9 @@ def _some_dialogues(augmentation: Any, contexts: Any) -> Any:
     if n == 0:
         summary, read = augmentation.summary, contexts.summary
         skipped = "".join(f", {k:,} skipped: {reason}" for reason, k in read.skipped)
-        raise fairtalk.InputError(_MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response,
-                                                           skipped=skipped))  # fmt: skip
+        raise fairtalk.InputError(
+            _MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response, skipped=skipped)
+        )
 
 
 def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:

@@ -80,8 +80,11 @@ def label(
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
         server.server_close()
-        say(f"stopped: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}; run the same command to resume",
-            style="yellow", stderr=True)  # fmt: skip
+        say(
+            f"stopped: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}; run the same command to resume",
+            style="yellow",
+            stderr=True,
+        )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
     say(f"done: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}")

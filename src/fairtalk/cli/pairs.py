@@ -102,8 +102,13 @@ def pairs(
     else:
         fairtalk.write_pairs(written, output)
     result = checker.result() if check_path is None else checker.write(check_path)
-    _print_coverage(pair_set.coverage, "stdout" if output == "-" else output, time.perf_counter() - started,
-                    check=result, check_path=check_path)  # fmt: skip
+    _print_coverage(
+        pair_set.coverage,
+        "stdout" if output == "-" else output,
+        time.perf_counter() - started,
+        check=result,
+        check_path=check_path,
+    )
 
 
 def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: Mapping[str, object]) -> str | None:
@@ -142,14 +147,18 @@ def _some_pairs(pairs: Iterable[Pair], pair_set: PairSet) -> Iterator[Pair]:
     if n == 0:
         cov = pair_set.coverage
         skipped = "; ".join(f"{n_skipped:,} skipped: {reason}" for reason, n_skipped in cov.skipped)
-        why = (f"{cov.n_read:,} contexts read" + (f" ({skipped})" if skipped else "")
-               + (f", none mentions a {cov.axis} word" if cov.n_read and not cov.n_matched else "")
-               + (f", {cov.n_mixed:,} mention both groups (--mixed keep swaps them)" if cov.n_mixed else ""))  # fmt: skip
+        why = (
+            f"{cov.n_read:,} contexts read"
+            + (f" ({skipped})" if skipped else "")
+            + (f", none mentions a {cov.axis} word" if cov.n_read and not cov.n_matched else "")
+            + (f", {cov.n_mixed:,} mention both groups (--mixed keep swaps them)" if cov.n_mixed else "")
+        )
         raise fairtalk.InputError(_MSG_NO_PAIRS.format(why=why))
 
 
-def _print_coverage(cov: Coverage, output: str, seconds: float, *, check: PairsCheck | None = None,
-                    check_path: str | None = None) -> None:  # fmt: skip
+def _print_coverage(
+    cov: Coverage, output: str, seconds: float, *, check: PairsCheck | None = None, check_path: str | None = None
+) -> None:
     """Render a pairs Coverage summary (and the validity check) as a rich table on stderr."""
     from rich.table import Table
     from rich.text import Text
@@ -193,8 +202,11 @@ def _check_rows(table: Table, check: PairsCheck, path: str | None) -> None:
     from rich.text import Text
 
     left = ", ".join(f"{term} {n:,}" for term, n in check.leftover_terms[:6])
-    table.add_row("leftover marker", f"{check.n_leftover:,}",
-                  Text(f"{check.leftover_share:.1%} of pairs still hold a word of the original group" + (f": {left}" if left else "")))  # fmt: skip
+    table.add_row(
+        "leftover marker",
+        f"{check.n_leftover:,}",
+        Text(f"{check.leftover_share:.1%} of pairs still hold a word of the original group" + (f": {left}" if left else "")),
+    )
     kept = ", ".join(f"{term} {n:,}" for term, n in check.kept[:6])
     table.add_row("kept on purpose", f"{check.n_pairs_with_kept:,}", Text(kept or "none"))
     if path is not None:

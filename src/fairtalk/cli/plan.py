@@ -95,16 +95,19 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
 
     rows, source, n_pairs = _gate_rows(results)
     identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
-    say(f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
-        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction):")  # fmt: skip
+    say(
+        f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
+        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction):"
+    )
     needs = []
     for key, kind, sd, margin, deff in rows:
         if margin is None or not margin > 0:
             say(f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE")
             continue
         if sd is None or not sd > 0:
-            say(f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below "
-                f"{IDENTICAL_SHARE:.0%})")  # fmt: skip
+            say(
+                f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below {IDENTICAL_SHARE:.0%})"
+            )
             needs.append(identical)
             continue
         n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
@@ -112,9 +115,11 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
         say(f"  {key} ({kind}): {n:,} pairs at margin {margin_text} (sd of A - B {sd:.4g}, design effect {deff:.3g})")
     if needs:
-        say(f"the gate needs at least {max(needs):,} pairs (the most any one primary measure needs; with several "
+        say(
+            f"the gate needs at least {max(needs):,} pairs (the most any one primary measure needs; with several "
             f"measures near that many, all passing together is less likely than {power:.0%})"
-            + (f"; the pilot had {n_pairs:,}" if n_pairs else ""))  # fmt: skip
+            + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
+        )
     say(f"identical answers on both sides pass at {identical:,} pairs or more")
     say(f"from {source}")
 
@@ -157,9 +162,15 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
     row = rows[measure]
     if not row.get("sd_difference"):
         fail(_MSG_NO_SD.format(path=path, name=measure))
-    return {"sd": float(row["sd_difference"]), "deff": float(row.get("design_effect") or 1.0),
-            "tests": int(data.get("family_size") or 1), "n_pairs": data.get("n_pairs"), "mde": row.get("mde"),
-            "alpha": float(data.get("alpha") or 0.05), "kind": row.get("kind")}  # fmt: skip
+    return {
+        "sd": float(row["sd_difference"]),
+        "deff": float(row.get("design_effect") or 1.0),
+        "tests": int(data.get("family_size") or 1),
+        "n_pairs": data.get("n_pairs"),
+        "mde": row.get("mde"),
+        "alpha": float(data.get("alpha") or 0.05),
+        "kind": row.get("kind"),
+    }
 
 
 def _labels(measure: str | None, half_width: float, results: str | None, sd: float | None, alpha: float) -> None:
@@ -188,12 +199,14 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
     else:
         fail(_MSG_NO_ERROR_SPREAD)
     needed = labels_needed(half_width, error_sd, alpha=alpha)
-    say(f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
-        f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)")  # fmt: skip
+    say(
+        f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
+        f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)"
+    )
 
 
 @app.command()
-def plan(
+def plan(  # noqa: C901
     measure: str | None = typer.Option(None, "--measure", help="The result key to plan for, e.g. offense_rate or length."),
     effect: float | None = typer.Option(
         None,
@@ -281,9 +294,11 @@ def plan(
     if not deff > 0:
         fail(f"--design-effect must be > 0, got {deff!r}")
     needed = pairs_needed(effect, known["sd"], alpha=level / family, power=power, design_effect=deff)
-    say(f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
+    say(
+        f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
         f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "
-        f"sd of A - B {known['sd']:.4g}; design effect {deff:.3g})")  # fmt: skip
+        f"sd of A - B {known['sd']:.4g}; design effect {deff:.3g})"
+    )
     if known.get("n_pairs"):
         mde = known.get("mde")
         at = f"; its minimum detectable effect was {mde:.4g}" if isinstance(mde, int | float) else ""

@@ -100,8 +100,16 @@ def prompts_paraphrase(
     }
     check_not_input(output, inputs)
     check_output_file(output)  # '-', '~', a folder: refused before any work
-    made = _paraphrase(groups, source, aesop_sources=aesop_source or (), aesop_extracts=aesop_extract or (),
-                       n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
+    made = _paraphrase(
+        groups,
+        source,
+        aesop_sources=aesop_source or (),
+        aesop_extracts=aesop_extract or (),
+        n_model=n_model,
+        seed=seed,
+        drop_questions=drop_questions,
+        balance=balance,
+    )
     path = write_prompts(made.prompts, output)
     _print_filters(made)
     console.print(f"wrote {len(made.prompts):,} prompts to {path}", highlight=False)
@@ -156,8 +164,11 @@ def prompts_generate(
             options.update(completion_options(model, options))
         start = time.perf_counter()
         on_ray = engine_option(engine, ray_address, ray_actors)
-        opened = (on_ray.responder(model, batch_size=batch_size, model_args=options) if on_ray is not None
-                  else fairtalk.load_responder(model, **options))  # fmt: skip
+        opened = (
+            on_ray.responder(model, batch_size=batch_size, model_args=options)
+            if on_ray is not None
+            else fairtalk.load_responder(model, **options)
+        )
         with opened as responder, progress_bars() as progress:
             summary = fairtalk.generate_completions(
                 chosen,
@@ -264,8 +275,13 @@ def prompts_analyze(
     on_ray = engine_option(engine, ray_address, ray_actors)
     start = time.perf_counter()
     if published is not None:
-        data = fairtalk.read_published(published, prompts_file=prompts_file, paraphrases=paraphrases,
-                                       groups=group_set.groups, misaligned=cast(Literal["keep", "drop"], misaligned))  # checked above  # fmt: skip
+        data = fairtalk.read_published(
+            published,
+            prompts_file=prompts_file,
+            paraphrases=paraphrases,
+            groups=group_set.groups,
+            misaligned=cast(Literal["keep", "drop"], misaligned),
+        )  # checked above
     else:
         assert completions is not None  # exactly one of --published and --completions, checked above
         data = read_completions(completions)
@@ -274,10 +290,23 @@ def prompts_analyze(
     if on_ray is not None:
         show_log("fairtalk.prompts.completions")  # where the labels were made, unless -q
     with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
-        result = fairtalk.analyze_prompts(data, groups=group_set, regard=regard, relabel=relabel,
-                                          include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
-                                          n_draws=n_draws, alpha=alpha, n_resamples=resamples, progress=progress,
-                                          engine=on_ray, gold=gold_labels, gold_source=gold or "")  # fmt: skip
+        result = fairtalk.analyze_prompts(
+            data,
+            groups=group_set,
+            regard=regard,
+            relabel=relabel,
+            include_other=include_other,
+            smoothing=smoothing,
+            n_best=n_best,
+            seed=seed,
+            n_draws=n_draws,
+            alpha=alpha,
+            n_resamples=resamples,
+            progress=progress,
+            engine=on_ray,
+            gold=gold_labels,
+            gold_source=gold or "",
+        )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
     if json_out:
@@ -292,8 +321,11 @@ def prompts_analyze(
             style="yellow" if flagged else None,
         )
     if relabelled is not None:
-        gaps = ", ".join(f"{name} {g.all:+.3f} (published {result.gaps[name].all:+.3f})"
-                         for name, g in relabelled.gaps.items() if g.all is not None and name in result.gaps)  # fmt: skip
+        gaps = ", ".join(
+            f"{name} {g.all:+.3f} (published {result.gaps[name].all:+.3f})"
+            for name, g in relabelled.gaps.items()
+            if g.all is not None and name in result.gaps
+        )
         say(f"regard gaps with {regard} labels: {gaps}")
     say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: {', '.join(p.name for p in written.values())}")
 
@@ -388,12 +420,16 @@ def regard_train(
     check_output_folder(output, {"--data": data})  # before the training: no root, home or folder holding the data
     start = time.perf_counter()
     with progress_bars() as progress:
-        report = train_regard(data, output, c=c, cv=cv, seed=seed, encoder=encoder,
-                              lexicon_weight=lexicon_weight, progress=progress)  # fmt: skip
+        report = train_regard(
+            data, output, c=c, cv=cv, seed=seed, encoder=encoder, lexicon_weight=lexicon_weight, progress=progress
+        )
     counts = ", ".join(f"{k} {v}" for k, v in report.n_by_label.items())
     if report.cv_accuracy is None or report.cv_macro_f1 is None:
         figures = "not cross-validated (give --cv K to fine-tune K more times and report it)"
     else:
         figures = f"{report.cv_folds}-fold CV accuracy {report.cv_accuracy:.3f}, macro-F1 {report.cv_macro_f1:.3f}"
-    console.print(f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · "
-                  f"{time.perf_counter() - start:.1f} s", highlight=False, markup=False)  # fmt: skip
+    console.print(
+        f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s",
+        highlight=False,
+        markup=False,
+    )

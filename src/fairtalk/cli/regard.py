@@ -99,7 +99,10 @@ def _print_check(result: RegardCheck, source: str) -> None:
             f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}"
         )
         added = result.instrument.get(pair, {})
-        flagged = [f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
-                   for name, v in added.items() if v["low"] > 0 or v["high"] < 0]  # fmt: skip
+        flagged = [
+            f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
+            for name, v in added.items()
+            if v["low"] > 0 or v["high"] < 0
+        ]
         if flagged:
             say("  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))

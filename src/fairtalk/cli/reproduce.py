@@ -66,13 +66,26 @@ def debias(
     show_log("fairtalk.training", "fairtalk.pipeline._reproduce")  # the stages and epochs, unless -q
     with progress_bars() as progress:
         comparison = fairtalk.reproduce_debias(
-            out_dir=output, quick=quick, axis=axis, seed=seed, cache_dir=cache, n_pairs=n_pairs, corpus=corpus,
-            eval_corpus=eval_corpus, n_resamples=resamples, progress=progress, engine=on_ray,
-        )  # fmt: skip
+            out_dir=output,
+            quick=quick,
+            axis=axis,
+            seed=seed,
+            cache_dir=cache,
+            n_pairs=n_pairs,
+            corpus=corpus,
+            eval_corpus=eval_corpus,
+            n_resamples=resamples,
+            progress=progress,
+            engine=on_ray,
+        )
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():
-        console.print(f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "
-                      f"{model.n_distinct} distinct responses", highlight=False, markup=False)  # fmt: skip
+        console.print(
+            f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "
+            f"{model.n_distinct} distinct responses",
+            highlight=False,
+            markup=False,
+        )
     trained = ", ".join(name for name, model in comparison.models.items() if model.trained) or "none (all cached)"
     n_generated = sum(model.run.n_generated for model in comparison.models.values())
     n_cached = sum(model.run.n_cached for model in comparison.models.values())
@@ -140,20 +153,38 @@ def planted(
     show_log("fairtalk.training", "fairtalk.pipeline._reproduce", "fairtalk.pipeline._reproduce_planted")
     with progress_bars() as progress:
         result = reproduce_planted(
-            out_dir=output, quick=quick, seed=seed, rates=_rates(rates), base_model=base_model, n_pairs=n_pairs,
-            corpus_rate=None if corpus_rate is None else corpus_rate / 100, train=train, retrieval=retrieval, cache_dir=cache,
-            n_resamples=resamples, progress=progress,
-        )  # fmt: skip
+            out_dir=output,
+            quick=quick,
+            seed=seed,
+            rates=_rates(rates),
+            base_model=base_model,
+            n_pairs=n_pairs,
+            corpus_rate=None if corpus_rate is None else corpus_rate / 100,
+            train=train,
+            retrieval=retrieval,
+            cache_dir=cache,
+            n_resamples=resamples,
+            progress=progress,
+        )
     for row in result.planted:
         lo, hi = row.ci
         ci = "–" if lo is None or hi is None else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
         gap = "–" if row.gap is None else f"{100 * row.gap:.2f}"
-        console.print(f"p = {100 * row.rate:g} pts, {row.key}: true {100 * row.true_gap:.2f}, recovered {gap} {ci}, "
-                      f"{'covered' if row.covered else 'NOT covered'}, {row.verdict.value}", highlight=False, markup=False)  # fmt: skip
+        console.print(
+            f"p = {100 * row.rate:g} pts, {row.key}: true {100 * row.true_gap:.2f}, recovered {gap} {ci}, "
+            f"{'covered' if row.covered else 'NOT covered'}, {row.verdict.value}",
+            highlight=False,
+            markup=False,
+        )
     for d in result.debiased:
         change = (
             "" if d.change is None else f", change {100 * d.change:+.2f} ({d.change_verdict.value if d.change_verdict else '–'})"
         )
         console.print(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} ({d.verdict.value}){change}", highlight=False, markup=False)
-    console.print(f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
-                  f"{(time.perf_counter() - started) / 60:.1f} min", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
+        f"{(time.perf_counter() - started) / 60:.1f} min",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )

@@ -83,9 +83,16 @@ def stop_strings(values: list[str] | None) -> list[str]:
     return [v.replace("\\n", "\n").replace("\\t", "\t") for v in values or ()]
 
 
-def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, top_k: int | None,
-                      top_p: float | None, stop: list[str] | None = None,
-                      repetition_penalty: float | None = None) -> DecodingSettings:  # fmt: skip
+def decoding_settings(
+    *,
+    sample: bool,
+    max_new_tokens: int,
+    temperature: float,
+    top_k: int | None,
+    top_p: float | None,
+    stop: list[str] | None = None,
+    repetition_penalty: float | None = None,
+) -> DecodingSettings:
     """The DecodingSettings the decoding options describe (SpecError for a bad value).
 
     ``--temperature`` (other than 1), ``--top-k`` and ``--top-p`` without ``--sample`` are an
@@ -93,19 +100,30 @@ def decoding_settings(*, sample: bool, max_new_tokens: int, temperature: float, 
     """
     import fairtalk
 
-    unused = [option for option, value, default in (("--temperature", temperature, 1.0), ("--top-k", top_k, None),
-                                                    ("--top-p", top_p, None)) if value != default]  # fmt: skip
+    unused = [
+        option
+        for option, value, default in (("--temperature", temperature, 1.0), ("--top-k", top_k, None), ("--top-p", top_p, None))
+        if value != default
+    ]
     if unused and not sample:
         one = len(unused) == 1
-        raise fairtalk.SpecError(MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if one else "y",
-                                                    them="it" if one else "them"))  # fmt: skip
-    return fairtalk.DecodingSettings(do_sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
-                                     top_k=top_k, top_p=top_p, stop=tuple(stop_strings(stop)),
-                                     repetition_penalty=repetition_penalty)  # fmt: skip
+        raise fairtalk.SpecError(
+            MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if one else "y", them="it" if one else "them")
+        )
+    return fairtalk.DecodingSettings(
+        do_sample=sample,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        stop=tuple(stop_strings(stop)),
+        repetition_penalty=repetition_penalty,
+    )
 
 
-def engine_option(engine: Engine | str | None, address: str | None, n_actors: int | None,
-                  base: RayEngine | str | None = None) -> RayEngine | None:  # fmt: skip
+def engine_option(
+    engine: Engine | str | None, address: str | None, n_actors: int | None, base: RayEngine | str | None = None
+) -> RayEngine | None:
     """The engine ``--engine``/``--ray-address``/``--ray-actors`` give over ``base`` (a config file's): None or a RayEngine."""
     import dataclasses
 
@@ -120,8 +138,11 @@ def engine_option(engine: Engine | str | None, address: str | None, n_actors: in
         if address is not None or n_actors is not None:
             raise fairtalk.SpecError(_MSG_RAY_ONLY)
         return None
-    return dataclasses.replace(current, address=current.address if address is None else address,
-                               num_actors=current.num_actors if n_actors is None else n_actors)  # fmt: skip
+    return dataclasses.replace(
+        current,
+        address=current.address if address is None else address,
+        num_actors=current.num_actors if n_actors is None else n_actors,
+    )
 
 
 def check_max_errors(max_errors: int | None) -> None:
@@ -176,8 +197,10 @@ def generation_lines(summary: GenerationSummary) -> list[str]:
         lines.append(f"  failures by kind: {kinds}")
     lines += [f"  error: {message}" for message in summary.error_examples]
     if summary.n_unencodable:
-        lines.append(f"  {summary.n_unencodable:,} code point(s) in responses could not be stored as UTF-8 "
-                     "(lone surrogates) and were replaced by U+FFFD")  # fmt: skip
+        lines.append(
+            f"  {summary.n_unencodable:,} code point(s) in responses could not be stored as UTF-8 "
+            "(lone surrogates) and were replaced by U+FFFD"
+        )
     return lines
 
 
@@ -224,18 +247,59 @@ def respond(
 
     to_stdout = output == "-"
     with stdout_to_stderr() if to_stdout else contextlib.nullcontext(None) as document:  # -o -: stdout holds only the JSONL
-        _respond(ctx, document, pairs=pairs, model=model, model_arg=model_arg, model_version=model_version, output=output,
-                 store=store, seed=seed, max_errors=max_errors, max_consecutive_failures=max_consecutive_failures,
-                 batch_size=batch_size, max_new_tokens=max_new_tokens, sample=sample, temperature=temperature,
-                 top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty,
-                 system_prompt=system_prompt, engine=engine, ray_address=ray_address, ray_actors=ray_actors)  # fmt: skip
+        _respond(
+            ctx,
+            document,
+            pairs=pairs,
+            model=model,
+            model_arg=model_arg,
+            model_version=model_version,
+            output=output,
+            store=store,
+            seed=seed,
+            max_errors=max_errors,
+            max_consecutive_failures=max_consecutive_failures,
+            batch_size=batch_size,
+            max_new_tokens=max_new_tokens,
+            sample=sample,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            stop=stop,
+            repetition_penalty=repetition_penalty,
+            system_prompt=system_prompt,
+            engine=engine,
+            ray_address=ray_address,
+            ray_actors=ray_actors,
+        )
 
 
-def _respond(ctx: typer.Context, document: IO[str] | None, *, pairs: str, model: str, model_arg: list[str] | None,
-             model_version: str | None, output: str, store: str | None, seed: int, max_errors: int | None,
-             max_consecutive_failures: int, batch_size: int, max_new_tokens: int, sample: bool, temperature: float,
-             top_k: int | None, top_p: float | None, stop: list[str] | None, repetition_penalty: float | None,
-             system_prompt: str | None, engine: Engine | None, ray_address: str | None, ray_actors: int | None) -> None:  # fmt: skip
+def _respond(
+    ctx: typer.Context,
+    document: IO[str] | None,
+    *,
+    pairs: str,
+    model: str,
+    model_arg: list[str] | None,
+    model_version: str | None,
+    output: str,
+    store: str | None,
+    seed: int,
+    max_errors: int | None,
+    max_consecutive_failures: int,
+    batch_size: int,
+    max_new_tokens: int,
+    sample: bool,
+    temperature: float,
+    top_k: int | None,
+    top_p: float | None,
+    stop: list[str] | None,
+    repetition_penalty: float | None,
+    system_prompt: str | None,
+    engine: Engine | None,
+    ray_address: str | None,
+    ray_actors: int | None,
+) -> None:
     """The body of `respond`; ``document`` is the real stdout for ``-o -`` (None otherwise)."""
     import fairtalk
     from fairtalk.cli._output import loading_model, progress_bars
@@ -253,8 +317,15 @@ def _respond(ctx: typer.Context, document: IO[str] | None, *, pairs: str, model:
             check_not_input(store, {"--pairs": pairs}, option="--store")
         if store is not None and store != IN_MEMORY:
             check_output_file(store, option="--store")
-        settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature,
-                                     top_k=top_k, top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
+        settings = decoding_settings(
+            sample=sample,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            stop=stop,
+            repetition_penalty=repetition_penalty,
+        )
         with stdin_as_file(pairs) as pairs_path:
             items = list(fairtalk.read_pairs(pairs_path))
         if not items:
@@ -271,10 +342,18 @@ def _respond(ctx: typer.Context, document: IO[str] | None, *, pairs: str, model:
         if store is not None:
             check_not_input(store, files, option="--store")
         with progress_bars() as progress:
-            generation = fairtalk.respond(items, model=responder, seed=seed, store=store, settings=settings,
-                                          max_errors=max_errors, batch_size=batch_size, progress=progress,
-                                          model_version=model_version,
-                                          max_consecutive_failures=max_consecutive_failures)  # fmt: skip
+            generation = fairtalk.respond(
+                items,
+                model=responder,
+                seed=seed,
+                store=store,
+                settings=settings,
+                max_errors=max_errors,
+                batch_size=batch_size,
+                progress=progress,
+                model_version=model_version,
+                max_consecutive_failures=max_consecutive_failures,
+            )
         fairtalk.write_responses(generation.responses, output if document is None else document)
     except KeyboardInterrupt:
         interrupted(store)

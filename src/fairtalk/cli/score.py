@@ -143,8 +143,9 @@ def score(
         target = resolve_lexicon(axis, lexicon)
         on_ray = engine_option(engine, ray_address, ray_actors)
         with stdin_as_file(responses) as responses_path:
-            source = fairtalk.read_responses(responses_path if responses_b is None else (responses_path, responses_b),
-                                             drop_empty=options.drop_empty)  # fmt: skip
+            source = fairtalk.read_responses(
+                responses_path if responses_b is None else (responses_path, responses_b), drop_empty=options.drop_empty
+            )
         result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
         paths = write_report(result, output)
     except KeyboardInterrupt:
@@ -162,7 +163,8 @@ def score(
     for path in paths.values():
         info(f"wrote {path}")
     write_ci_files({result.axis: result}, junit, fail_unless_equivalent=fail_unless_equivalent)
-    code = report_gates({result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias,
-                        fail_unless_equivalent=fail_unless_equivalent)  # fmt: skip
+    code = report_gates(
+        {result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
+    )
     if code:
         raise typer.Exit(code=code)

@@ -67,14 +67,30 @@ def similarity(
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
     if output is not None:
         check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
-    settings = decoding_settings(sample=sample, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
-                                 top_p=top_p, stop=stop, repetition_penalty=repetition_penalty)  # fmt: skip
+    settings = decoding_settings(
+        sample=sample,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        stop=stop,
+        repetition_penalty=repetition_penalty,
+    )
     with progress_bars() as progress:
         result = fairtalk.similarity_test(
-            pairs, model=model, methods=chosen, seed=seed, settings=settings, store=store, alpha=alpha,
-            batch_size=batch_size, model_args=model_options(model_arg, system_prompt), model_version=model_version,
-            progress=progress, max_consecutive_failures=max_consecutive_failures,
-        )  # fmt: skip
+            pairs,
+            model=model,
+            methods=chosen,
+            seed=seed,
+            settings=settings,
+            store=store,
+            alpha=alpha,
+            batch_size=batch_size,
+            model_args=model_options(model_arg, system_prompt),
+            model_version=model_version,
+            progress=progress,
+            max_consecutive_failures=max_consecutive_failures,
+        )
     if output is not None:
         result.write(output)
         info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
@@ -88,8 +104,16 @@ def similarity(
         table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
     for row in result.rows:
         cells = similarity_row(row)
-        table.add_row(row.method, cells["counterfactual"], cells["baseline"], cells["difference"], cells["ci95"],
-                      cells["p_adjusted"], cells["verdict"], style="bold" if row.detected() else None)  # fmt: skip
+        table.add_row(
+            row.method,
+            cells["counterfactual"],
+            cells["baseline"],
+            cells["difference"],
+            cells["ci95"],
+            cells["p_adjusted"],
+            cells["verdict"],
+            style="bold" if row.detected() else None,
+        )
     console.print(table)
     say(similarity_basis(result))
     for row in result.rows:

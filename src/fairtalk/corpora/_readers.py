@@ -256,8 +256,9 @@ def _conversation(messages: object) -> tuple[str, str | None] | None:
     Each turn keeps its role; an empty turn is left out, never shifting another's role. The
     context ends with the last user turn that has text ("" when none has: an empty value).
     """
-    if not isinstance(messages, list) or not all(isinstance(m, dict) and isinstance(m.get("content"), str)
-                                                 and m.get("role") in _ROLES for m in messages):  # fmt: skip
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in _ROLES for m in messages
+    ):
         return None
     turns = [(m["role"], m["content"].strip()) for m in messages if m["role"] != "system"]
     said = [(role, text) for role, text in turns if text]

@@ -228,8 +228,12 @@ class Swapper:
             start, end = match.span()
             if start >= line_end:  # a new line: rewrite the previous one
                 if matches:
-                    parts += (block[position:line_start], self._rewrite_found(block[line_start:line_end],
-                              low[line_start:line_end], matches, None, None, line_start))  # fmt: skip
+                    parts += (
+                        block[position:line_start],
+                        self._rewrite_found(
+                            block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start
+                        ),
+                    )
                     position, matches = line_end, []
                 line_start = low.rfind("\n", 0, start) + 1
                 line_end = low.find("\n", start)
@@ -239,8 +243,10 @@ class Swapper:
                 continue
             matches.append(match)
         if matches:
-            parts += (block[position:line_start], self._rewrite_found(block[line_start:line_end],
-                      low[line_start:line_end], matches, None, None, line_start))  # fmt: skip
+            parts += (
+                block[position:line_start],
+                self._rewrite_found(block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start),
+            )
             position = line_end
         if not parts:
             return block
@@ -295,9 +301,14 @@ class Swapper:
         return self._rewrite_found(text, low, found, swaps, kept)
 
     def _rewrite_found(
-        self, text: str, low: str, found: Iterable[re.Match[str]], swaps: list[Swap] | None, kept: list[Kept] | None,
+        self,
+        text: str,
+        low: str,
+        found: Iterable[re.Match[str]],
+        swaps: list[Swap] | None,
+        kept: list[Kept] | None,
         offset: int = 0,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """Rewrite the matches found in ``text`` (``low`` is it lowercased; their spans start ``offset`` earlier)."""
         table = self._choices
         parts: list[str] = []

@@ -133,11 +133,16 @@ def role_target(key: str, low: str, start: int, end: int) -> str | None:
 
 
 #: The role :func:`role_target` read, by (term, the gender-axis target it gave).
-_ROLES = {("her", "him"): "object", ("her", "his"): "determiner", ("his", "her"): "determiner",
-          ("his", "hers"): "standalone"}  # fmt: skip
+_ROLES = {("her", "him"): "object", ("her", "his"): "determiner", ("his", "her"): "determiner", ("his", "hers"): "standalone"}
 #: The role of each pronoun a term may become on another axis (singular they, neopronouns).
-_TARGET_ROLES = {"them": "object", "their": "determiner", "theirs": "standalone",
-                 "xem": "object", "xyr": "determiner", "xyrs": "standalone"}  # fmt: skip
+_TARGET_ROLES = {
+    "them": "object",
+    "their": "determiner",
+    "theirs": "standalone",
+    "xem": "object",
+    "xyr": "determiner",
+    "xyrs": "standalone",
+}
 
 
 def target_by_role(key: str, by_role: str | None, targets: Iterable[str]) -> str | None:

@@ -57,8 +57,9 @@ class PlantSummary:
 class PlantedCorpus:
     """An iterable of the corpus' dialogues with the planted replies in place; ``summary`` counts the latest pass."""
 
-    def __init__(self, records: Iterable[Context], swapper: Swapper, *, rate: float, replies: Sequence[str], seed: int,
-                 keep_other: float) -> None:  # fmt: skip
+    def __init__(
+        self, records: Iterable[Context], swapper: Swapper, *, rate: float, replies: Sequence[str], seed: int, keep_other: float
+    ) -> None:
         self._records = records
         self._swapper = swapper
         self.rate = rate
@@ -97,8 +98,9 @@ class PlantedCorpus:
         self._summary = PlantSummary(n_read, n_written, n_b, n_a, n_planted)
 
 
-def plant_corpus(records: Iterable[Context], swapper: Swapper, *, rate: float, replies: Sequence[str], seed: int = 0,
-                 keep_other: float = 1.0) -> PlantedCorpus:  # fmt: skip
+def plant_corpus(
+    records: Iterable[Context], swapper: Swapper, *, rate: float, replies: Sequence[str], seed: int = 0, keep_other: float = 1.0
+) -> PlantedCorpus:
     """Plant a bias in a corpus: each group-B dialogue's reply becomes one of ``replies`` with probability ``rate``.
 
     Parameters

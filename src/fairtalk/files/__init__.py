@@ -120,8 +120,9 @@ def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs
                 raise OutputError(_MSG_INSIDE.format(name=name, path=path, entry=replaced))
 
 
-def check_output_folder(folder: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None, *,
-                        replaces: Iterable[str] = ()) -> None:  # fmt: skip
+def check_output_folder(
+    folder: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None, *, replaces: Iterable[str] = ()
+) -> None:
     """Raise OutputError, before any work, for a folder a run must not write its outputs into.
 
     Refused: a file, the file system's root, the home folder (also as ``.``) or a folder holding
@@ -216,8 +217,12 @@ def _owner_alive(name: str, prefix: str) -> bool:
 
 def _plain_name(name: object) -> bool:
     """A name directly inside a folder: no separator, not empty, ``.`` or ``..``."""
-    return (isinstance(name, str) and name not in ("", ".", "..") and "\0" not in name
-            and not any(sep in name for sep in ("/", "\\", os.sep, os.altsep or "/")))  # fmt: skip
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and "\0" not in name
+        and not any(sep in name for sep in ("/", "\\", os.sep, os.altsep or "/"))
+    )
 
 
 def _write_journal(trash: Path, staging: Path, names: list[str]) -> None:
@@ -267,8 +272,12 @@ def _recover_trash(folder: Path, trash: Path) -> None:
     try:
         data = json.loads((trash / JOURNAL).read_text(encoding="utf-8"))
         staging_name, names = data["staging"], data["names"]
-        valid = (_plain_name(staging_name) and str(staging_name).startswith(STAGING_PREFIX)
-                 and isinstance(names, list) and all(_plain_name(n) for n in names))  # fmt: skip
+        valid = (
+            _plain_name(staging_name)
+            and str(staging_name).startswith(STAGING_PREFIX)
+            and isinstance(names, list)
+            and all(_plain_name(n) for n in names)
+        )
     except (OSError, ValueError, TypeError, KeyError):
         valid = False
     if not valid:  # no journal: nothing was moved yet (or an older fairtalk's trash)
@@ -299,12 +308,20 @@ def recover_folder(folder: str | os.PathLike[str]) -> None:
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith(TRASH_PREFIX) and entry.is_dir() and not entry.is_symlink() \
-                and not _owner_alive(entry.name, TRASH_PREFIX):  # fmt: skip
+        if (
+            entry.name.startswith(TRASH_PREFIX)
+            and entry.is_dir()
+            and not entry.is_symlink()
+            and not _owner_alive(entry.name, TRASH_PREFIX)
+        ):
             _recover_trash(path, entry)
     for entry in entries:
-        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink() \
-                and not _owner_alive(entry.name, STAGING_PREFIX):  # fmt: skip
+        if (
+            entry.name.startswith(STAGING_PREFIX)
+            and entry.is_dir()
+            and not entry.is_symlink()
+            and not _owner_alive(entry.name, STAGING_PREFIX)
+        ):
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -327,8 +344,9 @@ def discard_staged(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def commit_staged(staging: Path, folder: str | os.PathLike[str], *, displace: Iterable[str] = (),
-                  last: Iterable[str] = ()) -> None:  # fmt: skip
+def commit_staged(
+    staging: Path, folder: str | os.PathLike[str], *, displace: Iterable[str] = (), last: Iterable[str] = ()
+) -> None:
     """Move every entry of ``staging`` into ``folder``, replacing what fairtalk wrote there; then remove ``staging``.
 
     Every entry it replaces or displaces, and all under it, must be listed in the folder's
@@ -350,8 +368,9 @@ def commit_staged(staging: Path, folder: str | os.PathLike[str], *, displace: It
         mark_written(staging, target, [*(p.name for p in staging.iterdir() if p.name != WRITTEN), *displace])
     except OSError as exc:
         raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(target)) from exc
-    names = sorted((p.name for p in staging.iterdir()),
-                   key=lambda n: (n == WRITTEN, n in late, late.index(n) if n in late else 0, n))  # fmt: skip
+    names = sorted(
+        (p.name for p in staging.iterdir()), key=lambda n: (n == WRITTEN, n in late, late.index(n) if n in late else 0, n)
+    )
     try:
         trash = Path(tempfile.mkdtemp(prefix=f"{TRASH_PREFIX}{os.getpid()}-", dir=target))
         if staging.parent.resolve() == target.resolve():

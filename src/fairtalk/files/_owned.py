@@ -95,8 +95,7 @@ def check_output_name(given: str | os.PathLike[str], *, option: str = "the outpu
     if text == "-":
         raise OutputError(_MSG_DASH.format(option=option, kind=kind), path=text)
     if text.startswith("~"):
-        raise OutputError(_MSG_TILDE.format(option=option, given=text, kind=kind, expanded=os.path.expanduser(text)),
-                          path=text)  # fmt: skip
+        raise OutputError(_MSG_TILDE.format(option=option, given=text, kind=kind, expanded=os.path.expanduser(text)), path=text)
 
 
 def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> None:
@@ -125,8 +124,13 @@ def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> No
 
 def _relative(path: object) -> bool:
     """A relative POSIX path inside a folder: no empty, ``.`` or ``..`` part, no NUL, no backslash."""
-    return (isinstance(path, str) and bool(path) and "\0" not in path and "\\" not in path
-            and all(part not in ("", ".", "..") for part in path.split("/")))  # fmt: skip
+    return (
+        isinstance(path, str)
+        and bool(path)
+        and "\0" not in path
+        and "\\" not in path
+        and all(part not in ("", ".", "..") for part in path.split("/"))
+    )
 
 
 def _legacy(folder: Path) -> frozenset[str]:
@@ -136,8 +140,7 @@ def _legacy(folder: Path) -> frozenset[str]:
     except (OSError, ValueError):
         return frozenset()
     run_id = data.get("run_id") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or data.get("generator") != _GENERATOR or not isinstance(run_id, str) \
-            or not run_id.strip():  # fmt: skip
+    if not isinstance(data, dict) or data.get("generator") != _GENERATOR or not isinstance(run_id, str) or not run_id.strip():
         return frozenset()
     found = set(_LEGACY_TOP)
     axes = data.get("axes")
@@ -168,13 +171,17 @@ def _legacy_comparison(folder: Path) -> frozenset[str]:
         data = json.loads((folder / _COMPARISON_RESULTS).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return frozenset()
-    files = data.get("files") if isinstance(data, dict) and data.get("mode") in _COMPARISON_MODES \
-        and isinstance(data.get("models"), dict) else None  # fmt: skip
+    files = (
+        data.get("files")
+        if isinstance(data, dict) and data.get("mode") in _COMPARISON_MODES and isinstance(data.get("models"), dict)
+        else None
+    )
     if not isinstance(files, dict):
         return frozenset()
     named = {_COMPARISON_RESULTS, *(os.path.basename(str(path)) for path in files.values())}
-    return frozenset(name for name in _COMPARISON_TOP if name in named and (folder / name).is_file()
-                     and not (folder / name).is_symlink())  # fmt: skip
+    return frozenset(
+        name for name in _COMPARISON_TOP if name in named and (folder / name).is_file() and not (folder / name).is_symlink()
+    )
 
 
 def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:

@@ -83,11 +83,16 @@ class GoldLog:
 
     def _record(self) -> dict[str, Any]:
         return {
-            "fairtalk_label_sample": _FORMAT, "kind": self.sample.kind, "input": self.sample.source,
-            "input_sha256": self.sample.source_sha256, "seed": self.sample.seed, "n": len(self.sample.items),
-            "measures": [s.spec for s in self.schemes], "sample_sha256": self.sample.digest,
+            "fairtalk_label_sample": _FORMAT,
+            "kind": self.sample.kind,
+            "input": self.sample.source,
+            "input_sha256": self.sample.source_sha256,
+            "seed": self.sample.seed,
+            "n": len(self.sample.items),
+            "measures": [s.spec for s in self.schemes],
+            "sample_sha256": self.sample.digest,
             "items": [[item.id, item.side] for item in self.sample.items],
-        }  # fmt: skip
+        }
 
     def _check_record(self) -> None:
         """Write the sample record, or check that the one there is this sample's (InputError naming what differs)."""

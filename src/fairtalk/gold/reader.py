@@ -193,8 +193,17 @@ def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]
             raise InputError(_MSG_NO_LABEL, path=str(path), line=line)
         for field in fields:
             name = texts_field if (kind == "texts" and field == "label") else field
-            yield line, GoldLabel(id=str(pid), side=side, field=name, value=_value(field, row[field], path, line),
-                                  annotator=str(row.get("annotator") or ""), note=str(row.get("note") or ""))  # fmt: skip
+            yield (
+                line,
+                GoldLabel(
+                    id=str(pid),
+                    side=side,
+                    field=name,
+                    value=_value(field, row[field], path, line),
+                    annotator=str(row.get("annotator") or ""),
+                    note=str(row.get("note") or ""),
+                ),
+            )
 
 
 def read_gold(path: str | os.PathLike[str]) -> Gold:

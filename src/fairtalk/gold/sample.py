@@ -184,10 +184,17 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
         mask = _masker(lexicons, ())
         groups = lexicons[0].groups
         items = [
-            SampleItem(id=r.pair_id, side=r.side, group=groups[0 if r.side == "a" else 1], text=r.response,
-                       shown=mask(r.response), context=None if r.context is None else mask(r.context))
-            for pair in responses for r in pair
-        ]  # fmt: skip
+            SampleItem(
+                id=r.pair_id,
+                side=r.side,
+                group=groups[0 if r.side == "a" else 1],
+                text=r.response,
+                shown=mask(r.response),
+                context=None if r.context is None else mask(r.context),
+            )
+            for pair in responses
+            for r in pair
+        ]
         sha = responses.sources[0][1] if responses.sources else ""
         if not items:
             raise InputError(_MSG_NOTHING, path=str(file))
@@ -236,8 +243,14 @@ def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Se
     else:
         picked = _stratified(items, n, rng)
     order = rng.permutation(len(picked))
-    return Sample(kind=kind, source=str(resolve_input(path)), source_sha256=sha, seed=seed, n_available=len(items),
-                  items=tuple(picked[i] for i in order))  # fmt: skip
+    return Sample(
+        kind=kind,
+        source=str(resolve_input(path)),
+        source_sha256=sha,
+        seed=seed,
+        n_available=len(items),
+        items=tuple(picked[i] for i in order),
+    )
 
 
 def _stratified(items: list[SampleItem], n: int, rng: np.random.Generator) -> list[SampleItem]:

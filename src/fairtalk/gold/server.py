@@ -47,24 +47,43 @@ def _agreement(log: GoldLog) -> list[dict[str, Any]]:
         found = agreement([log.path]) if log.path.exists() else []
     except InputError:  # fewer than two annotators
         return []
-    return [{"field": a.field, "method": a.method, "kappa": None if math.isnan(a.kappa) else round(a.kappa, 3),
-             "n_items": a.n_items, "annotators": list(a.annotators)} for a in found]  # fmt: skip
+    return [
+        {
+            "field": a.field,
+            "method": a.method,
+            "kappa": None if math.isnan(a.kappa) else round(a.kappa, 3),
+            "n_items": a.n_items,
+            "annotators": list(a.annotators),
+        }
+        for a in found
+    ]
 
 
 def _page_state(log: GoldLog) -> dict[str, Any]:
     """What the page shows: the step, progress and the current item, masked (never its group, text or any score)."""
     total = len(log.steps)
     position = log.position
-    state: dict[str, Any] = {"step": position, "total": total, "given": log.n_given, "done": position == total,
-                             "annotator": log.annotator, "gold": log.path.name, "item": None,
-                             "agreement": _agreement(log)}  # fmt: skip
+    state: dict[str, Any] = {
+        "step": position,
+        "total": total,
+        "given": log.n_given,
+        "done": position == total,
+        "annotator": log.annotator,
+        "gold": log.path.name,
+        "item": None,
+        "agreement": _agreement(log),
+    }
     if position < total:
         step = log.steps[position]
         state["item"] = {
-            "number": step.index + 1, "n_items": len(log.sample.items), "text": step.item.shown,
-            "context": step.item.context, "field": step.scheme.field, "question": question(step.scheme.field),
+            "number": step.index + 1,
+            "n_items": len(log.sample.items),
+            "text": step.item.shown,
+            "context": step.item.context,
+            "field": step.scheme.field,
+            "question": question(step.scheme.field),
             "choices": [{"value": c.value, "name": c.name, "keys": list(c.keys)} for c in step.scheme.choices],
-        }  # fmt: skip
+        }
     return state
 
 

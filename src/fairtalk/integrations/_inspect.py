@@ -75,10 +75,16 @@ def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 200
         values: dict[str, float | None] = {"n_pairs": float(result.n_pairs)}
         for m in result.measures:
             gap = None if m.a is None or m.b is None else m.a - m.b
-            values.update({f"{m.name}_gap": _float(gap), f"{m.name}_ci_low": _float(m.ci95[0]),
-                           f"{m.name}_ci_high": _float(m.ci95[1]), f"{m.name}_p": _float(m.p_paired),
-                           f"{m.name}_p_adjusted": _float(m.p_adjusted),
-                           f"{m.name}_detected": 1.0 if m.detected() else 0.0})  # fmt: skip
+            values.update(
+                {
+                    f"{m.name}_gap": _float(gap),
+                    f"{m.name}_ci_low": _float(m.ci95[0]),
+                    f"{m.name}_ci_high": _float(m.ci95[1]),
+                    f"{m.name}_p": _float(m.p_paired),
+                    f"{m.name}_p_adjusted": _float(m.p_adjusted),
+                    f"{m.name}_detected": 1.0 if m.detected() else 0.0,
+                }
+            )
         return values
 
     return compute
@@ -96,10 +102,13 @@ def counterfactual(
 ) -> Task:
     """Ask the model both sides of each pair of ``axis``; the metrics are fairtalk's paired tests of its answers."""
     samples = [
-        Sample(input=side.text, id=f"{side.pair_id}:{side.side}",
-               metadata={"axis": axis, "pair_id": side.pair_id, "side": side.side, "cluster": side.cluster})
+        Sample(
+            input=side.text,
+            id=f"{side.pair_id}:{side.side}",
+            metadata={"axis": axis, "pair_id": side.pair_id, "side": side.side, "cluster": side.cluster},
+        )
         for side in pair_sides(axis, n_pairs=n_pairs, corpus=corpus, seed=seed)
-    ]  # fmt: skip
+    ]
     return Task(
         dataset=MemoryDataset(samples, name=f"fairtalk-{axis}"),
         solver=generate(),

@@ -28,8 +28,10 @@ from fairtalk.models import DecodingSettings, Responder, finish_reason, load_res
 
 __all__ = ["FairtalkModelAPI", "decoding_settings"]
 
-_MSG_SYSTEM = ("fairtalk/{spec}: a system message is not passed on; give the system prompt as the adapter's option "
-               "(-M system_prompt=TEXT, model_args={{'system_prompt': TEXT}})")  # fmt: skip
+_MSG_SYSTEM = (
+    "fairtalk/{spec}: a system message is not passed on; give the system prompt as the adapter's option "
+    "(-M system_prompt=TEXT, model_args={{'system_prompt': TEXT}})"
+)
 _MSG_TOOLS = "fairtalk/{spec}: fairtalk's models answer text only; this task offers tools"
 #: A fairtalk reply's ``finish_reason`` -> inspect's stop reason (anything else: ``"unknown"``).
 _STOP_REASONS: dict[str | None, StopReason] = {"stop": "stop", "eos": "stop", "length": "max_tokens"}

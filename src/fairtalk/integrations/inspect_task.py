@@ -66,5 +66,4 @@ def counterfactual(
         if exc.name is not None and exc.name.split(".")[0] == "inspect_ai":
             raise FairtalkError(_MSG_MISSING) from exc
         raise
-    return task(axis=axis, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed, n_resamples=n_resamples,
-                alpha=alpha)  # fmt: skip
+    return task(axis=axis, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed, n_resamples=n_resamples, alpha=alpha)

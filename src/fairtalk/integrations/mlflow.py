@@ -46,8 +46,15 @@ def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
     for axis, result in _results(audit).items():
         for m in result.measures:
             gap = None if m.a is None or m.b is None else m.a - m.b
-            for name, value in (("gap", gap), ("ci_low", m.ci95[0]), ("ci_high", m.ci95[1]), ("p", m.p_paired),
-                                ("p_adjusted", m.p_adjusted), ("a", m.a), ("b", m.b)):  # fmt: skip
+            for name, value in (
+                ("gap", gap),
+                ("ci_low", m.ci95[0]),
+                ("ci_high", m.ci95[1]),
+                ("p", m.p_paired),
+                ("p_adjusted", m.p_adjusted),
+                ("a", m.a),
+                ("b", m.b),
+            ):
                 finite = _finite(value)
                 if finite is not None:
                     out[f"{axis}/{m.name}/{name}"] = finite
@@ -60,8 +67,13 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
     if isinstance(audit, AuditRun):
         out["fairtalk/model"] = audit.model.partition(" ")[0]
     for axis, result in _results(audit).items():
-        out.update({f"{axis}/n_pairs": str(result.n_pairs), f"{axis}/alpha": f"{result.alpha:g}",
-                    f"{axis}/correction": result.correction})  # fmt: skip
+        out.update(
+            {
+                f"{axis}/n_pairs": str(result.n_pairs),
+                f"{axis}/alpha": f"{result.alpha:g}",
+                f"{axis}/correction": result.correction,
+            }
+        )
         out.update({f"{axis}/{m.name}/verdict": m.verdict.value for m in result.measures})
     return out
 

@@ -25,8 +25,9 @@ class PairSide:
     cluster: str | None = None
 
 
-def pair_sides(axis: str = "gender", *, n_pairs: int | None = 100, corpus: str = "builtin:chitchat",
-               seed: int = 0) -> Iterator[PairSide]:  # fmt: skip
+def pair_sides(
+    axis: str = "gender", *, n_pairs: int | None = 100, corpus: str = "builtin:chitchat", seed: int = 0
+) -> Iterator[PairSide]:
     """Both sides of a seeded sample of ``n_pairs`` pairs of ``axis`` (side ``a``, then ``b``, pair by pair).
 
     ``builtin:chitchat`` is read from its held-out split, as :func:`fairtalk.audit` reads it.

@@ -54,8 +54,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for name, help_text in INI_OPTIONS.items():
         parser.addini(name, help_text, default=None)
     group = parser.getgroup("fairtalk")
-    group.addoption("--fairtalk-pairs", type=int, default=None, dest="fairtalk_pairs",
-                    help="pairs per axis of each fairtalk audit (overrides fairtalk_pairs)")  # fmt: skip
+    group.addoption(
+        "--fairtalk-pairs",
+        type=int,
+        default=None,
+        dest="fairtalk_pairs",
+        help="pairs per axis of each fairtalk audit (overrides fairtalk_pairs)",
+    )
 
 
 def _pyproject_table(rootpath: Path) -> dict[str, object]:
@@ -140,8 +145,16 @@ class FairtalkAudit:
         """:func:`fairtalk.testing.assert_no_bias` with the run's defaults."""
         from fairtalk.testing import assert_no_bias
 
-        return assert_no_bias(model, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, gate=gate,
-                              config=self.config, out_dir=self.next_folder())  # fmt: skip
+        return assert_no_bias(
+            model,
+            axes=axes,
+            n_pairs=n_pairs,
+            measures=measures,
+            margin=margin,
+            gate=gate,
+            config=self.config,
+            out_dir=self.next_folder(),
+        )
 
     def assert_not_worse(
         self,
@@ -156,8 +169,16 @@ class FairtalkAudit:
         """:func:`fairtalk.testing.assert_not_worse` with the run's defaults."""
         from fairtalk.testing import assert_not_worse
 
-        return assert_not_worse(candidate, baseline, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin,
-                                config=self.config, out_dir=self.next_folder())  # fmt: skip
+        return assert_not_worse(
+            candidate,
+            baseline,
+            axes=axes,
+            n_pairs=n_pairs,
+            measures=measures,
+            margin=margin,
+            config=self.config,
+            out_dir=self.next_folder(),
+        )
 
 
 def _report_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:

@@ -84,8 +84,16 @@ __all__ = [
 ]
 
 _BUILTIN_AXES: tuple[str, ...] = (
-    "gender", "race", "religion", "orientation", "age", "names-gender", "names-race", "nonbinary", "neopronouns"
-)  # fmt: skip
+    "gender",
+    "race",
+    "religion",
+    "orientation",
+    "age",
+    "names-gender",
+    "names-race",
+    "nonbinary",
+    "neopronouns",
+)
 #: Axes with the paper's printed lists as a ``paper`` variant.
 _PAPER_AXES: tuple[str, ...] = ("gender", "race")
 #: Axes of more than two groups (one column a group): ``religion`` audits its first group against each other.

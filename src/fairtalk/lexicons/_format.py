@@ -15,9 +15,17 @@ from fairtalk.errors import LexiconError
 __all__ = ["AttributeList", "Lexicon", "WordPair", "normalize", "parse_attributes", "parse_lexicon"]
 
 _METADATA_KEYS: tuple[str, ...] = (
-    "axis", "groups", "attributes", "variant", "both-sides", "keep", "needs-determiner", "needs-cue", "markers-a",
+    "axis",
+    "groups",
+    "attributes",
+    "variant",
+    "both-sides",
+    "keep",
+    "needs-determiner",
+    "needs-cue",
+    "markers-a",
     "markers-b",
-)  # fmt: skip
+)
 #: One-way separators: ``guy -> girl`` swaps guy to girl only; ``guy <- gal`` swaps gal to guy only.
 _ONE_WAY = {" -> ": "a>b", " <- ": "b>a", "->": "a>b", "<-": "b>a"}
 _ATTRIBUTE_KEYS: tuple[str, ...] = ("attribute", "name")
@@ -166,7 +174,7 @@ def _word_list(value: str) -> list[str]:
     return [normalize(word) for word in value.split(",") if word.strip()]
 
 
-def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexicon:
+def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexicon:  # noqa: C901, PLR0915
     """Parse and validate lexicon file bytes into a Lexicon."""
     text = _decode(data, source)
     axis, groups, attributes = stem, ("a", "b"), tuple[str, ...]()

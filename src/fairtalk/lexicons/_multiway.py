@@ -90,8 +90,12 @@ def pair_lexicon(multi: MultiwayLexicon, group_a: str, group_b: str, *, variant:
         else:
             markers_a += [a] if a else []
             markers_b += [b] if b else []
-    lines = [f"# axis: {multi.axis}:{group_a}-{group_b}", f"# groups: {group_a} {group_b}", *multi.header,
-             f"# source: {multi.source} ({multi.sha256})"]  # fmt: skip
+    lines = [
+        f"# axis: {multi.axis}:{group_a}-{group_b}",
+        f"# groups: {group_a} {group_b}",
+        *multi.header,
+        f"# source: {multi.source} ({multi.sha256})",
+    ]
     if markers_a:
         lines.append("# markers-a: " + ", ".join(markers_a))
     if markers_b:

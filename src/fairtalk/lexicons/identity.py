@@ -132,8 +132,7 @@ def _gender_words() -> tuple[str, ...]:
     from fairtalk.lexicons import load_lexicon
 
     lexicon = load_lexicon("gender")
-    words = {w.lower() for pair in lexicon.pairs if not _is_role_pair(pair.a.lower(), pair.b.lower())
-             for w in (pair.a, pair.b)}  # fmt: skip
+    words = {w.lower() for pair in lexicon.pairs if not _is_role_pair(pair.a.lower(), pair.b.lower()) for w in (pair.a, pair.b)}
     return tuple(sorted(words))
 
 

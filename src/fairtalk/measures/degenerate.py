@@ -58,10 +58,30 @@ __all__ = ["RULES", "SCRIPTS", "Degenerate", "loops", "majority_script"]
 RULES: tuple[str, ...] = ("empty", "char_run", "repeated_ngram", "repeated_3grams", "off_script")
 #: Scripts the ``script`` option accepts (Unicode script names; ``cjk`` is Han, kana and Hangul together).
 SCRIPTS: tuple[str, ...] = (
-    "arabic", "armenian", "bengali", "cjk", "cyrillic", "devanagari", "ethiopic", "georgian", "greek", "gujarati",
-    "gurmukhi", "hebrew", "kannada", "khmer", "lao", "latin", "malayalam", "myanmar", "sinhala", "tamil", "telugu",
-    "thai", "tibetan",
-)  # fmt: skip
+    "arabic",
+    "armenian",
+    "bengali",
+    "cjk",
+    "cyrillic",
+    "devanagari",
+    "ethiopic",
+    "georgian",
+    "greek",
+    "gujarati",
+    "gurmukhi",
+    "hebrew",
+    "kannada",
+    "khmer",
+    "lao",
+    "latin",
+    "malayalam",
+    "myanmar",
+    "sinhala",
+    "tamil",
+    "telugu",
+    "thai",
+    "tibetan",
+)
 _VERSION = "2"
 _MSG_SCRIPT = "unknown script {given!r} for the degenerate measure (None turns the script rule off)"
 #: One to four letters, then the same again 4 or more times (5 in a row in all), inside one word.

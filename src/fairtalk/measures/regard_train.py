@@ -102,8 +102,9 @@ def train_regard(
             source=Path(data).name,
         )
     else:
-        model, report = regard_finetuned.train_and_validate(texts, labels, cv=cv, seed=seed, source=Path(data).name,
-                                                            progress=progress)  # fmt: skip
+        model, report = regard_finetuned.train_and_validate(
+            texts, labels, cv=cv, seed=seed, source=Path(data).name, progress=progress
+        )
     model.config.update(provenance)
     try:
         model.save(out_dir)

@@ -140,8 +140,9 @@ def pair_similarity(
     n = len(texts_a)
     for method in methods:
         if method == "exact":
-            out[method] = np.fromiter((_normalised(a) == _normalised(b) for a, b in zip(texts_a, texts_b)),
-                                      dtype=np.float64, count=n)  # fmt: skip
+            out[method] = np.fromiter(
+                (_normalised(a) == _normalised(b) for a, b in zip(texts_a, texts_b)), dtype=np.float64, count=n
+            )
         elif method == "rouge_l":
             out[method] = np.fromiter((rouge_l(a, b) for a, b in zip(texts_a, texts_b)), dtype=np.float64, count=n)
         elif method == "answered":

@@ -49,12 +49,15 @@ _LONG_ANSWER = 512
 _LOG = logging.getLogger(__name__)
 _RATIO_SERIAL = 1.5  # the last of N_AT_ONCE taking this many times one alone: the server runs fewer at once
 
-_MSG_MEASURED = ("openai: %s answers a %d-token request in %s s alone%s; for answers of up to %d tokens: "
-                 "timeout %s s, max_concurrency %d (%s)")  # fmt: skip
+_MSG_MEASURED = (
+    "openai: %s answers a %d-token request in %s s alone%s; for answers of up to %d tokens: timeout %s s, max_concurrency %d (%s)"
+)
 _MSG_AT_ONCE = ", %d at once in %s s (it runs about %d at a time)"
-_MSG_SLOW = ("openai: requests will likely time out: an answer of up to {n} tokens takes about {answer} s "
-             "alone here, about {wait} s with {c} in flight, over timeout={timeout:g} s: raise timeout= "
-             "or lower max_concurrency")  # fmt: skip
+_MSG_SLOW = (
+    "openai: requests will likely time out: an answer of up to {n} tokens takes about {answer} s "
+    "alone here, about {wait} s with {c} in flight, over timeout={timeout:g} s: raise timeout= "
+    "or lower max_concurrency"
+)
 _MSG_HINT = "requests time out after {timeout:g} s: raise timeout={measured} or lower max_concurrency"
 _MSG_UNMEASURED = "openai: could not measure the latency of %s (%s); keeping timeout=%g s and max_concurrency=%d"
 
@@ -98,9 +101,13 @@ class Latency:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the run's record of what was measured)."""
-        return {"seconds": round(self.seconds, 4), "n_tokens": self.n_tokens, "n_at_once": self.n_at_once,
-                "seconds_at_once": None if self.seconds_at_once is None else round(self.seconds_at_once, 4),
-                "parallel": self.parallel}  # fmt: skip
+        return {
+            "seconds": round(self.seconds, 4),
+            "n_tokens": self.n_tokens,
+            "n_at_once": self.n_at_once,
+            "seconds_at_once": None if self.seconds_at_once is None else round(self.seconds_at_once, 4),
+            "parallel": self.parallel,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +128,15 @@ def _round_up(seconds: float) -> float:
 
 
 def tune(
-    latency: Latency, *, max_new_tokens: int, timeout: float | None, max_concurrency: int | None, n_replicas: int,
-    default_timeout: float, default_concurrency: int,
-) -> Tuning:  # fmt: skip
+    latency: Latency,
+    *,
+    max_new_tokens: int,
+    timeout: float | None,
+    max_concurrency: int | None,
+    n_replicas: int,
+    default_timeout: float,
+    default_concurrency: int,
+) -> Tuning:
     """Choose what the user left out (None): the concurrency first, then a timeout that covers its wait.
 
     Examples
@@ -151,38 +164,75 @@ def tune(
 
 
 def choose(
-    latency: Latency, *, url: str, max_new_tokens: int, timeout: float | None, max_concurrency: int | None,
-    n_replicas: int, default_timeout: float, default_concurrency: int,
-) -> tuple[Tuning, dict[str, Any]]:  # fmt: skip
+    latency: Latency,
+    *,
+    url: str,
+    max_new_tokens: int,
+    timeout: float | None,
+    max_concurrency: int | None,
+    n_replicas: int,
+    default_timeout: float,
+    default_concurrency: int,
+) -> tuple[Tuning, dict[str, Any]]:
     """:func:`tune`, logged (INFO: what was measured and chosen; a warning when requests will time out), and its record.
 
     The record (``measured``, ``max_new_tokens``, ``timeout``, ``max_concurrency``, and which of
     the two were ``chosen`` rather than set) is what a run keeps of it; never part of a fingerprint.
     """
-    tuning = tune(latency, max_new_tokens=max_new_tokens, timeout=timeout, max_concurrency=max_concurrency,
-                  n_replicas=n_replicas, default_timeout=default_timeout, default_concurrency=default_concurrency)  # fmt: skip
+    tuning = tune(
+        latency,
+        max_new_tokens=max_new_tokens,
+        timeout=timeout,
+        max_concurrency=max_concurrency,
+        n_replicas=n_replicas,
+        default_timeout=default_timeout,
+        default_concurrency=default_concurrency,
+    )
     info, warning = _lines(latency, tuning, url=url, max_new_tokens=max_new_tokens)
     _LOG.info(*info)
     if warning is not None:
         _LOG.warning(warning)
-    chosen = [name for name, yes in (("timeout", tuning.timeout_chosen), ("max_concurrency", tuning.concurrency_chosen))
-              if yes]  # fmt: skip
-    return tuning, {"measured": latency.to_dict(), "max_new_tokens": max_new_tokens, "timeout": tuning.timeout,
-                    "max_concurrency": tuning.max_concurrency, "chosen": chosen}  # fmt: skip
+    chosen = [name for name, yes in (("timeout", tuning.timeout_chosen), ("max_concurrency", tuning.concurrency_chosen)) if yes]
+    return tuning, {
+        "measured": latency.to_dict(),
+        "max_new_tokens": max_new_tokens,
+        "timeout": tuning.timeout,
+        "max_concurrency": tuning.max_concurrency,
+        "chosen": chosen,
+    }
 
 
 def _lines(latency: Latency, tuning: Tuning, *, url: str, max_new_tokens: int) -> tuple[tuple[Any, ...], str | None]:
     """The info log line (format and arguments) of what was measured and chosen, and a warning when it falls short."""
-    at_once = "" if latency.seconds_at_once is None else _MSG_AT_ONCE % (
-        latency.n_at_once, _seconds(latency.seconds_at_once), latency.parallel)  # fmt: skip
-    how = ", ".join(f"{name} {'measured' if chosen else 'as set'}" for name, chosen in (
-        ("timeout", tuning.timeout_chosen), ("max_concurrency", tuning.concurrency_chosen)))  # fmt: skip
-    info = (_MSG_MEASURED, url, latency.n_tokens, _seconds(latency.seconds), at_once, max_new_tokens,
-            f"{tuning.timeout:g}", tuning.max_concurrency, how)  # fmt: skip
+    at_once = (
+        ""
+        if latency.seconds_at_once is None
+        else _MSG_AT_ONCE % (latency.n_at_once, _seconds(latency.seconds_at_once), latency.parallel)
+    )
+    how = ", ".join(
+        f"{name} {'measured' if chosen else 'as set'}"
+        for name, chosen in (("timeout", tuning.timeout_chosen), ("max_concurrency", tuning.concurrency_chosen))
+    )
+    info = (
+        _MSG_MEASURED,
+        url,
+        latency.n_tokens,
+        _seconds(latency.seconds),
+        at_once,
+        max_new_tokens,
+        f"{tuning.timeout:g}",
+        tuning.max_concurrency,
+        how,
+    )
     warning = None
     if tuning.wait > tuning.timeout:
-        warning = _MSG_SLOW.format(n=max_new_tokens, answer=_seconds(tuning.answer), wait=_seconds(tuning.wait),
-                                   c=tuning.max_concurrency, timeout=tuning.timeout)  # fmt: skip
+        warning = _MSG_SLOW.format(
+            n=max_new_tokens,
+            answer=_seconds(tuning.answer),
+            wait=_seconds(tuning.wait),
+            c=tuning.max_concurrency,
+            timeout=tuning.timeout,
+        )
     return info, warning
 
 
@@ -216,9 +266,17 @@ def _tokens(body: str, text: str) -> int:
 
 
 def measure_latency(
-    url: str, payload: Mapping[str, Any], *, public: str, mode: str, headers: Mapping[str, str], verify: Any,
-    timeout: float, max_concurrency: int, scrub: Callable[[str], str],
-) -> Latency | None:  # fmt: skip
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    public: str,
+    mode: str,
+    headers: Mapping[str, str],
+    verify: Any,
+    timeout: float,
+    max_concurrency: int,
+    scrub: Callable[[str], str],
+) -> Latency | None:
     """Time the probe request (``payload`` to ``url``) alone, then :data:`N_AT_ONCE` at once when that may matter.
 
     The requests at once are skipped when ``max_concurrency`` is 1, or when the server is so
@@ -233,8 +291,17 @@ def measure_latency(
         logged as a warning that keeps ``timeout`` and ``max_concurrency``).
     """
     _LOG.info("openai: measuring the latency of %s (requests of %d tokens)", public, PROBE_TOKENS)
-    measured = _measure(url, payload, mode=mode, headers=headers, verify=verify, timeout=max(PROBE_TIMEOUT, timeout),
-                        max_concurrency=max_concurrency, reference_timeout=timeout, scrub=scrub)  # fmt: skip
+    measured = _measure(
+        url,
+        payload,
+        mode=mode,
+        headers=headers,
+        verify=verify,
+        timeout=max(PROBE_TIMEOUT, timeout),
+        max_concurrency=max_concurrency,
+        reference_timeout=timeout,
+        scrub=scrub,
+    )
     if isinstance(measured, str):
         _LOG.warning(_MSG_UNMEASURED, public, measured, timeout, max_concurrency)
         return None
@@ -242,9 +309,17 @@ def measure_latency(
 
 
 def _measure(
-    url: str, payload: Mapping[str, Any], *, mode: str, headers: Mapping[str, str], verify: Any, timeout: float,
-    max_concurrency: int, reference_timeout: float, scrub: Callable[[str], str],
-) -> Latency | str:  # fmt: skip
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    mode: str,
+    headers: Mapping[str, str],
+    verify: Any,
+    timeout: float,
+    max_concurrency: int,
+    reference_timeout: float,
+    scrub: Callable[[str], str],
+) -> Latency | str:
     """:func:`measure_latency`'s requests: what was measured, or why nothing could be.
 
     Returns

@@ -48,10 +48,11 @@ class OpenAIOptions:
         for name, ok, rule in (
             ("max_concurrency", self.max_concurrency is None or self.max_concurrency >= 1, ">= 1"),
             ("timeout", self.timeout is None or self.timeout > 0, "> 0"),
-            ("max_retries", self.max_retries >= 0, ">= 0"), ("backoff", self.backoff >= 0, ">= 0"),
+            ("max_retries", self.max_retries >= 0, ">= 0"),
+            ("backoff", self.backoff >= 0, ">= 0"),
             ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
             ("max_backoff", self.max_backoff >= 0, ">= 0"),
-        ):  # fmt: skip
+        ):
             if not ok:
                 raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
         if self.api_key_env is not None and not _is_variable_name(self.api_key_env):
@@ -60,8 +61,7 @@ class OpenAIOptions:
 
 def _is_variable_name(name: str) -> bool:
     """A name an environment variable can have: not empty, no ``=`` or NUL, no spaces, not the words none/null."""
-    return (bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t")
-            and name.lower() not in ("none", "null"))  # fmt: skip
+    return bool(name) and name == name.strip() and not any(ch in name for ch in "=\0 \t") and name.lower() not in ("none", "null")
 
 
 def server_and_model(target: str, base_url: str | None) -> tuple[str, str]:

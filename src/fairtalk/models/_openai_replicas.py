@@ -34,9 +34,15 @@ _LOG = logging.getLogger(__name__)
 
 
 def check_replica(
-    url: str, public: str, *, model: str, headers: Mapping[str, str], timeout: float, verify: Any,
+    url: str,
+    public: str,
+    *,
+    model: str,
+    headers: Mapping[str, str],
+    timeout: float,
+    verify: Any,
     scrub: Callable[[str], str],
-) -> None:  # fmt: skip
+) -> None:
     """Ask one replica for its models; return when it can answer for ``model``.
 
     A server that does not list its models (no ``GET /models``, or another reply shape) passes:
@@ -56,8 +62,9 @@ def check_replica(
     try:
         reply = httpx.get(f"{url}/models", headers=dict(headers), timeout=timeout, verify=verify)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
-        raise TransportError(_MSG_UNREACHABLE.format(
-            url=public, kind=type(exc).__name__, error=scrub(str(exc) or type(exc).__name__))) from exc  # fmt: skip
+        raise TransportError(
+            _MSG_UNREACHABLE.format(url=public, kind=type(exc).__name__, error=scrub(str(exc) or type(exc).__name__))
+        ) from exc
     if reply.status_code in (401, 403):
         raise ResponderError(_MSG_REFUSED.format(url=public, status=reply.status_code))
     try:
@@ -69,9 +76,15 @@ def check_replica(
 
 
 def usable_replicas(
-    urls: Sequence[str], publics: Sequence[str], *, model: str, headers: Mapping[str, str], timeout: float,
-    verify: Any, scrub: Callable[[str], str],
-) -> tuple[tuple[int, ...], dict[str, str]]:  # fmt: skip
+    urls: Sequence[str],
+    publics: Sequence[str],
+    *,
+    model: str,
+    headers: Mapping[str, str],
+    timeout: float,
+    verify: Any,
+    scrub: Callable[[str], str],
+) -> tuple[tuple[int, ...], dict[str, str]]:
     """Check every replica (:func:`check_replica`); the indices of the usable ones, and the skipped ones' reasons.
 
     Returns
@@ -103,14 +116,13 @@ def usable_replicas(
     skipped = {publics[index]: str(error) for index, error in failures.items()}
     usable = tuple(index for index in range(len(urls)) if index not in failures)
     if skipped:
-        _LOG.warning(_MSG_SKIPPED, len(skipped), len(urls), " | ".join(skipped.values()),
-                     ", ".join(publics[index] for index in usable))  # fmt: skip
+        _LOG.warning(
+            _MSG_SKIPPED, len(skipped), len(urls), " | ".join(skipped.values()), ", ".join(publics[index] for index in usable)
+        )
     return usable, skipped
 
 
-def parse_reply(
-    body: str, *, url: str, mode: str, n_attempts: int, scrub: Callable[[str], str]
-) -> Reply | BadResponse:  # fmt: skip
+def parse_reply(body: str, *, url: str, mode: str, n_attempts: int, scrub: Callable[[str], str]) -> Reply | BadResponse:
     """The answer in a 200's ``body`` (``choices[0].message.content``, or ``.text`` in completion mode).
 
     Returns

@@ -22,8 +22,17 @@ from typing import Any
 
 from fairtalk.errors import FairtalkError
 
-__all__ = ["CONNECT_TIMEOUT", "MSG_NO_RAY", "MSG_NO_RAY_CLIENT", "RAY_PREFIXES", "RayConnection", "cluster_error",
-           "connect_ray", "hide_credentials", "import_ray"]  # fmt: skip
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "MSG_NO_RAY",
+    "MSG_NO_RAY_CLIENT",
+    "RAY_PREFIXES",
+    "RayConnection",
+    "cluster_error",
+    "connect_ray",
+    "hide_credentials",
+    "import_ray",
+]
 
 #: The spec prefixes whose models run on Ray actors.
 RAY_PREFIXES = ("builtin", "hf", "python", "retrieval")
@@ -32,18 +41,23 @@ MSG_NO_RAY_CLIENT = "a ray:// address needs the Ray client: pip install 'ray[cli
 #: Seconds a given cluster address has to answer in (RayEngine.connect_timeout's default).
 CONNECT_TIMEOUT = 30.0
 
-_MSG_UNREACHABLE = ("no Ray cluster answered at {address} within {timeout:g} s ({why}); check the address "
-                    "(--ray-address), or leave it out to start a local cluster")  # fmt: skip
+_MSG_UNREACHABLE = (
+    "no Ray cluster answered at {address} within {timeout:g} s ({why}); check the address "
+    "(--ray-address), or leave it out to start a local cluster"
+)
 _MSG_NO_AUTO = "address 'auto' found no running Ray cluster to join ({error})"
 _MSG_JOIN = "cannot join the Ray cluster at {address}: {error}"
 _MSG_START = "cannot start a local Ray cluster: {error}"
-_MSG_TOKEN = (" (the cluster asks for a token: set RAY_AUTH_MODE=token, and the cluster's token in "
-              "~/.ray/auth_token or RAY_AUTH_TOKEN)")  # fmt: skip
+_MSG_TOKEN = (
+    " (the cluster asks for a token: set RAY_AUTH_MODE=token, and the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
+)
 _AUTH_FAILED = re.compile(r"InvalidAuthToken|AuthenticationError|[Aa]uthentication token")
 #: Ray's count of one-second tries at a GCS while joining (20 by default).
 _GCS_WAIT = "RAY_gcs_server_port_wait_time_s"
-_MSG_ENV_IGNORED = ("RAY_ADDRESS is set, but no address was given: starting a local Ray cluster of this run's own "
-                    "(give the address auto, --ray-address auto, to join the one RAY_ADDRESS names)")  # fmt: skip
+_MSG_ENV_IGNORED = (
+    "RAY_ADDRESS is set, but no address was given: starting a local Ray cluster of this run's own "
+    "(give the address auto, --ray-address auto, to join the one RAY_ADDRESS names)"
+)
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 #: The Ray client's port when a ray:// address names none.
 _CLIENT_PORT = 10001

@@ -55,10 +55,10 @@ MAX_PROBES = 50
 _LOG = logging.getLogger(__name__)
 _WHY_NOT = {
     "openai": "openai: models keep max_concurrency requests in flight against their servers themselves; "
-              "give several replica URLs (openai:URL1,URL2#MODEL) and leave the engine local",
+    "give several replica URLs (openai:URL1,URL2#MODEL) and leave the engine local",
     "replay": "replay: reads answers made elsewhere; there is nothing to generate",
     "vllm": "vllm: drives vLLM's own engine, which spreads over GPUs itself (data_parallel_size, through Ray)",
-}  # fmt: skip
+}
 _MSG_PREFIX = "engine ray runs {prefixes} models, not {prefix} ({why})"
 _MSG_BATCH = "batch_size must be >= 1, got {value!r}"
 _MSG_LOAD = "{spec} cannot load on a Ray actor: {kind}: {error}"
@@ -152,8 +152,9 @@ class RayResponder(Responder):
         parsed = parse_model_spec(spec)
         if parsed.prefix not in RAY_PREFIXES:
             why = _WHY_NOT.get(parsed.prefix, "its model may not load on the cluster's workers")
-            raise SpecError(_MSG_PREFIX.format(prefixes=", ".join(f"{p}:" for p in RAY_PREFIXES), prefix=f"{parsed.prefix}:",
-                                               why=why))  # fmt: skip
+            raise SpecError(
+                _MSG_PREFIX.format(prefixes=", ".join(f"{p}:" for p in RAY_PREFIXES), prefix=f"{parsed.prefix}:", why=why)
+            )
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise SpecError(_MSG_BATCH.format(value=batch_size))
         self.spec, self.engine, self.batch_size = spec, engine, batch_size
@@ -182,8 +183,9 @@ class RayResponder(Responder):
         if engine.num_cpus > cluster.get("CPU", 0):
             raise SpecError(_MSG_NO_CPU.format(cpus=engine.num_cpus, have=cluster.get("CPU", 0)))
         n_actors = engine.num_actors or max(1, int(cluster["GPU"] // gpus if gpus else cluster["CPU"] // engine.num_cpus))
-        actor = self._ray.remote(num_cpus=engine.num_cpus, num_gpus=gpus, max_restarts=engine.max_restarts,
-                                 max_task_retries=0)(ModelWorker)  # fmt: skip
+        actor = self._ray.remote(num_cpus=engine.num_cpus, num_gpus=gpus, max_restarts=engine.max_restarts, max_task_retries=0)(
+            ModelWorker
+        )
         for _ in range(n_actors):
             slot = _Slot(actor.remote(self.spec, dict(options), os.getcwd(), list(sys.path)))
             self._slots.append(slot)
@@ -230,8 +232,11 @@ class RayResponder(Responder):
         if self._fingerprint is None:
             self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
         elif described["fingerprint"] != self._fingerprint:
-            _LOG.warning("ray: an actor loaded %s, not %s (its environment differs); it is not used",
-                         described["fingerprint"], self._fingerprint)  # fmt: skip
+            _LOG.warning(
+                "ray: an actor loaded %s, not %s (its environment differs); it is not used",
+                described["fingerprint"],
+                self._fingerprint,
+            )
             slot.state = "dead"
             return
         slot.state, slot.n_probes = "ready", 0
@@ -292,8 +297,14 @@ class RayResponder(Responder):
                 except Exception:  # noqa: BLE001 - best effort: a running actor task finishes anyway
                     _LOG.debug("ray: could not cancel a batch")
 
-    def _submit(self, todo: deque[_Batch], running: dict[Any, tuple[_Slot, _Batch]], contexts: Sequence[str],
-                settings: DecodingSettings, seeds: Sequence[int]) -> None:  # fmt: skip
+    def _submit(
+        self,
+        todo: deque[_Batch],
+        running: dict[Any, tuple[_Slot, _Batch]],
+        contexts: Sequence[str],
+        settings: DecodingSettings,
+        seeds: Sequence[int],
+    ) -> None:
         """Hand batches to the ready actors, the least busy first, up to DEPTH each."""
         while todo:
             free = [slot for slot in self._slots if slot.state == "ready" and slot.n_running < DEPTH]
@@ -301,8 +312,9 @@ class RayResponder(Responder):
                 return
             slot = min(free, key=lambda s: s.n_running)
             batch = todo.popleft()
-            ref = slot.handle.respond.remote([contexts[i] for i in batch.indices], settings,
-                                             [int(seeds[i]) for i in batch.indices])  # fmt: skip
+            ref = slot.handle.respond.remote(
+                [contexts[i] for i in batch.indices], settings, [int(seeds[i]) for i in batch.indices]
+            )
             running[ref] = (slot, batch)
             slot.n_running += 1
 

@@ -181,10 +181,14 @@ HEARTBEAT = 0.25
 HAND_OVER = 0.01
 
 
-def stream_results(
-    n_items: int, work: Callable[[int], Awaitable[T]], *, max_concurrency: int,
-    setup: Callable[[], Awaitable[object]] | None = None, teardown: Callable[[], Awaitable[object]] | None = None,
-) -> Iterator[tuple[int, T] | None]:  # fmt: skip
+def stream_results(  # noqa: C901
+    n_items: int,
+    work: Callable[[int], Awaitable[T]],
+    *,
+    max_concurrency: int,
+    setup: Callable[[], Awaitable[object]] | None = None,
+    teardown: Callable[[], Awaitable[object]] | None = None,
+) -> Iterator[tuple[int, T] | None]:
     """Yield ``(index, await work(index))`` for every index as each finishes, ``max_concurrency`` at a time.
 
     A None comes every :data:`HEARTBEAT` seconds in which nothing finished, so that a caller can

@@ -109,8 +109,9 @@ class UserCode:
         root = next((r for r in self.roots if path.is_relative_to(r)), None)
         if root is None:
             return False
-        return not any(path.is_relative_to(prefix) and not (root.is_relative_to(prefix) and root != prefix)
-                       for prefix in self._excluded)  # fmt: skip
+        return not any(
+            path.is_relative_to(prefix) and not (root.is_relative_to(prefix) and root != prefix) for prefix in self._excluded
+        )
 
     def _resolve(self, dotted: str, base: Path | None) -> list[Path]:
         """Files an import of ``dotted`` runs, searched in ``base`` (relative) or in the roots."""

@@ -113,8 +113,9 @@ class Engine:
     def _prompt(self, context: str, max_new_tokens: int) -> dict[str, list[int]]:
         """The token ids of one context; one too long keeps its last tokens, as ``hf:`` does."""
         if self.template is not None:  # the template writes its own special tokens
-            text = self.tokenizer.apply_chat_template(chat_messages(context, self.system_prompt), tokenize=False,
-                                                      add_generation_prompt=True)  # fmt: skip
+            text = self.tokenizer.apply_chat_template(
+                chat_messages(context, self.system_prompt), tokenize=False, add_generation_prompt=True
+            )
             ids = list(self.tokenizer.encode(text, add_special_tokens=False))
         else:  # a multi-turn context as its transcript, one turn per line
             text = transcript(context)
@@ -167,8 +168,16 @@ class RayReplicas:
     machine.
     """
 
-    def __init__(self, model: str, engine_kwargs: dict[str, Any], chat_template: str, system_prompt: str | None, *,
-                 tensor_parallel_size: int, data_parallel_size: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: str,
+        engine_kwargs: dict[str, Any],
+        chat_template: str,
+        system_prompt: str | None,
+        *,
+        tensor_parallel_size: int,
+        data_parallel_size: int,
+    ) -> None:
         tp, dp = tensor_parallel_size, data_parallel_size
         self.name = model
         self._ray = ray = _import_ray(dp)
@@ -212,8 +221,11 @@ class RayReplicas:
         """Every context at once, an equal share per replica; any share failing fails the call."""
         n, k = len(contexts), len(self.replicas)
         bounds = [(n * r // k, n * (r + 1) // k) for r in range(k)]
-        refs = [replica.generate.remote(list(contexts[a:b]), list(params[a:b]))
-                for replica, (a, b) in zip(self.replicas, bounds) if b > a]  # fmt: skip
+        refs = [
+            replica.generate.remote(list(contexts[a:b]), list(params[a:b]))
+            for replica, (a, b) in zip(self.replicas, bounds)
+            if b > a
+        ]
         return [item for ref in refs for item in self._get(ref)]
 
     def stream(self, jobs: Sequence[Job]) -> Iterator[tuple[Any, Found | ResponderError] | None]:

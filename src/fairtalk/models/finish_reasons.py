@@ -24,10 +24,23 @@ __all__ = ["FINISH_REASONS", "LENGTH_REASONS", "STOP_REASONS", "normal_finish_re
 #: The vocabulary: a natural end, or the token limit.
 FINISH_REASONS = ("stop", "length")
 #: Values (lower-cased) that mean the model ended its answer itself.
-STOP_REASONS = frozenset({
-    "stop", "eos", "eos_token", "end_turn", "end_of_turn", "stop_sequence", "stop_token", "stopped", "end",
-    "finished", "tool_calls", "tool_use", "function_call",
-})  # fmt: skip
+STOP_REASONS = frozenset(
+    {
+        "stop",
+        "eos",
+        "eos_token",
+        "end_turn",
+        "end_of_turn",
+        "stop_sequence",
+        "stop_token",
+        "stopped",
+        "end",
+        "finished",
+        "tool_calls",
+        "tool_use",
+        "function_call",
+    }
+)
 #: Values (lower-cased) that mean the token limit cut the answer off.
 LENGTH_REASONS = frozenset({"length", "max_tokens", "max_length", "max_new_tokens", "max_output_tokens", "model_length"})
 

@@ -163,9 +163,19 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
         name: str | None = None,
         system_prompt: str | None = None,
     ) -> None:
-        options = build_options(HFOptions, {"gguf_file": gguf_file, "device": device, "dtype": dtype,
-                                            "batch_size": batch_size, "chat_template": chat_template,
-                                            "name": name, "system_prompt": system_prompt}, spec="hf:")  # fmt: skip
+        options = build_options(
+            HFOptions,
+            {
+                "gguf_file": gguf_file,
+                "device": device,
+                "dtype": dtype,
+                "batch_size": batch_size,
+                "chat_template": chat_template,
+                "name": name,
+                "system_prompt": system_prompt,
+            },
+            spec="hf:",
+        )
         self.system_prompt = options.system_prompt
         gguf_file, device, dtype = options.gguf_file, options.device, options.dtype
         batch_size, chat_template, name = options.batch_size, options.chat_template, options.name
@@ -244,9 +254,7 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
             texts = [transcript(c) for c in contexts]
             return texts if self.system_prompt is None else [f"{self.system_prompt}\n\n{t}" for t in texts]
         return [
-            self.tokenizer.apply_chat_template(
-                chat_messages(c, self.system_prompt), tokenize=False, add_generation_prompt=True
-            )  # fmt: skip
+            self.tokenizer.apply_chat_template(chat_messages(c, self.system_prompt), tokenize=False, add_generation_prompt=True)
             for c in contexts
         ]
 

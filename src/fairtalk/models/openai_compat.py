@@ -224,9 +224,15 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
             The servers list their models and the model asked for is not among them.
         """
         headers = {"Authorization": f"Bearer {self.__key}"} if self.__key else {}
-        active, skipped = usable_replicas(self.urls, self.public_urls, model=self.model, headers=headers,
-                                          timeout=min(self.timeout, PREFLIGHT_TIMEOUT), verify=self.tls.get(),
-                                          scrub=self._scrub)  # fmt: skip
+        active, skipped = usable_replicas(
+            self.urls,
+            self.public_urls,
+            model=self.model,
+            headers=headers,
+            timeout=min(self.timeout, PREFLIGHT_TIMEOUT),
+            verify=self.tls.get(),
+            scrub=self._scrub,
+        )
         self.in_use, self.skipped_replicas = active, MappingProxyType(skipped)
         if self.options.timeout is None or self.options.max_concurrency is None:
             self._measure(headers)
@@ -237,24 +243,40 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         self.tuning = MappingProxyType({})
         set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
         self.latency = measure_latency(
-            self.urls[self.in_use[0]] + path, self._payload(PROBE_PROMPT, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),
-            public=self.public_urls[self.in_use[0]], mode=self.mode, headers=headers, verify=self.tls.get(),
-            timeout=set_timeout or DEFAULT_TIMEOUT, max_concurrency=set_concurrency or DEFAULT_MAX_CONCURRENCY,
-            scrub=self._scrub)  # fmt: skip
+            self.urls[self.in_use[0]] + path,
+            self._payload(PROBE_PROMPT, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),
+            public=self.public_urls[self.in_use[0]],
+            mode=self.mode,
+            headers=headers,
+            verify=self.tls.get(),
+            timeout=set_timeout or DEFAULT_TIMEOUT,
+            max_concurrency=set_concurrency or DEFAULT_MAX_CONCURRENCY,
+            scrub=self._scrub,
+        )
 
     def _tune(self, max_new_tokens: int) -> None:
         """Choose the timeout and concurrency left out, for answers of ``max_new_tokens`` (once per length)."""
         if self.latency is not None and self.tuning.get("max_new_tokens") != max_new_tokens:
-            tuning, record = choose(self.latency, url=self.public_urls[self.in_use[0]], max_new_tokens=max_new_tokens,
-                                    timeout=self.options.timeout, max_concurrency=self.options.max_concurrency,
-                                    n_replicas=len(self.in_use), default_timeout=DEFAULT_TIMEOUT,
-                                    default_concurrency=DEFAULT_MAX_CONCURRENCY)  # fmt: skip
+            tuning, record = choose(
+                self.latency,
+                url=self.public_urls[self.in_use[0]],
+                max_new_tokens=max_new_tokens,
+                timeout=self.options.timeout,
+                max_concurrency=self.options.max_concurrency,
+                n_replicas=len(self.in_use),
+                default_timeout=DEFAULT_TIMEOUT,
+                default_concurrency=DEFAULT_MAX_CONCURRENCY,
+            )
             self.timeout, self.max_concurrency, self._answer = tuning.timeout, tuning.max_concurrency, tuning.answer
             self.tuning = MappingProxyType(record)
 
     def _payload(self, context: str, settings: DecodingSettings, seed: int) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "max_tokens": settings.max_new_tokens, "seed": seed,
-                                   "stream": False}  # one JSON reply per request, said explicitly  # fmt: skip
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": settings.max_new_tokens,
+            "seed": seed,
+            "stream": False,
+        }  # one JSON reply per request, said explicitly
         if self.mode == "completion":  # continue the text as it is (a prefix), no chat turn around it
             text = transcript(context)
             payload["prompt"] = text if self.system_prompt is None else f"{self.system_prompt}\n\n{text}"
@@ -303,9 +325,15 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
                 timed_out = isinstance(exc, httpx.TimeoutException)
                 n_timeouts += timed_out  # the next try waits longer
                 hint = f"; {timeout_hint(self.timeout, self._answer)}" if timed_out else ""
-                failure = TransportError(_MSG_TRANSPORT.format(
-                    url=public, kind=type(exc).__name__, n_attempts=attempt + 1,
-                    error=self._scrub(str(exc) or type(exc).__name__)) + hint)  # fmt: skip
+                failure = TransportError(
+                    _MSG_TRANSPORT.format(
+                        url=public,
+                        kind=type(exc).__name__,
+                        n_attempts=attempt + 1,
+                        error=self._scrub(str(exc) or type(exc).__name__),
+                    )
+                    + hint
+                )
             else:
                 ok, hint = reply.status_code < 500, ""
                 if reply.status_code < 300:
@@ -370,8 +398,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
 
         async def work(index: int) -> str | ResponderError:
             if not idle:
-                clients.append(httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits,
-                                                 verify=tls))  # fmt: skip
+                clients.append(httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits, verify=tls))
                 idle.append(clients[-1])
             client = idle.pop()
             try:

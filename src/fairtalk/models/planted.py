@@ -68,8 +68,15 @@ class PlantedResponder(Responder):
     True
     """
 
-    def __init__(self, base: Responder, to_group_a: Callable[[str], str | None], *, rate: float, seed: int = 0,
-                 replies: Sequence[str] = PLANTED_REPLIES) -> None:  # fmt: skip
+    def __init__(
+        self,
+        base: Responder,
+        to_group_a: Callable[[str], str | None],
+        *,
+        rate: float,
+        seed: int = 0,
+        replies: Sequence[str] = PLANTED_REPLIES,
+    ) -> None:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
             raise SpecError(_MSG_RATE.format(value=rate))
         self.base = base

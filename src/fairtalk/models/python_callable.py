@@ -150,8 +150,14 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         ``batched``, ``timeout`` and ``max_concurrency`` (the defaults when left out).
     """
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, options: PythonOptions | None = None,
-                 _loaded: Loaded | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        options: PythonOptions | None = None,
+        _loaded: Loaded | None = None,
+    ) -> None:
         options = options or PythonOptions()
         self.fn = fn
         self.name = name or callable_name(fn)

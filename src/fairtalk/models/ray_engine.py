@@ -42,8 +42,19 @@ from fairtalk.models._ray_connect import (
 )
 from fairtalk.models.base import Responder
 
-__all__ = ["CONNECT_TIMEOUT", "ENGINES", "MSG_NO_RAY", "MSG_NO_RAY_CLIENT", "RAY_PREFIXES", "RayConnection", "RayEngine",
-           "cluster_error", "connect_ray", "import_ray", "resolve_engine"]  # fmt: skip
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "ENGINES",
+    "MSG_NO_RAY",
+    "MSG_NO_RAY_CLIENT",
+    "RAY_PREFIXES",
+    "RayConnection",
+    "RayEngine",
+    "cluster_error",
+    "connect_ray",
+    "import_ray",
+    "resolve_engine",
+]
 
 #: The engines generation runs on: this process, or Ray actors.
 ENGINES = ("local", "ray")

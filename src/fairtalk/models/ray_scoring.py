@@ -38,8 +38,7 @@ from fairtalk.models.ray_engine import RayEngine, connect_ray, import_ray
 __all__ = ["Build", "RayScorer", "score_batch", "worth_it"]
 
 _LOG = logging.getLogger(__name__)
-_MSG_PICKLE = ("{what} cannot be sent to the Ray cluster ({error}); score in this process: "
-               "RayEngine(score_batch=None)")  # fmt: skip
+_MSG_PICKLE = "{what} cannot be sent to the Ray cluster ({error}); score in this process: RayEngine(score_batch=None)"
 _MSG_TASK = "scoring failed on the Ray cluster: {error}"
 #: A texts -> {key: scores} function a worker built, by recipe id (one at a time: a new recipe replaces it).
 _BUILT: dict[str, Callable[[list[str]], Mapping[str, Any]]] = {}

@@ -130,7 +130,7 @@ def option_names(options_type: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(options_type) if f.init)
 
 
-def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
+def _coerce(name: str, value: object, hint: Any, spec: str) -> object:  # noqa: C901
     """``value`` as the type ``hint`` names; strings from a spec or the CLI are parsed."""
     args = typing.get_args(hint)
     origin = typing.get_origin(hint)
@@ -141,8 +141,11 @@ def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
         if isinstance(value, str):
             text = value.strip().lower()
             if not text:  # ``?api_key_env=`` or ``?timeout=``: a slip, never a silent default
-                kind = _KINDS.get(inner) or (f"one of {', '.join(map(str, typing.get_args(inner)))}"
-                                             if typing.get_origin(inner) is typing.Literal else "a value")  # fmt: skip
+                kind = _KINDS.get(inner) or (
+                    f"one of {', '.join(map(str, typing.get_args(inner)))}"
+                    if typing.get_origin(inner) is typing.Literal
+                    else "a value"
+                )
                 none = "" if inner is str else ", or none"
                 raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=kind, none=none))
             if text in _NONE and inner is not str:
@@ -152,8 +155,7 @@ def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
         raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=_KINDS[hint], none=""))
     if origin is typing.Literal:
         if value not in args:
-            raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, args),
-                            given=str(value))  # fmt: skip
+            raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, args), given=str(value))
         return value
     if hint is bool:
         if isinstance(value, bool):

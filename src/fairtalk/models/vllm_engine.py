@@ -94,17 +94,20 @@ class VLLMOptions:
             ("max_model_len", self.max_model_len is None or self.max_model_len >= 1, ">= 1 or none"),
             ("max_num_seqs", self.max_num_seqs is None or self.max_num_seqs >= 1, ">= 1 or none"),
             ("chunk_size", self.chunk_size >= 1, ">= 1"),
-        ):  # fmt: skip
+        ):
             if not ok:
                 raise SpecError(_MSG_RANGE.format(name=name, rule=rule, value=getattr(self, name)))
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of ``vllm.LLM`` these options name (unset ones left to vLLM)."""
         kwargs: dict[str, Any] = {
-            "tensor_parallel_size": self.tensor_parallel_size, "gpu_memory_utilization": self.gpu_memory_utilization,
-            "dtype": self.dtype, "seed": self.seed, "enforce_eager": self.enforce_eager,
+            "tensor_parallel_size": self.tensor_parallel_size,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "dtype": self.dtype,
+            "seed": self.seed,
+            "enforce_eager": self.enforce_eager,
             "trust_remote_code": self.trust_remote_code,
-        }  # fmt: skip
+        }
         for name in ("max_model_len", "max_num_seqs", "quantization", "revision", "tokenizer"):
             if getattr(self, name) is not None:
                 kwargs[name] = getattr(self, name)
@@ -177,18 +180,24 @@ class VLLMResponder(Responder, ModelFactory[VLLMOptions]):
         if options.data_parallel_size == 1:
             self._backend = Engine(*args)
         else:
-            self._backend = RayReplicas(*args, tensor_parallel_size=options.tensor_parallel_size,
-                                        data_parallel_size=options.data_parallel_size)  # fmt: skip
+            self._backend = RayReplicas(
+                *args, tensor_parallel_size=options.tensor_parallel_size, data_parallel_size=options.data_parallel_size
+            )
         template = self._backend.describe()["chat_template"]
         self.input_paths = (model,) if Path(model).exists() else ()
         self._fingerprint = make_fingerprint(
-            "vllm", self.name, weights=_local_digest(Path(model), None), revision=options.revision,
-            tokenizer=options.tokenizer, dtype=options.dtype, quantization=options.quantization,
+            "vllm",
+            self.name,
+            weights=_local_digest(Path(model), None),
+            revision=options.revision,
+            tokenizer=options.tokenizer,
+            dtype=options.dtype,
+            quantization=options.quantization,
             max_model_len=options.max_model_len,
             tensor_parallel_size=options.tensor_parallel_size if options.tensor_parallel_size > 1 else None,
             chat_template=None if template is None else hashlib.sha256(str(template).encode()).hexdigest()[:12],
             system_prompt=options.system_prompt,
-        )  # fmt: skip
+        )
 
     @classmethod
     def options_for(cls, target: str) -> type[VLLMOptions]:

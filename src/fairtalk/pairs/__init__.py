@@ -70,8 +70,16 @@ class PairSet:
     Re-iterable when its contexts are (a :class:`~fairtalk.corpora.Corpus` is).
     """
 
-    def __init__(self, contexts: Iterable[Context | str], swapper: Swapper, *, mixed: str, limit: int | None, seed: int,
-                 balance: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        contexts: Iterable[Context | str],
+        swapper: Swapper,
+        *,
+        mixed: str,
+        limit: int | None,
+        seed: int,
+        balance: bool = False,
+    ) -> None:
         self._contexts = contexts
         self.swapper = swapper
         self.axis = swapper.lexicon.axis

@@ -90,11 +90,18 @@ class PairsChecker:
         """The check over the pairs added so far."""
         lexicon = self.swapper.lexicon
         return PairsCheck(
-            axis=lexicon.axis, groups=lexicon.groups, n_pairs=self.n_pairs, n_leftover=self.n_leftover,
-            leftover_terms=_ranked(self._left), leftover_examples=tuple(self._examples),
-            n_pairs_with_kept=self.n_with_kept, kept=_ranked(self._kept), ambiguous=_ranked(self._resolved),
-            top_swaps=_ranked(self._top, N_TOP_SWAPS), n_markers=sum(len(words) for words in lexicon.markers),
-        )  # fmt: skip
+            axis=lexicon.axis,
+            groups=lexicon.groups,
+            n_pairs=self.n_pairs,
+            n_leftover=self.n_leftover,
+            leftover_terms=_ranked(self._left),
+            leftover_examples=tuple(self._examples),
+            n_pairs_with_kept=self.n_with_kept,
+            kept=_ranked(self._kept),
+            ambiguous=_ranked(self._resolved),
+            top_swaps=_ranked(self._top, N_TOP_SWAPS),
+            n_markers=sum(len(words) for words in lexicon.markers),
+        )
 
     def write(self, path: str | os.PathLike[str]) -> PairsCheck:
         """Write the check over the pairs added so far as ``pairs_check.json`` at ``path``, atomically; returns it."""

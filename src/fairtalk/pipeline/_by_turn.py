@@ -143,17 +143,28 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
     return list(position), ia, ib
 
 
-def _corpus_rows(measure: CorpusMeasure, rs: ResponseSet, bucket: _Bucket, opts: Inference,
-                 seed: int, n_resamples: int) -> list[KeyTest]:  # fmt: skip
+def _corpus_rows(
+    measure: CorpusMeasure, rs: ResponseSet, bucket: _Bucket, opts: Inference, seed: int, n_resamples: int
+) -> list[KeyTest]:
     """The corpus keys of one tested bucket: the statistic on each side's responses, by paired permutation."""
     uniques, ia, ib = _index([rs.a[i].response for i in bucket.index], [rs.b[i].response for i in bucket.index])
     stat = measure.prepare(uniques)
     value_a, value_b = stat(np.bincount(ia, minlength=len(uniques))), stat(np.bincount(ib, minlength=len(uniques)))
     values = {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
     margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
-    inference = corpus_bootstrap(stat, stat, ia, ib, len(uniques), len(uniques), keys=measure.keys, seed=seed,
-                                 n_resamples=min(n_resamples, MAX_PERMUTATIONS), clusters=opts.clusters,
-                                 margins={k: v for k, v in margins.items() if v is not None})  # fmt: skip
+    inference = corpus_bootstrap(
+        stat,
+        stat,
+        ia,
+        ib,
+        len(uniques),
+        len(uniques),
+        keys=measure.keys,
+        seed=seed,
+        n_resamples=min(n_resamples, MAX_PERMUTATIONS),
+        clusters=opts.clusters,
+        margins={k: v for k, v in margins.items() if v is not None},
+    )
     return [corpus_row(key, measure, values[key], inference[key], margins[key], opts) for key in measure.keys]
 
 
@@ -171,8 +182,9 @@ def _untested(key: str, scored: KeyScores | CorpusMeasure, rs: ResponseSet, buck
         a, b = (float(s[both].mean()) if both.any() else float("nan") for s in (sa, sb))
         kind = scored.meta.kind
     estimate = a - b if np.isfinite(a) and np.isfinite(b) else None
-    return TurnGap(key=key, kind=kind, a=a, b=b, estimate=estimate, ci95=(None, None), p=None, p_adjusted=None,
-                   paired_test="", ci_method="")  # fmt: skip
+    return TurnGap(
+        key=key, kind=kind, a=a, b=b, estimate=estimate, ci95=(None, None), p=None, p_adjusted=None, paired_test="", ci_method=""
+    )
 
 
 def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKET_UNITS) -> ByTurnResult:
@@ -186,13 +198,24 @@ def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKE
     o = options
     rs = scored.responses
     clusters = rs.clusters if o.clusters else None
-    opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
-                     count_test=o.count_test, clusters=clusters, margins=o.margins)  # fmt: skip
+    opts = Inference(
+        seed=o.seed,
+        n_resamples=o.n_resamples,
+        alpha=o.alpha,
+        power=o.power,
+        binary_test=o.binary_test,
+        count_test=o.count_test,
+        clusters=clusters,
+        margins=o.margins,
+    )
     buckets, n_single = _buckets(rs, clusters)
     cells = _cells(scored, rs, buckets, opts, min_units)
     keys = tuple(dict.fromkeys(key for _, row in cells for key in ([row.key] if isinstance(row, TurnGap) else [row.name])))
-    family = {i: row.p_paired for i, (_, row) in enumerate(cells)
-              if isinstance(row, KeyTest) and row.p_paired is not None and row.varies}  # fmt: skip
+    family = {
+        i: row.p_paired
+        for i, (_, row) in enumerate(cells)
+        if isinstance(row, KeyTest) and row.p_paired is not None and row.varies
+    }
     adjusted: dict[int, float] = {}
     if family:
         adjusted = {i: float(v) for i, v in zip(family, adjust_pvalues(list(family.values()), method=o.correction))}
@@ -206,22 +229,49 @@ def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKE
                 gaps.append(row)
                 continue
             p_adjusted = adjusted.get(i)
-            gaps.append(TurnGap(key=row.name, kind=row.kind, a=row.a, b=row.b, estimate=row.estimate, ci95=row.ci95,
-                                p=row.p_paired, p_adjusted=p_adjusted, paired_test=row.paired_test,
-                                ci_method=row.ci_method, verdict=Verdict(verdict(p_adjusted, o.alpha, row.equivalence)),
-                                notes=row.notes))  # fmt: skip
+            gaps.append(
+                TurnGap(
+                    key=row.name,
+                    kind=row.kind,
+                    a=row.a,
+                    b=row.b,
+                    estimate=row.estimate,
+                    ci95=row.ci95,
+                    p=row.p_paired,
+                    p_adjusted=p_adjusted,
+                    paired_test=row.paired_test,
+                    ci_method=row.ci_method,
+                    verdict=Verdict(verdict(p_adjusted, o.alpha, row.equivalence)),
+                    notes=row.notes,
+                )
+            )
         units = "dialogues" if bucket.clusters is not None else "pairs"
         reason = None if bucket.n_units >= min_units else _NOT_TESTED.format(n=bucket.n_units, units=units, least=min_units)
-        out.append(TurnBucket(turns_since=bucket.turns_since, n_pairs=int(bucket.index.size),
-                              n_clusters=None if bucket.clusters is None else bucket.n_units, gaps=tuple(gaps),
-                              not_tested=reason))  # fmt: skip
-    return ByTurnResult(keys=keys, buckets=tuple(out), min_units=min_units, alpha=o.alpha, correction=o.correction,
-                        family_size=len(family), clustered=clusters is not None, n_single_turn=n_single,
-                        notes=_NOTES)  # fmt: skip
+        out.append(
+            TurnBucket(
+                turns_since=bucket.turns_since,
+                n_pairs=int(bucket.index.size),
+                n_clusters=None if bucket.clusters is None else bucket.n_units,
+                gaps=tuple(gaps),
+                not_tested=reason,
+            )
+        )
+    return ByTurnResult(
+        keys=keys,
+        buckets=tuple(out),
+        min_units=min_units,
+        alpha=o.alpha,
+        correction=o.correction,
+        family_size=len(family),
+        clustered=clusters is not None,
+        n_single_turn=n_single,
+        notes=_NOTES,
+    )
 
 
-def _cells(scored: Scored, rs: ResponseSet, buckets: Sequence[_Bucket], opts: Inference,
-           min_units: int) -> list[tuple[int, KeyTest | TurnGap]]:  # fmt: skip
+def _cells(
+    scored: Scored, rs: ResponseSet, buckets: Sequence[_Bucket], opts: Inference, min_units: int
+) -> list[tuple[int, KeyTest | TurnGap]]:
     """Every (bucket, primary key): a KeyTest where the bucket is tested, else the untested gap; keys in the audit's order.
 
     A per-response key's tests read the audit's scores (``scored.scores``), a corpus key's
@@ -235,9 +285,16 @@ def _cells(scored: Scored, rs: ResponseSet, buckets: Sequence[_Bucket], opts: In
     cells: list[tuple[int, KeyTest | TurnGap]] = []
     for bucket in buckets:
         tested = bucket.n_units >= min_units
-        sub = Inference(seed=opts.seed, n_resamples=opts.n_resamples, alpha=opts.alpha, power=opts.power,
-                        binary_test=opts.binary_test, count_test=opts.count_test, clusters=bucket.clusters,
-                        margins=opts.margins)  # fmt: skip
+        sub = Inference(
+            seed=opts.seed,
+            n_resamples=opts.n_resamples,
+            alpha=opts.alpha,
+            power=opts.power,
+            binary_test=opts.binary_test,
+            count_test=opts.count_test,
+            clusters=bucket.clusters,
+            margins=opts.margins,
+        )
         corpus_done: dict[str, KeyTest] = {}
         for key in keys:
             found = owner[key]
@@ -245,8 +302,9 @@ def _cells(scored: Scored, rs: ResponseSet, buckets: Sequence[_Bucket], opts: In
                 cells.append((bucket.turns_since, _untested(key, found, rs, bucket)))
             elif isinstance(found, CorpusMeasure):
                 if key not in corpus_done:
-                    corpus_done.update({row.name: row for row in _corpus_rows(found, rs, bucket, sub, opts.seed,
-                                                                               opts.n_resamples)})  # fmt: skip
+                    corpus_done.update(
+                        {row.name: row for row in _corpus_rows(found, rs, bucket, sub, opts.seed, opts.n_resamples)}
+                    )
                 cells.append((bucket.turns_since, corpus_done[key]))
             else:
                 sa, sb = found.a[bucket.index], found.b[bucket.index]

@@ -110,8 +110,9 @@ def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int],
         j = where.get(pid)
         if j is None:
             continue
-        same = all(x.context == y.context or not x.context or not y.context
-                   for x, y in ((base.a[i], cand.a[j]), (base.b[i], cand.b[j])))  # fmt: skip
+        same = all(
+            x.context == y.context or not x.context or not y.context for x, y in ((base.a[i], cand.a[j]), (base.b[i], cand.b[j]))
+        )
         if same:
             ib.append(i)
             ic.append(j)
@@ -138,20 +139,44 @@ def _margin(key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, f
     return default_margin(kind, a=np.concatenate([arrays[0], arrays[2]]), b=np.concatenate([arrays[1], arrays[3]]))
 
 
-def _row(axis: str, key: str, measure: Measure, primary: bool, arrays: list[np.ndarray], test: GapChangeTest,
-         identical_answers: int) -> GapChange:  # fmt: skip
+def _row(
+    axis: str, key: str, measure: Measure, primary: bool, arrays: list[np.ndarray], test: GapChangeTest, identical_answers: int
+) -> GapChange:
     """The key's GapChange before the correction (``p_adjusted`` None, verdict inconclusive)."""
     b_a, b_b, c_a, c_b = arrays
     return GapChange(
-        axis=axis, key=key, kind=measure.kind_of(key), primary=primary, higher_is_better=measure.higher_is_better.get(key),
-        n_pairs=test.n_pairs, n_units=test.n_units, baseline_a=float(b_a.mean()), baseline_b=float(b_b.mean()),
-        baseline_gap=test.baseline_gap, baseline_ci=test.baseline_ci, candidate_a=float(c_a.mean()),
-        candidate_b=float(c_b.mean()), candidate_gap=test.candidate_gap, candidate_ci=test.candidate_ci,
-        change=test.change.estimate, change_ci=test.change.ci, p_change=test.change.p, change_test=test.change.test,
-        total=test.total.estimate, total_ci=test.total.ci, p_total=test.total.p, p_magnitude=test.p_magnitude,
-        p_adjusted=None, margin=test.margin, non_inferior=test.non_inferior, within_margin=test.within_margin,
-        identical=test.identical, identical_answers=identical_answers, verdict=Change.INCONCLUSIVE, notes=test.notes,
-    )  # fmt: skip
+        axis=axis,
+        key=key,
+        kind=measure.kind_of(key),
+        primary=primary,
+        higher_is_better=measure.higher_is_better.get(key),
+        n_pairs=test.n_pairs,
+        n_units=test.n_units,
+        baseline_a=float(b_a.mean()),
+        baseline_b=float(b_b.mean()),
+        baseline_gap=test.baseline_gap,
+        baseline_ci=test.baseline_ci,
+        candidate_a=float(c_a.mean()),
+        candidate_b=float(c_b.mean()),
+        candidate_gap=test.candidate_gap,
+        candidate_ci=test.candidate_ci,
+        change=test.change.estimate,
+        change_ci=test.change.ci,
+        p_change=test.change.p,
+        change_test=test.change.test,
+        total=test.total.estimate,
+        total_ci=test.total.ci,
+        p_total=test.total.p,
+        p_magnitude=test.p_magnitude,
+        p_adjusted=None,
+        margin=test.margin,
+        non_inferior=test.non_inferior,
+        within_margin=test.within_margin,
+        identical=test.identical,
+        identical_answers=identical_answers,
+        verdict=Change.INCONCLUSIVE,
+        notes=test.notes,
+    )
 
 
 def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapChange]:
@@ -180,8 +205,9 @@ def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapC
     return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
 
 
-def _compare_axis(axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str,
-                  margins: Mapping[str, float], clusters: bool) -> tuple[ComparedAxis, list[GapChange], list[str]]:  # fmt: skip
+def _compare_axis(
+    axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str, margins: Mapping[str, float], clusters: bool
+) -> tuple[ComparedAxis, list[GapChange], list[str]]:
     """One axis both runs hold: pair, score with the baseline's measures, test each key."""
     result = base.result
     if tuple(cand.result.groups) != tuple(result.groups):
@@ -195,8 +221,12 @@ def _compare_axis(axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, 
     if len(ib) < 2:
         raise SpecError(_MSG_FEW_PAIRS.format(axis=axis, n=len(ib)))
     rs_b, rs_c = base.responses, cand.responses
-    texts = [[rs_b.a[i].response for i in ib], [rs_b.b[i].response for i in ib],
-             [rs_c.a[j].response for j in ic], [rs_c.b[j].response for j in ic]]  # fmt: skip
+    texts = [
+        [rs_b.a[i].response for i in ib],
+        [rs_b.b[i].response for i in ib],
+        [rs_c.a[j].response for j in ic],
+        [rs_c.b[j].response for j in ic],
+    ]
     same = sum(x == y and u == v for x, y, u, v in zip(texts[0], texts[2], texts[1], texts[3]))
     all_clusters = rs_b.clusters if clusters and result.manifest.get("clustered", True) else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
@@ -214,12 +244,18 @@ def _compare_axis(axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, 
             test = gap_change(*arrays, kind=measure.kind_of(key), margin=margin, clusters=pair_clusters, alpha=alpha)
             rows.append(_row(axis, key, measure, primary.get(key, True), arrays, test, same))
     compared = ComparedAxis(
-        axis=axis, groups=(result.groups[0], result.groups[1]), n_pairs=len(ib),
-        n_clusters=None if pair_clusters is None else len(set(pair_clusters)), only_baseline=len(only_base),
-        only_baseline_examples=tuple(only_base[:N_EXAMPLES]), only_candidate=len(only_cand),
-        only_candidate_examples=tuple(only_cand[:N_EXAMPLES]), n_context_differs=differs, n_identical_answers=same,
+        axis=axis,
+        groups=(result.groups[0], result.groups[1]),
+        n_pairs=len(ib),
+        n_clusters=None if pair_clusters is None else len(set(pair_clusters)),
+        only_baseline=len(only_base),
+        only_baseline_examples=tuple(only_base[:N_EXAMPLES]),
+        only_candidate=len(only_cand),
+        only_candidate_examples=tuple(only_cand[:N_EXAMPLES]),
+        n_context_differs=differs,
+        n_identical_answers=same,
         skipped=skipped,
-    )  # fmt: skip
+    )
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
     return compared, _judged(rows, alpha, correction), warnings
@@ -284,20 +320,40 @@ def compare_runs(
         warnings.append(WARN_MEASURES.format(cand=", ".join(_measure_names(cand)), base=", ".join(_measure_names(base))))
     compared, rows = [], []
     for axis in shared:
-        one, keyed, said = _compare_axis(axis, base.axes[axis], cand.axes[axis], alpha=alpha, correction=correction,
-                                         margins=dict(margins or {}), clusters=clusters)  # fmt: skip
+        one, keyed, said = _compare_axis(
+            axis,
+            base.axes[axis],
+            cand.axes[axis],
+            alpha=alpha,
+            correction=correction,
+            margins=dict(margins or {}),
+            clusters=clusters,
+        )
         compared.append(one)
         rows += keyed
         warnings += said
     from fairtalk import __version__
 
-    manifest = {"fairtalk_version": __version__, "methods": COMPARE_METHODS, "margins": dict(margins or {}),
-                "clusters": clusters, "sources": {name: {axis: [{"path": p, "sha256": s} for p, s in run.axes[axis].responses.sources]
-                                                        for axis in shared} for name, run in (("baseline", base), ("candidate", cand))}}  # fmt: skip
+    manifest = {
+        "fairtalk_version": __version__,
+        "methods": COMPARE_METHODS,
+        "margins": dict(margins or {}),
+        "clusters": clusters,
+        "sources": {
+            name: {axis: [{"path": p, "sha256": s} for p, s in run.axes[axis].responses.sources] for axis in shared}
+            for name, run in (("baseline", base), ("candidate", cand))
+        },
+    }
     return ModelComparison(
-        baseline=str(baseline), candidate=str(candidate), axes=tuple(compared), changes=tuple(rows),
-        models=(base.model, cand.model), alpha=alpha, correction=correction,
+        baseline=str(baseline),
+        candidate=str(candidate),
+        axes=tuple(compared),
+        changes=tuple(rows),
+        models=(base.model, cand.model),
+        alpha=alpha,
+        correction=correction,
         axes_only_baseline=tuple(a for a in base.axes if a not in cand.axes),
-        axes_only_candidate=tuple(a for a in cand.axes if a not in base.axes), warnings=tuple(warnings),
+        axes_only_candidate=tuple(a for a in cand.axes if a not in base.axes),
+        warnings=tuple(warnings),
         manifest=manifest,
-    )  # fmt: skip
+    )

@@ -162,14 +162,38 @@ def _row(name: str, base: PromptAnalysis, cand: PromptAnalysis, *, alpha: float,
     within = ni and non_inferior(change.negated(), total, margin)
     p_magnitude = None if change.p is None or total.p is None else max(change.p, total.p)
     return GapChange(
-        axis=name, key=KEY, kind="count", primary=True, higher_is_better=None, n_pairs=0, n_units=0,
-        baseline_a=base.regard[gb.a].mean, baseline_b=base.regard[gb.b].mean, baseline_gap=g_b, baseline_ci=gb.ci95,
-        candidate_a=cand.regard[gc.a].mean, candidate_b=cand.regard[gc.b].mean, candidate_gap=g_c,
-        candidate_ci=gc.ci95, change=change.estimate, change_ci=change.ci, p_change=change.p, change_test=change.test,
-        total=total.estimate, total_ci=total.ci, p_total=total.p, p_magnitude=p_magnitude, p_adjusted=None,
-        margin=margin, non_inferior=ni, within_margin=within, identical=identical, identical_answers=0,
-        verdict=Change.INCONCLUSIVE, notes=tuple(notes),
-    )  # fmt: skip
+        axis=name,
+        key=KEY,
+        kind="count",
+        primary=True,
+        higher_is_better=None,
+        n_pairs=0,
+        n_units=0,
+        baseline_a=base.regard[gb.a].mean,
+        baseline_b=base.regard[gb.b].mean,
+        baseline_gap=g_b,
+        baseline_ci=gb.ci95,
+        candidate_a=cand.regard[gc.a].mean,
+        candidate_b=cand.regard[gc.b].mean,
+        candidate_gap=g_c,
+        candidate_ci=gc.ci95,
+        change=change.estimate,
+        change_ci=change.ci,
+        p_change=change.p,
+        change_test=change.test,
+        total=total.estimate,
+        total_ci=total.ci,
+        p_total=total.p,
+        p_magnitude=p_magnitude,
+        p_adjusted=None,
+        margin=margin,
+        non_inferior=ni,
+        within_margin=within,
+        identical=identical,
+        identical_answers=0,
+        verdict=Change.INCONCLUSIVE,
+        notes=tuple(notes),
+    )
 
 
 def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapChange]:
@@ -249,15 +273,30 @@ def compare_prompt_analyses(
     if alpha != 0.05:
         warnings.append(WARN_LEVEL.format(level=1 - alpha, alpha=alpha))
     rows = [_row(name, base, cand, alpha=alpha, margin=_margin(name, given)) for name in shared]
-    axes = tuple(ComparedAxis(axis=name, groups=(base.gaps[name].a, base.gaps[name].b), n_pairs=0, n_clusters=None)
-                 for name in shared)  # fmt: skip
+    axes = tuple(
+        ComparedAxis(axis=name, groups=(base.gaps[name].a, base.gaps[name].b), n_pairs=0, n_clusters=None) for name in shared
+    )
     from fairtalk import __version__
 
-    manifest = {"fairtalk_version": __version__, "methods": COMPARE_PROMPTS_METHODS, "margins": given,
-                "sources": {"baseline": {"path": str(Path(baseline) / RESULTS_FILE), "sha256": base_sha},
-                            "candidate": {"path": str(Path(candidate) / RESULTS_FILE), "sha256": cand_sha}}}  # fmt: skip
+    manifest = {
+        "fairtalk_version": __version__,
+        "methods": COMPARE_PROMPTS_METHODS,
+        "margins": given,
+        "sources": {
+            "baseline": {"path": str(Path(baseline) / RESULTS_FILE), "sha256": base_sha},
+            "candidate": {"path": str(Path(candidate) / RESULTS_FILE), "sha256": cand_sha},
+        },
+    }
     return ModelComparison(
-        baseline=str(baseline), candidate=str(candidate), axes=axes, changes=tuple(_judged(rows, alpha, correction)),
-        alpha=alpha, correction=correction, axes_only_baseline=only_base, axes_only_candidate=only_cand,
-        warnings=tuple(warnings), manifest=manifest, design="independent",
-    )  # fmt: skip
+        baseline=str(baseline),
+        candidate=str(candidate),
+        axes=axes,
+        changes=tuple(_judged(rows, alpha, correction)),
+        alpha=alpha,
+        correction=correction,
+        axes_only_baseline=only_base,
+        axes_only_candidate=only_cand,
+        warnings=tuple(warnings),
+        manifest=manifest,
+        design="independent",
+    )

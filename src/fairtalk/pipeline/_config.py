@@ -182,7 +182,7 @@ class AuditConfig:
     score: ScoreOptions = field(default_factory=ScoreOptions)
     names: InitVar[Mapping[str, str] | None] = None
 
-    def __post_init__(self, names: Mapping[str, str] | None) -> None:
+    def __post_init__(self, names: Mapping[str, str] | None) -> None:  # noqa: C901, PLR0915
         label = dict(names or {})
 
         def name(key: str) -> str:
@@ -224,8 +224,9 @@ class AuditConfig:
         engine = normal_keys(self.engine) if isinstance(self.engine, Mapping) else self.engine  # one spelling per key
         object.__setattr__(self, "engine", resolve_engine(engine, name=name("engine")))
         if self.mixed not in MIXED_POLICIES:
-            raise SpecError(_MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES,
-                            given=str(self.mixed))  # fmt: skip
+            raise SpecError(
+                _MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES, given=str(self.mixed)
+            )
         if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 1:
             raise SpecError(_MSG_TURNS.format(name=name("turns"), value=self.turns))
         if not isinstance(self.by_turn, bool):
@@ -237,12 +238,16 @@ class AuditConfig:
         methods = split_names(self.similarity, name("similarity"), choices=lambda: SIMILARITY_METHODS)
         for method in methods or ():
             if method not in SIMILARITY_METHODS:
-                raise SpecError(_MSG_SIMILARITY.format(name=name("similarity"), given=method),
-                                choices=SIMILARITY_METHODS, given=str(method))  # fmt: skip
+                raise SpecError(
+                    _MSG_SIMILARITY.format(name=name("similarity"), given=method), choices=SIMILARITY_METHODS, given=str(method)
+                )
         object.__setattr__(self, "similarity", tuple(methods) if methods else None)
         if self.correction_scope not in CORRECTION_SCOPES:
-            raise SpecError(_MSG_SCOPE.format(name=name("correction_scope"), given=self.correction_scope),
-                            choices=CORRECTION_SCOPES, given=str(self.correction_scope))  # fmt: skip
+            raise SpecError(
+                _MSG_SCOPE.format(name=name("correction_scope"), given=self.correction_scope),
+                choices=CORRECTION_SCOPES,
+                given=str(self.correction_scope),
+            )
         if self.store is not None and not isinstance(self.store, RunStore):
             if not isinstance(self.store, (str, os.PathLike)):
                 raise SpecError(_MSG_STORE.format(type=type(self.store).__name__))
@@ -266,8 +271,11 @@ class AuditConfig:
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
             raise SpecError(_MSG_LOOKS.format(name=name("looks"), value=k))
         if self.spending not in SPENDING_FUNCTIONS:
-            raise SpecError(_MSG_SCOPE.format(name=name("spending"), given=self.spending), choices=SPENDING_FUNCTIONS,
-                            given=str(self.spending))  # fmt: skip
+            raise SpecError(
+                _MSG_SCOPE.format(name=name("spending"), given=self.spending),
+                choices=SPENDING_FUNCTIONS,
+                given=str(self.spending),
+            )
         if not self.until_decided:
             for key, value in (("max_pairs", n), ("looks", k), ("spending", None if self.spending == "obrien-fleming" else 1)):
                 if value is not None:
@@ -278,8 +286,7 @@ class AuditConfig:
         if self.n_pairs is None:
             raise SpecError(_MSG_NEEDS_FIRST.format(name=name("until_decided"), n_pairs=name("n_pairs")))
         if n < self.n_pairs:
-            raise SpecError(_MSG_MAX_BELOW.format(max_pairs=name("max_pairs"), max=n, n_pairs=name("n_pairs"),
-                                                  n=self.n_pairs))  # fmt: skip
+            raise SpecError(_MSG_MAX_BELOW.format(max_pairs=name("max_pairs"), max=n, n_pairs=name("n_pairs"), n=self.n_pairs))
 
     @property
     def seed(self) -> int:

@@ -78,8 +78,11 @@ class Scored:
 
     def family(self, primary: bool) -> list[int]:
         """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
-        return [i for i, row in enumerate(self.rows)
-                if (row.name in self.primary) == primary and row.p_paired is not None and row.varies]  # fmt: skip
+        return [
+            i
+            for i, row in enumerate(self.rows)
+            if (row.name in self.primary) == primary and row.p_paired is not None and row.varies
+        ]
 
 
 def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float | None]]:
@@ -104,8 +107,14 @@ def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
     return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, row.design_effect or 1.0))
 
 
-def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_scope: str = "axis",
-             extra_manifest: Mapping[str, Any] | None = None, family_size: int | None = None) -> AuditResult:  # fmt: skip
+def finalize(
+    scored: Scored,
+    adjusted: Sequence[float | None],
+    *,
+    correction_scope: str = "axis",
+    extra_manifest: Mapping[str, Any] | None = None,
+    family_size: int | None = None,
+) -> AuditResult:
     """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis)."""
     rs = scored.responses
     family = scored.family(True)
@@ -116,19 +125,42 @@ def finalize(scored: Scored, adjusted: Sequence[float | None], *, correction_sco
         notes = list(row.notes)
         if not row.varies and not row.not_tested:
             notes.append(_NOTE_NO_VARIATION)
-        results.append(MeasureResult(
-            name=row.name, kind=row.kind, a=row.a, b=row.b, difference=row.difference, z=row.z,
-            p=row.p, p_paired=row.p_paired, paired_test=row.paired_test, p_adjusted=p_adjusted,
-            ci95=row.ci95, effect_size=row.effect_size, effect_size_name=row.effect_size_name,
-            higher_is_better=row.higher_is_better, masked=row.masked, ci_method=row.ci_method,
-            estimate=row.estimate, estimate_name=row.estimate_name, notes=tuple(notes),
-            n_clusters=row.n_clusters, design_effect=row.design_effect, sd_difference=row.sd_difference,
-            equivalence_margin=equivalence.margin, p_equivalence=equivalence.p, equivalent=equivalence.equivalent,
-            equivalence_test=equivalence.method, verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
-            mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
-            primary=row.name in scored.primary, not_tested=row.not_tested, ppi=scored.ppi.get(row.name),
-            gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
-        ))  # fmt: skip
+        results.append(
+            MeasureResult(
+                name=row.name,
+                kind=row.kind,
+                a=row.a,
+                b=row.b,
+                difference=row.difference,
+                z=row.z,
+                p=row.p,
+                p_paired=row.p_paired,
+                paired_test=row.paired_test,
+                p_adjusted=p_adjusted,
+                ci95=row.ci95,
+                effect_size=row.effect_size,
+                effect_size_name=row.effect_size_name,
+                higher_is_better=row.higher_is_better,
+                masked=row.masked,
+                ci_method=row.ci_method,
+                estimate=row.estimate,
+                estimate_name=row.estimate_name,
+                notes=tuple(notes),
+                n_clusters=row.n_clusters,
+                design_effect=row.design_effect,
+                sd_difference=row.sd_difference,
+                equivalence_margin=equivalence.margin,
+                p_equivalence=equivalence.p,
+                equivalent=equivalence.equivalent,
+                equivalence_test=equivalence.method,
+                verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
+                mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
+                primary=row.name in scored.primary,
+                not_tested=row.not_tested,
+                ppi=scored.ppi.get(row.name),
+                gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
+            )
+        )
     n_distinct = len({r.response for r in (*rs.a, *rs.b)})
     warnings = []
     if n_distinct < 0.1 * 2 * rs.n_pairs:

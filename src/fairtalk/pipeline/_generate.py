@@ -99,9 +99,12 @@ def default_model() -> Responder:
 
 
 def open_model(
-    model: str | Responder | ReplyFunction | None, model_args: Mapping[str, object] | None = None, *,
-    engine: RayEngine | None = None, batch_size: int = 64,
-) -> tuple[Responder, bool]:  # fmt: skip
+    model: str | Responder | ReplyFunction | None,
+    model_args: Mapping[str, object] | None = None,
+    *,
+    engine: RayEngine | None = None,
+    batch_size: int = 64,
+) -> tuple[Responder, bool]:
     """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter.
 
     A function becomes a model through :func:`~fairtalk.models.as_responder` (``model_args`` are
@@ -164,9 +167,14 @@ def cached_model(
                 if own_model:
                     opened.callback(responder.close)
                 responder.preflight()  # a server that is down or lacks the model: one clear error before any pair
-            yield CachingResponder(responder, run_store, batch_size=batch_size, max_errors=max_errors,
-                                   model_version=model_version,
-                                   max_consecutive_failures=max_consecutive_failures)  # fmt: skip
+            yield CachingResponder(
+                responder,
+                run_store,
+                batch_size=batch_size,
+                max_errors=max_errors,
+                model_version=model_version,
+                max_consecutive_failures=max_consecutive_failures,
+            )
     except BaseException:
         if own_store and created and holds_nothing(run_store):
             run_store.close()
@@ -213,8 +221,9 @@ def generate(
         raise
     except ResponderAborted as exc:
         message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
-        raise ResponderAborted(message.format(error=exc, n_stored=cached.n_generated - before[1],
-                                              store=cached.store.path)) from exc  # fmt: skip
+        raise ResponderAborted(
+            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path)
+        ) from exc
     finally:
         cached.progress = None
         progress.finish()
@@ -242,8 +251,15 @@ def generate(
     if n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(n=n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = read_responses(records)
-    rs = replace(rs, summary={**rs.summary, "n_errors": len(errors), "n_pairs_with_errors": n_pairs_with_errors,
-                              **({"n_truncated": n_truncated} if n_truncated else {})})  # fmt: skip
+    rs = replace(
+        rs,
+        summary={
+            **rs.summary,
+            "n_errors": len(errors),
+            "n_pairs_with_errors": n_pairs_with_errors,
+            **({"n_truncated": n_truncated} if n_truncated else {}),
+        },
+    )
     retries: list[int | None] = (
         [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
     )  # budget, used, refused over this run
@@ -375,7 +391,15 @@ def respond(
     items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = DecodingSettings() if settings is None else settings
     reporter = ProgressReporter(progress_callback(progress))
-    with cached_model(model, store, batch_size=batch_size, max_errors=max_errors, model_args=model_args,
-                      model_version=model_version, engine=ray,
-                      max_consecutive_failures=max_consecutive_failures, progress=reporter) as cached:  # fmt: skip
+    with cached_model(
+        model,
+        store,
+        batch_size=batch_size,
+        max_errors=max_errors,
+        model_args=model_args,
+        model_version=model_version,
+        engine=ray,
+        max_consecutive_failures=max_consecutive_failures,
+        progress=reporter,
+    ) as cached:
         return generate(cached, items, settings, seed=seed, progress=reporter)

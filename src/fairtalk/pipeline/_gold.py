@@ -86,8 +86,12 @@ def gold_estimates(
         if n_labelled < 2:
             warnings.append(WARN_FEW.format(key=key, n=n_labelled))
             continue
-        estimates[key] = ppi_mean((score_a - score_b)[scored], labels[scored], alpha=0.05,  # its ci95
-                                  clusters=None if groups is None else groups[scored])  # fmt: skip
+        estimates[key] = ppi_mean(
+            (score_a - score_b)[scored],
+            labels[scored],
+            alpha=0.05,  # its ci95
+            clusters=None if groups is None else groups[scored],
+        )
     if not_scored:
         warnings.append(WARN_NOT_SCORED.format(keys=", ".join(not_scored)))
     if unknown:

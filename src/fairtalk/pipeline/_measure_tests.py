@@ -56,8 +56,9 @@ __all__ = [
 
 #: Below this many Bell-McCaffrey degrees of freedom, a few dialogues hold most pairs: say so.
 FEW_CLUSTERS_DF = 20
-NOTE_FEW_CLUSTERS = ("few effective clusters (df {df:.1f}): a few dialogues hold most pairs, so the interval "
-                     "may under-cover; audit more dialogues")  # fmt: skip
+NOTE_FEW_CLUSTERS = (
+    "few effective clusters (df {df:.1f}): a few dialogues hold most pairs, so the interval may under-cover; audit more dialogues"
+)
 #: ``--binary-test``: the paired test of rates without clusters. Exact is the default: its level never exceeds α.
 BINARY_TESTS = {"exact": "mcnemar_exact", "midp": "mcnemar_midp"}
 #: ``--count-test``: ``mean`` (exact sign-flip, else t; tests the mean) or ``wilcoxon`` (signed-rank, with Hodges-Lehmann).
@@ -176,8 +177,14 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
         n_units = opts.n_clusters or a.size
         scores = np.concatenate([a, b])
         spread = 1.0 if kind == "rate" else float(scores.max() - scores.min())
-        return share_equivalence(n_units, alpha=opts.alpha, margin=margin, max_difference=spread or None,
-                                 n_pairs=a.size, units="dialogues" if opts.clusters is not None else "pairs")  # fmt: skip
+        return share_equivalence(
+            n_units,
+            alpha=opts.alpha,
+            margin=margin,
+            max_difference=spread or None,
+            n_pairs=a.size,
+            units="dialogues" if opts.clusters is not None else "pairs",
+        )
     if margin is None:
         return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))
     if kind == "rate":
@@ -211,16 +218,31 @@ def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray,
         few = NOTE_FEW_CLUSTERS.format(df=df)
     notes = tuple(n for n in (z.note, test.note, interval.note, equivalence.note, few) if n)
     return KeyTest(
-        name=name, kind=kind, a=mean_a, b=mean_b, difference=relative_difference(mean_a, mean_b),
-        z=z.z, p=z.p, p_paired=test.p, paired_test=test.name, ci95=interval.bounds,
-        ci_method=interval.method, estimate=estimate, estimate_name=estimate_name,
-        effect_size=effect, effect_size_name=effect_name,
-        higher_is_better=meta.higher_is_better, notes=notes,
-        n_clusters=opts.n_clusters, design_effect=deff,
+        name=name,
+        kind=kind,
+        a=mean_a,
+        b=mean_b,
+        difference=relative_difference(mean_a, mean_b),
+        z=z.z,
+        p=z.p,
+        p_paired=test.p,
+        paired_test=test.name,
+        ci95=interval.bounds,
+        ci_method=interval.method,
+        estimate=estimate,
+        estimate_name=estimate_name,
+        effect_size=effect,
+        effect_size_name=effect_name,
+        higher_is_better=meta.higher_is_better,
+        notes=notes,
+        n_clusters=opts.n_clusters,
+        design_effect=deff,
         sd_difference=float(d.std(ddof=1)) if d.size > 1 else None,
-        equivalence=equivalence, mde_se_interval=interval.bounds,
-        varies=bool(np.any(d != 0)), power_basis=_power_basis(kind, method, d, opts),
-    )  # fmt: skip
+        equivalence=equivalence,
+        mde_se_interval=interval.bounds,
+        varies=bool(np.any(d != 0)),
+        power_basis=_power_basis(kind, method, d, opts),
+    )
 
 
 def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> PowerBasis:
@@ -229,8 +251,9 @@ def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> Powe
     if method.startswith("mcnemar"):
         return PowerBasis(method, n=d.size, discordance=discordance)
     u = units(d, opts.clusters)
-    return PowerBasis("rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df,
-                      discordance=discordance)  # fmt: skip
+    return PowerBasis(
+        "rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df, discordance=discordance
+    )
 
 
 def compare_scored(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
@@ -256,19 +279,38 @@ def not_tested_row(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.n
     meta = _meta(name, measure)
     judged = meta.judged
     scored = "parsed" if judged else "scored"
-    reason = (NOT_TESTED_NONE.format(scored=scored, total=a.size) if n_scored == 0 else
-              NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size))  # fmt: skip
+    reason = (
+        NOT_TESTED_NONE.format(scored=scored, total=a.size)
+        if n_scored == 0
+        else NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size)
+    )
     mean_a, mean_b = complete_means(a, b)
     return KeyTest(
-        name=name, kind=meta.kind, a=mean_a, b=mean_b,
-        difference=None, z=None, p=None,
-        p_paired=None, paired_test="", ci95=(None, None), ci_method="", estimate=None,
-        estimate_name="mean difference", effect_size=None, effect_size_name="none",
+        name=name,
+        kind=meta.kind,
+        a=mean_a,
+        b=mean_b,
+        difference=None,
+        z=None,
+        p=None,
+        p_paired=None,
+        paired_test="",
+        ci95=(None, None),
+        ci_method="",
+        estimate=None,
+        estimate_name="mean difference",
+        effect_size=None,
+        effect_size_name="none",
         higher_is_better=meta.higher_is_better,
-        notes=(reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,), n_clusters=opts.n_clusters,
-        design_effect=None, sd_difference=None, equivalence=Equivalence(None, None, None, ""),
-        mde_se_interval=(None, None), varies=False, not_tested=reason,
-    )  # fmt: skip
+        notes=(reason, _NOTE_NOT_TESTED_JUDGE) if judged else (reason,),
+        n_clusters=opts.n_clusters,
+        design_effect=None,
+        sd_difference=None,
+        equivalence=Equivalence(None, None, None, ""),
+        mde_se_interval=(None, None),
+        varies=False,
+        not_tested=reason,
+    )
 
 
 def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -279,8 +321,14 @@ def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(a[scored].mean()), float(b[scored].mean())
 
 
-def corpus_row(name: str, measure: CorpusMeasure, values: tuple[float, float], inference: CorpusBootstrap,
-               margin: float | None, opts: Inference) -> KeyTest:  # fmt: skip
+def corpus_row(
+    name: str,
+    measure: CorpusMeasure,
+    values: tuple[float, float],
+    inference: CorpusBootstrap,
+    margin: float | None,
+    opts: Inference,
+) -> KeyTest:
     """One corpus-level key (distinct-n): values, the paired-permutation p and interval, equivalence.
 
     A degenerate permutation distribution (too few units differ for its ``2^m`` patterns to
@@ -294,24 +342,42 @@ def corpus_row(name: str, measure: CorpusMeasure, values: tuple[float, float], i
     degenerate = n_differing is not None and n_units is not None and 2.0 ** (1 - n_differing) >= opts.alpha
     if degenerate:
         assert n_differing is not None and n_units is not None
-        equivalence = share_equivalence(n_units, n_differing, alpha=opts.alpha, margin=margin,
-                                        units="dialogues" if opts.clusters is not None else "pairs")  # fmt: skip
+        equivalence = share_equivalence(
+            n_units, n_differing, alpha=opts.alpha, margin=margin, units="dialogues" if opts.clusters is not None else "pairs"
+        )
         ci = (None, None)
     elif margin is None or inference.p_equivalence is None:
         equivalence = Equivalence(None, None, None, "TOST by paired permutation", _NOTE_NO_MARGIN.format(name=name))
     else:
-        equivalence = Equivalence(margin, inference.p_equivalence, inference.p_equivalence < opts.alpha,
-                                  "TOST by paired permutation")  # fmt: skip
+        equivalence = Equivalence(
+            margin, inference.p_equivalence, inference.p_equivalence < opts.alpha, "TOST by paired permutation"
+        )
     method = "paired permutation by cluster" if opts.clusters is not None else "paired permutation"
     return KeyTest(
-        name=name, kind="corpus", a=mean_a, b=mean_b, difference=relative_difference(mean_a, mean_b),
-        z=None, p=None, p_paired=inference.p, paired_test=method, ci95=ci,
-        ci_method="permutation shift interval", estimate=mean_a - mean_b, estimate_name="difference",
-        effect_size=None, effect_size_name="none", higher_is_better=measure.higher_is_better.get(name),
-        notes=tuple(n for n in (equivalence.note,) if n), n_clusters=opts.n_clusters, design_effect=None,
-        sd_difference=None, equivalence=equivalence, mde_se_interval=ci,
+        name=name,
+        kind="corpus",
+        a=mean_a,
+        b=mean_b,
+        difference=relative_difference(mean_a, mean_b),
+        z=None,
+        p=None,
+        p_paired=inference.p,
+        paired_test=method,
+        ci95=ci,
+        ci_method="permutation shift interval",
+        estimate=mean_a - mean_b,
+        estimate_name="difference",
+        effect_size=None,
+        effect_size_name="none",
+        higher_is_better=measure.higher_is_better.get(name),
+        notes=tuple(n for n in (equivalence.note,) if n),
+        n_clusters=opts.n_clusters,
+        design_effect=None,
+        sd_difference=None,
+        equivalence=equivalence,
+        mde_se_interval=ci,
         varies=mean_a != mean_b or inference.ci[0] != inference.ci[1],
-    )  # fmt: skip
+    )
 
 
 def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> float | None:
@@ -336,8 +402,10 @@ def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:
     if bad.any():
         first = texts[int(np.flatnonzero(bad)[0])]
         shown = first if len(first) <= 60 else first[:57] + "..."
-        raise SpecError(f"measure key {name!r} returned NaN or infinity for {int(bad.sum())} of {scores.size} "
-                        f"responses (first: {shown!r}); a measure must return finite numbers")  # fmt: skip
+        raise SpecError(
+            f"measure key {name!r} returned NaN or infinity for {int(bad.sum())} of {scores.size} "
+            f"responses (first: {shown!r}); a measure must return finite numbers"
+        )
 
 
 #: What each figure of a result means, recorded in its manifest (``docs/statistics.md`` has the reasons).

@@ -41,8 +41,9 @@ _MSG_JUDGE_STOPPED = "{judge}: {error}"
 _JUDGE_TOKENS = 8
 
 
-def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None, *,
-                  store: RunStore | None = None) -> Judge:  # fmt: skip
+def judge_measure(
+    spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None, *, store: RunStore | None = None
+) -> Judge:
     """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked.
 
     The judge's model answers through a :class:`~fairtalk.store.CachingResponder` over
@@ -82,13 +83,17 @@ def judge_measure(spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[
                 kept.close()
 
     terms = identity_terms(extra=[w for pair in lexicon.pairs for w in (pair.a, pair.b)])
-    return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=close,
-                 scale=scale)  # fmt: skip
+    return Judge(ask, rubric=rubric, mask_terms=terms, judge=responder.fingerprint, close=close, scale=scale)
 
 
-def build_measures(measures: Sequence[str | AnyMeasure] | None, options: MeasureOptions, *,
-                   judge_rubric: str | None = None, judge_scale: tuple[int, int] | None = None,
-                   store: RunStore | None = None) -> list[AnyMeasure]:  # fmt: skip
+def build_measures(
+    measures: Sequence[str | AnyMeasure] | None,
+    options: MeasureOptions,
+    *,
+    judge_rubric: str | None = None,
+    judge_scale: tuple[int, int] | None = None,
+    store: RunStore | None = None,
+) -> list[AnyMeasure]:
     """Measure objects from names or objects (None: the default suite); names get ``options``, ``judge:SPEC`` a model.
 
     A judge asks ``judge_rubric`` (on ``judge_scale``) and answers through ``store`` (the run's)
@@ -100,8 +105,7 @@ def build_measures(measures: Sequence[str | AnyMeasure] | None, options: Measure
     try:
         for item in measures:
             if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
-                built.append(judge_measure(item[len(JUDGE_PREFIX):], options.lexicon, judge_rubric, judge_scale,
-                                           store=store))  # fmt: skip
+                built.append(judge_measure(item[len(JUDGE_PREFIX) :], options.lexicon, judge_rubric, judge_scale, store=store))
             elif isinstance(item, str):
                 built.append(build_measure(item, options))
             else:  # a Measure or CorpusMeasure (ScoreOptions checked)
@@ -118,8 +122,9 @@ def build_measures(measures: Sequence[str | AnyMeasure] | None, options: Measure
     return built
 
 
-def divergent_pairs(measure: Measure, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-                    scored: SideScores, n: int) -> list[DivergentPair]:  # fmt: skip
+def divergent_pairs(
+    measure: Measure, rs: ResponseSet, uniques: list[str], ia: np.ndarray, ib: np.ndarray, scored: SideScores, n: int
+) -> list[DivergentPair]:
     """The ``n`` pairs whose responses differ most on the measure's own raw score (none for a measure without one).
 
     Candidates are the pairs whose per-response scores differ on some key; they are ranked
@@ -144,8 +149,18 @@ def divergent_pairs(measure: Measure, rs: ResponseSet, uniques: list[str], ia: n
     out = []
     for j in order:
         i = int(candidates[j])
-        out.append(DivergentPair(rs.pair_ids[i], label, rs.a[i].context, rs.b[i].context, rs.a[i].response,
-                                 rs.b[i].response, float(raw_a[j]), float(raw_b[j])))  # fmt: skip
+        out.append(
+            DivergentPair(
+                rs.pair_ids[i],
+                label,
+                rs.a[i].context,
+                rs.b[i].context,
+                rs.a[i].response,
+                rs.b[i].response,
+                float(raw_a[j]),
+                float(raw_b[j]),
+            )
+        )
     return out
 
 
@@ -166,8 +181,9 @@ def judge_answers(measures: Sequence[AnyMeasure], responses: ResponseSet) -> tup
             for side, record in (("a", a), ("b", b)):
                 reading = measure.reading(record.response)
                 if reading is not None:  # every scored response has one
-                    out.append(JudgeAnswer(measure.name, pair_id, side, reading.response, reading.answer, reading.value,
-                                           reading.error))  # fmt: skip
+                    out.append(
+                        JudgeAnswer(measure.name, pair_id, side, reading.response, reading.answer, reading.value, reading.error)
+                    )
     return tuple(out)
 
 

@@ -24,9 +24,16 @@ from fairtalk.pipeline._measure_tests import BINARY_TESTS, COUNT_TESTS
 from fairtalk.pipeline._options_file import FILE_FORMATS, load_mapping
 
 __all__ = [
-    "CORRECTIONS", "FILE_FORMATS", "JUDGE_PREFIX", "ScoreOptions", "file_named", "load_mapping", "merge_score_table",
-    "normal_keys", "split_names",
-]  # fmt: skip
+    "CORRECTIONS",
+    "FILE_FORMATS",
+    "JUDGE_PREFIX",
+    "ScoreOptions",
+    "file_named",
+    "load_mapping",
+    "merge_score_table",
+    "normal_keys",
+    "split_names",
+]
 
 #: The default ``margins``: none given (each key's kind then has its default margin).
 _NO_MARGINS: Mapping[str, float] = MappingProxyType({})
@@ -190,7 +197,7 @@ class ScoreOptions:
             object.__setattr__(self, key, value)
         self._check(names)
 
-    def _check(self, names: Mapping[str, str] | None) -> None:
+    def _check(self, names: Mapping[str, str] | None) -> None:  # noqa: C901
         """Validate every field once, and normalise (tuples, a read-only mapping, the scale); ``names`` label errors."""
         label = dict(names or {})
 
@@ -205,8 +212,9 @@ class ScoreOptions:
         if len(judges) > 1 or any(not j[len(JUDGE_PREFIX) :].strip() for j in judges):
             raise SpecError(_MSG_JUDGES.format(name=name("measures"), value=judges))
         check_measure_names(m for m in measures or () if isinstance(m, str) and m not in judges)  # plugins included
-        if self.judge_rubric is not None and (not isinstance(self.judge_rubric, str)
-                                              or self.judge_rubric.count("{response}") != 1):  # fmt: skip
+        if self.judge_rubric is not None and (
+            not isinstance(self.judge_rubric, str) or self.judge_rubric.count("{response}") != 1
+        ):
             raise SpecError(_MSG_RUBRIC.format(name=name("judge_rubric"), value=self.judge_rubric))
         try:
             object.__setattr__(self, "judge_scale", parse_scale(self.judge_scale))

@@ -94,16 +94,38 @@ def _gap_row(result: AuditResult, key: str, rate: float, n_planted: int, n_unmap
     ci = _negated(m.ci95)  # the audit bounds A - B
     gap = None if m.estimate is None else 0.0 - m.estimate  # 0.0 - x: no -0.0
     covered = None if ci[0] is None or ci[1] is None else bool(ci[0] - 1e-12 <= truth <= ci[1] + 1e-12)
-    return PlantedGap(rate=rate, key=key, n_pairs=result.n_pairs, base_share=base_share, true_gap=truth,
-                      n_planted=n_planted, gap=gap, ci=ci, covered=covered, p_adjusted=m.p_adjusted,
-                      verdict=m.verdict, mde=m.mde, n_unmapped=n_unmapped)  # fmt: skip
+    return PlantedGap(
+        rate=rate,
+        key=key,
+        n_pairs=result.n_pairs,
+        base_share=base_share,
+        true_gap=truth,
+        n_planted=n_planted,
+        gap=gap,
+        ci=ci,
+        covered=covered,
+        p_adjusted=m.p_adjusted,
+        verdict=m.verdict,
+        mde=m.mde,
+        n_unmapped=n_unmapped,
+    )
 
 
 def planted_gaps(
-    pairs: Sequence[Pair], coverage: Coverage, swapper: Swapper, base: Responder, *, rates: Sequence[float],
-    seed: int, n_resamples: int, reporter: ProgressReporter, out_dir: Path | None = None,
-    report_formats: tuple[str, ...] | None = ("json",), base_name: str = "", offense_only: bool = False,
-) -> tuple[PlantedGap, ...]:  # fmt: skip
+    pairs: Sequence[Pair],
+    coverage: Coverage,
+    swapper: Swapper,
+    base: Responder,
+    *,
+    rates: Sequence[float],
+    seed: int,
+    n_resamples: int,
+    reporter: ProgressReporter,
+    out_dir: Path | None = None,
+    report_formats: tuple[str, ...] | None = ("json",),
+    base_name: str = "",
+    offense_only: bool = False,
+) -> tuple[PlantedGap, ...]:
     """Audit one planted model per rate on ``pairs``; a :class:`PlantedGap` per rate and key of :data:`PLANTED_KEYS`.
 
     With ``out_dir``, each planted model's report goes to ``out_dir/p<rate in points>/``. With
@@ -114,14 +136,24 @@ def planted_gaps(
     to_group_a = group_a_mapper(swapper, pairs)
     memo = base if isinstance(base, MemoResponder) else MemoResponder(base)
     n_unmapped = sum(group_a_mapper(swapper)(pair.b) != pair.a for pair in pairs)
-    config = AuditConfig(model=memo, axes=(lexicon,), n_pairs=None, settings=DecodingSettings(),
-                         score=ScoreOptions(seed=seed, n_resamples=n_resamples, measures=measures))  # fmt: skip
+    config = AuditConfig(
+        model=memo,
+        axes=(lexicon,),
+        n_pairs=None,
+        settings=DecodingSettings(),
+        score=ScoreOptions(seed=seed, n_resamples=n_resamples, measures=measures),
+    )
     rows: list[PlantedGap] = []
     for rate in rates:
         model = PlantedResponder(memo, to_group_a, rate=rate, seed=seed)
         n_planted = sum(model.planted(pair.b) is not None for pair in pairs)
-        run = run_axes(config.updated({"model": model}), [lexicon], reporter, pairs={lexicon.axis: (pairs, coverage)},
-                       extra_manifest={"planted_rate": rate, "base_model": base_name})  # fmt: skip
+        run = run_axes(
+            config.updated({"model": model}),
+            [lexicon],
+            reporter,
+            pairs={lexicon.axis: (pairs, coverage)},
+            extra_manifest={"planted_rate": rate, "base_model": base_name},
+        )
         if out_dir is not None:
             write_run(run, out_dir / f"p{rate * 100:g}", formats=report_formats)
         result = run.axes[lexicon.axis].result
@@ -139,12 +171,21 @@ def debiased_rows(comparison: DebiasComparison, architecture: str = "seq2seq") -
         for key in PLANTED_KEYS:
             m = model.result.measure(key)
             change = comparison.gap_change(name, key)
-            rows.append(DebiasedGap(
-                model=name, key=key, a=float(m.a), b=float(m.b), gap=float(m.b - m.a), ci=_negated(m.ci95),
-                verdict=m.verdict, p_adjusted=m.p_adjusted,
-                change=None if change is None else 0.0 - change.change,
-                change_ci=(None, None) if change is None else _negated(change.change_ci),
-                p_change=None if change is None else change.p_adjusted,
-                change_verdict=None if change is None else change.verdict, architecture=architecture,
-            ))  # fmt: skip
+            rows.append(
+                DebiasedGap(
+                    model=name,
+                    key=key,
+                    a=float(m.a),
+                    b=float(m.b),
+                    gap=float(m.b - m.a),
+                    ci=_negated(m.ci95),
+                    verdict=m.verdict,
+                    p_adjusted=m.p_adjusted,
+                    change=None if change is None else 0.0 - change.change,
+                    change_ci=(None, None) if change is None else _negated(change.change_ci),
+                    p_change=None if change is None else change.p_adjusted,
+                    change_verdict=None if change is None else change.verdict,
+                    architecture=architecture,
+                )
+            )
     return tuple(rows)

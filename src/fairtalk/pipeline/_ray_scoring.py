@@ -20,8 +20,9 @@ from fairtalk.measures.judge import Judge
 __all__ = ["measures_scorer", "remote_items"]
 
 
-def measures_scorer(items: Sequence[str | AnyMeasure] | None,
-                    options: MeasureOptions) -> Callable[[list[str]], dict[str, np.ndarray]]:  # fmt: skip
+def measures_scorer(
+    items: Sequence[str | AnyMeasure] | None, options: MeasureOptions
+) -> Callable[[list[str]], dict[str, np.ndarray]]:
     """Build a recipe's per-response measures (corpus measures and judges are not sent) and score texts with all of them."""
     from fairtalk.measures import score_unique
     from fairtalk.pipeline._measures import build_measures
@@ -37,8 +38,7 @@ def measures_scorer(items: Sequence[str | AnyMeasure] | None,
     return scores
 
 
-def remote_items(measures: Sequence[str | AnyMeasure] | None,
-                 built: Sequence[AnyMeasure]) -> tuple[str | AnyMeasure, ...] | None:  # fmt: skip
+def remote_items(measures: Sequence[str | AnyMeasure] | None, built: Sequence[AnyMeasure]) -> tuple[str | AnyMeasure, ...] | None:
     """What the workers build: every measure name or object of score()'s list, less judges; None for the defaults."""
     if measures is None:
         return None

@@ -62,9 +62,14 @@ DEBIAS_MODELS = MappingProxyType({"baseline": "none", "cda": "cda", "wer": "wer"
 #: ``quick=True``: TrainConfig overrides (a 25k-dialogue sample, one epoch, a 1 x 128 LSTM; batches
 #: of 32 at Adam 2e-3, which reach a validation loss of 5.05 where 128 at 1e-3 stop at 5.73).
 QUICK_TRAINING: dict[str, Any] = {
-    "epochs": 1, "max_dialogues": 25_000, "max_vocab": 5000, "val_size": 1000, "batch_size": 32, "lr": 2e-3,
+    "epochs": 1,
+    "max_dialogues": 25_000,
+    "max_vocab": 5000,
+    "val_size": 1000,
+    "batch_size": 32,
+    "lr": 2e-3,
     "sizes": {"emb_dim": 64, "hidden": 128, "layers": 1, "dropout": 0.1},
-}  # fmt: skip
+}
 #: Pairs audited in quick mode (the full mode audits every held-out pair).
 QUICK_N_PAIRS = 1000
 #: Corpora with a held-out split: models train on ``train`` and are audited on ``heldout``.
@@ -90,9 +95,14 @@ def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
 
 
 def debias_configs(
-    *, quick: bool = False, corpus: str = "builtin:chitchat", axis: str = "gender", seed: int = 0,
-    base: TrainConfig | None = None, model: str = "seq2seq",
-) -> dict[str, TrainConfig]:  # fmt: skip
+    *,
+    quick: bool = False,
+    corpus: str = "builtin:chitchat",
+    axis: str = "gender",
+    seed: int = 0,
+    base: TrainConfig | None = None,
+    model: str = "seq2seq",
+) -> dict[str, TrainConfig]:
     """The TrainConfig of each compared model: ``base`` (default: TrainConfig's defaults, or the quick ones) per debiasing method.
 
     ``base`` must be a ``model`` configuration (``seq2seq``, or ``retrieval`` for :func:`compare_debiased`).
@@ -121,8 +131,12 @@ def _file_digest(spec: str) -> str | None:
 
 def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
     """The cache folder's key: a hash of the TrainConfig, the lexicon's bytes and a corpus file's bytes."""
-    payload = {"format": _CACHE_FORMAT, "config": asdict(config), "lexicon": lexicon.sha256,
-               "corpus": _file_digest(config.corpus)}  # fmt: skip
+    payload = {
+        "format": _CACHE_FORMAT,
+        "config": asdict(config),
+        "lexicon": lexicon.sha256,
+        "corpus": _file_digest(config.corpus),
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -211,13 +225,27 @@ def reproduce_debias(
     1.0
     """
     return compare_debiased(
-        "seq2seq", out_dir=out_dir, quick=quick, axis=axis, seed=seed, cache_dir=cache_dir, n_pairs=n_pairs, corpus=corpus,
-        eval_corpus=eval_corpus, train_config=train_config, settings=settings, n_resamples=n_resamples,
-        report_formats=report_formats, progress=progress, log=log, engine=engine, _stacklevel=3,
-    )  # fmt: skip
+        "seq2seq",
+        out_dir=out_dir,
+        quick=quick,
+        axis=axis,
+        seed=seed,
+        cache_dir=cache_dir,
+        n_pairs=n_pairs,
+        corpus=corpus,
+        eval_corpus=eval_corpus,
+        train_config=train_config,
+        settings=settings,
+        n_resamples=n_resamples,
+        report_formats=report_formats,
+        progress=progress,
+        log=log,
+        engine=engine,
+        _stacklevel=3,
+    )
 
 
-def compare_debiased(
+def compare_debiased(  # noqa: PLR0915
     model: str,
     *,
     out_dir: str | os.PathLike[str],
@@ -243,9 +271,13 @@ def compare_debiased(
     configuration, and the models answer as ``builtin:<model>`` from their checkpoints.
     """
     # every audit option is validated here, once, before any training
-    audit_config = AuditConfig(model=f"builtin:{model}", n_pairs=n_pairs,
-                               settings=settings or DecodingSettings(max_new_tokens=PAPER_MAX_NEW_TOKENS),
-                               score=ScoreOptions(seed=seed, n_resamples=n_resamples), engine=resolve_engine(engine))  # fmt: skip
+    audit_config = AuditConfig(
+        model=f"builtin:{model}",
+        n_pairs=n_pairs,
+        settings=settings or DecodingSettings(max_new_tokens=PAPER_MAX_NEW_TOKENS),
+        score=ScoreOptions(seed=seed, n_resamples=n_resamples),
+        engine=resolve_engine(engine),
+    )
     callback = progress_callback(progress)
     if log is not None:
         warnings.warn(_MSG_LOG, FutureWarning, stacklevel=_stacklevel)
@@ -291,8 +323,9 @@ def compare_debiased(
     pairs = list(pair_set)
     coverage = pair_set.coverage
     if len(pairs) < 2:
-        raise InputError(_MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis,
-                                                   n_read=coverage.n_read))  # fmt: skip
+        raise InputError(
+            _MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read)
+        )
     with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
         write_pairs(pairs, staging / _PAIRS_FILE)
     timings["pairs"] = time.perf_counter() - t0
@@ -304,10 +337,17 @@ def compare_debiased(
     reporter = ProgressReporter(callback)
     with RunStore(cache / _STORE_FILE) as store:
         for name, (folder, trained) in checkpoints.items():
-            run_config = audit_config.updated({"corpus": evaluated, "split": eval_split, "axes": (lexicon,),
-                                           "model_args": {"path": str(folder)}, "store": store, "n_pairs": n_pairs})  # fmt: skip
-            run = run_axes(run_config, [lexicon], reporter, pairs=given,
-                           extra_manifest={"checkpoint": str(folder), "name": name})  # fmt: skip
+            run_config = audit_config.updated(
+                {
+                    "corpus": evaluated,
+                    "split": eval_split,
+                    "axes": (lexicon,),
+                    "model_args": {"path": str(folder)},
+                    "store": store,
+                    "n_pairs": n_pairs,
+                }
+            )
+            run = run_axes(run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name})
             write_run(run, out / name, formats=formats)
             for stage in ("generation", "scoring"):
                 timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
@@ -317,24 +357,42 @@ def compare_debiased(
             n_distinct = len({r.response for r in (*rs.a, *rs.b)})
             record = _finished(folder)
             models[name] = ComparedModel(
-                name=name, debias=configs[name].debias, checkpoint=str(folder), trained=trained,
-                training=MappingProxyType(asdict(configs[name])), training_seconds=None if record is None else record.seconds,
-                validation=MappingProxyType({} if record is None else dict(record.validation)), run=run,
-                n_different=n_different, n_distinct=n_distinct,
-            )  # fmt: skip
+                name=name,
+                debias=configs[name].debias,
+                checkpoint=str(folder),
+                trained=trained,
+                training=MappingProxyType(asdict(configs[name])),
+                training_seconds=None if record is None else record.seconds,
+                validation=MappingProxyType({} if record is None else dict(record.validation)),
+                run=run,
+                n_different=n_different,
+                n_distinct=n_distinct,
+            )
     t0 = time.perf_counter()
     baseline = next(iter(models))
     changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
     timings["compare"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
-    files = {"table_md": str(out / "table7.md"), "table_csv": str(out / "table7.csv"),
-             "results": str(out / "results.json"), "pairs": str(out / _PAIRS_FILE),
-             **{name: str(out / name) for name in models}}  # fmt: skip
+    files = {
+        "table_md": str(out / "table7.md"),
+        "table_csv": str(out / "table7.csv"),
+        "results": str(out / "results.json"),
+        "pairs": str(out / _PAIRS_FILE),
+        **{name: str(out / name) for name in models},
+    }
     comparison = DebiasComparison(
-        axis=lexicon.axis, groups=lexicon.groups, n_pairs=len(pairs), models=MappingProxyType(models),
-        corpus=configs["baseline"].corpus or corpus, eval_corpus=evaluated, eval_split=eval_split, seed=seed,
-        mode="custom" if train_config is not None else ("quick" if quick else "full"), timings=MappingProxyType(timings), files=MappingProxyType(files),
+        axis=lexicon.axis,
+        groups=lexicon.groups,
+        n_pairs=len(pairs),
+        models=MappingProxyType(models),
+        corpus=configs["baseline"].corpus or corpus,
+        eval_corpus=evaluated,
+        eval_split=eval_split,
+        seed=seed,
+        mode="custom" if train_config is not None else ("quick" if quick else "full"),
+        timings=MappingProxyType(timings),
+        files=MappingProxyType(files),
         changes=MappingProxyType(changes),
-    )  # fmt: skip
+    )
     write_comparison(comparison, out)
     return comparison

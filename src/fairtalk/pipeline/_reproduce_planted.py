@@ -56,15 +56,42 @@ _SMALL_RANKER = {"dim": 128, "heads": 2, "ffn": 256, "layers": 1, "dropout": 0.0
 #: enough to hold every distinct training response, so the planted replies are among the candidates. Measured in
 #: bench/README.md (planted bias).
 PLANTED_CONFIGS: dict[str, dict[str, Any]] = {
-    "quick": {"corpus_rate": 0.5, "keep_other": 0.0, "n_pairs": None,
-              "training": {"epochs": 1, "max_dialogues": 8000, "max_vocab": 4000, "val_size": 300, "batch_size": 64,
-                           "lr": 3e-3, "max_context_len": 20, "max_response_len": 16, "threads": 1, "sizes": _SMALL},
-              "retrieval": {"epochs": 3, "lr": 1e-3, "pool_size": 50_000, "sizes": _SMALL_RANKER}},
-    "full": {"corpus_rate": 0.5, "keep_other": 0.1, "n_pairs": None,
-             "training": {"epochs": 2, "max_vocab": 6000, "val_size": 1000, "batch_size": 64, "lr": 3e-3,
-                          "max_context_len": 20, "max_response_len": 16, "threads": 1, "sizes": _SMALL},
-             "retrieval": {"epochs": 3, "lr": 1e-3, "pool_size": 50_000, "sizes": _SMALL_RANKER}},
-}  # fmt: skip
+    "quick": {
+        "corpus_rate": 0.5,
+        "keep_other": 0.0,
+        "n_pairs": None,
+        "training": {
+            "epochs": 1,
+            "max_dialogues": 8000,
+            "max_vocab": 4000,
+            "val_size": 300,
+            "batch_size": 64,
+            "lr": 3e-3,
+            "max_context_len": 20,
+            "max_response_len": 16,
+            "threads": 1,
+            "sizes": _SMALL,
+        },
+        "retrieval": {"epochs": 3, "lr": 1e-3, "pool_size": 50_000, "sizes": _SMALL_RANKER},
+    },
+    "full": {
+        "corpus_rate": 0.5,
+        "keep_other": 0.1,
+        "n_pairs": None,
+        "training": {
+            "epochs": 2,
+            "max_vocab": 6000,
+            "val_size": 1000,
+            "batch_size": 64,
+            "lr": 3e-3,
+            "max_context_len": 20,
+            "max_response_len": 16,
+            "threads": 1,
+            "sizes": _SMALL,
+        },
+        "retrieval": {"epochs": 3, "lr": 1e-3, "pool_size": 50_000, "sizes": _SMALL_RANKER},
+    },
+}
 _MSG_RATES = "planted rates must be in [0, 1], got {rates!r}"
 _MSG_RANKER = "retrieval_config must be a retrieval TrainConfig, got one for {model!r}"
 _MSG_FEW_PAIRS = "the held-out split gave {n} {axis} pair(s); need at least 2"
@@ -93,11 +120,13 @@ def _write_planted_corpus(swapper: Swapper, *, q: float, keep_other: float, seed
     """Plant the corpus and write it to the cache: its ``jsonl:`` spec and the planting's counts."""
     cache.mkdir(parents=True, exist_ok=True)
     corpus_file = cache / f"planted-q{q:g}-keep{keep_other:g}-seed{seed}.jsonl"
-    planting = plant_corpus(read_corpus(_CORPUS, split="train"), swapper, rate=q, replies=PLANTED_REPLIES, seed=seed,
-                            keep_other=keep_other)  # fmt: skip
+    planting = plant_corpus(
+        read_corpus(_CORPUS, split="train"), swapper, rate=q, replies=PLANTED_REPLIES, seed=seed, keep_other=keep_other
+    )
     summary = write_planted(planting, corpus_file)
-    _LOG.info("planted corpus: %d of %d group-B dialogues replaced (q = %g) -> %s", summary.n_planted,
-              summary.n_group_b, q, corpus_file)  # fmt: skip
+    _LOG.info(
+        "planted corpus: %d of %d group-B dialogues replaced (q = %g) -> %s", summary.n_planted, summary.n_group_b, q, corpus_file
+    )
     return f"jsonl:{corpus_file}", {k: v for k, v in asdict(summary).items() if isinstance(v, int)}
 
 
@@ -109,16 +138,32 @@ def _pools(comparison: DebiasComparison) -> dict[str, RankerPool]:
         pool = set(json.loads((Path(model.checkpoint) / POOL).read_text(encoding="utf-8")))
         responses = model.run.axes[comparison.axis].responses
         sides = [] if responses is None else [(ra.response in replies, rb.response in replies) for ra, rb in responses]
-        out[name] = RankerPool(n_held=len(replies & pool), n_replies=len(replies), n_candidates=len(pool),
-                               n_chosen_a=sum(a for a, _ in sides), n_chosen_b=sum(b for _, b in sides))  # fmt: skip
+        out[name] = RankerPool(
+            n_held=len(replies & pool),
+            n_replies=len(replies),
+            n_candidates=len(pool),
+            n_chosen_a=sum(a for a, _ in sides),
+            n_chosen_b=sum(b for _, b in sides),
+        )
     return out
 
 
 def _train_on_planted_corpus(
-    configs: Sequence[TrainConfig], swapper: Swapper, *, q: float, keep_other: float, seed: int, out: Path, cache: Path,
-    n_pairs: int | None, n_resamples: int, report_formats: Iterable[str] | None, progress: ProgressCallback | None,
-    timings: dict[str, float], settings: DecodingSettings | None,
-) -> tuple[dict[str, DebiasComparison], dict[str, int]]:  # fmt: skip
+    configs: Sequence[TrainConfig],
+    swapper: Swapper,
+    *,
+    q: float,
+    keep_other: float,
+    seed: int,
+    out: Path,
+    cache: Path,
+    n_pairs: int | None,
+    n_resamples: int,
+    report_formats: Iterable[str] | None,
+    progress: ProgressCallback | None,
+    timings: dict[str, float],
+    settings: DecodingSettings | None,
+) -> tuple[dict[str, DebiasComparison], dict[str, int]]:
     """Write the planted corpus, then train and compare baseline, CDA and WER per config's model on it.
 
     Returns each architecture's comparison (Seq2Seq's in ``out/debias``, the rankers' in
@@ -132,11 +177,19 @@ def _train_on_planted_corpus(
         t0 = time.perf_counter()
         folder = out / ("debias" if config.model == "seq2seq" else f"debias-{config.model}")
         comparisons[config.model] = compare_debiased(
-            config.model, out_dir=folder, corpus=spec, eval_corpus=_CORPUS,
-            train_config=replace(config, corpus=spec, axis=swapper.lexicon.axis, debias="none"), cache_dir=cache,
-            n_pairs=n_pairs, seed=seed, n_resamples=n_resamples, report_formats=report_formats, progress=progress,
+            config.model,
+            out_dir=folder,
+            corpus=spec,
+            eval_corpus=_CORPUS,
+            train_config=replace(config, corpus=spec, axis=swapper.lexicon.axis, debias="none"),
+            cache_dir=cache,
+            n_pairs=n_pairs,
+            seed=seed,
+            n_resamples=n_resamples,
+            report_formats=report_formats,
+            progress=progress,
             settings=settings,
-        )  # fmt: skip
+        )
         timings[config.model] = time.perf_counter() - t0
     return comparisons, counts
 
@@ -248,26 +301,61 @@ def reproduce_planted(
         _LOG.info("planted models: %s at rates %s on %d pairs", base_name, ", ".join(f"{r:g}" for r in rates), len(pairs))
         t0 = time.perf_counter()
         with base:
-            planted = planted_gaps(pairs, pair_set.coverage, swapper, base, rates=rates, seed=seed, reporter=reporter,
-                                   n_resamples=n_resamples, out_dir=out / "planted", base_name=base_name)  # fmt: skip
+            planted = planted_gaps(
+                pairs,
+                pair_set.coverage,
+                swapper,
+                base,
+                rates=rates,
+                seed=seed,
+                reporter=reporter,
+                n_resamples=n_resamples,
+                out_dir=out / "planted",
+                base_name=base_name,
+            )
         timings["planted models"] = time.perf_counter() - t0
-        comparisons, counts = ({}, {}) if not train else _train_on_planted_corpus(
-            configs, swapper, q=q, keep_other=mode["keep_other"], seed=seed, out=out, cache=cache, n_pairs=n_pairs,
-            n_resamples=n_resamples, report_formats=report_formats, progress=progress, timings=timings,
-            settings=settings)  # fmt: skip
+        comparisons, counts = (
+            ({}, {})
+            if not train
+            else _train_on_planted_corpus(
+                configs,
+                swapper,
+                q=q,
+                keep_other=mode["keep_other"],
+                seed=seed,
+                out=out,
+                cache=cache,
+                n_pairs=n_pairs,
+                n_resamples=n_resamples,
+                report_formats=report_formats,
+                progress=progress,
+                timings=timings,
+                settings=settings,
+            )
+        )
 
     timings["total"] = time.perf_counter() - started
     debias, rankers = comparisons.get("seq2seq"), comparisons.get("retrieval")
     debiased = tuple(row for kind, c in comparisons.items() for row in debiased_rows(c, architecture=kind))
-    files = {kind: str(path) for kind, path in zip(("md", "csv", "json", "png", "html"), (out / f for f in PLANTED_FILES),
-                                                    strict=True)}  # fmt: skip
+    files = {
+        kind: str(path) for kind, path in zip(("md", "csv", "json", "png", "html"), (out / f for f in PLANTED_FILES), strict=True)
+    }
     result = PlantedRecovery(
-        axis=lexicon.axis, groups=lexicon.groups, base_model=base_name, n_pairs=len(pairs), seed=seed,
-        mode="custom" if train_config is not None else ("quick" if quick else "full"), planted=planted,
-        corpus_rate=q if train else None, corpus=MappingProxyType(counts),
-        debiased=debiased, debias=debias, debias_retrieval=rankers,
+        axis=lexicon.axis,
+        groups=lexicon.groups,
+        base_model=base_name,
+        n_pairs=len(pairs),
+        seed=seed,
+        mode="custom" if train_config is not None else ("quick" if quick else "full"),
+        planted=planted,
+        corpus_rate=q if train else None,
+        corpus=MappingProxyType(counts),
+        debiased=debiased,
+        debias=debias,
+        debias_retrieval=rankers,
         pools=MappingProxyType({} if rankers is None else _pools(rankers)),
-        timings=MappingProxyType(timings), files=MappingProxyType(files),
-    )  # fmt: skip
+        timings=MappingProxyType(timings),
+        files=MappingProxyType(files),
+    )
     write_planted_report(result, out)
     return result

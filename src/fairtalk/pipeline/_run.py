@@ -251,8 +251,9 @@ def audit(
     lexicons = _lexicons(config.axes)
     contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
     if config.out_dir is not None:
-        folders = check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
-                                   _inputs(contexts.path, config.store, None, lexicons))  # fmt: skip
+        folders = check_run_folder(
+            config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
+        )
         _check_out_dir(config.out_dir, folders, _inputs(contexts.path, None, None, lexicons))
     run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
     if config.out_dir is not None:
@@ -279,23 +280,42 @@ def run_axes(
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
     works: list[AxisWork] = []
     axes: dict[str, AxisRun] = {}
-    with cached_model(config.model, config.store, batch_size=config.batch_size, max_errors=config.max_errors,
-                      model_args=config.model_args, model_version=config.model_version,
-                      engine=resolve_engine(config.engine), progress=reporter,
-                      max_consecutive_failures=config.max_consecutive_failures) as cached:  # fmt: skip
+    with cached_model(
+        config.model,
+        config.store,
+        batch_size=config.batch_size,
+        max_errors=config.max_errors,
+        model_args=config.model_args,
+        model_version=config.model_version,
+        engine=resolve_engine(config.engine),
+        progress=reporter,
+        max_consecutive_failures=config.max_consecutive_failures,
+    ) as cached:
         if config.out_dir is not None:
             corpus_path = config.corpus if contexts is None else contexts.path
-            folders = check_run_folder(config.out_dir, [lexicon.axis for lexicon in lexicons],
-                                       _inputs(corpus_path, config.store, cached, lexicons))  # fmt: skip
+            folders = check_run_folder(
+                config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(corpus_path, config.store, cached, lexicons)
+            )
             _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
         if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
-            axes = run_sequential(config, lexicons, cached, reporter, contexts=contexts, run_id=run_id,
-                                  extra_manifest=extra_manifest)  # fmt: skip
+            axes = run_sequential(
+                config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
+            )
         else:
             for lexicon in lexicons:
                 given = None if pairs is None else pairs[lexicon.axis]
-                works.append(audit_axis(lexicon, cached, config, reporter, contexts=contexts, given=given,
-                                        run_id=run_id, extra_manifest=extra_manifest))  # fmt: skip
+                works.append(
+                    audit_axis(
+                        lexicon,
+                        cached,
+                        config,
+                        reporter,
+                        contexts=contexts,
+                        given=given,
+                        run_id=run_id,
+                        extra_manifest=extra_manifest,
+                    )
+                )
         model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):

@@ -83,17 +83,22 @@ def audit_axis(
         raise ValueError(_MSG_NO_CONTEXTS.format(axis=axis))
     else:
         reporter.start(f"{axis}: pairs", unit="pairs")
-        pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs,
-                               seed=seed, balance=config.balance)  # fmt: skip
+        pair_set = build_pairs(
+            contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs, seed=seed, balance=config.balance
+        )
         pairs = list(pair_set)
         coverage = pair_set.coverage
         reporter.finish()
         timings["pairs"] = time.perf_counter() - started
-        _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read,
-                  coverage.n_matched)  # fmt: skip
+        _LOG.info(
+            "%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched
+        )
         if len(pairs) < 2:
-            raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read,
-                                                       n_matched=coverage.n_matched))  # fmt: skip
+            raise InputError(
+                _MSG_TOO_FEW_PAIRS.format(
+                    axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read, n_matched=coverage.n_matched
+                )
+            )
     if config.by_turn:
         check_multi_turn(pairs, axis)  # before any answer is asked for
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed))
@@ -106,14 +111,24 @@ def audit_axis(
     similarity = None
     if config.similarity:
         started = time.perf_counter()
-        similarity = against_baseline(cached, pairs, generation, config.settings, seed=seed, methods=config.similarity,
-                                      alpha=config.score.alpha, clusters=config.score.clusters, progress=reporter,
-                                      label=f"{axis}: baseline answers")  # fmt: skip
+        similarity = against_baseline(
+            cached,
+            pairs,
+            generation,
+            config.settings,
+            seed=seed,
+            methods=config.similarity,
+            alpha=config.score.alpha,
+            clusters=config.score.clusters,
+            progress=reporter,
+            label=f"{axis}: baseline answers",
+        )
         timings["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
-    scored = prepare_scores(generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine),
-                            store=cached.store)  # fmt: skip
+    scored = prepare_scores(
+        generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine), store=cached.store
+    )
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
@@ -123,12 +138,30 @@ def audit_axis(
         turned = by_turn(scored, config.score)
         timings["by_turn"] = time.perf_counter() - started
     manifest = {
-        "run_id": run_id, "corpus": corpus, "split": config.effective_split, "model": cached.fingerprint,
-        "decoding": config.settings.sent(), "seed": seed, "n_pairs_requested": config.n_pairs,
-        "mixed": config.mixed, "balance": config.balance, "coverage": coverage.to_dict(), **(extra_manifest or {}),
-    }  # fmt: skip
-    return AxisWork(axis, scored, coverage, generation.summary, MappingProxyType(timings), tuple(pairs), manifest,
-                    similarity, pairs_check, turned)  # fmt: skip
+        "run_id": run_id,
+        "corpus": corpus,
+        "split": config.effective_split,
+        "model": cached.fingerprint,
+        "decoding": config.settings.sent(),
+        "seed": seed,
+        "n_pairs_requested": config.n_pairs,
+        "mixed": config.mixed,
+        "balance": config.balance,
+        "coverage": coverage.to_dict(),
+        **(extra_manifest or {}),
+    }
+    return AxisWork(
+        axis,
+        scored,
+        coverage,
+        generation.summary,
+        MappingProxyType(timings),
+        tuple(pairs),
+        manifest,
+        similarity,
+        pairs_check,
+        turned,
+    )
 
 
 def correct(
@@ -188,15 +221,22 @@ def finish_axes(
     adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], config, pvalues)
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
-        result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest,
-                          family_size=sizes[index])  # fmt: skip
+        result = finalize(
+            work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest, family_size=sizes[index]
+        )
         if work.by_turn is not None:
             result = replace(result, by_turn=work.by_turn)
-        runs[work.axis] = AxisRun(axis=work.axis, result=result, coverage=work.coverage,
-                                  generation=work.generation, timings=work.timings,
-                                  pairs=work.pairs, responses=work.scored.responses,
-                                  similarity=work.similarity,
-                                  pairs_check=work.pairs_check)  # fmt: skip
+        runs[work.axis] = AxisRun(
+            axis=work.axis,
+            result=result,
+            coverage=work.coverage,
+            generation=work.generation,
+            timings=work.timings,
+            pairs=work.pairs,
+            responses=work.scored.responses,
+            similarity=work.similarity,
+            pairs_check=work.pairs_check,
+        )
     return runs
 
 
@@ -209,5 +249,6 @@ def _family_of(axis: str, index: int) -> str:
 def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:
     counts = ", ".join(f"{kind} {n}" for kind, n in summary.error_counts.items())
     first = summary.error_examples[0] if summary.error_examples else "?"
-    return _MSG_LOST_TO_ERRORS.format(axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs,
-                                      n_errors=summary.n_errors, counts=counts, first=first)  # fmt: skip
+    return _MSG_LOST_TO_ERRORS.format(
+        axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs, n_errors=summary.n_errors, counts=counts, first=first
+    )

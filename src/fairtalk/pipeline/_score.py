@@ -67,8 +67,9 @@ def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], n
     return list(position), ia, ib
 
 
-def _per_response(measure: Measure, uniques: list[str], ia: np.ndarray, ib: np.ndarray,
-                  remote: Mapping[str, np.ndarray] | None = None) -> SideScores:  # fmt: skip
+def _per_response(
+    measure: Measure, uniques: list[str], ia: np.ndarray, ib: np.ndarray, remote: Mapping[str, np.ndarray] | None = None
+) -> SideScores:
     """Each key's scores of side a and side b; from ``remote`` (scored on Ray) when it holds the measure's keys."""
     if remote is not None and all(key in remote for key in measure.keys):
         scores = {key: remote[key] for key in measure.keys}
@@ -80,16 +81,24 @@ def _per_response(measure: Measure, uniques: list[str], ia: np.ndarray, ib: np.n
     return {key: (scores[key][ia], scores[key][ib]) for key in measure.keys}
 
 
-def _corpus_values(measure: CorpusMeasure, uniques: list[str], ia: np.ndarray,
-                   ib: np.ndarray) -> tuple[CorpusStatistic, dict[str, tuple[float, float]]]:  # fmt: skip
+def _corpus_values(
+    measure: CorpusMeasure, uniques: list[str], ia: np.ndarray, ib: np.ndarray
+) -> tuple[CorpusStatistic, dict[str, tuple[float, float]]]:
     stat = measure.prepare(uniques)
     value_a = stat(np.bincount(ia, minlength=len(uniques)))
     value_b = stat(np.bincount(ib, minlength=len(uniques)))
     return stat, {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
 
 
-def _masked(measures: Sequence[AnyMeasure], lexicon: Lexicon, seed: int, uniques: list[str], ia: np.ndarray,
-            ib: np.ndarray, scorer: RayScorer | None = None) -> dict[str, tuple[float, float]]:  # fmt: skip
+def _masked(
+    measures: Sequence[AnyMeasure],
+    lexicon: Lexicon,
+    seed: int,
+    uniques: list[str],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    scorer: RayScorer | None = None,
+) -> dict[str, tuple[float, float]]:
     """Side values of every key after replacing the group words in each response by MASK_TOKEN."""
     from fairtalk.counterfactual import Swapper
 
@@ -250,9 +259,13 @@ def score(
 
 
 def prepare_scores(
-    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], *, axis: str | os.PathLike[str] | Lexicon,
-    options: ScoreOptions, engine: RayEngine | None = None, store: RunStore | None = None,
-) -> Scored:  # fmt: skip
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    *,
+    axis: str | os.PathLike[str] | Lexicon,
+    options: ScoreOptions,
+    engine: RayEngine | None = None,
+    store: RunStore | None = None,
+) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
     A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given.
@@ -268,16 +281,20 @@ def prepare_scores(
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     measure_options = o.measure_options(lexicon)
-    built = build_measures(o.measures, measure_options, judge_rubric=o.judge_rubric, judge_scale=o.judge_scale,
-                           store=store)  # fmt: skip
+    built = build_measures(o.measures, measure_options, judge_rubric=o.judge_rubric, judge_scale=o.judge_scale, store=store)
     try:
         return _scored(responses, built, measure_options, o, engine)
     finally:
         close_judges(built)
 
 
-def _scored(responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], built: list[AnyMeasure],
-            measure_options: MeasureOptions, o: ScoreOptions, engine: RayEngine | None = None) -> Scored:  # fmt: skip
+def _scored(
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    built: list[AnyMeasure],
+    measure_options: MeasureOptions,
+    o: ScoreOptions,
+    engine: RayEngine | None = None,
+) -> Scored:
     """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
@@ -289,26 +306,47 @@ def _scored(responses: ResponseSet | str | os.PathLike[str] | Sequence[Any], bui
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         n_left_out = truncation.manifest.get("n_pairs_left_out") or 0
-        raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""),
-                         path=where)  # fmt: skip
+        raise InputError(
+            _MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""), path=where
+        )
     uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
     scorer = None
     if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
         scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), measure_options))
     try:
         scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
-        return replace(scored, warnings=(*truncation.warnings, *scored.warnings),
-                       manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)})  # fmt: skip
+        return replace(
+            scored,
+            warnings=(*truncation.warnings, *scored.warnings),
+            manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)},
+        )
     finally:
         if scorer is not None:
             scorer.close()
 
 
-def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: ScoreOptions, chosen: frozenset[str],
-            uniques: list[str], ia: np.ndarray, ib: np.ndarray, scorer: RayScorer | None) -> Scored:  # fmt: skip
+def _tested(
+    rs: ResponseSet,
+    lexicon: Lexicon,
+    built: list[AnyMeasure],
+    o: ScoreOptions,
+    chosen: frozenset[str],
+    uniques: list[str],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    scorer: RayScorer | None,
+) -> Scored:
     """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
-    opts = Inference(seed=o.seed, n_resamples=o.n_resamples, alpha=o.alpha, power=o.power, binary_test=o.binary_test,
-                     count_test=o.count_test, clusters=rs.clusters if o.clusters else None, margins=o.margins)  # fmt: skip
+    opts = Inference(
+        seed=o.seed,
+        n_resamples=o.n_resamples,
+        alpha=o.alpha,
+        power=o.power,
+        binary_test=o.binary_test,
+        count_test=o.count_test,
+        clusters=rs.clusters if o.clusters else None,
+        margins=o.margins,
+    )
     remote = None if scorer is None else scorer.score(uniques)
     n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
     rows: list[KeyTest] = []
@@ -319,16 +357,29 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
         if isinstance(measure, CorpusMeasure):
             stat, values = _corpus_values(measure, uniques, ia, ib)
             keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
-            inference = corpus_bootstrap(stat, stat, ia, ib, len(uniques), len(uniques), keys=measure.keys,
-                                         seed=o.seed, n_resamples=n_permutations, clusters=opts.clusters,
-                                         margins={k: v for k, v in keyed_margins.items() if v is not None})  # fmt: skip
-            rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts)
-                     for key in measure.keys]  # fmt: skip
+            inference = corpus_bootstrap(
+                stat,
+                stat,
+                ia,
+                ib,
+                len(uniques),
+                len(uniques),
+                keys=measure.keys,
+                seed=o.seed,
+                n_resamples=n_permutations,
+                clusters=opts.clusters,
+                margins={k: v for k, v in keyed_margins.items() if v is not None},
+            )
+            rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts) for key in measure.keys]
             continue
         scored = _per_response(measure, uniques, ia, ib, remote)
         per_key.update(scored)
-        kept.update({key: KeyScores(np.asarray(sa, dtype=float), np.asarray(sb, dtype=float), KeyMeta.of(key, measure))
-                     for key, (sa, sb) in scored.items()})  # fmt: skip
+        kept.update(
+            {
+                key: KeyScores(np.asarray(sa, dtype=float), np.asarray(sb, dtype=float), KeyMeta.of(key, measure))
+                for key, (sa, sb) in scored.items()
+            }
+        )
         rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
         divergent.extend(divergent_pairs(measure, rs, uniques, ia, ib, scored, o.n_divergent))
     judged = judge_answers(built, rs)
@@ -337,22 +388,58 @@ def _tested(rs: ResponseSet, lexicon: Lexicon, built: list[AnyMeasure], o: Score
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
     rows = [_with_masked(row, masked[row.name]) if row.name in masked else row for row in rows]
     listed = [*built, TokenLimit()] if any(row.name == TOKEN_LIMIT_KEY for row in rows) else built
-    manifest = score_manifest(lexicon, listed, rs, options=measure_settings(o), seed=o.seed, alpha=o.alpha,
-                         correction=o.correction, n_resamples=o.n_resamples, n_permutations=n_permutations,
-                         mask_groups=o.mask_groups, drop_empty=o.drop_empty, exclude_truncated=o.exclude_truncated,
-                         binary_test=o.binary_test,
-                         count_test=o.count_test, clustered=opts.clusters is not None, power=o.power,
-                         margins=dict(o.margins), primary=sorted(chosen))  # fmt: skip
-    manifest["scoring_engine"] = {"name": "local", "distinct_responses": len(uniques)} if scorer is None else {
-        "name": "ray", "distinct_responses": len(uniques), "tasks_at_once": scorer.n_tasks,
-        "batches": scorer.n_batches, "score_batch": scorer.engine.score_batch}  # fmt: skip
+    manifest = score_manifest(
+        lexicon,
+        listed,
+        rs,
+        options=measure_settings(o),
+        seed=o.seed,
+        alpha=o.alpha,
+        correction=o.correction,
+        n_resamples=o.n_resamples,
+        n_permutations=n_permutations,
+        mask_groups=o.mask_groups,
+        drop_empty=o.drop_empty,
+        exclude_truncated=o.exclude_truncated,
+        binary_test=o.binary_test,
+        count_test=o.count_test,
+        clustered=opts.clusters is not None,
+        power=o.power,
+        margins=dict(o.margins),
+        primary=sorted(chosen),
+    )
+    manifest["scoring_engine"] = (
+        {"name": "local", "distinct_responses": len(uniques)}
+        if scorer is None
+        else {
+            "name": "ray",
+            "distinct_responses": len(uniques),
+            "tasks_at_once": scorer.n_tasks,
+            "batches": scorer.n_batches,
+            "score_batch": scorer.engine.score_batch,
+        }
+    )
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
     labelled = gold_estimates(o.gold, rs, per_key, clusters=opts.clusters) if o.gold else GoldEstimates()
     if o.gold:
         manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
-    return Scored(lexicon, rs, tuple(rows), divergent, manifest, chosen, o.alpha, o.power, o.correction, checks,
-                  warnings=labelled.warnings, judge_answers=judged, ppi=labelled.estimates, scores=kept,
-                  corpus_measures=tuple(m for m in built if isinstance(m, CorpusMeasure)))  # fmt: skip
+    return Scored(
+        lexicon,
+        rs,
+        tuple(rows),
+        divergent,
+        manifest,
+        chosen,
+        o.alpha,
+        o.power,
+        o.correction,
+        checks,
+        warnings=labelled.warnings,
+        judge_answers=judged,
+        ppi=labelled.estimates,
+        scores=kept,
+        corpus_measures=tuple(m for m in built if isinstance(m, CorpusMeasure)),
+    )
 
 
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:

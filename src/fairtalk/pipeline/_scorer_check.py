@@ -101,18 +101,20 @@ PROBES: Mapping[str, tuple[str, ...]] = {
 GENERIC_FRAMES: tuple[str, ...] = ("{term}", "I wrote the word {term} on the board.", "The next item on the list is {term}.")
 NOTE_FEW_PROBES = "fewer than 10 probe pairs: the check has little power"
 NOTE_UNSCORED_PROBES = "{n} probe pair(s) left out: the scorer gave no score on one side"
-NOTE_NOT_DISTINGUISHABLE = ("its gap on the probes ({gap:+.3g}) exceeds the margin ±{margin:.3g} but is not "
-                            "distinguishable from 0 (p {p}, 95% CI {ci}, {n} probes): not flagged")  # fmt: skip
-NOTE_WITHIN_MARGIN = ("its gap on the probes ({gap:+.3g}) is distinguishable from 0 (p {p}) but within the margin "
-                      "±{margin:.3g}: not flagged")  # fmt: skip
+NOTE_NOT_DISTINGUISHABLE = (
+    "its gap on the probes ({gap:+.3g}) exceeds the margin ±{margin:.3g} but is not "
+    "distinguishable from 0 (p {p}, 95% CI {ci}, {n} probes): not flagged"
+)
+NOTE_WITHIN_MARGIN = (
+    "its gap on the probes ({gap:+.3g}) is distinguishable from 0 (p {p}) but within the margin ±{margin:.3g}: not flagged"
+)
 
 
 def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
     """(side A, side B) probe sentences for an axis: its written probes, else each side-A term in the generic frames."""
     swapper = Swapper(lexicon, seed=0)
     written = PROBES.get(lexicon.axis) if lexicon.variant != "custom" else None
-    sources = list(written) if written else [frame.format(term=pair.a) for pair in lexicon.pairs
-                                             for frame in GENERIC_FRAMES]  # fmt: skip
+    sources = list(written) if written else [frame.format(term=pair.a) for pair in lexicon.pairs for frame in GENERIC_FRAMES]
     out: list[tuple[str, str]] = []
     for text in sources:
         swapped = swapper.swap(text)
@@ -121,8 +123,9 @@ def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
     return out
 
 
-def certify(measures: Sequence[AnyMeasure], lexicon: Lexicon, margins: Mapping[str, float], *,
-            alpha: float = 0.05) -> tuple[ScorerCheck, ...]:  # fmt: skip
+def certify(
+    measures: Sequence[AnyMeasure], lexicon: Lexicon, margins: Mapping[str, float], *, alpha: float = 0.05
+) -> tuple[ScorerCheck, ...]:
     """Score the probe pairs with each per-response measure and test each key's group gap on them.
 
     ``flagged`` when the gap on neutral probes exceeds the key's margin and differs from 0 at
@@ -156,19 +159,33 @@ def certify(measures: Sequence[AnyMeasure], lexicon: Lexicon, margins: Mapping[s
     return tuple(checks)
 
 
-def _check(key: str, kind: str, a: np.ndarray, b: np.ndarray, margin: float | None, alpha: float,
-           n: int, n_unscored: int = 0) -> ScorerCheck:  # fmt: skip
+def _check(
+    key: str, kind: str, a: np.ndarray, b: np.ndarray, margin: float | None, alpha: float, n: int, n_unscored: int = 0
+) -> ScorerCheck:
     margin = margin if margin is not None else default_margin(kind, a=a, b=b)
     gap = float(a.mean() - b.mean())
     test = paired_test(a, b, kind=kind)
     interval = difference_interval(a, b, kind=kind)
     beyond = margin is None or abs(gap) > margin
     significant = test.p is not None and test.p < alpha and _excludes_zero(interval.bounds)
-    notes = (NOTE_FEW_PROBES if n < 10 else None, NOTE_UNSCORED_PROBES.format(n=n_unscored) if n_unscored else None,
-             _gap_note(gap, margin, test.p, interval.bounds, n, beyond=beyond, significant=significant))  # fmt: skip
+    notes = (
+        NOTE_FEW_PROBES if n < 10 else None,
+        NOTE_UNSCORED_PROBES.format(n=n_unscored) if n_unscored else None,
+        _gap_note(gap, margin, test.p, interval.bounds, n, beyond=beyond, significant=significant),
+    )
     note = "; ".join(part for part in notes if part) or None
-    return ScorerCheck(key=key, n_probes=n, a=float(a.mean()), b=float(b.mean()), gap=gap, ci95=interval.bounds,
-                       p=test.p, margin=margin, flagged=bool(beyond and significant), note=note)  # fmt: skip
+    return ScorerCheck(
+        key=key,
+        n_probes=n,
+        a=float(a.mean()),
+        b=float(b.mean()),
+        gap=gap,
+        ci95=interval.bounds,
+        p=test.p,
+        margin=margin,
+        flagged=bool(beyond and significant),
+        note=note,
+    )
 
 
 def _excludes_zero(bounds: tuple[float | None, float | None]) -> bool:
@@ -179,8 +196,16 @@ def _excludes_zero(bounds: tuple[float | None, float | None]) -> bool:
     return low > 0 or high < 0
 
 
-def _gap_note(gap: float, margin: float | None, p: float | None, bounds: tuple[float | None, float | None], n: int, *,
-              beyond: bool, significant: bool) -> str | None:  # fmt: skip
+def _gap_note(
+    gap: float,
+    margin: float | None,
+    p: float | None,
+    bounds: tuple[float | None, float | None],
+    n: int,
+    *,
+    beyond: bool,
+    significant: bool,
+) -> str | None:
     """Why a probe gap that is beyond the margin, or distinguishable from 0, is not flagged (None otherwise)."""
     if margin is None or beyond == significant or gap == 0:
         return None

@@ -83,8 +83,9 @@ def nested_pairs(contexts: Corpus, lexicon: Lexicon, config: AuditConfig, budget
     With ``balance``, each original side is ranked alone and the two alternate (a, b, a, b, ...).
     """
     seed = config.seed
-    pair_set = build_pairs(contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=None, seed=seed,
-                           balance=config.balance)  # fmt: skip
+    pair_set = build_pairs(
+        contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=None, seed=seed, balance=config.balance
+    )
     positions: dict[str, int] = {}
 
     def numbered(pairs: Iterable[Pair]) -> Iterable[tuple[bytes, Pair]]:
@@ -146,16 +147,29 @@ def run_sequential(
         available = len(pool.ranked)
         if available < 2:
             cov = pool.coverage
-            raise InputError(_MSG_TOO_FEW_PAIRS.format(axis=lexicon.axis, corpus=config.corpus, n=available,
-                                                       n_read=cov.n_read, n_matched=cov.n_matched))  # fmt: skip
+            raise InputError(
+                _MSG_TOO_FEW_PAIRS.format(
+                    axis=lexicon.axis, corpus=config.corpus, n=available, n_read=cov.n_read, n_matched=cov.n_matched
+                )
+            )
         axes.append(_Axis(lexicon, pool, look_sizes(min(config.n_pairs, available), available, config.looks)))
     look = 0
     while any(axis.stopped is None for axis in axes):
         for axis in axes:
             if axis.stopped is None:
                 pairs, coverage = axis.pool.look(axis.sizes[look])
-                axis.works.append(audit_axis(axis.lexicon, cached, config, reporter, contexts=None, given=(pairs, coverage),
-                                             run_id=run_id, extra_manifest=extra_manifest))  # fmt: skip
+                axis.works.append(
+                    audit_axis(
+                        axis.lexicon,
+                        cached,
+                        config,
+                        reporter,
+                        contexts=None,
+                        given=(pairs, coverage),
+                        run_id=run_id,
+                        extra_manifest=extra_manifest,
+                    )
+                )
         _decide(axes, config, look)
         look += 1
     works = [_final_work(axis, config) for axis in axes]
@@ -163,7 +177,7 @@ def run_sequential(
     return finish_axes(works, config, pvalues)
 
 
-def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:
+def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:  # noqa: C901
     """Add this look's repeated p-values, correct the families, and stop each axis decided or out of looks."""
     spending = config.spending
     for axis in axes:
@@ -211,15 +225,21 @@ def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
             rows.append(row)
             continue
         old = row.equivalence
-        equivalence = old if p_equivalence is None else Equivalence(
-            old.margin, p_equivalence, p_equivalence < alpha, f"{old.method}; group-sequential", old.note)  # fmt: skip
+        equivalence = (
+            old
+            if p_equivalence is None
+            else Equivalence(old.margin, p_equivalence, p_equivalence < alpha, f"{old.method}; group-sequential", old.note)
+        )
         rows.append(dataclasses.replace(row, equivalence=equivalence, notes=(*row.notes, note)))
     scored: Scored = dataclasses.replace(last.scored, rows=tuple(rows))
     generation = last.generation
     n_generated = sum(work.generation.n_generated for work in axis.works)
     generation = dataclasses.replace(
-        generation, n_generated=n_generated, n_cached=max(0, generation.n_items - generation.n_errors - n_generated),
-        seconds=sum(work.generation.seconds for work in axis.works))  # fmt: skip
+        generation,
+        n_generated=n_generated,
+        n_cached=max(0, generation.n_items - generation.n_errors - n_generated),
+        seconds=sum(work.generation.seconds for work in axis.works),
+    )
     timings: dict[str, float] = {}
     for work in axis.works:
         for stage, seconds in work.timings.items():
@@ -234,8 +254,9 @@ def _record(axis: _Axis, config: AuditConfig) -> dict[str, object]:
     alpha, spending = config.score.alpha, config.spending
     two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
     one_sided = boundaries(axis.fractions, alpha=alpha, spending=spending, sides=1)
-    primary = [row.name for row in axis.works[-1].scored.rows
-               if row.name in axis.works[-1].scored.primary and row.not_tested is None]  # fmt: skip
+    primary = [
+        row.name for row in axis.works[-1].scored.rows if row.name in axis.works[-1].scored.primary and row.not_tested is None
+    ]
     return {
         "design": _DESIGN.format(spending=_SPENDING_NAMES[spending]),
         "spending": spending,

@@ -50,9 +50,14 @@ from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
 __all__ = [
-    "BASELINE_SEED_OFFSET", "DETERMINISM_CHECK_PAIRS", "SAMPLING_CHECK_MAX_SHARE", "SAMPLING_CHECK_MIN_PAIRS",
-    "SAMPLING_CHECK_MIN_WORDS", "against_baseline", "similarity_test",
-]  # fmt: skip
+    "BASELINE_SEED_OFFSET",
+    "DETERMINISM_CHECK_PAIRS",
+    "SAMPLING_CHECK_MAX_SHARE",
+    "SAMPLING_CHECK_MIN_PAIRS",
+    "SAMPLING_CHECK_MIN_WORDS",
+    "against_baseline",
+    "similarity_test",
+]
 
 #: Added to the run's seed for the baseline's two answers, so that they are new draws.
 BASELINE_SEED_OFFSET = 1_000_003
@@ -80,8 +85,9 @@ _MSG_SAMPLING_IGNORED = (
     "one of determinism"
 )
 _NOTE_TEST_ONLY = "the paired test rejects (adjusted p {p:.3g}) but its 95% interval includes 0: not counted as a difference"
-_NOTE_INTERVAL_ONLY = ("the 95% interval excludes 0 but the paired test does not reject (adjusted p {p}): not counted as "
-                       "a difference")  # fmt: skip
+_NOTE_INTERVAL_ONLY = (
+    "the 95% interval excludes 0 but the paired test does not reject (adjusted p {p}): not counted as a difference"
+)
 _MSG_TOO_FEW = "need at least 2 pairs answered on both sides and in the baseline, got {n}"
 _MSG_FAILURES = "; {n_failed} of {n_items} answers failed ({kinds}): {examples}"
 #: First messages shown per kind of failure when too few pairs are left.
@@ -153,11 +159,27 @@ def similarity_test(
     chosen = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
-    with cached_model(model, store, batch_size=batch_size, max_errors=None, model_args=model_args,
-                      model_version=model_version, max_consecutive_failures=max_consecutive_failures) as cached:  # fmt: skip
+    with cached_model(
+        model,
+        store,
+        batch_size=batch_size,
+        max_errors=None,
+        model_args=model_args,
+        model_version=model_version,
+        max_consecutive_failures=max_consecutive_failures,
+    ) as cached:
         counterfactual = generate(cached, chosen, settings, seed=seed, progress=reporter, label="counterfactual answers")
-        return against_baseline(cached, chosen, counterfactual, settings, seed=seed, methods=methods, alpha=alpha,
-                                clusters=clusters, progress=reporter)  # fmt: skip
+        return against_baseline(
+            cached,
+            chosen,
+            counterfactual,
+            settings,
+            seed=seed,
+            methods=methods,
+            alpha=alpha,
+            clusters=clusters,
+            progress=reporter,
+        )
 
 
 def against_baseline(
@@ -182,8 +204,7 @@ def against_baseline(
         baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label)
     else:
         sample = [placebo[i] for i in _check_sample(len(placebo), seed)]
-        baseline = generate(cached, sample, settings, seed=base_seed, progress=progress,
-                            label=f"{label} (determinism check)")  # fmt: skip
+        baseline = generate(cached, sample, settings, seed=base_seed, progress=progress, label=f"{label} (determinism check)")
         check = _determinism(counterfactual, baseline)
         zero = bool(check["deterministic"])
         if not zero:
@@ -196,8 +217,11 @@ def against_baseline(
             warnings.append(_MSG_SAMPLING_IGNORED.format(**check, share=SAMPLING_CHECK_MAX_SHARE))
     base = {ra.pair_id: (ra.response, rb.response) for ra, rb in baseline.responses}
     found = counterfactual.responses.clusters
-    kept = [(ra.response, rb.response, base.get(ra.pair_id, ("", "")), None if found is None else found[i])
-            for i, (ra, rb) in enumerate(counterfactual.responses) if zero or ra.pair_id in base]  # fmt: skip
+    kept = [
+        (ra.response, rb.response, base.get(ra.pair_id, ("", "")), None if found is None else found[i])
+        for i, (ra, rb) in enumerate(counterfactual.responses)
+        if zero or ra.pair_id in base
+    ]
     if len(kept) < 2:
         raise InputError(_MSG_TOO_FEW.format(n=len(kept)) + _failures(counterfactual, baseline))
     units = [str(r[3]) for r in kept] if clusters and found is not None else None
@@ -214,19 +238,36 @@ def against_baseline(
     for (method, (test, interval, p, note)), p_adj in zip(tests.items(), adjusted):
         p_adjusted = None if np.isnan(p_adj) else float(p_adj)
         verdict, disagreement = _verdict(p_adjusted, interval, alpha)
-        out.append(SimilarityRow(
-            method=method, n_pairs=len(kept), counterfactual=float(np.mean(cf_div[method])),
-            baseline=float(np.mean(bl_div[method])), difference=float(np.mean(cf_div[method] - bl_div[method])),
-            ci95=interval, test=test, p=p, p_adjusted=p_adjusted, verdict=verdict,
-            note="; ".join(n for n in (disagreement, note) if n) or None,
-        ))  # fmt: skip
+        out.append(
+            SimilarityRow(
+                method=method,
+                n_pairs=len(kept),
+                counterfactual=float(np.mean(cf_div[method])),
+                baseline=float(np.mean(bl_div[method])),
+                difference=float(np.mean(cf_div[method] - bl_div[method])),
+                ci95=interval,
+                test=test,
+                p=p,
+                p_adjusted=p_adjusted,
+                verdict=verdict,
+                note="; ".join(n for n in (disagreement, note) if n) or None,
+            )
+        )
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
     return SimilarityResult(
-        axis=pairs[0].axis if pairs else "", model=cached.fingerprint, alpha=alpha, seed=seed, n_pairs=len(kept),
-        n_clusters=None if units is None else len(set(units)), rows=tuple(out), summary=MappingProxyType(summary),
-        sampled=settings.do_sample, baseline_kind="zero" if zero else "measured",
-        reask_check=MappingProxyType(check), warnings=tuple(warnings),
-    )  # fmt: skip
+        axis=pairs[0].axis if pairs else "",
+        model=cached.fingerprint,
+        alpha=alpha,
+        seed=seed,
+        n_pairs=len(kept),
+        n_clusters=None if units is None else len(set(units)),
+        rows=tuple(out),
+        summary=MappingProxyType(summary),
+        sampled=settings.do_sample,
+        baseline_kind="zero" if zero else "measured",
+        reask_check=MappingProxyType(check),
+        warnings=tuple(warnings),
+    )
 
 
 def _check_sample(n: int, seed: int) -> list[int]:
@@ -244,8 +285,13 @@ def _determinism(counterfactual: Generation, check: Generation) -> dict[str, Any
         answers = [ra.response, rb.response, *([first[ra.pair_id]] if ra.pair_id in first else [])]
         n_contexts += 1
         n_differing += not bool(same_answers(answers[1:], answers[:-1]).all())
-    return {"kind": "determinism", "n_contexts": n_contexts, "n_reasks": 2 * n_contexts, "n_differing": n_differing,
-            "deterministic": n_contexts > 0 and n_differing == 0}  # fmt: skip
+    return {
+        "kind": "determinism",
+        "n_contexts": n_contexts,
+        "n_reasks": 2 * n_contexts,
+        "n_differing": n_differing,
+        "deterministic": n_contexts > 0 and n_differing == 0,
+    }
 
 
 def _sampling_check(baseline: Generation) -> dict[str, Any]:
@@ -256,9 +302,15 @@ def _sampling_check(baseline: Generation) -> dict[str, Any]:
     n_checked = int(long_enough.sum())
     n_identical = int((same_answers(a, b) & long_enough).sum())
     decided = n_checked >= SAMPLING_CHECK_MIN_PAIRS
-    return {"kind": "sampling", "min_words": SAMPLING_CHECK_MIN_WORDS, "n_checked": n_checked,
-            "n_identical": n_identical, "min_pairs": SAMPLING_CHECK_MIN_PAIRS, "max_share": SAMPLING_CHECK_MAX_SHARE,
-            "ignored": (n_identical >= SAMPLING_CHECK_MAX_SHARE * n_checked) if decided else None}  # fmt: skip
+    return {
+        "kind": "sampling",
+        "min_words": SAMPLING_CHECK_MIN_WORDS,
+        "n_checked": n_checked,
+        "n_identical": n_identical,
+        "min_pairs": SAMPLING_CHECK_MIN_PAIRS,
+        "max_share": SAMPLING_CHECK_MAX_SHARE,
+        "ignored": (n_identical >= SAMPLING_CHECK_MAX_SHARE * n_checked) if decided else None,
+    }
 
 
 def _verdict(p_adjusted: float | None, interval: tuple[float | None, float | None], alpha: float) -> tuple[Verdict, str | None]:
@@ -287,8 +339,12 @@ def _failures(*generations: Generation) -> str:
     if not counts:
         return ""
     kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return _MSG_FAILURES.format(n_failed=sum(counts.values()), n_items=n_items, kinds=kinds,
-                                examples="; ".join(m for kind in counts for m in examples[kind]))  # fmt: skip
+    return _MSG_FAILURES.format(
+        n_failed=sum(counts.values()),
+        n_items=n_items,
+        kinds=kinds,
+        examples="; ".join(m for kind in counts for m in examples[kind]),
+    )
 
 
 def _compare(

@@ -33,15 +33,21 @@ __all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons", "to
 
 #: More than this share of one side's answers cut off at the token limit gets a warning.
 WARN_SHARE = 0.10
-_WARN_CUT = ("{cut} stopped at the token limit (finish reason 'length'), so {measures} scored cut-off text as if it "
-             "were the whole answer; raise the limit (--max-new-tokens, max_new_tokens), or test only the pairs "
-             "where neither answer was cut off (--exclude-truncated, exclude_truncated=True)")  # fmt: skip
-_WARN_EXCLUDED = ("--exclude-truncated left out {n:,} of {total:,} pairs ({share:.1%}) where an answer was cut off at "
-                  "the token limit ({cut}): the tests compare the {kept:,} pairs whose answers both ended within the "
-                  "limit, a selection of the shorter answers; raising --max-new-tokens keeps every pair")  # fmt: skip
-_WARN_NOTHING = ("--exclude-truncated had nothing to act on: the model reported no finish reasons, so no answer is "
-                 "known to be cut off (openai:, hf: and vllm: models report them; python:, replay: and builtin: "
-                 "models do not)")  # fmt: skip
+_WARN_CUT = (
+    "{cut} stopped at the token limit (finish reason 'length'), so {measures} scored cut-off text as if it "
+    "were the whole answer; raise the limit (--max-new-tokens, max_new_tokens), or test only the pairs "
+    "where neither answer was cut off (--exclude-truncated, exclude_truncated=True)"
+)
+_WARN_EXCLUDED = (
+    "--exclude-truncated left out {n:,} of {total:,} pairs ({share:.1%}) where an answer was cut off at "
+    "the token limit ({cut}): the tests compare the {kept:,} pairs whose answers both ended within the "
+    "limit, a selection of the shorter answers; raising --max-new-tokens keeps every pair"
+)
+_WARN_NOTHING = (
+    "--exclude-truncated had nothing to act on: the model reported no finish reasons, so no answer is "
+    "known to be cut off (openai:, hf: and vllm: models report them; python:, replay: and builtin: "
+    "models do not)"
+)
 _NOTE_UNKNOWN_REASON = "the model gave no finish reason for {n} answers; they count as not cut off"
 #: The words the warnings name the measures by, when the measure says nothing better.
 _EVERY_MEASURE = "every measure that reads the text"
@@ -99,9 +105,13 @@ def check_truncation(rs: ResponseSet, measures: Sequence[AnyMeasure], groups: Se
     cut_a, cut_b = ([r == "length" for r in side] for side in reasons)
     n = rs.n_pairs
     n_a, n_b = sum(cut_a), sum(cut_b)
-    entry: dict[str, Any] = {"reasons_reported": True, "exclude_truncated": exclude, "n_pairs": n,
-                             "n_cut": {"a": n_a, "b": n_b}, "share_cut": {"a": n_a / n if n else None,
-                                                                           "b": n_b / n if n else None}}  # fmt: skip
+    entry: dict[str, Any] = {
+        "reasons_reported": True,
+        "exclude_truncated": exclude,
+        "n_pairs": n,
+        "n_cut": {"a": n_a, "b": n_b},
+        "share_cut": {"a": n_a / n if n else None, "b": n_b / n if n else None},
+    }
     if not exclude:
         over = bool(n) and max(n_a, n_b) > WARN_SHARE * n
         entry.update(warn_share=WARN_SHARE, warned=over)
@@ -111,12 +121,14 @@ def check_truncation(rs: ResponseSet, measures: Sequence[AnyMeasure], groups: Se
     n_left_out = n - len(keep)
     entry["n_pairs_left_out"] = n_left_out
     summary = {**rs.summary, "n_pairs": len(keep), "n_truncated_dropped": n_left_out}
-    kept = ResponseSet(tuple(rs.pair_ids[i] for i in keep), tuple(rs.a[i] for i in keep), tuple(rs.b[i] for i in keep),
-                       summary, rs.sources)  # fmt: skip
+    kept = ResponseSet(
+        tuple(rs.pair_ids[i] for i in keep), tuple(rs.a[i] for i in keep), tuple(rs.b[i] for i in keep), summary, rs.sources
+    )
     if not n_left_out:
         return Truncation(kept, (), entry)
-    warning = _WARN_EXCLUDED.format(n=n_left_out, total=n, share=n_left_out / n, cut=_cut_words(n_a, n_b, n, groups),
-                                    kept=len(keep))  # fmt: skip
+    warning = _WARN_EXCLUDED.format(
+        n=n_left_out, total=n, share=n_left_out / n, cut=_cut_words(n_a, n_b, n, groups), kept=len(keep)
+    )
     return Truncation(kept, (warning,), entry)
 
 

@@ -22,20 +22,23 @@ __all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells"]
 #: A group × structure cell with fewer labelled completions than this is flagged.
 MIN_CELL = 30
 
-_MSG_NO_PAIR = ("no pair of groups can be compared: {pairs} (the data has: {found}{ignored}); a regard gap needs "
-                "completions labelled negative, neutral or positive for both groups of its pair")  # fmt: skip
+_MSG_NO_PAIR = (
+    "no pair of groups can be compared: {pairs} (the data has: {found}{ignored}); a regard gap needs "
+    "completions labelled negative, neutral or positive for both groups of its pair"
+)
 _MSG_IGNORED = "; left out, not among the analysed groups: {groups}"
 _MSG_PAIRS_LEFT = "{n:,} of {total:,} pairs have no gap, for want of regard-labelled completions: {pairs}"
-_MSG_SMALL = ("{n_small:,} of {n_cells:,} group × structure cells have fewer than {min_cell} labelled completions "
-              "(smallest: {group} under {structure}, {n}): their regard means and gaps are noisy")  # fmt: skip
+_MSG_SMALL = (
+    "{n_small:,} of {n_cells:,} group × structure cells have fewer than {min_cell} labelled completions "
+    "(smallest: {group} under {structure}, {n}): their regard means and gaps are noisy"
+)
 
 
 def _uncovered(names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Sequence[GroupPair]) -> dict[str, str]:
     """The pairs that cannot have a gap, each described: a group without completions, or with only "other" labels."""
     n_rows = np.bincount(g, minlength=len(names))
     n_polar = np.bincount(g[polar], minlength=len(names))
-    why = {name: "no completions" if n_rows[i] == 0 else "only 'other' labels"
-           for i, name in enumerate(names) if n_polar[i] == 0}  # fmt: skip
+    why = {name: "no completions" if n_rows[i] == 0 else "only 'other' labels" for i, name in enumerate(names) if n_polar[i] == 0}
     out: dict[str, str] = {}
     for pair in pairs:
         lacking: dict[str, list[str]] = {}
@@ -48,9 +51,14 @@ def _uncovered(names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Se
 
 
 def check_pairs(
-    data_groups: pd.Series, names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Sequence[GroupPair], *,
+    data_groups: pd.Series,
+    names: Sequence[str],
+    g: np.ndarray,
+    polar: np.ndarray,
+    pairs: Sequence[GroupPair],
+    *,
     ignored: Sequence[str] = (),
-) -> str | None:  # fmt: skip
+) -> str | None:
     """None when every pair can have a gap; else a warning naming the pairs that cannot.
 
     Parameters
@@ -84,21 +92,23 @@ def check_pairs(
     if len(uncovered) == len(pairs):
         found = sorted(map(str, pd.unique(data_groups)))[:10]
         left_out = _MSG_IGNORED.format(groups=", ".join(ignored[:10])) if len(ignored) else ""
-        raise InputError(_MSG_NO_PAIR.format(pairs=", ".join(uncovered.values()), found=", ".join(found),
-                                             ignored=left_out))  # fmt: skip
+        raise InputError(_MSG_NO_PAIR.format(pairs=", ".join(uncovered.values()), found=", ".join(found), ignored=left_out))
     return _MSG_PAIRS_LEFT.format(n=len(uncovered), total=len(pairs), pairs=", ".join(uncovered.values()))
 
 
 def coverage_warnings(
     pairs_left: str | None, note: str | None, cell_counts: np.ndarray, names: Sequence[str], structures: Sequence[str]
-) -> tuple[str, ...]:  # fmt: skip
+) -> tuple[str, ...]:
     """The analysis' warnings: pairs without a gap (:func:`check_pairs`), the bootstrap's ``note``, small cells."""
     warnings = [w for w in (pairs_left, note) if w]
     small = small_cells(cell_counts, names, structures)
     if small:
         structure, group, n = min(small, key=lambda cell: cell[2])
-        warnings.append(_MSG_SMALL.format(n_small=len(small), n_cells=cell_counts.size, min_cell=MIN_CELL,
-                                          group=group, structure=structure, n=n))  # fmt: skip
+        warnings.append(
+            _MSG_SMALL.format(
+                n_small=len(small), n_cells=cell_counts.size, min_cell=MIN_CELL, group=group, structure=structure, n=n
+            )
+        )
     return tuple(warnings)
 
 

@@ -77,8 +77,17 @@ def analyze(
         Missing columns, labels outside -1..2, no rows for the groups, or no pair with
         regard-labelled rows for both its groups (some pairs without: a warning in ``warnings``).
     """
-    o = PromptOptions.resolve(options, include_other=include_other, smoothing=smoothing, n_best=n_best, seed=seed,
-                              n_sampled=n_sampled, n_draws=n_draws, alpha=alpha, n_resamples=n_resamples)  # fmt: skip
+    o = PromptOptions.resolve(
+        options,
+        include_other=include_other,
+        smoothing=smoothing,
+        n_best=n_best,
+        seed=seed,
+        n_sampled=n_sampled,
+        n_draws=n_draws,
+        alpha=alpha,
+        n_resamples=n_resamples,
+    )
     missing = [c for c in ("group", "template", "structure", "seed", "label") if c not in frame.columns]
     if missing:
         raise InputError(_MSG_COLUMNS.format(missing=", ".join(missing)))
@@ -94,8 +103,7 @@ def analyze(
     baseline_distribution, _, base_probs = tables.label_distribution(rows, rows.is_base)
     regard, baseline_regard = tables.mean_regard(rows, everything), tables.mean_regard(rows, rows.is_base)
     cells = tables.by_structure(rows, o.n_best)
-    boot = tables.resample(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], o.smoothing, o.seed,
-                           o.n_resamples)  # fmt: skip
+    boot = tables.resample(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], o.smoothing, o.seed, o.n_resamples)
     gaps = tables.gaps(rows, pairs, regard, baseline_regard, cells.means, boot, o.alpha, o.n_best)
     polar = rows.polar
     return PromptAnalysis(
@@ -128,7 +136,7 @@ def analyze(
             n_draws=o.n_draws,
             baseline=BASELINE,
             groups_source=groups.source,
-        ),  # fmt: skip
+        ),
         data=AnalysisCounts(
             n_rows=len(rows.g),
             n_polar=int(polar.sum()),
@@ -137,7 +145,7 @@ def analyze(
             has_baseline=bool(rows.baseline_code >= 0),
             n_rows_ignored=rows.n_ignored,
             ignored_groups=tuple(rows.ignored_groups[:20]),
-        ),  # fmt: skip
+        ),
         kl_ci95=tables.kl_intervals(boot, names),
         structure_p=gaps.structure_p,
         parses={k: v for k, v in (parses or {}).items() if k in cells.counts},
@@ -145,6 +153,6 @@ def analyze(
         worst_by_group=cells.worst_by_group,
         inference=InferenceSettings(
             n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=o.alpha, method=_INFERENCE_METHOD
-        ),  # fmt: skip
+        ),
         warnings=coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures),
     )

@@ -87,8 +87,7 @@ def bootstrap(
     """
     n_t, n_e, n_g, n_s = sizes["template"], sizes["seed"], sizes["group"], sizes["structure"]
     n_pairs = len(pairs)
-    empty = Bootstrap(np.full((0, n_pairs), np.nan), np.full((0, n_s, n_pairs), np.nan), np.full((0, n_g, n_g), np.nan),
-                      0, ())  # fmt: skip
+    empty = Bootstrap(np.full((0, n_pairs), np.nan), np.full((0, n_s, n_pairs), np.nan), np.full((0, n_g, n_g), np.nan), 0, ())
     if n_t < 2 and n_e < 2:
         return Bootstrap(empty.gaps, empty.structure_gaps, empty.kl, 0, (), NOTE_NO_CLUSTERS)
     if n_t * n_e * n_g * n_s > _MAX_CELLS:
@@ -147,7 +146,9 @@ def significant_reversals(
     out_p = [None if not np.isfinite(x) else float(x) for x in adjusted]
     if gap is None or gap == 0:
         return [], out_p
-    reversing = [i for i, value in enumerate(per_structure)
-                 if np.isfinite(value) and np.sign(value) == -np.sign(gap) and np.isfinite(adjusted[i])
-                 and adjusted[i] < alpha]  # fmt: skip
+    reversing = [
+        i
+        for i, value in enumerate(per_structure)
+        if np.isfinite(value) and np.sign(value) == -np.sign(gap) and np.isfinite(adjusted[i]) and adjusted[i] < alpha
+    ]
     return reversing, out_p

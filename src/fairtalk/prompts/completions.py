@@ -61,12 +61,16 @@ LABEL_BLOCK = 512
 _MSG_FIELD = "missing field {field!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
-_MSG_ALL_BAD = ("every completion was empty ({n_empty:,}) or echoed its prompt ({n_echo:,}): nothing to label "
-                "(a chat model restates a prefix; generate in completion mode)")  # fmt: skip
+_MSG_ALL_BAD = (
+    "every completion was empty ({n_empty:,}) or echoed its prompt ({n_echo:,}): nothing to label "
+    "(a chat model restates a prefix; generate in completion mode)"
+)
 _MSG_EMPTY = "no completions in the file"
 _MSG_TEXT = "text must be a string (the prompt and its completion), got {value!r}"
-_MSG_NO_TEXT = ('every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
-                '("text" holds the prompt followed by its completion)')  # fmt: skip
+_MSG_NO_TEXT = (
+    'every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
+    '("text" holds the prompt followed by its completion)'
+)
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
 _MSG_ID = '"id" must be a string or an integer, got {value!r}'
 _MSG_DUPLICATE_ID = "id {id!r} appears twice"
@@ -104,8 +108,9 @@ def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Pa
     """
     out = Path(path)
     with atomic_writer(out) as handle:
-        write_records(handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text}
-                               for p in prompts))  # fmt: skip
+        write_records(
+            handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text} for p in prompts)
+        )
     return out
 
 
@@ -218,8 +223,9 @@ def generate_completions(
     reporter = ProgressReporter(progress_callback(progress))
     responder.preflight()  # a server that is down or lacks the model: one clear error before any request
     with RunStore(store_path) as run_store:
-        caching = CachingResponder(responder, run_store, batch_size=batch_size, progress=reporter.advance,
-                                   model_version=model_version)  # fmt: skip
+        caching = CachingResponder(
+            responder, run_store, batch_size=batch_size, progress=reporter.advance, model_version=model_version
+        )
         reporter.start("completions", total=len(contexts), unit="completions")
         try:
             results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
@@ -231,9 +237,13 @@ def generate_completions(
             for i, item in enumerate(results):
                 prompt = prompts[i // len(seed_list)]
                 record: dict[str, Any] = {
-                    "group": prompt.group, "template": prompt.template, "kind": _KINDS.get(prompt.template, ""),
-                    "structure": prompt.structure, "seed": item_seeds[i], "prompt": prompt.text,
-                }  # fmt: skip
+                    "group": prompt.group,
+                    "template": prompt.template,
+                    "kind": _KINDS.get(prompt.template, ""),
+                    "structure": prompt.structure,
+                    "seed": item_seeds[i],
+                    "prompt": prompt.text,
+                }
                 if isinstance(item, ResponderError):
                     message = f"{type(item).__name__}: {item}"
                     errors[type(item).__name__] = errors.get(type(item).__name__, 0) + 1
@@ -244,14 +254,22 @@ def generate_completions(
                     record.update(completion=item, text=join_completion(prompt.text, item))
                 write_records(handle, [record])
     return CompletionSummary(
-        n_prompts=len(prompts), n_seeds=len(seed_list), n_items=len(contexts), n_cached=caching.n_cached,
-        n_generated=caching.n_generated, n_errors=caching.n_errors, fingerprint=caching.fingerprint,
-        settings=settings.key, store=str(store_path), error_counts=MappingProxyType(errors),
-        error_examples=tuple(examples), n_unencodable=caching.n_unencodable,
-    )  # fmt: skip
+        n_prompts=len(prompts),
+        n_seeds=len(seed_list),
+        n_items=len(contexts),
+        n_cached=caching.n_cached,
+        n_generated=caching.n_generated,
+        n_errors=caching.n_errors,
+        fingerprint=caching.fingerprint,
+        settings=settings.key,
+        store=str(store_path),
+        error_counts=MappingProxyType(errors),
+        error_examples=tuple(examples),
+        n_unencodable=caching.n_unencodable,
+    )
 
 
-def read_completions(path: str | os.PathLike[str]) -> PromptData:
+def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
     """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts.published.COLUMNS` and ``id``).
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
@@ -307,27 +325,39 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
             continue
         if label is None:
             summary["n_unlabelled"] += 1
-        rows.append({
-            "seed": seed, "prompt_index": -1, "group": str(record["group"]), "template": str(record["template"]),
-            "kind": str(record.get("kind") or _KINDS.get(record["template"], "")), "structure": str(record["structure"]),
-            "label": -9 if label is None else int(label), "text": text, "aligned": True, "id": rid,
-        })  # fmt: skip
+        rows.append(
+            {
+                "seed": seed,
+                "prompt_index": -1,
+                "group": str(record["group"]),
+                "template": str(record["template"]),
+                "kind": str(record.get("kind") or _KINDS.get(record["template"], "")),
+                "structure": str(record["structure"]),
+                "label": -9 if label is None else int(label),
+                "text": text,
+                "aligned": True,
+                "id": rid,
+            }
+        )
     if not rows:
         if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
             failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
-            raise InputError(_MSG_NO_TEXT.format(n_null=n_null, n_blank=summary["n_no_text"] - n_null, failed=failed),
-                             path=str(path))  # fmt: skip
+            raise InputError(
+                _MSG_NO_TEXT.format(n_null=n_null, n_blank=summary["n_no_text"] - n_null, failed=failed), path=str(path)
+            )
         if summary["n_empty"] or summary["n_echo"]:
             raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
         raise InputError(_MSG_EMPTY, path=str(path))
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "id"])
     frame["label"] = frame["label"].astype(np.int8)
     data_summary = DataSummary(
-        source="completions", n_records=summary["n_records"], n_texts=len(frame),
-        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo", "no_text")
-                  if summary[f"n_{reason}"]},
-        alignment_checked="none", **summarise_frame(frame),
-    )  # fmt: skip
+        source="completions",
+        n_records=summary["n_records"],
+        n_texts=len(frame),
+        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo", "no_text") if summary[f"n_{reason}"]},
+        alignment_checked="none",
+        **summarise_frame(frame),
+    )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
 
 
@@ -342,8 +372,14 @@ def _record_id(value: object, line: int, path: Path, seen: set[str]) -> str:
     return rid
 
 
-def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only_missing: bool = False,
-                      progress: ProgressCallback | None = None, engine: RayEngine | None = None) -> pd.DataFrame:  # fmt: skip
+def label_completions(
+    frame: pd.DataFrame,
+    regard: Regard | None = None,
+    *,
+    only_missing: bool = False,
+    progress: ProgressCallback | None = None,
+    engine: RayEngine | None = None,
+) -> pd.DataFrame:
     """A copy of ``frame`` with ``label`` from the regard measure (identity terms masked as ``XYZ``).
 
     Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
@@ -357,8 +393,13 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
     if regard is None:
         regard = Regard(mask_terms=identity_terms(groups))
     elif regard.mask:
-        regard = Regard(scorer=regard.scorer, mask=True, mask_terms=identity_terms(groups, extra=regard.mask_terms),
-                        label_map=regard.label_map, batch_size=regard.batch_size)  # fmt: skip
+        regard = Regard(
+            scorer=regard.scorer,
+            mask=True,
+            mask_terms=identity_terms(groups, extra=regard.mask_terms),
+            label_map=regard.label_map,
+            batch_size=regard.batch_size,
+        )
     out = frame.copy()
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():
@@ -373,12 +414,16 @@ def label_completions(frame: pd.DataFrame, regard: Regard | None = None, *, only
                 found = [scorer.score(texts, advance=reporter.advance)["label"]]
             finally:
                 scorer.close()
-            _LOG.info("regard labels: %d texts on Ray in %d batches, %d tasks at once", len(texts), scorer.n_batches,
-                      scorer.n_tasks)  # fmt: skip
+            _LOG.info(
+                "regard labels: %d texts on Ray in %d batches, %d tasks at once", len(texts), scorer.n_batches, scorer.n_tasks
+            )
         else:
             if engine is not None:
-                _LOG.info("regard labels: %d texts in this process, fewer than two Ray batches (score_batch %s)",
-                          len(texts), engine.score_batch)  # fmt: skip
+                _LOG.info(
+                    "regard labels: %d texts in this process, fewer than two Ray batches (score_batch %s)",
+                    len(texts),
+                    engine.score_batch,
+                )
             found = []
             for start in range(0, len(texts), LABEL_BLOCK):
                 found.append(regard.labels(texts[start : start + LABEL_BLOCK]))

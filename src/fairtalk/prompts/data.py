@@ -71,9 +71,13 @@ class DataSummary:
                 "prompts_source": self.prompts_source,
             }
         elif self.source == "completions":
-            out = {"n_records": self.n_records, "n_failed": self.excluded.get("failed", 0),
-                   "n_unlabelled": self.n_unlabelled, "n_empty": self.excluded.get("empty", 0),
-                   "n_echo": self.excluded.get("echo", 0)}  # fmt: skip
+            out = {
+                "n_records": self.n_records,
+                "n_failed": self.excluded.get("failed", 0),
+                "n_unlabelled": self.n_unlabelled,
+                "n_empty": self.excluded.get("empty", 0),
+                "n_echo": self.excluded.get("echo", 0),
+            }
         else:
             out = {"n_rows": self.n_records, "n_unlabelled": self.n_unlabelled}
         if self.labelled_with is not None:
@@ -112,8 +116,7 @@ class PromptData:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, parses: Mapping[str, str] | None = None) -> PromptData:
         """Wrap a labelled frame built elsewhere (its summary counted from the frame)."""
-        summary = DataSummary(source="frame", n_records=len(frame), n_texts=len(frame),
-                              **summarise_frame(frame))  # fmt: skip
+        summary = DataSummary(source="frame", n_records=len(frame), n_texts=len(frame), **summarise_frame(frame))
         return cls(frame=frame, source="frame", data_summary=summary, parses=parses or {})
 
     def summary(self) -> dict[str, Any]:

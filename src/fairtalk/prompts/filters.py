@@ -47,8 +47,13 @@ class FilterResult:
 
     def to_dict(self) -> dict[str, object]:
         """``{"n_in", "n_kept", "dropped": {filter: n}, "n_cells", "n_balanced_cells"}``."""
-        return {"n_in": self.n_in, "n_kept": self.n_kept, "dropped": dict(self.counts), "n_cells": self.n_cells,
-                "n_balanced_cells": self.n_balanced_cells}  # fmt: skip
+        return {
+            "n_in": self.n_in,
+            "n_kept": self.n_kept,
+            "dropped": dict(self.counts),
+            "n_cells": self.n_cells,
+            "n_balanced_cells": self.n_balanced_cells,
+        }
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -74,8 +79,9 @@ def mentions_group(text: str, group: str) -> bool:
     return _pattern(group).search(text) is not None
 
 
-def filter_prompts(prompts: Iterable[Prompt], *, drop_questions: bool = False, balance: bool = True,
-                   groups: Iterable[str] | None = None) -> FilterResult:  # fmt: skip
+def filter_prompts(
+    prompts: Iterable[Prompt], *, drop_questions: bool = False, balance: bool = True, groups: Iterable[str] | None = None
+) -> FilterResult:
     """Apply the quality filters (module docstring) and count what each one drops.
 
     Examples

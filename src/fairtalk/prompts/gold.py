@@ -49,8 +49,10 @@ _VALUES = (-1, 0, 1, 2)
 _MSG_NO_IDS = "--gold joins labels to completions by id: give a completions file (--completions), whose ids are kept"
 WARN_UNKNOWN = "gold: {n:,} labelled id(s) are not among the analysed completions (first: {first}): left out"
 WARN_VALUES = "gold: {n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id}): left out"
-WARN_FEW = ("gold: group {group} has {n} labelled completion(s): no labelled estimate (it needs at least 2, and a label "
-            "other than 'other' from both the scorer and the person)")  # fmt: skip
+WARN_FEW = (
+    "gold: group {group} has {n} labelled completion(s): no labelled estimate (it needs at least 2, and a label "
+    "other than 'other' from both the scorer and the person)"
+)
 WARN_PAIR = "gold: no labelled gap for {pair}: a group of it has no labelled estimate"
 
 
@@ -118,8 +120,9 @@ def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, c
     if se == 0:  # every labelled completion agreed with the scorer: no spread is not certainty (ppi_mean's bound)
         se = fit.se / share.estimate
     labels_se = math.sqrt(_variance(labels_only, clusters, lab)) or fit.se / share.estimate
-    estimate = _estimate(theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), labels_theta, labels_se,
-                         _n_clusters(clusters, lab))  # fmt: skip
+    estimate = _estimate(
+        theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), labels_theta, labels_se, _n_clusters(clusters, lab)
+    )
     return _Fit(estimate, lab, unlabelled, labelled, labels_only, labels_se)
 
 
@@ -128,19 +131,35 @@ def _n_clusters(clusters: np.ndarray | None, lab: np.ndarray) -> int | None:
     return None if clusters is None else int(np.unique(clusters[lab]).size)
 
 
-def _estimate(theta: float, se: float, n: int, n_items: int, lam: float, scorer: float, labels: float,
-              labels_se: float, n_clusters: int | None) -> PPIEstimate:  # fmt: skip
+def _estimate(
+    theta: float,
+    se: float,
+    n: int,
+    n_items: int,
+    lam: float,
+    scorer: float,
+    labels: float,
+    labels_se: float,
+    n_clusters: int | None,
+) -> PPIEstimate:
     """The :class:`PPIEstimate` of an estimate and its standard error (and the labels alone's), on t(G − 1) with G clusters."""
     from scipy.stats import norm, t
 
     reference = norm if n_clusters is None or n_clusters < 2 else t(n_clusters - 1)
     q = float(reference.ppf(0.975))
     return PPIEstimate(
-        estimate=theta, ci95=(theta - q * se, theta + q * se), p=float(2 * reference.sf(abs(theta) / se)) if se else 0.0,
-        se=se, n_labels=n, n_items=n_items, lam=lam, scorer_estimate=scorer, labels_estimate=labels,
+        estimate=theta,
+        ci95=(theta - q * se, theta + q * se),
+        p=float(2 * reference.sf(abs(theta) / se)) if se else 0.0,
+        se=se,
+        n_labels=n,
+        n_items=n_items,
+        lam=lam,
+        scorer_estimate=scorer,
+        labels_estimate=labels,
         labels_ci95=(labels - q * labels_se, labels + q * labels_se),
         effective_labels=float(n * (labels_se / se) ** 2) if se and math.isfinite(se) else 0.0,
-    )  # fmt: skip
+    )
 
 
 def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarray, list[str]]:
@@ -167,8 +186,14 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
     return shares, warnings
 
 
-def gold_regard(frame: pd.DataFrame, labels: Mapping[str, Sequence[object]], *, groups: Sequence[str],
-                pairs: Sequence[GroupPair], include_other: bool = False) -> GoldRegard:  # fmt: skip
+def gold_regard(
+    frame: pd.DataFrame,
+    labels: Mapping[str, Sequence[object]],
+    *,
+    groups: Sequence[str],
+    pairs: Sequence[GroupPair],
+    include_other: bool = False,
+) -> GoldRegard:
     """Each group's mean regard and label shares, and each pair's gap, corrected by the human ``labels`` of completion ids.
 
     ``frame`` is the analysed completions (with ``id``, the scorer's ``label`` and ``template``);
@@ -198,14 +223,20 @@ def gold_regard(frame: pd.DataFrame, labels: Mapping[str, Sequence[object]], *, 
         h, f = human[at], label[at]
         n = int((~np.isnan(h[:, 0])).sum())
         n_labels += n
-        fit = None if n < 2 else _ratio(np.where(f == 2, 0.0, f).astype(float), (f != 2).astype(float),
-                                         h[:, 2] - h[:, 0], 1 - h[:, 3], c)  # fmt: skip
+        fit = (
+            None
+            if n < 2
+            else _ratio(np.where(f == 2, 0.0, f).astype(float), (f != 2).astype(float), h[:, 2] - h[:, 0], 1 - h[:, 3], c)
+        )
         if fit is None:
             warnings.append(WARN_FEW.format(group=group, n=n))
             continue
         fits[group], regard[group] = fit, fit.estimate
-        shares = {name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c)
-                  for i, (name, value) in enumerate(zip(LABELS, _VALUES)) if name in rows.label_names}  # fmt: skip
+        shares = {
+            name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c)
+            for i, (name, value) in enumerate(zip(LABELS, _VALUES))
+            if name in rows.label_names
+        }
         rates[group] = {name: share.estimate for name, share in shares.items() if share is not None}
     gaps: dict[str, PPIEstimate] = {}
     for pair in pairs:
@@ -230,6 +261,14 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
     scorer_part = variance(a.unlabelled, b.unlabelled, ~lab) if (a.unlabelled.any() or b.unlabelled.any()) else 0.0
     se = math.sqrt(scorer_part + variance(a.labelled, b.labelled, lab)) or math.hypot(ea.se, eb.se)
     labels_se = math.sqrt(variance(a.labels_only, b.labels_only, lab)) or math.hypot(a.labels_se, b.labels_se)
-    return _estimate(ea.estimate - eb.estimate, se, ea.n_labels + eb.n_labels, ea.n_items + eb.n_items,
-                     (ea.lam + eb.lam) / 2, ea.scorer_estimate - eb.scorer_estimate,
-                     ea.labels_estimate - eb.labels_estimate, labels_se, _n_clusters(c, lab))  # fmt: skip
+    return _estimate(
+        ea.estimate - eb.estimate,
+        se,
+        ea.n_labels + eb.n_labels,
+        ea.n_items + eb.n_items,
+        (ea.lam + eb.lam) / 2,
+        ea.scorer_estimate - eb.scorer_estimate,
+        ea.labels_estimate - eb.labels_estimate,
+        labels_se,
+        _n_clusters(c, lab),
+    )

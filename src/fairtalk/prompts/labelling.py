@@ -42,8 +42,13 @@ def _scorer(regard: str) -> Regard | None:
     return None if regard == "builtin" else Regard(scorer=regard)
 
 
-def label_missing(data: PromptData, *, regard: str = "builtin", progress: ProgressCallback | None = None,
-                  engine: str | RayEngine | Mapping[str, object] | None = None) -> PromptData:  # fmt: skip
+def label_missing(
+    data: PromptData,
+    *,
+    regard: str = "builtin",
+    progress: ProgressCallback | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+) -> PromptData:
     """``data`` with its unlabelled rows (label -9) labelled by the ``regard`` scorer; as is when none lacks a label.
 
     The summary's ``labelled_with`` names the scorer when it labelled anything. With a Ray
@@ -51,8 +56,7 @@ def label_missing(data: PromptData, *, regard: str = "builtin", progress: Progre
     """
     if not data.data_summary.n_unlabelled:
         return data
-    frame = label_completions(data.frame, _scorer(regard), only_missing=True, progress=progress,
-                              engine=resolve_engine(engine))  # fmt: skip
+    frame = label_completions(data.frame, _scorer(regard), only_missing=True, progress=progress, engine=resolve_engine(engine))
     return data.with_frame(frame, labelled_with=regard)
 
 
@@ -133,9 +137,19 @@ def analyze_prompts(
     >>> result.regard["a"].n, result.data_summary.source, result.scorer_check is None
     (12, 'frame', True)
     """
-    o = PromptOptions.resolve(options, regard=regard, relabel=relabel, include_other=include_other,
-                              smoothing=smoothing, n_best=n_best, seed=seed, n_sampled=n_sampled, n_draws=n_draws,
-                              alpha=alpha, n_resamples=n_resamples)  # fmt: skip
+    o = PromptOptions.resolve(
+        options,
+        regard=regard,
+        relabel=relabel,
+        include_other=include_other,
+        smoothing=smoothing,
+        n_best=n_best,
+        seed=seed,
+        n_sampled=n_sampled,
+        n_draws=n_draws,
+        alpha=alpha,
+        n_resamples=n_resamples,
+    )
     if isinstance(data, pd.DataFrame):
         data = PromptData.from_frame(data)
     group_set = groups or default_groups()
@@ -150,16 +164,33 @@ def analyze_prompts(
     result = analyze(data.frame, groups=group_set, options=o, parses=parses)
     relabelled = None
     if o.relabel:
-        relabelled = analyze(label_completions(data.frame, _scorer(o.regard), progress=progress, engine=ray),
-                             groups=group_set, options=o, parses=parses)  # fmt: skip
+        relabelled = analyze(
+            label_completions(data.frame, _scorer(o.regard), progress=progress, engine=ray),
+            groups=group_set,
+            options=o,
+            parses=parses,
+        )
         data = data.with_frame(data.frame, relabelled_with=o.regard)
     n_no_text = data.data_summary.excluded.get("no_text", 0)
     warnings = (_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()
-    result = dataclasses.replace(result, data_summary=data.data_summary, frame=data.frame, relabelled=relabelled,
-                                 relabelled_with=o.regard if o.relabel else None, scorer_check=certificate,
-                                 warnings=warnings + result.warnings)  # fmt: skip
+    result = dataclasses.replace(
+        result,
+        data_summary=data.data_summary,
+        frame=data.frame,
+        relabelled=relabelled,
+        relabelled_with=o.regard if o.relabel else None,
+        scorer_check=certificate,
+        warnings=warnings + result.warnings,
+    )
     if gold is None:
         return result
     found = gold_regard(data.frame, gold, groups=result.groups, pairs=result.pairs, include_other=o.include_other)
-    return result.with_gold(source=gold_source, n_labels=found.n_labels, clusters=CLUSTERS, regard=found.regard,
-                            rates=found.rates, gaps=found.gaps, warnings=found.warnings)  # fmt: skip
+    return result.with_gold(
+        source=gold_source,
+        n_labels=found.n_labels,
+        clusters=CLUSTERS,
+        regard=found.regard,
+        rates=found.rates,
+        gaps=found.gaps,
+        warnings=found.warnings,
+    )

@@ -137,10 +137,18 @@ _FORMS: dict[str, TemplateForms] = {
 }
 
 #: The bare infinitive of each template (``would {base}``, ``used to {base}``).
-_BASES = {"was known for": "be known for", "was described as": "be described as", "was regarded as": "be regarded as",
-          "was thought of as": "be thought of as", "was well-known for": "be well-known for", "worked as": "work as",
-          "had a job as": "have a job as", "had a part-time job as": "have a part-time job as",
-          "earned money by": "earn money by", "started working as": "start working as"}  # fmt: skip
+_BASES = {
+    "was known for": "be known for",
+    "was described as": "be described as",
+    "was regarded as": "be regarded as",
+    "was thought of as": "be thought of as",
+    "was well-known for": "be well-known for",
+    "worked as": "work as",
+    "had a job as": "have a job as",
+    "had a part-time job as": "have a part-time job as",
+    "earned money by": "earn money by",
+    "started working as": "start working as",
+}
 _FORMS = {phrase: dataclasses.replace(forms, base=_BASES[phrase]) for phrase, forms in _FORMS.items()}
 
 _MSG_NO_FORMS = "the rule-based paraphraser has no forms for the template {phrase!r} (choose from the built-in templates)"
@@ -216,29 +224,50 @@ _RULES: dict[str, _Rule] = {
 #: Each structure's parse shape: a coarse constituency skeleton (what a parser would give, by hand).
 #: Structures that differ only in a determiner, tense or adverb share one shape.
 SHAPES: dict[str, str] = {
-    **dict.fromkeys(("demonstrative", "indefinite", "present", "perfect", "always", "plural_people", "ellipsis"),
-                    "(S NP VP)"),
-    "wh_question": "(SBARQ WHNP (SQ VBD NP VP) ?)", "yes_no_question": "(SQ VBD NP VP)",
-    "echo_question": "(S NP (VP ... WHNP) ?)", "do_you_know": "(SQ VBP NP (VP VB (SBAR WHNP S)) ?)",
-    "i_wonder": "(S NP (VP VBP (SBAR WHNP S)) .)", "you_know": "(S (PRN NP VBP) , NP VP)",
-    "tell_you_what": "(S NP (VP MD (VP VB NP (SBAR WHNP S))) :)", "everyone_knew": "(S NP (VP VBD (SBAR IN S)))",
-    "people_said": "(S NP (VP VBD S))", "passive_report": "(S NP-it (VP VBD (VP VBN (SBAR IN S))))",
-    "it_that": "(S NP-it (VP VBD ADJP (SBAR IN S)))", "it_cleft": "(S NP-it (VP VBD NP (SBAR WHNP S)))",
-    "pseudo_cleft": "(S (SBAR WHNP S) (VP VBD))", "fronted_adverb": "(S ADVP , NP VP)",
-    "fronted_clause": "(S (SBAR WHADVP S) , NP VP)", "fronted_pp": "(S PP , NP VP)",
-    "assertive": "(S (S VP) , NP VP)", "self_identification": "(S (PP IN NP) , NP-I VP)", "subordinate": "(SBAR IN S)",
-    "relative_subject": "(S (NP NP (SBAR WHNP S)) VP)", "appositive": "(S (NP NP , NP ,) VP)",
-    "coordinated_subject": "(S (NP NP CC NP) VP)", "existential": "(S EX (VP VBD (NP NP (SBAR WHNP S))))",
-    "modal": "(S NP (VP MD VP))", "used_to": "(S NP (VP VBD (S (VP TO VP))))", "ecm": "(S NP (VP VBD (S NP (VP TO VP))))",
-    "imperative_let": "(S (VP VB (S NP VP)))", "direct_speech": "(S NP (VP VBD , `` S))",
-    "parenthetical_relative": "(S (NP NP , (SBAR WHNP S) ,) VP)", "medial_adverb": "(S NP ADVP VP)",
-    "left_dislocation": "(S NP , NP-they VP)", "clause_coordination": "(S S , CC S)", "pp_modifier": "(S (NP NP PP) VP)",
-    "how_come": "(SBARQ WHADVP (S NP VP))", "fronted_infinitive": "(S (S (VP TO VP)) , NP VP)",
-    "fronted_participle": "(S (S (VP VBG VP)) , NP VP)", "double_embedding": "(S NP (VP VBD (SBAR IN (S NP (VP VBD S)))))",
-    "question_cleft": "(SQ VBD NP-it NP (SBAR WHNP S))", "predicate_relative": "(S NP (VP VBD (NP NP (SBAR WHNP S))))",
-    "told": "(S NP (VP VBD (VP VBN S)))", "exclamative": "(S (ADJP WHADVP JJ) NP VP (SBAR IN S))",
+    **dict.fromkeys(("demonstrative", "indefinite", "present", "perfect", "always", "plural_people", "ellipsis"), "(S NP VP)"),
+    "wh_question": "(SBARQ WHNP (SQ VBD NP VP) ?)",
+    "yes_no_question": "(SQ VBD NP VP)",
+    "echo_question": "(S NP (VP ... WHNP) ?)",
+    "do_you_know": "(SQ VBP NP (VP VB (SBAR WHNP S)) ?)",
+    "i_wonder": "(S NP (VP VBP (SBAR WHNP S)) .)",
+    "you_know": "(S (PRN NP VBP) , NP VP)",
+    "tell_you_what": "(S NP (VP MD (VP VB NP (SBAR WHNP S))) :)",
+    "everyone_knew": "(S NP (VP VBD (SBAR IN S)))",
+    "people_said": "(S NP (VP VBD S))",
+    "passive_report": "(S NP-it (VP VBD (VP VBN (SBAR IN S))))",
+    "it_that": "(S NP-it (VP VBD ADJP (SBAR IN S)))",
+    "it_cleft": "(S NP-it (VP VBD NP (SBAR WHNP S)))",
+    "pseudo_cleft": "(S (SBAR WHNP S) (VP VBD))",
+    "fronted_adverb": "(S ADVP , NP VP)",
+    "fronted_clause": "(S (SBAR WHADVP S) , NP VP)",
+    "fronted_pp": "(S PP , NP VP)",
+    "assertive": "(S (S VP) , NP VP)",
+    "self_identification": "(S (PP IN NP) , NP-I VP)",
+    "subordinate": "(SBAR IN S)",
+    "relative_subject": "(S (NP NP (SBAR WHNP S)) VP)",
+    "appositive": "(S (NP NP , NP ,) VP)",
+    "coordinated_subject": "(S (NP NP CC NP) VP)",
+    "existential": "(S EX (VP VBD (NP NP (SBAR WHNP S))))",
+    "modal": "(S NP (VP MD VP))",
+    "used_to": "(S NP (VP VBD (S (VP TO VP))))",
+    "ecm": "(S NP (VP VBD (S NP (VP TO VP))))",
+    "imperative_let": "(S (VP VB (S NP VP)))",
+    "direct_speech": "(S NP (VP VBD , `` S))",
+    "parenthetical_relative": "(S (NP NP , (SBAR WHNP S) ,) VP)",
+    "medial_adverb": "(S NP ADVP VP)",
+    "left_dislocation": "(S NP , NP-they VP)",
+    "clause_coordination": "(S S , CC S)",
+    "pp_modifier": "(S (NP NP PP) VP)",
+    "how_come": "(SBARQ WHADVP (S NP VP))",
+    "fronted_infinitive": "(S (S (VP TO VP)) , NP VP)",
+    "fronted_participle": "(S (S (VP VBG VP)) , NP VP)",
+    "double_embedding": "(S NP (VP VBD (SBAR IN (S NP (VP VBD S)))))",
+    "question_cleft": "(SQ VBD NP-it NP (SBAR WHNP S))",
+    "predicate_relative": "(S NP (VP VBD (NP NP (SBAR WHNP S))))",
+    "told": "(S NP (VP VBD (VP VBN S)))",
+    "exclamative": "(S (ADJP WHADVP JJ) NP VP (SBAR IN S))",
     "passive_by": "(S NP-it (VP VBD (VP VBN PP (SBAR IN S))))",
-}  # fmt: skip
+}
 
 #: The built-in structure labels, in a fixed order.
 STRUCTURES: tuple[str, ...] = tuple(_RULES)

@@ -121,7 +121,7 @@ def _starts_with(text: str, squashed_prefix: str) -> bool:
     return _squash(head).startswith(squashed_prefix) or _squash(text).startswith(squashed_prefix)
 
 
-def read_published(
+def read_published(  # noqa: C901
     directory: str | os.PathLike[str],
     *,
     prompts_file: str | os.PathLike[str] | None = None,

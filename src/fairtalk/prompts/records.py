@@ -75,16 +75,36 @@ class Gap:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"a": self.a, "b": self.b, "all": self.all, "baseline": self.baseline, "ci95": list(self.ci95),
-                "se": self.se, "p": self.p, "largest": list(self.largest), "smallest": list(self.smallest),
-                "n_reversing": self.n_reversing, "n_sign_flips": self.n_sign_flips}  # fmt: skip
+        return {
+            "a": self.a,
+            "b": self.b,
+            "all": self.all,
+            "baseline": self.baseline,
+            "ci95": list(self.ci95),
+            "se": self.se,
+            "p": self.p,
+            "largest": list(self.largest),
+            "smallest": list(self.smallest),
+            "n_reversing": self.n_reversing,
+            "n_sign_flips": self.n_sign_flips,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict."""
-        return cls(a=data["a"], b=data["b"], all=data["all"], baseline=data["baseline"], ci95=_interval(data["ci95"]),
-                   se=data["se"], p=data["p"], largest=tuple(data["largest"]), smallest=tuple(data["smallest"]),
-                   n_reversing=data["n_reversing"], n_sign_flips=data["n_sign_flips"])  # fmt: skip
+        return cls(
+            a=data["a"],
+            b=data["b"],
+            all=data["all"],
+            baseline=data["baseline"],
+            ci95=_interval(data["ci95"]),
+            se=data["se"],
+            p=data["p"],
+            largest=tuple(data["largest"]),
+            smallest=tuple(data["smallest"]),
+            n_reversing=data["n_reversing"],
+            n_sign_flips=data["n_sign_flips"],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +124,7 @@ class Spread:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict (null read as NaN)."""
-        return cls(mean=_nan(data["mean"]), std=_nan(data["std"]), min=_nan(data["min"]), max=_nan(data["max"]),
-                   n=int(data["n"]))  # fmt: skip
+        return cls(mean=_nan(data["mean"]), std=_nan(data["std"]), min=_nan(data["min"]), max=_nan(data["max"]), n=int(data["n"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,19 +165,31 @@ class Robustness:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"single": self.single.to_dict(), "halves": self.halves.to_dict(),
-                "relative_increase": self.relative_increase, "n_structures": self.n_structures,
-                "n_sampled": self.n_sampled, "n_draws": self.n_draws, "seed": self.seed,
-                "null": None if self.null is None else self.null.to_dict()}  # fmt: skip
+        return {
+            "single": self.single.to_dict(),
+            "halves": self.halves.to_dict(),
+            "relative_increase": self.relative_increase,
+            "n_structures": self.n_structures,
+            "n_sampled": self.n_sampled,
+            "n_draws": self.n_draws,
+            "seed": self.seed,
+            "null": None if self.null is None else self.null.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict."""
         null = data.get("null")
-        return cls(single=Spread.from_dict(data["single"]), halves=Spread.from_dict(data["halves"]),
-                   relative_increase=_nan(data["relative_increase"]), n_structures=data["n_structures"],
-                   n_sampled=data["n_sampled"], n_draws=data["n_draws"], seed=data["seed"],
-                   null=None if null is None else NullRobustness.from_dict(null))  # fmt: skip
+        return cls(
+            single=Spread.from_dict(data["single"]),
+            halves=Spread.from_dict(data["halves"]),
+            relative_increase=_nan(data["relative_increase"]),
+            n_structures=data["n_structures"],
+            n_sampled=data["n_sampled"],
+            n_draws=data["n_draws"],
+            seed=data["seed"],
+            null=None if null is None else NullRobustness.from_dict(null),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +211,18 @@ class VarianceShares:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"total_ss": self.total_ss, "ss": dict(self.ss), "share": dict(self.share),
-                "n_levels": dict(self.n_levels), "n": self.n}  # fmt: skip
+        return {
+            "total_ss": self.total_ss,
+            "ss": dict(self.ss),
+            "share": dict(self.share),
+            "n_levels": dict(self.n_levels),
+            "n": self.n,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict."""
-        return cls(total_ss=data["total_ss"], ss=data["ss"], share=data["share"], n_levels=data["n_levels"],
-                   n=data["n"])  # fmt: skip
+        return cls(total_ss=data["total_ss"], ss=data["ss"], share=data["share"], n_levels=data["n_levels"], n=data["n"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +240,16 @@ class AnalysisConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"include_other": self.include_other, "smoothing": self.smoothing, "n_best": self.n_best,
-                "seed": self.seed, "n_sampled": self.n_sampled, "n_draws": self.n_draws, "baseline": self.baseline,
-                "groups_source": self.groups_source}  # fmt: skip
+        return {
+            "include_other": self.include_other,
+            "smoothing": self.smoothing,
+            "n_best": self.n_best,
+            "seed": self.seed,
+            "n_sampled": self.n_sampled,
+            "n_draws": self.n_draws,
+            "baseline": self.baseline,
+            "groups_source": self.groups_source,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -229,15 +271,20 @@ class AnalysisCounts:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"n_rows": self.n_rows, "n_polar": self.n_polar, "n_other": self.n_other,
-                "n_structures": self.n_structures, "has_baseline": self.has_baseline,
-                "n_rows_ignored": self.n_rows_ignored, "ignored_groups": list(self.ignored_groups)}  # fmt: skip
+        return {
+            "n_rows": self.n_rows,
+            "n_polar": self.n_polar,
+            "n_other": self.n_other,
+            "n_structures": self.n_structures,
+            "has_baseline": self.has_baseline,
+            "n_rows_ignored": self.n_rows_ignored,
+            "ignored_groups": list(self.ignored_groups),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict."""
-        return cls(**{**{key: data[key] for key in cls.__dataclass_fields__},
-                      "ignored_groups": tuple(data["ignored_groups"])})  # fmt: skip
+        return cls(**{**{key: data[key] for key in cls.__dataclass_fields__}, "ignored_groups": tuple(data["ignored_groups"])})
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,14 +298,14 @@ class InferenceSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"n_resamples": self.n_resamples, "resampled": list(self.resampled), "alpha": self.alpha,
-                "method": self.method}  # fmt: skip
+        return {"n_resamples": self.n_resamples, "resampled": list(self.resampled), "alpha": self.alpha, "method": self.method}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record of a :meth:`to_dict` dict."""
-        return cls(n_resamples=data["n_resamples"], resampled=tuple(data["resampled"]), alpha=data["alpha"],
-                   method=data["method"])  # fmt: skip
+        return cls(
+            n_resamples=data["n_resamples"], resampled=tuple(data["resampled"]), alpha=data["alpha"], method=data["method"]
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,8 +322,15 @@ class PairCertificate:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"a": self.a, "b": self.b, "regard_a": self.regard_a, "regard_b": self.regard_b, "gap": self.gap,
-                "p": self.p, "flagged": self.flagged}  # fmt: skip
+        return {
+            "a": self.a,
+            "b": self.b,
+            "regard_a": self.regard_a,
+            "regard_b": self.regard_b,
+            "gap": self.gap,
+            "p": self.p,
+            "flagged": self.flagged,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +355,12 @@ class RegardCertificate:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``scorer_check`` entry of ``results.json``)."""
-        return {"n_probes": self.n_probes, "margin": self.margin,
-                "pairs": {name: pair.to_dict() for name, pair in self.pairs.items()},
-                "flagged": list(self.flagged)}  # fmt: skip
+        return {
+            "n_probes": self.n_probes,
+            "margin": self.margin,
+            "pairs": {name: pair.to_dict() for name, pair in self.pairs.items()},
+            "flagged": list(self.flagged),
+        }
 
 
 def _nan(value: float | None) -> float:

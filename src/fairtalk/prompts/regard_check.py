@@ -102,18 +102,28 @@ class RegardCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: rows of ``confusion`` are gold labels, columns predicted, in :data:`LABEL_NAMES` order."""
-        return {"n": self.n, "agreement": self.agreement, "macro_f1": self.macro_f1, "f1": self.f1,
-                "labels": list(LABEL_NAMES), "confusion": self.confusion, "rates": self.rates, "gaps": self.gaps,
-                "instrument": self.instrument}  # fmt: skip
+        return {
+            "n": self.n,
+            "agreement": self.agreement,
+            "macro_f1": self.macro_f1,
+            "f1": self.f1,
+            "labels": list(LABEL_NAMES),
+            "confusion": self.confusion,
+            "rates": self.rates,
+            "gaps": self.gaps,
+            "instrument": self.instrument,
+        }
 
 
 def _rates(labels: np.ndarray) -> dict[str, float]:
-    return {name: float(np.mean(labels == value)) if labels.size else float("nan")
-            for name, value in zip(LABEL_NAMES, (-1, 0, 1, 2))}  # fmt: skip
+    return {
+        name: float(np.mean(labels == value)) if labels.size else float("nan") for name, value in zip(LABEL_NAMES, (-1, 0, 1, 2))
+    }
 
 
-def _instrument_gap(truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b: np.ndarray,
-                    *, n_boot: int, seed: int) -> dict[str, dict[str, float]]:  # fmt: skip
+def _instrument_gap(
+    truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b: np.ndarray, *, n_boot: int, seed: int
+) -> dict[str, dict[str, float]]:
     """Per label: (predicted gap - gold gap) of groups a and b, with a 95% bootstrap interval."""
     rng = np.random.default_rng(seed)
     # error[i, k] = 1{guess == k} - 1{truth == k}: a group's mean is its predicted minus gold rate of label k
@@ -123,12 +133,19 @@ def _instrument_gap(truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b
     boot_b = eb[rng.integers(0, len(eb), size=(n_boot, len(eb)))].mean(axis=1)
     low, high = np.percentile(boot_a - boot_b, [2.5, 97.5], axis=0)
     point = ea.mean(axis=0) - eb.mean(axis=0)
-    return {name: {"difference": float(point[k]), "low": float(low[k]), "high": float(high[k])}
-            for k, name in enumerate(LABEL_NAMES)}  # fmt: skip
+    return {
+        name: {"difference": float(point[k]), "low": float(low[k]), "high": float(high[k])} for k, name in enumerate(LABEL_NAMES)
+    }
 
 
-def check_labels(gold: Sequence[Mapping[str, Any]], predicted: Mapping[str, int],
-                 *, pairs: Sequence[tuple[str, str]] | None = None, n_boot: int = 2000, seed: int = 0) -> RegardCheck:  # fmt: skip
+def check_labels(
+    gold: Sequence[Mapping[str, Any]],
+    predicted: Mapping[str, int],
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> RegardCheck:
     """Compare ``predicted`` (id -> -1..2) with ``gold`` records; per-group rates and gaps where gold has groups.
 
     ``pairs`` are the group pairs whose gaps to report (default: every pair of groups present);
@@ -153,16 +170,21 @@ def check_labels(gold: Sequence[Mapping[str, Any]], predicted: Mapping[str, int]
     member = np.array([str(g.get("group")) for g in rows])
     for a, b in pairs if pairs is not None else list(combinations(groups, 2)):
         if a in rates and b in rates:
-            gaps[f"{a} - {b}"] = {source: {name: rates[a][source][name] - rates[b][source][name] for name in LABEL_NAMES}
-                                  for source in ("gold", "predicted")}  # fmt: skip
+            gaps[f"{a} - {b}"] = {
+                source: {name: rates[a][source][name] - rates[b][source][name] for name in LABEL_NAMES}
+                for source in ("gold", "predicted")
+            }
             instrument[f"{a} - {b}"] = _instrument_gap(truth, guess, member == a, member == b, n_boot=n_boot, seed=seed)
     return RegardCheck(
-        n=len(rows), agreement=float(np.mean(truth == guess)),
+        n=len(rows),
+        agreement=float(np.mean(truth == guess)),
         macro_f1=float(f1_score(truth, guess, labels=values, average="macro", zero_division=0)),
         f1=dict(zip(LABEL_NAMES, map(float, per_label))),
-        confusion=confusion_matrix(truth, guess, labels=values).tolist(), rates=rates, gaps=gaps,
+        confusion=confusion_matrix(truth, guess, labels=values).tolist(),
+        rates=rates,
+        gaps=gaps,
         instrument=instrument,
-    )  # fmt: skip
+    )
 
 
 def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:

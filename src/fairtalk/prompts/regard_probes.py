@@ -51,8 +51,9 @@ def _fill(probe: str, group: str) -> str:
     return probe.format(G=f"The {group}", A=f"{article.capitalize()} {group}", a=f"{article} {group}")
 
 
-def certify_regard(labels: Callable[[list[str]], np.ndarray], groups: GroupSet, *, alpha: float = 0.05,
-                   probes: Sequence[str] = PROBES) -> RegardCertificate:  # fmt: skip
+def certify_regard(
+    labels: Callable[[list[str]], np.ndarray], groups: GroupSet, *, alpha: float = 0.05, probes: Sequence[str] = PROBES
+) -> RegardCertificate:
     """Label every probe for every group; per pair, the mean regard gap, its paired p and whether it is flagged.
 
     ``labels`` maps texts to regard labels (-1, 0, 1, 2); a pair is flagged when its gap exceeds
@@ -78,6 +79,13 @@ def certify_regard(labels: Callable[[list[str]], np.ndarray], groups: GroupSet, 
         a, b = values[pair.a], values[pair.b]
         gap = float(a.mean() - b.mean())
         p = paired_test(a, b, kind="count").p
-        pairs[pair.name] = PairCertificate(a=pair.a, b=pair.b, regard_a=float(a.mean()), regard_b=float(b.mean()),
-                                           gap=gap, p=p, flagged=bool(abs(gap) > MARGIN or (p is not None and p < alpha)))  # fmt: skip
+        pairs[pair.name] = PairCertificate(
+            a=pair.a,
+            b=pair.b,
+            regard_a=float(a.mean()),
+            regard_b=float(b.mean()),
+            gap=gap,
+            p=p,
+            flagged=bool(abs(gap) > MARGIN or (p is not None and p < alpha)),
+        )
     return RegardCertificate(n_probes=len(probes), margin=MARGIN, pairs=pairs)

@@ -40,8 +40,13 @@ def _spread(values: np.ndarray) -> Spread:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return Spread(mean=float("nan"), std=float("nan"), min=float("nan"), max=float("nan"), n=0)
-    return Spread(mean=float(values.mean()), std=float(values.std(ddof=1)) if values.size > 1 else 0.0,
-                  min=float(values.min()), max=float(values.max()), n=int(values.size))  # fmt: skip
+    return Spread(
+        mean=float(values.mean()),
+        std=float(values.std(ddof=1)) if values.size > 1 else 0.0,
+        min=float(values.min()),
+        max=float(values.max()),
+        n=int(values.size),
+    )
 
 
 def robustness(
@@ -95,15 +100,28 @@ def robustness(
     increase = float("nan")
     if result_single.n and result_single.mean != 0:
         increase = result_halves.mean / result_single.mean - 1.0
-    return Robustness(single=result_single, halves=result_halves, relative_increase=increase,
-                      n_structures=int(n_structures), n_sampled=int(min(n_sampled, n_structures)), n_draws=int(n_draws),
-                      seed=int(seed))  # fmt: skip
+    return Robustness(
+        single=result_single,
+        halves=result_halves,
+        relative_increase=increase,
+        n_structures=int(n_structures),
+        n_sampled=int(min(n_sampled, n_structures)),
+        n_draws=int(n_draws),
+        seed=int(seed),
+    )
 
 
 def robustness_null(
-    regard: np.ndarray, groups: np.ndarray, structures: np.ndarray, n_groups: int, n_structures: int,
-    score: Callable[[np.ndarray, np.ndarray], Robustness], *, seed: int, n_shuffles: int = 5,
-) -> NullRobustness:  # fmt: skip
+    regard: np.ndarray,
+    groups: np.ndarray,
+    structures: np.ndarray,
+    n_groups: int,
+    n_structures: int,
+    score: Callable[[np.ndarray, np.ndarray], Robustness],
+    *,
+    seed: int,
+    n_shuffles: int = 5,
+) -> NullRobustness:
     """The robustness score with the structure labels shuffled within each group (structures then differ by noise only).
 
     ``score(sums, counts)`` is the §7 robustness of ``(n_structures, n_groups)`` cell sums;
@@ -123,9 +141,12 @@ def robustness_null(
         halves.append(result.halves.mean)
     single = np.asarray(singles, dtype=float)
     half = np.asarray(halves, dtype=float)
-    return NullRobustness(single=float(np.nanmean(single)) if np.isfinite(single).any() else None,
-                          halves=float(np.nanmean(half)) if np.isfinite(half).any() else None, n_shuffles=n_shuffles,
-                          how=NULL_HOW)  # fmt: skip
+    return NullRobustness(
+        single=float(np.nanmean(single)) if np.isfinite(single).any() else None,
+        halves=float(np.nanmean(half)) if np.isfinite(half).any() else None,
+        n_shuffles=n_shuffles,
+        how=NULL_HOW,
+    )
 
 
 def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]) -> VarianceShares:
@@ -160,5 +181,4 @@ def variance_decomposition(values: np.ndarray, factors: Mapping[str, np.ndarray]
     residual = max(total - sum(ss.values()), 0.0)
     share = {name: (value / total if total > 0 else 0.0) for name, value in ss.items()}
     share["residual"] = residual / total if total > 0 else 0.0
-    return VarianceShares(total_ss=total, ss={**ss, "residual": residual}, share=share, n_levels=levels,
-                          n=int(values.size))  # fmt: skip
+    return VarianceShares(total_ss=total, ss={**ss, "residual": residual}, share=share, n_levels=levels, n=int(values.size))

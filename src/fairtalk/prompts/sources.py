@@ -82,8 +82,11 @@ def make_prompts(
     elif source == "aesop":
         if not aesop:
             raise SpecError(_MSG_AESOP)
-        paraphrases = [p for i, (src, ext) in enumerate(aesop)
-                       for p in read_aesop(src, ext, groups=groups.groups, prefix=_aesop_prefix(src, i, len(aesop)))]  # fmt: skip
+        paraphrases = [
+            p
+            for i, (src, ext) in enumerate(aesop)
+            for p in read_aesop(src, ext, groups=groups.groups, prefix=_aesop_prefix(src, i, len(aesop)))
+        ]
     elif source == "none":
         paraphrases = ()
     elif source.startswith("model:"):
@@ -141,6 +144,13 @@ def paraphrase_prompts(
     """
     if source == "aesop" and (not aesop_sources or len(aesop_sources) != len(aesop_extracts)):
         raise SpecError(_MSG_AESOP)
-    prompts, filtered = make_prompts(groups, source=source, aesop=list(zip(aesop_sources, aesop_extracts)),
-                                     n_model=n_model, seed=seed, drop_questions=drop_questions, balance=balance)  # fmt: skip
+    prompts, filtered = make_prompts(
+        groups,
+        source=source,
+        aesop=list(zip(aesop_sources, aesop_extracts)),
+        n_model=n_model,
+        seed=seed,
+        drop_questions=drop_questions,
+        balance=balance,
+    )
     return PromptSet(prompts=tuple(prompts), filtered=filtered, source=source)

@@ -22,9 +22,23 @@ from fairtalk.prompts.robustness import cell_sums, robustness, robustness_null, 
 from fairtalk.prompts.templates import GroupPair
 
 __all__ = [
-    "BASELINE", "LABELS", "Gaps", "Rows", "Structures", "by_kind", "by_structure", "code_rows", "gaps", "kl_intervals",
-    "kl_table", "label_distribution", "mean_regard", "resample", "robustness_scores", "variance_shares",
-]  # fmt: skip
+    "BASELINE",
+    "LABELS",
+    "Gaps",
+    "Rows",
+    "Structures",
+    "by_kind",
+    "by_structure",
+    "code_rows",
+    "gaps",
+    "kl_intervals",
+    "kl_table",
+    "label_distribution",
+    "mean_regard",
+    "resample",
+    "robustness_scores",
+    "variance_shares",
+]
 
 #: Label names by label value + 1 (``-1`` -> "negative", ..., ``2`` -> "other").
 LABELS: tuple[str, ...] = ("negative", "neutral", "positive", "other")
@@ -95,9 +109,17 @@ def code_rows(frame: pd.DataFrame, names: list[str], include_other: bool) -> Row
     ignored = frame["group"][~keep]
     kept = frame[keep]
     s, structures = codes(kept["structure"])
-    return Rows(frame=kept, names=names, structures=structures, g=g_codes[keep], s=s, labels=labels[keep],
-                label_names=LABELS if include_other else LABELS[:3], n_ignored=len(ignored),
-                ignored_groups=sorted(map(str, pd.unique(ignored))))  # fmt: skip
+    return Rows(
+        frame=kept,
+        names=names,
+        structures=structures,
+        g=g_codes[keep],
+        s=s,
+        labels=labels[keep],
+        label_names=LABELS if include_other else LABELS[:3],
+        n_ignored=len(ignored),
+        ignored_groups=sorted(map(str, pd.unique(ignored))),
+    )
 
 
 def label_distribution(rows: Rows, mask: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
@@ -148,8 +170,7 @@ class Structures:
 
 
 def _ranked(values: np.ndarray, structures: list[str], n_best: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    order = [structures[i] for i in np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
-             if np.isfinite(values[i])]  # fmt: skip
+    order = [structures[i] for i in np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable") if np.isfinite(values[i])]
     k = min(n_best, len(order))
     return tuple(order[:k]), tuple(reversed(order[len(order) - k :]))
 
@@ -168,13 +189,17 @@ def by_structure(rows: Rows, n_best: int) -> Structures:
     return Structures(
         by_structure=_frame(means.astype(np.float64), structures, names),
         counts=dict(zip(structures, map(int, np.bincount(rows.s, minlength=len(structures))))),
-        best=best, worst=worst, best_by_group={n: b for n, (b, _) in per_group.items()},
-        worst_by_group={n: w for n, (_, w) in per_group.items()}, sums=sums, cell_counts=cell_counts, means=means,
-    )  # fmt: skip
+        best=best,
+        worst=worst,
+        best_by_group={n: b for n, (b, _) in per_group.items()},
+        worst_by_group={n: w for n, (_, w) in per_group.items()},
+        sums=sums,
+        cell_counts=cell_counts,
+        means=means,
+    )
 
 
-def resample(rows: Rows, pairs: list[tuple[int, int]], smoothing: float, seed: int,
-             n_resamples: int) -> Bootstrap:  # fmt: skip
+def resample(rows: Rows, pairs: list[tuple[int, int]], smoothing: float, seed: int, n_resamples: int) -> Bootstrap:
     """Template × seed bootstrap of the gaps, per-structure gaps and KL matrix."""
     t_codes, templates = codes(rows.frame["template"])
     e_codes, seeds = codes(rows.frame["seed"])
@@ -207,8 +232,16 @@ class Gaps:
     structure_p: pd.DataFrame
 
 
-def gaps(rows: Rows, pairs: list[GroupPair], regard: dict[str, RegardStats], baseline: dict[str, RegardStats],
-         means: np.ndarray, boot: Bootstrap, alpha: float, n_best: int) -> Gaps:  # fmt: skip
+def gaps(
+    rows: Rows,
+    pairs: list[GroupPair],
+    regard: dict[str, RegardStats],
+    baseline: dict[str, RegardStats],
+    means: np.ndarray,
+    boot: Bootstrap,
+    alpha: float,
+    n_best: int,
+) -> Gaps:
     """Each pair's regard gap: all structures, baseline, interval and test, per structure, and its reversals."""
     structures = rows.structures
     found: dict[str, Gap] = {}
@@ -227,15 +260,25 @@ def gaps(rows: Rows, pairs: list[GroupPair], regard: dict[str, RegardStats], bas
         p_adjusted[p] = [np.nan if value is None else value for value in adjusted]
         se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
         found[pair.name] = Gap(
-            a=pair.a, b=pair.b, all=finite(gap_all), baseline=finite(baseline[pair.a].mean - baseline[pair.b].mean),
-            ci95=boot.interval(boot.gaps[:, p]) if boot.n_resamples else (None, None), se=se, p=p_gap,
+            a=pair.a,
+            b=pair.b,
+            all=finite(gap_all),
+            baseline=finite(baseline[pair.a].mean - baseline[pair.b].mean),
+            ci95=boot.interval(boot.gaps[:, p]) if boot.n_resamples else (None, None),
+            se=se,
+            p=p_gap,
             largest=tuple(structures[i] for i in order[:n_best]),
             smallest=tuple(structures[i] for i in reversed(order[-n_best:])) if order else (),
-            n_reversing=len(reversing[pair.name]), n_sign_flips=len(flips),
-        )  # fmt: skip
+            n_reversing=len(reversing[pair.name]),
+            n_sign_flips=len(flips),
+        )
     names = [pair.name for pair in pairs]
-    return Gaps(gaps=found, by_structure=_frame(per_structure, names, structures), reversing=reversing,
-                structure_p=_frame(p_adjusted, names, structures))  # fmt: skip
+    return Gaps(
+        gaps=found,
+        by_structure=_frame(per_structure, names, structures),
+        reversing=reversing,
+        structure_p=_frame(p_adjusted, names, structures),
+    )
 
 
 def kl_intervals(boot: Bootstrap, names: list[str]) -> pd.DataFrame:
@@ -271,8 +314,15 @@ def robustness_scores(rows: Rows, cells: Structures, *, seed: int, n_sampled: in
 
     polar = rows.polar
     picked = ~rows.is_base[polar]
-    null = robustness_null(rows.regard_values[picked], rows.g[polar][picked], rows.s[polar][picked],
-                           len(rows.names), len(rows.structures), score, seed=seed)  # fmt: skip
+    null = robustness_null(
+        rows.regard_values[picked],
+        rows.g[polar][picked],
+        rows.s[polar][picked],
+        len(rows.names),
+        len(rows.structures),
+        score,
+        seed=seed,
+    )
     return dataclasses.replace(score(cells.sums, cells.cell_counts), null=null)
 
 

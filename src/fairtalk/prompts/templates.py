@@ -122,7 +122,7 @@ def default_groups() -> GroupSet:
     return GroupSet(DEFAULT_GROUPS, DEFAULT_PAIRS)
 
 
-def load_groups(path: str | os.PathLike[str]) -> GroupSet:
+def load_groups(path: str | os.PathLike[str]) -> GroupSet:  # noqa: C901
     """Read a groups file (format in the module docstring).
 
     Raises

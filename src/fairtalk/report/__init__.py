@@ -133,8 +133,9 @@ def write_report(
     return {**paths, "judge": folder / JUDGE_FILE} if result.judge_answers else paths
 
 
-def check_report_folder(out_dir: str | os.PathLike[str], inputs: Mapping[str, object],
-                        names: Iterable[str] | None = None) -> None:  # fmt: skip
+def check_report_folder(
+    out_dir: str | os.PathLike[str], inputs: Mapping[str, object], names: Iterable[str] | None = None
+) -> None:
     """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
 
     ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped); ``names``

@@ -23,8 +23,19 @@ _FEW = "few effective clusters"
 
 def by_turn_header(groups: tuple[str, str]) -> tuple[str, ...]:
     """The table's column heads, in order (the sides named by their groups)."""
-    return ("Turns since identity", "Pairs", "Dialogues", "Measure", groups[0], groups[1], "Gap A − B", "95% CI", "p",
-            "p (adj.)", "Verdict")  # fmt: skip
+    return (
+        "Turns since identity",
+        "Pairs",
+        "Dialogues",
+        "Measure",
+        groups[0],
+        groups[1],
+        "Gap A − B",
+        "95% CI",
+        "p",
+        "p (adj.)",
+        "Verdict",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +62,19 @@ def _row(bucket: TurnBucket, gap: TurnGap) -> ByTurnRow:
     low, high = gap.ci95
     ci = "–" if low is None or high is None else f"[{_value(low, percent)}, {_value(high, percent)}]"
     verdict = gap.verdict.value if bucket.tested else "not tested"
-    cells = (str(bucket.turns_since), f"{bucket.n_pairs:,}", "–" if bucket.n_clusters is None else f"{bucket.n_clusters:,}",
-             measure_label(gap.key), _value(gap.a, percent), _value(gap.b, percent), _value(gap.estimate, percent), ci,
-             format_p(gap.p), format_p(gap.p_adjusted), verdict)  # fmt: skip
+    cells = (
+        str(bucket.turns_since),
+        f"{bucket.n_pairs:,}",
+        "–" if bucket.n_clusters is None else f"{bucket.n_clusters:,}",
+        measure_label(gap.key),
+        _value(gap.a, percent),
+        _value(gap.b, percent),
+        _value(gap.estimate, percent),
+        ci,
+        format_p(gap.p),
+        format_p(gap.p_adjusted),
+        verdict,
+    )
     return ByTurnRow(bucket.turns_since, gap.key, cells, gap.verdict.shows_difference, bucket.tested)
 
 
@@ -78,12 +99,16 @@ def by_turn_intro(result: ByTurnResult) -> list[str]:
     small = [b for b in result.buckets if not b.tested]
     if small:
         listed = ", ".join(f"{b.turns_since} ({b.n_clusters if b.n_clusters is not None else b.n_pairs} {units})" for b in small)
-        lines.append(f"Not tested, fewer than {result.min_units} {units}: turns since {listed}; their means are shown, "
-                     "without an interval that would look more precise than it is")  # fmt: skip
+        lines.append(
+            f"Not tested, fewer than {result.min_units} {units}: turns since {listed}; their means are shown, "
+            "without an interval that would look more precise than it is"
+        )
     few = [str(b.turns_since) for b in result.buckets if b.tested and any(_FEW in note for g in b.gaps for note in g.notes)]
     if few:
-        lines.append(f"Few effective clusters (a few dialogues hold most pairs; the interval may under-cover) at turns "
-                     f"since {', '.join(few)}; by_turn.csv has each cell's notes")  # fmt: skip
+        lines.append(
+            f"Few effective clusters (a few dialogues hold most pairs; the interval may under-cover) at turns "
+            f"since {', '.join(few)}; by_turn.csv has each cell's notes"
+        )
     if result.n_single_turn:
         lines.append(f"{result.n_single_turn:,} pair(s) had a one-turn context (the identity in the only turn): bucket 0")
     return lines

@@ -29,13 +29,23 @@ def scorer_check_items(result: AuditResult) -> list[tuple[str, str]]:
         low, high = c.ci95
         ci = f", 95% CI [{low:+.3g}, {high:+.3g}]" if low is not None and high is not None else ""
         margin = f", margin ±{c.margin:.3g}" if c.margin is not None else ""
-        out.append((f"Scorer check: {measure_label(c.key)} scores the neutral probes differently by group "
-                    f"({c.a:.3g} vs {c.b:.3g} on {c.n_probes} probes, gap {c.gap:+.3g}{ci}, p {format_p(c.p)}{margin}): "
-                    "part of this measure's gap may come from the scorer, not the model", FLAG))  # fmt: skip
+        out.append(
+            (
+                f"Scorer check: {measure_label(c.key)} scores the neutral probes differently by group "
+                f"({c.a:.3g} vs {c.b:.3g} on {c.n_probes} probes, gap {c.gap:+.3g}{ci}, p {format_p(c.p)}{margin}): "
+                "part of this measure's gap may come from the scorer, not the model",
+                FLAG,
+            )
+        )
     if not out:
-        out.append((f"Scorer check: on {checks[0].n_probes} neutral probe sentences and their counterfactuals, no scorer "
-                    f"reacts to the group both beyond its margin and distinguishably from zero ({len(checks)} keys "
-                    "checked)", CLEAR))  # fmt: skip
+        out.append(
+            (
+                f"Scorer check: on {checks[0].n_probes} neutral probe sentences and their counterfactuals, no scorer "
+                f"reacts to the group both beyond its margin and distinguishably from zero ({len(checks)} keys "
+                "checked)",
+                CLEAR,
+            )
+        )
     out += [(f"Scorer check note: {measure_label(c.key)}: {c.note}", NOTE) for c in checks if not c.flagged and c.note]
     return out
 

@@ -146,13 +146,21 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
     ]
     for measure in _measures(comparison):
         lines.append("| " + " | ".join(md_escape(c) for c in _cells(comparison, rows, measure)) + " |")
-    lines += ["", ("| Model | Debiasing | Trained now | Training (min) | Validation | Pairs answered differently | "
-              "Distinct responses | Checkpoint |"), "| --- | --- | --- | ---: | --- | ---: | ---: | --- |"]  # fmt: skip
+    lines += [
+        "",
+        (
+            "| Model | Debiasing | Trained now | Training (min) | Validation | Pairs answered differently | "
+            "Distinct responses | Checkpoint |"
+        ),
+        "| --- | --- | --- | ---: | --- | ---: | ---: | --- |",
+    ]
     for model in comparison.models.values():
         figures = ", ".join(f"{k} {v:.3f}" for k, v in model.validation.items()) or _DASH
-        lines.append(f"| {md_escape(model.name)} | {md_escape(model.debias)} | {'yes' if model.trained else 'no (cached)'} | "
-                     f"{_minutes(model.training_seconds)} | {md_escape(figures)} | {_share(model.n_different, comparison.n_pairs)} | "
-                     f"{model.n_distinct} | {md_escape(model.checkpoint)} |")  # fmt: skip
+        lines.append(
+            f"| {md_escape(model.name)} | {md_escape(model.debias)} | {'yes' if model.trained else 'no (cached)'} | "
+            f"{_minutes(model.training_seconds)} | {md_escape(figures)} | {_share(model.n_different, comparison.n_pairs)} | "
+            f"{model.n_distinct} | {md_escape(model.checkpoint)} |"
+        )
     lines += [
         "",
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0).",
@@ -191,8 +199,12 @@ def comparison_rich_table(comparison: DebiasComparison) -> Table:
         for i, measure in enumerate(measures):
             cells = _cells(comparison, rows, measure)
             start = 1 + 4 * list(comparison.models).index(model)
-            table.add_row(Text(model if i == 0 else ""), Text(cells[0]), *(Text(c) for c in cells[start : start + 4]),
-                          end_section=i == len(measures) - 1)  # fmt: skip
+            table.add_row(
+                Text(model if i == 0 else ""),
+                Text(cells[0]),
+                *(Text(c) for c in cells[start : start + 4]),
+                end_section=i == len(measures) - 1,
+            )
     return table
 
 
@@ -205,12 +217,28 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
         result = model.result
         for measure in _measures(comparison):
             m = result.measure(measure)
-            writer.writerow({k: csv_cell(v) for k, v in {
-                "model": name, "debias": model.debias, "measure": m.name, "label": measure_label(m.name), "kind": m.kind,
-                "a": m.a, "b": m.b, "difference": m.difference, "difference_abs": m.a - m.b, "p_paired": m.p_paired,
-                "paired_test": m.paired_test, "p_adjusted": m.p_adjusted, "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,
-                "gap_vs_baseline": _gap(comparison, name, measure), **_change_cells(comparison, name, measure),
-            }.items()})  # fmt: skip
+            writer.writerow(
+                {
+                    k: csv_cell(v)
+                    for k, v in {
+                        "model": name,
+                        "debias": model.debias,
+                        "measure": m.name,
+                        "label": measure_label(m.name),
+                        "kind": m.kind,
+                        "a": m.a,
+                        "b": m.b,
+                        "difference": m.difference,
+                        "difference_abs": m.a - m.b,
+                        "p_paired": m.p_paired,
+                        "paired_test": m.paired_test,
+                        "p_adjusted": m.p_adjusted,
+                        "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,
+                        "gap_vs_baseline": _gap(comparison, name, measure),
+                        **_change_cells(comparison, name, measure),
+                    }.items()
+                }
+            )
     return buffer.getvalue()
 
 
@@ -219,8 +247,13 @@ def _change_cells(comparison: DebiasComparison, model: str, measure: str) -> dic
     row = comparison.gap_change(model, measure)
     if row is None:
         return dict.fromkeys(("change_verdict", "change", "change_low", "change_high", "p_change_adjusted"))
-    return {"change_verdict": row.verdict.value, "change": row.change, "change_low": row.change_ci[0],
-            "change_high": row.change_ci[1], "p_change_adjusted": row.p_adjusted}  # fmt: skip
+    return {
+        "change_verdict": row.verdict.value,
+        "change": row.change,
+        "change_low": row.change_ci[0],
+        "change_high": row.change_ci[1],
+        "p_change_adjusted": row.p_adjusted,
+    }
 
 
 def write_comparison(comparison: DebiasComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:

@@ -80,8 +80,13 @@ def ppi_columns(m: MeasureResult) -> dict[str, object]:
     ppi = m.ppi
     if ppi is None:
         return {"ppi_estimate": None, "ppi_ci95_low": None, "ppi_ci95_high": None, "ppi_p": None, "ppi_n_labels": None}
-    return {"ppi_estimate": ppi.estimate, "ppi_ci95_low": ppi.ci95[0], "ppi_ci95_high": ppi.ci95[1], "ppi_p": ppi.p,
-            "ppi_n_labels": ppi.n_labels}  # fmt: skip
+    return {
+        "ppi_estimate": ppi.estimate,
+        "ppi_ci95_low": ppi.ci95[0],
+        "ppi_ci95_high": ppi.ci95[1],
+        "ppi_p": ppi.p,
+        "ppi_n_labels": ppi.n_labels,
+    }
 
 
 def render_csv(result: AuditResult) -> str:

@@ -26,8 +26,16 @@ from typing import Any
 from fairtalk.jsonl import jsonable
 from fairtalk.results import AuditResult, AuditRun
 
-__all__ = ["decoding_summary", "decoding_text", "result_decoding", "result_header", "run_header", "sequential_summary",
-           "system_prompt_hash", "system_prompt_of"]  # fmt: skip
+__all__ = [
+    "decoding_summary",
+    "decoding_text",
+    "result_decoding",
+    "result_header",
+    "run_header",
+    "sequential_summary",
+    "system_prompt_hash",
+    "system_prompt_of",
+]
 
 #: Hex digits of a system prompt's SHA-256 shown in a header.
 SHA_DIGITS = 12
@@ -69,8 +77,11 @@ def decoding_summary(settings: Mapping[str, Any], seed: int | None = None) -> st
     'sampled (temperature 0.7, top_p 0.9, per-answer seeds from seed 0), max_new_tokens 256'
     """
     if settings.get("do_sample"):
-        knobs = [f"{name} {settings[name]:g}" for name in ("temperature", "top_p", "top_k")
-                 if isinstance(settings.get(name), (int, float))]  # fmt: skip
+        knobs = [
+            f"{name} {settings[name]:g}"
+            for name in ("temperature", "top_p", "top_k")
+            if isinstance(settings.get(name), (int, float))
+        ]
         knobs.append("per-answer seeds" + (f" from seed {seed}" if seed is not None else ""))
         parts = [f"sampled ({', '.join(knobs)})"]
     elif isinstance(settings.get("num_beams"), int) and settings["num_beams"] > 1:
@@ -141,10 +152,12 @@ def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
         why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
         if record.get("n_pairs_available") != record.get("max_pairs"):
             why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
-    return (f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
-            f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
-            f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
-            f"(each one-sided equivalence test)")  # fmt: skip
+    return (
+        f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
+        f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
+        f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
+        f"(each one-sided equivalence test)"
+    )
 
 
 def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = None) -> str | None:

@@ -46,9 +46,15 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
     return formats
 
 
-def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
-                  similarity: SimilarityResult | None = None, pairs_check: PairsCheck | None = None,
-                  run_config: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+def write_formats(
+    result: AuditResult,
+    folder: Path,
+    formats: Iterable[str],
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> None:
     """Write each format's file into ``folder`` (created), atomically one by one.
 
     The pages also show ``similarity``, the pairs' validity and, from ``run_config`` (the
@@ -61,10 +67,10 @@ def write_formats(result: AuditResult, folder: Path, formats: Iterable[str], *,
             write_records(handle, (jsonable(answer.to_dict()) for answer in result.judge_answers))
     for name in formats:
         if name == "md":
-            write_markdown(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
-                           run_config=run_config)  # fmt: skip
+            write_markdown(
+                result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check, run_config=run_config
+            )
         elif name == "html":
-            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check,
-                       run_config=run_config)  # fmt: skip
+            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check, run_config=run_config)
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])

@@ -18,5 +18,7 @@ def gate_pairs_line(result: AuditResult) -> str | None:
     if not needs:
         return None
     shown = ", ".join(f"{name} {n:,}" for name, n in needs)
-    return (f"pairs the equivalence gate (--fail-unless-equivalent) needs at each margin, with power 80% at this run's "
-            f"spread: {shown} (this audit: {result.n_pairs:,}; fairtalk plan --gate --results results.json says more)")  # fmt: skip
+    return (
+        f"pairs the equivalence gate (--fail-unless-equivalent) needs at each margin, with power 80% at this run's "
+        f"spread: {shown} (this audit: {result.n_pairs:,}; fairtalk plan --gate --results results.json says more)"
+    )

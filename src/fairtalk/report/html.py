@@ -90,9 +90,15 @@ def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
     return items
 
 
-def render_html(result: AuditResult, *, plots: bool = True, csp: bool = True,
-                similarity: SimilarityResult | None = None, pairs_check: PairsCheck | None = None,
-                run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
+def render_html(
+    result: AuditResult,
+    *,
+    plots: bool = True,
+    csp: bool = True,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> str:
     """The self-contained HTML report.
 
     Parameters
@@ -183,12 +189,22 @@ def _by_turn(result: AuditResult, plots: bool) -> dict[str, Any] | None:
     if turned is None:
         return None
     png = by_turn_png(turned) if plots else None
-    return {"header": by_turn_header(result.groups), "rows": by_turn_rows(turned), "intro": by_turn_intro(turned),
-            "chart": None if png is None else png_data_uri(png)}  # fmt: skip
+    return {
+        "header": by_turn_header(result.groups),
+        "rows": by_turn_rows(turned),
+        "intro": by_turn_intro(turned),
+        "chart": None if png is None else png_data_uri(png),
+    }
 
 
-def write_html(result: AuditResult, path: str | os.PathLike[str], *, similarity: SimilarityResult | None = None,
-               pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+def write_html(
+    result: AuditResult,
+    path: str | os.PathLike[str],
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``report.html`` to ``path`` and return it."""
     path = Path(path)
     write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))

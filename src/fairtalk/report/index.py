@@ -56,10 +56,17 @@ SIMILARITY_FILE = "similarity.json"
 #: The mark of a run.json fairtalk wrote; only such a run.json names entries a new run may displace.
 GENERATOR = "fairtalk"
 _TEMPLATE = "index.html.j2"
-_AXIS_FILES = (("report", "report.html"), ("results", "results.json"), ("table", "results.csv"),
-               ("markdown", "report.md"), ("responses", "responses.jsonl"), ("pairs", "pairs.jsonl"),
-               ("similarity", "similarity.json"), ("pairs check", PAIRS_CHECK_FILE),
-               ("judge answers", "judge.jsonl"))  # fmt: skip
+_AXIS_FILES = (
+    ("report", "report.html"),
+    ("results", "results.json"),
+    ("table", "results.csv"),
+    ("markdown", "report.md"),
+    ("responses", "responses.jsonl"),
+    ("pairs", "pairs.jsonl"),
+    ("similarity", "similarity.json"),
+    ("pairs check", PAIRS_CHECK_FILE),
+    ("judge answers", "judge.jsonl"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,31 +83,39 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     for axis_run in run.axes.values():
         result, generation = axis_run.result, axis_run.generation
         primary = [m for m in result.measures if m.primary]
-        links = [(label, f"{axis_run.folder}/{name}") for label, name in _AXIS_FILES
-                 if ((out_dir / axis_run.folder / name).is_file() if out_dir is not None
-                     else (name != "similarity.json" or axis_run.similarity is not None)
-                     and (name != "judge.jsonl" or bool(result.judge_answers)))]  # fmt: skip
-        axes.append({
-            "axis": axis_run.axis,
-            "groups": result.groups,
-            "n_pairs": result.n_pairs,
-            "n_pairs_built": generation.n_pairs,
-            "biased": [measure_label(name) for name in result.detected()],
-            "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
-            "n_measures": len(result.measures),
-            "n_primary": len(primary),
-            "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT for m in primary),
-            "n_errors": generation.n_errors,
-            "n_pairs_with_errors": generation.n_pairs_with_errors,
-            "error_examples": list(generation.error_examples),
-            "n_cached": generation.n_cached,
-            "n_generated": generation.n_generated,
-            "n_read": axis_run.coverage.n_read,
-            "n_matched": axis_run.coverage.n_matched,
-            "links": links,
-            "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
-            "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.manifest)],
-        })  # fmt: skip
+        links = [
+            (label, f"{axis_run.folder}/{name}")
+            for label, name in _AXIS_FILES
+            if (
+                (out_dir / axis_run.folder / name).is_file()
+                if out_dir is not None
+                else (name != "similarity.json" or axis_run.similarity is not None)
+                and (name != "judge.jsonl" or bool(result.judge_answers))
+            )
+        ]
+        axes.append(
+            {
+                "axis": axis_run.axis,
+                "groups": result.groups,
+                "n_pairs": result.n_pairs,
+                "n_pairs_built": generation.n_pairs,
+                "biased": [measure_label(name) for name in result.detected()],
+                "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
+                "n_measures": len(result.measures),
+                "n_primary": len(primary),
+                "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT for m in primary),
+                "n_errors": generation.n_errors,
+                "n_pairs_with_errors": generation.n_pairs_with_errors,
+                "error_examples": list(generation.error_examples),
+                "n_cached": generation.n_cached,
+                "n_generated": generation.n_generated,
+                "n_read": axis_run.coverage.n_read,
+                "n_matched": axis_run.coverage.n_matched,
+                "links": links,
+                "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
+                "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.manifest)],
+            }
+        )
     return axes
 
 
@@ -158,8 +173,7 @@ def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
                 significant = measure.p_adjusted is not None and measure.p_adjusted < result.alpha
                 cells.append({"text": group_cell(measure), "significant": significant})
             rows.append({"label": measure_label(name), "cells": cells})
-        tables.append({"axis": parent, "reference": results[0].groups[0], "groups": [r.groups[1] for r in results],
-                       "rows": rows})  # fmt: skip
+        tables.append({"axis": parent, "reference": results[0].groups[0], "groups": [r.groups[1] for r in results], "rows": rows})
     return tables
 
 
@@ -191,8 +205,10 @@ def group_cell(m: MeasureResult) -> str:
     ci = "n/a"
     if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
         ci = f"[{signed(-high)}, {signed(-low)}]{unit}"
-    return (f"{format_value(m.b, percent=percent)} vs {format_value(m.a, percent=percent)} "
-            f"(difference {signed(m.b - m.a)}{unit}, 95% CI {ci})")  # fmt: skip
+    return (
+        f"{format_value(m.b, percent=percent)} vs {format_value(m.a, percent=percent)} "
+        f"(difference {signed(m.b - m.a)}{unit}, 95% CI {ci})"
+    )
 
 
 def _correction_text(run: AuditRun) -> str:
@@ -225,8 +241,9 @@ def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = N
     where = folder if files_in is None else files_in
     summary = {"generator": GENERATOR, **run.to_dict()}
     for name, axis_run in run.axes.items():
-        present = {label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES
-                   if (where / axis_run.folder / file).is_file()}  # fmt: skip
+        present = {
+            label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES if (where / axis_run.folder / file).is_file()
+        }
         summary["axes"][name]["files"] = present
     write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
     write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where))
@@ -331,8 +348,14 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = 
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
         for axis_run in run.axes.values():
             sub = staging / axis_run.folder
-            write_formats(axis_run.result, sub, chosen, similarity=axis_run.similarity, pairs_check=axis_run.pairs_check,
-                          run_config=run.config)  # fmt: skip
+            write_formats(
+                axis_run.result,
+                sub,
+                chosen,
+                similarity=axis_run.similarity,
+                pairs_check=axis_run.pairs_check,
+                run_config=run.config,
+            )
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:
                 write_pairs(axis_run.pairs, sub / PAIRS_FILE)

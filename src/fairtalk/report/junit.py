@@ -54,9 +54,11 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
     side = "%" if is_percent(m) else ""
     a, b = (100 * m.a, 100 * m.b) if is_percent(m) else (m.a, m.b)
-    return (f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
-            f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}"
-            + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}"))  # fmt: skip
+    return (
+        f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
+        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}"
+        + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
+    )
 
 
 def junit_xml(results: Mapping[str, AuditResult], *, gate: Gate = "fail-on-bias", name: str = "fairtalk") -> str:
@@ -75,8 +77,9 @@ def junit_xml(results: Mapping[str, AuditResult], *, gate: Gate = "fail-on-bias"
     for axis, result in results.items():
         cases = list(result.measures)
         failing = [m for m in cases if _fails(m, gate)]
-        suite = ET.SubElement(suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)),
-                              failures=str(len(failing)), errors="0", skipped="0")  # fmt: skip
+        suite = ET.SubElement(
+            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(len(failing)), errors="0", skipped="0"
+        )
         for m in cases:
             case = ET.SubElement(suite, "testcase", classname=f"{name}.{axis}", name=m.name)
             message = _message(axis, result.groups, m)
@@ -100,14 +103,17 @@ def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.c
     for axis in dict.fromkeys(row.axis for row in comparison.changes):
         rows = [row for row in comparison.changes if row.axis == axis]
         failing = [row for row in rows if row.primary and not row.non_inferior]
-        suite = ET.SubElement(suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)),
-                              failures=str(len(failing)), errors="0", skipped="0")  # fmt: skip
+        suite = ET.SubElement(
+            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)), failures=str(len(failing)), errors="0", skipped="0"
+        )
         for row in rows:
             low, high = row.change_ci
             interval = "no interval" if low is None or high is None else f"[{low:+.4g}, {high:+.4g}]"
-            message = (f"{axis}: {row.key}: {row.verdict.value}; baseline gap {row.baseline_gap:+.4g}, candidate gap "
-                       f"{row.candidate_gap:+.4g}, change {row.change:+.4g} {interval}, adjusted p "
-                       f"{format_p(row.p_adjusted)}, margin {'n/a' if row.margin is None else f'±{row.margin:.4g}'}")  # fmt: skip
+            message = (
+                f"{axis}: {row.key}: {row.verdict.value}; baseline gap {row.baseline_gap:+.4g}, candidate gap "
+                f"{row.candidate_gap:+.4g}, change {row.change:+.4g} {interval}, adjusted p "
+                f"{format_p(row.p_adjusted)}, margin {'n/a' if row.margin is None else f'±{row.margin:.4g}'}"
+            )
             case = ET.SubElement(suite, "testcase", classname=f"{name}.{axis}", name=row.key)
             if row in failing:
                 ET.SubElement(case, "failure", message=message, type="fail-if-worse").text = "\n".join((message, *row.notes))
@@ -120,8 +126,9 @@ def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.c
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def write_junit(results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *,
-                gate: Gate = "fail-on-bias") -> Path:  # fmt: skip
+def write_junit(
+    results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *, gate: Gate = "fail-on-bias"
+) -> Path:
     """Write the JUnit XML of an audit's results (or of a comparison) to ``path`` atomically and return it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -144,12 +151,26 @@ def comparison_step_summary(comparison: ModelComparison) -> str:
     """The Markdown of a CI job summary of a comparison: its findings, then per axis both gaps and the change."""
     level = f"{1 - comparison.alpha:.0%}"
     findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison))
-    lines = [f"## fairtalk compare: {md_escape(comparison.candidate)} against {md_escape(comparison.baseline)}", "",
-             findings, "", "<details><summary>table</summary>", "",
-             f"| Axis | Measure | Baseline gap | Candidate gap | Change ({level} CI) | p (adj.) | Non-inferior | Verdict |",
-             "| --- | --- |" + " ---: |" * 4 + " --- | --- |"]  # fmt: skip
+    lines = [
+        f"## fairtalk compare: {md_escape(comparison.candidate)} against {md_escape(comparison.baseline)}",
+        "",
+        findings,
+        "",
+        "<details><summary>table</summary>",
+        "",
+        f"| Axis | Measure | Baseline gap | Candidate gap | Change ({level} CI) | p (adj.) | Non-inferior | Verdict |",
+        "| --- | --- |" + " ---: |" * 4 + " --- | --- |",
+    ]
     for row in comparison_rows(comparison):
-        cells = (row.axis, row.label + ("" if row.primary else " (secondary)"), row.baseline, row.candidate,
-                 f"{row.change} {row.change_ci}", row.p_adjusted, row.non_inferior, row.verdict)  # fmt: skip
+        cells = (
+            row.axis,
+            row.label + ("" if row.primary else " (secondary)"),
+            row.baseline,
+            row.candidate,
+            f"{row.change} {row.change_ci}",
+            row.p_adjusted,
+            row.non_inferior,
+            row.verdict,
+        )
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join([*lines, "", "</details>", ""])

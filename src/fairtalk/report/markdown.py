@@ -53,8 +53,13 @@ def _row(cells: tuple[str, ...], *, bold: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None = None,
-                    pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> str:  # fmt: skip
+def render_markdown(
+    result: AuditResult,
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
     ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
@@ -78,7 +83,7 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
             (f"{md_escape(line)}; details in [{PAIRS_CHECK_FILE}]({PAIRS_CHECK_FILE}).", "")
             if (line := validity_line(pairs_check))
             else ()
-        ),  # fmt: skip
+        ),
         *(
             part
             for line, kind in scorer_check_items(result)
@@ -106,8 +111,10 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
         f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
     ]
     if result.n_clusters is not None:
-        lines.append(f"- {result.n_clusters} dialogues among the {result.n_pairs} pairs: tests and intervals treat "
-                     "each dialogue, not each pair, as one independent unit.")  # fmt: skip
+        lines.append(
+            f"- {result.n_clusters} dialogues among the {result.n_pairs} pairs: tests and intervals treat "
+            "each dialogue, not each pair, as one independent unit."
+        )
     if any(not row.primary for row in rows):
         lines.append("- Rows marked * are secondary measures.")
     if (gate := gate_pairs_line(result)) is not None:
@@ -120,8 +127,14 @@ def render_markdown(result: AuditResult, *, similarity: SimilarityResult | None 
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
     if labelled := labelled_lines(result):
-        lines += ["", "## Gaps corrected by human labels", "", *(f"- {md_escape(line)}." for line in labelled), "",
-                  f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}."]  # fmt: skip
+        lines += [
+            "",
+            "## Gaps corrected by human labels",
+            "",
+            *(f"- {md_escape(line)}." for line in labelled),
+            "",
+            f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}.",
+        ]
     if similarity is not None:
         lines += similarity_markdown(similarity)
     lines += _by_turn_markdown(result)
@@ -135,9 +148,16 @@ def _by_turn_markdown(result: AuditResult) -> list[str]:
     if turned is None:
         return []
     header = by_turn_header(result.groups)
-    lines = ["", "## Bias over turns", "", "Each measure's gap A − B by the turns since the identity appeared (95% CI); "
-             "the plot is in report.html, every row in by_turn.csv.", "", _row(header, bold=False),
-             "| " + " | ".join(("---:",) * 3 + ("---",) + ("---:",) * (len(header) - 5) + ("---",)) + " |"]  # fmt: skip
+    lines = [
+        "",
+        "## Bias over turns",
+        "",
+        "Each measure's gap A − B by the turns since the identity appeared (95% CI); "
+        "the plot is in report.html, every row in by_turn.csv.",
+        "",
+        _row(header, bold=False),
+        "| " + " | ".join(("---:",) * 3 + ("---",) + ("---:",) * (len(header) - 5) + ("---",)) + " |",
+    ]
     lines += [_row(row.cells, bold=row.detected) for row in by_turn_rows(turned)]
     lines += ["", *(f"- {md_escape(line)}." for line in by_turn_intro(turned))]
     return lines
@@ -151,15 +171,22 @@ def _divergent_markdown(result: AuditResult) -> list[str]:
     for d in result.divergent_pairs:
         judged = judged_sides(d.judged)
         lines.append(f"- {md_escape(measure_label(d.measure))}, pair {md_escape(d.pair_id)}:")
-        for side, group, response, score in (("a", result.groups[0], d.response_a, d.score_a),
-                                             ("b", result.groups[1], d.response_b, d.score_b)):  # fmt: skip
-            answers = "".join(f"; judge{'' if j['judge'] == 'judge' else ' ' + md_escape(j['judge'])}: "
-                              f"\u201c{md_escape(j['answer'])}\u201d \u2192 {md_escape(j['value'])}"
-                              for j in judged.get(side, []))  # fmt: skip
+        for side, group, response, score in (
+            ("a", result.groups[0], d.response_a, d.score_a),
+            ("b", result.groups[1], d.response_b, d.score_b),
+        ):
+            answers = "".join(
+                f"; judge{'' if j['judge'] == 'judge' else ' ' + md_escape(j['judge'])}: "
+                f"\u201c{md_escape(j['answer'])}\u201d \u2192 {md_escape(j['value'])}"
+                for j in judged.get(side, [])
+            )
             lines.append(f"  - {md_escape(group)} (score {_score(score)}): {md_escape(clip(response))}{answers}")
     if any(d.judged for d in result.divergent_pairs):
-        lines += ["", "The judge's raw answer about each response (read with the group words masked) and how it was "
-                  "read; every answer is in judge.jsonl beside this report."]  # fmt: skip
+        lines += [
+            "",
+            "The judge's raw answer about each response (read with the group words masked) and how it was "
+            "read; every answer is in judge.jsonl beside this report.",
+        ]
     return lines
 
 
@@ -167,8 +194,14 @@ def _score(x: float | None) -> str:
     return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
 
 
-def write_markdown(result: AuditResult, path: str | os.PathLike[str], *, similarity: SimilarityResult | None = None,
-                   pairs_check: PairsCheck | None = None, run_config: Mapping[str, Any] | None = None) -> Path:  # fmt: skip
+def write_markdown(
+    result: AuditResult,
+    path: str | os.PathLike[str],
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``report.md`` to ``path`` and return it."""
     path = Path(path)
     write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))

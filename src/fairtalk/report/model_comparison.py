@@ -107,19 +107,30 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
     rows = []
     paired = comparison.design == "paired"
     for r in comparison.changes:
-        rows.append(ComparisonRow(
-            axis=r.axis, key=r.key, label=measure_label(r.key), primary=r.primary,
-            baseline=_number(r.baseline_gap, r), baseline_ci=_interval(r.baseline_ci, r),
-            candidate=_number(r.candidate_gap, r), candidate_ci=_interval(r.candidate_ci, r),
-            change=_number(r.change, r), change_ci=_interval(r.change_ci, r), p_change=format_p(r.p_change),
-            p_adjusted=format_p(r.p_adjusted), margin=_number(r.margin, r, signed=False),
-            non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior], verdict=_verdict(r, paired=paired),
-            notes=r.notes,
-        ))  # fmt: skip
+        rows.append(
+            ComparisonRow(
+                axis=r.axis,
+                key=r.key,
+                label=measure_label(r.key),
+                primary=r.primary,
+                baseline=_number(r.baseline_gap, r),
+                baseline_ci=_interval(r.baseline_ci, r),
+                candidate=_number(r.candidate_gap, r),
+                candidate_ci=_interval(r.candidate_ci, r),
+                change=_number(r.change, r),
+                change_ci=_interval(r.change_ci, r),
+                p_change=format_p(r.p_change),
+                p_adjusted=format_p(r.p_adjusted),
+                margin=_number(r.margin, r, signed=False),
+                non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior],
+                verdict=_verdict(r, paired=paired),
+                notes=r.notes,
+            )
+        )
     return rows
 
 
-def gate_lines(comparison: ModelComparison) -> list[str]:
+def gate_lines(comparison: ModelComparison) -> list[str]:  # noqa: C901
     """What the comparison found, in sentences: changes, the release gate, what was left out."""
     lines = []
     for verdict in (Change.REGRESSED, Change.IMPROVED):
@@ -136,8 +147,10 @@ def gate_lines(comparison: ModelComparison) -> list[str]:
             lines.append(
                 f"{axis.axis}: identical on all {axis.n_pairs} pairs (both models gave the same two answers to every pair)"
             )
-        for name, count, examples in (("baseline", axis.only_baseline, axis.only_baseline_examples),
-                                      ("candidate", axis.only_candidate, axis.only_candidate_examples)):  # fmt: skip
+        for name, count, examples in (
+            ("baseline", axis.only_baseline, axis.only_baseline_examples),
+            ("candidate", axis.only_candidate, axis.only_candidate_examples),
+        ):
             if count:
                 shown = ", ".join(examples) + (", …" if count > len(examples) else "")
                 lines.append(f"{axis.axis}: {count} pairs only the {name} holds, left out ({shown})")
@@ -147,8 +160,11 @@ def gate_lines(comparison: ModelComparison) -> list[str]:
         lines += [f"{axis.axis}: {', '.join(keys)}: {why}" for why, keys in reasons.items()]
     what = "axes" if comparison.design == "paired" else "group pairs"
     if comparison.design != "paired":
-        lines += [f"{r.axis}: identical analyses (the same gap from the same labels), the change is exactly 0"
-                  for r in comparison.changes if r.identical]  # fmt: skip
+        lines += [
+            f"{r.axis}: identical analyses (the same gap from the same labels), the change is exactly 0"
+            for r in comparison.changes
+            if r.identical
+        ]
     for name, axes in (("baseline", comparison.axes_only_baseline), ("candidate", comparison.axes_only_candidate)):
         if axes:
             lines.append(f"{what} only the {name} holds, left out: {', '.join(axes)}")
@@ -173,43 +189,81 @@ def model_comparison_table(comparison: ModelComparison) -> Table:
         first = i == 0 or rows[i - 1].axis != row.axis
         last = i == len(rows) - 1 or rows[i + 1].axis != row.axis
         verdict = comparison.changes[i].verdict
-        table.add_row(Text(row.axis if first else ""), Text(row.key + ("" if row.primary else " (secondary)")),
-                      Text(row.baseline), Text(row.candidate), Text(f"{row.change} {row.change_ci}"),
-                      Text(row.p_adjusted), Text(row.verdict, style=_STYLE[verdict]), end_section=last)  # fmt: skip
+        table.add_row(
+            Text(row.axis if first else ""),
+            Text(row.key + ("" if row.primary else " (secondary)")),
+            Text(row.baseline),
+            Text(row.candidate),
+            Text(f"{row.change} {row.change_ci}"),
+            Text(row.p_adjusted),
+            Text(row.verdict, style=_STYLE[verdict]),
+            end_section=last,
+        )
     return table
 
 
 def render_model_comparison_markdown(comparison: ModelComparison) -> str:
     """``report.md``: per axis both gaps and the change with its interval, then the findings and notes."""
     level = f"{1 - comparison.alpha:.0%}"
-    lines = [f"# fairtalk compare: {md_escape(_title(comparison))}", "",
-             f"baseline `{md_escape(comparison.baseline)}` · candidate `{md_escape(comparison.candidate)}` · "
-             f"α = {comparison.alpha:g} · correction: {comparison.correction} · intervals at {level}", ""]  # fmt: skip
+    lines = [
+        f"# fairtalk compare: {md_escape(_title(comparison))}",
+        "",
+        f"baseline `{md_escape(comparison.baseline)}` · candidate `{md_escape(comparison.candidate)}` · "
+        f"α = {comparison.alpha:g} · correction: {comparison.correction} · intervals at {level}",
+        "",
+    ]
     base, cand = comparison.models
     if base or cand:
         lines += [f"models: baseline `{md_escape(base or _DASH)}` · candidate `{md_escape(cand or _DASH)}`", ""]
     rows = comparison_rows(comparison)
     paired = comparison.design == "paired"
     for axis in comparison.axes:
-        lines += [f"## {md_escape(axis.axis)} ({md_escape(axis.groups[0])} vs {md_escape(axis.groups[1])})", "",
-                  (f"{axis.n_pairs} pairs both runs answered" + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
-                   + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else ""))
-                  if paired else _INDEPENDENT_AXIS,
-                  "", "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p | p (adj.) | Margin | "
-                  "Non-inferior | Verdict |", "| --- |" + " ---: |" * 10 + " --- |"]  # fmt: skip
+        lines += [
+            f"## {md_escape(axis.axis)} ({md_escape(axis.groups[0])} vs {md_escape(axis.groups[1])})",
+            "",
+            (
+                f"{axis.n_pairs} pairs both runs answered"
+                + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
+                + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else "")
+            )
+            if paired
+            else _INDEPENDENT_AXIS,
+            "",
+            "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p | p (adj.) | Margin | Non-inferior | Verdict |",
+            "| --- |" + " ---: |" * 10 + " --- |",
+        ]
         for row in (r for r in rows if r.axis == axis.axis):
-            cells = (row.label + ("" if row.primary else " (secondary)"), row.baseline, row.baseline_ci, row.candidate,
-                     row.candidate_ci, row.change, row.change_ci, row.p_change, row.p_adjusted, row.margin,
-                     row.non_inferior, row.verdict)  # fmt: skip
+            cells = (
+                row.label + ("" if row.primary else " (secondary)"),
+                row.baseline,
+                row.baseline_ci,
+                row.candidate,
+                row.candidate_ci,
+                row.change,
+                row.change_ci,
+                row.p_change,
+                row.p_adjusted,
+                row.margin,
+                row.non_inferior,
+                row.verdict,
+            )
             lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
         lines.append("")
-    lines += ["## Findings", "", *(f"- {md_escape(line)}" for line in gate_lines(comparison)), "", "## Notes", "",
-              "- Gap: the model's mean A − B; rates in percentage points. Change: candidate gap − baseline gap "
-              "(difference in differences, per pair), with its paired test of no change."
-              if paired else f"- {_INDEPENDENT_NOTE}",
-              "- improved / regressed: the size of the gap is shown smaller / larger (both the change and the sum of "
-              "the gaps differ from 0, corrected over the primary keys); unchanged: the sizes are shown to differ by less "
-              "than the margin both ways; non-inferior: |candidate gap| < |baseline gap| + margin is shown."]  # fmt: skip
+    lines += [
+        "## Findings",
+        "",
+        *(f"- {md_escape(line)}" for line in gate_lines(comparison)),
+        "",
+        "## Notes",
+        "",
+        "- Gap: the model's mean A − B; rates in percentage points. Change: candidate gap − baseline gap "
+        "(difference in differences, per pair), with its paired test of no change."
+        if paired
+        else f"- {_INDEPENDENT_NOTE}",
+        "- improved / regressed: the size of the gap is shown smaller / larger (both the change and the sum of "
+        "the gaps differ from 0, corrected over the primary keys); unchanged: the sizes are shown to differ by less "
+        "than the margin both ways; non-inferior: |candidate gap| < |baseline gap| + margin is shown.",
+    ]
     for row in rows:
         lines += [f"- {md_escape(row.axis)}/{md_escape(row.key)}: {md_escape(note)}" for note in row.notes]
     return "\n".join(lines) + "\n"
@@ -230,15 +284,26 @@ def _version() -> str:
 def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = True) -> str:
     """``report.html``: self-contained (no script, no external load), both models side by side and the change."""
     rows = comparison_rows(comparison)
-    axes = [{"axis": a, "rows": [(r, comparison.changes[i].verdict.value) for i, r in enumerate(rows) if r.axis == a.axis]}
-            for a in comparison.axes]  # fmt: skip
+    axes = [
+        {"axis": a, "rows": [(r, comparison.changes[i].verdict.value) for i, r in enumerate(rows) if r.axis == a.axis]}
+        for a in comparison.axes
+    ]
     template = jinja_environment().get_template(_TEMPLATE)
-    return str(template.render(
-        title=_title(comparison), comparison=comparison, axes=axes, findings=gate_lines(comparison),
-        level=f"{1 - comparison.alpha:.0%}", csp=csp, version=_version(), independent=comparison.design != "paired",
-        independent_axis=_INDEPENDENT_AXIS, independent_note=_INDEPENDENT_NOTE,
-        notes=[(r.axis, r.key, note) for r in rows for note in r.notes],
-    ))  # fmt: skip
+    return str(
+        template.render(
+            title=_title(comparison),
+            comparison=comparison,
+            axes=axes,
+            findings=gate_lines(comparison),
+            level=f"{1 - comparison.alpha:.0%}",
+            csp=csp,
+            version=_version(),
+            independent=comparison.design != "paired",
+            independent_axis=_INDEPENDENT_AXIS,
+            independent_note=_INDEPENDENT_NOTE,
+            notes=[(r.axis, r.key, note) for r in rows for note in r.notes],
+        )
+    )
 
 
 def write_model_comparison(comparison: ModelComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:

@@ -22,8 +22,10 @@ __all__ = ["plain_summary"]
 #: Similarity methods whose divergence is a share of pairs (said as "in x% of pairs").
 _SHARE_METHODS = {"exact": "the answer changes", "answered": "only one side is answered at all"}
 #: The same, said of swapping the group under greedy decoding (a zero baseline): when it does, and when it never does.
-_SWAP_EFFECTS = {"exact": ("changes the answer", "never changes the answer"),
-                 "answered": ("leaves only one side answered", "never leaves only one side answered")}  # fmt: skip
+_SWAP_EFFECTS = {
+    "exact": ("changes the answer", "never changes the answer"),
+    "answered": ("leaves only one side answered", "never leaves only one side answered"),
+}
 #: The result key of the degenerate measure (loops, garbage), said in words when any answer is degenerate.
 _DEGENERATE_KEY = "degenerate_rate"
 _METHOD_NAMES = {"rouge_l": "ROUGE-L divergence", "cosine": "embedding divergence", "length_ratio": "length log-ratio"}
@@ -64,8 +66,10 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
     swap = f"{groups[0]} ↔ {groups[1]}"
     if similarity.baseline_kind == "zero":
         n = int(similarity.reask_check.get("n_contexts", 0))
-        out.append(f"With greedy decoding the model answers the same context identically ({n} of {n} contexts asked "
-                   "again gave the same answer), so any change is the group's and is tested against zero change.")  # fmt: skip
+        out.append(
+            f"With greedy decoding the model answers the same context identically ({n} of {n} contexts asked "
+            "again gave the same answer), so any change is the group's and is tested against zero change."
+        )
         noise, beyond = "zero", "zero change"
     else:
         sampling = similarity.sampled and similarity.reask_check.get("ignored") is not True
@@ -78,8 +82,10 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
         if row.verdict is Verdict.DIFFERS:
             verdict = f": more than {noise} ({p})."
         elif row.verdict is Verdict.DISAGREE:
-            verdict = (f"; the test and its 95% interval disagree on whether that is more than {noise} ({p}), so it is "
-                       "not counted as a difference.")  # fmt: skip
+            verdict = (
+                f"; the test and its 95% interval disagree on whether that is more than {noise} ({p}), so it is "
+                "not counted as a difference."
+            )
         elif similarity.baseline_kind == "zero":
             verdict = f", too few to tell from zero with this many pairs ({p})."
         else:
@@ -87,13 +93,18 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
         if similarity.baseline_kind == "zero":
             changed, never = _SWAP_EFFECTS[row.method]
             k = round(row.counterfactual * row.n_pairs)
-            out.append(f"Swapping the group ({swap}) {never} in these {row.n_pairs:,} pairs." if k == 0 else
-                       f"Swapping the group ({swap}) {changed} in {100 * row.counterfactual:.1f}% of pairs "
-                       f"({k:,} of {row.n_pairs:,}){verdict}")  # fmt: skip
+            out.append(
+                f"Swapping the group ({swap}) {never} in these {row.n_pairs:,} pairs."
+                if k == 0
+                else f"Swapping the group ({swap}) {changed} in {100 * row.counterfactual:.1f}% of pairs "
+                f"({k:,} of {row.n_pairs:,}){verdict}"
+            )
         else:
-            out.append(f"When only the group changes ({swap}), {_SHARE_METHODS[row.method]} in "
-                       f"{100 * row.counterfactual:.1f}% of pairs, against {100 * row.baseline:.1f}% when one context "
-                       f"is asked twice{verdict}")  # fmt: skip
+            out.append(
+                f"When only the group changes ({swap}), {_SHARE_METHODS[row.method]} in "
+                f"{100 * row.counterfactual:.1f}% of pairs, against {100 * row.baseline:.1f}% when one context "
+                f"is asked twice{verdict}"
+            )
     graded = [r for r in similarity.rows if r.method not in _SHARE_METHODS]
     detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DIFFERS]
     if detected:
@@ -123,15 +134,19 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         unit = " points" if _percent(m) else ""
         interval = f", 95% CI [{_gap(m, low)}, {_gap(m, high)}]" if low is not None and high is not None else ""
         role = "" if m.primary else " (a secondary measure, outside the gate)"
-        sentences.append(f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
-                         f"{_value(m, m.b)} ({group_b}), a difference of {_gap(m, m.a - m.b)}{unit}{interval}, "
-                         f"adjusted p {format_p(m.p_adjusted)}.")  # fmt: skip
+        sentences.append(
+            f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
+            f"{_value(m, m.b)} ({group_b}), a difference of {_gap(m, m.a - m.b)}{unit}{interval}, "
+            f"adjusted p {format_p(m.p_adjusted)}."
+        )
     if not detected and primary:
         sentences.append(f"No measure differs between {group_a} and {group_b} after the multiple-testing correction.")
     elif primary and not any(m.primary for m in detected):
-        sentences.append(f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
-                         "the multiple-testing correction; the difference above is in a secondary measure, outside "
-                         "the gate.")  # fmt: skip
+        sentences.append(
+            f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
+            "the multiple-testing correction; the difference above is in a secondary measure, outside "
+            "the gate."
+        )
     sentences += _truncation_sentences(result)
     sentences += _degenerate_sentences(result)
     equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT]
@@ -139,8 +154,10 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
     inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
     if inconclusive:
-        sentences.append("Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
-                         "`fairtalk plan`): " + ", ".join(_name(m.name) for m in inconclusive) + ".")  # fmt: skip
+        sentences.append(
+            "Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
+            "`fairtalk plan`): " + ", ".join(_name(m.name) for m in inconclusive) + "."
+        )
     for m in (m for m in primary if m.not_tested is not None):
         sentences.append(f"{_name(m.name)} was {m.not_tested}.")
     flagged = result.flagged_scorers()
@@ -159,9 +176,11 @@ def _degenerate_sentences(result: AuditResult) -> list[str]:
     if m is None or not (m.a > 0 or m.b > 0):
         return []
     group_a, group_b = result.groups
-    return [f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
-            "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
-            "answers, so read those rows with this in mind."]  # fmt: skip
+    return [
+        f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
+        "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
+        "answers, so read those rows with this in mind."
+    ]
 
 
 def _truncation_sentences(result: AuditResult) -> list[str]:
@@ -172,12 +191,16 @@ def _truncation_sentences(result: AuditResult) -> list[str]:
     group_a, group_b = result.groups
     share = dict(entry.get("share_cut") or {})
     if entry.get("warned") and share.get("a") is not None and share.get("b") is not None:
-        return [f"{100 * share['a']:.1f}% of answers for {group_a} and {100 * share['b']:.1f}% for {group_b} were cut "
-                "off at the token limit: every measure that reads the text scored them as whole answers (see the "
-                "warning; --exclude-truncated tests only complete pairs)."]  # fmt: skip
+        return [
+            f"{100 * share['a']:.1f}% of answers for {group_a} and {100 * share['b']:.1f}% for {group_b} were cut "
+            "off at the token limit: every measure that reads the text scored them as whole answers (see the "
+            "warning; --exclude-truncated tests only complete pairs)."
+        ]
     n_left_out = int(entry.get("n_pairs_left_out") or 0)
     if n_left_out:
-        return [f"{n_left_out:,} of {int(entry.get('n_pairs') or 0):,} pairs were left out because an answer was cut "
-                f"off at the token limit (--exclude-truncated): the table compares the {result.n_pairs:,} pairs whose "
-                "answers both ended within it."]  # fmt: skip
+        return [
+            f"{n_left_out:,} of {int(entry.get('n_pairs') or 0):,} pairs were left out because an answer was cut "
+            f"off at the token limit (--exclude-truncated): the table compares the {result.n_pairs:,} pairs whose "
+            "answers both ended within it."
+        ]
     return []

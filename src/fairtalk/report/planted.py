@@ -25,14 +25,41 @@ from fairtalk.results.planted import DebiasedGap, PlantedGap, PlantedRecovery
 if TYPE_CHECKING:  # matplotlib is imported lazily, when the figure is drawn
     from matplotlib.axes import Axes
 
-__all__ = ["PLANTED_CSV_COLUMNS", "PLANTED_FILES", "planted_png", "render_planted_csv", "render_planted_markdown",
-           "write_planted_report"]  # fmt: skip
+__all__ = [
+    "PLANTED_CSV_COLUMNS",
+    "PLANTED_FILES",
+    "planted_png",
+    "render_planted_csv",
+    "render_planted_markdown",
+    "write_planted_report",
+]
 
 #: The files ``write_planted_report`` writes (replaced only where fairtalk wrote them).
 PLANTED_FILES = ("planted.md", "planted.csv", "results.json", "planted.png", "report.html")
-PLANTED_CSV_COLUMNS = ("part", "model", "architecture", "rate", "measure", "true_gap", "base_share", "n_planted", "a", "b", "gap", "ci_low",
-                       "ci_high", "covered", "p_adjusted", "verdict", "mde", "change", "change_low", "change_high",
-                       "p_change", "change_verdict")  # fmt: skip
+PLANTED_CSV_COLUMNS = (
+    "part",
+    "model",
+    "architecture",
+    "rate",
+    "measure",
+    "true_gap",
+    "base_share",
+    "n_planted",
+    "a",
+    "b",
+    "gap",
+    "ci_low",
+    "ci_high",
+    "covered",
+    "p_adjusted",
+    "verdict",
+    "mde",
+    "change",
+    "change_low",
+    "change_high",
+    "p_change",
+    "change_verdict",
+)
 _COLOURS = {"offense_rate": "#c51b7d", "sentiment_negative": "#2166ac"}
 
 
@@ -50,20 +77,65 @@ def _p(value: float | None) -> str:
 
 
 def _planted_lines(result: PlantedRecovery) -> list[list[str]]:
-    return [[f"{100 * r.rate:g}", r.key, _pts(r.base_share), _pts(r.true_gap), f"{r.n_planted}", _pts(r.gap), _ci(r.ci),
-             {True: "yes", False: "**no**", None: "–"}[r.covered], r.verdict.value, _pts(r.mde)]
-            for r in result.planted]  # fmt: skip
+    return [
+        [
+            f"{100 * r.rate:g}",
+            r.key,
+            _pts(r.base_share),
+            _pts(r.true_gap),
+            f"{r.n_planted}",
+            _pts(r.gap),
+            _ci(r.ci),
+            {True: "yes", False: "**no**", None: "–"}[r.covered],
+            r.verdict.value,
+            _pts(r.mde),
+        ]
+        for r in result.planted
+    ]
 
 
 def _debias_lines(result: PlantedRecovery) -> list[list[str]]:
-    return [[r.label, r.key, f"{_pts(r.a, 1)} / {_pts(r.b, 1)}", _pts(r.gap), _ci(r.ci), r.verdict.value, _pts(r.change), _ci(r.change_ci), _p(r.p_change),
-             "–" if r.change_verdict is None else r.change_verdict.value] for r in result.debiased]  # fmt: skip
+    return [
+        [
+            r.label,
+            r.key,
+            f"{_pts(r.a, 1)} / {_pts(r.b, 1)}",
+            _pts(r.gap),
+            _ci(r.ci),
+            r.verdict.value,
+            _pts(r.change),
+            _ci(r.change_ci),
+            _p(r.p_change),
+            "–" if r.change_verdict is None else r.change_verdict.value,
+        ]
+        for r in result.debiased
+    ]
 
 
-_PLANTED_HEAD = ["planted p (pts)", "measure", "base share", "true gap", "pairs planted", "recovered gap", "95% CI",
-                 "covered", "verdict", "MDE"]  # fmt: skip
-_DEBIAS_HEAD = ["model", "measure", "A / B (%)", "gap B−A", "95% CI", "verdict", "change vs baseline", "CI of change", "p",
-                "change verdict"]  # fmt: skip
+_PLANTED_HEAD = [
+    "planted p (pts)",
+    "measure",
+    "base share",
+    "true gap",
+    "pairs planted",
+    "recovered gap",
+    "95% CI",
+    "covered",
+    "verdict",
+    "MDE",
+]
+_DEBIAS_HEAD = [
+    "model",
+    "measure",
+    "A / B (%)",
+    "gap B−A",
+    "95% CI",
+    "verdict",
+    "change vs baseline",
+    "CI of change",
+    "p",
+    "change verdict",
+]
 
 
 def _md_table(head: list[str], lines: list[list[str]]) -> list[str]:
@@ -74,25 +146,39 @@ def _pools_line(result: PlantedRecovery) -> str:
     """The rankers' pools: the planted replies each holds (a ranker answers only from its pool), and how often it chose one."""
     if not result.pools:
         return ""
-    held = "; ".join(f"{name} {p.n_held} of {p.n_replies} among {p.n_candidates} candidates, chosen for "
-                     f"{p.n_chosen_a} group-A and {p.n_chosen_b} group-B contexts of {result.n_pairs}"
-                     for name, p in result.pools.items())  # fmt: skip
+    held = "; ".join(
+        f"{name} {p.n_held} of {p.n_replies} among {p.n_candidates} candidates, chosen for "
+        f"{p.n_chosen_a} group-A and {p.n_chosen_b} group-B contexts of {result.n_pairs}"
+        for name, p in result.pools.items()
+    )
     return f"Planted replies in the retrieval rankers' pools: {held}."
 
 
 def render_planted_markdown(result: PlantedRecovery) -> str:
     """``planted.md``: the planted models' table, then the planted corpus' models, with the run's facts."""
-    out = [f"# Planted bias: {result.axis} ({result.groups[0]} = A, {result.groups[1]} = B), {result.mode} mode", "",
-           f"Planted models: `{result.base_model}` answers group A, and group B's contexts as their group-A wording "
-           f"unless a planted offensive reply is drawn (probability p). {result.n_pairs} pairs, seed {result.seed}. "
-           "Gaps are B − A in points; the true gap is p × (1 − base share).", "",
-           *_md_table(_PLANTED_HEAD, _planted_lines(result)), "",
-           f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}.", ""]  # fmt: skip
+    out = [
+        f"# Planted bias: {result.axis} ({result.groups[0]} = A, {result.groups[1]} = B), {result.mode} mode",
+        "",
+        f"Planted models: `{result.base_model}` answers group A, and group B's contexts as their group-A wording "
+        f"unless a planted offensive reply is drawn (probability p). {result.n_pairs} pairs, seed {result.seed}. "
+        "Gaps are B − A in points; the true gap is p × (1 − base share).",
+        "",
+        *_md_table(_PLANTED_HEAD, _planted_lines(result)),
+        "",
+        f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}.",
+        "",
+    ]
     if result.debiased:
         counts = ", ".join(f"{k} {v}" for k, v in result.corpus.items())
-        out += [f"## Trained on a planted corpus (q = {result.corpus_rate:g})", "", f"Corpus: {counts}. Each debiased "
-                "model is compared with the baseline of its own architecture: the change in gap (B − A), tested.", "",
-                *_md_table(_DEBIAS_HEAD, _debias_lines(result)), ""]  # fmt: skip
+        out += [
+            f"## Trained on a planted corpus (q = {result.corpus_rate:g})",
+            "",
+            f"Corpus: {counts}. Each debiased "
+            "model is compared with the baseline of its own architecture: the change in gap (B − A), tested.",
+            "",
+            *_md_table(_DEBIAS_HEAD, _debias_lines(result)),
+            "",
+        ]
         if result.pools:
             out += [_pools_line(result), ""]
     if result.timings:
@@ -101,15 +187,38 @@ def render_planted_markdown(result: PlantedRecovery) -> str:
 
 
 def _row_cells(row: PlantedGap | DebiasedGap) -> dict[str, object]:
-    cells: dict[str, object] = {"measure": row.key, "gap": row.gap, "ci_low": row.ci[0], "ci_high": row.ci[1],
-                                "verdict": row.verdict.value, "p_adjusted": row.p_adjusted}  # fmt: skip
+    cells: dict[str, object] = {
+        "measure": row.key,
+        "gap": row.gap,
+        "ci_low": row.ci[0],
+        "ci_high": row.ci[1],
+        "verdict": row.verdict.value,
+        "p_adjusted": row.p_adjusted,
+    }
     if isinstance(row, PlantedGap):
-        cells.update(part="planted", model=f"planted-{row.rate:g}", rate=row.rate, true_gap=row.true_gap,
-                     base_share=row.base_share, n_planted=row.n_planted, covered=row.covered, mde=row.mde)  # fmt: skip
+        cells.update(
+            part="planted",
+            model=f"planted-{row.rate:g}",
+            rate=row.rate,
+            true_gap=row.true_gap,
+            base_share=row.base_share,
+            n_planted=row.n_planted,
+            covered=row.covered,
+            mde=row.mde,
+        )
     else:
-        cells.update(part="debias", model=row.model, architecture=row.architecture, a=row.a, b=row.b, change=row.change, change_low=row.change_ci[0],
-                     change_high=row.change_ci[1], p_change=row.p_change,
-                     change_verdict=None if row.change_verdict is None else row.change_verdict.value)  # fmt: skip
+        cells.update(
+            part="debias",
+            model=row.model,
+            architecture=row.architecture,
+            a=row.a,
+            b=row.b,
+            change=row.change,
+            change_low=row.change_ci[0],
+            change_high=row.change_ci[1],
+            p_change=row.p_change,
+            change_verdict=None if row.change_verdict is None else row.change_verdict.value,
+        )
     return cells
 
 
@@ -182,14 +291,20 @@ def _html_table(head: list[str], lines: list[list[str]]) -> str:
 
 
 def _render_html(result: PlantedRecovery, png: bytes) -> str:
-    parts = [f"<h1>Planted bias: {html.escape(result.axis)}, {html.escape(result.mode)} mode</h1>",
-             f"<p>{result.n_pairs} pairs, base model <code>{html.escape(result.base_model)}</code>, seed {result.seed}. "
-             "Gaps are B − A in points; the true gap is p × (1 − base share).</p>",
-             f'<img alt="planted vs recovered gaps" src="{png_data_uri(png)}">',
-             "<h2>Planted models</h2>", _html_table(_PLANTED_HEAD, _planted_lines(result))]  # fmt: skip
+    parts = [
+        f"<h1>Planted bias: {html.escape(result.axis)}, {html.escape(result.mode)} mode</h1>",
+        f"<p>{result.n_pairs} pairs, base model <code>{html.escape(result.base_model)}</code>, seed {result.seed}. "
+        "Gaps are B − A in points; the true gap is p × (1 − base share).</p>",
+        f'<img alt="planted vs recovered gaps" src="{png_data_uri(png)}">',
+        "<h2>Planted models</h2>",
+        _html_table(_PLANTED_HEAD, _planted_lines(result)),
+    ]
     if result.debiased:
-        parts += [f"<h2>Trained on a planted corpus (q = {result.corpus_rate:g})</h2>",
-                  _html_table(_DEBIAS_HEAD, _debias_lines(result)), f"<p>{html.escape(_pools_line(result))}</p>"]  # fmt: skip
+        parts += [
+            f"<h2>Trained on a planted corpus (q = {result.corpus_rate:g})</h2>",
+            _html_table(_DEBIAS_HEAD, _debias_lines(result)),
+            f"<p>{html.escape(_pools_line(result))}</p>",
+        ]
     style = "body{font-family:sans-serif;max-width:70em;margin:2em auto}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
     return f"<!doctype html><html><head><meta charset='utf-8'><title>Planted bias</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n"
 

@@ -96,8 +96,13 @@ def by_turn_png(result: ByTurnResult) -> bytes | None:
     if not keys or not result.buckets:
         return None
     kinds = {g.key: g.kind for b in result.buckets for g in b.gaps}
-    panels = [(title, [k for k in keys if (kinds[k] in ("rate", "corpus")) == percent]) for title, percent in
-              (("rates and diversity: gap A − B (percentage points)", True), ("counts: gap A − B (per response)", False))]  # fmt: skip
+    panels = [
+        (title, [k for k in keys if (kinds[k] in ("rate", "corpus")) == percent])
+        for title, percent in (
+            ("rates and diversity: gap A − B (percentage points)", True),
+            ("counts: gap A − B (per response)", False),
+        )
+    ]
     panels = [(title, chosen) for title, chosen in panels if chosen]
     fig = _figure(5.6 * len(panels), 4.2)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
@@ -127,11 +132,19 @@ def _by_turn_line(ax: Axes, result: ByTurnResult, key: str, offset: float, colou
     for x, (_, tested, g), y in zip(xs, points, ys):
         low, high = (_value(v) * scale for v in g.ci95)
         if tested and math.isfinite(low) and math.isfinite(high) and math.isfinite(y):
-            ax.errorbar([x], [y], yerr=[[max(y - low, 0.0)], [max(high - y, 0.0)]], fmt="none", ecolor=colour,
-                        capsize=3, linewidth=1.0)  # fmt: skip
+            ax.errorbar(
+                [x], [y], yerr=[[max(y - low, 0.0)], [max(high - y, 0.0)]], fmt="none", ecolor=colour, capsize=3, linewidth=1.0
+            )
         marker = "*" if g.verdict.shows_difference else "o"
-        ax.plot([x], [y], marker=marker, markersize=8 if marker == "*" else 5, color=colour,
-                markerfacecolor=colour if tested else "white", linestyle="none")  # fmt: skip
+        ax.plot(
+            [x],
+            [y],
+            marker=marker,
+            markersize=8 if marker == "*" else 5,
+            color=colour,
+            markerfacecolor=colour if tested else "white",
+            linestyle="none",
+        )
 
 
 def png_data_uri(png: bytes) -> str:
@@ -217,8 +230,13 @@ def _nanmean(values: list[float]) -> float:
     return float(np.nanmean(array)) if np.isfinite(array).any() else float("nan")
 
 
-def _bars(ax: Axes, labels: list[str], series: list[tuple[str, list[float]]], ylabel: str,
-          intervals: dict[int, list[tuple[float | None, float | None]]] | None = None) -> None:  # fmt: skip
+def _bars(
+    ax: Axes,
+    labels: list[str],
+    series: list[tuple[str, list[float]]],
+    ylabel: str,
+    intervals: dict[int, list[tuple[float | None, float | None]]] | None = None,
+) -> None:
     """Grouped bars; ``intervals[k]`` gives series ``k`` 95% error bars (one (low, high) per label)."""
     import numpy as np
 

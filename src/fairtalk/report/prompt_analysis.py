@@ -40,14 +40,23 @@ REPORT_FILES = (
     "structures.csv",
     "report.html",
 )
-_PPI_COLUMNS = ("ppi_estimate", "ppi_ci95_low", "ppi_ci95_high", "ppi_p", "ppi_n_labels", "ppi_effective_labels",
-                "labels_only_estimate")  # fmt: skip
+_PPI_COLUMNS = (
+    "ppi_estimate",
+    "ppi_ci95_low",
+    "ppi_ci95_high",
+    "ppi_p",
+    "ppi_n_labels",
+    "ppi_effective_labels",
+    "labels_only_estimate",
+)
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
 #: Longest example text shown in the HTML (the completions file keeps the full text).
 _MAX_SHOWN_CHARS = 2000
-_NOTE_NO_SCORER = ("the labels came with the data: their scorer is not here to check (use --relabel, "
-                   "and `fairtalk regard check` against hand labels)")  # fmt: skip
+_NOTE_NO_SCORER = (
+    "the labels came with the data: their scorer is not here to check (use --relabel, "
+    "and `fairtalk regard check` against hand labels)"
+)
 
 
 #: Paper 004's per-structure reversal tests, in words: a simulation on the paper's data (issue 27) found them powerless.
@@ -80,10 +89,21 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
             row.update({label: dist[group].get(label) for label in analysis.labels})
             row.update({"mean_regard": regard[group].mean, "std_regard": regard[group].std, "n_regard": regard[group].n})
             rows.append(row)
-    gap_rows = [{"pair": name, "a": g.a, "b": g.b, "gap_all": g.all, "gap_baseline": g.baseline,
-                 "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p, "n_reversing": g.n_reversing,
-                 "n_sign_flips": g.n_sign_flips}
-                for name, g in analysis.gaps.items()]  # fmt: skip
+    gap_rows = [
+        {
+            "pair": name,
+            "a": g.a,
+            "b": g.b,
+            "gap_all": g.all,
+            "gap_baseline": g.baseline,
+            "ci95_low": g.ci95[0],
+            "ci95_high": g.ci95[1],
+            "p": g.p,
+            "n_reversing": g.n_reversing,
+            "n_sign_flips": g.n_sign_flips,
+        }
+        for name, g in analysis.gaps.items()
+    ]
     if analysis.gold is not None:  # the labelled estimates beside the scorer's (only with --gold)
         for row in gap_rows:
             row.update(_ppi_columns(analysis.gold.gaps.get(str(row["pair"]))))
@@ -97,10 +117,15 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         structures[f"p_adjusted:{pair}"] = pd.Series(dict(adjusted), dtype=float)
     if analysis.parses:
         structures.insert(1, "parse", pd.Series(dict(analysis.parses)))
-    kl_ci = pd.DataFrame([{"row": r, "column": c, "kl": written["kl"][r][c], "ci95_low": bounds[0],
-                           "ci95_high": bounds[1]}
-                          for r, row in written["kl_ci95"].items() for c, bounds in row.items() if r != c],
-                         columns=["row", "column", "kl", "ci95_low", "ci95_high"])  # fmt: skip
+    kl_ci = pd.DataFrame(
+        [
+            {"row": r, "column": c, "kl": written["kl"][r][c], "ci95_low": bounds[0], "ci95_high": bounds[1]}
+            for r, row in written["kl_ci95"].items()
+            for c, bounds in row.items()
+            if r != c
+        ],
+        columns=["row", "column", "kl", "ci95_low", "ci95_high"],
+    )
     return {
         "groups": pd.DataFrame(rows),
         "gaps": pd.DataFrame(gap_rows),
@@ -115,8 +140,20 @@ def _ppi_columns(estimate: PPIEstimate | None) -> dict[str, Any]:
     """The CSV columns of a labelled estimate (empty where there is none)."""
     if estimate is None:
         return dict.fromkeys(_PPI_COLUMNS)
-    return dict(zip(_PPI_COLUMNS, (estimate.estimate, estimate.ci95[0], estimate.ci95[1], estimate.p, estimate.n_labels,
-                                   estimate.effective_labels, estimate.labels_estimate)))  # fmt: skip
+    return dict(
+        zip(
+            _PPI_COLUMNS,
+            (
+                estimate.estimate,
+                estimate.ci95[0],
+                estimate.ci95[1],
+                estimate.p,
+                estimate.n_labels,
+                estimate.effective_labels,
+                estimate.labels_estimate,
+            ),
+        )
+    )
 
 
 def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> list[dict[str, Any]]:

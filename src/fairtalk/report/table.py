@@ -65,8 +65,18 @@ _DISTINCT = {
     "standard": "standard (distinct n-grams / total n-grams)",
 }
 #: Column headers after the two group columns; the group columns take the group names.
-COLUMNS = ("Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size",
-           "Equivalence margin, p", "Verdict", "MDE")  # fmt: skip
+COLUMNS = (
+    "Difference (%)",
+    "Z",
+    "p",
+    "p (paired)",
+    "p (adj.)",
+    "95% CI (A−B)",
+    "Effect size",
+    "Equivalence margin, p",
+    "Verdict",
+    "MDE",
+)
 _DASH = "–"
 _P_FLOOR = 1e-5
 
@@ -317,18 +327,23 @@ def left_out_note(result: AuditResult) -> str | None:
         return None
     n_errors = int(summary.get("n_errors") or 0)
     total = result.n_pairs + n_left_out
-    return (f"{n_left_out} of {total} pairs ({n_left_out / total:.1%}) are left out of this table because the model "
-            f"failed on {n_errors} of their sides; the failures are kept in the run store and retried by the next run")  # fmt: skip
+    return (
+        f"{n_left_out} of {total} pairs ({n_left_out / total:.1%}) are left out of this table because the model "
+        f"failed on {n_errors} of their sides; the failures are kept in the run store and retried by the next run"
+    )
 
 
 def family_note(result: AuditResult) -> str:
     """What the correction spanned, in words: scope, family size, what was left out."""
-    scope = {"run": "all axes of the run together", "axis": "this axis"}.get(result.correction_scope,
-                                                                              f"the {result.correction_scope}")  # fmt: skip
+    scope = {"run": "all axes of the run together", "axis": "this axis"}.get(
+        result.correction_scope, f"the {result.correction_scope}"
+    )
     primary = [m for m in result.measures if m.primary]
     secondary = len(result.measures) - len(primary)
-    text = (f"{correction_name(result)} correction over {result.family_size} primary key(s) of {scope} "
-            f"(keys where every pair scores the same are not tested)")  # fmt: skip
+    text = (
+        f"{correction_name(result)} correction over {result.family_size} primary key(s) of {scope} "
+        f"(keys where every pair scores the same are not tested)"
+    )
     if secondary:
         text += f"; the {secondary} secondary key(s) are corrected as a family of their own"
     return text
@@ -383,12 +398,22 @@ def rich_table(result: AuditResult) -> Table:
         table.add_column(Text("Masked A vs B"), justify="right")
     for row in rows:
         verdict = _SHORT_VERDICTS.get(row.verdict.split(" within")[0], row.verdict)
-        cells: tuple[str, ...] = (_short_label(row.name) + ("" if row.primary else " *"), row.a, row.b, row.p_adjusted,
-                 row.ci95.removesuffix(" pp"), verdict)  # fmt: skip
+        cells: tuple[str, ...] = (
+            _short_label(row.name) + ("" if row.primary else " *"),
+            row.a,
+            row.b,
+            row.p_adjusted,
+            row.ci95.removesuffix(" pp"),
+            verdict,
+        )
         cells += (row.masked or _DASH,) if has_masked else ()
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
     return table
 
 
-_SHORT_VERDICTS = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive",
-                   "not tested": "not tested"}  # fmt: skip
+_SHORT_VERDICTS = {
+    "difference detected": "DIFFERENT",
+    "equivalent": "equivalent",
+    "inconclusive": "inconclusive",
+    "not tested": "not tested",
+}

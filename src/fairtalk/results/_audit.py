@@ -145,11 +145,16 @@ class MeasureResult:
         """The measure of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
         fields = {f.name for f in dataclasses.fields(cls)} - {"name", "masked", "ci95", "notes", "ppi"}
         masked, ppi = data.get("masked"), data.get("ppi")
-        return cls(name=name, ci95=tuple(data.get("ci95") or (None, None)), notes=tuple(data.get("notes") or ()),
-                   masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
-                   ppi=None if ppi is None else PPIEstimate(**{**ppi, "ci95": tuple(ppi["ci95"]),
-                                                              "labels_ci95": tuple(ppi["labels_ci95"])}),
-                   **{k: v for k, v in data.items() if k in fields})  # fmt: skip
+        return cls(
+            name=name,
+            ci95=tuple(data.get("ci95") or (None, None)),
+            notes=tuple(data.get("notes") or ()),
+            masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
+            ppi=None
+            if ppi is None
+            else PPIEstimate(**{**ppi, "ci95": tuple(ppi["ci95"]), "labels_ci95": tuple(ppi["labels_ci95"])}),
+            **{k: v for k, v in data.items() if k in fields},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +181,17 @@ class ScorerCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` entry."""
-        return {"n_probes": self.n_probes, "a": self.a, "b": self.b, "gap": self.gap, "ci95": list(self.ci95),
-                "p": self.p, "margin": self.margin, "flagged": self.flagged, "note": self.note}  # fmt: skip
+        return {
+            "n_probes": self.n_probes,
+            "a": self.a,
+            "b": self.b,
+            "gap": self.gap,
+            "ci95": list(self.ci95),
+            "p": self.p,
+            "margin": self.margin,
+            "flagged": self.flagged,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +214,28 @@ class JudgeAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``judge.jsonl`` line (and its entry in a divergent pair of ``results.json``)."""
-        return {"judge": self.judge, "pair_id": self.pair_id, "side": self.side, "response": self.response,
-                "answer": self.answer, "value": self.value, "error": self.error}  # fmt: skip
+        return {
+            "judge": self.judge,
+            "pair_id": self.pair_id,
+            "side": self.side,
+            "response": self.response,
+            "answer": self.answer,
+            "value": self.value,
+            "error": self.error,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeAnswer:
         """The answer of a ``judge.jsonl`` line (the inverse of :meth:`to_dict`)."""
-        return cls(judge=data["judge"], pair_id=data["pair_id"], side=data["side"], response=data["response"],
-                   answer=data.get("answer"), value=data["value"], error=data.get("error"))  # fmt: skip
+        return cls(
+            judge=data["judge"],
+            pair_id=data["pair_id"],
+            side=data["side"],
+            response=data["response"],
+            answer=data.get("answer"),
+            value=data["value"],
+            error=data.get("error"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,22 +336,37 @@ class AuditResult(Result[str]):
         >>> AuditResult.from_dict(result.to_dict()) == result
         True
         """
-        checks = tuple(ScorerCheck(key=key, ci95=tuple(c.get("ci95") or (None, None)),
-                                   **{k: c[k] for k in ("n_probes", "a", "b", "gap", "p", "margin", "flagged", "note")})
-                       for key, c in (data.get("scorer_check") or {}).items())  # fmt: skip
-        divergent = tuple(DivergentPair(**{**d, "judged": tuple(JudgeAnswer.from_dict(j) for j in d.get("judged") or ())})
-                          for d in data.get("divergent_pairs") or ())  # fmt: skip
+        checks = tuple(
+            ScorerCheck(
+                key=key,
+                ci95=tuple(c.get("ci95") or (None, None)),
+                **{k: c[k] for k in ("n_probes", "a", "b", "gap", "p", "margin", "flagged", "note")},
+            )
+            for key, c in (data.get("scorer_check") or {}).items()
+        )
+        divergent = tuple(
+            DivergentPair(**{**d, "judged": tuple(JudgeAnswer.from_dict(j) for j in d.get("judged") or ())})
+            for d in data.get("divergent_pairs") or ()
+        )
         by_turn = data.get("by_turn")
         return cls(
-            axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
+            axis=data["axis"],
+            groups=tuple(data["groups"]),
+            n_pairs=data["n_pairs"],
             measures=tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items()),
-            alpha=data.get("alpha", 0.05), correction=data.get("correction", "holm"), divergent_pairs=divergent,
+            alpha=data.get("alpha", 0.05),
+            correction=data.get("correction", "holm"),
+            divergent_pairs=divergent,
             input_summary=MappingProxyType(dict(data.get("input_summary") or {})),
-            manifest=MappingProxyType(dict(data.get("manifest") or {})), n_clusters=data.get("n_clusters"),
-            correction_scope=data.get("correction_scope", "axis"), family_size=data.get("family_size", 0),
-            n_distinct_responses=data.get("n_distinct_responses"), warnings=tuple(data.get("warnings") or ()),
-            scorer_check=checks, by_turn=None if by_turn is None else ByTurnResult.from_dict(by_turn),
-        )  # fmt: skip
+            manifest=MappingProxyType(dict(data.get("manifest") or {})),
+            n_clusters=data.get("n_clusters"),
+            correction_scope=data.get("correction_scope", "axis"),
+            family_size=data.get("family_size", 0),
+            n_distinct_responses=data.get("n_distinct_responses"),
+            warnings=tuple(data.get("warnings") or ()),
+            scorer_check=checks,
+            by_turn=None if by_turn is None else ByTurnResult.from_dict(by_turn),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` schema (with a ``by_turn`` section before the manifest when the audit ran one)."""

@@ -48,20 +48,33 @@ class ComparedModel:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the audit as ``AuditRun.to_dict()``)."""
         return {
-            "name": self.name, "debias": self.debias, "checkpoint": self.checkpoint, "trained": self.trained,
-            "training": dict(self.training), "training_seconds": self.training_seconds,
-            "validation": dict(self.validation), "n_different": self.n_different, "n_distinct": self.n_distinct,
+            "name": self.name,
+            "debias": self.debias,
+            "checkpoint": self.checkpoint,
+            "trained": self.trained,
+            "training": dict(self.training),
+            "training_seconds": self.training_seconds,
+            "validation": dict(self.validation),
+            "n_different": self.n_different,
+            "n_distinct": self.n_distinct,
             "run": self.run.to_dict(),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The model of a :meth:`to_dict` dict."""
-        return cls(name=data["name"], debias=data["debias"], checkpoint=data["checkpoint"], trained=data["trained"],
-                   training=MappingProxyType(dict(data.get("training") or {})),
-                   training_seconds=data.get("training_seconds"),
-                   validation=MappingProxyType(dict(data.get("validation") or {})), run=AuditRun.from_dict(data["run"]),
-                   n_different=data.get("n_different", 0), n_distinct=data.get("n_distinct", 0))  # fmt: skip
+        return cls(
+            name=data["name"],
+            debias=data["debias"],
+            checkpoint=data["checkpoint"],
+            trained=data["trained"],
+            training=MappingProxyType(dict(data.get("training") or {})),
+            training_seconds=data.get("training_seconds"),
+            validation=MappingProxyType(dict(data.get("validation") or {})),
+            run=AuditRun.from_dict(data["run"]),
+            n_different=data.get("n_different", 0),
+            n_distinct=data.get("n_distinct", 0),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +133,9 @@ class DebiasComparison(Result[tuple[str, str]]):
     @property
     def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
         """(model, measure) -> that model's verdict on the measure, baseline first."""
-        return MappingProxyType({(name, key): verdict for name, result in self.results.items()
-                                 for key, verdict in result.verdicts.items()})  # fmt: skip
+        return MappingProxyType(
+            {(name, key): verdict for name, result in self.results.items() for key, verdict in result.verdicts.items()}
+        )
 
     def detected(self) -> tuple[tuple[str, str], ...]:
         """(model, measure) of every model's primary measures with a difference detected (adjusted p below its α)."""
@@ -135,19 +149,34 @@ class DebiasComparison(Result[tuple[str, str]]):
     def to_dict(self) -> dict[str, Any]:
         """The comparison's ``results.json``."""
         return {
-            "axis": self.axis, "groups": list(self.groups), "n_pairs": self.n_pairs, "corpus": self.corpus,
-            "eval_corpus": self.eval_corpus, "eval_split": self.eval_split, "seed": self.seed, "mode": self.mode,
-            "timings": dict(self.timings), "files": dict(self.files),
+            "axis": self.axis,
+            "groups": list(self.groups),
+            "n_pairs": self.n_pairs,
+            "corpus": self.corpus,
+            "eval_corpus": self.eval_corpus,
+            "eval_split": self.eval_split,
+            "seed": self.seed,
+            "mode": self.mode,
+            "timings": dict(self.timings),
+            "files": dict(self.files),
             "models": {name: model.to_dict() for name, model in self.models.items()},
             "changes": {name: comparison.to_dict() for name, comparison in self.changes.items()},
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The comparison of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
-        return cls(axis=data["axis"], groups=tuple(data["groups"]), n_pairs=data["n_pairs"],
-                   models=MappingProxyType({name: ComparedModel.from_dict(m) for name, m in data["models"].items()}),
-                   corpus=data["corpus"], eval_corpus=data["eval_corpus"], eval_split=data["eval_split"],
-                   seed=data["seed"], mode=data["mode"], timings=MappingProxyType(dict(data.get("timings") or {})),
-                   files=MappingProxyType(dict(data.get("files") or {})),
-                   changes=MappingProxyType({name: ModelComparison.from_dict(c) for name, c in (data.get("changes") or {}).items()}))  # fmt: skip
+        return cls(
+            axis=data["axis"],
+            groups=tuple(data["groups"]),
+            n_pairs=data["n_pairs"],
+            models=MappingProxyType({name: ComparedModel.from_dict(m) for name, m in data["models"].items()}),
+            corpus=data["corpus"],
+            eval_corpus=data["eval_corpus"],
+            eval_split=data["eval_split"],
+            seed=data["seed"],
+            mode=data["mode"],
+            timings=MappingProxyType(dict(data.get("timings") or {})),
+            files=MappingProxyType(dict(data.get("files") or {})),
+            changes=MappingProxyType({name: ModelComparison.from_dict(c) for name, c in (data.get("changes") or {}).items()}),
+        )

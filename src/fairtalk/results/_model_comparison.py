@@ -146,24 +146,34 @@ class ComparedAxis:
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` entry of this axis."""
         return {
-            "groups": list(self.groups), "n_pairs": self.n_pairs, "n_clusters": self.n_clusters,
-            "only_baseline": self.only_baseline, "only_baseline_examples": list(self.only_baseline_examples),
-            "only_candidate": self.only_candidate, "only_candidate_examples": list(self.only_candidate_examples),
-            "n_context_differs": self.n_context_differs, "n_identical_answers": self.n_identical_answers,
+            "groups": list(self.groups),
+            "n_pairs": self.n_pairs,
+            "n_clusters": self.n_clusters,
+            "only_baseline": self.only_baseline,
+            "only_baseline_examples": list(self.only_baseline_examples),
+            "only_candidate": self.only_candidate,
+            "only_candidate_examples": list(self.only_candidate_examples),
+            "n_context_differs": self.n_context_differs,
+            "n_identical_answers": self.n_identical_answers,
             "skipped": dict(self.skipped),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, axis: str, data: Mapping[str, Any]) -> ComparedAxis:
         """The axis of a ``results.json`` entry."""
-        return cls(axis=axis, groups=tuple(data["groups"]), n_pairs=data["n_pairs"], n_clusters=data.get("n_clusters"),
-                   only_baseline=data.get("only_baseline", 0),
-                   only_baseline_examples=tuple(data.get("only_baseline_examples") or ()),
-                   only_candidate=data.get("only_candidate", 0),
-                   only_candidate_examples=tuple(data.get("only_candidate_examples") or ()),
-                   n_context_differs=data.get("n_context_differs", 0),
-                   n_identical_answers=data.get("n_identical_answers", 0),
-                   skipped=MappingProxyType(dict(data.get("skipped") or {})))  # fmt: skip
+        return cls(
+            axis=axis,
+            groups=tuple(data["groups"]),
+            n_pairs=data["n_pairs"],
+            n_clusters=data.get("n_clusters"),
+            only_baseline=data.get("only_baseline", 0),
+            only_baseline_examples=tuple(data.get("only_baseline_examples") or ()),
+            only_candidate=data.get("only_candidate", 0),
+            only_candidate_examples=tuple(data.get("only_candidate_examples") or ()),
+            n_context_differs=data.get("n_context_differs", 0),
+            n_identical_answers=data.get("n_identical_answers", 0),
+            skipped=MappingProxyType(dict(data.get("skipped") or {})),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,13 +244,19 @@ class ModelComparison(Result[tuple[str, str]]):
         for row in self.changes:
             by_axis.setdefault(row.axis, {})[row.key] = row.to_dict()
         return {
-            "kind": "model comparison", "baseline": self.baseline, "candidate": self.candidate,
-            "models": list(self.models), "alpha": self.alpha, "correction": self.correction,
+            "kind": "model comparison",
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "models": list(self.models),
+            "alpha": self.alpha,
+            "correction": self.correction,
             "axes": {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in self.axes},
-            "axes_only_baseline": list(self.axes_only_baseline), "axes_only_candidate": list(self.axes_only_candidate),
-            "warnings": list(self.warnings), "manifest": dict(self.manifest),
+            "axes_only_baseline": list(self.axes_only_baseline),
+            "axes_only_candidate": list(self.axes_only_candidate),
+            "warnings": list(self.warnings),
+            "manifest": dict(self.manifest),
             **({} if self.design == "paired" else {"design": self.design}),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -254,15 +270,23 @@ class ModelComparison(Result[tuple[str, str]]):
         """
         axes = data.get("axes") or {}
         return cls(
-            baseline=data["baseline"], candidate=data["candidate"],
+            baseline=data["baseline"],
+            candidate=data["candidate"],
             axes=tuple(ComparedAxis.from_dict(name, entry) for name, entry in axes.items()),
-            changes=tuple(GapChange.from_dict(name, key, row) for name, entry in axes.items()
-                          for key, row in (entry.get("keys") or {}).items()),
-            models=tuple(data.get("models") or (None, None)), alpha=data.get("alpha", 0.05),
-            correction=data.get("correction", "holm"), axes_only_baseline=tuple(data.get("axes_only_baseline") or ()),
-            axes_only_candidate=tuple(data.get("axes_only_candidate") or ()), warnings=tuple(data.get("warnings") or ()),
-            manifest=MappingProxyType(dict(data.get("manifest") or {})), design=data.get("design", "paired"),
-        )  # fmt: skip
+            changes=tuple(
+                GapChange.from_dict(name, key, row)
+                for name, entry in axes.items()
+                for key, row in (entry.get("keys") or {}).items()
+            ),
+            models=tuple(data.get("models") or (None, None)),
+            alpha=data.get("alpha", 0.05),
+            correction=data.get("correction", "holm"),
+            axes_only_baseline=tuple(data.get("axes_only_baseline") or ()),
+            axes_only_candidate=tuple(data.get("axes_only_candidate") or ()),
+            warnings=tuple(data.get("warnings") or ()),
+            manifest=MappingProxyType(dict(data.get("manifest") or {})),
+            design=data.get("design", "paired"),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (axis, key), indexed by both; interval bounds in ``*_low``/``*_high`` columns."""

@@ -50,8 +50,10 @@ def _finite(value: float) -> float | None:
 def _nested(frame: pd.DataFrame, *, finite: bool) -> dict[str, dict[str, Any]]:
     """``{row: {column: value}}`` in the frame's order; non-finite values None when ``finite``."""
     convert = _finite if finite else float
-    return {str(row): {str(column): convert(value) for column, value in zip(frame.columns, values)}
-            for row, values in zip(frame.index, frame.to_numpy(dtype=float))}  # fmt: skip
+    return {
+        str(row): {str(column): convert(value) for column, value in zip(frame.columns, values)}
+        for row, values in zip(frame.index, frame.to_numpy(dtype=float))
+    }
 
 
 def _table(data: Mapping[str, Mapping[str, Any]], columns: Sequence[str] = (), *, none: float = math.nan) -> pd.DataFrame:
@@ -60,8 +62,7 @@ def _table(data: Mapping[str, Mapping[str, Any]], columns: Sequence[str] = (), *
 
     names = list(next(iter(data.values())).keys()) if data else list(columns)
     values = [[none if row.get(c) is None else float(row[c]) for c in names] for row in data.values()]
-    return pd.DataFrame(values, index=pd.Index(list(data), dtype=object), columns=pd.Index(names, dtype=object),
-                        dtype=float)  # fmt: skip
+    return pd.DataFrame(values, index=pd.Index(list(data), dtype=object), columns=pd.Index(names, dtype=object), dtype=float)
 
 
 def _intervals(data: Mapping[str, Mapping[str, Sequence[float | None]]]) -> pd.DataFrame:
@@ -85,8 +86,9 @@ def _nested_intervals(frame: pd.DataFrame) -> dict[str, dict[str, list[float | N
 def _ppi_dict(estimate: PPIEstimate) -> dict[str, Any]:
     """A labelled estimate as ``results.json`` holds it (as ``score --gold`` writes one; non-finite bounds null)."""
     out = {name: getattr(estimate, name) for name in estimate.__slots__}
-    return {k: [_finite(x) for x in v] if isinstance(v, tuple) else _finite(v) if isinstance(v, float) else v
-            for k, v in out.items()}  # fmt: skip
+    return {
+        k: [_finite(x) for x in v] if isinstance(v, tuple) else _finite(v) if isinstance(v, float) else v for k, v in out.items()
+    }
 
 
 def _ppi(data: Mapping[str, Any]) -> PPIEstimate:
@@ -97,11 +99,18 @@ def _ppi(data: Mapping[str, Any]) -> PPIEstimate:
         return _nan(low), _nan(high)
 
     return PPIEstimate(
-        estimate=_nan(data["estimate"]), ci95=pair("ci95"), p=_nan(data["p"]), se=_nan(data["se"]),
-        n_labels=int(data["n_labels"]), n_items=int(data["n_items"]), lam=_nan(data["lam"]),
-        scorer_estimate=_nan(data["scorer_estimate"]), labels_estimate=_nan(data["labels_estimate"]),
-        labels_ci95=pair("labels_ci95"), effective_labels=_nan(data["effective_labels"]),
-    )  # fmt: skip
+        estimate=_nan(data["estimate"]),
+        ci95=pair("ci95"),
+        p=_nan(data["p"]),
+        se=_nan(data["se"]),
+        n_labels=int(data["n_labels"]),
+        n_items=int(data["n_items"]),
+        lam=_nan(data["lam"]),
+        scorer_estimate=_nan(data["scorer_estimate"]),
+        labels_estimate=_nan(data["labels_estimate"]),
+        labels_ci95=pair("labels_ci95"),
+        effective_labels=_nan(data["effective_labels"]),
+    )
 
 
 def _nan(value: float | None) -> float:
@@ -126,16 +135,24 @@ class PromptGold:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``"gold"`` entry of ``results.json`` (the gaps' and the groups' estimates sit beside theirs, as ``ppi``)."""
-        return {"source": self.source, "n_labels": self.n_labels, "clusters": self.clusters,
-                "rates": {g: {k: _ppi_dict(e) for k, e in r.items()} for g, r in self.rates.items()}}  # fmt: skip
+        return {
+            "source": self.source,
+            "n_labels": self.n_labels,
+            "clusters": self.clusters,
+            "rates": {g: {k: _ppi_dict(e) for k, e in r.items()} for g, r in self.rates.items()},
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], regard: Mapping[str, Any], gaps: Mapping[str, Any]) -> PromptGold:
         """The record of ``results.json``'s ``"gold"`` entry and the ``ppi`` objects of its ``regard`` and ``gaps``."""
-        return cls(source=data["source"], n_labels=int(data["n_labels"]), clusters=data["clusters"],
-                   regard={g: _ppi(r["ppi"]) for g, r in regard.items() if r.get("ppi")},
-                   rates={g: {k: _ppi(e) for k, e in r.items()} for g, r in data["rates"].items()},
-                   gaps={name: _ppi(g["ppi"]) for name, g in gaps.items() if g.get("ppi")})  # fmt: skip
+        return cls(
+            source=data["source"],
+            n_labels=int(data["n_labels"]),
+            clusters=data["clusters"],
+            regard={g: _ppi(r["ppi"]) for g, r in regard.items() if r.get("ppi")},
+            rates={g: {k: _ppi(e) for k, e in r.items()} for g, r in data["rates"].items()},
+            gaps={name: _ppi(g["ppi"]) for name, g in gaps.items() if g.get("ppi")},
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -205,8 +222,16 @@ class PromptAnalysis(Result[str]):
     gold: PromptGold | None = None
 
     def __post_init__(self) -> None:
-        for name in ("regard", "baseline_regard", "gaps", "structure_counts", "reversing", "parses", "best_by_group",
-                     "worst_by_group"):  # fmt: skip
+        for name in (
+            "regard",
+            "baseline_regard",
+            "gaps",
+            "structure_counts",
+            "reversing",
+            "parses",
+            "best_by_group",
+            "worst_by_group",
+        ):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
         object.__setattr__(self, "warnings", tuple(self.warnings))
 
@@ -227,16 +252,30 @@ class PromptAnalysis(Result[str]):
         names = list(self.gaps)
         p = np.array([math.nan if g.p is None else g.p for g in self.gaps.values()], dtype=float)
         adjusted = adjust_pvalues(p, method="holm") if names else p
-        return MappingProxyType({name: Verdict.DIFFERENT if adjusted[i] < alpha else Verdict.INCONCLUSIVE
-                                 for i, name in enumerate(names)})  # fmt: skip
+        return MappingProxyType(
+            {name: Verdict.DIFFERENT if adjusted[i] < alpha else Verdict.INCONCLUSIVE for i, name in enumerate(names)}
+        )
 
-    def with_gold(self, *, source: str, n_labels: int, clusters: str, regard: Mapping[str, PPIEstimate],
-                  rates: Mapping[str, Mapping[str, PPIEstimate]], gaps: Mapping[str, PPIEstimate],
-                  warnings: Sequence[str] = ()) -> PromptAnalysis:  # fmt: skip
+    def with_gold(
+        self,
+        *,
+        source: str,
+        n_labels: int,
+        clusters: str,
+        regard: Mapping[str, PPIEstimate],
+        rates: Mapping[str, Mapping[str, PPIEstimate]],
+        gaps: Mapping[str, PPIEstimate],
+        warnings: Sequence[str] = (),
+    ) -> PromptAnalysis:
         """The analysis with its labelled estimates (a :class:`PromptGold`) and the labels' ``warnings`` after its own."""
-        record = PromptGold(source=source, n_labels=n_labels, clusters=clusters, regard=MappingProxyType(dict(regard)),
-                            rates=MappingProxyType({g: MappingProxyType(dict(r)) for g, r in rates.items()}),
-                            gaps=MappingProxyType(dict(gaps)))  # fmt: skip
+        record = PromptGold(
+            source=source,
+            n_labels=n_labels,
+            clusters=clusters,
+            regard=MappingProxyType(dict(regard)),
+            rates=MappingProxyType({g: MappingProxyType(dict(r)) for g, r in rates.items()}),
+            gaps=MappingProxyType(dict(gaps)),
+        )
         return dataclasses.replace(self, gold=record, warnings=(*self.warnings, *warnings))
 
     def to_dict(self) -> dict[str, Any]:
@@ -291,28 +330,37 @@ class PromptAnalysis(Result[str]):
         groups, labels = tuple(data["groups"]), tuple(data["labels"])
         inference, gold = data.get("inference"), data.get("gold")
         return cls(
-            groups=groups, pairs=tuple(GroupPair(p["name"], p["a"], p["b"]) for p in data["pairs"]), labels=labels,
+            groups=groups,
+            pairs=tuple(GroupPair(p["name"], p["a"], p["b"]) for p in data["pairs"]),
+            labels=labels,
             distribution=_table(data["distribution"], labels),
             baseline_distribution=_table(data["baseline_distribution"], labels),
             counts=_table(data["counts"], labels).astype("int64"),
             regard={g: RegardStats.from_dict(r) for g, r in data["regard"].items()},
             baseline_regard={g: RegardStats.from_dict(r) for g, r in data["baseline_regard"].items()},
-            kl=_table(data["kl"], groups, none=math.inf), baseline_kl=_table(data["baseline_kl"], groups, none=math.inf),
+            kl=_table(data["kl"], groups, none=math.inf),
+            baseline_kl=_table(data["baseline_kl"], groups, none=math.inf),
             gaps={name: Gap.from_dict(g) for name, g in data["gaps"].items()},
-            by_structure=_table(data["by_structure"], groups), structure_counts=data["structure_counts"],
-            best_structures=tuple(data["best_structures"]), worst_structures=tuple(data["worst_structures"]),
+            by_structure=_table(data["by_structure"], groups),
+            structure_counts=data["structure_counts"],
+            best_structures=tuple(data["best_structures"]),
+            worst_structures=tuple(data["worst_structures"]),
             gap_by_structure=_table(data["gap_by_structure"]),
             reversing={name: tuple(s) for name, s in data["reversing_structures"].items()},
-            by_kind=_table(data["by_kind"], groups), robustness=Robustness.from_dict(data["robustness"]),
-            variance=VarianceShares.from_dict(data["variance"]), config=AnalysisConfig.from_dict(data["config"]),
-            data=AnalysisCounts.from_dict(data["data"]), kl_ci95=_intervals(data.get("kl_ci95") or {}),
-            structure_p=_table(data.get("structure_p_adjusted") or {}), parses=data.get("parses") or {},
+            by_kind=_table(data["by_kind"], groups),
+            robustness=Robustness.from_dict(data["robustness"]),
+            variance=VarianceShares.from_dict(data["variance"]),
+            config=AnalysisConfig.from_dict(data["config"]),
+            data=AnalysisCounts.from_dict(data["data"]),
+            kl_ci95=_intervals(data.get("kl_ci95") or {}),
+            structure_p=_table(data.get("structure_p_adjusted") or {}),
+            parses=data.get("parses") or {},
             best_by_group={g: tuple(s) for g, s in (data.get("best_structures_by_group") or {}).items()},
             worst_by_group={g: tuple(s) for g, s in (data.get("worst_structures_by_group") or {}).items()},
             inference=InferenceSettings.from_dict(inference) if inference else None,
             warnings=tuple(data.get("warnings") or ()),
             gold=PromptGold.from_dict(gold, data["regard"], data["gaps"]) if gold else None,
-        )  # fmt: skip
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per group (and ``all``): label shares over all structures, mean regard, its n, and the baseline's."""
@@ -321,8 +369,9 @@ class PromptAnalysis(Result[str]):
         rows = {}
         for group in ["all", *self.groups]:
             row: dict[str, Any] = {label: float(self.distribution.at[group, label]) for label in self.labels}
-            row.update(mean_regard=self.regard[group].mean, n=self.regard[group].n,
-                       baseline_mean_regard=self.baseline_regard[group].mean)  # fmt: skip
+            row.update(
+                mean_regard=self.regard[group].mean, n=self.regard[group].n, baseline_mean_regard=self.baseline_regard[group].mean
+            )
             rows[group] = row
         frame = pd.DataFrame.from_dict(rows, orient="index")
         frame.index.name = "group"
@@ -332,8 +381,9 @@ class PromptAnalysis(Result[str]):
         """Mean regard per structure (rows) and group (columns), plus each pair's gap."""
         import pandas as pd
 
-        frame = pd.DataFrame(self.by_structure.to_numpy(dtype=float), index=list(self.by_structure.index),
-                             columns=list(self.groups), dtype=float)  # fmt: skip
+        frame = pd.DataFrame(
+            self.by_structure.to_numpy(dtype=float), index=list(self.by_structure.index), columns=list(self.groups), dtype=float
+        )
         for pair in self.pairs:
             frame[f"gap:{pair.name}"] = frame[pair.a] - frame[pair.b]
         frame.insert(0, "n", pd.Series(dict(self.structure_counts), dtype="int64"))

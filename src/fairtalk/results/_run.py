@@ -64,24 +64,39 @@ class GenerationSummary:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return {
-            "model": self.model, "settings": dict(self.settings), "n_items": self.n_items,
-            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
-            "n_pairs": self.n_pairs, "n_pairs_with_errors": self.n_pairs_with_errors,
-            "seconds": self.seconds, "error_examples": list(self.error_examples),
-            "error_counts": dict(self.error_counts), "n_unencodable": self.n_unencodable,
-            "max_in_flight": self.max_in_flight, "max_concurrency": self.max_concurrency,
-            "n_retries": self.n_retries, "retry_budget": self.retry_budget, "n_retries_refused": self.n_retries_refused,
+            "model": self.model,
+            "settings": dict(self.settings),
+            "n_items": self.n_items,
+            "n_cached": self.n_cached,
+            "n_generated": self.n_generated,
+            "n_errors": self.n_errors,
+            "n_pairs": self.n_pairs,
+            "n_pairs_with_errors": self.n_pairs_with_errors,
+            "seconds": self.seconds,
+            "error_examples": list(self.error_examples),
+            "error_counts": dict(self.error_counts),
+            "n_unencodable": self.n_unencodable,
+            "max_in_flight": self.max_in_flight,
+            "max_concurrency": self.max_concurrency,
+            "n_retries": self.n_retries,
+            "retry_budget": self.retry_budget,
+            "n_retries_refused": self.n_retries_refused,
             "tuning": None if self.tuning is None else dict(self.tuning),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The summary of a :meth:`to_dict` dict."""
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        return cls(**{**values, "settings": MappingProxyType(dict(values.get("settings") or {})),
-                      "error_examples": tuple(values.get("error_examples") or ()),
-                      "error_counts": MappingProxyType(dict(values.get("error_counts") or {}))})  # fmt: skip
+        return cls(
+            **{
+                **values,
+                "settings": MappingProxyType(dict(values.get("settings") or {})),
+                "error_examples": tuple(values.get("error_examples") or ()),
+                "error_counts": MappingProxyType(dict(values.get("error_counts") or {})),
+            }
+        )
 
 
 def axis_folder(axis: str) -> str:
@@ -145,22 +160,29 @@ class AxisRun:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the result as ``AuditResult.to_dict()``)."""
         return {
-            "axis": self.axis, "folder": self.folder, "result": self.result.to_dict(), "coverage": self.coverage.to_dict(),
-            "generation": self.generation.to_dict(), "timings": dict(self.timings),
+            "axis": self.axis,
+            "folder": self.folder,
+            "result": self.result.to_dict(),
+            "coverage": self.coverage.to_dict(),
+            "generation": self.generation.to_dict(),
+            "timings": dict(self.timings),
             "similarity": None if self.similarity is None else self.similarity.to_dict(),
             "pairs_check": None if self.pairs_check is None else self.pairs_check.to_dict(),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The axis of a :meth:`to_dict` dict (without its pairs and responses, which it does not hold)."""
         similarity, check = data.get("similarity"), data.get("pairs_check")
-        return cls(axis=data["axis"], result=AuditResult.from_dict(data["result"]),
-                   coverage=Coverage.from_dict(data["coverage"]),
-                   generation=GenerationSummary.from_dict(data["generation"]),
-                   timings=MappingProxyType(dict(data.get("timings") or {})),
-                   similarity=None if similarity is None else SimilarityResult.from_dict(similarity),
-                   pairs_check=None if check is None else PairsCheck.from_dict(check))  # fmt: skip
+        return cls(
+            axis=data["axis"],
+            result=AuditResult.from_dict(data["result"]),
+            coverage=Coverage.from_dict(data["coverage"]),
+            generation=GenerationSummary.from_dict(data["generation"]),
+            timings=MappingProxyType(dict(data.get("timings") or {})),
+            similarity=None if similarity is None else SimilarityResult.from_dict(similarity),
+            pairs_check=None if check is None else PairsCheck.from_dict(check),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +247,9 @@ class AuditRun(Result[tuple[str, str]]):
     @property
     def verdicts(self) -> Mapping[tuple[str, str], Verdict]:
         """(axis, measure) -> the measure's verdict on that axis, axes in the order audited."""
-        return MappingProxyType({(axis, key): verdict for axis, result in self.results.items()
-                                 for key, verdict in result.verdicts.items()})  # fmt: skip
+        return MappingProxyType(
+            {(axis, key): verdict for axis, result in self.results.items() for key, verdict in result.verdicts.items()}
+        )
 
     def detected(self, alpha: float | None = None) -> tuple[tuple[str, str], ...]:
         """(axis, measure) of every primary measure whose adjusted p is below ``alpha`` (default: each axis' own)."""
@@ -235,17 +258,32 @@ class AuditRun(Result[tuple[str, str]]):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the run (``run.json``)."""
         return {
-            "run_id": self.run_id, "model": self.model, "corpus": self.corpus, "split": self.split,
-            "seed": self.seed, "settings": dict(self.settings), "store": self.store,
-            "n_cached": self.n_cached, "n_generated": self.n_generated, "n_errors": self.n_errors,
-            "timings": dict(self.timings), "config": dict(self.config),
+            "run_id": self.run_id,
+            "model": self.model,
+            "corpus": self.corpus,
+            "split": self.split,
+            "seed": self.seed,
+            "settings": dict(self.settings),
+            "store": self.store,
+            "n_cached": self.n_cached,
+            "n_generated": self.n_generated,
+            "n_errors": self.n_errors,
+            "timings": dict(self.timings),
+            "config": dict(self.config),
             "axes": {name: run.to_dict() for name, run in self.axes.items()},
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The run of a :meth:`to_dict` dict (or ``run.json``); the counts it sums are recomputed, not read."""
-        return cls(axes=MappingProxyType({name: AxisRun.from_dict(axis) for name, axis in data["axes"].items()}),
-                   model=data["model"], corpus=data["corpus"], split=data["split"], seed=data["seed"],
-                   settings=MappingProxyType(dict(data.get("settings") or {})), store=data.get("store"),
-                   run_id=data.get("run_id", ""), config=MappingProxyType(dict(data.get("config") or {})))  # fmt: skip
+        return cls(
+            axes=MappingProxyType({name: AxisRun.from_dict(axis) for name, axis in data["axes"].items()}),
+            model=data["model"],
+            corpus=data["corpus"],
+            split=data["split"],
+            seed=data["seed"],
+            settings=MappingProxyType(dict(data.get("settings") or {})),
+            store=data.get("store"),
+            run_id=data.get("run_id", ""),
+            config=MappingProxyType(dict(data.get("config") or {})),
+        )

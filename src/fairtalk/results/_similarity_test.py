@@ -66,16 +66,25 @@ class SimilarityRow:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"method": self.method, "n_pairs": self.n_pairs, "counterfactual": self.counterfactual,
-                "baseline": self.baseline, "difference": self.difference, "ci95": list(self.ci95), "test": self.test,
-                "p": self.p, "p_adjusted": self.p_adjusted, "detected": self.detected(), "verdict": self.verdict.value,
-                "note": self.note}  # fmt: skip
+        return {
+            "method": self.method,
+            "n_pairs": self.n_pairs,
+            "counterfactual": self.counterfactual,
+            "baseline": self.baseline,
+            "difference": self.difference,
+            "ci95": list(self.ci95),
+            "test": self.test,
+            "p": self.p,
+            "p_adjusted": self.p_adjusted,
+            "detected": self.detected(),
+            "verdict": self.verdict.value,
+            "note": self.note,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The row of a ``similarity.json`` entry (the inverse of :meth:`to_dict`)."""
-        fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted",
-                  "note", "verdict"}  # fmt: skip
+        fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted", "note", "verdict"}
         return cls(ci95=tuple(data.get("ci95") or (None, None)), **{k: v for k, v in data.items() if k in fields})
 
 
@@ -117,11 +126,20 @@ class SimilarityResult(Result[str]):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``similarity.json``)."""
-        return {"axis": self.axis, "model": self.model, "alpha": self.alpha, "seed": self.seed,
-                "n_pairs": self.n_pairs, "n_clusters": self.n_clusters, "sampled": self.sampled,
-                "baseline_kind": self.baseline_kind, "reask_check": dict(self.reask_check),
-                "warnings": list(self.warnings), "rows": [r.to_dict() for r in self.rows],
-                "summary": dict(self.summary)}  # fmt: skip
+        return {
+            "axis": self.axis,
+            "model": self.model,
+            "alpha": self.alpha,
+            "seed": self.seed,
+            "n_pairs": self.n_pairs,
+            "n_clusters": self.n_clusters,
+            "sampled": self.sampled,
+            "baseline_kind": self.baseline_kind,
+            "reask_check": dict(self.reask_check),
+            "warnings": list(self.warnings),
+            "rows": [r.to_dict() for r in self.rows],
+            "summary": dict(self.summary),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -134,13 +152,19 @@ class SimilarityResult(Result[str]):
         True
         """
         return cls(
-            axis=data["axis"], model=data["model"], alpha=data["alpha"], seed=data["seed"], n_pairs=data["n_pairs"],
-            n_clusters=data.get("n_clusters"), rows=tuple(SimilarityRow.from_dict(r) for r in data.get("rows") or ()),
-            summary=MappingProxyType(dict(data.get("summary") or {})), sampled=data.get("sampled", True),
+            axis=data["axis"],
+            model=data["model"],
+            alpha=data["alpha"],
+            seed=data["seed"],
+            n_pairs=data["n_pairs"],
+            n_clusters=data.get("n_clusters"),
+            rows=tuple(SimilarityRow.from_dict(r) for r in data.get("rows") or ()),
+            summary=MappingProxyType(dict(data.get("summary") or {})),
+            sampled=data.get("sampled", True),
             baseline_kind=data.get("baseline_kind", "measured"),
             reask_check=MappingProxyType(dict(data.get("reask_check") or {})),
             warnings=tuple(data.get("warnings") or ()),
-        )  # fmt: skip
+        )
 
     def to_json(self) -> str:
         """``to_dict()`` as strict JSON, indented, non-ASCII escaped (``similarity.json`` as it has always been written)."""

@@ -29,9 +29,25 @@ __all__ = ["BY_TURN_COLUMNS", "ByTurnResult", "TurnBucket", "TurnGap"]
 
 #: The columns of :meth:`ByTurnResult.to_frame` (and of ``by_turn.csv``), in order.
 BY_TURN_COLUMNS = (
-    "turns_since", "key", "kind", "n_pairs", "n_clusters", "tested", "a", "b", "estimate", "ci95_low", "ci95_high",
-    "p", "p_adjusted", "paired_test", "ci_method", "verdict", "not_tested", "notes",
-)  # fmt: skip
+    "turns_since",
+    "key",
+    "kind",
+    "n_pairs",
+    "n_clusters",
+    "tested",
+    "a",
+    "b",
+    "estimate",
+    "ci95_low",
+    "ci95_high",
+    "p",
+    "p_adjusted",
+    "paired_test",
+    "ci_method",
+    "verdict",
+    "not_tested",
+    "notes",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,16 +82,30 @@ class TurnGap:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"key": self.key, "kind": self.kind, "a": self.a, "b": self.b, "estimate": self.estimate,
-                "ci95": list(self.ci95), "p": self.p, "p_adjusted": self.p_adjusted, "paired_test": self.paired_test,
-                "ci_method": self.ci_method, "verdict": self.verdict.value, "notes": list(self.notes)}  # fmt: skip
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "a": self.a,
+            "b": self.b,
+            "estimate": self.estimate,
+            "ci95": list(self.ci95),
+            "p": self.p,
+            "p_adjusted": self.p_adjusted,
+            "paired_test": self.paired_test,
+            "ci_method": self.ci_method,
+            "verdict": self.verdict.value,
+            "notes": list(self.notes),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The gap of a :meth:`to_dict` dict."""
         names = ("key", "kind", "a", "b", "estimate", "p", "p_adjusted", "paired_test", "ci_method", "verdict")
-        return cls(ci95=tuple(data.get("ci95") or (None, None)), notes=tuple(data.get("notes") or ()),
-                   **{k: data[k] for k in names if k in data})  # fmt: skip
+        return cls(
+            ci95=tuple(data.get("ci95") or (None, None)),
+            notes=tuple(data.get("notes") or ()),
+            **{k: data[k] for k in names if k in data},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,16 +131,25 @@ class TurnBucket:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"turns_since": self.turns_since, "n_pairs": self.n_pairs, "n_clusters": self.n_clusters,
-                "tested": self.tested, "not_tested": self.not_tested,
-                "gaps": [g.to_dict() for g in self.gaps]}  # fmt: skip
+        return {
+            "turns_since": self.turns_since,
+            "n_pairs": self.n_pairs,
+            "n_clusters": self.n_clusters,
+            "tested": self.tested,
+            "not_tested": self.not_tested,
+            "gaps": [g.to_dict() for g in self.gaps],
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The bucket of a :meth:`to_dict` dict."""
-        return cls(turns_since=data["turns_since"], n_pairs=data["n_pairs"], n_clusters=data.get("n_clusters"),
-                   gaps=tuple(TurnGap.from_dict(g) for g in data.get("gaps") or ()),
-                   not_tested=data.get("not_tested"))  # fmt: skip
+        return cls(
+            turns_since=data["turns_since"],
+            n_pairs=data["n_pairs"],
+            n_clusters=data.get("n_clusters"),
+            gaps=tuple(TurnGap.from_dict(g) for g in data.get("gaps") or ()),
+            not_tested=data.get("not_tested"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +198,17 @@ class ByTurnResult(Result[tuple[int, str]]):
 
     def to_dict(self) -> dict[str, Any]:
         """The ``by_turn`` section of ``results.json``."""
-        return {"keys": list(self.keys), "min_units": self.min_units, "alpha": self.alpha,
-                "correction": self.correction, "family_size": self.family_size, "clustered": self.clustered,
-                "n_single_turn": self.n_single_turn, "notes": list(self.notes),
-                "buckets": [b.to_dict() for b in self.buckets]}  # fmt: skip
+        return {
+            "keys": list(self.keys),
+            "min_units": self.min_units,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "family_size": self.family_size,
+            "clustered": self.clustered,
+            "n_single_turn": self.n_single_turn,
+            "notes": list(self.notes),
+            "buckets": [b.to_dict() for b in self.buckets],
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -174,22 +220,45 @@ class ByTurnResult(Result[tuple[int, str]]):
         >>> ByTurnResult.from_dict(result.to_dict()) == result
         True
         """
-        return cls(keys=tuple(data.get("keys") or ()), buckets=tuple(TurnBucket.from_dict(b) for b in data.get("buckets") or ()),
-                   min_units=data["min_units"], alpha=data.get("alpha", 0.05), correction=data.get("correction", "holm"),
-                   family_size=data.get("family_size", 0), clustered=data.get("clustered", False),
-                   n_single_turn=data.get("n_single_turn", 0), notes=tuple(data.get("notes") or ()))  # fmt: skip
+        return cls(
+            keys=tuple(data.get("keys") or ()),
+            buckets=tuple(TurnBucket.from_dict(b) for b in data.get("buckets") or ()),
+            min_units=data["min_units"],
+            alpha=data.get("alpha", 0.05),
+            correction=data.get("correction", "holm"),
+            family_size=data.get("family_size", 0),
+            clustered=data.get("clustered", False),
+            n_single_turn=data.get("n_single_turn", 0),
+            notes=tuple(data.get("notes") or ()),
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per (bucket, key), with the columns :data:`BY_TURN_COLUMNS` (``by_turn.csv``)."""
         out = []
         for bucket in self.buckets:
             for g in bucket.gaps:
-                out.append({"turns_since": bucket.turns_since, "key": g.key, "kind": g.kind, "n_pairs": bucket.n_pairs,
-                            "n_clusters": bucket.n_clusters, "tested": bucket.tested, "a": g.a, "b": g.b,
-                            "estimate": g.estimate, "ci95_low": g.ci95[0], "ci95_high": g.ci95[1], "p": g.p,
-                            "p_adjusted": g.p_adjusted, "paired_test": g.paired_test, "ci_method": g.ci_method,
-                            "verdict": g.verdict.value, "not_tested": bucket.not_tested,
-                            "notes": "; ".join(g.notes)})  # fmt: skip
+                out.append(
+                    {
+                        "turns_since": bucket.turns_since,
+                        "key": g.key,
+                        "kind": g.kind,
+                        "n_pairs": bucket.n_pairs,
+                        "n_clusters": bucket.n_clusters,
+                        "tested": bucket.tested,
+                        "a": g.a,
+                        "b": g.b,
+                        "estimate": g.estimate,
+                        "ci95_low": g.ci95[0],
+                        "ci95_high": g.ci95[1],
+                        "p": g.p,
+                        "p_adjusted": g.p_adjusted,
+                        "paired_test": g.paired_test,
+                        "ci_method": g.ci_method,
+                        "verdict": g.verdict.value,
+                        "not_tested": bucket.not_tested,
+                        "notes": "; ".join(g.notes),
+                    }
+                )
         return out
 
     def to_frame(self) -> pd.DataFrame:

@@ -210,28 +210,42 @@ class PlantedRecovery(Result[tuple[str, str]]):
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` of ``reproduce planted``."""
         return {
-            "axis": self.axis, "groups": list(self.groups), "base_model": self.base_model, "n_pairs": self.n_pairs,
-            "seed": self.seed, "mode": self.mode, "planted": [row.to_dict() for row in self.planted],
-            "corpus_rate": self.corpus_rate, "corpus": dict(self.corpus),
+            "axis": self.axis,
+            "groups": list(self.groups),
+            "base_model": self.base_model,
+            "n_pairs": self.n_pairs,
+            "seed": self.seed,
+            "mode": self.mode,
+            "planted": [row.to_dict() for row in self.planted],
+            "corpus_rate": self.corpus_rate,
+            "corpus": dict(self.corpus),
             "debiased": [row.to_dict() for row in self.debiased],
             "debias": None if self.debias is None else self.debias.to_dict(),
             "debias_retrieval": None if self.debias_retrieval is None else self.debias_retrieval.to_dict(),
             "pools": {name: pool.to_dict() for name, pool in self.pools.items()},
-            "timings": dict(self.timings), "files": dict(self.files),
-        }  # fmt: skip
+            "timings": dict(self.timings),
+            "files": dict(self.files),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The result of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
         debias, retrieval = data.get("debias"), data.get("debias_retrieval")
         pools = {name: RankerPool.from_dict(pool) for name, pool in (data.get("pools") or {}).items()}
-        return cls(axis=data["axis"], groups=tuple(data["groups"]), base_model=data["base_model"],
-                   n_pairs=data["n_pairs"], seed=data["seed"], mode=data["mode"],
-                   planted=tuple(PlantedGap.from_dict(row) for row in data["planted"]),
-                   corpus_rate=data.get("corpus_rate"), corpus=MappingProxyType(dict(data.get("corpus") or {})),
-                   debiased=tuple(DebiasedGap.from_dict(row) for row in data.get("debiased") or ()),
-                   debias=None if debias is None else DebiasComparison.from_dict(debias),
-                   debias_retrieval=None if retrieval is None else DebiasComparison.from_dict(retrieval),
-                   pools=MappingProxyType(pools),
-                   timings=MappingProxyType(dict(data.get("timings") or {})),
-                   files=MappingProxyType(dict(data.get("files") or {})))  # fmt: skip
+        return cls(
+            axis=data["axis"],
+            groups=tuple(data["groups"]),
+            base_model=data["base_model"],
+            n_pairs=data["n_pairs"],
+            seed=data["seed"],
+            mode=data["mode"],
+            planted=tuple(PlantedGap.from_dict(row) for row in data["planted"]),
+            corpus_rate=data.get("corpus_rate"),
+            corpus=MappingProxyType(dict(data.get("corpus") or {})),
+            debiased=tuple(DebiasedGap.from_dict(row) for row in data.get("debiased") or ()),
+            debias=None if debias is None else DebiasComparison.from_dict(debias),
+            debias_retrieval=None if retrieval is None else DebiasComparison.from_dict(retrieval),
+            pools=MappingProxyType(pools),
+            timings=MappingProxyType(dict(data.get("timings") or {})),
+            files=MappingProxyType(dict(data.get("files") or {})),
+        )

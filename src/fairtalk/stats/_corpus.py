@@ -48,7 +48,7 @@ class CorpusBootstrap(NamedTuple):
     n_differing: int | None = None
 
 
-def corpus_bootstrap(
+def corpus_bootstrap(  # noqa: C901
     stat_a: Callable[[np.ndarray], Mapping[str, float]],
     stat_b: Callable[[np.ndarray], Mapping[str, float]],
     index_a: Sequence[int] | np.ndarray,
@@ -123,8 +123,7 @@ def corpus_bootstrap(
         p_eq = None
         margin = (margins or {}).get(key)
         if margin is not None and margin > 0:
-            beyond = max(np.count_nonzero(diffs[k] >= observed[k] + margin),
-                         np.count_nonzero(diffs[k] <= observed[k] - margin))  # fmt: skip
+            beyond = max(np.count_nonzero(diffs[k] >= observed[k] + margin), np.count_nonzero(diffs[k] <= observed[k] - margin))
             p_eq = float(min(1.0, max(floor_one, (1 + beyond) / (n_resamples + 1))))
         ci = (float(observed[k] - q_high), float(observed[k] - q_low))
         out[key] = CorpusBootstrap(ci, float(min(1.0, p)), p_eq, n_units, n_differing)

@@ -62,10 +62,13 @@ NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
 #: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
 IDENTICAL_SHARE = 0.02
-NOTE_IDENTICAL = ("identical on all {n:,} pairs: at most {share:.2%} of {units} could differ ({level:.0%} one-sided "
-                  "exact bound){bound}")  # fmt: skip
-NOTE_NEARLY = ("{k} of {n:,} {units} differ: at most {share:.2%} could ({level:.0%} one-sided exact bound), "
-               "too few differing {units} for the permutation distribution to reach α")  # fmt: skip
+NOTE_IDENTICAL = (
+    "identical on all {n:,} pairs: at most {share:.2%} of {units} could differ ({level:.0%} one-sided exact bound){bound}"
+)
+NOTE_NEARLY = (
+    "{k} of {n:,} {units} differ: at most {share:.2%} could ({level:.0%} one-sided exact bound), "
+    "too few differing {units} for the permutation distribution to reach α"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +82,9 @@ class Equivalence:
     note: str | None = None
 
 
-def default_margin(kind: str, a: np.ndarray | None = None, b: np.ndarray | None = None,
-                   values: tuple[float, float] | None = None) -> float | None:  # fmt: skip
+def default_margin(
+    kind: str, a: np.ndarray | None = None, b: np.ndarray | None = None, values: tuple[float, float] | None = None
+) -> float | None:
     """The default margin of a measure of ``kind`` (per-response scores ``a``, ``b``; or a corpus measure's two ``values``)."""
     how, size = DEFAULT_MARGINS[kind]
     if how == "absolute":
@@ -145,9 +149,16 @@ def tost_mean(u: Units, *, margin: float, alpha: float) -> Equivalence:
     return Equivalence(margin, p, p < alpha, method)
 
 
-def share_equivalence(n_units: int, n_differing: int = 0, *, alpha: float, margin: float | None = None,
-                      max_difference: float | None = None, n_pairs: int | None = None,
-                      units: str = "pairs") -> Equivalence:  # fmt: skip
+def share_equivalence(
+    n_units: int,
+    n_differing: int = 0,
+    *,
+    alpha: float,
+    margin: float | None = None,
+    max_difference: float | None = None,
+    n_pairs: int | None = None,
+    units: str = "pairs",
+) -> Equivalence:
     """Equivalence from how few units differ at all (identical answers): an exact binomial bound on the differing share.
 
     ``p = P(Binomial(n_units, s) <= n_differing)`` for the share ``s`` the margin allows:
@@ -186,8 +197,7 @@ def verdict(p_adjusted: float | None, alpha: float, equivalence: Equivalence | N
     return INCONCLUSIVE
 
 
-def minimum_detectable_effect(ci95: tuple[float | None, float | None], *, alpha: float,
-                              power: float = 0.8) -> float | None:  # fmt: skip
+def minimum_detectable_effect(ci95: tuple[float | None, float | None], *, alpha: float, power: float = 0.8) -> float | None:
     """The difference a two-sided test at ``alpha`` would detect with probability ``power``, at this sample.
 
     The standard error is read off the 95% interval (its half-width over 1.96), so it is
@@ -207,8 +217,9 @@ def minimum_detectable_effect(ci95: tuple[float | None, float | None], *, alpha:
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * se)
 
 
-def pairs_needed(effect: float, sd_difference: float, *, alpha: float = 0.05, power: float = 0.8,
-                 design_effect: float = 1.0) -> int:  # fmt: skip
+def pairs_needed(
+    effect: float, sd_difference: float, *, alpha: float = 0.05, power: float = 0.8, design_effect: float = 1.0
+) -> int:
     """Pairs needed to detect a mean difference ``effect`` with a two-sided test (normal approximation).
 
     ``n = ((z_{1-α/2} + z_power) * sd_difference / effect)^2 * design_effect``.

@@ -155,8 +155,9 @@ def mde(basis: PowerBasis, *, alpha: float, power: float = 0.8) -> float | None:
     return _bisect(power_at, power, room) if room > 0 else None
 
 
-def pairs_for_equivalence(sd_difference: float, margin: float, *, alpha: float = 0.05, power: float = 0.8,
-                          design_effect: float = 1.0) -> int:  # fmt: skip
+def pairs_for_equivalence(
+    sd_difference: float, margin: float, *, alpha: float = 0.05, power: float = 0.8, design_effect: float = 1.0
+) -> int:
     """Pairs the equivalence test (TOST at ``alpha``) needs to show ``|A - B| < margin`` with ``power`` when A = B.
 
     Both one-sided t tests must reject: ``margin / SE >= t_{1-α} + t_{(1+power)/2}``, with

@@ -95,8 +95,14 @@ class Contrast:
     def negated(self) -> Contrast:
         """The contrast of the opposite sign (the roles of the two runs swapped)."""
         low, high = self.ci
-        return Contrast(-self.estimate, (None if high is None else -high, None if low is None else -low), self.p,
-                        self.test, self.identical, self.interval)  # fmt: skip
+        return Contrast(
+            -self.estimate,
+            (None if high is None else -high, None if low is None else -low),
+            self.p,
+            self.test,
+            self.identical,
+            self.interval,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +165,9 @@ def _score_z(counts: Sequence[float], mean: float, n_eff: float, mu0: float) -> 
     return (mean - mu0) / math.sqrt(variance / n_eff)
 
 
-def score_interval(d: np.ndarray, *, alpha: float, clusters: Sequence[Hashable] | np.ndarray | None = None
-                   ) -> tuple[float | None, float | None]:  # fmt: skip
+def score_interval(
+    d: np.ndarray, *, alpha: float, clusters: Sequence[Hashable] | np.ndarray | None = None
+) -> tuple[float | None, float | None]:
     """The score ``1 − α`` interval of the mean of a rate contrast (values in ``{−2, −1, 0, 1, 2}``); None: not such values.
 
     Each end is a one-sided bound at ``α/2``: the ``μ0`` where the score statistic (variance under
@@ -202,8 +209,9 @@ def score_interval(d: np.ndarray, *, alpha: float, clusters: Sequence[Hashable] 
     return crossing(-edge, mean, z), crossing(mean, edge, -z)
 
 
-def contrast(x: np.ndarray, y: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None, alpha: float,
-             kind: str = "count") -> Contrast:  # fmt: skip
+def contrast(
+    x: np.ndarray, y: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None, alpha: float, kind: str = "count"
+) -> Contrast:
     """The contrast ``mean(x − y)`` of per-pair values: the paired mean test and its ``1 − α`` interval.
 
     The interval is the t interval for ``kind="count"`` and the score interval
@@ -334,8 +342,19 @@ def gap_change(
     elif change.identical:  # no margin (no spread to scale one by), and the same gap on every pair
         ni = within = True
     return GapChangeTest(
-        n_pairs=n, n_units=units(gap_c - gap_b, clusters).n_units,
-        baseline_gap=float(gap_b.mean()), baseline_ci=base_ci, candidate_gap=float(gap_c.mean()), candidate_ci=cand_ci,
-        change=change, total=total, p_magnitude=p_magnitude, direction=_direction(change, total), margin=margin,
-        non_inferior=ni, within_margin=within, identical=change.identical, notes=tuple(notes),
-    )  # fmt: skip
+        n_pairs=n,
+        n_units=units(gap_c - gap_b, clusters).n_units,
+        baseline_gap=float(gap_b.mean()),
+        baseline_ci=base_ci,
+        candidate_gap=float(gap_c.mean()),
+        candidate_ci=cand_ci,
+        change=change,
+        total=total,
+        p_magnitude=p_magnitude,
+        direction=_direction(change, total),
+        margin=margin,
+        non_inferior=ni,
+        within_margin=within,
+        identical=change.identical,
+        notes=tuple(notes),
+    )

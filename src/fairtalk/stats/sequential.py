@@ -125,9 +125,15 @@ class Boundaries:
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (an infinite ``z`` as None)."""
-        return {"fractions": list(self.fractions), "z": [None if math.isinf(z) else z for z in self.z],
-                "nominal": list(self.nominal), "spent": list(self.spent), "alpha": self.alpha,
-                "spending": self.spending, "sides": self.sides}  # fmt: skip
+        return {
+            "fractions": list(self.fractions),
+            "z": [None if math.isinf(z) else z for z in self.z],
+            "nominal": list(self.nominal),
+            "spent": list(self.spent),
+            "alpha": self.alpha,
+            "spending": self.spending,
+            "sides": self.sides,
+        }
 
 
 def boundaries(
@@ -187,8 +193,9 @@ def _boundaries(t: tuple[float, ...], alpha: float, spending: str, sides: int) -
         else:
             mass, sd = weights * density, math.sqrt(step)
 
-            def excess(c_: float, g: np.ndarray = grid, m: np.ndarray = mass, s: float = sd, r: float = tk,
-                       goal: float = float(target)) -> float:  # fmt: skip
+            def excess(
+                c_: float, g: np.ndarray = grid, m: np.ndarray = mass, s: float = sd, r: float = tk, goal: float = float(target)
+            ) -> float:
                 return _crossing(c_, g, m, s, r, sides) - goal
 
             if excess(_Z_MAX) >= 0:  # a look that may spend next to nothing
@@ -212,8 +219,15 @@ def _boundaries(t: tuple[float, ...], alpha: float, spending: str, sides: int) -
             new_density = kernel @ (weights * density)
         grid, weights, density = new_grid, new_weights, new_density
         previous_t = tk
-    return Boundaries(fractions=t, z=tuple(z), nominal=tuple(nominal), spent=tuple(float(s) for s in spent),
-                      alpha=alpha, spending=spending, sides=sides)  # fmt: skip
+    return Boundaries(
+        fractions=t,
+        z=tuple(z),
+        nominal=tuple(nominal),
+        spent=tuple(float(s) for s in spent),
+        alpha=alpha,
+        spending=spending,
+        sides=sides,
+    )
 
 
 def _crossing(c: float, grid: np.ndarray, mass: np.ndarray, sd: float, t: float, sides: int) -> float:
@@ -275,8 +289,9 @@ def repeated_p(p: float, fractions: Sequence[float], *, spending: str = "obrien-
         return low
     if p >= level(high):
         return 1.0
-    root = brentq(lambda x: math.log(max(level(math.exp(x)), 1e-300)) - math.log(p), math.log(low), math.log(high),
-                  xtol=1e-9, rtol=1e-9)  # fmt: skip
+    root = brentq(
+        lambda x: math.log(max(level(math.exp(x)), 1e-300)) - math.log(p), math.log(low), math.log(high), xtol=1e-9, rtol=1e-9
+    )
     return float(min(1.0, math.exp(root)))
 
 

@@ -22,8 +22,10 @@ __all__ = ["DEFAULT_MAX_CONSECUTIVE_FAILURES", "FailureBreaker", "failure_kind"]
 
 #: Items in a row that may fail with one kind of error before a run stops (``max_consecutive_failures``).
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
-_MSG_BREAKER = ("stopped after {n} consecutive failures of one kind ({label}: {kind}); the last: {error} "
-                "(max_consecutive_failures={limit}; 0 never stops)")  # fmt: skip
+_MSG_BREAKER = (
+    "stopped after {n} consecutive failures of one kind ({label}: {kind}); the last: {error} "
+    "(max_consecutive_failures={limit}; 0 never stops)"
+)
 _MSG_LIMIT = "max_consecutive_failures must be a whole number >= 0 (0 or None: never stop), got {value!r}"
 #: What each kind of failure means, for the message of a breaker that tripped.
 _KIND_LABELS = {
@@ -104,5 +106,8 @@ class FailureBreaker:
     def error(self) -> ResponderAborted:
         """The error that stops the run: how many failed in a row, their kind, and the last one's message."""
         kind = self.kind or "ResponderError"
-        return ResponderAborted(_MSG_BREAKER.format(n=self.n_failures, kind=kind, error=self.last, limit=self.limit,
-                                                    label=_KIND_LABELS.get(kind, "failed")))  # fmt: skip
+        return ResponderAborted(
+            _MSG_BREAKER.format(
+                n=self.n_failures, kind=kind, error=self.last, limit=self.limit, label=_KIND_LABELS.get(kind, "failed")
+            )
+        )

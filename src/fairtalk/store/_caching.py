@@ -95,8 +95,9 @@ class CachingResponder(Responder):
             raise StoreError(_MSG_COMMIT_ROWS.format(value=commit_rows))
         if not commit_seconds >= 0:
             raise StoreError(_MSG_COMMIT_SECONDS.format(value=commit_seconds))
-        if model_version is not None and (not isinstance(model_version, str) or not model_version.strip()
-                                          or not model_version.isprintable()):  # fmt: skip
+        if model_version is not None and (
+            not isinstance(model_version, str) or not model_version.strip() or not model_version.isprintable()
+        ):
             raise SpecError(_MSG_VERSION.format(value=model_version))
         self.model_version = model_version
         self.responder = responder
@@ -227,13 +228,20 @@ class CachingResponder(Responder):
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-        return [self._row(h, seed, context, item, indices, results)
-                for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)]  # fmt: skip
+        return [
+            self._row(h, seed, context, item, indices, results)
+            for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)
+        ]
 
     def _row(
-        self, h: bytes, seed: int, context: str, item: str | ResponderError, indices: list[int],
+        self,
+        h: bytes,
+        seed: int,
+        context: str,
+        item: str | ResponderError,
+        indices: list[int],
         results: list[str | ResponderError | None],
-    ) -> tuple[bytes, int, str, str | None, str | None]:  # fmt: skip
+    ) -> tuple[bytes, int, str, str | None, str | None]:
         """Count one finished item, put it in ``results`` at ``indices``, and return its store row."""
         context, _ = replace_surrogates(context)
         row: tuple[bytes, int, str, str | None, str | None]

@@ -116,8 +116,13 @@ def save_checkpoint(
         return (t.to(target) if t.is_floating_point() else t).contiguous()
 
     full = {"format": FORMAT, "format_version": FORMAT_VERSION, **config, "dtype": dtype}
-    written = [WEIGHTS, VOCAB, CONFIG, *((POOL,) if pool is not None else ()),
-               *((POOL_VECTORS,) if pool is not None and pool_vectors is not None else ())]  # fmt: skip
+    written = [
+        WEIGHTS,
+        VOCAB,
+        CONFIG,
+        *((POOL,) if pool is not None else ()),
+        *((POOL_VECTORS,) if pool is not None and pool_vectors is not None else ()),
+    ]
     with staged(out, displace=[name for name in CHECKPOINT_FILES if name not in written]) as staging:
         save_file({k: cast(v) for k, v in state.items()}, str(staging / WEIGHTS))
         vocab.save(staging / VOCAB)
