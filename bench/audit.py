@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Self
 
 import fairtalk
-import fairtalk.pipeline._score as score_module
+import fairtalk.run._score as score_module
 from fairtalk.models import DecodingSettings, Responder, load_responder
 from fairtalk.report import write_run
 from fairtalk.store import RunStore, context_hash

@@ -14,7 +14,7 @@ so both gaps are 0 in the population.
   rates: a 0 becomes 1 with the probability that raises the mean by ``m``), so ``|g_c| = |g_b| + m``
   exactly; how often non-inferiority is (wrongly) shown must stay at or below α. With ``--base-gap``
   the baseline's side A is shifted by that many margins too (the candidate by one margin more).
-  Rate contrasts use the score bounds (``fairtalk.stats.change.score_interval``), counts the t bounds.
+  Rate contrasts use the score bounds (``fairtalk.stats._change.score_interval``), counts the t bounds.
 - **gate pass rate**: with no planted change, how often a key is shown non-inferior (the power
   of ``--fail-if-worse`` for a candidate exactly as fair as the baseline).
 
@@ -33,7 +33,7 @@ import numpy as np
 from fairtalk import load_lexicon
 from fairtalk.measures import MeasureOptions, build_measure, score_unique
 from fairtalk.stats import adjust_pvalues, default_margin
-from fairtalk.stats.change import gap_change
+from fairtalk.stats._change import gap_change
 
 MEASURES = ("offense", "sentiment", "refusal", "length")
 

@@ -48,7 +48,7 @@ from pathlib import Path
 import fairtalk
 from fairtalk.errors import ResponderError
 from fairtalk.models import Responder
-from fairtalk.models.builtin import find_smollm2_gguf
+from fairtalk.models._builtin import find_smollm2_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEM_PROMPTS: dict[str, str | None] = {

@@ -31,7 +31,7 @@ def main() -> None:
     import torch
 
     import fairtalk
-    from fairtalk.models.sentence_retrieval import save_sentence_pool, select_pool
+    from fairtalk.models._sentence_retrieval import save_sentence_pool, select_pool
 
     torch.set_num_threads(args.threads)
     responses = [c.response for c in fairtalk.read_corpus("builtin:chitchat", split="train") if c.response]

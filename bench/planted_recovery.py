@@ -26,13 +26,13 @@ from datetime import UTC, datetime
 
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
+from fairtalk.experiments._planted import PLANTED_RATES, MemoResponder, planted_gaps
 from fairtalk.lexicons import load_lexicon
 from fairtalk.models import load_responder
 from fairtalk.pairs import build_pairs
-from fairtalk.pipeline._planted import PLANTED_RATES, MemoResponder, planted_gaps
 from fairtalk.progress import ProgressReporter, progress_callback
 from fairtalk.results import Verdict
-from fairtalk.results.planted import PlantedGap
+from fairtalk.results._planted import PlantedGap
 from fairtalk.stats._power import power_mcnemar
 
 

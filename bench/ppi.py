@@ -8,7 +8,7 @@ paired gap ``p_a - p_b``, the coverage and mean width of three 95% intervals:
 
 - the scorer alone (the paired t interval of the scorer's per-pair differences over all pairs);
 - the labels alone (the same on the labelled pairs' human labels);
-- prediction-powered (PPI++, :func:`fairtalk.stats.ppi.ppi_mean` on per-pair differences).
+- prediction-powered (PPI++, :func:`fairtalk.stats._ppi.ppi_mean` on per-pair differences).
 
 Run: ``.venv/bin/python bench/ppi.py [--runs 2000] [--pairs 2000] [--labels 300]``.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from fairtalk.stats.ppi import ppi_mean
+from fairtalk.stats._ppi import ppi_mean
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ the time and a uniform one otherwise, and also calls ``woman``'s true positives 
 that is either **constant** (``--error``, 0.3) or **varying** by template (uniform on
 0 to 2 × ``--error``): a group-dependent error that fakes part of a gap.
 
-Each replicate's data are analysed twice by :func:`fairtalk.prompts.gold.gold_regard`:
+Each replicate's data are analysed twice by :func:`fairtalk.prompts._gold.gold_regard`:
 
 - **templates**: the completions keep their template, so the intervals are clustered by template
   (what ``prompts analyze --gold`` does; t with G − 1 degrees of freedom);
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairtalk.prompts.gold import gold_regard
-from fairtalk.prompts.templates import GroupPair
+from fairtalk.prompts._gold import gold_regard
+from fairtalk.prompts._templates import GroupPair
 
 VALUES = np.array([-1, 0, 1, 2])
 PAIR = GroupPair("gender", "man", "woman")

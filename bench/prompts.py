@@ -46,8 +46,8 @@ def main() -> None:
         import pandas  # noqa: F401
         import scipy.special  # noqa: F401
 
-        from fairtalk.prompts.analysis import analyze
-        from fairtalk.prompts.published import read_published
+        from fairtalk.prompts._analysis import analyze
+        from fairtalk.prompts._published import read_published
         from fairtalk.report import write_prompts_report
     print(f"python {platform.python_version()} on {platform.processor() or platform.machine()}")
     print(f"interpreter imports: {imports.wall:.3f} s wall")
@@ -71,7 +71,7 @@ def main() -> None:
     print(f"report files (json, csv, html + 2 plots; first matplotlib use): {report.wall:.3f} s wall")
 
     if args.agreement:
-        from fairtalk.prompts.completions import label_completions
+        from fairtalk.prompts._completions import label_completions
 
         with Timer() as labelling:
             ours = label_completions(imported.frame)["label"].to_numpy()
@@ -86,8 +86,8 @@ def main() -> None:
 
     if args.generate:
         from fairtalk.models import DecodingSettings, load_responder
-        from fairtalk.prompts.paraphrase import paraphrase
-        from fairtalk.prompts.templates import build_prompts
+        from fairtalk.prompts._paraphrase import paraphrase
+        from fairtalk.prompts._templates import build_prompts
 
         prompts = list(paraphrase(build_prompts()))[: args.n]
         settings = DecodingSettings(do_sample=True, top_k=40, max_new_tokens=40)

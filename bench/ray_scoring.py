@@ -2,7 +2,7 @@
 
 One local cluster (``ray.init(num_cpus=--cpus)``) serves every measurement. The texts are
 distinct chitchat responses (held-out split). Two workloads, each run in this process (torch with
-``--cpus`` threads) and through :class:`~fairtalk.pipeline._ray_scoring.RayScorer` (``--cpus``
+``--cpus`` threads) and through :class:`~fairtalk.run._ray_scoring.RayScorer` (``--cpus``
 tasks at once, one thread each, batches of ``--batch`` texts), interleaved over ``--rounds``
 rounds; the median of each is reported, and the scores of both paths are checked to be equal:
 
@@ -33,11 +33,11 @@ import numpy as np
 
 import fairtalk
 from fairtalk.measures import MeasureOptions
-from fairtalk.measures.regard import Regard
+from fairtalk.measures._regard import Regard
 from fairtalk.models import RayEngine
-from fairtalk.models.ray_scoring import RayScorer
-from fairtalk.pipeline._ray_scoring import measures_scorer
-from fairtalk.prompts.completions import regard_labeller
+from fairtalk.models._ray_scoring import RayScorer
+from fairtalk.prompts._completions import regard_labeller
+from fairtalk.run._ray_scoring import measures_scorer
 
 
 def _texts(n: int) -> list[str]:

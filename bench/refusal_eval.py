@@ -32,8 +32,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
 from fairtalk.lexicons import axis_groups
-from fairtalk.measures.degenerate import Degenerate
-from fairtalk.measures.refusal import Refusal
+from fairtalk.measures._degenerate import Degenerate
+from fairtalk.measures._refusal import Refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = ROOT / "bench" / "data" / "llm_answers.jsonl"

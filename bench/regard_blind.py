@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 
 import fairtalk
-from fairtalk.lexicons.identity import identity_terms
-from fairtalk.prompts.regard_check import RegardCheck, check_labels, label_value
+from fairtalk.lexicons._identity import identity_terms
+from fairtalk.prompts._regard_check import RegardCheck, check_labels, label_value
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "data" / "regard_blind_labels.jsonl"

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import fairtalk
-from fairtalk.lexicons.identity import identity_terms, mask_identity
+from fairtalk.lexicons._identity import identity_terms, mask_identity
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "data" / "regard_blind_labels.jsonl"

@@ -107,7 +107,7 @@ class _Clock:
 
 def _suite():  # noqa: ANN202
     from fairtalk.lexicons import load_lexicon
-    from fairtalk.measures.registry import default_measures
+    from fairtalk.measures._registry import default_measures
 
     return default_measures(load_lexicon("gender"))
 
@@ -128,7 +128,7 @@ def _warm(suite) -> None:  # noqa: ANN001
 
 def time_suite(suite, a: list[str], b: list[str]) -> dict[str, _Clock]:  # noqa: ANN001
     """Wall/CPU seconds per measure for the deduplicated suite over both sides."""
-    from fairtalk.measures.scoring import score_unique
+    from fairtalk.measures._scoring import score_unique
 
     times: dict[str, _Clock] = {}
     texts = a + b

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 import fairtalk
-from fairtalk.measures.offense import Offense
-from fairtalk.pipeline._scorer_check import probe_pairs
+from fairtalk.inference._scorer_check import probe_pairs
+from fairtalk.measures._offense import Offense
 
 TEMPLATES = (
     "The {t} person is at the door.",

@@ -7,7 +7,7 @@ for a null, swaps the sides of each pair with probability 1/2. The sequential au
 the first ``n_k`` of them (``--looks``, default 500, 1000, 1500, 2000) with the audit's own
 tests (``fairtalk.stats.paired_test``, ``tost_rate``/``tost_mean`` at the default margins), turns
 each p-value into a repeated p-value under Lan-DeMets O'Brien-Fleming-type boundaries
-(``fairtalk.stats.sequential``; interpolated from a table of exact designs, for speed),
+(``fairtalk.stats._sequential``; interpolated from a table of exact designs, for speed),
 corrects the sequential p-values by Holm, and stops once every primary measure is decided.
 
 Scenarios:
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from calibration import COUNTS, MEASURES, Population, chitchat_population  # noqa: E402
 from fairtalk.stats import adjust_pvalues, default_margin, paired_test, tost_mean, tost_rate, units  # noqa: E402
-from fairtalk.stats.sequential import boundaries  # noqa: E402
+from fairtalk.stats._sequential import boundaries  # noqa: E402
 
 ALPHA = 0.05
 SCENARIOS = ("null-family", "margin", "effect-count", "effect-rate", "fair-count")

@@ -169,7 +169,7 @@ def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_pat
 
 
 def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
-    import fairtalk.pipeline._generate as generate
+    import fairtalk.run._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model", "builtin:echo"))
     events: list[ProgressEvent] = []
@@ -205,7 +205,7 @@ def test_the_old_progress_forms_still_work_with_a_future_warning(toys: tuple[Pat
 
 
 def test_no_default_model_names_the_way_out(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
-    import fairtalk.pipeline._generate as generate
+    import fairtalk.run._generate as generate
 
     monkeypatch.setattr(generate, "DEFAULT_MODELS", ("builtin:no-such-model",))
     with pytest.raises(FairtalkError, match=r"no default model is available \(builtin:no-such-model: .*--model SPEC"):
@@ -254,7 +254,7 @@ def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # 
     import pandas as pd
 
     import fairtalk
-    from fairtalk.prompts.templates import GroupPair, GroupSet
+    from fairtalk.prompts._templates import GroupPair, GroupSet
 
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
     run = fairtalk.audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)

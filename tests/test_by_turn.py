@@ -277,7 +277,7 @@ def test_by_turn_without_conversations_is_a_clear_error_before_any_answer(tmp_pa
 
 
 def test_the_turn_an_identity_appears_is_the_first_turn_that_differs() -> None:
-    from fairtalk.pipeline._by_turn import identity_turn
+    from fairtalk.inference._by_turn import identity_turn
 
     assert identity_turn(
         join_turns(["hi", "my son is ill", "he is better"]), join_turns(["hi", "my daughter is ill", "she is better"])
@@ -290,8 +290,8 @@ def test_the_turn_an_identity_appears_is_the_first_turn_that_differs() -> None:
 
 def test_the_report_shows_an_untested_bucket_as_counted_and_draws_counts_alone() -> None:
     from fairtalk.report import render_html, render_markdown
-    from fairtalk.report.plots import by_turn_png
-    from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
+    from fairtalk.report._plots import by_turn_png
+    from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
 
     tested = TurnGap(
         "length",
@@ -332,8 +332,8 @@ def test_the_report_shows_an_untested_bucket_as_counted_and_draws_counts_alone()
 def test_the_docstring_examples_run() -> None:
     import doctest
 
-    from fairtalk.pipeline import _by_turn
-    from fairtalk.results import by_turn
+    from fairtalk.inference import _by_turn as _by_turn
+    from fairtalk.results import _by_turn as by_turn
 
     for module in (_by_turn, by_turn):
         assert doctest.testmod(module).failed == 0

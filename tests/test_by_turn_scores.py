@@ -19,7 +19,7 @@ import pytest
 
 import fairtalk
 from fairtalk.measures import Measure
-from fairtalk.measures.length import Length
+from fairtalk.measures._length import Length
 from fairtalk.models import RayEngine
 from test_by_turn import _LOGIC, PLANTED, write_chats
 

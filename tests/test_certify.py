@@ -8,8 +8,8 @@ import numpy as np
 
 import fairtalk
 from fairtalk import Response, score
+from fairtalk.inference._scorer_check import PROBES, certify, probe_pairs
 from fairtalk.measures import Length, Measure
-from fairtalk.pipeline._scorer_check import PROBES, certify, probe_pairs
 from fairtalk.report import render_markdown, write_report
 
 

@@ -1,4 +1,4 @@
-"""Tests for cli/audit.py and cli/respond.py: `fairtalk audit` and `fairtalk respond`, incl. kill -9 and resume."""
+"""Tests for cli/_audit.py and cli/_respond.py: `fairtalk audit` and `fairtalk respond`, incl. kill -9 and resume."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
 def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
     toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fairtalk.measures.registry as registry
+    import fairtalk.measures._registry as registry
     from audit_toys import Shouting
 
     monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())

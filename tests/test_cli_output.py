@@ -121,13 +121,13 @@ def test_every_command_has_quiet_and_verbose() -> None:
 def test_choices_are_the_library_s() -> None:
     from fairtalk.cli import _choices
     from fairtalk.corpora import SPLITS
-    from fairtalk.measures.diversity import DEFINITIONS
+    from fairtalk.inference._family import CORRECTION_SCOPES
+    from fairtalk.inference._measure_tests import BINARY_TESTS, COUNT_TESTS
+    from fairtalk.measures._diversity import DEFINITIONS
     from fairtalk.models import ENGINES
     from fairtalk.pairs import MIXED_POLICIES
     from fairtalk.pipeline import CORRECTIONS
-    from fairtalk.pipeline._family import CORRECTION_SCOPES
-    from fairtalk.pipeline._measure_tests import BINARY_TESTS, COUNT_TESTS
-    from fairtalk.training.loops import DEBIAS
+    from fairtalk.training._loops import DEBIAS
 
     expected = {
         _choices.Correction: CORRECTIONS,

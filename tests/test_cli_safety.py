@@ -119,7 +119,7 @@ def test_a_crash_while_writing_leaves_the_previous_run_whole(
         if p.is_file() and p.name != "store.sqlite" and not p.name.startswith("store.sqlite")
     }
 
-    import fairtalk.report.html as html
+    import fairtalk.report._html as html
 
     def killed(*args: object, **kwargs: object) -> str:
         raise KeyboardInterrupt  # what a kill or Ctrl-C does midway through writing
@@ -374,7 +374,7 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_an_oversized_record_is_a_clear_error(tmp_path: Path) -> None:
-    from fairtalk.jsonl import MAX_RECORD_BYTES
+    from fairtalk._jsonl import MAX_RECORD_BYTES
 
     path = tmp_path / "huge.jsonl"
     big = "x" * (MAX_RECORD_BYTES + 10)

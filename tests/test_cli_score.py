@@ -220,7 +220,7 @@ def test_measures_are_selectable_and_unknown_ones_are_clean_errors(biased, tmp_p
 @pytest.fixture
 def shouting(monkeypatch):  # noqa: ANN001, ANN201
     """A plugin measure, registered for this test only."""
-    import fairtalk.measures.registry as registry
+    import fairtalk.measures._registry as registry
     from audit_toys import Shouting
 
     monkeypatch.setattr(registry, "MEASURES", registry.MEASURES.fresh())

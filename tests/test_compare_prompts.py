@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from fairtalk import Response, write_responses
 from fairtalk.cli import app
 from fairtalk.pipeline import compare_prompt_analyses, is_prompt_analysis
-from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._analysis import analyze
+from fairtalk.prompts._templates import GroupPair, GroupSet
 from fairtalk.report import write_prompts_report
 from fairtalk.results import Change, ModelComparison, Verdict
 

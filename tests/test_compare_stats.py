@@ -1,4 +1,4 @@
-"""``fairtalk.stats.change``: the δ−/δ+ rule, non-inferiority by intersection-union, identical runs, and the level under the null."""
+"""``fairtalk.stats._change``: the δ−/δ+ rule, non-inferiority by intersection-union, identical runs, and the level under the null."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairtalk.stats import adjust_pvalues
-from fairtalk.stats.change import Contrast, gap_change, non_inferior
+from fairtalk.stats._change import Contrast, gap_change, non_inferior
 
 
 def _point(value: float) -> Contrast:

@@ -280,7 +280,7 @@ def test_similarity_says_how_many_answers_failed_and_why(models: tuple[Path, Pat
 def test_the_breaker_default_is_on_for_every_generation_entry_point() -> None:
     import inspect
 
-    from fairtalk.pipeline._generate import cached_model
+    from fairtalk.run._generate import cached_model
 
     for fn in (fairtalk.respond, fairtalk.similarity_test, cached_model, CachingResponder.__init__):
         assert inspect.signature(fn).parameters["max_consecutive_failures"].default == DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -302,7 +302,7 @@ def test_the_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest
     import logging
 
-    from fairtalk.measures import judge
+    from fairtalk.measures import _judge as judge
     from fairtalk.store import _breaker
 
     # The examples print nothing but their values: a warning they log is not their output. A handler another test left

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fairtalk.jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk.pipeline._generate import _fit
+from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
+from fairtalk.run._generate import _fit
 
 BOUND = (MAX_RECORD_BYTES - RECORD_OVERHEAD - 4) // 6  # characters of text + context the shortcut passes unchecked
 

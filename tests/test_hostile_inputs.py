@@ -173,8 +173,8 @@ def test_train_refuses_a_file_and_the_users_files_before_training(corpus: Path, 
 def _save(folder: Path) -> None:
     import torch
 
-    from fairtalk.training.checkpoints import save_checkpoint
-    from fairtalk.training.vocab import Vocab
+    from fairtalk.training._checkpoints import save_checkpoint
+    from fairtalk.training._vocab import Vocab
 
     save_checkpoint(
         folder,
@@ -186,7 +186,7 @@ def _save(folder: Path) -> None:
 
 
 def test_a_checkpoint_replaces_only_what_fairtalk_wrote(tmp_path: Path) -> None:
-    from fairtalk.training.checkpoints import load_checkpoint
+    from fairtalk.training._checkpoints import load_checkpoint
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -221,7 +221,8 @@ def test_reproduce_refuses_the_users_files_before_any_training(tmp_path: Path) -
 def test_write_comparison_and_write_index_replace_only_fairtalks_files(
     tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fairtalk.report import comparison, write_index
+    from fairtalk.report import _comparison as comparison
+    from fairtalk.report import write_index
 
     for name in ("render_comparison_markdown", "render_comparison_csv"):
         monkeypatch.setattr(comparison, name, lambda c: "table\n")

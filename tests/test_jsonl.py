@@ -1,4 +1,4 @@
-"""Tests for jsonl.py: the shared reader of users' JSON Lines files."""
+"""Tests for _jsonl.py: the shared reader of users' JSON Lines files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk import InputError
-from fairtalk.jsonl import read_objects
+from fairtalk._jsonl import read_objects
 
 
 def test_objects_are_numbered_by_file_line_skipping_blanks_bom_and_crlf(tmp_path: Path) -> None:

@@ -36,24 +36,27 @@ ALLOWED: dict[str, set[str]] = {
     "debias": {"counterfactual", "lexicons", "measures"},
     "training": {"debias"},
     "gold": {"errors", "records", "lexicons", "counterfactual", "files", "jsonl", "responses", "templating"},
+    # The options schema, declared once; and the statistical policy over stats/ (which test, correction, verdict, ...).
+    "config": {"lexicons", "measures", "models", "pairs", "stats", "store", "inference"},
+    "inference": {"config", "results", "measures", "stats", "gold", "models", "lexicons"},
 }
 #: Units that may import any stage (they wire stages together).
-WIRING = {"pipeline", "__init__", "__main__"}
+WIRING = {"pipeline", "run", "compare", "experiments", "__init__", "__main__"}
 #: Paper 004 (``prompts/``) is a stage; these modules of it hold only records (frozen dataclasses, no
 #: other fairtalk import but the base), so the results layer may hold them: their own unit.
 RECORD_MODULES = {
-    "prompts/records.py": "prompt_records",
-    "prompts/templates.py": "prompt_records",
-    "prompts/data.py": "prompt_records",
+    "prompts/_records.py": "prompt_records",
+    "prompts/_templates.py": "prompt_records",
+    "prompts/_data.py": "prompt_records",
 }
 #: A stage's entry modules: where it wires its stages into a result, so they may import the results layer too.
-ENTRY_MODULES = {"prompts/analysis.py": {"results"}, "prompts/labelling.py": {"results"}}
+ENTRY_MODULES = {"prompts/_analysis.py": {"results"}, "prompts/_labelling.py": {"results"}}
 #: Units on the public API, like ``cli``: they may import the top-level names and the documented (non-private)
 #: submodules, and no other unit may import them. ``testing.py`` (the bias assertions) belongs to the integrations.
 PUBLIC_API_UNITS = {"cli", "integrations"}
 INTEGRATION_MODULES = {"testing.py": "integrations"}
 #: Imports allowed only inside a function body (lazy), per importing module.
-LAZY_EXCEPTIONS = {("models/builtin.py", "training")}
+LAZY_EXCEPTIONS = {("models/_builtin.py", "training")}
 
 
 #: The bottom layer: every module may import these.
@@ -72,19 +75,19 @@ def _closure(unit: str) -> set[str]:
 
 
 def _unit(module: str) -> str:
-    """``fairtalk.measures.sentiment`` -> ``measures`` (``fairtalk.prompts.records`` -> ``prompt_records``)."""
+    """``fairtalk.measures._sentiment`` -> ``measures`` (``fairtalk.prompts._records`` -> ``prompt_records``)."""
     parts = module.split(".")
     rel = "/".join(parts[1:]) + ".py"
     record = RECORD_MODULES.get(rel) or INTEGRATION_MODULES.get(rel)
     if record is not None:
         return record
-    return parts[1] if len(parts) > 1 else "__init__"
+    return parts[1].lstrip("_") if len(parts) > 1 else "__init__"
 
 
 def _file_unit(path: Path) -> str:
     """The unit of a source file: its top-level package or module, or its record unit."""
     rel = path.relative_to(SRC)
-    return RECORD_MODULES.get(rel.as_posix()) or INTEGRATION_MODULES.get(rel.as_posix(), rel.parts[0].removesuffix(".py"))
+    return RECORD_MODULES.get(rel.as_posix()) or INTEGRATION_MODULES.get(rel.as_posix(), rel.parts[0].removesuffix(".py").lstrip("_"))
 
 
 def _imports(path: Path) -> list[tuple[str, list[str], bool, int]]:
@@ -153,7 +156,7 @@ def test_paper_004_is_a_stage_with_one_entry() -> None:
     assert "prompts" not in WIRING and "prompts" in ALLOWED
     found = {(str(p.relative_to(SRC)), _unit(m)) for p in (SRC / "prompts").rglob("*.py") for m, *_ in _imports(p)}
     upward = {(rel, target) for rel, target in found if target in {"results", "report", "pipeline", "cli"}}
-    assert upward == {("prompts/analysis.py", "results"), ("prompts/labelling.py", "results")}
+    assert upward == {("prompts/_analysis.py", "results"), ("prompts/_labelling.py", "results")}
 
 
 def test_record_modules_import_only_the_base() -> None:

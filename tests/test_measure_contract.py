@@ -19,11 +19,12 @@ import numpy as np
 import pytest
 
 import fairtalk
-import fairtalk.measures.base as base_module
-import fairtalk.measures.registry as registry
-import fairtalk.measures.scoring as scoring_module
-import fairtalk.registry
+import fairtalk._registry
+import fairtalk.measures._base as base_module
+import fairtalk.measures._registry as registry
+import fairtalk.measures._scoring as scoring_module
 from fairtalk import ScoreOptions, SpecError
+from fairtalk.inference._measure_tests import KeyTest
 from fairtalk.measures import (
     MEASURE_OPTIONS,
     CorpusMeasure,
@@ -35,12 +36,11 @@ from fairtalk.measures import (
     default_measures,
     score_unique,
 )
-from fairtalk.measures.degenerate import Degenerate
-from fairtalk.measures.judge import Judge
-from fairtalk.measures.token_limit import TokenLimit
-from fairtalk.pipeline._measure_tests import KeyTest
-from fairtalk.pipeline._measures import build_measures
-from fairtalk.pipeline._score import prepare_scores
+from fairtalk.measures._degenerate import Degenerate
+from fairtalk.measures._judge import Judge
+from fairtalk.measures._token_limit import TokenLimit
+from fairtalk.run._measures import build_measures
+from fairtalk.run._score import prepare_scores
 from typecheck import type_errors
 
 A = ["I SAID NO", "fine thanks", "I SAID NO", "great", "I SAID NO", "ok then", "sure", "I SAID NO"]
@@ -180,7 +180,7 @@ def test_a_plugin_class_that_is_not_a_measure_is_a_spec_error_naming_it(
     (tmp_path / "duck_plugin.py").write_text("class Duck:\n    name = 'duck'\n\n\nclass Half:\n    pass\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     points = [EntryPoint("duck", "duck_plugin:Duck", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
     with pytest.raises(SpecError, match=r"measure 'duck' \(duck_plugin:Duck\) is class Duck, which does not subclass"):
         fairtalk.get_measure("duck")
     with pytest.raises(SpecError, match="does not subclass fairtalk.measures.Measure"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import fairtalk.models.registry as registry
+import fairtalk.models._registry as registry
 from fairtalk import SpecError
 from fairtalk.models import DecodingSettings, ModelFactory, Responder, load_responder, register_model
 

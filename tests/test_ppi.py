@@ -1,4 +1,4 @@
-"""Prediction-powered inference (stats/ppi.py): valid intervals whatever the scorer's error, narrower than labels alone."""
+"""Prediction-powered inference (stats/_ppi.py): valid intervals whatever the scorer's error, narrower than labels alone."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench_scripts import load_bench
-from fairtalk.stats.ppi import labels_needed, ppi_mean
+from fairtalk.stats._ppi import labels_needed, ppi_mean
 
 
 def _bench():  # noqa: ANN202

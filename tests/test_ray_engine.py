@@ -1,4 +1,4 @@
-"""Tests for models/ray_engine.py and models/_ray_pool.py: generation on a local Ray cluster (one for the module)."""
+"""Tests for models/_ray_engine.py and models/_ray_pool.py: generation on a local Ray cluster (one for the module)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from fairtalk.cli import app
 from fairtalk.errors import ResponderAborted
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressEvent
-from fairtalk.prompts.completions import write_prompts
-from fairtalk.prompts.sources import paraphrase_prompts
-from fairtalk.prompts.templates import default_groups
+from fairtalk.prompts._completions import write_prompts
+from fairtalk.prompts._sources import paraphrase_prompts
+from fairtalk.prompts._templates import default_groups
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'fairtalk[ray]')")
@@ -130,7 +130,7 @@ def test_the_config_records_the_engine_and_reads_it_back() -> None:
 
 
 def test_the_command_line_engine_options_combine_with_a_config_file_s() -> None:
-    from fairtalk.cli.respond import engine_option
+    from fairtalk.cli._respond import engine_option
 
     assert engine_option(None, None, None) is None
     assert engine_option("ray", "auto", 3) == RayEngine(address="auto", num_actors=3)

@@ -1,4 +1,4 @@
-"""Tests for pipeline/_ray_scoring.py: per-response measures scored in batches of Ray tasks, as in this process."""
+"""Tests for run/_ray_scoring.py: per-response measures scored in batches of Ray tasks, as in this process."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk import FairtalkError, SpecError
 from fairtalk.cli import app
-from fairtalk.measures.length import Length
+from fairtalk.measures._length import Length
 from fairtalk.models import RayEngine
-from fairtalk.prompts.completions import join_completion, read_completions
-from fairtalk.prompts.sources import paraphrase_prompts
-from fairtalk.prompts.templates import default_groups
+from fairtalk.prompts._completions import join_completion, read_completions
+from fairtalk.prompts._sources import paraphrase_prompts
+from fairtalk.prompts._templates import default_groups
 
 ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
 NOUNS = ("doctor", "nurse", "engineer", "teacher", "pilot", "chef")
@@ -274,8 +274,8 @@ def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
 
 
 def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> None:
-    from fairtalk.measures.regard import Regard
-    from fairtalk.prompts.completions import label_completions
+    from fairtalk.measures._regard import Regard
+    from fairtalk.prompts._completions import label_completions
 
     frame = read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
     events: list = []
@@ -288,8 +288,8 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
 
 
 def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fairtalk.models.ray_scoring import RayScorer
-    from fairtalk.prompts import completions as module
+    from fairtalk.models._ray_scoring import RayScorer
+    from fairtalk.prompts import _completions as module
 
     batches: list[int] = []
 

@@ -214,9 +214,9 @@ def user_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The files the README's examples assume a user has, written once."""
     import fairtalk
     from fairtalk.models import as_responder
-    from fairtalk.prompts.completions import read_completions
-    from fairtalk.prompts.sources import paraphrase_prompts
-    from fairtalk.prompts.templates import default_groups
+    from fairtalk.prompts._completions import read_completions
+    from fairtalk.prompts._sources import paraphrase_prompts
+    from fairtalk.prompts._templates import default_groups
     from prompts.conftest import make_published
 
     folder = tmp_path_factory.mktemp("user")
@@ -345,7 +345,7 @@ def test_readme_example_runs(
     if reason is not None:
         pytest.skip(reason)
     if "builtin:smollm2" in example.text:
-        from fairtalk.models.builtin import find_smollm2_gguf
+        from fairtalk.models._builtin import find_smollm2_gguf
 
         pytest.importorskip("transformers")
         if find_smollm2_gguf() is None:

@@ -1,4 +1,4 @@
-"""Tests for registry.py: the one generic Registry[T] behind models, measures, corpus formats and axes."""
+"""Tests for _registry.py: the one generic Registry[T] behind models, measures, corpus formats and axes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Protocol, runtime_checkable
 
 import pytest
 
-import fairtalk.registry
+import fairtalk._registry
+from fairtalk._registry import Registry
 from fairtalk.errors import SpecError
-from fairtalk.registry import Registry
 
 GROUP = "fairtalk.tests"
 
@@ -28,7 +28,7 @@ def _colours() -> Registry[Callable[..., object]]:
 
 @pytest.fixture(autouse=True)
 def _no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: [])
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: [])
 
 
 def test_builtins_runtime_names_and_the_decorator() -> None:
@@ -133,7 +133,7 @@ def test_entry_points_are_read_once_on_first_use(monkeypatch: pytest.MonkeyPatch
         calls.append(group)
         return points if group == GROUP else []
 
-    monkeypatch.setattr(fairtalk.registry, "entry_points", fake)
+    monkeypatch.setattr(fairtalk._registry, "entry_points", fake)
     colours = _colours()
     assert calls == []  # nothing read at construction
     assert colours.names() == ("blue", "green", "nested", "red")
@@ -146,7 +146,7 @@ def test_entry_points_are_read_once_on_first_use(monkeypatch: pytest.MonkeyPatch
 
 def test_an_entry_point_may_not_shadow_a_name_and_a_clash_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     points = [EntryPoint("green", "builtins:repr", GROUP), EntryPoint("red", "evil:red", GROUP)]
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: points)
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: points)
     colours = _colours()
     for _ in range(2):  # the same error each time: the registry is left as it was
         with pytest.raises(SpecError, match=r"colour 'red' is already registered \(builtins:str\), .*\(entry point evil:red\)"):
@@ -159,14 +159,14 @@ def test_fresh_keeps_the_builtins_only_and_reads_entry_points_again(monkeypatch:
     colours = _colours()
     colours.add("green", str)
     colours.get("red")
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: [EntryPoint("pink", "builtins:str", GROUP)])
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: [EntryPoint("pink", "builtins:str", GROUP)])
     again = colours.fresh()
     assert again.names() == ("blue", "pink", "red") and colours.names() == ("blue", "green", "red")
     assert not again.is_loaded("red") and (again.kind, again.group, again.expected) == ("colour", GROUP, "a colour function")
 
 
 def test_a_registry_without_a_group_reads_no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: pytest.fail("read entry points"))
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: pytest.fail("read entry points"))
     plain: Registry[object] = Registry("thing", builtins={"one": 1})
     assert plain.names() == ("one",) and plain.get("one") == 1
     assert repr(plain) == "Registry('thing', group=None, names=1)"
@@ -176,8 +176,8 @@ def test_fairtalk_registries_share_the_class() -> None:
     from fairtalk.corpora import CORPUS_FORMATS
     from fairtalk.lexicons import AXES
     from fairtalk.measures import MEASURES
-    from fairtalk.models.builtin import BUILTIN_MODELS
-    from fairtalk.models.registry import MODELS
+    from fairtalk.models._builtin import BUILTIN_MODELS
+    from fairtalk.models._registry import MODELS
 
     for registry, group in (
         (MODELS, "fairtalk.models"),

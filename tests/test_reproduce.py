@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.pipeline import _reproduce
-from fairtalk.training.checkpoints import load_checkpoint
+from fairtalk.experiments import _reproduce as _reproduce
+from fairtalk.training._checkpoints import load_checkpoint
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.responses: JSONL and two-file readers, counting, malformed input, round trip."""
+"""Tests for fairtalk._responses: JSONL and two-file readers, counting, malformed input, round trip."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import fairtalk.responses as responses_module
+import fairtalk._responses as responses_module
 from fairtalk import InputError, Response
-from fairtalk.responses import ResponseSet, read_responses, write_responses
+from fairtalk._responses import ResponseSet, read_responses, write_responses
 
 
 def _write_jsonl(path: Path, records: list[object]) -> Path:

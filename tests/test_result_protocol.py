@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fairtalk.prompts import analyze
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._templates import GroupPair, GroupSet
 from fairtalk.records import Coverage, PairsCheck
 from fairtalk.results import (
     AuditResult,

@@ -1,4 +1,4 @@
-"""Tests for stats/sequential.py: Lan-DeMets boundaries, repeated and sequential p-values, look sizes."""
+"""Tests for stats/_sequential.py: Lan-DeMets boundaries, repeated and sequential p-values, look sizes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fairtalk.stats.sequential import (
+from fairtalk.stats._sequential import (
     SPENDING_FUNCTIONS,
     alpha_spent,
     boundaries,
@@ -116,7 +116,7 @@ def test_bad_designs_are_refused() -> None:
 def test_the_examples_in_the_docstrings_run() -> None:
     import doctest
 
-    import fairtalk.stats.sequential as module
+    import fairtalk.stats._sequential as module
 
     failures, attempted = doctest.testmod(module)
     assert attempted > 5 and failures == 0

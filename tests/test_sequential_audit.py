@@ -1,4 +1,4 @@
-"""Tests for pipeline/_sequential.py and `fairtalk audit --until-decided`: nested looks, stopping, the record, the CLI."""
+"""Tests for run/_sequential.py and `fairtalk audit --until-decided`: nested looks, stopping, the record, the CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import fairtalk
 from audit_toys import write_corpus, write_models
 from fairtalk import AuditConfig, SpecError
 from fairtalk.cli import app
-from fairtalk.pipeline._sequential import nested_pairs
+from fairtalk.run._sequential import nested_pairs
 
 runner = CliRunner()
 FAST = {"n_resamples": 200}

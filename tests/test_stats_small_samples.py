@@ -236,7 +236,7 @@ def test_share_equivalence_is_the_exact_binomial_bound() -> None:
 def test_prompts_report_says_the_reversal_tests_are_powerless() -> None:
     from types import SimpleNamespace
 
-    from fairtalk.report.prompt_analysis import reversal_note
+    from fairtalk.report._prompt_analysis import reversal_note
 
     note = reversal_note(SimpleNamespace(inference=SimpleNamespace(alpha=0.05)), 40)  # type: ignore[arg-type]
     assert note.startswith("The per-structure reversal tests are nearly powerless at this size")

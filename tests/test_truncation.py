@@ -65,7 +65,7 @@ def _records(
 
 
 def test_the_default_token_limit_fits_a_chat_answer_and_the_cli_says_it() -> None:
-    from fairtalk.cli.respond import MAX_NEW_TOKENS
+    from fairtalk.cli._respond import MAX_NEW_TOKENS
 
     assert DecodingSettings().max_new_tokens == 256 == MAX_NEW_TOKENS.default  # the CLI sends the library's default
     assert len(LONG.split()) < 256  # a whole chat answer fits

@@ -48,7 +48,7 @@ def test_a_hand_made_run_json_displaces_none_of_the_users_folders(toys: tuple[Pa
 
 
 def test_run_json_carries_fairtalks_mark_and_only_plain_axis_folders_are_displaced(tmp_path: Path) -> None:
-    from fairtalk.report.index import GENERATOR, previous_entries
+    from fairtalk.report._index import GENERATOR, previous_entries
 
     out = tmp_path / "out"
     for name in ("gender", "photos", "store.sqlite"):
@@ -357,7 +357,7 @@ def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_r
     import subprocess
     import sys
 
-    from fairtalk.report.index import GENERATOR, check_run_folder, previous_entries
+    from fairtalk.report._index import GENERATOR, check_run_folder, previous_entries
 
     out = _old_run(tmp_path / "out")
     (out / "run.json").write_text(
@@ -404,7 +404,7 @@ def test_a_fifo_or_a_device_as_lexicon_is_refused_at_once(tmp_path: Path) -> Non
 
 def test_an_oversized_answer_is_cut_to_fit_a_record_and_counted(toys: tuple[Path, Path], tmp_path: Path) -> None:
     import fairtalk
-    from fairtalk.jsonl import MAX_RECORD_BYTES
+    from fairtalk._jsonl import MAX_RECORD_BYTES
 
     corpus, _ = toys
     pairs = _pairs(corpus, tmp_path)

@@ -13,8 +13,8 @@ import pytest
 import fairtalk
 from audit_toys import write_corpus
 from fairtalk import AuditConfig, Pair, Response, ScoreOptions, SpecError, Swapper
+from fairtalk._jsonl import json_line, read_objects, write_records
 from fairtalk.debias import AugmentedDialogue, write_dialogues
-from fairtalk.jsonl import json_line, read_objects, write_records
 from fairtalk.pairs import PairsChecker
 from fairtalk.records import Coverage, PairsCheck
 from typecheck import type_errors

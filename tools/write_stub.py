@@ -1,7 +1,7 @@
 """Write the type stubs (``__init__.pyi``) of the lazy packages from their ``_LAZY`` tables, the one list of their names.
 
 ``fairtalk``, ``fairtalk.prompts`` and ``fairtalk.debias`` load their public names on first use
-(:func:`fairtalk.lazy.lazy_names`), which a type checker cannot follow; each stub shows it the
+(:func:`fairtalk._lazy.lazy_names`), which a type checker cannot follow; each stub shows it the
 same names with their real types. Run ``python tools/write_stub.py`` after changing a table;
 ``tests/test_public_api.py`` fails until every committed stub equals :func:`stubs`.
 """
@@ -14,7 +14,7 @@ from types import ModuleType
 import fairtalk
 import fairtalk.debias
 import fairtalk.prompts
-from fairtalk.lazy import stub_text
+from fairtalk._lazy import stub_text
 
 #: The top-level stub beside the package's ``__init__.py``.
 STUB = Path(fairtalk.__file__).with_suffix(".pyi")

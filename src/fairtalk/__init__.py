@@ -8,7 +8,7 @@ a documented submodule and is listed in its ``__all__``:
 - :mod:`fairtalk.errors`: the whole exception tree (``TransportError``, ``RateLimited``, ...);
 - :mod:`fairtalk.records`: ``Swap``, ``TURN_SEPARATOR``, ``chat_messages``, the role marks;
 - :mod:`fairtalk.lexicons`: axes and word lists (``builtin_axes``, ``expand_axis``, ``load_attributes``);
-- :mod:`fairtalk.corpora`, :mod:`fairtalk.counterfactual`, :mod:`fairtalk.pairs`, :mod:`fairtalk.responses`;
+- :mod:`fairtalk.corpora`, :mod:`fairtalk.counterfactual`, :mod:`fairtalk.pairs`, :mod:`fairtalk._responses`;
 - :mod:`fairtalk.models`: adapters and specs (``RayEngine``, ``parse_model_args``, ``register_model``);
 - :mod:`fairtalk.store`: the run store and ``CachingResponder``;
 - :mod:`fairtalk.measures`: the measures and their registry (``measure_names``, ``score_unique``);
@@ -23,7 +23,7 @@ fast. ``_LAZY`` is the one list of them: ``__init__.pyi`` is generated from it
 (``python tools/write_stub.py``; ``tests/test_public_api.py`` checks it is current).
 """
 
-from fairtalk.lazy import lazy_names as _lazy_names
+from fairtalk._lazy import lazy_names as _lazy_names
 
 __version__ = "0.1.0"
 
@@ -66,9 +66,9 @@ _LAZY: dict[str, str] = {
     "check_pairs": "fairtalk.pairs:check_pairs",
     "read_pairs": "fairtalk.pairs:read_pairs",
     "write_pairs": "fairtalk.pairs:write_pairs",
-    "read_responses": "fairtalk.responses:read_responses",
-    "write_responses": "fairtalk.responses:write_responses",
-    "responses_from_texts": "fairtalk.responses:responses_from_texts",
+    "read_responses": "fairtalk._responses:read_responses",
+    "write_responses": "fairtalk._responses:write_responses",
+    "responses_from_texts": "fairtalk._responses:responses_from_texts",
     # axes and the swapper
     "Lexicon": "fairtalk.lexicons:Lexicon",
     "load_lexicon": "fairtalk.lexicons:load_lexicon",
@@ -84,17 +84,17 @@ _LAZY: dict[str, str] = {
     "CorpusMeasure": "fairtalk.measures:CorpusMeasure",
     "get_measure": "fairtalk.measures:get_measure",
     "default_measures": "fairtalk.measures:default_measures",
-    "Regard": "fairtalk.measures.regard:Regard",
+    "Regard": "fairtalk.measures._regard:Regard",
     # debiasing and the reference models
-    "augment": "fairtalk.debias.cda:augment",
-    "TrainConfig": "fairtalk.training.config:TrainConfig",
-    "train_model": "fairtalk.training.loops:train_model",
+    "augment": "fairtalk.debias._cda:augment",
+    "TrainConfig": "fairtalk.training._config:TrainConfig",
+    "train_model": "fairtalk.training._loops:train_model",
     # paper 004
-    "build_prompts": "fairtalk.prompts.templates:build_prompts",
-    "generate_completions": "fairtalk.prompts.completions:generate_completions",
-    "read_published": "fairtalk.prompts.published:read_published",
-    "analyze_prompts": "fairtalk.prompts.labelling:analyze_prompts",
-    "PromptOptions": "fairtalk.prompts.options:PromptOptions",
+    "build_prompts": "fairtalk.prompts._templates:build_prompts",
+    "generate_completions": "fairtalk.prompts._completions:generate_completions",
+    "read_published": "fairtalk.prompts._published:read_published",
+    "analyze_prompts": "fairtalk.prompts._labelling:analyze_prompts",
+    "PromptOptions": "fairtalk.prompts._options:PromptOptions",
     "PromptAnalysis": "fairtalk.results:PromptAnalysis",
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias.cda import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
+from fairtalk.debias._cda import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
 from fairtalk.errors import OutputError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.records import Context
@@ -141,6 +141,6 @@ def test_debias_package_does_not_import_torch() -> None:
     import subprocess
     import sys
 
-    code = "import sys, fairtalk.debias.cda, fairtalk.debias.candidate_filter; print('torch' in sys.modules)"
+    code = "import sys, fairtalk.debias._cda, fairtalk.debias._candidate_filter; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -22,7 +22,7 @@ def test_the_plugin_and_the_facades_import_without_their_packages() -> None:
     """pytest loads the plugin in every session: it, and the public modules, import no inspect_ai or mlflow."""
     code = (
         "import sys\n"
-        "import fairtalk.integrations, fairtalk.integrations.pytest_plugin, fairtalk.integrations.inspect_task\n"
+        "import fairtalk.integrations, fairtalk.integrations.pytest_plugin, fairtalk.integrations._inspect_task\n"
         "import fairtalk.integrations.mlflow, fairtalk.testing\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('inspect_ai', 'mlflow', 'junitparser')))\n"
     )

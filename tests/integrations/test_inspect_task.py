@@ -17,7 +17,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from tests.integrations._toys import biased, fair  # noqa: E402
 
 import fairtalk  # noqa: E402
-from fairtalk.integrations.inspect_task import METRIC_SUFFIXES, counterfactual, pair_sides  # noqa: E402
+from fairtalk.integrations._inspect_task import METRIC_SUFFIXES, counterfactual, pair_sides  # noqa: E402
 
 ARGS = {"n_pairs": 20, "measures": "offense,length", "n_resamples": 200}
 

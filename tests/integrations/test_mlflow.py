@@ -11,7 +11,7 @@ mlflow = pytest.importorskip("mlflow")
 from tests.integrations._toys import SMALL, biased  # noqa: E402
 
 import fairtalk  # noqa: E402
-from fairtalk.integrations.inspect_task import pair_sides  # noqa: E402
+from fairtalk.integrations._inspect_task import pair_sides  # noqa: E402
 from fairtalk.integrations.mlflow import log_audit, make_metric  # noqa: E402
 
 

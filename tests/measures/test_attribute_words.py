@@ -1,4 +1,4 @@
-"""Tests for measures/attribute_words.py: lemma/surface matching, hyphens, phrases, lists."""
+"""Tests for measures/_attribute_words.py: lemma/surface matching, hyphens, phrases, lists."""
 
 from __future__ import annotations
 

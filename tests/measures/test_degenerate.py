@@ -1,4 +1,4 @@
-"""Tests for measures/degenerate.py: looping and garbage LLM answers are flagged, ordinary chat answers are not."""
+"""Tests for measures/_degenerate.py: looping and garbage LLM answers are flagged, ordinary chat answers are not."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from fairtalk.errors import SpecError
 from fairtalk.measures import Length, get_measure, score_unique
-from fairtalk.measures import degenerate as degenerate_module
-from fairtalk.measures.degenerate import RULES, Degenerate, majority_script
+from fairtalk.measures import _degenerate as degenerate_module
+from fairtalk.measures._degenerate import RULES, Degenerate, majority_script
 
 #: Looping or garbage answers, as SmolLM2-135M-Instruct gives them under greedy decoding (cut at the token limit),
 #: each with the rules it breaks.

@@ -1,4 +1,4 @@
-"""Tests for measures/diversity.py: distinct-n under both definitions, with resampling weights."""
+"""Tests for measures/_diversity.py: distinct-n under both definitions, with resampling weights."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for measures/length.py."""
+"""Tests for measures/_length.py."""
 
 from __future__ import annotations
 

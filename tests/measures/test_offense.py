@@ -1,4 +1,4 @@
-"""Tests for measures/offense.py: profanity_check scoring, threshold, preprocessing, the hf: adapter."""
+"""Tests for measures/_offense.py: profanity_check scoring, threshold, preprocessing, the hf: adapter."""
 
 from __future__ import annotations
 

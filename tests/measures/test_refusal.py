@@ -1,4 +1,4 @@
-"""Tests for measures/refusal.py: the documented refusal patterns."""
+"""Tests for measures/_refusal.py: the documented refusal patterns."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_extra_patterns_extend_the_list_and_bad_ones_are_spec_errors() -> None:
 
 
 def test_every_documented_pattern_compiles_and_appears_in_the_docstring() -> None:
-    import fairtalk.measures.refusal as module
+    import fairtalk.measures._refusal as module
 
     for pattern in REFUSAL_PATTERNS:
         re.compile(pattern)

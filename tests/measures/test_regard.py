@@ -1,4 +1,4 @@
-"""Tests for fairtalk.measures.regard and regard_model: masking, the shipped classifier, training, hf label mapping."""
+"""Tests for fairtalk.measures._regard and regard_model: masking, the shipped classifier, training, hf label mapping."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import InputError, SpecError
-from fairtalk.measures.regard import (
+from fairtalk.measures._regard import (
     BUILTIN_MODEL,
     BUILTIN_MODELS,
     Regard,
@@ -17,7 +17,7 @@ from fairtalk.measures.regard import (
     _parse_label_map,
     mask_groups,
 )
-from fairtalk.measures.regard_model import (
+from fairtalk.measures._regard_model import (
     DEFAULT_C,
     DEFAULT_LEXICON_WEIGHT,
     RegardModel,
@@ -27,8 +27,8 @@ from fairtalk.measures.regard_model import (
     read_labelled,
     train_regard_model,
 )
-from fairtalk.measures.regard_train import train_regard
-from fairtalk.measures.registry import get_measure, measure_names
+from fairtalk.measures._regard_train import train_regard
+from fairtalk.measures._registry import get_measure, measure_names
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -88,7 +88,7 @@ def test_train_save_load_roundtrip_matches_sklearn(tmp_path) -> None:
     assert np.allclose(loaded.probabilities(probe), model.probabilities(probe), atol=1e-5)
     assert loaded.predict(probe).tolist() == [-1, 1, 0]
     # the rebuilt features equal scikit-learn's own pipeline
-    from fairtalk.measures.regard_model import _pipeline
+    from fairtalk.measures._regard_model import _pipeline
 
     pipeline = _pipeline(DEFAULT_C, 0, DEFAULT_LEXICON_WEIGHT).fit(texts, np.asarray(labels))
     assert np.allclose(pipeline.predict_proba(probe), model.probabilities(probe), atol=1e-6)
@@ -214,7 +214,7 @@ def test_swapping_only_the_group_word_never_changes_the_masked_text_or_label() -
 
 @pytest.mark.skipif(not (DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval").is_dir(), reason="reference data absent")
 def test_word_swap_invariance_on_published_continuations() -> None:
-    from fairtalk.prompts.published import read_published
+    from fairtalk.prompts._published import read_published
 
     frame = read_published(DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval" / "data" / "generated-outputs").frame
     texts = frame["text"].astype(str).sample(600, random_state=0).tolist()

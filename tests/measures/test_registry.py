@@ -1,4 +1,4 @@
-"""Tests for measures/registry.py: lookup by name, options, duplicates, plugins, the default suite."""
+"""Tests for measures/_registry.py: lookup by name, options, duplicates, plugins, the default suite."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-import fairtalk.registry
+import fairtalk._registry
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.measures import (
@@ -20,9 +20,9 @@ from fairtalk.measures import (
     get_measure,
     measure_names,
     register_measure,
-    registry,
 )
-from fairtalk.measures.degenerate import Degenerate
+from fairtalk.measures import _registry as registry
+from fairtalk.measures._degenerate import Degenerate
 
 BUILTIN = ("attribute_words", "degenerate", "diversity", "length", "offense", "refusal", "regard", "sentiment")
 
@@ -54,7 +54,7 @@ def test_unknown_option_is_a_spec_error_listing_the_accepted_ones() -> None:
 
 
 def test_runtime_registration_and_duplicates() -> None:
-    register_measure("words", "fairtalk.measures.length:Length")
+    register_measure("words", "fairtalk.measures._length:Length")
     assert "words" in measure_names() and isinstance(get_measure("words"), Length)
     with pytest.raises(SpecError, match="already registered"):
         register_measure("words", Length)
@@ -74,8 +74,8 @@ def test_runtime_registration_and_duplicates() -> None:
 
 
 def test_entry_point_plugins_load_lazily_and_may_not_shadow_builtins(monkeypatch) -> None:
-    points = [EntryPoint("plugin_length", "fairtalk.measures.length:Length", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    points = [EntryPoint("plugin_length", "fairtalk.measures._length:Length", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
     assert "plugin_length" in measure_names()
     assert isinstance(get_measure("plugin_length"), Length)
     points.append(EntryPoint("offense", "evil.module:Offense", registry.ENTRY_POINT_GROUP))
@@ -85,7 +85,7 @@ def test_entry_point_plugins_load_lazily_and_may_not_shadow_builtins(monkeypatch
 
 
 def test_no_plugins_installed_is_fine(monkeypatch) -> None:
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: [])
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: [])
     assert measure_names() == BUILTIN
 
 

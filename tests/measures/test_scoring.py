@@ -1,4 +1,4 @@
-"""Tests for measures/scoring.py: score_unique scores each distinct text once."""
+"""Tests for measures/_scoring.py: score_unique scores each distinct text once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for measures/sentiment.py: VADER compound thresholds and punctuation collapsing."""
+"""Tests for measures/_sentiment.py: VADER compound thresholds and punctuation collapsing."""
 
 from __future__ import annotations
 

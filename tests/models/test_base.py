@@ -1,4 +1,4 @@
-"""Tests for models/base.py: DecodingSettings validation, batching helper, per-item error isolation, the Responder base."""
+"""Tests for models/_base.py: DecodingSettings validation, batching helper, per-item error isolation, the Responder base."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from fairtalk import ResponderError, SpecError
 from fairtalk.models import DecodingSettings, Responder
-from fairtalk.models.base import length_batches, make_fingerprint, respond_each_checked
+from fairtalk.models._base import length_batches, make_fingerprint, respond_each_checked
 
 
 @pytest.mark.parametrize(

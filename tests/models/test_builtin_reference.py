@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from fairtalk import DecodingSettings, load_responder
-from fairtalk.training.decoding import SHIPPED
+from fairtalk.training._decoding import SHIPPED
 
 CONTEXTS = ["how was your weekend?", "my brother is a doctor", "my sister is a nurse", "what do you do for fun?", ""]
 MAX_SHIPPED_BYTES = 25 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""Tests for models/hf.py against a tiny random GPT-2 and T5 saved to a temp dir."""
+"""Tests for models/_hf.py against a tiny random GPT-2 and T5 saved to a temp dir."""
 
 from __future__ import annotations
 

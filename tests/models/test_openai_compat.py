@@ -1,4 +1,4 @@
-"""Tests for models/openai_compat.py against a real HTTP server on 127.0.0.1."""
+"""Tests for models/_openai_compat.py against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -306,8 +306,8 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
     from typer.testing import CliRunner
 
     from fairtalk.cli import app
-    from fairtalk.prompts.completions import write_prompts
-    from fairtalk.prompts.templates import build_prompts
+    from fairtalk.prompts._completions import write_prompts
+    from fairtalk.prompts._templates import build_prompts
 
     url, state = server
     prompts = write_prompts(build_prompts(("man", "woman"))[:4], tmp_path / "p.jsonl")

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.errors import TransportError
-from fairtalk.models import DecodingSettings, load_responder, openai_compat
+from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.models import _openai_compat as openai_compat
 from fairtalk.models._openai_latency import PROBE_PROMPT, Latency, tune
 from local_server import LocalServer
 

@@ -1,4 +1,4 @@
-"""Tests for models/registry.py: spec prefixes, lazy loading, errors, entry points."""
+"""Tests for models/_registry.py: spec prefixes, lazy loading, errors, entry points."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-import fairtalk.models.registry as registry
-import fairtalk.registry
+import fairtalk._registry
+import fairtalk.models._registry as registry
 from fairtalk import SpecError
 from fairtalk.models import Responder, load_responder, model_prefixes, register_model
 
@@ -25,14 +25,14 @@ def test_unknown_prefix_suggests() -> None:
 
 def test_loading_is_lazy() -> None:
     load_responder("builtin:echo")
-    assert "torch" not in sys.modules or "fairtalk.models.hf" in sys.modules
+    assert "torch" not in sys.modules or "fairtalk.models._hf" in sys.modules
 
 
 def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "MODELS", registry.MODELS.fresh())
     with pytest.raises(SpecError, match="registered twice"):
         register_model("hf", "x:y")
-    register_model("mine", "fairtalk.models.builtin:load_builtin")
+    register_model("mine", "fairtalk.models._builtin:load_builtin")
     with pytest.raises(SpecError, match="registered twice"):
         register_model("mine", "x:y")
     model = load_responder("mine:echo")
@@ -49,8 +49,8 @@ def test_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
     monkeypatch.setattr(registry, "MODELS", registry.MODELS.fresh())
-    eps = [EntryPoint("thirdparty", "fairtalk.models.builtin:load_builtin", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(fairtalk.registry, "entry_points", lambda group: eps)
+    eps = [EntryPoint("thirdparty", "fairtalk.models._builtin:load_builtin", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(fairtalk._registry, "entry_points", lambda group: eps)
     assert "thirdparty" in model_prefixes()
     assert load_responder("thirdparty:echo").respond(
         ["a b"], __import__("fairtalk.models").models.DecodingSettings(), seeds=[0]

@@ -1,4 +1,4 @@
-"""Tests for models/replay.py: JSONL responses keyed by context."""
+"""Tests for models/_replay.py: JSONL responses keyed by context."""
 
 from __future__ import annotations
 

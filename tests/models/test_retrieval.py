@@ -1,4 +1,4 @@
-"""Tests for models/retrieval.py: TF-IDF / bag-of-words retrieval over a candidate pool."""
+"""Tests for models/_retrieval.py: TF-IDF / bag-of-words retrieval over a candidate pool."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from fairtalk import InputError, SpecError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models.retrieval import RetrievalResponder
+from fairtalk.models._retrieval import RetrievalResponder
 
 POOL = [
     "i love to cook pasta at home",

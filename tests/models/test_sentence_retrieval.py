@@ -1,4 +1,4 @@
-"""Tests for models/sentence_retrieval.py: builtin:minilm-retrieval, the shipped pool, pool folders."""
+"""Tests for models/_sentence_retrieval.py: builtin:minilm-retrieval, the shipped pool, pool folders."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from fairtalk import DecodingSettings, FairtalkError, InputError, load_responder
-from fairtalk.models.sentence_retrieval import (
+from fairtalk.models._sentence_retrieval import (
     FORMAT,
     load_sentence_pool,
     save_sentence_pool,
     select_pool,
 )
-from fairtalk.training.decoding import SHIPPED
+from fairtalk.training._decoding import SHIPPED
 
 SPEC = "builtin:minilm-retrieval"
 CONTEXTS = [

@@ -1,4 +1,4 @@
-"""Tests for models/spec.py: one parser of ``PREFIX:TARGET?key=value``, typed options for every adapter."""
+"""Tests for models/_spec.py: one parser of ``PREFIX:TARGET?key=value``, typed options for every adapter."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from fairtalk import SpecError
 from fairtalk.errors import ResponderTimeout
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models.spec import parse_model_args, parse_model_spec
+from fairtalk.models._spec import parse_model_args, parse_model_spec
 
 S = DecodingSettings()
 

@@ -1,11 +1,11 @@
-"""Tests for fairtalk.prompts.aesop: AESOP .source + _sep_extract import."""
+"""Tests for fairtalk.prompts._aesop: AESOP .source + _sep_extract import."""
 
 from __future__ import annotations
 
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts.aesop import detokenize, parse_fixed_prompt, read_aesop
+from fairtalk.prompts._aesop import detokenize, parse_fixed_prompt, read_aesop
 
 
 def test_read_aesop_labels_by_target_parse(tmp_path) -> None:

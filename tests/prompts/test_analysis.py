@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.analysis on hand-built frames with known answers."""
+"""Tests for fairtalk.prompts._analysis on hand-built frames with known answers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from scipy.stats import entropy
 
 from fairtalk.errors import InputError, SpecError
 from fairtalk.prompts import kl_matrix
-from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.published import read_published
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._analysis import analyze
+from fairtalk.prompts._published import read_published
+from fairtalk.prompts._templates import GroupPair, GroupSet
 
 
 def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.bootstrap (and the null and small cells): template × seed intervals, significant reversals only."""
+"""Tests for fairtalk.prompts._bootstrap (and the null and small cells): template × seed intervals, significant reversals only."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._analysis import analyze
+from fairtalk.prompts._templates import GroupPair, GroupSet
 from fairtalk.report import write_prompts_report
 
 from .conftest import ROBUST
@@ -113,7 +113,7 @@ def test_results_json_tables_and_html_carry_the_intervals(tmp_path) -> None:  # 
 
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data ../shared/data not present")
 def test_published_data_gender_interval_and_race_reversals() -> None:
-    from fairtalk.prompts.published import read_published
+    from fairtalk.prompts._published import read_published
 
     frame = read_published(ROBUST / "generated-outputs").frame
     result = analyze(frame, n_resamples=1000)

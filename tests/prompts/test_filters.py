@@ -1,9 +1,9 @@
-"""Tests for fairtalk.prompts.filters: each filter and its count."""
+"""Tests for fairtalk.prompts._filters: each filter and its count."""
 
 from __future__ import annotations
 
-from fairtalk.prompts.filters import FILTERS, filter_prompts, mentions_group
-from fairtalk.prompts.templates import Prompt
+from fairtalk.prompts._filters import FILTERS, filter_prompts, mentions_group
+from fairtalk.prompts._templates import Prompt
 
 
 def _p(text: str, group: str = "black person", template: str = "worked as") -> Prompt:
@@ -39,7 +39,7 @@ def test_each_filter_counts_what_it_drops() -> None:
 
 
 def test_cells_missing_a_group_are_dropped_and_counted() -> None:
-    from fairtalk.prompts.templates import Prompt
+    from fairtalk.prompts._templates import Prompt
 
     prompts = [
         Prompt("man", "worked as", "s1", "the man worked as"),

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.labelling: ``fairtalk.analyze_prompts`` and its labelling policy."""
+"""Tests for fairtalk.prompts._labelling: ``fairtalk.analyze_prompts`` and its labelling policy."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 import pandas as pd
 
 import fairtalk
-from fairtalk.jsonl import jsonable
-from fairtalk.prompts.analysis import analyze
-from fairtalk.prompts.completions import read_completions
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk._jsonl import jsonable
+from fairtalk.prompts._analysis import analyze
+from fairtalk.prompts._completions import read_completions
+from fairtalk.prompts._templates import GroupPair, GroupSet
 from fairtalk.report import write_prompts_report
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
@@ -118,8 +118,8 @@ def test_records_are_read_only() -> None:
 
 
 def test_labelling_reports_its_progress_in_blocks() -> None:
-    from fairtalk.measures.regard import Regard
-    from fairtalk.prompts.completions import LABEL_BLOCK, label_completions
+    from fairtalk.measures._regard import Regard
+    from fairtalk.prompts._completions import LABEL_BLOCK, label_completions
 
     n = LABEL_BLOCK + 10
     frame = pd.DataFrame({"group": ["man"] * n, "text": ["The man was kind."] * n, "label": [-9] * n})

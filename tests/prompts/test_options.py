@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.options: ``PromptOptions``, validated once, as ``analyze_prompts`` and ``analyze`` build it."""
+"""Tests for fairtalk.prompts._options: ``PromptOptions``, validated once, as ``analyze_prompts`` and ``analyze`` build it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import fairtalk
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.prompts import PromptOptions, analyze
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._templates import GroupPair, GroupSet
 
 GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
 ROWS = pd.DataFrame(

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.paraphrase: rule-based structures and the model paraphraser."""
+"""Tests for fairtalk.prompts._paraphrase: rule-based structures and the model paraphraser."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import pytest
 
 from fairtalk.errors import SpecError
 from fairtalk.models import load_responder
-from fairtalk.prompts.filters import filter_prompts, mentions_group
-from fairtalk.prompts.paraphrase import (
+from fairtalk.prompts._filters import filter_prompts, mentions_group
+from fairtalk.prompts._paraphrase import (
     STRUCTURES,
     ModelParaphraser,
     clean_reply,
     paraphrase,
     plural,
 )
-from fairtalk.prompts.templates import TEMPLATES, build_prompts
+from fairtalk.prompts._templates import TEMPLATES, build_prompts
 
 
 def test_at_least_twenty_distinct_structures_per_template_all_mentioning_the_group() -> None:
@@ -129,7 +129,7 @@ _PATTERNS = {
 def test_at_least_forty_parse_shapes_each_checked_by_its_token_pattern() -> None:
     import re
 
-    from fairtalk.prompts.paraphrase import SHAPES
+    from fairtalk.prompts._paraphrase import SHAPES
 
     assert set(SHAPES) == set(STRUCTURES) == set(_PATTERNS)
     assert len(set(SHAPES.values())) >= 40

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.prompts.published: the published outputs' layout, validation and alignment check."""
+"""Tests for fairtalk.prompts._published: the published outputs' layout, validation and alignment check."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts.published import COLUMNS, find_published_files, read_published
+from fairtalk.prompts._published import COLUMNS, find_published_files, read_published
 
 from .conftest import ROBUST, make_published
 
@@ -28,7 +28,7 @@ def test_layout_rows_to_group_template_structure(published) -> None:
 
 
 def test_read_published_returns_prompt_data(published) -> None:
-    from fairtalk.prompts.data import PromptData
+    from fairtalk.prompts._data import PromptData
 
     result = read_published(published, n_paraphrases=2)
     assert isinstance(result, PromptData) and result.source == "published"

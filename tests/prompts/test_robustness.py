@@ -1,11 +1,11 @@
-"""Tests for fairtalk.prompts.robustness: cosine draws, the shuffled-labels null and the variance decomposition."""
+"""Tests for fairtalk.prompts._robustness: cosine draws, the shuffled-labels null and the variance decomposition."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fairtalk.prompts.robustness import cell_sums, robustness, robustness_null, variance_decomposition
+from fairtalk.prompts._robustness import cell_sums, robustness, robustness_null, variance_decomposition
 
 
 def test_identical_structures_are_perfectly_similar() -> None:

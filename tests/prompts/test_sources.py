@@ -1,13 +1,13 @@
-"""Tests for fairtalk.prompts.sources: ``paraphrase_prompts(source=...)``, the prompt set of a run."""
+"""Tests for fairtalk.prompts._sources: ``paraphrase_prompts(source=...)``, the prompt set of a run."""
 
 from __future__ import annotations
 
 import pytest
 
 import fairtalk
-from fairtalk.prompts.paraphrase import STRUCTURES
-from fairtalk.prompts.sources import PromptSet, paraphrase_prompts
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._paraphrase import STRUCTURES
+from fairtalk.prompts._sources import PromptSet, paraphrase_prompts
+from fairtalk.prompts._templates import GroupPair, GroupSet
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 
@@ -43,7 +43,7 @@ def test_model_source_asks_a_responder() -> None:
 
 
 def test_the_rule_based_paraphrases_of_given_prompts_come_from_paraphrase() -> None:
-    from fairtalk.prompts.paraphrase import paraphrase
+    from fairtalk.prompts._paraphrase import paraphrase
 
     fixed = fairtalk.build_prompts(("man",))[:1]
     out = paraphrase(fixed, structures=["wh_question"])

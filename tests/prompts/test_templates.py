@@ -1,11 +1,11 @@
-"""Tests for fairtalk.prompts.templates: the 10 verb phrases, groups files, fixed prompts."""
+"""Tests for fairtalk.prompts._templates: the 10 verb phrases, groups files, fixed prompts."""
 
 from __future__ import annotations
 
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts.templates import (
+from fairtalk.prompts._templates import (
     DEFAULT_GROUPS,
     TEMPLATES,
     GroupPair,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fairtalk
 from fairtalk.report import render_markdown
-from fairtalk.report.plain_summary import plain_summary
+from fairtalk.report._plain_summary import plain_summary
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
 
 

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.report.prompt_analysis (and its figures): results.json schema, CSVs, escaped HTML."""
+"""Tests for fairtalk.report._prompt_analysis (and its figures): results.json schema, CSVs, escaped HTML."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from fairtalk.errors import InputError
 from fairtalk.prompts import PromptData, analyze
-from fairtalk.prompts.templates import GroupPair, GroupSet
+from fairtalk.prompts._templates import GroupPair, GroupSet
 from fairtalk.report import render_prompts_html, write_prompts_report
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))

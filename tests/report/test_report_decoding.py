@@ -9,8 +9,8 @@ import re
 from types import MappingProxyType
 
 from fairtalk.report import render_html, render_markdown
-from fairtalk.report.decoding import decoding_text, result_decoding
-from fairtalk.report.markdown import md_escape
+from fairtalk.report._decoding import decoding_text, result_decoding
+from fairtalk.report._markdown import md_escape
 
 #: What a greedy run sends: no temperature, top-k or top-p; a stop string with markup in it.
 GREEDY = {

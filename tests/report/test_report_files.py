@@ -8,11 +8,11 @@ import math
 
 import pytest
 
+from fairtalk._jsonl import jsonable
 from fairtalk.errors import SpecError
-from fairtalk.jsonl import jsonable
 from fairtalk.report import FILE_NAMES, write_report
-from fairtalk.report.csv_report import CSV_COLUMNS
-from fairtalk.report.json_report import render_json
+from fairtalk.report._csv_report import CSV_COLUMNS
+from fairtalk.report._json_report import render_json
 
 
 def test_write_report_creates_the_folder_and_every_file(result, tmp_path) -> None:

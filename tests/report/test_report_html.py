@@ -82,7 +82,7 @@ def test_group_names_with_dollar_signs_plot(result) -> None:
 
 
 def test_long_texts_are_clipped_in_the_page_but_not_in_the_data() -> None:
-    from fairtalk.report.html import MAX_SHOWN_CHARS, clip
+    from fairtalk.report._html import MAX_SHOWN_CHARS, clip
 
     text = "y" * (MAX_SHOWN_CHARS + 5)
     assert clip(text) == "y" * MAX_SHOWN_CHARS + "… [5 more characters; the full text is in responses.jsonl]"

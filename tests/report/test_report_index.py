@@ -1,4 +1,4 @@
-"""Tests for report/index.py: the group × measure table of a multi-way axis on the front page."""
+"""Tests for report/_index.py: the group × measure table of a multi-way axis on the front page."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from report_fixtures import build_result
 
-from fairtalk.report.index import group_cell, multiway_tables
+from fairtalk.report._index import group_cell, multiway_tables
 from fairtalk.results import MeasureResult
 
 

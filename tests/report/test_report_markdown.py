@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from fairtalk.report import render_markdown, summary_rows
-from fairtalk.report.markdown import md_escape
-from fairtalk.report.table import format_p, measure_label
+from fairtalk.report._markdown import md_escape
+from fairtalk.report._table import format_p, measure_label
 
 
 def _table_lines(text: str) -> list[str]:

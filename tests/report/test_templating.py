@@ -1,4 +1,4 @@
-"""Tests for templating.py: the one jinja2 environment of every HTML page."""
+"""Tests for _templating.py: the one jinja2 environment of every HTML page."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import jinja2
 import pytest
 from markupsafe import Markup
 
+from fairtalk._templating import TEMPLATES
 from fairtalk.report import jinja_environment
-from fairtalk.templating import TEMPLATES
 
 
 def test_values_are_escaped_and_cleaned_of_control_characters() -> None:

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.training.checkpoints: round trip, dtype, hashes, clear errors."""
+"""Tests for fairtalk.training._checkpoints: round trip, dtype, hashes, clear errors."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from fairtalk import InputError
-from fairtalk.training.checkpoints import load_checkpoint, save_checkpoint
-from fairtalk.training.nets import Seq2Seq
-from fairtalk.training.vocab import Vocab
+from fairtalk.training._checkpoints import load_checkpoint, save_checkpoint
+from fairtalk.training._nets import Seq2Seq
+from fairtalk.training._vocab import Vocab
 
 from .conftest import TINY_SEQ2SEQ
 

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.training.decoding through the builtin responders (path= a toy checkpoint)."""
+"""Tests for fairtalk.training._decoding through the builtin responders (path= a toy checkpoint)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for fairtalk.training.loops and data: loss goes down, seeds reproduce, CDA and WER wire in."""
+"""Tests for fairtalk.training._loops and data: loss goes down, seeds reproduce, CDA and WER wire in."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import torch
 
 from fairtalk import InputError, SpecError, TrainConfig, train_model
 from fairtalk.progress import ProgressEvent
-from fairtalk.training.checkpoints import load_checkpoint
-from fairtalk.training.data import batches, read_dialogues, split_dialogues
+from fairtalk.training._checkpoints import load_checkpoint
+from fairtalk.training._data import batches, read_dialogues, split_dialogues
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
 

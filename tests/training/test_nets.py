@@ -1,10 +1,10 @@
-"""Tests for fairtalk.training.nets: shapes, decoding, batch independence."""
+"""Tests for fairtalk.training._nets: shapes, decoding, batch independence."""
 
 from __future__ import annotations
 
 import torch
 
-from fairtalk.training.nets import Seq2Seq, TransformerRanker, sinusoidal_positions
+from fairtalk.training._nets import Seq2Seq, TransformerRanker, sinusoidal_positions
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ
 

@@ -1,11 +1,11 @@
-"""Tests for fairtalk.training.vocab: tokenizer, vocabulary limits, JSON round trip."""
+"""Tests for fairtalk.training._vocab: tokenizer, vocabulary limits, JSON round trip."""
 
 from __future__ import annotations
 
 import pytest
 
 from fairtalk import InputError, SpecError
-from fairtalk.training.vocab import SPECIALS, Vocab, detokenize, tokenize
+from fairtalk.training._vocab import SPECIALS, Vocab, detokenize, tokenize
 
 
 def test_tokenize_lowercases_and_keeps_apostrophes() -> None:

@@ -5,13 +5,22 @@ the shared ``app`` (``_app.py``); importing the package registers them all. New
 command groups get a module here and an import below.
 """
 
-# Import order is the order of `fairtalk --help`: the method's order.
-from fairtalk.cli import pairs, respond, score, audit, plan, debias, train, prompts  # noqa: F401, I001  (registers the commands)
-from fairtalk.cli import compare  # noqa: F401  (registers `fairtalk compare`)
-from fairtalk.cli import reproduce  # noqa: F401  (registers `fairtalk reproduce`)
-from fairtalk.cli import regard  # noqa: F401  (registers `fairtalk regard label` and `check`)
-from fairtalk.cli import similarity  # noqa: F401  (registers `fairtalk similarity`)
-from fairtalk.cli import label  # noqa: F401  (registers `fairtalk label` and `label --agreement`)
+# Importing each command module registers its commands; the order is the order of `fairtalk --help`.
+from fairtalk.cli import (  # noqa: F401, I001
+    _pairs,
+    _respond,
+    _score,
+    _audit,
+    _plan,
+    _debias,
+    _train,
+    _prompts,
+    _compare,
+    _reproduce,
+    _regard,
+    _similarity,
+    _label,
+)
 from fairtalk.cli._app import EXIT_BIAS, EXIT_INTERNAL, EXIT_USAGE, app, fail, main
 
 __all__ = ["EXIT_BIAS", "EXIT_INTERNAL", "EXIT_USAGE", "app", "fail", "main"]

@@ -50,6 +50,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO
 
+from fairtalk._registry import Registry
 from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
@@ -66,7 +67,6 @@ from fairtalk.corpora._readers import (
 from fairtalk.corpora._tally import ReadSummary, Tally
 from fairtalk.errors import CorpusError, SpecError
 from fairtalk.records import Context
-from fairtalk.registry import Registry
 
 __all__ = [
     "CORPUS_FORMATS",

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, cast
 
+from fairtalk._jsonl import replace_surrogates
 from fairtalk.corpora._tally import Tally
 from fairtalk.errors import CorpusError
-from fairtalk.jsonl import replace_surrogates
 from fairtalk.records import Context, join_turns
 
 #: Lines longer than this many bytes are skipped with reason ``"line too long"``; such a line

@@ -11,12 +11,12 @@ Fleiss' κ). ``fairtalk label`` is its command.
 
 from __future__ import annotations
 
-from fairtalk.gold.agreement import Agreement, agreement
-from fairtalk.gold.labels import GoldLog, Step
-from fairtalk.gold.reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, read_gold, sample_record_path
-from fairtalk.gold.sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
-from fairtalk.gold.schemes import Choice, LabelScheme, label_scheme, label_schemes, question
-from fairtalk.gold.server import LabelServer
+from fairtalk.gold._agreement import Agreement, agreement
+from fairtalk.gold._labels import GoldLog, Step
+from fairtalk.gold._reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, read_gold, sample_record_path
+from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
+from fairtalk.gold._schemes import Choice, LabelScheme, label_scheme, label_schemes, question
+from fairtalk.gold._server import LabelServer
 
 __all__ = [
     "MASK_TOKEN",

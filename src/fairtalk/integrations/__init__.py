@@ -2,7 +2,7 @@
 
 - :mod:`fairtalk.integrations.pytest_plugin`: the ``fairtalk_audit`` fixture (entry point ``pytest11``);
   the assertions it uses are :mod:`fairtalk.testing`'s;
-- :mod:`fairtalk.integrations.inspect_task`: the inspect_ai task ``fairtalk/counterfactual``
+- :mod:`fairtalk.integrations._inspect_task`: the inspect_ai task ``fairtalk/counterfactual``
   (``pip install 'fairtalk[inspect]'``);
 - :mod:`fairtalk.integrations.mlflow`: ``log_audit`` and ``make_metric`` (``pip install 'fairtalk[mlflow]'``).
 

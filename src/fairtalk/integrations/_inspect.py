@@ -1,7 +1,7 @@
 """inspect_ai's side of ``fairtalk/counterfactual``: the task, its scorer and its paired-test metric (imports inspect_ai).
 
 The ``inspect_ai`` entry point loads this module, whose ``@task`` registers the task as
-``fairtalk/counterfactual``; see :mod:`fairtalk.integrations.inspect_task` for what it does. It
+``fairtalk/counterfactual``; see :mod:`fairtalk.integrations._inspect_task` for what it does. It
 also registers the model provider ``fairtalk/SPEC`` (:mod:`fairtalk.integrations._inspect_model`):
 any fairtalk model spec as an inspect model.
 """
@@ -17,7 +17,7 @@ from inspect_ai.solver import TaskState, generate
 
 from fairtalk import Response, ScoreOptions, load_lexicon, score
 from fairtalk.integrations._inspect_model import FairtalkModelAPI
-from fairtalk.integrations.pair_sides import pair_sides
+from fairtalk.integrations._pair_sides import pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
 
 __all__ = ["FairtalkModelAPI", "counterfactual", "paired_tests", "response_scores"]

@@ -53,8 +53,9 @@ from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 
+from fairtalk._jsonl import open_input
+from fairtalk._registry import Registry
 from fairtalk.errors import InputError, LexiconError, SpecError
-from fairtalk.jsonl import open_input
 from fairtalk.lexicons._format import (
     AttributeList,
     Lexicon,
@@ -64,7 +65,6 @@ from fairtalk.lexicons._format import (
     parse_lexicon,
 )
 from fairtalk.lexicons._multiway import MultiwayLexicon, pair_lexicon, parse_multiway
-from fairtalk.registry import Registry
 
 __all__ = [
     "AXES",

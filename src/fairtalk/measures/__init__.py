@@ -11,14 +11,13 @@ score with :func:`score_unique` to score each distinct response once. Scorer pac
 
 from __future__ import annotations
 
-from fairtalk.measures._text import dedupe, preprocess, tokenize
-from fairtalk.measures.attribute_words import AttributeWords
-from fairtalk.measures.base import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureKind
-from fairtalk.measures.diversity import DistinctStatistic, Diversity
-from fairtalk.measures.length import Length
-from fairtalk.measures.offense import Offense
-from fairtalk.measures.refusal import REFUSAL_PATTERNS, Refusal
-from fairtalk.measures.registry import (
+from fairtalk.measures._attribute_words import AttributeWords
+from fairtalk.measures._base import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureKind
+from fairtalk.measures._diversity import DistinctStatistic, Diversity
+from fairtalk.measures._length import Length
+from fairtalk.measures._offense import Offense
+from fairtalk.measures._refusal import REFUSAL_PATTERNS, Refusal
+from fairtalk.measures._registry import (
     MEASURE_OPTIONS,
     MEASURES,
     MeasureOptions,
@@ -29,8 +28,9 @@ from fairtalk.measures.registry import (
     measure_names,
     register_measure,
 )
-from fairtalk.measures.scoring import score_unique
-from fairtalk.measures.sentiment import Sentiment
+from fairtalk.measures._scoring import score_unique
+from fairtalk.measures._sentiment import Sentiment
+from fairtalk.measures._text import dedupe, preprocess, tokenize
 
 __all__ = [
     "MEASURES",

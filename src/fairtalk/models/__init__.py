@@ -13,16 +13,16 @@ one: a spec, a Responder, or a plain, :func:`batched` or ``async`` function.
 
 from __future__ import annotations
 
-from fairtalk.models.base import (
+from fairtalk.models._base import (
     DecodingSettings,
     ModelFactory,
     Reply,
     Responder,
     finish_reason,
 )
-from fairtalk.models.python_callable import batched
-from fairtalk.models.ray_engine import ENGINES, RayEngine, resolve_engine
-from fairtalk.models.registry import (
+from fairtalk.models._python_callable import batched
+from fairtalk.models._ray_engine import ENGINES, RayEngine, resolve_engine
+from fairtalk.models._registry import (
     ReplyFunction,
     as_responder,
     completion_options,
@@ -30,7 +30,7 @@ from fairtalk.models.registry import (
     model_prefixes,
     register_model,
 )
-from fairtalk.models.spec import ModelSpec, parse_model_args, parse_model_spec
+from fairtalk.models._spec import ModelSpec, parse_model_args, parse_model_spec
 
 __all__ = [
     "ENGINES",

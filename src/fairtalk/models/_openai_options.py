@@ -25,7 +25,7 @@ _MSG_KEY_ENV = (
 
 @dataclass(frozen=True, slots=True)
 class OpenAIOptions:
-    """Options of the ``openai:`` adapter (see :class:`~fairtalk.models.openai_compat.OpenAIResponder`).
+    """Options of the ``openai:`` adapter (see :class:`~fairtalk.models._openai_compat.OpenAIResponder`).
 
     ``max_concurrency`` and ``timeout`` left out (None) are chosen from the latency the
     preflight measures (8 requests in flight and 30 s without a preflight); given, they are kept.

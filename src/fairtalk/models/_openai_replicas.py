@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fairtalk.errors import BadResponse, FairtalkError, ResponderError, SpecError, TransportError
-from fairtalk.models.base import Reply
-from fairtalk.models.finish_reasons import normal_finish_reason
+from fairtalk.models._base import Reply
+from fairtalk.models._finish_reasons import normal_finish_reason
 
 __all__ = ["PREFLIGHT_TIMEOUT", "check_replica", "parse_reply", "usable_replicas"]
 
@@ -129,7 +129,7 @@ def parse_reply(body: str, *, url: str, mode: str, n_attempts: int, scrub: Calla
     -------
     Reply or BadResponse
         The stripped answer with its ``finish_reason`` in fairtalk's vocabulary (``"stop"``,
-        ``"length"`` or None; see :func:`~fairtalk.models.finish_reasons.normal_finish_reason`), or an
+        ``"length"`` or None; see :func:`~fairtalk.models._finish_reasons.normal_finish_reason`), or an
         error naming what is malformed (the body not JSON, or no answer string in it), the replica
         and the attempts so far.
 

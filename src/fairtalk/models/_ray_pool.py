@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import fairtalk.errors as _errors
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
-from fairtalk.models._ray_connect import RAY_PREFIXES, connect_ray, import_ray
-from fairtalk.models.base import (
+from fairtalk.models._base import (
     DecodingSettings,
     Reply,
     Responder,
@@ -37,11 +36,12 @@ from fairtalk.models.base import (
     raise_first_error,
     respond_each_checked,
 )
-from fairtalk.models.registry import load_responder
-from fairtalk.models.spec import parse_model_spec
+from fairtalk.models._ray_connect import RAY_PREFIXES, connect_ray, import_ray
+from fairtalk.models._registry import load_responder
+from fairtalk.models._spec import parse_model_spec
 
 if TYPE_CHECKING:  # RayEngine builds RayResponder: importing it here would be a cycle
-    from fairtalk.models.ray_engine import RayEngine
+    from fairtalk.models._ray_engine import RayEngine
 
 __all__ = ["HEARTBEAT", "ModelWorker", "RayResponder"]
 

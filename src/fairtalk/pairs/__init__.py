@@ -34,12 +34,12 @@ from typing import Literal
 
 import numpy as np
 
+from fairtalk._pairs_jsonl import read_pairs, write_pairs
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs._check import PairsChecker, check_pairs
-from fairtalk.pairs_jsonl import read_pairs, write_pairs
 from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side
 
 __all__ = ["Coverage", "PairSet", "PairsCheck", "PairsChecker", "build_pairs", "check_pairs", "read_pairs", "write_pairs"]

@@ -20,9 +20,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from fairtalk._jsonl import replace_surrogates
 from fairtalk.counterfactual import Swapper
 from fairtalk.files import write_text_atomic
-from fairtalk.jsonl import replace_surrogates
 from fairtalk.records import Pair, PairsCheck
 
 __all__ = ["PairsCheck", "PairsChecker", "check_pairs"]

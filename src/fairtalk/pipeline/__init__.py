@@ -10,22 +10,23 @@ compares two audits of the same pairs (``compare_runs()``: per key, the change i
 
 from __future__ import annotations
 
-from fairtalk.pipeline._compare import compare_runs
-from fairtalk.pipeline._compare_prompts import compare_prompt_analyses, is_prompt_analysis
-from fairtalk.pipeline._config import AuditConfig
-from fairtalk.pipeline._generate import (
+from fairtalk.compare._prompts import compare_prompt_analyses, is_prompt_analysis
+from fairtalk.compare._runs import compare_runs
+from fairtalk.config._audit_config import AuditConfig
+from fairtalk.config._score_options import CORRECTIONS, ScoreOptions
+from fairtalk.experiments._reproduce import reproduce_debias
+from fairtalk.experiments._reproduce_planted import PLANTED_CONFIGS, reproduce_planted
+from fairtalk.inference._measure_tests import MAX_PERMUTATIONS
+from fairtalk.run._audit import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
+from fairtalk.run._generate import (
     DEFAULT_MODELS,
     Generation,
     default_model,
     item_seed,
     respond,
 )
-from fairtalk.pipeline._options import CORRECTIONS, ScoreOptions
-from fairtalk.pipeline._reproduce import reproduce_debias
-from fairtalk.pipeline._reproduce_planted import PLANTED_CONFIGS, reproduce_planted
-from fairtalk.pipeline._run import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
-from fairtalk.pipeline._score import MASK_TOKEN, MAX_PERMUTATIONS, score
-from fairtalk.pipeline._similarity_test import similarity_test
+from fairtalk.run._score import MASK_TOKEN, score
+from fairtalk.run._similarity_test import similarity_test
 
 __all__ = [
     "CORRECTIONS",

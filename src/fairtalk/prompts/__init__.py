@@ -2,30 +2,30 @@
 
 Modules, one concept each:
 
-- :mod:`~fairtalk.prompts.templates`: Sheng et al.'s 10 verb phrases x groups, groups files;
-- :mod:`~fairtalk.prompts.paraphrase`: the rule-based paraphraser (49 structures in 43 parse shapes) and model paraphrasers;
-- :mod:`~fairtalk.prompts.aesop`: import of precomputed AESOP paraphrases;
-- :mod:`~fairtalk.prompts.sources`: the prompt set of a run from one paraphrase source (:func:`paraphrase_prompts`);
-- :mod:`~fairtalk.prompts.filters`: quality filters with counts;
-- :mod:`~fairtalk.prompts.data`: labelled completions as one record (:class:`PromptData`), whichever reader;
-- :mod:`~fairtalk.prompts.published`: import of the published labelled outputs;
-- :mod:`~fairtalk.prompts.completions`: generation through the run store, completions JSONL, labelling;
-- :mod:`~fairtalk.prompts.options`: :class:`PromptOptions`, every analysis option, validated once;
-- :mod:`~fairtalk.prompts.records`: the records the stages return (gaps, regard, robustness, the certificate);
-- :mod:`~fairtalk.prompts.tables`: per-group, pairwise (gaps, KL) and per-structure tables, one function each;
-- :mod:`~fairtalk.prompts.bootstrap`: the template × seed bootstrap and the significant reversals it tests;
-- :mod:`~fairtalk.prompts.robustness`: §7 cosine robustness, its shuffled-labels null, the variance decomposition;
-- :mod:`~fairtalk.prompts.regard_probes`: the regard scorer's certificate on neutral probes;
-- :mod:`~fairtalk.prompts.regard_check`: a regard scorer against gold labels;
-- :mod:`~fairtalk.prompts.analysis` and :mod:`~fairtalk.prompts.labelling`: the entry (:func:`analyze`,
+- :mod:`~fairtalk.prompts._templates`: Sheng et al.'s 10 verb phrases x groups, groups files;
+- :mod:`~fairtalk.prompts._paraphrase`: the rule-based paraphraser (49 structures in 43 parse shapes) and model paraphrasers;
+- :mod:`~fairtalk.prompts._aesop`: import of precomputed AESOP paraphrases;
+- :mod:`~fairtalk.prompts._sources`: the prompt set of a run from one paraphrase source (:func:`paraphrase_prompts`);
+- :mod:`~fairtalk.prompts._filters`: quality filters with counts;
+- :mod:`~fairtalk.prompts._data`: labelled completions as one record (:class:`PromptData`), whichever reader;
+- :mod:`~fairtalk.prompts._published`: import of the published labelled outputs;
+- :mod:`~fairtalk.prompts._completions`: generation through the run store, completions JSONL, labelling;
+- :mod:`~fairtalk.prompts._options`: :class:`PromptOptions`, every analysis option, validated once;
+- :mod:`~fairtalk.prompts._records`: the records the stages return (gaps, regard, robustness, the certificate);
+- :mod:`~fairtalk.prompts._tables`: per-group, pairwise (gaps, KL) and per-structure tables, one function each;
+- :mod:`~fairtalk.prompts._bootstrap`: the template × seed bootstrap and the significant reversals it tests;
+- :mod:`~fairtalk.prompts._robustness`: §7 cosine robustness, its shuffled-labels null, the variance decomposition;
+- :mod:`~fairtalk.prompts._regard_probes`: the regard scorer's certificate on neutral probes;
+- :mod:`~fairtalk.prompts._regard_check`: a regard scorer against gold labels;
+- :mod:`~fairtalk.prompts._analysis` and :mod:`~fairtalk.prompts._labelling`: the entry (:func:`analyze`,
   :func:`analyze_prompts`), the only modules here that build a result.
 
 The result is :class:`fairtalk.results.PromptAnalysis`; its report (results.json, CSV, HTML and
-figures) is :mod:`fairtalk.report.prompt_analysis`. This package follows the layer rules of a
+figures) is :mod:`fairtalk.report._prompt_analysis`. This package follows the layer rules of a
 stage (``tests/test_layers.py``). Names load on first use (numpy and pandas stay unimported until needed).
 """
 
-from fairtalk.lazy import lazy_names as _lazy_names
+from fairtalk._lazy import lazy_names as _lazy_names
 
 _LAZY: dict[str, str] = {
     "TEMPLATES": "templates",

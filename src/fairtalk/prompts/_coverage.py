@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairtalk.errors import InputError
-from fairtalk.prompts.templates import GroupPair
+from fairtalk.prompts._templates import GroupPair
 
 __all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells"]
 

@@ -7,7 +7,7 @@ import pandas as pd
 from scipy.special import rel_entr
 
 from fairtalk.errors import InputError
-from fairtalk.prompts.records import RegardStats
+from fairtalk.prompts._records import RegardStats
 
 __all__ = ["codes", "finite", "kl_matrix", "regard_stats"]
 

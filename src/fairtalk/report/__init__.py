@@ -11,6 +11,10 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from fairtalk._jsonl import MAX_RECORD_BYTES
+from fairtalk._pairs_jsonl import is_pairs_check, is_pairs_file
+from fairtalk._responses import is_responses_file
+from fairtalk._templating import jinja_environment
 from fairtalk.files import (
     check_default_output,
     check_not_input,
@@ -20,27 +24,25 @@ from fairtalk.files import (
     ensure_folder,
     staged,
 )
-from fairtalk.jsonl import MAX_RECORD_BYTES
-from fairtalk.pairs_jsonl import is_pairs_check, is_pairs_file
-from fairtalk.report.comparison import (
+from fairtalk.report._comparison import (
     comparison_rich_table,
     render_comparison_csv,
     render_comparison_markdown,
     write_comparison,
 )
-from fairtalk.report.formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
-from fairtalk.report.html import render_html
-from fairtalk.report.index import (
+from fairtalk.report._formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
+from fairtalk.report._html import render_html
+from fairtalk.report._index import (
     RunFiles,
     check_run_folder,
     render_index,
     write_index,
     write_run,
 )
-from fairtalk.report.markdown import render_markdown
-from fairtalk.report.prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
-from fairtalk.report.prompt_analysis import render_prompts_html, write_prompts_report
-from fairtalk.report.table import (
+from fairtalk.report._markdown import render_markdown
+from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
+from fairtalk.report._prompt_analysis import render_prompts_html, write_prompts_report
+from fairtalk.report._table import (
     different_measures,
     family_note,
     left_out_note,
@@ -48,9 +50,7 @@ from fairtalk.report.table import (
     summary_rows,
     verdict_text,
 )
-from fairtalk.responses import is_responses_file
 from fairtalk.results import AuditResult
-from fairtalk.templating import jinja_environment
 
 __all__ = [
     "FILE_NAMES",

@@ -24,8 +24,10 @@ from fairtalk.results._audit import (
     MeasureResult,
     ScorerCheck,
 )
+from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
+from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import (
@@ -37,8 +39,6 @@ from fairtalk.results._run import (
     check_axis_folders,
 )
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
-from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
-from fairtalk.results.planted import DebiasedGap, PlantedGap, PlantedRecovery
 
 __all__ = [
     "RESERVED_NAMES",

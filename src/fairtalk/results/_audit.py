@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
+from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
-from fairtalk.results.by_turn import ByTurnResult
-from fairtalk.stats.ppi import PPIEstimate
+from fairtalk.stats._ppi import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd

@@ -2,7 +2,7 @@
 
 Its tables are pandas DataFrames, one row per outer key of ``results.json`` (a group, a
 structure, a pair or a kind); its per-key entries are the frozen records of
-:mod:`fairtalk.prompts.records`. ``to_dict()`` writes them as the nested mappings
+:mod:`fairtalk.prompts._records`. ``to_dict()`` writes them as the nested mappings
 ``results.json`` has always held, and ``from_dict()`` reads them back.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
-from fairtalk.prompts.data import DataSummary
-from fairtalk.prompts.records import (
+from fairtalk.prompts._data import DataSummary
+from fairtalk.prompts._records import (
     AnalysisConfig,
     AnalysisCounts,
     Gap,
@@ -26,9 +26,9 @@ from fairtalk.prompts.records import (
     Robustness,
     VarianceShares,
 )
-from fairtalk.prompts.templates import GroupPair
+from fairtalk.prompts._templates import GroupPair
 from fairtalk.results._protocol import Result, Verdict
-from fairtalk.stats.ppi import PPIEstimate
+from fairtalk.stats._ppi import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when a table is built or read
     import pandas as pd
@@ -119,10 +119,10 @@ def _nan(value: float | None) -> float:
 
 @dataclass(frozen=True, slots=True)
 class PromptGold:
-    """The analysis corrected by human labels (``prompts analyze --gold``; see :mod:`fairtalk.prompts.gold`).
+    """The analysis corrected by human labels (``prompts analyze --gold``; see :mod:`fairtalk.prompts._gold`).
 
     ``regard[g]``: group ``g``'s mean regard; ``rates[g][label]``: the label's share; ``gaps[pair]``:
-    the pair's regard gap; each a prediction-powered :class:`~fairtalk.stats.ppi.PPIEstimate`
+    the pair's regard gap; each a prediction-powered :class:`~fairtalk.stats._ppi.PPIEstimate`
     from ``n_labels`` labelled completions of ``source``, clustered by ``clusters``.
     """
 
@@ -170,15 +170,15 @@ class PromptAnalysis(Result[str]):
       structure, the gap and its Holm-adjusted reversal p.
     - ``kl_ci95``: per (row, column) group pair, the ``low`` and ``high`` bootstrap interval of the KL.
 
-    Per key: ``regard[g]`` is a :class:`~fairtalk.prompts.records.RegardStats` (``"all"`` too),
-    ``gaps[pair]`` a :class:`~fairtalk.prompts.records.Gap`, ``reversing[pair]`` the structures that
+    Per key: ``regard[g]`` is a :class:`~fairtalk.prompts._records.RegardStats` (``"all"`` too),
+    ``gaps[pair]`` a :class:`~fairtalk.prompts._records.Gap`, ``reversing[pair]`` the structures that
     reverse its gap significantly. ``warnings`` flags small cells and pairs without a gap.
 
     Its keys are the group pairs: ``verdicts[pair]`` is :attr:`Verdict.DIFFERENT` when the gap's
     bootstrap p, Holm-adjusted over the pairs, is below the inference's α (else ``INCONCLUSIVE``:
     the analysis tests no equivalence); ``detected()`` names those pairs.
 
-    From :func:`~fairtalk.prompts.labelling.analyze_prompts`, the analysis also holds what it
+    From :func:`~fairtalk.prompts._labelling.analyze_prompts`, the analysis also holds what it
     was computed from: ``data_summary`` (what the reader found and how the rows were labelled),
     ``frame`` (the labelled completions, for examples), ``relabelled`` (the same completions
     analysed with a second scorer's labels) and ``scorer_check`` (the labelling scorer's

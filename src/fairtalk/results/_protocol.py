@@ -22,8 +22,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
+from fairtalk._jsonl import jsonable
 from fairtalk.files import write_text_atomic
-from fairtalk.jsonl import jsonable
 
 if TYPE_CHECKING:  # pandas is imported lazily by each to_frame()
     import pandas as pd

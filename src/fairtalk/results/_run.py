@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
+from fairtalk._responses import ResponseSet
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.responses import ResponseSet
 from fairtalk.results._audit import AuditResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._similarity_test import SimilarityResult

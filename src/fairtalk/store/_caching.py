@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from fairtalk._jsonl import replace_surrogates
 from fairtalk.errors import ResponderError, SpecError, StoreError
-from fairtalk.jsonl import replace_surrogates
-from fairtalk.models.base import (
+from fairtalk.models._base import (
     DecodingSettings,
     Reply,
     Responder,

@@ -1,0 +1,378 @@
+"""Reading and writing model responses to parallel context pairs: JSONL records or two aligned text files.
+
+A record may carry a ``cluster`` (the dialogue its pair came from); :attr:`ResponseSet.clusters`
+collects them for the cluster-robust statistics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import IO, Any, cast, overload
+
+from fairtalk._jsonl import first_record, numbered_lines, open_input, parse_object, write_records
+from fairtalk.errors import InputError
+from fairtalk.files import atomic_writer
+from fairtalk.records import Response
+
+__all__ = ["ResponseSet", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
+
+_MSG_TEXTS_NOT_LISTS = "give the two sides' responses as two lists of strings, not strings"
+_MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} and {n_b}"
+_MSG_TEXTS_TYPE = "side {side}'s response #{index} is a {type}, not a string"
+_MSG_MISSING_FIELD = "missing field {field!r} (need pair_id, side, response)"
+_MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, got {value!r}"
+_MSG_BAD_SIDE = 'field \'side\' must be "a" or "b", got {value!r}'
+_MSG_NOT_STRING = "field {field!r} must be a string, got {type}"
+_MSG_LINE_COUNTS = "{path_a} has {n_a} lines but {path_b} has {n_b}; the two files must align line by line"
+_MSG_TWO_PATHS = "a two-file layout takes exactly two paths (a.txt, b.txt), got {n}"
+_MSG_DIRECTORY = "a responses directory must hold a.txt and b.txt"
+_MSG_BAD_SOURCE = "responses must be a path, two paths (a.txt, b.txt) or Response records, got {type}"
+_MSG_BAD_RECORD = "item {index} is not a Response but {type}"
+
+#: Fields every JSONL record carries; any other field is kept in ``Response.extra``.
+CORE_FIELDS = ("pair_id", "side", "context", "response")
+#: The summary counters, always present in ``ResponseSet.summary``.
+SUMMARY_KEYS = (
+    "n_records",
+    "n_blank_lines",
+    "n_pairs",
+    "n_missing_side",
+    "n_duplicates",
+    "n_conflicting_duplicates",
+    "n_empty",
+    "n_empty_dropped",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseSet:
+    """Responses to complete pairs, aligned: ``a[i]`` and ``b[i]`` answer pair ``pair_ids[i]``.
+
+    Pairs keep the order of their first appearance. ``summary`` counts what reading kept
+    or skipped (see ``SUMMARY_KEYS``); ``sources`` holds ``(path, sha256)`` of each file read.
+    """
+
+    pair_ids: tuple[str, ...]
+    a: tuple[Response, ...]
+    b: tuple[Response, ...]
+    summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not len(self.pair_ids) == len(self.a) == len(self.b):
+            raise ValueError(f"unaligned response set: {len(self.pair_ids)} ids, {len(self.a)} a, {len(self.b)} b")
+        for pair_id, ra, rb in zip(self.pair_ids, self.a, self.b):
+            if (ra.pair_id, ra.side, rb.pair_id, rb.side) != (pair_id, "a", pair_id, "b"):
+                raise ValueError(f"pair {pair_id!r}: responses are not its a and b sides")
+        object.__setattr__(self, "summary", MappingProxyType(dict(self.summary)))
+
+    def __len__(self) -> int:
+        return len(self.pair_ids)
+
+    def __iter__(self) -> Iterator[tuple[Response, Response]]:
+        return iter(zip(self.a, self.b))
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of complete pairs."""
+        return len(self.pair_ids)
+
+    @property
+    def clusters(self) -> tuple[str, ...] | None:
+        """Each pair's cluster (the dialogue its context came from), or None when no pair names one.
+
+        Read from a ``cluster`` field of the records (side a's, else side b's); a pair without
+        one is a cluster of its own.
+        """
+        found = [dict(ra.extra).get("cluster", dict(rb.extra).get("cluster")) for ra, rb in zip(self.a, self.b)]
+        if all(c is None for c in found):
+            return None
+        return tuple(f"pair:{pair_id}" if c is None else str(c) for pair_id, c in zip(self.pair_ids, found))
+
+    @property
+    def finish_reasons(self) -> tuple[tuple[str | None, ...], tuple[str | None, ...]] | None:
+        """Per side, why the model stopped on each pair (``"length"``: the token limit cut it off).
+
+        Read from a ``finish_reason`` field of the records (the ``openai:`` and ``hf:`` adapters
+        report it); None when no record has one, and None for a record without one.
+        """
+        a = tuple(_reason(r) for r in self.a)
+        b = tuple(_reason(r) for r in self.b)
+        return None if all(x is None for x in a + b) else (a, b)
+
+
+def _reason(response: Response) -> str | None:
+    value = dict(response.extra).get("finish_reason")
+    return value if isinstance(value, str) and value else None
+
+
+class _Collector:
+    """Gathers responses by pair and side, counting duplicates, then builds a ResponseSet."""
+
+    def __init__(self) -> None:
+        self.by_pair: dict[str, dict[str, Response]] = {}
+        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+
+    def add(self, response: Response) -> None:
+        self.counts["n_records"] += 1
+        sides = self.by_pair.setdefault(response.pair_id, {})
+        first = sides.get(response.side)
+        if first is None:
+            sides[response.side] = response
+            return
+        self.counts["n_duplicates"] += 1
+        if first.response != response.response:
+            self.counts["n_conflicting_duplicates"] += 1
+
+    def build(self, *, drop_empty: bool, sources: tuple[tuple[str, str], ...] = ()) -> ResponseSet:
+        ids, side_a, side_b = [], [], []
+        for pair_id, sides in self.by_pair.items():
+            if len(sides) < 2:
+                self.counts["n_missing_side"] += 1
+                continue
+            ids.append(pair_id)
+            side_a.append(sides["a"])
+            side_b.append(sides["b"])
+        return _finish(tuple(ids), tuple(side_a), tuple(side_b), self.counts, drop_empty=drop_empty, sources=sources)
+
+
+def _is_empty(response: Response) -> bool:
+    return not response.response.strip()
+
+
+def _finish(
+    ids: tuple[str, ...],
+    side_a: tuple[Response, ...],
+    side_b: tuple[Response, ...],
+    counts: dict[str, int],
+    *,
+    drop_empty: bool,
+    sources: tuple[tuple[str, str], ...],
+) -> ResponseSet:
+    counts["n_empty"] = sum(_is_empty(r) for r in side_a) + sum(_is_empty(r) for r in side_b)
+    if drop_empty:
+        keep = [i for i in range(len(ids)) if not (_is_empty(side_a[i]) or _is_empty(side_b[i]))]
+        counts["n_empty_dropped"] += len(ids) - len(keep)
+        ids = tuple(ids[i] for i in keep)
+        side_a = tuple(side_a[i] for i in keep)
+        side_b = tuple(side_b[i] for i in keep)
+    counts["n_pairs"] = len(ids)
+    return ResponseSet(ids, side_a, side_b, counts, sources)
+
+
+def _parse_record(text: str, path: str, number: int) -> Response:
+    """One JSONL line -> Response, or InputError naming ``path:line``."""
+    record = parse_object(text, path, number)
+    for name in ("pair_id", "side", "response"):
+        if name not in record:
+            raise InputError(_MSG_MISSING_FIELD.format(field=name), path=path, line=number)
+    pair_id = record["pair_id"]
+    if isinstance(pair_id, int) and not isinstance(pair_id, bool):
+        pair_id = str(pair_id)
+    if not isinstance(pair_id, str) or not pair_id:
+        raise InputError(_MSG_BAD_PAIR_ID.format(value=record["pair_id"]), path=path, line=number)
+    if record["side"] not in ("a", "b"):
+        raise InputError(_MSG_BAD_SIDE.format(value=record["side"]), path=path, line=number)
+    context = record.get("context", "")
+    for name, value in (("response", record["response"]), ("context", context)):
+        if not isinstance(value, str):
+            raise InputError(_MSG_NOT_STRING.format(field=name, type=type(value).__name__), path=path, line=number)
+    extra = tuple((k, v) for k, v in record.items() if k not in CORE_FIELDS)
+    return Response(pair_id, record["side"], context, record["response"], extra)
+
+
+def _read_jsonl(path: Path, *, drop_empty: bool) -> ResponseSet:
+    collector = _Collector()
+    digest = hashlib.sha256()
+    with open_input(path, what="responses file") as handle:
+        for number, text in numbered_lines(handle, str(path), digest):
+            if not text.strip():
+                collector.counts["n_blank_lines"] += 1
+                continue
+            collector.add(_parse_record(text, str(path), number))
+    return collector.build(drop_empty=drop_empty, sources=((str(path), digest.hexdigest()),))
+
+
+def _read_text_lines(path: Path) -> tuple[list[str], str]:
+    digest = hashlib.sha256()
+    with open_input(path, what="responses file") as handle:
+        lines = [text for _, text in numbered_lines(handle, str(path), digest)]
+    return lines, digest.hexdigest()
+
+
+def _read_two_files(path_a: Path, path_b: Path, *, drop_empty: bool) -> ResponseSet:
+    lines_a, sha_a = _read_text_lines(path_a)
+    lines_b, sha_b = _read_text_lines(path_b)
+    if len(lines_a) != len(lines_b):
+        message = _MSG_LINE_COUNTS.format(path_a=path_a, n_a=len(lines_a), path_b=path_b, n_b=len(lines_b))
+        raise InputError(message, path=str(path_a))
+    ids = tuple(str(i) for i in range(1, len(lines_a) + 1))
+    side_a = tuple(Response(i, "a", "", text) for i, text in zip(ids, lines_a))
+    side_b = tuple(Response(i, "b", "", text) for i, text in zip(ids, lines_b))
+    counts = dict.fromkeys(SUMMARY_KEYS, 0)
+    counts["n_records"] = 2 * len(ids)
+    sources = ((str(path_a), sha_a), (str(path_b), sha_b))
+    return _finish(ids, side_a, side_b, counts, drop_empty=drop_empty, sources=sources)
+
+
+def _from_records(records: Iterable[Any], *, drop_empty: bool) -> ResponseSet:
+    collector = _Collector()
+    for index, record in enumerate(records):
+        if not isinstance(record, Response):
+            raise InputError(_MSG_BAD_RECORD.format(index=index, type=type(record).__name__))
+        if record.side not in ("a", "b"):
+            raise InputError(_MSG_BAD_SIDE.format(value=record.side))
+        collector.add(record)
+    return collector.build(drop_empty=drop_empty)
+
+
+def read_responses(
+    source: str | os.PathLike[str] | tuple[str | os.PathLike[str], ...] | Iterable[Response] | ResponseSet,
+    *,
+    drop_empty: bool = False,
+) -> ResponseSet:
+    """Read responses to parallel pairs into an aligned ``ResponseSet``.
+
+    Parameters
+    ----------
+    source : path, (path_a, path_b), iterable of Response, or ResponseSet
+        - a JSONL file, one record per pair and side:
+          ``{"pair_id", "side": "a"|"b", "context", "response", ...}``. ``pair_id`` may be
+          a string or an integer; ``context`` is optional; other fields go to ``Response.extra``;
+          blank lines are skipped and counted;
+        - two text files (or a directory holding ``a.txt`` and ``b.txt``) aligned line by
+          line; pair ids are the line numbers ``"1"``, ``"2"``, ...;
+        - ``Response`` records, or a ``ResponseSet`` (re-filtered when ``drop_empty``);
+        - a DataFrame with columns ``a`` and ``b`` (and optionally ``pair_id``,
+          ``context_a``, ``context_b``, ``cluster``).
+    drop_empty : bool
+        Empty (all-whitespace) responses are real outputs and are kept unless this is set;
+        then any pair with an empty side is dropped and counted in ``n_empty_dropped``.
+
+    Returns
+    -------
+    ResponseSet
+        Complete pairs in order of first appearance. Pairs missing a side are excluded and
+        counted (``n_missing_side``); a repeated (pair_id, side) keeps the first record
+        and counts ``n_duplicates`` (``n_conflicting_duplicates`` when the text differs).
+
+    Raises
+    ------
+    InputError
+        Naming ``path:line`` for a malformed record, bad JSON, non-UTF-8 bytes; or two
+        files whose line counts differ; or a missing file.
+
+    Examples
+    --------
+    >>> from fairtalk import Response
+    >>> rs = read_responses([Response("1", "a", "he is", "ok"), Response("1", "b", "she is", "ok")])
+    >>> rs.pair_ids, rs.summary["n_pairs"]
+    (('1',), 1)
+    """
+    if isinstance(source, ResponseSet):
+        if not drop_empty:
+            return source
+        counts = {**dict.fromkeys(SUMMARY_KEYS, 0), **source.summary}
+        return _finish(source.pair_ids, source.a, source.b, counts, drop_empty=True, sources=source.sources)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            if not ((path / "a.txt").is_file() and (path / "b.txt").is_file()):
+                raise InputError(_MSG_DIRECTORY, path=str(path))
+            return _read_two_files(path / "a.txt", path / "b.txt", drop_empty=drop_empty)
+        return _read_jsonl(path, drop_empty=drop_empty)
+    if isinstance(source, (tuple, list)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        if len(source) != 2:
+            raise InputError(_MSG_TWO_PATHS.format(n=len(source)))
+        first, second = (Path(s) for s in source if isinstance(s, (str, os.PathLike)))
+        return _read_two_files(first, second, drop_empty=drop_empty)
+    if hasattr(source, "columns") and {"a", "b"} <= set(source.columns):  # a DataFrame
+        return _from_records(_from_frame(source), drop_empty=drop_empty)
+    if isinstance(source, Iterable):
+        return _from_records(source, drop_empty=drop_empty)
+    raise InputError(_MSG_BAD_SOURCE.format(type=type(source).__name__))
+
+
+def responses_from_texts(texts_a: Sequence[object], texts_b: Sequence[object]) -> list[Response]:
+    """Response records from two aligned sequences of response texts (pair ``i`` is ``texts_a[i]``, ``texts_b[i]``).
+
+    Examples
+    --------
+    >>> [r.response for r in responses_from_texts(["ok", "fine"], ["sure", "no"])]
+    ['ok', 'sure', 'fine', 'no']
+    """
+    if isinstance(texts_a, (str, bytes)) or isinstance(texts_b, (str, bytes)):
+        raise InputError(_MSG_TEXTS_NOT_LISTS)
+    a, b = list(texts_a), list(texts_b)
+    if len(a) != len(b):
+        raise InputError(_MSG_TEXTS_LENGTHS.format(n_a=len(a), n_b=len(b)))
+    for i, text in enumerate([*a, *b]):
+        if not isinstance(text, str):
+            side, index = ("A", i) if i < len(a) else ("B", i - len(a))
+            raise InputError(_MSG_TEXTS_TYPE.format(side=side, index=index, type=type(text).__name__))
+    texts = cast(list[str], [*a, *b])
+    return [r for i in range(len(a)) for r in (Response(str(i), "a", "", texts[i]), Response(str(i), "b", "", texts[len(a) + i]))]
+
+
+def _from_frame(frame: Any) -> list[Response]:
+    """Records from a DataFrame with columns ``a`` and ``b`` (optional ``pair_id``, ``context_a``, ``context_b``, ``cluster``)."""
+    ids = [str(v) for v in frame["pair_id"]] if "pair_id" in frame.columns else [str(i) for i in range(len(frame))]
+    records = responses_from_texts(list(frame["a"]), list(frame["b"]))
+    contexts = {
+        side: list(frame[f"context_{side}"]) if f"context_{side}" in frame.columns else [""] * len(frame) for side in "ab"
+    }
+    clusters = list(frame["cluster"]) if "cluster" in frame.columns else None
+    out = []
+    for k, record in enumerate(records):
+        i, side = k // 2, record.side
+        context = contexts[side][i]
+        extra: tuple[tuple[str, str], ...] = (("cluster", str(clusters[i])),) if clusters is not None else ()
+        out.append(Response(ids[i], side, str(context), record.response, extra))
+    return out
+
+
+def is_responses_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an (empty or) responses JSONL file, as :func:`write_responses` writes them (its first record)."""
+    record = first_record(path)
+    return record is not None and (not record or {"pair_id", "side", "response"} <= record.keys())
+
+
+@overload
+def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str]) -> Path: ...
+@overload
+def write_responses(responses: ResponseSet | Iterable[Response], path: IO[str]) -> None: ...
+def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str] | IO[str]) -> Path | None:
+    """Write responses as JSONL (``read_responses`` reads it back); a ResponseSet is written pair by pair.
+
+    A path is written atomically (a temporary file renamed over ``path``), so a kill or a
+    full disk never leaves it half-written; returns the path written. An open text stream
+    (stdout) is written as it is, and None is returned.
+    """
+    if isinstance(responses, ResponseSet):
+        records: Iterable[Response] = (r for pair in responses for r in pair)
+    else:
+        records = responses
+    if not isinstance(path, str | os.PathLike):
+        _write_rows(records, path)
+        return None
+    out = Path(path)
+    with atomic_writer(out) as handle:
+        _write_rows(records, handle)
+    return out
+
+
+def _write_rows(records: Iterable[Response], handle: IO[str]) -> None:
+    """Each response as one JSONL record, through the one writer (a lone surrogate becomes U+FFFD)."""
+    write_records(handle, (_row(r) for r in records))
+
+
+def _row(r: Response) -> dict[str, object]:
+    """A response's JSONL record: its fields, then its extra input fields that do not clash with them."""
+    row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
+    row.update((k, v) for k, v in r.extra if k not in row)
+    return row

@@ -1,0 +1,124 @@
+"""`fairtalk compare BASELINE CANDIDATE`: whether the candidate model is more biased than the baseline, on the same pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
+from fairtalk.cli._test_options import parse_margins, write_ci_files
+
+if TYPE_CHECKING:
+    from fairtalk.results import ModelComparison
+
+_MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
+_MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
+_MARGIN = typer.Option(
+    None,
+    "--margin",
+    help="Non-inferiority margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); "
+    "repeatable. Default: the baseline audit's margin, else the kind's (rates 0.02, counts 0.1 sd).",
+)
+
+
+@app.command()
+def compare(
+    baseline: str = typer.Argument(
+        ..., help="The baseline's output folder (of `fairtalk audit -o`, `fairtalk score -o` or `fairtalk prompts analyze -o`)."
+    ),
+    candidate: str = typer.Argument(
+        ..., help="The candidate's output folder: an audit of the same pairs, or an analysis of the same prompts."
+    ),
+    output: str | None = typer.Option(
+        None, "-o", "--output", help="Folder for results.json, results.csv, report.md and report.html (default: none written)."
+    ),
+    fail_if_worse: bool = typer.Option(
+        False,
+        "--fail-if-worse",
+        help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
+    ),
+    margin: list[str] | None = _MARGIN,
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of every test; intervals are 1 - alpha."),
+    clusters: bool = typer.Option(
+        True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue)."
+    ),
+    axis: str | None = typer.Option(
+        None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Write the comparison (results.json's content) to stdout; messages go to stderr."
+    ),
+    junit: str | None = typer.Option(
+        None,
+        "--junit",
+        help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would. With "
+        "$GITHUB_STEP_SUMMARY set, the findings and the table are appended to the job summary (with or without --junit).",
+    ),
+) -> None:
+    """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
+
+    Both runs are scored again with the baseline's measures. A key is improved or regressed when
+    the size of its gap is shown to change, unchanged when shown to differ by less than the margin
+    both ways, else inconclusive. Exit codes: 0 done; 1 --fail-if-worse and a primary key not shown
+    non-inferior; 2 a usage or input error.
+
+    Two `fairtalk prompts analyze` folders (paper 004) compare two generators' regard gaps per group
+    pair instead (--axis names group pairs; --margin regard=VALUE or regard:PAIR=VALUE; the gaps are
+    taken as independent estimates, so --clusters does not apply).
+    """
+    from fairtalk import SpecError
+    from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
+    from fairtalk.report import check_report_folder
+    from fairtalk.report._model_comparison import COMPARISON_FILES, write_model_comparison
+
+    try:
+        if output is not None:
+            check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=COMPARISON_FILES.values())
+        if junit is not None:
+            check_output_file(junit, option="--junit")
+        axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
+        if axes == []:
+            raise SpecError(_MSG_NO_AXIS)
+        if is_prompt_analysis(baseline) or is_prompt_analysis(candidate):
+            result = compare_prompt_analyses(baseline, candidate, margins=parse_margins(margin), alpha=alpha, pairs=axes)
+        else:
+            result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
+        paths = {} if output is None else write_model_comparison(result, output)
+    except KeyboardInterrupt:
+        interrupted()
+    if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse):
+        raise typer.Exit(code=1)
+
+
+def show_comparison(
+    result: ModelComparison,
+    paths: Mapping[str, Path],
+    *,
+    json_out: bool,
+    junit: str | None,
+    gate: bool,
+    json_key: str | None = None,
+) -> int:
+    """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
+
+    Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
+    lines and the files written, and writes ``--junit`` and the job summary. ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
+    """
+    from fairtalk.report._model_comparison import gate_lines, model_comparison_table
+
+    if json_out:
+        print_json(result.to_dict() if json_key is None else {json_key: result.to_dict()})
+    else:
+        console.print(model_comparison_table(result))
+    for line in gate_lines(result):
+        say(line)
+    for path in paths.values():
+        info(f"wrote {path}")
+    write_ci_files(result, junit)
+    if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
+        say(_MSG_GATE, style="bold red")
+        return 1
+    return 0

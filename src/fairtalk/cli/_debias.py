@@ -1,0 +1,157 @@
+"""`fairtalk augment` and `fairtalk pool-filter`: debiasing data and retrieval pools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import app, check_output_file, console, info, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._axes import AXES
+from fairtalk.cli._choices import Split
+
+_MSG_NO_DIALOGUES = (
+    "no dialogues to augment: {n_read:,} records read, {n_no_response:,} without a response{skipped} "
+    "(augment needs context-response pairs: jsonl with a 'response' field, twitter, parlai, "
+    "builtin:chitchat); nothing was written"
+)
+
+
+@app.command()
+def augment(
+    corpus: str = typer.Option(
+        ...,
+        "--corpus",
+        help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path.",
+    ),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    lexicon: str | None = typer.Option(
+        None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
+    ),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input.",
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
+    field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
+    split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout."),
+) -> None:
+    """Counterpart data augmentation: write each dialogue plus its group-swapped twin (when it changes)."""
+    import time
+
+    import fairtalk
+    from fairtalk.debias._cda import write_dialogues
+    from fairtalk.report import check_not_input
+
+    started = time.perf_counter()
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    lex = resolve_lexicon(axis, lexicon)
+    contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
+    check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
+    augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
+    write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
+    _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
+
+
+def _some_dialogues(augmentation: Any, contexts: Any) -> Any:
+    """The augmented dialogues as they come; an InputError at the end when there was none (the old output stays)."""
+    import fairtalk
+
+    n = 0
+    for dialogue in augmentation:
+        n += 1
+        yield dialogue
+    if n == 0:
+        summary, read = augmentation.summary, contexts.summary
+        skipped = "".join(f", {k:,} skipped: {reason}" for reason, k in read.skipped)
+        raise fairtalk.InputError(
+            _MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response, skipped=skipped)
+        )
+
+
+def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:
+    """Render the counts of an augmentation pass as a rich table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"fairtalk augment · axis {axis}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_column()
+    table.add_row("records read", f"{summary.n_read:,}", "")
+    table.add_row("  without a response", f"{summary.n_no_response:,}", "left out")
+    table.add_row("dialogues in", f"{summary.n_in:,}", "")
+    share = f"{summary.n_changed / summary.n_in:.1%} of dialogues" if summary.n_in else ""
+    table.add_row("counterparts added", f"{summary.n_changed:,}", share)
+    ratio = f"× {summary.ratio:.2f} (paper: 2.58M → 4.20M, × 1.63)" if summary.ratio else ""
+    table.add_row("dialogues out", f"{summary.n_out:,}", Text(f"{ratio} → {output}"))
+    terms = ", ".join(f"{term} {n:,}" for term, n in summary.top_terms)
+    table.add_row("top swaps", "", Text(terms or "none"))
+    for reason, n in read.skipped:  # lines the corpus reader could not use
+        table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {read.where(reason) or '?'}"))
+    table.add_row("time", f"{seconds:.1f} s", "")
+    console.print(table, markup=False, highlight=False)
+
+
+_MSG_POOL_REASONS = "--drop takes a comma-separated list of reasons"
+_MSG_POOL_AXIS = "--drop group_words needs an axis: give --axis, the axis (or lexicon file) whose words are dropped"
+_MSG_POOL_AXIS_UNUSED = "--axis is used only by --drop group_words, which is not asked for; add it to --drop, or leave --axis out"
+_MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to filter"
+
+
+@app.command("pool-filter")
+def pool_filter(
+    pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
+    output: str = typer.Option(..., "-o", "--output", help="Filtered pool to write, one response per line."),
+    drop: str = typer.Option(
+        "offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."
+    ),
+    axis: str | None = typer.Option(
+        None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."
+    ),
+    offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
+    negative_threshold: float = typer.Option(
+        -0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."
+    ),
+    offense: str = typer.Option(
+        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
+    ),
+) -> None:
+    """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
+    import fairtalk
+    from fairtalk.debias._candidate_filter import filter_pool, read_pool, write_pool
+    from fairtalk.report import check_not_input
+
+    reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
+    if not reasons:
+        raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
+    if ("group_words" in reasons) != (axis is not None):  # the words need an axis; an axis nothing uses is dropped
+        raise fairtalk.SpecError(_MSG_POOL_AXIS if axis is None else _MSG_POOL_AXIS_UNUSED)
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    lex = None if axis is None else resolve_lexicon(axis, None)
+    check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
+    candidates = read_pool(pool)
+    if not candidates:
+        raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
+    result = filter_pool(
+        candidates,
+        drop=reasons,
+        swapper=lex,
+        offense_threshold=offense_threshold,
+        negative_threshold=negative_threshold,
+        offense_scorer=offense,
+    )
+    write_pool(result.kept, output, input_path=pool)
+    from rich.table import Table
+
+    table = Table(title="fairtalk pool-filter", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("pool before", f"{result.n_before:,}")
+    for reason, n in result.dropped_by.items():
+        table.add_row(f"  dropped: {reason}", f"{n:,}")
+    table.add_row("pool after", f"{result.n_after:,}")
+    console.print(table, markup=False, highlight=False)
+    info(f"wrote {output}")

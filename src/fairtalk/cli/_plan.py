@@ -1,0 +1,305 @@
+"""`fairtalk plan`: how many pairs an audit needs to detect a given difference, or (``--gate``) to pass the equivalence gate."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from fairtalk.cli._app import app, fail, say
+
+_MSG_NO_SPREAD = (
+    "say how much the per-pair difference varies: --results FILE from an earlier audit of this measure, "
+    "--sd SD, or for a rate --rate P (its expected rate on each side)"
+)
+_MSG_RESULTS = "cannot read {path}: {reason}"
+_MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
+_MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
+_MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
+_MSG_NO_PPI = "{path} has no labelled estimate of {name!r}: run score --gold FILE first, or give --sd"
+_MSG_NO_ERROR_SPREAD = (
+    "say how much the scorer's per-pair error varies: --results FILE of a run with --gold, or --sd SD "
+    "(for a 0/1 scorer wrong on a share e of answers, about sqrt(2 e))"
+)
+_MSG_NO_KEY = "--measure is empty: give the result key to plan for, e.g. offense_rate or length"
+_MSG_RATE_AND_SD = "give --sd or --rate, not both (--rate P stands for the spread sqrt(2 P (1 - P)) of a rate)"
+_MSG_RATE_COUNT = (
+    "{name!r} is a {kind} measure, and --rate gives the spread of a rate (each response 0 or 1); "
+    "give --sd, or --results FILE of an earlier audit"
+)
+_MSG_RATE_UNKNOWN = (
+    "--rate gives the spread of a rate (each response 0 or 1), and {name!r} is no rate fairtalk knows "
+    "(rates: {rates}); give --sd, or --results FILE of an earlier audit that measured it"
+)
+
+
+_MSG_GATE_OR_EFFECT = "give --measure and --effect (pairs to detect a difference), or --gate (pairs to show equivalence)"
+#: The gate's spreads when no --results is given: the bare audit (builtin:minilm-retrieval on builtin:chitchat,
+#: gender, 1,470 pairs in 206 dialogues). key -> (kind, sd of A - B, default margin, design effect).
+BUILTIN_SPREADS: dict[str, tuple[str, float, float, float]] = {
+    "distinct_1": ("corpus", 0.0888, 0.0121, 1.0),  # corpus: sd = permutation-interval SE x sqrt(n)
+    "distinct_2": ("corpus", 0.2724, 0.0500, 1.0),
+    "diversity": ("corpus", 0.1712, 0.0310, 1.0),
+    "offense_rate": ("rate", 0.1628, 0.02, 1.059),
+    "sentiment_positive": ("rate", 0.3432, 0.02, 1.146),
+    "sentiment_negative": ("rate", 0.0690, 0.02, 1.312),
+    "career_words": ("count", 0.1521, 0.01463, 1.0),
+    "family_words": ("count", 0.4619, 0.05387, 1.408),
+    "length": ("count", 10.80, 1.160, 1.0),
+    "refusal_rate": ("rate", 0.0941, 0.02, 1.008),
+    "degenerate_rate": ("rate", 0.0369, 0.02, 1.0),
+}
+_GATE_SOURCE_BUILTIN = (
+    "spreads of the bare audit (builtin:minilm-retrieval on builtin:chitchat, gender, 1,470 pairs); default margins: "
+    "rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10% of their value. Give --results FILE of a pilot "
+    "run of your model for its own spreads"
+)
+
+
+_GateRow = tuple[str, str, float | None, float | None, float]
+
+
+def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
+    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n."""
+    if path is None:
+        rows: list[_GateRow] = [(key, kind, sd, margin, deff) for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()]
+        return rows, _GATE_SOURCE_BUILTIN, None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        measures = data["measures"]
+        if not isinstance(measures, dict):
+            raise TypeError("'measures' is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        fail(_MSG_RESULTS.format(path=path, reason=err))
+    n_pairs = int(data.get("n_pairs") or 0) or None
+    out: list[_GateRow] = []
+    for key, row in measures.items():
+        if not row.get("primary", True):
+            continue
+        sd = row.get("sd_difference")
+        ci = row.get("ci95") or (None, None)
+        low, high = ci
+        if sd is None and n_pairs and low is not None and high is not None:  # corpus: spread from the permutation interval
+            sd = (float(high) - float(low)) / (2 * 1.959964) * math.sqrt(n_pairs)
+        deff = row.get("design_effect") or 1.0
+        out.append((key, str(row.get("kind")), None if sd is None else float(sd), row.get("equivalence_margin"), float(deff)))
+    return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _gate(results: str | None, alpha: float, power: float) -> None:
+    """Say how many pairs the equivalence gate needs for each primary measure at its margin."""
+    from fairtalk.stats import IDENTICAL_SHARE, pairs_for_equivalence
+
+    rows, source, n_pairs = _gate_rows(results)
+    identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
+    say(
+        f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
+        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction):"
+    )
+    needs = []
+    for key, kind, sd, margin, deff in rows:
+        if margin is None or not margin > 0:
+            say(f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE")
+            continue
+        if sd is None or not sd > 0:
+            say(
+                f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below {IDENTICAL_SHARE:.0%})"
+            )
+            needs.append(identical)
+            continue
+        n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
+        needs.append(n)
+        margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
+        say(f"  {key} ({kind}): {n:,} pairs at margin {margin_text} (sd of A - B {sd:.4g}, design effect {deff:.3g})")
+    if needs:
+        say(
+            f"the gate needs at least {max(needs):,} pairs (the most any one primary measure needs; with several "
+            f"measures near that many, all passing together is less likely than {power:.0%})"
+            + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
+        )
+    say(f"identical answers on both sides pass at {identical:,} pairs or more")
+    say(f"from {source}")
+
+
+def _kinds() -> dict[str, str]:
+    """Result key -> kind (rate, count, corpus) of every registered measure that builds without options."""
+    import fairtalk
+    from fairtalk.measures import measure_names
+
+    kinds: dict[str, str] = {}
+    for name in measure_names():
+        try:
+            measure = fairtalk.get_measure(name)
+        except (fairtalk.FairtalkError, TypeError, ValueError, ImportError):  # needs options (attribute_words: a lexicon)
+            continue
+        kinds.update({key: str(measure.kind_of(key)) for key in measure.keys})
+    return kinds
+
+
+def _check_rate(measure: str, kind: str | None) -> None:
+    """Exit 2 unless ``measure`` is a rate: by the earlier audit's ``kind`` when given, else by the registered measures."""
+    kinds = _kinds() if kind is None else {measure: kind}
+    if measure not in kinds:
+        fail(_MSG_RATE_UNKNOWN.format(name=measure, rates=", ".join(sorted(k for k, v in kinds.items() if v == "rate"))))
+    if kinds[measure] != "rate":
+        fail(_MSG_RATE_COUNT.format(name=measure, kind=kinds[measure]))
+
+
+def _from_results(path: str, measure: str) -> dict[str, Any]:
+    """The measure's row of a results.json, with the run's family size and n."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        rows = data["measures"]
+        if not isinstance(rows, dict):
+            raise TypeError("'measures' is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        fail(_MSG_RESULTS.format(path=path, reason=err))
+    if measure not in rows:
+        fail(_MSG_NO_MEASURE.format(path=path, name=measure, names=", ".join(sorted(rows)) or "none"))
+    row = rows[measure]
+    if not row.get("sd_difference"):
+        fail(_MSG_NO_SD.format(path=path, name=measure))
+    return {
+        "sd": float(row["sd_difference"]),
+        "deff": float(row.get("design_effect") or 1.0),
+        "tests": int(data.get("family_size") or 1),
+        "n_pairs": data.get("n_pairs"),
+        "mde": row.get("mde"),
+        "alpha": float(data.get("alpha") or 0.05),
+        "kind": row.get("kind"),
+    }
+
+
+def _labels(measure: str | None, half_width: float, results: str | None, sd: float | None, alpha: float) -> None:
+    """``plan --gold``: the labelled pairs a prediction-powered interval of ±``half_width`` needs."""
+    from fairtalk.stats._ppi import labels_needed
+
+    if measure is None or not measure.strip():
+        fail(_MSG_NO_KEY)
+    if not half_width > 0 or not math.isfinite(half_width):
+        fail(f"--gold must be a positive half-width in the measure's units (0.02 = two points of a rate), got {half_width!r}")
+    if not 0 < alpha < 1:
+        fail(f"--alpha must be in (0, 1), got {alpha!r}")
+    if sd is not None:
+        if not sd > 0 or not math.isfinite(sd):
+            fail(f"--sd must be a positive number, got {sd!r}")
+        error_sd, source = sd, "--sd"
+    elif results is not None:
+        try:
+            row = json.loads(Path(results).read_text(encoding="utf-8"))["measures"][measure]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}" if isinstance(exc, KeyError) else exc))
+        ppi = row.get("ppi") if isinstance(row, dict) else None
+        if not isinstance(ppi, dict) or not ppi.get("se") or not ppi.get("n_labels"):
+            fail(_MSG_NO_PPI.format(path=results, name=measure))
+        error_sd, source = float(ppi["se"]) * math.sqrt(float(ppi["n_labels"])), f"{results} ({ppi['n_labels']} labels)"
+    else:
+        fail(_MSG_NO_ERROR_SPREAD)
+    needed = labels_needed(half_width, error_sd, alpha=alpha)
+    say(
+        f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
+        f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)"
+    )
+
+
+@app.command()
+def plan(  # noqa: C901
+    measure: str | None = typer.Option(None, "--measure", help="The result key to plan for, e.g. offense_rate or length."),
+    effect: float | None = typer.Option(
+        None,
+        "--effect",
+        help="The smallest difference A - B worth detecting, in the measure's units (0.01 = one point of a rate).",
+    ),
+    gate: bool = typer.Option(
+        False,
+        "--gate",
+        help="Instead: pairs the equivalence gate needs for each primary measure at its margin "
+        "(from --results of a pilot run, else the built-in corpus' spreads).",
+    ),
+    results: str | None = typer.Option(
+        None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."
+    ),
+    sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the per-pair difference A - B."),
+    rate: float | None = typer.Option(
+        None,
+        "--rate",
+        help="For a rate with no earlier audit: its expected rate on each side (sides assumed independent: a safe overestimate).",
+    ),
+    alpha: float | None = typer.Option(None, "--alpha", help="Significance level (default: the earlier audit's, else 0.05)."),
+    power: float = typer.Option(0.8, "--power", help="Probability of detecting the effect."),
+    tests: int | None = typer.Option(
+        None,
+        "--tests",
+        min=1,
+        help="Tests in the corrected family (default: the earlier audit's; else 1). Holm is planned as Bonferroni, a safe bound.",
+    ),
+    design_effect: float | None = typer.Option(
+        None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."
+    ),
+    gold: float | None = typer.Option(
+        None,
+        "--gold",
+        metavar="HALF_WIDTH",
+        help="Instead: labelled pairs a score --gold interval of ±HALF_WIDTH needs for --measure, from --results of a "
+        "run with --gold (its scorer's error spread) or --sd (the spread of the scorer's per-pair error).",
+    ),
+) -> None:
+    """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
+    from fairtalk import pairs_needed
+
+    if not 0 < power < 1:
+        fail(f"--power must be in (0, 1), got {power!r}")
+    if gold is not None:
+        _labels(measure, gold, results, sd, alpha if alpha is not None else 0.05)
+        return
+    if gate:
+        level = alpha if alpha is not None else 0.05
+        if not 0 < level < 1:
+            fail(f"--alpha must be in (0, 1), got {level!r}")
+        _gate(results, level, power)
+        return
+    if measure is None or effect is None:
+        fail(_MSG_GATE_OR_EFFECT)
+    if not measure.strip():
+        fail(_MSG_NO_KEY)
+    if not effect > 0 or not math.isfinite(effect):
+        fail(f"--effect must be a positive number, got {effect!r}")
+    if not 0 < power < 1:
+        fail(f"--power must be in (0, 1), got {power!r}")
+    if sd is not None and rate is not None:
+        fail(_MSG_RATE_AND_SD)
+    known: dict[str, Any] = {}
+    if results is not None:
+        known = _from_results(results, measure)
+    if rate is not None:
+        _check_rate(measure, known.get("kind") if isinstance(known.get("kind"), str) else None)
+    if sd is not None:
+        if not sd > 0 or not math.isfinite(sd):
+            fail(f"--sd must be a positive number, got {sd!r}")
+        known["sd"] = sd
+    elif rate is not None:
+        if not 0 < rate < 1:
+            fail(_MSG_RATE.format(rate=rate))
+        known["sd"] = math.sqrt(2 * rate * (1 - rate))
+    if "sd" not in known:
+        fail(_MSG_NO_SPREAD)
+    level = alpha if alpha is not None else known.get("alpha", 0.05)
+    if not 0 < level < 1:
+        fail(f"--alpha must be in (0, 1), got {level!r}")
+    family = tests if tests is not None else known.get("tests", 1)
+    deff = design_effect if design_effect is not None else known.get("deff", 1.0)
+    if not deff > 0:
+        fail(f"--design-effect must be > 0, got {deff!r}")
+    needed = pairs_needed(effect, known["sd"], alpha=level / family, power=power, design_effect=deff)
+    say(
+        f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
+        f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "
+        f"sd of A - B {known['sd']:.4g}; design effect {deff:.3g})"
+    )
+    if known.get("n_pairs"):
+        mde = known.get("mde")
+        at = f"; its minimum detectable effect was {mde:.4g}" if isinstance(mde, int | float) else ""
+        say(f"the earlier audit had {int(known['n_pairs']):,} pairs{at}")

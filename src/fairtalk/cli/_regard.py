@@ -1,0 +1,108 @@
+"""`fairtalk regard label` and `fairtalk regard check`: label any texts for regard, and validate a scorer against gold labels."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from fairtalk.cli._app import check_output_file, console, info, say
+from fairtalk.cli._choices import was_given
+from fairtalk.cli._prompts import regard_app
+
+if TYPE_CHECKING:  # the public names, for annotations only
+    from fairtalk.prompts._regard_check import RegardCheck
+
+_MSG_NO_TEXTS = "no texts to label (the file holds no record)"
+_MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
+_SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR (from `fairtalk regard train`) or hf:MODEL."
+
+
+@regard_app.command("label")
+def regard_label(
+    input_file: str = typer.Option(..., "--input", help='Texts to label: JSONL records {"id", "text"}.'),
+    output: str = typer.Option(..., "-o", "--output", help='Labels to write: JSONL records {"id", "label"}.'),
+    regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
+) -> None:
+    """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
+    import fairtalk
+    from fairtalk.prompts._regard_check import read_labels, write_labels
+    from fairtalk.report import check_not_input
+
+    check_not_input(output, {"--input": input_file})
+    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    records = read_labels(input_file, need_text=True)
+    if not records:
+        raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
+    labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+    write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
+    counts = {
+        name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
+    }
+    say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+    info(f"wrote {output}")
+
+
+@regard_app.command("check")
+def regard_check(
+    ctx: typer.Context,
+    gold: str = typer.Option(..., "--gold", help='Gold labels: JSONL {"id", "label", "text"?, "group"?}.'),
+    predicted: str | None = typer.Option(
+        None, "--predicted", help='Labels to check: JSONL {"id", "label"} (else --regard labels the gold texts).'
+    ),
+    regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
+    output: str | None = typer.Option(None, "-o", "--output", help="Write the check as JSON here."),
+) -> None:
+    """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
+    import fairtalk
+    from fairtalk.prompts._regard_check import check_labels, read_labels
+
+    if predicted is not None and was_given(ctx, "regard"):
+        raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word
+    if output is not None:
+        from fairtalk.report import check_not_input
+
+        check_not_input(output, {"--gold": gold, "--predicted": predicted})
+        check_output_file(output)
+    records = read_labels(gold, need_text=predicted is None)
+    if predicted is not None:
+        guesses = {r["id"]: r["label"] for r in read_labels(predicted)}
+        source = predicted
+    else:
+        labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
+        guesses = {r["id"]: int(v) for r, v in zip(records, labels)}
+        source = regard
+    result = check_labels(records, guesses)
+    if output is not None:
+        result.write(output)
+    _print_check(result, source)
+
+
+def _print_check(result: RegardCheck, source: str) -> None:
+    from rich.table import Table
+
+    say(
+        f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
+        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items())
+    )
+    names = ("negative", "neutral", "positive", "other")
+    table = Table(title="confusion (rows gold, columns predicted)")
+    table.add_column("gold")
+    for name in names:
+        table.add_column(name, justify="right")
+    for name, row in zip(names, result.confusion):
+        table.add_row(name, *(str(v) for v in row))
+    console.print(table)
+    for pair, gap in result.gaps.items():
+        say(
+            f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
+            f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}"
+        )
+        added = result.instrument.get(pair, {})
+        flagged = [
+            f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
+            for name, v in added.items()
+            if v["low"] > 0 or v["high"] < 0
+        ]
+        if flagged:
+            say("  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))

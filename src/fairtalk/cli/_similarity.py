@@ -1,0 +1,122 @@
+"""`fairtalk similarity`: do a model's answers to counterfactual pairs differ more than its answers to one context asked twice."""
+
+from __future__ import annotations
+
+import typer
+
+from fairtalk.cli._app import app, check_output_file, console, info, print_json, say
+from fairtalk.cli._choices import SimilarityMethod, comma_list
+from fairtalk.cli._respond import (
+    BATCH_SIZE,
+    MAX_CONSECUTIVE_FAILURES,
+    MAX_NEW_TOKENS,
+    MODEL_ARG,
+    MODEL_VERSION,
+    REPETITION_PENALTY,
+    SAMPLE,
+    STOP,
+    TEMPERATURE,
+    TOP_K,
+    TOP_P,
+    decoding_settings,
+    model_options,
+)
+from fairtalk.cli._test_options import SYSTEM_PROMPT
+
+
+@app.command()
+def similarity(
+    pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
+    model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
+    model_arg: list[str] | None = MODEL_ARG,
+    model_version: str | None = MODEL_VERSION,
+    methods: str = typer.Option(
+        "exact,rouge_l,answered,length_ratio",
+        "--methods",
+        help="Similarity methods, comma-separated: exact, rouge_l, cosine (MiniLM), answered (one side only answered), length_ratio.",
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
+    sample: bool = SAMPLE,
+    temperature: float = TEMPERATURE,
+    top_k: int | None = TOP_K,
+    top_p: float | None = TOP_P,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    stop: list[str] | None = STOP,
+    repetition_penalty: float | None = REPETITION_PENALTY,
+    batch_size: int = BATCH_SIZE,
+    store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
+    system_prompt: str | None = SYSTEM_PROMPT,
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
+    output: str | None = typer.Option(None, "-o", "--output", help="Write the result as JSON to this file."),
+    json_out: bool = typer.Option(False, "--json", help="Write the result to stdout as JSON; messages go to stderr."),
+) -> None:
+    """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice).
+
+    Under greedy decoding (the default) a model found deterministic on a few contexts asked
+    again has a baseline of zero: the test is one against zero change. Under --sample, a model
+    or server whose re-asks are identical far beyond chance (it ignores sampling or the seed)
+    gets a warning. A method differs only when its test and its 95% interval agree.
+    """
+    from rich.table import Table
+
+    import fairtalk
+    from fairtalk.cli._output import progress_bars
+    from fairtalk.report._similarity_table import similarity_basis, similarity_row
+
+    chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
+    if output is not None:
+        check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    settings = decoding_settings(
+        sample=sample,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        stop=stop,
+        repetition_penalty=repetition_penalty,
+    )
+    with progress_bars() as progress:
+        result = fairtalk.similarity_test(
+            pairs,
+            model=model,
+            methods=chosen,
+            seed=seed,
+            settings=settings,
+            store=store,
+            alpha=alpha,
+            batch_size=batch_size,
+            model_args=model_options(model_arg, system_prompt),
+            model_version=model_version,
+            progress=progress,
+            max_consecutive_failures=max_consecutive_failures,
+        )
+    if output is not None:
+        result.write(output)
+        info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
+    for warning in result.warnings:  # on stderr under --json, like every message
+        say(f"warning: {warning}", style="bold yellow")
+    if json_out:
+        print_json(result.to_dict())
+        return
+    table = Table(title=f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity")
+    for header in ("method", "counterfactual", "baseline", "difference", "95% CI", "p adj.", "verdict"):
+        table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
+    for row in result.rows:
+        cells = similarity_row(row)
+        table.add_row(
+            row.method,
+            cells["counterfactual"],
+            cells["baseline"],
+            cells["difference"],
+            cells["ci95"],
+            cells["p_adjusted"],
+            cells["verdict"],
+            style="bold" if row.detected() else None,
+        )
+    console.print(table)
+    say(similarity_basis(result))
+    for row in result.rows:
+        if similarity_row(row)["disagree"]:  # test and interval disagree: the row says which
+            say(f"{row.method}: {row.note}")
+    say(f"model {result.model}")

@@ -1,0 +1,122 @@
+"""Reading the two runs ``compare_runs()`` compares: an audit's output folder or a ``score`` output folder, per axis its result and responses.
+
+- ``fairtalk audit -o OUT``: ``OUT/run.json`` lists the axes and their folders; each folder holds
+  ``results.json`` and ``responses.jsonl``.
+- ``fairtalk score -o OUT``: ``OUT/results.json`` (one axis); the responses are the file it was
+  scored from, named in its manifest (``input.sources``), or a ``responses.jsonl`` beside it.
+
+The responses are read as the run read them (``drop_empty`` as its manifest records).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fairtalk._responses import ResponseSet, read_responses
+from fairtalk.errors import InputError
+from fairtalk.results import AuditResult
+
+__all__ = ["AxisInput", "RunInput", "read_run"]
+
+RUN_FILE = "run.json"
+RESULTS_FILE = "results.json"
+RESPONSES_FILE = "responses.jsonl"
+_MSG_NOT_A_RUN = "not the output folder of `fairtalk audit` or `fairtalk score`: it holds neither run.json nor results.json"
+_MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk audit -o` or `fairtalk score -o`)"
+_MSG_BAD_JSON = "cannot read it as JSON ({reason})"
+_MSG_NOT_RESULT = "not a fairtalk results.json (missing {field!r})"
+_MSG_NO_RESPONSES = (
+    "the responses it was scored from are not there ({paths}); put them beside it as responses.jsonl, "
+    "or run compare where `fairtalk score` ran"
+)
+_MSG_AXIS_FOLDER = "axis {axis!r}: its folder {folder!r} has no {name}"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisInput:
+    """One axis of a run: its audit result (the measures, options and primary keys) and its responses."""
+
+    result: AuditResult
+    responses: ResponseSet
+
+
+@dataclass(frozen=True, slots=True)
+class RunInput:
+    """A run to compare: its folder, its model spec (None for a ``score`` folder) and its axes, in order."""
+
+    path: str
+    model: str | None
+    axes: Mapping[str, AxisInput]
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(_MSG_BAD_JSON.format(reason=exc), path=str(path)) from exc
+    if not isinstance(data, dict):
+        raise InputError(_MSG_BAD_JSON.format(reason="not an object"), path=str(path))
+    return data
+
+
+def _result(path: Path, data: Mapping[str, Any]) -> AuditResult:
+    for name in ("axis", "groups", "n_pairs", "measures"):
+        if name not in data:
+            raise InputError(_MSG_NOT_RESULT.format(field=name), path=str(path))
+    return AuditResult.from_dict(data)
+
+
+def _drop_empty(result: AuditResult) -> bool:
+    return bool(result.manifest.get("drop_empty", False))
+
+
+def _score_sources(folder: Path, result: AuditResult) -> str | tuple[str, str]:
+    """The responses a ``score`` folder's result was read from: ``responses.jsonl`` beside it, else its manifest's sources."""
+    beside = folder / RESPONSES_FILE
+    if beside.is_file():
+        return str(beside)
+    given = (result.manifest.get("input") or {}).get("sources") or []
+    paths = [str(s.get("path")) for s in given if isinstance(s, Mapping) and s.get("path")]
+    found = []
+    for path in paths:
+        candidates = (Path(path), folder / path) if not os.path.isabs(path) else (Path(path),)
+        found.append(next((str(c) for c in candidates if c.is_file()), None))
+    if not paths or any(f is None for f in found):
+        raise InputError(_MSG_NO_RESPONSES.format(paths=", ".join(paths) or "none recorded"), path=str(folder / RESULTS_FILE))
+    names = [f for f in found if f is not None]
+    return names[0] if len(names) == 1 else (names[0], names[1])
+
+
+def read_run(path: str | os.PathLike[str]) -> RunInput:
+    """The axes of an audit's or a score's output folder, each with its result and responses.
+
+    Raises
+    ------
+    InputError
+        Not such a folder, an unreadable ``run.json``/``results.json``, or responses that are not there.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError(_MSG_NO_FOLDER, path=str(folder))
+    if (folder / RUN_FILE).is_file():
+        run = _load_json(folder / RUN_FILE)
+        axes: dict[str, AxisInput] = {}
+        for axis, entry in (run.get("axes") or {}).items():
+            sub = folder / str((entry or {}).get("folder") or axis)
+            for name in (RESULTS_FILE, RESPONSES_FILE):
+                if not (sub / name).is_file():
+                    raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
+            result = _result(sub / RESULTS_FILE, _load_json(sub / RESULTS_FILE))
+            axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
+        model = run.get("model")
+        return RunInput(str(folder), None if model is None else str(model), axes)
+    if (folder / RESULTS_FILE).is_file():
+        result = _result(folder / RESULTS_FILE, _load_json(folder / RESULTS_FILE))
+        responses = read_responses(_score_sources(folder, result), drop_empty=_drop_empty(result))
+        return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)})
+    raise InputError(_MSG_NOT_A_RUN, path=str(folder))

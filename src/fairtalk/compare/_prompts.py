@@ -1,0 +1,302 @@
+"""``compare_prompt_analyses()``: two paper-004 analyses (two generators on the same prompts) -> per group pair, the change in regard gap.
+
+Each folder is the output of ``fairtalk prompts analyze -o``; its ``results.json`` is a
+:class:`~fairtalk.results.PromptAnalysis`. Per group pair both hold (same name, same groups), the
+baseline generator's regard gap ``g_b`` and the candidate's ``g_c`` (``Gap.all``, with the
+analysis' template × seed bootstrap interval ``ci95`` and standard error ``se``) are compared.
+
+The two generators completed the prompts with their own samples, so the two gaps are treated as
+**independent** normal estimates: ``δ− = g_c − g_b`` and ``δ+ = g_c + g_b`` both have the
+standard error ``sqrt(se_c² + se_b²)``, a Wald test and a ``1 − α`` interval. The within-prompt
+pairing of the two generators' completions is not used, which is conservative (wider intervals)
+when they completed the same prompts. The verdict rule is that of :mod:`fairtalk.stats._change`
+(improved / regressed from ``max(p−, p+)``, Holm over the pairs; unchanged: non-inferior both
+ways), and non-inferiority uses the same one-sided bounds. Two analyses holding the same gap from
+the same labels (one analysis against itself) are identical: the change is exactly 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fairtalk.compare._runs import with_verdict
+from fairtalk.errors import InputError, SpecError
+from fairtalk.prompts._records import Gap
+from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis
+from fairtalk.stats import DEFAULT_MARGINS
+from fairtalk.stats._change import Contrast, non_inferior
+
+__all__ = ["COMPARE_PROMPTS_METHODS", "compare_prompt_analyses", "is_prompt_analysis"]
+
+RESULTS_FILE = "results.json"
+#: The result key of every group pair's row (the pair's name is its axis).
+KEY = "regard"
+#: The default non-inferiority margin, in regard units (labels -1/0/1): the rate default of ``DEFAULT_MARGINS``.
+DEFAULT_MARGIN = DEFAULT_MARGINS["rate"][1]
+_TEST = "wald_independent"
+_ANALYSIS_FIELDS = ("method", "groups", "pairs", "regard", "gaps")
+_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk prompts analyze -o`)"
+_MSG_MIXED = (
+    "not a `fairtalk prompts analyze` output (no prompts-analysis results.json here), while the other folder is one: "
+    "compare two prompts analyses, or two audits, not one of each"
+)
+_MSG_BAD_JSON = "cannot read it as a prompts analysis ({reason})"
+_MSG_GROUPS = "group pair {pair!r}: the analyses compare different groups ({base} and {cand}); compare the same pairs"
+_MSG_NO_PAIR = "the two analyses share no group pair with a gap (baseline: {base}; candidate: {cand})"
+_MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: give regard=VALUE (every pair) or regard:PAIR=VALUE"
+WARN_NO_GAP = "group pair {pair!r}: the {name} has no gap (a group without labelled completions), left out"
+WARN_LEVEL = (
+    "each generator's own interval is its analysis' 95% bootstrap interval; the change's is at {level:.0%} (alpha {alpha:g})"
+)
+NOTE_IDENTICAL = "the two analyses hold the same gap from the same labels: the change is exactly 0"
+NOTE_NO_SE = "no bootstrap standard error in {which} (an analysis without intervals): the change has no test"
+#: What each figure of a prompts comparison means, recorded in its manifest.
+COMPARE_PROMPTS_METHODS = {
+    "gap": "each generator's regard gap a - b over all structures (Gap.all), with its analysis' template x seed "
+    "bootstrap 95% interval and standard error",
+    "change": "g_c - g_b, the two gaps as independent normal estimates: se = sqrt(se_c^2 + se_b^2), a Wald test and "
+    "its 1 - alpha interval; the within-prompt pairing of the two generators' completions is not used, which is "
+    "conservative when they completed the same prompts",
+    "total": "g_c + g_b, tested the same way",
+    "verdict": "improved / regressed: max(p_change, p_total), Holm-corrected over the group pairs, below alpha, with "
+    "opposite / equal signs; unchanged: non-inferior both ways; else inconclusive",
+    "non_inferior": "|g_c| < |g_b| + margin: min(change, total) < margin and max(change, total) > -margin, each shown "
+    "by either one-sided bound at alpha/2 (intersection-union test)",
+    "margin": f"--margin regard:PAIR=, else regard=, else {DEFAULT_MARGIN} regard units (the rate default)",
+    "n_pairs": "0: the two generators' completions are not paired",
+}
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """``results.json`` of a folder as a dict, or None when there is none or it is no JSON object."""
+    try:
+        data = json.loads((path / RESULTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _looks_like_analysis(data: Mapping[str, Any]) -> bool:
+    return all(name in data for name in _ANALYSIS_FIELDS) and str(data["method"]).startswith("prompts")
+
+
+def is_prompt_analysis(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an output folder of ``fairtalk prompts analyze -o`` (by its ``results.json``'s shape).
+
+    Examples
+    --------
+    >>> is_prompt_analysis("no/such/folder")
+    False
+    """
+    folder = Path(path)
+    data = _load(folder) if folder.is_dir() else None
+    return data is not None and _looks_like_analysis(data)
+
+
+def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str]:
+    """The analysis of a folder and the sha256 of its ``results.json`` (InputError: none, or not a prompts analysis)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError(_MSG_NO_FOLDER, path=str(folder))
+    data = _load(folder)
+    if data is None or not _looks_like_analysis(data):
+        raise InputError(_MSG_MIXED, path=str(folder))
+    try:
+        analysis = PromptAnalysis.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(_MSG_BAD_JSON.format(reason=exc), path=str(folder / RESULTS_FILE)) from exc
+    return analysis, hashlib.sha256((folder / RESULTS_FILE).read_bytes()).hexdigest()
+
+
+def _wald(estimate: float, se: float | None, z: float) -> Contrast:
+    """The contrast of an independent normal estimate: its ``1 − α`` interval and two-sided Wald p (none without se)."""
+    from scipy.stats import norm
+
+    if se is None or not se > 0:
+        return Contrast(estimate, (None, None), None, _TEST)
+    return Contrast(estimate, (estimate - z * se, estimate + z * se), float(2 * norm.sf(abs(estimate) / se)), _TEST)
+
+
+def _identical(base: PromptAnalysis, cand: PromptAnalysis, name: str) -> bool:
+    """Whether both analyses hold the pair's gap from the same labels (the same counts per label of both groups)."""
+    gap_b, gap_c = base.gaps[name], cand.gaps[name]
+    if gap_b != gap_c:
+        return False
+    groups = [gap_b.a, gap_b.b]
+    if not all(g in base.counts.index and g in cand.counts.index for g in groups):
+        return False
+    return bool(base.counts.loc[groups].equals(cand.counts.loc[groups]))
+
+
+def _margin(name: str, given: Mapping[str, float]) -> float:
+    return float(given.get(f"{KEY}:{name}", given.get(KEY, DEFAULT_MARGIN)))
+
+
+def _row(name: str, base: PromptAnalysis, cand: PromptAnalysis, *, alpha: float, margin: float) -> GapChange:
+    """The pair's GapChange before the correction (``p_adjusted`` None, verdict inconclusive)."""
+    from scipy.stats import norm
+
+    gb, gc = base.gaps[name], cand.gaps[name]
+    g_b, g_c = float(gb.all or 0.0), float(gc.all or 0.0)
+    notes: list[str] = []
+    identical = _identical(base, cand, name)
+    if identical:
+        notes.append(NOTE_IDENTICAL)
+        change = Contrast(0.0, (0.0, 0.0), 1.0, "identical", identical=True, interval="identical")
+        total = _wald(g_c + g_b, None if gb.se is None else 2 * gb.se, float(norm.ppf(1 - alpha / 2)))
+    else:
+        missing = [which for which, g in (("the baseline", gb), ("the candidate", gc)) if g.se is None]
+        if missing:
+            notes.append(NOTE_NO_SE.format(which=" and ".join(missing)))
+        se = None if missing else math.hypot(float(gb.se or 0.0), float(gc.se or 0.0))
+        z = float(norm.ppf(1 - alpha / 2))
+        change, total = _wald(g_c - g_b, se, z), _wald(g_c + g_b, se, z)
+    ni = non_inferior(change, total, margin)
+    within = ni and non_inferior(change.negated(), total, margin)
+    p_magnitude = None if change.p is None or total.p is None else max(change.p, total.p)
+    return GapChange(
+        axis=name,
+        key=KEY,
+        kind="count",
+        primary=True,
+        higher_is_better=None,
+        n_pairs=0,
+        n_units=0,
+        baseline_a=base.regard[gb.a].mean,
+        baseline_b=base.regard[gb.b].mean,
+        baseline_gap=g_b,
+        baseline_ci=gb.ci95,
+        candidate_a=cand.regard[gc.a].mean,
+        candidate_b=cand.regard[gc.b].mean,
+        candidate_gap=g_c,
+        candidate_ci=gc.ci95,
+        change=change.estimate,
+        change_ci=change.ci,
+        p_change=change.p,
+        change_test=change.test,
+        total=total.estimate,
+        total_ci=total.ci,
+        p_total=total.p,
+        p_magnitude=p_magnitude,
+        p_adjusted=None,
+        margin=margin,
+        non_inferior=ni,
+        within_margin=within,
+        identical=identical,
+        identical_answers=0,
+        verdict=Change.INCONCLUSIVE,
+        notes=tuple(notes),
+    )
+
+
+def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapChange]:
+    """Rows with ``p_adjusted`` (every pair one family) and their verdicts (the rule of :mod:`fairtalk.stats._change`)."""
+    from fairtalk.stats import adjust_pvalues
+
+    values = adjust_pvalues([math.nan if r.p_magnitude is None else r.p_magnitude for r in rows], method=correction)
+    return [with_verdict(row, None if math.isnan(value) else float(value), alpha) for row, value in zip(rows, values)]
+
+
+def _has_gap(gap: Gap) -> bool:
+    return gap.all is not None and math.isfinite(gap.all)
+
+
+def compare_prompt_analyses(
+    baseline: str | os.PathLike[str],
+    candidate: str | os.PathLike[str],
+    *,
+    margins: Mapping[str, float] | None = None,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    pairs: Sequence[str] | None = None,
+) -> ModelComparison:
+    """Compare two generators' regard gaps (two ``fairtalk prompts analyze`` outputs): per group pair, the change in gap.
+
+    Parameters
+    ----------
+    baseline, candidate : path
+        Output folders of ``fairtalk prompts analyze -o`` of the same prompts, one per generator.
+    margins : mapping, optional
+        Non-inferiority margin in regard units: ``{"regard": 0.05}`` for every pair,
+        ``{"regard:gender": 0.03}`` for one; default ``0.02`` (``DEFAULT_MARGINS["rate"]``).
+    alpha : float
+        Level of every test; the change's intervals are ``1 − alpha``.
+    correction : {"holm", "bh"}
+        Correction of the change tests over the group pairs.
+    pairs : sequence of str, optional
+        Compare only these group pairs (default: every pair both analyses hold).
+
+    Returns
+    -------
+    ModelComparison
+        One axis per group pair (its name), key ``regard``; ``design`` is ``"independent"``.
+
+    Raises
+    ------
+    InputError
+        A folder that is not a prompts analysis (an audit's output mixed with an analysis included).
+    SpecError
+        No shared group pair with a gap, a pair with different groups, an unknown margin key, a bad ``alpha``.
+    """
+    if not 0 < alpha < 1:
+        raise SpecError(_MSG_ALPHA.format(alpha=alpha))
+    if correction not in ("holm", "bh"):
+        raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
+    (base, base_sha), (cand, cand_sha) = _read(baseline), _read(candidate)
+    given = dict(margins or {})
+    known = [KEY, *(f"{KEY}:{name}" for name in base.gaps)]
+    for name in given:
+        if name not in known:
+            raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=known, given=name)
+    wanted = list(base.gaps) if pairs is None else [p for p in pairs if p in base.gaps]
+    warnings: list[str] = []
+    only_base = tuple(p for p in base.gaps if p not in cand.gaps)
+    only_cand = tuple(p for p in cand.gaps if p not in base.gaps)
+    shared = []
+    for name in (p for p in wanted if p in cand.gaps):
+        gb, gc = base.gaps[name], cand.gaps[name]
+        if (gb.a, gb.b) != (gc.a, gc.b):
+            raise SpecError(_MSG_GROUPS.format(pair=name, base=f"{gb.a} vs {gb.b}", cand=f"{gc.a} vs {gc.b}"))
+        empty = [which for which, g in (("baseline", gb), ("candidate", gc)) if not _has_gap(g)]
+        warnings += [WARN_NO_GAP.format(pair=name, name=which) for which in empty]
+        if not empty:
+            shared.append(name)
+    if not shared:
+        raise SpecError(_MSG_NO_PAIR.format(base=", ".join(base.gaps) or "none", cand=", ".join(cand.gaps) or "none"))
+    if alpha != 0.05:
+        warnings.append(WARN_LEVEL.format(level=1 - alpha, alpha=alpha))
+    rows = [_row(name, base, cand, alpha=alpha, margin=_margin(name, given)) for name in shared]
+    axes = tuple(
+        ComparedAxis(axis=name, groups=(base.gaps[name].a, base.gaps[name].b), n_pairs=0, n_clusters=None) for name in shared
+    )
+    from fairtalk import __version__
+
+    manifest = {
+        "fairtalk_version": __version__,
+        "methods": COMPARE_PROMPTS_METHODS,
+        "margins": given,
+        "sources": {
+            "baseline": {"path": str(Path(baseline) / RESULTS_FILE), "sha256": base_sha},
+            "candidate": {"path": str(Path(candidate) / RESULTS_FILE), "sha256": cand_sha},
+        },
+    }
+    return ModelComparison(
+        baseline=str(baseline),
+        candidate=str(candidate),
+        axes=axes,
+        changes=tuple(_judged(rows, alpha, correction)),
+        alpha=alpha,
+        correction=correction,
+        axes_only_baseline=only_base,
+        axes_only_candidate=only_cand,
+        warnings=tuple(warnings),
+        manifest=manifest,
+        design="independent",
+    )

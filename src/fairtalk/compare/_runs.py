@@ -1,0 +1,359 @@
+"""``compare_runs()``: two audits of the same pairs (a baseline and a candidate model) -> per axis and key, the change in gap.
+
+Both runs are paired by axis and by pair id (what only one holds is named and left out), and
+both runs' responses are scored here with the same measures: the baseline's, rebuilt from its
+manifest. Each key's change in gap is then tested by :func:`fairtalk.stats._change.gap_change`
+(clusters: the dialogues the pairs came from), corrected over each axis's primary family, and
+given a :class:`~fairtalk.results.Change` verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fairtalk._responses import ResponseSet
+from fairtalk.compare._inputs import AxisInput, RunInput, read_run
+from fairtalk.config._score_options import JUDGE_PREFIX, ScoreOptions
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.measures import Measure, measure_names, score_unique
+from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
+from fairtalk.run._measures import build_measures
+from fairtalk.stats import adjust_pvalues, default_margin
+from fairtalk.stats._change import GapChangeTest, gap_change
+
+__all__ = ["COMPARE_METHODS", "compare_runs"]
+
+#: How many pair ids of those one run holds are named.
+N_EXAMPLES = 5
+_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_NO_AXIS = "the two runs share no axis (baseline: {base}; candidate: {cand})"
+_MSG_GROUPS = "axis {axis!r}: the runs compare different groups ({base} and {cand}); compare audits of the same axis"
+_MSG_FEW_PAIRS = "axis {axis!r}: only {n} pairs both runs answered (with the same contexts), at least 2 are needed"
+_MSG_UNKNOWN_MEASURE = "the baseline was scored with measure {name!r}, which this installation cannot build; install it"
+_MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: no compared key has that name"
+SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
+SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
+SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
+NOTE_CONTEXTS = "{n} pairs have the same id in both runs but different contexts: not the same pairs, left out"
+WARN_MEASURES = "the candidate was scored with other measures ({cand}); both runs are scored here with the baseline's ({base})"
+WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its run (sha256 {old} -> {new})"
+#: What each figure of a comparison means, recorded in its manifest (``docs/statistics.md`` has the reasons).
+COMPARE_METHODS = {
+    "gap": "each model's mean A - B over the pairs both answered, with the audit's interval for its kind at 1 - alpha",
+    "change": "g_c - g_b (difference in differences, per pair (c_a - c_b) - (b_a - b_b)): the paired mean test "
+    "(CR2 cluster-robust by dialogue) and its 1 - alpha interval: for counts the t interval, for rates the "
+    "score interval (variance under the null mean, Tango 1998; counts divided by the design effect), which holds its "
+    "level with few events",
+    "total": "g_c + g_b, per pair (c_a - c_b) + (b_a - b_b), tested the same way",
+    "verdict": "improved / regressed: max(p_change, p_total), corrected within the axis's primary family, below alpha, "
+    "with opposite / equal signs; unchanged: non-inferior both ways; else inconclusive",
+    "non_inferior": "|g_c| < |g_b| + margin: min(change, total) < margin and max(change, total) > -margin, each shown "
+    "by either one-sided bound at alpha/2 (intersection-union test)",
+    "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",
+}
+
+
+def _lexicon(result: AuditResult) -> Lexicon:
+    """The baseline's axis word list, rebuilt from its manifest (a built-in one by name, a user's file by path)."""
+    recorded = result.manifest.get("lexicon") or {}
+    source = str(recorded.get("source") or f"builtin:{result.axis}")
+    variant = str(recorded.get("variant") or "default")
+    if source.startswith("builtin:") or variant != "custom":
+        return load_lexicon(str(recorded.get("axis") or result.axis), variant=variant)
+    return dataclasses.replace(load_lexicon(source), axis=result.axis)
+
+
+def _score_options(result: AuditResult) -> ScoreOptions:
+    """The measure settings the baseline was scored with (its manifest's ``options``)."""
+    recorded = result.manifest.get("options") or {}
+    keys = ("distinct", "offense", "offense_threshold", "sentiment_threshold")
+    return ScoreOptions(**{k: recorded[k] for k in keys if recorded.get(k) is not None})
+
+
+def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dict[str, str]]:
+    """The baseline's per-response measures rebuilt, and the keys not compared (key -> why)."""
+    skipped: dict[str, str] = {}
+    names: list[str] = []
+    known = set(measure_names())
+    for entry in result.manifest.get("measures") or ():
+        name, keys = str(entry.get("name")), [str(k) for k in entry.get("keys") or ()]
+        if entry.get("kind") == "corpus":
+            skipped.update(dict.fromkeys(keys, SKIP_CORPUS))
+        elif name == "token_limit":
+            skipped.update(dict.fromkeys(keys, SKIP_TOKEN_LIMIT))
+        elif name.startswith(JUDGE_PREFIX) or name == "judge":
+            spec = (entry.get("config") or {}).get("model") or name
+            skipped.update(dict.fromkeys(keys, SKIP_JUDGE.format(spec=spec)))
+        elif name not in known:
+            raise SpecError(_MSG_UNKNOWN_MEASURE.format(name=name), choices=sorted(known), given=name)
+        else:
+            names.append(name)
+    options = _score_options(result)
+    built = build_measures(names, options.measure_options(lexicon)) if names else []
+    return [m for m in built if isinstance(m, Measure)], skipped
+
+
+def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int]:
+    """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ."""
+    where = {pid: i for i, pid in enumerate(cand.pair_ids)}
+    base_ids = set(base.pair_ids)
+    ib: list[int] = []
+    ic: list[int] = []
+    differs = 0
+    for i, pid in enumerate(base.pair_ids):
+        j = where.get(pid)
+        if j is None:
+            continue
+        same = all(
+            x.context == y.context or not x.context or not y.context for x, y in ((base.a[i], cand.a[j]), (base.b[i], cand.b[j]))
+        )
+        if same:
+            ib.append(i)
+            ic.append(j)
+        else:
+            differs += 1
+    only_base = [pid for pid in base.pair_ids if pid not in where]
+    only_cand = [pid for pid in cand.pair_ids if pid not in base_ids]
+    return ib, ic, only_base, only_cand, differs
+
+
+def _scores(measure: Measure, texts: list[list[str]]) -> dict[str, list[np.ndarray]]:
+    """Per key, the scores of each of the four text lists (baseline a, b; candidate a, b), scored in one call."""
+    flat = [t for side in texts for t in side]
+    scores = score_unique(measure, flat)
+    bounds = np.cumsum([0, *(len(side) for side in texts)])
+    return {key: [np.asarray(scores[key], dtype=float)[bounds[i] : bounds[i + 1]] for i in range(4)] for key in measure.keys}
+
+
+def _margin(key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, float], audit: Mapping[str, Any]) -> float | None:
+    if key in given:
+        return float(given[key])
+    if audit.get(key) is not None:
+        return float(audit[key])
+    return default_margin(kind, a=np.concatenate([arrays[0], arrays[2]]), b=np.concatenate([arrays[1], arrays[3]]))
+
+
+def _row(
+    axis: str, key: str, measure: Measure, primary: bool, arrays: list[np.ndarray], test: GapChangeTest, identical_answers: int
+) -> GapChange:
+    """The key's GapChange before the correction (``p_adjusted`` None, verdict inconclusive)."""
+    b_a, b_b, c_a, c_b = arrays
+    return GapChange(
+        axis=axis,
+        key=key,
+        kind=measure.kind_of(key),
+        primary=primary,
+        higher_is_better=measure.higher_is_better.get(key),
+        n_pairs=test.n_pairs,
+        n_units=test.n_units,
+        baseline_a=float(b_a.mean()),
+        baseline_b=float(b_b.mean()),
+        baseline_gap=test.baseline_gap,
+        baseline_ci=test.baseline_ci,
+        candidate_a=float(c_a.mean()),
+        candidate_b=float(c_b.mean()),
+        candidate_gap=test.candidate_gap,
+        candidate_ci=test.candidate_ci,
+        change=test.change.estimate,
+        change_ci=test.change.ci,
+        p_change=test.change.p,
+        change_test=test.change.test,
+        total=test.total.estimate,
+        total_ci=test.total.ci,
+        p_total=test.total.p,
+        p_magnitude=test.p_magnitude,
+        p_adjusted=None,
+        margin=test.margin,
+        non_inferior=test.non_inferior,
+        within_margin=test.within_margin,
+        identical=test.identical,
+        identical_answers=identical_answers,
+        verdict=Change.INCONCLUSIVE,
+        notes=test.notes,
+    )
+
+
+def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapChange]:
+    """Rows with ``p_adjusted`` (primary keys one family, the others another) and their verdicts."""
+    adjusted: dict[int, float | None] = {}
+    for primary in (True, False):
+        members = [i for i, r in enumerate(rows) if r.primary is primary]
+        given = [rows[i].p_magnitude for i in members]
+        values = adjust_pvalues([np.nan if p is None else p for p in given], method=correction)
+        adjusted.update({i: None if np.isnan(v) else float(v) for i, v in zip(members, values)})
+    return [with_verdict(row, adjusted.get(i), alpha) for i, row in enumerate(rows)]
+
+
+def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapChange:
+    """``row`` with its adjusted p and its verdict, by the rule of :mod:`fairtalk.stats._change`.
+
+    Regressed or improved when the size test rejects and ``δ−·δ+`` (``|g_c|² − |g_b|²``) has
+    that sign; unchanged when shown within the margin both ways; else inconclusive.
+    """
+    if p_adjusted is not None and p_adjusted < alpha and row.change * row.total != 0:
+        verdict = Change.REGRESSED if row.change * row.total > 0 else Change.IMPROVED
+    elif row.within_margin:
+        verdict = Change.UNCHANGED
+    else:
+        verdict = Change.INCONCLUSIVE
+    return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
+
+
+def _compare_axis(
+    axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str, margins: Mapping[str, float], clusters: bool
+) -> tuple[ComparedAxis, list[GapChange], list[str]]:
+    """One axis both runs hold: pair, score with the baseline's measures, test each key."""
+    result = base.result
+    if tuple(cand.result.groups) != tuple(result.groups):
+        raise SpecError(_MSG_GROUPS.format(axis=axis, base=" vs ".join(result.groups), cand=" vs ".join(cand.result.groups)))
+    lexicon = _lexicon(result)
+    warnings = []
+    recorded = (result.manifest.get("lexicon") or {}).get("sha256")
+    if recorded and recorded != lexicon.sha256:
+        warnings.append(WARN_LEXICON.format(axis=axis, old=str(recorded)[:12], new=lexicon.sha256[:12]))
+    ib, ic, only_base, only_cand, differs = _paired(base.responses, cand.responses)
+    if len(ib) < 2:
+        raise SpecError(_MSG_FEW_PAIRS.format(axis=axis, n=len(ib)))
+    rs_b, rs_c = base.responses, cand.responses
+    texts = [
+        [rs_b.a[i].response for i in ib],
+        [rs_b.b[i].response for i in ib],
+        [rs_c.a[j].response for j in ic],
+        [rs_c.b[j].response for j in ic],
+    ]
+    same = sum(x == y and u == v for x, y, u, v in zip(texts[0], texts[2], texts[1], texts[3]))
+    all_clusters = rs_b.clusters if clusters and result.manifest.get("clustered", True) else None
+    pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
+    primary = {m.name: m.primary for m in result.measures}
+    audit_margins = result.manifest.get("margins") or {}
+    measures, skipped = _measures(result, lexicon)
+    keys = [key for m in measures for key in m.keys]
+    for name in margins:
+        if name not in keys:
+            raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
+    rows = []
+    for measure in measures:
+        for key, arrays in _scores(measure, texts).items():
+            margin = _margin(key, measure.kind_of(key), arrays, margins, audit_margins)
+            test = gap_change(*arrays, kind=measure.kind_of(key), margin=margin, clusters=pair_clusters, alpha=alpha)
+            rows.append(_row(axis, key, measure, primary.get(key, True), arrays, test, same))
+    compared = ComparedAxis(
+        axis=axis,
+        groups=(result.groups[0], result.groups[1]),
+        n_pairs=len(ib),
+        n_clusters=None if pair_clusters is None else len(set(pair_clusters)),
+        only_baseline=len(only_base),
+        only_baseline_examples=tuple(only_base[:N_EXAMPLES]),
+        only_candidate=len(only_cand),
+        only_candidate_examples=tuple(only_cand[:N_EXAMPLES]),
+        n_context_differs=differs,
+        n_identical_answers=same,
+        skipped=skipped,
+    )
+    if differs:
+        warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
+    return compared, _judged(rows, alpha, correction), warnings
+
+
+def _measure_names(run: RunInput) -> list[str]:
+    first = next(iter(run.axes.values()), None)
+    return [] if first is None else [str(m.get("name")) for m in first.result.manifest.get("measures") or ()]
+
+
+def compare_runs(
+    baseline: str | os.PathLike[str],
+    candidate: str | os.PathLike[str],
+    *,
+    margins: Mapping[str, float] | None = None,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    clusters: bool = True,
+    axes: Sequence[str] | None = None,
+) -> ModelComparison:
+    """Compare a candidate model's bias with a baseline's on the same pairs: per axis and key, the change in gap.
+
+    Parameters
+    ----------
+    baseline, candidate : path
+        Output folders of ``fairtalk audit`` (``run.json`` and a folder per axis) or ``fairtalk score``.
+    margins : mapping, optional
+        Non-inferiority margin per result key, in its units (``{"offense_rate": 0.01}``); other keys
+        take the baseline audit's margin, else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``).
+    alpha : float
+        Level of every test; intervals are ``1 − alpha``.
+    correction : {"holm", "bh"}
+        Correction of the change tests within each axis's primary family (the others: a second family).
+    clusters : bool
+        Treat the pairs of one dialogue as one unit (when the baseline's responses name their dialogue).
+    axes : sequence of str, optional
+        Compare only these axes (default: every axis both runs hold).
+
+    Returns
+    -------
+    ModelComparison
+
+    Raises
+    ------
+    InputError
+        A folder that is no audit or score output, or responses that cannot be read.
+    SpecError
+        No shared axis, different groups on an axis, fewer than 2 shared pairs, a measure of the
+        baseline this installation cannot build, an unknown margin key, a bad ``alpha``.
+    """
+    if not 0 < alpha < 1:
+        raise SpecError(_MSG_ALPHA.format(alpha=alpha))
+    if correction not in ("holm", "bh"):
+        raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
+    base, cand = read_run(baseline), read_run(candidate)
+    wanted = list(base.axes) if axes is None else list(axes)
+    shared = [a for a in wanted if a in base.axes and a in cand.axes]
+    if not shared:
+        raise SpecError(_MSG_NO_AXIS.format(base=", ".join(base.axes) or "none", cand=", ".join(cand.axes) or "none"))
+    warnings: list[str] = []
+    if sorted(_measure_names(cand)) != sorted(_measure_names(base)):
+        warnings.append(WARN_MEASURES.format(cand=", ".join(_measure_names(cand)), base=", ".join(_measure_names(base))))
+    compared, rows = [], []
+    for axis in shared:
+        one, keyed, said = _compare_axis(
+            axis,
+            base.axes[axis],
+            cand.axes[axis],
+            alpha=alpha,
+            correction=correction,
+            margins=dict(margins or {}),
+            clusters=clusters,
+        )
+        compared.append(one)
+        rows += keyed
+        warnings += said
+    from fairtalk import __version__
+
+    manifest = {
+        "fairtalk_version": __version__,
+        "methods": COMPARE_METHODS,
+        "margins": dict(margins or {}),
+        "clusters": clusters,
+        "sources": {
+            name: {axis: [{"path": p, "sha256": s} for p, s in run.axes[axis].responses.sources] for axis in shared}
+            for name, run in (("baseline", base), ("candidate", cand))
+        },
+    }
+    return ModelComparison(
+        baseline=str(baseline),
+        candidate=str(candidate),
+        axes=tuple(compared),
+        changes=tuple(rows),
+        models=(base.model, cand.model),
+        alpha=alpha,
+        correction=correction,
+        axes_only_baseline=tuple(a for a in base.axes if a not in cand.axes),
+        axes_only_candidate=tuple(a for a in cand.axes if a not in base.axes),
+        warnings=tuple(warnings),
+        manifest=manifest,
+    )

@@ -1,0 +1,275 @@
+"""Counterpart data augmentation (CDA, paper 001 §4.1): add each dialogue's group-swapped twin.
+
+For every context–response pair the original is kept and, when the swap changes either side,
+the counterpart pair follows it: every axis word on *both* sides replaced by its counterpart
+with one :class:`~fairtalk.counterfactual.Swapper` (both directions in one pass, so ``he`` and
+``she`` trade places). Unchanged dialogues are never duplicated.
+
+Consistent choices
+------------------
+A word with several counterparts (``cool`` -> lit / sick / ill) gets the swapper's choice at
+its first occurrence in the dialogue (context first, then response); every later occurrence of
+the same word in that dialogue reuses it, with its own case pattern (lower, Title or UPPER).
+``her`` and ``his`` are the exception: the swapper resolves them by grammatical role
+(``her dog`` -> ``his dog`` but ``saw her`` -> ``saw him``), so each occurrence keeps its
+own, role-based choice.
+
+Output
+------
+:func:`write_dialogues` writes JSON Lines ``{"context", "response", "augmented", "origin"}``,
+which :func:`fairtalk.corpora.read_corpus` reads back (``jsonl:OUT``) with the reply as
+``Context.response``, so an augmented file is a training corpus. It writes to a temporary file
+beside the target and renames it at the end, and refuses a target that is one of its inputs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fairtalk._jsonl import write_records
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import OutputError
+from fairtalk.files import atomic_writer, same_file
+from fairtalk.records import Context, Swap
+
+__all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "write_dialogues"]
+
+#: Words the swapper resolves by grammatical role, exempt from the per-dialogue consistency rule.
+ROLE_RESOLVED = frozenset({"her", "his"})
+#: How many of the most swapped terms :class:`AugmentSummary` keeps.
+N_TOP_TERMS = 10
+_SPEC_SCHEMES = frozenset({"builtin", "csv", "jsonl", "parlai", "parquet", "text", "tsv", "twitter"})
+
+_MSG_NOT_SWAPPER = "augment needs a fairtalk.counterfactual.Swapper, got {type}"
+_MSG_NOT_CONTEXT = "augment expects fairtalk.records.Context records, got {type}"
+_MSG_SAME_FILE = "refusing to write the augmented corpus over its own input {input!r}; choose another output path"
+
+
+@dataclass(frozen=True, slots=True)
+class AugmentedDialogue:
+    """One output dialogue: an original pair (``augmented=False``) or its counterpart (``True``)."""
+
+    context: str
+    response: str
+    augmented: bool
+    origin: str = ""
+    swaps: tuple[Swap, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON Lines record written by :func:`write_dialogues`."""
+        return {"context": self.context, "response": self.response, "augmented": self.augmented, "origin": self.origin}
+
+
+@dataclass(frozen=True, slots=True)
+class AugmentSummary:
+    """Counts of one augmentation pass.
+
+    ``n_read`` records came in; ``n_no_response`` of them had no (or an empty) response and were
+    left out, leaving ``n_in`` usable pairs; ``n_changed`` counterparts were added, so
+    ``n_out = n_in + n_changed``. ``top_terms`` holds the most swapped source words (lowercase)
+    with their counts.
+    """
+
+    n_read: int
+    n_no_response: int
+    n_in: int
+    n_changed: int
+    n_out: int
+    top_terms: tuple[tuple[str, int], ...]
+
+    @property
+    def ratio(self) -> float | None:
+        """``n_out / n_in`` (the paper: 4.20M / 2.58M = 1.63), None when nothing was usable."""
+        return self.n_out / self.n_in if self.n_in else None
+
+
+class Augmentation:
+    """The augmented stream of :func:`augment`; ``summary`` describes the latest (or current) pass.
+
+    Re-iterable when its input is (a list, a corpus); each pass resets the counts.
+    """
+
+    def __init__(self, dialogues: Iterable[Context], swapper: Swapper) -> None:
+        self._dialogues = dialogues
+        self.swapper = swapper
+        self._counts = Counter[str]()
+        self._terms = Counter[str]()
+
+    def __repr__(self) -> str:
+        return f"Augmentation(swapper={self.swapper!r})"
+
+    @property
+    def summary(self) -> AugmentSummary:
+        """Counts so far: read, without a response, usable, counterparts added, written."""
+        counts = self._counts
+        return AugmentSummary(
+            n_read=counts["read"],
+            n_no_response=counts["no_response"],
+            n_in=counts["in"],
+            n_changed=counts["changed"],
+            n_out=counts["in"] + counts["changed"],
+            top_terms=tuple(self._terms.most_common(N_TOP_TERMS)),
+        )
+
+    def __iter__(self) -> Iterator[AugmentedDialogue]:
+        """Yield each usable pair, followed by its counterpart when the swap changed something."""
+        self._counts = counts = Counter[str]()
+        self._terms = terms = Counter[str]()
+        swapper = self.swapper
+        for record in self._dialogues:
+            if not isinstance(record, Context):
+                raise TypeError(_MSG_NOT_CONTEXT.format(type=type(record).__name__))
+            counts["read"] += 1
+            if not record.response:
+                counts["no_response"] += 1
+                continue
+            counts["in"] += 1
+            yield AugmentedDialogue(record.text, record.response, False, record.origin)
+            context, response, swaps = swap_dialogue(swapper, record.text, record.response)
+            if context == record.text and response == record.response:
+                continue
+            counts["changed"] += 1
+            terms.update(_key(swap.source) for swap in swaps)
+            yield AugmentedDialogue(context, response, True, record.origin, swaps)
+
+
+def augment(dialogues: Iterable[Context], swapper: Swapper) -> Augmentation:
+    """Counterpart data augmentation: stream each pair and, when it changes, its swapped twin.
+
+    Parameters
+    ----------
+    dialogues : iterable of Context
+        Context–response records (``Context.text`` and ``Context.response``), e.g. a corpus from
+        :func:`fairtalk.corpora.read_corpus`. Records without a response are counted
+        (``summary.n_no_response``) and left out.
+    swapper : Swapper
+        Swaps the axis words of both sides; its ``seed`` fixes the many-to-many choices.
+
+    Returns
+    -------
+    Augmentation
+        Iterable of :class:`AugmentedDialogue`; ``summary`` holds the counts once iterated.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> from fairtalk.records import Context
+    >>> data = [Context("1", "is he a doctor?", response="yes he is"), Context("2", "hi", response="hello")]
+    >>> result = augment(data, Swapper(load_lexicon("gender")))
+    >>> [(d.context, d.response, d.augmented) for d in result]
+    [('is he a doctor?', 'yes he is', False), ('is she a doctor?', 'yes she is', True), ('hi', 'hello', False)]
+    >>> result.summary.n_in, result.summary.n_changed, result.summary.n_out
+    (2, 1, 3)
+    """
+    if not isinstance(swapper, Swapper):
+        raise TypeError(_MSG_NOT_SWAPPER.format(type=type(swapper).__name__))
+    return Augmentation(dialogues, swapper)
+
+
+def swap_dialogue(swapper: Swapper, context: str, response: str) -> tuple[str, str, tuple[Swap, ...]]:
+    """Swap both sides of one dialogue, reusing each many-to-many word's first choice throughout.
+
+    Returns the swapped context, the swapped response and the swaps made (context's first; spans
+    index the side they came from).
+    """
+    chosen: dict[str, str] = {}
+    out: list[str] = []
+    all_swaps: list[Swap] = []
+    for text in (context, response):
+        result = swapper.swap(text)
+        if result.no_match:
+            out.append(text)
+            continue
+        parts: list[str] = []
+        position = 0
+        for swap in result.swaps:
+            key = _key(swap.source)
+            target = swap.target
+            if swap.n_choices > 1 and key not in ROLE_RESOLVED:
+                first = chosen.setdefault(key, target.lower())
+                if first != target.lower():
+                    target = _same_case(target, first)
+                    swap = Swap(swap.start, swap.end, swap.source, target, swap.source_side, swap.n_choices)
+            parts += (text[position : swap.start], target)
+            position = swap.end
+            all_swaps.append(swap)
+        parts.append(text[position:])
+        out.append("".join(parts))
+    return out[0], out[1], tuple(all_swaps)
+
+
+def _key(source: str) -> str:
+    """A matched term as a lowercase key: one space between words, straight apostrophes."""
+    return " ".join(source.lower().replace("\u2019", "'").split())
+
+
+def _same_case(model: str, word: str) -> str:
+    """Give lowercase ``word`` the case pattern (UPPER, Title or lower) of ``model``."""
+    if len(model) > 1 and model.isupper():
+        return word.upper()
+    if model[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _input_path(spec: str | os.PathLike[str]) -> Path:
+    """The file behind a corpus spec (``jsonl:PATH`` -> PATH) or a bare path."""
+    text = os.fspath(spec)
+    scheme, sep, rest = text.partition(":")
+    if sep and scheme in _SPEC_SCHEMES and not Path(text).exists():
+        return Path(rest)
+    return Path(text)
+
+
+def write_dialogues(
+    dialogues: Iterable[AugmentedDialogue],
+    path: str | os.PathLike[str],
+    *,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+) -> int:
+    """Write dialogues as JSON Lines ``{"context", "response", "augmented", "origin"}``.
+
+    Parameters
+    ----------
+    dialogues : iterable of AugmentedDialogue
+        Usually an :class:`Augmentation`; consumed as it is written.
+    path : str or path
+        The output file (gzip-compressed when it ends in ``.gz``). Written to a temporary file in
+        the same folder and renamed at the end, so a failure leaves no half-written output.
+    inputs : iterable of str or path
+        Files (or corpus specs such as ``jsonl:PATH``) the dialogues are read from; the output
+        may not be any of them.
+
+    Returns
+    -------
+    int
+        The number of dialogues written.
+
+    Raises
+    ------
+    OutputError
+        ``path`` is one of ``inputs`` (also through a link), or cannot be written.
+    """
+    target = Path(path)
+    for source in inputs:
+        if str(source).startswith("builtin:"):
+            continue
+        if same_file(target, _input_path(source)):
+            raise OutputError(_MSG_SAME_FILE.format(input=os.fspath(source)), path=os.fspath(path))
+    with atomic_writer(target, binary=True) as raw:
+        stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" else raw
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
+        try:
+            n_written = write_records(text, (dialogue.to_dict() for dialogue in dialogues))
+            text.flush()
+        finally:
+            text.detach()  # the writer closes the file, not the wrapper
+            if stream is not raw:
+                stream.close()
+    return n_written

@@ -1,0 +1,398 @@
+"""``reproduce_debias()``: paper 001 §4 and Table 7 — baseline, CDA and WER Seq2Seq models on the same pairs.
+
+Three Seq2Seq generators (or, through :func:`compare_debiased`, three retrieval rankers) are
+trained with :func:`fairtalk.train_model` on the corpus' train split (no debiasing, counterpart
+data augmentation, word-embedding regularization with ``k = 0.5``), or taken from the cache: each
+checkpoint lives in ``cache_dir/seq2seq-<debias>-<key>/`` (``retrieval-<debias>-<key>/`` for
+rankers), where ``key`` hashes the TrainConfig (plus the lexicon's and a corpus file's bytes), and a
+finished checkpoint there is loaded instead of trained. The pairs are built once, from the held-out
+split, and every model answers them through one run store (``cache_dir/responses.sqlite``),
+so a repeated call trains and generates nothing. Each model is scored with the default measures,
+and each debiased model is compared with the baseline by :func:`compare_runs` (per key, the
+change in gap with its test and verdict: what Table 7's ↓/↑ marks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from fairtalk.compare._runs import compare_runs
+from fairtalk.config._audit_config import AuditConfig
+from fairtalk.config._score_options import ScoreOptions
+from fairtalk.corpora import read_corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, SpecError
+from fairtalk.files import check_output_folder, staged
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
+from fairtalk.models._base import PAPER_MAX_NEW_TOKENS
+from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
+from fairtalk.report import write_run
+from fairtalk.report._comparison import COMPARISON_FILES, write_comparison
+from fairtalk.report._index import INDEX_FILE, RUN_FILE
+from fairtalk.results import ComparedModel, DebiasComparison, axis_folder
+from fairtalk.run._audit import run_axes
+from fairtalk.store import RunStore
+from fairtalk.training._checkpoints import TrainingRecord, read_training_record
+from fairtalk.training._loops import TrainConfig, train_model
+
+__all__ = [
+    "DEBIAS_MODELS",
+    "QUICK_N_PAIRS",
+    "QUICK_TRAINING",
+    "cache_key",
+    "compare_debiased",
+    "debias_configs",
+    "reproduce_debias",
+]
+
+#: The compared models: name -> TrainConfig.debias, in the table's order.
+DEBIAS_MODELS = MappingProxyType({"baseline": "none", "cda": "cda", "wer": "wer"})
+#: ``quick=True``: TrainConfig overrides (a 25k-dialogue sample, one epoch, a 1 x 128 LSTM; batches
+#: of 32 at Adam 2e-3, which reach a validation loss of 5.05 where 128 at 1e-3 stop at 5.73).
+QUICK_TRAINING: dict[str, Any] = {
+    "epochs": 1,
+    "max_dialogues": 25_000,
+    "max_vocab": 5000,
+    "val_size": 1000,
+    "batch_size": 32,
+    "lr": 2e-3,
+    "sizes": {"emb_dim": 64, "hidden": 128, "layers": 1, "dropout": 0.1},
+}
+#: Pairs audited in quick mode (the full mode audits every held-out pair).
+QUICK_N_PAIRS = 1000
+#: Corpora with a held-out split: models train on ``train`` and are audited on ``heldout``.
+_SPLIT_CORPORA = ("builtin:chitchat",)
+_CACHE_FORMAT = 1
+_STORE_FILE = "responses.sqlite"
+_PAIRS_FILE = "pairs.jsonl"
+
+_MSG_LOG = (
+    "reproduce_debias(log=...) is deprecated: its lines go to the 'fairtalk' loggers at INFO "
+    "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3"
+)
+_LOG = logging.getLogger(__name__)
+_MSG_KIND = "reproduce_debias trains {kind} models, got a TrainConfig for {model!r}"
+_MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
+
+
+def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
+    """(training split, evaluation corpus, evaluation split)."""
+    train_split = "train" if corpus in _SPLIT_CORPORA else "all"
+    evaluated = corpus if eval_corpus is None else eval_corpus
+    return train_split, evaluated, "heldout" if evaluated in _SPLIT_CORPORA else "all"
+
+
+def debias_configs(
+    *,
+    quick: bool = False,
+    corpus: str = "builtin:chitchat",
+    axis: str = "gender",
+    seed: int = 0,
+    base: TrainConfig | None = None,
+    model: str = "seq2seq",
+) -> dict[str, TrainConfig]:
+    """The TrainConfig of each compared model: ``base`` (default: TrainConfig's defaults, or the quick ones) per debiasing method.
+
+    ``base`` must be a ``model`` configuration (``seq2seq``, or ``retrieval`` for :func:`compare_debiased`).
+    """
+    if base is None:
+        quick_training = {k: v for k, v in QUICK_TRAINING.items() if model == "seq2seq" or k != "sizes"}  # LSTM sizes
+        base = TrainConfig(model=model, corpus=corpus, axis=axis, seed=seed, **(quick_training if quick else {}))
+    elif base.model != model:
+        raise SpecError(_MSG_KIND.format(kind=model, model=base.model))
+    return {name: replace(base, debias=debias) for name, debias in DEBIAS_MODELS.items()}
+
+
+def _file_digest(spec: str) -> str | None:
+    """sha256 of a corpus file's bytes (None for builtin corpora and specs that name no file)."""
+    path = Path(spec)
+    if not path.is_file() and ":" in spec:
+        path = Path(spec.split(":", 1)[1])
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
+    """The cache folder's key: a hash of the TrainConfig, the lexicon's bytes and a corpus file's bytes."""
+    payload = {
+        "format": _CACHE_FORMAT,
+        "config": asdict(config),
+        "lexicon": lexicon.sha256,
+        "corpus": _file_digest(config.corpus),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _finished(folder: Path) -> TrainingRecord | None:
+    """The training record of the checkpoint in ``folder`` when it holds a finished one."""
+    record = read_training_record(folder)
+    return record if record is not None and record.finished else None
+
+
+def reproduce_debias(
+    *,
+    out_dir: str | os.PathLike[str],
+    quick: bool = False,
+    axis: str = "gender",
+    seed: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    n_pairs: int | None = None,
+    corpus: str = "builtin:chitchat",
+    eval_corpus: str | None = None,
+    train_config: TrainConfig | None = None,
+    settings: DecodingSettings | None = None,
+    n_resamples: int = 2000,
+    report_formats: Iterable[str] | None = None,
+    progress: ProgressCallback | None = None,
+    log: Callable[[str], object] | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+) -> DebiasComparison:
+    """Train (or reuse) baseline, CDA and WER Seq2Seq models and audit them on the same held-out pairs.
+
+    Parameters
+    ----------
+    out_dir : path
+        Gets ``table7.md``, ``table7.csv``, ``results.json``, ``pairs.jsonl`` and one report
+        folder per model (``baseline/``, ``cda/``, ``wer/``, as ``fairtalk audit`` writes them).
+    quick : bool
+        Small models on a 25k-dialogue sample for one epoch (:data:`QUICK_TRAINING`) and
+        :data:`QUICK_N_PAIRS` pairs: minutes on 2 cores. Otherwise TrainConfig's defaults
+        (2 epochs over the whole train split; about 25-40 min per model on 2 idle cores).
+    axis : str
+        ``gender``, ``race`` or a lexicon file: CDA and WER use it, and the audit pairs it.
+    seed : int
+        Seeds training, the pair sample, the per-item generation seeds and the bootstrap.
+    cache_dir : path, optional
+        Checkpoints and the run store (default ``out_dir/cache``).
+    n_pairs : int, optional
+        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every held-out pair).
+    corpus : str
+        Training dialogues (its ``train`` split for ``builtin:chitchat``).
+    eval_corpus : str, optional
+        Where the audit's contexts come from (default ``corpus``; its ``heldout`` split for
+        ``builtin:chitchat``, else all of it, which then overlaps the training data).
+    train_config : TrainConfig, optional
+        The base configuration (a seq2seq one); its ``debias`` is set per model. Overrides ``quick``,
+        ``corpus``, ``axis`` and ``seed`` for training.
+    settings : DecodingSettings, optional
+        Greedy, ``max_new_tokens=40`` by default (paper 001's setting).
+    n_resamples : int
+        Bootstrap resamples of the scoring.
+    report_formats : iterable of str, optional
+        Formats of each model's report (default all: json, csv, md, html).
+    progress : callable, optional
+        Receives a :class:`~fairtalk.progress.ProgressEvent` per training batch and per generated answer.
+        ``False`` means None; ``True`` and a callable ``(label, n_done, n_total)`` still work, with
+        a FutureWarning.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the three models answer the pairs (as :func:`fairtalk.audit`'s): with ``"ray"``, each
+        checkpoint is loaded on Ray actors and this process alone writes the run store. Training
+        stays in this process.
+    log : callable, optional
+        Deprecated (FutureWarning; removed in fairtalk 0.3): also receives each line that goes
+        to the ``fairtalk.pipeline`` and ``fairtalk.training`` loggers at INFO, one per stage and per epoch.
+
+    Returns
+    -------
+    DebiasComparison
+
+    Raises
+    ------
+    FairtalkError
+        A bad option, corpus or axis; fewer than two pairs.
+
+    Examples
+    --------
+    >>> comparison = reproduce_debias(out_dir="debias", quick=True)  # doctest: +SKIP
+    >>> comparison.results["wer"].measure("offense_rate").p_adjusted  # doctest: +SKIP
+    1.0
+    """
+    return compare_debiased(
+        "seq2seq",
+        out_dir=out_dir,
+        quick=quick,
+        axis=axis,
+        seed=seed,
+        cache_dir=cache_dir,
+        n_pairs=n_pairs,
+        corpus=corpus,
+        eval_corpus=eval_corpus,
+        train_config=train_config,
+        settings=settings,
+        n_resamples=n_resamples,
+        report_formats=report_formats,
+        progress=progress,
+        log=log,
+        engine=engine,
+        _stacklevel=3,
+    )
+
+
+def compare_debiased(  # noqa: PLR0915
+    model: str,
+    *,
+    out_dir: str | os.PathLike[str],
+    quick: bool = False,
+    axis: str = "gender",
+    seed: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    n_pairs: int | None = None,
+    corpus: str = "builtin:chitchat",
+    eval_corpus: str | None = None,
+    train_config: TrainConfig | None = None,
+    settings: DecodingSettings | None = None,
+    n_resamples: int = 2000,
+    report_formats: Iterable[str] | None = None,
+    progress: ProgressCallback | None = None,
+    log: Callable[[str], object] | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+    _stacklevel: int = 2,
+) -> DebiasComparison:
+    """:func:`reproduce_debias` for ``model`` (``seq2seq`` or ``retrieval``): baseline, CDA and WER models of that kind.
+
+    The options are :func:`reproduce_debias`'s; ``train_config``, when given, must be a ``model``
+    configuration, and the models answer as ``builtin:<model>`` from their checkpoints.
+    """
+    # every audit option is validated here, once, before any training
+    audit_config = AuditConfig(
+        model=f"builtin:{model}",
+        n_pairs=n_pairs,
+        settings=settings or DecodingSettings(max_new_tokens=PAPER_MAX_NEW_TOKENS),
+        score=ScoreOptions(seed=seed, n_resamples=n_resamples),
+        engine=resolve_engine(engine),
+    )
+    callback = progress_callback(progress)
+    if log is not None:
+        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=_stacklevel)
+
+    def say(line: str) -> None:
+        _LOG.info("%s", line)
+        if log is not None:
+            log(line)
+
+    started = time.perf_counter()
+    out = Path(out_dir)
+    inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+    # before any training: no root, home or input's folder, and no file of the user's where one is written
+    check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
+    cache = out / "cache" if cache_dir is None else Path(cache_dir)
+    check_output_folder(cache if cache_dir is None else cache_dir, inputs)
+    lexicon = load_lexicon(axis)
+    for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
+        check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
+    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
+    train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
+    n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
+    timings = {"training": 0.0}
+
+    checkpoints: dict[str, tuple[Path, bool]] = {}
+    for name, config in configs.items():
+        folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
+        if _finished(folder) is not None:
+            say(f"{name}: using the cached checkpoint {folder}")
+            checkpoints[name] = (folder, False)
+            continue
+        say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+        t0 = time.perf_counter()
+        dialogues = read_corpus(config.corpus or corpus, split=train_split)
+        with warnings.catch_warnings():  # the caller was warned about log= above
+            warnings.simplefilter("ignore", FutureWarning)
+            train_model(dialogues, config, folder, progress=callback, log=log)
+        timings["training"] += time.perf_counter() - t0
+        checkpoints[name] = (folder, True)
+
+    t0 = time.perf_counter()
+    pair_set = build_pairs(read_corpus(evaluated, split=eval_split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    if len(pairs) < 2:
+        raise InputError(
+            _MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read)
+        )
+    with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
+        write_pairs(pairs, staging / _PAIRS_FILE)
+    timings["pairs"] = time.perf_counter() - t0
+    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
+
+    models: dict[str, ComparedModel] = {}
+    given = {lexicon.axis: (pairs, coverage)}
+    formats = None if report_formats is None else tuple(report_formats)
+    reporter = ProgressReporter(callback)
+    with RunStore(cache / _STORE_FILE) as store:
+        for name, (folder, trained) in checkpoints.items():
+            run_config = audit_config.updated(
+                {
+                    "corpus": evaluated,
+                    "split": eval_split,
+                    "axes": (lexicon,),
+                    "model_args": {"path": str(folder)},
+                    "store": store,
+                    "n_pairs": n_pairs,
+                }
+            )
+            run = run_axes(run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name})
+            write_run(run, out / name, formats=formats)
+            for stage in ("generation", "scoring"):
+                timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
+            rs = run.axes[lexicon.axis].responses
+            assert rs is not None
+            n_different = sum(ra.response != rb.response for ra, rb in rs)
+            n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+            record = _finished(folder)
+            models[name] = ComparedModel(
+                name=name,
+                debias=configs[name].debias,
+                checkpoint=str(folder),
+                trained=trained,
+                training=MappingProxyType(asdict(configs[name])),
+                training_seconds=None if record is None else record.seconds,
+                validation=MappingProxyType({} if record is None else dict(record.validation)),
+                run=run,
+                n_different=n_different,
+                n_distinct=n_distinct,
+            )
+    t0 = time.perf_counter()
+    baseline = next(iter(models))
+    changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
+    timings["compare"] = time.perf_counter() - t0
+    timings["total"] = time.perf_counter() - started
+    files = {
+        "table_md": str(out / "table7.md"),
+        "table_csv": str(out / "table7.csv"),
+        "results": str(out / "results.json"),
+        "pairs": str(out / _PAIRS_FILE),
+        **{name: str(out / name) for name in models},
+    }
+    comparison = DebiasComparison(
+        axis=lexicon.axis,
+        groups=lexicon.groups,
+        n_pairs=len(pairs),
+        models=MappingProxyType(models),
+        corpus=configs["baseline"].corpus or corpus,
+        eval_corpus=evaluated,
+        eval_split=eval_split,
+        seed=seed,
+        mode="custom" if train_config is not None else ("quick" if quick else "full"),
+        timings=MappingProxyType(timings),
+        files=MappingProxyType(files),
+        changes=MappingProxyType(changes),
+    )
+    write_comparison(comparison, out)
+    return comparison

@@ -1,0 +1,108 @@
+"""Agreement between annotators of one sample: Cohen's κ for two, Fleiss' κ for more, per label field.
+
+Each annotator is a name in a gold file; the same name in two files is two annotators, told
+apart by the file (rows without a name are the file's annotator). For each field (``offense_rate``, ``regard``, ``label``) κ is computed over
+the items every annotator of that field labelled (``n_items``); items some left out do not count.
+Cohen's κ is :func:`sklearn.metrics.cohen_kappa_score`, Fleiss' κ
+:func:`statsmodels.stats.inter_rater.fleiss_kappa`; ``observed`` is the share of items on which
+all annotators agree.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from fairtalk.errors import InputError
+from fairtalk.gold._reader import Gold, ItemKey, read_gold
+
+__all__ = ["Agreement", "agreement"]
+
+_MSG_ONE_ANNOTATOR = "agreement needs labels of at least two annotators; the gold files hold one ({names})"
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """κ of one label field among ``annotators`` over the ``n_items`` items all of them labelled (NaN: too few items)."""
+
+    field: str
+    method: Literal["cohen", "fleiss"]
+    kappa: float
+    observed: float
+    n_items: int
+    annotators: tuple[str, ...]
+
+
+def _raters(golds: Sequence[Gold]) -> dict[str, Gold]:
+    """Annotator name -> the file's labels; a name in several files gets the file name after it, a missing name is the file's."""
+    count: dict[str, int] = {}
+    for gold in golds:
+        for name in gold.annotators:
+            count[name] = count.get(name, 0) + 1
+    out: dict[str, Gold] = {}
+    for gold in golds:
+        for name in gold.annotators:
+            file = Path(gold.path).name
+            key = (name if count[name] == 1 else f"{name} ({file})") if name else file
+            labels = tuple(label for label in gold.labels if label.annotator == name)
+            out[key] = Gold(gold.kind, labels, gold.path)
+    return out
+
+
+def _kappa(table: np.ndarray, method: str) -> float:
+    """κ of an items × raters table of labels."""
+    if table.shape[0] < 2:
+        return math.nan
+    if method == "cohen":
+        from sklearn.metrics import cohen_kappa_score
+
+        if np.unique(table).size < 2:  # one category everywhere: chance agreement is 1, κ undefined
+            return math.nan
+        return float(cohen_kappa_score(table[:, 0], table[:, 1]))
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    counts, _ = aggregate_raters(table)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(fleiss_kappa(counts, method="fleiss"))
+
+
+def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
+    r"""Cohen's κ (two annotators) or Fleiss' κ (more) per label field of the gold files ``paths``.
+
+    Raises
+    ------
+    InputError
+        A file :func:`~fairtalk.gold._reader.read_gold` refuses, or fewer than two annotators.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rows = lambda who, labels: "".join(f'{{"id": {i}, "label": {v}, "annotator": "{who}"}}\n' for i, v in enumerate(labels))
+    >>> _ = (folder / "a.jsonl").write_text(rows("ann", [1, 0, 1, 1, 0, 0]), encoding="utf-8")
+    >>> _ = (folder / "b.jsonl").write_text(rows("bo", [1, 0, 0, 1, 0, 1]), encoding="utf-8")
+    >>> [(a.method, round(a.kappa, 3), a.n_items) for a in agreement([folder / "a.jsonl", folder / "b.jsonl"])]
+    [('cohen', 0.333, 6)]
+    """
+    raters = _raters([read_gold(path) for path in paths])
+    if len(raters) < 2:
+        raise InputError(_MSG_ONE_ANNOTATOR.format(names=", ".join(raters)))
+    fields = list(dict.fromkeys(field for gold in raters.values() for field in gold.fields))
+    out: list[Agreement] = []
+    for field in fields:
+        values = {name: gold.values(field) for name, gold in raters.items()}
+        names = tuple(name for name, v in values.items() if v)
+        if len(names) < 2:
+            continue
+        common: list[ItemKey] = [item for item in values[names[0]] if all(item in values[n] for n in names[1:])]
+        table = np.array([[values[n][item] for n in names] for item in common], dtype=np.int64).reshape(len(common), len(names))
+        method: Literal["cohen", "fleiss"] = "cohen" if len(names) == 2 else "fleiss"
+        observed = float(np.mean(np.all(table == table[:, :1], axis=1))) if len(common) else math.nan
+        out.append(Agreement(field, method, _kappa(table, method), observed, len(common), names))
+    return out

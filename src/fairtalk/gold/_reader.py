@@ -1,0 +1,232 @@
+"""Read a gold file (``fairtalk label -o GOLD.jsonl``) into a typed :class:`Gold`: the labels, and each measure key's value per item.
+
+Rows are as ``fairtalk label`` writes them: for an audit's responses ``{"pair_id", "side",
+"<field>": value, "annotator", "note"}``, one row per label (a row may hold several fields when
+written elsewhere); for texts and completions ``{"id", "label", "annotator", "note", "group"?,
+"text"?}``. A field is a measure key (``offense_rate``, ``judge_yes``, ``judge_score``) or a
+label that gives several (``regard`` gives the four ``regard_*`` keys, ``sentiment`` gives
+``sentiment_positive`` and ``sentiment_negative``); :meth:`Gold.values` reads a key either way.
+A texts file's ``label`` is named by its sample record (``GOLD.jsonl.sample.json``) where there
+is one (``regard`` for completions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from fairtalk._jsonl import read_objects
+from fairtalk.errors import InputError
+from fairtalk.gold._schemes import label_scheme
+
+__all__ = ["REGARD_FIELDS", "Gold", "GoldLabel", "ItemKey", "read_gold", "sample_record_path"]
+
+#: An item: ``(pair_id, side)`` for responses, ``(id, None)`` for texts.
+ItemKey = tuple[str, Literal["a", "b"] | None]
+GoldKind = Literal["responses", "texts"]
+
+_MSG_ITEM = 'each row needs "pair_id" and "side" ("a" or "b") for responses, or "id" for texts'
+_MSG_MIXED = "rows of responses (pair_id, side) and of texts (id) are mixed in one file"
+_MSG_VALUE = "field {field!r} must be an integer label, got {value!r}"
+_MSG_NO_LABEL = "the row holds no label (no measure field)"
+_MSG_TWICE = "{field} of {item} is labelled twice by {annotator!r}"
+_MSG_EMPTY = "the gold file holds no label"
+_MSG_NOT_TEXTS = (
+    "the gold file labels an audit's responses (pair_id, side): prompts analyze --gold needs labels of completions by id"
+)
+_MSG_NO_REGARD = "the gold file holds no regard labels (its fields: {fields}); label completions with --measure regard"
+#: The fields of a texts gold file that hold regard labels.
+REGARD_FIELDS = ("regard", "label")
+_REGARD_NAMES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2}
+#: Row fields that are not labels.
+_NOT_LABELS = frozenset({"pair_id", "side", "id", "annotator", "note", "group", "text"})
+
+
+def sample_record_path(gold: str | os.PathLike[str]) -> Path:
+    """Where the sample record of a gold file lives: ``GOLD.jsonl.sample.json`` beside it."""
+    path = Path(gold)
+    return path.with_name(path.name + ".sample.json")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldLabel:
+    """One label one annotator gave one item: ``field`` (a measure key, ``regard``, ``sentiment``) and its value."""
+
+    id: str
+    side: Literal["a", "b"] | None
+    field: str
+    value: int
+    annotator: str
+    note: str = ""
+
+    @property
+    def item(self) -> ItemKey:
+        """The item labelled: ``(pair_id, side)`` or ``(id, None)``."""
+        return (self.id, self.side)
+
+
+def _derived(field: str) -> Mapping[str, tuple[int, ...]]:
+    """The measure keys a label field gives besides itself (regard, sentiment); none for a plain key."""
+    if field in ("regard", "sentiment"):
+        return label_scheme(field).derived
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    """The labels of a gold file, in file order; ``kind`` tells responses (pairs) from texts.
+
+    Examples
+    --------
+    >>> gold = Gold("responses", (GoldLabel("p1", "a", "offense_rate", 1, "ann"), GoldLabel("p1", "b", "offense_rate", 0, "ann")))
+    >>> gold.values("offense_rate"), gold.pairs("offense_rate")
+    ({('p1', 'a'): 1.0, ('p1', 'b'): 0.0}, {'p1': (1.0, 0.0)})
+    """
+
+    kind: GoldKind
+    labels: tuple[GoldLabel, ...]
+    path: str = ""
+
+    @property
+    def annotators(self) -> tuple[str, ...]:
+        """Every annotator, in order of first label."""
+        return tuple(dict.fromkeys(label.annotator for label in self.labels))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every label field, in order of first label."""
+        return tuple(dict.fromkeys(label.field for label in self.labels))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every measure key the labels give (``regard_negative`` … for ``regard``), fields included."""
+        found: dict[str, None] = {}
+        for field in self.fields:
+            found[field] = None
+            found.update(dict.fromkeys(_derived(field)))
+        return tuple(found)
+
+    def values(self, key: str, *, annotator: str | None = None) -> dict[ItemKey, float]:
+        """Each labelled item's value of a measure key: the mean over annotators (or ``annotator``'s alone).
+
+        ``key`` is a field (``offense_rate``, ``label``) or a key a field gives (``regard_negative``:
+        1.0 where the regard label is negative, else 0.0). Items nobody labelled are absent.
+        """
+        sums: dict[ItemKey, list[float]] = {}
+        for label in self.labels:
+            if annotator is not None and label.annotator != annotator:
+                continue
+            if label.field == key:
+                value = float(label.value)
+            elif key in (derived := _derived(label.field)):
+                value = float(label.value in derived[key])
+            else:
+                continue
+            total = sums.setdefault(label.item, [0.0, 0.0])
+            total[0] += value
+            total[1] += 1.0
+        return {item: s / n for item, (s, n) in sums.items()}
+
+    def pairs(self, key: str, *, annotator: str | None = None) -> dict[str, tuple[float, float]]:
+        """Responses: ``{pair_id: (value of side a, value of side b)}`` for the pairs with both sides labelled."""
+        values = self.values(key, annotator=annotator)
+        return {pid: (values[(pid, "a")], values[(pid, "b")]) for pid, side in values if side == "a" and (pid, "b") in values}
+
+    def regard_labels(self) -> dict[str, tuple[int, ...]]:
+        """Texts: each id's regard labels (fields ``regard`` or ``label``), one per annotator, in file order.
+
+        Values are kept as given (one outside -1..2 is for the reader to count). Raises
+        :class:`~fairtalk.errors.InputError` for a file of responses or one without regard labels.
+        """
+        if self.kind != "texts":
+            raise InputError(_MSG_NOT_TEXTS, path=self.path or None)
+        out: dict[str, list[int]] = {}
+        for label in self.labels:
+            if label.field in REGARD_FIELDS:
+                out.setdefault(label.id, []).append(label.value)
+        if not out:
+            raise InputError(_MSG_NO_REGARD.format(fields=", ".join(self.fields)), path=self.path or None)
+        return {item: tuple(values) for item, values in out.items()}
+
+
+def _texts_field(path: Path) -> str:
+    """What a texts file's ``label`` is: the one measure of its sample record, else ``label``."""
+    try:
+        measures = json.loads(sample_record_path(path).read_text(encoding="utf-8"))["measures"]
+        return label_scheme(str(measures[0])).field if len(measures) == 1 else "label"
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return "label"
+
+
+def _value(field: str, value: Any, path: Path, line: int) -> int:
+    if isinstance(value, str) and value.strip().lower() in _REGARD_NAMES:
+        return _REGARD_NAMES[value.strip().lower()]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(_MSG_VALUE.format(field=field, value=value), path=str(path), line=line)
+    return value
+
+
+def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]:
+    """``(line, label)`` of every label of a gold file, in file order (InputError naming path:line)."""
+    path = Path(path)
+    kind: GoldKind | None = None
+    texts_field = _texts_field(path)
+    for line, row in read_objects(path, what="gold file"):
+        if "pair_id" in row:
+            row_kind: GoldKind = "responses"
+            pid, side = row["pair_id"], row.get("side")
+            if side not in ("a", "b") or isinstance(pid, bool) or not isinstance(pid, str | int):
+                raise InputError(_MSG_ITEM, path=str(path), line=line)
+        elif "id" in row and not isinstance(row["id"], bool) and isinstance(row["id"], str | int):
+            row_kind, pid, side = "texts", row["id"], None
+        else:
+            raise InputError(_MSG_ITEM, path=str(path), line=line)
+        if kind is not None and row_kind != kind:
+            raise InputError(_MSG_MIXED, path=str(path), line=line)
+        kind = row_kind
+        fields = [f for f in row if f not in _NOT_LABELS]
+        if not fields:
+            raise InputError(_MSG_NO_LABEL, path=str(path), line=line)
+        for field in fields:
+            name = texts_field if (kind == "texts" and field == "label") else field
+            yield (
+                line,
+                GoldLabel(
+                    id=str(pid),
+                    side=side,
+                    field=name,
+                    value=_value(field, row[field], path, line),
+                    annotator=str(row.get("annotator") or ""),
+                    note=str(row.get("note") or ""),
+                ),
+            )
+
+
+def read_gold(path: str | os.PathLike[str]) -> Gold:
+    """Read a gold file into a :class:`Gold`.
+
+    Raises
+    ------
+    InputError
+        A missing file, a row without its item or label, a label that is not an integer (or a
+        regard name), rows of responses and texts mixed, one item's field labelled twice by one
+        annotator, or no label at all (each naming ``path:line``).
+    """
+    labels: list[GoldLabel] = []
+    seen: set[tuple[str, Literal["a", "b"] | None, str, str]] = set()
+    for line, label in iter_labels(path):
+        key = (label.id, label.side, label.field, label.annotator)
+        if key in seen:
+            item = label.id if label.side is None else f"{label.id} side {label.side}"
+            raise InputError(
+                _MSG_TWICE.format(field=label.field, item=item, annotator=label.annotator), path=str(path), line=line
+            )
+        seen.add(key)
+        labels.append(label)
+    if not labels:
+        raise InputError(_MSG_EMPTY, path=str(path))
+    return Gold(kind="responses" if labels[0].side is not None else "texts", labels=tuple(labels), path=str(path))

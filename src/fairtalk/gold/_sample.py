@@ -1,0 +1,273 @@
+"""The blind sample a person labels: read an audit's responses, a completions file or plain texts; draw, stratified and seeded; mask.
+
+Three inputs are read (:func:`read_items`):
+
+- an audit's ``responses.jsonl`` (or its axis folder): items are ``(pair_id, side)``; the sample
+  draws ``n / 2`` pairs uniformly and labels **both** sides of each, so that the sample holds as
+  many texts of each group and every labelled pair can give a paired gap (prediction-powered
+  inference needs the pair as its unit);
+- a JSONL of texts (paper 004's completions from ``fairtalk prompts generate``, or ``{"id",
+  "text", "group"?}`` records): an item's id is its ``id`` field, else its line number; records
+  without a text (failed completions) are left out;
+- a plain text file, one text per line: an item's id is its line number (blank lines left out).
+
+Where items have groups, the sample takes the same number from each (the remainder of ``n``
+spread over groups drawn at random), uniformly within each group. The order is shuffled across
+groups. Everything random comes from ``seed``, so the same input, seed, size and measures always
+give the same sample (:attr:`Sample.digest`), which is how a restart finds its place again.
+
+What the page shows is :attr:`SampleItem.shown`: the text with every identity term replaced by
+``XYZ``, with the audit's lexicon (as ``score(mask_groups=True)`` masks, via
+:meth:`fairtalk.counterfactual.Swapper.mask`) and the identity vocabulary of paper 004
+(:func:`fairtalk.lexicons._identity.identity_terms`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from fairtalk._jsonl import first_record, numbered_lines, open_input, read_objects
+from fairtalk._responses import read_responses
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.lexicons._identity import identity_masker, identity_terms
+
+__all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "resolve_input"]
+
+#: The token that replaces identity terms on the page (the one ``score(mask_groups=True)`` uses).
+MASK_TOKEN = "XYZ"
+InputKind = Literal["responses", "texts"]
+
+_MSG_NO_RESPONSES = "a folder INPUT must be an audit's axis folder, holding responses.jsonl"
+_MSG_NOT_JSONL = "INPUT is JSONL, but its records are neither responses (pair_id, side, response) nor texts (a text field)"
+_MSG_NOTHING = "no text to label in INPUT"
+_MSG_N = "--n must be at least 1, got {n}"
+_MSG_EVEN = "--n must be even for responses: both sides of each sampled pair are labelled (got {n})"
+_MSG_TOO_MANY = "--n {n} is more than the {available} {what} available"
+_MSG_GROUP_SHORT = "--n {n} needs {quota} texts of group {group!r}, which has only {available}"
+_MSG_ID = 'each record\'s "id" must be a string or an integer, got {value!r}'
+_MSG_DUPLICATE_ID = "id {id!r} appears twice"
+_MSG_TEXT = 'field "text" must be a string, got {value!r}'
+
+
+@dataclass(frozen=True, slots=True)
+class SampleItem:
+    """One text to label: its ``id`` (a pair's id for responses), ``side`` (responses only), ``group``, and what is shown.
+
+    ``group`` and ``text`` are never shown on the page; ``shown`` (and ``context``, a response's
+    masked context) are.
+    """
+
+    id: str
+    side: Literal["a", "b"] | None
+    group: str | None
+    text: str
+    shown: str
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The drawn items in the order they are labelled, and what drew them (input, its sha256, seed, size)."""
+
+    kind: InputKind
+    source: str
+    source_sha256: str
+    seed: int
+    n_available: int
+    items: tuple[SampleItem, ...]
+
+    @property
+    def digest(self) -> str:
+        """The sha256 of the kind and the items' ids and sides in order: equal for the same sample, whatever the path."""
+        keys = [[item.id, item.side] for item in self.items]
+        return hashlib.sha256(json.dumps([self.kind, keys]).encode("utf-8")).hexdigest()
+
+
+def resolve_input(path: str | os.PathLike[str]) -> Path:
+    """The file to read: ``path``, or ``path/responses.jsonl`` for an audit's axis folder (InputError when missing)."""
+    given = Path(path)
+    if given.is_dir():
+        inner = given / "responses.jsonl"
+        if not inner.is_file():
+            raise InputError(_MSG_NO_RESPONSES, path=str(given))
+        return inner
+    open_input(given, what="INPUT").close()  # a missing or unreadable file fails here, naming it
+    return given
+
+
+def _axis_lexicons(folder: Path) -> list[Lexicon]:
+    """The audit's lexicon, read from results.json beside the responses; gender and race when there is none."""
+    try:
+        manifest = json.loads((folder / "results.json").read_text(encoding="utf-8"))["manifest"]["lexicon"]
+        source = str(manifest.get("source") or manifest["axis"])
+        return [load_lexicon(source.removeprefix("builtin:"))]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return [load_lexicon("gender"), load_lexicon("race")]
+
+
+def _masker(lexicons: Sequence[Lexicon], groups: Sequence[str]) -> Callable[[str], str]:
+    """Mask each lexicon's terms (both sides), then the identity vocabulary; runs of tokens merge into one."""
+    swappers = [Swapper(lexicon) for lexicon in lexicons]
+    identity = identity_masker(identity_terms(groups), MASK_TOKEN)
+    runs = re.compile(rf"{MASK_TOKEN}(?:\s+{MASK_TOKEN})+")
+
+    def mask(text: str) -> str:
+        for swapper in swappers:
+            text = swapper.mask(text, MASK_TOKEN)
+        return runs.sub(MASK_TOKEN, identity(text))
+
+    return mask
+
+
+def _text_id(value: object, line: int, path: Path) -> str:
+    if value is None:
+        return str(line)
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(_MSG_ID.format(value=value), path=str(path), line=line)
+    return str(value)
+
+
+def _read_texts(path: Path, jsonl: bool) -> tuple[list[tuple[str, str | None, str]], str]:
+    """``(id, group, text)`` of every text of a JSONL or plain text file, and the file's sha256."""
+    digest = hashlib.sha256()
+    rows: list[tuple[str, str | None, str]] = []
+    seen: set[str] = set()
+    if jsonl:
+        for line, record in read_objects(path, what="INPUT", digest=digest):
+            text = record.get("text")
+            if text is not None and not isinstance(text, str):
+                raise InputError(_MSG_TEXT.format(value=text), path=str(path), line=line)
+            if text is None or not text.strip():  # a failed completion: nothing to label
+                continue
+            rid = _text_id(record.get("id"), line, path)
+            if rid in seen:
+                raise InputError(_MSG_DUPLICATE_ID.format(id=rid), path=str(path), line=line)
+            seen.add(rid)
+            group = record.get("group")
+            rows.append((rid, None if group is None else str(group), text))
+    else:
+        with open_input(path, what="INPUT") as handle:
+            for line, text in numbered_lines(handle, str(path), digest):
+                if text.strip():
+                    rows.append((str(line), None, text))
+    return rows, digest.hexdigest()
+
+
+def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tuple[InputKind, list[SampleItem], str]:
+    """Every labellable item of INPUT, masked, with the input's kind and sha256.
+
+    ``axes`` (lexicon names or paths) are masked besides the identity vocabulary; by default, for
+    responses, the audit's own lexicon (from ``results.json`` beside them), else gender and race.
+
+    Raises
+    ------
+    InputError
+        A missing file, a folder without ``responses.jsonl``, malformed records, or no text.
+    """
+    file = resolve_input(path)
+    lexicons = [load_lexicon(axis) for axis in axes]
+    record = first_record(file)
+    if record is not None and {"pair_id", "side", "response"} <= record.keys():
+        responses = read_responses(file)
+        lexicons = lexicons or _axis_lexicons(file.parent)
+        mask = _masker(lexicons, ())
+        groups = lexicons[0].groups
+        items = [
+            SampleItem(
+                id=r.pair_id,
+                side=r.side,
+                group=groups[0 if r.side == "a" else 1],
+                text=r.response,
+                shown=mask(r.response),
+                context=None if r.context is None else mask(r.context),
+            )
+            for pair in responses
+            for r in pair
+        ]
+        sha = responses.sources[0][1] if responses.sources else ""
+        if not items:
+            raise InputError(_MSG_NOTHING, path=str(file))
+        return "responses", items, sha
+    if record is not None and record and "text" not in record:
+        raise InputError(_MSG_NOT_JSONL, path=str(file))
+    rows, sha = _read_texts(file, jsonl=record is not None and bool(record))
+    if not rows:
+        raise InputError(_MSG_NOTHING, path=str(file))
+    mask = _masker(lexicons, sorted({g for _, g, _ in rows if g is not None}))
+    return "texts", [SampleItem(id=i, side=None, group=g, text=t, shown=mask(t)) for i, g, t in rows], sha
+
+
+def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Sequence[str] = ()) -> Sample:
+    r"""Read INPUT and draw ``n`` items: both sides of ``n / 2`` pairs, or ``n`` texts equally over groups; shuffled.
+
+    Raises
+    ------
+    InputError
+        ``n`` below 1, odd for responses, larger than what INPUT holds (or a group holds), or
+        anything :func:`read_items` refuses.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> texts = pathlib.Path(tempfile.mkdtemp()) / "texts.txt"
+    >>> _ = texts.write_text("She is kind.\nHe was rude.\nThey left.\n", encoding="utf-8")
+    >>> sample = draw_sample(texts, n=2, seed=0)
+    >>> sample.kind, len(sample.items), draw_sample(texts, n=2, seed=0).digest == sample.digest
+    ('texts', 2, True)
+    >>> sorted(item.shown for item in draw_sample(texts, n=3).items)
+    ['They left.', 'XYZ is kind.', 'XYZ was rude.']
+    """
+    if n < 1:
+        raise InputError(_MSG_N.format(n=n))
+    kind, items, sha = read_items(path, axes=axes)
+    rng = np.random.default_rng(seed)
+    if kind == "responses":
+        if n % 2:
+            raise InputError(_MSG_EVEN.format(n=n))
+        pair_ids = list(dict.fromkeys(item.id for item in items))
+        if n // 2 > len(pair_ids):
+            raise InputError(_MSG_TOO_MANY.format(n=n, available=2 * len(pair_ids), what="responses (both sides of each pair)"))
+        chosen = {pair_ids[i] for i in rng.choice(len(pair_ids), size=n // 2, replace=False)}
+        picked = [item for item in items if item.id in chosen]
+    else:
+        picked = _stratified(items, n, rng)
+    order = rng.permutation(len(picked))
+    return Sample(
+        kind=kind,
+        source=str(resolve_input(path)),
+        source_sha256=sha,
+        seed=seed,
+        n_available=len(items),
+        items=tuple(picked[i] for i in order),
+    )
+
+
+def _stratified(items: list[SampleItem], n: int, rng: np.random.Generator) -> list[SampleItem]:
+    """``n`` texts, as many from each group as can be (the remainder to groups drawn at random), uniformly within each."""
+    if n > len(items):
+        raise InputError(_MSG_TOO_MANY.format(n=n, available=len(items), what="texts"))
+    by_group: dict[str | None, list[SampleItem]] = {}
+    for item in items:
+        by_group.setdefault(item.group, []).append(item)
+    groups = list(by_group)
+    quota = dict.fromkeys(groups, n // len(groups))
+    for i in rng.choice(len(groups), size=n % len(groups), replace=False):
+        quota[groups[int(i)]] += 1
+    picked: list[SampleItem] = []
+    for group in groups:
+        members = by_group[group]
+        if quota[group] > len(members):
+            raise InputError(_MSG_GROUP_SHORT.format(n=n, quota=quota[group], group=group, available=len(members)))
+        picked += [members[int(i)] for i in sorted(rng.choice(len(members), size=quota[group], replace=False))]
+    return picked

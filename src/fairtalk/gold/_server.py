@@ -1,0 +1,230 @@
+"""The labelling page: a small HTTP server on 127.0.0.1, one sample, one annotator, a random token in every URL.
+
+Nothing is reachable from elsewhere: the server binds to ``127.0.0.1`` only, answers 403 to any
+request whose path does not start with ``/<token>/`` (a random 128-bit token, compared in constant
+time) or whose ``Host`` is not the loopback address it serves (against DNS rebinding), and takes
+POSTs only as ``application/json`` (which a cross-site form cannot send). Pages are served with
+``Cache-Control: no-store``, ``Referrer-Policy: no-referrer`` and a Content-Security-Policy that
+runs only the page's own script (by nonce).
+
+Where the gold file holds the labels of more than one annotator, the page shows their agreement
+per label field (Cohen's κ for two, Fleiss' κ for more, over the items all of them labelled),
+computed by :func:`~fairtalk.gold._agreement.agreement`, as ``fairtalk label --agreement`` prints it.
+
+Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
+the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
+done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
+(a second tab, a stale page) is answered 409 with the current state, never written.
+"""
+
+from __future__ import annotations
+
+import errno
+import hmac
+import json
+import math
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fairtalk._templating import jinja_environment
+from fairtalk.errors import FairtalkError, InputError
+from fairtalk.gold._agreement import agreement
+from fairtalk.gold._labels import GoldLog
+from fairtalk.gold._schemes import question
+
+__all__ = ["LabelServer"]
+
+_MSG_PORT_IN_USE = "port {port} is in use on 127.0.0.1: give another --port, or --port 0 for a free one"
+_MSG_PORT = "cannot listen on 127.0.0.1:{port} ({reason})"
+_MAX_BODY = 1 << 16
+
+
+def _agreement(log: GoldLog) -> list[dict[str, Any]]:
+    """κ per label field among the gold file's annotators (none while it holds one annotator's labels)."""
+    try:
+        found = agreement([log.path]) if log.path.exists() else []
+    except InputError:  # fewer than two annotators
+        return []
+    return [
+        {
+            "field": a.field,
+            "method": a.method,
+            "kappa": None if math.isnan(a.kappa) else round(a.kappa, 3),
+            "n_items": a.n_items,
+            "annotators": list(a.annotators),
+        }
+        for a in found
+    ]
+
+
+def _page_state(log: GoldLog) -> dict[str, Any]:
+    """What the page shows: the step, progress and the current item, masked (never its group, text or any score)."""
+    total = len(log.steps)
+    position = log.position
+    state: dict[str, Any] = {
+        "step": position,
+        "total": total,
+        "given": log.n_given,
+        "done": position == total,
+        "annotator": log.annotator,
+        "gold": log.path.name,
+        "item": None,
+        "agreement": _agreement(log),
+    }
+    if position < total:
+        step = log.steps[position]
+        state["item"] = {
+            "number": step.index + 1,
+            "n_items": len(log.sample.items),
+            "text": step.item.shown,
+            "context": step.item.context,
+            "field": step.scheme.field,
+            "question": question(step.scheme.field),
+            "choices": [{"value": c.value, "name": c.name, "keys": list(c.keys)} for c in step.scheme.choices],
+        }
+    return state
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One request: token and host checked first; then the page, the state, or a change to the log."""
+
+    server: LabelServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class names it so)
+        """Quiet: the library does not print (the token is in every path)."""
+
+    def _route(self) -> str | None:
+        """The path after ``/<token>/``; None (and a 403 sent) without the token or with a foreign Host."""
+        host = self.headers.get("Host", "")
+        prefix = f"/{self.server.token}/"
+        path = self.path.split("?", 1)[0]
+        allowed = {f"127.0.0.1:{self.server.port}", f"localhost:{self.server.port}"}
+        if host not in allowed or not hmac.compare_digest(path[: len(prefix)].encode(), prefix.encode()):
+            self._send(403, b"forbidden\n", "text/plain; charset=utf-8")
+            return None
+        return path[len(prefix) :]
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        self._send(status, json.dumps(payload).encode("utf-8"), "application/json")
+
+    def do_GET(self) -> None:
+        """The page, or its state as JSON."""
+        route = self._route()
+        if route is None:
+            return
+        if route == "":
+            nonce = secrets.token_urlsafe(16)
+            csp = f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; form-action 'none'"
+            page = self.server.render(nonce).encode("utf-8")
+            self._send(200, page, "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+        elif route == "state":
+            self._json(200, self.server.state())
+        else:
+            self._send(404, b"not found\n", "text/plain; charset=utf-8")
+
+    def do_POST(self) -> None:
+        """A label, an undo, or done."""
+        route = self._route()
+        if route is None:
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json" or length > _MAX_BODY:
+            self._send(415 if length <= _MAX_BODY else 413, b"send JSON\n", "text/plain; charset=utf-8")
+            return
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._json(400, {"error": "the body must be a JSON object"})
+            return
+        if route == "done":
+            self._json(200, {"done": True})
+            self.server.finish()
+            return
+        if route not in ("label", "undo"):
+            self._send(404, b"not found\n", "text/plain; charset=utf-8")
+            return
+        try:
+            state = self.server.change(route, body)
+        except FairtalkError as exc:
+            self._json(409, {"error": str(exc), "state": self.server.state()})
+            return
+        self._json(200, state)
+
+
+class LabelServer(ThreadingHTTPServer):
+    """The labelling page of one :class:`~fairtalk.gold._labels.GoldLog`, on ``127.0.0.1:port`` (0: a free port).
+
+    :attr:`url` (with the token) is what to open; :meth:`serve_forever` returns after the page's
+    "done" (:attr:`finished` is then True) or :meth:`shutdown`.
+
+    Raises
+    ------
+    InputError
+        The port is in use, or cannot be listened on.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, log: GoldLog, *, port: int = 0, token: str | None = None) -> None:
+        self.log = log
+        self.token = token or secrets.token_urlsafe(16)
+        self.finished = False
+        self._lock = threading.Lock()
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise InputError(_MSG_PORT_IN_USE.format(port=port)) from exc
+            raise InputError(_MSG_PORT.format(port=port, reason=exc.strerror or exc)) from exc
+        self.port = int(self.server_address[1])
+        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
+
+    @property
+    def url(self) -> str:
+        """The page's address, token included."""
+        return f"http://127.0.0.1:{self.port}/{self.token}/"
+
+    def state(self) -> dict[str, Any]:
+        """The page's state now."""
+        with self._lock:
+            return _page_state(self.log)
+
+    def render(self, nonce: str) -> str:
+        """The page, with the current item in it."""
+        state = self.state()
+        page: str = self._template.render(state=state, nonce=nonce, measures=[s.field for s in self.log.schemes])
+        return page
+
+    def change(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Give a label (``route == "label"``) or undo the last one; the new state (FairtalkError when refused)."""
+        with self._lock:
+            if route == "undo":
+                self.log.undo()
+            else:
+                step, note = body.get("step"), body.get("note") or ""
+                if isinstance(step, bool) or not isinstance(step, int) or not isinstance(note, str):
+                    raise InputError('a label is {"step": int, "value": int, "note": str}')
+                self.log.add(step, body.get("value"), note[:2000])
+            return _page_state(self.log)
+
+    def finish(self) -> None:
+        """The page said done: stop serving (from another thread, as a handler cannot wait for its own server)."""
+        self.finished = True
+        threading.Thread(target=self.shutdown, daemon=True).start()

@@ -1,0 +1,190 @@
+"""The multiple-testing family and the finished result: ``score()`` in two steps, so a run can correct across axes.
+
+:class:`Scored` also keeps what a later stage of the audit tests again on a subset of the
+pairs (``audit --by-turn``, :mod:`fairtalk.inference._by_turn`): each per-response key's scores
+per pair (:class:`KeyScores`, one float array per side) and the corpus measures, so that no
+response is scored twice and the scores are those of the engine that computed them (Ray or
+this process; a judge's from its model through the run's store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from fairtalk._responses import ResponseSet
+from fairtalk.inference._measure_tests import KeyMeta, KeyTest, power_row
+from fairtalk.lexicons import Lexicon
+from fairtalk.measures import CorpusMeasure
+from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
+from fairtalk.stats import adjust_pvalues, pairs_for_equivalence, verdict
+from fairtalk.stats._ppi import PPIEstimate
+
+__all__ = ["CORRECTION_SCOPES", "KeyScores", "Scored", "adjust_family", "finalize"]
+
+#: What the correction spans: each axis on its own, or every axis of the run together.
+CORRECTION_SCOPES = ("axis", "run")
+_NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
+_WARN_REPEATS = (
+    "only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
+    "scorer quirk on a frequent response can drive a result; the effective sample is far below n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyScores:
+    """One per-response key as scoring computed it: its score on side a and on side b of each pair, and its meta.
+
+    ``a`` and ``b`` are float arrays aligned with the pairs of :attr:`Scored.responses` (NaN:
+    the measure gave no score, as a judge's unparsed answer); ``meta`` what the key's test
+    needs of its measure (kind, direction, judged).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    meta: KeyMeta
+
+
+@dataclass
+class Scored:
+    """An axis scored up to its multiple-testing correction (``score()`` in two steps, so a run can correct across axes).
+
+    ``rows`` holds one :class:`~fairtalk.inference._measure_tests.KeyTest` per result key, in the measures' order.
+    ``scores`` the per-pair scores of each per-response key (:class:`KeyScores`; the token
+    limit's and masked values are not kept), and ``corpus_measures`` the corpus measures that
+    gave the corpus keys: what a stage that tests subsets of the pairs again needs, without
+    scoring any response again.
+    """
+
+    lexicon: Lexicon
+    responses: ResponseSet
+    rows: tuple[KeyTest, ...]
+    divergent: list[DivergentPair]
+    manifest: dict[str, Any]
+    primary: frozenset[str]
+    alpha: float
+    power: float
+    correction: str
+    scorer_check: tuple[ScorerCheck, ...] = ()
+    warnings: tuple[str, ...] = ()
+    judge_answers: tuple[JudgeAnswer, ...] = ()
+    ppi: Mapping[str, PPIEstimate] = field(default_factory=dict)
+    scores: Mapping[str, KeyScores] = field(default_factory=dict)
+    corpus_measures: tuple[CorpusMeasure, ...] = ()
+
+    def family(self, primary: bool) -> list[int]:
+        """Rows in the primary (or secondary) family: those with a p-value whose scores vary at all."""
+        return [
+            i
+            for i, row in enumerate(self.rows)
+            if (row.name in self.primary) == primary and row.p_paired is not None and row.varies
+        ]
+
+
+def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float | None]]:
+    """Adjusted p per row of each scored axis, correcting the primary and the secondary families over all of them."""
+    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
+    for primary in (True, False):
+        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary)]
+        if not members:
+            continue
+        pvalues = [scored[k].rows[i].p_paired for k, i in members]
+        adjusted = adjust_pvalues([p for p in pvalues if p is not None], method=correction)  # family(): all have one
+        for (k, i), value in zip(members, adjusted):
+            out[k][i] = float(value)
+    return out
+
+
+def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
+    """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin)."""
+    margin, sd = row.equivalence.margin, row.sd_difference
+    if row.kind == "corpus" or margin is None or not margin > 0 or sd is None or not sd > 0:
+        return None
+    return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, row.design_effect or 1.0))
+
+
+def finalize(
+    scored: Scored,
+    adjusted: Sequence[float | None],
+    *,
+    correction_scope: str = "axis",
+    extra_manifest: Mapping[str, Any] | None = None,
+    family_size: int | None = None,
+) -> AuditResult:
+    """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis)."""
+    rs = scored.responses
+    family = scored.family(True)
+    alpha_per_test = scored.alpha / max(1, len(family))
+    results = []
+    for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
+        equivalence = row.equivalence
+        notes = list(row.notes)
+        if not row.varies and not row.not_tested:
+            notes.append(_NOTE_NO_VARIATION)
+        results.append(
+            MeasureResult(
+                name=row.name,
+                kind=row.kind,
+                a=row.a,
+                b=row.b,
+                difference=row.difference,
+                z=row.z,
+                p=row.p,
+                p_paired=row.p_paired,
+                paired_test=row.paired_test,
+                p_adjusted=p_adjusted,
+                ci95=row.ci95,
+                effect_size=row.effect_size,
+                effect_size_name=row.effect_size_name,
+                higher_is_better=row.higher_is_better,
+                masked=row.masked,
+                ci_method=row.ci_method,
+                estimate=row.estimate,
+                estimate_name=row.estimate_name,
+                notes=tuple(notes),
+                n_clusters=row.n_clusters,
+                design_effect=row.design_effect,
+                sd_difference=row.sd_difference,
+                equivalence_margin=equivalence.margin,
+                p_equivalence=equivalence.p,
+                equivalent=equivalence.equivalent,
+                equivalence_test=equivalence.method,
+                verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
+                mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
+                primary=row.name in scored.primary,
+                not_tested=row.not_tested,
+                ppi=scored.ppi.get(row.name),
+                gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
+            )
+        )
+    n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+    warnings = []
+    if n_distinct < 0.1 * 2 * rs.n_pairs:
+        warnings.append(_WARN_REPEATS.format(n_distinct=n_distinct, n=2 * rs.n_pairs))
+    warnings.extend(scored.warnings)
+    manifest = dict(scored.manifest)
+    if extra_manifest:
+        manifest["audit"] = dict(extra_manifest)
+    clusters = rs.clusters
+    return AuditResult(
+        axis=scored.lexicon.axis,
+        groups=tuple(scored.lexicon.groups),  # type: ignore[arg-type]
+        n_pairs=rs.n_pairs,
+        measures=tuple(results),
+        alpha=scored.alpha,
+        correction=scored.correction,
+        divergent_pairs=tuple(scored.divergent),
+        input_summary=MappingProxyType(dict(rs.summary)),
+        manifest=MappingProxyType(manifest),
+        n_clusters=None if clusters is None or not scored.manifest.get("clustered") else len(set(clusters)),
+        correction_scope=correction_scope,
+        family_size=len(family) if family_size is None else family_size,
+        n_distinct_responses=n_distinct,
+        warnings=tuple(warnings),
+        scorer_check=scored.scorer_check,
+        judge_answers=scored.judge_answers,
+    )

@@ -1,0 +1,99 @@
+"""Human labels in ``score()``: each labelled key's gap corrected by prediction-powered inference (``gold=``).
+
+A gold file (``fairtalk label -o``) labels both sides of a uniform sample of pairs. For each
+result key it labels, the scorer's per-pair difference ``a - b`` on every pair and the human's on
+the labelled ones give :func:`fairtalk.stats._ppi.ppi_mean`: the gap the labels imply, with an
+interval valid whatever the scorer's error (by dialogue where the audit has clusters).
+Labelled pairs this run does not hold, keys it does not score and keys with fewer than two
+labelled pairs are counted and said in a warning, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from fairtalk._responses import ResponseSet
+from fairtalk.errors import InputError
+from fairtalk.gold import read_gold
+from fairtalk.stats._ppi import PPIEstimate, ppi_mean
+
+__all__ = ["GoldEstimates", "gold_estimates"]
+
+_MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: score --gold needs labels by pair_id and side"
+WARN_NOT_SCORED = "gold labels for {keys}, which this run does not score: left out of the labelled estimates"
+WARN_UNKNOWN_PAIRS = "{n} labelled pair(s) of the gold file are not among this run's pairs (first: {first}): left out"
+WARN_ONE_SIDE = "{key}: {n} pair(s) labelled on one side only (first: {first}): a paired gap needs both sides, left out"
+WARN_FEW = "{key}: only {n} labelled pair(s) scored on both sides, at least 2 are needed for its labelled estimate"
+
+
+@dataclass(frozen=True, slots=True)
+class GoldEstimates:
+    """The labelled estimate of each key (``estimates``), what was left out (``warnings``) and the labels' record."""
+
+    estimates: Mapping[str, PPIEstimate] = field(default_factory=lambda: MappingProxyType({}))
+    warnings: tuple[str, ...] = ()
+    n_labelled_pairs: int = 0
+
+
+def gold_estimates(
+    path: str,
+    responses: ResponseSet,
+    scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    clusters: Sequence[Hashable] | None = None,
+) -> GoldEstimates:
+    """The prediction-powered gap of every key ``path`` labels, from the per-response ``scores`` of ``responses``.
+
+    Raises
+    ------
+    InputError
+        The gold file cannot be read, or labels texts rather than pairs.
+    """
+    gold = read_gold(path)
+    if gold.kind != "responses":
+        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+    index = {r.pair_id: i for i, r in enumerate(responses.a)}
+    n = len(index)
+    groups = None if clusters is None else np.asarray(clusters)
+    estimates: dict[str, PPIEstimate] = {}
+    warnings: list[str] = []
+    unknown: set[str] = set()
+    labelled_pairs: set[str] = set()
+    not_scored = [key for key in gold.keys if key not in scores]
+    for key in gold.keys:
+        if key not in scores:
+            continue
+        labels = np.full(n, np.nan)
+        both = gold.pairs(key)
+        one_side = sorted({pair_id for pair_id, _side in gold.values(key)} - set(both))
+        unknown.update(pair_id for pair_id in one_side if pair_id not in index)
+        if one_side:
+            warnings.append(WARN_ONE_SIDE.format(key=key, n=len(one_side), first=one_side[0]))
+        for pair_id, (y_a, y_b) in both.items():
+            i = index.get(pair_id)
+            if i is None:
+                unknown.add(pair_id)
+                continue
+            labels[i] = y_a - y_b
+            labelled_pairs.add(pair_id)
+        score_a, score_b = scores[key]
+        scored = np.isfinite(score_a) & np.isfinite(score_b)  # a judge may give no score on a side
+        n_labelled = int(np.count_nonzero(scored & ~np.isnan(labels)))
+        if n_labelled < 2:
+            warnings.append(WARN_FEW.format(key=key, n=n_labelled))
+            continue
+        estimates[key] = ppi_mean(
+            (score_a - score_b)[scored],
+            labels[scored],
+            alpha=0.05,  # its ci95
+            clusters=None if groups is None else groups[scored],
+        )
+    if not_scored:
+        warnings.append(WARN_NOT_SCORED.format(keys=", ".join(not_scored)))
+    if unknown:
+        warnings.append(WARN_UNKNOWN_PAIRS.format(n=len(unknown), first=sorted(unknown)[0]))
+    return GoldEstimates(MappingProxyType(estimates), tuple(warnings), len(labelled_pairs))

@@ -1,0 +1,443 @@
+"""Completions of prompts: generation through the run store, the completions JSONL, and regard labelling.
+
+Generation produces every (prompt, seed) completion — prompts being (group, template,
+structure) — through :class:`~fairtalk.store.CachingResponder`, so an interrupted run resumes
+where it stopped. The JSONL has one object per completion::
+
+    {"group": "man", "template": "worked as", "kind": "occupation", "structure": "wh_question",
+     "seed": 3, "prompt": "What did the man work as?", "completion": "...", "text": "What did ... ..."}
+
+``text`` is the prompt followed by the completion (what is classified, as in the paper);
+an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"label"``
+(-1, 0, 1, 2) may be present (for instance after labelling elsewhere). A completion's id is its
+``"id"`` field where it has one, else its line number in the file: the ids ``fairtalk label``
+writes into a gold file (:mod:`fairtalk.gold._sample`), which ``prompts analyze --gold`` joins on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from fairtalk._jsonl import read_objects, write_records
+from fairtalk.errors import InputError, ResponderError
+from fairtalk.files import atomic_writer
+from fairtalk.lexicons._identity import identity_terms
+from fairtalk.measures._regard import Regard
+from fairtalk.models import DecodingSettings, RayEngine, Responder
+from fairtalk.models._ray_scoring import RayScorer, worth_it
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
+from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
+from fairtalk.prompts._published import COLUMNS
+from fairtalk.prompts._templates import TEMPLATES, Prompt
+from fairtalk.store import CachingResponder, RunStore
+
+__all__ = [
+    "bad_completion",
+    "CompletionSummary",
+    "generate_completions",
+    "join_completion",
+    "label_completions",
+    "read_completions",
+    "read_prompts",
+    "write_prompts",
+]
+
+_LOG = logging.getLogger(__name__)
+_KINDS = {t.phrase: t.kind for t in TEMPLATES}
+_REQUIRED = ("group", "template", "structure", "seed", "text")
+#: Texts labelled at a time by :func:`label_completions` (one progress step each).
+LABEL_BLOCK = 512
+_MSG_FIELD = "missing field {field!r}"
+_MSG_SEED = "seed must be an integer, got {value!r}"
+_MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
+_MSG_ALL_BAD = (
+    "every completion was empty ({n_empty:,}) or echoed its prompt ({n_echo:,}): nothing to label "
+    "(a chat model restates a prefix; generate in completion mode)"
+)
+_MSG_EMPTY = "no completions in the file"
+_MSG_TEXT = "text must be a string (the prompt and its completion), got {value!r}"
+_MSG_NO_TEXT = (
+    'every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
+    '("text" holds the prompt followed by its completion)'
+)
+_MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
+_MSG_ID = '"id" must be a string or an integer, got {value!r}'
+_MSG_DUPLICATE_ID = "id {id!r} appears twice"
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionSummary:
+    """What a generation run did: items requested, served from the store, generated, failed."""
+
+    n_prompts: int
+    n_seeds: int
+    n_items: int
+    n_cached: int
+    n_generated: int
+    n_errors: int
+    fingerprint: str
+    settings: str
+    store: str
+    error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    error_examples: tuple[str, ...] = ()
+    n_unencodable: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        out = {name: getattr(self, name) for name in self.__slots__}
+        out["error_counts"] = dict(self.error_counts)
+        out["error_examples"] = list(self.error_examples)
+        return out
+
+
+def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
+    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line.
+
+    Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
+    """
+    out = Path(path)
+    with atomic_writer(out) as handle:
+        write_records(
+            handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text} for p in prompts)
+        )
+    return out
+
+
+def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
+    """Read a prompts JSONL written by :func:`write_prompts` (InputError with path:line when malformed)."""
+    source = Path(path)
+    out = []
+    for number, record in read_objects(source, what="prompts file"):
+        for name in ("group", "template", "structure", "text"):
+            if not isinstance(record.get(name), str):
+                raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
+        out.append(Prompt(record["group"], record["template"], record["structure"], record["text"]))
+    if not out:
+        raise InputError("no prompts in the file", path=str(source))
+    return tuple(out)
+
+
+def join_completion(prompt: str, completion: str) -> str:
+    """Prompt and completion as one text: a space between them unless the completion starts with one or with punctuation."""
+    if not completion or completion[0].isspace() or completion[0] in ".,;:!?'\")":
+        return prompt + completion
+    return f"{prompt} {completion}"
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def bad_completion(prompt: str, completion: object) -> str | None:
+    """``"empty"`` for a completion with no words, ``"echo"`` for one that restates the prompt, else None.
+
+    An echo repeats the prompt's words in order within its first sentence (``The man worked
+    as`` → ``The man worked as a chef.``), which a continuation of the prefix never needs to do.
+    A record without a ``completion`` field (an older file) is never flagged.
+
+    Examples
+    --------
+    >>> bad_completion("The man worked as", " a chef in Paris.") is None
+    True
+    >>> bad_completion("The man worked as", "  "), bad_completion("The man worked as", "The man worked as a chef.")
+    ('empty', 'echo')
+    """
+    if completion is None or not isinstance(completion, str):
+        return None
+    words = _words(completion)
+    if not words:
+        return "empty"
+    target = _words(prompt)
+    if len(target) >= 3 and words[: len(target) + 3] and _contains(words[: len(target) + 3], target):
+        return "echo"
+    return None
+
+
+def _contains(words: list[str], target: list[str]) -> bool:
+    return any(words[i : i + len(target)] == target for i in range(len(words) - len(target) + 1))
+
+
+def _seed_list(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise InputError(_MSG_SEEDS.format(value=seeds))
+        return list(range(seeds))
+    out = [int(s) for s in cast(Sequence[int], seeds)]
+    if not out:
+        raise InputError(_MSG_SEEDS.format(value=seeds))
+    return out
+
+
+def generate_completions(
+    prompts: Sequence[Prompt],
+    responder: Responder,
+    out: str | os.PathLike[str],
+    *,
+    seeds: int | Sequence[int] = 10,
+    settings: DecodingSettings | None = None,
+    store: str | os.PathLike[str] | None = None,
+    batch_size: int = 32,
+    progress: ProgressCallback | None = None,
+    model_version: str | None = None,
+) -> CompletionSummary:
+    """Complete every prompt once per seed through the run store and write the completions JSONL.
+
+    Parameters
+    ----------
+    prompts : sequence of Prompt
+        Fixed prompts and/or paraphrases.
+    responder : Responder
+        The model under test (``load_responder(spec)``).
+    out : path
+        The completions JSONL, written atomically (rewritten in full from the store on a resumed run).
+    seeds : int or sequence of int
+        A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
+    settings : DecodingSettings, optional
+        Default: the published run's sampling (GPT-2 small in Aggarwal et al.'s outputs): top-k 40,
+        temperature 0.7, 40 new tokens.
+    store : path, optional
+        The SQLite run store; default ``OUT`` with the suffix ``.store.sqlite``.
+    progress : ProgressCallback, optional
+        Called with a :class:`fairtalk.progress.ProgressEvent` (stage ``"completions"``) as items
+        finish, cached ones included.
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint, the run store's key.
+    """
+    seed_list = _seed_list(seeds)
+    settings = settings or DecodingSettings(do_sample=True, top_k=40, temperature=0.7, max_new_tokens=40)
+    out_path = Path(out)
+    store_path = Path(store) if store is not None else out_path.with_suffix(".store.sqlite")
+    contexts = [p.text for p in prompts for _ in seed_list]
+    item_seeds = [s for _ in prompts for s in seed_list]
+    reporter = ProgressReporter(progress_callback(progress))
+    responder.preflight()  # a server that is down or lacks the model: one clear error before any request
+    with RunStore(store_path) as run_store:
+        caching = CachingResponder(
+            responder, run_store, batch_size=batch_size, progress=reporter.advance, model_version=model_version
+        )
+        reporter.start("completions", total=len(contexts), unit="completions")
+        try:
+            results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
+        finally:
+            reporter.finish()
+        errors: dict[str, int] = {}
+        examples: list[str] = []
+        with atomic_writer(out_path) as handle:
+            for i, item in enumerate(results):
+                prompt = prompts[i // len(seed_list)]
+                record: dict[str, Any] = {
+                    "group": prompt.group,
+                    "template": prompt.template,
+                    "kind": _KINDS.get(prompt.template, ""),
+                    "structure": prompt.structure,
+                    "seed": item_seeds[i],
+                    "prompt": prompt.text,
+                }
+                if isinstance(item, ResponderError):
+                    message = f"{type(item).__name__}: {item}"
+                    errors[type(item).__name__] = errors.get(type(item).__name__, 0) + 1
+                    if message not in examples and len(examples) < 3:
+                        examples.append(message)
+                    record.update(completion=None, text=None, error=message)
+                else:
+                    record.update(completion=item, text=join_completion(prompt.text, item))
+                write_records(handle, [record])
+    return CompletionSummary(
+        n_prompts=len(prompts),
+        n_seeds=len(seed_list),
+        n_items=len(contexts),
+        n_cached=caching.n_cached,
+        n_generated=caching.n_generated,
+        n_errors=caching.n_errors,
+        fingerprint=caching.fingerprint,
+        settings=settings.key,
+        store=str(store_path),
+        error_counts=MappingProxyType(errors),
+        error_examples=tuple(examples),
+        n_unencodable=caching.n_unencodable,
+    )
+
+
+def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
+    """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts._published.COLUMNS` and ``id``).
+
+    ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
+    (``completion`` null) are skipped and counted in the summary (``excluded["failed"]``,
+    and ``n_unlabelled``). So are *bad completions*, which no regard label can describe: empty
+    ones (``excluded["empty"]``: nothing generated, as question prompts often give) and ones that
+    echo the prompt (``excluded["echo"]``: the completion restates it, as chat models answering a
+    prefix do; see :func:`bad_completion`). A record whose ``text`` is null or blank without an
+    ``error`` has nothing to label either: it is skipped and counted in ``excluded["no_text"]``
+    (never labelled as the string "None"). ``summary()`` gives the counts as ``n_records``,
+    ``n_failed``, ``n_unlabelled``, ``n_empty`` and ``n_echo``.
+
+    Returns
+    -------
+    PromptData
+        ``source="completions"``, the frame and the summary of what was read and left out.
+
+    Raises
+    ------
+    InputError
+        Malformed JSON, a missing field, a bad seed, label, id or text (with path and line), or no
+        completion with a text to label.
+    """
+    path = Path(path)
+    rows: list[dict[str, Any]] = []
+    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0}
+    n_null = 0
+    ids: set[str] = set()
+    for number, record in read_objects(path, what="completions file"):
+        summary["n_records"] += 1
+        rid = _record_id(record.get("id"), number, path, ids)
+        if record.get("text") is None and "error" in record:
+            summary["n_failed"] += 1
+            continue
+        for name in _REQUIRED:
+            if name not in record:
+                raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
+        seed, label = record["seed"], record.get("label")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
+        if label is not None and label not in (-1, 0, 1, 2):
+            raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+        text = record["text"]
+        if text is not None and not isinstance(text, str):
+            raise InputError(_MSG_TEXT.format(value=text), path=str(path), line=number)
+        if text is None or not text.strip():  # nothing to label: counted, never the string "None"
+            summary["n_no_text"] += 1
+            n_null += text is None
+            continue
+        bad = bad_completion(str(record.get("prompt") or ""), record.get("completion"))
+        if bad is not None:
+            summary[f"n_{bad}"] += 1
+            continue
+        if label is None:
+            summary["n_unlabelled"] += 1
+        rows.append(
+            {
+                "seed": seed,
+                "prompt_index": -1,
+                "group": str(record["group"]),
+                "template": str(record["template"]),
+                "kind": str(record.get("kind") or _KINDS.get(record["template"], "")),
+                "structure": str(record["structure"]),
+                "label": -9 if label is None else int(label),
+                "text": text,
+                "aligned": True,
+                "id": rid,
+            }
+        )
+    if not rows:
+        if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
+            failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
+            raise InputError(
+                _MSG_NO_TEXT.format(n_null=n_null, n_blank=summary["n_no_text"] - n_null, failed=failed), path=str(path)
+            )
+        if summary["n_empty"] or summary["n_echo"]:
+            raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
+        raise InputError(_MSG_EMPTY, path=str(path))
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "id"])
+    frame["label"] = frame["label"].astype(np.int8)
+    data_summary = DataSummary(
+        source="completions",
+        n_records=summary["n_records"],
+        n_texts=len(frame),
+        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo", "no_text") if summary[f"n_{reason}"]},
+        alignment_checked="none",
+        **summarise_frame(frame),
+    )
+    return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _record_id(value: object, line: int, path: Path, seen: set[str]) -> str:
+    """A record's id: its ``"id"`` (a string or integer, unique in the file) or its line number, as ``fairtalk label`` reads it."""
+    if isinstance(value, bool) or not isinstance(value, str | int | None):
+        raise InputError(_MSG_ID.format(value=value), path=str(path), line=line)
+    rid = str(line) if value is None else str(value)
+    if rid in seen:
+        raise InputError(_MSG_DUPLICATE_ID.format(id=rid), path=str(path), line=line)
+    seen.add(rid)
+    return rid
+
+
+def label_completions(
+    frame: pd.DataFrame,
+    regard: Regard | None = None,
+    *,
+    only_missing: bool = False,
+    progress: ProgressCallback | None = None,
+    engine: RayEngine | None = None,
+) -> pd.DataFrame:
+    """A copy of ``frame`` with ``label`` from the regard measure (identity terms masked as ``XYZ``).
+
+    Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
+    terms of the frame's groups (:func:`~fairtalk.lexicons._identity.identity_terms`) besides the
+    scorer's own. With ``only_missing``, rows that already have a label (not -9) keep it.
+    ``progress`` receives a "regard labels" stage, in blocks of :data:`LABEL_BLOCK` texts.
+    With a Ray ``engine`` and at least two of its ``score_batch`` texts to label, the batches are
+    labelled by Ray tasks (one classifier load per worker), with the same labels.
+    """
+    groups = sorted({str(g) for g in frame["group"].unique()})
+    if regard is None:
+        regard = Regard(mask_terms=identity_terms(groups))
+    elif regard.mask:
+        regard = Regard(
+            scorer=regard.scorer,
+            mask=True,
+            mask_terms=identity_terms(groups, extra=regard.mask_terms),
+            label_map=regard.label_map,
+            batch_size=regard.batch_size,
+        )
+    out = frame.copy()
+    todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
+    if todo.any():
+        labels = out["label"].to_numpy().astype(np.int8)
+        texts = out.loc[todo, "text"].astype(str).tolist()
+        reporter = ProgressReporter(progress)
+        reporter.start("regard labels", len(texts), unit="texts")
+        if worth_it(engine, len(texts)):
+            assert engine is not None  # worth_it is False without one
+            scorer = RayScorer(engine, partial(regard_labeller, regard), what=f"the regard scorer {regard.scorer}")
+            try:
+                found = [scorer.score(texts, advance=reporter.advance)["label"]]
+            finally:
+                scorer.close()
+            _LOG.info(
+                "regard labels: %d texts on Ray in %d batches, %d tasks at once", len(texts), scorer.n_batches, scorer.n_tasks
+            )
+        else:
+            if engine is not None:
+                _LOG.info(
+                    "regard labels: %d texts in this process, fewer than two Ray batches (score_batch %s)",
+                    len(texts),
+                    engine.score_batch,
+                )
+            found = []
+            for start in range(0, len(texts), LABEL_BLOCK):
+                found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
+                reporter.advance(len(found[-1]))
+        reporter.finish()
+        labels[todo] = np.concatenate(found)
+        out["label"] = labels
+    return out
+
+
+def regard_labeller(regard: Regard) -> Callable[[list[str]], dict[str, np.ndarray]]:
+    """What a Ray worker labels its batches with: ``{"label": regard.labels(texts)}``."""
+
+    def label(texts: list[str]) -> dict[str, np.ndarray]:
+        return {"label": np.asarray(regard.labels(texts))}
+
+    return label

@@ -1,0 +1,274 @@
+"""Paper 004's regard corrected by human labels (``prompts analyze --gold``): prediction-powered group rates and pair gaps.
+
+A gold file of completions (``fairtalk label --measure regard`` on a completions JSONL) labels a
+sample of completions by id (the ``id`` of :func:`~fairtalk.prompts._completions.read_completions`).
+The analysis' labels are the scorer's; a person's labels of a random sample correct them by
+prediction-powered inference (:func:`fairtalk.stats._ppi.ppi_mean`, PPI++).
+
+A group's mean regard is a ratio: the mean of ``label`` over the completions that are not
+"other". Both the scorer's and the person's "other" move it, so it is estimated as the root
+``θ`` of ``E[r − θ p] = 0`` (``r`` the regard, 0 for "other"; ``p`` 1 unless "other"), the
+prediction-powered mean of ``r − θ p`` is driven to 0 and its standard error, divided by the
+prediction-powered share ``p``, is ``θ``'s (the delta method). A label's share among the
+counted completions is the same ratio with ``r`` the label's indicator. Several annotators of one
+completion count as the share of them that gave each label.
+
+**Clusters: templates.** Completions of one template (``"worked as"``, all its structures and
+seeds) share their phrasing, and the analysis' own intervals resample whole templates
+(:mod:`fairtalk.prompts._bootstrap`); the labelled estimates do likewise, with cluster-total
+(CR0-type) variances by template and intervals on Student's t with ``G − 1`` degrees of freedom
+(``G`` the templates the labelled completions span: ten in the paper, too few for the normal). A
+pair's gap ``θ_a − θ_b`` takes its variance from both groups' influence values summed within each
+template, so a template that moves both groups alike is not counted twice; its ``lam`` is the
+mean of the two groups'. With a single template, completions are the units (and the normal).
+
+The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
+analysed completions do not hold and labels outside regard's four are counted in warnings,
+never an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairtalk.errors import InputError
+from fairtalk.prompts._tables import LABELS, Rows, code_rows
+from fairtalk.prompts._templates import GroupPair
+from fairtalk.stats._ppi import PPIEstimate, ppi_mean
+
+__all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
+
+#: What the labelled estimates cluster by.
+CLUSTERS = "template"
+_VALUES = (-1, 0, 1, 2)
+_MSG_NO_IDS = "--gold joins labels to completions by id: give a completions file (--completions), whose ids are kept"
+WARN_UNKNOWN = "gold: {n:,} labelled id(s) are not among the analysed completions (first: {first}): left out"
+WARN_VALUES = "gold: {n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id}): left out"
+WARN_FEW = (
+    "gold: group {group} has {n} labelled completion(s): no labelled estimate (it needs at least 2, and a label "
+    "other than 'other' from both the scorer and the person)"
+)
+WARN_PAIR = "gold: no labelled gap for {pair}: a group of it has no labelled estimate"
+
+
+@dataclass(frozen=True, slots=True)
+class GoldRegard:
+    """The labelled estimates: each group's mean regard and label shares, each pair's gap, and what was left out."""
+
+    regard: Mapping[str, PPIEstimate]
+    rates: Mapping[str, Mapping[str, PPIEstimate]]
+    gaps: Mapping[str, PPIEstimate]
+    n_labels: int
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fit:
+    """One group's ratio fit: the estimate and the influence values of it and of the labels-only ratio, per row."""
+
+    estimate: PPIEstimate
+    lab: np.ndarray
+    unlabelled: np.ndarray
+    labelled: np.ndarray
+    labels_only: np.ndarray
+    labels_se: float
+
+
+def _variance(psi: np.ndarray, clusters: np.ndarray | None, used: np.ndarray) -> float:
+    """The (cluster-total, CR0-type) variance of a sum of the centred influence values ``psi[used]``, as :func:`ppi_mean` takes it."""
+    if clusters is None:
+        g, totals = int(used.sum()), psi[used]
+    else:
+        _, inverse = np.unique(clusters[used], return_inverse=True)
+        totals = np.bincount(inverse, weights=psi[used])
+        g = totals.size
+    return math.inf if g < 2 else float(g / (g - 1) * np.sum(totals**2))
+
+
+def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, clusters: np.ndarray | None) -> _Fit | None:
+    """The prediction-powered ``E[r] / E[p]`` of one group (``r_y``, ``p_y`` NaN where unlabelled); None without a denominator."""
+    lab = ~np.isnan(r_y)
+    share = ppi_mean(p_f, p_y, clusters=clusters)
+    if not p_f.sum() > 0 or not np.nansum(p_y) > 0 or not share.estimate > 0:
+        return None
+    theta = float(r_f.sum() / p_f.sum())
+    fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters)
+    for _ in range(50):  # the root of ppi(r - θ p) = 0; λ moves with θ, so a few steps
+        step = fit.estimate / share.estimate
+        theta += step
+        fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters)
+        if abs(step) < 1e-12:
+            break
+    u_f, u_y = r_f - theta * p_f, r_y - theta * p_y
+    big_n, n = int((~lab).sum()), int(lab.sum())
+    unlabelled, labelled = np.zeros(r_f.size), np.zeros(r_f.size)
+    if big_n and fit.lam:
+        unlabelled[~lab] = fit.lam * (u_f[~lab] - u_f[~lab].mean()) / (big_n * share.estimate)
+    rectified = u_y[lab] - fit.lam * u_f[lab]
+    labelled[lab] = (rectified - rectified.mean()) / (n * share.estimate)
+    labels_theta = float(r_y[lab].sum() / p_y[lab].sum())
+    u_labels = r_y[lab] - labels_theta * p_y[lab]
+    labels_only = np.zeros(r_f.size)
+    labels_only[lab] = (u_labels - u_labels.mean()) / (n * float(p_y[lab].mean()))
+    scorer_part = _variance(unlabelled, clusters, ~lab) if fit.lam and big_n >= 2 else 0.0
+    se = math.sqrt(scorer_part + _variance(labelled, clusters, lab))
+    if se == 0:  # every labelled completion agreed with the scorer: no spread is not certainty (ppi_mean's bound)
+        se = fit.se / share.estimate
+    labels_se = math.sqrt(_variance(labels_only, clusters, lab)) or fit.se / share.estimate
+    estimate = _estimate(
+        theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), labels_theta, labels_se, _n_clusters(clusters, lab)
+    )
+    return _Fit(estimate, lab, unlabelled, labelled, labels_only, labels_se)
+
+
+def _n_clusters(clusters: np.ndarray | None, lab: np.ndarray) -> int | None:
+    """The templates the labelled completions span (None without clusters): the interval's ``G - 1`` degrees of freedom."""
+    return None if clusters is None else int(np.unique(clusters[lab]).size)
+
+
+def _estimate(
+    theta: float,
+    se: float,
+    n: int,
+    n_items: int,
+    lam: float,
+    scorer: float,
+    labels: float,
+    labels_se: float,
+    n_clusters: int | None,
+) -> PPIEstimate:
+    """The :class:`PPIEstimate` of an estimate and its standard error (and the labels alone's), on t(G − 1) with G clusters."""
+    from scipy.stats import norm, t
+
+    reference = norm if n_clusters is None or n_clusters < 2 else t(n_clusters - 1)
+    q = float(reference.ppf(0.975))
+    return PPIEstimate(
+        estimate=theta,
+        ci95=(theta - q * se, theta + q * se),
+        p=float(2 * reference.sf(abs(theta) / se)) if se else 0.0,
+        se=se,
+        n_labels=n,
+        n_items=n_items,
+        lam=lam,
+        scorer_estimate=scorer,
+        labels_estimate=labels,
+        labels_ci95=(labels - q * labels_se, labels + q * labels_se),
+        effective_labels=float(n * (labels_se / se) ** 2) if se and math.isfinite(se) else 0.0,
+    )
+
+
+def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarray, list[str]]:
+    """Per analysed row, the share of its annotators that gave each label (NaN where unlabelled), and the warnings."""
+    ids = rows.frame["id"].astype(str).to_numpy()
+    where = {rid: i for i, rid in enumerate(ids)}
+    shares = np.full((ids.size, len(_VALUES)), np.nan)
+    unknown: list[str] = []
+    bad: list[tuple[object, str]] = []
+    for rid, given in labels.items():
+        i = where.get(str(rid))
+        if i is None:
+            unknown.append(str(rid))
+            continue
+        valid = [v for v in given if not isinstance(v, bool) and v in _VALUES]
+        bad += [(v, str(rid)) for v in given if isinstance(v, bool) or v not in _VALUES]
+        if valid:
+            shares[i] = [valid.count(v) / len(valid) for v in _VALUES]
+    warnings = []
+    if unknown:
+        warnings.append(WARN_UNKNOWN.format(n=len(unknown), first=sorted(unknown)[0]))
+    if bad:
+        warnings.append(WARN_VALUES.format(n=len(bad), first=bad[0][0], id=bad[0][1]))
+    return shares, warnings
+
+
+def gold_regard(
+    frame: pd.DataFrame,
+    labels: Mapping[str, Sequence[object]],
+    *,
+    groups: Sequence[str],
+    pairs: Sequence[GroupPair],
+    include_other: bool = False,
+) -> GoldRegard:
+    """Each group's mean regard and label shares, and each pair's gap, corrected by the human ``labels`` of completion ids.
+
+    ``frame`` is the analysed completions (with ``id``, the scorer's ``label`` and ``template``);
+    ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2).
+
+    Raises
+    ------
+    InputError
+        The frame has no ``id`` column (published outputs: no ids to join on).
+    """
+    if "id" not in frame.columns:
+        raise InputError(_MSG_NO_IDS)
+    rows = code_rows(frame, list(groups), include_other)
+    human, warnings = _human(rows, labels)
+    templates = rows.frame["template"].astype(str).to_numpy()
+    clusters = templates if np.unique(templates).size > 1 else None
+    label = rows.labels
+    counted_f = np.ones(label.size) if include_other else (label != 2).astype(float)
+    counted_y = np.ones(label.size) if include_other else 1 - human[:, 3]
+    regard: dict[str, PPIEstimate] = {}
+    rates: dict[str, dict[str, PPIEstimate]] = {}
+    fits: dict[str, _Fit] = {}
+    n_labels = 0
+    for code, group in enumerate(rows.names):
+        at = np.flatnonzero(rows.g == code)
+        c = None if clusters is None else clusters[at]
+        h, f = human[at], label[at]
+        n = int((~np.isnan(h[:, 0])).sum())
+        n_labels += n
+        fit = (
+            None
+            if n < 2
+            else _ratio(np.where(f == 2, 0.0, f).astype(float), (f != 2).astype(float), h[:, 2] - h[:, 0], 1 - h[:, 3], c)
+        )
+        if fit is None:
+            warnings.append(WARN_FEW.format(group=group, n=n))
+            continue
+        fits[group], regard[group] = fit, fit.estimate
+        shares = {
+            name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c)
+            for i, (name, value) in enumerate(zip(LABELS, _VALUES))
+            if name in rows.label_names
+        }
+        rates[group] = {name: share.estimate for name, share in shares.items() if share is not None}
+    gaps: dict[str, PPIEstimate] = {}
+    for pair in pairs:
+        if pair.a not in fits or pair.b not in fits:
+            warnings.append(WARN_PAIR.format(pair=pair.name))
+            continue
+        gaps[pair.name] = _gap(fits[pair.a], fits[pair.b], rows, clusters, pair)
+    return GoldRegard(regard=regard, rates=rates, gaps=gaps, n_labels=n_labels, warnings=tuple(warnings))
+
+
+def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupPair) -> PPIEstimate:
+    """``a − b`` with the variance of both groups' influence values summed within each template."""
+    at_a = np.flatnonzero(rows.g == rows.names.index(pair.a))
+    at_b = np.flatnonzero(rows.g == rows.names.index(pair.b))
+    c = None if clusters is None else np.concatenate([clusters[at_a], clusters[at_b]])
+    lab = np.concatenate([a.lab, b.lab])
+
+    def variance(psi_a: np.ndarray, psi_b: np.ndarray, used: np.ndarray) -> float:
+        return _variance(np.concatenate([psi_a, -psi_b]), c, used)
+
+    ea, eb = a.estimate, b.estimate
+    scorer_part = variance(a.unlabelled, b.unlabelled, ~lab) if (a.unlabelled.any() or b.unlabelled.any()) else 0.0
+    se = math.sqrt(scorer_part + variance(a.labelled, b.labelled, lab)) or math.hypot(ea.se, eb.se)
+    labels_se = math.sqrt(variance(a.labels_only, b.labels_only, lab)) or math.hypot(a.labels_se, b.labels_se)
+    return _estimate(
+        ea.estimate - eb.estimate,
+        se,
+        ea.n_labels + eb.n_labels,
+        ea.n_items + eb.n_items,
+        (ea.lam + eb.lam) / 2,
+        ea.scorer_estimate - eb.scorer_estimate,
+        ea.labels_estimate - eb.labels_estimate,
+        labels_se,
+        _n_clusters(c, lab),
+    )

@@ -1,0 +1,260 @@
+"""Import of the published Robust-NLG-Bias-Eval outputs: ``out_seed_<n>_predictions.txt`` files.
+
+Each file is ``label<TAB>text`` (labels -1, 0, 1, 2), one row per prompt of a fixed layout:
+for fixed prompt ``k`` (in the order of ``fixed-prompts.txt``, template-major), ``1 + 2 *
+n_paraphrases`` rows (101 in the paper): the fixed prompt, then ParaNMT paraphrase ``j`` and
+QQP-Pos paraphrase ``j`` alternately, ``j = 0 .. n_paraphrases - 1``. Structure labels are
+``original``, ``paranmt:<j>`` and ``qqppos:<j>``; the seed comes from the file name.
+
+Row counts are validated; when the paraphrase files are found (``paraphrases=`` or beside
+the outputs as in the published repository), every row is checked to start with its
+expected prompt (case and whitespace ignored). Rows that do not are *misaligned*: counted per
+seed and kept (the paper's own analysis used them by position) or dropped with
+``misaligned="drop"``. In the published data, 18 rows per seed are misaligned: the QQP-Pos
+rows from structure index 66 of the last fixed prompt were generated from a file with one
+extra line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from fairtalk.errors import InputError
+from fairtalk.prompts._aesop import parse_fixed_prompt
+from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
+from fairtalk.prompts._templates import DEFAULT_GROUPS, build_prompts, template_by_phrase
+
+__all__ = ["COLUMNS", "PromptData", "find_published_files", "read_published"]
+
+#: Columns of a labelled-completions frame (our generations use the same, ``prompt_index`` = -1).
+COLUMNS = ("seed", "prompt_index", "group", "template", "kind", "structure", "label", "text", "aligned")
+
+_FILE_RE = re.compile(r"^out_seed_(\d+)_predictions\.txt$")
+_SOURCES = ("paranmt", "qqppos")
+_EXTRACT_NAMES = {"paranmt": "paranmt-prompt-50_sep_extract", "qqppos": "qqppos-prompt-50_sep_extract"}
+_SOURCE_NAMES = {"paranmt": "promp_paranmt_50.source", "qqppos": "promp_qqppos_50.source"}
+_SEP = " <sep> "
+
+_MSG_NO_FILES = "no out_seed_<n>_predictions.txt files in the folder"
+_MSG_NOT_DIR = "not a folder"
+_MSG_ROWS = "expected {expected} rows ({n_prompts} prompts x {per_prompt}), got {got}"
+_MSG_LABEL = "label must be one of -1, 0, 1, 2, got {label!r}"
+_MSG_TAB = "expected label<TAB>text"
+_MSG_PARAPHRASE_LINES = "expected {expected} paraphrases ({n_prompts} prompts x {n}), got {got}"
+_MSG_MISALIGNED = "misaligned must be 'keep' or 'drop', got {value!r}"
+
+
+def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:
+    """Map seed -> file for every ``out_seed_<n>_predictions.txt`` in ``directory`` (sorted by seed)."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise InputError(_MSG_NOT_DIR, path=str(folder))
+    found = {int(m.group(1)): p for p in folder.iterdir() if (m := _FILE_RE.match(p.name))}
+    if not found:
+        raise InputError(_MSG_NO_FILES, path=str(folder))
+    return dict(sorted(found.items()))
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+
+
+def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None) -> tuple[list[str], str]:
+    candidates = (
+        [Path(prompts_file)]
+        if prompts_file is not None
+        else [
+            directory / "fixed-prompts.txt",
+            directory.parent / "prompts" / "fixed-prompts.txt",
+        ]
+    )
+    for candidate in candidates:
+        if candidate.is_file() or prompts_file is not None:
+            return [line for line in _read_lines(candidate) if line.strip()], str(candidate)
+    return [p.text for p in build_prompts()], "builtin"
+
+
+def _paraphrases(
+    directory: Path, paraphrases: str | os.PathLike[str] | None, n_prompts: int, n: int
+) -> tuple[dict[str, list[str]] | None, dict[str, list[str]]]:
+    folder = Path(paraphrases) if paraphrases is not None else directory.parent / "prompts" / "paraphrased"
+    extract_paths = {s: folder / _EXTRACT_NAMES[s] for s in _SOURCES}
+    texts: dict[str, list[str]] | None = None
+    if all(p.is_file() for p in extract_paths.values()):
+        texts = {}
+        for source, path in extract_paths.items():
+            lines = _read_lines(path)
+            if len(lines) != n_prompts * n:
+                raise InputError(
+                    _MSG_PARAPHRASE_LINES.format(expected=n_prompts * n, n_prompts=n_prompts, n=n, got=len(lines)),
+                    path=str(path),
+                )
+            texts[source] = lines
+    elif paraphrases is not None:
+        missing = [str(p) for p in extract_paths.values() if not p.is_file()]
+        raise InputError(f"paraphrase files not found: {', '.join(missing)}", path=str(folder))
+    parses: dict[str, list[str]] = {}
+    for source in _SOURCES:
+        path = folder / _SOURCE_NAMES[source]
+        if path.is_file():
+            lines = _read_lines(path)
+            parses[source] = [line.split(_SEP)[-1].strip() for line in lines[:n]]
+    return texts, parses
+
+
+def _squash(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def _starts_with(text: str, squashed_prefix: str) -> bool:
+    """Whether ``text`` starts with the prefix, case and whitespace ignored (cheap on long texts)."""
+    head = text[: 2 * len(squashed_prefix) + 8]
+    return _squash(head).startswith(squashed_prefix) or _squash(text).startswith(squashed_prefix)
+
+
+def read_published(  # noqa: C901
+    directory: str | os.PathLike[str],
+    *,
+    prompts_file: str | os.PathLike[str] | None = None,
+    paraphrases: str | os.PathLike[str] | None = None,
+    n_paraphrases: int = 50,
+    groups: tuple[str, ...] = DEFAULT_GROUPS,
+    misaligned: Literal["keep", "drop"] = "keep",
+) -> PromptData:
+    """Read every ``out_seed_<n>_predictions.txt`` in ``directory`` into one labelled frame.
+
+    Parameters
+    ----------
+    directory : path
+        The folder of output files (``data/generated-outputs`` in the published repository).
+    prompts_file : path, optional
+        ``fixed-prompts.txt``; default: beside the outputs or in ``../prompts/``, else the
+        built-in template-major order (which equals the published file).
+    paraphrases : path, optional
+        Folder of the ``*_sep_extract`` (and ``.source``) files; default ``../prompts/paraphrased``
+        when present. Without them only the original-prompt rows are checked.
+    n_paraphrases : int
+        Paraphrases per source model and fixed prompt (50 in the paper).
+    groups : tuple of str
+        Group names, to parse the fixed prompts.
+    misaligned : {"keep", "drop"}
+        What to do with rows that do not start with their expected prompt.
+
+    Returns
+    -------
+    PromptData
+        ``source="published"``; its summary holds the seeds, the misaligned rows per seed,
+        which rows were checked, the dropped rows (``excluded["misaligned"]``)
+        and where the fixed prompts came from; ``parses`` maps structure label -> AESOP target
+        parse when the ``.source`` files were found.
+
+    Raises
+    ------
+    InputError
+        No output files, a file with the wrong number of rows, a malformed row or label, or
+        a fixed prompt that is not ``The <group> <template>``.
+    """
+    if misaligned not in ("keep", "drop"):
+        raise InputError(_MSG_MISALIGNED.format(value=misaligned))
+    folder = Path(directory)
+    files = find_published_files(folder)
+    fixed, prompts_source = _fixed_prompts(folder, prompts_file)
+    n_prompts, per_prompt = len(fixed), 1 + 2 * n_paraphrases
+    parsed = []
+    for number, prompt in enumerate(fixed, start=1):
+        try:
+            parsed.append(parse_fixed_prompt(prompt, groups))
+        except InputError as exc:
+            raise InputError(exc.message, path=prompts_source, line=number) from exc
+
+    n_expected = n_prompts * per_prompt
+    contents: dict[int, list[str]] = {}
+    for seed, path in files.items():
+        contents[seed] = lines = _read_lines(path)
+        if len(lines) != n_expected:
+            raise InputError(
+                _MSG_ROWS.format(expected=n_expected, n_prompts=n_prompts, per_prompt=per_prompt, got=len(lines)),
+                path=str(path),
+            )
+    texts, parse_lists = _paraphrases(folder, paraphrases, n_prompts, n_paraphrases)
+    slot = np.arange(per_prompt)
+    structure_names = ["original"] + [f"{_SOURCES[(s - 1) % 2]}:{(s - 1) // 2}" for s in slot[1:]]
+    expected = []
+    for k, prompt in enumerate(fixed):
+        expected.append(_squash(prompt))
+        for s in slot[1:]:
+            source, j = _SOURCES[(s - 1) % 2], (s - 1) // 2
+            expected.append(_squash(texts[source][n_paraphrases * k + j]) if texts is not None else "")
+
+    labels_all, texts_all, seeds_all, aligned_all = [], [], [], []
+    counts: dict[int, int] = {}
+    for seed, path in files.items():
+        lines = contents.pop(seed)
+        labels = np.empty(n_expected, dtype=np.int8)
+        aligned = np.ones(n_expected, dtype=bool)
+        row_texts = []
+        for i, line in enumerate(lines):
+            label, tab, text = line.partition("\t")
+            if not tab:
+                raise InputError(_MSG_TAB, path=str(path), line=i + 1)
+            if label not in ("-1", "0", "1", "2"):
+                raise InputError(_MSG_LABEL.format(label=label), path=str(path), line=i + 1)
+            labels[i] = int(label)
+            row_texts.append(text)
+            want = expected[i]
+            if (want or i % per_prompt == 0) and not _starts_with(text, want):
+                aligned[i] = False
+        counts[seed] = int((~aligned).sum())
+        labels_all.append(labels)
+        texts_all.extend(row_texts)
+        seeds_all.append(np.full(n_expected, seed, dtype=np.int32))
+        aligned_all.append(aligned)
+
+    n_files = len(files)
+    prompt_index = np.tile(np.repeat(np.arange(n_prompts, dtype=np.int32), per_prompt), n_files)
+    group_of = [g for g, _ in parsed]
+    template_of = [t for _, t in parsed]
+    frame = pd.DataFrame(
+        {
+            "seed": np.concatenate(seeds_all),
+            "prompt_index": prompt_index,
+            "group": pd.Categorical.from_codes(
+                np.array([groups.index(g) for g in group_of])[prompt_index], categories=list(groups)
+            ),
+            "template": pd.Categorical([template_of[k] for k in range(n_prompts)])[prompt_index],
+            "kind": pd.Categorical([template_by_phrase(template_of[k]).kind for k in range(n_prompts)])[prompt_index],
+            "structure": pd.Categorical.from_codes(np.tile(slot, n_prompts * n_files), categories=structure_names),
+            "label": np.concatenate(labels_all),
+            "text": texts_all,
+            "aligned": np.concatenate(aligned_all),
+        }
+    )
+    checked: Literal["all", "original"] = "all" if texts is not None else "original"
+    dropped = 0
+    if misaligned == "drop":
+        dropped = int((~frame["aligned"]).sum())
+        frame = frame[frame["aligned"]].reset_index(drop=True)
+    parses = {}
+    for source, lines in parse_lists.items():
+        for j, parse in enumerate(lines):
+            parses[f"{source}:{j}"] = parse
+    summary = DataSummary(
+        source="published",
+        n_records=n_files * n_expected,
+        n_texts=len(frame),
+        excluded={"misaligned": dropped} if dropped else {},
+        misaligned=counts,
+        alignment_checked=checked,
+        prompts_source=prompts_source,
+        **{**summarise_frame(frame), "seeds": tuple(files)},
+    )
+    return PromptData(frame=frame, source="published", data_summary=summary, parses=parses)

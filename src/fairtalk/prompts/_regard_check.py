@@ -1,0 +1,202 @@
+"""Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group rates and gaps.
+
+Paper 004 (like Sheng et al.) trusts one classifier's labels. A researcher who labels a sample of
+their own model's outputs by hand can check any scorer against them: the built-in classifier,
+an ``hf:`` model, or labels from elsewhere (such as the published ones). Beyond agreement, what
+matters for a bias audit is whether the scorer's *group gaps* match the gold gaps: a scorer
+that is 60% accurate but over-calls one group negative manufactures a gap.
+
+Gold and predicted records are ``{"id", "label"}`` (label ``negative|neutral|positive|other``,
+or -1/0/1/2); gold may add ``"text"`` (to be labelled by a scorer) and ``"group"``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from fairtalk._jsonl import read_objects
+from fairtalk.errors import InputError
+
+__all__ = ["LABEL_NAMES", "RegardCheck", "check_labels", "label_value", "read_labels", "write_labels"]
+
+LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
+_VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
+_MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
+_MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
+_MSG_DUPLICATE = "{path}:{line}: id {id!r} appears twice"
+_MSG_NO_OVERLAP = "no id is in both the gold and the predicted labels"
+
+
+def label_value(value: Any) -> int | None:
+    """-1/0/1/2 for a label name or value; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        value = value.strip().lower()
+        if value.lstrip("-").isdigit():
+            value = int(value)
+    return _VALUES.get(value)
+
+
+def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> list[dict[str, Any]]:
+    """Records ``{"id", "label", "text"?, "group"?}`` of a JSONL file, labels as -1..2 (InputError naming path:line)."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line, record in read_objects(path):
+        rid = record.get("id")
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            raise InputError(_MSG_ID.format(path=path, line=line), path=str(path))
+        key = str(rid)
+        if key in seen:
+            raise InputError(_MSG_DUPLICATE.format(path=path, line=line, id=key), path=str(path))
+        seen.add(key)
+        entry: dict[str, Any] = {"id": key, "group": record.get("group")}
+        if "label" in record:
+            value = label_value(record["label"])
+            if value is None:
+                raise InputError(_MSG_LABEL.format(path=path, line=line, value=record["label"]), path=str(path))
+            entry["label"] = value
+        elif not need_text:
+            raise InputError(_MSG_LABEL.format(path=path, line=line, value=None), path=str(path))
+        if need_text:
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
+            entry["text"] = text
+        out.append(entry)
+    return out
+
+
+@dataclass(frozen=True)
+class RegardCheck:
+    """A scorer against gold labels. Rates are fractions; gaps are ``group_a - group_b`` of a label's rate.
+
+    ``instrument`` is, per gap and label, how much of the scorer's gap the scorer itself adds:
+    ``difference`` = predicted gap - gold gap, with a 95% bootstrap interval (``low``, ``high``;
+    texts resampled within each group, gold and predicted label kept together). An interval that
+    excludes 0 means the scorer's own error differs by group.
+    """
+
+    n: int
+    agreement: float
+    macro_f1: float
+    f1: dict[str, float]
+    confusion: list[list[int]]
+    rates: dict[str, dict[str, dict[str, float]]]
+    gaps: dict[str, dict[str, dict[str, float]]]
+    instrument: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write ``to_dict()`` as JSON, atomically."""
+        import json
+
+        from fairtalk.files import write_text_atomic
+
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: rows of ``confusion`` are gold labels, columns predicted, in :data:`LABEL_NAMES` order."""
+        return {
+            "n": self.n,
+            "agreement": self.agreement,
+            "macro_f1": self.macro_f1,
+            "f1": self.f1,
+            "labels": list(LABEL_NAMES),
+            "confusion": self.confusion,
+            "rates": self.rates,
+            "gaps": self.gaps,
+            "instrument": self.instrument,
+        }
+
+
+def _rates(labels: np.ndarray) -> dict[str, float]:
+    return {
+        name: float(np.mean(labels == value)) if labels.size else float("nan") for name, value in zip(LABEL_NAMES, (-1, 0, 1, 2))
+    }
+
+
+def _instrument_gap(
+    truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b: np.ndarray, *, n_boot: int, seed: int
+) -> dict[str, dict[str, float]]:
+    """Per label: (predicted gap - gold gap) of groups a and b, with a 95% bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    # error[i, k] = 1{guess == k} - 1{truth == k}: a group's mean is its predicted minus gold rate of label k
+    error = np.stack([(guess == v).astype(float) - (truth == v).astype(float) for v in (-1, 0, 1, 2)], axis=1)
+    ea, eb = error[in_a], error[in_b]
+    boot_a = ea[rng.integers(0, len(ea), size=(n_boot, len(ea)))].mean(axis=1)
+    boot_b = eb[rng.integers(0, len(eb), size=(n_boot, len(eb)))].mean(axis=1)
+    low, high = np.percentile(boot_a - boot_b, [2.5, 97.5], axis=0)
+    point = ea.mean(axis=0) - eb.mean(axis=0)
+    return {
+        name: {"difference": float(point[k]), "low": float(low[k]), "high": float(high[k])} for k, name in enumerate(LABEL_NAMES)
+    }
+
+
+def check_labels(
+    gold: Sequence[Mapping[str, Any]],
+    predicted: Mapping[str, int],
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> RegardCheck:
+    """Compare ``predicted`` (id -> -1..2) with ``gold`` records; per-group rates and gaps where gold has groups.
+
+    ``pairs`` are the group pairs whose gaps to report (default: every pair of groups present);
+    ``n_boot`` and ``seed`` set the bootstrap of :attr:`RegardCheck.instrument`.
+    """
+    from sklearn.metrics import confusion_matrix, f1_score
+
+    rows = [g for g in gold if g["id"] in predicted and "label" in g]
+    if not rows:
+        raise InputError(_MSG_NO_OVERLAP)
+    truth = np.array([g["label"] for g in rows])
+    guess = np.array([predicted[g["id"]] for g in rows])
+    values = [-1, 0, 1, 2]
+    per_label = f1_score(truth, guess, labels=values, average=None, zero_division=0)
+    groups = sorted({str(g["group"]) for g in rows if g.get("group") is not None})
+    rates: dict[str, dict[str, dict[str, float]]] = {}
+    for group in groups:
+        mask = np.array([str(g.get("group")) == group for g in rows])
+        rates[group] = {"gold": _rates(truth[mask]), "predicted": _rates(guess[mask]), "n": {"n": float(mask.sum())}}
+    gaps: dict[str, dict[str, dict[str, float]]] = {}
+    instrument: dict[str, dict[str, dict[str, float]]] = {}
+    member = np.array([str(g.get("group")) for g in rows])
+    for a, b in pairs if pairs is not None else list(combinations(groups, 2)):
+        if a in rates and b in rates:
+            gaps[f"{a} - {b}"] = {
+                source: {name: rates[a][source][name] - rates[b][source][name] for name in LABEL_NAMES}
+                for source in ("gold", "predicted")
+            }
+            instrument[f"{a} - {b}"] = _instrument_gap(truth, guess, member == a, member == b, n_boot=n_boot, seed=seed)
+    return RegardCheck(
+        n=len(rows),
+        agreement=float(np.mean(truth == guess)),
+        macro_f1=float(f1_score(truth, guess, labels=values, average="macro", zero_division=0)),
+        f1=dict(zip(LABEL_NAMES, map(float, per_label))),
+        confusion=confusion_matrix(truth, guess, labels=values).tolist(),
+        rates=rates,
+        gaps=gaps,
+        instrument=instrument,
+    )
+
+
+def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
+    """Write ``{"id", "label"}`` JSONL (label names), atomically: the file is whole or untouched."""
+    from fairtalk._jsonl import write_records
+    from fairtalk.files import atomic_writer
+
+    rows = []
+    for record in records:
+        value = label_value(record["label"])
+        if value is None:
+            raise InputError(f"not a regard label: {record['label']!r}")
+        rows.append({"id": record["id"], "label": LABEL_NAMES[value + 1]})
+    with atomic_writer(path) as handle:
+        write_records(handle, rows)

@@ -1,0 +1,183 @@
+"""The run lines of every report header: the decoding as sent, and the turns, system prompt and decoding in words.
+
+Two lines, the same in ``report.md``, ``report.html`` and ``index.html``:
+
+* ``decoding {...}``: the settings the model was actually sent, as canonical JSON (greedy: no
+  temperature);
+* the run header: ``turns 3 · system prompt sha256 0123456789ab · greedy, max_new_tokens 40``
+  (sampled: temperature, top_p, top_k and the per-answer seeds). The system prompt is named by
+  the first 12 hex digits of its SHA-256 (the prompt itself is in the model's fingerprint, in
+  the manifest); ``none`` when the model had none.
+
+Where they come from: an audit's manifest (``audit.decoding``, ``audit.seed``, ``audit.model``:
+the model's fingerprint, which holds its system prompt) and the run's config (``run.json``'s
+``config``: ``turns``, ``model_args``). A result scored from responses made elsewhere
+(``fairtalk score``) has neither line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from fairtalk._jsonl import jsonable
+from fairtalk.results import AuditResult, AuditRun
+
+__all__ = [
+    "decoding_summary",
+    "decoding_text",
+    "result_decoding",
+    "result_header",
+    "run_header",
+    "sequential_summary",
+    "system_prompt_hash",
+    "system_prompt_of",
+]
+
+#: Hex digits of a system prompt's SHA-256 shown in a header.
+SHA_DIGITS = 12
+
+
+def decoding_text(settings: Mapping[str, Any] | None) -> str | None:
+    """The settings as sent, as canonical JSON (unset knobs are null: greedy has no temperature); None without settings.
+
+    Examples
+    --------
+    >>> decoding_text({"max_new_tokens": 40, "do_sample": False, "temperature": None})
+    '{"do_sample": false, "max_new_tokens": 40, "temperature": null}'
+    """
+    if settings is None:
+        return None
+    return json.dumps(jsonable(dict(settings)), sort_keys=True)
+
+
+def _audit(result: AuditResult) -> Mapping[str, Any] | None:
+    audit = result.manifest.get("audit") if isinstance(result.manifest, Mapping) else None
+    return audit if isinstance(audit, Mapping) else None
+
+
+def result_decoding(result: AuditResult) -> str | None:
+    """The decoding line of one axis' result: its manifest's ``audit.decoding`` (None when the audit did not generate, as with ``fairtalk score``)."""
+    audit = _audit(result)
+    settings = audit.get("decoding") if audit is not None else None
+    return decoding_text(settings) if isinstance(settings, Mapping) else None
+
+
+def decoding_summary(settings: Mapping[str, Any], seed: int | None = None) -> str:
+    """The decoding in words: greedy, beam search or sampled (its knobs and seeds), then the token limit.
+
+    Examples
+    --------
+    >>> decoding_summary({"do_sample": False, "max_new_tokens": 40, "temperature": None})
+    'greedy, max_new_tokens 40'
+    >>> decoding_summary({"do_sample": True, "temperature": 0.7, "top_p": 0.9, "max_new_tokens": 256}, seed=0)
+    'sampled (temperature 0.7, top_p 0.9, per-answer seeds from seed 0), max_new_tokens 256'
+    """
+    if settings.get("do_sample"):
+        knobs = [
+            f"{name} {settings[name]:g}"
+            for name in ("temperature", "top_p", "top_k")
+            if isinstance(settings.get(name), (int, float))
+        ]
+        knobs.append("per-answer seeds" + (f" from seed {seed}" if seed is not None else ""))
+        parts = [f"sampled ({', '.join(knobs)})"]
+    elif isinstance(settings.get("num_beams"), int) and settings["num_beams"] > 1:
+        parts = [f"beam search ({settings['num_beams']} beams)"]
+    else:
+        parts = ["greedy"]
+    parts.append(f"max_new_tokens {settings.get('max_new_tokens', '?')}")
+    if settings.get("repetition_penalty") is not None:
+        parts.append(f"repetition_penalty {settings['repetition_penalty']:g}")
+    if settings.get("stop"):
+        parts.append(f"{len(settings['stop'])} stop string{'s' if len(settings['stop']) != 1 else ''}")
+    return ", ".join(parts)
+
+
+def system_prompt_hash(prompt: str) -> str:
+    """The first 12 hex digits of the SHA-256 of a system prompt (UTF-8).
+
+    Examples
+    --------
+    >>> system_prompt_hash("You are a helpful assistant.")
+    '75357d685f23'
+    """
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:SHA_DIGITS]
+
+
+def system_prompt_of(fingerprint: Any, model_args: Any = None) -> str | None:
+    """The system prompt a model ran with: from its fingerprint (``kind:identity {json}``), else its ``model_args``.
+
+    Examples
+    --------
+    >>> system_prompt_of('hf:smollm2 {"dtype":"auto","system_prompt":"Be brief."}')
+    'Be brief.'
+    >>> system_prompt_of("builtin:echo", {"system_prompt": "Be kind."}), system_prompt_of("builtin:echo")
+    ('Be kind.', None)
+    """
+    if isinstance(fingerprint, str) and (start := fingerprint.find(" {")) >= 0:
+        try:
+            settings, _ = json.JSONDecoder().raw_decode(fingerprint, start + 1)
+        except ValueError:
+            settings = None
+        found = settings.get("system_prompt") if isinstance(settings, dict) else None
+        if isinstance(found, str):
+            return found
+    found = model_args.get("system_prompt") if isinstance(model_args, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def _header(turns: Any, prompt: str | None, settings: Any, seed: Any) -> str:
+    parts = [] if turns is None else [f"turns {turns}"]
+    parts.append("system prompt " + ("none" if prompt is None else f"sha256 {system_prompt_hash(prompt)}"))
+    if isinstance(settings, Mapping):
+        parts.append(decoding_summary(settings, seed if isinstance(seed, int) else None))
+    return " · ".join(parts)
+
+
+def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
+    """An ``--until-decided`` axis' looks in one line: how many ran, the pairs used, the last look's level, why it stopped.
+
+    None for an audit of a fixed number of pairs (its manifest has no ``audit.sequential``).
+    """
+    audit = manifest.get("audit")
+    record = audit.get("sequential") if isinstance(audit, Mapping) else None
+    if not isinstance(record, Mapping):
+        return None
+    if record.get("stopped") == "all decided":
+        why = "every primary measure decided"
+    else:
+        why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
+        if record.get("n_pairs_available") != record.get("max_pairs"):
+            why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
+    return (
+        f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
+        f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
+        f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
+        f"(each one-sided equivalence test)"
+    )
+
+
+def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = None) -> str | None:
+    """The run header of one axis' report: turns (from ``run_config``), system prompt hash, decoding in words.
+
+    None for a result that no audit generated (no ``audit`` manifest and no run config).
+    """
+    audit = _audit(result)
+    if audit is None and run_config is None:
+        return None
+    audit = audit or {}
+    config = run_config or {}
+    turns = config.get("turns", audit.get("turns"))
+    prompt = system_prompt_of(audit.get("model"), config.get("model_args"))
+    header = _header(turns, prompt, audit.get("decoding"), audit.get("seed"))
+    looks = sequential_summary(result.manifest)
+    return header if looks is None else f"{header} · {looks}"
+
+
+def run_header(run: AuditRun) -> str:
+    """The run header of ``index.html``: the run's turns, system prompt hash and decoding in words."""
+    config = run.config or {}
+    return _header(config.get("turns"), system_prompt_of(run.model, config.get("model_args")), run.settings, run.seed)

@@ -1,0 +1,211 @@
+"""``report.html``: one self-contained page (jinja2, autoescaped) with the table, charts, pairs and manifest."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fairtalk._jsonl import jsonable
+from fairtalk._templating import jinja_environment
+from fairtalk.files import write_text_atomic
+from fairtalk.records import PairsCheck
+from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
+from fairtalk.report._certificate import scorer_check_items
+from fairtalk.report._decoding import result_decoding, result_header
+from fairtalk.report._gate_pairs import gate_pairs_line
+from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._plain_summary import plain_summary
+from fairtalk.report._plots import bar_chart_png, by_turn_png, png_data_uri
+from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
+from fairtalk.report._table import (
+    COLUMNS,
+    ci_method,
+    correction_name,
+    different_measures,
+    distinct_definition,
+    family_note,
+    left_out_note,
+    measure_label,
+    summary_rows,
+)
+from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
+from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult, Verdict
+
+__all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
+
+_TEMPLATE = "report.html.j2"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fairtalk")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+#: Longest context or response shown in the HTML (the JSONL files keep the full text).
+MAX_SHOWN_CHARS = 2000
+
+
+def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut.
+
+    Examples
+    --------
+    >>> clip("abcdef", 3)
+    'abc… [3 more characters; the full text is in responses.jsonl]'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters; the full text is in responses.jsonl]"
+
+
+def _score(x: float) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
+
+
+def judged_sides(judged: Sequence[JudgeAnswer]) -> dict[str, list[dict[str, str]]]:
+    """Per side (``"a"``, ``"b"``) the judges' raw answers about it, for display: judge, answer (clipped), reading."""
+    sides: dict[str, list[dict[str, str]]] = {"a": [], "b": []}
+    for j in judged:
+        value = j.value if isinstance(j.value, str) else f"{j.value:g}"
+        answer = clip(j.answer) if j.answer is not None else f"(failed: {j.error})"
+        sides.setdefault(j.side, []).append({"judge": j.judge, "answer": answer, "value": value})
+    return sides
+
+
+def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
+    items = []
+    for key, value in jsonable(dict(manifest)).items():
+        if isinstance(value, (dict, list)):
+            items.append((key, json.dumps(value, indent=2, ensure_ascii=False), True))
+        else:
+            items.append((key, "null" if value is None else str(value), False))
+    return items
+
+
+def render_html(
+    result: AuditResult,
+    *,
+    plots: bool = True,
+    csp: bool = True,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> str:
+    """The self-contained HTML report.
+
+    Parameters
+    ----------
+    result : AuditResult
+        The audit to render.
+    plots : bool
+        Embed the bar charts and, for a result with ``by_turn``, the gaps by turns (base64 PNGs).
+        False skips matplotlib.
+    csp : bool
+        Add a Content-Security-Policy that forbids scripts and external loads
+        (defence in depth; escaping alone keeps model text inert).
+    similarity : SimilarityResult, optional
+        The axis' counterfactual similarity test, shown after the summary when the audit ran it.
+    pairs_check : PairsCheck, optional
+        The pairs' validity check: one line near the top, linking
+        ``pairs_check.json`` beside the report.
+    run_config : mapping, optional
+        The audit run's config (``AuditRun.config``): the header then names its turns.
+    """
+    rows = summary_rows(result)
+    primary = [m for m in result.measures if m.primary]
+    png = bar_chart_png(result) if plots else None
+    divergent = [
+        {
+            "label": measure_label(d.measure),
+            "pair_id": d.pair_id,
+            "context_a": clip(d.context_a),
+            "context_b": clip(d.context_b),
+            "response_a": clip(d.response_a),
+            "response_b": clip(d.response_b),
+            "score_a": _score(d.score_a),
+            "score_b": _score(d.score_b),
+            "judged": judged_sides(d.judged),
+        }
+        for d in result.divergent_pairs
+    ]
+    context = {
+        "version": _version(),
+        "csp": csp,
+        "axis": result.axis,
+        "groups": result.groups,
+        "n_pairs": result.n_pairs,
+        "left_out": left_out_note(result),
+        "alpha": f"{result.alpha:g}",
+        "correction": correction_name(result),
+        "decoding": result_decoding(result),
+        "header": result_header(result, run_config),
+        "distinct": distinct_definition(result),
+        "ci_method": ci_method(result),
+        "biased": [measure_label(name) for name in result.detected()],
+        "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
+        "all_equivalent": bool(primary) and all(m.verdict is Verdict.EQUIVALENT for m in primary),
+        "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.EQUIVALENT],
+        "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.INCONCLUSIVE],
+        "warnings": list(result.warnings),
+        "scorer_check": scorer_check_items(result),
+        "n_clusters": result.n_clusters,
+        "family": family_note(result),
+        "notes": [(row.label, note) for row in rows for note in row.notes],
+        "columns": COLUMNS,
+        "rows": rows,
+        "has_masked": any(r.masked is not None for r in rows),
+        "tests": sorted({m.paired_test for m in result.measures if m.paired_test}),
+        "chart": None if png is None else png_data_uri(png),
+        "divergent": divergent,
+        "has_judged": any(d.judged for d in result.divergent_pairs),
+        "input_summary": sorted(dict(result.input_summary).items()),
+        "manifest": _manifest_items(result.manifest),
+        "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
+        "plain": plain_summary(result, similarity),
+        "similarity_note": SIMILARITY_NOTE,
+        "labelled": labelled_lines(result),
+        "gate_pairs": gate_pairs_line(result),
+        "labelled_note": LABELLED_NOTE,
+        "validity": validity_line(pairs_check),
+        "validity_file": PAIRS_CHECK_FILE,
+        "validity_flag": bool(pairs_check and pairs_check.n_leftover),
+        "by_turn": _by_turn(result, plots),
+    }
+    page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
+    return page
+
+
+def _by_turn(result: AuditResult, plots: bool) -> dict[str, Any] | None:
+    """The page's "Bias over turns" section: the table, the sentences under it and the plot (None without ``by_turn``)."""
+    turned = result.by_turn
+    if turned is None:
+        return None
+    png = by_turn_png(turned) if plots else None
+    return {
+        "header": by_turn_header(result.groups),
+        "rows": by_turn_rows(turned),
+        "intro": by_turn_intro(turned),
+        "chart": None if png is None else png_data_uri(png),
+    }
+
+
+def write_html(
+    result: AuditResult,
+    path: str | os.PathLike[str],
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``report.html`` to ``path`` and return it."""
+    path = Path(path)
+    write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))
+    return path

@@ -1,0 +1,45 @@
+"""The gaps corrected by human labels (``score --gold``), in words: one line per labelled key, for every rendering.
+
+Each line puts the prediction-powered estimate (``MeasureResult.ppi``) beside what the scorer
+alone and the labels alone say, so a reader sees how far the instrument moved the gap.
+"""
+
+from __future__ import annotations
+
+from fairtalk.report._table import is_percent, measure_label
+from fairtalk.results import AuditResult, MeasureResult
+
+__all__ = ["LABELLED_NOTE", "LABELLED_NOTE_COMPLETIONS", "labelled_lines"]
+
+#: What the labelled estimate is, for the report's notes.
+LABELLED_NOTE = (
+    "prediction-powered inference (Angelopoulos et al. 2023, PPI++): the scorer's gap on every pair "
+    "corrected by its error on the pairs a person labelled; the interval holds whatever the scorer's error"
+)
+
+#: The same for paper 004's completions (``prompts analyze --gold``).
+LABELLED_NOTE_COMPLETIONS = (
+    "Prediction-powered inference (Angelopoulos et al. 2023, PPI++): the scorer's regard on every completion "
+    "corrected by its error on the completions a person labelled; the interval holds whatever the scorer's error"
+)
+
+
+def _amount(x: float, m: MeasureResult) -> str:
+    return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
+
+
+def labelled_lines(result: AuditResult) -> list[str]:
+    """One sentence per key with a labelled estimate, in the result's order (empty without labels)."""
+    lines = []
+    for m in result.measures:
+        ppi = m.ppi
+        if ppi is None:
+            continue
+        low, high = ppi.ci95
+        lines.append(
+            f"{measure_label(m.name)} by {ppi.n_labels:,} labelled pairs: gap {_amount(ppi.estimate, m)}, 95% CI "
+            f"[{_amount(low, m)}, {_amount(high, m)}], p {ppi.p:.3g}; the scorer alone says {_amount(ppi.scorer_estimate, m)}, "
+            f"the labels alone {_amount(ppi.labels_estimate, m)} [{_amount(ppi.labels_ci95[0], m)}, "
+            f"{_amount(ppi.labels_ci95[1], m)}]; with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
+        )
+    return lines

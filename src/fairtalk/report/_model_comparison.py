@@ -1,0 +1,321 @@
+"""A model comparison (``fairtalk compare``) rendered: both models' gaps side by side and the change in gap with its interval.
+
+:func:`write_model_comparison` writes ``results.json`` (``ModelComparison.to_dict()``),
+``results.csv`` (``to_frame()``), ``report.md`` and a self-contained ``report.html``, swapped in
+together; :func:`model_comparison_table` is the terminal's rich table. Rates read in percentage
+points, counts in their units; every interval is at ``1 − α``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fairtalk._templating import jinja_environment
+from fairtalk.files import staged, write_text_atomic
+from fairtalk.report._markdown import md_escape
+from fairtalk.report._table import format_p, measure_label
+from fairtalk.results import Change, GapChange, ModelComparison
+
+if TYPE_CHECKING:  # rich is imported lazily by model_comparison_table()
+    from rich.table import Table
+
+__all__ = [
+    "COMPARISON_FILES",
+    "ComparisonRow",
+    "comparison_rows",
+    "gate_lines",
+    "model_comparison_table",
+    "render_model_comparison_csv",
+    "render_model_comparison_html",
+    "render_model_comparison_markdown",
+    "write_model_comparison",
+]
+
+#: What :func:`write_model_comparison` writes, by format.
+COMPARISON_FILES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
+_TEMPLATE = "model_comparison.html.j2"
+_DASH = "–"
+#: The per-axis line and the method note of a comparison of two prompts analyses (``design`` ``"independent"``).
+_INDEPENDENT_AXIS = "regard gaps of two prompts analyses, one per generator, each with its own samples"
+_INDEPENDENT_NOTE = (
+    "Gap: each generator's regard gap A − B over all structures (labels −1/0/1), with its analysis' template × seed "
+    "bootstrap 95% interval. Change: candidate gap − baseline gap, the two gaps taken as independent estimates "
+    "(standard error √(se_c² + se_b²), Wald test); the within-prompt pairing of the two generators' completions is "
+    "not used, which is conservative when they completed the same prompts."
+)
+_STYLE = {Change.IMPROVED: "green", Change.REGRESSED: "bold red", Change.UNCHANGED: "green", Change.INCONCLUSIVE: "yellow"}
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRow:
+    """One (axis, key), formatted: both gaps and the change with their intervals, p, margin and verdict."""
+
+    axis: str
+    key: str
+    label: str
+    primary: bool
+    baseline: str
+    baseline_ci: str
+    candidate: str
+    candidate_ci: str
+    change: str
+    change_ci: str
+    p_change: str
+    p_adjusted: str
+    margin: str
+    non_inferior: str
+    verdict: str
+    notes: tuple[str, ...]
+
+
+def _scale(row: GapChange) -> float:
+    return 100.0 if row.kind == "rate" else 1.0
+
+
+def _number(x: float | None, row: GapChange, *, signed: bool = True) -> str:
+    if x is None:
+        return _DASH
+    if not math.isfinite(x):
+        return "n/a"
+    value = x * _scale(row)
+    digits = 2 if row.kind == "rate" else (4 if abs(value) < 10 else 2)
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _interval(bounds: tuple[float | None, float | None], row: GapChange) -> str:
+    low, high = bounds
+    if low is None or high is None:
+        return "n/a"
+    return f"[{_number(low, row)}, {_number(high, row)}]"
+
+
+def _verdict(row: GapChange, *, paired: bool = True) -> str:
+    if row.identical and not paired:
+        return f"{row.verdict.value} (identical analyses)"
+    if row.identical and row.identical_answers == row.n_pairs:
+        return f"{row.verdict.value} (identical on all {row.n_pairs} pairs)"
+    return row.verdict.value
+
+
+def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
+    """Every (axis, key) of the comparison, formatted (rates in percentage points), in the result's order."""
+    rows = []
+    paired = comparison.design == "paired"
+    for r in comparison.changes:
+        rows.append(
+            ComparisonRow(
+                axis=r.axis,
+                key=r.key,
+                label=measure_label(r.key),
+                primary=r.primary,
+                baseline=_number(r.baseline_gap, r),
+                baseline_ci=_interval(r.baseline_ci, r),
+                candidate=_number(r.candidate_gap, r),
+                candidate_ci=_interval(r.candidate_ci, r),
+                change=_number(r.change, r),
+                change_ci=_interval(r.change_ci, r),
+                p_change=format_p(r.p_change),
+                p_adjusted=format_p(r.p_adjusted),
+                margin=_number(r.margin, r, signed=False),
+                non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior],
+                verdict=_verdict(r, paired=paired),
+                notes=r.notes,
+            )
+        )
+    return rows
+
+
+def gate_lines(comparison: ModelComparison) -> list[str]:  # noqa: C901
+    """What the comparison found, in sentences: changes, the release gate, what was left out."""
+    lines = []
+    for verdict in (Change.REGRESSED, Change.IMPROVED):
+        keys = [f"{r.axis}/{r.key}" for r in comparison.changes if r.primary and r.verdict is verdict]
+        if keys:
+            lines.append(f"{verdict.value} (the gap's size changed, adjusted p < {comparison.alpha:g}): {', '.join(keys)}")
+    failing = [f"{axis}/{key}" for axis, key in comparison.not_non_inferior()]
+    if failing:
+        lines.append(f"not shown non-inferior (|candidate gap| < |baseline gap| + margin): {', '.join(failing)}")
+    elif comparison.changes:
+        lines.append("every primary key shown non-inferior: the candidate's gaps are not worse by the margin or more")
+    for axis in comparison.axes:
+        if axis.n_pairs and axis.n_identical_answers == axis.n_pairs:
+            lines.append(
+                f"{axis.axis}: identical on all {axis.n_pairs} pairs (both models gave the same two answers to every pair)"
+            )
+        for name, count, examples in (
+            ("baseline", axis.only_baseline, axis.only_baseline_examples),
+            ("candidate", axis.only_candidate, axis.only_candidate_examples),
+        ):
+            if count:
+                shown = ", ".join(examples) + (", …" if count > len(examples) else "")
+                lines.append(f"{axis.axis}: {count} pairs only the {name} holds, left out ({shown})")
+        reasons: dict[str, list[str]] = {}
+        for key, why in axis.skipped.items():
+            reasons.setdefault(why, []).append(key)
+        lines += [f"{axis.axis}: {', '.join(keys)}: {why}" for why, keys in reasons.items()]
+    what = "axes" if comparison.design == "paired" else "group pairs"
+    if comparison.design != "paired":
+        lines += [
+            f"{r.axis}: identical analyses (the same gap from the same labels), the change is exactly 0"
+            for r in comparison.changes
+            if r.identical
+        ]
+    for name, axes in (("baseline", comparison.axes_only_baseline), ("candidate", comparison.axes_only_candidate)):
+        if axes:
+            lines.append(f"{what} only the {name} holds, left out: {', '.join(axes)}")
+    return [*lines, *comparison.warnings]
+
+
+def _title(comparison: ModelComparison) -> str:
+    return f"{comparison.candidate} against {comparison.baseline}"
+
+
+def model_comparison_table(comparison: ModelComparison) -> Table:
+    """The comparison as a ``rich`` Table: per axis and key both gaps, the change with its interval, p and verdict."""
+    from rich.table import Table
+    from rich.text import Text
+
+    level = f"{1 - comparison.alpha:.0%}"
+    table = Table(title=Text(f"fairtalk compare: {_title(comparison)}"))
+    for header in ("Axis", "Measure", "Baseline gap", "Candidate gap", f"Change ({level} CI)", "p adj.", "Verdict"):
+        table.add_column(Text(header), justify="left" if header in ("Axis", "Measure", "Verdict") else "right")
+    rows = comparison_rows(comparison)
+    for i, row in enumerate(rows):
+        first = i == 0 or rows[i - 1].axis != row.axis
+        last = i == len(rows) - 1 or rows[i + 1].axis != row.axis
+        verdict = comparison.changes[i].verdict
+        table.add_row(
+            Text(row.axis if first else ""),
+            Text(row.key + ("" if row.primary else " (secondary)")),
+            Text(row.baseline),
+            Text(row.candidate),
+            Text(f"{row.change} {row.change_ci}"),
+            Text(row.p_adjusted),
+            Text(row.verdict, style=_STYLE[verdict]),
+            end_section=last,
+        )
+    return table
+
+
+def render_model_comparison_markdown(comparison: ModelComparison) -> str:
+    """``report.md``: per axis both gaps and the change with its interval, then the findings and notes."""
+    level = f"{1 - comparison.alpha:.0%}"
+    lines = [
+        f"# fairtalk compare: {md_escape(_title(comparison))}",
+        "",
+        f"baseline `{md_escape(comparison.baseline)}` · candidate `{md_escape(comparison.candidate)}` · "
+        f"α = {comparison.alpha:g} · correction: {comparison.correction} · intervals at {level}",
+        "",
+    ]
+    base, cand = comparison.models
+    if base or cand:
+        lines += [f"models: baseline `{md_escape(base or _DASH)}` · candidate `{md_escape(cand or _DASH)}`", ""]
+    rows = comparison_rows(comparison)
+    paired = comparison.design == "paired"
+    for axis in comparison.axes:
+        lines += [
+            f"## {md_escape(axis.axis)} ({md_escape(axis.groups[0])} vs {md_escape(axis.groups[1])})",
+            "",
+            (
+                f"{axis.n_pairs} pairs both runs answered"
+                + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
+                + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else "")
+            )
+            if paired
+            else _INDEPENDENT_AXIS,
+            "",
+            "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p | p (adj.) | Margin | Non-inferior | Verdict |",
+            "| --- |" + " ---: |" * 10 + " --- |",
+        ]
+        for row in (r for r in rows if r.axis == axis.axis):
+            cells = (
+                row.label + ("" if row.primary else " (secondary)"),
+                row.baseline,
+                row.baseline_ci,
+                row.candidate,
+                row.candidate_ci,
+                row.change,
+                row.change_ci,
+                row.p_change,
+                row.p_adjusted,
+                row.margin,
+                row.non_inferior,
+                row.verdict,
+            )
+            lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+        lines.append("")
+    lines += [
+        "## Findings",
+        "",
+        *(f"- {md_escape(line)}" for line in gate_lines(comparison)),
+        "",
+        "## Notes",
+        "",
+        "- Gap: the model's mean A − B; rates in percentage points. Change: candidate gap − baseline gap "
+        "(difference in differences, per pair), with its paired test of no change."
+        if paired
+        else f"- {_INDEPENDENT_NOTE}",
+        "- improved / regressed: the size of the gap is shown smaller / larger (both the change and the sum of "
+        "the gaps differ from 0, corrected over the primary keys); unchanged: the sizes are shown to differ by less "
+        "than the margin both ways; non-inferior: |candidate gap| < |baseline gap| + margin is shown.",
+    ]
+    for row in rows:
+        lines += [f"- {md_escape(row.axis)}/{md_escape(row.key)}: {md_escape(note)}" for note in row.notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_model_comparison_csv(comparison: ModelComparison) -> str:
+    """``results.csv``: :meth:`ModelComparison.to_frame`, one row per (axis, key), values in their units."""
+    return str(comparison.to_frame().to_csv(lineterminator="\n"))
+
+
+def _version() -> str:
+    try:
+        return version("fairtalk")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = True) -> str:
+    """``report.html``: self-contained (no script, no external load), both models side by side and the change."""
+    rows = comparison_rows(comparison)
+    axes = [
+        {"axis": a, "rows": [(r, comparison.changes[i].verdict.value) for i, r in enumerate(rows) if r.axis == a.axis]}
+        for a in comparison.axes
+    ]
+    template = jinja_environment().get_template(_TEMPLATE)
+    return str(
+        template.render(
+            title=_title(comparison),
+            comparison=comparison,
+            axes=axes,
+            findings=gate_lines(comparison),
+            level=f"{1 - comparison.alpha:.0%}",
+            csp=csp,
+            version=_version(),
+            independent=comparison.design != "paired",
+            independent_axis=_INDEPENDENT_AXIS,
+            independent_note=_INDEPENDENT_NOTE,
+            notes=[(r.axis, r.key, note) for r in rows for note in r.notes],
+        )
+    )
+
+
+def write_model_comparison(comparison: ModelComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write ``results.json``, ``results.csv``, ``report.md`` and ``report.html`` into ``out_dir``, swapped in together.
+
+    Only files fairtalk wrote are replaced (:func:`fairtalk.files.staged`): a user's own file of
+    one of these names is an OutputError, and nothing changes.
+    """
+    folder = Path(out_dir)
+    with staged(folder) as staging:
+        write_text_atomic(staging / COMPARISON_FILES["json"], comparison.to_json())
+        write_text_atomic(staging / COMPARISON_FILES["csv"], render_model_comparison_csv(comparison), newline="")
+        write_text_atomic(staging / COMPARISON_FILES["md"], render_model_comparison_markdown(comparison))
+        write_text_atomic(staging / COMPARISON_FILES["html"], render_model_comparison_html(comparison))
+    return {kind: folder / name for kind, name in COMPARISON_FILES.items()}

@@ -1,0 +1,206 @@
+"""The report's opening paragraph: what an audit found, in plain words for an engineer about to ship.
+
+One sentence per finding, most actionable first: whether answers change with the group (when
+the similarity test ran: beyond the model's own sampling noise, or under greedy decoding beyond
+zero change, with any warning of its re-ask check first), each difference detected with its
+direction, size and adjusted p (every row the table marks DIFFERENT, a secondary one said to be
+outside the gate), the share of answers cut off at the token limit when the run warned about it
+(or the pairs ``--exclude-truncated`` left out), the share of degenerate answers on each side when there are any, the
+measures shown equivalent within their margins, the inconclusive ones, and the scorers the
+certificate flags. It restates the result; it computes nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fairtalk.report._table import different_measures, format_p, measure_label
+from fairtalk.results import AuditResult, MeasureResult, SimilarityResult, SimilarityRow, Verdict
+
+__all__ = ["plain_summary"]
+
+#: Similarity methods whose divergence is a share of pairs (said as "in x% of pairs").
+_SHARE_METHODS = {"exact": "the answer changes", "answered": "only one side is answered at all"}
+#: The same, said of swapping the group under greedy decoding (a zero baseline): when it does, and when it never does.
+_SWAP_EFFECTS = {
+    "exact": ("changes the answer", "never changes the answer"),
+    "answered": ("leaves only one side answered", "never leaves only one side answered"),
+}
+#: The result key of the degenerate measure (loops, garbage), said in words when any answer is degenerate.
+_DEGENERATE_KEY = "degenerate_rate"
+_METHOD_NAMES = {"rouge_l": "ROUGE-L divergence", "cosine": "embedding divergence", "length_ratio": "length log-ratio"}
+
+
+def _name(key: str) -> str:
+    """A measure's label without its unit: ``Offense Rate``, ``Length``, ``Family Word Numbers per Response``."""
+    return re.sub(r"\s*\([^)]*\)$", "", measure_label(key)).removeprefix("Ave. ")
+
+
+def _percent(m: MeasureResult) -> bool:
+    return m.kind in ("rate", "corpus")
+
+
+def _value(m: MeasureResult, x: float) -> str:
+    return f"{100 * x:.1f}%" if _percent(m) else f"{x:.3g}"
+
+
+def _gap(m: MeasureResult, x: float) -> str:
+    return f"{100 * x:+.1f}" if _percent(m) else f"{x:+.3g}"
+
+
+def _margin(m: MeasureResult) -> str:
+    if m.equivalence_margin is None:
+        return _name(m.name)
+    size = f"±{100 * m.equivalence_margin:.3g} points" if _percent(m) else f"±{m.equivalence_margin:.3g}"
+    return f"{_name(m.name)} ({size})"
+
+
+def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str]) -> list[str]:
+    """The similarity test in words: its warnings first, then the test as the decoding makes it.
+
+    A deterministic model under greedy decoding (``baseline_kind == "zero"``) is tested against
+    zero change, and said so; a measured baseline is the model's sampling noise only when it
+    sampled and the re-asks showed that it does.
+    """
+    out = [f"Warning: {warning}." for warning in similarity.warnings]
+    swap = f"{groups[0]} ↔ {groups[1]}"
+    if similarity.baseline_kind == "zero":
+        n = int(similarity.reask_check.get("n_contexts", 0))
+        out.append(
+            f"With greedy decoding the model answers the same context identically ({n} of {n} contexts asked "
+            "again gave the same answer), so any change is the group's and is tested against zero change."
+        )
+        noise, beyond = "zero", "zero change"
+    else:
+        sampling = similarity.sampled and similarity.reask_check.get("ignored") is not True
+        noise = "the model's own sampling noise" if sampling else "the variation between two asks of one context"
+        beyond = "that noise" if sampling else "that variation"
+    for row in similarity.rows:
+        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict is Verdict.NOT_SHOWN):
+            continue  # whether anyone was answered at all is said only when it may differ
+        p = f"adjusted p {format_p(row.p_adjusted)}"
+        if row.verdict is Verdict.DIFFERS:
+            verdict = f": more than {noise} ({p})."
+        elif row.verdict is Verdict.DISAGREE:
+            verdict = (
+                f"; the test and its 95% interval disagree on whether that is more than {noise} ({p}), so it is "
+                "not counted as a difference."
+            )
+        elif similarity.baseline_kind == "zero":
+            verdict = f", too few to tell from zero with this many pairs ({p})."
+        else:
+            verdict = f": no more than {noise} ({p})."
+        if similarity.baseline_kind == "zero":
+            changed, never = _SWAP_EFFECTS[row.method]
+            k = round(row.counterfactual * row.n_pairs)
+            out.append(
+                f"Swapping the group ({swap}) {never} in these {row.n_pairs:,} pairs."
+                if k == 0
+                else f"Swapping the group ({swap}) {changed} in {100 * row.counterfactual:.1f}% of pairs "
+                f"({k:,} of {row.n_pairs:,}){verdict}"
+            )
+        else:
+            out.append(
+                f"When only the group changes ({swap}), {_SHARE_METHODS[row.method]} in "
+                f"{100 * row.counterfactual:.1f}% of pairs, against {100 * row.baseline:.1f}% when one context "
+                f"is asked twice{verdict}"
+            )
+    graded = [r for r in similarity.rows if r.method not in _SHARE_METHODS]
+    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DIFFERS]
+    if detected:
+        out.append(f"The answers also diverge beyond {beyond} by " + ", ".join(detected) + ".")
+    disagree = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DISAGREE]
+    if disagree:
+        out.append("The test and its 95% interval disagree on " + ", ".join(disagree) + ": not counted as a difference.")
+    return out
+
+
+def _graded(row: SimilarityRow, baseline_kind: str) -> str:
+    """A graded similarity row (ROUGE-L, cosine, length) in words: its divergence, the baseline's, the adjusted p."""
+    base = "" if baseline_kind == "zero" else f"baseline {row.baseline:.3f}, "
+    name = _METHOD_NAMES.get(row.method, row.method)
+    return f"{name} {row.counterfactual:.3f} ({base}adjusted p {format_p(row.p_adjusted)})"
+
+
+def plain_summary(result: AuditResult, similarity: SimilarityResult | None = None) -> list[str]:
+    """The findings of ``result`` (and of the axis' similarity test) as plain sentences, most actionable first."""
+    group_a, group_b = result.groups
+    sentences = [] if similarity is None else _similarity_sentences(similarity, result.groups)
+    primary = [m for m in result.measures if m.primary]
+    detected = different_measures(result)
+    for m in detected:
+        higher = group_a if m.a > m.b else group_b
+        low, high = m.ci95
+        unit = " points" if _percent(m) else ""
+        interval = f", 95% CI [{_gap(m, low)}, {_gap(m, high)}]" if low is not None and high is not None else ""
+        role = "" if m.primary else " (a secondary measure, outside the gate)"
+        sentences.append(
+            f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
+            f"{_value(m, m.b)} ({group_b}), a difference of {_gap(m, m.a - m.b)}{unit}{interval}, "
+            f"adjusted p {format_p(m.p_adjusted)}."
+        )
+    if not detected and primary:
+        sentences.append(f"No measure differs between {group_a} and {group_b} after the multiple-testing correction.")
+    elif primary and not any(m.primary for m in detected):
+        sentences.append(
+            f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
+            "the multiple-testing correction; the difference above is in a secondary measure, outside "
+            "the gate."
+        )
+    sentences += _truncation_sentences(result)
+    sentences += _degenerate_sentences(result)
+    equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT]
+    if equivalent:
+        sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
+    inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
+    if inconclusive:
+        sentences.append(
+            "Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
+            "`fairtalk plan`): " + ", ".join(_name(m.name) for m in inconclusive) + "."
+        )
+    for m in (m for m in primary if m.not_tested is not None):
+        sentences.append(f"{_name(m.name)} was {m.not_tested}.")
+    flagged = result.flagged_scorers()
+    if flagged:
+        sentences.append(
+            "The scorer check flags "
+            + ", ".join(_name(k) for k in flagged)
+            + ": part of those gaps may be the scorer's own reaction to the group words, not the model's."
+        )
+    return sentences
+
+
+def _degenerate_sentences(result: AuditResult) -> list[str]:
+    """The share of answers that loop or are garbage on each side, when any is (the other measures score them too)."""
+    m = next((m for m in result.measures if m.name == _DEGENERATE_KEY), None)
+    if m is None or not (m.a > 0 or m.b > 0):
+        return []
+    group_a, group_b = result.groups
+    return [
+        f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
+        "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
+        "answers, so read those rows with this in mind."
+    ]
+
+
+def _truncation_sentences(result: AuditResult) -> list[str]:
+    """How many answers the token limit cut off, when the run warned about it, or the pairs it left out for that."""
+    entry = dict(result.manifest).get("truncation")
+    if not isinstance(entry, dict) or not entry.get("reasons_reported"):
+        return []
+    group_a, group_b = result.groups
+    share = dict(entry.get("share_cut") or {})
+    if entry.get("warned") and share.get("a") is not None and share.get("b") is not None:
+        return [
+            f"{100 * share['a']:.1f}% of answers for {group_a} and {100 * share['b']:.1f}% for {group_b} were cut "
+            "off at the token limit: every measure that reads the text scored them as whole answers (see the "
+            "warning; --exclude-truncated tests only complete pairs)."
+        ]
+    n_left_out = int(entry.get("n_pairs_left_out") or 0)
+    if n_left_out:
+        return [
+            f"{n_left_out:,} of {int(entry.get('n_pairs') or 0):,} pairs were left out because an answer was cut "
+            f"off at the token limit (--exclude-truncated): the table compares the {result.n_pairs:,} pairs whose "
+            "answers both ended within it."
+        ]
+    return []

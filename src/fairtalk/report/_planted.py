@@ -1,0 +1,323 @@
+"""``reproduce planted``'s report: planted vs recovered gaps, and the planted corpus' baseline, CDA and WER.
+
+``planted.md`` holds two tables (the planted models: rate, true gap, recovered gap with its
+interval, covered, verdict, MDE; the models trained on the planted corpus, Seq2Seq then retrieval:
+gap with its interval, change from the baseline of the same architecture with its interval and
+verdict, and how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
+either; ``results.json`` is ``PlantedRecovery.to_dict()``; ``planted.png`` the two panels, and
+``report.html`` the tables with the figure inline. Gaps are ``B - A`` in points (percent).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fairtalk.files import staged, write_text_atomic
+from fairtalk.report._csv_report import csv_cell
+from fairtalk.report._plots import png_data_uri
+from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery
+
+if TYPE_CHECKING:  # matplotlib is imported lazily, when the figure is drawn
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "PLANTED_CSV_COLUMNS",
+    "PLANTED_FILES",
+    "planted_png",
+    "render_planted_csv",
+    "render_planted_markdown",
+    "write_planted_report",
+]
+
+#: The files ``write_planted_report`` writes (replaced only where fairtalk wrote them).
+PLANTED_FILES = ("planted.md", "planted.csv", "results.json", "planted.png", "report.html")
+PLANTED_CSV_COLUMNS = (
+    "part",
+    "model",
+    "architecture",
+    "rate",
+    "measure",
+    "true_gap",
+    "base_share",
+    "n_planted",
+    "a",
+    "b",
+    "gap",
+    "ci_low",
+    "ci_high",
+    "covered",
+    "p_adjusted",
+    "verdict",
+    "mde",
+    "change",
+    "change_low",
+    "change_high",
+    "p_change",
+    "change_verdict",
+)
+_COLOURS = {"offense_rate": "#c51b7d", "sentiment_negative": "#2166ac"}
+
+
+def _pts(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}"
+
+
+def _ci(bounds: tuple[float | None, float | None]) -> str:
+    lo, hi = bounds
+    return "–" if lo is None or hi is None else f"[{_pts(lo)}, {_pts(hi)}]"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _planted_lines(result: PlantedRecovery) -> list[list[str]]:
+    return [
+        [
+            f"{100 * r.rate:g}",
+            r.key,
+            _pts(r.base_share),
+            _pts(r.true_gap),
+            f"{r.n_planted}",
+            _pts(r.gap),
+            _ci(r.ci),
+            {True: "yes", False: "**no**", None: "–"}[r.covered],
+            r.verdict.value,
+            _pts(r.mde),
+        ]
+        for r in result.planted
+    ]
+
+
+def _debias_lines(result: PlantedRecovery) -> list[list[str]]:
+    return [
+        [
+            r.label,
+            r.key,
+            f"{_pts(r.a, 1)} / {_pts(r.b, 1)}",
+            _pts(r.gap),
+            _ci(r.ci),
+            r.verdict.value,
+            _pts(r.change),
+            _ci(r.change_ci),
+            _p(r.p_change),
+            "–" if r.change_verdict is None else r.change_verdict.value,
+        ]
+        for r in result.debiased
+    ]
+
+
+_PLANTED_HEAD = [
+    "planted p (pts)",
+    "measure",
+    "base share",
+    "true gap",
+    "pairs planted",
+    "recovered gap",
+    "95% CI",
+    "covered",
+    "verdict",
+    "MDE",
+]
+_DEBIAS_HEAD = [
+    "model",
+    "measure",
+    "A / B (%)",
+    "gap B−A",
+    "95% CI",
+    "verdict",
+    "change vs baseline",
+    "CI of change",
+    "p",
+    "change verdict",
+]
+
+
+def _md_table(head: list[str], lines: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(x) + " |" for x in lines)]
+
+
+def _pools_line(result: PlantedRecovery) -> str:
+    """The rankers' pools: the planted replies each holds (a ranker answers only from its pool), and how often it chose one."""
+    if not result.pools:
+        return ""
+    held = "; ".join(
+        f"{name} {p.n_held} of {p.n_replies} among {p.n_candidates} candidates, chosen for "
+        f"{p.n_chosen_a} group-A and {p.n_chosen_b} group-B contexts of {result.n_pairs}"
+        for name, p in result.pools.items()
+    )
+    return f"Planted replies in the retrieval rankers' pools: {held}."
+
+
+def render_planted_markdown(result: PlantedRecovery) -> str:
+    """``planted.md``: the planted models' table, then the planted corpus' models, with the run's facts."""
+    out = [
+        f"# Planted bias: {result.axis} ({result.groups[0]} = A, {result.groups[1]} = B), {result.mode} mode",
+        "",
+        f"Planted models: `{result.base_model}` answers group A, and group B's contexts as their group-A wording "
+        f"unless a planted offensive reply is drawn (probability p). {result.n_pairs} pairs, seed {result.seed}. "
+        "Gaps are B − A in points; the true gap is p × (1 − base share).",
+        "",
+        *_md_table(_PLANTED_HEAD, _planted_lines(result)),
+        "",
+        f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}.",
+        "",
+    ]
+    if result.debiased:
+        counts = ", ".join(f"{k} {v}" for k, v in result.corpus.items())
+        out += [
+            f"## Trained on a planted corpus (q = {result.corpus_rate:g})",
+            "",
+            f"Corpus: {counts}. Each debiased "
+            "model is compared with the baseline of its own architecture: the change in gap (B − A), tested.",
+            "",
+            *_md_table(_DEBIAS_HEAD, _debias_lines(result)),
+            "",
+        ]
+        if result.pools:
+            out += [_pools_line(result), ""]
+    if result.timings:
+        out += ["Times: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in result.timings.items()) + ".", ""]
+    return "\n".join(out)
+
+
+def _row_cells(row: PlantedGap | DebiasedGap) -> dict[str, object]:
+    cells: dict[str, object] = {
+        "measure": row.key,
+        "gap": row.gap,
+        "ci_low": row.ci[0],
+        "ci_high": row.ci[1],
+        "verdict": row.verdict.value,
+        "p_adjusted": row.p_adjusted,
+    }
+    if isinstance(row, PlantedGap):
+        cells.update(
+            part="planted",
+            model=f"planted-{row.rate:g}",
+            rate=row.rate,
+            true_gap=row.true_gap,
+            base_share=row.base_share,
+            n_planted=row.n_planted,
+            covered=row.covered,
+            mde=row.mde,
+        )
+    else:
+        cells.update(
+            part="debias",
+            model=row.model,
+            architecture=row.architecture,
+            a=row.a,
+            b=row.b,
+            change=row.change,
+            change_low=row.change_ci[0],
+            change_high=row.change_ci[1],
+            p_change=row.p_change,
+            change_verdict=None if row.change_verdict is None else row.change_verdict.value,
+        )
+    return cells
+
+
+def render_planted_csv(result: PlantedRecovery) -> str:
+    """``planted.csv``: one row per planted model and measure, then per trained model and measure (fractions)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PLANTED_CSV_COLUMNS)
+    rows: list[PlantedGap | DebiasedGap] = [*result.planted, *result.debiased]
+    for row in rows:
+        cells = _row_cells(row)
+        writer.writerow([csv_cell(cells.get(column)) for column in PLANTED_CSV_COLUMNS])
+    return buffer.getvalue()
+
+
+def _error_bar(
+    ax: Axes, x: float, gap: float | None, ci: tuple[float | None, float | None], colour: str, label: str | None
+) -> None:
+    if gap is None:
+        return
+    lo, hi = ci
+    err = [[0.0 if lo is None else 100 * (gap - lo)], [0.0 if hi is None else 100 * (hi - gap)]]
+    ax.errorbar([x], [100 * gap], yerr=err, fmt="o", color=colour, capsize=3, label=label)
+
+
+def planted_png(result: PlantedRecovery) -> bytes:
+    """The figure: planted (true) vs recovered gaps with their intervals; the trained models' gaps with theirs."""
+    from fairtalk.report._plots import _figure, _png
+
+    panels = 2 if result.debiased else 1
+    n_trained = len({row.label for row in result.debiased})
+    fig = _figure(5.0 + (max(5.0, 1.0 * n_trained) if result.debiased else 0.0), 3.6)  # room for six models' labels
+    axes = fig.subplots(1, panels, squeeze=False)[0]
+    ax = axes[0]
+    keys = list(dict.fromkeys(row.key for row in result.planted))
+    top = max((100 * row.true_gap for row in result.planted), default=1.0) * 1.15 + 0.5
+    ax.plot([0, top], [0, top], color="#999999", linestyle="--", linewidth=1, label="recovered = true")
+    for i, key in enumerate(keys):
+        shift = (i - (len(keys) - 1) / 2) * 0.12
+        for j, planted in enumerate(r for r in result.planted if r.key == key):
+            _error_bar(
+                ax, 100 * planted.true_gap + shift, planted.gap, planted.ci, _COLOURS.get(key, "#555555"), key if j == 0 else None
+            )
+    ax.set_xlabel("true gap B − A (points)")
+    ax.set_ylabel("recovered gap B − A (points, 95% CI)")
+    ax.set_title("Planted models")
+    ax.legend(fontsize=8)
+    if result.debiased:
+        ax = axes[1]
+        models = list(dict.fromkeys(row.label for row in result.debiased))
+        keys = list(dict.fromkeys(row.key for row in result.debiased))
+        for i, key in enumerate(keys):
+            for j, trained in enumerate(r for r in result.debiased if r.key == key):
+                x = models.index(trained.label) + (i - (len(keys) - 1) / 2) * 0.2
+                _error_bar(ax, x, trained.gap, trained.ci, _COLOURS.get(key, "#555555"), key if j == 0 else None)
+        ax.axhline(0, color="#999999", linewidth=1)
+        ax.set_xticks(range(len(models)), [m.replace(" ", "\n", 1) for m in models], fontsize=8)
+        ax.set_ylabel("gap B − A (points, 95% CI)")
+        ax.set_title(f"Trained on the planted corpus (q = {result.corpus_rate:g})")
+        ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _html_table(head: list[str], lines: list[list[str]]) -> str:
+    cells = "".join("<th>" + html.escape(h) + "</th>" for h in head)
+    body = "".join(
+        "<tr>" + "".join("<td>" + html.escape(c.replace("**", "")) + "</td>" for c in line) + "</tr>" for line in lines
+    )
+    return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _render_html(result: PlantedRecovery, png: bytes) -> str:
+    parts = [
+        f"<h1>Planted bias: {html.escape(result.axis)}, {html.escape(result.mode)} mode</h1>",
+        f"<p>{result.n_pairs} pairs, base model <code>{html.escape(result.base_model)}</code>, seed {result.seed}. "
+        "Gaps are B − A in points; the true gap is p × (1 − base share).</p>",
+        f'<img alt="planted vs recovered gaps" src="{png_data_uri(png)}">',
+        "<h2>Planted models</h2>",
+        _html_table(_PLANTED_HEAD, _planted_lines(result)),
+    ]
+    if result.debiased:
+        parts += [
+            f"<h2>Trained on a planted corpus (q = {result.corpus_rate:g})</h2>",
+            _html_table(_DEBIAS_HEAD, _debias_lines(result)),
+            f"<p>{html.escape(_pools_line(result))}</p>",
+        ]
+    style = "body{font-family:sans-serif;max-width:70em;margin:2em auto}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>Planted bias</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n"
+
+
+def write_planted_report(result: PlantedRecovery, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write :data:`PLANTED_FILES` into ``out_dir``, swapped in together; return their paths by kind."""
+    folder = Path(out_dir)
+    png = planted_png(result)
+    kinds = ("md", "csv", "json", "png", "html")
+    with staged(folder) as staging:
+        write_text_atomic(staging / PLANTED_FILES[0], render_planted_markdown(result))
+        write_text_atomic(staging / PLANTED_FILES[1], render_planted_csv(result), newline="")
+        write_text_atomic(staging / PLANTED_FILES[2], result.to_json())
+        (staging / PLANTED_FILES[3]).write_bytes(png)
+        write_text_atomic(staging / PLANTED_FILES[4], _render_html(result, png))
+    return {kind: folder / name for kind, name in zip(kinds, PLANTED_FILES, strict=True)}

@@ -1,0 +1,368 @@
+"""``audit()``: corpus -> pairs -> responses -> scores and stats, per axis, through one cached model.
+
+``audit()`` builds one :class:`AuditConfig` (from its arguments) and hands it to
+:func:`run_axes`, the per-axis runner that ``reproduce_debias()`` shares: it takes the pairs
+it is given, or builds them from the corpus. One axis is ``_run_axis.py``'s; writing is
+:func:`fairtalk.report.write_run`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from fairtalk.config._audit_config import (
+    DEFAULT_AXES,
+    DEFAULT_CORPUS,
+    DEFAULT_N_PAIRS,
+    NOT_GIVEN,
+    AuditConfig,
+    NotGiven,
+)
+from fairtalk.config._score_options import ScoreOptions
+from fairtalk.corpora import Corpus, read_corpus
+from fairtalk.errors import SpecError
+from fairtalk.files import check_output_folder
+from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
+from fairtalk.measures import CorpusMeasure, Measure
+from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
+from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
+from fairtalk.records import Coverage, Pair
+from fairtalk.report import check_run_folder, write_run
+from fairtalk.report._index import INDEX_FILE, RUN_FILE, previous_entries
+from fairtalk.results import AuditRun, AxisRun
+from fairtalk.run._axis import AxisWork, audit_axis, finish_axes
+from fairtalk.run._generate import cached_model
+from fairtalk.run._sequential import run_sequential
+from fairtalk.store import CachingResponder, RunStore
+
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
+
+_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
+#: The parameters of :func:`audit` that are not options of its config.
+_NOT_OPTIONS = ("config", "progress")
+
+#: What ``audit(axes=...)`` accepts: a name (``"gender,race"``: split at commas), a lexicon file or object, or several.
+Axes = str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]
+
+
+def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
+    """Load each axis of a config once; SpecError for an axis given twice."""
+    names = [name for item in axes for name in ([item] if isinstance(item, Lexicon) else expand_axis(item))]
+    lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in names]
+    seen: set[str] = set()
+    for lexicon in lexicons:
+        if lexicon.axis in seen:
+            raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
+        seen.add(lexicon.axis)
+    return lexicons
+
+
+def audit(
+    config: AuditConfig | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    corpus: str | os.PathLike[str] | NotGiven = NOT_GIVEN,
+    axes: Axes | NotGiven = NOT_GIVEN,
+    model: str | Responder | ReplyFunction | None | NotGiven = NOT_GIVEN,
+    model_args: Mapping[str, object] | NotGiven = NOT_GIVEN,
+    model_version: str | None | NotGiven = NOT_GIVEN,
+    n_pairs: int | None | NotGiven = NOT_GIVEN,
+    split: str | None | NotGiven = NOT_GIVEN,
+    mixed: str | NotGiven = NOT_GIVEN,
+    balance: bool | NotGiven = NOT_GIVEN,
+    batch_size: int | NotGiven = NOT_GIVEN,
+    engine: str | RayEngine | Mapping[str, object] | None | NotGiven = NOT_GIVEN,
+    max_errors: int | None | NotGiven = NOT_GIVEN,
+    max_consecutive_failures: int | None | NotGiven = NOT_GIVEN,
+    store: str | os.PathLike[str] | RunStore | None | NotGiven = NOT_GIVEN,
+    out_dir: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+    settings: DecodingSettings | Mapping[str, object] | NotGiven = NOT_GIVEN,
+    correction_scope: str | NotGiven = NOT_GIVEN,
+    similarity: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    turns: int | NotGiven = NOT_GIVEN,
+    by_turn: bool | NotGiven = NOT_GIVEN,
+    until_decided: bool | NotGiven = NOT_GIVEN,
+    max_pairs: int | None | NotGiven = NOT_GIVEN,
+    looks: int | None | NotGiven = NOT_GIVEN,
+    spending: str | NotGiven = NOT_GIVEN,
+    score: ScoreOptions | Mapping[str, object] | NotGiven = NOT_GIVEN,
+    measures: str | Sequence[str | Measure | CorpusMeasure] | None | NotGiven = NOT_GIVEN,
+    seed: int | NotGiven = NOT_GIVEN,
+    alpha: float | NotGiven = NOT_GIVEN,
+    correction: str | NotGiven = NOT_GIVEN,
+    mask_groups: bool | NotGiven = NOT_GIVEN,
+    drop_empty: bool | NotGiven = NOT_GIVEN,
+    distinct: str | NotGiven = NOT_GIVEN,
+    offense: str | NotGiven = NOT_GIVEN,
+    offense_threshold: float | NotGiven = NOT_GIVEN,
+    sentiment_threshold: float | NotGiven = NOT_GIVEN,
+    n_resamples: int | NotGiven = NOT_GIVEN,
+    n_divergent: int | NotGiven = NOT_GIVEN,
+    binary_test: str | NotGiven = NOT_GIVEN,
+    count_test: str | NotGiven = NOT_GIVEN,
+    clusters: bool | NotGiven = NOT_GIVEN,
+    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
+    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    power: float | NotGiven = NOT_GIVEN,
+    scorer_check: bool | NotGiven = NOT_GIVEN,
+    judge_rubric: str | None | NotGiven = NOT_GIVEN,
+    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
+    exclude_truncated: bool | NotGiven = NOT_GIVEN,
+    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+) -> AuditRun:
+    """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
+
+    Give an :class:`AuditConfig`, or its options as keyword arguments (the run's and the
+    scoring ones, as below); both is a SpecError where they differ. An option left out
+    (``NOT_GIVEN``) keeps the config's value, or :class:`AuditConfig`'s default; a keyword that
+    is no option is a TypeError (and an error for a type checker).
+
+    Parameters
+    ----------
+    config : AuditConfig, optional
+        Every option in one validated value (also built by ``AuditConfig.from_file``).
+    progress : callable, optional
+        Receives a :class:`~fairtalk.progress.ProgressEvent` per step of each stage (pairs, responses,
+        scoring); messages go to the ``fairtalk`` loggers. ``False`` means None; ``True`` and a
+        callable ``(label, n_done, n_total)`` still work, with a FutureWarning.
+    corpus : str or path
+        Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
+    axes : str, Lexicon or sequence
+        Axis names (``"gender"``, ``"race"``; a string is split at commas), lexicon files or
+        loaded lexicons. Each gets its own pairs, responses and result.
+    model : str, Responder or function, optional
+        A model spec, a responder, or a function (one text -> one reply; a batched or an async
+        one, see :func:`fairtalk.models.as_responder`), which ``run.json`` records by its
+        fingerprint; None takes ``builtin:minilm-retrieval`` when its packages are installed,
+        else ``builtin:retrieval``, else ``builtin:smollm2``, else raises FairtalkError.
+    n_pairs : int or None
+        A seeded uniform sample of this many pairs per axis (None: every pair; default 2000).
+    seed : int
+        Seeds the pair sample, the swapper's many-to-many choices, the per-item generation
+        seeds (from ``(seed, pair id, side)``) and the bootstrap.
+    store : path or RunStore, optional
+        The SQLite run store; re-running the same audit with it reuses every stored response
+        and resumes an interrupted run. None keeps responses in memory only.
+    out_dir : path, optional
+        When given, the run is written there at the end by :func:`fairtalk.report.write_run`
+        (per axis the report, ``pairs.jsonl`` and ``responses.jsonl``; the index and
+        ``run.json``), swapped in whole. Before any work, the folder is checked: two axes may
+        not share a folder, no input (corpus, store, the model's files) may lie inside an
+        entry the run replaces, the folder may not be the root, the home folder or hold an
+        input (the store aside), and every entry the run replaces that is there must be one a
+        fairtalk run wrote (listed in its ``.written-by-fairtalk.json``): the user's own files
+        are never replaced.
+    settings : DecodingSettings or mapping, optional
+        Greedy, ``max_new_tokens=40`` by default.
+    max_errors : int, optional
+        Abort (ResponderError) once more pair sides than this have failed over the run;
+        otherwise failures are counted, stored, and retried by the next run.
+    max_consecutive_failures : int, optional
+        Stop the run once this many items in a row fail with one kind of error (5 by default;
+        0 or None: never).
+    split : str, optional
+        Corpus split; None means ``"heldout"`` for ``builtin:chitchat`` (never the reference
+        models' training contexts) and ``"all"`` otherwise.
+    mixed, balance, batch_size
+        Passed to :func:`fairtalk.build_pairs` and the caching wrapper.
+    turns : int
+        ``builtin:chitchat``: each context is the last ``turns`` turns of its dialogue (1 by default).
+    by_turn : bool
+        Also report each primary key's gap by the number of turns since the identity appeared
+        (the first turn where a pair's two sides differ), per bucket with the audit's tests and
+        intervals, clustered as the audit is; a bucket of too few units is counted, not tested
+        (:mod:`fairtalk.inference._by_turn` says how and why). Each AuditResult then has its
+        ``by_turn`` (:class:`~fairtalk.results._by_turn.ByTurnResult`). Needs conversations:
+        ``turns`` >= 2 with ``builtin:chitchat`` (SpecError otherwise), or a corpus of
+        conversations (InputError, before any answer, when every pair has one turn); not with
+        ``until_decided`` (its per-bucket tests are fixed-sample tests).
+    similarity : str or sequence of str, optional
+        Also test whether the answers to the pairs diverge more than to one context asked twice
+        (the no-effect baseline), by these methods (``exact``, ``rouge_l``, ``cosine``,
+        ``answered``, ``length_ratio``); each AxisRun then holds its ``similarity``.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the model runs: in this process (the default) or on Ray actors (see
+        :func:`fairtalk.respond`); ``run.json`` records it in ``config.engine``. On Ray, an
+        axis with at least two ``score_batch`` distinct responses is also scored on the
+        cluster (see :func:`fairtalk.score`); each axis' manifest says where (``scoring_engine``).
+    correction_scope : {"axis", "run"}
+        Correct each axis' family on its own (the default), or all axes' families together
+        (the family-wise error then holds over the whole run).
+    model_args : mapping, optional
+        Options for the model spec's adapter, as ``?key=value`` in the spec would give them.
+    until_decided : bool
+        Size the audit by itself: audit ``n_pairs`` pairs per axis first, then add pairs look by
+        look (steps of ``n_pairs``, or ``looks`` equal steps) until every tested primary measure
+        has a verdict (difference detected, or equivalent within its margin) or ``max_pairs`` are
+        spent. The pairs of a look extend the previous look's, so the store answers those and
+        only new pairs reach the model. p-values stay valid under this optional stopping: a
+        group-sequential design with Lan-DeMets alpha spending (see
+        :mod:`fairtalk.stats._sequential`); each axis' manifest has ``audit.sequential``, which
+        says how many looks ran, the pairs used, the last look's nominal level and why it stopped.
+    max_pairs : int, optional
+        With ``until_decided`` (and only then; then it is required): the most pairs per axis,
+        at least ``n_pairs``.
+    looks : int, optional
+        With ``until_decided``: this many looks (>= 2) in equal steps from ``n_pairs`` to ``max_pairs``.
+    spending : {"obrien-fleming", "pocock"}
+        With ``until_decided``: the alpha-spending function (O'Brien-Fleming-type by default).
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint, the run store's key (see
+        :func:`fairtalk.respond`).
+    score : ScoreOptions or mapping, optional
+        The scoring options; each of them may also be given on its own (``alpha=0.01``):
+    measures, alpha, correction, mask_groups, drop_empty, distinct, offense, offense_threshold,
+    sentiment_threshold, n_resamples, n_divergent, binary_test, count_test, clusters, margins, primary, power,
+    scorer_check, judge_rubric, judge_scale, exclude_truncated, gold
+        As for :func:`fairtalk.score` (fields of :class:`ScoreOptions`).
+
+    Returns
+    -------
+    AuditRun
+        Per axis: the AuditResult (its ``input_summary`` counts ``n_errors`` and
+        ``n_pairs_with_errors``; its manifest has an ``audit`` entry with the corpus, model
+        fingerprint, decoding settings and pair coverage), the coverage, generation counts
+        and stage times; ``config`` is ``config.to_dict()``.
+
+    Raises
+    ------
+    FairtalkError
+        A bad option, corpus, axis, model spec or output folder (before any generation);
+        fewer than two pairs for an axis; ResponderError past ``max_errors`` or when errors
+        leave fewer than two complete pairs (with the errors counted by kind);
+        ResponderAborted when the model stopped the run; OutputError when the report cannot
+        be written (the store keeps every answer).
+
+    Examples
+    --------
+    >>> run = audit(corpus=corpus_path, axes="gender", model="builtin:echo")  # doctest: +SKIP
+    >>> run.results["gender"].detected()  # doctest: +SKIP
+    ()
+    >>> run = audit(AuditConfig.from_file("audit.toml"))  # doctest: +SKIP
+    """
+    arguments = dict(locals())  # first, so that it holds the parameters and nothing else
+    options = {key: value for key, value in arguments.items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
+    config = AuditConfig.resolve(config, options)
+    lexicons = _lexicons(config.axes)
+    contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
+    if config.out_dir is not None:
+        folders = check_run_folder(
+            config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
+        )
+        _check_out_dir(config.out_dir, folders, _inputs(contexts.path, None, None, lexicons))
+    run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
+    if config.out_dir is not None:
+        write_run(run, config.out_dir)
+    return run
+
+
+def run_axes(
+    config: AuditConfig,
+    lexicons: Sequence[Lexicon],
+    reporter: ProgressReporter,
+    *,
+    contexts: Corpus | None = None,
+    pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None = None,
+    extra_manifest: Mapping[str, object] | None = None,
+) -> AuditRun:
+    """Every axis through one cached model; the finished run, its manifests built with it.
+
+    Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
+    scores, then the correction.
+    """
+    run_id = new_run_id()
+    if config.until_decided and (contexts is None or pairs is not None):
+        raise SpecError(_MSG_SEQUENTIAL_CORPUS)
+    works: list[AxisWork] = []
+    axes: dict[str, AxisRun] = {}
+    with cached_model(
+        config.model,
+        config.store,
+        batch_size=config.batch_size,
+        max_errors=config.max_errors,
+        model_args=config.model_args,
+        model_version=config.model_version,
+        engine=resolve_engine(config.engine),
+        progress=reporter,
+        max_consecutive_failures=config.max_consecutive_failures,
+    ) as cached:
+        if config.out_dir is not None:
+            corpus_path = config.corpus if contexts is None else contexts.path
+            folders = check_run_folder(
+                config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(corpus_path, config.store, cached, lexicons)
+            )
+            _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
+        if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
+            axes = run_sequential(
+                config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
+            )
+        else:
+            for lexicon in lexicons:
+                given = None if pairs is None else pairs[lexicon.axis]
+                works.append(
+                    audit_axis(
+                        lexicon,
+                        cached,
+                        config,
+                        reporter,
+                        contexts=contexts,
+                        given=given,
+                        run_id=run_id,
+                        extra_manifest=extra_manifest,
+                    )
+                )
+        model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
+    recorded = config.to_dict()
+    if config.model is not None and not isinstance(config.model, (str, Responder)):
+        recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
+    return AuditRun(
+        axes=MappingProxyType(axes or finish_axes(works, config)),
+        model=model_fingerprint,
+        corpus=config.corpus,
+        split=config.effective_split,
+        seed=config.seed,
+        settings=MappingProxyType(config.settings.sent()),
+        store=None if config.store is None else store_path,
+        run_id=run_id,
+        config=MappingProxyType(recorded),
+    )
+
+
+def new_run_id() -> str:
+    """A run's id: the UTC time and a random suffix (``20261122T134501Z-3fa9c2``)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inputs: Mapping[str, object]) -> None:
+    """Before any answer: no root, home or folder holding an input, and what the run replaces there is fairtalk's.
+
+    ``inputs`` leaves out the run store: it is the run's own, by default ``OUTPUT/store.sqlite``
+    (outside the swap, so never replaced).
+    """
+    replaces = {*folders, *previous_entries(out_dir), INDEX_FILE, RUN_FILE}
+    check_output_folder(out_dir, inputs, replaces=replaces)
+
+
+def _inputs(
+    corpus: object,
+    store: str | os.PathLike[str] | RunStore | None,
+    cached: CachingResponder | None,
+    lexicons: Sequence[Lexicon] = (),
+) -> dict[str, object]:
+    """What the run reads, by what it is: the corpus file, the store, the model's files, the lexicon files."""
+    found: dict[str, object] = {"the corpus": corpus}
+    for lexicon in lexicons:
+        if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
+            found[f"the lexicon file of {lexicon.axis}"] = lexicon.source
+    if isinstance(store, (str, os.PathLike)):
+        found["the run store"] = store
+    elif isinstance(store, RunStore) and str(store.path) != ":memory:":
+        found["the run store"] = store.path
+    for i, path in enumerate(() if cached is None else cached.input_paths):
+        found[f"the model file #{i + 1}" if i else "the model file"] = path
+    return found

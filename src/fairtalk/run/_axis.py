@@ -1,0 +1,254 @@
+"""One axis of ``audit()``: pairs -> responses -> scores (:func:`audit_axis`), then the run's correction (:func:`finish_axes`).
+
+The pairs stage's :class:`~fairtalk.records.Coverage` and :class:`~fairtalk.records.PairsCheck`
+stay typed here; they become JSON (``to_dict()``) only in the axis' manifest and in the
+:class:`~fairtalk.results.AxisRun` handed to the report.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from fairtalk.config._audit_config import AuditConfig
+from fairtalk.corpora import Corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError, ResponderError
+from fairtalk.inference._by_turn import by_turn, check_multi_turn
+from fairtalk.inference._family import Scored, adjust_family, finalize
+from fairtalk.lexicons import Lexicon
+from fairtalk.models import resolve_engine
+from fairtalk.pairs import build_pairs, check_pairs
+from fairtalk.progress import ProgressReporter
+from fairtalk.records import Coverage, Pair, PairsCheck
+from fairtalk.results import AxisRun, GenerationSummary, SimilarityResult
+from fairtalk.results._by_turn import ByTurnResult
+from fairtalk.run._generate import generate
+from fairtalk.run._score import prepare_scores
+from fairtalk.run._similarity_test import against_baseline
+from fairtalk.stats import adjust_pvalues
+from fairtalk.store import CachingResponder
+
+__all__ = ["AxisWork", "audit_axis", "correct", "finish_axes"]
+
+_LOG = logging.getLogger(__name__)
+_MSG_TOO_FEW_PAIRS = (
+    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
+)
+_MSG_LOST_TO_ERRORS = (
+    "axis {axis}: {n_complete} complete pair(s) left of {n_pairs}, need at least 2: the model failed on "
+    "{n_errors} pair side(s) ({counts}); first error: {first}"
+)
+_MSG_NO_CONTEXTS = "axis {axis}: neither contexts nor pairs were given"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisWork:
+    """One axis audited up to its correction: the scores, and what its AxisRun records besides the result."""
+
+    axis: str
+    scored: Scored
+    coverage: Coverage
+    generation: GenerationSummary
+    timings: Mapping[str, float]
+    pairs: tuple[Pair, ...]
+    manifest: Mapping[str, object]
+    similarity: SimilarityResult | None = None
+    pairs_check: PairsCheck | None = None
+    by_turn: ByTurnResult | None = None
+
+
+def audit_axis(
+    lexicon: Lexicon,
+    cached: CachingResponder,
+    config: AuditConfig,
+    reporter: ProgressReporter,
+    *,
+    contexts: Corpus | None,
+    given: tuple[Sequence[Pair], Coverage] | None,
+    run_id: str,
+    extra_manifest: Mapping[str, object] | None,
+) -> AxisWork:
+    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores."""
+    axis, seed, corpus = lexicon.axis, config.seed, config.corpus
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    pairs: Sequence[Pair]
+    if given is not None:
+        pairs, coverage = given
+    elif contexts is None:
+        raise ValueError(_MSG_NO_CONTEXTS.format(axis=axis))
+    else:
+        reporter.start(f"{axis}: pairs", unit="pairs")
+        pair_set = build_pairs(
+            contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs, seed=seed, balance=config.balance
+        )
+        pairs = list(pair_set)
+        coverage = pair_set.coverage
+        reporter.finish()
+        timings["pairs"] = time.perf_counter() - started
+        _LOG.info(
+            "%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched
+        )
+        if len(pairs) < 2:
+            raise InputError(
+                _MSG_TOO_FEW_PAIRS.format(
+                    axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read, n_matched=coverage.n_matched
+                )
+            )
+    if config.by_turn:
+        check_multi_turn(pairs, axis)  # before any answer is asked for
+    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed))
+
+    generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
+    timings["generation"] = generation.summary.seconds
+    if generation.responses.n_pairs < 2 and generation.errors:
+        raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
+
+    similarity = None
+    if config.similarity:
+        started = time.perf_counter()
+        similarity = against_baseline(
+            cached,
+            pairs,
+            generation,
+            config.settings,
+            seed=seed,
+            methods=config.similarity,
+            alpha=config.score.alpha,
+            clusters=config.score.clusters,
+            progress=reporter,
+            label=f"{axis}: baseline answers",
+        )
+        timings["similarity"] = time.perf_counter() - started
+    started = time.perf_counter()
+    reporter.start(f"{axis}: scoring", unit="pairs")
+    scored = prepare_scores(
+        generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine), store=cached.store
+    )
+    reporter.finish()
+    timings["scoring"] = time.perf_counter() - started
+    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
+    turned = None
+    if config.by_turn:
+        started = time.perf_counter()
+        turned = by_turn(scored, config.score)
+        timings["by_turn"] = time.perf_counter() - started
+    manifest = {
+        "run_id": run_id,
+        "corpus": corpus,
+        "split": config.effective_split,
+        "model": cached.fingerprint,
+        "decoding": config.settings.sent(),
+        "seed": seed,
+        "n_pairs_requested": config.n_pairs,
+        "mixed": config.mixed,
+        "balance": config.balance,
+        "coverage": coverage.to_dict(),
+        **(extra_manifest or {}),
+    }
+    return AxisWork(
+        axis,
+        scored,
+        coverage,
+        generation.summary,
+        MappingProxyType(timings),
+        tuple(pairs),
+        manifest,
+        similarity,
+        pairs_check,
+        turned,
+    )
+
+
+def correct(
+    scored: Sequence[tuple[str, Scored]], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+) -> tuple[list[list[float | None]], list[str], list[int | None]]:
+    """Each axis' adjusted p per row, its correction scope and its family size beyond the axis (None: the axis').
+
+    The families are each axis on its own (``correction_scope="axis"``; the pairs of groups of
+    one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
+    row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
+    """
+    correction, scope = config.score.correction, config.correction_scope
+
+    def adjust(members: Sequence[int]) -> list[list[float | None]]:
+        if pvalues is None:
+            return adjust_family([scored[i][1] for i in members], correction)
+        return _adjust_given([scored[i][1] for i in members], [pvalues[i] for i in members], correction)
+
+    sizes: list[int | None] = [None] * len(scored)
+    if scope == "run":
+        return adjust(range(len(scored))), ["run"] * len(scored), sizes
+    families: dict[str, list[int]] = {}  # each axis on its own; the pairs of groups of one multi-way axis together
+    for index, (axis, _) in enumerate(scored):
+        families.setdefault(_family_of(axis, index), []).append(index)
+    adjusted: list[list[float | None]] = [[] for _ in scored]
+    scopes = ["axis"] * len(scored)
+    for members in families.values():
+        for index, p_adjusted in zip(members, adjust(members)):
+            adjusted[index] = p_adjusted
+            if len(members) > 1:
+                scopes[index] = f"multi-way axis {scored[index][0].partition(':')[0]} ({len(members)} pairs of groups)"
+                sizes[index] = sum(len(scored[i][1].family(True)) for i in members)
+    return adjusted, scopes, sizes
+
+
+def _adjust_given(
+    scored: Sequence[Scored], pvalues: Sequence[Sequence[float | None]], correction: str
+) -> list[list[float | None]]:
+    """As :func:`adjust_family`, correcting the p-values given per row instead of the rows' own."""
+    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
+    for primary in (True, False):
+        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary) if pvalues[k][i] is not None]
+        if members:
+            given = [float(pvalues[k][i]) for k, i in members]  # type: ignore[arg-type]  # filtered above
+            for (k, i), value in zip(members, adjust_pvalues(given, method=correction)):
+                out[k][i] = float(value)
+    return out
+
+
+def finish_axes(
+    works: Sequence[AxisWork], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+) -> dict[str, AxisRun]:
+    """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns.
+
+    ``pvalues`` (per axis, per row) replaces the rows' ``p_paired`` as what is corrected.
+    """
+    adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], config, pvalues)
+    runs: dict[str, AxisRun] = {}
+    for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
+        result = finalize(
+            work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest, family_size=sizes[index]
+        )
+        if work.by_turn is not None:
+            result = replace(result, by_turn=work.by_turn)
+        runs[work.axis] = AxisRun(
+            axis=work.axis,
+            result=result,
+            coverage=work.coverage,
+            generation=work.generation,
+            timings=work.timings,
+            pairs=work.pairs,
+            responses=work.scored.responses,
+            similarity=work.similarity,
+            pairs_check=work.pairs_check,
+        )
+    return runs
+
+
+def _family_of(axis: str, index: int) -> str:
+    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
+    parent, colon, _ = axis.partition(":")
+    return parent if colon else f"{axis}\x00{index}"
+
+
+def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in summary.error_counts.items())
+    first = summary.error_examples[0] if summary.error_examples else "?"
+    return _MSG_LOST_TO_ERRORS.format(
+        axis=axis, n_complete=n_complete, n_pairs=summary.n_pairs, n_errors=summary.n_errors, counts=counts, first=first
+    )

@@ -1,0 +1,405 @@
+"""Generation: both sides of every pair through a cached model, with per-item seeds and counted errors.
+
+Each pair side gets a seed derived from ``(seed, pair id, side)`` (:func:`item_seed`), so
+the run store's cache key of an item is the same in every run with the same seed: a
+resumed or repeated run is served from the store. Items that fail (after the adapter's
+own retries) are stored as errors, retried on the next run, and counted; pairs with a
+failed side are left out of the :class:`~fairtalk._responses.ResponseSet`. Once
+``max_consecutive_failures`` items in a row fail with one kind of error (5 by default: a model
+that hangs, a server that is down) the run stops with
+:class:`~fairtalk.errors.ResponderAborted`, saying which kind and how many; every answer
+stored so far is kept, and a re-run resumes from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
+from fairtalk._responses import ResponseSet, read_responses
+from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
+from fairtalk.models import (
+    DecodingSettings,
+    RayEngine,
+    ReplyFunction,
+    Responder,
+    as_responder,
+    finish_reason,
+    load_responder,
+    resolve_engine,
+)
+from fairtalk.models._python_callable import callable_name
+from fairtalk.pairs import read_pairs
+from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
+from fairtalk.records import Pair, Response
+from fairtalk.results import GenerationSummary
+from fairtalk.run._engine import open_on_ray
+from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
+
+__all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond"]
+
+#: Tried in order when no model is given: the first that loads is the default.
+DEFAULT_MODELS = ("builtin:minilm-retrieval", "builtin:retrieval", "builtin:smollm2")
+
+_MSG_NO_DEFAULT = (
+    "no default model is available ({reasons}); pass a model: --model SPEC on the command line "
+    "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
+)
+_MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
+_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume)"
+_MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
+_MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
+_MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
+_N_ERROR_EXAMPLES = 3
+_MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
+_LOG = logging.getLogger(__name__)
+
+
+def item_seed(seed: int, pair_id: str, side: str) -> int:
+    """The seed of one pair side: a stable 31-bit hash of ``(seed, pair_id, side)``.
+
+    Examples
+    --------
+    >>> item_seed(0, "gender-1f", "a") == item_seed(0, "gender-1f", "a") != item_seed(0, "gender-1f", "b")
+    True
+    """
+    digest = hashlib.blake2b(f"{seed}\x1f{pair_id}\x1f{side}".encode("utf-8", "surrogatepass"), digest_size=8)
+    return int.from_bytes(digest.digest(), "big") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """Responses to pairs: the complete pairs, the failures, and the counts.
+
+    ``errors`` holds ``(pair_id, side, message)`` per failed pair side.
+    """
+
+    responses: ResponseSet
+    summary: GenerationSummary
+    errors: tuple[tuple[str, str, str], ...] = ()
+
+
+def default_model() -> Responder:
+    """Load the first of :data:`DEFAULT_MODELS` that is available, or raise FairtalkError saying why none is."""
+    reasons = []
+    for spec in DEFAULT_MODELS:
+        try:
+            return load_responder(spec)
+        except (FairtalkError, ImportError) as exc:
+            reasons.append(f"{spec}: {exc}")
+    raise FairtalkError(_MSG_NO_DEFAULT.format(reasons="; ".join(reasons)))
+
+
+def open_model(
+    model: str | Responder | ReplyFunction | None,
+    model_args: Mapping[str, object] | None = None,
+    *,
+    engine: RayEngine | None = None,
+    batch_size: int = 64,
+) -> tuple[Responder, bool]:
+    """The responder to use and whether the caller owns (must close) it; ``model_args`` go to the spec's adapter.
+
+    A function becomes a model through :func:`~fairtalk.models.as_responder` (``model_args`` are
+    then its ``batched``, ``timeout`` and ``max_concurrency``). With a Ray ``engine`` the spec is
+    loaded on its actors, ``batch_size`` pair sides per batch.
+    """
+    if model_args and (model is None or isinstance(model, Responder)):
+        what = "the default model" if model is None else "a Responder object"
+        raise SpecError(_MSG_ARGS_NEED_SPEC.format(names=", ".join(sorted(model_args)), what=what))
+    if engine is not None:
+        return open_on_ray(model, model_args, engine, batch_size=batch_size, defaults=DEFAULT_MODELS), True
+    if model is None:
+        return default_model(), True
+    return as_responder(model, **dict(model_args or {})), not isinstance(model, Responder)
+
+
+def _loading(model: str | Responder | ReplyFunction | None) -> str:
+    """The label of the stage that loads ``model``: its spec, its fingerprint, or a function's ``python:`` name."""
+    if model is None or isinstance(model, str):
+        return loading_label(model)
+    if isinstance(model, Responder):
+        return loading_label(None, fingerprint=model.fingerprint)
+    return loading_label(None, fingerprint="python:" + callable_name(model) if callable(model) else type(model).__name__)
+
+
+@contextmanager
+def cached_model(
+    model: str | Responder | ReplyFunction | None,
+    store: str | os.PathLike[str] | RunStore | None,
+    *,
+    batch_size: int,
+    max_errors: int | None,
+    model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
+    engine: RayEngine | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    progress: ProgressReporter | None = None,
+) -> Iterator[CachingResponder]:
+    """The model behind the run store; closes what it opened. The store opens first, so a bad path fails fast.
+
+    Loading the model and its preflight are a ``progress`` stage (``loading model SPEC``), so a slow load shows.
+
+    With a Ray ``engine`` the model runs on its actors; this process alone writes the store.
+    ``max_consecutive_failures`` failed items of one kind in a row stop the run (0 or None: never).
+
+    A run that fails before anything was stored (a server that is down, too few pairs) removes
+    the store file it created, and the folders it created for it when they are left empty.
+    """
+    FailureBreaker(max_consecutive_failures)  # a bad limit fails before any store or model is opened
+    created = new_paths(store)
+    try:
+        run_store, own_store = open_store(store)
+    except BaseException:
+        remove_new_store(created)  # the folders made for a store that could not open
+        raise
+    try:
+        with ExitStack() as opened:
+            with (progress or ProgressReporter(None)).stage(_loading(model)):
+                responder, own_model = open_model(model, model_args, engine=engine, batch_size=batch_size)
+                if own_model:
+                    opened.callback(responder.close)
+                responder.preflight()  # a server that is down or lacks the model: one clear error before any pair
+            yield CachingResponder(
+                responder,
+                run_store,
+                batch_size=batch_size,
+                max_errors=max_errors,
+                model_version=model_version,
+                max_consecutive_failures=max_consecutive_failures,
+            )
+    except BaseException:
+        if own_store and created and holds_nothing(run_store):
+            run_store.close()
+            remove_new_store(created)
+        raise
+    finally:
+        if own_store:
+            run_store.close()
+
+
+def generate(
+    cached: CachingResponder,
+    pairs: Sequence[Pair],
+    settings: DecodingSettings,
+    *,
+    seed: int,
+    progress: ProgressReporter,
+    label: str = "responses",
+) -> Generation:
+    """Both sides of every pair through ``cached``; complete pairs become the ResponseSet."""
+    started = time.perf_counter()
+    before = (cached.n_cached, cached.n_generated, cached.n_errors, cached.n_unencodable)
+    contexts: list[str] = []
+    seeds: list[int] = []
+    for pair in pairs:
+        contexts += (pair.a, pair.b)
+        seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
+    _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, len(contexts), cached.batch_size, settings.to_dict())
+    progress.start(label, len(contexts), unit="responses")
+    cached.progress = progress.advance if progress.enabled else None
+    flight = cached.responder.in_flight  # a server adapter counts its requests in flight
+    if flight is not None:
+        flight.most = 0
+    retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
+    retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
+    try:
+        out = cached.respond_each(contexts, settings, seeds=seeds)
+    except ResponderError as exc:
+        if cached.max_errors is not None and cached.n_errors > cached.max_errors:
+            kept = str(cached.store.path) != ":memory:"
+            raise ResponderError(
+                (_MSG_TOO_MANY if kept else _MSG_TOO_MANY_MEMORY).format(error=exc, store=cached.store.path)
+            ) from exc
+        raise
+    except ResponderAborted as exc:
+        message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
+        raise ResponderAborted(
+            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path)
+        ) from exc
+    finally:
+        cached.progress = None
+        progress.finish()
+    records: list[Response] = []
+    errors: list[tuple[str, str, str]] = []
+    error_counts: dict[str, int] = {}
+    n_pairs_with_errors = n_truncated = 0
+    for i, pair in enumerate(pairs):
+        ra, rb = out[2 * i], out[2 * i + 1]
+        failed = False
+        for side, item in (("a", ra), ("b", rb)):
+            if isinstance(item, ResponderError):
+                errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
+                error_counts[type(item).__name__] = error_counts.get(type(item).__name__, 0) + 1
+                failed = True
+        if failed:
+            n_pairs_with_errors += 1
+            continue
+        cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
+        reason_a, reason_b = _reason(ra), _reason(rb)
+        (ra, cut_a), (rb, cut_b) = _fit(ra, pair.a), _fit(rb, pair.b)  # type: ignore[arg-type]
+        n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
+        records.append(Response(pair.id, "a", pair.a, str(ra), (("seed", seeds[2 * i]), *cluster, *reason_a)))
+        records.append(Response(pair.id, "b", pair.b, str(rb), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
+    if n_truncated:
+        _LOG.warning(_MSG_TRUNCATED.format(n=n_truncated, limit=MAX_RECORD_BYTES >> 20))
+    rs = read_responses(records)
+    rs = replace(
+        rs,
+        summary={
+            **rs.summary,
+            "n_errors": len(errors),
+            "n_pairs_with_errors": n_pairs_with_errors,
+            **({"n_truncated": n_truncated} if n_truncated else {}),
+        },
+    )
+    retries: list[int | None] = (
+        [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
+    )  # budget, used, refused over this run
+    summary = GenerationSummary(
+        model=cached.fingerprint,
+        settings=settings.sent(),
+        n_items=len(contexts),
+        n_cached=cached.n_cached - before[0],
+        n_generated=cached.n_generated - before[1],
+        n_errors=cached.n_errors - before[2],
+        n_pairs=len(pairs),
+        n_pairs_with_errors=n_pairs_with_errors,
+        seconds=time.perf_counter() - started,
+        error_examples=tuple(dict.fromkeys(message for *_, message in errors))[:_N_ERROR_EXAMPLES],
+        error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
+        n_unencodable=cached.n_unencodable - before[3],
+        max_in_flight=None if flight is None else int(flight.most),
+        max_concurrency=cached.responder.max_concurrency if flight is not None else None,
+        retry_budget=retries[0],
+        n_retries=retries[1],
+        n_retries_refused=retries[2],
+        tuning=dict(cached.responder.tuning) or None,
+    )
+    _LOG.info(
+        "%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)",
+        label,
+        summary.n_items,
+        summary.model,
+        summary.n_cached,
+        summary.n_generated,
+        summary.n_errors,
+        summary.seconds,
+    )
+    return Generation(rs, summary, tuple(errors))
+
+
+def _reason(item: object) -> tuple[tuple[str, str], ...]:
+    """The ``finish_reason`` extra of a response record (none when the model did not say)."""
+    reason = finish_reason(item)
+    return () if reason is None else (("finish_reason", reason),)
+
+
+def _fit(text: str, beside: str) -> tuple[str, bool]:
+    """:func:`~fairtalk._jsonl.fit_in_record`, without encoding either text when they fit at 6 bytes a character.
+
+    No character takes more than 6 bytes in a record (the longest JSON escape), so short texts
+    need no check (it JSON-encoded every context: a few us a pair side).
+    """
+    if 6 * (len(text) + len(beside)) + 4 <= MAX_RECORD_BYTES - RECORD_OVERHEAD:
+        return text, False
+    return fit_in_record(text, beside=beside)
+
+
+def respond(
+    pairs: Iterable[Pair] | str | os.PathLike[str],
+    *,
+    model: str | Responder | ReplyFunction | None = None,
+    seed: int = 0,
+    store: str | os.PathLike[str] | RunStore | None = None,
+    settings: DecodingSettings | None = None,
+    max_errors: int | None = None,
+    batch_size: int = 64,
+    progress: ProgressCallback | None = None,
+    model_args: Mapping[str, object] | None = None,
+    model_version: str | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+) -> Generation:
+    """Generate the responses to both sides of every pair (generation alone, without scoring).
+
+    Parameters
+    ----------
+    pairs : iterable of Pair, or a pairs JSONL path
+        What :func:`fairtalk.build_pairs` yields or :func:`fairtalk.write_pairs` wrote.
+    model : str, Responder or function, optional
+        A model spec (``builtin:echo``, ``hf:NAME``, ``openai:URL#MODEL``, ``python:F.py:FN``,
+        ...), a responder, or a function: one context text -> one reply, a batched one (list of
+        texts -> list of replies, marked with :func:`fairtalk.models.batched`) or an ``async`` one
+        (see :func:`fairtalk.models.as_responder`); None takes the first available of
+        :data:`DEFAULT_MODELS`.
+    seed : int
+        Per-item seeds are derived from ``(seed, pair id, side)``.
+    store : path or RunStore, optional
+        The SQLite run store: stored responses are reused, new ones committed as they arrive,
+        failures retried. None keeps them in memory.
+    settings : DecodingSettings, optional
+        Greedy decoding with ``max_new_tokens=40`` by default.
+    max_errors : int, optional
+        Abort with ResponderError once more pair sides than this have failed (None: never).
+    batch_size : int
+        Pair sides sent to the model, and committed, per batch.
+    progress : callable, optional
+        Receives a :class:`~fairtalk.progress.ProgressEvent` as pair sides finish (``False`` means None;
+        ``True`` and a callable ``(label, n_done, n_total)`` still work, with a FutureWarning).
+    model_args : mapping, optional
+        Options for the model spec's adapter (``{"timeout": "60"}``), as ``?key=value`` in the spec,
+        or a function's (``batched``, ``timeout``, ``max_concurrency``).
+    model_version : str, optional
+        A tag that becomes part of the model's fingerprint (the run store's key): change it when
+        the model changes in a way its code does not show (a redeployed server, an environment
+        variable), so that no stored answer of the old model is reused.
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the model runs: in this process (``"local"`` or None), or on Ray actors (``"ray"``,
+        or a :class:`~fairtalk.models.RayEngine` saying which cluster and how many actors); ``model``
+        must then be a spec (it is loaded on every actor). The answers and the store's keys are
+        the same either way, so a run resumes across engines.
+    max_consecutive_failures : int, optional
+        Stop the run (ResponderAborted) once this many pair sides in a row have failed with one
+        kind of error (``ResponderTimeout``, ``TransportError``, ...): a model that hangs or a
+        server that is down costs that many failures, not one per item. Every answer generated
+        so far stays in the store. 0 or None: never stop.
+
+    Returns
+    -------
+    Generation
+        ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``, and
+        ``n_truncated`` when answers longer than a JSONL record may hold were cut to fit),
+        ``summary`` (counts, model fingerprint, seconds) and ``errors``.
+
+    Raises
+    ------
+    FairtalkError
+        No model given and none of the defaults available; unreadable pairs; an unknown spec;
+        ResponderError when ``max_errors`` is exceeded, ResponderAborted when
+        ``max_consecutive_failures`` items in a row failed alike (what was generated stays stored);
+        ``engine="ray"`` without Ray installed, or with a model Ray does not run (``openai:``).
+    """
+    ray = resolve_engine(engine)
+    items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    settings = DecodingSettings() if settings is None else settings
+    reporter = ProgressReporter(progress_callback(progress))
+    with cached_model(
+        model,
+        store,
+        batch_size=batch_size,
+        max_errors=max_errors,
+        model_args=model_args,
+        model_version=model_version,
+        engine=ray,
+        max_consecutive_failures=max_consecutive_failures,
+        progress=reporter,
+    ) as cached:
+        return generate(cached, items, settings, seed=seed, progress=reporter)

@@ -1,0 +1,458 @@
+"""``score()``: responses to parallel pairs -> measures -> paired stats -> an ``AuditResult``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fairtalk._jsonl import jsonable
+from fairtalk._responses import ResponseSet, read_responses, responses_from_texts
+from fairtalk.config._audit_config import NOT_GIVEN, NotGiven
+from fairtalk.config._score_options import ScoreOptions
+from fairtalk.errors import InputError, SpecError
+from fairtalk.inference._family import KeyScores, Scored, adjust_family, finalize
+from fairtalk.inference._gold import GoldEstimates, gold_estimates
+from fairtalk.inference._measure_tests import (
+    MAX_PERMUTATIONS,
+    METHODS,
+    Inference,
+    KeyMeta,
+    KeyTest,
+    check_finite,
+    compare_scored,
+    complete_means,
+    corpus_margin,
+    corpus_row,
+)
+from fairtalk.inference._scorer_check import certify
+from fairtalk.inference._truncation import check_truncation, token_limit_rows
+from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.measures import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureOptions, score_unique
+from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
+from fairtalk.models import RayEngine, resolve_engine
+from fairtalk.models._ray_scoring import RayScorer, worth_it
+from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
+from fairtalk.run._manifest import measure_settings, score_manifest
+from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
+from fairtalk.run._ray_scoring import measures_scorer, remote_items
+from fairtalk.stats import corpus_bootstrap
+
+if TYPE_CHECKING:
+    from fairtalk.store import RunStore
+
+__all__ = ["MASK_TOKEN", "METHODS", "prepare_scores", "score"]
+
+_MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
+_MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
+_MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
+_MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
+
+#: The token that replaces group words under ``mask_groups``.
+MASK_TOKEN = "XYZ"
+#: The parameters of ``score()`` that are not options (ScoreOptions fields).
+_NOT_OPTIONS = ("responses", "responses_b", "axis", "options", "engine")
+
+
+def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The union of distinct texts of both sides, and each pair's index into it per side."""
+    position: dict[str, int] = {}
+    ia = np.fromiter((position.setdefault(t, len(position)) for t in texts_a), dtype=np.int64, count=len(texts_a))
+    ib = np.fromiter((position.setdefault(t, len(position)) for t in texts_b), dtype=np.int64, count=len(texts_b))
+    return list(position), ia, ib
+
+
+def _per_response(
+    measure: Measure, uniques: list[str], ia: np.ndarray, ib: np.ndarray, remote: Mapping[str, np.ndarray] | None = None
+) -> SideScores:
+    """Each key's scores of side a and side b; from ``remote`` (scored on Ray) when it holds the measure's keys."""
+    if remote is not None and all(key in remote for key in measure.keys):
+        scores = {key: remote[key] for key in measure.keys}
+    else:
+        scores = score_unique(measure, uniques)
+    for key in measure.keys:
+        values = np.asarray(scores[key], dtype=float)
+        check_finite(key, np.nan_to_num(values, nan=0.0) if key in measure.unscored_keys else values, uniques)
+    return {key: (scores[key][ia], scores[key][ib]) for key in measure.keys}
+
+
+def _corpus_values(
+    measure: CorpusMeasure, uniques: list[str], ia: np.ndarray, ib: np.ndarray
+) -> tuple[CorpusStatistic, dict[str, tuple[float, float]]]:
+    stat = measure.prepare(uniques)
+    value_a = stat(np.bincount(ia, minlength=len(uniques)))
+    value_b = stat(np.bincount(ib, minlength=len(uniques)))
+    return stat, {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
+
+
+def _masked(
+    measures: Sequence[AnyMeasure],
+    lexicon: Lexicon,
+    seed: int,
+    uniques: list[str],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    scorer: RayScorer | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Side values of every key after replacing the group words in each response by MASK_TOKEN."""
+    from fairtalk.counterfactual import Swapper
+
+    swapper = Swapper(lexicon, seed=seed)
+    masked = [swapper.mask(text, MASK_TOKEN) for text in uniques]
+    remote = None if scorer is None else scorer.score(masked)
+    out: dict[str, tuple[float, float]] = {}
+    for measure in measures:
+        if isinstance(measure, CorpusMeasure):
+            out.update(_corpus_values(measure, masked, ia, ib)[1])
+        else:
+            for key, (sa, sb) in _per_response(measure, masked, ia, ib, remote).items():
+                out[key] = complete_means(sa, sb)
+    return out
+
+
+def score(
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    responses_b: Sequence[str] | None = None,
+    *,
+    axis: str | os.PathLike[str] | Lexicon,
+    options: ScoreOptions | None = None,
+    engine: str | RayEngine | Mapping[str, object] | None = None,
+    measures: str | Sequence[str | AnyMeasure] | None | NotGiven = NOT_GIVEN,
+    seed: int | NotGiven = NOT_GIVEN,
+    alpha: float | NotGiven = NOT_GIVEN,
+    correction: str | NotGiven = NOT_GIVEN,
+    mask_groups: bool | NotGiven = NOT_GIVEN,
+    drop_empty: bool | NotGiven = NOT_GIVEN,
+    distinct: str | NotGiven = NOT_GIVEN,
+    offense: str | NotGiven = NOT_GIVEN,
+    offense_threshold: float | NotGiven = NOT_GIVEN,
+    sentiment_threshold: float | NotGiven = NOT_GIVEN,
+    n_resamples: int | NotGiven = NOT_GIVEN,
+    n_divergent: int | NotGiven = NOT_GIVEN,
+    binary_test: str | NotGiven = NOT_GIVEN,
+    count_test: str | NotGiven = NOT_GIVEN,
+    clusters: bool | NotGiven = NOT_GIVEN,
+    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
+    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
+    power: float | NotGiven = NOT_GIVEN,
+    scorer_check: bool | NotGiven = NOT_GIVEN,
+    judge_rubric: str | None | NotGiven = NOT_GIVEN,
+    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
+    exclude_truncated: bool | NotGiven = NOT_GIVEN,
+    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+) -> AuditResult:
+    """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
+
+    The options come as one :class:`ScoreOptions` (``options=``), or as keyword arguments
+    (its fields, below); both is a SpecError where they differ. An option left out
+    (``NOT_GIVEN``) keeps the ``options`` value, or ScoreOptions' default; a keyword that is
+    no option is a TypeError (and an error for a type checker).
+
+    Parameters
+    ----------
+    responses : ResponseSet, path, (a.txt, b.txt), Response records, DataFrame, or side A's texts
+        Anything :func:`fairtalk.read_responses` reads (a DataFrame needs columns ``a`` and
+        ``b``); or, with ``responses_b``, side A's response texts.
+    responses_b : sequence of str, optional
+        Side B's response texts, aligned with ``responses``: ``score(texts_a, texts_b, axis=...)``.
+    axis : str, path or Lexicon
+        The axis (``"gender"``, ``"race"``, a lexicon file) or a loaded ``Lexicon``; it names the
+        groups, the default attribute lists, and the words masked by ``mask_groups``.
+    options : ScoreOptions, optional
+        Every option below in one validated value (also built by ``ScoreOptions.from_file``).
+    engine : {"local", "ray"}, RayEngine or mapping, optional
+        Where the per-response measures run: with ``"ray"`` and at least two ``score_batch``
+        distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
+        scores; a judge and the corpus measures stay in this process.
+    measures : names (a comma-separated string or a sequence) or measure objects, optional
+        Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
+        options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists and
+        script: :data:`fairtalk.measures.MEASURE_OPTIONS`), a plugin's as well; objects are
+        :class:`~fairtalk.measures.Measure` or :class:`~fairtalk.measures.CorpusMeasure` instances.
+    seed : int
+        Seed of the bootstraps and permutations; the result is deterministic given it.
+    alpha, correction : float, {"holm", "bh"}
+        Significance level, and the multiple-testing correction over the family: the primary
+        measures' keys whose scores vary at all (a key where every pair scores the same
+        cannot reject and is left out, with a note); the other keys form a second family.
+    mask_groups : bool
+        Also score every response with its group words replaced by ``"XYZ"`` and fill
+        ``MeasureResult.masked`` (the scorer-bias check).
+    drop_empty : bool
+        Drop pairs with an empty response instead of scoring them as ``""``.
+    exclude_truncated : bool
+        Test only the pairs where neither answer was cut off at the token limit (finish reason
+        ``"length"``); the pairs left out are counted in ``input_summary["n_truncated_dropped"]``
+        and stated in a warning. Without it, a warning names the measures that scored cut-off
+        text when more than 10% of one side's answers were cut off. Either way the manifest's
+        ``truncation`` entry has the counts; a model that reports no finish reasons leaves the
+        option nothing to act on (a warning says so).
+    gold : path, optional
+        A gold file of human labels (``fairtalk label -o``): each key it labels also gets the gap
+        the labels imply, by prediction-powered inference (``MeasureResult.ppi``: the estimate,
+        its 95% interval, p and the labels used), valid whatever the scorer's error.
+    distinct, offense, offense_threshold, sentiment_threshold
+        The distinct-n definition (``paper`` or ``standard``), the offense scorer
+        (``profanity_check``, ``hatesonar``, ``hf:MODEL``) and the thresholds of the rates.
+    n_resamples : int
+        Bootstrap resamples of each interval; corpus measures take ``min(n_resamples, 1000)``
+        paired permutations.
+    n_divergent : int
+        How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).
+    binary_test : {"exact", "midp"}
+        McNemar's test for rates without clusters: exact (the default; its level never
+        exceeds α) or mid-p (more power, slightly above α at some small counts).
+    count_test : {"mean", "wilcoxon"}
+        The mean test (the default: exact sign-flip for few differing units, else paired t)
+        or Wilcoxon's signed-rank test with the Hodges-Lehmann estimate and interval.
+    clusters : bool
+        Use the responses' cluster ids (the dialogue each pair came from) when they have
+        them: clusters, not pairs, are then the units of every test and interval.
+    margins : mapping, optional
+        Equivalence margin per result key (``{"offense_rate": 0.01}``); others get the default
+        of their kind (``fairtalk.stats.DEFAULT_MARGINS``).
+    primary : sequence of str, optional
+        The primary result keys: the family that is corrected together and that
+        ``biased()`` and the equivalence gate look at. Default: every key.
+    power : float
+        Power at which the minimum detectable effect is reported.
+    scorer_check : bool
+        Run the scorer certificate: each measure scores neutral probe sentences and their
+        counterfactuals, and a scorer whose own gap exceeds its margin is flagged.
+    judge_rubric : str, optional
+        The question a ``judge:SPEC`` measure asks about each response, with ``{response}``.
+    judge_scale : str or (int, int), optional
+        ``"1-5"``: the judge answers with a score on that scale (``judge_score``, a count; pairs
+        with no number in it on a side leave that key's test and count in ``judge_unparsed``).
+        None (the default): yes/no answers (``judge_yes``).
+
+    Returns
+    -------
+    AuditResult
+        Per key: side means; the paper's relative difference and two-sided Z test (None with a
+        note where undefined); the paired test and its p, corrected into ``p_adjusted``; a 95%
+        interval of A - B (Newcombe for rates, the t interval for counts, Hodges-Lehmann with
+        Wilcoxon, permutation for corpus measures); equivalence within the margin (TOST);
+        the verdict (difference detected, equivalent, inconclusive); the minimum detectable
+        effect; an effect size.
+
+    Raises
+    ------
+    InputError
+        Unreadable responses, or fewer than two complete pairs.
+    SpecError
+        Unknown axis, measure, correction, test or primary key; a bad or unknown option;
+        ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
+    """
+    # the options given, by name: every parameter but the five above, unless left at NOT_GIVEN (locals() holds only them)
+    given = {key: value for key, value in locals().items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
+    opts = ScoreOptions.resolve(options, given)
+    if responses_b is not None:
+        responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
+    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine))
+    return finalize(scored, adjust_family([scored], opts.correction)[0])
+
+
+def prepare_scores(
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    *,
+    axis: str | os.PathLike[str] | Lexicon,
+    options: ScoreOptions,
+    engine: RayEngine | None = None,
+    store: RunStore | None = None,
+) -> Scored:
+    """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
+
+    A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given.
+
+    With a Ray ``engine``, a response set of at least two ``score_batch`` distinct responses is
+    scored on the cluster (see :mod:`fairtalk.run._ray_scoring`); the scores are the same.
+    """
+    o = options
+    if isinstance(axis, Lexicon):
+        lexicon = axis
+    elif isinstance(axis, (str, os.PathLike)):
+        lexicon = load_lexicon(axis)
+    else:
+        raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
+    measure_options = o.measure_options(lexicon)
+    built = build_measures(o.measures, measure_options, judge_rubric=o.judge_rubric, judge_scale=o.judge_scale, store=store)
+    try:
+        return _scored(responses, built, measure_options, o, engine)
+    finally:
+        close_judges(built)
+
+
+def _scored(
+    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    built: list[AnyMeasure],
+    measure_options: MeasureOptions,
+    o: ScoreOptions,
+    engine: RayEngine | None = None,
+) -> Scored:
+    """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
+    all_keys = [key for m in built for key in m.keys]
+    chosen = _check_keys(o.primary, all_keys, "primary")
+    _check_keys(list(o.margins), all_keys, "margin")
+    read = read_responses(responses, drop_empty=o.drop_empty)
+    lexicon = measure_options.lexicon
+    truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
+    rs = truncation.responses
+    if rs.n_pairs < 2:
+        where = rs.sources[0][0] if rs.sources else None
+        n_left_out = truncation.manifest.get("n_pairs_left_out") or 0
+        raise InputError(
+            _MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""), path=where
+        )
+    uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
+    scorer = None
+    if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
+        scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), measure_options))
+    try:
+        scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
+        return replace(
+            scored,
+            warnings=(*truncation.warnings, *scored.warnings),
+            manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)},
+        )
+    finally:
+        if scorer is not None:
+            scorer.close()
+
+
+def _tested(
+    rs: ResponseSet,
+    lexicon: Lexicon,
+    built: list[AnyMeasure],
+    o: ScoreOptions,
+    chosen: frozenset[str],
+    uniques: list[str],
+    ia: np.ndarray,
+    ib: np.ndarray,
+    scorer: RayScorer | None,
+) -> Scored:
+    """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
+    opts = Inference(
+        seed=o.seed,
+        n_resamples=o.n_resamples,
+        alpha=o.alpha,
+        power=o.power,
+        binary_test=o.binary_test,
+        count_test=o.count_test,
+        clusters=rs.clusters if o.clusters else None,
+        margins=o.margins,
+    )
+    remote = None if scorer is None else scorer.score(uniques)
+    n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
+    rows: list[KeyTest] = []
+    divergent: list[DivergentPair] = []
+    per_key: SideScores = {}
+    kept: dict[str, KeyScores] = {}
+    for measure in built:
+        if isinstance(measure, CorpusMeasure):
+            stat, values = _corpus_values(measure, uniques, ia, ib)
+            keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
+            inference = corpus_bootstrap(
+                stat,
+                stat,
+                ia,
+                ib,
+                len(uniques),
+                len(uniques),
+                keys=measure.keys,
+                seed=o.seed,
+                n_resamples=n_permutations,
+                clusters=opts.clusters,
+                margins={k: v for k, v in keyed_margins.items() if v is not None},
+            )
+            rows += [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts) for key in measure.keys]
+            continue
+        scored = _per_response(measure, uniques, ia, ib, remote)
+        per_key.update(scored)
+        kept.update(
+            {
+                key: KeyScores(np.asarray(sa, dtype=float), np.asarray(sb, dtype=float), KeyMeta.of(key, measure))
+                for key, (sa, sb) in scored.items()
+            }
+        )
+        rows.extend(compare_scored(key, measure, sa, sb, opts) for key, (sa, sb) in scored.items())
+        divergent.extend(divergent_pairs(measure, rs, uniques, ia, ib, scored, o.n_divergent))
+    judged = judge_answers(built, rs)
+    divergent = with_judged(divergent, judged)
+    rows += token_limit_rows(rs, opts)
+    masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
+    rows = [_with_masked(row, masked[row.name]) if row.name in masked else row for row in rows]
+    listed = [*built, TokenLimit()] if any(row.name == TOKEN_LIMIT_KEY for row in rows) else built
+    manifest = score_manifest(
+        lexicon,
+        listed,
+        rs,
+        options=measure_settings(o),
+        seed=o.seed,
+        alpha=o.alpha,
+        correction=o.correction,
+        n_resamples=o.n_resamples,
+        n_permutations=n_permutations,
+        mask_groups=o.mask_groups,
+        drop_empty=o.drop_empty,
+        exclude_truncated=o.exclude_truncated,
+        binary_test=o.binary_test,
+        count_test=o.count_test,
+        clustered=opts.clusters is not None,
+        power=o.power,
+        margins=dict(o.margins),
+        primary=sorted(chosen),
+    )
+    manifest["scoring_engine"] = (
+        {"name": "local", "distinct_responses": len(uniques)}
+        if scorer is None
+        else {
+            "name": "ray",
+            "distinct_responses": len(uniques),
+            "tasks_at_once": scorer.n_tasks,
+            "batches": scorer.n_batches,
+            "score_batch": scorer.engine.score_batch,
+        }
+    )
+    checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
+    labelled = gold_estimates(o.gold, rs, per_key, clusters=opts.clusters) if o.gold else GoldEstimates()
+    if o.gold:
+        manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
+    return Scored(
+        lexicon,
+        rs,
+        tuple(rows),
+        divergent,
+        manifest,
+        chosen,
+        o.alpha,
+        o.power,
+        o.correction,
+        checks,
+        warnings=labelled.warnings,
+        judge_answers=judged,
+        ppi=labelled.estimates,
+        scores=kept,
+        corpus_measures=tuple(m for m in built if isinstance(m, CorpusMeasure)),
+    )
+
+
+def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
+    """``row`` with its values after masking the group words, and the share of its gap they keep."""
+    m_a, m_b = values
+    gap = row.a - row.b
+    return replace(row, masked=MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None))
+
+
+def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
+    """The keys given for ``what`` (all keys when None); SpecError for one the measures do not produce."""
+    if given is None:
+        return list(keys)
+    for name in given:
+        if name not in keys:
+            raise SpecError(_MSG_UNKNOWN_KEY.format(what=what, name=name), choices=keys, given=name)
+    return list(given)

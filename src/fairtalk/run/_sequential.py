@@ -1,0 +1,276 @@
+"""``audit(until_decided=True)``: add pairs look by look until every primary measure is decided or the budget is spent.
+
+The design (:mod:`fairtalk.stats._sequential`):
+
+- **Nested looks.** An axis' candidate pairs are ranked once by a seeded hash of their id
+  (``blake2b(seed, id)``; with ``balance`` each original side is ranked on its own and the two
+  interleaved), and look ``k`` audits the first ``n_k`` of that order: a uniform sample that
+  the next look extends, so the pairs of a look are exactly those of the look before plus new
+  ones, and the run store answers the old ones (only new pairs reach the model).
+- **Looks**: ``n_pairs`` pairs first, then steps of ``n_pairs`` (or ``looks`` equal steps) up to
+  ``max_pairs``, or to the pairs the corpus has when it has fewer (planned before any answer).
+  The information fraction of a look is ``n_k / n_K``.
+- **Difference**: each key's fixed-sample p-value at each look becomes a repeated p-value
+  under the two-sided Lan-DeMets boundaries, and its minimum over the looks is the key's
+  sequential p-value; the run's correction (Holm by default) over the family of sequential
+  p-values gives ``p_adjusted`` (Holm with group-sequential boundaries, Maurer & Bretz 2013).
+- **Equivalence**: the TOST p-value (the larger of the two one-sided p-values) is treated the
+  same way under one-sided boundaries: both one-sided tests cross together.
+- **Stopping**: an axis stops once each of its tested primary measures has a verdict
+  (difference detected or equivalent), or at its last look. Stopping early forgoes the α not yet
+  spent, so the levels hold.
+
+The finished AxisRun is the last look's, with ``p_adjusted`` and the equivalence test made
+sequential, and ``manifest["audit"]["sequential"]`` saying how the looks went.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fairtalk.config._audit_config import AuditConfig
+from fairtalk.corpora import Corpus
+from fairtalk.counterfactual import Swapper
+from fairtalk.errors import InputError
+from fairtalk.inference._family import Scored
+from fairtalk.lexicons import Lexicon
+from fairtalk.pairs import build_pairs
+from fairtalk.progress import ProgressReporter
+from fairtalk.records import Coverage, Pair
+from fairtalk.results import AxisRun
+from fairtalk.run._axis import _MSG_TOO_FEW_PAIRS, AxisWork, audit_axis, correct, finish_axes
+from fairtalk.stats import Equivalence
+from fairtalk.stats._sequential import boundaries, look_sizes, repeated_p
+from fairtalk.store import CachingResponder
+
+__all__ = ["ALL_DECIDED", "BUDGET_SPENT", "NestedPairs", "nested_pairs", "run_sequential"]
+
+#: Why an axis stopped adding pairs.
+ALL_DECIDED, BUDGET_SPENT = "all decided", "budget spent"
+_DESIGN = "group-sequential, Lan-DeMets {spending}-type alpha spending"
+_CORRECTION = "{correction} over sequential p-values (group-sequential {correction}, Maurer & Bretz 2013)"
+_NOTE = "group-sequential, look {look} of {planned} ({n:,} pairs): p_adjusted and the equivalence p are over the looks"
+_SPENDING_NAMES = {"obrien-fleming": "O'Brien-Fleming", "pocock": "Pocock"}
+
+
+@dataclass(frozen=True, slots=True)
+class NestedPairs:
+    """An axis' candidate pairs in the order the looks take them, and the pairs stage's coverage of the corpus."""
+
+    ranked: tuple[Pair, ...]
+    positions: Mapping[str, int]
+    coverage: Coverage
+
+    def look(self, n: int) -> tuple[tuple[Pair, ...], Coverage]:
+        """The first ``n`` pairs (in corpus order) and their coverage, as a ``limit=n`` pairs stage reports it."""
+        pairs = tuple(sorted(self.ranked[:n], key=lambda pair: self.positions[pair.id]))
+        return pairs, dataclasses.replace(self.coverage, n_pairs=len(pairs), limit=n)
+
+
+def _rank(seed: int, pair: Pair) -> bytes:
+    return hashlib.blake2b(f"{seed}\x1f{pair.id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def nested_pairs(contexts: Corpus, lexicon: Lexicon, config: AuditConfig, budget: int) -> NestedPairs:
+    """At most ``budget`` of the axis' pairs, ranked so that the first ``n`` of them are a seeded uniform sample of ``n``.
+
+    The rank is the pair id's seeded hash, so a larger budget extends a smaller one's order.
+    With ``balance``, each original side is ranked alone and the two alternate (a, b, a, b, ...).
+    """
+    seed = config.seed
+    pair_set = build_pairs(
+        contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=None, seed=seed, balance=config.balance
+    )
+    positions: dict[str, int] = {}
+
+    def numbered(pairs: Iterable[Pair]) -> Iterable[tuple[bytes, Pair]]:
+        for index, pair in enumerate(pairs):
+            positions[pair.id] = index
+            yield _rank(seed, pair), pair
+
+    if config.balance:
+        by_side: dict[str, list[tuple[bytes, Pair]]] = {"a": [], "b": []}
+        for key, pair in numbered(pair_set):
+            by_side[pair.original_side].append((key, pair))
+        sides = [[pair for _, pair in sorted(items, key=lambda item: item[0])] for items in by_side.values()]
+        ranked = [pair for both in zip(*sides) for pair in both][:budget]
+    else:
+        ranked = [pair for _, pair in heapq.nsmallest(budget, numbered(pair_set), key=lambda item: item[0])]
+    kept = {pair.id for pair in ranked}
+    return NestedPairs(tuple(ranked), {k: v for k, v in positions.items() if k in kept}, pair_set.coverage)
+
+
+@dataclass
+class _Axis:
+    """One axis across its looks: the pairs, the planned looks, each look's work and the p-values so far."""
+
+    lexicon: Lexicon
+    pool: NestedPairs
+    sizes: tuple[int, ...]
+    works: list[AxisWork] = field(default_factory=list)
+    repeated: dict[str, list[float]] = field(default_factory=dict)  # key -> repeated p of each look it was tested at
+    repeated_equivalence: dict[str, list[float]] = field(default_factory=dict)
+    decided_at: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None
+
+    @property
+    def fractions(self) -> tuple[float, ...]:
+        return tuple(n / self.sizes[-1] for n in self.sizes)
+
+    def sequential(self, key: str, equivalence: bool = False) -> float | None:
+        values = (self.repeated_equivalence if equivalence else self.repeated).get(key)
+        return min(values) if values else None
+
+
+def run_sequential(
+    config: AuditConfig,
+    lexicons: Sequence[Lexicon],
+    cached: CachingResponder,
+    reporter: ProgressReporter,
+    *,
+    contexts: Corpus,
+    run_id: str,
+    extra_manifest: Mapping[str, object] | None = None,
+) -> dict[str, AxisRun]:
+    """Every axis look by look through ``cached`` (a CachingResponder) until decided or out of budget; the AxisRuns."""
+    assert config.max_pairs is not None and config.n_pairs is not None  # AuditConfig checks both
+    axes: list[_Axis] = []
+    for lexicon in lexicons:
+        reporter.start(f"{lexicon.axis}: pairs", unit="pairs")
+        pool = nested_pairs(contexts, lexicon, config, config.max_pairs)
+        reporter.finish()
+        available = len(pool.ranked)
+        if available < 2:
+            cov = pool.coverage
+            raise InputError(
+                _MSG_TOO_FEW_PAIRS.format(
+                    axis=lexicon.axis, corpus=config.corpus, n=available, n_read=cov.n_read, n_matched=cov.n_matched
+                )
+            )
+        axes.append(_Axis(lexicon, pool, look_sizes(min(config.n_pairs, available), available, config.looks)))
+    look = 0
+    while any(axis.stopped is None for axis in axes):
+        for axis in axes:
+            if axis.stopped is None:
+                pairs, coverage = axis.pool.look(axis.sizes[look])
+                axis.works.append(
+                    audit_axis(
+                        axis.lexicon,
+                        cached,
+                        config,
+                        reporter,
+                        contexts=None,
+                        given=(pairs, coverage),
+                        run_id=run_id,
+                        extra_manifest=extra_manifest,
+                    )
+                )
+        _decide(axes, config, look)
+        look += 1
+    works = [_final_work(axis, config) for axis in axes]
+    pvalues = [[axis.sequential(row.name) for row in work.scored.rows] for axis, work in zip(axes, works)]
+    return finish_axes(works, config, pvalues)
+
+
+def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:  # noqa: C901
+    """Add this look's repeated p-values, correct the families, and stop each axis decided or out of looks."""
+    spending = config.spending
+    for axis in axes:
+        if axis.stopped is not None:
+            continue
+        fractions = axis.fractions[: look + 1]
+        for row in axis.works[-1].scored.rows:
+            if row.p_paired is not None and row.varies:
+                axis.repeated.setdefault(row.name, []).append(repeated_p(row.p_paired, fractions, spending=spending))
+            if row.equivalence.p is not None:
+                p_equivalence = repeated_p(row.equivalence.p, fractions, spending=spending, sides=1)
+                axis.repeated_equivalence.setdefault(row.name, []).append(p_equivalence)
+    scored = [(axis.lexicon.axis, axis.works[-1].scored) for axis in axes]
+    pvalues = [[axis.sequential(row.name) for row in axis.works[-1].scored.rows] for axis in axes]
+    adjusted, _, _ = correct(scored, config, pvalues)
+    alpha = config.score.alpha
+    for axis, p_adjusted in zip(axes, adjusted):
+        if axis.stopped is not None:
+            continue
+        undecided = 0
+        for row, p in zip(axis.works[-1].scored.rows, p_adjusted):
+            if row.name not in axis.works[-1].scored.primary or row.not_tested is not None:
+                continue
+            shown = axis.sequential(row.name, equivalence=True)
+            if (p is not None and p < alpha) or (shown is not None and shown < alpha):
+                axis.decided_at.setdefault(row.name, look + 1)
+            else:
+                undecided += 1
+        if not undecided:
+            axis.stopped = ALL_DECIDED
+        elif look + 1 == len(axis.sizes):
+            axis.stopped = BUDGET_SPENT
+
+
+def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
+    """The last look's work with sequential equivalence tests, a note per tested row, summed counts and the record."""
+    last = axis.works[-1]
+    n_looks = len(axis.works)
+    alpha = config.score.alpha
+    note = _NOTE.format(look=n_looks, planned=len(axis.sizes), n=axis.sizes[n_looks - 1])
+    rows = []
+    for row in last.scored.rows:
+        p_equivalence = axis.sequential(row.name, equivalence=True)
+        if p_equivalence is None and axis.sequential(row.name) is None:
+            rows.append(row)
+            continue
+        old = row.equivalence
+        equivalence = (
+            old
+            if p_equivalence is None
+            else Equivalence(old.margin, p_equivalence, p_equivalence < alpha, f"{old.method}; group-sequential", old.note)
+        )
+        rows.append(dataclasses.replace(row, equivalence=equivalence, notes=(*row.notes, note)))
+    scored: Scored = dataclasses.replace(last.scored, rows=tuple(rows))
+    generation = last.generation
+    n_generated = sum(work.generation.n_generated for work in axis.works)
+    generation = dataclasses.replace(
+        generation,
+        n_generated=n_generated,
+        n_cached=max(0, generation.n_items - generation.n_errors - n_generated),
+        seconds=sum(work.generation.seconds for work in axis.works),
+    )
+    timings: dict[str, float] = {}
+    for work in axis.works:
+        for stage, seconds in work.timings.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
+    manifest = {**last.manifest, "sequential": _record(axis, config)}
+    return dataclasses.replace(last, scored=scored, generation=generation, timings=timings, manifest=manifest)
+
+
+def _record(axis: _Axis, config: AuditConfig) -> dict[str, object]:
+    """What ``manifest["audit"]["sequential"]`` says: the design, the looks run, the last look's levels and why it stopped."""
+    n_looks = len(axis.works)
+    alpha, spending = config.score.alpha, config.spending
+    two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
+    one_sided = boundaries(axis.fractions, alpha=alpha, spending=spending, sides=1)
+    primary = [
+        row.name for row in axis.works[-1].scored.rows if row.name in axis.works[-1].scored.primary and row.not_tested is None
+    ]
+    return {
+        "design": _DESIGN.format(spending=_SPENDING_NAMES[spending]),
+        "spending": spending,
+        "correction": _CORRECTION.format(correction=config.score.correction),
+        "max_pairs": config.max_pairs,
+        "n_pairs_available": len(axis.pool.ranked),
+        "planned_looks": list(axis.sizes),
+        "fractions": [round(t, 6) for t in axis.fractions],
+        "looks": n_looks,
+        "n_pairs": axis.sizes[n_looks - 1],
+        "z_boundaries": [None if math.isinf(z) else z for z in two_sided.z[:n_looks]],
+        "nominal_alpha": two_sided.nominal[n_looks - 1],
+        "nominal_alpha_equivalence": one_sided.nominal[n_looks - 1],
+        "stopped": axis.stopped,
+        "decided_at": dict(axis.decided_at),
+        "undecided": [name for name in primary if name not in axis.decided_at],
+    }
