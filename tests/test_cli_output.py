@@ -120,9 +120,8 @@ def test_every_command_has_quiet_and_verbose() -> None:
 
 def test_choices_are_the_library_s() -> None:
     from fairtalk.cli import _choices
+    from fairtalk.config import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
     from fairtalk.corpora import SPLITS
-    from fairtalk.inference._family import CORRECTION_SCOPES
-    from fairtalk.inference._measure_tests import BINARY_TESTS, COUNT_TESTS
     from fairtalk.measures._diversity import DEFINITIONS
     from fairtalk.models import ENGINES
     from fairtalk.pairs import MIXED_POLICIES

@@ -1,6 +1,6 @@
 """Write the type stubs (``__init__.pyi``) of the lazy packages from their ``_LAZY`` tables, the one list of their names.
 
-``fairtalk``, ``fairtalk.prompts`` and ``fairtalk.debias`` load their public names on first use
+``fairtalk``, ``fairtalk.prompts``, ``fairtalk.debias`` and ``fairtalk.training`` load their public names on first use
 (:func:`fairtalk._lazy.lazy_names`), which a type checker cannot follow; each stub shows it the
 same names with their real types. Run ``python tools/write_stub.py`` after changing a table;
 ``tests/test_public_api.py`` fails until every committed stub equals :func:`stubs`.
@@ -14,6 +14,7 @@ from types import ModuleType
 import fairtalk
 import fairtalk.debias
 import fairtalk.prompts
+import fairtalk.training
 from fairtalk._lazy import stub_text
 
 #: The top-level stub beside the package's ``__init__.py``.
@@ -23,6 +24,7 @@ PACKAGES: tuple[tuple[ModuleType, dict[str, str]], ...] = (
     (fairtalk, {"__version__": "str"}),
     (fairtalk.prompts, {}),
     (fairtalk.debias, {}),
+    (fairtalk.training, {}),
 )
 
 

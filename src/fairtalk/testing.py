@@ -29,7 +29,7 @@ from typing import Literal
 
 from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
 from fairtalk.models import ReplyFunction, Responder
-from fairtalk.report._model_comparison import write_model_comparison
+from fairtalk.report import write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
 
 __all__ = ["GATES", "BiasAssertionError", "Gate", "ModelLike", "assert_no_bias", "assert_not_worse", "audit_options"]

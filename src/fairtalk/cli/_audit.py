@@ -303,8 +303,7 @@ def audit(  # noqa: C901, PLR0915
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.models import RayEngine
-    from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table
-    from fairtalk.report._index import sequential_summary
+    from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table, sequential_summary
 
     store_path: object = None
     try:
@@ -357,7 +356,7 @@ def audit(  # noqa: C901, PLR0915
         if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         if axis_run.similarity is not None:
-            from fairtalk.report._similarity_table import similarity_basis, similarity_row
+            from fairtalk.report import similarity_basis, similarity_row
 
             for warning in axis_run.similarity.warnings:
                 say(f"{name}: warning: similarity: {warning}", style="bold yellow")
@@ -393,13 +392,12 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
     import fairtalk
     from fairtalk.cli._compare import show_comparison
     from fairtalk.cli._output import progress_bars
-    from fairtalk.report import check_report_folder
-    from fairtalk.report._model_comparison import COMPARISON_FILES, write_model_comparison
+    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
     args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
     try:
-        check_report_folder(str(compare_out), {"OUTPUT": output}, names=COMPARISON_FILES.values())
+        check_report_folder(str(compare_out), {"OUTPUT": output}, names=MODEL_COMPARISON_FILES.values())
         base_config = config.updated(
             {"model": model, "model_args": args, "model_version": None, "out_dir": str(base_out), "store": str(store)}
         )

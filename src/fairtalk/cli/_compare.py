@@ -71,12 +71,11 @@ def compare(
     """
     from fairtalk import SpecError
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
-    from fairtalk.report import check_report_folder
-    from fairtalk.report._model_comparison import COMPARISON_FILES, write_model_comparison
+    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
     try:
         if output is not None:
-            check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=COMPARISON_FILES.values())
+            check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=MODEL_COMPARISON_FILES.values())
         if junit is not None:
             check_output_file(junit, option="--junit")
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
@@ -107,7 +106,7 @@ def show_comparison(
     Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
     lines and the files written, and writes ``--junit`` and the job summary. ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
     """
-    from fairtalk.report._model_comparison import gate_lines, model_comparison_table
+    from fairtalk.report import gate_lines, model_comparison_table
 
     if json_out:
         print_json(result.to_dict() if json_key is None else {json_key: result.to_dict()})

@@ -42,7 +42,7 @@ def augment(
     import time
 
     import fairtalk
-    from fairtalk.debias._cda import write_dialogues
+    from fairtalk.debias import write_dialogues
     from fairtalk.report import check_not_input
 
     started = time.perf_counter()
@@ -121,7 +121,7 @@ def pool_filter(
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
-    from fairtalk.debias._candidate_filter import filter_pool, read_pool, write_pool
+    from fairtalk.debias import filter_pool, read_pool, write_pool
     from fairtalk.report import check_not_input
 
     reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]

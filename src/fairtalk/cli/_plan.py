@@ -175,7 +175,7 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
 
 def _labels(measure: str | None, half_width: float, results: str | None, sd: float | None, alpha: float) -> None:
     """``plan --gold``: the labelled pairs a prediction-powered interval of ±``half_width`` needs."""
-    from fairtalk.stats._ppi import labels_needed
+    from fairtalk.stats import labels_needed
 
     if measure is None or not measure.strip():
         fail(_MSG_NO_KEY)

@@ -24,8 +24,7 @@ from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:  # the public names, for annotations only
     import fairtalk
-    from fairtalk.prompts._sources import PromptSet
-    from fairtalk.prompts._templates import GroupSet
+    from fairtalk.prompts import GroupSet, PromptSet
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -42,14 +41,14 @@ _HELP_GOLD = "Human regard labels of some completions (`fairtalk label --measure
 
 
 def _groups(path: str | None) -> GroupSet:
-    from fairtalk.prompts._templates import default_groups, load_groups
+    from fairtalk.prompts import default_groups, load_groups
 
     return load_groups(path) if path else default_groups()
 
 
 def _paraphrase(groups_file: str | None, source: str = "builtin", **options: Any) -> PromptSet:
     """``fairtalk.prompts.paraphrase_prompts`` for the groups file (or the paper's groups)."""
-    from fairtalk.prompts._sources import paraphrase_prompts
+    from fairtalk.prompts import paraphrase_prompts
 
     return paraphrase_prompts(_groups(groups_file), source=source, **options)
 
@@ -90,7 +89,7 @@ def prompts_paraphrase(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the model paraphraser's draws."),
 ) -> None:
     """Write the fixed prompts and their filtered paraphrases, each labelled by its structure."""
-    from fairtalk.prompts._completions import write_prompts
+    from fairtalk.prompts import write_prompts
     from fairtalk.report import check_not_input
 
     inputs = {
@@ -149,7 +148,7 @@ def prompts_generate(
     import fairtalk
     from fairtalk.cli._output import progress_bars
     from fairtalk.models import completion_options
-    from fairtalk.prompts._completions import read_prompts
+    from fairtalk.prompts import read_prompts
     from fairtalk.report import check_not_input
 
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
@@ -249,7 +248,7 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.prompts._completions import read_completions
+    from fairtalk.prompts import read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
     if (published is None) == (completions is None):
@@ -414,7 +413,7 @@ def regard_train(
 ) -> None:
     """Train a regard classifier (TF-IDF + VADER, sentence embeddings, or a fine-tuned encoder); use it with --regard path:DIR."""
     from fairtalk.cli._output import progress_bars
-    from fairtalk.measures._regard_train import train_regard
+    from fairtalk.measures import train_regard
     from fairtalk.report import check_output_folder
 
     check_output_folder(output, {"--data": data})  # before the training: no root, home or folder holding the data

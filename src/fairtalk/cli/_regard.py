@@ -11,7 +11,7 @@ from fairtalk.cli._choices import was_given
 from fairtalk.cli._prompts import regard_app
 
 if TYPE_CHECKING:  # the public names, for annotations only
-    from fairtalk.prompts._regard_check import RegardCheck
+    from fairtalk.prompts import RegardCheck
 
 _MSG_NO_TEXTS = "no texts to label (the file holds no record)"
 _MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
@@ -26,7 +26,7 @@ def regard_label(
 ) -> None:
     """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
     import fairtalk
-    from fairtalk.prompts._regard_check import read_labels, write_labels
+    from fairtalk.prompts import read_labels, write_labels
     from fairtalk.report import check_not_input
 
     check_not_input(output, {"--input": input_file})
@@ -55,7 +55,7 @@ def regard_check(
 ) -> None:
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
-    from fairtalk.prompts._regard_check import check_labels, read_labels
+    from fairtalk.prompts import check_labels, read_labels
 
     if predicted is not None and was_given(ctx, "regard"):
         raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word

@@ -125,11 +125,11 @@ def score(
     from fairtalk.cli._output import scoring_line
     from fairtalk.report import (
         check_report_folder,
+        labelled_lines,
         left_out_note,
         rich_table,
         write_report,
     )
-    from fairtalk.report._labelled import labelled_lines
 
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})

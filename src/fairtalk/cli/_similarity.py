@@ -62,7 +62,7 @@ def similarity(
 
     import fairtalk
     from fairtalk.cli._output import progress_bars
-    from fairtalk.report._similarity_table import similarity_basis, similarity_row
+    from fairtalk.report import similarity_basis, similarity_row
 
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
     if output is not None:

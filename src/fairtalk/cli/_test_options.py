@@ -268,7 +268,7 @@ def write_ci_files(
     under ``--fail-on-bias``'s; a comparison's where ``--fail-if-worse`` would.
     """
     from fairtalk import ModelComparison
-    from fairtalk.report._junit import comparison_step_summary, step_summary, write_junit
+    from fairtalk.report import comparison_step_summary, step_summary, write_junit
 
     if junit is not None:
         written = write_junit(results, junit, gate="fail-unless-equivalent" if fail_unless_equivalent else "fail-on-bias")

@@ -29,8 +29,7 @@ from fairtalk.compare._runs import with_verdict
 from fairtalk.errors import InputError, SpecError
 from fairtalk.prompts._records import Gap
 from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis
-from fairtalk.stats import DEFAULT_MARGINS
-from fairtalk.stats._change import Contrast, non_inferior
+from fairtalk.stats import DEFAULT_MARGINS, Contrast, non_inferior
 
 __all__ = ["COMPARE_PROMPTS_METHODS", "compare_prompt_analyses", "is_prompt_analysis"]
 

@@ -18,14 +18,13 @@ import numpy as np
 
 from fairtalk._responses import ResponseSet
 from fairtalk.compare._inputs import AxisInput, RunInput, read_run
-from fairtalk.config._score_options import JUDGE_PREFIX, ScoreOptions
+from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
 from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
-from fairtalk.run._measures import build_measures
-from fairtalk.stats import adjust_pvalues, default_margin
-from fairtalk.stats._change import GapChangeTest, gap_change
+from fairtalk.run import build_measures
+from fairtalk.stats import GapChangeTest, adjust_pvalues, default_margin, gap_change
 
 __all__ = ["COMPARE_METHODS", "compare_runs"]
 

@@ -28,6 +28,7 @@ from dataclasses import InitVar, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from fairtalk.config._choices import CORRECTION_SCOPES
 from fairtalk.config._score_options import (
     ScoreOptions,
     conflicts,
@@ -39,12 +40,11 @@ from fairtalk.config._score_options import (
     unknown_key,
 )
 from fairtalk.errors import SpecError
-from fairtalk.inference._family import CORRECTION_SCOPES
 from fairtalk.lexicons import Lexicon, axis_names
-from fairtalk.measures._similarity import SIMILARITY_METHODS
+from fairtalk.measures import SIMILARITY_METHODS
 from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
 from fairtalk.pairs import MIXED_POLICIES
-from fairtalk.stats._sequential import SPENDING_FUNCTIONS
+from fairtalk.stats import SPENDING_FUNCTIONS
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "NOT_GIVEN", "AuditConfig", "NotGiven"]

@@ -15,13 +15,20 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.config._choices import BINARY_TESTS, COUNT_TESTS
 from fairtalk.config._file import FILE_FORMATS, load_mapping
 from fairtalk.errors import SpecError
-from fairtalk.inference._measure_tests import BINARY_TESTS, COUNT_TESTS
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names
-from fairtalk.measures._diversity import DEFINITIONS
-from fairtalk.measures._judge import parse_scale
+from fairtalk.measures import (
+    DEFINITIONS,
+    AnyMeasure,
+    CorpusMeasure,
+    Measure,
+    MeasureOptions,
+    check_measure_names,
+    measure_names,
+    parse_scale,
+)
 
 __all__ = [
     "CORRECTIONS",

@@ -10,6 +10,8 @@ from fairtalk._lazy import lazy_names
 
 #: Public names: name -> "module:attribute" (loaded lazily).
 _LAZY: dict[str, str] = {
+    "plant_corpus": "fairtalk.debias._planted:plant_corpus",
+    "write_planted": "fairtalk.debias._planted:write_planted",
     "AugmentSummary": "fairtalk.debias._cda:AugmentSummary",
     "Augmentation": "fairtalk.debias._cda:Augmentation",
     "AugmentedDialogue": "fairtalk.debias._cda:AugmentedDialogue",

@@ -10,9 +10,13 @@ from fairtalk.debias._cda import AugmentedDialogue as AugmentedDialogue
 from fairtalk.debias._cda import AugmentSummary as AugmentSummary
 from fairtalk.debias._cda import augment as augment
 from fairtalk.debias._cda import write_dialogues as write_dialogues
+from fairtalk.debias._planted import plant_corpus as plant_corpus
+from fairtalk.debias._planted import write_planted as write_planted
 from fairtalk.debias._wer import EmbeddingRegularizer as EmbeddingRegularizer
 
 __all__ = [
+    "plant_corpus",
+    "write_planted",
     "AugmentSummary",
     "Augmentation",
     "AugmentedDialogue",

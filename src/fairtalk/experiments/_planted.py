@@ -12,17 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fairtalk.config._audit_config import AuditConfig
-from fairtalk.config._score_options import ScoreOptions
+from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.counterfactual import Swapper
-from fairtalk.models import DecodingSettings, Responder
-from fairtalk.models._planted import PlantedResponder
+from fairtalk.models import DecodingSettings, PlantedResponder, Responder
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.report import write_run
-from fairtalk.results import AuditResult, DebiasComparison
-from fairtalk.results._planted import DebiasedGap, PlantedGap
-from fairtalk.run._audit import run_axes
+from fairtalk.results import AuditResult, DebiasComparison, DebiasedGap, PlantedGap
+from fairtalk.run import run_axes
 
 __all__ = ["PLANTED_KEYS", "PLANTED_RATES", "MemoResponder", "debiased_rows", "group_a_mapper", "planted_gaps"]
 

@@ -26,26 +26,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.compare._runs import compare_runs
-from fairtalk.config._audit_config import AuditConfig
-from fairtalk.config._score_options import ScoreOptions
+from fairtalk.compare import compare_runs
+from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_output_folder, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.models import DecodingSettings, RayEngine, resolve_engine
-from fairtalk.models._base import PAPER_MAX_NEW_TOKENS
+from fairtalk.models import PAPER_MAX_NEW_TOKENS, DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import build_pairs, write_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
-from fairtalk.report import write_run
-from fairtalk.report._comparison import COMPARISON_FILES, write_comparison
-from fairtalk.report._index import INDEX_FILE, RUN_FILE
+from fairtalk.report import COMPARISON_FILES, INDEX_FILE, RUN_FILE, write_comparison, write_run
 from fairtalk.results import ComparedModel, DebiasComparison, axis_folder
-from fairtalk.run._audit import run_axes
+from fairtalk.run import run_axes
 from fairtalk.store import RunStore
-from fairtalk.training._checkpoints import TrainingRecord, read_training_record
-from fairtalk.training._loops import TrainConfig, train_model
+from fairtalk.training import TrainConfig, TrainingRecord, read_training_record, train_model
 
 __all__ = [
     "DEBIAS_MODELS",

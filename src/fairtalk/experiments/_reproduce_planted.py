@@ -25,21 +25,18 @@ from typing import Any
 
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias._planted import plant_corpus, write_planted
+from fairtalk.debias import plant_corpus, write_planted
 from fairtalk.errors import InputError, SpecError
 from fairtalk.experiments._planted import PLANTED_RATES, debiased_rows, planted_gaps
 from fairtalk.experiments._reproduce import compare_debiased
 from fairtalk.files import check_output_folder
 from fairtalk.lexicons import load_lexicon
-from fairtalk.models import DecodingSettings, Responder, load_responder
-from fairtalk.models._planted import PLANTED_REPLIES
+from fairtalk.models import PLANTED_REPLIES, DecodingSettings, Responder, load_responder
 from fairtalk.pairs import build_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
-from fairtalk.report._planted import PLANTED_FILES, write_planted_report
-from fairtalk.results import DebiasComparison
-from fairtalk.results._planted import PlantedRecovery, RankerPool
-from fairtalk.training._checkpoints import POOL
-from fairtalk.training._loops import TrainConfig
+from fairtalk.report import PLANTED_FILES, write_planted_report
+from fairtalk.results import DebiasComparison, PlantedRecovery, RankerPool
+from fairtalk.training import POOL, TrainConfig
 
 __all__ = ["PLANTED_CONFIGS", "reproduce_planted"]
 

@@ -39,8 +39,7 @@ from fairtalk._jsonl import first_record, numbered_lines, open_input, read_objec
 from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
-from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.lexicons._identity import identity_masker, identity_terms
+from fairtalk.lexicons import Lexicon, identity_masker, identity_terms, load_lexicon
 
 __all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "resolve_input"]
 

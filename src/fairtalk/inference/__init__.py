@@ -1,1 +1,51 @@
-"""inference."""
+"""The statistical policy over :mod:`fairtalk.stats`: which test for which measure, the correction, the verdicts.
+
+Pure functions over arrays and records: the paired test, interval, equivalence and power of one
+result key (``_measure_tests.py``), the multiple-testing family (``_family.py``), the scorer check
+(``_scorer_check.py``), labels by prediction-powered inference (``_gold.py``), bias over turns
+(``_by_turn.py``) and answers cut at the token limit (``_truncation.py``).
+"""
+
+from __future__ import annotations
+
+from fairtalk.inference._by_turn import by_turn, check_multi_turn
+from fairtalk.inference._family import KeyScores, Scored, adjust_family, finalize
+from fairtalk.inference._gold import GoldEstimates, gold_estimates
+from fairtalk.inference._measure_tests import (
+    MAX_PERMUTATIONS,
+    METHODS,
+    Inference,
+    KeyMeta,
+    KeyTest,
+    check_finite,
+    compare_scored,
+    complete_means,
+    corpus_margin,
+    corpus_row,
+)
+from fairtalk.inference._scorer_check import certify
+from fairtalk.inference._truncation import check_truncation, token_limit_rows
+
+__all__ = [
+    "GoldEstimates",
+    "Inference",
+    "KeyMeta",
+    "KeyScores",
+    "KeyTest",
+    "MAX_PERMUTATIONS",
+    "METHODS",
+    "Scored",
+    "adjust_family",
+    "by_turn",
+    "certify",
+    "check_finite",
+    "check_multi_turn",
+    "check_truncation",
+    "compare_scored",
+    "complete_means",
+    "corpus_margin",
+    "corpus_row",
+    "finalize",
+    "gold_estimates",
+    "token_limit_rows",
+]

@@ -53,14 +53,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.config._score_options import ScoreOptions
+from fairtalk.config import ScoreOptions
 from fairtalk.errors import InputError
 from fairtalk.inference._family import KeyScores, Scored
 from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, KeyTest, compare_scored, corpus_margin, corpus_row
 from fairtalk.measures import CorpusMeasure
 from fairtalk.records import Pair, split_turns
-from fairtalk.results import Verdict
-from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
+from fairtalk.results import ByTurnResult, TurnBucket, TurnGap, Verdict
 from fairtalk.stats import adjust_pvalues, corpus_bootstrap, verdict
 
 __all__ = ["MIN_BUCKET_UNITS", "by_turn", "check_multi_turn", "identity_turn"]

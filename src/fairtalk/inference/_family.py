@@ -21,13 +21,10 @@ from fairtalk.inference._measure_tests import KeyMeta, KeyTest, power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import CorpusMeasure
 from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
-from fairtalk.stats import adjust_pvalues, pairs_for_equivalence, verdict
-from fairtalk.stats._ppi import PPIEstimate
+from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, verdict
 
-__all__ = ["CORRECTION_SCOPES", "KeyScores", "Scored", "adjust_family", "finalize"]
+__all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
 
-#: What the correction spans: each axis on its own, or every axis of the run together.
-CORRECTION_SCOPES = ("axis", "run")
 _NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
 _WARN_REPEATS = (
     "only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "

@@ -19,7 +19,7 @@ import numpy as np
 from fairtalk._responses import ResponseSet
 from fairtalk.errors import InputError
 from fairtalk.gold import read_gold
-from fairtalk.stats._ppi import PPIEstimate, ppi_mean
+from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "gold_estimates"]
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk.config import BINARY_TESTS
 from fairtalk.errors import SpecError
-from fairtalk.measures import CorpusMeasure, Measure, MeasureKind
-from fairtalk.measures._judge import Judge
+from fairtalk.measures import CorpusMeasure, Judge, Measure, MeasureKind
 from fairtalk.results import MaskedComparison
 from fairtalk.stats import (
     CorpusBootstrap,
@@ -41,8 +41,6 @@ from fairtalk.stats import (
 )
 
 __all__ = [
-    "BINARY_TESTS",
-    "COUNT_TESTS",
     "NOT_TESTED",
     "Inference",
     "KeyMeta",
@@ -62,10 +60,6 @@ FEW_CLUSTERS_DF = 20
 NOTE_FEW_CLUSTERS = (
     "few effective clusters (df {df:.1f}): a few dialogues hold most pairs, so the interval may under-cover; audit more dialogues"
 )
-#: ``--binary-test``: the paired test of rates without clusters. Exact is the default: its level never exceeds α.
-BINARY_TESTS = {"exact": "mcnemar_exact", "midp": "mcnemar_midp"}
-#: ``--count-test``: ``mean`` (exact sign-flip, else t; tests the mean) or ``wilcoxon`` (signed-rank, with Hodges-Lehmann).
-COUNT_TESTS = ("mean", "wilcoxon")
 _NOTE_NO_MARGIN = "no default margin (the scores do not vary); give one with --margin {name}=VALUE"
 NOTE_UNSCORED = (
     "{n} of {total} pairs left out of this key: the measure gave no score on one side "

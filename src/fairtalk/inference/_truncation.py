@@ -25,9 +25,8 @@ from typing import Any
 
 from fairtalk._responses import ResponseSet
 from fairtalk.inference._measure_tests import Inference, KeyTest, compare
-from fairtalk.measures import AnyMeasure
-from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
-from fairtalk.models._finish_reasons import normal_finish_reason
+from fairtalk.measures import TOKEN_LIMIT_KEY, AnyMeasure, TokenLimit
+from fairtalk.models import normal_finish_reason
 
 __all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons", "token_limit_rows"]
 

@@ -64,9 +64,14 @@ from fairtalk.lexicons._format import (
     parse_attributes,
     parse_lexicon,
 )
+from fairtalk.lexicons._identity import identity_masker, identity_terms, mask_identity, plural
 from fairtalk.lexicons._multiway import MultiwayLexicon, pair_lexicon, parse_multiway
 
 __all__ = [
+    "identity_masker",
+    "identity_terms",
+    "mask_identity",
+    "plural",
     "AXES",
     "ENTRY_POINT_GROUP",
     "AttributeList",

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from fairtalk.measures._attribute_words import AttributeWords
 from fairtalk.measures._base import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureKind
-from fairtalk.measures._diversity import DistinctStatistic, Diversity
+from fairtalk.measures._diversity import DEFINITIONS, DistinctStatistic, Diversity
+from fairtalk.measures._judge import Judge, parse_scale
 from fairtalk.measures._length import Length
 from fairtalk.measures._offense import Offense
 from fairtalk.measures._refusal import REFUSAL_PATTERNS, Refusal
+from fairtalk.measures._regard import Regard
+from fairtalk.measures._regard_train import train_regard
 from fairtalk.measures._registry import (
     MEASURE_OPTIONS,
     MEASURES,
     MeasureOptions,
+    build_default,
     build_measure,
     check_measure_names,
     default_measures,
@@ -30,9 +34,23 @@ from fairtalk.measures._registry import (
 )
 from fairtalk.measures._scoring import score_unique
 from fairtalk.measures._sentiment import Sentiment
+from fairtalk.measures._similarity import SIMILARITY_METHODS, n_words, pair_similarity, same_answers
 from fairtalk.measures._text import dedupe, preprocess, tokenize
+from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
 
 __all__ = [
+    "train_regard",
+    "SIMILARITY_METHODS",
+    "n_words",
+    "pair_similarity",
+    "same_answers",
+    "DEFINITIONS",
+    "Judge",
+    "parse_scale",
+    "TOKEN_LIMIT_KEY",
+    "TokenLimit",
+    "Regard",
+    "build_default",
     "MEASURES",
     "MEASURE_OPTIONS",
     "REFUSAL_PATTERNS",

@@ -58,7 +58,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fairtalk.errors import SpecError
-from fairtalk.lexicons._identity import identity_masker
+from fairtalk.lexicons import identity_masker
 from fairtalk.measures._base import Measure, MeasureKind
 from fairtalk.measures._text import check_texts
 

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fairtalk.errors import SpecError
-from fairtalk.lexicons._identity import identity_masker, identity_terms, mask_identity
+from fairtalk.lexicons import identity_masker, identity_terms, mask_identity
 from fairtalk.measures._base import Measure
 from fairtalk.measures._text import check_texts, package_version
 

@@ -14,14 +14,23 @@ one: a spec, a Responder, or a plain, :func:`batched` or ``async`` function.
 from __future__ import annotations
 
 from fairtalk.models._base import (
+    PAPER_MAX_NEW_TOKENS,
+    Closing,
     DecodingSettings,
     ModelFactory,
     Reply,
     Responder,
+    Stream,
+    check_batch,
     finish_reason,
+    raise_first_error,
+    respond_each_checked,
 )
-from fairtalk.models._python_callable import batched
-from fairtalk.models._ray_engine import ENGINES, RayEngine, resolve_engine
+from fairtalk.models._finish_reasons import normal_finish_reason
+from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
+from fairtalk.models._python_callable import batched, callable_name
+from fairtalk.models._ray_engine import ENGINES, RayEngine, cluster_error, resolve_engine
+from fairtalk.models._ray_scoring import RayScorer, worth_it
 from fairtalk.models._registry import (
     ReplyFunction,
     as_responder,
@@ -33,6 +42,19 @@ from fairtalk.models._registry import (
 from fairtalk.models._spec import ModelSpec, parse_model_args, parse_model_spec
 
 __all__ = [
+    "PLANTED_REPLIES",
+    "PlantedResponder",
+    "Closing",
+    "PAPER_MAX_NEW_TOKENS",
+    "Stream",
+    "check_batch",
+    "raise_first_error",
+    "respond_each_checked",
+    "normal_finish_reason",
+    "RayScorer",
+    "worth_it",
+    "cluster_error",
+    "callable_name",
     "ENGINES",
     "DecodingSettings",
     "ModelFactory",

@@ -184,7 +184,7 @@ class Seq2SeqResponder(Responder):
     """The reference Seq2Seq generator: greedy, beam (``num_beams``) or seeded sampling, batched."""
 
     def __init__(self, path: str | None = None, *, batch_size: int = 64) -> None:
-        from fairtalk.training._decoding import Seq2SeqGenerator, shipped_checkpoint
+        from fairtalk.training import Seq2SeqGenerator, shipped_checkpoint
 
         self.generator = Seq2SeqGenerator.load(path or shipped_checkpoint("seq2seq"))
         self.batch_size = batch_size
@@ -214,7 +214,7 @@ class Seq2SeqResponder(Responder):
 
 def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     from fairtalk.models._retrieval import RetrievalResponder, read_pool
-    from fairtalk.training._decoding import RankerEncoder, shipped_checkpoint
+    from fairtalk.training import RankerEncoder, shipped_checkpoint
 
     path, pool = options.path, options.pool
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
@@ -230,7 +230,7 @@ def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
         check_encoder_installed,
         load_sentence_pool,
     )
-    from fairtalk.training._decoding import shipped_checkpoint
+    from fairtalk.training import shipped_checkpoint
 
     check_encoder_installed()
     pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))

@@ -10,23 +10,24 @@ compares two audits of the same pairs (``compare_runs()``: per key, the change i
 
 from __future__ import annotations
 
-from fairtalk.compare._prompts import compare_prompt_analyses, is_prompt_analysis
-from fairtalk.compare._runs import compare_runs
-from fairtalk.config._audit_config import AuditConfig
-from fairtalk.config._score_options import CORRECTIONS, ScoreOptions
-from fairtalk.experiments._reproduce import reproduce_debias
-from fairtalk.experiments._reproduce_planted import PLANTED_CONFIGS, reproduce_planted
-from fairtalk.inference._measure_tests import MAX_PERMUTATIONS
-from fairtalk.run._audit import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit
-from fairtalk.run._generate import (
+from fairtalk.compare import compare_prompt_analyses, compare_runs, is_prompt_analysis
+from fairtalk.config import CORRECTIONS, AuditConfig, ScoreOptions
+from fairtalk.experiments import PLANTED_CONFIGS, reproduce_debias, reproduce_planted
+from fairtalk.inference import MAX_PERMUTATIONS
+from fairtalk.run import (
+    DEFAULT_AXES,
+    DEFAULT_CORPUS,
     DEFAULT_MODELS,
+    DEFAULT_N_PAIRS,
+    MASK_TOKEN,
     Generation,
+    audit,
     default_model,
     item_seed,
     respond,
+    score,
+    similarity_test,
 )
-from fairtalk.run._score import MASK_TOKEN, score
-from fairtalk.run._similarity_test import similarity_test
 
 __all__ = [
     "CORRECTIONS",

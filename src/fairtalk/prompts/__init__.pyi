@@ -6,6 +6,8 @@ from fairtalk.prompts._completions import CompletionSummary as CompletionSummary
 from fairtalk.prompts._completions import generate_completions as generate_completions
 from fairtalk.prompts._completions import label_completions as label_completions
 from fairtalk.prompts._completions import read_completions as read_completions
+from fairtalk.prompts._completions import read_prompts as read_prompts
+from fairtalk.prompts._completions import write_prompts as write_prompts
 from fairtalk.prompts._data import DataSummary as DataSummary
 from fairtalk.prompts._data import PromptData as PromptData
 from fairtalk.prompts._filters import FilterResult as FilterResult
@@ -30,6 +32,10 @@ from fairtalk.prompts._records import RegardStats as RegardStats
 from fairtalk.prompts._records import Robustness as Robustness
 from fairtalk.prompts._records import Spread as Spread
 from fairtalk.prompts._records import VarianceShares as VarianceShares
+from fairtalk.prompts._regard_check import RegardCheck as RegardCheck
+from fairtalk.prompts._regard_check import check_labels as check_labels
+from fairtalk.prompts._regard_check import read_labels as read_labels
+from fairtalk.prompts._regard_check import write_labels as write_labels
 from fairtalk.prompts._regard_probes import certify_regard as certify_regard
 from fairtalk.prompts._sources import PromptSet as PromptSet
 from fairtalk.prompts._sources import make_prompts as make_prompts
@@ -46,6 +52,12 @@ from fairtalk.prompts._templates import default_groups as default_groups
 from fairtalk.prompts._templates import load_groups as load_groups
 
 __all__ = [
+    "read_prompts",
+    "write_prompts",
+    "RegardCheck",
+    "check_labels",
+    "read_labels",
+    "write_labels",
     "TEMPLATES",
     "DEFAULT_GROUPS",
     "DEFAULT_PAIRS",

@@ -32,10 +32,9 @@ import pandas as pd
 from fairtalk._jsonl import read_objects, write_records
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
-from fairtalk.lexicons._identity import identity_terms
-from fairtalk.measures._regard import Regard
-from fairtalk.models import DecodingSettings, RayEngine, Responder
-from fairtalk.models._ray_scoring import RayScorer, worth_it
+from fairtalk.lexicons import identity_terms
+from fairtalk.measures import Regard
+from fairtalk.models import DecodingSettings, RayEngine, RayScorer, Responder, worth_it
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts._published import COLUMNS

@@ -39,7 +39,7 @@ import pandas as pd
 from fairtalk.errors import InputError
 from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
-from fairtalk.stats._ppi import PPIEstimate, ppi_mean
+from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
 

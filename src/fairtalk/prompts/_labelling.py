@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from fairtalk.lexicons._identity import identity_terms
-from fairtalk.measures._regard import Regard
+from fairtalk.lexicons import identity_terms
+from fairtalk.measures import Regard
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts._analysis import analyze

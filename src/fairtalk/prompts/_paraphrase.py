@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fairtalk.errors import InputError, SpecError
-from fairtalk.lexicons._identity import plural
+from fairtalk.lexicons import plural
 from fairtalk.models import DecodingSettings, Responder
 from fairtalk.prompts._templates import Prompt
 

@@ -25,6 +25,7 @@ from fairtalk.files import (
     staged,
 )
 from fairtalk.report._comparison import (
+    COMPARISON_FILES,
     comparison_rich_table,
     render_comparison_csv,
     render_comparison_markdown,
@@ -33,15 +34,25 @@ from fairtalk.report._comparison import (
 from fairtalk.report._formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
 from fairtalk.report._html import render_html
 from fairtalk.report._index import (
+    INDEX_FILE,
+    RUN_FILE,
     RunFiles,
     check_run_folder,
+    previous_entries,
     render_index,
+    sequential_summary,
     write_index,
     write_run,
 )
+from fairtalk.report._junit import comparison_step_summary, step_summary, write_junit
+from fairtalk.report._labelled import labelled_lines
 from fairtalk.report._markdown import render_markdown
+from fairtalk.report._model_comparison import COMPARISON_FILES as MODEL_COMPARISON_FILES
+from fairtalk.report._model_comparison import gate_lines, model_comparison_table, write_model_comparison
+from fairtalk.report._planted import PLANTED_FILES, write_planted_report
 from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
 from fairtalk.report._prompt_analysis import render_prompts_html, write_prompts_report
+from fairtalk.report._similarity_table import similarity_basis, similarity_row
 from fairtalk.report._table import (
     different_measures,
     family_note,
@@ -53,6 +64,23 @@ from fairtalk.report._table import (
 from fairtalk.results import AuditResult
 
 __all__ = [
+    "MODEL_COMPARISON_FILES",
+    "INDEX_FILE",
+    "RUN_FILE",
+    "previous_entries",
+    "sequential_summary",
+    "gate_lines",
+    "model_comparison_table",
+    "write_model_comparison",
+    "similarity_basis",
+    "similarity_row",
+    "labelled_lines",
+    "comparison_step_summary",
+    "step_summary",
+    "write_junit",
+    "COMPARISON_FILES",
+    "PLANTED_FILES",
+    "write_planted_report",
     "FILE_NAMES",
     "FORMATS",
     "JUDGE_FILE",

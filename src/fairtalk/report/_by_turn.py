@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fairtalk.report._table import format_p, format_value, measure_label
-from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
+from fairtalk.results import ByTurnResult, TurnBucket, TurnGap
 
 __all__ = ["ByTurnRow", "by_turn_header", "by_turn_intro", "by_turn_rows"]
 

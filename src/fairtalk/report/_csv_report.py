@@ -14,8 +14,7 @@ import os
 from pathlib import Path
 
 from fairtalk.files import write_text_atomic
-from fairtalk.results import AuditResult, MeasureResult
-from fairtalk.results._by_turn import BY_TURN_COLUMNS, ByTurnResult
+from fairtalk.results import BY_TURN_COLUMNS, AuditResult, ByTurnResult, MeasureResult
 
 __all__ = ["BY_TURN_FILE", "CSV_COLUMNS", "csv_cell", "render_by_turn_csv", "render_csv", "write_by_turn_csv", "write_csv"]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.report._csv_report import csv_cell
 from fairtalk.report._plots import png_data_uri
-from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery
+from fairtalk.results import DebiasedGap, PlantedGap, PlantedRecovery
 
 if TYPE_CHECKING:  # matplotlib is imported lazily, when the figure is drawn
     from matplotlib.axes import Axes

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.report._table import measure_label
-from fairtalk.results import AuditResult, MeasureResult, PromptAnalysis
-from fairtalk.results._by_turn import ByTurnResult
+from fairtalk.results import AuditResult, ByTurnResult, MeasureResult, PromptAnalysis
 
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is drawn
     from matplotlib.axes import Axes

@@ -21,7 +21,7 @@ from fairtalk.files import staged, write_text_atomic
 from fairtalk.prompts._records import RegardCertificate
 from fairtalk.report._labelled import LABELLED_NOTE_COMPLETIONS
 from fairtalk.results import PromptAnalysis
-from fairtalk.stats._ppi import PPIEstimate
+from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
     import pandas as pd

@@ -24,10 +24,10 @@ from fairtalk.results._audit import (
     MeasureResult,
     ScorerCheck,
 )
-from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
+from fairtalk.results._by_turn import BY_TURN_COLUMNS, ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
-from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery
+from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._run import (
@@ -41,6 +41,8 @@ from fairtalk.results._run import (
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 
 __all__ = [
+    "RankerPool",
+    "BY_TURN_COLUMNS",
     "RESERVED_NAMES",
     "AuditResult",
     "AuditRun",

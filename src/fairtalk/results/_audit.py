@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
-from fairtalk.stats._ppi import PPIEstimate
+from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd

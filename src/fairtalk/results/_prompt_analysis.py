@@ -28,7 +28,7 @@ from fairtalk.prompts._records import (
 )
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.results._protocol import Result, Verdict
-from fairtalk.stats._ppi import PPIEstimate
+from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when a table is built or read
     import pandas as pd

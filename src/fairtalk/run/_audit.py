@@ -14,15 +14,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from fairtalk.config._audit_config import (
+from fairtalk.config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
     DEFAULT_N_PAIRS,
     NOT_GIVEN,
     AuditConfig,
     NotGiven,
+    ScoreOptions,
 )
-from fairtalk.config._score_options import ScoreOptions
 from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import SpecError
 from fairtalk.files import check_output_folder
@@ -31,8 +31,7 @@ from fairtalk.measures import CorpusMeasure, Measure
 from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Coverage, Pair
-from fairtalk.report import check_run_folder, write_run
-from fairtalk.report._index import INDEX_FILE, RUN_FILE, previous_entries
+from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_entries, write_run
 from fairtalk.results import AuditRun, AxisRun
 from fairtalk.run._axis import AxisWork, audit_axis, finish_axes
 from fairtalk.run._generate import cached_model

@@ -13,19 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from fairtalk.config._audit_config import AuditConfig
+from fairtalk.config import AuditConfig
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError
-from fairtalk.inference._by_turn import by_turn, check_multi_turn
-from fairtalk.inference._family import Scored, adjust_family, finalize
+from fairtalk.inference import Scored, adjust_family, by_turn, check_multi_turn, finalize
 from fairtalk.lexicons import Lexicon
 from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import AxisRun, GenerationSummary, SimilarityResult
-from fairtalk.results._by_turn import ByTurnResult
+from fairtalk.results import AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline

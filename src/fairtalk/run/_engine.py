@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.models import RayEngine, ReplyFunction, Responder
-from fairtalk.models._ray_engine import cluster_error
+from fairtalk.models import RayEngine, ReplyFunction, Responder, cluster_error
 
 __all__ = ["open_on_ray"]
 

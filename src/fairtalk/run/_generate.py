@@ -31,11 +31,11 @@ from fairtalk.models import (
     ReplyFunction,
     Responder,
     as_responder,
+    callable_name,
     finish_reason,
     load_responder,
     resolve_engine,
 )
-from fairtalk.models._python_callable import callable_name
 from fairtalk.pairs import read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
 from fairtalk.records import Pair, Response

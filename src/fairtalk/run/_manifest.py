@@ -9,8 +9,8 @@ from typing import Any
 
 from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet
-from fairtalk.config._score_options import ScoreOptions
-from fairtalk.inference._measure_tests import METHODS
+from fairtalk.config import ScoreOptions
+from fairtalk.inference import METHODS
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure
 

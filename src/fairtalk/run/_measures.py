@@ -20,12 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.config._score_options import JUDGE_PREFIX
+from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import ResponderAborted, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import AnyMeasure, Measure, MeasureOptions, build_measure
-from fairtalk.measures._judge import Judge
-from fairtalk.measures._registry import build_default
+from fairtalk.measures import AnyMeasure, Judge, Measure, MeasureOptions, build_default, build_measure
 from fairtalk.results import DivergentPair, JudgeAnswer
 
 if TYPE_CHECKING:
@@ -54,7 +52,7 @@ def judge_measure(
     the judge's tests), and :data:`~fairtalk.store.DEFAULT_MAX_CONSECUTIVE_FAILURES`
     failures of one kind in a row stop the scoring with ResponderAborted.
     """
-    from fairtalk.lexicons._identity import identity_terms
+    from fairtalk.lexicons import identity_terms
     from fairtalk.models import DecodingSettings, load_responder
     from fairtalk.store import CachingResponder, RunStore
 

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fairtalk.measures import AnyMeasure, Measure, MeasureOptions
-from fairtalk.measures._judge import Judge
+from fairtalk.measures import AnyMeasure, Judge, Measure, MeasureOptions
 
 __all__ = ["measures_scorer", "remote_items"]
 

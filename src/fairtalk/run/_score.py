@@ -12,30 +12,41 @@ import numpy as np
 
 from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet, read_responses, responses_from_texts
-from fairtalk.config._audit_config import NOT_GIVEN, NotGiven
-from fairtalk.config._score_options import ScoreOptions
+from fairtalk.config import NOT_GIVEN, NotGiven, ScoreOptions
 from fairtalk.errors import InputError, SpecError
-from fairtalk.inference._family import KeyScores, Scored, adjust_family, finalize
-from fairtalk.inference._gold import GoldEstimates, gold_estimates
-from fairtalk.inference._measure_tests import (
+from fairtalk.inference import (
     MAX_PERMUTATIONS,
     METHODS,
+    GoldEstimates,
     Inference,
     KeyMeta,
+    KeyScores,
     KeyTest,
+    Scored,
+    adjust_family,
+    certify,
     check_finite,
+    check_truncation,
     compare_scored,
     complete_means,
     corpus_margin,
     corpus_row,
+    finalize,
+    gold_estimates,
+    token_limit_rows,
 )
-from fairtalk.inference._scorer_check import certify
-from fairtalk.inference._truncation import check_truncation, token_limit_rows
 from fairtalk.lexicons import Lexicon, load_lexicon
-from fairtalk.measures import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureOptions, score_unique
-from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
-from fairtalk.models import RayEngine, resolve_engine
-from fairtalk.models._ray_scoring import RayScorer, worth_it
+from fairtalk.measures import (
+    TOKEN_LIMIT_KEY,
+    AnyMeasure,
+    CorpusMeasure,
+    CorpusStatistic,
+    Measure,
+    MeasureOptions,
+    TokenLimit,
+    score_unique,
+)
+from fairtalk.models import RayEngine, RayScorer, resolve_engine, worth_it
 from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
 from fairtalk.run._manifest import measure_settings, score_manifest
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged

@@ -33,19 +33,18 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fairtalk.config._audit_config import AuditConfig
+from fairtalk.config import AuditConfig
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
-from fairtalk.inference._family import Scored
+from fairtalk.inference import Scored
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import build_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun
 from fairtalk.run._axis import _MSG_TOO_FEW_PAIRS, AxisWork, audit_axis, correct, finish_axes
-from fairtalk.stats import Equivalence
-from fairtalk.stats._sequential import boundaries, look_sizes, repeated_p
+from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
 from fairtalk.store import CachingResponder
 
 __all__ = ["ALL_DECIDED", "BUDGET_SPENT", "NestedPairs", "nested_pairs", "run_sequential"]

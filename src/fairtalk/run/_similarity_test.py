@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import InputError
-from fairtalk.measures._similarity import n_words, pair_similarity, same_answers
+from fairtalk.measures import n_words, pair_similarity, same_answers
 from fairtalk.models import DecodingSettings, ReplyFunction, Responder
 from fairtalk.pairs import read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback

@@ -17,6 +17,7 @@ pair came from): then whole clusters are the units of every test and interval.
 
 from __future__ import annotations
 
+from fairtalk.stats._change import Contrast, GapChangeTest, gap_change, non_inferior
 from fairtalk.stats._core import (
     Units,
     ZTest,
@@ -61,9 +62,22 @@ from fairtalk.stats._paired import (
     paired_test,
 )
 from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence
+from fairtalk.stats._ppi import PPIEstimate, labels_needed, ppi_mean
+from fairtalk.stats._sequential import SPENDING_FUNCTIONS, boundaries, look_sizes, repeated_p
 from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, randomization_applies
 
 __all__ = [
+    "PPIEstimate",
+    "labels_needed",
+    "ppi_mean",
+    "Contrast",
+    "GapChangeTest",
+    "gap_change",
+    "non_inferior",
+    "SPENDING_FUNCTIONS",
+    "boundaries",
+    "look_sizes",
+    "repeated_p",
     "DEFAULT_MARGINS",
     "DEFAULT_METHODS",
     "DIFFERENT",

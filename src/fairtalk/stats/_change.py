@@ -47,7 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats import difference_interval, paired_test, t_interval, units
+from fairtalk.stats._core import units
+from fairtalk.stats._intervals import difference_interval, t_interval
+from fairtalk.stats._paired import paired_test
 
 __all__ = ["Contrast", "GapChangeTest", "contrast", "gap_change", "non_inferior", "score_interval"]
 

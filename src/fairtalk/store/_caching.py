@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from fairtalk._jsonl import replace_surrogates
 from fairtalk.errors import ResponderError, SpecError, StoreError
-from fairtalk.models._base import (
+from fairtalk.models import (
     DecodingSettings,
     Reply,
     Responder,

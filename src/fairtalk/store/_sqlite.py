@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk.errors import StoreError
-from fairtalk.models._base import Closing, DecodingSettings, Reply, finish_reason
+from fairtalk.models import Closing, DecodingSettings, Reply, finish_reason
 
 __all__ = ["ROWS_PER_STATEMENT", "SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash"]
 

@@ -94,7 +94,7 @@ def split_dialogues(pairs: Sequence[Dialogue], *, val_size: int, seed: int = 0) 
 def augment_split(split: DialogueSplit, axis: str, *, seed: int = 0) -> DialogueSplit:
     """CDA on the training dialogues only (validation stays as read), via :func:`fairtalk.debias.augment`."""
     from fairtalk.counterfactual import Swapper
-    from fairtalk.debias._cda import augment
+    from fairtalk.debias import augment
     from fairtalk.lexicons import load_lexicon
 
     records = (Context(id=f"{p.group}/{i}", text=p.context, response=p.response) for i, p in enumerate(split.train))

@@ -148,7 +148,7 @@ class _Run:
             self.net = nets.TransformerRanker(len(vocab), **self.sizes)
         self.regularizer = None
         if config.debias == "wer":
-            from fairtalk.debias._wer import EmbeddingRegularizer
+            from fairtalk.debias import EmbeddingRegularizer
 
             self.regularizer = EmbeddingRegularizer.from_vocab(self.net.embedding, config.axis, vocab.words, k=config.wer_k)
             self.log(
