@@ -145,7 +145,7 @@ def overhead(pairs: list[Pair], engine: RayEngine, n_round_trips: int) -> dict[s
     """The cost of one task: a bare round trip to one actor, and per task through the engine (batches of one)."""
     import ray
 
-    from fairtalk.models._ray_pool import ModelWorker
+    from fairtalk.models.ray._engine import ModelWorker
 
     worker = ray.remote(num_cpus=1)(ModelWorker).remote("builtin:echo", {}, os.getcwd(), [])
     ray.get(worker.describe.remote())

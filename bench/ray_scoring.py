@@ -35,7 +35,7 @@ import fairtalk
 from fairtalk.measures import MeasureOptions
 from fairtalk.measures._regard import Regard
 from fairtalk.models import RayEngine
-from fairtalk.models._ray_scoring import RayScorer
+from fairtalk.models.ray._scoring import RayScorer
 from fairtalk.prompts._completions import regard_labeller
 from fairtalk.run._ray_scoring import measures_scorer
 

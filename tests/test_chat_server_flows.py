@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.models._openai_latency import PROBE_PROMPT
+from fairtalk.models.openai._latency import PROBE_PROMPT
 from fairtalk.report._markdown import md_escape
 from local_server import LocalServer
 

@@ -33,7 +33,7 @@ AXIS_COMMANDS = (
 @pytest.fixture()
 def pets_axis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A fresh axis registry with one more axis, ``pets``, registered at run time."""
-    import fairtalk.lexicons as lexicons
+    import fairtalk.lexicons._load as lexicons
 
     monkeypatch.setattr(lexicons, "AXES", lexicons.AXES.fresh())
     path = tmp_path / "pets.tsv"

@@ -12,9 +12,6 @@ import pytest
 from fairtalk import Lexicon, SpecError, load_lexicon
 from fairtalk.errors import LexiconError
 from fairtalk.lexicons import (
-    _MSG_UNKNOWN_AXIS,
-    _MSG_UNKNOWN_VARIANT,
-    _MSG_VARIANT_FOR_FILE,
     AttributeList,
     WordPair,
     builtin_attribute_lists,
@@ -23,6 +20,7 @@ from fairtalk.lexicons import (
     terms_on_both_sides,
 )
 from fairtalk.lexicons import _format as F
+from fairtalk.lexicons._load import _MSG_UNKNOWN_AXIS, _MSG_UNKNOWN_VARIANT, _MSG_VARIANT_FOR_FILE
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 WORDS = SHARED_DATA / "zgahhblhc__DialogueFairness" / "DebiasingMethods"
@@ -485,7 +483,7 @@ def test_unknown_attribute_list_is_a_spec_error() -> None:
 
 
 def test_a_registered_axis_loads_by_name(tmp_path, monkeypatch) -> None:
-    import fairtalk.lexicons as lexicons
+    import fairtalk.lexicons._load as lexicons
 
     monkeypatch.setattr(lexicons, "AXES", lexicons.AXES.fresh())
     path = tmp_path / "pets.tsv"

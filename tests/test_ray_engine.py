@@ -1,4 +1,4 @@
-"""Tests for models/_ray_engine.py and models/_ray_pool.py: generation on a local Ray cluster (one for the module)."""
+"""Tests for models/ray/_engine.py: generation on a local Ray cluster (one for the module)."""
 
 from __future__ import annotations
 

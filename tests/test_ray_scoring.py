@@ -288,7 +288,7 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
 
 
 def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fairtalk.models._ray_scoring import RayScorer
+    from fairtalk.models.ray._scoring import RayScorer
     from fairtalk.prompts import _completions as module
 
     batches: list[int] = []

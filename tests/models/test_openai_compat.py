@@ -1,4 +1,4 @@
-"""Tests for models/_openai_compat.py against a real HTTP server on 127.0.0.1."""
+"""Tests for models/openai/_responder.py against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from fairtalk import ResponderError, SpecError
 from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models._openai_latency import PROBE_PROMPT
+from fairtalk.models.openai._latency import PROBE_PROMPT
 from local_server import LocalServer
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

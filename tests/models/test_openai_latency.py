@@ -1,4 +1,4 @@
-"""Tests for models/_openai_latency.py: the ``openai:`` preflight measures a slow server and adapts to it.
+"""Tests for models/openai/_latency.py: the ``openai:`` preflight measures a slow server and adapts to it.
 
 The stub server answers one request at a time (a lock), as ``transformers serve`` on a CPU does,
 each after ``delay`` seconds; the default timeout is forced tiny, so that the defaults would fail.
@@ -21,8 +21,8 @@ import fairtalk
 from fairtalk.cli import app
 from fairtalk.errors import TransportError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models import _openai_compat as openai_compat
-from fairtalk.models._openai_latency import PROBE_PROMPT, Latency, tune
+from fairtalk.models.openai import _responder as openai_compat
+from fairtalk.models.openai._latency import PROBE_PROMPT, Latency, tune
 from local_server import LocalServer
 
 SETTINGS = DecodingSettings(max_new_tokens=16)
@@ -218,6 +218,6 @@ def test_tune_lowers_the_concurrency_only_when_requests_would_queue_past_the_tim
 def test_the_docstring_examples_run() -> None:
     import doctest
 
-    from fairtalk.models import _openai_latency
+    from fairtalk.models.openai import _latency as _openai_latency
 
     assert doctest.testmod(_openai_latency).failed == 0

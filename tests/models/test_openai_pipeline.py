@@ -21,8 +21,8 @@ from fairtalk import DecodingSettings
 from fairtalk.cli import app
 from fairtalk.errors import TransportError
 from fairtalk.models import Responder, load_responder
-from fairtalk.models._openai_latency import PROBE_PROMPT
 from fairtalk.models._streaming import Endpoints, RetryBudget, stream_results
+from fairtalk.models.openai._latency import PROBE_PROMPT
 from fairtalk.progress import ProgressReporter
 from fairtalk.results import GenerationSummary
 from fairtalk.run._generate import cached_model, generate
@@ -239,7 +239,7 @@ def test_a_retry_budget_caps_the_retries_of_the_whole_call(servers, caplog) -> N
     servers.append(_start(fail=True))
     url, state, _ = servers[0]
     model = load_responder(f"openai:{url}#stub?max_concurrency=4&backoff=0&max_retries=5&retry_budget=4")
-    with caplog.at_level(logging.WARNING, logger="fairtalk.models._openai_compat"):
+    with caplog.at_level(logging.WARNING, logger="fairtalk.models.openai._responder"):
         out = model.respond_each([f"c{i}" for i in range(30)], DecodingSettings(), seeds=[0] * 30)
     assert state["n"] == 30 + 4  # not 30 x 6: a failing server is not sent every item again and again
     assert all(isinstance(item, TransportError) for item in out)

@@ -1,4 +1,4 @@
-"""Tests for models/_python_callable.py: single and batched user callables."""
+"""Tests for models/python/_responder.py: single and batched user callables."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def _package(tmp_path: Path) -> Path:
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "__init__.py").write_text("")
     (tmp_path / "tools" / "shout.py").write_text("def shout(t):\n    return t.upper()\n")
-    (tmp_path / "_lazy.py").write_text("SUFFIX = '!'\n")
+    (tmp_path / "lazy.py").write_text("SUFFIX = '!'\n")
     (tmp_path / "unrelated.py").write_text("X = 1\n")
     model = tmp_path / "bot.py"
     model.write_text(
@@ -105,13 +105,13 @@ def test_fingerprint_covers_the_user_modules_the_model_imports(tmp_path: Path) -
     first = load_responder(f"python:{model}:reply")
     assert first.respond(["x"], S, seeds=[0]) == ["HELLO X!"]
     names = {Path(p).name for p in first.input_paths}
-    assert names == {"bot.py", "helper.py", "__init__.py", "shout.py", "_lazy.py"}  # not unrelated.py, not stdlib
+    assert names == {"bot.py", "helper.py", "__init__.py", "shout.py", "lazy.py"}  # not unrelated.py, not stdlib
     (tmp_path / "unrelated.py").write_text("X = 2\n")
     assert load_responder(f"python:{model}:reply").fingerprint == first.fingerprint
     for name, edit, answer in (
         ("helper.py", "GREETING = 'hi'\n", "HI X!"),
         ("tools/shout.py", "def shout(t):\n    return t\n", "hi x!"),
-        ("_lazy.py", "SUFFIX = '?'\n", "hi x?"),
+        ("lazy.py", "SUFFIX = '?'\n", "hi x?"),
     ):
         before = load_responder(f"python:{model}:reply").fingerprint
         (tmp_path / name).write_text(edit)
@@ -217,7 +217,7 @@ _LOAD_FROM_HERE = """
 import sys
 sys.path[:] = [p for p in sys.path if p not in ('', '.')]  # as the fairtalk console script runs: cwd not on sys.path
 from fairtalk.errors import SpecError
-from fairtalk.models._python_loading import load_callable
+from fairtalk.models.python._loading import load_callable
 try:
     print(load_callable(sys.argv[1]).fn('hi'))
 except SpecError as exc:

@@ -1,4 +1,4 @@
-"""Tests for models/_vllm_backends.py: vllm: with data_parallel_size > 1, one engine per Ray actor."""
+"""Tests for models/vllm/_backends.py: vllm: with data_parallel_size > 1, one engine per Ray actor."""
 
 from __future__ import annotations
 

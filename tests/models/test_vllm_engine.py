@@ -1,4 +1,4 @@
-"""Tests for models/_vllm_engine.py against a fake ``vllm`` in sys.modules, and a real vLLM where a GPU has one.
+"""Tests for models/vllm/_engine.py against a fake ``vllm`` in sys.modules, and a real vLLM where a GPU has one.
 
 The fake is held to vLLM's real API as read in vLLM 0.33.0 (``vllm/entrypoints/llm.py``,
 ``vllm/sampling_params.py``, ``vllm/outputs.py``): ``StrictSamplingParams`` takes only
@@ -25,7 +25,7 @@ import pytest
 
 from fairtalk import FairtalkError, ResponderError, SpecError
 from fairtalk.models import DecodingSettings, finish_reason, load_responder
-from fairtalk.models._vllm_engine import VLLMOptions, sampling_kwargs
+from fairtalk.models.vllm._engine import VLLMOptions, sampling_kwargs
 from fairtalk.records import join_turns
 from fairtalk.store import CachingResponder, RunStore
 
@@ -243,7 +243,7 @@ def test_spec_errors(fake_vllm: type[FakeLLM]) -> None:
 
 
 def test_doctests() -> None:
-    from fairtalk.models import _vllm_engine as vllm_engine
+    from fairtalk.models.vllm import _engine as vllm_engine
 
     failures, n_tests = doctest.testmod(vllm_engine)
     assert failures == 0 and n_tests > 0

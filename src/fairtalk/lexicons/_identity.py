@@ -129,7 +129,7 @@ def _is_role_pair(male: str, female: str) -> bool:
 @lru_cache(maxsize=1)
 def _gender_words() -> tuple[str, ...]:
     """Every word of the gender lexicon except suffix-marked roles (kinship, pronouns, titles, -man/-woman words)."""
-    from fairtalk.lexicons import load_lexicon
+    from fairtalk.lexicons._load import load_lexicon
 
     lexicon = load_lexicon("gender")
     words = {w.lower() for pair in lexicon.pairs if not _is_role_pair(pair.a.lower(), pair.b.lower()) for w in (pair.a, pair.b)}

@@ -1,10 +1,10 @@
 """Models under test: the Responder base class, its adapters, and the spec registry.
 
-Adapters (one module each, imported only when their spec prefix is used):
-``hf:`` (transformers), ``openai:`` (OpenAI-compatible servers), ``python:`` (a
-user callable), ``replay:`` (responses produced elsewhere), ``builtin:`` (``echo``,
-``smollm2``) and ``retrieval:`` (encoder + candidate pool). :class:`RayEngine` runs the local
-ones on Ray actors (``ray_engine.py``, ``_ray_connect.py``, ``_ray_pool.py``).
+Adapters (one module or subpackage each, imported only when their spec prefix is used):
+``hf:`` (transformers, ``_hf.py``), ``openai:`` (OpenAI-compatible servers, ``openai/``), ``python:``
+(a user callable, ``python/``), ``vllm:`` (``vllm/``), ``replay:`` (responses produced elsewhere),
+``builtin:`` (``echo``, ``smollm2``) and ``retrieval:`` (encoder + candidate pool). :class:`RayEngine`
+runs the local ones on Ray actors (``ray/``).
 
 Every model subclasses :class:`Responder` (``fingerprint`` and ``respond`` are abstract; the
 optional capabilities have defaults). :func:`as_responder` turns what ``model=`` takes into
@@ -28,9 +28,6 @@ from fairtalk.models._base import (
 )
 from fairtalk.models._finish_reasons import normal_finish_reason
 from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
-from fairtalk.models._python_callable import batched, callable_name
-from fairtalk.models._ray_engine import ENGINES, RayEngine, cluster_error, resolve_engine
-from fairtalk.models._ray_scoring import RayScorer, worth_it
 from fairtalk.models._registry import (
     ReplyFunction,
     as_responder,
@@ -40,6 +37,9 @@ from fairtalk.models._registry import (
     register_model,
 )
 from fairtalk.models._spec import ModelSpec, parse_model_args, parse_model_spec
+from fairtalk.models.python._responder import batched, callable_name
+from fairtalk.models.ray._engine import ENGINES, RayEngine, cluster_error, resolve_engine
+from fairtalk.models.ray._scoring import RayScorer, worth_it
 
 __all__ = [
     "PLANTED_REPLIES",

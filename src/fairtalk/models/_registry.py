@@ -31,8 +31,8 @@ from typing import Any, TypeAlias
 from fairtalk._registry import Registry
 from fairtalk.errors import SpecError
 from fairtalk.models._base import ModelFactory, Responder
-from fairtalk.models._python_callable import PythonOptions, PythonResponder
 from fairtalk.models._spec import build_options, merge_spec_options, parse_model_spec
+from fairtalk.models.python._responder import PythonOptions, PythonResponder
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -72,12 +72,12 @@ MODELS: Registry[Factory] = Registry(
     expected="a responder class or factory",
     builtins={
         "hf": "fairtalk.models._hf:HFResponder",
-        "openai": "fairtalk.models._openai_compat:OpenAIResponder",
-        "python": "fairtalk.models._python_callable:PythonResponder",
+        "openai": "fairtalk.models.openai._responder:OpenAIResponder",
+        "python": "fairtalk.models.python._responder:PythonResponder",
         "replay": "fairtalk.models._replay:ReplayResponder",
         "builtin": "fairtalk.models._builtin:BuiltinModels",
         "retrieval": "fairtalk.models._retrieval:RetrievalResponder",
-        "vllm": "fairtalk.models._vllm_engine:VLLMResponder",
+        "vllm": "fairtalk.models.vllm._engine:VLLMResponder",
     },
 )
 

@@ -1,4 +1,4 @@
-"""Score()'s per-response measures as a build for :class:`~fairtalk.models._ray_scoring.RayScorer`.
+"""Score()'s per-response measures as a build for :class:`~fairtalk.models.ray._scoring.RayScorer`.
 
 Measures score each response on its own (the statistics come after, on the whole set), so a large
 response set splits into batches of :attr:`~fairtalk.models.RayEngine.score_batch` distinct texts, each

@@ -1,7 +1,7 @@
 """Connecting to Ray: importing it, starting a cluster of this run's own or joining a given one, and naming what failed.
 
 :class:`~fairtalk.models.RayEngine` (``ray_engine.py``) says where a run goes; this module makes
-the connection that both generation on actors (``_ray_pool.py``) and scoring in Ray tasks
+the connection that both generation on actors (``_engine.py``) and scoring in Ray tasks
 (``ray_scoring.py``) stand on, so neither needs the other.
 """
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairtalk.errors import BadResponse
-from fairtalk.models._openai_replicas import parse_reply
+from fairtalk.models.openai._replicas import parse_reply
 
 __all__ = ["N_AT_ONCE", "PROBE_TOKENS", "SAFETY", "Latency", "Tuning", "choose", "measure_latency", "timeout_hint", "tune"]
 

@@ -61,8 +61,8 @@ from fairtalk.models._base import (
     make_fingerprint,
     raise_first_error,
 )
-from fairtalk.models._python_loading import Loaded, Worker, callable_name, defined_by, load_callable, user_code
 from fairtalk.models._streaming import InFlight, stream_results
+from fairtalk.models.python._loading import Loaded, Worker, callable_name, defined_by, load_callable, user_code
 
 __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 

@@ -47,7 +47,7 @@ from fairtalk.models._base import (
 )
 from fairtalk.models._finish_reasons import normal_finish_reason
 from fairtalk.models._hf import _local_digest
-from fairtalk.models._vllm_backends import Engine, Job, RayReplicas
+from fairtalk.models.vllm._backends import Engine, Job, RayReplicas
 
 __all__ = ["VLLMOptions", "VLLMResponder", "sampling_kwargs"]
 

@@ -24,7 +24,7 @@ left out of the run with a warning (``skipped_replicas``); only when none passes
 The fingerprint (the run store's key) names the first URL: the replicas serve one model.
 
 Latency: when ``timeout`` or ``max_concurrency`` is left out, the preflight times a few short
-requests and chooses them from what it measured (see :mod:`fairtalk.models._openai_latency`;
+requests and chooses them from what it measured (see :mod:`fairtalk.models.openai._latency`;
 logged at INFO, kept in ``tuning``): a CPU server answering one request at a time gets fewer in
 flight and a longer timeout, instead of timeouts that spend the retry budget. A timed-out request's
 error says which option to raise. Without a preflight the defaults hold: 30 s and 8 in flight.
@@ -68,12 +68,12 @@ from fairtalk.models._base import (
     make_fingerprint,
     raise_first_error,
 )
-from fairtalk.models._openai_latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
-from fairtalk.models._openai_options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
-from fairtalk.models._openai_replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models._spec import build_options
 from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
-from fairtalk.models._urls import public_url, shown_url
+from fairtalk.models.openai._latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
+from fairtalk.models.openai._options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
+from fairtalk.models.openai._replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
+from fairtalk.models.openai._urls import public_url, shown_url
 from fairtalk.records import chat_messages, transcript
 
 __all__ = ["OpenAIOptions", "OpenAIResponder"]

@@ -33,7 +33,7 @@ import numpy as np
 
 import fairtalk.errors as _errors
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.models._ray_engine import RayEngine, connect_ray, import_ray
+from fairtalk.models.ray._engine import RayEngine, connect_ray, import_ray
 
 __all__ = ["Build", "RayScorer", "score_batch", "worth_it"]
 

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from fairtalk.errors import SpecError
-from fairtalk.models._user_code import UserCode, user_roots
+from fairtalk.models.python._user_code import UserCode, user_roots
 
 __all__ = ["Loaded", "Worker", "callable_name", "defined_by", "load_callable", "user_code"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fairtalk.errors import SpecError
-from fairtalk.models._urls import shown_url
+from fairtalk.models.openai._urls import shown_url
 
 __all__ = ["MSG_SPEC", "MSG_TWO_URLS", "OpenAIOptions", "server_and_model"]
 
@@ -25,7 +25,7 @@ _MSG_KEY_ENV = (
 
 @dataclass(frozen=True, slots=True)
 class OpenAIOptions:
-    """Options of the ``openai:`` adapter (see :class:`~fairtalk.models._openai_compat.OpenAIResponder`).
+    """Options of the ``openai:`` adapter (see :class:`~fairtalk.models.openai._responder.OpenAIResponder`).
 
     ``max_concurrency`` and ``timeout`` left out (None) are chosen from the latency the
     preflight measures (8 requests in flight and 30 s without a preflight); given, they are kept.

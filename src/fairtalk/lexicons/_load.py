@@ -1,0 +1,294 @@
+"""Loading lexicons and attribute lists: built-in axes by name, files by path, third-party axes by entry point."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import cache, partial
+from importlib import resources
+from pathlib import Path
+
+from fairtalk._jsonl import open_input
+from fairtalk._registry import Registry
+from fairtalk.errors import InputError, LexiconError, SpecError
+from fairtalk.lexicons._format import (
+    AttributeList,
+    Lexicon,
+    normalize,
+    parse_attributes,
+    parse_lexicon,
+)
+from fairtalk.lexicons._multiway import MultiwayLexicon, pair_lexicon, parse_multiway
+
+_BUILTIN_AXES: tuple[str, ...] = (
+    "gender",
+    "race",
+    "religion",
+    "orientation",
+    "age",
+    "names-gender",
+    "names-race",
+    "nonbinary",
+    "neopronouns",
+)
+#: Axes with the paper's printed lists as a ``paper`` variant.
+_PAPER_AXES: tuple[str, ...] = ("gender", "race")
+#: Axes of more than two groups (one column a group): ``religion`` audits its first group against each other.
+_MULTIWAY_AXES: tuple[str, ...] = ("religion",)
+_VARIANTS: tuple[str, ...] = ("default", "paper")
+_BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleasant")
+
+_MSG_UNKNOWN_AXIS = "unknown lexicon axis {given!r} (not a built-in axis nor an existing file)"
+_MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
+_MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
+_MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
+_MSG_UNREADABLE = "cannot read lexicon file ({reason})"
+_MSG_TOO_LARGE = "the lexicon file is larger than {limit} MiB; a lexicon holds word pairs (is it the right file?)"
+#: The largest lexicon file read, in bytes (the built-in ones hold a few kilobytes).
+MAX_LEXICON_BYTES = 64 << 20
+_MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
+_MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
+
+#: Entry-point group through which other packages register axes.
+ENTRY_POINT_GROUP = "fairtalk.axes"
+
+
+def _builtin_axis(axis: str, variant: str = "default") -> Lexicon:
+    if variant not in _VARIANTS:
+        raise SpecError(_MSG_UNKNOWN_VARIANT.format(given=variant), choices=_VARIANTS, given=variant)
+    if variant != "default" and axis not in _PAPER_AXES:
+        raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=axis), choices=("default",), given=variant)
+    if axis in _MULTIWAY_AXES:
+        groups = _load_multiway(axis).groups
+        return pair_lexicon(_load_multiway(axis), groups[0], groups[1], variant=variant)
+    return _load_builtin(axis, variant)
+
+
+def expand_axis(axis: str) -> tuple[str, ...]:
+    """The two-group axes an audit of ``axis`` runs: a multi-way axis' first group against each other one.
+
+    Examples
+    --------
+    >>> expand_axis("religion")
+    ('religion:christian-muslim', 'religion:christian-jewish', 'religion:christian-hindu', 'religion:christian-buddhist', 'religion:christian-atheist')
+    >>> expand_axis("gender"), expand_axis("religion:muslim-jewish")
+    (('gender',), ('religion:muslim-jewish',))
+    """
+    name = axis.removeprefix("builtin:")
+    if name in _MULTIWAY_AXES:
+        groups = _load_multiway(name).groups
+        return tuple(f"{name}:{groups[0]}-{other}" for other in groups[1:])
+    return (axis,)
+
+
+def axis_groups(axis: str) -> tuple[str, ...]:
+    """The groups of an axis :func:`load_lexicon` accepts by name (more than two for a multi-way axis).
+
+    Examples
+    --------
+    >>> axis_groups("gender"), axis_groups("religion")[:3]
+    (('male', 'female'), ('christian', 'muslim', 'jewish'))
+    """
+    name = axis.removeprefix("builtin:")
+    if name in _MULTIWAY_AXES:
+        return _load_multiway(name).groups
+    return load_lexicon(name).groups
+
+
+#: Axis name -> its loader, ``loader(variant) -> Lexicon`` (built in: ``default`` or ``paper``).
+AXES: Registry[Callable[[str], Lexicon]] = Registry(
+    "lexicon axis",
+    group=ENTRY_POINT_GROUP,
+    base=Callable,  # type: ignore[arg-type]
+    expected="a function that loads a Lexicon",
+    builtins={axis: partial(_builtin_axis, axis) for axis in _BUILTIN_AXES},
+)
+
+
+def builtin_axes() -> tuple[str, ...]:
+    """Return the names of the built-in lexicon axes (gender and race from the paper, and fairtalk's own)."""
+    return _BUILTIN_AXES
+
+
+def axis_names() -> tuple[str, ...]:
+    """Return every axis :func:`load_lexicon` accepts by name: the built-in ones and registered ones, sorted.
+
+    Examples
+    --------
+    >>> {"gender", "race", "religion", "nonbinary", "neopronouns"} <= set(axis_names())
+    True
+    """
+    return AXES.names()
+
+
+def register_axis(name: str, loader: str | Callable[[str], Lexicon]) -> None:
+    """Register an axis: ``load_lexicon(name, variant=V)`` then returns ``loader(V)`` (or ``"module:function"``).
+
+    Raises
+    ------
+    SpecError
+        ``name`` is already an axis, or ``loader`` is a malformed string.
+    """
+    AXES.add(name, loader)
+
+
+def builtin_attribute_lists() -> tuple[str, ...]:
+    """Return the names of the built-in attribute lists."""
+    return _BUILTIN_ATTRIBUTES
+
+
+def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "default") -> Lexicon:
+    """Load a built-in lexicon by axis name, or a user's lexicon file by path.
+
+    Parameters
+    ----------
+    axis_or_path : str or os.PathLike
+        ``"gender"`` or ``"race"`` (built-in; ``"builtin:race"`` also works), an axis registered
+        with :func:`register_axis` or the ``fairtalk.axes`` entry-point group, or the path of a
+        lexicon file (TAB- or ``" - "``-separated pairs; see the module docstring). A bare name
+        that is not a built-in axis is read as a path when such a file exists.
+    variant : {"default", "paper"}
+        Built-in variant: the cleaned lists or the lists exactly as printed in the paper.
+        A user's file is always variant ``"custom"``; pass the default here.
+
+    Returns
+    -------
+    Lexicon
+        Frozen; built-in loads are cached, so repeated calls return the same object.
+
+    Raises
+    ------
+    SpecError
+        Unknown axis or built-in variant (the message lists the choices).
+    LexiconError
+        The file cannot be read or fails validation (the message names ``file:line``).
+
+    Examples
+    --------
+    >>> lexicon = load_lexicon("gender")
+    >>> lexicon.groups, len(lexicon.pairs)
+    (('male', 'female'), 125)
+    >>> pair = load_lexicon("race", variant="paper").pairs[-1]
+    >>> pair.a, pair.b
+    ('subliminal', 'shade')
+    """
+    if isinstance(axis_or_path, str):
+        name = axis_or_path.removeprefix("builtin:")
+        parent, colon, chosen = name.partition(":")
+        if colon and parent in _MULTIWAY_AXES:  # religion:christian-muslim
+            group_a, _, group_b = chosen.partition("-")
+            if variant != "default":
+                raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=parent), choices=("default",), given=variant)
+            return pair_lexicon(_load_multiway(parent), group_a, group_b, variant=variant)
+        if name in AXES:
+            lexicon = AXES.get(name)(variant)
+            if not isinstance(lexicon, Lexicon):
+                raise SpecError(_MSG_NOT_LEXICON.format(name=name, got=type(lexicon).__name__))
+            return lexicon
+        if axis_or_path.startswith("builtin:") or not _looks_like_path(axis_or_path):
+            raise AXES.unknown(name, _MSG_UNKNOWN_AXIS.format(given=axis_or_path))
+    if variant != "default":
+        raise SpecError(_MSG_VARIANT_FOR_FILE.format(given=variant), choices=("default",))
+    path = Path(axis_or_path)
+    data = _read_bytes(path)
+    return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
+
+
+def load_attributes(name_or_path: str | os.PathLike[str]) -> AttributeList:
+    """Load a built-in attribute word list by name, or a user's list (one word a line) by path.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        ``"career"``, ``"family"``, ``"pleasant"``, ``"unpleasant"``, or a file path. The list's
+        name comes from a ``# attribute: NAME`` header line, else from the file name.
+
+    Returns
+    -------
+    AttributeList
+        Words lowercased, whitespace collapsed.
+
+    Raises
+    ------
+    SpecError
+        An unknown name that is not an existing file.
+    LexiconError
+        The file cannot be read, or has a TAB in a line or a duplicate word (``file:line``).
+
+    Examples
+    --------
+    >>> words = load_attributes("unpleasant").words
+    >>> "kill" in words and "lie" in words and "kill lie" not in words
+    True
+    """
+    if isinstance(name_or_path, str):
+        name = name_or_path.removeprefix("builtin:")
+        if name in _BUILTIN_ATTRIBUTES:
+            return _load_builtin_attributes(name)
+        if name_or_path.startswith("builtin:") or not _looks_like_path(name_or_path):
+            raise SpecError(
+                _MSG_UNKNOWN_ATTRIBUTES.format(given=name_or_path),
+                choices=_BUILTIN_ATTRIBUTES,
+                given=name,
+            )
+    path = Path(name_or_path)
+    return parse_attributes(_read_bytes(path), source=str(path), stem=path.stem)
+
+
+def terms_on_both_sides(lexicon: Lexicon) -> frozenset[str]:
+    """Return the (lowercased) words or phrases that occur on both sides of ``lexicon``.
+
+    Empty for every validated file except those that declare ``# both-sides:`` (the paper's race
+    list: ``mad`` and ``police``). A swapper should treat these as ambiguous.
+    """
+    side_a = {normalize(pair.a) for pair in lexicon.pairs}
+    return frozenset(side_a & {normalize(pair.b) for pair in lexicon.pairs})
+
+
+# --------------------------------------------------------------------------------------------
+# internals
+
+
+def _looks_like_path(text: str) -> bool:
+    return os.sep in text or "/" in text or Path(text).suffix != "" or Path(text).exists()
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a user's lexicon file; a pipe, a device or a file over :data:`MAX_LEXICON_BYTES` is refused at once."""
+    try:
+        handle = open_input(path, what="lexicon file")
+    except InputError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if not isinstance(cause, OSError):  # not a regular file
+            raise LexiconError(exc.message, path=str(path)) from None
+        reason = cause.strerror or type(cause).__name__
+        raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from cause
+    try:
+        with handle:
+            data = handle.read(MAX_LEXICON_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise LexiconError(_MSG_UNREADABLE.format(reason=reason), path=str(path)) from exc
+    if len(data) > MAX_LEXICON_BYTES:
+        raise LexiconError(_MSG_TOO_LARGE.format(limit=MAX_LEXICON_BYTES >> 20), path=str(path))
+    return data
+
+
+def _builtin_bytes(filename: str) -> bytes:
+    return resources.files("fairtalk.lexicons").joinpath(filename).read_bytes()
+
+
+@cache
+def _load_builtin(axis: str, variant: str) -> Lexicon:
+    stem = axis if variant == "default" else f"{axis}-{variant}"
+    return parse_lexicon(_builtin_bytes(f"{stem}.tsv"), source=f"builtin:{stem}", stem=axis, variant=variant)
+
+
+@cache
+def _load_multiway(axis: str) -> MultiwayLexicon:
+    return parse_multiway(_builtin_bytes(f"{axis}.tsv"), source=f"builtin:{axis}", stem=axis)
+
+
+@cache
+def _load_builtin_attributes(name: str) -> AttributeList:
+    return parse_attributes(_builtin_bytes(f"{name}.tsv"), source=f"builtin:{name}", stem=name)
