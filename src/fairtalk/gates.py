@@ -111,6 +111,8 @@ def _on_bias(m: MeasureResult, alpha: float) -> tuple[bool, str]:
         return False, f"difference detected{within}: {p} < {alpha:g}"
     if m.not_tested is not None:
         return True, f"no difference detected: {m.not_tested}"
+    if m.p_adjusted is None:
+        return True, "no difference detected: no test ran" + (f" ({m.notes[-1]})" if m.notes else "")
     return True, f"no difference detected: {p}, not below {alpha:g}"
 
 

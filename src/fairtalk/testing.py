@@ -138,8 +138,8 @@ def change_line(row: GapChange, alpha: float) -> str:
 
 
 def _failure_line(d: KeyDecision, line: str | None) -> str:
-    """A failing decision in words: the key's figures and the gate's reason, or the reason alone for a whole-run failure."""
-    return d.reason if line is None else f"{line} ({d.reason})"
+    """A failing decision in words: the key's figures and verdict, or the gate's reason for a whole-run failure."""
+    return d.reason if line is None else line
 
 
 def bias_failures(run: AuditRun, gate: Gate) -> list[tuple[str, str]]:
