@@ -7,10 +7,11 @@ message names each failing measure with both sides, the gap, its interval and ad
 report's path. The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a
 ``fairtalk_audit`` fixture whose defaults come from ``[tool.fairtalk]`` and the ini file.
 
-The gates are the CLI's: ``fail-on-bias`` fails on a difference detected (adjusted p < alpha),
-``fail-unless-equivalent`` unless every primary measure is shown equivalent within its margin, and
-:func:`assert_not_worse` (``fail-if-worse``) unless every primary measure of the candidate is shown
-non-inferior to the baseline's.
+The gates are the CLI's, decided by :func:`fairtalk.gates.evaluate` (the same decision as the exit
+code, the JUnit file and the job summary): ``fail-on-bias`` fails on a difference detected (adjusted
+p < alpha), ``fail-unless-equivalent`` unless every primary measure is shown equivalent within its
+margin, and :func:`assert_not_worse` (``fail-if-worse``) unless every primary measure of the
+candidate is shown non-inferior to the baseline's.
 
 Examples
 --------
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
+from fairtalk.gates import GateOutcome, KeyDecision, evaluate
 from fairtalk.models import ReplyFunction, Responder
 from fairtalk.report import write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
@@ -135,13 +137,36 @@ def change_line(row: GapChange, alpha: float) -> str:
     )
 
 
+def _failure_line(d: KeyDecision, line: str | None) -> str:
+    """A failing decision in words: the key's figures and verdict, or the gate's reason for a whole-run failure."""
+    return d.reason if line is None else line
+
+
 def bias_failures(run: AuditRun, gate: Gate) -> list[tuple[str, str]]:
-    """``(axis/key, line)`` for each primary measure of ``run`` that fails ``gate``, axes in the order audited."""
-    found = []
-    for axis, result in run.results.items():
-        names = result.detected() if gate == "fail-on-bias" else result.not_equivalent()
-        found += [(f"{axis}/{name}", measure_line(axis, result.measure(name), result.alpha)) for name in names]
-    return found
+    """``(axis/key, line)`` for each failure of ``gate`` on ``run`` (:func:`fairtalk.gates.evaluate`), axes in the order audited.
+
+    A whole-run failure (nothing to check) is named by its axis, or ``run``.
+    """
+    return _audit_failures(run, evaluate(run, gate))
+
+
+def _audit_failures(run: AuditRun, outcome: GateOutcome) -> list[tuple[str, str]]:
+    """``(axis/key, line)`` for each failure of ``outcome`` on ``run``."""
+    out = []
+    for d in outcome.failures:
+        result = None if d.axis is None or d.key is None else run.results[d.axis]
+        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key), result.alpha)
+        out.append((d.name, _failure_line(d, line)))
+    return out
+
+
+def _change_failures(comparison: ModelComparison, outcome: GateOutcome) -> list[tuple[str, str]]:
+    """``(axis/key, line)`` for each failure of ``fail-if-worse`` on ``comparison``."""
+    out = []
+    for d in outcome.failures:
+        line = None if d.axis is None or d.key is None else change_line(comparison.change(d.axis, d.key), comparison.alpha)
+        out.append((d.name, _failure_line(d, line)))
+    return out
 
 
 def assert_no_bias(
@@ -195,14 +220,15 @@ def assert_no_bias(
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus, seed=seed)
     folder = _folder(out_dir, resolved)
     run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}))
-    failures = bias_failures(run, chosen)
-    if failures:
+    outcome = evaluate(run, chosen)
+    if not outcome.passed:
+        failures = _audit_failures(run, outcome)
         what = "bias detected" if chosen == "fail-on-bias" else "measures not shown equivalent"
         alpha = min((r.alpha for r in run.results.values()), default=0.05)
         n = ", ".join(f"{axis} {r.n_pairs}" for axis, r in run.results.items())
         head = _MSG_BIAS.format(what=what, model=run.model.partition(" ")[0], gate=chosen, alpha=alpha, n=n)
         report = folder / "index.html"
-        lines = [head, *(f"  {line}" for _, line in failures), f"report: {report}"]
+        lines = [head, *(f"  {line}" for _, line in failures), outcome.headline, f"report: {report}"]
         raise BiasAssertionError("\n".join(lines), failing=[key for key, _ in failures], report=report)
     return run
 
@@ -253,11 +279,12 @@ def assert_not_worse(
         audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model}))
     comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margin, alpha=resolved.score.alpha)
     files = write_model_comparison(comparison, folder / "comparison")
-    failing = [comparison.change(axis, key) for axis, key in comparison.not_non_inferior()]
-    if failing:
+    outcome = evaluate(comparison, "fail-if-worse")
+    if not outcome.passed:
         names = [(name or label).partition(" ")[0] for name, label in zip(comparison.models, ("the baseline", "the candidate"))]
         head = _MSG_WORSE.format(candidate=names[1], baseline=names[0], alpha=comparison.alpha)
         report = files["md"]
-        lines = [head, *(f"  {change_line(row, comparison.alpha)}" for row in failing), f"report: {report}"]
-        raise BiasAssertionError("\n".join(lines), failing=[f"{r.axis}/{r.key}" for r in failing], report=report)
+        failing = _change_failures(comparison, outcome)
+        lines = [head, *(f"  {line}" for _, line in failing), outcome.headline, f"report: {report}"]
+        raise BiasAssertionError("\n".join(lines), failing=[key for key, _ in failing], report=report)
     return comparison

@@ -150,7 +150,8 @@ def test_compare_appends_its_findings_and_table_to_the_job_summary(audits: Path,
     assert text.startswith("# earlier step\n## fairtalk compare: ")
     lines = text.splitlines()
     regressed = next(line for line in lines if line.startswith("- regressed (the gap's size changed"))
-    failing = next(line for line in lines if line.startswith("- not shown non-inferior"))
+    failing = next(line for line in lines if line.startswith("**Gate fail-if-worse: FAILED"))
+    assert "not shown non-inferior" in failing
     assert "gender/offense\\_rate" in regressed and "gender/offense\\_rate" in failing  # Markdown-escaped
     row = next(line for line in lines if line.startswith("| gender | Offense Rate (%) |"))
     assert row.endswith("| not shown | regressed |") and "| +0.00 | -100.00 |" in row

@@ -56,6 +56,7 @@ from fairtalk.cli._test_options import (
     PRIMARY,
     SCORE_PARAMS,
     SYSTEM_PROMPT,
+    gates_in_force,
     given_options,
     parse_margins,
     report_gates,
@@ -373,7 +374,9 @@ def audit(  # noqa: C901, PLR0915
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
-    write_ci_files(run.results, junit, fail_unless_equivalent=fail_unless_equivalent)
+    write_ci_files(
+        run.results, junit, gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    )
     code = report_gates(
         run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
     )

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from fairtalk.results import ModelComparison
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
-_MSG_GATE = "--fail-if-worse: the candidate is not shown non-inferior on every primary key"
 _MARGIN = typer.Option(
     None,
     "--margin",
@@ -106,6 +105,7 @@ def show_comparison(
     Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
     lines and the files written, and writes ``--junit`` and the job summary. ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
     """
+    from fairtalk.gates import Gate, evaluate
     from fairtalk.report import gate_lines, model_comparison_table
 
     if json_out:
@@ -117,7 +117,8 @@ def show_comparison(
     for path in paths.values():
         info(f"wrote {path}")
     write_ci_files(result, junit)
-    if gate and (result.not_non_inferior() or not any(r.primary for r in result.changes)):
-        say(_MSG_GATE, style="bold red")
+    outcome = evaluate(result, Gate.FAIL_IF_WORSE)
+    if gate and not outcome.passed:
+        say(f"--fail-if-worse: {outcome.headline}", style="bold red")
         return 1
     return 0

@@ -31,6 +31,7 @@ from fairtalk.cli._test_options import (
     MARGIN,
     PRIMARY,
     SCORE_PARAMS,
+    gates_in_force,
     given_options,
     parse_margins,
     report_gates,
@@ -162,7 +163,11 @@ def score(
         say(f"labelled: {line}")
     for path in paths.values():
         info(f"wrote {path}")
-    write_ci_files({result.axis: result}, junit, fail_unless_equivalent=fail_unless_equivalent)
+    write_ci_files(
+        {result.axis: result},
+        junit,
+        gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent),
+    )
     code = report_gates(
         {result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
     )

@@ -14,6 +14,7 @@ from fairtalk.cli._choices import BinaryTest, CountTest, plain
 
 if TYPE_CHECKING:
     from fairtalk import AuditResult, ModelComparison
+    from fairtalk.gates import Gate
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
@@ -195,11 +196,18 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
-def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:  # noqa: C901
-    """Print what was found per axis (differences, equivalence) and return the exit code the gates ask for."""
+def gates_in_force(*, fail_on_bias: bool, fail_unless_equivalent: bool) -> tuple[Gate, ...]:
+    """The gates an audit's CI files show: those given, else ``fail-on-bias`` (a JUnit file always has a gate)."""
+    from fairtalk.gates import Gate
+
+    given = tuple(g for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent)) if on)
+    return given or (Gate.FAIL_ON_BIAS,)
+
+
+def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
+    """The differences detected per axis, primary and secondary, or that none was."""
     from fairtalk.report import different_measures
 
-    code = 0
     detected = {name: r.detected(alpha) for name, r in results.items()}
     secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
     for name, keys in detected.items():
@@ -210,71 +218,99 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
                 f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
                 style="yellow",
             )
-    if not any(detected.values()):
-        if any(secondary.values()):
+    if any(detected.values()):
+        return
+    if any(secondary.values()):
+        say(
+            f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
+            style="yellow",
+        )
+    else:
+        say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
+
+
+def _say_equivalence(name: str, r: AuditResult) -> None:
+    """One axis' primary measures shown equivalent, different within the margin, inconclusive or not tested."""
+    equivalent = [m.name for m in r.measures if m.primary and m.equivalent and not m.detected()]
+    small = [m.name for m in r.measures if m.primary and m.equivalent and m.detected()]
+    if equivalent:
+        say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
+    if small:
+        say(
+            f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
+            f"equivalence gate passes): {', '.join(small)}",
+            style="yellow",
+        )
+    inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None]
+    for m in (m for m in r.measures if m.primary and m.not_tested is not None):
+        say(f"{name}: {m.name}: {m.not_tested}", style="yellow")  # more pairs would not help, the scorer's answers would
+    if inconclusive:
+        shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name for m in inconclusive)
+        say(
+            f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
+            f"smallest difference this run could detect, in the measure's units): {shown}",
+            style="yellow",
+        )
+
+
+def _say_checks(name: str, r: AuditResult) -> None:
+    """One axis' flagged scorers and warnings."""
+    for c in r.scorer_check:
+        if c.flagged:
             say(
-                f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
+                f"{name}: scorer check: {c.key} scores neutral probes differently by group ({c.a:.3g} vs "
+                f"{c.b:.3g} on {c.n_probes} probes): part of its gap may be the scorer's",
                 style="yellow",
             )
-        else:
-            say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
+    for warning in r.warnings:
+        say(f"{name}: warning: {warning}", style="yellow")
+
+
+def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bias: bool, fail_unless_equivalent: bool) -> int:
+    """Print what was found per axis and each gate given; the exit code is :func:`fairtalk.gates.evaluate`'s decision.
+
+    1 when a gate given (``--fail-on-bias``, ``--fail-unless-equivalent``) failed, else 0.
+    """
+    from fairtalk.gates import Gate, evaluate
+
+    _say_differences(results, alpha)
+    outcomes = [
+        evaluate(results, g)
+        for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent))
+        if on
+    ]
     for name, r in results.items():
-        equivalent = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict != "difference detected"]
-        small = [m.name for m in r.measures if m.primary and m.equivalent and m.verdict == "difference detected"]
-        open_ = r.not_equivalent()
-        if equivalent:
-            say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
-        if small:
-            say(
-                f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
-                f"equivalence gate passes): {', '.join(small)}",
-                style="yellow",
-            )
-        inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None]
-        untested = [m for m in r.measures if m.primary and m.not_tested is not None]
-        for m in untested:  # no test at all: more pairs of the same run would not help, the scorer's answers would
-            say(f"{name}: {m.name}: {m.not_tested}", style="yellow")
-        if inconclusive:
-            shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name for m in inconclusive)
-            say(
-                f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
-                f"smallest difference this run could detect, in the measure's units): {shown}",
-                style="yellow",
-            )
-        if open_ and fail_unless_equivalent:
+        _say_equivalence(name, r)
+        open_ = [d.key for o in outcomes if o.gate is Gate.FAIL_UNLESS_EQUIVALENT for d in o.failures if d.axis == name and d.key]
+        if open_:
             say(f"{name}: not shown equivalent: {', '.join(open_)}", style="yellow")
-        for c in r.scorer_check:
-            if c.flagged:
-                say(
-                    f"{name}: scorer check: {c.key} scores neutral probes differently by group ({c.a:.3g} vs "
-                    f"{c.b:.3g} on {c.n_probes} probes): part of its gap may be the scorer's",
-                    style="yellow",
-                )
-        for warning in r.warnings:
-            say(f"{name}: warning: {warning}", style="yellow")
-    if fail_on_bias and any(detected.values()):
-        code = 1
-    if fail_unless_equivalent and any(r.not_equivalent() for r in results.values()):
-        code = 1
-    return code
+        _say_checks(name, r)
+    for outcome in outcomes:
+        say(outcome.headline, style="green" if outcome.passed else "bold red")
+    return 0 if all(o.passed for o in outcomes) else 1
 
 
 def write_ci_files(
-    results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *, fail_unless_equivalent: bool = False
+    results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *, gates: Sequence[Gate] = ()
 ) -> None:
     """The CI outputs of a scored run or a comparison: ``--junit FILE``, and the job summary (``$GITHUB_STEP_SUMMARY``).
 
-    The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file. An audit's testcases fail under ``--fail-unless-equivalent``'s gate when it is given, else
-    under ``--fail-on-bias``'s; a comparison's where ``--fail-if-worse`` would.
+    The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file. Both render the decision
+    of :func:`fairtalk.gates.evaluate`: an audit's under ``gates`` (:func:`gates_in_force`), a
+    comparison's under ``--fail-if-worse``'s.
     """
     from fairtalk import ModelComparison
+    from fairtalk.gates import Gate
     from fairtalk.report import comparison_step_summary, step_summary, write_junit
 
     if junit is not None:
-        written = write_junit(results, junit, gate="fail-unless-equivalent" if fail_unless_equivalent else "fail-on-bias")
+        written = write_junit(results, junit, gate=gates or (Gate.FAIL_ON_BIAS,))
         info(f"wrote {written}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        text = comparison_step_summary(results) if isinstance(results, ModelComparison) else step_summary(results)
+        if isinstance(results, ModelComparison):
+            text = comparison_step_summary(results)
+        else:
+            text = step_summary(results, gate=gates or (Gate.FAIL_ON_BIAS,))
         with open(summary, "a", encoding="utf-8") as handle:  # the runner's file: appended to, as GitHub asks
             handle.write(text + "\n")

@@ -256,7 +256,7 @@ def compare_prompt_analyses(
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=known, given=name)
     wanted = list(base.gaps) if pairs is None else [p for p in pairs if p in base.gaps]
     warnings: list[str] = []
-    only_base = tuple(p for p in base.gaps if p not in cand.gaps)
+    only_base = tuple(p for p in wanted if p not in cand.gaps)  # of the pairs asked for: the gate fails on these
     only_cand = tuple(p for p in cand.gaps if p not in base.gaps)
     shared = []
     for name in (p for p in wanted if p in cand.gaps):

@@ -1,11 +1,12 @@
 """JUnit XML and a CI job summary of an audit: one testsuite per axis, one testcase per primary measure.
 
 CI systems (GitHub Actions, GitLab, Jenkins, Azure) show a JUnit file as a test report, so a
-release gate reads like a failing test. A testcase fails when the gate in force fails on its
-measure: under ``fail-on-bias`` a detected difference, under ``fail-unless-equivalent`` any
-primary measure not shown equivalent. The failure message holds the two sides, the gap with its
-interval and the adjusted p. Secondary measures are testcases that never fail (their verdict is
-in ``system-out``).
+release gate reads like a failing test. The gate is decided by :func:`fairtalk.gates.evaluate`
+and only rendered here: a primary measure's testcase fails exactly when the gate's decision on it
+failed, and each whole-run failure (nothing to check, an axis only the baseline holds) is a failing
+testcase of its own, so the file never shows 0 failures when the gate failed. The failure message
+holds the two sides, the gap with its interval, the adjusted p and the gate's reason. Secondary
+measures are testcases that never fail (their verdict is in ``system-out``).
 
 :func:`step_summary` renders the same audit as the Markdown a GitHub job summary shows
 (``$GITHUB_STEP_SUMMARY``): the plain-language findings and each axis' table;
@@ -16,37 +17,27 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 from fairtalk.files import write_text_atomic
+from fairtalk.gates import Gate, GateOutcome, evaluate
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import comparison_rows, gate_lines
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._table import format_p, is_percent, measure_label
-from fairtalk.results import AuditResult, MeasureResult, ModelComparison, Verdict
+from fairtalk.results import AuditResult, MeasureResult, ModelComparison
 
-__all__ = ["GATES", "comparison_junit_xml", "comparison_step_summary", "junit_xml", "step_summary", "write_junit"]
+__all__ = ["comparison_junit_xml", "comparison_step_summary", "junit_xml", "step_summary", "write_junit"]
 
-Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
-#: The gates a testcase can fail under.
-GATES: tuple[Gate, ...] = ("fail-on-bias", "fail-unless-equivalent")
-_MSG_GATE = "unknown gate {gate!r}; choose from: fail-on-bias, fail-unless-equivalent"
+#: One gate or several (``--fail-on-bias`` and ``--fail-unless-equivalent`` given together).
+Gates = Gate | str | Sequence[Gate | str]
 
 
 def _amount(x: float | None, m: MeasureResult) -> str:
     if x is None:
         return "n/a"
     return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
-
-
-def _fails(m: MeasureResult, gate: Gate) -> bool:
-    if not m.primary:
-        return False
-    if gate == "fail-on-bias":
-        return m.verdict is Verdict.DIFFERENT
-    return m.verdict is not Verdict.EQUIVALENT
 
 
 def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
@@ -61,52 +52,107 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
     )
 
 
-def junit_xml(results: Mapping[str, AuditResult], *, gate: Gate = "fail-on-bias", name: str = "fairtalk") -> str:
-    """The JUnit XML of an audit's results (axis -> result) under ``gate``.
+def _gates(gate: Gates) -> tuple[Gate | str, ...]:
+    """``gate`` as a tuple of gates (a name is one gate; SpecError for an unknown one, by :func:`evaluate`)."""
+    return (gate,) if isinstance(gate, str) else tuple(gate)
 
-    Examples
-    --------
-    >>> from fairtalk.results import AuditResult
-    >>> junit_xml({}).startswith("<?xml")
-    True
-    """
-    if gate not in GATES:
-        raise ValueError(_MSG_GATE.format(gate=gate))
-    suites = ET.Element("testsuites", name=name)
-    n_tests = n_failures = 0
-    for axis, result in results.items():
-        cases = list(result.measures)
-        failing = [m for m in cases if _fails(m, gate)]
+
+def _outcomes(results: Mapping[str, AuditResult] | ModelComparison, gate: Gates) -> tuple[GateOutcome, ...]:
+    """The decision of each gate in force on ``results`` (a comparison's gate is ``fail-if-worse``)."""
+    if isinstance(results, ModelComparison):
+        return (evaluate(results, Gate.FAIL_IF_WORSE),)
+    return tuple(evaluate(results, g) for g in _gates(gate))
+
+
+def _case(
+    suite: ET.Element, classname: str, name: str, message: str, failed: list[tuple[Gate, str]], notes: tuple[str, ...]
+) -> None:
+    """One testcase: failing (typed by the gates that failed it, their reasons in its text) or passing with its message."""
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+    if failed:
+        reasons = tuple(f"{gate}: {reason}" for gate, reason in failed)
+        failure = ET.SubElement(case, "failure", message=message, type=",".join(gate.value for gate, _ in failed))
+        failure.text = "\n".join((message, *reasons, *notes))
+    else:
+        ET.SubElement(case, "system-out").text = message
+
+
+def _failed(outcomes: tuple[GateOutcome, ...], axis: str, key: str) -> list[tuple[Gate, str]]:
+    """(gate, reason) of each gate whose decision on ``key`` of ``axis`` failed."""
+    out = []
+    for outcome in outcomes:
+        decision = outcome.decision(axis, key)
+        if decision is not None and not decision.passed:
+            out.append((outcome.gate, decision.reason))
+    return out
+
+
+def _run_suite(suites: ET.Element, name: str, outcomes: tuple[GateOutcome, ...]) -> int:
+    """A testsuite ``NAME.gate`` of the whole-run failures (one failing testcase each); how many it holds."""
+    failures = [(outcome, d) for outcome in outcomes for d in outcome.run_failures]
+    if failures:
         suite = ET.SubElement(
-            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(len(failing)), errors="0", skipped="0"
+            suites,
+            "testsuite",
+            name=f"{name}.gate",
+            tests=str(len(failures)),
+            failures=str(len(failures)),
+            errors="0",
+            skipped="0",
         )
-        for m in cases:
-            case = ET.SubElement(suite, "testcase", classname=f"{name}.{axis}", name=m.name)
-            message = _message(axis, result.groups, m)
-            if _fails(m, gate):
-                failure = ET.SubElement(case, "failure", message=message, type=gate)
-                failure.text = "\n".join((message, *m.notes))
-            else:
-                ET.SubElement(case, "system-out").text = message + ("" if m.primary else " (secondary: outside the gate)")
-        n_tests += len(cases)
-        n_failures += len(failing)
+        for outcome, d in failures:
+            _case(suite, f"{name}.gate", d.name, outcome.headline, [(outcome.gate, d.reason)], ())
+    return len(failures)
+
+
+def _document(suites: ET.Element, n_tests: int, n_failures: int) -> str:
     suites.set("tests", str(n_tests))
     suites.set("failures", str(n_failures))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
+def junit_xml(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS, name: str = "fairtalk") -> str:
+    """The JUnit XML of an audit's results (axis -> result) under ``gate`` (one gate, or several at once).
+
+    A primary measure's testcase fails when a gate's decision (:func:`fairtalk.gates.evaluate`) on
+    it failed; each whole-run failure is a failing testcase in the suite ``NAME.gate``.
+
+    Examples
+    --------
+    >>> junit_xml({}).count("<failure")  # nothing to check: the gate fails closed
+    1
+    """
+    outcomes = _outcomes(results, gate)
+    suites = ET.Element("testsuites", name=name)
+    n_tests = n_failures = 0
+    for axis, result in results.items():
+        cases = [(m, _failed(outcomes, axis, m.name)) for m in result.measures]
+        failing = sum(1 for _, failed in cases if failed)
+        suite = ET.SubElement(
+            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(failing), errors="0", skipped="0"
+        )
+        for m, failed in cases:
+            message = _message(axis, result.groups, m) + ("" if m.primary or failed else " (secondary: outside the gate)")
+            _case(suite, f"{name}.{axis}", m.name, message, failed, m.notes)
+        n_tests += len(cases)
+        n_failures += failing
+    n_run = _run_suite(suites, name, outcomes)
+    return _document(suites, n_tests + n_run, n_failures + n_run)
+
+
 def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.compare") -> str:
-    """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse`` does (not shown non-inferior)."""
+    """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse``'s decision on it failed."""
+    outcomes = _outcomes(comparison, Gate.FAIL_IF_WORSE)
     suites = ET.Element("testsuites", name=name)
     n_failures = 0
     for axis in dict.fromkeys(row.axis for row in comparison.changes):
-        rows = [row for row in comparison.changes if row.axis == axis]
-        failing = [row for row in rows if row.primary and not row.non_inferior]
+        rows = [(row, _failed(outcomes, axis, row.key)) for row in comparison.changes if row.axis == axis]
+        failing = sum(1 for _, failed in rows if failed)
         suite = ET.SubElement(
-            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)), failures=str(len(failing)), errors="0", skipped="0"
+            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)), failures=str(failing), errors="0", skipped="0"
         )
-        for row in rows:
+        for row, failed in rows:
             low, high = row.change_ci
             interval = "no interval" if low is None or high is None else f"[{low:+.4g}, {high:+.4g}]"
             message = (
@@ -114,22 +160,16 @@ def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.c
                 f"{row.candidate_gap:+.4g}, change {row.change:+.4g} {interval}, adjusted p "
                 f"{format_p(row.p_adjusted)}, margin {'n/a' if row.margin is None else f'±{row.margin:.4g}'}"
             )
-            case = ET.SubElement(suite, "testcase", classname=f"{name}.{axis}", name=row.key)
-            if row in failing:
-                ET.SubElement(case, "failure", message=message, type="fail-if-worse").text = "\n".join((message, *row.notes))
-            else:
-                ET.SubElement(case, "system-out").text = message
-        n_failures += len(failing)
-    suites.set("tests", str(len(comparison.changes)))
-    suites.set("failures", str(n_failures))
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+            _case(suite, f"{name}.{axis}", row.key, message, failed, row.notes)
+        n_failures += failing
+    n_run = _run_suite(suites, name, outcomes)
+    return _document(suites, len(comparison.changes) + n_run, n_failures + n_run)
 
 
 def write_junit(
-    results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *, gate: Gate = "fail-on-bias"
+    results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *, gate: Gates = Gate.FAIL_ON_BIAS
 ) -> Path:
-    """Write the JUnit XML of an audit's results (or of a comparison) to ``path`` atomically and return it."""
+    """Write the JUnit XML of an audit's results under ``gate`` (or of a comparison) to ``path`` atomically; return it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = comparison_junit_xml(results) if isinstance(results, ModelComparison) else junit_xml(results, gate=gate)
@@ -137,9 +177,14 @@ def write_junit(
     return target
 
 
-def step_summary(results: Mapping[str, AuditResult]) -> str:
-    """The Markdown of a CI job summary: per axis its plain-language findings, then its report table."""
-    parts = []
+def _gate_line(outcome: GateOutcome) -> str:
+    """The job summary's line of a gate: its headline, in bold."""
+    return f"**{md_escape(outcome.headline)}**\n"
+
+
+def step_summary(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS) -> str:
+    """The Markdown of a CI job summary: the outcome of each gate in ``gate`` (its headline), then per axis its findings and table."""
+    parts = [_gate_line(outcome) for outcome in _outcomes(results, gate)]
     for result in results.values():
         findings = "\n".join(f"- {sentence}" for sentence in plain_summary(result))
         table = render_markdown(result).split("\n", 2)[2]  # the report without its title line
@@ -150,10 +195,12 @@ def step_summary(results: Mapping[str, AuditResult]) -> str:
 def comparison_step_summary(comparison: ModelComparison) -> str:
     """The Markdown of a CI job summary of a comparison: its findings, then per axis both gaps and the change."""
     level = f"{1 - comparison.alpha:.0%}"
-    findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison))
+    (outcome,) = _outcomes(comparison, Gate.FAIL_IF_WORSE)
+    findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison) if line != outcome.headline)
     lines = [
         f"## fairtalk compare: {md_escape(comparison.candidate)} against {md_escape(comparison.baseline)}",
         "",
+        _gate_line(outcome),
         findings,
         "",
         "<details><summary>table</summary>",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fairtalk._templating import jinja_environment
 from fairtalk.files import staged, write_text_atomic
+from fairtalk.gates import Gate, evaluate
 from fairtalk.report._markdown import md_escape
 from fairtalk.report._table import format_p, measure_label
 from fairtalk.results import Change, GapChange, ModelComparison
@@ -130,18 +131,14 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
     return rows
 
 
-def gate_lines(comparison: ModelComparison) -> list[str]:  # noqa: C901
-    """What the comparison found, in sentences: changes, the release gate, what was left out."""
+def gate_lines(comparison: ModelComparison) -> list[str]:
+    """What the comparison found, in sentences: changes, the release gate's headline (:func:`fairtalk.gates.evaluate`), what was left out."""
     lines = []
     for verdict in (Change.REGRESSED, Change.IMPROVED):
         keys = [f"{r.axis}/{r.key}" for r in comparison.changes if r.primary and r.verdict is verdict]
         if keys:
             lines.append(f"{verdict.value} (the gap's size changed, adjusted p < {comparison.alpha:g}): {', '.join(keys)}")
-    failing = [f"{axis}/{key}" for axis, key in comparison.not_non_inferior()]
-    if failing:
-        lines.append(f"not shown non-inferior (|candidate gap| < |baseline gap| + margin): {', '.join(failing)}")
-    elif comparison.changes:
-        lines.append("every primary key shown non-inferior: the candidate's gaps are not worse by the margin or more")
+    lines.append(evaluate(comparison, Gate.FAIL_IF_WORSE).headline)
     for axis in comparison.axes:
         if axis.n_pairs and axis.n_identical_answers == axis.n_pairs:
             lines.append(

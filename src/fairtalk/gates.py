@@ -1,0 +1,253 @@
+"""The release gates, decided once: :func:`evaluate` says whether a run or a comparison passes a :class:`Gate`.
+
+Every output of a gate reads its decision from here and only renders it: the CLI's exit code
+(``--fail-on-bias``, ``--fail-unless-equivalent``, ``compare --fail-if-worse``), the JUnit file, the
+GitHub job summary, :mod:`fairtalk.testing` and the pytest plugin. The rules:
+
+- ``fail-on-bias`` fails a primary measure whose verdict is *difference detected* (adjusted p < α),
+  including a difference that lies within the equivalence margin.
+- ``fail-unless-equivalent`` passes a primary measure only when equivalence within its margin is
+  shown (the TOST: the whole interval lies inside ``±margin``). A difference detected whose whole
+  interval lies inside the margin passes: the margin is what the user declared negligible. A measure
+  inconclusive, not tested or without a margin fails.
+- ``fail-if-worse`` passes a primary key of a comparison only when the candidate is shown
+  non-inferior, ``|candidate gap| < |baseline gap| + margin``.
+
+A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
+tested or comparable) and an axis only the baseline holds are failures with a reason.
+
+Examples
+--------
+>>> from fairtalk.results import AuditResult, MeasureResult
+>>> m = MeasureResult("offense_rate", "rate", 0.1, 0.1, 0.0, None, None, 1.0, "McNemar", 1.0, (-0.01, 0.01),
+...                   None, "", equivalence_margin=0.02, equivalent=True, verdict="equivalent")
+>>> outcome = evaluate({"gender": AuditResult("gender", ("m", "f"), 100, (m,))}, "fail-unless-equivalent")
+>>> outcome.passed, outcome.headline
+(True, 'Gate fail-unless-equivalent: passed — all 1 primary measure shown equivalent within the margin')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from fairtalk.errors import SpecError
+from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, Verdict
+
+__all__ = ["Gate", "GateOutcome", "KeyDecision", "evaluate"]
+
+_MSG_GATE = "unknown gate {gate!r}"
+_MSG_KIND = "the {gate} gate applies to {wanted}, not to {given}"
+#: How many failing keys a headline names before it says "…".
+_SHOWN = 5
+
+
+class Gate(StrEnum):
+    """A release gate, named as its CLI flag."""
+
+    FAIL_ON_BIAS = "fail-on-bias"
+    FAIL_UNLESS_EQUIVALENT = "fail-unless-equivalent"
+    FAIL_IF_WORSE = "fail-if-worse"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyDecision:
+    """One decision of a gate: a primary key on an axis passed or failed, and why in one line.
+
+    A whole-run failure (nothing to check, an axis left out) has ``key`` None, and ``axis`` None
+    when it concerns no one axis.
+    """
+
+    axis: str | None
+    key: str | None
+    passed: bool
+    reason: str
+
+    @property
+    def name(self) -> str:
+        """``axis/key``; the axis alone for an axis' failure, ``run`` for the whole run's."""
+        if self.key is None:
+            return self.axis or "run"
+        return f"{self.axis}/{self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What a gate decided: ``passed``, one :class:`KeyDecision` per primary key checked, the failures and a headline.
+
+    ``failures`` holds the failing key decisions, then the whole-run failures (``key`` None);
+    ``headline`` states the outcome in one sentence.
+    """
+
+    gate: Gate
+    passed: bool
+    decisions: tuple[KeyDecision, ...]
+    failures: tuple[KeyDecision, ...]
+    headline: str
+
+    def decision(self, axis: str, key: str) -> KeyDecision | None:
+        """The decision on ``key`` of ``axis``; None when the gate did not check it (a secondary key)."""
+        for d in self.decisions:
+            if (d.axis, d.key) == (axis, key):
+                return d
+        return None
+
+    @property
+    def run_failures(self) -> tuple[KeyDecision, ...]:
+        """The failures that concern no one key (nothing to check, an axis left out)."""
+        return tuple(d for d in self.failures if d.key is None)
+
+
+def _number(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def _on_bias(m: MeasureResult, alpha: float) -> tuple[bool, str]:
+    p = f"adjusted p {_number(m.p_adjusted)}"
+    if m.verdict is Verdict.DIFFERENT:
+        within = " (within the margin, but a difference)" if m.equivalent else ""
+        return False, f"difference detected{within}: {p} < {alpha:g}"
+    if m.not_tested is not None:
+        return True, f"no difference detected: {m.not_tested}"
+    if m.p_adjusted is None:
+        return True, "no difference detected: no test ran" + (f" ({m.notes[-1]})" if m.notes else "")
+    return True, f"no difference detected: {p}, not below {alpha:g}"
+
+
+def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
+    margin = f"±{_number(m.equivalence_margin)}"
+    if m.equivalent:
+        if m.verdict is Verdict.DIFFERENT:
+            return True, f"a difference, but the whole interval lies inside the margin {margin}: equivalent"
+        return True, f"shown equivalent within {margin}"
+    if m.not_tested is not None:
+        return False, m.not_tested
+    if m.equivalence_margin is None:
+        return False, "no margin: equivalence cannot be shown (give a margin)"
+    if m.verdict is Verdict.DIFFERENT:
+        return False, f"difference detected, not shown within the margin {margin}"
+    return False, f"inconclusive: neither a difference nor equivalence within {margin} shown (more pairs needed)"
+
+
+def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDecision], list[KeyDecision]]:
+    decisions: list[KeyDecision] = []
+    run: list[KeyDecision] = []
+    if not results:
+        run.append(KeyDecision(None, None, False, "no axis to check"))
+    for axis, result in results.items():
+        primary = [m for m in result.measures if m.primary]
+        if not primary:
+            run.append(KeyDecision(axis, None, False, f"{axis}: no primary measure to check"))
+        for m in primary:
+            passed, reason = _on_bias(m, result.alpha) if gate is Gate.FAIL_ON_BIAS else _on_equivalence(m)
+            decisions.append(KeyDecision(axis, m.name, passed, reason))
+    tested = [m for r in results.values() for m in r.measures if m.primary and m.not_tested is None]
+    if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
+        run.append(KeyDecision(None, None, False, "no primary measure was tested"))
+    return decisions, run
+
+
+def _change(row: GapChange) -> tuple[bool, str]:
+    verdict = row.verdict.value
+    if row.non_inferior:
+        return True, f"{verdict}; shown non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
+    if row.non_inferior is None:
+        return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
+    return False, f"{verdict}; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
+
+
+def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
+    decisions = [KeyDecision(r.axis, r.key, *_change(r)) for r in comparison.changes if r.primary]
+    run: list[KeyDecision] = []
+    if not decisions:
+        run.append(KeyDecision(None, None, False, "no primary key comparable"))
+    what = "axis" if comparison.design == "paired" else "group pair"
+    run += [
+        KeyDecision(axis, None, False, f"{axis}: a {what} only the baseline holds; the candidate cannot be shown not worse there")
+        for axis in comparison.axes_only_baseline
+    ]
+    return decisions, run
+
+
+def _names(failing: list[KeyDecision]) -> str:
+    shown = ", ".join(d.name for d in failing[:_SHOWN])
+    return shown + (", …" if len(failing) > _SHOWN else "")
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}" + ("" if n == 1 else "s")
+
+
+#: Per gate: what it checks, what a failing key is, and what the passing keys are.
+_WORDS = {
+    Gate.FAIL_ON_BIAS: ("primary measure", "with a difference detected", "no difference detected in {all}"),
+    Gate.FAIL_UNLESS_EQUIVALENT: ("primary measure", "not shown equivalent", "all {n} shown equivalent within the margin"),
+    Gate.FAIL_IF_WORSE: ("primary key", "not shown non-inferior", "all {n} shown non-inferior to the baseline"),
+}
+
+
+def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision]) -> str:
+    unit, failed, passed = _WORDS[gate]
+    failing = [d for d in decisions if not d.passed]
+    n = _count(len(decisions), unit)
+    if not failing and not run:
+        return f"Gate {gate}: passed — " + passed.format(n=n, all=n if len(decisions) == 1 else f"all {n}")
+    parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
+    parts += [d.reason for d in run]
+    return f"Gate {gate}: FAILED — " + "; ".join(parts)
+
+
+def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelComparison, gate: Gate | str) -> GateOutcome:
+    """Decide ``gate`` on an audit (a run, one axis' result, or axis -> result) or on a model comparison.
+
+    Parameters
+    ----------
+    result : AuditRun, AuditResult, mapping of axis to AuditResult, or ModelComparison
+        What the gate looks at: an audit for ``fail-on-bias`` and ``fail-unless-equivalent``, a
+        comparison for ``fail-if-worse``.
+    gate : Gate or str
+        The gate, named as its CLI flag (``"fail-unless-equivalent"``).
+
+    Returns
+    -------
+    GateOutcome
+        One decision per primary key, the failures (whole-run ones included) and the headline.
+
+    Raises
+    ------
+    SpecError
+        An unknown gate, or a gate that does not apply to ``result`` (``fail-if-worse`` on an audit).
+
+    Examples
+    --------
+    >>> evaluate({}, "fail-on-bias").headline
+    'Gate fail-on-bias: FAILED — no axis to check'
+    """
+    try:
+        chosen = Gate(gate)
+    except ValueError:
+        raise SpecError(_MSG_GATE.format(gate=gate), choices=[g.value for g in Gate], given=str(gate)) from None
+    if isinstance(result, ModelComparison):
+        if chosen is not Gate.FAIL_IF_WORSE:
+            raise SpecError(_MSG_KIND.format(gate=chosen, wanted="an audit", given="a model comparison"))
+        decisions, run = _comparison(result)
+    else:
+        if chosen is Gate.FAIL_IF_WORSE:
+            raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
+        if isinstance(result, AuditRun):
+            results: Mapping[str, AuditResult] = result.results
+        elif isinstance(result, AuditResult):
+            results = {result.axis: result}
+        else:
+            results = result
+        decisions, run = _audit(results, chosen)
+    failures = tuple(d for d in decisions if not d.passed) + tuple(run)
+    return GateOutcome(
+        gate=chosen,
+        passed=not failures,
+        decisions=tuple(decisions),
+        failures=failures,
+        headline=_headline(chosen, decisions, run),
+    )
