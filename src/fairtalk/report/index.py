@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk.errors import SpecError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.files import (
     check_outside,
     ensure_folder,
@@ -19,7 +19,7 @@ from fairtalk.files import (
     staged,
     write_text_atomic,
 )
-from fairtalk.jsonl import jsonable
+from fairtalk.jsonl import jsonable, read_json_file
 from fairtalk.pairs_jsonl import write_pairs
 from fairtalk.report.decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report.formats import FILE_NAMES, FORMATS, check_formats, write_formats
@@ -29,7 +29,7 @@ from fairtalk.report.similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report.table import different_measures, format_value, is_percent, measure_label
 from fairtalk.report.validity import PAIRS_CHECK_FILE
 from fairtalk.responses import write_responses
-from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders
+from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders, versioned
 from fairtalk.templating import jinja_environment
 
 __all__ = [
@@ -239,7 +239,7 @@ def write_index(run: AuditRun, out_dir: str | os.PathLike[str]) -> Path:
 def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
-    summary = {"generator": GENERATOR, **run.to_dict()}
+    summary = versioned({"generator": GENERATOR, **run.to_dict()})
     for name, axis_run in run.axes.items():
         present = {
             label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES if (where / axis_run.folder / file).is_file()
@@ -260,8 +260,8 @@ def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
     """
     folder = Path(out_dir)
     try:
-        data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(folder / RUN_FILE)
+    except InputError:  # missing, too large, not JSON, too deep: no entries
         return ()
     if not _written_by_fairtalk(data):
         return ()

@@ -19,7 +19,7 @@ from fairtalk.files import staged, write_text_atomic
 from fairtalk.jsonl import jsonable
 from fairtalk.prompts.records import RegardCertificate
 from fairtalk.report.labelled import LABELLED_NOTE_COMPLETIONS
-from fairtalk.results import PromptAnalysis
+from fairtalk.results import PromptAnalysis, versioned
 from fairtalk.stats.ppi import PPIEstimate
 from fairtalk.templating import jinja_environment
 
@@ -273,7 +273,7 @@ def write_prompts_report(
                         **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
                     }
                 write_text_atomic(
-                    staging / "results.json", json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+                    staging / "results.json", json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
                 )
                 written["json"] = out / "results.json"
             if "csv" in formats:

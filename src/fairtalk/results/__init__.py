@@ -12,6 +12,9 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``PromptAnalysis``: paper 004's analysis of labelled completions;
 - ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared;
 - ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered.
+
+Every result file carries ``"schema_version": SCHEMA_VERSION`` (:func:`versioned` puts it
+first), and every reader of one goes through :func:`read_result_file`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -42,6 +46,7 @@ from fairtalk.results.planted import DebiasedGap, PlantedGap, PlantedRecovery
 
 __all__ = [
     "RESERVED_NAMES",
+    "SCHEMA_VERSION",
     "AuditResult",
     "AuditRun",
     "AxisRun",
@@ -70,4 +75,6 @@ __all__ = [
     "Verdict",
     "axis_folder",
     "check_axis_folders",
+    "read_result_file",
+    "versioned",
 ]
