@@ -273,7 +273,8 @@ def write_prompts_report(
                         **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
                     }
                 write_text_atomic(
-                    staging / "results.json", json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+                    staging / "results.json",
+                    json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
                 )
                 written["json"] = out / "results.json"
             if "csv" in formats:

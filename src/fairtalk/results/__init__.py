@@ -31,7 +31,6 @@ from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
-from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -40,6 +39,7 @@ from fairtalk.results._run import (
     axis_folder,
     check_axis_folders,
 )
+from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 from fairtalk.results.by_turn import ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results.planted import DebiasedGap, PlantedGap, PlantedRecovery

@@ -37,7 +37,9 @@ _MSG_NEWER = (
     "schema_version {found}, but this fairtalk reads schema_version {ours} "
     "(written by a newer fairtalk? upgrade, or rerun the audit)"
 )
-_MSG_UNKNOWN = "schema_version {found}, but this fairtalk reads schema_version {ours} (no fairtalk writes {found}; rerun the audit)"
+_MSG_UNKNOWN = (
+    "schema_version {found}, but this fairtalk reads schema_version {ours} (no fairtalk writes {found}; rerun the audit)"
+)
 
 
 def versioned(payload: Mapping[str, Any]) -> dict[str, Any]:
