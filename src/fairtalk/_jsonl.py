@@ -32,6 +32,7 @@ from fairtalk.errors import InputError
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_JSON_FILE_BYTES",
     "MAX_RECORD_BYTES",
     "first_record",
     "fit_in_record",
@@ -40,6 +41,7 @@ __all__ = [
     "numbered_lines",
     "open_input",
     "parse_object",
+    "read_json_file",
     "read_objects",
     "replace_surrogates",
     "without_surrogates",
@@ -53,6 +55,9 @@ MAX_RECORD_BYTES = 8 << 20
 #: How deep lists and objects may nest in one record (a pair's swaps reach 3).
 MAX_DEPTH = 100
 
+#: The largest JSON document (``results.json``, ``run.json``) :func:`read_json_file` reads, in bytes.
+MAX_JSON_FILE_BYTES = 64 << 20
+
 #: Room a record keeps for what is not its long texts (keys, ids, seed, cluster, swaps) when a text is cut to fit.
 RECORD_OVERHEAD = 64 << 10
 
@@ -64,6 +69,8 @@ _MSG_NOT_OBJECT = "expected a JSON object, got {type}"
 _MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket); save it to a file first"
 _MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
 _MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a record needs"
+_MSG_FILE_TOO_BIG = "{size:,} bytes, more than the {limit} MiB a fairtalk JSON file may hold (is it the right file?)"
+_MSG_FILE_TOO_DEEP = "malformed JSON (values nest deeper than {limit} levels, more than a fairtalk file holds)"
 _BOM = b"\xef\xbb\xbf"
 #: A lone surrogate: a code point no UTF-8 text can hold.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -140,6 +147,38 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
         cleaned: dict[str, Any] = without_surrogates(record)
         return cleaned
     return record
+
+
+def read_json_file(path: str | os.PathLike[str], *, what: str = "file") -> Any:
+    """A whole JSON document a user gives (a ``results.json``, a ``run.json``), parsed; an InputError naming the file otherwise.
+
+    Guarded as a hostile input: a missing, unreadable or non-regular file, one over
+    :data:`MAX_JSON_FILE_BYTES` (refused from its size, before it is read), bytes that are not
+    UTF-8, malformed JSON, and values nested deeper than :data:`MAX_DEPTH` (a file of ``[[[[...``
+    included: no RecursionError escapes) each raise :class:`~fairtalk.errors.InputError`. What the
+    document holds is the caller's to check.
+    """
+    where = str(path)
+    with open_input(path, what=what) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_JSON_FILE_BYTES:
+            raise InputError(_MSG_FILE_TOO_BIG.format(size=size, limit=MAX_JSON_FILE_BYTES >> 20), path=where)
+        raw = handle.read(MAX_JSON_FILE_BYTES + 1)
+    if len(raw) > MAX_JSON_FILE_BYTES:  # grew after the size was read
+        raise InputError(_MSG_FILE_TOO_BIG.format(size=len(raw), limit=MAX_JSON_FILE_BYTES >> 20), path=where)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=where) from None
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise InputError(_MSG_FILE_TOO_DEEP.format(limit=MAX_DEPTH), path=where) from None
+    except ValueError as exc:
+        raise InputError(_MSG_BAD_JSON.format(error=exc), path=where) from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(document) > MAX_DEPTH:  # counting first: cheap
+        raise InputError(_MSG_FILE_TOO_DEEP.format(limit=MAX_DEPTH), path=where)
+    return document
 
 
 def _json_size(text: str) -> int:

@@ -13,6 +13,7 @@ from fairtalk.errors import SpecError
 from fairtalk.report import FILE_NAMES, write_report
 from fairtalk.report._csv_report import CSV_COLUMNS
 from fairtalk.report._json_report import render_json
+from fairtalk.results import SCHEMA_VERSION
 
 
 def test_write_report_creates_the_folder_and_every_file(result, tmp_path) -> None:
@@ -41,7 +42,7 @@ def test_results_json_is_to_dict_with_strict_nulls(result, tmp_path) -> None:
     text = path.read_text(encoding="utf-8")
     assert "NaN" not in text and "Infinity" not in text
     data = json.loads(text)
-    assert data == jsonable(result.to_dict())
+    assert data == {"schema_version": SCHEMA_VERSION, **jsonable(result.to_dict())}
     assert data["axis"] == "gender" and data["groups"] == ["male", "female"] and data["n_pairs"] == 300000
     offense = data["measures"]["offense_rate"]
     for key in ("a", "b", "difference", "z", "p", "p_paired", "p_adjusted", "ci95", "effect_size"):

@@ -325,7 +325,9 @@ def audit(  # noqa: C901, PLR0915
     except KeyboardInterrupt:
         interrupted(store_path)
     if json_out:
-        print_json({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}})
+        from fairtalk.results import versioned
+
+        print_json(versioned({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():

@@ -109,7 +109,9 @@ def show_comparison(
     from fairtalk.report import gate_lines, model_comparison_table
 
     if json_out:
-        print_json(result.to_dict() if json_key is None else {json_key: result.to_dict()})
+        from fairtalk.results import versioned
+
+        print_json(versioned(result.to_dict() if json_key is None else {json_key: result.to_dict()}))
     else:
         console.print(model_comparison_table(result))
     for line in gate_lines(result):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 import typer
 
 from fairtalk.cli._app import app, fail, say
+from fairtalk.errors import InputError
 
 _MSG_NO_SPREAD = (
     "say how much the per-pair difference varies: --results FILE from an earlier audit of this measure, "
@@ -62,18 +61,23 @@ _GATE_SOURCE_BUILTIN = (
 _GateRow = tuple[str, str, float | None, float | None, float]
 
 
+def _read_results(path: str) -> dict[str, Any]:
+    """An earlier audit's ``results.json``, read as hostile input (too large, not JSON, another version, a bad field: exit 2)."""
+    from fairtalk.results import read_result_file
+
+    try:
+        return read_result_file(path, "planning")
+    except InputError as err:
+        fail(_MSG_RESULTS.format(path=path, reason=err.message))
+
+
 def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n."""
     if path is None:
         rows: list[_GateRow] = [(key, kind, sd, margin, deff) for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()]
         return rows, _GATE_SOURCE_BUILTIN, None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        measures = data["measures"]
-        if not isinstance(measures, dict):
-            raise TypeError("'measures' is not an object")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        fail(_MSG_RESULTS.format(path=path, reason=err))
+    data = _read_results(path)
+    measures = data["measures"]
     n_pairs = int(data.get("n_pairs") or 0) or None
     out: list[_GateRow] = []
     for key, row in measures.items():
@@ -150,13 +154,8 @@ def _check_rate(measure: str, kind: str | None) -> None:
 
 def _from_results(path: str, measure: str) -> dict[str, Any]:
     """The measure's row of a results.json, with the run's family size and n."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        rows = data["measures"]
-        if not isinstance(rows, dict):
-            raise TypeError("'measures' is not an object")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        fail(_MSG_RESULTS.format(path=path, reason=err))
+    data = _read_results(path)
+    rows = data["measures"]
     if measure not in rows:
         fail(_MSG_NO_MEASURE.format(path=path, name=measure, names=", ".join(sorted(rows)) or "none"))
     row = rows[measure]
@@ -188,11 +187,10 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
             fail(f"--sd must be a positive number, got {sd!r}")
         error_sd, source = sd, "--sd"
     elif results is not None:
-        try:
-            row = json.loads(Path(results).read_text(encoding="utf-8"))["measures"][measure]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}" if isinstance(exc, KeyError) else exc))
-        ppi = row.get("ppi") if isinstance(row, dict) else None
+        rows = _read_results(results)["measures"]
+        if measure not in rows:
+            fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}"))
+        ppi = rows[measure].get("ppi")
         if not isinstance(ppi, dict) or not ppi.get("se") or not ppi.get("n_labels"):
             fail(_MSG_NO_PPI.format(path=results, name=measure))
         error_sd, source = float(ppi["se"]) * math.sqrt(float(ppi["n_labels"])), f"{results} ({ppi['n_labels']} labels)"

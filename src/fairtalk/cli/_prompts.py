@@ -309,7 +309,9 @@ def prompts_analyze(
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
     if json_out:
-        print_json(result.to_dict())
+        from fairtalk.results import versioned
+
+        print_json(versioned(result.to_dict()))
     _print_analysis(result, seconds, show_table=not json_out)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:

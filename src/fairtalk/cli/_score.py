@@ -152,7 +152,9 @@ def score(
     except KeyboardInterrupt:
         interrupted()
     if json_out:
-        print_json(result.to_dict())
+        from fairtalk.results import versioned
+
+        print_json(versioned(result.to_dict()))
     else:
         console.print(rich_table(result))
     if (where := scoring_line(result.manifest, asked=on_ray is not None)) is not None:

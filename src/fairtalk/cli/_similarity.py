@@ -97,7 +97,9 @@ def similarity(
     for warning in result.warnings:  # on stderr under --json, like every message
         say(f"warning: {warning}", style="bold yellow")
     if json_out:
-        print_json(result.to_dict())
+        from fairtalk.results import versioned
+
+        print_json(versioned(result.to_dict()))
         return
     table = Table(title=f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity")
     for header in ("method", "counterfactual", "baseline", "difference", "95% CI", "p adj.", "verdict"):

@@ -10,16 +10,14 @@ The responses are read as the run read them (``drop_empty`` as its manifest reco
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.errors import InputError
-from fairtalk.results import AuditResult
+from fairtalk.results import AuditResult, read_result_file
 
 __all__ = ["AxisInput", "RunInput", "read_run"]
 
@@ -28,8 +26,6 @@ RESULTS_FILE = "results.json"
 RESPONSES_FILE = "responses.jsonl"
 _MSG_NOT_A_RUN = "not the output folder of `fairtalk audit` or `fairtalk score`: it holds neither run.json nor results.json"
 _MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk audit -o` or `fairtalk score -o`)"
-_MSG_BAD_JSON = "cannot read it as JSON ({reason})"
-_MSG_NOT_RESULT = "not a fairtalk results.json (missing {field!r})"
 _MSG_NO_RESPONSES = (
     "the responses it was scored from are not there ({paths}); put them beside it as responses.jsonl, "
     "or run compare where `fairtalk score` ran"
@@ -54,20 +50,9 @@ class RunInput:
     axes: Mapping[str, AxisInput]
 
 
-def _load_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(_MSG_BAD_JSON.format(reason=exc), path=str(path)) from exc
-    if not isinstance(data, dict):
-        raise InputError(_MSG_BAD_JSON.format(reason="not an object"), path=str(path))
-    return data
-
-
-def _result(path: Path, data: Mapping[str, Any]) -> AuditResult:
-    for name in ("axis", "groups", "n_pairs", "measures"):
-        if name not in data:
-            raise InputError(_MSG_NOT_RESULT.format(field=name), path=str(path))
+def _result(path: Path) -> AuditResult:
+    """The audit result of a ``results.json``, its version and shape checked (InputError naming the file and field)."""
+    data = read_result_file(path, "audit")
     return AuditResult.from_dict(data)
 
 
@@ -98,25 +83,27 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
     Raises
     ------
     InputError
-        Not such a folder, an unreadable ``run.json``/``results.json``, or responses that are not there.
+        Not such a folder, an unreadable ``run.json``/``results.json`` (too large, not JSON, of another
+        ``schema_version``, a field of the wrong shape: see :func:`fairtalk.results.read_result_file`),
+        or responses that are not there.
     """
     folder = Path(path)
     if not folder.is_dir():
         raise InputError(_MSG_NO_FOLDER, path=str(folder))
     if (folder / RUN_FILE).is_file():
-        run = _load_json(folder / RUN_FILE)
+        run = read_result_file(folder / RUN_FILE, "run")
         axes: dict[str, AxisInput] = {}
-        for axis, entry in (run.get("axes") or {}).items():
-            sub = folder / str((entry or {}).get("folder") or axis)
+        for axis, entry in run["axes"].items():
+            sub = folder / str(entry.get("folder") or axis)
             for name in (RESULTS_FILE, RESPONSES_FILE):
                 if not (sub / name).is_file():
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
-            result = _result(sub / RESULTS_FILE, _load_json(sub / RESULTS_FILE))
+            result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
         model = run.get("model")
         return RunInput(str(folder), None if model is None else str(model), axes)
     if (folder / RESULTS_FILE).is_file():
-        result = _result(folder / RESULTS_FILE, _load_json(folder / RESULTS_FILE))
+        result = _result(folder / RESULTS_FILE)
         responses = read_responses(_score_sources(folder, result), drop_empty=_drop_empty(result))
         return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)})
     raise InputError(_MSG_NOT_A_RUN, path=str(folder))

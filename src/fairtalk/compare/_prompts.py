@@ -18,17 +18,17 @@ the same labels (one analysis against itself) are identical: the change is exact
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fairtalk._jsonl import read_json_file
 from fairtalk.compare._runs import with_verdict
 from fairtalk.errors import InputError, SpecError
 from fairtalk.prompts._records import Gap
-from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis
+from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis, read_result_file
 from fairtalk.stats import DEFAULT_MARGINS, Contrast, non_inferior
 
 __all__ = ["COMPARE_PROMPTS_METHODS", "compare_prompt_analyses", "is_prompt_analysis"]
@@ -76,8 +76,8 @@ COMPARE_PROMPTS_METHODS = {
 def _load(path: Path) -> dict[str, Any] | None:
     """``results.json`` of a folder as a dict, or None when there is none or it is no JSON object."""
     try:
-        data = json.loads((path / RESULTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(path / RESULTS_FILE)
+    except InputError:  # missing, too large, not JSON, too deep
         return None
     return data if isinstance(data, dict) else None
 
@@ -107,9 +107,10 @@ def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str]:
     data = _load(folder)
     if data is None or not _looks_like_analysis(data):
         raise InputError(_MSG_MIXED, path=str(folder))
+    read_result_file(folder / RESULTS_FILE)  # its schema_version (the reader above already parsed it once)
     try:
         analysis = PromptAnalysis.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(_MSG_BAD_JSON.format(reason=exc), path=str(folder / RESULTS_FILE)) from exc
     return analysis, hashlib.sha256((folder / RESULTS_FILE).read_bytes()).hexdigest()
 

@@ -137,7 +137,7 @@ def _legacy(folder: Path) -> frozenset[str]:
     """What a fairtalk 0.1 run wrote into ``folder``, from its marked run.json; empty for anything else."""
     try:
         data = json.loads((folder / _LEGACY_RUN).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return frozenset()
     run_id = data.get("run_id") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("generator") != _GENERATOR or not isinstance(run_id, str) or not run_id.strip():

@@ -35,7 +35,7 @@ from typing import Literal
 
 import numpy as np
 
-from fairtalk._jsonl import first_record, numbered_lines, open_input, read_objects
+from fairtalk._jsonl import first_record, numbered_lines, open_input, read_json_file, read_objects
 from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
@@ -108,10 +108,14 @@ def resolve_input(path: str | os.PathLike[str]) -> Path:
 def _axis_lexicons(folder: Path) -> list[Lexicon]:
     """The audit's lexicon, read from results.json beside the responses; gender and race when there is none."""
     try:
-        manifest = json.loads((folder / "results.json").read_text(encoding="utf-8"))["manifest"]["lexicon"]
+        results = read_json_file(folder / "results.json")
+    except InputError:  # none there, or not JSON (too large, too deep): as if none
+        results = None
+    try:
+        manifest = results["manifest"]["lexicon"]
         source = str(manifest.get("source") or manifest["axis"])
         return [load_lexicon(source.removeprefix("builtin:"))]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return [load_lexicon("gender"), load_lexicon("race")]
 
 

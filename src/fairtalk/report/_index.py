@@ -11,11 +11,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fairtalk._jsonl import jsonable
+from fairtalk._jsonl import jsonable, read_json_file
 from fairtalk._pairs_jsonl import write_pairs
 from fairtalk._responses import write_responses
 from fairtalk._templating import jinja_environment
-from fairtalk.errors import SpecError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.files import (
     check_outside,
     ensure_folder,
@@ -30,7 +30,7 @@ from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
 from fairtalk.report._validity import PAIRS_CHECK_FILE
-from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders
+from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders, versioned
 
 __all__ = [
     "INDEX_FILE",
@@ -239,7 +239,7 @@ def write_index(run: AuditRun, out_dir: str | os.PathLike[str]) -> Path:
 def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
-    summary = {"generator": GENERATOR, **run.to_dict()}
+    summary = versioned({"generator": GENERATOR, **run.to_dict()})
     for name, axis_run in run.axes.items():
         present = {
             label: f"{axis_run.folder}/{file}" for label, file in _AXIS_FILES if (where / axis_run.folder / file).is_file()
@@ -260,8 +260,8 @@ def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
     """
     folder = Path(out_dir)
     try:
-        data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(folder / RUN_FILE)
+    except InputError:  # missing, too large, not JSON, too deep: no entries
         return ()
     if not _written_by_fairtalk(data):
         return ()

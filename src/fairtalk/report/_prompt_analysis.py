@@ -20,7 +20,7 @@ from fairtalk.errors import InputError, OutputError
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.prompts._records import RegardCertificate
 from fairtalk.report._labelled import LABELLED_NOTE_COMPLETIONS
-from fairtalk.results import PromptAnalysis
+from fairtalk.results import PromptAnalysis, versioned
 from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
@@ -273,7 +273,8 @@ def write_prompts_report(
                         **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
                     }
                 write_text_atomic(
-                    staging / "results.json", json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+                    staging / "results.json",
+                    json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
                 )
                 written["json"] = out / "results.json"
             if "csv" in formats:

@@ -12,6 +12,9 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``PromptAnalysis``: paper 004's analysis of labelled completions;
 - ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared;
 - ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered.
+
+Every result file carries ``"schema_version": SCHEMA_VERSION`` (:func:`versioned` puts it
+first), and every reader of one goes through :func:`read_result_file`.
 """
 
 from __future__ import annotations
@@ -38,12 +41,14 @@ from fairtalk.results._run import (
     axis_folder,
     check_axis_folders,
 )
+from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 
 __all__ = [
     "RankerPool",
     "BY_TURN_COLUMNS",
     "RESERVED_NAMES",
+    "SCHEMA_VERSION",
     "AuditResult",
     "AuditRun",
     "AxisRun",
@@ -72,4 +77,6 @@ __all__ = [
     "Verdict",
     "axis_folder",
     "check_axis_folders",
+    "read_result_file",
+    "versioned",
 ]

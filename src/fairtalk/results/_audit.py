@@ -6,10 +6,11 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._schema import ResultKind
 from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -294,6 +295,8 @@ class AuditResult(Result[str]):
     scorer_check: tuple[ScorerCheck, ...] = ()
     judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False)
     by_turn: ByTurnResult | None = None
+
+    _file_kind: ClassVar[ResultKind] = "audit"
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""

@@ -9,7 +9,9 @@ nouns and verbs, each meaning the same thing everywhere:
   or ``(axis, measure)`` / ``(model, measure)`` for results that hold several audits);
 - ``detected()``: the keys whose verdict shows a difference and counts (a tuple, in key order);
 - ``to_frame()``: a pandas DataFrame; ``to_dict()`` / ``from_dict()``: the JSON schema and its
-  inverse; ``write(path)``: ``to_dict()`` as strict JSON, atomically; ``read_json(path)``: back.
+  inverse; ``write(path)``: ``to_dict()`` as strict JSON, atomically, after a first
+  ``"schema_version"`` key (:data:`~fairtalk.results.SCHEMA_VERSION`); ``read_json(path)``: back,
+  through :func:`~fairtalk.results.read_result_file` (the file is checked as hostile input).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from fairtalk._jsonl import jsonable
+from fairtalk.errors import InputError
 from fairtalk.files import write_text_atomic
+from fairtalk.results._schema import ResultKind, read_result_file, versioned
 
 if TYPE_CHECKING:  # pandas is imported lazily by each to_frame()
     import pandas as pd
@@ -75,6 +79,9 @@ class Result(ABC, Generic[K]):
 
     __slots__ = ()
 
+    #: What :meth:`read_json` checks a file against (see :func:`~fairtalk.results.read_result_file`).
+    _file_kind: ClassVar[ResultKind] = "any"
+
     @property
     @abstractmethod
     def verdicts(self) -> Mapping[K, Verdict]:
@@ -98,8 +105,8 @@ class Result(ABC, Generic[K]):
         """The result of a :meth:`to_dict` dict (keys the schema does not know are ignored)."""
 
     def to_json(self) -> str:
-        """``to_dict()`` as strict JSON text (NaN and infinities become null), indented, with a final newline."""
-        return json.dumps(jsonable(self.to_dict()), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        """``to_dict()`` as strict JSON text after its ``schema_version`` (NaN and infinities become null), indented, with a final newline."""
+        return json.dumps(jsonable(versioned(self.to_dict())), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_json` to ``path`` atomically (the file is whole or untouched); return the path."""
@@ -107,5 +114,16 @@ class Result(ABC, Generic[K]):
 
     @classmethod
     def read_json(cls, path: str | os.PathLike[str]) -> Self:
-        """Read a result back from a file :meth:`write` wrote (or a report's ``results.json``)."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read a result back from a file :meth:`write` wrote (or a report's ``results.json``).
+
+        Raises
+        ------
+        InputError
+            The file is missing, too large, not JSON, of another ``schema_version``, or not of
+            this result's shape (the message names the file and the field).
+        """
+        data = read_result_file(path, cls._file_kind)
+        try:
+            return cls.from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a field no declared shape covers
+            raise InputError(f"not a {cls.__name__} file ({type(exc).__name__}: {exc})", path=str(path)) from exc

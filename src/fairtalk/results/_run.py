@@ -7,12 +7,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from fairtalk._responses import ResponseSet
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results._audit import AuditResult
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._schema import ResultKind
 from fairtalk.results._similarity_test import SimilarityResult
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -207,6 +208,8 @@ class AuditRun(Result[tuple[str, str]]):
     store: str | None = None
     run_id: str = ""
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    _file_kind: ClassVar[ResultKind] = "run"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (axis, measure): every axis's ``AuditResult.to_frame()`` stacked, indexed by both."""

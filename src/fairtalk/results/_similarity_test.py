@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._schema import versioned
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
@@ -168,7 +169,7 @@ class SimilarityResult(Result[str]):
 
     def to_json(self) -> str:
         """``to_dict()`` as strict JSON, indented, non-ASCII escaped (``similarity.json`` as it has always been written)."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        return json.dumps(versioned(self.to_dict()), indent=2, allow_nan=False) + "\n"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per method (pandas DataFrame indexed by ``method``)."""

@@ -1,0 +1,377 @@
+"""The shape of ``results.json`` and ``run.json``, declared once as pydantic models: what readers check and the docs publish.
+
+The models describe the fields fairtalk's readers use (``compare``, ``plan --results``,
+``AuditResult.read_json``, ``AuditRun.read_json``): their JSON types, which may be null, and
+the bounds a number must keep (a probability in [0, 1], a margin >= 0, finite numbers: a file
+fairtalk writes holds null where a value is NaN). Keys they do not name are allowed (a
+report's extra entries, a hand-added note), except inside records that are rebuilt whole from
+their keys (``ppi``, a divergent pair). Validation is strict: ``"5"`` is no integer and
+``true`` no number. :func:`validate` turns the first error into one line naming the field;
+:func:`json_schema` is what ``tools/write_schema.py`` publishes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fairtalk.errors import InputError
+from fairtalk.results._version import SCHEMA_VERSION, describe
+
+__all__ = ["AuditResultFile", "PlanningFile", "RunFile", "json_schema", "validate"]
+
+Number = Annotated[float, Field(allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Level = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+Interval = Annotated[list[Number | None], Field(min_length=2, max_length=2)]
+AuditVerdict = Literal["difference detected", "equivalent", "inconclusive"]
+Version = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=SCHEMA_VERSION,
+        description=f"The result file format's version: {SCHEMA_VERSION} (absent in files written before it existed, "
+        "read as version 0).",
+    ),
+]
+
+
+class _Open(BaseModel):
+    """A JSON object whose other keys are allowed."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _Closed(BaseModel):
+    """A JSON object rebuilt whole from its keys: no other key is allowed."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class Masked(_Closed):
+    """The measure re-scored with the group words masked."""
+
+    a: Number | None
+    b: Number | None
+    remaining: Number | None
+
+
+class PPI(_Closed):
+    """The gap corrected by human labels (prediction-powered inference)."""
+
+    estimate: Number
+    ci95: Interval
+    p: Probability
+    se: NonNegative
+    n_labels: Count
+    n_items: Count
+    lam: Number
+    scorer_estimate: Number
+    labels_estimate: Number
+    labels_ci95: Interval
+    effective_labels: NonNegative
+
+
+class Measure(_Open):
+    """One result key of an audit: side means, tests, interval, equivalence, verdict."""
+
+    kind: str
+    a: Number | None
+    b: Number | None
+    difference: Number | None
+    z: Number | None
+    p: Probability | None
+    p_paired: Probability | None
+    paired_test: str
+    p_adjusted: Probability | None
+    ci95: Interval | None = None
+    ci_method: str = ""
+    estimate: Number | None = None
+    estimate_name: str = "mean difference"
+    effect_size: Number | None
+    effect_size_name: str
+    higher_is_better: bool | None = None
+    primary: bool = True
+    verdict: AuditVerdict = "inconclusive"
+    equivalence_margin: NonNegative | None = None
+    p_equivalence: Probability | None = None
+    equivalent: bool | None = None
+    equivalence_test: str = ""
+    mde: NonNegative | None = None
+    gate_pairs: Count | None = None
+    n_clusters: Count | None = None
+    design_effect: NonNegative | None = None
+    sd_difference: NonNegative | None = None
+    not_tested: str | None = None
+    notes: list[str] | None = None
+    masked: Masked | None = None
+    ppi: PPI | None = None
+
+
+class ScorerCheck(_Open):
+    """A scorer's own group gap on neutral probe sentences."""
+
+    n_probes: Count
+    a: Number | None
+    b: Number | None
+    gap: Number | None
+    ci95: Interval | None = None
+    p: Probability | None
+    margin: NonNegative | None
+    flagged: bool
+    note: str | None
+
+
+class JudgeAnswer(_Open):
+    """A judge's raw answer about one side of one pair."""
+
+    judge: str
+    pair_id: str
+    side: str
+    response: str
+    answer: str | None = None
+    value: str | Number
+    error: str | None = None
+
+
+class DivergentPair(_Closed):
+    """A pair whose two responses differ most on one measure."""
+
+    pair_id: str
+    measure: str
+    context_a: str
+    context_b: str
+    response_a: str
+    response_b: str
+    score_a: Number | None
+    score_b: Number | None
+    judged: list[JudgeAnswer] = []
+
+
+class TurnGap(_Open):
+    """One key's gap in one by-turn bucket."""
+
+    key: str
+    kind: str
+    a: Number | None
+    b: Number | None
+    estimate: Number | None
+    ci95: Interval | None = None
+    p: Probability | None
+    p_adjusted: Probability | None
+    paired_test: str
+    ci_method: str
+    verdict: AuditVerdict = "inconclusive"
+    notes: list[str] | None = None
+
+
+class TurnBucket(_Open):
+    """The pairs whose identity appeared ``turns_since`` turns before the answered turn."""
+
+    turns_since: Count
+    n_pairs: Count
+    n_clusters: Count | None = None
+    gaps: list[TurnGap] | None = None
+    not_tested: str | None = None
+
+
+class ByTurn(_Open):
+    """Each key's gap by the turns since the identity appeared."""
+
+    keys: list[str] | None = None
+    buckets: list[TurnBucket] | None = None
+    min_units: Count
+    alpha: Level = 0.05
+    correction: str = "holm"
+    family_size: Count = 0
+    clustered: bool = False
+    n_single_turn: Count = 0
+    notes: list[str] | None = None
+
+
+class LexiconRecord(_Open):
+    """The word list the audit swapped with."""
+
+    source: str | None = None
+    variant: str | None = None
+    axis: str | None = None
+    sha256: str | None = None
+
+
+class ManifestMeasure(_Open):
+    """A measure the audit ran: its name, kind and result keys."""
+
+    name: str
+    kind: str | None = None
+    keys: list[str] | None = None
+    config: dict[str, Any] | None = None
+
+
+class InputRecord(_Open):
+    """What the audit read."""
+
+    sources: list[Any] | None = None
+
+
+class Manifest(_Open):
+    """Versions, hashes, thresholds and seeds (the parts a rerun or a comparison reads are typed)."""
+
+    lexicon: LexiconRecord | None = None
+    options: dict[str, Any] | None = None
+    measures: list[ManifestMeasure] | None = None
+    margins: dict[str, NonNegative] | None = None
+    clustered: bool | None = None
+    drop_empty: bool | None = None
+    input: InputRecord | None = None
+
+
+class AuditResultFile(_Open):
+    """``results.json`` of ``fairtalk audit`` (one per axis folder) or ``fairtalk score``: ``AuditResult.to_dict()``."""
+
+    model_config = ConfigDict(strict=True, extra="allow", title="fairtalk results.json")
+
+    schema_version: Version = 0
+    axis: str
+    groups: Annotated[list[str], Field(min_length=2, max_length=2)]
+    n_pairs: Count
+    n_clusters: Count | None = None
+    n_distinct_responses: Count | None = None
+    alpha: Level = 0.05
+    correction: str = "holm"
+    correction_scope: str = "axis"
+    family_size: Count = 0
+    warnings: list[str] | None = None
+    scorer_check: dict[str, ScorerCheck] | None = None
+    measures: dict[str, Measure]
+    input_summary: dict[str, Any] | None = None
+    divergent_pairs: list[DivergentPair] | None = None
+    by_turn: ByTurn | None = None
+    manifest: Manifest | None = None
+
+
+class PlannedMeasure(_Open):
+    """What ``fairtalk plan --results`` reads of one measure: its spread, margin, design effect and labelled estimate."""
+
+    kind: str | None = None
+    primary: bool = True
+    sd_difference: NonNegative | None = None
+    ci95: Interval | None = None
+    equivalence_margin: NonNegative | None = None
+    design_effect: NonNegative | None = None
+    mde: NonNegative | None = None
+    ppi: PPI | None = None
+
+
+class PlanningFile(_Open):
+    """What ``fairtalk plan --results`` reads of an earlier audit's ``results.json`` (any other field may be absent)."""
+
+    schema_version: Version = 0
+    n_pairs: Count | None = None
+    family_size: Count | None = None
+    alpha: Level | None = None
+    measures: dict[str, PlannedMeasure]
+
+
+class Generation(_Open):
+    """How one axis' responses were obtained."""
+
+    model: str
+    settings: dict[str, Any]
+    n_items: Count
+    n_cached: Count
+    n_generated: Count
+    n_errors: Count
+    n_pairs: Count
+    n_pairs_with_errors: Count
+
+
+class RunAxis(_Open):
+    """One axis of a run: its folder, result, coverage and generation counts."""
+
+    axis: str
+    folder: str | None = None
+    result: AuditResultFile
+    coverage: dict[str, Any]
+    generation: Generation
+    timings: dict[str, Number] | None = None
+    similarity: dict[str, Any] | None = None
+    pairs_check: dict[str, Any] | None = None
+    files: dict[str, str] | None = None
+
+
+class RunFile(_Open):
+    """``run.json`` of ``fairtalk audit``: the run, and per axis its result and files (``AuditRun.to_dict()``)."""
+
+    model_config = ConfigDict(strict=True, extra="allow", title="fairtalk run.json")
+
+    schema_version: Version = 0
+    generator: str | None = None
+    run_id: str = ""
+    model: str
+    corpus: str
+    split: str
+    seed: int
+    settings: dict[str, Any] | None = None
+    store: str | None = None
+    timings: dict[str, Number] | None = None
+    config: dict[str, Any] | None = None
+    axes: dict[str, RunAxis]
+
+
+_MODELS: dict[str, type[BaseModel]] = {"audit": AuditResultFile, "run": RunFile, "planning": PlanningFile}
+
+#: What a field must be, by pydantic's error type.
+_EXPECTED = {
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "list_type": "must be a list",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "missing": "is missing",
+    "extra_forbidden": "is not a field fairtalk writes here",
+    "literal_error": "must be one of {expected}",
+    "too_short": "must have {min_length} items",
+    "too_long": "must have {max_length} items",
+    "greater_than_equal": "must be >= {ge:g}",
+    "greater_than": "must be > {gt:g}",
+    "less_than_equal": "must be <= {le:g}",
+    "less_than": "must be < {lt:g}",
+}
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    """A pydantic location as a dotted field name (``measures.offense_rate.ci95``)."""
+    return ".".join(str(part) for part in loc)
+
+
+def _message(error: Any) -> str:
+    """One pydantic error as ``field 'x' must be ..., got ...``."""
+    kind, context = error["type"], error.get("ctx") or {}
+    template = _EXPECTED.get(kind)
+    rule = template.format(**context) if template else str(error["msg"]).lower()
+    got = "" if kind == "missing" else f", got {describe(error['input'])}"
+    return f"field {_field(tuple(error['loc']))!r} {rule}{got}"
+
+
+def validate(data: dict[str, Any], kind: str, path: str) -> None:
+    """Check ``data`` against the model of ``kind``; an InputError naming ``path`` and the first field that does not fit."""
+    try:
+        _MODELS[kind].model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        # of a value that fits no branch of a union (a number or null), name the branch that is not null
+        first = next((e for e in errors if e["type"] != "none_required"), errors[0])
+        raise InputError(_message(first), path=path) from None
+
+
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of a result file kind (``audit``: ``results.json``; ``run``: ``run.json``), as published in the docs."""
+    schema = _MODELS[kind].model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
