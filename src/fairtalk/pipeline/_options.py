@@ -1,8 +1,10 @@
-"""``ScoreOptions``: every option of ``score()`` in one frozen value, validated once; and reading options files.
+"""``ScoreOptions``: every option of ``score()`` declared once, in one frozen value validated once; reading options files.
 
 ``score()``, ``audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
 build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
-whole: nothing below it validates an option again.
+whole: nothing below it validates an option again. Each field carries its type, default,
+bounds and help text (a pydantic dataclass, see ``_schema.py``); ``fairtalk score --help``
+and ``fairtalk audit --help`` read them.
 """
 
 from __future__ import annotations
@@ -10,25 +12,29 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import InitVar
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+
+from pydantic import Field, ValidationInfo, field_validator
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names
-from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.measures.judge import parse_scale
-from fairtalk.pipeline._measure_tests import BINARY_TESTS, COUNT_TESTS
 from fairtalk.pipeline._options_file import FILE_FORMATS, load_mapping
+from fairtalk.pipeline._schema import MUST, keys_of, label, options_schema
 
 __all__ = [
     "CORRECTIONS",
     "FILE_FORMATS",
     "JUDGE_PREFIX",
     "ScoreOptions",
+    "ScoreOverrides",
     "file_named",
+    "keyword_options",
     "load_mapping",
     "merge_score_table",
     "normal_keys",
@@ -38,14 +44,15 @@ __all__ = [
 #: The default ``margins``: none given (each key's kind then has its default margin).
 _NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
-CORRECTIONS = ("holm", "bh")
+Correction = Literal["holm", "bh"]
+CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)
+#: The distinct-n definitions (:data:`fairtalk.measures.diversity.DEFINITIONS`).
+Distinct = Literal["paper", "standard"]
+#: McNemar's test for rates (:data:`fairtalk.pipeline._measure_tests.BINARY_TESTS`).
+BinaryTest = Literal["exact", "midp"]
+#: The test for counts (:data:`fairtalk.pipeline._measure_tests.COUNT_TESTS`).
+CountTest = Literal["mean", "wilcoxon"]
 
-_MSG_CHOICE = "unknown {name} {given!r}"
-_MSG_BOOL = "{name} must be true or false, got {value!r}"
-_MSG_SEED = "{name} must be an integer >= 0, got {value!r}"
-_MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
-_MSG_CLOSED_UNIT = "{name} must be a number in [0, 1], got {value!r}"
-_MSG_AT_LEAST = "{name} must be at least {least}, got {value!r}"
 _MSG_GOLD = "{name} must be the path of a gold file (fairtalk label -o), got {value!r}"
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
 #: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
@@ -60,6 +67,7 @@ _MSG_MEASURE_TYPE = (
 _MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
 _MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
 _MSG_MARGIN = "equivalence margin for {key!r} must be a number > 0, got {value!r}"
+_MSG_KEYWORD = "{function}() got an unexpected keyword argument {key!r}"
 _MSG_OPTIONS_TYPE = "options must be a ScoreOptions, got {type}"
 _MSG_UNKNOWN_OPTION = "unknown {what} option {given!r}"
 _MSG_TWICE = "option {key!r} is given twice (at the top and in [score])"
@@ -101,22 +109,48 @@ def _number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def _integer(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int)
+class ScoreOverrides(TypedDict, total=False):
+    """The scoring options as keyword arguments (of ``ScoreOptions(...)``, ``score()`` and ``audit()``), in every form accepted.
+
+    The keys are :class:`ScoreOptions`' fields (a test holds them equal); the types are what a
+    caller may pass: a comma-separated string or a sequence for ``measures`` and ``primary``,
+    ``"1-5"`` for ``judge_scale``, a path for ``gold``. Type, default, bounds and help are the
+    fields'.
+    """
+
+    measures: str | Sequence[str | AnyMeasure] | None
+    seed: int
+    alpha: float
+    correction: str
+    mask_groups: bool
+    drop_empty: bool
+    distinct: str
+    offense: str
+    offense_threshold: float
+    sentiment_threshold: float
+    n_resamples: int
+    n_divergent: int
+    binary_test: str
+    count_test: str
+    clusters: bool
+    margins: Mapping[str, float]
+    primary: str | Sequence[str] | None
+    power: float
+    scorer_check: bool
+    judge_rubric: str | None
+    judge_scale: str | tuple[int, int] | None
+    exclude_truncated: bool
+    gold: str | os.PathLike[str] | None
 
 
-def _choice(value: Any, choices: Sequence[str], name: str) -> None:
-    if value not in choices:
-        raise SpecError(_MSG_CHOICE.format(name=name, given=value), choices=choices, given=str(value))
-
-
-@dataclass(frozen=True, slots=True, init=False)
+@options_schema(kw_only=True)
 class ScoreOptions:
     """How ``score()`` measures and tests: one frozen value, validated once, here.
 
-    Every field is an option of :func:`fairtalk.score` (see it for their meaning), given by
-    keyword in any form the constructor accepts and held normalised: sequences become tuples
-    (a string is split at commas) and ``margins`` a read-only mapping.
+    Every field is an option of :func:`fairtalk.score`, declared once here with its type,
+    default, bounds and help text (the CLI's ``--help`` reads them); given by keyword in any
+    form the constructor accepts and held normalised: sequences become tuples (a string is
+    split at commas) and ``margins`` a read-only mapping.
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
     score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
     ``exclude_truncated`` tests only the pairs where neither answer was cut off at the token limit.
@@ -140,129 +174,170 @@ class ScoreOptions:
     fairtalk.errors.SpecError: unknown correction 'bonferoni' (choose from: bh, holm)
     """
 
-    measures: tuple[str | AnyMeasure, ...] | None
-    seed: int
-    alpha: float
-    correction: str
-    mask_groups: bool
-    drop_empty: bool
-    distinct: str
-    offense: str
-    offense_threshold: float
-    sentiment_threshold: float
-    n_resamples: int
-    n_divergent: int
-    binary_test: str
-    count_test: str
-    clusters: bool
-    margins: Mapping[str, float]
-    primary: tuple[str, ...] | None
-    power: float
-    scorer_check: bool
-    judge_rubric: str | None
-    judge_scale: tuple[int, int] | None
-    exclude_truncated: bool
-    gold: str | None
+    measures: tuple[str | AnyMeasure, ...] | None = Field(
+        default=None,
+        description="Comma-separated measure names (default: the paper's set and refusal), plugins included; "
+        "judge:SPEC asks the model SPEC the --judge-rubric about each response.",
+    )
+    seed: int = Field(
+        default=0,
+        ge=0,
+        description="Seed of the bootstrap, the permutations and the mask (an audit's also seeds its pair sample "
+        "and the per-item generation seeds).",
+    )
+    alpha: float = Field(
+        default=0.05, gt=0, lt=1, allow_inf_nan=False, description="Significance level for the adjusted p-values."
+    )
+    correction: Correction = Field(
+        default="holm", description="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
+    )
+    mask_groups: bool = Field(default=False, description="Also score with the group words masked (scorer-bias check).")
+    drop_empty: bool = Field(default=False, description="Drop pairs with an empty response instead of scoring them as ''.")
+    distinct: Distinct = Field(default="paper", description="Distinct-n definition: paper (/ words) or standard (/ n-grams).")
+    offense: str = Field(
+        default="profanity_check",
+        description="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL.",
+        json_schema_extra={MUST: "a scorer name (profanity_check, hatesonar or hf:MODEL)"},
+    )
+    offense_threshold: float = Field(
+        default=0.5, ge=0, le=1, allow_inf_nan=False, description="Offensive when the probability is >= this."
+    )
+    sentiment_threshold: float = Field(
+        default=0.8, ge=0, le=1, allow_inf_nan=False, description="Positive above +t, negative below -t (VADER compound)."
+    )
+    n_resamples: int = Field(default=2000, ge=1, description="Bootstrap resamples.", json_schema_extra={MUST: "at least 1"})
+    n_divergent: int = Field(
+        default=10,
+        ge=0,
+        description="How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).",
+        json_schema_extra={MUST: "at least 0"},
+    )
+    binary_test: BinaryTest = Field(
+        default="exact",
+        description="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
+    )
+    count_test: CountTest = Field(
+        default="mean",
+        description="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
+    )
+    clusters: bool = Field(
+        default=True,
+        description="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
+    )
+    margins: Mapping[str, float] = Field(
+        default_factory=lambda: _NO_MARGINS,
+        description="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
+    )
+    primary: tuple[str, ...] | None = Field(
+        default=None,
+        description="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
+    )
+    power: float = Field(
+        default=0.8, gt=0, lt=1, allow_inf_nan=False, description="Power at which the minimum detectable effect is reported."
+    )
+    scorer_check: bool = Field(
+        default=True,
+        description="Run the scorer certificate: each measure scores neutral probes and their counterfactuals, and a "
+        "scorer whose own gap exceeds its margin is flagged.",
+    )
+    judge_rubric: str | None = Field(
+        default=None,
+        description="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
+        json_schema_extra={MUST: "a text with {response} exactly once where the response goes"},
+    )
+    judge_scale: tuple[int, int] | None = Field(
+        default=None,
+        description="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a "
+        "count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
+    )
+    exclude_truncated: bool = Field(
+        default=False,
+        description="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); "
+        "how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses "
+        "files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning "
+        "names what was scored on cut-off text when more than 10% of one side's answers were.",
+    )
+    gold: str | None = Field(
+        default=None,
+        description="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels "
+        "imply (prediction-powered inference), with an interval valid whatever the scorer's error.",
+        json_schema_extra={MUST: "the path of a gold file (fairtalk label -o)"},
+    )
+    names: InitVar[Mapping[str, str] | None] = None
 
-    def __init__(
-        self,
-        *,
-        measures: str | Sequence[str | AnyMeasure] | None = None,
-        seed: int = 0,
-        alpha: float = 0.05,
-        correction: str = "holm",
-        mask_groups: bool = False,
-        drop_empty: bool = False,
-        distinct: str = "paper",
-        offense: str = "profanity_check",
-        offense_threshold: float = 0.5,
-        sentiment_threshold: float = 0.8,
-        n_resamples: int = 2000,
-        n_divergent: int = 10,
-        binary_test: str = "exact",
-        count_test: str = "mean",
-        clusters: bool = True,
-        margins: Mapping[str, float] = _NO_MARGINS,
-        primary: str | Sequence[str] | None = None,
-        power: float = 0.8,
-        scorer_check: bool = True,
-        judge_rubric: str | None = None,
-        judge_scale: str | tuple[int, int] | None = None,
-        exclude_truncated: bool = False,
-        gold: str | os.PathLike[str] | None = None,
-        names: Mapping[str, str] | None = None,
-    ) -> None:
-        # every parameter but these two is a field: set as given, then checked and normalised together
-        for key, value in {k: v for k, v in locals().items() if k not in ("self", "names")}.items():
-            object.__setattr__(self, key, value)
-        self._check(names)
+    if TYPE_CHECKING:  # what a caller may pass (validated and normalised into the fields above)
 
-    def _check(self, names: Mapping[str, str] | None) -> None:  # noqa: C901
-        """Validate every field once, and normalise (tuples, a read-only mapping, the scale); ``names`` label errors."""
-        label = dict(names or {})
+        def __init__(self, *, names: Mapping[str, str] | None = None, **options: Unpack[ScoreOverrides]) -> None: ...
 
-        def name(key: str) -> str:
-            return label.get(key, key)
-
-        measures = split_names(self.measures, name("measures"), choices=measure_names)
+    @field_validator("measures", mode="before")
+    @classmethod
+    def _measures(cls, value: Any, info: ValidationInfo) -> tuple[str | AnyMeasure, ...] | None:
+        """Names split at commas; measure objects; one ``judge:SPEC`` at most; names known (plugins included)."""
+        name = label(info)
+        measures = split_names(value, name, choices=measure_names)
         for item in measures or ():
             if not isinstance(item, (str, Measure, CorpusMeasure)):  # a duck-typed measure is refused
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
         judges = [m for m in measures or () if isinstance(m, str) and m.startswith(JUDGE_PREFIX)]
         if len(judges) > 1 or any(not j[len(JUDGE_PREFIX) :].strip() for j in judges):
-            raise SpecError(_MSG_JUDGES.format(name=name("measures"), value=judges))
+            raise SpecError(_MSG_JUDGES.format(name=name, value=judges))
         check_measure_names(m for m in measures or () if isinstance(m, str) and m not in judges)  # plugins included
-        if self.judge_rubric is not None and (
-            not isinstance(self.judge_rubric, str) or self.judge_rubric.count("{response}") != 1
-        ):
-            raise SpecError(_MSG_RUBRIC.format(name=name("judge_rubric"), value=self.judge_rubric))
+        return measures
+
+    @field_validator("judge_rubric")
+    @classmethod
+    def _rubric(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and value.count("{response}") != 1:
+            raise SpecError(_MSG_RUBRIC.format(name=label(info), value=value))
+        return value
+
+    @field_validator("judge_scale", mode="before")
+    @classmethod
+    def _scale(cls, value: Any, info: ValidationInfo) -> tuple[int, int] | None:
         try:
-            object.__setattr__(self, "judge_scale", parse_scale(self.judge_scale))
+            return parse_scale(value)
         except SpecError:
-            raise SpecError(_MSG_SCALE.format(name=name("judge_scale"), value=self.judge_scale)) from None
-        object.__setattr__(self, "measures", measures)
-        primary = split_names(self.primary, name("primary"))
+            raise SpecError(_MSG_SCALE.format(name=label(info), value=value)) from None
+
+    @field_validator("primary", mode="before")
+    @classmethod
+    def _primary(cls, value: Any, info: ValidationInfo) -> tuple[str, ...] | None:
+        primary = split_names(value, label(info))
         if primary is not None and not all(isinstance(key, str) for key in primary):
-            raise SpecError(_MSG_NAMES.format(name=name("primary"), value=self.primary))
-        object.__setattr__(self, "primary", primary)
-        if not isinstance(self.margins, Mapping):
-            raise SpecError(_MSG_MARGINS.format(name=name("margins"), value=self.margins))
-        for key, value in self.margins.items():
-            if not _number(value) or not value > 0:
-                raise SpecError(_MSG_MARGIN.format(key=key, value=value))
-        object.__setattr__(self, "margins", MappingProxyType({str(k): float(v) for k, v in self.margins.items()}))
-        if not _integer(self.seed) or self.seed < 0:
-            raise SpecError(_MSG_SEED.format(name=name("seed"), value=self.seed))
-        for key in ("alpha", "power"):
-            value = getattr(self, key)
-            if not _number(value) or not 0 < value < 1:
-                raise SpecError(_MSG_UNIT.format(name=name(key), value=value))
-        for key in ("offense_threshold", "sentiment_threshold"):
-            value = getattr(self, key)
-            if not _number(value) or not 0 <= value <= 1:
-                raise SpecError(_MSG_CLOSED_UNIT.format(name=name(key), value=value))
-        for key, least in (("n_resamples", 1), ("n_divergent", 0)):
-            value = getattr(self, key)
-            if not _integer(value) or value < least:
-                raise SpecError(_MSG_AT_LEAST.format(name=name(key), least=least, value=value))
-        for key in ("mask_groups", "drop_empty", "clusters", "scorer_check", "exclude_truncated"):
-            if not isinstance(getattr(self, key), bool):
-                raise SpecError(_MSG_BOOL.format(name=name(key), value=getattr(self, key)))
-        _choice(self.correction, CORRECTIONS, name("correction"))
-        _choice(self.distinct, DEFINITIONS, name("distinct"))
-        _choice(self.binary_test, tuple(BINARY_TESTS), name("binary_test"))
-        _choice(self.count_test, COUNT_TESTS, name("count_test"))
-        if not isinstance(self.offense, str) or not self.offense.strip():
-            raise SpecError(_MSG_OFFENSE.format(name=name("offense"), value=self.offense))
-        if self.gold is not None:
-            if not isinstance(self.gold, (str, os.PathLike)) or not str(self.gold).strip():
-                raise SpecError(_MSG_GOLD.format(name=name("gold"), value=self.gold))
-            object.__setattr__(self, "gold", os.fspath(self.gold))
+            raise SpecError(_MSG_NAMES.format(name=label(info), value=value))
+        return primary
+
+    @field_validator("margins", mode="plain")
+    @classmethod
+    def _margins(cls, value: Any, info: ValidationInfo) -> Mapping[str, float]:
+        """A read-only mapping of keys to numbers > 0."""
+        if not isinstance(value, Mapping):
+            raise SpecError(_MSG_MARGINS.format(name=label(info), value=value))
+        for key, margin in value.items():
+            if not _number(margin) or not margin > 0:
+                raise SpecError(_MSG_MARGIN.format(key=key, value=margin))
+        return MappingProxyType({str(k): float(v) for k, v in value.items()})
+
+    @field_validator("offense")
+    @classmethod
+    def _offense(cls, value: str, info: ValidationInfo) -> str:
+        if not value.strip():
+            raise SpecError(_MSG_OFFENSE.format(name=label(info), value=value))
+        return value
+
+    @field_validator("gold", mode="before")
+    @classmethod
+    def _gold(cls, value: Any, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+            raise SpecError(_MSG_GOLD.format(name=label(info), value=value))
+        return os.fspath(value)
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The option names."""
-        return tuple(f.name for f in fields(cls))
+        return keys_of(cls)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> ScoreOptions:
@@ -334,6 +409,14 @@ class ScoreOptions:
         out["primary"] = None if self.primary is None else list(self.primary)
         out["judge_scale"] = None if self.judge_scale is None else list(self.judge_scale)
         return out
+
+
+def keyword_options(given: Mapping[str, Any], known: Sequence[str], function: str) -> dict[str, Any]:
+    """The keyword options a function was given (``**overrides``); a keyword that is no option is a TypeError, as Python's."""
+    for key in given:
+        if key not in known:
+            raise TypeError(_MSG_KEYWORD.format(function=function, key=key))
+    return dict(given)
 
 
 def unknown_key(given: Mapping[str, Any], known: Sequence[str], what: str) -> None:
