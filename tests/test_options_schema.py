@@ -7,13 +7,19 @@ one of them alone fails a test.
 
 from __future__ import annotations
 
+import json
 import typing
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import pytest
+import typer
 
 from fairtalk import AuditConfig, ScoreOptions, SpecError
 from fairtalk.measures.diversity import DEFINITIONS
 from fairtalk.measures.similarity import SIMILARITY_METHODS
+from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 from fairtalk.pairs import MIXED_POLICIES
 from fairtalk.pipeline._config import AuditOverrides, RunOverrides
 from fairtalk.pipeline._family import CORRECTION_SCOPES
@@ -98,3 +104,90 @@ def test_an_unknown_keyword_is_a_type_error_as_python_s() -> None:
         ScoreOptions(alpah=0.1)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="score\\(\\) got an unexpected keyword argument 'n_pairs'"):
         __import__("fairtalk").score(["a", "b"], ["c", "d"], axis="gender", n_pairs=3)
+
+
+# -- the command line: every flag of a field has the field's default and help ------------------------------------
+
+
+def _commands() -> dict[str, Any]:
+    """``fairtalk score`` and ``fairtalk audit`` as the click commands typer builds (typer's own click)."""
+    from fairtalk.cli import app
+
+    group: Any = typer.main.get_command(app)
+    return {name: group.commands[name] for name in ("score", "audit")}
+
+
+def _schema_params(command: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The options of ``command`` that set a field of ``fields`` (a parameter is named as its field)."""
+    return {p.name: p for p in command.params if p.param_type_name == "option" and p.name in fields}
+
+
+def test_every_flag_of_a_field_has_exactly_its_default_and_help() -> None:
+    from fairtalk.cli._choices import plain
+    from fairtalk.cli._schema import cli_default, cli_help
+
+    checked = 0
+    for name, command in _commands().items():
+        fields = (*SCORE_FIELDS, *(RUN_FIELDS if name == "audit" else ()))
+        for key, param in _schema_params(command, fields).items():
+            assert plain(param.default) == cli_default(key), (name, key, param.default)
+            assert param.help == cli_help(key), (name, key)
+            checked += 1
+    assert checked == len(SCORE_FIELDS) * 2 + len(RUN_FIELDS)  # every field has its flag (score: the scoring ones)
+
+
+def test_the_cli_forms_are_the_fields_but_where_declared() -> None:
+    from fairtalk.cli._schema import CLI_FORMS, cli_default, cli_help
+
+    for fields in (SCORE_FIELDS, RUN_FIELDS):
+        for key, field in fields.items():
+            default = field.get_default(call_default_factory=True)
+            if key not in CLI_FORMS:
+                assert cli_help(key) == field.description
+                assert cli_default(key) == (
+                    ",".join(default)
+                    if isinstance(default, tuple)
+                    else None
+                    if isinstance(default, dict | MappingProxyType)
+                    else default
+                )
+    assert set(CLI_FORMS) <= set(RUN_FIELDS)
+
+
+def test_every_scoring_option_is_reachable_from_the_cli_and_from_a_config_file(tmp_path: Path) -> None:
+    for name, command in _commands().items():
+        assert set(_schema_params(command, tuple(SCORE_FIELDS))) == set(SCORE_FIELDS), name
+    assert set(_schema_params(_commands()["audit"], tuple(RUN_FIELDS))) == set(RUN_FIELDS)
+    # a config file's keys are the field names: each one is read (a value other than its default comes back)
+    changed = {
+        "measures": ["length"],
+        "seed": 7,
+        "alpha": 0.01,
+        "correction": "bh",
+        "mask_groups": True,
+        "drop_empty": True,
+        "distinct": "standard",
+        "offense": "hatesonar",
+        "offense_threshold": 0.25,
+        "sentiment_threshold": 0.5,
+        "n_resamples": 99,
+        "n_divergent": 3,
+        "binary_test": "midp",
+        "count_test": "wilcoxon",
+        "clusters": False,
+        "margins": {"length": 2.0},
+        "primary": ["length"],
+        "power": 0.9,
+        "scorer_check": False,
+        "judge_rubric": "Rude? {response}",
+        "judge_scale": [1, 5],
+        "exclude_truncated": True,
+        "gold": "gold.jsonl",
+    }
+    assert set(changed) == set(SCORE_FIELDS)
+    path = tmp_path / "score.toml"
+    lines = [f"{key} = {json.dumps(value)}" for key, value in changed.items() if key != "margins"]
+    path.write_text("\n".join([*lines, "margins = { length = 2.0 }"]) + "\n", encoding="utf-8")
+    read = ScoreOptions.from_file(path).to_dict()
+    for key, value in changed.items():
+        assert read[key] == value and value != option_default(ScoreOptions, key), key

@@ -34,6 +34,7 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, axis_names
 from fairtalk.measures.similarity import SIMILARITY_METHODS
 from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
+from fairtalk.options import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, RUN_FIELDS
 from fairtalk.pipeline._options import (
     ScoreOptions,
     ScoreOverrides,
@@ -45,8 +46,8 @@ from fairtalk.pipeline._options import (
     split_names,
     unknown_key,
 )
-from fairtalk.pipeline._schema import MUST, keys_of, label, options_schema
-from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
+from fairtalk.pipeline._schema import keys_of, label, options_schema
+from fairtalk.store import RunStore
 
 __all__ = [
     "DEFAULT_AXES",
@@ -59,10 +60,6 @@ __all__ = [
     "RunOverrides",
 ]
 
-DEFAULT_CORPUS = "builtin:chitchat"
-DEFAULT_AXES = ("gender", "race")
-#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
-DEFAULT_N_PAIRS = 2000
 #: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
 HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
 
@@ -87,8 +84,6 @@ _MSG_BY_TURN_SEQUENTIAL = (
     "{by_turn} does not combine with {until_decided}: its tests per bucket are fixed-sample tests, and a run that "
     "stops once the overall gaps are decided would leave their p-values and intervals invalid"
 )
-#: The "must be" of the audit's flags.
-_FLAG = "True or False"
 #: URL credentials (``//user:secret@host``) are never recorded.
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
@@ -159,8 +154,9 @@ class AuditOverrides(RunOverrides, ScoreOverrides, total=False):
 class AuditConfig:
     """What an audit does: the corpus, axes, model, generation and store, plus its :class:`ScoreOptions`.
 
-    Every field is a keyword of :func:`fairtalk.audit`, declared once here with its type,
-    default, bounds and help text (``fairtalk audit --help`` reads them); the scoring options
+    Every field is a keyword of :func:`fairtalk.audit`, declared once: its type here, its
+    default, bounds and help text in :data:`fairtalk.options.RUN_FIELDS` (``fairtalk audit
+    --help`` reads them); the scoring options
     are in ``score``. Built from keyword arguments, :meth:`from_mapping`, :meth:`from_file`
     (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
     ``engine`` (``"local"``, ``"ray"``, a :class:`~fairtalk.models.RayEngine` or a table of its options)
@@ -181,115 +177,34 @@ class AuditConfig:
     """
 
     # the pairs
-    corpus: str = Field(
-        default=DEFAULT_CORPUS,
-        description="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path.",
-        json_schema_extra={MUST: "a path"},
-    )
-    axes: tuple[str | Lexicon, ...] = Field(default=DEFAULT_AXES, description="Axes to audit, comma-separated, or lexicon files.")
+    corpus: str = RUN_FIELDS["corpus"]
+    axes: tuple[str | Lexicon, ...] = RUN_FIELDS["axes"]
     # the model and its generation
-    model: str | Responder | ReplyFunction | None = Field(
-        default=None,
-        description="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads).",
-    )
-    model_args: Mapping[str, object] = Field(
-        default_factory=lambda: MappingProxyType({}),
-        description="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.",
-    )
-    model_version: str | None = Field(
-        default=None,
-        description="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.",
-        json_schema_extra={MUST: "a string"},
-    )
-    n_pairs: int | None = Field(
-        default=DEFAULT_N_PAIRS,
-        ge=1,
-        description="Pairs per axis: a seeded uniform sample of the corpus' pairs.",
-        json_schema_extra={MUST: "a positive int or None"},
-    )
-    split: str | None = Field(
-        default=None,
-        description="Corpus split of builtin:chitchat (default heldout; other corpora: all).",
-        json_schema_extra={MUST: "a string"},
-    )
-    mixed: Literal["drop", "keep"] = Field(
-        default="drop", description="Contexts that mention both groups: drop (default) or keep (swapped both ways)."
-    )
-    balance: bool = Field(
-        default=False,
-        description="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
-        json_schema_extra={MUST: _FLAG},
-    )
-    batch_size: int = Field(
-        default=64,
-        ge=1,
-        description="Pair sides per model call (and per store commit).",
-        json_schema_extra={MUST: "a positive int"},
-    )
-    engine: RayEngine | str | None = Field(
-        default=None,
-        description="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
-    )
-    max_errors: int | None = Field(
-        default=None,
-        ge=0,
-        description="Abort once more pair sides than this have failed (default: never; failures are counted).",
-        json_schema_extra={MUST: "0 or more, or None"},
-    )
-    max_consecutive_failures: int | None = Field(
-        default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
-        ge=0,
-        description="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.",
-        json_schema_extra={MUST: "0 or more, or None"},
-    )
+    model: str | Responder | ReplyFunction | None = RUN_FIELDS["model"]
+    model_args: Mapping[str, object] = RUN_FIELDS["model_args"]
+    model_version: str | None = RUN_FIELDS["model_version"]
+    n_pairs: int | None = RUN_FIELDS["n_pairs"]
+    split: str | None = RUN_FIELDS["split"]
+    mixed: Literal["drop", "keep"] = RUN_FIELDS["mixed"]
+    balance: bool = RUN_FIELDS["balance"]
+    batch_size: int = RUN_FIELDS["batch_size"]
+    engine: RayEngine | str | None = RUN_FIELDS["engine"]
+    max_errors: int | None = RUN_FIELDS["max_errors"]
+    max_consecutive_failures: int | None = RUN_FIELDS["max_consecutive_failures"]
     # where it goes
-    store: str | RunStore | None = Field(
-        default=None, description="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."
-    )
-    out_dir: str | None = Field(
-        default=None, description="Folder for index.html and one folder per axis.", json_schema_extra={MUST: "a path"}
-    )
+    store: str | RunStore | None = RUN_FIELDS["store"]
+    out_dir: str | None = RUN_FIELDS["out_dir"]
     settings: DecodingSettings = Field(default_factory=DecodingSettings, description="Decoding settings (a table of them).")
     # what is tested, and how
-    correction_scope: Literal["axis", "run"] = Field(
-        default="axis", description="Correct each axis on its own (axis) or all axes together (run)."
-    )
-    similarity: tuple[str, ...] | None = Field(
-        default=None,
-        description="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
-    )
-    turns: int = Field(
-        default=1,
-        ge=1,
-        description='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
-        json_schema_extra={MUST: "an int >= 1 (turns of a chitchat dialogue per context)"},
-    )
-    by_turn: bool = Field(
-        default=False,
-        description="Also report each primary measure's gap by the turns since the identity appeared (by_turn.csv and a plot per axis; needs conversations: --turns N >= 2 with builtin:chitchat, or a JSONL corpus of them).",
-        json_schema_extra={MUST: _FLAG},
-    )
+    correction_scope: Literal["axis", "run"] = RUN_FIELDS["correction_scope"]
+    similarity: tuple[str, ...] | None = RUN_FIELDS["similarity"]
+    turns: int = RUN_FIELDS["turns"]
+    by_turn: bool = RUN_FIELDS["by_turn"]
     # sequential: until decided
-    until_decided: bool = Field(
-        default=False,
-        description="Size the audit by itself: --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha spending).",
-        json_schema_extra={MUST: _FLAG},
-    )
-    max_pairs: int | None = Field(
-        default=None,
-        ge=1,
-        description="With --until-decided (required): the most pairs per axis, at least --pairs.",
-        json_schema_extra={MUST: "a positive int or None"},
-    )
-    looks: int | None = Field(
-        default=None,
-        ge=2,
-        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs.",
-        json_schema_extra={MUST: "an int >= 2 or None"},
-    )
-    spending: Literal["obrien-fleming", "pocock"] = Field(
-        default="obrien-fleming", description="With --until-decided: alpha spending, obrien-fleming (default) or pocock."
-    )
+    until_decided: bool = RUN_FIELDS["until_decided"]
+    max_pairs: int | None = RUN_FIELDS["max_pairs"]
+    looks: int | None = RUN_FIELDS["looks"]
+    spending: Literal["obrien-fleming", "pocock"] = RUN_FIELDS["spending"]
     score: ScoreOptions = Field(default_factory=ScoreOptions, description="The scoring options (a [score] table).")
     names: InitVar[Mapping[str, str] | None] = None
 

@@ -3,8 +3,8 @@
 ``score()``, ``audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
 build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
 whole: nothing below it validates an option again. Each field carries its type, default,
-bounds and help text (a pydantic dataclass, see ``_schema.py``); ``fairtalk score --help``
-and ``fairtalk audit --help`` read them.
+bounds and help text (a pydantic dataclass, see ``_schema.py``; the last three from
+:mod:`fairtalk.options`, which ``fairtalk score --help`` and ``fairtalk audit --help`` read).
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from dataclasses import InitVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import ValidationInfo, field_validator
 
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names
 from fairtalk.measures.judge import parse_scale
+from fairtalk.options import SCORE_FIELDS
 from fairtalk.pipeline._options_file import FILE_FORMATS, load_mapping
-from fairtalk.pipeline._schema import MUST, keys_of, label, options_schema
+from fairtalk.pipeline._schema import keys_of, label, options_schema
 
 __all__ = [
     "CORRECTIONS",
@@ -41,8 +42,6 @@ __all__ = [
     "split_names",
 ]
 
-#: The default ``margins``: none given (each key's kind then has its default margin).
-_NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)
@@ -147,8 +146,9 @@ class ScoreOverrides(TypedDict, total=False):
 class ScoreOptions:
     """How ``score()`` measures and tests: one frozen value, validated once, here.
 
-    Every field is an option of :func:`fairtalk.score`, declared once here with its type,
-    default, bounds and help text (the CLI's ``--help`` reads them); given by keyword in any
+    Every field is an option of :func:`fairtalk.score`, declared once: its type here, its
+    default, bounds and help text in :data:`fairtalk.options.SCORE_FIELDS` (the CLI's ``--help``
+    reads them); given by keyword in any
     form the constructor accepts and held normalised: sequences become tuples (a string is
     split at commas) and ``margins`` a read-only mapping.
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
@@ -174,95 +174,29 @@ class ScoreOptions:
     fairtalk.errors.SpecError: unknown correction 'bonferoni' (choose from: bh, holm)
     """
 
-    measures: tuple[str | AnyMeasure, ...] | None = Field(
-        default=None,
-        description="Comma-separated measure names (default: the paper's set and refusal), plugins included; "
-        "judge:SPEC asks the model SPEC the --judge-rubric about each response.",
-    )
-    seed: int = Field(
-        default=0,
-        ge=0,
-        description="Seed of the bootstrap, the permutations and the mask (an audit's also seeds its pair sample "
-        "and the per-item generation seeds).",
-    )
-    alpha: float = Field(
-        default=0.05, gt=0, lt=1, allow_inf_nan=False, description="Significance level for the adjusted p-values."
-    )
-    correction: Correction = Field(
-        default="holm", description="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
-    )
-    mask_groups: bool = Field(default=False, description="Also score with the group words masked (scorer-bias check).")
-    drop_empty: bool = Field(default=False, description="Drop pairs with an empty response instead of scoring them as ''.")
-    distinct: Distinct = Field(default="paper", description="Distinct-n definition: paper (/ words) or standard (/ n-grams).")
-    offense: str = Field(
-        default="profanity_check",
-        description="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL.",
-        json_schema_extra={MUST: "a scorer name (profanity_check, hatesonar or hf:MODEL)"},
-    )
-    offense_threshold: float = Field(
-        default=0.5, ge=0, le=1, allow_inf_nan=False, description="Offensive when the probability is >= this."
-    )
-    sentiment_threshold: float = Field(
-        default=0.8, ge=0, le=1, allow_inf_nan=False, description="Positive above +t, negative below -t (VADER compound)."
-    )
-    n_resamples: int = Field(default=2000, ge=1, description="Bootstrap resamples.", json_schema_extra={MUST: "at least 1"})
-    n_divergent: int = Field(
-        default=10,
-        ge=0,
-        description="How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).",
-        json_schema_extra={MUST: "at least 0"},
-    )
-    binary_test: BinaryTest = Field(
-        default="exact",
-        description="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
-    )
-    count_test: CountTest = Field(
-        default="mean",
-        description="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
-    )
-    clusters: bool = Field(
-        default=True,
-        description="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
-    )
-    margins: Mapping[str, float] = Field(
-        default_factory=lambda: _NO_MARGINS,
-        description="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
-    )
-    primary: tuple[str, ...] | None = Field(
-        default=None,
-        description="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
-    )
-    power: float = Field(
-        default=0.8, gt=0, lt=1, allow_inf_nan=False, description="Power at which the minimum detectable effect is reported."
-    )
-    scorer_check: bool = Field(
-        default=True,
-        description="Run the scorer certificate: each measure scores neutral probes and their counterfactuals, and a "
-        "scorer whose own gap exceeds its margin is flagged.",
-    )
-    judge_rubric: str | None = Field(
-        default=None,
-        description="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
-        json_schema_extra={MUST: "a text with {response} exactly once where the response goes"},
-    )
-    judge_scale: tuple[int, int] | None = Field(
-        default=None,
-        description="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a "
-        "count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
-    )
-    exclude_truncated: bool = Field(
-        default=False,
-        description="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); "
-        "how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses "
-        "files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning "
-        "names what was scored on cut-off text when more than 10% of one side's answers were.",
-    )
-    gold: str | None = Field(
-        default=None,
-        description="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels "
-        "imply (prediction-powered inference), with an interval valid whatever the scorer's error.",
-        json_schema_extra={MUST: "the path of a gold file (fairtalk label -o)"},
-    )
+    measures: tuple[str | AnyMeasure, ...] | None = SCORE_FIELDS["measures"]
+    seed: int = SCORE_FIELDS["seed"]
+    alpha: float = SCORE_FIELDS["alpha"]
+    correction: Correction = SCORE_FIELDS["correction"]
+    mask_groups: bool = SCORE_FIELDS["mask_groups"]
+    drop_empty: bool = SCORE_FIELDS["drop_empty"]
+    distinct: Distinct = SCORE_FIELDS["distinct"]
+    offense: str = SCORE_FIELDS["offense"]
+    offense_threshold: float = SCORE_FIELDS["offense_threshold"]
+    sentiment_threshold: float = SCORE_FIELDS["sentiment_threshold"]
+    n_resamples: int = SCORE_FIELDS["n_resamples"]
+    n_divergent: int = SCORE_FIELDS["n_divergent"]
+    binary_test: BinaryTest = SCORE_FIELDS["binary_test"]
+    count_test: CountTest = SCORE_FIELDS["count_test"]
+    clusters: bool = SCORE_FIELDS["clusters"]
+    margins: Mapping[str, float] = SCORE_FIELDS["margins"]
+    primary: tuple[str, ...] | None = SCORE_FIELDS["primary"]
+    power: float = SCORE_FIELDS["power"]
+    scorer_check: bool = SCORE_FIELDS["scorer_check"]
+    judge_rubric: str | None = SCORE_FIELDS["judge_rubric"]
+    judge_scale: tuple[int, int] | None = SCORE_FIELDS["judge_scale"]
+    exclude_truncated: bool = SCORE_FIELDS["exclude_truncated"]
+    gold: str | None = SCORE_FIELDS["gold"]
     names: InitVar[Mapping[str, str] | None] = None
 
     if TYPE_CHECKING:  # what a caller may pass (validated and normalised into the fields above)

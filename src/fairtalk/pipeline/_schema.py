@@ -1,9 +1,10 @@
 """The options schema's machinery: frozen pydantic dataclasses whose errors are :class:`~fairtalk.errors.SpecError`.
 
 Each option is declared once, as a field of :class:`~fairtalk.pipeline.ScoreOptions` or
-:class:`~fairtalk.pipeline.AuditConfig` with its type, default, bounds (``Field(ge=...)``,
-``Literal[...]``) and help text (``Field(description=...)``); the CLI builds its flags from
-these fields (``fairtalk.cli._schema``). :func:`options_schema` makes a class such a value: a
+:class:`~fairtalk.pipeline.AuditConfig`: its type there (``Literal[...]`` for choices), its
+default, bounds (``Field(ge=...)``) and help text (``Field(description=...)``) in
+:mod:`fairtalk.options`, which the CLI builds its flags from (``fairtalk.cli._schema``) without
+importing the stages. :func:`options_schema` makes a class such a value: a
 frozen pydantic dataclass, strict (no ``"yes"`` for a flag, no ``True`` for a number), whose
 errors a user causes are one-line SpecErrors naming the option (as the caller spells it:
 ``names`` maps a field to a flag) and the valid values or range.
@@ -23,13 +24,12 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ArgsKwargs
 
 from fairtalk.errors import SpecError
+from fairtalk.options import MUST
 
-__all__ = ["MUST", "field_info", "label", "option_default", "option_help", "options_schema"]
+__all__ = ["field_info", "label", "option_default", "option_help", "options_schema"]
 
 T = TypeVar("T")
 
-#: What ``Field(json_schema_extra=...)`` names the phrase of a field's "must be" message with.
-MUST = "must"
 _MSG_MUST = "{name} must be {phrase}, got {value!r}"
 _MSG_CHOICE = "unknown {name} {given!r}"
 _MSG_UNEXPECTED = "{cls}() got an unexpected keyword argument {key!r}"
