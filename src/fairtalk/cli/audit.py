@@ -19,7 +19,7 @@ from fairtalk.cli._app import (
 )
 from fairtalk.cli._by_turn import by_turn_lines
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
-from fairtalk.cli._schema import given_options, run_option, score_option
+from fairtalk.cli._schema import cli_default, given_options, run_option, score_option
 from fairtalk.cli._test_options import (
     CONFIG,
     FAIL_ON_BIAS,
@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from fairtalk import AuditConfig, Lexicon
 
 _STORE_FILE = "store.sqlite"
-_DEFAULT_OUTPUT = "fairtalk-report"
+#: Where the report goes when neither --output nor the config file says (the flag's default).
+_DEFAULT_OUTPUT = cli_default("out_dir")
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
