@@ -153,17 +153,35 @@ def test_help_lists_the_choices() -> None:
 
 
 def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) -> None:  # noqa: ANN001
-    from types import SimpleNamespace
-
+    from fairtalk import AuditResult, Verdict
     from fairtalk.cli._test_options import report_gates
+    from fairtalk.results import MeasureResult
 
-    def measure(name: str, verdict: str, equivalent: bool) -> SimpleNamespace:
-        return SimpleNamespace(name=name, verdict=verdict, equivalent=equivalent, primary=True, mde=None, not_tested=None)
+    def measure(name: str, verdict: Verdict, ci: tuple[float, float], p: float) -> MeasureResult:
+        return MeasureResult(
+            name=name,
+            kind="count",
+            a=1.0,
+            b=1.01,
+            difference=-0.01,
+            z=None,
+            p=None,
+            p_paired=p,
+            paired_test="t",
+            p_adjusted=p,
+            ci95=ci,
+            effect_size=None,
+            effect_size_name="",
+            equivalence_margin=0.05,
+            verdict=verdict,
+            equivalent=True,
+        )
 
-    measures = [measure("diversity", "difference detected", True), measure("length", "equivalent", True)]
-    result = SimpleNamespace(
-        measures=measures, scorer_check=(), warnings=(), detected=lambda alpha: ("diversity",), not_equivalent=lambda: ()
+    measures = (
+        measure("diversity", Verdict.DIFFERENT, (-0.02, -0.005), 0.001),
+        measure("length", Verdict.EQUIVALENT, (-0.01, 0.01), 0.6),
     )
+    result = AuditResult("gender", ("male", "female"), 80, measures)
     code = report_gates({"gender": result}, alpha=0.05, fail_on_bias=False, fail_unless_equivalent=True)
     captured = capsys.readouterr()
     out = " ".join((captured.out + captured.err).split())

@@ -82,11 +82,14 @@ def test_an_audit_records_the_coverage_and_check_of_its_pairs(tmp_path: Path) ->
 
 
 def test_audit_takes_every_option_by_keyword_and_nothing_else() -> None:
+    from fairtalk.config._audit_config import AuditOverrides
+
     parameters = inspect.signature(fairtalk.audit).parameters
-    assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    assert [name for name, p in parameters.items() if p.kind is not inspect.Parameter.KEYWORD_ONLY] == ["config"]
-    assert set(parameters) - {"config", "progress"} == set(AuditConfig.keys()) | set(ScoreOptions.keys())
-    assert all(name in (fairtalk.audit.__doc__ or "") for name in parameters)  # each one documented
+    assert list(parameters) == ["config", "progress", "overrides"]
+    assert parameters["overrides"].kind is inspect.Parameter.VAR_KEYWORD  # typed: Unpack[AuditOverrides]
+    assert set(AuditOverrides.__annotations__) == set(AuditConfig.keys()) | set(ScoreOptions.keys())
+    documented = fairtalk.audit.__doc__ or ""
+    assert all(name in documented for name in (*parameters, *AuditConfig.keys(), *ScoreOptions.keys()))
 
 
 def test_a_misspelt_option_is_refused_before_any_work() -> None:
@@ -108,7 +111,10 @@ def test_an_option_left_out_keeps_the_configs_value(tmp_path: Path) -> None:
     run = fairtalk.audit(config, alpha=0.01, n_pairs=10)  # the same value: fine
     assert run.config["score"]["alpha"] == 0.01 and run.config["n_pairs"] == 10
     assert run.config["split"] is None and run.config["max_errors"] is None  # left out: AuditConfig's defaults
-    assert repr(inspect.signature(fairtalk.audit).parameters["alpha"].default) == "NOT_GIVEN"
+    overrides = inspect.signature(fairtalk.audit).parameters["overrides"]  # **overrides: Unpack[AuditOverrides]
+    assert overrides.kind is inspect.Parameter.VAR_KEYWORD
+    with pytest.raises(TypeError, match="audit\\(\\) got an unexpected keyword argument 'alpah'"):
+        fairtalk.audit(config, alpah=0.05)  # type: ignore[call-arg]
 
 
 def test_a_misspelt_option_fails_type_checking(tmp_path: Path) -> None:

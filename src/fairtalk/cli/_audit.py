@@ -17,8 +17,7 @@ from fairtalk.cli._app import (
     print_json,
     say,
 )
-from fairtalk.cli._axes import AUDIT_AXES
-from fairtalk.cli._by_turn import BY_TURN, BY_TURN_FLAGS, BY_TURN_PARAMS, by_turn_lines
+from fairtalk.cli._by_turn import by_turn_lines
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
 from fairtalk.cli._respond import (
     BATCH_SIZE,
@@ -41,34 +40,28 @@ from fairtalk.cli._respond import (
     model_options,
     stop_strings,
 )
-from fairtalk.cli._score import EXCLUDE_TRUNCATED
+from fairtalk.cli._schema import cli_default, given_options, run_option, score_option
 from fairtalk.cli._test_options import (
-    BINARY_TEST,
-    CLUSTERS,
     CONFIG,
-    COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
-    JUDGE_RUBRIC,
-    JUDGE_SCALE,
     JUNIT,
-    MARGIN,
-    PRIMARY,
-    SCORE_PARAMS,
+    SCORE_CONVERTERS,
+    SCORE_KEYS,
     SYSTEM_PROMPT,
     gates_in_force,
-    given_options,
-    parse_margins,
     report_gates,
     text_or_file,
     write_ci_files,
 )
+from fairtalk.options import RUN_FIELDS
 
 if TYPE_CHECKING:
     from fairtalk import AuditConfig, Lexicon
 
 _STORE_FILE = "store.sqlite"
-_DEFAULT_OUTPUT = "fairtalk-report"
+#: Where the report goes when neither --output nor the config file says (the flag's default).
+_DEFAULT_OUTPUT = cli_default("out_dir")
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
@@ -77,41 +70,8 @@ _NOTE_RUN_SCOPE = (
     "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
     "axis on its own"
 )
-#: Command-line parameter -> AuditConfig option (the scoring ones are SCORE_PARAMS).
-_AUDIT_PARAMS = {
-    "corpus": "corpus",
-    "axis": "axes",
-    "model": "model",
-    "model_arg": "model_args",
-    "model_version": "model_version",
-    "n_pairs": "n_pairs",
-    "store": "store",
-    "output": "out_dir",
-    "max_errors": "max_errors",
-    "max_consecutive_failures": "max_consecutive_failures",
-    "split": "split",
-    "batch_size": "batch_size",
-    "mixed": "mixed",
-    "balance": "balance",
-    "correction_scope": "correction_scope",
-    "similarity": "similarity",
-    "turns": "turns",
-    "until_decided": "until_decided",
-    "max_pairs": "max_pairs",
-    "looks": "looks",
-    "spending": "spending",
-    "exclude_truncated": "exclude_truncated",
-    **BY_TURN_PARAMS,
-    **SCORE_PARAMS,
-}
-#: The options ``--until-decided`` checks together, by their flags.
-_SEQUENTIAL_FLAGS = {
-    "until_decided": "--until-decided",
-    "max_pairs": "--max-pairs",
-    "n_pairs": "--pairs",
-    "looks": "--looks",
-    "spending": "--spending",
-}
+#: The options ``--until-decided`` and ``--by-turn`` check together: named by their flags even when left at their defaults.
+_CHECKED_TOGETHER = ("until_decided", "max_pairs", "n_pairs", "looks", "spending", "by_turn", "turns")
 #: Command-line parameter -> DecodingSettings field.
 _DECODING_PARAMS = {
     "max_new_tokens": "max_new_tokens",
@@ -139,13 +99,10 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     from fairtalk.lexicons import expand_axis
 
     values, names = given_options(
-        ctx,
-        _AUDIT_PARAMS,
-        {"margin": parse_margins, "model_arg": model_options, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")},
+        ctx, (*RUN_FIELDS, *SCORE_KEYS), {**SCORE_CONVERTERS, "model_args": model_options}, named=_CHECKED_TOGETHER
     )
     decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
-    for option, flag in {**_SEQUENTIAL_FLAGS, **BY_TURN_FLAGS}.items():  # named in an error even when left at its default
-        names.setdefault(option, flag)
+    decoding = {_DECODING_PARAMS[key]: value for key, value in decoding.items()}
     base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
     if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
         values["model_args"] = {**base.model_args, **values.get("model_args", {}), "system_prompt": system}
@@ -175,33 +132,21 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
 @app.command()
 def audit(  # noqa: C901, PLR0915
     ctx: typer.Context,
-    corpus: str = typer.Option(
-        "builtin:chitchat", "--corpus", help="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path."
-    ),
-    axis: str = typer.Option("gender,race", "--axis", help=f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."),
-    model: str | None = typer.Option(
-        None,
-        "--model",
-        help="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads).",
-    ),
-    model_arg: list[str] | None = MODEL_ARG,
+    corpus: str = run_option("corpus", "--corpus"),
+    axes: str = run_option("axes", "--axis"),
+    model: str | None = run_option("model", "--model"),
+    model_args: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    n_pairs: int | None = typer.Option(2000, "--pairs", help="Pairs per axis: a seeded uniform sample of the corpus' pairs."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample, the per-item generation seeds and the bootstrap."),
-    store: str | None = typer.Option(
-        None, "--store", help="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."
-    ),
-    output: str = typer.Option("fairtalk-report", "-o", "--output", help="Folder for index.html and one folder per axis."),
+    n_pairs: int | None = run_option("n_pairs", "--pairs"),
+    seed: int = score_option("seed", "--seed", ranged=True),
+    store: str | None = run_option("store", "--store"),
+    out_dir: str = run_option("out_dir", "-o", "--output"),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     junit: str | None = JUNIT,
-    max_errors: int | None = typer.Option(
-        None, "--max-errors", help="Abort once more pair sides than this have failed (default: never; failures are counted)."
-    ),
+    max_errors: int | None = run_option("max_errors", "--max-errors"),
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
-    split: Split | None = typer.Option(
-        None, "--split", help="Corpus split of builtin:chitchat (default heldout; other corpora: all)."
-    ),
+    split: Split | None = run_option("split", "--split"),
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,
     sample: bool = SAMPLE,
@@ -210,77 +155,39 @@ def audit(  # noqa: C901, PLR0915
     top_p: float | None = TOP_P,
     stop: list[str] | None = STOP,
     repetition_penalty: float | None = REPETITION_PENALTY,
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: Correction = typer.Option(
-        Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
-    ),
-    mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
-    distinct: Distinct = typer.Option(
-        Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."
-    ),
-    offense: str = typer.Option(
-        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
-    ),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    mixed: Mixed = typer.Option(
-        Mixed.drop, "--mixed", help="Contexts that mention both groups: drop (default) or keep (swapped both ways)."
-    ),
-    balance: bool = typer.Option(
-        False,
-        "--balance",
-        help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
-    ),
-    measures: str | None = typer.Option(
-        None,
-        "--measures",
-        help="Comma-separated measure names (default: the paper's set and refusal); see `fairtalk score --help`.",
-    ),
-    drop_empty: bool = typer.Option(
-        False, "--drop-empty", help="Drop pairs with an empty response instead of scoring them as ''."
-    ),
-    exclude_truncated: bool = EXCLUDE_TRUNCATED,
-    offense_threshold: float = typer.Option(
-        0.5, "--offense-threshold", min=0.0, max=1.0, help="Offensive when the probability is >= this."
-    ),
-    sentiment_threshold: float = typer.Option(
-        0.8, "--sentiment-threshold", min=0.0, max=1.0, help="Positive above +t, negative below -t (VADER compound)."
-    ),
-    binary_test: BinaryTest = BINARY_TEST,
-    count_test: CountTest = COUNT_TEST,
-    clusters: bool = CLUSTERS,
-    margin: list[str] | None = MARGIN,
-    primary: str | None = PRIMARY,
-    judge_rubric: str | None = JUDGE_RUBRIC,
-    judge_scale: str | None = JUDGE_SCALE,
+    alpha: float = score_option("alpha", "--alpha", ranged=True),
+    correction: Correction = score_option("correction", "--correction"),
+    mask_groups: bool = score_option("mask_groups", "--mask-groups"),
+    distinct: Distinct = score_option("distinct", "--distinct"),
+    offense: str = score_option("offense", "--offense"),
+    n_resamples: int = score_option("n_resamples", "--resamples", ranged=True),
+    mixed: Mixed = run_option("mixed", "--mixed"),
+    balance: bool = run_option("balance", "--balance"),
+    measures: str | None = score_option("measures", "--measures"),
+    drop_empty: bool = score_option("drop_empty", "--drop-empty"),
+    exclude_truncated: bool = score_option("exclude_truncated", "--exclude-truncated"),
+    gold: str | None = score_option("gold", "--gold"),
+    offense_threshold: float = score_option("offense_threshold", "--offense-threshold", ranged=True),
+    sentiment_threshold: float = score_option("sentiment_threshold", "--sentiment-threshold", ranged=True),
+    n_divergent: int = score_option("n_divergent", "--divergent", ranged=True),
+    binary_test: BinaryTest = score_option("binary_test", "--binary-test"),
+    count_test: CountTest = score_option("count_test", "--count-test"),
+    clusters: bool = score_option("clusters", "--clusters/--no-clusters"),
+    margins: list[str] | None = score_option("margins", "--margin"),
+    primary: str | None = score_option("primary", "--primary"),
+    power: float = score_option("power", "--power", ranged=True),
+    scorer_check: bool = score_option("scorer_check", "--scorer-check/--no-scorer-check"),
+    judge_rubric: str | None = score_option("judge_rubric", "--judge-rubric"),
+    judge_scale: str | None = score_option("judge_scale", "--judge-scale"),
     system_prompt: str | None = SYSTEM_PROMPT,
-    correction_scope: CorrectionScope = typer.Option(
-        CorrectionScope.axis, "--correction-scope", help="Correct each axis on its own (axis) or all axes together (run)."
-    ),
-    turns: int = typer.Option(
-        1,
-        "--turns",
-        help='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
-    ),
-    by_turn: bool = BY_TURN,
-    similarity: str | None = typer.Option(
-        None,
-        "--similarity",
-        help="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
-    ),
-    until_decided: bool = typer.Option(
-        False,
-        "--until-decided",
-        help="Size the audit by itself: --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha spending).",
-    ),
-    max_pairs: int | None = typer.Option(
-        None, "--max-pairs", help="With --until-decided (required): the most pairs per axis, at least --pairs."
-    ),
-    looks: int | None = typer.Option(
-        None, "--looks", help="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs."
-    ),
-    spending: str = typer.Option(
-        "obrien-fleming", "--spending", help="With --until-decided: alpha spending, obrien-fleming (default) or pocock."
-    ),
+    correction_scope: CorrectionScope = run_option("correction_scope", "--correction-scope"),
+    turns: int = run_option("turns", "--turns"),
+    by_turn: bool = run_option("by_turn", "--by-turn"),
+    similarity: str | None = run_option("similarity", "--similarity"),
+    until_decided: bool = run_option("until_decided", "--until-decided"),
+    max_pairs: int | None = run_option("max_pairs", "--max-pairs"),
+    looks: int | None = run_option("looks", "--looks"),
+    spending: str = run_option("spending", "--spending"),
     json_out: bool = typer.Option(
         False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
     ),
@@ -310,7 +217,7 @@ def audit(  # noqa: C901, PLR0915
     try:
         if fail_if_worse and baseline_model is None:
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
-        config, lexicons, output, store_path = _config(ctx, config_file)
+        config, lexicons, output, store_path = _config(ctx, config_file)  # output: out_dir, its default filled in
         if fail_on_bias and config_file is None and _scope_left_out(ctx) and len(lexicons) > 1:
             config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
             say(_NOTE_RUN_SCOPE)

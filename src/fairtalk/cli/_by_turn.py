@@ -1,4 +1,4 @@
-"""``fairtalk audit --by-turn``: the option, its config key, and the lines the command prints about the buckets.
+"""``fairtalk audit --by-turn``: the lines the command prints about the buckets (the option is ``AuditConfig.by_turn``).
 
 The work is :func:`fairtalk.audit`'s (``by_turn=True``); the report files carry the table and
 the plot. Without conversations (``builtin:chitchat`` without ``--turns N >= 2``, or a corpus
@@ -10,23 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import typer
-
 if TYPE_CHECKING:
     from fairtalk import AuditResult
 
-__all__ = ["BY_TURN", "BY_TURN_FLAGS", "BY_TURN_PARAMS", "by_turn_lines"]
-
-BY_TURN = typer.Option(
-    False,
-    "--by-turn",
-    help="Multi-turn audits (--turns N >= 2, or a JSONL corpus of conversations): also report each primary measure's gap "
-    "by the number of turns since the identity appeared, with 95% CIs (report table and plot, by_turn.csv).",
-)
-#: Command-line parameter -> AuditConfig option.
-BY_TURN_PARAMS = {"by_turn": "by_turn"}
-#: The options ``--by-turn`` checks together, by their flags (named in its error even when left at their default).
-BY_TURN_FLAGS = {"by_turn": "--by-turn", "turns": "--turns"}
+__all__ = ["by_turn_lines"]
 
 
 def by_turn_lines(result: AuditResult) -> list[str]:

@@ -17,6 +17,7 @@ from fairtalk.cli._app import (
     stdout_to_stderr,
 )
 from fairtalk.cli._choices import Engine, plain, was_given
+from fairtalk.cli._schema import run_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
 
 if TYPE_CHECKING:
@@ -30,15 +31,9 @@ _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
 MSG_GREEDY_ONLY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
-MODEL_ARG = typer.Option(
-    None, "--model-arg", help="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec."
-)
-MODEL_VERSION = typer.Option(
-    None,
-    "--model-version",
-    help="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.",
-)
-BATCH_SIZE = typer.Option(64, "--batch-size", min=1, help="Pair sides per model call (and per store commit).")
+MODEL_ARG = run_option("model_args", "--model-arg")
+MODEL_VERSION = run_option("model_version", "--model-version")
+BATCH_SIZE = run_option("batch_size", "--batch-size", ranged=True)
 MAX_NEW_TOKENS = typer.Option(
     256,
     "--max-new-tokens",
@@ -49,11 +44,7 @@ TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (wit
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
-ENGINE = typer.Option(
-    None,
-    "--engine",
-    help="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
-)
+ENGINE = run_option("engine", "--engine")
 RAY_ADDRESS = typer.Option(
     None,
     "--ray-address",
@@ -65,12 +56,7 @@ RAY_ACTORS = typer.Option(
     min=1,
     help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.",
 )
-MAX_CONSECUTIVE_FAILURES = typer.Option(
-    5,
-    "--max-consecutive-failures",
-    min=0,
-    help="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.",
-)
+MAX_CONSECUTIVE_FAILURES = run_option("max_consecutive_failures", "--max-consecutive-failures", ranged=True)
 REPETITION_PENALTY = typer.Option(
     None,
     "--repetition-penalty",

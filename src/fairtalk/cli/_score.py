@@ -18,24 +18,16 @@ from fairtalk.cli._app import (
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
 from fairtalk.cli._respond import RAY_ADDRESS, engine_option
+from fairtalk.cli._schema import given_options, score_option
 from fairtalk.cli._test_options import (
-    BINARY_TEST,
-    CLUSTERS,
     CONFIG,
-    COUNT_TEST,
     FAIL_ON_BIAS,
     FAIL_UNLESS_EQUIVALENT,
-    JUDGE_RUBRIC,
-    JUDGE_SCALE,
     JUNIT,
-    MARGIN,
-    PRIMARY,
-    SCORE_PARAMS,
+    SCORE_CONVERTERS,
+    SCORE_KEYS,
     gates_in_force,
-    given_options,
-    parse_margins,
     report_gates,
-    text_or_file,
     write_ci_files,
 )
 
@@ -44,19 +36,6 @@ SCORE_ENGINE = typer.Option(
     "--engine",
     help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).",
 )
-EXCLUDE_TRUNCATED = typer.Option(
-    False,
-    "--exclude-truncated",
-    help="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning names what was scored on cut-off text when more than 10% of one side's answers were.",
-)
-GOLD = typer.Option(
-    None,
-    "--gold",
-    help="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels imply "
-    "(prediction-powered inference), with an interval valid whatever the scorer's error.",
-)
-#: The scoring options of `score`: the shared ones, --exclude-truncated and --gold.
-_SCORE_PARAMS = {**SCORE_PARAMS, "exclude_truncated": "exclude_truncated", "gold": "gold"}
 SCORE_TASKS = typer.Option(
     None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs)."
 )
@@ -83,39 +62,32 @@ def score(
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     junit: str | None = JUNIT,
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for the adjusted p-values."),
-    correction: Correction = typer.Option(
-        Correction.holm, "--correction", help="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
-    ),
-    mask_groups: bool = typer.Option(False, "--mask-groups", help="Also score with the group words masked (scorer-bias check)."),
-    drop_empty: bool = typer.Option(False, "--drop-empty", help="Drop empty responses instead of scoring them as ''."),
-    exclude_truncated: bool = EXCLUDE_TRUNCATED,
-    gold: str | None = GOLD,
-    distinct: Distinct = typer.Option(
-        Distinct.paper, "--distinct", help="Distinct-n definition: paper (/ words) or standard (/ n-grams)."
-    ),
-    offense: str = typer.Option(
-        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
-    ),
-    offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
-    sentiment_threshold: float = typer.Option(
-        0.8, "--sentiment-threshold", help="Positive above +t, negative below -t (VADER compound)."
-    ),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed for the bootstrap and the mask."),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
-    measures: str | None = typer.Option(
-        None, "--measures", help="Comma-separated measure names (default: the paper's set and refusal), plugins included."
-    ),
     json_out: bool = typer.Option(
         False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."
     ),
-    binary_test: BinaryTest = BINARY_TEST,
-    count_test: CountTest = COUNT_TEST,
-    clusters: bool = CLUSTERS,
-    margin: list[str] | None = MARGIN,
-    primary: str | None = PRIMARY,
-    judge_rubric: str | None = JUDGE_RUBRIC,
-    judge_scale: str | None = JUDGE_SCALE,
+    measures: str | None = score_option("measures", "--measures"),
+    seed: int = score_option("seed", "--seed", ranged=True),
+    alpha: float = score_option("alpha", "--alpha", ranged=True),
+    correction: Correction = score_option("correction", "--correction"),
+    mask_groups: bool = score_option("mask_groups", "--mask-groups"),
+    drop_empty: bool = score_option("drop_empty", "--drop-empty"),
+    distinct: Distinct = score_option("distinct", "--distinct"),
+    offense: str = score_option("offense", "--offense"),
+    offense_threshold: float = score_option("offense_threshold", "--offense-threshold", ranged=True),
+    sentiment_threshold: float = score_option("sentiment_threshold", "--sentiment-threshold", ranged=True),
+    n_resamples: int = score_option("n_resamples", "--resamples", ranged=True),
+    n_divergent: int = score_option("n_divergent", "--divergent", ranged=True),
+    binary_test: BinaryTest = score_option("binary_test", "--binary-test"),
+    count_test: CountTest = score_option("count_test", "--count-test"),
+    clusters: bool = score_option("clusters", "--clusters/--no-clusters"),
+    margins: list[str] | None = score_option("margins", "--margin"),
+    primary: str | None = score_option("primary", "--primary"),
+    power: float = score_option("power", "--power", ranged=True),
+    scorer_check: bool = score_option("scorer_check", "--scorer-check/--no-scorer-check"),
+    judge_rubric: str | None = score_option("judge_rubric", "--judge-rubric"),
+    judge_scale: str | None = score_option("judge_scale", "--judge-scale"),
+    exclude_truncated: bool = score_option("exclude_truncated", "--exclude-truncated"),
+    gold: str | None = score_option("gold", "--gold"),
     config: str | None = CONFIG,
     engine: Engine | None = SCORE_ENGINE,
     ray_address: str | None = RAY_ADDRESS,
@@ -136,9 +108,7 @@ def score(
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})
         if junit is not None:
             check_output_file(junit, option="--junit")
-        values, names = given_options(
-            ctx, _SCORE_PARAMS, {"margin": parse_margins, "judge_rubric": lambda v: text_or_file(v, "--judge-rubric")}
-        )
+        values, names = given_options(ctx, SCORE_KEYS, SCORE_CONVERTERS)
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
         target = resolve_lexicon(axis, lexicon)

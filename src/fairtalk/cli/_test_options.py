@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from fairtalk.cli._app import info, say
-from fairtalk.cli._choices import BinaryTest, CountTest, plain
+from fairtalk.options import SCORE_FIELDS
 
 if TYPE_CHECKING:
     from fairtalk import AuditResult, ModelComparison
@@ -20,31 +20,6 @@ _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offens
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
 _MSG_REPEATED = "--margin {name} is given twice"
 
-BINARY_TEST = typer.Option(
-    BinaryTest.exact,
-    "--binary-test",
-    help="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
-)
-COUNT_TEST = typer.Option(
-    CountTest.mean,
-    "--count-test",
-    help="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
-)
-CLUSTERS = typer.Option(
-    True,
-    "--clusters/--no-clusters",
-    help="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
-)
-MARGIN = typer.Option(
-    None,
-    "--margin",
-    help="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
-)
-PRIMARY = typer.Option(
-    None,
-    "--primary",
-    help="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
-)
 FAIL_ON_BIAS = typer.Option(
     False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha)."
 )
@@ -62,16 +37,6 @@ FAIL_UNLESS_EQUIVALENT = typer.Option(
 )
 
 
-JUDGE_RUBRIC = typer.Option(
-    None,
-    "--judge-rubric",
-    help="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
-)
-JUDGE_SCALE = typer.Option(
-    None,
-    "--judge-scale",
-    help="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
-)
 SYSTEM_PROMPT = typer.Option(
     None,
     "--system-prompt",
@@ -82,57 +47,13 @@ CONFIG = typer.Option(
     "--config",
     help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.",
 )
-#: Command-line parameter -> ScoreOptions field, for the scoring options `score` and `audit` share.
-SCORE_PARAMS = {
-    "measures": "measures",
-    "seed": "seed",
-    "alpha": "alpha",
-    "correction": "correction",
-    "mask_groups": "mask_groups",
-    "drop_empty": "drop_empty",
-    "distinct": "distinct",
-    "offense": "offense",
-    "offense_threshold": "offense_threshold",
-    "sentiment_threshold": "sentiment_threshold",
-    "resamples": "n_resamples",
-    "binary_test": "binary_test",
-    "count_test": "count_test",
-    "clusters": "clusters",
-    "margin": "margins",
-    "primary": "primary",
-    "judge_rubric": "judge_rubric",
-    "judge_scale": "judge_scale",
+#: The scoring options, by field name: the parameters of `score` and `audit` that set them have these names.
+SCORE_KEYS = tuple(SCORE_FIELDS)
+#: How a parameter's value becomes its option's: ``--margin KEY=VALUE`` strings a table, ``@FILE`` its text.
+SCORE_CONVERTERS: Mapping[str, Callable[[Any], Any]] = {
+    "margins": lambda given: parse_margins(given),
+    "judge_rubric": lambda given: text_or_file(given, "--judge-rubric"),
 }
-
-
-#: Where a parameter's value came from when nobody gave it.
-_DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
-
-
-def given_options(
-    ctx: typer.Context, params: Mapping[str, str], convert: Mapping[str, Callable[[Any], Any]] | None = None
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The options given on the command line (not left at their defaults), by option name, and each one's flag.
-
-    ``params`` maps a command parameter to the option it sets; ``convert`` turns a parameter's
-    value into the option's (``--margin`` strings into a mapping). The flags name the options in
-    error messages, so a bad ``--resamples 0`` is reported as ``--resamples``.
-    """
-    flags = {
-        param.name: max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
-        for param in ctx.command.params
-        if param.name
-    }
-    values: dict[str, Any] = {}
-    names: dict[str, str] = {}
-    for param, option in params.items():
-        source = ctx.get_parameter_source(param)
-        if source is None or source.name in _DEFAULT_SOURCES:
-            continue
-        value = plain(ctx.params[param])
-        values[option] = (convert or {}).get(param, lambda v: v)(value)
-        names[option] = flags.get(param, option)
-    return values, names
 
 
 #: The most an ``@FILE`` option's file may hold (a prompt or a rubric), in bytes.

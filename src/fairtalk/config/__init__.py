@@ -7,12 +7,19 @@ an options file (TOML or YAML) within bounds. Nothing below validates an option 
 
 from __future__ import annotations
 
-from fairtalk.config._audit_config import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, NOT_GIVEN, AuditConfig, NotGiven
+from fairtalk.config._audit_config import (
+    DEFAULT_AXES,
+    DEFAULT_CORPUS,
+    DEFAULT_N_PAIRS,
+    AuditConfig,
+    AuditOverrides,
+)
 from fairtalk.config._choices import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
-from fairtalk.config._score_options import CORRECTIONS, JUDGE_PREFIX, ScoreOptions
+from fairtalk.config._score_options import CORRECTIONS, JUDGE_PREFIX, ScoreOptions, ScoreOverrides, keyword_options
 
 __all__ = [
     "AuditConfig",
+    "AuditOverrides",
     "BINARY_TESTS",
     "CORRECTIONS",
     "CORRECTION_SCOPES",
@@ -21,7 +28,7 @@ __all__ = [
     "DEFAULT_CORPUS",
     "DEFAULT_N_PAIRS",
     "JUDGE_PREFIX",
-    "NOT_GIVEN",
-    "NotGiven",
     "ScoreOptions",
+    "ScoreOverrides",
+    "keyword_options",
 ]

@@ -20,17 +20,20 @@ bounds (size, nesting, YAML aliases: see ``_options_file.py``).
 
 from __future__ import annotations
 
-import enum
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import InitVar, dataclass, field, fields
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import InitVar, fields
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
-from fairtalk.config._choices import CORRECTION_SCOPES
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from fairtalk.config._schema import keys_of, label, options_schema
 from fairtalk.config._score_options import (
     ScoreOptions,
+    ScoreOverrides,
     conflicts,
     file_named,
     load_mapping,
@@ -43,36 +46,31 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, axis_names
 from fairtalk.measures import SIMILARITY_METHODS
 from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
-from fairtalk.pairs import MIXED_POLICIES
-from fairtalk.stats import SPENDING_FUNCTIONS
-from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, RunStore
+from fairtalk.options import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, RUN_FIELDS
+from fairtalk.store import RunStore
 
-__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "HELDOUT_BY_DEFAULT", "NOT_GIVEN", "AuditConfig", "NotGiven"]
+__all__ = [
+    "DEFAULT_AXES",
+    "DEFAULT_CORPUS",
+    "DEFAULT_N_PAIRS",
+    "HELDOUT_BY_DEFAULT",
+    "AuditConfig",
+    "AuditOverrides",
+    "Axes",
+    "RunOverrides",
+]
 
-DEFAULT_CORPUS = "builtin:chitchat"
-DEFAULT_AXES = ("gender", "race")
-#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
-DEFAULT_N_PAIRS = 2000
 #: Corpora whose held-out split is audited by default (so audit contexts are never training contexts).
 HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
 
 _MSG_NO_AXES = "give at least one axis"
 _MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
-_MSG_N_PAIRS = "{name} must be a positive int or None, got {value!r}"
-_MSG_MAX_ERRORS = "{name} must be 0 or more, or None, got {value!r}"
-_MSG_BATCH = "{name} must be a positive int, got {value!r}"
-_MSG_TEXT = "{name} must be a string, got {value!r}"
-_MSG_PATH = "{name} must be a path, got {value!r}"
 _MSG_MODEL = "model must be a spec string, a Responder or a function (one text -> one reply; a batched or async one), got {type}"
 _MSG_MODEL_CLASS = "model must be a Responder or a function, got the class {name}: pass an instance"
 _MSG_STORE = "store must be a path or a RunStore, got {type}"
 _MSG_MAPPING = "{name} must be a table of options, got {value!r}"
 _MSG_SETTINGS_KEY = "unknown decoding setting {given!r}"
-_MSG_SCOPE = "unknown {name} {given!r}"
-_MSG_TURNS = "{name} must be an int >= 1 (turns of a chitchat dialogue per context), got {value!r}"
 _MSG_SIMILARITY = "unknown {name} method {given!r}"
-_MSG_FLAG = "{name} must be True or False, got {value!r}"
-_MSG_LOOKS = "{name} must be an int >= 2 or None, got {value!r}"
 _MSG_NEEDS_MAX = "{name} needs {max_pairs} N: the most pairs per axis the audit may use"
 _MSG_NEEDS_FIRST = "{name} needs {n_pairs} n (the pairs of the first look), not every pair"
 _MSG_MAX_BELOW = "{max_pairs} ({max}) is below the first look, {n_pairs} ({n}): give {max_pairs} >= {n_pairs}"
@@ -90,31 +88,10 @@ _MSG_BY_TURN_SEQUENTIAL = (
 _CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
 
-class NotGiven(enum.Enum):
-    """The type of :data:`NOT_GIVEN`, the default of every option of ``audit()``: "not given", unlike None."""
-
-    NOT_GIVEN = "NOT_GIVEN"
-
-    def __repr__(self) -> str:
-        return "NOT_GIVEN"
-
-
-#: An option left out of ``audit()``: the config's value (or AuditConfig's default) stands.
-NOT_GIVEN: Final = NotGiven.NOT_GIVEN
-
-
 def _function_name(fn: ReplyFunction) -> str:
     """A function model's name, as ``python:`` specs write it: ``python:module:qualname``."""
     module = fn.__module__ if isinstance(getattr(fn, "__module__", None), str) else "?"
     return f"python:{module}:{getattr(fn, '__qualname__', type(fn).__name__)}"
-
-
-def _path(value: Any, name: str, *, optional: bool) -> str | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    raise SpecError(_MSG_PATH.format(name=name, value=value))
 
 
 def _settings(value: Any, base: DecodingSettings, name: str) -> DecodingSettings:
@@ -131,13 +108,57 @@ def _settings(value: Any, base: DecodingSettings, name: str) -> DecodingSettings
     return DecodingSettings(**{**base.to_dict(), **given})
 
 
-@dataclass(frozen=True, slots=True)
+#: What ``audit(axes=...)`` accepts: a name (``"gender,race"``: split at commas), a lexicon file or object, or several.
+Axes = str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]
+
+
+class RunOverrides(TypedDict, total=False):
+    """The run's options as keyword arguments (of ``AuditConfig(...)``), in every form accepted.
+
+    The keys are :class:`AuditConfig`'s fields (a test holds them equal); the types are what a
+    caller may pass. Type, default, bounds and help are the fields'.
+    """
+
+    corpus: str | os.PathLike[str]
+    axes: Axes
+    model: str | Responder | ReplyFunction | None
+    model_args: Mapping[str, object]
+    model_version: str | None
+    n_pairs: int | None
+    split: str | None
+    mixed: str
+    balance: bool
+    batch_size: int
+    engine: str | RayEngine | Mapping[str, object] | None
+    max_errors: int | None
+    max_consecutive_failures: int | None
+    store: str | os.PathLike[str] | RunStore | None
+    out_dir: str | os.PathLike[str] | None
+    settings: DecodingSettings | Mapping[str, object]
+    correction_scope: str
+    similarity: str | Sequence[str] | None
+    turns: int
+    by_turn: bool
+    until_decided: bool
+    max_pairs: int | None
+    looks: int | None
+    spending: str
+    score: ScoreOptions | Mapping[str, object]
+
+
+class AuditOverrides(RunOverrides, ScoreOverrides, total=False):
+    """The keyword options of ``audit()``: the run's (:class:`RunOverrides`) and the scoring ones (:class:`ScoreOverrides`)."""
+
+
+@options_schema(kw_only=False)
 class AuditConfig:
     """What an audit does: the corpus, axes, model, generation and store, plus its :class:`ScoreOptions`.
 
-    Every field is a keyword of :func:`fairtalk.audit` (see it for their meaning); the
-    scoring options are in ``score``. Built from keyword arguments, :meth:`from_mapping`,
-    :meth:`from_file` (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
+    Every field is a keyword of :func:`fairtalk.audit`, declared once: its type here, its
+    default, bounds and help text in :data:`fairtalk.options.RUN_FIELDS` (``fairtalk audit
+    --help`` reads them); the scoring options
+    are in ``score``. Built from keyword arguments, :meth:`from_mapping`, :meth:`from_file`
+    (TOML, or YAML with PyYAML) or the CLI, and validated once, here.
     ``engine`` (``"local"``, ``"ray"``, a :class:`~fairtalk.models.RayEngine` or a table of its options)
     becomes a RayEngine, or None for this process.
     ``to_dict()`` is what ``run.json`` records as ``config``. ``names`` only renames the
@@ -155,129 +176,141 @@ class AuditConfig:
     (('gender',), 100, 0.01)
     """
 
-    corpus: str = DEFAULT_CORPUS
-    axes: tuple[str | Lexicon, ...] = DEFAULT_AXES
-    model: str | Responder | ReplyFunction | None = None
-    model_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
-    model_version: str | None = None
-    n_pairs: int | None = DEFAULT_N_PAIRS
-    split: str | None = None
-    mixed: Literal["drop", "keep"] = "drop"
-    balance: bool = False
-    batch_size: int = 64
-    engine: RayEngine | str | None = None
-    max_errors: int | None = None
-    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES
-    store: str | RunStore | None = None
-    out_dir: str | None = None
-    settings: DecodingSettings = field(default_factory=DecodingSettings)
-    correction_scope: str = "axis"
-    similarity: tuple[str, ...] | None = None
-    turns: int = 1
-    by_turn: bool = False
-    until_decided: bool = False
-    max_pairs: int | None = None
-    looks: int | None = None
-    spending: str = "obrien-fleming"
-    score: ScoreOptions = field(default_factory=ScoreOptions)
+    # the pairs
+    corpus: str = RUN_FIELDS["corpus"]
+    axes: tuple[str | Lexicon, ...] = RUN_FIELDS["axes"]
+    # the model and its generation
+    model: str | Responder | ReplyFunction | None = RUN_FIELDS["model"]
+    model_args: Mapping[str, object] = RUN_FIELDS["model_args"]
+    model_version: str | None = RUN_FIELDS["model_version"]
+    n_pairs: int | None = RUN_FIELDS["n_pairs"]
+    split: str | None = RUN_FIELDS["split"]
+    mixed: Literal["drop", "keep"] = RUN_FIELDS["mixed"]
+    balance: bool = RUN_FIELDS["balance"]
+    batch_size: int = RUN_FIELDS["batch_size"]
+    engine: RayEngine | str | None = RUN_FIELDS["engine"]
+    max_errors: int | None = RUN_FIELDS["max_errors"]
+    max_consecutive_failures: int | None = RUN_FIELDS["max_consecutive_failures"]
+    # where it goes
+    store: str | RunStore | None = RUN_FIELDS["store"]
+    out_dir: str | None = RUN_FIELDS["out_dir"]
+    settings: DecodingSettings = Field(default_factory=DecodingSettings, description="Decoding settings (a table of them).")
+    # what is tested, and how
+    correction_scope: Literal["axis", "run"] = RUN_FIELDS["correction_scope"]
+    similarity: tuple[str, ...] | None = RUN_FIELDS["similarity"]
+    turns: int = RUN_FIELDS["turns"]
+    by_turn: bool = RUN_FIELDS["by_turn"]
+    # sequential: until decided
+    until_decided: bool = RUN_FIELDS["until_decided"]
+    max_pairs: int | None = RUN_FIELDS["max_pairs"]
+    looks: int | None = RUN_FIELDS["looks"]
+    spending: Literal["obrien-fleming", "pocock"] = RUN_FIELDS["spending"]
+    score: ScoreOptions = Field(default_factory=ScoreOptions, description="The scoring options (a [score] table).")
     names: InitVar[Mapping[str, str] | None] = None
 
-    def __post_init__(self, names: Mapping[str, str] | None) -> None:  # noqa: C901, PLR0915
-        label = dict(names or {})
+    if TYPE_CHECKING:  # what a caller may pass (validated and normalised into the fields above)
 
-        def name(key: str) -> str:
-            return label.get(key, key)
+        def __init__(self, *, names: Mapping[str, str] | None = None, **options: Unpack[RunOverrides]) -> None: ...
 
-        object.__setattr__(self, "corpus", _path(self.corpus, name("corpus"), optional=False))
-        given: object = self.axes  # anything until checked here
-        if isinstance(given, (Lexicon, os.PathLike)):
-            given = (given,)
-        axes = split_names(given, name("axes"), choices=axis_names)
+    @field_validator("corpus", "out_dir", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+    @field_validator("axes", mode="before")
+    @classmethod
+    def _axes(cls, value: Any, info: ValidationInfo) -> tuple[str | Lexicon, ...]:
+        """Names (split at commas), lexicon paths or Lexicon objects; at least one."""
+        given = (value,) if isinstance(value, (Lexicon, os.PathLike)) else value
+        axes = split_names(given, label(info), choices=axis_names)
         if not axes:
             raise SpecError(_MSG_NO_AXES)
         for item in axes:
             if not isinstance(item, (str, os.PathLike, Lexicon)):
                 raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
-        object.__setattr__(self, "axes", tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in axes))
-        if isinstance(self.model, type):
-            raise SpecError(_MSG_MODEL_CLASS.format(name=self.model.__name__))
-        if self.model is not None and not isinstance(self.model, (str, Responder)) and not callable(self.model):
-            raise SpecError(_MSG_MODEL.format(type=type(self.model).__name__))
-        if not isinstance(self.model_args, Mapping):
-            raise SpecError(_MSG_MAPPING.format(name=name("model_args"), value=self.model_args))
-        object.__setattr__(self, "model_args", MappingProxyType(dict(self.model_args)))
-        for key in ("model_version", "split"):
-            if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
-                raise SpecError(_MSG_TEXT.format(name=name(key), value=getattr(self, key)))
-        n = self.n_pairs
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise SpecError(_MSG_N_PAIRS.format(name=name("n_pairs"), value=n))
-        m = self.max_errors
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 0):
-            raise SpecError(_MSG_MAX_ERRORS.format(name=name("max_errors"), value=m))
-        c = self.max_consecutive_failures
-        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 0):
-            raise SpecError(_MSG_MAX_ERRORS.format(name=name("max_consecutive_failures"), value=c))
-        b = self.batch_size
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise SpecError(_MSG_BATCH.format(name=name("batch_size"), value=b))
-        engine = normal_keys(self.engine) if isinstance(self.engine, Mapping) else self.engine  # one spelling per key
-        object.__setattr__(self, "engine", resolve_engine(engine, name=name("engine")))
-        if self.mixed not in MIXED_POLICIES:
-            raise SpecError(
-                _MSG_SCOPE.format(name=name("mixed"), given=self.mixed), choices=MIXED_POLICIES, given=str(self.mixed)
-            )
-        if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 1:
-            raise SpecError(_MSG_TURNS.format(name=name("turns"), value=self.turns))
-        if not isinstance(self.by_turn, bool):
-            raise SpecError(_MSG_FLAG.format(name=name("by_turn"), value=self.by_turn))
-        if self.by_turn and self.corpus.startswith("builtin:") and self.turns < 2:  # single turns: nothing to count
-            raise SpecError(_MSG_BY_TURN_TURNS.format(by_turn=name("by_turn"), corpus=self.corpus, turns=name("turns")))
-        if self.by_turn and self.until_decided is True:
-            raise SpecError(_MSG_BY_TURN_SEQUENTIAL.format(by_turn=name("by_turn"), until_decided=name("until_decided")))
-        methods = split_names(self.similarity, name("similarity"), choices=lambda: SIMILARITY_METHODS)
+        return tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in axes)
+
+    @field_validator("model", mode="plain")
+    @classmethod
+    def _model(cls, value: Any) -> str | Responder | ReplyFunction | None:
+        """A spec, a Responder or a function (an instance: a class is refused)."""
+        if isinstance(value, type):
+            raise SpecError(_MSG_MODEL_CLASS.format(name=value.__name__))
+        if value is not None and not isinstance(value, (str, Responder)) and not callable(value):
+            raise SpecError(_MSG_MODEL.format(type=type(value).__name__))
+        return typing.cast("str | Responder | ReplyFunction | None", value)
+
+    @field_validator("model_args", mode="plain")
+    @classmethod
+    def _model_args(cls, value: Any, info: ValidationInfo) -> Mapping[str, object]:
+        if not isinstance(value, Mapping):
+            raise SpecError(_MSG_MAPPING.format(name=label(info), value=value))
+        return MappingProxyType(dict(value))
+
+    @field_validator("engine", mode="plain")
+    @classmethod
+    def _engine(cls, value: Any, info: ValidationInfo) -> RayEngine | None:
+        engine = normal_keys(value) if isinstance(value, Mapping) else value  # one spelling per key
+        return resolve_engine(engine, name=label(info))
+
+    @field_validator("store", mode="plain")
+    @classmethod
+    def _store(cls, value: Any) -> str | RunStore | None:
+        if value is None or isinstance(value, RunStore):
+            return value
+        if not isinstance(value, (str, os.PathLike)):
+            raise SpecError(_MSG_STORE.format(type=type(value).__name__))
+        return os.fspath(value)
+
+    @field_validator("settings", mode="plain")
+    @classmethod
+    def _decoding(cls, value: Any, info: ValidationInfo) -> DecodingSettings:
+        return _settings(value, DecodingSettings(), label(info))
+
+    @field_validator("similarity", mode="before")
+    @classmethod
+    def _similarity(cls, value: Any, info: ValidationInfo) -> tuple[str, ...] | None:
+        methods = split_names(value, label(info), choices=lambda: SIMILARITY_METHODS)
         for method in methods or ():
             if method not in SIMILARITY_METHODS:
                 raise SpecError(
-                    _MSG_SIMILARITY.format(name=name("similarity"), given=method), choices=SIMILARITY_METHODS, given=str(method)
+                    _MSG_SIMILARITY.format(name=label(info), given=method), choices=SIMILARITY_METHODS, given=str(method)
                 )
-        object.__setattr__(self, "similarity", tuple(methods) if methods else None)
-        if self.correction_scope not in CORRECTION_SCOPES:
-            raise SpecError(
-                _MSG_SCOPE.format(name=name("correction_scope"), given=self.correction_scope),
-                choices=CORRECTION_SCOPES,
-                given=str(self.correction_scope),
-            )
-        if self.store is not None and not isinstance(self.store, RunStore):
-            if not isinstance(self.store, (str, os.PathLike)):
-                raise SpecError(_MSG_STORE.format(type=type(self.store).__name__))
-            object.__setattr__(self, "store", os.fspath(self.store))
-        object.__setattr__(self, "out_dir", _path(self.out_dir, name("out_dir"), optional=True))
+        return tuple(methods) if methods else None
+
+    @field_validator("score", mode="plain")
+    @classmethod
+    def _score(cls, value: Any, info: ValidationInfo) -> ScoreOptions:
+        if isinstance(value, Mapping):
+            return ScoreOptions.from_mapping(value, names=(info.context or {}).get("names"))
+        if not isinstance(value, ScoreOptions):
+            raise SpecError(_MSG_MAPPING.format(name=label(info), value=value))
+        return value
+
+    @model_validator(mode="after")
+    def _together(self, info: ValidationInfo) -> AuditConfig:
+        """The options checked together: ``by_turn`` needs conversations; ``until_decided`` and its options."""
+        names = (info.context or {}).get("names") or {}
+
+        def name(key: str) -> str:
+            return str(names.get(key, key))
+
+        if self.by_turn and self.corpus.startswith("builtin:") and self.turns < 2:  # single turns: nothing to count
+            raise SpecError(_MSG_BY_TURN_TURNS.format(by_turn=name("by_turn"), corpus=self.corpus, turns=name("turns")))
+        if self.by_turn and self.until_decided:
+            raise SpecError(_MSG_BY_TURN_SEQUENTIAL.format(by_turn=name("by_turn"), until_decided=name("until_decided")))
         self._check_sequential(name)
-        object.__setattr__(self, "settings", _settings(self.settings, DecodingSettings(), name("settings")))
-        if isinstance(self.score, Mapping):
-            object.__setattr__(self, "score", ScoreOptions.from_mapping(self.score, names=names))
-        elif not isinstance(self.score, ScoreOptions):
-            raise SpecError(_MSG_MAPPING.format(name=name("score"), value=self.score))
+        return self
 
     def _check_sequential(self, name: Callable[[str], str]) -> None:
         """``until_decided`` needs ``max_pairs`` >= ``n_pairs``; ``max_pairs``, ``looks`` and ``spending`` need it."""
-        if not isinstance(self.until_decided, bool):
-            raise SpecError(_MSG_FLAG.format(name=name("until_decided"), value=self.until_decided))
         n = self.max_pairs
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise SpecError(_MSG_N_PAIRS.format(name=name("max_pairs"), value=n))
-        k = self.looks
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
-            raise SpecError(_MSG_LOOKS.format(name=name("looks"), value=k))
-        if self.spending not in SPENDING_FUNCTIONS:
-            raise SpecError(
-                _MSG_SCOPE.format(name=name("spending"), given=self.spending),
-                choices=SPENDING_FUNCTIONS,
-                given=str(self.spending),
-            )
         if not self.until_decided:
-            for key, value in (("max_pairs", n), ("looks", k), ("spending", None if self.spending == "obrien-fleming" else 1)):
+            for key, value in (
+                ("max_pairs", n),
+                ("looks", self.looks),
+                ("spending", None if self.spending == "obrien-fleming" else 1),
+            ):
                 if value is not None:
                     raise SpecError(_MSG_ONLY_SEQUENTIAL.format(name=name(key), until_decided=name("until_decided")))
             return
@@ -303,7 +336,7 @@ class AuditConfig:
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The run's option names (the scoring options are :meth:`ScoreOptions.keys`)."""
-        return tuple(f.name for f in fields(cls))
+        return keys_of(cls)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> AuditConfig:

@@ -1,8 +1,10 @@
-"""``ScoreOptions``: every option of ``score()`` in one frozen value, validated once; and reading options files.
+"""``ScoreOptions``: every option of ``score()`` declared once, in one frozen value validated once; reading options files.
 
 ``score()``, ``audit()`` (through :class:`~fairtalk.pipeline.AuditConfig`) and the CLI all
 build this one object, from keyword arguments, a mapping or a TOML/YAML file, and pass it on
-whole: nothing below it validates an option again.
+whole: nothing below it validates an option again. Each field carries its type, default,
+bounds and help text (a pydantic dataclass, see ``_schema.py``; the last three from
+:mod:`fairtalk.options`, which ``fairtalk score --help`` and ``fairtalk audit --help`` read).
 """
 
 from __future__ import annotations
@@ -10,49 +12,45 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import InitVar
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
-from fairtalk.config._choices import BINARY_TESTS, COUNT_TESTS
+from pydantic import ValidationInfo, field_validator
+
 from fairtalk.config._file import FILE_FORMATS, load_mapping
+from fairtalk.config._schema import keys_of, label, options_schema
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import (
-    DEFINITIONS,
-    AnyMeasure,
-    CorpusMeasure,
-    Measure,
-    MeasureOptions,
-    check_measure_names,
-    measure_names,
-    parse_scale,
-)
+from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale
+from fairtalk.options import SCORE_FIELDS
 
 __all__ = [
     "CORRECTIONS",
     "FILE_FORMATS",
     "JUDGE_PREFIX",
     "ScoreOptions",
+    "ScoreOverrides",
     "file_named",
+    "keyword_options",
     "load_mapping",
     "merge_score_table",
     "normal_keys",
     "split_names",
 ]
 
-#: The default ``margins``: none given (each key's kind then has its default margin).
-_NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
-CORRECTIONS = ("holm", "bh")
+Correction = Literal["holm", "bh"]
+CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)
+#: The distinct-n definitions (:data:`fairtalk.measures._diversity.DEFINITIONS`).
+Distinct = Literal["paper", "standard"]
+#: McNemar's test for rates (:data:`fairtalk.inference._measure_tests.BINARY_TESTS`).
+BinaryTest = Literal["exact", "midp"]
+#: The test for counts (:data:`fairtalk.inference._measure_tests.COUNT_TESTS`).
+CountTest = Literal["mean", "wilcoxon"]
 
-_MSG_CHOICE = "unknown {name} {given!r}"
-_MSG_BOOL = "{name} must be true or false, got {value!r}"
-_MSG_SEED = "{name} must be an integer >= 0, got {value!r}"
-_MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
-_MSG_CLOSED_UNIT = "{name} must be a number in [0, 1], got {value!r}"
-_MSG_AT_LEAST = "{name} must be at least {least}, got {value!r}"
 _MSG_GOLD = "{name} must be the path of a gold file (fairtalk label -o), got {value!r}"
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
 #: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
@@ -67,6 +65,7 @@ _MSG_MEASURE_TYPE = (
 _MSG_NAMES = "{name} must be a comma-separated string or a list of names, got {value!r}"
 _MSG_MARGINS = "{name} must map measure keys to numbers, got {value!r}"
 _MSG_MARGIN = "equivalence margin for {key!r} must be a number > 0, got {value!r}"
+_MSG_KEYWORD = "{function}() got an unexpected keyword argument {key!r}"
 _MSG_OPTIONS_TYPE = "options must be a ScoreOptions, got {type}"
 _MSG_UNKNOWN_OPTION = "unknown {what} option {given!r}"
 _MSG_TWICE = "option {key!r} is given twice (at the top and in [score])"
@@ -108,22 +107,49 @@ def _number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def _integer(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int)
+class ScoreOverrides(TypedDict, total=False):
+    """The scoring options as keyword arguments (of ``ScoreOptions(...)``, ``score()`` and ``audit()``), in every form accepted.
+
+    The keys are :class:`ScoreOptions`' fields (a test holds them equal); the types are what a
+    caller may pass: a comma-separated string or a sequence for ``measures`` and ``primary``,
+    ``"1-5"`` for ``judge_scale``, a path for ``gold``. Type, default, bounds and help are the
+    fields'.
+    """
+
+    measures: str | Sequence[str | AnyMeasure] | None
+    seed: int
+    alpha: float
+    correction: str
+    mask_groups: bool
+    drop_empty: bool
+    distinct: str
+    offense: str
+    offense_threshold: float
+    sentiment_threshold: float
+    n_resamples: int
+    n_divergent: int
+    binary_test: str
+    count_test: str
+    clusters: bool
+    margins: Mapping[str, float]
+    primary: str | Sequence[str] | None
+    power: float
+    scorer_check: bool
+    judge_rubric: str | None
+    judge_scale: str | tuple[int, int] | None
+    exclude_truncated: bool
+    gold: str | os.PathLike[str] | None
 
 
-def _choice(value: Any, choices: Sequence[str], name: str) -> None:
-    if value not in choices:
-        raise SpecError(_MSG_CHOICE.format(name=name, given=value), choices=choices, given=str(value))
-
-
-@dataclass(frozen=True, slots=True, init=False)
+@options_schema(kw_only=True)
 class ScoreOptions:
     """How ``score()`` measures and tests: one frozen value, validated once, here.
 
-    Every field is an option of :func:`fairtalk.score` (see it for their meaning), given by
-    keyword in any form the constructor accepts and held normalised: sequences become tuples
-    (a string is split at commas) and ``margins`` a read-only mapping.
+    Every field is an option of :func:`fairtalk.score`, declared once: its type here, its
+    default, bounds and help text in :data:`fairtalk.options.SCORE_FIELDS` (the CLI's ``--help``
+    reads them); given by keyword in any
+    form the constructor accepts and held normalised: sequences become tuples (a string is
+    split at commas) and ``margins`` a read-only mapping.
     ``judge_scale`` (``"1-5"`` or ``(1, 5)``) becomes a tuple: the judge then answers with a
     score on that scale (``judge_score``); None keeps yes/no answers (``judge_yes``).
     ``exclude_truncated`` tests only the pairs where neither answer was cut off at the token limit.
@@ -147,129 +173,104 @@ class ScoreOptions:
     fairtalk.errors.SpecError: unknown correction 'bonferoni' (choose from: bh, holm)
     """
 
-    measures: tuple[str | AnyMeasure, ...] | None
-    seed: int
-    alpha: float
-    correction: str
-    mask_groups: bool
-    drop_empty: bool
-    distinct: str
-    offense: str
-    offense_threshold: float
-    sentiment_threshold: float
-    n_resamples: int
-    n_divergent: int
-    binary_test: str
-    count_test: str
-    clusters: bool
-    margins: Mapping[str, float]
-    primary: tuple[str, ...] | None
-    power: float
-    scorer_check: bool
-    judge_rubric: str | None
-    judge_scale: tuple[int, int] | None
-    exclude_truncated: bool
-    gold: str | None
+    measures: tuple[str | AnyMeasure, ...] | None = SCORE_FIELDS["measures"]
+    seed: int = SCORE_FIELDS["seed"]
+    alpha: float = SCORE_FIELDS["alpha"]
+    correction: Correction = SCORE_FIELDS["correction"]
+    mask_groups: bool = SCORE_FIELDS["mask_groups"]
+    drop_empty: bool = SCORE_FIELDS["drop_empty"]
+    distinct: Distinct = SCORE_FIELDS["distinct"]
+    offense: str = SCORE_FIELDS["offense"]
+    offense_threshold: float = SCORE_FIELDS["offense_threshold"]
+    sentiment_threshold: float = SCORE_FIELDS["sentiment_threshold"]
+    n_resamples: int = SCORE_FIELDS["n_resamples"]
+    n_divergent: int = SCORE_FIELDS["n_divergent"]
+    binary_test: BinaryTest = SCORE_FIELDS["binary_test"]
+    count_test: CountTest = SCORE_FIELDS["count_test"]
+    clusters: bool = SCORE_FIELDS["clusters"]
+    margins: Mapping[str, float] = SCORE_FIELDS["margins"]
+    primary: tuple[str, ...] | None = SCORE_FIELDS["primary"]
+    power: float = SCORE_FIELDS["power"]
+    scorer_check: bool = SCORE_FIELDS["scorer_check"]
+    judge_rubric: str | None = SCORE_FIELDS["judge_rubric"]
+    judge_scale: tuple[int, int] | None = SCORE_FIELDS["judge_scale"]
+    exclude_truncated: bool = SCORE_FIELDS["exclude_truncated"]
+    gold: str | None = SCORE_FIELDS["gold"]
+    names: InitVar[Mapping[str, str] | None] = None
 
-    def __init__(
-        self,
-        *,
-        measures: str | Sequence[str | AnyMeasure] | None = None,
-        seed: int = 0,
-        alpha: float = 0.05,
-        correction: str = "holm",
-        mask_groups: bool = False,
-        drop_empty: bool = False,
-        distinct: str = "paper",
-        offense: str = "profanity_check",
-        offense_threshold: float = 0.5,
-        sentiment_threshold: float = 0.8,
-        n_resamples: int = 2000,
-        n_divergent: int = 10,
-        binary_test: str = "exact",
-        count_test: str = "mean",
-        clusters: bool = True,
-        margins: Mapping[str, float] = _NO_MARGINS,
-        primary: str | Sequence[str] | None = None,
-        power: float = 0.8,
-        scorer_check: bool = True,
-        judge_rubric: str | None = None,
-        judge_scale: str | tuple[int, int] | None = None,
-        exclude_truncated: bool = False,
-        gold: str | os.PathLike[str] | None = None,
-        names: Mapping[str, str] | None = None,
-    ) -> None:
-        # every parameter but these two is a field: set as given, then checked and normalised together
-        for key, value in {k: v for k, v in locals().items() if k not in ("self", "names")}.items():
-            object.__setattr__(self, key, value)
-        self._check(names)
+    if TYPE_CHECKING:  # what a caller may pass (validated and normalised into the fields above)
 
-    def _check(self, names: Mapping[str, str] | None) -> None:  # noqa: C901
-        """Validate every field once, and normalise (tuples, a read-only mapping, the scale); ``names`` label errors."""
-        label = dict(names or {})
+        def __init__(self, *, names: Mapping[str, str] | None = None, **options: Unpack[ScoreOverrides]) -> None: ...
 
-        def name(key: str) -> str:
-            return label.get(key, key)
-
-        measures = split_names(self.measures, name("measures"), choices=measure_names)
+    @field_validator("measures", mode="before")
+    @classmethod
+    def _measures(cls, value: Any, info: ValidationInfo) -> tuple[str | AnyMeasure, ...] | None:
+        """Names split at commas; measure objects; one ``judge:SPEC`` at most; names known (plugins included)."""
+        name = label(info)
+        measures = split_names(value, name, choices=measure_names)
         for item in measures or ():
             if not isinstance(item, (str, Measure, CorpusMeasure)):  # a duck-typed measure is refused
                 raise SpecError(_MSG_MEASURE_TYPE.format(type=type(item).__name__))
         judges = [m for m in measures or () if isinstance(m, str) and m.startswith(JUDGE_PREFIX)]
         if len(judges) > 1 or any(not j[len(JUDGE_PREFIX) :].strip() for j in judges):
-            raise SpecError(_MSG_JUDGES.format(name=name("measures"), value=judges))
+            raise SpecError(_MSG_JUDGES.format(name=name, value=judges))
         check_measure_names(m for m in measures or () if isinstance(m, str) and m not in judges)  # plugins included
-        if self.judge_rubric is not None and (
-            not isinstance(self.judge_rubric, str) or self.judge_rubric.count("{response}") != 1
-        ):
-            raise SpecError(_MSG_RUBRIC.format(name=name("judge_rubric"), value=self.judge_rubric))
+        return measures
+
+    @field_validator("judge_rubric")
+    @classmethod
+    def _rubric(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and value.count("{response}") != 1:
+            raise SpecError(_MSG_RUBRIC.format(name=label(info), value=value))
+        return value
+
+    @field_validator("judge_scale", mode="before")
+    @classmethod
+    def _scale(cls, value: Any, info: ValidationInfo) -> tuple[int, int] | None:
         try:
-            object.__setattr__(self, "judge_scale", parse_scale(self.judge_scale))
+            return parse_scale(value)
         except SpecError:
-            raise SpecError(_MSG_SCALE.format(name=name("judge_scale"), value=self.judge_scale)) from None
-        object.__setattr__(self, "measures", measures)
-        primary = split_names(self.primary, name("primary"))
+            raise SpecError(_MSG_SCALE.format(name=label(info), value=value)) from None
+
+    @field_validator("primary", mode="before")
+    @classmethod
+    def _primary(cls, value: Any, info: ValidationInfo) -> tuple[str, ...] | None:
+        primary = split_names(value, label(info))
         if primary is not None and not all(isinstance(key, str) for key in primary):
-            raise SpecError(_MSG_NAMES.format(name=name("primary"), value=self.primary))
-        object.__setattr__(self, "primary", primary)
-        if not isinstance(self.margins, Mapping):
-            raise SpecError(_MSG_MARGINS.format(name=name("margins"), value=self.margins))
-        for key, value in self.margins.items():
-            if not _number(value) or not value > 0:
-                raise SpecError(_MSG_MARGIN.format(key=key, value=value))
-        object.__setattr__(self, "margins", MappingProxyType({str(k): float(v) for k, v in self.margins.items()}))
-        if not _integer(self.seed) or self.seed < 0:
-            raise SpecError(_MSG_SEED.format(name=name("seed"), value=self.seed))
-        for key in ("alpha", "power"):
-            value = getattr(self, key)
-            if not _number(value) or not 0 < value < 1:
-                raise SpecError(_MSG_UNIT.format(name=name(key), value=value))
-        for key in ("offense_threshold", "sentiment_threshold"):
-            value = getattr(self, key)
-            if not _number(value) or not 0 <= value <= 1:
-                raise SpecError(_MSG_CLOSED_UNIT.format(name=name(key), value=value))
-        for key, least in (("n_resamples", 1), ("n_divergent", 0)):
-            value = getattr(self, key)
-            if not _integer(value) or value < least:
-                raise SpecError(_MSG_AT_LEAST.format(name=name(key), least=least, value=value))
-        for key in ("mask_groups", "drop_empty", "clusters", "scorer_check", "exclude_truncated"):
-            if not isinstance(getattr(self, key), bool):
-                raise SpecError(_MSG_BOOL.format(name=name(key), value=getattr(self, key)))
-        _choice(self.correction, CORRECTIONS, name("correction"))
-        _choice(self.distinct, DEFINITIONS, name("distinct"))
-        _choice(self.binary_test, tuple(BINARY_TESTS), name("binary_test"))
-        _choice(self.count_test, COUNT_TESTS, name("count_test"))
-        if not isinstance(self.offense, str) or not self.offense.strip():
-            raise SpecError(_MSG_OFFENSE.format(name=name("offense"), value=self.offense))
-        if self.gold is not None:
-            if not isinstance(self.gold, (str, os.PathLike)) or not str(self.gold).strip():
-                raise SpecError(_MSG_GOLD.format(name=name("gold"), value=self.gold))
-            object.__setattr__(self, "gold", os.fspath(self.gold))
+            raise SpecError(_MSG_NAMES.format(name=label(info), value=value))
+        return primary
+
+    @field_validator("margins", mode="plain")
+    @classmethod
+    def _margins(cls, value: Any, info: ValidationInfo) -> Mapping[str, float]:
+        """A read-only mapping of keys to numbers > 0."""
+        if not isinstance(value, Mapping):
+            raise SpecError(_MSG_MARGINS.format(name=label(info), value=value))
+        for key, margin in value.items():
+            if not _number(margin) or not margin > 0:
+                raise SpecError(_MSG_MARGIN.format(key=key, value=margin))
+        return MappingProxyType({str(k): float(v) for k, v in value.items()})
+
+    @field_validator("offense")
+    @classmethod
+    def _offense(cls, value: str, info: ValidationInfo) -> str:
+        if not value.strip():
+            raise SpecError(_MSG_OFFENSE.format(name=label(info), value=value))
+        return value
+
+    @field_validator("gold", mode="before")
+    @classmethod
+    def _gold(cls, value: Any, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+            raise SpecError(_MSG_GOLD.format(name=label(info), value=value))
+        return os.fspath(value)
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The option names."""
-        return tuple(f.name for f in fields(cls))
+        return keys_of(cls)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> ScoreOptions:
@@ -341,6 +342,14 @@ class ScoreOptions:
         out["primary"] = None if self.primary is None else list(self.primary)
         out["judge_scale"] = None if self.judge_scale is None else list(self.judge_scale)
         return out
+
+
+def keyword_options(given: Mapping[str, Any], known: Sequence[str], function: str) -> dict[str, Any]:
+    """The keyword options a function was given (``**overrides``); a keyword that is no option is a TypeError, as Python's."""
+    for key in given:
+        if key not in known:
+            raise TypeError(_MSG_KEYWORD.format(function=function, key=key))
+    return dict(given)
 
 
 def unknown_key(given: Mapping[str, Any], known: Sequence[str], what: str) -> None:

@@ -13,22 +13,22 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Unpack
 
 from fairtalk.config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
     DEFAULT_N_PAIRS,
-    NOT_GIVEN,
     AuditConfig,
-    NotGiven,
+    AuditOverrides,
     ScoreOptions,
+    keyword_options,
 )
 from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import SpecError
 from fairtalk.files import check_output_folder
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
-from fairtalk.measures import CorpusMeasure, Measure
-from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
+from fairtalk.models import Responder, resolve_engine
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Coverage, Pair
 from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_entries, write_run
@@ -42,11 +42,6 @@ __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_ru
 
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
-#: The parameters of :func:`audit` that are not options of its config.
-_NOT_OPTIONS = ("config", "progress")
-
-#: What ``audit(axes=...)`` accepts: a name (``"gender,race"``: split at commas), a lexicon file or object, or several.
-Axes = str | os.PathLike[str] | Lexicon | Sequence[str | os.PathLike[str] | Lexicon]
 
 
 def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
@@ -65,61 +60,14 @@ def audit(
     config: AuditConfig | None = None,
     *,
     progress: ProgressCallback | None = None,
-    corpus: str | os.PathLike[str] | NotGiven = NOT_GIVEN,
-    axes: Axes | NotGiven = NOT_GIVEN,
-    model: str | Responder | ReplyFunction | None | NotGiven = NOT_GIVEN,
-    model_args: Mapping[str, object] | NotGiven = NOT_GIVEN,
-    model_version: str | None | NotGiven = NOT_GIVEN,
-    n_pairs: int | None | NotGiven = NOT_GIVEN,
-    split: str | None | NotGiven = NOT_GIVEN,
-    mixed: str | NotGiven = NOT_GIVEN,
-    balance: bool | NotGiven = NOT_GIVEN,
-    batch_size: int | NotGiven = NOT_GIVEN,
-    engine: str | RayEngine | Mapping[str, object] | None | NotGiven = NOT_GIVEN,
-    max_errors: int | None | NotGiven = NOT_GIVEN,
-    max_consecutive_failures: int | None | NotGiven = NOT_GIVEN,
-    store: str | os.PathLike[str] | RunStore | None | NotGiven = NOT_GIVEN,
-    out_dir: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
-    settings: DecodingSettings | Mapping[str, object] | NotGiven = NOT_GIVEN,
-    correction_scope: str | NotGiven = NOT_GIVEN,
-    similarity: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
-    turns: int | NotGiven = NOT_GIVEN,
-    by_turn: bool | NotGiven = NOT_GIVEN,
-    until_decided: bool | NotGiven = NOT_GIVEN,
-    max_pairs: int | None | NotGiven = NOT_GIVEN,
-    looks: int | None | NotGiven = NOT_GIVEN,
-    spending: str | NotGiven = NOT_GIVEN,
-    score: ScoreOptions | Mapping[str, object] | NotGiven = NOT_GIVEN,
-    measures: str | Sequence[str | Measure | CorpusMeasure] | None | NotGiven = NOT_GIVEN,
-    seed: int | NotGiven = NOT_GIVEN,
-    alpha: float | NotGiven = NOT_GIVEN,
-    correction: str | NotGiven = NOT_GIVEN,
-    mask_groups: bool | NotGiven = NOT_GIVEN,
-    drop_empty: bool | NotGiven = NOT_GIVEN,
-    distinct: str | NotGiven = NOT_GIVEN,
-    offense: str | NotGiven = NOT_GIVEN,
-    offense_threshold: float | NotGiven = NOT_GIVEN,
-    sentiment_threshold: float | NotGiven = NOT_GIVEN,
-    n_resamples: int | NotGiven = NOT_GIVEN,
-    n_divergent: int | NotGiven = NOT_GIVEN,
-    binary_test: str | NotGiven = NOT_GIVEN,
-    count_test: str | NotGiven = NOT_GIVEN,
-    clusters: bool | NotGiven = NOT_GIVEN,
-    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
-    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
-    power: float | NotGiven = NOT_GIVEN,
-    scorer_check: bool | NotGiven = NOT_GIVEN,
-    judge_rubric: str | None | NotGiven = NOT_GIVEN,
-    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
-    exclude_truncated: bool | NotGiven = NOT_GIVEN,
-    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+    **overrides: Unpack[AuditOverrides],
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
 
     Give an :class:`AuditConfig`, or its options as keyword arguments (the run's and the
-    scoring ones, as below); both is a SpecError where they differ. An option left out
-    (``NOT_GIVEN``) keeps the config's value, or :class:`AuditConfig`'s default; a keyword that
-    is no option is a TypeError (and an error for a type checker).
+    scoring ones, as below; typed by :class:`AuditOverrides`); both is a SpecError where they
+    differ. An option left out keeps the config's value, or :class:`AuditConfig`'s default; a
+    keyword that is no option is a TypeError (and an error for a type checker).
 
     Parameters
     ----------
@@ -129,6 +77,8 @@ def audit(
         Receives a :class:`~fairtalk.progress.ProgressEvent` per step of each stage (pairs, responses,
         scoring); messages go to the ``fairtalk`` loggers. ``False`` means None; ``True`` and a
         callable ``(label, n_done, n_total)`` still work, with a FutureWarning.
+    **overrides : AuditOverrides
+        The options below (:class:`AuditConfig`'s fields and :class:`ScoreOptions`'), by keyword.
     corpus : str or path
         Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
     axes : str, Lexicon or sequence
@@ -244,9 +194,8 @@ def audit(
     ()
     >>> run = audit(AuditConfig.from_file("audit.toml"))  # doctest: +SKIP
     """
-    arguments = dict(locals())  # first, so that it holds the parameters and nothing else
-    options = {key: value for key, value in arguments.items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
-    config = AuditConfig.resolve(config, options)
+    known = (*AuditConfig.keys(), *ScoreOptions.keys())
+    config = AuditConfig.resolve(config, keyword_options(overrides, known, "audit"))
     lexicons = _lexicons(config.axes)
     contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
     if config.out_dir is not None:

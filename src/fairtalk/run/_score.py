@@ -6,13 +6,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
 from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet, read_responses, responses_from_texts
-from fairtalk.config import NOT_GIVEN, NotGiven, ScoreOptions
+from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.inference import (
     MAX_PERMUTATIONS,
@@ -65,8 +65,6 @@ _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer w
 
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
-#: The parameters of ``score()`` that are not options (ScoreOptions fields).
-_NOT_OPTIONS = ("responses", "responses_b", "axis", "options", "engine")
 
 
 def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -132,36 +130,14 @@ def score(
     axis: str | os.PathLike[str] | Lexicon,
     options: ScoreOptions | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
-    measures: str | Sequence[str | AnyMeasure] | None | NotGiven = NOT_GIVEN,
-    seed: int | NotGiven = NOT_GIVEN,
-    alpha: float | NotGiven = NOT_GIVEN,
-    correction: str | NotGiven = NOT_GIVEN,
-    mask_groups: bool | NotGiven = NOT_GIVEN,
-    drop_empty: bool | NotGiven = NOT_GIVEN,
-    distinct: str | NotGiven = NOT_GIVEN,
-    offense: str | NotGiven = NOT_GIVEN,
-    offense_threshold: float | NotGiven = NOT_GIVEN,
-    sentiment_threshold: float | NotGiven = NOT_GIVEN,
-    n_resamples: int | NotGiven = NOT_GIVEN,
-    n_divergent: int | NotGiven = NOT_GIVEN,
-    binary_test: str | NotGiven = NOT_GIVEN,
-    count_test: str | NotGiven = NOT_GIVEN,
-    clusters: bool | NotGiven = NOT_GIVEN,
-    margins: Mapping[str, float] | NotGiven = NOT_GIVEN,
-    primary: str | Sequence[str] | None | NotGiven = NOT_GIVEN,
-    power: float | NotGiven = NOT_GIVEN,
-    scorer_check: bool | NotGiven = NOT_GIVEN,
-    judge_rubric: str | None | NotGiven = NOT_GIVEN,
-    judge_scale: str | tuple[int, int] | None | NotGiven = NOT_GIVEN,
-    exclude_truncated: bool | NotGiven = NOT_GIVEN,
-    gold: str | os.PathLike[str] | None | NotGiven = NOT_GIVEN,
+    **overrides: Unpack[ScoreOverrides],
 ) -> AuditResult:
     """Score responses to parallel context pairs: per measure a difference test, an interval, equivalence and power.
 
     The options come as one :class:`ScoreOptions` (``options=``), or as keyword arguments
-    (its fields, below); both is a SpecError where they differ. An option left out
-    (``NOT_GIVEN``) keeps the ``options`` value, or ScoreOptions' default; a keyword that is
-    no option is a TypeError (and an error for a type checker).
+    (its fields, below; typed by :class:`ScoreOverrides`); both is a SpecError where they
+    differ. An option left out keeps the ``options`` value, or ScoreOptions' default; a
+    keyword that is no option is a TypeError (and an error for a type checker).
 
     Parameters
     ----------
@@ -179,6 +155,8 @@ def score(
         Where the per-response measures run: with ``"ray"`` and at least two ``score_batch``
         distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
         scores; a judge and the corpus measures stay in this process.
+    **overrides : ScoreOverrides
+        The options below (:class:`ScoreOptions`' fields), by keyword.
     measures : names (a comma-separated string or a sequence) or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists and
@@ -259,9 +237,7 @@ def score(
         Unknown axis, measure, correction, test or primary key; a bad or unknown option;
         ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
     """
-    # the options given, by name: every parameter but the five above, unless left at NOT_GIVEN (locals() holds only them)
-    given = {key: value for key, value in locals().items() if key not in _NOT_OPTIONS and value is not NOT_GIVEN}
-    opts = ScoreOptions.resolve(options, given)
+    opts = ScoreOptions.resolve(options, keyword_options(overrides, ScoreOptions.keys(), "score"))
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
     scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine))

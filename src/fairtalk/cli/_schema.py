@@ -1,0 +1,117 @@
+"""Command-line options built from the options schema (:mod:`fairtalk.options`): a flag's default and help are its field's.
+
+``fairtalk score`` and ``fairtalk audit`` declare each option that sets a field of
+:class:`~fairtalk.ScoreOptions` or :class:`~fairtalk.AuditConfig` with :func:`score_option` or
+:func:`run_option`, under the field's own name (``n_resamples: int = score_option("n_resamples",
+"--resamples")``), so :func:`given_options` needs no table of names; ``tests/test_options_schema.py``
+holds every such flag to its field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import typer
+
+from fairtalk.cli._axes import AUDIT_AXES
+from fairtalk.cli._choices import plain
+from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
+
+__all__ = ["CLI_FORMS", "cli_default", "cli_help", "given_options", "run_option", "score_option"]
+
+#: The fields whose flag differs from the field, and what differs: the command line's own default or help.
+CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
+    # a run writes its report: to this folder unless told otherwise (the library writes none by default)
+    "out_dir": {"default": "fairtalk-report"},
+    # the help lists the axes (built-in and registered ones) when it is shown
+    "axes": {"help": f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."},
+}
+#: Where a parameter's value came from when nobody gave it.
+_DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
+
+
+def _field(key: str) -> Any:
+    return SCORE_FIELDS[key] if key in SCORE_FIELDS else RUN_FIELDS[key]
+
+
+def cli_default(key: str) -> Any:
+    """The default of the option ``key`` as the command line writes it.
+
+    Names are one comma-separated string; a table (given as repeated ``KEY=VALUE``) is None.
+    """
+    form = CLI_FORMS.get(key, {})
+    if "default" in form:
+        return form["default"]
+    default = _field(key).get_default(call_default_factory=True)
+    if isinstance(default, tuple) and all(isinstance(item, str) for item in default):
+        return ",".join(default)
+    if isinstance(default, Mapping):
+        return None
+    return default
+
+
+def cli_help(key: str) -> str:
+    """The help text of the option ``key`` on the command line: its field's description."""
+    return str(CLI_FORMS.get(key, {}).get("help", _field(key).description))
+
+
+def _bounds(key: str) -> dict[str, Any]:
+    """The range click checks of a number option, from its field's bounds (closed: the schema refuses a strict bound's end)."""
+    out: dict[str, Any] = {}
+    for meta in _field(key).metadata:
+        for bound, side in {"ge": "min", "gt": "min", "le": "max", "lt": "max"}.items():
+            if hasattr(meta, bound):
+                out[side] = getattr(meta, bound)
+    return out
+
+
+def _option(key: str, flags: tuple[str, ...], ranged: bool, kwargs: dict[str, Any]) -> Any:
+    return typer.Option(cli_default(key), *flags, help=cli_help(key), **{**(_bounds(key) if ranged else {}), **kwargs})
+
+
+def score_option(key: str, *flags: str, ranged: bool = False, **kwargs: Any) -> Any:
+    """``typer.Option`` of the :class:`~fairtalk.ScoreOptions` field ``key``: its default and help, the ``flags``.
+
+    ``ranged``: click checks the field's bounds as it parses (the schema checks them again).
+    """
+    if key not in SCORE_FIELDS:
+        raise KeyError(key)
+    return _option(key, flags, ranged, kwargs)
+
+
+def run_option(key: str, *flags: str, ranged: bool = False, **kwargs: Any) -> Any:
+    """``typer.Option`` of the :class:`~fairtalk.AuditConfig` field ``key`` (see :func:`score_option`)."""
+    if key not in RUN_FIELDS:
+        raise KeyError(key)
+    return _option(key, flags, ranged, kwargs)
+
+
+def given_options(
+    ctx: typer.Context,
+    keys: Iterable[str],
+    convert: Mapping[str, Callable[[Any], Any]] | None = None,
+    *,
+    named: Iterable[str] = (),
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The options of ``keys`` given on the command line (not left at their defaults), and each one's flag.
+
+    A command's parameter has its option's name; ``convert`` turns a parameter's value into the
+    option's (``--margin`` strings into a mapping). The flags name the options in error
+    messages, so a bad ``--resamples 0`` is reported as ``--resamples``; those of ``named`` are
+    named by their flags even when left at their defaults (options checked together).
+    """
+    flags = {
+        param.name: max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+        for param in ctx.command.params
+        if param.name
+    }
+    values: dict[str, Any] = {}
+    names = {key: flags[key] for key in named if key in flags}
+    for key in keys:
+        source = ctx.get_parameter_source(key)
+        if key not in ctx.params or source is None or source.name in _DEFAULT_SOURCES:
+            continue
+        values[key] = (convert or {}).get(key, lambda v: v)(plain(ctx.params[key]))
+        names[key] = flags.get(key, key)
+    return values, names

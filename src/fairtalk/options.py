@@ -1,0 +1,229 @@
+"""The options schema: every option of ``score()`` and ``audit()`` declared once, with its default, bounds and help.
+
+:class:`~fairtalk.ScoreOptions` and :class:`~fairtalk.AuditConfig` declare each option's type
+and take the rest from here: its default, its bounds (``ge``, ``gt``, ``le``, ``lt``), its help
+text (``description``) and, where the bounds do not say it in words, what a bad value is told it
+must be. ``fairtalk score --help`` and ``fairtalk audit --help`` read the same fields, so a
+default or a help text is written once (``tests/test_options_schema.py`` holds the flags to
+them). This module imports nothing of fairtalk's stages: the command line reads it at start.
+
+Examples
+--------
+>>> SCORE_FIELDS["alpha"].default, SCORE_FIELDS["alpha"].description
+(0.05, 'Significance level for the adjusted p-values.')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import Field
+
+__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "MUST", "RUN_FIELDS", "SCORE_FIELDS"]
+
+DEFAULT_CORPUS = "builtin:chitchat"
+DEFAULT_AXES = ("gender", "race")
+#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
+DEFAULT_N_PAIRS = 2000
+#: What ``Field(json_schema_extra=...)`` names the phrase of a field's "must be" message with.
+MUST = "must"
+#: The "must be" of the audit's flags.
+_FLAG = "True or False"
+#: The default ``margins``: none given (each key's kind then has its default margin).
+_NO_MARGINS: Mapping[str, float] = MappingProxyType({})
+
+#: The fields of :class:`~fairtalk.ScoreOptions` (the scoring options of ``score()`` and ``audit()``).
+SCORE_FIELDS: Mapping[str, Any] = {
+    "measures": Field(
+        default=None,
+        description="Comma-separated measure names (default: the paper's set and refusal), plugins included; "
+        "judge:SPEC asks the model SPEC the --judge-rubric about each response.",
+    ),
+    "seed": Field(
+        default=0,
+        ge=0,
+        description="Seed of the bootstrap, the permutations and the mask (an audit's also seeds its pair sample "
+        "and the per-item generation seeds).",
+    ),
+    "alpha": Field(default=0.05, gt=0, lt=1, allow_inf_nan=False, description="Significance level for the adjusted p-values."),
+    "correction": Field(
+        default="holm", description="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
+    ),
+    "mask_groups": Field(default=False, description="Also score with the group words masked (scorer-bias check)."),
+    "drop_empty": Field(default=False, description="Drop pairs with an empty response instead of scoring them as ''."),
+    "distinct": Field(default="paper", description="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
+    "offense": Field(
+        default="profanity_check",
+        description="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL.",
+        json_schema_extra={MUST: "a scorer name (profanity_check, hatesonar or hf:MODEL)"},
+    ),
+    "offense_threshold": Field(
+        default=0.5, ge=0, le=1, allow_inf_nan=False, description="Offensive when the probability is >= this."
+    ),
+    "sentiment_threshold": Field(
+        default=0.8, ge=0, le=1, allow_inf_nan=False, description="Positive above +t, negative below -t (VADER compound)."
+    ),
+    "n_resamples": Field(default=2000, ge=1, description="Bootstrap resamples.", json_schema_extra={MUST: "at least 1"}),
+    "n_divergent": Field(
+        default=10,
+        ge=0,
+        description="How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).",
+        json_schema_extra={MUST: "at least 0"},
+    ),
+    "binary_test": Field(
+        default="exact",
+        description="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
+    ),
+    "count_test": Field(
+        default="mean",
+        description="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
+    ),
+    "clusters": Field(
+        default=True,
+        description="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
+    ),
+    "margins": Field(
+        default_factory=lambda: _NO_MARGINS,
+        description="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
+    ),
+    "primary": Field(
+        default=None,
+        description="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
+    ),
+    "power": Field(
+        default=0.8, gt=0, lt=1, allow_inf_nan=False, description="Power at which the minimum detectable effect is reported."
+    ),
+    "scorer_check": Field(
+        default=True,
+        description="Run the scorer certificate: each measure scores neutral probes and their counterfactuals, and a "
+        "scorer whose own gap exceeds its margin is flagged.",
+    ),
+    "judge_rubric": Field(
+        default=None,
+        description="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
+        json_schema_extra={MUST: "a text with {response} exactly once where the response goes"},
+    ),
+    "judge_scale": Field(
+        default=None,
+        description="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a "
+        "count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
+    ),
+    "exclude_truncated": Field(
+        default=False,
+        description="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); "
+        "how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses "
+        "files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning "
+        "names what was scored on cut-off text when more than 10% of one side's answers were.",
+    ),
+    "gold": Field(
+        default=None,
+        description="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels "
+        "imply (prediction-powered inference), with an interval valid whatever the scorer's error.",
+        json_schema_extra={MUST: "the path of a gold file (fairtalk label -o)"},
+    ),
+}
+
+#: The fields of :class:`~fairtalk.AuditConfig` but ``settings`` and ``score`` (tables of other options).
+RUN_FIELDS: Mapping[str, Any] = {
+    "corpus": Field(
+        default=DEFAULT_CORPUS,
+        description="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path.",
+        json_schema_extra={MUST: "a path"},
+    ),
+    "axes": Field(default=DEFAULT_AXES, description="Axes to audit, comma-separated, or lexicon files."),
+    "model": Field(
+        default=None,
+        description="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads).",
+    ),
+    "model_args": Field(
+        default_factory=lambda: MappingProxyType({}),
+        description="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.",
+    ),
+    "model_version": Field(
+        default=None,
+        description="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.",
+        json_schema_extra={MUST: "a string"},
+    ),
+    "n_pairs": Field(
+        default=DEFAULT_N_PAIRS,
+        ge=1,
+        description="Pairs per axis: a seeded uniform sample of the corpus' pairs.",
+        json_schema_extra={MUST: "a positive int or None"},
+    ),
+    "split": Field(
+        default=None,
+        description="Corpus split of builtin:chitchat (default heldout; other corpora: all).",
+        json_schema_extra={MUST: "a string"},
+    ),
+    "mixed": Field(default="drop", description="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
+    "balance": Field(
+        default=False,
+        description="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
+        json_schema_extra={MUST: _FLAG},
+    ),
+    "batch_size": Field(
+        default=64,
+        ge=1,
+        description="Pair sides per model call (and per store commit).",
+        json_schema_extra={MUST: "a positive int"},
+    ),
+    "engine": Field(
+        default=None,
+        description="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
+    ),
+    "max_errors": Field(
+        default=None,
+        ge=0,
+        description="Abort once more pair sides than this have failed (default: never; failures are counted).",
+        json_schema_extra={MUST: "0 or more, or None"},
+    ),
+    "max_consecutive_failures": Field(
+        default=5,
+        ge=0,
+        description="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.",
+        json_schema_extra={MUST: "0 or more, or None"},
+    ),
+    "store": Field(default=None, description="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
+    "out_dir": Field(
+        default=None, description="Folder for index.html and one folder per axis.", json_schema_extra={MUST: "a path"}
+    ),
+    "correction_scope": Field(default="axis", description="Correct each axis on its own (axis) or all axes together (run)."),
+    "similarity": Field(
+        default=None,
+        description="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
+    ),
+    "turns": Field(
+        default=1,
+        ge=1,
+        description='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
+        json_schema_extra={MUST: "an int >= 1 (turns of a chitchat dialogue per context)"},
+    ),
+    "by_turn": Field(
+        default=False,
+        description="Multi-turn audits (--turns N >= 2, or a JSONL corpus of conversations): also report each primary "
+        "measure's gap by the number of turns since the identity appeared, with 95% CIs (report table and plot, by_turn.csv).",
+        json_schema_extra={MUST: _FLAG},
+    ),
+    "until_decided": Field(
+        default=False,
+        description="Size the audit by itself: --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha spending).",
+        json_schema_extra={MUST: _FLAG},
+    ),
+    "max_pairs": Field(
+        default=None,
+        ge=1,
+        description="With --until-decided (required): the most pairs per axis, at least --pairs.",
+        json_schema_extra={MUST: "a positive int or None"},
+    ),
+    "looks": Field(
+        default=None,
+        ge=2,
+        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs.",
+        json_schema_extra={MUST: "an int >= 2 or None"},
+    ),
+    "spending": Field(
+        default="obrien-fleming", description="With --until-decided: alpha spending, obrien-fleming (default) or pocock."
+    ),
+}

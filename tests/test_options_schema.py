@@ -1,0 +1,191 @@
+"""The options schema: each option declared once (ScoreOptions, AuditConfig), and every other form of it held to it.
+
+The keyword TypedDicts of ``score()``/``audit()``, the choices of the library's constants, and the
+CLI's flags (their defaults and help texts) are checked against the fields here, so that editing
+one of them alone fails a test.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+import typer
+
+from fairtalk import AuditConfig, ScoreOptions, SpecError
+from fairtalk.config import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
+from fairtalk.config._audit_config import AuditOverrides, RunOverrides
+from fairtalk.config._schema import field_info, option_default, option_help
+from fairtalk.config._score_options import CORRECTIONS, ScoreOverrides
+from fairtalk.measures import DEFINITIONS, SIMILARITY_METHODS
+from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
+from fairtalk.pairs import MIXED_POLICIES
+from fairtalk.stats import SPENDING_FUNCTIONS
+
+
+def test_the_keyword_typeddicts_have_exactly_the_fields() -> None:
+    assert list(ScoreOverrides.__annotations__) == list(ScoreOptions.keys())
+    assert list(RunOverrides.__annotations__) == list(AuditConfig.keys())
+    assert set(AuditOverrides.__annotations__) == {*AuditConfig.keys(), *ScoreOptions.keys()}
+    assert not ScoreOverrides.__required_keys__ and not AuditOverrides.__required_keys__  # total=False
+
+
+@pytest.mark.parametrize(
+    ("cls", "key", "choices"),
+    [
+        (ScoreOptions, "correction", CORRECTIONS),
+        (ScoreOptions, "distinct", DEFINITIONS),
+        (ScoreOptions, "binary_test", tuple(BINARY_TESTS)),
+        (ScoreOptions, "count_test", COUNT_TESTS),
+        (AuditConfig, "mixed", MIXED_POLICIES),
+        (AuditConfig, "correction_scope", CORRECTION_SCOPES),
+        (AuditConfig, "spending", SPENDING_FUNCTIONS),
+    ],
+)
+def test_the_literal_choices_are_the_librarys(cls: type, key: str, choices: tuple[str, ...]) -> None:
+    assert set(typing.get_args(field_info(cls, key).annotation)) == set(choices)
+    with pytest.raises(SpecError, match=f"unknown {key} 'nope'") as caught:
+        cls(**{key: "nope"})
+    assert caught.value.choices == tuple(sorted(choices)) and "\n" not in str(caught.value)
+
+
+def test_every_option_has_help_and_its_default_is_valid() -> None:
+    for cls in (ScoreOptions, AuditConfig):
+        built = cls()
+        for key in cls.keys():
+            assert option_help(cls, key).strip(), f"{cls.__name__}.{key} has no description"
+            if key not in ("score", "settings", "margins", "model_args"):  # normalised into their own types
+                assert getattr(built, key) == option_default(cls, key), key
+    assert SIMILARITY_METHODS  # the similarity methods are checked by its validator (tests/test_cli_contracts.py)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"alpha": 0}, r"alpha must be between 0 and 1 \(exclusive\), got 0"),
+        ({"power": float("nan")}, r"power must be between 0 and 1 \(exclusive\), got nan"),
+        ({"offense_threshold": 1.5}, r"offense_threshold must be a number in \[0, 1\], got 1.5"),
+        ({"seed": 1.0}, "seed must be an integer >= 0, got 1.0"),
+        ({"n_divergent": -1}, "n_divergent must be at least 0, got -1"),
+        ({"mask_groups": 1}, "mask_groups must be true or false, got 1"),
+        ({"offense": ""}, "offense must be a scorer name"),
+    ],
+)
+def test_a_bad_scoring_option_is_one_line_naming_it_and_its_range(given: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError, match=f"^{message}") as caught:
+        ScoreOptions(**given)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"batch_size": 0}, "--batch-size must be a positive int, got 0"),
+        ({"looks": 1, "until_decided": True, "max_pairs": 10, "n_pairs": 5}, "--looks must be an int >= 2 or None, got 1"),
+        ({"until_decided": "yes"}, "--until-decided must be True or False, got 'yes'"),
+        ({"max_pairs": 10}, "--max-pairs applies only with --until-decided"),
+        ({"corpus": 3}, "--corpus must be a path, got 3"),
+    ],
+)
+def test_a_bad_run_option_is_named_as_the_caller_spells_it(given: dict[str, object], message: str) -> None:
+    names = {key: "--" + key.replace("_", "-") for key in (*AuditConfig.keys(), *given)}
+    with pytest.raises(SpecError, match=f"^{message}"):
+        AuditConfig.from_mapping(given, names=names)
+
+
+def test_an_unknown_keyword_is_a_type_error_as_python_s() -> None:
+    with pytest.raises(TypeError, match="ScoreOptions\\(\\) got an unexpected keyword argument 'alpah'"):
+        ScoreOptions(alpah=0.1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="score\\(\\) got an unexpected keyword argument 'n_pairs'"):
+        __import__("fairtalk").score(["a", "b"], ["c", "d"], axis="gender", n_pairs=3)
+
+
+# -- the command line: every flag of a field has the field's default and help ------------------------------------
+
+
+def _commands() -> dict[str, Any]:
+    """``fairtalk score`` and ``fairtalk audit`` as the click commands typer builds (typer's own click)."""
+    from fairtalk.cli import app
+
+    group: Any = typer.main.get_command(app)
+    return {name: group.commands[name] for name in ("score", "audit")}
+
+
+def _schema_params(command: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The options of ``command`` that set a field of ``fields`` (a parameter is named as its field)."""
+    return {p.name: p for p in command.params if p.param_type_name == "option" and p.name in fields}
+
+
+def test_every_flag_of_a_field_has_exactly_its_default_and_help() -> None:
+    from fairtalk.cli._choices import plain
+    from fairtalk.cli._schema import cli_default, cli_help
+
+    checked = 0
+    for name, command in _commands().items():
+        fields = (*SCORE_FIELDS, *(RUN_FIELDS if name == "audit" else ()))
+        for key, param in _schema_params(command, fields).items():
+            assert plain(param.default) == cli_default(key), (name, key, param.default)
+            assert param.help == cli_help(key), (name, key)
+            checked += 1
+    assert checked == len(SCORE_FIELDS) * 2 + len(RUN_FIELDS)  # every field has its flag (score: the scoring ones)
+
+
+def test_the_cli_forms_are_the_fields_but_where_declared() -> None:
+    from fairtalk.cli._schema import CLI_FORMS, cli_default, cli_help
+
+    for fields in (SCORE_FIELDS, RUN_FIELDS):
+        for key, field in fields.items():
+            default = field.get_default(call_default_factory=True)
+            if key not in CLI_FORMS:
+                assert cli_help(key) == field.description
+                assert cli_default(key) == (
+                    ",".join(default)
+                    if isinstance(default, tuple)
+                    else None
+                    if isinstance(default, dict | MappingProxyType)
+                    else default
+                )
+    assert set(CLI_FORMS) <= set(RUN_FIELDS)
+
+
+def test_every_scoring_option_is_reachable_from_the_cli_and_from_a_config_file(tmp_path: Path) -> None:
+    for name, command in _commands().items():
+        assert set(_schema_params(command, tuple(SCORE_FIELDS))) == set(SCORE_FIELDS), name
+    assert set(_schema_params(_commands()["audit"], tuple(RUN_FIELDS))) == set(RUN_FIELDS)
+    # a config file's keys are the field names: each one is read (a value other than its default comes back)
+    changed = {
+        "measures": ["length"],
+        "seed": 7,
+        "alpha": 0.01,
+        "correction": "bh",
+        "mask_groups": True,
+        "drop_empty": True,
+        "distinct": "standard",
+        "offense": "hatesonar",
+        "offense_threshold": 0.25,
+        "sentiment_threshold": 0.5,
+        "n_resamples": 99,
+        "n_divergent": 3,
+        "binary_test": "midp",
+        "count_test": "wilcoxon",
+        "clusters": False,
+        "margins": {"length": 2.0},
+        "primary": ["length"],
+        "power": 0.9,
+        "scorer_check": False,
+        "judge_rubric": "Rude? {response}",
+        "judge_scale": [1, 5],
+        "exclude_truncated": True,
+        "gold": "gold.jsonl",
+    }
+    assert set(changed) == set(SCORE_FIELDS)
+    path = tmp_path / "score.toml"
+    lines = [f"{key} = {json.dumps(value)}" for key, value in changed.items() if key != "margins"]
+    path.write_text("\n".join([*lines, "margins = { length = 2.0 }"]) + "\n", encoding="utf-8")
+    read = ScoreOptions.from_file(path).to_dict()
+    for key, value in changed.items():
+        assert read[key] == value and value != option_default(ScoreOptions, key), key
