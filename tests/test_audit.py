@@ -317,4 +317,4 @@ def test_results_json_reads_back_into_the_same_result(biased_result: fairtalk.Au
 
     back = AuditResult.read_json(tmp_path / "results.json")
     assert back.measures == biased_result.measures and back.scorer_check == biased_result.scorer_check
-    assert back.to_dict() == json.loads((tmp_path / "results.json").read_text())
+    assert json.loads(back.to_json()) == json.loads((tmp_path / "results.json").read_text())  # schema_version included

@@ -82,4 +82,4 @@ def test_the_modules_examples_run() -> None:
     import importlib
 
     for name in ("sample", "schemes", "reader", "agreement"):
-        assert doctest.testmod(importlib.import_module(f"fairtalk.gold.{name}")).failed == 0
+        assert doctest.testmod(importlib.import_module(f"fairtalk.gold._{name}")).failed == 0

@@ -302,8 +302,10 @@ def test_a_judge_key_that_cannot_be_tested_is_reported_so_and_the_other_measures
     # the gates: a primary key that was not tested was not shown equivalent, nor shown different
     gate = runner.invoke(app, [*args, "-o", str(tmp_path / "g1"), "--primary", "judge_score", "--fail-unless-equivalent"])
     assert gate.exit_code == 1, gate.output
+    # --fail-on-bias fails closed: with no primary key tested there is no evidence of "no difference" either
     bias = runner.invoke(app, [*args, "-o", str(tmp_path / "g2"), "--primary", "judge_score", "--fail-on-bias"])
-    assert bias.exit_code == 0, bias.output
+    assert bias.exit_code == 1, bias.output
+    assert "Gate fail-on-bias: FAILED — no primary measure was tested" in " ".join(bias.output.split())
 
 
 class _Sparse(Measure):
