@@ -130,53 +130,80 @@ def option_names(options_type: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(options_type) if f.init)
 
 
-def _coerce(name: str, value: object, hint: Any, spec: str) -> object:  # noqa: C901
+def _coerce(name: str, value: object, hint: Any, spec: str) -> object:
     """``value`` as the type ``hint`` names; strings from a spec or the CLI are parsed."""
     args = typing.get_args(hint)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
-        (inner,) = [a for a in args if a is not type(None)] or (str,)
-        if value is None:
-            return None
-        if isinstance(value, str):
-            text = value.strip().lower()
-            if not text:  # ``?api_key_env=`` or ``?timeout=``: a slip, never a silent default
-                kind = _KINDS.get(inner) or (
-                    f"one of {', '.join(map(str, typing.get_args(inner)))}"
-                    if typing.get_origin(inner) is typing.Literal
-                    else "a value"
-                )
-                none = "" if inner is str else ", or none"
-                raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=kind, none=none))
-            if text in _NONE and inner is not str:
-                return None
-        return _coerce(name, value, inner, spec)
+        return _coerce_optional(name, value, args, spec)
     if isinstance(value, str) and not value.strip() and hint in (bool, int, float):
         raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=_KINDS[hint], none=""))
     if origin is typing.Literal:
-        if value not in args:
-            raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, args), given=str(value))
-        return value
+        return _coerce_choice(name, value, args, spec)
     if hint is bool:
-        if isinstance(value, bool):
-            return value
-        flag = str(value).strip().lower() if isinstance(value, (str, int)) else None
-        if flag in _TRUE:
-            return True
-        if flag in _FALSE:
-            return False
-        raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="true or false"))
-    if hint in _REFUSED:  # int or float: parsed, but never from a bool (nor an int from a float)
-        if isinstance(value, _REFUSED[hint]):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint]))
-        try:
-            return hint(value)
-        except (TypeError, ValueError):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint])) from None
+        return _coerce_bool(name, value, spec)
+    if hint in _REFUSED:
+        return _coerce_number(name, value, hint, spec)
     if hint is str:
-        if not isinstance(value, str):
-            raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a string"))
+        return _coerce_str(name, value, spec)
+    return value
+
+
+def _coerce_optional(name: str, value: object, args: tuple[Any, ...], spec: str) -> object:
+    """``value`` for an optional option (``X | None``): None, a "no value" word for a non-string, or coerced as ``X``."""
+    (inner,) = [a for a in args if a is not type(None)] or (str,)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if not text:  # ``?api_key_env=`` or ``?timeout=``: a slip, never a silent default
+            none = "" if inner is str else ", or none"
+            raise SpecError(_MSG_EMPTY.format(name=name, spec=spec, kind=_kind_words(inner), none=none))
+        if text in _NONE and inner is not str:
+            return None
+    return _coerce(name, value, inner, spec)
+
+
+def _kind_words(hint: Any) -> str:
+    """What an option of type ``hint`` takes, in words, for the message about an empty value."""
+    return _KINDS.get(hint) or (
+        f"one of {', '.join(map(str, typing.get_args(hint)))}" if typing.get_origin(hint) is typing.Literal else "a value"
+    )
+
+
+def _coerce_choice(name: str, value: object, choices: tuple[Any, ...], spec: str) -> object:
+    """``value`` when it is one of a ``Literal`` option's choices, else a SpecError listing them."""
+    if value not in choices:
+        raise SpecError(_MSG_CHOICE.format(name=name, value=value, spec=spec), choices=map(str, choices), given=str(value))
+    return value
+
+
+def _coerce_bool(name: str, value: object, spec: str) -> bool:
+    """``value`` as a switch: a bool, or a word (or 0/1) of :data:`_TRUE` or :data:`_FALSE`."""
+    if isinstance(value, bool):
         return value
+    flag = str(value).strip().lower() if isinstance(value, (str, int)) else None
+    if flag in _TRUE:
+        return True
+    if flag in _FALSE:
+        return False
+    raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="true or false"))
+
+
+def _coerce_number(name: str, value: object, hint: type, spec: str) -> object:
+    """``value`` as an int or float: parsed, but never from a bool (nor an int from a float)."""
+    if isinstance(value, _REFUSED[hint]):
+        raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint]))
+    try:
+        return hint(value)
+    except (TypeError, ValueError):
+        raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind=_KINDS[hint])) from None
+
+
+def _coerce_str(name: str, value: object, spec: str) -> str:
+    """``value`` when it is a string, taken literally; anything else is a SpecError."""
+    if not isinstance(value, str):
+        raise SpecError(_MSG_TYPE.format(name=name, value=value, spec=spec, kind="a string"))
     return value
 
 

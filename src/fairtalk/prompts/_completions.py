@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -268,7 +268,7 @@ def generate_completions(
     )
 
 
-def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
+def read_completions(path: str | os.PathLike[str]) -> PromptData:
     """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts._published.COLUMNS` and ``id``).
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
@@ -303,17 +303,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
         if record.get("text") is None and "error" in record:
             summary["n_failed"] += 1
             continue
-        for name in _REQUIRED:
-            if name not in record:
-                raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
-        seed, label = record["seed"], record.get("label")
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
-        if label is not None and label not in (-1, 0, 1, 2):
-            raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
-        text = record["text"]
-        if text is not None and not isinstance(text, str):
-            raise InputError(_MSG_TEXT.format(value=text), path=str(path), line=number)
+        seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
             summary["n_no_text"] += 1
             n_null += text is None
@@ -324,29 +314,9 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
             continue
         if label is None:
             summary["n_unlabelled"] += 1
-        rows.append(
-            {
-                "seed": seed,
-                "prompt_index": -1,
-                "group": str(record["group"]),
-                "template": str(record["template"]),
-                "kind": str(record.get("kind") or _KINDS.get(record["template"], "")),
-                "structure": str(record["structure"]),
-                "label": -9 if label is None else int(label),
-                "text": text,
-                "aligned": True,
-                "id": rid,
-            }
-        )
+        rows.append(_frame_row(record, seed, label, text, rid))
     if not rows:
-        if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
-            failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
-            raise InputError(
-                _MSG_NO_TEXT.format(n_null=n_null, n_blank=summary["n_no_text"] - n_null, failed=failed), path=str(path)
-            )
-        if summary["n_empty"] or summary["n_echo"]:
-            raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
-        raise InputError(_MSG_EMPTY, path=str(path))
+        _raise_nothing_to_label(summary, n_null, path)
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "id"])
     frame["label"] = frame["label"].astype(np.int8)
     data_summary = DataSummary(
@@ -358,6 +328,49 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:  # noqa: C901
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _checked_fields(record: Mapping[str, Any], number: int, path: Path) -> tuple[int, int | None, str | None]:
+    """A record's seed, label and text, after checking the required fields are present and of their types."""
+    for name in _REQUIRED:
+        if name not in record:
+            raise InputError(_MSG_FIELD.format(field=name), path=str(path), line=number)
+    seed, label = record["seed"], record.get("label")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(_MSG_SEED.format(value=seed), path=str(path), line=number)
+    if label is not None and label not in (-1, 0, 1, 2):
+        raise InputError(_MSG_LABEL.format(value=label), path=str(path), line=number)
+    text = record["text"]
+    if text is not None and not isinstance(text, str):
+        raise InputError(_MSG_TEXT.format(value=text), path=str(path), line=number)
+    return seed, label, text
+
+
+def _frame_row(record: Mapping[str, Any], seed: int, label: int | None, text: str, rid: str) -> dict[str, Any]:
+    """One row of the completions frame (``COLUMNS`` and ``id``); ``label`` -9 when the record has none."""
+    return {
+        "seed": seed,
+        "prompt_index": -1,
+        "group": str(record["group"]),
+        "template": str(record["template"]),
+        "kind": str(record.get("kind") or _KINDS.get(record["template"], "")),
+        "structure": str(record["structure"]),
+        "label": -9 if label is None else int(label),
+        "text": text,
+        "aligned": True,
+        "id": rid,
+    }
+
+
+def _raise_nothing_to_label(summary: Mapping[str, int], n_null: int, path: Path) -> NoReturn:
+    """Raise the InputError that says why no completion was left to label: no text, all bad, or none at all."""
+    if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
+        failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
+        n_blank = summary["n_no_text"] - n_null
+        raise InputError(_MSG_NO_TEXT.format(n_null=n_null, n_blank=n_blank, failed=failed), path=str(path))
+    if summary["n_empty"] or summary["n_echo"]:
+        raise InputError(_MSG_ALL_BAD.format(n_empty=summary["n_empty"], n_echo=summary["n_echo"]), path=str(path))
+    raise InputError(_MSG_EMPTY, path=str(path))
 
 
 def _record_id(value: object, line: int, path: Path, seen: set[str]) -> str:

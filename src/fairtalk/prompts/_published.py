@@ -121,7 +121,7 @@ def _starts_with(text: str, squashed_prefix: str) -> bool:
     return _squash(head).startswith(squashed_prefix) or _squash(text).startswith(squashed_prefix)
 
 
-def read_published(  # noqa: C901
+def read_published(
     directory: str | os.PathLike[str],
     *,
     prompts_file: str | os.PathLike[str] | None = None,
@@ -169,50 +169,16 @@ def read_published(  # noqa: C901
     files = find_published_files(folder)
     fixed, prompts_source = _fixed_prompts(folder, prompts_file)
     n_prompts, per_prompt = len(fixed), 1 + 2 * n_paraphrases
-    parsed = []
-    for number, prompt in enumerate(fixed, start=1):
-        try:
-            parsed.append(parse_fixed_prompt(prompt, groups))
-        except InputError as exc:
-            raise InputError(exc.message, path=prompts_source, line=number) from exc
-
+    parsed = _parse_fixed_prompts(fixed, groups, prompts_source)
     n_expected = n_prompts * per_prompt
-    contents: dict[int, list[str]] = {}
-    for seed, path in files.items():
-        contents[seed] = lines = _read_lines(path)
-        if len(lines) != n_expected:
-            raise InputError(
-                _MSG_ROWS.format(expected=n_expected, n_prompts=n_prompts, per_prompt=per_prompt, got=len(lines)),
-                path=str(path),
-            )
+    contents = _read_outputs(files, n_prompts, per_prompt)
     texts, parse_lists = _paraphrases(folder, paraphrases, n_prompts, n_paraphrases)
-    slot = np.arange(per_prompt)
-    structure_names = ["original"] + [f"{_SOURCES[(s - 1) % 2]}:{(s - 1) // 2}" for s in slot[1:]]
-    expected = []
-    for k, prompt in enumerate(fixed):
-        expected.append(_squash(prompt))
-        for s in slot[1:]:
-            source, j = _SOURCES[(s - 1) % 2], (s - 1) // 2
-            expected.append(_squash(texts[source][n_paraphrases * k + j]) if texts is not None else "")
+    expected = _expected_prefixes(fixed, texts, n_paraphrases)
 
     labels_all, texts_all, seeds_all, aligned_all = [], [], [], []
     counts: dict[int, int] = {}
     for seed, path in files.items():
-        lines = contents.pop(seed)
-        labels = np.empty(n_expected, dtype=np.int8)
-        aligned = np.ones(n_expected, dtype=bool)
-        row_texts = []
-        for i, line in enumerate(lines):
-            label, tab, text = line.partition("\t")
-            if not tab:
-                raise InputError(_MSG_TAB, path=str(path), line=i + 1)
-            if label not in ("-1", "0", "1", "2"):
-                raise InputError(_MSG_LABEL.format(label=label), path=str(path), line=i + 1)
-            labels[i] = int(label)
-            row_texts.append(text)
-            want = expected[i]
-            if (want or i % per_prompt == 0) and not _starts_with(text, want):
-                aligned[i] = False
+        labels, row_texts, aligned = _read_rows(contents.pop(seed), path, expected, per_prompt)
         counts[seed] = int((~aligned).sum())
         labels_all.append(labels)
         texts_all.extend(row_texts)
@@ -221,18 +187,14 @@ def read_published(  # noqa: C901
 
     n_files = len(files)
     prompt_index = np.tile(np.repeat(np.arange(n_prompts, dtype=np.int32), per_prompt), n_files)
-    group_of = [g for g, _ in parsed]
-    template_of = [t for _, t in parsed]
     frame = pd.DataFrame(
         {
             "seed": np.concatenate(seeds_all),
             "prompt_index": prompt_index,
-            "group": pd.Categorical.from_codes(
-                np.array([groups.index(g) for g in group_of])[prompt_index], categories=list(groups)
+            **_prompt_columns(parsed, groups, prompt_index),
+            "structure": pd.Categorical.from_codes(
+                np.tile(np.arange(per_prompt), n_prompts * n_files), categories=_structure_names(per_prompt)
             ),
-            "template": pd.Categorical([template_of[k] for k in range(n_prompts)])[prompt_index],
-            "kind": pd.Categorical([template_by_phrase(template_of[k]).kind for k in range(n_prompts)])[prompt_index],
-            "structure": pd.Categorical.from_codes(np.tile(slot, n_prompts * n_files), categories=structure_names),
             "label": np.concatenate(labels_all),
             "text": texts_all,
             "aligned": np.concatenate(aligned_all),
@@ -243,10 +205,6 @@ def read_published(  # noqa: C901
     if misaligned == "drop":
         dropped = int((~frame["aligned"]).sum())
         frame = frame[frame["aligned"]].reset_index(drop=True)
-    parses = {}
-    for source, lines in parse_lists.items():
-        for j, parse in enumerate(lines):
-            parses[f"{source}:{j}"] = parse
     summary = DataSummary(
         source="published",
         n_records=n_files * n_expected,
@@ -257,4 +215,84 @@ def read_published(  # noqa: C901
         prompts_source=prompts_source,
         **{**summarise_frame(frame), "seeds": tuple(files)},
     )
-    return PromptData(frame=frame, source="published", data_summary=summary, parses=parses)
+    return PromptData(frame=frame, source="published", data_summary=summary, parses=_parses_by_structure(parse_lists))
+
+
+def _parse_fixed_prompts(fixed: list[str], groups: tuple[str, ...], prompts_source: str) -> list[tuple[str, str]]:
+    """Each fixed prompt's (group, template), an unparsable one located by its line in the prompts file."""
+    parsed = []
+    for number, prompt in enumerate(fixed, start=1):
+        try:
+            parsed.append(parse_fixed_prompt(prompt, groups))
+        except InputError as exc:
+            raise InputError(exc.message, path=prompts_source, line=number) from exc
+    return parsed
+
+
+def _read_outputs(files: dict[int, Path], n_prompts: int, per_prompt: int) -> dict[int, list[str]]:
+    """Every output file's lines by seed, each file checked to have one row per prompt and structure."""
+    n_expected = n_prompts * per_prompt
+    contents: dict[int, list[str]] = {}
+    for seed, path in files.items():
+        contents[seed] = lines = _read_lines(path)
+        if len(lines) != n_expected:
+            raise InputError(
+                _MSG_ROWS.format(expected=n_expected, n_prompts=n_prompts, per_prompt=per_prompt, got=len(lines)),
+                path=str(path),
+            )
+    return contents
+
+
+def _structure_names(per_prompt: int) -> list[str]:
+    """The structure label of each row of a fixed prompt: ``original``, then ``paranmt:<j>`` and ``qqppos:<j>`` alternately."""
+    return ["original"] + [f"{_SOURCES[(s - 1) % 2]}:{(s - 1) // 2}" for s in range(1, per_prompt)]
+
+
+def _expected_prefixes(fixed: list[str], texts: dict[str, list[str]] | None, n_paraphrases: int) -> list[str]:
+    """The squashed prompt each row should start with; ``""`` (unchecked) for paraphrase rows without their files."""
+    expected = []
+    for k, prompt in enumerate(fixed):
+        expected.append(_squash(prompt))
+        for s in range(1, 1 + 2 * n_paraphrases):
+            source, j = _SOURCES[(s - 1) % 2], (s - 1) // 2
+            expected.append(_squash(texts[source][n_paraphrases * k + j]) if texts is not None else "")
+    return expected
+
+
+def _read_rows(lines: list[str], path: Path, expected: list[str], per_prompt: int) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """One output file's labels, texts and alignment flags, a row without a tab or a valid label an error."""
+    labels = np.empty(len(expected), dtype=np.int8)
+    aligned = np.ones(len(expected), dtype=bool)
+    row_texts = []
+    for i, line in enumerate(lines):
+        label, tab, text = line.partition("\t")
+        if not tab:
+            raise InputError(_MSG_TAB, path=str(path), line=i + 1)
+        if label not in ("-1", "0", "1", "2"):
+            raise InputError(_MSG_LABEL.format(label=label), path=str(path), line=i + 1)
+        labels[i] = int(label)
+        row_texts.append(text)
+        want = expected[i]
+        if (want or i % per_prompt == 0) and not _starts_with(text, want):
+            aligned[i] = False
+    return labels, row_texts, aligned
+
+
+def _prompt_columns(parsed: list[tuple[str, str]], groups: tuple[str, ...], prompt_index: np.ndarray) -> dict[str, object]:
+    """The ``group``, ``template`` and ``kind`` columns: each row's fixed prompt's, as categoricals."""
+    group_of = [g for g, _ in parsed]
+    template_of = [t for _, t in parsed]
+    return {
+        "group": pd.Categorical.from_codes(np.array([groups.index(g) for g in group_of])[prompt_index], categories=list(groups)),
+        "template": pd.Categorical(template_of)[prompt_index],
+        "kind": pd.Categorical([template_by_phrase(t).kind for t in template_of])[prompt_index],
+    }
+
+
+def _parses_by_structure(parse_lists: dict[str, list[str]]) -> dict[str, str]:
+    """Structure label (``paranmt:<j>``, ``qqppos:<j>``) -> the AESOP target parse read from the ``.source`` files."""
+    parses = {}
+    for source, lines in parse_lists.items():
+        for j, parse in enumerate(lines):
+            parses[f"{source}:{j}"] = parse
+    return parses

@@ -122,7 +122,7 @@ def default_groups() -> GroupSet:
     return GroupSet(DEFAULT_GROUPS, DEFAULT_PAIRS)
 
 
-def load_groups(path: str | os.PathLike[str]) -> GroupSet:  # noqa: C901
+def load_groups(path: str | os.PathLike[str]) -> GroupSet:
     """Read a groups file (format in the module docstring).
 
     Raises
@@ -132,44 +132,67 @@ def load_groups(path: str | os.PathLike[str]) -> GroupSet:  # noqa: C901
         not name exactly two groups; located by path and line.
     """
     path = Path(path)
-    try:
-        with open_input(path, what="groups file") as handle:  # a pipe or a device is refused, never read
-            lines = handle.read().decode("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read groups file: {exc}", path=str(path)) from exc
+    lines = _read_group_lines(path)
     groups: list[str] = []
     members: dict[str, list[tuple[str, str | None, int]]] = {}
     for number, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].rstrip()
         if not line.strip():
             continue
-        fields = [f.strip() for f in line.split("\t")]
-        if len(fields) > 3:
-            raise InputError(_MSG_FIELDS.format(n=len(fields)), path=str(path), line=number)
-        group = " ".join(fields[0].split())
-        if not group:
-            raise InputError(_MSG_EMPTY_GROUP, path=str(path), line=number)
+        group, fields = _group_fields(line, number, path)
         if group in groups:
             raise InputError(_MSG_DUPLICATE.format(group=group), path=str(path), line=number)
         groups.append(group)
-        if len(fields) >= 2 and fields[1]:
-            role = fields[2] if len(fields) == 3 and fields[2] else None
-            if role not in (None, "a", "b"):
-                raise InputError(_MSG_ROLE.format(role=role), path=str(path), line=number)
-            members.setdefault(fields[1], []).append((group, role, number))
+        membership = _pair_membership(fields, number, path)
+        if membership is not None:
+            pair_name, role = membership
+            members.setdefault(pair_name, []).append((group, role, number))
     if not groups:
         raise InputError(_MSG_NO_GROUPS, path=str(path))
-    pairs = []
-    for name, found in members.items():
-        if len(found) != 2:
-            raise InputError(_MSG_PAIR_SIZE.format(pair=name, n=len(found)), path=str(path), line=found[-1][2])
-        (g1, r1, _), (g2, r2, line2) = found
-        if r1 == "b" or r2 == "a":
-            g1, g2, r1, r2 = g2, g1, r2, r1
-        if r1 == r2 and r1 is not None:
-            raise InputError(_MSG_ROLE.format(role=r1) + " (both groups have the same role)", path=str(path), line=line2)
-        pairs.append(GroupPair(name, g1, g2))
+    pairs = [_group_pair(name, found, path) for name, found in members.items()]
     return GroupSet(tuple(groups), tuple(pairs), source=str(path))
+
+
+def _read_group_lines(path: Path) -> list[str]:
+    """The groups file's lines, decoded as UTF-8 (InputError when it cannot be read)."""
+    try:
+        with open_input(path, what="groups file") as handle:  # a pipe or a device is refused, never read
+            return handle.read().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read groups file: {exc}", path=str(path)) from exc
+
+
+def _group_fields(line: str, number: int, path: Path) -> tuple[str, list[str]]:
+    """A line's group name (whitespace collapsed) and its tab-separated fields, at most three, the group not empty."""
+    fields = [f.strip() for f in line.split("\t")]
+    if len(fields) > 3:
+        raise InputError(_MSG_FIELDS.format(n=len(fields)), path=str(path), line=number)
+    group = " ".join(fields[0].split())
+    if not group:
+        raise InputError(_MSG_EMPTY_GROUP, path=str(path), line=number)
+    return group, fields
+
+
+def _pair_membership(fields: list[str], number: int, path: Path) -> tuple[str, str | None] | None:
+    """The pair name and role (``a``, ``b`` or None) a line's fields give, or None without a pair name."""
+    if len(fields) < 2 or not fields[1]:
+        return None
+    role = fields[2] if len(fields) == 3 and fields[2] else None
+    if role not in (None, "a", "b"):
+        raise InputError(_MSG_ROLE.format(role=role), path=str(path), line=number)
+    return fields[1], role
+
+
+def _group_pair(name: str, found: list[tuple[str, str | None, int]], path: Path) -> GroupPair:
+    """The pair named ``name`` from its two members (group, role, line), the advantaged side first."""
+    if len(found) != 2:
+        raise InputError(_MSG_PAIR_SIZE.format(pair=name, n=len(found)), path=str(path), line=found[-1][2])
+    (g1, r1, _), (g2, r2, line2) = found
+    if r1 == "b" or r2 == "a":
+        g1, g2, r1, r2 = g2, g1, r2, r1
+    if r1 == r2 and r1 is not None:
+        raise InputError(_MSG_ROLE.format(role=r1) + " (both groups have the same role)", path=str(path), line=line2)
+    return GroupPair(name, g1, g2)
 
 
 def template_by_phrase(phrase: str) -> Template:

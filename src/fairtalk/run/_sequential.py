@@ -176,39 +176,46 @@ def run_sequential(
     return finish_axes(works, config, pvalues)
 
 
-def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:  # noqa: C901
+def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:
     """Add this look's repeated p-values, correct the families, and stop each axis decided or out of looks."""
-    spending = config.spending
     for axis in axes:
-        if axis.stopped is not None:
-            continue
-        fractions = axis.fractions[: look + 1]
-        for row in axis.works[-1].scored.rows:
-            if row.p_paired is not None and row.varies:
-                axis.repeated.setdefault(row.name, []).append(repeated_p(row.p_paired, fractions, spending=spending))
-            if row.equivalence.p is not None:
-                p_equivalence = repeated_p(row.equivalence.p, fractions, spending=spending, sides=1)
-                axis.repeated_equivalence.setdefault(row.name, []).append(p_equivalence)
+        if axis.stopped is None:
+            _add_repeated(axis, config, look)
     scored = [(axis.lexicon.axis, axis.works[-1].scored) for axis in axes]
     pvalues = [[axis.sequential(row.name) for row in axis.works[-1].scored.rows] for axis in axes]
     adjusted, _, _ = correct(scored, config, pvalues)
-    alpha = config.score.alpha
     for axis, p_adjusted in zip(axes, adjusted):
-        if axis.stopped is not None:
+        if axis.stopped is None:
+            _stop_if_done(axis, p_adjusted, config.score.alpha, look)
+
+
+def _add_repeated(axis: _Axis, config: AuditConfig, look: int) -> None:
+    """Append this look's repeated p-values (difference and equivalence) of each row of the axis's last work."""
+    spending = config.spending
+    fractions = axis.fractions[: look + 1]
+    for row in axis.works[-1].scored.rows:
+        if row.p_paired is not None and row.varies:
+            axis.repeated.setdefault(row.name, []).append(repeated_p(row.p_paired, fractions, spending=spending))
+        if row.equivalence.p is not None:
+            p_equivalence = repeated_p(row.equivalence.p, fractions, spending=spending, sides=1)
+            axis.repeated_equivalence.setdefault(row.name, []).append(p_equivalence)
+
+
+def _stop_if_done(axis: _Axis, p_adjusted: Sequence[float | None], alpha: float, look: int) -> None:
+    """Record the primary rows decided at this look; stop the axis when all are decided or its looks are spent."""
+    undecided = 0
+    for row, p in zip(axis.works[-1].scored.rows, p_adjusted):
+        if row.name not in axis.works[-1].scored.primary or row.not_tested is not None:
             continue
-        undecided = 0
-        for row, p in zip(axis.works[-1].scored.rows, p_adjusted):
-            if row.name not in axis.works[-1].scored.primary or row.not_tested is not None:
-                continue
-            shown = axis.sequential(row.name, equivalence=True)
-            if (p is not None and p < alpha) or (shown is not None and shown < alpha):
-                axis.decided_at.setdefault(row.name, look + 1)
-            else:
-                undecided += 1
-        if not undecided:
-            axis.stopped = ALL_DECIDED
-        elif look + 1 == len(axis.sizes):
-            axis.stopped = BUDGET_SPENT
+        shown = axis.sequential(row.name, equivalence=True)
+        if (p is not None and p < alpha) or (shown is not None and shown < alpha):
+            axis.decided_at.setdefault(row.name, look + 1)
+        else:
+            undecided += 1
+    if not undecided:
+        axis.stopped = ALL_DECIDED
+    elif look + 1 == len(axis.sizes):
+        axis.stopped = BUDGET_SPENT
 
 
 def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:

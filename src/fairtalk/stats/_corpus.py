@@ -48,7 +48,7 @@ class CorpusBootstrap(NamedTuple):
     n_differing: int | None = None
 
 
-def corpus_bootstrap(  # noqa: C901
+def corpus_bootstrap(
     stat_a: Callable[[np.ndarray], Mapping[str, float]],
     stat_b: Callable[[np.ndarray], Mapping[str, float]],
     index_a: Sequence[int] | np.ndarray,
@@ -78,28 +78,12 @@ def corpus_bootstrap(  # noqa: C901
       distribution's mass beyond the margins, the duality of the interval above.
     - With ``clusters`` (one id per pair), whole clusters swap together.
     """
-    if not 0 < level < 1:
-        raise ValueError(_MSG_LEVEL.format(level=level))
-    if n_resamples < 1:
-        raise ValueError(_MSG_RESAMPLES.format(n=n_resamples))
+    _check_settings(level, n_resamples)
     keys = tuple(keys)
-    ia = np.asarray(index_a, dtype=np.int64).ravel()
-    ib = np.asarray(index_b, dtype=np.int64).ravel()
-    if ia.shape != ib.shape:
-        raise ValueError(_MSG_LENGTHS.format(n_a=ia.size, n_b=ib.size))
-    if ia.size == 0:
-        raise ValueError(_MSG_EMPTY)
-    if n_texts_a != n_texts_b:  # a swap moves a text to the other side, so both must share one index
-        raise ValueError(_MSG_SHARED_INDEX.format(n_a=n_texts_a, n_b=n_texts_b))
-    group = None
-    if clusters is not None:
-        _, group = np.unique(np.asarray(clusters, dtype=object).astype(str).ravel(), return_inverse=True)
+    ia, ib = _paired_indices(index_a, index_b, n_texts_a, n_texts_b)
+    group = _cluster_codes(clusters)
     total = np.bincount(ia, minlength=n_texts_a) + np.bincount(ib, minlength=n_texts_a)
-    differs = ia != ib
-    if group is None:
-        n_units, n_differing = int(ia.size), int(np.count_nonzero(differs))
-    else:
-        n_units, n_differing = int(group.max()) + 1, int(np.unique(group[differs]).size)
+    n_units, n_differing = _unit_counts(ia, ib, group)
     floor_two, floor_one = min(1.0, 2.0 ** (1 - n_differing)), 2.0**-n_differing  # the smallest exact p-values
 
     def difference(side_a: np.ndarray) -> list[float]:
@@ -120,11 +104,54 @@ def corpus_bootstrap(  # noqa: C901
     for k, key in enumerate(keys):
         q_low, q_high = np.quantile(diffs[k], [(1 - level) / 2, (1 + level) / 2])
         p = max(floor_two, (1 + np.count_nonzero(np.abs(diffs[k]) >= abs(observed[k]) - 1e-12)) / (n_resamples + 1))
-        p_eq = None
-        margin = (margins or {}).get(key)
-        if margin is not None and margin > 0:
-            beyond = max(np.count_nonzero(diffs[k] >= observed[k] + margin), np.count_nonzero(diffs[k] <= observed[k] - margin))
-            p_eq = float(min(1.0, max(floor_one, (1 + beyond) / (n_resamples + 1))))
+        p_eq = _p_equivalence(diffs[k], observed[k], (margins or {}).get(key), floor_one)
         ci = (float(observed[k] - q_high), float(observed[k] - q_low))
         out[key] = CorpusBootstrap(ci, float(min(1.0, p)), p_eq, n_units, n_differing)
     return out
+
+
+def _check_settings(level: float, n_resamples: int) -> None:
+    """Raise ValueError for a confidence level outside (0, 1) or fewer than one resample."""
+    if not 0 < level < 1:
+        raise ValueError(_MSG_LEVEL.format(level=level))
+    if n_resamples < 1:
+        raise ValueError(_MSG_RESAMPLES.format(n=n_resamples))
+
+
+def _paired_indices(
+    index_a: Sequence[int] | np.ndarray, index_b: Sequence[int] | np.ndarray, n_texts_a: int, n_texts_b: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides' text indices as flat int64 arrays: equally long, not empty, over one shared set of texts."""
+    ia = np.asarray(index_a, dtype=np.int64).ravel()
+    ib = np.asarray(index_b, dtype=np.int64).ravel()
+    if ia.shape != ib.shape:
+        raise ValueError(_MSG_LENGTHS.format(n_a=ia.size, n_b=ib.size))
+    if ia.size == 0:
+        raise ValueError(_MSG_EMPTY)
+    if n_texts_a != n_texts_b:  # a swap moves a text to the other side, so both must share one index
+        raise ValueError(_MSG_SHARED_INDEX.format(n_a=n_texts_a, n_b=n_texts_b))
+    return ia, ib
+
+
+def _cluster_codes(clusters: Sequence[Hashable] | np.ndarray | None) -> np.ndarray | None:
+    """Each pair's cluster as a code ``0 .. n_clusters - 1`` (ids compared as strings), or None without clusters."""
+    if clusters is None:
+        return None
+    _, group = np.unique(np.asarray(clusters, dtype=object).astype(str).ravel(), return_inverse=True)
+    return group
+
+
+def _unit_counts(ia: np.ndarray, ib: np.ndarray, group: np.ndarray | None) -> tuple[int, int]:
+    """The units that swap (pairs, or clusters) and how many of them have two sides that differ."""
+    differs = ia != ib
+    if group is None:
+        return int(ia.size), int(np.count_nonzero(differs))
+    return int(group.max()) + 1, int(np.unique(group[differs]).size)
+
+
+def _p_equivalence(diffs: np.ndarray, observed: float, margin: float | None, floor: float) -> float | None:
+    """The TOST p of the shifted permutation distribution for a positive margin, else None."""
+    if margin is None or not margin > 0:
+        return None
+    beyond = max(np.count_nonzero(diffs >= observed + margin), np.count_nonzero(diffs <= observed - margin))
+    return float(min(1.0, max(floor, (1 + beyond) / (diffs.size + 1))))
