@@ -13,7 +13,8 @@ a documented submodule and is listed in its ``__all__``:
 - :mod:`fairtalk.store`: the run store and ``CachingResponder``;
 - :mod:`fairtalk.measures`: the measures and their registry (``measure_names``, ``score_unique``);
 - :mod:`fairtalk.stats`: paired tests, intervals, equivalence, power;
-- :mod:`fairtalk.pipeline`, :mod:`fairtalk.results`, :mod:`fairtalk.report`: the wiring, the result records, the files;
+- :mod:`fairtalk.config`, :mod:`fairtalk.run`, :mod:`fairtalk.compare`: the options, the stages wired, two runs compared;
+- :mod:`fairtalk.gates`: the release gates, decided once; :mod:`fairtalk.results`, :mod:`fairtalk.report`: the records, the files;
 - :mod:`fairtalk.debias`, :mod:`fairtalk.training`: CDA, WER, pool filtering; the reference models;
 - :mod:`fairtalk.prompts`: paper 004's stages (templates, paraphrases, completions, regard checks);
 - :mod:`fairtalk.progress`: ``ProgressEvent`` and the progress-callback type.

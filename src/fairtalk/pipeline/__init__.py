@@ -1,11 +1,9 @@
-"""Wiring the stages together: ``score()`` (responses -> results) and ``audit()`` (corpus -> pairs -> responses -> results).
+"""The entry names of earlier versions, kept in one place: each lives in the package of its concept.
 
-This package is the only place that joins stages: ``_options.py`` and ``_config.py`` hold
-the validated options (``ScoreOptions``, ``AuditConfig``); ``_score.py`` scores responses to
-parallel pairs; ``_generate.py`` sends both sides of every pair through a cached model
-(``respond()``, generation alone); ``_run.py`` runs the whole audit per axis; ``_compare.py``
-compares two audits of the same pairs (``compare_runs()``: per key, the change in gap);
-``_reproduce.py`` and ``_reproduce_planted.py`` run the debiasing experiment and the planted-bias check.
+``score()``, ``audit()``, ``respond()`` and ``similarity_test()`` run the stages (:mod:`fairtalk.run`);
+``ScoreOptions`` and ``AuditConfig`` are the options, declared once (:mod:`fairtalk.config`);
+``compare_runs()`` compares two runs (:mod:`fairtalk.compare`); ``reproduce_debias()`` and
+``reproduce_planted()`` reproduce the papers (:mod:`fairtalk.experiments`).
 """
 
 from __future__ import annotations
