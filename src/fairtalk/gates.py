@@ -151,11 +151,10 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
 
 def _change(row: GapChange) -> tuple[bool, str]:
     verdict = row.verdict.value
-    if row.non_inferior:
-        return True, f"{verdict}; shown non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
-    return False, f"{verdict}; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
+    shown = "shown" if row.non_inferior else "not shown"
+    return row.non_inferior, f"{verdict}; {shown} non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
 
 
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:

@@ -326,7 +326,7 @@ class AuditResult(Result[str]):
         return tuple(m.name for m in self.measures if m.primary and m.p_adjusted is not None and m.p_adjusted < level)
 
     def not_equivalent(self) -> tuple[str, ...]:
-        """Names of the primary measures not shown equivalent within their margin (the ``--fail-unless-equivalent`` gate)."""
+        """Names of the primary measures not shown equivalent within their margin (the gate itself: :func:`fairtalk.gates.evaluate`)."""
         return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
 
     @classmethod
