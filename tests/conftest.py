@@ -30,6 +30,77 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # one worker per core: a second math th
         os.environ.setdefault(_name, "1")
 
 
+#: Result files written in this process that do not fit the published JSON Schema: (file kind, error), see
+#: :func:`written_results_fit_the_published_schema`.
+_SCHEMA_PROBLEMS: list[tuple[str, str]] = []
+_DOCS = Path(__file__).resolve().parents[1] / "docs" / "reference"
+
+
+def _schema_checker(kind: str):
+    """A validator of the published ``docs/reference/<kind>.schema.json`` (the file the docs link, not the models)."""
+    import json
+
+    import jsonschema
+
+    schema = json.loads((_DOCS / f"{kind}.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _check_written_results():
+    """Check every ``results.json`` and ``run.json`` that fairtalk writes in this process against the published schema.
+
+    ``AuditResult.to_json`` (an audit's and ``score``'s ``results.json``) and the run index's writer are wrapped; what
+    does not fit is recorded, and :func:`written_results_fit_the_published_schema` fails the test that wrote it. (A CLI
+    run in a subprocess is not seen here; its files are read back through the same schema by the tests that read them.)
+    """
+    import json
+
+    from fairtalk.report import _index
+    from fairtalk.results import AuditResult
+
+    checkers = {"results": _schema_checker("results"), "run": _schema_checker("run")}
+    to_json, write_text_atomic = AuditResult.to_json, _index.write_text_atomic
+
+    def check(kind: str, text: str) -> None:
+        error = jsonschema_error(checkers[kind], json.loads(text))
+        if error is not None:
+            _SCHEMA_PROBLEMS.append((kind, error))
+
+    def checked_to_json(self: AuditResult) -> str:
+        text = to_json(self)
+        check("results", text)
+        return text
+
+    def checked_write(path, text: str, *args, **kwargs):
+        if Path(path).name == _index.RUN_FILE:
+            check("run", text)
+        return write_text_atomic(path, text, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AuditResult, "to_json", checked_to_json)
+        patch.setattr(_index, "write_text_atomic", checked_write)
+        yield
+
+
+def jsonschema_error(checker, data: object) -> str | None:
+    """The first error of ``data`` against a JSON Schema validator, as ``field: message``; None when it fits."""
+    error = next(iter(checker.iter_errors(data)), None)
+    if error is None:
+        return None
+    return f"{'.'.join(str(p) for p in error.absolute_path) or '(top)'}: {error.message[:300]}"
+
+
+@pytest.fixture(autouse=True)
+def written_results_fit_the_published_schema():
+    """Fail a test whose run wrote a ``results.json`` or ``run.json`` that the published JSON Schema refuses."""
+    before = len(_SCHEMA_PROBLEMS)
+    yield
+    new = _SCHEMA_PROBLEMS[before:]
+    del _SCHEMA_PROBLEMS[before:]
+    assert not new, f"result files written by this test do not fit docs/reference/*.schema.json: {new}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Declare the ``ray`` mark (a test that starts Ray without the :func:`cluster` fixture)."""
     config.addinivalue_line("markers", "ray: starts a Ray cluster (run by one xdist worker with the other Ray tests)")

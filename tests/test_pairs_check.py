@@ -11,6 +11,7 @@ import fairtalk
 from fairtalk import Lexicon, Pair, Swapper, check_pairs, load_lexicon
 from fairtalk.cli import app
 from fairtalk.lexicons import WordPair
+from fairtalk.results import SCHEMA_VERSION
 
 
 def _pair(pid: str, a: str, b: str, side: str) -> Pair:
@@ -90,7 +91,7 @@ def test_audit_writes_the_check_and_the_report_links_it(tmp_path: Path) -> None:
     folder = tmp_path / "rep" / "gender"
     on_disk = (folder / "pairs_check.json").read_text(encoding="utf-8")
     assert on_disk == axis_run.pairs_check.to_json()
-    assert json.loads(on_disk) == json.loads(json.dumps(axis_run.pairs_check.to_dict()))
+    assert json.loads(on_disk) == {"schema_version": SCHEMA_VERSION, **json.loads(json.dumps(axis_run.pairs_check.to_dict()))}
     html = (folder / "report.html").read_text()
     assert 'href="pairs_check.json"' in html and "Counterfactual validity: " in html
     assert "[pairs_check.json](pairs_check.json)" in (folder / "report.md").read_text()

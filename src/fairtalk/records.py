@@ -26,9 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+#: The version of the files this fairtalk writes and reads (``results.json``, ``run.json``, ``pairs_check.json``, a
+#: regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`.
+SCHEMA_VERSION = 1
+
 __all__ = [
     "ASSISTANT_MARK",
     "ROLE_MARKS",
+    "SCHEMA_VERSION",
     "TURN_SEPARATOR",
     "USER_MARK",
     "Context",
@@ -351,8 +356,8 @@ class PairsCheck:
         )
 
     def to_json(self) -> str:
-        """The text of ``pairs_check.json``: ``to_dict()`` as indented JSON, with a final newline."""
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        """The text of ``pairs_check.json``: ``to_dict()`` after its ``schema_version``, as indented JSON, with a final newline."""
+        return json.dumps({"schema_version": SCHEMA_VERSION, **self.to_dict()}, indent=2, ensure_ascii=False) + "\n"
 
 
 def _two(groups: Sequence[str]) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.prompts._regard_check import check_labels, read_labels
+from fairtalk.results import SCHEMA_VERSION
 
 runner = CliRunner()
 
@@ -69,7 +70,8 @@ def test_label_then_check_round_trip(tmp_path) -> None:  # noqa: ANN001
     checked = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(out), "-o", str(report)])
     assert checked.exit_code == 0, checked.output
     assert "agreement" in checked.output and "gap man - woman" in checked.output
-    assert json.loads(report.read_text())["n"] == 2
+    written = json.loads(report.read_text())
+    assert written["n"] == 2 and written["schema_version"] == SCHEMA_VERSION  # a result file, versioned like the others
 
 
 def test_regard_cli_errors_are_clean(tmp_path) -> None:  # noqa: ANN001

@@ -93,12 +93,14 @@ class RegardCheck:
     instrument: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write ``to_dict()`` as JSON, atomically."""
+        """Write ``to_dict()`` as JSON after its ``schema_version``, atomically."""
         import json
 
         from fairtalk.files import write_text_atomic
+        from fairtalk.records import SCHEMA_VERSION
 
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        payload = {"schema_version": SCHEMA_VERSION, **self.to_dict()}
+        write_text_atomic(path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: rows of ``confusion`` are gold labels, columns predicted, in :data:`LABEL_NAMES` order."""

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["SCHEMA_VERSION", "describe"]
+from fairtalk.records import SCHEMA_VERSION
 
-#: The version of the result files this fairtalk writes and reads; raised when their shape changes.
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "describe"]
 
 
 def describe(value: object) -> str:
