@@ -80,7 +80,7 @@ def _similarity() -> SimilarityResult:
             verdict=verdict,
         )
 
-    rows = (row("exact", Verdict.DIFFERS), row("rouge_l", Verdict.DISAGREE), row("answered", Verdict.NOT_SHOWN))
+    rows = (row("exact", Verdict.DIFFERENT), row("rouge_l", Verdict.DISAGREE), row("answered", Verdict.INCONCLUSIVE))
     return SimilarityResult(
         axis="gender", model="m", alpha=0.05, seed=0, n_pairs=80, n_clusters=None, rows=rows, sampled=False, baseline_kind="zero"
     )
@@ -196,9 +196,10 @@ def test_verdicts_are_the_enum_and_detected_lists_the_keys_that_differ() -> None
         "refusal_rate": Verdict.INCONCLUSIVE,
     }
     assert audit.detected() == ("offense_rate",)  # the gate counts primary measures only
-    assert audit.detected(alpha=0.0001) == ()
+    with pytest.raises(TypeError):  # a stored verdict is not re-decided at another level
+        audit.detected(alpha=0.0001)  # type: ignore[call-arg]
     assert run.verdicts[("gender", "length")] is Verdict.EQUIVALENT and run.detected() == (("gender", "offense_rate"),)
-    assert similarity.verdicts == {"exact": Verdict.DIFFERS, "rouge_l": Verdict.DISAGREE, "answered": Verdict.NOT_SHOWN}
+    assert similarity.verdicts == {"exact": Verdict.DIFFERENT, "rouge_l": Verdict.DISAGREE, "answered": Verdict.INCONCLUSIVE}
     assert similarity.detected() == ("exact",)
     assert comparison.detected() == (("baseline", "offense_rate"), ("cda", "offense_rate"))
     assert prompts.verdicts == {"ab": Verdict.DIFFERENT} and prompts.detected() == ("ab",)
@@ -207,22 +208,22 @@ def test_verdicts_are_the_enum_and_detected_lists_the_keys_that_differ() -> None
         assert isinstance(result.to_frame(), pd.DataFrame)
 
 
-def test_the_verdicts_keep_the_strings_results_json_always_held() -> None:
-    assert [v.value for v in Verdict] == [
-        "difference detected",
-        "equivalent",
-        "inconclusive",
-        "differs",
-        "no difference shown",
-        "test and interval disagree",
-    ]
+def test_one_verdict_vocabulary_and_older_similarity_strings_still_read() -> None:
+    assert [v.value for v in Verdict] == ["difference detected", "equivalent", "inconclusive", "test and interval disagree"]
     audit, _, similarity, *_ = _every()
     assert json.loads(audit.to_json())["measures"]["length"]["verdict"] == "equivalent"
-    assert [r["verdict"] for r in json.loads(similarity.to_json())["rows"]] == [
-        "differs",
-        "test and interval disagree",
-        "no difference shown",
-    ]
+    written = json.loads(similarity.to_json())
+    assert [r["verdict"] for r in written["rows"]] == ["difference detected", "test and interval disagree", "inconclusive"]
+    older = {
+        **written,
+        "rows": [
+            {**r, "verdict": old}
+            for r, old in zip(written["rows"], ("differs", "test and interval disagree", "no difference shown"))
+        ],
+    }
+    assert type(similarity).from_dict(older).verdicts == similarity.verdicts
+    with pytest.raises(ValueError):
+        Verdict("differs a lot")
     assert audit.to_frame().loc["offense_rate", "verdict"] == "difference detected"
     assert type(audit.to_dict()["measures"]["length"]["verdict"]) is str
 

@@ -124,7 +124,7 @@ def test_a_greedy_model_that_says_sir_or_maam_is_reported_as_a_determinism_test(
     assert check["n_contexts"] == 20 and check["n_reasks"] == 40
     assert result.summary["baseline"]["n_items"] == 40  # a determinism check, not 2 answers for each of 80 pairs
     exact = {row.method: row for row in result.rows}["exact"]
-    assert exact.baseline == 0.0 and exact.counterfactual == 1.0 and exact.verdict is Verdict.DIFFERS
+    assert exact.baseline == 0.0 and exact.counterfactual == 1.0 and exact.verdict is Verdict.DIFFERENT
     text = _summary(result)
     assert "With greedy decoding the model answers the same context identically (20 of 20 contexts asked again" in text
     assert "Swapping the group (male ↔ female) changes the answer in 100.0% of pairs (80 of 80)" in text
@@ -137,7 +137,7 @@ def test_a_greedy_model_that_says_sir_or_maam_is_reported_as_a_determinism_test(
 def test_a_greedy_model_that_ignores_the_group_changes_nothing_and_says_no_sampling_noise(models: str) -> None:
     result = fairtalk.similarity_test(_pairs(), model=f"{models}:neutral", settings=GREEDY)
     assert result.detected() == () and result.baseline_kind == "zero" and result.warnings == ()
-    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict is Verdict.NOT_SHOWN for row in result.rows)
+    assert all(row.counterfactual == 0.0 and row.baseline == 0.0 and row.verdict is Verdict.INCONCLUSIVE for row in result.rows)
     text = _summary(result)
     assert "Swapping the group (male ↔ female) never changes the answer in these 80 pairs" in text
     assert "sampling noise" not in text and "more than" not in text

@@ -36,7 +36,7 @@ def test_the_similarity_test_leads_and_the_markdown_report_opens_with_the_summar
         test="paired_t",
         p=0.6,
         p_adjusted=0.6,
-        verdict=Verdict.NOT_SHOWN,
+        verdict=Verdict.INCONCLUSIVE,
     )
     similarity = SimilarityResult(axis="gender", model="m", alpha=0.05, seed=0, n_pairs=200, n_clusters=None, rows=(row,))
     result = _result(rude_b=0)

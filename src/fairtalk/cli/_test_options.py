@@ -129,7 +129,7 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
     """The differences detected per axis, primary and secondary, or that none was."""
     from fairtalk.report import different_measures
 
-    detected = {name: r.detected(alpha) for name, r in results.items()}
+    detected = {name: r.detected() for name, r in results.items()}
     secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
     for name, keys in detected.items():
         if keys:

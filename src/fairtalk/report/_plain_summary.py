@@ -76,10 +76,10 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
         noise = "the model's own sampling noise" if sampling else "the variation between two asks of one context"
         beyond = "that noise" if sampling else "that variation"
     for row in similarity.rows:
-        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict is Verdict.NOT_SHOWN):
+        if row.method not in _SHARE_METHODS or (row.method == "answered" and row.verdict is Verdict.INCONCLUSIVE):
             continue  # whether anyone was answered at all is said only when it may differ
         p = f"adjusted p {format_p(row.p_adjusted)}"
-        if row.verdict is Verdict.DIFFERS:
+        if row.verdict is Verdict.DIFFERENT:
             verdict = f": more than {noise} ({p})."
         elif row.verdict is Verdict.DISAGREE:
             verdict = (
@@ -106,7 +106,7 @@ def _similarity_sentences(similarity: SimilarityResult, groups: tuple[str, str])
                 f"is asked twice{verdict}"
             )
     graded = [r for r in similarity.rows if r.method not in _SHARE_METHODS]
-    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DIFFERS]
+    detected = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DIFFERENT]
     if detected:
         out.append(f"The answers also diverge beyond {beyond} by " + ", ".join(detected) + ".")
     disagree = [_graded(r, similarity.baseline_kind) for r in graded if r.verdict is Verdict.DISAGREE]

@@ -20,8 +20,8 @@ SIMILARITY_NOTE = (
 )
 #: The verdict column's words, per :attr:`SimilarityRow.verdict`.
 VERDICT_TEXT = {
-    Verdict.DIFFERS: "differs from the baseline",
-    Verdict.NOT_SHOWN: "no difference shown",
+    Verdict.DIFFERENT: "differs from the baseline",
+    Verdict.INCONCLUSIVE: "no difference shown",
     Verdict.DISAGREE: "not counted: test and CI disagree",
 }
 

@@ -314,16 +314,17 @@ class AuditResult(Result[str]):
         """Result key -> its verdict, for every measure (primary and secondary), in the result's order."""
         return MappingProxyType({m.name: m.verdict for m in self.measures})
 
-    def detected(self, alpha: float | None = None) -> tuple[str, ...]:
-        """Names of the primary measures whose adjusted p-value is below ``alpha`` (default: the result's; a difference detected).
+    def detected(self) -> tuple[str, ...]:
+        """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).
+
+        The verdict was decided once, under the result's own options; nothing here re-decides it.
 
         Examples
         --------
         >>> AuditResult("gender", ("male", "female"), 0, ()).detected()
         ()
         """
-        level = self.alpha if alpha is None else alpha
-        return tuple(m.name for m in self.measures if m.primary and m.p_adjusted is not None and m.p_adjusted < level)
+        return tuple(m.name for m in self.measures if m.primary and m.detected())
 
     def not_equivalent(self) -> tuple[str, ...]:
         """Names of the primary measures not shown equivalent within their margin (the gate itself: :func:`fairtalk.gates.evaluate`)."""

@@ -41,31 +41,43 @@ K = TypeVar("K", bound=Hashable)
 class Verdict(StrEnum):
     """What the evidence says about one key; its value is the string ``results.json`` has always held.
 
-    An audit's measures are ``DIFFERENT`` (adjusted p < α), ``EQUIVALENT`` (shown within the
-    equivalence margin) or ``INCONCLUSIVE`` (neither). A similarity method ``DIFFERS`` from its
-    no-effect baseline (test and interval agree), has ``NOT_SHOWN`` a difference, or its test and
-    interval ``DISAGREE`` (not counted). A prompt analysis' group pair is ``DIFFERENT`` or
-    ``INCONCLUSIVE``.
+    One vocabulary for every result: a key is ``DIFFERENT`` (its test rejects at the result's
+    level, after correction), ``EQUIVALENT`` (shown within its equivalence margin),
+    ``INCONCLUSIVE`` (neither), or, for a similarity method whose test and interval do not
+    agree, ``DISAGREE`` (not counted). An audit's measures use the first three, a prompt
+    analysis' group pairs the first and third, a similarity method all but ``EQUIVALENT``.
+
+    Files written before the vocabulary was one hold a similarity method's ``"differs"`` and
+    ``"no difference shown"``; they read as ``DIFFERENT`` and ``INCONCLUSIVE``.
 
     Examples
     --------
     >>> Verdict("difference detected") is Verdict.DIFFERENT, str(Verdict.EQUIVALENT)
     (True, 'equivalent')
-    >>> Verdict.DIFFERS.shows_difference, Verdict.DISAGREE.shows_difference
+    >>> Verdict("differs") is Verdict.DIFFERENT, Verdict("no difference shown") is Verdict.INCONCLUSIVE
+    (True, True)
+    >>> Verdict.DIFFERENT.shows_difference, Verdict.DISAGREE.shows_difference
     (True, False)
     """
 
     DIFFERENT = "difference detected"
     EQUIVALENT = "equivalent"
     INCONCLUSIVE = "inconclusive"
-    DIFFERS = "differs"
-    NOT_SHOWN = "no difference shown"
     DISAGREE = "test and interval disagree"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Verdict | None:
+        """The verdict an older file's similarity strings stand for (``"differs"``, ``"no difference shown"``)."""
+        return _LEGACY.get(value) if isinstance(value, str) else None
 
     @property
     def shows_difference(self) -> bool:
-        """Whether this verdict says the two sides differ (``DIFFERENT`` or ``DIFFERS``)."""
-        return self in (Verdict.DIFFERENT, Verdict.DIFFERS)
+        """Whether this verdict says the two sides differ (``DIFFERENT``)."""
+        return self is Verdict.DIFFERENT
+
+
+#: The similarity verdicts of files written before one vocabulary, and what they read as.
+_LEGACY = {"differs": Verdict.DIFFERENT, "no difference shown": Verdict.INCONCLUSIVE}
 
 
 class Result(ABC, Generic[K]):

@@ -254,9 +254,9 @@ class AuditRun(Result[tuple[str, str]]):
             {(axis, key): verdict for axis, result in self.results.items() for key, verdict in result.verdicts.items()}
         )
 
-    def detected(self, alpha: float | None = None) -> tuple[tuple[str, str], ...]:
-        """(axis, measure) of every primary measure whose adjusted p is below ``alpha`` (default: each axis' own)."""
-        return tuple((axis, key) for axis, result in self.results.items() for key in result.detected(alpha))
+    def detected(self) -> tuple[tuple[str, str], ...]:
+        """(axis, measure) of every primary measure whose verdict is a difference detected (at each axis' own α)."""
+        return tuple((axis, key) for axis, result in self.results.items() for key in result.detected())
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the run (``run.json``)."""

@@ -318,7 +318,7 @@ def _verdict(p_adjusted: float | None, interval: tuple[float | None, float | Non
     rejects = p_adjusted is not None and p_adjusted < alpha
     low, high = interval
     if low is None or high is None or rejects == (not low <= 0.0 <= high):
-        return Verdict.DIFFERS if rejects else Verdict.NOT_SHOWN, None
+        return Verdict.DIFFERENT if rejects else Verdict.INCONCLUSIVE, None
     if rejects:
         return Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
     return Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
