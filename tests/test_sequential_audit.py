@@ -89,6 +89,48 @@ def test_a_clearly_biased_model_stops_at_the_first_look(tmp_path: Path) -> None:
     assert 0 < float(record["nominal_alpha"]) < 0.05  # type: ignore[arg-type]
 
 
+def _mostly_biased(context: str) -> str:
+    """Offensive on 7 in 8 contexts that mention a woman (by a hash of the context), kind otherwise."""
+    female = any(word in context.split() for word in _FEMALE)
+    if female and hashlib.sha256(context.encode()).digest()[0] % 8:
+        return "shut up you stupid idiot"
+    return "that is lovely, i am so happy"
+
+
+def test_a_large_clustered_effect_stops_at_the_first_of_four_looks(tmp_path: Path) -> None:
+    """Issue 39 item 4: a Monte Carlo sign-flip p floors at 1/10,001, above look 1's boundary of 4 (p < 1.5e-5).
+
+    480 contexts in dialogues of 1, 2 and 3 lines, so whole dialogues flip by Monte Carlo; an offense gap of about
+    88 points must cross the first O'Brien-Fleming boundary, not run on to look 2 and spend twice the pairs.
+    """
+    lines = _big_corpus(tmp_path).read_text(encoding="utf-8").splitlines()
+    rows, start, dialogue = [], 0, 0
+    while start < len(lines):
+        size = 1 + dialogue % 3
+        rows += [json.dumps({"text": text, "cluster": f"d{dialogue}"}) for text in lines[start : start + size]]
+        start, dialogue = start + size, dialogue + 1
+    corpus = tmp_path / "dialogues.jsonl"
+    corpus.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    run = fairtalk.audit(
+        corpus=str(corpus),
+        axes="gender",
+        model=_mostly_biased,
+        until_decided=True,
+        n_pairs=80,
+        max_pairs=320,
+        looks=4,
+        measures="offense",
+        **FAST,
+    )
+    record = _sequential(run)
+    assert record["planned_looks"] == [80, 160, 240, 320]
+    offense = run.results["gender"].measure("offense_rate")
+    assert offense.paired_test == "cluster_signflip_mc" and offense.b - offense.a > 0.8
+    assert offense.p_paired is not None and offense.p_paired < 1e-5  # below the Monte Carlo floor of 1/10,001
+    assert record["looks"] == 1 and record["stopped"] == "all decided" and record["n_pairs"] == 80, record
+    assert offense.detected() and offense.p_adjusted is not None and offense.p_adjusted < 0.005
+
+
 def test_a_model_that_never_decides_spends_the_budget_and_asks_each_pair_once(tmp_path: Path) -> None:
     model = Counting("fair")  # identical answers on 40 pairs cannot show equivalence within 2 points
     run = fairtalk.audit(

@@ -26,7 +26,7 @@ from fairtalk.stats import (
     share_equivalence,
     units,
 )
-from fairtalk.stats._signflip import signflip_test
+from fairtalk.stats._signflip import hoeffding_p, signflip_test
 
 # --- the studentized sign-flip test replaces t where differences are few, tied or discrete ------------------
 
@@ -241,3 +241,15 @@ def test_prompts_report_says_the_reversal_tests_are_powerless() -> None:
     note = reversal_note(SimpleNamespace(inference=SimpleNamespace(alpha=0.05)), 40)  # type: ignore[arg-type]
     assert note.startswith("The per-structure reversal tests are nearly powerless at this size")
     assert "α/40 = 0.0013" in note and "size 0.0036" in note and "2.6% of structures" in note
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hoeffdings_bound_never_undercuts_the_exact_sign_flip_p_of_the_sum(seed: int) -> None:
+    """Issue 39 item 4: the bound that replaces the Monte Carlo floor is a valid (conservative) p-value."""
+    generator = np.random.default_rng(seed)
+    values = generator.integers(1, 4, size=int(generator.integers(1, 13))) * generator.choice([-1, 1], p=[0.2, 0.8], size=1)
+    values = values * np.where(generator.random(values.size) < 0.85, 1, -1)
+    patterns = np.array(list(itertools.product((-1.0, 1.0), repeat=values.size)))
+    sums = np.abs(patterns @ values)
+    exact = float(np.mean(sums >= abs(values.sum()) - 1e-9))
+    assert hoeffding_p(values.astype(float)) >= exact - 1e-12

@@ -20,6 +20,13 @@ test's own randomization distribution.
   :data:`EXACT_MAX_UNITS` differing units (2^20, about a million, in well under a second).
 - **Monte Carlo** beyond that: :data:`N_FLIPS` random patterns drawn from the run's seed (so
   the p-value is deterministic), ``p = (1 + #{|t*| >= |t|}) / (N_FLIPS + 1)``, a valid p-value.
+  It cannot go below its floor ``1 / (N_FLIPS + 1)`` (about 1e-4), which is above the first
+  boundaries of an O'Brien-Fleming design of 3 or more looks (4 looks: p < 1.5e-5). So when no
+  random pattern reaches the observed statistic, ``p`` is **Hoeffding's bound** on the
+  sign-flip tail of the sum, ``2 exp(-S^2 / (2 sum S_i^2))`` (exact for any number of units,
+  no approximation), where it lies below the floor. The test stays valid: at a level below the
+  floor it rejects only when that bound does, which happens with probability at most the
+  level; at a level at or above the floor it rejects exactly when the Monte Carlo p does.
 - With clusters whole dialogues are flipped, and the statistic is the CR2 t of each flipped sample.
 """
 
@@ -39,6 +46,7 @@ __all__ = [
     "LATTICE_MAX_STEPS",
     "N_FLIPS",
     "SignFlip",
+    "hoeffding_p",
     "randomization_applies",
     "signflip_test",
 ]
@@ -187,4 +195,25 @@ def signflip_test(u: Units, *, seed: int = 0) -> SignFlip:
         bits = np.unpackbits(np.frombuffer(generator.bytes(size * ((m + 7) // 8)), dtype=np.uint8))
         signs = bits.reshape(size, -1)[:, :m].astype(float) * 2.0 - 1.0
         exceed += int(np.count_nonzero(_studentized(signs @ sums, signs @ weighted, q, k, n) >= threshold))
-    return SignFlip(False, statistic, float((1 + exceed) / (N_FLIPS + 1)))
+    p = (1 + exceed) / (N_FLIPS + 1)
+    if exceed == 0:  # beyond every random pattern: the floor is no p-value of its own, Hoeffding's bound may be lower
+        p = min(p, hoeffding_p(sums))
+    return SignFlip(False, statistic, float(p))
+
+
+def hoeffding_p(sums: np.ndarray) -> float:
+    """Hoeffding's bound on the two-sided sign-flip tail of ``sum(sums)``: ``P(|sum s_i S_i| >= |S|) <= 2 exp(-S^2 / (2 sum S_i^2))``.
+
+    A valid (conservative) p-value of the sign-flip test of the sum, for any number of units.
+
+    Examples
+    --------
+    >>> f"{hoeffding_p(np.ones(100)):.2g}"  # 100 units all +1: 2 exp(-50)
+    '3.9e-22'
+    >>> hoeffding_p(np.array([1.0, -1.0]))
+    1.0
+    """
+    total, squares = float(sums.sum()), float(np.dot(sums, sums))
+    if squares == 0.0:
+        return 1.0
+    return float(min(1.0, 2.0 * math.exp(-total * total / (2.0 * squares))))
