@@ -130,3 +130,40 @@ def test_done_stops_the_server(axis_folder: Path, tmp_path: Path) -> None:
     thread.join(timeout=10)
     server.server_close()
     assert not thread.is_alive() and server.finished
+
+
+# ---------------------------------------------------------------------------- a full disk (issue 38 item 8)
+
+
+def test_a_label_the_full_disk_refuses_is_a_507_the_page_shows_and_no_torn_row(
+    page: LabelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    gold = tmp_path / "gold.jsonl"
+    for step in range(10):
+        assert _request(page, "POST", _base(page) + "label", {"step": step, "value": step % 2})[0] == 200
+    before = gold.read_bytes()
+    real = os.write
+    asked: list[int] = []
+
+    def full_disk(fd: int, data: bytes) -> int:  # the first write of the row takes half of it, the next finds no space
+        if b'"annotator"' not in bytes(data[:200]) and not asked:
+            return real(fd, data)
+        asked.append(len(data))
+        if len(asked) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", full_disk)
+        status, body = _request(page, "POST", _base(page) + "label", {"step": 10, "value": 1, "note": "n" * 300})
+    answer = json.loads(body)
+    assert asked and status == 507, (status, body)
+    assert "not saved" in answer["error"] and "No space left on device" in answer["error"]  # what the page shows
+    assert answer["state"]["step"] == 10 and answer["state"]["given"] == 10
+    assert gold.read_bytes() == before  # ten whole rows, no torn eleventh
+    assert [json.loads(line)["offense_rate"] for line in gold.read_text().splitlines()] == [s % 2 for s in range(10)]
+    status, body = _request(page, "POST", _base(page) + "label", {"step": 10, "value": 1})  # room again: given once
+    assert status == 200 and json.loads(body)["given"] == 11 and len(read_gold(gold).labels) == 11

@@ -1,10 +1,12 @@
 """The gold file while a person labels: every label appended and fsynced the moment it is given; undo; resume after a kill.
 
-A label is one JSON line appended to ``GOLD.jsonl`` (flushed and fsynced before the page hears
-back), so a killed server or a closed tab loses nothing. **Undo rewrites the file atomically**
-without the annotator's last row (a temporary file beside it, fsynced, then renamed over it): the
-file always holds exactly one row per label given, so ``fairtalk regard check --gold`` and
-``read_gold`` read it as it is, with no retraction rows to replay.
+A label is one JSON line appended to ``GOLD.jsonl`` (written whole, looping on short writes, and
+fsynced before the page hears back), so a killed server or a closed tab loses nothing; a write the
+disk refuses (a full disk) is cut back to the rows before it and reported, never acknowledged.
+**Undo rewrites the file atomically** without the annotator's last row (a temporary file beside
+it, fsynced, then renamed over it): the file always holds exactly one row per label given, so
+``fairtalk regard check --gold`` and ``read_gold`` read it as it is, with no retraction rows to
+replay.
 
 Beside it, ``GOLD.jsonl.sample.json`` records what drew the sample: the input and its sha256,
 the seed, the size, the measures, and the items in order. A restart with the same ``-o`` checks
@@ -17,6 +19,7 @@ their own; one annotator labels in one session at a time.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -45,6 +48,9 @@ _MSG_ANNOTATOR = "--annotator must be a non-empty name, got {name!r}"
 _MSG_NOT_NEXT = "label {step} is not the next one to give ({position})"
 _MSG_VALUE = "{value!r} is not a label of {field} (one of {choices})"
 _MSG_NOTHING_TO_UNDO = "nothing to undo"
+_MSG_WRITE = "the label was not saved: cannot write the gold file ({reason})"
+_MSG_ROLLED_BACK = "; the file keeps every label given before it"
+_MSG_NOT_ROLLED_BACK = "; a torn row may be left at its end (dropped when labelling resumes)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +207,8 @@ class GoldLog:
         InputError
             ``step`` is not :attr:`position`, or ``value`` is not one of the scheme's labels.
         OutputError
-            The file cannot be written.
+            The row cannot be written whole and fsynced (a full disk): the file is cut back to the
+            rows before it and the label is not given.
         """
         if step != self.position:
             raise InputError(_MSG_NOT_NEXT.format(step=step, position=self.position))
@@ -213,17 +220,33 @@ class GoldLog:
         line = json_line(self._row(current, choice.value, note.strip())).encode("utf-8")
         try:
             with self._locked():
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    os.write(fd, line)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        except OSError as exc:
-            raise OutputError(f"cannot write the label ({exc.strerror or exc})", path=str(self.path)) from exc
+                self._append(line)
+        except OSError as exc:  # the lock itself
+            raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc), path=str(self.path)) from exc
         key = (current.index, current.scheme.field)
         self._done.add(key)
         self._order.append(key)
+
+    def _append(self, line: bytes) -> None:
+        """Append one whole row and fsync it; on any failure the file is cut back to the rows before it (OutputError).
+
+        Called under :meth:`_locked`, so no other writer of the file appends meanwhile and its size
+        before the write is where the row begins.
+        """
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc), path=str(self.path)) from exc
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, line)
+                os.fsync(fd)
+            except OSError as exc:
+                kept = _MSG_ROLLED_BACK if _truncate(fd, size) else _MSG_NOT_ROLLED_BACK
+                raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc) + kept, path=str(self.path)) from exc
+        finally:
+            os.close(fd)
 
     def undo(self) -> None:
         """Remove this annotator's last label of the sample: the file is rewritten atomically without that row.
@@ -260,3 +283,23 @@ class GoldLog:
             mine: ItemKey = (str(row.get("pair_id")), row.get("side"))
             return mine == (item.id, item.side) and field in row
         return str(row.get("id")) == item.id and "label" in row
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data``, looping on short writes; a write that makes no progress is ENOSPC."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+def _truncate(fd: int, size: int) -> bool:
+    """Cut the file back to ``size`` bytes (the rows before a failed write) and fsync it; whether that worked."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        return False
+    return True

@@ -14,7 +14,9 @@ computed by :func:`~fairtalk.gold._agreement.agreement`, as ``fairtalk label --a
 Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
 the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
 done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
-(a second tab, a stale page) is answered 409 with the current state, never written.
+(a second tab, a stale page) is answered 409 with the current state, never written; one the disk
+would not take whole (a full disk) is answered 507 with the error the page shows, and the file is
+cut back to its whole rows.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fairtalk._templating import jinja_environment
-from fairtalk.errors import FairtalkError, InputError
+from fairtalk.errors import FairtalkError, InputError, OutputError
 from fairtalk.gold._agreement import agreement
 from fairtalk.gold._labels import GoldLog
 from fairtalk.gold._schemes import question
@@ -162,6 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             state = self.server.change(route, body)
+        except OutputError as exc:  # not saved (a full disk): the page shows it, and nothing is acknowledged
+            self._json(507, {"error": str(exc), "state": self.server.state()})
+            return
         except FairtalkError as exc:
             self._json(409, {"error": str(exc), "state": self.server.state()})
             return
