@@ -293,3 +293,44 @@ def test_two_annotators_writing_at_once_never_tear_each_others_rows(
     rows = [json.loads(line) for line in gold.read_text().splitlines()]  # every line a whole row
     assert sorted((r["annotator"], r["note"]) for r in rows) == sorted([("ann", "ann" * 40)] * 8 + [("bo", "bo" * 40)] * 8)
     assert read_gold(gold).annotators in (("ann", "bo"), ("bo", "ann"))
+
+
+# ---------------------------------------------------------------------------- one session per annotator (item 9)
+
+
+def test_one_annotator_holds_one_session_on_a_file_and_others_may_share_it(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    first = _log(axis_folder, gold)
+    first.claim()
+    try:
+        assert first.session_lock_path == tmp_path / "gold.jsonl.ann.lock" and first.session_lock_path.exists()
+        second = _log(axis_folder, gold)
+        with pytest.raises(InputError, match=r"annotator 'ann' is already labelling .*gold\.jsonl in another session"):
+            second.claim()
+        other = _log(axis_folder, gold, annotator="bo")
+        other.claim()  # another annotator shares the file
+        first.add(0, 1)
+        other.add(0, 0)
+        other.release()
+    finally:
+        first.release()
+    assert not first.session_lock_path.exists()
+    second.claim()  # the first session ended: the next one may start, and resumes where it left off
+    try:
+        assert second.position == 1
+    finally:
+        second.release()
+
+
+def test_a_lock_file_a_killed_session_left_does_not_block_and_names_are_kept_apart(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    (tmp_path / "gold.jsonl.ann.lock").write_text("")  # left by a killed session: unlocked
+    log = _log(axis_folder, gold)
+    log.claim()
+    log.release()
+    odd = _log(axis_folder, gold, annotator="a/b c")
+    assert odd.session_lock_path == tmp_path / "gold.jsonl.a%2Fb%20c.lock"
+    long = _log(axis_folder, gold, annotator="x" * 300)
+    assert long.session_lock_path.parent == tmp_path and len(long.session_lock_path.name) < 255
+    long.claim()
+    long.release()

@@ -167,3 +167,23 @@ def test_a_label_the_full_disk_refuses_is_a_507_the_page_shows_and_no_torn_row(
     assert [json.loads(line)["offense_rate"] for line in gold.read_text().splitlines()] == [s % 2 for s in range(10)]
     status, body = _request(page, "POST", _base(page) + "label", {"step": 10, "value": 1})  # room again: given once
     assert status == 200 and json.loads(body)["given"] == 11 and len(read_gold(gold).labels) == 11
+
+
+# ---------------------------------------------------------------------------- one session per annotator (item 9)
+
+
+def test_a_second_server_of_one_annotator_on_one_file_is_refused(page: LabelServer, tmp_path: Path) -> None:
+    from fairtalk.errors import InputError
+    from fairtalk.gold import GoldLog, label_schemes
+
+    def log(annotator: str) -> GoldLog:
+        return GoldLog(tmp_path / "gold.jsonl", page.log.sample, label_schemes("offense_rate"), annotator=annotator)
+
+    with pytest.raises(InputError, match=r"annotator 'ann' is already labelling .*gold\.jsonl"):
+        LabelServer(log("ann"))
+    other = LabelServer(log("bo"))  # another annotator on the same file
+    try:
+        assert other.port != page.port
+    finally:
+        other.server_close()
+    assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1})[0] == 200  # the first goes on

@@ -13,7 +13,9 @@ the seed, the size, the measures, and the items in order. A restart with the sam
 it and resumes at the first unlabelled item; a restart with another input, seed, size or
 measure is refused (one line naming what differs), never mixed in. Several annotators may write to
 one file (each row names its annotator; writes take a lock on the sample record), or each to
-their own; one annotator labels in one session at a time.
+their own; one annotator labels in one session at a time: :meth:`GoldLog.claim` locks
+``GOLD.jsonl.<annotator>.lock`` (removed by :meth:`GoldLog.release`), and a second session of the
+same annotator on the same file is refused.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fairtalk._jsonl import json_line
 from fairtalk.errors import InputError, OutputError
@@ -48,6 +52,15 @@ _MSG_ANNOTATOR = "--annotator must be a non-empty name, got {name!r}"
 _MSG_NOT_NEXT = "label {step} is not the next one to give ({position})"
 _MSG_VALUE = "{value!r} is not a label of {field} (one of {choices})"
 _MSG_NOTHING_TO_UNDO = "nothing to undo"
+_MSG_BUSY = (
+    "annotator {annotator!r} is already labelling {path} in another session (another `fairtalk label` is running): "
+    "stop it first, or give another --annotator"
+)
+_MSG_LOCK = "cannot lock the labelling session ({reason})"
+#: The longest file name most file systems take, in bytes.
+_MAX_NAME_BYTES = 255
+#: How often :meth:`GoldLog.claim` opens the lock file again when a finished session replaced it meanwhile.
+_CLAIM_TRIES = 8
 _MSG_WRITE = "the label was not saved: cannot write the gold file ({reason})"
 _MSG_ROLLED_BACK = "; the file keeps every label given before it"
 _MSG_NOT_ROLLED_BACK = "; a torn row may be left at its end (dropped when labelling resumes)"
@@ -83,6 +96,7 @@ class GoldLog:
         self._check_record()
         self._done: set[tuple[int, str]] = set()
         self._order: list[tuple[int, str]] = []
+        self._session: tuple[int, Path] | None = None
         self._reload()
 
     # ------------------------------------------------------------------ the sample record
@@ -129,6 +143,68 @@ class GoldLog:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------ one session per annotator
+
+    @property
+    def session_lock_path(self) -> Path:
+        """The annotator's lock file beside the gold file, ``GOLD.jsonl.<annotator>.lock`` (the name percent-encoded)."""
+        gold = self.path.resolve()
+        name = quote(self.annotator, safe="")
+        if len(os.fsencode(f"{gold.name}.{name}.lock")) > _MAX_NAME_BYTES:
+            name = hashlib.sha256(self.annotator.encode("utf-8")).hexdigest()
+        return gold.with_name(f"{gold.name}.{name}.lock")
+
+    def claim(self) -> None:
+        """Start this annotator's labelling session on the file: an exclusive lock, held until :meth:`release`.
+
+        One annotator labels one file in one session at a time (two would write disagreeing rows
+        of the same items); other annotators may share the file. The file is read again once the
+        lock is held, so the position is the one the last session left. Claiming twice is a no-op.
+
+        Raises
+        ------
+        InputError
+            Another session of this annotator holds the lock.
+        OutputError
+            The lock file cannot be made or locked.
+        """
+        if self._session is not None:
+            return
+        path = self.session_lock_path
+        for _ in range(_CLAIM_TRIES):
+            fd = self._lock_session(path)
+            if _same_file(fd, path):  # not a lock file a finished session unlinked after we opened it
+                self._session = (fd, path)
+                self._reload()
+                return
+            os.close(fd)
+        raise OutputError(_MSG_LOCK.format(reason="it keeps being replaced"), path=str(path))
+
+    def _lock_session(self, path: Path) -> int:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(_MSG_LOCK.format(reason=exc.strerror or exc), path=str(path)) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(_MSG_BUSY.format(annotator=self.annotator, path=self.path)) from None
+        except OSError as exc:
+            os.close(fd)
+            raise OutputError(_MSG_LOCK.format(reason=exc.strerror or exc), path=str(path)) from exc
+        return fd
+
+    def release(self) -> None:
+        """End the session :meth:`claim` started: the lock file is removed and unlocked (a no-op without one)."""
+        if self._session is None:
+            return
+        fd, path = self._session
+        self._session = None
+        with contextlib.suppress(OSError):
+            path.unlink()  # while still locked: a session that opened it meanwhile sees it replaced and opens anew
+        os.close(fd)
 
     # ------------------------------------------------------------------ reading back
 
@@ -303,3 +379,12 @@ def _truncate(fd: int, size: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open ``fd`` is still the file at ``path`` (not unlinked or replaced since it was opened)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)

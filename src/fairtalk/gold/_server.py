@@ -179,10 +179,15 @@ class LabelServer(ThreadingHTTPServer):
     :attr:`url` (with the token) is what to open; :meth:`serve_forever` returns after the page's
     "done" (:attr:`finished` is then True) or :meth:`shutdown`.
 
+    The server holds the annotator's session on the gold file (:meth:`GoldLog.claim
+    <fairtalk.gold._labels.GoldLog.claim>`) from its start to :meth:`server_close`.
+
     Raises
     ------
     InputError
-        The port is in use, or cannot be listened on.
+        The port is in use, or cannot be listened on; or this annotator labels the file in another session.
+    OutputError
+        The session's lock file cannot be made.
     """
 
     daemon_threads = True
@@ -192,14 +197,22 @@ class LabelServer(ThreadingHTTPServer):
         self.token = token or secrets.token_urlsafe(16)
         self.finished = False
         self._lock = threading.Lock()
+        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
+        log.claim()  # one session per annotator and file, until server_close
+        try:
+            self._listen(port)
+        except BaseException:
+            log.release()
+            raise
+        self.port = int(self.server_address[1])
+
+    def _listen(self, port: int) -> None:
         try:
             super().__init__(("127.0.0.1", port), _Handler)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise InputError(_MSG_PORT_IN_USE.format(port=port)) from exc
             raise InputError(_MSG_PORT.format(port=port, reason=exc.strerror or exc)) from exc
-        self.port = int(self.server_address[1])
-        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
 
     @property
     def url(self) -> str:
@@ -228,6 +241,13 @@ class LabelServer(ThreadingHTTPServer):
                     raise InputError('a label is {"step": int, "value": int, "note": str}')
                 self.log.add(step, body.get("value"), note[:2000])
             return _page_state(self.log)
+
+    def server_close(self) -> None:
+        """Stop listening and end the annotator's session on the gold file (its lock released)."""
+        try:
+            super().server_close()
+        finally:
+            self.log.release()
 
     def finish(self) -> None:
         """The page said done: stop serving (from another thread, as a handler cannot wait for its own server)."""
