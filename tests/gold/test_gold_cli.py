@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk.cli import EXIT_USAGE, main
+from fairtalk.gold import LabelServer
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -112,3 +113,22 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         if process.poll() is None:
             process.kill()
     assert len(gold.read_text().splitlines()) == 1
+
+
+def test_a_second_session_of_one_annotator_on_one_file_is_refused(
+    page: LabelServer, axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page fixture labels gold.jsonl as 'ann'; a second `fairtalk label` as 'ann' exits 2, as 'bo' it starts."""
+    served: list[str] = []
+    monkeypatch.setattr(LabelServer, "serve_forever", lambda self, poll_interval=0.5: served.append(self.log.annotator))
+    gold = str(tmp_path / "gold.jsonl")
+    args = [str(axis_folder), "-m", "offense_rate", "-o", gold, "--n", "20", "--seed", "3"]
+    code, out, err = _run(monkeypatch, capsys, *args, "--annotator", "ann")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == EXIT_USAGE and len(lines) == 1 and lines[0].startswith("error: "), (out, err)
+    assert "annotator 'ann' is already labelling" in " ".join(err.split()) and "gold.jsonl" in err
+    assert served == []
+    code, out, err = _run(monkeypatch, capsys, *args, "--annotator", "bo")
+    assert code == 0 and served == ["bo"], (out, err)
+    assert not (tmp_path / "gold.jsonl.bo.lock").exists()  # the session ended with its server
+    assert (tmp_path / "gold.jsonl.ann.lock").exists()  # the page's session goes on

@@ -165,3 +165,172 @@ def test_the_schemes_keys() -> None:
     assert label_scheme("sentiment").measure_values(-1) == {"sentiment_positive": 0.0, "sentiment_negative": 1.0}
     with pytest.raises(SpecError, match="given twice"):
         label_schemes("offense,offense_rate")
+
+
+# ---------------------------------------------------------------------------- a full disk (issue 38 item 8)
+
+
+def _failing_write(monkeypatch: pytest.MonkeyPatch, mode: str) -> list[int]:
+    """Make ``os.write`` of a gold row fail as a full disk does (other writes untouched); the byte counts it was asked for."""
+    import errno
+    import os
+
+    real = os.write
+    asked: list[int] = []
+
+    def write(fd: int, data: bytes) -> int:
+        if b'"annotator"' not in bytes(data[:200]) and not asked:
+            return real(fd, data)
+        asked.append(len(data))
+        if mode == "short then full" and len(asked) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        if mode == "nothing written":
+            return 0
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", write)
+    return asked
+
+
+@pytest.mark.parametrize("mode", ["short then full", "full at once", "nothing written"])
+def test_a_label_the_disk_refuses_is_not_given_and_the_file_keeps_whole_rows(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    from fairtalk.errors import OutputError
+
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    for step in range(3):
+        log.add(step, 1)
+    before = gold.read_bytes()
+    with monkeypatch.context() as patch:
+        asked = _failing_write(patch, mode)
+        with pytest.raises(OutputError, match="the label was not saved.*No space left on device"):
+            log.add(3, 0, note="x" * 500)
+    assert asked  # the row was written through the patched os.write
+    assert gold.read_bytes() == before  # cut back to the three whole rows: no torn fourth
+    assert log.position == 3 and log.n_given == 3
+    assert _log(axis_folder, gold).position == 3  # a restart agrees
+    log.add(3, 0)  # the disk has room again: the same label is given once
+    assert [json.loads(line)["offense_rate"] for line in gold.read_text().splitlines()] == [1, 1, 1, 0]
+
+
+def test_a_failed_fsync_rolls_the_row_back_too(axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from fairtalk.errors import OutputError
+
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    log.add(0, 1)
+    before = gold.read_bytes()
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        with pytest.raises(OutputError, match="not saved"):
+            log.add(1, 0)
+    assert gold.read_bytes() == before and log.position == 1
+
+
+def test_short_writes_are_looped_until_the_row_is_whole(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    real = os.write
+    calls: list[int] = []
+
+    def write(fd: int, data: bytes) -> int:  # a disk (or a signal) that takes 7 bytes at a time
+        calls.append(len(data))
+        return real(fd, bytes(data[:7]))
+
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", write)
+        log.add(0, 1, note="a note")
+        log.add(1, 0)
+    assert len(calls) > 10
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]
+    assert [r["offense_rate"] for r in rows] == [1, 0] and rows[0]["note"] == "a note"
+
+
+def test_two_annotators_writing_at_once_never_tear_each_others_rows(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import threading
+
+    real = os.write
+
+    def write(fd: int, data: bytes) -> int:  # 5 bytes at a time, so that two unlocked writers would interleave
+        os.sched_yield()
+        return real(fd, bytes(data[:5]))
+
+    gold = tmp_path / "gold.jsonl"
+    logs = [_log(axis_folder, gold, annotator=name) for name in ("ann", "bo")]
+    errors: list[BaseException] = []
+
+    def label(log: GoldLog) -> None:
+        try:
+            for step in range(8):
+                log.add(step, step % 2, note=log.annotator * 40)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", write)
+        threads = [threading.Thread(target=label, args=(log,)) for log in logs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]  # every line a whole row
+    assert sorted((r["annotator"], r["note"]) for r in rows) == sorted([("ann", "ann" * 40)] * 8 + [("bo", "bo" * 40)] * 8)
+    assert read_gold(gold).annotators in (("ann", "bo"), ("bo", "ann"))
+
+
+# ---------------------------------------------------------------------------- one session per annotator (item 9)
+
+
+def test_one_annotator_holds_one_session_on_a_file_and_others_may_share_it(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    first = _log(axis_folder, gold)
+    first.claim()
+    try:
+        assert first.session_lock_path == tmp_path / "gold.jsonl.ann.lock" and first.session_lock_path.exists()
+        second = _log(axis_folder, gold)
+        with pytest.raises(InputError, match=r"annotator 'ann' is already labelling .*gold\.jsonl in another session"):
+            second.claim()
+        other = _log(axis_folder, gold, annotator="bo")
+        other.claim()  # another annotator shares the file
+        first.add(0, 1)
+        other.add(0, 0)
+        other.release()
+    finally:
+        first.release()
+    assert not first.session_lock_path.exists()
+    second.claim()  # the first session ended: the next one may start, and resumes where it left off
+    try:
+        assert second.position == 1
+    finally:
+        second.release()
+
+
+def test_a_lock_file_a_killed_session_left_does_not_block_and_names_are_kept_apart(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    (tmp_path / "gold.jsonl.ann.lock").write_text("")  # left by a killed session: unlocked
+    log = _log(axis_folder, gold)
+    log.claim()
+    log.release()
+    odd = _log(axis_folder, gold, annotator="a/b c")
+    assert odd.session_lock_path == tmp_path / "gold.jsonl.a%2Fb%20c.lock"
+    long = _log(axis_folder, gold, annotator="x" * 300)
+    assert long.session_lock_path.parent == tmp_path and len(long.session_lock_path.name) < 255
+    long.claim()
+    long.release()

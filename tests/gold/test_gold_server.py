@@ -130,3 +130,137 @@ def test_done_stops_the_server(axis_folder: Path, tmp_path: Path) -> None:
     thread.join(timeout=10)
     server.server_close()
     assert not thread.is_alive() and server.finished
+
+
+# ---------------------------------------------------------------------------- a full disk (issue 38 item 8)
+
+
+def test_a_label_the_full_disk_refuses_is_a_507_the_page_shows_and_no_torn_row(
+    page: LabelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    gold = tmp_path / "gold.jsonl"
+    for step in range(10):
+        assert _request(page, "POST", _base(page) + "label", {"step": step, "value": step % 2})[0] == 200
+    before = gold.read_bytes()
+    real = os.write
+    asked: list[int] = []
+
+    def full_disk(fd: int, data: bytes) -> int:  # the first write of the row takes half of it, the next finds no space
+        if b'"annotator"' not in bytes(data[:200]) and not asked:
+            return real(fd, data)
+        asked.append(len(data))
+        if len(asked) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", full_disk)
+        status, body = _request(page, "POST", _base(page) + "label", {"step": 10, "value": 1, "note": "n" * 300})
+    answer = json.loads(body)
+    assert asked and status == 507, (status, body)
+    assert "not saved" in answer["error"] and "No space left on device" in answer["error"]  # what the page shows
+    assert answer["state"]["step"] == 10 and answer["state"]["given"] == 10
+    assert gold.read_bytes() == before  # ten whole rows, no torn eleventh
+    assert [json.loads(line)["offense_rate"] for line in gold.read_text().splitlines()] == [s % 2 for s in range(10)]
+    status, body = _request(page, "POST", _base(page) + "label", {"step": 10, "value": 1})  # room again: given once
+    assert status == 200 and json.loads(body)["given"] == 11 and len(read_gold(gold).labels) == 11
+
+
+# ---------------------------------------------------------------------------- one session per annotator (item 9)
+
+
+def test_a_second_server_of_one_annotator_on_one_file_is_refused(page: LabelServer, tmp_path: Path) -> None:
+    from fairtalk.errors import InputError
+    from fairtalk.gold import GoldLog, label_schemes
+
+    def log(annotator: str) -> GoldLog:
+        return GoldLog(tmp_path / "gold.jsonl", page.log.sample, label_schemes("offense_rate"), annotator=annotator)
+
+    with pytest.raises(InputError, match=r"annotator 'ann' is already labelling .*gold\.jsonl"):
+        LabelServer(log("ann"))
+    other = LabelServer(log("bo"))  # another annotator on the same file
+    try:
+        assert other.port != page.port
+    finally:
+        other.server_close()
+    assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1})[0] == 200  # the first goes on
+
+
+# ---------------------------------------------------------------------------- malformed requests (item 14)
+
+
+def _raw(server: LabelServer, head: str, body: bytes = b"", *, close_write: bool = True) -> tuple[int, bytes]:
+    """Send a hand-made POST to ``label`` on a raw socket; the status and body of the answer (RemoteDisconnected if none)."""
+    import socket
+
+    request = f"POST /{server.token}/label HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n{head}\r\n".encode() + body
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:  # an upper bound, not a timing
+        sock.sendall(request)
+        if close_write:
+            sock.shutdown(socket.SHUT_WR)  # the client has said everything (as one that gave up)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, response.read()
+
+
+_LABEL = b'{"step": 0, "value": 1}'
+_JSON = "Content-Type: application/json\r\n"
+#: The head of a request whose Content-Length is its body's.
+_SIZED = _JSON + "Content-Length: {length}\r\n"
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "status"),
+    [
+        (_JSON + "Content-Length: abc\r\n", _LABEL, 400),
+        (_JSON + "Content-Length: -1\r\n", _LABEL, 400),
+        (_JSON + "Content-Length: +23\r\n", _LABEL, 400),
+        (_JSON + "Content-Length: 23\r\nContent-Length: 5\r\n", _LABEL, 400),
+        (_JSON + "Content-Length: " + "9" * 5000 + "\r\n", _LABEL, 413),
+        (_JSON, _LABEL, 411),
+        (_JSON + "Transfer-Encoding: chunked\r\n", b"17\r\n" + _LABEL + b"\r\n0\r\n\r\n", 411),
+        (_JSON + "Content-Length: 70000\r\n", _LABEL, 413),
+        (_JSON + "Content-Length: 40\r\n", _LABEL, 400),  # the body ends short of its length
+        (_SIZED, b"[" * 30000 + b"]" * 30000, 400),
+        (_SIZED, b'{"step":0,"value":' + b"[" * 29990 + b"]" * 29990 + b"}", 400),
+        (_SIZED, b'{"step":0,"value":1,"note":' + b"[" * 150 + b"]" * 150 + b"}", 400),
+        (_SIZED, b'{"step": 0', 400),
+        (_SIZED, b'{"step": 0, "value": \xff1}', 400),
+        (_SIZED, b"[]", 400),
+    ],
+    ids=[
+        "length-abc",
+        "length-negative",
+        "length-plus",
+        "length-twice",
+        "length-5000-digits",
+        "length-missing",
+        "chunked",
+        "too-large",
+        "body-short",
+        "30000-deep-list",
+        "30000-deep-value",
+        "150-deep-note",
+        "malformed-json",
+        "not-utf8",
+        "not-an-object",
+    ],
+)
+def test_a_malformed_request_is_a_4xx_and_writes_nothing(page: LabelServer, head: str, body: bytes, status: int) -> None:
+    got, answer = _raw(page, head.replace("{length}", str(len(body))), body)
+    assert got == status, (got, answer)
+    assert "error" in json.loads(answer)
+    assert not page.log.path.exists() or page.log.path.read_bytes() == b""
+    assert page.log.n_given == 0
+    status_ok, state = _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1})  # still serving
+    assert status_ok == 200 and json.loads(state)["given"] == 1
+
+
+def test_a_well_formed_raw_request_is_taken(page: LabelServer) -> None:
+    """Control: the raw requests above differ from one the server takes only in what is malformed."""
+    assert _raw(page, _JSON + f"Content-Length: {len(_LABEL)}\r\n", _LABEL)[0] == 200
+    assert _raw(page, _JSON + f"Content-Length: 0{len(_LABEL)}\r\n", b'{"step": 1, "value": 0}')[0] == 200
+    assert len(page.log.path.read_text().splitlines()) == 2

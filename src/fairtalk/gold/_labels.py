@@ -1,29 +1,36 @@
 """The gold file while a person labels: every label appended and fsynced the moment it is given; undo; resume after a kill.
 
-A label is one JSON line appended to ``GOLD.jsonl`` (flushed and fsynced before the page hears
-back), so a killed server or a closed tab loses nothing. **Undo rewrites the file atomically**
-without the annotator's last row (a temporary file beside it, fsynced, then renamed over it): the
-file always holds exactly one row per label given, so ``fairtalk regard check --gold`` and
-``read_gold`` read it as it is, with no retraction rows to replay.
+A label is one JSON line appended to ``GOLD.jsonl`` (written whole, looping on short writes, and
+fsynced before the page hears back), so a killed server or a closed tab loses nothing; a write the
+disk refuses (a full disk) is cut back to the rows before it and reported, never acknowledged.
+**Undo rewrites the file atomically** without the annotator's last row (a temporary file beside
+it, fsynced, then renamed over it): the file always holds exactly one row per label given, so
+``fairtalk regard check --gold`` and ``read_gold`` read it as it is, with no retraction rows to
+replay.
 
 Beside it, ``GOLD.jsonl.sample.json`` records what drew the sample: the input and its sha256,
 the seed, the size, the measures, and the items in order. A restart with the same ``-o`` checks
 it and resumes at the first unlabelled item; a restart with another input, seed, size or
 measure is refused (one line naming what differs), never mixed in. Several annotators may write to
 one file (each row names its annotator; writes take a lock on the sample record), or each to
-their own; one annotator labels in one session at a time.
+their own; one annotator labels in one session at a time: :meth:`GoldLog.claim` locks
+``GOLD.jsonl.<annotator>.lock`` (removed by :meth:`GoldLog.release`), and a second session of the
+same annotator on the same file is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fairtalk._jsonl import json_line
 from fairtalk.errors import InputError, OutputError
@@ -45,6 +52,18 @@ _MSG_ANNOTATOR = "--annotator must be a non-empty name, got {name!r}"
 _MSG_NOT_NEXT = "label {step} is not the next one to give ({position})"
 _MSG_VALUE = "{value!r} is not a label of {field} (one of {choices})"
 _MSG_NOTHING_TO_UNDO = "nothing to undo"
+_MSG_BUSY = (
+    "annotator {annotator!r} is already labelling {path} in another session (another `fairtalk label` is running): "
+    "stop it first, or give another --annotator"
+)
+_MSG_LOCK = "cannot lock the labelling session ({reason})"
+#: The longest file name most file systems take, in bytes.
+_MAX_NAME_BYTES = 255
+#: How often :meth:`GoldLog.claim` opens the lock file again when a finished session replaced it meanwhile.
+_CLAIM_TRIES = 8
+_MSG_WRITE = "the label was not saved: cannot write the gold file ({reason})"
+_MSG_ROLLED_BACK = "; the file keeps every label given before it"
+_MSG_NOT_ROLLED_BACK = "; a torn row may be left at its end (dropped when labelling resumes)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +96,7 @@ class GoldLog:
         self._check_record()
         self._done: set[tuple[int, str]] = set()
         self._order: list[tuple[int, str]] = []
+        self._session: tuple[int, Path] | None = None
         self._reload()
 
     # ------------------------------------------------------------------ the sample record
@@ -123,6 +143,68 @@ class GoldLog:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------ one session per annotator
+
+    @property
+    def session_lock_path(self) -> Path:
+        """The annotator's lock file beside the gold file, ``GOLD.jsonl.<annotator>.lock`` (the name percent-encoded)."""
+        gold = self.path.resolve()
+        name = quote(self.annotator, safe="")
+        if len(os.fsencode(f"{gold.name}.{name}.lock")) > _MAX_NAME_BYTES:
+            name = hashlib.sha256(self.annotator.encode("utf-8")).hexdigest()
+        return gold.with_name(f"{gold.name}.{name}.lock")
+
+    def claim(self) -> None:
+        """Start this annotator's labelling session on the file: an exclusive lock, held until :meth:`release`.
+
+        One annotator labels one file in one session at a time (two would write disagreeing rows
+        of the same items); other annotators may share the file. The file is read again once the
+        lock is held, so the position is the one the last session left. Claiming twice is a no-op.
+
+        Raises
+        ------
+        InputError
+            Another session of this annotator holds the lock.
+        OutputError
+            The lock file cannot be made or locked.
+        """
+        if self._session is not None:
+            return
+        path = self.session_lock_path
+        for _ in range(_CLAIM_TRIES):
+            fd = self._lock_session(path)
+            if _same_file(fd, path):  # not a lock file a finished session unlinked after we opened it
+                self._session = (fd, path)
+                self._reload()
+                return
+            os.close(fd)
+        raise OutputError(_MSG_LOCK.format(reason="it keeps being replaced"), path=str(path))
+
+    def _lock_session(self, path: Path) -> int:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(_MSG_LOCK.format(reason=exc.strerror or exc), path=str(path)) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(_MSG_BUSY.format(annotator=self.annotator, path=self.path)) from None
+        except OSError as exc:
+            os.close(fd)
+            raise OutputError(_MSG_LOCK.format(reason=exc.strerror or exc), path=str(path)) from exc
+        return fd
+
+    def release(self) -> None:
+        """End the session :meth:`claim` started: the lock file is removed and unlocked (a no-op without one)."""
+        if self._session is None:
+            return
+        fd, path = self._session
+        self._session = None
+        with contextlib.suppress(OSError):
+            path.unlink()  # while still locked: a session that opened it meanwhile sees it replaced and opens anew
+        os.close(fd)
 
     # ------------------------------------------------------------------ reading back
 
@@ -201,7 +283,8 @@ class GoldLog:
         InputError
             ``step`` is not :attr:`position`, or ``value`` is not one of the scheme's labels.
         OutputError
-            The file cannot be written.
+            The row cannot be written whole and fsynced (a full disk): the file is cut back to the
+            rows before it and the label is not given.
         """
         if step != self.position:
             raise InputError(_MSG_NOT_NEXT.format(step=step, position=self.position))
@@ -213,17 +296,33 @@ class GoldLog:
         line = json_line(self._row(current, choice.value, note.strip())).encode("utf-8")
         try:
             with self._locked():
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    os.write(fd, line)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        except OSError as exc:
-            raise OutputError(f"cannot write the label ({exc.strerror or exc})", path=str(self.path)) from exc
+                self._append(line)
+        except OSError as exc:  # the lock itself
+            raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc), path=str(self.path)) from exc
         key = (current.index, current.scheme.field)
         self._done.add(key)
         self._order.append(key)
+
+    def _append(self, line: bytes) -> None:
+        """Append one whole row and fsync it; on any failure the file is cut back to the rows before it (OutputError).
+
+        Called under :meth:`_locked`, so no other writer of the file appends meanwhile and its size
+        before the write is where the row begins.
+        """
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc), path=str(self.path)) from exc
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, line)
+                os.fsync(fd)
+            except OSError as exc:
+                kept = _MSG_ROLLED_BACK if _truncate(fd, size) else _MSG_NOT_ROLLED_BACK
+                raise OutputError(_MSG_WRITE.format(reason=exc.strerror or exc) + kept, path=str(self.path)) from exc
+        finally:
+            os.close(fd)
 
     def undo(self) -> None:
         """Remove this annotator's last label of the sample: the file is rewritten atomically without that row.
@@ -260,3 +359,32 @@ class GoldLog:
             mine: ItemKey = (str(row.get("pair_id")), row.get("side"))
             return mine == (item.id, item.side) and field in row
         return str(row.get("id")) == item.id and "label" in row
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data``, looping on short writes; a write that makes no progress is ENOSPC."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+def _truncate(fd: int, size: int) -> bool:
+    """Cut the file back to ``size`` bytes (the rows before a failed write) and fsync it; whether that worked."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open ``fd`` is still the file at ``path`` (not unlinked or replaced since it was opened)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)

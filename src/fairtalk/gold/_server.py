@@ -14,7 +14,12 @@ computed by :func:`~fairtalk.gold._agreement.agreement`, as ``fairtalk label --a
 Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
 the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
 done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
-(a second tab, a stale page) is answered 409 with the current state, never written.
+(a second tab, a stale page) is answered 409 with the current state, never written; one the disk
+would not take whole (a full disk) is answered 507 with the error the page shows, and the file is
+cut back to its whole rows. A malformed request is answered 4xx and changes nothing: no, a
+negative, a malformed or two ``Content-Length`` (411 or 400), a body larger than 64 KiB (413), one
+shorter than its length (400), or one that is not a JSON object (malformed, not UTF-8, or nested
+deeper than :data:`~fairtalk._jsonl.MAX_DEPTH`: 400).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fairtalk._jsonl import parse_object
 from fairtalk._templating import jinja_environment
-from fairtalk.errors import FairtalkError, InputError
+from fairtalk.errors import FairtalkError, InputError, OutputError
 from fairtalk.gold._agreement import agreement
 from fairtalk.gold._labels import GoldLog
 from fairtalk.gold._schemes import question
@@ -39,6 +45,13 @@ __all__ = ["LabelServer"]
 _MSG_PORT_IN_USE = "port {port} is in use on 127.0.0.1: give another --port, or --port 0 for a free one"
 _MSG_PORT = "cannot listen on 127.0.0.1:{port} ({reason})"
 _MAX_BODY = 1 << 16
+#: Seconds a connection may stay silent (mid-body included) before it is closed.
+_SOCKET_TIMEOUT = 60
+_MSG_LENGTH_REQUIRED = "send the body with a Content-Length"
+_MSG_BAD_LENGTH = "Content-Length must be one non-negative whole number of bytes, got {given!r}"
+_MSG_TOO_LARGE = "the body is larger than {limit:,} bytes"
+_MSG_NOT_JSON = "send JSON (Content-Type: application/json)"
+_MSG_SHORT_BODY = "the body ended after {got:,} of the {length:,} bytes its Content-Length gives"
 
 
 def _agreement(log: GoldLog) -> list[dict[str, Any]]:
@@ -92,6 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     server: LabelServer
     protocol_version = "HTTP/1.1"
+    timeout = _SOCKET_TIMEOUT
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class names it so)
         """Quiet: the library does not print (the token is in every path)."""
@@ -137,21 +151,63 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found\n", "text/plain; charset=utf-8")
 
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer a request whose body was not read (or not whole) and close the connection: what is left is not a request."""
+        self.close_connection = True
+        self._send(status, json.dumps({"error": message}).encode("utf-8"), "application/json", {"Connection": "close"})
+
+    def _content_length(self) -> int | None:
+        """The body's length from its one ``Content-Length`` (None, and a 4xx sent, when missing, malformed or too large)."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            self._refuse(411, _MSG_LENGTH_REQUIRED)
+            return None
+        given = self.headers.get_all("Content-Length") or []
+        if not given:
+            self._refuse(411, _MSG_LENGTH_REQUIRED)
+            return None
+        digits = given[0].strip()
+        if len(given) > 1 or not digits.isascii() or not digits.isdigit():
+            self._refuse(400, _MSG_BAD_LENGTH.format(given=", ".join(given)[:40]))
+            return None
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:  # never int() of a thousand digits
+            self._refuse(413, _MSG_TOO_LARGE.format(limit=_MAX_BODY))
+            return None
+        return int(digits)
+
+    def _body(self) -> dict[str, Any] | None:
+        """The request's JSON object (``{}`` for an empty body); None, and a 4xx sent, for anything else."""
+        length = self._content_length()
+        if length is None:
+            return None
+        if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
+            self._refuse(415, _MSG_NOT_JSON)
+            return None
+        try:
+            raw = self.rfile.read(length)
+        except OSError:  # the client went quiet (the socket's timeout) or away: nothing to answer
+            self.close_connection = True
+            return None
+        if len(raw) < length:
+            self._refuse(400, _MSG_SHORT_BODY.format(got=len(raw), length=length))
+            return None
+        if not raw:
+            return {}
+        try:
+            return parse_object(raw.decode("utf-8"), "the request body", 1)  # guarded: malformed, not an object, too deep
+        except UnicodeDecodeError:
+            self._json(400, {"error": "the body must be a JSON object (UTF-8)"})
+        except InputError as exc:
+            self._json(400, {"error": f"the body must be a JSON object: {exc.message}"})
+        return None
+
     def do_POST(self) -> None:
         """A label, an undo, or done."""
         route = self._route()
         if route is None:
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json" or length > _MAX_BODY:
-            self._send(415 if length <= _MAX_BODY else 413, b"send JSON\n", "text/plain; charset=utf-8")
-            return
-        try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            self._json(400, {"error": "the body must be a JSON object"})
+        body = self._body()
+        if body is None:
             return
         if route == "done":
             self._json(200, {"done": True})
@@ -162,6 +218,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             state = self.server.change(route, body)
+        except OutputError as exc:  # not saved (a full disk): the page shows it, and nothing is acknowledged
+            self._json(507, {"error": str(exc), "state": self.server.state()})
+            return
         except FairtalkError as exc:
             self._json(409, {"error": str(exc), "state": self.server.state()})
             return
@@ -174,10 +233,15 @@ class LabelServer(ThreadingHTTPServer):
     :attr:`url` (with the token) is what to open; :meth:`serve_forever` returns after the page's
     "done" (:attr:`finished` is then True) or :meth:`shutdown`.
 
+    The server holds the annotator's session on the gold file (:meth:`GoldLog.claim
+    <fairtalk.gold._labels.GoldLog.claim>`) from its start to :meth:`server_close`.
+
     Raises
     ------
     InputError
-        The port is in use, or cannot be listened on.
+        The port is in use, or cannot be listened on; or this annotator labels the file in another session.
+    OutputError
+        The session's lock file cannot be made.
     """
 
     daemon_threads = True
@@ -187,14 +251,22 @@ class LabelServer(ThreadingHTTPServer):
         self.token = token or secrets.token_urlsafe(16)
         self.finished = False
         self._lock = threading.Lock()
+        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
+        log.claim()  # one session per annotator and file, until server_close
+        try:
+            self._listen(port)
+        except BaseException:
+            log.release()
+            raise
+        self.port = int(self.server_address[1])
+
+    def _listen(self, port: int) -> None:
         try:
             super().__init__(("127.0.0.1", port), _Handler)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise InputError(_MSG_PORT_IN_USE.format(port=port)) from exc
             raise InputError(_MSG_PORT.format(port=port, reason=exc.strerror or exc)) from exc
-        self.port = int(self.server_address[1])
-        self._template = jinja_environment().get_template("label.html.j2")  # as every page: escaped, strict, clean
 
     @property
     def url(self) -> str:
@@ -223,6 +295,13 @@ class LabelServer(ThreadingHTTPServer):
                     raise InputError('a label is {"step": int, "value": int, "note": str}')
                 self.log.add(step, body.get("value"), note[:2000])
             return _page_state(self.log)
+
+    def server_close(self) -> None:
+        """Stop listening and end the annotator's session on the gold file (its lock released)."""
+        try:
+            super().server_close()
+        finally:
+            self.log.release()
 
     def finish(self) -> None:
         """The page said done: stop serving (from another thread, as a handler cannot wait for its own server)."""
