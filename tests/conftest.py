@@ -85,10 +85,13 @@ def _check_written_results():
 
 def jsonschema_error(checker, data: object) -> str | None:
     """The first error of ``data`` against a JSON Schema validator, as ``field: message``; None when it fits."""
-    error = next(iter(checker.iter_errors(data)), None)
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(checker.iter_errors(data))
     if error is None:
         return None
-    return f"{'.'.join(str(p) for p in error.absolute_path) or '(top)'}: {error.message[:300]}"
+    message = error.message if len(error.message) <= 300 else f"{error.message[:120]} ... {error.message[-160:]}"
+    return f"{'.'.join(str(p) for p in error.absolute_path) or '(top)'}: {message}"
 
 
 @pytest.fixture(autouse=True)

@@ -42,3 +42,17 @@ def test_rich_table_fits_an_80_column_terminal(result) -> None:
     lines = buffer.getvalue().splitlines()
     assert max(len(line) for line in lines) <= 80
     assert len(lines) == len(plain.measures) + 5  # title, blank, header, rule, one line per measure, blank: no wrapping
+
+
+def test_a_rate_near_zero_shows_no_relative_difference(result) -> None:
+    """Issue 39 item 7: (A - B) / A of an offense rate of 0.05% against 9.5% read -18,900%; a rate shows it from 5% on."""
+    from fairtalk.report import summary_rows
+
+    offense = result.measure("offense_rate")
+    tiny = dataclasses.replace(offense, a=0.0005, b=0.095, difference=(0.0005 - 0.095) / 0.0005)
+    both = dataclasses.replace(offense, a=0.10, b=0.15, difference=(0.10 - 0.15) / 0.10)
+    cells = {}
+    for name, m in (("tiny", tiny), ("both", both)):
+        row = next(r for r in summary_rows(dataclasses.replace(result, measures=(m,))) if r.name == "offense_rate")
+        cells[name] = row.difference
+    assert cells == {"tiny": "–", "both": "-50.0%"}

@@ -163,7 +163,7 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
         )
     lines += [
         "",
-        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0).",
+        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (– when A is 0, or for a rate below 5% on either side).",
         (
             f"- p: the paired test, {correction_name(first)}-adjusted across each model's measures "
             "(per-model reports in the model folders give Z, CI and effect sizes)."

@@ -101,7 +101,7 @@ def render_markdown(
     distinct = distinct_definition(result)
     lines += [
         "",
-        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A.",
+        "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (for a rate, only when both sides are at least 5%).",
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
         f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; p (adj.): {md_escape(family_note(result))}.",
         f"- 95% CI of A − B (percentage points for rates): {md_escape(ci_method(result))}.",

@@ -167,6 +167,18 @@ def format_p(p: float | None) -> str:
     return f"{p:.3f}"
 
 
+#: A rate's relative difference is shown only when both sides are at least this share: near 0 a one-point gap
+#: reads as thousands of percent (issue 39: -18,800% for an offense rate of 0.05% against 9.5%).
+MIN_RATE_FOR_RELATIVE = 0.05
+
+
+def _relative(m: MeasureResult) -> str:
+    """The paper's relative difference, or a dash for a rate with a side below :data:`MIN_RATE_FOR_RELATIVE`."""
+    if m.kind == "rate" and not (min(m.a, m.b) >= MIN_RATE_FOR_RELATIVE):
+        return _DASH
+    return _difference(m.difference)
+
+
 def _difference(d: float | None) -> str:
     if d is None:
         return _DASH
@@ -258,7 +270,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 label=measure_label(m.name),
                 a=format_value(m.a, percent=percent),
                 b=format_value(m.b, percent=percent),
-                difference=_difference(m.difference),
+                difference=_relative(m),
                 z=_DASH if m.z is None else (f"{m.z:.3f}" if math.isfinite(m.z) else "n/a"),
                 p=format_p(m.p),
                 p_paired=format_p(m.p_paired),
