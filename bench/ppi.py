@@ -10,7 +10,11 @@ paired gap ``p_a - p_b``, the coverage and mean width of three 95% intervals:
 - the labels alone (the same on the labelled pairs' human labels);
 - prediction-powered (PPI++, :func:`fairtalk.stats._ppi.ppi_mean` on per-pair differences).
 
-Run: ``.venv/bin/python bench/ppi.py [--runs 2000] [--pairs 2000] [--labels 300]``.
+Two scorer errors (``--scenario``): ``group``, the scorer misses 20% of offensive answers and
+flags 2% of side a's clean answers and 8% of side b's; ``rare``, the scorer is right except that
+1% of side b's unflagged answers are truly offensive (few disagreements among the labels).
+
+Run: ``.venv/bin/python bench/ppi.py [--runs 2000] [--pairs 2000] [--labels 50 100 200] [--scenario rare]``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,17 @@ class Design:
     false_flag_b: float = 0.08
     n_pairs: int = 2000
     n_labels: int = 300
+    #: The share of side b's answers the scorer leaves unflagged that are truly offensive (a rare error; 0: none).
+    hidden_b: float = 0.0
+
+    @property
+    def truth(self) -> float:
+        """The true paired gap ``E[y_a - y_b]``."""
+        return self.p_a - (self.p_b + self.hidden_b * (1 - self.p_b * (1 - self.miss)))
+
+
+#: The scorer right except that 1% of side b's unflagged answers are truly offensive (issue 39's rare error).
+RARE = {"miss": 0.0, "false_flag_a": 0.0, "false_flag_b": 0.0, "hidden_b": 0.01}
 
 
 @dataclass(frozen=True)
@@ -56,7 +71,7 @@ def _t_interval(d: np.ndarray) -> tuple[float, float]:
 def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
     """The three intervals' coverage of the true gap and mean width over ``runs`` replicates."""
     rng = np.random.default_rng(seed)
-    truth = design.p_a - design.p_b
+    truth = design.truth
     hits = {"scorer": 0, "labels": 0, "ppi": 0}
     widths: dict[str, list[float]] = {"scorer": [], "labels": [], "ppi": []}
     for _ in range(runs):
@@ -68,6 +83,8 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
             return np.where(y == 1, (u >= design.miss).astype(float), (u < false_flag).astype(float))
 
         f_a, f_b = scorer(y_a, design.false_flag_a), scorer(y_b, design.false_flag_b)
+        if design.hidden_b:  # offensive answers the scorer does not flag, on side b only
+            y_b = np.maximum(y_b, ((f_b == 0) & (rng.random(design.n_pairs) < design.hidden_b)).astype(float))
         labelled = np.zeros(design.n_pairs, dtype=bool)
         labelled[rng.choice(design.n_pairs, design.n_labels, replace=False)] = True
         d_y, d_f = y_a - y_b, f_a - f_b
@@ -87,20 +104,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--pairs", type=int, default=2000)
-    parser.add_argument("--labels", type=int, nargs="+", default=[150, 300, 600])
+    parser.add_argument("--labels", type=int, nargs="+", default=[50, 100, 200, 300, 600])
+    parser.add_argument("--scenario", choices=("group", "rare", "both"), default="both")
     args = parser.parse_args()
-    print("| true gap | labels | scorer-only cover | width | labels-only cover | width | PPI cover | width | s |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for p_b in (0.10, 0.15):
-        for n_labels in args.labels:
-            design = Design(p_b=p_b, n_pairs=args.pairs, n_labels=n_labels)
-            started = time.perf_counter()
-            c = simulate(design, args.runs)
-            print(
-                f"| {design.p_a - design.p_b:+.2f} | {n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
-                f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | "
-                f"{time.perf_counter() - started:.0f} |"
-            )
+    print("| scorer error | true gap | labels | scorer-only cover | width | labels-only cover | width | PPI cover | width | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rates = {"group": ((0.10, 0.10), (0.10, 0.15)), "rare": ((0.03, 0.03), (0.03, 0.06))}
+    for scenario, error in (("group", {}), ("rare", RARE)):
+        if args.scenario not in (scenario, "both"):
+            continue
+        for p_a, p_b in rates[scenario]:
+            for n_labels in args.labels:
+                design = Design(p_a=p_a, p_b=p_b, n_pairs=args.pairs, n_labels=n_labels, **error)  # type: ignore[arg-type]
+                _row(scenario, design, args.runs)
+
+
+def _row(scenario: str, design: Design, runs: int) -> None:
+    """Simulate one design and print its table row."""
+    started = time.perf_counter()
+    c = simulate(design, runs)
+    print(
+        f"| {scenario} | {design.truth:+.3f} | {design.n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
+        f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | "
+        f"{time.perf_counter() - started:.0f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,11 @@ def test_a_useless_scorer_gets_no_weight_and_a_perfect_one_all_of_it() -> None:
     noise = ppi_mean(rng.random(3000), labels)
     assert noise.lam < 0.2 and abs(noise.estimate - noise.labels_estimate) < 0.02
     perfect = ppi_mean(y, labels)
-    assert perfect.lam > 0.9 and perfect.effective_labels > 1000  # 200 labels worth ~3000 with a perfect scorer
+    # 200 labels that all agree with the scorer cannot tell how often it errs: no "worth N labels" figure, and an
+    # interval no narrower than the exact bound on the disagreement share allows (issue 39 item 1)
+    assert perfect.lam > 0.9 and perfect.n_disagreements == 0 and perfect.too_few_disagreements
+    assert np.isnan(perfect.effective_labels) and "only 0 of 200 labelled units disagree" in perfect.method
+    assert perfect.ci95[1] - perfect.ci95[0] > 0.02 and perfect.ci95[0] < y.mean() < perfect.ci95[1]
     assert abs(perfect.estimate - y.mean()) < 0.01
     classic = ppi_mean(rng.random(3000), labels, power_tuned=False)
     assert classic.lam == 1.0 and classic.se > noise.se  # classic PPI pays for a bad scorer; PPI++ does not
@@ -64,3 +68,27 @@ def test_labels_that_all_agree_give_an_honest_interval_not_a_point() -> None:
     assert est.ci95[0] < est.estimate < est.ci95[1] and est.ci95[1] - est.ci95[0] > 0.05
     assert est.labels_ci95[1] == pytest.approx(1 - 0.025 ** (1 / 80), rel=1e-6)  # rule of three at 95%, two-sided
     assert np.isfinite(est.effective_labels) and est.p > 0.05
+
+
+@pytest.mark.parametrize(("n_labels", "low", "high"), [(50, 0.93, 1.0), (100, 0.93, 1.0), (200, 0.93, 1.0)])
+def test_a_rare_scorer_error_no_longer_shrinks_the_interval_below_its_level(n_labels: int, low: float, high: float) -> None:
+    """Issue 39 item 1: a scorer right but for 1% of group B's unflagged answers; before, PPI covered 0.73 at 50 labels."""
+    bench = _bench()
+    design = bench.Design(p_a=0.03, p_b=0.03, n_labels=n_labels, **bench.RARE)
+    coverage = bench.simulate(design, 300, seed=11)
+    assert low <= coverage.ppi[0] <= high, coverage
+    assert coverage.ppi[1] < 1.2 * coverage.labels[1]  # still no wider than about the labels alone
+
+
+def test_few_disagreements_get_a_t_interval_on_the_labelled_units_and_a_warning() -> None:
+    rng = np.random.default_rng(5)
+    y = rng.binomial(1, 0.3, 1000).astype(float)
+    f = y.copy()
+    f[:3] = 1 - f[:3]  # the scorer errs on 3 of the 50 labelled items
+    estimate = ppi_mean(f, np.where(np.arange(1000) < 50, y, np.nan))
+    assert estimate.n_disagreements == 3 and estimate.too_few_disagreements and np.isnan(estimate.effective_labels)
+    many = rng.binomial(1, 0.3, 1000).astype(float)
+    noisy = np.where(rng.random(1000) < 0.2, 1 - many, many)
+    fine = ppi_mean(noisy, np.where(np.arange(1000) < 200, many, np.nan))
+    assert fine.n_disagreements is not None and fine.n_disagreements >= 10 and not fine.too_few_disagreements
+    assert fine.effective_labels > 200 and fine.method == "PPI++ (t interval)"

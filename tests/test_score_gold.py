@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,11 @@ def test_labels_that_agree_with_the_scorer_keep_its_gap_with_a_narrower_interval
     )
     assert ppi is not None and ppi.lam == pytest.approx((N - 60) / N)  # PPI++'s weight N / (N + n) for a perfect scorer
     assert ppi.estimate == pytest.approx(ppi.scorer_estimate, abs=0.03)
-    assert ppi.ci95[1] - ppi.ci95[0] < 0.6 * (ppi.labels_ci95[1] - ppi.labels_ci95[0])
+    assert ppi.ci95[1] - ppi.ci95[0] < 0.75 * (ppi.labels_ci95[1] - ppi.labels_ci95[0])
+    # but 60 labels that all agree cannot show how rarely the scorer errs: no "worth N labels", a warning instead
+    assert ppi.n_disagreements == 0 and ppi.too_few_disagreements and math.isnan(ppi.effective_labels)
+    share = 1 - 0.025 ** (1 / 60)  # the exact upper bound on how often the scorer could err, from 0 in 60
+    assert ppi.ci95[1] - ppi.ci95[0] > 2 * 1.96 * math.sqrt(share * (1 - share) / 60)  # not the scorer's own width
 
 
 def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fairtalk.report._table import is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult
+from fairtalk.stats import PPIEstimate
 
 __all__ = ["LABELLED_NOTE", "LABELLED_NOTE_COMPLETIONS", "labelled_lines"]
 
@@ -28,6 +29,16 @@ def _amount(x: float, m: MeasureResult) -> str:
     return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
 
 
+def _worth(ppi: PPIEstimate) -> str:
+    """What the labels bought, or a warning that they hold too few disagreements to say."""
+    if ppi.too_few_disagreements:
+        return (
+            f"warning: only {ppi.n_disagreements} labelled pairs disagree with the scorer, too few to estimate its error "
+            "(the interval rests on the exact bound on how often it errs; label more pairs to narrow it)"
+        )
+    return f"with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
+
+
 def labelled_lines(result: AuditResult) -> list[str]:
     """One sentence per key with a labelled estimate, in the result's order (empty without labels)."""
     lines = []
@@ -40,6 +51,6 @@ def labelled_lines(result: AuditResult) -> list[str]:
             f"{measure_label(m.name)} by {ppi.n_labels:,} labelled pairs: gap {_amount(ppi.estimate, m)}, 95% CI "
             f"[{_amount(low, m)}, {_amount(high, m)}], p {ppi.p:.3g}; the scorer alone says {_amount(ppi.scorer_estimate, m)}, "
             f"the labels alone {_amount(ppi.labels_estimate, m)} [{_amount(ppi.labels_ci95[0], m)}, "
-            f"{_amount(ppi.labels_ci95[1], m)}]; with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
+            f"{_amount(ppi.labels_ci95[1], m)}]; {_worth(ppi)}"
         )
     return lines

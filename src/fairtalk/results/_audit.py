@@ -153,7 +153,14 @@ class MeasureResult:
             masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
             ppi=None
             if ppi is None
-            else PPIEstimate(**{**ppi, "ci95": tuple(ppi["ci95"]), "labels_ci95": tuple(ppi["labels_ci95"])}),
+            else PPIEstimate(
+                **{
+                    **ppi,
+                    "ci95": tuple(ppi["ci95"]),
+                    "labels_ci95": tuple(ppi["labels_ci95"]),
+                    "effective_labels": float("nan") if ppi["effective_labels"] is None else ppi["effective_labels"],
+                }
+            ),
             **{k: v for k, v in data.items() if k in fields},
         )
 

@@ -72,7 +72,12 @@ class PPI(_Closed):
     scorer_estimate: Number
     labels_estimate: Number
     labels_ci95: Interval
-    effective_labels: NonNegative
+    effective_labels: NonNegative | None = Field(
+        description="How many labels alone would give as narrow an interval; null when too few labelled pairs "
+        "disagree with the scorer to say."
+    )
+    n_disagreements: Count | None = Field(default=None, description="Labelled units on which label and scorer disagree.")
+    method: str | None = Field(default=None, description="How the interval was made.")
 
 
 class Measure(_Open):

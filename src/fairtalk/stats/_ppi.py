@@ -19,6 +19,19 @@ by whole clusters or uniformly over pairs; either keeps the estimate unbiased).
 
 The labelled items must be a uniform random sample of the items (``fairtalk label`` draws one);
 a sample chosen by the scorer's output would bias the rectifier.
+
+**When the scorer's error is rare.** The rectifier's variance is estimated from the labelled
+items on which label and scorer disagree. With few of them (a scorer wrong on 1% of one group's
+answers gives about one disagreement in 100 labels) that estimate is near 0, and a plain PPI++
+interval shrinks to the scorer's own width around the scorer's biased gap: it covered the true
+gap only 73% of the time at 50 labels (``bench/ppi.py``, scenario ``rare``). So the rectifier's
+variance is floored by the variance it would have if the share of disagreeing units were at its
+exact (Clopper-Pearson, one-sided ``1 - α/2``) upper bound given the ``k`` disagreements seen in
+``n`` labelled units, ``scale² · p_u (1 - p_u) · Σ size² / n_items²`` (the rule the identical-answers
+bound already uses, for ``k = 0``). The interval is a t interval on ``n - 1`` degrees of freedom
+(labelled units: items, or clusters), not a normal one. With fewer than
+:data:`MIN_DISAGREEMENTS` disagreements the labels cannot estimate the scorer's error: the
+estimate says so (``method``), and ``effective_labels`` is NaN (no figure the labels cannot support).
 """
 
 from __future__ import annotations
@@ -29,7 +42,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PPIEstimate", "labels_needed", "ppi_mean"]
+__all__ = ["MIN_DISAGREEMENTS", "PPIEstimate", "labels_needed", "ppi_mean"]
+
+#: Fewer labelled units than this on which label and scorer disagree cannot estimate the scorer's error: the
+#: interval then rests on the exact bound on the disagreement share, and no "worth N labels" figure is given.
+MIN_DISAGREEMENTS = 10
+#: ``method`` of an estimate whose labels estimate the scorer's error, and of one that rests on the bound.
+METHOD_PPI = "PPI++ (t interval)"
+METHOD_FLOORED = (
+    "PPI++ (t interval), the rectifier's variance floored by the exact bound on the share of disagreeing units: "
+    "only {k} of {n} labelled units disagree with the scorer, too few to estimate its error"
+)
 
 _MSG_SHAPES = "scores and labels must have one value per item, got {n_f} scores and {n_y} labels"
 _MSG_FEW = "prediction-powered inference needs at least 2 labelled items, got {n}"
@@ -44,7 +67,9 @@ class PPIEstimate:
     "the mean is 0"; ``scorer_estimate`` the scorer's mean alone; ``labels_estimate`` and
     ``labels_ci95`` the labels alone. ``lam`` is the PPI++ weight on the scorer (0: the scorer
     did not help; 1: classic PPI). ``effective_labels`` is how many labels alone would give an
-    interval as narrow (``n_labels * (se_labels / se)^2``).
+    interval as narrow (``n_labels * (se_labels / se)^2``); NaN when fewer than
+    :data:`MIN_DISAGREEMENTS` labelled units disagree with the scorer. ``n_disagreements`` is
+    that number (None where it was not counted); ``method`` says how the interval was made.
     """
 
     estimate: float
@@ -58,6 +83,13 @@ class PPIEstimate:
     labels_estimate: float
     labels_ci95: tuple[float, float]
     effective_labels: float
+    n_disagreements: int | None = None
+    method: str = METHOD_PPI
+
+    @property
+    def too_few_disagreements(self) -> bool:
+        """Whether the labels hold too few disagreements with the scorer to estimate its error."""
+        return self.n_disagreements is not None and self.n_disagreements < MIN_DISAGREEMENTS
 
 
 def _totals(values: np.ndarray, clusters: np.ndarray | None) -> tuple[np.ndarray, int]:
@@ -92,6 +124,27 @@ def _no_spread_variance(n: int, scale: float, alpha: float, z: float) -> float:
     """
     share = 1 - (alpha / 2) ** (1 / n)
     return float((scale * share / z) ** 2)
+
+
+def _disagreement_floor(disagree: np.ndarray, clusters: np.ndarray | None, scale: float, alpha: float) -> tuple[float, int, int]:
+    """The variance floor of the rectifier's mean, from the exact upper bound on the share of disagreeing units.
+
+    Returns ``(floor, k, n)``: ``k`` of the ``n`` labelled units (items, or clusters) hold a
+    disagreement. The floor is ``scale² · p_u (1 - p_u) · Σ size² / n_items²`` with ``p_u`` the
+    one-sided ``1 - α/2`` Clopper-Pearson bound on the share.
+    """
+    from scipy.stats import beta
+
+    if clusters is None:
+        k, n, sizes = int(np.count_nonzero(disagree)), int(disagree.size), np.ones(disagree.size)
+    else:
+        _, inverse = np.unique(clusters, return_inverse=True)
+        per_cluster = np.bincount(inverse, weights=disagree.astype(float))
+        sizes = np.bincount(inverse).astype(float)
+        k, n = int(np.count_nonzero(per_cluster)), int(per_cluster.size)
+    upper = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    floor = scale * scale * upper * (1 - upper) * float(np.sum(sizes * sizes)) / float(disagree.size) ** 2
+    return floor, k, n
 
 
 def ppi_mean(
@@ -132,6 +185,7 @@ def ppi_mean(
     (True, 300)
     """
     from scipy.stats import norm
+    from scipy.stats import t as student_t
 
     f = np.asarray(scores, dtype=np.float64)
     y_all = np.asarray(labels, dtype=np.float64)
@@ -160,16 +214,23 @@ def ppi_mean(
     rectified_variance = _variance_of_mean(rectified, c_lab)
     if rectified_variance == 0:  # every labelled item the same: a zero spread is not certainty
         rectified_variance = _no_spread_variance(n, scale, alpha, z)
+    floor, k, n_units = _disagreement_floor(y != f_lab, c_lab, scale, alpha)
+    few = k < MIN_DISAGREEMENTS
+    if few:  # too few disagreements to estimate the scorer's error: not below what the exact bound allows
+        rectified_variance = max(rectified_variance, floor)
     variance = (lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0) + rectified_variance
     se = math.sqrt(variance)
+    reference = student_t(max(n_units - 1, 1))  # a small labelled sample: t on the labelled units, not z
+    q = float(reference.ppf(1 - alpha / 2))
     labels_variance = _variance_of_mean(y, c_lab)
     labels_se = math.sqrt(labels_variance if labels_variance > 0 else _no_spread_variance(n, scale, alpha, z))
+    labels_q = q if labels_variance > 0 else z  # no spread: the z interval is exactly the bound on the share
     labels_mean = float(y.mean())
-    p = float(2 * norm.sf(abs(estimate) / se))
-    effective = float(n * (labels_se / se) ** 2)
+    p = float(2 * reference.sf(abs(estimate) / se))
+    effective = float("nan") if few else float(n * (labels_se / se) ** 2)
     return PPIEstimate(
         estimate=estimate,
-        ci95=(estimate - z * se, estimate + z * se),
+        ci95=(estimate - q * se, estimate + q * se),
         p=p,
         se=se,
         n_labels=n,
@@ -177,8 +238,10 @@ def ppi_mean(
         lam=lam,
         scorer_estimate=float(f.mean()),
         labels_estimate=labels_mean,
-        labels_ci95=(labels_mean - z * labels_se, labels_mean + z * labels_se),
+        labels_ci95=(labels_mean - labels_q * labels_se, labels_mean + labels_q * labels_se),
         effective_labels=effective,
+        n_disagreements=k,
+        method=METHOD_FLOORED.format(k=k, n=n_units) if few else METHOD_PPI,
     )
 
 
