@@ -157,5 +157,24 @@ def test_a_fair_model_passes(workspace: Path) -> None:
 def test_an_unknown_gate_stops_before_the_audit(workspace: Path) -> None:
     ran = run_action(workspace, model="python:bots.py:fair", gate="fail-sometimes")
     assert (ran.code, ran.failed_step) == (2, "audit")
-    assert "Gate `fail-sometimes`: not reached (fairtalk audit exited 2)" in ran.summary
+    assert "Gate `fail-sometimes`: not reached (fairtalk audit exited 2). No report was written." in ran.summary
+    assert "unknown gate 'fail-sometimes'" in ran.summary  # the error itself, not a pointer to an artifact
+    assert "artifact" not in ran.summary
     assert not (workspace / "fairtalk-report").exists()
+
+
+def test_an_audit_that_stops_on_an_error_shows_the_error_in_the_job_summary(workspace: Path) -> None:
+    """Issue 41: on exit 2 the summary said "the full report is the artifact" when there was none, and not why."""
+    ran = run_action(workspace, model="python:no_such_bots.py:fair", axes="gender", pairs="20", **{"extra-args": SMALL})
+    assert (ran.code, ran.failed_step) == (2, "audit")
+    assert "not reached (fairtalk audit exited 2). No report was written." in ran.summary
+    assert "```text\nerror:" in ran.summary and "no_such_bots.py" in ran.summary
+    assert "artifact" not in ran.summary
+
+
+def test_the_install_step_pins_the_cpu_torch() -> None:
+    """An unpinned torch pulls gigabytes of CUDA wheels: the action pins it as `make install` does."""
+    install = next(step for step in ACTION["runs"]["steps"] if step.get("id") == "install")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    pin = re.search(r"^TORCH := (\S+)$", makefile, re.MULTILINE)
+    assert pin is not None and f'"{pin.group(1)}"' in install["run"]
