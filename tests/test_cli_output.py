@@ -188,3 +188,38 @@ def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) ->
     assert code == 0  # the equivalence gate passes: every interval lies inside its margin
     assert "shown equivalent within the margin: length" in out and "equivalent within the margin: diversity" not in out
     assert "a difference, but within the margin" in out and "diversity" in out.split("a difference, but within the margin")[1]
+
+
+def _cli_at_80_columns(*args: str, cwd: Path) -> str:
+    """``COLUMNS=80 fairtalk ARGS | cat``: the output a CI log holds (not a terminal, 80 columns)."""
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+def test_a_ci_log_at_80_columns_prints_every_measure_and_figure_uncut(tmp_path: Path) -> None:
+    """Issue 41: at 80 columns `compare` cut two measure names to the same `sentimen…` and its verdicts mid-word."""
+    import json
+
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    common = ("audit", "--corpus", str(corpus), "--axis", "gender", "--pairs", "40", "--resamples", "200", "--quiet")
+    audit = _cli_at_80_columns(*common, "--model", f"python:{models}:fair", "-o", "base", cwd=tmp_path)
+    _cli_at_80_columns(*common, "--model", f"python:{models}:biased", "-o", "cand", cwd=tmp_path)
+    compared = _cli_at_80_columns("compare", "base", "cand", cwd=tmp_path)
+    for text in (audit, compared):
+        assert "…" not in text  # nothing cut short (a long finding line runs on, as a log keeps it)
+    for label in ("Diversity %", "Offense %", "Sentiment + %", "Sentiment − %", "Length (words)", "Degenerate %"):
+        assert label in audit
+    rows = json.loads((tmp_path / "cand" / "gender" / "results.json").read_text())["measures"]
+    keys = [name for name, m in rows.items() if m.get("primary") and m.get("kind") != "corpus"]
+    assert keys and all(f"\n  {key}\n" in compared for key in keys)  # each name whole, on a line of its own
+    assert compared.count("change ") >= len(keys) and compared.count("p adj. ") >= len(keys)

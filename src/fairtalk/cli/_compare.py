@@ -113,7 +113,7 @@ def show_comparison(
 
         print_json(versioned(result.to_dict() if json_key is None else {json_key: result.to_dict()}))
     else:
-        console.print(model_comparison_table(result))
+        console.print(model_comparison_table(result, width=console.width))
     for line in gate_lines(result):
         say(line)
     for path in paths.values():

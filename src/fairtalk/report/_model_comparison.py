@@ -23,6 +23,7 @@ from fairtalk.report._table import format_p, measure_label
 from fairtalk.results import Change, GapChange, ModelComparison
 
 if TYPE_CHECKING:  # rich is imported lazily by model_comparison_table()
+    from rich.console import RenderableType
     from rich.table import Table
 
 __all__ = [
@@ -172,7 +173,44 @@ def _title(comparison: ModelComparison) -> str:
     return f"{comparison.candidate} against {comparison.baseline}"
 
 
-def model_comparison_table(comparison: ModelComparison) -> Table:
+#: Below this many columns (a CI log, ``| tee``: 80) the comparison prints one block per key instead of a table,
+#: so that no measure name, figure or verdict is cut to ``sentimen…``.
+WIDE_ENOUGH = 110
+
+
+def model_comparison_table(comparison: ModelComparison, *, width: int | None = None) -> RenderableType:
+    """The comparison for a terminal ``width`` columns wide (None: wide): a ``rich`` Table, or blocks when narrow.
+
+    The table has per axis and key both gaps, the change with its interval, p and verdict; below
+    :data:`WIDE_ENOUGH` columns each key is a block of short lines that wrap between figures, never inside one.
+    """
+    if width is not None and width < WIDE_ENOUGH:
+        return _comparison_blocks(comparison)
+    return _comparison_table(comparison)
+
+
+def _comparison_blocks(comparison: ModelComparison) -> RenderableType:
+    """One block per (axis, key): its name on a line of its own, then its figures and verdict, indented."""
+    from rich.console import Group
+    from rich.text import Text
+
+    level = f"{1 - comparison.alpha:.0%}"
+    parts: list[Text] = [Text(f"fairtalk compare: {_title(comparison)}", style="bold")]
+    rows = comparison_rows(comparison)
+    for i, row in enumerate(rows):
+        if i == 0 or rows[i - 1].axis != row.axis:
+            parts.append(Text(f"\n{row.axis}", style="bold"))
+        style = _STYLE[comparison.changes[i].verdict]
+        parts += [
+            Text(f"  {row.key}" + ("" if row.primary else " (secondary)")),
+            Text(f"    gap: baseline {row.baseline}, candidate {row.candidate}"),
+            Text(f"    change {row.change} ({level} CI {row.change_ci}), p adj. {row.p_adjusted}"),
+            Text(f"    {row.verdict}", style=style),
+        ]
+    return Group(*parts)
+
+
+def _comparison_table(comparison: ModelComparison) -> Table:
     """The comparison as a ``rich`` Table: per axis and key both gaps, the change with its interval, p and verdict."""
     from rich.table import Table
     from rich.text import Text
