@@ -224,9 +224,9 @@ def generate(
     except ResponderAborted as exc:
         message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
         n_failed = cached.n_errors - before[2]
-        failed = _MSG_ABORTED_FAILED.format(n_failed=n_failed) if n_failed else ""
+        also = _MSG_ABORTED_FAILED.format(n_failed=n_failed) if n_failed else ""
         raise ResponderAborted(
-            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path, failed=failed)
+            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path, failed=also)
         ) from exc
     finally:
         cached.progress = None
