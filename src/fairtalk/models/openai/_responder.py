@@ -91,7 +91,7 @@ from fairtalk.models._streaming import (
     retry_after,
     stream_results,
 )
-from fairtalk.models.openai._latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
+from fairtalk.models.openai._latency import PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
 from fairtalk.models.openai._options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
 from fairtalk.models.openai._replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models.openai._urls import public_url, shown_url
@@ -279,7 +279,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
         self.latency = measure_latency(
             self.urls[self.in_use[0]] + path,
-            self._payload(PROBE_PROMPT, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),
+            lambda prompt: self._payload(prompt, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),  # a nonce a probe
             public=self.public_urls[self.in_use[0]],
             mode=self.mode,
             headers=headers,
