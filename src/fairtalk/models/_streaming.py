@@ -115,7 +115,7 @@ class Outage:
     A server that restarts refuses connections (or its proxy answers 502/503) for a few seconds;
     counted retries would all be spent in those seconds. So a request that failed that way may be
     retried, with backoff, for ``seconds`` from its own first such failure, as long as the server
-    has not answered nothing for longer (``since``: the first such failure after the last answer;
+    has not been unavailable for longer (``since``: the first such failure after the last answer;
     any answer ends the outage). Past either, a retry draws on the :class:`RetryBudget`.
 
     Examples

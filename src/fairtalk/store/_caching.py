@@ -42,11 +42,12 @@ class CachingResponder(Responder):
 
     Finished items are committed in one transaction once ``commit_rows`` of them are
     waiting or ``commit_seconds`` have passed since the last commit, whichever comes
-    first, and always before returning or raising. ``progress`` counts an item once it is
-    committed, never before: whatever stops a run, every item counted as done is stored. A crash therefore loses at most
-    the last ``commit_seconds`` of generation, while a fast model is not slowed down
-    by a commit per small batch (the unique index is keyed by a random hash, so every
-    commit touches scattered pages).
+    first, and always before returning or raising. A crash therefore loses at most the
+    last ``commit_seconds`` of generation, while a fast model is not slowed down by a
+    commit per small batch (the unique index is keyed by a random hash, so every commit
+    touches scattered pages). ``progress`` counts an item once it is committed, never
+    before: whatever stops a run (the breaker, an error, Ctrl-C, a killed process),
+    every item counted as done is in the store.
 
     Parameters
     ----------
@@ -183,7 +184,7 @@ class CachingResponder(Responder):
         results: list[str | ResponderError | None],
         run_id: int,
     ) -> None:
-        """The misses through a streaming responder: each answer stored and counted as it arrives, not per batch."""
+        """The misses through a streaming responder: each answer stored as it arrives (not per batch), then counted."""
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
         items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
         pending = self._pending(run_id)

@@ -60,7 +60,7 @@ class OpenAIOptions:
             ("max_retries", self.max_retries >= 0, ">= 0"),
             ("backoff", self.backoff >= 0, ">= 0"),
             ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
-            ("retry_seconds", 0 <= self.retry_seconds < float("inf"), ">= 0 seconds (0: every retry is counted)"),
+            ("retry_seconds", 0 <= self.retry_seconds < float("inf"), "a finite number of seconds >= 0 (0: count every retry)"),
             ("max_backoff", self.max_backoff >= 0, ">= 0"),
         ):
             if not ok:
