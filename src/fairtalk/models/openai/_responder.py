@@ -279,7 +279,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
         self.latency = measure_latency(
             self.urls[self.in_use[0]] + path,
-            lambda prompt: self._payload(prompt, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),  # a nonce a probe
+            lambda prompt: self._payload(prompt, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),  # each probe: a new nonce
             public=self.public_urls[self.in_use[0]],
             mode=self.mode,
             headers=headers,
@@ -353,7 +353,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
             if refused is not None:
                 return refused
             wait = outcome.wait
-            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(item.n_sent - 1))
+            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(item.step))
 
     async def _attempt(
         self, client: Any, endpoints: Endpoints, payload: dict[str, Any], replicas: Sequence[int], item: _Item
@@ -415,6 +415,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
             if started and self.retry_seconds > 0:
                 _LOG.warning(_MSG_DOWN_LOG, failed.url, failed.down, self.retry_seconds)
             if self.outage.allows(first=item.first_down, now=now):
+                item.step, item.n_free = item.n_free, item.n_free + 1
                 return None
             down_for = now - min(item.first_down, since)
         if item.n_counted >= self.max_retries:
@@ -426,7 +427,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
                 return type(failed.error)(_MSG_BUDGET.format(error=failed.error, total=budget.total))
             message = _MSG_DOWN_BUDGET.format(error=failed.error, seconds=down_for, window=self.retry_seconds, total=budget.total)
             return type(failed.error)(message)
-        item.n_counted += 1
+        item.step, item.n_counted = item.n_counted, item.n_counted + 1  # counted retries back off from ``backoff`` again
         return None
 
     def _status_failure(self, reply: Any, url: str, n_attempts: int) -> ResponderError:
@@ -492,14 +493,21 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
 
 
 class _Item:
-    """The retries of one item so far: requests sent, retries drawn on the retry budget, timeouts, first unavailable."""
+    """The retries of one item so far.
 
-    __slots__ = ("first_down", "n_counted", "n_sent", "n_timeouts")
+    Requests sent, retries on the time budget (``n_free``) and on the retry budget (``n_counted``),
+    timeouts, when the server first could not take it, and the backoff step of the next wait (each
+    budget's retries double their wait from ``backoff``).
+    """
+
+    __slots__ = ("first_down", "n_counted", "n_free", "n_sent", "n_timeouts", "step")
 
     def __init__(self) -> None:
         self.n_sent = 0
+        self.n_free = 0
         self.n_counted = 0
         self.n_timeouts = 0
+        self.step = 0
         self.first_down: float | None = None
 
 
