@@ -138,7 +138,7 @@ def test_a_run_stopped_by_the_breaker_keeps_every_answer_it_counted_as_done(rest
     assert "5 consecutive failures of one kind (connection failed or timed out: TransportError)" in message
     assert "past retry_seconds=0.3" in message and "retry_budget=0" in message
     assert f"7 answers of this run are kept in {store}; re-run to resume" in message
-    assert "the 5 pair side(s) that failed are stored as failures and sent again" in message
+    assert "the 5 pair side(s) that failed are stored as failures, sent again by a re-run" in message
     assert counted_unstored == []  # never an item counted as done before it was stored
     assert _stored(store) == (7, 5) and last_done[0] <= 12
     state["down_since"] = None  # the server is back

@@ -56,7 +56,7 @@ _MSG_NO_DEFAULT = (
 _MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
 _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume{failed})"
 #: What the stop message adds when items failed: the progress line counted them as done too.
-_MSG_ABORTED_FAILED = "; the {n_failed} pair side(s) that failed are stored as failures and sent again"
+_MSG_ABORTED_FAILED = "; the {n_failed} pair side(s) that failed are stored as failures, sent again by a re-run"
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
 _MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
