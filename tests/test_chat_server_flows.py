@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.models.openai._latency import PROBE_PROMPT
+from fairtalk.models.openai._latency import is_probe
 from fairtalk.report._markdown import md_escape
 from local_server import LocalServer
 
@@ -35,7 +35,7 @@ class _Chat(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         last = payload["messages"][-1]["content"]
-        if last != PROBE_PROMPT:  # the preflight's latency probe (issue 25) is not one of the run's messages
+        if not is_probe(last):  # the preflight's latency probe (issue 25) is not one of the run's messages
             self.received.append(payload)
         if "Answer with one word: yes or no" in last:
             answer = "No." if "idiot" in last else "Yes."

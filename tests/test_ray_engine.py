@@ -194,6 +194,10 @@ def test_echo_on_ray_equals_the_local_run_and_stores_each_answer_once(cluster, t
 @needs_ray
 def test_an_interrupted_ray_run_resumes_from_the_store(cluster, tmp_path: Path) -> None:
     pairs, store = _pairs(4), tmp_path / "store.sqlite"
+    model = tmp_path / "slow.py"  # 50 ms a batch of 8: the run spans several commits, so it is stopped midway
+    (tmp_path / "died").touch()  # nobody dies here
+    model.write_text(DYING_MODEL.format(marker=str(tmp_path / "died"), pause=0.05), encoding="utf-8")
+    spec = f"python:{model}:reply"
     seen = []
 
     def stop_midway(event: ProgressEvent) -> None:
@@ -202,10 +206,10 @@ def test_an_interrupted_ray_run_resumes_from_the_store(cluster, tmp_path: Path) 
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray", progress=stop_midway)
+        fairtalk.respond(pairs, model=spec, store=store, batch_size=8, engine="ray", progress=stop_midway)
     n_kept = len(_rows(store))
-    assert 60 <= n_kept < 2 * len(pairs)  # what arrived before the interruption was committed
-    resumed = fairtalk.respond(pairs, model="builtin:echo?mode=upper", store=store, batch_size=8, engine="ray")
+    assert 60 <= seen[-1] <= n_kept < 2 * len(pairs)  # what was counted as done before the interruption was committed
+    resumed = fairtalk.respond(pairs, model=spec, store=store, batch_size=8, engine="ray")
     assert (resumed.summary.n_cached, resumed.summary.n_generated) == (n_kept, 2 * len(pairs) - n_kept)
     assert {n for *_, n in _rows(store)} == {1} and len(_rows(store)) == 2 * len(pairs)
     assert list(resumed.responses) == list(fairtalk.respond(pairs, model="builtin:echo?mode=upper").responses)

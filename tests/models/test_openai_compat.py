@@ -14,7 +14,7 @@ import pytest
 from fairtalk import ResponderError, SpecError
 from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models.openai._latency import PROBE_PROMPT
+from fairtalk.models.openai._latency import is_probe
 from local_server import LocalServer
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
@@ -58,7 +58,7 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.state
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         content = payload["messages"][-1]["content"] if "messages" in payload else payload["prompt"]
-        if content == PROBE_PROMPT:  # the preflight's latency probe (tests/models/test_openai_latency.py): not counted
+        if is_probe(content):  # the preflight's latency probe (tests/models/test_openai_latency.py): not counted
             self._send(
                 200, json.dumps({"choices": [{"message": {"content": "1, 2"}, "text": "1, 2", "finish_reason": "length"}]})
             )
@@ -153,7 +153,7 @@ def test_retry_after_is_respected(server) -> None:
 def test_exhausted_retries_fail_per_item(server) -> None:
     url, st = server
     st.plans = {"bad500": ["500"] * 9, "bad429": ["429"] * 9, "badjson": ["badjson"] * 9, "empty": ["nochoices"] * 9}
-    with _model(url, max_retries=2) as model:
+    with _model(url, max_retries=2, retry_seconds=0) as model:  # 0: a 429 is counted too, not retried for a while
         out = model.respond_each(["ok1", "bad500", "bad429", "badjson", "empty", "ok2"], GREEDY, seeds=[0] * 6)
         assert out[0] == "echo: ok1" and out[5] == "echo: ok2"
         assert isinstance(out[1], TransportError) and "HTTP 500 after 3 attempt(s)" in str(out[1])
@@ -172,7 +172,7 @@ def test_connection_refused_is_a_transport_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with _model(f"http://127.0.0.1:{port}/v1", max_retries=1) as model:
+    with _model(f"http://127.0.0.1:{port}/v1", max_retries=1, retry_seconds=0) as model:  # counted, not retried by time
         (out,) = model.respond_each(["x"], GREEDY, seeds=[0])
     assert isinstance(out, TransportError) and "after 2 attempt(s)" in str(out)
 

@@ -22,7 +22,7 @@ from fairtalk.cli import app
 from fairtalk.errors import TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models.openai import _responder as openai_compat
-from fairtalk.models.openai._latency import PROBE_PROMPT, Latency, tune
+from fairtalk.models.openai._latency import Latency, is_probe, tune
 from local_server import LocalServer
 
 SETTINGS = DecodingSettings(max_new_tokens=16)
@@ -40,7 +40,7 @@ class _Serial(BaseHTTPRequestHandler):
         st = self.state
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         content = payload["messages"][-1]["content"]
-        delay = st["delay"] if content == PROBE_PROMPT else st.get("answer_delay", st["delay"])
+        delay = st["delay"] if is_probe(content) else st.get("answer_delay", st["delay"])
         with st["lock"]:  # the server answers one request at a time
             st["contents"].append(content)
             time.sleep(delay)
@@ -92,7 +92,7 @@ def test_a_serialising_server_gets_fewer_requests_in_flight_and_a_longer_timeout
     assert generation.summary.model == fingerprint  # measured values never reach the store's key
     recorded = generation.summary.to_dict()["tuning"]  # run.json keeps what was measured and chosen, per axis
     assert recorded["max_concurrency"] == 2 and recorded["timeout"] > 0.3 and recorded["measured"]["parallel"] == 1
-    assert state["contents"].count(PROBE_PROMPT) == 5  # two alone (the first may load the model), three at once
+    assert sum(map(is_probe, state["contents"])) == 5  # two alone (the first may load the model), three at once
     said = " ".join(r.getMessage() for r in caplog.records)
     assert re.search(
         r"answers a 16-token request in 0\.2\d s alone, 3 at once in 0\.[5-9]\d s "
@@ -131,7 +131,7 @@ def test_an_explicit_timeout_is_kept_with_a_warning_naming_the_option_to_raise(s
     with load_responder(f"openai:{url}#tiny-model?timeout=0.25&max_concurrency=8") as model:  # both set: no probe
         model.preflight()
         assert model.timeout == 0.25 and model.max_concurrency == 8 and model.latency is None
-    assert PROBE_PROMPT not in state["contents"]
+    assert not any(map(is_probe, state["contents"]))
 
 
 def test_a_fast_server_costs_two_probes_and_keeps_the_defaults(serial) -> None:  # noqa: ANN001
@@ -140,7 +140,7 @@ def test_a_fast_server_costs_two_probes_and_keeps_the_defaults(serial) -> None: 
     with load_responder(f"openai:{url}#tiny-model") as model:
         model.preflight()
         model.respond(["hi"], SETTINGS, seeds=[0])
-        assert state["contents"].count(PROBE_PROMPT) == 2  # no need to send any at once
+        assert sum(map(is_probe, state["contents"])) == 2  # no need to send any at once
         assert model.timeout == 30 and model.max_concurrency == 8 and model.latency.parallel is None
 
 
@@ -213,6 +213,48 @@ def test_tune_lowers_the_concurrency_only_when_requests_would_queue_past_the_tim
         serial, max_new_tokens=256, timeout=None, max_concurrency=None, n_replicas=2, default_timeout=30, default_concurrency=8
     )
     assert two.max_concurrency == 4 and two.timeout == 3 * 32 * 2  # two a replica: one answering, one waiting
+
+
+class _Caching(BaseHTTPRequestHandler):
+    """A caching gateway before a slow server: a request seen before is answered at once, any other after ``delay`` s."""
+
+    state: dict
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        st = self.state
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        key = json.dumps(payload, sort_keys=True)  # what a gateway caches by: the request, whatever its key order
+        with st["lock"]:
+            hit = key in st["seen"]
+            st["seen"].add(key)
+            if is_probe(payload["messages"][-1]["content"]):
+                st["probes"].append(key)
+                st["probe_hits"] += hit
+        if not hit:
+            time.sleep(st["delay"])  # the server behind the gateway works for it
+        body = json.dumps(
+            {"choices": [{"message": {"content": "1, 2, 3"}, "finish_reason": "length"}], "usage": {"completion_tokens": 16}}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_caching_gateway_answers_no_probe_so_the_latency_measured_is_the_servers() -> None:
+    state: dict = {"lock": threading.Lock(), "seen": set(), "probes": [], "probe_hits": 0, "delay": 0.2}
+    with LocalServer(type("Handler", (_Caching,), {"state": state})) as server:
+        for _ in range(2):  # two runs, the second after the first's probes went through the gateway
+            with load_responder(f"openai:{server.url()}#tiny-model") as model:
+                model.preflight()
+                assert model.latency is not None
+                assert model.latency.seconds >= state["delay"]  # the server's time, never a cached answer's
+    assert len(state["probes"]) >= 4 and state["probe_hits"] == 0  # every probe was new to the gateway
+    assert len(set(state["probes"])) == len(state["probes"])
 
 
 def test_the_docstring_examples_run() -> None:

@@ -22,7 +22,7 @@ from fairtalk.cli import app
 from fairtalk.errors import TransportError
 from fairtalk.models import Responder, load_responder
 from fairtalk.models._streaming import Endpoints, RetryBudget, stream_results
-from fairtalk.models.openai._latency import PROBE_PROMPT
+from fairtalk.models.openai._latency import is_probe
 from fairtalk.progress import ProgressReporter
 from fairtalk.results import GenerationSummary
 from fairtalk.run._generate import cached_model, generate
@@ -49,7 +49,7 @@ class _Server(BaseHTTPRequestHandler):
         state = self.state
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = payload["messages"][-1]["content"]
-        if text == PROBE_PROMPT:  # the preflight's latency probe (issue 25): not one of the run's requests
+        if is_probe(text):  # the preflight's latency probe (issue 25): not one of the run's requests
             self._send(200, {"choices": [{"message": {"content": "1, 2"}, "finish_reason": "length"}]})
             return
         with state["lock"]:

@@ -8,7 +8,9 @@ connections are closed and no further request is sent.
 
 :class:`Endpoints` spreads requests over replicas of one deployment by least outstanding requests
 and skips, for a while, a replica that keeps failing. :class:`RetryBudget` caps the retries of a
-whole call, so that a failing server is not sent every item ``max_retries + 1`` times.
+whole call, so that a failing server is not sent every item ``max_retries + 1`` times. :class:`Outage`
+is the time budget beside it: while a server cannot be reached (restarting, behind a proxy that
+restarts, busy), its requests are retried for a number of seconds, not a number of times.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Endpoints", "InFlight", "RetryBudget", "RetryCounts", "TLSContext", "retry_after", "stream_results"]
+__all__ = ["Endpoints", "InFlight", "Outage", "RetryBudget", "RetryCounts", "TLSContext", "retry_after", "stream_results"]
 
 T = TypeVar("T")
 _DONE = object()
@@ -105,6 +107,49 @@ class RetryBudget:
         if self.counts is not None:
             self.counts.n_used += 1
         return True
+
+
+class Outage:
+    """The time budget of one call's retries while its server cannot be reached; used from one event loop (no locks).
+
+    A server that restarts refuses connections (or its proxy answers 502/503) for a few seconds;
+    counted retries would all be spent in those seconds. So a request that failed that way may be
+    retried, with backoff, for ``seconds`` from its own first such failure, as long as the server
+    has not been unavailable for longer (``since``: the first such failure after the last answer;
+    any answer ends the outage). Past either, a retry draws on the :class:`RetryBudget`.
+
+    Examples
+    --------
+    >>> outage = Outage(60.0)
+    >>> outage.failed(now=100.0), outage.allows(first=100.0, now=130.0), outage.allows(first=100.0, now=161.0)
+    (100.0, True, False)
+    >>> outage.answered(), outage.since, outage.allows(first=100.0, now=130.0)
+    (True, None, False)
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.since: float | None = None
+        #: retries this time budget allowed (none of them drawn on the retry budget)
+        self.n_retries = 0
+
+    def failed(self, now: float | None = None) -> float:
+        """A request could not reach the server: the outage starts now unless it already had; when it started."""
+        if self.since is None:
+            self.since = time.monotonic() if now is None else now
+        return self.since
+
+    def answered(self) -> bool:
+        """The server answered: the outage, if any, is over; True when there was one."""
+        was, self.since = self.since is not None, None
+        return was
+
+    def allows(self, *, first: float, now: float | None = None) -> bool:
+        """Whether a request that first failed at ``first`` may be retried on the time budget (counted in ``n_retries``)."""
+        now = time.monotonic() if now is None else now
+        ok = self.since is not None and now - first < self.seconds and now - self.since < self.seconds
+        self.n_retries += ok
+        return ok
 
 
 class TLSContext:

@@ -54,7 +54,9 @@ _MSG_NO_DEFAULT = (
     "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
 )
 _MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
-_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume)"
+_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume{failed})"
+#: What the stop message adds when items failed: the progress line counted them as done too.
+_MSG_ABORTED_FAILED = "; the {n_failed} pair side(s) that failed are stored as failures, sent again by a re-run"
 _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
 _MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
@@ -221,8 +223,10 @@ def generate(
         raise
     except ResponderAborted as exc:
         message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
+        n_failed = cached.n_errors - before[2]
+        also = _MSG_ABORTED_FAILED.format(n_failed=n_failed) if n_failed else ""
         raise ResponderAborted(
-            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path)
+            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path, failed=also)
         ) from exc
     finally:
         cached.progress = None

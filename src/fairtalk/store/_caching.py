@@ -27,6 +27,8 @@ _MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
 _MSG_COMMIT_ROWS = "commit_rows must be >= 1, got {value!r}"
 _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
 _MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
+#: A store row: context hash, seed, context, response (None for a failure), error (None for an answer).
+_Row = tuple[bytes, int, str, str | None, str | None]
 
 
 class CachingResponder(Responder):
@@ -40,10 +42,12 @@ class CachingResponder(Responder):
 
     Finished items are committed in one transaction once ``commit_rows`` of them are
     waiting or ``commit_seconds`` have passed since the last commit, whichever comes
-    first, and always before returning or raising. A crash therefore loses at most
-    the last ``commit_seconds`` of generation, while a fast model is not slowed down
-    by a commit per small batch (the unique index is keyed by a random hash, so every
-    commit touches scattered pages).
+    first, and always before returning or raising. A crash therefore loses at most the
+    last ``commit_seconds`` of generation, while a fast model is not slowed down by a
+    commit per small batch (the unique index is keyed by a random hash, so every commit
+    touches scattered pages). ``progress`` counts an item once it is committed, never
+    before: whatever stops a run (the breaker, an error, Ctrl-C, a killed process),
+    every item counted as done is in the store.
 
     Parameters
     ----------
@@ -63,7 +67,7 @@ class CachingResponder(Responder):
         committing what finished; 0 or None: never. Items are counted as they finish: one by one
         from a streaming model (``openai:``, a single ``python:`` function, Ray), per batch otherwise.
     progress : callable, optional
-        Called with the number of items just finished (cached ones included).
+        Called with the number of items just stored (cached ones included), after their commit.
     model_version : str, optional
         A tag for what the model's fingerprint cannot see (environment variables, a remote
         deployment, data files); it becomes part of :attr:`fingerprint`, so answers stored
@@ -147,17 +151,14 @@ class CachingResponder(Responder):
         if self.responder.supports_stream and misses:
             self._stream(misses, contexts, settings, results, run_id)
             return results  # type: ignore[return-value]
-        pending: list[tuple[bytes, int, str, str | None, str | None]] = []
-        last_commit = time.monotonic()
+        pending = self._pending(run_id)
         try:
             for start in range(0, len(misses), self.batch_size):
                 batch = misses[start : start + self.batch_size]
                 n_errors_before = self.n_errors
-                pending += self._generate(batch, contexts, settings, results)
-                if len(pending) >= self.commit_rows or time.monotonic() - last_commit >= self.commit_seconds:
-                    self.store.write(run_id, pending)
-                    pending, last_commit = [], time.monotonic()
-                self._advance(sum(len(indices) for _, indices in batch))
+                pending.add(self._generate(batch, contexts, settings, results), sum(len(indices) for _, indices in batch))
+                if pending.due():
+                    pending.commit()
                 if self.max_errors is not None and self.n_errors > max(self.max_errors, n_errors_before):
                     last_error = next(
                         item for _, indices in reversed(batch) if isinstance(item := results[indices[0]], ResponderError)
@@ -166,10 +167,14 @@ class CachingResponder(Responder):
                         _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=last_error)
                     ) from last_error
                 self._check_breaker()
+            pending.commit()
         finally:
-            if pending:
-                self.store.write(run_id, pending)
+            pending.commit(count=False)  # a run that stops keeps what finished (the progress line has stopped)
         return results  # type: ignore[return-value]
+
+    def _pending(self, run_id: int) -> _Pending:
+        """The finished items of one call, committed together; they count as done once stored."""
+        return _Pending(self.store, run_id, self._advance, commit_rows=self.commit_rows, commit_seconds=self.commit_seconds)
 
     def _stream(
         self,
@@ -179,21 +184,18 @@ class CachingResponder(Responder):
         results: list[str | ResponderError | None],
         run_id: int,
     ) -> None:
-        """The misses through a streaming responder: each answer stored and counted as it arrives, not per batch."""
+        """The misses through a streaming responder: each answer stored as it arrives (not per batch), then counted."""
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
         items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
-        pending: list[tuple[bytes, int, str, str | None, str | None]] = []
-        last_commit = time.monotonic()
+        pending = self._pending(run_id)
         try:
             for done in items:  # None: nothing finished lately, a chance to commit what waits
                 if done is not None:
                     j, item = done
                     (h, seed), indices = misses[j]
-                    pending.append(self._row(h, seed, batch_contexts[j], item, indices, results))
-                    self._advance(len(indices))
-                if pending and (len(pending) >= self.commit_rows or time.monotonic() - last_commit >= self.commit_seconds):
-                    self.store.write(run_id, pending)
-                    pending, last_commit = [], time.monotonic()
+                    pending.add([self._row(h, seed, batch_contexts[j], item, indices, results)], len(indices))
+                if pending.due():
+                    pending.commit()
                 if done is None:
                     continue
                 if isinstance(item, ResponderError) and self.max_errors is not None and self.n_errors > self.max_errors:
@@ -201,10 +203,10 @@ class CachingResponder(Responder):
                         _MSG_TOO_MANY.format(n_errors=self.n_errors, max_errors=self.max_errors, last=item)
                     ) from item
                 self._check_breaker()
+            pending.commit()
         finally:
             items.close()  # cancels the requests still in flight
-            if pending:
-                self.store.write(run_id, pending)
+            pending.commit(count=False)
 
     @property
     def max_consecutive_failures(self) -> int | None:
@@ -224,7 +226,7 @@ class CachingResponder(Responder):
         contexts: Sequence[str],
         settings: DecodingSettings,
         results: list[str | ResponderError | None],
-    ) -> list[tuple[bytes, int, str, str | None, str | None]]:
+    ) -> list[_Row]:
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
@@ -241,10 +243,10 @@ class CachingResponder(Responder):
         item: str | ResponderError,
         indices: list[int],
         results: list[str | ResponderError | None],
-    ) -> tuple[bytes, int, str, str | None, str | None]:
+    ) -> _Row:
         """Count one finished item, put it in ``results`` at ``indices``, and return its store row."""
         context, _ = replace_surrogates(context)
-        row: tuple[bytes, int, str, str | None, str | None]
+        row: _Row
         if isinstance(item, ResponderError):
             row = (h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0])
             self.n_errors += 1
@@ -271,3 +273,36 @@ class CachingResponder(Responder):
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"
+
+
+class _Pending:
+    """Finished items waiting for their commit: their store rows, and how many items they count for once stored."""
+
+    __slots__ = ("advance", "commit_rows", "commit_seconds", "last", "n_items", "rows", "run_id", "store")
+
+    def __init__(
+        self, store: RunStore, run_id: int, advance: Callable[[int], None], *, commit_rows: int, commit_seconds: float
+    ) -> None:
+        self.store, self.run_id, self.advance = store, run_id, advance
+        self.commit_rows, self.commit_seconds = commit_rows, commit_seconds
+        self.rows: list[_Row] = []
+        self.n_items = 0
+        self.last = time.monotonic()
+
+    def add(self, rows: list[_Row], n_items: int) -> None:
+        """Rows to store, standing for ``n_items`` items (duplicate requests share a row)."""
+        self.rows += rows
+        self.n_items += n_items
+
+    def due(self) -> bool:
+        """Whether ``commit_rows`` rows wait, or ``commit_seconds`` have passed since the last commit."""
+        return bool(self.rows) and (len(self.rows) >= self.commit_rows or time.monotonic() - self.last >= self.commit_seconds)
+
+    def commit(self, *, count: bool = True) -> None:
+        """Store the rows in one transaction, then (``count``) count their items as done."""
+        rows, n_items, self.rows, self.n_items = self.rows, self.n_items, [], 0
+        if rows:
+            self.store.write(self.run_id, rows)
+            self.last = time.monotonic()
+        if count:
+            self.advance(n_items)

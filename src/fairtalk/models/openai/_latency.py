@@ -11,6 +11,10 @@ server still works on the abandoned ones. So the preflight measures, when the us
 - :data:`N_AT_ONCE` such requests at once: a server that serialises them takes about
   :data:`N_AT_ONCE` times as long for the last (how many it runs at once is ``parallel``).
 
+Each probe carries a nonce (:func:`probe_prompt`): a caching gateway in front of the server
+cannot have seen it, so no probe is answered from a cache (a cached probe read 0.02 s and set a
+30 s timeout for answers of 20 s), neither the second of one preflight nor one of a later run.
+
 :func:`tune` then chooses what the user left out: ``max_concurrency`` is lowered to
 ``parallel + 1`` a replica when the server runs fewer requests at once than are sent and they
 would queue past the timeout; ``timeout`` becomes :data:`SAFETY` times the wait of a request
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -33,9 +38,21 @@ from typing import Any
 from fairtalk.errors import BadResponse
 from fairtalk.models.openai._replicas import parse_reply
 
-__all__ = ["N_AT_ONCE", "PROBE_TOKENS", "SAFETY", "Latency", "Tuning", "choose", "measure_latency", "timeout_hint", "tune"]
+__all__ = [
+    "N_AT_ONCE",
+    "PROBE_TOKENS",
+    "SAFETY",
+    "Latency",
+    "Tuning",
+    "choose",
+    "is_probe",
+    "measure_latency",
+    "probe_prompt",
+    "timeout_hint",
+    "tune",
+]
 
-#: Tokens a latency probe asks for, and the prompt (one that runs that long on any chat model).
+#: Tokens a latency probe asks for, and the prompt (one that runs that long on any chat model), before its nonce.
 PROBE_TOKENS = 16
 PROBE_PROMPT = "Count from 1 to 50, separated by commas."
 #: Probes sent at once to see whether the server serialises requests.
@@ -60,6 +77,23 @@ _MSG_SLOW = (
 )
 _MSG_HINT = "requests time out after {timeout:g} s: raise timeout={measured} or lower max_concurrency"
 _MSG_UNMEASURED = "openai: could not measure the latency of %s (%s); keeping timeout=%g s and max_concurrency=%d"
+
+
+def probe_prompt() -> str:
+    """A latency probe's prompt: :data:`PROBE_PROMPT` and a nonce, so that no cache in front of the server has seen it.
+
+    Examples
+    --------
+    >>> first, second = probe_prompt(), probe_prompt()
+    >>> first != second and is_probe(first) and is_probe(second) and not is_probe("Count from 1 to 5.")
+    True
+    """
+    return f"{PROBE_PROMPT} (Request {secrets.token_hex(8)}.)"
+
+
+def is_probe(text: str) -> bool:
+    """Whether ``text`` is a latency probe's prompt (:func:`probe_prompt`): what a stub server tells apart."""
+    return text.startswith(PROBE_PROMPT)
 
 
 def _seconds(value: float) -> str:
@@ -267,7 +301,7 @@ def _tokens(body: str, text: str) -> int:
 
 def measure_latency(
     url: str,
-    payload: Mapping[str, Any],
+    payload: Callable[[str], Mapping[str, Any]],
     *,
     public: str,
     mode: str,
@@ -277,7 +311,9 @@ def measure_latency(
     max_concurrency: int,
     scrub: Callable[[str], str],
 ) -> Latency | None:
-    """Time the probe request (``payload`` to ``url``) alone, then :data:`N_AT_ONCE` at once when that may matter.
+    """Time a probe request (``payload(prompt)`` to ``url``) alone, then :data:`N_AT_ONCE` at once when that may matter.
+
+    Every probe is a new :func:`probe_prompt` (a nonce in it), so that a caching gateway answers none.
 
     The requests at once are skipped when ``max_concurrency`` is 1, or when the server is so
     fast that even answers of 512 tokens, ``max_concurrency`` of them one after another, would
@@ -310,7 +346,7 @@ def measure_latency(
 
 def _measure(
     url: str,
-    payload: Mapping[str, Any],
+    payload: Callable[[str], Mapping[str, Any]],
     *,
     mode: str,
     headers: Mapping[str, str],
@@ -331,7 +367,7 @@ def _measure(
 
     def once(client: Any) -> tuple[float, int]:
         started = time.perf_counter()
-        reply = client.post(url, json=dict(payload), timeout=timeout)
+        reply = client.post(url, json=dict(payload(probe_prompt())), timeout=timeout)
         seconds = time.perf_counter() - started
         if reply.status_code >= 300:
             raise ValueError(f"HTTP {reply.status_code}: {scrub(reply.text)[:100]}")

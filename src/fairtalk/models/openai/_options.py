@@ -31,6 +31,14 @@ class OpenAIOptions:
     preflight measures (8 requests in flight and 30 s without a preflight); given, they are kept.
     ``base_url`` is the server's URL for the spec form ``openai:MODEL?base_url=URL`` (the same
     model as ``openai:URL#MODEL``, with the same fingerprint).
+
+    Retries have two budgets. ``retry_seconds`` is a time: a request the server could not take
+    (connection refused, reset or closed without an answer, HTTP 429, 502, 503, 504: a restart,
+    a proxy restarting, a busy server) is retried with backoff for up to that many seconds from
+    its first such failure, while the server has not been unavailable for longer; these retries
+    draw on no count. Every other retry (a 500, a timeout, an unusable answer, and one past
+    ``retry_seconds``) draws on ``retry_budget``, the retries of the whole call (None: 10% of the
+    items plus 20), and on ``max_retries``, those of one item. ``retry_seconds=0`` counts them all.
     """
 
     api_key_env: str | None = None
@@ -38,6 +46,7 @@ class OpenAIOptions:
     timeout: float | None = None
     max_retries: int = 5
     retry_budget: int | None = None
+    retry_seconds: float = 60.0
     backoff: float = 0.5
     max_backoff: float = 30.0
     system_prompt: str | None = None
@@ -51,6 +60,7 @@ class OpenAIOptions:
             ("max_retries", self.max_retries >= 0, ">= 0"),
             ("backoff", self.backoff >= 0, ">= 0"),
             ("retry_budget", self.retry_budget is None or self.retry_budget >= 0, ">= 0 (or left out)"),
+            ("retry_seconds", 0 <= self.retry_seconds < float("inf"), "a finite number of seconds >= 0 (0: count every retry)"),
             ("max_backoff", self.max_backoff >= 0, ">= 0"),
         ):
             if not ok:

@@ -8,13 +8,23 @@ requests are in flight all the time (a new one starts as soon as one finishes, a
 handed on as it arrives), each slot on its own HTTP client kept for the whole call; closing the
 stream early cancels the requests in flight. The ``timeout`` doubles on each retry of a timed-out
 request, so that a loaded server is not made to do the same work twice. 429 (honouring
-``Retry-After``), 5xx, timeouts and connection errors are retried up to ``max_retries`` times with
-exponential backoff and jitter, within ``retry_budget`` retries for the whole call (default 10% of
-the items plus 20), so that a failing server is not sent every item again and again. After that
-the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
-:class:`~fairtalk.errors.TransportError` for the rest. An unusable 200 (not JSON, no
-``choices``) is retried the same way and then fails as :class:`~fairtalk.errors.BadResponse`
-naming what was wrong; another 4xx is a BadResponse at once (not retried).
+``Retry-After``), 5xx, timeouts, connection errors and unusable 200s (not JSON, no ``choices``)
+are retried with exponential backoff and jitter, on two budgets:
+
+- a server that cannot take the request (connection refused, reset or closed without an answer,
+  429, 502, 503, 504: a restart, a proxy that restarts, a busy server) is retried for up to
+  ``retry_seconds`` (60 s) from the request's first such failure, while the server has not been
+  unavailable for longer: a restart shorter than that loses no item, and these retries draw on
+  no count (:class:`~fairtalk.models._streaming.Outage`);
+- any other retry (a 500, a timeout, an unusable answer, and one past ``retry_seconds``) draws on
+  ``retry_budget``, the retries of the whole call (default 10% of the items plus 20), and on
+  ``max_retries``, the item's own, so that a server failing on some items is not sent them again
+  and again.
+
+After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
+:class:`~fairtalk.errors.BadResponse` for an unusable answer (naming what was wrong),
+:class:`~fairtalk.errors.TransportError` for the rest. Another 4xx is a BadResponse at once (not
+retried).
 
 Replicas of one deployment: ``openai:URL1,URL2#MODEL`` spreads the requests over the URLs by
 least outstanding requests; a replica that fails three times in a row (a transport error, a 5xx,
@@ -45,7 +55,9 @@ import base64
 import logging
 import os
 import random
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -69,8 +81,17 @@ from fairtalk.models._base import (
     raise_first_error,
 )
 from fairtalk.models._spec import build_options
-from fairtalk.models._streaming import Endpoints, InFlight, RetryBudget, RetryCounts, TLSContext, retry_after, stream_results
-from fairtalk.models.openai._latency import PROBE_PROMPT, PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
+from fairtalk.models._streaming import (
+    Endpoints,
+    InFlight,
+    Outage,
+    RetryBudget,
+    RetryCounts,
+    TLSContext,
+    retry_after,
+    stream_results,
+)
+from fairtalk.models.openai._latency import PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
 from fairtalk.models.openai._options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
 from fairtalk.models.openai._replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
 from fairtalk.models.openai._urls import public_url, shown_url
@@ -84,6 +105,14 @@ _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
 _MSG_BUDGET = "{error}; not retried: the retry budget of this call (retry_budget={total}) is spent"
 _MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried%s"
+_MSG_DOWN_BUDGET = (
+    "{error}; not retried: unavailable for {seconds:.0f} s, past retry_seconds={window:g}, and the retry budget "
+    "of this call (retry_budget={total}) is spent"
+)
+_MSG_DOWN_LOG = "openai: %s cannot take requests (%s); they are retried for up to retry_seconds=%g s"
+_MSG_UP_LOG = "openai: %s answers again after %.1f s"
+#: Statuses of a server that cannot take a request now (busy, restarting, its proxy's backend down): retried by time.
+_UNAVAILABLE = frozenset({429, 502, 503, 504})
 #: ``timeout`` and ``max_concurrency`` when the user leaves them out and no preflight measured the server.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_CONCURRENCY = 8
@@ -109,11 +138,14 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         Environment variable holding the key (it must be set). None: ``OPENAI_API_KEY`` when
         set, else no Authorization header.
     max_concurrency, timeout, max_retries : int, float, int
-        Requests in flight, seconds per request, retries per item. ``max_concurrency`` and
-        ``timeout`` left out (None) are chosen from the latency the preflight measures (8 and
+        Requests in flight, seconds per request, counted retries per item. ``max_concurrency``
+        and ``timeout`` left out (None) are chosen from the latency the preflight measures (8 and
         30 s without one).
     retry_budget : int, optional
-        Retries for a whole call, all items together (None: 10% of the items plus 20).
+        Counted retries for a whole call, all items together (None: 10% of the items plus 20).
+    retry_seconds : float
+        How long a request the server cannot take (connection refused, reset or closed; 429, 502,
+        503, 504) is retried, uncounted, from its first such failure (60 s; 0: count every retry).
     backoff, max_backoff : float
         First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
     system_prompt : str, optional
@@ -162,6 +194,9 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         self._answer: float | None = None  # the measured seconds of an answer alone, for a timed-out request's error
         self.max_retries = options.max_retries
         self.retry_budget = options.retry_budget
+        self.retry_seconds = options.retry_seconds
+        #: the last call's time budget for a server that cannot take requests (its retries: ``outage.n_retries``)
+        self.outage = Outage(self.retry_seconds)
         #: the last call's retry budget (``n_used`` of ``total`` retries, ``n_refused`` failures not retried), and the
         #: same summed over every call (``retry_counts``: a generation summary reports the difference over its run)
         self.retries, self.retry_counts = RetryBudget(0), RetryCounts()
@@ -244,7 +279,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
         self.latency = measure_latency(
             self.urls[self.in_use[0]] + path,
-            self._payload(PROBE_PROMPT, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),
+            lambda prompt: self._payload(prompt, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),  # each probe: a new nonce
             public=self.public_urls[self.in_use[0]],
             mode=self.mode,
             headers=headers,
@@ -297,68 +332,103 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         return payload
 
     def _delay(self, attempt: int) -> float:
-        return float(min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.5))
+        """The wait before retry ``attempt + 1``: ``backoff`` doubling to ``max_backoff``, times a jitter in [0.5, 1.5)."""
+        return float(min(self.max_backoff, self.backoff * 2.0 ** min(attempt, 64)) * random.uniform(0.5, 1.5))
 
     async def _one(
         self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any], replicas: Sequence[int]
     ) -> str | ResponderError:
         """One item: sent to the least busy healthy replica (``endpoints`` over ``replicas``, indices of ``urls``).
 
-        Retried, on any replica and within the budget, on 429, 5xx, timeouts, lost connections
-        and 200s that are not a usable answer.
+        Retried, on any replica, on 429, 5xx, timeouts, lost connections and 200s that are not a
+        usable answer: on the time budget (``self.outage``) while the server cannot take it, else
+        within the retry budget.
         """
+        item = _Item()
+        while True:
+            outcome = await self._attempt(client, endpoints, payload, replicas, item)
+            if not isinstance(outcome, _Failed):
+                return outcome  # an answer, or a failure not worth retrying (a 4xx)
+            refused = self._refuse_retry(budget, item, outcome)
+            if refused is not None:
+                return refused
+            wait = outcome.wait
+            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(item.step))
+
+    async def _attempt(
+        self, client: Any, endpoints: Endpoints, payload: dict[str, Any], replicas: Sequence[int], item: _Item
+    ) -> str | ResponderError | _Failed:
+        """Send the item once: its answer, a failure not retried, or a failure that may be (:class:`_Failed`)."""
         import httpx
 
         path = "/completions" if self.mode == "completion" else "/chat/completions"
-        failure: ResponderError | None = None
-        n_timeouts = 0
-        hint = ""  # a timed-out request's error says which option to raise
-        for attempt in range(self.max_retries + 1):
-            wait: float | None = None
-            index = endpoints.acquire()
-            url, public = self.urls[replicas[index]], self.public_urls[replicas[index]]
-            ok = False
-            self.in_flight.enter()
-            try:
-                reply = await client.post(url + path, json=payload, timeout=self.timeout * 2**n_timeouts)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                timed_out = isinstance(exc, httpx.TimeoutException)
-                n_timeouts += timed_out  # the next try waits longer
-                hint = f"; {timeout_hint(self.timeout, self._answer)}" if timed_out else ""
-                failure = TransportError(
-                    _MSG_TRANSPORT.format(
-                        url=public,
-                        kind=type(exc).__name__,
-                        n_attempts=attempt + 1,
-                        error=self._scrub(str(exc) or type(exc).__name__),
-                    )
-                    + hint
-                )
-            else:
-                ok, hint = reply.status_code < 500, ""
-                if reply.status_code < 300:
-                    answer = parse_reply(reply.text, url=public, mode=self.mode, n_attempts=attempt + 1, scrub=self._scrub)
-                    if not isinstance(answer, ResponderError):
-                        return answer
-                    ok, failure = False, answer  # a replica answering garbage: try another (counts toward skipping it)
-                else:
-                    failure = self._status_failure(reply, public, attempt + 1)
-                    if isinstance(failure, BadResponse):
-                        return failure
-                    if isinstance(failure, RateLimited):
-                        wait = retry_after(reply.headers.get("retry-after"))
-            finally:
-                self.in_flight.leave()
-                endpoints.release(index, ok=ok)
-            if attempt == self.max_retries:
-                break
-            if not budget.take():
-                if budget.n_refused == 1:
-                    _LOG.warning(_MSG_BUDGET_LOG, budget.total, hint)
-                return type(failure)(_MSG_BUDGET.format(error=failure, total=budget.total))
-            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(attempt))
-        assert failure is not None
-        return failure
+        item.n_sent += 1
+        index = endpoints.acquire()
+        url, public = self.urls[replicas[index]], self.public_urls[replicas[index]]
+        ok = False
+        self.in_flight.enter()
+        try:
+            reply = await client.post(url + path, json=payload, timeout=self.timeout * 2**item.n_timeouts)
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            timed_out = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
+            item.n_timeouts += timed_out  # the next try waits longer
+            hint = f"; {timeout_hint(self.timeout, self._answer)}" if timed_out else ""
+            error = self._scrub(str(exc) or type(exc).__name__)
+            lost = TransportError(
+                _MSG_TRANSPORT.format(url=public, kind=type(exc).__name__, n_attempts=item.n_sent, error=error) + hint
+            )
+            return _Failed(lost, public, hint=hint, down=None if timed_out else type(exc).__name__)
+        else:
+            ok = reply.status_code < 500
+            if reply.status_code < 300:
+                answer = parse_reply(reply.text, url=public, mode=self.mode, n_attempts=item.n_sent, scrub=self._scrub)
+                if not isinstance(answer, ResponderError):
+                    self._answered(public)
+                    return answer
+                ok = False  # a replica answering garbage: try another (counts toward skipping it)
+                return _Failed(answer, public)
+            failure = self._status_failure(reply, public, item.n_sent)
+            if isinstance(failure, BadResponse):
+                return failure
+            if reply.status_code not in _UNAVAILABLE:
+                return _Failed(failure, public)
+            wait = retry_after(reply.headers.get("retry-after"))  # a 429 says when; a 503 may
+            return _Failed(failure, public, wait=wait, down=f"HTTP {reply.status_code}")
+        finally:
+            self.in_flight.leave()
+            endpoints.release(index, ok=ok)
+
+    def _answered(self, url: str) -> None:
+        """An answer came: an outage of the server, if any, is over (logged)."""
+        since = self.outage.since
+        if self.outage.answered() and since is not None:
+            _LOG.info(_MSG_UP_LOG, url, time.monotonic() - since)
+
+    def _refuse_retry(self, budget: RetryBudget, item: _Item, failed: _Failed) -> ResponderError | None:
+        """None when the failed item may be sent again (on the time budget or the retry budget), else its error."""
+        now = time.monotonic()
+        down_for = None
+        if failed.down is not None:
+            item.first_down = now if item.first_down is None else item.first_down
+            started = self.outage.since is None
+            since = self.outage.failed(now)
+            if started and self.retry_seconds > 0:
+                _LOG.warning(_MSG_DOWN_LOG, failed.url, failed.down, self.retry_seconds)
+            if self.outage.allows(first=item.first_down, now=now):
+                item.step, item.n_free = item.n_free, item.n_free + 1
+                return None
+            down_for = now - min(item.first_down, since)
+        if item.n_counted >= self.max_retries:
+            return failed.error
+        if not budget.take():
+            if budget.n_refused == 1:
+                _LOG.warning(_MSG_BUDGET_LOG, budget.total, failed.hint)
+            if down_for is None:
+                return type(failed.error)(_MSG_BUDGET.format(error=failed.error, total=budget.total))
+            message = _MSG_DOWN_BUDGET.format(error=failed.error, seconds=down_for, window=self.retry_seconds, total=budget.total)
+            return type(failed.error)(message)
+        item.step, item.n_counted = item.n_counted, item.n_counted + 1  # counted retries back off from ``backoff`` again
+        return None
 
     def _status_failure(self, reply: Any, url: str, n_attempts: int) -> ResponderError:
         """The error of a non-2xx reply: RateLimited (429), TransportError (5xx, retried), BadResponse (not retried)."""
@@ -388,6 +458,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         endpoints = Endpoints([self.urls[i] for i in replicas])
         total = len(contexts) // 10 + 20 if self.retry_budget is None else self.retry_budget
         budget = self.retries = RetryBudget(total, counts=self.retry_counts)
+        self.outage = Outage(self.retry_seconds)
         tls = self.tls.get()  # shared by the clients
         clients: list[Any] = []
         idle: list[Any] = []  # at most max_concurrency requests at once, so at most that many clients
@@ -419,3 +490,37 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
         return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
+
+
+class _Item:
+    """The retries of one item so far.
+
+    Requests sent, retries on the time budget (``n_free``) and on the retry budget (``n_counted``),
+    timeouts, when the server first could not take it, and the backoff step of the next wait (each
+    budget's retries double their wait from ``backoff``).
+    """
+
+    __slots__ = ("first_down", "n_counted", "n_free", "n_sent", "n_timeouts", "step")
+
+    def __init__(self) -> None:
+        self.n_sent = 0
+        self.n_free = 0
+        self.n_counted = 0
+        self.n_timeouts = 0
+        self.step = 0
+        self.first_down: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A request that failed in a way worth retrying: its error, where, and why the server could not take it (``down``).
+
+    ``down`` (``ConnectError``, ``HTTP 503``) is None for a failure that draws on the retry budget
+    at once (a 500, a timeout, an unusable answer); ``wait`` is the server's ``Retry-After``.
+    """
+
+    error: ResponderError
+    url: str
+    down: str | None = None
+    hint: str = ""
+    wait: float | None = None
