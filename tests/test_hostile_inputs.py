@@ -421,3 +421,13 @@ def test_deeply_nested_records_are_an_error_not_a_crash(pairs_file: Path, tmp_pa
         f"{deep}:1",
         "nest",
     )
+
+
+def test_a_group_name_xml_forbids_is_refused_before_any_report(corpus: Path, tmp_path: Path) -> None:
+    """Issue 38 item 15: a control character in a group name would make --junit not well-formed XML; the lexicon is refused."""
+    lexicon = tmp_path / "ctl.tsv"
+    lexicon.write_text("# groups: ma\x01le female\nhe\tshe\nhis\ther\n", encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    args = ["audit", "--corpus", str(corpus), "--axis", str(lexicon), "--model", "builtin:echo", "-o", str(tmp_path / "out")]
+    _error(runner.invoke(app, [*args, "--junit", str(junit), "-q"]), f"{lexicon}:1", "U+0001")
+    assert not junit.exists()

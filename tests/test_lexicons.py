@@ -571,3 +571,55 @@ def test_arrow_with_too_many_columns_is_malformed(tmp_path: Path) -> None:
     path = write(tmp_path, "x.tsv", "guy -> girl -> lady\n")
     with pytest.raises(LexiconError, match="3 columns"):
         load_lexicon(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 38 item 15: names no report can show
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "code"),
+    [
+        ("# groups: ma\x01le female\nhe\tshe\n", 1, "U+0001"),
+        ("# axis: gen\x1bder\nhe\tshe\n", 1, "U+001B"),
+        ("he\tshe\nhim\the\x00r\n", 2, "U+0000"),
+        ("# groups: male fe\ufffemale\nhe\tshe\n", 1, "U+FFFE"),
+        ("he\tshe\n\uffff\tx\n", 2, "U+FFFF"),
+        ("he\tshe\r\nhis\fher\r\n", 2, "U+000C"),  # a form feed is no line break here: the line is where editors put it
+    ],
+)
+def test_a_character_xml_forbids_is_refused_naming_file_and_line(tmp_path: Path, text: str, line: int, code: str) -> None:
+    path = write(tmp_path, "bad.tsv", text)
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, line, F._MSG_FORBIDDEN_CHARACTER.format(code=code))
+
+
+def test_an_axis_named_by_a_file_name_xml_forbids_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "ax\x07is.tsv", "he\tshe\n")
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, None, F._MSG_FORBIDDEN_IN_NAME.format(header="axis", code="U+0007"))
+    assert load_lexicon(write(tmp_path, "ax\x07is2.tsv", "# axis: fine\nhe\tshe\n")).axis == "fine"
+
+
+def test_an_attribute_list_holding_a_control_character_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "words.txt", "good\nb\x02ad\n")
+    with pytest.raises(LexiconError) as info:
+        load_attributes(path)
+    assert str(info.value) == raises_at(path, 2, F._MSG_FORBIDDEN_CHARACTER.format(code="U+0002"))
+
+
+def test_a_malformed_line_is_named_by_its_number_never_quoted(tmp_path: Path) -> None:
+    """A file read by mistake (a .env) must not be copied into a CI log: the error says where and why, not what."""
+    path = write(tmp_path, "secret.env", "OPENAI_API_KEY=sk-not-a-real-key\n")
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, 1, "malformed line: no TAB or ' - ' between the two sides")
+    for text in ("a\tb\tc-secret\n", "a - b - c-secret\n", "# groups: x y z-secret\na\tb\n", "# axis: two c-secret\na\tb\n"):
+        with pytest.raises(LexiconError) as info:
+            load_lexicon(write(tmp_path, "other.tsv", text))
+        assert "secret" not in info.value.message, info.value.message
+    with pytest.raises(LexiconError) as info:
+        load_attributes(write(tmp_path, "words.txt", "good\nbad\tc-secret\n"))
+    assert "secret" not in info.value.message

@@ -37,7 +37,9 @@ further words of each group that are not swapped but that the validity check
 
 Validation (each error is a :class:`~fairtalk.errors.LexiconError` naming ``file:line``): a
 malformed line (no separator, too many columns), an empty side, a duplicate pair, a word or
-phrase on both sides, and a ``needs-determiner`` or ``needs-cue`` word no pair holds.
+phrase on both sides, a ``needs-determiner`` or ``needs-cue`` word no pair holds, and a
+character XML 1.0 forbids (a control character but TAB, U+FFFE, U+FFFF), which no report (the
+JUnit XML, the job summary) could show. An error says where and why, never quotes the line.
 Comparisons are case-insensitive. A word on both sides leaves a swap no direction, so it is an
 error unless the file's ``# both-sides:`` metadata lists it. The printed race list has two such
 words (``mad``: "a lot - mad" and "mad - tight"; ``police``: the reversed "po po - police");

@@ -31,24 +31,34 @@ _ONE_WAY = {" -> ": "a>b", " <- ": "b>a", "->": "a>b", "<-": "b>a"}
 _ATTRIBUTE_KEYS: tuple[str, ...] = ("attribute", "name")
 
 _MSG_NOT_UTF8 = "not UTF-8 text (byte {byte:#04x})"
-_MSG_NO_SEPARATOR = "malformed line: no TAB or ' - ' between the two sides: {text!r}"
-_MSG_TOO_MANY_COLUMNS = "malformed line: {n} columns, expected 2 (group A, group B): {text!r}"
+#: Messages name the file and line and give a short reason, never the line's content: a file read by mistake (a
+#: ``.env``) must not be copied into a log.
+_MSG_NO_SEPARATOR = "malformed line: no TAB or ' - ' between the two sides"
+_MSG_TOO_MANY_COLUMNS = "malformed line: {n} columns, expected 2 (group A, group B)"
 _MSG_EMPTY_SIDE = "empty side: no word for group {group!r}"
 _MSG_DUPLICATE_PAIR = "duplicate pair {a!r} - {b!r} (first on line {first})"
 _MSG_BOTH_SIDES = (
     "{word!r} is on both sides (group {group_a!r} on line {line_a}, group {group_b!r} on line "
     "{line_b}); a swap could not tell its direction (list it under '# both-sides:' to allow it)"
 )
-_MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, got {value!r}"
-_MSG_BAD_AXIS = "'# axis:' needs a name, got {value!r}"
+_MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, separated by spaces"
+_MSG_BAD_AXIS = "'# axis:' needs one name, without spaces"
 _MSG_NO_PAIRS = "no word pairs in the file"
 _MSG_NO_WORDS = "no words in the attribute list"
-_MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB: {text!r}"
+_MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB"
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
 _MSG_UNKNOWN_SENSE_WORD = "'# needs-determiner:' lists {word!r}, which no pair of the file holds"
 _MSG_UNKNOWN_CUE_WORD = "'# needs-cue:' lists {word!r}, which no pair of the file holds"
+_MSG_FORBIDDEN_CHARACTER = "holds the character {code}, which no report can show (XML, JUnit included, forbids it); remove it"
+_MSG_FORBIDDEN_IN_NAME = (
+    "the file name (the name without a '# {header}:' line) holds the character {code}, which no report can show; "
+    "give a name with '# {header}:'"
+)
 
 _WS = re.compile(r"\s+")
+#: What XML 1.0 forbids and a lexicon could hold: C0 controls but TAB, LF and CR, and the noncharacters U+FFFE, U+FFFF.
+_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +143,25 @@ def _decode(data: bytes, source: str) -> str:
         raise LexiconError(message, path=source, line=line) from exc
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
-    """Split text into (1-based line number, line without its terminator)."""
-    return list(enumerate(text.splitlines(), start=1))
+def _code(character: str) -> str:
+    """``U+0001``."""
+    return f"U+{ord(character):04X}"
+
+
+def _lines(text: str, source: str) -> list[tuple[int, str]]:
+    """Split text into (1-based line number, line without its terminator) at LF, CRLF or CR, as editors number them.
+
+    A line that holds a character XML 1.0 forbids (a C0 control but TAB, U+FFFE, U+FFFF) is a
+    LexiconError naming it: an axis, group or word holding one would make every report that
+    shows it (the JUnit XML, the job summary) unreadable.
+    """
+    lines = _NEWLINE.split(text)
+    if lines and not lines[-1]:
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        if found := _FORBIDDEN.search(line):
+            raise LexiconError(_MSG_FORBIDDEN_CHARACTER.format(code=_code(found.group())), path=source, line=number)
+    return list(enumerate(lines, start=1))
 
 
 def _metadata(line: str) -> tuple[str, str] | None:
@@ -187,7 +213,7 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     seen_pairs: dict[tuple[str, str], int] = {}
     first_a: dict[str, int] = {}
     first_b: dict[str, int] = {}
-    for number, line in _lines(text):
+    for number, line in _lines(text, source):
         stripped = line.strip()
         if not stripped:
             continue
@@ -245,6 +271,8 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
         pairs.append(WordPair(a=a, b=b, line=number, direction=direction))
     if not pairs:
         raise LexiconError(_MSG_NO_PAIRS, path=source)
+    if found := _FORBIDDEN.search(axis):  # from the file name: a header's was checked with its line
+        raise LexiconError(_MSG_FORBIDDEN_IN_NAME.format(header="axis", code=_code(found.group())), path=source)
     for word in determined:
         if word not in first_a and word not in first_b:
             raise LexiconError(_MSG_UNKNOWN_SENSE_WORD.format(word=word), path=source)
@@ -271,7 +299,7 @@ def parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
     text = _decode(data, source)
     name = stem
     first_seen: dict[str, int] = {}
-    for number, line in _lines(text):
+    for number, line in _lines(text, source):
         stripped = line.strip()
         if not stripped:
             continue
@@ -289,6 +317,8 @@ def parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
             raise LexiconError(message, path=source, line=number)
     if not first_seen:
         raise LexiconError(_MSG_NO_WORDS, path=source)
+    if found := _FORBIDDEN.search(name):
+        raise LexiconError(_MSG_FORBIDDEN_IN_NAME.format(header="attribute", code=_code(found.group())), path=source)
     return AttributeList(
         name=name,
         words=frozenset(first_seen),
