@@ -20,7 +20,7 @@ from fairtalk._responses import ResponseSet
 from fairtalk.compare._inputs import AxisInput, RunInput, read_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
-from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.lexicons import Lexicon, recorded_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
 from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.run import build_measures
@@ -59,13 +59,14 @@ COMPARE_METHODS = {
 
 
 def _lexicon(result: AuditResult) -> Lexicon:
-    """The baseline's axis word list, rebuilt from its manifest (a built-in one by name, a user's file by path)."""
-    recorded = result.manifest.get("lexicon") or {}
-    source = str(recorded.get("source") or f"builtin:{result.axis}")
-    variant = str(recorded.get("variant") or "default")
-    if source.startswith("builtin:") or variant != "custom":
-        return load_lexicon(str(recorded.get("axis") or result.axis), variant=variant)
-    return dataclasses.replace(load_lexicon(source), axis=result.axis)
+    """The baseline's axis word list, rebuilt from its manifest: a built-in one by name, a user's from the copy it keeps.
+
+    No path the manifest names is opened (a baseline may come from someone else): a custom
+    lexicon is read from ``manifest.lexicon.text``, its hash checked (see
+    :func:`fairtalk.lexicons.recorded_lexicon`).
+    """
+    where = f"the baseline's results.json of axis {result.axis!r}"
+    return recorded_lexicon(result.manifest.get("lexicon"), axis=result.axis, path=where)
 
 
 def _score_options(result: AuditResult) -> ScoreOptions:

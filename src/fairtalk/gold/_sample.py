@@ -39,7 +39,7 @@ from fairtalk._jsonl import first_record, numbered_lines, open_input, read_json_
 from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
-from fairtalk.lexicons import Lexicon, identity_masker, identity_terms, load_lexicon
+from fairtalk.lexicons import Lexicon, identity_masker, identity_terms, load_lexicon, recorded_lexicon
 
 __all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "resolve_input"]
 
@@ -57,6 +57,10 @@ _MSG_GROUP_SHORT = "--n {n} needs {quota} texts of group {group!r}, which has on
 _MSG_ID = 'each record\'s "id" must be a string or an integer, got {value!r}'
 _MSG_DUPLICATE_ID = "id {id!r} appears twice"
 _MSG_TEXT = 'field "text" must be a string, got {value!r}'
+_MSG_RESULTS_FIELD = "field {field!r} must be {what}, got {got}"
+_MSG_RESULTS_OBJECT = "expected a JSON object, got {got}"
+_HINT_AXIS = "name the lexicon file with --axis FILE (draw_sample(axes=[FILE]))"
+RESULTS_FILE = "results.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +110,33 @@ def resolve_input(path: str | os.PathLike[str]) -> Path:
 
 
 def _axis_lexicons(folder: Path) -> list[Lexicon]:
-    """The audit's lexicon, read from results.json beside the responses; gender and race when there is none."""
-    try:
-        results = read_json_file(folder / "results.json")
-    except InputError:  # none there, or not JSON (too large, too deep): as if none
-        results = None
-    try:
-        manifest = results["manifest"]["lexicon"]
-        source = str(manifest.get("source") or manifest["axis"])
-        return [load_lexicon(source.removeprefix("builtin:"))]
-    except (ValueError, KeyError, TypeError, AttributeError):
+    """The audit's lexicon, from results.json beside the responses; gender and race when there is none.
+
+    The results.json is read as hostile input (its size and depth are checked first, the
+    fields read are checked), and no path it names is opened: a custom lexicon comes from the
+    copy its manifest keeps (:func:`fairtalk.lexicons.recorded_lexicon`), a built-in one by name.
+    """
+    path = folder / RESULTS_FILE
+    if not os.path.lexists(path):
         return [load_lexicon("gender"), load_lexicon("race")]
+    results = read_json_file(path, what=RESULTS_FILE)
+    where = str(path)
+    if not isinstance(results, dict):
+        raise InputError(_MSG_RESULTS_OBJECT.format(got=_kind(results)), path=where)
+    manifest = results.get("manifest")
+    if manifest is not None and not isinstance(manifest, dict):
+        raise InputError(_MSG_RESULTS_FIELD.format(field="manifest", what="an object", got=_kind(manifest)), path=where)
+    record = None if manifest is None else manifest.get("lexicon")
+    if record is None:  # written without a manifest: as if none
+        return [load_lexicon("gender"), load_lexicon("race")]
+    axis = results.get("axis")
+    if not isinstance(axis, str):
+        raise InputError(_MSG_RESULTS_FIELD.format(field="axis", what="a string", got=_kind(axis)), path=where)
+    return [recorded_lexicon(record, axis=axis, path=where, hint=_HINT_AXIS, attributes=False)]
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 def _masker(lexicons: Sequence[Lexicon], groups: Sequence[str]) -> Callable[[str], str]:
@@ -176,7 +196,10 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
     Raises
     ------
     InputError
-        A missing file, a folder without ``responses.jsonl``, malformed records, or no text.
+        A missing file, a folder without ``responses.jsonl``, malformed records, no text, or a
+        results.json beside the responses that cannot be read or names no lexicon this
+        installation can rebuild without opening a file (a custom one written before its copy
+        was kept: pass it in ``axes``).
     """
     file = resolve_input(path)
     lexicons = [load_lexicon(axis) for axis in axes]

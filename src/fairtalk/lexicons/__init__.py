@@ -49,7 +49,7 @@ words (``mad``: "a lot - mad" and "mad - tight"; ``police``: the reversed "po po
 
 from __future__ import annotations
 
-from fairtalk.lexicons._format import AttributeList, Lexicon, WordPair
+from fairtalk.lexicons._format import AttributeList, Lexicon, WordPair, lexicon_text
 from fairtalk.lexicons._identity import identity_masker, identity_terms, mask_identity, plural
 from fairtalk.lexicons._load import (
     AXES,
@@ -59,11 +59,13 @@ from fairtalk.lexicons._load import (
     builtin_attribute_lists,
     builtin_axes,
     expand_axis,
+    lexicon_by_name,
     load_attributes,
     load_lexicon,
     register_axis,
     terms_on_both_sides,
 )
+from fairtalk.lexicons._record import lexicon_record, recorded_lexicon
 
 __all__ = [
     "identity_masker",
@@ -80,8 +82,12 @@ __all__ = [
     "builtin_attribute_lists",
     "builtin_axes",
     "expand_axis",
+    "lexicon_by_name",
+    "lexicon_record",
+    "lexicon_text",
     "load_attributes",
     "load_lexicon",
+    "recorded_lexicon",
     "register_axis",
     "terms_on_both_sides",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from fairtalk.errors import LexiconError
 
-__all__ = ["AttributeList", "Lexicon", "WordPair", "normalize", "parse_attributes", "parse_lexicon"]
+__all__ = ["AttributeList", "Lexicon", "WordPair", "lexicon_text", "normalize", "parse_attributes", "parse_lexicon"]
 
 _METADATA_KEYS: tuple[str, ...] = (
     "axis",
@@ -325,3 +325,41 @@ def parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
         source=source,
         sha256=hashlib.sha256(data).hexdigest(),
     )
+
+
+_ARROWS = {"a>b": "\t->\t", "b>a": "\t<-\t", "both": "\t"}
+
+
+def lexicon_text(lexicon: Lexicon) -> str:
+    r"""``lexicon`` written in the lexicon file format, so that :func:`parse_lexicon` reads the same pairs and settings back.
+
+    What a run folder keeps of a lexicon that is no built-in one (its manifest's
+    ``lexicon.text``), so that a reader never opens the path it was read from. The text is
+    canonical (metadata first, one TAB-separated pair a line, no comments), not the file's bytes.
+
+    Examples
+    --------
+    >>> pairs = (WordPair("he", "she", 1), WordPair("guy", "girl", 2, "a>b"))
+    >>> lexicon = Lexicon("g", ("male", "female"), pairs, ("career",), "custom", "g.tsv", "", keep=("oh my god",))
+    >>> print(lexicon_text(lexicon), end="")
+    # axis: g
+    # groups: male female
+    # attributes: career
+    # keep: oh my god
+    he	she
+    guy	->	girl
+    """
+    both = sorted({normalize(p.a) for p in lexicon.pairs} & {normalize(p.b) for p in lexicon.pairs})
+    lines = [f"# axis: {lexicon.axis}", f"# groups: {lexicon.groups[0]} {lexicon.groups[1]}"]
+    lists = {
+        "attributes": " ".join(lexicon.attributes),
+        "both-sides": ", ".join(both),
+        "keep": ", ".join(lexicon.keep),
+        "needs-determiner": ", ".join(lexicon.needs_determiner),
+        "markers-a": ", ".join(lexicon.markers[0]),
+        "markers-b": ", ".join(lexicon.markers[1]),
+    }
+    lines += [f"# {key}: {value}" for key, value in lists.items() if value]
+    lines += [f"# needs-cue: {term}" + (f" = {', '.join(cues)}" if cues else "") for term, cues in lexicon.needs_cue]
+    lines += [f"{pair.a}{_ARROWS[pair.direction]}{pair.b}" for pair in lexicon.pairs]
+    return "\n".join(lines) + "\n"

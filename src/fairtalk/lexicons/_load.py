@@ -39,6 +39,7 @@ _VARIANTS: tuple[str, ...] = ("default", "paper")
 _BUILTIN_ATTRIBUTES: tuple[str, ...] = ("career", "family", "pleasant", "unpleasant")
 
 _MSG_UNKNOWN_AXIS = "unknown lexicon axis {given!r} (not a built-in axis nor an existing file)"
+_MSG_NO_SUCH_AXIS = "unknown lexicon axis {given!r} (no built-in or registered axis has this name)"
 _MSG_UNKNOWN_VARIANT = "unknown lexicon variant {given!r}"
 _MSG_VARIANT_FOR_FILE = "variant {given!r} applies only to built-in axes, not to a lexicon file"
 _MSG_UNKNOWN_ATTRIBUTES = "unknown attribute list {given!r} (not a built-in list nor an existing file)"
@@ -173,25 +174,39 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     ('subliminal', 'shade')
     """
     if isinstance(axis_or_path, str):
-        name = axis_or_path.removeprefix("builtin:")
-        parent, colon, chosen = name.partition(":")
-        if colon and parent in _MULTIWAY_AXES:  # religion:christian-muslim
-            group_a, _, group_b = chosen.partition("-")
-            if variant != "default":
-                raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=parent), choices=("default",), given=variant)
-            return pair_lexicon(_load_multiway(parent), group_a, group_b, variant=variant)
-        if name in AXES:
-            lexicon = AXES.get(name)(variant)
-            if not isinstance(lexicon, Lexicon):
-                raise SpecError(_MSG_NOT_LEXICON.format(name=name, got=type(lexicon).__name__))
-            return lexicon
+        named = _by_name(axis_or_path.removeprefix("builtin:"), variant)
+        if named is not None:
+            return named
         if axis_or_path.startswith("builtin:") or not _looks_like_path(axis_or_path):
-            raise AXES.unknown(name, _MSG_UNKNOWN_AXIS.format(given=axis_or_path))
+            raise AXES.unknown(axis_or_path.removeprefix("builtin:"), _MSG_UNKNOWN_AXIS.format(given=axis_or_path))
     if variant != "default":
         raise SpecError(_MSG_VARIANT_FOR_FILE.format(given=variant), choices=("default",))
     path = Path(axis_or_path)
     data = _read_bytes(path)
     return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
+
+
+def lexicon_by_name(axis: str, *, variant: str = "default") -> Lexicon:
+    """The lexicon of a built-in or registered axis (``"gender"``, ``"religion:christian-muslim"``); never a file.
+
+    For a name that comes from a file someone else wrote (a run folder's manifest): unlike
+    :func:`load_lexicon`, a name that is no axis is an error, never a path to read.
+
+    Raises
+    ------
+    SpecError
+        No axis of that name (the message lists the choices), or an unknown variant.
+
+    Examples
+    --------
+    >>> lexicon_by_name("builtin:gender", variant="paper").variant
+    'paper'
+    """
+    name = axis.removeprefix("builtin:")
+    named = _by_name(name, variant)
+    if named is None:
+        raise AXES.unknown(name, _MSG_NO_SUCH_AXIS.format(given=axis))
+    return named
 
 
 def load_attributes(name_or_path: str | os.PathLike[str]) -> AttributeList:
@@ -247,6 +262,22 @@ def terms_on_both_sides(lexicon: Lexicon) -> frozenset[str]:
 
 # --------------------------------------------------------------------------------------------
 # internals
+
+
+def _by_name(name: str, variant: str) -> Lexicon | None:
+    """The lexicon of the axis ``name`` (a multi-way axis' pair ``religion:a-b`` included), or None for no such axis."""
+    parent, colon, chosen = name.partition(":")
+    if colon and parent in _MULTIWAY_AXES:  # religion:christian-muslim
+        group_a, _, group_b = chosen.partition("-")
+        if variant != "default":
+            raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=parent), choices=("default",), given=variant)
+        return pair_lexicon(_load_multiway(parent), group_a, group_b, variant=variant)
+    if name not in AXES:
+        return None
+    lexicon = AXES.get(name)(variant)
+    if not isinstance(lexicon, Lexicon):
+        raise SpecError(_MSG_NOT_LEXICON.format(name=name, got=type(lexicon).__name__))
+    return lexicon
 
 
 def _looks_like_path(text: str) -> bool:

@@ -17,7 +17,7 @@ from fairtalk.lexicons._format import Lexicon, normalize, parse_lexicon
 
 __all__ = ["MultiwayLexicon", "is_multiway", "pair_lexicon", "parse_multiway"]
 
-_MSG_COLUMNS = "a multi-way lexicon has one column a group ({n} groups), found {got}: {text!r}"
+_MSG_COLUMNS = "a multi-way lexicon has one column a group ({n} groups), found {got}"
 _MSG_GROUP = "{axis!r} has no group {given!r}"
 _MSG_SAME = "a pair of groups needs two different groups, got {given!r} twice"
 _SHARED_KEYS = ("keep", "needs-determiner", "attributes")
@@ -68,7 +68,7 @@ def parse_multiway(data: bytes, *, source: str, stem: str) -> MultiwayLexicon:
             continue
         cells = [cell.strip() for cell in line.split("\t")]
         if len(cells) != len(groups):
-            message = _MSG_COLUMNS.format(n=len(groups), got=len(cells), text=stripped)
+            message = _MSG_COLUMNS.format(n=len(groups), got=len(cells))
             raise LexiconError(message, path=source, line=number)
         rows.append(tuple(None if cell in ("", "-") else cell for cell in cells))
     return MultiwayLexicon(axis, groups, tuple(rows), tuple(header), source, hashlib.sha256(data).hexdigest())

@@ -198,12 +198,18 @@ class ByTurn(_Open):
 
 
 class LexiconRecord(_Open):
-    """The word list the audit swapped with."""
+    """The word list the audit swapped with: a built-in one by name, a user's file (``custom``) with a copy of it.
+
+    Readers never open ``source``: a custom lexicon is rebuilt from ``text`` (checked against
+    ``text_sha256``).
+    """
 
     source: str | None = None
     variant: str | None = None
     axis: str | None = None
     sha256: str | None = None
+    text: str | None = Field(None, description="A custom lexicon, in the lexicon file format (canonical, not the file's bytes).")
+    text_sha256: str | None = Field(None, description="The sha256 of text, UTF-8 encoded.")
 
 
 class ManifestMeasure(_Open):

@@ -11,7 +11,7 @@ from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet
 from fairtalk.config import ScoreOptions
 from fairtalk.inference import METHODS
-from fairtalk.lexicons import Lexicon
+from fairtalk.lexicons import Lexicon, lexicon_record
 from fairtalk.measures import AnyMeasure
 
 __all__ = ["measure_settings", "score_manifest"]
@@ -47,15 +47,7 @@ def score_manifest(
             "fairtalk_version": __version__,
             "python": platform.python_version(),
             "libraries": {name: _package_version(name) for name in ("numpy", "scipy", "statsmodels")},
-            "lexicon": {
-                "axis": lexicon.axis,
-                "groups": lexicon.groups,
-                "variant": lexicon.variant,
-                "source": lexicon.source,
-                "sha256": lexicon.sha256,
-                "n_pairs": len(lexicon.pairs),
-                "attributes": lexicon.attributes,
-            },
+            "lexicon": lexicon_record(lexicon),  # a custom lexicon's copy with it: a reader opens no path it names
             "measures": [
                 {"name": m.name, "keys": m.keys, "kind": m.kind, "version": m.version, "config": m.config} for m in measures
             ],
