@@ -250,6 +250,10 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
         "field 'measures.offense_rate.ci95' must have 2 items, got a list of 3",
     ),
     "n_pairs many": (lambda d: d.update(n_pairs="many"), "field 'n_pairs' must be an integer, got the string 'many'"),
+    "threshold a string": (  # compare rebuilds the measures from these options
+        lambda d: d["manifest"]["options"].update(offense_threshold="abc"),
+        "field 'manifest.options.offense_threshold' must be a number, got the string 'abc'",
+    ),
 }
 
 

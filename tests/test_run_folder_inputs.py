@@ -206,3 +206,102 @@ def test_lexicon_by_name_never_reads_a_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="unknown lexicon axis"):
         lexicon_by_name(str(path))
     assert lexicon_by_name("gender") is load_lexicon("gender")
+
+
+# --- item 11: the rest of a run folder is input too ----------------------------------------------------------------------
+
+
+def test_a_score_folder_never_makes_compare_parse_another_file(folders: dict[str, Path], tmp_path: Path) -> None:
+    """The responses its manifest names are read only when their sha256 is the one recorded: no other file is quoted."""
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"pair_id": "p1", "side": f"KEY={SECRET}", "response": "x"}) + "\n", encoding="utf-8")
+    copy = Path(shutil.copytree(folders["scored"], tmp_path / "crafted"))
+    data = json.loads((copy / "results.json").read_text(encoding="utf-8"))
+    data["manifest"]["input"]["sources"][0]["path"] = str(other)  # its sha256 stays the scored responses'
+    (copy / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    _refused(runner.invoke(app, ["compare", str(copy), str(folders["scored"])]), "is not the responses it was scored from")
+
+
+def test_compare_reads_no_axis_folder_outside_the_run(tmp_path: Path) -> None:
+    from audit_toys import write_corpus
+
+    corpus = write_corpus(tmp_path)
+    runs = {}
+    for name in ("base", "elsewhere"):
+        args = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", str(tmp_path / name)]
+        done = runner.invoke(app, [*args, "--measures", "length", "-q"])
+        assert done.exit_code == 0, done.output
+        runs[name] = tmp_path / name
+    run = json.loads((runs["base"] / "run.json").read_text(encoding="utf-8"))
+    run["axes"]["gender"]["folder"] = "../elsewhere/gender"
+    (runs["base"] / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    shutil.rmtree(runs["base"] / "gender")
+    _refused(
+        runner.invoke(app, ["compare", str(runs["base"]), str(runs["elsewhere"])]),
+        "run.json: field 'axes.gender.folder' must name a folder inside the run folder, got '../elsewhere/gender'",
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("[" * (1 << 20), "nest deeper than 100 levels"),
+        (json.dumps({"axis": "kin", "manifest": []}), "field 'manifest' must be an object, got list"),
+        (
+            json.dumps({"axis": "kin", "manifest": {"lexicon": {"variant": 3}}}),
+            "field 'manifest.lexicon.variant' must be a string",
+        ),
+        (json.dumps([1, 2]), "expected a JSON object, got list"),
+    ],
+)
+def test_label_refuses_a_hostile_results_json_beside_the_responses(
+    folders: dict[str, Path], tmp_path: Path, content: str, needle: str
+) -> None:
+    """Not masked with other words in silence: the file the audit's lexicon comes from is named, with the field."""
+    copy = Path(shutil.copytree(folders["axis"], tmp_path / "kin"))
+    (copy / "results.json").write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        draw_sample(copy, n=2)
+    assert info.value.path == str(copy / "results.json")
+    gold = tmp_path / "gold.jsonl"
+    _refused(runner.invoke(app, ["label", str(copy), "--measure", "offense_rate", "-o", str(gold), "--n", "2"]), needle)
+
+
+def test_a_responses_folder_without_results_json_is_masked_with_gender_and_race(folders: dict[str, Path], tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(folders["axis"], tmp_path / "kin"))
+    (copy / "results.json").unlink()
+    assert all("father" not in item.shown for item in draw_sample(copy, n=40).items)
+
+
+def _gold_file(tmp_path: Path) -> Path:
+    texts = tmp_path / "texts.txt"
+    texts.write_text("he is kind\nshe was rude\nthey left\n", encoding="utf-8")
+    gold = tmp_path / "gold.jsonl"
+    from fairtalk.gold import GoldLog, label_schemes
+
+    GoldLog(gold, draw_sample(texts, n=2), label_schemes("offense_rate"), annotator="ann")
+    gold.write_text(json.dumps({"id": "1", "offense_rate": 1, "annotator": "ann"}) + "\n", encoding="utf-8")
+    return gold
+
+
+def test_a_hostile_sample_record_of_a_gold_file_is_exit_2(tmp_path: Path) -> None:
+    gold = _gold_file(tmp_path)
+    (tmp_path / "gold.jsonl.sample.json").write_text("[" * (1 << 20), encoding="utf-8")
+    _refused(
+        runner.invoke(app, ["label", str(tmp_path / "texts.txt"), "--measure", "offense_rate", "-o", str(gold), "--n", "2"]),
+        "gold.jsonl.sample.json is not a sample record",
+        "nest deeper than 100 levels",
+    )
+    from fairtalk.gold import read_gold
+
+    assert read_gold(gold).fields  # the record only names the label field: read as the default, never a crash
+
+
+def test_a_hostile_last_line_of_a_gold_file_is_exit_2(tmp_path: Path) -> None:
+    gold = _gold_file(tmp_path)
+    with gold.open("a", encoding="utf-8") as handle:
+        handle.write("[" * (1 << 20))  # no newline: it would be taken for a torn record
+    _refused(
+        runner.invoke(app, ["label", str(tmp_path / "texts.txt"), "--measure", "offense_rate", "-o", str(gold), "--n", "2"]),
+        f"{gold}:2: values nest deeper than 100 levels",
+    )

@@ -2,19 +2,25 @@
 
 - ``fairtalk audit -o OUT``: ``OUT/run.json`` lists the axes and their folders; each folder holds
   ``results.json`` and ``responses.jsonl``.
-- ``fairtalk score -o OUT``: ``OUT/results.json`` (one axis); the responses are the file it was
-  scored from, named in its manifest (``input.sources``), or a ``responses.jsonl`` beside it.
+- ``fairtalk score -o OUT``: ``OUT/results.json`` (one axis); the responses are a
+  ``responses.jsonl`` beside it, else the file it was scored from, named in its manifest
+  (``input.sources``) and read only when its sha256 is the one recorded.
+
+A folder is input someone else may have written: no axis folder outside it is read, and no
+file its manifest names is parsed unless it is the one recorded.
 
 The responses are read as the run read them (``drop_empty`` as its manifest records).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.errors import InputError
 from fairtalk.results import AuditResult, read_result_file
@@ -31,6 +37,11 @@ _MSG_NO_RESPONSES = (
     "or run compare where `fairtalk score` ran"
 )
 _MSG_AXIS_FOLDER = "axis {axis!r}: its folder {folder!r} has no {name}"
+_MSG_FOLDER_NAME = "field 'axes.{axis}.folder' must name a folder inside the run folder, got {folder!r}"
+_MSG_OTHER_RESPONSES = (
+    "{file} is not the responses it was scored from (their sha256 differs from the one recorded); put those "
+    "beside it as responses.jsonl"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +71,39 @@ def _drop_empty(result: AuditResult) -> bool:
     return bool(result.manifest.get("drop_empty", False))
 
 
+def _sha256(path: str) -> str:
+    """The sha256 of a file's bytes, read in chunks (a pipe or a device is refused by :func:`open_input`)."""
+    digest = hashlib.sha256()
+    with open_input(path, what="responses file") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _score_sources(folder: Path, result: AuditResult) -> str | tuple[str, str]:
-    """The responses a ``score`` folder's result was read from: ``responses.jsonl`` beside it, else its manifest's sources."""
+    """The responses a ``score`` folder's result was read from: ``responses.jsonl`` beside it, else its manifest's sources.
+
+    A source the manifest names is read only when its bytes are the ones scored (their sha256
+    is the one recorded): a results.json from someone else cannot make compare parse, and quote
+    in an error, a file of this machine that the user did not name.
+    """
     beside = folder / RESPONSES_FILE
     if beside.is_file():
         return str(beside)
+    where = str(folder / RESULTS_FILE)
     given = (result.manifest.get("input") or {}).get("sources") or []
-    paths = [str(s.get("path")) for s in given if isinstance(s, Mapping) and s.get("path")]
+    recorded = [(str(s.get("path")), s.get("sha256")) for s in given if isinstance(s, Mapping) and s.get("path")]
+    paths = [path for path, _ in recorded]
     found = []
     for path in paths:
         candidates = (Path(path), folder / path) if not os.path.isabs(path) else (Path(path),)
         found.append(next((str(c) for c in candidates if c.is_file()), None))
     if not paths or any(f is None for f in found):
-        raise InputError(_MSG_NO_RESPONSES.format(paths=", ".join(paths) or "none recorded"), path=str(folder / RESULTS_FILE))
+        raise InputError(_MSG_NO_RESPONSES.format(paths=", ".join(paths) or "none recorded"), path=where)
     names = [f for f in found if f is not None]
+    for name, (_, sha) in zip(names, recorded):
+        if not isinstance(sha, str) or _sha256(name) != sha:
+            raise InputError(_MSG_OTHER_RESPONSES.format(file=name), path=where)
     return names[0] if len(names) == 1 else (names[0], names[1])
 
 
@@ -94,7 +124,10 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
         run = read_result_file(folder / RUN_FILE, "run")
         axes: dict[str, AxisInput] = {}
         for axis, entry in run["axes"].items():
-            sub = folder / str(entry.get("folder") or axis)
+            name = str(entry.get("folder") or axis)
+            if not name or name in (".", "..") or any(c in name for c in "/\\\0"):  # never a folder outside the run's
+                raise InputError(_MSG_FOLDER_NAME.format(axis=axis, folder=name), path=str(folder / RUN_FILE))
+            sub = folder / name
             for name in (RESULTS_FILE, RESPONSES_FILE):
                 if not (sub / name).is_file():
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fairtalk._jsonl import json_line
+from fairtalk._jsonl import MAX_DEPTH, json_line, read_json_file
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import atomic_writer, write_text_atomic
 from fairtalk.gold._reader import ItemKey, iter_labels, sample_record_path
@@ -64,6 +64,7 @@ _CLAIM_TRIES = 8
 _MSG_WRITE = "the label was not saved: cannot write the gold file ({reason})"
 _MSG_ROLLED_BACK = "; the file keeps every label given before it"
 _MSG_NOT_ROLLED_BACK = "; a torn row may be left at its end (dropped when labelling resumes)"
+_MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a label holds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +123,12 @@ class GoldLog:
                 raise InputError(_MSG_NO_RECORD.format(path=self.path, record=self.record_path.name))
             write_text_atomic(self.record_path, json.dumps(mine, indent=1) + "\n")
             return
-        try:
-            theirs = json.loads(self.record_path.read_text(encoding="utf-8"))
-            if not isinstance(theirs, dict) or theirs.get("fairtalk_label_sample") != _FORMAT:
-                raise ValueError("unknown format")
-        except (OSError, ValueError) as exc:
-            raise InputError(_MSG_BAD_RECORD.format(record=self.record_path, reason=exc)) from exc
+        try:  # its size and depth checked before it is parsed
+            theirs = read_json_file(self.record_path, what="sample record")
+        except InputError as exc:
+            raise InputError(_MSG_BAD_RECORD.format(record=self.record_path, reason=exc.message)) from None
+        if not isinstance(theirs, dict) or theirs.get("fairtalk_label_sample") != _FORMAT:
+            raise InputError(_MSG_BAD_RECORD.format(record=self.record_path, reason="unknown format"))
         names = {"input_sha256": "input", "kind": "input", "seed": "--seed", "n": "--n", "measures": "--measure"}
         differ = list(dict.fromkeys(names[k] for k in names if theirs.get(k) != mine[k]))
         if differ or theirs.get("sample_sha256") != mine["sample_sha256"]:  # the same options, another draw: the items
@@ -239,6 +240,8 @@ class GoldLog:
         try:
             json.loads(last)
             fixed = data + b"\n"  # a whole record whose newline was not written
+        except RecursionError:  # no torn record: a line no label holds
+            raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=str(self.path), line=data.count(b"\n") + 1) from None
         except ValueError:
             fixed = head + b"\n" if head else b""  # the torn record of a kill mid-write
         with self._locked(), atomic_writer(self.path, binary=True) as handle:
@@ -351,7 +354,7 @@ class GoldLog:
         """Whether a line is this annotator's label of ``field`` for ``item``."""
         try:
             row = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         if not isinstance(row, dict) or str(row.get("annotator") or "") != self.annotator:
             return False

@@ -12,14 +12,13 @@ is one (``regard`` for completions).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from fairtalk._jsonl import read_objects
+from fairtalk._jsonl import read_json_file, read_objects
 from fairtalk.errors import InputError
 from fairtalk.gold._schemes import label_scheme
 
@@ -155,10 +154,10 @@ class Gold:
 
 def _texts_field(path: Path) -> str:
     """What a texts file's ``label`` is: the one measure of its sample record, else ``label``."""
-    try:
-        measures = json.loads(sample_record_path(path).read_text(encoding="utf-8"))["measures"]
+    try:  # its size and depth checked before it is parsed
+        measures = read_json_file(sample_record_path(path), what="sample record")["measures"]
         return label_scheme(str(measures[0])).field if len(measures) == 1 else "label"
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+    except (InputError, KeyError, TypeError, IndexError):
         return "label"
 
 

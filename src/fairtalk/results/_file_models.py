@@ -227,11 +227,20 @@ class InputRecord(_Open):
     sources: list[Any] | None = None
 
 
+class ScoringOptions(_Open):
+    """The measure settings the audit scored with, from which a comparison rebuilds its measures."""
+
+    distinct: Literal["paper", "standard"] | None = None
+    offense: str | None = None
+    offense_threshold: Probability | None = None
+    sentiment_threshold: Probability | None = None
+
+
 class Manifest(_Open):
     """Versions, hashes, thresholds and seeds (the parts a rerun or a comparison reads are typed)."""
 
     lexicon: LexiconRecord | None = None
-    options: dict[str, Any] | None = None
+    options: ScoringOptions | None = None
     measures: list[ManifestMeasure] | None = None
     margins: dict[str, NonNegative] | None = None
     clustered: bool | None = None
