@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from fairtalk import InputError, Response, SpecError, write_responses
 from fairtalk.cli import app
+from fairtalk.files import WRITTEN
 from fairtalk.gold import draw_sample
 from fairtalk.lexicons import lexicon_by_name, lexicon_record, lexicon_text, load_lexicon, recorded_lexicon
 
@@ -305,3 +306,15 @@ def test_a_hostile_last_line_of_a_gold_file_is_exit_2(tmp_path: Path) -> None:
         runner.invoke(app, ["label", str(tmp_path / "texts.txt"), "--measure", "offense_rate", "-o", str(gold), "--n", "2"]),
         f"{gold}:2: values nest deeper than 100 levels",
     )
+
+
+@pytest.mark.parametrize("name", [WRITTEN, "config.json"])
+def test_an_output_folder_holding_a_bomb_of_brackets_is_no_crash(folders: dict[str, Path], tmp_path: Path, name: str) -> None:
+    """What fairtalk wrote into a folder is read from its marker (or an old checkpoint's config.json): a hostile one is none."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).write_text("[" * (1 << 20), encoding="utf-8")
+    args = ["score", "--responses", str(folders["axis"] / "responses.jsonl"), "--axis", "gender", "--measures", "length"]
+    done = runner.invoke(app, [*args, "-o", str(out), "-q"])
+    assert done.exit_code == 0, done.output
+    assert (out / "results.json").is_file()

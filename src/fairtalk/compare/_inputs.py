@@ -71,7 +71,7 @@ def _drop_empty(result: AuditResult) -> bool:
     return bool(result.manifest.get("drop_empty", False))
 
 
-def _sha256(path: str) -> str:
+def _recorded_digest(path: str) -> str:
     """The sha256 of a file's bytes, read in chunks (a pipe or a device is refused by :func:`open_input`)."""
     digest = hashlib.sha256()
     with open_input(path, what="responses file") as handle:
@@ -102,7 +102,7 @@ def _score_sources(folder: Path, result: AuditResult) -> str | tuple[str, str]:
         raise InputError(_MSG_NO_RESPONSES.format(paths=", ".join(paths) or "none recorded"), path=where)
     names = [f for f in found if f is not None]
     for name, (_, sha) in zip(names, recorded):
-        if not isinstance(sha, str) or _sha256(name) != sha:
+        if not isinstance(sha, str) or _recorded_digest(name) != sha:
             raise InputError(_MSG_OTHER_RESPONSES.format(file=name), path=where)
     return names[0] if len(names) == 1 else (names[0], names[1])
 

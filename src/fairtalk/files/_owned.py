@@ -158,7 +158,7 @@ def _legacy_checkpoint(folder: Path) -> frozenset[str]:
     """A checkpoint folder of fairtalk before the marker: its files, when its config.json says it is one."""
     try:
         data = json.loads((folder / _CHECKPOINT_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return frozenset()
     if not isinstance(data, dict) or data.get("format") != _CHECKPOINT_FORMAT:
         return frozenset()
@@ -198,7 +198,7 @@ def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:
         return _legacy(path) | _legacy_checkpoint(path) | _legacy_comparison(path)
     try:
         data = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() and not marker.is_symlink() else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return frozenset()
     files = data.get("files") if isinstance(data, dict) and data.get("generator") == _GENERATOR else None
     return frozenset(f for f in files if _relative(f)) if isinstance(files, list) else frozenset()
