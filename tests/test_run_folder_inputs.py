@@ -318,3 +318,43 @@ def test_an_output_folder_holding_a_bomb_of_brackets_is_no_crash(folders: dict[s
     done = runner.invoke(app, [*args, "-o", str(out), "-q"])
     assert done.exit_code == 0, done.output
     assert (out / "results.json").is_file()
+
+
+@pytest.fixture(scope="module")
+def analysis(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A `fairtalk prompts analyze -o` folder."""
+    import pandas as pd
+
+    from fairtalk.prompts._analysis import analyze
+    from fairtalk.prompts._templates import GroupPair, GroupSet
+    from fairtalk.report import write_prompts_report
+
+    rows = [
+        {"group": g, "template": f"t{t}", "seed": s, "structure": st, "label": (t + s + i) % 3 - 1}
+        for t in range(6)
+        for s in range(3)
+        for st in ("original", "s1", "s2")
+        for i, g in enumerate(("man", "woman"))
+    ]
+    folder = tmp_path_factory.mktemp("prompts") / "analysis"
+    groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+    write_prompts_report(analyze(pd.DataFrame(rows), groups=groups, n_draws=2, n_resamples=50), folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda d: d["gaps"]["gender"].update(se="x"), "field 'gaps.gender.se' must be a number, got the string 'x'"),
+        (lambda d: d["gaps"]["gender"].update(all=[1, 2]), "field 'gaps.gender.all' must be a number, got a list of 2"),
+        (lambda d: d.update(regard={}), "field 'regard' must hold group 'man' of the gap 'gender'"),
+    ],
+)
+def test_compare_refuses_a_hostile_prompts_analysis_naming_file_and_field(
+    analysis: Path, tmp_path: Path, edit: Callable[[dict[str, Any]], object], needle: str
+) -> None:
+    copy = Path(shutil.copytree(analysis, tmp_path / "analysis"))
+    data = json.loads((copy / "results.json").read_text(encoding="utf-8"))
+    edit(data)
+    (copy / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    _refused(runner.invoke(app, ["compare", str(copy), str(analysis)]), f"{copy / 'results.json'}: {needle}")

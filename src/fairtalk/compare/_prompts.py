@@ -107,7 +107,7 @@ def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str]:
     data = _load(folder)
     if data is None or not _looks_like_analysis(data):
         raise InputError(_MSG_MIXED, path=str(folder))
-    read_result_file(folder / RESULTS_FILE)  # its schema_version (the reader above already parsed it once)
+    read_result_file(folder / RESULTS_FILE, "prompts")  # its version and the fields compare reads (parsed a second time)
     try:
         analysis = PromptAnalysis.from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fairtalk.errors import InputError
 from fairtalk.results._version import SCHEMA_VERSION, describe
@@ -295,6 +295,39 @@ class PlanningFile(_Open):
     measures: dict[str, PlannedMeasure]
 
 
+class PromptGap(_Open):
+    """One group pair's regard gap in ``fairtalk prompts analyze``'s ``results.json``: what ``compare`` reads of it."""
+
+    a: str
+    b: str
+    all: Number | None
+    se: NonNegative | None = None
+    ci95: Interval | None = None
+
+
+class PromptRegard(_Open):
+    """One group's mean regard."""
+
+    mean: Number | None
+
+
+class PromptsFile(_Open):
+    """What ``fairtalk compare`` reads of a ``fairtalk prompts analyze`` ``results.json``: the gaps and the groups' regard."""
+
+    schema_version: Version = 0
+    method: str
+    regard: dict[str, PromptRegard]
+    gaps: dict[str, PromptGap]
+
+    @model_validator(mode="after")
+    def _groups_have_regard(self) -> PromptsFile:
+        for name, gap in self.gaps.items():
+            for group in (gap.a, gap.b):
+                if group not in self.regard:
+                    raise ValueError(_MSG_NO_REGARD.format(pair=name, group=group))
+        return self
+
+
 class Generation(_Open):
     """How one axis' responses were obtained."""
 
@@ -341,7 +374,13 @@ class RunFile(_Open):
     axes: dict[str, RunAxis]
 
 
-_MODELS: dict[str, type[BaseModel]] = {"audit": AuditResultFile, "run": RunFile, "planning": PlanningFile}
+_MODELS: dict[str, type[BaseModel]] = {
+    "audit": AuditResultFile,
+    "run": RunFile,
+    "planning": PlanningFile,
+    "prompts": PromptsFile,
+}
+_MSG_NO_REGARD = "field 'regard' must hold group {group!r} of the gap {pair!r}"
 
 #: What a field must be, by pydantic's error type.
 _EXPECTED = {
@@ -374,6 +413,8 @@ def _field(loc: tuple[int | str, ...]) -> str:
 def _message(error: Any) -> str:
     """One pydantic error as ``field 'x' must be ..., got ...``."""
     kind, context = error["type"], error.get("ctx") or {}
+    if kind == "value_error" and not error["loc"]:  # a check of the whole file: its message names the field
+        return str(context.get("error") or error["msg"])
     template = _EXPECTED.get(kind)
     rule = template.format(**context) if template else str(error["msg"]).lower()
     got = "" if kind == "missing" else f", got {describe(error['input'])}"

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from fairtalk.prompts._data import DataSummary
 from fairtalk.prompts._records import (
@@ -28,6 +28,7 @@ from fairtalk.prompts._records import (
 )
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._schema import ResultKind
 from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when a table is built or read
@@ -221,6 +222,8 @@ class PromptAnalysis(Result[str]):
     relabelled_with: str | None = None
     scorer_check: RegardCertificate | None = None
     gold: PromptGold | None = None
+
+    _file_kind: ClassVar[ResultKind] = "prompts"
 
     def __post_init__(self) -> None:
         for name in (

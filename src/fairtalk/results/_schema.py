@@ -25,9 +25,10 @@ __all__ = ["SCHEMA_VERSION", "ResultKind", "describe", "read_result_file", "vers
 
 
 #: What a result file is read as: an audit's (or ``score``'s) ``results.json``, an audit's ``run.json``, the parts of a
-#: ``results.json`` that ``plan --results`` reads (``planning``: only ``measures`` is required), or any other result
-#: file (only its version and its being an object are checked; its reader checks the rest).
-ResultKind = Literal["audit", "run", "planning", "any"]
+#: ``results.json`` that ``plan --results`` reads (``planning``: only ``measures`` is required), the parts of a
+#: ``prompts analyze`` ``results.json`` that ``compare`` reads (``prompts``), or any other result file (only its
+#: version and its being an object are checked; its reader checks the rest).
+ResultKind = Literal["audit", "run", "planning", "prompts", "any"]
 
 _MSG_NOT_OBJECT = "expected a JSON object, got {got}"
 _MSG_VERSION_TYPE = "field 'schema_version' must be an integer, got {got}"
@@ -86,8 +87,9 @@ def read_result_file(path: str | os.PathLike[str], kind: ResultKind = "any") -> 
     path
         The file.
     kind
-        ``"audit"``, ``"run"``, ``"planning"`` (the measures' spreads and margins ``plan`` reads), or
-        ``"any"`` (only the version is checked).
+        ``"audit"``, ``"run"``, ``"planning"`` (the measures' spreads and margins ``plan`` reads),
+        ``"prompts"`` (the gaps and regard ``compare`` reads of a prompts analysis), or ``"any"``
+        (only the version is checked).
 
     Returns
     -------
