@@ -126,7 +126,9 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
         for axis, entry in run["axes"].items():
             name = str(entry.get("folder") or axis)
             if not name or name in (".", "..") or any(c in name for c in "/\\\0"):  # never a folder outside the run's
-                raise InputError(_MSG_FOLDER_NAME.format(axis=axis, folder=name), path=str(folder / RUN_FILE))
+                raise InputError(
+                    _MSG_FOLDER_NAME.format(axis=repr(axis[:80])[1:-1], folder=name[:120]), path=str(folder / RUN_FILE)
+                )
             sub = folder / name
             for name in (RESULTS_FILE, RESPONSES_FILE):
                 if not (sub / name).is_file():

@@ -36,6 +36,8 @@ _MSG_ATTRIBUTE_FILE = (
     "field {field!r} names the attribute list {name!r}, a file; fairtalk opens no path a result file names: "
     "give the lexicon's attributes as built-in lists ({builtin})"
 )
+#: How much of a recorded path an error shows.
+_SHOWN = 120
 #: What a reader says when a run of a custom lexicon was written before the copy was kept.
 HINT_RERUN = "rerun the audit with this fairtalk"
 
@@ -149,7 +151,8 @@ def _from_copy(record: Mapping[str, Any], axis: str, path: str, hint: str) -> Le
     digest = _string(record, "text_sha256", path)
     source = _string(record, "source", path) or ""
     if text is None:
-        raise InputError(_MSG_NO_COPY.format(source=source, field=f"{FIELD}.text", hint=hint), path=path)
+        shown = source if len(source) <= _SHOWN else source[:_SHOWN] + "..."  # a name from the file, never its content
+        raise InputError(_MSG_NO_COPY.format(source=shown, field=f"{FIELD}.text", hint=hint), path=path)
     data = text.encode("utf-8", "surrogatepass")
     if digest != hashlib.sha256(data).hexdigest():
         raise InputError(_MSG_HASH.format(field=f"{FIELD}.text"), path=path)

@@ -406,8 +406,8 @@ _EXPECTED = {
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
-    """A pydantic location as a dotted field name (``measures.offense_rate.ci95``)."""
-    return ".".join(str(part) for part in loc)
+    """A pydantic location as a dotted field name (``measures.offense_rate.ci95``); a key's control characters escaped."""
+    return ".".join(repr(str(part)[:80])[1:-1] for part in loc)
 
 
 def _message(error: Any) -> str:
