@@ -341,13 +341,8 @@ def lexicon_text(lexicon: Lexicon) -> str:
     --------
     >>> pairs = (WordPair("he", "she", 1), WordPair("guy", "girl", 2, "a>b"))
     >>> lexicon = Lexicon("g", ("male", "female"), pairs, ("career",), "custom", "g.tsv", "", keep=("oh my god",))
-    >>> print(lexicon_text(lexicon), end="")
-    # axis: g
-    # groups: male female
-    # attributes: career
-    # keep: oh my god
-    he	she
-    guy	->	girl
+    >>> lexicon_text(lexicon).splitlines()
+    ['# axis: g', '# groups: male female', '# attributes: career', '# keep: oh my god', 'he\tshe', 'guy\t->\tgirl']
     """
     both = sorted({normalize(p.a) for p in lexicon.pairs} & {normalize(p.b) for p in lexicon.pairs})
     lines = [f"# axis: {lexicon.axis}", f"# groups: {lexicon.groups[0]} {lexicon.groups[1]}"]
