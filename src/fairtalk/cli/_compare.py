@@ -122,5 +122,8 @@ def show_comparison(
     outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if gate and not outcome.passed:
         say(f"--fail-if-worse: {outcome.headline}", style="bold red")
+        for failure in outcome.failures:
+            if failure.key is not None:  # a whole-run failure's reason is in the headline already
+                say(f"  {failure.name}: {failure.reason}", style="red")
         return 1
     return 0
