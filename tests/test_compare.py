@@ -171,11 +171,19 @@ def test_result_round_trips_and_frames(runs: dict[str, Path], tmp_path: Path) ->
     [
         (["--margin", "nosuchkey=0.1"], "unknown margin key"),
         (["--margin", "offense_rate"], "malformed --margin"),
+        (["--alpha", "1e-320"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 1e-320"),
+        (["--alpha", "nan"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got nan"),
     ],
 )
 def test_bad_options_are_usage_errors(runs: dict[str, Path], args: list[str], message: str) -> None:
     done = _compare(str(runs["gap"]), str(runs["fair"]), *args)
-    assert done.exit_code == 2 and message in done.output
+    assert done.exit_code == 2 and message in done.output and "internal error" not in done.output
+
+
+def test_the_smallest_alpha_taken_still_compares(runs: dict[str, Path]) -> None:
+    row = compare_runs(runs["gap"], runs["fair"], alpha=1e-10).change("gender", "offense_rate")
+    low, high = row.change_ci
+    assert low is not None and high is not None and low < row.change < high
 
 
 def test_a_folder_that_is_no_run_is_an_input_error(runs: dict[str, Path], tmp_path: Path) -> None:

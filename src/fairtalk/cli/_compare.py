@@ -10,6 +10,7 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
 from fairtalk.cli._test_options import parse_margins, write_ci_files
+from fairtalk.options import ALPHA_RANGE
 
 if TYPE_CHECKING:
     from fairtalk.results import ModelComparison
@@ -40,7 +41,7 @@ def compare(
         help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
     ),
     margin: list[str] | None = _MARGIN,
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of every test; intervals are 1 - alpha."),
+    alpha: float = typer.Option(0.05, "--alpha", help=f"Level of every test, {ALPHA_RANGE}; intervals are 1 - alpha."),
     clusters: bool = typer.Option(
         True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue)."
     ),

@@ -27,6 +27,7 @@ from typing import Any
 from fairtalk._jsonl import read_json_file
 from fairtalk.compare._runs import WARN_SAME_RUN, with_verdict
 from fairtalk.errors import InputError, SpecError
+from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
 from fairtalk.prompts._records import Gap
 from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis, read_result_file
 from fairtalk.stats import DEFAULT_MARGINS, Contrast, non_inferior
@@ -40,7 +41,7 @@ KEY = "regard"
 DEFAULT_MARGIN = DEFAULT_MARGINS["rate"][1]
 _TEST = "wald_independent"
 _ANALYSIS_FIELDS = ("method", "groups", "pairs", "regard", "gaps")
-_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_ALPHA = "alpha must be " + ALPHA_RANGE + ", got {alpha!r}"
 _MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk prompts analyze -o`)"
 _MSG_MIXED = (
     "not a `fairtalk prompts analyze` output (no prompts-analysis results.json here), while the other folder is one: "
@@ -285,7 +286,7 @@ def compare_prompt_analyses(
         No shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
         different groups, an unknown margin key, a bad ``alpha``.
     """
-    if not 0 < alpha < 1:
+    if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)

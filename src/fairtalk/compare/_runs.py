@@ -22,6 +22,7 @@ from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
+from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
 from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.run import build_measures
 from fairtalk.stats import GapChangeTest, adjust_pvalues, default_margin, gap_change
@@ -30,7 +31,7 @@ __all__ = ["COMPARE_METHODS", "compare_runs"]
 
 #: How many pair ids of those one run holds are named.
 N_EXAMPLES = 5
-_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_ALPHA = "alpha must be " + ALPHA_RANGE + ", got {alpha!r}"
 _MSG_NO_AXIS = "the two runs share no axis (baseline: {base}; candidate: {cand})"
 _MSG_UNKNOWN_AXIS = "the baseline holds no axis {axis!r} (its axes: {axes})"
 _MSG_GROUPS = "axis {axis!r}: the runs compare different groups ({base} and {cand}); compare audits of the same axis"
@@ -313,7 +314,7 @@ def compare_runs(
         fewer than 2 shared pairs, a measure of the baseline this installation cannot build, an
         unknown margin key, a bad ``alpha``.
     """
-    if not 0 < alpha < 1:
+    if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)

@@ -264,4 +264,7 @@ def pairs_needed(
     if not effect > 0 or not sd_difference > 0:
         raise ValueError("effect and sd_difference must be > 0")
     z = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
-    return math.ceil((z * sd_difference / effect) ** 2 * max(1.0, design_effect))
+    needed = (z * sd_difference / effect) ** 2 * max(1.0, design_effect)
+    if not math.isfinite(needed):
+        raise ValueError(f"the pairs needed (sd {sd_difference:g} of the differences, effect {effect:g}) exceed any number")
+    return math.ceil(needed)
