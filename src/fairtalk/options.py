@@ -252,7 +252,8 @@ RUN_FIELDS: Mapping[str, Any] = {
     "looks": Field(
         default=None,
         ge=2,
-        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs.",
+        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs; at most "
+        "one look per pair those steps can add (--max-pairs - --pairs + 1).",
         json_schema_extra={MUST: "an int >= 2 or None"},
     ),
     "spending": Field(
