@@ -157,10 +157,11 @@ def _change(row: GapChange, unit: str) -> tuple[bool, str]:
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
     if not row.non_inferior and row.identical and row.units_needed is not None:
+        margin = "with no margin" if row.margin is None else f"at margin ±{_number(row.margin)}"
         return False, (
             f"{verdict}; not shown non-inferior: the same gap on all {row.n_units:,} {unit} in both runs, too few for "
             f"the exact identical-answers bound (it needs {row.units_needed:,} {unit}, "
-            f"{row.units_needed - row.n_units:,} more, at margin ±{_number(row.margin)})"
+            f"{row.units_needed - row.n_units:,} more, {margin})"
         )
     shown = "shown" if row.non_inferior else "not shown"
     return row.non_inferior, f"{verdict}; {shown} non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
