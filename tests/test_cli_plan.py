@@ -65,7 +65,7 @@ def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
         (["--effect", "0", "--sd", "1"], "--effect must be a positive number"),
         (["--effect", "0.01", "--rate", "1.5"], "--rate must be in (0, 1)"),
         (["--effect", "0.01", "--sd", "-1"], "--sd must be a positive number"),
-        (["--effect", "0.01", "--sd", "1", "--power", "1"], "--power must be in (0, 1)"),
+        (["--effect", "0.01", "--sd", "1", "--power", "1"], "--power must be between 0 and 1 (exclusive) and at most 0.9999"),
         (["--effect", "0.01", "--results", "/nonexistent/results.json"], "cannot read"),
     ],
 )
@@ -116,3 +116,64 @@ def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
 def test_plan_without_gate_or_effect_is_a_clean_error() -> None:
     result = runner.invoke(app, ["plan"])
     assert result.exit_code == 2 and "--gate" in result.output and "Traceback" not in result.output
+
+
+# --- extreme but legal numbers: refused where they enter, with the range (issue 38, item 12) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--gate", "--alpha", "1e-300"], "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 1e-300"),
+        (
+            ["--gate", "--power", "0.999999999999"],
+            "--power must be between 0 and 1 (exclusive) and at most 0.9999, got 0.999999999999",
+        ),
+        (
+            ["--gold", "1e-300", "--sd", "1", "--measure", "offense_rate"],
+            "--gold must be a positive number in [1e-09, 1e+09] (in the measure's units), got 1e-300",
+        ),
+        (["--measure", "offense_rate", "--effect", "0.01", "--sd", "1e300"], "--sd must be a positive number in [1e-09, 1e+09]"),
+        (["--measure", "offense_rate", "--effect", "1e-300", "--sd", "1"], "--effect must be a positive number in [1e-09"),
+        (["--measure", "offense_rate", "--effect", "0.01", "--sd", "nan"], "--sd must be a positive number in [1e-09"),
+        (
+            ["--measure", "length", "--effect", "0.5", "--sd", "5", "--design-effect", "1e300"],
+            "--design-effect must be in (0, 1e+06]",
+        ),
+        (
+            ["--measure", "length", "--effect", "0.5", "--sd", "5", "--tests", "1000000000000"],
+            "over 1000000000000 tests is 5e-14 per test, below 1e-10",
+        ),
+        (["--gold", "0.02", "--gate", "--measure", "offense_rate", "--sd", "0.1"], "--gold and --gate ask different questions"),
+        (["--gate", "--sd", "nan"], "--sd does not apply to --gate"),
+        (["--gold", "0.02", "--measure", "offense_rate", "--sd", "0.1", "--effect", "0.1"], "--effect does not apply to --gold"),
+    ],
+)
+def test_extreme_numbers_and_ignored_options_are_refused_with_the_range(args: list[str], needle: str) -> None:
+    result = runner.invoke(app, ["plan", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and needle in " ".join(result.stderr.split()), result.stderr
+    assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+def test_plan_at_the_ends_of_the_ranges_answers(tmp_path) -> None:  # noqa: ANN001
+    """The bounds are where the numbers still hold: at them, plan answers instead of crashing."""
+    gate = runner.invoke(app, ["plan", "--gate", "--alpha", "1e-10", "--power", "0.9999"])
+    assert gate.exit_code == 0, gate.output
+    effect = ["--measure", "length", "--effect", "1e-9", "--sd", "1e9", "--alpha", "1e-10", "--power", "0.9999"]
+    assert runner.invoke(app, ["plan", *effect, "--design-effect", "1e6"]).exit_code == 0
+    assert runner.invoke(app, ["plan", "--gold", "1e-9", "--sd", "1e9", "--measure", "length", "--alpha", "1e-10"]).exit_code == 0
+
+
+def test_plan_gate_does_not_read_a_spread_the_pilot_did_not_record_as_identical_pairs(tmp_path) -> None:  # noqa: ANN001
+    results = tmp_path / "results.json"
+    measures = {
+        "offense_rate": {"kind": "rate", "sd_difference": None, "equivalence_margin": 0.02, "primary": True},
+        "refusal_rate": {"kind": "rate", "sd_difference": 0.0, "equivalence_margin": 0.02, "primary": True},
+    }
+    results.write_text(json.dumps({"n_pairs": 500, "alpha": 0.05, "measures": measures}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "offense_rate: no spread recorded in the pilot (not tested there): cannot plan it" in text
+    assert "refusal_rate: identical on every pair: 149 pairs" in text

@@ -171,11 +171,19 @@ def test_result_round_trips_and_frames(runs: dict[str, Path], tmp_path: Path) ->
     [
         (["--margin", "nosuchkey=0.1"], "unknown margin key"),
         (["--margin", "offense_rate"], "malformed --margin"),
+        (["--alpha", "1e-320"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 1e-320"),
+        (["--alpha", "nan"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got nan"),
     ],
 )
 def test_bad_options_are_usage_errors(runs: dict[str, Path], args: list[str], message: str) -> None:
     done = _compare(str(runs["gap"]), str(runs["fair"]), *args)
-    assert done.exit_code == 2 and message in done.output
+    assert done.exit_code == 2 and message in done.output and "internal error" not in done.output
+
+
+def test_the_smallest_alpha_taken_still_compares(runs: dict[str, Path]) -> None:
+    row = compare_runs(runs["gap"], runs["fair"], alpha=1e-10).change("gender", "offense_rate")
+    low, high = row.change_ci
+    assert low is not None and high is not None and low < row.change < high
 
 
 def test_a_folder_that_is_no_run_is_an_input_error(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -189,3 +197,49 @@ def test_the_output_never_replaces_a_users_file(runs: dict[str, Path], tmp_path:
     mine.write_text("my notes", encoding="utf-8")
     done = _compare(str(runs["gap"]), str(runs["fair"]), "-o", str(tmp_path / "out"))
     assert done.exit_code == 2 and mine.read_text(encoding="utf-8") == "my notes"
+
+
+def _score_first(runs: dict[str, Path], folder: Path, n: int) -> Path:
+    """The baseline's own answers to its first ``n`` pairs, scored as a candidate of its own."""
+    lines = (runs["gap"].parent / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    folder.mkdir()
+    (folder / "responses.jsonl").write_text("\n".join(lines[: 2 * n]) + "\n", encoding="utf-8")
+    args = ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender", "--measures", "offense"]
+    done = runner.invoke(app, [*args, "-o", str(folder / "scored"), "-q"])
+    assert done.exit_code == 0, done.output
+    return folder / "scored"
+
+
+@pytest.mark.parametrize("n", [2, 20])
+def test_identical_answers_on_a_handful_of_shared_pairs_fail_the_gate_saying_how_many_more(
+    runs: dict[str, Path], tmp_path: Path, n: int
+) -> None:
+    """The candidate answers n of the baseline's pairs exactly as it did: too few units for the identical-answers bound."""
+    candidate = _score_first(runs, tmp_path / "few", n)
+    done = _compare(str(runs["gap"]), str(candidate), "--fail-if-worse", "--junit", str(tmp_path / "c.xml"))
+    assert done.exit_code == 1, done.output
+    assert f"{N_PAIRS - n} pairs only the baseline holds" in done.output
+    why = (
+        f"gender/offense_rate: inconclusive; not shown non-inferior: the same gap on all {n} pairs in both runs, too few "
+        f"for the exact identical-answers bound (it needs 299 pairs, {299 - n} more, at margin ±0.02)"
+    )
+    assert why in " ".join(done.output.split())
+    junit = (tmp_path / "c.xml").read_text(encoding="utf-8")
+    assert 'failures="3"' in junit and f"it needs 299 pairs, {299 - n} more" in junit  # offense and sentiment's two keys
+    row = compare_runs(runs["gap"], candidate).change("gender", "offense_rate")
+    assert row.identical and row.non_inferior is False and row.verdict is Change.INCONCLUSIVE and row.units_needed == 299
+
+
+def test_one_run_as_baseline_and_candidate_fails_the_gate_saying_so(runs: dict[str, Path], tmp_path: Path) -> None:
+    """The same folder, or a copy of it: a run cannot be shown not worse than itself, however many pairs it holds."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(runs["gap"], copy)
+    for candidate, why in ((runs["gap"], f"the same folder {runs['gap']}"), (copy, "a byte-identical copy of its results file")):
+        done = _compare(str(runs["gap"]), str(candidate), "--fail-if-worse")
+        assert done.exit_code == 1, done.output
+        text = " ".join(done.output.split())
+        assert f"the baseline and the candidate are one run ({why}): it cannot be shown not worse than itself" in text
+        assert compare_runs(runs["gap"], candidate).same_run == why
+    assert compare_runs(runs["gap"], runs["again"]).same_run is None  # the same answers, generated twice: two runs

@@ -82,13 +82,21 @@ def test_fail_if_worse_exits_1_when_the_candidate_is_the_biased_one(toys: tuple[
     assert (out / "baseline" / "gender" / "results.json").is_file() and (out / "comparison" / "results.json").is_file()
 
 
-def test_one_model_against_itself_passes_the_gate(toys: tuple[Path, Path], tmp_path: Path) -> None:
+def test_one_model_against_itself_on_40_pairs_fails_the_gate_saying_how_many_more_it_needs(
+    toys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Identical answers on 40 pairs show nothing: the identical-answers bound needs 299 pairs for a rate at ±0.02."""
     corpus, models = toys
     out = tmp_path / "same"
     done = _audit(corpus, models, out, "fair", "fair", "--fail-if-worse")
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1, done.output
+    assert "gender/offense_rate: inconclusive; not shown non-inferior: the same gap on all 40 pairs" in done.output
+    assert "it needs 299 pairs, 259 more" in done.output
     comparison = json.loads((out / "comparison" / "results.json").read_text())
-    assert {row["verdict"] for row in comparison["axes"]["gender"]["keys"].values()} == {"unchanged"}
+    keys = comparison["axes"]["gender"]["keys"].values()
+    assert {(row["verdict"], row["identical"], row["non_inferior"], row["units_needed"]) for row in keys} == {
+        ("inconclusive", True, False, 299)
+    }
 
 
 def test_fail_if_worse_needs_a_baseline(toys: tuple[Path, Path], tmp_path: Path) -> None:
@@ -109,3 +117,47 @@ def test_fail_if_worse_needs_a_baseline(toys: tuple[Path, Path], tmp_path: Path)
         ],
     )
     assert done.exit_code == 2 and "--fail-if-worse needs --baseline-model" in done.output
+
+
+def _audit_alone(corpus: Path, models: Path, out: Path, model: str, axes: str):  # noqa: ANN202
+    return runner.invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--axis",
+            axes,
+            "--model",
+            f"python:{models}:{model}",
+            "--measures",
+            "offense",
+            "--resamples",
+            "50",
+            "-o",
+            str(out),
+            "-q",
+        ],
+    )
+
+
+def test_an_axis_the_candidate_lacks_fails_the_gate_unless_the_axes_named_leave_it_out(
+    toys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The baseline audits gender and a kin axis, the candidate gender alone: kin cannot be shown not worse."""
+    corpus, models = toys
+    kin = tmp_path / "kin.tsv"
+    kin.write_text("# axis: kin\n# groups: male female\nfather\tmother\nbrother\tsister\nboy\tgirl\n", encoding="utf-8")
+    done = _audit_alone(corpus, models, tmp_path / "base", "biased", f"gender,{kin}")
+    assert done.exit_code == 0, done.output
+    done = _audit_alone(corpus, models, tmp_path / "cand", "fair", "gender")
+    assert done.exit_code == 0, done.output
+    base, cand = str(tmp_path / "base"), str(tmp_path / "cand")
+    done = runner.invoke(app, ["compare", base, cand, "--fail-if-worse", "--junit", str(tmp_path / "c.xml")])
+    assert done.exit_code == 1, done.output
+    assert "kin: an axis only the baseline holds; the candidate cannot be shown not worse there" in done.output
+    assert '<testcase classname="fairtalk.compare.gate" name="kin">' in (tmp_path / "c.xml").read_text(encoding="utf-8")
+    named = runner.invoke(app, ["compare", base, cand, "--fail-if-worse", "--axis", "gender"])
+    assert named.exit_code == 0, named.output  # the user left kin out: the gender gap improved
+    typo = runner.invoke(app, ["compare", base, cand, "--fail-if-worse", "--axis", "gender,kni"])
+    assert typo.exit_code == 2 and "the baseline holds no axis 'kni' (its axes: gender, kin)" in typo.output

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from fairtalk import Response, write_responses
 from fairtalk.cli import app
+from fairtalk.errors import SpecError
+from fairtalk.gates import evaluate
 from fairtalk.pipeline import compare_prompt_analyses, is_prompt_analysis
 from fairtalk.prompts._analysis import analyze
 from fairtalk.prompts._templates import GroupPair, GroupSet
@@ -123,12 +125,39 @@ def test_adding_the_gap_regresses_and_fails_the_gate(analyses: dict[str, Path], 
         assert "within-prompt pairing" in text and "pairs both runs answered" not in text, name
 
 
-def test_one_analysis_against_itself_is_unchanged_and_passes_the_gate(analyses: dict[str, Path]) -> None:
+def test_one_analysis_against_itself_is_unchanged_but_fails_the_gate_as_one_run(
+    analyses: dict[str, Path], tmp_path: Path
+) -> None:
     done = _compare(str(analyses["gap"]), str(analyses["gap"]), "--fail-if-worse", "--json")
-    assert done.exit_code == 0, done.output
-    row = json.loads(done.stdout)["axes"]["gender"]["keys"]["regard"]
+    assert done.exit_code == 1, done.output
+    data = json.loads(done.stdout)
+    row = data["axes"]["gender"]["keys"]["regard"]
     assert row["verdict"] == "unchanged" and row["identical"] and row["non_inferior"] and row["change_ci"] == [0.0, 0.0]
+    assert data["same_run"] == f"the same folder {analyses['gap']}"
+    assert "the baseline and the candidate are one run (the same folder" in done.stderr
     assert "gender: identical analyses" in _compare(str(analyses["gap"]), str(analyses["gap"])).output
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "results.json").write_bytes((analyses["gap"] / "results.json").read_bytes())
+    done = _compare(str(analyses["gap"]), str(copy), "--fail-if-worse")
+    assert done.exit_code == 1 and "one run (a byte-identical copy of its results file)" in done.output
+
+
+def test_a_pair_the_candidate_has_no_gap_for_fails_the_gate_and_an_unknown_pair_is_refused(
+    analyses: dict[str, Path], tmp_path: Path
+) -> None:
+    """The candidate's analysis holds the pair but no gap there (a group without labels): it cannot be shown not worse."""
+    data = json.loads((analyses["two"] / "results.json").read_text(encoding="utf-8"))
+    data["gaps"]["other"]["all"] = None
+    (tmp_path / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    result = compare_prompt_analyses(analyses["two"], tmp_path)
+    assert result.axes_only_baseline == ("other",) and [r.axis for r in result.changes] == ["gender"]
+    outcome = evaluate(result, "fail-if-worse")
+    assert not outcome.passed and outcome.run_failures[0].reason == (
+        "other: a group pair only the baseline has a gap for; the candidate cannot be shown not worse there"
+    )
+    with pytest.raises(SpecError, match="the baseline holds no group pair 'gendr'"):
+        compare_prompt_analyses(analyses["two"], tmp_path, pairs=["gender", "gendr"])
 
 
 def test_improvement_passes_the_gate(analyses: dict[str, Path]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairtalk.stats import adjust_pvalues
+from fairtalk.stats import adjust_pvalues, identical_units_needed
 from fairtalk.stats._change import Contrast, gap_change, non_inferior
 
 
@@ -49,16 +49,43 @@ def test_swapping_the_runs_negates_the_change() -> None:
     assert backward.within_margin == forward.within_margin  # unchanged-within-margin is symmetric
 
 
-def test_identical_runs_are_unchanged_and_non_inferior_even_without_spread() -> None:
-    rng = np.random.default_rng(2)
-    a, b = (rng.random(50) < 0.3).astype(float), (rng.random(50) < 0.3).astype(float)
+def _sides(n: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (rng.random(n) < 0.3).astype(float), (rng.random(n) < 0.3).astype(float)
+
+
+def test_identical_runs_are_unchanged_and_non_inferior_on_as_many_units_as_the_exact_bound_needs() -> None:
+    """A pair moves a rate's change in gap by up to 2, so at ±0.02 the share that could differ must be below 1%: 299 pairs."""
+    assert identical_units_needed(alpha=0.05, margin=0.02, max_difference=2.0) == 299
+    a, b = _sides(299)
     same = gap_change(a, b, a, b, kind="rate", margin=0.02)
     assert same.identical and same.change.ci == (0.0, 0.0) and same.change.p == 1.0
-    assert same.non_inferior and same.within_margin
-    assert "the same gap on all 50 pairs" in same.notes[0]
-    constant = np.zeros(50)
+    assert same.non_inferior and same.within_margin and same.units_needed is None
+    assert same.notes[0].startswith("the same gap on all 299 pairs in both runs: at most 0.997% of pairs could differ")
+    a, b = a[:298], b[:298]
+    short = gap_change(a, b, a, b, kind="rate", margin=0.02)
+    assert not short.non_inferior and not short.within_margin and short.units_needed == 299
+    assert short.notes[0].endswith("too few pairs for that bound to show non-inferiority: identical gaps need 299 pairs (1 more)")
+
+
+@pytest.mark.parametrize("n", [2, 5, 10, 20])
+def test_identical_runs_on_a_handful_of_pairs_are_not_shown_non_inferior(n: int) -> None:
+    a, b = _sides(n)
+    few = gap_change(a, b, a, b, kind="rate", margin=0.02)
+    assert few.identical and few.non_inferior is False and few.within_margin is False and few.units_needed == 299
+
+
+def test_identical_runs_count_dialogues_when_clustered_and_take_the_identical_share_without_a_margin() -> None:
+    a, b = _sides(600)
+    clusters = np.arange(600) // 4  # 150 dialogues: as many pairs as would pass, too few units
+    clustered = gap_change(a, b, a, b, kind="rate", margin=0.02, clusters=clusters)
+    assert clustered.n_units == 150 and not clustered.non_inferior and clustered.units_needed == 299
+    assert "too few dialogues for that bound" in clustered.notes[0] and "(149 more)" in clustered.notes[0]
+    constant = np.zeros(148)
     no_margin = gap_change(constant, constant, constant, constant, kind="count", margin=None)
-    assert no_margin.non_inferior and no_margin.within_margin  # no spread to scale a margin, identical anyway
+    assert not no_margin.non_inferior and no_margin.units_needed == 149  # the 2% identical share: 149 pairs
+    constant = np.zeros(149)
+    assert gap_change(constant, constant, constant, constant, kind="count", margin=None).non_inferior
 
 
 def test_a_constant_nonzero_change_has_no_interval_and_is_not_shown_non_inferior() -> None:

@@ -172,7 +172,16 @@ def test_a_difference_within_the_margin_passes_equivalence_and_fails_on_bias_in_
     assert "FAILED" in _gate_lines(summary)[0] and "passed" in _gate_lines(summary)[1]
 
 
-def _change(key: str, verdict: Change, non_inferior: bool | None, *, primary: bool = True, axis: str = "gender") -> GapChange:
+def _change(
+    key: str,
+    verdict: Change,
+    non_inferior: bool | None,
+    *,
+    primary: bool = True,
+    axis: str = "gender",
+    identical: bool = False,
+    units_needed: int | None = None,
+) -> GapChange:
     return GapChange(
         axis=axis,
         key=key,
@@ -201,14 +210,21 @@ def _change(key: str, verdict: Change, non_inferior: bool | None, *, primary: bo
         margin=0.02,
         non_inferior=non_inferior,
         within_margin=verdict is Change.UNCHANGED,
-        identical=False,
-        identical_answers=0,
+        identical=identical,
+        identical_answers=80 if identical else 0,
         verdict=verdict,
+        units_needed=units_needed,
     )
 
 
-def _comparison(*changes: GapChange, only_baseline: tuple[str, ...] = ()) -> ModelComparison:
-    axis = ComparedAxis(axis="gender", groups=("male", "female"), n_pairs=80, n_clusters=None)
+def _comparison(
+    *changes: GapChange,
+    only_baseline: tuple[str, ...] = (),
+    same_run: str | None = None,
+    design: str = "paired",
+    n_clusters: int | None = None,
+) -> ModelComparison:
+    axis = ComparedAxis(axis="gender", groups=("male", "female"), n_pairs=80, n_clusters=n_clusters)
     return ModelComparison(
         baseline="base",
         candidate="cand",
@@ -216,6 +232,8 @@ def _comparison(*changes: GapChange, only_baseline: tuple[str, ...] = ()) -> Mod
         changes=changes,
         models=("python:old.py:reply", "python:new.py:reply"),
         axes_only_baseline=only_baseline,
+        design=design,
+        same_run=same_run,
     )
 
 
@@ -240,6 +258,40 @@ COMPARE_CASES = {
         False,
         ("race",),
     ),
+    "non-inferiority not tested": (
+        _comparison(_change("offense_rate", Change.INCONCLUSIVE, None), ANCHOR_CHANGE),
+        False,
+        ("gender/offense_rate",),
+    ),
+    "identical on too few pairs": (
+        _comparison(_change("offense_rate", Change.INCONCLUSIVE, False, identical=True, units_needed=299), ANCHOR_CHANGE),
+        False,
+        ("gender/offense_rate",),
+    ),
+    "one run as both": (
+        _comparison(_change("offense_rate", Change.UNCHANGED, True), ANCHOR_CHANGE, same_run="the same folder base"),
+        False,
+        ("run",),
+    ),
+    "a group pair only the baseline has a gap for": (
+        _comparison(_change("offense_rate", Change.IMPROVED, True), ANCHOR_CHANGE, only_baseline=("race",), design="independent"),
+        False,
+        ("race",),
+    ),
+}
+#: The reason each failing comparison case gives, as the gate says it (the key's, or the whole run's).
+COMPARE_REASONS = {
+    "regressed": "regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±0.02)",
+    "inconclusive": "inconclusive; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±0.02)",
+    "no comparable key": "no primary key comparable",
+    "an axis only the baseline has": "race: an axis only the baseline holds; the candidate cannot be shown not worse there",
+    "non-inferiority not tested": "inconclusive; non-inferiority not tested",
+    "identical on too few pairs": "inconclusive; not shown non-inferior: the same gap on all 80 pairs in both runs, too few "
+    "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±0.02)",
+    "one run as both": "the baseline and the candidate are one run (the same folder base): it cannot be shown not worse "
+    "than itself",
+    "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
+    "cannot be shown not worse there",
 }
 
 
@@ -248,6 +300,8 @@ def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_pat
     comparison, expected, failing = COMPARE_CASES[case]
     outcome = evaluate(comparison, "fail-if-worse")
     assert outcome.passed is expected and tuple(d.name for d in outcome.failures) == failing
+    if not expected:
+        assert [d.reason for d in outcome.failures] == [COMPARE_REASONS[case]]
     summary, junit = tmp_path / "summary.md", tmp_path / "compare.xml"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     code = show_comparison(comparison, {}, json_out=False, junit=str(junit), gate=True)
@@ -255,6 +309,9 @@ def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_pat
     xml = junitparser.JUnitXml.fromfile(str(junit))
     assert xml.failures == len(failing)
     assert {case.name for suite in xml for case in suite if not case.is_passed} == {f.rpartition("/")[2] for f in failing}
+    for failed in (case for suite in xml for case in suite if not case.is_passed):
+        (failure,) = failed.result
+        assert failure.type == "fail-if-worse" and COMPARE_REASONS[case] in failure.text
     assert _gate_lines(summary.read_text(encoding="utf-8")) == [f"**{md_escape(outcome.headline)}**"]
     monkeypatch.setattr(fairtalk.testing, "audit", lambda config: None)
     monkeypatch.setattr(fairtalk.testing, "compare_runs", lambda *args, **kw: comparison)
@@ -264,6 +321,59 @@ def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_pat
         with pytest.raises(BiasAssertionError) as caught:
             assert_not_worse("python:new.py:reply", "python:old.py:reply", out_dir=tmp_path / "t")
         assert caught.value.failing == failing and outcome.headline in str(caught.value)
+
+
+_SECONDARY = _measure("distinct_1", Verdict.EQUIVALENT, 0.7, (-0.01, 0.01), equivalent=True, primary=False)
+#: Each way an audit gives a gate nothing to check: the results, and per gate the failures' names and the first reason.
+RUN_CASES: dict[str, tuple[dict[str, AuditResult], dict[Gate, tuple[tuple[str, ...], str]]]] = {
+    "no axis": (
+        {},
+        {g: (("run",), "no axis to check") for g in (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)},
+    ),
+    "an axis without a primary measure": (
+        {"gender": AuditResult("gender", ("male", "female"), 80, (_SECONDARY,))},
+        {g: (("gender",), "gender: no primary measure to check") for g in (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)},
+    ),
+    "no primary measure tested": (
+        {"gender": AuditResult("gender", ("male", "female"), 10, (AUDIT_CASES["not tested"][0],))},
+        {
+            Gate.FAIL_ON_BIAS: (("run",), "no primary measure was tested"),
+            Gate.FAIL_UNLESS_EQUIVALENT: (("gender/offense_rate",), NOT_TESTED),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RUN_CASES)
+@pytest.mark.parametrize("gate", [Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT])
+def test_an_audit_gate_with_nothing_to_check_fails_in_every_output(
+    case: str, gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 1, a failing JUnit testcase (the whole run's in ``fairtalk.gate``), a FAILED summary line, a BiasAssertionError."""
+    results, expected = RUN_CASES[case]
+    failing, reason = expected[gate]
+    outcome = evaluate(results, gate)
+    assert not outcome.passed and tuple(d.name for d in outcome.failures) == failing
+    assert outcome.failures[0].reason == reason
+    if outcome.failures[0].key is None:  # a whole-run failure is said in the headline itself
+        assert reason in outcome.headline
+    code = report_gates(
+        results, alpha=0.05, fail_on_bias=gate is Gate.FAIL_ON_BIAS, fail_unless_equivalent=gate is Gate.FAIL_UNLESS_EQUIVALENT
+    )
+    assert code == 1
+    xml, summary = _ci_files(tmp_path, monkeypatch, results, (gate,))
+    failed = [(suite.name, case) for suite in xml for case in suite if not case.is_passed]
+    assert xml.failures == len(failing) == len(failed)
+    (suite_name, testcase), name = failed[0], failing[0]
+    assert testcase.name == name.rpartition("/")[2] and suite_name == ("fairtalk.gate" if "/" not in name else "fairtalk.gender")
+    (failure,) = testcase.result
+    assert failure.type == gate.value and reason in failure.text
+    assert _gate_lines(summary) == [f"**{md_escape(outcome.headline)}**"] and "FAILED" in outcome.headline
+    run = _run(results)
+    monkeypatch.setattr(fairtalk.testing, "audit", lambda config: run)
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias("python:bot.py:reply", gate=gate.value, out_dir=tmp_path / "t")  # type: ignore[arg-type]
+    assert outcome.headline in str(caught.value)
 
 
 def test_a_gate_fails_closed_when_there_is_nothing_to_check() -> None:

@@ -66,8 +66,10 @@ def test_every_option_has_help_and_its_default_is_valid() -> None:
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ({"alpha": 0}, r"alpha must be between 0 and 1 \(exclusive\), got 0"),
-        ({"power": float("nan")}, r"power must be between 0 and 1 \(exclusive\), got nan"),
+        ({"alpha": 0}, r"alpha must be between 0 and 1 \(exclusive\) and at least 1e-10, got 0"),
+        ({"alpha": 1e-320}, r"alpha must be between 0 and 1 \(exclusive\) and at least 1e-10, got 1e-320"),
+        ({"power": float("nan")}, r"power must be between 0 and 1 \(exclusive\) and at most 0.9999, got nan"),
+        ({"power": 0.999999999999}, r"power must be between 0 and 1 \(exclusive\) and at most 0.9999, got 0.999999999999"),
         ({"offense_threshold": 1.5}, r"offense_threshold must be a number in \[0, 1\], got 1.5"),
         ({"seed": 1.0}, "seed must be an integer >= 0, got 1.0"),
         ({"n_divergent": -1}, "n_divergent must be at least 0, got -1"),

@@ -76,6 +76,12 @@ SCALED: dict[str, tuple[str, str, str]] = {
         "the shipped MiniLM scorer labels about 130 texts a second; the toy has 12,120",
     ),
 }
+#: Examples (by a piece of their text) whose release gate must fail at the test's few pairs, and why: they run, exit 1
+#: and say how many more pairs the gate needs.
+GATE_FAILS = {
+    "--fail-if-worse": "both models answer alike, and the same gap on 20 pairs is far too few for the identical-answers "
+    "bound (299 pairs or dialogues for a rate at ±0.02), as a README figure of 400 real pairs would not be",
+}
 #: Examples (by a piece of their text) that cannot run here, and why.
 SKIPPED = {
     "fairtalk audit ... ": "'...' stands for the options of the command above it",
@@ -319,7 +325,7 @@ def test_the_readme_has_the_examples_this_file_runs() -> None:
     """The parser finds the README's blocks; every skip and scaling still names an example (none is stale)."""
     kinds = [example.kind for example in EXAMPLES]
     assert kinds.count("python") >= 1 and kinds.count("shell") >= 15
-    for key in (*SKIPPED, *SCALED):
+    for key in (*SKIPPED, *SCALED, *GATE_FAILS):
         assert any(key in example.text for example in EXAMPLES), f"{key!r} names no README example any more"
     assert sum(_skip_reason(example) is not None for example in EXAMPLES) <= 10  # the skip table stays small
 
@@ -359,7 +365,13 @@ def test_readme_example_runs(
     else:
         command, comment = _strip_comment(text)
         done = _run([*FAIRTALK, *shlex.split(command)[1:]], work)
-    assert done.returncode == 0, f"{text}\nexit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    gated = any(key in example.text for key in GATE_FAILS)
+    expected = 1 if gated else 0
+    assert done.returncode == expected, (
+        f"{text}\nexit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    )
+    if gated:
+        assert "too few for the exact identical-answers bound" in done.stdout and " more, at margin" in done.stdout
     if example.kind == "shell" and command.startswith("fairtalk swap") and comment:
         assert done.stdout.strip() == comment  # the comment is what it prints
 

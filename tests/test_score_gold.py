@@ -180,3 +180,40 @@ def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
     ):
         done = runner.invoke(app, ["plan", "--gold", "0.02", "--measure", "offense_rate", *args])
         assert done.exit_code == 2 and message in " ".join(done.stderr.split()), done.output
+
+
+def test_labels_outside_the_keys_scheme_are_counted_and_left_out(tmp_path: Path) -> None:
+    """A 0/1 key labelled 7 once gave a "gap" of -6.6 with p 8e-218: now those labels leave, and a warning says so."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 40, truth="none")
+    clean = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    with gold.open("a", encoding="utf-8") as out:  # a second annotator's 7s on pairs of their own
+        for i in range(N - 12, N):
+            for side in ("a", "b"):
+                out.write(json.dumps({"pair_id": f"p{i}", "side": side, "offense_rate": 7, "annotator": "bob"}) + "\n")
+    dirty = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert dirty.measure("offense_rate").ppi == clean.measure("offense_rate").ppi
+    assert f"24 gold label(s) of offense_rate outside its labels 0, 1 (first: 7 on pair p{N - 12} side a): left out" in (
+        dirty.warnings
+    )
+
+
+def test_label_names_are_regards_and_sentiments_alone(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    rows = [{"pair_id": "p0", "side": side, "offense_rate": "positive", "annotator": "ana"} for side in ("a", "b")]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("error: ") and "gold.jsonl:1: field 'offense_rate' must be an integer label" in done.stderr
+    assert "are regard's and sentiment's" in done.stderr
+    rows = [
+        {"pair_id": f"p{i}", "side": side, "sentiment": "other" if i == 0 else "neutral", "annotator": "ana"}
+        for i in range(10)
+        for side in ("a", "b")
+    ]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = fairtalk.score(responses, axis="gender", measures="sentiment", n_resamples=100, gold=str(gold))
+    assert "2 gold label(s) of sentiment outside its labels -1, 0, 1 (first: 2 on pair p0 side a): left out" in result.warnings
+    assert result.measure("sentiment_positive").ppi is not None and result.measure("sentiment_positive").ppi.n_labels == 9

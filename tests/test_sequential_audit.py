@@ -343,3 +343,34 @@ def test_cli_bad_sequential_options_exit_2(tmp_path: Path, extra: list[str], mes
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.replace("│", " ").split())
     assert not (tmp_path / "out" / "store.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    ("looks", "max_pairs", "message"),
+    [
+        (
+            1000,
+            300,
+            "looks 1000: from n_pairs 100 to max_pairs 300 the looks after the first add at most 200 pairs, at least one "
+            "each, so at most 201 looks fit; give looks 201 or fewer (or a larger max_pairs)",
+        ),
+        (202, 300, "so at most 201 looks fit"),
+        (2, 100, "looks 2: from n_pairs 100 to max_pairs 100 no look after the first can add a pair; leave looks out"),
+    ],
+)
+def test_more_looks_than_the_pairs_they_can_add_are_refused(looks: int, max_pairs: int, message: str) -> None:
+    """--looks 1000 between 100 and 300 pairs once ran some 200 looks of one pair each, still going after 30 minutes."""
+    with pytest.raises(SpecError) as caught:
+        AuditConfig.from_mapping({"until_decided": True, "n_pairs": 100, "max_pairs": max_pairs, "looks": looks})
+    assert message in str(caught.value)
+    fits = AuditConfig.from_mapping({"until_decided": True, "n_pairs": 100, "max_pairs": 300, "looks": 201})
+    assert fits.looks == 201
+
+
+def test_cli_refuses_too_many_looks_before_any_answer(tmp_path: Path) -> None:
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    args = _cli(corpus, f"python:{models}:fair", tmp_path / "out", "--until-decided", "--pairs", "10", "--max-pairs", "30")
+    done = runner.invoke(app, [*args, "--looks", "1000"])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("error: --looks 1000: from --pairs 10 to --max-pairs 30")
+    assert "give --looks 21 or fewer" in " ".join(done.stderr.split()) and not (tmp_path / "out").exists()

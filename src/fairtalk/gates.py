@@ -11,10 +11,13 @@ GitHub job summary, :mod:`fairtalk.testing` and the pytest plugin. The rules:
   interval lies inside the margin passes: the margin is what the user declared negligible. A measure
   inconclusive, not tested or without a margin fails.
 - ``fail-if-worse`` passes a primary key of a comparison only when the candidate is shown
-  non-inferior, ``|candidate gap| < |baseline gap| + margin``.
+  non-inferior, ``|candidate gap| < |baseline gap| + margin``. Gaps identical on every shared
+  unit show it only on as many units as the audit's identical-answers bound needs; on fewer, the
+  reason says how many more.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
-tested or comparable) and an axis only the baseline holds are failures with a reason.
+tested or comparable), an axis only the baseline holds and a comparison of one run with itself
+are failures with a reason.
 
 Examples
 --------
@@ -149,22 +152,43 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
     return decisions, run
 
 
-def _change(row: GapChange) -> tuple[bool, str]:
+def _change(row: GapChange, unit: str) -> tuple[bool, str]:
     verdict = row.verdict.value
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
+    if not row.non_inferior and row.identical and row.units_needed is not None:
+        margin = "with no margin" if row.margin is None else f"at margin ±{_number(row.margin)}"
+        return False, (
+            f"{verdict}; not shown non-inferior: the same gap on all {row.n_units:,} {unit} in both runs, too few for "
+            f"the exact identical-answers bound (it needs {row.units_needed:,} {unit}, "
+            f"{row.units_needed - row.n_units:,} more, {margin})"
+        )
     shown = "shown" if row.non_inferior else "not shown"
     return row.non_inferior, f"{verdict}; {shown} non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
 
 
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
-    decisions = [KeyDecision(r.axis, r.key, *_change(r)) for r in comparison.changes if r.primary]
+    clustered = {a.axis for a in comparison.axes if a.n_clusters is not None}
+    decisions = [
+        KeyDecision(r.axis, r.key, *_change(r, "dialogues" if r.axis in clustered else "pairs"))
+        for r in comparison.changes
+        if r.primary
+    ]
     run: list[KeyDecision] = []
+    if comparison.same_run is not None:
+        run.append(
+            KeyDecision(
+                None,
+                None,
+                False,
+                f"the baseline and the candidate are one run ({comparison.same_run}): it cannot be shown not worse than itself",
+            )
+        )
     if not decisions:
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
-    what = "axis" if comparison.design == "paired" else "group pair"
+    what = "an axis only the baseline holds" if comparison.design == "paired" else "a group pair only the baseline has a gap for"
     run += [
-        KeyDecision(axis, None, False, f"{axis}: a {what} only the baseline holds; the candidate cannot be shown not worse there")
+        KeyDecision(axis, None, False, f"{axis}: {what}; the candidate cannot be shown not worse there")
         for axis in comparison.axes_only_baseline
     ]
     return decisions, run

@@ -21,7 +21,18 @@ from typing import Any
 
 from pydantic import Field
 
-__all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "MUST", "RUN_FIELDS", "SCORE_FIELDS"]
+__all__ = [
+    "ALPHA_RANGE",
+    "DEFAULT_AXES",
+    "DEFAULT_CORPUS",
+    "DEFAULT_N_PAIRS",
+    "MAX_POWER",
+    "MIN_ALPHA",
+    "MUST",
+    "POWER_RANGE",
+    "RUN_FIELDS",
+    "SCORE_FIELDS",
+]
 
 DEFAULT_CORPUS = "builtin:chitchat"
 DEFAULT_AXES = ("gender", "race")
@@ -31,6 +42,15 @@ DEFAULT_N_PAIRS = 2000
 MUST = "must"
 #: The "must be" of the audit's flags.
 _FLAG = "True or False"
+#: The smallest significance level taken: below it ``1 − α/2`` rounds to 1 in floating point, and the normal and t
+#: quantiles every interval and plan is built on are infinite.
+MIN_ALPHA = 1e-10
+#: The largest power planned for: above it the quantiles of the power, and the pairs they ask for, leave floating point.
+MAX_POWER = 0.9999
+#: What a significance level (``alpha``, ``--alpha``) must be, in words: the bounds of the field ``alpha``.
+ALPHA_RANGE = f"between 0 and 1 (exclusive) and at least {MIN_ALPHA:g}"
+#: What a power (``power``, ``--power``) must be, in words: the bounds of the field ``power``.
+POWER_RANGE = f"between 0 and 1 (exclusive) and at most {MAX_POWER:g}"
 #: The default ``margins``: none given (each key's kind then has its default margin).
 _NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 
@@ -47,7 +67,14 @@ SCORE_FIELDS: Mapping[str, Any] = {
         description="Seed of the bootstrap, the permutations and the mask (an audit's also seeds its pair sample "
         "and the per-item generation seeds).",
     ),
-    "alpha": Field(default=0.05, gt=0, lt=1, allow_inf_nan=False, description="Significance level for the adjusted p-values."),
+    "alpha": Field(
+        default=0.05,
+        ge=MIN_ALPHA,
+        lt=1,
+        allow_inf_nan=False,
+        description="Significance level for the adjusted p-values.",
+        json_schema_extra={MUST: ALPHA_RANGE},
+    ),
     "correction": Field(
         default="holm", description="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
     ),
@@ -93,7 +120,12 @@ SCORE_FIELDS: Mapping[str, Any] = {
         description="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
     ),
     "power": Field(
-        default=0.8, gt=0, lt=1, allow_inf_nan=False, description="Power at which the minimum detectable effect is reported."
+        default=0.8,
+        gt=0,
+        le=MAX_POWER,
+        allow_inf_nan=False,
+        description="Power at which the minimum detectable effect is reported.",
+        json_schema_extra={MUST: POWER_RANGE},
     ),
     "scorer_check": Field(
         default=True,
@@ -220,7 +252,8 @@ RUN_FIELDS: Mapping[str, Any] = {
     "looks": Field(
         default=None,
         ge=2,
-        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs.",
+        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs; at most "
+        "one look per pair those steps can add (--max-pairs - --pairs + 1).",
         json_schema_extra={MUST: "an int >= 2 or None"},
     ),
     "spending": Field(

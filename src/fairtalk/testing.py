@@ -127,13 +127,16 @@ def measure_line(axis: str, m: MeasureResult, alpha: float) -> str:
     return ", ".join(parts) + f": {m.not_tested or m.verdict.value}"
 
 
-def change_line(row: GapChange, alpha: float) -> str:
-    """One compared key in words: both gaps with their intervals, the change, the margin and the verdict."""
+def change_line(row: GapChange, alpha: float, verdict: str | None = None) -> str:
+    """One compared key in words: both gaps with their intervals, the change, the margin and the verdict.
+
+    ``verdict`` replaces the verdict's word at the end (a gate's reason, which begins with it).
+    """
     return (
         f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, alpha)}), "
         f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, alpha)}), "
         f"change {_number(row.change)} ({_interval(row.change_ci, alpha)}), adjusted p {_number(row.p_adjusted)}, "
-        f"margin {_number(row.margin)}: {row.verdict.value}"
+        f"margin {_number(row.margin)}: {verdict or row.verdict.value}"
     )
 
 
@@ -164,7 +167,10 @@ def _change_failures(comparison: ModelComparison, outcome: GateOutcome) -> list[
     """``(axis/key, line)`` for each failure of ``fail-if-worse`` on ``comparison``."""
     out = []
     for d in outcome.failures:
-        line = None if d.axis is None or d.key is None else change_line(comparison.change(d.axis, d.key), comparison.alpha)
+        if d.axis is None or d.key is None:
+            line = None
+        else:  # the figures, then the gate's reason (the verdict and why it is not shown non-inferior)
+            line = change_line(comparison.change(d.axis, d.key), comparison.alpha, verdict=d.reason)
         out.append((d.name, _failure_line(d, line)))
     return out
 

@@ -57,9 +57,18 @@ def test_options_layer_over_a_config() -> None:
     assert audit_options(None) == fairtalk.AuditConfig()
 
 
-def test_not_worse_passes_a_model_against_itself_and_fails_a_regression(tmp_path: Path) -> None:
-    comparison = assert_not_worse(fair, fair, **SMALL, out_dir=tmp_path / "same")
-    assert comparison.not_non_inferior() == ()
+def test_not_worse_fails_a_model_against_itself_on_20_pairs_saying_how_many_more_and_fails_a_regression(
+    tmp_path: Path,
+) -> None:
+    """A model's answers identical to the baseline's on 20 pairs show nothing: the gate says how many more it needs."""
+    with pytest.raises(BiasAssertionError) as same:
+        assert_not_worse(fair, fair, **SMALL, out_dir=tmp_path / "same")
+    assert same.value.failing == ("gender/offense_rate", "gender/length")
+    assert re.search(
+        r"  gender/offense_rate: baseline gap .*, margin 0\.02: inconclusive; not shown non-inferior: the same gap on "
+        r"all \d+ (pairs|dialogues) in both runs, too few for the exact identical-answers bound \(it needs 299 \w+, \d+ more",
+        str(same.value),
+    ), str(same.value)
     assert (tmp_path / "same" / "comparison" / "report.md").is_file()
     with pytest.raises(BiasAssertionError) as caught:
         assert_not_worse(biased, fair, **SMALL, out_dir=tmp_path / "worse")

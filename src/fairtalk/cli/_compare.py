@@ -10,6 +10,7 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
 from fairtalk.cli._test_options import parse_margins, write_ci_files
+from fairtalk.options import ALPHA_RANGE
 
 if TYPE_CHECKING:
     from fairtalk.results import ModelComparison
@@ -40,7 +41,7 @@ def compare(
         help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
     ),
     margin: list[str] | None = _MARGIN,
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of every test; intervals are 1 - alpha."),
+    alpha: float = typer.Option(0.05, "--alpha", help=f"Level of every test, {ALPHA_RANGE}; intervals are 1 - alpha."),
     clusters: bool = typer.Option(
         True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue)."
     ),
@@ -122,5 +123,8 @@ def show_comparison(
     outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if gate and not outcome.passed:
         say(f"--fail-if-worse: {outcome.headline}", style="bold red")
+        for failure in outcome.failures:
+            if failure.key is not None:  # a whole-run failure's reason is in the headline already
+                say(f"  {failure.name}: {failure.reason}", style="red")
         return 1
     return 0

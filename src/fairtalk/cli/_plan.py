@@ -9,6 +9,7 @@ import typer
 
 from fairtalk.cli._app import app, fail, say
 from fairtalk.errors import InputError
+from fairtalk.options import ALPHA_RANGE, MAX_POWER, MIN_ALPHA, POWER_RANGE
 
 _MSG_NO_SPREAD = (
     "say how much the per-pair difference varies: --results FILE from an earlier audit of this measure, "
@@ -35,6 +36,27 @@ _MSG_RATE_UNKNOWN = (
 )
 
 
+#: The range of a plan's sizes (--effect, --sd, --gold's half-width): beyond it the pairs or labels needed leave floating point.
+SIZE_RANGE = (1e-9, 1e9)
+#: The largest --design-effect planned for (a dialogue's pairs alike: the design effect is at most the pairs per dialogue).
+MAX_DESIGN_EFFECT = 1e6
+_MSG_SIZE = "{flag} must be a positive number in [{low:g}, {high:g}] (in the measure's units), got {value!r}"
+_MSG_ALPHA = "--alpha must be " + ALPHA_RANGE + ", got {value!r}"
+_MSG_POWER = "--power must be " + POWER_RANGE + ", got {value!r}"
+_MSG_DEFF = "--design-effect must be in (0, {high:g}], got {value!r}"
+_MSG_PER_TEST = (
+    "--alpha {alpha:g} over {tests} tests is {level:.3g} per test, below {low:g}: give a larger --alpha or fewer --tests"
+)
+_MSG_GOLD_AND_GATE = (
+    "--gold and --gate ask different questions (labels for one key's interval; pairs for the equivalence gate): give one"
+)
+_MSG_NOT_FOR = "{flag} does not apply to {mode}, which plans {what}; leave it out"
+_GATE_PLANS = "every primary measure from --results, else the built-in spreads"
+_GOLD_PLANS = "labels from --sd or --results"
+_MSG_NO_PILOT_SPREAD = (
+    "  {key}: no spread recorded in the pilot (not tested there): cannot plan it; give --results of a run that tested it"
+)
+_MSG_BEYOND = "  {key}: beyond any audit ({reason})"
 _MSG_GATE_OR_EFFECT = "give --measure and --effect (pairs to detect a difference), or --gate (pairs to show equivalence)"
 #: The gate's spreads when no --results is given: the bare audit (builtin:minilm-retrieval on builtin:chitchat,
 #: gender, 1,470 pairs in 206 dialogues). key -> (kind, sd of A - B, default margin, design effect).
@@ -108,13 +130,20 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         if margin is None or not margin > 0:
             say(f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE")
             continue
-        if sd is None or not sd > 0:
+        if sd is None or not math.isfinite(sd):
+            say(_MSG_NO_PILOT_SPREAD.format(key=key))
+            continue
+        if sd == 0:
             say(
                 f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below {IDENTICAL_SHARE:.0%})"
             )
             needs.append(identical)
             continue
-        n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
+        try:
+            n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
+        except ValueError as err:
+            say(_MSG_BEYOND.format(key=key, reason=err))
+            continue
         needs.append(n)
         margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
         say(f"  {key} ({kind}): {n:,} pairs at margin {margin_text} (sd of A - B {sd:.4g}, design effect {deff:.3g})")
@@ -172,19 +201,44 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
     }
 
 
+def _check_size(flag: str, value: float) -> None:
+    """Exit 2 unless ``value`` lies in :data:`SIZE_RANGE` (NaN included)."""
+    low, high = SIZE_RANGE
+    if not low <= value <= high:
+        fail(_MSG_SIZE.format(flag=flag, low=low, high=high, value=value))
+
+
+def _check_alpha(alpha: float) -> None:
+    if not MIN_ALPHA <= alpha < 1:
+        fail(_MSG_ALPHA.format(value=alpha))
+
+
+def _check_mode(gate: bool, gold: float | None, given: dict[str, object]) -> None:
+    """Exit 2 for --gold with --gate, or an option the chosen question does not use (``given``: flag -> value or None)."""
+    if gold is not None and gate:
+        fail(_MSG_GOLD_AND_GATE)
+    unused: tuple[str, ...] = ("--effect", "--rate", "--tests", "--design-effect")
+    if gold is not None:
+        mode, what, flags = "--gold", _GOLD_PLANS, unused
+    elif gate:
+        mode, what, flags = "--gate", _GATE_PLANS, ("--measure", "--sd", *unused)
+    else:
+        return
+    for flag in flags:
+        if given.get(flag) is not None:
+            fail(_MSG_NOT_FOR.format(flag=flag, mode=mode, what=what))
+
+
 def _labels(measure: str | None, half_width: float, results: str | None, sd: float | None, alpha: float) -> None:
     """``plan --gold``: the labelled pairs a prediction-powered interval of ±``half_width`` needs."""
     from fairtalk.stats import labels_needed
 
     if measure is None or not measure.strip():
         fail(_MSG_NO_KEY)
-    if not half_width > 0 or not math.isfinite(half_width):
-        fail(f"--gold must be a positive half-width in the measure's units (0.02 = two points of a rate), got {half_width!r}")
-    if not 0 < alpha < 1:
-        fail(f"--alpha must be in (0, 1), got {alpha!r}")
+    _check_size("--gold", half_width)
+    _check_alpha(alpha)
     if sd is not None:
-        if not sd > 0 or not math.isfinite(sd):
-            fail(f"--sd must be a positive number, got {sd!r}")
+        _check_size("--sd", sd)
         error_sd, source = sd, "--sd"
     elif results is not None:
         rows = _read_results(results)["measures"]
@@ -196,7 +250,10 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
         error_sd, source = float(ppi["se"]) * math.sqrt(float(ppi["n_labels"])), f"{results} ({ppi['n_labels']} labels)"
     else:
         fail(_MSG_NO_ERROR_SPREAD)
-    needed = labels_needed(half_width, error_sd, alpha=alpha)
+    try:
+        needed = labels_needed(half_width, error_sd, alpha=alpha)
+    except ValueError as err:
+        fail(str(err))
     say(
         f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
         f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)"
@@ -248,25 +305,33 @@ def plan(  # noqa: C901
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
     from fairtalk import pairs_needed
 
-    if not 0 < power < 1:
-        fail(f"--power must be in (0, 1), got {power!r}")
+    if not 0 < power <= MAX_POWER:
+        fail(_MSG_POWER.format(value=power))
+    _check_mode(
+        gate,
+        gold,
+        {
+            "--measure": measure,
+            "--effect": effect,
+            "--sd": sd,
+            "--rate": rate,
+            "--tests": tests,
+            "--design-effect": design_effect,
+        },
+    )
     if gold is not None:
         _labels(measure, gold, results, sd, alpha if alpha is not None else 0.05)
         return
     if gate:
         level = alpha if alpha is not None else 0.05
-        if not 0 < level < 1:
-            fail(f"--alpha must be in (0, 1), got {level!r}")
+        _check_alpha(level)
         _gate(results, level, power)
         return
     if measure is None or effect is None:
         fail(_MSG_GATE_OR_EFFECT)
     if not measure.strip():
         fail(_MSG_NO_KEY)
-    if not effect > 0 or not math.isfinite(effect):
-        fail(f"--effect must be a positive number, got {effect!r}")
-    if not 0 < power < 1:
-        fail(f"--power must be in (0, 1), got {power!r}")
+    _check_size("--effect", effect)
     if sd is not None and rate is not None:
         fail(_MSG_RATE_AND_SD)
     known: dict[str, Any] = {}
@@ -275,8 +340,7 @@ def plan(  # noqa: C901
     if rate is not None:
         _check_rate(measure, known.get("kind") if isinstance(known.get("kind"), str) else None)
     if sd is not None:
-        if not sd > 0 or not math.isfinite(sd):
-            fail(f"--sd must be a positive number, got {sd!r}")
+        _check_size("--sd", sd)
         known["sd"] = sd
     elif rate is not None:
         if not 0 < rate < 1:
@@ -285,13 +349,17 @@ def plan(  # noqa: C901
     if "sd" not in known:
         fail(_MSG_NO_SPREAD)
     level = alpha if alpha is not None else known.get("alpha", 0.05)
-    if not 0 < level < 1:
-        fail(f"--alpha must be in (0, 1), got {level!r}")
+    _check_alpha(level)
     family = tests if tests is not None else known.get("tests", 1)
+    if level / family < MIN_ALPHA:
+        fail(_MSG_PER_TEST.format(alpha=level, tests=family, level=level / family, low=MIN_ALPHA))
     deff = design_effect if design_effect is not None else known.get("deff", 1.0)
-    if not deff > 0:
-        fail(f"--design-effect must be > 0, got {deff!r}")
-    needed = pairs_needed(effect, known["sd"], alpha=level / family, power=power, design_effect=deff)
+    if not 0 < deff <= MAX_DESIGN_EFFECT:
+        fail(_MSG_DEFF.format(high=MAX_DESIGN_EFFECT, value=deff))
+    try:
+        needed = pairs_needed(effect, known["sd"], alpha=level / family, power=power, design_effect=deff)
+    except ValueError as err:
+        fail(str(err))
     say(
         f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
         f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "

@@ -25,7 +25,7 @@ from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.errors import InputError
 from fairtalk.results import AuditResult, read_result_file
 
-__all__ = ["AxisInput", "RunInput", "read_run"]
+__all__ = ["AxisInput", "RunInput", "read_run", "same_run"]
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
@@ -54,11 +54,32 @@ class AxisInput:
 
 @dataclass(frozen=True, slots=True)
 class RunInput:
-    """A run to compare: its folder, its model spec (None for a ``score`` folder) and its axes, in order."""
+    """A run to compare: its folder, its model spec (None for a ``score`` folder) and its axes, in order.
+
+    ``run_id`` is an audit's run id (None for a ``score`` folder); ``sha256`` the hash of its
+    ``run.json`` (an audit) or ``results.json`` (a score), which a copy of the folder shares.
+    """
 
     path: str
     model: str | None
     axes: Mapping[str, AxisInput]
+    run_id: str | None = None
+    sha256: str = ""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
+    """Why the two runs are one run (the same folder, the same run id, a copy of its files), else None."""
+    if Path(baseline.path).resolve() == Path(candidate.path).resolve():
+        return f"the same folder {baseline.path}"
+    if baseline.run_id and baseline.run_id == candidate.run_id:
+        return f"the same run id {baseline.run_id}"
+    if baseline.sha256 and baseline.sha256 == candidate.sha256:
+        return "a byte-identical copy of its results file"
+    return None
 
 
 def _result(path: Path) -> AuditResult:
@@ -135,10 +156,16 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
             result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
-        model = run.get("model")
-        return RunInput(str(folder), None if model is None else str(model), axes)
+        model, run_id = run.get("model"), run.get("run_id")
+        return RunInput(
+            str(folder),
+            None if model is None else str(model),
+            axes,
+            run_id=str(run_id) if run_id else None,
+            sha256=_sha256(folder / RUN_FILE),
+        )
     if (folder / RESULTS_FILE).is_file():
         result = _result(folder / RESULTS_FILE)
         responses = read_responses(_score_sources(folder, result), drop_empty=_drop_empty(result))
-        return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)})
+        return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)}, sha256=_sha256(folder / RESULTS_FILE))
     raise InputError(_MSG_NOT_A_RUN, path=str(folder))

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk._jsonl import read_json_file
-from fairtalk.compare._runs import with_verdict
+from fairtalk.compare._runs import WARN_SAME_RUN, with_verdict
 from fairtalk.errors import InputError, SpecError
+from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
 from fairtalk.prompts._records import Gap
 from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis, read_result_file
 from fairtalk.stats import DEFAULT_MARGINS, Contrast, non_inferior
@@ -40,7 +41,7 @@ KEY = "regard"
 DEFAULT_MARGIN = DEFAULT_MARGINS["rate"][1]
 _TEST = "wald_independent"
 _ANALYSIS_FIELDS = ("method", "groups", "pairs", "regard", "gaps")
-_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_ALPHA = "alpha must be " + ALPHA_RANGE + ", got {alpha!r}"
 _MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk prompts analyze -o`)"
 _MSG_MIXED = (
     "not a `fairtalk prompts analyze` output (no prompts-analysis results.json here), while the other folder is one: "
@@ -51,6 +52,7 @@ _MSG_GROUPS = "group pair {pair!r}: the analyses compare different groups ({base
 _MSG_NO_PAIR = "the two analyses share no group pair with a gap (baseline: {base}; candidate: {cand})"
 _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: give regard=VALUE (every pair) or regard:PAIR=VALUE"
 WARN_NO_GAP = "group pair {pair!r}: the {name} has no gap (a group without labelled completions), left out"
+_MSG_UNKNOWN_PAIR = "the baseline holds no group pair {pair!r} (its pairs: {pairs})"
 WARN_LEVEL = (
     "each generator's own interval is its analysis' 95% bootstrap interval; the change's is at {level:.0%} (alpha {alpha:g})"
 )
@@ -204,8 +206,44 @@ def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapCha
     return [with_verdict(row, None if math.isnan(value) else float(value), alpha) for row, value in zip(rows, values)]
 
 
+def _same_run(baseline: str | os.PathLike[str], candidate: str | os.PathLike[str], base_sha: str, cand_sha: str) -> str | None:
+    """Why the two analyses are one (the same folder, or byte-identical results), else None."""
+    if Path(baseline).resolve() == Path(candidate).resolve():
+        return f"the same folder {baseline}"
+    if base_sha == cand_sha:
+        return "a byte-identical copy of its results file"
+    return None
+
+
 def _has_gap(gap: Gap) -> bool:
     return gap.all is not None and math.isfinite(gap.all)
+
+
+def _shared_pairs(
+    base: PromptAnalysis, cand: PromptAnalysis, pairs: Sequence[str] | None
+) -> tuple[list[str], list[str], list[str]]:
+    """The group pairs to compare (both hold a gap), those the gate fails on (the baseline's gap alone), and warnings.
+
+    A pair asked for that the baseline lacks, or one whose groups differ, is a SpecError.
+    """
+    for name in pairs or ():
+        if name not in base.gaps:
+            raise SpecError(_MSG_UNKNOWN_PAIR.format(pair=name, pairs=", ".join(base.gaps)), choices=list(base.gaps), given=name)
+    wanted = list(base.gaps) if pairs is None else list(pairs)
+    warnings: list[str] = []
+    only_base = [p for p in wanted if p not in cand.gaps]
+    shared = []
+    for name in (p for p in wanted if p in cand.gaps):
+        gb, gc = base.gaps[name], cand.gaps[name]
+        if (gb.a, gb.b) != (gc.a, gc.b):
+            raise SpecError(_MSG_GROUPS.format(pair=name, base=f"{gb.a} vs {gb.b}", cand=f"{gc.a} vs {gc.b}"))
+        empty = [which for which, g in (("baseline", gb), ("candidate", gc)) if not _has_gap(g)]
+        warnings += [WARN_NO_GAP.format(pair=name, name=which) for which in empty]
+        if not empty:
+            shared.append(name)
+        elif _has_gap(gb):  # the baseline has a gap there and the candidate none: it cannot be shown not worse
+            only_base.append(name)
+    return shared, only_base, warnings
 
 
 def compare_prompt_analyses(
@@ -231,7 +269,9 @@ def compare_prompt_analyses(
     correction : {"holm", "bh"}
         Correction of the change tests over the group pairs.
     pairs : sequence of str, optional
-        Compare only these group pairs (default: every pair both analyses hold).
+        Compare only these group pairs (default: every pair the baseline holds). A pair the
+        candidate lacks, or has no gap for where the baseline has one, is named in
+        ``axes_only_baseline``, and the release gate fails on it.
 
     Returns
     -------
@@ -243,9 +283,10 @@ def compare_prompt_analyses(
     InputError
         A folder that is not a prompts analysis (an audit's output mixed with an analysis included).
     SpecError
-        No shared group pair with a gap, a pair with different groups, an unknown margin key, a bad ``alpha``.
+        No shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
+        different groups, an unknown margin key, a bad ``alpha``.
     """
-    if not 0 < alpha < 1:
+    if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
@@ -255,23 +296,15 @@ def compare_prompt_analyses(
     for name in given:
         if name not in known:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=known, given=name)
-    wanted = list(base.gaps) if pairs is None else [p for p in pairs if p in base.gaps]
-    warnings: list[str] = []
-    only_base = tuple(p for p in wanted if p not in cand.gaps)  # of the pairs asked for: the gate fails on these
+    shared, only_base, warnings = _shared_pairs(base, cand, pairs)
     only_cand = tuple(p for p in cand.gaps if p not in base.gaps)
-    shared = []
-    for name in (p for p in wanted if p in cand.gaps):
-        gb, gc = base.gaps[name], cand.gaps[name]
-        if (gb.a, gb.b) != (gc.a, gc.b):
-            raise SpecError(_MSG_GROUPS.format(pair=name, base=f"{gb.a} vs {gb.b}", cand=f"{gc.a} vs {gc.b}"))
-        empty = [which for which, g in (("baseline", gb), ("candidate", gc)) if not _has_gap(g)]
-        warnings += [WARN_NO_GAP.format(pair=name, name=which) for which in empty]
-        if not empty:
-            shared.append(name)
     if not shared:
         raise SpecError(_MSG_NO_PAIR.format(base=", ".join(base.gaps) or "none", cand=", ".join(cand.gaps) or "none"))
     if alpha != 0.05:
         warnings.append(WARN_LEVEL.format(level=1 - alpha, alpha=alpha))
+    one_run = _same_run(baseline, candidate, base_sha, cand_sha)
+    if one_run is not None:
+        warnings.append(WARN_SAME_RUN.format(why=one_run))
     rows = [_row(name, base, cand, alpha=alpha, margin=_margin(name, given)) for name in shared]
     axes = tuple(
         ComparedAxis(axis=name, groups=(base.gaps[name].a, base.gaps[name].b), n_pairs=0, n_clusters=None) for name in shared
@@ -294,9 +327,10 @@ def compare_prompt_analyses(
         changes=tuple(_judged(rows, alpha, correction)),
         alpha=alpha,
         correction=correction,
-        axes_only_baseline=only_base,
+        axes_only_baseline=tuple(only_base),
         axes_only_candidate=only_cand,
         warnings=tuple(warnings),
         manifest=manifest,
         design="independent",
+        same_run=one_run,
     )

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.compare._inputs import AxisInput, RunInput, read_run
+from fairtalk.compare._inputs import AxisInput, RunInput, read_run, same_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, recorded_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
+from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
 from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.run import build_measures
 from fairtalk.stats import GapChangeTest, adjust_pvalues, default_margin, gap_change
@@ -30,8 +31,9 @@ __all__ = ["COMPARE_METHODS", "compare_runs"]
 
 #: How many pair ids of those one run holds are named.
 N_EXAMPLES = 5
-_MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
+_MSG_ALPHA = "alpha must be " + ALPHA_RANGE + ", got {alpha!r}"
 _MSG_NO_AXIS = "the two runs share no axis (baseline: {base}; candidate: {cand})"
+_MSG_UNKNOWN_AXIS = "the baseline holds no axis {axis!r} (its axes: {axes})"
 _MSG_GROUPS = "axis {axis!r}: the runs compare different groups ({base} and {cand}); compare audits of the same axis"
 _MSG_FEW_PAIRS = "axis {axis!r}: only {n} pairs both runs answered (with the same contexts), at least 2 are needed"
 _MSG_UNKNOWN_MEASURE = "the baseline was scored with measure {name!r}, which this installation cannot build; install it"
@@ -39,6 +41,10 @@ _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: no compared key has that nam
 SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
+WARN_SAME_RUN = (
+    "the baseline and the candidate are one run ({why}): a run cannot be shown not worse than itself, "
+    "so the release gate fails; compare the candidate's own run with the baseline's"
+)
 NOTE_CONTEXTS = "{n} pairs have the same id in both runs but different contexts: not the same pairs, left out"
 WARN_MEASURES = "the candidate was scored with other measures ({cand}); both runs are scored here with the baseline's ({base})"
 WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its run (sha256 {old} -> {new})"
@@ -176,6 +182,7 @@ def _row(
         identical_answers=identical_answers,
         verdict=Change.INCONCLUSIVE,
         notes=test.notes,
+        units_needed=test.units_needed,
     )
 
 
@@ -292,7 +299,8 @@ def compare_runs(
     clusters : bool
         Treat the pairs of one dialogue as one unit (when the baseline's responses name their dialogue).
     axes : sequence of str, optional
-        Compare only these axes (default: every axis both runs hold).
+        Compare only these axes (default: every axis the baseline holds). An axis the candidate
+        lacks is named in ``axes_only_baseline``, and the release gate fails on it.
 
     Returns
     -------
@@ -303,19 +311,26 @@ def compare_runs(
     InputError
         A folder that is no audit or score output, or responses that cannot be read.
     SpecError
-        No shared axis, different groups on an axis, fewer than 2 shared pairs, a measure of the
-        baseline this installation cannot build, an unknown margin key, a bad ``alpha``.
+        No shared axis, an axis asked for that the baseline lacks, different groups on an axis,
+        fewer than 2 shared pairs, a measure of the baseline this installation cannot build, an
+        unknown margin key, a bad ``alpha``.
     """
-    if not 0 < alpha < 1:
+    if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
     base, cand = read_run(baseline), read_run(candidate)
     wanted = list(base.axes) if axes is None else list(axes)
+    for axis in wanted:
+        if axis not in base.axes:
+            raise SpecError(_MSG_UNKNOWN_AXIS.format(axis=axis, axes=", ".join(base.axes)), choices=list(base.axes), given=axis)
     shared = [a for a in wanted if a in base.axes and a in cand.axes]
     if not shared:
         raise SpecError(_MSG_NO_AXIS.format(base=", ".join(base.axes) or "none", cand=", ".join(cand.axes) or "none"))
     warnings: list[str] = []
+    one_run = same_run(base, cand)
+    if one_run is not None:
+        warnings.append(WARN_SAME_RUN.format(why=one_run))
     if sorted(_measure_names(cand)) != sorted(_measure_names(base)):
         warnings.append(WARN_MEASURES.format(cand=", ".join(_measure_names(cand)), base=", ".join(_measure_names(base))))
     compared, rows = [], []
@@ -356,4 +371,5 @@ def compare_runs(
         axes_only_candidate=tuple(a for a in cand.axes if a not in base.axes),
         warnings=tuple(warnings),
         manifest=manifest,
+        same_run=one_run,
     )

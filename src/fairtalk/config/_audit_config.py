@@ -75,6 +75,14 @@ _MSG_NEEDS_MAX = "{name} needs {max_pairs} N: the most pairs per axis the audit 
 _MSG_NEEDS_FIRST = "{name} needs {n_pairs} n (the pairs of the first look), not every pair"
 _MSG_MAX_BELOW = "{max_pairs} ({max}) is below the first look, {n_pairs} ({n}): give {max_pairs} >= {n_pairs}"
 _MSG_ONLY_SEQUENTIAL = "{name} applies only with {until_decided}"
+_MSG_LOOKS_ROOM = (
+    "{looks} {k}: from {n_pairs} {n} to {max_pairs} {max} the looks after the first add at most {room} pairs, at least "
+    "one each, so at most {most} looks fit; give {looks} {most} or fewer (or a larger {max_pairs})"
+)
+_MSG_LOOKS_NO_ROOM = (
+    "{looks} {k}: from {n_pairs} {n} to {max_pairs} {max} no look after the first can add a pair; leave {looks} out "
+    "(one fixed-sample look) or give a larger {max_pairs}"
+)
 _MSG_BY_TURN_TURNS = (
     "{by_turn} reports the gap by the turns since the identity appeared, and needs conversations: with {corpus} "
     "give {turns} N with N >= 2 (each context then holds the last N turns of its dialogue), or give a JSONL corpus of "
@@ -303,7 +311,11 @@ class AuditConfig:
         return self
 
     def _check_sequential(self, name: Callable[[str], str]) -> None:
-        """``until_decided`` needs ``max_pairs`` >= ``n_pairs``; ``max_pairs``, ``looks`` and ``spending`` need it."""
+        """``until_decided`` needs ``max_pairs`` >= ``n_pairs``; ``max_pairs``, ``looks`` and ``spending`` need it.
+
+        ``looks`` is at most ``max_pairs - n_pairs + 1``: each look after the first adds a pair at
+        the least (``--looks 1000`` from 100 to 300 pairs once ran some 200 looks of one pair each).
+        """
         n = self.max_pairs
         if not self.until_decided:
             for key, value in (
@@ -320,6 +332,20 @@ class AuditConfig:
             raise SpecError(_MSG_NEEDS_FIRST.format(name=name("until_decided"), n_pairs=name("n_pairs")))
         if n < self.n_pairs:
             raise SpecError(_MSG_MAX_BELOW.format(max_pairs=name("max_pairs"), max=n, n_pairs=name("n_pairs"), n=self.n_pairs))
+        room = n - self.n_pairs  # the pairs the looks after the first can add, one at the least each
+        if self.looks is not None and self.looks - 1 > room:
+            raise SpecError(
+                (_MSG_LOOKS_ROOM if room else _MSG_LOOKS_NO_ROOM).format(
+                    looks=name("looks"),
+                    k=self.looks,
+                    n_pairs=name("n_pairs"),
+                    n=self.n_pairs,
+                    max_pairs=name("max_pairs"),
+                    max=n,
+                    room=room,
+                    most=room + 1,
+                )
+            )
 
     @property
     def seed(self) -> int:

@@ -31,6 +31,10 @@ GoldKind = Literal["responses", "texts"]
 _MSG_ITEM = 'each row needs "pair_id" and "side" ("a" or "b") for responses, or "id" for texts'
 _MSG_MIXED = "rows of responses (pair_id, side) and of texts (id) are mixed in one file"
 _MSG_VALUE = "field {field!r} must be an integer label, got {value!r}"
+_MSG_NAME = (
+    "field {field!r} must be an integer label, got {value!r}: label names (negative, neutral, positive, other) are "
+    "regard's and sentiment's"
+)
 _MSG_NO_LABEL = "the row holds no label (no measure field)"
 _MSG_TWICE = "{field} of {item} is labelled twice by {annotator!r}"
 _MSG_EMPTY = "the gold file holds no label"
@@ -41,6 +45,8 @@ _MSG_NO_REGARD = "the gold file holds no regard labels (its fields: {fields}); l
 #: The fields of a texts gold file that hold regard labels.
 REGARD_FIELDS = ("regard", "label")
 _REGARD_NAMES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2}
+#: The fields whose labels may be given by name (``"negative"`` for -1): regard's and sentiment's.
+_NAMED_FIELDS = (*REGARD_FIELDS, "sentiment")
 #: Row fields that are not labels.
 _NOT_LABELS = frozenset({"pair_id", "side", "id", "annotator", "note", "group", "text"})
 
@@ -162,7 +168,10 @@ def _texts_field(path: Path) -> str:
 
 
 def _value(field: str, value: Any, path: Path, line: int) -> int:
+    """The integer label of ``value``; a name (``"negative"``) only for the fields that have names (regard, sentiment)."""
     if isinstance(value, str) and value.strip().lower() in _REGARD_NAMES:
+        if field not in _NAMED_FIELDS:
+            raise InputError(_MSG_NAME.format(field=field, value=value), path=str(path), line=line)
         return _REGARD_NAMES[value.strip().lower()]
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(_MSG_VALUE.format(field=field, value=value), path=str(path), line=line)
@@ -198,7 +207,7 @@ def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]
                     id=str(pid),
                     side=side,
                     field=name,
-                    value=_value(field, row[field], path, line),
+                    value=_value(name, row[field], path, line),
                     annotator=str(row.get("annotator") or ""),
                     note=str(row.get("note") or ""),
                 ),

@@ -4,12 +4,15 @@ A gold file (``fairtalk label -o``) labels both sides of a uniform sample of pai
 result key it labels, the scorer's per-pair difference ``a - b`` on every pair and the human's on
 the labelled ones give :func:`fairtalk.stats._ppi.ppi_mean`: the gap the labels imply, with an
 interval valid whatever the scorer's error (by dialogue where the audit has clusters).
-Labelled pairs this run does not hold, keys it does not score and keys with fewer than two
-labelled pairs are counted and said in a warning, never silently dropped.
+Labelled pairs this run does not hold, keys it does not score, keys with fewer than two
+labelled pairs and labels outside their field's scheme (a 7 for the yes/no ``offense_rate``, a 2
+for ``sentiment``: :func:`fairtalk.gold.label_scheme`) are counted, left out and said in a
+warning, never silently dropped or averaged in.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -17,8 +20,8 @@ from types import MappingProxyType
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.errors import InputError
-from fairtalk.gold import read_gold
+from fairtalk.errors import InputError, SpecError
+from fairtalk.gold import Gold, GoldLabel, label_scheme, read_gold
 from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "gold_estimates"]
@@ -28,6 +31,9 @@ WARN_NOT_SCORED = "gold labels for {keys}, which this run does not score: left o
 WARN_UNKNOWN_PAIRS = "{n} labelled pair(s) of the gold file are not among this run's pairs (first: {first}): left out"
 WARN_ONE_SIDE = "{key}: {n} pair(s) labelled on one side only (first: {first}): a paired gap needs both sides, left out"
 WARN_FEW = "{key}: only {n} labelled pair(s) scored on both sides, at least 2 are needed for its labelled estimate"
+WARN_VALUES = (
+    "{n:,} gold label(s) of {field} outside its labels {allowed} (first: {value} on pair {pair_id} side {side}): left out"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +45,52 @@ class GoldEstimates:
     n_labelled_pairs: int = 0
 
 
+def _allowed(field: str, judge_scale: tuple[int, int] | None) -> tuple[int, ...] | None:
+    """The label values of a field's scheme (a judge's score: its ``judge_scale``); None: no scheme to hold it to."""
+    if field.endswith("_score"):
+        return None if judge_scale is None else tuple(range(judge_scale[0], judge_scale[1] + 1))
+    try:
+        return tuple(choice.value for choice in label_scheme(field).choices)
+    except SpecError:  # a field no scheme knows (no key this run scores): taken as given, and said as not scored
+        return None
+
+
+def _in_scheme(gold: Gold, judge_scale: tuple[int, int] | None) -> tuple[Gold, list[str]]:
+    """``gold`` without the labels outside their field's scheme, and a warning per field that had any."""
+    kept: list[GoldLabel] = []
+    out: dict[str, tuple[tuple[int, ...], list[GoldLabel]]] = {}
+    for label in gold.labels:
+        allowed = _allowed(label.field, judge_scale)
+        if allowed is None or label.value in allowed:
+            kept.append(label)
+        else:
+            out.setdefault(label.field, (allowed, []))[1].append(label)
+    warnings = [
+        WARN_VALUES.format(
+            n=len(labels),
+            field=name,
+            allowed=", ".join(str(v) for v in sorted(allowed)),
+            value=labels[0].value,
+            pair_id=labels[0].id,
+            side=labels[0].side,
+        )
+        for name, (allowed, labels) in out.items()
+    ]
+    return dataclasses.replace(gold, labels=tuple(kept)), warnings
+
+
 def gold_estimates(
     path: str,
     responses: ResponseSet,
     scores: Mapping[str, tuple[np.ndarray, np.ndarray]],
     *,
     clusters: Sequence[Hashable] | None = None,
+    judge_scale: tuple[int, int] | None = None,
 ) -> GoldEstimates:
     """The prediction-powered gap of every key ``path`` labels, from the per-response ``scores`` of ``responses``.
+
+    Labels outside their field's scheme (``judge_scale``, ``(low, high)``, is a judge's score's)
+    are counted in a warning and left out.
 
     Raises
     ------
@@ -56,11 +100,11 @@ def gold_estimates(
     gold = read_gold(path)
     if gold.kind != "responses":
         raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+    gold, warnings = _in_scheme(gold, judge_scale)
     index = {r.pair_id: i for i, r in enumerate(responses.a)}
     n = len(index)
     groups = None if clusters is None else np.asarray(clusters)
     estimates: dict[str, PPIEstimate] = {}
-    warnings: list[str] = []
     unknown: set[str] = set()
     labelled_pairs: set[str] = set()
     not_scored = [key for key in gold.keys if key not in scores]

@@ -63,7 +63,9 @@ class GapChange:
       ``p_adjusted`` its correction within the family (primary keys, then the others).
     - ``margin``, ``non_inferior`` (shown ``|g_c| < |g_b| + margin``), ``within_margin`` (shown
       ``||g_c| − |g_b|| < margin``); ``identical``: every pair has the same gap in both runs;
-      ``identical_answers``: pairs where both models gave the same two answers.
+      ``identical_answers``: pairs where both models gave the same two answers; ``units_needed``:
+      for identical gaps on too few units to show non-inferiority, the units (pairs, or dialogues
+      when clustered) the exact bound needs (None otherwise).
     - ``verdict``: a :class:`Change`. Intervals are at ``1 − α`` of the comparison.
     """
 
@@ -98,6 +100,7 @@ class GapChange:
     identical_answers: int
     verdict: Change
     notes: tuple[str, ...] = ()
+    units_needed: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Change(self.verdict))
@@ -194,6 +197,9 @@ class ModelComparison(Result[tuple[str, str]]):
     and ``"independent"`` for two paper-004 prompts analyses (one axis per group pair, key
     ``regard``; the two gaps compared as independent estimates, ``n_pairs`` 0: no pair is shared).
     ``results.json`` records it only when it is not ``"paired"``.
+
+    ``same_run`` says why the baseline and the candidate are one run (the same folder, the same run
+    id), else None: the release gate fails on it, since a run cannot be shown not worse than itself.
     """
 
     baseline: str
@@ -208,6 +214,7 @@ class ModelComparison(Result[tuple[str, str]]):
     warnings: tuple[str, ...] = ()
     manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     design: str = "paired"
+    same_run: str | None = None
 
     def change(self, axis: str, key: str) -> GapChange:
         """The comparison of ``key`` on ``axis``."""
@@ -256,6 +263,7 @@ class ModelComparison(Result[tuple[str, str]]):
             "warnings": list(self.warnings),
             "manifest": dict(self.manifest),
             **({} if self.design == "paired" else {"design": self.design}),
+            **({} if self.same_run is None else {"same_run": self.same_run}),
         }
 
     @classmethod
@@ -286,6 +294,7 @@ class ModelComparison(Result[tuple[str, str]]):
             warnings=tuple(data.get("warnings") or ()),
             manifest=MappingProxyType(dict(data.get("manifest") or {})),
             design=data.get("design", "paired"),
+            same_run=data.get("same_run"),
         )
 
     def to_frame(self) -> pd.DataFrame:

@@ -406,7 +406,9 @@ def _tested(
         }
     )
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    labelled = gold_estimates(o.gold, rs, per_key, clusters=opts.clusters) if o.gold else GoldEstimates()
+    labelled = (
+        gold_estimates(o.gold, rs, per_key, clusters=opts.clusters, judge_scale=o.judge_scale) if o.gold else GoldEstimates()
+    )
     if o.gold:
         manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
     return Scored(

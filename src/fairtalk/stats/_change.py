@@ -36,7 +36,14 @@ interval whose ends are one-sided bounds at ``α/2``:
 
 A contrast that is exactly 0 on every pair (both runs gave every pair the same gap) has the
 bounds ``(0, 0)``: the runs are identical on these pairs, stated as such, never a spread of 0
-read as a t interval. Any other contrast without spread has no interval (not shown).
+read as a t interval. Any other contrast without spread has no interval (not shown). Whether such
+identical gaps show non-inferiority (and the change within the margin) is then decided by the
+audit's identical-answers rule, :func:`fairtalk.stats.share_equivalence`, on the same units (the
+dialogues when clustered): an exact binomial bound on the share of units whose gap could differ
+unseen must lie below ``margin / range``, where ``range`` is the most one unit can move the
+change (2 for a rate, twice the scores' observed range for a count). With fewer units than
+that bound needs (:func:`fairtalk.stats.identical_units_needed`: 299 pairs for a rate at the
+0.02 margin and α = 0.05), identical gaps show nothing, and ``units_needed`` says how many.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk.stats._core import units
+from fairtalk.stats._equivalence import identical_units_needed, share_equivalence
 from fairtalk.stats._intervals import difference_interval, t_interval
 from fairtalk.stats._paired import paired_test
 
@@ -62,8 +70,10 @@ _STEPS = 60
 _MSG_LENGTHS = "the four score arrays must have one value per pair: got {lengths}"
 _MSG_TOO_FEW = "need at least 2 pairs to compare the gaps, got {n}"
 _MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
-NOTE_IDENTICAL = "the same gap on all {n} pairs in both runs{bound}"
-NOTE_IDENTICAL_BOUND = " (on pairs like these, the share that would differ is below {share:.3g} at {level:.0%})"
+NOTE_IDENTICAL = (
+    "the same gap on all {n:,} pairs in both runs: at most {share}% of {units} could differ ({level:.0%} one-sided exact bound)"
+)
+NOTE_TOO_FEW = "; too few {units} for that bound to show non-inferiority: identical gaps need {needed:,} {units} ({more:,} more)"
 NOTE_NO_SPREAD = "{name}: every pair has the same non-zero value, so it has no interval (a zero spread is not certainty)"
 
 
@@ -117,7 +127,8 @@ class GapChangeTest:
     changed" (corrected over a family by the caller); ``direction`` is ``"larger"``/``"smaller"``
     (the candidate's |gap| by the signs of ``δ−`` and ``δ+``) or ``"same"``. ``non_inferior``: shown
     ``|g_c| < |g_b| + margin``; ``within_margin``: shown ``||g_c| − |g_b|| < margin`` (None: no
-    margin). ``identical``: every pair has the same gap in both runs.
+    margin). ``identical``: every pair has the same gap in both runs; ``units_needed``: then, when
+    these units are too few for the exact bound to show non-inferiority, how many it needs.
     """
 
     n_pairs: int
@@ -135,6 +146,7 @@ class GapChangeTest:
     within_margin: bool | None
     identical: bool
     notes: tuple[str, ...] = ()
+    units_needed: int | None = None
 
 
 def _restricted(counts: Sequence[float], mu0: float) -> list[float]:
@@ -264,9 +276,30 @@ def _direction(change: Contrast, total: Contrast) -> str:
     return "larger" if product > 0 else "smaller" if product < 0 else "same"
 
 
-def _identical_note(n: int, alpha: float) -> str:
-    """The identical-gap note, with the share of pairs that could differ unseen (0 of n seen: ``1 − α^(1/n)``)."""
-    return NOTE_IDENTICAL.format(n=n, bound=NOTE_IDENTICAL_BOUND.format(share=1.0 - alpha ** (1.0 / n), level=1 - alpha))
+def _max_change(kind: str, arrays: Sequence[np.ndarray]) -> float | None:
+    """The most one pair can move the change in gap: 2 for a rate, twice the scores' range for a count (None: no range)."""
+    if kind == "rate":
+        return _RATE_RANGE
+    scores = np.concatenate(arrays)
+    spread = float(scores.max() - scores.min()) if scores.size else 0.0
+    return 2 * spread if spread > 0 and math.isfinite(spread) else None
+
+
+def _identical(
+    n: int, n_units: int, *, clustered: bool, margin: float | None, max_change: float | None, alpha: float
+) -> tuple[bool, str, int | None]:
+    """Identical gaps: non-inferior by the audit's identical-answers bound? Its note, and the units it needs when too few.
+
+    ``p = (1 - s)^n_units`` for the share ``s = margin / max_change`` (:func:`share_equivalence`).
+    """
+    unit = "dialogues" if clustered else "pairs"
+    shown = share_equivalence(n_units, alpha=alpha, margin=margin, max_difference=max_change, units=unit)
+    share = f"{100 * (1.0 - alpha ** (1.0 / n_units)):.3g}"  # 0 of n_units seen: the exact bound 1 − α^(1/n)
+    note = NOTE_IDENTICAL.format(n=n, share=share, units=unit, level=1 - alpha)
+    if shown.equivalent:
+        return True, note, None
+    needed = identical_units_needed(alpha=alpha, margin=margin, max_difference=max_change)
+    return False, note + NOTE_TOO_FEW.format(units=unit, needed=needed, more=needed - n_units), needed
 
 
 def gap_change(
@@ -329,23 +362,27 @@ def gap_change(
     base_ci = difference_interval(b_a, b_b, kind=kind, clusters=clusters, level=level).bounds
     cand_ci = difference_interval(c_a, c_b, kind=kind, clusters=clusters, level=level).bounds
     p_magnitude = None if change.p is None or total.p is None else max(change.p, total.p)
+    if margin is not None and not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"a non-inferiority margin must be a finite number > 0, got {margin!r}")
+    n_units = units(gap_c - gap_b, clusters).n_units
     notes = []
-    if change.identical:
-        notes.append(_identical_note(n, alpha))
+    ni = within = None
+    needed = None
+    if change.identical:  # no spread: the audit's identical-answers bound on these units decides
+        ni, note, needed = _identical(
+            n, n_units, clustered=clusters is not None, margin=margin, max_change=_max_change(kind, arrays), alpha=alpha
+        )
+        within = ni
+        notes.append(note)
+    elif margin is not None:
+        ni = non_inferior(change, total, margin)
+        within = ni and non_inferior(change.negated(), total, margin)
     for name, c in (("change", change), ("total", total)):
         if not c.identical and c.ci == (None, None):
             notes.append(NOTE_NO_SPREAD.format(name=name))
-    ni = within = None
-    if margin is not None:
-        if not (margin > 0 and math.isfinite(margin)):
-            raise ValueError(f"a non-inferiority margin must be a finite number > 0, got {margin!r}")
-        ni = non_inferior(change, total, margin)
-        within = ni and non_inferior(change.negated(), total, margin)
-    elif change.identical:  # no margin (no spread to scale one by), and the same gap on every pair
-        ni = within = True
     return GapChangeTest(
         n_pairs=n,
-        n_units=units(gap_c - gap_b, clusters).n_units,
+        n_units=n_units,
         baseline_gap=float(gap_b.mean()),
         baseline_ci=base_ci,
         candidate_gap=float(gap_c.mean()),
@@ -359,4 +396,5 @@ def gap_change(
         within_margin=within,
         identical=change.identical,
         notes=tuple(notes),
+        units_needed=needed,
     )

@@ -42,6 +42,7 @@ __all__ = [
     "IDENTICAL_SHARE",
     "Equivalence",
     "default_margin",
+    "identical_units_needed",
     "minimum_detectable_effect",
     "pairs_needed",
     "share_equivalence",
@@ -149,6 +150,35 @@ def tost_mean(u: Units, *, margin: float, alpha: float) -> Equivalence:
     return Equivalence(margin, p, p < alpha, method)
 
 
+def _allowed_share(margin: float | None, max_difference: float | None) -> float:
+    """The differing share a margin allows: ``margin / max_difference`` (capped at 1), else :data:`IDENTICAL_SHARE`."""
+    if margin is not None and max_difference is not None and max_difference > 0:
+        return min(1.0, margin / max_difference)
+    return IDENTICAL_SHARE
+
+
+def identical_units_needed(*, alpha: float, margin: float | None = None, max_difference: float | None = None) -> int:
+    """The fewest units, all identical, on which :func:`share_equivalence` shows equivalence at ``alpha``.
+
+    With no unit differing, ``p = (1 - s)^n`` for the share ``s`` the margin allows, so it is the
+    smallest ``n`` with ``(1 - s)^n < alpha``: about ``3 / s`` at ``alpha = 0.05`` (the rule of three).
+
+    Examples
+    --------
+    >>> identical_units_needed(alpha=0.05, margin=0.02, max_difference=1.0)
+    149
+    >>> identical_units_needed(alpha=0.05, margin=0.02, max_difference=2.0)  # a change in gap: a pair moves it by up to 2
+    299
+    """
+    allowed = _allowed_share(margin, max_difference)
+    if allowed >= 1:
+        return 1
+    n = max(1, math.floor(math.log(alpha) / math.log1p(-allowed)))
+    while (1 - allowed) ** n >= alpha:  # the floor may sit on the boundary
+        n += 1
+    return n
+
+
 def share_equivalence(
     n_units: int,
     n_differing: int = 0,
@@ -176,7 +206,7 @@ def share_equivalence(
     from scipy.stats import beta, binom
 
     scaled = margin is not None and max_difference is not None and max_difference > 0
-    allowed = min(1.0, margin / max_difference) if scaled else IDENTICAL_SHARE  # type: ignore[operator]
+    allowed = _allowed_share(margin, max_difference)
     p = float(binom.cdf(n_differing, n_units, allowed)) if allowed < 1 else 0.0
     share = float(beta.ppf(1 - alpha, n_differing + 1, n_units - n_differing)) if n_differing < n_units else 1.0
     if n_differing == 0:
@@ -234,4 +264,7 @@ def pairs_needed(
     if not effect > 0 or not sd_difference > 0:
         raise ValueError("effect and sd_difference must be > 0")
     z = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
-    return math.ceil((z * sd_difference / effect) ** 2 * max(1.0, design_effect))
+    needed = (z * sd_difference / effect) ** 2 * max(1.0, design_effect)
+    if not math.isfinite(needed):
+        raise ValueError(f"the pairs needed (sd {sd_difference:g} of the differences, effect {effect:g}) exceed any number")
+    return math.ceil(needed)

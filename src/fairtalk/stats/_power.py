@@ -31,6 +31,7 @@ __all__ = ["PowerBasis", "mde", "pairs_for_equivalence", "power_mean", "power_mc
 
 _MSG_BASIS = "unknown power basis {test!r}; choose from: mean, mcnemar_exact, mcnemar_midp, rate_mean"
 _BISECTIONS = 60
+_MSG_TOO_MANY = "the pairs needed (sd {sd:g} of the differences against a margin of {margin:g}) exceed any number"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,8 @@ def mde(basis: PowerBasis, *, alpha: float, power: float = 0.8) -> float | None:
         from scipy.optimize import brentq
 
         df, high = basis.df, 8.0
+        if power_mean(0.0, df, alpha) >= power:  # a power at or below alpha: no effect at all already reaches it
+            return 0.0
         while power_mean(high, df, alpha) < power and high < 1e6:
             high *= 2
         ncp = brentq(lambda x: power_mean(x, df, alpha) - power, 0.0, high)
@@ -170,15 +173,23 @@ def pairs_for_equivalence(
     >>> pairs_for_equivalence(1.0, 0.1)  # a tenth of the differences' sd
     859
     """
+    from scipy.stats import norm
     from scipy.stats import t as student_t
 
     if not sd_difference > 0 or not margin > 0:
         raise ValueError("sd_difference and margin must be > 0")
-    n = 2
+    deff = max(1.0, design_effect)
+
+    def pairs(needed: float) -> int:
+        if not math.isfinite(needed * deff):
+            raise ValueError(_MSG_TOO_MANY.format(sd=sd_difference, margin=margin))
+        return max(2, math.ceil(needed * deff))
+
+    # from the normal approximation, whose answer the t's only raises a little: no jump from df 1 to an astronomic n
+    n = pairs((float(norm.ppf(1 - alpha) + norm.ppf((1 + power) / 2)) * sd_difference / margin) ** 2)
     for _ in range(50):
-        df = max(n - 1, 1)
-        needed = (float(student_t.ppf(1 - alpha, df) + student_t.ppf((1 + power) / 2, df)) * sd_difference / margin) ** 2
-        nxt = max(2, math.ceil(needed * max(1.0, design_effect)))
+        df = float(max(n - 1, 1))
+        nxt = pairs((float(student_t.ppf(1 - alpha, df) + student_t.ppf((1 + power) / 2, df)) * sd_difference / margin) ** 2)
         if nxt == n:
             break
         n = nxt

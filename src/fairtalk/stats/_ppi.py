@@ -262,4 +262,7 @@ def labels_needed(half_width: float, error_sd: float, *, alpha: float = 0.05) ->
     if not half_width > 0 or not error_sd > 0:
         raise ValueError("half_width and error_sd must be > 0")
     z = float(norm.ppf(1 - alpha / 2))
-    return math.ceil((z * error_sd / half_width) ** 2)
+    needed = (z * error_sd / half_width) ** 2
+    if not math.isfinite(needed):
+        raise ValueError(f"the labels needed (error sd {error_sd:g}, half-width {half_width:g}) exceed any number")
+    return math.ceil(needed)
