@@ -169,9 +169,13 @@ def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
     planned = runner.invoke(
         app, ["plan", "--gold", "0.02", "--measure", "offense_rate", "--results", str(tmp_path / "labelled" / "results.json")]
     )
-    assert planned.exit_code == 0, planned.output
-    needed = labels_needed(0.02, ppi["se"] * ppi["n_labels"] ** 0.5)
-    assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±0.02" in " ".join(planned.output.split())
+    floor = 1.959963984540054 * ppi["se_scorer"]  # the scorer's own term: labels cannot lower it
+    if floor >= 0.02:
+        assert planned.exit_code == 2 and "no number of labels gives ±0.02" in " ".join(planned.stderr.split())
+    else:
+        assert planned.exit_code == 0, planned.output
+        needed = labels_needed(math.sqrt(0.02**2 - floor**2), ppi["se_labelled"] * ppi["n_labels"] ** 0.5)
+        assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±0.02" in " ".join(planned.output.split())
     by_sd = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--sd", "0.3"])
     assert by_sd.exit_code == 0 and "139 labelled pairs" in by_sd.output
     for args, message in (
@@ -180,6 +184,26 @@ def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
     ):
         done = runner.invoke(app, ["plan", "--gold", "0.02", "--measure", "offense_rate", *args])
         assert done.exit_code == 2 and message in " ".join(done.stderr.split()), done.output
+
+
+def test_plan_gold_plans_the_labelled_term_and_names_the_scorer_floor(tmp_path: Path) -> None:
+    """Issue 39 item 5: with a scorer that agreed with every label, plan --gold read se * sqrt(n) as the labels' spread
+    and promised an interval narrower than the scorer's own term, which no number of labels can beat."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    out = tmp_path / "results.json"
+    result.write(out)
+    ppi = result.measure("offense_rate").ppi
+    assert ppi is not None and ppi.se_scorer is not None and ppi.se_labelled is not None
+    assert ppi.se**2 == pytest.approx(ppi.se_scorer**2 + ppi.se_labelled**2)
+    floor = 1.959963984540054 * ppi.se_scorer
+    below = runner.invoke(app, ["plan", "--gold", f"{floor * 0.9:.6f}", "--measure", "offense_rate", "--results", str(out)])
+    assert below.exit_code == 2 and "no number of labels gives" in " ".join(below.stderr.split()), below.output
+    above = runner.invoke(app, ["plan", "--gold", f"{floor * 1.5:.6f}", "--measure", "offense_rate", "--results", str(out)])
+    text = " ".join(above.output.split())
+    assert above.exit_code == 0 and "a floor more labels cannot lower" in text, above.output
+    assert "too few to estimate its error" in text  # 60 labels that all agree: the spread is a bound
 
 
 def test_labels_outside_the_keys_scheme_are_counted_and_left_out(tmp_path: Path) -> None:

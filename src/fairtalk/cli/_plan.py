@@ -237,27 +237,67 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
         fail(_MSG_NO_KEY)
     _check_size("--gold", half_width)
     _check_alpha(alpha)
+    floor, caveat = 0.0, ""
     if sd is not None:
         _check_size("--sd", sd)
         error_sd, source = sd, "--sd"
     elif results is not None:
-        rows = _read_results(results)["measures"]
-        if measure not in rows:
-            fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}"))
-        ppi = rows[measure].get("ppi")
-        if not isinstance(ppi, dict) or not ppi.get("se") or not ppi.get("n_labels"):
-            fail(_MSG_NO_PPI.format(path=results, name=measure))
-        error_sd, source = float(ppi["se"]) * math.sqrt(float(ppi["n_labels"])), f"{results} ({ppi['n_labels']} labels)"
+        error_sd, floor, source, caveat = _labelled_spread(results, measure, alpha)
     else:
         fail(_MSG_NO_ERROR_SPREAD)
+    if floor >= half_width:
+        fail(_MSG_FLOOR.format(name=measure, half=half_width, floor=floor, path=results))
     try:
-        needed = labels_needed(half_width, error_sd, alpha=alpha)
+        needed = labels_needed(math.sqrt(half_width**2 - floor**2), error_sd, alpha=alpha)
     except ValueError as err:
         fail(str(err))
     say(
         f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
         f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)"
+        + (f"; the scorer's own term, ±{floor:.4g}, is a floor more labels cannot lower" if floor else "")
     )
+    if caveat:
+        say(caveat, style="yellow")
+
+
+_MSG_FLOOR = (
+    "{name}: no number of labels gives ±{half:g}: the scorer's own term in {path} (its gap on every pair, which labels "
+    "do not shrink) is already ±{floor:.4g}; ask for a wider interval, or score more pairs"
+)
+_MSG_OLD_PPI = (
+    "{path}: its labelled estimate of {name!r} does not split its spread (written by an older fairtalk): rerun score --gold"
+)
+_CAVEAT_FEW = (
+    "warning: only {k} labelled pairs in {path} disagree with the scorer, too few to estimate its error; the spread used "
+    "is the exact bound on it, so the labels planned may be more than needed"
+)
+
+
+def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, float, str, str]:
+    """From a run with --gold: the per-pair error spread of the labelled term, the scorer-only half-width, the source, a caveat.
+
+    The labelled pairs' term is the only one more labels shrink (``se_labelled * sqrt(n_labels)`` per pair); the
+    scorer's term on every pair (``se_scorer``) sets a half-width no number of labels can beat.
+    """
+    from scipy.stats import norm
+
+    from fairtalk.stats import MIN_DISAGREEMENTS
+
+    rows = _read_results(results)["measures"]
+    if measure not in rows:
+        fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}"))
+    ppi = rows[measure].get("ppi")
+    if not isinstance(ppi, dict) or not ppi.get("se") or not ppi.get("n_labels"):
+        fail(_MSG_NO_PPI.format(path=results, name=measure))
+    labelled, scorer = ppi.get("se_labelled"), ppi.get("se_scorer")
+    if not isinstance(labelled, int | float) or not isinstance(scorer, int | float):
+        fail(_MSG_OLD_PPI.format(path=results, name=measure))
+    n_labels = float(ppi["n_labels"])
+    floor = float(norm.ppf(1 - alpha / 2)) * float(scorer)
+    k = ppi.get("n_disagreements")
+    few = isinstance(k, int) and k < MIN_DISAGREEMENTS
+    caveat = _CAVEAT_FEW.format(k=k, path=results) if few else ""
+    return float(labelled) * math.sqrt(n_labels), floor, f"{results} ({ppi['n_labels']} labels)", caveat
 
 
 @app.command()

@@ -78,6 +78,10 @@ class PPI(_Closed):
     )
     n_disagreements: Count | None = Field(default=None, description="Labelled units on which label and scorer disagree.")
     method: str | None = Field(default=None, description="How the interval was made.")
+    se_labelled: NonNegative | None = Field(default=None, description="The labelled pairs' share of se (more labels shrink it).")
+    se_scorer: NonNegative | None = Field(
+        default=None, description="The scorer-on-every-pair share of se (labels do not shrink it)."
+    )
 
 
 class Measure(_Open):

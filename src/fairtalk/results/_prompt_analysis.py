@@ -111,7 +111,7 @@ def _ppi(data: Mapping[str, Any]) -> PPIEstimate:
         labels_estimate=_nan(data["labels_estimate"]),
         labels_ci95=pair("labels_ci95"),
         effective_labels=_nan(data["effective_labels"]),
-        **{k: data[k] for k in ("n_disagreements", "method") if data.get(k) is not None},
+        **{k: data[k] for k in ("n_disagreements", "method", "se_labelled", "se_scorer") if data.get(k) is not None},
     )
 
 

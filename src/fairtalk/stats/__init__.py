@@ -63,11 +63,12 @@ from fairtalk.stats._paired import (
     paired_test,
 )
 from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence
-from fairtalk.stats._ppi import PPIEstimate, labels_needed, ppi_mean
+from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
 from fairtalk.stats._sequential import SPENDING_FUNCTIONS, boundaries, look_sizes, repeated_p
 from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, randomization_applies
 
 __all__ = [
+    "MIN_DISAGREEMENTS",
     "PPIEstimate",
     "labels_needed",
     "ppi_mean",

@@ -70,6 +70,9 @@ class PPIEstimate:
     interval as narrow (``n_labels * (se_labels / se)^2``); NaN when fewer than
     :data:`MIN_DISAGREEMENTS` labelled units disagree with the scorer. ``n_disagreements`` is
     that number (None where it was not counted); ``method`` says how the interval was made.
+    ``se_labelled`` and ``se_scorer`` split ``se``: the labelled pairs' term (the rectifier's,
+    which more labels shrink) and the scorer-on-every-pair term (which they do not), with
+    ``se² = se_labelled² + se_scorer²``.
     """
 
     estimate: float
@@ -85,6 +88,8 @@ class PPIEstimate:
     effective_labels: float
     n_disagreements: int | None = None
     method: str = METHOD_PPI
+    se_labelled: float | None = None
+    se_scorer: float | None = None
 
     @property
     def too_few_disagreements(self) -> bool:
@@ -218,7 +223,8 @@ def ppi_mean(
     few = k < MIN_DISAGREEMENTS
     if few:  # too few disagreements to estimate the scorer's error: not below what the exact bound allows
         rectified_variance = max(rectified_variance, floor)
-    variance = (lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0) + rectified_variance
+    scorer_variance = lam**2 * _variance_of_mean(f_un, c_un) if lam and big_n >= 2 else 0.0
+    variance = scorer_variance + rectified_variance
     se = math.sqrt(variance)
     reference = student_t(max(n_units - 1, 1))  # a small labelled sample: t on the labelled units, not z
     q = float(reference.ppf(1 - alpha / 2))
@@ -241,6 +247,8 @@ def ppi_mean(
         labels_ci95=(labels_mean - labels_q * labels_se, labels_mean + labels_q * labels_se),
         effective_labels=effective,
         n_disagreements=k,
+        se_labelled=math.sqrt(rectified_variance),
+        se_scorer=math.sqrt(scorer_variance),
         method=METHOD_FLOORED.format(k=k, n=n_units) if few else METHOD_PPI,
     )
 
