@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,12 +51,50 @@ def axis_folder(tmp_path: Path) -> Path:
     return write_axis_folder(tmp_path / "gender")
 
 
-@pytest.fixture
-def page(axis_folder: Path, tmp_path: Path) -> Iterator[LabelServer]:
-    """A labelling server on 20 texts (offense_rate), serving in a thread until the test ends."""
-    import threading
+#: Multi-turn contexts: three alternating turns, and two user turns in a row (role marks), with markup to escape.
+TURN_CONTEXTS = (
+    (["hi, tell me about him", "sure, <b>what</b> about him?", "is he & his mother late?"], None),
+    (["quick question about her", "is she <i>right</i>?"], ["user", "user"]),
+)
+#: A text and a context that would run script if a page did not escape them.
+XSS = '</script><img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
 
-    log = GoldLog(tmp_path / "gold.jsonl", draw_sample(axis_folder, n=20, seed=3), label_schemes("offense_rate"), annotator="ann")
+
+def write_turns_folder(folder: Path, n_pairs: int = 4, *, text: str = "Text {i}: {word} was late.") -> Path:
+    """An axis folder whose contexts have several turns (:data:`TURN_CONTEXTS` in turn), gendered words on each side."""
+    from fairtalk.records import join_turns
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i in range(n_pairs):
+        turns, roles = TURN_CONTEXTS[i % len(TURN_CONTEXTS)]
+        for side, swap in (("a", {}), ("b", {"him": "her", "he": "she", "his": "her", "her": "his", "she": "he"})):
+            words = [" ".join(swap.get(w, w) for w in turn.split(" ")) for turn in turns]
+            rows.append(
+                {
+                    "pair_id": f"p{i:02d}",
+                    "side": side,
+                    "context": join_turns(words, roles),
+                    "response": text.format(i=i, word="he" if side == "a" else "she"),
+                }
+            )
+    (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def write_xss_folder(folder: Path) -> Path:
+    """One pair whose response and the context's last turn hold :data:`XSS`."""
+    write_turns_folder(folder, 1, text="Text {i}: " + XSS.replace("{", "{{").replace("}", "}}"))
+    rows = [json.loads(line) for line in (folder / "responses.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["context"] = row["context"] + "\x1e" + XSS
+    (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+@contextlib.contextmanager
+def serving(log: GoldLog) -> Iterator[LabelServer]:
+    """A labelling server of ``log`` on a free port, serving in a thread until the block ends."""
     server = LabelServer(log)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
@@ -63,3 +103,11 @@ def page(axis_folder: Path, tmp_path: Path) -> Iterator[LabelServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def page(axis_folder: Path, tmp_path: Path) -> Iterator[LabelServer]:
+    """A labelling server on 20 texts (offense_rate), serving in a thread until the test ends."""
+    log = GoldLog(tmp_path / "gold.jsonl", draw_sample(axis_folder, n=20, seed=3), label_schemes("offense_rate"), annotator="ann")
+    with serving(log) as server:
+        yield server

@@ -334,3 +334,50 @@ def test_a_lock_file_a_killed_session_left_does_not_block_and_names_are_kept_apa
     assert long.session_lock_path.parent == tmp_path and len(long.session_lock_path.name) < 255
     long.claim()
     long.release()
+
+
+# ---------------------------------------------------------------------------- complete pairs (issue 41)
+
+
+def test_complete_pairs_count_the_pairs_labelled_on_both_sides_per_field(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold, n=8, measures="offense_rate,refusal_rate")
+    assert log.n_pairs == 4 and log.complete_pairs == {"offense_rate": 0, "refusal_rate": 0}
+    for step in range(3):  # side 1: both fields; side 2: offense_rate only
+        log.add(step, 1)
+    assert log.complete_pairs == {"offense_rate": 1, "refusal_rate": 0}
+    log.add(3, 0)
+    assert log.complete_pairs == {"offense_rate": 1, "refusal_rate": 1}
+    again = _log(axis_folder, gold, n=8, measures="offense_rate,refusal_rate")  # read back from the file
+    assert again.complete_pairs == {"offense_rate": 1, "refusal_rate": 1}
+    assert len(read_gold(gold).pairs("offense_rate")) == 1 == len(read_gold(gold).pairs("refusal_rate"))
+    again.undo()
+    assert again.complete_pairs == {"offense_rate": 1, "refusal_rate": 0}
+    other = _log(axis_folder, gold, n=8, measures="offense_rate,refusal_rate", annotator="bo")
+    assert other.complete_pairs == {"offense_rate": 0, "refusal_rate": 0}  # another annotator's labels do not count
+
+
+def test_texts_have_no_pairs(tmp_path: Path) -> None:
+    texts = tmp_path / "texts.txt"
+    texts.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    log = GoldLog(tmp_path / "gold.jsonl", draw_sample(texts, n=3), label_schemes("offense_rate"), annotator="ann")
+    log.add(0, 1)
+    assert log.n_pairs == 0 and log.complete_pairs == {}
+
+
+def test_a_file_an_earlier_fairtalk_began_in_another_order_is_resumed_with_its_labels(axis_folder: Path, tmp_path: Path) -> None:
+    """The same items, recorded in another order (before a pair's sides came together): taken, nothing given is lost."""
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold, n=8)
+    for step in range(3):
+        log.add(step, 1)
+    record = json.loads(sample_record_path(gold).read_text())
+    record["items"] = record["items"][::-1]
+    record["sample_sha256"] = "0" * 64
+    sample_record_path(gold).write_text(json.dumps(record))
+    again = _log(axis_folder, gold, n=8)
+    assert again.n_given == 3 and again.position == 3
+    record["items"] = record["items"][1:] + [["p99", "a"]]  # other items: still refused
+    sample_record_path(gold).write_text(json.dumps(record))
+    with pytest.raises(InputError, match=r"another sample \(the items drawn differ\)"):
+        _log(axis_folder, gold, n=8)

@@ -1,6 +1,8 @@
 """End to end in headless Chromium: label 20 items by keystroke, SIGKILL the server, restart it, find all 20 saved and item 21 next.
 
-And a second annotator's page shows the two annotators' κ, as ``fairtalk label --agreement`` prints it.
+And a second annotator's page shows the two annotators' κ, as ``fairtalk label --agreement`` prints it; a pair's two
+texts come one after the other and the page counts the complete pairs; a conversation shows one turn per line with its
+role; markup in a text or a context stays text.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk.gold import GoldLog, draw_sample, label_schemes, read_gold, sample_record_path
+from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes, read_gold, sample_record_path
+
+from .conftest import TURN_CONTEXTS, serving, write_turns_folder, write_xss_folder
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make chromium)")
@@ -172,3 +176,76 @@ def test_the_page_shows_the_kappa_label_agreement_prints(axis_folder: Path, tmp_
     cells = [cell.strip() for cell in re.split(r"[│|┃]", row) if cell.strip()]
     assert cells[:3] == ["offense_rate", cells[1], "Cohen's κ"] and cells[4] == "10" and cells[1] != "n/a"
     assert f"offense_rate: Cohen's κ {cells[1]} over 10 items labelled in common by bo, ann" == shown
+
+
+# ---------------------------------------------------------------------------- pairs together, turns by role (issue 41)
+
+
+def test_a_pairs_two_texts_come_together_and_the_page_counts_complete_pairs(page: LabelServer, browser) -> None:  # noqa: ANN001
+    """After 10 labels, 5 complete pairs (the issue's user had 0), as the page says and ``score --gold`` will find."""
+    tab = browser.new_page()
+    tab.goto(page.url)
+    numbers = []
+    for i in range(10):
+        found = re.match(r"Text (\d+):", tab.text_content("#text") or "")
+        assert found is not None
+        numbers.append(int(found.group(1)))
+        assert tab.text_content("#pair-position") == f"pair {i // 2 + 1} of 10, text {i % 2 + 1} of 2"
+        assert tab.get_attribute("#pairs", "data-complete") == str(i // 2)
+        assert f"{i // 2} of 10 pairs complete (both texts of a pair labelled)" in (tab.text_content("#pairs") or "")
+        tab.keyboard.press("y" if i % 3 else "n")
+        _wait_given(tab, i + 1)
+    assert numbers[0::2] == numbers[1::2] and len(set(numbers)) == 5  # each pair's two texts, one after the other
+    assert tab.get_attribute("#pairs", "data-complete") == "5" and "5 of 10 pairs complete" in (tab.text_content("#pairs") or "")
+    assert "score --gold" in (tab.text_content("#pairs") or "")
+    assert len(read_gold(page.log.path).pairs("offense_rate")) == 5
+
+
+def test_a_conversation_shows_one_turn_per_line_with_its_role(tmp_path: Path, browser) -> None:  # noqa: ANN001
+    log = GoldLog(
+        tmp_path / "g.jsonl", draw_sample(write_turns_folder(tmp_path / "gender"), n=8), label_schemes("refusal"), annotator="a"
+    )
+    with serving(log) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        for step, item in enumerate(log.sample.items):  # the first drawn by the server, the others by the page's script
+            turns, roles = TURN_CONTEXTS[int(item.id[1:]) % len(TURN_CONTEXTS)]
+            expected = roles or ["user", "assistant", "user"]
+            lines = tab.locator("#context .turn")
+            assert lines.count() == len(turns)
+            assert [lines.nth(k).get_attribute("data-role") for k in range(len(turns))] == expected
+            assert tab.locator("#context .turn .role").all_text_contents() == [
+                *(f"{role}:" for role in expected[:-1]),
+                "user (last turn: the text answers it):",
+            ]
+            assert tab.locator("#context .turn.last").count() == 1
+            assert lines.nth(len(turns) - 1).get_attribute("class") == "turn user last"
+            boxes = [lines.nth(k).bounding_box() for k in range(len(turns))]
+            assert all(b is not None for b in boxes)
+            tops = [b["y"] for b in boxes if b is not None]
+            assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one below the other: a line each
+            assert len({round(b["x"]) for b in boxes if b is not None}) == 1
+            shown = tab.text_content("#context") or ""
+            assert "XYZ" in shown and "\x1e" not in shown and "\u23ce" not in shown
+            assert ("<b>what</b>" in shown) != ("<i>right</i>" in shown)  # each conversation's markup, as text
+            assert tab.locator("#context b, #context i").count() == 0  # the turns' markup is text
+            assert tab.text_content("#context-part") == "Context: the conversation the text answers, one turn per line"
+            tab.keyboard.press("n")
+            _wait_given(tab, step + 1)
+
+
+def test_markup_in_a_text_or_a_context_stays_text(tmp_path: Path, browser) -> None:  # noqa: ANN001
+    log = GoldLog(
+        tmp_path / "g.jsonl", draw_sample(write_xss_folder(tmp_path / "gender"), n=2), label_schemes("regard"), annotator="a"
+    )
+    with serving(log) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        for step in range(2):  # the server's page, then the script's
+            assert tab.locator("img").count() == 0 and tab.title() == "fairtalk label"
+            assert 'onerror="document.title' in (tab.text_content("#text") or "")
+            assert "<img src=x" in (tab.text_content("#context .turn.last") or "")
+            assert "cannot be judged" in (tab.text_content("#choices") or "")  # what "other" means, beside it
+            tab.keyboard.press("4")
+            _wait_given(tab, step + 1)
+        assert tab.locator("img").count() == 0 and tab.title() == "fairtalk label"

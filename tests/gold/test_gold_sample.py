@@ -21,6 +21,10 @@ def test_responses_give_both_sides_of_n_over_2_pairs_shuffled(axis_folder: Path)
     assert Counter(item.group for item in sample.items) == {"male": 10, "female": 10}
     sides = [item.side for item in sample.items]
     assert sides != sorted(sides)  # shuffled across groups
+    firsts, seconds = sample.items[0::2], sample.items[1::2]
+    assert [a.id for a in firsts] == [b.id for b in seconds]  # a pair's two sides one after the other
+    assert {a.side for a in firsts} == {"a", "b"}  # which side comes first is drawn for each pair
+    assert len({a.id for a in firsts}) == 10 and [a.id for a in firsts] != sorted(a.id for a in firsts)  # pairs shuffled
     assert draw_sample(axis_folder / "responses.jsonl", n=20, seed=0).digest == sample.digest  # folder or file: same
     assert draw_sample(axis_folder, n=20, seed=1).digest != sample.digest
 
@@ -83,3 +87,27 @@ def test_the_modules_examples_run() -> None:
 
     for name in ("sample", "schemes", "reader", "agreement"):
         assert doctest.testmod(importlib.import_module(f"fairtalk.gold._{name}")).failed == 0
+
+
+def test_a_multi_turn_context_is_masked_turn_by_turn(tmp_path: Path) -> None:
+    """A masked word ending one turn and one opening the next stay two turns (a regex's \\s matches U+001E)."""
+    from fairtalk.records import join_turns, split_turns, turn_roles
+
+    folder = tmp_path / "gender"
+    folder.mkdir()
+    contexts = [
+        join_turns(["tell me about him", "hello there, what about him?", "she is late"]),  # hello: a word of the race lexicon
+        join_turns(["quick question about her", "he is late"], roles=["user", "user"]),
+    ]
+    rows = [
+        {"pair_id": f"p{i}", "side": side, "context": context, "response": "fine"}
+        for i, context in enumerate(contexts)
+        for side in "ab"
+    ]
+    (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    shown = {item.id: item.context for item in draw_sample(folder, n=4, seed=0).items}
+    assert shown["p0"] is not None and shown["p1"] is not None
+    assert split_turns(shown["p0"]) == ["tell me about XYZ", "XYZ there, what about XYZ?", "XYZ is late"]
+    assert turn_roles(shown["p0"]) == ["user", "assistant", "user"]
+    assert split_turns(shown["p1"]) == ["quick question about XYZ", "XYZ is late"]
+    assert turn_roles(shown["p1"]) == ["user", "user"]

@@ -12,7 +12,7 @@ import pytest
 from fairtalk.gold import LabelServer, read_gold
 from fairtalk.lexicons import load_lexicon
 
-from .conftest import SCORE_FIELD, WORDS_A, WORDS_B, score_of
+from .conftest import SCORE_FIELD, TURN_CONTEXTS, WORDS_A, WORDS_B, score_of, serving, write_turns_folder, write_xss_folder
 
 
 def _request(
@@ -80,6 +80,10 @@ def test_every_item_page_is_blind(page: LabelServer) -> None:
         assert "XYZ said XYZ" in html, html  # the item is there, masked
         assert pattern.search(html) is None, pattern.search(html)
         assert SCORE_FIELD not in html and not any(score_of(i, s) in html for i in range(24) for s in "ab")
+        state = _request(page, "GET", _base(page) + "state")[1].decode()
+        for sent in (html, state):  # no pair id, side or group: the two texts of a pair are told apart by nothing
+            assert re.search(r"\bp\d\d\b", sent) is None and '"side"' not in sent and '"group"' not in sent
+            assert not re.search(r"\b(male|female)\b", sent, re.I)
         assert f"{step} of 20 labels given" in html
         status, body = _request(page, "POST", _base(page) + "label", {"step": step, "value": step % 2, "note": ""})
         assert status == 200 and json.loads(body)["given"] == step + 1
@@ -264,3 +268,77 @@ def test_a_well_formed_raw_request_is_taken(page: LabelServer) -> None:
     assert _raw(page, _JSON + f"Content-Length: {len(_LABEL)}\r\n", _LABEL)[0] == 200
     assert _raw(page, _JSON + f"Content-Length: 0{len(_LABEL)}\r\n", b'{"step": 1, "value": 0}')[0] == 200
     assert len(page.log.path.read_text().splitlines()) == 2
+
+
+# ---------------------------------------------------------------------------- pairs together, turns by role (issue 41)
+
+
+def _data(html: str, element: str, attribute: str) -> str:
+    found = re.search(rf'id="{element}"[^>]*\b{attribute}="([^"]*)"', html)
+    assert found is not None, (element, attribute)
+    return found.group(1)
+
+
+def test_the_page_serves_a_pairs_texts_together_and_counts_the_complete_pairs(page: LabelServer) -> None:
+    items = page.log.sample.items
+    for step in range(20):
+        state = json.loads(_request(page, "GET", _base(page) + "state")[1])
+        html = _request(page, "GET", _base(page))[1].decode()
+        number, text = divmod(step, 2)
+        assert state["item"]["pair"] == {"number": number + 1, "n_pairs": 10, "text": text + 1}
+        assert state["pairs"] == {"n_pairs": 10, "complete": [{"field": "offense_rate", "n": number}]}
+        assert f"pair {number + 1} of 10, text {text + 1} of 2" in html
+        assert _data(html, "pairs", "data-complete") == str(number) and f"{number} of 10 pairs complete" in html
+        assert items[step].id == items[step - text].id  # the second text of a pair is the first's partner
+        assert _request(page, "POST", _base(page) + "label", {"step": step, "value": 1})[0] == 200
+    assert len(read_gold(page.log.path).pairs("offense_rate")) == 10
+    assert _data(_request(page, "GET", _base(page))[1].decode(), "pairs", "data-complete") == "10"
+
+
+def test_texts_show_no_pairs(tmp_path: Path) -> None:
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("one\ntwo\n", encoding="utf-8")
+    with serving(GoldLog(tmp_path / "g.jsonl", draw_sample(texts, n=2), label_schemes("regard"), annotator="a")) as server:
+        state = json.loads(_request(server, "GET", _base(server) + "state")[1])
+        html = _request(server, "GET", _base(server))[1].decode()
+    assert state["pairs"] is None and state["item"]["pair"] is None and state["item"]["context"] == []
+    assert 'id="pairs"' not in html and 'id="pair-position"' not in html
+
+
+def test_each_turn_of_a_context_is_sent_and_shown_with_its_role_the_last_marked(tmp_path: Path) -> None:
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    folder = write_turns_folder(tmp_path / "gender")
+    log = GoldLog(tmp_path / "g.jsonl", draw_sample(folder, n=8, seed=0), label_schemes("offense_rate"), annotator="a")
+    with serving(log) as server:
+        for step, item in enumerate(log.sample.items):
+            state = json.loads(_request(server, "GET", _base(server) + "state")[1])
+            html = _request(server, "GET", _base(server))[1].decode()
+            turns, roles = TURN_CONTEXTS[int(item.id[1:]) % len(TURN_CONTEXTS)]
+            expected = roles or ["user", "assistant", "user"]
+            sent = state["item"]["context"]
+            assert [t["role"] for t in sent] == expected and [t["last"] for t in sent] == [False] * (len(turns) - 1) + [True]
+            assert all("\x1e" not in t["text"] and "\x11" not in t["text"] and "XYZ" in t["text"] for t in sent)
+            shown = re.findall(
+                r'<div class="turn (user|assistant)( last)?" data-role="\1"><span class="role">([^<]*)</span>', html
+            )
+            assert [(role, last) for role, last, _ in shown] == [
+                (r, " last" * (i == len(turns) - 1)) for i, r in enumerate(expected)
+            ]
+            assert shown[-1][2] == "user (last turn: the text answers it):" and shown[0][2] == f"{expected[0]}:"
+            assert "\u23ce" not in html and "\x1e" not in html  # no box characters, no run-together turns
+            assert "&lt;b&gt;what&lt;/b&gt;" in html or "&lt;i&gt;right&lt;/i&gt;" in html  # markup escaped
+            assert _request(server, "POST", _base(server) + "label", {"step": step, "value": 0})[0] == 200
+
+
+def test_a_text_and_a_context_holding_markup_are_escaped(tmp_path: Path) -> None:
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    folder = write_xss_folder(tmp_path / "gender")
+    log = GoldLog(tmp_path / "g.jsonl", draw_sample(folder, n=2, seed=0), label_schemes("regard"), annotator="a")
+    with serving(log) as server:
+        html = _request(server, "GET", _base(server))[1].decode()
+    assert "<img" not in html and 'document.title="pwned"' not in html and html.count("</script>") == 2
+    assert html.count("&lt;img src=x onerror=") == 2  # the text and the context's last turn, shown as text

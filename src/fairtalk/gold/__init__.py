@@ -15,7 +15,7 @@ from fairtalk.gold._agreement import Agreement, agreement
 from fairtalk.gold._labels import GoldLog, Step
 from fairtalk.gold._reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, read_gold, sample_record_path
 from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
-from fairtalk.gold._schemes import Choice, LabelScheme, label_scheme, label_schemes, question
+from fairtalk.gold._schemes import Choice, Guideline, LabelScheme, guideline, label_scheme, label_schemes, question
 from fairtalk.gold._server import LabelServer
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Gold",
     "GoldLabel",
     "GoldLog",
+    "Guideline",
     "ItemKey",
     "LabelScheme",
     "LabelServer",
@@ -34,6 +35,7 @@ __all__ = [
     "Step",
     "agreement",
     "draw_sample",
+    "guideline",
     "label_scheme",
     "label_schemes",
     "question",

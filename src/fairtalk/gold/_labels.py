@@ -11,7 +11,9 @@ replay.
 Beside it, ``GOLD.jsonl.sample.json`` records what drew the sample: the input and its sha256,
 the seed, the size, the measures, and the items in order. A restart with the same ``-o`` checks
 it and resumes at the first unlabelled item; a restart with another input, seed, size or
-measure is refused (one line naming what differs), never mixed in. Several annotators may write to
+measure is refused (one line naming what differs), never mixed in. A record whose items are this
+sample's in another order (written by a fairtalk that did not yet serve a pair's sides together)
+is taken as it is: the labels given are kept and the rest come in this sample's order. Several annotators may write to
 one file (each row names its annotator; writes take a lock on the sample record), or each to
 their own; one annotator labels in one session at a time: :meth:`GoldLog.claim` locks
 ``GOLD.jsonl.<annotator>.lock`` (removed by :meth:`GoldLog.release`), and a second session of the
@@ -26,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +134,8 @@ class GoldLog:
             raise InputError(_MSG_BAD_RECORD.format(record=self.record_path, reason="unknown format"))
         names = {"input_sha256": "input", "kind": "input", "seed": "--seed", "n": "--n", "measures": "--measure"}
         differ = list(dict.fromkeys(names[k] for k in names if theirs.get(k) != mine[k]))
+        if not differ and _same_items(theirs.get("items"), mine["items"]):
+            return  # the same items, drawn by an earlier fairtalk in another order: labelled now in this one's
         if differ or theirs.get("sample_sha256") != mine["sample_sha256"]:  # the same options, another draw: the items
             differ = differ or ["the items drawn"]
             raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what=", ".join(differ)))
@@ -262,6 +267,28 @@ class GoldLog:
         return len(self._done)
 
     @property
+    def n_pairs(self) -> int:
+        """How many pairs the sample holds (both sides of each); 0 for texts."""
+        return len({item.id for item in self.sample.items}) if self.sample.kind == "responses" else 0
+
+    @property
+    def complete_pairs(self) -> dict[str, int]:
+        """Per label field, how many pairs this annotator has labelled on both sides (``score --gold`` uses only those).
+
+        Empty for texts, which have no pairs.
+        """
+        if self.sample.kind != "responses":
+            return {}
+        sides: dict[tuple[str, str], set[str | None]] = {}
+        for index, field in self._done:
+            item = self.sample.items[index]
+            sides.setdefault((field, item.id), set()).add(item.side)
+        counts = dict.fromkeys((scheme.field for scheme in self.schemes), 0)
+        for (field, _), found in sides.items():
+            counts[field] += len(found) == 2
+        return counts
+
+    @property
     def done(self) -> bool:
         """Whether every label is given."""
         return self.position == len(self.steps)
@@ -362,6 +389,16 @@ class GoldLog:
             mine: ItemKey = (str(row.get("pair_id")), row.get("side"))
             return mine == (item.id, item.side) and field in row
         return str(row.get("id")) == item.id and "label" in row
+
+
+def _same_items(recorded: object, mine: list[list[str | None]]) -> bool:
+    """Whether a sample record's ``items`` are ``mine`` in some order (each ``[id, side]`` once)."""
+    if not isinstance(recorded, list) or len(recorded) != len(mine):
+        return False
+    try:
+        return Counter(tuple(item) for item in recorded) == Counter(tuple(item) for item in mine)
+    except TypeError:  # an item that is not a list of ids and sides
+        return False
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -5,14 +5,16 @@ Three inputs are read (:func:`read_items`):
 - an audit's ``responses.jsonl`` (or its axis folder): items are ``(pair_id, side)``; the sample
   draws ``n / 2`` pairs uniformly and labels **both** sides of each, so that the sample holds as
   many texts of each group and every labelled pair can give a paired gap (prediction-powered
-  inference needs the pair as its unit);
+  inference needs the pair as its unit). The pairs come in random order, the two sides of a
+  pair one after the other (which side first drawn at random for each pair), so every two
+  labels complete a pair: a session stopped early still gives ``score --gold`` whole pairs;
 - a JSONL of texts (paper 004's completions from ``fairtalk prompts generate``, or ``{"id",
   "text", "group"?}`` records): an item's id is its ``id`` field, else its line number; records
   without a text (failed completions) are left out;
 - a plain text file, one text per line: an item's id is its line number (blank lines left out).
 
 Where items have groups, the sample takes the same number from each (the remainder of ``n``
-spread over groups drawn at random), uniformly within each group. The order is shuffled across
+spread over groups drawn at random), uniformly within each group, in an order shuffled across
 groups. Everything random comes from ``seed``, so the same input, seed, size and measures always
 give the same sample (:attr:`Sample.digest`), which is how a restart finds its place again.
 
@@ -40,6 +42,7 @@ from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
 from fairtalk.lexicons import Lexicon, identity_masker, identity_terms, load_lexicon, recorded_lexicon
+from fairtalk.records import TURN_SEPARATOR
 
 __all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "resolve_input"]
 
@@ -140,15 +143,18 @@ def _kind(value: object) -> str:
 
 
 def _masker(lexicons: Sequence[Lexicon], groups: Sequence[str]) -> Callable[[str], str]:
-    """Mask each lexicon's terms (both sides), then the identity vocabulary; runs of tokens merge into one."""
+    """Mask each lexicon's terms (both sides), then the identity vocabulary, turn by turn; runs of tokens in a turn merge into one."""
     swappers = [Swapper(lexicon) for lexicon in lexicons]
     identity = identity_masker(identity_terms(groups), MASK_TOKEN)
     runs = re.compile(rf"{MASK_TOKEN}(?:\s+{MASK_TOKEN})+")
 
-    def mask(text: str) -> str:
+    def mask_turn(text: str) -> str:
         for swapper in swappers:
             text = swapper.mask(text, MASK_TOKEN)
         return runs.sub(MASK_TOKEN, identity(text))
+
+    def mask(text: str) -> str:  # turn by turn: tokens never merge across turns (U+001E is whitespace to a regex)
+        return TURN_SEPARATOR.join(mask_turn(turn) for turn in text.split(TURN_SEPARATOR))
 
     return mask
 
@@ -235,7 +241,7 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
 
 
 def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Sequence[str] = ()) -> Sample:
-    r"""Read INPUT and draw ``n`` items: both sides of ``n / 2`` pairs, or ``n`` texts equally over groups; shuffled.
+    r"""Read INPUT and draw ``n`` items: both sides of ``n / 2`` pairs (a pair's sides together), or ``n`` texts equally over groups.
 
     Raises
     ------
@@ -264,19 +270,29 @@ def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Se
         pair_ids = list(dict.fromkeys(item.id for item in items))
         if n // 2 > len(pair_ids):
             raise InputError(_MSG_TOO_MANY.format(n=n, available=2 * len(pair_ids), what="responses (both sides of each pair)"))
-        chosen = {pair_ids[i] for i in rng.choice(len(pair_ids), size=n // 2, replace=False)}
-        picked = [item for item in items if item.id in chosen]
+        chosen = [pair_ids[int(i)] for i in rng.choice(len(pair_ids), size=n // 2, replace=False)]
+        ordered = _pairs_together(items, chosen, rng)
     else:
         picked = _stratified(items, n, rng)
-    order = rng.permutation(len(picked))
+        ordered = [picked[i] for i in rng.permutation(len(picked))]
     return Sample(
         kind=kind,
         source=str(resolve_input(path)),
         source_sha256=sha,
         seed=seed,
         n_available=len(items),
-        items=tuple(picked[i] for i in order),
+        items=tuple(ordered),
     )
+
+
+def _pairs_together(items: list[SampleItem], chosen: list[str], rng: np.random.Generator) -> list[SampleItem]:
+    """Both sides of each chosen pair, the pairs in ``chosen``'s (random) order, which side first drawn for each pair."""
+    sides: dict[str, list[SampleItem]] = {pair_id: [] for pair_id in chosen}
+    for item in items:
+        if item.id in sides:
+            sides[item.id].append(item)
+    flips = rng.integers(0, 2, size=len(chosen))
+    return [item for pair_id, flip in zip(chosen, flips) for item in (sides[pair_id][::-1] if flip else sides[pair_id])]
 
 
 def _stratified(items: list[SampleItem], n: int, rng: np.random.Generator) -> list[SampleItem]:

@@ -11,6 +11,14 @@ Where the gold file holds the labels of more than one annotator, the page shows 
 per label field (Cohen's κ for two, Fleiss' κ for more, over the items all of them labelled),
 computed by :func:`~fairtalk.gold._agreement.agreement`, as ``fairtalk label --agreement`` prints it.
 
+The page shows the current text under its context, one turn per line with its role (the user's
+last turn, the one the text answers, marked), and the question with each choice and when it
+applies (from the field's guideline, :func:`~fairtalk.gold._schemes.guideline`). For an audit's
+responses it says which pair and which of its two texts this is, and how many pairs the
+annotator has labelled on both sides (:attr:`GoldLog.complete_pairs
+<fairtalk.gold._labels.GoldLog.complete_pairs>`), the only pairs ``score --gold`` uses. Nothing
+sent names a pair, a side or a group.
+
 Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
 the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
 done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
@@ -38,7 +46,8 @@ from fairtalk._templating import jinja_environment
 from fairtalk.errors import FairtalkError, InputError, OutputError
 from fairtalk.gold._agreement import agreement
 from fairtalk.gold._labels import GoldLog
-from fairtalk.gold._schemes import question
+from fairtalk.gold._schemes import LabelScheme, guideline, question
+from fairtalk.records import split_turns, turn_roles
 
 __all__ = ["LabelServer"]
 
@@ -72,8 +81,59 @@ def _agreement(log: GoldLog) -> list[dict[str, Any]]:
     ]
 
 
+def _turns(context: str | None) -> list[dict[str, Any]]:
+    """A context's turns, oldest first, each with its role; ``last`` marks the user's last turn (the one answered)."""
+    if context is None:
+        return []
+    texts, roles = split_turns(context), turn_roles(context)
+    return [
+        {"role": role, "text": text, "last": i == len(texts) - 1} for i, (text, role) in enumerate(zip(texts, roles, strict=True))
+    ]
+
+
+def _pair_position(log: GoldLog, index: int) -> dict[str, int] | None:
+    """Where item ``index`` stands among the pairs: the pair's number, how many pairs, and which of its two texts (1 or 2)."""
+    if log.sample.kind != "responses":
+        return None
+    items = log.sample.items
+    pair_ids = list(dict.fromkeys(item.id for item in items))
+    pair_id = items[index].id
+    first = next(i for i, item in enumerate(items) if item.id == pair_id)
+    return {"number": pair_ids.index(pair_id) + 1, "n_pairs": len(pair_ids), "text": 1 if first == index else 2}
+
+
+def _pairs(log: GoldLog) -> dict[str, Any] | None:
+    """How many pairs the annotator has labelled on both sides, per field, of how many (None for texts)."""
+    if log.sample.kind != "responses":
+        return None
+    return {"n_pairs": log.n_pairs, "complete": [{"field": f, "n": n} for f, n in log.complete_pairs.items()]}
+
+
+def _choices(scheme: LabelScheme) -> list[dict[str, Any]]:
+    """A scheme's choices as the page shows them: value, name, keys, and when it applies (from its guideline)."""
+    found = guideline(scheme.field)
+    meanings = {} if found is None else found.meanings
+    return [{"value": c.value, "name": c.name, "keys": list(c.keys), "meaning": meanings.get(c.name, "")} for c in scheme.choices]
+
+
+def _guidelines(schemes: tuple[LabelScheme, ...]) -> list[dict[str, Any]]:
+    """What the page's guideline section shows for each measure labelled: its question, choices and document."""
+    shown = []
+    for scheme in schemes:
+        found = guideline(scheme.field)
+        shown.append(
+            {
+                "field": scheme.field,
+                "question": question(scheme.field),
+                "document": None if found is None else found.document,
+                "choices": _choices(scheme),
+            }
+        )
+    return shown
+
+
 def _page_state(log: GoldLog) -> dict[str, Any]:
-    """What the page shows: the step, progress and the current item, masked (never its group, text or any score)."""
+    """What the page shows: the step, progress and the current item, masked (never its group, side, text or any score)."""
     total = len(log.steps)
     position = log.position
     state: dict[str, Any] = {
@@ -84,6 +144,7 @@ def _page_state(log: GoldLog) -> dict[str, Any]:
         "annotator": log.annotator,
         "gold": log.path.name,
         "item": None,
+        "pairs": _pairs(log),
         "agreement": _agreement(log),
     }
     if position < total:
@@ -91,11 +152,12 @@ def _page_state(log: GoldLog) -> dict[str, Any]:
         state["item"] = {
             "number": step.index + 1,
             "n_items": len(log.sample.items),
+            "pair": _pair_position(log, step.index),
             "text": step.item.shown,
-            "context": step.item.context,
+            "context": _turns(step.item.context),
             "field": step.scheme.field,
             "question": question(step.scheme.field),
-            "choices": [{"value": c.value, "name": c.name, "keys": list(c.keys)} for c in step.scheme.choices],
+            "choices": _choices(step.scheme),
         }
     return state
 
@@ -281,7 +343,9 @@ class LabelServer(ThreadingHTTPServer):
     def render(self, nonce: str) -> str:
         """The page, with the current item in it."""
         state = self.state()
-        page: str = self._template.render(state=state, nonce=nonce, measures=[s.field for s in self.log.schemes])
+        page: str = self._template.render(
+            state=state, nonce=nonce, measures=[s.field for s in self.log.schemes], guidelines=_guidelines(self.log.schemes)
+        )
         return page
 
     def change(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
