@@ -115,6 +115,20 @@ def test_compare_never_opens_the_path_a_crafted_results_json_names(folders: dict
     assert "OPENAI_API_KEY" not in text
 
 
+@pytest.mark.parametrize("spec", ["hf:{model}", "hf:./model", "hf:~/model", "hf:C:\\model"])
+def test_compare_never_loads_an_offense_scorer_from_a_path_the_manifest_names(
+    folders: dict[str, Path], tmp_path: Path, spec: str
+) -> None:
+    """A crafted manifest.options.offense (hf:/a/local/dir) would have made compare load a model from that path."""
+    model = tmp_path / "model"
+    model.mkdir()
+    copy = Path(shutil.copytree(folders["scored"], tmp_path / "crafted"))
+    data = json.loads((copy / "results.json").read_text(encoding="utf-8"))
+    data["manifest"]["options"]["offense"] = spec.format(model=model)
+    (copy / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    _refused(runner.invoke(app, ["compare", str(copy), str(folders["scored"])]), "a local path", "does not load a model")
+
+
 def test_compare_never_reads_a_path_given_as_a_built_in_name(folders: dict[str, Path], tmp_path: Path) -> None:
     crafted = _copy(folders["scored"], tmp_path, lambda r: r.update(variant="default", axis=str(folders["secret"])))
     _refused(

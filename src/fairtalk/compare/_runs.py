@@ -37,6 +37,11 @@ _MSG_UNKNOWN_AXIS = "the baseline holds no axis {axis!r} (its axes: {axes})"
 _MSG_GROUPS = "axis {axis!r}: the runs compare different groups ({base} and {cand}); compare audits of the same axis"
 _MSG_FEW_PAIRS = "axis {axis!r}: only {n} pairs both runs answered (with the same contexts), at least 2 are needed"
 _MSG_UNKNOWN_MEASURE = "the baseline was scored with measure {name!r}, which this installation cannot build; install it"
+_MSG_SCORER_PATH = (
+    "the baseline was scored with offense scorer {spec!r}, a local path: compare does not load a model from a path a "
+    "run folder names (a folder someone else supplied could point anywhere); compare runs scored with a built-in "
+    "scorer or a hub model id"
+)
 _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: no compared key has that name"
 SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
@@ -79,7 +84,17 @@ def _score_options(result: AuditResult) -> ScoreOptions:
     """The measure settings the baseline was scored with (its manifest's ``options``)."""
     recorded = result.manifest.get("options") or {}
     keys = ("distinct", "offense", "offense_threshold", "sentiment_threshold")
+    offense = recorded.get("offense")
+    if isinstance(offense, str) and _names_a_path(offense.removeprefix("hf:")):
+        raise SpecError(_MSG_SCORER_PATH.format(spec=offense[:200]))
     return ScoreOptions(**{k: recorded[k] for k in keys if recorded.get(k) is not None})
+
+
+def _names_a_path(model: str) -> bool:
+    """Whether a scorer's model name is a local path rather than a hub id (``org/name``) or a built-in name."""
+    if model.startswith(("/", ".", "~", "\\")) or ":" in model or "\\" in model:
+        return True
+    return os.path.exists(model)
 
 
 def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dict[str, str]]:
