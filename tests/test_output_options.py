@@ -317,6 +317,9 @@ def test_junit_is_never_a_file_the_same_run_writes(fresh: dict[str, Path], tmp_p
     done = _score(fresh, out, "--junit", str(out / "results.json"))
     assert done.exit_code == 2 and "which this run writes" in done.stderr, done.output
     assert not out.exists()
+    done = _score(fresh, out, "--junit", str(out))
+    assert done.exit_code == 2 and "is the output folder" in done.stderr, done.output
+    assert not out.exists()
     corpus = ["--corpus", str(fresh["corpus"]), "--axis", "gender", "--model", "builtin:echo", "--pairs", "12"]
     run = tmp_path / "run"
     done = runner.invoke(

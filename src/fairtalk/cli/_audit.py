@@ -319,7 +319,7 @@ def _check_outputs(
     files = {**inputs, "--corpus": corpus, "--config": config_file, "--gold": config.score.gold}
     entries = sorted({*folders, *previous_entries(output), INDEX_FILE, RUN_FILE, BASELINE_FOLDER, COMPARISON_FOLDER})
     outputs = {f"the run folder's {entry}": os.path.join(output, entry) for entry in entries}
-    check_junit(junit, inputs={**files, "--store": store}, outputs=outputs)
+    check_junit(junit, inputs={**files, "--store": store}, outputs=outputs, folder=output)
     check_not_input(store, inputs, option="--store")
     if store != IN_MEMORY:
         check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=files)

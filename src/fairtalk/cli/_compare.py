@@ -79,7 +79,7 @@ def compare(
     try:
         if output is not None:
             check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values())
-        check_junit(junit, inputs=inputs, outputs=outputs)
+        check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)

@@ -32,6 +32,7 @@ JUNIT = typer.Option(
     "the findings and tables are appended to the job summary too (best effort: a summary that cannot be appended "
     "is a warning, and the exit code stays the gate's).",
 )
+_MSG_JUNIT_FOLDER = "--junit {path} is the output folder (-o); give the JUnit file a name of its own"
 #: The warning when the job summary cannot be appended (the gate decides the exit code, never the summary).
 _MSG_SUMMARY = "warning: the job summary was not appended to $GITHUB_STEP_SUMMARY ({error}); the exit code is the gate's"
 FAIL_UNLESS_EQUIVALENT = typer.Option(
@@ -215,12 +216,21 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     return 0 if all(o.passed for o in outcomes) else 1
 
 
-def check_junit(junit: str | None, *, inputs: Mapping[str, object], outputs: Mapping[str, object]) -> None:
-    """``--junit FILE``, before any work: a new file or a JUnit file fairtalk wrote, never an input or another output of the run."""
+def check_junit(junit: str | None, *, inputs: Mapping[str, object], outputs: Mapping[str, object], folder: str | None) -> None:
+    """``--junit FILE``, before any work: a new file or a JUnit file fairtalk wrote, never an input or another output of the run.
+
+    ``outputs`` are the files and folders the run writes (it may be inside none of them), ``folder``
+    the output folder they are in (``-o``): the JUnit file may sit in it, but not be it.
+    """
+    from fairtalk.errors import OutputError
+    from fairtalk.files import same_file
     from fairtalk.report import is_junit_file
 
-    if junit is not None:
-        check_output_file(junit, option="--junit", what="JUnit file", ours=is_junit_file, inputs=inputs, outputs=outputs)
+    if junit is None:
+        return
+    if folder is not None and same_file(junit, folder):
+        raise OutputError(_MSG_JUNIT_FOLDER.format(path=junit))
+    check_output_file(junit, option="--junit", what="JUnit file", ours=is_junit_file, inputs=inputs, outputs=outputs)
 
 
 def write_ci_files(

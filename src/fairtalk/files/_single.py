@@ -96,7 +96,7 @@ def _resolved(path: str | os.PathLike[str]) -> Path:
 
 def _check_places(path: str | os.PathLike[str], inputs: Mapping[str, Any], outputs: Mapping[str, Any], option: str) -> None:
     """Neither an input (nor inside an input folder) nor one of the run's other outputs (nor inside one)."""
-    from fairtalk.files import check_not_input
+    from fairtalk.files import check_not_input  # the package imports this module first: its names exist by the call
 
     check_not_input(path, inputs, option=option)
     target = _resolved(path)
@@ -133,9 +133,8 @@ def check_output_file(
     check_output_name(path, option=option, kind="file")
     _check_places(path, inputs or {}, outputs or {}, option)
     check_regular(path, option=option)
-    target = Path(path)
-    found = _stat(target)
-    if found is not None and found.st_size > 0 and not ours(target):
+    found = _stat(path)
+    if found is not None and found.st_size > 0 and not ours(Path(path)):
         raise OutputError(_MSG_NOT_OURS.format(option=option, what=what), path=os.fspath(path))
 
 
