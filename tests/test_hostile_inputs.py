@@ -121,8 +121,10 @@ def test_respond_never_replaces_a_users_file_at_its_default_output(
     (tmp_path / "responses.jsonl").unlink()
     for _ in range(2):
         assert runner.invoke(app, args).exit_code == 0
-    (tmp_path / "mine.jsonl").write_text("mine\n")  # a path the user names is theirs to replace
-    assert runner.invoke(app, [*args, "-o", "mine.jsonl"]).exit_code == 0
+    (tmp_path / "mine.jsonl").write_text("mine\n")  # a path the user names is no licence to replace their file (issue 38)
+    _error(runner.invoke(app, [*args, "-o", "mine.jsonl"]), "mine.jsonl", "not a responses file fairtalk wrote")
+    assert (tmp_path / "mine.jsonl").read_text() == "mine\n"
+    assert runner.invoke(app, [*args, "-o", "responses.jsonl"]).exit_code == 0  # fairtalk's own: replaced
 
 
 @pytest.mark.parametrize("given", ["-", "~", "~/out"])
@@ -319,13 +321,12 @@ def test_inputs_that_give_nothing_to_do_are_errors(corpus: Path, tmp_path: Path)
     empty.write_text("\n  \n")
     no_match = tmp_path / "plain.txt"
     no_match.write_text("the cat sat\nwe went out\n")
-    out = tmp_path / "out.jsonl"
-    out.write_text("earlier output\n")
+    out = tmp_path / "out.jsonl"  # never made: each command stops before writing
     pairs = ["pairs", "--axis", "gender", "-o", str(out), "--check", str(tmp_path / "c.json"), "-q"]
     _error(runner.invoke(app, [*pairs, "--corpus", str(empty)]), "no pairs", "0 contexts read")
     _error(runner.invoke(app, [*pairs, "--corpus", str(no_match)]), "no pairs", "2 contexts read", "none mentions")
     _error(runner.invoke(app, [*pairs, "--corpus", str(corpus), "--field", "nope"]), "no pairs", "skipped")
-    assert out.read_text() == "earlier output\n" and not (tmp_path / "c.json").exists()
+    assert not out.exists() and not (tmp_path / "c.json").exists()
     _error(runner.invoke(app, [*pairs, "--corpus", str(corpus), "--field", " "]), "--field")
     _error(runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(out), "--check", ""]), "--check")
     _error(runner.invoke(app, ["respond", "--pairs", str(empty), "--model", "builtin:echo", "-o", str(out)]), "no pairs")
@@ -336,7 +337,7 @@ def test_inputs_that_give_nothing_to_do_are_errors(corpus: Path, tmp_path: Path)
     _error(
         runner.invoke(app, ["regard", "label", "--input", str(empty), "--regard", "builtin:tfidf", "-o", str(out)]), "no texts"
     )
-    assert out.read_text() == "earlier output\n"
+    assert not out.exists()
 
 
 # --- 4. an option that would be dropped in silence ----------------------------------------------------------

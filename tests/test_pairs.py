@@ -304,7 +304,7 @@ def test_cli_pairs_to_stdout_with_limit_and_column(tmp_path: Path) -> None:
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "--field", "x"], "field does not apply"),
         (
             ["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt/x.jsonl"],
-            "cannot write (a part of its folder path is a file)",
+            "is not a folder, so nothing can be written under it",
         ),
         (["--corpus", "{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/c.txt"], "-o {tmp}/c.txt is also the input --corpus"),
         (["--corpus", "text:{tmp}/c.txt", "--axis", "gender", "-o", "{tmp}/../{tmp_name}/c.txt"], "is also the input --corpus"),

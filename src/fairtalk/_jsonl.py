@@ -36,6 +36,8 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "first_record",
     "fit_in_record",
+    "is_json_of",
+    "is_records_of",
     "json_line",
     "jsonable",
     "numbered_lines",
@@ -280,6 +282,32 @@ def first_record(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     except (InputError, OSError):
         return None
     return {}
+
+
+def is_records_of(path: str | os.PathLike[str], keys: Iterable[str]) -> bool:
+    r"""Whether ``path`` is a JSONL file whose first record has every one of ``keys`` (or one holding no record).
+
+    How a file of a kind fairtalk writes is told from the user's own file before it is replaced.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl"
+    >>> _ = path.write_text('{"id": "1", "label": "neutral"}\n', encoding="utf-8")
+    >>> is_records_of(path, ("id", "label")), is_records_of(path, ("pair_id",))
+    (True, False)
+    """
+    record = first_record(path)
+    return record is not None and (not record or set(keys) <= record.keys())
+
+
+def is_json_of(path: str | os.PathLike[str], keys: Iterable[str]) -> bool:
+    """Whether ``path`` is a JSON document (within :func:`read_json_file`'s bounds): an object with every one of ``keys``."""
+    try:
+        document = read_json_file(path)
+    except (InputError, OSError):
+        return False
+    return isinstance(document, dict) and set(keys) <= document.keys()
 
 
 def _objects(handle: IO[bytes], where: str, digest: Any) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -8,7 +8,7 @@ import functools
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
@@ -300,19 +300,33 @@ def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:
     return found
 
 
-def check_output_file(path: str | os.PathLike[str], *, option: str = "-o") -> None:
-    """OutputError unless a file can be written at ``path``, checked before any work.
+def check_output_file(
+    path: str | os.PathLike[str],
+    *,
+    option: str = "-o",
+    what: str,
+    ours: Callable[[Path], bool],
+    inputs: Mapping[str, object] | None = None,
+    outputs: Mapping[str, object] | None = None,
+) -> None:
+    """OutputError unless fairtalk may write its ``what`` at ``path``, checked before any work.
 
-    Not a folder, ``-`` or a quoted ``~``; its folder (or the nearest existing one above it)
-    must be a folder this process can write in.
+    The rule of every file option (:func:`fairtalk.files.check_output_file`): not a folder, ``-``
+    or a quoted ``~``; never one of ``inputs`` (nor inside an input folder) or of ``outputs``
+    (the other files and folders the run writes); never a device, a FIFO or a socket; and an
+    existing file only when ``ours`` recognises it as a ``what`` fairtalk wrote (or it is
+    empty). Its folder (or the nearest existing one above it) must be one this process can
+    write in.
     """
     from fairtalk.errors import OutputError
+    from fairtalk.files import check_output_file as check_file
     from fairtalk.report import check_output_name
 
     check_output_name(path, option=option, kind="file")
     target = Path(path)
     if target.is_dir():
         raise OutputError(_MSG_OUT_FOLDER.format(option=option), path=str(target))
+    check_file(path, inputs, option=option, what=what, ours=ours, outputs=outputs)
     folder = target.parent
     while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
         folder = folder.parent

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from fairtalk.cli._app import (
+    IN_MEMORY,
     app,
     check_output_file,
     console,
@@ -49,6 +51,7 @@ from fairtalk.cli._test_options import (
     SCORE_CONVERTERS,
     SCORE_KEYS,
     SYSTEM_PROMPT,
+    check_junit,
     gates_in_force,
     report_gates,
     text_or_file,
@@ -211,7 +214,7 @@ def audit(  # noqa: C901, PLR0915
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.models import RayEngine
-    from fairtalk.report import check_not_input, check_output_folder, check_run_folder, rich_table, sequential_summary
+    from fairtalk.report import rich_table, sequential_summary
 
     store_path: object = None
     try:
@@ -221,12 +224,7 @@ def audit(  # noqa: C901, PLR0915
         if fail_on_bias and config_file is None and _scope_left_out(ctx) and len(lexicons) > 1:
             config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
             say(_NOTE_RUN_SCOPE)
-        inputs = lexicon_inputs(lexicons, "--axis")
-        check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
-        if junit is not None:
-            check_output_file(junit, option="--junit")
-        check_not_input(store_path, inputs, option="--store")
-        check_output_folder(output, {**inputs, "--config": config_file})  # the library checks the corpus and model
+        protected = _check_outputs(config, lexicons, output, store_path, junit=junit, config_file=config_file)
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
             run = fairtalk.audit(config, progress=progress)
     except KeyboardInterrupt:
@@ -284,7 +282,10 @@ def audit(  # noqa: C901, PLR0915
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
     write_ci_files(
-        run.results, junit, gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+        run.results,
+        junit,
+        gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent),
+        protected=protected,
     )
     code = report_gates(
         run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
@@ -293,6 +294,37 @@ def audit(  # noqa: C901, PLR0915
         code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse))
     if code:
         raise typer.Exit(code=code)
+
+
+def _check_outputs(
+    config: AuditConfig, lexicons: list[Lexicon], output: str, store: str, *, junit: str | None, config_file: str | None
+) -> dict[str, object]:
+    """Before any work: the run folder, ``--store`` and ``--junit``; returns what the job summary may never be appended to.
+
+    ``--junit`` is a new file or a JUnit file fairtalk wrote, never an input (the corpus, a
+    lexicon file, the options file, the gold file, the store) nor inside an entry of the run
+    folder (an axis folder, the baseline's run, the index). The library checks the corpus and
+    the model's files against the run folder again when it has them.
+    """
+    import fairtalk
+    from fairtalk.report import INDEX_FILE, RUN_FILE, check_not_input, check_output_folder, check_run_folder, previous_entries
+    from fairtalk.store import is_run_store
+
+    inputs = lexicon_inputs(lexicons, "--axis")
+    folders = check_run_folder(output, [lexicon.axis for lexicon in lexicons], inputs)  # a lexicon file is an input too
+    try:
+        corpus = fairtalk.read_corpus(config.corpus, split=config.effective_split, turns=config.turns).path
+    except fairtalk.FairtalkError:  # the audit itself says what is wrong with it
+        corpus = None
+    files = {**inputs, "--corpus": corpus, "--config": config_file, "--gold": config.score.gold}
+    entries = sorted({*folders, *previous_entries(output), INDEX_FILE, RUN_FILE, BASELINE_FOLDER, COMPARISON_FOLDER})
+    outputs = {f"the run folder's {entry}": os.path.join(output, entry) for entry in entries}
+    check_junit(junit, inputs={**files, "--store": store}, outputs=outputs, folder=output)
+    check_not_input(store, inputs, option="--store")
+    if store != IN_MEMORY:
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=files)
+    check_output_folder(output, {**inputs, "--config": config_file})
+    return {**files, **outputs, "--store": store, "-o": output}
 
 
 def _against_baseline(config: AuditConfig, model: str, output: str, store: object, json_out: bool, gate: bool) -> int:
@@ -320,4 +352,5 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
         paths = write_model_comparison(result, compare_out)
     except KeyboardInterrupt:
         interrupted(store)
-    return show_comparison(result, paths, json_out=json_out, junit=None, gate=gate, json_key="comparison")
+    protected = {"OUTPUT": output, "--store": str(store)}
+    return show_comparison(result, paths, json_out=json_out, junit=None, gate=gate, json_key="comparison", protected=protected)

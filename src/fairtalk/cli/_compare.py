@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, check_output_file, console, info, interrupted, print_json, say
-from fairtalk.cli._test_options import parse_margins, write_ci_files
+from fairtalk.cli._app import app, console, info, interrupted, print_json, say
+from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
 from fairtalk.options import ALPHA_RANGE
 
 if TYPE_CHECKING:
@@ -54,8 +54,10 @@ def compare(
     junit: str | None = typer.Option(
         None,
         "--junit",
-        help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would. With "
-        "$GITHUB_STEP_SUMMARY set, the findings and the table are appended to the job summary (with or without --junit).",
+        help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would. An existing FILE is "
+        "replaced only when it is a JUnit file fairtalk wrote; never inside BASELINE or CANDIDATE, nor a file of -o. With "
+        "$GITHUB_STEP_SUMMARY set, the findings and the table are appended to the job summary (with or without --junit; "
+        "best effort: a summary that cannot be appended is a warning, and the exit code stays the gate's).",
     ),
 ) -> None:
     """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
@@ -73,11 +75,12 @@ def compare(
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
+    inputs = {"BASELINE": baseline, "CANDIDATE": candidate}
+    outputs = {} if output is None else {f"-o's {name}": Path(output) / name for name in MODEL_COMPARISON_FILES.values()}
     try:
         if output is not None:
-            check_report_folder(output, {"BASELINE": baseline, "CANDIDATE": candidate}, names=MODEL_COMPARISON_FILES.values())
-        if junit is not None:
-            check_output_file(junit, option="--junit")
+            check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values())
+        check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)
@@ -88,7 +91,8 @@ def compare(
         paths = {} if output is None else write_model_comparison(result, output)
     except KeyboardInterrupt:
         interrupted()
-    if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse):
+    protected = {**inputs, **outputs, "-o": output}
+    if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse, protected=protected):
         raise typer.Exit(code=1)
 
 
@@ -100,11 +104,13 @@ def show_comparison(
     junit: str | None,
     gate: bool,
     json_key: str | None = None,
+    protected: Mapping[str, object] | None = None,
 ) -> int:
     """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
 
     Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
-    lines and the files written, and writes ``--junit`` and the job summary. ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
+    lines and the files written, and writes ``--junit`` and the job summary (never appended to one of
+    ``protected``, the run's inputs and outputs). ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
     """
     from fairtalk.gates import Gate, evaluate
     from fairtalk.report import gate_lines, model_comparison_table
@@ -119,7 +125,7 @@ def show_comparison(
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
-    write_ci_files(result, junit)
+    write_ci_files(result, junit, protected=protected)
     outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if gate and not outcome.passed:
         say(f"--fail-if-worse: {outcome.headline}", style="bold red")

@@ -12,8 +12,11 @@ from rich.console import Console
 
 __all__ = ["console", "err_console", "info", "is_quiet", "json_output", "say", "set_quiet", "terminal_safe"]
 
-err_console = Console(stderr=True)
-console = Console()
+#: Neither console reads markup (``[bold]``) or emoji codes (``:x:``) in what it prints: paths, file contents and a
+#: model's answers are user text, printed as they are (``no:x:such.jsonl`` stays ``no:x:such.jsonl``). Styles are
+#: given as ``style=`` and rich objects (``Text``), never inside the text.
+err_console = Console(stderr=True, markup=False, emoji=False)
+console = Console(markup=False, emoji=False)
 
 #: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -32,7 +32,8 @@ def augment(
         ...,
         "-o",
         "--output",
-        help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). Never the input.",
+        help="Augmented JSONL to write ({context, response, augmented, origin}; .gz compresses). An existing file is "
+        "replaced only when it is an augmented corpus fairtalk wrote; never an input.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
@@ -42,14 +43,16 @@ def augment(
     import time
 
     import fairtalk
-    from fairtalk.debias import write_dialogues
-    from fairtalk.report import check_not_input
+    from fairtalk.debias import is_dialogues_file, write_dialogues
+    from fairtalk.report import check_output_name
 
     started = time.perf_counter()
-    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    check_output_name(output, option="-o", kind="file")  # before any work: '-', '~'
     lex = resolve_lexicon(axis, lexicon)
     contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
-    check_not_input(output, lexicon_inputs([lex], "--lexicon" if lexicon else "--axis"))  # the corpus: write_dialogues
+    inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
+    # an input, a device, the user's own file, a folder or an unwritable place: refused before any work
+    check_output_file(output, what="augmented corpus", ours=is_dialogues_file, inputs=inputs)
     augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
     write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
@@ -104,7 +107,13 @@ _MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to f
 @app.command("pool-filter")
 def pool_filter(
     pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
-    output: str = typer.Option(..., "-o", "--output", help="Filtered pool to write, one response per line."),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Filtered pool to write, one response per line. An existing file is replaced only when it is a filtered "
+        "pool of --pool (each of its lines a candidate of the pool); never the pool itself.",
+    ),
     drop: str = typer.Option(
         "offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."
     ),
@@ -121,20 +130,22 @@ def pool_filter(
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
-    from fairtalk.debias import filter_pool, read_pool, write_pool
-    from fairtalk.report import check_not_input
+    from fairtalk.debias import filter_pool, is_filtered_pool, read_pool, write_pool
+    from fairtalk.report import check_output_name
 
     reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
     if not reasons:
         raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
     if ("group_words" in reasons) != (axis is not None):  # the words need an axis; an axis nothing uses is dropped
         raise fairtalk.SpecError(_MSG_POOL_AXIS if axis is None else _MSG_POOL_AXIS_UNUSED)
-    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    check_output_name(output, option="-o", kind="file")  # before any work: '-', '~'
     lex = None if axis is None else resolve_lexicon(axis, None)
-    check_not_input(output, lexicon_inputs([] if lex is None else [lex], "--axis"))  # the pool: write_pool
+    inputs = {"--pool": pool, **lexicon_inputs([] if lex is None else [lex], "--axis")}
     candidates = read_pool(pool)
     if not candidates:
         raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
+    # before the filtering: an input, a device, a file that is not a filtered pool of this one (the user's)
+    check_output_file(output, what="filtered pool", ours=lambda path: is_filtered_pool(path, candidates), inputs=inputs)
     result = filter_pool(
         candidates,
         drop=reasons,

@@ -33,7 +33,13 @@ def label(
         help="What to label, comma-separated: offense_rate, refusal_rate, degenerate_rate, sentiment, regard, "
         "NAME_yes (a judge), NAME_score:1-5 (a judge's scale). Texts and completions take one.",
     ),
-    output: str | None = typer.Option(None, "-o", "--output", help="The gold JSONL (labels are appended as they are given)."),
+    output: str | None = typer.Option(
+        None,
+        "-o",
+        "--output",
+        help="The gold JSONL (labels are appended as they are given). An existing file must be a gold file fairtalk "
+        "wrote (to resume it); never the input, a device or another file.",
+    ),
     n: int = typer.Option(200, "--n", help="How many texts to sample (responses: both sides of n/2 pairs)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample and its order."),
     annotator: str = typer.Option("annotator", "--annotator", help="Your name, written in every row you label."),
@@ -56,8 +62,7 @@ def label(
     if agreement:
         _agreement(inputs or [], given=[name for name, value in (("--measure", measure), ("-o", output)) if value])
         return
-    from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes
-    from fairtalk.report import check_not_input
+    from fairtalk.gold import GoldLog, LabelServer, draw_sample, is_gold_file, label_schemes, sample_record_path
 
     axes = [] if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
     if axis is not None and not axes:
@@ -67,8 +72,11 @@ def label(
     schemes = label_schemes(measure)  # the options first, then the input (as every command does)
     if not inputs or len(inputs) != 1:
         fail(_MSG_ONE_INPUT)
-    check_not_input(output, {"INPUT": inputs[0]})
-    check_output_file(output)
+    check_output_file(output, what="gold file", ours=is_gold_file, inputs={"INPUT": inputs[0]})
+    record = sample_record_path(output)  # the sample record beside it: fairtalk's too, or new
+    check_output_file(
+        record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}
+    )
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)
     server = LabelServer(log, port=port)

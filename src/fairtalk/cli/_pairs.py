@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import typer
 
-from fairtalk.cli._app import app, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
+from fairtalk.cli._app import app, check_output_file, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Mixed, Split, Variant, was_given
 
@@ -42,7 +42,7 @@ def pairs(
         "pairs.jsonl",
         "-o",
         "--output",
-        help="Pairs JSONL to write (parent folders are created; '-' writes to stdout; the default replaces only a pairs file fairtalk wrote). The summary always goes to stderr.",
+        help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). An existing file is replaced only when it is a pairs file fairtalk wrote; never an input. The summary always goes to stderr.",
     ),
     limit: int | None = typer.Option(
         None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."
@@ -73,7 +73,7 @@ def pairs(
     check: str | None = typer.Option(
         None,
         "--check",
-        help="Where to write the counterfactual validity check (default: pairs_check.json beside -o, replacing only a check fairtalk wrote; none when -o is '-').",
+        help="Where to write the counterfactual validity check (default: pairs_check.json beside -o; none when -o is '-'). An existing file is replaced only when it is a check fairtalk wrote; never an input or -o.",
     ),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""
@@ -114,25 +114,25 @@ def pairs(
 def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: Mapping[str, object]) -> str | None:
     """Check, before any work, where the pairs and the check go; return the check's path (None: no check).
 
-    Neither may be an input. A place the user did not name (the default ``-o``, the check
-    beside it) may hold only what fairtalk wrote there before (a pairs file, a check).
+    Neither may be an input, a device or a file fairtalk did not write (a pairs file, a check:
+    :func:`check_output_file`); a place the user did not name (the default ``-o``, the check
+    beside it) says so in its message.
     """
-    from fairtalk.report import check_default_output, check_not_input, check_output_name, is_pairs_check, is_pairs_file
+    from fairtalk.report import check_default_output, check_not_input, is_pairs_check, is_pairs_file
 
     if output != "-":
         check_not_input(output, inputs)
-        check_output_name(output, option="-o", kind="file")
         if not was_given(ctx, "output"):
             check_default_output(output, ours=is_pairs_file, what="pairs file", option="-o")
-    if check is not None:
-        check_not_input(check, {**inputs, "-o": None if output == "-" else output}, option="--check")
-        check_output_name(check, option="--check", kind="file")
-        return check
-    if output == "-":
+        check_output_file(output, what="pairs file", ours=is_pairs_file, inputs=inputs)
+    if check is None and output == "-":
         return None
-    check_path = str(Path(output).parent / PAIRS_CHECK_FILE)
-    check_not_input(check_path, {**inputs, "-o": output}, option="--check")
-    check_default_output(check_path, ours=is_pairs_check, what="validity check", option="--check")
+    check_path = check if check is not None else str(Path(output).parent / PAIRS_CHECK_FILE)
+    check_inputs = {**inputs, "-o": None if output == "-" else output}
+    check_not_input(check_path, check_inputs, option="--check")
+    if check is None:
+        check_default_output(check_path, ours=is_pairs_check, what="validity check", option="--check")
+    check_output_file(check_path, option="--check", what="validity check", ours=is_pairs_check, inputs=check_inputs)
     return check_path
 
 

@@ -66,7 +66,13 @@ def _print_filters(made: PromptSet) -> None:
 
 @prompts_app.command("paraphrase")
 def prompts_paraphrase(
-    output: str = typer.Option(..., "-o", "--output", help="Prompts JSONL to write ({group, template, structure, text})."),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Prompts JSONL to write ({group, template, structure, text}). An existing file is replaced only when it is "
+        "a prompts file fairtalk wrote; never an input.",
+    ),
     groups: str | None = typer.Option(
         None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]); default: the six groups of the paper."
     ),
@@ -89,16 +95,15 @@ def prompts_paraphrase(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the model paraphraser's draws."),
 ) -> None:
     """Write the fixed prompts and their filtered paraphrases, each labelled by its structure."""
-    from fairtalk.prompts import write_prompts
-    from fairtalk.report import check_not_input
+    from fairtalk.prompts import is_prompts_file, write_prompts
 
     inputs = {
         "--groups": groups,
         **{f"--aesop-source #{i + 1}": f for i, f in enumerate(aesop_source or ())},
         **{f"--aesop-extract #{i + 1}": f for i, f in enumerate(aesop_extract or ())},
     }
-    check_not_input(output, inputs)
-    check_output_file(output)  # '-', '~', a folder: refused before any work
+    # '-', '~', an input, a device, the user's file, a folder: refused before any work
+    check_output_file(output, what="prompts file", ours=is_prompts_file, inputs=inputs)
     made = _paraphrase(
         groups,
         source,
@@ -121,13 +126,22 @@ def prompts_generate(
     ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    output: str = typer.Option(..., "-o", "--output", help="Completions JSONL to write."),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help="Completions JSONL to write. An existing file is replaced only when it is a completions file fairtalk wrote; "
+        "never an input.",
+    ),
     seeds: int = typer.Option(10, "--seeds", min=1, help="Completions per prompt, with seeds 0..N-1 (the paper: 10)."),
     top_k: int | None = typer.Option(40, "--top-k", min=1, help="Top-k sampling (the paper: 40)."),
     temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (the published run: 0.7)."),
     max_new_tokens: int = typer.Option(40, "--max-new-tokens", min=1, help="Tokens generated per completion."),
     store: str | None = typer.Option(
-        None, "--store", help="Run store (SQLite); default OUTPUT with .store.sqlite. Reruns resume from it."
+        None,
+        "--store",
+        help="Run store (SQLite); default OUTPUT with .store.sqlite. Reruns resume from it. A new file or a run store "
+        "(never an input, a device or another file).",
     ),
     prompts: str | None = typer.Option(
         None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`; default: fixed prompts + built-in paraphrases."
@@ -148,14 +162,17 @@ def prompts_generate(
     import fairtalk
     from fairtalk.cli._output import progress_bars
     from fairtalk.models import completion_options
-    from fairtalk.prompts import read_prompts
-    from fairtalk.report import check_not_input
+    from fairtalk.prompts import is_completions_file, read_prompts
+    from fairtalk.report import check_output_name
+    from fairtalk.store import is_run_store
 
+    check_output_name(output, option="-o", kind="file")  # before the store's path is made from it
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
     try:
-        check_not_input(output, {"--prompts": prompts, "--groups": groups, "--store": store_path})
-        check_not_input(store_path, {"--prompts": prompts, "--groups": groups}, option="--store")
-        check_output_file(output)  # '-', '~', a folder: refused before any work
+        inputs = {"--prompts": prompts, "--groups": groups}
+        # '-', '~', an input, a device, the user's file, a folder: refused before any work
+        check_output_file(output, what="completions file", ours=is_completions_file, inputs={**inputs, "--store": store_path})
+        check_output_file(store_path, option="--store", what="run store", ours=is_run_store, inputs=inputs)
         chosen = list(read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)

@@ -21,16 +21,21 @@ _SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faste
 @regard_app.command("label")
 def regard_label(
     input_file: str = typer.Option(..., "--input", help='Texts to label: JSONL records {"id", "text"}.'),
-    output: str = typer.Option(..., "-o", "--output", help='Labels to write: JSONL records {"id", "label"}.'),
+    output: str = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        help='Labels to write: JSONL records {"id", "label"}. An existing file is replaced only when it is a labels file '
+        "fairtalk wrote; never an input.",
+    ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
 ) -> None:
     """Label texts for regard (negative, neutral, positive, other), identity terms masked first."""
     import fairtalk
-    from fairtalk.prompts import read_labels, write_labels
-    from fairtalk.report import check_not_input
+    from fairtalk.prompts import is_labels_file, read_labels, write_labels
 
-    check_not_input(output, {"--input": input_file})
-    check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    # before any work: '-', '~', an input, a device, the user's file, a folder or an unwritable place
+    check_output_file(output, what="labels file", ours=is_labels_file, inputs={"--input": input_file})
     records = read_labels(input_file, need_text=True)
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
@@ -51,19 +56,21 @@ def regard_check(
         None, "--predicted", help='Labels to check: JSONL {"id", "label"} (else --regard labels the gold texts).'
     ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
-    output: str | None = typer.Option(None, "-o", "--output", help="Write the check as JSON here."),
+    output: str | None = typer.Option(
+        None,
+        "-o",
+        "--output",
+        help="Write the check as JSON here. An existing file is replaced only when it is a check fairtalk wrote; never an input.",
+    ),
 ) -> None:
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
-    from fairtalk.prompts import check_labels, read_labels
+    from fairtalk.prompts import check_labels, is_regard_check, read_labels
 
     if predicted is not None and was_given(ctx, "regard"):
         raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word
     if output is not None:
-        from fairtalk.report import check_not_input
-
-        check_not_input(output, {"--gold": gold, "--predicted": predicted})
-        check_output_file(output)
+        check_output_file(output, what="regard check", ours=is_regard_check, inputs={"--gold": gold, "--predicted": predicted})
     records = read_labels(gold, need_text=predicted is None)
     if predicted is not None:
         guesses = {r["id"]: r["label"] for r in read_labels(predicted)}

@@ -205,10 +205,13 @@ def respond(
         "responses.jsonl",
         "-o",
         "--output",
-        help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr); the default replaces only a responses file fairtalk wrote.",
+        help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr). An existing file is replaced only when it is a responses file fairtalk wrote; never an input.",
     ),
     store: str | None = typer.Option(
-        None, "--store", help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures."
+        None,
+        "--store",
+        help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures. A new file or "
+        "a run store (never an input, a device or another file).",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
     max_errors: int | None = typer.Option(
@@ -290,19 +293,21 @@ def _respond(
     import fairtalk
     from fairtalk.cli._output import loading_model, progress_bars
     from fairtalk.report import check_default_output, check_not_input, is_responses_file
+    from fairtalk.store import is_run_store
 
     responder = None
     try:
         check_max_errors(max_errors)
         if document is None:
             check_not_input(output, {"--pairs": pairs, "--store": store})
-            check_output_file(output)  # before any work: a folder or an unwritable place fails now, not after generating
             if not was_given(ctx, "output"):  # a place the user did not name: only fairtalk's file
                 check_default_output(output, ours=is_responses_file, what="responses file", option="-o")
+            # before any work: an input, a device, the user's file, a folder or an unwritable place fails now
+            check_output_file(output, what="responses file", ours=is_responses_file, inputs={"--pairs": pairs, "--store": store})
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
         if store is not None and store != IN_MEMORY:
-            check_output_file(store, option="--store")
+            check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs={"--pairs": pairs})
         settings = decoding_settings(
             sample=sample,
             max_new_tokens=max_new_tokens,

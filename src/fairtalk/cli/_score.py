@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from fairtalk.cli._app import (
     app,
-    check_output_file,
     console,
     info,
     interrupted,
@@ -26,6 +27,7 @@ from fairtalk.cli._test_options import (
     JUNIT,
     SCORE_CONVERTERS,
     SCORE_KEYS,
+    check_junit,
     gates_in_force,
     report_gates,
     write_ci_files,
@@ -97,6 +99,8 @@ def score(
     import fairtalk
     from fairtalk.cli._output import scoring_line
     from fairtalk.report import (
+        FILE_NAMES,
+        JUDGE_FILE,
         check_report_folder,
         labelled_lines,
         left_out_note,
@@ -104,10 +108,18 @@ def score(
         write_report,
     )
 
+    inputs = {
+        "--responses": None if responses == "-" else responses,
+        "--responses-b": responses_b,
+        "--gold": gold,
+        "--config": config,
+        "--lexicon": lexicon,
+        "--axis": axis if axis is not None and os.path.isfile(axis) else None,
+    }
+    outputs = {f"the report's {name}": os.path.join(output, name) for name in (*FILE_NAMES.values(), JUDGE_FILE)}
     try:
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})
-        if junit is not None:
-            check_output_file(junit, option="--junit")
+        check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         values, names = given_options(ctx, SCORE_KEYS, SCORE_CONVERTERS)
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
@@ -139,6 +151,7 @@ def score(
         {result.axis: result},
         junit,
         gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent),
+        protected={**inputs, **outputs, "-o": output},
     )
     code = report_gates(
         {result.axis: result}, alpha=options.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent

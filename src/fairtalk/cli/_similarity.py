@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from fairtalk.cli._app import app, check_output_file, console, info, print_json, say
+from fairtalk.cli._app import IN_MEMORY, app, check_output_file, console, info, print_json, say
 from fairtalk.cli._choices import SimilarityMethod, comma_list
 from fairtalk.cli._respond import (
     BATCH_SIZE,
@@ -44,11 +44,22 @@ def similarity(
     stop: list[str] | None = STOP,
     repetition_penalty: float | None = REPETITION_PENALTY,
     batch_size: int = BATCH_SIZE,
-    store: str | None = typer.Option(None, "--store", help="SQLite run store (stored answers are reused)."),
+    store: str | None = typer.Option(
+        None,
+        "--store",
+        help="SQLite run store (stored answers are reused). A new file or a run store (never an input, a device or "
+        "another file).",
+    ),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
     system_prompt: str | None = SYSTEM_PROMPT,
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
-    output: str | None = typer.Option(None, "-o", "--output", help="Write the result as JSON to this file."),
+    output: str | None = typer.Option(
+        None,
+        "-o",
+        "--output",
+        help="Write the result as JSON to this file. An existing file is replaced only when it is a similarity result "
+        "fairtalk wrote; never an input.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Write the result to stdout as JSON; messages go to stderr."),
 ) -> None:
     """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice).
@@ -65,8 +76,7 @@ def similarity(
     from fairtalk.report import similarity_basis, similarity_row
 
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
-    if output is not None:
-        check_output_file(output)  # before any work: '-', '~', a folder or an unwritable place
+    _check_outputs(pairs, output, store)
     settings = decoding_settings(
         sample=sample,
         max_new_tokens=max_new_tokens,
@@ -122,3 +132,26 @@ def similarity(
         if similarity_row(row)["disagree"]:  # test and interval disagree: the row says which
             say(f"{row.method}: {row.note}")
     say(f"model {result.model}")
+
+
+def _is_similarity_result(path: object) -> bool:
+    """Whether ``path`` is a result :meth:`SimilarityResult.write` wrote (it reads back as one)."""
+    import fairtalk
+    from fairtalk.results import SimilarityResult
+
+    try:
+        SimilarityResult.read_json(str(path))
+    except fairtalk.FairtalkError:
+        return False
+    return True
+
+
+def _check_outputs(pairs: str, output: str | None, store: str | None) -> None:
+    """Before any answer: ``-o`` and ``--store`` are new files or fairtalk's of their kind, never an input or a device."""
+    from fairtalk.store import is_run_store
+
+    inputs = {"--pairs": pairs}  # a model's own file is no similarity result or store: refused as not fairtalk's
+    if output is not None:
+        check_output_file(output, what="similarity result", ours=_is_similarity_result, inputs={**inputs, "--store": store})
+    if store is not None and store != IN_MEMORY:
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=inputs)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from fairtalk.cli._app import info, say
+from fairtalk.cli._app import check_output_file, info, say
 from fairtalk.options import SCORE_FIELDS
 
 if TYPE_CHECKING:
@@ -27,9 +27,14 @@ JUNIT = typer.Option(
     None,
     "--junit",
     help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where the gate "
-    "fails (--fail-unless-equivalent's when given, else --fail-on-bias's). With $GITHUB_STEP_SUMMARY set, "
-    "the findings and tables are appended to the job summary too.",
+    "fails (--fail-unless-equivalent's when given, else --fail-on-bias's). An existing FILE is replaced only when it "
+    "is a JUnit file fairtalk wrote; never an input or another file of the run. With $GITHUB_STEP_SUMMARY set, "
+    "the findings and tables are appended to the job summary too (best effort: a summary that cannot be appended "
+    "is a warning, and the exit code stays the gate's).",
 )
+_MSG_JUNIT_FOLDER = "--junit {path} is the output folder (-o); give the JUnit file a name of its own"
+#: The warning when the job summary cannot be appended (the gate decides the exit code, never the summary).
+_MSG_SUMMARY = "warning: the job summary was not appended to $GITHUB_STEP_SUMMARY ({error}); the exit code is the gate's"
 FAIL_UNLESS_EQUIVALENT = typer.Option(
     False,
     "--fail-unless-equivalent",
@@ -211,16 +216,41 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     return 0 if all(o.passed for o in outcomes) else 1
 
 
+def check_junit(junit: str | None, *, inputs: Mapping[str, object], outputs: Mapping[str, object], folder: str | None) -> None:
+    """``--junit FILE``, before any work: a new file or a JUnit file fairtalk wrote, never an input or another output of the run.
+
+    ``outputs`` are the files and folders the run writes (it may be inside none of them), ``folder``
+    the output folder they are in (``-o``): the JUnit file may sit in it, but not be it.
+    """
+    from fairtalk.errors import OutputError
+    from fairtalk.files import same_file
+    from fairtalk.report import is_junit_file
+
+    if junit is None:
+        return
+    if folder is not None and same_file(junit, folder):
+        raise OutputError(_MSG_JUNIT_FOLDER.format(path=junit))
+    check_output_file(junit, option="--junit", what="JUnit file", ours=is_junit_file, inputs=inputs, outputs=outputs)
+
+
 def write_ci_files(
-    results: Mapping[str, AuditResult] | ModelComparison, junit: str | None, *, gates: Sequence[Gate] = ()
+    results: Mapping[str, AuditResult] | ModelComparison,
+    junit: str | None,
+    *,
+    gates: Sequence[Gate] = (),
+    protected: Mapping[str, object] | None = None,
 ) -> None:
     """The CI outputs of a scored run or a comparison: ``--junit FILE``, and the job summary (``$GITHUB_STEP_SUMMARY``).
 
-    The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file. Both render the decision
-    of :func:`fairtalk.gates.evaluate`: an audit's under ``gates`` (:func:`gates_in_force`), a
-    comparison's under ``--fail-if-worse``'s.
+    The summary is appended when ``$GITHUB_STEP_SUMMARY`` names a file, on a best-effort basis:
+    it is never appended to one of ``protected`` (the run's inputs and outputs, what each is ->
+    its path) nor to the JUnit file, never to anything but a regular file (a FIFO nobody reads
+    never blocks the run), and a summary that cannot be appended is a warning on stderr: the
+    exit code stays the gate's. Both render the decision of :func:`fairtalk.gates.evaluate`: an
+    audit's under ``gates`` (:func:`gates_in_force`), a comparison's under ``--fail-if-worse``'s.
     """
-    from fairtalk import ModelComparison
+    from fairtalk import ModelComparison, OutputError
+    from fairtalk.files import append_text
     from fairtalk.gates import Gate
     from fairtalk.report import comparison_step_summary, step_summary, write_junit
 
@@ -233,5 +263,7 @@ def write_ci_files(
             text = comparison_step_summary(results)
         else:
             text = step_summary(results, gate=gates or (Gate.FAIL_ON_BIAS,))
-        with open(summary, "a", encoding="utf-8") as handle:  # the runner's file: appended to, as GitHub asks
-            handle.write(text + "\n")
+        try:  # the runner's file: appended to, as GitHub asks
+            append_text(summary, text + "\n", inputs={**(protected or {}), "--junit": junit})
+        except OutputError as exc:
+            say(_MSG_SUMMARY.format(error=exc), style="yellow", stderr=True)

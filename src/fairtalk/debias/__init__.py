@@ -17,6 +17,8 @@ _LAZY: dict[str, str] = {
     "AugmentedDialogue": "fairtalk.debias._cda:AugmentedDialogue",
     "augment": "fairtalk.debias._cda:augment",
     "write_dialogues": "fairtalk.debias._cda:write_dialogues",
+    "is_dialogues_file": "fairtalk.debias._cda:is_dialogues_file",
+    "is_filtered_pool": "fairtalk.debias._candidate_filter:is_filtered_pool",
     "EmbeddingRegularizer": "fairtalk.debias._wer:EmbeddingRegularizer",
     "PoolFilterResult": "fairtalk.debias._candidate_filter:PoolFilterResult",
     "DROP_REASONS": "fairtalk.debias._candidate_filter:DROP_REASONS",

@@ -3,12 +3,14 @@
 from fairtalk.debias._candidate_filter import DROP_REASONS as DROP_REASONS
 from fairtalk.debias._candidate_filter import PoolFilterResult as PoolFilterResult
 from fairtalk.debias._candidate_filter import filter_pool as filter_pool
+from fairtalk.debias._candidate_filter import is_filtered_pool as is_filtered_pool
 from fairtalk.debias._candidate_filter import read_pool as read_pool
 from fairtalk.debias._candidate_filter import write_pool as write_pool
 from fairtalk.debias._cda import Augmentation as Augmentation
 from fairtalk.debias._cda import AugmentedDialogue as AugmentedDialogue
 from fairtalk.debias._cda import AugmentSummary as AugmentSummary
 from fairtalk.debias._cda import augment as augment
+from fairtalk.debias._cda import is_dialogues_file as is_dialogues_file
 from fairtalk.debias._cda import write_dialogues as write_dialogues
 from fairtalk.debias._planted import plant_corpus as plant_corpus
 from fairtalk.debias._planted import write_planted as write_planted
@@ -22,6 +24,8 @@ __all__ = [
     "AugmentedDialogue",
     "augment",
     "write_dialogues",
+    "is_dialogues_file",
+    "is_filtered_pool",
     "EmbeddingRegularizer",
     "PoolFilterResult",
     "DROP_REASONS",

@@ -33,7 +33,7 @@ from fairtalk.files import same_file, write_text_atomic
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.measures import Measure, get_measure, score_unique
 
-__all__ = ["DROP_REASONS", "PoolFilterResult", "filter_pool", "read_pool", "write_pool"]
+__all__ = ["DROP_REASONS", "PoolFilterResult", "filter_pool", "is_filtered_pool", "read_pool", "write_pool"]
 
 #: The reasons a candidate can be dropped for, in the order they are checked.
 DROP_REASONS = ("group_words", "offensive", "negative")
@@ -181,6 +181,24 @@ def read_pool(path: str | os.PathLike[str]) -> list[str]:
         if text:
             pool.append(text)
     return pool
+
+
+def is_filtered_pool(path: str | os.PathLike[str], candidates: Iterable[str]) -> bool:
+    """Whether ``path`` is a filtered pool of ``candidates``, as :func:`write_pool` writes one: each of its lines is one of them.
+
+    A pool file holds no marker of its own (one response a line), so what pool-filter may replace
+    is told by its content: a file of lines all drawn from this pool (an earlier filtering of it,
+    or an empty file). A line that is not a candidate (the user's own text, another pool) makes it
+    the user's file.
+    """
+    if not os.path.isfile(path):
+        return False
+    try:
+        lines = read_pool(path)
+    except InputError:
+        return False
+    known = {" ".join(text.split()) for text in candidates}
+    return all(" ".join(line.split()) in known for line in lines)
 
 
 def write_pool(

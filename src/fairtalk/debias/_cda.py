@@ -32,13 +32,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairtalk._jsonl import write_records
+from fairtalk._jsonl import is_records_of, parse_object, write_records
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import OutputError
+from fairtalk.errors import FairtalkError, OutputError
 from fairtalk.files import atomic_writer, same_file
 from fairtalk.records import Context, Swap
 
-__all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "write_dialogues"]
+__all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "is_dialogues_file", "write_dialogues"]
 
 #: Words the swapper resolves by grammatical role, exempt from the per-dialogue consistency rule.
 ROLE_RESOLVED = frozenset({"her", "his"})
@@ -225,6 +225,30 @@ def _input_path(spec: str | os.PathLike[str]) -> Path:
     if sep and scheme in _SPEC_SCHEMES and not Path(text).exists():
         return Path(rest)
     return Path(text)
+
+
+#: The keys of every record :func:`write_dialogues` writes.
+DIALOGUE_KEYS = ("context", "response", "augmented", "origin")
+#: A first line longer than this is no augmented dialogue of fairtalk's.
+_MAX_FIRST_LINE = 1 << 20
+
+
+def is_dialogues_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an augmented corpus as :func:`write_dialogues` writes it (gzipped when it ends in ``.gz``).
+
+    Its first record has the keys of a dialogue (a file holding none counts too).
+    """
+    if Path(path).suffix != ".gz":
+        return is_records_of(path, DIALOGUE_KEYS)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with gzip.open(path, "rb") as handle:
+            line = handle.readline(_MAX_FIRST_LINE)
+        text = line.decode("utf-8").strip()
+        return not text or set(DIALOGUE_KEYS) <= parse_object(text, os.fspath(path), 1).keys()
+    except (OSError, EOFError, ValueError, FairtalkError):
+        return False
 
 
 def write_dialogues(

@@ -5,7 +5,12 @@ truncated or empty output, and a run's folder never mixes two runs:
 
 - :func:`atomic_writer` writes to a temporary file in the target's folder, flushes and
   fsyncs it, then renames it over the target; on any error the temporary file is removed
-  and the old target is untouched.
+  and the old target is untouched. It refuses a target that is not a regular file (a device,
+  a FIFO, a socket): a rename would replace the node itself (:func:`check_regular`).
+- :func:`check_output_file` is the rule of every single output file (``-o FILE``, ``--junit``):
+  never an input, never another output of the same run, never a device, and never an existing
+  file fairtalk does not recognise as its own output of that kind; :func:`append_text` appends
+  to a file another program owns (a CI job summary) without ever blocking (see ``_single.py``).
 - :func:`staged_folder` gives a hidden folder beside the outputs; everything of one run is
   written there first, and :func:`commit_staged` swaps the entries in by renames (the old
   entries go to a trash folder that is removed afterwards). An error midway undoes the swap;
@@ -38,16 +43,20 @@ from typing import IO, Any
 from fairtalk.errors import OutputError
 from fairtalk.files._owned import WRITTEN, check_output_name, check_owned, check_place, mark_written, written_files
 from fairtalk.files._owned import present as _present
+from fairtalk.files._single import append_text, check_output_file, check_regular
 
 __all__ = [
     "WRITTEN",
+    "append_text",
     "atomic_writer",
     "check_default_output",
     "check_not_input",
+    "check_output_file",
     "check_output_folder",
     "check_output_name",
     "check_outside",
     "check_owned",
+    "check_regular",
     "commit_staged",
     "discard_staged",
     "ensure_folder",
@@ -156,6 +165,9 @@ def ensure_folder(folder: str | os.PathLike[str]) -> Path:
 def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline: str | None = "\n") -> Iterator[IO[Any]]:
     r"""Open a temporary file beside ``path`` for writing; on success it replaces ``path`` atomically.
 
+    ``path`` must be new or a regular file (a link to one): a device, a FIFO or a socket is
+    refused (OutputError), never replaced by the rename.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -168,6 +180,7 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline
     target = Path(path)
     if target.is_dir():
         raise OutputError(_MSG_WRITE.format(reason="it is a folder"), path=str(target))
+    check_regular(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -185,6 +198,7 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
+        check_regular(target)  # again: a device or a FIFO made there while the file was written
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

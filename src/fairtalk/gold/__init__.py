@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fairtalk.gold._agreement import Agreement, agreement
 from fairtalk.gold._labels import GoldLog, Step
-from fairtalk.gold._reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, read_gold, sample_record_path
+from fairtalk.gold._reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, is_gold_file, read_gold, sample_record_path
 from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
 from fairtalk.gold._schemes import Choice, Guideline, LabelScheme, guideline, label_scheme, label_schemes, question
 from fairtalk.gold._server import LabelServer
@@ -36,6 +36,7 @@ __all__ = [
     "agreement",
     "draw_sample",
     "guideline",
+    "is_gold_file",
     "label_scheme",
     "label_schemes",
     "question",

@@ -37,7 +37,7 @@ from urllib.parse import quote
 
 from fairtalk._jsonl import MAX_DEPTH, json_line, read_json_file
 from fairtalk.errors import InputError, OutputError
-from fairtalk.files import atomic_writer, write_text_atomic
+from fairtalk.files import atomic_writer, check_regular, write_text_atomic
 from fairtalk.gold._reader import ItemKey, iter_labels, sample_record_path
 from fairtalk.gold._sample import Sample, SampleItem
 from fairtalk.gold._schemes import LabelScheme
@@ -91,6 +91,7 @@ class GoldLog:
         if sample.kind == "texts" and len(schemes) != 1:
             raise InputError(_MSG_ONE_MEASURE.format(n=len(schemes)))
         self.path = Path(path)
+        check_regular(self.path)  # a FIFO would block the reader, a device would swallow every label
         self.record_path = sample_record_path(self.path)
         self.sample = sample
         self.schemes = tuple(schemes)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from fairtalk._jsonl import read_json_file, read_objects
+from fairtalk._jsonl import is_records_of, read_json_file, read_objects
 from fairtalk.errors import InputError
 from fairtalk.gold._schemes import label_scheme
 
-__all__ = ["REGARD_FIELDS", "Gold", "GoldLabel", "ItemKey", "read_gold", "sample_record_path"]
+__all__ = ["REGARD_FIELDS", "Gold", "GoldLabel", "ItemKey", "is_gold_file", "read_gold", "sample_record_path"]
 
 #: An item: ``(pair_id, side)`` for responses, ``(id, None)`` for texts.
 ItemKey = tuple[str, Literal["a", "b"] | None]
@@ -55,6 +55,11 @@ def sample_record_path(gold: str | os.PathLike[str]) -> Path:
     """Where the sample record of a gold file lives: ``GOLD.jsonl.sample.json`` beside it."""
     path = Path(gold)
     return path.with_name(path.name + ".sample.json")
+
+
+def is_gold_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a gold file as ``fairtalk label`` writes them: its first row names an annotator and a note."""
+    return is_records_of(path, ("annotator", "note"))
 
 
 @dataclass(frozen=True, slots=True)

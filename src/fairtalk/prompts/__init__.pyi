@@ -4,6 +4,8 @@ from fairtalk.prompts._aesop import read_aesop as read_aesop
 from fairtalk.prompts._analysis import analyze as analyze
 from fairtalk.prompts._completions import CompletionSummary as CompletionSummary
 from fairtalk.prompts._completions import generate_completions as generate_completions
+from fairtalk.prompts._completions import is_completions_file as is_completions_file
+from fairtalk.prompts._completions import is_prompts_file as is_prompts_file
 from fairtalk.prompts._completions import label_completions as label_completions
 from fairtalk.prompts._completions import read_completions as read_completions
 from fairtalk.prompts._completions import read_prompts as read_prompts
@@ -34,6 +36,8 @@ from fairtalk.prompts._records import Spread as Spread
 from fairtalk.prompts._records import VarianceShares as VarianceShares
 from fairtalk.prompts._regard_check import RegardCheck as RegardCheck
 from fairtalk.prompts._regard_check import check_labels as check_labels
+from fairtalk.prompts._regard_check import is_labels_file as is_labels_file
+from fairtalk.prompts._regard_check import is_regard_check as is_regard_check
 from fairtalk.prompts._regard_check import read_labels as read_labels
 from fairtalk.prompts._regard_check import write_labels as write_labels
 from fairtalk.prompts._regard_probes import certify_regard as certify_regard
@@ -58,6 +62,10 @@ __all__ = [
     "check_labels",
     "read_labels",
     "write_labels",
+    "is_labels_file",
+    "is_regard_check",
+    "is_prompts_file",
+    "is_completions_file",
     "TEMPLATES",
     "DEFAULT_GROUPS",
     "DEFAULT_PAIRS",

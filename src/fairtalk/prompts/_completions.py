@@ -29,7 +29,7 @@ from typing import Any, NoReturn, cast
 import numpy as np
 import pandas as pd
 
-from fairtalk._jsonl import read_objects, write_records
+from fairtalk._jsonl import is_records_of, read_objects, write_records
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
 from fairtalk.lexicons import identity_terms
@@ -45,6 +45,8 @@ __all__ = [
     "bad_completion",
     "CompletionSummary",
     "generate_completions",
+    "is_completions_file",
+    "is_prompts_file",
     "join_completion",
     "label_completions",
     "read_completions",
@@ -98,6 +100,21 @@ class CompletionSummary:
         out["error_counts"] = dict(self.error_counts)
         out["error_examples"] = list(self.error_examples)
         return out
+
+
+#: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
+PROMPT_KEYS = ("group", "template", "structure", "text")
+COMPLETION_KEYS = ("group", "template", "structure", "seed", "prompt")
+
+
+def is_prompts_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a prompts JSONL as :func:`write_prompts` writes them (its first record has their keys)."""
+    return is_records_of(path, PROMPT_KEYS)
+
+
+def is_completions_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a completions JSONL as :func:`generate_completions` writes them (its first record)."""
+    return is_records_of(path, COMPLETION_KEYS)
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:

@@ -20,10 +20,19 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk._jsonl import read_objects
+from fairtalk._jsonl import is_json_of, is_records_of, read_objects
 from fairtalk.errors import InputError
 
-__all__ = ["LABEL_NAMES", "RegardCheck", "check_labels", "label_value", "read_labels", "write_labels"]
+__all__ = [
+    "LABEL_NAMES",
+    "RegardCheck",
+    "check_labels",
+    "is_labels_file",
+    "is_regard_check",
+    "label_value",
+    "read_labels",
+    "write_labels",
+]
 
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
@@ -187,6 +196,16 @@ def check_labels(
         gaps=gaps,
         instrument=instrument,
     )
+
+
+def is_labels_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them (its first record has ``id`` and ``label``)."""
+    return is_records_of(path, ("id", "label"))
+
+
+def is_regard_check(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a check as :meth:`RegardCheck.write` writes them: a JSON object with its keys."""
+    return is_json_of(path, ("n", "agreement", "macro_f1", "f1", "confusion"))
 
 
 def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:

@@ -44,7 +44,7 @@ from fairtalk.report._index import (
     write_index,
     write_run,
 )
-from fairtalk.report._junit import comparison_step_summary, step_summary, write_junit
+from fairtalk.report._junit import comparison_step_summary, is_junit_file, step_summary, write_junit
 from fairtalk.report._labelled import labelled_lines
 from fairtalk.report._markdown import render_markdown
 from fairtalk.report._model_comparison import COMPARISON_FILES as MODEL_COMPARISON_FILES
@@ -78,6 +78,7 @@ __all__ = [
     "comparison_step_summary",
     "step_summary",
     "write_junit",
+    "is_junit_file",
     "COMPARISON_FILES",
     "PLANTED_FILES",
     "write_planted_report",

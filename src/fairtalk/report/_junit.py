@@ -28,7 +28,7 @@ from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._table import format_p, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison
 
-__all__ = ["comparison_junit_xml", "comparison_step_summary", "junit_xml", "step_summary", "write_junit"]
+__all__ = ["comparison_junit_xml", "comparison_step_summary", "is_junit_file", "junit_xml", "step_summary", "write_junit"]
 
 #: One gate or several (``--fail-on-bias`` and ``--fail-unless-equivalent`` given together).
 Gates = Gate | str | Sequence[Gate | str]
@@ -105,11 +105,33 @@ def _run_suite(suites: ET.Element, name: str, outcomes: tuple[GateOutcome, ...])
     return len(failures)
 
 
+#: How every JUnit file fairtalk writes begins (the root's first attribute is its name, ``fairtalk`` or ``fairtalk.…``).
+_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
+_ROOT = '<testsuites name="fairtalk'
+
+
+def is_junit_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a JUnit file as fairtalk writes them: a regular file opening with its ``<testsuites name="fairtalk…">``.
+
+    What ``--junit`` may replace; any other file (a report, a results.json, the user's own XML)
+    is not.
+    """
+    start = (_HEAD + _ROOT).encode("utf-8")
+    if not os.path.isfile(path):  # a FIFO is never opened: it would wait for a writer
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(start) + 1)
+    except OSError:
+        return False
+    return head.startswith(start) and head[len(start) :][:1] in (b'"', b".")
+
+
 def _document(suites: ET.Element, n_tests: int, n_failures: int) -> str:
     suites.set("tests", str(n_tests))
     suites.set("failures", str(n_failures))
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return _HEAD + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 def junit_xml(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS, name: str = "fairtalk") -> str:

@@ -23,6 +23,7 @@ from fairtalk.store._sqlite import (
     RunStore,
     StoredResponse,
     context_hash,
+    is_run_store,
 )
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "StoredResponse",
     "context_hash",
     "failure_kind",
+    "is_run_store",
 ]

@@ -11,10 +11,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairtalk.errors import StoreError
+from fairtalk.errors import OutputError, StoreError
+from fairtalk.files import check_regular
 from fairtalk.models import Closing, DecodingSettings, Reply, finish_reason
 
-__all__ = ["ROWS_PER_STATEMENT", "SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash"]
+__all__ = ["ROWS_PER_STATEMENT", "SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash", "is_run_store"]
 
 SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
@@ -23,6 +24,9 @@ _MSG_VERSION = "run store has schema version {found}, this fairtalk reads versio
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
+
+#: How every SQLite database file begins.
+_SQLITE_HEADER = b"SQLite format 3\x00"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,6 +103,22 @@ class StoredResponse:
     finish_reason: str | None = None
 
 
+def is_run_store(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a SQLite database (a run store, or an empty file one can become): what ``--store`` may open.
+
+    Which tables it holds, :class:`RunStore` checks when it opens it (another program's
+    database is refused there, unchanged).
+    """
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+    except OSError:
+        return False
+    return head in (b"", _SQLITE_HEADER)
+
+
 class RunStore(Closing):
     """A SQLite run store in WAL mode; a context manager. Parent folders are created.
 
@@ -114,6 +134,10 @@ class RunStore(Closing):
         self._run_ids: dict[tuple[str, str], int] = {}
         if self.path.is_dir():
             raise StoreError(f"{self.path}: {_MSG_IS_DIR}")
+        try:
+            check_regular(self.path)  # a device or a FIFO: SQLite would write into it, or wait on it forever
+        except OutputError as exc:
+            raise StoreError(f"{self.path}: " + _MSG_OPEN.format(error=exc.message)) from None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
