@@ -43,7 +43,8 @@ def test_to_dict_is_the_json_form_and_from_dict_reads_it_back() -> None:
     assert as_json["n_read"] == 3 and as_json["n_by_group"] == dict(coverage.n_by_group)
     assert Coverage.from_dict(as_json) == coverage
     on_disk = json.loads(check.to_json())
-    assert on_disk == json.loads(json.dumps(check.to_dict())) and on_disk["leftover_share"] == check.leftover_share
+    assert on_disk == {"schema_version": 1, **json.loads(json.dumps(check.to_dict()))}  # the file is versioned
+    assert on_disk["leftover_share"] == check.leftover_share
     assert PairsCheck.from_dict(on_disk) == check
 
 
