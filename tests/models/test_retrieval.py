@@ -92,7 +92,7 @@ def test_the_run_store_hands_all_misses_in_one_call_and_gets_every_answer_back(p
     assert model.supports_stream
     streamed = dict(model.respond_stream(contexts, DecodingSettings(), seeds=seeds))
     assert sorted(streamed) == list(range(len(contexts))) and [streamed[i] for i in seeds] == plain
-    assert len(model.calls) == 1 and [len(c) for c in model.calls[0]] == sorted(len(c) for c in contexts)  # shortest first
+    assert len(model.calls) == 1 and [len(c) for c in model.calls[0]] == sorted(map(len, contexts), reverse=True)  # longest first
     model.calls.clear()
     with RunStore(":memory:") as store:
         cached = CachingResponder(model, store, batch_size=8)

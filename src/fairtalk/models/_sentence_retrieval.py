@@ -9,7 +9,8 @@ embeddings, greedy decoding returns the top candidate, sampling is seeded per it
 
 Contexts are encoded once each: a call's distinct texts, and those of earlier calls that the
 encoder still remembers, are not encoded again, and the rest run sorted by their number of word
-pieces, ``batch_size`` at a time, so a batch holds texts of about one length and little padding.
+pieces, longest first, ``batch_size`` at a time, so a batch holds texts of about one length and
+little padding, and each batch's buffers fit in those its predecessors freed.
 On a CPU that multiplies bfloat16 natively (AMX or AVX512-BF16), ``dtype="auto"`` (the default)
 runs the encoder under bfloat16 autocast, about twice as fast as float32 there; on any other CPU,
 and with ``dtype="float32"``, it runs in float32. The fingerprint names bfloat16 when it is used,
@@ -189,7 +190,7 @@ class SentenceEncoder:
 
     Texts are truncated to ``max_seq_length`` word pieces. Each distinct text is encoded once: the
     last ``_MEMO_SIZE`` texts' rows are remembered across calls, and the others are sorted by their
-    number of word pieces and encoded ``batch_size`` at a time. ``dtype`` is the precision (see the
+    number of word pieces, longest first, and encoded ``batch_size`` at a time. ``dtype`` is the precision (see the
     module's docstring); :attr:`dtype` is the one used. The model loads on first use.
     """
 
@@ -243,11 +244,11 @@ class SentenceEncoder:
         return np.stack([rows[text] for text in texts]).astype(np.float32, copy=False)
 
     def _encode_new(self, model: Any, texts: list[str]) -> np.ndarray:
-        """Distinct texts through the model, sorted by word pieces, ``batch_size`` at a time; rows in input order."""
+        """Distinct texts through the model, longest first by word pieces, ``batch_size`` at a time; rows in input order."""
         import torch
 
         pieces = model.tokenizer(texts, truncation=True, max_length=self.max_seq_length)["input_ids"]
-        order = sorted(range(len(texts)), key=lambda i: (len(pieces[i]), texts[i]))
+        order = sorted(range(len(texts)), key=lambda i: (-len(pieces[i]), texts[i]))
         out = np.empty((len(texts), _dimension(model)), dtype=np.float32)
         threads = torch.get_num_threads()
         try:
