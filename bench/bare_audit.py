@@ -10,7 +10,8 @@
 
 Both children are timed for wall and CPU (user + system, from ``wait4``) and peak RSS, with the
 load average before and after each; ``--rounds N`` alternates them N times so that they share
-the machine's load. The audit's answers are compared with the floor's float32 top candidates
+the machine's load; ``--floor-threads 1`` times the floor on one thread, which on a busy machine is
+its best. The audit's answers are compared with the floor's float32 top candidates
 (the same context) and, with ``--reference DIR``, with an earlier bare audit's report folder
 (the same pair and side). ``--also MODEL_SPEC`` times one more audit with ``--model MODEL_SPEC``
 (e.g. ``"builtin:minilm-retrieval?dtype=float32"``).
@@ -49,9 +50,13 @@ def bare_audit_contexts() -> list[str]:
     return contexts
 
 
-def floor(contexts_file: str, answers_file: str, batch_size: int) -> None:
+def floor(contexts_file: str, answers_file: str, batch_size: int, threads: int | None) -> None:
     """Child process: encode the distinct contexts in one float32 call, then the pool product; print the timings."""
     import numpy as np
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
 
     from fairtalk.models._sentence_retrieval import _load_model, load_sentence_pool
     from fairtalk.training import shipped_checkpoint
@@ -70,8 +75,6 @@ def floor(contexts_file: str, answers_file: str, batch_size: int) -> None:
     total_wall, total_cpu = time.perf_counter() - wall, time.process_time() - cpu
     answers = {context: pool.texts[j] for context, j in zip(unique, top)}
     Path(answers_file).write_text(json.dumps(answers, ensure_ascii=False), encoding="utf-8")
-    import torch
-
     figures = {
         "n_contexts": len(unique),
         "load_wall": load,
@@ -148,6 +151,7 @@ def _one_round(args: argparse.Namespace, tmp: Path, k: int, contexts_file: Path)
     """One floor and one bare audit (and the ``--also`` audit), each in a fresh child process."""
     answers_file = tmp / f"floor-{k}.json"
     command = [sys.executable, __file__, "--floor", str(contexts_file), str(answers_file), "--floor-batch", str(args.floor_batch)]
+    command += ["--floor-threads", str(args.floor_threads)] if args.floor_threads else []
     child = _child(command, tmp / f"floor-{k}.log")
     inner = json.loads((tmp / f"floor-{k}.log").read_text().strip().splitlines()[-1])
     audits = {}
@@ -163,12 +167,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="floor and audit alternated this many times")
     parser.add_argument("--floor-batch", type=int, default=128, help="contexts per batch in the floor's one call")
+    parser.add_argument("--floor-threads", type=int, help="torch threads of the floor (default: torch's, one per core)")
     parser.add_argument("--reference", type=Path, help="an earlier bare audit's report folder, to compare answers with")
     parser.add_argument("--also", action="append", default=[], metavar="MODEL_SPEC", help="time one more audit with --model SPEC")
     parser.add_argument("--floor", nargs=2, metavar=("CONTEXTS", "ANSWERS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
-        floor(*args.floor, batch_size=args.floor_batch)
+        floor(*args.floor, batch_size=args.floor_batch, threads=args.floor_threads)
         return
 
     print(_machine())

@@ -46,8 +46,8 @@ from fairtalk.files import staged, write_text_atomic
 __all__ = [
     "ENCODER_PACKAGE",
     "FORMAT",
-    "SentenceEncoder",
     "Precision",
+    "SentenceEncoder",
     "SentencePool",
     "ThreadChoice",
     "check_encoder_installed",
@@ -190,8 +190,9 @@ class SentenceEncoder:
 
     Texts are truncated to ``max_seq_length`` word pieces. Each distinct text is encoded once: the
     last ``_MEMO_SIZE`` texts' rows are remembered across calls, and the others are sorted by their
-    number of word pieces, longest first, and encoded ``batch_size`` at a time. ``dtype`` is the precision (see the
-    module's docstring); :attr:`dtype` is the one used. The model loads on first use.
+    number of word pieces, longest first, and encoded ``batch_size`` at a time, on the threads
+    :class:`ThreadChoice` picks. ``dtype`` is the precision asked for (see the module's docstring);
+    :attr:`dtype` is the one used. The model loads on first use.
     """
 
     def __init__(
@@ -265,7 +266,7 @@ class SentenceEncoder:
                         show_progress_bar=False,
                         convert_to_numpy=True,
                     )
-                    self._threads.record(n, (time.perf_counter() - started) / (len(batch) * len(pieces[batch[-1]])))
+                    self._threads.record(n, (time.perf_counter() - started) / (len(batch) * len(pieces[batch[0]])))  # padded
         finally:
             torch.set_num_threads(threads)
         return out
