@@ -73,3 +73,31 @@ def test_errors(tmp_path: Path) -> None:
         load_responder(f"retrieval:{empty}")
     with pytest.raises(SpecError, match="unknown retrieval encoder 'bert'"):
         RetrievalResponder(POOL, encoder="bert")
+
+
+def test_the_run_store_hands_all_misses_in_one_call_and_gets_every_answer_back(pool_file: Path) -> None:
+    from fairtalk.store import CachingResponder, RunStore
+
+    class Counting(RetrievalResponder):
+        calls: list[list[str]] = []
+
+        def respond(self, contexts, settings, *, seeds):
+            self.calls.append(list(contexts))
+            return super().respond(contexts, settings, seeds=seeds)
+
+    contexts = ["did you see the doctor", "what does your cat do", "zzz", "sport", "what does your cat do"] * 30
+    seeds = list(range(len(contexts)))
+    plain = RetrievalResponder(pool_file).respond(contexts, DecodingSettings(), seeds=seeds)
+    model = Counting(pool_file)
+    assert model.supports_stream
+    streamed = dict(model.respond_stream(contexts, DecodingSettings(), seeds=seeds))
+    assert sorted(streamed) == list(range(len(contexts))) and [streamed[i] for i in seeds] == plain
+    assert len(model.calls) == 1 and [len(c) for c in model.calls[0]] == sorted(map(len, contexts), reverse=True)  # longest first
+    model.calls.clear()
+    with RunStore(":memory:") as store:
+        cached = CachingResponder(model, store, batch_size=8)
+        assert cached.respond(contexts, DecodingSettings(), seeds=seeds) == plain
+    assert len(model.calls) == 1  # not one call per batch of 8
+    sampled = DecodingSettings(do_sample=True, temperature=0.5, top_k=3)
+    streamed = dict(model.respond_stream(contexts, sampled, seeds=seeds))
+    assert [streamed[i] for i in seeds] == model.respond(contexts, sampled, seeds=seeds)  # seeded per item, in any order

