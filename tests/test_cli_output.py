@@ -225,3 +225,44 @@ def test_a_ci_log_at_80_columns_prints_every_measure_and_figure_uncut(tmp_path: 
     keys = [name for name, m in rows.items() if m.get("primary") and m.get("kind") != "corpus"]
     assert keys and all(f"\n  {key}\n" in compared for key in keys)  # each name whole, on a line of its own
     assert compared.count("change ") >= len(keys) and compared.count("p adj. ") >= len(keys)
+
+
+def test_audit_help_opens_with_the_essentials_and_an_example() -> None:
+    """Issue 41: `fairtalk audit --help` printed 62 options in one list; its first 40 lines at 100 columns now hold
+    what a first audit needs, and the rest is grouped in panels."""
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "fairtalk.cli", "audit", "--help"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    first = "\n".join(done.stdout.splitlines()[:40])
+    assert "Example: fairtalk audit --model" in first
+    for flag in ("--corpus", "--axis", "--model ", "--pairs", "--output", "--fail-on-bias", "--fail-unless-equivalent"):
+        assert flag in first, flag
+    for later in ("--temperature", "--binary-test", "--ray-address", "--looks"):
+        assert later not in first and later in done.stdout, later
+    for panel in ("Model and decoding", "Pairs and measures", "Statistics", "Stop when decided", "Scale and failures"):
+        assert f"─ {panel} ─" in done.stdout, panel
+
+
+def test_every_flag_a_help_panel_names_is_an_option_of_some_command() -> None:
+    """A panel's flag with a typo, or of an option since renamed, would silently leave that option in `Options`."""
+    import click
+
+    from fairtalk.cli._panels import PANELS
+
+    def flags(command: click.Command) -> set[str]:
+        found = {name for p in command.params for name in (*p.opts, *p.secondary_opts)}
+        for sub in getattr(command, "commands", {}).values():
+            found |= flags(sub)
+        return found
+
+    every = flags(typer.main.get_command(app))
+    named = [flag for panel in PANELS.values() for flag in panel]
+    assert len(named) == len(set(named))  # one panel per flag
+    assert not [flag for flag in named if flag not in every]

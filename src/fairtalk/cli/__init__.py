@@ -22,5 +22,8 @@ from fairtalk.cli import (  # noqa: F401, I001
     _label,
 )
 from fairtalk.cli._app import EXIT_BIAS, EXIT_INTERNAL, EXIT_USAGE, app, fail, main
+from fairtalk.cli._panels import assign_panels
+
+assign_panels(app)  # every command's options grouped into the panels of its --help
 
 __all__ = ["EXIT_BIAS", "EXIT_INTERNAL", "EXIT_USAGE", "app", "fail", "main"]

@@ -210,7 +210,10 @@ def audit(  # noqa: C901, PLR0915
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = RAY_ACTORS,
 ) -> None:
-    """Audit a dialogue model end to end: pairs, responses, scores and a report per axis."""
+    """Audit a dialogue model end to end: pairs, responses, scores and a report per axis.
+
+    Example: fairtalk audit --model python:mybot.py:reply --axis gender --pairs 500 -o report --fail-on-bias
+    """
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.models import RayEngine
