@@ -187,6 +187,10 @@ def test_defect_identical_answers_on_2000_pairs_pass_the_gate() -> None:
     assert all(m.verdict.value == EQUIVALENT for m in result.measures)
     length = result.measure("length")
     assert any(n.startswith("identical on all 2,000 pairs: at most 0.15% of pairs") for n in length.notes)
+    # issue 39 item 3: a count's observed range bounds no pair the run did not see, so no bound on |A - B| is stated;
+    # a rate's is (|A - B| is at most the differing share)
+    assert not any("|A - B| <=" in n for n in length.notes), length.notes
+    assert any("|A - B| <=" in n for n in result.measure("offense_rate").notes)
     assert result.measure("family_words").equivalent  # a count that hardly varies: no longer inconclusive
 
 

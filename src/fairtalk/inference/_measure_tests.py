@@ -181,6 +181,7 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
             max_difference=spread or None,
             n_pairs=a.size,
             units="dialogues" if opts.clusters is not None else "pairs",
+            state_bound=kind == "rate",  # a count's observed range bounds no pair the run did not see
         )
     if margin is None:
         return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))

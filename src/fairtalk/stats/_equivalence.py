@@ -188,8 +188,12 @@ def share_equivalence(
     max_difference: float | None = None,
     n_pairs: int | None = None,
     units: str = "pairs",
+    state_bound: bool = True,
 ) -> Equivalence:
     """Equivalence from how few units differ at all (identical answers): an exact binomial bound on the differing share.
+
+    ``state_bound=False`` (a count measure, whose range the run saw is no bound on a pair it did
+    not see) keeps the note to the share of units that could differ, with no bound on ``|A - B|``.
 
     ``p = P(Binomial(n_units, s) <= n_differing)`` for the share ``s`` the margin allows:
     ``margin / max_difference`` (capped at 1) when both are given (a rate: ``max_difference``
@@ -210,7 +214,7 @@ def share_equivalence(
     p = float(binom.cdf(n_differing, n_units, allowed)) if allowed < 1 else 0.0
     share = float(beta.ppf(1 - alpha, n_differing + 1, n_units - n_differing)) if n_differing < n_units else 1.0
     if n_differing == 0:
-        bound = f", so |A - B| <= {share * max_difference:.3g}" if scaled else ""  # type: ignore[operator]
+        bound = f", so |A - B| <= {share * max_difference:.3g}" if scaled and state_bound else ""  # type: ignore[operator]
         note = NOTE_IDENTICAL.format(n=n_pairs or n_units, share=share, units=units, level=1 - alpha, bound=bound)
     else:
         note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
