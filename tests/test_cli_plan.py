@@ -177,4 +177,4 @@ def test_plan_gate_does_not_read_a_spread_the_pilot_did_not_record_as_identical_
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "offense_rate: no spread recorded in the pilot (not tested there): cannot plan it" in text
-    assert "refusal_rate: identical on every pair: 149 pairs" in text
+    assert "refusal_rate: identical on every pair: 149 units, pairs or dialogues as the audit counts them" in text

@@ -135,7 +135,8 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
             continue
         if sd == 0:
             say(
-                f"  {key}: identical on every pair: {identical:,} pairs (the differing share bounded below {IDENTICAL_SHARE:.0%})"
+                f"  {key}: identical on every pair: {identical:,} units, pairs or dialogues as the audit counts them "
+                f"(the differing share bounded below {IDENTICAL_SHARE:.0%})"
             )
             needs.append(identical)
             continue
