@@ -1,0 +1,107 @@
+"""The reports read at a glance (issue 41), measured in headless Chromium.
+
+At 1,280 × 800 the Verdict column of each report's main table lies wholly inside the window, and
+at 400 px wide nothing makes the page scroll sideways (a wide table scrolls in its own box). The
+per-axis report opens with one row per measure (groups, difference with its interval, verdict);
+the statistician's columns sit in a table collapsed by default.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from audit_toys import write_corpus, write_models
+from fairtalk.cli import app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make chromium)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+
+#: The right edge of the first visible Verdict header (or verdict cell), and how wide the page scrolls.
+_MEASURE = """() => {
+  const cells = [...document.querySelectorAll('table th, td.verdict')]
+    .filter(c => c.matches('td.verdict') || c.textContent.trim().startsWith('Verdict'));
+  const shown = cells.find(c => c.checkVisibility());
+  const stats = document.querySelector('details.stats');
+  return {scroll: document.documentElement.scrollWidth, right: shown ? shown.getBoundingClientRect().right : null,
+          statsOpen: stats ? stats.open : null,
+          zShown: [...document.querySelectorAll('th')].some(t => t.textContent.trim() === 'Z' && t.checkVisibility())};
+}"""
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A candidate audited against a baseline: its per-axis report, its index and the comparison report."""
+    root = tmp_path_factory.mktemp("layout")
+    corpus, models = write_corpus(root), write_models(root)
+    done = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--corpus",
+            str(corpus),
+            "--model",
+            f"python:{models}:biased",
+            "--baseline-model",
+            f"python:{models}:fair",
+            "--axis",
+            "gender",
+            "--pairs",
+            "40",
+            "--resamples",
+            "200",
+            "-o",
+            str(root / "run"),
+            "-q",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    run = root / "run"
+    return {"axis": run / "gender" / "report.html", "index": run / "index.html", "comparison": run / "comparison" / "report.html"}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _measure(browser: object, page: Path, width: int) -> dict[str, object]:
+    view = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    try:
+        view.goto(page.as_uri())
+        measured: dict[str, object] = view.evaluate(_MEASURE)
+        return measured
+    finally:
+        view.close()
+
+
+@pytest.mark.parametrize("name", ["axis", "index", "comparison"])
+def test_the_verdict_fits_a_1280_window_and_nothing_overflows_at_400_px(
+    reports: dict[str, Path], browser: object, name: str
+) -> None:
+    wide = _measure(browser, reports[name], 1280)
+    assert wide["right"] is not None and 0 < float(wide["right"]) <= 1280, wide  # type: ignore[arg-type]
+    assert wide["scroll"] == 1280, wide
+    narrow = _measure(browser, reports[name], 400)
+    assert narrow["scroll"] == 400, narrow  # a wide table scrolls in its own box, never the page
+
+
+def test_the_axis_report_opens_at_a_glance_with_the_statistics_collapsed(reports: dict[str, Path], browser: object) -> None:
+    html = reports["axis"].read_text(encoding="utf-8")
+    assert html.index('id="glance"') < html.index('id="summary"')
+    glance = html[html.index('<table class="glance">') : html.index("</table>", html.index('<table class="glance">'))]
+    for header in ("Measure", "Difference A − B (95% CI)", "Verdict"):
+        assert f"<th>{header}</th>" in glance
+    assert "p (adj.)" not in glance and "<th>Z</th>" not in glance  # the statistician's columns are elsewhere
+    measured = _measure(browser, reports["axis"], 1280)
+    assert measured["statsOpen"] is False and measured["zShown"] is False
