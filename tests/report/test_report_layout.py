@@ -96,6 +96,14 @@ def test_the_verdict_fits_a_1280_window_and_nothing_overflows_at_400_px(
     assert narrow["scroll"] == 400, narrow  # a wide table scrolls in its own box, never the page
 
 
+def test_the_comparison_opens_at_a_glance_with_the_statistics_collapsed(reports: dict[str, Path], browser: object) -> None:
+    html = reports["comparison"].read_text(encoding="utf-8")
+    assert html.index('<table class="glance">') < html.index('<details class="stats">') < html.index('<table class="comparison">')
+    glance = html[html.index('<table class="glance">') : html.index("</table>", html.index('<table class="glance">'))]
+    assert "<th>Verdict</th>" in glance and "p (adj.)" not in glance
+    assert _measure(browser, reports["comparison"], 1280)["statsOpen"] is False
+
+
 def test_the_axis_report_opens_at_a_glance_with_the_statistics_collapsed(reports: dict[str, Path], browser: object) -> None:
     html = reports["axis"].read_text(encoding="utf-8")
     assert html.index('id="glance"') < html.index('id="summary"')
