@@ -295,7 +295,8 @@ def _gold_file(tmp_path: Path) -> Path:
     from fairtalk.gold import GoldLog, label_schemes
 
     GoldLog(gold, draw_sample(texts, n=2), label_schemes("offense_rate"), annotator="ann")
-    gold.write_text(json.dumps({"id": "1", "offense_rate": 1, "annotator": "ann"}) + "\n", encoding="utf-8")
+    row = {"id": "1", "offense_rate": 1, "annotator": "ann", "note": ""}  # a label row as `fairtalk label` writes it
+    gold.write_text(json.dumps(row) + "\n", encoding="utf-8")
     return gold
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._inputs import check_not_input, same_file
 from fairtalk.files._owned import WRITTEN, check_output_name, check_owned, check_place, mark_written, written_files
 from fairtalk.files._owned import present as _present
 from fairtalk.files._single import append_text, check_output_file, check_regular
@@ -73,7 +74,6 @@ TRASH_PREFIX = ".fairtalk-old-"
 #: The file in a trash folder that names the staging folder and the entries a swap moves in.
 JOURNAL = ".fairtalk-journal.json"
 _MSG_WRITE = "cannot write ({reason})"
-_MSG_IS_INPUT = "{option} {path} is also the input {name}; it would be overwritten (write the output elsewhere)"
 _MSG_INSIDE = "{name} {path} lies inside {entry}, which this run replaces; move it or write the output elsewhere"
 _MSG_NOT_FOLDER = "is a file, not a folder (give a folder for the outputs)"
 _MSG_NOT_OURS = (
@@ -84,21 +84,6 @@ _MSG_NOT_OURS = (
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
-
-
-def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Whether two paths name the same file (the same inode when both exist, else the same resolved path)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()
-
-
-def check_not_input(output: str | os.PathLike[str], inputs: Mapping[str, Any], *, option: str = "-o") -> None:
-    """Raise OutputError if ``output`` is one of ``inputs`` (a name -> path mapping; None paths are skipped)."""
-    for name, path in inputs.items():
-        if path is not None and same_file(output, path):
-            raise OutputError(_MSG_IS_INPUT.format(option=option, path=output, name=name))
 
 
 def check_default_output(path: str | os.PathLike[str], *, ours: Callable[[Path], bool], what: str, option: str) -> None:

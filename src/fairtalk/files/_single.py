@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._inputs import check_not_input
 from fairtalk.files._owned import check_output_name
 
 __all__ = ["append_text", "check_output_file", "check_regular"]
@@ -96,8 +97,6 @@ def _resolved(path: str | os.PathLike[str]) -> Path:
 
 def _check_places(path: str | os.PathLike[str], inputs: Mapping[str, Any], outputs: Mapping[str, Any], option: str) -> None:
     """Neither an input (nor inside an input folder) nor one of the run's other outputs (nor inside one)."""
-    from fairtalk.files import check_not_input  # the package imports this module first: its names exist by the call
-
     check_not_input(path, inputs, option=option)
     target = _resolved(path)
     for name, given in inputs.items():
