@@ -10,16 +10,15 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 import fairtalk
 from audit_toys import write_corpus, write_responses
+from cli_walk import commands, flag
 from fairtalk.cli import app
 
 runner = CliRunner()
@@ -39,19 +38,7 @@ def chatty(context):
 '''
 
 
-def _commands(command: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Every command of the app with its path of names (``("prompts", "analyze")``), groups walked."""
-    command = command if command is not None else typer.main.get_command(app)
-    subcommands = getattr(command, "commands", None)
-    if subcommands is None:
-        yield path, command
-        return
-    for name, sub in sorted(subcommands.items()):
-        yield from _commands(sub, (*path, name))
-
-
-def _flag(param: Any) -> str:
-    return max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+_commands, _flag = commands, flag
 
 
 #: Input options given a missing file too, so that a command which wrongly takes the list stops at once.

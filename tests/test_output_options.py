@@ -20,16 +20,16 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 import fairtalk
 from audit_toys import write_corpus, write_responses
+from cli_walk import commands, flag
 from fairtalk import OutputError
 from fairtalk.cli import app
 from fairtalk.errors import StoreError
@@ -51,19 +51,7 @@ REFUSALS = (
 )
 
 
-def _commands(command: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Every command of the app with its path of names, groups walked."""
-    command = command if command is not None else typer.main.get_command(app)
-    subcommands = getattr(command, "commands", None)
-    if subcommands is None:
-        yield path, command
-        return
-    for name, sub in sorted(subcommands.items()):
-        yield from _commands(sub, (*path, name))
-
-
-def _flag(param: Any) -> str:
-    return max((o for o in param.opts if o.startswith("--")), key=len, default=param.opts[0])
+_commands, _flag = commands, flag
 
 
 def _output_options() -> list[tuple[tuple[str, ...], str]]:
