@@ -20,7 +20,7 @@ often each side's answers hit the limit (``hit_token_limit``), when the model re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from fairtalk._responses import ResponseSet
@@ -140,5 +140,5 @@ def token_limit_rows(rs: ResponseSet, opts: Inference) -> list[KeyTest]:
     row = compare(TOKEN_LIMIT_KEY, measure, measure.flags(reasons[0]), measure.flags(reasons[1]), opts)
     n_unknown = sum(r is None for side in reasons for r in side)
     if n_unknown:
-        row = replace(row, notes=(*row.notes, _NOTE_UNKNOWN_REASON.format(n=n_unknown)))
+        row = row.with_notes(_NOTE_UNKNOWN_REASON.format(n=n_unknown))
     return [row]

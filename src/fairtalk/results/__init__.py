@@ -3,7 +3,8 @@
 Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``to_frame()``,
 ``to_dict()``/``from_dict()``, ``write(path)`` and ``read_json(path)`` (:mod:`._protocol`):
 
-- ``AuditResult``: one axis scored (per measure a ``MeasureResult``, plus divergent pairs);
+- ``AuditResult``: one axis scored (per measure a ``MeasureResult``, holding the key's ``TestedKey``
+  as inference built it, plus divergent pairs);
 - ``AuditRun``: a whole audit (per axis an ``AxisRun``: result, coverage, generation counts,
   pairs and responses);
 - ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
@@ -26,6 +27,7 @@ from fairtalk.results._audit import (
     MaskedComparison,
     MeasureResult,
     ScorerCheck,
+    TestedKey,
 )
 from fairtalk.results._by_turn import BY_TURN_COLUMNS, ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._debias import ComparedModel, DebiasComparison
@@ -72,6 +74,7 @@ __all__ = [
     "ScorerCheck",
     "SimilarityResult",
     "SimilarityRow",
+    "TestedKey",
     "TurnBucket",
     "TurnGap",
     "Verdict",
