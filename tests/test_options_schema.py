@@ -17,13 +17,15 @@ import pytest
 import typer
 
 from fairtalk import AuditConfig, ScoreOptions, SpecError
+from fairtalk._schema import field_info, option_default, option_help, options_schema
 from fairtalk.config import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
 from fairtalk.config._audit_config import AuditOverrides, RunOverrides
-from fairtalk.config._schema import field_info, option_default, option_help
 from fairtalk.config._score_options import CORRECTIONS, ScoreOverrides
 from fairtalk.measures import DEFINITIONS, SIMILARITY_METHODS
+from fairtalk.models import RayEngine
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 from fairtalk.pairs import MIXED_POLICIES
+from fairtalk.prompts import PromptOptions
 from fairtalk.stats import SPENDING_FUNCTIONS
 
 
@@ -191,3 +193,32 @@ def test_every_scoring_option_is_reachable_from_the_cli_and_from_a_config_file(t
     read = ScoreOptions.from_file(path).to_dict()
     for key, value in changed.items():
         assert read[key] == value and value != option_default(ScoreOptions, key), key
+
+
+@pytest.mark.parametrize(
+    ("cls", "key", "value", "message"),
+    [
+        (PromptOptions, "n_draws", -3, "n_draws must be an integer >= 1, got -3"),
+        (PromptOptions, "n_best", 2.5, "n_best must be an integer >= 1, got 2.5"),
+        (PromptOptions, "smoothing", float("nan"), "smoothing must be a number >= 0, got nan"),
+        (PromptOptions, "alpha", 7, "alpha must be between 0 and 1 (exclusive), got 7"),
+        (RayEngine, "num_actors", 0, "RayEngine: num_actors must be an integer >= 1 or None, got 0"),
+        (RayEngine, "max_retries", True, "RayEngine: max_retries must be an integer >= 0, got True"),
+        (RayEngine, "num_gpus", -1, "RayEngine: num_gpus must be a number >= 0 or None, got -1"),
+        (RayEngine, "num_cpus", float("inf"), "RayEngine: num_cpus must be a number > 0, got inf"),
+        (RayEngine, "score_batch", 1.5, "RayEngine: score_batch must be an integer >= 1 or None, got 1.5"),
+    ],
+)
+def test_prompt_and_ray_numbers_are_parsed_by_the_one_schema(cls: type, key: str, value: object, message: str) -> None:
+    """PromptOptions and RayEngine declare their bounds as schema fields: a bad number gets the schema's own wording.
+
+    The same field on a bare schema class words the same error (RayEngine only names itself first).
+    """
+    info = field_info(cls, key)  # a field of the schema, with its bounds
+    probe: Any = options_schema(kw_only=True)(type("Probe", (), {"__annotations__": {key: info.annotation}, key: info}))
+    with pytest.raises(SpecError) as schema:
+        probe(**{key: value})
+    with pytest.raises(SpecError) as caught:
+        cls(**{key: value})
+    assert str(caught.value) == message
+    assert str(caught.value).removeprefix("RayEngine: ") == str(schema.value)

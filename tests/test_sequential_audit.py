@@ -57,7 +57,7 @@ def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Pa
     corpus = fairtalk.read_corpus(str(_big_corpus(tmp_path)))
     lexicon = fairtalk.load_lexicon("gender")
     config = AuditConfig(corpus=str(tmp_path / "big.txt"), axes=("gender",), until_decided=True, n_pairs=50, max_pairs=400)
-    small, large = nested_pairs(corpus, lexicon, config, 100), nested_pairs(corpus, lexicon, config, 400)
+    small, large = nested_pairs(corpus, lexicon, config.pairs, 100), nested_pairs(corpus, lexicon, config.pairs, 400)
     assert small.ranked == large.ranked[:100]
     first, coverage = large.look(50)
     second, _ = large.look(100)
@@ -65,7 +65,7 @@ def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Pa
     assert coverage.n_pairs == 50 and coverage.n_matched == large.coverage.n_matched
     ids = [p.id for p in second]
     assert ids == sorted(ids, key=lambda i: large.positions[i])  # corpus order within a look
-    other = nested_pairs(corpus, lexicon, config.updated({"seed": 1}), 100)
+    other = nested_pairs(corpus, lexicon, config.updated({"seed": 1}).pairs, 100)
     assert {p.id for p in other.ranked} != {p.id for p in small.ranked}  # the seed draws another sample
 
 

@@ -26,11 +26,11 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from fairtalk.config._schema import keys_of, label, options_schema
+from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._score_options import (
     ScoreOptions,
     ScoreOverrides,
@@ -41,6 +41,16 @@ from fairtalk.config._score_options import (
     normal_keys,
     split_names,
     unknown_key,
+)
+from fairtalk.config._stages import (
+    CorrectionScope,
+    GenerationOptions,
+    InferenceOptions,
+    Mixed,
+    OutputOptions,
+    PairsOptions,
+    SequentialOptions,
+    Spending,
 )
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, axis_names
@@ -172,6 +182,13 @@ class AuditConfig:
     ``to_dict()`` is what ``run.json`` records as ``config``. ``names`` only renames the
     options in error messages (the CLI passes its flags).
 
+    The options are held flat (as they are given and recorded) and handed to the stages by
+    stage, each a frozen value of its own (``_stages.py``): :attr:`pairs`
+    (:class:`PairsOptions`), :attr:`generation` (:class:`GenerationOptions`), :attr:`inference`
+    (:class:`InferenceOptions`, holding ``score``), :attr:`sequential`
+    (:class:`SequentialOptions`) and :attr:`output` (:class:`OutputOptions`). A stage receives
+    its own, never the whole config.
+
     Raises
     ------
     SpecError
@@ -182,6 +199,8 @@ class AuditConfig:
     >>> config = AuditConfig.from_mapping({"axes": "gender", "n_pairs": 100, "alpha": 0.01})
     >>> config.axes, config.n_pairs, config.score.alpha
     (('gender',), 100, 0.01)
+    >>> config.pairs.n_pairs, config.sequential.alpha, config.inference.score is config.score
+    (100, 0.01, True)
     """
 
     # the pairs
@@ -193,7 +212,7 @@ class AuditConfig:
     model_version: str | None = RUN_FIELDS["model_version"]
     n_pairs: int | None = RUN_FIELDS["n_pairs"]
     split: str | None = RUN_FIELDS["split"]
-    mixed: Literal["drop", "keep"] = RUN_FIELDS["mixed"]
+    mixed: Mixed = RUN_FIELDS["mixed"]
     balance: bool = RUN_FIELDS["balance"]
     batch_size: int = RUN_FIELDS["batch_size"]
     engine: RayEngine | str | None = RUN_FIELDS["engine"]
@@ -204,7 +223,7 @@ class AuditConfig:
     out_dir: str | None = RUN_FIELDS["out_dir"]
     settings: DecodingSettings = Field(default_factory=DecodingSettings, description="Decoding settings (a table of them).")
     # what is tested, and how
-    correction_scope: Literal["axis", "run"] = RUN_FIELDS["correction_scope"]
+    correction_scope: CorrectionScope = RUN_FIELDS["correction_scope"]
     similarity: tuple[str, ...] | None = RUN_FIELDS["similarity"]
     turns: int = RUN_FIELDS["turns"]
     by_turn: bool = RUN_FIELDS["by_turn"]
@@ -212,7 +231,7 @@ class AuditConfig:
     until_decided: bool = RUN_FIELDS["until_decided"]
     max_pairs: int | None = RUN_FIELDS["max_pairs"]
     looks: int | None = RUN_FIELDS["looks"]
-    spending: Literal["obrien-fleming", "pocock"] = RUN_FIELDS["spending"]
+    spending: Spending = RUN_FIELDS["spending"]
     score: ScoreOptions = Field(default_factory=ScoreOptions, description="The scoring options (a [score] table).")
     names: InitVar[Mapping[str, str] | None] = None
 
@@ -358,6 +377,60 @@ class AuditConfig:
         if self.split is not None:
             return self.split
         return "heldout" if self.corpus in HELDOUT_BY_DEFAULT else "all"
+
+    @property
+    def pairs(self) -> PairsOptions:
+        """The pairs stage's options (all the pairs stage receives)."""
+        return PairsOptions(
+            corpus=self.corpus,
+            split=self.effective_split,
+            turns=self.turns,
+            n_pairs=self.n_pairs,
+            mixed=self.mixed,
+            balance=self.balance,
+            seed=self.seed,
+        )
+
+    @property
+    def generation(self) -> GenerationOptions:
+        """The generation stage's options (all the model and its run store receive)."""
+        return GenerationOptions(
+            model=self.model,
+            model_args=self.model_args,
+            model_version=self.model_version,
+            batch_size=self.batch_size,
+            engine=resolve_engine(self.engine),
+            max_errors=self.max_errors,
+            max_consecutive_failures=self.max_consecutive_failures,
+            store=self.store,
+            settings=self.settings,
+            seed=self.seed,
+        )
+
+    @property
+    def inference(self) -> InferenceOptions:
+        """The scoring and inference stage's options: ``score`` and the audit's correction, baseline and by-turn."""
+        return InferenceOptions(
+            score=self.score, correction_scope=self.correction_scope, similarity=self.similarity, by_turn=self.by_turn
+        )
+
+    @property
+    def sequential(self) -> SequentialOptions:
+        """The options of ``until_decided`` (with the level and correction it spends and names)."""
+        return SequentialOptions(
+            until_decided=self.until_decided,
+            n_pairs=self.n_pairs,
+            max_pairs=self.max_pairs,
+            looks=self.looks,
+            spending=self.spending,
+            alpha=self.score.alpha,
+            correction=self.score.correction,
+        )
+
+    @property
+    def output(self) -> OutputOptions:
+        """Where the run's report goes."""
+        return OutputOptions(out_dir=self.out_dir)
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:

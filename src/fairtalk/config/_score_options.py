@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from pydantic import ValidationInfo, field_validator
 
+from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._file import FILE_FORMATS, load_mapping
-from fairtalk.config._schema import keys_of, label, options_schema
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale

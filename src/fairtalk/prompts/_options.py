@@ -3,36 +3,28 @@
 :func:`~fairtalk.prompts._labelling.analyze_prompts`, :func:`~fairtalk.prompts._analysis.analyze`
 and ``fairtalk prompts analyze`` all build this one object and pass it on whole: nothing below
 it validates an option again (as :class:`~fairtalk.pipeline.ScoreOptions` does for paper 001).
+It is built with the same schema (:func:`fairtalk._schema.options_schema`): each bound is
+declared on its field, and a bad value is told what it must be in the schema's one wording.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import InitVar, asdict, dataclass, fields
+from dataclasses import InitVar, asdict
 from typing import Any
 
+from pydantic import Field, ValidationInfo, field_validator
+
+from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.errors import SpecError
 
 __all__ = ["PromptOptions"]
 
-_MSG_BOOL = "{name} must be true or false, got {value!r}"
-_MSG_AT_LEAST = "{name} must be an integer >= {least}, got {value!r}"
-_MSG_UNIT = "{name} must be between 0 and 1 (exclusive), got {value!r}"
-_MSG_SMOOTHING = "{name} must be a number >= 0, got {value!r}"
 _MSG_SCORER = "{name} must be a regard scorer (builtin, builtin:tfidf, path:DIR or hf:MODEL), got {value!r}"
 _MSG_BOTH = "give options= or keyword options, not both ({keys} given as keywords)"
 
 
-def _integer(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int)
-
-
-def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
-@dataclass(frozen=True, slots=True)
+@options_schema(kw_only=False)
 class PromptOptions:
     """How a prompts analysis labels and tests: one frozen value, validated once, here.
 
@@ -78,39 +70,26 @@ class PromptOptions:
     regard: str = "builtin"
     relabel: bool = False
     include_other: bool = False
-    smoothing: float = 1e-6
-    n_best: int = 5
-    seed: int = 0
-    n_sampled: int = 10
-    n_draws: int = 100
-    alpha: float = 0.05
-    n_resamples: int = 1000
+    smoothing: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
+    n_best: int = Field(default=5, ge=1)
+    seed: int = Field(default=0, ge=0)
+    n_sampled: int = Field(default=10, ge=2)
+    n_draws: int = Field(default=100, ge=1)
+    alpha: float = Field(default=0.05, gt=0, lt=1, allow_inf_nan=False)
+    n_resamples: int = Field(default=1000, ge=0)
     names: InitVar[Mapping[str, str] | None] = None
 
-    def __post_init__(self, names: Mapping[str, str] | None) -> None:
-        label = dict(names or {})
-
-        def name(key: str) -> str:
-            return label.get(key, key)
-
-        if not isinstance(self.regard, str) or not self.regard.strip():
-            raise SpecError(_MSG_SCORER.format(name=name("regard"), value=self.regard))
-        for key in ("relabel", "include_other"):
-            if not isinstance(getattr(self, key), bool):
-                raise SpecError(_MSG_BOOL.format(name=name(key), value=getattr(self, key)))
-        if not _number(self.smoothing) or self.smoothing < 0:
-            raise SpecError(_MSG_SMOOTHING.format(name=name("smoothing"), value=self.smoothing))
-        for key, least in (("n_best", 1), ("seed", 0), ("n_sampled", 2), ("n_draws", 1), ("n_resamples", 0)):
-            value = getattr(self, key)
-            if not _integer(value) or value < least:
-                raise SpecError(_MSG_AT_LEAST.format(name=name(key), least=least, value=value))
-        if not _number(self.alpha) or not 0 < self.alpha < 1:
-            raise SpecError(_MSG_UNIT.format(name=name("alpha"), value=self.alpha))
+    @field_validator("regard", mode="plain")
+    @classmethod
+    def _regard(cls, value: Any, info: ValidationInfo) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise SpecError(_MSG_SCORER.format(name=label(info), value=value))
+        return value
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The option names."""
-        return tuple(f.name for f in fields(cls))
+        return keys_of(cls)
 
     @classmethod
     def resolve(cls, options: PromptOptions | None, **keywords: Any) -> PromptOptions:

@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import Unpack
 
@@ -21,6 +22,7 @@ from fairtalk.config import (
     DEFAULT_N_PAIRS,
     AuditConfig,
     AuditOverrides,
+    GenerationOptions,
     ScoreOptions,
     keyword_options,
 )
@@ -28,7 +30,7 @@ from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import SpecError
 from fairtalk.files import check_output_folder
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
-from fairtalk.models import Responder, resolve_engine
+from fairtalk.models import Responder
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Coverage, Pair
 from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_entries, write_run
@@ -197,15 +199,16 @@ def audit(
     known = (*AuditConfig.keys(), *ScoreOptions.keys())
     config = AuditConfig.resolve(config, keyword_options(overrides, known, "audit"))
     lexicons = _lexicons(config.axes)
-    contexts = read_corpus(config.corpus, split=config.effective_split, turns=config.turns)
-    if config.out_dir is not None:
+    pairing, out_dir = config.pairs, config.output.out_dir
+    contexts = read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
+    if out_dir is not None:
         folders = check_run_folder(
-            config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
+            out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
         )
-        _check_out_dir(config.out_dir, folders, _inputs(contexts.path, None, None, lexicons))
+        _check_out_dir(out_dir, folders, _inputs(contexts.path, None, None, lexicons))
     run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
-    if config.out_dir is not None:
-        write_run(run, config.out_dir)
+    if out_dir is not None:
+        write_run(run, out_dir)
     return run
 
 
@@ -221,30 +224,22 @@ def run_axes(
     """Every axis through one cached model; the finished run, its manifests built with it.
 
     Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
-    scores, then the correction.
+    scores, then the correction. It wires the stages (the whole config); each stage it calls
+    receives its own options (``config.pairs``, ``config.generation``, ``config.inference``).
     """
     run_id = new_run_id()
     if config.until_decided and (contexts is None or pairs is not None):
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
     works: list[AxisWork] = []
     axes: dict[str, AxisRun] = {}
-    with cached_model(
-        config.model,
-        config.store,
-        batch_size=config.batch_size,
-        max_errors=config.max_errors,
-        model_args=config.model_args,
-        model_version=config.model_version,
-        engine=resolve_engine(config.engine),
-        progress=reporter,
-        max_consecutive_failures=config.max_consecutive_failures,
-    ) as cached:
-        if config.out_dir is not None:
-            corpus_path = config.corpus if contexts is None else contexts.path
+    pairing, generation, inference, out_dir = config.pairs, config.generation, config.inference, config.output.out_dir
+    with _cached_model(generation, reporter) as cached:
+        if out_dir is not None:
+            corpus_path = pairing.corpus if contexts is None else contexts.path
             folders = check_run_folder(
-                config.out_dir, [lexicon.axis for lexicon in lexicons], _inputs(corpus_path, config.store, cached, lexicons)
+                out_dir, [lexicon.axis for lexicon in lexicons], _inputs(corpus_path, generation.store, cached, lexicons)
             )
-            _check_out_dir(config.out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
+            _check_out_dir(out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
         if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
             axes = run_sequential(
                 config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
@@ -256,8 +251,10 @@ def run_axes(
                     audit_axis(
                         lexicon,
                         cached,
-                        config,
                         reporter,
+                        pairing=pairing,
+                        generation=generation,
+                        inference=inference,
                         contexts=contexts,
                         given=given,
                         run_id=run_id,
@@ -269,15 +266,30 @@ def run_axes(
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
     return AuditRun(
-        axes=MappingProxyType(axes or finish_axes(works, config)),
+        axes=MappingProxyType(axes or finish_axes(works, inference)),
         model=model_fingerprint,
-        corpus=config.corpus,
-        split=config.effective_split,
-        seed=config.seed,
-        settings=MappingProxyType(config.settings.sent()),
-        store=None if config.store is None else store_path,
+        corpus=pairing.corpus,
+        split=pairing.split,
+        seed=pairing.seed,
+        settings=MappingProxyType(generation.settings.sent()),
+        store=None if generation.store is None else store_path,
         run_id=run_id,
         config=MappingProxyType(recorded),
+    )
+
+
+def _cached_model(generation: GenerationOptions, reporter: ProgressReporter) -> AbstractContextManager[CachingResponder]:
+    """The generation stage's model behind its run store (:func:`~fairtalk.run._generate.cached_model`)."""
+    return cached_model(
+        generation.model,
+        generation.store,
+        batch_size=generation.batch_size,
+        max_errors=generation.max_errors,
+        model_args=generation.model_args,
+        model_version=generation.model_version,
+        engine=generation.engine,
+        progress=reporter,
+        max_consecutive_failures=generation.max_consecutive_failures,
     )
 
 

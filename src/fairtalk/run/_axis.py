@@ -13,13 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from fairtalk.config import AuditConfig
+from fairtalk.config import GenerationOptions, InferenceOptions, PairsOptions
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.inference import Scored, adjust_family, by_turn, check_multi_turn, finalize
 from fairtalk.lexicons import Lexicon
-from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
@@ -30,7 +29,7 @@ from fairtalk.run._similarity_test import against_baseline
 from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
-__all__ = ["AxisWork", "audit_axis", "correct", "finish_axes"]
+__all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
@@ -62,62 +61,45 @@ class AxisWork:
 def audit_axis(
     lexicon: Lexicon,
     cached: CachingResponder,
-    config: AuditConfig,
     reporter: ProgressReporter,
     *,
+    pairing: PairsOptions,
+    generation: GenerationOptions,
+    inference: InferenceOptions,
     contexts: Corpus | None,
     given: tuple[Sequence[Pair], Coverage] | None,
     run_id: str,
     extra_manifest: Mapping[str, object] | None,
 ) -> AxisWork:
-    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores."""
-    axis, seed, corpus = lexicon.axis, config.seed, config.corpus
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    pairs: Sequence[Pair]
-    if given is not None:
-        pairs, coverage = given
-    elif contexts is None:
-        raise ValueError(_MSG_NO_CONTEXTS.format(axis=axis))
-    else:
-        reporter.start(f"{axis}: pairs", unit="pairs")
-        pair_set = build_pairs(
-            contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=config.n_pairs, seed=seed, balance=config.balance
-        )
-        pairs = list(pair_set)
-        coverage = pair_set.coverage
-        reporter.finish()
-        timings["pairs"] = time.perf_counter() - started
-        _LOG.info(
-            "%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched
-        )
-        if len(pairs) < 2:
-            raise InputError(
-                _MSG_TOO_FEW_PAIRS.format(
-                    axis=axis, corpus=corpus, n=len(pairs), n_read=coverage.n_read, n_matched=coverage.n_matched
-                )
-            )
-    if config.by_turn:
-        check_multi_turn(pairs, axis)  # before any answer is asked for
-    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=seed))
+    """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores.
 
-    generation = generate(cached, pairs, config.settings, seed=seed, progress=reporter, label=f"{axis}: responses")
-    timings["generation"] = generation.summary.seconds
-    if generation.responses.n_pairs < 2 and generation.errors:
-        raise ResponderError(_lost_to_errors(axis, generation.summary, generation.responses.n_pairs))
+    Each stage receives its own options: the pairs ``pairing``, the model's answers
+    ``generation``, scoring (and the similarity baseline, the gap by turn) ``inference``.
+    """
+    axis = lexicon.axis
+    timings: dict[str, float] = {}
+    pairs, coverage = given if given is not None else axis_pairs(lexicon, contexts, pairing, reporter, timings)
+    if inference.by_turn:
+        check_multi_turn(pairs, axis)  # before any answer is asked for
+    pairs_check = check_pairs(pairs, Swapper(lexicon, seed=pairing.seed))
+
+    generated = generate(cached, pairs, generation.settings, seed=generation.seed, progress=reporter, label=f"{axis}: responses")
+    timings["generation"] = generated.summary.seconds
+    if generated.responses.n_pairs < 2 and generated.errors:
+        raise ResponderError(_lost_to_errors(axis, generated.summary, generated.responses.n_pairs))
 
     similarity = None
-    if config.similarity:
+    if inference.similarity:
         started = time.perf_counter()
         similarity = against_baseline(
             cached,
             pairs,
-            generation,
-            config.settings,
-            seed=seed,
-            methods=config.similarity,
-            alpha=config.score.alpha,
-            clusters=config.score.clusters,
+            generated,
+            generation.settings,
+            seed=generation.seed,
+            methods=inference.similarity,
+            alpha=inference.score.alpha,
+            clusters=inference.score.clusters,
             progress=reporter,
             label=f"{axis}: baseline answers",
         )
@@ -125,26 +107,26 @@ def audit_axis(
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
     scored = prepare_scores(
-        generation.responses, axis=lexicon, options=config.score, engine=resolve_engine(config.engine), store=cached.store
+        generated.responses, axis=lexicon, options=inference.score, engine=generation.engine, store=cached.store
     )
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started
-    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generation.responses.n_pairs, timings["scoring"])
+    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generated.responses.n_pairs, timings["scoring"])
     turned = None
-    if config.by_turn:
+    if inference.by_turn:
         started = time.perf_counter()
-        turned = by_turn(scored, config.score)
+        turned = by_turn(scored, inference.score)
         timings["by_turn"] = time.perf_counter() - started
     manifest = {
         "run_id": run_id,
-        "corpus": corpus,
-        "split": config.effective_split,
+        "corpus": pairing.corpus,
+        "split": pairing.split,
         "model": cached.fingerprint,
-        "decoding": config.settings.sent(),
-        "seed": seed,
-        "n_pairs_requested": config.n_pairs,
-        "mixed": config.mixed,
-        "balance": config.balance,
+        "decoding": generation.settings.sent(),
+        "seed": pairing.seed,
+        "n_pairs_requested": pairing.n_pairs,
+        "mixed": pairing.mixed,
+        "balance": pairing.balance,
         "coverage": coverage.to_dict(),
         **(extra_manifest or {}),
     }
@@ -152,7 +134,7 @@ def audit_axis(
         axis,
         scored,
         coverage,
-        generation.summary,
+        generated.summary,
         MappingProxyType(timings),
         tuple(pairs),
         manifest,
@@ -162,8 +144,40 @@ def audit_axis(
     )
 
 
+def axis_pairs(
+    lexicon: Lexicon,
+    contexts: Corpus | None,
+    pairing: PairsOptions,
+    reporter: ProgressReporter,
+    timings: dict[str, float],
+) -> tuple[Sequence[Pair], Coverage]:
+    """The pairs stage of one axis: its pairs built from ``contexts`` and their coverage (its time in ``timings``)."""
+    axis, seed = lexicon.axis, pairing.seed
+    if contexts is None:
+        raise ValueError(_MSG_NO_CONTEXTS.format(axis=axis))
+    started = time.perf_counter()
+    reporter.start(f"{axis}: pairs", unit="pairs")
+    pair_set = build_pairs(
+        contexts, Swapper(lexicon, seed=seed), mixed=pairing.mixed, limit=pairing.n_pairs, seed=seed, balance=pairing.balance
+    )
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    reporter.finish()
+    timings["pairs"] = time.perf_counter() - started
+    _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched)
+    if len(pairs) < 2:
+        raise InputError(
+            _MSG_TOO_FEW_PAIRS.format(
+                axis=axis, corpus=pairing.corpus, n=len(pairs), n_read=coverage.n_read, n_matched=coverage.n_matched
+            )
+        )
+    return pairs, coverage
+
+
 def correct(
-    scored: Sequence[tuple[str, Scored]], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+    scored: Sequence[tuple[str, Scored]],
+    inference: InferenceOptions,
+    pvalues: Sequence[Sequence[float | None]] | None = None,
 ) -> tuple[list[list[float | None]], list[str], list[int | None]]:
     """Each axis' adjusted p per row, its correction scope and its family size beyond the axis (None: the axis').
 
@@ -171,7 +185,7 @@ def correct(
     one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
     row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
     """
-    correction, scope = config.score.correction, config.correction_scope
+    correction, scope = inference.score.correction, inference.correction_scope
 
     def adjust(members: Sequence[int]) -> list[list[float | None]]:
         if pvalues is None:
@@ -210,13 +224,13 @@ def _adjust_given(
 
 
 def finish_axes(
-    works: Sequence[AxisWork], config: AuditConfig, pvalues: Sequence[Sequence[float | None]] | None = None
+    works: Sequence[AxisWork], inference: InferenceOptions, pvalues: Sequence[Sequence[float | None]] | None = None
 ) -> dict[str, AxisRun]:
     """Correct each axis' family (``correction_scope="axis"``) or all together (``"run"``), and build the AxisRuns.
 
     ``pvalues`` (per axis, per row) replaces the rows' ``p_paired`` as what is corrected.
     """
-    adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], config, pvalues)
+    adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], inference, pvalues)
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
         result = finalize(

@@ -33,7 +33,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fairtalk.config import AuditConfig
+from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, SequentialOptions
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
@@ -75,15 +75,15 @@ def _rank(seed: int, pair: Pair) -> bytes:
     return hashlib.blake2b(f"{seed}\x1f{pair.id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def nested_pairs(contexts: Corpus, lexicon: Lexicon, config: AuditConfig, budget: int) -> NestedPairs:
+def nested_pairs(contexts: Corpus, lexicon: Lexicon, pairing: PairsOptions, budget: int) -> NestedPairs:
     """At most ``budget`` of the axis' pairs, ranked so that the first ``n`` of them are a seeded uniform sample of ``n``.
 
     The rank is the pair id's seeded hash, so a larger budget extends a smaller one's order.
     With ``balance``, each original side is ranked alone and the two alternate (a, b, a, b, ...).
     """
-    seed = config.seed
+    seed = pairing.seed
     pair_set = build_pairs(
-        contexts, Swapper(lexicon, seed=seed), mixed=config.mixed, limit=None, seed=seed, balance=config.balance
+        contexts, Swapper(lexicon, seed=seed), mixed=pairing.mixed, limit=None, seed=seed, balance=pairing.balance
     )
     positions: dict[str, int] = {}
 
@@ -92,7 +92,7 @@ def nested_pairs(contexts: Corpus, lexicon: Lexicon, config: AuditConfig, budget
             positions[pair.id] = index
             yield _rank(seed, pair), pair
 
-    if config.balance:
+    if pairing.balance:
         by_side: dict[str, list[tuple[bytes, Pair]]] = {"a": [], "b": []}
         for key, pair in numbered(pair_set):
             by_side[pair.original_side].append((key, pair))
@@ -136,22 +136,26 @@ def run_sequential(
     run_id: str,
     extra_manifest: Mapping[str, object] | None = None,
 ) -> dict[str, AxisRun]:
-    """Every axis look by look through ``cached`` (a CachingResponder) until decided or out of budget; the AxisRuns."""
-    assert config.max_pairs is not None and config.n_pairs is not None  # AuditConfig checks both
+    """Every axis look by look through ``cached`` (a CachingResponder) until decided or out of budget; the AxisRuns.
+
+    It wires the stages (the whole config); each stage it calls receives its own options.
+    """
+    pairing, generation, inference, sequential = config.pairs, config.generation, config.inference, config.sequential
+    assert sequential.max_pairs is not None and sequential.n_pairs is not None  # AuditConfig checks both
     axes: list[_Axis] = []
     for lexicon in lexicons:
         reporter.start(f"{lexicon.axis}: pairs", unit="pairs")
-        pool = nested_pairs(contexts, lexicon, config, config.max_pairs)
+        pool = nested_pairs(contexts, lexicon, pairing, sequential.max_pairs)
         reporter.finish()
         available = len(pool.ranked)
         if available < 2:
             cov = pool.coverage
             raise InputError(
                 _MSG_TOO_FEW_PAIRS.format(
-                    axis=lexicon.axis, corpus=config.corpus, n=available, n_read=cov.n_read, n_matched=cov.n_matched
+                    axis=lexicon.axis, corpus=pairing.corpus, n=available, n_read=cov.n_read, n_matched=cov.n_matched
                 )
             )
-        axes.append(_Axis(lexicon, pool, look_sizes(min(config.n_pairs, available), available, config.looks)))
+        axes.append(_Axis(lexicon, pool, look_sizes(min(sequential.n_pairs, available), available, sequential.looks)))
     look = 0
     while any(axis.stopped is None for axis in axes):
         for axis in axes:
@@ -161,37 +165,39 @@ def run_sequential(
                     audit_axis(
                         axis.lexicon,
                         cached,
-                        config,
                         reporter,
+                        pairing=pairing,
+                        generation=generation,
+                        inference=inference,
                         contexts=None,
                         given=(pairs, coverage),
                         run_id=run_id,
                         extra_manifest=extra_manifest,
                     )
                 )
-        _decide(axes, config, look)
+        _decide(axes, sequential, inference, look)
         look += 1
-    works = [_final_work(axis, config) for axis in axes]
+    works = [_final_work(axis, sequential) for axis in axes]
     pvalues = [[axis.sequential(row.tested.name) for row in work.scored.rows] for axis, work in zip(axes, works)]
-    return finish_axes(works, config, pvalues)
+    return finish_axes(works, inference, pvalues)
 
 
-def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:
+def _decide(axes: Sequence[_Axis], sequential: SequentialOptions, inference: InferenceOptions, look: int) -> None:
     """Add this look's repeated p-values, correct the families, and stop each axis decided or out of looks."""
     for axis in axes:
         if axis.stopped is None:
-            _add_repeated(axis, config, look)
+            _add_repeated(axis, sequential, look)
     scored = [(axis.lexicon.axis, axis.works[-1].scored) for axis in axes]
     pvalues = [[axis.sequential(row.tested.name) for row in axis.works[-1].scored.rows] for axis in axes]
-    adjusted, _, _ = correct(scored, config, pvalues)
+    adjusted, _, _ = correct(scored, inference, pvalues)
     for axis, p_adjusted in zip(axes, adjusted):
         if axis.stopped is None:
-            _stop_if_done(axis, p_adjusted, config.score.alpha, look)
+            _stop_if_done(axis, p_adjusted, sequential.alpha, look)
 
 
-def _add_repeated(axis: _Axis, config: AuditConfig, look: int) -> None:
+def _add_repeated(axis: _Axis, sequential: SequentialOptions, look: int) -> None:
     """Append this look's repeated p-values (difference and equivalence) of each row of the axis's last work."""
-    spending = config.spending
+    spending = sequential.spending
     fractions = axis.fractions[: look + 1]
     for row in axis.works[-1].scored.rows:
         if row.tested.p_paired is not None and row.varies:
@@ -218,11 +224,11 @@ def _stop_if_done(axis: _Axis, p_adjusted: Sequence[float | None], alpha: float,
         axis.stopped = BUDGET_SPENT
 
 
-def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
+def _final_work(axis: _Axis, sequential: SequentialOptions) -> AxisWork:
     """The last look's work with sequential equivalence tests, a note per tested row, summed counts and the record."""
     last = axis.works[-1]
     n_looks = len(axis.works)
-    alpha = config.score.alpha
+    alpha = sequential.alpha
     note = _NOTE.format(look=n_looks, planned=len(axis.sizes), n=axis.sizes[n_looks - 1])
     rows = []
     for row in last.scored.rows:
@@ -250,14 +256,14 @@ def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
     for work in axis.works:
         for stage, seconds in work.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
-    manifest = {**last.manifest, "sequential": _record(axis, config)}
+    manifest = {**last.manifest, "sequential": _record(axis, sequential)}
     return dataclasses.replace(last, scored=scored, generation=generation, timings=timings, manifest=manifest)
 
 
-def _record(axis: _Axis, config: AuditConfig) -> dict[str, object]:
+def _record(axis: _Axis, sequential: SequentialOptions) -> dict[str, object]:
     """What ``manifest["audit"]["sequential"]`` says: the design, the looks run, the last look's levels and why it stopped."""
     n_looks = len(axis.works)
-    alpha, spending = config.score.alpha, config.spending
+    alpha, spending = sequential.alpha, sequential.spending
     two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
     one_sided = boundaries(axis.fractions, alpha=alpha, spending=spending, sides=1)
     primary = [
@@ -268,8 +274,8 @@ def _record(axis: _Axis, config: AuditConfig) -> dict[str, object]:
     return {
         "design": _DESIGN.format(spending=_SPENDING_NAMES[spending]),
         "spending": spending,
-        "correction": _CORRECTION.format(correction=config.score.correction),
-        "max_pairs": config.max_pairs,
+        "correction": _CORRECTION.format(correction=sequential.correction),
+        "max_pairs": sequential.max_pairs,
         "n_pairs_available": len(axis.pool.ranked),
         "planned_looks": list(axis.sizes),
         "fractions": [round(t, 6) for t in axis.fractions],

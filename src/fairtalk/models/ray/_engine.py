@@ -41,10 +41,13 @@ import os
 import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field, field_validator
+
 import fairtalk.errors as _errors
+from fairtalk._schema import keys_of, options_schema
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models._base import (
     DecodingSettings,
@@ -94,20 +97,11 @@ ENGINES = ("local", "ray")
 _MSG_ENGINE = "unknown {name} {given!r}"
 _MSG_ENGINE_TYPE = "{name} must be 'local', 'ray', a RayEngine or a table of RayEngine options, got {value!r}"
 _MSG_NAME_IN_TABLE = "{name}: a table of options is for engine 'ray', got name={given!r}"
-_MSG_COUNT = "RayEngine: {field} must be {rule}, got {value!r}"
 _MSG_ADDRESS = "RayEngine: address must be a non-empty string (host:port, auto or ray://host:port) or None, got {value!r}"
 _LOG = logging.getLogger(__name__)
 
 
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value and value != float("inf")
-
-
-@dataclass(frozen=True, slots=True)
+@options_schema(kw_only=False, what="RayEngine")
 class RayEngine:
     """Where and how a run generates on Ray: the cluster, the actors and how a lost actor is replaced.
 
@@ -151,36 +145,25 @@ class RayEngine:
     """
 
     address: str | None = None
-    num_actors: int | None = None
-    max_restarts: int = 3
-    max_retries: int = 3
-    num_cpus: float = 1.0
-    num_gpus: float | None = None
-    score_batch: int | None = 2000
-    connect_timeout: float = CONNECT_TIMEOUT
+    num_actors: int | None = Field(default=None, ge=1)
+    max_restarts: int = Field(default=3, ge=0)
+    max_retries: int = Field(default=3, ge=0)
+    num_cpus: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    num_gpus: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    score_batch: int | None = Field(default=2000, ge=1)
+    connect_timeout: float = Field(default=CONNECT_TIMEOUT, gt=0, allow_inf_nan=False)
 
-    def __post_init__(self) -> None:
-        if self.address is not None and (not isinstance(self.address, str) or not self.address.strip()):
-            raise SpecError(_MSG_ADDRESS.format(value=self.address))
-        if self.num_actors is not None and (not _whole(self.num_actors) or self.num_actors < 1):
-            raise SpecError(_MSG_COUNT.format(field="num_actors", rule="an integer >= 1 or None", value=self.num_actors))
-        for name in ("max_restarts", "max_retries"):
-            value = getattr(self, name)
-            if not _whole(value) or value < 0:
-                raise SpecError(_MSG_COUNT.format(field=name, rule="an integer >= 0", value=value))
-        if not _number(self.num_cpus) or not self.num_cpus > 0:
-            raise SpecError(_MSG_COUNT.format(field="num_cpus", rule="a number > 0", value=self.num_cpus))
-        if self.num_gpus is not None and (not _number(self.num_gpus) or self.num_gpus < 0):
-            raise SpecError(_MSG_COUNT.format(field="num_gpus", rule="a number >= 0 or None", value=self.num_gpus))
-        if self.score_batch is not None and (not _whole(self.score_batch) or self.score_batch < 1):
-            raise SpecError(_MSG_COUNT.format(field="score_batch", rule="an integer >= 1 or None", value=self.score_batch))
-        if not _number(self.connect_timeout) or not self.connect_timeout > 0:
-            raise SpecError(_MSG_COUNT.format(field="connect_timeout", rule="a number > 0", value=self.connect_timeout))
+    @field_validator("address", mode="plain")
+    @classmethod
+    def _address(cls, value: Any) -> str | None:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise SpecError(_MSG_ADDRESS.format(value=value))
+        return value
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The option names."""
-        return tuple(f.name for f in fields(cls))
+        return keys_of(cls)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``run.json``'s ``config.engine``): ``name`` plus every option, no credentials."""

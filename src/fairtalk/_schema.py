@@ -1,6 +1,14 @@
 """The options schema's machinery: frozen pydantic dataclasses whose errors are :class:`~fairtalk.errors.SpecError`.
 
-Each option is declared once, as a field of :class:`~fairtalk.pipeline.ScoreOptions` or
+A base module (every layer may import it): :class:`~fairtalk.config.ScoreOptions` and
+:class:`~fairtalk.config.AuditConfig` (``config/``), :class:`~fairtalk.prompts.PromptOptions`
+(``prompts/``) and :class:`~fairtalk.models.RayEngine` (``models/ray``) are all built with
+:func:`options_schema`, so a bounded integer or number is parsed, and a bad one told what it
+must be, in one place and in one wording (``seed must be an integer >= 0, got -1``;
+``alpha must be between 0 and 1 (exclusive), got 7``; ``num_gpus must be a number >= 0 or
+None, got -1``).
+
+Each option of an audit is declared once, as a field of :class:`~fairtalk.pipeline.ScoreOptions` or
 :class:`~fairtalk.pipeline.AuditConfig`: its type there (``Literal[...]`` for choices), its
 default, bounds (``Field(ge=...)``) and help text (``Field(description=...)``) in
 :mod:`fairtalk.options`, which the CLI builds its flags from (``fairtalk.cli._schema``) without
@@ -26,7 +34,7 @@ from pydantic_core import ArgsKwargs
 from fairtalk.errors import SpecError
 from fairtalk.options import MUST
 
-__all__ = ["field_info", "label", "option_default", "option_help", "options_schema"]
+__all__ = ["field_info", "keys_of", "label", "option_default", "option_help", "options_schema"]
 
 T = TypeVar("T")
 
@@ -38,11 +46,11 @@ _CONFIG = ConfigDict(strict=True, arbitrary_types_allowed=True, extra="forbid")
 
 
 @typing.dataclass_transform(frozen_default=True, field_specifiers=(Field,))
-def options_schema(*, kw_only: bool) -> Callable[[type[T]], type[T]]:
+def options_schema(*, kw_only: bool, what: str | None = None) -> Callable[[type[T]], type[T]]:
     """A class decorator: a frozen, slotted, strict pydantic dataclass whose validation errors are SpecErrors.
 
-    Its ``names`` InitVar (field -> the caller's spelling) labels the errors; validators read it
-    with :func:`label`.
+    Its ``names`` InitVar (field -> the caller's spelling), when it has one, labels the errors;
+    validators read it with :func:`label`. ``what`` prefixes each error (``RayEngine: ...``).
     """
 
     def wrap(cls: type[T]) -> type[T]:
@@ -56,7 +64,7 @@ def options_schema(*, kw_only: bool) -> Callable[[type[T]], type[T]]:
                     ArgsKwargs(args, kwargs), self_instance=self, context={"names": names}
                 )
             except ValidationError as exc:
-                raise _spec_error(exc, built, names) from None
+                raise _spec_error(exc, built, names, what) from None
 
         built.__init__ = __init__
         return typing.cast("type[T]", built)
@@ -94,14 +102,19 @@ def _phrase(info: FieldInfo) -> str:
     if isinstance(extra, dict) and isinstance(extra.get(MUST), str):
         return str(extra[MUST])
     bounds = {kind: getattr(m, kind) for m in info.metadata for kind in ("gt", "ge", "lt", "le") if hasattr(m, kind)}
+    if typing.get_origin(info.annotation) is None and info.annotation is bool:
+        return "true or false"
+    members = typing.get_args(info.annotation) if typing.get_origin(info.annotation) is not None else (info.annotation,)
+    kind = "an integer" if int in members and float not in members else "a number"
+    or_none = " or None" if type(None) in members else ""
     if "gt" in bounds and "lt" in bounds:
         return f"between {bounds['gt']} and {bounds['lt']} (exclusive)"
     if "ge" in bounds and "le" in bounds:
         return f"a number in [{bounds['ge']}, {bounds['le']}]"
     if "ge" in bounds:
-        return f"an integer >= {bounds['ge']}"
-    if typing.get_origin(info.annotation) is None and info.annotation is bool:
-        return "true or false"
+        return f"{kind} >= {bounds['ge']}{or_none}"
+    if "gt" in bounds:
+        return f"{kind} > {bounds['gt']}{or_none}"
     return f"of type {getattr(info.annotation, '__name__', info.annotation)}"
 
 
@@ -112,7 +125,7 @@ def _literal_choices(annotation: Any) -> tuple[str, ...]:
     return tuple(c for arg in typing.get_args(annotation) for c in _literal_choices(arg))
 
 
-def _spec_error(exc: ValidationError, cls: type, names: Mapping[str, str] | None) -> Exception:
+def _spec_error(exc: ValidationError, cls: type, names: Mapping[str, str] | None, what: str | None) -> Exception:
     """The first error of a ValidationError as the SpecError (or TypeError, for an unknown keyword) it stands for."""
     error = exc.errors(include_url=False)[0]
     where = [part for part in error["loc"] if isinstance(part, str)]
@@ -120,14 +133,17 @@ def _spec_error(exc: ValidationError, cls: type, names: Mapping[str, str] | None
     if error["type"] == "unexpected_keyword_argument":
         return TypeError(_MSG_UNEXPECTED.format(cls=cls.__name__, key=key))
     name = (names or {}).get(key, key)
+    prefix = f"{what}: " if what is not None else ""
     fields: dict[str, FieldInfo] = getattr(cls, "__pydantic_fields__", {})
     info = fields.get(key)
     if info is None:  # not a field's error (a validator's ValueError): its own words
-        return SpecError(f"{name}: {error['msg']}" if name else str(error["msg"]))
+        return SpecError(prefix + (f"{name}: {error['msg']}" if name else str(error["msg"])))
     value = error.get("input")
     if error["type"] == "literal_error":
-        return SpecError(_MSG_CHOICE.format(name=name, given=value), choices=_literal_choices(info.annotation), given=str(value))
-    return SpecError(_MSG_MUST.format(name=name, phrase=_phrase(info), value=value))
+        return SpecError(
+            prefix + _MSG_CHOICE.format(name=name, given=value), choices=_literal_choices(info.annotation), given=str(value)
+        )
+    return SpecError(prefix + _MSG_MUST.format(name=name, phrase=_phrase(info), value=value))
 
 
 def keys_of(cls: type) -> tuple[str, ...]:
