@@ -1,7 +1,7 @@
 """One axis of ``audit()``: pairs -> responses -> scores (:func:`audit_axis`), then the run's correction (:func:`finish_axes`).
 
 The pairs stage's :class:`~fairtalk.records.Coverage` and :class:`~fairtalk.records.PairsCheck`
-stay typed here; they become JSON (``to_dict()``) only in the axis' manifest and in the
+stay typed here; they become JSON (``to_dict()``) only in the axis' provenance (``audit``) and in the
 :class:`~fairtalk.results.AxisRun` handed to the report.
 """
 
@@ -23,7 +23,7 @@ from fairtalk.models import resolve_engine
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
+from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
@@ -53,7 +53,7 @@ class AxisWork:
     generation: GenerationSummary
     timings: Mapping[str, float]
     pairs: tuple[Pair, ...]
-    manifest: Mapping[str, object]
+    audit: AuditProvenance
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
     by_turn: ByTurnResult | None = None
@@ -135,19 +135,19 @@ def audit_axis(
         started = time.perf_counter()
         turned = by_turn(scored, config.score)
         timings["by_turn"] = time.perf_counter() - started
-    manifest = {
-        "run_id": run_id,
-        "corpus": corpus,
-        "split": config.effective_split,
-        "model": cached.fingerprint,
-        "decoding": config.settings.sent(),
-        "seed": seed,
-        "n_pairs_requested": config.n_pairs,
-        "mixed": config.mixed,
-        "balance": config.balance,
-        "coverage": coverage.to_dict(),
-        **(extra_manifest or {}),
-    }
+    audit = AuditProvenance(
+        run_id=run_id,
+        corpus=corpus,
+        split=config.effective_split,
+        model=cached.fingerprint,
+        decoding=config.settings.sent(),
+        seed=seed,
+        n_pairs_requested=config.n_pairs,
+        mixed=config.mixed,
+        balance=config.balance,
+        coverage=coverage.to_dict(),
+        extra=dict(extra_manifest or {}),
+    )
     return AxisWork(
         axis,
         scored,
@@ -155,7 +155,7 @@ def audit_axis(
         generation.summary,
         MappingProxyType(timings),
         tuple(pairs),
-        manifest,
+        audit,
         similarity,
         pairs_check,
         turned,
@@ -219,9 +219,7 @@ def finish_axes(
     adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], config, pvalues)
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
-        result = finalize(
-            work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest, family_size=sizes[index]
-        )
+        result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], audit=work.audit, family_size=sizes[index])
         if work.by_turn is not None:
             result = replace(result, by_turn=work.by_turn)
         runs[work.axis] = AxisRun(
