@@ -29,7 +29,6 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from fairtalk._jsonl import jsonable
-from fairtalk.errors import InputError
 
 __all__ = [
     "AuditProvenance",
@@ -45,7 +44,7 @@ __all__ = [
     "TruncationProvenance",
 ]
 
-_MSG_NOT_OBJECT = "manifest field {field!r} must be an object, got {got}"
+_MSG_NOT_OBJECT = "manifest section {field} must be an object, got {got}"
 
 
 def _empty() -> Mapping[str, Any]:
@@ -75,52 +74,60 @@ def _plain(value: Any) -> Any:
 def _mapping(value: Any, name: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         got = "null" if value is None else type(value).__name__
-        raise InputError(_MSG_NOT_OBJECT.format(field=name, got=got))
+        raise TypeError(_MSG_NOT_OBJECT.format(field=name, got=got))  # read_json() names the file
     return value
 
 
+@dataclass(frozen=True, slots=True)
 class _Section:
     """A typed section of the manifest: its named fields in order, then ``extra`` (the keys it does not name).
 
     ``_OPTIONAL`` names the fields written only when set (the others are written as null when
-    None); ``_READERS`` how a field is read from JSON (default: objects and lists frozen).
+    None, as fairtalk writes them); ``_READERS`` how a field is read from JSON (default: objects
+    and lists frozen). ``_absent`` holds the fields a file read by :meth:`from_dict` lacked, so
+    that they stay absent when written back (it takes no part in equality).
     """
 
-    __slots__ = ()
+    _KEY: ClassVar[str] = "manifest"
     _OPTIONAL: ClassVar[frozenset[str]] = frozenset()
     _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType({})
 
-    extra: Mapping[str, Any]
+    _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, (dict, list, MappingProxyType)) and not isinstance(value, _Section):
+            if isinstance(value, (dict, list, MappingProxyType)):
                 object.__setattr__(self, f.name, _frozen(value))
 
     def _written(self, name: str, value: Any) -> bool:
-        return value is not None or name not in self._OPTIONAL
+        if value is not None:
+            return True
+        return name not in self._OPTIONAL and name not in self._absent
 
     def to_dict(self) -> dict[str, Any]:
         """The section as ``results.json`` holds it."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if f.name == "extra":
-                continue
-            value = getattr(self, f.name)
-            if self._written(f.name, value):
-                out[f.name] = _plain(value)
-        out.update(_plain(self.extra))
+        for name in _named(type(self)):
+            value = getattr(self, name)
+            if self._written(name, value):
+                out[name] = _plain(value)
+        out.update(_plain(getattr(self, "extra", {})))
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Read the section back from its JSON object (keys it does not name go to ``extra``)."""
-        data = _mapping(data, cls.__name__)
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}  # type: ignore[arg-type]
-        known = {key: cls._READERS.get(key, _frozen)(value) for key, value in data.items() if key in names}
+        data = _mapping(data, cls._KEY)
+        names = _named(cls)
+        known: dict[str, Any] = {key: cls._READERS.get(key, _frozen)(value) for key, value in data.items() if key in names}
         known["extra"] = MappingProxyType({key: _frozen(value) for key, value in data.items() if key not in names})
-        return cls(**known)
+        return cls(**known, _absent=frozenset(name for name in names if name not in data))
+
+
+def _named(kind: type[_Section]) -> tuple[str, ...]:
+    """The fields a section names in its JSON object, in order (not ``extra``, not ``_absent``)."""
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("extra", "_absent"))
 
 
 def _section_reader(kind: type[_Section]) -> Callable[[Any], Any]:
@@ -138,6 +145,8 @@ class LexiconProvenance(_Section):
     A reader never opens ``source``: a custom lexicon is rebuilt from ``text`` (checked against
     ``text_sha256``; see :func:`fairtalk.lexicons.recorded_lexicon`).
     """
+
+    _KEY: ClassVar[str] = "manifest.lexicon"
 
     _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"text", "text_sha256"})
 
@@ -157,6 +166,8 @@ class LexiconProvenance(_Section):
 class MeasureProvenance(_Section):
     """A measure the result ran: its name, result keys, kind, version and the settings it was built with."""
 
+    _KEY: ClassVar[str] = "manifest.measures[]"
+
     name: str | None = None
     keys: tuple[str, ...] | None = None
     kind: str | None = None
@@ -168,6 +179,8 @@ class MeasureProvenance(_Section):
 @dataclass(frozen=True, slots=True)
 class ScoringSettings(_Section):
     """The measure settings (``options``): what a comparison rebuilds the baseline's measures with."""
+
+    _KEY: ClassVar[str] = "manifest.options"
 
     distinct: str | None = None
     offense: str | None = None
@@ -182,6 +195,8 @@ class ScoringSettings(_Section):
 class SourceRecord(_Section):
     """A responses file the result was scored from: its path as given and the sha256 of its bytes."""
 
+    _KEY: ClassVar[str] = "manifest.input.sources[]"
+
     path: str | None = None
     sha256: str | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty)
@@ -190,6 +205,8 @@ class SourceRecord(_Section):
 @dataclass(frozen=True, slots=True)
 class InputProvenance(_Section):
     """What was read: the responses files (none when the responses came from memory) and the reader's counts."""
+
+    _KEY: ClassVar[str] = "manifest.input"
 
     _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType({"sources": _sections_reader(SourceRecord)})
 
@@ -202,6 +219,8 @@ class InputProvenance(_Section):
 class ScoringEngine(_Section):
     """Where the responses were scored: ``local`` (this process) or ``ray`` (with its tasks, batches and batch size)."""
 
+    _KEY: ClassVar[str] = "manifest.scoring_engine"
+
     _RAY_ONLY: ClassVar[frozenset[str]] = frozenset({"tasks_at_once", "batches", "score_batch"})
 
     name: str | None = None
@@ -212,12 +231,16 @@ class ScoringEngine(_Section):
     extra: Mapping[str, Any] = field(default_factory=_empty)
 
     def _written(self, name: str, value: Any) -> bool:
-        return name not in self._RAY_ONLY or self.name == "ray" or value is not None
+        if name in self._RAY_ONLY and value is None and self.name != "ray":
+            return False
+        return _Section._written(self, name, value)
 
 
 @dataclass(frozen=True, slots=True)
 class GoldProvenance(_Section):
     """The human labels that corrected the gaps: their file, the pairs labelled and the keys corrected."""
+
+    _KEY: ClassVar[str] = "manifest.gold"
 
     path: str | None = None
     n_labelled_pairs: int | None = None
@@ -233,6 +256,8 @@ class TruncationProvenance(_Section):
     passed ``warn_share`` (without ``exclude_truncated``), ``n_pairs_left_out`` how many pairs
     ``exclude_truncated`` left out.
     """
+
+    _KEY: ClassVar[str] = "manifest.truncation"
 
     _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"n_pairs", "n_cut", "share_cut", "warn_share", "warned", "n_pairs_left_out"})
 
@@ -250,6 +275,8 @@ class TruncationProvenance(_Section):
 @dataclass(frozen=True, slots=True)
 class SequentialProvenance(_Section):
     """How an ``--until-decided`` axis' looks went: the design, the looks run, the last look's levels, why it stopped."""
+
+    _KEY: ClassVar[str] = "manifest.audit.sequential"
 
     design: str | None = None
     spending: str | None = None
@@ -276,6 +303,8 @@ class AuditProvenance(_Section):
     ``extra`` holds what the caller added (``audit(extra_manifest=...)``: a paper reproduction's
     checkpoint, a planted rate) and is written before ``sequential``.
     """
+
+    _KEY: ClassVar[str] = "manifest.audit"
 
     _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"sequential"})
     _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType(
