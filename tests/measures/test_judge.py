@@ -75,7 +75,7 @@ def test_an_ordinal_judge_gives_the_number_in_its_scale_and_counts_the_rest_unpa
     assert all(math.isnan(score[i]) for i in (2, 3, 5))  # no number, out of the scale, ambiguous: never guessed
     assert scores["respect_unparsed"].tolist() == [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
     config = judge.config
-    assert config["scale"] == (1, 5) and config["answers"] == "score"
+    assert config["scale"] == [1, 5] and config["answers"] == "score"
     assert config["rubric_sha256"] == hashlib.sha256(judge.rubric.encode()).hexdigest()
     yes_no = Judge(lambda p: ["yes"] * len(p)).config
     assert yes_no["scale"] is None and yes_no["answers"] == "yes/no" and yes_no["rubric"] == DEFAULT_RUBRIC
