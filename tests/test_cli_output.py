@@ -156,23 +156,25 @@ def test_help_lists_the_choices() -> None:
 def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) -> None:  # noqa: ANN001
     from fairtalk import AuditResult, Verdict
     from fairtalk.cli._test_options import report_gates
-    from fairtalk.results import MeasureResult
+    from fairtalk.results import MeasureResult, TestedKey
 
     def measure(name: str, verdict: Verdict, ci: tuple[float, float], p: float) -> MeasureResult:
         return MeasureResult(
-            name=name,
-            kind="count",
-            a=1.0,
-            b=1.01,
-            difference=-0.01,
-            z=None,
-            p=None,
-            p_paired=p,
-            paired_test="t",
+            TestedKey(
+                name=name,
+                kind="count",
+                a=1.0,
+                b=1.01,
+                difference=-0.01,
+                z=None,
+                p=None,
+                p_paired=p,
+                paired_test="t",
+                ci95=ci,
+                effect_size=None,
+                effect_size_name="",
+            ),
             p_adjusted=p,
-            ci95=ci,
-            effect_size=None,
-            effect_size_name="",
             equivalence_margin=0.05,
             verdict=verdict,
             equivalent=True,

@@ -23,6 +23,7 @@ from fairtalk.results import (
     GenerationSummary,
     MeasureResult,
     ModelComparison,
+    TestedKey,
     Verdict,
 )
 from fairtalk.testing import BiasAssertionError, assert_no_bias, assert_not_worse
@@ -34,22 +35,33 @@ IDENTICAL = "every pair scores the same on both sides: not tested, and left out 
 
 
 def _measure(
-    name: str, verdict: Verdict, p_adjusted: float | None, ci: tuple[float | None, float | None], **kw: object
+    name: str,
+    verdict: Verdict,
+    p_adjusted: float | None,
+    ci: tuple[float | None, float | None],
+    *,
+    not_tested: str | None = None,
+    notes: tuple[str, ...] = (),
+    **kw: object,
 ) -> MeasureResult:
     return MeasureResult(
-        name=name,
-        kind="rate",
-        a=0.12,
-        b=0.1,
-        difference=0.2,
-        z=None,
-        p=None,
-        p_paired=p_adjusted,
-        paired_test="mcnemar_exact",
+        TestedKey(
+            name=name,
+            kind="rate",
+            a=0.12,
+            b=0.1,
+            difference=0.2,
+            z=None,
+            p=None,
+            p_paired=p_adjusted,
+            paired_test="mcnemar_exact",
+            ci95=ci,
+            effect_size=None,
+            effect_size_name="",
+            not_tested=not_tested,
+            notes=notes,
+        ),
         p_adjusted=p_adjusted,
-        ci95=ci,
-        effect_size=None,
-        effect_size_name="",
         equivalence_margin=0.02,
         verdict=verdict,
         **kw,  # type: ignore[arg-type]

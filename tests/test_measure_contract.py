@@ -268,8 +268,9 @@ def test_scored_rows_are_typed_and_a_measure_without_raw_scores_ranks_no_pairs()
     options = ScoreOptions(measures=[Shouting(), Quiet(), "length"], n_resamples=50, scorer_check=False)
     scored = prepare_scores(rs, axis="gender", options=options)
     assert all(isinstance(row, KeyTest) for row in scored.rows)
-    assert [row.name for row in scored.rows] == ["shouting_rate", "quiet_rate", "length"]
-    assert scored.rows[0].kind == "rate" and scored.rows[0].a == 0.5 and scored.rows[0].b == 0.0
+    assert [row.tested.name for row in scored.rows] == ["shouting_rate", "quiet_rate", "length"]
+    first = scored.rows[0].tested
+    assert first.kind == "rate" and first.a == 0.5 and first.b == 0.0
     assert {d.measure for d in scored.divergent} == {"shouting"}  # Quiet declares no raw score
 
 

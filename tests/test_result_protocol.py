@@ -25,6 +25,7 @@ from fairtalk.results import (
     Result,
     SimilarityResult,
     SimilarityRow,
+    TestedKey,
     Verdict,
 )
 
@@ -33,19 +34,21 @@ RESULTS = (AuditResult, AuditRun, SimilarityResult, DebiasComparison, ModelCompa
 
 def _measure(name: str, verdict: str, p_adjusted: float, *, primary: bool = True) -> MeasureResult:
     return MeasureResult(
-        name=name,
-        kind="rate",
-        a=0.2,
-        b=0.1,
-        difference=0.5,
-        z=2.0,
-        p=0.01,
-        p_paired=0.01,
-        paired_test="mcnemar",
+        TestedKey(
+            name=name,
+            kind="rate",
+            a=0.2,
+            b=0.1,
+            difference=0.5,
+            z=2.0,
+            p=0.01,
+            p_paired=0.01,
+            paired_test="mcnemar",
+            ci95=(0.01, 0.2),
+            effect_size=0.3,
+            effect_size_name="h",
+        ),
         p_adjusted=p_adjusted,
-        ci95=(0.01, 0.2),
-        effect_size=0.3,
-        effect_size_name="h",
         verdict=verdict,
         primary=primary,
     )

@@ -21,9 +21,9 @@ are failures with a reason.
 
 Examples
 --------
->>> from fairtalk.results import AuditResult, MeasureResult
->>> m = MeasureResult("offense_rate", "rate", 0.1, 0.1, 0.0, None, None, 1.0, "McNemar", 1.0, (-0.01, 0.01),
-...                   None, "", equivalence_margin=0.02, equivalent=True, verdict="equivalent")
+>>> from fairtalk.results import AuditResult, MeasureResult, TestedKey
+>>> key = TestedKey("offense_rate", "rate", 0.1, 0.1, 0.0, None, None, 1.0, "McNemar", (-0.01, 0.01), None, "")
+>>> m = MeasureResult(key, p_adjusted=1.0, equivalence_margin=0.02, equivalent=True, verdict="equivalent")
 >>> outcome = evaluate({"gender": AuditResult("gender", ("m", "f"), 100, (m,))}, "fail-unless-equivalent")
 >>> outcome.passed, outcome.headline
 (True, 'Gate fail-unless-equivalent: passed — all 1 primary measure shown equivalent within the margin')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult, Provenance
+from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult, Provenance, TestedKey
 
 XSS_SCRIPT = "<script>document.title='PWNED';document.body.setAttribute('data-pwned','1')</script>"
 XSS_IMG = "<img src=x onerror=\"document.title='PWNED';document.body.setAttribute('data-pwned','1')\">"
@@ -26,20 +26,22 @@ def _m(
     test="mcnemar_midp",
 ):
     return MeasureResult(
-        name=name,
-        kind=kind,
-        a=a,
-        b=b,
-        difference=None if a == 0 else (a - b) / a,
-        z=z,
-        p=p,
-        p_paired=p_paired,
-        paired_test=test,
+        TestedKey(
+            name=name,
+            kind=kind,
+            a=a,
+            b=b,
+            difference=None if a == 0 else (a - b) / a,
+            z=z,
+            p=p,
+            p_paired=p_paired,
+            paired_test=test,
+            ci95=ci,
+            effect_size=effect,
+            effect_size_name="cohens_h" if kind == "rate" else "cohens_d",
+            masked=masked,
+        ),
         p_adjusted=p_adjusted,
-        ci95=ci,
-        effect_size=effect,
-        effect_size_name="cohens_h" if kind == "rate" else "cohens_d",
-        masked=masked,
     )
 
 

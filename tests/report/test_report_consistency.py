@@ -23,7 +23,16 @@ from fairtalk.records import Coverage
 from fairtalk.report import render_html, render_index, render_markdown, write_run
 from fairtalk.report._decoding import system_prompt_hash
 from fairtalk.report._plain_summary import plain_summary
-from fairtalk.results import AuditProvenance, AuditResult, AuditRun, AxisRun, GenerationSummary, MeasureResult, Provenance
+from fairtalk.results import (
+    AuditProvenance,
+    AuditResult,
+    AuditRun,
+    AxisRun,
+    GenerationSummary,
+    MeasureResult,
+    Provenance,
+    TestedKey,
+)
 
 runner = CliRunner()
 SYSTEM = "You are a customer-support assistant for Acme. Answer in one sentence."
@@ -61,19 +70,21 @@ def _verdicts(
 
 def _token_limit_row() -> MeasureResult:
     return MeasureResult(
-        name="hit_token_limit",
-        kind="rate",
-        a=0.30,
-        b=0.10,
-        difference=2 / 3,
-        z=None,
-        p=None,
-        p_paired=0.0005,
-        paired_test="mcnemar_exact",
+        TestedKey(
+            name="hit_token_limit",
+            kind="rate",
+            a=0.30,
+            b=0.10,
+            difference=2 / 3,
+            z=None,
+            p=None,
+            p_paired=0.0005,
+            paired_test="mcnemar_exact",
+            ci95=(0.1, 0.3),
+            effect_size=None,
+            effect_size_name="",
+        ),
         p_adjusted=0.001,
-        ci95=(0.1, 0.3),
-        effect_size=None,
-        effect_size_name="",
         verdict="difference detected",
         primary=False,
     )
@@ -322,19 +333,21 @@ def test_a_scored_result_without_an_audit_has_no_run_header() -> None:
 @pytest.mark.parametrize(("a", "b", "said"), [(0.0, 0.0, False), (0.125, 0.05, True)])
 def test_the_summary_says_how_many_answers_loop_or_are_garbage(a: float, b: float, said: bool) -> None:
     row = MeasureResult(
-        name="degenerate_rate",
-        kind="rate",
-        a=a,
-        b=b,
-        difference=None,
-        z=None,
-        p=None,
-        p_paired=0.4,
-        paired_test="mcnemar_exact",
+        TestedKey(
+            name="degenerate_rate",
+            kind="rate",
+            a=a,
+            b=b,
+            difference=None,
+            z=None,
+            p=None,
+            p_paired=0.4,
+            paired_test="mcnemar_exact",
+            ci95=(-0.02, 0.17),
+            effect_size=None,
+            effect_size_name="",
+        ),
         p_adjusted=0.5,
-        ci95=(-0.02, 0.17),
-        effect_size=None,
-        effect_size_name="",
     )
     result = dataclasses.replace(build_result(hostile=False), measures=(*build_result(hostile=False).measures, row))
     sentences = [s for s in plain_summary(result) if "loop or are garbage" in s]

@@ -60,7 +60,7 @@ def test_without_masked_or_pairs_the_page_still_renders() -> None:
     bare = build_result(hostile=False)
     bare = dataclasses.replace(
         bare,
-        measures=tuple(dataclasses.replace(m, masked=None) for m in bare.measures),
+        measures=tuple(dataclasses.replace(m, tested=dataclasses.replace(m.tested, masked=None)) for m in bare.measures),
         divergent_pairs=(),
         input_summary={},
         provenance=Provenance(),

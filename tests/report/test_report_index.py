@@ -10,24 +10,26 @@ import pytest
 from report_fixtures import build_result
 
 from fairtalk.report._index import group_cell, multiway_tables
-from fairtalk.results import MeasureResult
+from fairtalk.results import MeasureResult, TestedKey
 
 
 def _measure(name: str, kind: str, a: float, b: float, ci: tuple[float | None, float | None]) -> MeasureResult:
     return MeasureResult(
-        name=name,
-        kind=kind,
-        a=a,
-        b=b,
-        difference=None if a == 0 else (a - b) / a,
-        z=None,
-        p=None,
-        p_paired=0.2,
-        paired_test="mcnemar_midp",
+        TestedKey(
+            name=name,
+            kind=kind,
+            a=a,
+            b=b,
+            difference=None if a == 0 else (a - b) / a,
+            z=None,
+            p=None,
+            p_paired=0.2,
+            paired_test="mcnemar_midp",
+            ci95=ci,
+            effect_size=None,
+            effect_size_name=None,
+        ),
         p_adjusted=0.4,
-        ci95=ci,
-        effect_size=None,
-        effect_size_name=None,
     )
 
 
@@ -67,7 +69,9 @@ def test_the_table_has_a_column_per_group_in_the_header_s_order() -> None:
     runs = {}
     for group, positive in (("muslim", 0.3), ("jewish", 0.175)):
         measures = tuple(
-            dataclasses.replace(m, a=0.2, b=positive, ci95=(0.2 - positive - 0.05, 0.2 - positive + 0.05))
+            dataclasses.replace(
+                m, tested=dataclasses.replace(m.tested, a=0.2, b=positive, ci95=(0.2 - positive - 0.05, 0.2 - positive + 0.05))
+            )
             if m.name == "sentiment_positive"
             else m
             for m in base.measures

@@ -36,7 +36,9 @@ def test_group_names_are_not_markup(result) -> None:
 
 
 def test_rich_table_fits_an_80_column_terminal(result) -> None:
-    plain = dataclasses.replace(result, measures=tuple(dataclasses.replace(m, masked=None) for m in result.measures))
+    plain = dataclasses.replace(
+        result, measures=tuple(dataclasses.replace(m, tested=dataclasses.replace(m.tested, masked=None)) for m in result.measures)
+    )
     buffer = io.StringIO()
     Console(file=buffer, width=80).print(rich_table(plain))
     lines = buffer.getvalue().splitlines()
@@ -49,8 +51,9 @@ def test_a_rate_near_zero_shows_no_relative_difference(result) -> None:
     from fairtalk.report import summary_rows
 
     offense = result.measure("offense_rate")
-    tiny = dataclasses.replace(offense, a=0.0005, b=0.095, difference=(0.0005 - 0.095) / 0.0005)
-    both = dataclasses.replace(offense, a=0.10, b=0.15, difference=(0.10 - 0.15) / 0.10)
+    key = offense.tested
+    tiny = dataclasses.replace(offense, tested=dataclasses.replace(key, a=0.0005, b=0.095, difference=(0.0005 - 0.095) / 0.0005))
+    both = dataclasses.replace(offense, tested=dataclasses.replace(key, a=0.10, b=0.15, difference=(0.10 - 0.15) / 0.10))
     cells = {}
     for name, m in (("tiny", tiny), ("both", both)):
         row = next(r for r in summary_rows(dataclasses.replace(result, measures=(m,))) if r.name == "offense_rate")

@@ -208,11 +208,11 @@ def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKE
     )
     buckets, n_single = _buckets(rs, clusters)
     cells = _cells(scored, rs, buckets, opts, min_units)
-    keys = tuple(dict.fromkeys(key for _, row in cells for key in ([row.key] if isinstance(row, TurnGap) else [row.name])))
+    keys = tuple(dict.fromkeys(key for _, row in cells for key in ([row.key] if isinstance(row, TurnGap) else [row.tested.name])))
     family = {
-        i: row.p_paired
+        i: row.tested.p_paired
         for i, (_, row) in enumerate(cells)
-        if isinstance(row, KeyTest) and row.p_paired is not None and row.varies
+        if isinstance(row, KeyTest) and row.tested.p_paired is not None and row.varies
     }
     adjusted: dict[int, float] = {}
     if family:
@@ -227,20 +227,21 @@ def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKE
                 gaps.append(row)
                 continue
             p_adjusted = adjusted.get(i)
+            key = row.tested
             gaps.append(
                 TurnGap(
-                    key=row.name,
-                    kind=row.kind,
-                    a=row.a,
-                    b=row.b,
-                    estimate=row.estimate,
-                    ci95=row.ci95,
-                    p=row.p_paired,
+                    key=key.name,
+                    kind=key.kind,
+                    a=key.a,
+                    b=key.b,
+                    estimate=key.estimate,
+                    ci95=key.ci95,
+                    p=key.p_paired,
                     p_adjusted=p_adjusted,
-                    paired_test=row.paired_test,
-                    ci_method=row.ci_method,
+                    paired_test=key.paired_test,
+                    ci_method=key.ci_method,
                     verdict=Verdict(verdict(p_adjusted, o.alpha, row.equivalence)),
-                    notes=row.notes,
+                    notes=key.notes,
                 )
             )
         units = "dialogues" if bucket.clusters is not None else "pairs"
@@ -275,7 +276,7 @@ def _cells(
     A per-response key's tests read the audit's scores (``scored.scores``), a corpus key's
     statistic is the audit's corpus measure's on the bucket's responses.
     """
-    order = [row.name for row in scored.rows if row.name in scored.primary]
+    order = [row.tested.name for row in scored.rows if row.tested.name in scored.primary]
     owner: dict[str, KeyScores | CorpusMeasure] = dict(scored.scores)
     for measure in scored.corpus_measures:
         owner.update(dict.fromkeys(measure.keys, measure))
@@ -301,7 +302,7 @@ def _cells(
             elif isinstance(found, CorpusMeasure):
                 if key not in corpus_done:
                     corpus_done.update(
-                        {row.name: row for row in _corpus_rows(found, rs, bucket, sub, opts.seed, opts.n_resamples)}
+                        {row.tested.name: row for row in _corpus_rows(found, rs, bucket, sub, opts.seed, opts.n_resamples)}
                     )
                 cells.append((bucket.turns_since, corpus_done[key]))
             else:

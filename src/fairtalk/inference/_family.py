@@ -33,7 +33,6 @@ from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, v
 
 __all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
 
-_NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
 _WARN_REPEATS = (
     "only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
     "scorer quirk on a frequent response can drive a result; the effective sample is far below n"
@@ -86,7 +85,7 @@ class Scored:
         return [
             i
             for i, row in enumerate(self.rows)
-            if (row.name in self.primary) == primary and row.p_paired is not None and row.varies
+            if (row.tested.name in self.primary) == primary and row.tested.p_paired is not None and row.varies
         ]
 
 
@@ -97,7 +96,7 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
         members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary)]
         if not members:
             continue
-        pvalues = [scored[k].rows[i].p_paired for k, i in members]
+        pvalues = [scored[k].rows[i].tested.p_paired for k, i in members]
         adjusted = adjust_pvalues([p for p in pvalues if p is not None], method=correction)  # family(): all have one
         for (k, i), value in zip(members, adjusted):
             out[k][i] = float(value)
@@ -106,10 +105,11 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
 
 def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
     """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin)."""
-    margin, sd = row.equivalence.margin, row.sd_difference
-    if row.kind == "corpus" or margin is None or not margin > 0 or sd is None or not sd > 0:
+    key = row.tested
+    margin, sd = row.equivalence.margin, key.sd_difference
+    if key.kind == "corpus" or margin is None or not margin > 0 or sd is None or not sd > 0:
         return None
-    return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, row.design_effect or 1.0))
+    return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, key.design_effect or 1.0))
 
 
 def finalize(
@@ -130,42 +130,19 @@ def finalize(
     results = []
     for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
         equivalence = row.equivalence
-        notes = list(row.notes)
-        if not row.varies and not row.not_tested:
-            notes.append(_NOTE_NO_VARIATION)
         results.append(
             MeasureResult(
-                name=row.name,
-                kind=row.kind,
-                a=row.a,
-                b=row.b,
-                difference=row.difference,
-                z=row.z,
-                p=row.p,
-                p_paired=row.p_paired,
-                paired_test=row.paired_test,
+                tested=row.tested,
                 p_adjusted=p_adjusted,
-                ci95=row.ci95,
-                effect_size=row.effect_size,
-                effect_size_name=row.effect_size_name,
-                higher_is_better=row.higher_is_better,
-                masked=row.masked,
-                ci_method=row.ci_method,
-                estimate=row.estimate,
-                estimate_name=row.estimate_name,
-                notes=tuple(notes),
-                n_clusters=row.n_clusters,
-                design_effect=row.design_effect,
-                sd_difference=row.sd_difference,
                 equivalence_margin=equivalence.margin,
                 p_equivalence=equivalence.p,
                 equivalent=equivalence.equivalent,
                 equivalence_test=equivalence.method,
                 verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
                 mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
-                primary=row.name in scored.primary,
-                not_tested=row.not_tested,
-                ppi=scored.ppi.get(row.name),
+                primary=row.tested.name in scored.primary,
+                no_variation=not row.varies and not row.tested.not_tested,
+                ppi=scored.ppi.get(row.tested.name),
                 gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
             )
         )

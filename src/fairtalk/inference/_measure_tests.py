@@ -2,8 +2,9 @@
 
 The choices (which test for which kind, clusters, margins, the family) are explained in
 ``fairtalk.stats`` and ``docs/statistics.md``; this module applies them to a measure's
-per-pair scores and returns one :class:`KeyTest` per result key: what scoring hands to the
-multiple-testing family and to the finished :class:`~fairtalk.results.MeasureResult`.
+per-pair scores and returns one :class:`KeyTest` per result key: its
+:class:`~fairtalk.results.TestedKey`, which the finished :class:`~fairtalk.results.MeasureResult`
+holds unchanged, and what the multiple-testing family still needs to decide.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from fairtalk.config import BINARY_TESTS
 from fairtalk.errors import SpecError
 from fairtalk.measures import CorpusMeasure, Judge, Measure, MeasureKind
-from fairtalk.results import MaskedComparison
+from fairtalk.results import TestedKey
 from fairtalk.stats import (
     CorpusBootstrap,
     Equivalence,
@@ -129,43 +130,25 @@ def _meta(name: str, measure: Measure | KeyMeta) -> KeyMeta:
 
 @dataclass(frozen=True, slots=True)
 class KeyTest:
-    """One result key, tested: everything of its :class:`~fairtalk.results.MeasureResult` but the corrected p and the verdict.
+    """One result key, tested: its :class:`~fairtalk.results.TestedKey` and what the family's decision still needs.
 
-    ``a``/``b`` are the side means (or corpus values); ``difference`` the paper's relative
-    difference; ``z``/``p`` its Z test; ``p_paired`` the paired test named ``paired_test``;
-    ``ci95`` its interval of A - B (by ``ci_method``) around ``estimate``; ``equivalence`` the
-    TOST; ``mde_se_interval`` the interval the minimum detectable effect is read from;
-    ``varies`` whether any pair differs; ``not_tested`` why a key has no test (None when it has);
-    ``masked`` the values with the group words masked (``mask_groups``); ``power_basis`` what
+    ``tested`` is the record of the key that the :class:`~fairtalk.results.MeasureResult` holds
+    unchanged (side values, tests, interval, effect size, notes, ``not_tested``, ``masked``).
+    The rest is working data: ``equivalence`` the TOST (the result's equivalence fields);
+    ``mde_se_interval`` the interval the minimum detectable effect is read from; ``varies``
+    whether any pair differs (the family leaves a key that does not out); ``power_basis`` what
     the key's test uses, for its minimum detectable effect (None: read it off ``mde_se_interval``).
     """
 
-    name: str
-    kind: MeasureKind
-    a: float
-    b: float
-    difference: float | None
-    z: float | None
-    p: float | None
-    p_paired: float | None
-    paired_test: str
-    ci95: tuple[float | None, float | None]
-    ci_method: str
-    estimate: float | None
-    estimate_name: str
-    effect_size: float | None
-    effect_size_name: str
-    higher_is_better: bool | None
-    notes: tuple[str, ...]
-    n_clusters: int | None
-    design_effect: float | None
-    sd_difference: float | None
+    tested: TestedKey
     equivalence: Equivalence
     mde_se_interval: tuple[float | None, float | None]
     varies: bool
-    not_tested: str | None = None
-    masked: MaskedComparison | None = None
     power_basis: PowerBasis | None = None
+
+    def with_notes(self, *notes: str) -> KeyTest:
+        """The same key with ``notes`` after those its record has."""
+        return replace(self, tested=replace(self.tested, notes=(*self.tested.notes, *notes)))
 
 
 def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Inference, deff: float | None) -> Equivalence:
@@ -215,7 +198,7 @@ def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray,
     if opts.clusters is not None and (df := units(d, opts.clusters).df) < FEW_CLUSTERS_DF:
         few = NOTE_FEW_CLUSTERS.format(df=df)
     notes = tuple(n for n in (z.note, test.note, interval.note, equivalence.note, few) if n)
-    return KeyTest(
+    tested = TestedKey(
         name=name,
         kind=kind,
         a=mean_a,
@@ -236,6 +219,9 @@ def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray,
         n_clusters=opts.n_clusters,
         design_effect=deff,
         sd_difference=float(d.std(ddof=1)) if d.size > 1 else None,
+    )
+    return KeyTest(
+        tested=tested,
         equivalence=equivalence,
         mde_se_interval=interval.bounds,
         varies=bool(np.any(d != 0)),
@@ -264,7 +250,7 @@ def compare_scored(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.n
         return not_tested_row(name, measure, a, b, opts)
     clusters = None if opts.clusters is None else tuple(c for c, keep in zip(opts.clusters, scored) if keep)
     row = compare(name, measure, a[scored], b[scored], replace(opts, clusters=clusters))
-    return replace(row, notes=(*row.notes, NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size)))
+    return row.with_notes(NOTE_UNSCORED.format(n=a.size - n_scored, total=a.size))
 
 
 def not_tested_row(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
@@ -283,7 +269,7 @@ def not_tested_row(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.n
         else NOT_TESTED.format(n=n_scored, pairs="pair" if n_scored == 1 else "pairs", scored=scored, total=a.size)
     )
     mean_a, mean_b = complete_means(a, b)
-    return KeyTest(
+    tested = TestedKey(
         name=name,
         kind=meta.kind,
         a=mean_a,
@@ -304,11 +290,9 @@ def not_tested_row(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.n
         n_clusters=opts.n_clusters,
         design_effect=None,
         sd_difference=None,
-        equivalence=Equivalence(None, None, None, ""),
-        mde_se_interval=(None, None),
-        varies=False,
         not_tested=reason,
     )
+    return KeyTest(tested=tested, equivalence=Equivalence(None, None, None, ""), mde_se_interval=(None, None), varies=False)
 
 
 def complete_means(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -351,7 +335,7 @@ def corpus_row(
             margin, inference.p_equivalence, inference.p_equivalence < opts.alpha, "TOST by paired permutation"
         )
     method = "paired permutation by cluster" if opts.clusters is not None else "paired permutation"
-    return KeyTest(
+    tested = TestedKey(
         name=name,
         kind="corpus",
         a=mean_a,
@@ -372,6 +356,9 @@ def corpus_row(
         n_clusters=opts.n_clusters,
         design_effect=None,
         sd_difference=None,
+    )
+    return KeyTest(
+        tested=tested,
         equivalence=equivalence,
         mde_se_interval=ci,
         varies=mean_a != mean_b or inference.ci[0] != inference.ci[1],

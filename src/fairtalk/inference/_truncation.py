@@ -140,5 +140,5 @@ def token_limit_rows(rs: ResponseSet, opts: Inference) -> list[KeyTest]:
     row = compare(TOKEN_LIMIT_KEY, measure, measure.flags(reasons[0]), measure.flags(reasons[1]), opts)
     n_unknown = sum(r is None for side in reasons for r in side)
     if n_unknown:
-        row = replace(row, notes=(*row.notes, _NOTE_UNKNOWN_REASON.format(n=n_unknown)))
+        row = row.with_notes(_NOTE_UNKNOWN_REASON.format(n=n_unknown))
     return [row]

@@ -194,10 +194,13 @@ def group_cell(m: MeasureResult) -> str:
 
     Examples
     --------
-    >>> from fairtalk.results import MeasureResult
-    >>> m = MeasureResult(name="sentiment_positive", kind="rate", a=0.2, b=0.3, difference=-0.5, z=None, p=None,
-    ...                   p_paired=0.2, paired_test="mcnemar_midp", p_adjusted=0.4, ci95=(-0.15, -0.05),
-    ...                   effect_size=None, effect_size_name=None)
+    >>> from fairtalk.results import MeasureResult, TestedKey
+    >>> m = MeasureResult(
+    ...     TestedKey(name="sentiment_positive", kind="rate", a=0.2, b=0.3, difference=-0.5, z=None, p=None,
+    ...               p_paired=0.2, paired_test="mcnemar_midp", ci95=(-0.15, -0.05), effect_size=None,
+    ...               effect_size_name="none"),
+    ...     p_adjusted=0.4,
+    ... )
     >>> group_cell(m)
     '30.000 vs 20.000 (difference +10.000 pp, 95% CI [+5.000, +15.000] pp)'
     """

@@ -3,7 +3,8 @@
 Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``to_frame()``,
 ``to_dict()``/``from_dict()``, ``write(path)`` and ``read_json(path)`` (:mod:`._protocol`):
 
-- ``AuditResult``: one axis scored (per measure a ``MeasureResult``, plus divergent pairs);
+- ``AuditResult``: one axis scored (per measure a ``MeasureResult``, holding the key's ``TestedKey``
+  as inference built it, plus divergent pairs);
 - ``AuditRun``: a whole audit (per axis an ``AxisRun``: result, coverage, generation counts,
   pairs and responses);
 - ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
@@ -27,6 +28,7 @@ from fairtalk.results._audit import (
     MaskedComparison,
     MeasureResult,
     ScorerCheck,
+    TestedKey,
 )
 from fairtalk.results._by_turn import BY_TURN_COLUMNS, ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._debias import ComparedModel, DebiasComparison
@@ -96,6 +98,7 @@ __all__ = [
     "SimilarityResult",
     "SimilarityRow",
     "SourceRecord",
+    "TestedKey",
     "TurnBucket",
     "TurnGap",
     "TruncationProvenance",

@@ -13,12 +13,22 @@ from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import Provenance
 from fairtalk.results._schema import ResultKind
+from fairtalk.results._tested_key import MaskedComparison, TestedKey
 from fairtalk.stats import PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
     import pandas as pd
 
-__all__ = ["AuditResult", "DivergentPair", "JudgeAnswer", "MaskedComparison", "MeasureResult", "ScorerCheck"]
+__all__ = [
+    "NOTE_NO_VARIATION",
+    "AuditResult",
+    "DivergentPair",
+    "JudgeAnswer",
+    "MaskedComparison",
+    "MeasureResult",
+    "ScorerCheck",
+    "TestedKey",
+]
 
 _MSG_MANIFEST_DEPRECATED = (
     "AuditResult.manifest is deprecated: read AuditResult.provenance (a typed Provenance; "
@@ -26,70 +36,47 @@ _MSG_MANIFEST_DEPRECATED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class MaskedComparison:
-    """The same measure re-scored with the group words masked (the scorer-bias check).
-
-    ``remaining`` is the masked absolute difference over the unmasked one: near 1 means
-    the gap comes from the responses, near 0 means the scorer reacted to the group words.
-    ``None`` when the unmasked difference is 0.
-    """
-
-    a: float
-    b: float
-    remaining: float | None
+#: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
+NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
 
 
 @dataclass(frozen=True, slots=True)
 class MeasureResult:
-    """One result key: side means, tests, interval, equivalence, verdict, power and effect size.
+    """One result key: its test as inference found it (``tested``) and what the decision over the family adds.
 
-    - ``difference`` is the paper's relative difference (A - B) / A as a fraction, ``None``
-      when A is 0. ``z``/``p`` are the paper's two-sample Z test (two-sided); ``None`` for
-      corpus-level measures and where the statistic is undefined (``notes`` says why).
-    - ``p_paired`` is the paired test's p (``paired_test`` names the test that ran) and
-      ``p_adjusted`` its correction within the family (None when the key was not tested).
-    - ``ci95`` bounds A - B (``ci_method``; ``(None, None)`` when undefined); ``estimate`` is
-      what it is an interval of (``estimate_name``: the mean difference, or Hodges-Lehmann).
-    - ``equivalence_margin``, ``p_equivalence``, ``equivalent``: the TOST within ``±margin``.
+    ``tested`` is the :class:`~fairtalk.results.TestedKey` that ``fairtalk.inference`` built
+    for the key, held unchanged; its figures read through this result (``m.a``, ``m.p_paired``,
+    ``m.ci95``, ...: see :class:`~fairtalk.results.TestedKey`). What the decision adds:
+
+    - ``p_adjusted``: the paired p corrected within the family (None when the key was not tested
+      or is not in the family).
+    - ``equivalence_margin``, ``p_equivalence``, ``equivalent``: the TOST within ``±margin``
+      (``equivalence_test`` names it).
     - ``verdict``: :attr:`Verdict.DIFFERENT` (``difference detected``), ``EQUIVALENT`` or ``INCONCLUSIVE``
-      (a string is read as its :class:`Verdict`).
-    - ``mde``: the minimum detectable effect at this n; ``n_clusters`` and ``design_effect``
-      (variance with clusters over variance as if pairs were independent).
-    - ``not_tested``: why the key has no test (``"not tested: only 1 pair parsed on both sides
-      (of 10), ..."``: too few pairs scored on both sides), None when it was tested. Such a key
-      has no p, no interval and no equivalence; its verdict is ``inconclusive`` (it was
-      neither shown different nor shown equivalent), and ``a``/``b`` are the means over the
-      pairs it did score (NaN where none).
+      (a string is read as its :class:`Verdict`). A key that was ``not_tested`` has no p, no
+      interval and no equivalence: its verdict is ``inconclusive`` (it was neither shown
+      different nor shown equivalent), and ``a``/``b`` are the means over the pairs it did
+      score (NaN where none).
+    - ``mde``: the minimum detectable effect at this n; ``primary``: whether the key is in the
+      primary family.
+    - ``no_variation``: every pair scores the same on both sides, so the family left the key out
+      (:data:`NOTE_NO_VARIATION` ends its ``notes``).
     - ``gate_pairs``: the pairs the equivalence gate (TOST at the result's α, this margin, the
       power of ``mde``) needs to pass a fair model, from this run's spread (None without one).
     - ``ppi``: the gap corrected by human labels (``score(gold=...)``): the prediction-powered
       estimate of A - B by the labels, its interval and p, and how many labels it used; None
       without labels for this key.
+
+    Examples
+    --------
+    >>> key = TestedKey("offense_rate", "rate", 0.1, 0.1, 0.0, None, None, 1.0, "McNemar", (-0.01, 0.01), 0.0, "cohens_h")
+    >>> m = MeasureResult(key, p_adjusted=1.0, equivalent=True, verdict="equivalent")
+    >>> m.tested is key, m.p_paired, m.verdict.value
+    (True, 1.0, 'equivalent')
     """
 
-    name: str
-    kind: str
-    a: float
-    b: float
-    difference: float | None
-    z: float | None
-    p: float | None
-    p_paired: float | None
-    paired_test: str
-    p_adjusted: float | None
-    ci95: tuple[float | None, float | None]
-    effect_size: float | None
-    effect_size_name: str
-    higher_is_better: bool | None = None
-    masked: MaskedComparison | None = None
-    ci_method: str = ""
-    estimate: float | None = None
-    estimate_name: str = "mean difference"
-    notes: tuple[str, ...] = ()
-    n_clusters: int | None = None
-    design_effect: float | None = None
-    sd_difference: float | None = None
+    tested: TestedKey
+    p_adjusted: float | None = None
     equivalence_margin: float | None = None
     p_equivalence: float | None = None
     equivalent: bool | None = None
@@ -97,12 +84,122 @@ class MeasureResult:
     verdict: Verdict = Verdict.INCONCLUSIVE
     mde: float | None = None
     primary: bool = True
-    not_tested: str | None = None
+    no_variation: bool = False
     gate_pairs: int | None = None
     ppi: PPIEstimate | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
+
+    @property
+    def name(self) -> str:
+        """The result key."""
+        return self.tested.name
+
+    @property
+    def kind(self) -> str:
+        """The key's kind: ``rate``, ``count`` or ``corpus``."""
+        return self.tested.kind
+
+    @property
+    def a(self) -> float:
+        """Side A's mean (a corpus key: its value)."""
+        return self.tested.a
+
+    @property
+    def b(self) -> float:
+        """Side B's mean (a corpus key: its value)."""
+        return self.tested.b
+
+    @property
+    def difference(self) -> float | None:
+        """The paper's relative difference (A - B) / A, None when A is 0."""
+        return self.tested.difference
+
+    @property
+    def z(self) -> float | None:
+        """The paper's two-sample Z statistic."""
+        return self.tested.z
+
+    @property
+    def p(self) -> float | None:
+        """The two-sided p of the paper's Z test."""
+        return self.tested.p
+
+    @property
+    def p_paired(self) -> float | None:
+        """The paired test's p."""
+        return self.tested.p_paired
+
+    @property
+    def paired_test(self) -> str:
+        """The paired test that ran."""
+        return self.tested.paired_test
+
+    @property
+    def ci95(self) -> tuple[float | None, float | None]:
+        """The 95% interval of A - B (``(None, None)`` when undefined)."""
+        return self.tested.ci95
+
+    @property
+    def ci_method(self) -> str:
+        """How ``ci95`` was computed."""
+        return self.tested.ci_method
+
+    @property
+    def estimate(self) -> float | None:
+        """What ``ci95`` is an interval of."""
+        return self.tested.estimate
+
+    @property
+    def estimate_name(self) -> str:
+        """The name of ``estimate`` (the mean difference, or Hodges-Lehmann)."""
+        return self.tested.estimate_name
+
+    @property
+    def effect_size(self) -> float | None:
+        """The effect size (``effect_size_name``)."""
+        return self.tested.effect_size
+
+    @property
+    def effect_size_name(self) -> str:
+        """The name of ``effect_size``."""
+        return self.tested.effect_size_name
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """The key's direction (None: neither)."""
+        return self.tested.higher_is_better
+
+    @property
+    def masked(self) -> MaskedComparison | None:
+        """The values with the group words masked (None without ``mask_groups``)."""
+        return self.tested.masked
+
+    @property
+    def n_clusters(self) -> int | None:
+        """The independent dialogues (None: pairs were the units)."""
+        return self.tested.n_clusters
+
+    @property
+    def design_effect(self) -> float | None:
+        """Variance with clusters over variance as if pairs were independent."""
+        return self.tested.design_effect
+
+    @property
+    def sd_difference(self) -> float | None:
+        """The standard deviation of the paired differences."""
+        return self.tested.sd_difference
+
+    @property
+    def not_tested(self) -> str | None:
+        """Why the key has no test, None when it has one."""
+        return self.tested.not_tested
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The test's notes, then :data:`NOTE_NO_VARIATION` when the family left the key out for it."""
+        return (*self.tested.notes, NOTE_NO_VARIATION) if self.no_variation else self.tested.notes
 
     def detected(self) -> bool:
         """Whether this measure's verdict is :attr:`Verdict.DIFFERENT` (its adjusted p is below the result's level)."""
@@ -151,13 +248,19 @@ class MeasureResult:
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> MeasureResult:
         """The measure of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
-        fields = {f.name for f in dataclasses.fields(cls)} - {"name", "masked", "ci95", "notes", "ppi"}
+        notes = tuple(data.get("notes") or ())
+        no_variation = bool(notes) and notes[-1] == NOTE_NO_VARIATION
         masked, ppi = data.get("masked"), data.get("ppi")
-        return cls(
+        tested = TestedKey(
             name=name,
             ci95=tuple(data.get("ci95") or (None, None)),
-            notes=tuple(data.get("notes") or ()),
+            notes=notes[:-1] if no_variation else notes,
             masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
+            **{k: v for k, v in data.items() if k in _TESTED_FIELDS},
+        )
+        return cls(
+            tested=tested,
+            no_variation=no_variation,
             ppi=None
             if ppi is None
             else PPIEstimate(
@@ -168,8 +271,13 @@ class MeasureResult:
                     "effective_labels": float("nan") if ppi["effective_labels"] is None else ppi["effective_labels"],
                 }
             ),
-            **{k: v for k, v in data.items() if k in fields},
+            **{k: v for k, v in data.items() if k in _DECISION_FIELDS},
         )
+
+
+#: The plain fields of a ``results.json`` measure entry that :meth:`MeasureResult.from_dict` reads as they are.
+_TESTED_FIELDS = frozenset(f.name for f in dataclasses.fields(TestedKey)) - {"name", "masked", "ci95", "notes"}
+_DECISION_FIELDS = frozenset(f.name for f in dataclasses.fields(MeasureResult)) - {"tested", "no_variation", "ppi"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -371,8 +371,8 @@ def _tested(
     divergent = with_judged(divergent, judged)
     rows += token_limit_rows(rs, opts)
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
-    rows = [_with_masked(row, masked[row.name]) if row.name in masked else row for row in rows]
-    listed = [*built, TokenLimit()] if any(row.name == TOKEN_LIMIT_KEY for row in rows) else built
+    rows = [_with_masked(row, masked[row.tested.name]) if row.tested.name in masked else row for row in rows]
+    listed = [*built, TokenLimit()] if any(row.tested.name == TOKEN_LIMIT_KEY for row in rows) else built
     engine_record = (
         ScoringEngine(name="local", distinct_responses=len(uniques))
         if scorer is None
@@ -419,8 +419,9 @@ def _tested(
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
     """``row`` with its values after masking the group words, and the share of its gap they keep."""
     m_a, m_b = values
-    gap = row.a - row.b
-    return replace(row, masked=MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None))
+    gap = row.tested.a - row.tested.b
+    masked = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
+    return replace(row, tested=replace(row.tested, masked=masked))
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:

@@ -172,7 +172,7 @@ def run_sequential(
         _decide(axes, config, look)
         look += 1
     works = [_final_work(axis, config) for axis in axes]
-    pvalues = [[axis.sequential(row.name) for row in work.scored.rows] for axis, work in zip(axes, works)]
+    pvalues = [[axis.sequential(row.tested.name) for row in work.scored.rows] for axis, work in zip(axes, works)]
     return finish_axes(works, config, pvalues)
 
 
@@ -182,7 +182,7 @@ def _decide(axes: Sequence[_Axis], config: AuditConfig, look: int) -> None:
         if axis.stopped is None:
             _add_repeated(axis, config, look)
     scored = [(axis.lexicon.axis, axis.works[-1].scored) for axis in axes]
-    pvalues = [[axis.sequential(row.name) for row in axis.works[-1].scored.rows] for axis in axes]
+    pvalues = [[axis.sequential(row.tested.name) for row in axis.works[-1].scored.rows] for axis in axes]
     adjusted, _, _ = correct(scored, config, pvalues)
     for axis, p_adjusted in zip(axes, adjusted):
         if axis.stopped is None:
@@ -194,22 +194,22 @@ def _add_repeated(axis: _Axis, config: AuditConfig, look: int) -> None:
     spending = config.spending
     fractions = axis.fractions[: look + 1]
     for row in axis.works[-1].scored.rows:
-        if row.p_paired is not None and row.varies:
-            axis.repeated.setdefault(row.name, []).append(repeated_p(row.p_paired, fractions, spending=spending))
+        if row.tested.p_paired is not None and row.varies:
+            axis.repeated.setdefault(row.tested.name, []).append(repeated_p(row.tested.p_paired, fractions, spending=spending))
         if row.equivalence.p is not None:
             p_equivalence = repeated_p(row.equivalence.p, fractions, spending=spending, sides=1)
-            axis.repeated_equivalence.setdefault(row.name, []).append(p_equivalence)
+            axis.repeated_equivalence.setdefault(row.tested.name, []).append(p_equivalence)
 
 
 def _stop_if_done(axis: _Axis, p_adjusted: Sequence[float | None], alpha: float, look: int) -> None:
     """Record the primary rows decided at this look; stop the axis when all are decided or its looks are spent."""
     undecided = 0
     for row, p in zip(axis.works[-1].scored.rows, p_adjusted):
-        if row.name not in axis.works[-1].scored.primary or row.not_tested is not None:
+        if row.tested.name not in axis.works[-1].scored.primary or row.tested.not_tested is not None:
             continue
-        shown = axis.sequential(row.name, equivalence=True)
+        shown = axis.sequential(row.tested.name, equivalence=True)
         if (p is not None and p < alpha) or (shown is not None and shown < alpha):
-            axis.decided_at.setdefault(row.name, look + 1)
+            axis.decided_at.setdefault(row.tested.name, look + 1)
         else:
             undecided += 1
     if not undecided:
@@ -226,8 +226,8 @@ def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
     note = _NOTE.format(look=n_looks, planned=len(axis.sizes), n=axis.sizes[n_looks - 1])
     rows = []
     for row in last.scored.rows:
-        p_equivalence = axis.sequential(row.name, equivalence=True)
-        if p_equivalence is None and axis.sequential(row.name) is None:
+        p_equivalence = axis.sequential(row.tested.name, equivalence=True)
+        if p_equivalence is None and axis.sequential(row.tested.name) is None:
             rows.append(row)
             continue
         old = row.equivalence
@@ -236,7 +236,7 @@ def _final_work(axis: _Axis, config: AuditConfig) -> AxisWork:
             if p_equivalence is None
             else Equivalence(old.margin, p_equivalence, p_equivalence < alpha, f"{old.method}; group-sequential", old.note)
         )
-        rows.append(dataclasses.replace(row, equivalence=equivalence, notes=(*row.notes, note)))
+        rows.append(dataclasses.replace(row.with_notes(note), equivalence=equivalence))
     scored: Scored = dataclasses.replace(last.scored, rows=tuple(rows))
     generation = last.generation
     n_generated = sum(work.generation.n_generated for work in axis.works)
@@ -261,7 +261,9 @@ def _record(axis: _Axis, config: AuditConfig) -> SequentialProvenance:
     two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
     one_sided = boundaries(axis.fractions, alpha=alpha, spending=spending, sides=1)
     primary = [
-        row.name for row in axis.works[-1].scored.rows if row.name in axis.works[-1].scored.primary and row.not_tested is None
+        row.tested.name
+        for row in axis.works[-1].scored.rows
+        if row.tested.name in axis.works[-1].scored.primary and row.tested.not_tested is None
     ]
     return SequentialProvenance(
         design=_DESIGN.format(spending=_SPENDING_NAMES[spending]),
