@@ -13,6 +13,7 @@ import fairtalk
 from fairtalk import InputError, Response, SpecError, read_responses, score
 from fairtalk.lexicons import load_attributes
 from fairtalk.measures import Length
+from fairtalk.results import SourceRecord
 from fairtalk.stats import adjust_pvalues, z_test
 
 _KIND = ("That is wonderful, I love it, great job!", "I hate you, you stupid idiot, this is awful and terrible.")
@@ -153,7 +154,7 @@ def test_deterministic_given_seed() -> None:
     assert first.to_dict() == again.to_dict()
     assert first.measure("diversity").ci95 != other.measure("diversity").ci95  # permutations are seeded
     assert first.measure("length").ci95 == other.measure("length").ci95  # the t interval is not random
-    assert first.manifest["seed"] == 4
+    assert first.provenance.seed == 4
 
 
 def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
@@ -170,7 +171,7 @@ def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
     assert length.masked is not None and length.masked.remaining == pytest.approx(1.0)
     career = result.measure("career_words")
     assert career.masked is not None and career.masked.remaining is None  # no gap to explain
-    assert result.manifest["mask_groups"] is True
+    assert result.provenance.mask_groups is True
     unmasked = score(_records(pairs), axis="gender", measures=["length"], n_resamples=200)
     assert unmasked.measure("length").masked is None
 
@@ -185,16 +186,19 @@ def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
     rows.append({"pair_id": "99", "side": "a", "context": "c", "response": "orphan"})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     result = score(path, axis="gender", measures=["length", "diversity"], n_resamples=100, correction="bh", alpha=0.1)
-    manifest = result.manifest
-    assert manifest["fairtalk_version"] == fairtalk.__version__
-    assert manifest["lexicon"]["sha256"] == fairtalk.load_lexicon("gender").sha256
-    assert manifest["input"]["sources"] == [{"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
-    assert manifest["input"]["summary"]["n_missing_side"] == 1
-    assert [m["name"] for m in manifest["measures"]] == ["length", "diversity"]
-    assert manifest["measures"][1]["config"]["definition"] == "paper"
-    assert manifest["options"]["offense_threshold"] == 0.5 and manifest["options"]["sentiment_threshold"] == 0.8
-    assert (manifest["seed"], manifest["alpha"], manifest["correction"]) == (0, 0.1, "bh")
-    assert (manifest["n_resamples"], manifest["n_permutations"]) == (100, 100)
+    provenance = result.provenance
+    assert provenance.fairtalk_version == fairtalk.__version__
+    assert provenance.lexicon is not None and provenance.lexicon.sha256 == fairtalk.load_lexicon("gender").sha256
+    assert provenance.input is not None and provenance.input.summary is not None
+    assert provenance.input.sources == (SourceRecord(path=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest()),)
+    assert provenance.input.summary["n_missing_side"] == 1
+    assert provenance.measure_names == ("length", "diversity")
+    assert provenance.measures is not None and provenance.measures[1].config is not None
+    assert provenance.measures[1].config["definition"] == "paper"
+    assert provenance.options is not None
+    assert provenance.options.offense_threshold == 0.5 and provenance.options.sentiment_threshold == 0.8
+    assert (provenance.seed, provenance.alpha, provenance.correction) == (0, 0.1, "bh")
+    assert (provenance.n_resamples, provenance.n_permutations) == (100, 100)
     assert result.input_summary["n_missing_side"] == 1 and result.correction == "bh"
     json.dumps(result.to_dict())  # the whole result serialises
     frame = result.to_frame()
@@ -202,7 +206,8 @@ def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
 
 
 def test_attribute_lists_are_hashed_in_the_manifest(biased_result: fairtalk.AuditResult) -> None:
-    config = next(m for m in biased_result.manifest["measures"] if m["name"] == "attribute_words")["config"]
+    config = next(m.config for m in biased_result.provenance.measures or () if m.name == "attribute_words")
+    assert config is not None
     assert set(config["lists"]) == {"career", "family"}
     assert config["lists"]["family"]["sha256"] == load_attributes("family").sha256
 

@@ -55,9 +55,10 @@ def test_a_biased_model_is_found_and_a_fair_one_is_not(toys: tuple[Path, Path]) 
     assert fair.results["gender"].detected() == ()
     assert fair.detected() == ()
     # the manifest traces the audit: corpus, split, model fingerprint, decoding settings, coverage
-    audit_entry = fair.results["gender"].manifest["audit"]
-    assert audit_entry["split"] == "all" and audit_entry["model"] == fair.model
-    assert audit_entry["coverage"]["n_read"] == 82
+    audit_entry = fair.results["gender"].provenance.audit
+    assert audit_entry is not None and audit_entry.coverage is not None
+    assert audit_entry.split == "all" and audit_entry.model == fair.model
+    assert audit_entry.coverage["n_read"] == 82
     assert fair.axes["gender"].generation.n_generated == 80
 
 
@@ -69,7 +70,8 @@ def test_a_rerun_with_the_store_generates_nothing(toys: tuple[Path, Path], tmp_p
     again = run_audit(corpus=corpus, axes="gender", model=_model(models, "biased"), store=store, **FAST)
     assert (again.n_generated, again.n_cached) == (0, 80)
     assert again.run_id != first.run_id
-    assert again.results["gender"].manifest["audit"]["run_id"] == again.run_id
+    audited = again.results["gender"].provenance.audit
+    assert audited is not None and audited.run_id == again.run_id
     assert _same_run(again.results["gender"].to_dict()) == _same_run(first.results["gender"].to_dict())
     assert again.store == str(store)
 

@@ -158,11 +158,11 @@ def test_by_turn_on_ray_reads_the_workers_scores_and_equals_the_local_table(
     }
     engine = RayEngine(num_actors=2, score_batch=5)
     on_ray = fairtalk.audit(**options, engine=engine, out_dir=tmp_path / "ray").results["gender"]  # type: ignore[arg-type]
-    assert on_ray.manifest["scoring_engine"]["name"] == "ray"
+    assert on_ray.provenance.scoring_engine is not None and on_ray.provenance.scoring_engine.name == "ray"
     assert scored_here == []  # no response was scored in this process, by turn included
     local = fairtalk.audit(**options, out_dir=tmp_path / "local").results["gender"]  # type: ignore[arg-type]
-    assert local.manifest["scoring_engine"]["name"] == "local"
-    assert len(scored_here) == len(set(scored_here)) == local.manifest["scoring_engine"]["distinct_responses"]
+    assert local.provenance.scoring_engine is not None and local.provenance.scoring_engine.name == "local"
+    assert len(scored_here) == len(set(scored_here)) == local.provenance.scoring_engine.distinct_responses
     assert _by_turn_table(on_ray) == _by_turn_table(local)
     assert [m.to_dict() for m in on_ray.measures] == [m.to_dict() for m in local.measures]
     assert [since for since, v in _verdicts(local, "offense_rate") if v is fairtalk.Verdict.DIFFERENT] == [2, 3, 4]

@@ -216,7 +216,7 @@ def test_a_plugin_measure_receives_the_options_its_constructor_names(plugins: No
         A, B, axis=_cyrillic(tmp_path), measures="configured,length", offense_threshold=0.3, distinct="standard", n_resamples=50
     )
     assert Configured.built == [{"threshold": 0.3, "script": "cyrillic", "scorer": "own", "definition": "standard"}]
-    config = next(m["config"] for m in result.manifest["measures"] if m["name"] == "configured")
+    config = next(m.config for m in result.provenance.measures or () if m.name == "configured")
     assert config == {"threshold": 0.3, "script": "cyrillic", "scorer": "own", "definition": "standard"}
 
 

@@ -22,6 +22,7 @@ from fairtalk.models import RayEngine
 from fairtalk.prompts._completions import join_completion, read_completions
 from fairtalk.prompts._sources import paraphrase_prompts
 from fairtalk.prompts._templates import default_groups
+from fairtalk.results import ScoringEngine
 
 ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
 NOUNS = ("doctor", "nurse", "engineer", "teacher", "pilot", "chef")
@@ -51,25 +52,21 @@ def test_scores_on_ray_equal_the_local_ones(cluster, responses) -> None:
     engine = RayEngine(num_actors=2, score_batch=12)
     on_ray = fairtalk.score(a, b, axis="gender", n_resamples=200, mask_groups=True, engine=engine)
     assert _measures(on_ray) == _measures(local)
-    assert local.manifest["scoring_engine"] == {"name": "local", "distinct_responses": 80}
-    assert on_ray.manifest["scoring_engine"] == {
-        "name": "ray",
-        "distinct_responses": 80,
-        "tasks_at_once": 2,
-        "batches": 14,
-        "score_batch": 12,
-    }
+    assert local.provenance.scoring_engine == ScoringEngine(name="local", distinct_responses=80)
+    assert on_ray.provenance.scoring_engine == ScoringEngine(
+        name="ray", distinct_responses=80, tasks_at_once=2, batches=14, score_batch=12
+    )
     assert any(m["masked"] is not None for m in _measures(on_ray).values())  # the masked texts went to Ray too
 
 
 def test_a_small_set_or_score_batch_none_stays_in_this_process(cluster, responses) -> None:
     a, b = responses
     assert (
-        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).manifest["scoring_engine"]["name"]
+        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=41)).provenance.scoring_engine.name
         == "local"
     )
     assert (
-        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).manifest["scoring_engine"]["name"]
+        fairtalk.score(a, b, axis="gender", n_resamples=50, engine=RayEngine(score_batch=None)).provenance.scoring_engine.name
         == "local"
     )
     with pytest.raises(SpecError, match="score_batch must be an integer >= 1 or None"):
@@ -170,7 +167,7 @@ def test_a_judge_stays_in_this_process(cluster, responses) -> None:
     on_ray = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=measures, engine=RayEngine(score_batch=10))
     local = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=measures)
     assert _measures(on_ray) == _measures(local) and "judge_yes" in _measures(on_ray)
-    assert on_ray.manifest["scoring_engine"]["name"] == "ray"
+    assert on_ray.provenance.scoring_engine.name == "ray"
 
 
 #: Scores on Ray in a fresh process (one that has not joined a cluster), then here; prints what it found.
@@ -183,7 +180,7 @@ a = [f"He is a kind doctor, honestly {i}!" for i in range(40)]
 b = [f"She is a rude doctor, honestly {i}!" for i in range(40)]
 ours = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=["length"], engine=RayEngine(num_actors=1, score_batch=10))
 local = fairtalk.score(a, b, axis="gender", n_resamples=50, measures=["length"])
-print(json.dumps({"engine": ours.manifest["scoring_engine"], "same": ours.to_dict()["measures"] == local.to_dict()["measures"]}))
+print(json.dumps({"engine": ours.provenance.scoring_engine.to_dict(), "same": ours.to_dict()["measures"] == local.to_dict()["measures"]}))
 """
 
 

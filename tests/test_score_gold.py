@@ -55,7 +55,7 @@ def test_labels_that_find_no_offense_pull_the_gap_to_zero(tmp_path: Path) -> Non
     assert before.a - before.b > 0.15 and after.ppi.scorer_estimate == pytest.approx(before.a - before.b)
     assert after.ppi.n_labels == 80 and abs(after.ppi.estimate) < 0.06  # a person found no offense on either side
     assert after.ppi.ci95[0] < 0 < after.ppi.ci95[1] or abs(after.ppi.estimate) < 0.02
-    assert corrected.manifest["gold"]["n_labelled_pairs"] == 80
+    assert corrected.provenance.gold is not None and corrected.provenance.gold.n_labelled_pairs == 80
     again = fairtalk.AuditResult.from_dict(json.loads(corrected.to_json()))
     assert again.measure("offense_rate").ppi == after.ppi  # results.json round-trips the labelled estimate
 

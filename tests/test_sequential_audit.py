@@ -48,9 +48,9 @@ def _big_corpus(folder: Path) -> Path:
 
 
 def _sequential(run: fairtalk.AuditRun, axis: str = "gender") -> dict[str, object]:
-    record = run.results[axis].manifest["audit"]["sequential"]
-    assert isinstance(record, dict)
-    return record
+    record = run.results[axis].provenance.sequential
+    assert record is not None
+    return record.to_dict()
 
 
 def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_sequential_p_values_are_never_below_the_fixed_sample_ones(tmp_path: Pat
     assert record["looks"] == 2  # 10 pairs cannot cross the O'Brien-Fleming boundary of the first look
     for m in run.results["gender"].measures:
         assert m.p_adjusted is not None and m.p_paired is not None and m.p_adjusted >= m.p_paired
-    assert "sequential" not in fixed.results["gender"].manifest["audit"]
+    assert fixed.results["gender"].provenance.audit is not None and fixed.results["gender"].provenance.sequential is None
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from fairtalk import InputError, Response, ScoreOptions
 from fairtalk.cli import app
 from fairtalk.models import DecodingSettings, Reply, Responder, finish_reason, load_responder
 from fairtalk.report import render_html, render_markdown
+from fairtalk.results import TruncationProvenance
 from local_server import LocalServer
 
 runner = CliRunner()
@@ -83,8 +84,9 @@ def test_many_cut_off_answers_give_a_warning_naming_the_measures_that_scored_cut
     assert warning.startswith("8 of 20 answers for male (40.0%) and 3 of 20 for female (15.0%) stopped at the token limit")
     assert "every measure that reads the text (length, sentiment, refusal, degenerate) scored cut-off text" in warning
     assert "--max-new-tokens" in warning and "--exclude-truncated" in warning
-    entry = result.manifest["truncation"]
-    assert entry["n_cut"] == {"a": 8, "b": 3} and entry["warned"] is True and entry["exclude_truncated"] is False
+    entry = result.provenance.truncation
+    assert entry is not None
+    assert entry.n_cut == {"a": 8, "b": 3} and entry.warned is True and entry.exclude_truncated is False
     assert result.measure("hit_token_limit").a == pytest.approx(0.4) and result.n_pairs == 20
     assert json.loads(json.dumps(result.to_dict()))["warnings"] == [warning]
 
@@ -93,7 +95,7 @@ def test_many_cut_off_answers_give_a_warning_naming_the_measures_that_scored_cut
 def test_the_warning_comes_when_more_than_a_tenth_of_one_sides_answers_were_cut(cut_a: int, cut_b: int, warned: bool) -> None:
     result = fairtalk.score(_records(20, cut_a=range(cut_a), cut_b=range(cut_b)), axis="gender", **FAST)
     assert any("stopped at the token limit" in w for w in result.warnings) is warned  # 2 of 20 is not more than 10%
-    assert result.manifest["truncation"]["warned"] is warned
+    assert result.provenance.truncation is not None and result.provenance.truncation.warned is warned
 
 
 def test_the_reports_carry_the_warning_as_a_banner_and_in_plain_words() -> None:
@@ -149,7 +151,8 @@ def test_exclude_truncated_tests_only_the_pairs_where_neither_answer_was_cut_off
     (warning,) = result.warnings
     assert warning.startswith("--exclude-truncated left out 10 of 20 pairs (50.0%) where an answer was cut off")
     assert "8 of 20 answers for male (40.0%) and 5 of 20 for female (25.0%)" in warning
-    assert result.manifest["truncation"]["n_pairs_left_out"] == 10 and result.manifest["exclude_truncated"] is True
+    assert result.provenance.truncation is not None and result.provenance.truncation.n_pairs_left_out == 10
+    assert result.provenance.exclude_truncated is True
     assert "10 of 20 pairs were left out because an answer was cut off" in render_markdown(result)
     same = fairtalk.score(records, axis="gender", exclude_truncated=True, **FAST)  # the keyword form
     assert same.n_pairs == 10
@@ -166,7 +169,7 @@ def test_exclude_truncated_says_it_had_nothing_to_act_on_when_the_model_reports_
     assert result.n_pairs == 12 and "n_truncated_dropped" not in result.input_summary
     (warning,) = result.warnings
     assert warning.startswith("--exclude-truncated had nothing to act on: the model reported no finish reasons")
-    assert result.manifest["truncation"] == {"reasons_reported": False, "exclude_truncated": True}
+    assert result.provenance.truncation == TruncationProvenance(reasons_reported=False, exclude_truncated=True)
     plain = fairtalk.score(records, axis="gender", **FAST)  # without the option: nothing to say
     assert plain.warnings == () and "hit_token_limit" not in [m.name for m in plain.measures]
 
@@ -299,7 +302,7 @@ def test_an_openai_audit_warns_and_its_store_keeps_the_reasons(server: tuple[str
         **FAST,
     }
     first = fairtalk.audit(**options).results["gender"]
-    assert first.manifest["truncation"]["n_cut"] == {"a": 0, "b": 6}
+    assert first.provenance.truncation is not None and first.provenance.truncation.n_cut == {"a": 0, "b": 6}
     assert any(w.startswith("0 of 12 answers for male (0.0%) and 6 of 12 for female (50.0%)") for w in first.warnings)
     handler.plans = {}  # the server would now answer otherwise: the store answers
     again = fairtalk.audit(**options, exclude_truncated=True).results["gender"]
@@ -363,7 +366,8 @@ def test_an_audit_with_the_default_limit_has_nothing_cut_and_the_paper_limit_war
     corpus = _corpus(tmp_path / "chat.txt")
     whole = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), **FAST).results["gender"]
     assert whole.measure("hit_token_limit").a == 0.0 and not any("token limit" in w for w in whole.warnings)
-    assert whole.manifest["audit"]["decoding"]["max_new_tokens"] == 256
+    assert whole.provenance.audit is not None and whole.provenance.audit.decoding is not None
+    assert whole.provenance.audit.decoding["max_new_tokens"] == 256
     cut = fairtalk.audit(corpus=corpus, axes="gender", model=_Chat(), settings={"max_new_tokens": 40}, **FAST).results["gender"]
     assert cut.measure("hit_token_limit").a == 0.5
     assert any("8 of 16 answers for male (50.0%) and 8 of 16 for female (50.0%) stopped" in w for w in cut.warnings)

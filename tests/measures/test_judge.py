@@ -143,9 +143,10 @@ def test_an_ordinal_python_judge_is_tested_like_a_count_over_the_pairs_it_scored
     assert unparsed.kind == "rate" and unparsed.a == pytest.approx(0.1) and unparsed.b == 0.0
     check = {c.key: c for c in result.scorer_check}
     assert not check["judge_score"].flagged and check["judge_score"].n_probes >= 10  # the certificate ran on the judge
-    config = next(m["config"] for m in result.manifest["measures"] if m["name"] == "judge")
-    assert config["scale"] == [1, 5] and "from 1 (not at all) to 5" in config["rubric"] and len(config["rubric_sha256"]) == 64
-    assert result.manifest["options"]["judge_scale"] == [1, 5]
+    config = next(m.config for m in result.provenance.measures or () if m.name == "judge")
+    assert config is not None
+    assert config["scale"] == (1, 5) and "from 1 (not at all) to 5" in config["rubric"] and len(config["rubric_sha256"]) == 64
+    assert result.provenance.options is not None and result.provenance.options.judge_scale == (1, 5)
     untested = fairtalk.score(a, b, axis="gender", measures=[f"judge:python:{judge_file}:rate"], judge_scale="6-9")
     row = untested.measure("judge_score")  # no answer in the scale: reported as not tested, the run goes on
     assert row.not_tested is not None and row.not_tested.startswith("not tested: no pair parsed on both sides (of 40)")

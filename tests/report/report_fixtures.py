@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult, TestedKey
+from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult, Provenance, TestedKey
 
 XSS_SCRIPT = "<script>document.title='PWNED';document.body.setAttribute('data-pwned','1')</script>"
 XSS_IMG = "<img src=x onerror=\"document.title='PWNED';document.body.setAttribute('data-pwned','1')\">"
@@ -181,15 +181,17 @@ def build_result(*, hostile: bool = True) -> AuditResult:
         correction="holm",
         divergent_pairs=divergent,
         input_summary={"n_records": 600004, "n_missing_side": 3, "n_duplicates": 1, "n_empty": 12},
-        manifest={
-            "fairtalk_version": "0.1.0",
-            "seed": 0,
-            "lexicon": {"source": "builtin:gender", "sha256": "ab" * 32},
-            "options": {"distinct": "paper"},
-            "measures": [{"name": "diversity", "kind": "corpus", "keys": ["distinct_1", "distinct_2", "diversity"]}],
-            "thresholds": {"offense": 0.5, "sentiment": 0.8},
-            "inputs": {"responses.jsonl": "cd" * 32},
-            "note": XSS_SCRIPT if hostile else "ok",
-            "weird": float("nan"),
-        },
+        provenance=Provenance.from_dict(
+            {
+                "fairtalk_version": "0.1.0",
+                "seed": 0,
+                "lexicon": {"source": "builtin:gender", "sha256": "ab" * 32},
+                "options": {"distinct": "paper"},
+                "measures": [{"name": "diversity", "kind": "corpus", "keys": ["distinct_1", "distinct_2", "diversity"]}],
+                "thresholds": {"offense": 0.5, "sentiment": 0.8},
+                "inputs": {"responses.jsonl": "cd" * 32},
+                "note": XSS_SCRIPT if hostile else "ok",
+                "weird": float("nan"),
+            }
+        ),
     )

@@ -23,7 +23,16 @@ from fairtalk.records import Coverage
 from fairtalk.report import render_html, render_index, render_markdown, write_run
 from fairtalk.report._decoding import system_prompt_hash
 from fairtalk.report._plain_summary import plain_summary
-from fairtalk.results import AuditResult, AuditRun, AxisRun, GenerationSummary, MeasureResult, TestedKey
+from fairtalk.results import (
+    AuditProvenance,
+    AuditResult,
+    AuditRun,
+    AxisRun,
+    GenerationSummary,
+    MeasureResult,
+    Provenance,
+    TestedKey,
+)
 
 runner = CliRunner()
 SYSTEM = "You are a customer-support assistant for Acme. Answer in one sentence."
@@ -272,7 +281,7 @@ def _header_of(text: str) -> str:
 def test_turns_system_prompt_hash_and_decoding_are_in_every_header(tmp_path: Path) -> None:
     fingerprint = 'hf:smollm2 {"dtype":"auto","system_prompt":' + json.dumps(SYSTEM) + "}"
     audit = {"model": fingerprint, "decoding": SAMPLED, "seed": 5}
-    result = dataclasses.replace(build_result(hostile=False), manifest=MappingProxyType({"audit": audit}))
+    result = dataclasses.replace(build_result(hostile=False), provenance=Provenance(audit=AuditProvenance(**audit)))
     run = _run(result, config={"turns": 3, "model_args": {}}, model=fingerprint)
     write_run(run, tmp_path / "out", formats=("md", "html"))
     expected = (

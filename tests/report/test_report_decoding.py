@@ -6,11 +6,11 @@ import dataclasses
 import html
 import json
 import re
-from types import MappingProxyType
 
 from fairtalk.report import render_html, render_markdown
 from fairtalk.report._decoding import decoding_text, result_decoding
 from fairtalk.report._markdown import md_escape
+from fairtalk.results import AuditProvenance
 
 #: What a greedy run sends: no temperature, top-k or top-p; a stop string with markup in it.
 GREEDY = {
@@ -25,8 +25,8 @@ GREEDY = {
 
 
 def _audited(result):  # noqa: ANN001, ANN202
-    manifest = {**result.manifest, "audit": {"model": "openai:bot", "decoding": GREEDY}}
-    return dataclasses.replace(result, manifest=MappingProxyType(manifest))
+    audit = AuditProvenance(model="openai:bot", decoding=GREEDY)
+    return dataclasses.replace(result, provenance=dataclasses.replace(result.provenance, audit=audit))
 
 
 def test_every_per_axis_header_shows_the_decoding_the_model_was_sent(result) -> None:  # noqa: ANN001

@@ -9,6 +9,7 @@ import re
 from report_fixtures import XSS_IMG, XSS_SCRIPT, build_result
 
 from fairtalk.report import render_html
+from fairtalk.results import Provenance
 
 
 def test_model_text_is_escaped(result) -> None:
@@ -62,7 +63,7 @@ def test_without_masked_or_pairs_the_page_still_renders() -> None:
         measures=tuple(dataclasses.replace(m, tested=dataclasses.replace(m.tested, masked=None)) for m in bare.measures),
         divergent_pairs=(),
         input_summary={},
-        manifest={},
+        provenance=Provenance(),
     )
     html = render_html(bare, plots=False)
     assert "Masked A vs B" not in html

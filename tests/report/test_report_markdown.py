@@ -7,6 +7,7 @@ import dataclasses
 from fairtalk.report import render_markdown, summary_rows
 from fairtalk.report._markdown import md_escape
 from fairtalk.report._table import format_p, measure_label
+from fairtalk.results import Provenance, ScoringSettings
 
 
 def _table_lines(text: str) -> list[str]:
@@ -54,7 +55,7 @@ def test_notes_name_distinct_definition_and_correction(result) -> None:
     text = render_markdown(result)
     assert "correction: Holm" in text
     assert "Distinct-n definition: paper" in text
-    bh = dataclasses.replace(result, correction="bh", manifest={"distinct": "standard"})
+    bh = dataclasses.replace(result, correction="bh", provenance=Provenance(options=ScoringSettings(distinct="standard")))
     text = render_markdown(bh)
     assert "Benjamini-Hochberg" in text and "Distinct-n definition: standard" in text
 

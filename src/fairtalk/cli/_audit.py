@@ -262,9 +262,9 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         for line in by_turn_lines(axis_run.result):
             say(f"{name}: {line}")
-        if (looked := sequential_summary(axis_run.result.manifest)) is not None:
+        if (looked := sequential_summary(axis_run.result.provenance)) is not None:
             say(f"{name}: {looked}")
-        if (where := scoring_line(axis_run.result.manifest, asked=bool(on_ray))) is not None:
+        if (where := scoring_line(axis_run.result.provenance, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         if axis_run.similarity is not None:
             from fairtalk.report import similarity_basis, similarity_row

@@ -20,13 +20,14 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.cli._console import err_console, is_quiet, json_output, set_quiet, terminal_safe
 
 if TYPE_CHECKING:
     from fairtalk.progress import ProgressCallback, ProgressEvent
+    from fairtalk.results import Provenance
 
 __all__ = ["loading_model", "output_options", "progress_bars", "show_log"]
 
@@ -256,14 +257,14 @@ def loading_model(spec: str | None) -> Iterator[None]:
             progress(ProgressEvent(label, 0, finished=True))
 
 
-def scoring_line(manifest: Mapping[str, object], asked: bool) -> str | None:
+def scoring_line(provenance: Provenance, asked: bool) -> str | None:
     """Where an axis was scored, when ``--engine ray`` was asked for: on Ray, or here and why; None otherwise."""
-    where = manifest.get("scoring_engine") if asked else None
-    if not isinstance(where, dict):
+    where = provenance.scoring_engine if asked else None
+    if where is None:
         return None
-    n = where.get("distinct_responses", 0)
-    if where.get("name") == "ray":
-        return f"scored on Ray: {n:,} distinct responses in {where['batches']:,} batches, {where['tasks_at_once']} tasks at once"
+    n = where.distinct_responses or 0
+    if where.name == "ray":
+        return f"scored on Ray: {n:,} distinct responses in {where.batches or 0:,} batches, {where.tasks_at_once} tasks at once"
     return (
         f"scored in this process: {n:,} distinct responses, fewer than two Ray batches (score_batch), "
         "where starting the tasks would cost more than it saves"

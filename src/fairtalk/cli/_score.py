@@ -139,7 +139,7 @@ def score(
         print_json(versioned(result.to_dict()))
     else:
         console.print(rich_table(result))
-    if (where := scoring_line(result.manifest, asked=on_ray is not None)) is not None:
+    if (where := scoring_line(result.provenance, asked=on_ray is not None)) is not None:
         say(where)
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")

@@ -89,7 +89,7 @@ def _result(path: Path) -> AuditResult:
 
 
 def _drop_empty(result: AuditResult) -> bool:
-    return bool(result.manifest.get("drop_empty", False))
+    return bool(result.provenance.drop_empty)
 
 
 def _recorded_digest(path: str) -> str:
@@ -112,8 +112,8 @@ def _score_sources(folder: Path, result: AuditResult) -> str | tuple[str, str]:
     if beside.is_file():
         return str(beside)
     where = str(folder / RESULTS_FILE)
-    given = (result.manifest.get("input") or {}).get("sources") or []
-    recorded = [(str(s.get("path")), s.get("sha256")) for s in given if isinstance(s, Mapping) and s.get("path")]
+    given = () if result.provenance.input is None else result.provenance.input.sources or ()
+    recorded = [(source.path, source.sha256) for source in given if source.path]
     paths = [path for path, _ in recorded]
     found = []
     for path in paths:

@@ -23,7 +23,7 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, recorded_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
 from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
-from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison
+from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison, ScoringSettings
 from fairtalk.run import build_measures
 from fairtalk.stats import GapChangeTest, adjust_pvalues, default_margin, gap_change
 
@@ -70,24 +70,30 @@ COMPARE_METHODS = {
 
 
 def _lexicon(result: AuditResult) -> Lexicon:
-    """The baseline's axis word list, rebuilt from its manifest: a built-in one by name, a user's from the copy it keeps.
+    """The baseline's axis word list, rebuilt from its provenance: a built-in one by name, a user's from the copy it keeps.
 
-    No path the manifest names is opened (a baseline may come from someone else): a custom
-    lexicon is read from ``manifest.lexicon.text``, its hash checked (see
+    No path the provenance names is opened (a baseline may come from someone else): a custom
+    lexicon is read from ``provenance.lexicon.text``, its hash checked (see
     :func:`fairtalk.lexicons.recorded_lexicon`).
     """
     where = f"the baseline's results.json of axis {result.axis!r}"
-    return recorded_lexicon(result.manifest.get("lexicon"), axis=result.axis, path=where)
+    record = result.provenance.lexicon
+    return recorded_lexicon(None if record is None else record.to_dict(), axis=result.axis, path=where)
 
 
 def _score_options(result: AuditResult) -> ScoreOptions:
-    """The measure settings the baseline was scored with (its manifest's ``options``)."""
-    recorded = result.manifest.get("options") or {}
-    keys = ("distinct", "offense", "offense_threshold", "sentiment_threshold")
-    offense = recorded.get("offense")
-    if isinstance(offense, str) and _names_a_path(offense.removeprefix("hf:")):
+    """The measure settings the baseline was scored with (its provenance's ``options``)."""
+    recorded = result.provenance.options or ScoringSettings()
+    offense = recorded.offense
+    if offense is not None and _names_a_path(offense.removeprefix("hf:")):
         raise SpecError(_MSG_SCORER_PATH.format(spec=offense[:200]))
-    return ScoreOptions(**{k: recorded[k] for k in keys if recorded.get(k) is not None})
+    given: dict[str, Any] = {
+        "distinct": recorded.distinct,
+        "offense": offense,
+        "offense_threshold": recorded.offense_threshold,
+        "sentiment_threshold": recorded.sentiment_threshold,
+    }
+    return ScoreOptions(**{k: v for k, v in given.items() if v is not None})
 
 
 def _names_a_path(model: str) -> bool:
@@ -102,14 +108,14 @@ def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dic
     skipped: dict[str, str] = {}
     names: list[str] = []
     known = set(measure_names())
-    for entry in result.manifest.get("measures") or ():
-        name, keys = str(entry.get("name")), [str(k) for k in entry.get("keys") or ()]
-        if entry.get("kind") == "corpus":
+    for entry in result.provenance.measures or ():
+        name, keys = str(entry.name), [str(k) for k in entry.keys or ()]
+        if entry.kind == "corpus":
             skipped.update(dict.fromkeys(keys, SKIP_CORPUS))
         elif name == "token_limit":
             skipped.update(dict.fromkeys(keys, SKIP_TOKEN_LIMIT))
         elif name.startswith(JUDGE_PREFIX) or name == "judge":
-            spec = (entry.get("config") or {}).get("model") or name
+            spec = (entry.config or {}).get("model") or name
             skipped.update(dict.fromkeys(keys, SKIP_JUDGE.format(spec=spec)))
         elif name not in known:
             raise SpecError(_MSG_UNKNOWN_MEASURE.format(name=name), choices=sorted(known), given=name)
@@ -236,7 +242,7 @@ def _compare_axis(
         raise SpecError(_MSG_GROUPS.format(axis=axis, base=" vs ".join(result.groups), cand=" vs ".join(cand.result.groups)))
     lexicon = _lexicon(result)
     warnings = []
-    recorded = (result.manifest.get("lexicon") or {}).get("sha256")
+    recorded = None if result.provenance.lexicon is None else result.provenance.lexicon.sha256
     if recorded and recorded != lexicon.sha256:
         warnings.append(WARN_LEXICON.format(axis=axis, old=str(recorded)[:12], new=lexicon.sha256[:12]))
     ib, ic, only_base, only_cand, differs = _paired(base.responses, cand.responses)
@@ -250,10 +256,10 @@ def _compare_axis(
         [rs_c.b[j].response for j in ic],
     ]
     same = sum(x == y and u == v for x, y, u, v in zip(texts[0], texts[2], texts[1], texts[3]))
-    all_clusters = rs_b.clusters if clusters and result.manifest.get("clustered", True) else None
+    all_clusters = rs_b.clusters if clusters and result.provenance.clustered is not False else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
     primary = {m.name: m.primary for m in result.measures}
-    audit_margins = result.manifest.get("margins") or {}
+    audit_margins = result.provenance.margins or {}
     measures, skipped = _measures(result, lexicon)
     keys = [key for m in measures for key in m.keys]
     for name in margins:
@@ -285,7 +291,7 @@ def _compare_axis(
 
 def _measure_names(run: RunInput) -> list[str]:
     first = next(iter(run.axes.values()), None)
-    return [] if first is None else [str(m.get("name")) for m in first.result.manifest.get("measures") or ()]
+    return [] if first is None else [str(m.name) for m in first.result.provenance.measures or ()]
 
 
 def compare_runs(

@@ -10,9 +10,8 @@ this process; a judge's from its model through the run's store).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +19,16 @@ from fairtalk._responses import ResponseSet
 from fairtalk.inference._measure_tests import KeyMeta, KeyTest, power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import CorpusMeasure
-from fairtalk.results import AuditResult, DivergentPair, JudgeAnswer, MeasureResult, ScorerCheck, Verdict
+from fairtalk.results import (
+    AuditProvenance,
+    AuditResult,
+    DivergentPair,
+    JudgeAnswer,
+    MeasureResult,
+    Provenance,
+    ScorerCheck,
+    Verdict,
+)
 from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, verdict
 
 __all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
@@ -60,7 +68,7 @@ class Scored:
     responses: ResponseSet
     rows: tuple[KeyTest, ...]
     divergent: list[DivergentPair]
-    manifest: dict[str, Any]
+    provenance: Provenance
     primary: frozenset[str]
     alpha: float
     power: float
@@ -109,10 +117,13 @@ def finalize(
     adjusted: Sequence[float | None],
     *,
     correction_scope: str = "axis",
-    extra_manifest: Mapping[str, Any] | None = None,
+    audit: AuditProvenance | None = None,
     family_size: int | None = None,
 ) -> AuditResult:
-    """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis)."""
+    """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis).
+
+    ``audit`` is the provenance of the audit that generated the responses (None when they were given).
+    """
     rs = scored.responses
     family = scored.family(True)
     alpha_per_test = scored.alpha / max(1, len(family))
@@ -140,9 +151,7 @@ def finalize(
     if n_distinct < 0.1 * 2 * rs.n_pairs:
         warnings.append(_WARN_REPEATS.format(n_distinct=n_distinct, n=2 * rs.n_pairs))
     warnings.extend(scored.warnings)
-    manifest = dict(scored.manifest)
-    if extra_manifest:
-        manifest["audit"] = dict(extra_manifest)
+    provenance = scored.provenance if audit is None else replace(scored.provenance, audit=audit)
     clusters = rs.clusters
     return AuditResult(
         axis=scored.lexicon.axis,
@@ -153,8 +162,8 @@ def finalize(
         correction=scored.correction,
         divergent_pairs=tuple(scored.divergent),
         input_summary=MappingProxyType(dict(rs.summary)),
-        manifest=MappingProxyType(manifest),
-        n_clusters=None if clusters is None or not scored.manifest.get("clustered") else len(set(clusters)),
+        provenance=provenance,
+        n_clusters=None if clusters is None or not provenance.clustered else len(set(clusters)),
         correction_scope=correction_scope,
         family_size=len(family) if family_size is None else family_size,
         n_distinct_responses=n_distinct,

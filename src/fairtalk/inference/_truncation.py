@@ -13,20 +13,20 @@ reasons in one vocabulary (:func:`~fairtalk.models._finish_reasons.normal_finish
   the answers short enough to end within the limit); when the model reported no reasons at all,
   it says the option had nothing to act on.
 
-The numbers go to the manifest's ``truncation`` entry as well. :func:`token_limit_rows` tests how
+The numbers go to the result's provenance (``truncation``, a :class:`~fairtalk.results.TruncationProvenance`) as well. :func:`token_limit_rows` tests how
 often each side's answers hit the limit (``hit_token_limit``), when the model reported finish reasons.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from fairtalk._responses import ResponseSet
 from fairtalk.inference._measure_tests import Inference, KeyTest, compare
 from fairtalk.measures import TOKEN_LIMIT_KEY, AnyMeasure, TokenLimit
 from fairtalk.models import normal_finish_reason
+from fairtalk.results import TruncationProvenance
 
 __all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons", "token_limit_rows"]
 
@@ -54,11 +54,11 @@ _EVERY_MEASURE = "every measure that reads the text"
 
 @dataclass(frozen=True, slots=True)
 class Truncation:
-    """What :func:`check_truncation` found: the response set to test, the warnings, and the manifest entry."""
+    """What :func:`check_truncation` found: the response set to test, the warnings, and the provenance record."""
 
     responses: ResponseSet
     warnings: tuple[str, ...]
-    manifest: dict[str, Any]
+    record: TruncationProvenance
 
 
 def finish_reasons(rs: ResponseSet) -> tuple[tuple[str | None, ...], tuple[str | None, ...]] | None:
@@ -99,26 +99,26 @@ def check_truncation(rs: ResponseSet, measures: Sequence[AnyMeasure], groups: Se
     """
     reasons = finish_reasons(rs)
     if reasons is None:
-        unknown: dict[str, Any] = {"reasons_reported": False, "exclude_truncated": exclude}
+        unknown = TruncationProvenance(reasons_reported=False, exclude_truncated=exclude)
         return Truncation(rs, (_WARN_NOTHING,) if exclude else (), unknown)
     cut_a, cut_b = ([r == "length" for r in side] for side in reasons)
     n = rs.n_pairs
     n_a, n_b = sum(cut_a), sum(cut_b)
-    entry: dict[str, Any] = {
-        "reasons_reported": True,
-        "exclude_truncated": exclude,
-        "n_pairs": n,
-        "n_cut": {"a": n_a, "b": n_b},
-        "share_cut": {"a": n_a / n if n else None, "b": n_b / n if n else None},
-    }
+    entry = TruncationProvenance(
+        reasons_reported=True,
+        exclude_truncated=exclude,
+        n_pairs=n,
+        n_cut={"a": n_a, "b": n_b},
+        share_cut={"a": n_a / n if n else None, "b": n_b / n if n else None},
+    )
     if not exclude:
         over = bool(n) and max(n_a, n_b) > WARN_SHARE * n
-        entry.update(warn_share=WARN_SHARE, warned=over)
+        entry = replace(entry, warn_share=WARN_SHARE, warned=over)
         warnings = (_WARN_CUT.format(cut=_cut_words(n_a, n_b, n, groups), measures=measure_names(measures)),) if over else ()
         return Truncation(rs, warnings, entry)
     keep = [i for i in range(n) if not (cut_a[i] or cut_b[i])]
     n_left_out = n - len(keep)
-    entry["n_pairs_left_out"] = n_left_out
+    entry = replace(entry, n_pairs_left_out=n_left_out)
     summary = {**rs.summary, "n_pairs": len(keep), "n_truncated_dropped": n_left_out}
     kept = ResponseSet(
         tuple(rs.pair_ids[i] for i in keep), tuple(rs.a[i] for i in keep), tuple(rs.b[i] for i in keep), summary, rs.sources

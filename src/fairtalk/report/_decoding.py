@@ -9,7 +9,7 @@ Two lines, the same in ``report.md``, ``report.html`` and ``index.html``:
   the first 12 hex digits of its SHA-256 (the prompt itself is in the model's fingerprint, in
   the manifest); ``none`` when the model had none.
 
-Where they come from: an audit's manifest (``audit.decoding``, ``audit.seed``, ``audit.model``:
+Where they come from: an audit's provenance (``audit.decoding``, ``audit.seed``, ``audit.model``:
 the model's fingerprint, which holds its system prompt) and the run's config (``run.json``'s
 ``config``: ``turns``, ``model_args``). A result scored from responses made elsewhere
 (``fairtalk score``) has neither line.
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fairtalk._jsonl import jsonable
-from fairtalk.results import AuditResult, AuditRun
+from fairtalk.results import AuditProvenance, AuditResult, AuditRun, Provenance
 
 __all__ = [
     "decoding_summary",
@@ -54,16 +54,10 @@ def decoding_text(settings: Mapping[str, Any] | None) -> str | None:
     return json.dumps(jsonable(dict(settings)), sort_keys=True)
 
 
-def _audit(result: AuditResult) -> Mapping[str, Any] | None:
-    audit = result.manifest.get("audit") if isinstance(result.manifest, Mapping) else None
-    return audit if isinstance(audit, Mapping) else None
-
-
 def result_decoding(result: AuditResult) -> str | None:
-    """The decoding line of one axis' result: its manifest's ``audit.decoding`` (None when the audit did not generate, as with ``fairtalk score``)."""
-    audit = _audit(result)
-    settings = audit.get("decoding") if audit is not None else None
-    return decoding_text(settings) if isinstance(settings, Mapping) else None
+    """The decoding line of one axis' result: its provenance's ``audit.decoding`` (None when the audit did not generate, as with ``fairtalk score``)."""
+    audit = result.provenance.audit
+    return None if audit is None else decoding_text(audit.decoding)
 
 
 def decoding_summary(settings: Mapping[str, Any], seed: int | None = None) -> str:
@@ -129,33 +123,36 @@ def system_prompt_of(fingerprint: Any, model_args: Any = None) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _header(turns: Any, prompt: str | None, settings: Any, seed: Any) -> str:
+def _header(turns: Any, prompt: str | None, settings: Any, seed: int | None) -> str:
     parts = [] if turns is None else [f"turns {turns}"]
     parts.append("system prompt " + ("none" if prompt is None else f"sha256 {system_prompt_hash(prompt)}"))
     if isinstance(settings, Mapping):
-        parts.append(decoding_summary(settings, seed if isinstance(seed, int) else None))
+        parts.append(decoding_summary(settings, seed))
     return " · ".join(parts)
 
 
-def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
+def _number(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def sequential_summary(provenance: Provenance) -> str | None:
     """An ``--until-decided`` axis' looks in one line: how many ran, the pairs used, the last look's level, why it stopped.
 
-    None for an audit of a fixed number of pairs (its manifest has no ``audit.sequential``).
+    None for an audit of a fixed number of pairs (its provenance has no ``audit.sequential``).
     """
-    audit = manifest.get("audit")
-    record = audit.get("sequential") if isinstance(audit, Mapping) else None
-    if not isinstance(record, Mapping):
+    record = provenance.sequential
+    if record is None:
         return None
-    if record.get("stopped") == "all decided":
+    if record.stopped == "all decided":
         why = "every primary measure decided"
     else:
-        why = "budget spent, still undecided: " + ", ".join(str(name) for name in record.get("undecided") or ())
-        if record.get("n_pairs_available") != record.get("max_pairs"):
-            why += f" (the corpus has {record.get('n_pairs_available')} pairs)"
+        why = "budget spent, still undecided: " + ", ".join(record.undecided or ())
+        if record.n_pairs_available != record.max_pairs:
+            why += f" (the corpus has {record.n_pairs_available} pairs)"
     return (
-        f"until decided: stopped at look {record.get('looks')} of {len(record.get('planned_looks') or ())} "
-        f"({record.get('n_pairs')} of at most {record.get('max_pairs')} pairs): {why}; nominal level at that look "
-        f"{record.get('nominal_alpha', math.nan):.4g} (two-sided), {record.get('nominal_alpha_equivalence', math.nan):.4g} "
+        f"until decided: stopped at look {record.looks} of {len(record.planned_looks or ())} "
+        f"({record.n_pairs} of at most {record.max_pairs} pairs): {why}; nominal level at that look "
+        f"{_number(record.nominal_alpha):.4g} (two-sided), {_number(record.nominal_alpha_equivalence):.4g} "
         f"(each one-sided equivalence test)"
     )
 
@@ -163,17 +160,15 @@ def sequential_summary(manifest: Mapping[str, Any]) -> str | None:
 def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = None) -> str | None:
     """The run header of one axis' report: turns (from ``run_config``), system prompt hash, decoding in words.
 
-    None for a result that no audit generated (no ``audit`` manifest and no run config).
+    None for a result that no audit generated (no ``audit`` provenance and no run config).
     """
-    audit = _audit(result)
-    if audit is None and run_config is None:
+    if result.provenance.audit is None and run_config is None:
         return None
-    audit = audit or {}
+    audit = result.provenance.audit or AuditProvenance()
     config = run_config or {}
-    turns = config.get("turns", audit.get("turns"))
-    prompt = system_prompt_of(audit.get("model"), config.get("model_args"))
-    header = _header(turns, prompt, audit.get("decoding"), audit.get("seed"))
-    looks = sequential_summary(result.manifest)
+    prompt = system_prompt_of(audit.model, config.get("model_args"))
+    header = _header(config.get("turns"), prompt, audit.decoding, audit.seed)
+    looks = sequential_summary(result.provenance)
     return header if looks is None else f"{header} · {looks}"
 
 

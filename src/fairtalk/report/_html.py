@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairtalk._jsonl import jsonable
 from fairtalk._templating import jinja_environment
 from fairtalk.files import write_text_atomic
 from fairtalk.records import PairsCheck
@@ -33,7 +32,7 @@ from fairtalk.report._table import (
     summary_rows,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
-from fairtalk.results import AuditResult, JudgeAnswer, SimilarityResult, Verdict
+from fairtalk.results import AuditResult, JudgeAnswer, Provenance, SimilarityResult, Verdict
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
 
@@ -80,9 +79,9 @@ def judged_sides(judged: Sequence[JudgeAnswer]) -> dict[str, list[dict[str, str]
     return sides
 
 
-def _manifest_items(manifest: Any) -> list[tuple[str, str, bool]]:
+def _manifest_items(provenance: Provenance) -> list[tuple[str, str, bool]]:
     items = []
-    for key, value in jsonable(dict(manifest)).items():
+    for key, value in provenance.to_dict().items():
         if isinstance(value, (dict, list)):
             items.append((key, json.dumps(value, indent=2, ensure_ascii=False), True))
         else:
@@ -167,7 +166,7 @@ def render_html(
         "divergent": divergent,
         "has_judged": any(d.judged for d in result.divergent_pairs),
         "input_summary": sorted(dict(result.input_summary).items()),
-        "manifest": _manifest_items(result.manifest),
+        "manifest": _manifest_items(result.provenance),
         "similarity": [] if similarity is None else [similarity_row(row) for row in similarity.rows],
         "plain": plain_summary(result, similarity),
         "similarity_note": SIMILARITY_NOTE,

@@ -30,7 +30,16 @@ from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
 from fairtalk.report._validity import PAIRS_CHECK_FILE
-from fairtalk.results import RESERVED_NAMES, AuditRun, MeasureResult, Verdict, axis_folder, check_axis_folders, versioned
+from fairtalk.results import (
+    RESERVED_NAMES,
+    AuditRun,
+    MeasureResult,
+    Provenance,
+    Verdict,
+    axis_folder,
+    check_axis_folders,
+    versioned,
+)
 
 __all__ = [
     "INDEX_FILE",
@@ -113,14 +122,14 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 "n_matched": axis_run.coverage.n_matched,
                 "links": links,
                 "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
-                "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.manifest)],
+                "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.provenance)],
             }
         )
     return axes
 
 
-def _sequential_sentences(manifest: Mapping[str, Any]) -> list[str]:
-    line = sequential_summary(manifest)
+def _sequential_sentences(provenance: Provenance) -> list[str]:
+    line = sequential_summary(provenance)
     return [] if line is None else [line[0].upper() + line[1:] + "."]
 
 

@@ -185,21 +185,21 @@ def _degenerate_sentences(result: AuditResult) -> list[str]:
 
 def _truncation_sentences(result: AuditResult) -> list[str]:
     """How many answers the token limit cut off, when the run warned about it, or the pairs it left out for that."""
-    entry = dict(result.manifest).get("truncation")
-    if not isinstance(entry, dict) or not entry.get("reasons_reported"):
+    entry = result.provenance.truncation
+    if entry is None or not entry.reasons_reported:
         return []
     group_a, group_b = result.groups
-    share = dict(entry.get("share_cut") or {})
-    if entry.get("warned") and share.get("a") is not None and share.get("b") is not None:
+    share_a, share_b = (None, None) if entry.share_cut is None else (entry.share_cut.get("a"), entry.share_cut.get("b"))
+    if entry.warned and share_a is not None and share_b is not None:
         return [
-            f"{100 * share['a']:.1f}% of answers for {group_a} and {100 * share['b']:.1f}% for {group_b} were cut "
+            f"{100 * share_a:.1f}% of answers for {group_a} and {100 * share_b:.1f}% for {group_b} were cut "
             "off at the token limit: every measure that reads the text scored them as whole answers (see the "
             "warning; --exclude-truncated tests only complete pairs)."
         ]
-    n_left_out = int(entry.get("n_pairs_left_out") or 0)
+    n_left_out = entry.n_pairs_left_out or 0
     if n_left_out:
         return [
-            f"{n_left_out:,} of {int(entry.get('n_pairs') or 0):,} pairs were left out because an answer was cut "
+            f"{n_left_out:,} of {entry.n_pairs or 0:,} pairs were left out because an answer was cut "
             f"off at the token limit (--exclude-truncated): the table compares the {result.n_pairs:,} pairs whose "
             "answers both ended within it."
         ]

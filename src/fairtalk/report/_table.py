@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from fairtalk.results import AuditResult, MeasureResult, Verdict
 
@@ -303,32 +302,18 @@ def correction_name(result: AuditResult) -> str:
     return _CORRECTIONS.get(result.correction.lower(), result.correction)
 
 
-def _find_key(value: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
-    if depth > 4 or not isinstance(value, Mapping):
-        return None
-    for key in keys:
-        if isinstance(value.get(key), str):
-            return value[key]
-    for child in value.values():
-        found = _find_key(child, keys, depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
 def distinct_definition(result: AuditResult) -> str | None:
-    """Which distinct-n definition the manifest records (``paper`` or ``standard``), in words."""
-    found = _find_key(result.manifest, ("distinct", "distinct_definition"))
-    if found is None:
+    """Which distinct-n definition the provenance records (``options.distinct``: ``paper`` or ``standard``), in words."""
+    options = result.provenance.options
+    if options is None or options.distinct is None:
         return None
-    return _DISTINCT.get(str(found), str(found))
+    return _DISTINCT.get(options.distinct, options.distinct)
 
 
 def ci_method(result: AuditResult) -> str:
-    """How the 95% CI was computed, from the manifest (``methods.ci``) when it says."""
-    methods = result.manifest.get("methods")
-    found = methods.get("ci") if isinstance(methods, Mapping) else None
-    return found if isinstance(found, str) else "paired bootstrap of A − B"
+    """How the 95% CI was computed, from the provenance (``methods.ci``) when it says."""
+    methods = result.provenance.methods or {}
+    return methods.get("ci") or "paired bootstrap of A − B"
 
 
 def left_out_note(result: AuditResult) -> str | None:

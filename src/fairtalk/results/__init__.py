@@ -12,7 +12,8 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``ModelComparison``: a baseline and a candidate model compared, per key the change in gap;
 - ``PromptAnalysis``: paper 004's analysis of labelled completions;
 - ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared;
-- ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered.
+- ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered;
+- ``Provenance``: where an ``AuditResult`` came from (versions, hashes, settings, seeds), typed.
 
 Every result file carries ``"schema_version": SCHEMA_VERSION`` (:func:`versioned` puts it
 first), and every reader of one goes through :func:`read_result_file`.
@@ -35,6 +36,19 @@ from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, 
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._provenance import (
+    AuditProvenance,
+    GoldProvenance,
+    InputProvenance,
+    LexiconProvenance,
+    MeasureProvenance,
+    Provenance,
+    ScoringEngine,
+    ScoringSettings,
+    SequentialProvenance,
+    SourceRecord,
+    TruncationProvenance,
+)
 from fairtalk.results._run import (
     RESERVED_NAMES,
     AuditRun,
@@ -51,6 +65,7 @@ __all__ = [
     "BY_TURN_COLUMNS",
     "RESERVED_NAMES",
     "SCHEMA_VERSION",
+    "AuditProvenance",
     "AuditResult",
     "AuditRun",
     "AxisRun",
@@ -63,20 +78,30 @@ __all__ = [
     "DivergentPair",
     "GapChange",
     "GenerationSummary",
+    "GoldProvenance",
+    "InputProvenance",
     "JudgeAnswer",
+    "LexiconProvenance",
     "MaskedComparison",
+    "MeasureProvenance",
     "MeasureResult",
     "ModelComparison",
     "PlantedGap",
     "PlantedRecovery",
     "PromptAnalysis",
+    "Provenance",
     "Result",
     "ScorerCheck",
+    "ScoringEngine",
+    "ScoringSettings",
+    "SequentialProvenance",
     "SimilarityResult",
     "SimilarityRow",
+    "SourceRecord",
     "TestedKey",
     "TurnBucket",
     "TurnGap",
+    "TruncationProvenance",
     "Verdict",
     "axis_folder",
     "check_axis_folders",

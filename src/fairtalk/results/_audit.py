@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings as _warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
+from fairtalk.results._provenance import Provenance
 from fairtalk.results._schema import ResultKind
 from fairtalk.results._tested_key import MaskedComparison, TestedKey
 from fairtalk.stats import PPIEstimate
@@ -27,6 +29,11 @@ __all__ = [
     "ScorerCheck",
     "TestedKey",
 ]
+
+_MSG_MANIFEST_DEPRECATED = (
+    "AuditResult.manifest is deprecated: read AuditResult.provenance (a typed Provenance; "
+    "provenance.to_dict() is this mapping); manifest stops working in fairtalk 0.3"
+)
 
 
 #: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
@@ -377,8 +384,9 @@ class AuditResult(Result[str]):
     """Everything one audit of one axis found. Built once; its shape never varies.
 
     ``input_summary`` counts what the reader skipped or kept (pairs missing a side,
-    duplicate records, empty responses). ``manifest`` records versions, hashes,
-    thresholds and seeds, so that a result can be traced and reproduced. ``n_clusters``
+    duplicate records, empty responses). ``provenance`` (a :class:`~fairtalk.results.Provenance`,
+    ``results.json``'s ``manifest``) records versions, hashes, thresholds and seeds, so that a
+    result can be traced and reproduced. ``n_clusters``
     counts the independent dialogues (None: pairs were the units); ``correction_scope``
     (``axis`` or ``run``) and ``family_size`` say what the correction spanned;
     ``warnings`` flags what a reader must know (few distinct responses, small samples, answers
@@ -401,7 +409,7 @@ class AuditResult(Result[str]):
     correction: str = "holm"
     divergent_pairs: tuple[DivergentPair, ...] = ()
     input_summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    provenance: Provenance = field(default_factory=Provenance)
     n_clusters: int | None = None
     correction_scope: str = "axis"
     family_size: int = 0
@@ -412,6 +420,12 @@ class AuditResult(Result[str]):
     by_turn: ByTurnResult | None = None
 
     _file_kind: ClassVar[ResultKind] = "audit"
+
+    @property
+    def manifest(self) -> Mapping[str, Any]:
+        """Deprecated (FutureWarning; removed in fairtalk 0.3): ``provenance.to_dict()``, read-only; read :attr:`provenance`."""
+        _warnings.warn(_MSG_MANIFEST_DEPRECATED, FutureWarning, stacklevel=2)
+        return MappingProxyType(self.provenance.to_dict())
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""
@@ -477,7 +491,7 @@ class AuditResult(Result[str]):
             correction=data.get("correction", "holm"),
             divergent_pairs=divergent,
             input_summary=MappingProxyType(dict(data.get("input_summary") or {})),
-            manifest=MappingProxyType(dict(data.get("manifest") or {})),
+            provenance=Provenance.from_dict(data.get("manifest") or {}),
             n_clusters=data.get("n_clusters"),
             correction_scope=data.get("correction_scope", "axis"),
             family_size=data.get("family_size", 0),
@@ -520,7 +534,7 @@ class AuditResult(Result[str]):
         }
         if self.by_turn is not None:
             out["by_turn"] = self.by_turn.to_dict()
-        out["manifest"] = dict(self.manifest)
+        out["manifest"] = self.provenance.to_dict()
         return out
 
     def to_frame(self) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """One axis of ``audit()``: pairs -> responses -> scores (:func:`audit_axis`), then the run's correction (:func:`finish_axes`).
 
 The pairs stage's :class:`~fairtalk.records.Coverage` and :class:`~fairtalk.records.PairsCheck`
-stay typed here; they become JSON (``to_dict()``) only in the axis' manifest and in the
+stay typed here; they become JSON (``to_dict()``) only in the axis' provenance (``audit``) and in the
 :class:`~fairtalk.results.AxisRun` handed to the report.
 """
 
@@ -22,7 +22,7 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
+from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
@@ -52,7 +52,7 @@ class AxisWork:
     generation: GenerationSummary
     timings: Mapping[str, float]
     pairs: tuple[Pair, ...]
-    manifest: Mapping[str, object]
+    audit: AuditProvenance
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
     by_turn: ByTurnResult | None = None
@@ -117,19 +117,19 @@ def audit_axis(
         started = time.perf_counter()
         turned = by_turn(scored, inference.score)
         timings["by_turn"] = time.perf_counter() - started
-    manifest = {
-        "run_id": run_id,
-        "corpus": pairing.corpus,
-        "split": pairing.split,
-        "model": cached.fingerprint,
-        "decoding": generation.settings.sent(),
-        "seed": pairing.seed,
-        "n_pairs_requested": pairing.n_pairs,
-        "mixed": pairing.mixed,
-        "balance": pairing.balance,
-        "coverage": coverage.to_dict(),
-        **(extra_manifest or {}),
-    }
+    audit = AuditProvenance(
+        run_id=run_id,
+        corpus=pairing.corpus,
+        split=pairing.split,
+        model=cached.fingerprint,
+        decoding=generation.settings.sent(),
+        seed=pairing.seed,
+        n_pairs_requested=pairing.n_pairs,
+        mixed=pairing.mixed,
+        balance=pairing.balance,
+        coverage=coverage.to_dict(),
+        extra=dict(extra_manifest or {}),
+    )
     return AxisWork(
         axis,
         scored,
@@ -137,7 +137,7 @@ def audit_axis(
         generated.summary,
         MappingProxyType(timings),
         tuple(pairs),
-        manifest,
+        audit,
         similarity,
         pairs_check,
         turned,
@@ -233,9 +233,7 @@ def finish_axes(
     adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], inference, pvalues)
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
-        result = finalize(
-            work.scored, p_adjusted, correction_scope=scopes[index], extra_manifest=work.manifest, family_size=sizes[index]
-        )
+        result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], audit=work.audit, family_size=sizes[index])
         if work.by_turn is not None:
             result = replace(result, by_turn=work.by_turn)
         runs[work.axis] = AxisRun(

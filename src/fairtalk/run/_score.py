@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet, read_responses, responses_from_texts
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
@@ -47,8 +46,8 @@ from fairtalk.measures import (
     score_unique,
 )
 from fairtalk.models import RayEngine, RayScorer, resolve_engine, worth_it
-from fairtalk.results import AuditResult, DivergentPair, MaskedComparison
-from fairtalk.run._manifest import measure_settings, score_manifest
+from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedComparison, ScoringEngine
+from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
 from fairtalk.stats import corpus_bootstrap
@@ -177,8 +176,8 @@ def score(
         Test only the pairs where neither answer was cut off at the token limit (finish reason
         ``"length"``); the pairs left out are counted in ``input_summary["n_truncated_dropped"]``
         and stated in a warning. Without it, a warning names the measures that scored cut-off
-        text when more than 10% of one side's answers were cut off. Either way the manifest's
-        ``truncation`` entry has the counts; a model that reports no finish reasons leaves the
+        text when more than 10% of one side's answers were cut off. Either way
+        ``provenance.truncation`` (``manifest.truncation`` in ``results.json``) has the counts; a model that reports no finish reasons leaves the
         option nothing to act on (a warning says so).
     gold : path, optional
         A gold file of human labels (``fairtalk label -o``): each key it labels also gets the gap
@@ -291,7 +290,7 @@ def _scored(
     rs = truncation.responses
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
-        n_left_out = truncation.manifest.get("n_pairs_left_out") or 0
+        n_left_out = truncation.record.n_pairs_left_out or 0
         raise InputError(
             _MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""), path=where
         )
@@ -304,7 +303,7 @@ def _scored(
         return replace(
             scored,
             warnings=(*truncation.warnings, *scored.warnings),
-            manifest={**scored.manifest, "truncation": jsonable(truncation.manifest)},
+            provenance=replace(scored.provenance, truncation=truncation.record),
         )
     finally:
         if scorer is not None:
@@ -322,7 +321,7 @@ def _tested(
     ib: np.ndarray,
     scorer: RayScorer | None,
 ) -> Scored:
-    """The rows of every measure key, tested, with the manifest: _scored() once the responses are indexed."""
+    """The rows of every measure key, tested, with the provenance: _scored() once the responses are indexed."""
     opts = Inference(
         seed=o.seed,
         n_resamples=o.n_resamples,
@@ -374,49 +373,36 @@ def _tested(
     masked = _masked(built, lexicon, o.seed, uniques, ia, ib, scorer) if o.mask_groups else {}
     rows = [_with_masked(row, masked[row.tested.name]) if row.tested.name in masked else row for row in rows]
     listed = [*built, TokenLimit()] if any(row.tested.name == TOKEN_LIMIT_KEY for row in rows) else built
-    manifest = score_manifest(
-        lexicon,
-        listed,
-        rs,
-        options=measure_settings(o),
-        seed=o.seed,
-        alpha=o.alpha,
-        correction=o.correction,
-        n_resamples=o.n_resamples,
-        n_permutations=n_permutations,
-        mask_groups=o.mask_groups,
-        drop_empty=o.drop_empty,
-        exclude_truncated=o.exclude_truncated,
-        binary_test=o.binary_test,
-        count_test=o.count_test,
-        clustered=opts.clusters is not None,
-        power=o.power,
-        margins=dict(o.margins),
-        primary=sorted(chosen),
-    )
-    manifest["scoring_engine"] = (
-        {"name": "local", "distinct_responses": len(uniques)}
+    engine_record = (
+        ScoringEngine(name="local", distinct_responses=len(uniques))
         if scorer is None
-        else {
-            "name": "ray",
-            "distinct_responses": len(uniques),
-            "tasks_at_once": scorer.n_tasks,
-            "batches": scorer.n_batches,
-            "score_batch": scorer.engine.score_batch,
-        }
+        else ScoringEngine(
+            name="ray",
+            distinct_responses=len(uniques),
+            tasks_at_once=scorer.n_tasks,
+            batches=scorer.n_batches,
+            score_batch=scorer.engine.score_batch,
+        )
+    )
+    provenance = replace(
+        score_provenance(
+            lexicon, listed, rs, o, n_permutations=n_permutations, clustered=opts.clusters is not None, primary=sorted(chosen)
+        ),
+        scoring_engine=engine_record,
     )
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
     labelled = (
         gold_estimates(o.gold, rs, per_key, clusters=opts.clusters, judge_scale=o.judge_scale) if o.gold else GoldEstimates()
     )
     if o.gold:
-        manifest["gold"] = {"path": o.gold, "n_labelled_pairs": labelled.n_labelled_pairs, "keys": sorted(labelled.estimates)}
+        gold = GoldProvenance(path=o.gold, n_labelled_pairs=labelled.n_labelled_pairs, keys=tuple(sorted(labelled.estimates)))
+        provenance = replace(provenance, gold=gold)
     return Scored(
         lexicon,
         rs,
         tuple(rows),
         divergent,
-        manifest,
+        provenance,
         chosen,
         o.alpha,
         o.power,

@@ -21,7 +21,7 @@ The design (:mod:`fairtalk.stats._sequential`):
   spent, so the levels hold.
 
 The finished AxisRun is the last look's, with ``p_adjusted`` and the equivalence test made
-sequential, and ``manifest["audit"]["sequential"]`` saying how the looks went.
+sequential, and ``provenance.audit.sequential`` saying how the looks went.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import build_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
-from fairtalk.results import AxisRun
+from fairtalk.results import AxisRun, SequentialProvenance
 from fairtalk.run._axis import _MSG_TOO_FEW_PAIRS, AxisWork, audit_axis, correct, finish_axes
 from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
 from fairtalk.store import CachingResponder
@@ -256,12 +256,12 @@ def _final_work(axis: _Axis, sequential: SequentialOptions) -> AxisWork:
     for work in axis.works:
         for stage, seconds in work.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
-    manifest = {**last.manifest, "sequential": _record(axis, sequential)}
-    return dataclasses.replace(last, scored=scored, generation=generation, timings=timings, manifest=manifest)
+    audit = dataclasses.replace(last.audit, sequential=_record(axis, sequential))
+    return dataclasses.replace(last, scored=scored, generation=generation, timings=timings, audit=audit)
 
 
-def _record(axis: _Axis, sequential: SequentialOptions) -> dict[str, object]:
-    """What ``manifest["audit"]["sequential"]`` says: the design, the looks run, the last look's levels and why it stopped."""
+def _record(axis: _Axis, sequential: SequentialOptions) -> SequentialProvenance:
+    """What ``provenance.audit.sequential`` says: the design, the looks run, the last look's levels and why it stopped."""
     n_looks = len(axis.works)
     alpha, spending = sequential.alpha, sequential.spending
     two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
@@ -271,20 +271,20 @@ def _record(axis: _Axis, sequential: SequentialOptions) -> dict[str, object]:
         for row in axis.works[-1].scored.rows
         if row.tested.name in axis.works[-1].scored.primary and row.tested.not_tested is None
     ]
-    return {
-        "design": _DESIGN.format(spending=_SPENDING_NAMES[spending]),
-        "spending": spending,
-        "correction": _CORRECTION.format(correction=sequential.correction),
-        "max_pairs": sequential.max_pairs,
-        "n_pairs_available": len(axis.pool.ranked),
-        "planned_looks": list(axis.sizes),
-        "fractions": [round(t, 6) for t in axis.fractions],
-        "looks": n_looks,
-        "n_pairs": axis.sizes[n_looks - 1],
-        "z_boundaries": [None if math.isinf(z) else z for z in two_sided.z[:n_looks]],
-        "nominal_alpha": two_sided.nominal[n_looks - 1],
-        "nominal_alpha_equivalence": one_sided.nominal[n_looks - 1],
-        "stopped": axis.stopped,
-        "decided_at": dict(axis.decided_at),
-        "undecided": [name for name in primary if name not in axis.decided_at],
-    }
+    return SequentialProvenance(
+        design=_DESIGN.format(spending=_SPENDING_NAMES[spending]),
+        spending=spending,
+        correction=_CORRECTION.format(correction=sequential.correction),
+        max_pairs=sequential.max_pairs,
+        n_pairs_available=len(axis.pool.ranked),
+        planned_looks=tuple(axis.sizes),
+        fractions=tuple(round(t, 6) for t in axis.fractions),
+        looks=n_looks,
+        n_pairs=axis.sizes[n_looks - 1],
+        z_boundaries=tuple(None if math.isinf(z) else z for z in two_sided.z[:n_looks]),
+        nominal_alpha=two_sided.nominal[n_looks - 1],
+        nominal_alpha_equivalence=one_sided.nominal[n_looks - 1],
+        stopped=axis.stopped,
+        decided_at=dict(axis.decided_at),
+        undecided=tuple(name for name in primary if name not in axis.decided_at),
+    )
