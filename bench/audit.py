@@ -21,15 +21,14 @@ Run: ``.venv/bin/python bench/audit.py [--n-pairs 10000] [--axis gender]``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
+
+from _machine import machine
 
 import fairtalk
 import fairtalk.run._score as score_module
@@ -174,17 +173,6 @@ def _store_speed(n: int, batch_sizes: Sequence[int]) -> dict[int, tuple[float, f
     return speeds
 
 
-def _machine() -> str:
-    name = "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        name = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), name)
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{name}, {os.cpu_count()} cores (nproc), load average {load}, Python {platform.python_version()}"
-
-
 def _print_run(title: str, r: dict[str, float]) -> None:
     print(f"\n{title}: {r['n_pairs']:,} pairs, {r['n_generated']:,} generated, {r['n_cached']:,} from the store")
     print(f"{'stage':<28}{'seconds':>9}")
@@ -227,7 +215,7 @@ def main() -> None:
     parser.add_argument("--store-n", type=int, default=200_000, help="rows for the raw store-write measurement")
     args = parser.parse_args()
 
-    print(_machine())
+    print(machine())
     model = TimedModel(load_responder(args.model))
     with tempfile.TemporaryDirectory() as tmp:
         first = _run(args, Path(tmp), model)

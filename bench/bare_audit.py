@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _machine import machine
 
 _AUDIT = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]; sys.exit(main())"
 
@@ -129,16 +130,6 @@ def _reference_agreement(answers: dict, reference: dict) -> tuple[int, int]:
     return sum(answers[key][1] == reference[key][1] for key in shared), len(shared)
 
 
-def _machine() -> str:
-    name = "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        name = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), name)
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return f"{name}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}"
-
-
 def _row(name: str, r: dict[str, float]) -> str:
     cpu = r["user"] + r["system"]
     return (
@@ -176,7 +167,7 @@ def main() -> None:
         floor(*args.floor, batch_size=args.floor_batch, threads=args.floor_threads)
         return
 
-    print(_machine())
+    print(machine(load=False, stamp=True))
     contexts = bare_audit_contexts()
     print(f"bare audit contexts: {len(contexts):,} ({len(set(contexts)):,} distinct)")
     reference = _answers(args.reference) if args.reference else None

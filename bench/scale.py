@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+from _machine import cpu_model
 
 import fairtalk
 from fairtalk.models import DecodingSettings, load_responder
@@ -217,11 +218,7 @@ def run_bare(
 
 def machine() -> str:
     """CPU model and core count, as ``lscpu`` and ``os.cpu_count`` report them."""
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name")), "?")
-    except OSError:
-        model = platform.processor() or "?"
+    model = cpu_model()
     sniffio = "present" if importlib.util.find_spec("sniffio") else "absent"  # httpcore 1.0 re-imports it per lock when absent
     return (
         f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, httpx {httpx.__version__}, "

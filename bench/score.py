@@ -23,13 +23,13 @@ import os
 import platform
 import re
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_model
 
 _HE_SHE = {"he": "she", "him": "her", "his": "her", "man": "woman", "boy": "girl", "father": "mother"}
 _HE_SHE_RE = re.compile(r"\b(" + "|".join(_HE_SHE) + r")\b", re.IGNORECASE)
@@ -178,12 +178,7 @@ def _rate(n: float, clock_wall: float, clock_cpu: float) -> str:
 
 def machine() -> str:
     """``nproc`` and the CPU model name."""
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if "Model name" in line), "?")
-    except OSError:
-        model = platform.processor() or "?"
-    return f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {model}"
+    return f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}"
 
 
 def main(argv: list[str] | None = None) -> int:

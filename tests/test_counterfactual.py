@@ -638,3 +638,43 @@ def test_swap_command_streams_lines_with_crlf_and_no_final_newline() -> None:
     result = CliRunner().invoke(app, ["swap", "--axis", "gender"], input="He told her.\r\nthe sky\nshe said hi")
     assert result.exit_code == 0
     assert result.stdout == "She told him.\nthe sky\nhe said hi\n"
+
+
+_RACE_SWAPPER = Swapper(load_lexicon("race"), seed=1)
+_RACE_TERMS = sorted({p.a for p in _RACE_SWAPPER.lexicon.pairs} | {p.b for p in _RACE_SWAPPER.lexicon.pairs})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_sentences(_RACE_TERMS), max_size=6))
+def test_property_swap_lines_equals_swapping_each_line_on_race(lines: list[str]) -> None:
+    """Issue 40: the block path keeps the per-line output with several counterparts, cues and multi-word terms."""
+    lines = [line.replace("\n", " ") for line in lines]
+    block = "\n".join(lines)
+    assert _RACE_SWAPPER.swap_lines(block) == "\n".join(_RACE_SWAPPER.swap(line).text for line in lines)
+
+
+def test_swap_command_imports_no_numerical_stack() -> None:
+    """Issue 40: `fairtalk swap` starts without numpy, scipy, pandas, torch, transformers or the report writers."""
+    import os
+    import subprocess
+    import sys
+
+    heavy = ("numpy", "scipy", "pandas", "torch", "transformers", "fairtalk.report", "fairtalk.stats")
+    code = (
+        "import sys\n"
+        "from fairtalk.cli import main\n"
+        "sys.argv = ['fairtalk', 'swap', '--axis', 'race']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print([name for name in {heavy!r} if name in sys.modules], file=sys.stderr)\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], input="I am going to the crib\n", env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == Swapper(load_lexicon("race")).swap_text("I am going to the crib") + "\n"
+    assert done.stderr.strip() == "[]"

@@ -79,6 +79,8 @@ _MSG_BAD_TOKEN = "mask token must be a string, got {value!r}"
 _WS = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 _I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
+#: The terms whose counterpart :func:`~fairtalk.counterfactual._senses.role_target` reads from their role.
+_ROLE_TERMS = frozenset({"her", "his"})
 
 #: Why a match was left as it is: inside a fixed phrase, a needs-determiner term without one, a needs-cue term without one.
 KeptReason = Literal["phrase", "no-determiner", "no-cue"]
@@ -224,28 +226,27 @@ class Swapper:
         position = 0  # the block is copied up to here; block[position] is a newline or the end
         line_start = line_end = -1
         matches: list[re.Match[str]] = []
+        rewrite, find, rfind, size = self._rewrite_found, low.find, low.rfind, len(low)
         for match in self._pattern.finditer(low):
             start, end = match.span()
             if start >= line_end:  # a new line: rewrite the previous one
                 if matches:
                     parts += (
                         block[position:line_start],
-                        self._rewrite_found(
-                            block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start
-                        ),
+                        rewrite(block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start),
                     )
                     position, matches = line_end, []
-                line_start = low.rfind("\n", 0, start) + 1
-                line_end = low.find("\n", start)
+                line_start = rfind("\n", 0, start) + 1
+                line_end = find("\n", start)
                 if line_end < 0:
-                    line_end = len(low)
+                    line_end = size
             if end > line_end:  # a term over a line end: per line, it is no match (rare)
                 continue
             matches.append(match)
         if matches:
             parts += (
                 block[position:line_start],
-                self._rewrite_found(block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start),
+                rewrite(block[line_start:line_end], low[line_start:line_end], matches, None, None, line_start),
             )
             position = line_end
         if not parts:
@@ -310,7 +311,7 @@ class Swapper:
         offset: int = 0,
     ) -> str:
         """Rewrite the matches found in ``text`` (``low`` is it lowercased; their spans start ``offset`` earlier)."""
-        table = self._choices
+        table, sensed = self._choices, self._sensed
         parts: list[str] = []
         position = 0
         memo: dict[str, bytes] = {}
@@ -321,9 +322,9 @@ class Swapper:
             if choices is None:  # a Unicode case fold the table does not know ("\u017f" ~ "s")
                 continue
             start, end = match.span()
-            if offset:
-                start, end = start - offset, end - offset
-            if key in self._sensed and (reason := self._kept_reason(key, low, start, end, spans)):
+            start -= offset
+            end -= offset
+            if key in sensed and (reason := self._kept_reason(key, low, start, end, spans)):
                 if kept is not None:
                     kept.append(Kept(start, end, text[start:end], reason))
                 continue
@@ -375,7 +376,7 @@ class Swapper:
         """
         choices = self._choices[key]
         n_choices = len(choices)
-        by_role = role_target(key, low, start, end)
+        by_role = role_target(key, low, start, end) if key in _ROLE_TERMS else None
         if by_role is not None and all(target != by_role for target, _ in choices):
             by_role = target_by_role(key, by_role, (target for target, _ in choices))
         for target, side in choices:
