@@ -8,9 +8,8 @@ import json
 import re
 from types import MappingProxyType
 
-from fairtalk.report import render_html, render_markdown
+from fairtalk.report import md_escape, render_html, render_markdown
 from fairtalk.report._decoding import decoding_text, result_decoding
-from fairtalk.report._markdown import md_escape
 
 #: What a greedy run sends: no temperature, top-k or top-p; a stop string with markup in it.
 GREEDY = {

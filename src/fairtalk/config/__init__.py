@@ -13,11 +13,17 @@ from fairtalk.config._audit_config import (
     DEFAULT_N_PAIRS,
     AuditConfig,
     AuditOverrides,
+    RunOverrides,
 )
 from fairtalk.config._choices import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
+from fairtalk.config._schema import field_info, option_default, option_help
 from fairtalk.config._score_options import CORRECTIONS, JUDGE_PREFIX, ScoreOptions, ScoreOverrides, keyword_options
 
 __all__ = [
+    "RunOverrides",
+    "field_info",
+    "option_default",
+    "option_help",
     "AuditConfig",
     "AuditOverrides",
     "BINARY_TESTS",
