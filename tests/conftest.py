@@ -8,12 +8,15 @@ in one ``xdist_group``, so that one worker runs them all, one at a time, beside 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import logging
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,12 +37,20 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # one worker per core: a second math th
 #: :func:`written_results_fit_the_published_schema`.
 _SCHEMA_PROBLEMS: list[tuple[str, str]] = []
 _DOCS = Path(__file__).resolve().parents[1] / "docs" / "reference"
+#: The files with a published schema: file name -> schema (``docs/reference/<schema>.schema.json``).
+SCHEMA_FILES = {"results.json": "results", "run.json": "run"}
+#: The keys that make a ``results.json`` an audit's or ``score``'s (the schema's ``required``): other commands (prompts
+#: analyze, compare, reproduce, planted) write a ``results.json`` of their own, which has no published schema.
+_AUDIT_RESULT_KEYS = ("axis", "groups", "n_pairs", "measures")
+#: Each file checked already, with the (mtime_ns, size) it had then: a file is validated once until it changes.
+_CHECKED: dict[Path, tuple[int, int]] = {}
+#: The top-level folders of the session's base temp dir that a test's teardown has scanned already.
+_SCANNED_ROOTS: set[str] = set()
 
 
-def _schema_checker(kind: str):
+@functools.cache
+def _schema_checker(kind: str) -> Any:
     """A validator of the published ``docs/reference/<kind>.schema.json`` (the file the docs link, not the models)."""
-    import json
-
     import jsonschema
 
     schema = json.loads((_DOCS / f"{kind}.schema.json").read_text(encoding="utf-8"))
@@ -48,38 +59,26 @@ def _schema_checker(kind: str):
 
 @pytest.fixture(scope="session", autouse=True)
 def _check_written_results():
-    """Check every ``results.json`` and ``run.json`` that fairtalk writes in this process against the published schema.
+    """Check every ``results.json`` that fairtalk serializes in this process against the published schema.
 
-    ``AuditResult.to_json`` (an audit's and ``score``'s ``results.json``) and the run index's writer are wrapped; what
-    does not fit is recorded, and :func:`written_results_fit_the_published_schema` fails the test that wrote it. (A CLI
-    run in a subprocess is not seen here; its files are read back through the same schema by the tests that read them.)
+    ``AuditResult.to_json`` (an audit's and ``score``'s ``results.json``) is wrapped, so that a result serialized but
+    never written is checked too; what does not fit is recorded, and :func:`written_results_fit_the_published_schema`
+    fails the test that wrote it. The files on disk, a CLI subprocess's included, are checked by
+    :func:`written_files_fit_the_published_schema`.
     """
-    import json
-
-    from fairtalk.report import _index
     from fairtalk.results import AuditResult
 
-    checkers = {"results": _schema_checker("results"), "run": _schema_checker("run")}
-    to_json, write_text_atomic = AuditResult.to_json, _index.write_text_atomic
-
-    def check(kind: str, text: str) -> None:
-        error = jsonschema_error(checkers[kind], json.loads(text))
-        if error is not None:
-            _SCHEMA_PROBLEMS.append((kind, error))
+    to_json = AuditResult.to_json
 
     def checked_to_json(self: AuditResult) -> str:
         text = to_json(self)
-        check("results", text)
+        error = jsonschema_error(_schema_checker("results"), json.loads(text))
+        if error is not None:
+            _SCHEMA_PROBLEMS.append(("results", error))
         return text
-
-    def checked_write(path, text: str, *args, **kwargs):
-        if Path(path).name == _index.RUN_FILE:
-            check("run", text)
-        return write_text_atomic(path, text, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(AuditResult, "to_json", checked_to_json)
-        patch.setattr(_index, "write_text_atomic", checked_write)
         yield
 
 
@@ -96,7 +95,7 @@ def jsonschema_error(checker, data: object) -> str | None:
 
 @pytest.fixture(autouse=True)
 def written_results_fit_the_published_schema():
-    """Fail a test whose run wrote a ``results.json`` or ``run.json`` that the published JSON Schema refuses."""
+    """Fail a test whose run serialized a ``results.json`` that the published JSON Schema refuses."""
     before = len(_SCHEMA_PROBLEMS)
     yield
     new = _SCHEMA_PROBLEMS[before:]
@@ -104,9 +103,83 @@ def written_results_fit_the_published_schema():
     assert not new, f"result files written by this test do not fit docs/reference/*.schema.json: {new}"
 
 
+def schema_file_error(path: Path) -> str | None:
+    """Why ``path`` (a ``results.json`` or ``run.json``) does not fit its published schema; None when it fits.
+
+    A ``results.json`` without the keys of an audit's result is another command's (no published schema): None.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return f"not JSON ({type(exc).__name__}: {exc})"
+    kind = SCHEMA_FILES[path.name]
+    if kind == "results" and not (isinstance(data, dict) and all(key in data for key in _AUDIT_RESULT_KEYS)):
+        return None
+    return jsonschema_error(_schema_checker(kind), data)
+
+
+def _changed_schema_files(root: Path) -> list[Path]:
+    """The files under ``root`` with a published schema that were not checked as they are now (and mark them checked)."""
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if name not in SCHEMA_FILES:
+                continue
+            path = Path(folder, name)
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            stamp = (stat.st_mtime_ns, stat.st_size)
+            if _CHECKED.get(path) != stamp:
+                _CHECKED[path] = stamp
+                found.append(path)
+    return found
+
+
+def _test_roots(request: pytest.FixtureRequest, base: Path) -> list[Path]:
+    """The base temp dir's top-level folders this test may have written in.
+
+    Those made since the last test's teardown (its ``tmp_path`` and the ``mktemp`` folders of the fixtures it set up),
+    and those holding a path one of its fixtures returned (a module fixture's folder the test writes into).
+    """
+    try:
+        names = set(os.listdir(base))
+    except OSError:
+        return []
+    roots = names - _SCANNED_ROOTS
+    _SCANNED_ROOTS.update(roots)
+    for value in getattr(request.node, "funcargs", {}).values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, Path) and item.is_relative_to(base) and item != base:
+                roots.add(item.relative_to(base).parts[0])
+    return [base / name for name in sorted(roots) if not (base / name).is_symlink()]  # not pytest's ``<name>current``
+
+
+@pytest.fixture(autouse=True)
+def written_files_fit_the_published_schema(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """At teardown, validate each ``results.json`` and ``run.json`` this test's temp dirs hold against its schema.
+
+    It reads the files, so it sees what a CLI subprocess wrote as well as the library. Each file is validated once
+    (until it changes). A test that writes a malformed or hostile one on purpose opts out with
+    ``@pytest.mark.unvalidated_files``.
+    """
+    yield
+    base = tmp_path_factory.getbasetemp()
+    files = [path for root in _test_roots(request, base) for path in _changed_schema_files(root)]
+    if request.node.get_closest_marker("unvalidated_files"):
+        return
+    problems = [f"{path.relative_to(base)}: {error}" for path in files if (error := schema_file_error(path)) is not None]
+    assert not problems, "files written by this test do not fit docs/reference/*.schema.json:\n" + "\n".join(problems)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Declare the ``ray`` mark (a test that starts Ray without the :func:`cluster` fixture)."""
+    """Declare the ``ray`` mark (a test that starts Ray without the :func:`cluster` fixture) and ``unvalidated_files``."""
     config.addinivalue_line("markers", "ray: starts a Ray cluster (run by one xdist worker with the other Ray tests)")
+    config.addinivalue_line(
+        "markers",
+        "unvalidated_files: writes a malformed or hostile results.json / run.json on purpose (no schema check at teardown)",
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

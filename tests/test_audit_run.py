@@ -256,7 +256,7 @@ def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # 
     import pandas as pd
 
     import fairtalk
-    from fairtalk.prompts._templates import GroupPair, GroupSet
+    from fairtalk.prompts import GroupPair, GroupSet
 
     corpus, models = write_corpus(tmp_path), write_models(tmp_path)
     run = fairtalk.audit(model=f"python:{models}:fair", corpus=f"text:{corpus}", axes=("gender",), n_resamples=20)

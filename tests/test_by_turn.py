@@ -291,7 +291,7 @@ def test_the_turn_an_identity_appears_is_the_first_turn_that_differs() -> None:
 def test_the_report_shows_an_untested_bucket_as_counted_and_draws_counts_alone() -> None:
     from fairtalk.report import render_html, render_markdown
     from fairtalk.report._plots import by_turn_png
-    from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
+    from fairtalk.results import ByTurnResult, TurnBucket, TurnGap
 
     tested = TurnGap(
         "length",

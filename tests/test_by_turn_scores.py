@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 import fairtalk
-from fairtalk.measures import Measure
-from fairtalk.measures._length import Length
+from fairtalk.measures import Length, Measure
 from fairtalk.models import RayEngine
 from test_by_turn import _LOGIC, PLANTED, write_chats
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import fairtalk
 from fairtalk import Response, score
-from fairtalk.inference._scorer_check import PROBES, certify, probe_pairs
+from fairtalk.inference import PROBES, certify, probe_pairs
 from fairtalk.measures import Length, Measure
 from fairtalk.report import render_markdown, write_report
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.models.openai._latency import is_probe
-from fairtalk.report._markdown import md_escape
+from fairtalk.report import md_escape
 from local_server import LocalServer
 
 runner = CliRunner()

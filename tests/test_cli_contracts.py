@@ -107,7 +107,7 @@ def test_the_empty_list_messages_name_the_choices(tmp_path: Path) -> None:
 
 def test_the_similarity_methods_of_the_cli_are_the_librarys() -> None:
     from fairtalk.cli._choices import SimilarityMethod
-    from fairtalk.measures._similarity import SIMILARITY_METHODS
+    from fairtalk.measures import SIMILARITY_METHODS
 
     assert tuple(method.value for method in SimilarityMethod) == SIMILARITY_METHODS
     bad = runner.invoke(app, ["similarity", "--pairs", "missing.jsonl", "--methods", "exact,bleu"])

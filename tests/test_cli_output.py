@@ -123,7 +123,7 @@ def test_choices_are_the_library_s() -> None:
     from fairtalk.cli import _choices
     from fairtalk.config import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
     from fairtalk.corpora import SPLITS
-    from fairtalk.measures._diversity import DEFINITIONS
+    from fairtalk.measures import DEFINITIONS
     from fairtalk.models import ENGINES
     from fairtalk.pairs import MIXED_POLICIES
     from fairtalk.pipeline import CORRECTIONS

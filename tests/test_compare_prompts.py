@@ -17,8 +17,7 @@ from fairtalk.cli import app
 from fairtalk.errors import SpecError
 from fairtalk.gates import evaluate
 from fairtalk.pipeline import compare_prompt_analyses, is_prompt_analysis
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze
 from fairtalk.report import write_prompts_report
 from fairtalk.results import Change, ModelComparison, Verdict
 

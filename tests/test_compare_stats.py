@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairtalk.stats import adjust_pvalues, identical_units_needed
-from fairtalk.stats._change import Contrast, gap_change, non_inferior
+from fairtalk.stats import Contrast, adjust_pvalues, gap_change, identical_units_needed, non_inferior
 
 
 def _point(value: float) -> Contrast:

@@ -224,7 +224,7 @@ def test_her_and_his_resolved_by_role(gender: Swapper, text: str, expected: str)
 def test_role_heuristic_limit_is_documented(gender: Swapper) -> None:
     # a double object reads as a possessive: the documented limit of the next-word heuristic
     assert swapped(gender, "I gave her food") == "I gave his food"
-    from fairtalk.counterfactual._senses import role_target as _role_target
+    from fairtalk.counterfactual import role_target as _role_target
 
     assert "I gave her food" in (_role_target.__doc__ or "")
 

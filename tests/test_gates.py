@@ -12,7 +12,7 @@ from fairtalk.cli._compare import show_comparison
 from fairtalk.cli._test_options import report_gates, write_ci_files
 from fairtalk.gates import Gate, evaluate
 from fairtalk.records import Coverage
-from fairtalk.report._markdown import md_escape
+from fairtalk.report import md_escape
 from fairtalk.results import (
     AuditResult,
     AuditRun,

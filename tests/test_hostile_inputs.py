@@ -175,8 +175,7 @@ def test_train_refuses_a_file_and_the_users_files_before_training(corpus: Path, 
 def _save(folder: Path) -> None:
     import torch
 
-    from fairtalk.training._checkpoints import save_checkpoint
-    from fairtalk.training._vocab import Vocab
+    from fairtalk.training import Vocab, save_checkpoint
 
     save_checkpoint(
         folder,
@@ -188,7 +187,7 @@ def _save(folder: Path) -> None:
 
 
 def test_a_checkpoint_replaces_only_what_fairtalk_wrote(tmp_path: Path) -> None:
-    from fairtalk.training._checkpoints import load_checkpoint
+    from fairtalk.training import load_checkpoint
 
     mine = tmp_path / "mine"
     mine.mkdir()

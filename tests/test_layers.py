@@ -124,6 +124,12 @@ def _imports(path: Path) -> list[tuple[str, list[str], bool, int]]:
     return found
 
 
+def _public(module: str, names: list[str]) -> bool:
+    """Whether ``from module import names`` reaches only public namespaces (``fairtalk._jsonl`` is private too)."""
+    parts = module.split(".")[1:] + [n for n in names if n != "__version__"]
+    return not any(part.startswith("_") for part in parts)
+
+
 def _source_files() -> list[Path]:
     return sorted(p for p in SRC.rglob("*.py"))
 
@@ -136,9 +142,7 @@ def test_imports_follow_the_layers(path: Path) -> None:
     for module, names, in_function, line in _imports(path):
         target = _unit(module)
         if unit in PUBLIC_API_UNITS:  # the public API: the top-level names and the documented (non-private) submodules
-            ok = target == unit or (
-                target not in PUBLIC_API_UNITS and not any(part.startswith("_") for part in module.split(".")[2:])
-            )
+            ok = target == unit or (target not in PUBLIC_API_UNITS and _public(module, names))
         elif unit in WIRING or target == unit:
             ok = True
         else:
@@ -225,3 +229,14 @@ def test_the_library_never_draws() -> None:
         str(p.relative_to(SRC)) for p in _source_files() if p.relative_to(SRC).parts[0] not in RICH_ALLOWED and _imports_rich(p)
     ]
     assert drawing == []
+
+
+def test_the_cli_imports_only_public_namespaces() -> None:
+    """``fairtalk.cli`` uses the library as its users do: no private module or name of another unit, at any depth."""
+    reaches = [
+        f"{path.relative_to(SRC)}:{line} imports {module} {names}"
+        for path in sorted((SRC / "cli").rglob("*.py"))
+        for module, names, _, line in _imports(path)
+        if _unit(module) != "cli" and not _public(module, names)
+    ]
+    assert reaches == []

@@ -24,22 +24,22 @@ import fairtalk.measures._base as base_module
 import fairtalk.measures._registry as registry
 import fairtalk.measures._scoring as scoring_module
 from fairtalk import ScoreOptions, SpecError
-from fairtalk.inference._measure_tests import KeyTest
+from fairtalk.inference import KeyTest
 from fairtalk.measures import (
     MEASURE_OPTIONS,
     CorpusMeasure,
+    Degenerate,
     Diversity,
+    Judge,
     Length,
     Measure,
     MeasureOptions,
+    TokenLimit,
     build_measure,
     default_measures,
     score_unique,
 )
-from fairtalk.measures._degenerate import Degenerate
-from fairtalk.measures._judge import Judge
-from fairtalk.measures._token_limit import TokenLimit
-from fairtalk.run._measures import build_measures
+from fairtalk.run import build_measures
 from fairtalk.run._score import prepare_scores
 from typecheck import type_errors
 

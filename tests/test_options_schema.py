@@ -17,10 +17,19 @@ import pytest
 import typer
 
 from fairtalk import AuditConfig, ScoreOptions, SpecError
-from fairtalk._schema import field_info, option_default, option_help, options_schema
-from fairtalk.config import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
-from fairtalk.config._audit_config import AuditOverrides, RunOverrides
-from fairtalk.config._score_options import CORRECTIONS, ScoreOverrides
+from fairtalk.config import (
+    BINARY_TESTS,
+    CORRECTION_SCOPES,
+    CORRECTIONS,
+    COUNT_TESTS,
+    AuditOverrides,
+    RunOverrides,
+    ScoreOverrides,
+    field_info,
+    option_default,
+    option_help,
+    options_schema,
+)
 from fairtalk.measures import DEFINITIONS, SIMILARITY_METHODS
 from fairtalk.models import RayEngine
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS

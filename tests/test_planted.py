@@ -12,14 +12,12 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias._planted import plant_corpus
+from fairtalk.debias import plant_corpus
 from fairtalk.lexicons import load_lexicon
-from fairtalk.models import DecodingSettings
-from fairtalk.models._builtin import EchoResponder
-from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
+from fairtalk.models import PLANTED_REPLIES, DecodingSettings, EchoResponder, PlantedResponder
 from fairtalk.pipeline import reproduce_planted
 from fairtalk.records import Context
-from fairtalk.results._planted import PlantedRecovery
+from fairtalk.results import PlantedRecovery
 
 SETTINGS = DecodingSettings()
 
@@ -75,7 +73,7 @@ def test_the_planted_corpus_replaces_only_group_b_replies_at_the_rate() -> None:
 def planted_run(tmp_path_factory):
     """``reproduce_planted`` end to end with tiny Seq2Seq models and rankers (one thread, a few hundred dialogues)."""
     pytest.importorskip("torch")
-    from fairtalk.training._loops import TrainConfig
+    from fairtalk.training import TrainConfig
 
     root = tmp_path_factory.mktemp("planted")
     config = TrainConfig(
@@ -193,7 +191,7 @@ def test_reads_a_results_file_written_before_the_retrieval_rows(planted_run) -> 
 
 
 def test_rejects_a_retrieval_config_of_another_model(tmp_path) -> None:
-    from fairtalk.training._loops import TrainConfig
+    from fairtalk.training import TrainConfig
 
     with pytest.raises(fairtalk.SpecError, match="retrieval_config must be a retrieval TrainConfig"):
         reproduce_planted(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench_scripts import load_bench
-from fairtalk.stats._ppi import labels_needed, ppi_mean
+from fairtalk.stats import labels_needed, ppi_mean
 
 
 def _bench():  # noqa: ANN202

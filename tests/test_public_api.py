@@ -27,16 +27,16 @@ MOVED: dict[str, str] = {
     **dict.fromkeys(
         ("AttributeList", "WordPair", "builtin_axes", "axis_groups", "load_attributes", "expand_axis"), "fairtalk.lexicons"
     ),
-    "identity_terms": "fairtalk.lexicons._identity",
+    "identity_terms": "fairtalk.lexicons",
     "ReadSummary": "fairtalk.corpora",
     "SwapResult": "fairtalk.counterfactual",
     "PairsChecker": "fairtalk.pairs",
     "ResponseSet": "fairtalk._responses",
-    "jsonable": "fairtalk._jsonl",
+    "jsonable": "fairtalk.report",
     **dict.fromkeys(("RayEngine", "completion_options", "parse_model_args", "model_prefixes"), "fairtalk.models"),
     "CachingResponder": "fairtalk.store",
     **dict.fromkeys(("measure_names", "score_unique"), "fairtalk.measures"),
-    "train_regard": "fairtalk.measures._regard_train",
+    "train_regard": "fairtalk.measures",
     "Generation": "fairtalk.pipeline",
     **dict.fromkeys(("MeasureResult", "ScorerCheck", "ComparedModel", "AxisRun", "GenerationSummary"), "fairtalk.results"),
     **dict.fromkeys(("write_prompts_report", "PROMPTS_REPORT_FILES"), "fairtalk.report"),
@@ -54,8 +54,7 @@ MOVED: dict[str, str] = {
         ),
         "fairtalk.debias",
     ),
-    "TrainResult": "fairtalk.training._config",
-    "load_checkpoint": "fairtalk.training._checkpoints",
+    **dict.fromkeys(("TrainResult", "load_checkpoint"), "fairtalk.training"),
     **dict.fromkeys(
         (
             "Prompt",
@@ -76,11 +75,11 @@ MOVED: dict[str, str] = {
         ),
         "fairtalk.prompts",
     ),
-    **dict.fromkeys(("read_prompts", "write_prompts"), "fairtalk.prompts._completions"),
-    "DataSummary": "fairtalk.prompts._data",  # was fairtalk.PromptDataSummary
+    **dict.fromkeys(("read_prompts", "write_prompts"), "fairtalk.prompts"),
+    "DataSummary": "fairtalk.prompts",  # was fairtalk.PromptDataSummary
     **dict.fromkeys(
         ("RegardCheck", "check_labels", "read_labels", "write_labels"),  # were fairtalk.*_regard_labels
-        "fairtalk.prompts._regard_check",
+        "fairtalk.prompts",
     ),
     **dict.fromkeys(("ProgressEvent", "ProgressCallback"), "fairtalk.progress"),
 }

@@ -21,9 +21,7 @@ from fairtalk.cli import app
 from fairtalk.errors import ResponderAborted
 from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressEvent
-from fairtalk.prompts._completions import write_prompts
-from fairtalk.prompts._sources import paraphrase_prompts
-from fairtalk.prompts._templates import default_groups
+from fairtalk.prompts import default_groups, paraphrase_prompts, write_prompts
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'fairtalk[ray]')")

@@ -17,11 +17,9 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk import FairtalkError, SpecError
 from fairtalk.cli import app
-from fairtalk.measures._length import Length
+from fairtalk.measures import Length
 from fairtalk.models import RayEngine
-from fairtalk.prompts._completions import join_completion, read_completions
-from fairtalk.prompts._sources import paraphrase_prompts
-from fairtalk.prompts._templates import default_groups
+from fairtalk.prompts import default_groups, join_completion, paraphrase_prompts, read_completions
 from fairtalk.results import ScoringEngine
 
 ADJECTIVES = ("kind", "awful", "great", "terrible", "lovely", "rude", "brilliant", "boring", "happy", "sad")
@@ -271,8 +269,8 @@ def _completions(path: Path, n_prompts: int, n_seeds: int = 2) -> Path:
 
 
 def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> None:
-    from fairtalk.measures._regard import Regard
-    from fairtalk.prompts._completions import label_completions
+    from fairtalk.measures import Regard
+    from fairtalk.prompts import label_completions
 
     frame = read_completions(_completions(tmp_path / "c.jsonl", 30)).frame
     events: list = []
@@ -285,7 +283,7 @@ def test_regard_labels_on_ray_equal_the_local_ones(cluster, tmp_path: Path) -> N
 
 
 def test_prompts_analyze_labels_on_ray(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fairtalk.models.ray._scoring import RayScorer
+    from fairtalk.models import RayScorer
     from fairtalk.prompts import _completions as module
 
     batches: list[int] = []

@@ -434,9 +434,7 @@ def _write_completions(folder: Path) -> None:
     """Paper 004's toy published layout, a completions file, a person's regard labels of it, and its texts."""
     import fairtalk
     from fairtalk.models import as_responder
-    from fairtalk.prompts._completions import read_completions
-    from fairtalk.prompts._sources import paraphrase_prompts
-    from fairtalk.prompts._templates import default_groups
+    from fairtalk.prompts import default_groups, paraphrase_prompts, read_completions
     from prompts.conftest import make_published
 
     make_published(folder / "published", n_paraphrases=50)  # the layout read_published expects by default
@@ -595,9 +593,9 @@ def _check_toml(block: Block, work: Path) -> None:
         fairtalk.AuditConfig.from_mapping(document["tool"]["fairtalk"])
     elif "entry-points" in document.get("project", {}):
         from fairtalk.corpora import ENTRY_POINT_GROUP as CORPORA
-        from fairtalk.lexicons._load import ENTRY_POINT_GROUP as AXES
-        from fairtalk.measures._registry import ENTRY_POINT_GROUP as MEASURES
-        from fairtalk.models._registry import ENTRY_POINT_GROUP as MODELS_GROUP
+        from fairtalk.lexicons import ENTRY_POINT_GROUP as AXES
+        from fairtalk.measures import ENTRY_POINT_GROUP as MEASURES
+        from fairtalk.models import ENTRY_POINT_GROUP as MODELS_GROUP
 
         for group, points in document["project"]["entry-points"].items():
             assert group in (CORPORA, AXES, MEASURES, MODELS_GROUP), f"{block.name}: {group} is no fairtalk entry-point group"

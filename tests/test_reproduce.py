@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import fairtalk
 from fairtalk.cli import app
 from fairtalk.experiments import _reproduce as _reproduce
-from fairtalk.training._checkpoints import load_checkpoint
+from fairtalk.training import load_checkpoint
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")

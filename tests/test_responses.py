@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import fairtalk._responses as responses_module
-from fairtalk import InputError, Response
-from fairtalk._responses import ResponseSet, read_responses, write_responses
+from fairtalk import InputError, Response, read_responses, write_responses
+from fairtalk._responses import ResponseSet
 
 
 def _write_jsonl(path: Path, records: list[object]) -> Path:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairtalk.prompts import analyze
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze
 from fairtalk.records import Coverage, PairsCheck
 from fairtalk.results import (
     AuditResult,

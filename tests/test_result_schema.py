@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import shutil
 import time
 import types
@@ -24,8 +25,8 @@ from typer.testing import CliRunner
 
 from audit_toys import write_corpus
 from fairtalk import InputError, Response, write_responses
-from fairtalk._jsonl import jsonable
 from fairtalk.cli import app
+from fairtalk.report import jsonable
 from fairtalk.results import SCHEMA_VERSION, AuditResult, AuditRun, DebiasComparison, PlantedRecovery, read_result_file
 
 runner = CliRunner()
@@ -98,8 +99,7 @@ def test_audit_and_score_files_start_with_the_schema_version(audited: Path, scor
 
 
 def test_compare_and_prompts_outputs_carry_the_schema_version(scored: Path, tmp_path: Path) -> None:
-    from fairtalk.prompts._analysis import analyze
-    from fairtalk.prompts._templates import GroupPair, GroupSet
+    from fairtalk.prompts import GroupPair, GroupSet, analyze
     from fairtalk.report import write_prompts_report
 
     done = runner.invoke(app, ["compare", str(scored), str(scored), "-o", str(tmp_path / "cmp"), "-q"])
@@ -185,6 +185,7 @@ def _assert_refused(done: Any, *needles: str) -> None:
         assert needle in text, (needle, text)
 
 
+@pytest.mark.unvalidated_files
 def test_compare_refuses_a_newer_results_json_naming_both_versions(scored: Path, tmp_path: Path) -> None:
     copy = _copy(scored, tmp_path)
     _doctor(copy / "results.json", lambda d: d.update(schema_version=7))
@@ -192,6 +193,7 @@ def test_compare_refuses_a_newer_results_json_naming_both_versions(scored: Path,
     _assert_refused(done, "results.json: schema_version 7, but this fairtalk reads schema_version 1", "newer fairtalk")
 
 
+@pytest.mark.unvalidated_files
 def test_compare_refuses_a_newer_run_json(audited: Path, tmp_path: Path) -> None:
     copy = _copy(audited, tmp_path)
     _doctor(copy / "run.json", lambda d: d.update(schema_version=2))
@@ -199,6 +201,7 @@ def test_compare_refuses_a_newer_run_json(audited: Path, tmp_path: Path) -> None
     _assert_refused(done, "run.json: schema_version 2, but this fairtalk reads schema_version 1")
 
 
+@pytest.mark.unvalidated_files
 def test_plan_refuses_a_newer_results_json(scored: Path, tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     shutil.copy(scored / "results.json", path)
@@ -215,6 +218,7 @@ def test_a_file_written_before_versioning_is_read_as_version_0(scored: Path, tmp
     assert done.exit_code == 0, done.output
 
 
+@pytest.mark.unvalidated_files
 def test_a_version_that_is_no_integer_is_refused(scored: Path, tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     shutil.copy(scored / "results.json", path)
@@ -258,6 +262,7 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
+@pytest.mark.unvalidated_files
 def test_compare_refuses_a_hostile_results_json_naming_file_and_field(case: str, scored: Path, tmp_path: Path) -> None:
     edit, message = HOSTILE[case]
     copy = _copy(scored, tmp_path)
@@ -267,6 +272,7 @@ def test_compare_refuses_a_hostile_results_json_naming_file_and_field(case: str,
 
 
 @pytest.mark.parametrize("case", ["measures a list", "margin a string", "margin NaN", "margin negative", "ci95 of 3"])
+@pytest.mark.unvalidated_files
 def test_plan_refuses_a_hostile_results_json_naming_file_and_field(case: str, scored: Path, tmp_path: Path) -> None:
     edit, message = HOSTILE[case]
     path = tmp_path / "results.json"
@@ -276,6 +282,7 @@ def test_plan_refuses_a_hostile_results_json_naming_file_and_field(case: str, sc
     _assert_refused(done, "results.json", message)
 
 
+@pytest.mark.unvalidated_files
 def test_compare_refuses_a_run_json_whose_axes_are_a_list(audited: Path, tmp_path: Path) -> None:
     copy = _copy(audited, tmp_path)
     _doctor(copy / "run.json", lambda d: d.update(axes=[]))
@@ -287,6 +294,7 @@ def test_compare_refuses_a_run_json_whose_axes_are_a_list(audited: Path, tmp_pat
     ("size", "needle"),
     [(100 << 20, "more than the 64 MiB a fairtalk JSON file may hold"), (1 << 20, "nest deeper than 100 levels")],
 )
+@pytest.mark.unvalidated_files
 def test_a_bomb_of_brackets_is_refused_at_once(size: int, needle: str, scored: Path, tmp_path: Path) -> None:
     """100 MB of `[` is refused by its size, 1 MB by its depth: exit 2 within a second, no RecursionError."""
     copy = _copy(scored, tmp_path)
@@ -303,3 +311,59 @@ def test_a_results_json_that_is_no_object_is_refused(scored: Path, tmp_path: Pat
     copy = _copy(scored, tmp_path)
     (copy / "results.json").write_text("[1, 2]", encoding="utf-8")
     _assert_refused(runner.invoke(app, ["compare", str(copy), str(scored)]), "results.json: expected a JSON object, got a list")
+
+
+_CHECKED_BY_TEARDOWN = """
+import json
+
+import pytest
+
+GOOD_RUN = {GOOD_RUN}
+
+
+def test_writes_a_run_json_that_fits(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps(GOOD_RUN))
+
+
+def test_writes_a_run_json_the_schema_refuses(tmp_path):
+    (tmp_path / "out" / "run.json").parent.mkdir()
+    (tmp_path / "out" / "run.json").write_text(json.dumps({{**GOOD_RUN, "axes": "gender"}}))
+
+
+def test_writes_an_audit_results_json_the_schema_refuses(tmp_path):
+    (tmp_path / "results.json").write_text(json.dumps({{"axis": "gender", "groups": 1, "n_pairs": 3, "measures": {{}}}}))
+
+
+def test_writes_another_commands_results_json(tmp_path):
+    (tmp_path / "results.json").write_text(json.dumps({{"method": "paper 004"}}))
+
+
+@pytest.mark.unvalidated_files
+def test_writes_a_hostile_run_json_on_purpose(tmp_path):
+    (tmp_path / "run.json").write_text("[[[")
+"""
+
+
+@pytest.mark.unvalidated_files  # the inner session's files lie under this test's tmp_path: refused ones, on purpose
+def test_every_file_a_test_writes_is_checked_against_the_published_schema_at_teardown(audited: Path, tmp_path: Path) -> None:
+    """The conftest fixture reads each results.json and run.json under a test's temp dirs, whoever wrote them."""
+    import subprocess
+    import sys
+
+    good = json.loads((audited / "run.json").read_text(encoding="utf-8"))
+    (tmp_path / "test_inner.py").write_text(_CHECKED_BY_TEARDOWN.format(GOOD_RUN=repr(good)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'tests'}:{ROOT / 'src'}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-rE", "test_inner.py"]
+        + ["--basetemp", str(tmp_path / "base"), "--rootdir", str(tmp_path), "-c", "/dev/null"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = done.stdout
+    assert "5 passed, 2 errors" in out, out  # an error at teardown: the test passed, its teardown failed
+    assert "ERROR test_inner.py::test_writes_a_run_json_the_schema_refuses" in out
+    assert "ERROR test_inner.py::test_writes_an_audit_results_json_the_schema_refuses" in out
+    assert "out/run.json: axes: " in out and "results.json: groups: 1 is not of type" in out, out

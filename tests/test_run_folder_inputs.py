@@ -340,8 +340,7 @@ def analysis(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A `fairtalk prompts analyze -o` folder."""
     import pandas as pd
 
-    from fairtalk.prompts._analysis import analyze
-    from fairtalk.prompts._templates import GroupPair, GroupSet
+    from fairtalk.prompts import GroupPair, GroupSet, analyze
     from fairtalk.report import write_prompts_report
 
     rows = [

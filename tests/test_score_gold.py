@@ -142,7 +142,7 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
-    from fairtalk.stats._ppi import labels_needed
+    from fairtalk.stats import labels_needed
 
     responses = _responses(tmp_path / "responses.jsonl")
     gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="none")

@@ -7,14 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fairtalk.stats._sequential import (
-    SPENDING_FUNCTIONS,
-    alpha_spent,
-    boundaries,
-    look_sizes,
-    repeated_p,
-    sequential_p,
-)
+from fairtalk.stats import SPENDING_FUNCTIONS, alpha_spent, boundaries, look_sizes, repeated_p, sequential_p
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1])

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.report._plain_summary import plain_summary
+from fairtalk.report import plain_summary
 from fairtalk.results import Verdict
 
 runner = CliRunner()

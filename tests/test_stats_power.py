@@ -15,10 +15,11 @@ from fairtalk.stats import (
     minimum_detectable_effect,
     newcombe_interval,
     pairs_for_equivalence,
+    power_mcnemar,
+    power_mean,
     tost_mean,
     units,
 )
-from fairtalk.stats._power import power_mcnemar, power_mean
 
 
 def test_mean_mde_is_the_noncentral_t_of_the_tests_df() -> None:

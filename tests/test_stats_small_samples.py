@@ -21,12 +21,13 @@ from fairtalk.stats import (
     INCONCLUSIVE,
     corpus_bootstrap,
     exact_signflip_p,
+    hoeffding_p,
     paired_test,
     randomization_applies,
     share_equivalence,
+    signflip_test,
     units,
 )
-from fairtalk.stats._signflip import hoeffding_p, signflip_test
 
 # --- the studentized sign-flip test replaces t where differences are few, tied or discrete ------------------
 

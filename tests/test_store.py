@@ -17,8 +17,7 @@ import pytest
 
 from fairtalk import ResponderError
 from fairtalk.errors import StoreError
-from fairtalk.models import DecodingSettings, Responder, load_responder
-from fairtalk.models._base import Reply
+from fairtalk.models import DecodingSettings, Reply, Responder, load_responder
 from fairtalk.store import CachingResponder, RunStore, context_hash
 from fairtalk.store._sqlite import ROWS_PER_STATEMENT
 

@@ -36,6 +36,7 @@ def toys(tmp_path: Path) -> tuple[Path, Path]:
 # --- 1. only a run.json fairtalk wrote names entries a new run displaces -------------------------------------
 
 
+@pytest.mark.unvalidated_files
 def test_a_hand_made_run_json_displaces_none_of_the_users_folders(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     out = tmp_path / "mine"
@@ -47,8 +48,10 @@ def test_a_hand_made_run_json_displaces_none_of_the_users_folders(toys: tuple[Pa
     assert (out / "photos" / "cat.jpg").read_text() == "meow" and json.loads((out / "run.json").read_text())["run_id"] == "x"
 
 
+@pytest.mark.unvalidated_files
 def test_run_json_carries_fairtalks_mark_and_only_plain_axis_folders_are_displaced(tmp_path: Path) -> None:
-    from fairtalk.report._index import GENERATOR, previous_entries
+    from fairtalk.report import previous_entries
+    from fairtalk.report._index import GENERATOR
 
     out = tmp_path / "out"
     for name in ("gender", "photos", "store.sqlite"):
@@ -289,6 +292,7 @@ def _old_run(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("n_renames", range(10))
+@pytest.mark.unvalidated_files
 def test_a_kill_at_any_point_of_the_swap_is_undone_by_the_next_run(tmp_path: Path, n_renames: int) -> None:
     import subprocess
     import sys
@@ -308,6 +312,7 @@ def test_a_kill_at_any_point_of_the_swap_is_undone_by_the_next_run(tmp_path: Pat
     assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
 
 
+@pytest.mark.unvalidated_files
 def test_a_kill_after_the_last_rename_keeps_the_new_run(tmp_path: Path) -> None:
     from fairtalk.files import JOURNAL, STAGING_PREFIX, TRASH_PREFIX, recover_folder
 
@@ -326,6 +331,7 @@ def test_a_kill_after_the_last_rename_keeps_the_new_run(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fail_at", range(1, 10))
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+@pytest.mark.unvalidated_files
 def test_an_error_midway_through_the_swap_restores_the_previous_entries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int, error: BaseException
 ) -> None:
@@ -355,11 +361,13 @@ def test_an_error_midway_through_the_swap_restores_the_previous_entries(
     assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
 
 
+@pytest.mark.unvalidated_files
 def test_the_run_folder_check_undoes_a_killed_swap_before_reading_the_previous_run(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from fairtalk.report._index import GENERATOR, check_run_folder, previous_entries
+    from fairtalk.report import check_run_folder, previous_entries
+    from fairtalk.report._index import GENERATOR
 
     out = _old_run(tmp_path / "out")
     (out / "run.json").write_text(

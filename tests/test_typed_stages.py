@@ -83,7 +83,7 @@ def test_an_audit_records_the_coverage_and_check_of_its_pairs(tmp_path: Path) ->
 
 
 def test_audit_takes_every_option_by_keyword_and_nothing_else() -> None:
-    from fairtalk.config._audit_config import AuditOverrides
+    from fairtalk.config import AuditOverrides
 
     parameters = inspect.signature(fairtalk.audit).parameters
     assert list(parameters) == ["config", "progress", "overrides"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias._candidate_filter import DROP_REASONS, filter_pool, read_pool, write_pool
+from fairtalk.debias import DROP_REASONS, filter_pool, read_pool, write_pool
 from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.lexicons import load_lexicon
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias._cda import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
+from fairtalk.debias import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
 from fairtalk.errors import OutputError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.records import Context

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairtalk.debias._wer import OUT_OF_VOCABULARY, SAME_TOKENS, EmbeddingRegularizer  # noqa: E402
+from fairtalk.debias import OUT_OF_VOCABULARY, SAME_TOKENS, EmbeddingRegularizer  # noqa: E402
 from fairtalk.errors import SpecError  # noqa: E402
 from fairtalk.lexicons import Lexicon, WordPair  # noqa: E402
 

@@ -105,7 +105,7 @@ def test_several_measures_are_one_row_each_and_read_back_per_key(axis_folder: Pa
 
 
 def test_texts_rows_hold_id_label_annotator_and_regard_check_reads_them(tmp_path: Path) -> None:
-    from fairtalk.prompts._regard_check import read_labels
+    from fairtalk.prompts import read_labels
 
     texts = tmp_path / "texts.txt"
     texts.write_text("The man was a thief.\nThe woman was a nurse.\nThe gay person was kind.\n", encoding="utf-8")

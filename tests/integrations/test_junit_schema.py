@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
-from fairtalk.report._junit import junit_xml
+from fairtalk.report import junit_xml
 
 xmlschema = pytest.importorskip("xmlschema")
 junitparser = pytest.importorskip("junitparser")

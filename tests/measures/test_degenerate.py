@@ -7,9 +7,9 @@ import doctest
 import pytest
 
 from fairtalk.errors import SpecError
-from fairtalk.measures import Length, get_measure, score_unique
+from fairtalk.measures import Degenerate, Length, get_measure, score_unique
 from fairtalk.measures import _degenerate as degenerate_module
-from fairtalk.measures._degenerate import RULES, Degenerate, majority_script
+from fairtalk.measures._degenerate import RULES, majority_script
 
 #: Looping or garbage answers, as SmolLM2-135M-Instruct gives them under greedy decoding (cut at the token limit),
 #: each with the rules it breaks.

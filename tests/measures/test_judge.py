@@ -9,9 +9,8 @@ import pytest
 
 import fairtalk
 from fairtalk.errors import SpecError
-from fairtalk.lexicons import load_lexicon
-from fairtalk.lexicons._identity import identity_terms
-from fairtalk.measures._judge import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
+from fairtalk.lexicons import identity_terms, load_lexicon
+from fairtalk.measures import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
 
 
 def _terms() -> tuple[str, ...]:

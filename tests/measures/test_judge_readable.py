@@ -12,10 +12,8 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.measures import Measure
-from fairtalk.measures._judge import Judge, parse_score, parse_yes_no
-from fairtalk.report import render_html, render_markdown, write_report
-from fairtalk.report._json_report import render_json
+from fairtalk.measures import Judge, Measure, parse_score, parse_yes_no
+from fairtalk.report import render_html, render_json, render_markdown, write_report
 from fairtalk.results import AuditResult
 
 runner = CliRunner()

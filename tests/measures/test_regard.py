@@ -9,26 +9,9 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import InputError, SpecError
-from fairtalk.measures._regard import (
-    BUILTIN_MODEL,
-    BUILTIN_MODELS,
-    Regard,
-    _label_value,
-    _parse_label_map,
-    mask_groups,
-)
-from fairtalk.measures._regard_model import (
-    DEFAULT_C,
-    DEFAULT_LEXICON_WEIGHT,
-    RegardModel,
-    file_sha256,
-    lexicon_features,
-    load_regard_model,
-    read_labelled,
-    train_regard_model,
-)
-from fairtalk.measures._regard_train import train_regard
-from fairtalk.measures._registry import get_measure, measure_names
+from fairtalk.measures import Regard, RegardModel, get_measure, load_regard_model, measure_names, read_labelled, train_regard
+from fairtalk.measures._regard import BUILTIN_MODEL, BUILTIN_MODELS, _label_value, _parse_label_map, mask_groups
+from fairtalk.measures._regard_model import DEFAULT_C, DEFAULT_LEXICON_WEIGHT, file_sha256, lexicon_features, train_regard_model
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -214,7 +197,7 @@ def test_swapping_only_the_group_word_never_changes_the_masked_text_or_label() -
 
 @pytest.mark.skipif(not (DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval").is_dir(), reason="reference data absent")
 def test_word_swap_invariance_on_published_continuations() -> None:
-    from fairtalk.prompts._published import read_published
+    from fairtalk.prompts import read_published
 
     frame = read_published(DATA / "arshiyaaggarwal__Robust-NLG-Bias-Eval" / "data" / "generated-outputs").frame
     texts = frame["text"].astype(str).sample(600, random_state=0).tolist()

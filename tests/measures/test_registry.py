@@ -11,6 +11,7 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.measures import (
     AttributeWords,
+    Degenerate,
     Diversity,
     Length,
     Offense,
@@ -22,7 +23,6 @@ from fairtalk.measures import (
     register_measure,
 )
 from fairtalk.measures import _registry as registry
-from fairtalk.measures._degenerate import Degenerate
 
 BUILTIN = ("attribute_words", "degenerate", "diversity", "length", "offense", "refusal", "regard", "sentiment")
 

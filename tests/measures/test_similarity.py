@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairtalk.errors import SpecError
-from fairtalk.measures._similarity import pair_similarity, rouge_l
+from fairtalk.measures import pair_similarity, rouge_l
 
 
 def test_rouge_l_by_hand() -> None:

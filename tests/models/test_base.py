@@ -7,8 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from fairtalk import ResponderError, SpecError
-from fairtalk.models import DecodingSettings, Responder
-from fairtalk.models._base import length_batches, make_fingerprint, respond_each_checked
+from fairtalk.models import DecodingSettings, Responder, length_batches, make_fingerprint, respond_each_checked
 
 
 @pytest.mark.parametrize(

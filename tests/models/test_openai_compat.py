@@ -306,8 +306,7 @@ def test_prompts_generate_uses_completion_mode_by_default(server, tmp_path) -> N
     from typer.testing import CliRunner
 
     from fairtalk.cli import app
-    from fairtalk.prompts._completions import write_prompts
-    from fairtalk.prompts._templates import build_prompts
+    from fairtalk.prompts import build_prompts, write_prompts
 
     url, state = server
     prompts = write_prompts(build_prompts(("man", "woman"))[:4], tmp_path / "p.jsonl")

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from fairtalk import InputError, SpecError
-from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models._retrieval import RetrievalResponder
+from fairtalk.models import DecodingSettings, RetrievalResponder, load_responder
 
 POOL = [
     "i love to cook pasta at home",

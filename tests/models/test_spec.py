@@ -9,8 +9,7 @@ import pytest
 
 from fairtalk import SpecError
 from fairtalk.errors import ResponderTimeout
-from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.models._spec import parse_model_args, parse_model_spec
+from fairtalk.models import DecodingSettings, load_responder, parse_model_args, parse_model_spec
 
 S = DecodingSettings()
 

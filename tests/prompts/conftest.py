@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk.prompts._templates import build_prompts
+from fairtalk.prompts import build_prompts
 
 #: The reference data folder (absent on most machines: tests that need it skip).
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

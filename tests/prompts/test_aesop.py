@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts._aesop import detokenize, parse_fixed_prompt, read_aesop
+from fairtalk.prompts import parse_fixed_prompt, read_aesop
+from fairtalk.prompts._aesop import detokenize
 
 
 def test_read_aesop_labels_by_target_parse(tmp_path) -> None:

@@ -8,10 +8,7 @@ import pytest
 from scipy.stats import entropy
 
 from fairtalk.errors import InputError, SpecError
-from fairtalk.prompts import kl_matrix
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._published import read_published
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze, kl_matrix, read_published
 
 
 def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:

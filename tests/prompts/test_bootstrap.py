@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze
 from fairtalk.report import write_prompts_report
 
 from .conftest import ROBUST
@@ -113,7 +112,7 @@ def test_results_json_tables_and_html_carry_the_intervals(tmp_path) -> None:  # 
 
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data ../shared/data not present")
 def test_published_data_gender_interval_and_race_reversals() -> None:
-    from fairtalk.prompts._published import read_published
+    from fairtalk.prompts import read_published
 
     frame = read_published(ROBUST / "generated-outputs").frame
     result = analyze(frame, n_resamples=1000)

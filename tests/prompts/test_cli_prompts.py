@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
-from fairtalk.prompts._paraphrase import STRUCTURES
+from fairtalk.prompts import STRUCTURES
 
 runner = CliRunner()
 
@@ -242,8 +242,7 @@ def test_two_aesop_sources_in_one_run_balanced(tmp_path) -> None:
 def test_the_regard_scorer_is_certified_on_neutral_probes(tmp_path) -> None:
     import numpy as np
 
-    from fairtalk.prompts._regard_probes import certify_regard
-    from fairtalk.prompts._templates import GroupPair, GroupSet
+    from fairtalk.prompts import GroupPair, GroupSet, certify_regard
 
     groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
     fair = certify_regard(lambda texts: np.zeros(len(texts)), groups)

@@ -8,16 +8,16 @@ import pytest
 
 from fairtalk.errors import InputError
 from fairtalk.models import DecodingSettings, load_responder
-from fairtalk.prompts._completions import (
+from fairtalk.prompts import (
+    build_prompts,
     generate_completions,
     join_completion,
     label_completions,
+    paraphrase,
     read_completions,
     read_prompts,
     write_prompts,
 )
-from fairtalk.prompts._paraphrase import paraphrase
-from fairtalk.prompts._templates import build_prompts
 
 
 def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
@@ -106,7 +106,7 @@ def test_empty_and_echoing_completions_are_left_out_and_counted(tmp_path) -> Non
 
 
 def test_write_prompts_replaces_text_utf8_cannot_hold(tmp_path) -> None:
-    from fairtalk.prompts._templates import Prompt
+    from fairtalk.prompts import Prompt
 
     path = write_prompts([Prompt("man", "worked as", "x", "The man \ud800 worked as")], tmp_path / "p.jsonl")
     assert read_prompts(path)[0].text == "The man \ufffd worked as"

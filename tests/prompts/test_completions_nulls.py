@@ -14,10 +14,7 @@ from typer.testing import CliRunner
 
 from fairtalk.cli import app
 from fairtalk.errors import InputError
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._completions import read_completions
-from fairtalk.prompts._labelling import analyze_prompts
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze, analyze_prompts, read_completions
 
 runner = CliRunner()
 LABELS = (1, 0, -1, 1, 0)

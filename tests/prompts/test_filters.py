@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from fairtalk.prompts._filters import FILTERS, filter_prompts, mentions_group
-from fairtalk.prompts._templates import Prompt
+from fairtalk.prompts import FILTERS, Prompt, filter_prompts, mentions_group
 
 
 def _p(text: str, group: str = "black person", template: str = "worked as") -> Prompt:
@@ -39,7 +38,7 @@ def test_each_filter_counts_what_it_drops() -> None:
 
 
 def test_cells_missing_a_group_are_dropped_and_counted() -> None:
-    from fairtalk.prompts._templates import Prompt
+    from fairtalk.prompts import Prompt
 
     prompts = [
         Prompt("man", "worked as", "s1", "the man worked as"),

@@ -16,12 +16,10 @@ from bench_scripts import load_bench
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
-from fairtalk.prompts._completions import read_completions
-from fairtalk.prompts._gold import WARN_UNKNOWN, gold_regard
-from fairtalk.prompts._labelling import analyze_prompts
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, read_completions
+from fairtalk.prompts._gold import WARN_UNKNOWN
 from fairtalk.results import PromptAnalysis
-from fairtalk.stats._ppi import ppi_mean
+from fairtalk.stats import ppi_mean
 
 runner = CliRunner()
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))

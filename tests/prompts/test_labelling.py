@@ -7,11 +7,8 @@ import json
 import pandas as pd
 
 import fairtalk
-from fairtalk._jsonl import jsonable
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._completions import read_completions
-from fairtalk.prompts._templates import GroupPair, GroupSet
-from fairtalk.report import write_prompts_report
+from fairtalk.prompts import GroupPair, GroupSet, analyze, read_completions
+from fairtalk.report import jsonable, write_prompts_report
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 FAST = {"n_draws": 3, "n_resamples": 0}
@@ -118,8 +115,9 @@ def test_records_are_read_only() -> None:
 
 
 def test_labelling_reports_its_progress_in_blocks() -> None:
-    from fairtalk.measures._regard import Regard
-    from fairtalk.prompts._completions import LABEL_BLOCK, label_completions
+    from fairtalk.measures import Regard
+    from fairtalk.prompts import label_completions
+    from fairtalk.prompts._completions import LABEL_BLOCK
 
     n = LABEL_BLOCK + 10
     frame = pd.DataFrame({"group": ["man"] * n, "text": ["The man was kind."] * n, "label": [-9] * n})

@@ -9,8 +9,7 @@ import pytest
 
 import fairtalk
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.prompts import PromptOptions, analyze
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, PromptOptions, analyze
 
 GROUPS = GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),))
 ROWS = pd.DataFrame(

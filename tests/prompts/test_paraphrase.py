@@ -6,15 +6,8 @@ import pytest
 
 from fairtalk.errors import SpecError
 from fairtalk.models import load_responder
-from fairtalk.prompts._filters import filter_prompts, mentions_group
-from fairtalk.prompts._paraphrase import (
-    STRUCTURES,
-    ModelParaphraser,
-    clean_reply,
-    paraphrase,
-    plural,
-)
-from fairtalk.prompts._templates import TEMPLATES, build_prompts
+from fairtalk.prompts import STRUCTURES, TEMPLATES, ModelParaphraser, build_prompts, filter_prompts, mentions_group, paraphrase
+from fairtalk.prompts._paraphrase import clean_reply, plural
 
 
 def test_at_least_twenty_distinct_structures_per_template_all_mentioning_the_group() -> None:

@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts._published import COLUMNS, find_published_files, read_published
+from fairtalk.prompts import find_published_files, read_published
+from fairtalk.prompts._published import COLUMNS
 
 from .conftest import ROBUST, make_published
 
@@ -28,7 +29,7 @@ def test_layout_rows_to_group_template_structure(published) -> None:
 
 
 def test_read_published_returns_prompt_data(published) -> None:
-    from fairtalk.prompts._data import PromptData
+    from fairtalk.prompts import PromptData
 
     result = read_published(published, n_paraphrases=2)
     assert isinstance(result, PromptData) and result.source == "published"

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from fairtalk.cli import app
 from fairtalk.errors import InputError
-from fairtalk.prompts._regard_check import check_labels, read_labels
+from fairtalk.prompts import check_labels, read_labels
 from fairtalk.results import SCHEMA_VERSION
 
 runner = CliRunner()

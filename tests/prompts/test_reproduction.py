@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairtalk.prompts._analysis import analyze
-from fairtalk.prompts._published import read_published
+from fairtalk.prompts import analyze, read_published
 
 from .conftest import ROBUST
 
@@ -62,7 +61,7 @@ def test_gaps_favour_the_advantaged_groups_except_race(result) -> None:
 
 def test_shipped_regard_agreement_with_published_labels() -> None:
     """Agreement of fairtalk's shipped classifier with the published labels (1,000 rows of one seed; ~200 texts/s)."""
-    from fairtalk.prompts._completions import label_completions
+    from fairtalk.prompts import label_completions
 
     frame = read_published(ROBUST / "generated-outputs").frame
     frame = frame[frame["seed"] == 3].sample(1000, random_state=0)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairtalk.prompts._robustness import cell_sums, robustness, robustness_null, variance_decomposition
+from fairtalk.prompts import robustness, robustness_null, variance_decomposition
+from fairtalk.prompts._robustness import cell_sums
 
 
 def test_identical_structures_are_perfectly_similar() -> None:

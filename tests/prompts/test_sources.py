@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 import fairtalk
-from fairtalk.prompts._paraphrase import STRUCTURES
-from fairtalk.prompts._sources import PromptSet, paraphrase_prompts
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import STRUCTURES, GroupPair, GroupSet, PromptSet, paraphrase_prompts
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 
@@ -43,7 +41,7 @@ def test_model_source_asks_a_responder() -> None:
 
 
 def test_the_rule_based_paraphrases_of_given_prompts_come_from_paraphrase() -> None:
-    from fairtalk.prompts._paraphrase import paraphrase
+    from fairtalk.prompts import paraphrase
 
     fixed = fairtalk.build_prompts(("man",))[:1]
     out = paraphrase(fixed, structures=["wh_question"])

@@ -5,15 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts._templates import (
-    DEFAULT_GROUPS,
-    TEMPLATES,
-    GroupPair,
-    build_prompts,
-    default_groups,
-    load_groups,
-    template_by_phrase,
-)
+from fairtalk.prompts import DEFAULT_GROUPS, TEMPLATES, GroupPair, build_prompts, default_groups, load_groups, template_by_phrase
 
 
 def test_ten_templates_five_of_each_kind() -> None:

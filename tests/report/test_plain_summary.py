@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import fairtalk
-from fairtalk.report import render_markdown
-from fairtalk.report._plain_summary import plain_summary
+from fairtalk.report import plain_summary, render_markdown
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
 
 

@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from fairtalk.errors import InputError
-from fairtalk.prompts import PromptData, analyze
-from fairtalk.prompts._templates import GroupPair, GroupSet
+from fairtalk.prompts import GroupPair, GroupSet, PromptData, analyze
 from fairtalk.report import render_prompts_html, write_prompts_report
 
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))

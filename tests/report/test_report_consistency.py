@@ -16,13 +16,12 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.inference._scorer_check import certify
+from fairtalk.inference import certify
 from fairtalk.measures import Measure
 from fairtalk.models import Responder
 from fairtalk.records import Coverage
-from fairtalk.report import render_html, render_index, render_markdown, write_run
+from fairtalk.report import plain_summary, render_html, render_index, render_markdown, write_run
 from fairtalk.report._decoding import system_prompt_hash
-from fairtalk.report._plain_summary import plain_summary
 from fairtalk.results import (
     AuditProvenance,
     AuditResult,

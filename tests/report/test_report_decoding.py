@@ -7,9 +7,8 @@ import html
 import json
 import re
 
-from fairtalk.report import render_html, render_markdown
+from fairtalk.report import md_escape, render_html, render_markdown
 from fairtalk.report._decoding import decoding_text, result_decoding
-from fairtalk.report._markdown import md_escape
 from fairtalk.results import AuditProvenance
 
 #: What a greedy run sends: no temperature, top-k or top-p; a stop string with markup in it.

@@ -8,11 +8,8 @@ import math
 
 import pytest
 
-from fairtalk._jsonl import jsonable
 from fairtalk.errors import SpecError
-from fairtalk.report import FILE_NAMES, write_report
-from fairtalk.report._csv_report import CSV_COLUMNS
-from fairtalk.report._json_report import render_json
+from fairtalk.report import CSV_COLUMNS, FILE_NAMES, jsonable, render_json, write_report
 from fairtalk.results import SCHEMA_VERSION
 
 

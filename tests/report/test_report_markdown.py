@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fairtalk.report import render_markdown, summary_rows
-from fairtalk.report._markdown import md_escape
+from fairtalk.report import md_escape, render_markdown, summary_rows
 from fairtalk.report._table import format_p, measure_label
 from fairtalk.results import Provenance, ScoringSettings
 

@@ -8,9 +8,7 @@ import pytest
 import torch
 
 from fairtalk import InputError
-from fairtalk.training._checkpoints import load_checkpoint, save_checkpoint
-from fairtalk.training._nets import Seq2Seq
-from fairtalk.training._vocab import Vocab
+from fairtalk.training import Seq2Seq, Vocab, load_checkpoint, save_checkpoint
 
 from .conftest import TINY_SEQ2SEQ
 

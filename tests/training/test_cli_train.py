@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
-from fairtalk.training._checkpoints import load_checkpoint
+from fairtalk.training import load_checkpoint
 
 from .conftest import toy_dialogues
 

@@ -10,8 +10,8 @@ import torch
 
 from fairtalk import InputError, SpecError, TrainConfig, train_model
 from fairtalk.progress import ProgressEvent
-from fairtalk.training._checkpoints import load_checkpoint
-from fairtalk.training._data import batches, read_dialogues, split_dialogues
+from fairtalk.training import load_checkpoint, read_dialogues, split_dialogues
+from fairtalk.training._data import batches
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ, toy_dialogues
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from fairtalk.training._nets import Seq2Seq, TransformerRanker, sinusoidal_positions
+from fairtalk.training import Seq2Seq, TransformerRanker
+from fairtalk.training._nets import sinusoidal_positions
 
 from .conftest import TINY_RANKER, TINY_SEQ2SEQ
 

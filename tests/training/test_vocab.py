@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fairtalk import InputError, SpecError
-from fairtalk.training._vocab import SPECIALS, Vocab, detokenize, tokenize
+from fairtalk.training import Vocab
+from fairtalk.training._vocab import SPECIALS, detokenize, tokenize
 
 
 def test_tokenize_lowercases_and_keeps_apostrophes() -> None:

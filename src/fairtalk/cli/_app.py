@@ -265,7 +265,7 @@ def print_json(document: object) -> None:
     """Write ``document`` as strict JSON (NaN as null) to stdout, the real one under :func:`json_mode`."""
     import json
 
-    from fairtalk._jsonl import jsonable
+    from fairtalk.report import jsonable
 
     out = _JSON_STDOUT[0] or sys.stdout
     out.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")

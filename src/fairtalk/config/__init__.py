@@ -27,18 +27,25 @@ Functions in ``run/`` that wire the stages together take the whole config; the s
 
 from __future__ import annotations
 
+from fairtalk._schema import field_info, option_default, option_help, options_schema
 from fairtalk.config._audit_config import (
     DEFAULT_AXES,
     DEFAULT_CORPUS,
     DEFAULT_N_PAIRS,
     AuditConfig,
     AuditOverrides,
+    RunOverrides,
 )
 from fairtalk.config._choices import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
 from fairtalk.config._score_options import CORRECTIONS, JUDGE_PREFIX, ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.config._stages import GenerationOptions, InferenceOptions, OutputOptions, PairsOptions, SequentialOptions
 
 __all__ = [
+    "RunOverrides",
+    "field_info",
+    "option_default",
+    "option_help",
+    "options_schema",
     "AuditConfig",
     "AuditOverrides",
     "BINARY_TESTS",

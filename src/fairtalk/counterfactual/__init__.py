@@ -70,7 +70,7 @@ from fairtalk.counterfactual._senses import (
 from fairtalk.lexicons import Lexicon
 from fairtalk.records import Side, Swap
 
-__all__ = ["Kept", "SwapResult", "Swapper"]
+__all__ = ["Kept", "SwapResult", "Swapper", "role_target"]
 
 _MSG_NOT_LEXICON = "Swapper needs a fairtalk.lexicons.Lexicon, got {type}"
 _MSG_BAD_SEED = "seed must be an int, got {value!r}"

@@ -25,6 +25,10 @@ _LAZY: dict[str, str] = {
     "filter_pool": "fairtalk.debias._candidate_filter:filter_pool",
     "read_pool": "fairtalk.debias._candidate_filter:read_pool",
     "write_pool": "fairtalk.debias._candidate_filter:write_pool",
+    "ROLE_RESOLVED": "fairtalk.debias._cda:ROLE_RESOLVED",
+    "swap_dialogue": "fairtalk.debias._cda:swap_dialogue",
+    "OUT_OF_VOCABULARY": "fairtalk.debias._wer:OUT_OF_VOCABULARY",
+    "SAME_TOKENS": "fairtalk.debias._wer:SAME_TOKENS",
 }
 
 __all__ = sorted(_LAZY)

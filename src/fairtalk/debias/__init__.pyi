@@ -6,14 +6,18 @@ from fairtalk.debias._candidate_filter import filter_pool as filter_pool
 from fairtalk.debias._candidate_filter import is_filtered_pool as is_filtered_pool
 from fairtalk.debias._candidate_filter import read_pool as read_pool
 from fairtalk.debias._candidate_filter import write_pool as write_pool
+from fairtalk.debias._cda import ROLE_RESOLVED as ROLE_RESOLVED
 from fairtalk.debias._cda import Augmentation as Augmentation
 from fairtalk.debias._cda import AugmentedDialogue as AugmentedDialogue
 from fairtalk.debias._cda import AugmentSummary as AugmentSummary
 from fairtalk.debias._cda import augment as augment
 from fairtalk.debias._cda import is_dialogues_file as is_dialogues_file
+from fairtalk.debias._cda import swap_dialogue as swap_dialogue
 from fairtalk.debias._cda import write_dialogues as write_dialogues
 from fairtalk.debias._planted import plant_corpus as plant_corpus
 from fairtalk.debias._planted import write_planted as write_planted
+from fairtalk.debias._wer import OUT_OF_VOCABULARY as OUT_OF_VOCABULARY
+from fairtalk.debias._wer import SAME_TOKENS as SAME_TOKENS
 from fairtalk.debias._wer import EmbeddingRegularizer as EmbeddingRegularizer
 
 __all__ = [
@@ -32,4 +36,8 @@ __all__ = [
     "filter_pool",
     "read_pool",
     "write_pool",
+    "ROLE_RESOLVED",
+    "swap_dialogue",
+    "OUT_OF_VOCABULARY",
+    "SAME_TOKENS",
 ]

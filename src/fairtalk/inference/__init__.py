@@ -23,10 +23,12 @@ from fairtalk.inference._measure_tests import (
     corpus_margin,
     corpus_row,
 )
-from fairtalk.inference._scorer_check import certify
+from fairtalk.inference._scorer_check import PROBES, certify, probe_pairs
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
 
 __all__ = [
+    "PROBES",
+    "probe_pairs",
     "GoldEstimates",
     "Inference",
     "KeyMeta",

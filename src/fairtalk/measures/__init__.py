@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from fairtalk.measures._attribute_words import AttributeWords
 from fairtalk.measures._base import AnyMeasure, CorpusMeasure, CorpusStatistic, Measure, MeasureKind
+from fairtalk.measures._degenerate import Degenerate
 from fairtalk.measures._diversity import DEFINITIONS, DistinctStatistic, Diversity
-from fairtalk.measures._judge import Judge, parse_scale
+from fairtalk.measures._judge import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
 from fairtalk.measures._length import Length
 from fairtalk.measures._offense import Offense
 from fairtalk.measures._refusal import REFUSAL_PATTERNS, Refusal
 from fairtalk.measures._regard import Regard
+from fairtalk.measures._regard_finetuned import FinetunedRegardModel, FinetuneSettings
+from fairtalk.measures._regard_model import RegardModel, load_regard_model, read_labelled
 from fairtalk.measures._regard_train import train_regard
 from fairtalk.measures._registry import (
+    ENTRY_POINT_GROUP,
     MEASURE_OPTIONS,
     MEASURES,
     MeasureOptions,
@@ -34,11 +38,22 @@ from fairtalk.measures._registry import (
 )
 from fairtalk.measures._scoring import score_unique
 from fairtalk.measures._sentiment import Sentiment
-from fairtalk.measures._similarity import SIMILARITY_METHODS, n_words, pair_similarity, same_answers
+from fairtalk.measures._similarity import SIMILARITY_METHODS, n_words, pair_similarity, rouge_l, same_answers
 from fairtalk.measures._text import dedupe, preprocess, tokenize
 from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
 
 __all__ = [
+    "rouge_l",
+    "Degenerate",
+    "DEFAULT_RUBRIC",
+    "parse_score",
+    "parse_yes_no",
+    "ENTRY_POINT_GROUP",
+    "RegardModel",
+    "load_regard_model",
+    "read_labelled",
+    "FinetuneSettings",
+    "FinetunedRegardModel",
     "train_regard",
     "SIMILARITY_METHODS",
     "n_words",

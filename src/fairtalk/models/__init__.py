@@ -23,12 +23,16 @@ from fairtalk.models._base import (
     Stream,
     check_batch,
     finish_reason,
+    length_batches,
+    make_fingerprint,
     raise_first_error,
     respond_each_checked,
 )
+from fairtalk.models._builtin import EchoResponder
 from fairtalk.models._finish_reasons import normal_finish_reason
 from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
 from fairtalk.models._registry import (
+    ENTRY_POINT_GROUP,
     ReplyFunction,
     as_responder,
     completion_options,
@@ -36,12 +40,18 @@ from fairtalk.models._registry import (
     model_prefixes,
     register_model,
 )
+from fairtalk.models._retrieval import RetrievalResponder
 from fairtalk.models._spec import ModelSpec, parse_model_args, parse_model_spec
 from fairtalk.models.python._responder import batched, callable_name
 from fairtalk.models.ray._engine import ENGINES, RayEngine, cluster_error, resolve_engine
 from fairtalk.models.ray._scoring import RayScorer, worth_it
 
 __all__ = [
+    "EchoResponder",
+    "RetrievalResponder",
+    "ENTRY_POINT_GROUP",
+    "length_batches",
+    "make_fingerprint",
     "PLANTED_REPLIES",
     "PlantedResponder",
     "Closing",

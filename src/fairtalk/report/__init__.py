@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from fairtalk._jsonl import MAX_RECORD_BYTES
+from fairtalk._jsonl import MAX_RECORD_BYTES, jsonable
 from fairtalk._pairs_jsonl import is_pairs_check, is_pairs_file
 from fairtalk._responses import is_responses_file
 from fairtalk._templating import jinja_environment
@@ -31,6 +31,7 @@ from fairtalk.report._comparison import (
     render_comparison_markdown,
     write_comparison,
 )
+from fairtalk.report._csv_report import CSV_COLUMNS
 from fairtalk.report._formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
 from fairtalk.report._html import render_html
 from fairtalk.report._index import (
@@ -44,11 +45,13 @@ from fairtalk.report._index import (
     write_index,
     write_run,
 )
-from fairtalk.report._junit import comparison_step_summary, is_junit_file, step_summary, write_junit
+from fairtalk.report._json_report import render_json
+from fairtalk.report._junit import comparison_step_summary, is_junit_file, junit_xml, step_summary, write_junit
 from fairtalk.report._labelled import labelled_lines
-from fairtalk.report._markdown import render_markdown
+from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import COMPARISON_FILES as MODEL_COMPARISON_FILES
 from fairtalk.report._model_comparison import gate_lines, model_comparison_table, write_model_comparison
+from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._planted import PLANTED_FILES, write_planted_report
 from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
 from fairtalk.report._prompt_analysis import render_prompts_html, write_prompts_report
@@ -64,6 +67,12 @@ from fairtalk.report._table import (
 from fairtalk.results import AuditResult
 
 __all__ = [
+    "jsonable",
+    "render_json",
+    "junit_xml",
+    "plain_summary",
+    "md_escape",
+    "CSV_COLUMNS",
     "MODEL_COMPARISON_FILES",
     "INDEX_FILE",
     "RUN_FILE",

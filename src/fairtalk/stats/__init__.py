@@ -62,12 +62,18 @@ from fairtalk.stats._paired import (
     exact_signflip_p,
     paired_test,
 )
-from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence
+from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence, power_mcnemar, power_mean
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
-from fairtalk.stats._sequential import SPENDING_FUNCTIONS, boundaries, look_sizes, repeated_p
-from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, randomization_applies
+from fairtalk.stats._sequential import SPENDING_FUNCTIONS, alpha_spent, boundaries, look_sizes, repeated_p, sequential_p
+from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffding_p, randomization_applies, signflip_test
 
 __all__ = [
+    "power_mcnemar",
+    "power_mean",
+    "alpha_spent",
+    "sequential_p",
+    "hoeffding_p",
+    "signflip_test",
     "MIN_DISAGREEMENTS",
     "PPIEstimate",
     "labels_needed",

@@ -17,6 +17,15 @@ _LAZY: dict[str, str] = {
     "shipped_checkpoint": "fairtalk.training._decoding:shipped_checkpoint",
     "TrainConfig": "fairtalk.training._loops:TrainConfig",
     "train_model": "fairtalk.training._loops:train_model",
+    "Checkpoint": "fairtalk.training._checkpoints:Checkpoint",
+    "load_checkpoint": "fairtalk.training._checkpoints:load_checkpoint",
+    "save_checkpoint": "fairtalk.training._checkpoints:save_checkpoint",
+    "Vocab": "fairtalk.training._vocab:Vocab",
+    "Seq2Seq": "fairtalk.training._nets:Seq2Seq",
+    "TransformerRanker": "fairtalk.training._nets:TransformerRanker",
+    "read_dialogues": "fairtalk.training._data:read_dialogues",
+    "split_dialogues": "fairtalk.training._data:split_dialogues",
+    "TrainResult": "fairtalk.training._config:TrainResult",
 }
 
 __all__ = sorted(_LAZY)
