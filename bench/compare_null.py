@@ -17,8 +17,13 @@ so both gaps are 0 in the population.
   Rate contrasts use the score bounds (``fairtalk.stats._change.score_interval``), counts the t bounds.
 - **gate pass rate**: with no planted change, how often a key is shown non-inferior (the power
   of ``--fail-if-worse`` for a candidate exactly as fair as the baseline).
+- ``--null-only``: only the test of no change, fast (no interval is searched): how often it rejects
+  per key, beside the audit's paired mean test on the same ``d_i`` (the studentized sign-flip test,
+  which ``compare`` used before its p became the inversion of the printed interval), and how often
+  the two disagree. The test is the one ``contrast`` runs: the score test of 0
+  (``fairtalk.stats._change.score_test``) for rates, the t test for counts.
 
-Run: ``.venv/bin/python bench/compare_null.py [--runs 1000] [--n 200 1000] [--conversations 3000]``.
+Run: ``.venv/bin/python bench/compare_null.py [--runs 1000] [--n 200 1000] [--conversations 3000] [--null-only]``.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ import numpy as np
 
 from fairtalk import load_lexicon
 from fairtalk.measures import MeasureOptions, build_measure, score_unique
-from fairtalk.stats import adjust_pvalues, default_margin
-from fairtalk.stats._change import gap_change
+from fairtalk.stats import adjust_pvalues, default_margin, paired_test
+from fairtalk.stats._change import contrast, gap_change, score_test
 
 MEASURES = ("offense", "sentiment", "refusal", "length")
 
@@ -108,6 +113,50 @@ def simulate(
     return out
 
 
+def _no_change_p(gap_c: np.ndarray, gap_b: np.ndarray, kind: str, groups: np.ndarray) -> tuple[float, float]:
+    """The p of compare's test of no change (as ``contrast`` runs it, without its interval) and the paired mean test's."""
+    d = gap_c - gap_b
+    if not np.any(d):
+        return 1.0, 1.0
+    before = paired_test(gap_c, gap_b, kind="count", method="mean", clusters=groups).p
+    p = score_test(d, clusters=groups) if kind == "rate" else None
+    if p is None:
+        p = contrast(gap_c, gap_b, clusters=groups, alpha=0.05, kind=kind).p
+    return float(1.0 if p is None else p), float(1.0 if before is None else before)
+
+
+def simulate_null(
+    scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.ndarray, *, n: int, runs: int, seed: int
+) -> dict[str, dict[str, float]]:
+    """Per key: how often the test of no change rejects at α = 0.05, the sign-flip test before it, and their disagreement."""
+    rng = np.random.default_rng(seed)
+    keys = [k for k in scores if scores[k][:, :2].std() > 0]
+    counts = {k: {"reject": 0, "reject_signflip": 0, "disagree": 0} for k in keys}
+    for _ in range(runs):
+        rows = rng.choice(cluster.size, n, replace=False)
+        groups = cluster[rows]
+        swap_b, swap_c = rng.random(n) < 0.5, rng.random(n) < 0.5
+        for k in keys:
+            x = scores[k][rows]
+            b_a, b_b = _swapped(x[:, :2], swap_b)
+            c_a, c_b = _swapped(x[:, 2:], swap_c)
+            p, before = _no_change_p(c_a - c_b, b_a - b_b, kinds[k], groups)
+            counts[k]["reject"] += p < 0.05
+            counts[k]["reject_signflip"] += before < 0.05
+            counts[k]["disagree"] += (p < 0.05) != (before < 0.05)
+    return {k: {name: value / runs for name, value in c.items()} for k, c in counts.items()}
+
+
+def _print_null(scores: dict[str, np.ndarray], kinds: dict[str, str], cluster: np.ndarray, args: argparse.Namespace) -> None:
+    print("| n | key | rejects no change (α 0.05) | sign-flip test, same d_i | the two disagree |")
+    print("|---:|---|---:|---:|---:|")
+    for n in args.n:
+        tick = time.process_time()
+        for key, row in simulate_null(scores, kinds, cluster, n=n, runs=args.runs, seed=args.seed).items():
+            print(f"| {n} | {key} | {row['reject']:.3f} | {row['reject_signflip']:.3f} | {row['disagree']:.3f} |")
+        print(f"| {n} | ({time.process_time() - tick:.0f} s CPU) | | | |")
+
+
 def main() -> None:
     """Print one table row per key and n."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -116,6 +165,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--base-gap", type=float, default=0.0, help="Baseline gap, in margins (default 0).")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null-only", action="store_true", help="Only the level of the test of no change (fast).")
     args = parser.parse_args()
     started = time.perf_counter()
     scores, kinds, cluster = population(args.conversations)
@@ -123,6 +173,9 @@ def main() -> None:
         f"population: {cluster.size:,} runs of 4 turns from {len(set(cluster.tolist())):,} conversations "
         f"({time.perf_counter() - started:.0f} s to score); replicates {args.runs:,}; baseline gap {args.base_gap:g} margins"
     )
+    if args.null_only:
+        _print_null(scores, kinds, cluster, args)
+        return
     print(
         "| n | key | margin | rejects no change (α 0.05) | NI shown at |g_c| = |g_b| + m | NI shown, no change "
         "| unchanged shown, no change |"

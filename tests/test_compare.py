@@ -243,3 +243,54 @@ def test_one_run_as_baseline_and_candidate_fails_the_gate_saying_so(runs: dict[s
         assert f"the baseline and the candidate are one run ({why}): it cannot be shown not worse than itself" in text
         assert compare_runs(runs["gap"], candidate).same_run == why
     assert compare_runs(runs["gap"], runs["again"]).same_run is None  # the same answers, generated twice: two runs
+
+
+def _exact_run(folder: Path, offensive_a: int, n: int = 300) -> Path:
+    """A `fairtalk score` output: every answer the same plain sentence, except side A offensive on the first pairs."""
+    records = []
+    for i in range(n):
+        a = _OFFENSIVE[i % len(_OFFENSIVE)] if i < offensive_a else "i went to the store"
+        records += [Response(f"p{i}", "a", f"he said {i}", a), Response(f"p{i}", "b", f"she said {i}", "i went to the store")]
+    folder.mkdir(parents=True)
+    write_responses(records, folder / "responses.jsonl")
+    args = ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender", "--measures", "offense,sentiment"]
+    done = runner.invoke(app, [*args, "-o", str(folder / "scored"), "-q"])
+    assert done.exit_code == 0, done.output
+    return folder / "scored"
+
+
+def _interval_excludes_zero(ci: tuple[float | None, float | None]) -> bool:
+    low, high = ci
+    return (low is not None and low > 0) or (high is not None and high < 0)
+
+
+def test_a_verdict_never_stands_beside_an_interval_that_holds_zero(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 39: a change shown only by the sign-flip p (7 offensive answers of 300, exact p 2^-6) was "regressed"
+    while its score interval held 0. The p is now the test the printed interval inverts, so on every row
+    improved/regressed implies p_adjusted < α and an interval of the change that excludes 0, of the verdict's sign."""
+    base = _exact_run(tmp_path / "base", 0)
+    seven = _exact_run(tmp_path / "seven", 7)
+    few = compare_runs(base, seven)
+    row = few.change("gender", "offense_rate")
+    low, high = row.change_ci
+    assert low is not None and high is not None and low < 0 < high and row.change == pytest.approx(7 / 300)
+    assert row.verdict is not Change.REGRESSED and row.p_change is not None and row.p_change >= 0.05
+    assert row.change_test == "score"
+    comparisons = [
+        few,
+        compare_runs(runs["gap"], runs["fair"]),
+        compare_runs(runs["fair"], runs["gap"]),
+        compare_runs(runs["gap"], runs["again"]),
+    ]
+    verdicts = set()
+    for comparison in comparisons:
+        for r in comparison.changes:
+            verdicts.add(r.verdict)
+            if r.verdict in (Change.REGRESSED, Change.IMPROVED):
+                assert r.p_adjusted is not None and r.p_adjusted < comparison.alpha, r
+                assert _interval_excludes_zero(r.change_ci) and _interval_excludes_zero(r.total_ci), r
+            else:
+                assert r.p_adjusted is None or r.p_adjusted >= comparison.alpha or r.change * r.total == 0, r
+            if r.p_change is not None and r.change_ci != (None, None) and not r.identical:
+                assert (r.p_change < comparison.alpha) == _interval_excludes_zero(r.change_ci), r
+    assert {Change.REGRESSED, Change.IMPROVED} <= verdicts

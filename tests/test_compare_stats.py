@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairtalk.stats import Contrast, adjust_pvalues, gap_change, identical_units_needed, non_inferior
+from fairtalk.stats import Contrast, adjust_pvalues, gap_change, identical_units_needed, non_inferior, score_interval, score_test
 
 
 def _point(value: float) -> Contrast:
@@ -161,5 +161,64 @@ def test_rate_contrasts_use_the_score_interval_and_counts_the_t() -> None:
     one_sided = gap_change(
         np.zeros(300), np.zeros(300), np.r_[np.ones(3), np.zeros(297)], np.zeros(300), kind="rate", margin=0.02
     )
-    low, high = one_sided.change.ci  # 3 events of one sign among 300: as McNemar's 3 vs 0 (p 0.25), 0 is inside
-    assert low < 0 < 0.01 < 0.02 < high and one_sided.change.p == 0.25 and one_sided.non_inferior is False
+    low, high = one_sided.change.ci  # 3 events of one sign among 300: 0 is inside, and the score test does not reject
+    assert low < 0 < 0.01 < 0.02 < high and one_sided.change.p > 0.05 and one_sided.non_inferior is False
+    assert one_sided.change.test == "score" and count.change.test == "paired_t"
+
+
+def _excludes_zero(ci: tuple[float | None, float | None]) -> bool:
+    low, high = ci
+    return (low is not None and low > 0) or (high is not None and high < 0)
+
+
+def test_seven_events_of_one_sign_are_no_change_shown_as_their_interval_says() -> None:
+    """7 of 300 pairs +1, the rest 0: the exact sign-flip p is 2^-6 = 0.016, but the score interval holds 0.
+
+    The p of a contrast was the paired mean test's (sign-flip) while its interval was the score
+    interval, so a "regressed" verdict stood beside an interval covering 0 (issue 39). The p is
+    now the score test that interval inverts.
+    """
+    n = 300
+    zeros = np.zeros(n)
+    events = np.r_[np.ones(7), np.zeros(n - 7)]
+    for clusters in (None, np.repeat(np.arange(n // 3), 3)):
+        t = gap_change(zeros, zeros, events, zeros, kind="rate", margin=0.02, clusters=clusters)
+        for c in (t.change, t.total):
+            assert c.low is not None and c.high is not None and c.low < 0 < c.high
+            assert c.p is not None and c.p >= 0.05 and c.test.endswith("score")
+        assert t.p_magnitude is not None and t.p_magnitude >= 0.05
+    eight = gap_change(zeros, zeros, np.r_[np.ones(8), np.zeros(n - 8)], zeros, kind="rate", margin=0.02)
+    assert eight.change.low is not None and eight.change.low > 0 and eight.p_magnitude is not None and eight.p_magnitude < 0.05
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_a_contrasts_p_is_below_alpha_exactly_when_its_interval_excludes_zero(alpha: float) -> None:
+    """Rates (rare and common, one-signed, with and without clusters) and counts (Poisson and sparse): p < α ⇔ 0 ∉ CI."""
+    rng = np.random.default_rng(11)
+    n = 240
+    clusterings = (None, np.repeat(np.arange(n // 4), 4))
+    seen = {True: 0, False: 0}
+    for trial in range(40):
+        rate = (0.01, 0.05, 0.3)[trial % 3]
+        rates = [(rng.random(n) < rate * (1 + (i == 2) * trial / 20)).astype(float) for i in range(4)]
+        sparse = [np.where(rng.random(n) < 0.03, rng.integers(1, 4, n), 0).astype(float) for _ in range(4)]
+        counts = [rng.poisson(3.0 + (i == 2) * trial / 40, n).astype(float) for i in range(4)]
+        clusters = clusterings[trial % 2]
+        for kind, arrays in (("rate", rates), ("count", sparse), ("count", counts)):
+            t = gap_change(*arrays, kind=kind, margin=0.02, clusters=clusters, alpha=alpha)
+            for c in (t.change, t.total):
+                if c.identical or c.ci == (None, None):
+                    continue
+                assert c.p is not None and (c.p < alpha) == _excludes_zero(c.ci), (trial, kind, c)
+                seen[c.p < alpha] += 1
+    assert min(seen.values()) >= 10  # both outcomes were exercised
+
+
+def test_the_score_test_is_the_inversion_of_the_score_interval_at_its_ends() -> None:
+    """At α = p the interval's nearer end is 0: the test is the one the interval inverts, not merely a close one."""
+    d = np.r_[np.full(9, 1.0), np.full(2, -1.0), np.full(1, 2.0), np.zeros(288)]
+    p = score_test(d)
+    assert p is not None and 0.001 < p < 0.5
+    low, _ = score_interval(d, alpha=p)
+    assert low == pytest.approx(0.0, abs=1e-9)
+    assert score_test(np.r_[0.5, np.zeros(9)]) is None  # not a rate contrast

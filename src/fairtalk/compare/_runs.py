@@ -56,13 +56,14 @@ WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its ru
 #: What each figure of a comparison means, recorded in its manifest (``docs/statistics.md`` has the reasons).
 COMPARE_METHODS = {
     "gap": "each model's mean A - B over the pairs both answered, with the audit's interval for its kind at 1 - alpha",
-    "change": "g_c - g_b (difference in differences, per pair (c_a - c_b) - (b_a - b_b)): the paired mean test "
-    "(CR2 cluster-robust by dialogue) and its 1 - alpha interval: for counts the t interval, for rates the "
-    "score interval (variance under the null mean, Tango 1998; counts divided by the design effect), which holds its "
-    "level with few events",
+    "change": "g_c - g_b (difference in differences, per pair (c_a - c_b) - (b_a - b_b)): its 1 - alpha interval "
+    "(CR2 cluster-robust by dialogue) and the test that interval inverts, so p < alpha exactly when it excludes 0: "
+    "for counts the t interval and t test (Bell-McCaffrey df), for rates the score interval and score test of 0 "
+    "(variance under the null mean, Tango 1998; counts divided by the design effect), which holds its level with "
+    "few events; a contrast with no interval keeps the exact sign-flip p",
     "total": "g_c + g_b, per pair (c_a - c_b) + (b_a - b_b), tested the same way",
     "verdict": "improved / regressed: max(p_change, p_total), corrected within the axis's primary family, below alpha, "
-    "with opposite / equal signs; unchanged: non-inferior both ways; else inconclusive",
+    "with opposite / equal signs (so both intervals exclude 0); unchanged: non-inferior both ways; else inconclusive",
     "non_inferior": "|g_c| < |g_b| + margin: min(change, total) < margin and max(change, total) > -margin, each shown "
     "by either one-sided bound at alpha/2 (intersection-union test)",
     "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",

@@ -17,7 +17,7 @@ pair came from): then whole clusters are the units of every test and interval.
 
 from __future__ import annotations
 
-from fairtalk.stats._change import Contrast, GapChangeTest, gap_change, non_inferior
+from fairtalk.stats._change import Contrast, GapChangeTest, gap_change, non_inferior, score_interval, score_test
 from fairtalk.stats._core import (
     Units,
     ZTest,
@@ -82,6 +82,8 @@ __all__ = [
     "GapChangeTest",
     "gap_change",
     "non_inferior",
+    "score_interval",
+    "score_test",
     "SPENDING_FUNCTIONS",
     "boundaries",
     "look_sizes",

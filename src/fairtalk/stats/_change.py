@@ -8,12 +8,17 @@ over the same pairs, two per-pair contrasts carry every question about them:
 - the **total** ``δ+ = g_c + g_b`` (per pair ``(c_a − c_b) + (b_a − b_b)``).
 
 Since ``|g_c|² − |g_b|² = δ−·δ+``, the candidate's gap is larger in size exactly when the two
-have the same sign, and smaller when their signs differ. Each is tested with the paired mean
-test (:func:`fairtalk.stats.paired_test`, cluster-robust by dialogue) and has a ``1 − α``
-interval whose ends are one-sided bounds at ``α/2``:
+have the same sign, and smaller when their signs differ. Each has a ``1 − α`` interval whose
+ends are one-sided bounds at ``α/2``, and its two-sided test of 0 is the test that interval
+inverts (cluster-robust by dialogue), so ``p < α`` exactly when the interval excludes 0 and a
+verdict never stands beside an interval that holds 0:
 
-- **counts**: the t interval (:func:`fairtalk.stats.t_interval`, CR2 and Bell–McCaffrey df);
-- **rates**: the score interval of :func:`score_interval`. A rate contrast is a mean of rare
+- **counts**: the t interval (:func:`fairtalk.stats.t_interval`, CR2 and Bell–McCaffrey df) and
+  the t test on the same units;
+- **rates**: the score interval of :func:`score_interval` and the score test of 0
+  (:func:`score_test`). The sign-flip p of the audit's paired mean test was used before, beside
+  the score interval: on rare events the two disagreed (7 events of one sign among 300 pairs:
+  sign-flip p 0.016, score interval (−0.002, 0.048)). A rate contrast is a mean of rare
   ``0, ±1, ±2`` events; the t bound estimates its standard error from the same few events, so a
   low count gives both a low mean and a narrow bound (the Wald problem of rare proportions):
   non-inferiority at the margin was shown 6.4% of the time at n = 1,000 and 9% in a 0.2%
@@ -23,10 +28,14 @@ interval whose ends are one-sided bounds at ``α/2``:
   proportions (Tango 1998, *Stat Med* 17:891; Miettinen and Nurminen 1985), extended to the
   five-point contrast. A studentized bootstrap (bootstrap-t) was tried and ran above α too
   (``bench/compare_null.py``, 0.062–0.065 at n = 300 on the rare keys).
+- a contrast with no interval (every unit the same non-zero value, or a single unit) keeps the
+  exact sign-flip p of :func:`fairtalk.stats.paired_test`.
 
 - **regressed** / **improved**: both tests reject (``p_magnitude = max(p−, p+) < α``), with the
   same / opposite signs. Under ``|g_c| = |g_b|`` one of ``δ−``, ``δ+`` is 0, so a wrong
-  direction needs that test to reject: the rule is level α (an intersection-union test).
+  direction needs that test to reject: the rule is level α (an intersection-union test). A
+  corrected p is never below the raw one, so either verdict has both intervals excluding 0; an
+  interval excluding 0 may still be no verdict (δ+ holds 0, or the family's correction).
 - **non-inferior** (``|g_c| < |g_b| + m``) holds iff ``min(δ−, δ+) < m`` and ``max(δ−, δ+) > −m``.
   Each conjunct is shown when either of its two one-sided bounds clears (Bonferroni, ``α/2``
   each): an upper bound of ``δ−`` or ``δ+`` below ``m``, and a lower bound of either above ``−m``.
@@ -59,7 +68,7 @@ from fairtalk.stats._equivalence import identical_units_needed, share_equivalenc
 from fairtalk.stats._intervals import difference_interval, t_interval
 from fairtalk.stats._paired import paired_test
 
-__all__ = ["Contrast", "GapChangeTest", "contrast", "gap_change", "non_inferior", "score_interval"]
+__all__ = ["Contrast", "GapChangeTest", "contrast", "gap_change", "non_inferior", "score_interval", "score_test"]
 
 #: A per-pair rate contrast ``(c_a − c_b) ± (b_a − b_b)`` takes these values.
 _SUPPORT = (-2.0, -1.0, 0.0, 1.0, 2.0)
@@ -179,6 +188,56 @@ def _score_z(counts: Sequence[float], mean: float, n_eff: float, mu0: float) -> 
     return (mean - mu0) / math.sqrt(variance / n_eff)
 
 
+@dataclass(frozen=True, slots=True)
+class _ScoreCounts:
+    """A rate contrast as the score statistic sees it: its five counts over the design effect, mean and effective n."""
+
+    counts: list[float]
+    mean: float
+    n_eff: float
+
+    def z(self, mu0: float) -> float:
+        return _score_z(self.counts, self.mean, self.n_eff, mu0)
+
+
+def _score_counts(d: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None) -> _ScoreCounts | None:
+    """The counts of each value of ``d``, divided by the design effect with clusters (None: ``d`` is no rate contrast).
+
+    The design effect is the CR2 variance of the mean over its variance as if the pairs were
+    independent, at least 1, as :func:`fairtalk.stats.newcombe_interval` uses.
+    """
+    counts = [float(np.count_nonzero(d == v)) for v in _SUPPORT]
+    if sum(counts) != d.size:
+        return None
+    n = float(d.size)
+    design = 1.0
+    naive = float(d.var(ddof=1)) / n if n > 1 else 0.0
+    if clusters is not None and naive > 0:
+        design = max(1.0, units(d, clusters).standard_error() ** 2 / naive)
+    return _ScoreCounts([c / design for c in counts], float(d.mean()), n / design)
+
+
+def score_test(d: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None = None) -> float | None:
+    """Two-sided p of the score test of ``mean = 0`` for a rate contrast: the test :func:`score_interval` inverts.
+
+    ``2·(1 − Φ(|z(0)|))`` with ``z(μ0)`` the score statistic (variance under ``μ0``, counts over the
+    design effect with clusters), so ``p < α`` exactly when the ``1 − α`` score interval excludes 0.
+    None: ``d`` holds a value outside ``{−2, −1, 0, 1, 2}``.
+
+    Examples
+    --------
+    >>> d = np.r_[np.full(6, 2.0), np.full(2, -1.0), np.zeros(292)]
+    >>> round(score_test(d), 4)  # the 95% score interval (0.0071, 0.0798) excludes 0
+    0.0253
+    """
+    from scipy.stats import norm
+
+    score = _score_counts(d, clusters)
+    if score is None:
+        return None
+    return float(2.0 * norm.sf(abs(score.z(0.0))))
+
+
 def score_interval(
     d: np.ndarray, *, alpha: float, clusters: Sequence[Hashable] | np.ndarray | None = None
 ) -> tuple[float | None, float | None]:
@@ -188,6 +247,7 @@ def score_interval(
     ``μ0``, see the module docstring) reaches ``∓z_{1−α/2}``, found by bisection on ``(−2, 2)``.
     With clusters the counts are divided by the design effect (the CR2 variance of the mean over
     its variance as if the pairs were independent, at least 1), as :func:`fairtalk.stats.newcombe_interval` does.
+    It is the inversion of :func:`score_test`.
 
     Examples
     --------
@@ -198,55 +258,60 @@ def score_interval(
     """
     from scipy.stats import norm
 
-    counts = [float(np.count_nonzero(d == v)) for v in _SUPPORT]
-    if sum(counts) != d.size:
+    score = _score_counts(d, clusters)
+    if score is None:
         return None, None
-    n = float(d.size)
-    mean = float(d.mean())
-    design = 1.0
-    naive = float(d.var(ddof=1)) / n if n > 1 else 0.0
-    if clusters is not None and naive > 0:
-        design = max(1.0, units(d, clusters).standard_error() ** 2 / naive)
-    scaled = [c / design for c in counts]
     z = float(norm.ppf(1 - alpha / 2))
 
     def crossing(low: float, high: float, target: float) -> float:
         for _ in range(_STEPS):
             mid = (low + high) / 2
-            if _score_z(scaled, mean, n / design, mid) > target:
+            if score.z(mid) > target:
                 low = mid
             else:
                 high = mid
         return (low + high) / 2
 
     edge = _RATE_RANGE * (1 - 1e-9)
-    return crossing(-edge, mean, z), crossing(mean, edge, -z)
+    return crossing(-edge, score.mean, z), crossing(score.mean, edge, -z)
 
 
 def contrast(
     x: np.ndarray, y: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None, alpha: float, kind: str = "count"
 ) -> Contrast:
-    """The contrast ``mean(x − y)`` of per-pair values: the paired mean test and its ``1 − α`` interval.
+    """The contrast ``mean(x − y)`` of per-pair values: its ``1 − α`` interval and the two-sided test that interval inverts.
 
-    The interval is the t interval for ``kind="count"`` and the score interval
-    (:func:`score_interval`) for ``kind="rate"`` (the t interval where a rate's values are not 0/1).
+    ``kind="rate"``: the score interval (:func:`score_interval`) and the score test of 0
+    (:func:`score_test`; test ``score``, ``cluster_score`` with clusters); ``kind="count"`` (or a
+    rate whose values are not 0/1): the t interval and the t test of 0 on the same units (CR2 and
+    Bell–McCaffrey df with clusters; ``paired_t``, ``cluster_t``). So ``p < α`` exactly when the
+    interval excludes 0. A contrast with no interval (every unit the same non-zero value, or one
+    unit) keeps the paired mean test's exact sign-flip p (``2^(1−m)`` for ``m`` units); one that is
+    0 on every pair has p 1 (test ``identical``).
 
     Examples
     --------
-    >>> c = contrast(np.array([1.0, 0.0, 1.0, 1.0]), np.zeros(4), clusters=None, alpha=0.05)
-    >>> c.estimate, c.test
-    (0.75, 'signflip_exact')
+    >>> c = contrast(np.array([1.0, 0.0, 1.0, 2.0]), np.zeros(4), clusters=None, alpha=0.05)
+    >>> c.estimate, c.test, round(c.p, 3)
+    (1.0, 'paired_t', 0.092)
     >>> contrast(np.ones(3), np.ones(3), clusters=None, alpha=0.05).ci
     (0.0, 0.0)
     """
+    from scipy.stats import t as student_t
+
     d = x - y
-    test = paired_test(x, y, kind="count", method="mean", clusters=clusters)
     if not np.any(d != 0):
-        return Contrast(0.0, (0.0, 0.0), 1.0, test.name, identical=True, interval="identical")
-    if kind == "rate" and (bounds := score_interval(d, alpha=alpha, clusters=clusters)) != (None, None):
-        return Contrast(float(d.mean()), bounds, test.p, test.name, interval="score")
-    interval = t_interval(units(d, clusters), level=1.0 - alpha)
-    return Contrast(float(d.mean()), interval.bounds, test.p, test.name)
+        return Contrast(0.0, (0.0, 0.0), 1.0, "identical", identical=True, interval="identical")
+    if kind == "rate" and (p := score_test(d, clusters=clusters)) is not None:
+        name = "cluster_score" if clusters is not None else "score"
+        return Contrast(float(d.mean()), score_interval(d, alpha=alpha, clusters=clusters), p, name, interval="score")
+    u = units(d, clusters)
+    interval = t_interval(u, level=1.0 - alpha)
+    if interval.bounds == (None, None):  # no spread: no t, the exact sign-flip p of the paired mean test
+        test = paired_test(x, y, kind="count", method="mean", clusters=clusters)
+        return Contrast(float(d.mean()), interval.bounds, test.p, test.name)
+    p_t = float(2.0 * student_t.sf(abs(u.estimate / u.standard_error()), u.df))
+    return Contrast(float(d.mean()), interval.bounds, p_t, "cluster_t" if u.clustered else "paired_t")
 
 
 def _below(value: float | None, bound: float) -> bool:
