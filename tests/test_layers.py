@@ -17,7 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "options": set(),
     "schema": {"errors", "options"},
     "records": set(),
-    "jsonl": {"errors"},
+    "jsonl": {"errors", "records"},
     "files": {"errors"},
     "registry": {"errors"},
     "progress": {"errors"},

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
+from fairtalk.records import MAX_RECORD_BYTES
 
 __all__ = [
     "MAX_DEPTH",
@@ -50,9 +51,6 @@ __all__ = [
     "write_records",
 ]
 
-#: The longest line (one record) a strict reader accepts, in bytes; longer is an InputError, read in
-#: chunks and never held whole.
-MAX_RECORD_BYTES = 8 << 20
 
 #: How deep lists and objects may nest in one record (a pair's swaps reach 3).
 MAX_DEPTH = 100

@@ -30,8 +30,13 @@ from typing import Any, Literal
 #: regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`.
 SCHEMA_VERSION = 1
 
+#: The longest line (one record) a strict JSONL reader accepts, in bytes; longer is an InputError, read in
+#: chunks and never held whole. Re-exported by :mod:`fairtalk.report`.
+MAX_RECORD_BYTES = 8 << 20
+
 __all__ = [
     "ASSISTANT_MARK",
+    "MAX_RECORD_BYTES",
     "ROLE_MARKS",
     "SCHEMA_VERSION",
     "TURN_SEPARATOR",

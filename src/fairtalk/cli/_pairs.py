@@ -256,7 +256,7 @@ def _line_blocks(stream: BinaryIO, size: int = 1 << 20) -> Iterator[str]:
     A line longer than ``MAX_RECORD_BYTES`` is an InputError (``< /dev/zero`` never ends a line).
     """
     import fairtalk
-    from fairtalk._jsonl import MAX_RECORD_BYTES
+    from fairtalk.records import MAX_RECORD_BYTES
 
     rest = b""
     while chunk := stream.read(size):
