@@ -223,8 +223,19 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 pairs_per_unit=row.pairs_per_unit,
             )
             basis = f"exact power of its test, {reached:.2f} at this size"
+            if reached > power + 0.05 and n > 1:  # the power jumps here (a discordant count, or 149 units, starts to pass)
+                below = power_rate_equivalence(
+                    n - 1,
+                    row.discordance,
+                    float(margin),
+                    alpha=alpha,
+                    rate=row.rate,
+                    design_effect=row.deff,
+                    pairs_per_unit=row.pairs_per_unit,
+                )
+                basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
         how = (
-            f"{basis}: discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
+            f"{basis}; discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
             f"design effect {row.deff:.3g}"
         )
         return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row.pairs_per_unit)} at margin {margin_text} ({how})"
