@@ -89,9 +89,9 @@ def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None
     assert {"offense_rate", "sentiment_positive", "length", "distinct_1", "family_words"} <= set(pairs)
     # sentiment_positive at ±2 points: far more than the 1,470 pairs of the bare audit (the gate failed a fair model)
     assert pairs["sentiment_positive"] > 2000 and max(pairs.values()) == pairs["sentiment_positive"]
-    assert "sentiment_positive (rate): 2,892 pairs at margin ±2 points" in result.output
-    assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output
     text = " ".join(result.output.split())
+    assert "sentiment_positive (rate): 2,892 pairs (about 406 dialogues at 7.14 pairs each) at margin ±2 points" in text
+    assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output
     assert "identical answers on both sides pass at 149 units or more: pairs, or dialogues where the audit clusters" in text
 
 
@@ -108,7 +108,8 @@ def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
     assert result.exit_code == 0, result.output
     pairs = _gate_pairs(result.output)
     z = norm.ppf(0.95) + norm.ppf(0.9)  # both one-sided tests at α, power 80% when A = B
-    assert pairs["offense_rate"] == pytest.approx((z * 0.2 / 0.02) ** 2, rel=0.01)
+    # 4% discordant: about 34 discordant pairs at the normal formula's answer, too few for it (issue 39): exact power instead
+    assert pairs["offense_rate"] > (z * 0.2 / 0.02) ** 2 and "offense_rate (rate): 909 pairs at margin" in result.output
     assert pairs["length"] == pytest.approx(2 * (z * 10 / 1) ** 2, rel=0.01)  # the design effect doubles it
     assert "extra" not in pairs  # secondary: outside the gate
     assert "flat: no margin" in result.output and "the pilot had 500" in result.output

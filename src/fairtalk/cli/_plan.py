@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import typer
@@ -80,7 +81,39 @@ _GATE_SOURCE_BUILTIN = (
 )
 
 
-_GateRow = tuple[str, str, float | None, float | None, float]
+#: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have).
+BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES = 1470, 206
+#: Each rate's side rate in the bare audit (the pairs positive on both sides widen its interval).
+BUILTIN_RATES: dict[str, float] = {
+    "offense_rate": 0.02,
+    "sentiment_positive": 0.11,
+    "sentiment_negative": 0.0067,
+    "refusal_rate": 0.0,
+    "degenerate_rate": 0.0033,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _GateRow:
+    """A primary measure to plan the gate for: its spread, margin and design effect, and for a rate its fair model."""
+
+    key: str
+    kind: str
+    sd: float | None
+    margin: float | None
+    deff: float
+    discordance: float | None = None  # the share of pairs whose sides differ (rates)
+    rate: float | None = None  # each side's rate (rates)
+    pairs_per_unit: float = 1.0  # pairs per dialogue where the audit clusters
+
+
+def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
+    """A rate's discordant share from its sd of A - B: ``sd² (n - 1) / n + (A - B)²`` (``sd²`` without ``n``)."""
+    if sd is None or not math.isfinite(sd):
+        return None
+    gap = float(a) - float(b) if isinstance(a, int | float) and isinstance(b, int | float) else 0.0
+    share = sd**2 * ((n - 1) / n if n else 1.0) + gap**2
+    return min(1.0, share)
 
 
 def _read_results(path: str) -> dict[str, Any]:
@@ -96,11 +129,19 @@ def _read_results(path: str) -> dict[str, Any]:
 def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n."""
     if path is None:
-        rows: list[_GateRow] = [(key, kind, sd, margin, deff) for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()]
+        per_unit = BUILTIN_GENDER_PAIRS / BUILTIN_GENDER_DIALOGUES
+        rows = [
+            _GateRow(key, kind, sd, margin, deff, sd**2, BUILTIN_RATES.get(key), per_unit)
+            if kind == "rate"
+            else _GateRow(key, kind, sd, margin, deff)
+            for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()
+        ]
         return rows, _GATE_SOURCE_BUILTIN, None
     data = _read_results(path)
     measures = data["measures"]
     n_pairs = int(data.get("n_pairs") or 0) or None
+    n_clusters = data.get("n_clusters")
+    per_unit = n_pairs / n_clusters if n_pairs and isinstance(n_clusters, int) and n_clusters > 0 else 1.0
     out: list[_GateRow] = []
     for key, row in measures.items():
         if not row.get("primary", True):
@@ -110,49 +151,123 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
         low, high = ci
         if sd is None and n_pairs and low is not None and high is not None:  # corpus: spread from the permutation interval
             sd = (float(high) - float(low)) / (2 * 1.959964) * math.sqrt(n_pairs)
-        deff = row.get("design_effect") or 1.0
-        out.append((key, str(row.get("kind")), None if sd is None else float(sd), row.get("equivalence_margin"), float(deff)))
+        deff = float(row.get("design_effect") or 1.0)
+        kind, sd = str(row.get("kind")), None if sd is None else float(sd)
+        margin = row.get("equivalence_margin")
+        if kind == "rate":
+            a, b = row.get("a"), row.get("b")
+            rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
+            out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit))
+        else:
+            out.append(_GateRow(key, kind, sd, margin, deff))
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _dialogues(n: int, per_unit: float) -> str:
+    """`` (about D dialogues)`` where the audit clusters (more than one pair per dialogue), else nothing."""
+    return f" (about {math.ceil(n / per_unit):,} dialogues at {per_unit:.3g} pairs each)" if per_unit > 1 else ""
+
+
+def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tuple[int | None, str]:
+    """The pairs one primary measure needs for the gate (None: cannot plan it), and the line that says so."""
+    from fairtalk.stats import (
+        FEW_DISCORDANT,
+        IDENTICAL_SHARE,
+        pairs_for_equivalence,
+        pairs_for_rate_equivalence,
+        power_rate_equivalence,
+    )
+
+    key, kind, sd, margin = row.key, row.kind, row.sd, row.margin
+    if margin is None or not margin > 0:
+        return None, f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE"
+    if sd is None or not math.isfinite(sd):
+        return None, _MSG_NO_PILOT_SPREAD.format(key=key)
+    if sd == 0:
+        return identical, (
+            f"  {key}: identical on every pair: {identical:,} units, pairs or dialogues as the audit counts them "
+            f"(the differing share bounded below {IDENTICAL_SHARE:.0%})"
+        )
+    rated = kind == "rate" and row.discordance is not None and 0 < row.discordance < 1
+    try:
+        if rated:
+            assert row.discordance is not None
+            n = pairs_for_rate_equivalence(
+                row.discordance,
+                float(margin),
+                alpha=alpha,
+                power=power,
+                rate=row.rate,
+                design_effect=row.deff,
+                pairs_per_unit=row.pairs_per_unit,
+                sd_difference=sd,
+            )
+        else:
+            n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=row.deff)
+    except ValueError as err:
+        return None, _MSG_BEYOND.format(key=key, reason=err)
+    margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
+    how = f"sd of A - B {sd:.4g}, design effect {row.deff:.3g}"
+    if rated:
+        assert row.discordance is not None
+        exact = n * row.discordance < FEW_DISCORDANT
+        basis = "normal formula"
+        if exact:
+            reached = power_rate_equivalence(
+                n,
+                row.discordance,
+                float(margin),
+                alpha=alpha,
+                rate=row.rate,
+                design_effect=row.deff,
+                pairs_per_unit=row.pairs_per_unit,
+            )
+            basis = f"exact power of its test, {reached:.2f} at this size"
+            if reached > power + 0.05 and n > 1:  # the power jumps here (a discordant count, or 149 units, starts to pass)
+                below = power_rate_equivalence(
+                    n - 1,
+                    row.discordance,
+                    float(margin),
+                    alpha=alpha,
+                    rate=row.rate,
+                    design_effect=row.deff,
+                    pairs_per_unit=row.pairs_per_unit,
+                )
+                basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
+        how = (
+            f"{basis}; discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
+            f"design effect {row.deff:.3g}"
+        )
+        return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row.pairs_per_unit)} at margin {margin_text} ({how})"
+    return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
 
 
 def _gate(results: str | None, alpha: float, power: float) -> None:
     """Say how many pairs the equivalence gate needs for each primary measure at its margin."""
-    from fairtalk.stats import IDENTICAL_SHARE, pairs_for_equivalence
+    from fairtalk.stats import IDENTICAL_SHARE
 
     rows, source, n_pairs = _gate_rows(results)
     identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
     say(
         f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
-        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction):"
+        f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction; "
+        "a rate's from the exact power of its own test where its discordant pairs are few):"
     )
     needs = []
-    for key, kind, sd, margin, deff in rows:
-        if margin is None or not margin > 0:
-            say(f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE")
-            continue
-        if sd is None or not math.isfinite(sd):
-            say(_MSG_NO_PILOT_SPREAD.format(key=key))
-            continue
-        if sd == 0:
-            say(
-                f"  {key}: identical on every pair: {identical:,} units, pairs or dialogues as the audit counts them "
-                f"(the differing share bounded below {IDENTICAL_SHARE:.0%})"
-            )
-            needs.append(identical)
-            continue
-        try:
-            n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=deff)
-        except ValueError as err:
-            say(_MSG_BEYOND.format(key=key, reason=err))
-            continue
-        needs.append(n)
-        margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
-        say(f"  {key} ({kind}): {n:,} pairs at margin {margin_text} (sd of A - B {sd:.4g}, design effect {deff:.3g})")
+    for row in rows:
+        n, line = _gate_need(row, alpha, power, identical)
+        say(line)
+        if n is not None:
+            needs.append(n)
     if needs:
+        most = max(needs)
+        corpus = BUILTIN_GENDER_PAIRS
+        within = "within" if most <= corpus else "more than"
         say(
-            f"the gate needs at least {max(needs):,} pairs (the most any one primary measure needs; with several "
+            f"the gate needs at least {most:,} pairs (the most any one primary measure needs; with several "
             f"measures near that many, all passing together is less likely than {power:.0%})"
             + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
+            + f"; {within} the {corpus:,} pairs ({BUILTIN_GENDER_DIALOGUES} dialogues) the built-in gender axis gives"
         )
     say(
         f"identical answers on both sides pass at {identical:,} units or more: pairs, or dialogues where the audit "

@@ -29,7 +29,7 @@ from fairtalk.results import (
     ScorerCheck,
     Verdict,
 )
-from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, verdict
+from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, pairs_for_rate_equivalence, verdict
 
 __all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
 
@@ -104,12 +104,34 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
 
 
 def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
-    """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin)."""
+    """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin).
+
+    A rate's come from the exact power of the gate's own test on a fair model with this run's
+    discordant share, side rate, design effect and pairs per dialogue (the normal formula where
+    discordant pairs are many); a count's from the t formula.
+    """
     key = row.tested
     margin, sd = row.equivalence.margin, key.sd_difference
     if key.kind == "corpus" or margin is None or not margin > 0 or sd is None or not sd > 0:
         return None
-    return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=max(1.0, key.design_effect or 1.0))
+    deff = max(1.0, key.design_effect or 1.0)
+    basis = row.power_basis
+    if key.kind != "rate" or basis is None:
+        return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=deff)
+    per_unit = basis.n / key.n_clusters if key.n_clusters else 1.0
+    try:
+        return pairs_for_rate_equivalence(
+            basis.discordance,
+            margin,
+            alpha=alpha,
+            power=power,
+            rate=(key.a + key.b) / 2,
+            design_effect=deff,
+            pairs_per_unit=per_unit,
+            sd_difference=sd,
+        )
+    except ValueError:  # every pair discordant, or beyond any audit
+        return None
 
 
 def finalize(

@@ -62,7 +62,16 @@ from fairtalk.stats._paired import (
     exact_signflip_p,
     paired_test,
 )
-from fairtalk.stats._power import PowerBasis, mde, pairs_for_equivalence, power_mcnemar, power_mean
+from fairtalk.stats._power import (
+    FEW_DISCORDANT,
+    PowerBasis,
+    mde,
+    pairs_for_equivalence,
+    pairs_for_rate_equivalence,
+    power_mcnemar,
+    power_mean,
+    power_rate_equivalence,
+)
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
 from fairtalk.stats._sequential import SPENDING_FUNCTIONS, alpha_spent, boundaries, look_sizes, repeated_p, sequential_p
 from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffding_p, randomization_applies, signflip_test
@@ -95,6 +104,7 @@ __all__ = [
     "EQUIVALENT",
     "EXACT_MAX_UNITS",
     "FEW_UNITS",
+    "FEW_DISCORDANT",
     "IDENTICAL_SHARE",
     "INCONCLUSIVE",
     "N_FLIPS",
@@ -122,7 +132,9 @@ __all__ = [
     "newcombe_interval",
     "paired_test",
     "pairs_for_equivalence",
+    "pairs_for_rate_equivalence",
     "pairs_needed",
+    "power_rate_equivalence",
     "randomization_applies",
     "relative_difference",
     "share_equivalence",

@@ -18,6 +18,16 @@ power (checked by simulation in ``tests/test_stats_power.py`` and ``bench/stats_
 
 The old formula, ``(z_{1-α/2} + z_power) × SE`` with the standard error of the *observed*
 discordance, gave 50-73% power at the printed MDE on a real audit.
+
+The pairs the equivalence gate needs for a **rate** (:func:`pairs_for_rate_equivalence`) come
+from the exact power of the very test the gate runs, not from the normal formula of
+:func:`pairs_for_equivalence` (which kept for counts): at a rare rate, whose discordant pairs
+are few, that formula planned 31-193 pairs where the gate passed a fair model 0-4% of the time.
+Under a fair model the number of discordant pairs ``k`` is Binomial(n, q) (``q`` the pilot's
+discordant share) and their split Binomial(k, ½); each table is decided by the gate's own
+Newcombe-interval TOST (``tost_rate``, with the audit's design effect), or, with no
+discordant pair, by its identical-answers bound (``share_equivalence``, on dialogues where the
+audit clusters). The pairs needed are the fewest whose power reaches the target.
 """
 
 from __future__ import annotations
@@ -27,7 +37,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PowerBasis", "mde", "pairs_for_equivalence", "power_mean", "power_mcnemar"]
+from fairtalk.stats._equivalence import share_equivalence
+from fairtalk.stats._intervals import newcombe_interval
+
+__all__ = [
+    "PowerBasis",
+    "mde",
+    "pairs_for_equivalence",
+    "pairs_for_rate_equivalence",
+    "FEW_DISCORDANT",
+    "power_mcnemar",
+    "power_mean",
+    "power_rate_equivalence",
+]
 
 _MSG_BASIS = "unknown power basis {test!r}; choose from: mean, mcnemar_exact, mcnemar_midp, rate_mean"
 _BISECTIONS = 60
@@ -194,3 +216,174 @@ def pairs_for_equivalence(
             break
         n = nxt
     return n
+
+
+#: Binomial tails left out of the exact sums (each side): far below any power's last printed digit.
+_TAIL = 1e-9
+#: The step of the upward search for the pairs needed: power jumps where a discordant count starts to pass, and falls between.
+_SCAN_STEP = 1.02
+#: Discordant pairs expected at the normal formula's answer from which that answer stands (fewer: the exact search).
+FEW_DISCORDANT = 100
+#: The most pairs :func:`pairs_for_rate_equivalence` searches (beyond it: ValueError, "beyond any audit").
+MAX_RATE_PAIRS = 10_000_000
+_MSG_RATE_ARGS = "discordance must be in (0, 1), rate in [0, 1] and margin > 0; got {q!r}, {rate!r}, {margin!r}"
+_MSG_RATE_TOO_MANY = "a discordant share {q:.3g} against a margin of {margin:g} needs more than {most:,} pairs"
+
+
+@dataclass(frozen=True, slots=True)
+class _RateNull:
+    """A fair model of a rate's pairs, and the gate's equivalence test on ``n`` of them.
+
+    ``discordance`` the share of pairs whose two sides differ (half each way, as A = B);
+    ``both`` the share of the concordant pairs positive on both sides; ``design_effect`` and
+    ``pairs_per_unit`` the audit's clustering (1 without clusters).
+    """
+
+    discordance: float
+    both: float
+    margin: float
+    alpha: float
+    design_effect: float
+    pairs_per_unit: float
+
+    def inside(self, n: int, n11: int, n10: int, n01: int) -> bool:
+        """Whether the gate's test (``tost_rate``: the ``1 - 2α`` Newcombe interval inside ±margin) passes this table."""
+        n00 = n - n11 - n10 - n01
+        a = np.repeat(np.array([1.0, 1.0, 0.0, 0.0]), [n11, n10, n01, n00])
+        b = np.repeat(np.array([1.0, 0.0, 1.0, 0.0]), [n11, n10, n01, n00])
+        ci = newcombe_interval(a, b, level=1 - 2 * self.alpha, design_effect=self.design_effect)
+        return ci.low is not None and ci.high is not None and -self.margin < ci.low and ci.high < self.margin
+
+    def widest_split(self, n: int, k: int, hint: int) -> int:
+        """The largest ``|n10 - n01|`` of ``k`` discordant pairs that still passes (-1: none does), searched from ``hint``.
+
+        The interval only widens as the split grows lopsided, so the passing splits are those
+        up to one edge; the edge moves little from one ``k`` to the next, hence the ``hint``.
+        """
+        n11 = round((n - k) * self.both)  # its expected number: the interval barely moves with it
+
+        def passes(gap: int) -> bool:
+            return self.inside(n, n11, (k + gap) // 2, (k - gap) // 2)
+
+        gap = min(max(hint, 0), k)
+        gap -= (gap - k) % 2  # |n10 - n01| has k's parity
+        if passes(gap):
+            while gap + 2 <= k and passes(gap + 2):
+                gap += 2
+            return gap
+        while gap >= 2:
+            gap -= 2
+            if passes(gap):
+                return gap
+        return -1
+
+    def power(self, n: int) -> float:
+        """The probability that the gate's equivalence test passes ``n`` pairs of this fair model."""
+        from scipy.stats import binom
+
+        q = self.discordance
+        ks = np.arange(int(binom.ppf(_TAIL, n, q)), int(binom.isf(_TAIL, n, q)) + 2)
+        ks = ks[(ks >= 0) & (ks <= n)]
+        weights = binom.pmf(ks, n, q)
+        identical = np.zeros(ks.size)  # P(pass | k = 0): the identical-answers bound, on dialogues where the audit clusters
+        gaps = np.full(ks.size, -1)  # the widest passing |n10 - n01| of k discordant pairs (-1: none passes)
+        widest = 0
+        for i, k in enumerate(ks.tolist()):
+            if k == 0:
+                n_units = max(1, math.floor(n / self.pairs_per_unit))
+                equivalent = share_equivalence(n_units, alpha=self.alpha, margin=self.margin, max_difference=1.0).equivalent
+                identical[i] = 1.0 if equivalent else 0.0
+                continue
+            gaps[i] = widest = self.widest_split(n, k, widest)
+            widest = max(widest, 0)
+        # n10 - n01 = 2 n10 - k within ±gap: n10 in [(k - gap) / 2, (k + gap) / 2]
+        split = binom.cdf((ks + gaps) // 2, ks, 0.5) - binom.cdf((ks - gaps) // 2 - 1, ks, 0.5)
+        passing = np.where((ks > 0) & (gaps >= 0), split, identical)
+        total = float(np.dot(weights, passing))
+        return min(1.0, total)
+
+
+def _rate_null(
+    discordance: float, margin: float, alpha: float, rate: float | None, design_effect: float, pairs_per_unit: float
+) -> _RateNull:
+    ok = 0 < discordance < 1 and margin > 0 and (rate is None or 0 <= rate <= 1)
+    if not ok:
+        raise ValueError(_MSG_RATE_ARGS.format(q=discordance, rate=rate, margin=margin))
+    both = 0.0 if rate is None else max(0.0, rate - discordance / 2) / (1 - discordance)
+    return _RateNull(discordance, min(1.0, both), margin, alpha, max(1.0, design_effect), max(1.0, pairs_per_unit))
+
+
+def power_rate_equivalence(
+    n: int,
+    discordance: float,
+    margin: float,
+    *,
+    alpha: float = 0.05,
+    rate: float | None = None,
+    design_effect: float = 1.0,
+    pairs_per_unit: float = 1.0,
+) -> float:
+    """Exact power of the gate's equivalence test for a rate on ``n`` pairs of a fair model (A = B).
+
+    ``discordance`` is the share of pairs whose sides differ, ``rate`` each side's rate (for the
+    pairs positive on both sides; None: none are), ``design_effect`` the audit's (its test divides
+    the counts by it) and ``pairs_per_unit`` the pairs per dialogue where the audit clusters.
+
+    Examples
+    --------
+    >>> round(power_rate_equivalence(1000, 0.02, 0.02), 3)  # about 20 discordant pairs, margin ±2 points
+    0.996
+    """
+    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
+    return null.power(max(1, int(n)))
+
+
+def pairs_for_rate_equivalence(
+    discordance: float,
+    margin: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    rate: float | None = None,
+    design_effect: float = 1.0,
+    pairs_per_unit: float = 1.0,
+    sd_difference: float | None = None,
+) -> int:
+    """The fewest pairs on which the gate's equivalence test passes a fair model of a rate with ``power``.
+
+    Where the normal formula holds (:func:`pairs_for_equivalence` with ``sd_difference``, by
+    default ``sqrt(discordance)``, expects at least :data:`FEW_DISCORDANT` discordant pairs at its
+    answer: its power is then 0.79-0.83), its answer stands; fewer, and it is searched as below.
+
+    By :func:`power_rate_equivalence` (the test's exact power, not the normal formula, which fails
+    where discordant pairs are few). Power grows with ``n`` only on the whole: it jumps where one
+    more discordant count passes and falls a little between jumps (the counts are discrete). So
+    the search steps up by 2% to the first size
+    whose power reaches the target, and bisects the last step: the first tooth above the target.
+    From half the normal formula's answer: the exact test needs more pairs than it, not fewer.
+
+    Examples
+    --------
+    >>> pairs_for_rate_equivalence(0.005, 0.02)  # half a percent of pairs differ: the normal formula said 136
+    337
+    """
+    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
+    sd = math.sqrt(discordance) if sd_difference is None else sd_difference
+    guess = pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=null.design_effect)
+    if guess * discordance >= FEW_DISCORDANT:
+        return guess
+    low = max(1, guess // 2)
+    while low > 1 and null.power(low) >= power:
+        low //= 2
+    high = low
+    while True:  # the first step of 2% whose power reaches the target: power rises in teeth, not smoothly
+        high = max(low + 1, math.ceil(low * _SCAN_STEP))
+        if high > MAX_RATE_PAIRS:
+            raise ValueError(_MSG_RATE_TOO_MANY.format(q=discordance, margin=margin, most=MAX_RATE_PAIRS))
+        if null.power(high) >= power:
+            break
+        low = high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if null.power(mid) >= power else (mid, high)
+    return high
