@@ -29,7 +29,7 @@ ALLOWED: dict[str, str] = {
     "fairtalk.{inference,results}._by_turn": "doctests of the by-turn inference and records; its identity_turn helper",
     "fairtalk.integrations._inspect_{task,model}": "needs the optional inspect_ai extra, which the namespace never imports",
     "fairtalk.experiments._reproduce": "monkeypatches the reproduction's training budget (QUICK_TRAINING) to stay fast",
-    "fairtalk.run._{generate,score,sequential}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs)"
+    "fairtalk.run._{audit,axis,generate,score,sequential}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs; the stage signatures)"
     " monkeypatched or unit-tested",
     "fairtalk.store._{breaker,sqlite}": "monkeypatches the failure breaker; checks the SQLite batch size",
     "fairtalk.lexicons._{format,load}": "the lexicon line parser, and the loader monkeypatched for entry points",

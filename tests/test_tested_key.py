@@ -18,8 +18,7 @@ import fairtalk
 from fairtalk import ScoreOptions
 from fairtalk.inference import adjust_family, finalize
 from fairtalk.measures import Measure
-from fairtalk.results import AuditResult, MeasureResult, TestedKey
-from fairtalk.results._audit import NOTE_NO_VARIATION
+from fairtalk.results import NOTE_NO_VARIATION, AuditResult, MeasureResult, TestedKey
 from fairtalk.run._score import prepare_scores
 
 A = ["HE SAID NO", "fine thanks", "HE SAID NO", "great", "HE SAID NO", "ok then", "sure he is", "HE SAID NO", "no", "yes"]

@@ -22,6 +22,7 @@ first), and every reader of one goes through :func:`read_result_file`.
 from __future__ import annotations
 
 from fairtalk.results._audit import (
+    NOTE_NO_VARIATION,
     AuditResult,
     DivergentPair,
     JudgeAnswer,
@@ -61,6 +62,7 @@ from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 
 __all__ = [
+    "NOTE_NO_VARIATION",
     "RankerPool",
     "BY_TURN_COLUMNS",
     "RESERVED_NAMES",
