@@ -14,6 +14,7 @@ ALLOWED: dict[str, set[str]] = {
     "lazy": set(),
     "templating": {"records"},
     "errors": set(),
+    "codec": set(),
     "options": set(),
     "records": set(),
     "jsonl": {"errors"},
@@ -63,7 +64,7 @@ LAZY_EXCEPTIONS = {("models/_builtin.py", "training")}
 
 
 #: The bottom layer: every module may import these.
-BASE = {"lazy", "errors", "records", "jsonl", "files", "registry", "progress", "options"}
+BASE = {"lazy", "errors", "codec", "records", "jsonl", "files", "registry", "progress", "options"}
 
 
 def _closure(unit: str) -> set[str]:

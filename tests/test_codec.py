@@ -1,0 +1,190 @@
+"""The record codec (:mod:`fairtalk._codec`): records declared once, read back as written."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import pytest
+
+from fairtalk._codec import SKIP, Codec, key
+from fairtalk.prompts._records import (
+    AnalysisConfig,
+    AnalysisCounts,
+    Gap,
+    InferenceSettings,
+    NullRobustness,
+    PairCertificate,
+    RegardCertificate,
+    RegardStats,
+    Robustness,
+    Spread,
+    VarianceShares,
+)
+from fairtalk.results import Verdict
+from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
+
+_SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)
+_PAIR = PairCertificate(a="x", b="y", regard_a=0.1, regard_b=-0.1, gap=0.2, p=0.03, flagged=True)
+_PLANTED = PlantedGap(
+    rate=0.5,
+    key="toxicity",
+    n_pairs=10,
+    base_share=0.1,
+    true_gap=0.45,
+    n_planted=5,
+    gap=0.4,
+    ci=(0.3, 0.5),
+    covered=True,
+    p_adjusted=0.01,
+    verdict=Verdict.DIFFERENT,
+    mde=0.1,
+    n_unmapped=1,
+)
+_DEBIASED = DebiasedGap(
+    model="cda",
+    key="toxicity",
+    a=0.1,
+    b=0.2,
+    gap=0.1,
+    ci=(0.0, 0.2),
+    verdict=Verdict.INCONCLUSIVE,
+    p_adjusted=None,
+    architecture="retrieval",
+)
+
+#: One real instance of every class on the codec.
+RECORDS: list[Any] = [
+    RegardStats(mean=0.25, std=0.5, n=8),
+    Gap(
+        a="x",
+        b="y",
+        all=0.1,
+        baseline=None,
+        ci95=(0.0, 0.2),
+        se=0.05,
+        p=0.04,
+        largest=("s1",),
+        smallest=("s2", "s3"),
+        n_reversing=1,
+        n_sign_flips=2,
+    ),
+    _SPREAD,
+    NullRobustness(single=0.9, halves=None, n_shuffles=20, how="within group"),
+    Robustness(single=_SPREAD, halves=_SPREAD, relative_increase=0.1, n_structures=5, n_sampled=3, n_draws=10, seed=0),
+    Robustness(
+        single=_SPREAD,
+        halves=_SPREAD,
+        relative_increase=0.1,
+        n_structures=5,
+        n_sampled=3,
+        n_draws=10,
+        seed=0,
+        null=NullRobustness(0.1, 0.2, 3, "x"),
+    ),
+    VarianceShares(
+        total_ss=2.0, ss={"group": 1.0, "residual": 1.0}, share={"group": 0.5, "residual": 0.5}, n_levels={"group": 2}, n=10
+    ),
+    AnalysisConfig(
+        include_other=False, smoothing=1.0, n_best=3, seed=0, n_sampled=2, n_draws=5, baseline="orig", groups_source="file"
+    ),
+    AnalysisCounts(n_rows=10, n_polar=8, n_other=2, n_structures=3, has_baseline=True, n_rows_ignored=1, ignored_groups=("z",)),
+    InferenceSettings(n_resamples=200, resampled=("template", "seed"), alpha=0.05, method="bootstrap"),
+    _PAIR,
+    RegardCertificate(n_probes=30, margin=0.1, pairs={"x-y": _PAIR}),
+    _PLANTED,
+    _DEBIASED,
+    RankerPool(n_held=3, n_replies=4, n_candidates=100, n_chosen_a=1, n_chosen_b=7),
+    PlantedRecovery(
+        "gender",
+        ("male", "female"),
+        "builtin:echo",
+        10,
+        0,
+        "quick",
+        (_PLANTED,),
+        corpus_rate=0.5,
+        corpus={"n_planted": 3},
+        debiased=(_DEBIASED,),
+        pools={"cda": RankerPool(1, 2, 3, 4, 5)},
+        timings={"train": 1.5},
+    ),
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda record: type(record).__name__)
+def test_round_trip_through_json(record: Any) -> None:
+    """``from_dict(to_dict(x)) == x``, also after the dict went through JSON text."""
+    data = record.to_dict()
+    assert type(record).from_dict(data) == record
+    assert type(record).from_dict(json.loads(json.dumps(data))) == record
+
+
+def test_written_as_declared() -> None:
+    """Tuples are written as lists, enums as their values, mappings as dicts, derived keys in their place."""
+    assert _PLANTED.to_dict()["ci"] == [0.3, 0.5]
+    assert _PLANTED.to_dict()["verdict"] == "difference detected"
+    certificate = RegardCertificate(n_probes=30, margin=0.1, pairs={"x-y": _PAIR})
+    assert list(certificate.to_dict()) == ["n_probes", "margin", "pairs", "flagged"]
+    assert certificate.to_dict()["flagged"] == ["x-y"]
+    assert type(certificate.to_dict()["pairs"]) is dict
+
+
+def test_null_reads_as_the_empty_value() -> None:
+    """Strict JSON writes NaN as null: a float field reads it back as NaN, a bound pair as two nulls, a tuple as empty."""
+    stats = RegardStats.from_dict({"mean": None, "std": None, "n": 0})
+    assert math.isnan(stats.mean) and math.isnan(stats.std)
+    gap = DebiasedGap.from_dict({**_DEBIASED.to_dict(), "change_ci": None})
+    assert gap.change_ci == (None, None)
+    assert AnalysisCounts.from_dict({**RECORDS[8].to_dict(), "ignored_groups": None}).ignored_groups == ()
+
+
+def test_missing_key_takes_the_default_or_fails() -> None:
+    data = _DEBIASED.to_dict()
+    del data["architecture"]
+    assert DebiasedGap.from_dict(data).architecture == "seq2seq"
+    del data["key"]
+    with pytest.raises(KeyError, match="key"):
+        DebiasedGap.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"mean": "high", "std": 0.1, "n": 3}, "field 'RegardStats.mean': expected a number, got str"),
+        ({"mean": 0.1, "std": 0.1, "n": 2.5}, "field 'RegardStats.n': expected an integer, got float"),
+        ({"mean": 0.1, "std": 0.1, "n": True}, "field 'RegardStats.n': expected a number, got a boolean"),
+    ],
+)
+def test_wrong_type_is_named(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        RegardStats.from_dict(data)
+
+
+@dataclass(frozen=True, slots=True)
+class _Renamed(Codec):
+    name: str = field(metadata=key("id"))
+    note: str = field(default="", metadata=SKIP)
+    values: tuple[int, ...] = ()
+
+    _codec_keys: ClassVar[tuple[str, ...]] = ("name", "size", "values")
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+
+def test_field_metadata_renames_skips_and_derives() -> None:
+    record = _Renamed(name="a", note="kept in memory", values=(1, 2))
+    assert record.to_dict() == {"id": "a", "size": 2, "values": [1, 2]}
+    assert _Renamed.from_dict(record.to_dict()) == _Renamed(name="a", values=(1, 2))
+    assert isinstance(_Renamed.from_dict({"id": "b"}).values, tuple)
+    assert _Renamed.from_dict({"id": "b", "note": "n"}).note == "n"
+
+
+def test_mappings_read_back_read_only() -> None:
+    shares = VarianceShares.from_dict(RECORDS[6].to_dict())
+    assert isinstance(shares.ss, MappingProxyType)
