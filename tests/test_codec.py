@@ -26,6 +26,7 @@ from fairtalk.prompts._records import (
 )
 from fairtalk.results import Verdict
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
+from fairtalk.results._run import GenerationSummary
 
 _SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)
 _PAIR = PairCertificate(a="x", b="y", regard_a=0.1, regard_b=-0.1, gap=0.2, p=0.03, flagged=True)
@@ -56,8 +57,26 @@ _DEBIASED = DebiasedGap(
     architecture="retrieval",
 )
 
-#: One real instance of every class on the codec.
+#: One real instance of every class on the codec (the results holding an audit: tests/test_result_protocol.py).
 RECORDS: list[Any] = [
+    GenerationSummary(
+        model="openai:m",
+        settings={"temperature": 0.0},
+        n_items=4,
+        n_cached=1,
+        n_generated=3,
+        n_errors=1,
+        n_pairs=2,
+        n_pairs_with_errors=1,
+        error_examples=("timeout",),
+        error_counts={"TransportError": 1},
+        max_in_flight=2,
+        max_concurrency=8,
+        n_retries=0,
+        retry_budget=5,
+        n_retries_refused=0,
+        tuning={"timeout": 30.0},
+    ),
     RegardStats(mean=0.25, std=0.5, n=8),
     Gap(
         a="x",
@@ -115,6 +134,10 @@ RECORDS: list[Any] = [
 ]
 
 
+def _of(cls: type) -> Any:
+    return next(record for record in RECORDS if type(record) is cls)
+
+
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: type(record).__name__)
 def test_round_trip_through_json(record: Any) -> None:
     """``from_dict(to_dict(x)) == x``, also after the dict went through JSON text."""
@@ -139,7 +162,7 @@ def test_null_reads_as_the_empty_value() -> None:
     assert math.isnan(stats.mean) and math.isnan(stats.std)
     gap = DebiasedGap.from_dict({**_DEBIASED.to_dict(), "change_ci": None})
     assert gap.change_ci == (None, None)
-    assert AnalysisCounts.from_dict({**RECORDS[8].to_dict(), "ignored_groups": None}).ignored_groups == ()
+    assert AnalysisCounts.from_dict({**_of(AnalysisCounts).to_dict(), "ignored_groups": None}).ignored_groups == ()
 
 
 def test_missing_key_takes_the_default_or_fails() -> None:
@@ -186,5 +209,5 @@ def test_field_metadata_renames_skips_and_derives() -> None:
 
 
 def test_mappings_read_back_read_only() -> None:
-    shares = VarianceShares.from_dict(RECORDS[6].to_dict())
+    shares = VarianceShares.from_dict(_of(VarianceShares).to_dict())
     assert isinstance(shares.ss, MappingProxyType)
