@@ -19,7 +19,7 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   a key filed outside the record, or data the JSON does not hold);
 - ``field(metadata=key("name"))``: the field's JSON key differs from its name;
 - ``_codec_keys`` (a class variable): the JSON keys in order, naming fields and read-only properties
-  (derived keys, written but not read back); without it, the fields in order.
+  or methods without arguments (derived keys, written but not read back); without it, the fields in order.
 
 The module imports nothing else from fairtalk, so every layer may use it.
 """
@@ -107,7 +107,12 @@ def _declared_slots(cls: type) -> tuple[_Slot, ...]:
 
 def to_dict(record: Any) -> dict[str, Any]:
     """The JSON-ready dict of a record (a dataclass), as its declaration says."""
-    return {slot.key: _dump(getattr(record, slot.name)) for slot in _slots(type(record)) if _written(slot)}
+    return {slot.key: _dump(_value(record, slot)) for slot in _slots(type(record)) if _written(slot)}
+
+
+def _value(record: Any, slot: _Slot) -> Any:
+    value = getattr(record, slot.name)
+    return value() if slot.field is None and callable(value) else value  # a derived key may name a method
 
 
 def _written(slot: _Slot) -> bool:
