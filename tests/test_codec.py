@@ -25,8 +25,10 @@ from fairtalk.prompts._records import (
     VarianceShares,
 )
 from fairtalk.results import Verdict
+from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._run import GenerationSummary
+from fairtalk.results._similarity_test import SimilarityRow
 
 _SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)
 _PAIR = PairCertificate(a="x", b="y", regard_a=0.1, regard_b=-0.1, gap=0.2, p=0.03, flagged=True)
@@ -56,6 +58,22 @@ _DEBIASED = DebiasedGap(
     p_adjusted=None,
     architecture="retrieval",
 )
+
+_TURN_GAP = TurnGap(
+    key="offense_rate",
+    kind="rate",
+    a=0.2,
+    b=0.1,
+    estimate=0.1,
+    ci95=(0.0, 0.2),
+    p=0.04,
+    p_adjusted=0.08,
+    paired_test="mcnemar",
+    ci_method="newcombe",
+    verdict=Verdict.INCONCLUSIVE,
+    notes=("few pairs",),
+)
+_BUCKET = TurnBucket(turns_since=1, n_pairs=40, n_clusters=None, gaps=(_TURN_GAP,), not_tested="fewer than 20 units")
 
 #: One real instance of every class on the codec (the results holding an audit: tests/test_result_protocol.py).
 RECORDS: list[Any] = [
@@ -116,6 +134,10 @@ RECORDS: list[Any] = [
     RegardCertificate(n_probes=30, margin=0.1, pairs={"x-y": _PAIR}),
     _PLANTED,
     _DEBIASED,
+    _TURN_GAP,
+    _BUCKET,
+    ByTurnResult(keys=("offense_rate",), buckets=(_BUCKET,), min_units=20, family_size=1, clustered=True, notes=("n",)),
+    SimilarityRow("exact", 80, 0.4, 0.1, 0.3, (0.1, 0.5), "paired_t", 0.001, 0.002, Verdict.DISAGREE, note="interval only"),
     RankerPool(n_held=3, n_replies=4, n_candidates=100, n_chosen_a=1, n_chosen_b=7),
     PlantedRecovery(
         "gender",
@@ -163,6 +185,15 @@ def test_null_reads_as_the_empty_value() -> None:
     gap = DebiasedGap.from_dict({**_DEBIASED.to_dict(), "change_ci": None})
     assert gap.change_ci == (None, None)
     assert AnalysisCounts.from_dict({**_of(AnalysisCounts).to_dict(), "ignored_groups": None}).ignored_groups == ()
+
+
+def test_derived_keys_are_written_and_not_read() -> None:
+    """A bucket writes whether it was tested, a similarity row whether it differs; neither is read back."""
+    assert list(_BUCKET.to_dict()) == ["turns_since", "n_pairs", "n_clusters", "tested", "not_tested", "gaps"]
+    assert _BUCKET.to_dict()["tested"] is False
+    row = _of(SimilarityRow).to_dict()
+    assert row["detected"] is False and row["verdict"] == "test and interval disagree"
+    assert TurnBucket.from_dict({**_BUCKET.to_dict(), "tested": True}) == _BUCKET
 
 
 def test_missing_key_takes_the_default_or_fails() -> None:
