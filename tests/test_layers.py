@@ -16,7 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "codec": set(),
     "options": set(),
-    "records": set(),
+    "records": {"codec"},
     "jsonl": {"errors"},
     "files": {"errors"},
     "registry": {"errors"},

@@ -18,6 +18,8 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
 - ``field(metadata=SKIP)``: the field is not written (read when the dict has it, else its default:
   a key filed outside the record, or data the JSON does not hold);
 - ``field(metadata=key("name"))``: the field's JSON key differs from its name;
+- ``field(metadata=via(write, read))``: the field has a JSON shape of its own (a list of pairs
+  written as an object, say), converted by the two functions;
 - ``_codec_keys`` (a class variable): the JSON keys in order, naming fields and read-only properties
   or methods without arguments (derived keys, written but not read back); without it, the fields in order.
 
@@ -32,10 +34,10 @@ import math
 import numbers
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar, Union
 
-__all__ = ["SKIP", "Codec", "from_dict", "key", "to_dict"]
+__all__ = ["SKIP", "Codec", "from_dict", "key", "to_dict", "via"]
 
 T = TypeVar("T")
 
@@ -49,6 +51,11 @@ _MSG_TYPE = "field {path!r}: expected {expected}, got {got}"
 def key(name: str) -> Mapping[str, Any]:
     """Field metadata: the field's JSON key is ``name``."""
     return types.MappingProxyType({"codec_key": name})
+
+
+def via(write: Callable[[Any], Any], read: Callable[[Any], Any]) -> Mapping[str, Any]:
+    """Field metadata: the field is written as ``write(value)`` and read as ``read(json_value)`` (a shape of its own)."""
+    return types.MappingProxyType({"codec_via": (write, read)})
 
 
 class Codec:
@@ -112,7 +119,10 @@ def to_dict(record: Any) -> dict[str, Any]:
 
 def _value(record: Any, slot: _Slot) -> Any:
     value = getattr(record, slot.name)
-    return value() if slot.field is None and callable(value) else value  # a derived key may name a method
+    if slot.field is None:
+        return value() if callable(value) else value  # a derived key may name a method
+    converters = slot.field.metadata.get("codec_via")
+    return value if converters is None else converters[0](value)
 
 
 def _written(slot: _Slot) -> bool:
@@ -146,7 +156,11 @@ def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
             if slot.field.default is _MISSING and slot.field.default_factory is _MISSING:
                 raise KeyError(slot.key)
             continue
-        values[slot.name] = _load(slot.hint, data[slot.key], f"{cls.__name__}.{slot.key}")
+        converters = slot.field.metadata.get("codec_via")
+        if converters is not None:
+            values[slot.name] = converters[1](data[slot.key])
+        else:
+            values[slot.name] = _load(slot.hint, data[slot.key], f"{cls.__name__}.{slot.key}")
     return cls(**values)
 
 
