@@ -11,6 +11,9 @@ from typing import Any, ClassVar
 import pytest
 
 from fairtalk._codec import SKIP, Codec, key
+from fairtalk.debias._cda import AugmentedDialogue
+from fairtalk.measures._linear import TrainReport
+from fairtalk.prompts._completions import CompletionSummary
 from fairtalk.prompts._records import (
     AnalysisConfig,
     AnalysisCounts,
@@ -26,6 +29,7 @@ from fairtalk.prompts._records import (
 )
 from fairtalk.results import Verdict
 from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
+from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._run import GenerationSummary
 from fairtalk.results._similarity_test import SimilarityRow
@@ -74,6 +78,42 @@ _TURN_GAP = TurnGap(
     notes=("few pairs",),
 )
 _BUCKET = TurnBucket(turns_since=1, n_pairs=40, n_clusters=None, gaps=(_TURN_GAP,), not_tested="fewer than 20 units")
+
+_GAP_CHANGE = GapChange(
+    axis="gender",
+    key="offense_rate",
+    kind="rate",
+    primary=True,
+    higher_is_better=False,
+    n_pairs=80,
+    n_units=80,
+    baseline_a=0.2,
+    baseline_b=0.1,
+    baseline_gap=0.1,
+    baseline_ci=(0.05, 0.15),
+    candidate_a=0.1,
+    candidate_b=0.1,
+    candidate_gap=0.0,
+    candidate_ci=(-0.05, 0.05),
+    change=-0.1,
+    change_ci=(-0.2, 0.0),
+    p_change=0.01,
+    change_test="paired_t",
+    total=0.1,
+    total_ci=(None, None),
+    p_total=None,
+    p_magnitude=0.01,
+    p_adjusted=0.02,
+    margin=0.05,
+    non_inferior=True,
+    within_margin=False,
+    identical=False,
+    identical_answers=3,
+    verdict=Change.IMPROVED,
+    notes=("n",),
+    units_needed=None,
+)
+_AXIS = ComparedAxis(axis="gender", groups=("male", "female"), n_pairs=80, n_clusters=None, skipped={"length": "constant"})
 
 #: One real instance of every class on the codec (the results holding an audit: tests/test_result_protocol.py).
 RECORDS: list[Any] = [
@@ -135,6 +175,22 @@ RECORDS: list[Any] = [
     _PLANTED,
     _DEBIASED,
     _TURN_GAP,
+    TrainReport(n_examples=10, n_by_label={"negative": 4, "positive": 6}, cv_folds=5, cv_accuracy=0.8, cv_macro_f1=None),
+    CompletionSummary(
+        n_prompts=2,
+        n_seeds=3,
+        n_items=6,
+        n_cached=1,
+        n_generated=4,
+        n_errors=1,
+        fingerprint="f",
+        settings="s",
+        store="run.sqlite",
+        error_counts={"TransportError": 1},
+        error_examples=("timeout",),
+        n_unencodable=0,
+    ),
+    AugmentedDialogue(context="she said", response="ok", augmented=True, origin="1"),
     _BUCKET,
     ByTurnResult(keys=("offense_rate",), buckets=(_BUCKET,), min_units=20, family_size=1, clustered=True, notes=("n",)),
     SimilarityRow("exact", 80, 0.4, 0.1, 0.3, (0.1, 0.5), "paired_t", 0.001, 0.002, Verdict.DISAGREE, note="interval only"),
@@ -158,6 +214,13 @@ RECORDS: list[Any] = [
 
 def _of(cls: type) -> Any:
     return next(record for record in RECORDS if type(record) is cls)
+
+
+def test_keys_filed_outside_the_record_are_not_written() -> None:
+    """A compared key sits under its axis and key in ``results.json``: neither is in its own entry."""
+    assert "axis" not in _GAP_CHANGE.to_dict() and "key" not in _GAP_CHANGE.to_dict()
+    assert GapChange.from_dict({**_GAP_CHANGE.to_dict(), "axis": "gender", "key": "offense_rate"}) == _GAP_CHANGE
+    assert ComparedAxis.from_dict({**_AXIS.to_dict(), "axis": "gender", "keys": {}}) == _AXIS
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: type(record).__name__)

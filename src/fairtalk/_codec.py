@@ -6,7 +6,7 @@ fields, in field order, typed by their annotations:
 - writing: a tuple becomes a list, a mapping a dict, an enum its value, a nested record its
   own ``to_dict()``; anything else is written as it is (NaN stays NaN: the JSON writer maps it to null);
 - reading: each field is rebuilt from its annotation (``tuple[X, ...]``, fixed tuples,
-  ``Mapping[str, X]`` as a read-only mapping, ``X | None``, enums, nested records through their
+  ``Mapping[str, X]`` as a read-only mapping (``dict[str, X]`` as a dict), ``X | None``, enums, nested records through their
   ``from_dict()``); ints read into a ``float`` field become floats, integral floats in an ``int``
   field ints, and a scalar of another type is a :class:`TypeError` naming the field. A missing key
   takes the field's default (a key without a default is a :class:`KeyError`); null in a field that
@@ -180,7 +180,8 @@ def _load(hint: Any, value: Any, path: str) -> Any:  # noqa: PLR0911 - one retur
     if origin in (Mapping, dict) or hint in (Mapping, dict):
         inner = args[1] if args else Any
         items = _expect(value, Mapping, "an object", path).items()
-        return types.MappingProxyType({name: _load(inner, item, f"{path}.{name}") for name, item in items})
+        loaded = {name: _load(inner, item, f"{path}.{name}") for name, item in items}
+        return loaded if dict in (origin, hint) else types.MappingProxyType(loaded)
     if isinstance(hint, type):
         return _load_class(hint, value, path)
     return value
