@@ -33,6 +33,7 @@ from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._run import GenerationSummary
 from fairtalk.results._similarity_test import SimilarityRow
+from fairtalk.stats._sequential import Boundaries, boundaries
 
 _SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)
 _PAIR = PairCertificate(a="x", b="y", regard_a=0.1, regard_b=-0.1, gap=0.2, p=0.03, flagged=True)
@@ -190,6 +191,7 @@ RECORDS: list[Any] = [
         error_examples=("timeout",),
         n_unencodable=0,
     ),
+    boundaries([0.25, 0.5, 1.0], alpha=0.05, spending="obrien-fleming"),
     AugmentedDialogue(context="she said", response="ok", augmented=True, origin="1"),
     _BUCKET,
     ByTurnResult(keys=("offense_rate",), buckets=(_BUCKET,), min_units=20, family_size=1, clustered=True, notes=("n",)),
@@ -305,3 +307,12 @@ def test_field_metadata_renames_skips_and_derives() -> None:
 def test_mappings_read_back_read_only() -> None:
     shares = VarianceShares.from_dict(_of(VarianceShares).to_dict())
     assert isinstance(shares.ss, MappingProxyType)
+
+
+def test_infinite_critical_values_are_written_as_null() -> None:
+    """A look that spends nothing has an infinite critical value: null in JSON, infinite again when read."""
+    design = Boundaries(
+        fractions=(0.1, 1.0), z=(math.inf, 1.96), nominal=(0.0, 0.05), spent=(0.0, 0.05), alpha=0.05, spending="x", sides=2
+    )
+    assert design.to_dict()["z"] == [None, 1.96]
+    assert Boundaries.from_dict(json.loads(json.dumps(design.to_dict()))) == design
