@@ -236,6 +236,7 @@ def test_write_and_read_json_give_the_same_result_back(tmp_path: Path) -> None:
         again = type(result).read_json(path)
         assert again.to_json() == result.to_json() == path.read_text(encoding="utf-8"), type(result)
         assert again.verdicts == result.verdicts and again.detected() == result.detected()
+        assert type(result).from_dict(result.to_dict()) == result, type(result)
 
 
 def test_rows_say_detected_with_a_method_and_refuse_a_verdict_they_contradict() -> None:

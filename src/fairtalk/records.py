@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from fairtalk._codec import Codec, via
 
 #: The version of the files this fairtalk writes and reads (``results.json``, ``run.json``, ``pairs_check.json``, a
 #: regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`.
@@ -233,7 +235,7 @@ class Response:
 
 
 @dataclass(frozen=True, slots=True)
-class Coverage:
+class Coverage(Codec):
     """What :func:`~fairtalk.build_pairs` saw and kept.
 
     ``n_read``/``n_matched``/``n_mixed`` count contexts before de-duplication; ``n_by_group``
@@ -268,39 +270,6 @@ class Coverage:
         """Unique pairs before ``limit``."""
         return sum(self.n_by_group.values())
 
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict of every field (a run's ``coverage``)."""
-        out = asdict(self)
-        out["n_by_group"] = dict(self.n_by_group)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Coverage:
-        """The coverage of a :meth:`to_dict` dict (as ``run.json`` holds it): its inverse.
-
-        Examples
-        --------
-        >>> cov = Coverage("gender", ("male", "female"), 10, 4, {"male": 3, "female": 1}, 0, 1, 3, (("he→she", 3),))
-        >>> Coverage.from_dict(cov.to_dict()) == cov
-        True
-        """
-        return cls(
-            axis=data["axis"],
-            groups=_two(data["groups"]),
-            n_read=data["n_read"],
-            n_matched=data["n_matched"],
-            n_by_group=dict(data["n_by_group"]),
-            n_mixed=data["n_mixed"],
-            n_duplicates=data["n_duplicates"],
-            n_pairs=data["n_pairs"],
-            top_terms=_counts(data["top_terms"]),
-            skipped=_counts(data.get("skipped") or ()),
-            skipped_first=tuple((str(k), str(v)) for k, v in data.get("skipped_first") or ()),
-            mixed=data.get("mixed", "drop"),
-            limit=data.get("limit"),
-            balance=bool(data.get("balance", False)),
-        )
-
 
 #: What each count of ``pairs_check.json`` means (its ``about``).
 _PAIRS_CHECK_ABOUT = {
@@ -312,63 +281,62 @@ _PAIRS_CHECK_ABOUT = {
 }
 
 
+def _examples(items: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """``(pair_id, swapped)`` pairs from ``pairs_check.json``'s list of objects."""
+    return tuple((str(item["pair_id"]), str(item["swapped"])) for item in items)
+
+
+#: Counts written as an object (name -> n), and examples as a list of objects, in ``pairs_check.json``.
+_COUNTS = via(dict, lambda items: _counts(items))
+_EXAMPLES = via(lambda items: [{"pair_id": i, "swapped": t} for i, t in items], _examples)
+
+
 @dataclass(frozen=True, slots=True)
-class PairsCheck:
+class PairsCheck(Codec):
     """How sound a set of counterfactual pairs is (:func:`~fairtalk.check_pairs`); ``to_dict()`` is ``pairs_check.json``."""
 
     axis: str
     groups: tuple[str, str]
     n_pairs: int
     n_leftover: int
-    leftover_terms: tuple[tuple[str, int], ...]
-    leftover_examples: tuple[tuple[str, str], ...]
+    leftover_terms: tuple[tuple[str, int], ...] = field(metadata=_COUNTS)
+    leftover_examples: tuple[tuple[str, str], ...] = field(metadata=_EXAMPLES)
     n_pairs_with_kept: int
-    kept: tuple[tuple[str, int], ...]
-    ambiguous: tuple[tuple[str, int], ...]
-    top_swaps: tuple[tuple[str, int], ...]
+    kept: tuple[tuple[str, int], ...] = field(metadata=_COUNTS)
+    ambiguous: tuple[tuple[str, int], ...] = field(metadata=_COUNTS)
+    top_swaps: tuple[tuple[str, int], ...] = field(metadata=_COUNTS)
     n_markers: int
+
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "axis",
+        "groups",
+        "n_pairs",
+        "n_leftover",
+        "leftover_terms",
+        "leftover_examples",
+        "n_pairs_with_kept",
+        "kept",
+        "ambiguous",
+        "top_swaps",
+        "n_markers",
+        "leftover_share",
+        "about",
+    )
+
+    @property
+    def about(self) -> dict[str, str]:
+        """What each count of ``pairs_check.json`` means."""
+        return dict(_PAIRS_CHECK_ABOUT)
 
     @property
     def leftover_share(self) -> float:
         """The share of pairs whose swapped side still holds a word of the original's group."""
         return self.n_leftover / self.n_pairs if self.n_pairs else 0.0
 
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict, with the leftover share and what each count means."""
-        out = asdict(self)
-        out["leftover_share"] = self.leftover_share
-        for key in ("leftover_terms", "kept", "ambiguous", "top_swaps"):
-            out[key] = dict(out[key])
-        out["leftover_examples"] = [{"pair_id": i, "swapped": t} for i, t in self.leftover_examples]
-        out["about"] = dict(_PAIRS_CHECK_ABOUT)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairsCheck:
-        """The check of a :meth:`to_dict` dict (``pairs_check.json``): its inverse (``leftover_share`` and ``about`` are derived)."""
-        return cls(
-            axis=data["axis"],
-            groups=_two(data["groups"]),
-            n_pairs=data["n_pairs"],
-            n_leftover=data["n_leftover"],
-            leftover_terms=_counts(data["leftover_terms"]),
-            leftover_examples=tuple((str(e["pair_id"]), str(e["swapped"])) for e in data["leftover_examples"]),
-            n_pairs_with_kept=data["n_pairs_with_kept"],
-            kept=_counts(data["kept"]),
-            ambiguous=_counts(data["ambiguous"]),
-            top_swaps=_counts(data["top_swaps"]),
-            n_markers=data["n_markers"],
-        )
-
     def to_json(self) -> str:
         """The text of ``pairs_check.json``: ``to_dict()`` after its ``schema_version``, as indented JSON, with a final newline."""
         return json.dumps({"schema_version": SCHEMA_VERSION, **self.to_dict()}, indent=2, ensure_ascii=False) + "\n"
-
-
-def _two(groups: Sequence[str]) -> tuple[str, str]:
-    """An axis' two group names, from a JSON list."""
-    first, second = groups
-    return str(first), str(second)
 
 
 def _counts(items: Mapping[str, int] | Sequence[Sequence[Any]]) -> tuple[tuple[str, int], ...]:

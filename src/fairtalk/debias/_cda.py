@@ -29,9 +29,10 @@ import io
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from fairtalk._codec import SKIP, Codec
 from fairtalk._jsonl import is_records_of, parse_object, write_records
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import FairtalkError, OutputError
@@ -52,18 +53,14 @@ _MSG_SAME_FILE = "refusing to write the augmented corpus over its own input {inp
 
 
 @dataclass(frozen=True, slots=True)
-class AugmentedDialogue:
+class AugmentedDialogue(Codec):
     """One output dialogue: an original pair (``augmented=False``) or its counterpart (``True``)."""
 
     context: str
     response: str
     augmented: bool
     origin: str = ""
-    swaps: tuple[Swap, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON Lines record written by :func:`write_dialogues`."""
-        return {"context": self.context, "response": self.response, "augmented": self.augmented, "origin": self.origin}
+    swaps: tuple[Swap, ...] = field(default=(), metadata=SKIP)  # not in the JSON Lines record
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk._codec import Codec
 from fairtalk.errors import InputError
 
 __all__ = ["LABEL_NAMES", "LABEL_VALUES", "LinearClassifier", "TrainReport", "check_trainable", "train_report"]
@@ -22,7 +23,7 @@ _MSG_FEW = "need at least {n} examples of each of at least two labels to train (
 
 
 @dataclass(frozen=True)
-class TrainReport:
+class TrainReport(Codec):
     """Cross-validated accuracy and macro-F1 of a training run, and the label counts."""
 
     n_examples: int
@@ -30,16 +31,6 @@ class TrainReport:
     cv_folds: int
     cv_accuracy: float | None
     cv_macro_f1: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "n_examples": self.n_examples,
-            "n_by_label": self.n_by_label,
-            "cv_folds": self.cv_folds,
-            "cv_accuracy": self.cv_accuracy,
-            "cv_macro_f1": self.cv_macro_f1,
-        }
 
 
 class LinearClassifier:

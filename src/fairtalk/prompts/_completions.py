@@ -29,6 +29,7 @@ from typing import Any, NoReturn, cast
 import numpy as np
 import pandas as pd
 
+from fairtalk._codec import Codec
 from fairtalk._jsonl import is_records_of, read_objects, write_records
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.files import atomic_writer
@@ -78,7 +79,7 @@ _MSG_DUPLICATE_ID = "id {id!r} appears twice"
 
 
 @dataclass(frozen=True, slots=True)
-class CompletionSummary:
+class CompletionSummary(Codec):
     """What a generation run did: items requested, served from the store, generated, failed."""
 
     n_prompts: int
@@ -93,13 +94,6 @@ class CompletionSummary:
     error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     error_examples: tuple[str, ...] = ()
     n_unencodable: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        out = {name: getattr(self, name) for name in self.__slots__}
-        out["error_counts"] = dict(self.error_counts)
-        out["error_examples"] = list(self.error_examples)
-        return out
 
 
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import Codec
 from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -51,7 +52,7 @@ BY_TURN_COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
-class TurnGap:
+class TurnGap(Codec):
     """One key in one bucket: side means, the gap A - B with its 95% interval, the paired test and its verdict.
 
     ``estimate`` is what ``ci95`` bounds (the mean difference A - B; Hodges-Lehmann with
@@ -80,36 +81,9 @@ class TurnGap:
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "key": self.key,
-            "kind": self.kind,
-            "a": self.a,
-            "b": self.b,
-            "estimate": self.estimate,
-            "ci95": list(self.ci95),
-            "p": self.p,
-            "p_adjusted": self.p_adjusted,
-            "paired_test": self.paired_test,
-            "ci_method": self.ci_method,
-            "verdict": self.verdict.value,
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The gap of a :meth:`to_dict` dict."""
-        names = ("key", "kind", "a", "b", "estimate", "p", "p_adjusted", "paired_test", "ci_method", "verdict")
-        return cls(
-            ci95=tuple(data.get("ci95") or (None, None)),
-            notes=tuple(data.get("notes") or ()),
-            **{k: data[k] for k in names if k in data},
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class TurnBucket:
+class TurnBucket(Codec):
     """The pairs whose identity appeared ``turns_since`` turns before the turn the model answers.
 
     ``n_clusters`` counts their dialogues (None: pairs are the units). A bucket with fewer
@@ -124,36 +98,17 @@ class TurnBucket:
     gaps: tuple[TurnGap, ...]
     not_tested: str | None = None
 
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = ("turns_since", "n_pairs", "n_clusters", "tested", "not_tested", "gaps")
+
     @property
     def tested(self) -> bool:
         """Whether the bucket had enough units to be tested."""
         return self.not_tested is None
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "turns_since": self.turns_since,
-            "n_pairs": self.n_pairs,
-            "n_clusters": self.n_clusters,
-            "tested": self.tested,
-            "not_tested": self.not_tested,
-            "gaps": [g.to_dict() for g in self.gaps],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The bucket of a :meth:`to_dict` dict."""
-        return cls(
-            turns_since=data["turns_since"],
-            n_pairs=data["n_pairs"],
-            n_clusters=data.get("n_clusters"),
-            gaps=tuple(TurnGap.from_dict(g) for g in data.get("gaps") or ()),
-            not_tested=data.get("not_tested"),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class ByTurnResult(Result[tuple[int, str]]):
+class ByTurnResult(Codec, Result[tuple[int, str]]):
     """Each key's gap by the number of turns since the identity appeared: one :class:`TurnBucket` per distance seen.
 
     ``keys`` are the keys reported (the audit's primary keys, in its order); ``buckets`` run
@@ -177,6 +132,19 @@ class ByTurnResult(Result[tuple[int, str]]):
     n_single_turn: int = 0
     notes: tuple[str, ...] = ()
 
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "keys",
+        "min_units",
+        "alpha",
+        "correction",
+        "family_size",
+        "clustered",
+        "n_single_turn",
+        "notes",
+        "buckets",
+    )
+
     @property
     def verdicts(self) -> Mapping[tuple[int, str], Verdict]:
         """(turns since, key) -> its verdict, buckets in order and keys in the audit's order."""
@@ -195,42 +163,6 @@ class ByTurnResult(Result[tuple[int, str]]):
             if gap.key == key:
                 return gap
         raise KeyError(f"no key {key!r}; have: {', '.join(self.keys)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``by_turn`` section of ``results.json``."""
-        return {
-            "keys": list(self.keys),
-            "min_units": self.min_units,
-            "alpha": self.alpha,
-            "correction": self.correction,
-            "family_size": self.family_size,
-            "clustered": self.clustered,
-            "n_single_turn": self.n_single_turn,
-            "notes": list(self.notes),
-            "buckets": [b.to_dict() for b in self.buckets],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The result of a :meth:`to_dict` dict (``results.json``'s ``by_turn``).
-
-        Examples
-        --------
-        >>> result = ByTurnResult(("offense_rate",), (), min_units=20)
-        >>> ByTurnResult.from_dict(result.to_dict()) == result
-        True
-        """
-        return cls(
-            keys=tuple(data.get("keys") or ()),
-            buckets=tuple(TurnBucket.from_dict(b) for b in data.get("buckets") or ()),
-            min_units=data["min_units"],
-            alpha=data.get("alpha", 0.05),
-            correction=data.get("correction", "holm"),
-            family_size=data.get("family_size", 0),
-            clustered=data.get("clustered", False),
-            n_single_turn=data.get("n_single_turn", 0),
-            notes=tuple(data.get("notes") or ()),
-        )
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat row per (bucket, key), with the columns :data:`BY_TURN_COLUMNS` (``by_turn.csv``)."""

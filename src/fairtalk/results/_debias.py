@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import Codec
 from fairtalk.results._audit import AuditResult
 from fairtalk.results._model_comparison import Change, GapChange, ModelComparison
 from fairtalk.results._protocol import Result, Verdict
@@ -19,7 +20,7 @@ __all__ = ["ComparedModel", "DebiasComparison"]
 
 
 @dataclass(frozen=True, slots=True)
-class ComparedModel:
+class ComparedModel(Codec):
     """One model of a debiasing comparison: its checkpoint, whether this call trained it, and its audit.
 
     ``training`` is the TrainConfig as a dict; ``training_seconds`` and ``validation`` (the last
@@ -40,45 +41,28 @@ class ComparedModel:
     n_different: int = 0
     n_distinct: int = 0
 
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "name",
+        "debias",
+        "checkpoint",
+        "trained",
+        "training",
+        "training_seconds",
+        "validation",
+        "n_different",
+        "n_distinct",
+        "run",
+    )
+
     @property
     def result(self) -> AuditResult:
         """The audit result (the comparison audits one axis)."""
         return next(iter(self.run.results.values()))
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the audit as ``AuditRun.to_dict()``)."""
-        return {
-            "name": self.name,
-            "debias": self.debias,
-            "checkpoint": self.checkpoint,
-            "trained": self.trained,
-            "training": dict(self.training),
-            "training_seconds": self.training_seconds,
-            "validation": dict(self.validation),
-            "n_different": self.n_different,
-            "n_distinct": self.n_distinct,
-            "run": self.run.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The model of a :meth:`to_dict` dict."""
-        return cls(
-            name=data["name"],
-            debias=data["debias"],
-            checkpoint=data["checkpoint"],
-            trained=data["trained"],
-            training=MappingProxyType(dict(data.get("training") or {})),
-            training_seconds=data.get("training_seconds"),
-            validation=MappingProxyType(dict(data.get("validation") or {})),
-            run=AuditRun.from_dict(data["run"]),
-            n_different=data.get("n_different", 0),
-            n_distinct=data.get("n_distinct", 0),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class DebiasComparison(Result[tuple[str, str]]):
+class DebiasComparison(Codec, Result[tuple[str, str]]):
     """Baseline and debiased models audited on the same pairs (paper 001, Table 7). Built once.
 
     ``models`` maps a model name (``baseline``, ``cda``, ``wer``) to its :class:`ComparedModel`,
@@ -106,6 +90,22 @@ class DebiasComparison(Result[tuple[str, str]]):
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     changes: Mapping[str, ModelComparison] = field(default_factory=lambda: MappingProxyType({}))
+
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "axis",
+        "groups",
+        "n_pairs",
+        "corpus",
+        "eval_corpus",
+        "eval_split",
+        "seed",
+        "mode",
+        "timings",
+        "files",
+        "models",
+        "changes",
+    )
 
     def gap_change(self, model: str, key: str) -> GapChange | None:
         """The change in ``key``'s gap from the baseline to ``model`` (None: the baseline, or a key not compared)."""
@@ -145,38 +145,3 @@ class DebiasComparison(Result[tuple[str, str]]):
     def n_trained(self) -> int:
         """Models trained by this call (the others came from the cache)."""
         return sum(model.trained for model in self.models.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        """The comparison's ``results.json``."""
-        return {
-            "axis": self.axis,
-            "groups": list(self.groups),
-            "n_pairs": self.n_pairs,
-            "corpus": self.corpus,
-            "eval_corpus": self.eval_corpus,
-            "eval_split": self.eval_split,
-            "seed": self.seed,
-            "mode": self.mode,
-            "timings": dict(self.timings),
-            "files": dict(self.files),
-            "models": {name: model.to_dict() for name, model in self.models.items()},
-            "changes": {name: comparison.to_dict() for name, comparison in self.changes.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The comparison of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
-        return cls(
-            axis=data["axis"],
-            groups=tuple(data["groups"]),
-            n_pairs=data["n_pairs"],
-            models=MappingProxyType({name: ComparedModel.from_dict(m) for name, m in data["models"].items()}),
-            corpus=data["corpus"],
-            eval_corpus=data["eval_corpus"],
-            eval_split=data["eval_split"],
-            seed=data["seed"],
-            mode=data["mode"],
-            timings=MappingProxyType(dict(data.get("timings") or {})),
-            files=MappingProxyType(dict(data.get("files") or {})),
-            changes=MappingProxyType({name: ModelComparison.from_dict(c) for name, c in (data.get("changes") or {}).items()}),
-        )

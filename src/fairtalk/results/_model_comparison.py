@@ -8,13 +8,13 @@ model's gap, the change in gap with its interval and test, non-inferiority and a
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Self
 
+from fairtalk._codec import SKIP, Codec
 from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -52,7 +52,7 @@ class Change(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class GapChange:
+class GapChange(Codec):
     """One result key of one axis, compared: both models' gaps, the change in gap, its tests and verdict.
 
     - ``baseline_a``/``baseline_b`` and ``candidate_a``/``candidate_b``: each model's side means;
@@ -69,8 +69,8 @@ class GapChange:
     - ``verdict``: a :class:`Change`. Intervals are at ``1 − α`` of the comparison.
     """
 
-    axis: str
-    key: str
+    axis: str = field(metadata=SKIP)  # filed under its axis and key in ``results.json``
+    key: str = field(metadata=SKIP)
     kind: str
     primary: bool
     higher_is_better: bool | None
@@ -105,28 +105,9 @@ class GapChange:
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Change(self.verdict))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` entry of this key (its axis and key are where it is filed)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("axis", "key")}
-        for name in ("baseline_ci", "candidate_ci", "change_ci", "total_ci"):
-            out[name] = list(out[name])
-        out["verdict"] = self.verdict.value
-        out["notes"] = list(self.notes)
-        return out
-
-    @classmethod
-    def from_dict(cls, axis: str, key: str, data: Mapping[str, Any]) -> GapChange:
-        """The key of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
-        known = {f.name for f in dataclasses.fields(cls)} - {"axis", "key"}
-        values = {k: v for k, v in data.items() if k in known}
-        for name in ("baseline_ci", "candidate_ci", "change_ci", "total_ci"):
-            values[name] = tuple(values.get(name) or (None, None))
-        values["notes"] = tuple(values.get("notes") or ())
-        return cls(axis=axis, key=key, **values)
-
 
 @dataclass(frozen=True, slots=True)
-class ComparedAxis:
+class ComparedAxis(Codec):
     """One axis both runs hold: its groups, the pairs compared, and what was left out and why.
 
     ``only_baseline``/``only_candidate`` count the pairs one run holds (``*_examples``: the first
@@ -134,7 +115,7 @@ class ComparedAxis:
     the same pair, left out); ``skipped`` maps a key that was not compared to why.
     """
 
-    axis: str
+    axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
     groups: tuple[str, str]
     n_pairs: int
     n_clusters: int | None
@@ -145,38 +126,6 @@ class ComparedAxis:
     n_context_differs: int = 0
     n_identical_answers: int = 0
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` entry of this axis."""
-        return {
-            "groups": list(self.groups),
-            "n_pairs": self.n_pairs,
-            "n_clusters": self.n_clusters,
-            "only_baseline": self.only_baseline,
-            "only_baseline_examples": list(self.only_baseline_examples),
-            "only_candidate": self.only_candidate,
-            "only_candidate_examples": list(self.only_candidate_examples),
-            "n_context_differs": self.n_context_differs,
-            "n_identical_answers": self.n_identical_answers,
-            "skipped": dict(self.skipped),
-        }
-
-    @classmethod
-    def from_dict(cls, axis: str, data: Mapping[str, Any]) -> ComparedAxis:
-        """The axis of a ``results.json`` entry."""
-        return cls(
-            axis=axis,
-            groups=tuple(data["groups"]),
-            n_pairs=data["n_pairs"],
-            n_clusters=data.get("n_clusters"),
-            only_baseline=data.get("only_baseline", 0),
-            only_baseline_examples=tuple(data.get("only_baseline_examples") or ()),
-            only_candidate=data.get("only_candidate", 0),
-            only_candidate_examples=tuple(data.get("only_candidate_examples") or ()),
-            n_context_differs=data.get("n_context_differs", 0),
-            n_identical_answers=data.get("n_identical_answers", 0),
-            skipped=MappingProxyType(dict(data.get("skipped") or {})),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,9 +229,9 @@ class ModelComparison(Result[tuple[str, str]]):
         return cls(
             baseline=data["baseline"],
             candidate=data["candidate"],
-            axes=tuple(ComparedAxis.from_dict(name, entry) for name, entry in axes.items()),
+            axes=tuple(ComparedAxis.from_dict({**entry, "axis": name}) for name, entry in axes.items()),
             changes=tuple(
-                GapChange.from_dict(name, key, row)
+                GapChange.from_dict({**row, "axis": name, "key": key})
                 for name, entry in axes.items()
                 for key, row in (entry.get("keys") or {}).items()
             ),

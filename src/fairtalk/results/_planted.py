@@ -10,10 +10,11 @@ the baseline of its own architecture.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING
 
+from fairtalk._codec import Codec
 from fairtalk.results._debias import DebiasComparison
 from fairtalk.results._model_comparison import Change
 from fairtalk.results._protocol import Result, Verdict
@@ -30,13 +31,8 @@ _LABELS = {"baseline": "baseline", "cda": "CDA", "wer": "WER"}
 _Bounds = tuple[float | None, float | None]
 
 
-def _bounds(value: Any) -> _Bounds:
-    lo, hi = value if value is not None else (None, None)
-    return (lo, hi)
-
-
 @dataclass(frozen=True, slots=True)
-class PlantedGap:
+class PlantedGap(Codec):
     """One planted model, one measure: the planted rate, the true gap, and what the audit recovered.
 
     - ``rate``: the probability of a planted reply on a group-B context;
@@ -65,22 +61,9 @@ class PlantedGap:
     mde: float | None
     n_unmapped: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the verdict as its string)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["ci"], out["verdict"] = list(self.ci), self.verdict.value
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The row of a :meth:`to_dict` dict."""
-        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        values["ci"], values["verdict"] = _bounds(data.get("ci")), Verdict(data["verdict"])
-        return cls(**values)
-
 
 @dataclass(frozen=True, slots=True)
-class DebiasedGap:
+class DebiasedGap(Codec):
     """One model trained on the planted corpus, one measure: its rates ``a``, ``b``, gap (``B - A``) and change from the baseline.
 
     ``model`` is the debiasing (``baseline``, ``cda``, ``wer``) and ``architecture`` the model kind
@@ -114,26 +97,9 @@ class DebiasedGap:
         """The row's key in :attr:`PlantedRecovery.verdicts`: the model for Seq2Seq (``cda``), else ``retrieval-cda``."""
         return self.model if self.architecture == "seq2seq" else f"{self.architecture}-{self.model}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (verdicts as their strings)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["ci"], out["change_ci"], out["verdict"] = list(self.ci), list(self.change_ci), self.verdict.value
-        out["change_verdict"] = None if self.change_verdict is None else self.change_verdict.value
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The row of a :meth:`to_dict` dict."""
-        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        values["ci"], values["change_ci"] = _bounds(data.get("ci")), _bounds(data.get("change_ci"))
-        values["verdict"] = Verdict(data["verdict"])
-        change = data.get("change_verdict")
-        values["change_verdict"] = None if change is None else Change(change)
-        return cls(**values)
-
 
 @dataclass(frozen=True, slots=True)
-class RankerPool:
+class RankerPool(Codec):
     """A retrieval ranker trained on the planted corpus: the planted replies in its pool, and how often it chose one.
 
     A ranker answers only from its candidate pool (the distinct training responses), so
@@ -148,18 +114,9 @@ class RankerPool:
     n_chosen_a: int
     n_chosen_b: int
 
-    def to_dict(self) -> dict[str, int]:
-        """A JSON-ready dict."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The pool of a :meth:`to_dict` dict."""
-        return cls(**{f.name: int(data[f.name]) for f in fields(cls)})
-
 
 @dataclass(frozen=True, slots=True)
-class PlantedRecovery(Result[tuple[str, str]]):
+class PlantedRecovery(Codec, Result[tuple[str, str]]):
     """``reproduce planted``: planted models' gaps against the truth, and a planted corpus debiased. Built once.
 
     ``planted`` holds a :class:`PlantedGap` per (rate, measure); ``corpus_rate`` is the planted
@@ -206,46 +163,3 @@ class PlantedRecovery(Result[tuple[str, str]]):
         rows = [{"part": "planted", **row.to_dict()} for row in self.planted]
         rows += [{"part": "debias", **row.to_dict()} for row in self.debiased]
         return pd.DataFrame(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` of ``reproduce planted``."""
-        return {
-            "axis": self.axis,
-            "groups": list(self.groups),
-            "base_model": self.base_model,
-            "n_pairs": self.n_pairs,
-            "seed": self.seed,
-            "mode": self.mode,
-            "planted": [row.to_dict() for row in self.planted],
-            "corpus_rate": self.corpus_rate,
-            "corpus": dict(self.corpus),
-            "debiased": [row.to_dict() for row in self.debiased],
-            "debias": None if self.debias is None else self.debias.to_dict(),
-            "debias_retrieval": None if self.debias_retrieval is None else self.debias_retrieval.to_dict(),
-            "pools": {name: pool.to_dict() for name, pool in self.pools.items()},
-            "timings": dict(self.timings),
-            "files": dict(self.files),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The result of its ``results.json`` dict (the inverse of :meth:`to_dict`)."""
-        debias, retrieval = data.get("debias"), data.get("debias_retrieval")
-        pools = {name: RankerPool.from_dict(pool) for name, pool in (data.get("pools") or {}).items()}
-        return cls(
-            axis=data["axis"],
-            groups=tuple(data["groups"]),
-            base_model=data["base_model"],
-            n_pairs=data["n_pairs"],
-            seed=data["seed"],
-            mode=data["mode"],
-            planted=tuple(PlantedGap.from_dict(row) for row in data["planted"]),
-            corpus_rate=data.get("corpus_rate"),
-            corpus=MappingProxyType(dict(data.get("corpus") or {})),
-            debiased=tuple(DebiasedGap.from_dict(row) for row in data.get("debiased") or ()),
-            debias=None if debias is None else DebiasComparison.from_dict(debias),
-            debias_retrieval=None if retrieval is None else DebiasComparison.from_dict(retrieval),
-            pools=MappingProxyType(pools),
-            timings=MappingProxyType(dict(data.get("timings") or {})),
-            files=MappingProxyType(dict(data.get("files") or {})),
-        )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import SKIP, Codec
 from fairtalk._responses import ResponseSet
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results._audit import AuditResult
@@ -23,7 +23,7 @@ __all__ = ["RESERVED_NAMES", "AuditRun", "AxisRun", "GenerationSummary", "axis_f
 
 
 @dataclass(frozen=True, slots=True)
-class GenerationSummary:
+class GenerationSummary(Codec):
     """How the responses of one axis were obtained: the model, and what came from the store.
 
     Items are pair sides (two per pair). ``n_cached`` were served by the run store,
@@ -62,43 +62,6 @@ class GenerationSummary:
     n_retries_refused: int | None = None
     tuning: Mapping[str, Any] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return {
-            "model": self.model,
-            "settings": dict(self.settings),
-            "n_items": self.n_items,
-            "n_cached": self.n_cached,
-            "n_generated": self.n_generated,
-            "n_errors": self.n_errors,
-            "n_pairs": self.n_pairs,
-            "n_pairs_with_errors": self.n_pairs_with_errors,
-            "seconds": self.seconds,
-            "error_examples": list(self.error_examples),
-            "error_counts": dict(self.error_counts),
-            "n_unencodable": self.n_unencodable,
-            "max_in_flight": self.max_in_flight,
-            "max_concurrency": self.max_concurrency,
-            "n_retries": self.n_retries,
-            "retry_budget": self.retry_budget,
-            "n_retries_refused": self.n_retries_refused,
-            "tuning": None if self.tuning is None else dict(self.tuning),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The summary of a :meth:`to_dict` dict."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        return cls(
-            **{
-                **values,
-                "settings": MappingProxyType(dict(values.get("settings") or {})),
-                "error_examples": tuple(values.get("error_examples") or ()),
-                "error_counts": MappingProxyType(dict(values.get("error_counts") or {})),
-            }
-        )
-
 
 def axis_folder(axis: str) -> str:
     """The folder of an axis inside an audit's output folder (the axis name, safe characters only).
@@ -132,7 +95,7 @@ def check_axis_folders(axes: Sequence[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class AxisRun:
+class AxisRun(Codec):
     """One axis of an audit: its result, pair coverage, generation counts, stage times, pairs and responses.
 
     ``coverage`` is what the pairs stage saw and kept; ``timings`` maps a stage
@@ -148,46 +111,31 @@ class AxisRun:
     coverage: Coverage
     generation: GenerationSummary
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False)
-    responses: ResponseSet | None = field(default=None, repr=False, compare=False)
+    pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False, metadata=SKIP)
+    responses: ResponseSet | None = field(default=None, repr=False, compare=False, metadata=SKIP)
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
+
+    #: Its JSON: the fields but the pairs and responses (``pairs.jsonl``, ``responses.jsonl``), its folder second.
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "axis",
+        "folder",
+        "result",
+        "coverage",
+        "generation",
+        "timings",
+        "similarity",
+        "pairs_check",
+    )
 
     @property
     def folder(self) -> str:
         """The axis' folder inside the audit's output folder."""
         return axis_folder(self.axis)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the result as ``AuditResult.to_dict()``)."""
-        return {
-            "axis": self.axis,
-            "folder": self.folder,
-            "result": self.result.to_dict(),
-            "coverage": self.coverage.to_dict(),
-            "generation": self.generation.to_dict(),
-            "timings": dict(self.timings),
-            "similarity": None if self.similarity is None else self.similarity.to_dict(),
-            "pairs_check": None if self.pairs_check is None else self.pairs_check.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The axis of a :meth:`to_dict` dict (without its pairs and responses, which it does not hold)."""
-        similarity, check = data.get("similarity"), data.get("pairs_check")
-        return cls(
-            axis=data["axis"],
-            result=AuditResult.from_dict(data["result"]),
-            coverage=Coverage.from_dict(data["coverage"]),
-            generation=GenerationSummary.from_dict(data["generation"]),
-            timings=MappingProxyType(dict(data.get("timings") or {})),
-            similarity=None if similarity is None else SimilarityResult.from_dict(similarity),
-            pairs_check=None if check is None else PairsCheck.from_dict(check),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class AuditRun(Result[tuple[str, str]]):
+class AuditRun(Codec, Result[tuple[str, str]]):
     """A whole audit: one :class:`AxisRun` per axis, in the order audited. Built once.
 
     ``results`` maps axis -> AuditResult; ``n_cached``/``n_generated``/``n_errors`` sum
@@ -210,6 +158,22 @@ class AuditRun(Result[tuple[str, str]]):
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     _file_kind: ClassVar[ResultKind] = "run"
+    #: ``run.json``: the fields and the sums over the axes (recomputed when read, not read).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "run_id",
+        "model",
+        "corpus",
+        "split",
+        "seed",
+        "settings",
+        "store",
+        "n_cached",
+        "n_generated",
+        "n_errors",
+        "timings",
+        "config",
+        "axes",
+    )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (axis, measure): every axis's ``AuditResult.to_frame()`` stacked, indexed by both."""
@@ -257,36 +221,3 @@ class AuditRun(Result[tuple[str, str]]):
     def detected(self) -> tuple[tuple[str, str], ...]:
         """(axis, measure) of every primary measure whose verdict is a difference detected (at each axis' own α)."""
         return tuple((axis, key) for axis, result in self.results.items() for key in result.detected())
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of the run (``run.json``)."""
-        return {
-            "run_id": self.run_id,
-            "model": self.model,
-            "corpus": self.corpus,
-            "split": self.split,
-            "seed": self.seed,
-            "settings": dict(self.settings),
-            "store": self.store,
-            "n_cached": self.n_cached,
-            "n_generated": self.n_generated,
-            "n_errors": self.n_errors,
-            "timings": dict(self.timings),
-            "config": dict(self.config),
-            "axes": {name: run.to_dict() for name, run in self.axes.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The run of a :meth:`to_dict` dict (or ``run.json``); the counts it sums are recomputed, not read."""
-        return cls(
-            axes=MappingProxyType({name: AxisRun.from_dict(axis) for name, axis in data["axes"].items()}),
-            model=data["model"],
-            corpus=data["corpus"],
-            split=data["split"],
-            seed=data["seed"],
-            settings=MappingProxyType(dict(data.get("settings") or {})),
-            store=data.get("store"),
-            run_id=data.get("run_id", ""),
-            config=MappingProxyType(dict(data.get("config") or {})),
-        )

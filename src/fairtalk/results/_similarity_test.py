@@ -19,8 +19,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import Codec
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._schema import versioned
 
@@ -34,7 +35,7 @@ BASELINE_KINDS = ("measured", "zero")
 
 
 @dataclass(frozen=True, slots=True)
-class SimilarityRow:
+class SimilarityRow(Codec):
     """One similarity method: mean divergence (1 - similarity) of counterfactual and baseline answer pairs.
 
     ``difference`` is counterfactual - baseline (positive: the group swap changes answers more
@@ -58,6 +59,22 @@ class SimilarityRow:
     verdict: Verdict
     note: str | None = None
 
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "method",
+        "n_pairs",
+        "counterfactual",
+        "baseline",
+        "difference",
+        "ci95",
+        "test",
+        "p",
+        "p_adjusted",
+        "detected",
+        "verdict",
+        "note",
+    )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
 
@@ -65,32 +82,9 @@ class SimilarityRow:
         """Whether the row shows a difference from the baseline (the test and its interval agree)."""
         return self.verdict.shows_difference
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "method": self.method,
-            "n_pairs": self.n_pairs,
-            "counterfactual": self.counterfactual,
-            "baseline": self.baseline,
-            "difference": self.difference,
-            "ci95": list(self.ci95),
-            "test": self.test,
-            "p": self.p,
-            "p_adjusted": self.p_adjusted,
-            "detected": self.detected(),
-            "verdict": self.verdict.value,
-            "note": self.note,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The row of a ``similarity.json`` entry (the inverse of :meth:`to_dict`)."""
-        fields = {"method", "n_pairs", "counterfactual", "baseline", "difference", "test", "p", "p_adjusted", "note", "verdict"}
-        return cls(ci95=tuple(data.get("ci95") or (None, None)), **{k: v for k, v in data.items() if k in fields})
-
 
 @dataclass(frozen=True, slots=True)
-class SimilarityResult(Result[str]):
+class SimilarityResult(Codec, Result[str]):
     """Counterfactual answer pairs against a no-effect baseline, per similarity method.
 
     The baseline answers the *same* context twice, with the seeds a counterfactual pair's two
@@ -120,52 +114,26 @@ class SimilarityResult(Result[str]):
     reask_check: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     warnings: tuple[str, ...] = ()
 
+    #: Its JSON keys in order (fields and derived properties).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "axis",
+        "model",
+        "alpha",
+        "seed",
+        "n_pairs",
+        "n_clusters",
+        "sampled",
+        "baseline_kind",
+        "reask_check",
+        "warnings",
+        "rows",
+        "summary",
+    )
+
     @property
     def verdicts(self) -> Mapping[str, Verdict]:
         """Method -> its row's verdict, in the rows' order."""
         return MappingProxyType({row.method: row.verdict for row in self.rows})
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (``similarity.json``)."""
-        return {
-            "axis": self.axis,
-            "model": self.model,
-            "alpha": self.alpha,
-            "seed": self.seed,
-            "n_pairs": self.n_pairs,
-            "n_clusters": self.n_clusters,
-            "sampled": self.sampled,
-            "baseline_kind": self.baseline_kind,
-            "reask_check": dict(self.reask_check),
-            "warnings": list(self.warnings),
-            "rows": [r.to_dict() for r in self.rows],
-            "summary": dict(self.summary),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Read a result back from its ``similarity.json`` dict (the inverse of :meth:`to_dict`).
-
-        Examples
-        --------
-        >>> result = SimilarityResult("gender", "m", 0.05, 0, 0, None, (), sampled=False, baseline_kind="zero")
-        >>> SimilarityResult.from_dict(result.to_dict()) == result
-        True
-        """
-        return cls(
-            axis=data["axis"],
-            model=data["model"],
-            alpha=data["alpha"],
-            seed=data["seed"],
-            n_pairs=data["n_pairs"],
-            n_clusters=data.get("n_clusters"),
-            rows=tuple(SimilarityRow.from_dict(r) for r in data.get("rows") or ()),
-            summary=MappingProxyType(dict(data.get("summary") or {})),
-            sampled=data.get("sampled", True),
-            baseline_kind=data.get("baseline_kind", "measured"),
-            reask_check=MappingProxyType(dict(data.get("reask_check") or {})),
-            warnings=tuple(data.get("warnings") or ()),
-        )
 
     def to_json(self) -> str:
         """``to_dict()`` as strict JSON, indented, non-ASCII escaped (``similarity.json`` as it has always been written)."""

@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+
+from fairtalk._codec import Codec, via
 
 __all__ = [
     "SPENDING_FUNCTIONS",
@@ -106,8 +108,15 @@ def alpha_spent(t: float, *, alpha: float, spending: str = "obrien-fleming") -> 
     return float(2.0 * norm.sf(norm.isf(alpha / 2.0) / math.sqrt(t)))
 
 
+#: Critical values in JSON: an infinite ``z`` (a look that spends nothing) as null.
+_Z = via(
+    lambda values: [None if math.isinf(z) else z for z in values],
+    lambda values: tuple(math.inf if z is None else float(z) for z in values),
+)
+
+
 @dataclass(frozen=True, slots=True)
-class Boundaries:
+class Boundaries(Codec):
     """A group-sequential design's boundaries: per look its critical ``|z|``, nominal level and α spent so far.
 
     ``z[k]`` is the critical value of look ``k`` (``inf`` when the look spends nothing);
@@ -116,24 +125,12 @@ class Boundaries:
     """
 
     fractions: tuple[float, ...]
-    z: tuple[float, ...]
+    z: tuple[float, ...] = field(metadata=_Z)
     nominal: tuple[float, ...]
     spent: tuple[float, ...]
     alpha: float
     spending: str
     sides: int
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict (an infinite ``z`` as None)."""
-        return {
-            "fractions": list(self.fractions),
-            "z": [None if math.isinf(z) else z for z in self.z],
-            "nominal": list(self.nominal),
-            "spent": list(self.spent),
-            "alpha": self.alpha,
-            "spending": self.spending,
-            "sides": self.sides,
-        }
 
 
 def boundaries(
