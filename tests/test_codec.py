@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 import pytest
 
 from fairtalk._codec import SKIP, Codec, key
-from fairtalk.debias._cda import AugmentedDialogue
-from fairtalk.measures._linear import TrainReport
-from fairtalk.prompts._completions import CompletionSummary
-from fairtalk.prompts._records import (
+from fairtalk.debias import AugmentedDialogue
+from fairtalk.measures import TrainReport
+from fairtalk.prompts import (
     AnalysisConfig,
     AnalysisCounts,
+    CompletionSummary,
     Gap,
     InferenceSettings,
     NullRobustness,
@@ -27,12 +27,21 @@ from fairtalk.prompts._records import (
     Spread,
     VarianceShares,
 )
-from fairtalk.results import Verdict
-from fairtalk.results._by_turn import ByTurnResult, TurnBucket, TurnGap
-from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange
-from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
-from fairtalk.results._run import GenerationSummary
-from fairtalk.results._similarity_test import SimilarityRow
+from fairtalk.results import (
+    ByTurnResult,
+    Change,
+    ComparedAxis,
+    DebiasedGap,
+    GapChange,
+    GenerationSummary,
+    PlantedGap,
+    PlantedRecovery,
+    RankerPool,
+    SimilarityRow,
+    TurnBucket,
+    TurnGap,
+    Verdict,
+)
 from fairtalk.stats._sequential import Boundaries, boundaries
 
 _SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)

@@ -17,6 +17,7 @@ from fairtalk.measures._degenerate import Degenerate
 from fairtalk.measures._diversity import DEFINITIONS, DistinctStatistic, Diversity
 from fairtalk.measures._judge import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
 from fairtalk.measures._length import Length
+from fairtalk.measures._linear import TrainReport
 from fairtalk.measures._offense import Offense
 from fairtalk.measures._refusal import REFUSAL_PATTERNS, Refusal
 from fairtalk.measures._regard import Regard
@@ -43,6 +44,7 @@ from fairtalk.measures._text import dedupe, preprocess, tokenize
 from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
 
 __all__ = [
+    "TrainReport",
     "rouge_l",
     "Degenerate",
     "DEFAULT_RUBRIC",
