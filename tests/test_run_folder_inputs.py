@@ -269,6 +269,7 @@ def test_compare_reads_no_axis_folder_outside_the_run(tmp_path: Path) -> None:
         (json.dumps([1, 2]), "expected a JSON object, got list"),
     ],
 )
+@pytest.mark.unvalidated_files  # the hostile results.json is the input under test
 def test_label_refuses_a_hostile_results_json_beside_the_responses(
     folders: dict[str, Path], tmp_path: Path, content: str, needle: str
 ) -> None:

@@ -332,7 +332,7 @@ def power_rate_equivalence(
     Examples
     --------
     >>> round(power_rate_equivalence(1000, 0.02, 0.02), 3)  # about 20 discordant pairs, margin ±2 points
-    0.996
+    0.989
     """
     null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
     return null.power(max(1, int(n)))
@@ -365,7 +365,9 @@ def pairs_for_rate_equivalence(
     Examples
     --------
     >>> pairs_for_rate_equivalence(0.005, 0.02)  # half a percent of pairs differ: the normal formula said 136
-    337
+    253
+    >>> round(power_rate_equivalence(252, 0.005, 0.02), 3), round(power_rate_equivalence(253, 0.005, 0.02), 3)
+    (0.765, 0.835)
     """
     null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
     sd = math.sqrt(discordance) if sd_difference is None else sd_difference
