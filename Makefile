@@ -1,4 +1,5 @@
-# fairtalk: `make demo` installs into .venv and runs the main job; `make test` runs the suite; `make lint` runs ruff and mypy;
+# fairtalk: `make demo` installs into .venv and runs the main job; `make test` runs the suite but its slow tests (`make
+# test-slow` runs those; CI runs both); `make lint` runs ruff and mypy;
 # `make docs` builds the documentation site into site/.
 PY ?= python3
 VENV := .venv
@@ -6,7 +7,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the local CPU build; an unpinned torch pulls gigabytes of CUDA.
 TORCH := torch==2.13.0
 
-.PHONY: demo test lint docs install install-dev chromium clean
+.PHONY: demo test test-slow lint docs install install-dev chromium clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,8 +31,13 @@ chromium:
 	  (apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq chromium >/dev/null 2>&1) || true; }
 
 # On every core (pytest-xdist); the tests that start Ray run on one worker, one at a time (tests/conftest.py).
+# `make test` leaves out the tests listed in tests/slow_tests.txt (3 s or more each: the docs examples, end-to-end
+# audits, Ray, Chromium, simulations); `make test-slow` runs just those. .ci/run runs both.
 test: install-dev chromium
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not slow"
+
+test-slow: install-dev chromium
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m slow
 
 # Static checks, kept apart from the tests: ruff and mypy come with the dev extra (`make install-dev` or `make test` first).
 lint:

@@ -182,7 +182,27 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+#: The test functions marked ``slow`` (3 s or more), one ``path::function`` a line: see ``tools/slow_tests.py``.
+SLOW_TESTS_FILE = Path(__file__).with_name("slow_tests.txt")
+
+
+def slow_tests() -> frozenset[str]:
+    """The ``path::function`` ids listed in :data:`SLOW_TESTS_FILE` (comments and blank lines skipped)."""
+    lines = SLOW_TESTS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests listed in ``slow_tests.txt`` ``slow`` (before ``-m`` selects), and put the Ray tests in one group."""
+    slow = slow_tests()
+    for item in items:
+        if item.nodeid.split("[")[0] in slow:
+            item.add_marker(pytest.mark.slow)
+    _group_ray_tests(items)
+
+
+def _group_ray_tests(items: list[pytest.Item]) -> None:
     """Put every test that starts Ray in the ``ray`` xdist group (``--dist loadgroup`` runs a group on one worker)."""
     for item in items:
         uses_cluster = isinstance(item, pytest.Function) and "cluster" in item.fixturenames
