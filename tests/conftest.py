@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from slow_list import slow_tests
+
 #: Whether Ray is installed (the dev extra installs it; ``pip install 'fairtalk[ray]'``).
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 #: The longest Ray temp dir: Ray's socket paths (``<temp dir>/session_<date>_<pid>/sockets/plasma_store``) add about
@@ -180,16 +182,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "unvalidated_files: writes a malformed or hostile results.json / run.json on purpose (no schema check at teardown)",
     )
-
-
-#: The test functions marked ``slow`` (3 s or more), one ``path::function`` a line: see ``tools/slow_tests.py``.
-SLOW_TESTS_FILE = Path(__file__).with_name("slow_tests.txt")
-
-
-def slow_tests() -> frozenset[str]:
-    """The ``path::function`` ids listed in :data:`SLOW_TESTS_FILE` (comments and blank lines skipped)."""
-    lines = SLOW_TESTS_FILE.read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 @pytest.hookimpl(tryfirst=True)

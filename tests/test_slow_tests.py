@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import slow_tests
+from slow_list import slow_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 
