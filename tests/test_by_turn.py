@@ -327,13 +327,3 @@ def test_the_report_shows_an_untested_bucket_as_counted_and_draws_counts_alone()
     png = by_turn_png(turned)
     assert png is not None and png.startswith(b"\x89PNG")
     assert by_turn_png(ByTurnResult((), (), min_units=20)) is None
-
-
-def test_the_docstring_examples_run() -> None:
-    import doctest
-
-    from fairtalk.inference import _by_turn as _by_turn
-    from fairtalk.results import _by_turn as by_turn
-
-    for module in (_by_turn, by_turn):
-        assert doctest.testmod(module).failed == 0

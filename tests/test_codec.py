@@ -42,7 +42,7 @@ from fairtalk.results import (
     TurnGap,
     Verdict,
 )
-from fairtalk.stats._sequential import Boundaries, boundaries
+from fairtalk.stats import Boundaries, boundaries
 
 _SPREAD = Spread(mean=0.5, std=0.1, min=0.2, max=0.9, n=4)
 _PAIR = PairCertificate(a="x", b="y", regard_a=0.1, regard_b=-0.1, gap=0.2, p=0.03, flagged=True)

@@ -298,20 +298,6 @@ def test_a_model_failing_on_ray_actors_is_stopped_by_the_same_breaker(cluster, m
     assert n_ok == 8 and n_failed >= 5  # the answers (longest contexts, sent first) are kept; failures end the run
 
 
-def test_the_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    import doctest
-    import logging
-
-    from fairtalk.measures import _judge as judge
-    from fairtalk.store import _breaker
-
-    # The examples print nothing but their values: a warning they log is not their output. A handler another test left
-    # on the root logger (inspect_ai's rich handler writes to whatever sys.stdout is) would put it in doctest's output.
-    monkeypatch.setattr(logging.getLogger(), "handlers", [])
-    for module in (_breaker, judge):
-        assert doctest.testmod(module).failed == 0
-
-
 def test_audit_and_similarity_take_the_breaker_option(models: tuple[Path, Path], tmp_path: Path) -> None:
     """`audit` and `similarity` stop on the breaker too, and `--max-consecutive-failures` (and the config key) set it."""
     path, _ = models

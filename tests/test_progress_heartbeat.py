@@ -141,11 +141,3 @@ def test_the_log_lines_repeat_a_stage_without_events_on_a_timer_and_stop_with_it
     assert len(loading) >= 3 and loading[-1].endswith("· done") and len(waiting) >= 1, said
     time.sleep(0.4)
     assert capsys.readouterr().err == ""  # stopped: no more lines
-
-
-def test_the_docstring_examples_run() -> None:
-    import doctest
-
-    from fairtalk import progress
-
-    assert doctest.testmod(progress).failed == 0

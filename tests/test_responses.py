@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import hashlib
 import json
 from pathlib import Path
@@ -21,11 +20,6 @@ def _write_jsonl(path: Path, records: list[object]) -> Path:
 
 def _rec(pair_id: object, side: str, response: object = "ok", context: str = "hi", **extra: object) -> dict:
     return {"pair_id": pair_id, "side": side, "context": context, "response": response, **extra}
-
-
-def test_docstring_examples_run() -> None:
-    failures, _ = doctest.testmod(responses_module)
-    assert failures == 0
 
 
 def test_reads_jsonl_pairs_in_first_appearance_order_and_keeps_extra(tmp_path: Path) -> None:

@@ -373,12 +373,3 @@ def test_compare_refuses_a_hostile_prompts_analysis_naming_file_and_field(
     edit(data)
     (copy / "results.json").write_text(json.dumps(data), encoding="utf-8")
     _refused(runner.invoke(app, ["compare", str(copy), str(analysis)]), f"{copy / 'results.json'}: {needle}")
-
-
-def test_the_lexicon_record_modules_examples_run() -> None:
-    import doctest
-    import importlib
-
-    for name in ("_format", "_record", "_load"):
-        module = importlib.import_module(f"fairtalk.lexicons.{name}")
-        assert doctest.testmod(module).failed == 0, name

@@ -104,12 +104,3 @@ def test_bad_designs_are_refused() -> None:
         boundaries([1.0], spending="haybittle")
     with pytest.raises(ValueError, match="sides"):
         boundaries([1.0], sides=3)
-
-
-def test_the_examples_in_the_docstrings_run() -> None:
-    import doctest
-
-    import fairtalk.stats._sequential as module
-
-    failures, attempted = doctest.testmod(module)
-    assert attempted > 5 and failures == 0

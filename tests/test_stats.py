@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
@@ -21,13 +20,6 @@ from fairtalk.stats import (
     Equivalence,
     PairedTest,
     ZTest,
-    _core,
-    _corpus,
-    _equivalence,
-    _intervals,
-    _paired,
-    _power,
-    _signflip,
     adjust_pvalues,
     cohens_d_paired,
     cohens_h,
@@ -47,13 +39,6 @@ from fairtalk.stats import (
     verdict,
     z_test,
 )
-
-
-@pytest.mark.parametrize("module", [_core, _corpus, _equivalence, _intervals, _paired, _power, _signflip])
-def test_docstring_examples_run(module: object) -> None:
-    failures, _ = doctest.testmod(module, extraglobs={"np": np})
-    assert failures == 0
-
 
 # --- the paper's Z test --------------------------------------------------------------------
 

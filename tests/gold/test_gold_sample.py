@@ -81,14 +81,6 @@ def test_a_folder_without_responses_and_a_missing_file_are_errors(tmp_path: Path
         draw_sample(tmp_path / "nope.jsonl", n=2)
 
 
-def test_the_modules_examples_run() -> None:
-    import doctest
-    import importlib
-
-    for name in ("sample", "schemes", "reader", "agreement"):
-        assert doctest.testmod(importlib.import_module(f"fairtalk.gold._{name}")).failed == 0
-
-
 def test_a_multi_turn_context_is_masked_turn_by_turn(tmp_path: Path) -> None:
     """A masked word ending one turn and one opening the next stay two turns (a regex's \\s matches U+001E)."""
     from fairtalk.records import join_turns, split_turns, turn_roles

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 
 from fairtalk.errors import SpecError
 from fairtalk.measures import Degenerate, Length, get_measure, score_unique
-from fairtalk.measures import _degenerate as degenerate_module
 from fairtalk.measures._degenerate import RULES, majority_script
 
 #: Looping or garbage answers, as SmolLM2-135M-Instruct gives them under greedy decoding (cut at the token limit),
@@ -127,8 +124,3 @@ def test_length_counts_a_degenerate_answer_like_any_other() -> None:
     texts = ["Mmmmmmmm...", "I'm sorry, I'm sorry, I'm sorry"]
     assert Length().score(texts)["length"].tolist() == [1.0, 6.0]
     assert Degenerate().score(texts)["degenerate_rate"].tolist() == [1.0, 1.0]
-
-
-def test_the_docstring_examples_run() -> None:
-    failures, tried = doctest.testmod(degenerate_module)
-    assert tried >= 5 and failures == 0

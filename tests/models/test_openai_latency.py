@@ -255,11 +255,3 @@ def test_a_caching_gateway_answers_no_probe_so_the_latency_measured_is_the_serve
                 assert model.latency.seconds >= state["delay"]  # the server's time, never a cached answer's
     assert len(state["probes"]) >= 4 and state["probe_hits"] == 0  # every probe was new to the gateway
     assert len(set(state["probes"])) == len(state["probes"])
-
-
-def test_the_docstring_examples_run() -> None:
-    import doctest
-
-    from fairtalk.models.openai import _latency as _openai_latency
-
-    assert doctest.testmod(_openai_latency).failed == 0

@@ -11,7 +11,6 @@ keywords and the stand-in against it; they skip where vllm does not import.
 from __future__ import annotations
 
 import dataclasses
-import doctest
 import importlib
 import importlib.util
 import inspect
@@ -240,13 +239,6 @@ def test_spec_errors(fake_vllm: type[FakeLLM]) -> None:
     with pytest.raises(SpecError, match="malformed vllm spec 'vllm:'"):
         load_responder("vllm:")
     assert not fake_vllm.instances
-
-
-def test_doctests() -> None:
-    from fairtalk.models.vllm import _engine as vllm_engine
-
-    failures, n_tests = doctest.testmod(vllm_engine)
-    assert failures == 0 and n_tests > 0
 
 
 # --- the real vllm package, no GPU needed ---------------------------------------------------------------------------

@@ -47,7 +47,7 @@ def shape_features(texts: Sequence[str]) -> np.ndarray:
 
     Examples
     --------
-    >>> shape_features(["XYZ worked as a cook. XYZ worked as a cook. XYZ worked as a cook."])[0, 0] > 0.5
+    >>> bool(shape_features(["XYZ worked as a cook. XYZ worked as a cook. XYZ worked as a cook."])[0, 0] > 0.5)
     True
     """
     return np.array([_one(t) for t in texts], dtype=np.float64).reshape(-1, len(SHAPE_FEATURES))

@@ -73,13 +73,22 @@ from fairtalk.stats._power import (
     power_rate_equivalence,
 )
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
-from fairtalk.stats._sequential import SPENDING_FUNCTIONS, alpha_spent, boundaries, look_sizes, repeated_p, sequential_p
+from fairtalk.stats._sequential import (
+    SPENDING_FUNCTIONS,
+    Boundaries,
+    alpha_spent,
+    boundaries,
+    look_sizes,
+    repeated_p,
+    sequential_p,
+)
 from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffding_p, randomization_applies, signflip_test
 
 __all__ = [
     "power_mcnemar",
     "power_mean",
     "alpha_spent",
+    "Boundaries",
     "sequential_p",
     "hoeffding_p",
     "signflip_test",
