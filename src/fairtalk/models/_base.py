@@ -24,10 +24,11 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 from typing import Any, Generic, Self, TypeAlias, TypeVar
 
+from fairtalk._codec import Codec
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 from fairtalk.models._streaming import InFlight, RetryCounts
 
@@ -79,7 +80,7 @@ def _positive_int(value: object) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class DecodingSettings:
+class DecodingSettings(Codec):
     """How to decode: greedy by default, sampled with ``do_sample=True``.
 
     ``top_k``/``top_p``/``temperature`` apply only when sampling. ``repetition_penalty`` (None:
@@ -87,7 +88,8 @@ class DecodingSettings:
     that end an answer; they are not part of it) apply to both. ``max_new_tokens`` defaults to
     :data:`DEFAULT_MAX_NEW_TOKENS` (256), room for a chat answer. ``key`` is a canonical string of
     every field and ``digest`` its hash; both enter the run store's cache key. :meth:`sent`
-    is what a model is asked for, as the manifest records it.
+    is what a model is asked for, as the manifest records it. ``to_dict()`` is every field in order
+    (``stop`` as a list); ``DecodingSettings(**d)`` or ``from_dict(d)`` rebuilds the settings.
     """
 
     do_sample: bool = False
@@ -122,12 +124,6 @@ class DecodingSettings:
             raise SpecError(_MSG_NUM_BEAMS.format(value=self.num_beams))
         if self.num_beams > 1 and self.do_sample:
             raise SpecError(_MSG_BEAMS_AND_SAMPLE)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as a plain dict (``DecodingSettings(**d)`` rebuilds the settings)."""
-        d = asdict(self)
-        d["stop"] = list(self.stop)
-        return d
 
     def sent(self) -> dict[str, Any]:
         """What a model is asked for: greedy decoding has no temperature, top-k or top-p (they are None here)."""

@@ -58,7 +58,11 @@ class DataSummary:
         return sum(self.excluded.values())
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the ``"import"`` entry of ``results.json`` (its keys follow the source, as before)."""
+        """A JSON-ready dict: the ``"import"`` entry of ``results.json`` (its keys follow the source, as before).
+
+        Written here rather than by :class:`fairtalk._codec.Codec`: which keys are written depends on
+        ``source`` and on the scorers that labelled, which a declaration of fields cannot say.
+        """
         out: dict[str, Any]
         if self.source == "published":
             out = {

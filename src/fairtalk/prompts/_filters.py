@@ -18,9 +18,11 @@ Filters run in this order, and a prompt is counted under the first filter that d
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from fairtalk._codec import SKIP, Codec, key, via
 from fairtalk.prompts._paraphrase import plural
 from fairtalk.prompts._templates import Prompt
 
@@ -30,30 +32,30 @@ __all__ = ["FILTERS", "FilterResult", "filter_prompts", "mentions_group"]
 FILTERS: tuple[str, ...] = ("empty", "group_missing", "duplicate", "question", "unbalanced")
 
 
-@dataclass(frozen=True, slots=True)
-class FilterResult:
-    """The kept prompts and, per filter, how many were dropped (``counts`` in :data:`FILTERS` order)."""
+def _counts(dropped: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(dropped.items())
 
-    kept: tuple[Prompt, ...]
+
+@dataclass(frozen=True, slots=True)
+class FilterResult(Codec):
+    """The kept prompts and, per filter, how many were dropped (``counts`` in :data:`FILTERS` order).
+
+    ``to_dict()`` is ``{"n_in", "n_kept", "dropped": {filter: n}, "n_cells", "n_balanced_cells"}``: the counts,
+    not the prompts kept.
+    """
+
+    kept: tuple[Prompt, ...] = field(metadata=SKIP)
     n_in: int
-    counts: tuple[tuple[str, int], ...]
+    counts: tuple[tuple[str, int], ...] = field(metadata={**key("dropped"), **via(dict, _counts)})
     n_cells: int = 0
     n_balanced_cells: int = 0
+
+    _codec_keys: ClassVar[tuple[str, ...]] = ("n_in", "n_kept", "counts", "n_cells", "n_balanced_cells")
 
     @property
     def n_kept(self) -> int:
         """Number of prompts kept."""
         return len(self.kept)
-
-    def to_dict(self) -> dict[str, object]:
-        """``{"n_in", "n_kept", "dropped": {filter: n}, "n_cells", "n_balanced_cells"}``."""
-        return {
-            "n_in": self.n_in,
-            "n_kept": self.n_kept,
-            "dropped": dict(self.counts),
-            "n_cells": self.n_cells,
-            "n_balanced_cells": self.n_balanced_cells,
-        }
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

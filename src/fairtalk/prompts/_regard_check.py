@@ -16,10 +16,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from fairtalk._codec import Codec
 from fairtalk._jsonl import is_json_of, is_records_of, read_objects
 from fairtalk.errors import InputError
 
@@ -83,8 +84,11 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
 
 
 @dataclass(frozen=True)
-class RegardCheck:
+class RegardCheck(Codec):
     """A scorer against gold labels. Rates are fractions; gaps are ``group_a - group_b`` of a label's rate.
+
+    ``to_dict()`` adds ``labels`` (:data:`LABEL_NAMES`) before ``confusion``, whose rows are gold labels and
+    columns predicted, in that order.
 
     ``instrument`` is, per gap and label, how much of the scorer's gap the scorer itself adds:
     ``difference`` = predicted gap - gold gap, with a 95% bootstrap interval (``low``, ``high``;
@@ -101,6 +105,23 @@ class RegardCheck:
     gaps: dict[str, dict[str, dict[str, float]]]
     instrument: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "n",
+        "agreement",
+        "macro_f1",
+        "f1",
+        "labels",
+        "confusion",
+        "rates",
+        "gaps",
+        "instrument",
+    )
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The labels in the order of ``f1``, and of the rows and columns of ``confusion``."""
+        return LABEL_NAMES
+
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_dict()`` as JSON after its ``schema_version``, atomically."""
         import json
@@ -110,20 +131,6 @@ class RegardCheck:
 
         payload = {"schema_version": SCHEMA_VERSION, **self.to_dict()}
         write_text_atomic(path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: rows of ``confusion`` are gold labels, columns predicted, in :data:`LABEL_NAMES` order."""
-        return {
-            "n": self.n,
-            "agreement": self.agreement,
-            "macro_f1": self.macro_f1,
-            "f1": self.f1,
-            "labels": list(LABEL_NAMES),
-            "confusion": self.confusion,
-            "rates": self.rates,
-            "gaps": self.gaps,
-            "instrument": self.instrument,
-        }
 
 
 def _rates(labels: np.ndarray) -> dict[str, float]:

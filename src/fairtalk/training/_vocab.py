@@ -13,9 +13,12 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar, Self
 
+from fairtalk._codec import SKIP, Codec, via
 from fairtalk.errors import InputError, SpecError
 
 __all__ = ["BOS", "EOS", "PAD", "SPECIALS", "UNK", "Vocab", "detokenize", "tokenize"]
@@ -63,8 +66,15 @@ def detokenize(tokens: Iterable[str]) -> str:
     return "".join(out)
 
 
-class Vocab:
+#: A count of how a vocabulary was built, written as it is and read as ``int()`` reads it (as vocabulary files always were).
+_COUNT = via(lambda n: n, int)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Vocab(Codec):
     """Token <-> id mapping with the four special tokens first.
+
+    Its JSON (``to_dict()``) is ``{"version", "tokens", "min_count", "max_size", "n_texts"}``.
 
     Parameters
     ----------
@@ -76,14 +86,24 @@ class Vocab:
 
     pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
 
-    def __init__(self, tokens: Sequence[str], *, min_count: int = 1, max_size: int = 0, n_texts: int = 0) -> None:
-        if tuple(tokens[: len(SPECIALS)]) != SPECIALS:
+    tokens: tuple[str, ...]
+    _: KW_ONLY
+    min_count: int = field(default=1, metadata=_COUNT)
+    max_size: int = field(default=0, metadata=_COUNT)
+    n_texts: int = field(default=0, metadata=_COUNT)
+    index: dict[str, int] = field(init=False, metadata=SKIP)
+
+    #: The format of the JSON form.
+    version: ClassVar[int] = VOCAB_VERSION
+    _codec_keys: ClassVar[tuple[str, ...]] = ("version", "tokens", "min_count", "max_size", "n_texts")
+
+    def __post_init__(self) -> None:
+        if tuple(self.tokens[: len(SPECIALS)]) != SPECIALS:
             raise ValueError(f"a vocabulary starts with {SPECIALS}")
-        self.tokens = tuple(tokens)
-        self.index: dict[str, int] = {t: i for i, t in enumerate(self.tokens)}
+        object.__setattr__(self, "tokens", tuple(self.tokens))
+        object.__setattr__(self, "index", {t: i for i, t in enumerate(self.tokens)})
         if len(self.index) != len(self.tokens):
             raise ValueError("duplicate token in vocabulary")
-        self.min_count, self.max_size, self.n_texts = min_count, max_size, n_texts
 
     @classmethod
     def build(cls, texts: Iterable[str], *, min_count: int = 2, max_size: int = 8000) -> Vocab:
@@ -137,31 +157,15 @@ class Vocab:
             words.append(self.tokens[i] if 0 <= i < len(self.tokens) else UNK)
         return detokenize(words)
 
-    def to_dict(self) -> dict[str, object]:
-        """The JSON form."""
-        return {
-            "version": VOCAB_VERSION,
-            "tokens": list(self.tokens),
-            "min_count": self.min_count,
-            "max_size": self.max_size,
-            "n_texts": self.n_texts,
-        }
-
     @classmethod
-    def from_dict(cls, data: object, *, path: str | None = None) -> Vocab:
-        """Rebuild from :meth:`to_dict` output; InputError when it is malformed."""
+    def from_dict(cls, data: Any, *, path: str | None = None) -> Self:
+        """Rebuild from :meth:`to_dict` output; InputError (naming ``path``) when it is malformed."""
         if not isinstance(data, dict) or not isinstance(data.get("tokens"), list):
             raise InputError(_MSG_BAD_JSON.format(reason="expected an object with a 'tokens' list"), path=path)
-        tokens = data["tokens"]
-        if not all(isinstance(t, str) for t in tokens):
+        if not all(isinstance(t, str) for t in data["tokens"]):
             raise InputError(_MSG_BAD_JSON.format(reason="tokens must be strings"), path=path)
         try:
-            return cls(
-                tokens,
-                min_count=int(data.get("min_count", 1)),
-                max_size=int(data.get("max_size", 0)),
-                n_texts=int(data.get("n_texts", 0)),
-            )
+            return super().from_dict(data)
         except (ValueError, TypeError) as exc:
             raise InputError(_MSG_BAD_JSON.format(reason=exc), path=path) from exc
 

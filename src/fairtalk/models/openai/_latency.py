@@ -32,9 +32,10 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from fairtalk._codec import Codec, via
 from fairtalk.errors import BadResponse
 from fairtalk.models.openai._replicas import parse_reply
 
@@ -101,9 +102,25 @@ def _seconds(value: float) -> str:
     return f"{value:.2f}" if value < 1 else f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
+def _rounded(seconds: float | None) -> float | None:
+    """Seconds as the run's record keeps them: four decimals."""
+    return None if seconds is None else round(seconds, 4)
+
+
+def _read_seconds(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+#: Measured seconds, written to four decimals (a probe not sent is null).
+_SECONDS = via(_rounded, float)
+_SECONDS_OR_NONE = via(_rounded, _read_seconds)
+
+
 @dataclass(frozen=True, slots=True)
-class Latency:
+class Latency(Codec):
     """What the preflight measured: a short request alone, and :data:`N_AT_ONCE` of them sent together.
+
+    ``to_dict()`` (the run's record of it) writes the seconds to four decimals, and ``parallel``.
 
     Examples
     --------
@@ -114,10 +131,12 @@ class Latency:
     3
     """
 
-    seconds: float
+    seconds: float = field(metadata=_SECONDS)
     n_tokens: int
-    seconds_at_once: float | None = None
+    seconds_at_once: float | None = field(default=None, metadata=_SECONDS_OR_NONE)
     n_at_once: int = N_AT_ONCE
+
+    _codec_keys: ClassVar[tuple[str, ...]] = ("seconds", "n_tokens", "n_at_once", "seconds_at_once", "parallel")
 
     @property
     def parallel(self) -> int | None:
@@ -132,16 +151,6 @@ class Latency:
     def answer_seconds(self, max_new_tokens: int) -> float:
         """The time of an answer of ``max_new_tokens`` alone: the probe's time, scaled by tokens (never less)."""
         return self.seconds * max(1.0, max_new_tokens / max(self.n_tokens, 1))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the run's record of what was measured)."""
-        return {
-            "seconds": round(self.seconds, 4),
-            "n_tokens": self.n_tokens,
-            "n_at_once": self.n_at_once,
-            "seconds_at_once": None if self.seconds_at_once is None else round(self.seconds_at_once, 4),
-            "parallel": self.parallel,
-        }
 
 
 @dataclass(frozen=True, slots=True)
