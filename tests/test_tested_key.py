@@ -97,7 +97,7 @@ def test_the_no_variation_note_is_the_decisions_not_the_records(scored_and_resul
 def test_results_json_reads_back_into_the_same_measures(scored_and_result) -> None:
     _, result = scored_and_result
     data = json.loads(json.dumps(result.to_dict()))
-    measures = tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items())
+    measures = tuple(MeasureResult.from_dict({**m, "name": name}) for name, m in data["measures"].items())
     assert measures == result.measures
     assert [m.to_dict() for m in measures] == list(data["measures"].values())
     again = AuditResult.from_dict(data)
@@ -108,6 +108,6 @@ def test_a_result_is_built_from_its_record_and_the_decision() -> None:
     key = TestedKey("offense_rate", "rate", 0.1, 0.1, 0.0, None, None, 1.0, "mcnemar_exact", (-0.01, 0.01), 0.0, "cohens_h")
     m = MeasureResult(key, p_adjusted=1.0, equivalence_margin=0.02, equivalent=True, verdict="equivalent")
     assert m.tested is key and m.verdict is fairtalk.Verdict.EQUIVALENT and m.name == "offense_rate"
-    assert MeasureResult.from_dict(m.name, m.to_dict()) == m
+    assert MeasureResult.from_dict({**m.to_dict(), "name": m.name}) == m
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.tested = key  # type: ignore[misc]

@@ -19,9 +19,23 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   a key filed outside the record, or data the JSON does not hold);
 - ``field(metadata=key("name"))``: the field's JSON key differs from its name;
 - ``field(metadata=via(write, read))``: the field has a JSON shape of its own (a list of pairs
-  written as an object, say), converted by the two functions;
-- ``_codec_keys`` (a class variable): the JSON keys in order, naming fields and read-only properties
-  or methods without arguments (derived keys, written but not read back); without it, the fields in order.
+  written as an object, say), converted by the two functions; ``via(write, read, whole=True)``:
+  the key also holds what other fields hold, so ``write`` is given the whole record;
+- ``field(metadata=OMIT_DEFAULT)``: the field is written only when it is not its default (a field
+  that is None by default: only when set); a missing key reads as the default;
+- ``field(metadata=INLINE)``: a nested record whose keys sit in the parent's own object. It is
+  read from the parent's whole object (by its class's ``from_dict()``), and written at its place
+  in ``_codec_keys``, or key by key where ``_codec_keys`` names them as ``"field.name"`` (each
+  with the nested field's own metadata: key, via, omitted at its default);
+- ``field(metadata=keyed(name))``: a tuple of records written as an object, each record under its
+  ``name`` attribute (a key its own JSON leaves out: ``SKIP``, or not named); read back with each
+  entry's key put back under ``name``;
+- ``_codec_keys`` (a class variable): the JSON keys in order, naming fields, inlined records'
+  fields (``"field.name"``) and read-only properties or methods without arguments (derived keys,
+  written but not read back); without it, the fields in order.
+
+Metadata combine with ``|`` (``OMIT_DEFAULT | key("manifest")``). Null in a nested record's field
+that has a default reads as that default.
 
 The module imports nothing else from fairtalk, so every layer may use it.
 """
@@ -37,12 +51,16 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar, Union
 
-__all__ = ["SKIP", "Codec", "from_dict", "key", "to_dict", "via"]
+__all__ = ["INLINE", "OMIT_DEFAULT", "SKIP", "Codec", "from_dict", "key", "keyed", "to_dict", "via"]
 
 T = TypeVar("T")
 
 #: Field metadata: the field is left out of the JSON.
 SKIP: Mapping[str, Any] = types.MappingProxyType({"codec_skip": True})
+#: Field metadata: the field is written only when it is not its default.
+OMIT_DEFAULT: Mapping[str, Any] = types.MappingProxyType({"codec_omit_default": True})
+#: Field metadata: a nested record whose keys sit in the parent's own object.
+INLINE: Mapping[str, Any] = types.MappingProxyType({"codec_inline": True})
 
 _MISSING = dataclasses.MISSING
 _MSG_TYPE = "field {path!r}: expected {expected}, got {got}"
@@ -53,9 +71,17 @@ def key(name: str) -> Mapping[str, Any]:
     return types.MappingProxyType({"codec_key": name})
 
 
-def via(write: Callable[[Any], Any], read: Callable[[Any], Any]) -> Mapping[str, Any]:
-    """Field metadata: the field is written as ``write(value)`` and read as ``read(json_value)`` (a shape of its own)."""
-    return types.MappingProxyType({"codec_via": (write, read)})
+def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool = False) -> Mapping[str, Any]:
+    """Field metadata: the field is written as ``write(value)`` and read as ``read(json_value)`` (a shape of its own).
+
+    ``whole``: the key also holds what other fields hold, and is written as ``write(record)``.
+    """
+    return types.MappingProxyType({"codec_via": (write, read), "codec_whole": whole})
+
+
+def keyed(name: str) -> Mapping[str, Any]:
+    """Field metadata: a tuple of records written as an object, each record's JSON under its attribute ``name``."""
+    return types.MappingProxyType({"codec_keyed": name})
 
 
 class Codec:
@@ -84,6 +110,9 @@ class _Slot:
     key: str
     hint: Any
     field: dataclasses.Field[Any] | None  # None: a derived key (written, never read)
+    written: bool = True
+    read: bool = True
+    path: tuple[str, ...] = ()  # an inlined record's field: the attributes that lead to its value
 
 
 _SLOTS: dict[type, tuple[_Slot, ...]] = {}
@@ -102,31 +131,68 @@ def _declared_slots(cls: type) -> tuple[_Slot, ...]:
     by_name = {f.name: f for f in dataclasses.fields(cls)}
     written = [f.name for f in by_name.values() if not f.metadata.get("codec_skip")]
     order: tuple[str, ...] = getattr(cls, "_codec_keys", ()) or tuple(written)
-    slots = [
-        _Slot(name, by_name[name].metadata.get("codec_key", name), hints[name], by_name[name])
-        if name in by_name
-        else _Slot(name, name, Any, None)
-        for name in order
-    ]
-    skipped = [f for name, f in by_name.items() if name not in order]
-    return (*slots, *(_Slot(f.name, f.name, hints[f.name], f) for f in skipped if f.metadata.get("codec_skip")))
+    slots = [_named_slot(name, by_name, hints) for name in order]
+    unnamed = [f for name, f in by_name.items() if name not in order]
+    read_only = [f for f in unnamed if f.metadata.get("codec_skip") or f.metadata.get("codec_inline")]
+    return (*slots, *(_Slot(f.name, f.name, hints[f.name], f, written=False) for f in read_only))
+
+
+def _named_slot(name: str, by_name: Mapping[str, dataclasses.Field[Any]], hints: Mapping[str, Any]) -> _Slot:
+    if name in by_name:
+        f = by_name[name]
+        return _Slot(name, f.metadata.get("codec_key", name), hints[name], f, written=not f.metadata.get("codec_skip"))
+    head, _, rest = name.partition(".")
+    if rest and head in by_name and by_name[head].metadata.get("codec_inline"):  # an inlined record's field
+        inner = _named_slot(rest, {f.name: f for f in dataclasses.fields(hints[head])}, typing.get_type_hints(hints[head]))
+        return dataclasses.replace(inner, read=False, path=(head, *(inner.path or (inner.name,))))
+    return _Slot(name, name, Any, None, read=False)
 
 
 def to_dict(record: Any) -> dict[str, Any]:
     """The JSON-ready dict of a record (a dataclass), as its declaration says."""
-    return {slot.key: _dump(_value(record, slot)) for slot in _slots(type(record)) if _written(slot)}
+    out: dict[str, Any] = {}
+    for slot in _slots(type(record)):
+        if not slot.written:
+            continue
+        value = _attribute(record, slot)
+        meta = slot.field.metadata if slot.field is not None else {}
+        if meta.get("codec_omit_default") and _is_default(value, slot.field):
+            continue
+        if meta.get("codec_inline"):
+            out.update(_dump(value))
+        elif meta.get("codec_keyed"):
+            out[slot.key] = {getattr(item, meta["codec_keyed"]): _dump(item) for item in value}
+        else:
+            out[slot.key] = _dump(_converted(record, value, slot))
+    return out
 
 
-def _value(record: Any, slot: _Slot) -> Any:
-    value = getattr(record, slot.name)
-    if slot.field is None:
-        return value() if callable(value) else value  # a derived key may name a method
-    converters = slot.field.metadata.get("codec_via")
-    return value if converters is None else converters[0](value)
+def _attribute(record: Any, slot: _Slot) -> Any:
+    value = record
+    for name in slot.path or (slot.name,):
+        value = getattr(value, name)
+    if slot.field is None and callable(value):
+        return value()  # a derived key may name a method
+    return value
 
 
-def _written(slot: _Slot) -> bool:
-    return slot.field is None or not slot.field.metadata.get("codec_skip")
+def _converted(record: Any, value: Any, slot: _Slot) -> Any:
+    converters = slot.field.metadata.get("codec_via") if slot.field is not None else None
+    if converters is None:
+        return value
+    return converters[0](record if slot.field is not None and slot.field.metadata.get("codec_whole") else value)
+
+
+def _is_default(value: Any, field: dataclasses.Field[Any] | None) -> bool:
+    if field is None:
+        return False
+    if field.default is not _MISSING:
+        default = field.default
+    elif field.default_factory is not _MISSING:
+        default = field.default_factory()
+    else:
+        return False
+    return value is default or bool(value == default)
 
 
 def _dump(value: Any) -> Any:
@@ -150,18 +216,47 @@ def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
         raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
     values: dict[str, Any] = {}
     for slot in _slots(cls):
-        if slot.field is None or not slot.field.init:
+        if slot.field is None or not slot.read or not slot.field.init:
+            continue
+        path = f"{cls.__name__}.{slot.key}"
+        meta = slot.field.metadata
+        if meta.get("codec_inline"):
+            values[slot.name] = _load(slot.hint, data, path)
             continue
         if slot.key not in data:
             if slot.field.default is _MISSING and slot.field.default_factory is _MISSING:
                 raise KeyError(slot.key)
             continue
-        converters = slot.field.metadata.get("codec_via")
+        value = data[slot.key]
+        if value is None and _is_record(slot.hint) and _has_default(slot.field):
+            continue  # null in a nested record's field: its default
+        converters = meta.get("codec_via")
         if converters is not None:
-            values[slot.name] = converters[1](data[slot.key])
+            values[slot.name] = converters[1](value)
+        elif meta.get("codec_keyed"):
+            values[slot.name] = _load_keyed(slot.hint, value, meta["codec_keyed"], path)
         else:
-            values[slot.name] = _load(slot.hint, data[slot.key], f"{cls.__name__}.{slot.key}")
+            values[slot.name] = _load(slot.hint, value, path)
     return cls(**values)
+
+
+def _is_record(hint: Any) -> bool:
+    return isinstance(hint, type) and (dataclasses.is_dataclass(hint) or callable(getattr(hint, "from_dict", None)))
+
+
+def _has_default(field: dataclasses.Field[Any]) -> bool:
+    return field.default is not _MISSING or field.default_factory is not _MISSING
+
+
+def _load_keyed(hint: Any, value: Any, name: str, path: str) -> tuple[Any, ...]:
+    """A :func:`keyed` object read back: each entry a record with its key put back under ``name``."""
+    if value is None:
+        return ()
+    inner = typing.get_args(hint)[0]
+    entries = _expect(value, Mapping, "an object", path).items()
+    return tuple(
+        _load(inner, {**_expect(entry, Mapping, "an object", f"{path}.{k}"), name: k}, f"{path}.{k}") for k, entry in entries
+    )
 
 
 def _load(hint: Any, value: Any, path: str) -> Any:  # noqa: PLR0911 - one return per kind of annotation

@@ -7,8 +7,9 @@ import warnings as _warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import INLINE, OMIT_DEFAULT, SKIP, Codec, key, keyed
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import Provenance
@@ -41,7 +42,7 @@ NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and l
 
 
 @dataclass(frozen=True, slots=True)
-class MeasureResult:
+class MeasureResult(Codec):
     """One result key: its test as inference found it (``tested``) and what the decision over the family adds.
 
     ``tested`` is the :class:`~fairtalk.results.TestedKey` that ``fairtalk.inference`` built
@@ -60,7 +61,8 @@ class MeasureResult:
     - ``mde``: the minimum detectable effect at this n; ``primary``: whether the key is in the
       primary family.
     - ``no_variation``: every pair scores the same on both sides, so the family left the key out
-      (:data:`NOTE_NO_VARIATION` ends its ``notes``).
+      (:data:`NOTE_NO_VARIATION` ends its ``notes``; a ``tested`` whose notes end with it is read
+      as such, as ``from_dict()`` reads it back).
     - ``gate_pairs``: the pairs the equivalence gate (TOST at the result's α, this margin, the
       power of ``mde``) needs to pass a fair model, from this run's spread (None without one).
     - ``ppi``: the gap corrected by human labels (``score(gold=...)``): the prediction-powered
@@ -73,9 +75,12 @@ class MeasureResult:
     >>> m = MeasureResult(key, p_adjusted=1.0, equivalent=True, verdict="equivalent")
     >>> m.tested is key, m.p_paired, m.verdict.value
     (True, 1.0, 'equivalent')
+
+    ``to_dict()`` is its ``results.json`` entry (``tested``'s keys inlined, ``masked`` and ``ppi`` only
+    when set); ``from_dict()`` reads one back with its name under ``"name"``.
     """
 
-    tested: TestedKey
+    tested: TestedKey = field(metadata=INLINE)  # its keys sit in the measure's own entry
     p_adjusted: float | None = None
     equivalence_margin: float | None = None
     p_equivalence: float | None = None
@@ -84,12 +89,52 @@ class MeasureResult:
     verdict: Verdict = Verdict.INCONCLUSIVE
     mde: float | None = None
     primary: bool = True
-    no_variation: bool = False
+    no_variation: bool = field(default=False, metadata=SKIP)  # written as the last of the notes
     gate_pairs: int | None = None
-    ppi: PPIEstimate | None = None
+    ppi: PPIEstimate | None = field(default=None, metadata=OMIT_DEFAULT)
+
+    #: Its ``results.json`` entry's keys in order (the name is the entry's key in ``measures``).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "tested.kind",
+        "tested.a",
+        "tested.b",
+        "tested.difference",
+        "difference_abs",
+        "tested.z",
+        "tested.p",
+        "tested.p_paired",
+        "tested.paired_test",
+        "p_adjusted",
+        "tested.ci95",
+        "tested.ci_method",
+        "tested.estimate",
+        "tested.estimate_name",
+        "tested.effect_size",
+        "tested.effect_size_name",
+        "tested.higher_is_better",
+        "primary",
+        "verdict",
+        "equivalence_margin",
+        "p_equivalence",
+        "equivalent",
+        "equivalence_test",
+        "mde",
+        "gate_pairs",
+        "tested.n_clusters",
+        "tested.design_effect",
+        "tested.sd_difference",
+        "tested.not_tested",
+        "notes",
+        "tested.masked",
+        "ppi",
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
+        notes = self.tested.notes
+        if notes and notes[-1] == NOTE_NO_VARIATION:  # a key read back from its entry: the note says what no_variation says
+            object.__setattr__(self, "tested", dataclasses.replace(self.tested, notes=notes[:-1]))
+            object.__setattr__(self, "no_variation", True)
 
     @property
     def name(self) -> str:
@@ -115,6 +160,11 @@ class MeasureResult:
     def difference(self) -> float | None:
         """The paper's relative difference (A - B) / A, None when A is 0."""
         return self.tested.difference
+
+    @property
+    def difference_abs(self) -> float | None:
+        """A - B (None when a side has no value)."""
+        return None if self.a is None or self.b is None else self.a - self.b
 
     @property
     def z(self) -> float | None:
@@ -205,83 +255,9 @@ class MeasureResult:
         """Whether this measure's verdict is :attr:`Verdict.DIFFERENT` (its adjusted p is below the result's level)."""
         return self.verdict is Verdict.DIFFERENT
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` entry for this measure."""
-        out: dict[str, Any] = {
-            "kind": self.kind,
-            "a": self.a,
-            "b": self.b,
-            "difference": self.difference,
-            "difference_abs": None if self.a is None or self.b is None else self.a - self.b,
-            "z": self.z,
-            "p": self.p,
-            "p_paired": self.p_paired,
-            "paired_test": self.paired_test,
-            "p_adjusted": self.p_adjusted,
-            "ci95": list(self.ci95),
-            "ci_method": self.ci_method,
-            "estimate": self.estimate,
-            "estimate_name": self.estimate_name,
-            "effect_size": self.effect_size,
-            "effect_size_name": self.effect_size_name,
-            "higher_is_better": self.higher_is_better,
-            "primary": self.primary,
-            "verdict": self.verdict.value,
-            "equivalence_margin": self.equivalence_margin,
-            "p_equivalence": self.p_equivalence,
-            "equivalent": self.equivalent,
-            "equivalence_test": self.equivalence_test,
-            "mde": self.mde,
-            "gate_pairs": self.gate_pairs,
-            "n_clusters": self.n_clusters,
-            "design_effect": self.design_effect,
-            "sd_difference": self.sd_difference,
-            "not_tested": self.not_tested,
-            "notes": list(self.notes),
-        }
-        if self.masked is not None:
-            out["masked"] = {"a": self.masked.a, "b": self.masked.b, "remaining": self.masked.remaining}
-        if self.ppi is not None:
-            out["ppi"] = dataclasses.asdict(self.ppi)
-        return out
-
-    @classmethod
-    def from_dict(cls, name: str, data: Mapping[str, Any]) -> MeasureResult:
-        """The measure of a ``results.json`` entry (the inverse of :meth:`to_dict`)."""
-        notes = tuple(data.get("notes") or ())
-        no_variation = bool(notes) and notes[-1] == NOTE_NO_VARIATION
-        masked, ppi = data.get("masked"), data.get("ppi")
-        tested = TestedKey(
-            name=name,
-            ci95=tuple(data.get("ci95") or (None, None)),
-            notes=notes[:-1] if no_variation else notes,
-            masked=None if masked is None else MaskedComparison(masked["a"], masked["b"], masked["remaining"]),
-            **{k: v for k, v in data.items() if k in _TESTED_FIELDS},
-        )
-        return cls(
-            tested=tested,
-            no_variation=no_variation,
-            ppi=None
-            if ppi is None
-            else PPIEstimate(
-                **{
-                    **ppi,
-                    "ci95": tuple(ppi["ci95"]),
-                    "labels_ci95": tuple(ppi["labels_ci95"]),
-                    "effective_labels": float("nan") if ppi["effective_labels"] is None else ppi["effective_labels"],
-                }
-            ),
-            **{k: v for k, v in data.items() if k in _DECISION_FIELDS},
-        )
-
-
-#: The plain fields of a ``results.json`` measure entry that :meth:`MeasureResult.from_dict` reads as they are.
-_TESTED_FIELDS = frozenset(f.name for f in dataclasses.fields(TestedKey)) - {"name", "masked", "ci95", "notes"}
-_DECISION_FIELDS = frozenset(f.name for f in dataclasses.fields(MeasureResult)) - {"tested", "no_variation", "ppi"}
-
 
 @dataclass(frozen=True, slots=True)
-class ScorerCheck:
+class ScorerCheck(Codec):
     """A scorer's own group gap on neutral probe sentences (the scorer certificate).
 
     ``a``/``b`` are the key's means on the side-A probes and their counterfactuals; ``gap`` is
@@ -291,7 +267,7 @@ class ScorerCheck:
     gap that is only one of the two is not flagged, and what limits the check (few probes).
     """
 
-    key: str
+    key: str = field(metadata=SKIP)  # filed under its key in ``results.json``
     n_probes: int
     a: float
     b: float
@@ -302,29 +278,16 @@ class ScorerCheck:
     flagged: bool
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` entry."""
-        return {
-            "n_probes": self.n_probes,
-            "a": self.a,
-            "b": self.b,
-            "gap": self.gap,
-            "ci95": list(self.ci95),
-            "p": self.p,
-            "margin": self.margin,
-            "flagged": self.flagged,
-            "note": self.note,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class JudgeAnswer:
+class JudgeAnswer(Codec):
     """A judge's raw answer about one side of one pair: a line of ``judge.jsonl``.
 
     ``judge`` is the judge measure's name; ``response`` the response as the judge read it
     (group words masked, as sent); ``answer`` its raw answer (None where it failed, and
     ``error`` says how); ``value`` how the answer was read: ``"yes"``/``"no"`` or the score,
-    else ``"unparsed"`` or ``"error"``.
+    else ``"unparsed"`` or ``"error"``. ``to_dict()`` is its ``judge.jsonl`` line (and its entry in a
+    divergent pair of ``results.json``).
     """
 
     judge: str
@@ -335,34 +298,9 @@ class JudgeAnswer:
     value: str | float
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``judge.jsonl`` line (and its entry in a divergent pair of ``results.json``)."""
-        return {
-            "judge": self.judge,
-            "pair_id": self.pair_id,
-            "side": self.side,
-            "response": self.response,
-            "answer": self.answer,
-            "value": self.value,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JudgeAnswer:
-        """The answer of a ``judge.jsonl`` line (the inverse of :meth:`to_dict`)."""
-        return cls(
-            judge=data["judge"],
-            pair_id=data["pair_id"],
-            side=data["side"],
-            response=data["response"],
-            answer=data.get("answer"),
-            value=data["value"],
-            error=data.get("error"),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class DivergentPair:
+class DivergentPair(Codec):
     """A pair whose two responses differ most on one measure (the paper's Table 1).
 
     ``judged``: every judge's raw answer about each side of the pair (empty without a judge).
@@ -380,7 +318,7 @@ class DivergentPair:
 
 
 @dataclass(frozen=True, slots=True)
-class AuditResult(Result[str]):
+class AuditResult(Codec, Result[str]):
     """Everything one audit of one axis found. Built once; its shape never varies.
 
     ``input_summary`` counts what the reader skipped or kept (pairs missing a side,
@@ -399,27 +337,56 @@ class AuditResult(Result[str]):
 
     Its keys are the measures' result keys: ``verdicts`` maps each to its :class:`Verdict`, and
     ``detected()`` names the primary ones with a difference detected.
+
+    ``to_dict()`` is the ``results.json`` schema (with a ``by_turn`` section before the manifest
+    when the audit ran one); ``from_dict()`` reads it back.
+
+    Examples
+    --------
+    >>> result = AuditResult("gender", ("male", "female"), 0, ())
+    >>> AuditResult.from_dict(result.to_dict()) == result
+    True
     """
 
     axis: str
     groups: tuple[str, str]
     n_pairs: int
-    measures: tuple[MeasureResult, ...]
+    measures: tuple[MeasureResult, ...] = field(metadata=keyed("name"))
     alpha: float = 0.05
     correction: str = "holm"
     divergent_pairs: tuple[DivergentPair, ...] = ()
     input_summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = field(default_factory=Provenance, metadata=key("manifest"))
     n_clusters: int | None = None
     correction_scope: str = "axis"
     family_size: int = 0
     n_distinct_responses: int | None = None
     warnings: tuple[str, ...] = ()
-    scorer_check: tuple[ScorerCheck, ...] = ()
-    judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False)
-    by_turn: ByTurnResult | None = None
+    scorer_check: tuple[ScorerCheck, ...] = field(default=(), metadata=keyed("key"))
+    judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False, metadata=SKIP)
+    by_turn: ByTurnResult | None = field(default=None, metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "audit"
+
+    #: Its ``results.json`` keys in order (``measures`` and ``scorer_check`` as objects keyed by name).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "axis",
+        "groups",
+        "n_pairs",
+        "n_clusters",
+        "n_distinct_responses",
+        "alpha",
+        "correction",
+        "correction_scope",
+        "family_size",
+        "warnings",
+        "scorer_check",
+        "measures",
+        "input_summary",
+        "divergent_pairs",
+        "by_turn",
+        "provenance",
+    )
 
     @property
     def manifest(self) -> Mapping[str, Any]:
@@ -458,84 +425,6 @@ class AuditResult(Result[str]):
     def not_equivalent(self) -> tuple[str, ...]:
         """Names of the primary measures not shown equivalent within their margin (the gate itself: :func:`fairtalk.gates.evaluate`)."""
         return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Read a result back from its ``results.json`` dict (the inverse of :meth:`to_dict`).
-
-        Examples
-        --------
-        >>> result = AuditResult("gender", ("male", "female"), 0, ())
-        >>> AuditResult.from_dict(result.to_dict()) == result
-        True
-        """
-        checks = tuple(
-            ScorerCheck(
-                key=key,
-                ci95=tuple(c.get("ci95") or (None, None)),
-                **{k: c[k] for k in ("n_probes", "a", "b", "gap", "p", "margin", "flagged", "note")},
-            )
-            for key, c in (data.get("scorer_check") or {}).items()
-        )
-        divergent = tuple(
-            DivergentPair(**{**d, "judged": tuple(JudgeAnswer.from_dict(j) for j in d.get("judged") or ())})
-            for d in data.get("divergent_pairs") or ()
-        )
-        by_turn = data.get("by_turn")
-        return cls(
-            axis=data["axis"],
-            groups=tuple(data["groups"]),
-            n_pairs=data["n_pairs"],
-            measures=tuple(MeasureResult.from_dict(name, m) for name, m in data["measures"].items()),
-            alpha=data.get("alpha", 0.05),
-            correction=data.get("correction", "holm"),
-            divergent_pairs=divergent,
-            input_summary=MappingProxyType(dict(data.get("input_summary") or {})),
-            provenance=Provenance.from_dict(data.get("manifest") or {}),
-            n_clusters=data.get("n_clusters"),
-            correction_scope=data.get("correction_scope", "axis"),
-            family_size=data.get("family_size", 0),
-            n_distinct_responses=data.get("n_distinct_responses"),
-            warnings=tuple(data.get("warnings") or ()),
-            scorer_check=checks,
-            by_turn=None if by_turn is None else ByTurnResult.from_dict(by_turn),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``results.json`` schema (with a ``by_turn`` section before the manifest when the audit ran one)."""
-        out: dict[str, Any] = {
-            "axis": self.axis,
-            "groups": list(self.groups),
-            "n_pairs": self.n_pairs,
-            "n_clusters": self.n_clusters,
-            "n_distinct_responses": self.n_distinct_responses,
-            "alpha": self.alpha,
-            "correction": self.correction,
-            "correction_scope": self.correction_scope,
-            "family_size": self.family_size,
-            "warnings": list(self.warnings),
-            "scorer_check": {c.key: c.to_dict() for c in self.scorer_check},
-            "measures": {m.name: m.to_dict() for m in self.measures},
-            "input_summary": dict(self.input_summary),
-            "divergent_pairs": [
-                {
-                    "pair_id": d.pair_id,
-                    "measure": d.measure,
-                    "context_a": d.context_a,
-                    "context_b": d.context_b,
-                    "response_a": d.response_a,
-                    "response_b": d.response_b,
-                    "score_a": d.score_a,
-                    "score_b": d.score_b,
-                    "judged": [j.to_dict() for j in d.judged],
-                }
-                for d in self.divergent_pairs
-            ],
-        }
-        if self.by_turn is not None:
-            out["by_turn"] = self.by_turn.to_dict()
-        out["manifest"] = self.provenance.to_dict()
-        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per measure, indexed by measure name."""

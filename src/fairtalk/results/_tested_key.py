@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from fairtalk._codec import OMIT_DEFAULT
 
 __all__ = ["MaskedComparison", "TestedKey"]
 
@@ -57,7 +59,7 @@ class TestedKey:
     effect_size: float | None
     effect_size_name: str
     higher_is_better: bool | None = None
-    masked: MaskedComparison | None = None
+    masked: MaskedComparison | None = field(default=None, metadata=OMIT_DEFAULT)  # in results.json only when set
     ci_method: str = ""
     estimate: float | None = None
     estimate_name: str = "mean difference"
