@@ -56,22 +56,22 @@ __all__ = ["INLINE", "OMIT_DEFAULT", "SKIP", "Codec", "from_dict", "key", "keyed
 T = TypeVar("T")
 
 #: Field metadata: the field is left out of the JSON.
-SKIP: Mapping[str, Any] = types.MappingProxyType({"codec_skip": True})
+SKIP: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_skip": True})
 #: Field metadata: the field is written only when it is not its default.
-OMIT_DEFAULT: Mapping[str, Any] = types.MappingProxyType({"codec_omit_default": True})
+OMIT_DEFAULT: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_omit_default": True})
 #: Field metadata: a nested record whose keys sit in the parent's own object.
-INLINE: Mapping[str, Any] = types.MappingProxyType({"codec_inline": True})
+INLINE: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_inline": True})
 
 _MISSING = dataclasses.MISSING
 _MSG_TYPE = "field {path!r}: expected {expected}, got {got}"
 
 
-def key(name: str) -> Mapping[str, Any]:
+def key(name: str) -> types.MappingProxyType[str, Any]:
     """Field metadata: the field's JSON key is ``name``."""
     return types.MappingProxyType({"codec_key": name})
 
 
-def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool = False) -> Mapping[str, Any]:
+def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool = False) -> types.MappingProxyType[str, Any]:
     """Field metadata: the field is written as ``write(value)`` and read as ``read(json_value)`` (a shape of its own).
 
     ``whole``: the key also holds what other fields hold, and is written as ``write(record)``.
@@ -79,7 +79,7 @@ def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool 
     return types.MappingProxyType({"codec_via": (write, read), "codec_whole": whole})
 
 
-def keyed(name: str) -> Mapping[str, Any]:
+def keyed(name: str) -> types.MappingProxyType[str, Any]:
     """Field metadata: a tuple of records written as an object, each record's JSON under its attribute ``name``."""
     return types.MappingProxyType({"codec_keyed": name})
 
@@ -134,7 +134,7 @@ def _declared_slots(cls: type) -> tuple[_Slot, ...]:
     slots = [_named_slot(name, by_name, hints) for name in order]
     unnamed = [f for name, f in by_name.items() if name not in order]
     read_only = [f for f in unnamed if f.metadata.get("codec_skip") or f.metadata.get("codec_inline")]
-    return (*slots, *(_Slot(f.name, f.name, hints[f.name], f, written=False) for f in read_only))
+    return (*slots, *(_Slot(f.name, f.metadata.get("codec_key", f.name), hints[f.name], f, written=False) for f in read_only))
 
 
 def _named_slot(name: str, by_name: Mapping[str, dataclasses.Field[Any]], hints: Mapping[str, Any]) -> _Slot:

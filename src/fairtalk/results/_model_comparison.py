@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from fairtalk._codec import SKIP, Codec
+from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, key, via
 from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -128,8 +128,32 @@ class ComparedAxis(Codec):
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
+#: The ``kind`` of a comparison's ``results.json``.
+KIND = "model comparison"
+
+
+def _axes_json(comparison: ModelComparison) -> dict[str, dict[str, Any]]:
+    """The ``axes`` object: each axis under its name, its keys' changes under ``keys``."""
+    by_axis: dict[str, dict[str, Any]] = {}
+    for row in comparison.changes:
+        by_axis.setdefault(row.axis, {})[row.key] = row.to_dict()
+    return {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in comparison.axes}
+
+
+def _axes_of(data: Mapping[str, Any] | None) -> tuple[ComparedAxis, ...]:
+    return tuple(ComparedAxis.from_dict({**entry, "axis": name}) for name, entry in (data or {}).items())
+
+
+def _changes_of(data: Mapping[str, Any] | None) -> tuple[GapChange, ...]:
+    return tuple(
+        GapChange.from_dict({**row, "axis": name, "key": compared})
+        for name, entry in (data or {}).items()
+        for compared, row in (entry.get("keys") or {}).items()
+    )
+
+
 @dataclass(frozen=True, slots=True)
-class ModelComparison(Result[tuple[str, str]]):
+class ModelComparison(Codec, Result[tuple[str, str]]):
     """A baseline and a candidate model audited on the same pairs: per axis and key, how the gap changed. Built once.
 
     ``baseline``/``candidate`` name the two runs (their folders) and ``models`` their model specs;
@@ -149,12 +173,21 @@ class ModelComparison(Result[tuple[str, str]]):
 
     ``same_run`` says why the baseline and the candidate are one run (the same folder, the same run
     id), else None: the release gate fails on it, since a run cannot be shown not worse than itself.
+
+    ``to_dict()`` is the comparison's ``results.json``: each axis under its name, with its keys'
+    changes under ``keys``; ``from_dict()`` reads it back.
+
+    Examples
+    --------
+    >>> empty = ModelComparison("old", "new", (), ())
+    >>> ModelComparison.from_dict(empty.to_dict()) == empty
+    True
     """
 
     baseline: str
     candidate: str
-    axes: tuple[ComparedAxis, ...]
-    changes: tuple[GapChange, ...]
+    axes: tuple[ComparedAxis, ...] = field(metadata=via(_axes_json, _axes_of, whole=True))
+    changes: tuple[GapChange, ...] = field(metadata=SKIP | key("axes") | via(tuple, _changes_of))  # filed in ``axes``
     models: tuple[str | None, str | None] = (None, None)
     alpha: float = 0.05
     correction: str = "holm"
@@ -162,8 +195,30 @@ class ModelComparison(Result[tuple[str, str]]):
     axes_only_candidate: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     manifest: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    design: str = "paired"
-    same_run: str | None = None
+    design: str = field(default="paired", metadata=OMIT_DEFAULT)
+    same_run: str | None = field(default=None, metadata=OMIT_DEFAULT)
+
+    #: Its JSON keys in order (fields and the derived ``kind``).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "kind",
+        "baseline",
+        "candidate",
+        "models",
+        "alpha",
+        "correction",
+        "axes",
+        "axes_only_baseline",
+        "axes_only_candidate",
+        "warnings",
+        "manifest",
+        "design",
+        "same_run",
+    )
+
+    @property
+    def kind(self) -> str:
+        """What ``results.json`` says the file is: ``"model comparison"``."""
+        return KIND
 
     def change(self, axis: str, key: str) -> GapChange:
         """The comparison of ``key`` on ``axis``."""
@@ -193,58 +248,6 @@ class ModelComparison(Result[tuple[str, str]]):
     def not_non_inferior(self) -> tuple[tuple[str, str], ...]:
         """(axis, key) of the primary keys not shown non-inferior (``|g_c| < |g_b| + margin``): the release gate fails on these."""
         return tuple((r.axis, r.key) for r in self.changes if r.primary and not r.non_inferior)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The comparison's ``results.json``."""
-        by_axis: dict[str, dict[str, Any]] = {}
-        for row in self.changes:
-            by_axis.setdefault(row.axis, {})[row.key] = row.to_dict()
-        return {
-            "kind": "model comparison",
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "models": list(self.models),
-            "alpha": self.alpha,
-            "correction": self.correction,
-            "axes": {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in self.axes},
-            "axes_only_baseline": list(self.axes_only_baseline),
-            "axes_only_candidate": list(self.axes_only_candidate),
-            "warnings": list(self.warnings),
-            "manifest": dict(self.manifest),
-            **({} if self.design == "paired" else {"design": self.design}),
-            **({} if self.same_run is None else {"same_run": self.same_run}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The comparison of its ``results.json`` dict (the inverse of :meth:`to_dict`).
-
-        Examples
-        --------
-        >>> empty = ModelComparison("old", "new", (), ())
-        >>> ModelComparison.from_dict(empty.to_dict()) == empty
-        True
-        """
-        axes = data.get("axes") or {}
-        return cls(
-            baseline=data["baseline"],
-            candidate=data["candidate"],
-            axes=tuple(ComparedAxis.from_dict({**entry, "axis": name}) for name, entry in axes.items()),
-            changes=tuple(
-                GapChange.from_dict({**row, "axis": name, "key": key})
-                for name, entry in axes.items()
-                for key, row in (entry.get("keys") or {}).items()
-            ),
-            models=tuple(data.get("models") or (None, None)),
-            alpha=data.get("alpha", 0.05),
-            correction=data.get("correction", "holm"),
-            axes_only_baseline=tuple(data.get("axes_only_baseline") or ()),
-            axes_only_candidate=tuple(data.get("axes_only_candidate") or ()),
-            warnings=tuple(data.get("warnings") or ()),
-            manifest=MappingProxyType(dict(data.get("manifest") or {})),
-            design=data.get("design", "paired"),
-            same_run=data.get("same_run"),
-        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (axis, key), indexed by both; interval bounds in ``*_low``/``*_high`` columns."""
