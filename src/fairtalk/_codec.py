@@ -20,7 +20,9 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
 - ``field(metadata=key("name"))``: the field's JSON key differs from its name;
 - ``field(metadata=via(write, read))``: the field has a JSON shape of its own (a list of pairs
   written as an object, say), converted by the two functions; ``via(write, read, whole=True)``:
-  the key also holds what other fields hold, so ``write`` is given the whole record;
+  the field's JSON is spread over the parent's object (a key that also holds other fields' values,
+  or a value read with the help of other keys), so ``write`` is given the whole record and
+  ``read`` the whole object (a missing key is then ``read``'s to handle);
 - ``field(metadata=OMIT_DEFAULT)``: the field is written only when it is not its default (a field
   that is None by default: only when set); a missing key reads as the default;
 - ``field(metadata=INLINE)``: a nested record whose keys sit in the parent's own object. It is
@@ -35,7 +37,8 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   written but not read back); without it, the fields in order.
 
 Metadata combine with ``|`` (``OMIT_DEFAULT | key("manifest")``). Null in a nested record's field
-that has a default reads as that default.
+that has a default reads as that default. A field annotated with a type imported only for type
+checking (a pandas DataFrame) is read as it is: such a field declares its shape with ``via``.
 
 The module imports nothing else from fairtalk, so every layer may use it.
 """
@@ -46,6 +49,7 @@ import dataclasses
 import enum
 import math
 import numbers
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -74,7 +78,8 @@ def key(name: str) -> types.MappingProxyType[str, Any]:
 def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool = False) -> types.MappingProxyType[str, Any]:
     """Field metadata: the field is written as ``write(value)`` and read as ``read(json_value)`` (a shape of its own).
 
-    ``whole``: the key also holds what other fields hold, and is written as ``write(record)``.
+    ``whole``: the field's JSON is spread over the parent's object: written as ``write(record)``,
+    read as ``read(json_object)``.
     """
     return types.MappingProxyType({"codec_via": (write, read), "codec_whole": whole})
 
@@ -126,8 +131,28 @@ def _slots(cls: type) -> tuple[_Slot, ...]:
     return slots
 
 
+def _hints(cls: type) -> dict[str, Any]:
+    """The fields' annotations; one naming a type imported only for type checking (a DataFrame) reads as Any."""
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:
+        pass
+    fields = {f.name for f in dataclasses.fields(cls)}
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        namespace = vars(sys.modules[klass.__module__])
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            if name not in fields:
+                continue
+            try:
+                hints[name] = typing.get_type_hints(types.SimpleNamespace(__annotations__={name: annotation}), namespace)[name]
+            except NameError:
+                hints[name] = Any
+    return hints
+
+
 def _declared_slots(cls: type) -> tuple[_Slot, ...]:
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     by_name = {f.name: f for f in dataclasses.fields(cls)}
     written = [f.name for f in by_name.values() if not f.metadata.get("codec_skip")]
     order: tuple[str, ...] = getattr(cls, "_codec_keys", ()) or tuple(written)
@@ -143,7 +168,7 @@ def _named_slot(name: str, by_name: Mapping[str, dataclasses.Field[Any]], hints:
         return _Slot(name, f.metadata.get("codec_key", name), hints[name], f, written=not f.metadata.get("codec_skip"))
     head, _, rest = name.partition(".")
     if rest and head in by_name and by_name[head].metadata.get("codec_inline"):  # an inlined record's field
-        inner = _named_slot(rest, {f.name: f for f in dataclasses.fields(hints[head])}, typing.get_type_hints(hints[head]))
+        inner = _named_slot(rest, {f.name: f for f in dataclasses.fields(hints[head])}, _hints(hints[head]))
         return dataclasses.replace(inner, read=False, path=(head, *(inner.path or (inner.name,))))
     return _Slot(name, name, Any, None, read=False)
 
@@ -222,6 +247,9 @@ def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
         meta = slot.field.metadata
         if meta.get("codec_inline"):
             values[slot.name] = _load(slot.hint, data, path)
+            continue
+        if meta.get("codec_whole"):
+            values[slot.name] = meta["codec_via"][1](data)
             continue
         if slot.key not in data:
             if slot.field.default is _MISSING and slot.field.default_factory is _MISSING:

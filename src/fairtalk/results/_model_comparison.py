@@ -14,7 +14,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, key, via
+from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, via
 from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -140,14 +140,16 @@ def _axes_json(comparison: ModelComparison) -> dict[str, dict[str, Any]]:
     return {a.axis: {**a.to_dict(), "keys": by_axis.get(a.axis, {})} for a in comparison.axes}
 
 
-def _axes_of(data: Mapping[str, Any] | None) -> tuple[ComparedAxis, ...]:
-    return tuple(ComparedAxis.from_dict({**entry, "axis": name}) for name, entry in (data or {}).items())
+def _axes_of(data: Mapping[str, Any]) -> tuple[ComparedAxis, ...]:
+    """The axes of a comparison's ``results.json`` (each entry's name put back as its ``axis``)."""
+    return tuple(ComparedAxis.from_dict({**entry, "axis": name}) for name, entry in (data.get("axes") or {}).items())
 
 
-def _changes_of(data: Mapping[str, Any] | None) -> tuple[GapChange, ...]:
+def _changes_of(data: Mapping[str, Any]) -> tuple[GapChange, ...]:
+    """The changes filed under each axis's ``keys`` (the axis and key put back)."""
     return tuple(
         GapChange.from_dict({**row, "axis": name, "key": compared})
-        for name, entry in (data or {}).items()
+        for name, entry in (data.get("axes") or {}).items()
         for compared, row in (entry.get("keys") or {}).items()
     )
 
@@ -187,7 +189,7 @@ class ModelComparison(Codec, Result[tuple[str, str]]):
     baseline: str
     candidate: str
     axes: tuple[ComparedAxis, ...] = field(metadata=via(_axes_json, _axes_of, whole=True))
-    changes: tuple[GapChange, ...] = field(metadata=SKIP | key("axes") | via(tuple, _changes_of))  # filed in ``axes``
+    changes: tuple[GapChange, ...] = field(metadata=SKIP | via(tuple, _changes_of, whole=True))  # filed in ``axes``
     models: tuple[str | None, str | None] = (None, None)
     alpha: float = 0.05
     correction: str = "holm"

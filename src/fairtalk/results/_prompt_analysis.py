@@ -13,8 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, key, via
 from fairtalk.prompts._data import DataSummary
 from fairtalk.prompts._records import (
     AnalysisConfig,
@@ -119,46 +120,88 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _ppi_map(estimates: Mapping[str, PPIEstimate]) -> dict[str, dict[str, Any]]:
+    return {name: _ppi_dict(e) for name, e in estimates.items()}
+
+
+def _ppi_map_of(data: Mapping[str, Any]) -> dict[str, PPIEstimate]:
+    return {name: _ppi(e) for name, e in data.items()}
+
+
 @dataclass(frozen=True, slots=True)
-class PromptGold:
+class PromptGold(Codec):
     """The analysis corrected by human labels (``prompts analyze --gold``; see :mod:`fairtalk.prompts._gold`).
 
     ``regard[g]``: group ``g``'s mean regard; ``rates[g][label]``: the label's share; ``gaps[pair]``:
     the pair's regard gap; each a prediction-powered :class:`~fairtalk.stats._ppi.PPIEstimate`
     from ``n_labels`` labelled completions of ``source``, clustered by ``clusters``.
+
+    ``to_dict()`` is the ``"gold"`` entry of ``results.json``: the gaps' and the groups' estimates
+    sit beside theirs, as ``ppi`` (the analysis writes them there); ``from_dict()`` reads them
+    back from ``regard`` and ``gaps`` keys of that shape (``{name: ppi}``).
     """
 
     source: str
     n_labels: int
     clusters: str
-    regard: Mapping[str, PPIEstimate]
-    rates: Mapping[str, Mapping[str, PPIEstimate]]
-    gaps: Mapping[str, PPIEstimate]
+    regard: Mapping[str, PPIEstimate] = field(metadata=SKIP | via(_ppi_map, _ppi_map_of))
+    rates: Mapping[str, Mapping[str, PPIEstimate]] = field(
+        metadata=via(
+            lambda rates: {g: _ppi_map(r) for g, r in rates.items()}, lambda data: {g: _ppi_map_of(r) for g, r in data.items()}
+        )
+    )
+    gaps: Mapping[str, PPIEstimate] = field(metadata=SKIP | via(_ppi_map, _ppi_map_of))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``"gold"`` entry of ``results.json`` (the gaps' and the groups' estimates sit beside theirs, as ``ppi``)."""
+
+def _frame(name: str, json_key: str, *, finite: bool, columns: str = "", none: float = math.nan) -> MappingProxyType[str, Any]:
+    """Field metadata of a table written as ``{row: {column: value}}`` under ``json_key``.
+
+    ``columns`` names the key (``groups``, ``labels``) that orders an empty table's columns; a
+    table other than ``distribution``'s may be missing from an older file (read as empty).
+    """
+
+    def read(data: Mapping[str, Any]) -> pd.DataFrame:
+        return _table(data.get(json_key) or {}, tuple(data[columns]) if columns else (), none=none)
+
+    return MappingProxyType(
+        via(lambda analysis: _nested(getattr(analysis, name), finite=finite), read, whole=True) | key(json_key)
+    )
+
+
+def _counts_json(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
+    return {str(g): {str(k): int(v) for k, v in row.items()} for g, row in frame.iterrows()}
+
+
+def _counts_of(data: Mapping[str, Any]) -> pd.DataFrame:
+    return _table(data["counts"], tuple(data["labels"])).astype("int64")
+
+
+def _with_ppi(name: str) -> MappingProxyType[str, Any]:
+    """Field metadata of ``regard`` or ``gaps``: each entry, with labels its estimate under ``ppi`` (see :class:`PromptGold`)."""
+    kind: type[RegardStats | Gap] = RegardStats if name == "regard" else Gap
+
+    def write(analysis: PromptAnalysis) -> dict[str, dict[str, Any]]:
+        labelled = getattr(analysis.gold, name) if analysis.gold is not None else {}
         return {
-            "source": self.source,
-            "n_labels": self.n_labels,
-            "clusters": self.clusters,
-            "rates": {g: {k: _ppi_dict(e) for k, e in r.items()} for g, r in self.rates.items()},
+            entry: {**value.to_dict(), **({"ppi": _ppi_dict(labelled[entry])} if entry in labelled else {})}
+            for entry, value in getattr(analysis, name).items()
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], regard: Mapping[str, Any], gaps: Mapping[str, Any]) -> PromptGold:
-        """The record of ``results.json``'s ``"gold"`` entry and the ``ppi`` objects of its ``regard`` and ``gaps``."""
-        return cls(
-            source=data["source"],
-            n_labels=int(data["n_labels"]),
-            clusters=data["clusters"],
-            regard={g: _ppi(r["ppi"]) for g, r in regard.items() if r.get("ppi")},
-            rates={g: {k: _ppi(e) for k, e in r.items()} for g, r in data["rates"].items()},
-            gaps={name: _ppi(g["ppi"]) for name, g in gaps.items() if g.get("ppi")},
-        )
+    return via(write, lambda data: {entry: kind.from_dict(value) for entry, value in data[name].items()}, whole=True)
+
+
+def _gold_of(data: Mapping[str, Any]) -> PromptGold | None:
+    """The labelled estimates: ``results.json``'s ``gold`` and the ``ppi`` of its groups and gaps (None without labels)."""
+    gold = data.get("gold")
+    if not gold:
+        return None
+    regard = {g: r["ppi"] for g, r in data["regard"].items() if r.get("ppi")}
+    gaps = {name: g["ppi"] for name, g in data["gaps"].items() if g.get("ppi")}
+    return PromptGold.from_dict({**gold, "regard": regard, "gaps": gaps})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class PromptAnalysis(Result[str]):
+class PromptAnalysis(Codec, Result[str]):
     """Everything the analysis computed, read-only; ``to_dict()`` is the schema of ``results.json``.
 
     Tables (pandas DataFrames; treat them as read-only):
@@ -190,40 +233,90 @@ class PromptAnalysis(Result[str]):
     groups: tuple[str, ...]
     pairs: tuple[GroupPair, ...]
     labels: tuple[str, ...]
-    distribution: pd.DataFrame
-    baseline_distribution: pd.DataFrame
-    counts: pd.DataFrame
-    regard: Mapping[str, RegardStats]
+    distribution: pd.DataFrame = field(metadata=_frame("distribution", "distribution", finite=False, columns="labels"))
+    baseline_distribution: pd.DataFrame = field(
+        metadata=_frame("baseline_distribution", "baseline_distribution", finite=False, columns="labels")
+    )
+    counts: pd.DataFrame = field(metadata=via(lambda analysis: _counts_json(analysis.counts), _counts_of, whole=True))
+    regard: Mapping[str, RegardStats] = field(metadata=_with_ppi("regard"))
     baseline_regard: Mapping[str, RegardStats]
-    kl: pd.DataFrame
-    baseline_kl: pd.DataFrame
-    gaps: Mapping[str, Gap]
-    by_structure: pd.DataFrame
+    kl: pd.DataFrame = field(metadata=_frame("kl", "kl", finite=True, columns="groups", none=math.inf))
+    baseline_kl: pd.DataFrame = field(metadata=_frame("baseline_kl", "baseline_kl", finite=True, columns="groups", none=math.inf))
+    gaps: Mapping[str, Gap] = field(metadata=_with_ppi("gaps"))
+    by_structure: pd.DataFrame = field(metadata=_frame("by_structure", "by_structure", finite=True, columns="groups"))
     structure_counts: Mapping[str, int]
     best_structures: tuple[str, ...]
     worst_structures: tuple[str, ...]
-    gap_by_structure: pd.DataFrame
-    reversing: Mapping[str, tuple[str, ...]]
-    by_kind: pd.DataFrame
+    gap_by_structure: pd.DataFrame = field(metadata=_frame("gap_by_structure", "gap_by_structure", finite=True))
+    reversing: Mapping[str, tuple[str, ...]] = field(metadata=key("reversing_structures"))
+    by_kind: pd.DataFrame = field(metadata=_frame("by_kind", "by_kind", finite=True, columns="groups"))
     robustness: Robustness
     variance: VarianceShares
     config: AnalysisConfig
     data: AnalysisCounts
-    kl_ci95: pd.DataFrame
-    structure_p: pd.DataFrame
+    kl_ci95: pd.DataFrame = field(
+        metadata=via(
+            lambda analysis: _nested_intervals(analysis.kl_ci95), lambda data: _intervals(data.get("kl_ci95") or {}), whole=True
+        )
+    )
+    structure_p: pd.DataFrame = field(metadata=_frame("structure_p", "structure_p_adjusted", finite=True))
     parses: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    best_by_group: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
-    worst_by_group: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
-    inference: InferenceSettings | None = None
+    best_by_group: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}), metadata=key("best_structures_by_group")
+    )
+    worst_by_group: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}), metadata=key("worst_structures_by_group")
+    )
+    inference: InferenceSettings | None = field(
+        default=None,
+        metadata=via(lambda i: {} if i is None else i.to_dict(), lambda d: InferenceSettings.from_dict(d) if d else None),
+    )
     warnings: tuple[str, ...] = ()
     data_summary: DataSummary | None = None
     frame: pd.DataFrame | None = field(default=None, repr=False)
     relabelled: PromptAnalysis | None = field(default=None, repr=False)
     relabelled_with: str | None = None
     scorer_check: RegardCertificate | None = None
-    gold: PromptGold | None = None
+    gold: PromptGold | None = field(
+        default=None, metadata=OMIT_DEFAULT | via(lambda analysis: analysis.gold.to_dict(), _gold_of, whole=True)
+    )
 
     _file_kind: ClassVar[ResultKind] = "prompts"
+
+    #: Its ``results.json`` keys in order (what it was computed from is not written).
+    _codec_keys: ClassVar[tuple[str, ...]] = (
+        "method",
+        "groups",
+        "pairs",
+        "labels",
+        "distribution",
+        "baseline_distribution",
+        "counts",
+        "regard",
+        "baseline_regard",
+        "kl",
+        "baseline_kl",
+        "gaps",
+        "by_structure",
+        "structure_counts",
+        "best_structures",
+        "worst_structures",
+        "gap_by_structure",
+        "reversing",
+        "by_kind",
+        "robustness",
+        "variance",
+        "config",
+        "data",
+        "parses",
+        "kl_ci95",
+        "best_by_group",
+        "worst_by_group",
+        "structure_p",
+        "inference",
+        "warnings",
+        "gold",
+    )
 
     def __post_init__(self) -> None:
         for name in (
@@ -244,6 +337,11 @@ class PromptAnalysis(Result[str]):
         return isinstance(other, PromptAnalysis) and self.to_json() == other.to_json()
 
     __hash__ = None  # type: ignore[assignment]  # holds DataFrames
+
+    @property
+    def method(self) -> str:
+        """The ``method`` entry of ``results.json``: :data:`METHOD`."""
+        return METHOD
 
     @property
     def verdicts(self) -> Mapping[str, Verdict]:
@@ -281,90 +379,6 @@ class PromptAnalysis(Result[str]):
             gaps=MappingProxyType(dict(gaps)),
         )
         return dataclasses.replace(self, gold=record, warnings=(*self.warnings, *warnings))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the ``results.json`` schema; with labels, ``gold`` and a ``ppi`` per gap and group)."""
-        tables = {name: _nested(getattr(self, name), finite=name in _FINITE_TABLES) for name in _FINITE_TABLES}
-        out = self._to_dict(tables)
-        if self.gold is not None:
-            for name, estimate in self.gold.gaps.items():
-                out["gaps"][name]["ppi"] = _ppi_dict(estimate)
-            for group, estimate in self.gold.regard.items():
-                out["regard"][group]["ppi"] = _ppi_dict(estimate)
-            out["gold"] = self.gold.to_dict()
-        return out
-
-    def _to_dict(self, tables: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "method": METHOD,
-            "groups": list(self.groups),
-            "pairs": [{"name": p.name, "a": p.a, "b": p.b} for p in self.pairs],
-            "labels": list(self.labels),
-            "distribution": _nested(self.distribution, finite=False),
-            "baseline_distribution": _nested(self.baseline_distribution, finite=False),
-            "counts": {str(g): {str(k): int(v) for k, v in row.items()} for g, row in self.counts.iterrows()},
-            "regard": {g: r.to_dict() for g, r in self.regard.items()},
-            "baseline_regard": {g: r.to_dict() for g, r in self.baseline_regard.items()},
-            "kl": tables["kl"],
-            "baseline_kl": tables["baseline_kl"],
-            "gaps": {name: g.to_dict() for name, g in self.gaps.items()},
-            "by_structure": tables["by_structure"],
-            "structure_counts": dict(self.structure_counts),
-            "best_structures": list(self.best_structures),
-            "worst_structures": list(self.worst_structures),
-            "gap_by_structure": tables["gap_by_structure"],
-            "reversing_structures": {name: list(s) for name, s in self.reversing.items()},
-            "by_kind": tables["by_kind"],
-            "robustness": self.robustness.to_dict(),
-            "variance": self.variance.to_dict(),
-            "config": self.config.to_dict(),
-            "data": self.data.to_dict(),
-            "parses": dict(self.parses),
-            "kl_ci95": _nested_intervals(self.kl_ci95),
-            "best_structures_by_group": {g: list(s) for g, s in self.best_by_group.items()},
-            "worst_structures_by_group": {g: list(s) for g, s in self.worst_by_group.items()},
-            "structure_p_adjusted": tables["structure_p"],
-            "inference": self.inference.to_dict() if self.inference is not None else {},
-            "warnings": list(self.warnings),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The analysis of its ``results.json`` dict (the inverse of :meth:`to_dict`; the extra entries a report adds are ignored)."""
-        groups, labels = tuple(data["groups"]), tuple(data["labels"])
-        inference, gold = data.get("inference"), data.get("gold")
-        return cls(
-            groups=groups,
-            pairs=tuple(GroupPair(p["name"], p["a"], p["b"]) for p in data["pairs"]),
-            labels=labels,
-            distribution=_table(data["distribution"], labels),
-            baseline_distribution=_table(data["baseline_distribution"], labels),
-            counts=_table(data["counts"], labels).astype("int64"),
-            regard={g: RegardStats.from_dict(r) for g, r in data["regard"].items()},
-            baseline_regard={g: RegardStats.from_dict(r) for g, r in data["baseline_regard"].items()},
-            kl=_table(data["kl"], groups, none=math.inf),
-            baseline_kl=_table(data["baseline_kl"], groups, none=math.inf),
-            gaps={name: Gap.from_dict(g) for name, g in data["gaps"].items()},
-            by_structure=_table(data["by_structure"], groups),
-            structure_counts=data["structure_counts"],
-            best_structures=tuple(data["best_structures"]),
-            worst_structures=tuple(data["worst_structures"]),
-            gap_by_structure=_table(data["gap_by_structure"]),
-            reversing={name: tuple(s) for name, s in data["reversing_structures"].items()},
-            by_kind=_table(data["by_kind"], groups),
-            robustness=Robustness.from_dict(data["robustness"]),
-            variance=VarianceShares.from_dict(data["variance"]),
-            config=AnalysisConfig.from_dict(data["config"]),
-            data=AnalysisCounts.from_dict(data["data"]),
-            kl_ci95=_intervals(data.get("kl_ci95") or {}),
-            structure_p=_table(data.get("structure_p_adjusted") or {}),
-            parses=data.get("parses") or {},
-            best_by_group={g: tuple(s) for g, s in (data.get("best_structures_by_group") or {}).items()},
-            worst_by_group={g: tuple(s) for g, s in (data.get("worst_structures_by_group") or {}).items()},
-            inference=InferenceSettings.from_dict(inference) if inference else None,
-            warnings=tuple(data.get("warnings") or ()),
-            gold=PromptGold.from_dict(gold, data["regard"], data["gaps"]) if gold else None,
-        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per group (and ``all``): label shares over all structures, mean regard, its n, and the baseline's."""
