@@ -165,13 +165,18 @@ def test_keys_it_does_not_name_are_kept_in_extra_and_written_back() -> None:
     assert json.dumps(provenance.to_dict()) == json.dumps(manifest)
 
 
+@pytest.mark.unvalidated_files  # malformed on purpose
 def test_a_section_that_is_no_object_is_refused_naming_the_file_and_the_section(tmp_path: Path) -> None:
     data = fairtalk.score(_records(), axis="gender", **FAST).to_dict()
     data["manifest"]["truncation"] = "cut"
     path = tmp_path / "results.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(fairtalk.InputError, match=r"results\.json.*manifest\.truncation must be an object, got str"):
-        AuditResult.read_json(path)
+    with pytest.raises(
+        fairtalk.InputError, match=r"results\.json: field 'manifest\.truncation' must be an object, got the string 'cut'"
+    ):
+        AuditResult.read_json(path)  # the file model types every section
+    with pytest.raises(TypeError, match=r"manifest section manifest\.truncation must be an object, got str"):
+        Provenance.from_dict(data["manifest"])
 
 
 def test_manifest_is_deprecated_read_only_and_the_mapping_it_always_was() -> None:

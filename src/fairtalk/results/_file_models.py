@@ -1,9 +1,14 @@
 """The shape of ``results.json`` and ``run.json``, declared once as pydantic models: what readers check and the docs publish.
 
-The models describe the fields fairtalk's readers use (``compare``, ``plan --results``,
-``AuditResult.read_json``, ``AuditRun.read_json``): their JSON types, which may be null, and
-the bounds a number must keep (a probability in [0, 1], a margin >= 0, finite numbers: a file
-fairtalk writes holds null where a value is NaN). Keys they do not name are allowed (a
+The models of ``results.json`` and ``run.json`` name every key the records write
+(:class:`~fairtalk.results.AuditResult`, its measures, scorer check, divergent pairs, by-turn
+section and :class:`~fairtalk.results.Provenance` with its sections; :class:`~fairtalk.results.AuditRun`
+with its axes and generation counts), so that the published schema documents each one
+(``tests/test_file_models_drift.py`` fails when a record writes a key its model lacks, or a model
+names a key no record writes): their JSON types, which may be null, and the bounds a number must
+keep where one applies (a probability in [0, 1], a margin >= 0, finite numbers: a file fairtalk
+writes holds null where a value is NaN). :class:`PlanningFile` and :class:`PromptsFile` describe
+only what ``plan --results`` and ``compare`` read of theirs. Keys they do not name are allowed (a
 report's extra entries, a hand-added note), except inside records that are rebuilt whole from
 their keys (``ppi``, a divergent pair). Validation is strict: ``"5"`` is no integer and
 ``true`` no number. :func:`validate` turns the first error into one line naming the field;
@@ -91,6 +96,7 @@ class Measure(_Open):
     a: Number | None
     b: Number | None
     difference: Number | None
+    difference_abs: Number | None = Field(default=None, description="A - B (null when a side has no value).")
     z: Number | None
     p: Probability | None
     p_paired: Probability | None
@@ -183,6 +189,7 @@ class TurnBucket(_Open):
     turns_since: Count
     n_pairs: Count
     n_clusters: Count | None = None
+    tested: bool | None = Field(default=None, description="Whether the bucket had enough units to be tested.")
     gaps: list[TurnGap] | None = None
     not_tested: str | None = None
 
@@ -211,7 +218,10 @@ class LexiconRecord(_Open):
     source: str | None = None
     variant: str | None = None
     axis: str | None = None
+    groups: list[str] | None = None
     sha256: str | None = None
+    n_pairs: Count | None = Field(default=None, description="The word pairs of the lexicon.")
+    attributes: list[str] | None = None
     text: str | None = Field(None, description="A custom lexicon, in the lexicon file format (canonical, not the file's bytes).")
     text_sha256: str | None = Field(None, description="The sha256 of text, UTF-8 encoded.")
 
@@ -222,13 +232,22 @@ class ManifestMeasure(_Open):
     name: str
     kind: str | None = None
     keys: list[str] | None = None
+    version: str | None = None
     config: dict[str, Any] | None = None
 
 
-class InputRecord(_Open):
-    """What the audit read."""
+class InputSource(_Open):
+    """A responses file the result was scored from: its path as given and the sha256 of its bytes."""
 
-    sources: list[Any] | None = None
+    path: str | None = None
+    sha256: str | None = None
+
+
+class InputRecord(_Open):
+    """What the audit read: the responses files (none when the responses came from memory) and the reader's counts."""
+
+    sources: list[InputSource] | None = None
+    summary: dict[str, Any] | None = None
 
 
 class ScoringOptions(_Open):
@@ -238,18 +257,106 @@ class ScoringOptions(_Open):
     offense: str | None = None
     offense_threshold: Probability | None = None
     sentiment_threshold: Probability | None = None
+    judge_rubric: str | None = None
+    judge_scale: list[Number] | None = Field(default=None, description="The judge's score scale: low, high.")
+
+
+class ScoringEngineRecord(_Open):
+    """Where the responses were scored: ``local`` (this process) or ``ray`` (with its tasks, batches and batch size)."""
+
+    name: str | None = None
+    distinct_responses: Count | None = None
+    tasks_at_once: Count | None = None
+    batches: Count | None = None
+    score_batch: Count | None = None
+
+
+class GoldRecord(_Open):
+    """The human labels that corrected the gaps: their file, the pairs labelled and the keys corrected."""
+
+    path: str | None = None
+    n_labelled_pairs: Count | None = None
+    keys: list[str] | None = None
+
+
+class TruncationRecord(_Open):
+    """The answers cut off at the token limit (per side ``a``/``b``), when the model reported why each answer ended."""
+
+    reasons_reported: bool | None = None
+    exclude_truncated: bool | None = None
+    n_pairs: Count | None = None
+    n_cut: dict[str, Count] | None = None
+    share_cut: dict[str, Probability | None] | None = None
+    warn_share: Probability | None = None
+    warned: bool | None = None
+    n_pairs_left_out: Count | None = None
+
+
+class SequentialRecord(_Open):
+    """How an ``--until-decided`` axis' looks went: the design, the looks run, the last look's levels, why it stopped."""
+
+    design: str | None = None
+    spending: str | None = None
+    correction: str | None = None
+    max_pairs: Count | None = None
+    n_pairs_available: Count | None = None
+    planned_looks: list[Count] | None = None
+    fractions: list[Number] | None = None
+    looks: Count | None = None
+    n_pairs: Count | None = None
+    z_boundaries: list[Number | None] | None = Field(default=None, description="Each look's critical z (null: infinite).")
+    nominal_alpha: Number | None = None
+    nominal_alpha_equivalence: Number | None = None
+    stopped: str | None = None
+    decided_at: dict[str, Count] | None = None
+    undecided: list[str] | None = None
+
+
+class AuditRecord(_Open):
+    """The audit that generated the responses: run id, corpus, model, decoding, seed, coverage (and its looks)."""
+
+    run_id: str | None = None
+    corpus: str | None = None
+    split: str | None = None
+    model: str | None = None
+    decoding: dict[str, Any] | None = None
+    seed: int | None = None
+    n_pairs_requested: Count | None = None
+    mixed: str | None = None
+    balance: bool | None = None
+    coverage: dict[str, Any] | None = None
+    sequential: SequentialRecord | None = None
 
 
 class Manifest(_Open):
-    """Versions, hashes, thresholds and seeds (the parts a rerun or a comparison reads are typed)."""
+    """Versions, hashes, thresholds and seeds: every key :class:`~fairtalk.results.Provenance` writes."""
 
+    fairtalk_version: str | None = None
+    python: str | None = None
+    libraries: dict[str, str | None] | None = None
     lexicon: LexiconRecord | None = None
-    options: ScoringOptions | None = None
     measures: list[ManifestMeasure] | None = None
-    margins: dict[str, NonNegative] | None = None
-    clustered: bool | None = None
+    options: ScoringOptions | None = None
+    seed: int | None = None
+    alpha: Level | None = None
+    correction: str | None = None
+    n_resamples: Count | None = None
+    n_permutations: Count | None = None
+    mask_groups: bool | None = None
     drop_empty: bool | None = None
+    exclude_truncated: bool | None = None
+    binary_test: str | None = None
+    count_test: str | None = None
+    clustered: bool | None = None
+    power: Level | None = None
+    margins: dict[str, NonNegative] | None = None
+    primary: list[str] | None = None
+    methods: dict[str, Any] | None = None
     input: InputRecord | None = None
+    scoring_engine: ScoringEngineRecord | None = None
+    gold: GoldRecord | None = None
+    truncation: TruncationRecord | None = None
+    audit: AuditRecord | None = None
 
 
 class AuditResultFile(_Open):
@@ -343,6 +450,16 @@ class Generation(_Open):
     n_errors: Count
     n_pairs: Count
     n_pairs_with_errors: Count
+    seconds: Number | None = None
+    error_examples: list[str] | None = None
+    error_counts: dict[str, Count] | None = None
+    n_unencodable: Count | None = None
+    max_in_flight: Count | None = None
+    max_concurrency: Count | None = None
+    n_retries: Count | None = None
+    retry_budget: Count | None = None
+    n_retries_refused: Count | None = None
+    tuning: dict[str, Any] | None = None
 
 
 class RunAxis(_Open):
@@ -373,6 +490,9 @@ class RunFile(_Open):
     seed: int
     settings: dict[str, Any] | None = None
     store: str | None = None
+    n_cached: Count | None = None
+    n_generated: Count | None = None
+    n_errors: Count | None = None
     timings: dict[str, Number] | None = None
     config: dict[str, Any] | None = None
     axes: dict[str, RunAxis]

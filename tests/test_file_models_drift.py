@@ -1,0 +1,166 @@
+"""The file models (``results/_file_models.py``) name exactly the keys the records write: the two declarations of ``results.json`` and ``run.json`` cannot drift apart.
+
+The records declare the files once (``to_dict()``, by the codec); the pydantic models declare them a
+second time, with bounds, for validation and the published JSON Schema. Each model that describes a
+record is checked against the keys real records write (from real runs here: an audit by turn with a
+judge and masked groups, a sequential audit, a score with gold labels), so a key added to a record
+without its model (or left in a model after the record dropped it) fails here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+import pytest
+from pydantic import BaseModel
+
+import fairtalk
+from fairtalk.prompts import GroupPair, GroupSet, analyze
+from fairtalk.results import ScoringEngine, TruncationProvenance
+from fairtalk.results import _file_models as fm
+from test_by_turn import _LOGIC, write_chats
+from test_by_turn_scores import JUDGE
+from test_score_gold import _gold, _responses
+
+Objects = Callable[[dict[str, list[dict[str, Any]]]], Iterable[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    """The JSON of real results (as written, through JSON text): ``audit`` results.json objects, ``run`` run.json objects."""
+    tmp = tmp_path_factory.mktemp("drift")
+    corpus = write_chats(tmp / "chats.jsonl")
+    judge = tmp / "judge.py"
+    judge.write_text(JUDGE.format(log=str(tmp / "asked.log")))
+    model = _LOGIC["reply"]
+    measures = ["length", "offense", f"judge:python:{judge}:answer"]
+    turned = fairtalk.audit(
+        corpus=corpus, axes="gender", model=model, measures=measures, n_resamples=100, by_turn=True, mask_groups=True
+    )  # type: ignore[arg-type]
+    looked = fairtalk.audit(
+        corpus=corpus, axes="gender", model=model, measures="length", n_resamples=100, until_decided=True, n_pairs=8, max_pairs=24
+    )  # type: ignore[arg-type]
+    responses = _responses(tmp / "responses.jsonl")
+    labelled = fairtalk.score(
+        responses,
+        axis="gender",
+        measures="offense",
+        n_resamples=100,
+        gold=str(_gold(tmp / "gold.jsonl", responses, 80, truth="none")),
+    )
+    runs = [json.loads(run.to_json()) for run in (turned, looked)]
+    audits = [json.loads(labelled.to_json()), *(axis["result"] for run in runs for axis in run["axes"].values())]
+    # keys no run here reaches (a custom lexicon's copy, answers cut at the token limit, scoring on Ray): the records hand-filled
+    provenance = labelled.provenance
+    assert provenance.lexicon is not None
+    filled = dataclasses.replace(
+        provenance,
+        lexicon=dataclasses.replace(provenance.lexicon, text="he she\n", text_sha256="0" * 64),
+        truncation=TruncationProvenance(True, False, 10, {"a": 1, "b": 0}, {"a": 0.1, "b": 0.0}, 0.05, True, 0),
+        scoring_engine=ScoringEngine("ray", 3, 2, 2, 64),
+    )
+    return {
+        "audit": audits,
+        "run": runs,
+        "manifest": [a["manifest"] for a in audits] + [json.loads(json.dumps(filled.to_dict()))],
+    }
+
+
+def _measures(w: dict[str, list[dict[str, Any]]]) -> Iterable[dict[str, Any]]:
+    return (m for a in w["audit"] for m in a["measures"].values())
+
+
+def _pairs(w: dict[str, list[dict[str, Any]]]) -> Iterable[dict[str, Any]]:
+    return (p for a in w["audit"] for p in a["divergent_pairs"])
+
+
+def _buckets(w: dict[str, list[dict[str, Any]]]) -> Iterable[dict[str, Any]]:
+    return (b for a in w["audit"] if "by_turn" in a for b in a["by_turn"]["buckets"])
+
+
+def _sections(name: str) -> Objects:
+    return lambda w: (m[name] for m in w["manifest"] if m.get(name))
+
+
+def _axes(w: dict[str, list[dict[str, Any]]]) -> Iterable[dict[str, Any]]:
+    return (axis for run in w["run"] for axis in run["axes"].values())
+
+
+#: Each model, the objects of the records it describes, and the keys written beside the record by another writer.
+CASES: list[tuple[type[BaseModel], Objects, frozenset[str]]] = [
+    (fm.AuditResultFile, lambda w: w["audit"], frozenset()),
+    (fm.Measure, _measures, frozenset()),
+    (fm.Masked, lambda w: (m["masked"] for m in _measures(w) if "masked" in m), frozenset()),
+    (fm.PPI, lambda w: (m["ppi"] for m in _measures(w) if "ppi" in m), frozenset()),
+    (fm.ScorerCheck, lambda w: (c for a in w["audit"] for c in a["scorer_check"].values()), frozenset()),
+    (fm.DivergentPair, _pairs, frozenset()),
+    (fm.JudgeAnswer, lambda w: (j for p in _pairs(w) for j in p["judged"]), frozenset()),
+    (fm.ByTurn, lambda w: (a["by_turn"] for a in w["audit"] if "by_turn" in a), frozenset()),
+    (fm.TurnBucket, _buckets, frozenset()),
+    (fm.TurnGap, lambda w: (g for b in _buckets(w) for g in b["gaps"]), frozenset()),
+    (fm.Manifest, lambda w: w["manifest"], frozenset()),
+    (fm.LexiconRecord, _sections("lexicon"), frozenset()),
+    (fm.ManifestMeasure, lambda w: (x for m in w["manifest"] for x in m.get("measures") or ()), frozenset()),
+    (fm.ScoringOptions, _sections("options"), frozenset()),
+    (fm.InputRecord, _sections("input"), frozenset()),
+    (fm.InputSource, lambda w: (s for i in _sections("input")(w) for s in i.get("sources") or ()), frozenset()),
+    (fm.ScoringEngineRecord, _sections("scoring_engine"), frozenset()),
+    (fm.GoldRecord, _sections("gold"), frozenset()),
+    (fm.TruncationRecord, _sections("truncation"), frozenset()),
+    (fm.AuditRecord, _sections("audit"), frozenset()),
+    (fm.SequentialRecord, lambda w: (a["sequential"] for a in _sections("audit")(w) if "sequential" in a), frozenset()),
+    (fm.RunFile, lambda w: w["run"], frozenset({"generator"})),  # the report marks the run.json it writes
+    (fm.RunAxis, _axes, frozenset({"files"})),  # and lists each axis's files
+    (fm.Generation, lambda w: (axis["generation"] for axis in _axes(w)), frozenset()),
+]
+
+
+def drift(
+    model: type[BaseModel], objects: Iterable[dict[str, Any]], beside: frozenset[str] = frozenset()
+) -> dict[str, list[str]]:
+    """The keys records write that ``model`` does not declare, and those it declares that no record writes."""
+    seen: set[str] = set()
+    n = 0
+    for obj in objects:
+        seen |= set(obj)
+        n += 1
+    assert n, f"no record of {model.__name__} was written"
+    declared = set(model.model_fields) - beside
+    return {"undeclared": sorted(seen - declared), "unwritten": sorted(declared - seen)}
+
+
+@pytest.mark.parametrize(("model", "objects", "beside"), CASES, ids=[case[0].__name__ for case in CASES])
+def test_a_file_model_declares_exactly_the_keys_its_record_writes(
+    written: dict[str, list[dict[str, Any]]], model: type[BaseModel], objects: Objects, beside: frozenset[str]
+) -> None:
+    assert drift(model, objects(written), beside) == {"undeclared": [], "unwritten": []}
+
+
+def test_a_key_added_to_a_record_without_its_model_is_found(written: dict[str, list[dict[str, Any]]]) -> None:
+    measures = [{**m, "new_key": 1.0} for m in _measures(written)]
+    assert drift(fm.Measure, measures)["undeclared"] == ["new_key"]
+    assert drift(fm.Measure, ({k: v for k, v in m.items() if k != "mde"} for m in _measures(written)))["unwritten"] == ["mde"]
+
+
+def test_the_prompts_model_names_keys_the_analysis_writes() -> None:
+    """``PromptsFile`` describes only what ``compare`` reads of a prompts analysis: each of its keys is one the analysis writes."""
+    rows = pd.DataFrame(
+        [
+            {"group": g, "template": f"t{t}", "structure": s, "seed": k, "label": 1 if g == "a" else (-1 if (t + k) % 3 else 0)}
+            for g in ("a", "b")
+            for t in range(4)
+            for s in ("original", "x")
+            for k in range(3)
+        ]
+    )
+    analysis = analyze(rows, groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)), n_draws=2, n_resamples=50)
+    data = json.loads(analysis.to_json())
+    assert set(fm.PromptsFile.model_fields) <= set(data)
+    for gap in data["gaps"].values():
+        assert set(fm.PromptGap.model_fields) <= set(gap)
+    for regard in data["regard"].values():
+        assert set(fm.PromptRegard.model_fields) <= set(regard)
