@@ -175,7 +175,7 @@ def test_a_section_that_is_no_object_is_refused_naming_the_file_and_the_section(
         fairtalk.InputError, match=r"results\.json: field 'manifest\.truncation' must be an object, got the string 'cut'"
     ):
         AuditResult.read_json(path)  # the file model types every section
-    with pytest.raises(TypeError, match=r"manifest section manifest\.truncation must be an object, got str"):
+    with pytest.raises(TypeError, match=r"field 'Provenance\.truncation': expected an object, got str"):
         Provenance.from_dict(data["manifest"])
 
 

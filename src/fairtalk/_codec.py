@@ -24,7 +24,9 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   or a value read with the help of other keys), so ``write`` is given the whole record and
   ``read`` the whole object (a missing key is then ``read``'s to handle);
 - ``field(metadata=OMIT_DEFAULT)``: the field is written only when it is not its default (a field
-  that is None by default: only when set); a missing key reads as the default;
+  that is None by default: only when set); a missing key reads as the default.
+  ``omit_default(when)``: only when ``when(record)`` says so (a setting that only one kind of
+  record writes, say);
 - ``field(metadata=INLINE)``: a nested record whose keys sit in the parent's own object. It is
   read from the parent's whole object (by its class's ``from_dict()``), and written at its place
   in ``_codec_keys``, or key by key where ``_codec_keys`` names them as ``"field.name"`` (each
@@ -32,6 +34,12 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
 - ``field(metadata=keyed(name))``: a tuple of records written as an object, each record under its
   ``name`` attribute (a key its own JSON leaves out: ``SKIP``, or not named); read back with each
   entry's key put back under ``name``;
+- ``field(metadata=REST)``: a mapping that holds the keys the record does not name (a hand-added
+  note, a key a later version wrote): read as every key no other field reads, written back at its
+  place, so nothing is lost on a round trip;
+- ``field(metadata=ABSENT)``: a ``frozenset[str]`` field (no key of its own) that ``from_dict()``
+  fills with the fields whose keys the object lacked; ``to_dict()`` leaves those out while they
+  hold their default, so a file is written back as it was read;
 - ``_codec_keys`` (a class variable): the JSON keys in order, naming fields, inlined records'
   fields (``"field.name"``) and read-only properties or methods without arguments (derived keys,
   written but not read back); without it, the fields in order.
@@ -55,7 +63,20 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar, Union
 
-__all__ = ["INLINE", "OMIT_DEFAULT", "SKIP", "Codec", "from_dict", "key", "keyed", "to_dict", "via"]
+__all__ = [
+    "ABSENT",
+    "INLINE",
+    "OMIT_DEFAULT",
+    "REST",
+    "SKIP",
+    "Codec",
+    "from_dict",
+    "key",
+    "keyed",
+    "omit_default",
+    "to_dict",
+    "via",
+]
 
 T = TypeVar("T")
 
@@ -65,6 +86,10 @@ SKIP: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_skip": T
 OMIT_DEFAULT: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_omit_default": True})
 #: Field metadata: a nested record whose keys sit in the parent's own object.
 INLINE: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_inline": True})
+#: Field metadata: a mapping of the keys the record does not name, read and written back as they are.
+REST: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_rest": True})
+#: Field metadata: the fields a dict read lacked (no key of its own), left out when written back at their default.
+ABSENT: types.MappingProxyType[str, Any] = types.MappingProxyType({"codec_absent": True})
 
 _MISSING = dataclasses.MISSING
 _MSG_TYPE = "field {path!r}: expected {expected}, got {got}"
@@ -82,6 +107,11 @@ def via(write: Callable[[Any], Any], read: Callable[[Any], Any], *, whole: bool 
     read as ``read(json_object)``.
     """
     return types.MappingProxyType({"codec_via": (write, read), "codec_whole": whole})
+
+
+def omit_default(when: Callable[[Any], bool]) -> types.MappingProxyType[str, Any]:
+    """Field metadata: the field is left out at its default when ``when(record)`` is true (else written)."""
+    return types.MappingProxyType({"codec_omit_default": when})
 
 
 def keyed(name: str) -> types.MappingProxyType[str, Any]:
@@ -154,7 +184,7 @@ def _hints(cls: type) -> dict[str, Any]:
 def _declared_slots(cls: type) -> tuple[_Slot, ...]:
     hints = _hints(cls)
     by_name = {f.name: f for f in dataclasses.fields(cls)}
-    written = [f.name for f in by_name.values() if not f.metadata.get("codec_skip")]
+    written = [f.name for f in by_name.values() if not f.metadata.get("codec_skip") and not f.metadata.get("codec_absent")]
     order: tuple[str, ...] = getattr(cls, "_codec_keys", ()) or tuple(written)
     slots = [_named_slot(name, by_name, hints) for name in order]
     unnamed = [f for name, f in by_name.items() if name not in order]
@@ -176,20 +206,45 @@ def _named_slot(name: str, by_name: Mapping[str, dataclasses.Field[Any]], hints:
 def to_dict(record: Any) -> dict[str, Any]:
     """The JSON-ready dict of a record (a dataclass), as its declaration says."""
     out: dict[str, Any] = {}
+    absent = _absent(record)
     for slot in _slots(type(record)):
         if not slot.written:
             continue
         value = _attribute(record, slot)
-        meta = slot.field.metadata if slot.field is not None else {}
-        if meta.get("codec_omit_default") and _is_default(value, slot.field):
+        if _omitted(record, slot, value, absent):
             continue
-        if meta.get("codec_inline"):
+        meta = slot.field.metadata if slot.field is not None else {}
+        if meta.get("codec_inline") or meta.get("codec_rest"):
             out.update(_dump(value))
         elif meta.get("codec_keyed"):
             out[slot.key] = {getattr(item, meta["codec_keyed"]): _dump(item) for item in value}
         else:
             out[slot.key] = _dump(_converted(record, value, slot))
     return out
+
+
+def _absent(record: Any) -> frozenset[str]:
+    """The fields whose keys the dict a record was read from lacked (its :data:`ABSENT` field), if it has one."""
+    name = _ABSENT_FIELD.get(type(record))
+    if name is None:
+        fields = [f.name for f in dataclasses.fields(record) if f.metadata.get("codec_absent")]
+        name = _ABSENT_FIELD[type(record)] = fields[0] if fields else ""
+    return getattr(record, name) if name else frozenset()
+
+
+_ABSENT_FIELD: dict[type, str] = {}
+
+
+def _omitted(record: Any, slot: _Slot, value: Any, absent: frozenset[str]) -> bool:
+    """Whether a field at its default is left out: declared so, or absent from the dict the record was read from."""
+    if slot.field is None or slot.path:
+        return slot.field is not None and bool(slot.field.metadata.get("codec_omit_default")) and _is_default(value, slot.field)
+    when = slot.field.metadata.get("codec_omit_default")
+    if not when and slot.name not in absent:
+        return False
+    if when and when is not True and not when(record) and slot.name not in absent:
+        return False
+    return _is_default(value, slot.field)
 
 
 def _attribute(record: Any, slot: _Slot) -> Any:
@@ -240,32 +295,56 @@ def from_dict(cls: type[T], data: Mapping[str, Any]) -> T:
     if not isinstance(data, Mapping):
         raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
     values: dict[str, Any] = {}
-    for slot in _slots(cls):
+    slots = _slots(cls)
+    own = [s for s in slots if s.read and s.field is not None and _plain_slot(s)]  # the slots read from a key of their own
+    rest, absent = _rest_and_absent(cls, slots)
+    if absent:
+        values[absent] = frozenset(s.name for s in own if s.key not in data)
+    for slot in slots:
         if slot.field is None or not slot.read or not slot.field.init:
             continue
-        path = f"{cls.__name__}.{slot.key}"
-        meta = slot.field.metadata
-        if meta.get("codec_inline"):
-            values[slot.name] = _load(slot.hint, data, path)
-            continue
-        if meta.get("codec_whole"):
-            values[slot.name] = meta["codec_via"][1](data)
-            continue
-        if slot.key not in data:
-            if slot.field.default is _MISSING and slot.field.default_factory is _MISSING:
-                raise KeyError(slot.key)
-            continue
-        value = data[slot.key]
-        if value is None and _is_record(slot.hint) and _has_default(slot.field):
-            continue  # null in a nested record's field: its default
-        converters = meta.get("codec_via")
-        if converters is not None:
-            values[slot.name] = converters[1](value)
-        elif meta.get("codec_keyed"):
-            values[slot.name] = _load_keyed(slot.hint, value, meta["codec_keyed"], path)
-        else:
-            values[slot.name] = _load(slot.hint, value, path)
+        if slot.name == rest:
+            named = {s.key for s in own}
+            values[rest] = _load(slot.hint, {k: v for k, v in data.items() if k not in named}, cls.__name__)
+        elif not _plain_slot(slot):
+            values[slot.name] = _read_spread(slot, slot.field.metadata, data, f"{cls.__name__}.{slot.key}")
+        elif slot.key in data:
+            value = data[slot.key]
+            if value is not None or not _is_record(slot.hint) or not _has_default(slot.field):  # null record: its default
+                values[slot.name] = _read(slot, slot.field.metadata, value, f"{cls.__name__}.{slot.key}")
+        elif not _has_default(slot.field):
+            raise KeyError(slot.key)
     return cls(**values)
+
+
+def _read_spread(slot: _Slot, meta: Mapping[str, Any], data: Mapping[str, Any], path: str) -> Any:
+    """An inlined record, or a value spread over the object (``via(..., whole=True)``), read from the whole object."""
+    if meta.get("codec_inline"):
+        return _load(slot.hint, data, path)
+    return meta["codec_via"][1](data)
+
+
+def _read(slot: _Slot, meta: Mapping[str, Any], value: Any, path: str) -> Any:
+    """A field read from its own key's value."""
+    converters = meta.get("codec_via")
+    if converters is not None:
+        return converters[1](value)
+    if meta.get("codec_keyed"):
+        return _load_keyed(slot.hint, value, meta["codec_keyed"], path)
+    return _load(slot.hint, value, path)
+
+
+def _rest_and_absent(cls: type, slots: tuple[_Slot, ...]) -> tuple[str, str]:
+    """The names of a record's :data:`REST` and :data:`ABSENT` fields ("" for none)."""
+    rest = next((s.name for s in slots if s.field is not None and s.field.metadata.get("codec_rest")), "")
+    absent = next((f.name for f in dataclasses.fields(cls) if f.metadata.get("codec_absent")), "")
+    return rest, absent
+
+
+def _plain_slot(slot: _Slot) -> bool:
+    """A slot read from its own key (not an inlined record, the rest, or a value spread over the object: ``whole``)."""
+    meta = slot.field.metadata if slot.field is not None else {}
+    return not (meta.get("codec_inline") or meta.get("codec_rest") or meta.get("codec_whole"))
 
 
 def _is_record(hint: Any) -> bool:

@@ -13,21 +13,24 @@ traced and reproduced. Its sections are typed records of their own:
 - :class:`AuditProvenance`: the audit that generated the responses, and its
   :class:`SequentialProvenance` when it ran ``--until-decided``.
 
-Each record's ``to_dict()`` writes the keys of the file as fairtalk always wrote them (a field
-that is None is left out where the writer leaves it out, else written as null), and
-``from_dict()`` reads them back. A key a record does not name (a hand-added note, or a key a
-later or earlier fairtalk wrote) is kept in the record's ``extra`` mapping and written back
-after the named ones: nothing is lost on a round trip.
+Each record is read and written by :mod:`fairtalk._codec` as its fields declare: ``to_dict()``
+writes the keys of the file as fairtalk always wrote them (a field that is None is left out
+where it is declared ``OMIT_DEFAULT``, else written as null, unless the file it was read from
+lacked it), and ``from_dict()`` reads them back. A key a record does not name (a hand-added
+note, or a key a later or earlier fairtalk wrote) is kept in the record's ``extra`` mapping
+(``REST``) and written back at its place (after the named ones; before ``sequential`` in the
+``audit`` section): nothing is lost on a round trip.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Self
+from typing import Any
 
+from fairtalk._codec import ABSENT, OMIT_DEFAULT, REST, Codec, omit_default
 from fairtalk._jsonl import jsonable
 
 __all__ = [
@@ -44,8 +47,6 @@ __all__ = [
     "TruncationProvenance",
 ]
 
-_MSG_NOT_OBJECT = "manifest section {field} must be an object, got {got}"
-
 
 def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
@@ -60,82 +61,38 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _plain(value: Any) -> Any:
-    """A record's value as JSON: sections through their ``to_dict()``, mappings as dicts, tuples as lists."""
-    if isinstance(value, _Section):
-        return value.to_dict()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return jsonable(value)
+def _optional() -> Any:
+    """A field written only when set (None: left out of the file)."""
+    return field(default=None, metadata=OMIT_DEFAULT)
 
 
-def _mapping(value: Any, name: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        got = "null" if value is None else type(value).__name__
-        raise TypeError(_MSG_NOT_OBJECT.format(field=name, got=got))  # read_json() names the file
-    return value
+def _rest() -> Any:
+    """The keys a section does not name, kept as they were read and written back at this place."""
+    return field(default_factory=_empty, metadata=REST)
 
 
 @dataclass(frozen=True, slots=True)
-class _Section:
+class _Section(Codec):
     """A typed section of the manifest: its named fields in order, then ``extra`` (the keys it does not name).
 
-    ``_OPTIONAL`` names the fields written only when set (the others are written as null when
-    None, as fairtalk writes them); ``_READERS`` how a field is read from JSON (default: objects
-    and lists frozen). ``_absent`` holds the fields a file read by :meth:`from_dict` lacked, so
-    that they stay absent when written back (it takes no part in equality).
+    A field declared ``_optional()`` is written only when set (the others are written as null when
+    None, as fairtalk writes them). ``_absent`` holds the fields a file read by ``from_dict()``
+    lacked, so that they stay absent when written back (it takes no part in equality). Values
+    are held as JSON holds them (NumPy scalars as Python numbers, non-finite floats as None,
+    objects and lists read-only), so ``to_dict()`` is the file's content as it was always written.
     """
 
-    _KEY: ClassVar[str] = "manifest"
-    _OPTIONAL: ClassVar[frozenset[str]] = frozenset()
-    _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType({})
-
-    _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False, kw_only=True)
+    _absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False, kw_only=True, metadata=ABSENT)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, (dict, list, MappingProxyType)):
-                object.__setattr__(self, f.name, _frozen(value))
-
-    def _written(self, name: str, value: Any) -> bool:
-        if value is not None:
-            return True
-        return name not in self._OPTIONAL and name not in self._absent
-
-    def to_dict(self) -> dict[str, Any]:
-        """The section as ``results.json`` holds it."""
-        out: dict[str, Any] = {}
-        for name in _named(type(self)):
-            value = getattr(self, name)
-            if self._written(name, value):
-                out[name] = _plain(value)
-        out.update(_plain(getattr(self, "extra", {})))
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Read the section back from its JSON object (keys it does not name go to ``extra``)."""
-        data = _mapping(data, cls._KEY)
-        names = _named(cls)
-        known: dict[str, Any] = {key: cls._READERS.get(key, _frozen)(value) for key, value in data.items() if key in names}
-        known["extra"] = MappingProxyType({key: _frozen(value) for key, value in data.items() if key not in names})
-        return cls(**known, _absent=frozenset(name for name in names if name not in data))
+            if value is not None and f.name != "_absent" and not _is_section(value):
+                object.__setattr__(self, f.name, _frozen(jsonable(value)))
 
 
-def _named(kind: type[_Section]) -> tuple[str, ...]:
-    """The fields a section names in its JSON object, in order (not ``extra``, not ``_absent``)."""
-    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("extra", "_absent"))
-
-
-def _section_reader(kind: type[_Section]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else kind.from_dict(value)
-
-
-def _sections_reader(kind: type[_Section]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else tuple(kind.from_dict(v) for v in value)
+def _is_section(value: Any) -> bool:
+    return isinstance(value, _Section) or (isinstance(value, tuple) and any(isinstance(v, _Section) for v in value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +103,6 @@ class LexiconProvenance(_Section):
     ``text_sha256``; see :func:`fairtalk.lexicons.recorded_lexicon`).
     """
 
-    _KEY: ClassVar[str] = "manifest.lexicon"
-
-    _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"text", "text_sha256"})
-
     axis: str | None = None
     groups: tuple[str, ...] | None = None
     variant: str | None = None
@@ -157,30 +110,26 @@ class LexiconProvenance(_Section):
     sha256: str | None = None
     n_pairs: int | None = None
     attributes: tuple[str, ...] | None = None
-    text: str | None = None
-    text_sha256: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    text: str | None = _optional()
+    text_sha256: str | None = _optional()
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class MeasureProvenance(_Section):
     """A measure the result ran: its name, result keys, kind, version and the settings it was built with."""
 
-    _KEY: ClassVar[str] = "manifest.measures[]"
-
     name: str | None = None
     keys: tuple[str, ...] | None = None
     kind: str | None = None
     version: str | None = None
     config: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class ScoringSettings(_Section):
     """The measure settings (``options``): what a comparison rebuilds the baseline's measures with."""
-
-    _KEY: ClassVar[str] = "manifest.options"
 
     distinct: str | None = None
     offense: str | None = None
@@ -188,64 +137,55 @@ class ScoringSettings(_Section):
     sentiment_threshold: float | None = None
     judge_rubric: str | None = None
     judge_scale: tuple[float, float] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class SourceRecord(_Section):
     """A responses file the result was scored from: its path as given and the sha256 of its bytes."""
 
-    _KEY: ClassVar[str] = "manifest.input.sources[]"
-
     path: str | None = None
     sha256: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class InputProvenance(_Section):
     """What was read: the responses files (none when the responses came from memory) and the reader's counts."""
 
-    _KEY: ClassVar[str] = "manifest.input"
-
-    _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType({"sources": _sections_reader(SourceRecord)})
-
     sources: tuple[SourceRecord, ...] | None = None
     summary: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
+
+
+def _not_ray(engine: ScoringEngine) -> bool:
+    return engine.name != "ray"
+
+
+#: Field metadata of Ray's settings: left out when None, unless the engine is Ray.
+_RAY_ONLY = omit_default(_not_ray)
 
 
 @dataclass(frozen=True, slots=True)
 class ScoringEngine(_Section):
     """Where the responses were scored: ``local`` (this process) or ``ray`` (with its tasks, batches and batch size)."""
 
-    _KEY: ClassVar[str] = "manifest.scoring_engine"
-
-    _RAY_ONLY: ClassVar[frozenset[str]] = frozenset({"tasks_at_once", "batches", "score_batch"})
-
     name: str | None = None
     distinct_responses: int | None = None
-    tasks_at_once: int | None = None
-    batches: int | None = None
-    score_batch: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
-
-    def _written(self, name: str, value: Any) -> bool:
-        if name in self._RAY_ONLY and value is None and self.name != "ray":
-            return False
-        return _Section._written(self, name, value)
+    tasks_at_once: int | None = field(default=None, metadata=_RAY_ONLY)
+    batches: int | None = field(default=None, metadata=_RAY_ONLY)
+    score_batch: int | None = field(default=None, metadata=_RAY_ONLY)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class GoldProvenance(_Section):
     """The human labels that corrected the gaps: their file, the pairs labelled and the keys corrected."""
 
-    _KEY: ClassVar[str] = "manifest.gold"
-
     path: str | None = None
     n_labelled_pairs: int | None = None
     keys: tuple[str, ...] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,26 +197,20 @@ class TruncationProvenance(_Section):
     ``exclude_truncated`` left out.
     """
 
-    _KEY: ClassVar[str] = "manifest.truncation"
-
-    _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"n_pairs", "n_cut", "share_cut", "warn_share", "warned", "n_pairs_left_out"})
-
     reasons_reported: bool | None = None
     exclude_truncated: bool | None = None
-    n_pairs: int | None = None
-    n_cut: Mapping[str, int] | None = None
-    share_cut: Mapping[str, float | None] | None = None
-    warn_share: float | None = None
-    warned: bool | None = None
-    n_pairs_left_out: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    n_pairs: int | None = _optional()
+    n_cut: Mapping[str, int] | None = _optional()
+    share_cut: Mapping[str, float | None] | None = _optional()
+    warn_share: float | None = _optional()
+    warned: bool | None = _optional()
+    n_pairs_left_out: int | None = _optional()
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
 class SequentialProvenance(_Section):
     """How an ``--until-decided`` axis' looks went: the design, the looks run, the last look's levels, why it stopped."""
-
-    _KEY: ClassVar[str] = "manifest.audit.sequential"
 
     design: str | None = None
     spending: str | None = None
@@ -293,7 +227,7 @@ class SequentialProvenance(_Section):
     stopped: str | None = None
     decided_at: Mapping[str, int] | None = None
     undecided: tuple[str, ...] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    extra: Mapping[str, Any] = _rest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,13 +237,6 @@ class AuditProvenance(_Section):
     ``extra`` holds what the caller added (``audit(extra_manifest=...)``: a paper reproduction's
     checkpoint, a planted rate) and is written before ``sequential``.
     """
-
-    _KEY: ClassVar[str] = "manifest.audit"
-
-    _OPTIONAL: ClassVar[frozenset[str]] = frozenset({"sequential"})
-    _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = MappingProxyType(
-        {"sequential": _section_reader(SequentialProvenance)}
-    )
 
     run_id: str | None = None
     corpus: str | None = None
@@ -321,29 +248,8 @@ class AuditProvenance(_Section):
     mixed: str | None = None
     balance: bool | None = None
     coverage: Mapping[str, Any] | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
-    sequential: SequentialProvenance | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``audit`` section: the audit's fields, what the caller added, then ``sequential``."""
-        out = _Section.to_dict(dataclasses.replace(self, sequential=None))
-        if self.sequential is not None:
-            out["sequential"] = self.sequential.to_dict()
-        return out
-
-
-_PROVENANCE_READERS: Mapping[str, Callable[[Any], Any]] = MappingProxyType(
-    {
-        "lexicon": _section_reader(LexiconProvenance),
-        "measures": _sections_reader(MeasureProvenance),
-        "options": _section_reader(ScoringSettings),
-        "input": _section_reader(InputProvenance),
-        "scoring_engine": _section_reader(ScoringEngine),
-        "gold": _section_reader(GoldProvenance),
-        "truncation": _section_reader(TruncationProvenance),
-        "audit": _section_reader(AuditProvenance),
-    }
-)
+    extra: Mapping[str, Any] = _rest()  # written before ``sequential``
+    sequential: SequentialProvenance | None = _optional()
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,65 +271,33 @@ class Provenance(_Section):
     'by hand'
     """
 
-    _OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {
-            "fairtalk_version",
-            "python",
-            "libraries",
-            "lexicon",
-            "measures",
-            "options",
-            "seed",
-            "alpha",
-            "correction",
-            "n_resamples",
-            "n_permutations",
-            "mask_groups",
-            "drop_empty",
-            "exclude_truncated",
-            "binary_test",
-            "count_test",
-            "clustered",
-            "power",
-            "margins",
-            "primary",
-            "methods",
-            "input",
-            "scoring_engine",
-            "gold",
-            "truncation",
-            "audit",
-        }
-    )
-    _READERS: ClassVar[Mapping[str, Callable[[Any], Any]]] = _PROVENANCE_READERS
-
-    fairtalk_version: str | None = None
-    python: str | None = None
-    libraries: Mapping[str, str] | None = None
-    lexicon: LexiconProvenance | None = None
-    measures: tuple[MeasureProvenance, ...] | None = None
-    options: ScoringSettings | None = None
-    seed: int | None = None
-    alpha: float | None = None
-    correction: str | None = None
-    n_resamples: int | None = None
-    n_permutations: int | None = None
-    mask_groups: bool | None = None
-    drop_empty: bool | None = None
-    exclude_truncated: bool | None = None
-    binary_test: str | None = None
-    count_test: str | None = None
-    clustered: bool | None = None
-    power: float | None = None
-    margins: Mapping[str, float] | None = None
-    primary: tuple[str, ...] | None = None
-    methods: Mapping[str, str] | None = None
-    input: InputProvenance | None = None
-    scoring_engine: ScoringEngine | None = None
-    gold: GoldProvenance | None = None
-    truncation: TruncationProvenance | None = None
-    audit: AuditProvenance | None = None
-    extra: Mapping[str, Any] = field(default_factory=_empty)
+    fairtalk_version: str | None = _optional()
+    python: str | None = _optional()
+    libraries: Mapping[str, str] | None = _optional()
+    lexicon: LexiconProvenance | None = _optional()
+    measures: tuple[MeasureProvenance, ...] | None = _optional()
+    options: ScoringSettings | None = _optional()
+    seed: int | None = _optional()
+    alpha: float | None = _optional()
+    correction: str | None = _optional()
+    n_resamples: int | None = _optional()
+    n_permutations: int | None = _optional()
+    mask_groups: bool | None = _optional()
+    drop_empty: bool | None = _optional()
+    exclude_truncated: bool | None = _optional()
+    binary_test: str | None = _optional()
+    count_test: str | None = _optional()
+    clustered: bool | None = _optional()
+    power: float | None = _optional()
+    margins: Mapping[str, float] | None = _optional()
+    primary: tuple[str, ...] | None = _optional()
+    methods: Mapping[str, str] | None = _optional()
+    input: InputProvenance | None = _optional()
+    scoring_engine: ScoringEngine | None = _optional()
+    gold: GoldProvenance | None = _optional()
+    truncation: TruncationProvenance | None = _optional()
+    audit: AuditProvenance | None = _optional()
+    extra: Mapping[str, Any] = _rest()
 
     @property
     def measure_names(self) -> tuple[str, ...]:
