@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+import pandas as pd
 import pytest
 
-from fairtalk._codec import SKIP, Codec, key
+from fairtalk._codec import ABSENT, INLINE, OMIT_DEFAULT, REST, SKIP, Codec, key, keyed, omit_default, via
 from fairtalk.debias import AugmentedDialogue
 from fairtalk.measures import TrainReport
 from fairtalk.prompts import (
@@ -325,3 +327,226 @@ def test_infinite_critical_values_are_written_as_null() -> None:
     )
     assert design.to_dict()["z"] == [None, 1.96]
     assert Boundaries.from_dict(json.loads(json.dumps(design.to_dict()))) == design
+
+
+# --- the result records of a real run (issue 37: the last hand-written to_dict/from_dict went to the codec) ---
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Records of real runs: an audit by turn with a judge and masked groups, a sequential audit, a score with gold
+    labels, a comparison of two audits, and a prompts analysis with labelled estimates."""
+    import fairtalk
+    from fairtalk.pipeline import compare_runs
+    from fairtalk.prompts import GroupPair, GroupSet, analyze
+    from test_by_turn import _LOGIC, write_chats
+    from test_by_turn_scores import JUDGE
+    from test_score_gold import _gold, _responses
+
+    tmp = tmp_path_factory.mktemp("codec")
+    corpus = write_chats(tmp / "chats.jsonl")
+    judge = tmp / "judge.py"
+    judge.write_text(JUDGE.format(log=str(tmp / "asked.log")))
+    reply = _LOGIC["reply"]
+    measures = ["length", "offense", f"judge:python:{judge}:answer"]
+    options: dict[str, Any] = {"corpus": corpus, "axes": "gender", "n_resamples": 100}
+    turned = fairtalk.audit(**options, model=reply, measures=measures, by_turn=True, mask_groups=True, out_dir=tmp / "turned")
+    fairtalk.audit(**options, model=lambda c: reply(c) + " ok", measures="length,offense", out_dir=tmp / "other")  # type: ignore[operator]
+    looked = fairtalk.audit(**options, model=reply, measures="length", until_decided=True, n_pairs=8, max_pairs=24)
+    responses = _responses(tmp / "responses.jsonl")
+    gold = _gold(tmp / "gold.jsonl", responses, 80, truth="none")
+    labelled = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold), mask_groups=True)
+    rows = pd.DataFrame(
+        [
+            {"group": g, "template": f"t{t}", "structure": s, "seed": k, "label": 1 if g == "a" else (-1 if (t + k) % 3 else 0)}
+            for g in ("a", "b")
+            for t in range(4)
+            for s in ("original", "x")
+            for k in range(3)
+        ]
+    )
+    analysis = analyze(rows, groups=GroupSet(("a", "b"), (GroupPair("ab", "a", "b"),)), n_draws=2, n_resamples=50)
+    ppi = labelled.measures[0].ppi
+    assert ppi is not None
+    analysis = analysis.with_gold(
+        source="gold.jsonl", n_labels=40, clusters="template", regard={"a": ppi}, rates={"a": {"positive": ppi}}, gaps={"ab": ppi}
+    )
+    audited = turned.results["gender"]
+    assert audited.by_turn is not None and audited.measures[0].masked is not None
+    sequential = looked.results["gender"].provenance
+    assert sequential.audit is not None and sequential.audit.sequential is not None
+    return {
+        "AuditResult": audited,
+        "AuditResult with gold": labelled,
+        "AuditResult sequential": looked.results["gender"],
+        "MeasureResult": audited.measures[0],
+        "MeasureResult with ppi": labelled.measures[0],
+        "ScorerCheck": audited.scorer_check[0],
+        "DivergentPair": audited.divergent_pairs[0],
+        "JudgeAnswer": audited.divergent_pairs[0].judged[0],
+        "Provenance": labelled.provenance,
+        "AuditProvenance": sequential.audit,
+        "SequentialProvenance": sequential.audit.sequential,
+        "ModelComparison": compare_runs(tmp / "other", tmp / "turned"),
+        "PromptAnalysis": analysis,
+        "PromptGold": analysis.gold,
+    }
+
+
+REAL = (
+    "AuditResult",
+    "AuditResult with gold",
+    "AuditResult sequential",
+    "MeasureResult",
+    "MeasureResult with ppi",
+    "ScorerCheck",
+    "DivergentPair",
+    "JudgeAnswer",
+    "Provenance",
+    "AuditProvenance",
+    "SequentialProvenance",
+    "ModelComparison",
+    "PromptAnalysis",
+    "PromptGold",
+)
+
+#: What a record's JSON leaves to its parent, put back to read it alone (a keyed entry's name, the gold estimates' places).
+_FILED_OUTSIDE: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any]]] = {
+    "MeasureResult": lambda r, d: {**d, "name": r.name},
+    "MeasureResult with ppi": lambda r, d: {**d, "name": r.name},
+    "ScorerCheck": lambda r, d: {**d, "key": r.key},
+    "PromptGold": lambda r, d: {
+        **d,
+        "regard": {g: _ppi_json(e) for g, e in r.regard.items()},
+        "gaps": {n: _ppi_json(e) for n, e in r.gaps.items()},
+    },
+}
+
+
+def _ppi_json(estimate: Any) -> dict[str, Any]:
+    from fairtalk.results._prompt_analysis import _ppi_dict
+
+    return _ppi_dict(estimate)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_records_round_trip_through_json(real: dict[str, Any], name: str) -> None:
+    """Every converted result record of a real run reads back equal from its ``to_dict()``, also through JSON text."""
+    record = real[name]
+    data = _FILED_OUTSIDE.get(name, lambda r, d: d)(record, record.to_dict())
+    assert type(record).from_dict(data) == record
+    text = json.loads(json.dumps(data, default=str))
+    again = type(record).from_dict(text)
+    assert again == record
+    assert json.dumps(again.to_dict(), default=str) == json.dumps(record.to_dict(), default=str)  # written back byte for byte
+
+
+# --- the shapes the codec declares (OMIT_DEFAULT, INLINE, keyed, whole via, REST, ABSENT) ---
+
+
+@dataclass(frozen=True, slots=True)
+class _Inner:
+    name: str
+    low: float
+    note: str | None = field(default=None, metadata=OMIT_DEFAULT)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry(Codec):
+    key: str = field(metadata=SKIP)
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Outer(Codec):
+    inner: _Inner = field(metadata=INLINE)
+    level: float = 0.5
+    entries: tuple[_Entry, ...] = field(default=(), metadata=keyed("key"))
+    label: str | None = field(default=None, metadata=OMIT_DEFAULT)
+    mode: str = field(default="paired", metadata=OMIT_DEFAULT)
+
+    _codec_keys: ClassVar[tuple[str, ...]] = ("inner.low", "level", "twice", "inner.note", "entries", "label", "mode")
+
+    @property
+    def twice(self) -> float:
+        return 2 * self.inner.low
+
+
+def test_omitted_at_the_default_inlined_and_keyed() -> None:
+    """Keys at their default left out; an inlined record's keys placed one by one; a tuple written keyed by a field."""
+    plain = _Outer(_Inner("x", 0.25))
+    assert plain.to_dict() == {"low": 0.25, "level": 0.5, "twice": 0.5, "entries": {}}
+    full = _Outer(_Inner("x", 0.25, note="n"), entries=(_Entry("a", 1), _Entry("b", 2)), label="l", mode="independent")
+    assert list(full.to_dict()) == ["low", "level", "twice", "note", "entries", "label", "mode"]
+    assert full.to_dict()["entries"] == {"a": {"size": 1}, "b": {"size": 2}}
+    for record in (plain, full):  # the inlined record's name is filed outside, as a keyed entry's key is
+        assert _Outer.from_dict({**record.to_dict(), "name": "x"}) == record
+    with pytest.raises(KeyError, match="name"):
+        _Outer.from_dict(plain.to_dict())
+
+
+def test_an_inlined_record_written_whole_at_its_place() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Whole(Codec):
+        first: int
+        inner: _Inner = field(metadata=INLINE)
+        last: int = 0
+
+    record = Whole(1, _Inner("x", 0.5, "n"), 2)
+    assert list(record.to_dict()) == ["first", "name", "low", "note", "last"]
+    assert Whole.from_dict(record.to_dict()) == record
+
+
+def _pairs_json(record: Any) -> dict[str, Any]:
+    return {"pairs": [[a, b] for a, b in record.pairs], "n": len(record.pairs)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Spread(Codec):
+    pairs: tuple[tuple[str, str], ...] = field(
+        metadata=via(_pairs_json, lambda data: tuple(tuple(p) for p in data["pairs"]["pairs"]), whole=True)
+    )
+    count: int = field(default=0, metadata=SKIP | via(int, lambda data: data["pairs"]["n"], whole=True))
+
+
+def test_a_whole_record_via_writes_from_the_record_and_reads_from_the_object() -> None:
+    record = _Spread((("a", "b"),), count=1)
+    assert record.to_dict() == {"pairs": {"pairs": [["a", "b"]], "n": 1}}
+    assert _Spread.from_dict(record.to_dict()) == record
+
+
+def _only_when_wide(record: Any) -> bool:
+    return record.mode != "wide"
+
+
+@dataclass(frozen=True, slots=True)
+class _Section(Codec):
+    _absent: frozenset[str] = field(default=frozenset(), compare=False, kw_only=True, metadata=ABSENT)
+    mode: str | None = None
+    width: int | None = field(default=None, metadata=omit_default(_only_when_wide))
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), metadata=REST)
+    tail: str | None = field(default=None, metadata=OMIT_DEFAULT)
+
+
+def test_rest_keeps_unknown_keys_in_place_and_absent_keys_stay_absent() -> None:
+    """Unknown keys are kept and written back where REST sits; a key the file lacked is not written back as null."""
+    data = {"mode": "narrow", "note": "by hand", "tail": "t", "later": [1, 2]}
+    record = _Section.from_dict(data)
+    assert dict(record.extra) == {"note": "by hand", "later": [1, 2]} and record.width is None
+    assert record._absent == frozenset({"width"})
+    assert list(record.to_dict()) == ["mode", "note", "later", "tail"]
+    assert _Section.from_dict({"width": None}).to_dict() == {}  # mode lacked: left out; width: only when wide
+    assert _Section.from_dict({"mode": "wide"}).to_dict() == {"mode": "wide"}  # width lacked: left out
+    assert _Section.from_dict({"mode": "wide", "width": None}).to_dict() == {"mode": "wide", "width": None}
+    assert _Section().to_dict() == {"mode": None}  # built in Python: width left out unless wide, mode written as null
+    assert _Section(mode="wide").to_dict() == {"mode": "wide", "width": None}
+    assert _Section.from_dict({"extra": 1}).extra == {"extra": 1}  # a key named like the rest field is one of the rest
+
+
+@dataclass(frozen=True, slots=True)
+class _Holder(Codec):
+    nested: _Entry = field(default_factory=lambda: _Entry("k", 0))
+
+
+def test_null_in_a_nested_record_with_a_default_reads_as_the_default() -> None:
+    assert _Holder.from_dict({"nested": None}) == _Holder()
