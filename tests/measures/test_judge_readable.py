@@ -335,8 +335,12 @@ def test_any_key_with_too_few_scored_pairs_is_not_tested_and_the_rest_is_scored(
     none = fairtalk.score(["dry"] * 4, ["dry"] * 4, axis="gender", measures=[_Sparse()], n_resamples=200)
     assert none.measure("rain_words").not_tested.startswith("not tested: no pair scored on both sides (of 4)")
     assert math.isnan(none.measure("rain_words").a)
-    back = AuditResult.from_dict(json.loads(render_json(none)))  # strict JSON: NaN means are null
-    assert back.measure("rain_words").a is None and back.to_dict()["measures"]["rain_words"]["difference_abs"] is None
+    back = AuditResult.from_dict(json.loads(render_json(none)))  # strict JSON: NaN means are null, read back as NaN
+    assert (
+        math.isnan(back.measure("rain_words").a)
+        and json.loads(render_json(back))["measures"]["rain_words"]["difference_abs"] is None
+    )
+    assert render_json(back) == render_json(none)
 
 
 @pytest.mark.parametrize("answer", ["1. The user's response is", "4. Polite, with 2 slang words"])
