@@ -2,9 +2,10 @@
 
 ``docs/reference/results.schema.json`` describes a ``results.json`` of ``fairtalk audit`` (one per
 axis folder) or ``fairtalk score``; ``docs/reference/run.schema.json`` an audit's ``run.json``.
-Both come from :mod:`fairtalk.results._file_models`, the one declaration of those shapes. Run
-``python tools/write_schema.py`` after changing a model (or ``SCHEMA_VERSION``);
-``tests/test_result_schema.py`` fails until the committed files equal :func:`schemas`.
+Both come from :mod:`fairtalk.results._file_models`, the declaration of those shapes for readers
+(the records declare what is written). Run ``python tools/write_schema.py`` after changing a model
+(or ``SCHEMA_VERSION``); ``tests/test_result_schema.py`` fails until the committed files equal
+:func:`schemas`, and ``tests/test_file_models_drift.py`` until they name every key the records write.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   ``read`` the whole object (a missing key is then ``read``'s to handle);
 - ``field(metadata=OMIT_DEFAULT)``: the field is written only when it is not its default (a field
   that is None by default: only when set); a missing key reads as the default.
-  ``omit_default(when)``: only when ``when(record)`` says so (a setting that only one kind of
-  record writes, say);
+  ``omit_default(when)``: left out at its default only where ``when(record)`` is true (a setting
+  that only one kind of record writes, say), else written;
 - ``field(metadata=INLINE)``: a nested record whose keys sit in the parent's own object. It is
   read from the parent's whole object (by its class's ``from_dict()``), and written at its place
   in ``_codec_keys``, or key by key where ``_codec_keys`` names them as ``"field.name"`` (each
@@ -42,7 +42,9 @@ Where a record's JSON is not just its fields, the declaration says so, and nothi
   hold their default, so a file is written back as it was read;
 - ``_codec_keys`` (a class variable): the JSON keys in order, naming fields, inlined records'
   fields (``"field.name"``) and read-only properties or methods without arguments (derived keys,
-  written but not read back); without it, the fields in order.
+  written but not read back); without it, the fields in order. A field it leaves out (and not
+  ``SKIP``, ``INLINE`` or ``ABSENT``) is neither written nor read: it takes its default (what the
+  record was computed from, say).
 
 Metadata combine with ``|`` (``OMIT_DEFAULT | key("manifest")``). Null in a nested record's field
 that has a default reads as that default. A field annotated with a type imported only for type
