@@ -1,4 +1,4 @@
-"""The shape of ``results.json`` and ``run.json``, declared once as pydantic models: what readers check and the docs publish.
+"""The shape of ``results.json`` and ``run.json`` as pydantic models (the records declare what is written): what readers check and the docs publish.
 
 The models of ``results.json`` and ``run.json`` name every key the records write
 (:class:`~fairtalk.results.AuditResult`, its measures, scorer check, divergent pairs, by-turn
