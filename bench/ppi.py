@@ -8,7 +8,9 @@ paired gap ``p_a - p_b``, the coverage and mean width of three 95% intervals:
 
 - the scorer alone (the paired t interval of the scorer's per-pair differences over all pairs);
 - the labels alone (the same on the labelled pairs' human labels);
-- prediction-powered (PPI++, :func:`fairtalk.stats._ppi.ppi_mean` on per-pair differences).
+- prediction-powered (PPI++, :func:`fairtalk.stats._ppi.ppi_mean` on per-pair differences); with fewer than 10
+  labelled pairs that disagree with the scorer it is the labels alone with their score interval (``alone``: the
+  share of replicates where that rule applied).
 
 Two scorer errors (``--scenario``): ``group``, the scorer misses 20% of offensive answers and
 flags 2% of side a's clean answers and 8% of side b's; ``rare``, the scorer is right except that
@@ -61,6 +63,8 @@ class Coverage:
     labels: tuple[float, float]
     ppi: tuple[float, float]
     runs: int
+    #: The share of replicates whose PPI estimate was the labels alone (fewer than 10 disagreements).
+    alone: float = 0.0
 
 
 def _t_interval(d: np.ndarray) -> tuple[float, float]:
@@ -73,6 +77,7 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
     rng = np.random.default_rng(seed)
     truth = design.truth
     hits = {"scorer": 0, "labels": 0, "ppi": 0}
+    alone = 0
     widths: dict[str, list[float]] = {"scorer": [], "labels": [], "ppi": []}
     for _ in range(runs):
         y_a = (rng.random(design.n_pairs) < design.p_a).astype(float)
@@ -88,15 +93,17 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
         labelled = np.zeros(design.n_pairs, dtype=bool)
         labelled[rng.choice(design.n_pairs, design.n_labels, replace=False)] = True
         d_y, d_f = y_a - y_b, f_a - f_b
-        intervals = {
-            "scorer": _t_interval(d_f),
-            "labels": _t_interval(d_y[labelled]),
-            "ppi": ppi_mean(d_f, np.where(labelled, d_y, np.nan)).ci95,
-        }
+        estimate = ppi_mean(d_f, np.where(labelled, d_y, np.nan))
+        alone += estimate.too_few_disagreements
+        intervals = {"scorer": _t_interval(d_f), "labels": _t_interval(d_y[labelled]), "ppi": estimate.ci95}
         for name, (low, high) in intervals.items():
             hits[name] += low <= truth <= high
             widths[name].append(high - low)
-    return Coverage(**{name: (hits[name] / runs, float(np.mean(widths[name]))) for name in hits}, runs=runs)  # type: ignore[arg-type]
+    return Coverage(
+        **{name: (hits[name] / runs, float(np.mean(widths[name]))) for name in hits},  # type: ignore[arg-type]
+        runs=runs,
+        alone=alone / runs,
+    )
 
 
 def main() -> None:
@@ -107,8 +114,11 @@ def main() -> None:
     parser.add_argument("--labels", type=int, nargs="+", default=[50, 100, 200, 300, 600])
     parser.add_argument("--scenario", choices=("group", "rare", "both"), default="both")
     args = parser.parse_args()
-    print("| scorer error | true gap | labels | scorer-only cover | width | labels-only cover | width | PPI cover | width | s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| scorer error | true gap | labels | scorer-only cover | width | labels-only cover | width | PPI cover | width "
+        "| labels alone | s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     rates = {"group": ((0.10, 0.10), (0.10, 0.15)), "rare": ((0.03, 0.03), (0.03, 0.06))}
     for scenario, error in (("group", {}), ("rare", RARE)):
         if args.scenario not in (scenario, "both"):
@@ -125,7 +135,7 @@ def _row(scenario: str, design: Design, runs: int) -> None:
     c = simulate(design, runs)
     print(
         f"| {scenario} | {design.truth:+.3f} | {design.n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
-        f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | "
+        f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | {c.alone:.2f} | "
         f"{time.perf_counter() - started:.0f} |"
     )
 

@@ -22,21 +22,32 @@ def test_a_scorer_whose_error_differs_by_group_fakes_a_gap_that_ppi_corrects() -
     assert coverage.ppi[1] < 0.85 * coverage.labels[1]
 
 
-def test_a_useless_scorer_gets_no_weight_and_a_perfect_one_all_of_it() -> None:
+def test_a_useless_scorer_gets_no_weight_and_a_nearly_perfect_one_nearly_all_of_it() -> None:
     rng = np.random.default_rng(3)
     y = rng.binomial(1, 0.4, 3000).astype(float)
     labels = np.where(np.arange(3000) < 200, y, np.nan)
     noise = ppi_mean(rng.random(3000), labels)
     assert noise.lam < 0.2 and abs(noise.estimate - noise.labels_estimate) < 0.02
-    perfect = ppi_mean(y, labels)
-    # 200 labels that all agree with the scorer cannot tell how often it errs: no "worth N labels" figure, and an
-    # interval no narrower than the exact bound on the disagreement share allows (issue 39 item 1)
-    assert perfect.lam > 0.9 and perfect.n_disagreements == 0 and perfect.too_few_disagreements
-    assert np.isnan(perfect.effective_labels) and "only 0 of 200 labelled units disagree" in perfect.method
-    assert perfect.ci95[1] - perfect.ci95[0] > 0.02 and perfect.ci95[0] < y.mean() < perfect.ci95[1]
-    assert abs(perfect.estimate - y.mean()) < 0.01
+    good = y.copy()
+    good[::20] = 1 - good[::20]  # wrong on 1 item in 20: 10 of the 200 labelled
+    nearly = ppi_mean(good, labels)
+    assert nearly.lam > 0.8 and nearly.n_disagreements == 10 and nearly.method == "PPI++ (t interval)"
+    assert nearly.ci95[1] - nearly.ci95[0] < 0.7 * (nearly.labels_ci95[1] - nearly.labels_ci95[0])
     classic = ppi_mean(rng.random(3000), labels, power_tuned=False)
     assert classic.lam == 1.0 and classic.se > noise.se  # classic PPI pays for a bad scorer; PPI++ does not
+
+
+def test_labels_that_never_disagree_with_the_scorer_give_the_labels_alone() -> None:
+    """Issue 39 item 1: 200 labels that all agree with the scorer cannot tell how often it errs; the estimate is theirs."""
+    rng = np.random.default_rng(3)
+    y = rng.binomial(1, 0.4, 3000).astype(float)
+    labels = np.where(np.arange(3000) < 200, y, np.nan)
+    perfect = ppi_mean(y, labels)
+    assert perfect.lam == 0.0 and perfect.n_disagreements == 0 and perfect.too_few_disagreements
+    assert perfect.method.startswith("labels only (0 disagreements < 10") and perfect.method.endswith("score interval")
+    assert np.isnan(perfect.effective_labels) and perfect.se_scorer == 0.0 and perfect.se_labelled == perfect.se
+    assert perfect.estimate == perfect.labels_estimate == y[:200].mean() and perfect.ci95 == perfect.labels_ci95
+    assert perfect.ci95[0] < perfect.estimate < perfect.ci95[1] and perfect.ci95[1] - perfect.ci95[0] > 0.1
 
 
 def test_clusters_widen_the_interval_when_items_of_a_cluster_agree() -> None:
@@ -66,27 +77,76 @@ def test_labels_that_all_agree_give_an_honest_interval_not_a_point() -> None:
     labels = np.r_[np.zeros(80), np.full(120, np.nan)]  # a person labels 80 pairs, none of them differs
     est = ppi_mean(scores, labels)
     assert est.ci95[0] < est.estimate < est.ci95[1] and est.ci95[1] - est.ci95[0] > 0.05
-    assert est.labels_ci95[1] == pytest.approx(1 - 0.025 ** (1 / 80), rel=1e-6)  # rule of three at 95%, two-sided
+    z2 = 1.959963984540054**2  # the labels' score interval: Wilson's bound for 0 events in 80, z² / (80 + z²)
+    assert est.labels_ci95[1] == pytest.approx(z2 / (80 + z2), rel=1e-6)
     assert np.isfinite(est.effective_labels) and est.p > 0.05
 
 
-@pytest.mark.parametrize(("n_labels", "low", "high"), [(50, 0.93, 1.0), (100, 0.93, 1.0), (200, 0.93, 1.0)])
-def test_a_rare_scorer_error_no_longer_shrinks_the_interval_below_its_level(n_labels: int, low: float, high: float) -> None:
-    """Issue 39 item 1: a scorer right but for 1% of group B's unflagged answers; before, PPI covered 0.73 at 50 labels."""
+def _rare_exact_coverage(n_labels: int, p_b: float) -> float:
+    """The exact coverage of ppi_mean's interval in bench/ppi.py's rare design, by enumerating the labelled pairs' outcomes.
+
+    The scorer errs only on side b's answers it leaves unflagged (1% of them truly offensive), so 50-200 labels hold far
+    fewer than 10 disagreements and the interval rests on the labelled differences alone: their counts of +1 and -1.
+    """
+    from scipy.stats import multinomial
+
+    y_b = p_b + (1 - p_b) * 0.01
+    plus, minus = 0.03 * (1 - y_b), (1 - 0.03) * y_b
+    covered = 0.0
+    for a in range(25):
+        for b in range(25):
+            chance = float(multinomial.pmf([a, b, n_labels - a - b], n_labels, [plus, minus, 1 - plus - minus]))
+            if chance < 1e-8:
+                continue
+            d = np.r_[np.ones(a), -np.ones(b), np.zeros(n_labels - a - b)]
+            scores = np.r_[d, np.zeros(1000)]
+            scores[0] = 1 - abs(d[0])  # one disagreement (what the scorer said does not move the labels alone)
+            est = ppi_mean(scores, np.r_[d, np.full(1000, np.nan)])
+            assert est.too_few_disagreements and est.lam == 0.0
+            covered += chance * (est.ci95[0] <= plus - minus <= est.ci95[1])
+    return covered
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("n_labels", "p_b", "low", "high"),
+    [
+        (50, 0.03, 0.97, 0.98),
+        (50, 0.06, 0.94, 0.95),
+        (100, 0.03, 0.95, 0.96),
+        (100, 0.06, 0.94, 0.95),
+        (200, 0.03, 0.945, 0.955),
+        (200, 0.06, 0.945, 0.955),
+    ],
+)
+def test_a_rare_scorer_error_gets_an_interval_at_its_level_not_above(n_labels: int, p_b: float, low: float, high: float) -> None:
+    """Issue 39 item 1: with 0-3 disagreements the floor on the rectifier's variance covered 0.994-1.000 (bench/ppi.py).
+
+    Exact coverage, no Monte Carlo error: now about 0.95, except at 50 labels and a true gap of -0.010 (0.978), where
+    about 3 labelled pairs differ and coverage moves in steps (the score interval is exact only in the limit).
+    """
+    assert low <= _rare_exact_coverage(n_labels, p_b) <= high
+
+
+@pytest.mark.slow
+def test_a_group_dependent_error_at_50_labels_is_covered_at_its_level_not_above() -> None:
+    """Issue 39 item 1: 50 labels of a scorer wrong on about 13% of pairs often hold fewer than 10 disagreements; the
+    floor then covered 0.990 (bench/ppi.py), the labels alone about 0.96."""
     bench = _bench()
-    design = bench.Design(p_a=0.03, p_b=0.03, n_labels=n_labels, **bench.RARE)
-    coverage = bench.simulate(design, 300, seed=11)
-    assert low <= coverage.ppi[0] <= high, coverage
-    assert coverage.ppi[1] < 1.2 * coverage.labels[1]  # still no wider than about the labels alone
+    coverage = bench.simulate(bench.Design(n_labels=50), 400, seed=11)
+    assert 0.93 <= coverage.ppi[0] <= 0.975, coverage
 
 
-def test_few_disagreements_get_a_t_interval_on_the_labelled_units_and_a_warning() -> None:
+def test_few_disagreements_get_the_labels_alone_and_a_warning() -> None:
     rng = np.random.default_rng(5)
     y = rng.binomial(1, 0.3, 1000).astype(float)
     f = y.copy()
     f[:3] = 1 - f[:3]  # the scorer errs on 3 of the 50 labelled items
     estimate = ppi_mean(f, np.where(np.arange(1000) < 50, y, np.nan))
     assert estimate.n_disagreements == 3 and estimate.too_few_disagreements and np.isnan(estimate.effective_labels)
+    assert estimate.method.startswith("labels only (3 disagreements < 10: 3 of 50 labelled units disagree")
+    judged = ppi_mean(f * 0.5 + 0.25, np.where(np.arange(1000) < 50, y * 0.5 + 0.25, np.nan))  # labels 0.25 and 0.75
+    assert judged.method.endswith("t interval") and judged.ci95 == judged.labels_ci95  # not whole numbers: t
     many = rng.binomial(1, 0.3, 1000).astype(float)
     noisy = np.where(rng.random(1000) < 0.2, 1 - many, many)
     fine = ppi_mean(noisy, np.where(np.arange(1000) < 200, many, np.nan))

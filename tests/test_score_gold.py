@@ -31,16 +31,20 @@ def _responses(path: Path) -> Path:
     return path
 
 
-def _gold(path: Path, responses: Path, n_pairs: int, truth: str) -> Path:
-    """Both sides of ``n_pairs`` random pairs labelled: ``truth`` 'agree' copies the scorer, 'none' says nothing is offensive."""
+def _gold(path: Path, responses: Path, n_pairs: int, truth: str, flip: int = 0) -> Path:
+    """Both sides of ``n_pairs`` random pairs labelled: ``truth`` 'agree' copies the scorer, 'none' says nothing is offensive.
+
+    ``flip``: side a of the first ``flip`` labelled pairs gets the other label (that many disagreements with the scorer).
+    """
     records = {
         (r.pair_id, r.side): r.response for r in fairtalk.read_responses(responses).a + fairtalk.read_responses(responses).b
     }
     chosen = np.random.default_rng(1).choice(N, n_pairs, replace=False)
     with path.open("w", encoding="utf-8") as out:
-        for i in chosen:
+        for j, i in enumerate(chosen):
             for side in ("a", "b"):
                 label = int(records[(f"p{i}", side)] == RUDE) if truth == "agree" else 0
+                label = 1 - label if side == "a" and j < flip else label
                 out.write(json.dumps({"pair_id": f"p{i}", "side": side, "offense_rate": label, "annotator": "ana"}) + "\n")
     return path
 
@@ -60,19 +64,34 @@ def test_labels_that_find_no_offense_pull_the_gap_to_zero(tmp_path: Path) -> Non
     assert again.measure("offense_rate").ppi == after.ppi  # results.json round-trips the labelled estimate
 
 
-def test_labels_that_agree_with_the_scorer_keep_its_gap_with_a_narrower_interval(tmp_path: Path) -> None:
+def test_labels_that_agree_with_the_scorer_but_on_12_pairs_keep_its_gap_with_a_narrower_interval(tmp_path: Path) -> None:
     responses = _responses(tmp_path / "responses.jsonl")
-    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree", flip=12)
     ppi = (
         fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold)).measure("offense_rate").ppi
     )
-    assert ppi is not None and ppi.lam == pytest.approx((N - 60) / N)  # PPI++'s weight N / (N + n) for a perfect scorer
-    assert ppi.estimate == pytest.approx(ppi.scorer_estimate, abs=0.03)
-    assert ppi.ci95[1] - ppi.ci95[0] < 0.75 * (ppi.labels_ci95[1] - ppi.labels_ci95[0])
-    # but 60 labels that all agree cannot show how rarely the scorer errs: no "worth N labels", a warning instead
-    assert ppi.n_disagreements == 0 and ppi.too_few_disagreements and math.isnan(ppi.effective_labels)
-    share = 1 - 0.025 ** (1 / 60)  # the exact upper bound on how often the scorer could err, from 0 in 60
-    assert ppi.ci95[1] - ppi.ci95[0] > 2 * 1.96 * math.sqrt(share * (1 - share) / 60)  # not the scorer's own width
+    assert ppi is not None and ppi.n_disagreements == 12 and ppi.method == "PPI++ (t interval)" and ppi.lam > 0.5
+    assert ppi.ci95[1] - ppi.ci95[0] < 0.9 * (ppi.labels_ci95[1] - ppi.labels_ci95[0])
+    assert ppi.effective_labels > 60 and not ppi.too_few_disagreements
+
+
+def test_labels_that_all_agree_with_the_scorer_give_the_labels_alone_and_a_warning(tmp_path: Path) -> None:
+    """Issue 39 item 1: 60 labels that all agree cannot show how rarely the scorer errs. The floor on the rectifier's
+    variance that kept PPI++ here over-covered (0.99-1.00); now the estimate is the labels' alone, and says so."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    ppi = result.measure("offense_rate").ppi
+    assert ppi is not None and ppi.lam == 0.0 and ppi.n_disagreements == 0 and ppi.too_few_disagreements
+    assert ppi.method.startswith("labels only (0 disagreements < 10") and math.isnan(ppi.effective_labels)
+    assert ppi.estimate == ppi.labels_estimate and ppi.ci95 == ppi.labels_ci95 and ppi.se_scorer == 0.0
+    assert ppi.ci95[0] < ppi.scorer_estimate < ppi.ci95[1]
+    again = fairtalk.AuditResult.from_dict(json.loads(result.to_json())).measure("offense_rate").ppi
+    assert again is not None and again.method == ppi.method and math.isnan(again.effective_labels)
+    from fairtalk.report import labelled_lines
+
+    (line,) = labelled_lines(result)
+    assert "warning: only 0 labelled pairs disagree with the scorer" in line and "labels alone" in line
 
 
 def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:
@@ -190,12 +209,12 @@ def test_plan_gold_plans_the_labelled_term_and_names_the_scorer_floor(tmp_path: 
     """Issue 39 item 5: with a scorer that agreed with every label, plan --gold read se * sqrt(n) as the labels' spread
     and promised an interval narrower than the scorer's own term, which no number of labels can beat."""
     responses = _responses(tmp_path / "responses.jsonl")
-    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree", flip=12)
     result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
     out = tmp_path / "results.json"
     result.write(out)
     ppi = result.measure("offense_rate").ppi
-    assert ppi is not None and ppi.se_scorer is not None and ppi.se_labelled is not None
+    assert ppi is not None and ppi.se_scorer is not None and ppi.se_labelled is not None and ppi.se_scorer > 0
     assert ppi.se**2 == pytest.approx(ppi.se_scorer**2 + ppi.se_labelled**2)
     floor = 1.959963984540054 * ppi.se_scorer
     below = runner.invoke(app, ["plan", "--gold", f"{floor * 0.9:.6f}", "--measure", "offense_rate", "--results", str(out)])
@@ -203,7 +222,25 @@ def test_plan_gold_plans_the_labelled_term_and_names_the_scorer_floor(tmp_path: 
     above = runner.invoke(app, ["plan", "--gold", f"{floor * 1.5:.6f}", "--measure", "offense_rate", "--results", str(out)])
     text = " ".join(above.output.split())
     assert above.exit_code == 0 and "a floor more labels cannot lower" in text, above.output
-    assert "too few to estimate its error" in text  # 60 labels that all agree: the spread is a bound
+    assert "too few to estimate its error" not in text  # 12 disagreements of 60: the labels estimate the scorer's error
+
+
+def test_plan_gold_from_labels_that_all_agree_plans_the_labels_alone(tmp_path: Path) -> None:
+    """Issue 39 items 1 and 5: 60 labels that all agree give the labels' own estimate, which has no scorer term: plan
+    --gold plans the labels alone (no floor) and warns that fewer labels may do once they show the scorer's error."""
+    from fairtalk.stats import labels_needed
+
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 60, truth="agree")
+    out = tmp_path / "results.json"
+    fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold)).write(out)
+    ppi = json.loads(out.read_text())["measures"]["offense_rate"]["ppi"]
+    assert ppi["se_scorer"] == 0.0 and ppi["se_labelled"] == ppi["se"] and ppi["effective_labels"] is None
+    planned = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--results", str(out)])
+    text = " ".join(planned.output.split())
+    needed = labels_needed(0.05, ppi["se_labelled"] * 60**0.5)
+    assert planned.exit_code == 0 and f"{needed:,} labelled pairs give a 95% interval of ±0.05" in text, planned.output
+    assert "a floor more labels cannot lower" not in text and "its estimate is the labels' alone" in text
 
 
 def test_labels_outside_the_keys_scheme_are_counted_and_left_out(tmp_path: Path) -> None:

@@ -388,8 +388,8 @@ _MSG_OLD_PPI = (
     "{path}: its labelled estimate of {name!r} does not split its spread (written by an older fairtalk): rerun score --gold"
 )
 _CAVEAT_FEW = (
-    "warning: only {k} labelled pairs in {path} disagree with the scorer, too few to estimate its error; the spread used "
-    "is the exact bound on it, so the labels planned may be more than needed"
+    "warning: only {k} labelled pairs in {path} disagree with the scorer, too few to estimate its error; its estimate is "
+    "the labels' alone and so is the spread used, so the labels planned may be more than needed"
 )
 
 

@@ -93,15 +93,15 @@ def _variance(psi: np.ndarray, clusters: np.ndarray | None, used: np.ndarray) ->
 def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, clusters: np.ndarray | None) -> _Fit | None:
     """The prediction-powered ``E[r] / E[p]`` of one group (``r_y``, ``p_y`` NaN where unlabelled); None without a denominator."""
     lab = ~np.isnan(r_y)
-    share = ppi_mean(p_f, p_y, clusters=clusters)
+    share = ppi_mean(p_f, p_y, clusters=clusters, min_disagreements=0)  # its lam and estimate: the interval is built here
     if not p_f.sum() > 0 or not np.nansum(p_y) > 0 or not share.estimate > 0:
         return None
     theta = float(r_f.sum() / p_f.sum())
-    fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters)
+    fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters, min_disagreements=0)
     for _ in range(50):  # the root of ppi(r - θ p) = 0; λ moves with θ, so a few steps
         step = fit.estimate / share.estimate
         theta += step
-        fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters)
+        fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters, min_disagreements=0)
         if abs(step) < 1e-12:
             break
     u_f, u_y = r_f - theta * p_f, r_y - theta * p_y

@@ -34,7 +34,7 @@ def _worth(ppi: PPIEstimate) -> str:
     if ppi.too_few_disagreements:
         return (
             f"warning: only {ppi.n_disagreements} labelled pairs disagree with the scorer, too few to estimate its error "
-            "(the interval rests on the exact bound on how often it errs; label more pairs to narrow it)"
+            "(the gap and interval are the labels' alone; with more labels the scorer can narrow them)"
         )
     return f"with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
 

@@ -158,8 +158,8 @@ class GapChangeTest:
     units_needed: int | None = None
 
 
-def _restricted(counts: Sequence[float], mu0: float) -> list[float]:
-    """The five-point distribution of mean ``mu0`` that maximizes ``Σ n_k log p_k`` (the restricted MLE).
+def _restricted(counts: Sequence[float], mu0: float, support: Sequence[float] = _SUPPORT) -> list[float]:
+    """The distribution on ``support`` (five points by default) of mean ``mu0`` that maximizes ``Σ n_k log p_k`` (the restricted MLE).
 
     By the empirical-likelihood dual (Owen 2001, §3.14) ``p_k = n_k / (N (1 + λ (v_k − μ0)))``, with
     ``λ`` the root of ``Σ n_k (v_k − μ0) / (1 + λ (v_k − μ0)) = 0`` (decreasing in ``λ``, found by
@@ -167,7 +167,7 @@ def _restricted(counts: Sequence[float], mu0: float) -> list[float]:
     sign was seen, where the MLE puts its mass on the extreme value.
     """
     n = [c + _PSEUDO for c in counts]
-    z = [v - mu0 for v in _SUPPORT]
+    z = [v - mu0 for v in support]
     low, high = -1.0 / max(z) * (1 - 1e-12), -1.0 / min(z) * (1 - 1e-12)
     for _ in range(_STEPS):
         lam = (low + high) / 2
@@ -181,10 +181,10 @@ def _restricted(counts: Sequence[float], mu0: float) -> list[float]:
     return [pk / total for pk in p]
 
 
-def _score_z(counts: Sequence[float], mean: float, n_eff: float, mu0: float) -> float:
+def _score_z(counts: Sequence[float], mean: float, n_eff: float, mu0: float, support: Sequence[float] = _SUPPORT) -> float:
     """The score statistic ``(mean − μ0) / sqrt(V0 / n)``, ``V0`` the variance of the restricted MLE at ``μ0``."""
-    p = _restricted(counts, mu0)
-    variance = sum(pk * (v - mu0) ** 2 for pk, v in zip(p, _SUPPORT))
+    p = _restricted(counts, mu0, support)
+    variance = sum(pk * (v - mu0) ** 2 for pk, v in zip(p, support))
     return (mean - mu0) / math.sqrt(variance / n_eff)
 
 
@@ -195,18 +195,21 @@ class _ScoreCounts:
     counts: list[float]
     mean: float
     n_eff: float
+    support: tuple[float, ...] = _SUPPORT
 
     def z(self, mu0: float) -> float:
-        return _score_z(self.counts, self.mean, self.n_eff, mu0)
+        return _score_z(self.counts, self.mean, self.n_eff, mu0, self.support)
 
 
-def _score_counts(d: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None) -> _ScoreCounts | None:
+def _score_counts(
+    d: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None, support: tuple[float, ...] = _SUPPORT
+) -> _ScoreCounts | None:
     """The counts of each value of ``d``, divided by the design effect with clusters (None: ``d`` is no rate contrast).
 
     The design effect is the CR2 variance of the mean over its variance as if the pairs were
     independent, at least 1, as :func:`fairtalk.stats.newcombe_interval` uses.
     """
-    counts = [float(np.count_nonzero(d == v)) for v in _SUPPORT]
+    counts = [float(np.count_nonzero(d == v)) for v in support]
     if sum(counts) != d.size:
         return None
     n = float(d.size)
@@ -214,15 +217,17 @@ def _score_counts(d: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | Non
     naive = float(d.var(ddof=1)) / n if n > 1 else 0.0
     if clusters is not None and naive > 0:
         design = max(1.0, units(d, clusters).standard_error() ** 2 / naive)
-    return _ScoreCounts([c / design for c in counts], float(d.mean()), n / design)
+    return _ScoreCounts([c / design for c in counts], float(d.mean()), n / design, support)
 
 
-def score_test(d: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None = None) -> float | None:
+def score_test(
+    d: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | None = None, support: tuple[float, ...] = _SUPPORT
+) -> float | None:
     """Two-sided p of the score test of ``mean = 0`` for a rate contrast: the test :func:`score_interval` inverts.
 
     ``2·(1 − Φ(|z(0)|))`` with ``z(μ0)`` the score statistic (variance under ``μ0``, counts over the
     design effect with clusters), so ``p < α`` exactly when the ``1 − α`` score interval excludes 0.
-    None: ``d`` holds a value outside ``{−2, −1, 0, 1, 2}``.
+    None: ``d`` holds a value outside ``support`` (default ``{−2, −1, 0, 1, 2}``).
 
     Examples
     --------
@@ -232,19 +237,23 @@ def score_test(d: np.ndarray, *, clusters: Sequence[Hashable] | np.ndarray | Non
     """
     from scipy.stats import norm
 
-    score = _score_counts(d, clusters)
+    score = _score_counts(d, clusters, support)
     if score is None:
         return None
     return float(2.0 * norm.sf(abs(score.z(0.0))))
 
 
 def score_interval(
-    d: np.ndarray, *, alpha: float, clusters: Sequence[Hashable] | np.ndarray | None = None
+    d: np.ndarray,
+    *,
+    alpha: float,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    support: tuple[float, ...] = _SUPPORT,
 ) -> tuple[float | None, float | None]:
-    """The score ``1 − α`` interval of the mean of a rate contrast (values in ``{−2, −1, 0, 1, 2}``); None: not such values.
+    """The score ``1 − α`` interval of the mean of a rate contrast (values in ``support``, default ``{−2, −1, 0, 1, 2}``); None: not such values.
 
     Each end is a one-sided bound at ``α/2``: the ``μ0`` where the score statistic (variance under
-    ``μ0``, see the module docstring) reaches ``∓z_{1−α/2}``, found by bisection on ``(−2, 2)``.
+    ``μ0``, see the module docstring) reaches ``∓z_{1−α/2}``, found by bisection between the support's ends.
     With clusters the counts are divided by the design effect (the CR2 variance of the mean over
     its variance as if the pairs were independent, at least 1), as :func:`fairtalk.stats.newcombe_interval` does.
     It is the inversion of :func:`score_test`.
@@ -258,7 +267,7 @@ def score_interval(
     """
     from scipy.stats import norm
 
-    score = _score_counts(d, clusters)
+    score = _score_counts(d, clusters, support)
     if score is None:
         return None, None
     z = float(norm.ppf(1 - alpha / 2))
@@ -272,8 +281,8 @@ def score_interval(
                 high = mid
         return (low + high) / 2
 
-    edge = _RATE_RANGE * (1 - 1e-9)
-    return crossing(-edge, score.mean, z), crossing(score.mean, edge, -z)
+    low_edge, high_edge = min(support) * (1 - 1e-9), max(support) * (1 - 1e-9)
+    return crossing(low_edge, score.mean, z), crossing(score.mean, high_edge, -z)
 
 
 def contrast(
