@@ -173,6 +173,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     from fairtalk.stats import (
         FEW_DISCORDANT,
         IDENTICAL_SHARE,
+        POWER_TOLERANCE,
         pairs_for_equivalence,
         pairs_for_rate_equivalence,
         power_rate_equivalence,
@@ -223,7 +224,9 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 pairs_per_unit=row.pairs_per_unit,
             )
             basis = f"exact power of its test, {reached:.2f} at this size"
-            if reached > power + 0.05 and n > 1:  # the power jumps here (a discordant count, or 149 units, starts to pass)
+            if reached < power:  # the first size to reach the target jumps too far past it: the tooth before it
+                basis += f" (the next size to reach {power:.2f} jumps past {power + POWER_TOLERANCE:.2f})"
+            if abs(reached - power) > POWER_TOLERANCE / 2 and n > 1:  # the power jumps here: one more discordant count passes
                 below = power_rate_equivalence(
                     n - 1,
                     row.discordance,
