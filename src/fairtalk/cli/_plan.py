@@ -254,7 +254,8 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     say(
         f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
         f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction; "
-        "a rate's from the exact power of its own test where its discordant pairs are few):"
+        "a rate's from the exact power of its own rule where its discordant pairs are few: under 10 discordant units, "
+        "dialogues where the audit clusters, an exact bound on each direction's share of units decides):"
     )
     needs = []
     for row in rows:
