@@ -89,7 +89,7 @@ NOTE_IDENTICAL = (
 FEW_DISCORDANT_UNITS = 10
 NOTE_FEW_DISCORDANT = (
     "{k} of {n:,} {units} hold a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
-    "could differ either way ({level:.0%} one-sided exact bound), so |A - B| <= {share:.3g}; fewer than "
+    "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {share:.3g}; fewer than "
     "{few} discordant {units}: the exact bound decides, not the Newcombe interval"
 )
 NOTE_NEARLY = (
