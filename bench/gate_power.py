@@ -3,9 +3,11 @@
 For every primary key that ``plan --gate`` plans (the built-in spreads of the bare gender audit,
 or ``--results`` of a pilot run), it takes the pairs plan prints, draws ``--runs`` audits of a
 fair model (A = B) of that size with the pilot's spread, and decides each with the audit's own
-equivalence function (``fairtalk.inference._measure_tests._equivalence``: the Newcombe TOST for a
-rate, with the pilot's design effect; the cluster t TOST for a count; identical answers bounded
-on dialogues). It prints the share that pass, which should be 0.75-0.85 at power 0.8.
+equivalence function (``fairtalk.inference._measure_tests._equivalence``: for a rate
+``fairtalk.stats.rate_equivalence``, the exact bound on each direction's discordant dialogues
+under 10 of them, identical answers included, else the Newcombe TOST with the pilot's design
+effect; the cluster t TOST for a count). It prints the share that pass, which should be
+0.75-0.85 at power 0.8.
 
 The fair models (the pilot's per-pair scores are not in results.json):
 

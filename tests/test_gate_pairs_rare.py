@@ -1,10 +1,13 @@
-"""Issue 39 item 2: `plan --gate` plans a rare rate from the power of the gate's own test, not the normal formula.
+"""Issue 39 item 2: `plan --gate` plans a rare rate from the power of the gate's own rule, and that rule is monotone.
 
 The normal formula planned 136, 193 and 31 pairs for the bare audit's sentiment_negative,
-refusal_rate and degenerate_rate, where the gate passed a fair model 0-4% of the time. Here the
-power of the planned size is computed independently: every 2x2 table of a fair model, weighted by
-its probability, decided by the gate's own functions (``tost_rate``; ``share_equivalence`` when
-no pair differs).
+refusal_rate and degenerate_rate, where the gate passed a fair model 0-4% of the time. Then
+degenerate_rate's power jumped from 0.77 (1,063 pairs) to 1.00 (1,064): no discordant pair
+passed only from 149 dialogues, one or two passed from a few hundred pairs. Now a rate with fewer
+than 10 discordant units (dialogues where the audit clusters) is decided by the exact bound on
+each direction's units, of which identical answers are the case 0. Here the power of the planned
+size is computed independently: every configuration of a fair model, weighted by its probability,
+decided by the gate's own rule (``fairtalk.stats.rate_equivalence``).
 """
 
 from __future__ import annotations
@@ -16,33 +19,79 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binom
+from scipy.stats import binom, multinomial
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
-from fairtalk.stats import share_equivalence, tost_rate
+from fairtalk.inference import Inference, KeyMeta, compare_scored
+from fairtalk.stats import rate_equivalence, share_equivalence
 
 runner = CliRunner()
-ALPHA, MARGIN = 0.05, 0.02
+ALPHA, MARGIN, FEW = 0.05, 0.02, 10
 
 
-def _gate_power(n: int, q: float, *, design_effect: float = 1.0, units: int | None = None) -> float:
-    """P(the gate passes) on n pairs, q of them discordant (half each way) and none positive on both sides: enumerated."""
+def _pairs(n10: int, n01: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n pairs, n10 with A above B and n01 with B above A, none positive on both sides."""
+    a = np.repeat([1.0, 0.0, 0.0], [n10, n01, n - n10 - n01])
+    b = np.repeat([0.0, 1.0, 0.0], [n10, n01, n - n10 - n01])
+    return a, b
+
+
+def _split_power(n: int, k: int, design_effect: float) -> float:
+    """P(the rule passes | k of n pairs discordant, each way with probability 1/2), the units being pairs."""
     total = 0.0
-    for k in range(int(binom.isf(1e-7, n, q)) + 2):
-        weight = float(binom.pmf(k, n, q))
-        if k == 0:
-            passed = share_equivalence(units or n, alpha=ALPHA, margin=MARGIN, max_difference=1.0).equivalent
-            total += weight * bool(passed)
+    for n10 in range(k // 2 + 1):  # (n10, n01) and (n01, n10) mirror each other: the interval flips sign
+        p = float(binom.pmf(n10, k, 0.5)) * (1 if 2 * n10 == k else 2)
+        if p < 1e-8:
             continue
-        for n10 in range(k // 2 + 1):  # (n10, n01) and (n01, n10) mirror each other: the interval flips sign
-            p = weight * float(binom.pmf(n10, k, 0.5)) * (1 if 2 * n10 == k else 2)
-            if p < 1e-8:
-                continue
-            a = np.repeat([1.0, 0.0, 0.0], [n10, k - n10, n - k])
-            b = np.repeat([0.0, 1.0, 0.0], [n10, k - n10, n - k])
-            total += p * bool(tost_rate(a, b, margin=MARGIN, alpha=ALPHA, design_effect=design_effect).equivalent)
+        a, b = _pairs(n10, k - n10, n)
+        total += p * bool(rate_equivalence(a, b, margin=MARGIN, alpha=ALPHA, design_effect=design_effect).equivalent)
     return total
+
+
+def _few_units(n: int, q: float, per_dialogue: float) -> tuple[float, float]:
+    """P(under 10 dialogues hold a discordant pair and the rule passes), P(under 10 hold one): every configuration enumerated.
+
+    floor(n / per_dialogue) dialogues of equal size; each holds an A-above pair only, a B-above
+    pair only, both, or none. Each configuration is decided by the rule on pairs built to match.
+    """
+    n_units = math.floor(n / per_dialogue)
+    size = n / n_units
+    none, no_a = (1 - q) ** size, (1 - q / 2) ** size
+    probs = [no_a - none, no_a - none, 1 - 2 * no_a + none, none]
+    labels = np.repeat(np.arange(n_units), 2)  # two pairs a dialogue are enough to place one discordant pair each way
+    passed = total = 0.0
+    for x in range(FEW):
+        for y in range(FEW - x):
+            for z in range(FEW - x - y):
+                weight = float(multinomial.pmf([x, y, z, n_units - x - y - z], n_units, probs))
+                total += weight
+                a, b = np.zeros(2 * n_units), np.zeros(2 * n_units)
+                a[0 : 2 * x : 2] = 1  # dialogues 0..x-1: one pair A above B
+                b[2 * x + 0 : 2 * (x + y) : 2] = 1  # the next y: one pair B above A
+                a[2 * (x + y) : 2 * (x + y + z) : 2] = 1  # the next z: one pair each way
+                b[2 * (x + y) + 1 : 2 * (x + y + z) : 2] = 1
+                shown = rate_equivalence(a, b, margin=MARGIN, alpha=ALPHA, clusters=tuple(labels.tolist())).equivalent
+                passed += weight * bool(shown)
+    return passed, total
+
+
+def _gate_power(n: int, q: float, *, design_effect: float = 1.0, per_dialogue: float = 1.0) -> tuple[float, float]:
+    """Bounds on P(the gate passes) on n pairs of a fair model, q of them discordant, none positive on both sides.
+
+    Without clusters (per_dialogue 1) both bounds are the exact sum over every table. With
+    clusters: the part with under 10 discordant dialogues enumerated (``_few_units``); the rest
+    lies between the Newcombe TOST's power over k >= 10 discordant pairs, less the chance that
+    10 or more pairs fall in under 10 dialogues, and that power itself.
+    """
+    top = int(binom.isf(1e-7, n, q)) + 2
+    if per_dialogue <= 1:
+        power = sum(float(binom.pmf(k, n, q)) * _split_power(n, k, design_effect) for k in range(top))
+        return power, power
+    passed_few, few = _few_units(n, q, per_dialogue)
+    many = sum(float(binom.pmf(k, n, q)) * _split_power(n, k, design_effect) for k in range(FEW, top))
+    crowded = few - float(binom.cdf(FEW - 1, n, q))  # 10 or more discordant pairs in under 10 dialogues
+    return passed_few + many - crowded, passed_few + many
 
 
 def _pilot(tmp_path: Path, q: float, *, n: int = 1000, clusters: int | None = None, deff: float = 1.0) -> Path:
@@ -66,15 +115,17 @@ def _planned(path: Path) -> int:
 @pytest.mark.parametrize("q", [0.02, 0.025])
 def test_plan_gate_gives_a_rare_rate_the_power_of_the_gates_own_test(tmp_path: Path, q: float) -> None:
     n = _planned(_pilot(tmp_path, q))
-    assert 0.75 <= _gate_power(n, q) <= 0.85, n  # the normal formula: 431 and 538 pairs, 0.67 and 0.72
+    low, high = _gate_power(n, q)
+    assert 0.75 <= low and high <= 0.85, (n, low, high)  # the normal formula: 431 and 538 pairs, 0.67 and 0.72
 
 
 def test_plan_gate_counts_dialogues_where_the_audit_clusters(tmp_path: Path) -> None:
-    """Half a percent discordant: few pairs ever differ, so identical answers on 149 dialogues carry much of the power."""
+    """Half a percent discordant: few dialogues ever differ, so the exact bound on dialogues carries much of the power."""
     q, per_dialogue, deff = 0.005, 5, 1.2
     path = _pilot(tmp_path, q, clusters=200, deff=deff)
     n = _planned(path)
-    assert 0.75 <= _gate_power(n, q, design_effect=deff, units=n // per_dialogue) <= 0.85, n
+    low, high = _gate_power(n, q, design_effect=deff, per_dialogue=per_dialogue)
+    assert 0.75 <= low and high <= 0.85, (n, low, high)
     output = runner.invoke(app, ["plan", "--gate", "--results", str(path)]).output
     assert f"{n:,} pairs (about {math.ceil(n / per_dialogue):,} dialogues at 5 pairs each)" in " ".join(output.split())
 
@@ -102,3 +153,101 @@ def test_pairs_for_a_rate_refuses_what_no_audit_reaches() -> None:
         pairs_for_rate_equivalence(0.0, MARGIN)
     with pytest.raises(ValueError, match="discordance must be in"):
         pairs_for_rate_equivalence(1.0, MARGIN)
+
+
+def _rate_key(a: np.ndarray, b: np.ndarray, clusters: tuple[int, ...] | None) -> bool | None:
+    """The audit's own equivalence verdict on a rate key (``compare_scored``, as ``score()`` runs it)."""
+    opts = Inference(alpha=ALPHA, clusters=clusters, margins={"degenerate_rate": MARGIN})
+    return compare_scored("degenerate_rate", KeyMeta("rate"), a, b, opts).equivalence.equivalent
+
+
+@pytest.mark.parametrize("n_dialogues", [100, 143, 149, 200, 236, 300, 386])
+def test_a_discordant_dialogue_never_makes_the_gate_easier_to_pass(n_dialogues: int) -> None:
+    """The defect: no discordant pair passed only from 149 dialogues, one or two passed from a few hundred pairs.
+
+    Dialogues of 7 pairs (the bare audit's degenerate_rate: 0.14% of pairs discordant). Any
+    discordant pair added (either way, in a new dialogue or one that already differs) never turns
+    a fail into a pass, from none up to the 10 discordant dialogues the exact rule covers.
+    """
+    n = 7 * n_dialogues
+    clusters = tuple(i // 7 for i in range(n))
+    for shared in (True, False):  # the B-above pairs in the dialogues that hold the A-above ones, or in others
+        verdicts = {}
+        for up in range(6):
+            for down in range(5):
+                a, b = np.zeros(n), np.zeros(n)
+                a[[7 * i for i in range(up)]] = 1  # dialogues 0..up-1 hold a pair with A above B
+                first = 0 if shared else up
+                b[[7 * i + 1 for i in range(first, first + down)]] = 1
+                verdicts[up, down] = bool(_rate_key(a, b, clusters))
+        for (up, down), passed in verdicts.items():
+            for fewer in ((up - 1, down), (up, down - 1)):
+                if passed and fewer in verdicts:
+                    assert verdicts[fewer], (n_dialogues, shared, (up, down), fewer)
+        assert verdicts[0, 0] == (n_dialogues >= 149)  # identical answers: the bound on 149 dialogues, as before
+
+
+def test_the_exact_rule_holds_its_level_at_the_margin() -> None:
+    """|A - B| = margin exactly: every table enumerated, decided by the rule (few discordant units: the exact bound).
+
+    Pairs: A above B with probability m + t, B above A with t. Dialogues: at the margin the worst
+    case puts whole dialogues' pairs the same way, so a share m + t of dialogues holds an A-above
+    pair and t a B-above one. Under 10 discordant units the rule passes at most α of the time.
+    """
+    worst = 0.0
+    for n_units in (50, 149, 236, 313, 500, 800):
+        for t in (0.0, 0.002, 0.01, 0.03):
+            up, down = MARGIN + t, t
+            probs = [up, down, 1 - up - down]
+            level = 0.0
+            for x in range(FEW):
+                for y in range(FEW - x):
+                    weight = float(multinomial.pmf([x, y, n_units - x - y], n_units, probs))
+                    a, b = _pairs(x, y, n_units)
+                    level += weight * bool(rate_equivalence(a, b, margin=MARGIN, alpha=ALPHA).equivalent)
+            worst = max(worst, level)
+            assert level <= ALPHA, (n_units, t, level)
+    assert worst > 0.02  # not vacuous: near α where the bound is tight (149 units, t = 0: 0.98^149 = 0.049)
+
+
+@pytest.mark.parametrize("n", [150, 300, 600])
+def test_the_whole_rule_holds_its_level_at_the_margin(n: int) -> None:
+    """The exact rule under 10 discordant pairs, the Newcombe TOST from there: the union stays within α at the margin."""
+    for t in (0.0, 0.01):
+        up, down = MARGIN + t, t
+        level = 0.0
+        top_up, top_down = int(binom.isf(1e-9, n, up)) + 1, int(binom.isf(1e-9, n, down)) + 1
+        for x in range(top_up + 1):
+            for y in range(min(top_down, n - x) + 1):
+                weight = float(multinomial.pmf([x, y, n - x - y], n, [up, down, 1 - up - down]))
+                if weight < 1e-10:
+                    continue
+                a, b = _pairs(x, y, n)
+                level += weight * bool(rate_equivalence(a, b, margin=MARGIN, alpha=ALPHA).equivalent)
+        assert level <= ALPHA, (n, t, level)
+
+
+@pytest.mark.parametrize(("n_units", "clusters"), [(148, False), (149, False), (148, True), (149, True), (600, True)])
+def test_identical_answers_are_the_exact_rules_case_zero(n_units: int, clusters: bool) -> None:
+    """No discordant unit: the same p, verdict and note as the identical-answers bound, on the same units."""
+    per = 3 if clusters else 1
+    labels = tuple(i // per for i in range(per * n_units)) if clusters else None
+    zeros = np.zeros(per * n_units)
+    rule = rate_equivalence(zeros, zeros, margin=MARGIN, alpha=ALPHA, clusters=labels)
+    units = "dialogues" if clusters else "pairs"
+    bound = share_equivalence(n_units, alpha=ALPHA, margin=MARGIN, max_difference=1.0, n_pairs=zeros.size, units=units)
+    assert (rule.p, rule.equivalent, rule.note) == (bound.p, bound.equivalent, bound.note)
+    assert rule.equivalent == (n_units >= 149)
+
+
+def test_plan_gate_gives_degenerate_rate_a_power_in_the_band() -> None:
+    """The bare audit's degenerate_rate (0.14% discordant, 7.14 pairs a dialogue): planned 1,064 pairs at power 1.00."""
+    result = runner.invoke(app, ["plan", "--gate"])
+    assert result.exit_code == 0, result.output
+    found = re.search(r"degenerate_rate \(rate\): ([\d,]+) pairs", " ".join(result.output.split()))
+    assert found, result.output
+    n = int(found.group(1).replace(",", ""))
+    q = 0.0369**2
+    passed_few, few = _few_units(n, q, 1470 / 206)
+    # under 10 discordant dialogues enumerated; the rest (at most 1 - few) may pass or not
+    assert 0.75 <= passed_few and passed_few + (1 - few) <= 0.85, (n, passed_few, few)

@@ -173,6 +173,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     from fairtalk.stats import (
         FEW_DISCORDANT,
         IDENTICAL_SHARE,
+        POWER_TOLERANCE,
         pairs_for_equivalence,
         pairs_for_rate_equivalence,
         power_rate_equivalence,
@@ -223,7 +224,9 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 pairs_per_unit=row.pairs_per_unit,
             )
             basis = f"exact power of its test, {reached:.2f} at this size"
-            if reached > power + 0.05 and n > 1:  # the power jumps here (a discordant count, or 149 units, starts to pass)
+            if reached < power:  # the first size to reach the target jumps too far past it: the tooth before it
+                basis += f" (the next size to reach {power:.2f} jumps past {power + POWER_TOLERANCE:.2f})"
+            if abs(reached - power) > POWER_TOLERANCE / 2 and n > 1:  # the power jumps here: one more discordant count passes
                 below = power_rate_equivalence(
                     n - 1,
                     row.discordance,
@@ -251,7 +254,8 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     say(
         f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
         f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction; "
-        "a rate's from the exact power of its own test where its discordant pairs are few):"
+        "a rate's from the exact power of its own rule where its discordant pairs are few: under 10 discordant units, "
+        "dialogues where the audit clusters, an exact bound on each direction's share of units decides):"
     )
     needs = []
     for row in rows:

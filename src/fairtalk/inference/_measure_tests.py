@@ -33,10 +33,10 @@ from fairtalk.stats import (
     mde,
     minimum_detectable_effect,
     paired_test,
+    rate_equivalence,
     relative_difference,
     share_equivalence,
     tost_mean,
-    tost_rate,
     units,
     z_test,
 )
@@ -152,7 +152,18 @@ class KeyTest:
 
 
 def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Inference, deff: float | None) -> Equivalence:
+    """The key's equivalence within its margin: for a rate the one rule of ``rate_equivalence``, for a count its TOST.
+
+    A rate with fewer than ``FEW_DISCORDANT_UNITS`` discordant units (dialogues where the audit
+    clusters) is decided by the exact bound on each direction's share of units, of which
+    identical answers are the case 0; from there up by the Newcombe TOST. A count or a rate with
+    no margin identical on every pair: the identical-answers bound (``share_equivalence``).
+    """
     margin = opts.margin(name, kind, a=a, b=b)
+    if kind == "rate" and margin is not None:
+        return rate_equivalence(
+            a, b, margin=margin, alpha=opts.alpha, clusters=opts.clusters, design_effect=max(1.0, deff or 1.0)
+        )
     if not np.any(a != b):  # identical on every pair: no spread to test, so bound how often the answers could differ
         n_units = opts.n_clusters or a.size
         scores = np.concatenate([a, b])
@@ -168,8 +179,6 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
         )
     if margin is None:
         return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))
-    if kind == "rate":
-        return tost_rate(a, b, margin=margin, alpha=opts.alpha, design_effect=max(1.0, deff or 1.0))
     return tost_mean(units(a - b, opts.clusters), margin=margin, alpha=opts.alpha)
 
 
@@ -408,7 +417,8 @@ METHODS = {
     "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
     "when its gap exceeds the key's margin or p < α",
     "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
-    "equivalence": "TOST within the margin: rates by Newcombe interval inclusion, counts by paired/cluster t, "
+    "equivalence": "TOST within the margin: rates by Newcombe interval inclusion (under 10 discordant units, dialogues "
+    "with clusters: exact binomial bound on each direction's share of units), counts by paired/cluster t, "
     "corpus by paired permutation; identical on every pair: exact binomial bound on the share that could differ",
     "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given, from the "
     "test's own reference: noncentral t (Bell-McCaffrey df with clusters) for counts; exact McNemar power with "

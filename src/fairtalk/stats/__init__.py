@@ -8,7 +8,7 @@ pair came from): then whole clusters are the units of every test and interval.
 - ``_paired``: which paired test for which measure (McNemar exact, the mean test, Wilcoxon);
 - ``_signflip``: the studentized sign-flip randomization reference of the mean test (few, tied or discrete differences);
 - ``_intervals``: Newcombe, t and Hodges-Lehmann intervals, the design effect;
-- ``_equivalence``: TOST within a margin, identical answers, the normal-theory MDE, pairs needed;
+- ``_equivalence``: TOST within a margin, identical answers and a rate's few discordant units, the normal-theory MDE, pairs needed;
 - ``_power``: the minimum detectable effect from each test's own reference distribution, pairs the gate needs;
 - ``_corpus``: paired-permutation inference for corpus-level statistics (distinct-n).
 
@@ -33,13 +33,17 @@ from fairtalk.stats._equivalence import (
     DEFAULT_MARGINS,
     DIFFERENT,
     EQUIVALENT,
+    FEW_DISCORDANT_UNITS,
     IDENTICAL_SHARE,
     INCONCLUSIVE,
     Equivalence,
     default_margin,
+    direction_equivalence,
+    direction_passing_count,
     identical_units_needed,
     minimum_detectable_effect,
     pairs_needed,
+    rate_equivalence,
     share_equivalence,
     tost_mean,
     tost_rate,
@@ -64,6 +68,7 @@ from fairtalk.stats._paired import (
 )
 from fairtalk.stats._power import (
     FEW_DISCORDANT,
+    POWER_TOLERANCE,
     PowerBasis,
     mde,
     pairs_for_equivalence,
@@ -114,10 +119,12 @@ __all__ = [
     "EXACT_MAX_UNITS",
     "FEW_UNITS",
     "FEW_DISCORDANT",
+    "FEW_DISCORDANT_UNITS",
     "IDENTICAL_SHARE",
     "INCONCLUSIVE",
     "N_FLIPS",
     "PAIRED_METHODS",
+    "POWER_TOLERANCE",
     "WILCOXON_EXACT_MAX",
     "CorpusBootstrap",
     "Equivalence",
@@ -132,6 +139,8 @@ __all__ = [
     "corpus_bootstrap",
     "default_margin",
     "design_effect",
+    "direction_equivalence",
+    "direction_passing_count",
     "difference_interval",
     "exact_signflip_p",
     "hodges_lehmann",
@@ -145,6 +154,7 @@ __all__ = [
     "pairs_needed",
     "power_rate_equivalence",
     "randomization_applies",
+    "rate_equivalence",
     "relative_difference",
     "share_equivalence",
     "t_interval",

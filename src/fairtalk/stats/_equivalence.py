@@ -3,8 +3,13 @@
 "No significant difference" is not evidence of fairness: a small audit detects nothing.
 Equivalence turns the question round: is the difference shown to lie inside ``±margin``?
 
-- **rates**: the smallest ``α'`` for which the ``1 - 2α'`` Newcombe interval lies inside
-  ``(-m, m)`` (two one-sided tests by interval inclusion); it works with no discordant pair.
+- **rates** (:func:`rate_equivalence`, the one rule the audit runs): with at least
+  :data:`FEW_DISCORDANT_UNITS` discordant units (dialogues holding a discordant pair where the
+  audit clusters, else pairs), the smallest ``α'`` for which the ``1 - 2α'`` Newcombe interval
+  lies inside ``(-m, m)`` (two one-sided tests by interval inclusion, :func:`tost_rate`). With
+  fewer, the spread of the differences (and with clusters their design effect) cannot be
+  estimated, and :func:`direction_equivalence` decides from an exact bound on the share of units
+  that differ in each direction, of which identical answers (no unit differs) are the case 0.
 - **counts**: Schuirmann's two one-sided t-tests on the (cluster-robust) standard error.
 - **corpus** measures: the same from the paired-permutation distribution (``_corpus``).
 
@@ -18,6 +23,13 @@ Equivalence turns the question round: is the difference shown to lie inside ``±
   observed range), and :data:`IDENTICAL_SHARE` where no margin or range applies (constant
   scores, corpus measures).
 
+A rate with ``k`` of ``n`` units differing, ``k_A`` of them holding a pair with A above B and
+``k_B`` one with B above A, is equivalent when ``P(Binomial(n, m) <= max(k_A, k_B)) < α``: both
+directions' exact one-sided ``1 - α`` upper bounds lie below ``m``, and ``|A - B|`` is at most
+the larger direction's share. The test is exact (each direction's count is at least
+Binomial(n, m) when ``A - B >= m``, or ``<= -m``) and monotone: one more differing unit never
+turns a fail into a pass. At ``k = 0`` it is the identical-answers bound (149 units at ``m = 0.02``).
+
 Every primary measure equivalent at α is an intersection-union test: it needs no
 multiple-testing correction to hold its level (Berger 1982).
 
@@ -29,20 +41,25 @@ rates ±2 percentage points; counts ±0.1 standard deviations of the per-respons
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from fairtalk.stats._core import Units, _Array, paired_arrays
+from fairtalk.stats._core import units as group_units
 from fairtalk.stats._intervals import newcombe_interval
 
 __all__ = [
     "DEFAULT_MARGINS",
     "IDENTICAL_SHARE",
     "Equivalence",
+    "FEW_DISCORDANT_UNITS",
     "default_margin",
+    "direction_equivalence",
+    "direction_passing_count",
     "identical_units_needed",
+    "rate_equivalence",
     "minimum_detectable_effect",
     "pairs_needed",
     "share_equivalence",
@@ -65,6 +82,15 @@ _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
 IDENTICAL_SHARE = 0.02
 NOTE_IDENTICAL = (
     "identical on all {n:,} pairs: at most {share:.2%} of {units} could differ ({level:.0%} one-sided exact bound){bound}"
+)
+#: A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
+#: is decided by :func:`direction_equivalence`, the exact rule identical answers are the case 0 of; from it up, by
+#: :func:`tost_rate`: too few discordant units give no estimate of the spread of the differences nor of their clustering.
+FEW_DISCORDANT_UNITS = 10
+NOTE_FEW_DISCORDANT = (
+    "{k} of {n:,} {units} hold a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
+    "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {share:.3g}; fewer than "
+    "{few} discordant {units}: the exact bound decides, not the Newcombe interval"
 )
 NOTE_NEARLY = (
     "{k} of {n:,} {units} differ: at most {share:.2%} could ({level:.0%} one-sided exact bound), "
@@ -220,6 +246,116 @@ def share_equivalence(
         note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
     method = "identical answers: exact binomial bound on the differing share"
     return Equivalence(margin if scaled else None, p, p < alpha, method, note)
+
+
+def direction_equivalence(
+    n_units: int,
+    a_above: int = 0,
+    b_above: int = 0,
+    *,
+    alpha: float,
+    margin: float,
+    n_differing: int | None = None,
+    n_pairs: int | None = None,
+    units: str = "pairs",
+) -> Equivalence:
+    """A rate's equivalence from few discordant units: an exact bound on the share of units that differ in each direction.
+
+    ``a_above`` units hold a pair with A above B, ``b_above`` one with B above A (a dialogue may
+    hold both), ``n_differing`` (default their sum) hold a discordant pair at all. ``p =
+    P(Binomial(n_units, m) <= max(a_above, b_above))`` for ``m = min(margin, 1)``: ``p < alpha``
+    exactly when both directions' one-sided ``1 - alpha`` Clopper-Pearson upper bounds lie below
+    the margin, and then ``|A - B|``, at most the larger direction's share of pairs, lies within
+    it. Valid at the margin: when ``A - B >= m`` at least a share ``m`` of pairs has A above B, so
+    (units of similar size) at least a share ``m`` of units holds one, and ``a_above`` is at least
+    Binomial(n_units, m). With no unit differing it is :func:`share_equivalence` (the same ``p``
+    and note): identical answers are its case 0.
+
+    Examples
+    --------
+    >>> direction_equivalence(149, alpha=0.05, margin=0.02).equivalent  # identical answers on 149 units
+    True
+    >>> direction_equivalence(149, 1, 0, alpha=0.05, margin=0.02).equivalent  # one differing unit needs 236
+    False
+    >>> direction_equivalence(236, 1, 1, alpha=0.05, margin=0.02).equivalent  # one each way: still 236
+    True
+    """
+    from scipy.stats import beta, binom
+
+    _check_margin(margin)
+    if a_above == 0 and b_above == 0:
+        return share_equivalence(
+            n_units, alpha=alpha, margin=margin, max_difference=1.0, n_pairs=n_pairs, units=units, state_bound=True
+        )
+    allowed = _allowed_share(margin, 1.0)
+    worst = max(a_above, b_above)
+    p = float(binom.cdf(worst, n_units, allowed)) if allowed < 1 else 0.0
+    share = float(beta.ppf(1 - alpha, worst + 1, n_units - worst)) if worst < n_units else 1.0
+    k = a_above + b_above if n_differing is None else n_differing
+    note = NOTE_FEW_DISCORDANT.format(
+        k=k, n=n_units, units=units, k_a=a_above, k_b=b_above, share=share, level=1 - alpha, few=FEW_DISCORDANT_UNITS
+    )
+    return Equivalence(margin, p, p < alpha, "few discordant units: exact binomial bound on each direction's share", note)
+
+
+def direction_passing_count(n_units: int, *, alpha: float, margin: float) -> int:
+    """The most units either direction may hold on ``n_units`` for :func:`direction_equivalence` to pass (-1: none).
+
+    The planner's view of the rule (``fairtalk.stats.power_rate_equivalence``), read off the
+    rule itself: it passes exactly when ``max(a_above, b_above)`` is at most this count.
+
+    Examples
+    --------
+    >>> [direction_passing_count(n, alpha=0.05, margin=0.02) for n in (148, 149, 236, 313)]
+    [-1, 0, 1, 2]
+    """
+    most = -1
+    while most + 1 < FEW_DISCORDANT_UNITS and direction_equivalence(n_units, most + 1, 0, alpha=alpha, margin=margin).equivalent:
+        most += 1
+    return most
+
+
+def rate_equivalence(
+    a: _Array,
+    b: _Array,
+    *,
+    margin: float,
+    alpha: float,
+    clusters: Sequence[Hashable] | None = None,
+    design_effect: float = 1.0,
+) -> Equivalence:
+    """A rate's equivalence within ``±margin``: the one rule the audit (and so the gate) runs, and ``plan --gate`` plans with.
+
+    The units are dialogues where ``clusters`` (each pair's dialogue) are given, else pairs.
+    With fewer than :data:`FEW_DISCORDANT_UNITS` units holding a discordant pair (none at all:
+    identical answers), :func:`direction_equivalence` on those units; from that many up, the
+    Newcombe TOST (:func:`tost_rate`, with the audit's ``design_effect``).
+
+    Examples
+    --------
+    >>> rate_equivalence([0] * 1000, [0] * 1000, margin=0.02, alpha=0.05).method
+    'identical answers: exact binomial bound on the differing share'
+    >>> rate_equivalence([1] + [0] * 999, [0] * 1000, margin=0.02, alpha=0.05).equivalent  # 1 of 1,000 pairs differs
+    True
+    """
+    x_a, x_b = paired_arrays(a, b)
+    d = x_a - x_b
+    above = group_units((d > 0).astype(float), clusters).sums > 0
+    below = group_units((d < 0).astype(float), clusters).sums > 0
+    n_units = above.size
+    n_differing = int(np.count_nonzero(above | below))
+    if n_differing < FEW_DISCORDANT_UNITS:
+        return direction_equivalence(
+            n_units,
+            int(above.sum()),
+            int(below.sum()),
+            alpha=alpha,
+            margin=margin,
+            n_differing=n_differing,
+            n_pairs=d.size,
+            units="dialogues" if clusters is not None else "pairs",
+        )
+    return tost_rate(x_a, x_b, margin=margin, alpha=alpha, design_effect=design_effect)
 
 
 def verdict(p_adjusted: float | None, alpha: float, equivalence: Equivalence | None) -> str:

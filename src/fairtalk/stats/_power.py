@@ -20,14 +20,20 @@ The old formula, ``(z_{1-α/2} + z_power) × SE`` with the standard error of the
 discordance, gave 50-73% power at the printed MDE on a real audit.
 
 The pairs the equivalence gate needs for a **rate** (:func:`pairs_for_rate_equivalence`) come
-from the exact power of the very test the gate runs, not from the normal formula of
-:func:`pairs_for_equivalence` (which kept for counts): at a rare rate, whose discordant pairs
-are few, that formula planned 31-193 pairs where the gate passed a fair model 0-4% of the time.
-Under a fair model the number of discordant pairs ``k`` is Binomial(n, q) (``q`` the pilot's
-discordant share) and their split Binomial(k, ½); each table is decided by the gate's own
-Newcombe-interval TOST (``tost_rate``, with the audit's design effect), or, with no
-discordant pair, by its identical-answers bound (``share_equivalence``, on dialogues where the
-audit clusters). The pairs needed are the fewest whose power reaches the target.
+from the exact power of the very rule the gate runs (``fairtalk.stats.rate_equivalence``), not
+from the normal formula of :func:`pairs_for_equivalence` (which is kept for counts): at a rare
+rate, whose discordant pairs are few, that formula planned 31-193 pairs where the gate passed a
+fair model 0-4% of the time. Under a fair model each pair is discordant with the pilot's share
+``q``, half each way. The units are dialogues of the pilot's pairs each where the audit clusters,
+else pairs. With fewer than ``FEW_DISCORDANT_UNITS`` units holding a discordant pair the gate
+decides by the exact bound on each direction's units (``direction_equivalence``; no unit at all:
+identical answers), so that part of the power sums the multinomial chance of each count of units
+holding an A-above pair, a B-above pair or both. From there up it decides by the Newcombe TOST
+(``tost_rate``, with the audit's design effect): the discordant count ``k`` is Binomial(n, q), its
+split Binomial(k, ½), and ``k`` pairs hold that many units with the chance of ``k`` draws, uniform
+over the units, filling at least ``FEW_DISCORDANT_UNITS`` of them. The pairs needed are the fewest
+whose power reaches the target (or, where that size's power jumps past the target by more than
+:data:`POWER_TOLERANCE`, the top of the tooth before it when that tooth comes as near below).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats._equivalence import share_equivalence
+from fairtalk.stats._equivalence import FEW_DISCORDANT_UNITS, direction_passing_count
 from fairtalk.stats._intervals import newcombe_interval
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
     "FEW_DISCORDANT",
+    "POWER_TOLERANCE",
     "power_mcnemar",
     "power_mean",
     "power_rate_equivalence",
@@ -224,6 +231,9 @@ _TAIL = 1e-9
 _SCAN_STEP = 1.02
 #: Discordant pairs expected at the normal formula's answer from which that answer stands (fewer: the exact search).
 FEW_DISCORDANT = 100
+#: How far the planned power may stray from the target where it jumps: a jump past ``power + POWER_TOLERANCE`` plans the
+#: top of the tooth before it when that reaches ``power - POWER_TOLERANCE`` (few discordant units: the exact rule's steps).
+POWER_TOLERANCE = 0.05
 #: The most pairs :func:`pairs_for_rate_equivalence` searches (beyond it: ValueError, "beyond any audit").
 MAX_RATE_PAIRS = 10_000_000
 _MSG_RATE_ARGS = "discordance must be in (0, 1), rate in [0, 1] and margin > 0; got {q!r}, {rate!r}, {margin!r}"
@@ -277,30 +287,102 @@ class _RateNull:
                 return gap
         return -1
 
+    def units(self, n: int) -> tuple[int, float]:
+        """The units the gate counts on ``n`` pairs, and the pairs in each: dialogues where the audit clusters, else pairs."""
+        if self.pairs_per_unit <= 1:
+            return n, 1.0
+        n_units = max(1, math.floor(n / self.pairs_per_unit))
+        return n_units, n / n_units
+
+    def few(self, n: int) -> tuple[float, float]:
+        """P(fewer than ``FEW_DISCORDANT_UNITS`` units differ and the exact rule passes), and P(fewer differ).
+
+        Each unit of ``s`` pairs independently holds a pair with A above B only, B above A only,
+        both, or neither (``(1 - q/2)^s - (1 - q)^s``, the same, ``1 - 2 (1 - q/2)^s + (1 - q)^s``,
+        ``(1 - q)^s``); the rule passes when neither direction's units exceed
+        :func:`direction_passing_count`.
+        """
+        from scipy.stats import multinomial
+
+        n_units, size = self.units(n)
+        q = self.discordance
+        none, no_a = (1 - q) ** size, (1 - q / 2) ** size
+        one = no_a - none
+        probs = [one, one, max(0.0, 1 - 2 * no_a + none), none]
+        most = direction_passing_count(n_units, alpha=self.alpha, margin=self.margin)
+        few = FEW_DISCORDANT_UNITS - 1
+        cells = np.array(
+            [(x, y, z, n_units - x - y - z) for x in range(few + 1) for y in range(few + 1 - x) for z in range(few + 1 - x - y)]
+        )
+        cells = cells[cells[:, 3] >= 0]
+        weights = np.asarray(multinomial.pmf(cells, n_units, probs), dtype=float)
+        passes = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2] <= most
+        return float(weights[passes].sum()), float(weights.sum())
+
+    def many(self, n: int, ks: np.ndarray) -> np.ndarray:
+        """P(at least ``FEW_DISCORDANT_UNITS`` units differ | ``k`` discordant pairs), each pair's unit drawn uniformly."""
+        n_units, _ = self.units(n)
+        out = (ks >= FEW_DISCORDANT_UNITS).astype(float)
+        if n_units == n or ks.size == 0:
+            return out
+        occupied = np.zeros(FEW_DISCORDANT_UNITS + 1)  # P(j units hold one of the first k pairs), j < FEW; last: j >= FEW
+        occupied[0] = 1.0
+        j = np.arange(FEW_DISCORDANT_UNITS)
+        reached = np.zeros(int(ks.max()) + 1)
+        for k in range(1, reached.size):
+            stay, move = occupied[:-1] * j / n_units, occupied[:-1] * (n_units - j) / n_units
+            occupied = np.concatenate([stay, [occupied[-1]]])
+            occupied[1:] += move
+            reached[k] = occupied[-1]
+            if 1 - reached[k] < _TAIL * _TAIL:  # every later k holds that many units too
+                reached[k:] = 1.0
+                break
+        out = np.asarray(reached[ks], dtype=float)
+        return out
+
+    def steps(self, below: int) -> list[int]:
+        """The sizes under ``below`` pairs where the exact rule lets one more unit per direction pass (its power jumps)."""
+        out: list[int] = []
+        units = 1
+        for most in range(FEW_DISCORDANT_UNITS):
+            while direction_passing_count(units, alpha=self.alpha, margin=self.margin) < most:
+                units = max(units + 1, math.ceil(units * 1.05)) if most == 0 else units + 1
+            n = units if self.pairs_per_unit <= 1 else math.ceil(units * self.pairs_per_unit)
+            while self.units(n)[0] < units:
+                n += 1
+            if n >= below:
+                break
+            out.append(n)
+        return out
+
     def power(self, n: int) -> float:
-        """The probability that the gate's equivalence test passes ``n`` pairs of this fair model."""
+        """The probability that the gate's equivalence rule (``rate_equivalence``) passes ``n`` pairs of this fair model.
+
+        Fewer than ``FEW_DISCORDANT_UNITS`` discordant units: the exact rule on each direction's
+        units (:meth:`few`). From there up: the Newcombe TOST, its table's discordant count ``k``
+        Binomial(n, q) and split Binomial(k, ½), weighted by the chance that ``k`` pairs hold that
+        many units (:meth:`many`).
+        """
         from scipy.stats import binom
 
         q = self.discordance
-        ks = np.arange(int(binom.ppf(_TAIL, n, q)), int(binom.isf(_TAIL, n, q)) + 2)
-        ks = ks[(ks >= 0) & (ks <= n)]
-        weights = binom.pmf(ks, n, q)
-        identical = np.zeros(ks.size)  # P(pass | k = 0): the identical-answers bound, on dialogues where the audit clusters
+        ks = np.arange(max(FEW_DISCORDANT_UNITS, int(binom.ppf(_TAIL, n, q))), int(binom.isf(_TAIL, n, q)) + 2)
+        ks = ks[ks <= n]
+        passed_few, _ = self.few(n)
+        if ks.size == 0:
+            return min(1.0, passed_few)
+        weights = binom.pmf(ks, n, q) * self.many(n, ks)
         gaps = np.full(ks.size, -1)  # the widest passing |n10 - n01| of k discordant pairs (-1: none passes)
         widest = 0
         for i, k in enumerate(ks.tolist()):
-            if k == 0:
-                n_units = max(1, math.floor(n / self.pairs_per_unit))
-                equivalent = share_equivalence(n_units, alpha=self.alpha, margin=self.margin, max_difference=1.0).equivalent
-                identical[i] = 1.0 if equivalent else 0.0
+            if weights[i] < _TAIL:
                 continue
             gaps[i] = widest = self.widest_split(n, k, widest)
             widest = max(widest, 0)
         # n10 - n01 = 2 n10 - k within ±gap: n10 in [(k - gap) / 2, (k + gap) / 2]
         split = binom.cdf((ks + gaps) // 2, ks, 0.5) - binom.cdf((ks - gaps) // 2 - 1, ks, 0.5)
-        passing = np.where((ks > 0) & (gaps >= 0), split, identical)
-        total = float(np.dot(weights, passing))
-        return min(1.0, total)
+        passing = np.where(gaps >= 0, split, 0.0)
+        return min(1.0, passed_few + float(np.dot(weights, passing)))
 
 
 def _rate_null(
@@ -355,19 +437,22 @@ def pairs_for_rate_equivalence(
     default ``sqrt(discordance)``, expects at least :data:`FEW_DISCORDANT` discordant pairs at its
     answer: its power is then 0.79-0.83), its answer stands; fewer, and it is searched as below.
 
-    By :func:`power_rate_equivalence` (the test's exact power, not the normal formula, which fails
+    By :func:`power_rate_equivalence` (the rule's exact power, not the normal formula, which fails
     where discordant pairs are few). Power grows with ``n`` only on the whole: it jumps where one
-    more discordant count passes and falls a little between jumps (the counts are discrete). So
-    the search steps up by 2% to the first size
-    whose power reaches the target, and bisects the last step: the first tooth above the target.
-    From half the normal formula's answer: the exact test needs more pairs than it, not fewer.
+    more discordant count passes (with few discordant units: at 149, 236, 313, 386, 456 ... units
+    at ±2 points, where one more unit per direction passes) and falls between jumps (the counts are
+    discrete). So the search steps up by 2% to the first size whose power reaches the target, and
+    bisects the last step: the first tooth above the target. Where that tooth jumps past the target
+    by more than :data:`POWER_TOLERANCE` and the tooth before it tops within it below the target,
+    the top of that earlier tooth is the answer (the size closer to the target power). From half
+    the normal formula's answer: the exact test needs more pairs than it, not fewer.
 
     Examples
     --------
     >>> pairs_for_rate_equivalence(0.005, 0.02)  # half a percent of pairs differ: the normal formula said 136
-    253
-    >>> round(power_rate_equivalence(252, 0.005, 0.02), 3), round(power_rate_equivalence(253, 0.005, 0.02), 3)
-    (0.765, 0.835)
+    236
+    >>> [round(power_rate_equivalence(n, 0.005, 0.02), 3) for n in (235, 236, 312, 313)]  # 236: one pair each way passes
+    [0.308, 0.777, 0.666, 0.913]
     """
     null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
     sd = math.sqrt(discordance) if sd_difference is None else sd_difference
@@ -388,4 +473,10 @@ def pairs_for_rate_equivalence(
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if null.power(mid) >= power else (mid, high)
+    if null.power(high) <= power + POWER_TOLERANCE:
+        return high
+    for tooth in reversed(null.steps(high)):  # the jump overshoots: the top of an earlier tooth, if it comes as near
+        if null.power(tooth) >= power - POWER_TOLERANCE:
+            return tooth
+        break
     return high
