@@ -88,7 +88,7 @@ NOTE_IDENTICAL = (
 #: :func:`tost_rate`: too few discordant units give no estimate of the spread of the differences nor of their clustering.
 FEW_DISCORDANT_UNITS = 10
 NOTE_FEW_DISCORDANT = (
-    "{k} of {n:,} {units} hold a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
+    "{k} of {n:,} {units} with a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
     "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {share:.3g}; fewer than "
     "{few} discordant {units}: the exact bound decides, not the Newcombe interval"
 )
