@@ -223,12 +223,14 @@ def main() -> None:
             _trace(corpus, args.tracemalloc, tmp)
             return
         rows: dict[int, dict[str, float]] = {}
-        print(f"{'pairs':>10}{'wall s':>9}{'CPU s':>9}{'user s':>9}{'peak MiB':>10}{'store MiB':>10}{'report MiB':>11}   load")
+        print(
+            f"{'pairs':>10}{'wall s':>9}{'CPU s':>9}{'user s':>9}{'peak MiB':>10}{'store MiB':>10}{'report MiB':>11}{'HTML KiB':>9}   load"
+        )
         for n in (int(x) for x in args.pairs.split(",")):
             r = rows[n] = _run(corpus, n, tmp)
             print(
                 f"{n:>10,}{r['wall']:>9.1f}{r['user'] + r['system']:>9.1f}{r['user']:>9.1f}{r['peak_rss_mib']:>10.0f}"
-                f"{r['store_mib']:>10.1f}{r['report_mib']:>11.1f}   {r['load_before']:.1f} -> {r['load_after']:.1f}"
+                f"{r['store_mib']:>10.1f}{r['report_mib']:>11.1f}{r['html_kib']:>9.0f}   {r['load_before']:.1f} -> {r['load_after']:.1f}"
                 f"   stages: {', '.join(f'{k} {v:.1f}' for k, v in r['timings'].items())}",  # type: ignore[union-attr]
                 flush=True,
             )

@@ -8,6 +8,8 @@ builds from the same records.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import fairtalk.pairs as pairs_module
@@ -95,3 +97,60 @@ def test_aligned_responses_equal_what_read_responses_builds() -> None:
     repeated = aligned_responses(["0", "0"], [a[0], a[0]], [b[0], b[0]])  # a repeated id: read_responses' rules
     assert repeated.pair_ids == ("0",)
     assert repeated.summary["n_duplicates"] == 2
+
+
+def test_attribute_words_cache_at_most_its_bound_of_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairtalk.measures._attribute_words as attribute_module
+    from fairtalk.measures import AttributeWords
+
+    texts = [f"the doctor and the nurse met token{i} at work" for i in range(50)]
+    unbounded = AttributeWords(lexicon=load_lexicon("gender"))
+    expected = unbounded.score(texts)
+    monkeypatch.setattr(attribute_module, "_MAX_CACHED_TOKENS", 5)
+    bounded = AttributeWords(lexicon=load_lexicon("gender"))
+    found = bounded.score(texts)
+    assert len(bounded._hits) <= 5 and len(bounded._lemmas) <= 5
+    assert len(unbounded._hits) > 50  # every distinct token, without the bound
+    assert {k: v.tolist() for k, v in found.items()} == {k: v.tolist() for k, v in expected.items()}
+    assert sum(v.sum() for v in found.values()) > 0
+
+
+@pytest.mark.parametrize("definition", ["paper", "standard"])
+def test_the_flat_diversity_index_counts_what_sets_of_ngrams_count(definition: str) -> None:
+    import random
+    from itertools import pairwise
+
+    import numpy as np
+
+    from fairtalk.measures import Diversity, tokenize
+
+    rng = random.Random(7)
+    words = "a b c d e f g h i j k l".split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 7))) for _ in range(400)] + ["x", "x y", ""]
+    stat = Diversity(definition=definition).prepare(texts)
+    weights = np.random.default_rng(0).integers(0, 3, len(texts))
+    chosen = [t for t, w in zip(texts, weights) for _ in range(int(w))]
+    tokens = [tokenize(t) for t in chosen]
+    n_words = sum(len(t) for t in tokens)
+    n_bigrams = sum(max(len(t) - 1, 0) for t in tokens)
+    d1 = len({w for t in tokens for w in t}) / n_words
+    d2 = len({b for t in tokens for b in pairwise(t)}) / (n_words if definition == "paper" else n_bigrams)
+    got = stat(weights)
+    assert got["distinct_1"] == pytest.approx(d1, abs=1e-12)
+    assert got["distinct_2"] == pytest.approx(d2, abs=1e-12)
+
+
+def test_the_bench_corpus_gives_one_gender_pair_per_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench_scripts import BENCH, load_bench
+    from fairtalk import read_corpus
+
+    monkeypatch.syspath_prepend(str(BENCH))  # audit_scale imports bench/_machine.py
+    bench = load_bench("audit_scale")
+    path = tmp_path / "corpus.jsonl"
+    bench.make_corpus(path, 300)
+    pair_set = build_pairs(read_corpus(str(path)), Swapper(load_lexicon("gender")), limit=250, seed=0)
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    assert (coverage.n_read, coverage.n_matched, coverage.n_mixed, coverage.n_duplicates) == (300, 300, 0, 0)
+    assert len(pairs) == 250
+    assert 100 < sum(p.original_side == "a" for p in pairs) < 150
