@@ -186,8 +186,8 @@ class Diversity(CorpusMeasure):
         uniques, inverse = dedupe(check_texts(texts))
         vocab_1: dict[str, int] = {}
         vocab_2: dict[int, int] = {}  # a bigram as its words' ids, first << 32 | second
-        uni_ids, bi_ids = array("q"), array("q")  # every text's distinct ids, flat (8 bytes each)
-        uni_lengths, bi_lengths = array("q"), array("q")
+        uni_ids, bi_ids = array("i"), array("i")  # every text's distinct ids, flat (a C int each)
+        uni_lengths, bi_lengths = array("i"), array("i")
         n_words = np.zeros(len(uniques), dtype=np.float64)
         get_1, get_2 = vocab_1.setdefault, vocab_2.setdefault
         for i, text in enumerate(uniques):
@@ -204,8 +204,8 @@ class Diversity(CorpusMeasure):
             self.definition,
             inverse,
             n_words,
-            _index(np.frombuffer(uni_ids, dtype=np.int64), np.frombuffer(uni_lengths, dtype=np.int64)),
-            _index(np.frombuffer(bi_ids, dtype=np.int64), np.frombuffer(bi_lengths, dtype=np.int64)),
+            _index(np.frombuffer(uni_ids, dtype=np.intc), np.frombuffer(uni_lengths, dtype=np.intc)),
+            _index(np.frombuffer(bi_ids, dtype=np.intc), np.frombuffer(bi_lengths, dtype=np.intc)),
         )
 
     def compute(self, texts: Sequence[str]) -> dict[str, float]:
