@@ -130,9 +130,9 @@ def _index(ids: np.ndarray, lengths: np.ndarray) -> _NgramIndex:
         empty = np.zeros(0, dtype=np.intp)
         return _NgramIndex(np.zeros(n_texts, dtype=np.intp), empty, empty)
     packed = ids.astype(np.int64) << 32
-    packed |= np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
+    packed |= np.repeat(np.arange(n_texts, dtype=np.int32), lengths)
     packed.sort()
-    owners = (packed & 0xFFFFFFFF).astype(np.intp)
+    owners = (packed & 0xFFFFFFFF).astype(np.int32)  # texts fit a C int, as the ids do
     packed >>= 32  # the n-gram ids, sorted
     starts = np.flatnonzero(np.r_[True, packed[1:] != packed[:-1]])
     del packed
