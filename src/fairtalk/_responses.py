@@ -19,7 +19,7 @@ from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
 from fairtalk.records import Response
 
-__all__ = ["ResponseSet", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
+__all__ = ["ResponseSet", "aligned_responses", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
 
 _MSG_TEXTS_NOT_LISTS = "give the two sides' responses as two lists of strings, not strings"
 _MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} and {n_b}"
@@ -218,6 +218,20 @@ def _read_two_files(path_a: Path, path_b: Path, *, drop_empty: bool) -> Response
     counts["n_records"] = 2 * len(ids)
     sources = ((str(path_a), sha_a), (str(path_b), sha_b))
     return _finish(ids, side_a, side_b, counts, drop_empty=drop_empty, sources=sources)
+
+
+def aligned_responses(pair_ids: Sequence[str], side_a: Sequence[Response], side_b: Sequence[Response]) -> ResponseSet:
+    """The ResponseSet of records already aligned by pair (``side_a[i]`` and ``side_b[i]`` answer ``pair_ids[i]``).
+
+    What ``read_responses`` gives for the records ``a0, b0, a1, b1, ...``, without gathering them
+    by pair first (a dict per pair): for ids that are all distinct. Repeated ids go through
+    ``read_responses``, which keeps the first record of each pair and side and counts the others.
+    """
+    if len(set(pair_ids)) != len(pair_ids):
+        return read_responses([r for pair in zip(side_a, side_b) for r in pair])
+    counts = dict.fromkeys(SUMMARY_KEYS, 0)
+    counts["n_records"] = len(side_a) + len(side_b)
+    return _finish(tuple(pair_ids), tuple(side_a), tuple(side_b), counts, drop_empty=False, sources=())
 
 
 def _from_records(records: Iterable[Any], *, drop_empty: bool) -> ResponseSet:

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AttributeWords"]
 
+#: Tokens whose lemma and list hits are cached per measure: a corpus of millions of distinct tokens (ids,
+#: numbers, typos) keeps only the first ones, not a dict entry per token.
+_MAX_CACHED_TOKENS = 1 << 17
 _VERSION = "1"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 _MSG_NO_LISTS = "attribute_words needs attribute lists: pass attributes=... or lexicon=..."
@@ -195,7 +198,9 @@ class AttributeWords(Measure):
                 except ImportError as exc:
                     raise FairtalkError(_MSG_MISSING) from exc
                 self._lemmatize = lemmatize
-            lemma = self._lemmas[token] = self._lemmatize(token, lang="en").lower()
+            lemma = self._lemmatize(token, lang="en").lower()
+            if len(self._lemmas) < _MAX_CACHED_TOKENS:
+                self._lemmas[token] = lemma
         return lemma
 
     def _match(self, token: str) -> tuple[int, ...]:
@@ -212,7 +217,9 @@ class AttributeWords(Measure):
                 for part in token.split("-"):
                     if part and (part in item.words or self._lemma(part) in item.words):
                         found.append(j)
-        hits = self._hits[token] = tuple(found)
+        hits = tuple(found)
+        if len(self._hits) < _MAX_CACHED_TOKENS:
+            self._hits[token] = hits
         return hits
 
     def _phrase_counts(self, tokens: list[str], counts: np.ndarray, column: int) -> None:

@@ -18,6 +18,7 @@ scores 0.0.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -117,19 +118,25 @@ class _NgramIndex:
     starts: np.ndarray
 
 
-def _index(ids_per_text: list[np.ndarray]) -> _NgramIndex:
-    """Build the :class:`_NgramIndex` from each distinct text's distinct n-gram ids."""
-    n_texts = len(ids_per_text)
-    lengths = np.fromiter((len(ids) for ids in ids_per_text), dtype=np.intp, count=n_texts)
-    if lengths.sum() == 0:
+def _index(ids: np.ndarray, lengths: np.ndarray) -> _NgramIndex:
+    """Build the :class:`_NgramIndex` from each distinct text's distinct n-gram ids, concatenated (``lengths`` per text).
+
+    Each occurrence is one int64, the n-gram id in the high 32 bits and its text in the low
+    32, sorted in place: the order of a stable sort by n-gram id (texts ascending within one),
+    with no per-text arrays and no argsort index beside it.
+    """
+    n_texts = len(lengths)
+    if len(ids) == 0:
         empty = np.zeros(0, dtype=np.intp)
         return _NgramIndex(np.zeros(n_texts, dtype=np.intp), empty, empty)
-    ids = np.concatenate(ids_per_text)
-    owners = np.repeat(np.arange(n_texts, dtype=np.intp), lengths)
-    order = np.argsort(ids, kind="stable")
-    ids, owners = ids[order], owners[order]
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    sizes = np.diff(np.r_[starts, len(ids)])
+    packed = ids.astype(np.int64) << 32
+    packed |= np.repeat(np.arange(n_texts, dtype=np.int32), lengths)
+    packed.sort()
+    owners = (packed & 0xFFFFFFFF).astype(np.int32)  # texts fit a C int, as the ids do
+    packed >>= 32  # the n-gram ids, sorted
+    starts = np.flatnonzero(np.r_[True, packed[1:] != packed[:-1]])
+    del packed
+    sizes = np.diff(np.r_[starts, len(owners)])
     single = np.repeat(sizes == 1, sizes)
     n_single = np.bincount(owners[single], minlength=n_texts)
     owners = owners[~single]
@@ -178,17 +185,28 @@ class Diversity(CorpusMeasure):
         """Tokenise each distinct text once and index its n-grams; returns the statistic."""
         uniques, inverse = dedupe(check_texts(texts))
         vocab_1: dict[str, int] = {}
-        vocab_2: dict[tuple[str, str], int] = {}
-        uni_ids: list[np.ndarray] = []
-        bi_ids: list[np.ndarray] = []
+        vocab_2: dict[int, int] = {}  # a bigram as its words' ids, first << 32 | second
+        uni_ids, bi_ids = array("i"), array("i")  # every text's distinct ids, flat (a C int each)
+        uni_lengths, bi_lengths = array("i"), array("i")
         n_words = np.zeros(len(uniques), dtype=np.float64)
         get_1, get_2 = vocab_1.setdefault, vocab_2.setdefault
         for i, text in enumerate(uniques):
-            tokens = tokenize(text)
-            n_words[i] = len(tokens)
-            uni_ids.append(np.fromiter({get_1(t, len(vocab_1)) for t in tokens}, dtype=np.intp))
-            bi_ids.append(np.fromiter({get_2(b, len(vocab_2)) for b in pairwise(tokens)}, dtype=np.intp))
-        return DistinctStatistic(self.definition, inverse, n_words, _index(uni_ids), _index(bi_ids))
+            words = [get_1(t, len(vocab_1)) for t in tokenize(text)]
+            n_words[i] = len(words)
+            unigrams = set(words)
+            bigrams = {get_2(first << 32 | second, len(vocab_2)) for first, second in pairwise(words)}
+            uni_ids.extend(unigrams)
+            bi_ids.extend(bigrams)
+            uni_lengths.append(len(unigrams))
+            bi_lengths.append(len(bigrams))
+        del vocab_1, vocab_2
+        return DistinctStatistic(
+            self.definition,
+            inverse,
+            n_words,
+            _index(np.frombuffer(uni_ids, dtype=np.intc), np.frombuffer(uni_lengths, dtype=np.intc)),
+            _index(np.frombuffer(bi_ids, dtype=np.intc), np.frombuffer(bi_lengths, dtype=np.intc)),
+        )
 
     def compute(self, texts: Sequence[str]) -> dict[str, float]:
         """Distinct-1, distinct-2 and diversity of ``texts`` taken once each (with their repeats)."""

@@ -40,7 +40,7 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs._check import PairsChecker, check_pairs
-from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side
+from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side, Swap
 
 __all__ = ["Coverage", "PairSet", "PairsCheck", "PairsChecker", "build_pairs", "check_pairs", "read_pairs", "write_pairs"]
 
@@ -48,6 +48,10 @@ MIXED_POLICIES = ("drop", "keep")
 #: How many swapped terms :attr:`Coverage.top_terms` lists.
 N_TOP_TERMS = 10
 
+#: Distinct swap records held once and shared by the pairs that make the same swaps (beyond it, each pair keeps its own).
+_MAX_SHARED_SWAPS = 1 << 16
+#: The reservoir's array of input positions starts this long and doubles up to the sample's size.
+_RESERVOIR_CHUNK = 1 << 16
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
 _MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
@@ -132,6 +136,7 @@ class PairSet:
         swap = self.swapper.swap
         keep_mixed = self.mixed == "keep"
         seen: set[bytes] = set()
+        shared: dict[tuple[Swap, ...], tuple[Swap, ...]] = {}  # equal swap records, held once (a million pairs repeat few)
         for index, context in enumerate(self._contexts):
             if isinstance(context, str):
                 context = Context(id=str(index), text=context)
@@ -155,13 +160,14 @@ class PairSet:
             seen.add(key)
             counts.by_side[side] += 1
             counts.terms.update(f"{s.source.lower()}→{s.target.lower()}" for s in result.swaps)
+            swaps = shared.setdefault(result.swaps, result.swaps) if len(shared) < _MAX_SHARED_SWAPS else result.swaps
             yield Pair(
                 id=f"{self.axis}-{key.hex()}",
                 axis=self.axis,
                 a=a,
                 b=b,
                 original_side=side,
-                swaps=result.swaps,
+                swaps=swaps,
                 origin=context.origin,
                 cluster=context.cluster,
             )
@@ -183,19 +189,23 @@ def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
     def skip(w: float) -> int:
         return 0 if w >= 1.0 else math.floor(math.log(uniform()) / math.log1p(-w))
 
-    reservoir: list[tuple[int, Pair]] = []
+    reservoir: list[Pair] = []  # the sample, and each item's input position in a compact array
+    positions = np.zeros(min(k, _RESERVOIR_CHUNK), dtype=np.int64)
     w = math.exp(math.log(uniform()) / k)
     next_index = k + skip(w)
     for index, pair in enumerate(pairs):
         if index < k:
-            reservoir.append((index, pair))
+            if index == len(positions):
+                positions = np.resize(positions, min(k, 2 * len(positions)))
+            reservoir.append(pair)
+            positions[index] = index
         elif index == next_index:
-            reservoir[int(rng.integers(k))] = (index, pair)
+            slot = int(rng.integers(k))
+            reservoir[slot], positions[slot] = pair, index
             w *= math.exp(math.log(uniform()) / k)
             next_index = index + 1 + skip(w)
-    reservoir.sort(key=lambda item: item[0])
-    for _, pair in reservoir:
-        yield pair
+    for slot in np.argsort(positions[: len(reservoir)], kind="stable").tolist():
+        yield reservoir[slot]
 
 
 def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int) -> Iterator[Pair]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk._responses import ResponseSet, read_responses
+from fairtalk._responses import ResponseSet, aligned_responses
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models import (
     DecodingSettings,
@@ -61,6 +61,8 @@ _MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
 _MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
 _N_ERROR_EXAMPLES = 3
+#: Pair sides sent to ``respond_each`` per call by :func:`generate`.
+_CHUNK = 1 << 16
 _MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
 _LOG = logging.getLogger(__name__)
 
@@ -196,24 +198,32 @@ def generate(
     progress: ProgressReporter,
     label: str = "responses",
 ) -> Generation:
-    """Both sides of every pair through ``cached``; complete pairs become the ResponseSet."""
+    """Both sides of every pair through ``cached``; complete pairs become the ResponseSet.
+
+    The pairs go to the model ``_CHUNK`` pair sides at a time, so that what one call to
+    ``respond_each`` holds besides the answers (contexts, seeds, store keys) stays bounded.
+    """
     started = time.perf_counter()
     before = (cached.n_cached, cached.n_generated, cached.n_errors, cached.n_unencodable)
-    contexts: list[str] = []
-    seeds: list[int] = []
-    for pair in pairs:
-        contexts += (pair.a, pair.b)
-        seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
-    _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, len(contexts), cached.batch_size, settings.to_dict())
-    progress.start(label, len(contexts), unit="responses")
+    n_items = 2 * len(pairs)
+    _LOG.debug("%s: %d pair sides, batch size %d, settings %s", label, n_items, cached.batch_size, settings.to_dict())
+    progress.start(label, n_items, unit="responses")
     cached.progress = progress.advance if progress.enabled else None
     flight = cached.responder.in_flight  # a server adapter counts its requests in flight
     if flight is not None:
         flight.most = 0
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
     retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
+    answers = _Answers()
     try:
-        out = cached.respond_each(contexts, settings, seeds=seeds)
+        for start in range(0, len(pairs), _CHUNK // 2):
+            chunk = pairs[start : start + _CHUNK // 2]
+            contexts: list[str] = []
+            seeds: list[int] = []
+            for pair in chunk:
+                contexts += (pair.a, pair.b)
+                seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
+            answers.add(chunk, cached.respond_each(contexts, settings, seeds=seeds), seeds)
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
             kept = str(cached.store.path) != ":memory:"
@@ -231,37 +241,17 @@ def generate(
     finally:
         cached.progress = None
         progress.finish()
-    records: list[Response] = []
-    errors: list[tuple[str, str, str]] = []
-    error_counts: dict[str, int] = {}
-    n_pairs_with_errors = n_truncated = 0
-    for i, pair in enumerate(pairs):
-        ra, rb = out[2 * i], out[2 * i + 1]
-        failed = False
-        for side, item in (("a", ra), ("b", rb)):
-            if isinstance(item, ResponderError):
-                errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
-                error_counts[type(item).__name__] = error_counts.get(type(item).__name__, 0) + 1
-                failed = True
-        if failed:
-            n_pairs_with_errors += 1
-            continue
-        cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
-        reason_a, reason_b = _reason(ra), _reason(rb)
-        (ra, cut_a), (rb, cut_b) = _fit(ra, pair.a), _fit(rb, pair.b)  # type: ignore[arg-type]
-        n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
-        records.append(Response(pair.id, "a", pair.a, str(ra), (("seed", seeds[2 * i]), *cluster, *reason_a)))
-        records.append(Response(pair.id, "b", pair.b, str(rb), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
-    if n_truncated:
-        _LOG.warning(_MSG_TRUNCATED.format(n=n_truncated, limit=MAX_RECORD_BYTES >> 20))
-    rs = read_responses(records)
+    errors = answers.errors
+    if answers.n_truncated:
+        _LOG.warning(_MSG_TRUNCATED.format(n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
+    rs = aligned_responses(answers.ids, answers.a, answers.b)
     rs = replace(
         rs,
         summary={
             **rs.summary,
             "n_errors": len(errors),
-            "n_pairs_with_errors": n_pairs_with_errors,
-            **({"n_truncated": n_truncated} if n_truncated else {}),
+            "n_pairs_with_errors": answers.n_pairs_with_errors,
+            **({"n_truncated": answers.n_truncated} if answers.n_truncated else {}),
         },
     )
     retries: list[int | None] = (
@@ -270,15 +260,15 @@ def generate(
     summary = GenerationSummary(
         model=cached.fingerprint,
         settings=settings.sent(),
-        n_items=len(contexts),
+        n_items=n_items,
         n_cached=cached.n_cached - before[0],
         n_generated=cached.n_generated - before[1],
         n_errors=cached.n_errors - before[2],
         n_pairs=len(pairs),
-        n_pairs_with_errors=n_pairs_with_errors,
+        n_pairs_with_errors=answers.n_pairs_with_errors,
         seconds=time.perf_counter() - started,
         error_examples=tuple(dict.fromkeys(message for *_, message in errors))[:_N_ERROR_EXAMPLES],
-        error_counts=MappingProxyType(dict(sorted(error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
+        error_counts=MappingProxyType(dict(sorted(answers.error_counts.items(), key=lambda kv: (-kv[1], kv[0])))),
         n_unencodable=cached.n_unencodable - before[3],
         max_in_flight=None if flight is None else int(flight.most),
         max_concurrency=cached.responder.max_concurrency if flight is not None else None,
@@ -298,6 +288,39 @@ def generate(
         summary.seconds,
     )
     return Generation(rs, summary, tuple(errors))
+
+
+class _Answers:
+    """The complete pairs' response records, side by side, and the failed pair sides, counted."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.a: list[Response] = []
+        self.b: list[Response] = []
+        self.errors: list[tuple[str, str, str]] = []
+        self.error_counts: dict[str, int] = {}
+        self.n_pairs_with_errors = self.n_truncated = 0
+
+    def add(self, pairs: Sequence[Pair], out: Sequence[str | ResponderError], seeds: Sequence[int]) -> None:
+        """Pair ``i``'s sides are ``out[2 i]`` and ``out[2 i + 1]`` (seeds alike)."""
+        for i, pair in enumerate(pairs):
+            ra, rb = out[2 * i], out[2 * i + 1]
+            failed = False
+            for side, item in (("a", ra), ("b", rb)):
+                if isinstance(item, ResponderError):
+                    self.errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
+                    self.error_counts[type(item).__name__] = self.error_counts.get(type(item).__name__, 0) + 1
+                    failed = True
+            if failed:
+                self.n_pairs_with_errors += 1
+                continue
+            cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
+            reason_a, reason_b = _reason(ra), _reason(rb)
+            (text_a, cut_a), (text_b, cut_b) = _fit(ra, pair.a), _fit(rb, pair.b)  # type: ignore[arg-type]
+            self.n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
+            self.ids.append(pair.id)
+            self.a.append(Response(pair.id, "a", pair.a, str(text_a), (("seed", seeds[2 * i]), *cluster, *reason_a)))
+            self.b.append(Response(pair.id, "b", pair.b, str(text_b), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
 
 
 def _reason(item: object) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,246 @@
+"""How ``fairtalk audit --model builtin:echo`` scales with the number of pairs: CPU, peak memory, store size.
+
+It writes a synthetic JSONL corpus itself (``--lines`` lines, 2,000,000 by default, each a
+``{"context": ...}`` object naming one gender's people: "my brother said he ...", seeded, almost
+all distinct), then runs ``fairtalk audit --corpus PATH --axis gender --model builtin:echo
+--pairs N --quiet`` for each N of ``--pairs`` (10k, 100k, 1M by default) in a child process under
+``nice -n 5``, timed from its start (imports, reading the corpus, pairs, answers, scores, report):
+wall, user + system CPU and peak RSS from ``wait4``, the run store's size, and the load average
+(1 min) before and after. It prints the table and the CPU ratios against the smallest N.
+
+``--profile N`` runs that one audit under cProfile instead (``--profile-out FILE``) and prints
+the top functions by cumulative and own time; ``--tracemalloc N`` prints the largest allocation
+sites at the peak of that audit (slow: tracemalloc costs several times the run).
+
+Run: ``nice -n 5 .venv/bin/python bench/audit_scale.py [--pairs 10000,100000,1000000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _machine import machine
+
+_AUDIT = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]; sys.exit(main())"
+_TRACE = (
+    "import sys, tracemalloc; tracemalloc.start(8); from fairtalk.cli import main;"
+    "sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "print('peak MiB', tracemalloc.get_traced_memory()[1] / 2**20)\n"
+)
+
+# Side-A (male) and side-B (female) people of the corpus; each line names one side's only.
+_MALE = ["brother", "father", "dad", "son", "uncle", "husband", "boyfriend", "grandfather", "nephew", "king"]
+_FEMALE = ["sister", "mother", "mom", "daughter", "aunt", "wife", "girlfriend", "grandmother", "niece", "queen"]
+_VERBS = [
+    "likes",
+    "hates",
+    "cooks",
+    "paints",
+    "fixes",
+    "sells",
+    "buys",
+    "reads",
+    "writes",
+    "plays",
+    "watches",
+    "builds",
+    "drives",
+    "cleans",
+    "teaches",
+    "studies",
+    "sings",
+    "loves",
+    "bakes",
+    "grows",
+]
+_NOUNS = [
+    "cars",
+    "books",
+    "pizza",
+    "music",
+    "tennis",
+    "movies",
+    "gardens",
+    "houses",
+    "bread",
+    "poems",
+    "games",
+    "songs",
+    "bikes",
+    "boats",
+    "cakes",
+    "maps",
+    "shoes",
+    "lamps",
+    "tables",
+    "clocks",
+    "guitars",
+    "roses",
+    "kites",
+    "robots",
+    "stamps",
+    "coins",
+    "puzzles",
+    "trains",
+    "chess",
+    "math",
+]
+_TAILS = [
+    "every day",
+    "on weekends",
+    "at night",
+    "with friends",
+    "for fun",
+    "at work",
+    "in the summer",
+    "after school",
+    "all the time",
+    "when it rains",
+    "in the morning",
+    "before dinner",
+]
+_OPINIONS = ["that is great", "it is boring", "i am not sure", "what do you think", "is that weird", "i love it"]
+
+
+def make_corpus(path: Path, n_lines: int, seed: int = 0) -> None:
+    """Write ``n_lines`` JSONL contexts, each naming one gender's relative and a pronoun, almost all distinct."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n_lines):
+            male = rng.random() < 0.5
+            person = rng.choice(_MALE if male else _FEMALE)
+            pronoun = "he" if male else "she"
+            verb, noun, tail, opinion = rng.choice(_VERBS), rng.choice(_NOUNS), rng.choice(_TAILS), rng.choice(_OPINIONS)
+            text = f"my {person} says {pronoun} {verb} {noun} {tail}, {opinion}? ({i})"
+            out.write(json.dumps({"context": text}) + "\n")
+
+
+def _child(command: list[str], log: Path) -> dict[str, float]:
+    """Run ``command`` with stdout and stderr to ``log``; its wall time, CPU time, peak RSS and the load around it."""
+    load_before = os.getloadavg()[0]
+    with log.open("w") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(command[:6])}... failed ({code}); see {log}:\n{log.read_text()[-3000:]}")
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return {
+        "wall": wall,
+        "user": usage.ru_utime,
+        "system": usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss * scale / 2**20,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+    }
+
+
+def _audit_args(corpus: Path, n: int, out: Path) -> list[str]:
+    return [
+        "--corpus",
+        str(corpus),
+        "--axis",
+        "gender",
+        "--model",
+        "builtin:echo",
+        "--pairs",
+        str(n),
+        "-o",
+        str(out),
+        "--quiet",
+    ]
+
+
+def _nice() -> list[str]:
+    return ["nice", "-n", "5"]
+
+
+def _size_mib(folder: Path, pattern: str) -> float:
+    return sum(p.stat().st_size for p in folder.glob(pattern)) / 2**20
+
+
+def _run(corpus: Path, n: int, tmp: Path) -> dict[str, float]:
+    out = tmp / f"audit-{n}"
+    figures = _child([*_nice(), sys.executable, "-c", _AUDIT, *_audit_args(corpus, n, out)], tmp / f"audit-{n}.log")
+    figures["store_mib"] = _size_mib(out, "store.sqlite*")
+    figures["report_mib"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 2**20 - figures["store_mib"]
+    figures["html_kib"] = sum(p.stat().st_size for p in out.rglob("*.html")) / 1024
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    figures["timings"] = run.get("axes", {}).get("gender", {}).get("timings", {})  # type: ignore[assignment]
+    return figures
+
+
+def _profile(corpus: Path, n: int, tmp: Path, out_file: Path) -> None:
+    import pstats
+
+    command = [*_nice(), sys.executable, "-m", "cProfile", "-o", str(out_file), "-m", "fairtalk.cli", "audit"]
+    figures = _child([*command, *_audit_args(corpus, n, tmp / "profiled")], tmp / "profile.log")
+    print(f"profiled {n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU")
+    stats = pstats.Stats(str(out_file))
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+
+
+def _trace(corpus: Path, n: int, tmp: Path) -> None:
+    log = tmp / "trace.log"
+    _child([*_nice(), sys.executable, "-c", _TRACE, *_audit_args(corpus, n, tmp / "traced")], log)
+    print(log.read_text()[-2000:])
+
+
+def main() -> None:
+    """Write the corpus, time the audits, print the table and the CPU ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", default="10000,100000,1000000", help="comma-separated pair counts (default 10k,100k,1M)")
+    parser.add_argument("--lines", type=int, default=2_000_000, help="lines of the synthetic corpus")
+    parser.add_argument("--profile", type=int, metavar="N", help="profile one audit of N pairs (cProfile) instead")
+    parser.add_argument("--profile-out", type=Path, help="where to keep the cProfile file")
+    parser.add_argument("--tracemalloc", type=int, metavar="N", help="trace one audit of N pairs' allocations instead")
+    parser.add_argument("--keep", type=Path, help="write the corpus and the runs here (kept) instead of a temp dir")
+    args = parser.parse_args()
+
+    print(machine(stamp=True))
+    with tempfile.TemporaryDirectory(dir=args.keep) as name:
+        tmp = Path(name)
+        corpus = tmp / "corpus.jsonl"
+        started = time.perf_counter()
+        make_corpus(corpus, args.lines)
+        print(f"corpus: {args.lines:,} lines, {corpus.stat().st_size / 2**20:.0f} MiB, in {time.perf_counter() - started:.0f} s")
+        if args.profile:
+            _profile(corpus, args.profile, tmp, args.profile_out or tmp / "audit.prof")
+            return
+        if args.tracemalloc:
+            _trace(corpus, args.tracemalloc, tmp)
+            return
+        rows: dict[int, dict[str, float]] = {}
+        print(
+            f"{'pairs':>10}{'wall s':>9}{'CPU s':>9}{'user s':>9}{'peak MiB':>10}{'store MiB':>10}{'report MiB':>11}{'HTML KiB':>9}   load"
+        )
+        for n in (int(x) for x in args.pairs.split(",")):
+            r = rows[n] = _run(corpus, n, tmp)
+            print(
+                f"{n:>10,}{r['wall']:>9.1f}{r['user'] + r['system']:>9.1f}{r['user']:>9.1f}{r['peak_rss_mib']:>10.0f}"
+                f"{r['store_mib']:>10.1f}{r['report_mib']:>11.1f}{r['html_kib']:>9.0f}   {r['load_before']:.1f} -> {r['load_after']:.1f}"
+                f"   stages: {', '.join(f'{k} {v:.1f}' for k, v in r['timings'].items())}",  # type: ignore[union-attr]
+                flush=True,
+            )
+    smallest = min(rows)
+    base = rows[smallest]["user"] + rows[smallest]["system"]
+    for n, r in sorted(rows.items()):
+        if n != smallest:
+            print(f"CPU {n:,} / {smallest:,}: {(r['user'] + r['system']) / base:.1f}x (pairs {n / smallest:.0f}x)")
+    print(machine())
+
+
+if __name__ == "__main__":
+    main()
