@@ -31,8 +31,9 @@ ALLOWED: dict[str, str] = {
     " monkeypatched or unit-tested",
     "fairtalk.store._sqlite": "checks the SQLite batch size",
     "fairtalk.lexicons._{format,load}": "the lexicon line parser, and the loader monkeypatched for entry points",
-    "fairtalk.measures._{registry,refusal,degenerate,regard,regard_model,regard_finetuned}": "scorer loading and "
-    "registries monkeypatched; rule tables and the regard classifier's features and file format",
+    "fairtalk.measures._{registry,refusal,degenerate,regard,regard_model,regard_finetuned,attribute_words}": "scorer "
+    "loading, registries and attribute_words' cache bound monkeypatched; rule tables and the regard classifier's "
+    "features and file format",
     "fairtalk.models.{_builtin,_hf,_registry,_sentence_retrieval,_streaming,openai._latency,openai._responder,"
     "vllm._engine}": "adapter registries and loaders monkeypatched; streaming, latency probe and vLLM internals",
     "fairtalk.prompts._{aesop,completions,gold,paraphrase,published,robustness}": "paper 004 helpers tested one by "
