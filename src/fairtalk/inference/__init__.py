@@ -22,6 +22,7 @@ from fairtalk.inference._measure_tests import (
     complete_means,
     corpus_margin,
     corpus_row,
+    corpus_rows,
 )
 from fairtalk.inference._scorer_check import PROBES, certify, probe_pairs
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
@@ -47,6 +48,7 @@ __all__ = [
     "complete_means",
     "corpus_margin",
     "corpus_row",
+    "corpus_rows",
     "finalize",
     "gold_estimates",
     "token_limit_rows",

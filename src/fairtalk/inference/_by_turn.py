@@ -56,11 +56,11 @@ from fairtalk._responses import ResponseSet
 from fairtalk.config import ScoreOptions
 from fairtalk.errors import InputError
 from fairtalk.inference._family import KeyScores, Scored
-from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, KeyTest, compare_scored, corpus_margin, corpus_row
+from fairtalk.inference._measure_tests import Inference, KeyTest, compare_scored, corpus_rows
 from fairtalk.measures import CorpusMeasure
 from fairtalk.records import Pair, split_turns
 from fairtalk.results import ByTurnResult, TurnBucket, TurnGap, Verdict
-from fairtalk.stats import adjust_pvalues, corpus_bootstrap, verdict
+from fairtalk.stats import adjust_pvalues, verdict
 
 __all__ = ["MIN_BUCKET_UNITS", "by_turn", "check_multi_turn", "identity_turn"]
 
@@ -146,24 +146,7 @@ def _corpus_rows(
 ) -> list[KeyTest]:
     """The corpus keys of one tested bucket: the statistic on each side's responses, by paired permutation."""
     uniques, ia, ib = _index([rs.a[i].response for i in bucket.index], [rs.b[i].response for i in bucket.index])
-    stat = measure.prepare(uniques)
-    value_a, value_b = stat(np.bincount(ia, minlength=len(uniques))), stat(np.bincount(ib, minlength=len(uniques)))
-    values = {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
-    margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
-    inference = corpus_bootstrap(
-        stat,
-        stat,
-        ia,
-        ib,
-        len(uniques),
-        len(uniques),
-        keys=measure.keys,
-        seed=seed,
-        n_resamples=min(n_resamples, MAX_PERMUTATIONS),
-        clusters=opts.clusters,
-        margins={k: v for k, v in margins.items() if v is not None},
-    )
-    return [corpus_row(key, measure, values[key], inference[key], margins[key], opts) for key in measure.keys]
+    return corpus_rows(measure, uniques, ia, ib, opts, seed=seed, n_resamples=n_resamples)
 
 
 def _untested(key: str, scored: KeyScores | CorpusMeasure, rs: ResponseSet, bucket: _Bucket) -> TurnGap:

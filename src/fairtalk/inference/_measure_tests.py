@@ -26,6 +26,7 @@ from fairtalk.stats import (
     PowerBasis,
     cohens_d_paired,
     cohens_h,
+    corpus_bootstrap,
     default_margin,
     design_effect,
     difference_interval,
@@ -50,6 +51,7 @@ __all__ = [
     "compare_scored",
     "complete_means",
     "corpus_row",
+    "corpus_rows",
     "not_tested_row",
 ]
 
@@ -377,6 +379,35 @@ def corpus_row(
 def corpus_margin(name: str, values: tuple[float, float], opts: Inference) -> float | None:
     """The equivalence margin of a corpus-level key."""
     return opts.margin(name, "corpus", values=values)
+
+
+def corpus_rows(
+    measure: CorpusMeasure, uniques: list[str], ia: np.ndarray, ib: np.ndarray, opts: Inference, *, seed: int, n_resamples: int
+) -> list[KeyTest]:
+    """A corpus measure's rows, each side's statistic over ``uniques`` (indexed by ``ia``/``ib``), by paired permutation.
+
+    The statistic :meth:`~fairtalk.measures.CorpusMeasure.prepare` builds lives only as long as this call; at most
+    :data:`MAX_PERMUTATIONS` permutations run.
+    """
+    stat = measure.prepare(uniques)
+    value_a = stat(np.bincount(ia, minlength=len(uniques)))
+    value_b = stat(np.bincount(ib, minlength=len(uniques)))
+    values = {key: (float(value_a[key]), float(value_b[key])) for key in measure.keys}
+    margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
+    inference = corpus_bootstrap(
+        stat,
+        stat,
+        ia,
+        ib,
+        len(uniques),
+        len(uniques),
+        keys=measure.keys,
+        seed=seed,
+        n_resamples=min(n_resamples, MAX_PERMUTATIONS),
+        clusters=opts.clusters,
+        margins={k: v for k, v in margins.items() if v is not None},
+    )
+    return [corpus_row(key, measure, values[key], inference[key], margins[key], opts) for key in measure.keys]
 
 
 def power_row(row: KeyTest, alpha_per_test: float, power: float) -> float | None:

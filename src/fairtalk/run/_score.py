@@ -28,8 +28,7 @@ from fairtalk.inference import (
     check_truncation,
     compare_scored,
     complete_means,
-    corpus_margin,
-    corpus_row,
+    corpus_rows,
     finalize,
     gold_estimates,
     token_limit_rows,
@@ -50,7 +49,6 @@ from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedC
 from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
-from fairtalk.stats import corpus_bootstrap
 
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
@@ -340,7 +338,7 @@ def _tested(
     kept: dict[str, KeyScores] = {}
     for measure in built:
         if isinstance(measure, CorpusMeasure):
-            rows += _corpus_rows(measure, uniques, ia, ib, opts, n_permutations)
+            rows += corpus_rows(measure, uniques, ia, ib, opts, seed=opts.seed, n_resamples=n_permutations)
             continue
         scored = _per_response(measure, uniques, ia, ib, remote)
         per_key.update(scored)
@@ -399,28 +397,6 @@ def _tested(
         scores=kept,
         corpus_measures=tuple(m for m in built if isinstance(m, CorpusMeasure)),
     )
-
-
-def _corpus_rows(
-    measure: CorpusMeasure, uniques: list[str], ia: np.ndarray, ib: np.ndarray, opts: Inference, n_permutations: int
-) -> list[KeyTest]:
-    """A corpus measure's rows: its statistic (prepared over ``uniques``) lives only as long as this call."""
-    stat, values = _corpus_values(measure, uniques, ia, ib)
-    keyed_margins = {key: corpus_margin(key, values[key], opts) for key in measure.keys}
-    inference = corpus_bootstrap(
-        stat,
-        stat,
-        ia,
-        ib,
-        len(uniques),
-        len(uniques),
-        keys=measure.keys,
-        seed=opts.seed,
-        n_resamples=n_permutations,
-        clusters=opts.clusters,
-        margins={k: v for k, v in keyed_margins.items() if v is not None},
-    )
-    return [corpus_row(key, measure, values[key], inference[key], keyed_margins[key], opts) for key in measure.keys]
 
 
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
