@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _machine import machine
+from _machine import machine, run_child
 
 _AUDIT = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]; sys.exit(main())"
 _TRACE = (
@@ -124,28 +122,6 @@ def make_corpus(path: Path, n_lines: int, seed: int = 0) -> None:
             out.write(json.dumps({"context": text}) + "\n")
 
 
-def _child(command: list[str], log: Path) -> dict[str, float]:
-    """Run ``command`` with stdout and stderr to ``log``; its wall time, CPU time, peak RSS and the load around it."""
-    load_before = os.getloadavg()[0]
-    with log.open("w") as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(command[:6])}... failed ({code}); see {log}:\n{log.read_text()[-3000:]}")
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return {
-        "wall": wall,
-        "user": usage.ru_utime,
-        "system": usage.ru_stime,
-        "peak_rss_mib": usage.ru_maxrss * scale / 2**20,
-        "load_before": load_before,
-        "load_after": os.getloadavg()[0],
-    }
-
-
 def _audit_args(corpus: Path, n: int, out: Path) -> list[str]:
     return [
         "--corpus",
@@ -172,7 +148,7 @@ def _size_mib(folder: Path, pattern: str) -> float:
 
 def _run(corpus: Path, n: int, tmp: Path) -> dict[str, float]:
     out = tmp / f"audit-{n}"
-    figures = _child([*_nice(), sys.executable, "-c", _AUDIT, *_audit_args(corpus, n, out)], tmp / f"audit-{n}.log")
+    figures = run_child([*_nice(), sys.executable, "-c", _AUDIT, *_audit_args(corpus, n, out)], tmp / f"audit-{n}.log")
     figures["store_mib"] = _size_mib(out, "store.sqlite*")
     figures["report_mib"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 2**20 - figures["store_mib"]
     figures["html_kib"] = sum(p.stat().st_size for p in out.rglob("*.html")) / 1024
@@ -185,7 +161,7 @@ def _profile(corpus: Path, n: int, tmp: Path, out_file: Path) -> None:
     import pstats
 
     command = [*_nice(), sys.executable, "-m", "cProfile", "-o", str(out_file), "-m", "fairtalk.cli", "audit"]
-    figures = _child([*command, *_audit_args(corpus, n, tmp / "profiled")], tmp / "profile.log")
+    figures = run_child([*command, *_audit_args(corpus, n, tmp / "profiled")], tmp / "profile.log")
     print(f"profiled {n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU")
     stats = pstats.Stats(str(out_file))
     stats.sort_stats("cumulative").print_stats(45)
@@ -194,7 +170,7 @@ def _profile(corpus: Path, n: int, tmp: Path, out_file: Path) -> None:
 
 def _trace(corpus: Path, n: int, tmp: Path) -> None:
     log = tmp / "trace.log"
-    _child([*_nice(), sys.executable, "-c", _TRACE, *_audit_args(corpus, n, tmp / "traced")], log)
+    run_child([*_nice(), sys.executable, "-c", _TRACE, *_audit_args(corpus, n, tmp / "traced")], log)
     print(log.read_text()[-2000:])
 
 

@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _machine import machine
+from _machine import machine, run_child
 
 _AUDIT = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]; sys.exit(main())"
 
@@ -88,28 +86,6 @@ def floor(contexts_file: str, answers_file: str, batch_size: int, threads: int |
     print(json.dumps(figures))
 
 
-def _child(command: list[str], log: Path) -> dict[str, float]:
-    """Run ``command`` with stdout and stderr to ``log``; its wall time, CPU time, peak RSS and the load around it."""
-    load_before = os.getloadavg()[0]
-    with log.open("w") as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command[:3])}... failed ({proc.returncode}); see {log}:\n{log.read_text()[-2000:]}")
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return {
-        "wall": wall,
-        "user": usage.ru_utime,
-        "system": usage.ru_stime,
-        "peak_rss_mib": usage.ru_maxrss * scale / 2**20,
-        "load_before": load_before,
-        "load_after": os.getloadavg()[0],
-    }
-
-
 def _answers(folder: Path) -> dict[tuple[str, str], tuple[str, str]]:
     """(pair id, side) -> (context, response) over every axis folder of an audit's report folder."""
     found = {}
@@ -143,12 +119,12 @@ def _one_round(args: argparse.Namespace, tmp: Path, k: int, contexts_file: Path)
     answers_file = tmp / f"floor-{k}.json"
     command = [sys.executable, __file__, "--floor", str(contexts_file), str(answers_file), "--floor-batch", str(args.floor_batch)]
     command += ["--floor-threads", str(args.floor_threads)] if args.floor_threads else []
-    child = _child(command, tmp / f"floor-{k}.log")
+    child = run_child(command, tmp / f"floor-{k}.log")
     inner = json.loads((tmp / f"floor-{k}.log").read_text().strip().splitlines()[-1])
     audits = {}
     for name, extra in [("bare audit", []), *((f"audit --model {spec}", ["--model", spec]) for spec in args.also)]:
         out = tmp / f"audit-{k}-{len(audits)}"
-        audits[name] = {**_child([sys.executable, "-c", _AUDIT, "-o", str(out), *extra], tmp / f"audit-{k}-{len(audits)}.log")}
+        audits[name] = {**run_child([sys.executable, "-c", _AUDIT, "-o", str(out), *extra], tmp / f"audit-{k}-{len(audits)}.log")}
         audits[name]["answers"] = _answers(out)
     return {"floor_child": child, "floor": inner, "audits": audits, "top": json.loads(answers_file.read_text())}
 
