@@ -7,11 +7,12 @@ two test runs on one machine never share a port and no server outlives its test.
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-__all__ = ["LocalServer"]
+__all__ = ["LocalServer", "RefusedPort"]
 
 
 class LocalServer:
@@ -39,6 +40,33 @@ class LocalServer:
         self.httpd.server_close()
 
     def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+class RefusedPort:
+    """A port of 127.0.0.1 that refuses every connection for as long as the test holds it.
+
+    The socket is bound and never listens, so a connection is refused, and no other test (another
+    xdist worker's server) can take the port meanwhile, which a port bound and closed again allows.
+    """
+
+    def __init__(self) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+
+    def url(self, path: str = "/v1") -> str:
+        """The refused base URL with ``path``."""
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        """Free the port."""
+        self._socket.close()
+
+    def __enter__(self) -> RefusedPort:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:

@@ -15,7 +15,7 @@ from fairtalk import ResponderError, SpecError
 from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models.openai._latency import is_probe
-from local_server import LocalServer
+from local_server import LocalServer, RefusedPort
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 GREEDY = DecodingSettings(max_new_tokens=16)
@@ -167,12 +167,10 @@ def test_exhausted_retries_fail_per_item(server) -> None:
 
 
 def test_connection_refused_is_a_transport_error() -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with _model(f"http://127.0.0.1:{port}/v1", max_retries=1, retry_seconds=0) as model:  # counted, not retried by time
+    with (
+        RefusedPort() as refused,
+        _model(refused.url(), max_retries=1, retry_seconds=0) as model,  # counted, not retried by time
+    ):
         (out,) = model.respond_each(["x"], GREEDY, seeds=[0])
     assert isinstance(out, TransportError) and "after 2 attempt(s)" in str(out)
 

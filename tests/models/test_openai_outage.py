@@ -22,7 +22,7 @@ from fairtalk.errors import ResponderAborted, TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models._streaming import Outage
 from fairtalk.progress import ProgressEvent
-from local_server import LocalServer
+from local_server import LocalServer, RefusedPort
 
 #: Both given: the preflight measures no latency, so every POST is one of the run's requests.
 FIXED = "timeout=5&max_concurrency=4"
@@ -166,12 +166,10 @@ def test_a_server_down_for_good_is_retried_for_retry_seconds_then_counted() -> N
 
 
 def test_retry_seconds_zero_counts_a_refused_connection_like_any_failure() -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nobody listens there once the socket is closed
-    with load_responder(f"openai:http://127.0.0.1:{port}/v1#stub?backoff=0&retry_seconds=0&retry_budget=2") as responder:
+    with (
+        RefusedPort() as refused,
+        load_responder(f"openai:{refused.url()}#stub?backoff=0&retry_seconds=0&retry_budget=2") as responder,
+    ):
         out = responder.respond_each(["a", "b", "c"], DecodingSettings(), seeds=[0] * 3)
     assert all(isinstance(item, TransportError) for item in out)
     assert responder.retries.n_used == 2 and responder.outage.n_retries == 0

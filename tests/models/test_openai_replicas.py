@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 
@@ -21,7 +20,7 @@ from fairtalk import ResponderError, SpecError
 from fairtalk.cli import app
 from fairtalk.errors import BadResponse, TransportError
 from fairtalk.models import DecodingSettings, load_responder
-from local_server import LocalServer
+from local_server import LocalServer, RefusedPort
 
 from .test_openai_compat import _Handler, _State
 
@@ -49,12 +48,18 @@ def start() -> Iterator[Start]:
         server.close()
 
 
-def _down() -> str:
-    """The URL of a replica that is down: a port bound and closed again, so a connection is refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+@pytest.fixture()
+def down() -> Iterator[Callable[[], str]]:
+    """Make URLs of replicas that are down: ports held bound and not listening until the test ends (refused)."""
+    held: list[RefusedPort] = []
+
+    def make() -> str:
+        held.append(RefusedPort())
+        return held[-1].url()
+
+    yield make
+    for port in held:
+        port.close()
 
 
 def _pairs(n: int) -> list[fairtalk.Pair]:
@@ -69,29 +74,29 @@ def _respond(tmp_path, spec: str) -> object:  # noqa: ANN001
 
 
 def test_a_replica_down_at_the_start_is_skipped_and_reported_and_the_healthy_one_answers_every_item(
-    start, tmp_path, caplog
+    start, down, tmp_path, caplog
 ) -> None:  # noqa: ANN001
-    down = _down()
+    url = down()
     healthy, state = start()
-    done = _respond(tmp_path, f"openai:{down},{healthy}#tiny-model?backoff=0&max_concurrency=4")
+    done = _respond(tmp_path, f"openai:{url},{healthy}#tiny-model?backoff=0&max_concurrency=4")
     assert done.exit_code == 0, done.output
     assert sum(state.calls.values()) == 24 and all(n == 1 for n in state.calls.values())  # every item, once
     assert fairtalk.read_responses(tmp_path / "r.jsonl").n_pairs == 12
     stderr = " ".join(done.stderr.split())
-    assert "warning:" in stderr and down in stderr and "cannot reach the server" in stderr  # the skipped replica
+    assert "warning:" in stderr and url in stderr and "cannot reach the server" in stderr  # the skipped replica
     assert "24 generated, 0 from the store, 0 failed" in stderr
     # the library says the same: a logged warning, and the skipped replicas with their reasons on the model
-    model = load_responder(f"openai:{down},{healthy}#tiny-model")
+    model = load_responder(f"openai:{url},{healthy}#tiny-model")
     with caplog.at_level(logging.WARNING, logger="fairtalk"):
         model.preflight()
-    assert list(model.skipped_replicas) == [down] and "cannot reach the server" in model.skipped_replicas[down]
-    assert any(down in r.getMessage() and "1 of 2 replicas" in r.getMessage() for r in caplog.records)
+    assert list(model.skipped_replicas) == [url] and "cannot reach the server" in model.skipped_replicas[url]
+    assert any(url in r.getMessage() and "1 of 2 replicas" in r.getMessage() for r in caplog.records)
     with model:
         assert model.respond(["x"], GREEDY, seeds=[0]) == ["echo: x"]
 
 
-def test_every_replica_down_is_exit_2_naming_each_reason(tmp_path) -> None:  # noqa: ANN001
-    first, second = _down(), _down()
+def test_every_replica_down_is_exit_2_naming_each_reason(down, tmp_path) -> None:  # noqa: ANN001
+    first, second = down(), down()
     done = _respond(tmp_path, f"openai:{first},{second}#tiny-model")
     assert done.exit_code == 2, done.output
     stderr = " ".join(done.stderr.split())
@@ -140,7 +145,7 @@ def test_a_malformed_answer_of_a_single_server_is_retried_within_the_budget(star
     assert state.calls["spent"] == 2  # one retry, then the budget is spent
 
 
-def test_a_replica_serving_another_model_is_skipped_and_one_refusing_every_way_fails(start) -> None:  # noqa: ANN001
+def test_a_replica_serving_another_model_is_skipped_and_one_refusing_every_way_fails(start, down) -> None:  # noqa: ANN001
     other, _ = start(serves="another-model")
     healthy, state = start(serves="tiny-model")
     model = load_responder(f"openai:{other},{healthy}#tiny-model?backoff=0")
@@ -152,5 +157,5 @@ def test_a_replica_serving_another_model_is_skipped_and_one_refusing_every_way_f
     with pytest.raises(SpecError, match="none of the 2 replicas can be used: .*another-model"):
         load_responder(f"openai:{other},{other}#tiny-model").preflight()
     with pytest.raises(ResponderError, match="none of the 2 replicas") as info:  # a mix of kinds: their common base
-        load_responder(f"openai:{other},{_down()}#tiny-model").preflight()
+        load_responder(f"openai:{other},{down()}#tiny-model").preflight()
     assert not isinstance(info.value, TransportError) and "cannot reach the server" in str(info.value)
