@@ -16,7 +16,7 @@ import fairtalk
 from fairtalk.cli import app
 from fairtalk.models.openai._latency import is_probe
 from fairtalk.report import md_escape
-from local_server import LocalServer
+from local_server import LocalServer, RefusedPort
 
 runner = CliRunner()
 
@@ -365,16 +365,14 @@ class _Lister(_Chat):
 
 
 def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_pair(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    import socket
     import time
 
     received: list[dict] = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Lister,), {"received": received}))
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        down = f"http://127.0.0.1:{free.getsockname()[1]}/v1"  # nothing listens there once closed
+    refused_port = RefusedPort()  # refuses connections, and no other test takes the port, until the finally below
+    down = refused_port.url()
     corpus = tmp_path / "chats.txt"
     corpus.write_text("".join(f"he told me about trip {i}\n" for i in range(10)))
     args = ["audit", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "r")]
@@ -395,6 +393,7 @@ def test_a_server_that_is_down_or_lacks_the_model_is_one_clear_line_before_any_p
     finally:
         httpd.shutdown()
         httpd.server_close()
+        refused_port.close()
 
 
 def test_stop_strings_and_the_repetition_penalty_are_sent_and_greedy_is_recorded_as_sent(chat, tmp_path) -> None:  # noqa: ANN001
