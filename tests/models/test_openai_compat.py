@@ -71,31 +71,31 @@ class _Handler(BaseHTTPRequestHandler):
             st.calls[content] += 1
             plan = st.plans.get(content, [])
             action = plan.pop(0) if plan else st.default
-        try:
-            time.sleep(st.delay)
-            if self.path not in ("/v1/chat/completions", "/v1/completions"):
-                self._send(404, '{"error": "not found"}')
-            elif self.path == "/v1/completions" and action == "ok":
-                self._send(200, json.dumps({"choices": [{"text": f" and then {content}"}]}))
-            elif action == "500":
-                self._send(500, '{"error": "boom"}')
-            elif action == "429":
-                self._send(429, '{"error": "slow down"}', {"Retry-After": st.retry_after})
-            elif action == "slow":
-                time.sleep(1.0)
-                self._send(200, json.dumps({"choices": [{"message": {"content": "late"}}]}))
-            elif action == "badjson":
-                self._send(200, "{not json")
-            elif action == "nochoices":
-                self._send(200, '{"choices": []}')
-            elif action == "401":
-                self._send(401, json.dumps({"error": f"bad key {self.headers.get('Authorization')}"}))
-            else:
-                reply = {"choices": [{"message": {"role": "assistant", "content": f" echo: {content} "}}]}
-                self._send(200, json.dumps(reply))
-        finally:
-            with st.lock:
-                st.in_flight -= 1
+        time.sleep(st.delay)
+        if action == "slow":
+            time.sleep(1.0)
+        status, body, headers = self._reply(action, content)
+        with st.lock:  # closed before the reply is written: the client may send its next request once it reads it
+            st.in_flight -= 1
+        self._send(status, body, headers)
+
+    def _reply(self, action: str, content: str) -> tuple[int, str, dict[str, str] | None]:
+        if self.path not in ("/v1/chat/completions", "/v1/completions"):
+            return 404, '{"error": "not found"}', None
+        if self.path == "/v1/completions" and action == "ok":
+            return 200, json.dumps({"choices": [{"text": f" and then {content}"}]}), None
+        replies: dict[str, tuple[int, str, dict[str, str] | None]] = {
+            "500": (500, '{"error": "boom"}', None),
+            "429": (429, '{"error": "slow down"}', {"Retry-After": self.state.retry_after}),
+            "slow": (200, json.dumps({"choices": [{"message": {"content": "late"}}]}), None),
+            "badjson": (200, "{not json", None),
+            "nochoices": (200, '{"choices": []}', None),
+            "401": (401, json.dumps({"error": f"bad key {self.headers.get('Authorization')}"}), None),
+        }
+        if action in replies:
+            return replies[action]
+        reply = {"choices": [{"message": {"role": "assistant", "content": f" echo: {content} "}}]}
+        return 200, json.dumps(reply), None
 
 
 @pytest.fixture()
