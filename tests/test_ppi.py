@@ -152,3 +152,21 @@ def test_few_disagreements_get_the_labels_alone_and_a_warning() -> None:
     fine = ppi_mean(noisy, np.where(np.arange(1000) < 200, many, np.nan))
     assert fine.n_disagreements is not None and fine.n_disagreements >= 10 and not fine.too_few_disagreements
     assert fine.effective_labels > 200 and fine.method == "PPI++ (t interval)"
+
+
+def test_the_exact_coverage_bench_reproduces_the_library_and_published_intervals() -> None:
+    """bench/ppi_exact.py (issue 39 item 1's candidates): its closed-form Tango is the library's score interval, its
+    intervals give the published ones of one table, and its exact coverage of the rare cell is the 0.978 above."""
+    bench = load_bench("ppi_exact")
+    assert bench.check_score_against_library(30) < 1e-5
+    assert bench.check_references() == 0.0
+    evaluator = bench.Evaluator(0.06)
+    cell = bench.rare_cells()[0]
+    assert (cell.n, round(cell.gap, 3)) == (50, -0.010)
+    assert 0.975 <= evaluator.coverage("score", cell)[0] <= 0.98
+    assert evaluator.coverage("wald-t", cell)[0] < 0.965  # t puts this cell in the band, and fails elsewhere:
+    assert (
+        evaluator.coverage("wald-t", bench.Cell(200, 0.005, 0.01))[0]
+        < 0.91
+        < evaluator.coverage("score", bench.Cell(200, 0.005, 0.01))[0]
+    )
