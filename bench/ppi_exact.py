@@ -13,9 +13,11 @@ candidate interval's exact coverage of the true gap ``p+ - p-`` and its mean wid
   the continuity-corrected phi). It needs the concordant cells too (both sides positive), not only the differences:
   the rare cells use their design's share, the grid none (every concordant pair 0/0);
 - **wald-t**: the t interval on the differences (with the exact bound when none differs), for reference;
+- **likelihood-ratio**: the profile likelihood-ratio interval (the restricted MLE is Tango's);
+- **jeffreys**: the equal-tailed Bayesian interval under the Jeffreys prior Dirichlet(1/2, 1/2, 1/2) on the three values;
 - **exact-uncond**, **midp-uncond**: the exact unconditional test of ``p+ - p- = D`` ordered by Tango's statistic
   (Sidik 2003), its p the largest over the nuisance share (a grid of it), and its mid-p version, inverted: coverage only
-  (the acceptance of the true gap), no width; they cannot be given per call (minutes at a few thousand labels).
+  (the acceptance of the true gap), no width (each test enumerates all ``(n + 1)(n + 2) / 2`` outcomes).
 
 Two tables: the six cells of bench/ppi.py's rare design (side a offensive at 3%, side b at 3% or 6% plus 1% of its
 unflagged answers: gaps -0.010 and -0.039; 50, 100, 200 labels), and a grid of 30-200 labels and discordant shares
