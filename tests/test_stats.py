@@ -28,6 +28,7 @@ from fairtalk.stats import (
     difference_interval,
     hodges_lehmann,
     minimum_detectable_effect,
+    newcombe_from_counts,
     newcombe_interval,
     paired_test,
     pairs_needed,
@@ -248,6 +249,20 @@ def test_cluster_ids_must_match_the_pairs() -> None:
 
 
 # --- intervals -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("deff", [1.0, 1.7])
+def test_newcombe_from_counts_is_newcombe_interval_of_the_table(deff: float) -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n11, n10, n01, n00 = (int(c) for c in rng.integers(0, 40, size=4))
+        if n11 + n10 + n01 + n00 == 0:
+            continue
+        a = [1] * (n11 + n10) + [0] * (n01 + n00)
+        b = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
+        level = float(rng.choice([0.9, 0.95]))
+        whole = newcombe_interval(a, b, level=level, design_effect=deff)
+        assert newcombe_from_counts(n11, n10, n01, n00, level=level, design_effect=deff) == whole
 
 
 def test_newcombe_interval_with_no_discordant_pairs_is_wilson_width() -> None:

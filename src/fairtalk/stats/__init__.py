@@ -54,6 +54,7 @@ from fairtalk.stats._intervals import (
     design_effect,
     difference_interval,
     hodges_lehmann,
+    newcombe_from_counts,
     newcombe_interval,
     t_interval,
 )
@@ -147,6 +148,7 @@ __all__ = [
     "identical_units_needed",
     "mde",
     "minimum_detectable_effect",
+    "newcombe_from_counts",
     "newcombe_interval",
     "paired_test",
     "pairs_for_equivalence",

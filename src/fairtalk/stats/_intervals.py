@@ -17,6 +17,7 @@ values for Hodges-Lehmann) is ``(None, None)`` with a note, never a zero-width c
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ def _check(level: float) -> None:
         raise ValueError(_MSG_LEVEL.format(level=level))
 
 
+@functools.lru_cache(maxsize=64)
 def _z(level: float) -> float:
     from scipy.stats import norm
 
@@ -80,20 +82,36 @@ def newcombe_interval(x_a: _Array, x_b: _Array, *, level: float = 0.95, design_e
     """
     _check(level)
     a, b = paired_arrays(x_a, x_b)
+    counts = (
+        np.count_nonzero((a == 1) & (b == 1)),
+        np.count_nonzero((a == 1) & (b == 0)),
+        np.count_nonzero((a == 0) & (b == 1)),
+        np.count_nonzero((a == 0) & (b == 0)),
+    )
+    return newcombe_from_counts(*(int(c) for c in counts), level=level, design_effect=design_effect)
+
+
+def newcombe_from_counts(n11: int, n10: int, n01: int, n00: int, *, level: float = 0.95, design_effect: float = 1.0) -> Interval:
+    """:func:`newcombe_interval` from the paired table's counts (both sides 1, A only, B only, neither).
+
+    Examples
+    --------
+    >>> ci = newcombe_from_counts(0, 0, 0, 100)  # as newcombe_interval([0] * 100, [0] * 100)
+    >>> round(ci.low, 4), round(ci.high, 4)
+    (-0.037, 0.037)
+    """
+    _check(level)
     scale = 1.0 / max(1.0, design_effect)
-    n11 = float(np.count_nonzero((a == 1) & (b == 1))) * scale
-    n10 = float(np.count_nonzero((a == 1) & (b == 0))) * scale
-    n01 = float(np.count_nonzero((a == 0) & (b == 1))) * scale
-    n00 = float(np.count_nonzero((a == 0) & (b == 0))) * scale
-    n = n11 + n10 + n01 + n00
+    c11, c10, c01, c00 = (float(c) * scale for c in (n11, n10, n01, n00))
+    n = c11 + c10 + c01 + c00
     z = _z(level)
-    p1, p2 = (n11 + n10) / n, (n11 + n01) / n
-    l1, u1 = _wilson(n11 + n10, n, z)
-    l2, u2 = _wilson(n11 + n01, n, z)
-    margins = (n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
+    p1, p2 = (c11 + c10) / n, (c11 + c01) / n
+    l1, u1 = _wilson(c11 + c10, n, z)
+    l2, u2 = _wilson(c11 + c01, n, z)
+    margins = (c11 + c10) * (c01 + c00) * (c11 + c01) * (c10 + c00)
     phi = 0.0
     if margins > 0:
-        cross = n11 * n00 - n10 * n01
+        cross = c11 * c00 - c10 * c01
         corrected = cross - n / 2 if cross > n / 2 else (cross if cross < 0 else 0.0)
         phi = corrected / math.sqrt(margins)
     diff = p1 - p2

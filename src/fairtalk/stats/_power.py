@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk.stats._equivalence import FEW_DISCORDANT_UNITS, direction_passing_count
-from fairtalk.stats._intervals import newcombe_interval
+from fairtalk.stats._intervals import newcombe_from_counts
 
 __all__ = [
     "PowerBasis",
@@ -259,9 +259,7 @@ class _RateNull:
     def inside(self, n: int, n11: int, n10: int, n01: int) -> bool:
         """Whether the gate's test (``tost_rate``: the ``1 - 2α`` Newcombe interval inside ±margin) passes this table."""
         n00 = n - n11 - n10 - n01
-        a = np.repeat(np.array([1.0, 1.0, 0.0, 0.0]), [n11, n10, n01, n00])
-        b = np.repeat(np.array([1.0, 0.0, 1.0, 0.0]), [n11, n10, n01, n00])
-        ci = newcombe_interval(a, b, level=1 - 2 * self.alpha, design_effect=self.design_effect)
+        ci = newcombe_from_counts(n11, n10, n01, n00, level=1 - 2 * self.alpha, design_effect=self.design_effect)
         return ci.low is not None and ci.high is not None and -self.margin < ci.low and ci.high < self.margin
 
     def widest_split(self, n: int, k: int, hint: int) -> int:
