@@ -23,8 +23,11 @@ Each replicate's data are analysed twice by :func:`fairtalk.prompts._gold.gold_r
 It prints, per setting, how often the 95% prediction-powered (PPI++) interval of the gap covers
 the **superpopulation gap** (of the template distribution: what a new draw of templates would
 estimate) and **the data's own gap** (the true labels of the completions drawn), how often the
-labels-only interval covers them, both intervals' mean widths, and the scorer-only estimate's
-mean error against the data's gap (its bias); each coverage with its Monte Carlo standard error.
+labels-only interval covers them, both intervals' mean widths, the share of replicates whose gap
+is the labels' alone (fewer than 10 labelled units, templates or completions, disagree with the
+scorer: the rule of issue 39, so that the "PPI" interval is then the labels-only one), and the
+scorer-only estimate's mean error against the data's gap (its bias); each coverage with its Monte
+Carlo standard error.
 
 Run: ``.venv/bin/python bench/ppi_prompts.py [--reps 400] [--seed 0] [--labels 100] [--shift-spread 0.2]``
 (400 replicates: about 65 CPU s, 100 s wall on the shared 2-core machine; 2,000: 6 CPU min).
@@ -85,6 +88,7 @@ class Replicate:
     ppi: tuple[float, float]
     labels: tuple[float, float]
     scorer: float
+    labels_alone: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ class Summary:
     scorer_bias: float
     scorer_bias_se: float
     seconds: float
+    labels_alone: float = 0.0
 
 
 def _mean_regard(p: np.ndarray) -> float:
@@ -175,7 +180,7 @@ def analyse(frame: pd.DataFrame, labels: dict[str, tuple[int]], units: str, trut
     if PAIR.name not in gaps:
         return Replicate(truth, (math.nan, math.nan), (math.nan, math.nan), math.nan)
     est = gaps[PAIR.name]
-    return Replicate(truth, est.ci95, est.labels_ci95, est.scorer_estimate)
+    return Replicate(truth, est.ci95, est.labels_ci95, est.scorer_estimate, est.too_few_disagreements)
 
 
 def _cover(intervals: np.ndarray, truth: np.ndarray | float) -> float:
@@ -203,6 +208,7 @@ def summarise(units: str, error: str, reps: Sequence[Replicate], superpopulation
         scorer_bias=float(bias.mean()),
         scorer_bias_se=float(bias.std(ddof=1) / math.sqrt(bias.size)),
         seconds=seconds,
+        labels_alone=float(np.mean([r.labels_alone for r in done])),
     )
 
 
@@ -234,14 +240,14 @@ def table(summaries: Sequence[Summary]) -> list[str]:
     """The Markdown table: coverage ± Monte Carlo SE, mean widths, the scorer's bias (± SE) and the analysis seconds."""
     lines = [
         "| units | scorer error | reps | PPI covers superpop. gap | PPI covers data's gap | labels-only covers superpop. gap "
-        "| labels-only covers data's gap | PPI width | labels-only width | scorer-only bias | s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| labels-only covers data's gap | PPI width | labels-only width | labels alone | scorer-only bias | s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in summaries:
         cells = [s.ppi_superpopulation, s.ppi_data, s.labels_superpopulation, s.labels_data]
         covers = " | ".join(f"{c:.3f} ± {_se(c, s.reps):.3f}" for c in cells)
         lines.append(
-            f"| {s.units} | {s.error} | {s.reps} | {covers} | {s.ppi_width:.3f} | {s.labels_width:.3f} "
+            f"| {s.units} | {s.error} | {s.reps} | {covers} | {s.ppi_width:.3f} | {s.labels_width:.3f} | {s.labels_alone:.2f} "
             f"| {s.scorer_bias:+.4f} ± {s.scorer_bias_se:.4f} | {s.seconds:.0f} |"
         )
     return lines

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -24,6 +26,8 @@ from fairtalk.stats import ppi_mean
 runner = CliRunner()
 GROUPS = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
 TEMPLATES = ("worked as", "was known for", "had a job as", "was regarded as")
+#: Twelve templates: enough for the 10 disagreeing templates PPI++ needs (fewer: the labels alone).
+MANY_TEMPLATES = (*TEMPLATES, *(f"template {k}" for k in range(4, 12)))
 
 
 def _truth(group: str, template: int, structure: int, seed: int) -> int:
@@ -36,7 +40,9 @@ def _scorer(group: str, truth: int) -> int:
     return 0 if group == "woman" and truth == 1 else truth
 
 
-def write_completions(path: Path, *, explicit_ids: bool = False, n_seeds: int = 10) -> dict[str, int]:
+def write_completions(
+    path: Path, *, explicit_ids: bool = False, n_seeds: int = 10, templates: Sequence[str] = TEMPLATES
+) -> dict[str, int]:
     """A labelled completions file (the scorer's labels), a failed completion first; returns each id's true label."""
     lines = [
         json.dumps(
@@ -54,7 +60,7 @@ def write_completions(path: Path, *, explicit_ids: bool = False, n_seeds: int = 
     ]
     truth: dict[str, int] = {}
     for g in ("man", "woman"):
-        for t, template in enumerate(TEMPLATES):
+        for t, template in enumerate(templates):
             for s, structure in enumerate(("original", "paranmt:0")):
                 for seed in range(n_seeds):
                     y = _truth(g, t, s, seed)
@@ -111,9 +117,9 @@ def test_read_completions_refuses_a_repeated_or_malformed_id(tmp_path) -> None:
         read_completions(path)
 
 
-def _analysis(tmp_path: Path, n: int = 60) -> tuple[PromptAnalysis, dict[str, int]]:
+def _analysis(tmp_path: Path, n: int = 60, templates: Sequence[str] = TEMPLATES) -> tuple[PromptAnalysis, dict[str, int]]:
     completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
-    truth = write_completions(completions)
+    truth = write_completions(completions, templates=templates)
     label_with_page_code(completions, gold, truth, n=n)
     result = analyze_prompts(
         read_completions(completions),
@@ -127,7 +133,7 @@ def _analysis(tmp_path: Path, n: int = 60) -> tuple[PromptAnalysis, dict[str, in
 
 
 def test_labels_that_disagree_with_the_scorer_move_the_gap_towards_the_truth(tmp_path) -> None:
-    result, truth = _analysis(tmp_path)
+    result, truth = _analysis(tmp_path, n=300, templates=MANY_TEMPLATES)
     assert result.gold is not None
     ppi = result.gold.gaps["gender"]
     scorer_gap = result.gaps["gender"].all
@@ -135,9 +141,13 @@ def test_labels_that_disagree_with_the_scorer_move_the_gap_towards_the_truth(tmp
     assert ppi.scorer_estimate == pytest.approx(scorer_gap)  # beside the gap the analysis reports
     assert ppi.estimate < scorer_gap - 0.1  # the labels pull it down ...
     assert ppi.ci95[0] < 0.0 < ppi.ci95[1]  # ... to the truth, 0
-    assert ppi.n_labels == 60 and ppi.effective_labels > ppi.n_labels  # the scorer still helps
+    assert ppi.n_disagreements == 12 and ppi.method == "PPI++ (delta method, t interval on templates)"
+    assert ppi.n_labels == 300 and ppi.effective_labels > ppi.n_labels  # the scorer still helps
     woman, man = result.gold.regard["woman"], result.gold.regard["man"]
-    assert woman.estimate > woman.scorer_estimate + 0.1 and man.estimate == pytest.approx(man.scorer_estimate, abs=0.05)
+    assert woman.estimate > woman.scorer_estimate + 0.1 and woman.lam > 0
+    # the scorer is right on every man's completion: no disagreement to estimate its error, so the labels alone
+    assert man.n_disagreements == 0 and man.lam == 0.0 and man.estimate == man.labels_estimate
+    assert man.method.startswith("labels only (0 disagreements < 10: 0 of 12 labelled templates")
     rates = result.gold.rates["woman"]
     assert set(rates) == {"negative", "neutral", "positive"}
     assert rates["positive"].estimate > rates["positive"].scorer_estimate  # the scorer hid the woman's positives
@@ -146,18 +156,19 @@ def test_labels_that_disagree_with_the_scorer_move_the_gap_towards_the_truth(tmp
 def test_a_share_with_every_completion_counted_is_ppi_mean_by_template(tmp_path) -> None:
     """With --include-other a label's share is a plain mean: the estimate is ppi_mean's, clustered by template."""
     completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
-    truth = write_completions(completions)
-    label_with_page_code(completions, gold, truth)
+    truth = write_completions(completions, templates=MANY_TEMPLATES)
+    label_with_page_code(completions, gold, truth, n=300)
     frame = read_completions(completions).frame
     labels = read_gold(gold).regard_labels()
     found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs, include_other=True)
     woman = frame[frame["group"] == "woman"]
-    y = np.array([float(labels[i][0] == 1) if i in labels else np.nan for i in woman["id"]])
-    expected = ppi_mean((woman["label"] == 1).astype(float), y, clusters=woman["template"].to_numpy(), min_disagreements=0)
-    got = found.rates["woman"]["positive"]
+    got = found.rates["woman"]["neutral"]  # the share the scorer errs on, in every template: PPI++
+    y = np.array([float(labels[i][0] == 0) if i in labels else np.nan for i in woman["id"]])
+    expected = ppi_mean((woman["label"] == 0).astype(float), y, clusters=woman["template"].to_numpy(), min_disagreements=0)
+    assert got.n_disagreements == 12 and expected.lam > 0
     assert (got.estimate, got.se, got.lam) == pytest.approx((expected.estimate, expected.se, expected.lam))
-    # four templates: the interval is on Student's t with 3 degrees of freedom, not the normal
-    assert (got.ci95[1] - got.estimate) / got.se == pytest.approx(stats.t.ppf(0.975, 3))
+    # twelve templates: the interval is on Student's t with 11 degrees of freedom, not the normal
+    assert (got.ci95[1] - got.estimate) / got.se == pytest.approx(stats.t.ppf(0.975, 11))
 
 
 def test_a_gap_counts_a_template_that_moves_both_groups_alike_once() -> None:
@@ -165,16 +176,18 @@ def test_a_gap_counts_a_template_that_moves_both_groups_alike_once() -> None:
     rng = np.random.default_rng(3)
     rows, labels = [], {}
     for g in ("man", "woman"):
-        for t in range(8):
+        for t in range(12):
             for k in range(60):
                 y = int(rng.choice([-1, 0, 1]))
-                f = 1 if (y == 0 and rng.random() < t / 10) else y  # template t calls t/10 of the neutral texts positive
+                f = 1 if (y == 0 and rng.random() < (t + 2) / 14) else y  # template t errs on (t+2)/14 of the neutral
                 rid = f"{g}-{t}-{k}"
                 rows.append({"id": rid, "group": g, "template": f"t{t}", "structure": "original", "seed": k, "label": f})
-                if k < 12:
+                if k < 20:
                     labels[rid] = (y,)
     found = gold_regard(pd.DataFrame(rows), labels, groups=["man", "woman"], pairs=GROUPS.pairs)
     man, woman, gap = found.regard["man"], found.regard["woman"], found.gaps["gender"]
+    # PPI++ throughout: every template shows the scorer's error, in each group
+    assert not any(e.too_few_disagreements for e in (man, woman, gap)) and gap.n_disagreements == 12
     assert gap.estimate == pytest.approx(man.estimate - woman.estimate)
     assert gap.se < 0.9 * np.hypot(man.se, woman.se)  # not the sum of two independent variances
 
@@ -272,6 +285,61 @@ def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
     assert "Traceback" not in wrong.output
 
 
+def _label_as_the_scorer(completions: Path, gold: Path, n: int = 60) -> None:
+    """A gold file whose labels all agree with the scorer (which varies): no disagreement to estimate its error from."""
+    frame = read_completions(completions).frame
+    label_with_page_code(completions, gold, dict(zip(frame["id"], frame["label"].astype(int))), n=n)
+
+
+def test_labels_that_all_agree_with_the_scorer_give_the_labels_own_interval_and_one_warning(tmp_path) -> None:
+    """Issue 39: with fewer than 10 disagreeing templates the estimates are the labels' alone, never PPI++'s narrow one."""
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    write_completions(completions, templates=MANY_TEMPLATES)
+    _label_as_the_scorer(completions, gold, n=120)
+    found = gold_regard(
+        read_completions(completions).frame, read_gold(gold).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs
+    )
+    estimates = [found.gaps["gender"], *found.regard.values(), *(e for r in found.rates.values() for e in r.values())]
+    for e in estimates:
+        assert e.n_disagreements == 0 and e.too_few_disagreements and e.lam == 0.0 and math.isnan(e.effective_labels)
+        assert e.method.startswith("labels only (0 disagreements < 10: 0 of 12 labelled templates disagree")
+        assert e.estimate == e.labels_estimate and e.ci95 == e.labels_ci95 and e.se_scorer == 0.0
+    gap = found.gaps["gender"]
+    assert gap.ci95[1] - gap.ci95[0] > 0.1  # the labels' own width, not the scorer's
+    few = [w for w in found.warnings if "disagree with the scorer" in w]
+    assert few == [
+        "gold: too few labelled templates disagree with the scorer to estimate its error (fewer than 10) for "
+        "regard gap gender (0 disagree), mean regard man (0 disagree), mean regard woman (0 disagree), "
+        f"{sum(map(len, found.rates.values()))} label share(s) (0 disagree): those estimates and intervals are the "
+        "labels' alone, with no effective-labels figure"
+    ]
+
+
+def test_cli_prompts_analyze_with_gold_that_never_disagrees_warns_once_and_shows_the_labels_interval(tmp_path) -> None:
+    completions, gold, groups, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    write_completions(completions)
+    _label_as_the_scorer(completions, gold)
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert output.count("too few labelled templates disagree with the scorer") == 1  # once, naming the counts
+    assert "regard gap gender (0 disagree)" in output and "labels worth" not in output
+    assert "regard gap gender:" in output and "labels only: 0 disagreements with the scorer" in output
+    payload = json.loads((out / "results.json").read_text())
+    ppi = payload["gaps"]["gender"]["ppi"]
+    assert ppi["effective_labels"] is None and ppi["n_disagreements"] == 0 and ppi["lam"] == 0.0
+    assert ppi["method"].startswith("labels only (0 disagreements < 10: 0 of 4 labelled templates")
+    assert ppi["ci95"] == ppi["labels_ci95"] and ppi["estimate"] == ppi["labels_estimate"]
+    assert PromptAnalysis.from_dict(payload).gold == PromptAnalysis.from_dict(json.loads(json.dumps(payload))).gold
+    gaps = pd.read_csv(out / "gaps.csv")
+    assert gaps.loc[0, "ppi_n_disagreements"] == 0 and str(gaps.loc[0, "ppi_method"]).startswith("labels only")
+    assert pd.isna(gaps.loc[0, "ppi_effective_labels"])
+    html = (out / "report.html").read_text()
+    assert "labels only (0 disagreements &lt; 10" in html and "too few labelled templates disagree" in html
+
+
 def test_a_group_with_too_few_labels_or_only_other_gets_a_warning_not_an_error(tmp_path) -> None:
     completions = tmp_path / "c.jsonl"
     truth = write_completions(completions)
@@ -299,5 +367,9 @@ def test_the_interval_clustered_by_template_covers_the_gap_a_group_biased_scorer
     templates = by_units["templates"]
     assert templates.reps == 150
     assert templates.ppi_superpopulation >= 0.90  # 150 reps: SE 0.016 at 0.95; measured 0.962 (2,000 reps)
-    assert templates.ppi_width < 0.75 * templates.labels_width  # measured 0.32 against 0.51
+    # about half the replicates hold fewer than 10 templates that disagree with the scorer: their gap is the labels'
+    # alone (issue 39), so the interval is narrower than the labels-only one by less than PPI++ alone would make it
+    # (400 replicates, seed 0: 0.42 against 0.51, labels alone in 53%; PPI++ throughout was 0.32)
+    assert 0.2 < templates.labels_alone < 0.8 and by_units["completions"].labels_alone == 0.0
+    assert templates.ppi_width < 0.9 * templates.labels_width
     assert templates.scorer_bias > 0.03  # the scorer's error fakes +0.053 of gap on a true +0.060

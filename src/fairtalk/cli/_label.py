@@ -143,7 +143,7 @@ def print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
                 f"  {name} {key}: {e.estimate:+.3f} [95% CI {e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}], p {e.p:.3g}; "
                 f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
                 + (
-                    f"only {e.n_disagreements} labels disagree with the scorer: too few to estimate its error"
+                    f"labels only: {e.n_disagreements} disagreements with the scorer, too few to estimate its error"
                     if e.too_few_disagreements
                     else f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
                 )

@@ -22,6 +22,17 @@ pair's gap ``θ_a − θ_b`` takes its variance from both groups' influence valu
 template, so a template that moves both groups alike is not counted twice; its ``lam`` is the
 mean of the two groups'. With a single template, completions are the units (and the normal).
 
+**When the scorer's error is rare** (issue 39), the rule of :func:`~fairtalk.stats.ppi_mean`:
+an estimate whose labelled units (templates, or completions with a single template) hold fewer
+than :data:`~fairtalk.stats.MIN_DISAGREEMENTS` that disagree with the scorer (a unit disagrees
+when one of its labelled completions was labelled otherwise than the scorer did; for a gap, in
+either group) is the labels' alone: the labels-only ratio with its interval (the same delta-method
+standard error by template, on t(G − 1)), ``lam`` 0, ``method`` saying so and no effective-labels
+figure (NaN); :attr:`GoldRegard.warnings` says once which estimates and how many disagreements.
+With 10 or more it is PPI++ as above. Each estimate (a group's regard, a label share, a gap)
+counts its own; a gap with enough uses the groups' PPI++ fits even where a group alone has too
+few. With fewer than 10 templates labelled, every estimate is therefore the labels'.
+
 The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
 analysed completions do not hold and labels outside regard's four are counted in warnings,
 never an error.
@@ -31,7 +42,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,7 +51,7 @@ import pandas as pd
 from fairtalk.errors import InputError
 from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
-from fairtalk.stats import PPIEstimate, ppi_mean
+from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
 __all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
 
@@ -54,6 +66,17 @@ WARN_FEW = (
     "other than 'other' from both the scorer and the person)"
 )
 WARN_PAIR = "gold: no labelled gap for {pair}: a group of it has no labelled estimate"
+WARN_FEW_DISAGREEMENTS = (
+    "gold: too few labelled {units} disagree with the scorer to estimate its error (fewer than {minimum}) for {which}: "
+    "those estimates and intervals are the labels' alone, with no effective-labels figure"
+)
+#: ``method`` of a labelled estimate whose labels estimate the scorer's error.
+METHOD_PPI = "PPI++ (delta method, t interval on {units})"
+#: ``method`` of one whose labels hold too few disagreements: the labels-only ratio with its interval.
+METHOD_LABELS_ONLY = (
+    "labels only ({k} disagreements < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
+    "estimate its error), delta-method t interval on {units}"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +92,15 @@ class GoldRegard:
 
 @dataclass(frozen=True, slots=True)
 class _Fit:
-    """One group's ratio fit: the estimate and the influence values of it and of the labels-only ratio, per row."""
+    """One group's ratio fit: the estimate shown, PPI++'s, and the influence values of PPI++ and the labels-only ratio, per row.
+
+    ``estimate`` is ``ppi`` or, with too few disagreements, the labels' alone; ``disagree`` marks the
+    labelled rows whose label differs from the scorer's.
+    """
 
     estimate: PPIEstimate
+    ppi: PPIEstimate
+    disagree: np.ndarray
     lab: np.ndarray
     unlabelled: np.ndarray
     labelled: np.ndarray
@@ -123,12 +152,47 @@ def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, c
     estimate = _estimate(
         theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), labels_theta, labels_se, _n_clusters(clusters, lab)
     )
-    return _Fit(estimate, lab, unlabelled, labelled, labels_only, labels_se)
+    disagree = lab & ((r_y != r_f) | (p_y != p_f))
+    chosen = _rule(estimate, disagree, lab, clusters, labels_se)
+    return _Fit(chosen, estimate, disagree, lab, unlabelled, labelled, labels_only, labels_se)
+
+
+def _units(clusters: np.ndarray | None) -> str:
+    """What the labelled estimates count as units, in words."""
+    return f"{CLUSTERS}s" if clusters is not None else "completions"
+
+
+def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None, labels_se: float) -> PPIEstimate:
+    """PPI++'s estimate when its labelled units hold :data:`MIN_DISAGREEMENTS` that disagree, else the labels' alone."""
+    k, n_units = disagreeing_units(disagree[lab], None if clusters is None else clusters[lab])
+    units = _units(clusters)
+    if k >= MIN_DISAGREEMENTS:
+        return replace(ppi, n_disagreements=k, method=METHOD_PPI.format(units=units))
+    return replace(
+        ppi,
+        estimate=ppi.labels_estimate,
+        ci95=ppi.labels_ci95,
+        p=float(2 * _reference(_n_clusters(clusters, lab)).sf(abs(ppi.labels_estimate) / labels_se)) if labels_se else 0.0,
+        se=labels_se,
+        lam=0.0,
+        effective_labels=math.nan,
+        n_disagreements=k,
+        method=METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units),
+        se_labelled=labels_se,
+        se_scorer=0.0,
+    )
 
 
 def _n_clusters(clusters: np.ndarray | None, lab: np.ndarray) -> int | None:
     """The templates the labelled completions span (None without clusters): the interval's ``G - 1`` degrees of freedom."""
     return None if clusters is None else int(np.unique(clusters[lab]).size)
+
+
+def _reference(n_clusters: int | None) -> Any:
+    """The intervals' reference distribution: t(G − 1) with G clusters, the normal without (or with one)."""
+    from scipy.stats import norm, t
+
+    return norm if n_clusters is None or n_clusters < 2 else t(n_clusters - 1)
 
 
 def _estimate(
@@ -143,9 +207,7 @@ def _estimate(
     n_clusters: int | None,
 ) -> PPIEstimate:
     """The :class:`PPIEstimate` of an estimate and its standard error (and the labels alone's), on t(G − 1) with G clusters."""
-    from scipy.stats import norm, t
-
-    reference = norm if n_clusters is None or n_clusters < 2 else t(n_clusters - 1)
+    reference = _reference(n_clusters)
     q = float(reference.ppf(0.975))
     return PPIEstimate(
         estimate=theta,
@@ -244,6 +306,7 @@ def gold_regard(
             warnings.append(WARN_PAIR.format(pair=pair.name))
             continue
         gaps[pair.name] = _gap(fits[pair.a], fits[pair.b], rows, clusters, pair)
+    warnings += _few_warning(gaps, regard, rates, clusters)
     return GoldRegard(regard=regard, rates=rates, gaps=gaps, n_labels=n_labels, warnings=tuple(warnings))
 
 
@@ -257,11 +320,11 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
     def variance(psi_a: np.ndarray, psi_b: np.ndarray, used: np.ndarray) -> float:
         return _variance(np.concatenate([psi_a, -psi_b]), c, used)
 
-    ea, eb = a.estimate, b.estimate
+    ea, eb = a.ppi, b.ppi  # PPI++'s, whatever each group shows: the gap counts its own disagreements
     scorer_part = variance(a.unlabelled, b.unlabelled, ~lab) if (a.unlabelled.any() or b.unlabelled.any()) else 0.0
     se = math.sqrt(scorer_part + variance(a.labelled, b.labelled, lab)) or math.hypot(ea.se, eb.se)
     labels_se = math.sqrt(variance(a.labels_only, b.labels_only, lab)) or math.hypot(a.labels_se, b.labels_se)
-    return _estimate(
+    ppi = _estimate(
         ea.estimate - eb.estimate,
         se,
         ea.n_labels + eb.n_labels,
@@ -272,3 +335,27 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
         labels_se,
         _n_clusters(c, lab),
     )
+    return _rule(ppi, np.concatenate([a.disagree, b.disagree]), lab, c, labels_se)
+
+
+def _few_warning(
+    gaps: Mapping[str, PPIEstimate],
+    regard: Mapping[str, PPIEstimate],
+    rates: Mapping[str, Mapping[str, PPIEstimate]],
+    clusters: np.ndarray | None,
+) -> list[str]:
+    """One warning naming each estimate left to the labels alone and its labelled units that disagree (none: empty)."""
+    which = [
+        f"{what} {key} ({e.n_disagreements} disagree)"
+        for what, estimates in (("regard gap", gaps), ("mean regard", regard))
+        for key, e in estimates.items()
+        if e.too_few_disagreements
+    ]
+    shares = [e.n_disagreements or 0 for group in rates.values() for e in group.values() if e.too_few_disagreements]
+    if shares:
+        low, high = min(shares), max(shares)
+        span = f"{low}" if low == high else f"{low}-{high}"
+        which.append(f"{len(shares)} label share(s) ({span} disagree)")
+    if not which:
+        return []
+    return [WARN_FEW_DISAGREEMENTS.format(units=_units(clusters), minimum=MIN_DISAGREEMENTS, which=", ".join(which))]

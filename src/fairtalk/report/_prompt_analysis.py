@@ -21,7 +21,7 @@ from fairtalk.files import staged, write_text_atomic
 from fairtalk.prompts._records import RegardCertificate
 from fairtalk.report._labelled import LABELLED_NOTE_COMPLETIONS
 from fairtalk.results import PromptAnalysis, versioned
-from fairtalk.stats import PPIEstimate
+from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate
 
 if TYPE_CHECKING:  # pandas is imported lazily, when the tables are built
     import pandas as pd
@@ -48,6 +48,8 @@ _PPI_COLUMNS = (
     "ppi_n_labels",
     "ppi_effective_labels",
     "labels_only_estimate",
+    "ppi_n_disagreements",
+    "ppi_method",
 )
 _MSG_FORMAT = "unknown report format {given!r} (choose from: json, csv, html)"
 _MSG_OUT = "cannot write the report ({error})"
@@ -151,6 +153,8 @@ def _ppi_columns(estimate: PPIEstimate | None) -> dict[str, Any]:
                 estimate.n_labels,
                 estimate.effective_labels,
                 estimate.labels_estimate,
+                estimate.n_disagreements,
+                estimate.method,
             ),
         )
     )
@@ -206,6 +210,7 @@ def render_prompts_html(
             structures=tables["structures"].reset_index().to_dict("records"),
             reversal_note=reversal_note(analysis, len(tables["structures"])),
             gold_note=LABELLED_NOTE_COMPLETIONS,
+            min_disagreements=MIN_DISAGREEMENTS,
             examples=_examples(frame, best[:1] + worst[:1], n_examples),
             data=jsonable(dict(data_summary or {})),
             pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),

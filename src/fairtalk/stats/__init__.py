@@ -79,6 +79,7 @@ from fairtalk.stats._power import (
     power_rate_equivalence,
 )
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
+from fairtalk.stats._ppi import _disagreements as disagreeing_units
 from fairtalk.stats._sequential import (
     SPENDING_FUNCTIONS,
     Boundaries,
@@ -99,6 +100,7 @@ __all__ = [
     "hoeffding_p",
     "signflip_test",
     "MIN_DISAGREEMENTS",
+    "disagreeing_units",
     "PPIEstimate",
     "labels_needed",
     "ppi_mean",
