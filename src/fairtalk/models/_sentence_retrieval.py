@@ -146,8 +146,10 @@ class ThreadChoice:
     the faster of the two (seconds per padded word piece of the batch). On an idle machine all
     threads win; on a busy one a single thread does, because the threads of one batch wait for
     each other while the machine runs other work (measured on 2 cores at a load of 7: 3.4x the
-    wall time and 3.8x the CPU time with two threads). The vectors do not depend on the number of
-    threads (checked bit for bit on 300 contexts, 1 against 2 threads, in float32 and in bfloat16).
+    wall time and 3.8x the CPU time with two threads). The vectors mostly do not depend on the number
+    of threads (bit for bit on 300 contexts, 1 against 2 threads, in float32 and in bfloat16), but a
+    short batch's can, in their last bits: 16 of 16 contexts of 2-5 word pieces in float32, 2 of them
+    in bfloat16 (2026-11-29, torch 2.13.0), so on a near tie a context's answer can follow the choice.
     """
 
     def __init__(self, every: int = 16) -> None:
