@@ -26,8 +26,8 @@ The fair models (the pilot's per-pair scores are not in results.json):
   audit's pairs answer both sides alike, and the two answers of a pair are alike more often than
   two answers drawn from the pool). Each audit is decided by the audit's own function
   (``fairtalk.inference.corpus_rows``, the paired permutation by dialogue, 1,000 permutations) at
-  the default margin (±10% of the values at that size, as the audit computes it) and at the
-  margin plan prints (as ``--margin KEY=VALUE``).
+  the default margin (±10% of the values at that size, as the audit computes it; plan plans for
+  it) and at the pilot's margin held fixed (as ``--margin KEY=VALUE``).
 
 Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]
 [--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...]``.

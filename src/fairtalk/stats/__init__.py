@@ -67,12 +67,15 @@ from fairtalk.stats._paired import (
     paired_test,
 )
 from fairtalk.stats._power import (
+    CORPUS_LEAST_PAIRS,
     FEW_DISCORDANT,
     POWER_TOLERANCE,
     PowerBasis,
     mde,
+    pairs_for_corpus_equivalence,
     pairs_for_equivalence,
     pairs_for_rate_equivalence,
+    power_corpus_equivalence,
     power_mcnemar,
     power_mean,
     power_rate_equivalence,
@@ -91,6 +94,7 @@ from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffd
 
 __all__ = [
     "power_mcnemar",
+    "power_corpus_equivalence",
     "power_mean",
     "alpha_spent",
     "Boundaries",
@@ -118,6 +122,7 @@ __all__ = [
     "EQUIVALENT",
     "EXACT_MAX_UNITS",
     "FEW_UNITS",
+    "CORPUS_LEAST_PAIRS",
     "FEW_DISCORDANT",
     "FEW_DISCORDANT_UNITS",
     "IDENTICAL_SHARE",
@@ -149,6 +154,7 @@ __all__ = [
     "minimum_detectable_effect",
     "newcombe_interval",
     "paired_test",
+    "pairs_for_corpus_equivalence",
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
     "pairs_needed",
