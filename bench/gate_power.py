@@ -17,22 +17,38 @@ The fair models (the pilot's per-pair scores are not in results.json):
   sparse count (sd < 0.3, e.g. career_words), else normal, with a dialogue effect that gives the
   pilot's design effect.
 
-Corpus keys (distinct_1, distinct_2, diversity) are planned from a permutation interval and are
-not simulated here.
+- **corpus keys** (distinct_1, distinct_2, diversity; with ``--responses``): real answers, the
+  ``responses.jsonl`` of an audit's axis folder (the bare gender audit's for the built-in
+  spreads). Each fair audit draws ``n`` of its pairs uniformly without replacement (as
+  ``audit --pairs n`` samples), keeps each pair's dialogue as its cluster, and swaps each pair's
+  two answers with probability ½: A and B are then exchangeable, the null the permutation test
+  assumes, while the pairs keep what a fair model of these answers would have (43% of the bare
+  audit's pairs answer both sides alike, and the two answers of a pair are alike more often than
+  two answers drawn from the pool). Each audit is decided by the audit's own function
+  (``fairtalk.inference.corpus_rows``, the paired permutation by dialogue, 1,000 permutations) at
+  the default margin (±10% of the values at that size, as the audit computes it; plan plans for
+  it) and at the pilot's margin held fixed (as ``--margin KEY=VALUE``).
 
-Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]``.
+Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]
+[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
+from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
+import fairtalk
 from fairtalk.cli._plan import _gate_need, _gate_rows, _GateRow
-from fairtalk.inference._measure_tests import Inference, _equivalence
+from fairtalk.inference import corpus_rows
+from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence
+from fairtalk.run._score import _index
 from fairtalk.stats import IDENTICAL_SHARE
 
 ALPHA, POWER = 0.05, 0.8
@@ -85,12 +101,98 @@ def _count_pass(row: _GateRow, n: int, runs: int, rng: np.random.Generator, per_
     return passed / runs
 
 
+class _Answers:
+    """An audit's answers per pair: side A's and side B's texts and the pair's dialogue (its cluster)."""
+
+    def __init__(self, path: str) -> None:
+        sides: dict[str, dict[str, dict[str, str]]] = defaultdict(dict)
+        with Path(path).open(encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                sides[record["pair_id"]][record["side"]] = record
+        pairs = [p for p in sides.values() if "a" in p and "b" in p]
+        self.a = np.array([p["a"]["response"] for p in pairs], dtype=object)
+        self.b = np.array([p["b"]["response"] for p in pairs], dtype=object)
+        self.cluster = np.array([p["a"].get("cluster") or p["a"]["pair_id"] for p in pairs], dtype=object)
+        self.n = len(pairs)
+        self.identical = float(np.mean(self.a == self.b)) if pairs else 0.0
+
+
+def _corpus_pass(key: str, margin: float, n: int, runs: int, rng: np.random.Generator, answers: _Answers) -> tuple[float, ...]:
+    """Shares of fair audits of ``n`` real pairs (sides swapped at random) that pass: default margin, plan's; mean margin."""
+    measure = fairtalk.get_measure("diversity")  # the audit's default corpus measure: distinct_1, distinct_2, diversity
+    assert key in measure.keys
+    passed_default = passed_plan = 0
+    margins = []
+    for _ in range(runs):
+        pick = rng.choice(answers.n, size=n, replace=False)
+        swap = rng.random(n) < 0.5
+        a = np.where(swap, answers.b[pick], answers.a[pick])
+        b = np.where(swap, answers.a[pick], answers.b[pick])
+        uniques, ia, ib = _index(list(a), list(b))
+        clusters = tuple(str(c) for c in answers.cluster[pick])
+        seed = int(rng.integers(2**31))
+        for margins_given in ({}, {key: margin}):
+            opts = Inference(alpha=ALPHA, clusters=clusters, margins=margins_given)
+            row = next(
+                r
+                for r in corpus_rows(measure, uniques, ia, ib, opts, seed=seed, n_resamples=MAX_PERMUTATIONS)
+                if r.tested.name == key
+            )
+            ok = bool(row.equivalence.equivalent)
+            if margins_given:
+                passed_plan += ok
+            else:
+                passed_default += ok
+                margins.append(row.equivalence.margin or 0.0)
+    return passed_default / runs, passed_plan / runs, float(np.mean(margins))
+
+
+def _corpus_table(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator, identical: int) -> None:
+    """The corpus keys' fair audits of real answers: at plan's size, or at each of ``--corpus-sizes``."""
+    answers = _Answers(args.responses)
+    wanted = set(args.keys.split(",")) if args.keys else None
+    sizes = [int(x) for x in args.corpus_sizes.split(",")] if args.corpus_sizes else None
+    print(
+        f"\ncorpus keys: {args.runs} fair audits of the {answers.n:,} real pairs of {args.responses} "
+        f"({answers.identical:.0%} answer both sides alike), sides swapped at random, clustered by dialogue"
+    )
+    print("| key | pairs | default margin (mean) | passed at it | s.e. | pilot margin, fixed | passed at it | s.e. | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        if row.kind != "corpus" or (wanted and row.key not in wanted):
+            continue
+        planned, line = _gate_need(row, ALPHA, POWER, identical)
+        if planned is None or row.margin is None:
+            print(f"| {row.key} | {line.strip()} | | | | | | | |")
+            continue
+        for n in sizes or [planned]:
+            if n > answers.n:
+                print(f"| {row.key} | {n:,} | more than the {answers.n:,} pairs of the answers | | | | | | |")
+                continue
+            start = time.process_time()
+            default, plan, mean_margin = _corpus_pass(row.key, float(row.margin), n, args.runs, rng, answers)
+            seconds = time.process_time() - start
+            se_d, se_p = (math.sqrt(x * (1 - x) / args.runs) for x in (default, plan))
+            mark = " (plan's)" if n == planned else ""
+            print(
+                f"| {row.key} | {n:,}{mark} | {mean_margin:.4f} | {default:.3f} | {se_d:.3f} | {float(row.margin):.4f} "
+                f"| {plan:.3f} | {se_p:.3f} | {seconds:.0f} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=None, help="a pilot run's results.json (default: plan's built-in spreads)")
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--keys", default=None, help="comma-separated keys (default: every rate and count)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--responses", default=None, help="an audit's AXIS/responses.jsonl: simulate the corpus keys from its real answers"
+    )
+    parser.add_argument("--corpus-sizes", default=None, help="comma-separated pairs for the corpus keys (default: plan's)")
+    parser.add_argument("--corpus-only", action="store_true", help="skip the rate and count keys")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     rows, source, _ = _gate_rows(args.results)
@@ -100,7 +202,7 @@ def main() -> None:
     print(f"pilot: {source}\n{args.runs} fair audits per key, α {ALPHA}, planned power {POWER}")
     print("| key | kind | planned pairs | discordant share | passed | s.e. | seconds |")
     print("|---|---|---|---|---|---|---|")
-    for row in rows:
+    for row in [] if args.corpus_only else rows:
         if row.kind not in ("rate", "count") or (wanted and row.key not in wanted):
             continue
         n, line = _gate_need(row, ALPHA, POWER, identical)
@@ -116,6 +218,10 @@ def main() -> None:
         se = math.sqrt(share * (1 - share) / args.runs)
         q = f"{row.discordance:.3%}" if row.discordance is not None else ""
         print(f"| {row.key} | {row.kind} | {n:,} | {q} | {share:.3f} | {se:.3f} | {seconds:.0f} |", flush=True)
+    if args.responses:
+        _corpus_table(rows, args, rng, identical)
+    else:
+        print("corpus keys not simulated: give --responses AXIS/responses.jsonl of an audit (the bare gender audit's)")
 
 
 if __name__ == "__main__":

@@ -62,9 +62,9 @@ _MSG_GATE_OR_EFFECT = "give --measure and --effect (pairs to detect a difference
 #: The gate's spreads when no --results is given: the bare audit (builtin:minilm-retrieval on builtin:chitchat,
 #: gender, 1,470 pairs in 206 dialogues). key -> (kind, sd of A - B, default margin, design effect).
 BUILTIN_SPREADS: dict[str, tuple[str, float, float, float]] = {
-    "distinct_1": ("corpus", 0.0888, 0.0121, 1.0),  # corpus: sd = permutation-interval SE x sqrt(n)
-    "distinct_2": ("corpus", 0.2724, 0.0500, 1.0),
-    "diversity": ("corpus", 0.1712, 0.0310, 1.0),
+    "distinct_1": ("corpus", 0.0893, 0.01206, 1.0),  # corpus: sd = permutation-interval SE x sqrt(n) (2026-11-29)
+    "distinct_2": ("corpus", 0.2953, 0.05000, 1.0),
+    "diversity": ("corpus", 0.1876, 0.03103, 1.0),
     "offense_rate": ("rate", 0.1628, 0.02, 1.059),
     "sentiment_positive": ("rate", 0.3432, 0.02, 1.146),
     "sentiment_negative": ("rate", 0.0690, 0.02, 1.312),
@@ -80,6 +80,15 @@ _GATE_SOURCE_BUILTIN = (
     "run of your model for its own spreads"
 )
 
+
+#: How a corpus key's margin over its permutation interval's standard error grows with the pairs n: as n^exponent, at
+#: the default margin (±10% of its value, which shrinks as the corpus grows) and at a fixed margin (--margin). Measured
+#: on the bare audit's answers by bench/gate_power.py (fair audits of 25-1,470 of its pairs, sides swapped at random).
+CORPUS_SCALING: dict[str, tuple[float, float]] = {
+    "distinct_1": (0.24, 0.63),
+    "distinct_2": (0.05, 0.21),
+    "diversity": (0.13, 0.35),
+}
 
 #: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have).
 BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES = 1470, 206
@@ -105,6 +114,8 @@ class _GateRow:
     discordance: float | None = None  # the share of pairs whose sides differ (rates)
     rate: float | None = None  # each side's rate (rates)
     pairs_per_unit: float = 1.0  # pairs per dialogue where the audit clusters
+    pilot_pairs: int | None = None  # the pilot's pairs, whose permutation interval gave a corpus key's spread
+    relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -133,7 +144,7 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
         rows = [
             _GateRow(key, kind, sd, margin, deff, sd**2, BUILTIN_RATES.get(key), per_unit)
             if kind == "rate"
-            else _GateRow(key, kind, sd, margin, deff)
+            else _GateRow(key, kind, sd, margin, deff, pilot_pairs=BUILTIN_GENDER_PAIRS)
             for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()
         ]
         return rows, _GATE_SOURCE_BUILTIN, None
@@ -142,6 +153,9 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     n_pairs = int(data.get("n_pairs") or 0) or None
     n_clusters = data.get("n_clusters")
     per_unit = n_pairs / n_clusters if n_pairs and isinstance(n_clusters, int) and n_clusters > 0 else 1.0
+    manifest = data.get("manifest")
+    given = manifest.get("margins") if isinstance(manifest, dict) else None
+    given_margins = given if isinstance(given, dict) else {}
     out: list[_GateRow] = []
     for key, row in measures.items():
         if not row.get("primary", True):
@@ -158,6 +172,8 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
             a, b = row.get("a"), row.get("b")
             rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
             out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit))
+        elif kind == "corpus":
+            out.append(_GateRow(key, kind, sd, margin, deff, pilot_pairs=n_pairs, relative_margin=key not in given_margins))
         else:
             out.append(_GateRow(key, kind, sd, margin, deff))
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
@@ -189,6 +205,8 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
             f"  {key}: identical on every pair: {identical:,} units, pairs or dialogues as the audit counts them "
             f"(the differing share bounded below {IDENTICAL_SHARE:.0%})"
         )
+    if kind == "corpus" and key in CORPUS_SCALING and row.pilot_pairs:
+        return _corpus_need(row, alpha, power)
     rated = kind == "rate" and row.discordance is not None and 0 < row.discordance < 1
     try:
         if rated:
@@ -243,6 +261,40 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
         )
         return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row.pairs_per_unit)} at margin {margin_text} ({how})"
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
+
+
+def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
+    """A corpus key's pairs for the gate: its margin over the permutation interval's SE, scaled to each size.
+
+    The normal formula (a fixed margin, an SE falling as ``1 / sqrt(n)``) planned the bare audit's corpus keys at
+    sizes where a fair model passed 0.99-1.00 of the time: see :func:`fairtalk.stats.pairs_for_corpus_equivalence`.
+    """
+    from fairtalk.stats import POWER_TOLERANCE, pairs_for_corpus_equivalence, power_corpus_equivalence
+
+    assert row.sd is not None and row.margin is not None and row.pilot_pairs
+    n_pilot, margin = row.pilot_pairs, float(row.margin)
+    ratio = margin / (row.sd / math.sqrt(n_pilot))
+    exponent = CORPUS_SCALING[row.key][0 if row.relative_margin else 1]
+    try:
+        n = pairs_for_corpus_equivalence(ratio, n_pilot, exponent=exponent, alpha=alpha, power=power)
+    except ValueError as err:
+        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+    reached = power_corpus_equivalence(ratio * (n / n_pilot) ** exponent, alpha=alpha)
+    at = f"±{100 * margin:.3g} points at the pilot's {n_pilot:,} pairs"
+    which = (
+        f"its default margin, ±10% of its value ({at}; wider on fewer pairs)"
+        if row.relative_margin
+        else f"margin ±{100 * margin:.3g} points (the pilot's --margin, the same at any size)"
+    )
+    how = (
+        f"permutation TOST; the margin is {ratio:.3g} standard errors of its interval at the pilot, growing as "
+        f"n^{exponent:g} on the bare audit's answers; "
+    )
+    if reached > power + POWER_TOLERANCE:  # the normal approximation overstates it on so few pairs: no figure
+        how += f"power above {power:.2f} at any size from {n:,} pairs (the fewest planned): it cannot be planned nearer"
+    else:
+        how += f"power about {reached:.2f} at this size"
+    return n, f"  {row.key} (corpus): {n:,} pairs at {which} ({how})"
 
 
 def _gate(results: str | None, alpha: float, power: float) -> None:

@@ -68,12 +68,15 @@ from fairtalk.stats._paired import (
     paired_test,
 )
 from fairtalk.stats._power import (
+    CORPUS_LEAST_PAIRS,
     FEW_DISCORDANT,
     POWER_TOLERANCE,
     PowerBasis,
     mde,
+    pairs_for_corpus_equivalence,
     pairs_for_equivalence,
     pairs_for_rate_equivalence,
+    power_corpus_equivalence,
     power_mcnemar,
     power_mean,
     power_rate_equivalence,
@@ -93,6 +96,7 @@ from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffd
 
 __all__ = [
     "power_mcnemar",
+    "power_corpus_equivalence",
     "power_mean",
     "alpha_spent",
     "Boundaries",
@@ -121,6 +125,7 @@ __all__ = [
     "EQUIVALENT",
     "EXACT_MAX_UNITS",
     "FEW_UNITS",
+    "CORPUS_LEAST_PAIRS",
     "FEW_DISCORDANT",
     "FEW_DISCORDANT_UNITS",
     "IDENTICAL_SHARE",
@@ -153,6 +158,7 @@ __all__ = [
     "newcombe_from_counts",
     "newcombe_interval",
     "paired_test",
+    "pairs_for_corpus_equivalence",
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
     "pairs_needed",

@@ -47,13 +47,16 @@ from fairtalk.stats._equivalence import FEW_DISCORDANT_UNITS, direction_passing_
 from fairtalk.stats._intervals import newcombe_from_counts
 
 __all__ = [
+    "CORPUS_LEAST_PAIRS",
     "PowerBasis",
     "mde",
+    "pairs_for_corpus_equivalence",
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
     "FEW_DISCORDANT",
     "POWER_TOLERANCE",
     "power_mcnemar",
+    "power_corpus_equivalence",
     "power_mean",
     "power_rate_equivalence",
 ]
@@ -478,3 +481,72 @@ def pairs_for_rate_equivalence(
             return tooth
         break
     return high
+
+
+#: The fewest pairs :func:`pairs_for_corpus_equivalence` plans: the smallest size its scaling was checked at
+#: (``bench/gate_power.py``); below it few units differ and the permutation distribution coarsens.
+CORPUS_LEAST_PAIRS = 25
+#: The most pairs :func:`pairs_for_corpus_equivalence` plans (beyond it: ValueError, "beyond any audit").
+MAX_CORPUS_PAIRS = 10_000_000
+_MSG_CORPUS_ARGS = "ratio, n_pilot and least must be > 0 and exponent finite; got {ratio!r}, {n!r}, {least!r}, {exponent!r}"
+_MSG_CORPUS_TOO_MANY = (
+    "a margin {ratio:.3g} standard errors wide at {n:,} pairs, growing as n^{exponent:g}, needs more than {most:,} pairs"
+)
+
+
+def power_corpus_equivalence(ratio: float, *, alpha: float = 0.05) -> float:
+    """Power of the gate's permutation TOST for a corpus key on a fair model whose margin is ``ratio`` standard errors.
+
+    Under A = B the observed difference is itself a draw from the permutation distribution
+    (about normal, sd ``SE``), and the TOST passes when ``|d| < margin - z_{1-α} SE``:
+    ``2 Φ(ratio - z_{1-α}) - 1`` (0 where the margin is narrower than ``z_{1-α} SE``).
+
+    Examples
+    --------
+    >>> round(power_corpus_equivalence(2.926), 2)  # z_0.95 + z_0.9: the target of the normal formula
+    0.8
+    """
+    from scipy.stats import norm
+
+    return max(0.0, float(2 * norm.cdf(ratio - norm.ppf(1 - alpha)) - 1))
+
+
+def pairs_for_corpus_equivalence(
+    ratio: float,
+    n_pilot: int,
+    *,
+    exponent: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    least: int = CORPUS_LEAST_PAIRS,
+) -> int:
+    """The fewest pairs (at least ``least``) on which a corpus key's permutation TOST passes a fair model with ``power``.
+
+    ``ratio`` is the pilot's margin over its permutation interval's standard error at ``n_pilot``
+    pairs; on ``n`` pairs it is ``ratio (n / n_pilot)^exponent``. The normal formula
+    (:func:`pairs_for_equivalence`) takes ``exponent`` ½ with a fixed margin, which a corpus key
+    breaks twice: its default margin (±10% of its value) shrinks as the corpus grows, since distinct
+    n-grams grow more slowly than words, and its standard error falls faster or slower than
+    ``1 / sqrt(n)``. On the bare audit's answers the ratio grows as ``n^0.24`` for distinct_1 and
+    hardly at all for distinct_2 (``bench/gate_power.py``): the normal formula planned 463 and 256
+    pairs, where a fair model passed 0.99 and 1.00 of the time. Where the ratio already reaches the
+    target at ``least`` pairs, ``least`` is the answer (its power is above the target).
+
+    Examples
+    --------
+    >>> pairs_for_corpus_equivalence(5.0, 1470, exponent=0.25)  # 5 standard errors at 1,470 pairs: (2.926 / 5)^4 of them
+    173
+    """
+    from scipy.stats import norm
+
+    if not (ratio > 0 and n_pilot > 0 and least > 0 and math.isfinite(exponent)):
+        raise ValueError(_MSG_CORPUS_ARGS.format(ratio=ratio, n=n_pilot, least=least, exponent=exponent))
+    target = float(norm.ppf(1 - alpha) + norm.ppf((1 + power) / 2))
+    if ratio * (least / n_pilot) ** exponent >= target:
+        return least
+    if exponent <= 0:  # the ratio does not grow: no size reaches the target
+        raise ValueError(_MSG_CORPUS_TOO_MANY.format(ratio=ratio, n=n_pilot, exponent=exponent, most=MAX_CORPUS_PAIRS))
+    needed = n_pilot * math.pow(target / ratio, 1 / exponent)
+    if not needed <= MAX_CORPUS_PAIRS:
+        raise ValueError(_MSG_CORPUS_TOO_MANY.format(ratio=ratio, n=n_pilot, exponent=exponent, most=MAX_CORPUS_PAIRS))
+    return max(least, math.ceil(needed))
