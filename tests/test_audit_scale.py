@@ -224,41 +224,36 @@ def test_scoring_finds_the_distinct_answers_once_and_measures_keep_them() -> Non
     assert np.array_equal(score_unique(Length(), uniques)["length"], [2.0, 1.0, 1.0])
 
 
-@pytest.mark.parametrize("block", [1, 2, 7])
-def test_the_diversity_index_built_in_blocks_is_the_same(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_diversity_index_built_in_blocks_counts_what_sets_of_ngrams_count() -> None:
     import random
+    from itertools import pairwise
 
     import numpy as np
 
-    import fairtalk.measures._diversity as diversity_module
-    from fairtalk.measures import Diversity
+    from fairtalk.measures import Diversity, tokenize
 
     rng = random.Random(11)
-    words = "a b c d e f g".split()
-    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(60)]
-    weights = np.random.default_rng(1).integers(0, 3, len(texts))
-    whole = Diversity().prepare(texts)
-    monkeypatch.setattr(diversity_module, "_BLOCK", block)
-    blocked = Diversity().prepare(texts)
-    assert blocked() == whole() and blocked(weights) == whole(weights)
-    for name in ("_uni", "_bi"):
-        a, b = getattr(whole, name), getattr(blocked, name)
-        assert all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("n_single", "owners", "starts"))
+    words = "a b c d e f g h".split()
+    n = (1 << 16) + 999  # more texts than one block of the packed index
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) + f" w{i % 5000}" for i in range(n)]
+    stat = Diversity().prepare(texts)
+    weights = np.random.default_rng(1).integers(0, 2, n)
+    tokens = [tokenize(t) for t, w in zip(texts, weights) if w]
+    n_words = sum(len(t) for t in tokens)
+    got = stat(weights)
+    assert got["distinct_1"] == pytest.approx(len({w for t in tokens for w in t}) / n_words, abs=1e-12)
+    assert got["distinct_2"] == pytest.approx(len({b for t in tokens for b in pairwise(t)}) / n_words, abs=1e-12)
 
 
 def test_offense_scored_in_blocks_gives_the_same_probabilities(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("profanity_check")
+    profanity_check = pytest.importorskip("profanity_check")
     import numpy as np
 
-    import fairtalk.measures._offense as offense_module
     from fairtalk.measures import Offense
 
-    texts = [f"you are a {w} number {i}" for i, w in enumerate(["nice", "damn", "stupid", "kind", "fool"] * 8)]
-    whole = Offense().probabilities(texts)
-    monkeypatch.setattr(offense_module, "_BLOCK", 3)
+    texts = [f"you are a {w} number {i}" for i, w in enumerate(["nice", "damn", "stupid", "kind", "fool"] * 13200)]
+    whole = np.asarray(profanity_check.predict_prob(texts), dtype=np.float64)
     calls: list[int] = []
-    import profanity_check
-
     original = profanity_check.predict_prob
 
     def counted(batch: list[str]) -> object:
@@ -266,6 +261,5 @@ def test_offense_scored_in_blocks_gives_the_same_probabilities(monkeypatch: pyte
         return original(batch)
 
     monkeypatch.setattr(profanity_check, "predict_prob", counted)
-    blocked = Offense().probabilities(texts)
-    assert max(calls) == 3 and sum(calls) == len(texts)
-    assert np.array_equal(blocked, whole)
+    assert np.array_equal(Offense().probabilities(texts), whole)
+    assert calls == [1 << 16, len(texts) - (1 << 16)]
