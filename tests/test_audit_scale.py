@@ -3,7 +3,9 @@
 Structural checks, no timings: pairs that make the same swaps share one swap record; the pair
 sample keeps its input positions in an array, not a tuple per pair; ``generate`` hands the
 model at most ``_CHUNK`` pair sides per call; its response set is what ``read_responses``
-builds from the same records.
+builds from the same records, held as columns (texts, contexts, an int64 array of seeds), not
+a ``Response`` record per pair side; scoring finds the distinct answers once; the diversity
+index and the offense scorer work in blocks with the same values.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import pytest
 import fairtalk.pairs as pairs_module
 import fairtalk.run._generate as generate_module
 from fairtalk import Swapper, build_pairs, load_lexicon, read_responses
-from fairtalk._responses import aligned_responses
+from fairtalk._responses import ResponseColumn, aligned_responses, response_texts, write_responses
 from fairtalk.models import DecodingSettings
 from fairtalk.progress import ProgressReporter
-from fairtalk.records import Response
+from fairtalk.records import Pair, Response
 from fairtalk.run._generate import cached_model, generate
 
 
@@ -154,3 +156,110 @@ def test_the_bench_corpus_gives_one_gender_pair_per_line(tmp_path: Path, monkeyp
     assert (coverage.n_read, coverage.n_matched, coverage.n_mixed, coverage.n_duplicates) == (300, 300, 0, 0)
     assert len(pairs) == 250
     assert 100 < sum(p.original_side == "a" for p in pairs) < 150
+
+
+def _generated(pairs: list[Pair]):  # type: ignore[no-untyped-def]
+    with cached_model("builtin:echo", None, batch_size=4, max_errors=None) as cached:
+        return generate(cached, pairs, DecodingSettings(), seed=0, progress=ProgressReporter(None))
+
+
+def test_generation_holds_answers_as_columns_not_a_record_per_pair_side(gender: Swapper, tmp_path: Path) -> None:
+    import numpy as np
+
+    pairs = list(build_pairs(_texts(30), gender))
+    rs = _generated(pairs).responses
+    for side, column in (("a", rs.a), ("b", rs.b)):
+        assert isinstance(column, ResponseColumn)
+        assert column.pair_ids is rs.pair_ids
+        held = [getattr(column, name) for name in ResponseColumn.__slots__]
+        assert not any(isinstance(item, Response) for value in held if isinstance(value, list) for item in value)
+        assert isinstance(column._seeds, np.ndarray) and column._seeds.dtype == np.int64
+        assert column._rest is None  # no cluster, no finish reason: nothing per pair beside the seed
+        assert list(column.texts) == [r.response for r in column] == list(response_texts(column))
+        assert [r.context for r in column] == [getattr(p, side) for p in pairs]
+    first = rs.a[0]
+    assert first == Response(pairs[0].id, "a", pairs[0].a, rs.a.texts[0])
+    assert first.extra == (("seed", generate_module.item_seed(0, pairs[0].id, "a")),)
+    assert rs.a[-1] == rs.a[len(rs.a) - 1] and rs.b[1:3] == (rs.b[1], rs.b[2])
+    with pytest.raises(IndexError):
+        rs.a[len(rs.a)]
+    assert rs.a == tuple(rs.a) and tuple(rs.a) == rs.a and rs.a != rs.b
+    written = write_responses(rs, tmp_path / "responses.jsonl")
+    back = read_responses(written)
+    assert isinstance(back.a, tuple)
+    assert (back.pair_ids, back.a, back.b) == (rs.pair_ids, rs.a, rs.b)
+    assert back.b == rs.b and rs.b == back.b
+    assert [r.extra for r in back.a] == [r.extra for r in rs.a]
+
+
+def test_a_column_keeps_clusters_and_a_set_of_columns_filters_like_one_of_records() -> None:
+    pairs = [Pair(f"p{i}", "gender", f"he said {i}", f"she said {i}", "a", cluster=f"dialogue{i // 2}") for i in range(5)]
+    pairs.append(Pair("p5", "gender", "he said", "", "a", cluster="dialogue2"))
+    rs = _generated(pairs).responses
+    assert isinstance(rs.a, ResponseColumn)
+    assert rs.a[3].extra == (("seed", generate_module.item_seed(0, "p3", "a")), ("cluster", "dialogue1"))
+    assert rs.clusters == tuple(f"dialogue{i // 2}" for i in range(6))
+    records = read_responses([r for pair in zip(rs.a, rs.b) for r in pair])
+    assert (rs.pair_ids, rs.a, rs.b) == (records.pair_ids, records.a, records.b)
+    assert rs.clusters == records.clusters
+    kept, kept_records = read_responses(rs, drop_empty=True), read_responses(records, drop_empty=True)
+    assert (kept.pair_ids, kept.a, kept.b) == (kept_records.pair_ids, kept_records.a, kept_records.b)
+    assert rs.summary["n_empty"] == records.summary["n_empty"] == 1  # pair p5's side b answers ""
+    assert kept.pair_ids == ("p0", "p1", "p2", "p3", "p4")
+    assert kept.summary["n_empty_dropped"] == kept_records.summary["n_empty_dropped"] == 1
+
+
+def test_scoring_finds_the_distinct_answers_once_and_measures_keep_them() -> None:
+    import numpy as np
+
+    from fairtalk.measures import DistinctTexts, Length, dedupe, score_unique
+    from fairtalk.run._score import _index
+
+    uniques, ia, ib = _index(["x y", "z", "x y"], ["z", "w", "x y"])
+    assert isinstance(uniques, DistinctTexts)
+    assert uniques == ["x y", "z", "w"] and ia.tolist() == [0, 1, 0] and ib.tolist() == [1, 2, 0]
+    kept, inverse = dedupe(uniques)
+    assert kept is uniques and inverse.tolist() == [0, 1, 2]
+    assert dedupe(["x y", "z", "x y"])[1].tolist() == [0, 1, 0]  # a plain list is still deduplicated
+    assert np.array_equal(score_unique(Length(), uniques)["length"], [2.0, 1.0, 1.0])
+
+
+def test_the_diversity_index_built_in_blocks_counts_what_sets_of_ngrams_count() -> None:
+    import random
+    from itertools import pairwise
+
+    import numpy as np
+
+    from fairtalk.measures import Diversity, tokenize
+
+    rng = random.Random(11)
+    words = "a b c d e f g h".split()
+    n = (1 << 16) + 999  # more texts than one block of the packed index
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) + f" w{i % 5000}" for i in range(n)]
+    stat = Diversity().prepare(texts)
+    weights = np.random.default_rng(1).integers(0, 2, n)
+    tokens = [tokenize(t) for t, w in zip(texts, weights) if w]
+    n_words = sum(len(t) for t in tokens)
+    got = stat(weights)
+    assert got["distinct_1"] == pytest.approx(len({w for t in tokens for w in t}) / n_words, abs=1e-12)
+    assert got["distinct_2"] == pytest.approx(len({b for t in tokens for b in pairwise(t)}) / n_words, abs=1e-12)
+
+
+def test_offense_scored_in_blocks_gives_the_same_probabilities(monkeypatch: pytest.MonkeyPatch) -> None:
+    profanity_check = pytest.importorskip("profanity_check")
+    import numpy as np
+
+    from fairtalk.measures import Offense
+
+    texts = [f"you are a {w} number {i}" for i, w in enumerate(["nice", "damn", "stupid", "kind", "fool"] * 13200)]
+    whole = np.asarray(profanity_check.predict_prob(texts), dtype=np.float64)
+    calls: list[int] = []
+    original = profanity_check.predict_prob
+
+    def counted(batch: list[str]) -> object:
+        calls.append(len(batch))
+        return original(batch)
+
+    monkeypatch.setattr(profanity_check, "predict_prob", counted)
+    assert np.array_equal(Offense().probabilities(texts), whole)
+    assert calls == [1 << 16, len(texts) - (1 << 16)]

@@ -7,19 +7,31 @@ collects them for the cluster-robust statistics.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any, cast, overload
+from typing import IO, Any, SupportsIndex, cast, overload
+
+import numpy as np
 
 from fairtalk._jsonl import first_record, numbered_lines, open_input, parse_object, write_records
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
-from fairtalk.records import Response
+from fairtalk.records import Response, Side
 
-__all__ = ["ResponseSet", "aligned_responses", "is_responses_file", "read_responses", "responses_from_texts", "write_responses"]
+__all__ = [
+    "ResponseColumn",
+    "ResponseSet",
+    "aligned_responses",
+    "is_responses_file",
+    "read_responses",
+    "response_texts",
+    "responses_from_texts",
+    "write_responses",
+]
 
 _MSG_TEXTS_NOT_LISTS = "give the two sides' responses as two lists of strings, not strings"
 _MSG_TEXTS_LENGTHS = "the two sides must have one response per pair: got {n_a} and {n_b}"
@@ -49,23 +61,124 @@ SUMMARY_KEYS = (
 )
 
 
+#: The extra fields of a response beside its seed (a cluster, a finish reason).
+Extra = tuple[tuple[str, object], ...]
+
+
+class ResponseColumn(Sequence[Response]):
+    """One side's responses to aligned pairs, held as columns: the records are built when read.
+
+    Item ``i`` is ``Response(pair_ids[i], side, contexts[i], texts[i], (("seed", seeds[i]), *rest[i]))``.
+    Besides its answer text, a response costs a reference to its context, 8 bytes of seed and
+    (only when some response has a cluster or a finish reason) a reference to those: generation
+    holds a million pairs' answers this way instead of two ``Response`` records and their
+    ``extra`` tuples per pair. It equals any sequence of the same records (a tuple of them).
+    """
+
+    __slots__ = ("_contexts", "_ids", "_rest", "_seeds", "_side", "_texts")
+
+    def __init__(
+        self,
+        pair_ids: tuple[str, ...],
+        side: Side,
+        contexts: Sequence[str],
+        texts: Sequence[str],
+        seeds: np.ndarray,
+        rest: Sequence[Extra] | None = None,
+    ) -> None:
+        n = len(pair_ids)
+        if not len(contexts) == len(texts) == len(seeds) == (n if rest is None else len(rest)) == n:
+            raise ValueError("unaligned response column")
+        self._ids, self._side, self._contexts, self._texts = pair_ids, side, contexts, texts
+        self._seeds = np.asarray(seeds, dtype=np.int64)
+        self._rest = None if rest is None or not any(rest) else rest
+
+    @property
+    def pair_ids(self) -> tuple[str, ...]:
+        """The pairs' ids, in order."""
+        return self._ids
+
+    @property
+    def side(self) -> Side:
+        """``"a"`` or ``"b"``."""
+        return self._side
+
+    @property
+    def texts(self) -> Sequence[str]:
+        """The response texts, in order (no records built)."""
+        return self._texts
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def _record(self, i: int) -> Response:
+        extra: Extra = (("seed", int(self._seeds[i])),)
+        if self._rest is not None:
+            extra += self._rest[i]
+        return Response(self._ids[i], self._side, self._contexts[i], self._texts[i], extra)
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Response: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Response, ...]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> Response | tuple[Response, ...]:
+        if isinstance(index, slice):
+            return tuple(self._record(i) for i in range(*index.indices(len(self))))
+        i = operator.index(index)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("response column index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[Response]:
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(x == y for x, y in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ResponseColumn(side={self._side!r}, n={len(self)})"
+
+
+def response_texts(side: Sequence[Response]) -> Sequence[str]:
+    """The response texts of one side's records, in order: a column's own list, with no record built."""
+    if isinstance(side, ResponseColumn):
+        return side.texts
+    return [r.response for r in side]
+
+
+def _aligned(pair_ids: tuple[str, ...], side: Sequence[Response], name: str) -> bool:
+    """Whether ``side`` is a column of ``pair_ids`` (the very tuple) on side ``name``: aligned as built."""
+    return isinstance(side, ResponseColumn) and side.pair_ids is pair_ids and side.side == name
+
+
 @dataclass(frozen=True, slots=True)
 class ResponseSet:
     """Responses to complete pairs, aligned: ``a[i]`` and ``b[i]`` answer pair ``pair_ids[i]``.
 
     Pairs keep the order of their first appearance. ``summary`` counts what reading kept
     or skipped (see ``SUMMARY_KEYS``); ``sources`` holds ``(path, sha256)`` of each file read.
+    ``a`` and ``b`` are tuples of records, or (from generation) columns (:class:`ResponseColumn`).
     """
 
     pair_ids: tuple[str, ...]
-    a: tuple[Response, ...]
-    b: tuple[Response, ...]
+    a: Sequence[Response]
+    b: Sequence[Response]
     summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     sources: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not len(self.pair_ids) == len(self.a) == len(self.b):
             raise ValueError(f"unaligned response set: {len(self.pair_ids)} ids, {len(self.a)} a, {len(self.b)} b")
+        if _aligned(self.pair_ids, self.a, "a") and _aligned(self.pair_ids, self.b, "b"):
+            object.__setattr__(self, "summary", MappingProxyType(dict(self.summary)))
+            return
         for pair_id, ra, rb in zip(self.pair_ids, self.a, self.b):
             if (ra.pair_id, ra.side, rb.pair_id, rb.side) != (pair_id, "a", pair_id, "b"):
                 raise ValueError(f"pair {pair_id!r}: responses are not its a and b sides")
@@ -141,22 +254,20 @@ class _Collector:
         return _finish(tuple(ids), tuple(side_a), tuple(side_b), self.counts, drop_empty=drop_empty, sources=sources)
 
 
-def _is_empty(response: Response) -> bool:
-    return not response.response.strip()
-
-
 def _finish(
     ids: tuple[str, ...],
-    side_a: tuple[Response, ...],
-    side_b: tuple[Response, ...],
+    side_a: Sequence[Response],
+    side_b: Sequence[Response],
     counts: dict[str, int],
     *,
     drop_empty: bool,
     sources: tuple[tuple[str, str], ...],
 ) -> ResponseSet:
-    counts["n_empty"] = sum(_is_empty(r) for r in side_a) + sum(_is_empty(r) for r in side_b)
-    if drop_empty:
-        keep = [i for i in range(len(ids)) if not (_is_empty(side_a[i]) or _is_empty(side_b[i]))]
+    empty_a = [not text.strip() for text in response_texts(side_a)]
+    empty_b = [not text.strip() for text in response_texts(side_b)]
+    counts["n_empty"] = sum(empty_a) + sum(empty_b)
+    if drop_empty and counts["n_empty"]:
+        keep = [i for i in range(len(ids)) if not (empty_a[i] or empty_b[i])]
         counts["n_empty_dropped"] += len(ids) - len(keep)
         ids = tuple(ids[i] for i in keep)
         side_a = tuple(side_a[i] for i in keep)
@@ -231,7 +342,10 @@ def aligned_responses(pair_ids: Sequence[str], side_a: Sequence[Response], side_
         return read_responses([r for pair in zip(side_a, side_b) for r in pair])
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     counts["n_records"] = len(side_a) + len(side_b)
-    return _finish(tuple(pair_ids), tuple(side_a), tuple(side_b), counts, drop_empty=False, sources=())
+    ids = tuple(pair_ids)
+    kept_a = side_a if _aligned(ids, side_a, "a") else tuple(side_a)  # a column stays one
+    kept_b = side_b if _aligned(ids, side_b, "b") else tuple(side_b)
+    return _finish(ids, kept_a, kept_b, counts, drop_empty=False, sources=())
 
 
 def _from_records(records: Iterable[Any], *, drop_empty: bool) -> ResponseSet:

@@ -168,7 +168,7 @@ def finalize(
                 gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
             )
         )
-    n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+    n_distinct = len({r.response for side in (rs.a, rs.b) for r in side})  # no tuple of every record
     warnings = []
     if n_distinct < 0.1 * 2 * rs.n_pairs:
         warnings.append(_WARN_REPEATS.format(n_distinct=n_distinct, n=2 * rs.n_pairs))

@@ -40,7 +40,7 @@ from fairtalk.measures._registry import (
 from fairtalk.measures._scoring import score_unique
 from fairtalk.measures._sentiment import Sentiment
 from fairtalk.measures._similarity import SIMILARITY_METHODS, n_words, pair_similarity, rouge_l, same_answers
-from fairtalk.measures._text import dedupe, preprocess, tokenize
+from fairtalk.measures._text import DistinctTexts, dedupe, preprocess, tokenize
 from fairtalk.measures._token_limit import TOKEN_LIMIT_KEY, TokenLimit
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "Sentiment",
     "build_measure",
     "check_measure_names",
+    "DistinctTexts",
     "dedupe",
     "default_measures",
     "get_measure",

@@ -118,21 +118,36 @@ class _NgramIndex:
     starts: np.ndarray
 
 
-def _index(ids: np.ndarray, lengths: np.ndarray) -> _NgramIndex:
+#: Texts whose positions are or-ed into the packed occurrences at a time (bounds the temporary array).
+_BLOCK = 1 << 16
+
+
+def _index(taken: list[array[int]], lengths: np.ndarray) -> _NgramIndex:
     """Build the :class:`_NgramIndex` from each distinct text's distinct n-gram ids, concatenated (``lengths`` per text).
 
-    Each occurrence is one int64, the n-gram id in the high 32 bits and its text in the low
-    32, sorted in place: the order of a stable sort by n-gram id (texts ascending within one),
-    with no per-text arrays and no argsort index beside it.
+    ``taken`` holds the one C-int array of ids, which this call takes out (and frees once
+    copied). Each occurrence is one int64, the n-gram id in the high 32 bits and its text in
+    the low 32, sorted in place: the order of a stable sort by n-gram id (texts ascending
+    within one), with no per-text arrays and no argsort index beside it. The arrays are
+    shifted, or-ed and narrowed in place or in blocks: at most 8 bytes an occurrence beside
+    the result.
     """
     n_texts = len(lengths)
+    ids = taken.pop()
     if len(ids) == 0:
         empty = np.zeros(0, dtype=np.intp)
         return _NgramIndex(np.zeros(n_texts, dtype=np.intp), empty, empty)
-    packed = ids.astype(np.int64) << 32
-    packed |= np.repeat(np.arange(n_texts, dtype=np.int32), lengths)
+    packed = np.empty(len(ids), dtype=np.int64)
+    packed[:] = np.frombuffer(ids, dtype=np.intc)
+    del ids  # the only reference: its 4 bytes an occurrence are freed
+    packed <<= 32
+    ends = np.cumsum(lengths, dtype=np.int64)
+    for first in range(0, n_texts, _BLOCK):
+        last = min(first + _BLOCK, n_texts)
+        start = int(ends[first - 1]) if first else 0
+        packed[start : int(ends[last - 1])] |= np.repeat(np.arange(first, last, dtype=np.int64), lengths[first:last])
     packed.sort()
-    owners = (packed & 0xFFFFFFFF).astype(np.int32)  # texts fit a C int, as the ids do
+    owners = packed.astype(np.int32)  # the low 32 bits: the texts (they fit a C int, as the ids do)
     packed >>= 32  # the n-gram ids, sorted
     starts = np.flatnonzero(np.r_[True, packed[1:] != packed[:-1]])
     del packed
@@ -200,12 +215,14 @@ class Diversity(CorpusMeasure):
             uni_lengths.append(len(unigrams))
             bi_lengths.append(len(bigrams))
         del vocab_1, vocab_2
+        uni_taken, bi_taken = [uni_ids], [bi_ids]  # _index takes each out and frees it once copied
+        del uni_ids, bi_ids
         return DistinctStatistic(
             self.definition,
             inverse,
             n_words,
-            _index(np.frombuffer(uni_ids, dtype=np.intc), np.frombuffer(uni_lengths, dtype=np.intc)),
-            _index(np.frombuffer(bi_ids, dtype=np.intc), np.frombuffer(bi_lengths, dtype=np.intc)),
+            _index(uni_taken, np.frombuffer(uni_lengths, dtype=np.intc)),
+            _index(bi_taken, np.frombuffer(bi_lengths, dtype=np.intc)),
         )
 
     def compute(self, texts: Sequence[str]) -> dict[str, float]:

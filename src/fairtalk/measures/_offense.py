@@ -21,7 +21,7 @@ punctuation collapsed) before scoring, as in the paper (§3.2). Scorers, by ``sc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -130,7 +130,7 @@ class Offense(Measure):
                 from profanity_check import predict_prob
             except ImportError as exc:
                 raise FairtalkError(_MSG_MISSING_PC) from exc
-            return np.asarray(predict_prob(cleaned), dtype=np.float64)
+            return _in_blocks(predict_prob, cleaned)
         return self._hf_probabilities(cleaned)
 
     def raw_scores(self, texts: Sequence[str]) -> np.ndarray:
@@ -153,3 +153,14 @@ class Offense(Measure):
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """``{"offense_rate": array}`` with 1.0 where the text is offensive, else 0.0."""
         return {"offense_rate": (self.probabilities(texts) >= self.threshold).astype(np.float64)}
+
+
+#: Texts alt-profanity-check scores per call: its TF-IDF matrix of a million answers is hundreds of MiB.
+_BLOCK = 1 << 16
+
+
+def _in_blocks(predict_prob: Callable[[list[str]], Any], texts: list[str]) -> np.ndarray:
+    """``predict_prob(texts)`` called on ``_BLOCK`` texts at a time: the same values (each row is scored on its own)."""
+    return np.concatenate(
+        [np.asarray(predict_prob(texts[start : start + _BLOCK]), dtype=np.float64) for start in range(0, len(texts), _BLOCK)]
+    )

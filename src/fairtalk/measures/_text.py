@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["dedupe", "preprocess", "tokenize"]
+__all__ = ["DistinctTexts", "dedupe", "preprocess", "tokenize"]
 
 #: A punctuation or symbol character (not a letter, digit, underscore or space) repeated.
 _REPEATED_PUNCTUATION = re.compile(r"([^\w\s])\1+")
@@ -55,6 +55,17 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower().translate(_APOSTROPHES))
 
 
+class DistinctTexts(list[str]):
+    """Texts known to be distinct (the keys of a dict, in its order): :func:`dedupe` keeps them as they are.
+
+    Scoring indexes the answers of both sides once and hands every measure the distinct ones
+    in this type, so that no measure builds a second dict over a million texts to find them
+    distinct again. Build it from a dict (``DistinctTexts(index)``) and do not change it.
+    """
+
+    __slots__ = ()
+
+
 def dedupe(texts: Iterable[str]) -> tuple[list[str], np.ndarray]:
     """The distinct texts in first-seen order, and for each input text the index of its distinct text.
 
@@ -66,6 +77,8 @@ def dedupe(texts: Iterable[str]) -> tuple[list[str], np.ndarray]:
     >>> dedupe(["a", "b", "a"])
     (['a', 'b'], array([0, 1, 0]))
     """
+    if isinstance(texts, DistinctTexts):
+        return texts, np.arange(len(texts), dtype=np.intp)
     index: dict[str, int] = {}
     setdefault = index.setdefault
     inverse = [setdefault(text, len(index)) for text in texts]

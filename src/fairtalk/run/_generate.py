@@ -17,13 +17,16 @@ import hashlib
 import logging
 import os
 import time
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+import numpy as np
+
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk._responses import ResponseSet, aligned_responses
+from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models import (
     DecodingSettings,
@@ -38,7 +41,7 @@ from fairtalk.models import (
 )
 from fairtalk.pairs import read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
-from fairtalk.records import Pair, Response
+from fairtalk.records import Pair, Side
 from fairtalk.results import GenerationSummary
 from fairtalk.run._engine import open_on_ray
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
@@ -63,6 +66,7 @@ _MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generate
 _N_ERROR_EXAMPLES = 3
 #: Pair sides sent to ``respond_each`` per call by :func:`generate`.
 _CHUNK = 1 << 16
+_SIDES: tuple[Side, Side] = ("a", "b")
 _MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
 _LOG = logging.getLogger(__name__)
 
@@ -244,7 +248,7 @@ def generate(
     errors = answers.errors
     if answers.n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
-    rs = aligned_responses(answers.ids, answers.a, answers.b)
+    rs = answers.responses()
     rs = replace(
         rs,
         summary={
@@ -291,12 +295,14 @@ def generate(
 
 
 class _Answers:
-    """The complete pairs' response records, side by side, and the failed pair sides, counted."""
+    """The complete pairs' answers, side by side as columns (no record per answer), and the failed pair sides, counted."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
-        self.a: list[Response] = []
-        self.b: list[Response] = []
+        self.contexts: dict[Side, list[str]] = {"a": [], "b": []}
+        self.texts: dict[Side, list[str]] = {"a": [], "b": []}
+        self.seeds: dict[Side, array[int]] = {"a": array("q"), "b": array("q")}
+        self.rest: dict[Side, list[Extra]] = {"a": [], "b": []}
         self.errors: list[tuple[str, str, str]] = []
         self.error_counts: dict[str, int] = {}
         self.n_pairs_with_errors = self.n_truncated = 0
@@ -314,13 +320,35 @@ class _Answers:
             if failed:
                 self.n_pairs_with_errors += 1
                 continue
-            cluster = () if pair.cluster is None else (("cluster", pair.cluster),)
-            reason_a, reason_b = _reason(ra), _reason(rb)
-            (text_a, cut_a), (text_b, cut_b) = _fit(ra, pair.a), _fit(rb, pair.b)  # type: ignore[arg-type]
-            self.n_truncated += cut_a + cut_b  # an answer longer than a JSONL record may hold is cut, so outputs read back
+            cluster: Extra = () if pair.cluster is None else (("cluster", pair.cluster),)
             self.ids.append(pair.id)
-            self.a.append(Response(pair.id, "a", pair.a, str(text_a), (("seed", seeds[2 * i]), *cluster, *reason_a)))
-            self.b.append(Response(pair.id, "b", pair.b, str(text_b), (("seed", seeds[2 * i + 1]), *cluster, *reason_b)))
+            self._add("a", ra, pair.a, seeds[2 * i], cluster)
+            self._add("b", rb, pair.b, seeds[2 * i + 1], cluster)
+
+    def _add(self, side: Side, item: str | ResponderError, context: str, seed: int, cluster: Extra) -> None:
+        text, cut = _fit(item, context)  # type: ignore[arg-type]  # a failed pair never gets here
+        self.n_truncated += cut  # an answer longer than a JSONL record may hold is cut, so outputs read back
+        self.contexts[side].append(context)
+        self.texts[side].append(str(text))
+        self.seeds[side].append(seed)
+        reason = _reason(item)
+        self.rest[side].append((*cluster, *reason) if cluster or reason else ())
+
+    def responses(self) -> ResponseSet:
+        """The complete pairs' ResponseSet: each side a :class:`~fairtalk._responses.ResponseColumn`."""
+        ids = tuple(self.ids)
+        a, b = (
+            ResponseColumn(
+                ids,
+                side,
+                self.contexts[side],
+                self.texts[side],
+                np.frombuffer(self.seeds[side], dtype=np.int64) if self.seeds[side] else np.zeros(0, np.int64),
+                self.rest[side],
+            )
+            for side in _SIDES
+        )
+        return aligned_responses(ids, a, b)
 
 
 def _reason(item: object) -> tuple[tuple[str, str], ...]:

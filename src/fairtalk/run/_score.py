@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet, read_responses, responses_from_texts
+from fairtalk._responses import ResponseSet, read_responses, response_texts, responses_from_texts
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.inference import (
@@ -39,6 +39,7 @@ from fairtalk.measures import (
     AnyMeasure,
     CorpusMeasure,
     CorpusStatistic,
+    DistinctTexts,
     Measure,
     MeasureOptions,
     TokenLimit,
@@ -65,11 +66,14 @@ MASK_TOKEN = "XYZ"
 
 
 def _index(texts_a: Sequence[str], texts_b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The union of distinct texts of both sides, and each pair's index into it per side."""
+    """The union of distinct texts of both sides, and each pair's index into it per side.
+
+    The texts come as :class:`~fairtalk.measures.DistinctTexts`, which the measures do not deduplicate again.
+    """
     position: dict[str, int] = {}
     ia = np.fromiter((position.setdefault(t, len(position)) for t in texts_a), dtype=np.int64, count=len(texts_a))
     ib = np.fromiter((position.setdefault(t, len(position)) for t in texts_b), dtype=np.int64, count=len(texts_b))
-    return list(position), ia, ib
+    return DistinctTexts(position), ia, ib
 
 
 def _per_response(
@@ -292,7 +296,7 @@ def _scored(
         raise InputError(
             _MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""), path=where
         )
-    uniques, ia, ib = _index([r.response for r in rs.a], [r.response for r in rs.b])
+    uniques, ia, ib = _index(response_texts(rs.a), response_texts(rs.b))
     scorer = None
     if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
         scorer = RayScorer(engine, partial(measures_scorer, remote_items(o.measures, built), measure_options))
