@@ -148,8 +148,10 @@ class ThreadChoice:
     each other while the machine runs other work (measured on 2 cores at a load of 7: 3.4x the
     wall time and 3.8x the CPU time with two threads). The vectors mostly do not depend on the number
     of threads (bit for bit on 300 contexts, 1 against 2 threads, in float32 and in bfloat16), but a
-    short batch's can, in their last bits: 16 of 16 contexts of 2-5 word pieces in float32, 2 of them
-    in bfloat16 (2026-11-29, torch 2.13.0), so on a near tie a context's answer can follow the choice.
+    short batch's can: on the bare audit's 6,678 contexts, 1 thread against 2 moved 24 vectors (3-5
+    word pieces) by at most 2.7e-7 in float32 and 78 (3-21 word pieces) by at most 1.5e-3 in
+    bfloat16, and no answer (``bench/thread_invariance.py``, 2026-11-29, torch 2.13.0). On a near tie
+    a bfloat16 answer can follow the choice, as it can follow another machine's core count.
     """
 
     def __init__(self, every: int = 16) -> None:
