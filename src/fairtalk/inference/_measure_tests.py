@@ -246,9 +246,10 @@ def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> Powe
     if method.startswith("mcnemar"):
         return PowerBasis(method, n=d.size, discordance=discordance)
     u = units(d, opts.clusters)
-    return PowerBasis(
-        "rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df, discordance=discordance
-    )
+    se = u.standard_error()
+    # no spread to estimate the clustering from: each dialogue counts once, as in the rate's interval
+    n = u.n_units if kind == "rate" and se == 0 and opts.clusters is not None else d.size
+    return PowerBasis("rate_mean" if kind == "rate" else "mean", n=n, se=se, df=u.df, discordance=discordance)
 
 
 def compare_scored(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
@@ -336,7 +337,12 @@ def corpus_row(
     if degenerate:
         assert n_differing is not None and n_units is not None
         equivalence = share_equivalence(
-            n_units, n_differing, alpha=opts.alpha, margin=margin, units="dialogues" if opts.clusters is not None else "pairs"
+            n_units,
+            n_differing,
+            alpha=opts.alpha,
+            margin=margin,
+            n_pairs=len(opts.clusters) if opts.clusters is not None else n_units,
+            units="dialogues" if opts.clusters is not None else "pairs",
         )
         ci = (None, None)
     elif margin is None or inference.p_equivalence is None:

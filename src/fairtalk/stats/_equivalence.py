@@ -53,6 +53,7 @@ from fairtalk.stats._intervals import newcombe_interval
 __all__ = [
     "DEFAULT_MARGINS",
     "IDENTICAL_SHARE",
+    "METHOD_IDENTICAL",
     "Equivalence",
     "FEW_DISCORDANT_UNITS",
     "default_margin",
@@ -81,8 +82,13 @@ _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
 #: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
 IDENTICAL_SHARE = 0.02
 NOTE_IDENTICAL = (
-    "identical on all {n:,} pairs: at most {share:.2%} of {units} could differ ({level:.0%} one-sided exact bound){bound}"
+    "identical on all {n:,} pairs{counted}: at most {share:.2%} of {units} could differ ({level:.0%} one-sided exact "
+    "bound){bound}{needed}"
 )
+#: ``method`` of :func:`share_equivalence`: how few units differ at all decides, whatever the margin.
+METHOD_IDENTICAL = "identical answers: exact binomial bound on the differing share"
+#: Said where identical answers were not shown equivalent: how many units, all identical, would be.
+NOTE_IDENTICAL_NEEDED = "; equivalence needs {needed:,} {units} all identical"
 #: A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
 #: is decided by :func:`direction_equivalence`, the exact rule identical answers are the case 0 of; from it up, by
 #: :func:`tost_rate`: too few discordant units give no estimate of the spread of the differences nor of their clustering.
@@ -241,11 +247,20 @@ def share_equivalence(
     share = float(beta.ppf(1 - alpha, n_differing + 1, n_units - n_differing)) if n_differing < n_units else 1.0
     if n_differing == 0:
         bound = f", so |A - B| <= {share * max_difference:.3g}" if scaled and state_bound else ""  # type: ignore[operator]
-        note = NOTE_IDENTICAL.format(n=n_pairs or n_units, share=share, units=units, level=1 - alpha, bound=bound)
+        counted = f" ({n_units:,} {units})" if n_pairs is not None and n_pairs != n_units else ""
+        needed = identical_units_needed(alpha=alpha, margin=margin, max_difference=max_difference)
+        note = NOTE_IDENTICAL.format(
+            n=n_pairs or n_units,
+            counted=counted,
+            share=share,
+            units=units,
+            level=1 - alpha,
+            bound=bound,
+            needed="" if p < alpha else NOTE_IDENTICAL_NEEDED.format(needed=needed, units=units),
+        )
     else:
         note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
-    method = "identical answers: exact binomial bound on the differing share"
-    return Equivalence(margin if scaled else None, p, p < alpha, method, note)
+    return Equivalence(margin if scaled else None, p, p < alpha, METHOD_IDENTICAL, note)
 
 
 def direction_equivalence(

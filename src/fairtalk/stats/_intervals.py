@@ -137,6 +137,22 @@ def design_effect(x_a: _Array, x_b: _Array, clusters: Sequence[Hashable] | np.nd
     return units(d, clusters).standard_error() ** 2 / naive
 
 
+def _rate_design_effect(a: np.ndarray, b: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None) -> float:
+    """A rate interval's design effect: :func:`design_effect`, or where the differences do not vary, the pairs per cluster.
+
+    With no discordant pair the clustering cannot be estimated, and the differences are alike
+    within every cluster, so each cluster counts once (the largest design effect its pairs allow):
+    the interval then counts dialogues, as the identical-answers bound does, not pairs.
+    """
+    if clusters is None:
+        return 1.0
+    deff = design_effect(a, b, clusters)
+    if deff is not None:
+        return deff
+    n_clusters = len(set(clusters))
+    return a.size / n_clusters if n_clusters else 1.0
+
+
 def t_interval(u: Units, *, level: float = 0.95) -> Interval:
     """The t interval of the mean difference: ``mean ± t(df) * SE``, with the CR2 SE and Bell-McCaffrey df when clustered.
 
@@ -204,6 +220,5 @@ def difference_interval(
     if test.startswith("wilcoxon"):
         return hodges_lehmann(a, b, level=level)[1]
     if kind == "rate":
-        deff = design_effect(a, b, clusters) if clusters is not None else 1.0
-        return newcombe_interval(a, b, level=level, design_effect=deff or 1.0)
+        return newcombe_interval(a, b, level=level, design_effect=_rate_design_effect(a, b, clusters))
     return t_interval(units(a - b, clusters), level=level)
