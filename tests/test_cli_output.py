@@ -195,14 +195,14 @@ def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) ->
     assert "a difference, but within the margin" in out and "diversity" in out.split("a difference, but within the margin")[1]
 
 
-def _cli_at_80_columns(*args: str, cwd: Path) -> str:
+def _cli_at_80_columns(*args: str, cwd: Path, columns: int = 80) -> str:
     """``COLUMNS=80 fairtalk ARGS | cat``: the output a CI log holds (not a terminal, 80 columns)."""
     import os
     import subprocess
     import sys
 
     src = str(Path(__file__).resolve().parents[1] / "src")
-    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     env.pop("FORCE_COLOR", None)
     done = subprocess.run(
         [sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -308,6 +308,19 @@ def test_a_constant_bot_s_table_at_80_columns_shows_every_figure_and_verdict_who
     assert sorted(cells[5].split()[0] for cells in rows) == sorted(_VERDICT_WORD[v] for v in verdicts)
     assert "identical on every pair" in out.split(lines[header + 1], 1)[1]  # its explanation, below the table
     assert max(cell_len(line) for line in lines[header - 2 : header + 2 + len(rows)]) <= 80
+
+
+def test_compare_prints_blocks_where_its_table_would_wrap_a_cell(tmp_path: Path) -> None:
+    """Review h3: two runs with the same answers read `inconclusive (identical on all 40 pairs)`; at 110 columns (wide
+    enough for a table) that verdict squeezed the measure names to `sentiment_positi…`. Blocks show them whole."""
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    args = ("--corpus", str(corpus), "--axis", "gender", "--pairs", "40", "--resamples", "200", "--quiet")
+    _cli_at_80_columns("audit", *args, "--model", f"python:{models}:fair", "-o", "run", cwd=tmp_path)
+    compared = _cli_at_80_columns("compare", "run", "run", cwd=tmp_path, columns=110)
+    assert "identical on all 40 pairs" in compared and re.search(r"\w…", compared) is None, compared
+    assert "\n  sentiment_positive\n" in compared  # its name whole, on a line of its own
+    wide = _cli_at_80_columns("compare", "run", "run", cwd=tmp_path, columns=250)
+    assert "┃ Measure" in wide and re.search(r"\w…", wide) is None, wide  # room for the table: a table
 
 
 def _every_command(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
