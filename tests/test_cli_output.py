@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from audit_toys import write_corpus, write_models
@@ -193,14 +195,14 @@ def test_a_difference_inside_the_margin_is_not_also_called_equivalent(capsys) ->
     assert "a difference, but within the margin" in out and "diversity" in out.split("a difference, but within the margin")[1]
 
 
-def _cli_at_80_columns(*args: str, cwd: Path) -> str:
+def _cli_at_80_columns(*args: str, cwd: Path, columns: int = 80) -> str:
     """``COLUMNS=80 fairtalk ARGS | cat``: the output a CI log holds (not a terminal, 80 columns)."""
     import os
     import subprocess
     import sys
 
     src = str(Path(__file__).resolve().parents[1] / "src")
-    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     env.pop("FORCE_COLOR", None)
     done = subprocess.run(
         [sys.executable, "-m", "fairtalk.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -268,3 +270,115 @@ def test_every_flag_a_help_panel_names_is_an_option_of_some_command() -> None:
     named = [flag for panel in PANELS.values() for flag in panel]
     assert len(named) == len(set(named))  # one panel per flag
     assert not [flag for flag in named if flag not in every]
+
+
+_FIGURE = re.compile(r"–|n/a|< 1e-5|[-+]?\d+\.\d+(e-\d+)?|\[[-+]\d+\.\d+, [-+]\d+\.\d+\]")
+#: The terminal table's word for each verdict of results.json.
+_VERDICT_WORD = {"difference detected": "DIFFERENT", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+
+
+def _side(x: float, *, percent: bool) -> str:
+    """A side's mean as the table prints it: percent with three decimals, else four (two from 10 on)."""
+    return f"{100 * x:.3f}" if percent else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
+
+
+def test_a_constant_bot_s_table_at_80_columns_shows_every_figure_and_verdict_whole(tmp_path: Path) -> None:
+    """Review h3: a bot that always says the same thing is `equivalent: identical on every pair` on every row, and
+    that verdict squeezed the figures to `0.…` at 80 columns (and under CI=true, which prints at 80)."""
+    import json
+
+    days = [f"{line} on day {day}" for line in write_corpus(tmp_path).read_text().splitlines()[:80] for day in range(5)]
+    corpus = tmp_path / "days.txt"
+    corpus.write_text("\n".join(days) + "\n", encoding="utf-8")
+    models = write_models(tmp_path)
+    args = ("--corpus", str(corpus), "--axis", "gender", "--pairs", "200", "--resamples", "200", "--quiet")
+    out = _cli_at_80_columns("audit", *args, "--model", f"python:{models}:fair", "-o", "run", cwd=tmp_path)
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["Measure"])
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[header + 2 :]]
+    rows = rows[: next(i for i, cells in enumerate(rows) if cells == [""])]
+    measures = json.loads((tmp_path / "run" / "gender" / "results.json").read_text())["measures"]
+    assert len(rows) == len(measures) and all(len(cells) == 6 for cells in rows), out
+    for cells in rows:  # label, A, B, p adj., CI, verdict
+        assert all(_FIGURE.fullmatch(cell) for cell in cells[1:5]), cells
+    sides = [_side(m[side], percent=m["kind"] in ("rate", "corpus")) for m in measures.values() for side in "ab"]
+    assert sorted(cell for cells in rows for cell in cells[1:3]) == sorted(sides)
+    verdicts = [m["verdict"] for m in measures.values()]
+    assert verdicts.count("equivalent") >= 5  # the verdict that was too wide: identical answers on every pair
+    assert sorted(cells[5].split()[0] for cells in rows) == sorted(_VERDICT_WORD[v] for v in verdicts)
+    assert "identical on every pair" in out.split(lines[header + 1], 1)[1]  # its explanation, below the table
+    assert max(cell_len(line) for line in lines[header - 2 : header + 2 + len(rows)]) <= 80
+
+
+def test_compare_prints_blocks_where_its_table_would_wrap_a_cell(tmp_path: Path) -> None:
+    """Review h3: two runs with the same answers read `inconclusive (identical on all 40 pairs)`; at 110 columns (wide
+    enough for a table) that verdict squeezed the measure names to `sentiment_positi…`. Blocks show them whole."""
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    args = ("--corpus", str(corpus), "--axis", "gender", "--pairs", "40", "--resamples", "200", "--quiet")
+    _cli_at_80_columns("audit", *args, "--model", f"python:{models}:fair", "-o", "run", cwd=tmp_path)
+    compared = _cli_at_80_columns("compare", "run", "run", cwd=tmp_path, columns=110)
+    assert "identical on all 40 pairs" in compared and re.search(r"\w…", compared) is None, compared
+    assert "\n  sentiment_positive\n" in compared  # its name whole, on a line of its own
+    wide = _cli_at_80_columns("compare", "run", "run", cwd=tmp_path, columns=250)
+    assert "┃ Measure" in wide and re.search(r"\w…", wide) is None, wide  # room for the table: a table
+
+
+def _every_command(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    ctx = typer.Context(group)
+    found: list[tuple[tuple[str, ...], Any]] = [(path, group)]
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if hasattr(command, "commands"):
+            found += _every_command(command, (*path, name))
+        else:
+            found.append(((*path, name), command))
+    return found
+
+
+def _help_rows(text: str) -> list[list[str]]:
+    """The lines of ``--help`` that open with an option's name, as their words (``,`` and borders dropped)."""
+    rows = [line.strip("│ ").replace(",", " ").split() for line in text.splitlines()]
+    rows = [cells[1:] if cells[:1] == ["*"] else cells for cells in rows]  # a required option's star
+    return [cells for cells in rows if cells and cells[0].startswith("-")]
+
+
+def test_every_command_s_help_at_80_columns_names_every_option_in_full() -> None:
+    """Review h3: at 80 columns `audit --help` cut five option names (`--max-consecutive-failu…`), so did `score`,
+    `respond` and `similarity`; each option's row now holds all its names, whole."""
+    for path, command in _every_command(typer.main.get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (path, result.output)
+        rows = _help_rows(result.stdout)
+        for param in command.params:
+            names = [*param.opts, *param.secondary_opts]
+            if param.param_type_name != "option" or getattr(param, "hidden", False):
+                continue
+            assert any(cells[0] in names and set(names) <= set(cells) for cells in rows), (path, names)
+        assert not [word for cells in rows for word in cells if word.startswith("-") and word.endswith("…")], path
+
+
+def test_help_layout_keeps_a_long_option_name_whole_in_a_narrow_terminal() -> None:
+    """The layout fix reaches into how typer builds its options table (typer has no setting for its columns): this
+    fails if typer stops building it through ``typer.rich_utils.Table`` with the names first and the help last."""
+    import rich.table
+    import typer.rich_utils
+
+    from fairtalk.cli._help_layout import uncut_option_names
+
+    tiny = typer.Typer(add_completion=False)
+
+    @tiny.command()
+    def main(
+        flag: bool = typer.Option(True, "--a-long-option-name/--no-a-long-option-name", help="Some words of help text."),
+        count: int = typer.Option(1, "--another-long-option", min=0, help="More words of help text here."),
+    ) -> None:
+        """A command with long option names."""
+
+    cut = runner.invoke(tiny, ["--help"], env={"COLUMNS": "70"}).stdout
+    assert "--a-long-option-name" not in cut.replace("│", " ").split()  # typer alone cuts it
+    with uncut_option_names():
+        whole = runner.invoke(tiny, ["--help"], env={"COLUMNS": "70"}).stdout
+    assert typer.rich_utils.Table is rich.table.Table  # put back
+    rows = _help_rows(whole)
+    assert ["--a-long-option-name", "--no-a-long-option-name"] == rows[0][:2], whole
+    assert ["--another-long-option"] in [cells[:1] for cells in rows] and "…" not in whole, whole

@@ -116,7 +116,8 @@ class _Commands(TyperGroup):
     """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2.
 
     Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`), and its help lists
-    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`).
+    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`)
+    and never cuts an option's name at 80 columns (:meth:`main`).
     """
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
@@ -131,6 +132,13 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except FairtalkError as exc:
             fail(exc)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """The command line, whose ``--help`` never cuts an option's name (:func:`uncut_option_names`)."""
+        from fairtalk.cli._help_layout import uncut_option_names
+
+        with uncut_option_names():
+            return super().main(*args, **kwargs)
 
 
 app = typer.Typer(

@@ -182,11 +182,29 @@ def model_comparison_table(comparison: ModelComparison, *, width: int | None = N
     """The comparison for a terminal ``width`` columns wide (None: wide): a ``rich`` Table, or blocks when narrow.
 
     The table has per axis and key both gaps, the change with its interval, p and verdict; below
-    :data:`WIDE_ENOUGH` columns each key is a block of short lines that wrap between figures, never inside one.
+    :data:`WIDE_ENOUGH` columns, or where the table's rows do not fit on one line each (a long verdict
+    such as ``inconclusive (identical on all 600 pairs)``), each key is a block of short lines that
+    wrap between figures, never inside one.
     """
     if width is not None and width < WIDE_ENOUGH:
         return _comparison_blocks(comparison)
-    return _comparison_table(comparison)
+    table = _comparison_table(comparison)
+    if width is not None and _natural_width(table) > width:
+        return _comparison_blocks(comparison)
+    return table
+
+
+#: Wider than any table: rich measures a table's natural width within the width it is given.
+_UNBOUNDED = 1 << 16
+
+
+def _natural_width(table: Table) -> int:
+    """The columns ``table`` takes with no cell wrapped or cut (rich's measurement; nothing is printed)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=_UNBOUNDED)
+    return Measurement.get(console, console.options, table).maximum
 
 
 def _comparison_blocks(comparison: ModelComparison) -> RenderableType:

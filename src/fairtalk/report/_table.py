@@ -78,6 +78,8 @@ COLUMNS = (
 )
 _DASH = "–"
 _P_FLOOR = 1e-5
+#: The verdict of a measure shown equivalent because no pair's two answers scored differently.
+_IDENTICAL = "equivalent: identical on every pair"
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +226,7 @@ def verdict_text(m: MeasureResult) -> str:
     if m.not_tested:
         return "not tested"
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_test.startswith("identical answers"):
-        return "equivalent: identical on every pair"
+        return _IDENTICAL
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_margin is not None:
         return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
     return m.verdict.value
@@ -373,8 +375,10 @@ def rich_table(result: AuditResult) -> Table:
     """The summary table for a terminal: side means, difference, paired and adjusted p, CI.
 
     The paper's Z test and the effect sizes are in ``report.md`` and ``report.html``; the
-    terminal keeps the columns a release decision needs, so that it fits 80 columns.
-    Significant rows are bold red.
+    terminal keeps the columns a release decision needs, so that it fits 80 columns. The figures and
+    the verdict never shrink (``no_wrap``): a verdict is a word of :data:`_SHORT_VERDICTS`, and the
+    caption below the table explains a marked one and holds the masked re-test's figures; where the
+    width runs short, a measure's label wraps onto a second line instead. Significant rows are bold red.
     """
     from rich import box
     from rich.table import Table
@@ -385,32 +389,56 @@ def rich_table(result: AuditResult) -> Table:
     rows = summary_rows(result)
     units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
     title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
-    table = Table(title=Text(title), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    table.add_column(Text("Measure"), no_wrap=True)
+    caption = _caption(rows)
+    table = Table(
+        title=Text(title),
+        caption=Text(caption) if caption else None,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column(Text("Measure"), overflow="fold")  # a long label wraps, never cut short
     for header in (*result.groups, "p adj.", "95% CI (A−B)"):
-        table.add_column(Text(header), justify="right", no_wrap=True)
-    table.add_column(Text("Verdict"), no_wrap=True)
-    has_masked = any(r.masked is not None for r in rows)
-    if has_masked:
-        table.add_column(Text("Masked A vs B"), justify="right")
+        table.add_column(Text(header), justify="right", no_wrap=True)  # figures never shrink
+    table.add_column(Text("Verdict"), no_wrap=True)  # a word of a fixed vocabulary: never split
     for row in rows:
-        verdict = _SHORT_VERDICTS.get(row.verdict.split(" within")[0], row.verdict)
-        cells: tuple[str, ...] = (
+        cells = (
             _short_label(row.name) + ("" if row.primary else " *"),
             row.a,
             row.b,
             row.p_adjusted,
             row.ci95.removesuffix(" pp"),
-            verdict,
+            _short_verdict(row.verdict),
         )
-        cells += (row.masked or _DASH,) if has_masked else ()
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
     return table
 
 
+def _caption(rows: list[TableRow]) -> str:
+    """The lines below the terminal's table: the marked verdict explained, and the masked re-test's figures."""
+    lines = [_IDENTICAL_NOTE] if any(row.verdict == _IDENTICAL for row in rows) else []
+    masked = [f"{_short_label(row.name)} {row.masked}" for row in rows if row.masked is not None]
+    if masked:
+        lines.append("Masked A vs B (the group words masked on both sides): " + " · ".join(masked))
+    return "\n".join(lines)
+
+
+#: The terminal's verdicts: a fixed vocabulary whose words fit a narrow column (``equivalent within ±m`` is
+#: ``equivalent``; the margins are in the reports, and the lines below the table name the measures shown equivalent).
 _SHORT_VERDICTS = {
     "difference detected": "DIFFERENT",
     "equivalent": "equivalent",
     "inconclusive": "inconclusive",
     "not tested": "not tested",
+    _IDENTICAL: "equivalent †",
 }
+_IDENTICAL_NOTE = (
+    "† identical on every pair: no pair's two answers scored differently, and an exact bound on how often they "
+    "could differ shows the sides equivalent"
+)
+
+
+def _short_verdict(verdict: str) -> str:
+    """The terminal's word for a verdict of :func:`verdict_text` (a text it does not know stays as it is)."""
+    return _SHORT_VERDICTS.get(verdict, _SHORT_VERDICTS.get(verdict.split(" within")[0], verdict))
