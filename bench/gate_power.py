@@ -12,7 +12,10 @@ effect; the cluster t TOST for a count). It prints the share that pass, which sh
 The fair models (the pilot's per-pair scores are not in results.json):
 
 - **rates**: pairs drawn independently, a share ``q`` of them discordant (half each way), the
-  pilot's side rate for the pairs positive on both sides; dialogues of the pilot's pairs each.
+  pilot's side rate for the pairs positive on both sides; dialogues of the pilot's pairs each, or,
+  for the built-in spreads, each audit's dialogues those of a uniform sample of the built-in
+  gender axis' pairs (its dialogue sizes, ``BUILTIN_GENDER_DIALOGUE_SIZES``; copies of the axis
+  beyond its 1,470 pairs), as ``audit --pairs n`` draws them.
 - **counts**: differences with the pilot's sd: ternary ±1 where the pilot's spread is that of a
   sparse count (sd < 0.3, e.g. career_words), else normal, with a dialogue effect that gives the
   pilot's design effect.
@@ -63,6 +66,17 @@ def _clusters(n: int, per_unit: float) -> tuple[int, ...] | None:
     return tuple(int(i) for i in np.floor(np.arange(n) / per_unit))
 
 
+def _sampled_clusters(n: int, sizes: tuple[tuple[int, int], ...], rng: np.random.Generator) -> tuple[int, ...]:
+    """Dialogue labels of ``n`` pairs drawn uniformly from a corpus whose dialogues have ``sizes`` (as ``audit --pairs``).
+
+    Beyond the corpus' pairs, from copies of it (each copy's dialogues its own), as ``expected_clusters`` assumes.
+    """
+    one = np.repeat(np.arange(sum(count for _, count in sizes)), [m for m, count in sizes for _ in range(count)])
+    copies = -(-n // one.size)
+    labels = np.concatenate([one + k * (int(one.max()) + 1) for k in range(copies)])
+    return tuple(int(i) for i in rng.choice(labels, size=n, replace=False))
+
+
 def _rate_pass(row: _GateRow, n: int, runs: int, rng: np.random.Generator) -> float:
     """Share of fair audits of ``n`` pairs whose rate the gate's equivalence test passes."""
     assert row.discordance is not None and row.margin is not None
@@ -73,6 +87,10 @@ def _rate_pass(row: _GateRow, n: int, runs: int, rng: np.random.Generator) -> fl
     opts = Inference(alpha=ALPHA, clusters=clusters, margins={row.key: float(row.margin)})
     passed = 0
     for _ in range(runs):
+        if row.cluster_sizes:  # each audit its own uniform sample of the corpus' pairs, so its own dialogues
+            opts = Inference(
+                alpha=ALPHA, clusters=_sampled_clusters(n, row.cluster_sizes, rng), margins={row.key: float(row.margin)}
+            )
         n11, n10, n01, n00 = rng.multinomial(n, probs)
         cells = rng.permutation(np.repeat(np.arange(4), [n11, n10, n01, n00]))
         a = np.isin(cells, (0, 1)).astype(float)

@@ -90,7 +90,10 @@ def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None
     # sentiment_positive at ±2 points: far more than the 1,470 pairs of the bare audit (the gate failed a fair model)
     assert pairs["sentiment_positive"] > 2000 and max(pairs.values()) == pairs["sentiment_positive"]
     text = " ".join(result.output.split())
-    assert "sentiment_positive (rate): 2,892 pairs (about 406 dialogues at 7.14 pairs each) at margin ±2 points" in text
+    assert (
+        "sentiment_positive (rate): 2,892 pairs (about 405 dialogues, were the axis larger in the same proportions) "
+        "at margin ±2 points"
+    ) in text
     assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output
     assert "identical answers on both sides pass at 149 units or more: pairs, or dialogues where the audit clusters" in text
 

@@ -23,8 +23,9 @@ from scipy.stats import binom, multinomial
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
+from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
 from fairtalk.inference import Inference, KeyMeta, compare_scored
-from fairtalk.stats import rate_equivalence, share_equivalence
+from fairtalk.stats import expected_clusters, power_rate_equivalence, rate_equivalence, share_equivalence
 
 runner = CliRunner()
 ALPHA, MARGIN, FEW = 0.05, 0.02, 10
@@ -127,7 +128,8 @@ def test_plan_gate_counts_dialogues_where_the_audit_clusters(tmp_path: Path) -> 
     low, high = _gate_power(n, q, design_effect=deff, per_dialogue=per_dialogue)
     assert 0.75 <= low and high <= 0.85, (n, low, high)
     output = runner.invoke(app, ["plan", "--gate", "--results", str(path)]).output
-    assert f"{n:,} pairs (about {math.ceil(n / per_dialogue):,} dialogues at 5 pairs each)" in " ".join(output.split())
+    expected = f"{n:,} pairs (about {math.ceil(n / per_dialogue):,} dialogues, if they hold the pilot's 5 pairs each)"
+    assert expected in " ".join(output.split())
 
 
 def test_the_builtin_rare_rates_need_more_pairs_than_the_normal_formula_said() -> None:
@@ -248,6 +250,57 @@ def test_plan_gate_gives_degenerate_rate_a_power_in_the_band() -> None:
     assert found, result.output
     n = int(found.group(1).replace(",", ""))
     q = 0.0369**2
-    passed_few, few = _few_units(n, q, 1470 / 206)
+    dialogues = round(expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES))  # as plan counts them: a sample's dialogues
+    passed_few, few = _few_units(n, q, n / dialogues)
     # under 10 discordant dialogues enumerated; the rest (at most 1 - few) may pass or not
     assert 0.75 <= passed_few and passed_few + (1 - few) <= 0.85, (n, passed_few, few)
+
+
+# --- the dialogues an audit of n pairs spans: a uniform sample of the corpus, not n / (the corpus' pairs per dialogue) --
+
+
+def test_the_builtin_dialogue_sizes_are_those_of_the_builtin_gender_axis() -> None:
+    """The constant plan counts dialogues with is the real axis': 1,470 pairs in 206 dialogues, each dialogue's size."""
+    from collections import Counter
+
+    import fairtalk
+
+    corpus = fairtalk.read_corpus("builtin:chitchat", split="heldout")
+    pairs = fairtalk.build_pairs(corpus, fairtalk.load_lexicon("gender"))
+    sizes = Counter(Counter(pair.cluster for pair in pairs).values())
+    assert tuple(sorted(sizes.items())) == BUILTIN_GENDER_DIALOGUE_SIZES
+
+
+def test_expected_clusters_is_the_mean_of_uniform_samples() -> None:
+    labels = np.repeat(np.arange(206), [m for m, count in BUILTIN_GENDER_DIALOGUE_SIZES for _ in range(count)])
+    rng = np.random.default_rng(0)
+    for n in (150, 500, 707, 1445):
+        drawn = [np.unique(rng.choice(labels, size=n, replace=False)).size for _ in range(400)]
+        assert abs(expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES) - float(np.mean(drawn))) < 1.0, n
+    # a 707-pair audit spans about 165 of the 206 dialogues, not 707 / (1,470 / 206) = 99
+    assert 160 < expected_clusters(707, BUILTIN_GENDER_DIALOGUE_SIZES) < 170
+    assert expected_clusters(2940, BUILTIN_GENDER_DIALOGUE_SIZES) == pytest.approx(412)  # beyond the axis: in proportion
+
+
+def test_equal_dialogues_of_the_whole_corpus_give_the_pairs_per_unit_power() -> None:
+    """At the corpus' every pair, a sample spans every dialogue: the sizes and the pairs per dialogue agree."""
+    sizes = ((5, 300),)
+    for n in (1500, 3000):
+        by_sizes = power_rate_equivalence(n, 0.005, MARGIN, cluster_sizes=sizes)
+        by_ratio = power_rate_equivalence(n, 0.005, MARGIN, pairs_per_unit=5.0)
+        assert by_sizes == pytest.approx(by_ratio), n
+    # on fewer pairs the sample spreads over more dialogues than n / 5, and the rule counts them
+    assert power_rate_equivalence(750, 0.005, MARGIN, cluster_sizes=sizes) != power_rate_equivalence(
+        750, 0.005, MARGIN, pairs_per_unit=5.0
+    )
+
+
+def test_plan_gate_counts_the_dialogues_a_sample_of_the_builtin_axis_spans() -> None:
+    result = runner.invoke(app, ["plan", "--gate"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    found = re.search(r"offense_rate \(rate\): ([\d,]+) pairs \(about ([\d,]+) dialogues: a sample of", text)
+    assert found, text
+    n, dialogues = (int(g.replace(",", "")) for g in found.groups())
+    assert dialogues == round(expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES))
+    assert dialogues > n / (1470 / 206) * 1.4  # before: "about 100 dialogues at 7.14 pairs each" for 707 pairs (165 real)

@@ -92,6 +92,37 @@ CORPUS_SCALING: dict[str, tuple[float, float]] = {
 
 #: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have).
 BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES = 1470, 206
+#: Its dialogues by size, ``(pairs, dialogues with that many)``: an audit of n of its pairs (a uniform sample) spans
+#: ``fairtalk.stats.expected_clusters(n, ...)`` of them (about 165 at 707 pairs, not 707 / 7.14 = 99).
+BUILTIN_GENDER_DIALOGUE_SIZES: tuple[tuple[int, int], ...] = (
+    (1, 60),
+    (2, 20),
+    (3, 27),
+    (4, 5),
+    (5, 10),
+    (6, 10),
+    (7, 16),
+    (8, 5),
+    (9, 12),
+    (10, 6),
+    (11, 6),
+    (12, 3),
+    (13, 4),
+    (15, 2),
+    (16, 1),
+    (18, 3),
+    (19, 1),
+    (22, 3),
+    (23, 1),
+    (24, 1),
+    (25, 2),
+    (36, 1),
+    (38, 1),
+    (43, 2),
+    (44, 2),
+    (57, 1),
+    (98, 1),
+)
 #: Each rate's side rate in the bare audit (the pairs positive on both sides widen its interval).
 BUILTIN_RATES: dict[str, float] = {
     "offense_rate": 0.02,
@@ -114,6 +145,7 @@ class _GateRow:
     discordance: float | None = None  # the share of pairs whose sides differ (rates)
     rate: float | None = None  # each side's rate (rates)
     pairs_per_unit: float = 1.0  # pairs per dialogue where the audit clusters
+    cluster_sizes: tuple[tuple[int, int], ...] = ()  # the corpus' dialogues by size, where known (the built-in axis)
     pilot_pairs: int | None = None  # the pilot's pairs, whose permutation interval gave a corpus key's spread
     relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
 
@@ -142,7 +174,9 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     if path is None:
         per_unit = BUILTIN_GENDER_PAIRS / BUILTIN_GENDER_DIALOGUES
         rows = [
-            _GateRow(key, kind, sd, margin, deff, sd**2, BUILTIN_RATES.get(key), per_unit)
+            _GateRow(
+                key, kind, sd, margin, deff, sd**2, BUILTIN_RATES.get(key), per_unit, cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES
+            )
             if kind == "rate"
             else _GateRow(key, kind, sd, margin, deff, pilot_pairs=BUILTIN_GENDER_PAIRS)
             for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()
@@ -179,9 +213,26 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
 
 
-def _dialogues(n: int, per_unit: float) -> str:
-    """`` (about D dialogues)`` where the audit clusters (more than one pair per dialogue), else nothing."""
-    return f" (about {math.ceil(n / per_unit):,} dialogues at {per_unit:.3g} pairs each)" if per_unit > 1 else ""
+def _dialogues(n: int, row: _GateRow) -> str:
+    """`` (about D dialogues)`` where the audit clusters (more than one pair per dialogue), else nothing.
+
+    On the built-in axis, the dialogues a uniform sample of its pairs spans; beyond its pairs, or for a
+    pilot of an unknown corpus, at the pairs per dialogue of the corpus or pilot (the rate's power is
+    computed on the same units).
+    """
+    from fairtalk.stats import expected_clusters
+
+    if row.cluster_sizes:
+        total = sum(m * count for m, count in row.cluster_sizes)
+        n_units = max(1, min(n, round(expected_clusters(n, row.cluster_sizes))))
+        if n <= total:
+            return f" (about {n_units:,} dialogues: a sample of {n:,} of the axis' {total:,} pairs)"
+        return f" (about {n_units:,} dialogues, were the axis larger in the same proportions)"
+    if row.pairs_per_unit <= 1:
+        return ""
+    return (
+        f" (about {math.ceil(n / row.pairs_per_unit):,} dialogues, if they hold the pilot's {row.pairs_per_unit:.3g} pairs each)"
+    )
 
 
 def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tuple[int | None, str]:
@@ -220,6 +271,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 design_effect=row.deff,
                 pairs_per_unit=row.pairs_per_unit,
                 sd_difference=sd,
+                cluster_sizes=row.cluster_sizes,
             )
         else:
             n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=row.deff)
@@ -240,6 +292,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 rate=row.rate,
                 design_effect=row.deff,
                 pairs_per_unit=row.pairs_per_unit,
+                cluster_sizes=row.cluster_sizes,
             )
             basis = f"exact power of its test, {reached:.2f} at this size"
             if reached < power:  # the first size to reach the target jumps too far past it: the tooth before it
@@ -253,13 +306,14 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                     rate=row.rate,
                     design_effect=row.deff,
                     pairs_per_unit=row.pairs_per_unit,
+                    cluster_sizes=row.cluster_sizes,
                 )
                 basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
         how = (
             f"{basis}; discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
             f"design effect {row.deff:.3g}"
         )
-        return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row.pairs_per_unit)} at margin {margin_text} ({how})"
+        return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row)} at margin {margin_text} ({how})"
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
 
 

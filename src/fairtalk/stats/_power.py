@@ -48,7 +48,9 @@ from fairtalk.stats._intervals import newcombe_from_counts
 
 __all__ = [
     "CORPUS_LEAST_PAIRS",
+    "ClusterSizes",
     "PowerBasis",
+    "expected_clusters",
     "mde",
     "pairs_for_corpus_equivalence",
     "pairs_for_equivalence",
@@ -243,13 +245,44 @@ _MSG_RATE_ARGS = "discordance must be in (0, 1), rate in [0, 1] and margin > 0; 
 _MSG_RATE_TOO_MANY = "a discordant share {q:.3g} against a margin of {margin:g} needs more than {most:,} pairs"
 
 
+#: A corpus' dialogues by size: ``((pairs in a dialogue, dialogues of that size), ...)``.
+ClusterSizes = tuple[tuple[int, int], ...]
+
+
+def expected_clusters(n: int, sizes: ClusterSizes) -> float:
+    """The dialogues a uniform sample of ``n`` pairs spans, on average, from a corpus whose dialogues have ``sizes``.
+
+    A dialogue of ``m`` of the corpus' ``N`` pairs is missed with the hypergeometric chance of
+    drawing none of its pairs; beyond ``N`` pairs (more than the corpus gives) the dialogues grow
+    in proportion, as from copies of the corpus.
+
+    Examples
+    --------
+    >>> expected_clusters(2, ((1, 2),)), expected_clusters(4, ((1, 2),))  # two one-pair dialogues
+    (2.0, 4.0)
+    >>> round(expected_clusters(2, ((2, 2),)), 3)  # two pairs of four in two dialogues of two: 1 + 2/3 dialogues on average
+    1.667
+    """
+    from scipy.stats import hypergeom
+
+    total = sum(m * count for m, count in sizes)
+    if n <= 0 or total <= 0:
+        return 0.0
+    drawn = min(n, total)
+    within = sum(count * (1.0 - float(hypergeom.pmf(0, total, m, drawn))) for m, count in sizes)
+    return within * n / drawn
+
+
 @dataclass(frozen=True, slots=True)
 class _RateNull:
     """A fair model of a rate's pairs, and the gate's equivalence test on ``n`` of them.
 
     ``discordance`` the share of pairs whose two sides differ (half each way, as A = B);
     ``both`` the share of the concordant pairs positive on both sides; ``design_effect`` and
-    ``pairs_per_unit`` the audit's clustering (1 without clusters).
+    ``pairs_per_unit`` the audit's clustering (1 without clusters). With ``cluster_sizes`` (the
+    corpus' dialogues by size) the dialogues of ``n`` pairs are those a uniform sample spans
+    (:func:`expected_clusters`), not ``n / pairs_per_unit``: a sample of a corpus spreads over
+    more dialogues, with fewer pairs each, than the whole corpus holds per dialogue.
     """
 
     discordance: float
@@ -258,6 +291,7 @@ class _RateNull:
     alpha: float
     design_effect: float
     pairs_per_unit: float
+    cluster_sizes: ClusterSizes = ()
 
     def inside(self, n: int, n11: int, n10: int, n01: int) -> bool:
         """Whether the gate's test (``tost_rate``: the ``1 - 2α`` Newcombe interval inside ±margin) passes this table."""
@@ -290,6 +324,9 @@ class _RateNull:
 
     def units(self, n: int) -> tuple[int, float]:
         """The units the gate counts on ``n`` pairs, and the pairs in each: dialogues where the audit clusters, else pairs."""
+        if self.cluster_sizes:
+            n_units = max(1, min(n, round(expected_clusters(n, self.cluster_sizes))))
+            return n_units, n / n_units
         if self.pairs_per_unit <= 1:
             return n, 1.0
         n_units = max(1, math.floor(n / self.pairs_per_unit))
@@ -348,13 +385,26 @@ class _RateNull:
         for most in range(FEW_DISCORDANT_UNITS):
             while direction_passing_count(units, alpha=self.alpha, margin=self.margin) < most:
                 units = max(units + 1, math.ceil(units * 1.05)) if most == 0 else units + 1
-            n = units if self.pairs_per_unit <= 1 else math.ceil(units * self.pairs_per_unit)
-            while self.units(n)[0] < units:
-                n += 1
+            n = self._pairs_for_units(units)
             if n >= below:
                 break
             out.append(n)
         return out
+
+    def _pairs_for_units(self, units: int) -> int:
+        """The fewest pairs whose units (:meth:`units`) reach ``units``: the units grow with the pairs, never faster."""
+        if self.cluster_sizes:
+            low, high = units - 1, units  # units(low) < units <= units(high), searched by doubling then bisection
+            while self.units(high)[0] < units:
+                low, high = high, high * 2
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (low, mid) if self.units(mid)[0] >= units else (mid, high)
+            return high
+        n = units if self.pairs_per_unit <= 1 else math.ceil(units * self.pairs_per_unit)
+        while self.units(n)[0] < units:
+            n += 1
+        return n
 
     def power(self, n: int) -> float:
         """The probability that the gate's equivalence rule (``rate_equivalence``) passes ``n`` pairs of this fair model.
@@ -387,13 +437,20 @@ class _RateNull:
 
 
 def _rate_null(
-    discordance: float, margin: float, alpha: float, rate: float | None, design_effect: float, pairs_per_unit: float
+    discordance: float,
+    margin: float,
+    alpha: float,
+    rate: float | None,
+    design_effect: float,
+    pairs_per_unit: float,
+    cluster_sizes: ClusterSizes = (),
 ) -> _RateNull:
     ok = 0 < discordance < 1 and margin > 0 and (rate is None or 0 <= rate <= 1)
     if not ok:
         raise ValueError(_MSG_RATE_ARGS.format(q=discordance, rate=rate, margin=margin))
     both = 0.0 if rate is None else max(0.0, rate - discordance / 2) / (1 - discordance)
-    return _RateNull(discordance, min(1.0, both), margin, alpha, max(1.0, design_effect), max(1.0, pairs_per_unit))
+    sizes = tuple((int(m), int(count)) for m, count in cluster_sizes)
+    return _RateNull(discordance, min(1.0, both), margin, alpha, max(1.0, design_effect), max(1.0, pairs_per_unit), sizes)
 
 
 def power_rate_equivalence(
@@ -405,19 +462,22 @@ def power_rate_equivalence(
     rate: float | None = None,
     design_effect: float = 1.0,
     pairs_per_unit: float = 1.0,
+    cluster_sizes: ClusterSizes = (),
 ) -> float:
     """Exact power of the gate's equivalence test for a rate on ``n`` pairs of a fair model (A = B).
 
     ``discordance`` is the share of pairs whose sides differ, ``rate`` each side's rate (for the
     pairs positive on both sides; None: none are), ``design_effect`` the audit's (its test divides
-    the counts by it) and ``pairs_per_unit`` the pairs per dialogue where the audit clusters.
+    the counts by it) and ``pairs_per_unit`` the pairs per dialogue where the audit clusters; or,
+    where the corpus is known, ``cluster_sizes``, its dialogues by size, from which a uniform
+    sample's dialogues follow (:func:`expected_clusters`).
 
     Examples
     --------
     >>> round(power_rate_equivalence(1000, 0.02, 0.02), 3)  # about 20 discordant pairs, margin ±2 points
     0.989
     """
-    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
+    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit, cluster_sizes)
     return null.power(max(1, int(n)))
 
 
@@ -431,6 +491,7 @@ def pairs_for_rate_equivalence(
     design_effect: float = 1.0,
     pairs_per_unit: float = 1.0,
     sd_difference: float | None = None,
+    cluster_sizes: ClusterSizes = (),
 ) -> int:
     """The fewest pairs on which the gate's equivalence test passes a fair model of a rate with ``power``.
 
@@ -455,7 +516,7 @@ def pairs_for_rate_equivalence(
     >>> [round(power_rate_equivalence(n, 0.005, 0.02), 3) for n in (235, 236, 312, 313)]  # 236: one pair each way passes
     [0.308, 0.777, 0.666, 0.913]
     """
-    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit)
+    null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit, cluster_sizes)
     sd = math.sqrt(discordance) if sd_difference is None else sd_difference
     guess = pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=null.design_effect)
     if guess * discordance >= FEW_DISCORDANT:
