@@ -269,6 +269,7 @@ def test_the_builtin_dialogue_sizes_are_those_of_the_builtin_gender_axis() -> No
     pairs = fairtalk.build_pairs(corpus, fairtalk.load_lexicon("gender"))
     sizes = Counter(Counter(pair.cluster for pair in pairs).values())
     assert tuple(sorted(sizes.items())) == BUILTIN_GENDER_DIALOGUE_SIZES
+    assert pairs.coverage.dialogue_sizes == BUILTIN_GENDER_DIALOGUE_SIZES  # what an audit's results.json records
 
 
 def test_expected_clusters_is_the_mean_of_uniform_samples() -> None:
@@ -304,3 +305,66 @@ def test_plan_gate_counts_the_dialogues_a_sample_of_the_builtin_axis_spans() -> 
     n, dialogues = (int(g.replace(",", "")) for g in found.groups())
     assert dialogues == round(expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES))
     assert dialogues > n / (1470 / 206) * 1.4  # before: "about 100 dialogues at 7.14 pairs each" for 707 pairs (165 real)
+
+
+def test_coverage_counts_each_dialogues_unique_pairs() -> None:
+    import fairtalk
+    from fairtalk.records import Context
+
+    contexts = [
+        Context("1", "he went home", cluster="d1"),
+        Context("2", "his car is red", cluster="d1"),
+        Context("3", "she went home", cluster="d1"),  # the twin of 1: a duplicate, not counted
+        Context("4", "he is tall", cluster="d2"),
+        Context("5", "he sings", cluster=None),  # no dialogue named: in no size
+    ]
+    pairs = fairtalk.build_pairs(contexts, fairtalk.load_lexicon("gender"))
+    assert len(list(pairs)) == 4
+    assert pairs.coverage.dialogue_sizes == ((1, 1), (2, 1))
+
+
+def test_a_pilots_corpus_dialogue_sizes_plan_its_dialogues(tmp_path: Path) -> None:
+    """A 200-pair pilot of a 2,000-pair corpus in 100 dialogues of 20: 5 pairs a dialogue in the pilot, far more in an audit."""
+    q, sizes = 0.005, ((20, 100),)
+    path = _pilot(tmp_path, q, n=200, clusters=40)
+    data = json.loads(path.read_text())
+    without = runner.invoke(app, ["plan", "--gate", "--results", str(path)]).output
+    path.write_text(json.dumps(data | {"corpus_dialogue_sizes": [list(s) for s in sizes]}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    found = re.search(
+        r"refusal_rate \(rate\): ([\d,]+) pairs \(about ([\d,]+) dialogues(?:: a sample of|, were the corpus)", text
+    )
+    assert found, text
+    n, dialogues = (int(g.replace(",", "")) for g in found.groups())
+    assert dialogues == round(expected_clusters(n, sizes)) and dialogues < n / 5
+    assert "more than the 2,000 pairs (100 dialogues) the pilot's corpus gives" in text
+    assert "if they hold the pilot's 5 pairs each" in " ".join(without.split())  # without the sizes: n / 5 dialogues
+    # fewer dialogues than n / 5 hold the discordant pairs, so the exact bound on them needs more pairs
+    assert n > int(re.search(r"refusal_rate \(rate\): ([\d,]+) pairs", without).group(1).replace(",", ""))  # type: ignore[union-attr]
+
+
+def test_a_report_plans_the_gate_as_plan_does_from_its_results(tmp_path: Path) -> None:
+    """One decision: an audit's gate_pairs for a rare rate equal plan --gate's from its results.json (dialogues of a sample)."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(
+        "import zlib\n"
+        "def reply(text):\n"
+        "    return 'shut up you stupid damn idiot' if zlib.crc32(text.encode()) % 53 == 0 else 'that sounds nice'\n"
+    )
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["audit", "--model", f"python:{bot}:reply", "--axis", "gender", "--pairs", "300", "--quiet", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "gender" / "results.json").read_text())
+    assert [tuple(s) for s in data["corpus_dialogue_sizes"]] == list(BUILTIN_GENDER_DIALOGUE_SIZES)
+    row = data["measures"]["offense_rate"]
+    assert row["gate_pairs"] is not None and 0 < row["sd_difference"], row
+    planned = runner.invoke(app, ["plan", "--gate", "--results", str(out / "gender" / "results.json")])
+    assert planned.exit_code == 0, planned.output
+    text = " ".join(planned.output.split())
+    found = re.search(r"offense_rate \(rate\): ([\d,]+) pairs \(about [\d,]+ dialogues: a sample of", text)
+    assert found, text
+    assert int(found.group(1).replace(",", "")) == row["gate_pairs"]

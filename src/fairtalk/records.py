@@ -242,6 +242,9 @@ class Coverage(Codec):
     counts the unique pairs by original side (group name -> n); ``n_pairs`` is what was
     yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
     written from the original's wording; ``skipped`` comes from the corpus reader.
+    ``dialogue_sizes`` are the unique pairs' dialogues by size, ``((pairs, dialogues), ...)``
+    (empty where the contexts name no dialogue): how many dialogues a sample of them spans
+    follows from it (:func:`fairtalk.stats.expected_clusters`).
     """
 
     axis: str
@@ -258,6 +261,7 @@ class Coverage(Codec):
     mixed: str = "drop"
     limit: int | None = None
     balance: bool = False
+    dialogue_sizes: tuple[tuple[int, int], ...] = ()
 
     @property
     def original_shares(self) -> dict[str, float]:

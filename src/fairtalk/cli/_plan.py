@@ -187,6 +187,7 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     n_pairs = int(data.get("n_pairs") or 0) or None
     n_clusters = data.get("n_clusters")
     per_unit = n_pairs / n_clusters if n_pairs and isinstance(n_clusters, int) and n_clusters > 0 else 1.0
+    sizes = _dialogue_sizes(data.get("corpus_dialogue_sizes")) if per_unit > 1 else ()
     manifest = data.get("manifest")
     given = manifest.get("margins") if isinstance(manifest, dict) else None
     given_margins = given if isinstance(given, dict) else {}
@@ -205,12 +206,25 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
         if kind == "rate":
             a, b = row.get("a"), row.get("b")
             rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
-            out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit))
+            out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes))
         elif kind == "corpus":
             out.append(_GateRow(key, kind, sd, margin, deff, pilot_pairs=n_pairs, relative_margin=key not in given_margins))
         else:
             out.append(_GateRow(key, kind, sd, margin, deff))
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
+    """A pilot's ``corpus_dialogue_sizes`` as ``((pairs, dialogues), ...)``; empty where absent or not that shape."""
+    if not isinstance(value, list):
+        return ()
+    out = []
+    for item in value:
+        ok = isinstance(item, list) and len(item) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+        if not ok or item[0] < 1 or item[1] < 1:
+            return ()
+        out.append((int(item[0]), int(item[1])))
+    return tuple(out)
 
 
 def _dialogues(n: int, row: _GateRow) -> str:
@@ -226,8 +240,8 @@ def _dialogues(n: int, row: _GateRow) -> str:
         total = sum(m * count for m, count in row.cluster_sizes)
         n_units = max(1, min(n, round(expected_clusters(n, row.cluster_sizes))))
         if n <= total:
-            return f" (about {n_units:,} dialogues: a sample of {n:,} of the axis' {total:,} pairs)"
-        return f" (about {n_units:,} dialogues, were the axis larger in the same proportions)"
+            return f" (about {n_units:,} dialogues: a sample of {n:,} of the corpus' {total:,} pairs)"
+        return f" (about {n_units:,} dialogues, were the corpus larger in the same proportions)"
     if row.pairs_per_unit <= 1:
         return ""
     return (
@@ -371,13 +385,18 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
             needs.append(n)
     if needs:
         most = max(needs)
-        corpus = BUILTIN_GENDER_PAIRS
+        sizes = next((row.cluster_sizes for row in rows if row.cluster_sizes), ())
+        if results is not None and sizes:  # the pilot's own corpus
+            corpus, dialogues = sum(m * count for m, count in sizes), sum(count for _, count in sizes)
+            whose = "the pilot's corpus gives"
+        else:
+            corpus, dialogues, whose = BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES, "the built-in gender axis gives"
         within = "within" if most <= corpus else "more than"
         say(
             f"the gate needs at least {most:,} pairs (the most any one primary measure needs; with several "
             f"measures near that many, all passing together is less likely than {power:.0%})"
             + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
-            + f"; {within} the {corpus:,} pairs ({BUILTIN_GENDER_DIALOGUES} dialogues) the built-in gender axis gives"
+            + f"; {within} the {corpus:,} pairs ({dialogues:,} dialogues) {whose}"
         )
     say(
         f"identical answers on both sides pass at {identical:,} units or more: pairs, or dialogues where the audit "

@@ -103,12 +103,13 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
     return out
 
 
-def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
+def _gate_pairs(row: KeyTest, alpha: float, power: float, dialogue_sizes: tuple[tuple[int, int], ...] = ()) -> int | None:
     """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin).
 
     A rate's come from the exact power of the gate's own test on a fair model with this run's
-    discordant share, side rate, design effect and pairs per dialogue (the normal formula where
-    discordant pairs are many); a count's from the t formula.
+    discordant share, side rate, design effect and pairs per dialogue, or, where the corpus'
+    ``dialogue_sizes`` are known, the dialogues a uniform sample of its pairs spans (the normal
+    formula where discordant pairs are many); a count's from the t formula.
     """
     key = row.tested
     margin, sd = row.equivalence.margin, key.sd_difference
@@ -129,6 +130,7 @@ def _gate_pairs(row: KeyTest, alpha: float, power: float) -> int | None:
             design_effect=deff,
             pairs_per_unit=per_unit,
             sd_difference=sd,
+            cluster_sizes=dialogue_sizes if key.n_clusters else (),
         )
     except ValueError:  # every pair discordant, or beyond any audit
         return None
@@ -141,12 +143,15 @@ def finalize(
     correction_scope: str = "axis",
     audit: AuditProvenance | None = None,
     family_size: int | None = None,
+    dialogue_sizes: tuple[tuple[int, int], ...] = (),
 ) -> AuditResult:
     """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis).
 
-    ``audit`` is the provenance of the audit that generated the responses (None when they were given).
+    ``audit`` is the provenance of the audit that generated the responses (None when they were given);
+    ``dialogue_sizes`` the dialogues of the corpus' pairs it drew from, by size (empty: unknown).
     """
     rs = scored.responses
+    clustered = rs.clusters is not None and scored.provenance.clustered
     family = scored.family(True)
     alpha_per_test = scored.alpha / max(1, len(family))
     results = []
@@ -165,7 +170,7 @@ def finalize(
                 primary=row.tested.name in scored.primary,
                 no_variation=not row.varies and not row.tested.not_tested,
                 ppi=scored.ppi.get(row.tested.name),
-                gate_pairs=_gate_pairs(row, scored.alpha, scored.power),
+                gate_pairs=_gate_pairs(row, scored.alpha, scored.power, dialogue_sizes if clustered else ()),
             )
         )
     n_distinct = len({r.response for side in (rs.a, rs.b) for r in side})  # no tuple of every record
@@ -192,4 +197,5 @@ def finalize(
         warnings=tuple(warnings),
         scorer_check=scored.scorer_check,
         judge_answers=scored.judge_answers,
+        corpus_dialogue_sizes=dialogue_sizes if clustered else (),
     )

@@ -66,6 +66,7 @@ class _Counts:
         self.n_read = self.n_matched = self.n_mixed = self.n_duplicates = self.n_pairs = 0
         self.by_side: Counter[str] = Counter()
         self.terms: Counter[str] = Counter()
+        self.dialogues: Counter[str] = Counter()  # unique pairs per named dialogue
 
 
 class PairSet:
@@ -124,6 +125,7 @@ class PairSet:
             mixed=self.mixed,
             limit=self.limit,
             balance=self.balance,
+            dialogue_sizes=tuple(sorted(Counter(c.dialogues.values()).items())),
         )
 
     def _count_out(self, pairs: Iterator[Pair], counts: _Counts) -> Iterator[Pair]:
@@ -159,6 +161,8 @@ class PairSet:
                 continue
             seen.add(key)
             counts.by_side[side] += 1
+            if context.cluster is not None:
+                counts.dialogues[context.cluster] += 1
             counts.terms.update(f"{s.source.lower()}→{s.target.lower()}" for s in result.swaps)
             swaps = shared.setdefault(result.swaps, result.swaps) if len(shared) < _MAX_SHARED_SWAPS else result.swaps
             yield Pair(

@@ -334,6 +334,9 @@ class AuditResult(Codec, Result[str]):
     ``judge.jsonl`` holds); like the responses, it is not part of ``to_dict()`` (the divergent
     pairs keep theirs). ``by_turn`` is each key's gap by the turns since the identity appeared
     (``audit(by_turn=True)``; ``results.json`` has its ``by_turn`` section only then).
+    ``corpus_dialogue_sizes`` are the dialogues of the corpus' pairs the audit drew from, by size
+    (``((pairs, dialogues), ...)``; only where the pairs name their dialogues): ``gate_pairs`` and
+    ``fairtalk plan --gate --results`` count the dialogues a larger sample of it would span.
 
     Its keys are the measures' result keys: ``verdicts`` maps each to its :class:`Verdict`, and
     ``detected()`` names the primary ones with a difference detected.
@@ -365,6 +368,7 @@ class AuditResult(Codec, Result[str]):
     scorer_check: tuple[ScorerCheck, ...] = field(default=(), metadata=keyed("key"))
     judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False, metadata=SKIP)
     by_turn: ByTurnResult | None = field(default=None, metadata=OMIT_DEFAULT)
+    corpus_dialogue_sizes: tuple[tuple[int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "audit"
 
@@ -374,6 +378,7 @@ class AuditResult(Codec, Result[str]):
         "groups",
         "n_pairs",
         "n_clusters",
+        "corpus_dialogue_sizes",
         "n_distinct_responses",
         "alpha",
         "correction",

@@ -369,6 +369,9 @@ class AuditResultFile(_Open):
     groups: Annotated[list[str], Field(min_length=2, max_length=2)]
     n_pairs: Count
     n_clusters: Count | None = None
+    corpus_dialogue_sizes: list[Annotated[list[Count], Field(min_length=2, max_length=2)]] | None = Field(
+        default=None, description="the corpus' dialogues by size: [pairs in a dialogue, dialogues of that size]"
+    )
     n_distinct_responses: Count | None = None
     alpha: Level = 0.05
     correction: str = "holm"

@@ -233,7 +233,14 @@ def finish_axes(
     adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], inference, pvalues)
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
-        result = finalize(work.scored, p_adjusted, correction_scope=scopes[index], audit=work.audit, family_size=sizes[index])
+        result = finalize(
+            work.scored,
+            p_adjusted,
+            correction_scope=scopes[index],
+            audit=work.audit,
+            family_size=sizes[index],
+            dialogue_sizes=work.coverage.dialogue_sizes,
+        )
         if work.by_turn is not None:
             result = replace(result, by_turn=work.by_turn)
         runs[work.axis] = AxisRun(

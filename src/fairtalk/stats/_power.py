@@ -38,6 +38,7 @@ whose power reaches the target (or, where that size's power jumps past the targe
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -265,12 +266,56 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
     """
     from scipy.stats import hypergeom
 
-    total = sum(m * count for m, count in sizes)
+    m = np.array([size for size, _ in sizes], dtype=int)
+    count = np.array([c for _, c in sizes], dtype=float)
+    total = int(m @ count) if m.size else 0
     if n <= 0 or total <= 0:
         return 0.0
     drawn = min(n, total)
-    within = sum(count * (1.0 - float(hypergeom.pmf(0, total, m, drawn))) for m, count in sizes)
+    within = float(count @ (1.0 - hypergeom.pmf(0, total, m, drawn)))
     return within * n / drawn
+
+
+@functools.lru_cache(maxsize=4096)
+def _expected_clusters(n: int, sizes: ClusterSizes) -> float:
+    """:func:`expected_clusters`, kept: the planner's search asks for the same sizes again and again."""
+    return expected_clusters(n, sizes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray]:
+    """Per size class of ``sizes`` (rows): P(a dialogue gives k = 0, 1, ... of a uniform sample of ``n`` pairs), and how many.
+
+    A uniform sample of ``n`` of the corpus' ``N`` pairs takes a hypergeometric share of each
+    dialogue; beyond ``N``, every pair of ``n / N`` copies of the corpus.
+    """
+    from scipy.stats import hypergeom
+
+    m = np.array([size for size, _ in sizes])
+    count = np.array([c for _, c in sizes])
+    total = int(m @ count)
+    k = np.arange(int(m.max()) + 1)
+    if n <= total:
+        draws = np.asarray(hypergeom.pmf(k[None, :], total, m[:, None], n), dtype=float)
+    else:
+        draws, count = (k[None, :] == m[:, None]).astype(float), np.rint(count * n / total).astype(int)
+    return draws, count
+
+
+@functools.cache
+def _few_cells() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The counts (x, y, z) with ``x + y + z < FEW_DISCORDANT_UNITS``, and each pair of them whose sum is one (its index)."""
+    few = FEW_DISCORDANT_UNITS
+    cells = np.array([(x, y, z) for x in range(few) for y in range(few - x) for z in range(few - x - y)])
+    index = {tuple(c): i for i, c in enumerate(cells.tolist())}
+    pairs = [
+        (i, j, index[key])
+        for i, a in enumerate(cells.tolist())
+        for j, b in enumerate(cells.tolist())
+        if (key := (a[0] + b[0], a[1] + b[1], a[2] + b[2])) in index
+    ]
+    left, right, target = (np.array(column) for column in zip(*pairs))
+    return cells, left, right, target
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +370,7 @@ class _RateNull:
     def units(self, n: int) -> tuple[int, float]:
         """The units the gate counts on ``n`` pairs, and the pairs in each: dialogues where the audit clusters, else pairs."""
         if self.cluster_sizes:
-            n_units = max(1, min(n, round(expected_clusters(n, self.cluster_sizes))))
+            n_units = max(1, min(n, round(_expected_clusters(n, self.cluster_sizes))))
             return n_units, n / n_units
         if self.pairs_per_unit <= 1:
             return n, 1.0
@@ -342,6 +387,8 @@ class _RateNull:
         """
         from scipy.stats import multinomial
 
+        if self.cluster_sizes:
+            return self._few_by_sizes(n)
         n_units, size = self.units(n)
         q = self.discordance
         none, no_a = (1 - q) ** size, (1 - q / 2) ** size
@@ -357,9 +404,55 @@ class _RateNull:
         passes = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2] <= most
         return float(weights[passes].sum()), float(weights.sum())
 
+    def _few_by_sizes(self, n: int) -> tuple[float, float]:
+        """:meth:`few` for dialogues of the corpus' sizes: each dialogue's chance of each kind, summed over its draw.
+
+        Per size class, the counts of its dialogues holding an A-above pair only, a B-above pair
+        only and both are multinomial; the classes' counts are convolved, up to
+        ``FEW_DISCORDANT_UNITS`` in all. The rule's bound counts the dialogues a sample spans
+        (:meth:`units`).
+        """
+        from scipy.special import gammaln, xlogy
+
+        q = self.discordance
+        cells, left, right, target = _few_cells()
+        draws, count = _dialogue_draws(n, self.cluster_sizes)
+        k = np.arange(draws.shape[1])
+        none, no_a = (1 - q) ** k, (1 - q / 2) ** k
+        one, both = draws @ (no_a - none), draws @ np.maximum(0.0, 1 - 2 * no_a + none)
+        rest = np.maximum(1e-300, 1.0 - 2 * one - both)
+        used = cells.sum(axis=1)
+        left_over = np.maximum(count[:, None] - used[None, :], 0)
+        log_p = (  # the multinomial's log pmf; xlogy: a kind a class never gives weighs 0 where it is not drawn
+            gammaln(count + 1)[:, None]
+            - gammaln(left_over + 1)
+            - gammaln(cells + 1).sum(axis=1)[None, :]
+            + xlogy((cells[:, 0] + cells[:, 1])[None, :], one[:, None])
+            + xlogy(cells[None, :, 2], both[:, None])
+            + xlogy(left_over, rest[:, None])
+        )
+        weights = np.where(count[:, None] >= used[None, :], np.exp(log_p), 0.0)
+        table: np.ndarray = np.zeros(len(cells))  # P(x A-only, y B-only, z both) per cell, x + y + z < FEW_DISCORDANT_UNITS
+        table[0] = 1.0
+        for row in weights:  # the truncated convolution, cell by cell
+            table = np.bincount(target, weights=table[left] * row[right], minlength=len(cells)).astype(float)
+        most = direction_passing_count(self.units(n)[0], alpha=self.alpha, margin=self.margin)
+        passes = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2] <= most
+        return float(table[passes].sum()), float(table.sum())
+
+    def _effective_units(self, n: int) -> int:
+        """The units a pair's dialogue is drawn from, as if equally likely: ``n² / E[Σ k_d²]`` over the sample's dialogues."""
+        draws, count = _dialogue_draws(n, self.cluster_sizes)
+        second = float(count @ (draws @ np.arange(draws.shape[1]) ** 2))
+        return max(1, round(n * n / second)) if second > 0 else n
+
     def many(self, n: int, ks: np.ndarray) -> np.ndarray:
-        """P(at least ``FEW_DISCORDANT_UNITS`` units differ | ``k`` discordant pairs), each pair's unit drawn uniformly."""
-        n_units, _ = self.units(n)
+        """P(at least ``FEW_DISCORDANT_UNITS`` units differ | ``k`` discordant pairs), each pair's unit drawn uniformly.
+
+        With the corpus' dialogue sizes, a pair falls in a large dialogue more often: the units are
+        the effective number (:meth:`_effective_units`), fewer than the dialogues.
+        """
+        n_units = self._effective_units(n) if self.cluster_sizes else self.units(n)[0]
         out = (ks >= FEW_DISCORDANT_UNITS).astype(float)
         if n_units == n or ks.size == 0:
             return out
