@@ -30,7 +30,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -40,9 +40,20 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs._check import PairsChecker, check_pairs
+from fairtalk.pairs._column import PairColumn, PairColumns
 from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side, Swap
 
-__all__ = ["Coverage", "PairSet", "PairsCheck", "PairsChecker", "build_pairs", "check_pairs", "read_pairs", "write_pairs"]
+__all__ = [
+    "Coverage",
+    "PairColumn",
+    "PairSet",
+    "PairsCheck",
+    "PairsChecker",
+    "build_pairs",
+    "check_pairs",
+    "read_pairs",
+    "write_pairs",
+]
 
 MIXED_POLICIES = ("drop", "keep")
 #: How many swapped terms :attr:`Coverage.top_terms` lists.
@@ -52,6 +63,8 @@ N_TOP_TERMS = 10
 _MAX_SHARED_SWAPS = 1 << 16
 #: The reservoir's array of input positions starts this long and doubles up to the sample's size.
 _RESERVOIR_CHUNK = 1 << 16
+_T = TypeVar("_T")
+_T_contra = TypeVar("_T_contra", contravariant=True)
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
 _MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
@@ -102,6 +115,22 @@ class PairSet:
         if self.limit is None:
             return self._count_out(unique, counts)
         return self._count_out(_sample(unique, self.limit, self.seed), counts)
+
+    def column(self) -> PairColumn:
+        """One pass held as a :class:`PairColumn` (the pairs that iterating yields, in that order; no record per pair).
+
+        Under ``limit`` the reservoir itself holds its sample as columns.
+        """
+        self._counts = counts = _Counts()
+        unique = self._unique_pairs(counts)
+        columns = PairColumns(self.axis)
+        if self.balance or self.limit is None:
+            for pair in _balanced(unique, self.limit, self.seed) if self.balance else unique:
+                columns.append(pair)
+        else:
+            columns = columns.take(_reservoir(unique, self.limit, self.seed, columns))
+        counts.n_pairs = len(columns)
+        return columns.column()
 
     @property
     def coverage(self) -> Coverage:
@@ -179,8 +208,16 @@ def _pair_key(a: str, b: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
-    """A uniform sample of ``k`` items (reservoir Algorithm L), yielded in input order."""
+class _Slots(Protocol[_T_contra]):
+    """Where a reservoir keeps its sample: a list, or the columns of pairs (:class:`PairColumns`)."""
+
+    def __len__(self) -> int: ...
+    def append(self, item: _T_contra, /) -> None: ...
+    def __setitem__(self, index: int, item: _T_contra, /) -> None: ...
+
+
+def _reservoir(items: Iterator[_T], k: int, seed: int, into: _Slots[_T]) -> list[int]:
+    """A uniform sample of ``k`` items (reservoir Algorithm L) put in ``into``'s slots; the slots in input order."""
     rng = np.random.default_rng(seed)
 
     def uniform() -> float:  # in (0, 1]
@@ -189,22 +226,28 @@ def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
     def skip(w: float) -> int:
         return 0 if w >= 1.0 else math.floor(math.log(uniform()) / math.log1p(-w))
 
-    reservoir: list[Pair] = []  # the sample, and each item's input position in a compact array
-    positions = np.zeros(min(k, _RESERVOIR_CHUNK), dtype=np.int64)
+    positions = np.zeros(min(k, _RESERVOIR_CHUNK), dtype=np.int64)  # each slot's input position, in a compact array
     w = math.exp(math.log(uniform()) / k)
     next_index = k + skip(w)
-    for index, pair in enumerate(pairs):
+    for index, item in enumerate(items):
         if index < k:
             if index == len(positions):
                 positions = np.resize(positions, min(k, 2 * len(positions)))
-            reservoir.append(pair)
+            into.append(item)
             positions[index] = index
         elif index == next_index:
             slot = int(rng.integers(k))
-            reservoir[slot], positions[slot] = pair, index
+            into[slot], positions[slot] = item, index
             w *= math.exp(math.log(uniform()) / k)
             next_index = index + 1 + skip(w)
-    for slot in np.argsort(positions[: len(reservoir)], kind="stable").tolist():
+    order: list[int] = np.argsort(positions[: len(into)], kind="stable").tolist()
+    return order
+
+
+def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
+    """A uniform sample of ``k`` items (reservoir Algorithm L), yielded in input order."""
+    reservoir: list[Pair] = []
+    for slot in _reservoir(pairs, k, seed, reservoir):
         yield reservoir[slot]
 
 
