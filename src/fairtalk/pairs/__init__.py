@@ -119,14 +119,17 @@ class PairSet:
     def column(self) -> PairColumn:
         """One pass held as a :class:`PairColumn` (the pairs that iterating yields, in that order; no record per pair).
 
-        Under ``limit`` the reservoir itself holds its sample as columns.
+        Under ``limit`` the reservoir itself holds its sample as columns; with ``balance``, the
+        unique pairs are held as columns before the draw.
         """
         self._counts = counts = _Counts()
         unique = self._unique_pairs(counts)
         columns = PairColumns(self.axis)
-        if self.balance or self.limit is None:
-            for pair in _balanced(unique, self.limit, self.seed) if self.balance else unique:
+        if self.limit is None or self.balance:
+            for pair in unique:
                 columns.append(pair)
+            if self.balance:
+                columns = columns.take(_balanced_order(columns.sides, self.limit, self.seed))
         else:
             columns = columns.take(_reservoir(unique, self.limit, self.seed, columns))
         counts.n_pairs = len(columns)
@@ -253,20 +256,24 @@ def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
 
 def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int) -> Iterator[Pair]:
     """As many pairs from each original side: ``limit // 2`` each (or the smaller side's count), in input order."""
-    by_side: dict[str, list[tuple[int, Pair]]] = {"a": [], "b": []}
-    for index, pair in enumerate(pairs):
-        by_side[pair.original_side].append((index, pair))
-    k = min(len(by_side["a"]), len(by_side["b"]))
+    items = list(pairs)
+    for index in _balanced_order(bytes(pair.original_side == "b" for pair in items), limit, seed):
+        yield items[index]
+
+
+def _balanced_order(sides: bytes | bytearray, limit: int | None, seed: int) -> list[int]:
+    """The positions :func:`_balanced` keeps, in input order, from each pair's original side (0: a, 1: b)."""
+    side_of = np.frombuffer(bytes(sides), dtype=np.uint8)
+    by_side = [np.flatnonzero(side_of == side) for side in (0, 1)]
+    k = min(len(by_side[0]), len(by_side[1]))
     if limit is not None:
         k = min(k, limit // 2)
     rng = np.random.default_rng(seed)
-    chosen = []
-    for side in ("a", "b"):
-        items = by_side[side]
-        picks: list[int] = rng.choice(len(items), size=k, replace=False).tolist() if k else []
-        chosen += [items[i] for i in picks]
-    for _, pair in sorted(chosen, key=lambda item: item[0]):
-        yield pair
+    chosen: list[int] = []
+    for positions in by_side:
+        picks = rng.choice(len(positions), size=k, replace=False) if k else np.zeros(0, dtype=np.int64)
+        chosen += positions[picks].tolist()
+    return sorted(chosen)
 
 
 def build_pairs(

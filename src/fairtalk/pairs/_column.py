@@ -162,6 +162,11 @@ class PairColumns:
     def __len__(self) -> int:
         return len(self._a)
 
+    @property
+    def sides(self) -> bytearray:
+        """Each pair's original side: 0 for a, 1 for b."""
+        return self._sides
+
     def append(self, pair: Pair) -> None:
         """Add ``pair`` after the others."""
         self._axes.append(pair.axis)
