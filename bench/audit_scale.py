@@ -195,7 +195,10 @@ def _trace(corpus: Path, n: int, tmp: Path) -> None:
 def _stages(corpus: Path, n: int, tmp: Path) -> None:
     log = tmp / "stages.log"
     figures = run_child([*_nice(), sys.executable, "-c", _STAGES, *_audit_args(corpus, n, tmp / "staged")], log)
-    print(log.read_text()[-2000:], end="")
+    print(
+        "".join(line for line in log.read_text().splitlines(keepends=True) if line.startswith(("after the pairs", "end of"))),
+        end="",
+    )
     print(
         f"{n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU, peak RSS {figures['peak_rss_mib']:.0f} MiB"
     )
