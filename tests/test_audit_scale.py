@@ -5,7 +5,8 @@ sample keeps its input positions in an array, not a tuple per pair; ``generate``
 model at most ``_CHUNK`` pair sides per call; its response set is what ``read_responses``
 builds from the same records, held as columns (texts, contexts, an int64 array of seeds), not
 a ``Response`` record per pair side; scoring finds the distinct answers once; the diversity
-index and the offense scorer work in blocks with the same values.
+index and the offense scorer work in blocks with the same values; the audit holds its pairs as a
+``PairColumn`` (columns, a ``Pair`` built when read) equal to the tuple of its records.
 """
 
 from __future__ import annotations
