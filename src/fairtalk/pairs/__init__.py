@@ -16,12 +16,13 @@ Rules
 * **Ids** are ``f"{axis}-{hash}"``, the hex of that 8-byte hash: stable across runs and unique
   within a pair set by construction.
 * **limit**: a uniform random sample of ``limit`` pairs (reservoir sampling, Algorithm L, seeded;
-  O(limit) memory). It reads the whole corpus, and yields the sample in corpus order.
+  O(limit) memory, the sample held as columns: :class:`PairColumn`). It reads the whole corpus, and
+  yields the sample in corpus order.
 * **balance**: as many pairs from group-A originals as from group-B originals (a seeded sample of
   each side: ``limit // 2`` each, or the smaller side's count without ``limit``), so that one
   side's wording does not dominate. On the race axis 99.1% of the chitchat pairs have a Standard
   English original; ``balance=True`` draws equally from both dialects' originals. It holds the
-  unique pairs in memory.
+  unique pairs in memory (as columns).
 """
 
 from __future__ import annotations
@@ -111,10 +112,10 @@ class PairSet:
         self._counts = counts = _Counts()
         unique = self._unique_pairs(counts)
         if self.balance:
-            return self._count_out(_balanced(unique, self.limit, self.seed), counts)
+            return self._count_out(_balanced(unique, self.limit, self.seed, self.axis), counts)
         if self.limit is None:
             return self._count_out(unique, counts)
-        return self._count_out(_sample(unique, self.limit, self.seed), counts)
+        return self._count_out(_sample(unique, self.limit, self.seed, self.axis), counts)
 
     def column(self) -> PairColumn:
         """One pass held as a :class:`PairColumn` (the pairs that iterating yields, in that order; no record per pair).
@@ -247,18 +248,21 @@ def _reservoir(items: Iterator[_T], k: int, seed: int, into: _Slots[_T]) -> list
     return order
 
 
-def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
-    """A uniform sample of ``k`` items (reservoir Algorithm L), yielded in input order."""
-    reservoir: list[Pair] = []
-    for slot in _reservoir(pairs, k, seed, reservoir):
-        yield reservoir[slot]
+def _sample(pairs: Iterator[Pair], k: int, seed: int, axis: str) -> Iterator[Pair]:
+    """A uniform sample of ``k`` pairs (reservoir Algorithm L, held as columns), yielded in input order."""
+    columns = PairColumns(axis)
+    yield from columns.take(_reservoir(pairs, k, seed, columns)).column()
 
 
-def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int) -> Iterator[Pair]:
-    """As many pairs from each original side: ``limit // 2`` each (or the smaller side's count), in input order."""
-    items = list(pairs)
-    for index in _balanced_order(bytes(pair.original_side == "b" for pair in items), limit, seed):
-        yield items[index]
+def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int, axis: str) -> Iterator[Pair]:
+    """As many pairs from each original side: ``limit // 2`` each (or the smaller side's count), in input order.
+
+    The unique pairs are held as columns until the draw.
+    """
+    columns = PairColumns(axis)
+    for pair in pairs:
+        columns.append(pair)
+    yield from columns.take(_balanced_order(columns.sides, limit, seed)).column()
 
 
 def _balanced_order(sides: bytes | bytearray, limit: int | None, seed: int) -> list[int]:
