@@ -10,7 +10,8 @@ wall, user + system CPU and peak RSS from ``wait4``, the run store's size, and t
 
 ``--profile N`` runs that one audit under cProfile instead (``--profile-out FILE``) and prints
 the top functions by cumulative and own time; ``--tracemalloc N`` prints the largest allocation
-sites at the peak of that audit (slow: tracemalloc costs several times the run).
+sites at the peak of that audit (slow: tracemalloc costs several times the run); ``--stages N``
+runs one audit printing its RSS when the pairs stage returns (what holds the pairs) and its peak.
 
 Run: ``nice -n 5 .venv/bin/python bench/audit_scale.py [--pairs 10000,100000,1000000]``.
 """
@@ -33,6 +34,23 @@ _TRACE = (
     "sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]\n"
     "try:\n    main()\nexcept SystemExit:\n    pass\n"
     "print('peak MiB', tracemalloc.get_traced_memory()[1] / 2**20)\n"
+)
+# The audit in-process, printing its RSS (``VmRSS``, ``VmHWM``) when the pairs stage returns and when the run ends.
+_STAGES = (
+    "import sys, gc\nfrom fairtalk.cli import main\nimport fairtalk.run._axis as axis\n"
+    "def rss():\n"
+    "    fields = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+    "    return ' '.join(f'{k} {int(fields[k].split()[0]) / 1024:.0f} MiB' for k in ('VmRSS', 'VmHWM'))\n"
+    "built = axis.axis_pairs\n"
+    "def measured(*args, **kwargs):\n"
+    "    out = built(*args, **kwargs)\n"
+    "    gc.collect()\n"
+    "    print(f'after the pairs stage ({type(out[0]).__name__} of {len(out[0]):,}):', rss(), flush=True)\n"
+    "    return out\n"
+    "axis.axis_pairs = measured\n"
+    "sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "print('end of the run:', rss())\n"
 )
 
 # Side-A (male) and side-B (female) people of the corpus; each line names one side's only.
@@ -174,6 +192,18 @@ def _trace(corpus: Path, n: int, tmp: Path) -> None:
     print(log.read_text()[-2000:])
 
 
+def _stages(corpus: Path, n: int, tmp: Path) -> None:
+    log = tmp / "stages.log"
+    figures = run_child([*_nice(), sys.executable, "-c", _STAGES, *_audit_args(corpus, n, tmp / "staged")], log)
+    print(
+        "".join(line for line in log.read_text().splitlines(keepends=True) if line.startswith(("after the pairs", "end of"))),
+        end="",
+    )
+    print(
+        f"{n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU, peak RSS {figures['peak_rss_mib']:.0f} MiB"
+    )
+
+
 def main() -> None:
     """Write the corpus, time the audits, print the table and the CPU ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -182,6 +212,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, metavar="N", help="profile one audit of N pairs (cProfile) instead")
     parser.add_argument("--profile-out", type=Path, help="where to keep the cProfile file")
     parser.add_argument("--tracemalloc", type=int, metavar="N", help="trace one audit of N pairs' allocations instead")
+    parser.add_argument("--stages", type=int, metavar="N", help="one audit of N pairs: RSS after the pairs stage and peak")
     parser.add_argument("--keep", type=Path, help="write the corpus and the runs here (kept) instead of a temp dir")
     args = parser.parse_args()
 
@@ -197,6 +228,9 @@ def main() -> None:
             return
         if args.tracemalloc:
             _trace(corpus, args.tracemalloc, tmp)
+            return
+        if args.stages:
+            _stages(corpus, args.stages, tmp)
             return
         rows: dict[int, dict[str, float]] = {}
         print(

@@ -32,8 +32,15 @@ The fair models (the pilot's per-pair scores are not in results.json):
   the default margin (±10% of the values at that size, as the audit computes it; plan plans for
   it) and at the pilot's margin held fixed (as ``--margin KEY=VALUE``).
 
+  With ``--conditional`` each fair audit's pairs give their *conditional* power instead of one
+  pass or fail: 1,000 permutations of the pairs (whole dialogues swapped, as the test swaps them),
+  each taken in turn as the observed difference and decided against the 1,000 as the test decides
+  (passed when at most 49 of them lie beyond ``d + m`` and at most 49 below ``d - m``: ``(1 + 49) /
+  1001 < 0.05``). Under the swap model the observed difference is one such draw, so the mean over
+  audits estimates the same power as the pass share, with a fraction of its variance.
+
 Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]
-[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...]``.
+[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...] [--conditional]``.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +58,7 @@ import numpy as np
 import fairtalk
 from fairtalk.cli._plan import _gate_need, _gate_rows, _GateRow
 from fairtalk.inference import corpus_rows
-from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence
+from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence, corpus_margin
 from fairtalk.run._score import _index
 from fairtalk.stats import IDENTICAL_SHARE
 
@@ -166,6 +174,73 @@ def _corpus_pass(key: str, margin: float, n: int, runs: int, rng: np.random.Gene
     return passed_default / runs, passed_plan / runs, float(np.mean(margins))
 
 
+def _conditional_power(diffs: np.ndarray, margin: float) -> float:
+    """Share of the permutation draws ``diffs`` that, taken as the observed difference, the permutation TOST passes."""
+    ordered = np.sort(diffs)
+    above = ordered.size - np.searchsorted(ordered, ordered + margin, side="left")  # d* >= d + m
+    below = np.searchsorted(ordered, ordered - margin, side="right")  # d* <= d - m
+    return float(np.mean((1 + np.maximum(above, below)) / (ordered.size + 1) < ALPHA))
+
+
+def _corpus_conditional(
+    key: str, margin: float, n: int, runs: int, rng: np.random.Generator, answers: _Answers
+) -> tuple[float, ...]:
+    """Mean conditional power of fair audits of ``n`` real pairs (default margin, plan's) and their s.e.; mean ratio."""
+    measure = fairtalk.get_measure("diversity")
+    default, fixed, ratios = [], [], []
+    for _ in range(runs):
+        pick = rng.choice(answers.n, size=n, replace=False)
+        uniques, ia, ib = _index(list(answers.a[pick]), list(answers.b[pick]))
+        _, group = np.unique(answers.cluster[pick].astype(str), return_inverse=True)
+        stat = measure.prepare(uniques)
+        total = np.bincount(ia, minlength=len(uniques)) + np.bincount(ib, minlength=len(uniques))
+        values = (
+            float(stat(np.bincount(ia, minlength=len(uniques)))[key]),
+            float(stat(np.bincount(ib, minlength=len(uniques)))[key]),
+        )
+        diffs = np.empty(MAX_PERMUTATIONS)
+        for r in range(MAX_PERMUTATIONS):
+            weights = np.bincount(np.where((rng.random(int(group.max()) + 1) < 0.5)[group], ib, ia), minlength=len(uniques))
+            diffs[r] = stat(weights)[key] - stat(total - weights)[key]
+        relative = corpus_margin(key, values, Inference(alpha=ALPHA)) or 0.0
+        default.append(_conditional_power(diffs, relative))
+        fixed.append(_conditional_power(diffs, margin))
+        low, high = np.quantile(diffs, [0.025, 0.975])
+        ratios.append(margin / ((high - low) / (2 * 1.959964)))
+    se = math.sqrt(runs)
+    return (
+        float(np.mean(default)),
+        float(np.std(default)) / se,
+        float(np.mean(fixed)),
+        float(np.std(fixed)) / se,
+        float(np.mean(ratios)),
+    )
+
+
+def _corpus_conditional_rows(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator, identical: int) -> None:
+    """``--conditional``: the corpus keys' mean conditional power at plan's sizes (default and fixed margin) or ``--corpus-sizes``."""
+    answers = _Answers(args.responses)
+    wanted = set(args.keys.split(",")) if args.keys else None
+    sizes = [int(x) for x in args.corpus_sizes.split(",")] if args.corpus_sizes else None
+    print(f"\ncorpus keys: mean conditional power of {args.runs} fair audits of the {answers.n:,} real pairs of {args.responses}")
+    print("| key | pairs | default margin: power | s.e. | pilot margin, fixed: power | s.e. | its margin / SE (mean) | seconds |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        if row.kind != "corpus" or row.margin is None or (wanted and row.key not in wanted):
+            continue
+        planned = {flag: _gate_need(replace(row, relative_margin=flag), ALPHA, POWER, identical)[0] for flag in (True, False)}
+        for n in sizes or sorted({p for p in planned.values() if p is not None}):
+            start = time.process_time()
+            default, se_d, fixed, se_f, ratio = _corpus_conditional(row.key, float(row.margin), n, args.runs, rng, answers)
+            marks = [name for name, flag in (("default", True), ("fixed", False)) if planned[flag] == n]
+            mark = f" (plan's, {' and '.join(marks)})" if marks else ""
+            print(
+                f"| {row.key} | {n:,}{mark} | {default:.3f} | {se_d:.3f} | {fixed:.3f} | {se_f:.3f} | {ratio:.3f} "
+                f"| {time.process_time() - start:.0f} |",
+                flush=True,
+            )
+
+
 def _corpus_table(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator, identical: int) -> None:
     """The corpus keys' fair audits of real answers: at plan's size, or at each of ``--corpus-sizes``."""
     answers = _Answers(args.responses)
@@ -211,6 +286,9 @@ def main() -> None:
     )
     parser.add_argument("--corpus-sizes", default=None, help="comma-separated pairs for the corpus keys (default: plan's)")
     parser.add_argument("--corpus-only", action="store_true", help="skip the rate and count keys")
+    parser.add_argument(
+        "--conditional", action="store_true", help="corpus keys: each audit's conditional power over its permutations"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     rows, source, _ = _gate_rows(args.results)
@@ -236,7 +314,9 @@ def main() -> None:
         se = math.sqrt(share * (1 - share) / args.runs)
         q = f"{row.discordance:.3%}" if row.discordance is not None else ""
         print(f"| {row.key} | {row.kind} | {n:,} | {q} | {share:.3f} | {se:.3f} | {seconds:.0f} |", flush=True)
-    if args.responses:
+    if args.responses and args.conditional:
+        _corpus_conditional_rows(rows, args, rng, identical)
+    elif args.responses:
         _corpus_table(rows, args, rng, identical)
     else:
         print("corpus keys not simulated: give --responses AXIS/responses.jsonl of an audit (the bare gender audit's)")

@@ -5,11 +5,14 @@ sample keeps its input positions in an array, not a tuple per pair; ``generate``
 model at most ``_CHUNK`` pair sides per call; its response set is what ``read_responses``
 builds from the same records, held as columns (texts, contexts, an int64 array of seeds), not
 a ``Response`` record per pair side; scoring finds the distinct answers once; the diversity
-index and the offense scorer work in blocks with the same values.
+index and the offense scorer work in blocks with the same values; the audit holds its pairs as a
+``PairColumn`` (columns, a ``Pair`` built when read) equal to the tuple of its records.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,8 +22,9 @@ import fairtalk.run._generate as generate_module
 from fairtalk import Swapper, build_pairs, load_lexicon, read_responses
 from fairtalk._responses import ResponseColumn, aligned_responses, response_texts, write_responses
 from fairtalk.models import DecodingSettings
+from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressReporter
-from fairtalk.records import Pair, Response
+from fairtalk.records import Context, Pair, Response, Swap
 from fairtalk.run._generate import cached_model, generate
 
 
@@ -263,3 +267,94 @@ def test_offense_scored_in_blocks_gives_the_same_probabilities(monkeypatch: pyte
     monkeypatch.setattr(profanity_check, "predict_prob", counted)
     assert np.array_equal(Offense().probabilities(texts), whole)
     assert calls == [1 << 16, len(texts) - (1 << 16)]
+
+
+def _contexts(n: int) -> list[Context]:
+    """Contexts as a JSONL corpus reads them: an origin ``path:line``, and a cluster on some."""
+    return [
+        Context(id=f"c.jsonl:{i + 1}", text=text, origin=f"/data/c.jsonl:{i + 1}", cluster=f"d{i // 3}" if i % 4 else None)
+        for i, text in enumerate(_texts(n))
+    ]
+
+
+@pytest.mark.parametrize(("limit", "balance"), [(None, False), (7, False), (500, False), (None, True), (6, True)])
+def test_a_pass_held_as_a_pair_column_equals_the_tuple_of_its_records(gender: Swapper, limit: int | None, balance: bool) -> None:
+    pair_set = build_pairs([*_contexts(60), "she is a nurse"], gender, limit=limit, seed=2, balance=balance)
+    records = tuple(pair_set)
+    coverage = pair_set.coverage
+    column = pair_set.column()
+    assert isinstance(column, PairColumn) and not isinstance(column, tuple)
+    assert pair_set.coverage == coverage  # the same pass, counted alike
+    assert column == records and records == column and column == list(records)
+    assert len(column) == len(records) and list(column) == list(records)
+    assert [column[i] for i in range(len(column))] == list(records)
+    assert column[-1] == records[-1] and column[-len(column)] == records[0]
+    assert column[1:4] == records[1:4] and column[::-2] == records[::-2] and column[5:2] == ()
+    for out_of_range in (len(column), -len(column) - 1):
+        with pytest.raises(IndexError):
+            column[out_of_range]
+    assert column != records[:-1] and column != (*records[:-1], replace(records[-1], cluster="other"))
+    assert hash(column) == hash(records)
+    assert list(column.a) == [p.a for p in records] and list(column.b) == [p.b for p in records]
+    assert column.clusters == [p.cluster for p in records]
+
+
+def test_a_pair_column_holds_no_pair_record_and_one_axis(gender: Swapper) -> None:
+    from array import array
+
+    pair_set = build_pairs(_contexts(80), gender, limit=30, seed=1)
+    records = tuple(pair_set)
+    column = pair_set.column()
+    columns = column._columns
+    held = [getattr(columns, name) for name in type(columns).__slots__]
+    assert not any(isinstance(item, Pair) for value in held if isinstance(value, list) for item in value)
+    assert columns._axes.constant and len(columns._axes) == 30  # the axis once
+    assert isinstance(columns._sides, bytearray)  # a byte a pair
+    assert columns._ids._strings is None and isinstance(columns._ids._numbers, array)  # "gender-<hash>": 8 bytes
+    assert columns._origins._strings is None and list(columns._origins._numbers) == [
+        int(p.origin.rpartition(":")[2]) for p in records
+    ]
+    assert columns._a == [p.a for p in records] and all(column[i].b is columns._b[i] for i in range(30))  # no copy
+    assert len({id(s) for s in columns._swaps}) == 2  # shared swap records
+    assert column == records
+
+
+def test_a_pair_column_keeps_any_pairs_exactly() -> None:
+    swap = (Swap(0, 2, "he", "she", "a"),)
+    odd = [
+        Pair("gender-00000000000000ff", "gender", "he", "she", "a", swap, "f.jsonl:7", None),
+        Pair("gender-00000000000000FF", "gender", "he x", "she x", "b", (), "f.jsonl:007", "c"),  # not its id pattern
+        Pair("mine", "race", "a", "b", "a", (), "", None),  # another axis, no origin
+        Pair("gender-0000000000000001", "gender", "", "", "b", swap, "other.jsonl:3", "c"),
+    ]
+    column = PairColumn.of(odd)
+    assert column == tuple(odd) and list(column) == odd and PairColumn.of(column) is column
+    assert [p.id for p in column] == [p.id for p in odd] and [p.origin for p in column] == [p.origin for p in odd]
+    assert column.clusters == [None, "c", None, "c"]
+    assert PairColumn.of([]) == () and len(PairColumn.of([])) == 0 and PairColumn.of([]).clusters is None
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4096])
+def test_the_reservoir_held_as_columns_draws_the_iterated_sample(
+    gender: Swapper, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(pairs_module, "_RESERVOIR_CHUNK", chunk)
+    pair_set = build_pairs(_contexts(300), gender, limit=50, seed=3)
+    assert pair_set.column() == tuple(pair_set)
+    assert len(pair_set.column()) == 50 and pair_set.coverage.n_pairs == 50
+
+
+def test_the_audit_holds_its_pairs_as_a_pair_column(gender: Swapper, tmp_path: Path) -> None:
+    from fairtalk import audit, read_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"context": text}) + "\n" for text in _texts(40)), encoding="utf-8")
+    run = audit(corpus=str(corpus), axes="gender", model="builtin:echo", n_pairs=25, n_resamples=200, out_dir=tmp_path / "r")
+    pairs = run.axes["gender"].pairs
+    assert isinstance(pairs, PairColumn)  # not a list or tuple of Pair records
+    expected = tuple(build_pairs(read_corpus(str(corpus)), Swapper(load_lexicon("gender"), seed=0), limit=25, seed=0))
+    assert pairs == expected and len(pairs) == 25
+    written = list(read_pairs(tmp_path / "r" / "gender" / "pairs.jsonl"))
+    assert [(p.id, p.a, p.b, p.original_side, p.origin) for p in written] == [
+        (p.id, p.a, p.b, p.original_side, p.origin) for p in expected
+    ]

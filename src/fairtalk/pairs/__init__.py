@@ -16,12 +16,13 @@ Rules
 * **Ids** are ``f"{axis}-{hash}"``, the hex of that 8-byte hash: stable across runs and unique
   within a pair set by construction.
 * **limit**: a uniform random sample of ``limit`` pairs (reservoir sampling, Algorithm L, seeded;
-  O(limit) memory). It reads the whole corpus, and yields the sample in corpus order.
+  O(limit) memory, the sample held as columns: :class:`PairColumn`). It reads the whole corpus, and
+  yields the sample in corpus order.
 * **balance**: as many pairs from group-A originals as from group-B originals (a seeded sample of
   each side: ``limit // 2`` each, or the smaller side's count without ``limit``), so that one
   side's wording does not dominate. On the race axis 99.1% of the chitchat pairs have a Standard
   English original; ``balance=True`` draws equally from both dialects' originals. It holds the
-  unique pairs in memory.
+  unique pairs in memory (as columns).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -40,9 +41,20 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs._check import PairsChecker, check_pairs
+from fairtalk.pairs._column import PairColumn, PairColumns
 from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side, Swap
 
-__all__ = ["Coverage", "PairSet", "PairsCheck", "PairsChecker", "build_pairs", "check_pairs", "read_pairs", "write_pairs"]
+__all__ = [
+    "Coverage",
+    "PairColumn",
+    "PairSet",
+    "PairsCheck",
+    "PairsChecker",
+    "build_pairs",
+    "check_pairs",
+    "read_pairs",
+    "write_pairs",
+]
 
 MIXED_POLICIES = ("drop", "keep")
 #: How many swapped terms :attr:`Coverage.top_terms` lists.
@@ -52,6 +64,8 @@ N_TOP_TERMS = 10
 _MAX_SHARED_SWAPS = 1 << 16
 #: The reservoir's array of input positions starts this long and doubles up to the sample's size.
 _RESERVOIR_CHUNK = 1 << 16
+_T = TypeVar("_T")
+_T_contra = TypeVar("_T_contra", contravariant=True)
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
 _MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
@@ -99,10 +113,29 @@ class PairSet:
         self._counts = counts = _Counts()
         unique = self._unique_pairs(counts)
         if self.balance:
-            return self._count_out(_balanced(unique, self.limit, self.seed), counts)
+            return self._count_out(_balanced(unique, self.limit, self.seed, self.axis), counts)
         if self.limit is None:
             return self._count_out(unique, counts)
-        return self._count_out(_sample(unique, self.limit, self.seed), counts)
+        return self._count_out(_sample(unique, self.limit, self.seed, self.axis), counts)
+
+    def column(self) -> PairColumn:
+        """One pass held as a :class:`PairColumn` (the pairs that iterating yields, in that order; no record per pair).
+
+        Under ``limit`` the reservoir itself holds its sample as columns; with ``balance``, the
+        unique pairs are held as columns before the draw.
+        """
+        self._counts = counts = _Counts()
+        unique = self._unique_pairs(counts)
+        columns = PairColumns(self.axis)
+        if self.limit is None or self.balance:
+            for pair in unique:
+                columns.append(pair)
+            if self.balance:
+                columns = columns.take(_balanced_order(columns.sides, self.limit, self.seed))
+        else:
+            columns = columns.take(_reservoir(unique, self.limit, self.seed, columns))
+        counts.n_pairs = len(columns)
+        return columns.column()
 
     @property
     def coverage(self) -> Coverage:
@@ -183,8 +216,16 @@ def _pair_key(a: str, b: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
-    """A uniform sample of ``k`` items (reservoir Algorithm L), yielded in input order."""
+class _Slots(Protocol[_T_contra]):
+    """Where a reservoir keeps its sample: a list, or the columns of pairs (:class:`PairColumns`)."""
+
+    def __len__(self) -> int: ...
+    def append(self, item: _T_contra, /) -> None: ...
+    def __setitem__(self, index: int, item: _T_contra, /) -> None: ...
+
+
+def _reservoir(items: Iterator[_T], k: int, seed: int, into: _Slots[_T]) -> list[int]:
+    """A uniform sample of ``k`` items (reservoir Algorithm L) put in ``into``'s slots; the slots in input order."""
     rng = np.random.default_rng(seed)
 
     def uniform() -> float:  # in (0, 1]
@@ -193,41 +234,54 @@ def _sample(pairs: Iterator[Pair], k: int, seed: int) -> Iterator[Pair]:
     def skip(w: float) -> int:
         return 0 if w >= 1.0 else math.floor(math.log(uniform()) / math.log1p(-w))
 
-    reservoir: list[Pair] = []  # the sample, and each item's input position in a compact array
-    positions = np.zeros(min(k, _RESERVOIR_CHUNK), dtype=np.int64)
+    positions = np.zeros(min(k, _RESERVOIR_CHUNK), dtype=np.int64)  # each slot's input position, in a compact array
     w = math.exp(math.log(uniform()) / k)
     next_index = k + skip(w)
-    for index, pair in enumerate(pairs):
+    for index, item in enumerate(items):
         if index < k:
             if index == len(positions):
                 positions = np.resize(positions, min(k, 2 * len(positions)))
-            reservoir.append(pair)
+            into.append(item)
             positions[index] = index
         elif index == next_index:
             slot = int(rng.integers(k))
-            reservoir[slot], positions[slot] = pair, index
+            into[slot], positions[slot] = item, index
             w *= math.exp(math.log(uniform()) / k)
             next_index = index + 1 + skip(w)
-    for slot in np.argsort(positions[: len(reservoir)], kind="stable").tolist():
-        yield reservoir[slot]
+    order: list[int] = np.argsort(positions[: len(into)], kind="stable").tolist()
+    return order
 
 
-def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int) -> Iterator[Pair]:
-    """As many pairs from each original side: ``limit // 2`` each (or the smaller side's count), in input order."""
-    by_side: dict[str, list[tuple[int, Pair]]] = {"a": [], "b": []}
-    for index, pair in enumerate(pairs):
-        by_side[pair.original_side].append((index, pair))
-    k = min(len(by_side["a"]), len(by_side["b"]))
+def _sample(pairs: Iterator[Pair], k: int, seed: int, axis: str) -> Iterator[Pair]:
+    """A uniform sample of ``k`` pairs (reservoir Algorithm L, held as columns), yielded in input order."""
+    columns = PairColumns(axis)
+    yield from columns.take(_reservoir(pairs, k, seed, columns)).column()
+
+
+def _balanced(pairs: Iterator[Pair], limit: int | None, seed: int, axis: str) -> Iterator[Pair]:
+    """As many pairs from each original side: ``limit // 2`` each (or the smaller side's count), in input order.
+
+    The unique pairs are held as columns until the draw.
+    """
+    columns = PairColumns(axis)
+    for pair in pairs:
+        columns.append(pair)
+    yield from columns.take(_balanced_order(columns.sides, limit, seed)).column()
+
+
+def _balanced_order(sides: bytes | bytearray, limit: int | None, seed: int) -> list[int]:
+    """The positions :func:`_balanced` keeps, in input order, from each pair's original side (0: a, 1: b)."""
+    side_of = np.frombuffer(bytes(sides), dtype=np.uint8)
+    by_side = [np.flatnonzero(side_of == side) for side in (0, 1)]
+    k = min(len(by_side[0]), len(by_side[1]))
     if limit is not None:
         k = min(k, limit // 2)
     rng = np.random.default_rng(seed)
-    chosen = []
-    for side in ("a", "b"):
-        items = by_side[side]
-        picks: list[int] = rng.choice(len(items), size=k, replace=False).tolist() if k else []
-        chosen += [items[i] for i in picks]
-    for _, pair in sorted(chosen, key=lambda item: item[0]):
-        yield pair
+    chosen: list[int] = []
+    for positions in by_side:
+        picks = rng.choice(len(positions), size=k, replace=False) if k else np.zeros(0, dtype=np.int64)
+        chosen += positions[picks].tolist()
+    return sorted(chosen)
 
 
 def build_pairs(

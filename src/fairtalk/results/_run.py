@@ -111,7 +111,7 @@ class AxisRun(Codec):
     coverage: Coverage
     generation: GenerationSummary
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    pairs: tuple[Pair, ...] = field(default=(), repr=False, compare=False, metadata=SKIP)
+    pairs: Sequence[Pair] = field(default=(), repr=False, compare=False, metadata=SKIP)
     responses: ResponseSet | None = field(default=None, repr=False, compare=False, metadata=SKIP)
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None

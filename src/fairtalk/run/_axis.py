@@ -19,7 +19,7 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.inference import Scored, adjust_family, by_turn, check_multi_turn, finalize
 from fairtalk.lexicons import Lexicon
-from fairtalk.pairs import build_pairs, check_pairs
+from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
@@ -51,7 +51,7 @@ class AxisWork:
     coverage: Coverage
     generation: GenerationSummary
     timings: Mapping[str, float]
-    pairs: tuple[Pair, ...]
+    pairs: Sequence[Pair]  # a PairColumn when the pairs stage built them
     audit: AuditProvenance
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
@@ -136,7 +136,7 @@ def audit_axis(
         coverage,
         generated.summary,
         MappingProxyType(timings),
-        tuple(pairs),
+        pairs if isinstance(pairs, PairColumn) else tuple(pairs),
         audit,
         similarity,
         pairs_check,
@@ -160,7 +160,7 @@ def axis_pairs(
     pair_set = build_pairs(
         contexts, Swapper(lexicon, seed=seed), mixed=pairing.mixed, limit=pairing.n_pairs, seed=seed, balance=pairing.balance
     )
-    pairs = list(pair_set)
+    pairs = pair_set.column()  # held as columns, not a record per pair
     coverage = pair_set.coverage
     reporter.finish()
     timings["pairs"] = time.perf_counter() - started
