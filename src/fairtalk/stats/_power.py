@@ -264,7 +264,7 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
     >>> round(expected_clusters(2, ((2, 2),)), 3)  # two pairs of four in two dialogues of two: 1 + 2/3 dialogues on average
     1.667
     """
-    from scipy.stats import hypergeom
+    from scipy.special import gammaln
 
     m = np.array([size for size, _ in sizes], dtype=int)
     count = np.array([c for _, c in sizes], dtype=float)
@@ -272,7 +272,10 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
     if n <= 0 or total <= 0:
         return 0.0
     drawn = min(n, total)
-    within = float(count @ (1.0 - hypergeom.pmf(0, total, m, drawn)))
+    # P(none of a dialogue's m pairs drawn) = C(N - m, n) / C(N, n), from log-gammas (0 where n > N - m)
+    log_none = gammaln(total - m + 1) - gammaln(total - m - drawn + 1) - gammaln(total + 1) + gammaln(total - drawn + 1)
+    missed = np.where(total - m >= drawn, np.exp(np.where(total - m >= drawn, log_none, 0.0)), 0.0)
+    within = float(count @ (1.0 - missed))
     return within * n / drawn
 
 
@@ -289,14 +292,22 @@ def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray
     A uniform sample of ``n`` of the corpus' ``N`` pairs takes a hypergeometric share of each
     dialogue; beyond ``N``, every pair of ``n / N`` copies of the corpus.
     """
-    from scipy.stats import hypergeom
+    from scipy.special import gammaln
 
     m = np.array([size for size, _ in sizes])
     count = np.array([c for _, c in sizes])
     total = int(m @ count)
     k = np.arange(int(m.max()) + 1)
-    if n <= total:
-        draws = np.asarray(hypergeom.pmf(k[None, :], total, m[:, None], n), dtype=float)
+    if n <= total:  # the hypergeometric pmf from log-gammas, all classes at once (scipy's is per element and slow)
+
+        def log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1), dtype=float)
+
+        kk, mm = k[None, :], m[:, None]
+        possible = (kk <= mm) & (n - kk >= 0) & (n - kk <= total - mm)
+        kk, nk = np.where(possible, kk, 0), np.where(possible, n - kk, 0)
+        log_pmf = log_choose(mm + 0 * kk, kk) + log_choose(total - mm + 0 * kk, nk) - log_choose(np.array(total), np.array(n))
+        draws = np.where(possible, np.exp(log_pmf), 0.0)
     else:
         draws, count = (k[None, :] == m[:, None]).astype(float), np.rint(count * n / total).astype(int)
     return draws, count
