@@ -446,7 +446,7 @@ class _RateNull:
         table: np.ndarray = np.zeros(len(cells))  # P(x A-only, y B-only, z both) per cell, x + y + z < FEW_DISCORDANT_UNITS
         table[0] = 1.0
         for row in weights:  # the truncated convolution, cell by cell
-            table = np.bincount(target, weights=table[left] * row[right], minlength=len(cells)).astype(float)
+            table = np.asarray(np.bincount(target, weights=table[left] * row[right], minlength=len(cells)), dtype=np.float64)
         most = direction_passing_count(self.units(n)[0], alpha=self.alpha, margin=self.margin)
         passes = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2] <= most
         return float(table[passes].sum()), float(table.sum())
