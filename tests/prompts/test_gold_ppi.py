@@ -464,3 +464,12 @@ def test_cli_prompts_analyze_with_gold_that_holds_no_negative_gives_an_exact_sha
         low, high = share["ci95"]
         assert low == 0.0 and 0.05 < high < 0.5  # not the point [0, 0]
         assert "Korn-Graubard interval" in share["method"]
+
+
+def test_the_rare_share_bench_finds_no_point_interval_and_none_outside_0_1() -> None:
+    """bench/ppi_prompts.py --rare at a small size: a 1% negative share, 50 labels a group (today: 4 in 10 were points)."""
+    bench = _ppi_prompts_bench()
+    summary = bench.simulate_rare(bench.RareDesign(share=0.01, n_labels=50), reps=10, seed=3)
+    assert summary.n_intervals == 20 and summary.labels_alone == 1.0  # 10 templates: the labels' alone
+    assert summary.labels_zero_width == 0.0 and summary.labels_outside == 0.0 and summary.shown_outside == 0.0
+    assert summary.labels_width > 0.02
