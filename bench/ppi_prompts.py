@@ -43,7 +43,7 @@ and pooled (2 intervals a replicate). It prints, per true share ``π`` (``--shar
 (``--label-sizes``), how often the labels-only interval (``labels_ci95``) and the interval shown
 (``ci95``: the labels' alone unless 10 templates disagree with the scorer) cover the data's own
 share and ``π``, how often the labels-only interval has zero width, how often either leaves
-[0, 1], and the mean widths. (12 cells × 150 replicates: about 10 min wall on the shared machine.)
+[0, 1], and the mean widths. (12 cells × 300 replicates: about 10 CPU min, 32 min wall at load 5–9.)
 """
 
 from __future__ import annotations
