@@ -27,8 +27,8 @@ an estimate whose labelled units (templates, or completions with a single templa
 than :data:`~fairtalk.stats.MIN_DISAGREEMENTS` that disagree with the scorer (a unit disagrees
 when one of its labelled completions was labelled otherwise than the scorer did; for a gap, in
 either group) is the labels' alone: the labels-only ratio with its interval (the same delta-method
-standard error by template, on t(G − 1); a label share's is Korn-Graubard's, below), ``lam`` 0, ``method`` saying so and no effective-labels
-figure (NaN); :attr:`GoldRegard.warnings` says once which estimates and how many disagreements.
+standard error by template, on t(G − 1); a label share's is Korn-Graubard's, below), ``lam`` 0,
+``method`` saying so and no effective-labels figure (NaN); :attr:`GoldRegard.warnings` says once which estimates and how many disagreements.
 With 10 or more it is PPI++ as above. Each estimate (a group's regard, a label share, a gap)
 counts its own; a gap with enough uses the groups' PPI++ fits even where a group alone has too
 few. With fewer than 10 templates labelled, every estimate is therefore the labels'.
@@ -46,9 +46,8 @@ is never a point: with no labelled completion holding the label it is ``[0, 1 �
 Its ``p`` of "the share is 0" is exact: 1 when no labelled completion holds the label, else 0.
 PPI++'s share estimate and interval are cut to [0, 1] (the labels' own where nothing is left).
 When the labels hold no spread (a share of 0 or 1, or every counted completion of one regard),
-PPI++'s weight on the scorer is 0 (but for rounding), so
-its estimate is the labels' own and takes their interval (``method`` "PPI++ with weight 0 on the
-scorer: …"); a mean regard whose labels hold no spread gets the exact bound: each completion that
+PPI++'s weight on the scorer is 0 (but for rounding), so its estimate is the labels' own and takes
+their interval (``method`` "PPI++ with weight 0 on the scorer: …"); a mean regard whose labels hold no spread gets the exact bound: each completion that
 could differ (Clopper-Pearson's upper bound on their share, none seen) moves it at most to -1 or 1.
 ``method`` names the interval. Mean regard and gaps keep the delta-method t interval otherwise.
 Figures: ``bench/README.md``, "ppi_prompts" (rare shares).
@@ -147,10 +146,10 @@ class _Alone:
 
 
 def _delta_alone(theta: float, se: float, n_clusters: int | None, units: str) -> _Alone:
-    """The delta-method t interval (on t(G − 1) by template) of an estimate with a spread (``se > 0``)."""
+    """The delta-method t interval (on t(G − 1) by template) of an estimate with a spread (``se > 0``; 0: p is 1 at 0, else 0)."""
     reference = _reference(n_clusters)
     q = float(reference.ppf(0.975))
-    p = float(2 * reference.sf(abs(theta) / se))
+    p = float(2 * reference.sf(abs(theta) / se)) if se else float(theta == 0)
     return _Alone(theta, (theta - q * se, theta + q * se), se, p, INTERVAL_DELTA.format(units=units))
 
 
