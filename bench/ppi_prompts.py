@@ -31,6 +31,19 @@ Carlo standard error.
 
 Run: ``.venv/bin/python bench/ppi_prompts.py [--reps 400] [--seed 0] [--labels 100] [--shift-spread 0.2]``
 (400 replicates: about 65 CPU s, 100 s wall on the shared 2-core machine; 2,000: 6 CPU min).
+
+**Rare label shares** (``--rare``, issue 39): the labels-only interval of a label's *share* in a
+group (the share of "negative" regard among the counted completions) when that share is small.
+Each replicate draws, per group and template, a true negative share ``π · m`` (``m`` Gamma with
+mean 1 and shape ``--rare-shape``, 2: templates differ; capped at 1), "other" at 15% and the
+rest neutral or positive alike; the scorer is right 85% of the time, uniform otherwise. A
+person labels a uniform ``n`` completions per group. Both groups' negative shares are read from
+:func:`~fairtalk.prompts._gold.gold_regard` (clustered by template, as ``prompts analyze --gold``)
+and pooled (2 intervals a replicate). It prints, per true share ``π`` (``--shares``) and ``n``
+(``--label-sizes``), how often the labels-only interval (``labels_ci95``) and the interval shown
+(``ci95``: the labels' alone unless 10 templates disagree with the scorer) cover the data's own
+share and ``π``, how often the labels-only interval has zero width, how often either leaves
+[0, 1], and the mean widths. (12 cells × 300 replicates: about 10 CPU min, 32 min wall at load 5–9.)
 """
 
 from __future__ import annotations
@@ -253,9 +266,153 @@ def table(summaries: Sequence[Summary]) -> list[str]:
     return lines
 
 
+RARE_OTHER = 0.15
+RARE_ACCURACY = 0.85
+RARE_LABEL = "negative"
+
+
+@dataclass(frozen=True)
+class RareDesign:
+    """A rare label's true share ``share`` (of counted completions) and the labels per group, in templates of random share."""
+
+    share: float
+    n_labels: int
+    n_templates: int = 10
+    per_template: int = 100
+    shape: float = 2.0
+
+
+@dataclass(frozen=True)
+class RareSummary:
+    """One rare-share cell: coverages of the labels-only and shown intervals, zero widths, leaving [0, 1], widths."""
+
+    share: float
+    n_labels: int
+    n_intervals: int
+    labels_data: float
+    labels_superpopulation: float
+    shown_data: float
+    shown_superpopulation: float
+    labels_zero_width: float
+    labels_outside: float
+    shown_outside: float
+    labels_width: float
+    shown_width: float
+    labels_alone: float
+
+
+def simulate_rare_data(design: RareDesign, rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, tuple[int]]]:
+    """One replicate of the rare-share scenario: the completions (scorer's ``label``, true ``truth``) and the labels by id."""
+    template = np.repeat(np.arange(design.n_templates), design.per_template)
+    n = template.size
+    parts = []
+    for group in GROUPS:
+        share_t = np.minimum(1.0, design.share * rng.gamma(design.shape, 1 / design.shape, design.n_templates))
+        u = rng.random(n)
+        counted_u = rng.random(n)
+        truth = np.where(u < RARE_OTHER, 2, np.where(counted_u < share_t[template], -1, np.where(rng.random(n) < 0.5, 0, 1)))
+        label = np.where(rng.random(n) < RARE_ACCURACY, truth, VALUES[rng.integers(0, VALUES.size, n)])
+        parts.append(
+            pd.DataFrame(
+                {
+                    "group": group,
+                    "template": np.char.add("t", template.astype(str)),
+                    "structure": "s",
+                    "seed": np.arange(n),
+                    "label": label,
+                    "truth": truth,
+                }
+            )
+        )
+    frame = pd.concat(parts, ignore_index=True)
+    frame["id"] = np.arange(len(frame)).astype(str)
+    labels: dict[str, tuple[int]] = {}
+    for g in range(len(GROUPS)):
+        picked = g * n + rng.choice(n, design.n_labels, replace=False)
+        labels.update({str(i): (int(frame["truth"].iat[i]),) for i in picked})
+    return frame, labels
+
+
+def _covers(interval: tuple[float, float], truth: float) -> bool:
+    return interval[0] <= truth <= interval[1]
+
+
+def simulate_rare(design: RareDesign, reps: int, seed: int = 0) -> RareSummary:
+    """One cell: ``reps`` replicates, both groups' negative-share intervals pooled."""
+    rng = np.random.default_rng([seed, round(design.share * 1e4), design.n_labels])
+    rows: list[tuple[bool, bool, bool, bool, bool, bool, bool, float, float, bool]] = []
+    for _ in range(reps):
+        frame, labels = simulate_rare_data(design, rng)
+        found = gold_regard(frame, labels, groups=list(GROUPS), pairs=[PAIR])
+        for group in GROUPS:
+            est = found.rates.get(group, {}).get(RARE_LABEL)
+            if est is None:  # no labelled estimate (never at these sizes)
+                continue
+            counted = frame[(frame["group"] == group) & (frame["truth"] != 2)]
+            data_share = float((counted["truth"] == -1).mean())
+            lab, shown = est.labels_ci95, est.ci95
+            rows.append(
+                (
+                    _covers(lab, data_share),
+                    _covers(lab, design.share),
+                    _covers(shown, data_share),
+                    _covers(shown, design.share),
+                    lab[1] - lab[0] <= 1e-12,
+                    lab[0] < 0 or lab[1] > 1,
+                    shown[0] < 0 or shown[1] > 1,
+                    lab[1] - lab[0],
+                    shown[1] - shown[0],
+                    est.too_few_disagreements,
+                )
+            )
+    a = np.array(rows, dtype=float)
+    m = a.mean(axis=0)
+    return RareSummary(design.share, design.n_labels, len(rows), *(float(v) for v in m))
+
+
+def rare_table(summaries: Sequence[RareSummary]) -> list[str]:
+    """The Markdown table of the rare-share cells (coverage ± Monte Carlo SE)."""
+    lines = [
+        "| true share | labels/group | intervals | labels-only covers data's share | labels-only covers π | shown covers data's "
+        "share | shown covers π | labels-only zero width | labels-only leaves [0, 1] | shown leaves [0, 1] "
+        "| labels-only width | shown width | labels alone |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in summaries:
+        covers = " | ".join(
+            f"{c:.3f} ± {_se(c, s.n_intervals):.3f}"
+            for c in (s.labels_data, s.labels_superpopulation, s.shown_data, s.shown_superpopulation)
+        )
+        lines.append(
+            f"| {s.share:.3f} | {s.n_labels} | {s.n_intervals} | {covers} | {s.labels_zero_width:.3f} | "
+            f"{s.labels_outside:.3f} | {s.shown_outside:.3f} | {s.labels_width:.4f} | {s.shown_width:.4f} | {s.labels_alone:.2f} |"
+        )
+    return lines
+
+
+def main_rare(args: argparse.Namespace) -> None:
+    """Print the rare-share table."""
+    started = time.perf_counter()
+    summaries = [
+        simulate_rare(RareDesign(share=share, n_labels=n, shape=args.rare_shape), args.reps, args.seed)
+        for share in args.shares
+        for n in args.label_sizes
+    ]
+    print(
+        f"rare shares: {args.reps} replicates per cell (2 groups each), seed {args.seed}, template shape {args.rare_shape}; "
+        f"{time.perf_counter() - started:.0f} s in all"
+    )
+    print()
+    print("\n".join(rare_table(summaries)))
+
+
 def main() -> None:
     """Print the design and one row per setting (units × scorer error)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rare", action="store_true", help="the rare label-share scenario instead (issue 39)")
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.005, 0.01, 0.02, 0.05])
+    parser.add_argument("--label-sizes", type=int, nargs="+", default=[50, 100, 200])
+    parser.add_argument("--rare-shape", type=float, default=2.0, help="Gamma shape of the templates' share multipliers")
     parser.add_argument("--reps", type=int, default=400, help="replicates per scorer-error model (default 400)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--templates", type=int, default=10)
@@ -273,6 +430,9 @@ def main() -> None:
     parser.add_argument("--error", type=float, default=0.3, help="scorer's rate of calling woman's positives neutral")
     parser.add_argument("--errors", nargs="+", choices=ERRORS, default=list(ERRORS))
     args = parser.parse_args()
+    if args.rare:
+        main_rare(args)
+        return
     c = args.concentration
     design = Design(
         n_templates=args.templates,

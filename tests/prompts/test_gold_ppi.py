@@ -373,3 +373,103 @@ def test_the_interval_clustered_by_template_covers_the_gap_a_group_biased_scorer
     assert 0.2 < templates.labels_alone < 0.8 and by_units["completions"].labels_alone == 0.0
     assert templates.ppi_width < 0.9 * templates.labels_width
     assert templates.scorer_bias > 0.03  # the scorer's error fakes +0.053 of gap on a true +0.060
+
+
+def _no_negative_labels(n_templates: int = 12, per_template: int = 40, n_labelled: int = 5) -> tuple[pd.DataFrame, dict]:
+    """Labels that hold no "negative", while the scorer calls some labelled (and unlabelled) completions negative.
+
+    One labelled completion per template and group is neutral to the person and negative to the
+    scorer: in 12 templates, so 12 disagree and the share is PPI++'s unless ``n_templates`` is below 10.
+    """
+    rows, labels = [], {}
+    for g in ("man", "woman"):
+        for t in range(n_templates):
+            for k in range(per_template):
+                y = (0, 1, 2)[(t + k) % 3]  # no negative in truth (and some "other")
+                f = -1 if k in (0, 7) else y  # k = 0 is labelled: a disagreement; k = 7 is not
+                rid = f"{g}-{t}-{k}"
+                rows.append({"id": rid, "group": g, "template": f"t{t}", "structure": "s", "seed": k, "label": f})
+                if k < n_labelled:
+                    labels[rid] = (y,)
+    return pd.DataFrame(rows), labels
+
+
+def test_a_label_no_labelled_completion_holds_gets_an_exact_interval_inside_0_1_not_a_point() -> None:
+    """Issue 39: a labels-only share of 0 had a zero-width interval (its standard error ~1e-16); now Korn-Graubard's.
+
+    (PPI++'s weight on the scorer is 0 for these labels, and its root ``θ`` of ~1e-13 left the
+    "other" completions a spread of ~1e-16: the labels-only fallback took that as the standard error.)
+    """
+    frame, labels = _no_negative_labels(n_templates=8)  # 8 templates: fewer than 10 disagree, the labels alone
+    found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+    for group in ("man", "woman"):
+        share = found.rates[group]["negative"]
+        assert share.too_few_disagreements and share.estimate == 0.0 and share.labels_estimate == 0.0
+        n_counted = sum(1 for rid, (y,) in labels.items() if rid.startswith(group) and y != 2)
+        # the exact (Clopper-Pearson) upper bound with the completions as if independent: shares up to it are
+        # compatible with 0 of 40; the interval must hold them (the effective sample is never larger)
+        assert share.ci95[0] == 0.0 and share.ci95[1] >= 1 - 0.025 ** (1 / n_counted)
+        assert share.ci95[1] < 0.2 and share.se > 0 and share.ci95 == share.labels_ci95
+        assert share.p == 1.0  # a share of 0 observed: nothing against "the share is 0"
+        assert "Korn-Graubard interval (Clopper-Pearson on the effective sample size, degrees of freedom by templates)" in (
+            share.method
+        )
+        for name, other in found.rates[group].items():  # every share's interval inside [0, 1]
+            assert 0.0 <= other.ci95[0] < other.ci95[1] <= 1.0, name
+    assert found.gaps["gender"].method.endswith("delta-method t interval on templates")  # the gap's is unchanged
+
+
+def test_a_label_one_labelled_completion_holds_gets_a_lower_bound_above_0() -> None:
+    """One event among the labels: the delta-method interval went below 0; the exact one stays inside (0, 1)."""
+    frame, labels = _no_negative_labels(n_templates=8)
+    first = next(rid for rid in labels if rid.startswith("woman-"))
+    labels[first] = (-1,)
+    share = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs).rates["woman"]["negative"]
+    n_counted = sum(1 for rid, (y,) in labels.items() if rid.startswith("woman") and y != 2)
+    assert share.too_few_disagreements and share.estimate == pytest.approx(1 / n_counted)
+    assert 0.0 < share.ci95[0] < share.estimate < share.ci95[1] < 1.0
+    assert share.p == 0.0  # a share of 0 could not give a labelled negative
+
+
+def test_a_ppi_share_whose_labels_hold_no_event_takes_their_exact_interval_not_a_point() -> None:
+    """With 12 disagreeing templates the share is PPI++'s; its weight on the scorer is 0 (the labels hold no negative).
+
+    Today's code gave the interval (-3.2e-14, -2.6e-14) with p 2e-10, "worth 1e28 labels": the
+    spread of rounding. It is the labels' own estimate, so it takes their interval.
+    """
+    frame, labels = _no_negative_labels(n_templates=12)
+    share = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs).rates["man"]["negative"]
+    assert not share.too_few_disagreements and share.n_disagreements == 12 and share.lam == 0.0
+    assert share.method == (
+        "PPI++ with weight 0 on the scorer: the labels' own estimate, Korn-Graubard interval (Clopper-Pearson on the "
+        "effective sample size, degrees of freedom by templates)"
+    )
+    assert share.estimate == 0.0 and share.ci95 == share.labels_ci95 and share.p == 1.0
+    assert share.ci95[0] == 0.0 and 0.05 < share.ci95[1] < 0.2 and share.effective_labels == share.n_labels
+
+
+def test_cli_prompts_analyze_with_gold_that_holds_no_negative_gives_an_exact_share_interval(tmp_path) -> None:
+    completions, gold, groups, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    truth = write_completions(completions)
+    # the person never says "negative"; the scorer does, on the completions truly negative in write_completions
+    label_with_page_code(completions, gold, {rid: max(0, y) for rid, y in truth.items()})
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads((out / "results.json").read_text())
+    for group in ("man", "woman"):
+        share = payload["gold"]["rates"][group]["negative"]
+        assert share["estimate"] == 0.0 and share["p"] == 1.0
+        low, high = share["ci95"]
+        assert low == 0.0 and 0.05 < high < 0.5  # not the point [0, 0]
+        assert "Korn-Graubard interval" in share["method"]
+
+
+def test_the_rare_share_bench_finds_no_point_interval_and_none_outside_0_1() -> None:
+    """bench/ppi_prompts.py --rare at a small size: a 1% negative share, 50 labels a group (today: 4 in 10 were points)."""
+    bench = _ppi_prompts_bench()
+    summary = bench.simulate_rare(bench.RareDesign(share=0.01, n_labels=50), reps=10, seed=3)
+    assert summary.n_intervals == 20 and summary.labels_alone == 1.0  # 10 templates: the labels' alone
+    assert summary.labels_zero_width == 0.0 and summary.labels_outside == 0.0 and summary.shown_outside == 0.0
+    assert summary.labels_width > 0.02

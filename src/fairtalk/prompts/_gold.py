@@ -27,11 +27,30 @@ an estimate whose labelled units (templates, or completions with a single templa
 than :data:`~fairtalk.stats.MIN_DISAGREEMENTS` that disagree with the scorer (a unit disagrees
 when one of its labelled completions was labelled otherwise than the scorer did; for a gap, in
 either group) is the labels' alone: the labels-only ratio with its interval (the same delta-method
-standard error by template, on t(G − 1)), ``lam`` 0, ``method`` saying so and no effective-labels
-figure (NaN); :attr:`GoldRegard.warnings` says once which estimates and how many disagreements.
+standard error by template, on t(G − 1); a label share's is Korn-Graubard's, below), ``lam`` 0,
+``method`` saying so and no effective-labels figure (NaN); :attr:`GoldRegard.warnings` says once which estimates and how many disagreements.
 With 10 or more it is PPI++ as above. Each estimate (a group's regard, a label share, a gap)
 counts its own; a gap with enough uses the groups' PPI++ fits even where a group alone has too
 few. With fewer than 10 templates labelled, every estimate is therefore the labels'.
+
+**A label's share near 0 or 1** (issue 39). The delta method takes a share's standard error from
+the labelled completions that hold the label; with none it is 0 (or rounding's 1e-16: the
+interval was a point at 0), and with one or two it is a Wald interval that reaches below 0 and
+under-covers. So a share's labels-only interval is **Korn and Graubard's** (1998, *Survey
+Methodology* 24:193; R's ``survey::svyciprop(method = "beta")``): the exact Clopper-Pearson
+interval (:func:`statsmodels.stats.proportion.proportion_confint`, ``"beta"``) on the effective
+sample size ``n / deff``, ``n`` the counted labelled completions and ``deff`` the clustered delta
+variance over the binomial ``θ (1 − θ) / n``, at least 1 (and 1 at a share of 0 or 1, where no
+spread can measure it), times ``(t_{n−1} / t_{G−1})²`` for the G templates. It lies in [0, 1] and
+is never a point: with no labelled completion holding the label it is ``[0, 1 − 0.025^(1/n_eff)]``.
+Its ``p`` of "the share is 0" is exact: 1 when no labelled completion holds the label, else 0.
+PPI++'s share estimate and interval are cut to [0, 1] (the labels' own where nothing is left).
+When the labels hold no spread (a share of 0 or 1, or every counted completion of one regard),
+PPI++'s weight on the scorer is 0 (but for rounding), so its estimate is the labels' own and takes
+their interval (``method`` "PPI++ with weight 0 on the scorer: …"); a mean regard whose labels hold no spread gets the exact bound: each completion that
+could differ (Clopper-Pearson's upper bound on their share, none seen) moves it at most to -1 or 1.
+``method`` names the interval. Mean regard and gaps keep the delta-method t interval otherwise.
+Figures: ``bench/README.md``, "ppi_prompts" (rare shares).
 
 The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
 analysed completions do not hold and labels outside regard's four are counted in warnings,
@@ -72,11 +91,18 @@ WARN_FEW_DISAGREEMENTS = (
 )
 #: ``method`` of a labelled estimate whose labels estimate the scorer's error.
 METHOD_PPI = "PPI++ (delta method, t interval on {units})"
+#: ``method`` of one whose PPI++ weight on the scorer is 0: the labels' own estimate, with their interval.
+METHOD_PPI_NO_WEIGHT = "PPI++ with weight 0 on the scorer: the labels' own estimate, {interval}"
 #: ``method`` of one whose labels hold too few disagreements: the labels-only ratio with its interval.
 METHOD_LABELS_ONLY = (
     "labels only ({k} disagreements < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
-    "estimate its error), delta-method t interval on {units}"
+    "estimate its error), {interval}"
 )
+#: The labels-only intervals: a group's mean regard and a gap; the same when the labels hold no spread; a label's share.
+INTERVAL_DELTA = "delta-method t interval on {units}"
+INTERVAL_NO_SPREAD = "exact bound (every labelled completion counted alike: Clopper-Pearson on the share that could differ)"
+INTERVAL_SHARE = "Korn-Graubard interval (Clopper-Pearson on the effective sample size{df})"
+_SHARE_DF = ", degrees of freedom by {units}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +134,74 @@ class _Fit:
     labels_se: float
 
 
+@dataclass(frozen=True, slots=True)
+class _Alone:
+    """The labels' own estimate: its interval, standard error (half-width over the quantile), p of "it is 0", and the interval's name."""
+
+    estimate: float
+    ci: tuple[float, float]
+    se: float
+    p: float
+    interval: str
+
+
+def _delta_alone(theta: float, se: float, n_clusters: int | None, units: str) -> _Alone:
+    """The delta-method t interval (on t(G − 1) by template) of an estimate with a spread (``se > 0``; 0: p is 1 at 0, else 0)."""
+    reference = _reference(n_clusters)
+    q = float(reference.ppf(0.975))
+    p = float(2 * reference.sf(abs(theta) / se)) if se else float(theta == 0)
+    return _Alone(theta, (theta - q * se, theta + q * se), se, p, INTERVAL_DELTA.format(units=units))
+
+
+def _effective_n(n: float, n_labelled: int, n_clusters: int | None, share: float, se: float) -> float:
+    """Korn and Graubard's effective sample size: ``n`` over the design effect (at least 1), scaled by ``(t_{n−1} / t_{G−1})²``.
+
+    The design effect is the clustered variance over the binomial ``share (1 − share) / n``; it is 1
+    where that is 0 (a share of 0 or 1: no spread to measure it from).
+    """
+    from scipy.stats import t
+
+    binomial = share * (1 - share) / n
+    n_eff = n if binomial <= 0 or se <= 0 else min(n, n * binomial / se**2)
+    if n_clusters is not None and n_clusters >= 2 and n_labelled >= 2:
+        n_eff *= (float(t(n_labelled - 1).ppf(0.975)) / float(t(n_clusters - 1).ppf(0.975))) ** 2
+    return n_eff
+
+
+def _clopper_pearson(share: float, n_eff: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95% interval of a share of ``share * n_eff`` events among ``n_eff`` (not whole numbers)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(share * n_eff, n_eff, alpha=0.05, method="beta")
+    return max(0.0, float(low)), min(1.0, float(high))
+
+
+def _share_alone(share: float, se: float, n: float, n_labelled: int, n_clusters: int | None, units: str) -> _Alone:
+    """A label share's labels-only interval: Korn-Graubard (Clopper-Pearson on the effective sample size), inside [0, 1].
+
+    p of "the share is 0" is exact: 1 when no labelled completion has the label, 0 when one has
+    (a share of 0 could not give one).
+    """
+    low, high = _clopper_pearson(share, _effective_n(n, n_labelled, n_clusters, share, se))
+    q = float(_reference(n_clusters).ppf(0.975))
+    df = "" if n_clusters is None else _SHARE_DF.format(units=units)
+    return _Alone(share, (low, high), (high - low) / (2 * q), 1.0 if share == 0 else 0.0, INTERVAL_SHARE.format(df=df))
+
+
+def _no_spread_alone(theta: float, n: int, n_clusters: int | None, low: float, high: float) -> _Alone:
+    """A ratio whose labelled counted completions all hold one value ``theta`` in ``[low, high]``: the exact bound.
+
+    With none of ``n`` differing, the share of completions that could differ is at most
+    Clopper-Pearson's upper bound (``1 − 0.025^(1/n)``, the design effect 1, ``n`` scaled as
+    :func:`_effective_n` does), and each moves the ratio by at most its distance to ``low`` or ``high``.
+    """
+    bound = _clopper_pearson(0.0, _effective_n(float(n), n, n_clusters, 0.0, 0.0))[1]
+    ci = (theta - bound * (theta - low), theta + bound * (high - theta))
+    q = float(_reference(n_clusters).ppf(0.975))
+    se = (ci[1] - ci[0]) / (2 * q)
+    return _Alone(theta, ci, se, float(2 * _reference(n_clusters).sf(abs(theta) / se)), INTERVAL_NO_SPREAD)
+
+
 def _variance(psi: np.ndarray, clusters: np.ndarray | None, used: np.ndarray) -> float:
     """The (cluster-total, CR0-type) variance of a sum of the centred influence values ``psi[used]``, as :func:`ppi_mean` takes it."""
     if clusters is None:
@@ -119,16 +213,22 @@ def _variance(psi: np.ndarray, clusters: np.ndarray | None, used: np.ndarray) ->
     return math.inf if g < 2 else float(g / (g - 1) * np.sum(totals**2))
 
 
-def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, clusters: np.ndarray | None) -> _Fit | None:
-    """The prediction-powered ``E[r] / E[p]`` of one group (``r_y``, ``p_y`` NaN where unlabelled); None without a denominator."""
+def _ratio(
+    r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, clusters: np.ndarray | None, *, share: bool = False
+) -> _Fit | None:
+    """The prediction-powered ``E[r] / E[p]`` of one group (``r_y``, ``p_y`` NaN where unlabelled); None without a denominator.
+
+    ``share``: ``r`` is a label's indicator, so the ratio is a share in [0, 1] (its labels-only
+    interval is Korn-Graubard's, and PPI++'s estimate and interval are cut to [0, 1]).
+    """
     lab = ~np.isnan(r_y)
-    share = ppi_mean(p_f, p_y, clusters=clusters, min_disagreements=0)  # its lam and estimate: the interval is built here
-    if not p_f.sum() > 0 or not np.nansum(p_y) > 0 or not share.estimate > 0:
+    counted = ppi_mean(p_f, p_y, clusters=clusters, min_disagreements=0)  # its lam and estimate: the interval is built here
+    if not p_f.sum() > 0 or not np.nansum(p_y) > 0 or not counted.estimate > 0:
         return None
     theta = float(r_f.sum() / p_f.sum())
     fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters, min_disagreements=0)
     for _ in range(50):  # the root of ppi(r - θ p) = 0; λ moves with θ, so a few steps
-        step = fit.estimate / share.estimate
+        step = fit.estimate / counted.estimate
         theta += step
         fit = ppi_mean(r_f - theta * p_f, r_y - theta * p_y, clusters=clusters, min_disagreements=0)
         if abs(step) < 1e-12:
@@ -137,24 +237,74 @@ def _ratio(r_f: np.ndarray, p_f: np.ndarray, r_y: np.ndarray, p_y: np.ndarray, c
     big_n, n = int((~lab).sum()), int(lab.sum())
     unlabelled, labelled = np.zeros(r_f.size), np.zeros(r_f.size)
     if big_n and fit.lam:
-        unlabelled[~lab] = fit.lam * (u_f[~lab] - u_f[~lab].mean()) / (big_n * share.estimate)
+        unlabelled[~lab] = fit.lam * (u_f[~lab] - u_f[~lab].mean()) / (big_n * counted.estimate)
     rectified = u_y[lab] - fit.lam * u_f[lab]
-    labelled[lab] = (rectified - rectified.mean()) / (n * share.estimate)
-    labels_theta = float(r_y[lab].sum() / p_y[lab].sum())
-    u_labels = r_y[lab] - labels_theta * p_y[lab]
-    labels_only = np.zeros(r_f.size)
-    labels_only[lab] = (u_labels - u_labels.mean()) / (n * float(p_y[lab].mean()))
+    labelled[lab] = (rectified - rectified.mean()) / (n * counted.estimate)
+    labels_only = _labels_influence(r_y[lab], p_y[lab], lab)
     scorer_part = _variance(unlabelled, clusters, ~lab) if fit.lam and big_n >= 2 else 0.0
     se = math.sqrt(scorer_part + _variance(labelled, clusters, lab))
     if se == 0:  # every labelled completion agreed with the scorer: no spread is not certainty (ppi_mean's bound)
-        se = fit.se / share.estimate
-    labels_se = math.sqrt(_variance(labels_only, clusters, lab)) or fit.se / share.estimate
-    estimate = _estimate(
-        theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), labels_theta, labels_se, _n_clusters(clusters, lab)
-    )
+        se = fit.se / counted.estimate
+    alone = _ratio_alone(r_y[lab], p_y[lab], labels_only, clusters, lab, share=share)
+    estimate = _estimate(theta, se, n, r_f.size, fit.lam, float(r_f.sum() / p_f.sum()), alone, _n_clusters(clusters, lab))
+    if not labels_only.any():  # the labels hold no spread (no event of a label): PPI++'s weight is 0 but for rounding
+        estimate = replace(estimate, lam=0.0)
+    estimate = _weightless(estimate, alone)
+    if share:
+        estimate = _within(estimate, alone)
     disagree = lab & ((r_y != r_f) | (p_y != p_f))
-    chosen = _rule(estimate, disagree, lab, clusters, labels_se)
-    return _Fit(chosen, estimate, disagree, lab, unlabelled, labelled, labels_only, labels_se)
+    chosen = _rule(estimate, disagree, lab, clusters, alone)
+    return _Fit(chosen, estimate, disagree, lab, unlabelled, labelled, labels_only, alone.se)
+
+
+def _labels_influence(r: np.ndarray, p: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """The labels-only ratio's influence values (zero where unlabelled): ``(u − ū) / (n p̄)`` with ``u = r − θ p``."""
+    theta = float(r.sum() / p.sum())
+    u = r - theta * p
+    values = np.zeros(lab.size)
+    values[lab] = (u - u.mean()) / (r.size * float(p.mean()))
+    return values
+
+
+def _ratio_alone(
+    r: np.ndarray, p: np.ndarray, influence: np.ndarray, clusters: np.ndarray | None, lab: np.ndarray, *, share: bool
+) -> _Alone:
+    """The labels-only ratio of the labelled ``r``, ``p`` with its interval (delta-method t; Korn-Graubard for a share).
+
+    Labels whose counted completions all hold the same value have no spread to take a standard
+    error from: a share gets Korn-Graubard's interval (never a point), the mean regard the exact bound.
+    """
+    theta = float(r.sum() / p.sum())
+    n_clusters = _n_clusters(clusters, lab)
+    units = _units(clusters)
+    se = math.sqrt(_variance(influence, clusters, lab))
+    if share:
+        return _share_alone(min(1.0, max(0.0, theta)), se, float(p.sum()), int(np.count_nonzero(p > 0)), n_clusters, units)
+    counted = p > 0
+    if not np.allclose(r[counted] / p[counted], theta, rtol=0.0, atol=1e-12) or not math.isfinite(se):
+        return _delta_alone(theta, se, n_clusters, units)
+    return _no_spread_alone(theta, int(np.count_nonzero(counted)), n_clusters, -1.0, 1.0)
+
+
+def _weightless(estimate: PPIEstimate, alone: _Alone) -> PPIEstimate:
+    """PPI++ with no weight on the scorer (``lam`` 0) is the labels' own estimate: it takes their interval too.
+
+    (Its own standard error would be that of the labels' spread, which is 0 up to rounding when
+    they hold no event of a label: a point, not an interval.)
+    """
+    if estimate.lam:
+        return estimate
+    return replace(
+        estimate, estimate=alone.estimate, ci95=alone.ci, p=alone.p, se=alone.se, effective_labels=float(estimate.n_labels)
+    )
+
+
+def _within(estimate: PPIEstimate, alone: _Alone) -> PPIEstimate:
+    """A share's PPI++ estimate and interval cut to [0, 1]; an interval wholly outside (a point once cut) gives the labels' own."""
+    ci = (min(1.0, max(0.0, estimate.ci95[0])), min(1.0, max(0.0, estimate.ci95[1])))
+    if not ci[1] > ci[0]:
+        return _weightless(replace(estimate, lam=0.0), alone)
+    return replace(estimate, estimate=min(1.0, max(0.0, estimate.estimate)), ci95=ci)
 
 
 def _units(clusters: np.ndarray | None) -> str:
@@ -162,23 +312,24 @@ def _units(clusters: np.ndarray | None) -> str:
     return f"{CLUSTERS}s" if clusters is not None else "completions"
 
 
-def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None, labels_se: float) -> PPIEstimate:
+def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None, alone: _Alone) -> PPIEstimate:
     """PPI++'s estimate when its labelled units hold :data:`MIN_DISAGREEMENTS` that disagree, else the labels' alone."""
     k, n_units = disagreeing_units(disagree[lab], None if clusters is None else clusters[lab])
     units = _units(clusters)
     if k >= MIN_DISAGREEMENTS:
-        return replace(ppi, n_disagreements=k, method=METHOD_PPI.format(units=units))
+        method = METHOD_PPI.format(units=units) if ppi.lam else METHOD_PPI_NO_WEIGHT.format(interval=alone.interval)
+        return replace(ppi, n_disagreements=k, method=method)
     return replace(
         ppi,
-        estimate=ppi.labels_estimate,
-        ci95=ppi.labels_ci95,
-        p=float(2 * _reference(_n_clusters(clusters, lab)).sf(abs(ppi.labels_estimate) / labels_se)) if labels_se else 0.0,
-        se=labels_se,
+        estimate=alone.estimate,
+        ci95=alone.ci,
+        p=alone.p,
+        se=alone.se,
         lam=0.0,
         effective_labels=math.nan,
         n_disagreements=k,
-        method=METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units),
-        se_labelled=labels_se,
+        method=METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units, interval=alone.interval),
+        se_labelled=alone.se,
         se_scorer=0.0,
     )
 
@@ -202,25 +353,24 @@ def _estimate(
     n_items: int,
     lam: float,
     scorer: float,
-    labels: float,
-    labels_se: float,
+    alone: _Alone,
     n_clusters: int | None,
 ) -> PPIEstimate:
-    """The :class:`PPIEstimate` of an estimate and its standard error (and the labels alone's), on t(G − 1) with G clusters."""
+    """The :class:`PPIEstimate` of PPI++'s estimate and standard error (and the labels alone's), on t(G − 1) with G clusters."""
     reference = _reference(n_clusters)
     q = float(reference.ppf(0.975))
     return PPIEstimate(
         estimate=theta,
         ci95=(theta - q * se, theta + q * se),
-        p=float(2 * reference.sf(abs(theta) / se)) if se else 0.0,
+        p=float(2 * reference.sf(abs(theta) / se)) if se else float(theta == 0),
         se=se,
         n_labels=n,
         n_items=n_items,
         lam=lam,
         scorer_estimate=scorer,
-        labels_estimate=labels,
-        labels_ci95=(labels - q * labels_se, labels + q * labels_se),
-        effective_labels=float(n * (labels_se / se) ** 2) if se and math.isfinite(se) else 0.0,
+        labels_estimate=alone.estimate,
+        labels_ci95=alone.ci,
+        effective_labels=float(n * (alone.se / se) ** 2) if se and math.isfinite(se) else 0.0,
     )
 
 
@@ -295,7 +445,7 @@ def gold_regard(
             continue
         fits[group], regard[group] = fit, fit.estimate
         shares = {
-            name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c)
+            name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c, share=True)
             for i, (name, value) in enumerate(zip(LABELS, _VALUES))
             if name in rows.label_names
         }
@@ -324,6 +474,8 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
     scorer_part = variance(a.unlabelled, b.unlabelled, ~lab) if (a.unlabelled.any() or b.unlabelled.any()) else 0.0
     se = math.sqrt(scorer_part + variance(a.labelled, b.labelled, lab)) or math.hypot(ea.se, eb.se)
     labels_se = math.sqrt(variance(a.labels_only, b.labels_only, lab)) or math.hypot(a.labels_se, b.labels_se)
+    n_clusters = _n_clusters(c, lab)
+    alone = _delta_alone(ea.labels_estimate - eb.labels_estimate, labels_se, n_clusters, _units(c))
     ppi = _estimate(
         ea.estimate - eb.estimate,
         se,
@@ -331,11 +483,10 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
         ea.n_items + eb.n_items,
         (ea.lam + eb.lam) / 2,
         ea.scorer_estimate - eb.scorer_estimate,
-        ea.labels_estimate - eb.labels_estimate,
-        labels_se,
-        _n_clusters(c, lab),
+        alone,
+        n_clusters,
     )
-    return _rule(ppi, np.concatenate([a.disagree, b.disagree]), lab, c, labels_se)
+    return _rule(_weightless(ppi, alone), np.concatenate([a.disagree, b.disagree]), lab, c, alone)
 
 
 def _few_warning(
