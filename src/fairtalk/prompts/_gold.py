@@ -172,6 +172,8 @@ def _clopper_pearson(share: float, n_eff: float) -> tuple[float, float]:
     """The exact (Clopper-Pearson) 95% interval of a share of ``share * n_eff`` events among ``n_eff`` (not whole numbers)."""
     from statsmodels.stats.proportion import proportion_confint
 
+    if not n_eff > 0:  # no counted labelled completion: nothing is known of the share
+        return 0.0, 1.0
     low, high = proportion_confint(share * n_eff, n_eff, alpha=0.05, method="beta")
     return max(0.0, float(low)), min(1.0, float(high))
 
