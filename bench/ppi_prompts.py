@@ -170,11 +170,18 @@ def simulate_data(design: Design, varying: bool, rng: np.random.Generator) -> tu
                 }
             )
         )
+    return _with_labels(parts, n, design.n_labels, rng)
+
+
+def _with_labels(
+    parts: list[pd.DataFrame], n: int, n_labels: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, dict[str, tuple[int]]]:
+    """The groups' completions as one frame with ids, and a person's label (the truth) on ``n_labels`` of each group's ``n``."""
     frame = pd.concat(parts, ignore_index=True)
     frame["id"] = np.arange(len(frame)).astype(str)
     labels: dict[str, tuple[int]] = {}
     for g in range(len(GROUPS)):
-        picked = g * n + rng.choice(n, design.n_labels, replace=False)
+        picked = g * n + rng.choice(n, n_labels, replace=False)
         labels.update({str(i): (int(frame["truth"].iat[i]),) for i in picked})
     return frame, labels
 
@@ -324,13 +331,7 @@ def simulate_rare_data(design: RareDesign, rng: np.random.Generator) -> tuple[pd
                 }
             )
         )
-    frame = pd.concat(parts, ignore_index=True)
-    frame["id"] = np.arange(len(frame)).astype(str)
-    labels: dict[str, tuple[int]] = {}
-    for g in range(len(GROUPS)):
-        picked = g * n + rng.choice(n, design.n_labels, replace=False)
-        labels.update({str(i): (int(frame["truth"].iat[i]),) for i in picked})
-    return frame, labels
+    return _with_labels(parts, n, design.n_labels, rng)
 
 
 def _covers(interval: tuple[float, float], truth: float) -> bool:

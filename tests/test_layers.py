@@ -65,7 +65,7 @@ LAZY_EXCEPTIONS = {("models/_builtin.py", "training")}
 
 
 #: The bottom layer: every module may import these.
-BASE = {"lazy", "errors", "codec", "records", "jsonl", "files", "registry", "progress", "options", "schema"}
+BASE = {"lazy", "errors", "codec", "records", "columns", "jsonl", "files", "registry", "progress", "options", "schema"}
 
 
 def _closure(unit: str) -> set[str]:

@@ -7,16 +7,16 @@ collects them for the cluster-robust statistics.
 from __future__ import annotations
 
 import hashlib
-import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any, SupportsIndex, cast, overload
+from typing import IO, Any, cast, overload
 
 import numpy as np
 
+from fairtalk._columns import RecordColumn
 from fairtalk._jsonl import first_record, numbered_lines, open_input, parse_object, write_records
 from fairtalk.errors import InputError
 from fairtalk.files import atomic_writer
@@ -65,7 +65,7 @@ SUMMARY_KEYS = (
 Extra = tuple[tuple[str, object], ...]
 
 
-class ResponseColumn(Sequence[Response]):
+class ResponseColumn(RecordColumn[Response]):
     """One side's responses to aligned pairs, held as columns: the records are built when read.
 
     Item ``i`` is ``Response(pair_ids[i], side, contexts[i], texts[i], (("seed", seeds[i]), *rest[i]))``.
@@ -76,6 +76,7 @@ class ResponseColumn(Sequence[Response]):
     """
 
     __slots__ = ("_contexts", "_ids", "_rest", "_seeds", "_side", "_texts")
+    _name = "response column"
 
     def __init__(
         self,
@@ -116,31 +117,6 @@ class ResponseColumn(Sequence[Response]):
         if self._rest is not None:
             extra += self._rest[i]
         return Response(self._ids[i], self._side, self._contexts[i], self._texts[i], extra)
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> Response: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Response, ...]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> Response | tuple[Response, ...]:
-        if isinstance(index, slice):
-            return tuple(self._record(i) for i in range(*index.indices(len(self))))
-        i = operator.index(index)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("response column index out of range")
-        return self._record(i)
-
-    def __iter__(self) -> Iterator[Response]:
-        return (self._record(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(x == y for x, y in zip(self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"ResponseColumn(side={self._side!r}, n={len(self)})"

@@ -11,12 +11,12 @@ into a list of strings.
 
 from __future__ import annotations
 
-import operator
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Generic, SupportsIndex, TypeVar, overload
+from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
 
+from fairtalk._columns import RecordColumn
 from fairtalk.records import Pair, Side, Swap
 
 __all__ = ["PairColumn", "PairColumns"]
@@ -205,7 +205,7 @@ class PairColumns:
         return PairColumn(self)
 
 
-class PairColumn(Sequence[Pair]):
+class PairColumn(RecordColumn[Pair]):
     """Pairs held as columns (see the module docstring): item ``i`` is the ``Pair`` built from row ``i`` when read.
 
     It equals any sequence of the same records (the tuple of them). :attr:`a`, :attr:`b` and
@@ -213,6 +213,7 @@ class PairColumn(Sequence[Pair]):
     """
 
     __slots__ = ("_columns",)
+    _name = "pair column"
 
     def __init__(self, columns: PairColumns) -> None:
         self._columns = columns
@@ -262,31 +263,6 @@ class PairColumn(Sequence[Pair]):
             origin=c._origins[i],
             cluster=c._clusters[i],
         )
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> Pair: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Pair, ...]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> Pair | tuple[Pair, ...]:
-        if isinstance(index, slice):
-            return tuple(self._record(i) for i in range(*index.indices(len(self))))
-        i = operator.index(index)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("pair column index out of range")
-        return self._record(i)
-
-    def __iter__(self) -> Iterator[Pair]:
-        return (self._record(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(x == y for x, y in zip(self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"PairColumn(n={len(self)})"
