@@ -77,12 +77,14 @@ def _clusters(n: int, per_unit: float) -> tuple[int, ...] | None:
 def _sampled_clusters(n: int, sizes: tuple[tuple[int, int], ...], rng: np.random.Generator) -> tuple[int, ...]:
     """Dialogue labels of ``n`` pairs drawn uniformly from a corpus whose dialogues have ``sizes`` (as ``audit --pairs``).
 
-    Beyond the corpus' pairs, from copies of it (each copy's dialogues its own), as ``expected_clusters`` assumes.
+    Beyond the corpus' pairs: whole copies of it (each copy's dialogues its own) and a uniform sample of the rest from
+    one more, as ``expected_clusters`` assumes.
     """
     one = np.repeat(np.arange(sum(count for _, count in sizes)), [m for m, count in sizes for _ in range(count)])
-    copies = -(-n // one.size)
-    labels = np.concatenate([one + k * (int(one.max()) + 1) for k in range(copies)])
-    return tuple(int(i) for i in rng.choice(labels, size=n, replace=False))
+    full, rest = divmod(n, one.size)
+    step = int(one.max()) + 1
+    labels = [one + k * step for k in range(full)] + [rng.choice(one, size=rest, replace=False) + full * step]
+    return tuple(int(i) for i in np.concatenate(labels))
 
 
 def _rate_pass(row: _GateRow, n: int, runs: int, rng: np.random.Generator) -> float:

@@ -91,7 +91,7 @@ def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None
     assert pairs["sentiment_positive"] > 2000 and max(pairs.values()) == pairs["sentiment_positive"]
     text = " ".join(result.output.split())
     assert (
-        "sentiment_positive (rate): 2,892 pairs (about 405 dialogues, were the corpus larger in the same proportions) "
+        "sentiment_positive (rate): 2,892 pairs (about 410 dialogues, were the corpus larger in the same proportions) "
         "at margin ±2 points"
     ) in text
     assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output

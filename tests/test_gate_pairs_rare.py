@@ -25,7 +25,13 @@ from typer.testing import CliRunner
 from fairtalk.cli import app
 from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
 from fairtalk.inference import Inference, KeyMeta, compare_scored
-from fairtalk.stats import expected_clusters, power_rate_equivalence, rate_equivalence, share_equivalence
+from fairtalk.stats import (
+    expected_clusters,
+    pairs_for_rate_equivalence,
+    power_rate_equivalence,
+    rate_equivalence,
+    share_equivalence,
+)
 
 runner = CliRunner()
 ALPHA, MARGIN, FEW = 0.05, 0.02, 10
@@ -280,7 +286,7 @@ def test_expected_clusters_is_the_mean_of_uniform_samples() -> None:
         assert abs(expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES) - float(np.mean(drawn))) < 1.0, n
     # a 707-pair audit spans about 165 of the 206 dialogues, not 707 / (1,470 / 206) = 99
     assert 160 < expected_clusters(707, BUILTIN_GENDER_DIALOGUE_SIZES) < 170
-    assert expected_clusters(2940, BUILTIN_GENDER_DIALOGUE_SIZES) == pytest.approx(412)  # beyond the axis: in proportion
+    assert expected_clusters(2940, BUILTIN_GENDER_DIALOGUE_SIZES) == pytest.approx(412)  # beyond the axis: two whole copies
 
 
 def test_equal_dialogues_of_the_whole_corpus_give_the_pairs_per_unit_power() -> None:
@@ -289,7 +295,7 @@ def test_equal_dialogues_of_the_whole_corpus_give_the_pairs_per_unit_power() -> 
     for n in (1500, 3000):
         by_sizes = power_rate_equivalence(n, 0.005, MARGIN, cluster_sizes=sizes)
         by_ratio = power_rate_equivalence(n, 0.005, MARGIN, pairs_per_unit=5.0)
-        assert by_sizes == pytest.approx(by_ratio), n
+        assert by_sizes == pytest.approx(by_ratio, abs=0.01), n  # the sizes model counts 10 units exactly, not by occupancy
     # on fewer pairs the sample spreads over more dialogues than n / 5, and the rule counts them
     assert power_rate_equivalence(750, 0.005, MARGIN, cluster_sizes=sizes) != power_rate_equivalence(
         750, 0.005, MARGIN, pairs_per_unit=5.0
@@ -316,11 +322,13 @@ def test_coverage_counts_each_dialogues_unique_pairs() -> None:
         Context("2", "his car is red", cluster="d1"),
         Context("3", "she went home", cluster="d1"),  # the twin of 1: a duplicate, not counted
         Context("4", "he is tall", cluster="d2"),
-        Context("5", "he sings", cluster=None),  # no dialogue named: in no size
+        Context("5", "he sings", cluster=None),  # no dialogue named: a unit of its own, as the statistics count it
     ]
     pairs = fairtalk.build_pairs(contexts, fairtalk.load_lexicon("gender"))
     assert len(list(pairs)) == 4
-    assert pairs.coverage.dialogue_sizes == ((1, 1), (2, 1))
+    assert pairs.coverage.dialogue_sizes == ((1, 2), (2, 1))
+    alone = fairtalk.build_pairs([Context("1", "he went home"), Context("2", "he is tall")], fairtalk.load_lexicon("gender"))
+    assert len(list(alone)) == 2 and alone.coverage.dialogue_sizes == ()  # no dialogue named at all: no clustering
 
 
 def test_a_pilots_corpus_dialogue_sizes_plan_its_dialogues(tmp_path: Path) -> None:
@@ -368,3 +376,58 @@ def test_a_report_plans_the_gate_as_plan_does_from_its_results(tmp_path: Path) -
     found = re.search(r"offense_rate \(rate\): ([\d,]+) pairs \(about [\d,]+ dialogues: a sample of", text)
     assert found, text
     assert int(found.group(1).replace(",", "")) == row["gate_pairs"]
+
+
+def test_beyond_the_corpus_the_power_never_passes_fewer_dialogues_than_the_rule_needs() -> None:
+    """Five dialogues of 300 pairs: one whole copy (1,500 pairs) holds 5 dialogues, where the rule can pass nothing.
+
+    Before, the effective units (n^2 / E[sum k^2]) could count more dialogues than there were and the Newcombe part
+    add its power on top of the few-units part's whole probability (a reviewer: "power 1.00" for 9 dialogues).
+    """
+    sizes = ((300, 5),)
+    assert expected_clusters(1500, sizes) == 5 and expected_clusters(3000, sizes) == 10
+    assert power_rate_equivalence(1500, 0.03, MARGIN, cluster_sizes=sizes) == 0.0  # 5 dialogues: under 10, under 149
+    for n in (1500, 1700, 2774, 3000, 6000):
+        assert 0.0 <= power_rate_equivalence(n, 0.03, MARGIN, cluster_sizes=sizes) <= 1.0
+    n = pairs_for_rate_equivalence(0.03, MARGIN, cluster_sizes=sizes)
+    assert expected_clusters(n, sizes) >= 9.5  # planned where 10 discordant dialogues are at least possible
+
+
+def test_plan_and_the_report_use_the_sizes_whenever_the_audit_clusters(tmp_path: Path) -> None:
+    """A pilot whose 100 pairs fall in 100 dialogues (one pair each) still clusters: plan must use its corpus' sizes."""
+    path = _pilot(tmp_path, 0.01, n=100, clusters=100)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(data | {"corpus_dialogue_sizes": [list(s) for s in BUILTIN_GENDER_DIALOGUE_SIZES]}))
+    text = " ".join(runner.invoke(app, ["plan", "--gate", "--results", str(path)]).output.split())
+    found = re.search(r"refusal_rate \(rate\): ([\d,]+) pairs \(about [\d,]+ dialogues(?:: a sample of|, were the corpus)", text)
+    assert found, text
+    expected = pairs_for_rate_equivalence(
+        0.01 * 100 / 99, MARGIN, pairs_per_unit=1.0, cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES, sd_difference=math.sqrt(0.01)
+    )
+    assert int(found.group(1).replace(",", "")) == pytest.approx(expected, rel=0.05)
+
+
+@pytest.mark.parametrize("sizes", [[[1, 10**20]], [[100_000_000, 1]], [[0, 3]], [[1, 2, 3]], "x"])
+def test_a_hostile_corpus_dialogue_sizes_is_left_out_not_a_crash(tmp_path: Path, sizes: object) -> None:
+    path = _pilot(tmp_path, 0.01, n=200, clusters=40)
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"corpus_dialogue_sizes": sizes}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output
+    assert "if they hold the pilot's 5 pairs each" in " ".join(result.output.split())
+
+
+def test_a_few_differing_units_are_not_called_identical() -> None:
+    from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL
+
+    assert share_equivalence(1000, 3, alpha=ALPHA, margin=0.05).method == METHOD_FEW_DIFFERING
+    assert share_equivalence(1000, 0, alpha=ALPHA, margin=0.05).method == METHOD_IDENTICAL
+
+
+def test_a_rate_whose_differences_cancel_within_dialogues_counts_pairs_for_its_power() -> None:
+    """Discordant pairs +1 and -1 in one dialogue: the clustered SE is 0, but the differences vary (not identical answers)."""
+    a, b = np.zeros(200), np.zeros(200)
+    a[0], b[1] = 1.0, 1.0
+    clusters = tuple(f"d{i // 5}" for i in range(200))
+    row = compare_scored("refusal_rate", KeyMeta("rate"), a, b, Inference(alpha=ALPHA, clusters=clusters))
+    assert row.power_basis is not None and row.power_basis.n == 200

@@ -38,7 +38,7 @@ from enum import StrEnum
 
 from fairtalk.errors import SpecError
 from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, Verdict
-from fairtalk.stats import METHOD_IDENTICAL
+from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL
 
 __all__ = ["Gate", "GateOutcome", "KeyDecision", "evaluate"]
 
@@ -126,9 +126,9 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
         if m.verdict is Verdict.DIFFERENT:
             return True, f"a difference, but the whole interval lies inside the margin {margin}: equivalent"
         return True, f"shown equivalent within {margin}"
-    if m.equivalence_test == METHOD_IDENTICAL:  # too few units differ to test: the bound on how many could decides
-        found = next((note for note in m.notes if "could differ" in note), None)
-        return False, f"not shown equivalent: {found or METHOD_IDENTICAL} (p {_number(m.p_equivalence)})"
+    if m.equivalence_test in (METHOD_IDENTICAL, METHOD_FEW_DIFFERING):  # too few units differ to test: the bound decides
+        found = next((note for note in m.notes if "one-sided exact bound" in note), None)
+        return False, f"not shown equivalent: {found or m.equivalence_test} (p {_number(m.p_equivalence)})"
     if m.not_tested is not None:
         return False, m.not_tested
     if m.equivalence_margin is None:

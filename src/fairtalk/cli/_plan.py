@@ -187,7 +187,8 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     n_pairs = int(data.get("n_pairs") or 0) or None
     n_clusters = data.get("n_clusters")
     per_unit = n_pairs / n_clusters if n_pairs and isinstance(n_clusters, int) and n_clusters > 0 else 1.0
-    sizes = _dialogue_sizes(data.get("corpus_dialogue_sizes")) if per_unit > 1 else ()
+    clustered = isinstance(n_clusters, int) and not isinstance(n_clusters, bool) and n_clusters > 0  # as a report decides
+    sizes = _dialogue_sizes(data.get("corpus_dialogue_sizes")) if clustered else ()
     manifest = data.get("manifest")
     given = manifest.get("margins") if isinstance(manifest, dict) else None
     given_margins = given if isinstance(given, dict) else {}
@@ -215,7 +216,9 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
 
 
 def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
-    """A pilot's ``corpus_dialogue_sizes`` as ``((pairs, dialogues), ...)``; empty where absent or not that shape."""
+    """A pilot's ``corpus_dialogue_sizes`` as ``((pairs, dialogues), ...)``; empty where absent, not that shape, or too large."""
+    from fairtalk.stats import expected_clusters
+
     if not isinstance(value, list):
         return ()
     out = []
@@ -224,6 +227,10 @@ def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
         if not ok or item[0] < 1 or item[1] < 1:
             return ()
         out.append((int(item[0]), int(item[1])))
+    try:  # sizes the planner cannot model (too many pairs or classes) are left out: planned by pairs per dialogue
+        expected_clusters(1, tuple(out))
+    except ValueError:
+        return ()
     return tuple(out)
 
 

@@ -247,8 +247,10 @@ def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> Powe
         return PowerBasis(method, n=d.size, discordance=discordance)
     u = units(d, opts.clusters)
     se = u.standard_error()
-    # no spread to estimate the clustering from: each dialogue counts once, as in the rate's interval
-    n = u.n_units if kind == "rate" and se == 0 and opts.clusters is not None else d.size
+    # differences that do not vary: no spread to estimate the clustering from, so each dialogue counts once, as in the
+    # rate's interval (``design_effect`` None); a spread that cancels within dialogues (a clustered SE of 0) does not
+    constant = d.size > 0 and float(np.ptp(d)) == 0.0
+    n = u.n_units if kind == "rate" and constant and opts.clusters is not None else d.size
     return PowerBasis("rate_mean" if kind == "rate" else "mean", n=n, se=se, df=u.df, discordance=discordance)
 
 

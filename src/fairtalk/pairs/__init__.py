@@ -81,6 +81,7 @@ class _Counts:
         self.by_side: Counter[str] = Counter()
         self.terms: Counter[str] = Counter()
         self.dialogues: Counter[str] = Counter()  # unique pairs per named dialogue
+        self.alone = 0  # unique pairs whose context names no dialogue: a unit each, where others name one
 
 
 class PairSet:
@@ -158,7 +159,7 @@ class PairSet:
             mixed=self.mixed,
             limit=self.limit,
             balance=self.balance,
-            dialogue_sizes=tuple(sorted(Counter(c.dialogues.values()).items())),
+            dialogue_sizes=_dialogue_sizes(c),
         )
 
     def _count_out(self, pairs: Iterator[Pair], counts: _Counts) -> Iterator[Pair]:
@@ -196,6 +197,8 @@ class PairSet:
             counts.by_side[side] += 1
             if context.cluster is not None:
                 counts.dialogues[context.cluster] += 1
+            else:
+                counts.alone += 1
             counts.terms.update(f"{s.source.lower()}→{s.target.lower()}" for s in result.swaps)
             swaps = shared.setdefault(result.swaps, result.swaps) if len(shared) < _MAX_SHARED_SWAPS else result.swaps
             yield Pair(
@@ -208,6 +211,15 @@ class PairSet:
                 origin=context.origin,
                 cluster=context.cluster,
             )
+
+
+def _dialogue_sizes(counts: _Counts) -> tuple[tuple[int, int], ...]:
+    """The unique pairs' dialogues by size; a pair that names none is a dialogue of its own (as the statistics count it)."""
+    if not counts.dialogues:
+        return ()
+    sizes = Counter(counts.dialogues.values())
+    sizes[1] += counts.alone
+    return tuple(sorted((m, n) for m, n in sizes.items() if n))
 
 
 def _pair_key(a: str, b: str) -> bytes:

@@ -284,6 +284,8 @@ def _ratio_alone(
         return _share_alone(min(1.0, max(0.0, theta)), se, float(p.sum()), int(np.count_nonzero(p > 0)), n_clusters, units)
     counted = p > 0
     if not np.allclose(r[counted] / p[counted], theta, rtol=0.0, atol=1e-12) or not math.isfinite(se):
+        if clusters is not None and se <= 1e-12:  # values that vary but whose template totals cancel: not certainty,
+            se = math.sqrt(_variance(influence, None, lab))  # so the spread of the completions themselves
         return _delta_alone(theta, se, n_clusters, units)
     return _no_spread_alone(theta, int(np.count_nonzero(counted)), n_clusters, -1.0, 1.0)
 

@@ -53,6 +53,7 @@ from fairtalk.stats._intervals import newcombe_interval
 __all__ = [
     "DEFAULT_MARGINS",
     "IDENTICAL_SHARE",
+    "METHOD_FEW_DIFFERING",
     "METHOD_IDENTICAL",
     "Equivalence",
     "FEW_DISCORDANT_UNITS",
@@ -87,6 +88,8 @@ NOTE_IDENTICAL = (
 )
 #: ``method`` of :func:`share_equivalence`: how few units differ at all decides, whatever the margin.
 METHOD_IDENTICAL = "identical answers: exact binomial bound on the differing share"
+#: ``method`` of :func:`share_equivalence` where some units differ, too few to test (a corpus key's coarse permutations).
+METHOD_FEW_DIFFERING = "few differing units: exact binomial bound on the differing share"
 #: Said where identical answers were not shown equivalent: how many units, all identical, would be.
 NOTE_IDENTICAL_NEEDED = "; equivalence needs {needed:,} {units} all identical"
 #: A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
@@ -260,7 +263,8 @@ def share_equivalence(
         )
     else:
         note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
-    return Equivalence(margin if scaled else None, p, p < alpha, METHOD_IDENTICAL, note)
+    method = METHOD_IDENTICAL if n_differing == 0 else METHOD_FEW_DIFFERING
+    return Equivalence(margin if scaled else None, p, p < alpha, method, note)
 
 
 def direction_equivalence(

@@ -246,8 +246,25 @@ _MSG_RATE_ARGS = "discordance must be in (0, 1), rate in [0, 1] and margin > 0; 
 _MSG_RATE_TOO_MANY = "a discordant share {q:.3g} against a margin of {margin:g} needs more than {most:,} pairs"
 
 
+#: The most cells (size classes x the largest dialogue's pairs) the planner draws dialogue sizes over; beyond: ValueError.
+MAX_SIZE_CELLS = 2_000_000
+_MSG_SIZES_RANGE = "dialogue sizes must be pairs >= 1 in dialogues >= 1, at most {most:,} pairs in all"
+_MSG_SIZES = "{classes:,} dialogue sizes up to {largest:,} pairs are more than the planner models (at most {most:,} cells)"
+
+
 #: A corpus' dialogues by size: ``((pairs in a dialogue, dialogues of that size), ...)``.
 ClusterSizes = tuple[tuple[int, int], ...]
+
+
+def _check_sizes(sizes: ClusterSizes) -> None:
+    """ValueError for dialogue sizes the planner cannot model: not positive, more pairs than any audit, too many cells."""
+    if not sizes:
+        return
+    if any(m < 1 or count < 1 for m, count in sizes) or sum(m * count for m, count in sizes) > MAX_RATE_PAIRS:
+        raise ValueError(_MSG_SIZES_RANGE.format(most=MAX_RATE_PAIRS))
+    largest = max(m for m, _ in sizes)
+    if len(sizes) * (largest + 1) > MAX_SIZE_CELLS:
+        raise ValueError(_MSG_SIZES.format(classes=len(sizes), largest=largest, most=MAX_SIZE_CELLS))
 
 
 def expected_clusters(n: int, sizes: ClusterSizes) -> float:
@@ -255,7 +272,10 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
 
     A dialogue of ``m`` of the corpus' ``N`` pairs is missed with the hypergeometric chance of
     drawing none of its pairs; beyond ``N`` pairs (more than the corpus gives) the dialogues grow
-    in proportion, as from copies of the corpus.
+    as from copies of the corpus: ``n // N`` whole copies and a uniform sample of the rest from one more.
+
+    Raises ValueError for sizes the planner cannot model (not positive, more than
+    ``MAX_RATE_PAIRS`` pairs, more than ``MAX_SIZE_CELLS`` classes x largest dialogue).
 
     Examples
     --------
@@ -266,17 +286,20 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
     """
     from scipy.special import gammaln
 
+    _check_sizes(sizes)
     m = np.array([size for size, _ in sizes], dtype=int)
     count = np.array([c for _, c in sizes], dtype=float)
     total = int(m @ count) if m.size else 0
     if n <= 0 or total <= 0:
         return 0.0
-    drawn = min(n, total)
+    if n > total:  # whole copies of the corpus, and a uniform sample of one more for the rest
+        full, rest = divmod(n, total)
+        return float(full * count.sum()) + (expected_clusters(rest, sizes) if rest else 0.0)
+    drawn = n
     # P(none of a dialogue's m pairs drawn) = C(N - m, n) / C(N, n), from log-gammas (0 where n > N - m)
     log_none = gammaln(total - m + 1) - gammaln(total - m - drawn + 1) - gammaln(total + 1) + gammaln(total - drawn + 1)
     missed = np.where(total - m >= drawn, np.exp(np.where(total - m >= drawn, log_none, 0.0)), 0.0)
-    within = float(count @ (1.0 - missed))
-    return within * n / drawn
+    return float(count @ (1.0 - missed))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -285,12 +308,13 @@ def _expected_clusters(n: int, sizes: ClusterSizes) -> float:
     return expected_clusters(n, sizes)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=64)
 def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray]:
     """Per size class of ``sizes`` (rows): P(a dialogue gives k = 0, 1, ... of a uniform sample of ``n`` pairs), and how many.
 
     A uniform sample of ``n`` of the corpus' ``N`` pairs takes a hypergeometric share of each
-    dialogue; beyond ``N``, every pair of ``n / N`` copies of the corpus.
+    dialogue; beyond ``N``, every pair of ``n // N`` whole copies of the corpus (rows of their own)
+    and a uniform sample of the rest from one more.
     """
     from scipy.special import gammaln
 
@@ -298,19 +322,35 @@ def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray
     count = np.array([c for _, c in sizes])
     total = int(m @ count)
     k = np.arange(int(m.max()) + 1)
-    if n <= total:  # the hypergeometric pmf from log-gammas, all classes at once (scipy's is per element and slow)
+    full, drawn = divmod(n, total) if n > total else (0, n)
 
-        def log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1), dtype=float)
+    def log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1), dtype=float)
 
-        kk, mm = k[None, :], m[:, None]
-        possible = (kk <= mm) & (n - kk >= 0) & (n - kk <= total - mm)
-        kk, nk = np.where(possible, kk, 0), np.where(possible, n - kk, 0)
-        log_pmf = log_choose(mm + 0 * kk, kk) + log_choose(total - mm + 0 * kk, nk) - log_choose(np.array(total), np.array(n))
-        draws = np.where(possible, np.exp(log_pmf), 0.0)
-    else:
-        draws, count = (k[None, :] == m[:, None]).astype(float), np.rint(count * n / total).astype(int)
+    kk, mm = k[None, :], m[:, None]  # the hypergeometric pmf from log-gammas, all classes at once (scipy's is slow here)
+    whole = (kk == mm).astype(float)  # a whole copy's dialogue gives all its pairs
+    possible = (kk <= mm) & (drawn - kk >= 0) & (drawn - kk <= total - mm)
+    kk, nk = np.where(possible, kk, 0), np.where(possible, drawn - kk, 0)
+    log_pmf = log_choose(mm + 0 * kk, kk) + log_choose(total - mm + 0 * kk, nk) - log_choose(np.array(total), np.array(drawn))
+    draws = np.where(possible, np.exp(log_pmf), 0.0)
+    if full:
+        draws = np.vstack([whole, draws])
+        count = np.concatenate([full * count, count])
     return draws, count
+
+
+@functools.lru_cache(maxsize=256)
+def _units_for(j: int, alpha: float, margin: float) -> int:
+    """The fewest units on which the exact rule lets ``j`` units per direction pass (beyond any audit: a huge number)."""
+    low, high = 0, 1
+    while direction_passing_count(high, alpha=alpha, margin=margin) < j:
+        if high > MAX_RATE_PAIRS:
+            return 10 * MAX_RATE_PAIRS
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if direction_passing_count(mid, alpha=alpha, margin=margin) >= j else (mid, high)
+    return high
 
 
 @functools.cache
@@ -447,15 +487,34 @@ class _RateNull:
         table[0] = 1.0
         for row in weights:  # the truncated convolution, cell by cell
             table = np.asarray(np.bincount(target, weights=table[left] * row[right], minlength=len(cells)), dtype=np.float64)
-        most = direction_passing_count(self.units(n)[0], alpha=self.alpha, margin=self.margin)
-        passes = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2] <= most
-        return float(table[passes].sum()), float(table.sum())
+        worst = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2]  # the units the rule's bound must allow per direction
+        return float(table @ self._reach(n)[worst]), float(table.sum())
+
+    def _reach(self, n: int) -> np.ndarray:
+        """P(a sample of ``n`` pairs spans enough dialogues for the rule to pass ``j`` units per direction), j = 0 ... 9.
+
+        The dialogues a sample spans vary from sample to sample: whole copies of the corpus give theirs,
+        and each dialogue of the rest is drawn or not (its hypergeometric chance; a normal approximation
+        of their sum, with a continuity correction). The bound's steps are sharp (149, 236, 313 ...
+        units at ±2 points), so a planned size where the mean just reaches a step passes about half
+        its audits' few-units part, not all of them.
+        """
+        from scipy.stats import norm
+
+        draws, count = _dialogue_draws(n, self.cluster_sizes)
+        hit = 1.0 - draws[:, 0]
+        mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
+        need = np.array([_units_for(j, self.alpha, self.margin) for j in range(FEW_DISCORDANT_UNITS)], dtype=float)
+        if sd > 0:
+            return np.asarray(norm.sf((need - 0.5 - mean) / sd), dtype=float)
+        return (mean >= need - 0.5).astype(float)
 
     def _effective_units(self, n: int) -> int:
         """The units a pair's dialogue is drawn from, as if equally likely: ``n² / E[Σ k_d²]`` over the sample's dialogues."""
         draws, count = _dialogue_draws(n, self.cluster_sizes)
         second = float(count @ (draws @ np.arange(draws.shape[1]) ** 2))
-        return max(1, round(n * n / second)) if second > 0 else n
+        spanned = self.units(n)[0]  # never more than the dialogues themselves
+        return min(spanned, max(1, round(n * n / second))) if second > 0 else spanned
 
     def many(self, n: int, ks: np.ndarray) -> np.ndarray:
         """P(at least ``FEW_DISCORDANT_UNITS`` units differ | ``k`` discordant pairs), each pair's unit drawn uniformly.
@@ -523,7 +582,7 @@ class _RateNull:
         q = self.discordance
         ks = np.arange(max(FEW_DISCORDANT_UNITS, int(binom.ppf(_TAIL, n, q))), int(binom.isf(_TAIL, n, q)) + 2)
         ks = ks[ks <= n]
-        passed_few, _ = self.few(n)
+        passed_few, few = self.few(n)
         if ks.size == 0:
             return min(1.0, passed_few)
         weights = binom.pmf(ks, n, q) * self.many(n, ks)
@@ -537,7 +596,10 @@ class _RateNull:
         # n10 - n01 = 2 n10 - k within ±gap: n10 in [(k - gap) / 2, (k + gap) / 2]
         split = binom.cdf((ks + gaps) // 2, ks, 0.5) - binom.cdf((ks - gaps) // 2 - 1, ks, 0.5)
         passing = np.where(gaps >= 0, split, 0.0)
-        return min(1.0, passed_few + float(np.dot(weights, passing)))
+        many = float(np.dot(weights, passing))
+        if self.cluster_sizes:  # the occupancy model of the many part may not claim what the exact count gives the few part
+            many = min(many, max(0.0, 1.0 - few))
+        return min(1.0, passed_few + many)
 
 
 def _rate_null(
@@ -554,6 +616,7 @@ def _rate_null(
         raise ValueError(_MSG_RATE_ARGS.format(q=discordance, rate=rate, margin=margin))
     both = 0.0 if rate is None else max(0.0, rate - discordance / 2) / (1 - discordance)
     sizes = tuple((int(m), int(count)) for m, count in cluster_sizes)
+    _check_sizes(sizes)
     return _RateNull(discordance, min(1.0, both), margin, alpha, max(1.0, design_effect), max(1.0, pairs_per_unit), sizes)
 
 
