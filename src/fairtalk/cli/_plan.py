@@ -90,8 +90,6 @@ CORPUS_SCALING: dict[str, tuple[float, float]] = {
     "diversity": (0.13, 0.35),
 }
 
-#: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have).
-BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES = 1470, 206
 #: Its dialogues by size, ``(pairs, dialogues with that many)``: an audit of n of its pairs (a uniform sample) spans
 #: ``fairtalk.stats.expected_clusters(n, ...)`` of them (about 165 at 707 pairs, not 707 / 7.14 = 99).
 BUILTIN_GENDER_DIALOGUE_SIZES: tuple[tuple[int, int], ...] = (
@@ -123,6 +121,9 @@ BUILTIN_GENDER_DIALOGUE_SIZES: tuple[tuple[int, int], ...] = (
     (57, 1),
     (98, 1),
 )
+#: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have): 1,470 and 206.
+BUILTIN_GENDER_PAIRS = sum(m * count for m, count in BUILTIN_GENDER_DIALOGUE_SIZES)
+BUILTIN_GENDER_DIALOGUES = sum(count for _, count in BUILTIN_GENDER_DIALOGUE_SIZES)
 #: Each rate's side rate in the bare audit (the pairs positive on both sides widen its interval).
 BUILTIN_RATES: dict[str, float] = {
     "offense_rate": 0.02,
@@ -235,17 +236,17 @@ def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
 
 
 def _dialogues(n: int, row: _GateRow) -> str:
-    """`` (about D dialogues)`` where the audit clusters (more than one pair per dialogue), else nothing.
+    """`` (about D dialogues)`` where the audit clusters, else nothing: the units the rate's power is computed on.
 
-    On the built-in axis, the dialogues a uniform sample of its pairs spans; beyond its pairs, or for a
-    pilot of an unknown corpus, at the pairs per dialogue of the corpus or pilot (the rate's power is
-    computed on the same units).
+    With the corpus' dialogue sizes (the built-in axis, or a pilot's results.json), the dialogues a
+    uniform sample of its pairs spans (beyond its pairs, whole copies and a sample of one more);
+    without them, at the pilot's pairs per dialogue.
     """
-    from fairtalk.stats import expected_clusters
+    from fairtalk.stats import spanned_dialogues
 
     if row.cluster_sizes:
         total = sum(m * count for m, count in row.cluster_sizes)
-        n_units = max(1, min(n, round(expected_clusters(n, row.cluster_sizes))))
+        n_units = spanned_dialogues(n, row.cluster_sizes)
         if n <= total:
             return f" (about {n_units:,} dialogues: a sample of {n:,} of the corpus' {total:,} pairs)"
         return f" (about {n_units:,} dialogues, were the corpus larger in the same proportions)"

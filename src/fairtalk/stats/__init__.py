@@ -84,6 +84,7 @@ from fairtalk.stats._power import (
     power_mcnemar,
     power_mean,
     power_rate_equivalence,
+    spanned_dialogues,
 )
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
 from fairtalk.stats._ppi import _disagreements as disagreeing_units
@@ -171,6 +172,7 @@ __all__ = [
     "pairs_for_rate_equivalence",
     "pairs_needed",
     "power_rate_equivalence",
+    "spanned_dialogues",
     "randomization_applies",
     "rate_equivalence",
     "relative_difference",

@@ -62,6 +62,7 @@ __all__ = [
     "power_corpus_equivalence",
     "power_mean",
     "power_rate_equivalence",
+    "spanned_dialogues",
 ]
 
 _MSG_BASIS = "unknown power basis {test!r}; choose from: mean, mcnemar_exact, mcnemar_midp, rate_mean"
@@ -303,9 +304,17 @@ def expected_clusters(n: int, sizes: ClusterSizes) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
-def _expected_clusters(n: int, sizes: ClusterSizes) -> float:
-    """:func:`expected_clusters`, kept: the planner's search asks for the same sizes again and again."""
-    return expected_clusters(n, sizes)
+def spanned_dialogues(n: int, sizes: ClusterSizes) -> int:
+    """The dialogues the planner counts for ``n`` pairs of a corpus with ``sizes``: :func:`expected_clusters`, rounded.
+
+    At least 1 and at most ``n``; kept, since the planner's search asks for the same sizes again and again.
+
+    Examples
+    --------
+    >>> spanned_dialogues(2, ((2, 2),))  # 1 + 2/3 dialogues on average
+    2
+    """
+    return max(1, min(n, round(expected_clusters(n, sizes))))
 
 
 @functools.lru_cache(maxsize=64)
@@ -421,7 +430,7 @@ class _RateNull:
     def units(self, n: int) -> tuple[int, float]:
         """The units the gate counts on ``n`` pairs, and the pairs in each: dialogues where the audit clusters, else pairs."""
         if self.cluster_sizes:
-            n_units = max(1, min(n, round(_expected_clusters(n, self.cluster_sizes))))
+            n_units = spanned_dialogues(n, self.cluster_sizes)
             return n_units, n / n_units
         if self.pairs_per_unit <= 1:
             return n, 1.0
