@@ -124,6 +124,9 @@ BUILTIN_GENDER_DIALOGUE_SIZES: tuple[tuple[int, int], ...] = (
 #: The built-in gender axis: the pairs and dialogues it gives (the most any audit of it can have): 1,470 and 206.
 BUILTIN_GENDER_PAIRS = sum(m * count for m, count in BUILTIN_GENDER_DIALOGUE_SIZES)
 BUILTIN_GENDER_DIALOGUES = sum(count for _, count in BUILTIN_GENDER_DIALOGUE_SIZES)
+#: The share of the bare audit's pairs whose two answers differ (835 of its 1,470; the rest answer both sides alike): a
+#: corpus key's permutation test counts only the dialogues that hold such a pair (``fairtalk.stats.corpus_decidable``).
+BUILTIN_CORPUS_DIFFERING = 835 / 1470
 #: Each rate's side rate in the bare audit (the pairs positive on both sides widen its interval).
 BUILTIN_RATES: dict[str, float] = {
     "offense_rate": 0.02,
@@ -149,6 +152,7 @@ class _GateRow:
     cluster_sizes: tuple[tuple[int, int], ...] = ()  # the corpus' dialogues by size, where known (the built-in axis)
     pilot_pairs: int | None = None  # the pilot's pairs, whose permutation interval gave a corpus key's spread
     relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
+    differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys, built-in)
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -179,6 +183,17 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
                 key, kind, sd, margin, deff, sd**2, BUILTIN_RATES.get(key), per_unit, cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES
             )
             if kind == "rate"
+            else _GateRow(
+                key,
+                kind,
+                sd,
+                margin,
+                deff,
+                cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES,
+                pilot_pairs=BUILTIN_GENDER_PAIRS,
+                differing=BUILTIN_CORPUS_DIFFERING,
+            )
+            if kind == "corpus"
             else _GateRow(key, kind, sd, margin, deff, pilot_pairs=BUILTIN_GENDER_PAIRS)
             for key, (kind, sd, margin, deff) in BUILTIN_SPREADS.items()
         ]
@@ -344,18 +359,30 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
 
     The normal formula (a fixed margin, an SE falling as ``1 / sqrt(n)``) planned the bare audit's corpus keys at
     sizes where a fair model passed 0.99-1.00 of the time: see :func:`fairtalk.stats.pairs_for_corpus_equivalence`.
+    Where the pairs' differing share is known (the built-in spreads), the power also counts the chance that a sample
+    holds the differing dialogues the permutation test needs (:func:`fairtalk.stats.corpus_decidable`).
     """
-    from fairtalk.stats import POWER_TOLERANCE, pairs_for_corpus_equivalence, power_corpus_equivalence
+    from fairtalk.stats import (
+        POWER_TOLERANCE,
+        corpus_decidable,
+        corpus_least_units,
+        pairs_for_corpus_equivalence,
+        power_corpus_at_size,
+        spanned_dialogues,
+    )
 
     assert row.sd is not None and row.margin is not None and row.pilot_pairs
     n_pilot, margin = row.pilot_pairs, float(row.margin)
     ratio = margin / (row.sd / math.sqrt(n_pilot))
     exponent = CORPUS_SCALING[row.key][0 if row.relative_margin else 1]
+    differing, sizes = row.differing, row.cluster_sizes
     try:
-        n = pairs_for_corpus_equivalence(ratio, n_pilot, exponent=exponent, alpha=alpha, power=power)
+        n = pairs_for_corpus_equivalence(
+            ratio, n_pilot, exponent=exponent, alpha=alpha, power=power, differing=differing, sizes=sizes
+        )
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=row.key, reason=err)
-    reached = power_corpus_equivalence(ratio * (n / n_pilot) ** exponent, alpha=alpha)
+    reached = power_corpus_at_size(n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes)
     at = f"±{100 * margin:.3g} points at the pilot's {n_pilot:,} pairs"
     which = (
         f"its default margin, ±10% of its value ({at}; wider on fewer pairs)"
@@ -370,6 +397,14 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
         how += f"power above {power:.2f} at any size from {n:,} pairs (the fewest planned): it cannot be planned nearer"
     else:
         how += f"power about {reached:.2f} at this size"
+    if row.differing is not None:
+        decides = corpus_decidable(n, row.differing, row.cluster_sizes, alpha=alpha)
+        if decides < 1 - POWER_TOLERANCE / 10:  # on few pairs the test's discreteness decides: say so
+            units = f"of its about {spanned_dialogues(n, row.cluster_sizes):,} dialogues" if row.cluster_sizes else "of its pairs"
+            how += (
+                f"; the permutation test passes nothing unless {corpus_least_units(alpha)} or more {units} hold answers "
+                f"that differ ({row.differing:.0%} of the bare audit's pairs do; the power counts its chance, {decides:.2f})"
+            )
     return n, f"  {row.key} (corpus): {n:,} pairs at {which} ({how})"
 
 

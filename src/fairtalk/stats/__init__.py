@@ -71,15 +71,19 @@ from fairtalk.stats._paired import (
 )
 from fairtalk.stats._power import (
     CORPUS_LEAST_PAIRS,
+    CORPUS_LEAST_PAIRS_UNMODELLED,
     FEW_DISCORDANT,
     POWER_TOLERANCE,
     ClusterSizes,
     PowerBasis,
+    corpus_decidable,
+    corpus_least_units,
     expected_clusters,
     mde,
     pairs_for_corpus_equivalence,
     pairs_for_equivalence,
     pairs_for_rate_equivalence,
+    power_corpus_at_size,
     power_corpus_equivalence,
     power_mcnemar,
     power_mean,
@@ -101,6 +105,7 @@ from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffd
 
 __all__ = [
     "power_mcnemar",
+    "power_corpus_at_size",
     "power_corpus_equivalence",
     "power_mean",
     "alpha_spent",
@@ -131,7 +136,10 @@ __all__ = [
     "EXACT_MAX_UNITS",
     "FEW_UNITS",
     "CORPUS_LEAST_PAIRS",
+    "CORPUS_LEAST_PAIRS_UNMODELLED",
     "ClusterSizes",
+    "corpus_decidable",
+    "corpus_least_units",
     "expected_clusters",
     "FEW_DISCORDANT",
     "FEW_DISCORDANT_UNITS",

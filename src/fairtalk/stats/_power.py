@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +50,10 @@ from fairtalk.stats._intervals import newcombe_from_counts
 
 __all__ = [
     "CORPUS_LEAST_PAIRS",
+    "CORPUS_LEAST_PAIRS_UNMODELLED",
     "ClusterSizes",
+    "corpus_decidable",
+    "corpus_least_units",
     "PowerBasis",
     "expected_clusters",
     "mde",
@@ -59,6 +63,7 @@ __all__ = [
     "FEW_DISCORDANT",
     "POWER_TOLERANCE",
     "power_mcnemar",
+    "power_corpus_at_size",
     "power_corpus_equivalence",
     "power_mean",
     "power_rate_equivalence",
@@ -720,15 +725,121 @@ def pairs_for_rate_equivalence(
     return high
 
 
-#: The fewest pairs :func:`pairs_for_corpus_equivalence` plans: the smallest size its scaling was checked at
-#: (``bench/gate_power.py``); below it few units differ and the permutation distribution coarsens.
-CORPUS_LEAST_PAIRS = 25
+#: The fewest pairs :func:`pairs_for_corpus_equivalence` plans where the pairs' differing share is known (the test's
+#: discreteness is then modelled: :func:`corpus_decidable`): the smallest size its scaling was checked at (10-25 pairs,
+#: ``bench/gate_power.py``, 2026-11-29). Below it the ratio's growth was not measured.
+CORPUS_LEAST_PAIRS = 10
+#: The fewest it plans where that share is not known (a pilot's results.json does not record it): the smallest size
+#: checked before the discreteness was modelled; on the bare audit's answers every sample of 25 pairs could decide.
+CORPUS_LEAST_PAIRS_UNMODELLED = 25
+#: Up to this many differing units (2^9 = 512 sign patterns, fewer than the audit's 1,000 permutations) the planner
+#: takes the permutation distribution as the lattice of that many equal units (:func:`power_corpus_at_size`); from
+#: there on as normal. On few units the lattice's steps cost power that the normal approximation does not see.
+CORPUS_LATTICE_UNITS = 9
 #: The most pairs :func:`pairs_for_corpus_equivalence` plans (beyond it: ValueError, "beyond any audit").
 MAX_CORPUS_PAIRS = 10_000_000
 _MSG_CORPUS_ARGS = "ratio, n_pilot and least must be > 0 and exponent finite; got {ratio!r}, {n!r}, {least!r}, {exponent!r}"
 _MSG_CORPUS_TOO_MANY = (
     "a margin {ratio:.3g} standard errors wide at {n:,} pairs, growing as n^{exponent:g}, needs more than {most:,} pairs"
 )
+_MSG_CORPUS_DECIDE = (
+    "the permutation test's power does not reach the target on up to {most:,} pairs (too few of them differ, or the "
+    "margin stays too near its standard error)"
+)
+_MSG_DIFFERING = "the differing share must be in (0, 1] and alpha in (0, 1); got {q!r}, {alpha!r}"
+
+
+def corpus_least_units(alpha: float = 0.05) -> int:
+    """The fewest differing units (dialogues, or pairs) on which a corpus key's permutation TOST can pass at ``alpha``.
+
+    With ``m`` units whose two sides differ the permutation distribution has ``2^m`` patterns; the audit
+    (``fairtalk.inference.corpus_row``) calls it degenerate where ``2^(1 - m) >= alpha`` and then bounds the share
+    of units that could differ instead, which fails a key whose units differ at all.
+
+    Examples
+    --------
+    >>> corpus_least_units(0.05), corpus_least_units(0.01)  # 2^-5 = 0.031 < 0.05; 2^-7 = 0.0078 < 0.01
+    (6, 8)
+    """
+    return math.floor(1 - math.log2(alpha)) + 1
+
+
+def _differing_units(n: int, differing: float, sizes: ClusterSizes, upto: int) -> np.ndarray:
+    """P(exactly j units of a sample of ``n`` pairs hold a differing pair), j = 0 ... ``upto`` (see :func:`corpus_decidable`)."""
+    from scipy.stats import binom
+
+    out = np.zeros(upto + 1)
+    if not sizes:
+        out[:] = binom.pmf(np.arange(upto + 1), n, differing)
+        return out
+    total, dialogues = sum(m * c for m, c in sizes), sum(c for _, c in sizes)
+    out[0] = float(binom.pmf(0, n, differing))
+    for k in range(1, n + 1):
+        full, rest = divmod(k, total)
+        most = full * dialogues + min(rest, dialogues)  # the most dialogues k pairs can span
+        collisions = min(float(k - 1), max(0.0, k - expected_clusters(k, sizes)))
+        spans = np.zeros(k + 1)  # P(the k differing pairs span j dialogues), j = 0 ... k
+        spans[1:] = binom.pmf(k - np.arange(1, k + 1), k - 1, collisions / (k - 1)) if k > 1 else 1.0
+        spans[most] += spans[most + 1 :].sum()
+        spans[most + 1 :] = 0.0
+        out[: min(k, upto) + 1] += float(binom.pmf(k, n, differing)) * spans[: upto + 1]
+        if spans[: upto + 1].sum() < _TAIL:  # more differing pairs span more dialogues: the rest all lie beyond upto
+            break
+    return out
+
+
+def corpus_decidable(n: int, differing: float, sizes: ClusterSizes = (), *, alpha: float = 0.05) -> float:
+    """The chance that a fair audit of ``n`` pairs holds the :func:`corpus_least_units` its permutation TOST needs.
+
+    Each pair's two answers differ with the share ``differing`` (identical answers swap to nothing, so
+    the test does not count them): ``K``, the differing pairs, is Binomial(n, differing). Without
+    ``sizes`` the units are pairs, ``K`` of them. With the corpus' dialogue sizes the ``K`` differing
+    pairs are a uniform sample of its pairs, and the units are the dialogues they span: ``K`` less the
+    pairs that fall in a dialogue already drawn. Those collisions (a birthday problem) are taken as
+    Binomial over the ``K - 1`` pairs after the first, with their exact mean, ``K -``
+    :func:`expected_clusters` (about Poisson while they are rare). A corpus with fewer dialogues than
+    the test needs (beyond its pairs: whole copies and one more) never decides. On the bare audit's
+    answers (57% of pairs differ) it gave 0.22, 0.50, 0.81 and 0.99 at 8, 10, 13 and 20 pairs, where
+    4,000 samples of its pairs gave 0.22, 0.49, 0.81 and 0.99.
+
+    Raises ValueError for ``differing`` outside (0, 1], ``alpha`` outside (0, 1) or sizes the planner cannot model.
+
+    Examples
+    --------
+    >>> corpus_decidable(5, 1.0), corpus_decidable(6, 1.0)  # 6 differing pairs at α 0.05
+    (0.0, 1.0)
+    >>> round(corpus_decidable(12, 0.5), 3)  # P(Binomial(12, 0.5) >= 6)
+    0.613
+    """
+    if not (0 < differing <= 1 and 0 < alpha < 1):
+        raise ValueError(_MSG_DIFFERING.format(q=differing, alpha=alpha))
+    _check_sizes(sizes)
+    least = corpus_least_units(alpha)
+    if n < least:
+        return 0.0
+    return float(min(1.0, max(0.0, 1.0 - _differing_units(n, differing, sizes, least - 1).sum())))
+
+
+@functools.lru_cache(maxsize=4096)
+def _lattice_power(units: int, ratio: float, alpha: float) -> float:
+    """The permutation TOST's power on ``units`` equal differing units whose margin is ``ratio`` SEs of its interval.
+
+    Their sign flips give ``2B - units``, ``B`` Binomial(units, ½); the interval's SE is read off its
+    2.5% and 97.5% points, as the audit reads it off the permutation interval, and the observed
+    difference (one of the flips) passes where less than ``alpha`` of the flips lie beyond it ± the margin.
+    """
+    from scipy.stats import binom
+
+    if 2.0 ** (1 - units) >= alpha:
+        return 0.0
+    values = 2 * np.arange(units + 1) - units
+    chance = binom.pmf(np.arange(units + 1), units, 0.5)
+    cdf = np.cumsum(chance)
+    low, high = values[np.searchsorted(cdf, 0.025)], values[np.searchsorted(cdf, 0.975)]
+    margin = ratio * (high - low) / (2 * 1.959964)
+    above = np.array([chance[values >= v + margin - 1e-9].sum() for v in values])
+    below = np.array([chance[values <= v - margin + 1e-9].sum() for v in values])
+    return float(chance[(above < alpha) & (below < alpha)].sum())
 
 
 def power_corpus_equivalence(ratio: float, *, alpha: float = 0.05) -> float:
@@ -748,6 +859,42 @@ def power_corpus_equivalence(ratio: float, *, alpha: float = 0.05) -> float:
     return max(0.0, float(2 * norm.cdf(ratio - norm.ppf(1 - alpha)) - 1))
 
 
+def power_corpus_at_size(
+    n: int,
+    ratio: float,
+    n_pilot: int,
+    *,
+    exponent: float,
+    alpha: float = 0.05,
+    differing: float | None = None,
+    sizes: ClusterSizes = (),
+) -> float:
+    """The power :func:`pairs_for_corpus_equivalence` plans with at ``n`` pairs, counting the test's discreteness.
+
+    The margin is ``ratio (n / n_pilot)^exponent`` standard errors at ``n`` pairs. Without the pairs'
+    ``differing`` share, the normal power of that ratio (:func:`power_corpus_equivalence`). With it,
+    the power sums over the units (dialogues of ``sizes`` where given, else pairs) that hold a
+    differing pair (their distribution as :func:`corpus_decidable` draws it): none below
+    :func:`corpus_least_units`, where the test cannot pass; up to :data:`CORPUS_LATTICE_UNITS`, the
+    lattice of that many equal units; beyond, the normal power.
+
+    Examples
+    --------
+    >>> round(power_corpus_at_size(12, 6.0, 1000, exponent=0.0, differing=0.5), 3)  # P(Binomial(12, ½) >= 6) x 1.0
+    0.613
+    """
+    at = ratio * (n / n_pilot) ** exponent
+    reached = power_corpus_equivalence(at, alpha=alpha)
+    if differing is None:
+        return reached
+    if not (0 < differing <= 1 and 0 < alpha < 1):
+        raise ValueError(_MSG_DIFFERING.format(q=differing, alpha=alpha))
+    _check_sizes(sizes)
+    units = _differing_units(n, differing, sizes, CORPUS_LATTICE_UNITS)
+    few = sum(float(units[j]) * _lattice_power(j, at, alpha) for j in range(corpus_least_units(alpha), units.size))
+    return few + max(0.0, 1.0 - float(units.sum())) * reached
+
+
 def pairs_for_corpus_equivalence(
     ratio: float,
     n_pilot: int,
@@ -755,7 +902,9 @@ def pairs_for_corpus_equivalence(
     exponent: float,
     alpha: float = 0.05,
     power: float = 0.8,
-    least: int = CORPUS_LEAST_PAIRS,
+    least: int | None = None,
+    differing: float | None = None,
+    sizes: ClusterSizes = (),
 ) -> int:
     """The fewest pairs (at least ``least``) on which a corpus key's permutation TOST passes a fair model with ``power``.
 
@@ -766,24 +915,56 @@ def pairs_for_corpus_equivalence(
     n-grams grow more slowly than words, and its standard error falls faster or slower than
     ``1 / sqrt(n)``. On the bare audit's answers the ratio grows as ``n^0.24`` for distinct_1 and
     hardly at all for distinct_2 (``bench/gate_power.py``): the normal formula planned 463 and 256
-    pairs, where a fair model passed 0.99 and 1.00 of the time. Where the ratio already reaches the
-    target at ``least`` pairs, ``least`` is the answer (its power is above the target).
+    pairs, where a fair model passed 0.99 and 1.00 of the time.
+
+    With the pairs' ``differing`` share (and the corpus' dialogue ``sizes``), the power also counts the
+    test's discreteness (:func:`power_corpus_at_size`): on a few pairs a sample often holds fewer than
+    the :func:`corpus_least_units` differing dialogues the permutation test needs, and then it cannot
+    pass. ``least`` defaults to :data:`CORPUS_LEAST_PAIRS` there, else to
+    :data:`CORPUS_LEAST_PAIRS_UNMODELLED`; where the power already reaches the target at ``least``
+    pairs, ``least`` is the answer (its power is above the target).
 
     Examples
     --------
     >>> pairs_for_corpus_equivalence(5.0, 1470, exponent=0.25)  # 5 standard errors at 1,470 pairs: (2.926 / 5)^4 of them
     173
+    >>> pairs_for_corpus_equivalence(6.0, 1000, exponent=0.0, differing=0.5)  # P(Binomial(n, ½) >= 6) reaches 0.8 at 15
+    15
     """
     from scipy.stats import norm
 
-    if not (ratio > 0 and n_pilot > 0 and least > 0 and math.isfinite(exponent)):
-        raise ValueError(_MSG_CORPUS_ARGS.format(ratio=ratio, n=n_pilot, least=least, exponent=exponent))
+    floor = least if least is not None else CORPUS_LEAST_PAIRS_UNMODELLED if differing is None else CORPUS_LEAST_PAIRS
+    if not (ratio > 0 and n_pilot > 0 and floor > 0 and math.isfinite(exponent)):
+        raise ValueError(_MSG_CORPUS_ARGS.format(ratio=ratio, n=n_pilot, least=floor, exponent=exponent))
     target = float(norm.ppf(1 - alpha) + norm.ppf((1 + power) / 2))
-    if ratio * (least / n_pilot) ** exponent >= target:
-        return least
-    if exponent <= 0:  # the ratio does not grow: no size reaches the target
+    if ratio * (floor / n_pilot) ** exponent >= target:
+        n = floor
+    elif exponent <= 0:  # the ratio does not grow: no size reaches the target
         raise ValueError(_MSG_CORPUS_TOO_MANY.format(ratio=ratio, n=n_pilot, exponent=exponent, most=MAX_CORPUS_PAIRS))
-    needed = n_pilot * math.pow(target / ratio, 1 / exponent)
-    if not needed <= MAX_CORPUS_PAIRS:
-        raise ValueError(_MSG_CORPUS_TOO_MANY.format(ratio=ratio, n=n_pilot, exponent=exponent, most=MAX_CORPUS_PAIRS))
-    return max(least, math.ceil(needed))
+    else:
+        needed = n_pilot * math.pow(target / ratio, 1 / exponent)
+        if not needed <= MAX_CORPUS_PAIRS:
+            raise ValueError(_MSG_CORPUS_TOO_MANY.format(ratio=ratio, n=n_pilot, exponent=exponent, most=MAX_CORPUS_PAIRS))
+        n = max(floor, math.ceil(needed))
+    if differing is None:
+        return n
+    return _corpus_search(
+        n,
+        power,
+        lambda m: power_corpus_at_size(m, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes),
+    )
+
+
+def _corpus_search(start: int, power: float, power_at: Callable[[int], float]) -> int:
+    """The fewest pairs from ``start`` whose ``power_at`` reaches ``power``: doubling steps, then bisection (it rises with n)."""
+    if power_at(start) >= power:
+        return start
+    low, high = start, start
+    while power_at(high) < power:  # the chance to decide grows with the pairs; the ratio's power already reaches it
+        if high >= MAX_CORPUS_PAIRS:
+            raise ValueError(_MSG_CORPUS_DECIDE.format(most=MAX_CORPUS_PAIRS))
+        low, high = high, min(MAX_CORPUS_PAIRS, 2 * high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if power_at(middle) >= power else (middle, high)
+    return high
