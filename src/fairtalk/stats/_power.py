@@ -730,7 +730,7 @@ def pairs_for_rate_equivalence(
 #: ``bench/gate_power.py``, 2026-11-29). Below it the ratio's growth was not measured.
 CORPUS_LEAST_PAIRS = 10
 #: The fewest it plans where that share is not known (a pilot's results.json does not record it): the smallest size
-#: checked before the discreteness was modelled; on the bare audit's answers every sample of 25 pairs could decide.
+#: checked before the discreteness was modelled; all of 4,000 samples of 25 of the bare audit's pairs could decide.
 CORPUS_LEAST_PAIRS_UNMODELLED = 25
 #: Up to this many differing units (2^9 = 512 sign patterns, fewer than the audit's 1,000 permutations) the planner
 #: takes the permutation distribution as the lattice of that many equal units (:func:`power_corpus_at_size`); from
