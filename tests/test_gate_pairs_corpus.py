@@ -4,6 +4,10 @@ permutation interval's standard error grows with the pairs, not from the normal 
 The normal formula assumed a fixed margin and a standard error falling as ``1 / sqrt(n)``; a corpus key's default
 margin (±10% of its value) shrinks as the corpus grows. On the bare audit's answers it planned distinct_1 at 463
 pairs and distinct_2 at 256, where a fair model passed the gate 0.99 and 1.00 of the time (bench/gate_power.py).
+
+On a few pairs the permutation test's discreteness decides: it cannot pass with 5 or fewer differing dialogues. Plan
+counted none of that and gave distinct_2 and diversity 25 pairs, where a fair model passed 0.96 and 0.89; counting
+it, plan gives 13 and 15, where it passed 0.800 and 0.787 (bench/README.md, "Below 25 pairs").
 """
 
 from __future__ import annotations
