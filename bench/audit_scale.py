@@ -11,7 +11,16 @@ wall, user + system CPU and peak RSS from ``wait4``, the run store's size, and t
 ``--profile N`` runs that one audit under cProfile instead (``--profile-out FILE``) and prints
 the top functions by cumulative and own time; ``--tracemalloc N`` prints the largest allocation
 sites at the peak of that audit (slow: tracemalloc costs several times the run); ``--stages N``
-runs one audit printing its RSS when the pairs stage returns (what holds the pairs) and its peak.
+runs one audit printing its RSS when the pairs stage returns (what holds the pairs; with
+``--until-decided``, when the ranking of the candidate pairs returns; with ``--similarity``, also
+when the similarity test asks its placebo pairs) and its peak.
+
+``--respond N`` writes a file of ``N`` pairs and runs ``fairtalk respond --pairs FILE --model
+builtin:echo`` on it in a child process: wall, CPU and peak RSS.
+
+``--until-decided MAX`` (with ``--looks K``) audits until decided (``--pairs`` is the first look,
+``MAX`` the budget) and ``--similarity METHODS`` adds the similarity test, in every mode: the
+paths off the bare audit's (issue 40's pairs held as columns there too).
 
 Run: ``nice -n 5 .venv/bin/python bench/audit_scale.py [--pairs 10000,100000,1000000]``.
 """
@@ -29,25 +38,39 @@ from pathlib import Path
 from _machine import machine, run_child
 
 _AUDIT = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]; sys.exit(main())"
+_RESPOND = "import sys; from fairtalk.cli import main; sys.argv = ['fairtalk', 'respond', *sys.argv[1:]]; sys.exit(main())"
 _TRACE = (
     "import sys, tracemalloc; tracemalloc.start(8); from fairtalk.cli import main;"
     "sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]\n"
     "try:\n    main()\nexcept SystemExit:\n    pass\n"
     "print('peak MiB', tracemalloc.get_traced_memory()[1] / 2**20)\n"
 )
-# The audit in-process, printing its RSS (``VmRSS``, ``VmHWM``) when the pairs stage returns and when the run ends.
+# The audit in-process, printing its RSS (``VmRSS``, ``VmHWM``) when the pairs stage returns (the sequential
+# audit's ranking: ``nested_pairs``), when the similarity test asks its placebo pairs, and when the run ends.
 _STAGES = (
-    "import sys, gc\nfrom fairtalk.cli import main\nimport fairtalk.run._axis as axis\n"
+    "import sys, gc\nfrom fairtalk.cli import main\n"
+    "import fairtalk.run._axis as axis, fairtalk.run._sequential as sequential, fairtalk.run._similarity_test as similar\n"
     "def rss():\n"
     "    fields = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
     "    return ' '.join(f'{k} {int(fields[k].split()[0]) / 1024:.0f} MiB' for k in ('VmRSS', 'VmHWM'))\n"
-    "built = axis.axis_pairs\n"
-    "def measured(*args, **kwargs):\n"
-    "    out = built(*args, **kwargs)\n"
-    "    gc.collect()\n"
-    "    print(f'after the pairs stage ({type(out[0]).__name__} of {len(out[0]):,}):', rss(), flush=True)\n"
-    "    return out\n"
-    "axis.axis_pairs = measured\n"
+    "def after(module, name, label, held):\n"
+    "    built = getattr(module, name)\n"
+    "    def measured(*args, **kwargs):\n"
+    "        out = built(*args, **kwargs)\n"
+    "        gc.collect()\n"
+    "        pairs = held(out)\n"
+    "        print(f'{label} ({type(pairs).__name__} of {len(pairs):,}):', rss(), flush=True)\n"
+    "        return out\n"
+    "    setattr(module, name, measured)\n"
+    "after(axis, 'axis_pairs', 'after the pairs stage', lambda out: out[0])\n"
+    "after(sequential, 'nested_pairs', 'after the ranking', lambda out: out.ranked)\n"
+    "asked = similar.generate\n"
+    "def asking(cached, pairs, *args, **kwargs):\n"
+    "    if kwargs.get('label', '').endswith(('baseline answers', '(determinism check)')):\n"
+    "        gc.collect()\n"
+    "        print(f'similarity baseline asked ({type(pairs).__name__} of {len(pairs):,}):', rss(), flush=True)\n"
+    "    return asked(cached, pairs, *args, **kwargs)\n"
+    "similar.generate = asking\n"
     "sys.argv = ['fairtalk', 'audit', *sys.argv[1:]]\n"
     "try:\n    main()\nexcept SystemExit:\n    pass\n"
     "print('end of the run:', rss())\n"
@@ -140,8 +163,13 @@ def make_corpus(path: Path, n_lines: int, seed: int = 0) -> None:
             out.write(json.dumps({"context": text}) + "\n")
 
 
+#: Options added to every audit (``--until-decided MAX``, ``--similarity METHODS``).
+_EXTRA: list[str] = []
+
+
 def _audit_args(corpus: Path, n: int, out: Path) -> list[str]:
     return [
+        *_EXTRA,
         "--corpus",
         str(corpus),
         "--axis",
@@ -196,11 +224,29 @@ def _stages(corpus: Path, n: int, tmp: Path) -> None:
     log = tmp / "stages.log"
     figures = run_child([*_nice(), sys.executable, "-c", _STAGES, *_audit_args(corpus, n, tmp / "staged")], log)
     print(
-        "".join(line for line in log.read_text().splitlines(keepends=True) if line.startswith(("after the pairs", "end of"))),
+        "".join(
+            line
+            for line in log.read_text().splitlines(keepends=True)
+            if line.startswith(("after the pairs", "after the ranking", "similarity baseline", "end of"))
+        ),
         end="",
     )
     print(
         f"{n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU, peak RSS {figures['peak_rss_mib']:.0f} MiB"
+    )
+
+
+def _respond(corpus: Path, n: int, tmp: Path) -> None:
+    """``fairtalk respond`` on a pairs file of ``n`` pairs (a seeded sample of the corpus'), in a child: its CPU and peak."""
+    from fairtalk import Swapper, build_pairs, load_lexicon, read_corpus, write_pairs
+
+    pairs = tmp / "pairs.jsonl"
+    write_pairs(build_pairs(read_corpus(str(corpus)), Swapper(load_lexicon("gender")), limit=n), pairs)
+    command = [*_nice(), sys.executable, "-c", _RESPOND, "--pairs", str(pairs), "--model", "builtin:echo"]
+    figures = run_child([*command, "-o", str(tmp / "responses.jsonl"), "--quiet"], tmp / "respond.log")
+    print(
+        f"respond, {n:,} pairs: {figures['wall']:.1f} s wall, {figures['user'] + figures['system']:.1f} s CPU, "
+        f"peak RSS {figures['peak_rss_mib']:.0f} MiB, load {figures['load_before']:.1f} -> {figures['load_after']:.1f}"
     )
 
 
@@ -213,8 +259,23 @@ def main() -> None:
     parser.add_argument("--profile-out", type=Path, help="where to keep the cProfile file")
     parser.add_argument("--tracemalloc", type=int, metavar="N", help="trace one audit of N pairs' allocations instead")
     parser.add_argument("--stages", type=int, metavar="N", help="one audit of N pairs: RSS after the pairs stage and peak")
+    parser.add_argument(
+        "--until-decided",
+        type=int,
+        metavar="MAX",
+        help="audit until decided (--until-decided --max-pairs MAX; --pairs is the first look)",
+    )
+    parser.add_argument("--looks", type=int, help="with --until-decided: this many looks")
+    parser.add_argument("--similarity", metavar="METHODS", help="also run the similarity test (--similarity METHODS)")
+    parser.add_argument("--respond", type=int, metavar="N", help="`fairtalk respond` on a file of N pairs instead")
     parser.add_argument("--keep", type=Path, help="write the corpus and the runs here (kept) instead of a temp dir")
     args = parser.parse_args()
+    if args.until_decided:
+        _EXTRA.extend(["--until-decided", "--max-pairs", str(args.until_decided)])
+        if args.looks:
+            _EXTRA.extend(["--looks", str(args.looks)])
+    if args.similarity:
+        _EXTRA.extend(["--similarity", args.similarity])
 
     print(machine(stamp=True))
     with tempfile.TemporaryDirectory(dir=args.keep) as name:
@@ -231,6 +292,9 @@ def main() -> None:
             return
         if args.stages:
             _stages(corpus, args.stages, tmp)
+            return
+        if args.respond:
+            _respond(corpus, args.respond, tmp)
             return
         rows: dict[int, dict[str, float]] = {}
         print(

@@ -358,3 +358,151 @@ def test_the_audit_holds_its_pairs_as_a_pair_column(gender: Swapper, tmp_path: P
     assert [(p.id, p.a, p.b, p.original_side, p.origin) for p in written] == [
         (p.id, p.a, p.b, p.original_side, p.origin) for p in expected
     ]
+
+
+# Off the bare audit's path: the sequential audit's ranking, the similarity test's placebo pairs, pairs given
+# ready-made to run_axes() / respond() / similarity_test(), and `fairtalk respond`'s pairs file (issue 40).
+
+
+def _old_ranking(pairs: list[Pair], seed: int, budget: int, balance: bool) -> tuple[list[Pair], dict[str, int]]:
+    """The ranking as ``nested_pairs`` made it before it held its pairs as columns: ``Pair`` records and an id dict."""
+    import hashlib
+    import heapq
+
+    def rank(pair: Pair) -> bytes:
+        return hashlib.blake2b(f"{seed}\x1f{pair.id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+    positions = {pair.id: index for index, pair in enumerate(pairs)}
+    if balance:
+        sides = [sorted((p for p in pairs if p.original_side == side), key=rank) for side in "ab"]
+        ranked = [pair for both in zip(*sides) for pair in both][:budget]
+    else:
+        ranked = heapq.nsmallest(budget, pairs, key=rank)
+    return ranked, positions
+
+
+@pytest.mark.parametrize("balance", [False, True])
+@pytest.mark.parametrize("budget", [1, 2, 7, 40, 123, 10_000])
+def test_the_sequential_ranking_is_a_pair_column_equal_to_the_ranked_records(tmp_path: Path, balance: bool, budget: int) -> None:
+    from fairtalk import read_corpus
+    from fairtalk.config import PairsOptions
+    from fairtalk.run._sequential import nested_pairs
+
+    corpus = tmp_path / "corpus.jsonl"
+    texts = [*_texts(150), *(f"she is a nurse number {i}" for i in range(40))]  # more side-b originals
+    corpus.write_text("".join(json.dumps({"context": text}) + "\n" for text in texts), encoding="utf-8")
+    pairing = PairsOptions(corpus=str(corpus), split="all", turns=1, n_pairs=1, mixed="drop", balance=balance, seed=5)
+    nested = nested_pairs(read_corpus(str(corpus)), load_lexicon("gender"), pairing, budget)
+    pairs = list(build_pairs(read_corpus(str(corpus)), Swapper(load_lexicon("gender"), seed=5), seed=5, balance=balance))
+    ranked, positions = _old_ranking(pairs, 5, budget, balance)
+    assert isinstance(nested.ranked, PairColumn)  # not a tuple of Pair records
+    assert nested.ranked == tuple(ranked) and list(nested.ranked) == ranked  # record by record, in rank order
+    assert nested.positions.tolist() == [positions[p.id] for p in ranked]
+    for n in sorted({1, 2, len(ranked) // 2, len(ranked)} & set(range(1, len(ranked) + 1))):
+        look, coverage = nested.look(n)
+        assert isinstance(look, PairColumn)
+        assert look == tuple(sorted(ranked[:n], key=lambda p: positions[p.id]))  # the old look: corpus order
+        assert coverage.n_pairs == n and coverage.limit == n
+
+
+def test_a_sequential_audit_holds_its_pairs_as_a_pair_column(tmp_path: Path) -> None:
+    from fairtalk import audit
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"context": text}) + "\n" for text in _texts(60)), encoding="utf-8")
+    run = audit(
+        corpus=str(corpus), axes="gender", model="builtin:echo", until_decided=True, n_pairs=10, max_pairs=20, n_resamples=200
+    )
+    pairs = run.axes["gender"].pairs
+    assert isinstance(pairs, PairColumn) and len(pairs) == run.results["gender"].n_pairs
+
+
+def test_the_placebo_column_holds_the_replaced_records(gender: Swapper) -> None:
+    column = build_pairs(_contexts(40), gender, limit=15, seed=4).column()
+    placebo = column.placebo()
+    assert isinstance(placebo, PairColumn)
+    assert placebo == tuple(replace(pair, b=pair.a, swaps=()) for pair in column)
+    assert column == tuple(build_pairs(_contexts(40), gender, limit=15, seed=4))  # the column it came from is unchanged
+    assert placebo._columns._a is column._columns._a  # shared strings, no copy
+    picked = placebo.take([3, 0, 14])
+    assert isinstance(picked, PairColumn) and picked == (placebo[3], placebo[0], placebo[14])
+
+
+class _Seen:
+    """Wraps ``generate``: the pairs each call was given."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object) -> None:
+        self.calls: list[object] = []
+        real = generate
+
+        def seen(cached: object, pairs: object, *args: object, **kwargs: object) -> object:
+            self.calls.append(pairs)
+            return real(cached, pairs, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(module, "generate", seen)
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_the_similarity_test_asks_pairs_and_placebo_pairs_held_as_columns(
+    gender: Swapper, monkeypatch: pytest.MonkeyPatch, sample: bool
+) -> None:
+    import fairtalk
+    import fairtalk.run._similarity_test as similarity_module
+
+    given = list(build_pairs(_contexts(60), gender))
+    seen = _Seen(monkeypatch, similarity_module)
+    settings = DecodingSettings(do_sample=True, temperature=1.0) if sample else DecodingSettings()
+    result = fairtalk.similarity_test(given, model=lambda text: f"{text} ok", settings=settings)
+    assert result.rows and all(isinstance(pairs, PairColumn) for pairs in seen.calls)
+    counterfactual, baseline = seen.calls[0], seen.calls[1]
+    assert counterfactual == tuple(given)
+    placebo = tuple(replace(pair, b=pair.a, swaps=()) for pair in given)
+    if sample:  # every pair's placebo
+        assert baseline == placebo
+    else:  # the determinism check: a sample of the placebo pairs
+        assert len(baseline) == 20 and set(baseline) <= set(placebo)  # type: ignore[arg-type]
+
+
+def test_pairs_given_ready_made_are_held_as_a_pair_column(gender: Swapper, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fairtalk
+    from fairtalk import AuditConfig, ScoreOptions
+    from fairtalk.run import run_axes
+
+    pair_set = build_pairs(_contexts(50), gender)
+    given = list(pair_set)
+    config = AuditConfig(axes=("gender",), model="builtin:echo", n_pairs=None, score=ScoreOptions(n_resamples=200))
+    run = run_axes(config, [load_lexicon("gender")], ProgressReporter(None), pairs={"gender": (given, pair_set.coverage)})
+    assert isinstance(run.axes["gender"].pairs, PairColumn) and run.axes["gender"].pairs == tuple(given)
+
+    seen = _Seen(monkeypatch, generate_module)
+    generation = fairtalk.respond(iter(given), model="builtin:echo")
+    assert isinstance(seen.calls[0], PairColumn) and seen.calls[0] == tuple(given)
+    assert [ra.pair_id for ra, _ in generation.responses] == [pair.id for pair in given]
+
+
+def test_the_respond_command_holds_its_pairs_file_as_a_pair_column(
+    gender: Swapper, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+    from fairtalk.pairs import write_pairs
+
+    given = list(build_pairs(_contexts(30), gender))
+    write_pairs(given, tmp_path / "pairs.jsonl")
+    seen = _Seen(monkeypatch, generate_module)
+    out = tmp_path / "responses.jsonl"
+    result = CliRunner().invoke(
+        app, ["respond", "--pairs", str(tmp_path / "pairs.jsonl"), "--model", "builtin:echo", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert isinstance(seen.calls[0], PairColumn) and seen.calls[0] == tuple(given)
+    assert [r.pair_id for r in read_responses(out).a] == [pair.id for pair in given]
+
+
+def test_a_pair_with_no_side_a_or_b_is_a_clear_error() -> None:
+    import fairtalk
+
+    odd = Pair("p1", "gender", "he", "she", "c", (), "", None)  # type: ignore[arg-type]
+    with pytest.raises(fairtalk.InputError, match=r"pair 'p1': original_side must be 'a' or 'b', got 'c'"):
+        fairtalk.respond([odd], model="builtin:echo")

@@ -27,7 +27,7 @@ ALLOWED: dict[str, str] = {
     "fairtalk.inference._by_turn": "its identity_turn helper, tested alone",
     "fairtalk.integrations._inspect_{task,model}": "needs the optional inspect_ai extra, which the namespace never imports",
     "fairtalk.experiments._reproduce": "monkeypatches the reproduction's training budget (QUICK_TRAINING) to stay fast",
-    "fairtalk.run._{audit,axis,generate,score,sequential}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs; the stage signatures)"
+    "fairtalk.run._{audit,axis,generate,score,sequential,similarity_test}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs; the stage signatures)"
     " monkeypatched or unit-tested",
     "fairtalk.store._sqlite": "checks the SQLite batch size",
     "fairtalk.lexicons._{format,load}": "the lexicon line parser, and the loader monkeypatched for entry points",

@@ -64,7 +64,8 @@ def test_looks_are_nested_and_a_larger_budget_extends_a_smaller_one(tmp_path: Pa
     assert {p.id for p in first} < {p.id for p in second} and len(second) == 100
     assert coverage.n_pairs == 50 and coverage.n_matched == large.coverage.n_matched
     ids = [p.id for p in second]
-    assert ids == sorted(ids, key=lambda i: large.positions[i])  # corpus order within a look
+    position = {p.id: int(at) for p, at in zip(large.ranked, large.positions)}
+    assert ids == sorted(ids, key=position.__getitem__)  # corpus order within a look
     other = nested_pairs(corpus, lexicon, config.updated({"seed": 1}).pairs, 100)
     assert {p.id for p in other.ranked} != {p.id for p in small.ranked}  # the seed draws another sample
 

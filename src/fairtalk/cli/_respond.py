@@ -292,6 +292,7 @@ def _respond(
     """The body of `respond`; ``document`` is the real stdout for ``-o -`` (None otherwise)."""
     import fairtalk
     from fairtalk.cli._output import loading_model, progress_bars
+    from fairtalk.pairs import PairColumn
     from fairtalk.report import check_default_output, check_not_input, is_responses_file
     from fairtalk.store import is_run_store
 
@@ -318,7 +319,7 @@ def _respond(
             repetition_penalty=repetition_penalty,
         )
         with stdin_as_file(pairs) as pairs_path:
-            items = list(fairtalk.read_pairs(pairs_path))
+            items = PairColumn.of(fairtalk.read_pairs(pairs_path))  # held as columns, not a record per pair
         if not items:
             raise fairtalk.InputError(_MSG_NO_PAIRS, path="standard input" if pairs == "-" else pairs)
         on_ray = engine_option(engine, ray_address, ray_actors)

@@ -47,6 +47,7 @@ from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side, Swap
 __all__ = [
     "Coverage",
     "PairColumn",
+    "PairColumns",
     "PairSet",
     "PairsCheck",
     "PairsChecker",

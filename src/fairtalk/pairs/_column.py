@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
 from fairtalk._columns import RecordColumn
+from fairtalk.errors import InputError
 from fairtalk.records import Pair, Side, Swap
 
 __all__ = ["PairColumn", "PairColumns"]
@@ -25,6 +26,15 @@ _DECIMAL = re.compile(r"(0|[1-9][0-9]{0,17})\Z")  # below 2**63: a line number, 
 _HEX = re.compile(r"[0-9a-f]{16}\Z")
 _SIDES: tuple[Side, Side] = ("a", "b")
 _T = TypeVar("_T")
+_MSG_BAD_SIDE = "pair {id!r}: original_side must be 'a' or 'b', got {side!r}"
+
+
+def _side(pair: Pair) -> int:
+    """``pair``'s original side as the byte a column holds: 0 for a, 1 for b."""
+    try:
+        return _SIDES.index(pair.original_side)
+    except ValueError:
+        raise InputError(_MSG_BAD_SIDE.format(id=pair.id, side=pair.original_side)) from None
 
 
 class _Numbered:
@@ -169,22 +179,24 @@ class PairColumns:
 
     def append(self, pair: Pair) -> None:
         """Add ``pair`` after the others."""
+        side = _side(pair)  # before any column grows
         self._axes.append(pair.axis)
         self._ids.append(pair.id)
         self._a.append(pair.a)
         self._b.append(pair.b)
-        self._sides.append(_SIDES.index(pair.original_side))
+        self._sides.append(side)
         self._swaps.append(pair.swaps)
         self._origins.append(pair.origin)
         self._clusters.append(pair.cluster)
 
     def __setitem__(self, index: int, pair: Pair) -> None:
         """Put ``pair`` in place of pair ``index``."""
+        side = _side(pair)
         self._axes[index] = pair.axis
         self._ids[index] = pair.id
         self._a[index] = pair.a
         self._b[index] = pair.b
-        self._sides[index] = _SIDES.index(pair.original_side)
+        self._sides[index] = side
         self._swaps[index] = pair.swaps
         self._origins[index] = pair.origin
         self._clusters[index] = pair.cluster
@@ -250,6 +262,24 @@ class PairColumn(RecordColumn[Pair]):
 
     def __len__(self) -> int:
         return len(self._columns)
+
+    def take(self, order: Sequence[int]) -> PairColumn:
+        """The pairs at the positions ``order``, in that order: a column of its own (its strings shared, no record built)."""
+        return PairColumn(self._columns.take(order))
+
+    def placebo(self) -> PairColumn:
+        """Each pair with side a on both sides and no swap: ``replace(pair, b=pair.a, swaps=())``, held as columns.
+
+        The similarity test's no-effect baseline (one context asked twice). It shares this
+        column's strings and numbers: a list of references to the empty swaps is all it adds.
+        """
+        c = self._columns
+        out = PairColumns.__new__(PairColumns)
+        out._axes, out._clusters, out._ids, out._origins = c._axes, c._clusters, c._ids, c._origins
+        out._a = out._b = c._a
+        out._sides = c._sides
+        out._swaps = [()] * len(c)
+        return PairColumn(out)
 
     def _record(self, i: int) -> Pair:
         c = self._columns

@@ -51,7 +51,7 @@ class AxisWork:
     coverage: Coverage
     generation: GenerationSummary
     timings: Mapping[str, float]
-    pairs: Sequence[Pair]  # a PairColumn when the pairs stage built them
+    pairs: PairColumn
     audit: AuditProvenance
     similarity: SimilarityResult | None = None
     pairs_check: PairsCheck | None = None
@@ -78,7 +78,8 @@ def audit_axis(
     """
     axis = lexicon.axis
     timings: dict[str, float] = {}
-    pairs, coverage = given if given is not None else axis_pairs(lexicon, contexts, pairing, reporter, timings)
+    found, coverage = given if given is not None else axis_pairs(lexicon, contexts, pairing, reporter, timings)
+    pairs = PairColumn.of(found)  # pairs given ready-made are held as columns too
     if inference.by_turn:
         check_multi_turn(pairs, axis)  # before any answer is asked for
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=pairing.seed))
@@ -136,7 +137,7 @@ def audit_axis(
         coverage,
         generated.summary,
         MappingProxyType(timings),
-        pairs if isinstance(pairs, PairColumn) else tuple(pairs),
+        pairs,
         audit,
         similarity,
         pairs_check,
@@ -150,7 +151,7 @@ def axis_pairs(
     pairing: PairsOptions,
     reporter: ProgressReporter,
     timings: dict[str, float],
-) -> tuple[Sequence[Pair], Coverage]:
+) -> tuple[PairColumn, Coverage]:
     """The pairs stage of one axis: its pairs built from ``contexts`` and their coverage (its time in ``timings``)."""
     axis, seed = lexicon.axis, pairing.seed
     if contexts is None:

@@ -39,7 +39,7 @@ from fairtalk.models import (
     load_responder,
     resolve_engine,
 )
-from fairtalk.pairs import read_pairs
+from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
 from fairtalk.records import Pair, Side
 from fairtalk.results import GenerationSummary
@@ -443,7 +443,7 @@ def respond(
         ``engine="ray"`` without Ray installed, or with a model Ray does not run (``openai:``).
     """
     ray = resolve_engine(engine)
-    items = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    items = PairColumn.of(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = DecodingSettings() if settings is None else settings
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(

@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, SequentialOptions
 from fairtalk.corpora import Corpus
@@ -39,7 +42,7 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
 from fairtalk.inference import Scored
 from fairtalk.lexicons import Lexicon
-from fairtalk.pairs import build_pairs
+from fairtalk.pairs import PairColumn, PairColumns, build_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun, SequentialProvenance
@@ -59,49 +62,110 @@ _SPENDING_NAMES = {"obrien-fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 
 @dataclass(frozen=True, slots=True)
 class NestedPairs:
-    """An axis' candidate pairs in the order the looks take them, and the pairs stage's coverage of the corpus."""
+    """An axis' candidate pairs in the order the looks take them, and the pairs stage's coverage of the corpus.
 
-    ranked: tuple[Pair, ...]
-    positions: Mapping[str, int]
+    ``ranked`` holds them as columns (a :class:`~fairtalk.pairs.PairColumn`, no record per pair);
+    ``positions[i]`` is the corpus position (among the unique pairs) of ``ranked[i]``.
+    """
+
+    ranked: PairColumn
+    positions: npt.NDArray[np.int64]
     coverage: Coverage
 
-    def look(self, n: int) -> tuple[tuple[Pair, ...], Coverage]:
-        """The first ``n`` pairs (in corpus order) and their coverage, as a ``limit=n`` pairs stage reports it."""
-        pairs = tuple(sorted(self.ranked[:n], key=lambda pair: self.positions[pair.id]))
+    def look(self, n: int) -> tuple[PairColumn, Coverage]:
+        """The first ``n`` pairs (in corpus order, as columns) and their coverage, as a ``limit=n`` pairs stage reports it."""
+        pairs = self.ranked.take(np.argsort(self.positions[:n], kind="stable").tolist())
         return pairs, dataclasses.replace(self.coverage, n_pairs=len(pairs), limit=n)
 
 
-def _rank(seed: int, pair: Pair) -> bytes:
-    return hashlib.blake2b(f"{seed}\x1f{pair.id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+def _rank(seed: int, pair: Pair) -> int:
+    """The pair's rank: its id's seeded 8-byte hash, as a number (ordered as the bytes are)."""
+    digest = hashlib.blake2b(f"{seed}\x1f{pair.id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class _Lowest:
+    """The ``k`` pairs of lowest (rank, position) seen so far, kept in slots of shared columns: no object per pair.
+
+    It holds up to ``k + k // 4`` pairs. Once they are full, one sort keeps the ``k`` lowest,
+    and the other slots take the next pairs that rank below the ``k``-th (a pair of equal rank
+    comes later, so it ranks after). The pairs it drops rank after ``k`` pairs it keeps, so the
+    ``k`` lowest of all are always among its slots.
+    """
+
+    def __init__(self, k: int, columns: PairColumns) -> None:
+        self._k = k
+        self._capacity = k + max(1, k // 4)
+        self._columns = columns
+        self._slots = array("q")  # each entry's slot in the columns
+        self._ranks = array("Q")
+        self._positions = array("q")
+        self._free: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)  # the entries the next pairs take
+        self._next_free = 0
+        self._bound: int | None = None  # a pair enters when its rank is below it
+
+    def add(self, rank: int, position: int, pair: Pair) -> None:
+        """Keep ``pair`` (at ``position``, of ``rank``) when it may be among the ``k`` lowest."""
+        if self._bound is not None and rank >= self._bound:
+            return
+        if len(self._slots) < self._capacity:
+            self._slots.append(len(self._columns))
+            self._columns.append(pair)
+            self._ranks.append(rank)
+            self._positions.append(position)
+            if len(self._slots) == self._capacity:
+                self._select()
+            return
+        entry = int(self._free[self._next_free])
+        self._next_free += 1
+        self._columns[self._slots[entry]] = pair
+        self._ranks[entry], self._positions[entry] = rank, position
+        if self._next_free == len(self._free):
+            self._select()
+
+    def _order(self) -> npt.NDArray[np.intp]:
+        """The entries by (rank, position)."""
+        ranks = np.array(self._ranks, dtype=np.uint64)
+        return np.lexsort((np.array(self._positions, dtype=np.int64), ranks))
+
+    def _select(self) -> None:
+        order = self._order()
+        self._free, self._next_free = order[self._k :], 0
+        self._bound = self._ranks[int(order[self._k - 1])]
+
+    def lowest(self) -> tuple[list[int], list[int]]:
+        """The ``k`` lowest (or all, when fewer came) by (rank, position): their slots and their positions."""
+        order = self._order()[: self._k].tolist()
+        return [self._slots[i] for i in order], [self._positions[i] for i in order]
 
 
 def nested_pairs(contexts: Corpus, lexicon: Lexicon, pairing: PairsOptions, budget: int) -> NestedPairs:
     """At most ``budget`` of the axis' pairs, ranked so that the first ``n`` of them are a seeded uniform sample of ``n``.
 
-    The rank is the pair id's seeded hash, so a larger budget extends a smaller one's order.
-    With ``balance``, each original side is ranked alone and the two alternate (a, b, a, b, ...).
+    The rank is the pair id's seeded hash, so a larger budget extends a smaller one's order
+    (ties, which a 64-bit hash all but never makes, go to the earlier pair). With ``balance``,
+    each original side is ranked alone and the two alternate (a, b, a, b, ...) as long as both
+    have pairs. The pairs are read once and only those that may rank among the ``budget``
+    first are kept, as columns.
     """
     seed = pairing.seed
     pair_set = build_pairs(
         contexts, Swapper(lexicon, seed=seed), mixed=pairing.mixed, limit=None, seed=seed, balance=pairing.balance
     )
-    positions: dict[str, int] = {}
-
-    def numbered(pairs: Iterable[Pair]) -> Iterable[tuple[bytes, Pair]]:
-        for index, pair in enumerate(pairs):
-            positions[pair.id] = index
-            yield _rank(seed, pair), pair
-
+    columns = PairColumns(lexicon.axis)
     if pairing.balance:
-        by_side: dict[str, list[tuple[bytes, Pair]]] = {"a": [], "b": []}
-        for key, pair in numbered(pair_set):
-            by_side[pair.original_side].append((key, pair))
-        sides = [[pair for _, pair in sorted(items, key=lambda item: item[0])] for items in by_side.values()]
-        ranked = [pair for both in zip(*sides) for pair in both][:budget]
+        by_side = {"a": _Lowest(-(-budget // 2), columns), "b": _Lowest(-(-budget // 2), columns)}
     else:
-        ranked = [pair for _, pair in heapq.nsmallest(budget, numbered(pair_set), key=lambda item: item[0])]
-    kept = {pair.id for pair in ranked}
-    return NestedPairs(tuple(ranked), {k: v for k, v in positions.items() if k in kept}, pair_set.coverage)
+        by_side = dict.fromkeys("ab", _Lowest(budget, columns))
+    for position, pair in enumerate(pair_set):
+        by_side[pair.original_side].add(_rank(seed, pair), position, pair)
+    if pairing.balance:
+        (slots_a, at_a), (slots_b, at_b) = by_side["a"].lowest(), by_side["b"].lowest()
+        slots = [slot for both in zip(slots_a, slots_b) for slot in both][:budget]
+        positions = [at for both in zip(at_a, at_b) for at in both][:budget]
+    else:
+        slots, positions = by_side["a"].lowest()
+    return NestedPairs(columns.take(slots).column(), np.array(positions, dtype=np.int64), pair_set.coverage)
 
 
 @dataclass

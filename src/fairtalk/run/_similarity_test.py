@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -41,7 +40,7 @@ import numpy as np
 from fairtalk.errors import InputError
 from fairtalk.measures import n_words, pair_similarity, same_answers
 from fairtalk.models import DecodingSettings, ReplyFunction, Responder
-from fairtalk.pairs import read_pairs
+from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
@@ -156,7 +155,7 @@ def similarity_test(
     ResponderAborted
         ``max_consecutive_failures`` answers in a row failed with one kind of error.
     """
-    chosen = list(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    chosen = PairColumn.of(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(
@@ -196,14 +195,14 @@ def against_baseline(
     label: str = "baseline answers",
 ) -> SimilarityResult:
     """The baseline (or, under greedy decoding, the determinism check) through ``cached``, and the test against it."""
-    placebo = [replace(pair, b=pair.a, swaps=()) for pair in pairs]
+    placebo = PairColumn.of(pairs).placebo()  # replace(pair, b=pair.a, swaps=()), held as columns
     base_seed = seed + BASELINE_SEED_OFFSET
     warnings: list[str] = []
     zero = False
     if settings.do_sample:
         baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label)
     else:
-        sample = [placebo[i] for i in _check_sample(len(placebo), seed)]
+        sample = placebo.take(_check_sample(len(placebo), seed))
         baseline = generate(cached, sample, settings, seed=base_seed, progress=progress, label=f"{label} (determinism check)")
         check = _determinism(counterfactual, baseline)
         zero = bool(check["deterministic"])
