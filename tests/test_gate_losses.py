@@ -166,3 +166,21 @@ def test_fail_if_worse_fails_on_the_candidates_one_sided_losses_and_junit_reads_
     xml = junitparser.JUnitXml.fromfile(str(junit))
     messages = [r.message or "" for suite in xml for case in suite for r in case.result]
     assert any("answers lost on 100 of 500 pairs" in m for m in messages)
+
+
+def test_score_fails_the_gate_when_the_responses_file_lacks_one_sides_answers(tmp_path: Path) -> None:
+    import json
+
+    records = [
+        {"pair_id": str(i), "side": side, "context": f"{who} said hi {i}", "response": "that is lovely, i am so happy"}
+        for i in range(300)
+        for side, who in (("a", "he"), ("b", "she"))
+        if not (side == "b" and i % 10 == 0)  # 30 pairs lack side b
+    ]
+    path = tmp_path / "responses.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    args = ["score", "--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "out"), "--resamples", "100"]
+    done = runner.invoke(app, [*args, "--fail-unless-equivalent"])
+    output = " ".join(done.output.split())
+    assert done.exit_code == 1, output
+    assert "answers lost on 30 of 300 pairs (side a only 0, side b only 30, both 0)" in output
