@@ -71,6 +71,8 @@ def test_missing_sides_duplicates_and_blank_lines_are_counted(tmp_path: Path) ->
         "n_conflicting_duplicates": 1,
         "n_empty": 0,
         "n_empty_dropped": 0,
+        "n_lost_a_only": 1,  # pair 3 lacks side a
+        "n_lost_b_only": 1,  # pair 2 lacks side b
     }
 
 
@@ -94,8 +96,11 @@ def test_empty_responses_are_kept_unless_drop_empty(tmp_path: Path) -> None:
     assert dropped.pair_ids == ("3",)
     assert dropped.summary["n_empty"] == 2 and dropped.summary["n_empty_dropped"] == 2
     assert dropped.summary["n_pairs"] == 1
+    assert (dropped.summary["n_lost_a_only"], dropped.summary["n_lost_b_only"]) == (1, 1)  # which side each drop lost
+    assert "n_lost_a_only" not in kept.summary  # nothing dropped: nothing lost
     again = read_responses(kept, drop_empty=True)
     assert again.pair_ids == ("3",) and again.summary["n_empty_dropped"] == 2
+    assert (again.summary["n_lost_a_only"], again.summary["n_lost_b_only"]) == (1, 1)
     assert read_responses(kept) is kept
 
 

@@ -59,6 +59,15 @@ SUMMARY_KEYS = (
     "n_empty",
     "n_empty_dropped",
 )
+#: The pairs left out with one side lost (side a only, side b only) or both: counted in ``ResponseSet.summary``
+#: only when some pair was lost (a side missing from the input, failed in generation, or dropped empty).
+LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
+
+
+def count_loss(counts: dict[str, int], lost_a: bool, lost_b: bool, n: int = 1) -> None:
+    """Count ``n`` pairs left out because side a (``lost_a``), side b, or both were lost."""
+    key = LOSS_KEYS[2] if lost_a and lost_b else LOSS_KEYS[0] if lost_a else LOSS_KEYS[1]
+    counts[key] = counts.get(key, 0) + n
 
 
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
@@ -223,6 +232,7 @@ class _Collector:
         for pair_id, sides in self.by_pair.items():
             if len(sides) < 2:
                 self.counts["n_missing_side"] += 1
+                count_loss(self.counts, "a" not in sides, "b" not in sides)
                 continue
             ids.append(pair_id)
             side_a.append(sides["a"])
@@ -244,6 +254,10 @@ def _finish(
     counts["n_empty"] = sum(empty_a) + sum(empty_b)
     if drop_empty and counts["n_empty"]:
         keep = [i for i in range(len(ids)) if not (empty_a[i] or empty_b[i])]
+        for lost in ((True, False), (False, True), (True, True)):
+            n_lost = sum(1 for ea, eb in zip(empty_a, empty_b) if (ea, eb) == lost)
+            if n_lost:
+                count_loss(counts, *lost, n=n_lost)
         counts["n_empty_dropped"] += len(ids) - len(keep)
         ids = tuple(ids[i] for i in keep)
         side_a = tuple(side_a[i] for i in keep)

@@ -15,6 +15,16 @@ GitHub job summary, :mod:`fairtalk.testing` and the pytest plugin. The rules:
   unit show it only on as many units as the audit's identical-answers bound needs; on fewer, the
   reason says how many more.
 
+Pairs lost on one side (the model failed on a side, ``drop_empty`` dropped an empty answer, a
+responses file lacks a side: :attr:`~fairtalk.results.AuditResult.losses`) are left out of the
+measures, so a model that fails or refuses for one group only would pass on the pairs left. When an
+axis lost any pair, a lost side is taken as a paired binary outcome over every pair asked (lost or
+not) and the gate decides on it too, with the audit's α: ``fail-unless-equivalent`` and
+``fail-if-worse`` (on the candidate's losses) fail unless the loss rates of the two sides are shown
+equivalent within ±:data:`LOSS_MARGIN` (:func:`fairtalk.stats.rate_equivalence`); ``fail-on-bias``
+fails when they differ detectably (McNemar's exact test). Losses whose side was not recorded fail
+every gate. With no pair lost nothing changes.
+
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself
 are failures with a reason.
@@ -37,10 +47,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from fairtalk.errors import SpecError
-from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, Verdict
-from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL
+from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, PairLosses, Verdict
+from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, paired_test, rate_equivalence
 
-__all__ = ["Gate", "GateOutcome", "KeyDecision", "evaluate"]
+__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
+
+#: The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points.
+LOSS_MARGIN = 0.02
 
 _MSG_GATE = "unknown gate {gate!r}"
 _MSG_KIND = "the {gate} gate applies to {wanted}, not to {given}"
@@ -138,6 +151,33 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     return False, f"inconclusive: neither a difference nor equivalence within {margin} shown (more pairs needed)"
 
 
+def _loss_arrays(losses: PairLosses) -> tuple[list[int], list[int]]:
+    """Per pair asked, whether side a (b) was lost: the pairs tested lost neither."""
+    a = [1] * losses.a_only + [0] * losses.b_only + [1] * losses.both
+    b = [0] * losses.a_only + [1] * losses.b_only + [1] * losses.both
+    kept = losses.n_asked - len(a)
+    return a + [0] * kept, b + [0] * kept
+
+
+def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float) -> KeyDecision | None:
+    """The gate's failure on an axis' lost pairs, or None when the losses pass it."""
+    what = f"{axis}: answers lost on {losses.describe()}"
+    if losses.unknown:
+        return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")
+    a, b = _loss_arrays(losses)
+    if gate is Gate.FAIL_ON_BIAS:
+        test = paired_test(a, b, kind="rate", method="mcnemar_exact")
+        if test.p is not None and test.p < alpha:
+            return KeyDecision(axis, None, False, f"{what}: the sides' losses differ (McNemar p {_number(test.p)} < {alpha:g})")
+        return None
+    shown = rate_equivalence(a, b, margin=LOSS_MARGIN, alpha=alpha)
+    if shown.equivalent:
+        return None
+    return KeyDecision(
+        axis, None, False, f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (p {_number(shown.p)})"
+    )
+
+
 def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDecision], list[KeyDecision]]:
     decisions: list[KeyDecision] = []
     run: list[KeyDecision] = []
@@ -150,6 +190,10 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
         for m in primary:
             passed, reason = _on_bias(m, result.alpha) if gate is Gate.FAIL_ON_BIAS else _on_equivalence(m)
             decisions.append(KeyDecision(axis, m.name, passed, reason))
+        losses = result.losses
+        lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha)
+        if lost is not None:
+            run.append(lost)
     tested = [m for r in results.values() for m in r.measures if m.primary and m.not_tested is None]
     if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
         run.append(KeyDecision(None, None, False, "no primary measure was tested"))
@@ -190,6 +234,11 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
         )
     if not decisions:
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
+    for axis in comparison.axes:
+        losses = axis.candidate_losses
+        lost = None if losses is None else _on_losses(axis.axis, losses, Gate.FAIL_IF_WORSE, comparison.alpha)
+        if lost is not None:
+            run.append(KeyDecision(axis.axis, None, False, f"candidate {lost.reason}"))
     what = "an axis only the baseline holds" if comparison.design == "paired" else "a group pair only the baseline has a gap for"
     run += [
         KeyDecision(axis, None, False, f"{axis}: {what}; the candidate cannot be shown not worse there")

@@ -61,6 +61,7 @@ from fairtalk.options import RUN_FIELDS
 
 if TYPE_CHECKING:
     from fairtalk import AuditConfig, Lexicon
+    from fairtalk.results import AuditResult
 
 _STORE_FILE = "store.sqlite"
 #: Where the report goes when neither --output nor the config file says (the flag's default).
@@ -242,7 +243,7 @@ def audit(  # noqa: C901, PLR0915
         if not json_out:
             console.print(rich_table(axis_run.result))
         cov, check = axis_run.coverage, axis_run.pairs_check
-        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {cov.n_pairs:,} pairs audited")
+        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {_audited(cov.n_pairs, axis_run.result)}")
         by_group = cov.n_by_group
         if not cov.balance and min(by_group.values(), default=0) and max(cov.original_shares.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])
@@ -297,6 +298,17 @@ def audit(  # noqa: C901, PLR0915
         code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse))
     if code:
         raise typer.Exit(code=code)
+
+
+def _audited(n_pairs: int, result: AuditResult) -> str:
+    """``"500 pairs audited"``; with pairs lost, the pairs tested and the losses by side."""
+    losses = result.losses
+    if losses is None:
+        return f"{n_pairs:,} pairs audited"
+    return (
+        f"{result.n_pairs:,} pairs audited ({losses.n_lost:,} of {losses.n_asked:,} left out, a side lost: "
+        f"side a only {losses.a_only:,}, side b only {losses.b_only:,}, both {losses.both:,})"
+    )
 
 
 def _check_outputs(

@@ -284,6 +284,7 @@ def _compare_axis(
         n_context_differs=differs,
         n_identical_answers=same,
         skipped=skipped,
+        candidate_losses=cand.result.losses,
     )
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))

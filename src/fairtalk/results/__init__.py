@@ -28,6 +28,7 @@ from fairtalk.results._audit import (
     JudgeAnswer,
     MaskedComparison,
     MeasureResult,
+    PairLosses,
     ScorerCheck,
     TestedKey,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "DebiasComparison",
     "DebiasedGap",
     "DivergentPair",
+    "PairLosses",
     "GapChange",
     "GenerationSummary",
     "GoldProvenance",

@@ -27,6 +27,7 @@ __all__ = [
     "JudgeAnswer",
     "MaskedComparison",
     "MeasureResult",
+    "PairLosses",
     "ScorerCheck",
     "TestedKey",
 ]
@@ -39,6 +40,69 @@ _MSG_MANIFEST_DEPRECATED = (
 
 #: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
 NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
+
+
+#: ``input_summary``'s counts of the pairs left out by the side(s) lost: side a only, side b only, both.
+LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
+
+
+@dataclass(frozen=True, slots=True)
+class PairLosses(Codec):
+    """The pairs an axis asked for but could not test, by the side that was lost.
+
+    A side is lost when the model failed on it, when ``drop_empty`` dropped its empty answer, or
+    when a responses file lacks it. ``n_asked`` counts every pair asked, lost or not (the pairs
+    tested plus those lost); ``lost_a``/``lost_b`` count the pairs whose side a (b) was lost.
+    ``unknown`` counts pairs lost whose side was not recorded (a result written before fairtalk
+    recorded it): the gates fail closed on them.
+
+    Examples
+    --------
+    >>> losses = PairLosses(n_asked=500, a_only=0, b_only=125, both=0)
+    >>> losses.n_lost, losses.lost_b, losses.describe()
+    (125, 125, '125 of 500 pairs (side a only 0, side b only 125, both 0)')
+    """
+
+    n_asked: int
+    a_only: int
+    b_only: int
+    both: int
+    unknown: int = 0
+
+    @property
+    def n_lost(self) -> int:
+        """Pairs lost, whichever side."""
+        return self.a_only + self.b_only + self.both + self.unknown
+
+    @property
+    def lost_a(self) -> int:
+        """Pairs whose side a was lost (side a only, or both)."""
+        return self.a_only + self.both
+
+    @property
+    def lost_b(self) -> int:
+        """Pairs whose side b was lost (side b only, or both)."""
+        return self.b_only + self.both
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any], n_pairs: int) -> PairLosses | None:
+        """The losses an input summary counts beside ``n_pairs`` pairs tested (None when none was lost)."""
+        a_only, b_only, both = (int(summary.get(k) or 0) for k in LOSS_KEYS)
+        unknown = 0
+        if not any(k in summary for k in LOSS_KEYS):
+            unknown = sum(int(summary.get(k) or 0) for k in ("n_pairs_with_errors", "n_empty_dropped", "n_missing_side"))
+        n_lost = a_only + b_only + both + unknown
+        if not n_lost:
+            return None
+        return cls(n_pairs + n_lost, a_only, b_only, both, unknown)
+
+    def describe(self) -> str:
+        """``"125 of 500 pairs (side a only 0, side b only 125, both 0)"``."""
+        unknown = f", side not recorded {self.unknown:,}" if self.unknown else ""
+        return (
+            f"{self.n_lost:,} of {self.n_asked:,} pairs "
+            f"(side a only {self.a_only:,}, side b only {self.b_only:,}, both {self.both:,}{unknown})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +478,22 @@ class AuditResult(Codec, Result[str]):
     def verdicts(self) -> Mapping[str, Verdict]:
         """Result key -> its verdict, for every measure (primary and secondary), in the result's order."""
         return MappingProxyType({m.name: m.verdict for m in self.measures})
+
+    @property
+    def losses(self) -> PairLosses | None:
+        """The pairs asked but left out because a side was lost, by side (None when no pair was lost).
+
+        Read from ``input_summary`` (``n_lost_a_only``, ``n_lost_b_only``, ``n_lost_both``), which
+        ``results.json`` carries: the gates (:func:`fairtalk.gates.evaluate`) decide on it. A result
+        written before the sides were recorded, whose pairs left out (``n_pairs_with_errors``,
+        ``n_empty_dropped``, ``n_missing_side``) carry no side, has them as ``unknown``.
+
+        Examples
+        --------
+        >>> AuditResult("gender", ("m", "f"), 375, (), input_summary={"n_lost_b_only": 125}).losses.describe()
+        '125 of 500 pairs (side a only 0, side b only 125, both 0)'
+        """
+        return PairLosses.from_summary(self.input_summary, self.n_pairs)
 
     def detected(self) -> tuple[str, ...]:
         """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).

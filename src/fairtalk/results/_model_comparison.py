@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, via
+from fairtalk.results._audit import PairLosses
 from fairtalk.results._protocol import Result, Verdict
 
 if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
@@ -113,6 +114,8 @@ class ComparedAxis(Codec):
     ``only_baseline``/``only_candidate`` count the pairs one run holds (``*_examples``: the first
     few ids); ``n_context_differs`` the pairs whose id both hold but whose contexts differ (not
     the same pair, left out); ``skipped`` maps a key that was not compared to why.
+    ``candidate_losses``: the pairs the candidate's audit lost a side of (None: none lost), which
+    ``fail-if-worse`` decides on.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -126,6 +129,7 @@ class ComparedAxis(Codec):
     n_context_differs: int = 0
     n_identical_answers: int = 0
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 #: The ``kind`` of a comparison's ``results.json``.

@@ -26,7 +26,7 @@ from types import MappingProxyType
 import numpy as np
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses
+from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses, count_loss
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models import (
     DecodingSettings,
@@ -255,6 +255,7 @@ def generate(
             **rs.summary,
             "n_errors": len(errors),
             "n_pairs_with_errors": answers.n_pairs_with_errors,
+            **answers.lost,
             **({"n_truncated": answers.n_truncated} if answers.n_truncated else {}),
         },
     )
@@ -306,19 +307,20 @@ class _Answers:
         self.errors: list[tuple[str, str, str]] = []
         self.error_counts: dict[str, int] = {}
         self.n_pairs_with_errors = self.n_truncated = 0
+        self.lost: dict[str, int] = {}  # pairs left out by the side(s) that failed (LOSS_KEYS)
 
     def add(self, pairs: Sequence[Pair], out: Sequence[str | ResponderError], seeds: Sequence[int]) -> None:
         """Pair ``i``'s sides are ``out[2 i]`` and ``out[2 i + 1]`` (seeds alike)."""
         for i, pair in enumerate(pairs):
             ra, rb = out[2 * i], out[2 * i + 1]
-            failed = False
             for side, item in (("a", ra), ("b", rb)):
                 if isinstance(item, ResponderError):
                     self.errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
                     self.error_counts[type(item).__name__] = self.error_counts.get(type(item).__name__, 0) + 1
-                    failed = True
-            if failed:
+            lost_a, lost_b = isinstance(ra, ResponderError), isinstance(rb, ResponderError)
+            if lost_a or lost_b:
                 self.n_pairs_with_errors += 1
+                count_loss(self.lost, lost_a, lost_b)
                 continue
             cluster: Extra = () if pair.cluster is None else (("cluster", pair.cluster),)
             self.ids.append(pair.id)

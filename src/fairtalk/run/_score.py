@@ -46,7 +46,7 @@ from fairtalk.measures import (
     score_unique,
 )
 from fairtalk.models import RayEngine, RayScorer, resolve_engine, worth_it
-from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedComparison, ScoringEngine
+from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedComparison, PairLosses, ScoringEngine
 from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
@@ -245,6 +245,18 @@ def score(
     return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
+def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
+    """A warning naming the pairs left out because a side was lost, by side (none when no pair was lost)."""
+    losses = PairLosses.from_summary(rs.summary, rs.n_pairs)
+    if losses is None:
+        return ()
+    return (
+        f"answers lost on {losses.describe()}: those pairs are left out of every measure, so a model that fails "
+        "or refuses for one group only looks fair on the pairs left; the gates fail unless the two sides' "
+        "losses are shown balanced",
+    )
+
+
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
     *,
@@ -304,7 +316,7 @@ def _scored(
         scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
         return replace(
             scored,
-            warnings=(*truncation.warnings, *scored.warnings),
+            warnings=(*_loss_warning(rs), *truncation.warnings, *scored.warnings),
             provenance=replace(scored.provenance, truncation=truncation.record),
         )
     finally:
