@@ -246,3 +246,16 @@ def test_an_unknown_measure_says_did_you_mean(shouting, tmp_path) -> None:
     assert done.exit_code == 2
     assert "unknown measure 'shoutng'; did you mean 'shouting'?" in done.stderr
     assert "shouting" in done.stderr.split("choose from:")[1]
+
+
+def test_conflicting_duplicate_responses_are_an_input_error(unbiased, tmp_path) -> None:
+    """A second, different answer for a pair's side would decide the gate by file order: exit 2, nothing written."""
+    extra = json.dumps({"pair_id": "p3", "side": "b", "context": "she said 3", "response": "you stupid idiot"})
+    with unbiased.open("a", encoding="utf-8") as f:
+        f.write(extra + "\n")
+    out = tmp_path / "r"
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(out), "--fail-unless-equivalent")
+    assert done.exit_code == 2, done.output
+    assert "error:" in done.output and "Traceback" not in done.output
+    assert "1 conflicting duplicate record(s): pair 'p3' side b at line 121" in done.output.replace("\n", "")
+    assert not (out / "results.json").exists()
