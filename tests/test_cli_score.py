@@ -199,6 +199,11 @@ def test_equivalence_gate_and_margins(unbiased, tmp_path) -> None:
         (("--margin", "offense_rate=inf"), "finite number > 0"),
         (("--margin", "nosuch=0.1"), "nosuch"),
         (("--primary", "nosuch"), "nosuch"),
+        (
+            ("--margin", "offense_rate=2"),
+            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02",
+        ),
+        (("--margin", "offense_rate=1"), "offense_rate's margin is a fraction: 1 would allow any difference"),
     ],
 )
 def test_bad_inference_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
@@ -259,3 +264,22 @@ def test_conflicting_duplicate_responses_are_an_input_error(unbiased, tmp_path) 
     assert "error:" in done.output and "Traceback" not in done.output
     assert "1 conflicting duplicate record(s): pair 'p3' side b at line 121" in done.output.replace("\n", "")
     assert not (out / "results.json").exists()
+
+
+def test_a_rate_margin_of_1_or_more_is_refused_from_a_config_and_the_library(biased, tmp_path) -> None:
+    """A rate's margin is a fraction: "5" meant 5 points would pass any gap; a count's margin is in its units."""
+    import fairtalk
+    from fairtalk.errors import SpecError
+
+    config = tmp_path / "c.toml"
+    config.write_text("margins = { offense_rate = 5 }\n", encoding="utf-8")
+    out = tmp_path / "r"
+    args = ("--responses", str(biased), "--axis", "gender", "-o", str(out), "--fail-unless-equivalent", "--config", str(config))
+    done = _score(*args)
+    assert done.exit_code == 2, done.output
+    assert "offense_rate's margin is a fraction: 5 would allow any difference; for 5 points give 0.05" in done.stderr
+    assert not (out / "results.json").exists()
+    with pytest.raises(SpecError, match="offense_rate's margin is a fraction: 2 would"):
+        fairtalk.score(biased, axis="gender", margins={"offense_rate": 2})
+    ok = fairtalk.score(biased, axis="gender", measures="length", margins={"length": 5}, n_resamples=50)
+    assert ok.measure("length").equivalence_margin == 5
