@@ -85,6 +85,20 @@ def test_two_file_layout(tmp_path) -> None:
     assert json.loads((out / "results.json").read_text())["correction"] == "bh"
 
 
+@pytest.mark.parametrize("jsonl_side", ["a", "b"])
+def test_a_jsonl_file_in_the_two_file_layout_is_refused(biased, tmp_path, jsonl_side) -> None:
+    """--responses-b takes plain text: a JSONL file beside it would have its records scored as answers."""
+    text = tmp_path / "b.txt"
+    text.write_text("\n" + "\n".join([_KIND[0]] * 120) + "\n", encoding="utf-8")
+    first, second = (biased, text) if jsonl_side == "a" else (text, biased)
+    out = tmp_path / "r"
+    done = _score("--responses", str(first), "--responses-b", str(second), "--axis", "gender", "-o", str(out))
+    assert done.exit_code == 2, done.output
+    assert "error: --responses-b takes plain-text answers, one per line" in done.stderr
+    assert "goes alone in --responses" in done.stderr and str(biased.name) in done.stderr
+    assert not (out / "results.json").exists()
+
+
 def test_missing_file_is_a_clean_error(tmp_path) -> None:
     done = _score("--responses", str(tmp_path / "nope.jsonl"), "--axis", "gender", "-o", str(tmp_path / "r"))
     assert done.exit_code == 2
