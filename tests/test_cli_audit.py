@@ -143,6 +143,23 @@ def test_respond_writes_what_score_reads(toys: tuple[Path, Path], tmp_path: Path
     assert scored.exit_code == 1, scored.output
 
 
+def test_respond_with_every_pair_failed_exits_2_and_writes_nothing(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """No complete pair left: an error naming the failures (as audit's), not exit 0 and an empty responses file."""
+    corpus, _ = toys
+    dead = tmp_path / "dead.py"
+    dead.write_text("def down(context):\n    raise RuntimeError('backend down')\n", encoding="utf-8")
+    pairs = tmp_path / "pairs.jsonl"
+    assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
+    out = tmp_path / "responses.jsonl"
+    args = ["respond", "--pairs", str(pairs), "--model", f"python:{dead}:down", "-o", str(out), "--max-consecutive-failures", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    flat = _flat(result.stderr)
+    assert "error: no complete pair left of 40: the model failed on 80 pair side(s)" in flat
+    assert "first error:" in flat and f"nothing was written to {out}" in flat and "Traceback" not in result.output
+    assert not out.exists()
+
+
 # --- THE CRASH TEST: kill -9 `fairtalk audit` midway, re-run, compare with an uninterrupted run ------------
 
 
