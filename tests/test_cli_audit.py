@@ -160,6 +160,17 @@ def test_respond_with_every_pair_failed_exits_2_and_writes_nothing(toys: tuple[P
     assert not out.exists()
 
 
+def test_a_corpus_of_invalid_lines_says_what_was_skipped(tmp_path: Path) -> None:
+    """Audit's "gave 0 pair(s)" lists the reader's skips, as `fairtalk pairs` does."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('[1, 2]\n"text"\n{"other": "he is here"}\n', encoding="utf-8")
+    result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    flat = _flat(result.stderr)
+    assert "gave 0 pair(s) (0 contexts read, 0 mention a group; 2 skipped: JSON line is not an object (first at" in flat
+    assert "c.jsonl:1); 1 skipped: missing field (first at" in flat and "need at least 2" in flat
+
+
 # --- THE CRASH TEST: kill -9 `fairtalk audit` midway, re-run, compare with an uninterrupted run ------------
 
 
