@@ -297,3 +297,16 @@ def test_a_rate_margin_of_1_or_more_is_refused_from_a_config_and_the_library(bia
         fairtalk.score(biased, axis="gender", margins={"offense_rate": 2})
     ok = fairtalk.score(biased, axis="gender", measures="length", margins={"length": 5}, n_resamples=50)
     assert ok.measure("length").equivalence_margin == 5
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("", "error: standard input: need at least 2 complete pairs to compare the sides, got 0"),
+        ('{"x": 1}\n', "error: standard input:1: missing field 'pair_id'"),
+    ],
+)
+def test_errors_in_standard_input_name_it_not_a_temporary_file(tmp_path, given: str, message: str) -> None:
+    done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "r")], input=given)
+    assert done.exit_code == 2, done.output
+    assert message in done.stderr and "fairtalk-stdin-" not in done.stderr

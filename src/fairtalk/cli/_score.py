@@ -167,7 +167,7 @@ def score(
             source = fairtalk.read_responses(
                 responses_path if responses_b is None else (responses_path, responses_b), drop_empty=options.drop_empty
             )
-        result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
+            result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()
