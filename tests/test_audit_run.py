@@ -158,7 +158,7 @@ def test_respond_alone_seeds_each_side_from_the_pair(toys: tuple[Path, Path], tm
 
 def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
-    with pytest.raises(SpecError, match="n_pairs must be a positive int"):
+    with pytest.raises(SpecError, match="n_pairs must be a whole number ≥ 1, got 0"):
         run_audit(corpus=corpus, axes="gender", model="builtin:echo", n_pairs=0)
     with pytest.raises(SpecError, match="axis 'gender' is given twice"):
         run_audit(corpus=corpus, axes="gender,gender", model="builtin:echo")

@@ -83,7 +83,8 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     for extra, message in (
-        (["--pairs", "0"], "--pairs must be a positive int"),
+        (["--pairs", "0"], "--pairs must be a whole number ≥ 1, got 0"),
+        (["--pairs", "-5"], "--pairs must be a whole number ≥ 1, got -5"),
         (["--max-new-tokens", "0"], "max_new_tokens"),
         (["--max-errors", "-1"], "--max-errors must be 0 or more"),
     ):
@@ -141,6 +142,34 @@ def test_respond_writes_what_score_reads(toys: tuple[Path, Path], tmp_path: Path
         ["score", "--responses", str(out), "--axis", "gender", "-o", str(tmp_path / "s"), "--resamples", "200", "--fail-on-bias"],
     )
     assert scored.exit_code == 1, scored.output
+
+
+def test_respond_with_every_pair_failed_exits_2_and_writes_nothing(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """No complete pair left: an error naming the failures (as audit's), not exit 0 and an empty responses file."""
+    corpus, _ = toys
+    dead = tmp_path / "dead.py"
+    dead.write_text("def down(context):\n    raise RuntimeError('backend down')\n", encoding="utf-8")
+    pairs = tmp_path / "pairs.jsonl"
+    assert runner.invoke(app, ["pairs", "--corpus", str(corpus), "--axis", "gender", "-o", str(pairs)]).exit_code == 0
+    out = tmp_path / "responses.jsonl"
+    args = ["respond", "--pairs", str(pairs), "--model", f"python:{dead}:down", "-o", str(out), "--max-consecutive-failures", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    flat = _flat(result.stderr)
+    assert "error: no complete pair left of 40: the model failed on 80 pair side(s)" in flat
+    assert "first error:" in flat and f"nothing was written to {out}" in flat and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_a_corpus_of_invalid_lines_says_what_was_skipped(tmp_path: Path) -> None:
+    """Audit's "gave 0 pair(s)" lists the reader's skips, as `fairtalk pairs` does."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('[1, 2]\n"text"\n{"other": "he is here"}\n', encoding="utf-8")
+    result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    flat = _flat(result.stderr)
+    assert "gave 0 pair(s) (0 contexts read, 0 mention a group; 2 skipped: JSON line is not an object (first at" in flat
+    assert "c.jsonl:1); 1 skipped: missing field (first at" in flat and "need at least 2" in flat
 
 
 # --- THE CRASH TEST: kill -9 `fairtalk audit` midway, re-run, compare with an uninterrupted run ------------

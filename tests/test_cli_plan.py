@@ -118,6 +118,37 @@ def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
     assert "flat: no margin" in result.output and "the pilot had 500" in result.output
 
 
+def test_plan_gate_from_a_pilot_without_measures_is_an_error(tmp_path) -> None:  # noqa: ANN001
+    """A pilot with no (primary) measures gives nothing to plan from: exit 2 saying so, not exit 0 and generic text."""
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"n_pairs": 500, "alpha": 0.05, "measures": {}}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 2, result.output
+    assert "holds no measures: the pilot gives nothing to plan the gate from" in " ".join(result.stderr.split())
+    secondary = {"length": {"kind": "count", "sd_difference": 1.0, "equivalence_margin": 0.1, "primary": False}}
+    results.write_text(json.dumps({"n_pairs": 500, "alpha": 0.05, "measures": secondary}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 2 and "holds no primary measures" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        ({"schema_version": 1, "kind": "model comparison", "axes": {}}, "is a comparison's results (fairtalk compare)"),
+        ({"schema_version": 1, "run_id": "r", "axes": {}}, "is an audit's run.json"),
+    ],
+)
+def test_plan_results_names_the_kind_of_another_commands_file(tmp_path, data: dict, what: str) -> None:  # noqa: ANN001
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(data))
+    for args in (["--gate"], ["--measure", "length", "--effect", "1"]):
+        result = runner.invoke(app, ["plan", *args, "--results", str(results)])
+        flat = " ".join(result.stderr.split())
+        assert result.exit_code == 2, result.output
+        assert what in flat and "--results takes the results.json of an audit's axis" in flat, flat
+        assert "field 'measures' is missing" not in flat
+
+
 def test_plan_without_gate_or_effect_is_a_clean_error() -> None:
     result = runner.invoke(app, ["plan"])
     assert result.exit_code == 2 and "--gate" in result.output and "Traceback" not in result.output

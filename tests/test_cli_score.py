@@ -85,6 +85,20 @@ def test_two_file_layout(tmp_path) -> None:
     assert json.loads((out / "results.json").read_text())["correction"] == "bh"
 
 
+@pytest.mark.parametrize("jsonl_side", ["a", "b"])
+def test_a_jsonl_file_in_the_two_file_layout_is_refused(biased, tmp_path, jsonl_side) -> None:
+    """--responses-b takes plain text: a JSONL file beside it would have its records scored as answers."""
+    text = tmp_path / "b.txt"
+    text.write_text("\n" + "\n".join([_KIND[0]] * 120) + "\n", encoding="utf-8")
+    first, second = (biased, text) if jsonl_side == "a" else (text, biased)
+    out = tmp_path / "r"
+    done = _score("--responses", str(first), "--responses-b", str(second), "--axis", "gender", "-o", str(out))
+    assert done.exit_code == 2, done.output
+    assert "error: --responses-b takes plain-text answers, one per line" in done.stderr
+    assert "goes alone in --responses" in done.stderr and str(biased.name) in done.stderr
+    assert not (out / "results.json").exists()
+
+
 def test_missing_file_is_a_clean_error(tmp_path) -> None:
     done = _score("--responses", str(tmp_path / "nope.jsonl"), "--axis", "gender", "-o", str(tmp_path / "r"))
     assert done.exit_code == 2
@@ -199,6 +213,11 @@ def test_equivalence_gate_and_margins(unbiased, tmp_path) -> None:
         (("--margin", "offense_rate=inf"), "finite number > 0"),
         (("--margin", "nosuch=0.1"), "nosuch"),
         (("--primary", "nosuch"), "nosuch"),
+        (
+            ("--margin", "offense_rate=2"),
+            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02",
+        ),
+        (("--margin", "offense_rate=1"), "offense_rate's margin is a fraction: 1 would allow any difference"),
     ],
 )
 def test_bad_inference_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
@@ -246,3 +265,48 @@ def test_an_unknown_measure_says_did_you_mean(shouting, tmp_path) -> None:
     assert done.exit_code == 2
     assert "unknown measure 'shoutng'; did you mean 'shouting'?" in done.stderr
     assert "shouting" in done.stderr.split("choose from:")[1]
+
+
+def test_conflicting_duplicate_responses_are_an_input_error(unbiased, tmp_path) -> None:
+    """A second, different answer for a pair's side would decide the gate by file order: exit 2, nothing written."""
+    extra = json.dumps({"pair_id": "p3", "side": "b", "context": "she said 3", "response": "you stupid idiot"})
+    with unbiased.open("a", encoding="utf-8") as f:
+        f.write(extra + "\n")
+    out = tmp_path / "r"
+    done = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(out), "--fail-unless-equivalent")
+    assert done.exit_code == 2, done.output
+    assert "error:" in done.output and "Traceback" not in done.output
+    assert "1 conflicting duplicate record(s): pair 'p3' side b at line 121" in done.output.replace("\n", "")
+    assert not (out / "results.json").exists()
+
+
+def test_a_rate_margin_of_1_or_more_is_refused_from_a_config_and_the_library(biased, tmp_path) -> None:
+    """A rate's margin is a fraction: "5" meant 5 points would pass any gap; a count's margin is in its units."""
+    import fairtalk
+    from fairtalk.errors import SpecError
+
+    config = tmp_path / "c.toml"
+    config.write_text("margins = { offense_rate = 5 }\n", encoding="utf-8")
+    out = tmp_path / "r"
+    args = ("--responses", str(biased), "--axis", "gender", "-o", str(out), "--fail-unless-equivalent", "--config", str(config))
+    done = _score(*args)
+    assert done.exit_code == 2, done.output
+    assert "offense_rate's margin is a fraction: 5 would allow any difference; for 5 points give 0.05" in done.stderr
+    assert not (out / "results.json").exists()
+    with pytest.raises(SpecError, match="offense_rate's margin is a fraction: 2 would"):
+        fairtalk.score(biased, axis="gender", margins={"offense_rate": 2})
+    ok = fairtalk.score(biased, axis="gender", measures="length", margins={"length": 5}, n_resamples=50)
+    assert ok.measure("length").equivalence_margin == 5
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("", "error: standard input: need at least 2 complete pairs to compare the sides, got 0"),
+        ('{"x": 1}\n', "error: standard input:1: missing field 'pair_id'"),
+    ],
+)
+def test_errors_in_standard_input_name_it_not_a_temporary_file(tmp_path, given: str, message: str) -> None:
+    done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "r")], input=given)
+    assert done.exit_code == 2, done.output
+    assert message in done.stderr and "fairtalk-stdin-" not in done.stderr

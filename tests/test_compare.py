@@ -171,6 +171,7 @@ def test_result_round_trips_and_frames(runs: dict[str, Path], tmp_path: Path) ->
     [
         (["--margin", "nosuchkey=0.1"], "unknown margin key"),
         (["--margin", "offense_rate"], "malformed --margin"),
+        (["--margin", "offense_rate=2"], "offense_rate's margin is a fraction: 2 would allow any difference"),
         (["--alpha", "1e-320"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 1e-320"),
         (["--alpha", "nan"], "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got nan"),
     ],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import fairtalk
 import fairtalk._responses as responses_module
 from fairtalk import InputError, Response, read_responses, write_responses
 from fairtalk._responses import ResponseSet
@@ -53,7 +54,7 @@ def test_missing_sides_duplicates_and_blank_lines_are_counted(tmp_path: Path) ->
         json.dumps(_rec("1", "b", "y")),
         "",
         json.dumps(_rec("1", "a", "x")),  # duplicate, same text
-        json.dumps(_rec("1", "b", "other")),  # duplicate, conflicting: the first is kept
+        json.dumps(_rec("1", "b", "y")),  # duplicate, same text
         json.dumps(_rec("2", "a", "only a")),  # pair 2 misses side b
         "   ",
         json.dumps(_rec("3", "b", "only b")),
@@ -68,7 +69,7 @@ def test_missing_sides_duplicates_and_blank_lines_are_counted(tmp_path: Path) ->
         "n_pairs": 1,
         "n_missing_side": 2,
         "n_duplicates": 2,
-        "n_conflicting_duplicates": 1,
+        "n_conflicting_duplicates": 0,
         "n_empty": 0,
         "n_empty_dropped": 0,
         "n_lost_a_only": 1,  # pair 3 lacks side a
@@ -197,12 +198,12 @@ def test_reads_response_records() -> None:
     records = [
         Response("x", "a", "c", "1"),
         Response("x", "b", "c", "2"),
-        Response("x", "b", "c", "3"),
+        Response("x", "b", "c", "2"),
         Response("y", "a", "c", "4"),
     ]
     rs = read_responses(records)
     assert rs.pair_ids == ("x",) and rs.b[0].response == "2"
-    assert rs.summary["n_duplicates"] == 1 and rs.summary["n_conflicting_duplicates"] == 1
+    assert rs.summary["n_duplicates"] == 1 and rs.summary["n_conflicting_duplicates"] == 0
     assert rs.summary["n_missing_side"] == 1
     with pytest.raises(InputError, match="item 1 is not a Response but str"):
         read_responses([Response("x", "a", "c", "1"), "nope"])  # type: ignore[list-item]
@@ -231,3 +232,26 @@ def test_write_then_read_round_trips(tmp_path: Path) -> None:
     assert "héllo" in out.read_text(encoding="utf-8")
     write_responses(list(rs.a) + list(rs.b), tmp_path / "flat.jsonl")
     assert read_responses(tmp_path / "flat.jsonl").pair_ids == ("1", "2")
+
+
+def test_conflicting_duplicates_are_an_input_error(tmp_path: Path) -> None:
+    """A pair's side answered twice with different texts: which one counts would decide the verdict."""
+    path = _write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            _rec("1", "a", "x"),
+            _rec("1", "b", "y"),
+            _rec("2", "a", "x"),
+            _rec("2", "b", "y"),
+            _rec("1", "b", "other"),
+            _rec("2", "b", "another"),
+        ],
+    )
+    with pytest.raises(InputError, match=r"2 conflicting duplicate record\(s\): pair '1' side b at line 5 .* line 2") as caught:
+        read_responses(path)
+    assert caught.value.path == str(path)
+    records = [Response("x", "a", "c", "1"), Response("x", "b", "c", "2"), Response("x", "b", "c", "3")]
+    with pytest.raises(InputError, match=r"1 conflicting duplicate record\(s\): pair 'x' side b at item 2 .* item 1"):
+        read_responses(records)
+    with pytest.raises(InputError, match="conflicting duplicate"):
+        fairtalk.score(records, axis="gender")

@@ -45,6 +45,10 @@ _MSG_TWO_PATHS = "a two-file layout takes exactly two paths (a.txt, b.txt), got 
 _MSG_DIRECTORY = "a responses directory must hold a.txt and b.txt"
 _MSG_BAD_SOURCE = "responses must be a path, two paths (a.txt, b.txt) or Response records, got {type}"
 _MSG_BAD_RECORD = "item {index} is not a Response but {type}"
+_MSG_CONFLICT = (
+    "{n} conflicting duplicate record(s): pair {pair_id!r} side {side} at {where} gives a different response than"
+    " {first}; each pair's side must be answered once (identical copies are allowed), so remove the extra records"
+)
 
 #: Fields every JSONL record carries; any other field is kept in ``Response.extra``.
 CORE_FIELDS = ("pair_id", "side", "context", "response")
@@ -210,24 +214,47 @@ def _reason(response: Response) -> str | None:
 
 
 class _Collector:
-    """Gathers responses by pair and side, counting duplicates, then builds a ResponseSet."""
+    """Gathers responses by pair and side, counting duplicates, then builds a ResponseSet.
 
-    def __init__(self) -> None:
-        self.by_pair: dict[str, dict[str, Response]] = {}
+    A repeated (pair, side) with the same text is counted and skipped; one with a different
+    text is an input error (which answer counts would decide the verdict), raised by
+    :meth:`build` with the number of such records and the first one's place.
+    """
+
+    def __init__(self, *, path: str | None = None, unit: str = "line") -> None:
+        self.by_pair: dict[str, dict[str, tuple[Response, int]]] = {}
         self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+        self.path, self.unit = path, unit
+        self.first_conflict: tuple[Response, int, int] | None = None
 
-    def add(self, response: Response) -> None:
+    def add(self, response: Response, where: int) -> None:
         self.counts["n_records"] += 1
         sides = self.by_pair.setdefault(response.pair_id, {})
         first = sides.get(response.side)
         if first is None:
-            sides[response.side] = response
+            sides[response.side] = (response, where)
             return
         self.counts["n_duplicates"] += 1
-        if first.response != response.response:
+        if first[0].response != response.response:
             self.counts["n_conflicting_duplicates"] += 1
+            if self.first_conflict is None:
+                self.first_conflict = (response, where, first[1])
+
+    def _check_conflicts(self) -> None:
+        if self.first_conflict is None:
+            return
+        response, where, first = self.first_conflict
+        message = _MSG_CONFLICT.format(
+            n=self.counts["n_conflicting_duplicates"],
+            pair_id=response.pair_id,
+            side=response.side,
+            where=f"{self.unit} {where}",
+            first=f"{self.unit} {first}",
+        )
+        raise InputError(message, path=self.path)
 
     def build(self, *, drop_empty: bool, sources: tuple[tuple[str, str], ...] = ()) -> ResponseSet:
+        self._check_conflicts()
         ids, side_a, side_b = [], [], []
         for pair_id, sides in self.by_pair.items():
             if len(sides) < 2:
@@ -235,8 +262,8 @@ class _Collector:
                 count_loss(self.counts, "a" not in sides, "b" not in sides)
                 continue
             ids.append(pair_id)
-            side_a.append(sides["a"])
-            side_b.append(sides["b"])
+            side_a.append(sides["a"][0])
+            side_b.append(sides["b"][0])
         return _finish(tuple(ids), tuple(side_a), tuple(side_b), self.counts, drop_empty=drop_empty, sources=sources)
 
 
@@ -288,14 +315,14 @@ def _parse_record(text: str, path: str, number: int) -> Response:
 
 
 def _read_jsonl(path: Path, *, drop_empty: bool) -> ResponseSet:
-    collector = _Collector()
+    collector = _Collector(path=str(path))
     digest = hashlib.sha256()
     with open_input(path, what="responses file") as handle:
         for number, text in numbered_lines(handle, str(path), digest):
             if not text.strip():
                 collector.counts["n_blank_lines"] += 1
                 continue
-            collector.add(_parse_record(text, str(path), number))
+            collector.add(_parse_record(text, str(path), number), number)
     return collector.build(drop_empty=drop_empty, sources=((str(path), digest.hexdigest()),))
 
 
@@ -326,7 +353,8 @@ def aligned_responses(pair_ids: Sequence[str], side_a: Sequence[Response], side_
 
     What ``read_responses`` gives for the records ``a0, b0, a1, b1, ...``, without gathering them
     by pair first (a dict per pair): for ids that are all distinct. Repeated ids go through
-    ``read_responses``, which keeps the first record of each pair and side and counts the others.
+    ``read_responses``, which keeps the first record of each pair and side and counts identical
+    others (different texts for one pair and side are an :class:`~fairtalk.errors.InputError`).
     """
     if len(set(pair_ids)) != len(pair_ids):
         return read_responses([r for pair in zip(side_a, side_b) for r in pair])
@@ -339,13 +367,13 @@ def aligned_responses(pair_ids: Sequence[str], side_a: Sequence[Response], side_
 
 
 def _from_records(records: Iterable[Any], *, drop_empty: bool) -> ResponseSet:
-    collector = _Collector()
+    collector = _Collector(unit="item")
     for index, record in enumerate(records):
         if not isinstance(record, Response):
             raise InputError(_MSG_BAD_RECORD.format(index=index, type=type(record).__name__))
         if record.side not in ("a", "b"):
             raise InputError(_MSG_BAD_SIDE.format(value=record.side))
-        collector.add(record)
+        collector.add(record, index)
     return collector.build(drop_empty=drop_empty)
 
 
@@ -376,13 +404,14 @@ def read_responses(
     -------
     ResponseSet
         Complete pairs in order of first appearance. Pairs missing a side are excluded and
-        counted (``n_missing_side``); a repeated (pair_id, side) keeps the first record
-        and counts ``n_duplicates`` (``n_conflicting_duplicates`` when the text differs).
+        counted (``n_missing_side``); a repeated (pair_id, side) with the same text keeps the
+        first record and counts ``n_duplicates``; one with a different text is an error.
 
     Raises
     ------
     InputError
-        Naming ``path:line`` for a malformed record, bad JSON, non-UTF-8 bytes; or two
+        Naming ``path:line`` for a malformed record, bad JSON, non-UTF-8 bytes; a pair's
+        side answered twice with different texts (how many, and the first one's line); two
         files whose line counts differ; or a missing file.
 
     Examples

@@ -182,7 +182,7 @@ RUN_FIELDS: Mapping[str, Any] = {
         default=DEFAULT_N_PAIRS,
         ge=1,
         description="Pairs per axis: a seeded uniform sample of the corpus' pairs.",
-        json_schema_extra={MUST: "a positive int or None"},
+        json_schema_extra={MUST: "a whole number ≥ 1"},
     ),
     "split": Field(
         default=None,
@@ -247,7 +247,7 @@ RUN_FIELDS: Mapping[str, Any] = {
         default=None,
         ge=1,
         description="With --until-decided (required): the most pairs per axis, at least --pairs.",
-        json_schema_extra={MUST: "a positive int or None"},
+        json_schema_extra={MUST: "a whole number ≥ 1"},
     ),
     "looks": Field(
         default=None,

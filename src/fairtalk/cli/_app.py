@@ -180,6 +180,8 @@ _JSON_STDOUT: list[IO[str] | None] = [None]
 #: Standard input is copied in blocks of this many bytes (never held whole).
 _STDIN_BLOCK = 1 << 16
 _MSG_STDIN_LINE = "a line longer than {limit} MiB, the most one record may hold (is it a file of JSON records?)"
+#: How standard input (``-``) is named in messages.
+STDIN = "standard input"
 _MSG_STDIN_UTF8 = "not valid UTF-8 text, near this line (is it a file of JSON records?)"
 
 
@@ -210,11 +212,20 @@ def stdin_as_file(value: str, name: str = "stdin.jsonl") -> Iterator[str]:
     if value != "-":
         yield value
         return
+    from fairtalk.errors import InputError
+
     with tempfile.TemporaryDirectory(prefix="fairtalk-stdin-") as folder:
         path = Path(folder) / name
         with path.open("wb") as target:
             _copy_records(sys.stdin.buffer, target)
-        yield str(path)
+        try:
+            yield str(path)
+        except InputError as err:  # the temporary copy is the user's standard input: say so, not its path
+            if err.path != str(path) and str(path) not in err.message:
+                raise
+            named = str(path) in err.message
+            message = err.message.replace(str(path), STDIN)
+            raise type(err)(message, path=None if err.path is None or named else STDIN, line=err.line) from None
 
 
 @contextlib.contextmanager

@@ -17,6 +17,21 @@ _MSG_NO_SPREAD = (
     "--sd SD, or for a rate --rate P (its expected rate on each side)"
 )
 _MSG_RESULTS = "cannot read {path}: {reason}"
+#: ``--results`` given another command's result file: say which, and what plan reads.
+_MSG_OTHER_RESULTS = (
+    "{path} is {what}; --results takes the results.json of an audit's axis (OUTPUT/AXIS/results.json) or of "
+    "`fairtalk score`, whose measures hold the spreads plan needs"
+)
+#: What a result file that is not an audit's is, told by its fields (checked in order).
+_OTHER_RESULTS = (
+    (lambda data: data.get("kind") == "model comparison", "a comparison's results (fairtalk compare)"),
+    (lambda data: "run_id" in data and "axes" in data, "an audit's run.json (its axes' results are in AXIS/results.json)"),
+    (lambda data: "kl" in data and "gaps" in data, "a prompts analysis' results (fairtalk prompts analyze)"),
+)
+_MSG_NO_PILOT_MEASURES = (
+    "{path} holds no {which}measures: the pilot gives nothing to plan the gate from; give the results.json of an "
+    "audit that scored its measures, or leave --results out to plan from the bare audit's spreads"
+)
 _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
 _MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
@@ -171,7 +186,23 @@ def _read_results(path: str) -> dict[str, Any]:
     try:
         return read_result_file(path, "planning")
     except InputError as err:
-        fail(_MSG_RESULTS.format(path=path, reason=err.message))
+        other = _other_results(path)
+        fail(
+            _MSG_RESULTS.format(path=path, reason=err.message)
+            if other is None
+            else _MSG_OTHER_RESULTS.format(path=path, what=other)
+        )
+
+
+def _other_results(path: str) -> str | None:
+    """What a result file that plan cannot read is, where it is another command's (None: not told, or not readable)."""
+    from fairtalk.results import read_result_file
+
+    try:
+        data = read_result_file(path, "any")
+    except InputError:
+        return None
+    return next((what for test, what in _OTHER_RESULTS if test(data)), None)
 
 
 def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
@@ -228,6 +259,8 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
             out.append(_GateRow(key, kind, sd, margin, deff, pilot_pairs=n_pairs, relative_margin=key not in given_margins))
         else:
             out.append(_GateRow(key, kind, sd, margin, deff))
+    if not out:
+        fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
 
 

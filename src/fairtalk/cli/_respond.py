@@ -19,6 +19,7 @@ from fairtalk.cli._app import (
 from fairtalk.cli._choices import Engine, plain, was_given
 from fairtalk.cli._schema import run_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
+from fairtalk.errors import ResponderError
 
 if TYPE_CHECKING:
     from fairtalk import DecodingSettings, Responder
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 _MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
+_MSG_NONE_LEFT = (
+    "no complete pair left of {n_pairs:,}: the model failed on {n_errors:,} pair side(s) ({counts}); first error: "
+    "{first}; nothing was written to {output}"
+)
 MSG_GREEDY_ONLY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
@@ -190,6 +195,20 @@ def generation_lines(summary: GenerationSummary) -> list[str]:
     return lines
 
 
+def _check_complete(n_complete: int, summary: GenerationSummary, output: str) -> None:
+    """No complete pair left is an error, as in audit, before ``output`` is written: no empty file that looks like a result.
+
+    The error counts the failures by kind and gives the first.
+    """
+    if n_complete:
+        return
+    counts = ", ".join(f"{kind} {n:,}" for kind, n in summary.error_counts.items())
+    first = summary.error_examples[0] if summary.error_examples else "?"
+    raise ResponderError(
+        _MSG_NONE_LEFT.format(n_pairs=summary.n_pairs, n_errors=summary.n_errors, counts=counts, first=first, output=output)
+    )
+
+
 @app.command()
 def respond(
     ctx: typer.Context,
@@ -346,6 +365,7 @@ def _respond(
                 model_version=model_version,
                 max_consecutive_failures=max_consecutive_failures,
             )
+        _check_complete(generation.responses.n_pairs, generation.summary, "stdout" if document is not None else output)
         fairtalk.write_responses(generation.responses, output if document is None else document)
     except KeyboardInterrupt:
         interrupted(store)

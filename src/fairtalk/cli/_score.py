@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import typer
@@ -32,6 +33,41 @@ from fairtalk.cli._test_options import (
     report_gates,
     write_ci_files,
 )
+from fairtalk.errors import InputError
+
+#: ``--responses-b`` beside a JSONL file: its records would be scored as answers, line by line.
+_MSG_JSONL_BESIDE_B = (
+    "--responses-b takes plain-text answers, one per line (side B's, aligned with side A's in --responses), but {path} "
+    "starts with a JSON object; a JSONL responses file (pair_id, side, response records) goes alone in --responses"
+)
+#: How much of a line is read to tell whether a file starts with a JSON object.
+_FIRST_LINE_LIMIT = 1 << 20
+
+
+def _starts_with_json_object(path: str) -> bool:
+    """Whether the first non-empty line of ``path`` is a JSON object (False where it cannot be read: the reader says why)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for _ in range(1000):
+                line = handle.readline(_FIRST_LINE_LIMIT)
+                if not line:
+                    return False
+                if line.strip():
+                    try:
+                        return isinstance(json.loads(line), dict)
+                    except ValueError:
+                        return False
+    except OSError:
+        return False
+    return False
+
+
+def _check_two_files(path_a: str, path_b: str, shown_a: str) -> None:
+    """A usage error where either file of the two-file layout is a JSONL file (records read as answers otherwise)."""
+    for path, shown in ((path_a, shown_a), (path_b, path_b)):
+        if _starts_with_json_object(path):
+            raise InputError(_MSG_JSONL_BESIDE_B.format(path=shown))
+
 
 SCORE_ENGINE = typer.Option(
     None,
@@ -126,10 +162,12 @@ def score(
         target = resolve_lexicon(axis, lexicon)
         on_ray = engine_option(engine, ray_address, ray_actors)
         with stdin_as_file(responses) as responses_path:
+            if responses_b is not None:
+                _check_two_files(responses_path, responses_b, "standard input" if responses == "-" else responses)
             source = fairtalk.read_responses(
                 responses_path if responses_b is None else (responses_path, responses_b), drop_empty=options.drop_empty
             )
-        result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
+            result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
         paths = write_report(result, output)
     except KeyboardInterrupt:
         interrupted()

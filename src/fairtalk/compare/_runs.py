@@ -25,7 +25,7 @@ from fairtalk.measures import Measure, measure_names, score_unique
 from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
 from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison, ScoringSettings
 from fairtalk.run import build_measures
-from fairtalk.stats import GapChangeTest, adjust_pvalues, default_margin, gap_change
+from fairtalk.stats import GapChangeTest, adjust_pvalues, check_margins, default_margin, gap_change
 
 __all__ = ["COMPARE_METHODS", "compare_runs"]
 
@@ -266,6 +266,7 @@ def _compare_axis(
     for name in margins:
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
+    check_margins(margins, {key: m.kind_of(key) for m in measures for key in m.keys})
     rows = []
     for measure in measures:
         for key, arrays in _scores(measure, texts).items():

@@ -33,8 +33,10 @@ __all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
-    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group); need at least 2"
+    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group{skipped}); need at least 2"
 )
+#: One reason the corpus reader skipped lines, as `fairtalk pairs` lists them.
+_SKIPPED = "{n:,} skipped: {reason}{first}"
 _MSG_LOST_TO_ERRORS = (
     "axis {axis}: {n_complete} complete pair(s) left of {n_pairs}, need at least 2: the model failed on "
     "{n_errors} pair side(s) ({counts}); first error: {first}"
@@ -169,10 +171,24 @@ def axis_pairs(
     if len(pairs) < 2:
         raise InputError(
             _MSG_TOO_FEW_PAIRS.format(
-                axis=axis, corpus=pairing.corpus, n=len(pairs), n_read=coverage.n_read, n_matched=coverage.n_matched
+                axis=axis,
+                corpus=pairing.corpus,
+                n=len(pairs),
+                n_read=coverage.n_read,
+                n_matched=coverage.n_matched,
+                skipped=_skipped(coverage),
             )
         )
     return pairs, coverage
+
+
+def _skipped(coverage: Coverage) -> str:
+    """``; 13 skipped: missing field (first at c.jsonl:2); ...``: what the corpus reader skipped, or nothing."""
+    first = dict(coverage.skipped_first)
+    return "".join(
+        "; " + _SKIPPED.format(n=n, reason=reason, first=f" (first at {first[reason]})" if reason in first else "")
+        for reason, n in coverage.skipped
+    )
 
 
 def correct(

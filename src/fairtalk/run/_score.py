@@ -50,6 +50,7 @@ from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedC
 from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
+from fairtalk.stats import check_margins
 
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
@@ -298,6 +299,7 @@ def _scored(
     all_keys = [key for m in built for key in m.keys]
     chosen = _check_keys(o.primary, all_keys, "primary")
     _check_keys(list(o.margins), all_keys, "margin")
+    check_margins(o.margins, {key: m.kind_of(key) for m in built for key in m.keys})
     read = read_responses(responses, drop_empty=o.drop_empty)
     lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)

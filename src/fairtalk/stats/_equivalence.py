@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairtalk.errors import SpecError
 from fairtalk.stats._core import Units, _Array, paired_arrays
 from fairtalk.stats._core import units as group_units
 from fairtalk.stats._intervals import newcombe_interval
@@ -57,6 +58,7 @@ __all__ = [
     "METHOD_IDENTICAL",
     "Equivalence",
     "FEW_DISCORDANT_UNITS",
+    "check_margins",
     "default_margin",
     "direction_equivalence",
     "direction_passing_count",
@@ -80,6 +82,8 @@ DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inco
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
+#: A rate's margin is a fraction of pairs: 1 or more allows any difference (``--margin offense_rate=2`` meant 2 points).
+_MSG_RATE_MARGIN = "{key}'s margin is a fraction: {margin:g} would allow any difference; for {margin:g} points give {fraction:g}"
 #: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
 IDENTICAL_SHARE = 0.02
 NOTE_IDENTICAL = (
@@ -132,6 +136,22 @@ def default_margin(
     assert values is not None
     centre = (abs(values[0]) + abs(values[1])) / 2
     return size * centre if centre > 0 else None
+
+
+def check_margins(margins: Mapping[str, float], kinds: Mapping[str, str]) -> None:
+    """SpecError for a rate key's margin of 1 or more: a rate differs by at most 1, so it would allow any difference.
+
+    ``kinds`` maps each result key to its kind (``"rate"``, ``"count"``, ``"corpus"``); the
+    one check of a user's margins against the kinds, made where the measures are built.
+
+    >>> check_margins({"offense_rate": 2.0}, {"offense_rate": "rate"})
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02
+    """
+    for key, margin in margins.items():
+        if kinds.get(key) == "rate" and margin >= 1:
+            raise SpecError(_MSG_RATE_MARGIN.format(key=key, margin=margin, fraction=margin / 100))
 
 
 def _check_margin(margin: float) -> None:
