@@ -310,3 +310,20 @@ def test_errors_in_standard_input_name_it_not_a_temporary_file(tmp_path, given: 
     done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "r")], input=given)
     assert done.exit_code == 2, done.output
     assert message in done.stderr and "fairtalk-stdin-" not in done.stderr
+
+
+def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbiased, tmp_path) -> None:
+    rows = [json.loads(line) for line in unbiased.read_text().splitlines()]
+    for row in rows:
+        if int(row["pair_id"][1:]) < 15:  # 15 of the 60 pairs ask both sides "he said i"
+            row["context"] = row["context"].replace("she said", "he said")
+    same = tmp_path / "same.jsonl"
+    same.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    expected = "15 of 60 pairs have the same context on both sides: they are not counterfactual pairs"
+    result = _score("--responses", str(same), "--axis", "gender", "-o", str(tmp_path / "out"), "--measures", "length")
+    assert result.exit_code == 0, result.output
+    assert f"warning: {expected}" in " ".join(result.output.split())
+    warnings = json.loads((tmp_path / "out" / "results.json").read_text())["warnings"]
+    assert [w for w in warnings if w.startswith(expected)] and expected in (tmp_path / "out" / "report.md").read_text()
+    clean = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "clean"), "--measures", "length")
+    assert clean.exit_code == 0 and "same context" not in clean.output

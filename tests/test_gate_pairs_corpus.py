@@ -169,3 +169,17 @@ def test_plan_gate_keeps_a_pilots_corpus_key_at_25_pairs_without_its_differing_s
     assert wide.exit_code == 0, wide.output
     assert _gate_pairs(wide.output)["distinct_1"] == CORPUS_LEAST_PAIRS_UNMODELLED
     assert "above 0.80 at any size from 25 pairs (the fewest planned)" in " ".join(wide.output.split())
+
+
+def test_the_readme_points_from_its_gate_example_to_plan_gate_with_plans_own_count() -> None:
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    text = " ".join(runner.invoke(app, ["plan", "--gate"]).output.split())
+    identical = re.search(r"identical answers on both sides pass at (\d+) units", text)
+    held = re.search(r"holds (\d+) dialogues in 500 pairs and (\d+) in 600", text)
+    assert identical and held and int(held[1]) < int(identical[1]) <= int(held[2])  # 500 pairs are too few, 600 enough
+    after = readme[readme.index("--fail-on-bias --junit fairtalk-junit.xml") :]
+    line = after[: after.index("Leave `--model` out")]
+    assert "`--fail-unless-equivalent`" in line and "`fairtalk plan --gate` says how many" in line
+    assert f"needs {identical[1]} dialogues, about 600 of the built-in gender pairs" in line

@@ -105,6 +105,21 @@ def test_a_rerun_replaces_a_fairtalk_folder_cleanly_and_keeps_the_store(corpus: 
     assert not [p.name for p in out.iterdir() if p.name.startswith(".fairtalk-")]
 
 
+def test_a_run_into_the_folder_of_an_earlier_one_says_it_replaced_it_and_which_axes(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    lexicon = tmp_path / "gender2.tsv"
+    gender = (Path(fairtalk.__file__).parent / "lexicons" / "gender.tsv").read_text()
+    lexicon.write_text("# axis: gender2\n" + "\n".join(x for x in gender.splitlines() if not x.startswith("# axis:")))
+    first = runner.invoke(app, [*_audit(corpus, out), "--axis", f"gender,{lexicon}"])
+    assert first.exit_code == 0, first.output
+    assert "replaced the earlier run" not in first.output  # a new folder: nothing replaced
+    second = runner.invoke(app, _audit(corpus, out))  # under --quiet too: an earlier axis' report is gone
+    assert second.exit_code == 0, second.output
+    assert f"replaced the earlier run in {out} (axes: gender, gender2)" in "".join(second.output.splitlines())
+    assert not (out / "gender2").exists()
+    assert fairtalk.report.previous_axes(out) == ("gender",) and fairtalk.report.previous_axes(tmp_path / "none") == ()
+
+
 def test_a_user_file_added_inside_a_fairtalk_folder_is_refused(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert runner.invoke(app, _audit(corpus, out)).exit_code == 0

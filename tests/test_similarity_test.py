@@ -186,3 +186,50 @@ def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None
         ],
     )
     assert bad.exit_code == 2 and "unknown --similarity method 'bleu'" in bad.output
+
+
+def _flaky(context: str) -> str:
+    """Fails on questions 3 and 13 both ways, 5 and 15 about him, and every fourth about her."""
+    number = int(context.rsplit(" ", 1)[-1])
+    she = re.search(r"\bshe\b", context) is not None
+    if number in (3, 13) or (she and number % 4 == 0) or (not she and number in (5, 15)):
+        raise RuntimeError("backend 500")
+    return "Sounds good."
+
+
+def test_pairs_left_out_because_a_side_failed_are_counted_in_a_warning() -> None:
+    pairs = _pairs(20)
+    assert all(re.search(r"\bshe\b", pair.b) and not re.search(r"\bshe\b", pair.a) for pair in pairs)
+    result = fairtalk.similarity_test(pairs, model=_flaky, settings=DecodingSettings(max_new_tokens=8))
+    assert result.n_pairs == 11 and all(row.n_pairs == 11 for row in result.rows)
+    expected = (
+        "9 of 20 pairs left out: a side failed (side a only 2, side b only 5, both 2); "
+        "the test is on the pairs answered on both sides"
+    )
+    assert [w for w in result.warnings if "left out" in w] == [expected]
+    assert expected in result.to_dict()["warnings"]
+
+
+def test_the_similarity_command_says_how_many_pairs_a_failed_side_left_out(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    fairtalk.write_pairs(_pairs(20), pairs)  # side b says "she"
+    bot = tmp_path / "herfails.py"
+    bot.write_text(
+        "import re\n"
+        "def reply(text):\n"
+        "    if re.search(r'\\bshe\\b', text) and int(text.rsplit(' ', 1)[-1]) % 2 == 0:\n"
+        "        raise RuntimeError('backend 500')\n"
+        "    return 'Sounds good.'\n"
+    )
+    args = ["similarity", "--pairs", str(pairs), "--model", f"python:{bot}:reply"]
+    expected = "10 of 20 pairs left out: a side failed (side a only 0, side b only 10, both 0)"
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert f"warning: {expected}" in " ".join(done.output.split()) and "10 pairs" in done.output
+    done = CliRunner().invoke(app, [*args, "--json"])
+    result = json.loads(done.stdout)
+    assert result["n_pairs"] == 10 and any(w.startswith(expected) for w in result["warnings"])

@@ -59,3 +59,25 @@ def test_train_rejects_unknown_model_and_debias(tmp_path) -> None:
     )
     flat = " ".join(result.stderr.replace("│", " ").split())
     assert result.exit_code == 2 and "'magic' is not one of 'none', 'cda', 'wer'" in flat
+
+
+def test_train_refuses_an_lr_that_is_not_a_finite_positive_number(tmp_path) -> None:
+    for value in ("nan", "-1", "inf", "0"):
+        out = tmp_path / f"lr{value}"
+        result = runner.invoke(app, ["train", "seq2seq", "--corpus", _corpus(tmp_path), "--lr", value, "-o", str(out)])
+        assert result.exit_code == 2, (value, result.output)
+        assert "error: --lr must be a finite number > 0" in result.stderr and "internal error" not in result.stderr
+        assert not out.exists()
+
+
+def test_train_that_diverges_is_an_error_and_keeps_the_earlier_checkpoint(tmp_path) -> None:
+    out = tmp_path / "ckpt"
+    args = ["train", "seq2seq", "--corpus", _corpus(tmp_path), "--epochs", "1", "--threads", "1", "-o", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    before = load_checkpoint(out).sha256
+    result = runner.invoke(app, [*args, "--lr", "1e30"])  # finite, but the weights blow up: loss nan, float16 inf
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.stderr.split())
+    assert "error: training diverged in epoch 1: not finite:" in flat and "no checkpoint was written for it" in flat
+    assert "wrote" not in result.stdout
+    assert load_checkpoint(out).sha256 == before  # the good checkpoint is left as it was

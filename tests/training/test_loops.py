@@ -125,3 +125,12 @@ def test_batches_cover_every_index_once() -> None:
 
     seen = np.concatenate(list(batches([3, 1, 2, 5, 4] * 7, 4, np.random.default_rng(0), pool=2)))
     assert sorted(seen.tolist()) == list(range(35))
+
+
+@pytest.mark.parametrize("model", ["seq2seq", "retrieval"])
+def test_a_run_that_diverges_raises_and_writes_no_checkpoint(tmp_path, dialogues, model) -> None:
+    from fairtalk import FairtalkError
+
+    with pytest.raises(FairtalkError, match="training diverged in epoch 1: not finite: .*weights"):
+        train_model(dialogues, _config(model, epochs=2, lr=1e30), tmp_path / "out")
+    assert not (tmp_path / "out" / "model.safetensors").exists()

@@ -68,6 +68,7 @@ _STORE_FILE = "store.sqlite"
 _DEFAULT_OUTPUT = cli_default("out_dir")
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
+_MSG_REPLACED = "replaced the earlier run in {output} (axes: {axes})"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
 _NOTE_RUN_SCOPE = (
     "--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
@@ -218,7 +219,7 @@ def audit(  # noqa: C901, PLR0915
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.models import RayEngine
-    from fairtalk.report import rich_table, sequential_summary
+    from fairtalk.report import previous_axes, rich_table, sequential_summary
 
     store_path: object = None
     try:
@@ -229,6 +230,7 @@ def audit(  # noqa: C901, PLR0915
             config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
             say(_NOTE_RUN_SCOPE)
         protected = _check_outputs(config, lexicons, output, store_path, junit=junit, config_file=config_file)
+        earlier = previous_axes(output)  # the run replaces them whole: said once it is written
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
             run = fairtalk.audit(config, progress=progress)
     except KeyboardInterrupt:
@@ -285,6 +287,8 @@ def audit(  # noqa: C901, PLR0915
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
     info(f"wrote {Path(output) / 'index.html'}")
+    if earlier:  # even under -q: files of an earlier run are gone
+        say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
     write_ci_files(
         run.results,
         junit,

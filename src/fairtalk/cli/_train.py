@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import typer
 
 from fairtalk.cli._app import app, console, info
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
+_MSG_LR = "--lr must be a finite number > 0, got {value!r}"
 _MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
 #: Options used only by some runs: parameter, option, whether a (model, debias) run uses it, what it needs.
 _ONLY_WITH = (
@@ -15,6 +18,15 @@ _ONLY_WITH = (
     ("axis", "--axis", lambda model, debias: debias in ("cda", "wer"), "--debias cda or --debias wer"),
     ("pool_size", "--pool-size", lambda model, debias: model == "retrieval", "the retrieval model"),
 )
+
+
+def _check_lr(value: float | None) -> float | None:
+    """``--lr``: a finite rate > 0 (torch refuses nan or a negative one mid-run; inf trains to nan)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        from fairtalk.errors import SpecError
+
+        raise SpecError(_MSG_LR.format(value=value))
+    return value
 
 
 @app.command()
@@ -40,7 +52,9 @@ def train(
         None, "--max-dialogues", min=2, help="Train on a seeded sample of this many dialogues."
     ),
     batch_size: int = typer.Option(128, "--batch-size", min=1, help="Dialogues per step (retrieval: in-batch negatives)."),
-    lr: float | None = typer.Option(None, "--lr", help="Adam learning rate (default 1e-3)."),
+    lr: float | None = typer.Option(
+        None, "--lr", callback=_check_lr, help="Adam learning rate, a finite number > 0 (default 1e-3)."
+    ),
     pool_size: int = typer.Option(16000, "--pool-size", min=1, help="Retrieval: candidates sampled from the training responses."),
     threads: int = typer.Option(2, "--threads", min=1, help="CPU threads for torch."),
     dtype: Dtype = typer.Option(Dtype.float16, "--dtype", help="Precision of the saved weights: float16 or float32."),

@@ -49,6 +49,7 @@ __all__ = [
     "RunFiles",
     "check_run_folder",
     "group_cell",
+    "previous_axes",
     "previous_entries",
     "render_index",
     "sequential_summary",
@@ -270,14 +271,30 @@ def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
     Anything else (a hand-made or damaged run.json) gives no entries, so the user's files are
     never displaced; a new run then only replaces the names it writes itself.
     """
-    folder = Path(out_dir)
+    axes = _previous_axes(Path(out_dir))
+    if axes is None:
+        return ()
+    return tuple(dict.fromkeys([INDEX_FILE, RUN_FILE, *axes.values()]))
+
+
+def previous_axes(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The axes of the earlier run in ``out_dir`` whose folders a new run there replaces (as :func:`previous_entries` trusts them).
+
+    A run written into ``out_dir`` replaces the earlier one whole, these axes' folders included
+    (an axis the new run does not audit is gone): the caller can say so.
+    """
+    return tuple(_previous_axes(Path(out_dir)) or {})
+
+
+def _previous_axes(folder: Path) -> dict[str, str] | None:
+    """Axis -> folder of the earlier run in ``folder`` (None: no run.json fairtalk wrote)."""
     try:
         data = read_json_file(folder / RUN_FILE)
     except InputError:  # missing, too large, not JSON, too deep: no entries
-        return ()
+        return None
     if not _written_by_fairtalk(data):
-        return ()
-    names = [INDEX_FILE, RUN_FILE]
+        return None
+    out: dict[str, str] = {}
     axes = data.get("axes")
     for name, entry in axes.items() if isinstance(axes, dict) else ():
         folder_name = entry.get("folder") if isinstance(entry, dict) else None
@@ -286,8 +303,8 @@ def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
         if _plain_child_name(folder_name) and folder_name not in RESERVED_NAMES:
             path = folder / folder_name
             if path.is_dir() and not path.is_symlink():
-                names.append(folder_name)
-    return tuple(dict.fromkeys(names))
+                out[str(name)] = folder_name
+    return out
 
 
 def _written_by_fairtalk(data: object) -> bool:

@@ -60,6 +60,10 @@ __all__ = ["MASK_TOKEN", "METHODS", "prepare_scores", "score"]
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
+_WARN_SAME_CONTEXT = (
+    "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
+    "difference or an equivalence shown on them says nothing about the groups"
+)
 _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
 
 #: The token that replaces group words under ``mask_groups``.
@@ -318,12 +322,18 @@ def _scored(
         scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
         return replace(
             scored,
-            warnings=(*_loss_warning(rs), *truncation.warnings, *scored.warnings),
+            warnings=(*_loss_warning(rs), *truncation.warnings, *_same_context(rs), *scored.warnings),
             provenance=replace(scored.provenance, truncation=truncation.record),
         )
     finally:
         if scorer is not None:
             scorer.close()
+
+
+def _same_context(rs: ResponseSet) -> tuple[str, ...]:
+    """The warning counting the pairs whose two sides were asked the same (non-empty) context, if any."""
+    n = sum(ra.context == rb.context and bool(ra.context.strip()) for ra, rb in zip(rs.a, rs.b))
+    return (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs),) if n else ()
 
 
 def _tested(

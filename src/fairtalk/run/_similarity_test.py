@@ -87,6 +87,11 @@ _NOTE_TEST_ONLY = "the paired test rejects (adjusted p {p:.3g}) but its 95% inte
 _NOTE_INTERVAL_ONLY = (
     "the 95% interval excludes 0 but the paired test does not reject (adjusted p {p}): not counted as a difference"
 )
+_MSG_SIDE_FAILED = (
+    "{n} of {n_pairs} pairs left out: a side failed (side a only {a}, side b only {b}, both {both}); "
+    "the test is on the pairs answered on both sides"
+)
+_MSG_BASELINE_FAILED = "{n} of {n_pairs} pairs left out: their baseline answers failed"
 _MSG_TOO_FEW = "need at least 2 pairs answered on both sides and in the baseline, got {n}"
 _MSG_FAILURES = "; {n_failed} of {n_items} answers failed ({kinds}): {examples}"
 #: First messages shown per kind of failure when too few pairs are left.
@@ -145,7 +150,9 @@ def similarity_test(
     SimilarityResult
         Per method, the divergences, their difference with its 95% interval and test, and the
         verdict (a difference only when the test and the interval agree); the re-ask check and
-        any warning it gave.
+        any warning it gave; a warning counting the pairs left out because a side of their
+        answers failed (side a only, side b only, both) or their baseline did. A failed side is
+        not an unanswered one for ``answered``: it compares the answers given.
 
     Raises
     ------
@@ -223,6 +230,7 @@ def against_baseline(
     ]
     if len(kept) < 2:
         raise InputError(_MSG_TOO_FEW.format(n=len(kept)) + _failures(counterfactual, baseline))
+    warnings.extend(_left_out(counterfactual, len(pairs), len(counterfactual.responses) - len(kept)))
     units = [str(r[3]) for r in kept] if clusters and found is not None else None
     cf = pair_similarity([r[0] for r in kept], [r[1] for r in kept], methods=methods)
     cf_div = {m: 1.0 - cf[m] for m in methods}
@@ -321,6 +329,21 @@ def _verdict(p_adjusted: float | None, interval: tuple[float | None, float | Non
     if rejects:
         return Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
     return Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
+
+
+def _left_out(counterfactual: Generation, n_pairs: int, n_baseline_failed: int) -> list[str]:
+    """The warnings counting the pairs left out: a side of their counterfactual answers failed, or their baseline did."""
+    sides: dict[str, set[str]] = {}
+    for pair_id, side, _ in counterfactual.errors:
+        sides.setdefault(pair_id, set()).add(side)
+    out = []
+    if sides:
+        a = sum(found == {"a"} for found in sides.values())
+        b = sum(found == {"b"} for found in sides.values())
+        out.append(_MSG_SIDE_FAILED.format(n=len(sides), n_pairs=n_pairs, a=a, b=b, both=len(sides) - a - b))
+    if n_baseline_failed:
+        out.append(_MSG_BASELINE_FAILED.format(n=n_baseline_failed, n_pairs=n_pairs))
+    return out
 
 
 def _failures(*generations: Generation) -> str:

@@ -21,6 +21,7 @@ can change floating-point reduction order.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 import warnings
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from fairtalk.errors import FairtalkError
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import _data as D
@@ -46,6 +48,12 @@ _MSG_LOG = (
     "train_model(log=...) is deprecated: its lines go to the 'fairtalk.training' logger at INFO "
     "(logging.basicConfig(level=logging.INFO) shows them); log= stops working in fairtalk 0.3"
 )
+_MSG_DIVERGED = (
+    "training diverged in epoch {epoch}: not finite: {what} (try a smaller learning rate); "
+    "no checkpoint was written for it: {kept}"
+)
+_MSG_KEPT_NONE = "{out} holds no checkpoint of this run (an earlier one there is left as it was)"
+_MSG_KEPT_EPOCH = "{out} holds this run's unfinished checkpoint of epoch {epoch}"
 _LOG = logging.getLogger(__name__)
 
 
@@ -91,6 +99,10 @@ def train_model(
     OutputError
         ``out_dir`` cannot hold the checkpoint (a file, the root, the home folder, or files of
         the user's under a checkpoint's names): refused before any training.
+    FairtalkError
+        Training diverged: an epoch ended with a loss, a validation figure or a weight (as
+        stored in the checkpoint's dtype) that is not finite. That epoch's checkpoint is not
+        written: ``out_dir`` keeps the previous epoch's, or what it held before the run.
     """
     check_checkpoint_folder(out_dir)
     import torch
@@ -182,13 +194,33 @@ class _Run:
             self.progress.finish()
             figures = self.validate()
             stats = EpochStats(epoch, total / max(count, 1), figures, time.perf_counter() - t0)
-            self.history.append(stats)
             shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items())
             self.log(
                 f"epoch {epoch}/{config.epochs}: train loss {stats.train_loss:.4f}  validation {shown}  ({stats.seconds:.0f} s)"
             )
+            self._check_finite(stats)
+            self.history.append(stats)
             self.save(final=epoch == config.epochs)
         return self.result()
+
+    def _check_finite(self, stats: EpochStats) -> None:
+        """Raise FairtalkError, before the epoch is saved, when its loss, a figure or a weight (as saved) is not finite."""
+        import torch
+
+        dtype = getattr(torch, self.config.dtype)
+        what = [
+            *(["the training loss"] if not math.isfinite(stats.train_loss) else []),
+            *(f"validation {k}" for k, v in stats.validation.items() if not math.isfinite(v)),
+            *(
+                [f"weights (in {self.config.dtype})"]
+                if not all(bool(torch.isfinite(p.detach().to(dtype)).all()) for p in self.net.parameters())
+                else []
+            ),
+        ]
+        if what:
+            done = len(self.history)
+            kept = _MSG_KEPT_EPOCH.format(out=self.out, epoch=done) if done else _MSG_KEPT_NONE.format(out=self.out)
+            raise FairtalkError(_MSG_DIVERGED.format(epoch=stats.epoch, what=", ".join(what), kept=kept))
 
     def _tensors(self, index: np.ndarray, ids: tuple[list[list[int]], list[list[int]]]) -> tuple[Any, Any]:
         import torch
