@@ -50,7 +50,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     judge = tmp / "judge.py"
     judge.write_text(JUDGE.format(log=str(tmp / "asked.log")))
     model = _LOGIC["reply"]
-    measures = ["length", "offense", f"judge:python:{judge}:answer"]
+    measures = ["length", "offense", "diversity", f"judge:python:{judge}:answer"]  # diversity: corpus_differing_pairs
     turned = fairtalk.audit(
         corpus=corpus, axes="gender", model=model, measures=measures, n_resamples=100, by_turn=True, mask_groups=True
     )  # type: ignore[arg-type]

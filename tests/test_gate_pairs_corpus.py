@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +184,123 @@ def test_the_readme_points_from_its_gate_example_to_plan_gate_with_plans_own_cou
     line = after[: after.index("Leave `--model` out")]
     assert "`--fail-unless-equivalent`" in line and "`fairtalk plan --gate` says how many" in line
     assert f"needs {identical[1]} dialogues, about 600 of the built-in gender pairs" in line
+
+
+# --- a pilot's own differing share (issue 39): results.json counts the pairs whose two answers differ -----------------
+
+
+def _audit(tmp_path, body: str, pairs: int = 60) -> dict:  # noqa: ANN001
+    """Audit a python bot (``reply`` returns ``body``) on the built-in gender axis; its results.json and the run's folder."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(f"import zlib\ndef reply(text):\n    return {body}\n")
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["audit", "--model", f"python:{bot}:reply", "--axis", "gender", "--pairs", str(pairs), "--quiet", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "gender" / "results.json").read_text())
+
+
+def _differing_in_responses(path) -> int:  # noqa: ANN001
+    """The pairs of a run's responses.jsonl whose two answers differ, counted from the file itself."""
+    sides: dict[str, dict[str, str]] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        sides.setdefault(record["pair_id"], {})[record["side"]] = record["response"]
+    return sum(pair["a"] != pair["b"] for pair in sides.values())
+
+
+def test_an_audit_records_the_pairs_whose_two_answers_differ(tmp_path) -> None:  # noqa: ANN001
+    data = _audit(tmp_path, "['that sounds nice', 'i like that a lot', 'tell me more'][zlib.crc32(text.encode()) % 3]")
+    counted = _differing_in_responses(tmp_path / "run" / "gender" / "responses.jsonl")
+    assert 0 < counted < data["n_pairs"] == 60
+    assert data["corpus_differing_pairs"] == counted
+    result = fairtalk.AuditResult.from_dict({k: v for k, v in data.items() if k != "schema_version"})
+    assert result.corpus_differing_pairs == counted and result.to_dict()["corpus_differing_pairs"] == counted
+
+
+def _pilot_of_the_bare_audit(tmp_path, differing: int | None) -> str:  # noqa: ANN001
+    """A pilot with the bare audit's corpus spreads, margins, dialogues and 1,470 pairs, ``differing`` of them differing."""
+    from fairtalk.cli._plan import BUILTIN_SPREADS
+
+    measures = {}
+    for key in ("distinct_1", "distinct_2", "diversity"):
+        _, sd, margin, _ = BUILTIN_SPREADS[key]
+        half = 1.959964 * sd / math.sqrt(1470)
+        measures[key] = {"kind": "corpus", "ci95": [-half, half], "equivalence_margin": margin, "primary": True}
+    data = {
+        "n_pairs": 1470,
+        "n_clusters": 206,
+        "alpha": 0.05,
+        "measures": measures,
+        "corpus_dialogue_sizes": [list(s) for s in BUILTIN_GENDER_DIALOGUE_SIZES],
+    }
+    if differing is not None:
+        data["corpus_differing_pairs"] = differing
+    path = tmp_path / f"pilot-{differing}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_plan_gate_plans_a_pilots_corpus_keys_with_its_own_differing_share(tmp_path) -> None:  # noqa: ANN001
+    builtin = _gate_pairs(runner.invoke(app, ["plan", "--gate"]).output)
+    # the bare audit's spreads, dialogues and differing pairs in a pilot's results.json: the built-in rows, to the pair
+    same = runner.invoke(app, ["plan", "--gate", "--results", _pilot_of_the_bare_audit(tmp_path, 835)])
+    assert same.exit_code == 0, same.output
+    pairs = _gate_pairs(same.output)
+    assert {key: pairs[key] for key in ("distinct_1", "distinct_2", "diversity")} == {
+        key: builtin[key] for key in ("distinct_1", "distinct_2", "diversity")
+    }
+    assert (pairs["distinct_2"], pairs["diversity"]) == (13, 15)
+    assert "(57% of the pilot's pairs do; the power counts its chance, 0.81)" in " ".join(same.output.split())
+    # fewer differing pairs: a sample holds the 6 differing dialogues the test needs only on more pairs
+    few = _gate_pairs(runner.invoke(app, ["plan", "--gate", "--results", _pilot_of_the_bare_audit(tmp_path, 150)]).output)
+    expected = pairs_for_corpus_equivalence(
+        0.05 / (0.2953 / math.sqrt(1470)),
+        1470,
+        exponent=0.05,
+        differing=150 / 1470,
+        sizes=BUILTIN_GENDER_DIALOGUE_SIZES,
+    )
+    assert few["distinct_2"] == expected > 25
+
+
+def test_plan_gate_says_a_constant_answer_pilot_passes_its_corpus_keys_as_identical_answers(tmp_path) -> None:  # noqa: ANN001
+    data = _audit(tmp_path, "'that sounds nice'")
+    assert data["corpus_differing_pairs"] == 0 and data["measures"]["distinct_2"]["ci95"] == [None, None]
+    planned = runner.invoke(app, ["plan", "--gate", "--results", str(tmp_path / "run" / "gender" / "results.json")])
+    assert planned.exit_code == 0, planned.output
+    text = " ".join(planned.output.split())
+    identical = int(re.search(r"identical answers on both sides pass at (\d+) units", text)[1])  # type: ignore[index]
+    assert identical == 149
+    for key in ("distinct_1", "distinct_2", "diversity"):  # as the audit's own note says: 149 dialogues all identical
+        assert f"{key}: identical answers on every pair of the pilot: 149 units" in text
+    assert "no margin" not in text.split("career_words")[0]
+    assert "equivalence needs 149 dialogues all identical" in " ".join(data["measures"]["distinct_2"]["notes"])
+
+
+def test_plan_gate_plans_a_pilot_without_the_count_from_25_pairs_and_says_why(tmp_path) -> None:  # noqa: ANN001
+    without = runner.invoke(app, ["plan", "--gate", "--results", _pilot_of_the_bare_audit(tmp_path, None)])
+    assert without.exit_code == 0, without.output
+    pairs = _gate_pairs(without.output)
+    assert (pairs["distinct_2"], pairs["diversity"]) == (CORPUS_LEAST_PAIRS_UNMODELLED, CORPUS_LEAST_PAIRS_UNMODELLED)
+    text = " ".join(without.output.split())
+    assert "from 25 pairs at the fewest, since the pilot's results.json does not count its pairs whose two answers" in text
+    for hostile in ("x", -1, 5000, True, 2.5):  # not a count of its pairs: planned as without it, not a crash
+        path = _pilot_of_the_bare_audit(tmp_path, 835)
+        data = json.loads(Path(path).read_text()) | {"corpus_differing_pairs": hostile}
+        Path(path).write_text(json.dumps(data))
+        result = runner.invoke(app, ["plan", "--gate", "--results", path])
+        assert result.exit_code == 0 and "internal error" not in result.output, result.output
+        assert _gate_pairs(result.output)["distinct_2"] == CORPUS_LEAST_PAIRS_UNMODELLED
+
+
+def test_plan_gate_says_why_a_pilot_with_too_few_differing_pairs_gives_no_spread(tmp_path) -> None:  # noqa: ANN001
+    path = tmp_path / "few.json"
+    row = {"kind": "corpus", "ci95": [None, None], "equivalence_margin": 0.05, "primary": True}
+    path.write_text(json.dumps({"n_pairs": 300, "measures": {"distinct_2": row}, "corpus_differing_pairs": 4}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "distinct_2 (corpus): only 4 of the pilot's 300 pairs answer the two sides differently" in text
+    assert "not tested there" not in text

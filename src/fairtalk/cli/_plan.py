@@ -167,7 +167,8 @@ class _GateRow:
     cluster_sizes: tuple[tuple[int, int], ...] = ()  # the corpus' dialogues by size, where known (the built-in axis)
     pilot_pairs: int | None = None  # the pilot's pairs, whose permutation interval gave a corpus key's spread
     relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
-    differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys, built-in)
+    differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys)
+    differing_whose: str = "the bare audit's"  # whose pairs that share is of
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -236,6 +237,7 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     per_unit = n_pairs / n_clusters if n_pairs and isinstance(n_clusters, int) and n_clusters > 0 else 1.0
     clustered = isinstance(n_clusters, int) and not isinstance(n_clusters, bool) and n_clusters > 0  # as a report decides
     sizes = _dialogue_sizes(data.get("corpus_dialogue_sizes")) if clustered else ()
+    differing = _differing_share(data.get("corpus_differing_pairs"), n_pairs)
     manifest = data.get("manifest")
     given = manifest.get("margins") if isinstance(manifest, dict) else None
     given_margins = given if isinstance(given, dict) else {}
@@ -256,7 +258,20 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
             rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
             out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes))
         elif kind == "corpus":
-            out.append(_GateRow(key, kind, sd, margin, deff, pilot_pairs=n_pairs, relative_margin=key not in given_margins))
+            out.append(
+                _GateRow(
+                    key,
+                    kind,
+                    sd,
+                    margin,
+                    deff,
+                    cluster_sizes=sizes if differing is not None else (),
+                    pilot_pairs=n_pairs,
+                    relative_margin=key not in given_margins,
+                    differing=differing,
+                    differing_whose="the pilot's",
+                )
+            )
         else:
             out.append(_GateRow(key, kind, sd, margin, deff))
     if not out:
@@ -281,6 +296,13 @@ def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
     except ValueError:
         return ()
     return tuple(out)
+
+
+def _differing_share(value: Any, n_pairs: int | None) -> float | None:
+    """A pilot's ``corpus_differing_pairs`` over its pairs; None where absent (older files), not a count, or above its pairs."""
+    if not isinstance(value, int) or isinstance(value, bool) or not n_pairs or not 0 <= value <= n_pairs:
+        return None
+    return value / n_pairs
 
 
 def _dialogues(n: int, row: _GateRow) -> str:
@@ -317,6 +339,8 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     )
 
     key, kind, sd, margin = row.key, row.kind, row.sd, row.margin
+    if kind == "corpus" and (unspread := _corpus_without_spread(row, identical)) is not None:
+        return unspread
     if margin is None or not margin > 0:
         return None, f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE"
     if sd is None or not math.isfinite(sd):
@@ -387,15 +411,44 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
 
 
+def _corpus_without_spread(row: _GateRow, identical: int) -> tuple[int | None, str] | None:
+    """A pilot's corpus key that its permutation test gave no spread: every pair answered alike, or too few differ.
+
+    None where neither (or its differing share is not known): planned from its spread. Identical answers pass by
+    the audit's bound on the differing share, whatever the margin; too few differing units leave no spread to plan from.
+    """
+    from fairtalk.stats import IDENTICAL_SHARE
+
+    margin = row.margin
+    if row.differing is None or not row.pilot_pairs:
+        return None
+    if row.differing > 0 and (row.sd is not None or margin is None or not margin > 0):
+        return None
+    if row.differing == 0:
+        return identical, (
+            f"  {row.key}: identical answers on every pair of the pilot: {identical:,} units, pairs or dialogues as "
+            f"the audit counts them (the differing share bounded below {IDENTICAL_SHARE:.0%}; any margin); if the "
+            "audited model's answers differ, plan from a pilot where they do"
+        )
+    differing = round(row.differing * row.pilot_pairs)
+    return None, (
+        f"  {row.key} (corpus): only {differing:,} of the pilot's {row.pilot_pairs:,} pairs answer the two sides "
+        "differently, too few (or in too few dialogues) for its permutation test to give a spread: cannot plan it; "
+        "give --results of a larger pilot"
+    )
+
+
 def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
     """A corpus key's pairs for the gate: its margin over the permutation interval's SE, scaled to each size.
 
     The normal formula (a fixed margin, an SE falling as ``1 / sqrt(n)``) planned the bare audit's corpus keys at
     sizes where a fair model passed 0.99-1.00 of the time: see :func:`fairtalk.stats.pairs_for_corpus_equivalence`.
-    Where the pairs' differing share is known (the built-in spreads), the power also counts the chance that a sample
-    holds the differing dialogues the permutation test needs (:func:`fairtalk.stats.corpus_decidable`).
+    Where the pairs' differing share is known (the built-in spreads, or a pilot's ``corpus_differing_pairs``), the
+    power also counts the chance that a sample holds the differing dialogues the permutation test needs
+    (:func:`fairtalk.stats.corpus_decidable`); without it (an older pilot), 25 pairs at the fewest.
     """
     from fairtalk.stats import (
+        CORPUS_LEAST_PAIRS_UNMODELLED,
         POWER_TOLERANCE,
         corpus_decidable,
         corpus_least_units,
@@ -436,8 +489,15 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
             units = f"of its about {spanned_dialogues(n, row.cluster_sizes):,} dialogues" if row.cluster_sizes else "of its pairs"
             how += (
                 f"; the permutation test passes nothing unless {corpus_least_units(alpha)} or more {units} hold answers "
-                f"that differ ({row.differing:.0%} of the bare audit's pairs do; the power counts its chance, {decides:.2f})"
+                f"that differ ({row.differing:.0%} of {row.differing_whose} pairs do; the power counts its chance, "
+                f"{decides:.2f})"
             )
+    else:
+        how += (
+            f"; from {CORPUS_LEAST_PAIRS_UNMODELLED} pairs at the fewest, since the pilot's results.json does not count its "
+            "pairs whose two answers differ (corpus_differing_pairs, written by audits from this version on): the "
+            "permutation test's chance to decide on fewer pairs is not modelled; rerun the pilot to model it"
+        )
     return n, f"  {row.key} (corpus): {n:,} pairs at {which} ({how})"
 
 

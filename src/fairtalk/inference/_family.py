@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet
+from fairtalk._responses import ResponseSet, response_texts
 from fairtalk.inference._measure_tests import KeyMeta, KeyTest, power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import CorpusMeasure
@@ -148,7 +148,8 @@ def finalize(
     """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis).
 
     ``audit`` is the provenance of the audit that generated the responses (None when they were given);
-    ``dialogue_sizes`` the dialogues of the corpus' pairs it drew from, by size (empty: unknown).
+    ``dialogue_sizes`` the dialogues of the corpus' pairs it drew from, by size (empty: unknown). Where a corpus
+    measure ran, the result counts the pairs whose two answers differ (``corpus_differing_pairs``).
     """
     rs = scored.responses
     clustered = rs.clusters is not None and scored.provenance.clustered
@@ -198,4 +199,10 @@ def finalize(
         scorer_check=scored.scorer_check,
         judge_answers=scored.judge_answers,
         corpus_dialogue_sizes=dialogue_sizes if clustered else (),
+        corpus_differing_pairs=_differing_pairs(rs) if scored.corpus_measures else None,
     )
+
+
+def _differing_pairs(rs: ResponseSet) -> int:
+    """The pairs whose two answers differ: the only ones a corpus measure's permutation test swaps to anything new."""
+    return sum(a != b for a, b in zip(response_texts(rs.a), response_texts(rs.b)))

@@ -401,6 +401,9 @@ class AuditResult(Codec, Result[str]):
     ``corpus_dialogue_sizes`` are the dialogues of the corpus' pairs the audit drew from, by size
     (``((pairs, dialogues), ...)``; only where the pairs name their dialogues): ``gate_pairs`` and
     ``fairtalk plan --gate --results`` count the dialogues a larger sample of it would span.
+    ``corpus_differing_pairs`` counts the pairs whose two answers differ (None: no corpus measure
+    ran): a corpus key's permutation test swaps only those, so ``fairtalk plan --gate --results``
+    counts from their share the chance that a smaller sample holds the units that test needs.
 
     Its keys are the measures' result keys: ``verdicts`` maps each to its :class:`Verdict`, and
     ``detected()`` names the primary ones with a difference detected.
@@ -433,6 +436,7 @@ class AuditResult(Codec, Result[str]):
     judge_answers: tuple[JudgeAnswer, ...] = field(default=(), repr=False, compare=False, metadata=SKIP)
     by_turn: ByTurnResult | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogue_sizes: tuple[tuple[int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
+    corpus_differing_pairs: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "audit"
 
@@ -443,6 +447,7 @@ class AuditResult(Codec, Result[str]):
         "n_pairs",
         "n_clusters",
         "corpus_dialogue_sizes",
+        "corpus_differing_pairs",
         "n_distinct_responses",
         "alpha",
         "correction",

@@ -372,6 +372,11 @@ class AuditResultFile(_Open):
     corpus_dialogue_sizes: list[Annotated[list[Count], Field(min_length=2, max_length=2)]] | None = Field(
         default=None, description="the corpus' dialogues by size: [pairs in a dialogue, dialogues of that size]"
     )
+    corpus_differing_pairs: Count | None = Field(
+        default=None,
+        description="the pairs whose two answers differ (those a corpus measure's permutation test swaps); absent "
+        "where no corpus measure ran",
+    )
     n_distinct_responses: Count | None = None
     alpha: Level = 0.05
     correction: str = "holm"
