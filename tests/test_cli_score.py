@@ -36,8 +36,8 @@ def unbiased(tmp_path):  # noqa: ANN001, ANN201
     return _write(tmp_path / "unbiased.jsonl", [(texts[i % len(texts)],) * 2 for i in range(60)])
 
 
-def _score(*args: str):  # noqa: ANN202
-    return runner.invoke(app, ["score", *args, "--resamples", "200"])
+def _score(*args: str, input: str | None = None):  # noqa: ANN202, A002
+    return runner.invoke(app, ["score", *args, "--resamples", "200"], input=input)
 
 
 def test_biased_responses_fail_the_gate(biased, tmp_path) -> None:
@@ -310,6 +310,19 @@ def test_errors_in_standard_input_name_it_not_a_temporary_file(tmp_path, given: 
     done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "r")], input=given)
     assert done.exit_code == 2, done.output
     assert message in done.stderr and "fairtalk-stdin-" not in done.stderr
+
+
+def test_results_json_records_standard_input_not_its_temporary_copy(biased, tmp_path) -> None:
+    import hashlib
+
+    given = biased.read_text(encoding="utf-8")
+    out = tmp_path / "r"
+    done = _score("--responses", "-", "--axis", "gender", "-o", str(out), "--measures", "length", input=given)
+    assert done.exit_code == 0, done.output
+    sources = json.loads((out / "results.json").read_text())["manifest"]["input"]["sources"]
+    assert sources == [{"path": "standard input", "sha256": hashlib.sha256(given.encode()).hexdigest()}]
+    for name in ("results.json", "report.html", "report.md"):
+        assert "fairtalk-stdin-" not in (out / name).read_text(encoding="utf-8"), name
 
 
 def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbiased, tmp_path) -> None:
