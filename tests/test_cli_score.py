@@ -325,6 +325,35 @@ def test_results_json_records_standard_input_not_its_temporary_copy(biased, tmp_
         assert "fairtalk-stdin-" not in (out / name).read_text(encoding="utf-8"), name
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--alpha", "nan", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got nan"),
+        ("--alpha", "2", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 2.0"),
+        ("--alpha", "inf", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got inf"),
+        ("--power", "nan", "--power must be between 0 and 1 (exclusive) and at most 0.9999, got nan"),
+        ("--offense-threshold", "nan", "--offense-threshold must be a number in [0, 1], got nan"),
+    ],
+)
+def test_a_fraction_option_that_is_not_a_number_in_its_range_says_what_it_must_be(
+    biased, tmp_path, flag: str, value: str, message: str
+) -> None:
+    for command in (
+        ["score", "--responses", str(biased), "--axis", "gender"],
+        ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "5"],
+    ):
+        done = runner.invoke(app, [*command, "-o", str(tmp_path / "r"), flag, value])
+        assert done.exit_code == 2, (command, done.output)
+        assert f"error: {message}" in done.stderr, (command, done.stderr)
+        assert "less than or equal" not in done.stderr and not (tmp_path / "r").exists()
+
+
+def test_the_help_shows_each_fraction_option_s_interval() -> None:
+    shown = " ".join(runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200"}).output.split())
+    for interval in ("<float in [1e-10, 1)>", "<float in (0, 0.9999]>", "<float in [0, 1]>"):
+        assert interval in shown, interval
+
+
 def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbiased, tmp_path) -> None:
     rows = [json.loads(line) for line in unbiased.read_text().splitlines()]
     for row in rows:
