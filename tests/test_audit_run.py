@@ -192,6 +192,19 @@ def test_a_bad_margin_or_primary_key_fails_before_the_model_is_asked(toys: tuple
     assert asked and run.results["gender"].measure("length").primary
 
 
+def test_the_early_check_leaves_a_judge_the_caller_gave_open(toys: tuple[Path, Path]) -> None:
+    from fairtalk.measures import Judge
+
+    corpus, _ = toys
+    closed: list[bool] = []
+    judge = Judge(lambda prompts: ["yes"] * len(prompts), close=lambda: closed.append(True))
+    run = run_audit(
+        corpus=corpus, axes="gender", model=lambda context: "ok", n_pairs=10, measures=[judge], primary=["judge_yes"], **FAST
+    )
+    assert run.results["gender"].measure("judge_yes").primary
+    assert closed == [True]  # closed once, by the scoring stage that used it; not by the check before it
+
+
 def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
     import fairtalk.run._generate as generate
 

@@ -454,10 +454,7 @@ def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> None:
         judge_scale=options.judge_scale,
         keys_only=True,
     )
-    try:
-        check_keys(options, built)
-    finally:
-        close_judges(built)
+    check_keys(options, built)  # nothing to close: a judge named here has no model, and one given is the caller's
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
