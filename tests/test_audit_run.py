@@ -170,6 +170,41 @@ def test_bad_options_fail_before_any_generation(toys: tuple[Path, Path], tmp_pat
         run_audit(corpus=empty, axes="gender", model="builtin:echo")
 
 
+def test_a_bad_margin_or_primary_key_fails_before_the_model_is_asked(toys: tuple[Path, Path]) -> None:
+    corpus, _ = toys
+    asked: list[str] = []
+
+    def reply(context: str) -> str:
+        asked.append(context)
+        return "ok"
+
+    for options, message in (
+        ({"margins": {"offense_rate": 2.0}}, "offense_rate's margin is a fraction: 2 would allow any difference"),
+        ({"margins": {"offense_rat": 0.01}}, "unknown margin measure key 'offense_rat'"),
+        ({"primary": ["nope"]}, "unknown primary measure key 'nope'"),
+        ({"measures": "judge:builtin:echo", "primary": ["judge_score"]}, "unknown primary measure key 'judge_score'"),
+    ):
+        with pytest.raises(SpecError, match=message):
+            run_audit(corpus=corpus, axes="gender", model=reply, n_pairs=10, **options, **FAST)  # type: ignore[arg-type]
+    assert asked == []  # not one answer was asked for
+    # a primary key and a margin the measures produce pass the check, and the audit runs
+    run = run_audit(corpus=corpus, axes="gender", model=reply, n_pairs=10, measures="length", primary=["length"], **FAST)
+    assert asked and run.results["gender"].measure("length").primary
+
+
+def test_the_early_check_leaves_a_judge_the_caller_gave_open(toys: tuple[Path, Path]) -> None:
+    from fairtalk.measures import Judge
+
+    corpus, _ = toys
+    closed: list[bool] = []
+    judge = Judge(lambda prompts: ["yes"] * len(prompts), close=lambda: closed.append(True))
+    run = run_audit(
+        corpus=corpus, axes="gender", model=lambda context: "ok", n_pairs=10, measures=[judge], primary=["judge_yes"], **FAST
+    )
+    assert run.results["gender"].measure("judge_yes").primary
+    assert closed == [True]  # closed once, by the scoring stage that used it; not by the check before it
+
+
 def test_the_default_model_is_the_first_available(monkeypatch: pytest.MonkeyPatch, toys: tuple[Path, Path]) -> None:
     import fairtalk.run._generate as generate
 

@@ -105,6 +105,33 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown model spec prefix" in result.output
 
 
+def test_a_bad_margin_or_primary_exits_2_before_the_model_is_asked(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    asked = tmp_path / "asked.txt"
+    bot = tmp_path / "recording_bot.py"
+    bot.write_text(
+        f"def reply(context):\n    with open({str(asked)!r}, 'a') as f:\n        f.write(context + '\\n')\n    return 'ok'\n"
+    )
+    for extra, message in (
+        (
+            ["--margin", "offense_rate=2"],
+            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02",
+        ),
+        (["--margin", "ofense_rate=0.01"], "unknown margin measure key 'ofense_rate'"),
+        (["--primary", "nope"], "unknown primary measure key 'nope'"),
+    ):
+        out = tmp_path / "x"
+        result = runner.invoke(app, _audit(corpus, f"python:{bot}:reply", out, *extra))
+        assert result.exit_code == 2, (extra, result.output)
+        assert "error:" in result.output and message in _flat(result.output), (extra, result.output)
+        assert "Traceback" not in result.output
+        assert not asked.exists(), extra  # the bot was never called
+        assert not (out / "store.sqlite").exists()
+    fine = runner.invoke(app, _audit(corpus, f"python:{bot}:reply", tmp_path / "ok", "--margin", "offense_rate=0.02"))
+    assert fine.exit_code == 0, fine.output
+    assert asked.exists()
+
+
 def test_a_plugin_measure_is_selectable_and_an_unknown_one_fails_before_generation(
     toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

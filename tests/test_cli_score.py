@@ -36,8 +36,8 @@ def unbiased(tmp_path):  # noqa: ANN001, ANN201
     return _write(tmp_path / "unbiased.jsonl", [(texts[i % len(texts)],) * 2 for i in range(60)])
 
 
-def _score(*args: str):  # noqa: ANN202
-    return runner.invoke(app, ["score", *args, "--resamples", "200"])
+def _score(*args: str, input: str | None = None):  # noqa: ANN202, A002
+    return runner.invoke(app, ["score", *args, "--resamples", "200"], input=input)
 
 
 def test_biased_responses_fail_the_gate(biased, tmp_path) -> None:
@@ -310,6 +310,48 @@ def test_errors_in_standard_input_name_it_not_a_temporary_file(tmp_path, given: 
     done = runner.invoke(app, ["score", "--responses", "-", "--axis", "gender", "-o", str(tmp_path / "r")], input=given)
     assert done.exit_code == 2, done.output
     assert message in done.stderr and "fairtalk-stdin-" not in done.stderr
+
+
+def test_results_json_records_standard_input_not_its_temporary_copy(biased, tmp_path) -> None:
+    import hashlib
+
+    given = biased.read_text(encoding="utf-8")
+    out = tmp_path / "r"
+    done = _score("--responses", "-", "--axis", "gender", "-o", str(out), "--measures", "length", input=given)
+    assert done.exit_code == 0, done.output
+    sources = json.loads((out / "results.json").read_text())["manifest"]["input"]["sources"]
+    assert sources == [{"path": "standard input", "sha256": hashlib.sha256(given.encode()).hexdigest()}]
+    for name in ("results.json", "report.html", "report.md"):
+        assert "fairtalk-stdin-" not in (out / name).read_text(encoding="utf-8"), name
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--alpha", "nan", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got nan"),
+        ("--alpha", "2", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 2.0"),
+        ("--alpha", "inf", "--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got inf"),
+        ("--power", "nan", "--power must be between 0 and 1 (exclusive) and at most 0.9999, got nan"),
+        ("--offense-threshold", "nan", "--offense-threshold must be a number in [0, 1], got nan"),
+    ],
+)
+def test_a_fraction_option_that_is_not_a_number_in_its_range_says_what_it_must_be(
+    biased, tmp_path, flag: str, value: str, message: str
+) -> None:
+    for command in (
+        ["score", "--responses", str(biased), "--axis", "gender"],
+        ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "5"],
+    ):
+        done = runner.invoke(app, [*command, "-o", str(tmp_path / "r"), flag, value])
+        assert done.exit_code == 2, (command, done.output)
+        assert f"error: {message}" in done.stderr, (command, done.stderr)
+        assert "less than or equal" not in done.stderr and not (tmp_path / "r").exists()
+
+
+def test_the_help_shows_each_fraction_option_s_interval() -> None:
+    shown = " ".join(runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200"}).output.split())
+    for interval in ("<float in [1e-10, 1)>", "<float in (0, 0.9999]>", "<float in [0, 1]>"):
+        assert interval in shown, interval
 
 
 def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbiased, tmp_path) -> None:

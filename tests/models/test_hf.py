@@ -277,3 +277,39 @@ def test_a_seq2seq_start_token_that_is_also_the_end_token_is_no_stop(tmp_path: P
     with load_responder(f"hf:{path}", device="cpu") as model:
         out = model.respond(SENTENCES, GREEDY, seeds=[0] * 5)
     assert [r.finish_reason for r in out] == ["length"] * 5
+
+
+def test_a_model_that_cannot_be_fetched_is_one_error_without_the_hub_s_log_lines(tmp_path: Path) -> None:
+    """No network here: huggingface_hub logs each failed request and retry; the CLI shows fairtalk's error alone."""
+    import subprocess
+    import sys
+
+    # the hub's retries without their waits (its backoff sleeps, 1 s to 8 s each)
+    launch = (
+        "import sys, time; time.sleep = lambda seconds: None; from fairtalk.cli import main; sys.argv[0] = 'fairtalk'; main()"
+    )
+    argv = ["audit", "--model", "hf:this-model/does-not-exist", "--pairs", "5", "-o", str(tmp_path / "y")]
+    done = subprocess.run([sys.executable, "-c", launch, *argv], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "error: cannot load hf model 'this-model/does-not-exist'" in done.stderr
+    assert "thrown while requesting" not in done.stderr and "Retrying in" not in done.stderr, done.stderr
+    assert not (tmp_path / "y").exists()
+
+
+def test_the_hub_s_log_lines_of_a_load_go_to_the_debug_log_and_its_logging_is_put_back(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import time
+
+    import huggingface_hub  # noqa: F401 - its logger's handler is set up on import
+
+    hub = logging.getLogger("huggingface_hub")
+    before = (list(hub.handlers), hub.propagate)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # the hub's retries without their waits
+    with caplog.at_level(logging.DEBUG, logger="fairtalk"), pytest.raises(FairtalkError, match="cannot load hf model"):
+        load_responder("hf:this-model/does-not-exist")
+    assert (list(hub.handlers), hub.propagate) == before
+    lines = [r.getMessage() for r in caplog.records if r.name == "fairtalk.models._hf" and r.levelno == logging.DEBUG]
+    assert any(line.startswith("huggingface_hub") and "thrown while requesting" in line for line in lines), lines
+    assert not [r for r in caplog.records if r.name.startswith("huggingface_hub")]

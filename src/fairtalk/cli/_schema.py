@@ -27,6 +27,8 @@ CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
     # the help lists the axes (built-in and registered ones) when it is shown
     "axes": {"help": f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."},
 }
+#: The side of click's range each bound of a field sets.
+_SIDES = {"ge": "min", "gt": "min", "le": "max", "lt": "max"}
 #: Where a parameter's value came from when nobody gave it.
 _DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
 
@@ -57,13 +59,18 @@ def cli_help(key: str) -> str:
 
 
 def _bounds(key: str) -> dict[str, Any]:
-    """The range click checks of a number option, from its field's bounds (closed: the schema refuses a strict bound's end)."""
-    out: dict[str, Any] = {}
-    for meta in _field(key).metadata:
-        for bound, side in {"ge": "min", "gt": "min", "le": "max", "lt": "max"}.items():
-            if hasattr(meta, bound):
-                out[side] = getattr(meta, bound)
-    return out
+    """The range click checks of a whole-number option, from its field's bounds (closed: the schema refuses a strict bound's end).
+
+    A fractional option (``--alpha``) gets no range here: the range check lets NaN through or
+    names the wrong bound for it, so the schema checks every value and says what it must be
+    (``--alpha must be between 0 and 1 (exclusive) ..., got nan``); its help shows the interval.
+    """
+    found = {bound: getattr(meta, bound) for meta in _field(key).metadata for bound in _SIDES if hasattr(meta, bound)}
+    if isinstance(cli_default(key), float):
+        low = f"[{found['ge']}" if "ge" in found else f"({found['gt']}" if "gt" in found else "(-inf"
+        high = f"{found['le']}]" if "le" in found else f"{found['lt']})" if "lt" in found else "inf)"
+        return {"metavar": f"<float in {low}, {high}>"} if found else {}
+    return {_SIDES[bound]: value for bound, value in found.items()}
 
 
 def _option(key: str, flags: tuple[str, ...], ranged: bool, kwargs: dict[str, Any]) -> Any:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
 import typer
 
 from fairtalk.cli._app import (
+    STDIN,
     app,
     console,
     info,
@@ -167,6 +169,9 @@ def score(
             source = fairtalk.read_responses(
                 responses_path if responses_b is None else (responses_path, responses_b), drop_empty=options.drop_empty
             )
+            if responses == "-":  # the manifest names standard input, not its temporary copy
+                named = tuple((STDIN if path == responses_path else path, sha) for path, sha in source.sources)
+                source = dataclasses.replace(source, sources=named)
             result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
         paths = write_report(result, output)
     except KeyboardInterrupt:

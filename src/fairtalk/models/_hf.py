@@ -22,6 +22,7 @@ import contextlib
 import functools
 import hashlib
 import importlib
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -51,6 +52,11 @@ _MSG_NO_CUDA = "device='cuda' was asked for but torch sees no CUDA device"
 _MSG_NO_PAD = "the tokenizer of {name!r} has neither a pad nor an eos token; batching needs one"
 _MSG_GENERATE = "{name}: generation failed: {kind}: {error}"
 
+#: The library loggers whose lines a model load keeps off stderr (a failed HEAD request, "Retrying in 1s"): the
+#: load's own error says what failed; the lines go to this module's DEBUG log (``-vv``).
+_QUIET_DURING_LOAD = ("huggingface_hub",)
+_LOG = logging.getLogger(__name__)
+
 _FULL_HASH_LIMIT = 16 << 20
 _EDGE = 1 << 20
 
@@ -62,6 +68,39 @@ def _import_torch() -> tuple[Any, Any]:
     except ImportError as exc:
         raise FairtalkError(_MSG_MISSING_EXTRA.format(error=exc)) from exc
     return torch, transformers
+
+
+class _ToDebugLog(logging.Handler):
+    """A library's log record as a DEBUG line of this module's logger (``huggingface_hub: '…' thrown while …``)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _LOG.debug("%s: %s", record.name, record.getMessage())
+
+
+@contextlib.contextmanager
+def _library_log_to_debug() -> Iterator[None]:
+    """For the block only, the lines of :data:`_QUIET_DURING_LOAD`'s loggers go to this module's DEBUG log, not stderr.
+
+    Each logger's own handlers and propagation are put back as they were after the block: the
+    user's logging is changed for the load and no longer.
+    """
+    saved = []
+    for name in _QUIET_DURING_LOAD:
+        logger = logging.getLogger(name)
+        handlers, propagate, debug = list(logger.handlers), logger.propagate, _ToDebugLog()
+        for handler in handlers:
+            logger.removeHandler(handler)
+        logger.addHandler(debug)
+        logger.propagate = False
+        saved.append((logger, handlers, propagate, debug))
+    try:
+        yield
+    finally:
+        for logger, handlers, propagate, debug in saved:
+            logger.removeHandler(debug)
+            for handler in handlers:
+                logger.addHandler(handler)
+            logger.propagate = propagate
 
 
 @contextlib.contextmanager
@@ -197,7 +236,8 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
         self.dtype = dtype
         extra = {} if gguf_file is None else {"gguf_file": gguf_file}
         try:
-            with no_third_party_bars(), _no_gguf_bar() if gguf_file else contextlib.nullcontext():  # the library never draws
+            # the library never draws, and a library's log line of the load (a failed request) is no line of its own
+            with no_third_party_bars(), _library_log_to_debug(), _no_gguf_bar() if gguf_file else contextlib.nullcontext():
                 config = transformers.AutoConfig.from_pretrained(self.name_or_path, **extra)
                 self.is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
                 auto = transformers.AutoModelForSeq2SeqLM if self.is_encoder_decoder else transformers.AutoModelForCausalLM

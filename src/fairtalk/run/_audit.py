@@ -37,6 +37,7 @@ from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_ent
 from fairtalk.results import AuditRun, AxisRun
 from fairtalk.run._axis import AxisWork, audit_axis, finish_axes
 from fairtalk.run._generate import cached_model
+from fairtalk.run._score import check_score_options
 from fairtalk.run._sequential import run_sequential
 from fairtalk.store import CachingResponder, RunStore
 
@@ -226,10 +227,14 @@ def run_axes(
     Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
     scores, then the correction. It wires the stages (the whole config); each stage it calls
     receives its own options (``config.pairs``, ``config.generation``, ``config.inference``).
+    Before the model is loaded, the scoring options are checked against each axis' measures
+    (:func:`~fairtalk.run._score.check_score_options`): a bad margin or primary key costs no answer.
     """
     run_id = new_run_id()
     if config.until_decided and (contexts is None or pairs is not None):
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
+    for lexicon in lexicons:  # a bad margin or primary key fails here, not after every answer
+        check_score_options(config.inference.score, lexicon)
     works: list[AxisWork] = []
     axes: dict[str, AxisRun] = {}
     pairing, generation, inference, out_dir = config.pairs, config.generation, config.inference, config.output.out_dir

@@ -91,18 +91,22 @@ def build_measures(
     judge_rubric: str | None = None,
     judge_scale: tuple[int, int] | None = None,
     store: RunStore | None = None,
+    keys_only: bool = False,
 ) -> list[AnyMeasure]:
     """Measure objects from names or objects (None: the default suite); names get ``options``, ``judge:SPEC`` a model.
 
     A judge asks ``judge_rubric`` (on ``judge_scale``) and answers through ``store`` (the run's)
-    when given, else through an in-memory store.
+    when given, else through an in-memory store. With ``keys_only``, a judge gets no model: it
+    has its keys and kinds (to check options against before any answer), and is never asked.
     """
     if measures is None:
         return build_default(options)
     built: list[AnyMeasure] = []
     try:
         for item in measures:
-            if isinstance(item, str) and item.startswith(JUDGE_PREFIX):
+            if isinstance(item, str) and item.startswith(JUDGE_PREFIX) and keys_only:
+                built.append(Judge(_never_asked, rubric=judge_rubric, scale=judge_scale))
+            elif isinstance(item, str) and item.startswith(JUDGE_PREFIX):
                 built.append(judge_measure(item[len(JUDGE_PREFIX) :], options.lexicon, judge_rubric, judge_scale, store=store))
             elif isinstance(item, str):
                 built.append(build_measure(item, options))
@@ -118,6 +122,11 @@ def build_measures(
         close_judges(built)
         raise
     return built
+
+
+def _never_asked(prompts: list[str]) -> list[str | BaseException]:
+    """The answers of a judge built for its keys only (``build_measures(keys_only=True)``): it is never asked."""
+    raise RuntimeError(f"a judge built for its keys only was asked about {len(prompts)} response(s)")
 
 
 def divergent_pairs(

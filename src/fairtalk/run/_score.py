@@ -55,7 +55,7 @@ from fairtalk.stats import check_margins
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
 
-__all__ = ["MASK_TOKEN", "METHODS", "prepare_scores", "score"]
+__all__ = ["MASK_TOKEN", "METHODS", "check_keys", "check_score_options", "prepare_scores", "score"]
 
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
@@ -300,10 +300,7 @@ def _scored(
     engine: RayEngine | None = None,
 ) -> Scored:
     """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
-    all_keys = [key for m in built for key in m.keys]
-    chosen = _check_keys(o.primary, all_keys, "primary")
-    _check_keys(list(o.margins), all_keys, "margin")
-    check_margins(o.margins, {key: m.kind_of(key) for m in built for key in m.keys})
+    chosen = check_keys(o, built)
     read = read_responses(responses, drop_empty=o.drop_empty)
     lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
@@ -433,6 +430,31 @@ def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
     gap = row.tested.a - row.tested.b
     masked = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
     return replace(row, tested=replace(row.tested, masked=masked))
+
+
+def check_keys(options: ScoreOptions, built: Sequence[AnyMeasure]) -> list[str]:
+    """The primary keys (all keys when none are named); SpecError for a primary or margin key no measure produces, or a bad margin."""
+    all_keys = [key for m in built for key in m.keys]
+    chosen = _check_keys(options.primary, all_keys, "primary")
+    _check_keys(list(options.margins), all_keys, "margin")
+    check_margins(options.margins, {key: m.kind_of(key) for m in built for key in m.keys})
+    return chosen
+
+
+def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> None:
+    """What scoring checks of ``options`` against the measures' keys and kinds, before any answer is asked for.
+
+    The measures are built as the scoring stage builds them, a judge without its model
+    (its keys and kinds only), and :func:`check_keys` runs on them: the scoring stage's own check.
+    """
+    built = build_measures(
+        options.measures,
+        options.measure_options(lexicon),
+        judge_rubric=options.judge_rubric,
+        judge_scale=options.judge_scale,
+        keys_only=True,
+    )
+    check_keys(options, built)  # nothing to close: a judge named here has no model, and one given is the caller's
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:
