@@ -116,7 +116,7 @@ def test_empty_responses_are_kept_unless_drop_empty(tmp_path: Path) -> None:
         ('{"pair_id": "1", "side": "a"}', "missing field 'response'"),
         ('{"pair_id": "1", "side": "c", "response": "x"}', "field 'side' must be \"a\" or \"b\", got 'c'"),
         ('{"pair_id": "1", "side": "A", "response": "x"}', "got 'A'"),
-        ('{"pair_id": "1", "side": "a", "response": null}', "field 'response' must be a string, got NoneType"),
+        ('{"pair_id": "1", "side": "a", "response": null}', "field 'response' is null without an 'error'"),
         ('{"pair_id": "1", "side": "a", "response": 3}', "field 'response' must be a string, got int"),
         ('{"pair_id": "1", "side": "a", "response": "x", "context": ["c"]}', "field 'context' must be a string, got list"),
         ('{"pair_id": 1.5, "side": "a", "response": "x"}', "field 'pair_id' must be a non-empty string or an integer"),

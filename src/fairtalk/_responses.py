@@ -2,6 +2,13 @@
 
 A record may carry a ``cluster`` (the dialogue its pair came from); :attr:`ResponseSet.clusters`
 collects them for the cluster-robust statistics.
+
+A side the model failed on is a record of its own, ``"response": null`` with an ``"error"``
+(``"<kind>: <message>"``): its pair is left out and counted as lost on that side
+(``n_lost_a_only``, ``n_lost_b_only``, ``n_lost_both``), with ``n_errors`` (the failed sides) and
+``n_pairs_with_errors``, as generation counted it; so the gates see the same losses when a file
+is scored again. :attr:`ResponseSet.left_out` holds the records of the pairs left out, which
+:func:`write_responses` writes after the complete pairs.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any, cast, overload
@@ -26,6 +34,8 @@ __all__ = [
     "ResponseColumn",
     "ResponseSet",
     "aligned_responses",
+    "failed_response",
+    "is_failure",
     "is_responses_file",
     "read_responses",
     "response_texts",
@@ -40,6 +50,7 @@ _MSG_MISSING_FIELD = "missing field {field!r} (need pair_id, side, response)"
 _MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, got {value!r}"
 _MSG_BAD_SIDE = 'field \'side\' must be "a" or "b", got {value!r}'
 _MSG_NOT_STRING = "field {field!r} must be a string, got {type}"
+_MSG_NULL_RESPONSE = "field 'response' is null without an 'error' (a failed side says why: \"error\": \"<kind>: <message>\")"
 _MSG_LINE_COUNTS = "{path_a} has {n_a} lines but {path_b} has {n_b}; the two files must align line by line"
 _MSG_TWO_PATHS = "a two-file layout takes exactly two paths (a.txt, b.txt), got {n}"
 _MSG_DIRECTORY = "a responses directory must hold a.txt and b.txt"
@@ -68,14 +79,27 @@ SUMMARY_KEYS = (
 LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
 
 
+#: The extra fields of a response beside its seed (a cluster, a finish reason).
+Extra = tuple[tuple[str, object], ...]
+
+#: The field of a failed side's record: why the model gave no answer (``"<kind>: <message>"``).
+ERROR_FIELD = "error"
+
+
+def failed_response(pair_id: str, side: Side, context: str, error: str, extra: Extra = ()) -> Response:
+    """The record of a side the model failed on: no answer (``""``, written as null) and ``error`` saying why."""
+    return Response(pair_id, side, context, "", (*extra, (ERROR_FIELD, error)))
+
+
+def is_failure(response: Response) -> bool:
+    """Whether ``response`` records a failed side (:func:`failed_response`), not an answer."""
+    return response.response == "" and isinstance(dict(response.extra).get(ERROR_FIELD), str)
+
+
 def count_loss(counts: dict[str, int], lost_a: bool, lost_b: bool, n: int = 1) -> None:
     """Count ``n`` pairs left out because side a (``lost_a``), side b, or both were lost."""
     key = LOSS_KEYS[2] if lost_a and lost_b else LOSS_KEYS[0] if lost_a else LOSS_KEYS[1]
     counts[key] = counts.get(key, 0) + n
-
-
-#: The extra fields of a response beside its seed (a cluster, a finish reason).
-Extra = tuple[tuple[str, object], ...]
 
 
 class ResponseColumn(RecordColumn[Response]):
@@ -154,6 +178,9 @@ class ResponseSet:
     Pairs keep the order of their first appearance. ``summary`` counts what reading kept
     or skipped (see ``SUMMARY_KEYS``); ``sources`` holds ``(path, sha256)`` of each file read.
     ``a`` and ``b`` are tuples of records, or (from generation) columns (:class:`ResponseColumn`).
+    ``left_out`` holds the records of the pairs left out (a side missing or failed, an empty
+    answer dropped): the answers given and the failed sides (:func:`is_failure`), so that a file
+    written from the set keeps every pair asked.
     """
 
     pair_ids: tuple[str, ...]
@@ -161,8 +188,10 @@ class ResponseSet:
     b: Sequence[Response]
     summary: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     sources: tuple[tuple[str, str], ...] = ()
+    left_out: tuple[Response, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "left_out", tuple(self.left_out))
         if not len(self.pair_ids) == len(self.a) == len(self.b):
             raise ValueError(f"unaligned response set: {len(self.pair_ids)} ids, {len(self.a)} a, {len(self.b)} b")
         if _aligned(self.pair_ids, self.a, "a") and _aligned(self.pair_ids, self.b, "b"):
@@ -231,9 +260,11 @@ class _Collector:
         self.counts["n_records"] += 1
         sides = self.by_pair.setdefault(response.pair_id, {})
         first = sides.get(response.side)
-        if first is None:
-            sides[response.side] = (response, where)
+        if first is None or (is_failure(first[0]) and not is_failure(response)):
+            sides[response.side] = (response, where)  # an answer stands in for a failure of an earlier run
             return
+        if is_failure(response):
+            return  # a failure beside an answer: the answer stands
         self.counts["n_duplicates"] += 1
         if first[0].response != response.response:
             self.counts["n_conflicting_duplicates"] += 1
@@ -256,15 +287,28 @@ class _Collector:
     def build(self, *, drop_empty: bool, sources: tuple[tuple[str, str], ...] = ()) -> ResponseSet:
         self._check_conflicts()
         ids, side_a, side_b = [], [], []
+        left_out: list[Response] = []
         for pair_id, sides in self.by_pair.items():
-            if len(sides) < 2:
-                self.counts["n_missing_side"] += 1
-                count_loss(self.counts, "a" not in sides, "b" not in sides)
+            answered = {side for side, (r, _) in sides.items() if not is_failure(r)}
+            if len(answered) < 2:
+                self._count_lost(len(sides) - len(answered), "a" not in answered, "b" not in answered)
+                left_out += (sides[side][0] for side in ("a", "b") if side in sides)
                 continue
             ids.append(pair_id)
             side_a.append(sides["a"][0])
             side_b.append(sides["b"][0])
-        return _finish(tuple(ids), tuple(side_a), tuple(side_b), self.counts, drop_empty=drop_empty, sources=sources)
+        return _finish(
+            tuple(ids), tuple(side_a), tuple(side_b), self.counts, drop_empty=drop_empty, sources=sources, left_out=left_out
+        )
+
+    def _count_lost(self, n_failed: int, lost_a: bool, lost_b: bool) -> None:
+        """One pair left out: a side failed (``n_failed`` of them, counted as generation counts them) or missing."""
+        if n_failed:
+            self.counts["n_errors"] = self.counts.get("n_errors", 0) + n_failed
+            self.counts["n_pairs_with_errors"] = self.counts.get("n_pairs_with_errors", 0) + 1
+        else:
+            self.counts["n_missing_side"] += 1
+        count_loss(self.counts, lost_a, lost_b)
 
 
 def _finish(
@@ -275,6 +319,7 @@ def _finish(
     *,
     drop_empty: bool,
     sources: tuple[tuple[str, str], ...],
+    left_out: Sequence[Response] = (),
 ) -> ResponseSet:
     empty_a = [not text.strip() for text in response_texts(side_a)]
     empty_b = [not text.strip() for text in response_texts(side_b)]
@@ -286,11 +331,14 @@ def _finish(
             if n_lost:
                 count_loss(counts, *lost, n=n_lost)
         counts["n_empty_dropped"] += len(ids) - len(keep)
+        kept = set(keep)
+        dropped = [r for i in range(len(ids)) if i not in kept for r in (side_a[i], side_b[i])]
+        left_out = (*left_out, *dropped)
         ids = tuple(ids[i] for i in keep)
         side_a = tuple(side_a[i] for i in keep)
         side_b = tuple(side_b[i] for i in keep)
     counts["n_pairs"] = len(ids)
-    return ResponseSet(ids, side_a, side_b, counts, sources)
+    return ResponseSet(ids, side_a, side_b, counts, sources, tuple(left_out))
 
 
 def _parse_record(text: str, path: str, number: int) -> Response:
@@ -307,11 +355,14 @@ def _parse_record(text: str, path: str, number: int) -> Response:
     if record["side"] not in ("a", "b"):
         raise InputError(_MSG_BAD_SIDE.format(value=record["side"]), path=path, line=number)
     context = record.get("context", "")
-    for name, value in (("response", record["response"]), ("context", context)):
+    failed = record["response"] is None
+    if failed and not (isinstance(record.get(ERROR_FIELD), str) and record[ERROR_FIELD]):
+        raise InputError(_MSG_NULL_RESPONSE, path=path, line=number)
+    for name, value in (("response", "" if failed else record["response"]), ("context", context)):
         if not isinstance(value, str):
             raise InputError(_MSG_NOT_STRING.format(field=name, type=type(value).__name__), path=path, line=number)
     extra = tuple((k, v) for k, v in record.items() if k not in CORE_FIELDS)
-    return Response(pair_id, record["side"], context, record["response"], extra)
+    return Response(pair_id, record["side"], context, "" if failed else record["response"], extra)
 
 
 def _read_jsonl(path: Path, *, drop_empty: bool) -> ResponseSet:
@@ -404,8 +455,11 @@ def read_responses(
     -------
     ResponseSet
         Complete pairs in order of first appearance. Pairs missing a side are excluded and
-        counted (``n_missing_side``); a repeated (pair_id, side) with the same text keeps the
-        first record and counts ``n_duplicates``; one with a different text is an error.
+        counted (``n_missing_side``), pairs with a side recorded as failed (``"response": null``
+        and an ``"error"``) likewise (``n_pairs_with_errors``, and ``n_errors`` the failed sides),
+        both by the side lost (``n_lost_a_only``, ...); their records are kept in ``left_out``.
+        A repeated (pair_id, side) with the same text keeps the first record and counts
+        ``n_duplicates`` (an answer stands in for a failure); one with a different text is an error.
 
     Raises
     ------
@@ -425,7 +479,9 @@ def read_responses(
         if not drop_empty:
             return source
         counts = {**dict.fromkeys(SUMMARY_KEYS, 0), **source.summary}
-        return _finish(source.pair_ids, source.a, source.b, counts, drop_empty=True, sources=source.sources)
+        return _finish(
+            source.pair_ids, source.a, source.b, counts, drop_empty=True, sources=source.sources, left_out=source.left_out
+        )
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
@@ -496,12 +552,16 @@ def write_responses(responses: ResponseSet | Iterable[Response], path: IO[str]) 
 def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.PathLike[str] | IO[str]) -> Path | None:
     """Write responses as JSONL (``read_responses`` reads it back); a ResponseSet is written pair by pair.
 
+    A ResponseSet's pairs left out (:attr:`ResponseSet.left_out`) follow its complete pairs: the
+    answers given, and each failed side as ``"response": null`` with its ``"error"``, so that
+    reading the file back counts the same losses.
+
     A path is written atomically (a temporary file renamed over ``path``), so a kill or a
     full disk never leaves it half-written; returns the path written. An open text stream
     (stdout) is written as it is, and None is returned.
     """
     if isinstance(responses, ResponseSet):
-        records: Iterable[Response] = (r for pair in responses for r in pair)
+        records: Iterable[Response] = chain((r for pair in responses for r in pair), responses.left_out)
     else:
         records = responses
     if not isinstance(path, str | os.PathLike):
@@ -520,6 +580,7 @@ def _write_rows(records: Iterable[Response], handle: IO[str]) -> None:
 
 def _row(r: Response) -> dict[str, object]:
     """A response's JSONL record: its fields, then its extra input fields that do not clash with them."""
-    row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response}
+    response = None if is_failure(r) else r.response
+    row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": response}
     row.update((k, v) for k, v in r.extra if k not in row)
     return row

@@ -224,7 +224,7 @@ def respond(
         "responses.jsonl",
         "-o",
         "--output",
-        help="Responses JSONL to write (the `fairtalk score` input); complete pairs only; '-' writes to stdout (the messages go to stderr). An existing file is replaced only when it is a responses file fairtalk wrote; never an input.",
+        help='Responses JSONL to write (the `fairtalk score` input); every pair asked (a side that failed as a record with "response": null and its "error", which `score` counts as lost); \'-\' writes to stdout (the messages go to stderr). An existing file is replaced only when it is a responses file fairtalk wrote; never an input.',
     ),
     store: str | None = typer.Option(
         None,
@@ -377,4 +377,7 @@ def _respond(
     say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
-    info(f"wrote {generation.responses.n_pairs:,} pairs to {'stdout' if document is not None else output}", stderr=True)
+    where = "stdout" if document is not None else output
+    n_lost = summary.n_pairs - generation.responses.n_pairs
+    also = f" and {n_lost:,} left out (their failed sides recorded as failures)" if n_lost else ""
+    info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True)

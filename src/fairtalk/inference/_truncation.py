@@ -120,8 +120,14 @@ def check_truncation(rs: ResponseSet, measures: Sequence[AnyMeasure], groups: Se
     n_left_out = n - len(keep)
     entry = replace(entry, n_pairs_left_out=n_left_out)
     summary = {**rs.summary, "n_pairs": len(keep), "n_truncated_dropped": n_left_out}
+    cut = [r for i in range(n) if cut_a[i] or cut_b[i] for r in (rs.a[i], rs.b[i])]
     kept = ResponseSet(
-        tuple(rs.pair_ids[i] for i in keep), tuple(rs.a[i] for i in keep), tuple(rs.b[i] for i in keep), summary, rs.sources
+        tuple(rs.pair_ids[i] for i in keep),
+        tuple(rs.a[i] for i in keep),
+        tuple(rs.b[i] for i in keep),
+        summary,
+        rs.sources,
+        (*rs.left_out, *cut),  # written with the run's responses: re-scored, they are left out again
     )
     if not n_left_out:
         return Truncation(kept, (), entry)

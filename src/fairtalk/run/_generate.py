@@ -4,7 +4,8 @@ Each pair side gets a seed derived from ``(seed, pair id, side)`` (:func:`item_s
 the run store's cache key of an item is the same in every run with the same seed: a
 resumed or repeated run is served from the store. Items that fail (after the adapter's
 own retries) are stored as errors, retried on the next run, and counted; pairs with a
-failed side are left out of the :class:`~fairtalk._responses.ResponseSet`. Once
+failed side are left out of the :class:`~fairtalk._responses.ResponseSet` (kept in its
+``left_out``: the side answered, and the failed side as a record saying why). Once
 ``max_consecutive_failures`` items in a row fail with one kind of error (5 by default: a model
 that hangs, a server that is down) the run stops with
 :class:`~fairtalk.errors.ResponderAborted`, saying which kind and how many; every answer
@@ -26,7 +27,7 @@ from types import MappingProxyType
 import numpy as np
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses, count_loss
+from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses, count_loss, failed_response
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.models import (
     DecodingSettings,
@@ -41,7 +42,7 @@ from fairtalk.models import (
 )
 from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
-from fairtalk.records import Pair, Side
+from fairtalk.records import Pair, Response, Side
 from fairtalk.results import GenerationSummary
 from fairtalk.run._engine import open_on_ray
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
@@ -251,6 +252,7 @@ def generate(
     rs = answers.responses()
     rs = replace(
         rs,
+        left_out=tuple(answers.left_out),
         summary={
             **rs.summary,
             "n_errors": len(errors),
@@ -308,6 +310,7 @@ class _Answers:
         self.error_counts: dict[str, int] = {}
         self.n_pairs_with_errors = self.n_truncated = 0
         self.lost: dict[str, int] = {}  # pairs left out by the side(s) that failed (LOSS_KEYS)
+        self.left_out: list[Response] = []  # their records: the side answered, the failed side saying why
 
     def add(self, pairs: Sequence[Pair], out: Sequence[str | ResponderError], seeds: Sequence[int]) -> None:
         """Pair ``i``'s sides are ``out[2 i]`` and ``out[2 i + 1]`` (seeds alike)."""
@@ -318,14 +321,28 @@ class _Answers:
                     self.errors.append((pair.id, side, f"{type(item).__name__}: {item}"))
                     self.error_counts[type(item).__name__] = self.error_counts.get(type(item).__name__, 0) + 1
             lost_a, lost_b = isinstance(ra, ResponderError), isinstance(rb, ResponderError)
+            cluster: Extra = () if pair.cluster is None else (("cluster", pair.cluster),)
             if lost_a or lost_b:
                 self.n_pairs_with_errors += 1
                 count_loss(self.lost, lost_a, lost_b)
+                self._keep_lost(pair, (ra, rb), (seeds[2 * i], seeds[2 * i + 1]), cluster)
                 continue
-            cluster: Extra = () if pair.cluster is None else (("cluster", pair.cluster),)
             self.ids.append(pair.id)
             self._add("a", ra, pair.a, seeds[2 * i], cluster)
             self._add("b", rb, pair.b, seeds[2 * i + 1], cluster)
+
+    def _keep_lost(
+        self, pair: Pair, out: tuple[str | ResponderError, str | ResponderError], seeds: tuple[int, int], cluster: Extra
+    ) -> None:
+        """The records of a pair left out: each side's answer, or its failure (``"<kind>: <message>"``)."""
+        for side, item, context, seed in zip(_SIDES, out, (pair.a, pair.b), seeds):
+            extra: Extra = (("seed", seed), *cluster)
+            if isinstance(item, ResponderError):
+                self.left_out.append(failed_response(pair.id, side, context, f"{type(item).__name__}: {item}", extra))
+                continue
+            text, cut = _fit(item, context)
+            self.n_truncated += cut
+            self.left_out.append(Response(pair.id, side, context, str(text), (*extra, *_reason(item))))
 
     def _add(self, side: Side, item: str | ResponderError, context: str, seed: int, cluster: Extra) -> None:
         text, cut = _fit(item, context)  # type: ignore[arg-type]  # a failed pair never gets here
