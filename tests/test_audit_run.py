@@ -89,8 +89,11 @@ def test_item_errors_are_counted_then_retried(toys: tuple[Path, Path], tmp_path:
     summary = first.results["gender"].input_summary
     assert (summary["n_errors"], summary["n_pairs_with_errors"], summary["n_pairs"]) == (8, 4, 36)
     assert first.results["gender"].n_pairs == 36
-    responses = (tmp_path / "r" / "gender" / "responses.jsonl").read_text().splitlines()
-    assert len(responses) == 72 and not any("football" in line for line in responses)
+    records = [json.loads(line) for line in (tmp_path / "r" / "gender" / "responses.jsonl").read_text().splitlines()]
+    answered = [r for r in records if r["response"] is not None]
+    assert len(answered) == 72 and not any("football" in r["context"] for r in answered)
+    failed = [r for r in records if r["response"] is None]  # the failed sides are kept, marked, so a re-score sees the loss
+    assert len(failed) == 8 and all("football" in r["context"] and "backend unavailable" in r["error"] for r in failed)
     index = write_run(first, tmp_path / "r").index.read_text()
     assert "8 failed" in index and "backend unavailable" in index
 
