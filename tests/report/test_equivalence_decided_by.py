@@ -8,6 +8,7 @@ units that could differ. The result records which (``equivalence_interval``,
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import xml.etree.ElementTree as ET
 
@@ -108,6 +109,9 @@ def test_an_identical_row_names_the_bound_that_decided_it() -> None:
     assert "equivalent †" in text
     assert "exact bound on how often they could differ (not the 95% CI)" in text
     assert "Offense %: exact bound: at most 2.02% of dialogues could differ, margin ±2.00 pp" in text
+    # a results.json written before the bound was recorded still says the bound decided, not the interval
+    older = _terminal(_result(dataclasses.replace(IDENTICAL, equivalence_bound=None)))
+    assert "Offense %: exact bound (see the notes), margin ±2.00 pp" in older
 
 
 def test_an_exact_bound_inconclusive_row_says_the_bound_decided() -> None:

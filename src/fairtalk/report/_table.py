@@ -244,7 +244,7 @@ def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
     if m.equivalence_test.startswith(_BOUND_METHODS):  # a result written before the bound was recorded: its note says it
         return "exact bound (see the notes)"
     if m.equivalence_test and m.p_equivalence is not None:  # no interval recorded (a permutation or sequential TOST)
-        return f"{m.equivalence_test}, no interval"
+        return m.equivalence_test
     return ""
 
 
@@ -267,7 +267,7 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
         shown = f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.5g}"
         return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
     if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
-        return f"{what}: p = {format_p(m.p_equivalence)}"
+        return f"{what}, p = {format_p(m.p_equivalence)}"
     return f"{what}, margin ±{_amount(m.equivalence_margin, m)}"
 
 
