@@ -166,6 +166,8 @@ def finalize(
                 p_equivalence=equivalence.p,
                 equivalent=equivalence.equivalent,
                 equivalence_test=equivalence.method,
+                equivalence_interval=equivalence.interval,
+                equivalence_bound=equivalence.bound,
                 verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
                 mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
                 primary=row.tested.name in scored.primary,

@@ -47,6 +47,9 @@ CSV_COLUMNS = (
     "p_equivalence",
     "equivalent",
     "equivalence_test",
+    "equivalence_low",
+    "equivalence_high",
+    "equivalence_bound",
     "mde",
     "gate_pairs",
     "n_clusters",
@@ -96,6 +99,7 @@ def render_csv(result: AuditResult) -> str:
     for m in result.measures:
         row = m.to_dict()
         row.pop("ci95")
+        row.pop("equivalence_interval")
         masked = row.pop("masked", None) or {}
         row.pop("ppi", None)
         row.update(ppi_columns(m))
@@ -103,6 +107,8 @@ def render_csv(result: AuditResult) -> str:
             measure=m.name,
             ci95_low=m.ci95[0],
             ci95_high=m.ci95[1],
+            equivalence_low=(m.equivalence_interval or (None, None))[0],
+            equivalence_high=(m.equivalence_interval or (None, None))[1],
             significant=m.primary and m.p_adjusted is not None and m.p_adjusted < result.alpha,
             notes="; ".join(m.notes),
             masked_a=masked.get("a"),

@@ -25,7 +25,7 @@ from fairtalk.gates import Gate, GateOutcome, evaluate
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import comparison_rows, gate_lines
 from fairtalk.report._plain_summary import plain_summary
-from fairtalk.report._table import format_p, is_percent, measure_label
+from fairtalk.report._table import decided_by, format_p, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison
 
 __all__ = ["comparison_junit_xml", "comparison_step_summary", "is_junit_file", "junit_xml", "step_summary", "write_junit"]
@@ -40,7 +40,7 @@ def _amount(x: float | None, m: MeasureResult) -> str:
     return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
 
 
-def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
+def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float) -> str:
     low, high = m.ci95
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
     side = "%" if is_percent(m) else ""
@@ -49,6 +49,7 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
         f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
         f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}"
         + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
+        + (f"; equivalence: {decided}" if (decided := decided_by(m, alpha)) else "")
     )
 
 
@@ -155,7 +156,9 @@ def junit_xml(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_
             suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(failing), errors="0", skipped="0"
         )
         for m, failed in cases:
-            message = _message(axis, result.groups, m) + ("" if m.primary or failed else " (secondary: outside the gate)")
+            message = _message(axis, result.groups, m, result.alpha) + (
+                "" if m.primary or failed else " (secondary: outside the gate)"
+            )
             _case(suite, f"{name}.{axis}", m.name, message, failed, m.notes)
         n_tests += len(cases)
         n_failures += failing

@@ -106,7 +106,9 @@ def render_markdown(
         f"- p (paired): {', '.join(md_escape(t) for t in tests) or 'paired test'}; p (adj.): {md_escape(family_note(result))}.",
         f"- 95% CI of A − B (percentage points for rates): {md_escape(ci_method(result))}.",
         "- Verdict: *difference detected* when p (adj.) < α; *equivalent* when the difference is shown to lie "
-        "within the margin (two one-sided tests at α); otherwise *inconclusive*: no difference was detected, "
+        "within the margin (two one-sided tests at α: the 1 − 2α interval in the equivalence column lies inside the "
+        "margin, not the 95% CI; where few units differ, the exact bound there on how many could differ decides); "
+        "otherwise *inconclusive*: no difference was detected, "
         "and none can be ruled out. MDE: the smallest difference this sample would detect with 80% power.",
         f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
     ]

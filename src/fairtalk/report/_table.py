@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeGuard
 
 from fairtalk.results import AuditResult, MeasureResult, Verdict
+from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT, METHOD_IDENTICAL
 
 if TYPE_CHECKING:  # rich is imported lazily by rich_table()
     from rich.table import Table
@@ -16,6 +17,7 @@ __all__ = [
     "TableRow",
     "ci_method",
     "correction_name",
+    "decided_by",
     "different_measures",
     "distinct_definition",
     "family_note",
@@ -104,6 +106,7 @@ class TableRow:
     mde: str = _DASH
     primary: bool = True
     notes: tuple[str, ...] = ()
+    decided_by: str = ""
 
     def cells(self) -> tuple[str, ...]:
         """The cells in column order: label, A, B, then ``COLUMNS``."""
@@ -211,10 +214,61 @@ def _amount(x: float, m: MeasureResult) -> str:
     return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
-def _equivalence(m: MeasureResult) -> str:
+def _equivalence(m: MeasureResult, alpha: float) -> str:
     if m.equivalence_margin is None:
         return _DASH
-    return f"±{_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+    shown = f"±{_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+    what = _what_decided(m, alpha, digits=1)
+    return f"{shown}; {what}" if what else shown
+
+
+#: The ``equivalence_test`` of the exact rules (identical answers, few differing or discordant units): a bound decides.
+_BOUND_METHODS = (METHOD_IDENTICAL, METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT)
+
+
+def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
+    """The interval or bound the equivalence test followed, from the result (empty where it records neither).
+
+    ``digits`` more decimals than the 95% CI shows (an interval just inside its margin reads as inside).
+    """
+    if m.equivalence_interval is not None:
+        low, high = m.equivalence_interval
+        if is_percent(m):
+            interval = f"[{100 * low:+.{3 + digits}f}, {100 * high:+.{3 + digits}f}] pp"
+        else:
+            interval = f"[{low:+.{4 + digits}g}, {high:+.{4 + digits}g}]"
+        return f"{1 - 2 * alpha:.0%} CI {interval}"
+    if m.equivalence_bound is not None:
+        units = "dialogues" if m.n_clusters is not None else "pairs"
+        return f"exact bound: at most {m.equivalence_bound:.2%} of {units} could differ"
+    if m.equivalence_test.startswith(_BOUND_METHODS):  # a result written before the bound was recorded: its note says it
+        return "exact bound (see the notes)"
+    if m.equivalence_test and m.p_equivalence is not None:  # no interval recorded (a permutation or sequential TOST)
+        return m.equivalence_test
+    return ""
+
+
+def decided_by(m: MeasureResult, alpha: float) -> str:
+    """What decided ``m``'s equivalence, in words, where the equivalence test decided its verdict (else empty).
+
+    The TOST at ``alpha`` is the inversion of the ``1 - 2α`` interval (90% at α 0.05), not of
+    the 95% CI shown beside the verdict: ``90% CI [...] inside ±m`` (or ``not inside``). Where an
+    exact rule decided (identical answers, few differing units), the bound on the share of units
+    that could differ. A ``difference detected`` verdict follows the 95% interval's test, and a key
+    without a margin or a recorded interval or bound has nothing to add: empty.
+    """
+    if m.not_tested or m.verdict is Verdict.DIFFERENT or m.equivalence_margin is None or m.equivalent is None:
+        return ""
+    what = _what_decided(m, alpha, digits=1)
+    if not what:
+        return ""
+    if m.equivalence_interval is not None:
+        margin = m.equivalence_margin
+        shown = f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.5g}"
+        return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
+    if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
+        return f"{what}, p = {format_p(m.p_equivalence)}"
+    return f"{what}, margin ±{_amount(m.equivalence_margin, m)}"
 
 
 def verdict_text(m: MeasureResult) -> str:
@@ -280,11 +334,12 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 effect_size=_effect(m),
                 significant=m.primary and _finite(m.p_adjusted) and m.p_adjusted < result.alpha,
                 masked=_masked(m),
-                equivalence=_equivalence(m),
+                equivalence=_equivalence(m, result.alpha),
                 verdict=verdict_text(m),
                 mde=_mde(m),
                 primary=m.primary,
                 notes=m.notes,
+                decided_by=decided_by(m, result.alpha),
             )
         )
     return rows
@@ -418,6 +473,13 @@ def rich_table(result: AuditResult) -> Table:
 def _caption(rows: list[TableRow]) -> str:
     """The lines below the terminal's table: the marked verdict explained, and the masked re-test's figures."""
     lines = [_IDENTICAL_NOTE] if any(row.verdict == _IDENTICAL for row in rows) else []
+    decided = [
+        f"{_short_label(row.name)}: {row.decided_by}"
+        for row in rows
+        if row.decided_by and (row.verdict.startswith("equivalent") or "bound" in row.decided_by)
+    ]
+    if decided:
+        lines.append(_DECIDED_NOTE + " · ".join(decided))
     masked = [f"{_short_label(row.name)} {row.masked}" for row in rows if row.masked is not None]
     if masked:
         lines.append("Masked A vs B (the group words masked on both sides): " + " · ".join(masked))
@@ -435,8 +497,10 @@ _SHORT_VERDICTS = {
 }
 _IDENTICAL_NOTE = (
     "† identical on every pair: no pair's two answers scored differently, and an exact bound on how often they "
-    "could differ shows the sides equivalent"
+    "could differ (not the 95% CI) shows the sides equivalent"
 )
+#: Before the rows' equivalence deciders: the 95% CI column is not what an equivalence verdict follows.
+_DECIDED_NOTE = "Equivalence is decided by the TOST's 1−2α interval or an exact bound, not the 95% CI: "
 
 
 def _short_verdict(verdict: str) -> str:

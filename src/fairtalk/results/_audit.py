@@ -116,7 +116,11 @@ class MeasureResult(Codec):
     - ``p_adjusted``: the paired p corrected within the family (None when the key was not tested
       or is not in the family).
     - ``equivalence_margin``, ``p_equivalence``, ``equivalent``: the TOST within ``±margin``
-      (``equivalence_test`` names it).
+      (``equivalence_test`` names it). What decided it: ``equivalence_interval``, the ``1 - 2α``
+      interval of A - B the TOST inverts (equivalent exactly when it lies inside the margin; a
+      90% interval at α 0.05, not ``ci95``), or ``equivalence_bound``, where an exact rule decided
+      (identical answers, few differing units), the one-sided ``1 - α`` upper bound on the share
+      of units that could differ; None where neither applies.
     - ``verdict``: :attr:`Verdict.DIFFERENT` (``difference detected``), ``EQUIVALENT`` or ``INCONCLUSIVE``
       (a string is read as its :class:`Verdict`). A key that was ``not_tested`` has no p, no
       interval and no equivalence: its verdict is ``inconclusive`` (it was neither shown
@@ -150,6 +154,8 @@ class MeasureResult(Codec):
     p_equivalence: float | None = None
     equivalent: bool | None = None
     equivalence_test: str = ""
+    equivalence_interval: tuple[float, float] | None = None
+    equivalence_bound: float | None = None
     verdict: Verdict = Verdict.INCONCLUSIVE
     mde: float | None = None
     primary: bool = True
@@ -182,6 +188,8 @@ class MeasureResult(Codec):
         "p_equivalence",
         "equivalent",
         "equivalence_test",
+        "equivalence_interval",
+        "equivalence_bound",
         "mde",
         "gate_pairs",
         "tested.n_clusters",
@@ -530,6 +538,8 @@ class AuditResult(Codec, Result[str]):
             row["notes"] = "; ".join(m.notes)
             row["ci95_low"], row["ci95_high"] = m.ci95
             del row["ci95"]
+            row["equivalence_low"], row["equivalence_high"] = m.equivalence_interval or (None, None)
+            del row["equivalence_interval"]
             if m.masked is not None:
                 row["masked_a"], row["masked_b"], row["masked_remaining"] = m.masked.a, m.masked.b, m.masked.remaining
             rows.append({"measure": m.name, **row})

@@ -115,6 +115,8 @@ class Measure(_Open):
     p_equivalence: Probability | None = None
     equivalent: bool | None = None
     equivalence_test: str = ""
+    equivalence_interval: Interval | None = None
+    equivalence_bound: Probability | None = None
     mde: NonNegative | None = None
     gate_pairs: Count | None = None
     n_clusters: Count | None = None

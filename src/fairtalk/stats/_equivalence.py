@@ -55,6 +55,7 @@ __all__ = [
     "DEFAULT_MARGINS",
     "IDENTICAL_SHARE",
     "METHOD_FEW_DIFFERING",
+    "METHOD_FEW_DISCORDANT",
     "METHOD_IDENTICAL",
     "Equivalence",
     "FEW_DISCORDANT_UNITS",
@@ -94,6 +95,8 @@ NOTE_IDENTICAL = (
 METHOD_IDENTICAL = "identical answers: exact binomial bound on the differing share"
 #: ``method`` of :func:`share_equivalence` where some units differ, too few to test (a corpus key's coarse permutations).
 METHOD_FEW_DIFFERING = "few differing units: exact binomial bound on the differing share"
+#: ``method`` of :func:`direction_equivalence` with some unit differing: the exact bound on each direction decides.
+METHOD_FEW_DISCORDANT = "few discordant units: exact binomial bound on each direction's share"
 #: Said where identical answers were not shown equivalent: how many units, all identical, would be.
 NOTE_IDENTICAL_NEEDED = "; equivalence needs {needed:,} {units} all identical"
 #: A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
@@ -113,13 +116,22 @@ NOTE_NEARLY = (
 
 @dataclass(frozen=True, slots=True)
 class Equivalence:
-    """A TOST outcome: the ``margin``, ``p`` (max of the two one-sided p-values) and whether ``p < α``."""
+    """A TOST outcome: the ``margin``, ``p`` (max of the two one-sided p-values) and whether ``p < α``.
+
+    What decided it, for a report to show beside the verdict: ``interval``, the ``1 - 2α``
+    interval of A - B the TOST inverts (equivalent exactly when it lies inside ``±margin``; None
+    where no interval decides), or ``bound``, where an exact rule decided (identical answers, few
+    differing units), the one-sided ``1 - α`` upper bound on the share of units that could differ
+    (in the worse direction for a rate).
+    """
 
     margin: float | None
     p: float | None
     equivalent: bool | None
     method: str
     note: str | None = None
+    interval: tuple[float, float] | None = None
+    bound: float | None = None
 
 
 def default_margin(
@@ -178,15 +190,17 @@ def tost_rate(x_a: _Array, x_b: _Array, *, margin: float, alpha: float, design_e
         return ci.low is not None and ci.high is not None and -margin < ci.low and ci.high < margin
 
     method = "TOST by Newcombe interval"
+    at_alpha = newcombe_interval(a, b, level=1 - 2 * alpha, design_effect=design_effect)
+    interval = None if at_alpha.low is None or at_alpha.high is None else (float(at_alpha.low), float(at_alpha.high))
     if not inside(0.4999):
-        return Equivalence(margin, 1.0, False, method)
+        return Equivalence(margin, 1.0, False, method, interval=interval)
     low, high = 1e-12, 0.4999
     if inside(low):
-        return Equivalence(margin, low, True, method)
+        return Equivalence(margin, low, True, method, interval=interval)
     for _ in range(60):
         mid = (low + high) / 2
         low, high = (low, mid) if inside(mid) else (mid, high)
-    return Equivalence(margin, high, high < alpha, method)
+    return Equivalence(margin, high, high < alpha, method, interval=interval)
 
 
 def tost_mean(u: Units, *, margin: float, alpha: float) -> Equivalence:
@@ -202,7 +216,8 @@ def tost_mean(u: Units, *, margin: float, alpha: float) -> Equivalence:
     p_lower = float(student_t.sf((u.estimate + margin) / se, df))
     p_upper = float(student_t.cdf((u.estimate - margin) / se, df))
     p = min(1.0, max(p_lower, p_upper))
-    return Equivalence(margin, p, p < alpha, method)
+    half = float(student_t.ppf(1 - alpha, df)) * se
+    return Equivalence(margin, p, p < alpha, method, interval=(u.estimate - half, u.estimate + half))
 
 
 def _allowed_share(margin: float | None, max_difference: float | None) -> float:
@@ -284,7 +299,7 @@ def share_equivalence(
     else:
         note = NOTE_NEARLY.format(k=n_differing, n=n_units, units=units, share=share, level=1 - alpha)
     method = METHOD_IDENTICAL if n_differing == 0 else METHOD_FEW_DIFFERING
-    return Equivalence(margin if scaled else None, p, p < alpha, method, note)
+    return Equivalence(margin if scaled else None, p, p < alpha, method, note, bound=share)
 
 
 def direction_equivalence(
@@ -334,7 +349,8 @@ def direction_equivalence(
     note = NOTE_FEW_DISCORDANT.format(
         k=k, n=n_units, units=units, k_a=a_above, k_b=b_above, share=share, level=1 - alpha, few=FEW_DISCORDANT_UNITS
     )
-    return Equivalence(margin, p, p < alpha, "few discordant units: exact binomial bound on each direction's share", note)
+    method = METHOD_FEW_DISCORDANT
+    return Equivalence(margin, p, p < alpha, method, note, bound=share)
 
 
 def direction_passing_count(n_units: int, *, alpha: float, margin: float) -> int:
