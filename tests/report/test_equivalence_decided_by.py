@@ -134,7 +134,7 @@ def test_a_difference_verdict_names_no_equivalence_decider() -> None:
         equivalence_interval=(0.01, 0.03),
         verdict=Verdict.DIFFERENT,
     )
-    assert "Equivalence is decided" not in _terminal(_result(different))
+    assert "Equivalence follows" not in _terminal(_result(different))
 
 
 def test_the_tests_record_the_interval_they_invert_and_the_bound() -> None:
@@ -180,3 +180,10 @@ def test_score_records_what_decided_in_results_json() -> None:
     back = AuditResult.from_dict(result.to_dict())
     assert back.measure("length").equivalence_interval == length.equivalence_interval
     assert back.measure("offense_rate").equivalence_bound == offense.equivalence_bound
+
+
+def test_the_terminal_names_the_decider_only_where_the_95_percent_ci_seems_to_say_otherwise() -> None:
+    """A row whose 95% CI agrees with its verdict adds no caption: a bare audit's table stays short."""
+    agreeing = dataclasses.replace(CAREER, tested=dataclasses.replace(CAREER.tested, ci95=(-0.005, 0.005)))
+    assert "Equivalence follows" not in _terminal(_result(agreeing))
+    assert "Career words: 90% CI" in _terminal(_result(CAREER))  # its 95% CI reaches past the margin

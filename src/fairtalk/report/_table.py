@@ -107,6 +107,7 @@ class TableRow:
     primary: bool = True
     notes: tuple[str, ...] = ()
     decided_by: str = ""
+    ci_disagrees: bool = False  # the 95% CI seems to say otherwise than the verdict (see :func:`ci_disagrees`)
 
     def cells(self) -> tuple[str, ...]:
         """The cells in column order: label, A, B, then ``COLUMNS``."""
@@ -271,6 +272,19 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
     return f"{what}, margin ±{_amount(m.equivalence_margin, m)}"
 
 
+def ci_disagrees(m: MeasureResult) -> bool:
+    """Whether the 95% CI shown beside ``m``'s verdict seems to say otherwise: equivalent with a CI reaching past the margin, or inconclusive with a CI inside it.
+
+    Equivalence follows the TOST's ``1 - 2α`` interval or an exact bound (:func:`decided_by`), so
+    both happen without a contradiction; the terminal names what decided only for these rows.
+    """
+    margin, (low, high) = m.equivalence_margin, m.ci95
+    if m.not_tested or m.verdict is Verdict.DIFFERENT or margin is None or not (_finite(low) and _finite(high)):
+        return False
+    inside = -margin < low and high < margin
+    return inside != (m.verdict is Verdict.EQUIVALENT)
+
+
 def verdict_text(m: MeasureResult) -> str:
     """The verdict in words: ``difference detected``, ``equivalent within ±m``, ``inconclusive`` or ``not tested``.
 
@@ -340,6 +354,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 primary=m.primary,
                 notes=m.notes,
                 decided_by=decided_by(m, result.alpha),
+                ci_disagrees=ci_disagrees(m),
             )
         )
     return rows
@@ -473,11 +488,7 @@ def rich_table(result: AuditResult) -> Table:
 def _caption(rows: list[TableRow]) -> str:
     """The lines below the terminal's table: the marked verdict explained, and the masked re-test's figures."""
     lines = [_IDENTICAL_NOTE] if any(row.verdict == _IDENTICAL for row in rows) else []
-    decided = [
-        f"{_short_label(row.name)}: {row.decided_by}"
-        for row in rows
-        if row.decided_by and (row.verdict.startswith("equivalent") or "bound" in row.decided_by)
-    ]
+    decided = [f"{_short_label(row.name)}: {row.decided_by}" for row in rows if row.decided_by and row.ci_disagrees]
     if decided:
         lines.append(_DECIDED_NOTE + " · ".join(decided))
     masked = [f"{_short_label(row.name)} {row.masked}" for row in rows if row.masked is not None]
@@ -499,8 +510,8 @@ _IDENTICAL_NOTE = (
     "† identical on every pair: no pair's two answers scored differently, and an exact bound on how often they "
     "could differ (not the 95% CI) shows the sides equivalent"
 )
-#: Before the rows' equivalence deciders: the 95% CI column is not what an equivalence verdict follows.
-_DECIDED_NOTE = "Equivalence is decided by the TOST's 1−2α interval or an exact bound, not the 95% CI: "
+#: Before the equivalence deciders of the rows whose 95% CI seems to say otherwise than their verdict.
+_DECIDED_NOTE = "Equivalence follows the TOST's 1−2α interval or an exact bound, not the 95% CI: "
 
 
 def _short_verdict(verdict: str) -> str:
