@@ -112,6 +112,15 @@ class GateOutcome:
         return None
 
     @property
+    def finding(self) -> str:
+        """What the gate's rule found, without the headline's opening ``Gate NAME: passed —``.
+
+        For an output that shows the rule's decisions where the gate was not requested (``--junit``
+        with no gate option): it names what the rule finds without calling it the run's gate.
+        """
+        return self.headline.partition(" — ")[2]
+
+    @property
     def run_failures(self) -> tuple[KeyDecision, ...]:
         """The failures that concern no one key (nothing to check, an axis left out)."""
         return tuple(d for d in self.failures if d.key is None)
