@@ -107,3 +107,22 @@ def test_audit_with_a_baseline_model_and_fail_if_worse_renders_that_gate(tmp_pat
     assert code == 1
     assert _failure_types(tmp_path / "bm2.xml") == {"fail-on-bias", "fail-if-worse"}
     assert "Gate fail-if-worse: FAILED" in summary and "Gate fail-on-bias: FAILED" in summary
+
+
+def test_junit_help_says_what_both_gates_do_and_the_file_does_it(tmp_path: Path, toys: tuple[Path, Path]) -> None:
+    """Review finding: the help said --fail-unless-equivalent's decisions alone show with both gates; both do."""
+    from fairtalk.cli._test_options import JUNIT
+
+    assert "--fail-unless-equivalent's when given, else" not in str(JUNIT.help)
+    assert "both given, where either fails, the failure typed by its gate" in str(JUNIT.help)
+    code, summary = _audit(
+        tmp_path, toys, "both", "biased", "--fail-on-bias", "--fail-unless-equivalent", "--junit", str(tmp_path / "both.xml")
+    )
+    assert code == 1
+    cases = {
+        case.name: {result.type for result in case.result}
+        for suite in junitparser.JUnitXml.fromfile(str(tmp_path / "both.xml"))
+        for case in suite
+    }
+    assert "fail-on-bias,fail-unless-equivalent" in cases["offense_rate"]  # failed by either: typed by both
+    assert "Gate fail-on-bias: FAILED" in summary and "Gate fail-unless-equivalent: FAILED" in summary

@@ -26,8 +26,10 @@ FAIL_ON_BIAS = typer.Option(
 JUNIT = typer.Option(
     None,
     "--junit",
-    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where the gate "
-    "fails (--fail-unless-equivalent's when given, else --fail-on-bias's). An existing FILE is replaced only when it "
+    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where a gate given "
+    "fails (with --fail-on-bias and --fail-unless-equivalent both given, where either fails, the failure typed by "
+    "its gate; with none given, the testcases follow --fail-on-bias's rule and the exit code does not depend on "
+    "them). An existing FILE is replaced only when it "
     "is a JUnit file fairtalk wrote; never an input or another file of the run. With $GITHUB_STEP_SUMMARY set, "
     "the findings and tables are appended to the job summary too (best effort: a summary that cannot be appended "
     "is a warning, and the exit code stays the gate's).",
