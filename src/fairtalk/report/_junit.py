@@ -45,10 +45,14 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult) -> str:
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
     side = "%" if is_percent(m) else ""
     a, b = (100 * m.a, 100 * m.b) if is_percent(m) else (m.a, m.b)
+    test = f" ({m.paired_test})" if m.paired_test else ""
+    method = (m.equivalence_test or "equivalence").split(": ")[-1]  # "identical answers: exact binomial bound …"
+    equivalence = f", {'TOST' if method.startswith('TOST') else method} p "
     return (
         f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
-        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}"
+        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}{test}"
         + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
+        + ("" if m.p_equivalence is None else f"{equivalence}{format_p(m.p_equivalence)}")
     )
 
 
