@@ -120,6 +120,15 @@ class GateOutcome:
         """
         return self.headline.partition(" — ")[2]
 
+    def to_dict(self) -> dict[str, object]:
+        """The outcome as JSON-ready data: the gate, whether it passed, its headline and each failure (name and reason)."""
+        return {
+            "gate": self.gate.value,
+            "passed": self.passed,
+            "headline": self.headline,
+            "failures": [{"name": d.name, "reason": d.reason} for d in self.failures],
+        }
+
     @property
     def run_failures(self) -> tuple[KeyDecision, ...]:
         """The failures that concern no one key (nothing to check, an axis left out)."""

@@ -126,3 +126,23 @@ def test_junit_help_says_what_both_gates_do_and_the_file_does_it(tmp_path: Path,
     }
     assert "fail-on-bias,fail-unless-equivalent" in cases["offense_rate"]  # failed by either: typed by both
     assert "Gate fail-on-bias: FAILED" in summary and "Gate fail-unless-equivalent: FAILED" in summary
+
+
+def test_a_requested_gate_is_in_the_index_and_the_json(tmp_path: Path, toys: tuple[Path, Path]) -> None:
+    """Review finding: the run's report and --json said nothing of whether the gate requested passed."""
+    import json
+
+    corpus, models = toys
+    args = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:biased"]
+    args += ["--resamples", "100", "--measures", "offense", "--json"]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "gated"), "--fail-on-bias"])
+    assert done.exit_code == 1
+    (outcome,) = json.loads(done.stdout)["gates"]
+    assert outcome["gate"] == "fail-on-bias" and outcome["passed"] is False
+    assert outcome["headline"].startswith("Gate fail-on-bias: FAILED") and outcome["failures"][0]["name"] == "gender/offense_rate"
+    index = (tmp_path / "gated" / "index.html").read_text(encoding="utf-8")
+    assert 'data-gate="fail-on-bias"' in index and "Gate fail-on-bias: FAILED" in index
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "plain")])
+    assert done.exit_code == 0
+    assert "gates" not in json.loads(done.stdout)
+    assert "data-gate" not in (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")

@@ -223,8 +223,9 @@ def audit(  # noqa: C901, PLR0915
     """
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
+    from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary
+    from fairtalk.report import previous_axes, rich_table, sequential_summary, write_index
 
     store_path: object = None
     try:
@@ -240,10 +241,13 @@ def audit(  # noqa: C901, PLR0915
             run = fairtalk.audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
+    gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested: their outcomes go in the JSON and the index
     if json_out:
         from fairtalk.results import versioned
 
-        print_json(versioned({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}))
+        data = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}
+        print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
@@ -291,10 +295,11 @@ def audit(  # noqa: C901, PLR0915
                     style="bold red" if row.detected() else None,
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
+    if outcomes:  # the index says whether each gate requested passed
+        write_index(run, output, gates=outcomes)
     info(f"wrote {Path(output) / 'index.html'}")
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
-    gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     worse = baseline_model is not None and fail_if_worse  # the JUnit file waits for the comparison's decisions
     write_ci_files(run.results, None if worse else junit, gates=gates, protected=protected)
     code = report_gates(
