@@ -184,3 +184,23 @@ def test_score_fails_the_gate_when_the_responses_file_lacks_one_sides_answers(tm
     output = " ".join(done.output.split())
     assert done.exit_code == 1, output
     assert "answers lost on 30 of 300 pairs (side a only 0, side b only 30, both 0)" in output
+
+
+def test_the_loss_warning_states_each_gates_rule_truly(tmp_path: Path) -> None:
+    """Review finding: the warning said "the gates fail unless the losses are shown balanced", then fail-on-bias passed.
+
+    fail-on-bias fails only when the sides' losses differ detectably; the other gates unless they are shown balanced.
+    """
+    from fairtalk.gates import LOSS_MARGIN
+
+    code, output = _audit(tmp_path, "balanced", "out", "--fail-on-bias")
+    assert code == 0, output
+    assert "answers lost on" in output
+    assert "the gates fail unless" not in output
+    assert "fail-on-bias fails when the two sides' losses differ detectably" in output
+    assert (
+        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{LOSS_MARGIN * 100:g} points"
+        in output
+    )
+    guide = (Path(__file__).parents[1] / "docs" / "how-to" / "ci-gate.md").read_text(encoding="utf-8")
+    assert "`--fail-on-bias` fails when the two\nsides' losses differ detectably" in guide

@@ -481,3 +481,31 @@ def test_score_with_a_difference_inside_the_margin_exits_as_its_junit_and_summar
     lines = _gate_lines(summary.read_text(encoding="utf-8"))
     assert len(lines) == len(flags) and all(line.startswith("**Gate fail-") for line in lines)
     assert any("FAILED" in line for line in lines) is bool(code)
+
+
+def test_each_reason_names_the_test_whose_p_decided() -> None:
+    """Review finding: the equivalence gate's JUnit message showed the difference test's p, and a loss reason an unnamed p."""
+    from fairtalk.report import junit_xml
+
+    inconclusive = _measure(
+        "offense_rate",
+        Verdict.INCONCLUSIVE,
+        1.0,
+        (-0.05, 0.1),
+        equivalent=False,
+        p_equivalence=0.21,
+        equivalence_test="TOST by Newcombe interval",
+    )
+    results = _results(inconclusive)
+    (failure,) = evaluate(results, Gate.FAIL_UNLESS_EQUIVALENT).failures
+    assert "TOST p 0.21" in failure.reason
+    xml = junit_xml(results, gate=Gate.FAIL_UNLESS_EQUIVALENT)
+    assert "adjusted p 1.000 (mcnemar_exact)" in xml and "TOST p 0.210" in xml  # both tests, each named
+    detected = _results(_measure("offense_rate", Verdict.DIFFERENT, 2.3e-10, (0.05, 0.2), equivalent=False))
+    (failure,) = evaluate(detected, Gate.FAIL_ON_BIAS).failures
+    assert "mcnemar_exact adjusted p 2.3e-10 < 0.05" in failure.reason
+    lost = AuditResult("gender", ("male", "female"), 80, (ANCHOR,), input_summary={"n_lost_b_only": 20})
+    (failure,) = evaluate({"gender": lost}, Gate.FAIL_UNLESS_EQUIVALENT).failures
+    assert "not shown balanced within ±2 points (TOST p " in failure.reason
+    (failure,) = evaluate({"gender": lost}, Gate.FAIL_ON_BIAS).failures
+    assert "(McNemar p " in failure.reason

@@ -112,6 +112,24 @@ class GateOutcome:
         return None
 
     @property
+    def finding(self) -> str:
+        """What the gate's rule found, without the headline's opening ``Gate NAME: passed —``.
+
+        For an output that shows the rule's decisions where the gate was not requested (``--junit``
+        with no gate option): it names what the rule finds without calling it the run's gate.
+        """
+        return self.headline.partition(" — ")[2]
+
+    def to_dict(self) -> dict[str, object]:
+        """The outcome as JSON-ready data: the gate, whether it passed, its headline and each failure (name and reason)."""
+        return {
+            "gate": self.gate.value,
+            "passed": self.passed,
+            "headline": self.headline,
+            "failures": [{"name": d.name, "reason": d.reason} for d in self.failures],
+        }
+
+    @property
     def run_failures(self) -> tuple[KeyDecision, ...]:
         """The failures that concern no one key (nothing to check, an axis left out)."""
         return tuple(d for d in self.failures if d.key is None)
@@ -122,7 +140,7 @@ def _number(x: float | None) -> str:
 
 
 def _on_bias(m: MeasureResult, alpha: float) -> tuple[bool, str]:
-    p = f"adjusted p {_number(m.p_adjusted)}"
+    p = f"{m.paired_test or 'test'} adjusted p {_number(m.p_adjusted)}"
     if m.verdict is Verdict.DIFFERENT:
         within = " (within the margin, but a difference)" if m.equivalent else ""
         return False, f"difference detected{within}: {p} < {alpha:g}"
@@ -133,6 +151,12 @@ def _on_bias(m: MeasureResult, alpha: float) -> tuple[bool, str]:
     return True, f"no difference detected: {p}, not below {alpha:g}"
 
 
+def _equivalence_p(m: MeasureResult) -> str:
+    """The p of the equivalence test that decided, named (``TOST p 0.21``)."""
+    name = (m.equivalence_test or "equivalence").split(": ")[-1]  # "identical answers: exact binomial bound …"
+    return f"{'TOST' if name.startswith('TOST') else name} p {_number(m.p_equivalence)}"
+
+
 def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     margin = f"±{_number(m.equivalence_margin)}"
     if m.equivalent:
@@ -141,14 +165,17 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
         return True, f"shown equivalent within {margin}"
     if m.equivalence_test in (METHOD_IDENTICAL, METHOD_FEW_DIFFERING):  # too few units differ to test: the bound decides
         found = next((note for note in m.notes if "one-sided exact bound" in note), None)
-        return False, f"not shown equivalent: {found or m.equivalence_test} (p {_number(m.p_equivalence)})"
+        return False, f"not shown equivalent: {found or m.equivalence_test} ({_equivalence_p(m)})"
     if m.not_tested is not None:
         return False, m.not_tested
     if m.equivalence_margin is None:
         return False, "no margin: equivalence cannot be shown (give a margin)"
     if m.verdict is Verdict.DIFFERENT:
-        return False, f"difference detected, not shown within the margin {margin}"
-    return False, f"inconclusive: neither a difference nor equivalence within {margin} shown (more pairs needed)"
+        return False, f"difference detected, not shown within the margin {margin} ({_equivalence_p(m)})"
+    return (
+        False,
+        f"inconclusive: neither a difference nor equivalence within {margin} shown ({_equivalence_p(m)}; more pairs needed)",
+    )
 
 
 def _loss_arrays(losses: PairLosses) -> tuple[list[int], list[int]]:
@@ -174,7 +201,7 @@ def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float) -> KeyDe
     if shown.equivalent:
         return None
     return KeyDecision(
-        axis, None, False, f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (p {_number(shown.p)})"
+        axis, None, False, f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (TOST p {_number(shown.p)})"
     )
 
 

@@ -154,6 +154,15 @@ def test_a_fair_model_passes(workspace: Path) -> None:
     assert (workspace / "out" / "index.html").is_file()
 
 
+def test_gate_none_shows_no_gate_outcome(workspace: Path) -> None:
+    """Review finding: with `gate: none` the summary said "Gate `none`: passed" and then "Gate fail-on-bias: FAILED"."""
+    ran = run_action(workspace, model="python:bots.py:biased", axes="gender", pairs="20", gate="none", **{"extra-args": SMALL})
+    assert (ran.code, ran.failed_step) == (0, None)
+    assert "No gate (`gate: none`)." in ran.summary
+    assert "Gate `none`" not in ran.summary and "FAILED" not in ran.summary and "Gate fail-on-bias" not in ran.summary
+    assert "## fairtalk: gender" in ran.summary
+
+
 def test_an_unknown_gate_stops_before_the_audit(workspace: Path) -> None:
     ran = run_action(workspace, model="python:bots.py:fair", gate="fail-sometimes")
     assert (ran.code, ran.failed_step) == (2, "audit")

@@ -60,7 +60,10 @@ from fairtalk.cli._test_options import (
 from fairtalk.options import RUN_FIELDS
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from fairtalk import AuditConfig, Lexicon
+    from fairtalk.gates import Gate
     from fairtalk.results import AuditResult
 
 _STORE_FILE = "store.sqlite"
@@ -205,7 +208,9 @@ def audit(  # noqa: C901, PLR0915
     fail_if_worse: bool = typer.Option(
         False,
         "--fail-if-worse",
-        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline.",
+        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline; "
+        "--junit then holds the comparison's testcases (and the audit's too when --fail-on-bias or "
+        "--fail-unless-equivalent is given).",
     ),
     config_file: str | None = CONFIG,
     engine: Engine | None = ENGINE,
@@ -218,8 +223,9 @@ def audit(  # noqa: C901, PLR0915
     """
     import fairtalk
     from fairtalk.cli._output import progress_bars, scoring_line
+    from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary
+    from fairtalk.report import previous_axes, rich_table, sequential_summary, write_index
 
     store_path: object = None
     try:
@@ -235,10 +241,13 @@ def audit(  # noqa: C901, PLR0915
             run = fairtalk.audit(config, progress=progress)
     except KeyboardInterrupt:
         interrupted(store_path)
+    gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested: their outcomes go in the JSON and the index
     if json_out:
         from fairtalk.results import versioned
 
-        print_json(versioned({"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}))
+        data = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}
+        print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
@@ -286,20 +295,19 @@ def audit(  # noqa: C901, PLR0915
                     style="bold red" if row.detected() else None,
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
+    if outcomes:  # the index says whether each gate requested passed
+        write_index(run, output, gates=outcomes)
     info(f"wrote {Path(output) / 'index.html'}")
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
-    write_ci_files(
-        run.results,
-        junit,
-        gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent),
-        protected=protected,
-    )
+    worse = baseline_model is not None and fail_if_worse  # the JUnit file waits for the comparison's decisions
+    write_ci_files(run.results, None if worse else junit, gates=gates, protected=protected)
     code = report_gates(
         run.results, alpha=config.score.alpha, fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent
     )
     if baseline_model is not None:
-        code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse))
+        ci = (junit if worse else None, run.results, gates)
+        code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse, ci=ci))
     if code:
         raise typer.Exit(code=code)
 
@@ -346,8 +354,21 @@ def _check_outputs(
     return {**files, **outputs, "--store": store, "-o": output}
 
 
-def _against_baseline(config: AuditConfig, model: str, output: str, store: object, json_out: bool, gate: bool) -> int:
+def _against_baseline(
+    config: AuditConfig,
+    model: str,
+    output: str,
+    store: object,
+    json_out: bool,
+    gate: bool,
+    *,
+    ci: tuple[str | None, Mapping[str, AuditResult], Sequence[Gate]],
+) -> int:
     """Audit the baseline ``model`` on the same pairs (the same store) into OUTPUT/baseline, compare, print; the exit code.
+
+    ``ci``: the JUnit file to write with the comparison's ``--fail-if-worse`` testcases (None: the
+    audit wrote its own), with the audit's results and the audit gates requested, whose testcases
+    it holds too.
 
     The baseline keeps every option of the candidate's audit but its model: its own ``--model-arg``
     are none (a ``--system-prompt`` is kept, so both models are asked alike).
@@ -368,8 +389,18 @@ def _against_baseline(config: AuditConfig, model: str, output: str, store: objec
             base_run = fairtalk.audit(base_config, progress=progress)
         info(f"baseline {base_run.model}: report in {base_out}/")
         result = fairtalk.compare_runs(base_out, output)
-        paths = write_model_comparison(result, compare_out)
+        paths = write_model_comparison(result, compare_out, gated=gate)
     except KeyboardInterrupt:
         interrupted(store)
     protected = {"OUTPUT": output, "--store": str(store)}
-    return show_comparison(result, paths, json_out=json_out, junit=None, gate=gate, json_key="comparison", protected=protected)
+    junit, results, gates = ci
+    return show_comparison(
+        result,
+        paths,
+        json_out=json_out,
+        junit=junit,
+        gate=gate,
+        json_key="comparison",
+        protected=protected,
+        audit=(results, gates),
+    )

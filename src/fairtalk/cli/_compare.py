@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +13,8 @@ from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_file
 from fairtalk.options import ALPHA_RANGE
 
 if TYPE_CHECKING:
-    from fairtalk.results import ModelComparison
+    from fairtalk.gates import Gate
+    from fairtalk.results import AuditResult, ModelComparison
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
 _MARGIN = typer.Option(
@@ -88,7 +89,7 @@ def compare(
             result = compare_prompt_analyses(baseline, candidate, margins=parse_margins(margin), alpha=alpha, pairs=axes)
         else:
             result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
-        paths = {} if output is None else write_model_comparison(result, output)
+        paths = {} if output is None else write_model_comparison(result, output, gated=fail_if_worse)
     except KeyboardInterrupt:
         interrupted()
     protected = {**inputs, **outputs, "-o": output}
@@ -105,12 +106,15 @@ def show_comparison(
     gate: bool,
     json_key: str | None = None,
     protected: Mapping[str, object] | None = None,
+    audit: tuple[Mapping[str, AuditResult], Sequence[Gate]] | None = None,
 ) -> int:
     """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
 
     Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
     lines and the files written, and writes ``--junit`` and the job summary (never appended to one of
     ``protected``, the run's inputs and outputs). ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
+    ``--fail-if-worse``'s headline is shown only when ``gate`` (requested). ``audit``: the audit's
+    results and the audit gates requested, whose testcases the JUnit file holds too.
     """
     from fairtalk.gates import Gate, evaluate
     from fairtalk.report import gate_lines, model_comparison_table
@@ -121,11 +125,12 @@ def show_comparison(
         print_json(versioned(result.to_dict() if json_key is None else {json_key: result.to_dict()}))
     else:
         console.print(model_comparison_table(result, width=console.width))
-    for line in gate_lines(result):
+    for line in gate_lines(result, gated=gate):
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
-    write_ci_files(result, junit, protected=protected)
+    results, gates = audit if audit is not None else (None, ())
+    write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
     outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if gate and not outcome.passed:
         say(f"--fail-if-worse: {outcome.headline}", style="bold red")

@@ -26,8 +26,10 @@ FAIL_ON_BIAS = typer.Option(
 JUNIT = typer.Option(
     None,
     "--junit",
-    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where the gate "
-    "fails (--fail-unless-equivalent's when given, else --fail-on-bias's). An existing FILE is replaced only when it "
+    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where a gate given "
+    "fails (with --fail-on-bias and --fail-unless-equivalent both given, where either fails, the failure typed by "
+    "its gate; with none given, the testcases follow --fail-on-bias's rule and the exit code does not depend on "
+    "them). An existing FILE is replaced only when it "
     "is a JUnit file fairtalk wrote; never an input or another file of the run. With $GITHUB_STEP_SUMMARY set, "
     "the findings and tables are appended to the job summary too (best effort: a summary that cannot be appended "
     "is a warning, and the exit code stays the gate's).",
@@ -123,11 +125,13 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
 
 
 def gates_in_force(*, fail_on_bias: bool, fail_unless_equivalent: bool) -> tuple[Gate, ...]:
-    """The gates an audit's CI files show: those given, else ``fail-on-bias`` (a JUnit file always has a gate)."""
+    """The audit gates requested, in a fixed order (none: the exit code depends on no gate).
+
+    A JUnit file written with none requested follows ``fail-on-bias``'s rule (:func:`write_ci_files`).
+    """
     from fairtalk.gates import Gate
 
-    given = tuple(g for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent)) if on)
-    return given or (Gate.FAIL_ON_BIAS,)
+    return tuple(g for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent)) if on)
 
 
 def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
@@ -238,6 +242,8 @@ def write_ci_files(
     junit: str | None,
     *,
     gates: Sequence[Gate] = (),
+    gated: bool = False,
+    audit: Mapping[str, AuditResult] | None = None,
     protected: Mapping[str, object] | None = None,
 ) -> None:
     """The CI outputs of a scored run or a comparison: ``--junit FILE``, and the job summary (``$GITHUB_STEP_SUMMARY``).
@@ -246,8 +252,13 @@ def write_ci_files(
     it is never appended to one of ``protected`` (the run's inputs and outputs, what each is ->
     its path) nor to the JUnit file, never to anything but a regular file (a FIFO nobody reads
     never blocks the run), and a summary that cannot be appended is a warning on stderr: the
-    exit code stays the gate's. Both render the decision of :func:`fairtalk.gates.evaluate`: an
-    audit's under ``gates`` (:func:`gates_in_force`), a comparison's under ``--fail-if-worse``'s.
+    exit code stays the gate's. Both render the decision of :func:`fairtalk.gates.evaluate`.
+
+    An audit's: under the gates requested, ``gates`` (:func:`gates_in_force`); with none, the
+    summary shows no gate, and a JUnit file follows ``fail-on-bias``'s rule, which the summary
+    says without calling it the run's gate. A comparison's: under ``--fail-if-worse``, whose
+    headline the summary shows when ``gated`` (requested); its JUnit file holds the testcases of
+    ``audit`` too (``audit --baseline-model --fail-if-worse``) under ``gates``.
     """
     from fairtalk import ModelComparison, OutputError
     from fairtalk.files import append_text
@@ -255,14 +266,20 @@ def write_ci_files(
     from fairtalk.report import comparison_step_summary, step_summary, write_junit
 
     if junit is not None:
-        written = write_junit(results, junit, gate=gates or (Gate.FAIL_ON_BIAS,))
+        if not isinstance(results, ModelComparison):
+            written = write_junit(results, junit, gate=gates or (Gate.FAIL_ON_BIAS,))
+        elif audit is not None:
+            written = write_junit(audit, junit, gate=gates, comparison=results)
+        else:
+            written = write_junit(results, junit)
         info(f"wrote {written}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         if isinstance(results, ModelComparison):
-            text = comparison_step_summary(results)
+            text = comparison_step_summary(results, gated=gated, junit=junit is not None)
         else:
-            text = step_summary(results, gate=gates or (Gate.FAIL_ON_BIAS,))
+            rule = Gate.FAIL_ON_BIAS if junit is not None and not gates else None
+            text = step_summary(results, gate=gates, junit_rule=rule)
         try:  # the runner's file: appended to, as GitHub asks
             append_text(summary, text + "\n", inputs={**(protected or {}), "--junit": junit})
         except OutputError as exc:

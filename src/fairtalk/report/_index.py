@@ -23,6 +23,7 @@ from fairtalk.files import (
     staged,
     write_text_atomic,
 )
+from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
@@ -134,10 +135,13 @@ def _sequential_sentences(provenance: Provenance) -> list[str]:
     return [] if line is None else [line[0].upper() + line[1:] + "."]
 
 
-def render_index(run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True) -> str:
+def render_index(
+    run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True, gates: Sequence[GateOutcome] = ()
+) -> str:
     """The ``index.html`` page: per axis, the significant measures, pairs, errors and links.
 
-    With ``out_dir``, only the files present in each axis folder are linked.
+    With ``out_dir``, only the files present in each axis folder are linked. ``gates``: the
+    outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, whose headlines it shows.
     """
     context = {
         "version": _version(),
@@ -154,6 +158,7 @@ def render_index(run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None
         "correction": _correction_text(run),
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
         "multiway": multiway_tables(run),
+        "gates": [{"gate": g.gate.value, "passed": g.passed, "headline": g.headline} for g in gates],
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
@@ -237,19 +242,21 @@ def _correction_text(run: AuditRun) -> str:
     return f"{method} within each axis (primary family: {sizes} tests)"
 
 
-def write_index(run: AuditRun, out_dir: str | os.PathLike[str]) -> Path:
+def write_index(run: AuditRun, out_dir: str | os.PathLike[str], *, gates: Sequence[GateOutcome] = ()) -> Path:
     """Write ``out_dir/index.html`` (and ``run.json``, the run summary), swapped in together; return the index path.
+
+    ``gates``: the outcomes of the gates requested, whose headlines the index shows.
 
     Only an index and a run.json fairtalk wrote are replaced: the user's ``index.html`` (or
     ``run.json``) there is an OutputError, and nothing changes.
     """
     folder = Path(out_dir)
     with staged(folder, last=(RUN_FILE, INDEX_FILE)) as staging:
-        _write_index_files(run, staging, files_in=folder)
+        _write_index_files(run, staging, files_in=folder, gates=gates)
     return folder / INDEX_FILE
 
 
-def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None) -> None:
+def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None, gates: Sequence[GateOutcome] = ()) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
     summary = versioned({"generator": GENERATOR, **run.to_dict()})
@@ -259,7 +266,7 @@ def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = N
         }
         summary["axes"][name]["files"] = present
     write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where))
+    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where, gates=gates))
 
 
 def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:

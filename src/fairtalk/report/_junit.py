@@ -45,10 +45,14 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float)
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
     side = "%" if is_percent(m) else ""
     a, b = (100 * m.a, 100 * m.b) if is_percent(m) else (m.a, m.b)
+    test = f" ({m.paired_test})" if m.paired_test else ""
+    method = (m.equivalence_test or "equivalence").split(": ")[-1]  # "identical answers: exact binomial bound …"
+    equivalence = f", {'TOST' if method.startswith('TOST') else method} p "
     return (
         f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
-        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}"
+        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}{test}"
         + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
+        + ("" if m.p_equivalence is None else f"{equivalence}{format_p(m.p_equivalence)}")
         + (f"; equivalence: {decided}" if (decided := decided_by(m, alpha)) else "")
     )
 
@@ -135,19 +139,10 @@ def _document(suites: ET.Element, n_tests: int, n_failures: int) -> str:
     return _HEAD + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def junit_xml(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS, name: str = "fairtalk") -> str:
-    """The JUnit XML of an audit's results (axis -> result) under ``gate`` (one gate, or several at once).
-
-    A primary measure's testcase fails when a gate's decision (:func:`fairtalk.gates.evaluate`) on
-    it failed; each whole-run failure is a failing testcase in the suite ``NAME.gate``.
-
-    Examples
-    --------
-    >>> junit_xml({}).count("<failure")  # nothing to check: the gate fails closed
-    1
-    """
-    outcomes = _outcomes(results, gate)
-    suites = ET.Element("testsuites", name=name)
+def _audit_suites(
+    suites: ET.Element, results: Mapping[str, AuditResult], outcomes: tuple[GateOutcome, ...], name: str
+) -> tuple[int, int]:
+    """One testsuite per axis of an audit, a testcase per measure; (testcases, failing ones)."""
     n_tests = n_failures = 0
     for axis, result in results.items():
         cases = [(m, _failed(outcomes, axis, m.name)) for m in result.measures]
@@ -163,13 +158,12 @@ def junit_xml(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_
         n_tests += len(cases)
         n_failures += failing
     n_run = _run_suite(suites, name, outcomes)
-    return _document(suites, n_tests + n_run, n_failures + n_run)
+    return n_tests + n_run, n_failures + n_run
 
 
-def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.compare") -> str:
-    """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse``'s decision on it failed."""
+def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: str) -> tuple[int, int]:
+    """One testsuite per axis of a comparison, a testcase per key under ``--fail-if-worse``; (testcases, failing ones)."""
     outcomes = _outcomes(comparison, Gate.FAIL_IF_WORSE)
-    suites = ET.Element("testsuites", name=name)
     n_failures = 0
     for axis in dict.fromkeys(row.axis for row in comparison.changes):
         rows = [(row, _failed(outcomes, axis, row.key)) for row in comparison.changes if row.axis == axis]
@@ -188,16 +182,63 @@ def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.c
             _case(suite, f"{name}.{axis}", row.key, message, failed, row.notes)
         n_failures += failing
     n_run = _run_suite(suites, name, outcomes)
-    return _document(suites, len(comparison.changes) + n_run, n_failures + n_run)
+    return len(comparison.changes) + n_run, n_failures + n_run
+
+
+def junit_xml(
+    results: Mapping[str, AuditResult],
+    *,
+    gate: Gates = Gate.FAIL_ON_BIAS,
+    name: str = "fairtalk",
+    comparison: ModelComparison | None = None,
+) -> str:
+    """The JUnit XML of an audit's results (axis -> result) under ``gate`` (one gate, or several at once).
+
+    A primary measure's testcase fails when a gate's decision (:func:`fairtalk.gates.evaluate`) on
+    it failed; each whole-run failure is a failing testcase in the suite ``NAME.gate``. With
+    ``comparison`` (``audit --baseline-model --fail-if-worse``), its ``--fail-if-worse`` testcases
+    follow in the suites ``NAME.compare.AXIS``; the audit's testcases are left out when ``gate`` is
+    empty (no audit gate requested).
+
+    Examples
+    --------
+    >>> junit_xml({}).count("<failure")  # nothing to check: the gate fails closed
+    1
+    """
+    suites = ET.Element("testsuites", name=name)
+    n_tests = n_failures = 0
+    if comparison is None or _gates(gate):
+        n_tests, n_failures = _audit_suites(suites, results, _outcomes(results, gate), name)
+    if comparison is not None:
+        more_tests, more_failures = _comparison_suites(suites, comparison, f"{name}.compare")
+        n_tests, n_failures = n_tests + more_tests, n_failures + more_failures
+    return _document(suites, n_tests, n_failures)
+
+
+def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.compare") -> str:
+    """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse``'s decision on it failed."""
+    suites = ET.Element("testsuites", name=name)
+    return _document(suites, *_comparison_suites(suites, comparison, name))
 
 
 def write_junit(
-    results: Mapping[str, AuditResult] | ModelComparison, path: str | os.PathLike[str], *, gate: Gates = Gate.FAIL_ON_BIAS
+    results: Mapping[str, AuditResult] | ModelComparison,
+    path: str | os.PathLike[str],
+    *,
+    gate: Gates = Gate.FAIL_ON_BIAS,
+    comparison: ModelComparison | None = None,
 ) -> Path:
-    """Write the JUnit XML of an audit's results under ``gate`` (or of a comparison) to ``path`` atomically; return it."""
+    """Write the JUnit XML of an audit's results under ``gate`` (or of a comparison) to ``path`` atomically; return it.
+
+    ``comparison``: an audit's comparison with its baseline model, whose ``--fail-if-worse``
+    testcases the file holds too (:func:`junit_xml`).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = comparison_junit_xml(results) if isinstance(results, ModelComparison) else junit_xml(results, gate=gate)
+    if isinstance(results, ModelComparison):
+        text = comparison_junit_xml(results)
+    else:
+        text = junit_xml(results, gate=gate, comparison=comparison)
     write_text_atomic(target, text)
     return target
 
@@ -207,9 +248,26 @@ def _gate_line(outcome: GateOutcome) -> str:
     return f"**{md_escape(outcome.headline)}**\n"
 
 
-def step_summary(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS) -> str:
-    """The Markdown of a CI job summary: the outcome of each gate in ``gate`` (its headline), then per axis its findings and table."""
+def _rule_line(outcome: GateOutcome) -> str:
+    """The job summary's line when no gate was requested but a JUnit file was written: which rule its testcases follow."""
+    return (
+        f"_No gate was requested, so the exit code does not depend on one. The JUnit file's testcases follow the "
+        f"{outcome.gate} rule; under it: {md_escape(outcome.finding)}._\n"
+    )
+
+
+def step_summary(
+    results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_ON_BIAS, junit_rule: Gate | str | None = None
+) -> str:
+    """The Markdown of a CI job summary: the outcome of each gate in ``gate`` (its headline), then per axis its findings and table.
+
+    ``gate`` holds the gates requested (none: no gate line). ``junit_rule``, given when a JUnit
+    file was written with no gate requested, is the rule its testcases follow: a line says so,
+    without calling it the run's gate.
+    """
     parts = [_gate_line(outcome) for outcome in _outcomes(results, gate)]
+    if junit_rule is not None:
+        parts.append(_rule_line(evaluate(results, junit_rule)))
     for result in results.values():
         findings = "\n".join(f"- {sentence}" for sentence in plain_summary(result))
         table = render_markdown(result).split("\n", 2)[2]  # the report without its title line
@@ -217,15 +275,20 @@ def step_summary(results: Mapping[str, AuditResult], *, gate: Gates = Gate.FAIL_
     return "\n".join(parts)
 
 
-def comparison_step_summary(comparison: ModelComparison) -> str:
-    """The Markdown of a CI job summary of a comparison: its findings, then per axis both gaps and the change."""
+def comparison_step_summary(comparison: ModelComparison, *, gated: bool = True, junit: bool = False) -> str:
+    """The Markdown of a CI job summary of a comparison: its findings, then per axis both gaps and the change.
+
+    ``--fail-if-worse``'s headline is shown when ``gated`` (the gate was requested); else, with
+    ``junit`` (a JUnit file was written), a line says its testcases follow that rule.
+    """
     level = f"{1 - comparison.alpha:.0%}"
     (outcome,) = _outcomes(comparison, Gate.FAIL_IF_WORSE)
-    findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison) if line != outcome.headline)
+    findings = "\n".join(f"- {md_escape(line)}" for line in gate_lines(comparison, gated=False))
+    opening = _gate_line(outcome) if gated else _rule_line(outcome) if junit else ""
     lines = [
         f"## fairtalk compare: {md_escape(comparison.candidate)} against {md_escape(comparison.baseline)}",
         "",
-        _gate_line(outcome),
+        opening,
         findings,
         "",
         "<details><summary>table</summary>",

@@ -132,14 +132,19 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
     return rows
 
 
-def gate_lines(comparison: ModelComparison) -> list[str]:
-    """What the comparison found, in sentences: changes, the release gate's headline (:func:`fairtalk.gates.evaluate`), what was left out."""
+def gate_lines(comparison: ModelComparison, *, gated: bool = True) -> list[str]:
+    """What the comparison found, in sentences: changes, the release gate's headline (:func:`fairtalk.gates.evaluate`), what was left out.
+
+    The headline of ``--fail-if-worse`` is a line only when ``gated`` (the gate was requested):
+    a gate nobody asked for is never shown as passed or failed.
+    """
     lines = []
     for verdict in (Change.REGRESSED, Change.IMPROVED):
         keys = [f"{r.axis}/{r.key}" for r in comparison.changes if r.primary and r.verdict is verdict]
         if keys:
             lines.append(f"{verdict.value} (the gap's size changed, adjusted p < {comparison.alpha:g}): {', '.join(keys)}")
-    lines.append(evaluate(comparison, Gate.FAIL_IF_WORSE).headline)
+    if gated:
+        lines.append(evaluate(comparison, Gate.FAIL_IF_WORSE).headline)
     for axis in comparison.axes:
         if axis.n_pairs and axis.n_identical_answers == axis.n_pairs:
             lines.append(
@@ -255,7 +260,7 @@ def _comparison_table(comparison: ModelComparison) -> Table:
     return table
 
 
-def render_model_comparison_markdown(comparison: ModelComparison) -> str:
+def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool = True) -> str:
     """``report.md``: per axis both gaps and the change with its interval, then the findings and notes."""
     level = f"{1 - comparison.alpha:.0%}"
     lines = [
@@ -305,7 +310,7 @@ def render_model_comparison_markdown(comparison: ModelComparison) -> str:
     lines += [
         "## Findings",
         "",
-        *(f"- {md_escape(line)}" for line in gate_lines(comparison)),
+        *(f"- {md_escape(line)}" for line in gate_lines(comparison, gated=gated)),
         "",
         "## Notes",
         "",
@@ -334,7 +339,7 @@ def _version() -> str:
         return "unknown"
 
 
-def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = True) -> str:
+def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = True, gated: bool = True) -> str:
     """``report.html``: self-contained (no script, no external load), both models side by side and the change."""
     rows = comparison_rows(comparison)
     axes = [
@@ -347,7 +352,7 @@ def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = Tru
             title=_title(comparison),
             comparison=comparison,
             axes=axes,
-            findings=gate_lines(comparison),
+            findings=gate_lines(comparison, gated=gated),
             level=f"{1 - comparison.alpha:.0%}",
             csp=csp,
             version=_version(),
@@ -359,8 +364,12 @@ def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = Tru
     )
 
 
-def write_model_comparison(comparison: ModelComparison, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+def write_model_comparison(
+    comparison: ModelComparison, out_dir: str | os.PathLike[str], *, gated: bool = True
+) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``report.md`` and ``report.html`` into ``out_dir``, swapped in together.
+
+    The reports state ``--fail-if-worse``'s outcome only when ``gated`` (the gate was requested).
 
     Only files fairtalk wrote are replaced (:func:`fairtalk.files.staged`): a user's own file of
     one of these names is an OutputError, and nothing changes.
@@ -369,6 +378,6 @@ def write_model_comparison(comparison: ModelComparison, out_dir: str | os.PathLi
     with staged(folder) as staging:
         write_text_atomic(staging / COMPARISON_FILES["json"], comparison.to_json())
         write_text_atomic(staging / COMPARISON_FILES["csv"], render_model_comparison_csv(comparison), newline="")
-        write_text_atomic(staging / COMPARISON_FILES["md"], render_model_comparison_markdown(comparison))
-        write_text_atomic(staging / COMPARISON_FILES["html"], render_model_comparison_html(comparison))
+        write_text_atomic(staging / COMPARISON_FILES["md"], render_model_comparison_markdown(comparison, gated=gated))
+        write_text_atomic(staging / COMPARISON_FILES["html"], render_model_comparison_html(comparison, gated=gated))
     return {kind: folder / name for kind, name in COMPARISON_FILES.items()}

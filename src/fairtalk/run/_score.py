@@ -257,8 +257,9 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
         return ()
     return (
         f"answers lost on {losses.describe()}: those pairs are left out of every measure, so a model that fails "
-        "or refuses for one group only looks fair on the pairs left; the gates fail unless the two sides' "
-        "losses are shown balanced",
+        "or refuses for one group only looks fair on the pairs left. The gates decide on the losses too: "
+        "fail-on-bias fails when the two sides' losses differ detectably (McNemar's exact test); "
+        "fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±2 points",
     )
 
 
