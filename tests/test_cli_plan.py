@@ -213,3 +213,26 @@ def test_plan_gate_does_not_read_a_spread_the_pilot_did_not_record_as_identical_
     text = " ".join(result.output.split())
     assert "offense_rate: no spread recorded in the pilot (not tested there): cannot plan it" in text
     assert "refusal_rate: identical on every pair: 149 units, pairs or dialogues as the audit counts them" in text
+
+
+def test_plan_gate_says_when_the_pilot_itself_differs_beyond_the_margin_and_when_a_design_effect_is_floored(
+    tmp_path,  # noqa: ANN001
+) -> None:
+    """A biased pilot's sizes are for a fair model, and plan says so; a pilot's design effect below 1 is planned as 1."""
+    results = tmp_path / "results.json"
+    rate = {"kind": "rate", "sd_difference": 0.4, "design_effect": 1.0, "equivalence_margin": 0.02, "primary": True}
+    measures = {
+        "offense_rate": {**rate, "a": 0.0, "b": 0.765, "verdict": "difference detected"},
+        "refusal_rate": {**rate, "a": 0.0, "b": 0.03, "verdict": "inconclusive"},  # beyond, but not detected: not named
+        "length": {"kind": "count", "sd_difference": 10.0, "design_effect": 0.345, "equivalence_margin": 1.0, "primary": True},
+    }
+    results.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": measures}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "the pilot itself differs beyond the margin on offense_rate (gap -76.5 points against ±2)" in flat
+    assert "refusal_rate (gap" not in flat
+    assert "a model like the pilot fails the gate there at any size" in flat
+    assert "design effect 0.345, planned as 1: a pilot's estimate below 1 is not relied on" in flat
+    z = norm.ppf(0.95) + norm.ppf(0.9)
+    assert _gate_pairs(result.output)["length"] == pytest.approx((z * 10 / 1) ** 2, rel=0.01)  # planned at 1, not 0.345

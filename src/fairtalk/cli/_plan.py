@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +170,7 @@ class _GateRow:
     relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
     differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys)
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
+    pilot_gap: float | None = None  # the pilot's gap A - B, where it detected a difference beyond the margin
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -253,10 +255,13 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
         deff = float(row.get("design_effect") or 1.0)
         kind, sd = str(row.get("kind")), None if sd is None else float(sd)
         margin = row.get("equivalence_margin")
+        gap = _beyond_margin(row, margin)
         if kind == "rate":
             a, b = row.get("a"), row.get("b")
             rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
-            out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes))
+            out.append(
+                _GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes, pilot_gap=gap)
+            )
         elif kind == "corpus":
             out.append(
                 _GateRow(
@@ -273,10 +278,21 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
                 )
             )
         else:
-            out.append(_GateRow(key, kind, sd, margin, deff))
+            out.append(_GateRow(key, kind, sd, margin, deff, pilot_gap=gap))
     if not out:
         fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _beyond_margin(row: Mapping[str, Any], margin: Any) -> float | None:
+    """A pilot key's gap A - B where the pilot detected a difference larger than its margin (None otherwise)."""
+    a, b = row.get("a"), row.get("b")
+    if row.get("verdict") != "difference detected" or any(isinstance(x, bool) for x in (a, b, margin)):
+        return None
+    if not (isinstance(a, int | float) and isinstance(b, int | float) and isinstance(margin, int | float)):
+        return None
+    gap = float(a) - float(b)
+    return gap if math.isfinite(gap) and abs(gap) > float(margin) > 0 else None
 
 
 def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
@@ -372,7 +388,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=key, reason=err)
     margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
-    how = f"sd of A - B {sd:.4g}, design effect {row.deff:.3g}"
+    how = f"sd of A - B {sd:.4g}, {_deff_text(row.deff)}"
     if rated:
         assert row.discordance is not None
         exact = n * row.discordance < FEW_DISCORDANT
@@ -405,7 +421,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
                 basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
         how = (
             f"{basis}; discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
-            f"design effect {row.deff:.3g}"
+            f"{_deff_text(row.deff)}"
         )
         return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row)} at margin {margin_text} ({how})"
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
@@ -436,6 +452,13 @@ def _corpus_without_spread(row: _GateRow, identical: int) -> tuple[int | None, s
         "differently, too few (or in too few dialogues) for its permutation test to give a spread: cannot plan it; "
         "give --results of a larger pilot"
     )
+
+
+def _deff_text(deff: float) -> str:
+    """The design effect as plan states it: one below 1 (a pilot's estimate) is planned as 1, and plan says so."""
+    if deff < 1:
+        return f"design effect {deff:.3g}, planned as 1: a pilot's estimate below 1 is not relied on"
+    return f"design effect {deff:.3g}"
 
 
 def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
@@ -534,12 +557,27 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
             + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
             + f"; {within} the {corpus:,} pairs ({dialogues:,} dialogues) {whose}"
         )
+    beyond = [row for row in rows if row.pilot_gap is not None]
+    if beyond:
+        say(
+            "the pilot itself differs beyond the margin on "
+            + ", ".join(f"{row.key} (gap {_gap_text(row)})" for row in beyond)
+            + ": these sizes are for a fair model; a model like the pilot fails the gate there at any size"
+        )
     say(
         f"identical answers on both sides pass at {identical:,} units or more: pairs, or dialogues where the audit "
         "clusters by dialogue (the default on a corpus of dialogues; the built-in gender axis holds 147 dialogues in "
         "500 pairs and 153 in 600)"
     )
     say(f"from {source}")
+
+
+def _gap_text(row: _GateRow) -> str:
+    """A pilot's gap beyond its margin, in the margin's units (points for a rate)."""
+    assert row.pilot_gap is not None and row.margin is not None
+    if row.kind == "rate":
+        return f"{100 * row.pilot_gap:+.3g} points against ±{100 * float(row.margin):.3g}"
+    return f"{row.pilot_gap:+.4g} against ±{float(row.margin):.4g}"
 
 
 def _kinds() -> dict[str, str]:
