@@ -224,3 +224,19 @@ def test_an_answer_stands_in_for_an_earlier_failure_of_its_side(tmp_path: Path) 
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     read = read_responses(path)
     assert read.pair_ids == ("1",) and read.b[0].response == "fine" and "n_errors" not in read.summary
+
+
+def test_an_empty_answer_beside_a_failed_side_is_lost_too_where_empty_answers_are_dropped(tmp_path: Path) -> None:
+    """Side a empty and side b failed: with drop_empty both sides are lost, not side b only (a review finding)."""
+    rows = [
+        {"pair_id": "1", "side": "a", "response": "ok"},
+        {"pair_id": "1", "side": "b", "response": "fine"},
+        {"pair_id": "2", "side": "a", "response": " "},
+        {"pair_id": "2", "side": "b", "response": None, "error": "RuntimeError: boom"},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    dropped = read_responses(path, drop_empty=True).summary
+    assert (dropped.get("n_lost_a_only", 0), dropped.get("n_lost_b_only", 0), dropped["n_lost_both"]) == (0, 0, 1)
+    kept = read_responses(path).summary  # without drop_empty the empty answer is an answer: side b only
+    assert (kept.get("n_lost_a_only", 0), kept["n_lost_b_only"], kept.get("n_lost_both", 0)) == (0, 1, 0)

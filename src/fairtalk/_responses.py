@@ -38,6 +38,7 @@ __all__ = [
     "is_failure",
     "is_responses_file",
     "read_responses",
+    "response_contexts",
     "response_texts",
     "responses_from_texts",
     "write_responses",
@@ -146,6 +147,11 @@ class ResponseColumn(RecordColumn[Response]):
         """The response texts, in order (no records built)."""
         return self._texts
 
+    @property
+    def contexts(self) -> Sequence[str]:
+        """The contexts asked, in order (no records built)."""
+        return self._contexts
+
     def __len__(self) -> int:
         return len(self._ids)
 
@@ -164,6 +170,13 @@ def response_texts(side: Sequence[Response]) -> Sequence[str]:
     if isinstance(side, ResponseColumn):
         return side.texts
     return [r.response for r in side]
+
+
+def response_contexts(side: Sequence[Response]) -> Sequence[str]:
+    """The contexts of one side's records, in order: a column's own list, with no record built."""
+    if isinstance(side, ResponseColumn):
+        return side.contexts
+    return [r.context for r in side]
 
 
 def _aligned(pair_ids: tuple[str, ...], side: Sequence[Response], name: str) -> bool:
@@ -291,7 +304,9 @@ class _Collector:
         for pair_id, sides in self.by_pair.items():
             answered = {side for side, (r, _) in sides.items() if not is_failure(r)}
             if len(answered) < 2:
-                self._count_lost(len(sides) - len(answered), "a" not in answered, "b" not in answered)
+                # an empty answer beside a failed side is lost too where empty answers are dropped
+                lost = {s for s in ("a", "b") if s not in answered or (drop_empty and not sides[s][0].response.strip())}
+                self._count_lost(len(sides) - len(answered), "a" in lost, "b" in lost)
                 left_out += (sides[side][0] for side in ("a", "b") if side in sides)
                 continue
             ids.append(pair_id)

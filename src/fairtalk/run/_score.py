@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet, read_responses, response_texts, responses_from_texts
+from fairtalk._responses import ResponseSet, read_responses, response_contexts, response_texts, responses_from_texts
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.inference import (
@@ -330,7 +330,8 @@ def _scored(
 
 def _same_context(rs: ResponseSet) -> tuple[str, ...]:
     """The warning counting the pairs whose two sides were asked the same (non-empty) context, if any."""
-    n = sum(ra.context == rb.context and bool(ra.context.strip()) for ra, rb in zip(rs.a, rs.b))
+    contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
+    n = sum(a == b and bool(a.strip()) for a, b in contexts)
     return (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs),) if n else ()
 
 
