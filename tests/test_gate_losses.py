@@ -204,3 +204,21 @@ def test_the_loss_warning_states_each_gates_rule_truly(tmp_path: Path) -> None:
     )
     guide = (Path(__file__).parents[1] / "docs" / "how-to" / "ci-gate.md").read_text(encoding="utf-8")
     assert "`--fail-on-bias` fails when the two\nsides' losses differ detectably" in guide
+
+
+def test_junit_holds_one_loss_testcase_typed_by_each_gate_and_names_the_rule_not_a_run_gate() -> None:
+    """Both audit gates fail on the same losses: one ``fairtalk.gate`` testcase, typed by both (a review finding)."""
+    import xml.etree.ElementTree as ET
+
+    from fairtalk.report import junit_xml
+
+    results = {"gender": _result(375, n_lost_b_only=125)}
+    root = ET.fromstring(junit_xml(results, gate=(Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)))
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "fairtalk.gate"]
+    (case,) = suite.iter("testcase")
+    failure = case.find("failure")
+    assert case.get("name") == "gender" and suite.get("tests") == "1" and failure is not None
+    assert failure.get("type") == "fail-on-bias,fail-unless-equivalent"
+    message = failure.get("message") or ""
+    assert "fail-on-bias rule: " in message and "answers lost on 125 of 500 pairs" in message
+    assert "Gate fail-on-bias: FAILED" not in message  # written with no gate requested too: not the run's gate

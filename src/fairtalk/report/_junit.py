@@ -93,21 +93,31 @@ def _failed(outcomes: tuple[GateOutcome, ...], axis: str, key: str) -> list[tupl
 
 
 def _run_suite(suites: ET.Element, name: str, outcomes: tuple[GateOutcome, ...]) -> int:
-    """A testsuite ``NAME.gate`` of the whole-run failures (one failing testcase each); how many it holds."""
-    failures = [(outcome, d) for outcome in outcomes for d in outcome.run_failures]
-    if failures:
+    """A testsuite ``NAME.gate`` of the whole-run failures, one failing testcase per name; how many it holds.
+
+    A failure that several gates find (pairs lost on one side, under both audit gates) is one
+    testcase typed by each, as a measure's is. Its message is the rule's finding, not a gate's
+    headline: the file is also written with no gate requested (its testcases then follow a rule
+    that does not set the exit code).
+    """
+    by_name: dict[str, list[tuple[GateOutcome, str]]] = {}
+    for outcome in outcomes:
+        for d in outcome.run_failures:
+            by_name.setdefault(d.name, []).append((outcome, d.reason))
+    if by_name:
         suite = ET.SubElement(
             suites,
             "testsuite",
             name=f"{name}.gate",
-            tests=str(len(failures)),
-            failures=str(len(failures)),
+            tests=str(len(by_name)),
+            failures=str(len(by_name)),
             errors="0",
             skipped="0",
         )
-        for outcome, d in failures:
-            _case(suite, f"{name}.gate", d.name, outcome.headline, [(outcome.gate, d.reason)], ())
-    return len(failures)
+        for case, found in by_name.items():
+            message = "; ".join(f"{outcome.gate} rule: {outcome.finding}" for outcome, _ in found)
+            _case(suite, f"{name}.gate", case, message, [(outcome.gate, reason) for outcome, reason in found], ())
+    return len(by_name)
 
 
 #: How every JUnit file fairtalk writes begins (the root's first attribute is its name, ``fairtalk`` or ``fairtalk.…``).
