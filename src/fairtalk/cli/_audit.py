@@ -75,8 +75,8 @@ _MSG_REPLACED = "replaced the earlier run in {output} (axes: {axes})"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
 _NOTE_RUN_SCOPE = (
     "--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
-    "so the gate's family-wise error holds α for the whole run; give --correction-scope axis for each "
-    "axis on its own"
+    "so the gate's family-wise error over the measures holds α for the whole run (an axis that lost pairs on "
+    "one side adds its own loss check at α); give --correction-scope axis for each axis on its own"
 )
 #: The options ``--until-decided`` and ``--by-turn`` check together: named by their flags even when left at their defaults.
 _CHECKED_TOGETHER = ("until_decided", "max_pairs", "n_pairs", "looks", "spending", "by_turn", "turns")
