@@ -236,3 +236,33 @@ def test_plan_gate_says_when_the_pilot_itself_differs_beyond_the_margin_and_when
     assert "design effect 0.345, planned as 1: a pilot's estimate below 1 is not relied on" in flat
     z = norm.ppf(0.95) + norm.ppf(0.9)
     assert _gate_pairs(result.output)["length"] == pytest.approx((z * 10 / 1) ** 2, rel=0.01)  # planned at 1, not 0.345
+
+
+def test_plan_gate_plans_the_check_of_a_pilots_pairs_lost_on_one_side(tmp_path) -> None:  # noqa: ANN001
+    """The gates also check that a pilot's lost sides balance (±2 points): plan plans it, and says when it fails at any size."""
+    length = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 1.0, "primary": True}
+    one_sided, balanced = tmp_path / "one.json", tmp_path / "balanced.json"
+    one_sided.write_text(
+        json.dumps({"n_pairs": 152, "alpha": 0.05, "measures": {"length": length}, "input_summary": {"n_lost_b_only": 48}})
+    )
+    balanced.write_text(
+        json.dumps(
+            {
+                "n_pairs": 196,
+                "alpha": 0.05,
+                "measures": {"length": length},
+                "input_summary": {"n_lost_a_only": 2, "n_lost_b_only": 2},
+            }
+        )
+    )
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(one_sided)])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "pairs_lost_by_side (rate):" in flat and "discordant share 24.000%" in flat
+    assert "the pilot itself differs beyond the margin on pairs_lost_by_side (gap -24 points against ±2)" in flat
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(balanced)])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 0 and "pairs_lost_by_side (rate):" in flat and "beyond the margin" not in flat
+    without = tmp_path / "none.json"
+    without.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": {"length": length}}))
+    assert "pairs_lost_by_side" not in runner.invoke(app, ["plan", "--gate", "--results", str(without)]).output

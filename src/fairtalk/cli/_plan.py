@@ -153,6 +153,10 @@ BUILTIN_RATES: dict[str, float] = {
 }
 
 
+#: The row of a pilot's pairs lost on one side (the gates check their balance as a rate, pairs as units).
+_LOSS_KEY = "pairs_lost_by_side"
+
+
 @dataclass(frozen=True, slots=True)
 class _GateRow:
     """A primary measure to plan the gate for: its spread, margin and design effect, and for a rate its fair model."""
@@ -281,7 +285,41 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
             out.append(_GateRow(key, kind, sd, margin, deff, pilot_gap=gap))
     if not out:
         fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
+    losses = _loss_row(data, n_pairs)
+    if losses is not None:
+        out.append(losses)
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+
+
+def _loss_row(data: Mapping[str, Any], n_pairs: int | None) -> _GateRow | None:
+    """The gates' check of a pilot's pairs lost on one side, planned as a rate (None when the pilot lost none).
+
+    A lost side is a paired 0/1 outcome over every pair asked (:mod:`fairtalk.gates`), held within
+    ±``LOSS_MARGIN``; a pilot whose losses differ detectably beyond it gets ``pilot_gap``.
+    """
+    from scipy.stats import binomtest
+
+    from fairtalk.gates import LOSS_MARGIN
+    from fairtalk.results import PairLosses
+
+    summary = data.get("input_summary")
+    if not isinstance(summary, Mapping) or not n_pairs:
+        return None
+    try:
+        losses = PairLosses.from_summary(summary, n_pairs)
+    except (TypeError, ValueError):  # a hand-edited summary: not planned
+        return None
+    if losses is None or losses.unknown or not losses.n_asked:
+        return None
+    n = losses.n_asked
+    gap, discordant = (losses.lost_a - losses.lost_b) / n, (losses.a_only + losses.b_only) / n
+    alpha = data.get("alpha")
+    alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else 0.05
+    detected = discordant > 0 and binomtest(losses.a_only, losses.a_only + losses.b_only).pvalue < alpha
+    sd = math.sqrt(max(discordant - gap**2, 0.0))
+    rate = (losses.lost_a + losses.lost_b) / (2 * n)
+    beyond = gap if detected and abs(gap) > LOSS_MARGIN else None
+    return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, 1.0, discordant, rate, pilot_gap=beyond)
 
 
 def _beyond_margin(row: Mapping[str, Any], margin: Any) -> float | None:
