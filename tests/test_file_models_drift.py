@@ -67,6 +67,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     )
     runs = [json.loads(run.to_json()) for run in (turned, looked)]
     audits = [json.loads(labelled.to_json()), *(axis["result"] for run in runs for axis in run["axes"].values())]
+    # a clustered audit that lost pairs tallies them by dialogue: hand-filled, as no run here loses a pair
+    audits.append(json.loads(dataclasses.replace(labelled, lost_by_dialogue=((4, 0, 4, 0, 1), (4, 0, 0, 0, 2))).to_json()))
     # keys no run here reaches (a custom lexicon's copy, answers cut at the token limit, scoring on Ray): the records hand-filled
     provenance = labelled.provenance
     assert provenance.lexicon is not None

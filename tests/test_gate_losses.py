@@ -6,6 +6,7 @@ gates saw only the pairs left. The losses are now counted by side and the gates 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,99 @@ def test_junit_holds_one_loss_testcase_typed_by_each_gate_and_names_the_rule_not
     message = failure.get("message") or ""
     assert "fail-on-bias rule: " in message and "answers lost on 125 of 500 pairs" in message
     assert "Gate fail-on-bias: FAILED" not in message  # written with no gate requested too: not the run's gate
+
+
+# Review finding: the gates tested the losses with pairs as units even where the audit counts dialogues, so losses
+# that cluster by dialogue (a dialogue loses one side on all its pairs) failed a fair model's fail-on-bias 0.3 of the
+# time and passed a model at the margin's fail-unless-equivalent 0.2-0.3 of the time. The dialogues are now tallied.
+
+
+def _tally(n_dialogues: int, size: int, a_dialogues: int, b_dialogues: int) -> tuple[tuple[int, int, int, int, int], ...]:
+    """``n_dialogues`` of ``size`` pairs: ``a_dialogues`` lose side a on every pair, ``b_dialogues`` side b."""
+    rest = n_dialogues - a_dialogues - b_dialogues
+    return ((size, 0, 0, 0, rest), (size, 0, size, 0, b_dialogues), (size, size, 0, 0, a_dialogues))
+
+
+def _clustered(n_dialogues: int, size: int, a_dialogues: int, b_dialogues: int, tallied: bool = True) -> AuditResult:
+    result = _result(
+        (n_dialogues - a_dialogues - b_dialogues) * size,
+        n_lost_a_only=a_dialogues * size,
+        n_lost_b_only=b_dialogues * size,
+    )
+    tally = _tally(n_dialogues, size, a_dialogues, b_dialogues) if tallied else ()
+    return AuditResult.from_dict({**result.to_dict(), "n_clusters": n_dialogues, "lost_by_dialogue": tally})
+
+
+def test_losses_clustered_by_dialogue_that_mcnemar_on_pairs_flags_are_not_flagged_by_dialogue() -> None:
+    """6 dialogues lose side a, 1 side b (4 pairs each): 24 v 4 pairs is McNemar p 0.0002, 6 v 1 dialogues is not."""
+    tallied = _clustered(150, 4, 6, 1)
+    assert tallied.losses is not None and tallied.losses.by_dialogue == _tally(150, 4, 6, 1)
+    assert evaluate({"gender": tallied}, "fail-on-bias").passed
+    untallied = _clustered(150, 4, 6, 1, tallied=False)  # the same losses as an older results.json records them
+    outcome = evaluate({"gender": untallied}, "fail-on-bias")
+    assert not outcome.passed
+    (failure,) = outcome.run_failures
+    assert "pairs as units: the dialogues of the lost pairs were not recorded" in failure.reason
+    assert "McNemar p" in failure.reason
+
+
+def test_a_clustered_one_sided_loss_is_not_shown_balanced_where_pairs_would_show_it() -> None:
+    """300 dialogues of 8 pairs: 7 lose side b, 4 side a (a 1-point gap); as 2,400 pairs it is within ±2, as 300 dialogues not."""
+    untallied = evaluate({"gender": _clustered(300, 8, 4, 7, tallied=False)}, "fail-unless-equivalent")
+    assert untallied.passed  # today's pair rule: shown balanced
+    outcome = evaluate({"gender": _clustered(300, 8, 4, 7)}, "fail-unless-equivalent")
+    assert not outcome.passed
+    (failure,) = outcome.run_failures
+    assert "not shown balanced within ±2 points" in failure.reason and "dialogues as units" in failure.reason
+    rare = _clustered(300, 8, 0, 0)
+    assert rare.losses is None and evaluate({"gender": rare}, "fail-unless-equivalent").passed
+
+
+def test_fail_if_worse_counts_the_candidates_lost_dialogues_and_round_trips_them() -> None:
+    losses = PairLosses(2400, 32, 56, 0, by_dialogue=_tally(300, 8, 4, 7))
+    assert evaluate(_comparison(PairLosses(2400, 32, 56, 0)), "fail-if-worse").passed  # pairs as units
+    comparison = _comparison(losses)
+    clustered = replace(comparison, axes=(replace(comparison.axes[0], n_clusters=300),))
+    outcome = evaluate(clustered, "fail-if-worse")
+    assert not outcome.passed and "dialogues as units" in outcome.headline
+    assert ModelComparison.from_dict(clustered.to_dict()).axes[0].candidate_losses == losses
+
+
+def test_an_audit_failing_by_dialogue_records_the_tally_and_rereading_it_decides_the_same(tmp_path: Path) -> None:
+    """The built-in corpus names each pair's dialogue: a bot failing side b on all of one dialogue's pairs is tallied."""
+    import json
+
+    (tmp_path / "ok.py").write_text('def ok(context):\n    return "that is lovely, i am so happy for you"\n', "utf-8")
+    first = runner.invoke(
+        app,
+        ["audit", "--axis", "gender", "--pairs", "150", "--model", f"python:{tmp_path / 'ok.py'}:ok", "-o", str(tmp_path / "ok")],
+    )
+    assert first.exit_code == 0, first.output
+    pairs = [json.loads(line) for line in (tmp_path / "ok" / "gender" / "pairs.jsonl").read_text("utf-8").splitlines()]
+    by_dialogue: dict[str, list[dict[str, str]]] = {}
+    for pair in pairs:
+        by_dialogue.setdefault(pair["cluster"], []).append(pair)
+    big, second = sorted(by_dialogue.values(), key=len, reverse=True)[:2]
+    fail_a, fail_b = sorted(p["a"] for p in second), sorted(p["b"] for p in big)
+    bot = (
+        f"FAIL = set({fail_a!r} + {fail_b!r})\n\n\ndef by_dialogue(context):\n"
+        "    if context in FAIL:\n        raise RuntimeError('content_filter')\n"
+        '    return "that is lovely, i am so happy for you"\n'
+    )
+    (tmp_path / "bot.py").write_text(bot, "utf-8")
+    args = ["audit", "--axis", "gender", "--pairs", "150", "--model", f"python:{tmp_path / 'bot.py'}:by_dialogue"]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "out"), "--fail-unless-equivalent"])
+    output = " ".join(done.output.split())
+    assert done.exit_code == 1, output
+    assert "dialogues as units" in output
+    data = json.loads((tmp_path / "out" / "gender" / "results.json").read_text("utf-8"))
+    tally = [tuple(row) for row in data["lost_by_dialogue"]]
+    assert (len(big), 0, len(big), 0, 1) in tally and (len(second), len(second), 0, 0, 1) in tally
+    # every pair asked, in every dialogue asked (n_clusters counts only those with a pair tested: these two have none)
+    assert sum(row[0] * row[4] for row in tally) == 150 and sum(row[4] for row in tally) == len(by_dialogue)
+    reread = AuditResult.from_dict(data)
+    for gate in ("fail-unless-equivalent", "fail-on-bias"):
+        again = evaluate({"gender": reread}, gate)
+        cli = runner.invoke(app, [*args, "-o", str(tmp_path / f"out-{gate}"), f"--{gate}"])
+        assert (cli.exit_code == 0) == again.passed, cli.output
+        assert again.headline.split("Gate ")[-1][:40] in " ".join(cli.output.split())

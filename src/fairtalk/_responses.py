@@ -37,6 +37,7 @@ __all__ = [
     "failed_response",
     "is_failure",
     "is_responses_file",
+    "loss_tally",
     "read_responses",
     "response_contexts",
     "response_texts",
@@ -599,3 +600,65 @@ def _row(r: Response) -> dict[str, object]:
     row: dict[str, object] = {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": response}
     row.update((k, v) for k, v in r.extra if k not in row)
     return row
+
+
+#: One row of :func:`loss_tally`: pairs asked in a dialogue, lost on side a only, side b only, both; dialogues so.
+TallyRow = tuple[int, int, int, int, int]
+
+
+def _lost_sides(records: Sequence[Response], empties: bool) -> tuple[bool, bool]:
+    """Whether a left-out pair's side a (b) was lost: missing or failed, or (``empties``) empty."""
+    found = {r.side: r for r in records}
+    lost = {side: side not in found or is_failure(found[side]) for side in ("a", "b")}
+    if empties or not any(lost.values()):  # a pair left out with both sides answered was dropped for an empty side
+        lost = {side: lost[side] or not found[side].response.strip() for side in ("a", "b")}
+    return lost["a"], lost["b"]
+
+
+def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[TallyRow, ...]:
+    per: dict[str, list[int]] = {}
+    for cluster in clusters:
+        per.setdefault(cluster, [0, 0, 0, 0])[0] += 1
+    by_pair: dict[str, list[Response]] = {}
+    for record in rs.left_out:
+        by_pair.setdefault(record.pair_id, []).append(record)
+    for pair_id, records in by_pair.items():
+        named = [dict(r.extra).get("cluster") for r in records]
+        cluster = next((str(c) for c in named if c is not None), f"pair:{pair_id}")
+        row = per.setdefault(cluster, [0, 0, 0, 0])
+        lost_a, lost_b = _lost_sides(records, empties)
+        row[0] += 1
+        row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
+    shapes: dict[tuple[int, int, int, int], int] = {}
+    for row in per.values():
+        shapes[(row[0], row[1], row[2], row[3])] = shapes.get((row[0], row[1], row[2], row[3]), 0) + 1
+    return tuple(sorted((*shape, n) for shape, n in shapes.items()))
+
+
+def loss_tally(rs: ResponseSet) -> tuple[TallyRow, ...]:
+    """The pairs asked per dialogue and those lost by side, as ``(asked, a_only, b_only, both, dialogues)`` rows.
+
+    Dialogues alike are one row (``dialogues`` counts them); a pair with no ``cluster`` is a
+    dialogue of its own. Empty when no pair was lost, when no pair names a dialogue, or when
+    the left-out records do not add up to the summary's loss counts (:data:`LOSS_KEYS`): the
+    gates then count pairs, as they did before the dialogues were recorded.
+
+    Examples
+    --------
+    >>> from fairtalk.records import Response
+    >>> def r(i, side, text, d):
+    ...     return Response(str(i), side, "c", text, (("cluster", d),))
+    >>> rs = read_responses([r(1, "a", "x", "d1"), r(1, "b", "y", "d1"), r(2, "a", "x", "d1"), r(3, "a", "x", "d2")])
+    >>> loss_tally(rs)
+    ((1, 0, 1, 0, 1), (2, 0, 1, 0, 1))
+    """
+    counts = tuple(int(rs.summary.get(k) or 0) for k in LOSS_KEYS)
+    kept = rs.clusters
+    if not any(counts) or (kept is None and not any(dict(r.extra).get("cluster") is not None for r in rs.left_out)):
+        return ()
+    clusters = [f"pair:{i}" for i in rs.pair_ids] if kept is None else list(kept)
+    for empties in (False, True):
+        tally = _tally(rs, clusters, empties)
+        if tuple(sum(row[k] * row[4] for row in tally) for k in (1, 2, 3)) == counts:
+            return tally
+    return ()

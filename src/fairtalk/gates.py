@@ -48,7 +48,7 @@ from enum import StrEnum
 
 from fairtalk.errors import SpecError
 from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, PairLosses, Verdict
-from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, paired_test, rate_equivalence
+from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect, paired_test, rate_equivalence
 
 __all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
 
@@ -178,30 +178,66 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     )
 
 
-def _loss_arrays(losses: PairLosses) -> tuple[list[int], list[int]]:
-    """Per pair asked, whether side a (b) was lost: the pairs tested lost neither."""
-    a = [1] * losses.a_only + [0] * losses.b_only + [1] * losses.both
-    b = [0] * losses.a_only + [1] * losses.b_only + [1] * losses.both
-    kept = losses.n_asked - len(a)
-    return a + [0] * kept, b + [0] * kept
+def _loss_arrays(losses: PairLosses) -> tuple[list[int], list[int], list[int] | None]:
+    """Per pair asked, whether side a (b) was lost, and its dialogue (None: not tallied); the pairs tested lost neither."""
+    a: list[int] = []
+    b: list[int] = []
+    if not losses.by_dialogue:
+        a = [1] * losses.a_only + [0] * losses.b_only + [1] * losses.both
+        b = [0] * losses.a_only + [1] * losses.b_only + [1] * losses.both
+        kept = losses.n_asked - len(a)
+        return a + [0] * kept, b + [0] * kept, None
+    clusters: list[int] = []
+    for asked, a_only, b_only, both, n_dialogues in losses.by_dialogue:
+        kept = asked - a_only - b_only - both
+        row_a = [1] * a_only + [0] * b_only + [1] * both + [0] * kept
+        row_b = [0] * a_only + [1] * b_only + [1] * both + [0] * kept
+        for _ in range(n_dialogues):
+            clusters += [len(a)] * asked  # the dialogue's id: where its pairs start
+            a += row_a
+            b += row_b
+    return a, b, clusters
 
 
-def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float) -> KeyDecision | None:
-    """The gate's failure on an axis' lost pairs, or None when the losses pass it."""
+def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float) -> str | None:
+    """Why the two sides' losses differ detectably (the paired rate test the measures use), or None."""
+    if clusters is None:
+        test = paired_test(a, b, kind="rate", method="mcnemar_exact")
+        name = "McNemar"
+    else:
+        test = paired_test(a, b, kind="rate", clusters=clusters)
+        name = "paired test by dialogue"
+    if test.p is not None and test.p < alpha:
+        return f"the sides' losses differ ({name} p {_number(test.p)} < {alpha:g})"
+    return None
+
+
+def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float, clustered: bool = False) -> KeyDecision | None:
+    """The gate's failure on an axis' lost pairs, or None when the losses pass it.
+
+    Where the axis counts dialogues (``clustered``) and the losses were tallied by dialogue,
+    dialogues are the units of the test, as they are of the measures'; without the tally (a
+    result written before it was recorded), pairs, and a failure says so.
+    """
     what = f"{axis}: answers lost on {losses.describe()}"
     if losses.unknown:
         return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")
-    a, b = _loss_arrays(losses)
+    a, b, clusters = _loss_arrays(losses)
+    if clustered and clusters is None:
+        what += " (pairs as units: the dialogues of the lost pairs were not recorded)"
     if gate is Gate.FAIL_ON_BIAS:
-        test = paired_test(a, b, kind="rate", method="mcnemar_exact")
-        if test.p is not None and test.p < alpha:
-            return KeyDecision(axis, None, False, f"{what}: the sides' losses differ (McNemar p {_number(test.p)} < {alpha:g})")
-        return None
-    shown = rate_equivalence(a, b, margin=LOSS_MARGIN, alpha=alpha)
+        differ = _losses_differ(a, b, clusters, alpha)
+        return None if differ is None else KeyDecision(axis, None, False, f"{what}: {differ}")
+    deff = 1.0 if clusters is None else max(1.0, design_effect(a, b, clusters) or 1.0)
+    shown = rate_equivalence(a, b, margin=LOSS_MARGIN, alpha=alpha, clusters=clusters, design_effect=deff)
     if shown.equivalent:
         return None
+    units = "" if clusters is None else ", dialogues as units"
     return KeyDecision(
-        axis, None, False, f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (TOST p {_number(shown.p)})"
+        axis,
+        None,
+        False,
+        f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (TOST p {_number(shown.p)}{units})",
     )
 
 
@@ -218,7 +254,7 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
             passed, reason = _on_bias(m, result.alpha) if gate is Gate.FAIL_ON_BIAS else _on_equivalence(m)
             decisions.append(KeyDecision(axis, m.name, passed, reason))
         losses = result.losses
-        lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha)
+        lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha, result.n_clusters is not None)
         if lost is not None:
             run.append(lost)
     tested = [m for r in results.values() for m in r.measures if m.primary and m.not_tested is None]
@@ -263,7 +299,11 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
     for axis in comparison.axes:
         losses = axis.candidate_losses
-        lost = None if losses is None else _on_losses(axis.axis, losses, Gate.FAIL_IF_WORSE, comparison.alpha)
+        lost = (
+            None
+            if losses is None
+            else _on_losses(axis.axis, losses, Gate.FAIL_IF_WORSE, comparison.alpha, axis.n_clusters is not None)
+        )
         if lost is not None:
             run.append(KeyDecision(axis.axis, None, False, f"candidate {lost.reason}"))
     what = "an axis only the baseline holds" if comparison.design == "paired" else "a group pair only the baseline has a gap for"

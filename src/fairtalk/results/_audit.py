@@ -56,6 +56,11 @@ class PairLosses(Codec):
     ``unknown`` counts pairs lost whose side was not recorded (a result written before fairtalk
     recorded it): the gates fail closed on them.
 
+    ``by_dialogue`` tallies the pairs asked per dialogue where the audit counted dialogues:
+    ``(asked, a_only, b_only, both, dialogues)`` rows, dialogues alike counted once. The gates
+    then take dialogues, not pairs, as the units of their test on the losses; empty (a result
+    written before the dialogues were recorded, or an audit that counts pairs): pairs are the units.
+
     Examples
     --------
     >>> losses = PairLosses(n_asked=500, a_only=0, b_only=125, both=0)
@@ -68,6 +73,7 @@ class PairLosses(Codec):
     b_only: int
     both: int
     unknown: int = 0
+    by_dialogue: tuple[tuple[int, int, int, int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
 
     @property
     def n_lost(self) -> int:
@@ -85,7 +91,9 @@ class PairLosses(Codec):
         return self.b_only + self.both
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, Any], n_pairs: int) -> PairLosses | None:
+    def from_summary(
+        cls, summary: Mapping[str, Any], n_pairs: int, by_dialogue: tuple[tuple[int, int, int, int, int], ...] = ()
+    ) -> PairLosses | None:
         """The losses an input summary counts beside ``n_pairs`` pairs tested (None when none was lost)."""
         a_only, b_only, both = (int(summary.get(k) or 0) for k in LOSS_KEYS)
         unknown = 0
@@ -94,7 +102,7 @@ class PairLosses(Codec):
         n_lost = a_only + b_only + both + unknown
         if not n_lost:
             return None
-        return cls(n_pairs + n_lost, a_only, b_only, both, unknown)
+        return cls(n_pairs + n_lost, a_only, b_only, both, unknown, by_dialogue if not unknown else ())
 
     def describe(self) -> str:
         """``"125 of 500 pairs (side a only 0, side b only 125, both 0)"``."""
@@ -409,6 +417,9 @@ class AuditResult(Codec, Result[str]):
     ``corpus_dialogue_sizes`` are the dialogues of the corpus' pairs the audit drew from, by size
     (``((pairs, dialogues), ...)``; only where the pairs name their dialogues): ``gate_pairs`` and
     ``fairtalk plan --gate --results`` count the dialogues a larger sample of it would span.
+    ``lost_by_dialogue`` tallies, where the audit counts dialogues and some pair was lost, the
+    pairs asked per dialogue and those lost by side (``((asked, a_only, b_only, both, dialogues), ...)``):
+    the gates test the losses by dialogue on it (see :attr:`losses`).
     ``corpus_differing_pairs`` counts the pairs whose two answers differ (None: no corpus measure
     ran): a corpus key's permutation test swaps only those, so ``fairtalk plan --gate --results``
     counts from their share the chance that a smaller sample holds the units that test needs.
@@ -445,6 +456,7 @@ class AuditResult(Codec, Result[str]):
     by_turn: ByTurnResult | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogue_sizes: tuple[tuple[int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
     corpus_differing_pairs: int | None = field(default=None, metadata=OMIT_DEFAULT)
+    lost_by_dialogue: tuple[tuple[int, int, int, int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "audit"
 
@@ -465,6 +477,7 @@ class AuditResult(Codec, Result[str]):
         "scorer_check",
         "measures",
         "input_summary",
+        "lost_by_dialogue",
         "divergent_pairs",
         "by_turn",
         "provenance",
@@ -499,14 +512,15 @@ class AuditResult(Codec, Result[str]):
         Read from ``input_summary`` (``n_lost_a_only``, ``n_lost_b_only``, ``n_lost_both``), which
         ``results.json`` carries: the gates (:func:`fairtalk.gates.evaluate`) decide on it. A result
         written before the sides were recorded, whose pairs left out (``n_pairs_with_errors``,
-        ``n_empty_dropped``, ``n_missing_side``) carry no side, has them as ``unknown``.
+        ``n_empty_dropped``, ``n_missing_side``) carry no side, has them as ``unknown``. Where the
+        audit counts dialogues, ``lost_by_dialogue`` (its ``by_dialogue``) tallies them per dialogue.
 
         Examples
         --------
         >>> AuditResult("gender", ("m", "f"), 375, (), input_summary={"n_lost_b_only": 125}).losses.describe()
         '125 of 500 pairs (side a only 0, side b only 125, both 0)'
         """
-        return PairLosses.from_summary(self.input_summary, self.n_pairs)
+        return PairLosses.from_summary(self.input_summary, self.n_pairs, self.lost_by_dialogue)
 
     def detected(self) -> tuple[str, ...]:
         """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).

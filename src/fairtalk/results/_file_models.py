@@ -388,6 +388,11 @@ class AuditResultFile(_Open):
     scorer_check: dict[str, ScorerCheck] | None = None
     measures: dict[str, Measure]
     input_summary: dict[str, Any] | None = None
+    lost_by_dialogue: list[Annotated[list[Count], Field(min_length=5, max_length=5)]] | None = Field(
+        default=None,
+        description="where the audit counts dialogues and a pair was lost: per dialogue alike, [pairs asked, lost on "
+        "side a only, side b only, both, dialogues]",
+    )
     divergent_pairs: list[DivergentPair] | None = None
     by_turn: ByTurn | None = None
     manifest: Manifest | None = None

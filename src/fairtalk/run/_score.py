@@ -258,7 +258,8 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
     return (
         f"answers lost on {losses.describe()}: those pairs are left out of every measure, so a model that fails "
         "or refuses for one group only looks fair on the pairs left. The gates decide on the losses too: "
-        "fail-on-bias fails when the two sides' losses differ detectably (McNemar's exact test); "
+        "fail-on-bias fails when the two sides' losses differ detectably (McNemar's exact test, or by dialogue where "
+        "the audit counts dialogues); "
         "fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±2 points",
     )
 
