@@ -266,3 +266,27 @@ def test_plan_gate_plans_the_check_of_a_pilots_pairs_lost_on_one_side(tmp_path) 
     without = tmp_path / "none.json"
     without.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": {"length": length}}))
     assert "pairs_lost_by_side" not in runner.invoke(app, ["plan", "--gate", "--results", str(without)]).output
+
+
+def test_plan_gate_plans_lost_pairs_by_dialogue_where_the_pilot_tallied_them(tmp_path) -> None:  # noqa: ANN001
+    """Losses tallied by dialogue are planned with their design effect, as the gate tests them (dialogues as units)."""
+    length = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 1.0, "primary": True}
+    pilot = {
+        "n_pairs": 200,
+        "n_clusters": 43,
+        "alpha": 0.05,
+        "measures": {"length": length},
+        "input_summary": {"n_lost_a_only": 10, "n_lost_b_only": 20},
+        "corpus_dialogue_sizes": [[5, 40], [10, 3]],
+        # 1 dialogue of 10 pairs lost side a on all, 2 lost side b on all; 40 dialogues of 5 lost nothing
+        "lost_by_dialogue": [[10, 10, 0, 0, 1], [10, 0, 10, 0, 2], [5, 0, 0, 0, 40]],
+    }
+    tallied, by_pair = tmp_path / "tallied.json", tmp_path / "by_pair.json"
+    tallied.write_text(json.dumps(pilot))
+    by_pair.write_text(json.dumps({k: v for k, v in pilot.items() if k != "lost_by_dialogue"}))
+    clustered = runner.invoke(app, ["plan", "--gate", "--results", str(tallied)])
+    pairs_only = runner.invoke(app, ["plan", "--gate", "--results", str(by_pair)])
+    assert clustered.exit_code == 0 and pairs_only.exit_code == 0, clustered.output + pairs_only.output
+    deff = re.search(r"pairs_lost_by_side \(rate\):.*?design effect ([\d.]+)", " ".join(clustered.output.split()))
+    assert deff is not None and float(deff.group(1)) > 5  # whole dialogues lost: about the pairs per dialogue
+    assert _gate_pairs(clustered.output)["pairs_lost_by_side"] > _gate_pairs(pairs_only.output)["pairs_lost_by_side"]

@@ -178,27 +178,6 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     )
 
 
-def _loss_arrays(losses: PairLosses) -> tuple[list[int], list[int], list[int] | None]:
-    """Per pair asked, whether side a (b) was lost, and its dialogue (None: not tallied); the pairs tested lost neither."""
-    a: list[int] = []
-    b: list[int] = []
-    if not losses.by_dialogue:
-        a = [1] * losses.a_only + [0] * losses.b_only + [1] * losses.both
-        b = [0] * losses.a_only + [1] * losses.b_only + [1] * losses.both
-        kept = losses.n_asked - len(a)
-        return a + [0] * kept, b + [0] * kept, None
-    clusters: list[int] = []
-    for asked, a_only, b_only, both, n_dialogues in losses.by_dialogue:
-        kept = asked - a_only - b_only - both
-        row_a = [1] * a_only + [0] * b_only + [1] * both + [0] * kept
-        row_b = [0] * a_only + [1] * b_only + [1] * both + [0] * kept
-        for _ in range(n_dialogues):
-            clusters += [len(a)] * asked  # the dialogue's id: where its pairs start
-            a += row_a
-            b += row_b
-    return a, b, clusters
-
-
 def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float) -> str | None:
     """Why the two sides' losses differ detectably (the paired rate test the measures use), or None."""
     if clusters is None:
@@ -222,7 +201,7 @@ def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float, clustere
     what = f"{axis}: answers lost on {losses.describe()}"
     if losses.unknown:
         return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")
-    a, b, clusters = _loss_arrays(losses)
+    a, b, clusters = losses.flags()
     if clustered and clusters is None:
         what += " (pairs as units: the dialogues of the lost pairs were not recorded)"
     if gate is Gate.FAIL_ON_BIAS:

@@ -285,41 +285,62 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
             out.append(_GateRow(key, kind, sd, margin, deff, pilot_gap=gap))
     if not out:
         fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
-    losses = _loss_row(data, n_pairs)
+    losses = _loss_row(data, n_pairs, sizes if clustered else ())
     if losses is not None:
         out.append(losses)
     return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
 
 
-def _loss_row(data: Mapping[str, Any], n_pairs: int | None) -> _GateRow | None:
+def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[int, int], ...]) -> _GateRow | None:
     """The gates' check of a pilot's pairs lost on one side, planned as a rate (None when the pilot lost none).
 
     A lost side is a paired 0/1 outcome over every pair asked (:mod:`fairtalk.gates`), held within
-    ±``LOSS_MARGIN``; a pilot whose losses differ detectably beyond it gets ``pilot_gap``.
+    ±``LOSS_MARGIN``: by dialogue where the pilot tallied its losses by dialogue (its design effect
+    and the corpus' dialogue ``sizes``), else by pair. A pilot whose losses differ detectably (the
+    gate's own paired test) beyond the margin gets ``pilot_gap``.
     """
-    from scipy.stats import binomtest
-
     from fairtalk.gates import LOSS_MARGIN
     from fairtalk.results import PairLosses
+    from fairtalk.stats import design_effect, paired_test
 
     summary = data.get("input_summary")
     if not isinstance(summary, Mapping) or not n_pairs:
         return None
     try:
-        losses = PairLosses.from_summary(summary, n_pairs)
+        losses = PairLosses.from_summary(summary, n_pairs, _loss_tally(data.get("lost_by_dialogue")))
     except (TypeError, ValueError):  # a hand-edited summary: not planned
         return None
     if losses is None or losses.unknown or not losses.n_asked:
         return None
     n = losses.n_asked
+    a, b, clusters = losses.flags()
     gap, discordant = (losses.lost_a - losses.lost_b) / n, (losses.a_only + losses.b_only) / n
     alpha = data.get("alpha")
     alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else 0.05
-    detected = discordant > 0 and binomtest(losses.a_only, losses.a_only + losses.b_only).pvalue < alpha
+    method = "mcnemar_exact" if clusters is None else None
+    p = paired_test(a, b, kind="rate", clusters=clusters, method=method).p if discordant else None
+    beyond = gap if p is not None and p < alpha and abs(gap) > LOSS_MARGIN else None
     sd = math.sqrt(max(discordant - gap**2, 0.0))
     rate = (losses.lost_a + losses.lost_b) / (2 * n)
-    beyond = gap if detected and abs(gap) > LOSS_MARGIN else None
-    return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, 1.0, discordant, rate, pilot_gap=beyond)
+    if clusters is None:
+        return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, 1.0, discordant, rate, pilot_gap=beyond)
+    deff = max(1.0, design_effect(a, b, clusters) or 1.0)
+    per_unit = n / len(set(clusters))
+    return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, deff, discordant, rate, per_unit, sizes, pilot_gap=beyond)
+
+
+def _loss_tally(value: Any) -> tuple[tuple[int, int, int, int, int], ...]:
+    """A pilot's ``lost_by_dialogue`` as rows ``(asked, a_only, b_only, both, dialogues)``; empty where not that shape."""
+    if not isinstance(value, list):
+        return ()
+    rows = []
+    for row in value:
+        ok = isinstance(row, list) and len(row) == 5
+        ok = ok and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 10**9 for x in row)
+        if not ok or row[0] < row[1] + row[2] + row[3] or row[4] < 1:
+            return ()
+        rows.append((row[0], row[1], row[2], row[3], row[4]))
+    return tuple(rows)
 
 
 def _beyond_margin(row: Mapping[str, Any], margin: Any) -> float | None:

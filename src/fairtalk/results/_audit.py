@@ -104,6 +104,30 @@ class PairLosses(Codec):
             return None
         return cls(n_pairs + n_lost, a_only, b_only, both, unknown, by_dialogue if not unknown else ())
 
+    def flags(self) -> tuple[list[int], list[int], list[int] | None]:
+        """Per pair asked, whether side a (b) was lost, and its dialogue (None: not tallied); the pairs tested lost neither.
+
+        The paired 0/1 outcomes the gates test (:mod:`fairtalk.gates`): a dialogue's id is where its
+        pairs start.
+        """
+        a: list[int] = []
+        b: list[int] = []
+        if not self.by_dialogue:
+            a = [1] * self.a_only + [0] * self.b_only + [1] * self.both
+            b = [0] * self.a_only + [1] * self.b_only + [1] * self.both
+            kept = self.n_asked - len(a)
+            return a + [0] * kept, b + [0] * kept, None
+        clusters: list[int] = []
+        for asked, a_only, b_only, both, n_dialogues in self.by_dialogue:
+            kept = asked - a_only - b_only - both
+            row_a = [1] * a_only + [0] * b_only + [1] * both + [0] * kept
+            row_b = [0] * a_only + [1] * b_only + [1] * both + [0] * kept
+            for _ in range(n_dialogues):
+                clusters += [len(a)] * asked
+                a += row_a
+                b += row_b
+        return a, b, clusters
+
     def describe(self) -> str:
         """``"125 of 500 pairs (side a only 0, side b only 125, both 0)"``."""
         unknown = f", side not recorded {self.unknown:,}" if self.unknown else ""
