@@ -88,6 +88,7 @@ def test_compare_without_fail_if_worse_shows_no_gate_outcome(tmp_path: Path, toy
     done = runner.invoke(app, [*args, "-o", str(tmp_path / "cmp2"), "--fail-if-worse"])
     assert done.exit_code == 1
     assert "Gate fail-if-worse: FAILED" in (tmp_path / "cmp2" / "report.md").read_text()
+    assert " ".join(done.output.split()).count("Gate fail-if-worse: FAILED") == 1  # said once on the console, not twice
 
 
 def test_audit_with_a_baseline_model_and_fail_if_worse_renders_that_gate(tmp_path: Path, toys: tuple[Path, Path]) -> None:

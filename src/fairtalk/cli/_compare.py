@@ -125,13 +125,13 @@ def show_comparison(
         print_json(versioned(result.to_dict() if json_key is None else {json_key: result.to_dict()}))
     else:
         console.print(model_comparison_table(result, width=console.width))
-    for line in gate_lines(result, gated=gate):
+    outcome = evaluate(result, Gate.FAIL_IF_WORSE)
+    for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():
         info(f"wrote {path}")
     results, gates = audit if audit is not None else (None, ())
     write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
-    outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if gate and not outcome.passed:
         say(f"--fail-if-worse: {outcome.headline}", style="bold red")
         for failure in outcome.failures:
