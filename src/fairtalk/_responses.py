@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -629,9 +630,7 @@ def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[Tal
         lost_a, lost_b = _lost_sides(records, empties)
         row[0] += 1
         row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
-    shapes: dict[tuple[int, int, int, int], int] = {}
-    for row in per.values():
-        shapes[(row[0], row[1], row[2], row[3])] = shapes.get((row[0], row[1], row[2], row[3]), 0) + 1
+    shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
     return tuple(sorted((*shape, n) for shape, n in shapes.items()))
 
 

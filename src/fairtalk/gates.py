@@ -22,8 +22,10 @@ axis lost any pair, a lost side is taken as a paired binary outcome over every p
 not) and the gate decides on it too, with the audit's α: ``fail-unless-equivalent`` and
 ``fail-if-worse`` (on the candidate's losses) fail unless the loss rates of the two sides are shown
 equivalent within ±:data:`LOSS_MARGIN` (:func:`fairtalk.stats.rate_equivalence`); ``fail-on-bias``
-fails when they differ detectably (McNemar's exact test). Losses whose side was not recorded fail
-every gate. With no pair lost nothing changes.
+fails when they differ detectably (McNemar's exact test). Where the audit counts dialogues and the
+losses were tallied by dialogue (:attr:`~fairtalk.results.PairLosses.by_dialogue`), dialogues are
+the units of both tests, as of the measures'. Losses whose side was not recorded fail every gate.
+With no pair lost nothing changes.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself

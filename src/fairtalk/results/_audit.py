@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairtalk._codec import INLINE, OMIT_DEFAULT, SKIP, Codec, key, keyed
+from fairtalk._responses import LOSS_KEYS  # input_summary's counts of the pairs lost, by side
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import Provenance
@@ -40,10 +41,6 @@ _MSG_MANIFEST_DEPRECATED = (
 
 #: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
 NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
-
-
-#: ``input_summary``'s counts of the pairs left out by the side(s) lost: side a only, side b only, both.
-LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
 
 
 @dataclass(frozen=True, slots=True)

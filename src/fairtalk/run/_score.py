@@ -13,6 +13,7 @@ import numpy as np
 from fairtalk._responses import ResponseSet, read_responses, response_contexts, response_texts, responses_from_texts
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
+from fairtalk.gates import LOSS_MARGIN
 from fairtalk.inference import (
     MAX_PERMUTATIONS,
     METHODS,
@@ -260,7 +261,7 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
         "or refuses for one group only looks fair on the pairs left. The gates decide on the losses too: "
         "fail-on-bias fails when the two sides' losses differ detectably (McNemar's exact test, or by dialogue where "
         "the audit counts dialogues); "
-        "fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±2 points",
+        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} points",
     )
 
 
