@@ -147,3 +147,20 @@ def test_a_requested_gate_is_in_the_index_and_the_json(tmp_path: Path, toys: tup
     assert done.exit_code == 0
     assert "gates" not in json.loads(done.stdout)
     assert "data-gate" not in (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")
+
+
+def test_each_axis_report_states_the_gate_requested_and_only_then(tmp_path: Path, toys: tuple[Path, Path]) -> None:
+    """Review finding: the per-axis report.md and report.html did not say whether the gate requested passed."""
+    code, _ = _audit(tmp_path, toys, "equiv", "biased", "--fail-unless-equivalent")
+    assert code == 1
+    md = (tmp_path / "equiv" / "gender" / "report.md").read_text(encoding="utf-8")
+    assert "## Gate requested" in md and "**Gate fail-unless-equivalent: FAILED — " in md
+    assert "On this axis (gender): FAILED." in md and "- offense\\_rate: FAILED — " in md
+    html = (tmp_path / "equiv" / "gender" / "report.html").read_text(encoding="utf-8")
+    assert 'data-gate="fail-unless-equivalent" data-passed="false"' in html
+    assert "Gate fail-unless-equivalent: FAILED" in html
+    code, _ = _audit(tmp_path, toys, "none", "biased")
+    assert code == 0
+    md = (tmp_path / "none" / "gender" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "none" / "gender" / "report.html").read_text(encoding="utf-8")
+    assert "Gate requested" not in md and "Gate fail-" not in md and "data-gate" not in html and "Gate fail-" not in html

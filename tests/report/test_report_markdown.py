@@ -87,3 +87,27 @@ def test_markdown_escapes_hostile_group_names(result) -> None:
 def test_summary_rows_flag_significance(result) -> None:
     flags = {r.name: r.significant for r in summary_rows(result)}
     assert flags["offense_rate"] and not flags["length"] and not flags["refusal_rate"]
+
+
+def test_each_axis_page_states_the_run_s_gate_and_only_its_own_decisions(result) -> None:
+    """Review finding: the axis pages did not state the gate requested; they read evaluate's decisions, never decide."""
+    from fairtalk.gates import evaluate
+    from fairtalk.report import render_html
+
+    assert result.losses is not None  # the fixture's losses fail every gate (their sides are not recorded)
+    gender = dataclasses.replace(result, input_summary={k: v for k, v in result.input_summary.items() if k != "n_missing_side"})
+    race = dataclasses.replace(result, axis="race", groups=("x", "y"))
+    outcome = evaluate({"gender": gender, "race": race}, "fail-on-bias")
+    assert not outcome.passed and all(d.passed for d in outcome.decisions)  # only race's lost pairs fail it
+    md = render_markdown(gender, gates=[outcome])
+    section = md.split("## Gate requested\n")[1].split("\n## ")[0]
+    assert f"**{md_escape(outcome.headline)}**" in section and "Gate fail-on-bias: FAILED" in section
+    assert "On this axis (gender): passed." in section
+    ours = [d for d in outcome.decisions if d.axis == "gender"]
+    items = [line for line in section.splitlines() if line.startswith("- ")]
+    assert items == [f"- {md_escape(d.key or '')}: passed — {md_escape(d.reason)}." for d in ours]  # not race's
+    md = render_markdown(race, gates=[outcome])
+    assert "On this axis (race): FAILED." in md and "- FAILED — race: answers lost on 3 of" in md
+    html = render_html(gender, plots=False, gates=[outcome])
+    assert 'data-gate="fail-on-bias" data-passed="false"' in html and "On this axis (gender)" in html
+    assert "Gate requested" not in render_markdown(gender) and "data-gate" not in render_html(gender, plots=False)

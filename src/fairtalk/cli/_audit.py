@@ -225,7 +225,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary, write_index
+    from fairtalk.report import previous_axes, rich_table, sequential_summary, write_gates
 
     store_path: object = None
     try:
@@ -242,7 +242,7 @@ def audit(  # noqa: C901, PLR0915
     except KeyboardInterrupt:
         interrupted(store_path)
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
-    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested: their outcomes go in the JSON and the index
+    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested: in the JSON, the index and the pages
     if json_out:
         from fairtalk.results import versioned
 
@@ -295,8 +295,8 @@ def audit(  # noqa: C901, PLR0915
                     style="bold red" if row.detected() else None,
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
-    if outcomes:  # the index says whether each gate requested passed
-        write_index(run, output, gates=outcomes)
+    if outcomes:  # each axis' pages and the index say whether each gate requested passed
+        write_gates(run, output, outcomes)
     info(f"wrote {Path(output) / 'index.html'}")
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))

@@ -8,7 +8,7 @@ page; a prompts analysis its own (:mod:`.prompt_analysis`). The report consumes 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, jsonable
@@ -24,6 +24,7 @@ from fairtalk.files import (
     ensure_folder,
     staged,
 )
+from fairtalk.gates import GateOutcome
 from fairtalk.report._comparison import (
     COMPARISON_FILES,
     comparison_rich_table,
@@ -43,6 +44,7 @@ from fairtalk.report._index import (
     previous_entries,
     render_index,
     sequential_summary,
+    write_gates,
     write_index,
     write_run,
 )
@@ -115,6 +117,7 @@ __all__ = [
     "rich_table",
     "summary_rows",
     "write_comparison",
+    "write_gates",
     "write_index",
     "write_prompts_report",
     "write_report",
@@ -136,6 +139,7 @@ def write_report(
     out_dir: str | os.PathLike[str],
     *,
     formats: Iterable[str] = FORMATS,
+    gates: Sequence[GateOutcome] = (),
 ) -> dict[str, Path]:
     """Write the report files for ``result`` into ``out_dir`` (created if missing).
 
@@ -151,6 +155,9 @@ def write_report(
     formats : iterable of str
         Any of ``"json"`` (results.json), ``"csv"`` (results.csv), ``"md"`` (report.md)
         and ``"html"`` (report.html).
+    gates : sequence of GateOutcome
+        The outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which report.md
+        and report.html state; none (the default): no gate is shown.
 
     Returns
     -------
@@ -168,7 +175,7 @@ def write_report(
     formats = check_formats(formats)
     folder = Path(out_dir)
     with staged(folder) as staging:
-        write_formats(result, staging, formats)
+        write_formats(result, staging, formats, gates=gates)
     paths = {name: folder / FILE_NAMES[name] for name in formats}
     return {**paths, "judge": folder / JUDGE_FILE} if result.judge_answers else paths
 

@@ -6,13 +6,14 @@ files through :func:`write_formats`; the names live here once, for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fairtalk._jsonl import jsonable, write_records
 from fairtalk.errors import SpecError
 from fairtalk.files import atomic_writer, ensure_folder
+from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._csv_report import write_csv
 from fairtalk.report._html import write_html
@@ -20,7 +21,7 @@ from fairtalk.report._json_report import write_json
 from fairtalk.report._markdown import write_markdown
 from fairtalk.results import AuditResult, SimilarityResult
 
-__all__ = ["FILE_NAMES", "FORMATS", "JUDGE_FILE", "check_formats", "write_formats"]
+__all__ = ["FILE_NAMES", "FORMATS", "JUDGE_FILE", "PAGE_FORMATS", "check_formats", "write_formats", "write_pages"]
 
 #: File written for each format, inside the output folder.
 FILE_NAMES = {"json": "results.json", "csv": "results.csv", "md": "report.md", "html": "report.html"}
@@ -34,6 +35,10 @@ _WRITERS: dict[str, Callable[[AuditResult, Path], Path]] = {
     "md": write_markdown,
     "html": write_html,
 }
+#: The pages (report.md, report.html): they also show the similarity test, the pairs' validity, the turns and the gates.
+_PAGES = {"md": write_markdown, "html": write_html}
+#: The formats that are pages.
+PAGE_FORMATS = tuple(_PAGES)
 _MSG_UNKNOWN_FORMAT = "unknown report format {given!r}"
 
 
@@ -54,23 +59,45 @@ def write_formats(
     similarity: SimilarityResult | None = None,
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
 ) -> None:
     """Write each format's file into ``folder`` (created), atomically one by one.
 
-    The pages also show ``similarity``, the pairs' validity and, from ``run_config`` (the
-    audit run's config), the turns in their header. A result with judge answers also gets
-    ``judge.jsonl`` (:data:`JUDGE_FILE`).
+    The pages also show ``similarity``, the pairs' validity, from ``run_config`` (the audit
+    run's config) the turns in their header, and the outcomes of ``gates`` (the gates requested)
+    on this axis. A result with judge answers also gets ``judge.jsonl`` (:data:`JUDGE_FILE`).
     """
     ensure_folder(folder)
     if result.judge_answers:
         with atomic_writer(folder / JUDGE_FILE) as handle:
             write_records(handle, (jsonable(answer.to_dict()) for answer in result.judge_answers))
     for name in formats:
-        if name == "md":
-            write_markdown(
-                result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check, run_config=run_config
+        if name in _PAGES:
+            write_pages(
+                result, folder, (name,), similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates
             )
-        elif name == "html":
-            write_html(result, folder / FILE_NAMES[name], similarity=similarity, pairs_check=pairs_check, run_config=run_config)
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])
+
+
+def write_pages(
+    result: AuditResult,
+    folder: Path,
+    formats: Iterable[str] = PAGE_FORMATS,
+    *,
+    similarity: SimilarityResult | None = None,
+    pairs_check: PairsCheck | None = None,
+    run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
+) -> None:
+    """Write the pages among ``formats`` (``md``: report.md, ``html``: report.html) into ``folder``, each atomically."""
+    for name in formats:
+        if name in _PAGES:
+            _PAGES[name](
+                result,
+                folder / FILE_NAMES[name],
+                similarity=similarity,
+                pairs_check=pairs_check,
+                run_config=run_config,
+                gates=gates,
+            )

@@ -11,11 +11,13 @@ from typing import Any
 
 from fairtalk._templating import jinja_environment
 from fairtalk.files import write_text_atomic
+from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import scorer_check_items
 from fairtalk.report._decoding import result_decoding, result_header
 from fairtalk.report._gate_pairs import gate_pairs_line
+from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._plots import bar_chart_png, by_turn_png, png_data_uri
@@ -97,6 +99,7 @@ def render_html(
     similarity: SimilarityResult | None = None,
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
 ) -> str:
     """The self-contained HTML report.
 
@@ -117,6 +120,9 @@ def render_html(
         ``pairs_check.json`` beside the report.
     run_config : mapping, optional
         The audit run's config (``AuditRun.config``): the header then names its turns.
+    gates : sequence of GateOutcome
+        The outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a section
+        states for this axis; none requested (the default), none is shown.
     """
     rows = summary_rows(result)
     primary = [m for m in result.measures if m.primary]
@@ -177,6 +183,7 @@ def render_html(
         "validity_file": PAIRS_CHECK_FILE,
         "validity_flag": bool(pairs_check and pairs_check.n_leftover),
         "by_turn": _by_turn(result, plots),
+        "gates": axis_gates(result.axis, gates),
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
@@ -203,8 +210,10 @@ def write_html(
     similarity: SimilarityResult | None = None,
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
 ) -> Path:
-    """Write ``report.html`` to ``path`` and return it."""
+    """Write ``report.html`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    write_text_atomic(path, render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))
+    page = render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    write_text_atomic(path, page)
     return path

@@ -25,7 +25,7 @@ from fairtalk.files import (
 )
 from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
-from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
+from fairtalk.report._formats import FILE_NAMES, FORMATS, PAGE_FORMATS, check_formats, write_formats, write_pages
 from fairtalk.report._html import _version
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
@@ -54,6 +54,7 @@ __all__ = [
     "previous_entries",
     "render_index",
     "sequential_summary",
+    "write_gates",
     "write_index",
     "write_run",
 ]
@@ -256,6 +257,29 @@ def write_index(run: AuditRun, out_dir: str | os.PathLike[str], *, gates: Sequen
     return folder / INDEX_FILE
 
 
+def write_gates(run: AuditRun, out_dir: str | os.PathLike[str], gates: Sequence[GateOutcome]) -> Path:
+    """State the requested gates' outcomes in a run already written into ``out_dir``; return the index path.
+
+    ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, once the
+    run is known. Each axis' report.md and report.html there (those written) are written again
+    with a section stating them on that axis, each file atomically; then the index and run.json
+    (:func:`write_index`), last, so an index that shows the gates follows the pages that do.
+    """
+    folder = Path(out_dir)
+    for axis_run in run.axes.values():
+        sub = folder / axis_run.folder
+        write_pages(
+            axis_run.result,
+            sub,
+            [name for name in PAGE_FORMATS if (sub / FILE_NAMES[name]).is_file()],
+            similarity=axis_run.similarity,
+            pairs_check=axis_run.pairs_check,
+            run_config=run.config,
+            gates=gates,
+        )
+    return write_index(run, folder, gates=gates)
+
+
 def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None, gates: Sequence[GateOutcome] = ()) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
@@ -355,11 +379,14 @@ def check_run_folder(out_dir: str | os.PathLike[str], axes: Sequence[str], input
     return folders
 
 
-def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = None) -> RunFiles:
+def write_run(
+    run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = None, gates: Sequence[GateOutcome] = ()
+) -> RunFiles:
     """Write the whole run into ``out_dir``: per axis its files, then the index and ``run.json``.
 
     Per axis: its report, ``pairs.jsonl`` and ``responses.jsonl``. Every file of a run is
-    written here (``audit`` only computes).
+    written here (``audit`` only computes). ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`)
+    of the gates requested, which the index and each axis' pages state (none: no gate shown).
 
     Everything is written into a staging folder and swapped in at the end, replacing the
     previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the
@@ -391,6 +418,7 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = 
                 similarity=axis_run.similarity,
                 pairs_check=axis_run.pairs_check,
                 run_config=run.config,
+                gates=gates,
             )
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:
@@ -406,5 +434,5 @@ def write_run(run: AuditRun, out_dir: str | os.PathLike[str], *, formats: Any = 
                 axis_run.similarity.write(sub / SIMILARITY_FILE)
                 paths["similarity"] = folder / axis_run.folder / SIMILARITY_FILE
             written[axis_run.axis] = MappingProxyType(paths)
-        _write_index_files(run, staging)
+        _write_index_files(run, staging, gates=gates)
     return RunFiles(index=folder / INDEX_FILE, run=folder / RUN_FILE, axes=MappingProxyType(written))

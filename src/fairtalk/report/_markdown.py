@@ -5,16 +5,18 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fairtalk.files import write_text_atomic
+from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import FLAG, scorer_check_items
 from fairtalk.report._decoding import result_decoding, result_header
 from fairtalk.report._gate_pairs import gate_pairs_line
+from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
 from fairtalk.report._plain_summary import plain_summary
@@ -59,10 +61,13 @@ def render_markdown(
     similarity: SimilarityResult | None = None,
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
 ) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
     ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
+    ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a
+    section states for this axis; none requested, none is shown.
     """
     rows = summary_rows(result)
     group_a, group_b = result.groups
@@ -128,6 +133,7 @@ def render_markdown(
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
+    lines += _gate_markdown(result.axis, gates)
     if labelled := labelled_lines(result):
         lines += [
             "",
@@ -142,6 +148,24 @@ def render_markdown(
     lines += _by_turn_markdown(result)
     lines += _divergent_markdown(result)
     return "\n".join(lines) + "\n"
+
+
+def _gate_markdown(axis: str, gates: Sequence[GateOutcome]) -> list[str]:
+    """The "Gate requested" section: each gate's headline, its outcome on ``axis`` and its decisions there (none without a gate)."""
+    shown = axis_gates(axis, gates)
+    if not shown:
+        return []
+    lines = ["", f"## Gate{'s' if len(shown) > 1 else ''} requested"]
+    for gate in shown:
+        lines += [
+            "",
+            f"**{md_escape(gate.headline)}**",
+            "",
+            f"On this axis ({md_escape(axis)}): {outcome_word(gate.axis_passed)}.",
+            "",
+            *(f"- {md_escape(line)}." for line in gate.lines()),
+        ]
+    return lines
 
 
 def _by_turn_markdown(result: AuditResult) -> list[str]:
@@ -203,8 +227,10 @@ def write_markdown(
     similarity: SimilarityResult | None = None,
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
+    gates: Sequence[GateOutcome] = (),
 ) -> Path:
-    """Write ``report.md`` to ``path`` and return it."""
+    """Write ``report.md`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    write_text_atomic(path, render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config))
+    text = render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    write_text_atomic(path, text)
     return path
