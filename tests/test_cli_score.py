@@ -369,3 +369,37 @@ def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbi
     assert [w for w in warnings if w.startswith(expected)] and expected in (tmp_path / "out" / "report.md").read_text()
     clean = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "clean"), "--measures", "length")
     assert clean.exit_code == 0 and "same context" not in clean.output
+
+
+@pytest.mark.parametrize(("gate", "fixture"), [("--fail-on-bias", "biased"), ("--fail-on-bias", "unbiased")])
+def test_score_json_holds_the_gate_requested_and_its_outcome_is_the_exit_code(
+    gate: str, fixture: str, request: pytest.FixtureRequest, tmp_path
+) -> None:
+    """Review finding: `score --json` did not carry the gate's outcome that `audit --json` holds in `gates`."""
+    responses = request.getfixturevalue(fixture)
+    done = _score("--responses", str(responses), "--axis", "gender", "-o", str(tmp_path / "r"), gate, "--json", "-q")
+    assert done.exit_code in (0, 1), done.output
+    document = json.loads(done.stdout)
+    (outcome,) = document["gates"]
+    assert outcome["gate"] == gate.removeprefix("--") and outcome["passed"] is (done.exit_code == 0)
+    assert outcome["passed"] is (fixture == "unbiased")
+    assert outcome["headline"].startswith(f"Gate {outcome['gate']}: {'passed' if outcome['passed'] else 'FAILED'}")
+    assert {k: v for k, v in document.items() if k != "gates"} == json.loads((tmp_path / "r" / "results.json").read_text())
+    done = _score("--responses", str(responses), "--axis", "gender", "-o", str(tmp_path / "plain"), "--json", "-q")
+    assert done.exit_code == 0 and "gates" not in json.loads(done.stdout)
+
+
+def test_score_report_states_the_gate_requested_and_only_then(biased, tmp_path) -> None:
+    """Review finding: report.md and report.html of `score -o DIR --fail-on-bias` did not say whether the gate passed."""
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(tmp_path / "g"), "--fail-on-bias", "-q")
+    assert done.exit_code == 1, done.output
+    md = (tmp_path / "g" / "report.md").read_text(encoding="utf-8")
+    assert "## Gate requested" in md and "**Gate fail-on-bias: FAILED — " in md
+    assert "On this axis (gender): FAILED." in md and "- offense\\_rate: FAILED — difference detected" in md
+    html = (tmp_path / "g" / "report.html").read_text(encoding="utf-8")
+    assert 'data-gate="fail-on-bias" data-passed="false"' in html and "Gate fail-on-bias: FAILED" in html
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(tmp_path / "n"), "-q")
+    assert done.exit_code == 0, done.output
+    md = (tmp_path / "n" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "n" / "report.html").read_text(encoding="utf-8")
+    assert "Gate requested" not in md and "Gate fail-" not in md and "data-gate" not in html and "Gate fail-" not in html

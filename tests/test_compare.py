@@ -295,3 +295,17 @@ def test_a_verdict_never_stands_beside_an_interval_that_holds_zero(runs: dict[st
             if r.p_change is not None and r.change_ci != (None, None) and not r.identical:
                 assert (r.p_change < comparison.alpha) == _interval_excludes_zero(r.change_ci), r
     assert {Change.REGRESSED, Change.IMPROVED} <= verdicts
+
+
+def test_compare_json_holds_the_gate_requested_as_audit_json_does(runs: dict[str, Path]) -> None:
+    """Review finding: `compare --json --fail-if-worse` did not carry the gate's outcome; `audit --json` does (`gates`)."""
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "--fail-if-worse", "--json")
+    assert done.exit_code == 1, done.output
+    (outcome,) = json.loads(done.stdout)["gates"]
+    assert outcome["gate"] == "fail-if-worse" and outcome["passed"] is False
+    assert outcome["headline"].startswith("Gate fail-if-worse: FAILED")
+    assert "gender/offense_rate" in [failure["name"] for failure in outcome["failures"]]
+    done = _compare(str(runs["gap"]), str(runs["fair"]), "--fail-if-worse", "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout)["gates"][0]["passed"] is True
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "--json")  # no gate requested: none shown
+    assert done.exit_code == 0 and "gates" not in json.loads(done.stdout)

@@ -50,7 +50,10 @@ def compare(
         None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
     ),
     json_out: bool = typer.Option(
-        False, "--json", help="Write the comparison (results.json's content) to stdout; messages go to stderr."
+        False,
+        "--json",
+        help="Write the comparison (results.json's content, with `gates`, --fail-if-worse's outcome, when it is given) to "
+        "stdout; messages go to stderr.",
     ),
     junit: str | None = typer.Option(
         None,
@@ -110,7 +113,8 @@ def show_comparison(
 ) -> int:
     """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
 
-    Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given), its gate
+    Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given; when ``gate``,
+    with ``gates`` holding ``--fail-if-worse``'s outcome, as ``audit --json`` holds its gates'), its gate
     lines and the files written, and writes ``--junit`` and the job summary (never appended to one of
     ``protected``, the run's inputs and outputs). ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
     ``--fail-if-worse``'s headline is shown only when ``gate`` (requested). ``audit``: the audit's
@@ -119,13 +123,14 @@ def show_comparison(
     from fairtalk.gates import Gate, evaluate
     from fairtalk.report import gate_lines, model_comparison_table
 
+    outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if json_out:
         from fairtalk.results import versioned
 
-        print_json(versioned(result.to_dict() if json_key is None else {json_key: result.to_dict()}))
+        data = result.to_dict() if json_key is None else {json_key: result.to_dict()}
+        print_json(versioned({**data, "gates": [outcome.to_dict()]} if gate else data))  # as `audit --json`'s
     else:
         console.print(model_comparison_table(result, width=console.width))
-    outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():

@@ -103,7 +103,10 @@ def score(
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
     junit: str | None = JUNIT,
     json_out: bool = typer.Option(
-        False, "--json", help="Write the result (results.json's content) to stdout; messages go to stderr."
+        False,
+        "--json",
+        help="Write the result (results.json's content, with `gates`, each requested gate's outcome, when one is) to "
+        "stdout; messages go to stderr.",
     ),
     measures: str | None = score_option("measures", "--measures"),
     seed: int = score_option("seed", "--seed", ranged=True),
@@ -136,6 +139,7 @@ def score(
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
     from fairtalk.cli._output import scoring_line
+    from fairtalk.gates import evaluate
     from fairtalk.report import (
         FILE_NAMES,
         JUDGE_FILE,
@@ -173,13 +177,16 @@ def score(
                 named = tuple((STDIN if path == responses_path else path, sha) for path, sha in source.sources)
                 source = dataclasses.replace(source, sources=named)
             result = fairtalk.score(source, axis=target, options=options, engine=on_ray)  # --json: prints go to stderr
-        paths = write_report(result, output)
+        gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+        outcomes = [evaluate({result.axis: result}, g) for g in gates]  # the gates requested: in the pages and the JSON
+        paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
         interrupted()
     if json_out:
         from fairtalk.results import versioned
 
-        print_json(versioned(result.to_dict()))
+        data = result.to_dict()
+        print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
     else:
         console.print(rich_table(result))
     if (where := scoring_line(result.provenance, asked=on_ray is not None)) is not None:
@@ -193,7 +200,7 @@ def score(
     write_ci_files(
         {result.axis: result},
         junit,
-        gates=gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent),
+        gates=gates,
         protected={**inputs, **outputs, "-o": output},
     )
     code = report_gates(
