@@ -82,3 +82,33 @@ def test_csv_columns_cover_to_frame(result) -> None:
     pytest.importorskip("pandas")
     frame = result.to_frame()
     assert set(frame.columns) | {"measure"} <= set(CSV_COLUMNS)
+
+
+def test_a_run_written_with_its_gates_states_them_on_every_page(result, tmp_path) -> None:
+    """Review finding: ``write_run(..., gates=)`` gives the requested gates to each axis' pages and the index."""
+    from fairtalk.gates import evaluate
+    from fairtalk.records import Coverage
+    from fairtalk.report import write_run
+    from fairtalk.results import AuditRun, AxisRun, GenerationSummary
+
+    coverage = Coverage(
+        axis="gender",
+        groups=result.groups,
+        n_read=1,
+        n_matched=1,
+        n_by_group=dict.fromkeys(result.groups, 1),
+        n_mixed=0,
+        n_duplicates=0,
+        n_pairs=result.n_pairs,
+        top_terms=(),
+    )
+    generation = GenerationSummary(
+        model="m", settings={}, n_items=2, n_cached=0, n_generated=2, n_errors=0, n_pairs=1, n_pairs_with_errors=0
+    )
+    axes = {"gender": AxisRun(axis="gender", result=result, coverage=coverage, generation=generation)}
+    run = AuditRun(axes=axes, model="m", corpus="c", split="all", seed=0, run_id="r1")
+    outcome = evaluate(run, "fail-unless-equivalent")
+    files = write_run(run, tmp_path / "run", formats=("md", "html"), gates=[outcome])
+    assert "Gate fail-unless-equivalent: FAILED" in files.axes["gender"]["md"].read_text(encoding="utf-8")
+    assert 'data-gate="fail-unless-equivalent"' in files.axes["gender"]["html"].read_text(encoding="utf-8")
+    assert 'data-gate="fail-unless-equivalent"' in files.index.read_text(encoding="utf-8")
