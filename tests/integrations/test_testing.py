@@ -15,7 +15,8 @@ from fairtalk.testing import BiasAssertionError, assert_no_bias, assert_not_wors
 def test_a_fair_model_passes_and_its_report_is_where_asked(tmp_path: Path) -> None:
     run = assert_no_bias(fair, **SMALL, out_dir=tmp_path / "out")
     assert run.detected() == ()
-    assert (tmp_path / "out" / "gender" / "report.md").is_file()
+    page = (tmp_path / "out" / "gender" / "report.md").read_text(encoding="utf-8")
+    assert "Gate fail-on-bias: passed" in page
 
 
 def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_report(tmp_path: Path) -> None:
@@ -33,6 +34,9 @@ def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_rep
         lines[1],
     ), lines[1]
     assert lines[-1] == f"report: {tmp_path / 'out' / 'index.html'}"
+    page = (tmp_path / "out" / "gender" / "report.md").read_text(encoding="utf-8")
+    assert "## Gate requested" in page and "Gate fail-on-bias: FAILED" in page, "the report states the gate it raised on"
+    assert "fail-on-bias" in error.report.read_text(encoding="utf-8")
 
 
 def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:
