@@ -187,3 +187,25 @@ def test_the_install_step_pins_the_cpu_torch() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     pin = re.search(r"^TORCH := (\S+)$", makefile, re.MULTILINE)
     assert pin is not None and f'"{pin.group(1)}"' in install["run"]
+
+
+@pytest.mark.parametrize(("index", "expected"), [("https://download.pytorch.org/whl/cpu", True), ("", False)])
+def test_the_install_step_takes_torch_s_cpu_build_from_its_index(tmp_path: Path, index: str, expected: bool) -> None:
+    """PyPI's Linux torch==2.13.0 pulls CUDA wheels: the step adds the CPU index (the input's default) unless emptied."""
+    install = next(step for step in ACTION["runs"]["steps"] if step.get("id") == "install")
+    assert ACTION["inputs"]["torch-index"]["default"] == "https://download.pytorch.org/whl/cpu"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python"  # records the arguments pip would have been given
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_OUT"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "ARGS_OUT": str(tmp_path / "args"),
+        "FAIRTALK_ACTION_PATH": "/the/action",
+        "FAIRTALK_TORCH_INDEX": index,
+    }
+    subprocess.run(["bash", "-c", install["run"]], env=env, check=True, timeout=30)
+    args = (tmp_path / "args").read_text(encoding="utf-8").splitlines()
+    assert args[:3] == ["-m", "pip", "install"] and args[-2:] == ["torch==2.13.0", "/the/action"]
+    assert (["--extra-index-url", index] == args[3:5]) is expected and len(args) == (7 if expected else 5)
