@@ -108,12 +108,16 @@ CORPUS_SCALING: dict[str, tuple[float, float]] = {
 
 #: Where a pilot's answers lie beside its results.json (``OUTPUT/AXIS/responses.jsonl``, as the audit writes them), plan
 #: fits each corpus key's exponents on them instead (:func:`_fit_corpus_scaling`): the mean margin over the mean
-#: permutation SE of ``CORPUS_FIT_DRAWS`` nested samples of its pairs at ``CORPUS_FIT_SIZES`` sizes, from the fewest
-#: planned to its pairs (at most ``CORPUS_FIT_MOST``), each decided by the audit's own ``corpus_rows`` on
-#: ``CORPUS_FIT_PERMUTATIONS`` permutations; the exponent is the slope of its logarithm on the pairs'. A 300-pair race
-#: pilot's distinct_1 ratio grew as n^0.31, not the bare audit's 0.24: planned at the latter, a fair model passed 0.64.
+#: permutation SE of nested samples of its pairs at ``CORPUS_FIT_SIZES`` sizes, from the fewest planned to its pairs (at
+#: most ``CORPUS_FIT_MOST``), each decided by the audit's own ``corpus_rows`` on ``CORPUS_FIT_PERMUTATIONS``
+#: permutations; the exponent is the slope of its logarithm on the pairs'. Each size gets ``CORPUS_FIT_PAIRS`` pairs'
+#: worth of samples, from ``CORPUS_FIT_DRAWS`` (the fewest) to ``CORPUS_FIT_DRAWS_MOST``: small samples are cheap and
+#: vary most. A 300-pair race pilot's distinct_1 ratio grew as n^0.31, not the bare audit's 0.24: planned at the
+#: latter, a fair model passed 0.64.
 CORPUS_FIT_SIZES = 6
-CORPUS_FIT_DRAWS = 24
+CORPUS_FIT_DRAWS = 12
+CORPUS_FIT_DRAWS_MOST = 48
+CORPUS_FIT_PAIRS = 4000
 CORPUS_FIT_PERMUTATIONS = 200
 CORPUS_FIT_MOST = 2000
 #: The fit's seed: the same pilot is planned the same way every time.
@@ -138,7 +142,7 @@ _MSG_FIT_FEW = (
     "{least} pairs up need {most} or more)"
 )
 _MSG_FIT_DONE = (
-    "corpus keys: their scaling fitted on the pilot's answers ({answers}: {draws} nested samples at each of {sizes} pairs, "
+    "corpus keys: their scaling fitted on the pilot's answers ({answers}: {draws} nested samples of {sizes} pairs, "
     "{permutations} permutations each; {seconds:.1f} s){unfitted}"
 )
 
@@ -491,8 +495,8 @@ def _fit_sizes(n_pairs: int, least: int) -> tuple[int, ...]:
 def _fit_corpus_scaling(answers: _PilotAnswers, sizes: tuple[int, ...], alpha: float) -> dict[str, _Curve]:
     """Each corpus key's curve on nested samples of a pilot's answers: ``(pairs, mean margin / mean SE, 1 / mean SE)``.
 
-    Each of ``CORPUS_FIT_DRAWS`` draws orders the pilot's pairs at random; a sample of ``m`` pairs is its
-    first ``m`` (nested samples: the sizes' errors largely shared, the slope steadier). The audit's own
+    Each draw orders the pilot's pairs at random; a sample of ``m`` pairs is its first ``m`` (nested samples:
+    the sizes' errors partly shared, the slope steadier), in the first :func:`_fit_draws` draws. The audit's own
     ``corpus_rows`` decides each: its default margin (±10% of the value at that size) and its permutation
     interval's SE. A size counts where half its samples or more could decide (the others give no interval);
     a key with fewer than two such sizes is left out. :func:`_with_pilot_scaling` ends each curve with the
@@ -509,9 +513,9 @@ def _fit_corpus_scaling(answers: _PilotAnswers, sizes: tuple[int, ...], alpha: f
     rng = np.random.default_rng(CORPUS_FIT_SEED)
     n = len(answers.a)
     found: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for _ in range(CORPUS_FIT_DRAWS):
+    for draw in range(max(_fit_draws(m) for m in sizes)):
         order = rng.permutation(n)
-        for m in sizes:
+        for m in (m for m in sizes if draw < _fit_draws(m)):
             pick = order[:m]
             position: dict[str, int] = {}
             ia = np.array([position.setdefault(answers.a[i], len(position)) for i in pick], dtype=np.int64)
@@ -531,6 +535,11 @@ def _fit_corpus_scaling(answers: _PilotAnswers, sizes: tuple[int, ...], alpha: f
     }
 
 
+def _fit_draws(m: int) -> int:
+    """The samples of ``m`` pairs the fit draws: ``CORPUS_FIT_PAIRS`` pairs' worth, within its fewest and most."""
+    return min(CORPUS_FIT_DRAWS_MOST, max(CORPUS_FIT_DRAWS, CORPUS_FIT_PAIRS // m))
+
+
 def _fit_curve(key: str, sizes: tuple[int, ...], found: Mapping[tuple[str, int], list[tuple[float, float]]]) -> _Curve | None:
     """A key's ``(pairs, mean margin / mean SE, 1 / mean SE)`` at each size half its samples decided (None: under two)."""
     import numpy as np
@@ -538,7 +547,7 @@ def _fit_curve(key: str, sizes: tuple[int, ...], found: Mapping[tuple[str, int],
     curve = []
     for m in sizes:
         samples = found.get((key, m), [])
-        if len(samples) * 2 >= CORPUS_FIT_DRAWS:
+        if len(samples) * 2 >= _fit_draws(m):
             se = float(np.mean([s for _, s in samples]))
             curve.append((m, float(np.mean([g for g, _ in samples])) / se, 1 / se))
     return tuple(curve) if len(curve) >= 2 else None
@@ -593,7 +602,7 @@ def _with_pilot_scaling(
     )
     note = _MSG_FIT_DONE.format(
         answers=where,
-        draws=CORPUS_FIT_DRAWS,
+        draws=", ".join(f"{_fit_draws(m)}" for m in sizes),
         sizes=", ".join(f"{m:,}" for m in sizes),
         permutations=CORPUS_FIT_PERMUTATIONS,
         seconds=seconds,
