@@ -355,7 +355,8 @@ def test_plan_gate_fits_a_pilots_corpus_scaling_on_the_answers_beside_it(hashed_
     assert int(fitted[1].replace(",", "")) == n
     assert abs(exponent - 0.24) > 0.1  # these answers' ratio grows otherwise than the bare audit's
     assert "its samples of" in text.split("distinct_1 (corpus)")[1].split("distinct_2")[0]
-    assert f"corpus keys: their scaling fitted on the pilot's answers ({hashed_pilot / 'responses.jsonl'}: 24 nested" in text
+    said = f"corpus keys: their scaling fitted on the pilot's answers ({hashed_pilot / 'responses.jsonl'}: 48, 48, 48, 48, 48"
+    assert said + " nested samples of 10, 16, 27, 44, 73 pairs, 200 permutations each;" in text
     bare = _bare_scaling_pairs(hashed_pilot / "results.json")
     assert n != bare
     # the same results.json without its answers beside it: today's exponents, and plan says why
@@ -398,7 +399,7 @@ def test_the_exponent_is_the_curves_slope_between_the_planned_size_and_the_pilot
     def ratio(n: int) -> float:
         return n**0.1 if n <= 40 else 40**0.1 * (n / 40) ** 0.4
 
-    curve = tuple((n, ratio(n), n**0.5) for n in (10, 20, 40, 80, 160, 320))  # 1 / SE as sqrt(n)
+    curve = tuple((n, ratio(n), n**0.5, 0.1, 0.1) for n in (10, 20, 40, 80, 160, 320))  # 1 / SE as sqrt(n)
     whole, low, high = _curve_exponent(curve, relative=True)
     assert (low, high) == (10, 320) and 0.1 < whole < 0.4
     local, low, high = _curve_exponent(curve, relative=True, planned=100)  # from 80, the largest size at or below 100
@@ -407,3 +408,20 @@ def test_the_exponent_is_the_curves_slope_between_the_planned_size_and_the_pilot
     assert low == 80 and near == pytest.approx(0.4)
     fixed, _, _ = _curve_exponent(curve, relative=False)  # a fixed margin: the slope of one over the SE
     assert fixed == pytest.approx(0.5)
+
+
+def test_a_ratio_that_varies_from_sample_to_sample_passes_less_often_and_needs_more_pairs() -> None:
+    from scipy.stats import lognorm
+
+    # near power 0.8 the power is concave in the ratio: averaged over a log-normal ratio it is lower
+    varied = power_corpus_equivalence(TARGET, spread=0.2)
+    draws = lognorm(0.2, scale=TARGET).rvs(200_000, random_state=np.random.default_rng(0))
+    assert varied == pytest.approx(np.mean(np.maximum(0, 2 * norm.cdf(draws - norm.ppf(0.95)) - 1)), abs=0.003)
+    assert varied < power_corpus_equivalence(TARGET) == pytest.approx(0.8)
+    assert power_corpus_equivalence(TARGET, spread=0.0) == power_corpus_equivalence(TARGET)
+    # so plan asks for more pairs: the fewest whose averaged power reaches 0.8
+    plain = pairs_for_corpus_equivalence(TARGET / 2, 1000, exponent=0.25)
+    spread = pairs_for_corpus_equivalence(TARGET / 2, 1000, exponent=0.25, spread=0.2)
+    assert spread > plain
+    assert power_corpus_at_size(spread, TARGET / 2, 1000, exponent=0.25, spread=0.2) >= 0.8
+    assert power_corpus_at_size(spread - 1, TARGET / 2, 1000, exponent=0.25, spread=0.2) < 0.8

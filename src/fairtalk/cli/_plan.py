@@ -124,8 +124,9 @@ CORPUS_FIT_MOST = 2000
 CORPUS_FIT_SEED = 0
 #: The file of a pilot's answers plan looks for beside its results.json.
 PILOT_ANSWERS = "responses.jsonl"
-#: A corpus key's ratios on samples of a pilot's answers: ``(pairs, mean margin / mean SE, 1 / mean SE)`` per size.
-_Curve = tuple[tuple[int, float, float], ...]
+#: A corpus key's ratios on samples of a pilot's answers, per size: ``(pairs, mean margin / mean SE, 1 / mean SE, sd of
+#: log(margin / SE), sd of log SE)`` over its samples (the pilot's own point, last, has no spread: 0).
+_Curve = tuple[tuple[int, float, float, float, float], ...]
 _FIT_BARE = "on the bare audit's answers"
 _FIT_PILOT = "fitted on the pilot's answers"
 _MSG_FIT_ABSENT = (
@@ -216,7 +217,7 @@ class _GateRow:
     differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys)
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
     pilot_gap: float | None = None  # the pilot's gap A - B, where it detected a difference beyond the margin
-    curve: tuple[tuple[int, float, float], ...] = ()  # a corpus key's ratios on samples of the pilot's answers (below)
+    curve: tuple[tuple[int, float, float, float, float], ...] = ()  # a corpus key's ratios on the pilot's answers
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -541,15 +542,16 @@ def _fit_draws(m: int) -> int:
 
 
 def _fit_curve(key: str, sizes: tuple[int, ...], found: Mapping[tuple[str, int], list[tuple[float, float]]]) -> _Curve | None:
-    """A key's ``(pairs, mean margin / mean SE, 1 / mean SE)`` at each size half its samples decided (None: under two)."""
+    """A key's :data:`_Curve` point at each size half its samples decided (None: under two such sizes)."""
     import numpy as np
 
     curve = []
     for m in sizes:
-        samples = found.get((key, m), [])
-        if len(samples) * 2 >= _fit_draws(m):
-            se = float(np.mean([s for _, s in samples]))
-            curve.append((m, float(np.mean([g for g, _ in samples])) / se, 1 / se))
+        samples = np.array(found.get((key, m), []), dtype=float).reshape(-1, 2)
+        if samples.shape[0] * 2 >= _fit_draws(m):
+            margin, se = samples[:, 0], samples[:, 1]
+            spreads = float(np.std(np.log(margin / se))), float(np.std(np.log(se)))
+            curve.append((m, float(margin.mean() / se.mean()), float(1 / se.mean()), *spreads))
     return tuple(curve) if len(curve) >= 2 else None
 
 
@@ -565,11 +567,27 @@ def _curve_exponent(curve: _Curve, relative: bool, planned: int | None = None) -
 
     points = list(curve)
     if planned is not None:
-        below = [i for i, (m, _, _) in enumerate(points) if m <= planned]
+        below = [i for i, point in enumerate(points) if point[0] <= planned]
         points = points[min(below[-1] if below else 0, len(points) - 3) :]
-    logs = np.log([m for m, _, _ in points])
-    ratios = np.log([r if relative else inverse for _, r, inverse in points])
+    logs = np.log([point[0] for point in points])
+    ratios = np.log([point[1] if relative else point[2] for point in points])
     return float(np.polyfit(logs, ratios, 1)[0]), points[0][0], points[-1][0]
+
+
+def _curve_spread(curve: _Curve, relative: bool, n: int) -> tuple[float, int]:
+    """The sd of a sample's log ratio at the sampled size nearest ``n`` (in log), and that size (0 and 0: none).
+
+    Only sizes of ``CORPUS_LEAST_PAIRS_UNMODELLED`` pairs or more count, where every sample can decide: on
+    fewer the test's discreteness decides (modelled apart, :func:`fairtalk.stats.power_corpus_at_size`) and a
+    sample's SE comes from a handful of differing dialogues. The pilot's own point is one sample: no spread.
+    """
+    from fairtalk.stats import CORPUS_LEAST_PAIRS_UNMODELLED
+
+    sampled = [point for point in curve[:-1] if point[0] >= CORPUS_LEAST_PAIRS_UNMODELLED]
+    if not sampled:
+        return 0.0, 0
+    point = min(sampled, key=lambda p: abs(math.log(p[0] / n)))
+    return (point[3] if relative else point[4]), point[0]
 
 
 def _with_pilot_scaling(
@@ -617,7 +635,7 @@ def _ended(curve: _Curve, row: _GateRow) -> _Curve:
     """A key's curve on samples of the pilot's answers, ended with the pilot's own point: its margin over its SE."""
     assert row.sd and row.margin and row.pilot_pairs
     inverse_se = math.sqrt(row.pilot_pairs) / row.sd
-    return (*curve, (row.pilot_pairs, float(row.margin) * inverse_se, inverse_se))
+    return (*curve, (row.pilot_pairs, float(row.margin) * inverse_se, inverse_se, 0.0, 0.0))
 
 
 def _dialogues(n: int, row: _GateRow) -> str:
@@ -784,22 +802,28 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
     ratio = margin / (row.sd / math.sqrt(n_pilot))
     differing, sizes = row.differing, row.cluster_sizes
 
-    def pairs(exponent: float) -> int:
+    def pairs(exponent: float, spread: float = 0.0) -> int:
         return pairs_for_corpus_equivalence(
-            ratio, n_pilot, exponent=exponent, alpha=alpha, power=power, differing=differing, sizes=sizes
+            ratio, n_pilot, exponent=exponent, alpha=alpha, power=power, differing=differing, sizes=sizes, spread=spread
         )
 
+    spread = 0.0
     try:
         if row.curve:  # fitted on the pilot's answers: over the whole curve, then between that size and the pilot's
             n = pairs(_curve_exponent(row.curve, row.relative_margin)[0])
             exponent, low, high = _curve_exponent(row.curve, row.relative_margin, n)
-            n, whose = pairs(exponent), f"{_FIT_PILOT} (its samples of {low:,}-{high:,} pairs)"
+            spread, spread_at = _curve_spread(row.curve, row.relative_margin, pairs(exponent))
+            n = pairs(exponent, spread)
+            averaged = f"; the power averaged over a sample's spread of the ratio, sd {spread:.2f} in log at {spread_at:,} pairs"
+            whose = f"{_FIT_PILOT} (its samples of {low:,}-{high:,} pairs{averaged if spread_at else ''})"
         else:
             exponent, whose = CORPUS_SCALING[row.key][0 if row.relative_margin else 1], _FIT_BARE
             n = pairs(exponent)
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=row.key, reason=err)
-    reached = power_corpus_at_size(n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes)
+    reached = power_corpus_at_size(
+        n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes, spread=spread
+    )
     at = f"±{100 * margin:.3g} points at the pilot's {n_pilot:,} pairs"
     which = (
         f"its default margin, ±10% of its value ({at}; wider on fewer pairs)"
