@@ -100,6 +100,7 @@ _GATE_SOURCE_BUILTIN = (
 #: How a corpus key's margin over its permutation interval's standard error grows with the pairs n: as n^exponent, at
 #: the default margin (±10% of its value, which shrinks as the corpus grows) and at a fixed margin (--margin). Measured
 #: on the bare audit's answers by bench/gate_power.py (fair audits of 25-1,470 of its pairs, sides swapped at random).
+#: Plan uses them for the built-in spreads and for a pilot whose answers it cannot read; else it fits the pilot's own.
 CORPUS_SCALING: dict[str, tuple[float, float]] = {
     "distinct_1": (0.24, 0.63),
     "distinct_2": (0.05, 0.21),
@@ -112,8 +113,8 @@ CORPUS_SCALING: dict[str, tuple[float, float]] = {
 #: most ``CORPUS_FIT_MOST``), each decided by the audit's own ``corpus_rows`` on ``CORPUS_FIT_PERMUTATIONS``
 #: permutations; the exponent is the slope of its logarithm on the pairs'. Each size gets ``CORPUS_FIT_PAIRS`` pairs'
 #: worth of samples, from ``CORPUS_FIT_DRAWS`` (the fewest) to ``CORPUS_FIT_DRAWS_MOST``: small samples are cheap and
-#: vary most. A 300-pair race pilot's distinct_1 ratio grew as n^0.31, not the bare audit's 0.24: planned at the
-#: latter, a fair model passed 0.64.
+#: vary most. A 300-pair race pilot's distinct_1 ratio grew as n^0.28 between 39 and 300 pairs, not the bare audit's
+#: 0.24: planned at the latter (51 pairs), a fair model passed 0.640; fitted, at 79, 0.772 (bench/README.md).
 CORPUS_FIT_SIZES = 6
 CORPUS_FIT_DRAWS = 12
 CORPUS_FIT_DRAWS_MOST = 48
