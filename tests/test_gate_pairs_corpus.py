@@ -389,6 +389,8 @@ def test_plan_gate_keeps_the_bare_scaling_where_the_pilots_answers_cannot_be_use
     n, text = _corpus_plan(tmp_path / "results.json")
     assert n == _bare_scaling_pairs(tmp_path / "results.json")
     assert "corpus keys: their scaling is the bare audit's: " in text and said in text
+    if "cannot read" in said:  # the reader's own message, with the file and line
+        assert f"({tmp_path / 'responses.jsonl'}:1: malformed JSON" in text
     assert "growing as n^0.24 on the bare audit's answers" in text
 
 

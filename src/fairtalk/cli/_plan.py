@@ -449,12 +449,12 @@ def _pilot_answers(path: str, data: Mapping[str, Any], n_pairs: int | None) -> t
     answers = Path(path).with_name(PILOT_ANSWERS)
     if not answers.is_file():
         return None, _MSG_FIT_ABSENT.format(answers=answers)
-    manifest = data.get("manifest") if isinstance(data.get("manifest"), Mapping) else {}
-    assert isinstance(manifest, Mapping)
+    given = data.get("manifest")
+    manifest: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     try:
         responses = read_responses(answers, drop_empty=manifest.get("drop_empty") is True)
     except (InputError, OSError, UnicodeError, ValueError) as err:
-        return None, _MSG_FIT_UNREADABLE.format(reason=getattr(err, "message", None) or err)
+        return None, _MSG_FIT_UNREADABLE.format(reason=err)  # an InputError names its path and line
     a = tuple(r.response for r in responses.a)
     b = tuple(r.response for r in responses.b)
     expected_differing = data.get("corpus_differing_pairs")
