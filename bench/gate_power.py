@@ -30,7 +30,10 @@ The fair models (the pilot's per-pair scores are not in results.json):
   two answers drawn from the pool). Each audit is decided by the audit's own function
   (``fairtalk.inference.corpus_rows``, the paired permutation by dialogue, 1,000 permutations) at
   the default margin (±10% of the values at that size, as the audit computes it; plan plans for
-  it) and at the pilot's margin held fixed (as ``--margin KEY=VALUE``).
+  it) and at the pilot's margin held fixed (as ``--margin KEY=VALUE``). Plan's sizes for a pilot
+  are those it gives from the pilot's own answers where its ``responses.jsonl`` lies beside
+  ``--results`` (plan fits each corpus key's scaling on them; its source line, printed first,
+  says so and what the fit cost), else from the bare audit's exponents.
 
   With ``--conditional`` each fair audit's pairs give their *conditional* power instead of one
   pass or fail: 1,000 permutations of the pairs (whole dialogues swapped, as the test swaps them),

@@ -100,11 +100,54 @@ _GATE_SOURCE_BUILTIN = (
 #: How a corpus key's margin over its permutation interval's standard error grows with the pairs n: as n^exponent, at
 #: the default margin (±10% of its value, which shrinks as the corpus grows) and at a fixed margin (--margin). Measured
 #: on the bare audit's answers by bench/gate_power.py (fair audits of 25-1,470 of its pairs, sides swapped at random).
+#: Plan uses them for the built-in spreads and for a pilot whose answers it cannot read; else it fits the pilot's own.
 CORPUS_SCALING: dict[str, tuple[float, float]] = {
     "distinct_1": (0.24, 0.63),
     "distinct_2": (0.05, 0.21),
     "diversity": (0.13, 0.35),
 }
+
+#: Where a pilot's answers lie beside its results.json (``OUTPUT/AXIS/responses.jsonl``, as the audit writes them), plan
+#: fits each corpus key's exponents on them instead (:func:`_fit_corpus_scaling`): the mean margin over the mean
+#: permutation SE of nested samples of its pairs at ``CORPUS_FIT_SIZES`` sizes, from the fewest planned to its pairs (at
+#: most ``CORPUS_FIT_MOST``), each decided by the audit's own ``corpus_rows`` on ``CORPUS_FIT_PERMUTATIONS``
+#: permutations; the exponent is the slope of its logarithm on the pairs'. Each size gets ``CORPUS_FIT_PAIRS`` pairs'
+#: worth of samples, from ``CORPUS_FIT_DRAWS`` (the fewest) to ``CORPUS_FIT_DRAWS_MOST``: small samples are cheap and
+#: vary most. A 300-pair race pilot's distinct_1 ratio grew as n^0.28 between 39 and 300 pairs, not the bare audit's
+#: 0.24: planned at the latter (51 pairs), a fair model passed 0.640; fitted, at 79, 0.772 (bench/README.md).
+CORPUS_FIT_SIZES = 6
+CORPUS_FIT_DRAWS = 12
+CORPUS_FIT_DRAWS_MOST = 48
+CORPUS_FIT_PAIRS = 4000
+CORPUS_FIT_PERMUTATIONS = 200
+CORPUS_FIT_MOST = 2000
+#: The fit's seed: the same pilot is planned the same way every time.
+CORPUS_FIT_SEED = 0
+#: The file of a pilot's answers plan looks for beside its results.json.
+PILOT_ANSWERS = "responses.jsonl"
+#: A corpus key's ratios on samples of a pilot's answers, per size: ``(pairs, mean margin / mean SE, 1 / mean SE, sd of
+#: log(margin / SE), sd of log SE)`` over its samples (the pilot's own point, last, has no spread: 0).
+_Curve = tuple[tuple[int, float, float, float, float], ...]
+_FIT_BARE = "on the bare audit's answers"
+_FIT_PILOT = "fitted on the pilot's answers"
+_MSG_FIT_ABSENT = (
+    "corpus keys: their scaling is the bare audit's (the pilot's answers, {answers}, are not beside its results.json); "
+    "keep the audit's folder whole to fit it on the pilot's own"
+)
+_MSG_FIT_UNREADABLE = "corpus keys: their scaling is the bare audit's: cannot read the pilot's answers ({reason})"
+_MSG_FIT_MISMATCH = (
+    "corpus keys: their scaling is the bare audit's: {answers} holds {found}, its results.json {expected}, so they are not "
+    "the answers it was computed from"
+)
+_MSG_FIT_FEW = (
+    "corpus keys: their scaling is the bare audit's: the pilot's {n:,} pairs are too few to fit it on (subsamples from "
+    "{least} pairs up need {most} or more)"
+)
+_MSG_FIT_DONE = (
+    "corpus keys: their scaling fitted on the pilot's answers ({answers}: {draws} nested samples of {sizes} pairs, "
+    "{permutations} permutations each; {seconds:.1f} s){unfitted}"
+)
+
 
 #: Its dialogues by size, ``(pairs, dialogues with that many)``: an audit of n of its pairs (a uniform sample) spans
 #: ``fairtalk.stats.expected_clusters(n, ...)`` of them (about 165 at 707 pairs, not 707 / 7.14 = 99).
@@ -175,6 +218,7 @@ class _GateRow:
     differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys)
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
     pilot_gap: float | None = None  # the pilot's gap A - B, where it detected a difference beyond the margin
+    curve: tuple[tuple[int, float, float, float, float], ...] = ()  # a corpus key's ratios on the pilot's answers
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -212,8 +256,12 @@ def _other_results(path: str) -> str | None:
     return next((what for test, what in _OTHER_RESULTS if test(data)), None)
 
 
-def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
-    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n."""
+def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], str, int | None]:
+    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n.
+
+    A pilot's corpus keys get their scaling fitted on its answers where they lie beside its results.json
+    (:func:`_with_pilot_scaling`); where they came from then says how, or why not.
+    """
     if path is None:
         per_unit = BUILTIN_GENDER_PAIRS / BUILTIN_GENDER_DIALOGUES
         rows = [
@@ -288,7 +336,9 @@ def _gate_rows(path: str | None) -> tuple[list[_GateRow], str, int | None]:
     losses = _loss_row(data, n_pairs, sizes if clustered else ())
     if losses is not None:
         out.append(losses)
-    return out, f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects", n_pairs
+    out, fit = _with_pilot_scaling(out, path, data, n_pairs, alpha)
+    source = f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects"
+    return out, source + (f"; {fit}" if fit else ""), n_pairs
 
 
 def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[int, int], ...]) -> _GateRow | None:
@@ -378,6 +428,215 @@ def _differing_share(value: Any, n_pairs: int | None) -> float | None:
     if not isinstance(value, int) or isinstance(value, bool) or not n_pairs or not 0 <= value <= n_pairs:
         return None
     return value / n_pairs
+
+
+@dataclass(frozen=True, slots=True)
+class _PilotAnswers:
+    """A pilot's answers, as its audit scored them: each pair's two texts and, where it clusters, its dialogue."""
+
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    clusters: tuple[str, ...] | None
+    definition: str  # the diversity measure's definition of distinct-n in the pilot
+
+
+def _pilot_answers(path: str, data: Mapping[str, Any], n_pairs: int | None) -> tuple[_PilotAnswers | None, str]:
+    """The answers beside a pilot's results.json, checked against it; else None and the note that says why not."""
+    from pathlib import Path
+
+    from fairtalk import read_responses
+
+    answers = Path(path).with_name(PILOT_ANSWERS)
+    if not answers.is_file():
+        return None, _MSG_FIT_ABSENT.format(answers=answers)
+    given = data.get("manifest")
+    manifest: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    try:
+        responses = read_responses(answers, drop_empty=manifest.get("drop_empty") is True)
+    except (InputError, OSError, UnicodeError, ValueError) as err:
+        return None, _MSG_FIT_UNREADABLE.format(reason=err)  # an InputError names its path and line
+    a = tuple(r.response for r in responses.a)
+    b = tuple(r.response for r in responses.b)
+    expected_differing = data.get("corpus_differing_pairs")
+    differing = sum(x != y for x, y in zip(a, b))
+    if responses.n_pairs != n_pairs:
+        found, expected = f"{responses.n_pairs:,} complete pairs", f"{n_pairs or 0:,}"
+        return None, _MSG_FIT_MISMATCH.format(answers=answers, found=found, expected=expected)
+    if isinstance(expected_differing, int) and not isinstance(expected_differing, bool) and expected_differing != differing:
+        found, expected = f"{differing:,} pairs whose two answers differ", f"{expected_differing:,}"
+        return None, _MSG_FIT_MISMATCH.format(answers=answers, found=found, expected=expected)
+    n_clusters = data.get("n_clusters")
+    clustered = isinstance(n_clusters, int) and not isinstance(n_clusters, bool) and n_clusters > 0
+    return _PilotAnswers(a, b, responses.clusters if clustered else None, _definition(manifest)), str(answers)
+
+
+def _definition(manifest: Mapping[str, Any]) -> str:
+    """The pilot's distinct-n definition, from its manifest's ``diversity`` measure (``paper`` where not recorded)."""
+    measures = manifest.get("measures")
+    for entry in measures if isinstance(measures, list) else ():
+        config = entry.get("config") if isinstance(entry, Mapping) and entry.get("name") == "diversity" else None
+        if isinstance(config, Mapping) and config.get("definition") in ("paper", "standard"):
+            return str(config["definition"])
+    return "paper"
+
+
+def _fit_sizes(n_pairs: int, least: int) -> tuple[int, ...]:
+    """The fit's sample sizes, less the pilot's own (its results.json gives that point); empty where under two are left.
+
+    ``CORPUS_FIT_SIZES`` sizes spread evenly in log from ``least`` to the pilot's pairs (at most ``CORPUS_FIT_MOST``).
+    """
+    import numpy as np
+
+    top = min(n_pairs, CORPUS_FIT_MOST)
+    if top < 2 * least:
+        return ()
+    sizes = tuple(sorted({int(round(x)) for x in np.geomspace(least, top, CORPUS_FIT_SIZES)} - {n_pairs}))
+    return sizes if len(sizes) >= 2 else ()
+
+
+def _fit_corpus_scaling(answers: _PilotAnswers, sizes: tuple[int, ...], alpha: float) -> dict[str, _Curve]:
+    """Each corpus key's curve on nested samples of a pilot's answers: ``(pairs, mean margin / mean SE, 1 / mean SE)``.
+
+    Each draw orders the pilot's pairs at random; a sample of ``m`` pairs is its first ``m`` (nested samples:
+    the sizes' errors partly shared, the slope steadier), in the first :func:`_fit_draws` draws. The audit's own
+    ``corpus_rows`` decides each: its default margin (±10% of the value at that size) and its permutation
+    interval's SE. A size counts where half its samples or more could decide (the others give no interval);
+    a key with fewer than two such sizes is left out. :func:`_with_pilot_scaling` ends each curve with the
+    pilot's own point, and :func:`_curve_exponent` reads the exponents off it.
+    """
+    import numpy as np
+
+    import fairtalk
+    from fairtalk.inference import Inference, corpus_rows
+    from fairtalk.measures import CorpusMeasure, DistinctTexts
+
+    measure = fairtalk.get_measure("diversity", definition=answers.definition)
+    assert isinstance(measure, CorpusMeasure)
+    rng = np.random.default_rng(CORPUS_FIT_SEED)
+    n = len(answers.a)
+    found: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for draw in range(max(_fit_draws(m) for m in sizes)):
+        order = rng.permutation(n)
+        for m in (m for m in sizes if draw < _fit_draws(m)):
+            pick = order[:m]
+            position: dict[str, int] = {}
+            ia = np.array([position.setdefault(answers.a[i], len(position)) for i in pick], dtype=np.int64)
+            ib = np.array([position.setdefault(answers.b[i], len(position)) for i in pick], dtype=np.int64)
+            clusters = None if answers.clusters is None else tuple(answers.clusters[i] for i in pick)
+            opts = Inference(alpha=alpha, clusters=clusters)
+            seed = int(rng.integers(2**31))
+            for row in corpus_rows(
+                measure, DistinctTexts(position), ia, ib, opts, seed=seed, n_resamples=CORPUS_FIT_PERMUTATIONS
+            ):
+                low, high = row.tested.ci95
+                margin = row.equivalence.margin
+                if low is not None and high is not None and high > low and margin:
+                    found.setdefault((row.tested.name, m), []).append((float(margin), (high - low) / (2 * 1.959964)))
+    return {
+        key: fitted for key in measure.keys if key in CORPUS_SCALING and (fitted := _fit_curve(key, sizes, found)) is not None
+    }
+
+
+def _fit_draws(m: int) -> int:
+    """The samples of ``m`` pairs the fit draws: ``CORPUS_FIT_PAIRS`` pairs' worth, within its fewest and most."""
+    return min(CORPUS_FIT_DRAWS_MOST, max(CORPUS_FIT_DRAWS, CORPUS_FIT_PAIRS // m))
+
+
+def _fit_curve(key: str, sizes: tuple[int, ...], found: Mapping[tuple[str, int], list[tuple[float, float]]]) -> _Curve | None:
+    """A key's :data:`_Curve` point at each size half its samples decided (None: under two such sizes)."""
+    import numpy as np
+
+    curve = []
+    for m in sizes:
+        samples = np.array(found.get((key, m), []), dtype=float).reshape(-1, 2)
+        if samples.shape[0] * 2 >= _fit_draws(m):
+            margin, se = samples[:, 0], samples[:, 1]
+            spreads = float(np.std(np.log(margin / se))), float(np.std(np.log(se)))
+            curve.append((m, float(margin.mean() / se.mean()), float(1 / se.mean()), *spreads))
+    return tuple(curve) if len(curve) >= 2 else None
+
+
+def _curve_exponent(curve: _Curve, relative: bool, planned: int | None = None) -> tuple[float, int, int]:
+    """The least-squares slope of a curve's log ratio on log pairs, and the sizes it spans.
+
+    Without ``planned``, over the whole curve. With it (the pairs planned from that slope), over the
+    sizes from the largest at or below ``planned`` up to the pilot's (the three largest at least): the
+    ratio need not grow as one power of n from the fewest pairs to the pilot's, and plan needs its
+    growth between the size it plans and the pilot.
+    """
+    import numpy as np
+
+    points = list(curve)
+    if planned is not None:
+        below = [i for i, point in enumerate(points) if point[0] <= planned]
+        points = points[min(below[-1] if below else 0, len(points) - 3) :]
+    logs = np.log([point[0] for point in points])
+    ratios = np.log([point[1] if relative else point[2] for point in points])
+    return float(np.polyfit(logs, ratios, 1)[0]), points[0][0], points[-1][0]
+
+
+def _curve_spread(curve: _Curve, relative: bool, n: int) -> tuple[float, int]:
+    """The sd of a sample's log ratio at the sampled size nearest ``n`` (in log), and that size (0 and 0: none).
+
+    Only sizes of ``CORPUS_LEAST_PAIRS_UNMODELLED`` pairs or more count, where every sample can decide: on
+    fewer the test's discreteness decides (modelled apart, :func:`fairtalk.stats.power_corpus_at_size`) and a
+    sample's SE comes from a handful of differing dialogues. The pilot's own point is one sample: no spread.
+    """
+    from fairtalk.stats import CORPUS_LEAST_PAIRS_UNMODELLED
+
+    sampled = [point for point in curve[:-1] if point[0] >= CORPUS_LEAST_PAIRS_UNMODELLED]
+    if not sampled:
+        return 0.0, 0
+    point = min(sampled, key=lambda p: abs(math.log(p[0] / n)))
+    return (point[3] if relative else point[4]), point[0]
+
+
+def _with_pilot_scaling(
+    rows: list[_GateRow], path: str, data: Mapping[str, Any], n_pairs: int | None, alpha: float
+) -> tuple[list[_GateRow], str]:
+    """The pilot's corpus rows with their scaling fitted on its answers where they lie beside it, and the note to say."""
+    import time
+    from dataclasses import replace
+
+    from fairtalk.stats import CORPUS_LEAST_PAIRS, CORPUS_LEAST_PAIRS_UNMODELLED
+
+    planned = [row for row in rows if row.kind == "corpus" and row.key in CORPUS_SCALING and row.sd and row.margin]
+    fitted: dict[str, _Curve] = {}
+    if not planned or not n_pairs:
+        return rows, ""
+    keys = {row.key for row in planned}
+    answers, where = _pilot_answers(path, data, n_pairs)
+    if answers is None:
+        return rows, where
+    least = CORPUS_LEAST_PAIRS if all(row.differing is not None for row in planned) else CORPUS_LEAST_PAIRS_UNMODELLED
+    sizes = _fit_sizes(n_pairs, least)
+    if not sizes:
+        return rows, _MSG_FIT_FEW.format(n=n_pairs, least=least, most=2 * least)
+    start = time.perf_counter()
+    fitted.update((key, curve) for key, curve in _fit_corpus_scaling(answers, sizes, alpha).items() if key in keys)
+    seconds = time.perf_counter() - start
+    left = [key for key in keys if key not in fitted]
+    unfitted = (
+        f"; {', '.join(left)} kept the bare audit's, since fewer than two sizes could decide half their samples" if left else ""
+    )
+    note = _MSG_FIT_DONE.format(
+        answers=where,
+        draws=", ".join(f"{_fit_draws(m)}" for m in sizes),
+        sizes=", ".join(f"{m:,}" for m in sizes),
+        permutations=CORPUS_FIT_PERMUTATIONS,
+        seconds=seconds,
+        unfitted=unfitted,
+    )
+    return [
+        replace(row, curve=_ended(fitted[row.key], row)) if row.kind == "corpus" and row.key in fitted else row for row in rows
+    ], note
+
+
+def _ended(curve: _Curve, row: _GateRow) -> _Curve:
+    """A key's curve on samples of the pilot's answers, ended with the pilot's own point: its margin over its SE."""
+    assert row.sd and row.margin and row.pilot_pairs
+    inverse_se = math.sqrt(row.pilot_pairs) / row.sd
+    return (*curve, (row.pilot_pairs, float(row.margin) * inverse_se, inverse_se, 0.0, 0.0))
 
 
 def _dialogues(n: int, row: _GateRow) -> str:
@@ -542,15 +801,30 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
     assert row.sd is not None and row.margin is not None and row.pilot_pairs
     n_pilot, margin = row.pilot_pairs, float(row.margin)
     ratio = margin / (row.sd / math.sqrt(n_pilot))
-    exponent = CORPUS_SCALING[row.key][0 if row.relative_margin else 1]
     differing, sizes = row.differing, row.cluster_sizes
-    try:
-        n = pairs_for_corpus_equivalence(
-            ratio, n_pilot, exponent=exponent, alpha=alpha, power=power, differing=differing, sizes=sizes
+
+    def pairs(exponent: float, spread: float = 0.0) -> int:
+        return pairs_for_corpus_equivalence(
+            ratio, n_pilot, exponent=exponent, alpha=alpha, power=power, differing=differing, sizes=sizes, spread=spread
         )
+
+    spread = 0.0
+    try:
+        if row.curve:  # fitted on the pilot's answers: over the whole curve, then between that size and the pilot's
+            n = pairs(_curve_exponent(row.curve, row.relative_margin)[0])
+            exponent, low, high = _curve_exponent(row.curve, row.relative_margin, n)
+            spread, spread_at = _curve_spread(row.curve, row.relative_margin, pairs(exponent))
+            n = pairs(exponent, spread)
+            averaged = f"; the power averaged over a sample's spread of the ratio, sd {spread:.2f} in log at {spread_at:,} pairs"
+            whose = f"{_FIT_PILOT} (its samples of {low:,}-{high:,} pairs{averaged if spread_at else ''})"
+        else:
+            exponent, whose = CORPUS_SCALING[row.key][0 if row.relative_margin else 1], _FIT_BARE
+            n = pairs(exponent)
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=row.key, reason=err)
-    reached = power_corpus_at_size(n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes)
+    reached = power_corpus_at_size(
+        n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes, spread=spread
+    )
     at = f"±{100 * margin:.3g} points at the pilot's {n_pilot:,} pairs"
     which = (
         f"its default margin, ±10% of its value ({at}; wider on fewer pairs)"
@@ -559,7 +833,7 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
     )
     how = (
         f"permutation TOST; the margin is {ratio:.3g} standard errors of its interval at the pilot, growing as "
-        f"n^{exponent:g} on the bare audit's answers; "
+        f"n^{exponent:.2f} {whose}; "
     )
     if reached > power + POWER_TOLERANCE:  # the normal approximation overstates it on so few pairs: no figure
         how += f"power above {power:.2f} at any size from {n:,} pairs (the fewest planned): it cannot be planned nearer"
@@ -587,7 +861,7 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     """Say how many pairs the equivalence gate needs for each primary measure at its margin."""
     from fairtalk.stats import IDENTICAL_SHARE
 
-    rows, source, n_pairs = _gate_rows(results)
+    rows, source, n_pairs = _gate_rows(results, alpha)
     identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
     say(
         f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
