@@ -134,6 +134,23 @@ def test_a_second_session_of_one_annotator_on_one_file_is_refused(
     assert (tmp_path / "gold.jsonl.ann.lock").exists()  # the page's session goes on
 
 
+def test_done_before_any_label_says_nothing_was_saved_and_a_label_says_where(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Done with no label once said "saved in gold.jsonl" of a file that did not exist; a session that labels says where."""
+    gold = tmp_path / "gold.jsonl"
+    args = [str(axis_folder), "-m", "offense_rate", "-o", str(gold), "--n", "4"]
+    monkeypatch.setattr(LabelServer, "serve_forever", lambda self, poll_interval=0.5: None)  # Done at once
+    code, out, err = _run(monkeypatch, capsys, *args)
+    assert code == 0, (out, err)
+    assert "done: 0 of 4 labels given: nothing saved, no gold file written" in " ".join(out.split())
+    assert "saved in" not in out and not gold.exists()
+    monkeypatch.setattr(LabelServer, "serve_forever", lambda self, poll_interval=0.5: self.log.add(0, 1))  # one label
+    code, out, err = _run(monkeypatch, capsys, *args)  # resumes on the same sample record
+    assert code == 0, (out, err)
+    assert f"done: 1 of 4 labels given, saved in {gold}" in " ".join(out.split()) and gold.exists()
+
+
 def test_agreement_leaves_out_labels_outside_the_scheme_and_warns_as_score_gold_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -89,13 +89,21 @@ def label(
     except KeyboardInterrupt:
         server.server_close()
         say(
-            f"stopped: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}; run the same command to resume",
-            style="yellow",
-            stderr=True,
+            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume", style="yellow", stderr=True
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
-    say(f"done: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}")
+    say(f"done: {_saved(log.n_given, len(log.steps), output)}")
+
+
+def _saved(given: int, total: int, output: str) -> str:
+    """How many labels were given and where they are: a session that gave none wrote no gold file, and says so."""
+    from pathlib import Path
+
+    given_text = f"{given:,} of {total:,} labels given"
+    if Path(output).exists():
+        return f"{given_text}, saved in {output}"
+    return f"{given_text}: nothing saved, no gold file written"
 
 
 def _agreement(paths: list[str], *, given: list[str]) -> None:
