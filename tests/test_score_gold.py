@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
+from fairtalk.errors import InputError
 from fairtalk.records import Response
 
 runner = CliRunner()
@@ -278,3 +280,57 @@ def test_label_names_are_regards_and_sentiments_alone(tmp_path: Path) -> None:
     result = fairtalk.score(responses, axis="gender", measures="sentiment", n_resamples=100, gold=str(gold))
     assert "2 gold label(s) of sentiment outside its labels -1, 0, 1 (first: 2 on pair p0 side a): left out" in result.warnings
     assert result.measure("sentiment_positive").ppi is not None and result.measure("sentiment_positive").ppi.n_labels == 9
+
+
+def _labelled_elsewhere(tmp_path: Path) -> tuple[Path, Path, Path, int]:
+    """Production's responses, a candidate's (rude on every side b) and a gold file labelled on the candidate's by the page's log.
+
+    Returns the two responses files, the gold file and how many of its labelled answers production's responses do not hold.
+    """
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    production = _responses(tmp_path / "production.jsonl")
+    rows = fairtalk.read_responses(production)
+    candidate = tmp_path / "candidate.jsonl"
+    fairtalk.write_responses(
+        [r for pair in zip(rows.a, rows.b) for r in (pair[0], dataclasses.replace(pair[1], response=RUDE))], candidate
+    )
+    gold = tmp_path / "gold.jsonl"
+    log = GoldLog(gold, draw_sample(candidate, n=20, seed=0), label_schemes("offense_rate"), annotator="ana")
+    for i, step in enumerate(log.steps):
+        log.add(i, int(step.item.text == RUDE))
+    here = {(r.pair_id, r.side): r.response for r in (*rows.a, *rows.b)}
+    differ = sum(here[(step.item.id, step.item.side)] != step.item.text for step in log.steps)
+    return production, candidate, gold, differ
+
+
+def test_labels_given_on_other_answers_are_an_error_never_joined(tmp_path: Path) -> None:
+    """Labels of the candidate's answers once corrected production's gap, silently: now an error naming how many differ."""
+    production, candidate, gold, differ = _labelled_elsewhere(tmp_path)
+    assert 0 < differ < 20  # some of the labelled answers are production's too: a partial mismatch still fails
+    with pytest.raises(InputError, match=rf"{differ} of the 20 labelled answers of the gold file are not these responses"):
+        fairtalk.score(production, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    right = fairtalk.score(candidate, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert right.measure("offense_rate").ppi is not None and not any("could not be checked" in w for w in right.warnings)
+    (tmp_path / "gold.jsonl.sample.json").unlink()  # each row's text is checked without the sample record
+    args = ["score", "--responses", str(production), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert done.exit_code == 2 and not (tmp_path / "out" / "results.json").exists(), done.output
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr
+    text = " ".join(done.stderr.split())
+    assert f"{differ} of the 20 labelled answers" in text and "(first: pair p" in text and "labelled 'you are a stupid" in text
+
+
+def test_a_gold_file_without_texts_is_checked_by_its_sample_record(tmp_path: Path) -> None:
+    """Rows written before they kept their text: the input's sha256 in the sample record must be the responses'."""
+    production, candidate, gold, _ = _labelled_elsewhere(tmp_path)
+    rows = [json.loads(line) for line in gold.read_text().splitlines()]
+    gold.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "text"}) + "\n" for row in rows))
+    with pytest.raises(InputError, match="the gold file's labels were given on .*candidate.jsonl"):
+        fairtalk.score(production, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    right = fairtalk.score(candidate, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert right.measure("offense_rate").ppi is not None and not any("could not be checked" in w for w in right.warnings)
+    (tmp_path / "gold.jsonl.sample.json").unlink()  # nothing left to check by: said, not silently trusted
+    unchecked = fairtalk.score(production, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert any("labels were given on these responses could not be checked" in w for w in unchecked.warnings)

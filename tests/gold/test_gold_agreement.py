@@ -82,3 +82,27 @@ def test_kappa_is_nan_where_every_label_is_the_same(tmp_path: Path) -> None:
     rows = [{"id": i, "label": 0, "annotator": who} for i in range(5) for who in ("a", "b")]
     (result,) = agreement([_write(tmp_path / "g.jsonl", rows)])
     assert math.isnan(result.kappa) and result.observed == 1.0
+
+
+def test_labels_outside_the_scheme_are_left_out_of_kappa_and_counted(tmp_path: Path) -> None:
+    """score --gold leaves a 7 for the yes/no offense_rate out; agreement once counted it as an eighth category."""
+    from sklearn.metrics import cohen_kappa_score
+
+    a = [1, 1, 0, 0, 1, 0, 1, 1, 0, 1]
+    b = [1, 0, 0, 0, 1, 0, 1, 0, 7, 7]
+    first = _write(
+        tmp_path / "a.jsonl", [{"pair_id": f"p{i}", "side": "a", "offense_rate": v, "annotator": "ann"} for i, v in enumerate(a)]
+    )
+    second = _write(
+        tmp_path / "b.jsonl", [{"pair_id": f"p{i}", "side": "a", "offense_rate": v, "annotator": "bo"} for i, v in enumerate(b)]
+    )
+    (result,) = agreement([first, second])
+    assert result.n_items == 8 and result.kappa == pytest.approx(cohen_kappa_score(a[:8], b[:8]))
+    assert [(label.id, label.value, label.annotator) for label in result.left_out] == [("p8", 7, "bo"), ("p9", 7, "bo")]
+    assert result.allowed == (0, 1)
+    only_sevens = _write(
+        tmp_path / "c.jsonl", [{"pair_id": f"p{i}", "side": "a", "offense_rate": 7, "annotator": "cy"} for i in range(10)]
+    )
+    (result,) = agreement([first, only_sevens])
+    assert math.isnan(result.kappa) and result.n_items == 0 and len(result.left_out) == 10
+    assert result.annotators == ("ann", "cy")

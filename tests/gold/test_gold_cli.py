@@ -132,3 +132,40 @@ def test_a_second_session_of_one_annotator_on_one_file_is_refused(
     assert code == 0 and served == ["bo"], (out, err)
     assert not (tmp_path / "gold.jsonl.bo.lock").exists()  # the session ended with its server
     assert (tmp_path / "gold.jsonl.ann.lock").exists()  # the page's session goes on
+
+
+def test_done_before_any_label_says_nothing_was_saved_and_a_label_says_where(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Done with no label once said "saved in gold.jsonl" of a file that did not exist; a session that labels says where."""
+    gold = tmp_path / "gold.jsonl"
+    args = [str(axis_folder), "-m", "offense_rate", "-o", str(gold), "--n", "4"]
+    monkeypatch.setattr(LabelServer, "serve_forever", lambda self, poll_interval=0.5: None)  # Done at once
+    code, out, err = _run(monkeypatch, capsys, *args)
+    assert code == 0, (out, err)
+    assert "done: 0 of 4 labels given: nothing saved, no gold file written" in " ".join(out.split())
+    assert "saved in" not in out and not gold.exists()
+    monkeypatch.setattr(LabelServer, "serve_forever", lambda self, poll_interval=0.5: self.log.add(0, 1))  # one label
+    code, out, err = _run(monkeypatch, capsys, *args)  # resumes on the same sample record
+    assert code == 0, (out, err)
+    assert f"done: 1 of 4 labels given, saved in {gold}" in " ".join(out.split()) and gold.exists()
+
+
+def test_agreement_leaves_out_labels_outside_the_scheme_and_warns_as_score_gold_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 7 for the yes/no offense_rate once counted as a category of κ (κ 0.000, no word said)."""
+    a = [1, 1, 0, 0, 1, 0, 1, 1]
+    for name, labels in (("ann", a), ("w7", [7] * 8)):
+        rows = [
+            {"pair_id": f"p{i // 2}", "side": "ab"[i % 2], "offense_rate": v, "annotator": name} for i, v in enumerate(labels)
+        ]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, _ = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "ann.jsonl"), str(tmp_path / "w7.jsonl"))
+    assert code == 0
+    row = next(line for line in out.splitlines() if "offense_rate" in line and "│" in line)
+    assert "0.000" not in row and "n/a" in row and " 0 " in row and "ann, w7" in row
+    text = " ".join(out.split())
+    assert "warning: 8 label(s) of offense_rate outside its labels 0, 1 (first: 7 on pair p0 side a by w7): left out of κ" in (
+        text
+    )

@@ -109,7 +109,14 @@ def test_labels_are_written_at_once_and_only_the_next_one(page: LabelServer, tmp
     assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 1, "note": "rude?"})[0] == 200
     row = json.loads(gold.read_text().splitlines()[0])
     first = page.log.sample.items[0]
-    assert row == {"pair_id": first.id, "side": first.side, "offense_rate": 1, "annotator": "ann", "note": "rude?"}
+    assert row == {
+        "pair_id": first.id,
+        "side": first.side,
+        "offense_rate": 1,
+        "annotator": "ann",
+        "note": "rude?",
+        "text": first.text,  # the answer labelled, unmasked: score --gold checks it is the answer it joins to
+    }
     status, body = _request(page, "POST", _base(page) + "label", {"step": 0, "value": 0})  # a stale tab
     assert status == 409 and json.loads(body)["state"]["step"] == 1
     assert _request(page, "POST", _base(page) + "label", {"step": 1, "value": 7})[0] == 409  # not a label of offense_rate

@@ -89,13 +89,21 @@ def label(
     except KeyboardInterrupt:
         server.server_close()
         say(
-            f"stopped: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}; run the same command to resume",
-            style="yellow",
-            stderr=True,
+            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume", style="yellow", stderr=True
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
-    say(f"done: {log.n_given:,} of {len(log.steps):,} labels given, saved in {output}")
+    say(f"done: {_saved(log.n_given, len(log.steps), output)}")
+
+
+def _saved(given: int, total: int, output: str) -> str:
+    """How many labels were given and where they are: a session that gave none wrote no gold file, and says so."""
+    from pathlib import Path
+
+    given_text = f"{given:,} of {total:,} labels given"
+    if Path(output).exists():
+        return f"{given_text}, saved in {output}"
+    return f"{given_text}: nothing saved, no gold file written"
 
 
 def _agreement(paths: list[str], *, given: list[str]) -> None:
@@ -111,12 +119,24 @@ def _agreement(paths: list[str], *, given: list[str]) -> None:
     table = Table(title="agreement between annotators")
     for column in ("label", "κ", "method", "observed agreement", "items all labelled", "annotators"):
         table.add_column(column, justify="right" if column in ("κ", "observed agreement", "items all labelled") else "left")
-    for result in agreement(paths):
+    results = agreement(paths)
+    for result in results:
         kappa = "n/a" if result.kappa != result.kappa else f"{result.kappa:.3f}"
         observed = "n/a" if result.observed != result.observed else f"{result.observed:.3f}"
         method = "Cohen's κ" if result.method == "cohen" else "Fleiss' κ"
         table.add_row(result.field, kappa, method, observed, f"{result.n_items:,}", ", ".join(result.annotators))
     console.print(table)
+    for result in results:
+        if result.left_out:
+            first = result.left_out[0]
+            item = f"id {first.id}" if first.side is None else f"pair {first.id} side {first.side}"
+            allowed = ", ".join(str(v) for v in sorted(result.allowed))
+            by = f" by {first.annotator}" if first.annotator else ""
+            say(
+                f"warning: {len(result.left_out):,} label(s) of {result.field} outside its labels {allowed} "
+                f"(first: {first.value} on {item}{by}): left out of κ",
+                style="yellow",
+            )
 
 
 def gold_regard_labels(path: str) -> dict[str, tuple[int, ...]]:

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from fairtalk.gold._agreement import Agreement, agreement
 from fairtalk.gold._labels import GoldLog, Step
-from fairtalk.gold._reader import REGARD_FIELDS, Gold, GoldLabel, ItemKey, is_gold_file, read_gold, sample_record_path
+from fairtalk.gold._reader import (
+    REGARD_FIELDS,
+    Gold,
+    GoldLabel,
+    ItemKey,
+    is_gold_file,
+    outside_scheme,
+    read_gold,
+    sample_record_path,
+)
 from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
 from fairtalk.gold._schemes import Choice, Guideline, LabelScheme, guideline, label_scheme, label_schemes, question
 from fairtalk.gold._server import LabelServer
@@ -39,6 +48,7 @@ __all__ = [
     "is_gold_file",
     "label_scheme",
     "label_schemes",
+    "outside_scheme",
     "question",
     "read_gold",
     "read_items",

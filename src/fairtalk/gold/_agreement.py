@@ -5,7 +5,9 @@ apart by the file (rows without a name are the file's annotator). For each field
 the items every annotator of that field labelled (``n_items``); items some left out do not count.
 Cohen's κ is :func:`sklearn.metrics.cohen_kappa_score`, Fleiss' κ
 :func:`statsmodels.stats.inter_rater.fleiss_kappa`; ``observed`` is the share of items on which
-all annotators agree.
+all annotators agree. Labels outside their field's scheme (a 7 for the yes/no ``offense_rate``:
+:func:`~fairtalk.gold._reader.outside_scheme`) are left out and counted in ``left_out``, as
+``score --gold`` leaves them out: they are no category to agree on.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from fairtalk.errors import InputError
-from fairtalk.gold._reader import Gold, ItemKey, read_gold
+from fairtalk.gold._reader import Gold, GoldLabel, ItemKey, outside_scheme, read_gold
 
 __all__ = ["Agreement", "agreement"]
 
@@ -29,7 +31,11 @@ _MSG_ONE_ANNOTATOR = "agreement needs labels of at least two annotators; the gol
 
 @dataclass(frozen=True, slots=True)
 class Agreement:
-    """κ of one label field among ``annotators`` over the ``n_items`` items all of them labelled (NaN: too few items)."""
+    """κ of one label field among ``annotators`` over the ``n_items`` items all of them labelled (NaN: too few items).
+
+    ``left_out`` holds the field's labels outside its scheme (``allowed``, its labels), which
+    no κ counts.
+    """
 
     field: str
     method: Literal["cohen", "fleiss"]
@@ -37,6 +43,8 @@ class Agreement:
     observed: float
     n_items: int
     annotators: tuple[str, ...]
+    left_out: tuple[GoldLabel, ...] = ()
+    allowed: tuple[int, ...] = ()
 
 
 def _raters(golds: Sequence[Gold]) -> dict[str, Gold]:
@@ -75,6 +83,9 @@ def _kappa(table: np.ndarray, method: str) -> float:
 def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
     r"""Cohen's κ (two annotators) or Fleiss' κ (more) per label field of the gold files ``paths``.
 
+    Labels outside their field's scheme are left out of κ and returned in each field's ``left_out``
+    (a field all of whose labels but one annotator's are left out gets a NaN κ over 0 items).
+
     Raises
     ------
     InputError
@@ -94,15 +105,24 @@ def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
     if len(raters) < 2:
         raise InputError(_MSG_ONE_ANNOTATOR.format(names=", ".join(raters)))
     fields = list(dict.fromkeys(field for gold in raters.values() for field in gold.fields))
+    labelled = {field: tuple(name for name, gold in raters.items() if field in gold.fields) for field in fields}
+    outside: dict[str, tuple[tuple[int, ...], list[GoldLabel]]] = {}
+    for name, gold in raters.items():
+        raters[name], out_of_scheme = outside_scheme(gold)
+        for field, (allowed, labels) in out_of_scheme.items():
+            outside.setdefault(field, (allowed, []))[1].extend(labels)
     out: list[Agreement] = []
     for field in fields:
+        allowed, left_out = outside.get(field, ((), []))
         values = {name: gold.values(field) for name, gold in raters.items()}
         names = tuple(name for name, v in values.items() if v)
         if len(names) < 2:
+            if left_out:  # its labels left out leave too few annotators: said, not dropped
+                out.append(Agreement(field, "cohen", math.nan, math.nan, 0, labelled[field], tuple(left_out), allowed))
             continue
         common: list[ItemKey] = [item for item in values[names[0]] if all(item in values[n] for n in names[1:])]
         table = np.array([[values[n][item] for n in names] for item in common], dtype=np.int64).reshape(len(common), len(names))
         method: Literal["cohen", "fleiss"] = "cohen" if len(names) == 2 else "fleiss"
         observed = float(np.mean(np.all(table == table[:, :1], axis=1))) if len(common) else math.nan
-        out.append(Agreement(field, method, _kappa(table, method), observed, len(common), names))
+        out.append(Agreement(field, method, _kappa(table, method), observed, len(common), names, tuple(left_out), allowed))
     return out

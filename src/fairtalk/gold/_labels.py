@@ -297,7 +297,14 @@ class GoldLog:
     def _row(self, step: Step, value: int, note: str) -> dict[str, Any]:
         item = step.item
         if self.sample.kind == "responses":
-            return {"pair_id": item.id, "side": item.side, step.scheme.field: value, "annotator": self.annotator, "note": note}
+            return {
+                "pair_id": item.id,
+                "side": item.side,
+                step.scheme.field: value,
+                "annotator": self.annotator,
+                "note": note,
+                "text": item.text,  # the answer labelled: score --gold checks its labels are of the answers it scores
+            }
         row: dict[str, Any] = {"id": item.id, "label": value, "annotator": self.annotator, "note": note}
         if item.group is not None:
             row["group"] = item.group

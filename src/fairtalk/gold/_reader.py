@@ -1,8 +1,9 @@
 """Read a gold file (``fairtalk label -o GOLD.jsonl``) into a typed :class:`Gold`: the labels, and each measure key's value per item.
 
 Rows are as ``fairtalk label`` writes them: for an audit's responses ``{"pair_id", "side",
-"<field>": value, "annotator", "note"}``, one row per label (a row may hold several fields when
-written elsewhere); for texts and completions ``{"id", "label", "annotator", "note", "group"?,
+"<field>": value, "annotator", "note", "text"}``, one row per label (a row may hold several fields when
+written elsewhere; ``text``, the answer labelled, lets ``score --gold`` check that the labels are
+of the answers it joins them to, and is absent from files written before it was kept); for texts and completions ``{"id", "label", "annotator", "note", "group"?,
 "text"?}``. A field is a measure key (``offense_rate``, ``judge_yes``, ``judge_score``) or a
 label that gives several (``regard`` gives the four ``regard_*`` keys, ``sentiment`` gives
 ``sentiment_positive`` and ``sentiment_negative``); :meth:`Gold.values` reads a key either way.
@@ -12,6 +13,7 @@ is one (``regard`` for completions).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,10 +21,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fairtalk._jsonl import is_records_of, read_json_file, read_objects
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.gold._schemes import label_scheme
 
-__all__ = ["REGARD_FIELDS", "Gold", "GoldLabel", "ItemKey", "is_gold_file", "read_gold", "sample_record_path"]
+__all__ = [
+    "REGARD_FIELDS",
+    "Gold",
+    "GoldLabel",
+    "ItemKey",
+    "is_gold_file",
+    "outside_scheme",
+    "read_gold",
+    "sample_record_path",
+]
 
 #: An item: ``(pair_id, side)`` for responses, ``(id, None)`` for texts.
 ItemKey = tuple[str, Literal["a", "b"] | None]
@@ -64,7 +75,10 @@ def is_gold_file(path: str | os.PathLike[str]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class GoldLabel:
-    """One label one annotator gave one item: ``field`` (a measure key, ``regard``, ``sentiment``) and its value."""
+    """One label one annotator gave one item: ``field`` (a measure key, ``regard``, ``sentiment``) and its value.
+
+    ``text`` is the text labelled, where the row keeps it (None: a row written without it).
+    """
 
     id: str
     side: Literal["a", "b"] | None
@@ -72,6 +86,7 @@ class GoldLabel:
     value: int
     annotator: str
     note: str = ""
+    text: str | None = None
 
     @property
     def item(self) -> ItemKey:
@@ -215,6 +230,7 @@ def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]
                     value=_value(name, row[field], path, line),
                     annotator=str(row.get("annotator") or ""),
                     note=str(row.get("note") or ""),
+                    text=row["text"] if isinstance(row.get("text"), str) else None,
                 ),
             )
 
@@ -243,3 +259,42 @@ def read_gold(path: str | os.PathLike[str]) -> Gold:
     if not labels:
         raise InputError(_MSG_EMPTY, path=str(path))
     return Gold(kind="responses" if labels[0].side is not None else "texts", labels=tuple(labels), path=str(path))
+
+
+def _allowed(field: str, judge_scale: tuple[int, int] | None) -> tuple[int, ...] | None:
+    """The label values of a field's scheme, in order (a judge's score: its ``judge_scale``); None: no scheme to hold it to."""
+    if field.endswith("_score"):
+        return None if judge_scale is None else tuple(range(judge_scale[0], judge_scale[1] + 1))
+    try:
+        return tuple(sorted(choice.value for choice in label_scheme(field).choices))
+    except SpecError:  # a field no scheme knows (``label`` of a texts file without its record): taken as given
+        return None
+
+
+def outside_scheme(
+    gold: Gold, judge_scale: tuple[int, int] | None = None
+) -> tuple[Gold, dict[str, tuple[tuple[int, ...], tuple[GoldLabel, ...]]]]:
+    """``gold`` without the labels outside their field's scheme, and per field that had any: its labels and those left out.
+
+    A 7 for the yes/no ``offense_rate`` or a 2 for ``sentiment`` (:func:`label_scheme`) is left
+    out; a judge's score (``NAME_score``) is held to ``judge_scale`` (``(low, high)``) when given;
+    a field no scheme knows is kept as it is. ``score --gold`` and :func:`agreement
+    <fairtalk.gold._agreement.agreement>` both leave such labels out, counted.
+
+    Examples
+    --------
+    >>> gold = Gold("responses", (GoldLabel("p1", "a", "offense_rate", 7, "ann"), GoldLabel("p1", "b", "offense_rate", 0, "ann")))
+    >>> kept, left_out = outside_scheme(gold)
+    >>> [label.value for label in kept.labels], {f: (allowed, len(out)) for f, (allowed, out) in left_out.items()}
+    ([0], {'offense_rate': ((0, 1), 1)})
+    """
+    kept: list[GoldLabel] = []
+    out: dict[str, tuple[tuple[int, ...], list[GoldLabel]]] = {}
+    for label in gold.labels:
+        allowed = _allowed(label.field, judge_scale)
+        if allowed is None or label.value in allowed:
+            kept.append(label)
+        else:
+            out.setdefault(label.field, (allowed, []))[1].append(label)
+    left_out = {name: (allowed, tuple(labels)) for name, (allowed, labels) in out.items()}
+    return dataclasses.replace(gold, labels=tuple(kept)), left_out

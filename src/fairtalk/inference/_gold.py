@@ -4,7 +4,9 @@ A gold file (``fairtalk label -o``) labels both sides of a uniform sample of pai
 result key it labels, the scorer's per-pair difference ``a - b`` on every pair and the human's on
 the labelled ones give :func:`fairtalk.stats._ppi.ppi_mean`: the gap the labels imply, with an
 interval valid whatever the scorer's error (by dialogue where the audit has clusters).
-Labelled pairs this run does not hold, keys it does not score, keys with fewer than two
+Labels given on other answers than these (a row's ``text`` differs from the answer it joins to, or
+the sample record's input is another file) are an error, never joined: the labelled gap would be
+another model's. Labelled pairs this run does not hold, keys it does not score, keys with fewer than two
 labelled pairs and labels outside their field's scheme (a 7 for the yes/no ``offense_rate``, a 2
 for ``sentiment``: :func:`fairtalk.gold.label_scheme`) are counted, left out and said in a
 warning, never silently dropped or averaged in.
@@ -12,21 +14,34 @@ warning, never silently dropped or averaged in.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 
+from fairtalk._jsonl import read_json_file
 from fairtalk._responses import ResponseSet
-from fairtalk.errors import InputError, SpecError
-from fairtalk.gold import Gold, GoldLabel, label_scheme, read_gold
+from fairtalk.errors import InputError
+from fairtalk.gold import Gold, ItemKey, outside_scheme, read_gold, sample_record_path
 from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "gold_estimates"]
 
 _MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: score --gold needs labels by pair_id and side"
+_MSG_OTHER_ANSWERS = (
+    "{n:,} of the {total:,} labelled answers of the gold file are not these responses' answers (first: pair {pair_id} "
+    "side {side}: labelled {labelled}, here {here}): the labels were given on other responses; label these "
+    "(fairtalk label RESPONSES), or score the responses that were labelled"
+)
+_MSG_OTHER_INPUT = (
+    "the gold file's labels were given on {input} (sha256 {sha}…), not on these responses (sha256 {here}…): label these "
+    "(fairtalk label RESPONSES), or score the responses that were labelled"
+)
+WARN_UNCHECKED = (
+    "the gold file keeps neither the answers it labels nor a sample record (GOLD.jsonl.sample.json): "
+    "that its labels were given on these responses could not be checked"
+)
 WARN_NOT_SCORED = "gold labels for {keys}, which this run does not score: left out of the labelled estimates"
 WARN_UNKNOWN_PAIRS = "{n} labelled pair(s) of the gold file are not among this run's pairs (first: {first}): left out"
 WARN_ONE_SIDE = "{key}: {n} pair(s) labelled on one side only (first: {first}): a paired gap needs both sides, left out"
@@ -45,26 +60,9 @@ class GoldEstimates:
     n_labelled_pairs: int = 0
 
 
-def _allowed(field: str, judge_scale: tuple[int, int] | None) -> tuple[int, ...] | None:
-    """The label values of a field's scheme (a judge's score: its ``judge_scale``); None: no scheme to hold it to."""
-    if field.endswith("_score"):
-        return None if judge_scale is None else tuple(range(judge_scale[0], judge_scale[1] + 1))
-    try:
-        return tuple(choice.value for choice in label_scheme(field).choices)
-    except SpecError:  # a field no scheme knows (no key this run scores): taken as given, and said as not scored
-        return None
-
-
 def _in_scheme(gold: Gold, judge_scale: tuple[int, int] | None) -> tuple[Gold, list[str]]:
     """``gold`` without the labels outside their field's scheme, and a warning per field that had any."""
-    kept: list[GoldLabel] = []
-    out: dict[str, tuple[tuple[int, ...], list[GoldLabel]]] = {}
-    for label in gold.labels:
-        allowed = _allowed(label.field, judge_scale)
-        if allowed is None or label.value in allowed:
-            kept.append(label)
-        else:
-            out.setdefault(label.field, (allowed, []))[1].append(label)
+    kept, left_out = outside_scheme(gold, judge_scale)
     warnings = [
         WARN_VALUES.format(
             n=len(labels),
@@ -74,9 +72,61 @@ def _in_scheme(gold: Gold, judge_scale: tuple[int, int] | None) -> tuple[Gold, l
             pair_id=labels[0].id,
             side=labels[0].side,
         )
-        for name, (allowed, labels) in out.items()
+        for name, (allowed, labels) in left_out.items()
     ]
-    return dataclasses.replace(gold, labels=tuple(kept)), warnings
+    return kept, warnings
+
+
+def _answers(responses: ResponseSet) -> dict[ItemKey, str]:
+    """Each answer of the run by ``(pair_id, side)``."""
+    return {(r.pair_id, r.side): r.response for side in (responses.a, responses.b) for r in side}
+
+
+def _check_answers(gold: Gold, responses: ResponseSet, path: str) -> list[str]:
+    """Raise InputError unless the labels were given on these answers; a warning where that cannot be checked.
+
+    A row that keeps its text (``fairtalk label`` writes it) is checked against the answer it
+    joins to; rows without one are checked by the sample record's ``input_sha256`` against the
+    files the responses were read from. Labels of pairs this run does not hold are not checked
+    here (they are counted as unknown pairs).
+    """
+    answers = _answers(responses)
+    wrong = {
+        label.item: (label.text, answers[label.item])
+        for label in gold.labels
+        if label.text is not None and label.item in answers and label.text != answers[label.item]
+    }
+    if wrong:
+        (pair_id, side), (labelled, here) = next(iter(wrong.items()))
+        raise InputError(
+            _MSG_OTHER_ANSWERS.format(
+                n=len(wrong),
+                total=len({label.item for label in gold.labels}),
+                pair_id=pair_id,
+                side=side,
+                labelled=_short(labelled),
+                here=_short(here),
+            ),
+            path=path,
+        )
+    if all(label.text is not None for label in gold.labels):
+        return []
+    try:  # its size and depth checked before it is parsed
+        record = read_json_file(sample_record_path(path), what="sample record")
+        recorded = record.get("input_sha256") if isinstance(record, dict) else None
+    except InputError:
+        recorded = None
+    shas = [sha for _, sha in responses.sources if sha]
+    if not isinstance(recorded, str) or not shas:
+        return [WARN_UNCHECKED]
+    if recorded not in shas:
+        raise InputError(_MSG_OTHER_INPUT.format(input=record.get("input"), sha=recorded[:12], here=shas[0][:12]), path=path)
+    return []
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, as a Python literal."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def gold_estimates(
@@ -95,12 +145,15 @@ def gold_estimates(
     Raises
     ------
     InputError
-        The gold file cannot be read, or labels texts rather than pairs.
+        The gold file cannot be read, labels texts rather than pairs, or was labelled on other
+        answers than ``responses`` (a row's text, or its sample record's input, differs).
     """
     gold = read_gold(path)
     if gold.kind != "responses":
         raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
-    gold, warnings = _in_scheme(gold, judge_scale)
+    warnings = _check_answers(gold, responses, path)
+    gold, out_of_scheme = _in_scheme(gold, judge_scale)
+    warnings += out_of_scheme
     index = {r.pair_id: i for i, r in enumerate(responses.a)}
     n = len(index)
     groups = None if clusters is None else np.asarray(clusters)
