@@ -228,7 +228,7 @@ def test_a_ci_log_at_80_columns_prints_every_measure_and_figure_uncut(tmp_path: 
     rows = json.loads((tmp_path / "cand" / "gender" / "results.json").read_text())["measures"]
     keys = [name for name, m in rows.items() if m.get("primary") and m.get("kind") != "corpus"]
     assert keys and all(f"\n  {key}\n" in compared for key in keys)  # each name whole, on a line of its own
-    assert compared.count("change ") >= len(keys) and compared.count("p adj. ") >= len(keys)
+    assert compared.count("change ") >= len(keys) and compared.count("size of the gap changed: p ") >= len(keys)
 
 
 def test_audit_help_opens_with_the_essentials_and_an_example() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -222,7 +223,7 @@ def test_identical_answers_on_a_handful_of_shared_pairs_fail_the_gate_saying_how
     assert f"{N_PAIRS - n} pairs only the baseline holds" in done.output
     why = (
         f"gender/offense_rate: inconclusive; not shown non-inferior: the same gap on all {n} pairs in both runs, too few "
-        f"for the exact identical-answers bound (it needs 299 pairs, {299 - n} more, at margin ±0.02)"
+        f"for the exact identical-answers bound (it needs 299 pairs, {299 - n} more, at margin ±2.00 points)"
     )
     assert why in " ".join(done.output.split())
     junit = (tmp_path / "c.xml").read_text(encoding="utf-8")
@@ -309,3 +310,51 @@ def test_compare_json_holds_the_gate_requested_as_audit_json_does(runs: dict[str
     assert done.exit_code == 0 and json.loads(done.stdout)["gates"][0]["passed"] is True
     done = _compare(str(runs["fair"]), str(runs["gap"]), "--json")  # no gate requested: none shown
     assert done.exit_code == 0 and "gates" not in json.loads(done.stdout)
+
+
+def test_the_console_gate_lines_and_junit_give_rates_in_points_as_the_table_does(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Review finding: gaps read in points on the console, yet its gate lines gave the margin as a fraction (±0.02),
+    and the JUnit messages gave the gaps as fractions (candidate gap +0.1); the headline was doubled."""
+    junit = tmp_path / "c.xml"
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "--fail-if-worse", "--junit", str(junit))
+    assert done.exit_code == 1, done.output
+    text = " ".join(done.output.split())
+    assert "gap (points): baseline" in text
+    assert (
+        "gender/offense_rate: regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)" in text
+    )
+    assert "±0.02" not in text
+    assert "--fail-if-worse: Gate" not in text and text.count("Gate fail-if-worse: FAILED") == 1
+    row = compare_runs(runs["fair"], runs["gap"]).change("gender", "offense_rate")
+    xml = junit.read_text(encoding="utf-8")
+    assert f"candidate gap {100 * row.candidate_gap:+.2f} points" in xml and "margin ±2.00 points" in xml
+    assert f"candidate gap {row.candidate_gap:+.4g}," not in xml
+
+
+@pytest.mark.parametrize("where", ["baseline", "baseline/new", "candidate/sub/deeper"])
+def test_the_output_folder_is_refused_at_or_inside_either_input(runs: dict[str, Path], tmp_path: Path, where: str) -> None:
+    """Review finding: `-o base` was refused but `-o base/newdir` accepted (writing inside an input), and
+    `-o cand/gender` failed with a false "not written by fairtalk"."""
+    inputs = {"baseline": runs["fair"], "candidate": runs["gap"]}
+    name, _, rest = where.partition("/")
+    output = inputs[name] / rest if rest else inputs[name]
+    before = {p: p.stat().st_mtime_ns for p in inputs[name].rglob("*")}
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "-o", str(output))
+    assert done.exit_code == 2, done.output
+    text = " ".join(done.output.split())
+    what = "is" if not rest else "lies inside"
+    assert f"error: -o {output} {what} {name.upper()} {inputs[name]}, an input of this run" in text
+    assert "Traceback" not in text
+    assert {p: p.stat().st_mtime_ns for p in inputs[name].rglob("*")} == before  # nothing written there
+    assert not (inputs[name] / "new").exists() and not (inputs[name] / "sub").exists()
+
+
+def test_the_report_says_which_interval_each_gap_and_the_change_have(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 39 item 7: a baseline gap 0 on every pair makes the change the candidate's gap, yet the two intervals
+    differ (Newcombe's for the gap, the score interval of the per-pair contrast for the change): the report says so."""
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    for name in ("report.md", "report.html"):
+        text = html.unescape((tmp_path / "out" / name).read_text(encoding="utf-8"))
+        assert "a rate's Newcombe paired interval" in text and "a rate's score interval of the per-pair contrast" in text
+        assert "p (size changed)" in text and "Sum" in text

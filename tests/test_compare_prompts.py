@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -192,3 +193,50 @@ def test_result_round_trips_and_paired_results_json_has_no_design(analyses: dict
     assert ModelComparison.read_json(result.write(tmp_path / "r.json")) == result
     assert "design" not in ModelComparison("old", "new", (), ()).to_dict()
     assert result.to_frame().loc[("gender", "regard"), "change_test"] == "wald_independent"
+
+
+def ci(bounds: tuple[float | None, float | None]) -> str:
+    low, high = bounds
+    assert low is not None and high is not None
+    return f"[{low:+.4f}, {high:+.4f}]"
+
+
+def _sign_flipped(analyses: dict[str, Path]) -> ModelComparison:
+    """The review's case: the change shown (p 0.0203) but not the size change (p_magnitude 0.165, adjusted 0.495)."""
+    result = compare_prompt_analyses(analyses["gap"], analyses["fair"])
+    row = dataclasses.replace(result.changes[0], p_change=0.0203, p_total=0.165, p_magnitude=0.165, p_adjusted=0.495)
+    return dataclasses.replace(result, changes=(row,))
+
+
+def test_each_p_stands_beside_what_it_tests_and_the_adjusted_one_beside_its_raw_p(
+    analyses: dict[str, Path], tmp_path: Path
+) -> None:
+    """Review finding: report.md showed p_change (0.020) as "p" beside the adjusted p_magnitude (0.495) as "p (adj.)",
+    and the console printed the change's interval with "p adj." of another test."""
+    from rich.console import Console
+
+    from fairtalk.report import model_comparison_table, write_model_comparison
+
+    result = _sign_flipped(analyses)
+    row = result.changes[0]
+    paths = write_model_comparison(result, tmp_path / "out")
+    md = paths["md"].read_text(encoding="utf-8")
+    assert "| p (no change) | Sum CI | p (size changed) | p (size changed, adj.) |" in md
+    assert f"| {ci(row.change_ci)} | 0.020 | {ci(row.total_ci)} | 0.165 | 0.495 |" in md
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "<th>p (no change)</th>" in html and '<td class="num">0.165</td><td class="num">0.495</td>' in html
+    console = Console(width=80, record=True)
+    console.print(model_comparison_table(result, width=80))
+    text = console.export_text()
+    assert f"change {row.change:+.4f} (95% CI {ci(row.change_ci)}), p 0.020" in text
+    assert f"sum of the gaps 95% CI {ci(row.total_ci)}" in text and "size of the gap changed: p 0.165, adj. 0.495" in text
+    assert "p adj. 0.495" not in text
+
+
+@pytest.mark.parametrize("flag", ["--no-clusters", "--clusters"])
+def test_a_clusters_option_is_refused_where_it_does_nothing(analyses: dict[str, Path], flag: str) -> None:
+    """Review finding: `compare an_b an_c --no-clusters` was accepted and ignored (the gaps are independent estimates)."""
+    done = _compare(str(analyses["gap"]), str(analyses["fair"]), flag)
+    assert done.exit_code == 2, done.output
+    assert f"error: {flag} applies only to two audits" in " ".join(done.output.split())
+    assert _compare(str(analyses["gap"]), str(analyses["fair"])).exit_code == 0

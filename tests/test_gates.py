@@ -293,13 +293,13 @@ COMPARE_CASES = {
 }
 #: The reason each failing comparison case gives, as the gate says it (the key's, or the whole run's).
 COMPARE_REASONS = {
-    "regressed": "regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±0.02)",
-    "inconclusive": "inconclusive; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±0.02)",
+    "regressed": "regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)",
+    "inconclusive": "inconclusive; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)",
     "no comparable key": "no primary key comparable",
     "an axis only the baseline has": "race: an axis only the baseline holds; the candidate cannot be shown not worse there",
     "non-inferiority not tested": "inconclusive; non-inferiority not tested",
     "identical on too few pairs": "inconclusive; not shown non-inferior: the same gap on all 80 pairs in both runs, too few "
-    "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±0.02)",
+    "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±2.00 points)",
     "one run as both": "the baseline and the candidate are one run (the same folder base): it cannot be shown not worse "
     "than itself",
     "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
@@ -409,7 +409,7 @@ def test_the_headline_names_what_failed_and_a_run_passes_the_whole_audit() -> No
         "(gender/offense_rate, race/offense_rate)"
     )
     assert evaluate(_results(ANCHOR), "fail-on-bias").headline == (
-        "Gate fail-on-bias: passed — no difference detected in all 2 primary measures"
+        "Gate fail-on-bias: passed — no difference detected in any of the 2 primary measures"
     )
 
 

@@ -244,19 +244,29 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
     return decisions, run
 
 
+def _margin(margin: float | None, kind: str) -> str:
+    """A comparison's margin in its report's unit: a rate's in percentage points (as its table), a count's in its units."""
+    if margin is None or kind != "rate":
+        return f"±{_number(margin)}"
+    return f"±{100 * margin:.2f} points"
+
+
 def _change(row: GapChange, unit: str) -> tuple[bool, str]:
     verdict = row.verdict.value
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
     if not row.non_inferior and row.identical and row.units_needed is not None:
-        margin = "with no margin" if row.margin is None else f"at margin ±{_number(row.margin)}"
+        margin = "with no margin" if row.margin is None else f"at margin {_margin(row.margin, row.kind)}"
         return False, (
             f"{verdict}; not shown non-inferior: the same gap on all {row.n_units:,} {unit} in both runs, too few for "
             f"the exact identical-answers bound (it needs {row.units_needed:,} {unit}, "
             f"{row.units_needed - row.n_units:,} more, {margin})"
         )
     shown = "shown" if row.non_inferior else "not shown"
-    return row.non_inferior, f"{verdict}; {shown} non-inferior (|candidate gap| < |baseline gap| + margin ±{_number(row.margin)})"
+    return (
+        row.non_inferior,
+        f"{verdict}; {shown} non-inferior (|candidate gap| < |baseline gap| + margin {_margin(row.margin, row.kind)})",
+    )
 
 
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
@@ -317,7 +327,7 @@ def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision]) 
     failing = [d for d in decisions if not d.passed]
     n = _count(len(decisions), unit)
     if not failing and not run:
-        return f"Gate {gate}: passed — " + passed.format(n=n, all=n if len(decisions) == 1 else f"all {n}")
+        return f"Gate {gate}: passed — " + passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
     parts += [d.reason for d in run]
     return f"Gate {gate}: FAILED — " + "; ".join(parts)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from fairtalk.cli._app import app, console, info, interrupted, print_json, say
+from fairtalk.cli._choices import was_given
 from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
 from fairtalk.options import ALPHA_RANGE
 
@@ -17,6 +18,13 @@ if TYPE_CHECKING:
     from fairtalk.results import AuditResult, ModelComparison
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
+_MSG_OUTPUT_INSIDE = (
+    "-o {output} {where} {name} {path}, an input of this run; write the comparison to a folder outside both inputs"
+)
+_MSG_CLUSTERS = (
+    "--{flag} applies only to two audits; a comparison of prompts analyses takes their gaps as independent "
+    "estimates and would ignore it (leave it out)"
+)
 _MARGIN = typer.Option(
     None,
     "--margin",
@@ -27,6 +35,7 @@ _MARGIN = typer.Option(
 
 @app.command()
 def compare(
+    ctx: typer.Context,
     baseline: str = typer.Argument(
         ..., help="The baseline's output folder (of `fairtalk audit -o`, `fairtalk score -o` or `fairtalk prompts analyze -o`)."
     ),
@@ -34,7 +43,10 @@ def compare(
         ..., help="The candidate's output folder: an audit of the same pairs, or an analysis of the same prompts."
     ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Folder for results.json, results.csv, report.md and report.html (default: none written)."
+        None,
+        "-o",
+        "--output",
+        help="Folder for results.json, results.csv, report.md and report.html, outside both inputs (default: none written).",
     ),
     fail_if_worse: bool = typer.Option(
         False,
@@ -44,7 +56,9 @@ def compare(
     margin: list[str] | None = _MARGIN,
     alpha: float = typer.Option(0.05, "--alpha", help=f"Level of every test, {ALPHA_RANGE}; intervals are 1 - alpha."),
     clusters: bool = typer.Option(
-        True, "--clusters/--no-clusters", help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue)."
+        True,
+        "--clusters/--no-clusters",
+        help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue). Two audits only.",
     ),
     axis: str | None = typer.Option(
         None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
@@ -73,7 +87,7 @@ def compare(
 
     Two `fairtalk prompts analyze` folders (paper 004) compare two generators' regard gaps per group
     pair instead (--axis names group pairs; --margin regard=VALUE or regard:PAIR=VALUE; the gaps are
-    taken as independent estimates, so --clusters does not apply).
+    taken as independent estimates, so --clusters/--no-clusters is refused).
     """
     from fairtalk import SpecError
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
@@ -82,13 +96,16 @@ def compare(
     inputs = {"BASELINE": baseline, "CANDIDATE": candidate}
     outputs = {} if output is None else {f"-o's {name}": Path(output) / name for name in MODEL_COMPARISON_FILES.values()}
     try:
-        if output is not None:
+        if output:  # '' is refused by check_report_folder, by name
+            _check_output_outside(output, inputs)
             check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values())
         check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)
         if is_prompt_analysis(baseline) or is_prompt_analysis(candidate):
+            if was_given(ctx, "clusters"):  # an option the comparison would not use is an error, not dropped
+                raise SpecError(_MSG_CLUSTERS.format(flag="clusters" if clusters else "no-clusters"))
             result = compare_prompt_analyses(baseline, candidate, margins=parse_margins(margin), alpha=alpha, pairs=axes)
         else:
             result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
@@ -98,6 +115,18 @@ def compare(
     protected = {**inputs, **outputs, "-o": output}
     if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse, protected=protected):
         raise typer.Exit(code=1)
+
+
+def _check_output_outside(output: str, inputs: Mapping[str, str]) -> None:
+    """``-o``, before any work: never an input folder nor inside one (OutputError naming which)."""
+    from fairtalk.errors import OutputError
+
+    folder = Path(output).resolve()
+    for name, path in inputs.items():
+        given = Path(path).resolve()
+        if folder == given or folder.is_relative_to(given):
+            where = "is" if folder == given else "lies inside"
+            raise OutputError(_MSG_OUTPUT_INSIDE.format(output=output, where=where, name=name, path=path))
 
 
 def show_comparison(
@@ -138,7 +167,7 @@ def show_comparison(
     results, gates = audit if audit is not None else (None, ())
     write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
     if gate and not outcome.passed:
-        say(f"--fail-if-worse: {outcome.headline}", style="bold red")
+        say(outcome.headline, style="bold red")  # "Gate fail-if-worse: FAILED — …" names its flag
         for failure in outcome.failures:
             if failure.key is not None:  # a whole-run failure's reason is in the headline already
                 say(f"  {failure.name}: {failure.reason}", style="red")

@@ -176,18 +176,19 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
     outcomes = _outcomes(comparison, Gate.FAIL_IF_WORSE)
     n_failures = 0
     for axis in dict.fromkeys(row.axis for row in comparison.changes):
+        shown = {(r.axis, r.key): r for r in comparison_rows(comparison)}  # the report's figures, rates in points
         rows = [(row, _failed(outcomes, axis, row.key)) for row in comparison.changes if row.axis == axis]
         failing = sum(1 for _, failed in rows if failed)
         suite = ET.SubElement(
             suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)), failures=str(failing), errors="0", skipped="0"
         )
         for row, failed in rows:
-            low, high = row.change_ci
-            interval = "no interval" if low is None or high is None else f"[{low:+.4g}, {high:+.4g}]"
+            f = shown[row.axis, row.key]
+            unit = f" {f.unit}" if f.unit else ""  # as the gate's reason beside it: "points"
             message = (
-                f"{axis}: {row.key}: {row.verdict.value}; baseline gap {row.baseline_gap:+.4g}, candidate gap "
-                f"{row.candidate_gap:+.4g}, change {row.change:+.4g} {interval}, adjusted p "
-                f"{format_p(row.p_adjusted)}, margin {'n/a' if row.margin is None else f'±{row.margin:.4g}'}"
+                f"{axis}: {row.key}: {row.verdict.value}; baseline gap {f.baseline}{unit}, candidate gap "
+                f"{f.candidate}{unit}, change {f.change}{unit} {f.change_ci}, p (size changed) {f.p_magnitude}, "
+                f"adjusted {f.p_adjusted}, margin {'n/a' if row.margin is None else f'±{f.margin}{unit}'}"
             )
             _case(suite, f"{name}.{axis}", row.key, message, failed, row.notes)
         n_failures += failing
@@ -303,7 +304,9 @@ def comparison_step_summary(comparison: ModelComparison, *, gated: bool = True, 
         "",
         "<details><summary>table</summary>",
         "",
-        f"| Axis | Measure | Baseline gap | Candidate gap | Change ({level} CI) | p (adj.) | Non-inferior | Verdict |",
+        "Rates in percentage points, counts in their units.",
+        "",
+        f"| Axis | Measure | Baseline gap | Candidate gap | Change ({level} CI) | p (size changed, adj.) | Non-inferior | Verdict |",
         "| --- | --- |" + " ---: |" * 4 + " --- | --- |",
     ]
     for row in comparison_rows(comparison):

@@ -50,12 +50,41 @@ _INDEPENDENT_NOTE = (
     "(standard error √(se_c² + se_b²), Wald test); the within-prompt pairing of the two generators' completions is "
     "not used, which is conservative when they completed the same prompts."
 )
+#: What the terminal's table shows beside its verdicts: the units, and which p the verdict follows.
+_TABLE_CAPTION = (
+    "Rates in percentage points, counts in their units. p change: the test of no change (its interval's); "
+    "p size: the gap's size changed (the change and the sum of the gaps both ≠ 0), which the verdict follows, "
+    "adjusted in brackets."
+)
+#: The method note of a comparison of two audits (``design`` ``"paired"``): what each interval is.
+_PAIRED_NOTE = (
+    "Gap: the model's mean A − B with the audit's interval for its kind (a rate's Newcombe paired interval, a count's "
+    "t interval). Change: candidate gap − baseline gap (difference in differences, per pair), with the interval its "
+    "paired test of no change inverts (a rate's score interval of the per-pair contrast, values −2 … 2; a count's t "
+    "interval); Sum: candidate gap + baseline gap, the same way. Rates, their intervals and margins in percentage "
+    "points. A rate's gap and change intervals are two methods: where the baseline's gap is 0 on every pair the change "
+    "equals the candidate's gap, and its interval (the score interval, the one the verdict follows) may still differ "
+    "from the candidate gap's (Newcombe)."
+)
+#: Which p the verdict follows, in both designs.
+_P_NOTE = (
+    "p (no change): the test that the change's interval inverts. p (size changed): max of the change's and the sum's "
+    "p, the test the verdict follows (the gap's size differs when both differ from 0); p (size changed, adj.): that p "
+    "corrected over the primary keys. A regressed or improved row has both the change's and the sum's intervals "
+    "excluding 0."
+)
 _STYLE = {Change.IMPROVED: "green", Change.REGRESSED: "bold red", Change.UNCHANGED: "green", Change.INCONCLUSIVE: "yellow"}
 
 
 @dataclass(frozen=True, slots=True)
 class ComparisonRow:
-    """One (axis, key), formatted: both gaps and the change with their intervals, p, margin and verdict."""
+    """One (axis, key), formatted: both gaps and the change with their intervals, p, margin and verdict.
+
+    ``p_change`` is the test of no change that ``change_ci`` inverts; ``total_ci`` the interval of
+    the sum of the gaps; ``p_magnitude`` the p of "the gap's size changed" (``max`` of the change's
+    and the sum's p), which the verdict follows, and ``p_adjusted`` its correction over the family.
+    ``unit``: ``"points"`` for a rate (every figure in percentage points), ``""`` for a count.
+    """
 
     axis: str
     key: str
@@ -68,11 +97,14 @@ class ComparisonRow:
     change: str
     change_ci: str
     p_change: str
+    total_ci: str
+    p_magnitude: str
     p_adjusted: str
     margin: str
     non_inferior: str
     verdict: str
     notes: tuple[str, ...]
+    unit: str = ""
 
 
 def _scale(row: GapChange) -> float:
@@ -122,11 +154,14 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
                 change=_number(r.change, r),
                 change_ci=_interval(r.change_ci, r),
                 p_change=format_p(r.p_change),
+                total_ci=_interval(r.total_ci, r),
+                p_magnitude=format_p(r.p_magnitude),
                 p_adjusted=format_p(r.p_adjusted),
                 margin=_number(r.margin, r, signed=False),
                 non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior],
                 verdict=_verdict(r, paired=paired),
                 notes=r.notes,
+                unit="points" if r.kind == "rate" else "",
             )
         )
     return rows
@@ -224,10 +259,13 @@ def _comparison_blocks(comparison: ModelComparison) -> RenderableType:
         if i == 0 or rows[i - 1].axis != row.axis:
             parts.append(Text(f"\n{row.axis}", style="bold"))
         style = _STYLE[comparison.changes[i].verdict]
+        unit = f" ({row.unit})" if row.unit else ""
         parts += [
             Text(f"  {row.key}" + ("" if row.primary else " (secondary)")),
-            Text(f"    gap: baseline {row.baseline}, candidate {row.candidate}"),
-            Text(f"    change {row.change} ({level} CI {row.change_ci}), p adj. {row.p_adjusted}"),
+            Text(f"    gap{unit}: baseline {row.baseline}, candidate {row.candidate}"),
+            Text(f"    change {row.change} ({level} CI {row.change_ci}), p {row.p_change}"),
+            Text(f"    sum of the gaps {level} CI {row.total_ci}"),
+            Text(f"    size of the gap changed: p {row.p_magnitude}, adj. {row.p_adjusted}"),
             Text(f"    {row.verdict}", style=style),
         ]
     return Group(*parts)
@@ -239,8 +277,22 @@ def _comparison_table(comparison: ModelComparison) -> Table:
     from rich.text import Text
 
     level = f"{1 - comparison.alpha:.0%}"
-    table = Table(title=Text(f"fairtalk compare: {_title(comparison)}"))
-    for header in ("Axis", "Measure", "Baseline gap", "Candidate gap", f"Change ({level} CI)", "p adj.", "Verdict"):
+    table = Table(
+        title=Text(f"fairtalk compare: {_title(comparison)}"),
+        caption=Text(_TABLE_CAPTION),
+    )
+    headers = (
+        "Axis",
+        "Measure",
+        "Baseline gap",
+        "Candidate gap",
+        f"Change ({level} CI)",
+        "p change",
+        f"Sum ({level} CI)",
+        "p size (adj.)",
+        "Verdict",
+    )
+    for header in headers:
         table.add_column(Text(header), justify="left" if header in ("Axis", "Measure", "Verdict") else "right")
     rows = comparison_rows(comparison)
     for i, row in enumerate(rows):
@@ -253,7 +305,9 @@ def _comparison_table(comparison: ModelComparison) -> Table:
             Text(row.baseline),
             Text(row.candidate),
             Text(f"{row.change} {row.change_ci}"),
-            Text(row.p_adjusted),
+            Text(row.p_change),
+            Text(row.total_ci),
+            Text(f"{row.p_magnitude} ({row.p_adjusted})"),
             Text(row.verdict, style=_STYLE[verdict]),
             end_section=last,
         )
@@ -287,8 +341,9 @@ def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool
             if paired
             else _INDEPENDENT_AXIS,
             "",
-            "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p | p (adj.) | Margin | Non-inferior | Verdict |",
-            "| --- |" + " ---: |" * 10 + " --- |",
+            "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p (no change) | Sum CI | p (size changed) "
+            "| p (size changed, adj.) | Margin | Non-inferior | Verdict |",
+            "| --- |" + " ---: |" * 12 + " --- |",
         ]
         for row in (r for r in rows if r.axis == axis.axis):
             cells = (
@@ -300,6 +355,8 @@ def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool
                 row.change,
                 row.change_ci,
                 row.p_change,
+                row.total_ci,
+                row.p_magnitude,
                 row.p_adjusted,
                 row.margin,
                 row.non_inferior,
@@ -314,10 +371,8 @@ def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool
         "",
         "## Notes",
         "",
-        "- Gap: the model's mean A − B; rates in percentage points. Change: candidate gap − baseline gap "
-        "(difference in differences, per pair), with its paired test of no change."
-        if paired
-        else f"- {_INDEPENDENT_NOTE}",
+        f"- {_PAIRED_NOTE}" if paired else f"- {_INDEPENDENT_NOTE}",
+        f"- {_P_NOTE}",
         "- improved / regressed: the size of the gap is shown smaller / larger (both the change and the sum of "
         "the gaps differ from 0, corrected over the primary keys); unchanged: the sizes are shown to differ by less "
         "than the margin both ways; non-inferior: |candidate gap| < |baseline gap| + margin is shown.",
@@ -359,6 +414,8 @@ def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = Tru
             independent=comparison.design != "paired",
             independent_axis=_INDEPENDENT_AXIS,
             independent_note=_INDEPENDENT_NOTE,
+            paired_note=_PAIRED_NOTE,
+            p_note=_P_NOTE,
             notes=[(r.axis, r.key, note) for r in rows for note in r.notes],
         )
     )
