@@ -18,7 +18,7 @@ from bench_scripts import load_bench
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
-from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, read_completions
+from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, gold_texts, read_completions
 from fairtalk.prompts._gold import WARN_UNKNOWN
 from fairtalk.results import PromptAnalysis
 from fairtalk.stats import ppi_mean
@@ -473,3 +473,30 @@ def test_the_rare_share_bench_finds_no_point_interval_and_none_outside_0_1() -> 
     assert summary.n_intervals == 20 and summary.labels_alone == 1.0  # 10 templates: the labels' alone
     assert summary.labels_zero_width == 0.0 and summary.labels_outside == 0.0 and summary.shown_outside == 0.0
     assert summary.labels_width > 0.02
+
+
+def test_cli_prompts_analyze_refuses_labels_given_on_another_completions_file(tmp_path) -> None:
+    """Review finding: ids are line numbers, so labels of another file's completions joined silently to other texts."""
+    completions, candidate, gold = tmp_path / "c.jsonl", tmp_path / "cand.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    write_completions(candidate)  # the same layout (ids are line numbers) with other texts
+    candidate.write_text(candidate.read_text().replace("a thing", "another thing"))
+    label_with_page_code(candidate, gold, truth, n=12)
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--draws", "2", "--resamples", "0"])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2 and "error:" in output and "Traceback" not in output, result.output
+    first = json.loads(gold.read_text().splitlines()[0])
+    assert f"12 labelled id(s) hold another text than the analysed completion of that id (first: id {first['id']}" in output
+    assert not (tmp_path / "rep" / "results.json").exists()
+    # the library refuses them too, before any labelling
+    frame = read_completions(completions).frame
+    with pytest.raises(InputError, match="12 labelled id"):
+        gold_regard(frame, read_gold(gold).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(gold))
+    # labels of this file's own texts join as before
+    own = tmp_path / "own.jsonl"
+    label_with_page_code(completions, own, truth, n=12)
+    found = gold_regard(frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(own))
+    assert found.n_labels == 12

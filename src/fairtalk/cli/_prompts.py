@@ -265,7 +265,7 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.prompts import read_completions
+    from fairtalk.prompts import gold_texts, read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
     if (published is None) == (completions is None):
@@ -322,6 +322,7 @@ def prompts_analyze(
             engine=on_ray,
             gold=gold_labels,
             gold_source=gold or "",
+            gold_texts=gold_texts(gold) if gold is not None else (),
         )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)

@@ -54,7 +54,10 @@ Figures: ``bench/README.md``, "ppi_prompts" (rare shares).
 
 The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
 analysed completions do not hold and labels outside regard's four are counted in warnings,
-never an error.
+never an error. A gold row stores the text it labelled (``"text"``): where a joined id's
+completion holds another text (the labels were given on another completions file, whose line
+numbers are ids too), :func:`gold_regard` refuses the labels, naming how many and the first: labels
+of other texts must not correct a gap (:func:`gold_texts` reads them from a gold file).
 """
 
 from __future__ import annotations
@@ -67,17 +70,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
 from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
-__all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
+__all__ = ["CLUSTERS", "GoldRegard", "gold_regard", "gold_texts"]
 
 #: What the labelled estimates cluster by.
 CLUSTERS = "template"
 _VALUES = (-1, 0, 1, 2)
 _MSG_NO_IDS = "--gold joins labels to completions by id: give a completions file (--completions), whose ids are kept"
+MSG_OTHER_TEXTS = (
+    "{n:,} labelled id(s) hold another text than the analysed completion of that id (first: id {id}, labelled "
+    "{labelled!r}, the completion {completion!r}): the labels were given on another completions file; label the file "
+    "you analyse"
+)
 WARN_UNKNOWN = "gold: {n:,} labelled id(s) are not among the analysed completions (first: {first}): left out"
 WARN_VALUES = "gold: {n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id}): left out"
 WARN_FEW = (
@@ -402,6 +411,41 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
     return shares, warnings
 
 
+def gold_texts(path: str) -> list[tuple[str, str]]:
+    """``(id, text)`` of every row of a gold file that stores the text it labelled (``fairtalk label`` writes it), in file order."""
+    return [
+        (str(row["id"]), row["text"])
+        for _, row in read_objects(path, what="gold file")
+        if isinstance(row.get("text"), str) and isinstance(row.get("id"), str | int) and not isinstance(row.get("id"), bool)
+    ]
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def check_texts(frame: pd.DataFrame, texts: Sequence[tuple[str, str]], source: str | None = None) -> None:
+    """Refuse labels whose stored text is not the text of the analysed completion they join to (ids the frame lacks aside).
+
+    Raises
+    ------
+    InputError
+        Naming how many labelled rows hold another text, and the first.
+    """
+    if not texts or "text" not in frame.columns:
+        return
+    completion = dict(zip(frame["id"].astype(str), frame["text"]))
+    other = [(rid, text) for rid, text in texts if rid in completion and completion[rid] != text]
+    if other:
+        rid, text = other[0]
+        raise InputError(
+            MSG_OTHER_TEXTS.format(
+                n=len({r for r, _ in other}), id=rid, labelled=_shorten(text), completion=_shorten(str(completion[rid]))
+            ),
+            path=source,
+        )
+
+
 def gold_regard(
     frame: pd.DataFrame,
     labels: Mapping[str, Sequence[object]],
@@ -409,19 +453,25 @@ def gold_regard(
     groups: Sequence[str],
     pairs: Sequence[GroupPair],
     include_other: bool = False,
+    texts: Sequence[tuple[str, str]] = (),
+    source: str | None = None,
 ) -> GoldRegard:
     """Each group's mean regard and label shares, and each pair's gap, corrected by the human ``labels`` of completion ids.
 
     ``frame`` is the analysed completions (with ``id``, the scorer's ``label`` and ``template``);
-    ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2).
+    ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2); ``texts``
+    are the ``(id, text)`` the labels were given on (:func:`gold_texts`), checked against the
+    completions' (``source`` names the gold file in the error).
 
     Raises
     ------
     InputError
-        The frame has no ``id`` column (published outputs: no ids to join on).
+        The frame has no ``id`` column (published outputs: no ids to join on), or a labelled id's
+        stored text is not its completion's.
     """
     if "id" not in frame.columns:
         raise InputError(_MSG_NO_IDS)
+    check_texts(frame, texts, source)
     rows = code_rows(frame, list(groups), include_other)
     human, warnings = _human(rows, labels)
     templates = rows.frame["template"].astype(str).to_numpy()
