@@ -18,7 +18,7 @@ from bench_scripts import load_bench
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
-from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, read_completions
+from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, gold_texts, read_completions
 from fairtalk.prompts._gold import WARN_UNKNOWN
 from fairtalk.results import PromptAnalysis
 from fairtalk.stats import ppi_mean
@@ -473,3 +473,97 @@ def test_the_rare_share_bench_finds_no_point_interval_and_none_outside_0_1() -> 
     assert summary.n_intervals == 20 and summary.labels_alone == 1.0  # 10 templates: the labels' alone
     assert summary.labels_zero_width == 0.0 and summary.labels_outside == 0.0 and summary.shown_outside == 0.0
     assert summary.labels_width > 0.02
+
+
+def test_cli_prompts_analyze_refuses_labels_given_on_another_completions_file(tmp_path) -> None:
+    """Review finding: ids are line numbers, so labels of another file's completions joined silently to other texts."""
+    completions, candidate, gold = tmp_path / "c.jsonl", tmp_path / "cand.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    write_completions(candidate)  # the same layout (ids are line numbers) with other texts
+    candidate.write_text(candidate.read_text().replace("a thing", "another thing"))
+    label_with_page_code(candidate, gold, truth, n=12)
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--draws", "2", "--resamples", "0"])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2 and "error:" in output and "Traceback" not in output, result.output
+    first = json.loads(gold.read_text().splitlines()[0])
+    assert f"12 labelled id(s) hold another text than the analysed completion of that id (first: id {first['id']}" in output
+    assert not (tmp_path / "rep" / "results.json").exists()
+    # the library refuses them too, before any labelling
+    frame = read_completions(completions).frame
+    with pytest.raises(InputError, match="12 labelled id"):
+        gold_regard(frame, read_gold(gold).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(gold))
+    # labels of this file's own texts join as before
+    own = tmp_path / "own.jsonl"
+    label_with_page_code(completions, own, truth, n=12)
+    found = gold_regard(frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(own))
+    assert found.n_labels == 12
+
+
+def _few_labels() -> tuple[pd.DataFrame, dict[str, tuple[int, ...]], GroupSet]:
+    """A handful of labels (review finding, issue 39 item 1): man 2 in 2 templates, woman 2 in one, straight 2 alike, gay 8 alike."""
+    rows = [
+        {"id": f"{g}-{t}-{k}", "group": g, "template": f"t{t}", "structure": "s", "seed": k, "label": k % 3 - 1}
+        for g in ("man", "woman", "straight person", "gay person")
+        for t in range(12)
+        for k in range(10)
+    ]
+    labels = {"man-0-0": (0,), "man-1-0": (1,), "woman-0-0": (1,), "woman-0-1": (1,)}
+    labels |= {f"straight person-{t}-0": (1,) for t in range(2)} | {f"gay person-{t}-0": (1,) for t in range(8)}
+    pairs = (GroupPair("gender", "man", "woman"), GroupPair("orientation", "straight person", "gay person"))
+    return pd.DataFrame(rows), labels, GroupSet(("man", "woman", "straight person", "gay person"), pairs)
+
+
+def test_few_labels_give_intervals_that_agree_with_their_p_and_stay_in_range() -> None:
+    """The review: [-0.684, +1.000] beside p 0.0421; [-5.853, +6.853] for a mean regard; ±inf; a gap to -2.363."""
+    frame, labels, groups = _few_labels()
+    found = gold_regard(frame, labels, groups=list(groups.groups), pairs=groups.pairs)
+    straight, gay = found.regard["straight person"], found.regard["gay person"]
+    # every labelled completion +1: the exact bound, and the p of the same bound (the level where it first leaves 0 out)
+    assert straight.method.endswith(
+        "exact bound (every labelled completion counted alike: Clopper-Pearson on the share that could differ)"
+    )
+    assert straight.ci95[0] < 0 < straight.p - 0.05 and straight.p == pytest.approx(2 * 0.5**2)
+    assert gay.ci95[0] > 0 and gay.p == pytest.approx(2 * 0.5**8) and gay.p < 0.05  # eight: the bound leaves 0 out, p below .05
+    man = found.regard["man"]  # two templates: t(1)'s interval reached ±6.85, cut to the mean regard's [-1, 1]
+    assert man.ci95 == (-1.0, 1.0) and man.method.endswith("; cut to [-1, +1]") and man.p > 0.05
+    woman = found.regard["woman"]  # both labels in one template: no interval (it was ±inf, p 1)
+    assert all(math.isnan(x) for x in (*woman.ci95, woman.p, *woman.labels_ci95)) and woman.estimate == 1.0
+    assert woman.method == "not estimable (2 labels, all in one template): no interval"
+    assert all(math.isnan(e.ci95[0]) for e in found.rates["woman"].values())
+    assert found.gaps["gender"].method == "not estimable (4 labels, woman's all in one template): no interval"
+    assert any("group woman's 2 labelled completion(s) all lie in one template" in w for w in found.warnings)
+    finite = [(e, 1.0) for e in found.regard.values()] + [(e, 2.0) for e in found.gaps.values()]
+    finite = [(e, r) for e, r in finite if not math.isnan(e.ci95[0])]
+    assert len(finite) == 4
+    for e, bound in finite:  # one test: 0 inside the interval exactly when p is at least .05, inside the measure's range
+        assert (e.ci95[0] <= 0.0 <= e.ci95[1]) == (e.p >= 0.05), e
+        assert -bound <= e.ci95[0] <= e.estimate <= e.ci95[1] <= bound and -bound <= e.labels_ci95[0] <= e.labels_ci95[1] <= bound
+
+
+def test_cli_prompts_analyze_with_few_labels_says_not_estimable_and_writes_null_with_its_reason(tmp_path) -> None:
+    completions, gold, groups_file, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    write_completions(completions, templates=MANY_TEMPLATES)
+    frame = read_completions(completions).frame
+    man = frame[frame["group"] == "man"].drop_duplicates("template").head(2)  # two templates
+    woman = frame[(frame["group"] == "woman") & (frame["template"] == "worked as")].head(2)  # one template
+    rows = [
+        {"id": r.id, "label": 1 - k % 2, "annotator": "ann", "note": "", "text": r.text} for k, r in enumerate(man.itertuples())
+    ]
+    rows += [{"id": r.id, "label": 1, "annotator": "ann", "note": "", "text": r.text} for r in woman.itertuples()]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    groups_file.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups_file), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "0"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "mean regard woman: +1.000, not estimable (2 labels, all in one template): no interval;" in output
+    assert "regard gap gender: " in output and "not estimable (4 labels, woman's all in one template)" in output
+    assert "inf" not in output and "nan" not in output
+    assert "mean regard man: +0.500 [95% CI -1.000, +1.000], p" in output  # t(1)'s ±6 cut to the range
+    payload = json.loads((out / "results.json").read_text())
+    for ppi in (payload["regard"]["woman"]["ppi"], payload["gaps"]["gender"]["ppi"]):
+        assert ppi["ci95"] == [None, None] and ppi["p"] is None and ppi["method"].startswith("not estimable (")
+    assert PromptAnalysis.from_dict(payload).gold is not None

@@ -120,13 +120,48 @@ def test_labelling_reports_its_progress_in_blocks() -> None:
     from fairtalk.prompts._completions import LABEL_BLOCK
 
     n = LABEL_BLOCK + 10
-    frame = pd.DataFrame({"group": ["man"] * n, "text": ["The man was kind."] * n, "label": [-9] * n})
+    frame = pd.DataFrame({"group": ["man"] * n, "text": [f"The man was kind {i}." for i in range(n)], "label": [-9] * n})
     events: list = []
     labelled = label_completions(frame, Regard(scorer="builtin:tfidf"), progress=events.append)
-    assert labelled["label"].tolist() == [1] * n
+    assert len(labelled) == n and set(labelled["label"]) <= {-1, 0, 1, 2}
     assert [(e.stage, e.done, e.total, e.finished) for e in events] == [
         ("regard labels", 0, n, False),
         ("regard labels", LABEL_BLOCK, n, False),
         ("regard labels", n, n, False),
         ("regard labels", n, n, True),
     ]
+
+
+def test_labelling_labels_each_distinct_text_once_with_the_same_labels(monkeypatch) -> None:
+    """Review finding: 30,000 completions of which 3,000 distinct were all labelled (stopped at 573 s, nothing written)."""
+    from fairtalk.lexicons import identity_terms
+    from fairtalk.measures import Regard
+    from fairtalk.prompts import label_completions
+
+    endings = [" a nurse, loved by all.", " rude to strangers.", " a clerk at the store.", " a thief.", " kind and patient."]
+    rows = [
+        {"group": g, "text": f"The {g} worked as{endings[(k * 7 + len(g)) % 5]}", "label": -9 if k % 4 else 1}
+        for g in ("man", "woman")
+        for k in range(300)
+    ]
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=0).reset_index(drop=True)
+    seen: list[str] = []
+    original = Regard.labels
+
+    def counting(self: Regard, texts):
+        seen.extend(texts)
+        return original(self, texts)
+
+    monkeypatch.setattr(Regard, "labels", counting)
+    events: list = []
+    labelled = label_completions(frame, Regard(scorer="builtin:tfidf"), progress=events.append)
+    assert sorted(seen) == sorted(set(frame["text"])) and len(seen) == 10  # each distinct text once
+    assert events[-1].total == 10
+    # the same labels as labelling every row, in the frame's order
+    expected = original(Regard(scorer="builtin:tfidf", mask_terms=identity_terms(["man", "woman"])), frame["text"].tolist())
+    assert labelled["label"].tolist() == list(expected) and labelled["text"].tolist() == frame["text"].tolist()
+    seen.clear()
+    kept = label_completions(frame, Regard(scorer="builtin:tfidf"), only_missing=True)
+    todo = (frame["label"] == -9).to_numpy()
+    assert kept["label"][~todo].tolist() == [1] * int((~todo).sum())  # labels that came with the rows stay
+    assert kept["label"][todo].tolist() == list(expected[todo]) and len(seen) == len(set(frame["text"][todo]))

@@ -48,6 +48,8 @@ def test_load_groups_file(tmp_path) -> None:
         ("man\tg\tc\n", "role must be 'a' or 'b'", 1),
         ("a\tb\tc\td\n", "expected group<TAB>pair_name", 1),
         ("# nothing\n", "no groups in the file", None),
+        ("man\tg\nwoman = 1\tg\n", "group name 'woman = 1' holds '='", 2),
+        ("man\tgen(der)\n", "pair name 'gen\\(der\\)' holds '\\('", 1),
     ],
 )
 def test_load_groups_errors(tmp_path, text: str, message: str, line: int | None) -> None:
@@ -56,6 +58,28 @@ def test_load_groups_errors(tmp_path, text: str, message: str, line: int | None)
     with pytest.raises(InputError, match=message) as info:
         load_groups(path)
     assert info.value.line == line
+
+
+def test_paraphrase_refuses_a_python_file_given_as_groups(tmp_path) -> None:
+    """Review finding: the how-to's generator.py as --groups wrote 3,500 prompts of groups like `import zlib`."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    generator = tmp_path / "generator.py"
+    generator.write_text(
+        'import zlib\n\nENDINGS = [" a nurse.", " a clerk."]\n\n\ndef complete(prefix: str) -> str:\n'
+        "    return ENDINGS[zlib.crc32(prefix.encode()) % len(ENDINGS)]\n"
+    )
+    out = tmp_path / "p2.jsonl"
+    result = CliRunner().invoke(app, ["prompts", "paraphrase", "--groups", str(generator), "-o", str(out)])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "generator.py:3: group name 'ENDINGS = [\" a nurse.\", \" a clerk.\"]' holds '='" in output
+    assert "is this the groups file?" in output and not out.exists()
+    names = tmp_path / "g.tsv"  # names with the characters people use still load
+    names.write_text("Native American person\trace\nU.S. citizen\nperson in their 20’s\nnon-binary person\trace\n")
+    assert load_groups(names).groups == ("Native American person", "U.S. citizen", "person in their 20’s", "non-binary person")
 
 
 def test_template_by_phrase() -> None:

@@ -15,7 +15,7 @@ _MSG_NO_AXIS = "--axis is empty: give an axis or a lexicon file (gender, race, .
 _MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
 
 if TYPE_CHECKING:  # the public names, for annotations only
-    import fairtalk
+    pass
 
 
 @app.command()
@@ -149,22 +149,3 @@ def gold_regard_labels(path: str) -> dict[str, tuple[int, ...]]:
     if others:
         say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
     return labels
-
-
-def print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
-    """The labelled estimates beside the scorer's: per group its mean regard, per pair its gap."""
-    gold = result.gold
-    if gold is None:
-        return
-    say(f"labelled by {gold.n_labels:,} human labels of {gold.source} (prediction-powered, clustered by {gold.clusters}):")
-    for name, estimates in (("mean regard", gold.regard), ("regard gap", gold.gaps)):
-        for key, e in estimates.items():
-            say(
-                f"  {name} {key}: {e.estimate:+.3f} [95% CI {e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}], p {e.p:.3g}; "
-                f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
-                + (
-                    f"labels only: {e.n_disagreements} disagreements with the scorer, too few to estimate its error"
-                    if e.too_few_disagreements
-                    else f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
-                )
-            )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -10,7 +11,7 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say
 from fairtalk.cli._choices import Engine, Mode
-from fairtalk.cli._label import gold_regard_labels, print_gold_estimates
+from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
     ENGINE,
     MODEL_ARG,
@@ -25,6 +26,7 @@ from fairtalk.cli._test_options import SYSTEM_PROMPT
 if TYPE_CHECKING:  # the public names, for annotations only
     import fairtalk
     from fairtalk.prompts import GroupSet, PromptSet
+    from fairtalk.stats import PPIEstimate
 
 prompts_app = typer.Typer(
     help="Bias on completions of syntactically diverse demographic prompts (Aggarwal et al. 2022).",
@@ -265,7 +267,7 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.prompts import read_completions
+    from fairtalk.prompts import gold_texts, read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
     if (published is None) == (completions is None):
@@ -322,6 +324,7 @@ def prompts_analyze(
             engine=on_ray,
             gold=gold_labels,
             gold_source=gold or "",
+            gold_texts=gold_texts(gold) if gold is not None else (),
         )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
@@ -348,6 +351,35 @@ def prompts_analyze(
     say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: {', '.join(p.name for p in written.values())}")
 
 
+def _gold_interval(e: PPIEstimate) -> str:
+    """``[95% CI low, high], p P``, or why there is none (its labels lie in one template: ``method`` says so)."""
+    low, high = e.ci95
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f", {e.method}"
+    return f" [95% CI {low:+.3f}, {high:+.3f}], p {e.p:.3g}"
+
+
+def _print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
+    """The labelled estimates beside the scorer's: per group its mean regard, per pair its gap."""
+    gold = result.gold
+    if gold is None:
+        return
+    say(f"labelled by {gold.n_labels:,} human labels of {gold.source} (prediction-powered, clustered by {gold.clusters}):")
+    for name, estimates in (("mean regard", gold.regard), ("regard gap", gold.gaps)):
+        for key, e in estimates.items():
+            say(
+                f"  {name} {key}: {e.estimate:+.3f}{_gold_interval(e)}; "
+                f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
+                + (
+                    f"labels only: {e.n_disagreements} disagreements with the scorer, too few to estimate its error"
+                    if e.too_few_disagreements
+                    else f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
+                    if math.isfinite(e.effective_labels)
+                    else f"{e.n_labels:,} labels"
+                )
+            )
+
+
 def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
 
@@ -371,7 +403,7 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
             f"regard gap {name} ({g.a} - {g.b}): {g.all:+.3f}{ci}{base}; structures reversing it: "
             f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )
-    print_gold_estimates(result)
+    _print_gold_estimates(result)
     robustness, null = result.robustness, result.robustness.null
     if robustness.single.n and null is not None and null.single is not None and null.halves is not None:
         say(

@@ -408,7 +408,9 @@ def label_completions(
     Without ``regard``, the shipped classifier is used. Either way the mask covers the identity
     terms of the frame's groups (:func:`~fairtalk.lexicons._identity.identity_terms`) besides the
     scorer's own. With ``only_missing``, rows that already have a label (not -9) keep it.
-    ``progress`` receives a "regard labels" stage, in blocks of :data:`LABEL_BLOCK` texts.
+    Each distinct text is labelled once and its label given to every row that holds it (a model
+    sampled under ten seeds often repeats itself). ``progress`` receives a "regard labels" stage
+    counting the distinct texts, in blocks of :data:`LABEL_BLOCK`.
     With a Ray ``engine`` and at least two of its ``score_batch`` texts to label, the batches are
     labelled by Ray tasks (one classifier load per worker), with the same labels.
     """
@@ -427,7 +429,9 @@ def label_completions(
     todo = (out["label"] == -9).to_numpy() if only_missing else np.ones(len(out), dtype=bool)
     if todo.any():
         labels = out["label"].to_numpy().astype(np.int8)
-        texts = out.loc[todo, "text"].astype(str).tolist()
+        # each distinct text labelled once (seeds often repeat a completion), its label given to every copy
+        codes, distinct = pd.factorize(out.loc[todo, "text"].astype(str), sort=False)
+        texts = [str(t) for t in distinct]
         reporter = ProgressReporter(progress)
         reporter.start("regard labels", len(texts), unit="texts")
         if worth_it(engine, len(texts)):
@@ -452,7 +456,7 @@ def label_completions(
                 found.append(regard.labels(texts[start : start + LABEL_BLOCK]))
                 reporter.advance(len(found[-1]))
         reporter.finish()
-        labels[todo] = np.concatenate(found)
+        labels[todo] = np.concatenate(found)[codes]
         out["label"] = labels
     return out
 

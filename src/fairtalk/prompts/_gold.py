@@ -52,9 +52,21 @@ could differ (Clopper-Pearson's upper bound on their share, none seen) moves it 
 ``method`` names the interval. Mean regard and gaps keep the delta-method t interval otherwise.
 Figures: ``bench/README.md``, "ppi_prompts" (rare shares).
 
+**A handful of labels** (a review of issue 39 item 1). Each interval's p is its own test's: the
+t test of the delta-method interval; for the exact bound, the level at which the bound first
+leaves 0 out (:func:`_no_spread_p`; the t test of its half-width gave p 0.042 beside an interval
+holding 0); a share's, exact. A mean regard's intervals are cut to [−1, 1] and a gap's to
+[−2, 2] (t(1) with two templates reached ±6.9; the p is unchanged, 0 lying inside): ``method``
+ends "cut to [...]". A group whose labelled completions all lie in one template (with more than
+one analysed) has no interval: its estimates and its pairs' gaps are :func:`not_estimable` (NaN
+interval and p, null in results.json, ``method`` saying why; it was ±inf), with one warning.
+
 The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
 analysed completions do not hold and labels outside regard's four are counted in warnings,
-never an error.
+never an error. A gold row stores the text it labelled (``"text"``): where a joined id's
+completion holds another text (the labels were given on another completions file, whose line
+numbers are ids too), :func:`gold_regard` refuses the labels, naming how many and the first: labels
+of other texts must not correct a gap (:func:`gold_texts` reads them from a gold file).
 """
 
 from __future__ import annotations
@@ -67,17 +79,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
 from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
-__all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
+__all__ = ["CLUSTERS", "GoldRegard", "gold_regard", "gold_texts"]
 
 #: What the labelled estimates cluster by.
 CLUSTERS = "template"
 _VALUES = (-1, 0, 1, 2)
 _MSG_NO_IDS = "--gold joins labels to completions by id: give a completions file (--completions), whose ids are kept"
+MSG_OTHER_TEXTS = (
+    "{n:,} labelled id(s) hold another text than the analysed completion of that id (first: id {id}, labelled "
+    "{labelled!r}, the completion {completion!r}): the labels were given on another completions file; label the file "
+    "you analyse"
+)
 WARN_UNKNOWN = "gold: {n:,} labelled id(s) are not among the analysed completions (first: {first}): left out"
 WARN_VALUES = "gold: {n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id}): left out"
 WARN_FEW = (
@@ -89,6 +107,17 @@ WARN_FEW_DISAGREEMENTS = (
     "gold: too few labelled {units} disagree with the scorer to estimate its error (fewer than {minimum}) for {which}: "
     "those estimates and intervals are the labels' alone, with no effective-labels figure"
 )
+WARN_ONE_UNIT = (
+    "gold: group {group}'s {n} labelled completion(s) all lie in one {unit}: its estimates (and its pairs' gaps) have "
+    "no interval (not estimable: the labels cannot tell one {unit} from another)"
+)
+#: The range of a group's mean regard and of a pair's gap of two of them.
+REGARD_RANGE = (-1.0, 1.0)
+GAP_RANGE = (-2.0, 2.0)
+#: ``method`` of an estimate whose labels cannot estimate an interval (they lie in one template).
+METHOD_NOT_ESTIMABLE = "not estimable ({n} labels, {whose}all in one {unit}): no interval"
+#: Appended to ``method`` when an interval was cut to the measure's range.
+CUT = "; cut to [{low:+g}, {high:+g}]"
 #: ``method`` of a labelled estimate whose labels estimate the scorer's error.
 METHOD_PPI = "PPI++ (delta method, t interval on {units})"
 #: ``method`` of one whose PPI++ weight on the scorer is 0: the labels' own estimate, with their interval.
@@ -197,11 +226,25 @@ def _no_spread_alone(theta: float, n: int, n_clusters: int | None, low: float, h
     Clopper-Pearson's upper bound (``1 − 0.025^(1/n)``, the design effect 1, ``n`` scaled as
     :func:`_effective_n` does), and each moves the ratio by at most its distance to ``low`` or ``high``.
     """
-    bound = _clopper_pearson(0.0, _effective_n(float(n), n, n_clusters, 0.0, 0.0))[1]
+    n_eff = _effective_n(float(n), n, n_clusters, 0.0, 0.0)
+    bound = _clopper_pearson(0.0, n_eff)[1]
     ci = (theta - bound * (theta - low), theta + bound * (high - theta))
     q = float(_reference(n_clusters).ppf(0.975))
     se = (ci[1] - ci[0]) / (2 * q)
-    return _Alone(theta, ci, se, float(2 * _reference(n_clusters).sf(abs(theta) / se)), INTERVAL_NO_SPREAD)
+    return _Alone(theta, ci, se, _no_spread_p(theta, n_eff, low, high), INTERVAL_NO_SPREAD)
+
+
+def _no_spread_p(theta: float, n_eff: float, low: float, high: float) -> float:
+    """The p of "it is 0" of the exact bound: the level at which the bound first leaves 0 out (the interval's own test).
+
+    To reach 0 from ``theta`` a share ``s = |theta| / (distance to the far end)`` of the completions
+    must differ; with none of ``n_eff`` seen differing, Clopper-Pearson's ``1 − α`` upper bound
+    ``1 − (α/2)^(1/n_eff)`` reaches ``s`` at ``α = 2 (1 − s)^n_eff``.
+    """
+    if theta == 0 or not n_eff > 0:
+        return 1.0
+    share = theta / (theta - low) if theta > 0 else -theta / (high - theta)
+    return float(min(1.0, 2 * (1 - share) ** n_eff))
 
 
 def _variance(psi: np.ndarray, clusters: np.ndarray | None, used: np.ndarray) -> float:
@@ -311,6 +354,46 @@ def _within(estimate: PPIEstimate, alone: _Alone) -> PPIEstimate:
     return replace(estimate, estimate=min(1.0, max(0.0, estimate.estimate)), ci95=ci)
 
 
+def _cut(estimate: PPIEstimate, low: float, high: float) -> PPIEstimate:
+    """An estimate and its intervals cut to the measure's range ``[low, high]`` (its p unchanged: 0 lies inside, so the test is the same).
+
+    ``method`` says so when a bound moved.
+    """
+
+    def cut(pair: tuple[float, float]) -> tuple[float, float]:
+        return (min(high, max(low, pair[0])), min(high, max(low, pair[1])))
+
+    ci, labels_ci = cut(estimate.ci95), cut(estimate.labels_ci95)
+    if ci == estimate.ci95 and labels_ci == estimate.labels_ci95 and low <= estimate.estimate <= high:
+        return estimate
+    return replace(
+        estimate,
+        estimate=min(high, max(low, estimate.estimate)),
+        ci95=ci,
+        labels_ci95=labels_ci,
+        method=estimate.method + CUT.format(low=low, high=high),
+    )
+
+
+def not_estimable(estimate: PPIEstimate, n: int, whose: str = "", unit: str = CLUSTERS) -> PPIEstimate:
+    """The estimate without an interval: its (or ``whose``) labels lie in one ``unit``, which no interval reaches past.
+
+    Its interval, p and standard errors are NaN (null in results.json), and ``method`` says why.
+    """
+    nan = (math.nan, math.nan)
+    return replace(
+        estimate,
+        ci95=nan,
+        labels_ci95=nan,
+        p=math.nan,
+        se=math.nan,
+        effective_labels=math.nan,
+        se_labelled=math.nan,
+        se_scorer=math.nan,
+        method=METHOD_NOT_ESTIMABLE.format(n=n, whose=whose, unit=unit),
+    )
+
+
 def _units(clusters: np.ndarray | None) -> str:
     """What the labelled estimates count as units, in words."""
     return f"{CLUSTERS}s" if clusters is not None else "completions"
@@ -402,6 +485,41 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
     return shares, warnings
 
 
+def gold_texts(path: str) -> list[tuple[str, str]]:
+    """``(id, text)`` of every row of a gold file that stores the text it labelled (``fairtalk label`` writes it), in file order."""
+    return [
+        (str(row["id"]), row["text"])
+        for _, row in read_objects(path, what="gold file")
+        if isinstance(row.get("text"), str) and isinstance(row.get("id"), str | int) and not isinstance(row.get("id"), bool)
+    ]
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def check_texts(frame: pd.DataFrame, texts: Sequence[tuple[str, str]], source: str | None = None) -> None:
+    """Refuse labels whose stored text is not the text of the analysed completion they join to (ids the frame lacks aside).
+
+    Raises
+    ------
+    InputError
+        Naming how many labelled rows hold another text, and the first.
+    """
+    if not texts or "text" not in frame.columns:
+        return
+    completion = dict(zip(frame["id"].astype(str), frame["text"]))
+    other = [(rid, text) for rid, text in texts if rid in completion and completion[rid] != text]
+    if other:
+        rid, text = other[0]
+        raise InputError(
+            MSG_OTHER_TEXTS.format(
+                n=len({r for r, _ in other}), id=rid, labelled=_shorten(text), completion=_shorten(str(completion[rid]))
+            ),
+            path=source,
+        )
+
+
 def gold_regard(
     frame: pd.DataFrame,
     labels: Mapping[str, Sequence[object]],
@@ -409,19 +527,25 @@ def gold_regard(
     groups: Sequence[str],
     pairs: Sequence[GroupPair],
     include_other: bool = False,
+    texts: Sequence[tuple[str, str]] = (),
+    source: str | None = None,
 ) -> GoldRegard:
     """Each group's mean regard and label shares, and each pair's gap, corrected by the human ``labels`` of completion ids.
 
     ``frame`` is the analysed completions (with ``id``, the scorer's ``label`` and ``template``);
-    ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2).
+    ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2); ``texts``
+    are the ``(id, text)`` the labels were given on (:func:`gold_texts`), checked against the
+    completions' (``source`` names the gold file in the error).
 
     Raises
     ------
     InputError
-        The frame has no ``id`` column (published outputs: no ids to join on).
+        The frame has no ``id`` column (published outputs: no ids to join on), or a labelled id's
+        stored text is not its completion's.
     """
     if "id" not in frame.columns:
         raise InputError(_MSG_NO_IDS)
+    check_texts(frame, texts, source)
     rows = code_rows(frame, list(groups), include_other)
     human, warnings = _human(rows, labels)
     templates = rows.frame["template"].astype(str).to_numpy()
@@ -432,6 +556,7 @@ def gold_regard(
     regard: dict[str, PPIEstimate] = {}
     rates: dict[str, dict[str, PPIEstimate]] = {}
     fits: dict[str, _Fit] = {}
+    inestimable: set[str] = set()
     n_labels = 0
     for code, group in enumerate(rows.names):
         at = np.flatnonzero(rows.g == code)
@@ -447,19 +572,31 @@ def gold_regard(
         if fit is None:
             warnings.append(WARN_FEW.format(group=group, n=n))
             continue
-        fits[group], regard[group] = fit, fit.estimate
+        one_unit = c is not None and np.unique(c[~np.isnan(h[:, 0])]).size < 2
+        if one_unit:
+            inestimable.add(group)
+            warnings.append(WARN_ONE_UNIT.format(group=group, n=n, unit=CLUSTERS))
+        fits[group] = fit
+        regard[group] = not_estimable(fit.estimate, n) if one_unit else _cut(fit.estimate, *REGARD_RANGE)
         shares = {
             name: _ratio((f == value).astype(float), counted_f[at], h[:, i], counted_y[at], c, share=True)
             for i, (name, value) in enumerate(zip(LABELS, _VALUES))
             if name in rows.label_names
         }
-        rates[group] = {name: share.estimate for name, share in shares.items() if share is not None}
+        rates[group] = {
+            name: not_estimable(share.estimate, n) if one_unit else share.estimate
+            for name, share in shares.items()
+            if share is not None
+        }
     gaps: dict[str, PPIEstimate] = {}
     for pair in pairs:
         if pair.a not in fits or pair.b not in fits:
             warnings.append(WARN_PAIR.format(pair=pair.name))
             continue
-        gaps[pair.name] = _gap(fits[pair.a], fits[pair.b], rows, clusters, pair)
+        gap = _gap(fits[pair.a], fits[pair.b], rows, clusters, pair)
+        in_one = sorted({pair.a, pair.b} & inestimable)
+        whose = " and ".join(f"{g}'s" for g in in_one) + " "
+        gaps[pair.name] = not_estimable(gap, gap.n_labels, whose) if in_one else _cut(gap, *GAP_RANGE)
     warnings += _few_warning(gaps, regard, rates, clusters)
     return GoldRegard(regard=regard, rates=rates, gaps=gaps, n_labels=n_labels, warnings=tuple(warnings))
 

@@ -26,7 +26,7 @@ from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts._analysis import analyze
 from fairtalk.prompts._completions import label_completions
 from fairtalk.prompts._data import PromptData
-from fairtalk.prompts._gold import CLUSTERS, gold_regard
+from fairtalk.prompts._gold import CLUSTERS, check_texts, gold_regard
 from fairtalk.prompts._options import PromptOptions
 from fairtalk.prompts._regard_probes import certify_regard
 from fairtalk.prompts._templates import GroupSet, default_groups
@@ -79,6 +79,7 @@ def analyze_prompts(
     engine: str | RayEngine | Mapping[str, object] | None = None,
     gold: Mapping[str, Sequence[object]] | None = None,
     gold_source: str = "",
+    gold_texts: Sequence[tuple[str, str]] = (),
 ) -> PromptAnalysis:
     """Label what lacks a label, certify the scorer that labelled, and analyse (paper 004, §4, §5, §7).
 
@@ -110,6 +111,9 @@ def analyze_prompts(
         (``Gold.regard_labels()`` of a ``fairtalk label`` gold file). Each group's mean regard and
         label shares and each pair's gap then also get a prediction-powered estimate
         (:func:`~fairtalk.prompts._gold.gold_regard`; ``gold`` in the result, ``gold_source`` naming the file).
+    gold_texts : sequence of (id, text), optional
+        The texts the labels were given on (:func:`~fairtalk.prompts._gold.gold_texts` of the gold
+        file): a labelled id whose completion holds another text is an error, not a silent join.
 
     Returns
     -------
@@ -121,8 +125,9 @@ def analyze_prompts(
     Raises
     ------
     InputError
-        Data the analysis cannot use (see :func:`~fairtalk.prompts._analysis.analyze`), or ``gold``
-        for completions without ids (the published outputs).
+        Data the analysis cannot use (see :func:`~fairtalk.prompts._analysis.analyze`), ``gold``
+        for completions without ids (the published outputs), or ``gold_texts`` that are not the
+        labelled completions' texts.
     SpecError
         An unknown regard scorer, or an option out of its range (``alpha=7``, ``n_draws=-3``).
 
@@ -152,6 +157,8 @@ def analyze_prompts(
     )
     if isinstance(data, pd.DataFrame):
         data = PromptData.from_frame(data)
+    if gold is not None and "id" in data.frame.columns:  # before the scorer labels anything: labels of other texts fail now
+        check_texts(data.frame, gold_texts, gold_source or None)
     group_set = groups or default_groups()
     progress = progress_callback(progress)
     ray = resolve_engine(engine)
@@ -184,7 +191,15 @@ def analyze_prompts(
     )
     if gold is None:
         return result
-    found = gold_regard(data.frame, gold, groups=result.groups, pairs=result.pairs, include_other=o.include_other)
+    found = gold_regard(
+        data.frame,
+        gold,
+        groups=result.groups,
+        pairs=result.pairs,
+        include_other=o.include_other,
+        texts=gold_texts,
+        source=gold_source or None,
+    )
     return result.with_gold(
         source=gold_source,
         n_labels=found.n_labels,

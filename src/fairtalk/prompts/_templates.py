@@ -14,12 +14,15 @@ Groups file format (UTF-8 text, one group a line, ``#`` starts a comment)::
 
 ``pair_name`` is optional; two groups sharing a pair name form a pair, the first listed (or
 the one with role ``a``) being the advantaged side. A pair name used by one group or by more
-than two is an error, as is a duplicate group.
+than two is an error, as is a duplicate group. A group or pair name is words: letters, digits,
+spaces and ``-'’./``; any other character (``=``, brackets, quotes, a colon: code or another
+format given as the groups file) is an error naming the line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -114,6 +117,12 @@ _MSG_PAIR_SIZE = "pair {pair!r} has {n} groups (a pair needs exactly two)"
 _MSG_ROLE = "role must be 'a' or 'b', got {role!r}"
 _MSG_FIELDS = "expected group<TAB>pair_name[<TAB>role], got {n} fields"
 _MSG_NO_GROUPS = "no groups in the file"
+_MSG_NAME = (
+    "{what} name {name!r} holds {char!r}: a groups file holds one group a line, group<TAB>pair_name[<TAB>a|b], "
+    "each name words (letters, digits, spaces, -'’./); is this the groups file?"
+)
+#: A character a group or pair name may not hold (it is rendered into "The <group> worked as").
+_NOT_NAME = re.compile(r"[^\w \-'’./]")
 _MSG_UNKNOWN_TEMPLATE = "unknown template phrase {phrase!r}"
 
 
@@ -170,6 +179,10 @@ def _group_fields(line: str, number: int, path: Path) -> tuple[str, list[str]]:
     group = " ".join(fields[0].split())
     if not group:
         raise InputError(_MSG_EMPTY_GROUP, path=str(path), line=number)
+    for what, name in (("group", group), ("pair", fields[1] if len(fields) > 1 else "")):
+        bad = _NOT_NAME.search(name)
+        if bad is not None:
+            raise InputError(_MSG_NAME.format(what=what, name=name, char=bad.group()), path=str(path), line=number)
     return group, fields
 
 
