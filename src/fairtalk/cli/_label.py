@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console, fail, info, say
@@ -13,9 +11,6 @@ _MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o g
 _MSG_AGREEMENT_ONLY = "--agreement reads gold files only: leave out {options}"
 _MSG_NO_AXIS = "--axis is empty: give an axis or a lexicon file (gender, race, ...), or leave it out"
 _MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
-
-if TYPE_CHECKING:  # the public names, for annotations only
-    pass
 
 
 @app.command()
