@@ -39,7 +39,11 @@ def train(
         help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH.",
     ),
     output: str = typer.Option(
-        ..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."
+        ...,
+        "-o",
+        "--output",
+        help="Checkpoint directory to write (config.json, vocab.json, model.safetensors): a new or empty folder, or one "
+        "holding a checkpoint of the same settings, which the run replaces (another command's folder is refused).",
     ),
     debias: Debias = typer.Option(
         Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."
