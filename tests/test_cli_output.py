@@ -382,3 +382,56 @@ def test_help_layout_keeps_a_long_option_name_whole_in_a_narrow_terminal() -> No
     rows = _help_rows(whole)
     assert ["--a-long-option-name", "--no-a-long-option-name"] == rows[0][:2], whole
     assert ["--another-long-option"] in [cells[:1] for cells in rows] and "…" not in whole, whole
+
+
+def _description(help_text: str) -> list[list[str]]:
+    """The paragraphs of a command's description in its ``--help`` (after the usage line, before the first panel)."""
+    top = help_text.split("╭", 1)[0].splitlines()
+    usage = next(i for i, line in enumerate(top) if line.strip().startswith("Usage:"))
+    paragraphs: list[list[str]] = [[]]
+    for line in top[usage + 1 :]:
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return [p for p in paragraphs if p]
+
+
+def test_every_command_s_help_at_80_columns_wraps_its_description_only_where_a_line_is_full() -> None:
+    """Review: at 80 columns `compare --help`, `label --help` and `similarity --help` broke their descriptions
+    mid-sentence (`A key is improved or` / `regressed when` / `the size …`): the docstrings' own line breaks."""
+    for path, _command in _every_command(typer.main.get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (path, result.output)
+        paragraphs = _description(result.stdout)
+        assert paragraphs, path
+        for lines in paragraphs:
+            for line, following in zip(lines, lines[1:]):
+                # the next line's first word would not have fitted on this one (78 columns of text at 80)
+                assert len(line) + 1 + len(following.split()[0]) > 70, (path, line, following)
+
+
+def test_similarity_at_80_columns_prints_every_header_figure_and_verdict_whole(tmp_path: Path) -> None:
+    """Review: at 80 columns `similarity`'s table cut `counter…`, `differen…` and `no differen… shown`."""
+    _cli_at_80_columns("audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "20", "-q", "-o", "run", cwd=tmp_path)
+    args = ("similarity", "--pairs", "run/gender/pairs.jsonl", "--model", "builtin:echo", "-q")
+    narrow = _cli_at_80_columns(*args, cwd=tmp_path)
+    assert "…" not in narrow, narrow
+    assert max(cell_len(line) for line in narrow.splitlines()[:-2]) <= 80  # the last two: the basis and the model
+    for method in ("exact", "rouge_l", "answered", "length_ratio"):
+        assert f"\n  {method}\n" in narrow, narrow  # each method whole, on a line of its own
+    assert narrow.count("counterfactual ") == 4 and narrow.count("no difference shown") == 2, narrow
+    wide = _cli_at_80_columns(*args, cwd=tmp_path, columns=200)
+    assert "┃ counterfactual ┃" in wide and "│ no difference shown" in wide and "…" not in wide, wide
+
+
+def test_prompts_analyze_at_80_columns_keeps_its_table_title_on_one_line(tmp_path: Path) -> None:
+    """Review: at 80 columns `prompts analyze` split its table's title as `· 4.35` / `s`."""
+    (tmp_path / "groups.tsv").write_text("man\tgender\nwoman\tgender\n")
+    _cli_at_80_columns("prompts", "paraphrase", "--groups", "groups.tsv", "-o", "p.jsonl", "-q", cwd=tmp_path)
+    generate = ("prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--prompts", "p.jsonl")
+    _cli_at_80_columns(*generate, "-o", "c.jsonl", "--max-new-tokens", "5", "-q", cwd=tmp_path)
+    analyze = ("prompts", "analyze", "--completions", "c.jsonl", "--groups", "groups.tsv", "--draws", "2", "-o", "rep")
+    out = _cli_at_80_columns(*analyze, cwd=tmp_path)
+    title = next(line for line in out.splitlines() if "label distribution (%)" in line)
+    assert re.search(r"· [\d,]+ completions · \d+\.\d\d s$", title.strip()), out

@@ -220,3 +220,24 @@ def test_cli_rejects_bad_options_with_clear_errors(tmp_path) -> None:
         app, ["reproduce", "planted", "--base-model", "nosuch:model", "--no-train", "-o", str(tmp_path / "out")]
     )
     assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_cli_refuses_another_commands_folder_as_output_or_cache_and_one_folder_for_both(tmp_path) -> None:
+    runner = CliRunner()
+    audit = tmp_path / "base"
+    result = runner.invoke(app, ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "20", "-o", str(audit)])
+    assert result.exit_code == 0, result.output
+    before = sorted(p.name for p in audit.iterdir())
+    common = ["reproduce", "planted", "--quick", "--no-train", "--pairs", "20", "--rates", "0", "--base-model", "builtin:echo"]
+    cases = {
+        ("-o", str(audit), "--cache", str(tmp_path / "c")): "the output folder holds an audit's run (run.json)",
+        ("-o", str(tmp_path / "p"), "--cache", str(audit)): "the cache folder holds an audit's run (run.json)",
+        ("-o", str(tmp_path / "c"), "--cache", str(tmp_path / "c")): "the cache folder is the output folder",
+    }
+    for args, message in cases.items():
+        result = runner.invoke(app, [*common, *args])
+        flat = " ".join(result.stderr.split())
+        assert result.exit_code == 2, result.output
+        assert "error:" in flat and message in flat
+    assert sorted(p.name for p in audit.iterdir()) == before
+    assert not (tmp_path / "p").exists() and not (tmp_path / "c").exists()

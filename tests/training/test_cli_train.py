@@ -75,9 +75,74 @@ def test_train_that_diverges_is_an_error_and_keeps_the_earlier_checkpoint(tmp_pa
     args = ["train", "seq2seq", "--corpus", _corpus(tmp_path), "--epochs", "1", "--threads", "1", "-o", str(out)]
     assert runner.invoke(app, args).exit_code == 0
     before = load_checkpoint(out).sha256
-    result = runner.invoke(app, [*args, "--lr", "1e30"])  # finite, but the weights blow up: loss nan, float16 inf
+    diverged = tmp_path / "diverged"
+    result = runner.invoke(app, [*args[:-1], str(diverged), "--lr", "1e30"])  # finite, but the weights blow up
     assert result.exit_code == 2, result.output
     flat = " ".join(result.stderr.split())
     assert "error: training diverged in epoch 1: not finite:" in flat and "no checkpoint was written for it" in flat
-    assert "wrote" not in result.stdout
+    assert "wrote" not in result.stdout and not (diverged / "model.safetensors").exists()
+    result = runner.invoke(app, [*args, "--lr", "1e30"])  # into the good checkpoint's folder: refused before training
+    assert result.exit_code == 2 and "trained with other settings (lr: 0.001, now 1e+30)" in " ".join(result.stderr.split())
     assert load_checkpoint(out).sha256 == before  # the good checkpoint is left as it was
+
+
+def _audit_folder(tmp_path):
+    folder = tmp_path / "base"
+    result = runner.invoke(app, ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "20", "-o", str(folder)])
+    assert result.exit_code == 0, result.output
+    return folder, sorted(p.name for p in folder.iterdir())
+
+
+def test_train_refuses_an_audit_folder_and_leaves_it_as_it_was(tmp_path) -> None:
+    folder, before = _audit_folder(tmp_path)
+    result = runner.invoke(
+        app, ["train", "retrieval", "--corpus", _corpus(tmp_path), "--epochs", "1", "--threads", "1", "-o", str(folder)]
+    )
+    flat = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "error:" in flat and "holds an audit's run (run.json); a checkpoint needs a folder of its own" in flat
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_train_replaces_its_own_checkpoint_but_not_one_trained_with_other_settings(tmp_path) -> None:
+    out = tmp_path / "cda-ranker"
+    common = ["train", "retrieval", "--corpus", _corpus(tmp_path), "--epochs", "1", "--threads", "1", "--pool-size", "10"]
+    cda = [*common, "--debias", "cda", "--axis", "gender", "-o", str(out)]
+    assert runner.invoke(app, cda).exit_code == 0
+    before = load_checkpoint(out).sha256
+    result = runner.invoke(app, [*common, "-o", str(out)])  # the same folder, without --debias cda
+    flat = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "error:" in flat and 'holds a checkpoint trained with other settings (debias: "cda", now "none")' in flat
+    assert "delete this one first" in flat
+    assert load_checkpoint(out).sha256 == before and load_checkpoint(out).config["debias"] == "cda"
+    result = runner.invoke(app, [*cda[:-2], "--threads", "2", "-o", str(out)])  # the same run again: replaced
+    assert result.exit_code == 0, result.output
+    assert load_checkpoint(out).config["debias"] == "cda"
+
+
+def test_train_wer_that_ties_no_word_pair_is_an_error_not_a_plain_model(tmp_path) -> None:
+    out = tmp_path / "wer"  # the toy corpus has "he" but never "she": no gender pair is in its vocabulary
+    args = ["train", "seq2seq", "--corpus", _corpus(tmp_path), "--debias", "wer", "--epochs", "1", "--threads", "1"]
+    result = runner.invoke(app, [*args, "-o", str(out)])
+    flat = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "error: WER ties no word pair, so nothing would be debiased" in flat
+    assert "has both words in the vocabulary" in flat and "or debias with CDA" in flat
+    assert "wrote" not in result.stdout and not (out / "model.safetensors").exists()
+
+
+def test_train_says_what_wer_and_cda_did_and_a_plain_run_names_neither(tmp_path) -> None:
+    path = tmp_path / "both.jsonl"
+    rows = [{"context": d.text, "response": d.response} for d in toy_dialogues(60)]
+    rows += [{"context": f"is she a doctor {i % 7}?", "response": f"yes she is a doctor {i % 7}"} for i in range(30)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    args = ["train", "seq2seq", "--corpus", f"jsonl:{path}", "--epochs", "1", "--threads", "1"]
+    lines = {}
+    for debias in ("none", "cda", "wer"):
+        result = runner.invoke(app, [*args, "--debias", debias, "-o", str(tmp_path / debias)])
+        assert result.exit_code == 0, result.output
+        lines[debias] = " ".join(result.stdout.split())
+    assert "added by CDA" not in lines["none"] and "tied by WER" not in lines["none"]
+    assert "added by CDA)" in lines["cda"] and "tied by WER" not in lines["cda"]
+    assert "added by CDA" not in lines["wer"] and "(1 word pair tied by WER)" in lines["wer"]

@@ -21,7 +21,7 @@ from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
     # typer vendors its own click (typer._click) and types TyperGroup with it; the click package is not a dependency.
-    from typer._click import Command, Context
+    from typer._click import ClickException, Command, Context
 
     from fairtalk import Lexicon
 
@@ -134,11 +134,49 @@ class _Commands(TyperGroup):
             fail(exc)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        """The command line, whose ``--help`` never cuts an option's name (:func:`uncut_option_names`)."""
+        """The command line: ``--help`` never cuts an option's name, and a usage error is an ``error: …`` line.
+
+        See :func:`uncut_option_names` and :func:`plain_usage_errors` (a bad option value, an unknown option or command).
+        """
         from fairtalk.cli._help_layout import uncut_option_names
 
-        with uncut_option_names():
+        with uncut_option_names(), plain_usage_errors():
             return super().main(*args, **kwargs)
+
+
+#: The function of ``typer.rich_utils`` that typer prints a usage error with (in a framed box).
+_TYPER_ERROR = "rich_format_error"
+
+
+def _show_usage_error(error: ClickException) -> None:
+    """Print a usage error as every fairtalk error is printed: typer's usage and help hint, then ``error: …``, plain."""
+    if type(error).__name__ == "NoArgsIsHelpError":  # the help was shown already: no error to print (as typer does)
+        return
+    ctx = getattr(error, "ctx", None)
+    if ctx is not None:
+        err_console.print(terminal_safe(ctx.get_usage()), markup=False, highlight=False, soft_wrap=True)
+        if ctx.command.get_help_option(ctx) is not None:
+            hint = f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help."
+            err_console.print(terminal_safe(hint), markup=False, highlight=False, soft_wrap=True)
+    err_console.print("error: ", style="bold red", end="", markup=False, highlight=False)
+    err_console.print(terminal_safe(error.format_message()), markup=False, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def plain_usage_errors() -> Iterator[None]:
+    """While the block runs, typer prints a usage error with :func:`_show_usage_error`, not in a framed box.
+
+    typer prints click's usage errors through ``typer.rich_utils.rich_format_error`` (a rich
+    panel), looked up when an error is shown; it has no setting for a plain line.
+    """
+    import typer.rich_utils
+
+    saved = getattr(typer.rich_utils, _TYPER_ERROR)
+    setattr(typer.rich_utils, _TYPER_ERROR, _show_usage_error)
+    try:
+        yield
+    finally:
+        setattr(typer.rich_utils, _TYPER_ERROR, saved)
 
 
 app = typer.Typer(

@@ -80,14 +80,9 @@ def compare(
 ) -> None:
     """Compare two audits of the same pairs: per axis and measure, the change in gap, its verdict and the release gate.
 
-    Both runs are scored again with the baseline's measures. A key is improved or regressed when
-    the size of its gap is shown to change, unchanged when shown to differ by less than the margin
-    both ways, else inconclusive. Exit codes: 0 done; 1 --fail-if-worse and a primary key not shown
-    non-inferior; 2 a usage or input error.
+    Both runs are scored again with the baseline's measures. A key is improved or regressed when the size of its gap is shown to change, unchanged when shown to differ by less than the margin both ways, else inconclusive. Exit codes: 0 done; 1 --fail-if-worse and a primary key not shown non-inferior; 2 a usage or input error.
 
-    Two `fairtalk prompts analyze` folders (paper 004) compare two generators' regard gaps per group
-    pair instead (--axis names group pairs; --margin regard=VALUE or regard:PAIR=VALUE; the gaps are
-    taken as independent estimates, so --clusters/--no-clusters is refused).
+    Two `fairtalk prompts analyze` folders (paper 004) compare two generators' regard gaps per group pair instead (--axis names group pairs; --margin regard=VALUE or regard:PAIR=VALUE; the gaps are taken as independent estimates, so --clusters/--no-clusters is refused).
     """
     from fairtalk import SpecError
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis

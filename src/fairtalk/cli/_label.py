@@ -48,11 +48,7 @@ def label(
 ) -> None:
     """Label a blind sample by hand, one keystroke per label, on a page served on 127.0.0.1 until Ctrl-C or Done.
 
-    The sample is stratified (the same number per group; for responses both sides of each sampled
-    pair, one after the other) and seeded; identity terms are shown as XYZ, groups are shuffled, no scorer output is
-    shown. Every label is appended to the gold file at once, so a restart with the same -o resumes
-    at the first unlabelled item. Exit codes: 0 done; 2 a usage or input error; 130 Ctrl-C (every
-    label given is saved).
+    The sample is stratified (the same number per group; for responses both sides of each sampled pair, one after the other) and seeded; identity terms are shown as XYZ, groups are shuffled, no scorer output is shown. Every label is appended to the gold file at once, so a restart with the same -o resumes at the first unlabelled item. Exit codes: 0 done; 2 a usage or input error; 130 Ctrl-C (every label given is saved).
     """
     if agreement:
         _agreement(inputs or [], given=[name for name, value in (("--measure", measure), ("-o", output)) if value])

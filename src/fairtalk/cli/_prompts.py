@@ -382,8 +382,10 @@ def _print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
 
 def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"label distribution (%), all structures · {result.data.n_rows:,} completions · {seconds:.2f} s")
+    title = f"label distribution (%), all structures · {result.data.n_rows:,} completions · {seconds:.2f} s"
+    table = Table(title=Text(title, no_wrap=True, overflow="ignore"))  # wider than the table: one line, never split
     table.add_column("group")
     for label in result.labels:
         table.add_column(label, justify="right")

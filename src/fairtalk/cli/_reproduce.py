@@ -131,7 +131,11 @@ def planted(
         True, "--retrieval/--no-retrieval", help="Train retrieval rankers on the planted corpus too, beside the Seq2Seq models."
     ),
     n_pairs: int | None = typer.Option(None, "--pairs", help="Held-out pairs to audit (default all)."),
-    cache: str | None = typer.Option(None, "--cache", help="Planted corpus, checkpoints and run store (default OUTPUT/cache)."),
+    cache: str | None = typer.Option(
+        None,
+        "--cache",
+        help="Planted corpus, checkpoints and run store (default OUTPUT/cache): a folder of its own, not OUTPUT itself.",
+    ),
     output: str = typer.Option(
         "fairtalk-planted", "-o", "--output", help="Folder for planted.md/.csv, results.json, report.html."
     ),

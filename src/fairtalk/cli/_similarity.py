@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from fairtalk.cli._app import IN_MEMORY, app, check_output_file, console, info, print_json, say
@@ -22,6 +24,11 @@ from fairtalk.cli._respond import (
     model_options,
 )
 from fairtalk.cli._test_options import SYSTEM_PROMPT
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from fairtalk.results import SimilarityResult
 
 
 @app.command()
@@ -64,13 +71,8 @@ def similarity(
 ) -> None:
     """Test whether answers to counterfactual pairs diverge more than a no-effect baseline (one context asked twice).
 
-    Under greedy decoding (the default) a model found deterministic on a few contexts asked
-    again has a baseline of zero: the test is one against zero change. Under --sample, a model
-    or server whose re-asks are identical far beyond chance (it ignores sampling or the seed)
-    gets a warning. A method differs only when its test and its 95% interval agree.
+    Under greedy decoding (the default) a model found deterministic on a few contexts asked again has a baseline of zero: the test is one against zero change. Under --sample, a model or server whose re-asks are identical far beyond chance (it ignores sampling or the seed) gets a warning. A method differs only when its test and its 95% interval agree.
     """
-    from rich.table import Table
-
     import fairtalk
     from fairtalk.cli._output import progress_bars
     from fairtalk.report import similarity_basis, similarity_row
@@ -111,27 +113,58 @@ def similarity(
 
         print_json(versioned(result.to_dict()))
         return
-    table = Table(title=f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity")
-    for header in ("method", "counterfactual", "baseline", "difference", "95% CI", "p adj.", "verdict"):
-        table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
-    for row in result.rows:
-        cells = similarity_row(row)
-        table.add_row(
-            row.method,
-            cells["counterfactual"],
-            cells["baseline"],
-            cells["difference"],
-            cells["ci95"],
-            cells["p_adjusted"],
-            cells["verdict"],
-            style="bold" if row.detected() else None,
-        )
-    console.print(table)
+    console.print(_similarity_table(result, width=console.width))
     say(similarity_basis(result))
     for row in result.rows:
         if similarity_row(row)["disagree"]:  # test and interval disagree: the row says which
             say(f"{row.method}: {row.note}")
     say(f"model {result.model}")
+
+
+#: The table's columns: header -> the key of :func:`fairtalk.report.similarity_row`'s cells.
+_COLUMNS = {
+    "method": "method",
+    "counterfactual": "counterfactual",
+    "baseline": "baseline",
+    "difference": "difference",
+    "95% CI": "ci95",
+    "p adj.": "p_adjusted",
+    "verdict": "verdict",
+}
+
+
+def _similarity_table(result: SimilarityResult, *, width: int) -> RenderableType:
+    """The methods as a ``rich`` Table, or, where its rows do not fit ``width`` columns whole, one block per method.
+
+    A narrow terminal (80 columns) would otherwise cut headers and verdicts (``counter…``, ``no differen…``).
+    """
+    from rich.console import Console, Group
+    from rich.measure import Measurement
+    from rich.table import Table
+    from rich.text import Text
+
+    from fairtalk.report import similarity_row
+
+    title = f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity"
+    table = Table(title=title)
+    for header in _COLUMNS:
+        table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
+    rows = [(row, similarity_row(row)) for row in result.rows]
+    for row, cells in rows:
+        table.add_row(*(cells[key] for key in _COLUMNS.values()), style="bold" if row.detected() else None)
+    wide = Console(width=1 << 16)  # measures the table with no cell wrapped or cut; prints nothing
+    if Measurement.get(wide, wide.options, table).maximum <= width:
+        return table
+    parts = [Text(title, style="bold")]
+    for row, cells in rows:
+        style = "bold" if row.detected() else ""
+        parts += [
+            Text(f"  {cells['method']}", style=style),
+            Text(f"    counterfactual {cells['counterfactual']}, baseline {cells['baseline']}"),
+            Text(f"    difference {cells['difference']} (95% CI {cells['ci95']}), p adj. {cells['p_adjusted']}"),
+            Text(f"    {cells['verdict']}", style=style),
+        ]
+    return Group(*parts)
 
 
 def _is_similarity_result(path: object) -> bool:

@@ -39,7 +39,11 @@ def train(
         help="Context-response corpus: builtin:chitchat (its train split), jsonl/twitter/parlai:PATH.",
     ),
     output: str = typer.Option(
-        ..., "-o", "--output", help="Checkpoint directory to write (config.json, vocab.json, model.safetensors)."
+        ...,
+        "-o",
+        "--output",
+        help="Checkpoint directory to write (config.json, vocab.json, model.safetensors): a new or empty folder, or one "
+        "holding a checkpoint of the same settings, which the run replaces (another command's folder is refused).",
     ),
     debias: Debias = typer.Option(
         Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."
@@ -95,8 +99,12 @@ def train(
         result = fairtalk.train_model(dialogues, config, output, progress=progress)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
+    debiased = {
+        "cda": f" ({result.n_augmented:,} added by CDA)",
+        "wer": f" ({result.n_wer_pairs:,} word pair{'' if result.n_wer_pairs == 1 else 's'} tied by WER)",
+    }.get(debias.value, "")
     console.print(
-        f"wrote {result.path} · {result.n_train:,} training dialogues ({result.n_augmented:,} added by CDA), "
+        f"wrote {result.path} · {result.n_train:,} training dialogues{debiased}, "
         f"{result.n_validation:,} validation · vocab {result.vocab_size:,} · {result.n_parameters:,} parameters · "
         f"{result.seconds / 60:.1f} min · validation {figures}",
         highlight=False,

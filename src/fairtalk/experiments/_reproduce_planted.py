@@ -26,10 +26,10 @@ from typing import Any
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.debias import plant_corpus, write_planted
-from fairtalk.errors import InputError, SpecError
+from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.experiments._planted import PLANTED_RATES, debiased_rows, planted_gaps
 from fairtalk.experiments._reproduce import compare_debiased
-from fairtalk.files import check_output_folder
+from fairtalk.files import check_folder_kind, check_output_folder
 from fairtalk.lexicons import load_lexicon
 from fairtalk.models import PLANTED_REPLIES, DecodingSettings, Responder, load_responder
 from fairtalk.pairs import build_pairs
@@ -92,6 +92,10 @@ PLANTED_CONFIGS: dict[str, dict[str, Any]] = {
 _MSG_RATES = "planted rates must be in [0, 1], got {rates!r}"
 _MSG_RANKER = "retrieval_config must be a retrieval TrainConfig, got one for {model!r}"
 _MSG_FEW_PAIRS = "the held-out split gave {n} {axis} pair(s); need at least 2"
+_MSG_CACHE_IS_OUT = (
+    "the cache folder is the output folder; the cache (planted corpus, checkpoints, run store) needs a folder of "
+    "its own: leave the cache out (it is then OUTPUT/cache) or give it another folder"
+)
 
 
 @contextmanager
@@ -191,6 +195,14 @@ def _train_on_planted_corpus(
     return comparisons, counts
 
 
+def _check_folders(out: Path, cache: Path) -> None:
+    """Raise OutputError, before any work, for an output or cache folder that holds another command's outputs, or one folder for both."""
+    if out.resolve() == cache.resolve():
+        raise OutputError(_MSG_CACHE_IS_OUT, path=str(cache))
+    check_folder_kind(out, "planted", option="the output folder", writes="reproduce planted's results need")
+    check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
+
+
 def _base(model: str | Responder) -> tuple[Responder, str]:
     if isinstance(model, Responder):
         return model, model.fingerprint
@@ -285,6 +297,7 @@ def reproduce_planted(
     check_output_folder(out_dir, replaces=PLANTED_FILES)
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
     check_output_folder(cache if cache_dir is None else cache_dir)  # a file, a device or a FIFO there: refused now
+    _check_folders(out, cache)
     lexicon = load_lexicon("gender")
     swapper = Swapper(lexicon, seed=seed)
     reporter = ProgressReporter(progress_callback(progress))

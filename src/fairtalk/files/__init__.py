@@ -42,15 +42,26 @@ from typing import IO, Any
 
 from fairtalk.errors import OutputError
 from fairtalk.files._inputs import check_not_input, same_file
-from fairtalk.files._owned import WRITTEN, check_output_name, check_owned, check_place, mark_written, written_files
+from fairtalk.files._owned import (
+    FOLDER_KINDS,
+    WRITTEN,
+    check_folder_kind,
+    check_output_name,
+    check_owned,
+    check_place,
+    mark_written,
+    written_files,
+)
 from fairtalk.files._owned import present as _present
 from fairtalk.files._single import append_text, check_output_file, check_regular
 
 __all__ = [
+    "FOLDER_KINDS",
     "WRITTEN",
     "append_text",
     "atomic_writer",
     "check_default_output",
+    "check_folder_kind",
     "check_not_input",
     "check_output_file",
     "check_output_folder",

@@ -31,7 +31,17 @@ from typing import Any
 
 from fairtalk.errors import OutputError
 
-__all__ = ["WRITTEN", "check_output_name", "check_owned", "check_place", "mark_written", "present", "written_files"]
+__all__ = [
+    "FOLDER_KINDS",
+    "WRITTEN",
+    "check_folder_kind",
+    "check_output_name",
+    "check_owned",
+    "check_place",
+    "mark_written",
+    "present",
+    "written_files",
+]
 
 #: The file in an output folder that lists what fairtalk wrote there (it is always fairtalk's own).
 WRITTEN = ".written-by-fairtalk.json"
@@ -60,6 +70,16 @@ _CHECKPOINT_FILES = ("config.json", "vocab.json", "model.safetensors", "pool.jso
 #: A ``reproduce debias`` folder before the marker: its results.json lists its files (``mode`` quick, full or custom).
 _COMPARISON_RESULTS, _COMPARISON_MODES = "results.json", ("quick", "full", "custom")
 _COMPARISON_TOP = ("table7.md", "table7.csv", "results.json", "pairs.jsonl")
+#: What a folder of fairtalk's outputs holds, by the file fairtalk wrote at its top: kind -> (file, what it is).
+FOLDER_KINDS: Mapping[str, tuple[str, str]] = {
+    "run": ("run.json", "an audit's run (run.json)"),
+    "checkpoint": ("config.json", "a trained model's checkpoint (config.json)"),
+    "planted": ("planted.md", "the results of `reproduce planted` (planted.md)"),
+    "debias": ("table7.md", "the results of `reproduce debias` (table7.md)"),
+    "report": ("report.md", "a comparison's or a score's report (report.md)"),
+    "prompts": ("gaps.csv", "a prompt analysis (gaps.csv)"),
+}
+_MSG_OTHER_KIND = "{option} holds {other}; {writes} a folder of its own: give a new or empty one"
 
 
 def present(path: Path) -> bool:
@@ -202,6 +222,23 @@ def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:
         return frozenset()
     files = data.get("files") if isinstance(data, dict) and data.get("generator") == _GENERATOR else None
     return frozenset(f for f in files if _relative(f)) if isinstance(files, list) else frozenset()
+
+
+def check_folder_kind(folder: str | os.PathLike[str], kind: str | None, *, option: str, writes: str) -> None:
+    """Raise OutputError when ``folder`` holds the outputs of another fairtalk command than ``kind``'s.
+
+    A folder's kind is read from the file fairtalk wrote at its top (:data:`FOLDER_KINDS`); a
+    folder of no kind (new, empty, the user's own files) passes, and so does one of ``kind``
+    (None: a folder of any kind is refused). ``writes`` says what the run writes there
+    ("train writes a checkpoint into").
+    """
+    path = Path(folder)
+    if not path.is_dir():
+        return
+    owned = written_files(path)
+    for name, (signature, what) in FOLDER_KINDS.items():
+        if name != kind and signature in owned and present(path / signature):
+            raise OutputError(_MSG_OTHER_KIND.format(option=option, other=what, writes=writes), path=str(path))
 
 
 def _raise(exc: OSError) -> None:

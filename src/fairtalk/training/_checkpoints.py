@@ -25,8 +25,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from fairtalk.errors import InputError
-from fairtalk.files import check_output_folder, staged
+from fairtalk.errors import InputError, OutputError
+from fairtalk.files import check_folder_kind, check_output_folder, staged
 from fairtalk.training._vocab import Vocab
 
 if TYPE_CHECKING:
@@ -57,6 +57,12 @@ _MSG_MISSING = "checkpoint file missing"
 _MSG_CONFIG = "corrupt checkpoint config ({reason})"
 _MSG_WEIGHTS = "corrupt checkpoint weights ({reason})"
 _MSG_POOL = "corrupt candidate pool ({reason})"
+_MSG_OTHER_SETTINGS = (
+    "holds a checkpoint trained with other settings ({changes}), which this run would replace; "
+    "write the new checkpoint to another folder, or delete this one first to retrain it"
+)
+#: Training settings that do not change the model a run trains (a rerun with another value replaces it).
+_SAME_MODEL = frozenset({"threads"})
 _MSG_KIND = "unknown model kind {kind!r} (expected one of {choices})"
 _MSG_DTYPE = "dtype must be 'float16' or 'float32', got {dtype!r}"
 
@@ -163,14 +169,44 @@ def read_training_record(directory: str | os.PathLike[str]) -> TrainingRecord | 
     )
 
 
-def check_checkpoint_folder(directory: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None) -> None:
+def check_checkpoint_folder(
+    directory: str | os.PathLike[str],
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    training: Mapping[str, Any] | None = None,
+) -> None:
     """Raise OutputError, before any training, unless a checkpoint can be written into ``directory``.
 
     Refused as :func:`fairtalk.files.check_output_folder` refuses a folder (a file, the root, the
-    home folder, one holding an input among ``inputs``), and a folder holding, under a
-    checkpoint's file names, files fairtalk did not write.
+    home folder, one holding an input among ``inputs``), a folder holding, under a
+    checkpoint's file names, files fairtalk did not write, and a folder holding another
+    command's outputs (an audit's run, a report: :func:`fairtalk.files.check_folder_kind`).
+    With ``training`` (the new run's settings, as its ``config.json`` records them), a
+    checkpoint there trained with other settings is refused too: only the same run replaces it.
     """
     check_output_folder(directory, inputs, replaces=CHECKPOINT_FILES)
+    check_folder_kind(directory, "checkpoint", option="the output folder", writes="a checkpoint needs")
+    if training is not None:
+        changes = _changed_settings(Path(directory), training)
+        if changes:
+            raise OutputError(_MSG_OTHER_SETTINGS.format(changes="; ".join(changes)), path=str(directory))
+
+
+def _changed_settings(directory: Path, training: Mapping[str, Any]) -> list[str]:
+    """``"debias: cda, now none"`` for each setting of the checkpoint in ``directory`` the new run changes."""
+    try:
+        config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []  # no checkpoint there (a damaged one is fairtalk's own, replaced as before)
+    old = config.get("training") if isinstance(config, dict) and config.get("format") == FORMAT else None
+    if not isinstance(old, dict):
+        return []
+    new = json.loads(json.dumps(dict(training), default=str))  # as config.json holds it: tuples as lists
+    return [
+        f"{key}: {json.dumps(old.get(key))}, now {json.dumps(new.get(key))}"
+        for key in sorted(set(old) | set(new))
+        if key not in _SAME_MODEL and old.get(key) != new.get(key)
+    ]
 
 
 def _read_bytes(path: Path) -> bytes:

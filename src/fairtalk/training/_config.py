@@ -100,3 +100,5 @@ class TrainResult:
     vocab_size: int
     n_parameters: int
     seconds: float
+    #: WER runs: the axis' word pairs the regularizer tied (both words in the vocabulary); 0 for other runs.
+    n_wer_pairs: int = 0

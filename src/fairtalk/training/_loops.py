@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk.errors import FairtalkError
+from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import _data as D
@@ -54,6 +54,11 @@ _MSG_DIVERGED = (
 )
 _MSG_KEPT_NONE = "{out} holds no checkpoint of this run (an earlier one there is left as it was)"
 _MSG_KEPT_EPOCH = "{out} holds this run's unfinished checkpoint of epoch {epoch}"
+_MSG_WER_NO_PAIRS = (
+    "WER ties no word pair, so nothing would be debiased: none of the {axis} axis' {n} word pairs has both words "
+    "in the vocabulary (its {vocab} words, those seen at least {min_count} times in the training dialogues); train on "
+    "more dialogues, or a corpus that uses the axis' words, or debias with CDA"
+)
 _LOG = logging.getLogger(__name__)
 
 
@@ -104,7 +109,7 @@ def train_model(
         stored in the checkpoint's dtype) that is not finite. That epoch's checkpoint is not
         written: ``out_dir`` keeps the previous epoch's, or what it held before the run.
     """
-    check_checkpoint_folder(out_dir)
+    check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
     import torch
 
     callback = progress_callback(progress)
@@ -127,6 +132,11 @@ def train_model(
     finally:
         torch.set_num_threads(previous[0])
         torch.use_deterministic_algorithms(previous[1])
+
+
+def _settings(config: TrainConfig) -> dict[str, Any]:
+    """The training settings a checkpoint's ``config.json`` records (the learning rate used, not None)."""
+    return asdict(replace(config, lr=config.learning_rate))
 
 
 class _Run:
@@ -166,6 +176,12 @@ class _Run:
             self.log(
                 f"WER: {self.regularizer.n_pairs_used} word pairs tied (k={config.wer_k}), {self.regularizer.n_skipped} out of vocabulary"
             )
+            if self.regularizer.n_pairs_used == 0:  # WER would train a plain model under the name of a debiased one
+                raise SpecError(
+                    _MSG_WER_NO_PAIRS.format(
+                        axis=config.axis, n=self.regularizer.n_skipped, vocab=len(vocab), min_count=config.min_count
+                    )
+                )
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
         self.history: list[EpochStats] = []
 
@@ -322,7 +338,7 @@ class _Run:
             version = "unknown"
         import torch
 
-        training = asdict(replace(self.config, lr=self.config.learning_rate))
+        training = _settings(self.config)
         return {
             "model": self.config.model,
             "architecture": {**self.sizes, "vocab_size": len(self.vocab)},
@@ -354,4 +370,5 @@ class _Run:
             len(self.vocab),
             sum(p.numel() for p in self.net.parameters()),
             time.perf_counter() - self.started,
+            0 if self.regularizer is None else self.regularizer.n_pairs_used,
         )
