@@ -225,6 +225,25 @@ def test_cli_errors_exit_2(tmp_path) -> None:
     assert result.exit_code == 2 and "error:" in result.output
 
 
+def test_cli_refuses_another_commands_folder_as_output_or_cache_before_training(tmp_path) -> None:
+    runner = CliRunner()
+    audit = tmp_path / "base"
+    result = runner.invoke(app, ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "20", "-o", str(audit)])
+    assert result.exit_code == 0, result.output
+    before = sorted(p.name for p in audit.iterdir())
+    cases = {
+        ("-o", str(audit)): "the output folder holds an audit's run (run.json)",
+        ("-o", str(tmp_path / "d"), "--cache", str(audit)): "the cache folder holds an audit's run (run.json)",
+    }
+    for args, message in cases.items():
+        result = runner.invoke(app, ["reproduce", "debias", "--quick", *args])
+        flat = " ".join(result.stderr.split())
+        assert result.exit_code == 2, result.output
+        assert "error:" in flat and message in flat
+    assert sorted(p.name for p in audit.iterdir()) == before
+    assert not (tmp_path / "d").exists()
+
+
 def test_the_models_answer_on_ray_as_in_this_process(tiny, tmp_path, monkeypatch, cluster) -> None:
     comparison, root, _ = tiny
     monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)

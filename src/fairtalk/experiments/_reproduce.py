@@ -31,7 +31,7 @@ from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_output_folder, staged
+from fairtalk.files import check_folder_kind, check_output_folder, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import PAPER_MAX_NEW_TOKENS, DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import build_pairs, write_pairs
@@ -289,6 +289,9 @@ def compare_debiased(  # noqa: PLR0915
     check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
     check_output_folder(cache if cache_dir is None else cache_dir, inputs)
+    check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
+    if cache_dir is not None:  # the default, out/cache, is its own
+        check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
     lexicon = load_lexicon(axis)
     for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
         check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
