@@ -325,6 +325,14 @@ def spanned_dialogues(n: int, sizes: ClusterSizes) -> int:
     return max(1, min(n, round(expected_clusters(n, sizes))))
 
 
+@functools.lru_cache(maxsize=256)
+def _units_needed(alpha: float, margin: float) -> np.ndarray:
+    """:func:`_units_for` of j = 0 ... ``FEW_DISCORDANT_UNITS`` - 1, as floats (read-only: it is shared)."""
+    need = np.array([_units_for(j, alpha, margin) for j in range(FEW_DISCORDANT_UNITS)], dtype=float)
+    need.setflags(write=False)
+    return need
+
+
 @functools.lru_cache(maxsize=16)
 def _size_terms(sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
     """What :func:`_dialogue_draws` needs of ``sizes`` at every ``n``, computed once per corpus.
@@ -550,14 +558,14 @@ class _RateNull:
         units at ±2 points), so a planned size where the mean just reaches a step passes about half
         its audits' few-units part, not all of them.
         """
-        from scipy.stats import norm
+        from scipy.special import ndtr  # norm.sf(z) is ndtr(-z), without scipy.stats' checks of loc and scale
 
         draws, count = _dialogue_draws(n, self.cluster_sizes)
         hit = 1.0 - draws[:, 0]
         mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
-        need = np.array([_units_for(j, self.alpha, self.margin) for j in range(FEW_DISCORDANT_UNITS)], dtype=float)
+        need = _units_needed(self.alpha, self.margin)
         if sd > 0:
-            return np.asarray(norm.sf((need - 0.5 - mean) / sd), dtype=float)
+            return np.asarray(ndtr(-((need - 0.5 - mean) / sd)), dtype=float)
         return (mean >= need - 0.5).astype(float)
 
     def _effective_units(self, n: int) -> int:
@@ -638,10 +646,10 @@ class _RateNull:
         above. Below ``level`` by more than :data:`_BOUND_SLACK` (far beyond the sums' rounding), so is the power: the
         planner's search asks only whether a size reaches its target, and most of its sizes are far below it.
         """
-        from scipy.stats import binom
+        from scipy.special import bdtrc  # binom.sf without scipy.stats' overhead: a bound needs no more
 
         few = float(np.max(self._reach(n))) if self.cluster_sizes else 1.0
-        if few + float(binom.sf(FEW_DISCORDANT_UNITS - 1, n, self.discordance)) < level - _BOUND_SLACK:
+        if few + float(bdtrc(FEW_DISCORDANT_UNITS - 1, n, self.discordance)) < level - _BOUND_SLACK:
             return None  # the many part weighs at most the chance of that many discordant pairs
         many = self._many_part(n)
         if few + (many or 0.0) < level - _BOUND_SLACK:
