@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -246,6 +246,9 @@ FEW_DISCORDANT = 100
 #: How far the planned power may stray from the target where it jumps: a jump past ``power + POWER_TOLERANCE`` plans the
 #: top of the tooth before it when that reaches ``power - POWER_TOLERANCE`` (few discordant units: the exact rule's steps).
 POWER_TOLERANCE = 0.05
+#: How far below the target an upper bound on the power must fall for the search to skip computing it (the bound's
+#: sums of probabilities round by less than 1e-12).
+_BOUND_SLACK = 1e-6
 #: The most pairs :func:`pairs_for_rate_equivalence` searches (beyond it: ValueError, "beyond any audit").
 MAX_RATE_PAIRS = 10_000_000
 _MSG_RATE_ARGS = "discordance must be in (0, 1), rate in [0, 1] and margin > 0; got {q!r}, {rate!r}, {margin!r}"
@@ -322,6 +325,34 @@ def spanned_dialogues(n: int, sizes: ClusterSizes) -> int:
     return max(1, min(n, round(expected_clusters(n, sizes))))
 
 
+@functools.lru_cache(maxsize=256)
+def _units_needed(alpha: float, margin: float) -> np.ndarray:
+    """:func:`_units_for` of j = 0 ... ``FEW_DISCORDANT_UNITS`` - 1, as floats (read-only: it is shared)."""
+    need = np.array([_units_for(j, alpha, margin) for j in range(FEW_DISCORDANT_UNITS)], dtype=float)
+    need.setflags(write=False)
+    return need
+
+
+@functools.lru_cache(maxsize=16)
+def _size_terms(sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """What :func:`_dialogue_draws` needs of ``sizes`` at every ``n``, computed once per corpus.
+
+    The sizes, their counts, the pairs in all, ``log C(m, k)`` per class (rows) and k = 0 ... the largest size (0
+    where k > m), and ``log((N - m)!)`` per class. The log-gammas are those the hypergeometric pmf would take element by element (``gammaln(x + 1)`` of the same
+    integers), looked up: the same floats at a fraction of the calls.
+    """
+    from scipy.special import gammaln
+
+    m = np.array([size for size, _ in sizes])
+    count = np.array([c for _, c in sizes])
+    total = int(m @ count)
+    k = np.arange(int(m.max()) + 1)
+    small = gammaln(k + 1)  # log(j!) for j = 0 ... the largest size
+    kk, mm = k[None, :], m[:, None]
+    own = np.asarray(small[mm] - small[kk] - small[np.maximum(mm - kk, 0)], dtype=float)
+    return m, count, total, own, np.asarray(gammaln(total - m + 1), dtype=float)
+
+
 @functools.lru_cache(maxsize=64)
 def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray]:
     """Per size class of ``sizes`` (rows): P(a dialogue gives k = 0, 1, ... of a uniform sample of ``n`` pairs), and how many.
@@ -332,21 +363,20 @@ def _dialogue_draws(n: int, sizes: ClusterSizes) -> tuple[np.ndarray, np.ndarray
     """
     from scipy.special import gammaln
 
-    m = np.array([size for size, _ in sizes])
-    count = np.array([c for _, c in sizes])
-    total = int(m @ count)
-    k = np.arange(int(m.max()) + 1)
+    m, count, total, own, rest = _size_terms(sizes)
+    k = np.arange(own.shape[1])
     full, drawn = divmod(n, total) if n > total else (0, n)
-
-    def log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.asarray(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1), dtype=float)
-
     kk, mm = k[None, :], m[:, None]  # the hypergeometric pmf from log-gammas, all classes at once (scipy's is slow here)
     whole = (kk == mm).astype(float)  # a whole copy's dialogue gives all its pairs
     possible = (kk <= mm) & (drawn - kk >= 0) & (drawn - kk <= total - mm)
-    kk, nk = np.where(possible, kk, 0), np.where(possible, drawn - kk, 0)
-    log_pmf = log_choose(mm + 0 * kk, kk) + log_choose(total - mm + 0 * kk, nk) - log_choose(np.array(total), np.array(drawn))
-    draws = np.where(possible, np.exp(log_pmf), 0.0)
+    # log C(N - m, drawn - k): log((drawn - k)!) per k, log((N - m - drawn + k)!) per k - m (the largest size each way)
+    taken = gammaln(np.maximum(drawn - k, 0) + 1)
+    shift = np.arange(-len(taken) + 1, len(taken))
+    left = gammaln(np.maximum(total - drawn + shift, 0) + 1)
+    other = rest[:, None] - taken[None, :] - left[kk - mm + len(taken) - 1]
+    whole_log = gammaln(np.array(total) + 1) - gammaln(np.array(drawn) + 1) - gammaln(np.array(total - drawn) + 1)
+    log_pmf = own + other - whole_log
+    draws = np.where(possible, np.exp(np.where(possible, log_pmf, 0.0)), 0.0)
     if full:
         draws = np.vstack([whole, draws])
         count = np.concatenate([full * count, count])
@@ -365,6 +395,18 @@ def _units_for(j: int, alpha: float, margin: float) -> int:
         mid = (low + high) // 2
         low, high = (low, mid) if direction_passing_count(mid, alpha=alpha, margin=margin) >= j else (mid, high)
     return high
+
+
+@functools.cache
+def _few_pairs_within(most: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of :func:`_few_cells` whose right-hand cell holds at most ``most`` units, in the same order.
+
+    A size class of ``c`` dialogues weighs exactly 0 on every cell of more than ``c`` units, so the convolution's other
+    pairs add exact zeros: leaving them out gives the same sums, term for term.
+    """
+    cells, left, right, target = _few_cells()
+    keep = cells[right].sum(axis=1) <= most
+    return left[keep], right[keep], target[keep]
 
 
 @functools.cache
@@ -480,26 +522,29 @@ class _RateNull:
         from scipy.special import gammaln, xlogy
 
         q = self.discordance
-        cells, left, right, target = _few_cells()
+        cells, _, _, _ = _few_cells()
         draws, count = _dialogue_draws(n, self.cluster_sizes)
         k = np.arange(draws.shape[1])
         none, no_a = (1 - q) ** k, (1 - q / 2) ** k
         one, both = draws @ (no_a - none), draws @ np.maximum(0.0, 1 - 2 * no_a + none)
         rest = np.maximum(1e-300, 1.0 - 2 * one - both)
         used = cells.sum(axis=1)
-        left_over = np.maximum(count[:, None] - used[None, :], 0)
+        # each term per class and count j < FEW_DISCORDANT_UNITS, then read off per cell: the same floats, 22x fewer calls
+        j = np.arange(FEW_DISCORDANT_UNITS)
+        left_over = np.maximum(count[:, None] - j[None, :], 0)
         log_p = (  # the multinomial's log pmf; xlogy: a kind a class never gives weighs 0 where it is not drawn
             gammaln(count + 1)[:, None]
-            - gammaln(left_over + 1)
+            - gammaln(left_over + 1)[:, used]
             - gammaln(cells + 1).sum(axis=1)[None, :]
-            + xlogy((cells[:, 0] + cells[:, 1])[None, :], one[:, None])
-            + xlogy(cells[None, :, 2], both[:, None])
-            + xlogy(left_over, rest[:, None])
+            + xlogy(j[None, :], one[:, None])[:, cells[:, 0] + cells[:, 1]]
+            + xlogy(j[None, :], both[:, None])[:, cells[:, 2]]
+            + xlogy(left_over, rest[:, None])[:, used]
         )
         weights = np.where(count[:, None] >= used[None, :], np.exp(log_p), 0.0)
         table: np.ndarray = np.zeros(len(cells))  # P(x A-only, y B-only, z both) per cell, x + y + z < FEW_DISCORDANT_UNITS
         table[0] = 1.0
-        for row in weights:  # the truncated convolution, cell by cell
+        for row, most in zip(weights, np.minimum(count, FEW_DISCORDANT_UNITS - 1).tolist()):  # the truncated convolution
+            left, right, target = _few_pairs_within(most)  # a class of c dialogues gives no cell of more than c units
             table = np.asarray(np.bincount(target, weights=table[left] * row[right], minlength=len(cells)), dtype=np.float64)
         worst = np.maximum(cells[:, 0], cells[:, 1]) + cells[:, 2]  # the units the rule's bound must allow per direction
         return float(table @ self._reach(n)[worst]), float(table.sum())
@@ -513,14 +558,14 @@ class _RateNull:
         units at ±2 points), so a planned size where the mean just reaches a step passes about half
         its audits' few-units part, not all of them.
         """
-        from scipy.stats import norm
+        from scipy.special import ndtr  # norm.sf(z) is ndtr(-z), without scipy.stats' checks of loc and scale
 
         draws, count = _dialogue_draws(n, self.cluster_sizes)
         hit = 1.0 - draws[:, 0]
         mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
-        need = np.array([_units_for(j, self.alpha, self.margin) for j in range(FEW_DISCORDANT_UNITS)], dtype=float)
+        need = _units_needed(self.alpha, self.margin)
         if sd > 0:
-            return np.asarray(norm.sf((need - 0.5 - mean) / sd), dtype=float)
+            return np.asarray(ndtr(-((need - 0.5 - mean) / sd)), dtype=float)
         return (mean >= need - 0.5).astype(float)
 
     def _effective_units(self, n: int) -> int:
@@ -591,14 +636,44 @@ class _RateNull:
         Binomial(n, q) and split Binomial(k, ½), weighted by the chance that ``k`` pairs hold that
         many units (:meth:`many`).
         """
+        return self._with_few(n, self._many_part(n))
+
+    def power_unless_below(self, n: int, level: float) -> float | None:
+        """:meth:`power`, or None where it is surely below ``level`` without the few units' convolution (:meth:`few`).
+
+        With dialogue sizes the few part passes at most the chance that a sample spans the dialogues the rule needs
+        for one unit per direction or more (:meth:`_reach`'s largest), so that plus the many part bounds the power from
+        above. Below ``level`` by more than :data:`_BOUND_SLACK` (far beyond the sums' rounding), so is the power: the
+        planner's search asks only whether a size reaches its target, and most of its sizes are far below it.
+        """
+        from scipy.special import bdtrc  # binom.sf without scipy.stats' overhead: a bound needs no more
+
+        few = float(np.max(self._reach(n))) if self.cluster_sizes else 1.0
+        if few + float(bdtrc(FEW_DISCORDANT_UNITS - 1, n, self.discordance)) < level - _BOUND_SLACK:
+            return None  # the many part weighs at most the chance of that many discordant pairs
+        many = self._many_part(n)
+        if few + (many or 0.0) < level - _BOUND_SLACK:
+            return None
+        return self._with_few(n, many)
+
+    def _with_few(self, n: int, many: float | None) -> float:
+        """The power from the many part (None: no count from ``FEW_DISCORDANT_UNITS`` up within the tails) and :meth:`few`."""
+        passed_few, few = self.few(n)
+        if many is None:
+            return min(1.0, passed_few)
+        if self.cluster_sizes:  # the occupancy model of the many part may not claim what the exact count gives the few part
+            many = min(many, max(0.0, 1.0 - few))
+        return min(1.0, passed_few + many)
+
+    def _many_part(self, n: int) -> float | None:
+        """P(the rule passes with ``FEW_DISCORDANT_UNITS`` discordant units or more), before its cap; None: no such count."""
         from scipy.stats import binom
 
         q = self.discordance
         ks = np.arange(max(FEW_DISCORDANT_UNITS, int(binom.ppf(_TAIL, n, q))), int(binom.isf(_TAIL, n, q)) + 2)
         ks = ks[ks <= n]
-        passed_few, few = self.few(n)
         if ks.size == 0:
-            return min(1.0, passed_few)
+            return None
         weights = binom.pmf(ks, n, q) * self.many(n, ks)
         gaps = np.full(ks.size, -1)  # the widest passing |n10 - n01| of k discordant pairs (-1: none passes)
         widest = 0
@@ -610,10 +685,30 @@ class _RateNull:
         # n10 - n01 = 2 n10 - k within ±gap: n10 in [(k - gap) / 2, (k + gap) / 2]
         split = binom.cdf((ks + gaps) // 2, ks, 0.5) - binom.cdf((ks - gaps) // 2 - 1, ks, 0.5)
         passing = np.where(gaps >= 0, split, 0.0)
-        many = float(np.dot(weights, passing))
-        if self.cluster_sizes:  # the occupancy model of the many part may not claim what the exact count gives the few part
-            many = min(many, max(0.0, 1.0 - few))
-        return min(1.0, passed_few + many)
+        return float(np.dot(weights, passing))
+
+
+@dataclass
+class _PowerSearch:
+    """The powers :func:`pairs_for_rate_equivalence` reads, each computed once; sizes surely below ``target`` go uncomputed."""
+
+    null: _RateNull
+    target: float
+    known: dict[int, float | None] = field(default_factory=dict)
+
+    def reaches(self, n: int) -> bool:
+        """Whether the power at ``n`` pairs reaches the target (settled by :meth:`_RateNull.power_unless_below`)."""
+        if n not in self.known:
+            self.known[n] = self.null.power_unless_below(n, self.target)
+        value = self.known[n]
+        return value is not None and value >= self.target
+
+    def power(self, n: int) -> float:
+        """The power at ``n`` pairs."""
+        value = self.known.get(n)
+        if value is None:
+            value = self.known[n] = self.null.power(n)
+        return value
 
 
 def _rate_null(
@@ -702,24 +797,25 @@ def pairs_for_rate_equivalence(
     guess = pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=null.design_effect)
     if guess * discordance >= FEW_DISCORDANT:
         return guess
+    search = _PowerSearch(null, power)
     low = max(1, guess // 2)
-    while low > 1 and null.power(low) >= power:
+    while low > 1 and search.reaches(low):
         low //= 2
     high = low
     while True:  # the first step of 2% whose power reaches the target: power rises in teeth, not smoothly
         high = max(low + 1, math.ceil(low * _SCAN_STEP))
         if high > MAX_RATE_PAIRS:
             raise ValueError(_MSG_RATE_TOO_MANY.format(q=discordance, margin=margin, most=MAX_RATE_PAIRS))
-        if null.power(high) >= power:
+        if search.reaches(high):
             break
         low = high
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (low, mid) if null.power(mid) >= power else (mid, high)
-    if null.power(high) <= power + POWER_TOLERANCE:
+        low, high = (low, mid) if search.reaches(mid) else (mid, high)
+    if search.power(high) <= power + POWER_TOLERANCE:
         return high
     for tooth in reversed(null.steps(high)):  # the jump overshoots: the top of an earlier tooth, if it comes as near
-        if null.power(tooth) >= power - POWER_TOLERANCE:
+        if search.power(tooth) >= power - POWER_TOLERANCE:
             return tooth
         break
     return high
