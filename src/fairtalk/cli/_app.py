@@ -162,21 +162,15 @@ def _show_usage_error(error: ClickException) -> None:
     err_console.print(terminal_safe(error.format_message()), markup=False, highlight=False, soft_wrap=True)
 
 
-@contextlib.contextmanager
-def plain_usage_errors() -> Iterator[None]:
+def plain_usage_errors() -> contextlib.AbstractContextManager[None]:
     """While the block runs, typer prints a usage error with :func:`_show_usage_error`, not in a framed box.
 
     typer prints click's usage errors through ``typer.rich_utils.rich_format_error`` (a rich
     panel), looked up when an error is shown; it has no setting for a plain line.
     """
-    import typer.rich_utils
+    from fairtalk.cli._help_layout import swapped_in_typer
 
-    saved = getattr(typer.rich_utils, _TYPER_ERROR)
-    setattr(typer.rich_utils, _TYPER_ERROR, _show_usage_error)
-    try:
-        yield
-    finally:
-        setattr(typer.rich_utils, _TYPER_ERROR, saved)
+    return swapped_in_typer(_TYPER_ERROR, _show_usage_error)
 
 
 app = typer.Typer(

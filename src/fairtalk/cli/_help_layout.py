@@ -20,7 +20,7 @@ import typer.rich_utils
 from rich.table import Column, Table
 from rich.text import Text
 
-__all__ = ["OptionsTable", "uncut_option_names"]
+__all__ = ["OptionsTable", "swapped_in_typer", "uncut_option_names"]
 
 #: The columns of typer's options table after the names: the types and the help.
 _AFTER_NAMES = 2
@@ -56,11 +56,16 @@ class OptionsTable(Table):
 
 
 @contextlib.contextmanager
-def uncut_option_names() -> Iterator[None]:
-    """While the block runs, typer builds the tables of ``--help`` as :class:`OptionsTable`."""
-    saved = getattr(typer.rich_utils, _TYPER_TABLE)
-    setattr(typer.rich_utils, _TYPER_TABLE, OptionsTable)
+def swapped_in_typer(name: str, value: object) -> Iterator[None]:
+    """While the block runs, ``typer.rich_utils.<name>`` is ``value`` (typer looks it up when it draws)."""
+    saved = getattr(typer.rich_utils, name)
+    setattr(typer.rich_utils, name, value)
     try:
         yield
     finally:
-        setattr(typer.rich_utils, _TYPER_TABLE, saved)
+        setattr(typer.rich_utils, name, saved)
+
+
+def uncut_option_names() -> contextlib.AbstractContextManager[None]:
+    """While the block runs, typer builds the tables of ``--help`` as :class:`OptionsTable`."""
+    return swapped_in_typer(_TYPER_TABLE, OptionsTable)
