@@ -73,3 +73,26 @@ def test_the_dataset_is_both_sides_of_each_pair() -> None:
     assert [s.side for s in sides] == ["a", "b"] * 3
     assert len({s.pair_id for s in sides}) == 3 and all(s.cluster for s in sides)
     assert all(a.pair_id == b.pair_id and a.text != b.text for a, b in zip(sides[::2], sides[1::2]))
+
+
+def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with pytest.raises(fairtalk.SpecError, match=r"-T n_pairs=0: must be a whole number >= 1"):
+        counterfactual(n_pairs=0)
+    with pytest.raises(fairtalk.SpecError, match="unknown lexicon axis 'nope'"):
+        counterfactual(axis="nope", n_pairs=2)
+    inspect_cli = Path(sys.executable).with_name("inspect")
+    command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
+    done = subprocess.run(
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "fairtalk/counterfactual: -T n_pairs=0: must be a whole number >= 1" in output
+    assert "Traceback" not in output, output

@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 
 from inspect_ai import Task, task
+from inspect_ai._util.error import PrerequisiteError  # inspect's CLI prints its message, no traceback
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
 from fairtalk import Response, ScoreOptions, load_lexicon, score
+from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.integrations._inspect_model import FairtalkModelAPI
 from fairtalk.integrations._pair_sides import pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
@@ -100,7 +102,39 @@ def counterfactual(
     n_resamples: int = 2000,
     alpha: float = 0.05,
 ) -> Task:
-    """Ask the model both sides of each pair of ``axis``; the metrics are fairtalk's paired tests of its answers."""
+    """Ask the model both sides of each pair of ``axis``; the metrics are fairtalk's paired tests of its answers.
+
+    Raises
+    ------
+    TaskOptionError
+        A bad task option (``-T``) or corpus: a :class:`fairtalk.SpecError` that inspect's command
+        line prints as one message, without a traceback.
+    """
+    try:
+        return _counterfactual(axis, n_pairs, measures, corpus, seed, n_resamples, alpha)
+    except FairtalkError as exc:
+        raise TaskOptionError(f"fairtalk/counterfactual: {exc}") from exc
+
+
+class TaskOptionError(SpecError, PrerequisiteError):
+    """A bad option of the task ``fairtalk/counterfactual``: a SpecError, printed by ``inspect eval`` as its message alone."""
+
+    def __init__(self, message: str) -> None:
+        SpecError.__init__(self, message)
+        self.message = message
+
+
+def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:
+    """Raise SpecError naming the ``-T`` option whose value no audit takes."""
+    for name, value in (("n_pairs", n_pairs), ("n_resamples", n_resamples)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(f"-T {name}={value!r}: must be a whole number >= 1")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise SpecError(f"-T alpha={alpha!r}: must be a number between 0 and 1")
+
+
+def _counterfactual(axis: str, n_pairs: int, measures: str, corpus: str, seed: int, n_resamples: int, alpha: float) -> Task:
+    _check_options(n_pairs, n_resamples, alpha)
     samples = [
         Sample(
             input=side.text,
