@@ -30,6 +30,8 @@ ALLOWED: dict[str, str] = {
     "fairtalk.run._{audit,axis,generate,score,sequential,similarity_test}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs; the stage signatures)"
     " monkeypatched or unit-tested",
     "fairtalk.store._sqlite": "checks the SQLite batch size",
+    "fairtalk.stats._power": "the rate planner's search and its terms checked against the code before them, term by "
+    "term (test_rate_planner_search)",
     "fairtalk.lexicons._{format,load}": "the lexicon line parser, and the loader monkeypatched for entry points",
     "fairtalk.measures._{registry,refusal,degenerate,regard,regard_model,regard_finetuned,attribute_words}": "scorer "
     "loading, registries and attribute_words' cache bound monkeypatched; rule tables and the regard classifier's "
