@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 from inspect_ai import Task, task
-from inspect_ai._util.error import PrerequisiteError  # inspect's CLI prints its message, no traceback
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
@@ -21,6 +20,14 @@ from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.integrations._inspect_model import FairtalkModelAPI
 from fairtalk.integrations._pair_sides import pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
+
+try:  # inspect's command line prints a PrerequisiteError's message alone, without a traceback
+    from inspect_ai._util.error import PrerequisiteError
+except ImportError:  # a private class of inspect's: where it has moved, the error is a plain SpecError (with a traceback)
+
+    class PrerequisiteError(Exception):  # type: ignore[no-redef]
+        """Stands in for inspect's class of the same name."""
+
 
 __all__ = ["FairtalkModelAPI", "counterfactual", "paired_tests", "response_scores"]
 
