@@ -18,7 +18,7 @@ from bench_scripts import load_bench
 from fairtalk.cli import app
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, draw_sample, label_scheme, read_gold
-from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, gold_texts, read_completions
+from fairtalk.prompts import GroupPair, GroupSet, analyze_prompts, gold_regard, read_completions
 from fairtalk.prompts._gold import WARN_UNKNOWN
 from fairtalk.results import PromptAnalysis
 from fairtalk.stats import ppi_mean
@@ -494,11 +494,15 @@ def test_cli_prompts_analyze_refuses_labels_given_on_another_completions_file(tm
     # the library refuses them too, before any labelling
     frame = read_completions(completions).frame
     with pytest.raises(InputError, match="12 labelled id"):
-        gold_regard(frame, read_gold(gold).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(gold))
+        gold_regard(
+            frame, read_gold(gold).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=read_gold(gold).texts()
+        )
     # labels of this file's own texts join as before
     own = tmp_path / "own.jsonl"
     label_with_page_code(completions, own, truth, n=12)
-    found = gold_regard(frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=gold_texts(own))
+    found = gold_regard(
+        frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=read_gold(own).texts()
+    )
     assert found.n_labels == 12
 
 

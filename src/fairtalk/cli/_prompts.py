@@ -267,7 +267,7 @@ def prompts_analyze(
 ) -> None:
     """Analyse labelled completions: label distributions, regard gaps, KL, structures, robustness."""
     import fairtalk
-    from fairtalk.prompts import gold_texts, read_completions
+    from fairtalk.prompts import read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
     if (published is None) == (completions is None):
@@ -289,7 +289,7 @@ def prompts_analyze(
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
-    gold_labels = gold_regard_labels(gold) if gold is not None else None
+    gold_labels, gold_texts = gold_regard_labels(gold) if gold is not None else (None, ())
     on_ray = engine_option(engine, ray_address, ray_actors)
     start = time.perf_counter()
     if published is not None:
@@ -324,7 +324,7 @@ def prompts_analyze(
             engine=on_ray,
             gold=gold_labels,
             gold_source=gold or "",
-            gold_texts=gold_texts(gold) if gold is not None else (),
+            gold_texts=gold_texts,
         )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)

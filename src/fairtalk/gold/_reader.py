@@ -161,6 +161,10 @@ class Gold:
         values = self.values(key, annotator=annotator)
         return {pid: (values[(pid, "a")], values[(pid, "b")]) for pid, side in values if side == "a" and (pid, "b") in values}
 
+    def texts(self) -> tuple[tuple[str, str], ...]:
+        """Texts: ``(id, text)`` of each label whose row keeps the text labelled (``fairtalk label`` writes it), in file order."""
+        return tuple((label.id, label.text) for label in self.labels if label.side is None and label.text is not None)
+
     def regard_labels(self) -> dict[str, tuple[int, ...]]:
         """Texts: each id's regard labels (fields ``regard`` or ``label``), one per annotator, in file order.
 

@@ -66,7 +66,7 @@ analysed completions do not hold and labels outside regard's four are counted in
 never an error. A gold row stores the text it labelled (``"text"``): where a joined id's
 completion holds another text (the labels were given on another completions file, whose line
 numbers are ids too), :func:`gold_regard` refuses the labels, naming how many and the first: labels
-of other texts must not correct a gap (:func:`gold_texts` reads them from a gold file).
+of other texts must not correct a gap (:meth:`fairtalk.gold.Gold.texts` reads them from a gold file).
 """
 
 from __future__ import annotations
@@ -79,13 +79,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
 from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
-__all__ = ["CLUSTERS", "GoldRegard", "gold_regard", "gold_texts"]
+__all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
 
 #: What the labelled estimates cluster by.
 CLUSTERS = "template"
@@ -485,15 +484,6 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
     return shares, warnings
 
 
-def gold_texts(path: str) -> list[tuple[str, str]]:
-    """``(id, text)`` of every row of a gold file that stores the text it labelled (``fairtalk label`` writes it), in file order."""
-    return [
-        (str(row["id"]), row["text"])
-        for _, row in read_objects(path, what="gold file")
-        if isinstance(row.get("text"), str) and isinstance(row.get("id"), str | int) and not isinstance(row.get("id"), bool)
-    ]
-
-
 def _shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
@@ -534,7 +524,7 @@ def gold_regard(
 
     ``frame`` is the analysed completions (with ``id``, the scorer's ``label`` and ``template``);
     ``labels`` maps a completion's id to the labels its annotators gave (-1, 0, 1, 2); ``texts``
-    are the ``(id, text)`` the labels were given on (:func:`gold_texts`), checked against the
+    are the ``(id, text)`` the labels were given on (:meth:`fairtalk.gold.Gold.texts`), checked against the
     completions' (``source`` names the gold file in the error).
 
     Raises

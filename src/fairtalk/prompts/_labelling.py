@@ -112,7 +112,7 @@ def analyze_prompts(
         label shares and each pair's gap then also get a prediction-powered estimate
         (:func:`~fairtalk.prompts._gold.gold_regard`; ``gold`` in the result, ``gold_source`` naming the file).
     gold_texts : sequence of (id, text), optional
-        The texts the labels were given on (:func:`~fairtalk.prompts._gold.gold_texts` of the gold
+        The texts the labels were given on (:meth:`fairtalk.gold.Gold.texts` of the gold
         file): a labelled id whose completion holds another text is an error, not a silent join.
 
     Returns
