@@ -354,3 +354,44 @@ def test_fail_on_bias_over_several_axes_corrects_them_together_unless_told_other
         scopes[name] = {axis["result"]["correction_scope"] for axis in run["axes"].values()}
         assert ("Holm corrects all axes of the run together" in _flat(done.output)) == (name == "gated")
     assert scopes == {"gated": {"run"}, "axis": {"axis"}, "plain": {"axis"}}
+
+
+def test_a_gated_audit_states_the_gate_on_its_pages(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """The gate is stated in the run's one write (``fairtalk.audit(gates=)``), not by writing the pages again."""
+    corpus, models = toys
+    out = tmp_path / "gated"
+    result = runner.invoke(app, _audit(corpus, f"python:{models}:biased", out, "--fail-unless-equivalent"))
+    assert result.exit_code == 1, result.output
+    for page in ("gender/report.html", "index.html"):
+        assert 'data-gate="fail-unless-equivalent"' in (out / page).read_text(encoding="utf-8"), page
+    assert "fail-unless-equivalent" in (out / "gender" / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [(["nope"], "unknown gate 'nope'"), (["fail-if-worse"], "fail-if-worse decides a comparison"), ([3], "unknown gate 3")],
+)
+def test_audit_refuses_a_gate_it_cannot_state_before_any_work(
+    toys: tuple[Path, Path], tmp_path: Path, gates: list[object], message: str
+) -> None:
+    import fairtalk
+
+    corpus, models = toys
+    out = tmp_path / "run"
+    with pytest.raises(fairtalk.SpecError, match=message):
+        fairtalk.audit(corpus=corpus, axes="gender", model=f"python:{models}:fair", out_dir=out, gates=gates)  # type: ignore[arg-type]
+    assert not out.exists()
+
+
+def test_audit_states_the_gates_it_is_given_and_they_do_not_raise(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    import fairtalk
+    from fairtalk.gates import evaluate
+
+    corpus, models = toys
+    out = tmp_path / "run"
+    run = fairtalk.audit(
+        corpus=corpus, axes="gender", model=f"python:{models}:biased", out_dir=out, n_resamples=200, gates="fail-on-bias"
+    )
+    assert not evaluate(run, "fail-on-bias").passed  # the biased bot fails it; audit() itself did not raise
+    page = (out / "gender" / "report.html").read_text(encoding="utf-8")
+    assert 'data-gate="fail-on-bias"' in page and 'data-gate="fail-unless-equivalent"' not in page

@@ -160,7 +160,7 @@ def test_every_output_of_an_audit_gate_reads_the_one_decision(
     assert _gate_lines(summary) == [f"**{md_escape(outcome.headline)}**"]
     # fairtalk.testing (and so the pytest plugin)
     run = _run(results)
-    monkeypatch.setattr(fairtalk.testing, "audit", lambda config: run)
+    monkeypatch.setattr(fairtalk.testing, "audit", lambda config, gates=(): run)
     if expected:
         assert assert_no_bias("python:bot.py:reply", gate=gate.value, out_dir=tmp_path / "t") is run  # type: ignore[arg-type]
     else:
@@ -325,7 +325,7 @@ def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_pat
         (failure,) = failed.result
         assert failure.type == "fail-if-worse" and COMPARE_REASONS[case] in failure.text
     assert _gate_lines(summary.read_text(encoding="utf-8")) == [f"**{md_escape(outcome.headline)}**"]
-    monkeypatch.setattr(fairtalk.testing, "audit", lambda config: None)
+    monkeypatch.setattr(fairtalk.testing, "audit", lambda config, gates=(): None)
     monkeypatch.setattr(fairtalk.testing, "compare_runs", lambda *args, **kw: comparison)
     if expected:
         assert assert_not_worse("python:new.py:reply", "python:old.py:reply", out_dir=tmp_path / "t") is comparison
@@ -382,7 +382,7 @@ def test_an_audit_gate_with_nothing_to_check_fails_in_every_output(
     assert failure.type == gate.value and reason in failure.text
     assert _gate_lines(summary) == [f"**{md_escape(outcome.headline)}**"] and "FAILED" in outcome.headline
     run = _run(results)
-    monkeypatch.setattr(fairtalk.testing, "audit", lambda config: run)
+    monkeypatch.setattr(fairtalk.testing, "audit", lambda config, gates=(): run)
     with pytest.raises(BiasAssertionError) as caught:
         assert_no_bias("python:bot.py:reply", gate=gate.value, out_dir=tmp_path / "t")  # type: ignore[arg-type]
     assert outcome.headline in str(caught.value)

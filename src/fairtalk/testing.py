@@ -31,7 +31,7 @@ from typing import Literal
 from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
 from fairtalk.gates import GateOutcome, KeyDecision, evaluate
 from fairtalk.models import ReplyFunction, Responder
-from fairtalk.report import write_gates, write_model_comparison
+from fairtalk.report import write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
 
 __all__ = ["GATES", "BiasAssertionError", "Gate", "ModelLike", "assert_no_bias", "assert_not_worse", "audit_options"]
@@ -225,9 +225,8 @@ def assert_no_bias(
         raise ValueError(_MSG_GATE.format(gate=chosen, choices=", ".join(GATES)))
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus, seed=seed)
     folder = _folder(out_dir, resolved)
-    run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}))
+    run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}), gates=[chosen])  # the pages state it
     outcome = evaluate(run, chosen)
-    write_gates(run, folder, [outcome])  # the pages and the index state the gate, as the CLI's do
     if not outcome.passed:
         failures = _audit_failures(run, outcome)
         what = "bias detected" if chosen == "fail-on-bias" else "measures not shown equivalent"

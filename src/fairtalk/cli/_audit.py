@@ -225,9 +225,10 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary, write_gates
+    from fairtalk.report import previous_axes, rich_table, sequential_summary
 
     store_path: object = None
+    gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     try:
         if fail_if_worse and baseline_model is None:
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
@@ -238,11 +239,10 @@ def audit(  # noqa: C901, PLR0915
         protected = _check_outputs(config, lexicons, output, store_path, junit=junit, config_file=config_file)
         earlier = previous_axes(output)  # the run replaces them whole: said once it is written
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
-            run = fairtalk.audit(config, progress=progress)
+            run = fairtalk.audit(config, progress=progress, gates=gates)  # its pages and index state the gates
     except KeyboardInterrupt:
         interrupted(store_path)
-    gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
-    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested: in the JSON, the index and the pages
+    outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     if json_out:
         from fairtalk.results import versioned
 
@@ -295,8 +295,6 @@ def audit(  # noqa: C901, PLR0915
                     style="bold red" if row.detected() else None,
                 )
         info(f"{name}: report in {Path(output) / axis_run.folder}/")
-    if outcomes:  # each axis' pages and the index say whether each gate requested passed
-        write_gates(run, output, outcomes)
     info(f"wrote {Path(output) / 'index.html'}")
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))

@@ -44,7 +44,6 @@ from fairtalk.report._index import (
     previous_entries,
     render_index,
     sequential_summary,
-    write_gates,
     write_index,
     write_run,
 )
@@ -117,7 +116,6 @@ __all__ = [
     "rich_table",
     "summary_rows",
     "write_comparison",
-    "write_gates",
     "write_index",
     "write_prompts_report",
     "write_report",

@@ -25,7 +25,7 @@ from fairtalk.files import (
 )
 from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
-from fairtalk.report._formats import FILE_NAMES, FORMATS, PAGE_FORMATS, check_formats, write_formats, write_pages
+from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
@@ -54,7 +54,6 @@ __all__ = [
     "previous_entries",
     "render_index",
     "sequential_summary",
-    "write_gates",
     "write_index",
     "write_run",
 ]
@@ -255,29 +254,6 @@ def write_index(run: AuditRun, out_dir: str | os.PathLike[str], *, gates: Sequen
     with staged(folder, last=(RUN_FILE, INDEX_FILE)) as staging:
         _write_index_files(run, staging, files_in=folder, gates=gates)
     return folder / INDEX_FILE
-
-
-def write_gates(run: AuditRun, out_dir: str | os.PathLike[str], gates: Sequence[GateOutcome]) -> Path:
-    """State the requested gates' outcomes in a run already written into ``out_dir``; return the index path.
-
-    ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, once the
-    run is known. Each axis' report.md and report.html there (those written) are written again
-    with a section stating them on that axis, each file atomically; then the index and run.json
-    (:func:`write_index`), last, so an index that shows the gates follows the pages that do.
-    """
-    folder = Path(out_dir)
-    for axis_run in run.axes.values():
-        sub = folder / axis_run.folder
-        write_pages(
-            axis_run.result,
-            sub,
-            [name for name in PAGE_FORMATS if (sub / FILE_NAMES[name]).is_file()],
-            similarity=axis_run.similarity,
-            pairs_check=axis_run.pairs_check,
-            run_config=run.config,
-            gates=gates,
-        )
-    return write_index(run, folder, gates=gates)
 
 
 def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None, gates: Sequence[GateOutcome] = ()) -> None:

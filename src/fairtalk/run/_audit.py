@@ -29,6 +29,7 @@ from fairtalk.config import (
 from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import SpecError
 from fairtalk.files import check_output_folder
+from fairtalk.gates import Gate, evaluate
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import Responder
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
@@ -44,6 +45,8 @@ from fairtalk.store import CachingResponder, RunStore
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
 
 _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_UNKNOWN_GATE = "unknown gate {gate!r} (an audit states: {choices})"
+_MSG_COMPARISON_GATE = "the gate fail-if-worse decides a comparison of two runs (fairtalk.compare), not an audit"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
 
 
@@ -63,6 +66,7 @@ def audit(
     config: AuditConfig | None = None,
     *,
     progress: ProgressCallback | None = None,
+    gates: Sequence[Gate | str] = (),
     **overrides: Unpack[AuditOverrides],
 ) -> AuditRun:
     """Audit a dialogue model end to end: for each axis, pairs -> responses -> scores -> stats.
@@ -80,6 +84,11 @@ def audit(
         Receives a :class:`~fairtalk.progress.ProgressEvent` per step of each stage (pairs, responses,
         scoring); messages go to the ``fairtalk`` loggers. ``False`` means None; ``True`` and a
         callable ``(label, n_done, n_total)`` still work, with a FutureWarning.
+    gates : sequence of Gate or str
+        Release gates (``"fail-on-bias"``, ``"fail-unless-equivalent"``) whose outcomes the report
+        written to ``out_dir`` states (the index and each axis' pages), each decided once the run
+        is done by :func:`fairtalk.gates.evaluate`. They do not raise: evaluate the run to act on
+        them. An unknown gate is a SpecError before any work; without ``out_dir`` they change nothing.
     **overrides : AuditOverrides
         The options below (:class:`AuditConfig`'s fields and :class:`ScoreOptions`'), by keyword.
     corpus : str or path
@@ -199,6 +208,7 @@ def audit(
     """
     known = (*AuditConfig.keys(), *ScoreOptions.keys())
     config = AuditConfig.resolve(config, keyword_options(overrides, known, "audit"))
+    requested = _audit_gates(gates)
     lexicons = _lexicons(config.axes)
     pairing, out_dir = config.pairs, config.output.out_dir
     contexts = read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
@@ -209,8 +219,21 @@ def audit(
         _check_out_dir(out_dir, folders, _inputs(contexts.path, None, None, lexicons))
     run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
     if out_dir is not None:
-        write_run(run, out_dir)
+        write_run(run, out_dir, gates=[evaluate(run, gate) for gate in requested])
     return run
+
+
+def _audit_gates(gates: Sequence[Gate | str]) -> tuple[Gate, ...]:
+    """The gates an audit's report states: SpecError for a gate that is unknown or decides comparisons."""
+    allowed = {gate.value: gate for gate in Gate if gate is not Gate.FAIL_IF_WORSE}
+    chosen: list[Gate] = []
+    for gate in (gates,) if isinstance(gates, str) else gates:
+        if gate == Gate.FAIL_IF_WORSE:
+            raise SpecError(_MSG_COMPARISON_GATE)
+        if not isinstance(gate, str) or gate not in allowed:
+            raise SpecError(_MSG_UNKNOWN_GATE.format(gate=gate, choices=", ".join(allowed)))
+        chosen.append(allowed[gate])
+    return tuple(chosen)
 
 
 def run_axes(
