@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -94,7 +95,10 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         "--n",
         "4",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hang below dumps every thread's stack (SIGABRT)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=env
+    )
     try:
         assert process.stdout is not None
         url = None
@@ -107,7 +111,13 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert json.load(answer)["given"] == 1
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=120) == 130  # an upper bound: a loaded machine is slow to exit
+        try:
+            code = process.wait(timeout=120)  # an upper bound: a loaded machine is slow to exit
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # faulthandler writes where each thread waits
+            process.wait(timeout=30)
+            pytest.fail(f"label did not stop within 120 s of Ctrl-C; its output and stacks:\n{process.stdout.read()}")
+        assert code == 130
         assert "stopped: 1 of 4 labels given, saved in" in process.stdout.read()
     finally:
         if process.poll() is None:
