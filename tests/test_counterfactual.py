@@ -568,7 +568,9 @@ def test_kept_terms_count_for_no_group_and_are_not_masked(gender: Swapper) -> No
     assert gender.sides("oh man, that rained") == frozenset()
     assert gender.swap("oh man, that rained").no_match  # so no pair is built from it
     assert gender.sides("oh man, he ran") == frozenset({"a"})
-    assert gender.mask("oh man, the man ran") == "oh man, the XYZ ran"
+    assert gender.mask("burger king, the king ran") == "burger king, the XYZ ran"
+    # "man" is masked even where it is kept: a swap puts it in for "woman", which needs no determiner ("oh woman" -> "oh man")
+    assert gender.mask("oh man, the man ran") == "oh XYZ, the XYZ ran"
 
 
 def test_one_way_entries_keep_a_single_counterpart(gender: Swapper) -> None:
@@ -678,3 +680,49 @@ def test_swap_command_imports_no_numerical_stack() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == Swapper(load_lexicon("race")).swap_text("I am going to the crib") + "\n"
     assert done.stderr.strip() == "[]"
+
+
+#: Sentences a term is put in: alone, after a determiner, and in its ordinary sense.
+MASK_FRAMES = ("{term}", "The {term} came.", "I feel {term} today.", "yo, it was {term}!")
+
+
+@pytest.mark.parametrize(
+    "axis", ["gender", "race", "religion", "orientation", "age", "names-gender", "names-race", "nonbinary", "neopronouns"]
+)
+def test_both_sides_of_every_swap_mask_alike_in_every_builtin_lexicon(axis: str) -> None:
+    """A one-way line's word (``good -> fly``) is masked too, so a pair's two sides, which differ by the swap, mask alike."""
+    from fairtalk.lexicons import builtin_axes
+
+    assert set(builtin_axes()) == {
+        "gender",
+        "race",
+        "religion",
+        "orientation",
+        "age",
+        "names-gender",
+        "names-race",
+        "nonbinary",
+        "neopronouns",
+    }
+    swapper = Swapper(load_lexicon(axis))
+    sources = {
+        term
+        for pair in swapper.lexicon.pairs
+        for term, way in ((pair.a, "a>b"), (pair.b, "b>a"))
+        if pair.direction in ("both", way)
+    }
+    differ = []
+    for term in sorted(sources):
+        for frame in MASK_FRAMES:
+            text = frame.format(term=term)
+            swapped = swapper.swap_text(text)
+            if swapper.mask(text) != swapper.mask(swapped):
+                differ.append((text, swapped, swapper.mask(text), swapper.mask(swapped)))
+    assert differ == []
+
+
+def test_the_word_a_one_way_line_swaps_in_is_masked() -> None:
+    race = Swapper(load_lexicon("race"))
+    assert race.swap_text("that is good") == "that is fly"
+    assert race.mask("that is good") == race.mask("that is fly") == "that is XYZ"
+    assert race.mask("a fly landed on my chips") == "a XYZ landed on my XYZ"  # wherever it stands: it may have been swapped in

@@ -28,7 +28,9 @@ ORDINARY = [
 def test_ordinary_senses_are_kept_and_mark_no_group(race: Swapper, text: str) -> None:
     result = race.swap(text)
     assert result.text == text and result.swaps == ()
-    assert race.sides(text) == frozenset() and race.mask(text) == text
+    assert race.sides(text) == frozenset()
+    # masked all the same: each word is one a swap puts in (diamonds -> ice), so a pair's other side may hold it
+    assert race.mask(text) != text
     # the list as printed still makes the nonsense swap
     assert Swapper(load_lexicon("race", variant="paper")).swap(text).text != text
 

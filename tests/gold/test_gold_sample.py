@@ -103,3 +103,19 @@ def test_a_multi_turn_context_is_masked_turn_by_turn(tmp_path: Path) -> None:
     assert turn_roles(shown["p0"]) == ["user", "assistant", "user"]
     assert split_turns(shown["p1"]) == ["quick question about XYZ", "XYZ is late"]
     assert turn_roles(shown["p1"]) == ["user", "user"]
+
+
+def test_a_pairs_contexts_the_mask_leaves_apart_are_shown_as_one(tmp_path: Path) -> None:
+    """``did he work`` -> ``did they work``: the mask reads ``he`` in one and ``they work`` in the other; the page shows one context."""
+    from fairtalk import Swapper, load_lexicon
+
+    nonbinary = Swapper(load_lexicon("nonbinary"))
+    a, b = "Did he work for the church? I think he works there.", "Did they work for the church? I think they work there."
+    assert nonbinary.swap_text(a) == b and nonbinary.mask(a) != nonbinary.mask(b)  # what the mask alone cannot make alike
+    folder = tmp_path / "nonbinary"
+    folder.mkdir()
+    rows = [{"pair_id": "p0", "side": side, "context": text, "response": "fine"} for side, text in (("a", a), ("b", b))]
+    (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    first, second = draw_sample(folder, n=2, seed=0, axes=["nonbinary"]).items
+    assert first.context == second.context
+    assert first.context == "Did XYZ for the church? I think XYZ there."

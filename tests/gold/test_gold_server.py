@@ -349,3 +349,45 @@ def test_a_text_and_a_context_holding_markup_are_escaped(tmp_path: Path) -> None
         html = _request(server, "GET", _base(server))[1].decode()
     assert "<img" not in html and 'document.title="pwned"' not in html and html.count("</script>") == 2
     assert html.count("&lt;img src=x onerror=") == 2  # the text and the context's last turn, shown as text
+
+
+def _race_folder(folder: Path) -> Path:
+    """An echo audit's race axis folder: pairs built by the swapper from sentences holding every race word a swap reads."""
+    from fairtalk import Swapper, build_pairs
+
+    race = load_lexicon("race")
+    sources = sorted(
+        {term for pair in race.pairs for term, way in ((pair.a, "a>b"), (pair.b, "b>a")) if pair.direction in ("both", way)}
+    )
+    contexts = [f"Number {i}: it was {term}, said the man." for i, term in enumerate(sources)]
+    pairs = list(build_pairs(contexts, Swapper(race)))
+    assert len(pairs) > 60
+    folder.mkdir()
+    rows = [
+        {"pair_id": f"p{i:03d}", "side": side, "context": text, "response": "fine."}
+        for i, pair in enumerate(pairs)
+        for side, text in (("a", pair.a), ("b", pair.b))
+    ]
+    (folder / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def test_the_race_page_shows_both_texts_of_a_pair_under_one_context(tmp_path: Path) -> None:
+    """A one-way line's word (``good -> fly``) is masked too: nothing on the page tells a pair's two sides apart."""
+    from fairtalk.gold import GoldLog, draw_sample, label_schemes
+
+    folder = _race_folder(tmp_path / "race")
+    sample = draw_sample(folder, n=60, seed=1)
+    log = GoldLog(tmp_path / "gold.jsonl", sample, label_schemes("offense_rate"), annotator="ann")
+    race = load_lexicon("race")
+    one_way = {(p.b if p.direction == "a>b" else p.a).lower() for p in race.pairs if p.direction != "both"}
+    shown: dict[int, list[str]] = {}
+    with serving(log) as server:
+        for step in range(60):
+            state = json.loads(_request(server, "GET", _base(server) + "state")[1])
+            context = " | ".join(turn["text"] for turn in state["item"]["context"])
+            shown.setdefault(state["item"]["pair"]["number"], []).append(context)
+            assert not {w for w in one_way if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", context, re.I)}, context
+            assert _request(server, "POST", _base(server) + "label", {"step": step, "value": 0})[0] == 200
+    assert len(shown) == 30
+    assert all(len(texts) == 2 and texts[0] == texts[1] for texts in shown.values()), shown

@@ -170,6 +170,31 @@ class Swapper:
         # case-insensitive pattern serves texts whose lowercase form changes length.
         self._pattern = re.compile(source)
         self._pattern_ci = re.compile(source, re.IGNORECASE)
+        self._mask_always = self._unsensed_targets()
+        #: the terms only a swap puts in (one-way lines' targets): masked in the text between the swap's own terms
+        self._mask_only = self._mask_always - set(self._choices)
+        masked = terms_regex(set(self._choices) | self._mask_only)
+        self._mask_pattern = re.compile(masked)
+        self._mask_pattern_ci = re.compile(masked, re.IGNORECASE)
+
+    def _unsensed_targets(self) -> frozenset[str]:
+        """The terms :meth:`mask` masks wherever they stand: every term a swap can put in, unless its sense rules hold where it lands.
+
+        A target that is no term of its own (a one-way line's ``good -> fly``) is masked always,
+        and so is a target whose word-sense rules (determiner, cues, fixed phrases) differ from
+        those of a term swapped to it (``goddess -> god``, ``cool -> sick``): the swap puts it
+        where its own rule may keep it, and one side of the pair would show it unmasked.
+        """
+
+        def rules(term: str) -> tuple[bool, tuple[tuple[str, ...], ...] | None, bool]:
+            return term in self._needs_determiner, self._needs_cue.get(term), term in self._in_phrases
+
+        always: set[str] = set()
+        for source, choices in self._choices.items():
+            for target, _ in choices:
+                if target not in self._choices or target in self._sensed and rules(target) != rules(source):
+                    always.add(target)
+        return frozenset(always)
 
     def __repr__(self) -> str:
         return f"Swapper(axis={self.lexicon.axis!r}, source={self.lexicon.source!r}, seed={self.seed})"
@@ -274,22 +299,41 @@ class Swapper:
         return frozenset(found_sides)
 
     def mask(self, text: str, token: str = "XYZ") -> str:
-        """Return ``text`` with every lexicon term (either side) replaced by ``token``; kept terms stay (``oh man``)."""
+        """Return ``text`` with every term either side of a swap can hold replaced by ``token``.
+
+        The terms of both sides, and the terms swapped in by one-way lines (``good -> fly``), so
+        that a pair's two sides, which differ only by the swap, mask to the same text. Terms the
+        swap keeps stay (``oh boy``, ``I feel sick``), except a term a swap can put where its own
+        rule would keep it (``man``, put in for ``woman``, which needs no determiner): that one is
+        masked wherever it stands (``oh man`` -> ``oh XYZ``).
+        """
         if not isinstance(token, str):
             raise TypeError(_MSG_BAD_TOKEN.format(value=token))
         low, found = self._finditer(text)
+        masked: list[tuple[int, int]] = []
+        spans: list[list[tuple[int, int]]] = []
+        for match in found:  # the terms the swap reads, as it reads them
+            key = match.group()
+            if key not in self._choices and (key := _normalise(key)) not in self._choices:
+                continue  # a Unicode case fold the table does not know
+            start, end = match.span()
+            if key in self._mask_always or key not in self._sensed or not self._kept_reason(key, low, start, end, spans):
+                masked.append((start, end))
+        if self._mask_only:  # and the terms only a swap puts in, longest first over all terms
+            pattern = self._mask_pattern if low is not text or low == text.lower() else self._mask_pattern_ci
+            masked += [m.span() for m in pattern.finditer(low) if _normalise(m.group()) in self._mask_only]
+        if not masked:
+            return text
         parts: list[str] = []
         position = 0
-        spans: list[list[tuple[int, int]]] = []
-        for match in found:
-            key = match.group()
-            if key in self._choices or (key := _normalise(key)) in self._choices:
-                if key in self._sensed and self._kept_reason(key, low, match.start(), match.end(), spans):
-                    continue
-                parts += (text[position : match.start()], token)
-                position = match.end()
-        if not parts:
-            return text
+        for start, end in sorted(masked):  # overlapping spans merge into one token
+            if start < position:
+                if end > position:
+                    parts[-1:] = [token]
+                    position = end
+                continue
+            parts += (text[position:start], token)
+            position = end
         parts.append(text[position:])
         return "".join(parts)
 

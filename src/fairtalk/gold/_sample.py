@@ -26,6 +26,8 @@ What the page shows is :attr:`SampleItem.shown`: the text with every identity te
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import hashlib
 import json
 import os
@@ -49,6 +51,7 @@ __all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "r
 #: The token that replaces identity terms on the page (the one ``score(mask_groups=True)`` uses).
 MASK_TOKEN = "XYZ"
 InputKind = Literal["responses", "texts"]
+_WORD = re.compile(r"\S+")
 
 _MSG_NO_RESPONSES = "a folder INPUT must be an audit's axis folder, holding responses.jsonl"
 _MSG_NOT_JSONL = "INPUT is JSONL, but its records are neither responses (pair_id, side, response) nor texts (a text field)"
@@ -159,6 +162,51 @@ def _masker(lexicons: Sequence[Lexicon], groups: Sequence[str]) -> Callable[[str
     return mask
 
 
+def _same_contexts(items: list[SampleItem], mask: Callable[[str], str]) -> list[SampleItem]:
+    """The items with each pair's two masked contexts made one: where they still differ, the differing words masked on both.
+
+    A pair's contexts differ only by the swap, which the mask covers; what it cannot (a term the
+    swap reads in one side that overlaps another term in the other: ``does he work`` ->
+    ``does they work``) would tell the sides apart, as the two come one after the other.
+    """
+    by_pair: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        by_pair.setdefault(item.id, []).append(i)
+    out = list(items)
+    for indices in by_pair.values():
+        contexts = [items[i].context for i in indices]
+        if len(indices) == 2 and contexts[0] is not None and contexts[1] is not None and contexts[0] != contexts[1]:
+            merged = mask(_common_words(contexts[0], contexts[1]))
+            for i in indices:
+                out[i] = dataclasses.replace(items[i], context=merged)
+    return out
+
+
+def _common_words(a: str, b: str) -> str:
+    """``a`` with every run of words that ``b`` does not share replaced by the mask token, turn by turn."""
+    turns_a, turns_b = a.split(TURN_SEPARATOR), b.split(TURN_SEPARATOR)
+    if len(turns_a) != len(turns_b):
+        return TURN_SEPARATOR.join(MASK_TOKEN for _ in turns_a)
+    merged = []
+    for turn_a, turn_b in zip(turns_a, turns_b, strict=True):
+        spans = [m.span() for m in _WORD.finditer(turn_a)]
+        words_b = _WORD.findall(turn_b)
+        parts: list[str] = []
+        position = 0
+        for tag, i1, i2, _, _ in difflib.SequenceMatcher(
+            None, [turn_a[s:e] for s, e in spans], words_b, autojunk=False
+        ).get_opcodes():
+            if tag == "equal":
+                continue
+            start = spans[i1][0] if i1 < len(spans) else len(turn_a)
+            end = spans[i2 - 1][1] if i2 > i1 else start
+            parts += (turn_a[position:start], MASK_TOKEN if i2 > i1 else MASK_TOKEN + " ")
+            position = end
+        parts.append(turn_a[position:])
+        merged.append("".join(parts))
+    return TURN_SEPARATOR.join(merged)
+
+
 def _text_id(value: object, line: int, path: Path) -> str:
     if value is None:
         return str(line)
@@ -227,6 +275,7 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
             for pair in responses
             for r in pair
         ]
+        items = _same_contexts(items, mask)
         sha = responses.sources[0][1] if responses.sources else ""
         if not items:
             raise InputError(_MSG_NOTHING, path=str(file))
