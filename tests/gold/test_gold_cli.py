@@ -32,7 +32,7 @@ def _cases(folder: Path, tmp_path: Path, busy_port: int) -> list[tuple[list[str]
         ([str(folder), "-m", "judge_score", "-o", gold], "needs its scale, e.g. judge_score:1-5"),
         ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "500"], "--n 500 is more than the 48 responses"),
         ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "4", "--port", str(busy_port)], f"port {busy_port} is in use"),
-        ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "6"], "belongs to another sample (--n differ)"),
+        ([str(folder), "-m", "offense_rate", "-o", gold, "--n", "6"], "belongs to another sample (its --n differs)"),
         ([str(folder), "-o", gold], "labelling needs --measure and -o"),
         ([str(folder), str(folder), "-m", "offense_rate", "-o", gold], "give one INPUT to label"),
         ([str(folder / "responses.jsonl"), "-m", "offense_rate", "-o", str(folder / "responses.jsonl")], "responses.jsonl"),

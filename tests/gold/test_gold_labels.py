@@ -41,8 +41,15 @@ def test_a_restart_resumes_at_the_first_unlabelled_item(axis_folder: Path, tmp_p
 def test_another_sample_on_the_same_file_is_refused(axis_folder: Path, tmp_path: Path, change: dict, named: str) -> None:
     gold = tmp_path / "gold.jsonl"
     _log(axis_folder, gold).add(0, 1)
-    with pytest.raises(InputError, match=f"belongs to another sample \\(.*{named}.*differ\\)"):
+    with pytest.raises(InputError, match=f"belongs to another sample \\(its {named} differs\\)"):
         _log(axis_folder, gold, **change)
+
+
+def test_two_options_that_differ_are_named_in_one_sentence(axis_folder: Path, tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    _log(axis_folder, gold).add(0, 1)
+    with pytest.raises(InputError, match="another sample \\(its --seed and --n differ\\)"):
+        _log(axis_folder, gold, seed=1, n=10)
 
 
 def test_another_input_is_refused_and_a_foreign_file_too(axis_folder: Path, tmp_path: Path) -> None:
@@ -50,7 +57,7 @@ def test_another_input_is_refused_and_a_foreign_file_too(axis_folder: Path, tmp_
     _log(axis_folder, gold).add(0, 1)
     with (axis_folder / "responses.jsonl").open("a") as handle:
         handle.write(json.dumps({"pair_id": "new", "side": "a", "response": "x"}) + "\n")
-    with pytest.raises(InputError, match="another sample \\(input.*differ\\)"):
+    with pytest.raises(InputError, match="responses.jsonl changed since the sample in .*gold.jsonl was drawn from it"):
         _log(axis_folder, gold)
     foreign = tmp_path / "mine.jsonl"
     foreign.write_text('{"id": 1, "label": 0}\n')
@@ -381,3 +388,23 @@ def test_a_file_an_earlier_fairtalk_began_in_another_order_is_resumed_with_its_l
     sample_record_path(gold).write_text(json.dumps(record))
     with pytest.raises(InputError, match=r"another sample \(the items drawn differ\)"):
         _log(axis_folder, gold, n=8)
+
+
+def test_a_refused_label_or_undo_is_named_as_the_page_numbers_items(axis_folder: Path, tmp_path: Path) -> None:
+    log = _log(axis_folder, tmp_path / "gold.jsonl")
+    log.add(0, 1)
+    with pytest.raises(InputError, match="^the label of item 1 is not the next label to give: item 2 is$"):
+        log.add(0, 0)
+    with pytest.raises(InputError, match="^there is no label 99 in this sample$"):
+        log.add(99, 0)
+    log.add(1, 0)
+    assert log.last_given == 1
+    with pytest.raises(InputError, match="^the label of item 1 is not the last label given: item 2 was$"):
+        log.undo(0)  # a stale page's undo: the label of item 2 was given since, elsewhere
+    assert log.position == 2
+    log.undo(1)
+    assert log.position == 1 and log.last_given == 0
+    two = _log(axis_folder, tmp_path / "two.jsonl", n=4, measures="offense_rate,regard")
+    two.add(0, 1)
+    with pytest.raises(InputError, match="^the label of item 2, offense_rate is not the next label to give: item 1, regard is$"):
+        two.add(2, 1)

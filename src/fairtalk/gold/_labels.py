@@ -45,14 +45,18 @@ from fairtalk.gold._schemes import LabelScheme
 __all__ = ["GoldLog", "Step"]
 
 _FORMAT = 1
-_MSG_OTHER_SAMPLE = (
-    "{path} belongs to another sample ({what} differ); give the same INPUT, --seed, --n and --measure, or another -o"
+_MSG_OTHER_SAMPLE = "{path} belongs to another sample ({what}); give the same INPUT, --seed, --n and --measure, or another -o"
+_MSG_INPUT_CHANGED = (
+    "{input} changed since the sample in {path} was drawn from it (its sha256 differs); "
+    "label the file as it was, or the new one into another -o"
 )
 _MSG_NO_RECORD = "{path} exists but has no sample record {record}: not written by `fairtalk label`; give another -o"
 _MSG_BAD_RECORD = "{record} is not a sample record of `fairtalk label` ({reason})"
 _MSG_ONE_MEASURE = "texts and completions take one --measure (each row holds one label), got {n}"
 _MSG_ANNOTATOR = "--annotator must be a non-empty name, got {name!r}"
-_MSG_NOT_NEXT = "label {step} is not the next one to give ({position})"
+_MSG_NOT_NEXT = "{given} is not the next label to give: {next}"
+_MSG_NOT_LAST = "{given} is not the last label given: {last}"
+_MSG_NO_STEP = "there is no label {step} in this sample"
 _MSG_VALUE = "{value!r} is not a label of {field} (one of {choices})"
 _MSG_NOTHING_TO_UNDO = "nothing to undo"
 _MSG_BUSY = (
@@ -98,6 +102,7 @@ class GoldLog:
         self.annotator = annotator.strip()
         self.steps = tuple(Step(i, item, s) for i, item in enumerate(sample.items) for s in self.schemes)
         self._index = {self._key(step.item.id, step.item.side, step.scheme.field): step.index for step in self.steps}
+        self._step_of = {(step.index, step.scheme.field): number for number, step in enumerate(self.steps)}
         self._check_record()
         self._done: set[tuple[int, str]] = set()
         self._order: list[tuple[int, str]] = []
@@ -137,9 +142,13 @@ class GoldLog:
         differ = list(dict.fromkeys(names[k] for k in names if theirs.get(k) != mine[k]))
         if not differ and _same_items(theirs.get("items"), mine["items"]):
             return  # the same items, drawn by an earlier fairtalk in another order: labelled now in this one's
-        if differ or theirs.get("sample_sha256") != mine["sample_sha256"]:  # the same options, another draw: the items
-            differ = differ or ["the items drawn"]
-            raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what=", ".join(differ)))
+        if "input" in differ and theirs.get("input") == mine["input"] and theirs.get("kind") == mine["kind"]:
+            raise InputError(_MSG_INPUT_CHANGED.format(input=mine["input"], path=self.path))
+        if differ:
+            what = "its " + (differ[0] + " differs" if len(differ) == 1 else ", ".join(differ[:-1]) + f" and {differ[-1]} differ")
+            raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what=what))
+        if theirs.get("sample_sha256") != mine["sample_sha256"]:  # the same options, another draw: the items
+            raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what="the items drawn differ"))
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -290,6 +299,26 @@ class GoldLog:
         return counts
 
     @property
+    def last_given(self) -> int | None:
+        """The index in :attr:`steps` of the label :meth:`undo` takes back (the last given), or None when none is given."""
+        return self._step_of[self._order[-1]] if self._order else None
+
+    def describe(self, step: int) -> str:
+        """Step ``step`` as the page numbers it: ``item 8`` (``item 8, regard`` where items take several labels)."""
+        current = self.steps[step]
+        return f"item {current.index + 1}" + (f", {current.scheme.field}" if len(self.schemes) > 1 else "")
+
+    def _refused(self, message: str, step: int, other: int | None, verb: str) -> InputError:
+        """``message`` about ``step``, the next label (or the last given) being ``other`` (``verb``: is, was)."""
+        if not 0 <= step < len(self.steps):
+            return InputError(_MSG_NO_STEP.format(step=step))
+        if other is None or other >= len(self.steps):
+            tail = "every label is given" if other is not None else "none is given"
+        else:
+            tail = f"{self.describe(other)} {verb}"
+        return InputError(message.format(given="the label of " + self.describe(step), next=tail, last=tail))
+
+    @property
     def done(self) -> bool:
         """Whether every label is given."""
         return self.position == len(self.steps)
@@ -325,7 +354,7 @@ class GoldLog:
             rows before it and the label is not given.
         """
         if step != self.position:
-            raise InputError(_MSG_NOT_NEXT.format(step=step, position=self.position))
+            raise self._refused(_MSG_NOT_NEXT, step, self.position, "is")
         current = self.steps[step]
         choice = current.scheme.choice(value)
         if choice is None:
@@ -362,16 +391,21 @@ class GoldLog:
         finally:
             os.close(fd)
 
-    def undo(self) -> None:
+    def undo(self, step: int | None = None) -> None:
         """Remove this annotator's last label of the sample: the file is rewritten atomically without that row.
+
+        ``step``, when given, is the label the caller means to take back (a page's :attr:`last_given`
+        when it was drawn): any other last label (one given since in another tab) is not undone.
 
         Raises
         ------
         InputError
-            Nothing to undo.
+            Nothing to undo, or ``step`` is not the last label given.
         """
         if not self._order:
             raise InputError(_MSG_NOTHING_TO_UNDO)
+        if step is not None and step != self.last_given:
+            raise self._refused(_MSG_NOT_LAST, step, self.last_given, "was")
         index, field = self._order[-1]
         item = self.sample.items[index]
         with self._locked():
