@@ -249,3 +249,84 @@ def test_markup_in_a_text_or_a_context_stays_text(tmp_path: Path, browser) -> No
             tab.keyboard.press("4")
             _wait_given(tab, step + 1)
         assert tab.locator("img").count() == 0 and tab.title() == "fairtalk label"
+
+
+def _log(axis_folder: Path, tmp_path: Path) -> GoldLog:
+    return GoldLog(
+        tmp_path / "gold.jsonl", draw_sample(axis_folder, n=40, seed=7), label_schemes("offense_rate"), annotator="ann"
+    )
+
+
+def _values(tmp_path: Path) -> list[int]:
+    return [json.loads(line)["offense_rate"] for line in (tmp_path / "gold.jsonl").read_text().splitlines()]
+
+
+def test_a_key_pressed_while_a_label_is_in_flight_labels_nothing(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    """y, then n before item 2 is shown: n is dropped, not given to item 2, which the annotator never saw."""
+    with serving(_log(axis_folder, tmp_path)) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        held: list[object] = []
+        tab.route("**/label", lambda route: held.append(route))  # the answer to y waits until the test lets it through
+        tab.keyboard.press("y")
+        for _ in range(1000):
+            if held:
+                break
+            tab.wait_for_timeout(10)
+        assert held, "the label request never left the page"
+        tab.keyboard.press("n")  # item 1 is still shown
+        held[0].continue_()  # type: ignore[attr-defined]
+        tab.unroute("**/label")
+        _wait_given(tab, 1)
+        assert tab.text_content("#position") == "item 2 of 40"
+        tab.keyboard.press("n")
+        _wait_given(tab, 2)
+        assert tab.text_content("#position") == "item 3 of 40"
+    assert _values(tmp_path) == [1, 0]
+
+
+def test_a_held_key_labels_one_item(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    with serving(_log(axis_folder, tmp_path)) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        tab.keyboard.down("n")
+        _wait_given(tab, 1)
+        for _ in range(5):  # the key held down: the keyboard repeats it
+            tab.keyboard.down("n")
+        tab.keyboard.up("n")
+        tab.keyboard.press("y")
+        _wait_given(tab, 2)
+        assert tab.text_content("#position") == "item 3 of 40"
+    assert _values(tmp_path) == [0, 1]
+
+
+def test_a_stale_tabs_undo_takes_back_nothing_and_shows_the_current_item(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    with serving(_log(axis_folder, tmp_path)) as server:
+        first, second = browser.new_page(), browser.new_page()
+        first.goto(server.url)
+        first.keyboard.press("y")
+        _wait_given(first, 1)
+        second.goto(server.url)  # shows item 2, the label of item 1 the one to undo
+        first.keyboard.press("n")
+        _wait_given(first, 2)
+        second.keyboard.press("u")  # it never showed the label of item 2
+        sync_api.expect(second.locator("#position")).to_have_text("item 3 of 40", timeout=10_000)
+        assert second.text_content("#status") == "the label of item 1 is not the last label given: item 2 was"
+        assert _given(second) == 2
+        second.keyboard.press("u")  # now it shows the label of item 2: taken back
+        _wait_given(second, 1)
+    assert _values(tmp_path) == [1]
+
+
+def test_an_answer_that_is_not_json_says_the_session_ended(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    """An old tab whose server is gone, another one on the port answering 403 forbidden: a plain message, no SyntaxError."""
+    with serving(_log(axis_folder, tmp_path)) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        tab.route("**/label", lambda route: route.fulfill(status=403, body="forbidden\n", content_type="text/plain"))
+        tab.keyboard.press("y")
+        sync_api.expect(tab.locator("#status")).to_contain_text("session has ended", timeout=10_000)
+        status = tab.text_content("#status") or ""
+        assert "Open the URL the label command printed" in status and "SyntaxError" not in status
+        assert tab.text_content("#position") == "item 1 of 40"
+    assert not (tmp_path / "gold.jsonl").exists() or _values(tmp_path) == []

@@ -121,9 +121,10 @@ def test_labels_are_written_at_once_and_only_the_next_one(page: LabelServer, tmp
     assert status == 409 and json.loads(body)["state"]["step"] == 1
     assert _request(page, "POST", _base(page) + "label", {"step": 1, "value": 7})[0] == 409  # not a label of offense_rate
     assert len(gold.read_text().splitlines()) == 1
-    assert _request(page, "POST", _base(page) + "undo", {})[0] == 200
+    assert _request(page, "POST", _base(page) + "undo", {})[0] == 409  # an undo names the label it takes back
+    assert _request(page, "POST", _base(page) + "undo", {"step": 0})[0] == 200
     assert gold.read_text() == ""
-    assert _request(page, "POST", _base(page) + "undo", {})[0] == 409
+    assert _request(page, "POST", _base(page) + "undo", {"step": 0})[0] == 409
     assert _request(page, "POST", _base(page) + "label", {"step": 0, "value": 0})[0] == 200
     assert read_gold(gold).values("offense_rate") == {(first.id, first.side): 0.0}
 
@@ -391,3 +392,35 @@ def test_the_race_page_shows_both_texts_of_a_pair_under_one_context(tmp_path: Pa
             assert _request(server, "POST", _base(server) + "label", {"step": step, "value": 0})[0] == 200
     assert len(shown) == 30
     assert all(len(texts) == 2 and texts[0] == texts[1] for texts in shown.values()), shown
+
+
+def test_a_stale_tabs_undo_and_label_are_refused_with_the_current_state(page: LabelServer, tmp_path: Path) -> None:
+    """Tab A shows item 2 (item 1 labelled); tab B labels item 2: A's undo (of item 1) and label (of item 2) change nothing."""
+    label, undo = _base(page) + "label", _base(page) + "undo"
+    assert json.loads(_request(page, "POST", label, {"step": 0, "value": 1})[1])["undo"] == 0  # what tab A now shows
+    assert json.loads(_request(page, "POST", label, {"step": 1, "value": 0})[1])["undo"] == 1  # tab B
+    status, body = _request(page, "POST", undo, {"step": 0})  # tab A's u: it never showed the label of item 2
+    answer = json.loads(body)
+    assert status == 409 and answer["error"] == "the label of item 1 is not the last label given: item 2 was"
+    assert answer["state"]["step"] == 2 and answer["state"]["item"]["number"] == 3  # the page shows the current item
+    status, body = _request(page, "POST", label, {"step": 1, "value": 1})
+    assert status == 409 and json.loads(body)["error"] == "the label of item 2 is not the next label to give: item 3 is"
+    assert [r["offense_rate"] for r in map(json.loads, (tmp_path / "gold.jsonl").read_text().splitlines())] == [1, 0]
+
+
+def test_a_refused_request_closes_its_connection(page: LabelServer) -> None:
+    """A 403's body is not read: the connection is closed, so the next request is not read out of that body."""
+    connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
+    try:
+        body = json.dumps({"step": 0, "value": 1}).encode()
+        headers = {"Host": f"127.0.0.1:{page.port}", "Content-Type": "application/json"}
+        connection.request("POST", "/wrong-token/label", body=body, headers=headers)
+        response = connection.getresponse()
+        assert response.status == 403 and response.getheader("Connection") == "close"
+        response.read()
+        connection.request("GET", _base(page) + "state", headers={"Host": f"127.0.0.1:{page.port}"})  # reconnects
+        again = connection.getresponse()
+        assert again.status == 200 and json.loads(again.read())["step"] == 0
+    finally:
+        connection.close()
+    assert page.log.n_given == 0

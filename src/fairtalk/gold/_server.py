@@ -5,7 +5,8 @@ request whose path does not start with ``/<token>/`` (a random 128-bit token, co
 time) or whose ``Host`` is not the loopback address it serves (against DNS rebinding), and takes
 POSTs only as ``application/json`` (which a cross-site form cannot send). Pages are served with
 ``Cache-Control: no-store``, ``Referrer-Policy: no-referrer`` and a Content-Security-Policy that
-runs only the page's own script (by nonce).
+runs only the page's own script (by nonce). A refused request (403) closes its connection, whose
+unread body would otherwise be taken for the next request.
 
 Where the gold file holds the labels of more than one annotator, the page shows their agreement
 per label field (Cohen's κ for two, Fleiss' κ for more, over the items all of them labelled),
@@ -20,9 +21,11 @@ annotator has labelled on both sides (:attr:`GoldLog.complete_pairs
 sent names a pair, a side or a group.
 
 Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it); ``GET state``
-the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``; ``POST
-done``, after which :meth:`LabelServer.serve_forever` returns. A label that is not the next one
-(a second tab, a stale page) is answered 409 with the current state, never written; one the disk
+the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``
+``{"step"}`` (the state's ``undo``: the label it takes back); ``POST done``, after which
+:meth:`LabelServer.serve_forever` returns. A label that is not the next one, or an undo of a label
+that is not the last given (a second tab, a stale page), is answered 409 with the current state,
+and changes nothing; one the disk
 would not take whole (a full disk) is answered 507 with the error the page shows, and the file is
 cut back to its whole rows. A malformed request is answered 4xx and changes nothing: no, a
 negative, a malformed or two ``Content-Length`` (411 or 400), a body larger than 64 KiB (413), one
@@ -138,6 +141,7 @@ def _page_state(log: GoldLog) -> dict[str, Any]:
     position = log.position
     state: dict[str, Any] = {
         "step": position,
+        "undo": log.last_given,
         "total": total,
         "given": log.n_given,
         "done": position == total,
@@ -179,7 +183,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         allowed = {f"127.0.0.1:{self.server.port}", f"localhost:{self.server.port}"}
         if host not in allowed or not hmac.compare_digest(path[: len(prefix)].encode(), prefix.encode()):
-            self._send(403, b"forbidden\n", "text/plain; charset=utf-8")
+            # its body is not read: what follows on the connection is no request, so it is closed
+            self.close_connection = True
+            self._send(403, b"forbidden\n", "text/plain; charset=utf-8", {"Connection": "close"})
             return None
         return path[len(prefix) :]
 
@@ -352,7 +358,10 @@ class LabelServer(ThreadingHTTPServer):
         """Give a label (``route == "label"``) or undo the last one; the new state (FairtalkError when refused)."""
         with self._lock:
             if route == "undo":
-                self.log.undo()
+                step = body.get("step")
+                if isinstance(step, bool) or not isinstance(step, int):
+                    raise InputError('an undo is {"step": int}: the label it takes back (the state\'s "undo")')
+                self.log.undo(step)
             else:
                 step, note = body.get("step"), body.get("note") or ""
                 if isinstance(step, bool) or not isinstance(step, int) or not isinstance(note, str):
