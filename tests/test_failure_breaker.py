@@ -80,6 +80,15 @@ def judge(prompt):
 
 def judge_down(prompt):
     raise ConnectionError("judge server down")
+
+
+def moody(text):
+    """Refuses "bad" contexts for good (BREAKER_MODE=refuse), or answers nothing at all (down)."""
+    if os.environ.get("BREAKER_MODE") == "down":
+        return None
+    if "bad" in text:
+        raise RuntimeError("I do not answer that")
+    return "ok " + text
 '''
 
 
@@ -216,7 +225,7 @@ def test_a_streamed_model_is_stopped_item_by_item_and_its_stream_closed(tmp_path
         cached = CachingResponder(model, store, max_consecutive_failures=4)
         with pytest.raises(
             ResponderAborted,
-            match=r"4 consecutive failures of one kind \(connection failed or timed "
+            match=r"4 consecutive failures of one kind \(server error, or the connection failed or timed "
             r"out: TransportError\); the last: connection refused",
         ):
             cached.respond_each([f"c{i}" for i in range(50)], DecodingSettings(), seeds=[0] * 50)
@@ -334,3 +343,106 @@ def test_audit_and_similarity_take_the_breaker_option(models: tuple[Path, Path],
     sim = ["similarity", "--pairs", str(pairs_file), "--model", f"python:{path}:always_bad"]
     similar = runner.invoke(app, [*sim, "--max-consecutive-failures", "2"])
     assert similar.exit_code == 2 and "stopped after 2 consecutive failures" in " ".join(similar.output.split())
+
+
+def _one_side_bad(n: int) -> list[Pair]:
+    """``n`` pairs whose side A says "bad": a failure, an answer, a failure, ... (never two failures in a row)."""
+    return [Pair(f"p{i}", "gender", f"he is bad {i}", f"she is fine {i}", "a") for i in range(n)]
+
+
+@pytest.mark.parametrize(("model", "batch_size"), [("raises", 64), ("raises_batched", 4)])
+def test_a_rerun_of_a_model_that_refuses_some_prompts_for_good_is_not_stopped(
+    models: tuple[Path, Path], tmp_path: Path, model: str, batch_size: int
+) -> None:
+    """Review finding: a rerun asks only the stored failures again, all in a row; failing again as before is no outage."""
+    path, _ = models
+    store = tmp_path / "store.sqlite"
+    first = fairtalk.respond(_one_side_bad(10), model=f"python:{path}:{model}", store=store, batch_size=batch_size)
+    assert (first.summary.n_generated, first.summary.n_errors) == (10, 10)
+    for _ in range(2):  # "re-run to resume" resumes: every rerun finishes, the refusals counted
+        again = fairtalk.respond(_one_side_bad(10), model=f"python:{path}:{model}", store=store, batch_size=batch_size)
+        assert (again.summary.n_cached, again.summary.n_generated, again.summary.n_errors) == (10, 0, 10)
+    assert _stored(store) == (10, 10)
+
+
+def test_a_rerun_still_stops_when_its_retried_items_fail_another_way_or_new_items_fail(
+    models: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = models
+    store = tmp_path / "store.sqlite"
+    monkeypatch.setenv("BREAKER_MODE", "refuse")
+    pairs_file, out = tmp_path / "pairs.jsonl", tmp_path / "responses.jsonl"
+    fairtalk.write_pairs(_pairs(2, 0, "bad") + _one_side_bad(10), pairs_file)  # 2 pairs answered whole, 10 with a refusal
+    args = ["respond", "--pairs", str(pairs_file), "--model", f"python:{path}:moody", "--store", str(store), "-o", str(out)]
+    for _ in range(2):
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+    assert "0 generated, 14 from the store, 10 failed" in done.output
+    # the model is down now: the retried items fail with another kind than before, so they count
+    monkeypatch.setenv("BREAKER_MODE", "down")
+    down = runner.invoke(app, args)
+    assert down.exit_code == 2, down.output
+    flat = " ".join(down.output.replace("│", " ").split())
+    assert "stopped after 5 consecutive failures of one kind (request refused or answer unusable: BadResponse)" in flat
+    # what the store holds of this run: the 14 answers served from it (none new), and the failures
+    assert f"14 answers of this run are kept in {store} (14 of them from an earlier run); re-run to resume" in flat
+    assert "the 5 pair side(s) that failed are stored as failures" in flat
+    # refusing as before, but with new items that fail in a row: those count
+    monkeypatch.setenv("BREAKER_MODE", "refuse")
+    more = _one_side_bad(10) + [Pair(f"n{i}", "gender", f"he is bad too {i}", f"she is bad too {i}", "a") for i in range(4)]
+    with pytest.raises(ResponderAborted, match=r"5 consecutive failures of one kind \(the model failed: ResponderError\)"):
+        fairtalk.respond(more, model=f"python:{path}:moody", store=store)
+
+
+def test_the_max_errors_stop_says_what_the_store_keeps(models: tuple[Path, Path], tmp_path: Path) -> None:
+    path, _ = models
+    pairs_file, store = tmp_path / "pairs.jsonl", tmp_path / "store.sqlite"
+    fairtalk.write_pairs(_one_side_bad(10), pairs_file)
+    args = ["respond", "--pairs", str(pairs_file), "--model", f"python:{path}:raises", "--store", str(store)]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "r.jsonl"), "--max-errors", "2"])
+    assert done.exit_code == 2, done.output
+    flat = " ".join(done.output.replace("│", " ").split())
+    assert "3 responses failed, more than max_errors=2" in flat
+    # a failure, an answer, a failure, an answer, a failure: the stop says what the store holds
+    assert f"2 answers of this run are kept in {store}; re-run to resume" in flat
+    assert "the 3 pair side(s) that failed are stored as failures, sent again by a re-run" in flat
+    assert _stored(store) == (2, 3)
+
+
+def test_a_judge_asked_again_about_responses_it_failed_on_is_not_stopped(models: tuple[Path, Path]) -> None:
+    """Review finding: a judge re-asks the responses it failed on (the masked pass, the divergent pairs), all in a row."""
+    from fairtalk.lexicons import load_lexicon
+    from fairtalk.run._measures import judge_measure
+
+    path, _ = models
+    texts = [f"that is {'rude' if i % 2 == 0 else 'lovely'} {i}" for i in range(12)]
+    judge = judge_measure(f"python:{path}:judge", load_lexicon("gender"), None)
+    try:
+        first = judge.score(texts)
+        assert list(first["judge_error"]) == [1.0, 0.0] * 6
+        again = judge.score([t for t in texts if "rude" in t])  # the 6 it failed on, all failing again as before
+        assert list(again["judge_error"]) == [1.0] * 6
+    finally:
+        judge.close()
+    never = judge_measure(f"python:{path}:judge_down", load_lexicon("gender"), None, max_consecutive_failures=0)
+    try:
+        assert list(never.score([f"answer {i}" for i in range(8)])["judge_error"]) == [1.0] * 8
+    finally:
+        never.close()
+
+
+def test_the_audit_gives_the_judge_its_breaker_setting(models: tuple[Path, Path], tmp_path: Path) -> None:
+    path, _ = models
+    corpus = tmp_path / "chats.jsonl"
+    corpus.write_text("".join(f'{{"text": "he is fine {i} and his day went fine"}}\n' for i in range(12)))
+    out = tmp_path / "report"
+    base = ["audit", "--corpus", f"jsonl:{corpus}", "--axis", "gender", "--model", f"python:{path}:raises", "-o", str(out)]
+    judged = [*base, "--measures", f"length,judge:python:{path}:judge_down"]
+    stopped = runner.invoke(app, judged)
+    assert stopped.exit_code == 2, stopped.output
+    flat = " ".join(stopped.output.replace("│", " ").split())
+    assert "judge_down: stopped after 5 consecutive failures of one kind" in flat
+    assert f"the model's answers and the judge's answers so far are kept in {out / 'store.sqlite'}; re-run to resume" in flat
+    never = runner.invoke(app, [*judged, "--max-consecutive-failures", "0"])  # 0: the judge's failures never stop it either
+    assert never.exit_code == 0, never.output
+    assert "stopped after" not in never.output

@@ -172,11 +172,15 @@ def test_a_server_too_slow_even_for_the_measured_timeout_stops_with_exit_2_sayin
     assert time.monotonic() - started < 30  # the circuit breaker stops it: no Ctrl-C
     stderr = " ".join(done.stderr.split())
     assert "stopped after 5 consecutive failures of one kind" in stderr and "Timeout" in stderr
-    assert re.search(
-        r"requests time out after 0\.\d s: raise timeout= \(measured latency 0\.0\d s an answer "
-        r"alone\) or lower max_concurrency",
+    # each item was sent twice, the retry waiting twice as long: the message names both waits
+    found = re.search(
+        r"its 2 tries that timed out waited (0\.\d+), (0\.\d+) s \(timeout=(0\.\d+) s, doubled on each retry\): "
+        r"raise timeout= \(measured latency 0\.0\d s an answer alone\) or lower max_concurrency",
         stderr,
-    ), stderr
+    )
+    assert found, stderr
+    first, second, timeout = (float(found[i]) for i in (1, 2, 3))
+    assert first == timeout and second == 2 * timeout
 
 
 def test_a_spent_retry_budget_on_timeouts_says_which_option_to_raise(serial, caplog) -> None:  # noqa: ANN001
@@ -187,7 +191,13 @@ def test_a_spent_retry_budget_on_timeouts_says_which_option_to_raise(serial, cap
             out = model.respond_each(["a", "b", "c"], SETTINGS, seeds=[0, 0, 0])
     assert all(isinstance(item, TransportError) for item in out)
     spent = [str(item) for item in out if "retry budget" in str(item)]
-    assert spent and all("requests time out after 0.1 s: raise timeout= or lower max_concurrency" in m for m in spent)
+    assert spent and all("raise timeout= or lower max_concurrency" in m for m in spent), spent
+    # the one item retried (retry_budget=1) waited 0.1 s, then 0.2 s: its message says both, not "time out after 0.1 s"
+    retried = [m for m in spent if "after 2 attempt(s)" in m]
+    assert (
+        len(retried) == 1 and "its 2 tries that timed out waited 0.1, 0.2 s (timeout=0.1 s, doubled on each retry)" in retried[0]
+    )
+    assert all("requests time out after 0.1 s" in m for m in spent if "after 1 attempt(s)" in m)
     assert any("retry budget" in r.getMessage() and "raise timeout=" in r.getMessage() for r in caplog.records)
 
 

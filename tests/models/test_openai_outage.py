@@ -135,7 +135,7 @@ def test_a_run_stopped_by_the_breaker_keeps_every_answer_it_counted_as_done(rest
     with pytest.raises(ResponderAborted) as info:
         fairtalk.respond(_pairs(20), model=model, store=store, progress=check)
     message = str(info.value)
-    assert "5 consecutive failures of one kind (connection failed or timed out: TransportError)" in message
+    assert "5 consecutive failures of one kind (server error, or the connection failed or timed out: TransportError)" in message
     assert "past retry_seconds=0.3" in message and "retry_budget=0" in message
     assert f"7 answers of this run are kept in {store}; re-run to resume" in message
     assert "the 5 pair side(s) that failed are stored as failures, sent again by a re-run" in message

@@ -60,7 +60,7 @@ def test_batched_by_attribute_or_option(model_file: Path) -> None:
     model = load_responder(f"python:{model_file}:wrong_length", batched="true")
     with pytest.raises(BadResponse, match="returned 1 responses for 2 contexts"):
         model.respond(["a", "b"], S, seeds=[0, 0])
-    with pytest.raises(BadResponse, match="returned int for item 0"):
+    with pytest.raises(BadResponse, match="returned int for the context 'a'; responses must be strings"):
         load_responder(f"python:{model_file}:not_strings").respond(["a"], S, seeds=[0])
 
 

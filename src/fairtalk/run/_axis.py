@@ -110,7 +110,12 @@ def audit_axis(
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
     scored = prepare_scores(
-        generated.responses, axis=lexicon, options=inference.score, engine=generation.engine, store=cached.store
+        generated.responses,
+        axis=lexicon,
+        options=inference.score,
+        engine=generation.engine,
+        store=cached.store,
+        max_consecutive_failures=cached.max_consecutive_failures,
     )
     reporter.finish()
     timings["scoring"] = time.perf_counter() - started

@@ -58,12 +58,12 @@ _MSG_NO_DEFAULT = (
     "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
 )
 _MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
-_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}; re-run to resume{failed})"
+_MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}{from_store}; re-run to resume{failed})"
+#: What the stop message adds when answers of this run came from the store (an earlier run's).
+_MSG_ABORTED_CACHED = " ({n_cached} of them from an earlier run)"
 #: What the stop message adds when items failed: the progress line counted them as done too.
 _MSG_ABORTED_FAILED = "; the {n_failed} pair side(s) that failed are stored as failures, sent again by a re-run"
-_MSG_TOO_MANY = "{error} (the responses generated so far are kept in {store}; re-run to resume)"
 _MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
-_MSG_TOO_MANY_MEMORY = "{error} (the store was in memory: the responses generated so far are not kept)"
 _N_ERROR_EXAMPLES = 3
 #: Pair sides sent to ``respond_each`` per call by :func:`generate`.
 _CHUNK = 1 << 16
@@ -194,6 +194,22 @@ def cached_model(
             run_store.close()
 
 
+def _stopped(error: BaseException, cached: CachingResponder, before: tuple[int, ...]) -> str:
+    """The message of a run stopped by ``error``: how many answers of this run the store keeps, and its failures.
+
+    ``before`` is ``(n_cached, n_generated, n_errors)`` of ``cached`` when the run began.
+    """
+    n_cached, n_new, n_failed = cached.n_cached - before[0], cached.n_generated - before[1], cached.n_errors - before[2]
+    message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
+    return message.format(
+        error=error,
+        n_stored=n_cached + n_new,
+        store=cached.store.path,
+        from_store=_MSG_ABORTED_CACHED.format(n_cached=n_cached) if n_cached else "",
+        failed=_MSG_ABORTED_FAILED.format(n_failed=n_failed) if n_failed else "",
+    )
+
+
 def generate(
     cached: CachingResponder,
     pairs: Sequence[Pair],
@@ -231,18 +247,10 @@ def generate(
             answers.add(chunk, cached.respond_each(contexts, settings, seeds=seeds), seeds)
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
-            kept = str(cached.store.path) != ":memory:"
-            raise ResponderError(
-                (_MSG_TOO_MANY if kept else _MSG_TOO_MANY_MEMORY).format(error=exc, store=cached.store.path)
-            ) from exc
+            raise ResponderError(_stopped(exc, cached, before)) from exc
         raise
     except ResponderAborted as exc:
-        message = _MSG_ABORTED if str(cached.store.path) != ":memory:" else _MSG_ABORTED_MEMORY
-        n_failed = cached.n_errors - before[2]
-        also = _MSG_ABORTED_FAILED.format(n_failed=n_failed) if n_failed else ""
-        raise ResponderAborted(
-            message.format(error=exc, n_stored=cached.n_generated - before[1], store=cached.store.path, failed=also)
-        ) from exc
+        raise ResponderAborted(_stopped(exc, cached, before)) from exc
     finally:
         cached.progress = None
         progress.finish()

@@ -25,6 +25,7 @@ from fairtalk.errors import ResponderAborted, ResponderError, SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, Judge, Measure, MeasureOptions, build_default, build_measure
 from fairtalk.results import DivergentPair, JudgeAnswer
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
@@ -35,12 +36,23 @@ __all__ = ["SideScores", "build_measures", "close_judges", "divergent_pairs", "j
 SideScores = dict[str, tuple[np.ndarray, np.ndarray]]
 _MSG_DUPLICATE_KEY = "result key {key!r} is produced by two measures"
 _MSG_JUDGE_STOPPED = "{judge}: {error}"
+#: What a judge's stop message adds when the run has a store file: the model's answers, and the judge's, are in it.
+_MSG_JUDGE_KEPT = (
+    " (the model's answers and the judge's answers so far are kept in {store}; re-run to resume: "
+    "the judge is asked only what it has not answered)"
+)
 #: Tokens a judge may answer with (a yes or a no, a number, and room for a short phrase).
 _JUDGE_TOKENS = 8
 
 
 def judge_measure(
-    spec: str, lexicon: Lexicon, rubric: str | None, scale: tuple[int, int] | None = None, *, store: RunStore | None = None
+    spec: str,
+    lexicon: Lexicon,
+    rubric: str | None,
+    scale: tuple[int, int] | None = None,
+    *,
+    store: RunStore | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> Judge:
     """The judge measure for ``judge:SPEC``: the model answers greedily, the audit's group words masked.
 
@@ -49,8 +61,9 @@ def judge_measure(
     what it has not answered; the caller owns and closes it), or an in-memory store without
     one: the path every model under test takes. An answer it fails to give is
     handed to the judge as that item's error (counted in ``judge_error``, its pair left out of
-    the judge's tests), and :data:`~fairtalk.store.DEFAULT_MAX_CONSECUTIVE_FAILURES`
-    failures of one kind in a row stop the scoring with ResponderAborted.
+    the judge's tests), and ``max_consecutive_failures`` (the run's setting; 0 or None: never)
+    failures of one kind in a row stop the scoring with ResponderAborted. A response the judge
+    failed on that it fails on again the same way does not count toward them.
     """
     from fairtalk.lexicons import identity_terms
     from fairtalk.models import DecodingSettings, load_responder
@@ -65,13 +78,20 @@ def judge_measure(
     settings = DecodingSettings(max_new_tokens=_JUDGE_TOKENS)
     own = store is None
     kept = RunStore(":memory:") if store is None else store
-    cached = CachingResponder(responder, kept)
+    try:
+        cached = CachingResponder(responder, kept, max_consecutive_failures=max_consecutive_failures)
+    except BaseException:
+        responder.close()
+        if own:
+            kept.close()
+        raise
+    where = "" if own or str(kept.path) == ":memory:" else _MSG_JUDGE_KEPT.format(store=kept.path)
 
     def ask(prompts: list[str]) -> list[str | ResponderError]:
         try:
             return cached.respond_each(prompts, settings, seeds=[0] * len(prompts))
         except ResponderAborted as exc:
-            raise ResponderAborted(_MSG_JUDGE_STOPPED.format(judge=f"judge:{spec}", error=exc)) from exc
+            raise ResponderAborted(_MSG_JUDGE_STOPPED.format(judge=f"judge:{spec}", error=exc) + where) from exc
 
     def close() -> None:
         try:
@@ -92,11 +112,13 @@ def build_measures(
     judge_scale: tuple[int, int] | None = None,
     store: RunStore | None = None,
     keys_only: bool = False,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> list[AnyMeasure]:
     """Measure objects from names or objects (None: the default suite); names get ``options``, ``judge:SPEC`` a model.
 
     A judge asks ``judge_rubric`` (on ``judge_scale``) and answers through ``store`` (the run's)
-    when given, else through an in-memory store. With ``keys_only``, a judge gets no model: it
+    when given, else through an in-memory store, and stops after ``max_consecutive_failures``
+    failures of one kind in a row (0 or None: never). With ``keys_only``, a judge gets no model: it
     has its keys and kinds (to check options against before any answer), and is never asked.
     """
     if measures is None:
@@ -107,7 +129,17 @@ def build_measures(
             if isinstance(item, str) and item.startswith(JUDGE_PREFIX) and keys_only:
                 built.append(Judge(_never_asked, rubric=judge_rubric, scale=judge_scale))
             elif isinstance(item, str) and item.startswith(JUDGE_PREFIX):
-                built.append(judge_measure(item[len(JUDGE_PREFIX) :], options.lexicon, judge_rubric, judge_scale, store=store))
+                spec = item[len(JUDGE_PREFIX) :]
+                built.append(
+                    judge_measure(
+                        spec,
+                        options.lexicon,
+                        judge_rubric,
+                        judge_scale,
+                        store=store,
+                        max_consecutive_failures=max_consecutive_failures,
+                    )
+                )
             elif isinstance(item, str):
                 built.append(build_measure(item, options))
             else:  # a Measure or CorpusMeasure (ScoreOptions checked)

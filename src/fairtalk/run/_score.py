@@ -52,6 +52,7 @@ from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
 from fairtalk.stats import check_margins
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
@@ -272,10 +273,12 @@ def prepare_scores(
     options: ScoreOptions,
     engine: RayEngine | None = None,
     store: RunStore | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
-    A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given.
+    A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given,
+    and stops after ``max_consecutive_failures`` failures of one kind in a row (the run's setting).
 
     With a Ray ``engine``, a response set of at least two ``score_batch`` distinct responses is
     scored on the cluster (see :mod:`fairtalk.run._ray_scoring`); the scores are the same.
@@ -288,7 +291,14 @@ def prepare_scores(
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     measure_options = o.measure_options(lexicon)
-    built = build_measures(o.measures, measure_options, judge_rubric=o.judge_rubric, judge_scale=o.judge_scale, store=store)
+    built = build_measures(
+        o.measures,
+        measure_options,
+        judge_rubric=o.judge_rubric,
+        judge_scale=o.judge_scale,
+        store=store,
+        max_consecutive_failures=max_consecutive_failures,
+    )
     try:
         return _scored(responses, built, measure_options, o, engine)
     finally:

@@ -8,6 +8,14 @@ error: the error's class (``ResponderTimeout``, ``TransportError``, ``RateLimite
 ``BadResponse``, ``ResponderError``). An answer, or a failure of another kind, starts the count
 over, so a model that fails on some inputs (not on all) never trips it.
 
+An item asked again because it failed before (a rerun retries the failures the store holds, and
+a judge is asked again about a response it failed on) and that fails again *with the kind it
+failed with before* is a repeat: it neither counts nor starts the count over. A rerun of a model
+that refuses some prompts for good is then asked them again without stopping, while a server that
+is down still stops it: the new items fail, and so do the retried ones, with another kind. (A
+server down on a rerun whose stored failures are of the kind it fails with now costs each of
+them one try before the new items stop the run.)
+
 :class:`~fairtalk.store.CachingResponder` holds one, and every model path goes through it: the
 in-process batches, the streamed adapters (``openai:``, a single ``python:`` function), Ray
 actors, and the ``judge:`` measure's model. It raises the breaker's error only after committing
@@ -30,9 +38,9 @@ _MSG_LIMIT = "max_consecutive_failures must be a whole number >= 0 (0 or None: n
 #: What each kind of failure means, for the message of a breaker that tripped.
 _KIND_LABELS = {
     "ResponderTimeout": "timeout",
-    "TransportError": "connection failed or timed out",
+    "TransportError": "server error, or the connection failed or timed out",
     "RateLimited": "rate limited",
-    "BadResponse": "unusable answer",
+    "BadResponse": "request refused or answer unusable",
     "ResponderError": "the model failed",
 }
 
@@ -69,9 +77,17 @@ class FailureBreaker:
     (True, 2, 'ResponderTimeout')
     >>> str(breaker.error()).split(";")[0]
     'stopped after 2 consecutive failures of one kind (timeout: ResponderTimeout)'
+
+    A repeat (an item that failed before with the same kind) neither counts nor starts the count over:
+
+    >>> breaker = FailureBreaker(2)
+    >>> for _ in range(3):
+    ...     breaker.record(ResponderTimeout("slow"), before="ResponderTimeout")
+    >>> breaker.tripped, breaker.n_failures, breaker.n_repeats
+    (False, 0, 3)
     """
 
-    __slots__ = ("_tripped", "kind", "last", "limit", "n_failures")
+    __slots__ = ("_tripped", "kind", "last", "limit", "n_failures", "n_repeats")
 
     def __init__(self, limit: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES) -> None:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
@@ -80,6 +96,8 @@ class FailureBreaker:
         self.kind: str | None = None
         self.n_failures = 0
         self.last: BaseException | None = None
+        #: Failures that repeated an item's earlier failure (of the same kind): not counted.
+        self.n_repeats = 0
         self._tripped = False
 
     @property
@@ -87,9 +105,11 @@ class FailureBreaker:
         """Whether ``limit`` items in a row failed with one kind (it stays tripped)."""
         return self._tripped
 
-    def record(self, item: object) -> None:
+    def record(self, item: object, before: str | None = None) -> None:
         """Count one finished item: an answer resets the count, an error extends it (or starts its own kind's).
 
+        ``before`` is the kind the item failed with when it was last asked (None: it never
+        failed). An error of that same kind is a repeat: it neither counts nor resets the count.
         Once tripped, the breaker keeps the run of failures that tripped it (later items change nothing).
         """
         if self._tripped:
@@ -98,6 +118,9 @@ class FailureBreaker:
             self.kind, self.n_failures = None, 0
             return
         kind = failure_kind(item)
+        if kind == before:
+            self.n_repeats += 1
+            return
         self.n_failures = self.n_failures + 1 if kind == self.kind else 1
         self.kind, self.last = kind, item
         if self.limit is not None and self.n_failures >= self.limit:

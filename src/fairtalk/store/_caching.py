@@ -66,6 +66,8 @@ class CachingResponder(Responder):
         row have failed with one kind of error (a model that hangs, a server that is down), after
         committing what finished; 0 or None: never. Items are counted as they finish: one by one
         from a streaming model (``openai:``, a single ``python:`` function, Ray), per batch otherwise.
+        An item the store holds a failure for (a rerun retries it) that fails again with the same
+        kind of error is not counted (see :class:`~fairtalk.store.FailureBreaker`).
     progress : callable, optional
         Called with the number of items just stored (cached ones included), after their commit.
     model_version : str, optional
@@ -139,7 +141,7 @@ class CachingResponder(Responder):
         for i, (context, seed) in enumerate(zip(contexts, seeds)):
             todo.setdefault((context_hash(context), int(seed)), []).append(i)
         results: list[str | ResponderError | None] = [None] * len(contexts)
-        hits = self.store.lookup(run_id, list(todo))
+        hits, failed = self.store.lookup_outcomes(run_id, list(todo))
         n_served = 0
         for key, response in hits.items():
             for i in todo.pop(key):
@@ -149,14 +151,15 @@ class CachingResponder(Responder):
         self._advance(n_served)
         misses = list(todo.items())
         if self.responder.supports_stream and misses:
-            self._stream(misses, contexts, settings, results, run_id)
+            self._stream(misses, contexts, settings, results, run_id, failed)
             return results  # type: ignore[return-value]
         pending = self._pending(run_id)
         try:
             for start in range(0, len(misses), self.batch_size):
                 batch = misses[start : start + self.batch_size]
                 n_errors_before = self.n_errors
-                pending.add(self._generate(batch, contexts, settings, results), sum(len(indices) for _, indices in batch))
+                rows = self._generate(batch, contexts, settings, results, failed)
+                pending.add(rows, sum(len(indices) for _, indices in batch))
                 if pending.due():
                     pending.commit()
                 if self.max_errors is not None and self.n_errors > max(self.max_errors, n_errors_before):
@@ -183,8 +186,12 @@ class CachingResponder(Responder):
         settings: DecodingSettings,
         results: list[str | ResponderError | None],
         run_id: int,
+        failed: dict[tuple[bytes, int], str],
     ) -> None:
-        """The misses through a streaming responder: each answer stored as it arrives (not per batch), then counted."""
+        """The misses through a streaming responder: each answer stored as it arrives (not per batch), then counted.
+
+        ``failed`` holds the kind each miss that failed before failed with (for the breaker).
+        """
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
         items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
         pending = self._pending(run_id)
@@ -193,7 +200,8 @@ class CachingResponder(Responder):
                 if done is not None:
                     j, item = done
                     (h, seed), indices = misses[j]
-                    pending.add([self._row(h, seed, batch_contexts[j], item, indices, results)], len(indices))
+                    row = self._row(h, seed, batch_contexts[j], item, indices, results, failed.get((h, seed)))
+                    pending.add([row], len(indices))
                 if pending.due():
                     pending.commit()
                 if done is None:
@@ -226,12 +234,13 @@ class CachingResponder(Responder):
         contexts: Sequence[str],
         settings: DecodingSettings,
         results: list[str | ResponderError | None],
+        failed: dict[tuple[bytes, int], str],
     ) -> list[_Row]:
         """Run one batch of misses through the model; fill ``results``; return the rows to store."""
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
         return [
-            self._row(h, seed, context, item, indices, results)
+            self._row(h, seed, context, item, indices, results, failed.get((h, seed)))
             for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)
         ]
 
@@ -243,8 +252,13 @@ class CachingResponder(Responder):
         item: str | ResponderError,
         indices: list[int],
         results: list[str | ResponderError | None],
+        before: str | None,
     ) -> _Row:
-        """Count one finished item, put it in ``results`` at ``indices``, and return its store row."""
+        """Count one finished item, put it in ``results`` at ``indices``, and return its store row.
+
+        ``before`` is the kind the item failed with when last asked (None: it never failed): the
+        breaker does not count it failing again that way.
+        """
         context, _ = replace_surrogates(context)
         row: _Row
         if isinstance(item, ResponderError):
@@ -260,7 +274,7 @@ class CachingResponder(Responder):
             self.n_generated += 1
         for i in indices:
             results[i] = item
-        self.breaker.record(item)
+        self.breaker.record(item, before)
         return row
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:

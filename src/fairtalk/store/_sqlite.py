@@ -197,26 +197,41 @@ class RunStore(Closing):
 
         A response whose finish reason was stored comes back as a :class:`~fairtalk.models.Reply`.
         """
+        return self.lookup_outcomes(run_id, keys)[0]
+
+    def lookup_outcomes(
+        self, run_id: int, keys: Sequence[tuple[bytes, int]]
+    ) -> tuple[dict[tuple[bytes, int], str], dict[tuple[bytes, int], str]]:
+        """The stored successes among ``keys`` (as :meth:`lookup`), and the kind each stored failure among them failed with.
+
+        A failure's kind is its error's class name, what its message begins with
+        (``"ResponderError: ..."`` gives ``"ResponderError"``): the kind it would fail with again.
+        """
         wanted = set(keys)
         found: dict[tuple[bytes, int], str] = {}
+        failed: dict[tuple[bytes, int], str] = {}
         try:
             if not wanted or self.db.execute("SELECT 1 FROM responses WHERE run_id = ? LIMIT 1", (run_id,)).fetchone() is None:
-                return found  # a fresh run: nothing to look up
+                return found, failed  # a fresh run: nothing to look up
             hashes = sorted({h for h, _ in wanted})
             for start in range(0, len(hashes), _LOOKUP_CHUNK):
                 chunk = hashes[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self.db.execute(
-                    "SELECT context_hash, seed, response, finish_reason FROM responses WHERE run_id = ?"
-                    f" AND error IS NULL AND context_hash IN ({marks})",
+                    "SELECT context_hash, seed, response, finish_reason, error FROM responses WHERE run_id = ?"
+                    f" AND context_hash IN ({marks})",
                     (run_id, *chunk),
                 )
-                for h, seed, response, reason in rows:
-                    if (h, seed) in wanted:
+                for h, seed, response, reason, error in rows:
+                    if (h, seed) not in wanted:
+                        continue
+                    if error is not None:
+                        failed[(h, seed)] = error.partition(":")[0]
+                    else:
                         found[(h, seed)] = response if reason is None else Reply(response, reason)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
-        return found
+        return found, failed
 
     def write(self, run_id: int, rows: Sequence[tuple[bytes, int, str, str | None, str | None]]) -> None:
         """Commit ``(context_hash, seed, context, response, error)`` rows in one transaction.

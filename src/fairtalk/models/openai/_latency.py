@@ -77,6 +77,13 @@ _MSG_SLOW = (
     "or lower max_concurrency"
 )
 _MSG_HINT = "requests time out after {timeout:g} s: raise timeout={measured} or lower max_concurrency"
+#: The hint of an item that timed out more than once: each retry of a timed-out request waits twice as long.
+_MSG_HINT_RETRIED = (
+    "its {n} tries that timed out waited {waits} s (timeout={timeout:g} s, doubled on each retry): "
+    "raise timeout={measured} or lower max_concurrency"
+)
+#: Waits named in full up to this many; more are shortened to the first two, "...", and the last.
+_MAX_WAITS_NAMED = 4
 _MSG_UNMEASURED = "openai: could not measure the latency of %s (%s); keeping timeout=%g s and max_concurrency=%d"
 
 
@@ -279,8 +286,11 @@ def _lines(latency: Latency, tuning: Tuning, *, url: str, max_new_tokens: int) -
     return info, warning
 
 
-def timeout_hint(timeout: float, answer: float | None) -> str:
+def timeout_hint(timeout: float, answer: float | None, n_timeouts: int = 1) -> str:
     """What a timed-out request's error adds: which option to raise, with the measured latency when there is one.
+
+    ``n_timeouts`` is how many of the item's tries timed out: the ``k``-th waited
+    ``timeout * 2 ** (k - 1)`` seconds, and the hint names those waits.
 
     Examples
     --------
@@ -288,9 +298,18 @@ def timeout_hint(timeout: float, answer: float | None) -> str:
     'requests time out after 30 s: raise timeout= (measured latency 4.2 s an answer alone) or lower max_concurrency'
     >>> timeout_hint(30, None)
     'requests time out after 30 s: raise timeout= or lower max_concurrency'
+    >>> timeout_hint(3, None, 4)
+    'its 4 tries that timed out waited 3, 6, 12, 24 s (timeout=3 s, doubled on each retry): raise timeout= or lower max_concurrency'
+    >>> timeout_hint(3, None, 6).split(" (")[0]
+    'its 6 tries that timed out waited 3, 6, ..., 96 s'
     """
     measured = "" if answer is None else f" (measured latency {_seconds(answer)} s an answer alone)"
-    return _MSG_HINT.format(timeout=timeout, measured=measured)
+    if n_timeouts <= 1:
+        return _MSG_HINT.format(timeout=timeout, measured=measured)
+    waits = [f"{timeout * 2**k:g}" for k in range(n_timeouts)]
+    if len(waits) > _MAX_WAITS_NAMED:
+        waits = [*waits[:2], "...", waits[-1]]
+    return _MSG_HINT_RETRIED.format(n=n_timeouts, waits=", ".join(waits), timeout=timeout, measured=measured)
 
 
 def _tokens(body: str, text: str) -> int:

@@ -103,6 +103,10 @@ _MSG_MISSING_HTTPX = "the openai: adapter needs httpx: pip install httpx ({error
 _MSG_BEAMS = "openai: servers do not take num_beams > 1"
 _MSG_STATUS = "{url}: HTTP {status} after {n_attempts} attempt(s): {body}"
 _MSG_TRANSPORT = "{url}: {kind} after {n_attempts} attempt(s): {error}"
+#: What a 401 or 403 on a request adds (the preflight's ``/models`` may pass without a key).
+_MSG_REFUSED = "; the server refused the request: check the API key ({key})"
+_MSG_KEY_SENT = "the key in ${name} was sent"
+_MSG_KEY_NONE = "none was sent: set ${name}, or name the variable with api_key_env="
 _MSG_BUDGET = "{error}; not retried: the retry budget of this call (retry_budget={total}) is spent"
 _MSG_BUDGET_LOG = "openai: the retry budget of this call (retry_budget=%d) is spent; failures are no longer retried%s"
 _MSG_DOWN_BUDGET = (
@@ -372,7 +376,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             timed_out = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
             item.n_timeouts += timed_out  # the next try waits longer
-            hint = f"; {timeout_hint(self.timeout, self._answer)}" if timed_out else ""
+            hint = f"; {timeout_hint(self.timeout, self._answer, item.n_timeouts)}" if timed_out else ""
             error = self._scrub(str(exc) or type(exc).__name__)
             lost = TransportError(
                 _MSG_TRANSPORT.format(url=public, kind=type(exc).__name__, n_attempts=item.n_sent, error=error) + hint
@@ -433,6 +437,9 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
     def _status_failure(self, reply: Any, url: str, n_attempts: int) -> ResponderError:
         """The error of a non-2xx reply: RateLimited (429), TransportError (5xx, retried), BadResponse (not retried)."""
         message = _MSG_STATUS.format(url=url, status=reply.status_code, n_attempts=n_attempts, body=self._scrub(reply.text))
+        if reply.status_code in (401, 403):
+            key = (_MSG_KEY_SENT if self.__key else _MSG_KEY_NONE).format(name=self.api_key_env)
+            message += _MSG_REFUSED.format(key=key)
         if reply.status_code == 429:
             return RateLimited(message)
         return TransportError(message) if reply.status_code >= 500 else BadResponse(message)

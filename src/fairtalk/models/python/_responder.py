@@ -69,7 +69,9 @@ __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 _MSG_RAISED = "{target} raised {kind}: {error}"
 _MSG_NOT_LIST = "{target} returned {kind}; a batched callable must return a list of strings"
 _MSG_LENGTH = "{target} returned {n_results} responses for {n_contexts} contexts"
-_MSG_NOT_STR = "{target} returned {kind} for item {index}; responses must be strings"
+_MSG_NOT_STR = "{target} returned {kind} for the context {excerpt}; responses must be strings"
+#: Characters of a context's start, and of its end, that name it in a message (a context within twice that, whole).
+_EXCERPT_CHARS = 30
 _MSG_TIMEOUT = "{target} did not return within timeout={timeout:g} s (the call was abandoned)"
 _MSG_ASYNC_TIMEOUT = "{target} did not return within timeout={timeout:g} s (the call was cancelled)"
 #: The adapter cannot know whether the answers so far are kept (that depends on the run store): it does not say.
@@ -242,9 +244,10 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
             raise failure
         raise failure from value
 
-    def _check_item(self, value: Any, index: int) -> str:
+    def _check_item(self, value: Any, context: str) -> str:
+        """``value`` when it is a string, else BadResponse naming the context it answered (its start and end)."""
         if not isinstance(value, str):
-            raise BadResponse(_MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, index=index))
+            raise BadResponse(_MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=_excerpt(context)))
         return value
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
@@ -255,13 +258,13 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         if self.is_async and not self.batched:
             return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
         if not self.batched:
-            return [self._check_item(self._call(c, s, settings), i) for i, (c, s) in enumerate(zip(contexts, seeds))]
+            return [self._check_item(self._call(c, s, settings), c) for c, s in zip(contexts, seeds)]
         out = self._call(list(contexts), list(seeds), settings)
         if not isinstance(out, list | tuple):
             raise BadResponse(_MSG_NOT_LIST.format(target=self.name, kind=type(out).__name__))
         if len(out) != len(contexts):
             raise BadResponse(_MSG_LENGTH.format(target=self.name, n_results=len(out), n_contexts=len(contexts)))
-        return [self._check_item(v, i) for i, v in enumerate(out)]
+        return [self._check_item(v, c) for v, c in zip(out, contexts)]
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
@@ -285,7 +288,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         else:
             for i, (c, s) in enumerate(zip(contexts, seeds)):
                 try:
-                    item: str | ResponderError = self._check_item(self._call(c, s, settings), i)
+                    item: str | ResponderError = self._check_item(self._call(c, s, settings), c)
                 except ResponderError as exc:
                     item = exc
                 yield i, item
@@ -300,7 +303,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
             try:
                 async with limit:
                     value = await self.fn(contexts[index], **self._kwargs(seeds[index], settings))
-                return self._check_item(value, index)
+                return self._check_item(value, contexts[index])
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 - SystemExit must not escape the helper thread's loop
@@ -318,3 +321,16 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
     def close(self) -> None:
         """Let the worker thread end."""
         self._worker.close()
+
+
+def _excerpt(context: str) -> str:
+    """A context as a message names it: whole when short, else its start and its end.
+
+    >>> _excerpt("how was your weekend?")
+    "'how was your weekend?'"
+    >>> _excerpt("a" * 40 + "b" * 40)
+    "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' ... 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'"
+    """
+    if len(context) <= 2 * _EXCERPT_CHARS:
+        return repr(context)
+    return f"{context[:_EXCERPT_CHARS]!r} ... {context[-_EXCERPT_CHARS:]!r}"
