@@ -159,8 +159,19 @@ def _equivalence_p(m: MeasureResult) -> str:
     return f"{'TOST' if name.startswith('TOST') else name} p {_number(m.p_equivalence)}"
 
 
+#: The kinds an audit's report reads in percentage points (its table's % rows: rates and corpus measures).
+_PERCENT_KINDS = ("rate", "corpus")
+
+
+def _audit_margin(m: MeasureResult) -> str:
+    """An audit key's margin as its report's table shows it: in percentage points for a % row, else in its units."""
+    if m.equivalence_margin is None or m.kind not in _PERCENT_KINDS or not math.isfinite(m.equivalence_margin):
+        return f"±{_number(m.equivalence_margin)}"
+    return f"±{100 * m.equivalence_margin:.2f} pp"
+
+
 def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
-    margin = f"±{_number(m.equivalence_margin)}"
+    margin = _audit_margin(m)
     if m.equivalent:
         if m.verdict is Verdict.DIFFERENT:
             return True, f"a difference, but the whole interval lies inside the margin {margin}: equivalent"

@@ -28,6 +28,7 @@ __all__ = [
     "format_value",
     "is_percent",
     "left_out_note",
+    "measure_amount",
     "measure_label",
     "rich_table",
     "summary_rows",
@@ -219,15 +220,25 @@ def _effect(m: MeasureResult) -> str:
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
-def _amount(x: float, m: MeasureResult) -> str:
-    """A difference in the measure's units: percentage points for rates and corpus measures."""
+def measure_amount(x: float, m: MeasureResult) -> str:
+    """A difference in the measure's units as every report reads it: percentage points for rates and corpus measures.
+
+    Examples
+    --------
+    >>> from fairtalk.results import MeasureResult, TestedKey
+    >>> rate = MeasureResult(TestedKey("offense_rate", "rate", 0.1, 0.1, None, None, None, 1.0, "t", (0, 0), None, ""))
+    >>> measure_amount(0.0521, rate)
+    '5.21 pp'
+    """
+    if not math.isfinite(x):
+        return "n/a"
     return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
 def _equivalence(m: MeasureResult, alpha: float) -> str:
     if m.equivalence_margin is None:
         return _DASH
-    shown = f"±{_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+    shown = f"±{measure_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
     what = _what_decided(m, alpha, digits=1)
     return f"{shown}; {what}" if what else shown
 
@@ -278,7 +289,7 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
         return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
     if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
         return f"{what}, p = {format_p(m.p_equivalence)}"
-    return f"{what}, margin ±{_amount(m.equivalence_margin, m)}"
+    return f"{what}, margin ±{measure_amount(m.equivalence_margin, m)}"
 
 
 def ci_disagrees(m: MeasureResult) -> bool:
@@ -362,12 +373,12 @@ def verdict_text(m: MeasureResult) -> str:
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_test.startswith("identical answers"):
         return _IDENTICAL
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_margin is not None:
-        return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
+        return f"equivalent within ±{measure_amount(m.equivalence_margin, m)}"
     return m.verdict.value
 
 
 def _mde(m: MeasureResult) -> str:
-    return _DASH if m.mde is None or not math.isfinite(m.mde) else _amount(m.mde, m)
+    return _DASH if m.mde is None or not math.isfinite(m.mde) else measure_amount(m.mde, m)
 
 
 def _masked(m: MeasureResult) -> str | None:
