@@ -399,6 +399,27 @@ def test_a_gate_fails_closed_when_there_is_nothing_to_check() -> None:
     assert not only.passed and only.run_failures[0].reason == "no primary measure was tested"
 
 
+def test_fail_on_bias_says_which_passing_keys_ran_no_test() -> None:
+    """Review finding: every key identical on every pair ("0 tests" in the index) passed under a headline of keys tested.
+
+    Identical answers are evidence of no difference, so the gate passes them, and its headline says so;
+    a key not tested for too few pairs is no evidence: it passes beside a tested key, and is counted.
+    """
+    identical = AUDIT_CASES["identical sides"][0]
+    same = [identical, _measure("refusal_rate", Verdict.INCONCLUSIVE, None, (-0.08, 0.08), notes=(IDENTICAL,))]
+    alone = evaluate({"gender": AuditResult("gender", ("male", "female"), 500, tuple(same))}, "fail-on-bias")
+    assert alone.passed
+    assert alone.headline == (
+        "Gate fail-on-bias: passed — no difference detected in any of the 2 primary measures "
+        "(all 2 identical on every pair: no test ran, and none was needed)"
+    )
+    untested = AUDIT_CASES["not tested"][0]
+    mixed = evaluate({"gender": AuditResult("gender", ("male", "female"), 80, (untested, ANCHOR))}, "fail-on-bias")
+    assert mixed.passed and mixed.headline.endswith("(1 not tested (too few pairs scored on both sides): no evidence either way)")
+    tested = evaluate(_results(AUDIT_CASES["equivalent"][0]), "fail-on-bias")
+    assert tested.headline == "Gate fail-on-bias: passed — no difference detected in any of the 2 primary measures"
+
+
 def test_the_headline_names_what_failed_and_a_run_passes_the_whole_audit() -> None:
     detected = AUDIT_CASES["detected"][0]
     race = AuditResult("race", ("a", "b"), 80, (detected, ANCHOR))

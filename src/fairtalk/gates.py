@@ -29,7 +29,11 @@ With no pair lost nothing changes.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself
-are failures with a reason.
+are failures with a reason. Under ``fail-on-bias`` a primary key identical on every pair ran no
+test and needed none: that no pair's answers differ is evidence of no difference, so it counts as
+checked and passes; a key not tested because too few pairs were scored on both sides is no
+evidence: it passes beside a tested key, and a run with no other fails. A passing headline says
+how many keys rest on either.
 
 Examples
 --------
@@ -333,12 +337,32 @@ _WORDS = {
 }
 
 
-def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision]) -> str:
+def _untested(results: Mapping[str, AuditResult]) -> str:
+    """What a passing ``fail-on-bias`` rests on where a primary key ran no test: `` (…)``, or empty.
+
+    A key identical on every pair ran no test and needed none: no pair's answers differ, which is
+    evidence of no difference (it passes). A key ``not_tested`` (too few pairs scored on both
+    sides) is no evidence: it passes only beside a tested key; with none, the gate fails.
+    """
+    primary = [m for r in results.values() for m in r.measures if m.primary]
+    same = sum(1 for m in primary if m.not_tested is None and m.no_variation)
+    untested = sum(1 for m in primary if m.not_tested is not None)
+    parts = []
+    if same:
+        every = "all " if same == len(primary) and same > 1 else ""
+        parts.append(f"{every}{same} identical on every pair: no test ran, and none was needed")
+    if untested:
+        parts.append(f"{untested} not tested (too few pairs scored on both sides): no evidence either way")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision], untested: str = "") -> str:
     unit, failed, passed = _WORDS[gate]
     failing = [d for d in decisions if not d.passed]
     n = _count(len(decisions), unit)
     if not failing and not run:
-        return f"Gate {gate}: passed — " + passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        shown = passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        return f"Gate {gate}: passed — {shown}{untested}"
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
     parts += [d.reason for d in run]
     return f"Gate {gate}: FAILED — " + "; ".join(parts)
@@ -378,6 +402,7 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         if chosen is not Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="an audit", given="a model comparison"))
         decisions, run = _comparison(result)
+        untested = ""
     else:
         if chosen is Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
@@ -388,11 +413,12 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         else:
             results = result
         decisions, run = _audit(results, chosen)
+        untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else ""
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)
     return GateOutcome(
         gate=chosen,
         passed=not failures,
         decisions=tuple(decisions),
         failures=failures,
-        headline=_headline(chosen, decisions, run),
+        headline=_headline(chosen, decisions, run, untested),
     )
