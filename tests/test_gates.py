@@ -307,6 +307,39 @@ COMPARE_REASONS = {
 }
 
 
+def test_fail_if_worse_says_when_the_corpus_holds_fewer_dialogues_than_the_bound_needs() -> None:
+    """Review finding: "it needs 299 dialogues, 121 more" where the built-in gender axis holds only 206 dialogues."""
+    import dataclasses
+
+    from fairtalk.compare._runs import _corpus_dialogues
+
+    row = dataclasses.replace(
+        _change("offense_rate", Change.INCONCLUSIVE, False, identical=True, units_needed=299), n_pairs=1000, n_units=178
+    )
+    comparison = _comparison(row, n_clusters=178)
+
+    def reason(corpus: int | None) -> str:
+        axis = dataclasses.replace(comparison.axes[0], corpus_dialogues=corpus)
+        (failure,) = evaluate(dataclasses.replace(comparison, axes=(axis,)), "fail-if-worse").failures
+        return failure.reason
+
+    assert reason(206) == (
+        "inconclusive; not shown non-inferior: the same gap on all 178 dialogues in both runs, too few for the exact "
+        "identical-answers bound (it needs 299 dialogues, 121 more, at margin ±2.00 points; the corpus holds only "
+        "206 dialogues, so more pairs of it cannot show it: a larger margin or a larger corpus can)"
+    )
+    assert "corpus" not in reason(400) and "corpus" not in reason(None)
+    # the comparison reads the corpus' dialogues from the runs' results (the fewer of the two), and keeps them
+    base = AuditResult("gender", ("male", "female"), 1000, (), corpus_dialogue_sizes=((1, 60), (2, 146)))
+    cand = dataclasses.replace(base, corpus_dialogue_sizes=((1, 60), (3, 150)))
+    assert _corpus_dialogues(base, cand) == 206
+    assert _corpus_dialogues(dataclasses.replace(base, corpus_dialogue_sizes=())) is None
+    axis = dataclasses.replace(comparison.axes[0], corpus_dialogues=206)
+    assert ComparedAxis.from_dict({**axis.to_dict(), "axis": "gender"}).corpus_dialogues == 206
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "how-to" / "compare.md").read_text(encoding="utf-8")
+    assert "Two runs with identical answers come out *unchanged*" not in doc and "206 dialogues" in doc
+
+
 @pytest.mark.parametrize("case", COMPARE_CASES)
 def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     comparison, expected, failing = COMPARE_CASES[case]

@@ -266,7 +266,16 @@ def _margin(margin: float | None, kind: str) -> str:
     return f"±{100 * margin:.2f} points"
 
 
-def _change(row: GapChange, unit: str) -> tuple[bool, str]:
+def _beyond_corpus(needed: int, corpus: int | None, unit: str) -> str:
+    """Where the units the bound needs exceed what the audited corpus holds: what can show it instead (else empty)."""
+    if corpus is None or needed <= corpus:
+        return ""
+    return (
+        f"; the corpus holds only {corpus:,} {unit}, so more pairs of it cannot show it: a larger margin or a larger corpus can"
+    )
+
+
+def _change(row: GapChange, unit: str, corpus: int | None = None) -> tuple[bool, str]:
     verdict = row.verdict.value
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
@@ -275,7 +284,7 @@ def _change(row: GapChange, unit: str) -> tuple[bool, str]:
         return False, (
             f"{verdict}; not shown non-inferior: the same gap on all {row.n_units:,} {unit} in both runs, too few for "
             f"the exact identical-answers bound (it needs {row.units_needed:,} {unit}, "
-            f"{row.units_needed - row.n_units:,} more, {margin})"
+            f"{row.units_needed - row.n_units:,} more, {margin}{_beyond_corpus(row.units_needed, corpus, unit)})"
         )
     shown = "shown" if row.non_inferior else "not shown"
     return (
@@ -286,8 +295,9 @@ def _change(row: GapChange, unit: str) -> tuple[bool, str]:
 
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
     clustered = {a.axis for a in comparison.axes if a.n_clusters is not None}
+    corpus = {a.axis: a.corpus_dialogues for a in comparison.axes if a.n_clusters is not None}
     decisions = [
-        KeyDecision(r.axis, r.key, *_change(r, "dialogues" if r.axis in clustered else "pairs"))
+        KeyDecision(r.axis, r.key, *_change(r, "dialogues" if r.axis in clustered else "pairs", corpus.get(r.axis)))
         for r in comparison.changes
         if r.primary
     ]
