@@ -307,6 +307,39 @@ COMPARE_REASONS = {
 }
 
 
+def test_fail_if_worse_says_when_the_corpus_holds_fewer_dialogues_than_the_bound_needs() -> None:
+    """Review finding: "it needs 299 dialogues, 121 more" where the built-in gender axis holds only 206 dialogues."""
+    import dataclasses
+
+    from fairtalk.compare._runs import _corpus_dialogues
+
+    row = dataclasses.replace(
+        _change("offense_rate", Change.INCONCLUSIVE, False, identical=True, units_needed=299), n_pairs=1000, n_units=178
+    )
+    comparison = _comparison(row, n_clusters=178)
+
+    def reason(corpus: int | None) -> str:
+        axis = dataclasses.replace(comparison.axes[0], corpus_dialogues=corpus)
+        (failure,) = evaluate(dataclasses.replace(comparison, axes=(axis,)), "fail-if-worse").failures
+        return failure.reason
+
+    assert reason(206) == (
+        "inconclusive; not shown non-inferior: the same gap on all 178 dialogues in both runs, too few for the exact "
+        "identical-answers bound (it needs 299 dialogues, 121 more, at margin ±2.00 points; the corpus holds only "
+        "206 dialogues, so more pairs of it cannot show it: a larger margin or a larger corpus can)"
+    )
+    assert "corpus" not in reason(400) and "corpus" not in reason(None)
+    # the comparison reads the corpus' dialogues from the runs' results (the fewer of the two), and keeps them
+    base = AuditResult("gender", ("male", "female"), 1000, (), corpus_dialogue_sizes=((1, 60), (2, 146)))
+    cand = dataclasses.replace(base, corpus_dialogue_sizes=((1, 60), (3, 150)))
+    assert _corpus_dialogues(base, cand) == 206
+    assert _corpus_dialogues(dataclasses.replace(base, corpus_dialogue_sizes=())) is None
+    axis = dataclasses.replace(comparison.axes[0], corpus_dialogues=206)
+    assert ComparedAxis.from_dict({**axis.to_dict(), "axis": "gender"}).corpus_dialogues == 206
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "how-to" / "compare.md").read_text(encoding="utf-8")
+    assert "Two runs with identical answers come out *unchanged*" not in doc and "206 dialogues" in doc
+
+
 @pytest.mark.parametrize("case", COMPARE_CASES)
 def test_every_output_of_fail_if_worse_reads_the_one_decision(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     comparison, expected, failing = COMPARE_CASES[case]
@@ -397,6 +430,27 @@ def test_a_gate_fails_closed_when_there_is_nothing_to_check() -> None:
     untested = AUDIT_CASES["not tested"][0]
     only = evaluate({"gender": AuditResult("gender", ("male", "female"), 10, (untested,))}, "fail-on-bias")
     assert not only.passed and only.run_failures[0].reason == "no primary measure was tested"
+
+
+def test_fail_on_bias_says_which_passing_keys_ran_no_test() -> None:
+    """Review finding: every key identical on every pair ("0 tests" in the index) passed under a headline of keys tested.
+
+    Identical answers are evidence of no difference, so the gate passes them, and its headline says so;
+    a key not tested for too few pairs is no evidence: it passes beside a tested key, and is counted.
+    """
+    identical = AUDIT_CASES["identical sides"][0]
+    same = [identical, _measure("refusal_rate", Verdict.INCONCLUSIVE, None, (-0.08, 0.08), notes=(IDENTICAL,))]
+    alone = evaluate({"gender": AuditResult("gender", ("male", "female"), 500, tuple(same))}, "fail-on-bias")
+    assert alone.passed
+    assert alone.headline == (
+        "Gate fail-on-bias: passed — no difference detected in any of the 2 primary measures "
+        "(all 2 identical on every pair: no test ran, and none was needed)"
+    )
+    untested = AUDIT_CASES["not tested"][0]
+    mixed = evaluate({"gender": AuditResult("gender", ("male", "female"), 80, (untested, ANCHOR))}, "fail-on-bias")
+    assert mixed.passed and mixed.headline.endswith("(1 not tested (too few pairs scored on both sides): no evidence either way)")
+    tested = evaluate(_results(AUDIT_CASES["equivalent"][0]), "fail-on-bias")
+    assert tested.headline == "Gate fail-on-bias: passed — no difference detected in any of the 2 primary measures"
 
 
 def test_the_headline_names_what_failed_and_a_run_passes_the_whole_audit() -> None:

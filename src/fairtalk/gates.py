@@ -29,7 +29,11 @@ With no pair lost nothing changes.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself
-are failures with a reason.
+are failures with a reason. Under ``fail-on-bias`` a primary key identical on every pair ran no
+test and needed none: that no pair's answers differ is evidence of no difference, so it counts as
+checked and passes; a key not tested because too few pairs were scored on both sides is no
+evidence: it passes beside a tested key, and a run with no other fails. A passing headline says
+how many keys rest on either.
 
 Examples
 --------
@@ -159,8 +163,19 @@ def _equivalence_p(m: MeasureResult) -> str:
     return f"{'TOST' if name.startswith('TOST') else name} p {_number(m.p_equivalence)}"
 
 
+#: The kinds an audit's report reads in percentage points (its table's % rows: rates and corpus measures).
+_PERCENT_KINDS = ("rate", "corpus")
+
+
+def _audit_margin(m: MeasureResult) -> str:
+    """An audit key's margin as its report's table shows it: in percentage points for a % row, else in its units."""
+    if m.equivalence_margin is None or m.kind not in _PERCENT_KINDS or not math.isfinite(m.equivalence_margin):
+        return f"±{_number(m.equivalence_margin)}"
+    return f"±{100 * m.equivalence_margin:.2f} pp"
+
+
 def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
-    margin = f"±{_number(m.equivalence_margin)}"
+    margin = _audit_margin(m)
     if m.equivalent:
         if m.verdict is Verdict.DIFFERENT:
             return True, f"a difference, but the whole interval lies inside the margin {margin}: equivalent"
@@ -251,7 +266,16 @@ def _margin(margin: float | None, kind: str) -> str:
     return f"±{100 * margin:.2f} points"
 
 
-def _change(row: GapChange, unit: str) -> tuple[bool, str]:
+def _beyond_corpus(needed: int, corpus: int | None, unit: str) -> str:
+    """Where the units the bound needs exceed what the audited corpus holds: what can show it instead (else empty)."""
+    if corpus is None or needed <= corpus:
+        return ""
+    return (
+        f"; the corpus holds only {corpus:,} {unit}, so more pairs of it cannot show it: a larger margin or a larger corpus can"
+    )
+
+
+def _change(row: GapChange, unit: str, corpus: int | None = None) -> tuple[bool, str]:
     verdict = row.verdict.value
     if row.non_inferior is None:
         return False, f"{verdict}; non-inferiority not tested" + (f" ({row.notes[0]})" if row.notes else "")
@@ -260,7 +284,7 @@ def _change(row: GapChange, unit: str) -> tuple[bool, str]:
         return False, (
             f"{verdict}; not shown non-inferior: the same gap on all {row.n_units:,} {unit} in both runs, too few for "
             f"the exact identical-answers bound (it needs {row.units_needed:,} {unit}, "
-            f"{row.units_needed - row.n_units:,} more, {margin})"
+            f"{row.units_needed - row.n_units:,} more, {margin}{_beyond_corpus(row.units_needed, corpus, unit)})"
         )
     shown = "shown" if row.non_inferior else "not shown"
     return (
@@ -271,8 +295,9 @@ def _change(row: GapChange, unit: str) -> tuple[bool, str]:
 
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
     clustered = {a.axis for a in comparison.axes if a.n_clusters is not None}
+    corpus = {a.axis: a.corpus_dialogues for a in comparison.axes if a.n_clusters is not None}
     decisions = [
-        KeyDecision(r.axis, r.key, *_change(r, "dialogues" if r.axis in clustered else "pairs"))
+        KeyDecision(r.axis, r.key, *_change(r, "dialogues" if r.axis in clustered else "pairs", corpus.get(r.axis)))
         for r in comparison.changes
         if r.primary
     ]
@@ -322,12 +347,32 @@ _WORDS = {
 }
 
 
-def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision]) -> str:
+def _untested(results: Mapping[str, AuditResult]) -> str:
+    """What a passing ``fail-on-bias`` rests on where a primary key ran no test: `` (…)``, or empty.
+
+    A key identical on every pair ran no test and needed none: no pair's answers differ, which is
+    evidence of no difference (it passes). A key ``not_tested`` (too few pairs scored on both
+    sides) is no evidence: it passes only beside a tested key; with none, the gate fails.
+    """
+    primary = [m for r in results.values() for m in r.measures if m.primary]
+    same = sum(1 for m in primary if m.not_tested is None and m.no_variation)
+    untested = sum(1 for m in primary if m.not_tested is not None)
+    parts = []
+    if same:
+        every = "all " if same == len(primary) and same > 1 else ""
+        parts.append(f"{every}{same} identical on every pair: no test ran, and none was needed")
+    if untested:
+        parts.append(f"{untested} not tested (too few pairs scored on both sides): no evidence either way")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision], untested: str = "") -> str:
     unit, failed, passed = _WORDS[gate]
     failing = [d for d in decisions if not d.passed]
     n = _count(len(decisions), unit)
     if not failing and not run:
-        return f"Gate {gate}: passed — " + passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        shown = passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        return f"Gate {gate}: passed — {shown}{untested}"
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
     parts += [d.reason for d in run]
     return f"Gate {gate}: FAILED — " + "; ".join(parts)
@@ -367,6 +412,7 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         if chosen is not Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="an audit", given="a model comparison"))
         decisions, run = _comparison(result)
+        untested = ""
     else:
         if chosen is Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
@@ -377,11 +423,12 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         else:
             results = result
         decisions, run = _audit(results, chosen)
+        untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else ""
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)
     return GateOutcome(
         gate=chosen,
         passed=not failures,
         decisions=tuple(decisions),
         failures=failures,
-        headline=_headline(chosen, decisions, run),
+        headline=_headline(chosen, decisions, run, untested),
     )

@@ -175,10 +175,14 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
     for m in (m for m in r.measures if m.primary and m.not_tested is not None):
         say(f"{name}: {m.name}: {m.not_tested}", style="yellow")  # more pairs would not help, the scorer's answers would
     if inconclusive:
-        shown = ", ".join(f"{m.name} (detectable: {m.mde:.3g})" if m.mde is not None else m.name for m in inconclusive)
+        from fairtalk.report import measure_amount
+
+        shown = ", ".join(
+            f"{m.name} (detectable: {measure_amount(m.mde, m)})" if m.mde is not None else m.name for m in inconclusive
+        )
         say(
             f"{name}: inconclusive, neither a difference nor equivalence shown (more pairs needed; the "
-            f"smallest difference this run could detect, in the measure's units): {shown}",
+            f"smallest difference this run could detect, rates in percentage points): {shown}",
             style="yellow",
         )
 

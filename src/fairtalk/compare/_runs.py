@@ -286,10 +286,17 @@ def _compare_axis(
         n_identical_answers=same,
         skipped=skipped,
         candidate_losses=cand.result.losses,
+        corpus_dialogues=None if pair_clusters is None else _corpus_dialogues(result, cand.result),
     )
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
     return compared, _judged(rows, alpha, correction), warnings
+
+
+def _corpus_dialogues(*results: AuditResult) -> int | None:
+    """The dialogues the audited corpus holds (the fewest either run recorded), or None where neither recorded them."""
+    counts = [sum(n for _, n in r.corpus_dialogue_sizes) for r in results if r.corpus_dialogue_sizes]
+    return min(counts) if counts else None
 
 
 def _measure_names(run: RunInput) -> list[str]:

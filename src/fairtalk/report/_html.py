@@ -25,6 +25,7 @@ from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import (
     COLUMNS,
     ci_method,
+    ci_test_note,
     correction_name,
     different_measures,
     distinct_definition,
@@ -154,6 +155,7 @@ def render_html(
         "header": result_header(result, run_config),
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
+        "ci_test_note": ci_test_note(result),
         "biased": [measure_label(name) for name in result.detected()],
         "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
         "all_equivalent": bool(primary) and all(m.verdict is Verdict.EQUIVALENT for m in primary),

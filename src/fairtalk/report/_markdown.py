@@ -23,7 +23,9 @@ from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import similarity_markdown
 from fairtalk.report._table import (
     COLUMNS,
+    TableRow,
     ci_method,
+    ci_test_note,
     correction_name,
     distinct_definition,
     family_note,
@@ -102,9 +104,29 @@ def render_markdown(
         if not row.primary:
             cells = (cells[0] + " *", *cells[1:])
         lines.append(_row(cells, bold=row.significant))
+    lines += _table_notes(result, rows, has_masked=has_masked)
+    lines += _gate_markdown(result.axis, gates)
+    if labelled := labelled_lines(result):
+        lines += [
+            "",
+            "## Gaps corrected by human labels",
+            "",
+            *(f"- {md_escape(line)}." for line in labelled),
+            "",
+            f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}.",
+        ]
+    if similarity is not None:
+        lines += similarity_markdown(similarity)
+    lines += _by_turn_markdown(result)
+    lines += _divergent_markdown(result)
+    return "\n".join(lines) + "\n"
+
+
+def _table_notes(result: AuditResult, rows: list[TableRow], *, has_masked: bool) -> list[str]:
+    """The notes below the summary table: units, tests, interval, verdict rules, and each row's own notes."""
     tests = sorted({m.paired_test for m in result.measures if m.paired_test})
     distinct = distinct_definition(result)
-    lines += [
+    lines = [
         "",
         "- Rates and diversity in %; word counts are averages per response. Difference = (A − B) / A (for a rate, only when both sides are at least 5%).",
         "- Z and p: the paper's two-sample Z test (two-sided); none for corpus-level measures.",
@@ -117,6 +139,8 @@ def render_markdown(
         "and none can be ruled out. MDE: the smallest difference this sample would detect with 80% power.",
         f"- **Bold** rows: p (adj.) < {result.alpha:g}.",
     ]
+    if (disagree := ci_test_note(result)) is not None:
+        lines.append(f"- {md_escape(disagree)}.")
     if result.n_clusters is not None:
         lines.append(
             f"- {result.n_clusters} dialogues among the {result.n_pairs} pairs: tests and intervals treat "
@@ -133,21 +157,7 @@ def render_markdown(
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
         lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
-    lines += _gate_markdown(result.axis, gates)
-    if labelled := labelled_lines(result):
-        lines += [
-            "",
-            "## Gaps corrected by human labels",
-            "",
-            *(f"- {md_escape(line)}." for line in labelled),
-            "",
-            f"{md_escape(LABELLED_NOTE)[0].upper()}{md_escape(LABELLED_NOTE)[1:]}.",
-        ]
-    if similarity is not None:
-        lines += similarity_markdown(similarity)
-    lines += _by_turn_markdown(result)
-    lines += _divergent_markdown(result)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _gate_markdown(axis: str, gates: Sequence[GateOutcome]) -> list[str]:

@@ -13,9 +13,12 @@ if TYPE_CHECKING:  # rich is imported lazily by rich_table()
     from rich.table import Table
 
 __all__ = [
+    "CI_TEST_MARK",
     "COLUMNS",
     "TableRow",
     "ci_method",
+    "ci_test_note",
+    "ci_vs_test",
     "correction_name",
     "decided_by",
     "different_measures",
@@ -25,6 +28,7 @@ __all__ = [
     "format_value",
     "is_percent",
     "left_out_note",
+    "measure_amount",
     "measure_label",
     "rich_table",
     "summary_rows",
@@ -108,6 +112,12 @@ class TableRow:
     notes: tuple[str, ...] = ()
     decided_by: str = ""
     ci_disagrees: bool = False  # the 95% CI seems to say otherwise than the verdict (see :func:`ci_disagrees`)
+    ci_vs_test: bool = False  # the 95% CI and the unadjusted paired test disagree (see :func:`ci_vs_test`)
+
+    @property
+    def ci_cell(self) -> str:
+        """The 95% CI as its cell shows it: marked :data:`CI_TEST_MARK` where it and the paired test disagree."""
+        return f"{self.ci95} {CI_TEST_MARK}" if self.ci_vs_test else self.ci95
 
     def cells(self) -> tuple[str, ...]:
         """The cells in column order: label, A, B, then ``COLUMNS``."""
@@ -120,7 +130,7 @@ class TableRow:
             self.p,
             self.p_paired,
             self.p_adjusted,
-            self.ci95,
+            self.ci_cell,
             self.effect_size,
             self.equivalence,
             self.verdict,
@@ -210,15 +220,25 @@ def _effect(m: MeasureResult) -> str:
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
-def _amount(x: float, m: MeasureResult) -> str:
-    """A difference in the measure's units: percentage points for rates and corpus measures."""
+def measure_amount(x: float, m: MeasureResult) -> str:
+    """A difference in the measure's units as every report reads it: percentage points for rates and corpus measures.
+
+    Examples
+    --------
+    >>> from fairtalk.results import MeasureResult, TestedKey
+    >>> rate = MeasureResult(TestedKey("offense_rate", "rate", 0.1, 0.1, None, None, None, 1.0, "t", (0, 0), None, ""))
+    >>> measure_amount(0.0521, rate)
+    '5.21 pp'
+    """
+    if not math.isfinite(x):
+        return "n/a"
     return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
 def _equivalence(m: MeasureResult, alpha: float) -> str:
     if m.equivalence_margin is None:
         return _DASH
-    shown = f"±{_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+    shown = f"±{measure_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
     what = _what_decided(m, alpha, digits=1)
     return f"{shown}; {what}" if what else shown
 
@@ -269,7 +289,7 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
         return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
     if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
         return f"{what}, p = {format_p(m.p_equivalence)}"
-    return f"{what}, margin ±{_amount(m.equivalence_margin, m)}"
+    return f"{what}, margin ±{measure_amount(m.equivalence_margin, m)}"
 
 
 def ci_disagrees(m: MeasureResult) -> bool:
@@ -285,6 +305,63 @@ def ci_disagrees(m: MeasureResult) -> bool:
     return inside != (m.verdict is Verdict.EQUIVALENT)
 
 
+#: The mark of a 95% CI that disagrees with the paired test its verdict follows (:func:`ci_vs_test`).
+CI_TEST_MARK = "‡"
+#: The paired tests (``MeasureResult.paired_test``) in words; a name not here is shown as it is.
+_TEST_NAMES = {
+    "mcnemar_exact": "McNemar's exact test",
+    "mcnemar_midp": "McNemar's mid-p test",
+    "signflip_exact": "the exact sign-flip test",
+    "signflip_mc": "the sign-flip test",
+    "cluster_signflip_exact": "the exact sign-flip test by dialogue",
+    "cluster_signflip_mc": "the sign-flip test by dialogue",
+    "paired_t": "the paired t test",
+    "cluster_t": "the t test by dialogue",
+    "wilcoxon_exact": "Wilcoxon's signed-rank test",
+    "wilcoxon_approx": "Wilcoxon's signed-rank test",
+}
+
+_INTERVAL_NAMES = {"newcombe": "Newcombe's", "newcombe (design-effect adjusted)": "Newcombe's with a design effect"}
+
+
+def ci_vs_test(m: MeasureResult, alpha: float) -> bool:
+    """Whether the 95% CI shown beside ``m`` and its unadjusted paired test disagree about 0.
+
+    ``p (paired) >= alpha`` while the interval leaves 0 out, or ``p (paired) < alpha`` while it
+    holds 0. The interval (a rate's Newcombe interval, with a design effect by dialogue; a count's
+    t interval) is not the inversion of every test (McNemar's exact test, the sign-flip test by
+    dialogue): the two disagree near the boundary and on few units. The verdict follows the test
+    (corrected for multiplicity); every report marks these rows with :data:`CI_TEST_MARK`
+    (:func:`ci_test_note`).
+
+    Examples
+    --------
+    >>> from fairtalk.results import MeasureResult, TestedKey
+    >>> key = TestedKey("offense_rate", "rate", 0.0, 0.8, None, None, None, 0.125, "mcnemar_exact", (-0.96, -0.19), None, "")
+    >>> ci_vs_test(MeasureResult(key, p_adjusted=0.125), 0.05)
+    True
+    """
+    p, (low, high) = m.p_paired, m.ci95
+    if m.not_tested or not _finite(p) or not (_finite(low) and _finite(high)):
+        return False
+    excludes_zero = low > 0 or high < 0
+    return excludes_zero != (p < alpha)
+
+
+def ci_test_note(result: AuditResult) -> str | None:
+    """The footnote of the rows marked :data:`CI_TEST_MARK` (:func:`ci_vs_test`), naming their tests; None if none is."""
+    marked = [m for m in _order(result.measures) if ci_vs_test(m, result.alpha)]
+    if not marked:
+        return None
+    tests = ", ".join(dict.fromkeys(_TEST_NAMES.get(m.paired_test, m.paired_test or "the paired test") for m in marked))
+    intervals = ", ".join(dict.fromkeys(_INTERVAL_NAMES.get(m.ci_method, m.ci_method) or "its own" for m in marked))
+    return (
+        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 at α = {result.alpha:g}: the verdict follows "
+        f"the test ({tests}, then corrected for multiple testing), not this interval ({intervals}), "
+        "a different procedure: the two can disagree near the boundary and on few pairs"
+    )
+
+
 def verdict_text(m: MeasureResult) -> str:
     """The verdict in words: ``difference detected``, ``equivalent within ±m``, ``inconclusive`` or ``not tested``.
 
@@ -296,12 +373,12 @@ def verdict_text(m: MeasureResult) -> str:
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_test.startswith("identical answers"):
         return _IDENTICAL
     if m.verdict is Verdict.EQUIVALENT and m.equivalence_margin is not None:
-        return f"equivalent within ±{_amount(m.equivalence_margin, m)}"
+        return f"equivalent within ±{measure_amount(m.equivalence_margin, m)}"
     return m.verdict.value
 
 
 def _mde(m: MeasureResult) -> str:
-    return _DASH if m.mde is None or not math.isfinite(m.mde) else _amount(m.mde, m)
+    return _DASH if m.mde is None or not math.isfinite(m.mde) else measure_amount(m.mde, m)
 
 
 def _masked(m: MeasureResult) -> str | None:
@@ -355,6 +432,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 notes=m.notes,
                 decided_by=decided_by(m, result.alpha),
                 ci_disagrees=ci_disagrees(m),
+                ci_vs_test=ci_vs_test(m, result.alpha),
             )
         )
     return rows
@@ -459,7 +537,7 @@ def rich_table(result: AuditResult) -> Table:
     rows = summary_rows(result)
     units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
     title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
-    caption = _caption(rows)
+    caption = "\n".join(line for line in (_caption(rows), ci_test_note(result)) if line)
     table = Table(
         title=Text(title),
         caption=Text(caption) if caption else None,
@@ -478,7 +556,7 @@ def rich_table(result: AuditResult) -> Table:
             row.a,
             row.b,
             row.p_adjusted,
-            row.ci95.removesuffix(" pp"),
+            row.ci95.removesuffix(" pp") + (f" {CI_TEST_MARK}" if row.ci_vs_test else ""),
             _short_verdict(row.verdict),
         )
         table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)

@@ -115,7 +115,9 @@ class ComparedAxis(Codec):
     few ids); ``n_context_differs`` the pairs whose id both hold but whose contexts differ (not
     the same pair, left out); ``skipped`` maps a key that was not compared to why.
     ``candidate_losses``: the pairs the candidate's audit lost a side of (None: none lost), which
-    ``fail-if-worse`` decides on.
+    ``fail-if-worse`` decides on. ``corpus_dialogues``: where the axis counts dialogues, how many
+    the audited corpus holds (from the runs' ``corpus_dialogue_sizes``; None: not recorded), so a
+    gate can say when the identical-answers bound needs more than the corpus can give.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -130,6 +132,7 @@ class ComparedAxis(Codec):
     n_identical_answers: int = 0
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
+    corpus_dialogues: int | None = field(default=None, metadata=OMIT_DEFAULT)
 
 
 #: The ``kind`` of a comparison's ``results.json``.

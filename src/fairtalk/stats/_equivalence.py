@@ -105,7 +105,7 @@ NOTE_IDENTICAL_NEEDED = "; equivalence needs {needed:,} {units} all identical"
 FEW_DISCORDANT_UNITS = 10
 NOTE_FEW_DISCORDANT = (
     "{k} of {n:,} {units} with a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
-    "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {share:.3g}; fewer than "
+    "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {points:.2f} pp; fewer than "
     "{few} discordant {units}: the exact bound decides, not the Newcombe interval"
 )
 NOTE_NEARLY = (
@@ -249,6 +249,12 @@ def identical_units_needed(*, alpha: float, margin: float | None = None, max_dif
     return n
 
 
+def _stated_bound(share: float, max_difference: float | None) -> str:
+    """The bound on ``|A - B|`` a differing share states: in percentage points for a rate (``max_difference`` 1)."""
+    bound = share * (max_difference or 0.0)
+    return f", so |A - B| <= {100 * bound:.2f} pp" if max_difference == 1.0 else f", so |A - B| <= {bound:.3g}"
+
+
 def share_equivalence(
     n_units: int,
     n_differing: int = 0,
@@ -284,7 +290,7 @@ def share_equivalence(
     p = float(binom.cdf(n_differing, n_units, allowed)) if allowed < 1 else 0.0
     share = float(beta.ppf(1 - alpha, n_differing + 1, n_units - n_differing)) if n_differing < n_units else 1.0
     if n_differing == 0:
-        bound = f", so |A - B| <= {share * max_difference:.3g}" if scaled and state_bound else ""  # type: ignore[operator]
+        bound = _stated_bound(share, max_difference) if scaled and state_bound else ""
         counted = f" ({n_units:,} {units})" if n_pairs is not None and n_pairs != n_units else ""
         needed = identical_units_needed(alpha=alpha, margin=margin, max_difference=max_difference)
         note = NOTE_IDENTICAL.format(
@@ -347,7 +353,15 @@ def direction_equivalence(
     share = float(beta.ppf(1 - alpha, worst + 1, n_units - worst)) if worst < n_units else 1.0
     k = a_above + b_above if n_differing is None else n_differing
     note = NOTE_FEW_DISCORDANT.format(
-        k=k, n=n_units, units=units, k_a=a_above, k_b=b_above, share=share, level=1 - alpha, few=FEW_DISCORDANT_UNITS
+        k=k,
+        n=n_units,
+        units=units,
+        k_a=a_above,
+        k_b=b_above,
+        share=share,
+        points=100 * share,
+        level=1 - alpha,
+        few=FEW_DISCORDANT_UNITS,
     )
     method = METHOD_FEW_DISCORDANT
     return Equivalence(margin, p, p < alpha, method, note, bound=share)
