@@ -58,12 +58,15 @@ def _reviewers_row() -> MeasureResult:
 
 def test_a_ci_leaving_0_out_beside_an_inconclusive_test_is_marked_in_every_report() -> None:
     result = _result(_reviewers_row())
-    assert ci_vs_test(result.measures[0], 0.05)
+    assert ci_vs_test(result.measures[0])
     terminal = _terminal(result)
     row = next(line for line in terminal.splitlines() if line.lstrip().startswith("Offense %"))
     assert "-19.259] ‡" in row and "inconclusive" in row
     said = " ".join(terminal.split())
-    assert "‡ the 95% CI and p (paired) disagree about 0 at α = 0.05: the verdict follows the test (McNemar's exact test" in said
+    assert (
+        "‡ the 95% CI and p (paired) disagree about 0 (p < 0.05 against the CI leaving 0 out): the verdict follows the test (McNemar's exact test"
+        in said
+    )
     assert "not this interval (Newcombe's)" in said
     markdown = render_markdown(result)
     assert "| [-96.378, -19.259] pp ‡ |" in markdown
@@ -75,7 +78,7 @@ def test_a_ci_leaving_0_out_beside_an_inconclusive_test_is_marked_in_every_repor
 
 def test_a_ci_holding_0_beside_a_test_below_alpha_is_marked_too() -> None:
     m = _offense(0.03, (-0.40, 0.01), test="cluster_signflip_exact")
-    assert ci_vs_test(m, 0.05)
+    assert ci_vs_test(m)
     note = ci_test_note(_result(m))
     assert note is not None and "the exact sign-flip test by dialogue" in note
 
@@ -83,7 +86,7 @@ def test_a_ci_holding_0_beside_a_test_below_alpha_is_marked_too() -> None:
 def test_a_ci_and_a_test_that_agree_are_not_marked() -> None:
     agree = [_offense(0.001, (-0.4, -0.1)), _offense(0.4, (-0.2, 0.1))]
     for m in agree:
-        assert not ci_vs_test(m, 0.05)
+        assert not ci_vs_test(m)
     result = _result(
         *(dataclasses.replace(m, tested=dataclasses.replace(m.tested, name=f"k{i}_rate")) for i, m in enumerate(agree))
     )
@@ -94,8 +97,8 @@ def test_a_ci_and_a_test_that_agree_are_not_marked() -> None:
     # an untested key, or one without an interval, has nothing to disagree with
     row = _reviewers_row()
     untested = dataclasses.replace(row, tested=dataclasses.replace(row.tested, not_tested="1 pair scored on both sides"))
-    assert not ci_vs_test(untested, 0.05)
-    assert not ci_vs_test(_offense(0.125, (float("nan"), float("nan"))), 0.05)
+    assert not ci_vs_test(untested)
+    assert not ci_vs_test(_offense(0.125, (float("nan"), float("nan"))))
 
 
 def test_the_statistics_doc_no_longer_says_the_interval_inverts_the_test() -> None:

@@ -324,11 +324,16 @@ _TEST_NAMES = {
 _INTERVAL_NAMES = {"newcombe": "Newcombe's", "newcombe (design-effect adjusted)": "Newcombe's with a design effect"}
 
 
-def ci_vs_test(m: MeasureResult, alpha: float) -> bool:
+#: The test's level that matches the 95% CI printed beside it.
+_CI_LEVEL_ALPHA = 0.05
+
+
+def ci_vs_test(m: MeasureResult) -> bool:
     """Whether the 95% CI shown beside ``m`` and its unadjusted paired test disagree about 0.
 
-    ``p (paired) >= alpha`` while the interval leaves 0 out, or ``p (paired) < alpha`` while it
-    holds 0. The interval (a rate's Newcombe interval, with a design effect by dialogue; a count's
+    ``p (paired) >= 0.05`` while the interval leaves 0 out, or ``p (paired) < 0.05`` while it
+    holds 0: the test at the interval's own level (the CI is 95% whatever the audit's α, so
+    a row is never marked only because α is not 0.05). The interval (a rate's Newcombe interval, with a design effect by dialogue; a count's
     t interval) is not the inversion of every test (McNemar's exact test, the sign-flip test by
     dialogue): the two disagree near the boundary and on few units. The verdict follows the test
     (corrected for multiplicity); every report marks these rows with :data:`CI_TEST_MARK`
@@ -338,25 +343,25 @@ def ci_vs_test(m: MeasureResult, alpha: float) -> bool:
     --------
     >>> from fairtalk.results import MeasureResult, TestedKey
     >>> key = TestedKey("offense_rate", "rate", 0.0, 0.8, None, None, None, 0.125, "mcnemar_exact", (-0.96, -0.19), None, "")
-    >>> ci_vs_test(MeasureResult(key, p_adjusted=0.125), 0.05)
+    >>> ci_vs_test(MeasureResult(key, p_adjusted=0.125))
     True
     """
     p, (low, high) = m.p_paired, m.ci95
     if m.not_tested or not _finite(p) or not (_finite(low) and _finite(high)):
         return False
     excludes_zero = low > 0 or high < 0
-    return excludes_zero != (p < alpha)
+    return excludes_zero != (p < _CI_LEVEL_ALPHA)
 
 
 def ci_test_note(result: AuditResult) -> str | None:
     """The footnote of the rows marked :data:`CI_TEST_MARK` (:func:`ci_vs_test`), naming their tests; None if none is."""
-    marked = [m for m in _order(result.measures) if ci_vs_test(m, result.alpha)]
+    marked = [m for m in _order(result.measures) if ci_vs_test(m)]
     if not marked:
         return None
     tests = ", ".join(dict.fromkeys(_TEST_NAMES.get(m.paired_test, m.paired_test or "the paired test") for m in marked))
     intervals = ", ".join(dict.fromkeys(_INTERVAL_NAMES.get(m.ci_method, m.ci_method) or "its own" for m in marked))
     return (
-        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 at α = {result.alpha:g}: the verdict follows "
+        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 (p < 0.05 against the CI leaving 0 out): the verdict follows "
         f"the test ({tests}, then corrected for multiple testing), not this interval ({intervals}), "
         "a different procedure: the two can disagree near the boundary and on few pairs"
     )
@@ -432,7 +437,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 notes=m.notes,
                 decided_by=decided_by(m, result.alpha),
                 ci_disagrees=ci_disagrees(m),
-                ci_vs_test=ci_vs_test(m, result.alpha),
+                ci_vs_test=ci_vs_test(m),
             )
         )
     return rows
