@@ -186,11 +186,11 @@ def make_metric(
 
     def eval_fn(predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str]) -> MetricValue:
         sides = [str(s) for s in side]
-        other = sorted(set(sides) - set(_SIDES))
+        other = sorted(set(sides) - set(_SIDES))  # then each side is "a" or "b"
         if other:
             found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
             raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
-        responses = [Response(str(i), s, "", str(text)) for text, i, s in zip(predictions, pair_id, sides)]
+        responses = [Response(str(i), "a" if s == "a" else "b", "", str(text)) for text, i, s in zip(predictions, pair_id, sides)]
         complete = len({r.pair_id for r in responses if r.side == "a"} & {r.pair_id for r in responses if r.side == "b"})
         if complete < 2:  # mlflow first tries each metric on the first row alone
             return MetricValue(aggregate_results={"n_pairs": float(complete)})
