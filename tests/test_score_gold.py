@@ -244,6 +244,9 @@ def test_plan_gold_from_labels_that_all_agree_plans_the_labels_alone(tmp_path: P
     needed = labels_needed(0.05, ppi["se_labelled"] * 60**0.5)
     assert planned.exit_code == 0 and f"{needed:,} labelled pairs give a 95% interval of ±0.05" in text, planned.output
     assert "a floor more labels cannot lower" not in text and "its estimate is the labels' alone" in text
+    # Review finding: the labels' own spread was called the "spread of the scorer's per-pair error"
+    assert f"(spread of the labels' own per-pair gap {ppi['se_labelled'] * 60**0.5:.4g}, from {out}" in text
+    assert "scorer's per-pair error" not in text
 
 
 def test_labels_outside_the_keys_scheme_are_counted_and_left_out(tmp_path: Path) -> None:
