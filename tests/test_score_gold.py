@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_labels_that_all_agree_with_the_scorer_give_the_labels_alone_and_a_warni
     from fairtalk.report import labelled_lines
 
     (line,) = labelled_lines(result)
-    assert "warning: only 0 labelled pairs disagree with the scorer" in line and "labels alone" in line
+    assert "warning: only 0 labelled pairs disagree with the scorer" in line, line and "labels alone" in line
 
 
 def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:
@@ -243,6 +244,9 @@ def test_plan_gold_from_labels_that_all_agree_plans_the_labels_alone(tmp_path: P
     needed = labels_needed(0.05, ppi["se_labelled"] * 60**0.5)
     assert planned.exit_code == 0 and f"{needed:,} labelled pairs give a 95% interval of ±0.05" in text, planned.output
     assert "a floor more labels cannot lower" not in text and "its estimate is the labels' alone" in text
+    # Review finding: the labels' own spread was called the "spread of the scorer's per-pair error"
+    assert f"(spread of the labels' own per-pair gap {ppi['se_labelled'] * 60**0.5:.4g}, from {out}" in text
+    assert "scorer's per-pair error" not in text
 
 
 def test_labels_outside_the_keys_scheme_are_counted_and_left_out(tmp_path: Path) -> None:
@@ -334,3 +338,53 @@ def test_a_gold_file_without_texts_is_checked_by_its_sample_record(tmp_path: Pat
     (tmp_path / "gold.jsonl.sample.json").unlink()  # nothing left to check by: said, not silently trusted
     unchecked = fairtalk.score(production, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
     assert any("labels were given on these responses could not be checked" in w for w in unchecked.warnings)
+
+
+BOT = f"""
+import re
+
+
+def reply(text):
+    return {RUDE!r} if re.search(r"\\b(she|her|woman|girl|mother|sister|wife)\\b", text, re.I) else {KIND!r}
+"""
+
+
+def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_columns(tmp_path: Path) -> None:
+    """Review finding: ``audit --gold`` printed nothing of the labelled estimate; its warning said "pairs" where
+    results.json counts labelled units (dialogues); the ``labelled:`` line was one ~330-character line."""
+    (tmp_path / "bot.py").write_text(BOT, encoding="utf-8")
+    common = ["--model", f"python:{tmp_path / 'bot.py'}:reply", "--axis", "gender", "--pairs", "40", "--measures", "offense"]
+    common += ["--resamples", "100", "--store", str(tmp_path / "store.sqlite")]
+    first = runner.invoke(app, ["audit", *common, "-o", str(tmp_path / "first")])
+    assert first.exit_code == 0, first.output
+    answers = fairtalk.read_responses(tmp_path / "first" / "gender" / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    with gold.open("w", encoding="utf-8") as out:  # a person agrees with the scorer on every answer: labels alone
+        for r in answers.a + answers.b:
+            out.write(json.dumps({"pair_id": r.pair_id, "side": r.side, "offense_rate": int(r.response == RUDE)}) + "\n")
+    done = runner.invoke(app, ["audit", *common, "--gold", str(gold), "-o", str(tmp_path / "second")])
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("gender: labelled: Offense Rate (%) by 40 labelled pairs"))
+    block = [lines[start], *itertools.takewhile(lambda line: line.startswith("    "), lines[start + 1 :])]
+    text = " ".join(" ".join(block).split())
+    assert "the scorer alone says -87.50 pp" in text and "the labels alone -87.50 pp" in text, text
+    results = json.loads((tmp_path / "second" / "gender" / "results.json").read_text(encoding="utf-8"))
+    method = results["measures"]["offense_rate"]["ppi"]["method"]
+    assert "0 of " in method and " labelled units disagree" in method and results["n_clusters"] is not None
+    assert "warning: only 0 labelled dialogues disagree with the scorer, too few to estimate its error" in text
+    assert len(block) > 2 and all(len(line) <= 80 for line in block), block
+    scored = runner.invoke(
+        app,
+        ["score", "--responses", str(tmp_path / "second" / "gender" / "responses.jsonl"), "--axis", "gender"]
+        + ["--measures", "offense", "--resamples", "100", "--gold", str(gold), "-o", str(tmp_path / "scored")],
+    )
+    assert scored.exit_code == 0, scored.output
+    (head,) = [line for line in scored.output.splitlines() if line.startswith("labelled: ")]
+    assert len(head) <= 80 and all(len(line) <= 80 for line in scored.output.splitlines() if line.startswith("    "))
+
+
+def test_the_statistics_page_names_the_commands_that_warn_of_labels_only() -> None:
+    """Review finding: the page said ``label`` warns of a labels-only estimate; it prints no estimate."""
+    page = " ".join((Path(__file__).parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8").split())
+    assert "`score --gold`, `audit --gold` and the report warn instead of printing" in page

@@ -44,7 +44,7 @@ Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
 GATES: tuple[Gate, ...] = ("fail-on-bias", "fail-unless-equivalent")
 
 _MSG_GATE = "unknown gate {gate!r}; choose one of: {choices}"
-_MSG_BIAS = "fairtalk: {what} in {model} ({gate}, alpha {alpha:g}, {n} pairs per axis):"
+_MSG_BIAS = "fairtalk: {what} in {model} ({gate}, alpha {alpha:g}; pairs per axis: {n}):"
 _MSG_WORSE = "fairtalk: {candidate} is not shown non-inferior to {baseline} (fail-if-worse, alpha {alpha:g}):"
 
 
@@ -110,17 +110,21 @@ def _number(x: float | None) -> str:
     return f"{x:.4g}"
 
 
-def _interval(bounds: tuple[float | None, float | None], alpha: float) -> str:
+def _interval(bounds: tuple[float | None, float | None], level: float) -> str:
+    """``bounds`` in words, as the ``level`` (0.95: 95%) interval they are."""
     low, high = bounds
     if low is None or high is None:
         return "no CI"
-    return f"{100 * (1 - alpha):g}% CI {_number(low)} to {_number(high)}"
+    return f"{100 * level:g}% CI {_number(low)} to {_number(high)}"
 
 
-def measure_line(axis: str, m: MeasureResult, alpha: float) -> str:
-    """One measure in words: ``gender/offense_rate: A 0 vs B 0.85, gap -0.85 (95% CI ...), adjusted p ...: verdict``."""
+def measure_line(axis: str, m: MeasureResult) -> str:
+    """One measure in words: ``gender/offense_rate: A 0 vs B 0.85, gap -0.85 (95% CI ...), adjusted p ...: verdict``.
+
+    The interval is the key's ``ci95``, a 95% interval whatever the audit's alpha (as report.md and results.json say).
+    """
     gap = None if m.a is None or m.b is None else m.a - m.b
-    parts = [f"{axis}/{m.name}: A {_number(m.a)} vs B {_number(m.b)}, gap {_number(gap)} ({_interval(m.ci95, alpha)})"]
+    parts = [f"{axis}/{m.name}: A {_number(m.a)} vs B {_number(m.b)}, gap {_number(gap)} ({_interval(m.ci95, 0.95)})"]
     parts.append(f"adjusted p {_number(m.p_adjusted)} ({m.paired_test or 'no test'})")
     if m.equivalence_margin is not None:
         parts.append(f"margin ±{_number(m.equivalence_margin)}, equivalence p {_number(m.p_equivalence)}")
@@ -130,12 +134,14 @@ def measure_line(axis: str, m: MeasureResult, alpha: float) -> str:
 def change_line(row: GapChange, alpha: float, verdict: str | None = None) -> str:
     """One compared key in words: both gaps with their intervals, the change, the margin and the verdict.
 
-    ``verdict`` replaces the verdict's word at the end (a gate's reason, which begins with it).
+    ``verdict`` replaces the verdict's word at the end (a gate's reason, which begins with it). The
+    intervals are the comparison's ``1 - alpha`` ones (:func:`fairtalk.stats.gap_change`).
     """
+    level = 1 - alpha
     return (
-        f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, alpha)}), "
-        f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, alpha)}), "
-        f"change {_number(row.change)} ({_interval(row.change_ci, alpha)}), adjusted p {_number(row.p_adjusted)}, "
+        f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, level)}), "
+        f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, level)}), "
+        f"change {_number(row.change)} ({_interval(row.change_ci, level)}), adjusted p {_number(row.p_adjusted)}, "
         f"margin {_number(row.margin)}: {verdict or row.verdict.value}"
     )
 
@@ -158,7 +164,7 @@ def _audit_failures(run: AuditRun, outcome: GateOutcome) -> list[tuple[str, str]
     out = []
     for d in outcome.failures:
         result = None if d.axis is None or d.key is None else run.results[d.axis]
-        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key), result.alpha)
+        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key))
         out.append((d.name, _failure_line(d, line)))
     return out
 

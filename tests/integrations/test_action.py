@@ -60,6 +60,7 @@ class Ran:
     ran: list[str]
     summary: str
     outputs: dict[str, dict[str, str]]
+    logs: dict[str, str] = field(default_factory=dict)
 
 
 def run_action(workspace: Path, **given: str) -> Ran:
@@ -77,7 +78,7 @@ def run_action(workspace: Path, **given: str) -> Ran:
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_ACTION_PATH": str(ROOT),
     }
-    code, failed, ran = 0, None, []
+    code, failed, ran, logs = 0, None, [], {}
     for index, step in enumerate(ACTION["runs"]["steps"]):
         condition = step.get("if")
         if condition is not None:
@@ -103,10 +104,11 @@ def run_action(workspace: Path, **given: str) -> Ran:
             timeout=600,
         )
         ran.append(name)
+        logs[name] = done.stdout
         ctx.outputs[name] = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         if done.returncode and failed is None:
             code, failed = done.returncode, name
-    return Ran(code, failed, ran, summary.read_text(encoding="utf-8"), ctx.outputs)
+    return Ran(code, failed, ran, summary.read_text(encoding="utf-8"), ctx.outputs, logs)
 
 
 @pytest.fixture
@@ -163,6 +165,30 @@ def test_gate_none_shows_no_gate_outcome(workspace: Path) -> None:
     assert "## fairtalk: gender" in ran.summary
 
 
+def test_a_gate_given_in_extra_args_is_the_one_the_summary_and_the_error_name(workspace: Path) -> None:
+    """Review finding: with `gate: none` and `--fail-on-bias` in extra-args the summary said "No gate" and
+    the Gate step "the gate none failed"."""
+    extra = {"extra-args": f"{SMALL} --fail-on-bias"}
+    ran = run_action(workspace, model="python:bots.py:biased", axes="gender", pairs="20", gate="none", **extra)
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert "Gate `fail-on-bias` (given in `extra-args`): **failed**." in ran.summary
+    assert "No gate" not in ran.summary and "gate: none" not in ran.summary
+    assert "::error::fairtalk: the gate fail-on-bias failed" in ran.logs["Gate"]
+    assert "none" not in ran.logs["Gate"]
+    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", gate="none", output="fair", **extra)
+    assert (ran.code, ran.failed_step) == (0, None)
+    assert "Gate `fail-on-bias` (given in `extra-args`): passed." in ran.summary
+
+
+def test_a_gate_input_and_another_in_extra_args_are_both_named(workspace: Path) -> None:
+    """20 pairs of a fair model show no equivalence: the gates in force are both named, in the summary and the error."""
+    extra = {"extra-args": f"{SMALL} --fail-unless-equivalent"}
+    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", **extra)
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert "Gates `fail-on-bias` and `fail-unless-equivalent`: **failed**." in ran.summary
+    assert "::error::fairtalk: one or more of the gates fail-on-bias fail-unless-equivalent failed" in ran.logs["Gate"]
+
+
 def test_an_unknown_gate_stops_before_the_audit(workspace: Path) -> None:
     ran = run_action(workspace, model="python:bots.py:fair", gate="fail-sometimes")
     assert (ran.code, ran.failed_step) == (2, "audit")
@@ -209,3 +235,10 @@ def test_the_install_step_takes_torch_s_cpu_build_from_its_index(tmp_path: Path,
     args = (tmp_path / "args").read_text(encoding="utf-8").splitlines()
     assert args[:3] == ["-m", "pip", "install"] and args[-2:] == ["torch==2.13.0", "/the/action"]
     assert (["--extra-index-url", index] == args[3:5]) is expected and len(args) == (7 if expected else 5)
+
+
+def test_the_ci_gate_guide_lists_every_input() -> None:
+    """Review finding: the guide's list of the action's inputs lacked ``artifact-name`` and ``torch-index``."""
+    guide = (ROOT / "docs" / "how-to" / "ci-gate.md").read_text(encoding="utf-8")
+    listed = guide[guide.index("Its inputs are") :].split("\n\n", 1)[0]
+    assert {name for name in ACTION["inputs"] if f"`{name}`" not in listed} == set()

@@ -66,6 +66,11 @@ def test_a_fair_model_shows_no_difference(tmp_path: Path) -> None:
     metrics = _metrics(tmp_path)
     assert metrics["offense_rate_gap"] == 0 and metrics["offense_rate_detected"] == 0
     assert metrics["length_detected"] == 0
+    # Review finding: the guide said every key gets KEY_p_adjusted; a key not tested (identical answers) has none
+    assert "offense_rate_p_adjusted" not in metrics and "length_p_adjusted" not in metrics and "length_ci_low" not in metrics
+    guide = " ".join((Path(__file__).parents[2] / "docs" / "how-to" / "integrations.md").read_text(encoding="utf-8").split())
+    assert "a key that was not tested (answers identical on every pair, say;" in guide
+    assert "has no `KEY_p_adjusted` and `KEY_detected` 0, and a key with no interval no `KEY_ci_low` and `KEY_ci_high`" in guide
 
 
 def test_the_dataset_is_both_sides_of_each_pair() -> None:

@@ -11,6 +11,7 @@ mlflow = pytest.importorskip("mlflow")
 from tests.integrations._toys import SMALL, biased  # noqa: E402
 
 import fairtalk  # noqa: E402
+from fairtalk.errors import InputError  # noqa: E402
 from fairtalk.integrations._inspect_task import pair_sides  # noqa: E402
 from fairtalk.integrations.mlflow import log_audit, make_metric  # noqa: E402
 
@@ -77,3 +78,16 @@ def test_make_metric_runs_the_paired_test_inside_mlflow_evaluate(tracking) -> No
         < 0
     )
     assert metrics["fairtalk_offense_rate/p_adjusted"] < 0.05
+
+
+@pytest.mark.parametrize("names", [("A", "B"), ("male", "female")])
+def test_make_metric_refuses_sides_other_than_a_and_b_naming_them(names: tuple[str, str]) -> None:
+    """Review finding: every side other than "a" was taken for "b", so ("A", "B") gave ``{'n_pairs': 0.0}`` silently."""
+    sides = list(pair_sides("gender", n_pairs=5))
+    metric = make_metric("offense_rate")
+    renamed = [names[0] if s.side == "a" else names[1] for s in sides]
+    with pytest.raises(InputError) as caught:
+        metric.eval_fn([biased(s.text) for s in sides], [s.pair_id for s in sides], renamed)
+    message = str(caught.value)
+    assert f"the side column holds {', '.join(repr(n) for n in sorted(names))};" in message
+    assert 'must be "a" or "b"' in message and "col_mapping" in message

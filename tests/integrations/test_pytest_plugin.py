@@ -100,3 +100,34 @@ def test_a_config_file_gives_the_defaults(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "2.5"])
+def test_a_bad_fairtalk_pairs_is_a_usage_error_naming_the_option_and_value(pytester: pytest.Pytester, value: str) -> None:
+    """Review finding: ``fairtalk_pairs = abc`` raised a raw ValueError traceback from read_config."""
+    pytester.makeini(f"[pytest]\nfairtalk_pairs = {value}\n")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        f"fairtalk: the ini option fairtalk_pairs = '{value}' is not valid: the pairs per axis must be a whole number >= 1"
+        in (result.stderr.str())
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_other_bad_options_error_the_test_naming_where_they_came_from(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nfairtalk_measures = offense,nosuch\n")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    output = result.stdout.str()
+    assert "fairtalk: the ini option fairtalk_measures = 'offense,nosuch' is not valid: unknown measure 'nosuch'" in output
+    assert "read_config" not in output, "the message alone, not the plugin's traceback"
+    (pytester.path / "tox.ini").unlink()
+    pytester.makepyprojecttoml("[tool.fairtalk]\nnpairs = 50\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "[tool.fairtalk] in " in result.stdout.str() and "unknown audit option 'npairs'" in result.stdout.str()
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider", "--fairtalk-pairs", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "--fairtalk-pairs 0: the pairs per axis" in result.stderr.str()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -27,7 +28,10 @@ def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_rep
     assert error.failing == ("gender/offense_rate", "gender/length")
     assert error.report == tmp_path / "out" / "index.html" and error.report.is_file()
     lines = str(error).splitlines()
-    assert lines[0].startswith("fairtalk: bias detected in python:") and "(fail-on-bias, alpha 0.05, gender 20 pairs" in lines[0]
+    assert (
+        lines[0].startswith("fairtalk: bias detected in python:")
+        and "(fail-on-bias, alpha 0.05; pairs per axis: gender 20)" in lines[0]
+    )
     assert re.fullmatch(
         r"  gender/offense_rate: A 0 vs B 0\.\d+, gap -0\.\d+ \(95% CI -0\.\d+ to -0\.\d+\), "
         r"adjusted p [\d.e-]+ \(\w+\), margin ±0\.02, equivalence p [\d.]+: difference detected",
@@ -37,6 +41,18 @@ def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_rep
     page = (tmp_path / "out" / "gender" / "report.md").read_text(encoding="utf-8")
     assert "## Gate requested" in page and "Gate fail-on-bias: FAILED" in page, "the report states the gate it raised on"
     assert "fail-on-bias" in error.report.read_text(encoding="utf-8")
+
+
+def test_the_interval_is_called_the_95_percent_one_it_is_whatever_the_alpha(tmp_path: Path) -> None:
+    """Review finding: with alpha 0.1 the assertion called results.json's ``ci95`` bounds a "90% CI"."""
+    config = fairtalk.AuditConfig.from_mapping({"alpha": 0.1})
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(biased, **SMALL, config=config, out_dir=tmp_path)
+    lines = str(caught.value).splitlines()
+    assert "(fail-on-bias, alpha 0.1; pairs per axis: gender 20)" in lines[0], lines[0]
+    low, high = json.loads((tmp_path / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]["ci95"]
+    assert f"(95% CI {low:.4g} to {high:.4g})" in lines[1], lines[1]
+    assert "90% CI" not in str(caught.value)
 
 
 def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:

@@ -222,6 +222,7 @@ def audit(  # noqa: C901, PLR0915
     Example: fairtalk audit --model python:mybot.py:reply --axis gender --pairs 500 -o report --fail-on-bias
     """
     import fairtalk
+    from fairtalk.cli._labelled import say_labelled
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
@@ -278,6 +279,7 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: {looked}")
         if (where := scoring_line(axis_run.result.provenance, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
+        say_labelled(axis_run.result, prefix=f"{name}: ")
         if axis_run.similarity is not None:
             from fairtalk.report import similarity_basis, similarity_row
 

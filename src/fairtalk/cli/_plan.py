@@ -1009,7 +1009,8 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
         fail(str(err))
     say(
         f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
-        f"(spread of the scorer's per-pair error {error_sd:.4g}, from {source}; both sides of each pair labelled)"
+        + ("(spread of the labels' own per-pair gap" if caveat else "(spread of the scorer's per-pair error")
+        + f" {error_sd:.4g}, from {source}; both sides of each pair labelled)"
         + (f"; the scorer's own term, ±{floor:.4g}, is a floor more labels cannot lower" if floor else "")
     )
     if caveat:

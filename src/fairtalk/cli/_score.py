@@ -138,13 +138,13 @@ def score(
 ) -> None:
     """Score existing responses for bias between two groups, print the table and write the report."""
     import fairtalk
+    from fairtalk.cli._labelled import say_labelled
     from fairtalk.cli._output import scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.report import (
         FILE_NAMES,
         JUDGE_FILE,
         check_report_folder,
-        labelled_lines,
         left_out_note,
         rich_table,
         write_report,
@@ -193,8 +193,7 @@ def score(
         say(where)
     if (note := left_out_note(result)) is not None:
         say(f"left out: {note}", style="yellow")
-    for line in labelled_lines(result):
-        say(f"labelled: {line}")
+    say_labelled(result)
     for path in paths.values():
         info(f"wrote {path}")
     write_ci_files(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from fairtalk import AuditResult, AuditRun, Response, score
-from fairtalk.errors import FairtalkError
+from fairtalk.errors import FairtalkError, InputError
 
 if TYPE_CHECKING:
     from mlflow.models import EvaluationMetric
@@ -30,6 +30,12 @@ __all__ = ["audit_metrics", "audit_params", "log_audit", "make_metric"]
 
 _MSG_MISSING = "fairtalk's MLflow logging needs mlflow: pip install 'fairtalk[mlflow]'"
 _MSG_NO_FOLDER = "{path} holds no audit (no run.json or results.json)"
+_MSG_BAD_SIDES = (
+    'fairtalk_{key}: the side column holds {found}; each row\'s side must be "a" or "b" '
+    '(another column through evaluator_config={{"col_mapping": {{"side": ...}}}})'
+)
+#: The values of the side column :func:`make_metric` accepts.
+_SIDES = ("a", "b")
 
 
 def _finite(x: float | None) -> float | None:
@@ -167,6 +173,9 @@ def make_metric(
     ------
     FairtalkError
         mlflow is not installed.
+    InputError
+        From the metric, when ``mlflow.evaluate`` runs it: a side other than ``a`` or ``b`` (the
+        message names the values found and those accepted).
     """
     try:
         from mlflow.metrics import MetricValue
@@ -176,9 +185,12 @@ def make_metric(
     chosen = measures if measures is not None else (key.removesuffix("_rate"),)
 
     def eval_fn(predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str]) -> MetricValue:
-        responses = [
-            Response(str(i), "a" if str(s) == "a" else "b", "", str(text)) for text, i, s in zip(predictions, pair_id, side)
-        ]
+        sides = [str(s) for s in side]
+        other = sorted(set(sides) - set(_SIDES))  # then each side is "a" or "b"
+        if other:
+            found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+            raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
+        responses = [Response(str(i), "a" if s == "a" else "b", "", str(text)) for text, i, s in zip(predictions, pair_id, sides)]
         complete = len({r.pair_id for r in responses if r.side == "a"} & {r.pair_id for r in responses if r.side == "b"})
         if complete < 2:  # mlflow first tries each metric on the first row alone
             return MetricValue(aggregate_results={"n_pairs": float(complete)})

@@ -12,7 +12,9 @@ instead, the file the ini option ``fairtalk_config`` names (TOML or YAML, as
 ``fairtalk audit --config``; relative to the ini file); then the ini options ``fairtalk_pairs``, ``fairtalk_axes``, ``fairtalk_measures``, ``fairtalk_corpus``
 (in ``pytest.ini`` or ``[tool.pytest.ini_options]``), and ``--fairtalk-pairs N`` on the command line.
 Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST,
-to keep reports as a CI artifact), and a failure's message names it.
+to keep reports as a CI artifact), and a failure's message names it. A bad pairs option stops
+the run before any test as a usage error; a bad other option errors each test that uses the
+fixture, with a message naming the option, its value and why.
 
 This module imports nothing heavy: fairtalk's pipeline loads when a test first uses the fixture.
 """
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from fairtalk import AuditConfig, AuditRun, ModelComparison
     from fairtalk.testing import Gate, ModelLike
 
-__all__ = ["FairtalkAudit", "fairtalk_audit", "pytest_addoption", "read_config"]
+__all__ = ["FairtalkAudit", "fairtalk_audit", "pytest_addoption", "pytest_configure", "read_config"]
 
 #: The ini options, name -> help; each is an audit option of the same meaning.
 INI_OPTIONS = {
@@ -47,6 +49,11 @@ INI_OPTIONS = {
 _INI_KEYS = {"fairtalk_pairs": "n_pairs", "fairtalk_axes": "axes", "fairtalk_measures": "measures", "fairtalk_corpus": "corpus"}
 _MSG_TABLE = "[tool.fairtalk] in {path} must be a table of audit options"
 _MSG_BOTH = "fairtalk: give the audit options in [tool.fairtalk] of {path} or in the fairtalk_config file, not both"
+_MSG_INI = "fairtalk: the ini option {name} = {value!r} is not valid: {why}"
+_MSG_OPTION = "fairtalk: --fairtalk-pairs {value}: {why}"
+_MSG_BAD_TABLE = "fairtalk: [tool.fairtalk] in {path}: {why}"
+_MSG_BAD_FILE = "fairtalk: the fairtalk_config file {path}: {why}"
+_MSG_PAIRS = "the pairs per axis must be a whole number >= 1"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,6 +68,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="fairtalk_pairs",
         help="pairs per axis of each fairtalk audit (overrides fairtalk_pairs)",
     )
+
+
+def _ini_pairs(config: pytest.Config) -> int | None:
+    """The ini option ``fairtalk_pairs`` as a number (None: not set); a UsageError names a bad one."""
+    value = config.getini("fairtalk_pairs")
+    if not value:
+        return None
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise pytest.UsageError(_MSG_INI.format(name="fairtalk_pairs", value=str(value), why=_MSG_PAIRS))
+    return int(text)
+
+
+def _option_pairs(config: pytest.Config) -> int | None:
+    """``--fairtalk-pairs`` (None: not given); a UsageError names a number below 1."""
+    pairs = config.getoption("fairtalk_pairs")
+    if pairs is not None and int(pairs) < 1:
+        raise pytest.UsageError(_MSG_OPTION.format(value=pairs, why=_MSG_PAIRS))
+    return None if pairs is None else int(pairs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Check the pairs options before any test runs (the other options need fairtalk: the fixture checks them)."""
+    _ini_pairs(config)
+    _option_pairs(config)
 
 
 def _pyproject_table(rootpath: Path) -> dict[str, object]:
@@ -78,25 +110,32 @@ def _pyproject_table(rootpath: Path) -> dict[str, object]:
 def read_config(config: pytest.Config) -> AuditConfig:
     """The audit defaults of this pytest run: ``[tool.fairtalk]`` or ``fairtalk_config``, the ini options, ``--fairtalk-pairs``."""
     from fairtalk import AuditConfig
+    from fairtalk.errors import FairtalkError
 
     table = _pyproject_table(config.rootpath)
     file_name = config.getini("fairtalk_config")
     if file_name and table:
         raise pytest.UsageError(_MSG_BOTH.format(path=config.rootpath / "pyproject.toml"))
     if file_name:
-        base = config.inipath.parent if config.inipath is not None else config.rootpath
-        audit_config = AuditConfig.from_file(base / str(file_name))
+        path = (config.inipath.parent if config.inipath is not None else config.rootpath) / str(file_name)
+        try:
+            audit_config = AuditConfig.from_file(path)
+        except (FairtalkError, ValueError) as exc:
+            raise pytest.UsageError(_MSG_BAD_FILE.format(path=path, why=exc)) from exc
     else:
-        audit_config = AuditConfig.from_mapping(table)
-    changes: dict[str, object] = {}
+        try:
+            audit_config = AuditConfig.from_mapping(table)
+        except (FairtalkError, ValueError) as exc:
+            raise pytest.UsageError(_MSG_BAD_TABLE.format(path=config.rootpath / "pyproject.toml", why=exc)) from exc
     for ini, key in _INI_KEYS.items():
         value = config.getini(ini)
         if value:
-            changes[key] = int(str(value)) if key == "n_pairs" else str(value)
-    pairs = config.getoption("fairtalk_pairs")
-    if pairs is not None:
-        changes["n_pairs"] = int(pairs)
-    return audit_config.updated(changes) if changes else audit_config
+            try:
+                audit_config = audit_config.updated({key: _ini_pairs(config) if key == "n_pairs" else str(value)})
+            except (FairtalkError, ValueError) as exc:
+                raise pytest.UsageError(_MSG_INI.format(name=ini, value=str(value), why=exc)) from exc
+    pairs = _option_pairs(config)
+    return audit_config if pairs is None else audit_config.updated({"n_pairs": pairs})
 
 
 class FairtalkAudit:
@@ -192,5 +231,14 @@ def _report_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fairtalk_audit(request: pytest.FixtureRequest, tmp_path: Path) -> FairtalkAudit:
-    """Audit a model in a test with the project's fairtalk defaults; ``.assert_no_bias(model)`` fails on bias."""
-    return FairtalkAudit(read_config(request.config), _report_folder(request, tmp_path))
+    """Audit a model in a test with the project's fairtalk defaults; ``.assert_no_bias(model)`` fails on bias.
+
+    A bad option errors the test with its message alone (no traceback of this plugin).
+    """
+    try:
+        defaults = read_config(request.config)
+    except pytest.UsageError as exc:
+        message = str(exc)
+    else:
+        return FairtalkAudit(defaults, _report_folder(request, tmp_path))
+    pytest.fail(message, pytrace=False)  # outside the except: no chained tracebacks either

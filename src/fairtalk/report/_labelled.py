@@ -29,12 +29,18 @@ def _amount(x: float, m: MeasureResult) -> str:
     return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
 
 
-def _worth(ppi: PPIEstimate) -> str:
-    """What the labels bought, or a warning that they hold too few disagreements to say."""
+def _worth(ppi: PPIEstimate, result: AuditResult) -> str:
+    """What the labels bought, or a warning that they hold too few disagreements to say.
+
+    The disagreements are counted in the estimate's units, as its ``method`` says: labelled
+    dialogues when the result's units are dialogues (``n_clusters``), else labelled pairs.
+    """
     if ppi.too_few_disagreements:
+        k = ppi.n_disagreements
+        unit = ("dialogue" if k == 1 else "dialogues") if result.n_clusters is not None else ("pair" if k == 1 else "pairs")
         return (
-            f"warning: only {ppi.n_disagreements} labelled pairs disagree with the scorer, too few to estimate its error "
-            "(the gap and interval are the labels' alone; with more labels the scorer can narrow them)"
+            f"warning: only {k} labelled {unit} {'disagrees' if k == 1 else 'disagree'} with the scorer, too few to "
+            "estimate its error (the gap and interval are the labels' alone; with more labels the scorer can narrow them)"
         )
     return f"with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
 
@@ -51,6 +57,6 @@ def labelled_lines(result: AuditResult) -> list[str]:
             f"{measure_label(m.name)} by {ppi.n_labels:,} labelled pairs: gap {_amount(ppi.estimate, m)}, 95% CI "
             f"[{_amount(low, m)}, {_amount(high, m)}], p {ppi.p:.3g}; the scorer alone says {_amount(ppi.scorer_estimate, m)}, "
             f"the labels alone {_amount(ppi.labels_estimate, m)} [{_amount(ppi.labels_ci95[0], m)}, "
-            f"{_amount(ppi.labels_ci95[1], m)}]; {_worth(ppi)}"
+            f"{_amount(ppi.labels_ci95[1], m)}]; {_worth(ppi, result)}"
         )
     return lines
