@@ -89,6 +89,9 @@ def test_one_sided_losses_fail_on_bias_too(tmp_path: Path) -> None:
     code, output = _audit(tmp_path, "one_side", "out", "--fail-on-bias")
     assert code == 1, output
     assert "the sides' losses differ (McNemar p" in output
+    # the headline does not call the run clean while answers of one side were lost (review finding)
+    assert "no difference detected on any axis" not in output
+    assert "on the pairs answered on both sides only: answers were lost on gender" in " ".join(output.split())
 
 
 def test_rare_balanced_failures_pass_where_the_constant_bot_passes(tmp_path: Path) -> None:

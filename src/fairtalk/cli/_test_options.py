@@ -150,7 +150,14 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
             )
     if any(detected.values()):
         return
-    if any(secondary.values()):
+    lost = [f"{name} {r.losses.describe()}" for name, r in results.items() if r.losses is not None and r.losses.n_lost]
+    if lost:  # the measures saw only the pairs answered on both sides: no difference there is not a clean bill
+        say(
+            f"no difference detected in the measures at adjusted p < {alpha:g}, on the pairs answered on both "
+            f"sides only: answers were lost on {'; '.join(lost)} (the gates check the losses too)",
+            style="yellow",
+        )
+    elif any(secondary.values()):
         say(
             f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
             style="yellow",
