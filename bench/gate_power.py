@@ -233,7 +233,7 @@ def _corpus_conditional_rows(rows: list[_GateRow], args: argparse.Namespace, rng
     for row in rows:
         if row.kind != "corpus" or row.margin is None or (wanted and row.key not in wanted):
             continue
-        planned = {flag: _gate_need(replace(row, relative_margin=flag), ALPHA, POWER, identical)[0] for flag in (True, False)}
+        planned = {flag: _gate_need(replace(row, relative_margin=flag), ALPHA, POWER)[0] for flag in (True, False)}
         for n in sizes or sorted({p for p in planned.values() if p is not None}):
             start = time.process_time()
             default, se_d, fixed, se_f, ratio = _corpus_conditional(row.key, float(row.margin), n, args.runs, rng, answers)
@@ -260,7 +260,7 @@ def _corpus_table(rows: list[_GateRow], args: argparse.Namespace, rng: np.random
     for row in rows:
         if row.kind != "corpus" or (wanted and row.key not in wanted):
             continue
-        planned, line = _gate_need(row, ALPHA, POWER, identical)
+        planned, line = _gate_need(row, ALPHA, POWER)
         if planned is None or row.margin is None:
             print(f"| {row.key} | {line.strip()} | | | | | | | |")
             continue
@@ -306,7 +306,7 @@ def main() -> None:
     for row in [] if args.corpus_only else rows:
         if row.kind not in ("rate", "count") or (wanted and row.key not in wanted):
             continue
-        n, line = _gate_need(row, ALPHA, POWER, identical)
+        n, line = _gate_need(row, ALPHA, POWER)
         if n is None or not row.sd:
             print(f"| {row.key} | {row.kind} | {line.strip()} | | | | |")
             continue

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 import fairtalk
+import fairtalk.stats
 from fairtalk.cli import EXIT_INTERNAL, main
 
 
@@ -14,7 +15,7 @@ def test_an_unexpected_error_exits_3_with_a_message(monkeypatch, capsys) -> None
     def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise RuntimeError("something nobody expected")
 
-    monkeypatch.setattr(fairtalk, "pairs_needed", broken, raising=False)
+    monkeypatch.setattr(fairtalk.stats, "pairs_to_detect", broken)  # what `plan --measure` sizes with
     monkeypatch.setattr(sys, "argv", ["fairtalk", "plan", "--measure", "x", "--effect", "0.1", "--sd", "1"])
     monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
     with pytest.raises(SystemExit) as info:

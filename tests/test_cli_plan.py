@@ -11,6 +11,7 @@ from scipy.stats import norm
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
+from fairtalk.stats import PowerBasis, mde
 
 runner = CliRunner()
 
@@ -21,21 +22,100 @@ def _pairs(out: str) -> int:
     return int(match.group(1).replace(",", ""))
 
 
-def test_plan_from_a_rate_matches_the_normal_formula() -> None:
+def _mde(test: str, n: int, *, sd: float = 0.0, q: float = 0.0, units: int | None = None, alpha: float = 0.05) -> float:
+    """The MDE the report prints for a key at ``n`` pairs spread as planned (``fairtalk.stats.mde``)."""
+    if test.startswith("mcnemar"):
+        basis = PowerBasis(test, n=n, discordance=q)
+    else:
+        basis = PowerBasis(test, n=n, se=sd / math.sqrt(n), df=float((units or n) - 1), discordance=q)
+    found = mde(basis, alpha=alpha)
+    assert found is not None
+    return found
+
+
+def test_plan_from_a_rate_is_the_size_at_which_the_reports_mde_reaches_the_effect() -> None:
+    """Review finding: plan used the normal formula the report's MDE dropped; now it inverts the report's own power model."""
     result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--rate", "0.05"])
     assert result.exit_code == 0, result.output
-    sd = math.sqrt(2 * 0.05 * 0.95)
-    expected = math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * sd / 0.01) ** 2)
-    assert _pairs(result.output) == expected
+    n, q = _pairs(result.output), 2 * 0.05 * 0.95
+    assert _mde("mcnemar_exact", n, q=q) <= 0.01 < _mde("mcnemar_exact", n - 1, q=q)
+    sd = math.sqrt(q)
+    assert n > math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * sd / 0.01) ** 2)  # the normal formula under-powers
 
 
-def test_plan_divides_alpha_by_the_family_and_scales_by_the_design_effect() -> None:
+def test_plan_for_a_count_inverts_the_noncentral_t_and_divides_alpha_by_the_family() -> None:
     base = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5"]).output)
+    assert _mde("mean", base, sd=5) <= 0.5 < _mde("mean", base - 1, sd=5)
     family = _pairs(runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5", "--tests", "10"]).output)
+    assert family > base and _mde("mean", family, sd=5, alpha=0.005) <= 0.5
     clustered = _pairs(
         runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.5", "--sd", "5", "--design-effect", "2"]).output
     )
-    assert family > base and clustered in (2 * base - 1, 2 * base)
+    assert _mde("mean", clustered, sd=5 * math.sqrt(2)) <= 0.5 < _mde("mean", clustered - 1, sd=5 * math.sqrt(2))
+
+
+def _clustered_pilot(tmp_path, design_effect: float) -> str:  # noqa: ANN001
+    """A clustered pilot on the built-in gender corpus: offense_rate 0 against 0.04 on 200 pairs in 94 dialogues."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+
+    results = tmp_path / f"results-{design_effect}.json"
+    row = {"kind": "rate", "a": 0.0, "b": 0.04, "sd_difference": 0.19645, "design_effect": design_effect, "mde": 0.061}
+    data = {
+        "n_pairs": 200,
+        "n_clusters": 94,
+        "corpus_dialogue_sizes": [list(size) for size in BUILTIN_GENDER_DIALOGUE_SIZES],
+        "alpha": 0.05,
+        "family_size": 1,
+        "measures": {"offense_rate": row},
+    }
+    results.write_text(json.dumps(data))
+    return str(results)
+
+
+def test_plan_reads_an_earlier_clustered_audit_and_floors_its_design_effect_at_one(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: a pilot's design effect 0.88 was planned as is (122 pairs for 0.05, where the audit's MDE was 0.09)."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+    from fairtalk.stats import spanned_dialogues
+
+    args = ["plan", "--measure", "offense_rate", "--effect", "0.05", "--results"]
+    below = runner.invoke(app, [*args, _clustered_pilot(tmp_path, 0.88)])
+    assert below.exit_code == 0, below.output
+    n = _pairs(below.output)
+    assert _pairs(runner.invoke(app, [*args, _clustered_pilot(tmp_path, 1.0)]).output) == n
+    assert "design effect 0.88, planned as 1" in " ".join(below.output.split())
+    assert "earlier audit had 200 pairs; its minimum detectable effect was 0.061" in below.output
+    q = 0.19645**2 * 199 / 200 + 0.04**2
+    units = spanned_dialogues(n, BUILTIN_GENDER_DIALOGUE_SIZES)
+    assert _mde("rate_mean", n, sd=0.19645, q=q, units=units) <= 0.05 < _mde("rate_mean", n - 1, sd=0.19645, q=q, units=units)
+    assert n > 200  # the pilot's own MDE at 200 pairs was 0.061
+
+
+@pytest.mark.parametrize(
+    ("args", "least"),
+    [
+        (["--measure", "length", "--effect", "100", "--sd", "1"], 6),  # the t says 2 pairs; exact sign flips need 6
+        (["--measure", "offense_rate", "--effect", "0.9", "--rate", "0.01"], 6),  # McNemar: 6 one-way pairs
+        (["--measure", "offense_rate", "--effect", "0.9", "--rate", "0.01", "--design-effect", "1.5"], 6),
+    ],
+)
+def test_plan_never_plans_fewer_pairs_than_the_exact_test_rejects_on(args: list[str], least: int) -> None:
+    """Review finding: "5 pairs detect a difference of 0.9", where the audit's exact test cannot reject on 5."""
+    result = runner.invoke(app, ["plan", *args])
+    assert result.exit_code == 0, result.output
+    assert _pairs(result.output) >= least
+
+
+@pytest.mark.parametrize("effect", ["5", "1.5"])
+def test_plan_refuses_a_rate_effect_beyond_one(effect: str) -> None:
+    result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", effect, "--rate", "0.1"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and "must be in (0, 1]" in result.stderr and "Traceback" not in result.output
+
+
+def test_plan_refuses_a_rate_effect_the_power_model_cannot_reach() -> None:
+    result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.9", "--rate", "0.5"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: offense_rate: a difference of 0.9 is more than a rate can grow by")
 
 
 def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
@@ -46,16 +126,17 @@ def test_plan_reads_an_earlier_audit(tmp_path) -> None:  # noqa: ANN001
                 "n_pairs": 1557,
                 "alpha": 0.05,
                 "family_size": 1,
-                "measures": {"offense_rate": {"sd_difference": 0.14, "design_effect": 1.0, "mde": 0.0099}},
+                "measures": {"length": {"sd_difference": 0.14, "design_effect": 1.0, "mde": 0.0099}},
             }
         )
     )
-    result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--results", str(results)])
+    result = runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.01", "--results", str(results)])
     assert result.exit_code == 0, result.output
-    assert _pairs(result.output) == math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * 0.14 / 0.01) ** 2)
+    n = _pairs(result.output)
+    assert _mde("mean", n, sd=0.14) <= 0.01 < _mde("mean", n - 1, sd=0.14)
     assert "earlier audit had 1,557 pairs" in result.output
     missing = runner.invoke(app, ["plan", "--measure", "nope", "--effect", "0.01", "--results", str(results)])
-    assert missing.exit_code == 2 and "has no measure 'nope'; it has: offense_rate" in missing.output
+    assert missing.exit_code == 2 and "has no measure 'nope'; it has: length" in missing.output
 
 
 @pytest.mark.parametrize(
@@ -115,7 +196,9 @@ def test_plan_gate_reads_a_pilot_run(tmp_path) -> None:  # noqa: ANN001
     assert pairs["offense_rate"] > (z * 0.2 / 0.02) ** 2 and "offense_rate (rate): 909 pairs at margin" in result.output
     assert pairs["length"] == pytest.approx(2 * (z * 10 / 1) ** 2, rel=0.01)  # the design effect doubles it
     assert "extra" not in pairs  # secondary: outside the gate
-    assert "flat: no margin" in result.output and "the pilot had 500" in result.output
+    text = " ".join(result.output.split())
+    assert "flat (count): 149 pairs, all answered alike" in text and "--margin" not in text
+    assert "the pilot scored 500 pairs" in text
 
 
 def test_plan_gate_from_a_pilot_without_measures_is_an_error(tmp_path) -> None:  # noqa: ANN001
@@ -212,7 +295,7 @@ def test_plan_gate_does_not_read_a_spread_the_pilot_did_not_record_as_identical_
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "offense_rate: no spread recorded in the pilot (not tested there): cannot plan it" in text
-    assert "refusal_rate: identical on every pair: 149 units, pairs or dialogues as the audit counts them" in text
+    assert "refusal_rate (rate): 149 pairs, all answered alike" in text
 
 
 def test_plan_gate_says_when_the_pilot_itself_differs_beyond_the_margin_and_when_a_design_effect_is_floored(
@@ -290,3 +373,93 @@ def test_plan_gate_plans_lost_pairs_by_dialogue_where_the_pilot_tallied_them(tmp
     deff = re.search(r"pairs_lost_by_side \(rate\):.*?design effect ([\d.]+)", " ".join(clustered.output.split()))
     assert deff is not None and float(deff.group(1)) > 5  # whole dialogues lost: about the pairs per dialogue
     assert _gate_pairs(clustered.output)["pairs_lost_by_side"] > _gate_pairs(pairs_only.output)["pairs_lost_by_side"]
+
+
+# --- identical answers: the bound counts dialogues where the audit clusters (review finding) --------------------------
+
+
+def _identical_pilot(tmp_path, **extra: object) -> str:  # noqa: ANN001
+    """A pilot whose answers were identical on both sides of all 600 pairs, in 153 dialogues of the built-in corpus."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+
+    alike = {"sd_difference": 0.0, "a": 0.0, "b": 0.0, "primary": True, "verdict": "equivalent"}
+    measures = {
+        "offense_rate": {**alike, "kind": "rate", "equivalence_margin": 0.02},
+        "career_words": {**alike, "kind": "count", "equivalence_margin": None},  # scores that do not vary: no margin
+        "distinct_1": {**alike, "kind": "corpus", "sd_difference": None, "ci95": [None, None], "equivalence_margin": None},
+    }
+    data = {
+        "n_pairs": 600,
+        "n_clusters": 153,
+        "corpus_dialogue_sizes": [list(size) for size in BUILTIN_GENDER_DIALOGUE_SIZES],
+        "corpus_differing_pairs": 0,
+        "alpha": 0.05,
+        "measures": measures,
+        **extra,
+    }
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(data))
+    return str(results)
+
+
+def test_plan_gate_converts_the_identical_answers_dialogues_to_pairs(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: plan said 149 pairs, but the bound counts 149 dialogues (an audit at 149 pairs spans 83 and fails)."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+    from fairtalk.stats import expected_clusters, pairs_spanning
+
+    result = runner.invoke(app, ["plan", "--gate", "--results", _identical_pilot(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    n = pairs_spanning(149, cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES)
+    assert expected_clusters(n, BUILTIN_GENDER_DIALOGUE_SIZES) >= 149 > expected_clusters(149, BUILTIN_GENDER_DIALOGUE_SIZES)
+    for key, kind in (("offense_rate", "rate"), ("career_words", "count"), ("distinct_1", "corpus")):
+        assert f"{key} ({kind}): 149 dialogues (about {n:,} pairs: a sample of the corpus' 1,470 pairs spans" in text
+    assert f"the gate needs at least {n:,} pairs" in text and n > 500
+    assert "--margin" not in text and "no margin" not in text  # plan has no --margin: it never points to one
+    assert f"a sample of about {n:,} pairs of the pilot's corpus spans 149 dialogues" in text
+
+
+def test_plan_gate_converts_dialogues_at_the_pilots_pairs_per_dialogue_without_its_sizes(tmp_path) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["plan", "--gate", "--results", _identical_pilot(tmp_path, corpus_dialogue_sizes=None)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    n = math.ceil(149 * 600 / 153)
+    assert f"offense_rate (rate): 149 dialogues (about {n:,} pairs, at the pilot's 3.92 pairs per dialogue)" in text
+    assert f"the gate needs at least {n:,} pairs" in text
+
+
+def test_plan_gate_bounds_an_identical_count_below_its_own_share(tmp_path) -> None:  # noqa: ANN001
+    """A count whose scores vary, identical on every pair, is bounded below margin / range: read off the pilot's p."""
+    results = tmp_path / "results.json"
+    row = {"kind": "count", "sd_difference": 0.0, "equivalence_margin": 0.1, "p_equivalence": 0.99**100, "primary": True}
+    results.write_text(json.dumps({"n_pairs": 100, "alpha": 0.05, "measures": {"length": row}}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    assert "length (count): 299 pairs, all answered alike" in " ".join(result.output.split())  # (1 - 0.01)^299 < 0.05
+
+
+def test_plan_gate_names_the_pairs_a_pilot_scored_and_asked(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: a pilot that asked 200 pairs and lost 180 "had 20"."""
+    results = tmp_path / "results.json"
+    row = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 1.0, "primary": True}
+    summary = {"n_pairs": 20, "n_pairs_with_errors": 180, "n_lost_b_only": 179, "n_lost_both": 1}
+    results.write_text(json.dumps({"n_pairs": 20, "alpha": 0.05, "measures": {"length": row}, "input_summary": summary}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    assert "the pilot scored 20 of the 200 pairs it asked (180 lost on a side)" in " ".join(result.output.split())
+
+
+def test_plan_results_given_a_folder_says_so_once_and_names_its_results(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: "cannot read a3: cannot read a3 (Is a directory)"."""
+    (tmp_path / "gender").mkdir()
+    (tmp_path / "gender" / "results.json").write_text("{}")
+    for args in (["--gate"], ["--measure", "length", "--effect", "1"]):
+        result = runner.invoke(app, ["plan", *args, "--results", str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        err = " ".join(result.stderr.split())
+        assert err.startswith(f"error: {tmp_path} is a folder; --results takes a results.json file"), err
+        assert f"it holds {tmp_path / 'gender' / 'results.json'}" in err and err.count("cannot read") == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(empty)])
+    assert result.exit_code == 2 and "is a folder" in result.stderr and "it holds" not in result.stderr

@@ -18,6 +18,9 @@ _MSG_NO_SPREAD = (
     "--sd SD, or for a rate --rate P (its expected rate on each side)"
 )
 _MSG_RESULTS = "cannot read {path}: {reason}"
+_MSG_RESULTS_FOLDER = "{path} is a folder; --results takes a results.json file (an audit's OUTPUT/AXIS/results.json){hint}"
+#: The most results.json files a folder given as --results is said to hold.
+_FOLDER_SHOWN = 5
 #: ``--results`` given another command's result file: say which, and what plan reads.
 _MSG_OTHER_RESULTS = (
     "{path} is {what}; --results takes the results.json of an audit's axis (OUTPUT/AXIS/results.json) or of "
@@ -36,6 +39,10 @@ _MSG_NO_PILOT_MEASURES = (
 _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
 _MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
+_MSG_RATE_EFFECT = (
+    "--effect for {name!r}, a rate, is a difference of shares of responses and must be in (0, 1] "
+    "(0.05 = five points), got {effect!r}"
+)
 _MSG_NO_PPI = "{path} has no labelled estimate of {name!r}: run score --gold FILE first, or give --sd"
 _MSG_NO_ERROR_SPREAD = (
     "say how much the scorer's per-pair error varies: --results FILE of a run with --gold, or --sd SD "
@@ -74,6 +81,11 @@ _MSG_NO_PILOT_SPREAD = (
     "  {key}: no spread recorded in the pilot (not tested there): cannot plan it; give --results of a run that tested it"
 )
 _MSG_BEYOND = "  {key}: beyond any audit ({reason})"
+#: A key the pilot gave no margin although its pairs differ: the audit's --margin sets one (plan has none to give).
+_MSG_NO_MARGIN = (
+    "  {key}: no margin in the pilot (the audit gives none where the scores do not vary): cannot plan it; "
+    "rerun the pilot with the audit's --margin {key}=VALUE"
+)
 _MSG_GATE_OR_EFFECT = "give --measure and --effect (pairs to detect a difference), or --gate (pairs to show equivalence)"
 #: The gate's spreads when no --results is given: the bare audit (builtin:minilm-retrieval on builtin:chitchat,
 #: gender, 1,470 pairs in 206 dialogues). key -> (kind, sd of A - B, default margin, design effect).
@@ -219,6 +231,7 @@ class _GateRow:
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
     pilot_gap: float | None = None  # the pilot's gap A - B, where it detected a difference beyond the margin
     curve: tuple[tuple[int, float, float, float, float], ...] = ()  # a corpus key's ratios on the pilot's answers
+    identical_share: float | None = None  # the differing share the identical-answers bound must show below (None: 2%)
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -234,6 +247,7 @@ def _read_results(path: str) -> dict[str, Any]:
     """An earlier audit's ``results.json``, read as hostile input (too large, not JSON, another version, a bad field: exit 2)."""
     from fairtalk.results import read_result_file
 
+    _check_not_folder(path)
     try:
         return read_result_file(path, "planning")
     except InputError as err:
@@ -243,6 +257,22 @@ def _read_results(path: str) -> dict[str, Any]:
             if other is None
             else _MSG_OTHER_RESULTS.format(path=path, what=other)
         )
+
+
+def _check_not_folder(path: str) -> None:
+    """Exit 2 for a folder given as --results, naming the results.json files in it (OUTPUT/AXIS/results.json)."""
+    from pathlib import Path
+
+    folder = Path(path)
+    if not folder.is_dir():
+        return
+    found = [str(folder / "results.json")] if (folder / "results.json").is_file() else []
+    try:
+        found += sorted(str(p) for p in folder.glob("*/results.json") if p.is_file())
+    except OSError:  # an unreadable folder: nothing to suggest
+        pass
+    shown = ", ".join(found[:_FOLDER_SHOWN]) + (f" (and {len(found) - _FOLDER_SHOWN} more)" if len(found) > _FOLDER_SHOWN else "")
+    fail(_MSG_RESULTS_FOLDER.format(path=path, hint=f"; it holds {shown}" if found else ""))
 
 
 def _other_results(path: str) -> str | None:
@@ -256,8 +286,10 @@ def _other_results(path: str) -> str | None:
     return next((what for test, what in _OTHER_RESULTS if test(data)), None)
 
 
-def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], str, int | None]:
-    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's n.
+def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], str, tuple[int, int] | None]:
+    """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's pairs.
+
+    The pilot's pairs are those it scored and those it asked (more where pairs were lost on a side).
 
     A pilot's corpus keys get their scaling fitted on its answers where they lie beside its results.json
     (:func:`_with_pilot_scaling`); where they came from then says how, or why not.
@@ -327,10 +359,12 @@ def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], s
                     relative_margin=key not in given_margins,
                     differing=differing,
                     differing_whose="the pilot's",
+                    pairs_per_unit=per_unit,
                 )
             )
         else:
-            out.append(_GateRow(key, kind, sd, margin, deff, pilot_gap=gap))
+            share = _identical_share(row, margin, n_clusters if clustered else n_pairs)
+            out.append(_GateRow(key, kind, sd, margin, deff, None, None, per_unit, sizes, pilot_gap=gap, identical_share=share))
     if not out:
         fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
     losses = _loss_row(data, n_pairs, sizes if clustered else ())
@@ -338,7 +372,34 @@ def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], s
         out.append(losses)
     out, fit = _with_pilot_scaling(out, path, data, n_pairs, alpha)
     source = f"the pilot run {path} ({n_pairs or '?'} pairs): its spreads, margins and design effects"
-    return out, source + (f"; {fit}" if fit else ""), n_pairs
+    pilot = (n_pairs, _pairs_asked(data, n_pairs)) if n_pairs else None
+    return out, source + (f"; {fit}" if fit else ""), pilot
+
+
+def _pairs_asked(data: Mapping[str, Any], n_pairs: int) -> int:
+    """The pairs a pilot asked: those it scored and those it lost on a side (as the gates count them)."""
+    from fairtalk.results import PairLosses
+
+    summary = data.get("input_summary")
+    try:
+        losses = PairLosses.from_summary(summary, n_pairs) if isinstance(summary, Mapping) else None
+    except (TypeError, ValueError):  # a hand-edited summary: the pairs scored
+        return n_pairs
+    return max(n_pairs, losses.n_asked) if losses is not None else n_pairs
+
+
+def _identical_share(row: Mapping[str, Any], margin: Any, n_units: Any) -> float | None:
+    """The differing share a count key identical on every pilot pair was bounded below (None: the default, 2%).
+
+    The audit bounds it below ``margin / range`` of the scores where they vary, and the pilot's results.json
+    keeps no range: its p of the bound on ``n_units`` identical units, ``(1 - s)^n_units``, gives ``s``.
+    """
+    p = row.get("p_equivalence")
+    if margin is None or not isinstance(n_units, int) or isinstance(n_units, bool) or n_units < 1:
+        return None
+    if not isinstance(p, int | float) or isinstance(p, bool) or not 0 <= p < 1:
+        return None
+    return 1.0 if p == 0 else 1.0 - float(p) ** (1 / n_units)
 
 
 def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[int, int], ...]) -> _GateRow | None:
@@ -661,11 +722,10 @@ def _dialogues(n: int, row: _GateRow) -> str:
     )
 
 
-def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tuple[int | None, str]:
+def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
     """The pairs one primary measure needs for the gate (None: cannot plan it), and the line that says so."""
     from fairtalk.stats import (
         FEW_DISCORDANT,
-        IDENTICAL_SHARE,
         POWER_TOLERANCE,
         pairs_for_equivalence,
         pairs_for_rate_equivalence,
@@ -673,17 +733,14 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     )
 
     key, kind, sd, margin = row.key, row.kind, row.sd, row.margin
-    if kind == "corpus" and (unspread := _corpus_without_spread(row, identical)) is not None:
+    if kind == "corpus" and (unspread := _corpus_without_spread(row, alpha, power)) is not None:
         return unspread
+    if sd == 0:  # the audit decides it by the identical-answers bound, whatever its margin (none where scores do not vary)
+        return _identical_need(row, alpha, power)
     if margin is None or not margin > 0:
-        return None, f"  {key}: no margin (its scores do not vary); give one with --margin {key}=VALUE"
+        return None, _MSG_NO_MARGIN.format(key=key)
     if sd is None or not math.isfinite(sd):
         return None, _MSG_NO_PILOT_SPREAD.format(key=key)
-    if sd == 0:
-        return identical, (
-            f"  {key}: identical on every pair: {identical:,} units, pairs or dialogues as the audit counts them "
-            f"(the differing share bounded below {IDENTICAL_SHARE:.0%})"
-        )
     if kind == "corpus" and key in CORPUS_SCALING and row.pilot_pairs:
         return _corpus_need(row, alpha, power)
     rated = kind == "rate" and row.discordance is not None and 0 < row.discordance < 1
@@ -745,25 +802,57 @@ def _gate_need(row: _GateRow, alpha: float, power: float, identical: int) -> tup
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
 
 
-def _corpus_without_spread(row: _GateRow, identical: int) -> tuple[int | None, str] | None:
+def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = False) -> tuple[int | None, str]:
+    """A key identical on every pair of the pilot: the units the audit's identical-answers bound needs, and their pairs.
+
+    The bound counts units (dialogues where the audit clusters, else pairs): ``identical_units_needed`` of the
+    share the key is bounded below (a rate's margin; a count's margin over its scores' range, else 2%). Where the
+    audit clusters they become pairs as a rate's dialogues do: those a sample of the corpus spans with ``power``,
+    else the pilot's pairs per dialogue.
+    """
+    from fairtalk.stats import IDENTICAL_SHARE, identical_units_needed, pairs_spanning
+
+    share = row.identical_share or IDENTICAL_SHARE
+    if row.kind == "rate" and row.margin is not None and row.margin > 0:
+        share = float(row.margin)
+    units = identical_units_needed(alpha=alpha, margin=share, max_difference=1.0)
+    try:
+        n = pairs_spanning(units, power=power, pairs_per_unit=row.pairs_per_unit, cluster_sizes=row.cluster_sizes)
+    except ValueError as err:
+        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+    bound = (
+        f"the pilot answered both sides alike on every pair; the audit's identical-answers bound shows the share of "
+        f"{{units}} that could differ below {100 * share:.3g}%" + (", whatever the margin" if corpus else "")
+    )
+    if row.cluster_sizes:
+        total = sum(m * count for m, count in row.cluster_sizes)
+        size = f"{units:,} dialogues (about {n:,} pairs: a sample of the corpus' {total:,} pairs spans that many with power {power:.0%})"
+        bound = bound.format(units="dialogues")
+    elif row.pairs_per_unit > 1:
+        size = f"{units:,} dialogues (about {n:,} pairs, at the pilot's {row.pairs_per_unit:.3g} pairs per dialogue)"
+        bound = bound.format(units="dialogues")
+    else:
+        size = f"{n:,} pairs"
+        bound = bound.format(units="pairs")
+    line = f"  {row.key} ({row.kind}): {size}, all answered alike ({bound})"
+    if corpus:
+        line += "; if the audited model's answers differ, plan from a pilot where they do"
+    return n, line
+
+
+def _corpus_without_spread(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str] | None:
     """A pilot's corpus key that its permutation test gave no spread: every pair answered alike, or too few differ.
 
     None where neither (or its differing share is not known): planned from its spread. Identical answers pass by
     the audit's bound on the differing share, whatever the margin; too few differing units leave no spread to plan from.
     """
-    from fairtalk.stats import IDENTICAL_SHARE
-
     margin = row.margin
     if row.differing is None or not row.pilot_pairs:
         return None
     if row.differing > 0 and (row.sd is not None or margin is None or not margin > 0):
         return None
     if row.differing == 0:
-        return identical, (
-            f"  {row.key}: identical answers on every pair of the pilot: {identical:,} units, pairs or dialogues as "
-            f"the audit counts them (the differing share bounded below {IDENTICAL_SHARE:.0%}; any margin); if the "
-            "audited model's answers differ, plan from a pilot where they do"
-        )
+        return _identical_need(row, alpha, power, corpus=True)
     differing = round(row.differing * row.pilot_pairs)
     return None, (
         f"  {row.key} (corpus): only {differing:,} of the pilot's {row.pilot_pairs:,} pairs answer the two sides "
@@ -859,10 +948,7 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
 
 def _gate(results: str | None, alpha: float, power: float) -> None:
     """Say how many pairs the equivalence gate needs for each primary measure at its margin."""
-    from fairtalk.stats import IDENTICAL_SHARE
-
-    rows, source, n_pairs = _gate_rows(results, alpha)
-    identical = math.ceil(math.log(alpha) / math.log(1 - IDENTICAL_SHARE))
+    rows, source, pilot = _gate_rows(results, alpha)
     say(
         f"pairs the equivalence gate (--fail-unless-equivalent) needs to pass a fair model with power {power:.0%} "
         f"(TOST at α {alpha:g} per measure; all of them together is an intersection-union test, no correction; "
@@ -871,23 +957,23 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     )
     needs = []
     for row in rows:
-        n, line = _gate_need(row, alpha, power, identical)
+        n, line = _gate_need(row, alpha, power)
         say(line)
         if n is not None:
             needs.append(n)
+    sizes = next((row.cluster_sizes for row in rows if row.cluster_sizes), ())
+    if results is not None and sizes:  # the pilot's own corpus
+        corpus, dialogues = sum(m * count for m, count in sizes), sum(count for _, count in sizes)
+        whose = "the pilot's corpus gives"
+    else:
+        corpus, dialogues, whose = BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES, "the built-in gender axis gives"
     if needs:
         most = max(needs)
-        sizes = next((row.cluster_sizes for row in rows if row.cluster_sizes), ())
-        if results is not None and sizes:  # the pilot's own corpus
-            corpus, dialogues = sum(m * count for m, count in sizes), sum(count for _, count in sizes)
-            whose = "the pilot's corpus gives"
-        else:
-            corpus, dialogues, whose = BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES, "the built-in gender axis gives"
         within = "within" if most <= corpus else "more than"
         say(
             f"the gate needs at least {most:,} pairs (the most any one primary measure needs; with several "
             f"measures near that many, all passing together is less likely than {power:.0%})"
-            + (f"; the pilot had {n_pairs:,}" if n_pairs else "")
+            + _pilot_text(pilot)
             + f"; {within} the {corpus:,} pairs ({dialogues:,} dialogues) {whose}"
         )
     beyond = [row for row in rows if row.pilot_gap is not None]
@@ -897,12 +983,40 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
             + ", ".join(f"{row.key} (gap {_gap_text(row)})" for row in beyond)
             + ": these sizes are for a fair model; a model like the pilot fails the gate there at any size"
         )
-    say(
-        f"identical answers on both sides pass at {identical:,} units or more: pairs, or dialogues where the audit "
-        "clusters by dialogue (the default on a corpus of dialogues; the built-in gender axis holds 147 dialogues in "
-        "500 pairs and 153 in 600)"
-    )
+    pilot_sizes = sizes if results is not None else BUILTIN_GENDER_DIALOGUE_SIZES
+    say(_identical_text(alpha, power, pilot_sizes, results is not None))
     say(f"from {source}")
+
+
+def _pilot_text(pilot: tuple[int, int] | None) -> str:
+    """``; the pilot scored N pairs`` (and of how many asked, where it lost some), or nothing without a pilot."""
+    if pilot is None:
+        return ""
+    scored, asked = pilot
+    if asked > scored:
+        return f"; the pilot scored {scored:,} of the {asked:,} pairs it asked ({asked - scored:,} lost on a side)"
+    return f"; the pilot scored {scored:,} pairs"
+
+
+def _identical_text(alpha: float, power: float, sizes: tuple[tuple[int, int], ...], pilot: bool) -> str:
+    """The closing line on identical answers: the units the bound needs, and the pairs that span them where known."""
+    from fairtalk.stats import IDENTICAL_SHARE, identical_units_needed, pairs_spanning
+
+    units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
+    whose = "the pilot's corpus" if pilot else "the built-in gender axis"
+    text = (
+        f"identical answers on both sides pass at {units:,} units or more: pairs, or dialogues where the audit clusters "
+        "by dialogue (the default on a corpus of dialogues"
+        + ("" if pilot else "; the built-in gender axis holds 147 dialogues in 500 pairs and 153 in 600")
+        + ")"
+    )
+    if not sizes:
+        return text
+    try:
+        n = pairs_spanning(units, power=power, cluster_sizes=sizes)
+    except ValueError:
+        return text
+    return text + f"; a sample of about {n:,} pairs of {whose} spans {units:,} dialogues with power {power:.0%}"
 
 
 def _gap_text(row: _GateRow) -> str:
@@ -946,7 +1060,11 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
     row = rows[measure]
     if not row.get("sd_difference"):
         fail(_MSG_NO_SD.format(path=path, name=measure))
-    return {
+    n_pairs = int(data.get("n_pairs") or 0) or None
+    n_clusters = data.get("n_clusters")
+    clustered = isinstance(n_clusters, int) and not isinstance(n_clusters, bool) and n_clusters > 0
+    manifest = data.get("manifest")
+    known: dict[str, Any] = {
         "sd": float(row["sd_difference"]),
         "deff": float(row.get("design_effect") or 1.0),
         "tests": int(data.get("family_size") or 1),
@@ -954,7 +1072,15 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
         "mde": row.get("mde"),
         "alpha": float(data.get("alpha") or 0.05),
         "kind": row.get("kind"),
+        "clustered": clustered,
+        "binary_test": manifest.get("binary_test") if isinstance(manifest, dict) else None,
     }
+    if row.get("kind") == "rate":
+        known["discordance"] = _discordance(known["sd"], n_pairs, row.get("a"), row.get("b"))
+    if clustered and n_pairs and isinstance(n_clusters, int):
+        known["per_unit"] = max(1.0, n_pairs / n_clusters)
+        known["sizes"] = _dialogue_sizes(data.get("corpus_dialogue_sizes"))
+    return known
 
 
 def _check_size(flag: str, value: float) -> None:
@@ -1100,8 +1226,6 @@ def plan(  # noqa: C901
     ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
-    from fairtalk import pairs_needed
-
     if not 0 < power <= MAX_POWER:
         fail(_MSG_POWER.format(value=power))
     _check_mode(
@@ -1126,25 +1250,29 @@ def plan(  # noqa: C901
         return
     if measure is None or effect is None:
         fail(_MSG_GATE_OR_EFFECT)
+    _detect(measure, effect, results, sd, rate, alpha, power, tests, design_effect)
+
+
+def _detect(
+    measure: str,
+    effect: float,
+    results: str | None,
+    sd: float | None,
+    rate: float | None,
+    alpha: float | None,
+    power: float,
+    tests: int | None,
+    design_effect: float | None,
+) -> None:
+    """``plan --measure K --effect E``: the pairs on which K's own test detects E with ``power`` (the report's MDE, inverted)."""
+    from fairtalk.stats import pairs_to_detect
+
     if not measure.strip():
         fail(_MSG_NO_KEY)
     _check_size("--effect", effect)
-    if sd is not None and rate is not None:
-        fail(_MSG_RATE_AND_SD)
-    known: dict[str, Any] = {}
-    if results is not None:
-        known = _from_results(results, measure)
-    if rate is not None:
-        _check_rate(measure, known.get("kind") if isinstance(known.get("kind"), str) else None)
-    if sd is not None:
-        _check_size("--sd", sd)
-        known["sd"] = sd
-    elif rate is not None:
-        if not 0 < rate < 1:
-            fail(_MSG_RATE.format(rate=rate))
-        known["sd"] = math.sqrt(2 * rate * (1 - rate))
-    if "sd" not in known:
-        fail(_MSG_NO_SPREAD)
+    known, kind = _detect_spread(measure, results, sd, rate)
+    if kind == "rate" and not effect <= 1:
+        fail(_MSG_RATE_EFFECT.format(name=measure, effect=effect))
     level = alpha if alpha is not None else known.get("alpha", 0.05)
     _check_alpha(level)
     family = tests if tests is not None else known.get("tests", 1)
@@ -1153,16 +1281,71 @@ def plan(  # noqa: C901
     deff = design_effect if design_effect is not None else known.get("deff", 1.0)
     if not 0 < deff <= MAX_DESIGN_EFFECT:
         fail(_MSG_DEFF.format(high=MAX_DESIGN_EFFECT, value=deff))
+    test, discordance, how = _detect_test(kind, known, deff)
     try:
-        needed = pairs_needed(effect, known["sd"], alpha=level / family, power=power, design_effect=deff)
+        needed = pairs_to_detect(
+            effect,
+            known["sd"],
+            test=test,
+            alpha=level / family,
+            power=power,
+            discordance=discordance,
+            design_effect=deff,
+            pairs_per_unit=known.get("per_unit", 1.0),
+            cluster_sizes=known.get("sizes", ()),
+        )
     except ValueError as err:
-        fail(str(err))
+        fail(f"{measure}: {err}")
     say(
         f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
         f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "
-        f"sd of A - B {known['sd']:.4g}; design effect {deff:.3g})"
+        f"{how}; sd of A - B {known['sd']:.4g}; {_deff_text(deff)}); an audit of that many pairs, spread like this, "
+        f"reports a minimum detectable effect of {effect:g} or less"
     )
     if known.get("n_pairs"):
         mde = known.get("mde")
         at = f"; its minimum detectable effect was {mde:.4g}" if isinstance(mde, int | float) else ""
         say(f"the earlier audit had {int(known['n_pairs']):,} pairs{at}")
+
+
+def _detect_spread(measure: str, results: str | None, sd: float | None, rate: float | None) -> tuple[dict[str, Any], str]:
+    """What ``plan --measure`` plans from: the earlier audit's row, --sd or --rate; and the key's kind (rate, count ...)."""
+    if sd is not None and rate is not None:
+        fail(_MSG_RATE_AND_SD)
+    known: dict[str, Any] = {} if results is None else _from_results(results, measure)
+    kind = known.get("kind") if isinstance(known.get("kind"), str) else None
+    if rate is not None:
+        _check_rate(measure, kind)
+        kind = "rate"
+    if sd is not None:
+        _check_size("--sd", sd)
+        known["sd"] = sd
+        known.pop("discordance", None)
+    elif rate is not None:
+        if not 0 < rate < 1:
+            fail(_MSG_RATE.format(rate=rate))
+        known["sd"] = math.sqrt(2 * rate * (1 - rate))
+        known.pop("discordance", None)
+    if "sd" not in known:
+        fail(_MSG_NO_SPREAD)
+    return known, kind if kind is not None else _kinds().get(measure, "count")
+
+
+def _detect_test(kind: str, known: Mapping[str, Any], deff: float) -> tuple[str, float, str]:
+    """The test the audit runs on the key (as its MDE models it), the discordant share of a rate, and how plan says it.
+
+    A rate is McNemar's exact test on pairs, or the cluster mean test where the pilot clustered (or a design
+    effect above 1 says the pairs are clustered); its discordance is the pilot's, else ``sd²`` (``--rate P``:
+    ``2 P (1 - P)``). Anything else is the mean test (the noncentral t).
+    """
+    sd = float(known["sd"])
+    clustered = known.get("clustered", False) or max(1.0, deff) > 1
+    units = "dialogues" if known.get("clustered") else "units"
+    if kind != "rate":
+        return "mean", 0.0, f"the noncentral t of the mean test on its {units if clustered else 'pairs'}"
+    q = known.get("discordance")
+    discordance = min(1.0, sd**2) if q is None else float(q)
+    if clustered:
+        return "rate_mean", discordance, f"the cluster mean test by {units}; discordant share {discordance:.3g}"
+    test = "mcnemar_midp" if known.get("binary_test") == "midp" else "mcnemar_exact"
+    return test, discordance, f"{test.replace('_', ' ')} power; discordant share {discordance:.3g}"

@@ -68,6 +68,11 @@ __all__ = [
     "power_mean",
     "power_rate_equivalence",
     "spanned_dialogues",
+    "MAX_DETECT_PAIRS",
+    "exact_least_units",
+    "pairs_spanning",
+    "pairs_to_detect",
+    "units_spanned",
 ]
 
 _MSG_BASIS = "unknown power basis {test!r}; choose from: mean, mcnemar_exact, mcnemar_midp, rate_mean"
@@ -1082,3 +1087,164 @@ def _corpus_search(start: int, power: float, power_at: Callable[[int], float]) -
         middle = (low + high) // 2
         low, high = (low, middle) if power_at(middle) >= power else (middle, high)
     return high
+
+
+#: The most pairs :func:`pairs_to_detect` and :func:`pairs_spanning` search (beyond it: ValueError, "beyond any audit").
+MAX_DETECT_PAIRS = 10_000_000
+#: Where the normal formula asks more pairs than this, :func:`pairs_to_detect` of a mean test answers it (the t is normal).
+_NORMAL_ABOVE = 1_000_000
+_MSG_DETECT_ARGS = "effect must be > 0, sd_difference > 0 and discordance in [0, 1); got {effect!r}, {sd!r}, {q!r}"
+_MSG_DETECT_ROOM = (
+    "a difference of {effect:g} is more than a rate can grow by here: the test's power model adds it to the "
+    "{q:.3g} of pairs already discordant, and only {room:.3g} are left to turn"
+)
+_MSG_DETECT_TOO_MANY = "the pairs needed exceed {most:,}: beyond any audit"
+_DETECT_TESTS = ("mean", "mcnemar_exact", "mcnemar_midp", "rate_mean")
+
+
+def units_spanned(n: int, *, pairs_per_unit: float = 1.0, cluster_sizes: ClusterSizes = ()) -> int:
+    """The units an audit of ``n`` pairs counts: dialogues a uniform sample spans (``cluster_sizes``), else ``n / pairs_per_unit``.
+
+    Without clusters (``pairs_per_unit`` 1 and no sizes) the units are the pairs.
+
+    Examples
+    --------
+    >>> units_spanned(10), units_spanned(10, pairs_per_unit=2.5), units_spanned(2, cluster_sizes=((2, 2),))
+    (10, 4, 2)
+    """
+    if cluster_sizes:
+        return spanned_dialogues(n, cluster_sizes)
+    if pairs_per_unit <= 1:
+        return n
+    return max(1, math.floor(n / pairs_per_unit))
+
+
+def exact_least_units(alpha: float) -> int:
+    """The fewest differing units on which an exact two-sided sign test (McNemar, exact sign flips) can reject at ``alpha``.
+
+    Its smallest p is ``2^(1 - m)`` with ``m`` units differing, all one way: the fewest ``m`` with ``2^(1 - m) < alpha``.
+
+    Examples
+    --------
+    >>> exact_least_units(0.05)  # 2^-5 = 0.031 < 0.05; 2^-4 = 0.0625 is not
+    6
+    """
+    return math.floor(1 - math.log2(alpha)) + 1
+
+
+def _chance_to_span(n: int, units: int, sizes: ClusterSizes) -> float:
+    """P(a uniform sample of ``n`` pairs spans ``units`` dialogues or more), a normal approximation as in ``_RateNull._reach``."""
+    from scipy.special import ndtr
+
+    draws, count = _dialogue_draws(n, sizes)
+    hit = 1.0 - draws[:, 0]
+    mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
+    if sd > 0:
+        return float(ndtr((mean - (units - 0.5)) / sd))
+    return 1.0 if mean >= units - 0.5 else 0.0
+
+
+def _fewest(least: int, hint: int, reaches: Callable[[int], bool]) -> int:
+    """The fewest pairs from ``least`` that ``reaches`` (doubling from ``hint``, then bisection); ValueError past the most."""
+    if reaches(least):
+        return least
+    low, high = least, max(least + 1, hint)
+    while not reaches(high):
+        if high >= MAX_DETECT_PAIRS:
+            raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
+        low, high = high, min(MAX_DETECT_PAIRS, 2 * high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.0, cluster_sizes: ClusterSizes = ()) -> int:
+    """The fewest pairs whose audit counts ``units`` units or more: with ``cluster_sizes``, with probability ``power``.
+
+    The units are dialogues where the audit clusters, else pairs. With the corpus' dialogue sizes,
+    the dialogues a uniform sample spans vary from sample to sample (a normal approximation of their
+    sum); with only its pairs per dialogue, ``units x pairs_per_unit``. The identical-answers bound
+    counts units: 149 dialogues at ±2 points are about 83 dialogues' worth of pairs too few at 149 pairs.
+
+    Examples
+    --------
+    >>> pairs_spanning(149), pairs_spanning(149, pairs_per_unit=2.0)
+    (149, 298)
+    """
+    _check_sizes(cluster_sizes)
+    if cluster_sizes:
+        return _fewest(units, units, lambda n: _chance_to_span(n, units, cluster_sizes) >= power)
+    n = units if pairs_per_unit <= 1 else math.ceil(units * pairs_per_unit)
+    while units_spanned(n, pairs_per_unit=pairs_per_unit) < units:
+        n += 1
+    return n
+
+
+def pairs_to_detect(
+    effect: float,
+    sd_difference: float,
+    *,
+    test: str,
+    alpha: float,
+    power: float = 0.8,
+    discordance: float = 0.0,
+    design_effect: float = 1.0,
+    pairs_per_unit: float = 1.0,
+    cluster_sizes: ClusterSizes = (),
+) -> int:
+    """The fewest pairs on which a key's test detects a true difference ``effect`` with ``power``: the inverse of :func:`mde`.
+
+    The power is :func:`mde`'s for ``test`` (a :class:`PowerBasis` test) at each size: the mean
+    tests' standard error ``sd_difference x sqrt(design_effect / n)`` (the design effect floored at
+    1) on the units' degrees of freedom (dialogues where ``pairs_per_unit`` or ``cluster_sizes`` say
+    the audit clusters, else pairs), a rate's grown by the discordant pairs the effect adds;
+    McNemar's exact power on the ``discordance`` split evenly with the effect added to one side.
+    So an audit of that many pairs, as spread as the pilot, prints an MDE at or below ``effect``.
+    No fewer pairs than an exact test can reject on: :func:`exact_least_units` units, and for a
+    rate as many discordant pairs expected. Raises ValueError for an effect a rate cannot grow by
+    (more than ``1 - discordance``) or beyond :data:`MAX_DETECT_PAIRS` pairs.
+
+    Examples
+    --------
+    >>> pairs_to_detect(0.5, 1.0, test="mean", alpha=0.05)  # the normal formula says 32; the noncentral t asks more
+    34
+    >>> pairs_to_detect(0.9, 0.0, test="mcnemar_exact", alpha=0.05)  # McNemar rejects on 6 one-way pairs, no fewer
+    7
+    """
+    from scipy.stats import norm
+
+    if test not in _DETECT_TESTS:
+        raise ValueError(_MSG_BASIS.format(test=test))
+    if not (effect > 0 and sd_difference >= 0 and 0 <= discordance < 1):
+        raise ValueError(_MSG_DETECT_ARGS.format(effect=effect, sd=sd_difference, q=discordance))
+    rate = test != "mean"
+    if rate and effect > 1 - discordance:
+        raise ValueError(_MSG_DETECT_ROOM.format(effect=effect, q=discordance, room=1 - discordance))
+    _check_sizes(cluster_sizes)
+    deff = max(1.0, design_effect)
+    least = exact_least_units(alpha)
+    concordant = max(1.0 - discordance, 1e-12)
+    spread = sd_difference**2 * deff + (max(0.0, effect * (1 - effect / concordant)) if rate else 0.0)
+    if test.startswith("mcnemar"):
+        spread = discordance + effect
+    normal = (float(norm.ppf(1 - alpha / 2) + norm.ppf(power))) ** 2 * spread / effect**2
+    if not math.isfinite(normal):
+        raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
+    if test == "mean" and normal > _NORMAL_ABOVE:
+        return math.ceil(normal)
+
+    def units(n: int) -> int:
+        return units_spanned(n, pairs_per_unit=pairs_per_unit, cluster_sizes=cluster_sizes)
+
+    def reaches(n: int) -> bool:
+        if units(n) < least or (rate and n * (discordance + effect) < least):
+            return False
+        if test.startswith("mcnemar"):
+            basis = PowerBasis(test, n=n, discordance=discordance)
+        else:
+            se = sd_difference * math.sqrt(deff / n)
+            basis = PowerBasis(test, n=n, se=se, df=float(max(1, units(n) - 1)), discordance=discordance)
+        return _PowerAt(basis, alpha)(effect) >= power
+
+    return _fewest(least, math.ceil(normal), reaches)
