@@ -63,7 +63,6 @@ from fairtalk.cli._plan import _gate_need, _gate_rows, _GateRow
 from fairtalk.inference import corpus_rows
 from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence, corpus_margin
 from fairtalk.run._score import _index
-from fairtalk.stats import IDENTICAL_SHARE
 
 ALPHA, POWER = 0.05, 0.8
 #: Below this sd of A - B a count is simulated as a sparse ±1 count, above it as normal.
@@ -222,7 +221,7 @@ def _corpus_conditional(
     )
 
 
-def _corpus_conditional_rows(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator, identical: int) -> None:
+def _corpus_conditional_rows(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator) -> None:
     """``--conditional``: the corpus keys' mean conditional power at plan's sizes (default and fixed margin) or ``--corpus-sizes``."""
     answers = _Answers(args.responses)
     wanted = set(args.keys.split(",")) if args.keys else None
@@ -246,7 +245,7 @@ def _corpus_conditional_rows(rows: list[_GateRow], args: argparse.Namespace, rng
             )
 
 
-def _corpus_table(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator, identical: int) -> None:
+def _corpus_table(rows: list[_GateRow], args: argparse.Namespace, rng: np.random.Generator) -> None:
     """The corpus keys' fair audits of real answers: at plan's size, or at each of ``--corpus-sizes``."""
     answers = _Answers(args.responses)
     wanted = set(args.keys.split(",")) if args.keys else None
@@ -297,7 +296,6 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     rows, source, _ = _gate_rows(args.results)
-    identical = math.ceil(math.log(ALPHA) / math.log(1 - IDENTICAL_SHARE))
     wanted = set(args.keys.split(",")) if args.keys else None
     per_unit = max((r.pairs_per_unit for r in rows), default=1.0)
     print(f"pilot: {source}\n{args.runs} fair audits per key, α {ALPHA}, planned power {POWER}")
@@ -320,9 +318,9 @@ def main() -> None:
         q = f"{row.discordance:.3%}" if row.discordance is not None else ""
         print(f"| {row.key} | {row.kind} | {n:,} | {q} | {share:.3f} | {se:.3f} | {seconds:.0f} |", flush=True)
     if args.responses and args.conditional:
-        _corpus_conditional_rows(rows, args, rng, identical)
+        _corpus_conditional_rows(rows, args, rng)
     elif args.responses:
-        _corpus_table(rows, args, rng, identical)
+        _corpus_table(rows, args, rng)
     else:
         print("corpus keys not simulated: give --responses AXIS/responses.jsonl of an audit (the bare gender audit's)")
 
