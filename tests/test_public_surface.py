@@ -27,9 +27,10 @@ ALLOWED: dict[str, str] = {
     "fairtalk.inference._by_turn": "its identity_turn helper, tested alone",
     "fairtalk.integrations._inspect_{task,model}": "needs the optional inspect_ai extra, which the namespace never imports",
     "fairtalk.experiments._reproduce": "monkeypatches the reproduction's training budget (QUICK_TRAINING) to stay fast",
-    "fairtalk.run._{audit,axis,generate,score,sequential,similarity_test}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs; the stage signatures)"
+    "fairtalk.run._{audit,axis,generate,measures,score,sequential,similarity_test}": "the wiring's steps (generate, cached_model, prepare_scores, nested_pairs, judge_measure; the stage signatures)"
     " monkeypatched or unit-tested",
     "fairtalk.store._sqlite": "checks the SQLite batch size",
+    "fairtalk.compare._runs": "the comparison's reading of the corpus' dialogues from its two runs, unit-tested",
     "fairtalk.stats._power": "the rate planner's search and its terms checked against the code before them, term by "
     "term (test_rate_planner_search)",
     "fairtalk.lexicons._{format,load}": "the lexicon line parser, and the loader monkeypatched for entry points",

@@ -86,7 +86,7 @@ def test_audit_takes_every_option_by_keyword_and_nothing_else() -> None:
     from fairtalk.config import AuditOverrides
 
     parameters = inspect.signature(fairtalk.audit).parameters
-    assert list(parameters) == ["config", "progress", "overrides"]
+    assert list(parameters) == ["config", "progress", "gates", "overrides"]
     assert parameters["overrides"].kind is inspect.Parameter.VAR_KEYWORD  # typed: Unpack[AuditOverrides]
     assert set(AuditOverrides.__annotations__) == set(AuditConfig.keys()) | set(ScoreOptions.keys())
     documented = fairtalk.audit.__doc__ or ""
