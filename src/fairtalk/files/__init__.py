@@ -25,6 +25,8 @@ truncated or empty output, and a run's folder never mixes two runs:
   (see ``_owned.py``). :func:`check_output_folder` makes that check before any work, and
   refuses the file system's root, the home folder and a folder holding one of the inputs, and
   :func:`check_output_name` an output given as ``-`` or a quoted ``~`` (no file of that name is made).
+- :class:`StoreHold` is held by every run while it has a run store file open, so that a run never
+  removes an empty store file another run has open (see ``_holders.py``).
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._holders import StoreHold
 from fairtalk.files._inputs import check_not_input, same_file
 from fairtalk.files._owned import (
     FOLDER_KINDS,
@@ -57,6 +60,7 @@ from fairtalk.files._single import append_text, check_output_file, check_regular
 
 __all__ = [
     "FOLDER_KINDS",
+    "StoreHold",
     "WRITTEN",
     "append_text",
     "atomic_writer",
