@@ -100,3 +100,99 @@ def test_a_run_alone_still_removes_the_new_store_it_stored_nothing_in(tmp_path: 
     with pytest.raises(ResponderAborted):
         fairtalk.respond(PAIRS, model=interrupted, store=store)
     assert not store.exists() and not store.parent.exists()
+
+
+# --- Ctrl-C says what was written, in every command -------------------------------------------------------------
+
+
+def _raise_interrupt(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    from audit_toys import write_corpus
+
+    return write_corpus(tmp_path)
+
+
+def test_ctrl_c_after_the_audit_is_written_says_so_and_what_may_be_missing(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    monkeypatch.setattr("fairtalk.cli._audit.write_ci_files", _raise_interrupt)  # while writing the JUnit file
+    out, junit, store = tmp_path / "out", tmp_path / "audit.xml", tmp_path / "s.sqlite"
+    argv = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "--resamples", "200", "-q"]
+    result = CliRunner().invoke(app, [*argv, "-o", str(out), "--junit", str(junit), "--store", str(store)])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 130, result.output
+    assert f"interrupted after the run was written in {out}; the JUnit file {junit} may be missing" in said, said
+    assert f"the answers are kept in {store}" in said and (out / "run.json").exists()
+
+
+def test_ctrl_c_early_in_audit_names_the_store_it_was_given(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    monkeypatch.setattr("fairtalk.cli._audit._config", _raise_interrupt)  # while the options are read
+    store = tmp_path / "given.sqlite"
+    argv = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", str(tmp_path / "o")]
+    result = CliRunner().invoke(app, [*argv, "--store", str(store)])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 130 and "interrupted; no answer had been generated yet" in said, said
+    assert "give --store" not in said
+    store.write_bytes(b"")  # a store of an earlier run
+    said = " ".join(CliRunner().invoke(app, [*argv, "--store", str(store)]).stderr.split())
+    assert f"the answers so far are kept in {store}" in said, said
+    said = " ".join(CliRunner().invoke(app, argv).stderr.split())  # no --store: its default is not known yet
+    assert "interrupted; no answer had been generated yet" in said, said
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_ctrl_c_in_augment_says_whether_the_file_was_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    target = "fairtalk.augment" if where == "before" else "fairtalk.cli._debias._print_augmentation"
+    monkeypatch.setattr(target, _raise_interrupt)
+    dialogues = tmp_path / "dialogues.jsonl"
+    dialogues.write_text('{"context": "my mother is late", "response": "she will come"}\n')
+    output = tmp_path / "aug.jsonl"
+    result = CliRunner().invoke(app, ["augment", "--corpus", f"jsonl:{dialogues}", "--axis", "gender", "-o", str(output)])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 130, result.output
+    if where == "before":
+        assert f"interrupted; {output} was not written" in said and not output.exists(), said
+    else:
+        assert f"interrupted after {output} was written" in said and output.exists(), said
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_ctrl_c_in_score_and_compare_does_not_offer_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    monkeypatch.setattr(
+        "fairtalk.read_responses" if command == "score" else "fairtalk.pipeline.is_prompt_analysis", _raise_interrupt
+    )
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("")
+    argv = (
+        ["score", "--responses", str(responses), "--axis", "gender", "-o", str(tmp_path / "rep")]
+        if command == "score"
+        else ["compare", str(tmp_path / "a"), str(tmp_path / "b")]
+    )
+    result = CliRunner().invoke(app, argv)
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 130, result.output
+    assert "--store" not in said and "was not written" in said, said
