@@ -196,3 +196,29 @@ def test_ctrl_c_in_score_and_compare_does_not_offer_a_store(
     said = " ".join(result.stderr.split())
     assert result.exit_code == 130, result.output
     assert "--store" not in said and "was not written" in said, said
+
+
+# --- a killed writer's temporary file is removed by the next write of its target -----------------------------
+
+
+def test_the_next_write_removes_the_temporary_files_a_killed_writer_left(tmp_path: Path) -> None:
+    from fairtalk.files import write_text_atomic
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    pid = int(dead.stdout)  # a process that has ended
+    target = tmp_path / "aug.jsonl.gz"
+    killed = tmp_path / f".aug.jsonl.gz.{pid}-evkv8t9c.tmp"  # what a killed writer leaves
+    older = tmp_path / ".aug.jsonl.gz.abcd1234.tmp"  # an older fairtalk's, without a pid, untouched for two hours
+    live = tmp_path / f".aug.jsonl.gz.{os.getpid()}-qwer5678.tmp"  # a writer that still runs
+    recent = tmp_path / ".aug.jsonl.gz.zxcv0987.tmp"  # without a pid, just written: maybe a writer's
+    other = tmp_path / f".aug.jsonl.{pid}-evkv8t9c.tmp"  # another target's
+    for path in (killed, older, live, recent, other):
+        path.write_bytes(b"partial")
+    os.utime(older, (time.time() - 7200, time.time() - 7200))
+    write_text_atomic(target, "done\n")
+    assert target.read_text() == "done\n"
+    assert not killed.exists() and not older.exists()
+    assert live.exists() and recent.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == sorted(
+        p.name for p in (live, recent, other)
+    )  # the write left no temporary file of its own
