@@ -222,3 +222,22 @@ def test_the_next_write_removes_the_temporary_files_a_killed_writer_left(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == sorted(
         p.name for p in (live, recent, other)
     )  # the write left no temporary file of its own
+
+
+# --- an output folder that cannot be written is refused before any answer --------------------------------------
+
+
+def test_an_unwritable_output_folder_is_refused_before_any_answer(corpus: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    (tmp_path / "afile").write_text("x")
+    out, store, called = tmp_path / "afile" / "report", tmp_path / "s.sqlite", tmp_path / "called"
+    models = tmp_path / "m.py"
+    models.write_text(f"from pathlib import Path\ndef reply(text):\n    Path({str(called)!r}).touch()\n    return 'ok'\n")
+    argv = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", f"python:{models}:reply", "--resamples", "200"]
+    result = CliRunner().invoke(app, [*argv, "-o", str(out), "--store", str(store)])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "error:" in said and "afile is not a folder" in said, result.output
+    assert not called.exists() and not store.exists()  # refused before the model answered anything

@@ -144,16 +144,33 @@ def check_output_folder(
     Refused: a file, the file system's root, the home folder (also as ``.``) or a folder holding
     it, ``-`` or a path starting with a quoted ``~``, and a folder that is or holds one of
     ``inputs`` (what it is -> its path; None and paths that do not exist, such as ``builtin:``
-    specs, are skipped). Then each of ``replaces`` (the entries the run will replace) that is
+    specs, are skipped), and a folder this process cannot write in (or, when it does not exist
+    yet, the nearest folder above it: a file there is refused too). Then each of ``replaces`` (the entries the run will replace) that is
     there must be fairtalk's (:func:`check_owned`), once a swap a kill cut short is undone.
     """
     check_place(folder, inputs or {})
     if Path(folder).exists() and not Path(folder).is_dir():
         raise OutputError(_MSG_NOT_FOLDER, path=str(folder))
+    _check_writable(Path(folder))
     entries = tuple(replaces)
     if entries and Path(folder).is_dir():
         recover_folder(folder)
         check_owned(folder, entries)
+
+
+def _check_writable(folder: Path) -> None:
+    """OutputError unless a file can be made in ``folder`` or, when it does not exist yet, in the nearest folder above it."""
+    place = folder
+    while not place.exists() and not place.is_symlink() and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise OutputError(_MSG_WRITE.format(reason=f"{place} is not a folder"), path=str(folder))
+    try:  # the real test: a file can be made there (read-only mounts, ACLs, root included)
+        fd, probe = tempfile.mkstemp(prefix=".fairtalk-probe-", dir=place)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(folder)) from exc
 
 
 def ensure_folder(folder: str | os.PathLike[str]) -> Path:
