@@ -167,7 +167,7 @@ def cached_model(
     """
     FailureBreaker(max_consecutive_failures)  # a bad limit fails before any store or model is opened
     created = new_paths(store)
-    hold = StoreHold(None if isinstance(store, RunStore) else store).acquire()  # kept until the store is closed
+    hold = StoreHold(store.path if isinstance(store, RunStore) else store).acquire()  # held until the store is closed
     try:
         run_store, own_store = open_store(store)
     except BaseException:
