@@ -51,6 +51,7 @@ __all__ = [
     "stdin_as_file",
     "stdout_to_stderr",
     "terminal_safe",
+    "when_interrupted",
 ]
 
 _QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
@@ -128,10 +129,15 @@ class _Commands(TyperGroup):
         return command
 
     def invoke(self, ctx: Context) -> Any:
+        _ON_INTERRUPT.clear()
         try:
             return super().invoke(ctx)
         except FairtalkError as exc:
             fail(exc)
+        except KeyboardInterrupt:
+            if not _ON_INTERRUPT:
+                raise
+            interrupted(note=_ON_INTERRUPT[0])
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """The command line: ``--help`` never cuts an option's name, and a usage error is an ``error: …`` line.
@@ -330,9 +336,14 @@ def fail(error: FairtalkError | str) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE)
 
 
-def interrupted(store: object = None) -> NoReturn:
-    """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130."""
-    if store is None or str(store).strip() in ("", IN_MEMORY):
+def interrupted(store: object = None, *, note: str | None = None) -> NoReturn:
+    """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130.
+
+    ``note``: what to say instead, for a command that keeps no answers or has written its outputs.
+    """
+    if note is not None:
+        where = f" {note}" if note.startswith("after ") else f"; {note}"
+    elif store is None or str(store).strip() in ("", IN_MEMORY):
         where = "; the answers so far were not kept (no run store file: give --store FILE to keep them and resume)"
     elif not os.path.exists(str(store)):  # interrupted before the first answer: the empty store was removed
         where = "; no answer had been generated yet"
@@ -340,6 +351,22 @@ def interrupted(store: object = None) -> NoReturn:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
     say(f"interrupted{where}", style="yellow", stderr=True)
     raise typer.Exit(code=EXIT_INTERRUPTED)
+
+
+#: What the command has written, said on Ctrl-C from then on (:func:`when_interrupted`); cleared per command.
+_ON_INTERRUPT: list[str] = []
+
+
+def when_interrupted(written: str, missing: Iterable[str | None] = (), store: object = None) -> None:
+    """From now on, Ctrl-C says that ``written`` was written and which of ``missing`` may not be, then exits 130.
+
+    For what a command does once its main output is written (the JUnit file, the job summary, the baseline).
+    """
+    left = [m for m in missing if m]
+    rest = f"; {' and '.join(left)} may be missing" if left else ""
+    if left and store is not None and str(store).strip() not in ("", IN_MEMORY) and os.path.exists(str(store)):
+        rest += f": re-run the same command to write {'them' if len(left) > 1 else 'it'} (the answers are kept in {store})"
+    _ON_INTERRUPT[:] = [f"after {written}{rest}"]
 
 
 def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:

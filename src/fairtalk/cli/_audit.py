@@ -18,6 +18,7 @@ from fairtalk.cli._app import (
     lexicon_inputs,
     print_json,
     say,
+    when_interrupted,
 )
 from fairtalk.cli._by_turn import by_turn_lines
 from fairtalk.cli._choices import BinaryTest, Correction, CorrectionScope, CountTest, Distinct, Engine, Mixed, Split
@@ -228,7 +229,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.models import RayEngine
     from fairtalk.report import previous_axes, rich_table, sequential_summary
 
-    store_path: object = None
+    store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     try:
         if fail_if_worse and baseline_model is None:
@@ -242,7 +243,8 @@ def audit(  # noqa: C901, PLR0915
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
             run = fairtalk.audit(config, progress=progress, gates=gates)  # its pages and index state the gates
     except KeyboardInterrupt:
-        interrupted(store_path)
+        interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
+    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path)
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     if json_out:
         from fairtalk.results import versioned
@@ -310,6 +312,15 @@ def audit(  # noqa: C901, PLR0915
         code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse, ci=ci))
     if code:
         raise typer.Exit(code=code)
+
+
+def _missing(junit: str | None, baseline_model: str | None) -> list[str | None]:
+    """What ``audit`` writes after its run, named for the line Ctrl-C prints then."""
+    return [
+        None if junit is None else f"the JUnit file {junit}",
+        "the job summary" if os.environ.get("GITHUB_STEP_SUMMARY") else None,
+        None if baseline_model is None else "the baseline's audit and the comparison",
+    ]
 
 
 def _audited(n_pairs: int, result: AuditResult) -> str:

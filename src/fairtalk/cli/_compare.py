@@ -106,7 +106,7 @@ def compare(
             result = compare_runs(baseline, candidate, margins=parse_margins(margin), alpha=alpha, clusters=clusters, axes=axes)
         paths = {} if output is None else write_model_comparison(result, output, gated=fail_if_worse)
     except KeyboardInterrupt:
-        interrupted()
+        interrupted(note="the comparison was not written (run it again)")
     protected = {**inputs, **outputs, "-o": output}
     if show_comparison(result, paths, json_out=json_out, junit=junit, gate=fail_if_worse, protected=protected):
         raise typer.Exit(code=1)

@@ -6,7 +6,16 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._app import app, check_output_file, console, info, lexicon_inputs, resolve_lexicon
+from fairtalk.cli._app import (
+    app,
+    check_output_file,
+    console,
+    info,
+    interrupted,
+    lexicon_inputs,
+    resolve_lexicon,
+    when_interrupted,
+)
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Split
 
@@ -15,6 +24,9 @@ _MSG_NO_DIALOGUES = (
     "(augment needs context-response pairs: jsonl with a 'response' field, twitter, parlai, "
     "builtin:chitchat); nothing was written"
 )
+
+#: Ctrl-C before the augmented corpus is written: it is written whole or not at all.
+_MSG_NOT_WRITTEN = "{output} was not written (an earlier file there is unchanged)"
 
 
 @app.command()
@@ -48,13 +60,17 @@ def augment(
 
     started = time.perf_counter()
     check_output_name(output, option="-o", kind="file")  # before any work: '-', '~'
-    lex = resolve_lexicon(axis, lexicon)
-    contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
-    inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
-    # an input, a device, the user's own file, a folder or an unwritable place: refused before any work
-    check_output_file(output, what="augmented corpus", ours=is_dialogues_file, inputs=inputs)
-    augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
-    write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
+    try:
+        lex = resolve_lexicon(axis, lexicon)
+        contexts = fairtalk.read_corpus(corpus, field=field, split=split.value)
+        inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
+        # an input, a device, the user's own file, a folder or an unwritable place: refused before any work
+        check_output_file(output, what="augmented corpus", ours=is_dialogues_file, inputs=inputs)
+        augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
+        write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
+    except KeyboardInterrupt:
+        interrupted(note=_MSG_NOT_WRITTEN.format(output=output))
+    when_interrupted(f"{output} was written")
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 

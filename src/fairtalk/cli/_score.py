@@ -181,7 +181,7 @@ def score(
         outcomes = [evaluate({result.axis: result}, g) for g in gates]  # the gates requested: in the pages and the JSON
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
-        interrupted()
+        interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
     if json_out:
         from fairtalk.results import versioned
 

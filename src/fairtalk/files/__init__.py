@@ -5,7 +5,8 @@ truncated or empty output, and a run's folder never mixes two runs:
 
 - :func:`atomic_writer` writes to a temporary file in the target's folder, flushes and
   fsyncs it, then renames it over the target; on any error the temporary file is removed
-  and the old target is untouched. It refuses a target that is not a regular file (a device,
+  and the old target is untouched. The temporary file names the writer's pid, and the next
+  write of the same target removes those a killed writer left. It refuses a target that is not a regular file (a device,
   a FIFO, a socket): a rename would replace the node itself (:func:`check_regular`).
 - :func:`check_output_file` is the rule of every single output file (``-o FILE``, ``--junit``):
   never an input, never another output of the same run, never a device, and never an existing
@@ -25,6 +26,8 @@ truncated or empty output, and a run's folder never mixes two runs:
   (see ``_owned.py``). :func:`check_output_folder` makes that check before any work, and
   refuses the file system's root, the home folder and a folder holding one of the inputs, and
   :func:`check_output_name` an output given as ``-`` or a quoted ``~`` (no file of that name is made).
+- :class:`StoreHold` is held by every run while it has a run store file open, so that a run never
+  removes an empty store file another run has open (see ``_holders.py``).
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """
@@ -34,13 +37,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._holders import StoreHold
 from fairtalk.files._inputs import check_not_input, same_file
 from fairtalk.files._owned import (
     FOLDER_KINDS,
@@ -57,6 +63,7 @@ from fairtalk.files._single import append_text, check_output_file, check_regular
 
 __all__ = [
     "FOLDER_KINDS",
+    "StoreHold",
     "WRITTEN",
     "append_text",
     "atomic_writer",
@@ -85,6 +92,10 @@ TRASH_PREFIX = ".fairtalk-old-"
 #: The file in a trash folder that names the staging folder and the entries a swap moves in.
 JOURNAL = ".fairtalk-journal.json"
 _MSG_WRITE = "cannot write ({reason})"
+#: The middle of a writer's temporary file name: its pid and mkstemp's 8 characters (an older fairtalk: no pid).
+_TEMP_WITH_PID, _TEMP_WITHOUT_PID = re.compile(r"[0-9]+-[A-Za-z0-9_]{8}"), re.compile(r"[A-Za-z0-9_]{8}")
+#: A temporary file without a pid is stale once it has not changed for this long.
+_STALE_SECONDS = 3600
 _MSG_INSIDE = "{name} {path} lies inside {entry}, which this run replaces; move it or write the output elsewhere"
 _MSG_NOT_FOLDER = "is a file, not a folder (give a folder for the outputs)"
 _MSG_NOT_OURS = (
@@ -133,16 +144,33 @@ def check_output_folder(
     Refused: a file, the file system's root, the home folder (also as ``.``) or a folder holding
     it, ``-`` or a path starting with a quoted ``~``, and a folder that is or holds one of
     ``inputs`` (what it is -> its path; None and paths that do not exist, such as ``builtin:``
-    specs, are skipped). Then each of ``replaces`` (the entries the run will replace) that is
+    specs, are skipped), and a folder this process cannot write in (or, when it does not exist
+    yet, the nearest folder above it: a file there is refused too). Then each of ``replaces`` (the entries the run will replace) that is
     there must be fairtalk's (:func:`check_owned`), once a swap a kill cut short is undone.
     """
     check_place(folder, inputs or {})
     if Path(folder).exists() and not Path(folder).is_dir():
         raise OutputError(_MSG_NOT_FOLDER, path=str(folder))
+    _check_writable(Path(folder))
     entries = tuple(replaces)
     if entries and Path(folder).is_dir():
         recover_folder(folder)
         check_owned(folder, entries)
+
+
+def _check_writable(folder: Path) -> None:
+    """OutputError unless a file can be made in ``folder`` or, when it does not exist yet, in the nearest folder above it."""
+    place = folder
+    while not place.exists() and not place.is_symlink() and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise OutputError(_MSG_WRITE.format(reason=f"{place} is not a folder"), path=str(folder))
+    try:  # the real test: a file can be made there (read-only mounts, ACLs, root included)
+        fd, probe = tempfile.mkstemp(prefix=".fairtalk-probe-", dir=place)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(folder)) from exc
 
 
 def ensure_folder(folder: str | os.PathLike[str]) -> Path:
@@ -182,8 +210,9 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline
     except OSError as exc:
         reason = "a part of its folder path is a file" if isinstance(exc, FileExistsError | NotADirectoryError) else _reason(exc)
         raise OutputError(_MSG_WRITE.format(reason=reason), path=str(target)) from exc
+    _remove_stale_temps(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputError(_MSG_WRITE.format(reason=_reason(exc)), path=str(target)) from exc
     try:
@@ -202,6 +231,33 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False, newline
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Remove the temporary files of ``target`` that a killed writer left (``.NAME.PID-XXXXXXXX.tmp``).
+
+    A temporary file is stale when the process named in it no longer runs; one of an older
+    fairtalk, without a pid (``.NAME.XXXXXXXX.tmp``), when it has not changed for an hour.
+    """
+    prefix = f".{target.name}."
+    try:
+        names = [entry.name for entry in os.scandir(target.parent) if entry.name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        middle = name[len(prefix) : -len(".tmp")] if name.endswith(".tmp") else ""
+        if _TEMP_WITH_PID.fullmatch(middle):
+            stale = not _owner_alive(middle, "")
+        elif _TEMP_WITHOUT_PID.fullmatch(middle):
+            try:
+                stale = time.time() - os.lstat(target.parent / name).st_mtime > _STALE_SECONDS
+            except OSError:
+                continue
+        else:
+            continue
+        if stale:
+            with contextlib.suppress(OSError):
+                (target.parent / name).unlink()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, newline: str | None = "\n") -> Path:

@@ -32,7 +32,7 @@ import pandas as pd
 from fairtalk._codec import Codec
 from fairtalk._jsonl import is_records_of, read_objects, write_records
 from fairtalk.errors import InputError, ResponderError
-from fairtalk.files import atomic_writer
+from fairtalk.files import StoreHold, atomic_writer
 from fairtalk.lexicons import identity_terms
 from fairtalk.measures import Regard
 from fairtalk.models import DecodingSettings, RayEngine, RayScorer, Responder, worth_it
@@ -232,7 +232,7 @@ def generate_completions(
     item_seeds = [s for _ in prompts for s in seed_list]
     reporter = ProgressReporter(progress_callback(progress))
     responder.preflight()  # a server that is down or lacks the model: one clear error before any request
-    with RunStore(store_path) as run_store:
+    with StoreHold(store_path), RunStore(store_path) as run_store:  # the hold: no run removes it while open
         caching = CachingResponder(
             responder, run_store, batch_size=batch_size, progress=reporter.advance, model_version=model_version
         )

@@ -29,6 +29,7 @@ import numpy as np
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
 from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses, count_loss, failed_response
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
+from fairtalk.files import StoreHold
 from fairtalk.models import (
     DecodingSettings,
     RayEngine,
@@ -160,14 +161,18 @@ def cached_model(
     ``max_consecutive_failures`` failed items of one kind in a row stop the run (0 or None: never).
 
     A run that fails before anything was stored (a server that is down, too few pairs) removes
-    the store file it created, and the folders it created for it when they are left empty.
+    the store file it created, and the folders it created for it when they are left empty; not
+    while another fairtalk run has the file open (:class:`~fairtalk.files.StoreHold`, held here
+    from before the store opens until it is closed): that run's answers go in it.
     """
     FailureBreaker(max_consecutive_failures)  # a bad limit fails before any store or model is opened
     created = new_paths(store)
+    hold = StoreHold(store.path if isinstance(store, RunStore) else store).acquire()  # held until the store is closed
     try:
         run_store, own_store = open_store(store)
     except BaseException:
-        remove_new_store(created)  # the folders made for a store that could not open
+        with hold:
+            remove_new_store(created, hold, file=False)  # the folders made for a store that could not open
         raise
     try:
         with ExitStack() as opened:
@@ -185,13 +190,15 @@ def cached_model(
                 max_consecutive_failures=max_consecutive_failures,
             )
     except BaseException:
-        if own_store and created and holds_nothing(run_store):
+        # alone first: a run that had the file open may have stored answers and left before the count
+        if own_store and created and hold.alone() and holds_nothing(run_store):
             run_store.close()
-            remove_new_store(created)
+            remove_new_store(created, hold)
         raise
     finally:
         if own_store:
             run_store.close()
+        hold.release()
 
 
 def _stopped(error: BaseException, cached: CachingResponder, before: tuple[int, ...]) -> str:

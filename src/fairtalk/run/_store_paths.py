@@ -1,4 +1,4 @@
-"""The run store a generation opens: in memory or a file, and the file and folders to remove when a run created them and stored nothing."""
+"""The run store a generation opens: in memory or a file, and the file and folders to remove when a run created them and stored nothing (and no other run has the file open)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fairtalk.errors import FairtalkError
+from fairtalk.files import StoreHold
 from fairtalk.store import RunStore
 
 __all__ = ["holds_nothing", "new_paths", "open_store", "remove_new_store"]
@@ -43,14 +44,24 @@ def holds_nothing(store: RunStore) -> bool:
         return False
 
 
-def remove_new_store(created: Sequence[Path]) -> None:
-    """Remove a store file this run created (with its WAL and journal files), then the folders it created, if empty."""
+def remove_new_store(created: Sequence[Path], hold: StoreHold, *, file: bool = True) -> None:
+    """Remove a store file this run created (with its WAL and journal files), then the folders it created, if empty.
+
+    The file only when no other fairtalk run has a store of its folder open (:meth:`StoreHold.alone`):
+    two runs given one new ``--store`` share the file, and the one that stops first must not take
+    the other's answers with it; nor without a hold (its folder could not be locked). ``file``
+    False: the folders only, when empty (a store that could not open may be another run's).
+    """
     if not created:
         return
     store, folders = created[0], created[1:]
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            store.with_name(store.name + suffix).unlink(missing_ok=True)
+    if file and store.exists():
+        if not hold.alone():
+            _LOG.debug("kept %s: another run has it open", store)
+            return
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                store.with_name(store.name + suffix).unlink(missing_ok=True)
     for folder in folders:  # deepest first
         try:
             folder.rmdir()
