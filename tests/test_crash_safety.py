@@ -198,6 +198,25 @@ def test_ctrl_c_in_score_and_compare_does_not_offer_a_store(
     assert "--store" not in said and "was not written" in said, said
 
 
+def test_ctrl_c_after_score_wrote_its_report_says_so_and_what_may_be_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: score exited 130 silently when Ctrl-C came after its report was written."""
+    from typer.testing import CliRunner
+
+    from audit_toys import write_responses
+    from fairtalk.cli import app
+
+    monkeypatch.setattr("fairtalk.cli._score.write_ci_files", _raise_interrupt)  # while writing the JUnit file
+    responses, out, junit = write_responses(tmp_path / "r.jsonl", 40), tmp_path / "rep", tmp_path / "score.xml"
+    argv = ["score", "--responses", str(responses), "--axis", "gender", "-o", str(out), "--junit", str(junit)]
+    result = CliRunner().invoke(app, [*argv, "--resamples", "200", "-q"])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 130, result.output
+    assert f"interrupted after the report was written in {out}; the JUnit file {junit} may be missing" in said, said
+    assert (out / "results.json").exists()
+
+
 # --- a killed writer's temporary file is removed by the next write of its target -----------------------------
 
 

@@ -53,6 +53,7 @@ from fairtalk.cli._test_options import (
     SCORE_KEYS,
     SYSTEM_PROMPT,
     check_junit,
+    ci_outputs,
     gates_in_force,
     report_gates,
     text_or_file,
@@ -316,11 +317,7 @@ def audit(  # noqa: C901, PLR0915
 
 def _missing(junit: str | None, baseline_model: str | None) -> list[str | None]:
     """What ``audit`` writes after its run, named for the line Ctrl-C prints then."""
-    return [
-        None if junit is None else f"the JUnit file {junit}",
-        "the job summary" if os.environ.get("GITHUB_STEP_SUMMARY") else None,
-        None if baseline_model is None else "the baseline's audit and the comparison",
-    ]
+    return [*ci_outputs(junit), None if baseline_model is None else "the baseline's audit and the comparison"]
 
 
 def _audited(n_pairs: int, result: AuditResult) -> str:

@@ -18,6 +18,7 @@ from fairtalk.cli._app import (
     resolve_lexicon,
     say,
     stdin_as_file,
+    when_interrupted,
 )
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
@@ -31,6 +32,7 @@ from fairtalk.cli._test_options import (
     SCORE_CONVERTERS,
     SCORE_KEYS,
     check_junit,
+    ci_outputs,
     gates_in_force,
     report_gates,
     write_ci_files,
@@ -182,6 +184,7 @@ def score(
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
         interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
+    when_interrupted(f"the report was written in {output}", ci_outputs(junit))
     if json_out:
         from fairtalk.results import versioned
 
