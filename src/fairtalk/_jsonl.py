@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
-from fairtalk.records import MAX_RECORD_BYTES
+from fairtalk.records import MAX_RECORD_BYTES, SCHEMA_VERSION
 
 __all__ = [
     "MAX_DEPTH",
@@ -70,6 +70,10 @@ _MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket);
 _MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
 _MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a record needs"
 _MSG_FILE_TOO_BIG = "{size:,} bytes, more than the {limit} MiB a fairtalk JSON file may hold (is it the right file?)"
+_MSG_NEWER_RECORD = (
+    "schema_version {found}, but this fairtalk reads schema_version {ours} "
+    "(a newer fairtalk wrote this record; upgrade fairtalk to read it)"
+)
 _MSG_FILE_TOO_DEEP = "malformed JSON (values nest deeper than {limit} levels, more than a fairtalk file holds)"
 _BOM = b"\xef\xbb\xbf"
 #: A lone surrogate: a code point no UTF-8 text can hold.
@@ -130,7 +134,9 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
     """One JSONL line as a dict, or an InputError naming ``where:number``.
 
     Values may nest :data:`MAX_DEPTH` levels deep, so that no later step (a copy, a writer)
-    meets a RecursionError on what a reader let through.
+    meets a RecursionError on what a reader let through. A record whose ``schema_version``
+    is above :data:`~fairtalk.records.SCHEMA_VERSION` was written by a newer fairtalk in a
+    format this one cannot know: it is refused rather than misread.
     """
     try:
         record = json.loads(text)
@@ -143,6 +149,9 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
         raise InputError(_MSG_NOT_OBJECT.format(type=type(record).__name__), path=where, line=number)
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(record) > MAX_DEPTH:  # counting first: cheap
         raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=where, line=number)
+    found = record.get("schema_version")
+    if isinstance(found, int) and not isinstance(found, bool) and found > SCHEMA_VERSION:
+        raise InputError(_MSG_NEWER_RECORD.format(found=found, ours=SCHEMA_VERSION), path=where, line=number)
     if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
         cleaned: dict[str, Any] = without_surrogates(record)
         return cleaned
