@@ -541,3 +541,13 @@ def test_sigterm_during_an_audit_keeps_the_store_says_so_and_a_rerun_resumes(cor
     assert rerun.returncode == 0, rerun.stderr[-800:]
     said = rerun.stdout + rerun.stderr
     assert "from the store" in said and " 0 from the store" not in said
+
+
+def test_a_gzip_file_given_for_a_jsonl_file_is_named_as_one(pairs_file: Path, tmp_path: Path) -> None:
+    """Pairs, responses and gold files are plain JSON Lines: a gzip given by mistake is told to be decompressed."""
+    import gzip
+
+    packed = tmp_path / "pairs.jsonl.gz"
+    packed.write_bytes(gzip.compress(pairs_file.read_bytes()))
+    args = ["respond", "--pairs", str(packed), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"), "-q"]
+    _error(runner.invoke(app, args), f"{packed}:1", "gzip", "gunzip")

@@ -3,7 +3,7 @@ r"""Reading JSON Lines files that users give: numbered lines and objects, every 
 Every reader of a user's JSONL file (responses, pairs, replay files, pools, prompts and
 completions) goes through here, so they agree on the details: a UTF-8 BOM and CRLF line
 endings are accepted, blank lines are skipped, and bytes that are not UTF-8, malformed JSON,
-a line that is not an object, a line longer than :data:`MAX_RECORD_BYTES` or values nested
+a line that is not an object, a gzip file (named as one), a line longer than :data:`MAX_RECORD_BYTES` or values nested
 deeper than :data:`MAX_DEPTH` raise
 :class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
 file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
@@ -76,6 +76,8 @@ _MSG_NEWER_RECORD = (
 )
 _MSG_FILE_TOO_DEEP = "malformed JSON (values nest deeper than {limit} levels, more than a fairtalk file holds)"
 _BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
+_MSG_GZIP = "a gzip-compressed file, not JSON Lines text; decompress it first (gunzip)"
 #: A lone surrogate: a code point no UTF-8 text can hold.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DRAIN_CHUNK = 1 << 16
@@ -112,6 +114,8 @@ def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterato
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            if number == 1 and raw.startswith(_GZIP_MAGIC):
+                raise InputError(_MSG_GZIP, path=where, line=number) from None
             message = _MSG_NOT_UTF8.format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
             raise InputError(message, path=where, line=number) from exc
         yield number, text.rstrip("\r\n")
