@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -431,3 +432,122 @@ def test_a_group_name_xml_forbids_is_refused_before_any_report(corpus: Path, tmp
     args = ["audit", "--corpus", str(corpus), "--axis", str(lexicon), "--model", "builtin:echo", "-o", str(tmp_path / "out")]
     _error(runner.invoke(app, [*args, "--junit", str(junit), "-q"]), f"{lexicon}:1", "U+0001")
     assert not junit.exists()
+
+
+# --- 7. input files, broken pipes and SIGTERM (review of issue 24's classes, second pass) -------------------------
+
+
+def test_a_record_from_a_newer_fairtalk_is_refused_not_misread(pairs_file: Path, tmp_path: Path) -> None:
+    """A pairs or responses file whose records carry a ``schema_version`` above this fairtalk's is an error at its line."""
+    future_pairs = tmp_path / "future-pairs.jsonl"
+    lines = pairs_file.read_text(encoding="utf-8").splitlines()
+    future_pairs.write_text("".join(json.dumps({**json.loads(line), "schema_version": 99}) + "\n" for line in lines))
+    responses = tmp_path / "r.jsonl"
+    respond = ["respond", "--model", "builtin:echo", "-q", "--pairs"]
+    _error(runner.invoke(app, [*respond, str(future_pairs), "-o", str(responses)]), f"{future_pairs}:1", "schema_version 99")
+    assert not responses.exists()
+    assert runner.invoke(app, [*respond, str(pairs_file), "-o", str(responses)]).exit_code == 0
+    future_responses = tmp_path / "future-responses.jsonl"
+    lines = responses.read_text(encoding="utf-8").splitlines()
+    future_responses.write_text("".join(json.dumps({**json.loads(line), "schema_version": 2}) + "\n" for line in lines))
+    score = ["score", "--responses", str(future_responses), "--axis", "gender", "-o", str(tmp_path / "s"), "-q"]
+    _error(runner.invoke(app, score), f"{future_responses}:1", "schema_version 2")
+
+
+def test_an_options_file_may_start_with_a_bom_and_bad_bytes_are_named(corpus: Path, tmp_path: Path) -> None:
+    """A UTF-8 BOM (as Windows editors write) is read past, as in every JSONL reader; bytes not UTF-8 are a plain error."""
+    with_bom = tmp_path / "bom.toml"
+    with_bom.write_bytes(b"\xef\xbb\xbfseed = 3\r\n")
+    args = ["audit", "--model", "builtin:echo", "--axis", "gender", "--corpus", str(corpus), "-o", str(tmp_path / "o"), "-q"]
+    done = runner.invoke(app, [*args, "--config", str(with_bom)])
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "o" / "run.json").read_text(encoding="utf-8"))["seed"] == 3
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"seed = 3\n# caf\xe9\n")
+    _error(runner.invoke(app, [*args, "--config", str(bad)]), str(bad), "not valid UTF-8 (byte 0xe9 at offset 14)")
+
+
+def test_a_reader_closing_the_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
+    """``fairtalk pairs -o - | head -1``: exit 0 (not 1, a failed gate's code), and nothing on stderr."""
+    corpus = tmp_path / "big.jsonl"
+    lines = (json.dumps({"context": f"my mom said she is kind, number {i} " + "and so on " * 30}) for i in range(4000))
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")  # about 1.5 MB of pairs: more than a pipe holds
+    args = [sys.executable, "-m", "fairtalk.cli", "pairs", "--corpus", str(corpus), "--axis", "gender", "-o", "-", "-q"]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().startswith(b'{"id": ')
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        code = process.wait(timeout=120)
+    assert code == 0, (code, stderr)
+    assert stderr == ""
+
+
+HANGING_MODEL = """
+import os, time
+calls = []
+def reply(text):
+    calls.append(text)
+    time.sleep(0.3)  # slower than the store's commit interval (0.25 s), so each answer is committed
+    while len(calls) > 6 and os.path.exists("hang"):  # answers six, then hangs while the file is there
+        time.sleep(0.05)
+    return "ok " + text[:20]
+"""
+
+
+def test_sigterm_during_an_audit_keeps_the_store_says_so_and_a_rerun_resumes(corpus: Path, tmp_path: Path) -> None:
+    """A CI runner cancelling a job sends SIGTERM: the audit stops as on Ctrl-C (exit 130, the store named), no traceback."""
+    import signal
+    import sqlite3
+
+    (tmp_path / "hangbot.py").write_text(HANGING_MODEL, encoding="utf-8")
+    (tmp_path / "hang").touch()
+    out = tmp_path / "out"
+    args = [
+        "audit",
+        "--model",
+        "python:hangbot.py:reply",
+        "--axis",
+        "gender",
+        "--corpus",
+        str(corpus),
+        "-o",
+        str(out),
+        "--batch-size",
+        "2",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fairtalk.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    store = out / "store.sqlite"
+    answered = 0
+    for _ in range(6000):  # until the store holds an answer (batches of 2; the model hangs after 6 answers)
+        if process.poll() is not None:
+            break
+        if store.exists():
+            with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+                answered = db.execute("select count(*) from responses").fetchone()[0]
+        if answered:
+            break
+        time.sleep(0.01)
+    assert answered, "the audit stored no answer before it was stopped"
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, (process.returncode, stderr[-800:])
+    assert "Traceback" not in stderr
+    assert f"answers so far are kept in {store}" in stderr and "resume" in stderr
+    (tmp_path / "hang").unlink()
+    rerun, _ = _cli(*args, cwd=tmp_path, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-800:]
+    said = rerun.stdout + rerun.stderr
+    assert "from the store" in said and " 0 from the store" not in said
+
+
+def test_a_gzip_file_given_for_a_jsonl_file_is_named_as_one(pairs_file: Path, tmp_path: Path) -> None:
+    """Pairs, responses and gold files are plain JSON Lines: a gzip given by mistake is told to be decompressed."""
+    import gzip
+
+    packed = tmp_path / "pairs.jsonl.gz"
+    packed.write_bytes(gzip.compress(pairs_file.read_bytes()))
+    args = ["respond", "--pairs", str(packed), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"), "-q"]
+    _error(runner.invoke(app, args), f"{packed}:1", "gzip", "gunzip")

@@ -3,7 +3,7 @@ r"""Reading JSON Lines files that users give: numbered lines and objects, every 
 Every reader of a user's JSONL file (responses, pairs, replay files, pools, prompts and
 completions) goes through here, so they agree on the details: a UTF-8 BOM and CRLF line
 endings are accepted, blank lines are skipped, and bytes that are not UTF-8, malformed JSON,
-a line that is not an object, a line longer than :data:`MAX_RECORD_BYTES` or values nested
+a line that is not an object, a gzip file (named as one), a line longer than :data:`MAX_RECORD_BYTES` or values nested
 deeper than :data:`MAX_DEPTH` raise
 :class:`~fairtalk.errors.InputError` naming the file and line. A path that is not a regular
 file (a FIFO, a device) is refused at once instead of blocking. JSON escapes of lone
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import InputError
-from fairtalk.records import MAX_RECORD_BYTES
+from fairtalk.records import MAX_RECORD_BYTES, SCHEMA_VERSION
 
 __all__ = [
     "MAX_DEPTH",
@@ -70,8 +70,14 @@ _MSG_NOT_REGULAR = "{what} is not a regular file (a pipe, a device or a socket);
 _MSG_TOO_LONG = "record is longer than {limit} MiB, the most one record may hold"
 _MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a record needs"
 _MSG_FILE_TOO_BIG = "{size:,} bytes, more than the {limit} MiB a fairtalk JSON file may hold (is it the right file?)"
+_MSG_NEWER_RECORD = (
+    "schema_version {found}, but this fairtalk reads schema_version {ours} "
+    "(a newer fairtalk wrote this record; upgrade fairtalk to read it)"
+)
 _MSG_FILE_TOO_DEEP = "malformed JSON (values nest deeper than {limit} levels, more than a fairtalk file holds)"
 _BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
+_MSG_GZIP = "a gzip-compressed file, not JSON Lines text; decompress it first (gunzip)"
 #: A lone surrogate: a code point no UTF-8 text can hold.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DRAIN_CHUNK = 1 << 16
@@ -108,6 +114,8 @@ def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterato
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            if number == 1 and raw.startswith(_GZIP_MAGIC):
+                raise InputError(_MSG_GZIP, path=where, line=number) from None
             message = _MSG_NOT_UTF8.format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
             raise InputError(message, path=where, line=number) from exc
         yield number, text.rstrip("\r\n")
@@ -130,7 +138,9 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
     """One JSONL line as a dict, or an InputError naming ``where:number``.
 
     Values may nest :data:`MAX_DEPTH` levels deep, so that no later step (a copy, a writer)
-    meets a RecursionError on what a reader let through.
+    meets a RecursionError on what a reader let through. A record whose ``schema_version``
+    is above :data:`~fairtalk.records.SCHEMA_VERSION` was written by a newer fairtalk in a
+    format this one cannot know: it is refused rather than misread.
     """
     try:
         record = json.loads(text)
@@ -143,6 +153,9 @@ def parse_object(text: str, where: str, number: int) -> dict[str, Any]:
         raise InputError(_MSG_NOT_OBJECT.format(type=type(record).__name__), path=where, line=number)
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(record) > MAX_DEPTH:  # counting first: cheap
         raise InputError(_MSG_TOO_DEEP.format(limit=MAX_DEPTH), path=where, line=number)
+    found = record.get("schema_version")
+    if isinstance(found, int) and not isinstance(found, bool) and found > SCHEMA_VERSION:
+        raise InputError(_MSG_NEWER_RECORD.format(found=found, ours=SCHEMA_VERSION), path=where, line=number)
     if "\\ud" in text or "\\uD" in text:  # only a JSON escape can make a lone surrogate
         cleaned: dict[str, Any] = without_surrogates(record)
         return cleaned

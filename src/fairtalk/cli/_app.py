@@ -138,6 +138,11 @@ class _Commands(TyperGroup):
             if not _ON_INTERRUPT:
                 raise
             interrupted(note=_ON_INTERRUPT[0])
+        except BrokenPipeError:
+            if not _stdout_reader_gone():
+                raise
+            _quiet_stdout()  # `fairtalk pairs -o - | head -1`: the reader has what it wants; stop quietly
+            raise typer.Exit(code=0) from None
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """The command line: ``--help`` never cuts an option's name, and a usage error is an ``error: …`` line.
@@ -148,6 +153,26 @@ class _Commands(TyperGroup):
 
         with uncut_option_names(), plain_usage_errors():
             return super().main(*args, **kwargs)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (``| head``), as opposed to another pipe breaking."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no real stdout (a test's capture), or no poll on this system
+        return False
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit finds no broken pipe to complain of."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 #: The function of ``typer.rich_utils`` that typer prints a usage error with (in a framed box).
@@ -452,8 +477,26 @@ def _root(
     """Audit dialogue systems and text generators for demographic bias."""
 
 
+def _on_terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a CI runner cancelling a job, ``kill``) stops a command as Ctrl-C does.
+
+    So it says where the answers so far are kept and how to resume, and exits 130, rather than
+    dying without a word. Only where SIGTERM still has its default action (a host that set its
+    own handler keeps it).
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_terminate)
+
+
 def main() -> None:
     """Entry point of the ``fairtalk`` console script."""
+    _terminate_as_interrupt()
     try:
         app()
     except FairtalkError as exc:  # raised outside a command body (option parsing callbacks)

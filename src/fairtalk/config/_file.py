@@ -32,6 +32,7 @@ _MSG_FILE_FORMAT = "{path}: options files are TOML (.toml) or YAML (.yaml, .yml)
 _MSG_NO_YAML = "reading a YAML options file needs PyYAML (pip install pyyaml); or write it as TOML (.toml)"
 _MSG_FILE_ROOT = "the options file must hold a table of options at its top, not {type}"
 _MSG_FILE_READ = "cannot read the options file ({reason})"
+_MSG_NOT_UTF8 = "the options file is not valid UTF-8 (byte {byte} at offset {offset})"
 _MSG_NOT_REGULAR = "the options file is not a regular file (a pipe, a device or a socket); save it to a file first"
 _MSG_FILE_PARSE = "malformed {format} ({reason})"
 _MSG_FILE_SIZE = "the options file is larger than {limit} MiB; an options file holds a few dozen values"
@@ -142,7 +143,7 @@ def _yaml_loader() -> Any:
 
 
 def _read(where: Path) -> str:
-    """The file's text, reading no more than :data:`MAX_BYTES` (plus one, to know it is larger); a regular file only."""
+    """The file's text (a UTF-8 BOM dropped), reading no more than :data:`MAX_BYTES` (plus one, to know it is larger); a regular file only."""
     try:
         if not stat.S_ISREG(os.stat(where).st_mode):  # opening a FIFO would wait for a writer; a device never ends
             raise InputError(_MSG_NOT_REGULAR, path=str(where))
@@ -150,8 +151,11 @@ def _read(where: Path) -> str:
             raw = stream.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise InputError(_MSG_FILE_SIZE.format(limit=MAX_BYTES >> 20), path=str(where))
-        return raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return raw.decode("utf-8-sig")  # a BOM (Windows editors write one) is no part of the TOML or YAML
+    except UnicodeDecodeError as exc:
+        message = _MSG_NOT_UTF8.format(byte=f"0x{exc.object[exc.start]:02x}", offset=exc.start)
+        raise InputError(message, path=str(where)) from None
+    except OSError as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(_MSG_FILE_READ.format(reason=reason), path=str(where)) from exc
 
