@@ -443,3 +443,32 @@ def test_the_audit_gives_the_judge_its_breaker_setting(models: tuple[Path, Path]
     never = runner.invoke(app, [*judged, "--max-consecutive-failures", "0"])  # 0: the judge's failures never stop it either
     assert never.exit_code == 0, never.output
     assert "stopped after" not in never.output
+
+
+class _StoppedStream(fairtalk.Responder):
+    """Answers 3 items and fails the 4th (the run then stops: max_errors=0); closing its stream fails too."""
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:stopped"
+
+    def respond(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        raise AssertionError("the store streams")
+
+    def respond_stream(self, contexts, settings, *, seeds):  # noqa: ANN001, ANN201
+        try:
+            for i in range(3):
+                yield i, f"answer {i}"
+            yield 3, ResponderError("it broke")
+            yield 4, "never read"
+        except GeneratorExit:
+            raise RuntimeError("the model would not let go") from None
+
+
+def test_what_finished_is_stored_when_a_run_stops_even_if_closing_the_stream_fails(tmp_path: Path) -> None:
+    """Crash safety: what finished is committed before the stream is closed, whatever closing it does."""
+    with RunStore(tmp_path / "s.sqlite") as store:
+        cached = CachingResponder(_StoppedStream(), store, max_errors=0, commit_seconds=3600)  # no commit on a timer
+        with pytest.raises(RuntimeError, match="would not let go"):
+            cached.respond_each([f"c{i}" for i in range(10)], DecodingSettings(), seeds=[0] * 10)
+        assert (store.count(), store.count(errors=True)) == (3, 1)

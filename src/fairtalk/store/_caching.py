@@ -213,8 +213,8 @@ class CachingResponder(Responder):
                 self._check_breaker()
             pending.commit()
         finally:
+            pending.commit(count=False)  # first: what finished is stored even if cancelling the rest waits on the model
             items.close()  # cancels the requests still in flight
-            pending.commit(count=False)
 
     @property
     def max_consecutive_failures(self) -> int | None:
