@@ -565,9 +565,7 @@ class _RateNull:
         """
         from scipy.special import ndtr  # norm.sf(z) is ndtr(-z), without scipy.stats' checks of loc and scale
 
-        draws, count = _dialogue_draws(n, self.cluster_sizes)
-        hit = 1.0 - draws[:, 0]
-        mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
+        mean, sd = _spanned_moments(n, self.cluster_sizes)
         need = _units_needed(self.alpha, self.margin)
         if sd > 0:
             return np.asarray(ndtr(-((need - 0.5 - mean) / sd)), dtype=float)
@@ -864,7 +862,7 @@ def corpus_least_units(alpha: float = 0.05) -> int:
     >>> corpus_least_units(0.05), corpus_least_units(0.01)  # 2^-5 = 0.031 < 0.05; 2^-7 = 0.0078 < 0.01
     (6, 8)
     """
-    return math.floor(1 - math.log2(alpha)) + 1
+    return exact_least_units(alpha)  # the same sign-pattern count as McNemar's exact test
 
 
 def _differing_units(n: int, differing: float, sizes: ClusterSizes, upto: int) -> np.ndarray:
@@ -1076,16 +1074,23 @@ def pairs_for_corpus_equivalence(
 
 def _corpus_search(start: int, power: float, power_at: Callable[[int], float]) -> int:
     """The fewest pairs from ``start`` whose ``power_at`` reaches ``power``: doubling steps, then bisection (it rises with n)."""
-    if power_at(start) >= power:
-        return start
-    low, high = start, start
-    while power_at(high) < power:  # the chance to decide grows with the pairs; the ratio's power already reaches it
-        if high >= MAX_CORPUS_PAIRS:
-            raise ValueError(_MSG_CORPUS_DECIDE.format(most=MAX_CORPUS_PAIRS))
-        low, high = high, min(MAX_CORPUS_PAIRS, 2 * high)
+    # the chance to decide grows with the pairs; the ratio's power already reaches it
+    too_many = _MSG_CORPUS_DECIDE.format(most=MAX_CORPUS_PAIRS)
+    return _doubling_search(start, start, lambda n: power_at(n) >= power, MAX_CORPUS_PAIRS, too_many)
+
+
+def _doubling_search(least: int, high: int, reaches: Callable[[int], bool], most: int, too_many: str) -> int:
+    """The fewest pairs from ``least`` that ``reaches``: doubling from ``high``, then bisection; ValueError(too_many) past ``most``."""
+    if reaches(least):
+        return least
+    low = least
+    while not reaches(high):
+        if high >= most:
+            raise ValueError(too_many)
+        low, high = high, min(most, 2 * high)
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (low, middle) if power_at(middle) >= power else (middle, high)
+        low, high = (low, middle) if reaches(middle) else (middle, high)
     return high
 
 
@@ -1132,13 +1137,18 @@ def exact_least_units(alpha: float) -> int:
     return math.floor(1 - math.log2(alpha)) + 1
 
 
+def _spanned_moments(n: int, sizes: ClusterSizes) -> tuple[float, float]:
+    """The mean and standard deviation of the dialogues a uniform sample of ``n`` pairs spans (each drawn or not)."""
+    draws, count = _dialogue_draws(n, sizes)
+    hit = 1.0 - draws[:, 0]
+    return float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
+
+
 def _chance_to_span(n: int, units: int, sizes: ClusterSizes) -> float:
     """P(a uniform sample of ``n`` pairs spans ``units`` dialogues or more), a normal approximation as in ``_RateNull._reach``."""
     from scipy.special import ndtr
 
-    draws, count = _dialogue_draws(n, sizes)
-    hit = 1.0 - draws[:, 0]
-    mean, sd = float(count @ hit), math.sqrt(float(count @ (hit * (1.0 - hit))))
+    mean, sd = _spanned_moments(n, sizes)
     if sd > 0:
         return float(ndtr((mean - (units - 0.5)) / sd))
     return 1.0 if mean >= units - 0.5 else 0.0
@@ -1146,17 +1156,8 @@ def _chance_to_span(n: int, units: int, sizes: ClusterSizes) -> float:
 
 def _fewest(least: int, hint: int, reaches: Callable[[int], bool]) -> int:
     """The fewest pairs from ``least`` that ``reaches`` (doubling from ``hint``, then bisection); ValueError past the most."""
-    if reaches(least):
-        return least
-    low, high = least, max(least + 1, hint)
-    while not reaches(high):
-        if high >= MAX_DETECT_PAIRS:
-            raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
-        low, high = high, min(MAX_DETECT_PAIRS, 2 * high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if reaches(middle) else (middle, high)
-    return high
+    too_many = _MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS)
+    return _doubling_search(least, max(least + 1, hint), reaches, MAX_DETECT_PAIRS, too_many)
 
 
 def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.0, cluster_sizes: ClusterSizes = ()) -> int:
