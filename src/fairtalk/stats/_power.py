@@ -1201,7 +1201,8 @@ def pairs_to_detect(
     1) on the units' degrees of freedom (dialogues where ``pairs_per_unit`` or ``cluster_sizes`` say
     the audit clusters, else pairs), a rate's grown by the discordant pairs the effect adds;
     McNemar's exact power on the ``discordance`` split evenly with the effect added to one side.
-    So an audit of that many pairs, as spread as the pilot, prints an MDE at or below ``effect``.
+    So an audit of that many pairs, as spread as the pilot, prints an MDE of about ``effect`` (a little above
+    it at times: the model's degrees of freedom are the units less one, not the audit's Bell-McCaffrey value).
     No fewer pairs than an exact test can reject on: :func:`exact_least_units` units, and for a
     rate as many discordant pairs expected. Raises ValueError for an effect a rate cannot grow by
     (more than ``1 - discordance``) or beyond :data:`MAX_DETECT_PAIRS` pairs.
