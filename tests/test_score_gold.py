@@ -388,3 +388,73 @@ def test_the_statistics_page_names_the_commands_that_warn_of_labels_only() -> No
     """Review finding: the page said ``label`` warns of a labels-only estimate; it prints no estimate."""
     page = " ".join((Path(__file__).parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8").split())
     assert "`score --gold`, `audit --gold` and the report warn instead of printing" in page
+
+
+def _counting_bot(tmp_path: Path) -> Path:
+    """BOT, which also writes a line to ``calls.txt`` each time it is asked (so a test sees whether it was)."""
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "bot.py").write_text(
+        BOT + f"\n\n_reply = reply\n\n\ndef reply(text):\n    open({str(calls)!r}, 'a').write('x\\n')\n    return _reply(text)\n",
+        encoding="utf-8",
+    )
+    return calls
+
+
+def test_audit_gold_checks_the_gold_file_before_the_first_answer(tmp_path: Path) -> None:
+    """Review finding: a gold file of texts (or of other pairs, other keys) failed ``audit --gold`` only after every answer."""
+    calls = _counting_bot(tmp_path)
+    common = ["audit", "--model", f"python:{tmp_path / 'bot.py'}:reply", "--axis", "gender", "--pairs", "40"]
+    common += ["--measures", "offense", "--resamples", "100"]
+    files = {
+        "texts.jsonl": (json.dumps({"id": 1, "label": 1}), "the gold file labels texts"),
+        "other_pairs.jsonl": (
+            "\n".join(json.dumps({"pair_id": "gender-0", "side": s, "offense_rate": 0}) for s in "ab"),
+            "none of the 1 labelled pairs of the gold file is among this run's pairs (first: gender-0)",
+        ),
+        "other_keys.jsonl": (
+            json.dumps({"pair_id": "gender-0", "side": "a", "sentiment": 1}),
+            "the gold file labels sentiment, sentiment_positive, sentiment_negative, none of which this run scores",
+        ),
+        "bad_side.jsonl": (json.dumps({"pair_id": "gender-0", "side": "c", "offense_rate": 0}), "bad_side.jsonl:1: each row"),
+        "missing.jsonl": (None, "missing.jsonl"),
+    }
+    for name, (text, message) in files.items():
+        if text is not None:
+            (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+        store, out = tmp_path / f"{name}.sqlite", tmp_path / f"out-{name}"
+        done = runner.invoke(app, [*common, "--gold", str(tmp_path / name), "--store", str(store), "-o", str(out)])
+        assert done.exit_code == 2, (name, done.output)
+        assert done.stderr.startswith("error: ") and message in " ".join(done.stderr.split()), (name, done.stderr)
+        assert not calls.exists() and not store.exists() and not out.exists(), name  # the model was never asked
+    looks = ["--until-decided", "--max-pairs", "80", "--gold", str(tmp_path / "other_pairs.jsonl")]  # every look's pairs
+    done = runner.invoke(app, [*common, *looks, "--store", str(tmp_path / "s.sqlite"), "-o", str(tmp_path / "looks")])
+    assert done.exit_code == 2 and "is among this run's pairs" in " ".join(done.stderr.split()), done.output
+    assert not calls.exists()
+
+
+def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp_path: Path) -> None:
+    """Review finding: labels of another model's answers failed ``audit --gold`` after every answer without saying that
+    the answers were kept, nor how to get them again without asking the model."""
+    _counting_bot(tmp_path)
+    common = ["audit", "--axis", "gender", "--pairs", "40", "--measures", "offense", "--resamples", "100"]
+    first = runner.invoke(app, [*common, "--model", f"python:{tmp_path / 'bot.py'}:reply", "-o", str(tmp_path / "first")])
+    assert first.exit_code == 0, first.output
+    answers = fairtalk.read_responses(tmp_path / "first" / "gender" / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    with gold.open("w", encoding="utf-8") as out:  # rows keep the text labelled, as fairtalk label writes them
+        for r in answers.a + answers.b:
+            row = {"pair_id": r.pair_id, "side": r.side, "offense_rate": int(r.response == RUDE), "text": r.response}
+            out.write(json.dumps(row) + "\n")
+    (tmp_path / "kind.py").write_text(f"def reply(text):\n    return {KIND!r}\n", encoding="utf-8")
+    store, second = tmp_path / "second.sqlite", tmp_path / "second"
+    other = [*common, "--model", f"python:{tmp_path / 'kind.py'}:reply", "--store", str(store), "-o", str(second)]
+    done = runner.invoke(app, [*other, "--gold", str(gold)])
+    assert done.exit_code == 2, done.output
+    text = " ".join(done.stderr.split())
+    assert text.startswith("error: ") and "labelled answers of the gold file are not these responses' answers" in text
+    assert f"every answer of this run is kept in the run store {store}" in text, text
+    assert "without --gold and the store gives each answer again without asking the model" in text
+    assert "Traceback" not in done.stderr and not second.exists() and store.exists()
+    again = runner.invoke(app, other)  # the rerun the message names: every answer from the store
+    assert again.exit_code == 0, again.output
+    assert "gender: 0 generated, 80 from the store, 0 failed" in again.output

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fairtalk.inference._by_turn import by_turn, check_multi_turn
 from fairtalk.inference._family import KeyScores, Scored, adjust_family, finalize
-from fairtalk.inference._gold import GoldEstimates, gold_estimates
+from fairtalk.inference._gold import GoldEstimates, OtherAnswersError, check_gold, gold_estimates
 from fairtalk.inference._measure_tests import (
     MAX_PERMUTATIONS,
     METHODS,
@@ -37,11 +37,13 @@ __all__ = [
     "KeyTest",
     "MAX_PERMUTATIONS",
     "METHODS",
+    "OtherAnswersError",
     "Scored",
     "adjust_family",
     "by_turn",
     "certify",
     "check_finite",
+    "check_gold",
     "check_multi_turn",
     "check_truncation",
     "compare_scored",

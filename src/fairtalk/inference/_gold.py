@@ -10,11 +10,16 @@ another model's. Labelled pairs this run does not hold, keys it does not score, 
 labelled pairs and labels outside their field's scheme (a 7 for the yes/no ``offense_rate``, a 2
 for ``sentiment``: :func:`fairtalk.gold.label_scheme`) are counted, left out and said in a
 warning, never silently dropped or averaged in.
+
+``audit --gold`` checks what it can before the model is asked for an answer (:func:`check_gold`):
+the file reads, labels responses, labels at least one key the audit scores and at least one of its
+pairs. The answers' texts can only be checked once they exist: a mismatch then is an
+:class:`OtherAnswersError`, which the audit completes with where its answers are kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -26,17 +31,24 @@ from fairtalk.errors import InputError
 from fairtalk.gold import Gold, ItemKey, outside_scheme, read_gold, sample_record_path
 from fairtalk.stats import PPIEstimate, ppi_mean
 
-__all__ = ["GoldEstimates", "gold_estimates"]
+__all__ = ["GoldEstimates", "OtherAnswersError", "check_gold", "gold_estimates"]
 
-_MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: score --gold needs labels by pair_id and side"
+_MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: --gold needs labels by pair_id and side"
 _MSG_OTHER_ANSWERS = (
     "{n:,} of the {total:,} labelled answers of the gold file are not these responses' answers (first: pair {pair_id} "
-    "side {side}: labelled {labelled}, here {here}): the labels were given on other responses; label these "
-    "(fairtalk label RESPONSES), or score the responses that were labelled"
+    "side {side}: labelled {labelled}, here {here}): the labels were given on other responses"
 )
-_MSG_OTHER_INPUT = (
-    "the gold file's labels were given on {input} (sha256 {sha}…), not on these responses (sha256 {here}…): label these "
-    "(fairtalk label RESPONSES), or score the responses that were labelled"
+_MSG_OTHER_INPUT = "the gold file's labels were given on {input} (sha256 {sha}…), not on these responses (sha256 {here}…)"
+#: What ``score --gold`` says to do about labels of other answers (an audit says where its answers are kept instead).
+_HINT_OTHER = "; label these (fairtalk label RESPONSES), or score the responses that were labelled"
+_MSG_NO_KEYS = (
+    "the gold file labels {keys}, none of which this run scores (its measures give {scored}): "
+    "give the measures the labels are of (--measures), or a gold file of these measures' keys"
+)
+_MSG_NO_PAIRS = (
+    "none of the {n:,} labelled pairs of the gold file is among this run's pairs (first: {first}): the labels were "
+    "given on another run's pairs (its corpus, --axis, --pairs, --seed or --split differ); label this run's answers "
+    "(fairtalk label RESPONSES), or give the options of the run that was labelled"
 )
 WARN_UNCHECKED = (
     "the gold file keeps neither the answers it labels nor a sample record (GOLD.jsonl.sample.json): "
@@ -49,6 +61,17 @@ WARN_FEW = "{key}: only {n} labelled pair(s) scored on both sides, at least 2 ar
 WARN_VALUES = (
     "{n:,} gold label(s) of {field} outside its labels {allowed} (first: {value} on pair {pair_id} side {side}): left out"
 )
+
+
+class OtherAnswersError(InputError):
+    """The gold file's labels were given on other answers than the ones they would be joined to (checked after generation).
+
+    ``finding`` is what differs, without the advice the message ends with (what to label or score).
+    """
+
+    def __init__(self, finding: str, *, path: str) -> None:
+        self.finding = finding
+        super().__init__(finding + _HINT_OTHER, path=path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +121,7 @@ def _check_answers(gold: Gold, responses: ResponseSet, path: str) -> list[str]:
     }
     if wrong:
         (pair_id, side), (labelled, here) = next(iter(wrong.items()))
-        raise InputError(
+        raise OtherAnswersError(
             _MSG_OTHER_ANSWERS.format(
                 n=len(wrong),
                 total=len({label.item for label in gold.labels}),
@@ -120,8 +143,30 @@ def _check_answers(gold: Gold, responses: ResponseSet, path: str) -> list[str]:
     if not isinstance(recorded, str) or not shas:
         return [WARN_UNCHECKED]
     if recorded not in shas:
-        raise InputError(_MSG_OTHER_INPUT.format(input=record.get("input"), sha=recorded[:12], here=shas[0][:12]), path=path)
+        raise OtherAnswersError(
+            _MSG_OTHER_INPUT.format(input=record.get("input"), sha=recorded[:12], here=shas[0][:12]), path=path
+        )
     return []
+
+
+def check_gold(path: str, *, keys: Collection[str] | None = None, pair_ids: Iterable[str] | None = None) -> None:
+    """Before any answer is asked for: InputError unless the gold file at ``path`` can give a labelled estimate.
+
+    The file must read as a gold file (each row's item, side and labels), label an audit's
+    responses (pairs, not texts), and label at least one of ``keys`` (the keys the run's measures
+    give) and one of ``pair_ids`` (every pair of the run, all axes), each when given. Labels
+    of other keys or pairs besides are counted in the result's warnings, as ``score --gold`` does.
+    """
+    gold = read_gold(path)
+    if gold.kind != "responses":
+        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+    if keys is not None and not any(key in keys for key in gold.keys):
+        raise InputError(_MSG_NO_KEYS.format(keys=", ".join(gold.keys), scored=", ".join(keys)), path=path)
+    if pair_ids is None:
+        return
+    labelled = {label.id for label in gold.labels}
+    if labelled.isdisjoint(pair_ids):
+        raise InputError(_MSG_NO_PAIRS.format(n=len(labelled), first=min(labelled)), path=path)
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -145,8 +190,10 @@ def gold_estimates(
     Raises
     ------
     InputError
-        The gold file cannot be read, labels texts rather than pairs, or was labelled on other
-        answers than ``responses`` (a row's text, or its sample record's input, differs).
+        The gold file cannot be read or labels texts rather than pairs.
+    OtherAnswersError
+        The gold file was labelled on other answers than ``responses`` (a row's text, or its
+        sample record's input, differs).
     """
     gold = read_gold(path)
     if gold.kind != "responses":

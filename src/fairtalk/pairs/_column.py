@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
 from fairtalk._columns import RecordColumn
@@ -262,6 +262,11 @@ class PairColumn(RecordColumn[Pair]):
 
     def __len__(self) -> int:
         return len(self._columns)
+
+    def pair_ids(self) -> Iterator[str]:
+        """Each pair's id, in order (no record built)."""
+        ids = self._columns._ids
+        return (ids[i] for i in range(len(ids)))
 
     def take(self, order: Sequence[int]) -> PairColumn:
         """The pairs at the positions ``order``, in that order: a column of its own (its strings shared, no record built)."""

@@ -27,16 +27,18 @@ from fairtalk.config import (
     keyword_options,
 )
 from fairtalk.corpora import Corpus, read_corpus
-from fairtalk.errors import SpecError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_output_folder
 from fairtalk.gates import Gate, evaluate
+from fairtalk.inference import OtherAnswersError, check_gold
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import Responder
+from fairtalk.pairs import PairColumn
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Coverage, Pair
 from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_entries, write_run
 from fairtalk.results import AuditRun, AxisRun
-from fairtalk.run._axis import AxisWork, audit_axis, finish_axes
+from fairtalk.run._axis import audit_axis, axis_pairs, finish_axes
 from fairtalk.run._generate import cached_model
 from fairtalk.run._score import check_score_options
 from fairtalk.run._sequential import run_sequential
@@ -48,6 +50,15 @@ _MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
 _MSG_UNKNOWN_GATE = "unknown gate {gate!r} (an audit states: {choices})"
 _MSG_COMPARISON_GATE = "the gate fail-if-worse decides a comparison of two runs (fairtalk.compare), not an audit"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
+_MSG_KEPT = (
+    "{finding}. Nothing was written, but every answer of this run is kept in the run store {store}: run the same "
+    "command (the same options and --store {store}) without --gold and the store gives each answer again without "
+    "asking the model; label those answers (fairtalk label OUTPUT/AXIS/responses.jsonl) for a gold file of this run"
+)
+_MSG_NOT_KEPT = (
+    "{finding}. Nothing was written, and the answers were not kept (no run store file: give --store FILE to keep "
+    "them, and a rerun then gives them without asking the model)"
+)
 
 
 def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
@@ -256,11 +267,12 @@ def run_axes(
     run_id = new_run_id()
     if config.until_decided and (contexts is None or pairs is not None):
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
-    for lexicon in lexicons:  # a bad margin or primary key fails here, not after every answer
-        check_score_options(config.inference.score, lexicon)
-    works: list[AxisWork] = []
+    gold = config.inference.score.gold
+    keys = [key for lexicon in lexicons for key in check_score_options(config.inference.score, lexicon)]  # a bad margin
+    if gold:  # or primary key, or a gold file that cannot count, fails here, not after every answer
+        check_gold(gold, keys=keys)
     axes: dict[str, AxisRun] = {}
-    pairing, generation, inference, out_dir = config.pairs, config.generation, config.inference, config.output.out_dir
+    pairing, generation, out_dir = config.pairs, config.generation, config.output.out_dir
     with _cached_model(generation, reporter) as cached:
         if out_dir is not None:
             corpus_path = pairing.corpus if contexts is None else contexts.path
@@ -268,33 +280,21 @@ def run_axes(
                 out_dir, [lexicon.axis for lexicon in lexicons], _inputs(corpus_path, generation.store, cached, lexicons)
             )
             _check_out_dir(out_dir, folders, _inputs(corpus_path, None, cached, lexicons))
-        if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
-            axes = run_sequential(
-                config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
-            )
-        else:
-            for lexicon in lexicons:
-                given = None if pairs is None else pairs[lexicon.axis]
-                works.append(
-                    audit_axis(
-                        lexicon,
-                        cached,
-                        reporter,
-                        pairing=pairing,
-                        generation=generation,
-                        inference=inference,
-                        contexts=contexts,
-                        given=given,
-                        run_id=run_id,
-                        extra_manifest=extra_manifest,
-                    )
+        try:
+            if config.until_decided and contexts is not None:  # look by look, until decided (checked above)
+                axes = run_sequential(
+                    config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
                 )
+            else:
+                axes = _every_axis(config, lexicons, cached, reporter, contexts, pairs, run_id, extra_manifest, keys)
+        except OtherAnswersError as exc:  # found once the answers exist: say where they are kept
+            raise InputError(_answers_kept(exc.finding, cached.store), path=exc.path) from exc
         model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
     return AuditRun(
-        axes=MappingProxyType(axes or finish_axes(works, inference)),
+        axes=MappingProxyType(axes),
         model=model_fingerprint,
         corpus=pairing.corpus,
         split=pairing.split,
@@ -304,6 +304,58 @@ def run_axes(
         run_id=run_id,
         config=MappingProxyType(recorded),
     )
+
+
+def _every_axis(
+    config: AuditConfig,
+    lexicons: Sequence[Lexicon],
+    cached: CachingResponder,
+    reporter: ProgressReporter,
+    contexts: Corpus | None,
+    pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None,
+    run_id: str,
+    extra_manifest: Mapping[str, object] | None,
+    keys: Sequence[str],
+) -> dict[str, AxisRun]:
+    """Every axis' pairs (given, or built from ``contexts``) and the gold file checked against them, then each axis audited.
+
+    The pairs of every axis are built before the first answer is asked for, so that what can be
+    checked of them (a gold file labels some of them, enough pairs on each axis) costs no answer.
+    """
+    pairing, inference, gold = config.pairs, config.inference, config.inference.score.gold
+    timings: dict[str, dict[str, float]] = {lexicon.axis: {} for lexicon in lexicons}
+    found = {
+        lexicon.axis: axis_pairs(lexicon, contexts, pairing, reporter, timings[lexicon.axis])
+        if pairs is None
+        else pairs[lexicon.axis]
+        for lexicon in lexicons
+    }
+    if gold:
+        check_gold(gold, keys=keys, pair_ids=(i for given, _ in found.values() for i in PairColumn.of(given).pair_ids()))
+    works = [
+        audit_axis(
+            lexicon,
+            cached,
+            reporter,
+            pairing=pairing,
+            generation=config.generation,
+            inference=inference,
+            contexts=contexts,
+            given=found[lexicon.axis],
+            run_id=run_id,
+            extra_manifest=extra_manifest,
+            timings=timings[lexicon.axis],
+        )
+        for lexicon in lexicons
+    ]
+    return finish_axes(works, inference)
+
+
+def _answers_kept(finding: str, store: RunStore) -> str:
+    """``finding``, found once the answers exist, with where they are kept and how to get them without asking again."""
+    if str(store.path) in ("", ":memory:"):
+        return _MSG_NOT_KEPT.format(finding=finding)
+    return _MSG_KEPT.format(finding=finding, store=store.path)
 
 
 def _cached_model(generation: GenerationOptions, reporter: ProgressReporter) -> AbstractContextManager[CachingResponder]:

@@ -72,22 +72,24 @@ def audit_axis(
     given: tuple[Sequence[Pair], Coverage] | None,
     run_id: str,
     extra_manifest: Mapping[str, object] | None,
+    timings: Mapping[str, float] | None = None,
 ) -> AxisWork:
     """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores.
 
     Each stage receives its own options: the pairs ``pairing``, the model's answers
     ``generation``, scoring (and the similarity baseline, the gap by turn) ``inference``.
+    ``timings``: the stages' seconds so far (the pairs stage's, when the caller built them).
     """
     axis = lexicon.axis
-    timings: dict[str, float] = {}
-    found, coverage = given if given is not None else axis_pairs(lexicon, contexts, pairing, reporter, timings)
+    spent: dict[str, float] = dict(timings or {})
+    found, coverage = given if given is not None else axis_pairs(lexicon, contexts, pairing, reporter, spent)
     pairs = PairColumn.of(found)  # pairs given ready-made are held as columns too
     if inference.by_turn:
         check_multi_turn(pairs, axis)  # before any answer is asked for
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=pairing.seed))
 
     generated = generate(cached, pairs, generation.settings, seed=generation.seed, progress=reporter, label=f"{axis}: responses")
-    timings["generation"] = generated.summary.seconds
+    spent["generation"] = generated.summary.seconds
     if generated.responses.n_pairs < 2 and generated.errors:
         raise ResponderError(_lost_to_errors(axis, generated.summary, generated.responses.n_pairs))
 
@@ -106,7 +108,7 @@ def audit_axis(
             progress=reporter,
             label=f"{axis}: baseline answers",
         )
-        timings["similarity"] = time.perf_counter() - started
+        spent["similarity"] = time.perf_counter() - started
     started = time.perf_counter()
     reporter.start(f"{axis}: scoring", unit="pairs")
     scored = prepare_scores(
@@ -118,13 +120,13 @@ def audit_axis(
         max_consecutive_failures=cached.max_consecutive_failures,
     )
     reporter.finish()
-    timings["scoring"] = time.perf_counter() - started
-    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generated.responses.n_pairs, timings["scoring"])
+    spent["scoring"] = time.perf_counter() - started
+    _LOG.info("%s: scored %d pairs (%.1f s)", axis, generated.responses.n_pairs, spent["scoring"])
     turned = None
     if inference.by_turn:
         started = time.perf_counter()
         turned = by_turn(scored, inference.score)
-        timings["by_turn"] = time.perf_counter() - started
+        spent["by_turn"] = time.perf_counter() - started
     audit = AuditProvenance(
         run_id=run_id,
         corpus=pairing.corpus,
@@ -143,7 +145,7 @@ def audit_axis(
         scored,
         coverage,
         generated.summary,
-        MappingProxyType(timings),
+        MappingProxyType(spent),
         pairs,
         audit,
         similarity,

@@ -455,11 +455,12 @@ def check_keys(options: ScoreOptions, built: Sequence[AnyMeasure]) -> list[str]:
     return chosen
 
 
-def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> None:
-    """What scoring checks of ``options`` against the measures' keys and kinds, before any answer is asked for.
+def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> list[str]:
+    """What scoring checks of ``options`` against the measures' keys and kinds, before any answer is asked for; the keys.
 
     The measures are built as the scoring stage builds them, a judge without its model
     (its keys and kinds only), and :func:`check_keys` runs on them: the scoring stage's own check.
+    Returns every key the measures give (what a gold file's labels must name some of).
     """
     built = build_measures(
         options.measures,
@@ -469,6 +470,7 @@ def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> None:
         keys_only=True,
     )
     check_keys(options, built)  # nothing to close: a judge named here has no model, and one given is the caller's
+    return [key for measure in built for key in measure.keys]
 
 
 def _check_keys(given: Sequence[str] | None, keys: list[str], what: str) -> list[str]:

@@ -40,7 +40,7 @@ from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, Sequent
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
-from fairtalk.inference import Scored
+from fairtalk.inference import Scored, check_gold
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, PairColumns, build_pairs
 from fairtalk.progress import ProgressReporter
@@ -220,6 +220,8 @@ def run_sequential(
                 )
             )
         axes.append(_Axis(lexicon, pool, look_sizes(min(sequential.n_pairs, available), available, sequential.looks)))
+    if inference.score.gold:  # the pairs every look may take: a gold file must label some, before any answer
+        check_gold(inference.score.gold, pair_ids=(i for axis in axes for i in axis.pool.ranked.pair_ids()))
     look = 0
     while any(axis.stopped is None for axis in axes):
         for axis in axes:
