@@ -173,7 +173,7 @@ def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None
     text = " ".join(result.output.split())
     assert (
         "sentiment_positive (rate): 2,892 pairs (about 410 dialogues, were the corpus larger in the same proportions) "
-        "at margin ±2 points"
+        "at margin ±2 pp"
     ) in text
     assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in result.output
     assert "identical answers on both sides pass at 149 units or more: pairs, or dialogues where the audit clusters" in text
@@ -313,7 +313,7 @@ def test_plan_gate_says_when_the_pilot_itself_differs_beyond_the_margin_and_when
     result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert "the pilot itself differs beyond the margin on offense_rate (gap -76.5 points against ±2)" in flat
+    assert "the pilot itself differs beyond the margin on offense_rate (gap -76.5 pp against ±2 pp)" in flat
     assert "refusal_rate (gap" not in flat
     assert "a model like the pilot fails the gate there at any size" in flat
     assert "design effect 0.345, planned as 1: a pilot's estimate below 1 is not relied on" in flat
@@ -342,7 +342,7 @@ def test_plan_gate_plans_the_check_of_a_pilots_pairs_lost_on_one_side(tmp_path) 
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
     assert "pairs_lost_by_side (rate):" in flat and "discordant share 24.000%" in flat
-    assert "the pilot itself differs beyond the margin on pairs_lost_by_side (gap -24 points against ±2)" in flat
+    assert "the pilot itself differs beyond the margin on pairs_lost_by_side (gap -24 pp against ±2 pp)" in flat
     result = runner.invoke(app, ["plan", "--gate", "--results", str(balanced)])
     flat = " ".join(result.output.split())
     assert result.exit_code == 0 and "pairs_lost_by_side (rate):" in flat and "beyond the margin" not in flat

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -223,7 +224,7 @@ def test_identical_answers_on_a_handful_of_shared_pairs_fail_the_gate_saying_how
     assert f"{N_PAIRS - n} pairs only the baseline holds" in done.output
     why = (
         f"gender/offense_rate: inconclusive; not shown non-inferior: the same gap on all {n} pairs in both runs, too few "
-        f"for the exact identical-answers bound (it needs 299 pairs, {299 - n} more, at margin ±2.00 points)"
+        f"for the exact identical-answers bound (it needs 299 pairs, {299 - n} more, at margin ±2.00 pp)"
     )
     assert why in " ".join(done.output.split())
     junit = (tmp_path / "c.xml").read_text(encoding="utf-8")
@@ -314,20 +315,23 @@ def test_compare_json_holds_the_gate_requested_as_audit_json_does(runs: dict[str
 
 def test_the_console_gate_lines_and_junit_give_rates_in_points_as_the_table_does(runs: dict[str, Path], tmp_path: Path) -> None:
     """Review finding: gaps read in points on the console, yet its gate lines gave the margin as a fraction (±0.02),
-    and the JUnit messages gave the gaps as fractions (candidate gap +0.1); the headline was doubled."""
-    junit = tmp_path / "c.xml"
-    done = _compare(str(runs["fair"]), str(runs["gap"]), "--fail-if-worse", "--junit", str(junit))
+    and the JUnit messages gave the gaps as fractions (candidate gap +0.1); the headline was doubled.
+
+    Later review finding: compare spelled the unit "points" where audit spells it "pp": now "pp" everywhere."""
+    junit, out = tmp_path / "c.xml", tmp_path / "cmp"
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "--fail-if-worse", "--junit", str(junit), "-o", str(out))
     assert done.exit_code == 1, done.output
     text = " ".join(done.output.split())
-    assert "gap (points): baseline" in text
-    assert (
-        "gender/offense_rate: regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)" in text
-    )
+    pages = {name: (out / name).read_text(encoding="utf-8") for name in ("report.md", "report.html")}
+    for where, shown in {"console": text, "junit": junit.read_text(encoding="utf-8"), **pages}.items():
+        assert re.search(r"\d points|\(points", shown) is None, (where, re.search(r".{60}\bpoints\b.{20}", shown))
+    assert "gap (pp): baseline" in text
+    assert "gender/offense_rate: regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 pp)" in text
     assert "±0.02" not in text
     assert "--fail-if-worse: Gate" not in text and text.count("Gate fail-if-worse: FAILED") == 1
     row = compare_runs(runs["fair"], runs["gap"]).change("gender", "offense_rate")
     xml = junit.read_text(encoding="utf-8")
-    assert f"candidate gap {100 * row.candidate_gap:+.2f} points" in xml and "margin ±2.00 points" in xml
+    assert f"candidate gap {100 * row.candidate_gap:+.2f} pp" in xml and "margin ±2.00 pp" in xml
     assert f"candidate gap {row.candidate_gap:+.4g}," not in xml
 
 

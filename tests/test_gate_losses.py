@@ -70,7 +70,7 @@ def test_a_bot_failing_on_one_side_fails_the_equivalence_gate_and_junit_says_why
     code, output = _audit(tmp_path, "one_side", "out", "--fail-unless-equivalent", "--junit", str(junit))
     assert code == 1, output
     assert "Gate fail-unless-equivalent: FAILED" in output
-    assert "side a only 0, side b only" in output and "not shown balanced within ±2 points" in output
+    assert "side a only 0, side b only" in output and "not shown balanced within ±2 pp" in output
     assert "pairs audited (" in output and "left out, a side lost" in output  # not "N pairs audited" for all N asked
     xml = junitparser.JUnitXml.fromfile(str(junit))
     failing = [case for suite in xml for case in suite if case.result]
@@ -126,7 +126,7 @@ def test_evaluate_passes_rare_balanced_losses_and_fail_on_bias_passes_undetectab
     few_pairs = _result(294, n_lost_a_only=3, n_lost_b_only=3)  # balanced, but 300 pairs cannot show it within ±2 points
     assert evaluate({"gender": few_pairs}, "fail-on-bias").passed
     outcome = evaluate({"gender": few_pairs}, "fail-unless-equivalent")
-    assert not outcome.passed and "not shown balanced within ±2 points" in outcome.headline
+    assert not outcome.passed and "not shown balanced within ±2 pp" in outcome.headline
 
 
 def test_evaluate_without_losses_is_unchanged_and_unrecorded_sides_fail_closed() -> None:
@@ -203,8 +203,7 @@ def test_the_loss_warning_states_each_gates_rule_truly(tmp_path: Path) -> None:
     assert "the gates fail unless" not in output
     assert "fail-on-bias fails when the two sides' losses differ detectably" in output
     assert (
-        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{LOSS_MARGIN * 100:g} points"
-        in output
+        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{LOSS_MARGIN * 100:g} pp" in output
     )
     guide = (Path(__file__).parents[1] / "docs" / "how-to" / "ci-gate.md").read_text(encoding="utf-8")
     assert "`--fail-on-bias` fails when the two\nsides' losses differ detectably" in guide
@@ -269,7 +268,7 @@ def test_a_clustered_one_sided_loss_is_not_shown_balanced_where_pairs_would_show
     outcome = evaluate({"gender": _clustered(300, 8, 4, 7)}, "fail-unless-equivalent")
     assert not outcome.passed
     (failure,) = outcome.run_failures
-    assert "not shown balanced within ±2 points" in failure.reason and "dialogues as units" in failure.reason
+    assert "not shown balanced within ±2 pp" in failure.reason and "dialogues as units" in failure.reason
     rare = _clustered(300, 8, 0, 0)
     assert rare.losses is None and evaluate({"gender": rare}, "fail-unless-equivalent").passed
 

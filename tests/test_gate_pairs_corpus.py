@@ -161,7 +161,7 @@ def test_plan_gate_reads_a_pilots_corpus_key_default_or_fixed_margin(tmp_path) -
     assert fixed.exit_code == 0, fixed.output
     # a margin the pilot fixed (--margin) does not shrink with the corpus: the ratio grows as n^0.63
     assert _gate_pairs(fixed.output)["distinct_1"] == math.ceil(400 * (TARGET / 5) ** (1 / 0.63))
-    assert "pairs at margin ±2 points (the pilot's --margin, the same at any size)" in " ".join(fixed.output.split())
+    assert "pairs at margin ±2 pp (the pilot's --margin, the same at any size)" in " ".join(fixed.output.split())
 
 
 def test_plan_gate_keeps_a_pilots_corpus_key_at_25_pairs_without_its_differing_share(tmp_path) -> None:  # noqa: ANN001

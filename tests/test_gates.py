@@ -293,13 +293,13 @@ COMPARE_CASES = {
 }
 #: The reason each failing comparison case gives, as the gate says it (the key's, or the whole run's).
 COMPARE_REASONS = {
-    "regressed": "regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)",
-    "inconclusive": "inconclusive; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 points)",
+    "regressed": "regressed; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 pp)",
+    "inconclusive": "inconclusive; not shown non-inferior (|candidate gap| < |baseline gap| + margin ±2.00 pp)",
     "no comparable key": "no primary key comparable",
     "an axis only the baseline has": "race: an axis only the baseline holds; the candidate cannot be shown not worse there",
     "non-inferiority not tested": "inconclusive; non-inferiority not tested",
     "identical on too few pairs": "inconclusive; not shown non-inferior: the same gap on all 80 pairs in both runs, too few "
-    "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±2.00 points)",
+    "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±2.00 pp)",
     "one run as both": "the baseline and the candidate are one run (the same folder base): it cannot be shown not worse "
     "than itself",
     "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
@@ -325,7 +325,7 @@ def test_fail_if_worse_says_when_the_corpus_holds_fewer_dialogues_than_the_bound
 
     assert reason(206) == (
         "inconclusive; not shown non-inferior: the same gap on all 178 dialogues in both runs, too few for the exact "
-        "identical-answers bound (it needs 299 dialogues, 121 more, at margin ±2.00 points; the corpus holds only "
+        "identical-answers bound (it needs 299 dialogues, 121 more, at margin ±2.00 pp; the corpus holds only "
         "206 dialogues, so more pairs of it cannot show it: a larger margin or a larger corpus can)"
     )
     assert "corpus" not in reason(400) and "corpus" not in reason(None)
@@ -560,6 +560,6 @@ def test_each_reason_names_the_test_whose_p_decided() -> None:
     assert "mcnemar_exact adjusted p 2.3e-10 < 0.05" in failure.reason
     lost = AuditResult("gender", ("male", "female"), 80, (ANCHOR,), input_summary={"n_lost_b_only": 20})
     (failure,) = evaluate({"gender": lost}, Gate.FAIL_UNLESS_EQUIVALENT).failures
-    assert "not shown balanced within ±2 points (TOST p " in failure.reason
+    assert "not shown balanced within ±2 pp (TOST p " in failure.reason
     (failure,) = evaluate({"gender": lost}, Gate.FAIL_ON_BIAS).failures
     assert "(McNemar p " in failure.reason

@@ -233,7 +233,7 @@ def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float, clustere
         axis,
         None,
         False,
-        f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} points (TOST p {_number(shown.p)}{units})",
+        f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} pp (TOST p {_number(shown.p)}{units})",
     )
 
 
@@ -263,7 +263,7 @@ def _margin(margin: float | None, kind: str) -> str:
     """A comparison's margin in its report's unit: a rate's in percentage points (as its table), a count's in its units."""
     if margin is None or kind != "rate":
         return f"±{_number(margin)}"
-    return f"±{100 * margin:.2f} points"
+    return f"±{100 * margin:.2f} pp"
 
 
 def _beyond_corpus(needed: int, corpus: int | None, unit: str) -> str:

@@ -147,5 +147,5 @@ def test_audit_and_compare_write_junit_too(tmp_path: Path) -> None:
     assert (
         failure.type == "fail-if-worse"
         and "regressed" in failure.message
-        and "baseline gap +0.00 points, candidate gap -100.00 points" in failure.message
+        and "baseline gap +0.00 pp, candidate gap -100.00 pp" in failure.message
     )

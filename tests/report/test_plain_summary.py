@@ -16,7 +16,7 @@ def _result(rude_b: int) -> fairtalk.AuditResult:
 def test_a_difference_is_said_with_its_direction_size_and_p_and_the_rest_as_equivalent_or_not() -> None:
     sentences = plain_summary(_result(rude_b=60))
     offense = next(s for s in sentences if s.startswith("Offense Rate"))
-    assert offense.startswith("Offense Rate is higher for female: 0.0% (male) vs 30.0% (female), a difference of -30.0 points")
+    assert offense.startswith("Offense Rate is higher for female: 0.0% (male) vs 30.0% (female), a difference of -30.0 pp")
     assert "adjusted p < 1e-5" in offense
     assert not any(s.startswith("No measure differs") for s in sentences)
     calm = plain_summary(_result(rude_b=0))

@@ -40,8 +40,7 @@ _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
 _MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
 _MSG_RATE_EFFECT = (
-    "--effect for {name!r}, a rate, is a difference of shares of responses and must be in (0, 1] "
-    "(0.05 = five points), got {effect!r}"
+    "--effect for {name!r}, a rate, is a difference of shares of responses and must be in (0, 1] (0.05 = 5 pp), got {effect!r}"
 )
 _MSG_NO_PPI = "{path} has no labelled estimate of {name!r}: run score --gold FILE first, or give --sd"
 _MSG_NO_ERROR_SPREAD = (
@@ -762,7 +761,7 @@ def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, s
             n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=row.deff)
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=key, reason=err)
-    margin_text = f"±{100 * margin:.3g} points" if kind in ("rate", "corpus") else f"±{margin:.4g}"
+    margin_text = f"±{100 * margin:.3g} pp" if kind in ("rate", "corpus") else f"±{margin:.4g}"
     how = f"sd of A - B {sd:.4g}, {_deff_text(row.deff)}"
     if rated:
         assert row.discordance is not None
@@ -914,11 +913,11 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
     reached = power_corpus_at_size(
         n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes, spread=spread
     )
-    at = f"±{100 * margin:.3g} points at the pilot's {n_pilot:,} pairs"
+    at = f"±{100 * margin:.3g} pp at the pilot's {n_pilot:,} pairs"
     which = (
         f"its default margin, ±10% of its value ({at}; wider on fewer pairs)"
         if row.relative_margin
-        else f"margin ±{100 * margin:.3g} points (the pilot's --margin, the same at any size)"
+        else f"margin ±{100 * margin:.3g} pp (the pilot's --margin, the same at any size)"
     )
     how = (
         f"permutation TOST; the margin is {ratio:.3g} standard errors of its interval at the pilot, growing as "
@@ -1020,10 +1019,10 @@ def _identical_text(alpha: float, power: float, sizes: tuple[tuple[int, int], ..
 
 
 def _gap_text(row: _GateRow) -> str:
-    """A pilot's gap beyond its margin, in the margin's units (points for a rate)."""
+    """A pilot's gap beyond its margin, in the margin's units (pp for a rate)."""
     assert row.pilot_gap is not None and row.margin is not None
     if row.kind == "rate":
-        return f"{100 * row.pilot_gap:+.3g} points against ±{100 * float(row.margin):.3g}"
+        return f"{100 * row.pilot_gap:+.3g} pp against ±{100 * float(row.margin):.3g} pp"
     return f"{row.pilot_gap:+.4g} against ±{float(row.margin):.4g}"
 
 

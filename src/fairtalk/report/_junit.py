@@ -176,7 +176,7 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
     outcomes = _outcomes(comparison, Gate.FAIL_IF_WORSE)
     n_failures = 0
     for axis in dict.fromkeys(row.axis for row in comparison.changes):
-        shown = {(r.axis, r.key): r for r in comparison_rows(comparison)}  # the report's figures, rates in points
+        shown = {(r.axis, r.key): r for r in comparison_rows(comparison)}  # the report's figures, rates in pp
         rows = [(row, _failed(outcomes, axis, row.key)) for row in comparison.changes if row.axis == axis]
         failing = sum(1 for _, failed in rows if failed)
         suite = ET.SubElement(
@@ -184,7 +184,7 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
         )
         for row, failed in rows:
             f = shown[row.axis, row.key]
-            unit = f" {f.unit}" if f.unit else ""  # as the gate's reason beside it: "points"
+            unit = f" {f.unit}" if f.unit else ""  # as the gate's reason beside it: "pp"
             message = (
                 f"{axis}: {row.key}: {row.verdict.value}; baseline gap {f.baseline}{unit}, candidate gap "
                 f"{f.candidate}{unit}, change {f.change}{unit} {f.change_ci}, p (size changed) {f.p_magnitude}, "

@@ -83,7 +83,7 @@ class ComparisonRow:
     ``p_change`` is the test of no change that ``change_ci`` inverts; ``total_ci`` the interval of
     the sum of the gaps; ``p_magnitude`` the p of "the gap's size changed" (``max`` of the change's
     and the sum's p), which the verdict follows, and ``p_adjusted`` its correction over the family.
-    ``unit``: ``"points"`` for a rate (every figure in percentage points), ``""`` for a count.
+    ``unit``: ``"pp"`` for a rate (every figure in percentage points), ``""`` for a count.
     """
 
     axis: str
@@ -161,7 +161,7 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
                 non_inferior={True: "yes", False: "not shown", None: _DASH}[r.non_inferior],
                 verdict=_verdict(r, paired=paired),
                 notes=r.notes,
-                unit="points" if r.kind == "rate" else "",
+                unit="pp" if r.kind == "rate" else "",
             )
         )
     return rows

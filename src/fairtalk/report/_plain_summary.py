@@ -51,7 +51,7 @@ def _gap(m: MeasureResult, x: float) -> str:
 def _margin(m: MeasureResult) -> str:
     if m.equivalence_margin is None:
         return _name(m.name)
-    size = f"±{100 * m.equivalence_margin:.3g} points" if _percent(m) else f"±{m.equivalence_margin:.3g}"
+    size = f"±{100 * m.equivalence_margin:.3g} pp" if _percent(m) else f"±{m.equivalence_margin:.3g}"
     return f"{_name(m.name)} ({size})"
 
 
@@ -131,7 +131,7 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     for m in detected:
         higher = group_a if m.a > m.b else group_b
         low, high = m.ci95
-        unit = " points" if _percent(m) else ""
+        unit = " pp" if _percent(m) else ""
         interval = f", 95% CI [{_gap(m, low)}, {_gap(m, high)}]" if low is not None and high is not None else ""
         role = "" if m.primary else " (a secondary measure, outside the gate)"
         sentences.append(

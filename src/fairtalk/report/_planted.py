@@ -5,7 +5,7 @@ interval, covered, verdict, MDE; the models trained on the planted corpus, Seq2S
 gap with its interval, change from the baseline of the same architecture with its interval and
 verdict, and how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
 either; ``results.json`` is ``PlantedRecovery.to_dict()``; ``planted.png`` the two panels, and
-``report.html`` the tables with the figure inline. Gaps are ``B - A`` in points (percent).
+``report.html`` the tables with the figure inline. Gaps are ``B - A`` in percentage points (pp).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def render_planted_markdown(result: PlantedRecovery) -> str:
         "",
         f"Planted models: `{result.base_model}` answers group A, and group B's contexts as their group-A wording "
         f"unless a planted offensive reply is drawn (probability p). {result.n_pairs} pairs, seed {result.seed}. "
-        "Gaps are B − A in points; the true gap is p × (1 − base share).",
+        "Gaps are B − A in percentage points (pp); the true gap is p × (1 − base share).",
         "",
         *_md_table(_PLANTED_HEAD, _planted_lines(result)),
         "",
@@ -262,8 +262,8 @@ def planted_png(result: PlantedRecovery) -> bytes:
             _error_bar(
                 ax, 100 * planted.true_gap + shift, planted.gap, planted.ci, _COLOURS.get(key, "#555555"), key if j == 0 else None
             )
-    ax.set_xlabel("true gap B − A (points)")
-    ax.set_ylabel("recovered gap B − A (points, 95% CI)")
+    ax.set_xlabel("true gap B − A (pp)")
+    ax.set_ylabel("recovered gap B − A (pp, 95% CI)")
     ax.set_title("Planted models")
     ax.legend(fontsize=8)
     if result.debiased:
@@ -276,7 +276,7 @@ def planted_png(result: PlantedRecovery) -> bytes:
                 _error_bar(ax, x, trained.gap, trained.ci, _COLOURS.get(key, "#555555"), key if j == 0 else None)
         ax.axhline(0, color="#999999", linewidth=1)
         ax.set_xticks(range(len(models)), [m.replace(" ", "\n", 1) for m in models], fontsize=8)
-        ax.set_ylabel("gap B − A (points, 95% CI)")
+        ax.set_ylabel("gap B − A (pp, 95% CI)")
         ax.set_title(f"Trained on the planted corpus (q = {result.corpus_rate:g})")
         ax.legend(fontsize=8)
     return _png(fig)
@@ -294,7 +294,7 @@ def _render_html(result: PlantedRecovery, png: bytes) -> str:
     parts = [
         f"<h1>Planted bias: {html.escape(result.axis)}, {html.escape(result.mode)} mode</h1>",
         f"<p>{result.n_pairs} pairs, base model <code>{html.escape(result.base_model)}</code>, seed {result.seed}. "
-        "Gaps are B − A in points; the true gap is p × (1 − base share).</p>",
+        "Gaps are B − A in percentage points (pp); the true gap is p × (1 − base share).</p>",
         f'<img alt="planted vs recovered gaps" src="{png_data_uri(png)}">',
         "<h2>Planted models</h2>",
         _html_table(_PLANTED_HEAD, _planted_lines(result)),

@@ -262,7 +262,7 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
         "or refuses for one group only looks fair on the pairs left. The gates decide on the losses too: "
         "fail-on-bias fails when the two sides' losses differ detectably (McNemar's exact test, or by dialogue where "
         "the audit counts dialogues); "
-        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} points",
+        f"fail-unless-equivalent and fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} pp",
     )
 
 
