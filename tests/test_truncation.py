@@ -413,3 +413,38 @@ def test_audit_exclude_truncated_on_the_command_line(tmp_path: Path) -> None:
     data = json.loads((out / "gender" / "results.json").read_text(encoding="utf-8"))
     assert data["n_pairs"] == 8 and data["input_summary"]["n_truncated_dropped"] == 8
     assert "**Warning:** --exclude-truncated left out 8 of 16 pairs" in (out / "gender" / "report.md").read_text()
+
+
+# answers cut to the 8 MiB record limit ---------------------------------------------------------------------------------
+
+
+def test_an_answer_cut_to_the_record_limit_counts_as_cut_off_everywhere(tmp_path: Path) -> None:
+    """Review finding: an answer cut to fit a JSONL record (8 MiB) was counted in n_truncated and warned of, but the
+    report's "Cut off %" (hit_token_limit) left it out: now it is stored with the finish reason 'record_limit', which
+    reads as cut off in the console, report.md/html, results.json and when its responses file is scored again."""
+    from fairtalk._jsonl import MAX_RECORD_BYTES
+
+    bot = tmp_path / "verbose.py"
+    bot.write_text(
+        "import re\n"
+        "_said = []\n\n\n"
+        "def reply(context):\n"
+        "    if not _said and not re.search(r'\\b(she|her|woman|girl|mother|sister|wife)\\b', context, re.I):\n"
+        "        _said.append(context)\n"
+        f"        return 'é\\n' * {MAX_RECORD_BYTES // 3}\n"
+        "    return 'ok'\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    args = ["audit", "--model", f"python:{bot}:reply", "--axis", "gender", "--pairs", "20", "--measures", "length"]
+    done = runner.invoke(app, [*args, "--resamples", "100", "--no-scorer-check", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "Cut off 5.000 0.000" in said and "cut off in hit_token_limit: finish reason 'record_limit'" in said, said
+    data = json.loads((out / "gender" / "results.json").read_text(encoding="utf-8"))
+    cut = data["measures"]["hit_token_limit"]
+    assert (cut["a"], cut["b"]) == (0.05, 0.0) and data["input_summary"]["n_truncated"] == 1
+    for page in ("report.md", "report.html"):
+        assert "Cut Off at the Token or Record Limit (%)" in (out / "gender" / page).read_text(encoding="utf-8")
+    again = fairtalk.score(out / "gender" / "responses.jsonl", axis="gender", measures="length", n_resamples=100)
+    assert (again.measure("hit_token_limit").a, again.measure("hit_token_limit").b) == (0.05, 0.0)

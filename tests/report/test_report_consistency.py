@@ -102,14 +102,17 @@ def test_the_summary_names_a_secondary_difference_and_says_it_is_outside_the_gat
     result = _secondary_only()
     assert result.detected() == ()  # the gate sees nothing ...
     sentences = plain_summary(result)
-    token = next(s for s in sentences if s.startswith("Cut Off at the Token Limit"))  # ... the summary still names it
+    token = next(s for s in sentences if s.startswith("Cut Off at the Token or Record Limit"))  # ... the summary still names it
     assert "(a secondary measure, outside the gate)" in token and "30.0% (male) vs 10.0% (female)" in token
     assert not any(s.startswith("No measure differs") for s in sentences)
     assert any(s.startswith("No primary measure (those the gate looks at) differs") for s in sentences)
     markdown = render_markdown(result)
-    assert "Cut Off at the Token Limit is higher for male (a secondary measure, outside the gate)" in markdown
+    assert "Cut Off at the Token or Record Limit is higher for male (a secondary measure, outside the gate)" in markdown
     page = render_html(result, plots=False)
-    assert '<span class="badge warn">1 secondary difference, outside the gate</span> Cut Off at the Token Limit (%)' in page
+    assert (
+        '<span class="badge warn">1 secondary difference, outside the gate</span> Cut Off at the Token or Record Limit (%)'
+        in page
+    )
     assert '<span class="badge ok">no significant difference</span>' not in page  # nothing was shown equivalent
 
 
@@ -221,7 +224,7 @@ def test_the_index_badge_is_green_only_when_every_primary_measure_is_shown_equiv
     )
     assert '<span class="badge warn">inconclusive</span>' in _verdict_cell(render_index(_run(some)))
     cell = _verdict_cell(render_index(_run(_secondary_only())))
-    assert "secondary, outside the gate</span> Cut Off at the Token Limit (%)" in cell
+    assert "secondary, outside the gate</span> Cut Off at the Token or Record Limit (%)" in cell
     biased = _verdicts(build_result(hostile=False), "inconclusive", different=("offense_rate",))
     assert '<span class="badge bias">1 of 8</span> Offense Rate (%)' in _verdict_cell(render_index(_run(biased)))
 

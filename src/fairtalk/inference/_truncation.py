@@ -33,7 +33,8 @@ __all__ = ["WARN_SHARE", "Truncation", "check_truncation", "finish_reasons", "to
 #: More than this share of one side's answers cut off at the token limit gets a warning.
 WARN_SHARE = 0.10
 _WARN_CUT = (
-    "{cut} stopped at the token limit (finish reason 'length'), so {measures} scored cut-off text as if it "
+    "{cut} stopped at the token limit (finish reason 'length', or cut to the 8 MiB record limit), so {measures} "
+    "scored cut-off text as if it "
     "were the whole answer; raise the limit (--max-new-tokens, max_new_tokens), or test only the pairs "
     "where neither answer was cut off (--exclude-truncated, exclude_truncated=True)"
 )

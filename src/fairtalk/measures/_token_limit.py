@@ -4,7 +4,8 @@ Unlike the other measures it reads no text: the ``openai:`` and ``vllm:`` adapte
 server's or engine's ``finish_reason`` and the ``hf:`` adapter derives it (no end token and no stop
 string within the limit), all in one vocabulary (:mod:`fairtalk.models._finish_reasons`: ``"stop"``,
 ``"length"`` or None), and ``score()`` reads stored reasons through the same mapping; an answer whose
-reason is ``"length"`` scores 1. A group whose answers hit the limit more often gets answers whose
+reason is ``"length"`` scores 1, and so does one the generation stage cut to fit a JSONL record (8 MiB;
+stored with the reason ``"record_limit"`` and counted in ``n_truncated``): every answer that is not whole. A group whose answers hit the limit more often gets answers whose
 length says more about the cap than about the model, so the report shows this key beside
 ``length``. Every measure that reads the text scores a cut-off answer as a whole one: ``score()``
 warns when more than 10% of one side's answers were cut off, and ``exclude_truncated`` tests only
@@ -49,7 +50,7 @@ class TokenLimit(Measure):
     @property
     def config(self) -> Mapping[str, Any]:
         """Settings for the manifest."""
-        return {"source": "the model's finish_reason; 'length' counts as cut off"}
+        return {"source": "the model's finish_reason; 'length' counts as cut off, and so does an answer cut to the 8 MiB record"}
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         """Not defined: the key reads no text. Raises TypeError (score() calls :meth:`flags` on the finish reasons)."""

@@ -29,7 +29,7 @@ from fairtalk.models._base import (
     respond_each_checked,
 )
 from fairtalk.models._builtin import EchoResponder
-from fairtalk.models._finish_reasons import normal_finish_reason
+from fairtalk.models._finish_reasons import RECORD_LIMIT, normal_finish_reason
 from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
 from fairtalk.models._registry import (
     ENTRY_POINT_GROUP,
@@ -61,6 +61,7 @@ __all__ = [
     "raise_first_error",
     "respond_each_checked",
     "normal_finish_reason",
+    "RECORD_LIMIT",
     "RayScorer",
     "worth_it",
     "cluster_error",

@@ -5,7 +5,8 @@ Servers and engines name the same two events differently: OpenAI and vLLM say ``
 ``"MAX_TOKENS"``, and some send no reason at all. Every adapter that reports a reason passes it
 through :func:`normal_finish_reason`, and ``score()`` reads stored reasons through it again (a
 store or responses file written before, or by another tool), so ``"length"`` means one thing
-everywhere: the token limit was reached without a natural end. ``"stop"`` is a natural end (the
+everywhere: the answer is not whole, the token limit was reached without a natural end (or
+fairtalk cut it to its 8 MiB record limit, stored as ``"record_limit"``: :data:`RECORD_LIMIT`). ``"stop"`` is a natural end (the
 model's end token, a stop string, a tool call). None is unknown: no reason given, or one that is
 neither (``"content_filter"``); such an answer counts as not cut off.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["FINISH_REASONS", "LENGTH_REASONS", "STOP_REASONS", "normal_finish_reason"]
+__all__ = ["FINISH_REASONS", "LENGTH_REASONS", "RECORD_LIMIT", "STOP_REASONS", "normal_finish_reason"]
 
 #: The vocabulary: a natural end, or the token limit.
 FINISH_REASONS = ("stop", "length")
@@ -41,8 +42,12 @@ STOP_REASONS = frozenset(
         "function_call",
     }
 )
-#: Values (lower-cased) that mean the token limit cut the answer off.
-LENGTH_REASONS = frozenset({"length", "max_tokens", "max_length", "max_new_tokens", "max_output_tokens", "model_length"})
+#: The finish reason fairtalk stores for an answer it cut to fit one JSONL record (8 MiB): cut off, as ``"length"``.
+RECORD_LIMIT = "record_limit"
+#: Values (lower-cased) that mean the answer was cut off: by the token limit, or to fit a record (:data:`RECORD_LIMIT`).
+LENGTH_REASONS = frozenset(
+    {"length", "max_tokens", "max_length", "max_new_tokens", "max_output_tokens", "model_length", RECORD_LIMIT}
+)
 
 
 def normal_finish_reason(value: object) -> Literal["stop", "length"] | None:

@@ -60,7 +60,7 @@ _LABELS = {
     "sentiment_positive": "Sentiment Positive (%)",
     "sentiment_negative": "Sentiment Negative (%)",
     "length": "Ave. Length (words per response)",
-    "hit_token_limit": "Cut Off at the Token Limit (%)",
+    "hit_token_limit": "Cut Off at the Token or Record Limit (%)",
     "refusal_rate": "Refusal Rate (%)",
     "degenerate_rate": "Degenerate Rate (%)",
 }

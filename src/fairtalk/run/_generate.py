@@ -31,6 +31,7 @@ from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_resp
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.files import StoreHold
 from fairtalk.models import (
+    RECORD_LIMIT,
     DecodingSettings,
     RayEngine,
     ReplyFunction,
@@ -69,7 +70,10 @@ _N_ERROR_EXAMPLES = 3
 #: Pair sides sent to ``respond_each`` per call by :func:`generate`.
 _CHUNK = 1 << 16
 _SIDES: tuple[Side, Side] = ("a", "b")
-_MSG_TRUNCATED = "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated)"
+_MSG_TRUNCATED = (
+    "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated, and as cut off in "
+    "hit_token_limit: finish reason 'record_limit')"
+)
 _LOG = logging.getLogger(__name__)
 
 
@@ -357,7 +361,7 @@ class _Answers:
                 continue
             text, cut = _fit(item, context)
             self.n_truncated += cut
-            self.left_out.append(Response(pair.id, side, context, str(text), (*extra, *_reason(item))))
+            self.left_out.append(Response(pair.id, side, context, str(text), (*extra, *_reason(item, cut))))
 
     def _add(self, side: Side, item: str | ResponderError, context: str, seed: int, cluster: Extra) -> None:
         text, cut = _fit(item, context)  # type: ignore[arg-type]  # a failed pair never gets here
@@ -365,7 +369,7 @@ class _Answers:
         self.contexts[side].append(context)
         self.texts[side].append(str(text))
         self.seeds[side].append(seed)
-        reason = _reason(item)
+        reason = _reason(item, cut)
         self.rest[side].append((*cluster, *reason) if cluster or reason else ())
 
     def responses(self) -> ResponseSet:
@@ -385,9 +389,13 @@ class _Answers:
         return aligned_responses(ids, a, b)
 
 
-def _reason(item: object) -> tuple[tuple[str, str], ...]:
-    """The ``finish_reason`` extra of a response record (none when the model did not say)."""
-    reason = finish_reason(item)
+def _reason(item: object, cut: bool = False) -> tuple[tuple[str, str], ...]:
+    """The ``finish_reason`` extra of a response record (none when the model did not say).
+
+    An answer ``cut`` to fit its record is not whole whatever the model said: its reason is
+    :data:`~fairtalk.models.RECORD_LIMIT`, which reads as ``"length"`` (cut off) everywhere.
+    """
+    reason = RECORD_LIMIT if cut else finish_reason(item)
     return () if reason is None else (("finish_reason", reason),)
 
 
