@@ -152,19 +152,22 @@ class Reply(str):
 
     ``finish_reason`` is what the server or the generation loop reported: ``"stop"`` (the model
     ended its answer), ``"length"`` (the token limit cut it off), another server value, or None
-    when unknown. ``Reply("hi", "stop") == "hi"``.
+    when unknown. ``model`` is the model a server says answered (its reply's ``model``; None:
+    not said). ``Reply("hi", "stop") == "hi"``.
     """
 
     finish_reason: str | None
+    model: str | None
 
-    def __new__(cls, text: str, finish_reason: str | None = None) -> Self:
-        """The text, with why the model stopped (None: unknown)."""
+    def __new__(cls, text: str, finish_reason: str | None = None, model: str | None = None) -> Self:
+        """The text, with why the model stopped (None: unknown) and the model the server says answered."""
         reply = super().__new__(cls, text)
         reply.finish_reason = finish_reason
+        reply.model = model
         return reply
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Reply, (str(self), self.finish_reason))
+        return (Reply, (str(self), self.finish_reason, self.model))
 
 
 def finish_reason(item: object) -> str | None:
@@ -207,6 +210,8 @@ class Responder(Closing, ABC):
     - :attr:`n_actors`: the Ray actors answering (default None: not on Ray);
     - :attr:`in_flight`, :attr:`max_concurrency`, :attr:`retry_counts`, :attr:`tuning`: what a
       server adapter reports to the generation summary (default None, None, None and ``{}``);
+    - :attr:`requested_model` and :attr:`served_models`: the model name a server adapter asks for,
+      and the names its server said answered, counted (default None: a model that does not say);
     - :meth:`close` and the context manager (default: nothing to release).
     """
 
@@ -220,6 +225,11 @@ class Responder(Closing, ABC):
     retry_counts: RetryCounts | None = None
     #: What its preflight measured and chose (timeouts, concurrency); a record of the run, never part of the fingerprint.
     tuning: Mapping[str, object] = MappingProxyType({})
+    #: The model name it asks its server for (None: not a server adapter).
+    requested_model: str | None = None
+    #: The model names its server said answered (each reply's ``model``), with how many answers, summed over its calls
+    #: (None: a model that does not say).
+    served_models: Mapping[str, int] | None = None
 
     @property
     @abstractmethod

@@ -475,6 +475,7 @@ class Generation(_Open):
     retry_budget: Count | None = None
     n_retries_refused: Count | None = None
     tuning: dict[str, Any] | None = None
+    served_models: dict[str, Count] | None = None
 
 
 class RunAxis(_Open):

@@ -41,6 +41,8 @@ class GenerationSummary(Codec):
     model without a retry budget (every adapter but ``openai:``). ``tuning`` is what an
     ``openai:`` preflight measured of the server's latency and the ``timeout`` and
     ``max_concurrency`` chosen from it (None when nothing was measured; never part of the model's key).
+    ``served_models`` counts the answers generated now by the model name the server's replies gave
+    (``openai:``; None for a model that does not say); a name other than the one asked for is warned of.
     """
 
     model: str
@@ -61,6 +63,7 @@ class GenerationSummary(Codec):
     retry_budget: int | None = None
     n_retries_refused: int | None = None
     tuning: Mapping[str, Any] | None = None
+    served_models: Mapping[str, int] | None = None
 
 
 def axis_folder(axis: str) -> str:

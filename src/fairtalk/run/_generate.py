@@ -70,6 +70,10 @@ _N_ERROR_EXAMPLES = 3
 #: Pair sides sent to ``respond_each`` per call by :func:`generate`.
 _CHUNK = 1 << 16
 _SIDES: tuple[Side, Side] = ("a", "b")
+_MSG_SERVED = (
+    "{n:,} of {total:,} answers came from a model the server names {names}, not the model asked for ({asked!r}): "
+    "the run store keeps them under {asked!r}; check what the server serves (run.json: served_models)"
+)
 _MSG_TRUNCATED = (
     "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated, and as cut off in "
     "hit_token_limit: finish reason 'record_limit')"
@@ -246,6 +250,7 @@ def generate(
         flight.most = 0
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
     retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
+    served_before = dict(cached.responder.served_models or {})  # and the model names its server said answered
     answers = _Answers()
     try:
         for start in range(0, len(pairs), _CHUNK // 2):
@@ -266,6 +271,7 @@ def generate(
         cached.progress = None
         progress.finish()
     errors = answers.errors
+    served = _served(cached.responder, served_before)
     if answers.n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = answers.responses()
@@ -302,6 +308,7 @@ def generate(
         n_retries=retries[1],
         n_retries_refused=retries[2],
         tuning=dict(cached.responder.tuning) or None,
+        served_models=served,
     )
     _LOG.info(
         "%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)",
@@ -387,6 +394,31 @@ class _Answers:
             for side in _SIDES
         )
         return aligned_responses(ids, a, b)
+
+
+def _served(responder: Responder, before: Mapping[str, int]) -> dict[str, int] | None:
+    """The model names the server said answered this generation, counted; a warning when one is not the model asked for.
+
+    The run store is keyed by the model asked for (its fingerprint, known before any answer),
+    so answers of another served model would be stored under that name: the warning says so.
+    A served name that is the asked one with a suffix (``gpt-4o`` served as ``gpt-4o-2024-08-06``,
+    a dated snapshot of the alias) is the model asked for.
+    """
+    now = responder.served_models
+    if now is None:
+        return None
+    served = {name: n - before.get(name, 0) for name, n in now.items() if n > before.get(name, 0)}
+    asked = responder.requested_model
+    other = {name: n for name, n in served.items() if asked is not None and not _same_model(asked, name)}
+    if other:
+        names = ", ".join(f"{name!r} ({n:,} answers)" for name, n in other.items())
+        _LOG.warning(_MSG_SERVED.format(n=sum(other.values()), total=sum(served.values()), asked=asked, names=names))
+    return served or None
+
+
+def _same_model(asked: str, served: str) -> bool:
+    """Whether ``served`` names the model ``asked`` for: the same name, or it followed by ``-`` and a version."""
+    return served == asked or served.startswith(asked + "-")
 
 
 def _reason(item: object, cut: bool = False) -> tuple[tuple[str, str], ...]:

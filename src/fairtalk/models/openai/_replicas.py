@@ -154,4 +154,5 @@ def parse_reply(body: str, *, url: str, mode: str, n_attempts: int, scrub: Calla
     if not isinstance(content, str):
         field = "text" if mode == "completion" else "message.content"
         return BadResponse(_MSG_SHAPE.format(url=url, field=field, n_attempts=n_attempts, body=scrub(body)))
-    return Reply(content.strip(), normal_finish_reason(choice.get("finish_reason")))
+    served = data.get("model") if isinstance(data, dict) else None
+    return Reply(content.strip(), normal_finish_reason(choice.get("finish_reason")), served if isinstance(served, str) else None)

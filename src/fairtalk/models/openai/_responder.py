@@ -187,7 +187,9 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         self.skipped_replicas: Mapping[str, str] = MappingProxyType({})
         #: requests in flight now and the most at once (the generation summary reports it against max_concurrency)
         self.in_flight = InFlight()
-        self.model = model
+        self.model = self.requested_model = model
+        #: the model names the server's replies gave (``model``), with how many answers, over every call
+        self.served_models: dict[str, int] = {}
         self.api_key_env = options.api_key_env or _DEFAULT_KEY_ENV
         self.max_concurrency = DEFAULT_MAX_CONCURRENCY if options.max_concurrency is None else options.max_concurrency
         self.timeout = DEFAULT_TIMEOUT if options.timeout is None else options.timeout
@@ -388,6 +390,8 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
                 answer = parse_reply(reply.text, url=public, mode=self.mode, n_attempts=item.n_sent, scrub=self._scrub)
                 if not isinstance(answer, ResponderError):
                     self._answered(public)
+                    if answer.model is not None:
+                        self.served_models[answer.model] = self.served_models.get(answer.model, 0) + 1
                     return answer
                 ok = False  # a replica answering garbage: try another (counts toward skipping it)
                 return _Failed(answer, public)
