@@ -434,7 +434,8 @@ def test_audit_gold_checks_the_gold_file_before_the_first_answer(tmp_path: Path)
 
 def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp_path: Path) -> None:
     """Review finding: labels of another model's answers failed ``audit --gold`` after every answer without saying that
-    the answers were kept, nor how to get them again without asking the model."""
+    the answers were kept, nor how to get them again without asking the model; with ``--baseline-model`` the baseline
+    was audited with the candidate's labels, and failed on them."""
     _counting_bot(tmp_path)
     common = ["audit", "--axis", "gender", "--pairs", "40", "--measures", "offense", "--resamples", "100"]
     first = runner.invoke(app, [*common, "--model", f"python:{tmp_path / 'bot.py'}:reply", "-o", str(tmp_path / "first")])
@@ -458,3 +459,12 @@ def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp
     again = runner.invoke(app, other)  # the rerun the message names: every answer from the store
     assert again.exit_code == 0, again.output
     assert "gender: 0 generated, 80 from the store, 0 failed" in again.output
+    # the labels are the candidate's: --baseline-model audits its baseline without them (it failed on them after the
+    # candidate's report was written)
+    base = tmp_path / "with-baseline"
+    candidate = [*common, "--model", f"python:{tmp_path / 'bot.py'}:reply", "--gold", str(gold), "-o", str(base)]
+    done = runner.invoke(app, [*candidate, "--baseline-model", f"python:{tmp_path / 'kind.py'}:reply"])
+    assert done.exit_code == 0, done.output
+    labelled = json.loads((base / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]
+    baseline = json.loads((base / "baseline" / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]
+    assert labelled["ppi"] is not None and baseline["offense_rate"].get("ppi") is None

@@ -379,7 +379,8 @@ def _against_baseline(
     it holds too.
 
     The baseline keeps every option of the candidate's audit but its model: its own ``--model-arg``
-    are none (a ``--system-prompt`` is kept, so both models are asked alike).
+    are none (a ``--system-prompt`` is kept, so both models are asked alike), and it takes no
+    ``--gold`` (the labels are of the candidate's answers, never the baseline's).
     """
     import fairtalk
     from fairtalk.cli._compare import show_comparison
@@ -391,7 +392,14 @@ def _against_baseline(
     try:
         check_report_folder(str(compare_out), {"OUTPUT": output}, names=MODEL_COMPARISON_FILES.values())
         base_config = config.updated(
-            {"model": model, "model_args": args, "model_version": None, "out_dir": str(base_out), "store": str(store)}
+            {
+                "model": model,
+                "model_args": args,
+                "model_version": None,
+                "out_dir": str(base_out),
+                "store": str(store),
+                "gold": None,
+            }
         )
         with progress_bars() as progress:
             base_run = fairtalk.audit(base_config, progress=progress)
