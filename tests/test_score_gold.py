@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import json
 import math
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -454,9 +455,15 @@ def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp
     text = " ".join(done.stderr.split())
     assert text.startswith("error: ") and "labelled answers of the gold file are not these responses' answers" in text
     assert f"every answer of this run is kept in the run store {store}" in text, text
-    assert "without --gold and the store gives each answer again without asking the model" in text
+    assert "the same command without --gold (the same options and store) gives them again without asking the model" in text
     assert "Traceback" not in done.stderr and not second.exists() and store.exists()
-    again = runner.invoke(app, other)  # the rerun the message names: every answer from the store
+    command = shlex.split(text.split("The command: ", 1)[1])
+    assert command[:2] == ["fairtalk", "audit"] and "--gold" not in command and str(store) in command
+    config = tmp_path / "audit.toml"
+    config.write_text(f"gold = {json.dumps(str(gold))}\n", encoding="utf-8")
+    done = runner.invoke(app, [*other, "--config", str(config)])  # the options file names it: no command without it
+    assert done.exit_code == 2 and f"Leave gold out of {config} and run the same command" in " ".join(done.stderr.split())
+    again = runner.invoke(app, command[1:])  # the rerun the message names: every answer from the store
     assert again.exit_code == 0, again.output
     assert "gender: 0 generated, 80 from the store, 0 failed" in again.output
     # the labels are the candidate's: --baseline-model audits its baseline without them (it failed on them after the

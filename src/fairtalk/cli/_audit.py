@@ -64,7 +64,7 @@ from fairtalk.options import RUN_FIELDS
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from fairtalk import AuditConfig, Lexicon
+    from fairtalk import AuditConfig, InputError, Lexicon
     from fairtalk.gates import Gate
     from fairtalk.results import AuditResult
 
@@ -243,6 +243,8 @@ def audit(  # noqa: C901, PLR0915
         earlier = previous_axes(output)  # the run replaces them whole: said once it is written
         with progress_bars() as progress:  # --json: what is printed meanwhile goes to stderr (json_mode)
             run = fairtalk.audit(config, progress=progress, gates=gates)  # its pages and index state the gates
+    except fairtalk.InputError as exc:
+        raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
     when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path)
@@ -313,6 +315,43 @@ def audit(  # noqa: C901, PLR0915
         code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse, ci=ci))
     if code:
         raise typer.Exit(code=code)
+
+
+def _with_rerun(exc: InputError, ctx: typer.Context, store: object) -> InputError:
+    """``exc``, and when it is labels of other answers found once the answers exist, the command that reruns without them.
+
+    That command is this one as given, without ``--gold``: the store it names (or ``OUTPUT/store.sqlite``)
+    gives every answer. A run without a store file kept no answer: no command to give.
+    """
+    from fairtalk.inference import OtherAnswersError
+
+    if not isinstance(exc.__cause__, OtherAnswersError) or str(store).strip() in ("", IN_MEMORY):
+        return exc
+    source = ctx.get_parameter_source("gold")
+    if source is None or source.name != "COMMANDLINE":  # the options file names it: the same command would again
+        note = f"Leave gold out of {ctx.params.get('config_file')} and run the same command"
+    else:
+        note = f"The command: {_command_without(ctx, 'gold')}"
+    return type(exc)(f"{exc.message}. {note}", path=exc.path, line=exc.line)
+
+
+def _command_without(ctx: typer.Context, left_out: str) -> str:
+    """The running ``fairtalk`` command as given (each option given, in the command's order), less ``left_out``."""
+    import shlex
+
+    words = ["fairtalk", ctx.info_name or "audit"]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name or "")
+        if param.name == left_out or source is None or source.name != "COMMANDLINE" or not param.opts:
+            continue
+        value = ctx.params.get(param.name or "")
+        if getattr(param, "is_flag", False) and isinstance(value, bool):
+            flags = param.opts if value else param.secondary_opts
+            words += flags[-1:] if flags else []
+            continue
+        for one in value if isinstance(value, (list, tuple)) else [value]:
+            words += [param.opts[-1], str(getattr(one, "value", one))]
+    return shlex.join(words)
 
 
 def _missing(junit: str | None, baseline_model: str | None) -> list[str | None]:

@@ -51,9 +51,9 @@ _MSG_UNKNOWN_GATE = "unknown gate {gate!r} (an audit states: {choices})"
 _MSG_COMPARISON_GATE = "the gate fail-if-worse decides a comparison of two runs (fairtalk.compare), not an audit"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
 _MSG_KEPT = (
-    "{finding}. Nothing was written, but every answer of this run is kept in the run store {store}: run the same "
-    "command (the same options and --store {store}) without --gold and the store gives each answer again without "
-    "asking the model; label those answers (fairtalk label OUTPUT/AXIS/responses.jsonl) for a gold file of this run"
+    "{finding}. Nothing was written, but every answer of this run is kept in the run store {store}: the same command "
+    "without --gold (the same options and store) gives them again without asking the model; label those answers "
+    "(fairtalk label OUTPUT/AXIS/responses.jsonl) for a gold file of this run"
 )
 _MSG_NOT_KEPT = (
     "{finding}. Nothing was written, and the answers were not kept (no run store file: give --store FILE to keep "
@@ -208,7 +208,10 @@ def audit(
         fewer than two pairs for an axis; ResponderError past ``max_errors`` or when errors
         leave fewer than two complete pairs (with the errors counted by kind);
         ResponderAborted when the model stopped the run; OutputError when the report cannot
-        be written (the store keeps every answer).
+        be written (the store keeps every answer). A ``gold`` file is checked before any answer
+        (it reads, labels responses, some of the keys scored and some of the pairs); labels given
+        on other answers than the run's can only be found once they exist: that InputError says
+        where the answers are kept (the store), and nothing is written.
 
     Examples
     --------
