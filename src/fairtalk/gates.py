@@ -31,11 +31,11 @@ With no pair lost nothing changes.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself
-(or of one model: :attr:`~fairtalk.results.ModelComparison.same_run`) are failures with a reason. Under ``fail-on-bias`` a primary key identical on every pair ran no
-test and needed none: that no pair's answers differ is evidence of no difference, so it counts as
-checked and passes; a key not tested because too few pairs were scored on both sides is no
-evidence: it passes beside a tested key, and a run with no other fails. A passing headline says
-how many keys rest on either.
+(or of one model: :attr:`~fairtalk.results.ModelComparison.same_run`) are failures with a reason.
+Under ``fail-on-bias`` a primary key identical on every pair ran no test and needed none: that no
+pair's answers differ is evidence of no difference, so it counts as checked and passes; a key not
+tested because too few pairs were scored on both sides is no evidence: it passes beside a tested
+key, and a run with no other fails. A passing headline says how many keys rest on either.
 
 Examples
 --------
