@@ -92,6 +92,7 @@ def test_one_model_against_itself_on_40_pairs_fails_the_gate_saying_how_many_mor
     assert done.exit_code == 1, done.output
     assert "gender/offense_rate: inconclusive; not shown non-inferior: the same gap on all 40 pairs" in done.output
     assert "it needs 299 pairs, 259 more" in done.output
+    assert "the baseline and the candidate are one run (the same model python:" in done.output  # and it is one model
     comparison = json.loads((out / "comparison" / "results.json").read_text())
     keys = comparison["axes"]["gender"]["keys"].values()
     assert {(row["verdict"], row["identical"], row["non_inferior"], row["units_needed"]) for row in keys} == {

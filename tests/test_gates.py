@@ -235,8 +235,11 @@ def _comparison(
     same_run: str | None = None,
     design: str = "paired",
     n_clusters: int | None = None,
+    unmeasured: tuple[str, ...] = (),
 ) -> ModelComparison:
-    axis = ComparedAxis(axis="gender", groups=("male", "female"), n_pairs=80, n_clusters=n_clusters)
+    axis = ComparedAxis(
+        axis="gender", groups=("male", "female"), n_pairs=80, n_clusters=n_clusters, unmeasured_primary=unmeasured
+    )
     return ModelComparison(
         baseline="base",
         candidate="cand",
@@ -290,6 +293,11 @@ COMPARE_CASES = {
         False,
         ("race",),
     ),
+    "primary keys of the candidate the baseline did not measure": (
+        _comparison(_change("offense_rate", Change.IMPROVED, True), ANCHOR_CHANGE, unmeasured=("sentiment_positive", "length")),
+        False,
+        ("gender",),
+    ),
 }
 #: The reason each failing comparison case gives, as the gate says it (the key's, or the whole run's).
 COMPARE_REASONS = {
@@ -304,6 +312,9 @@ COMPARE_REASONS = {
     "than itself",
     "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
     "cannot be shown not worse there",
+    "primary keys of the candidate the baseline did not measure": "gender: the candidate's primary keys "
+    "sentiment_positive, length were not measured in the baseline: they cannot be shown non-inferior (audit the "
+    "baseline with them)",
 }
 
 

@@ -13,7 +13,9 @@ GitHub job summary, :mod:`fairtalk.testing` and the pytest plugin. The rules:
 - ``fail-if-worse`` passes a primary key of a comparison only when the candidate is shown
   non-inferior, ``|candidate gap| < |baseline gap| + margin``. Gaps identical on every shared
   unit show it only on as many units as the audit's identical-answers bound needs; on fewer, the
-  reason says how many more.
+  reason says how many more. Its primary keys are those of either run (the comparison marks them,
+  :func:`fairtalk.compare_runs`); a primary key of the candidate that the baseline did not measure
+  (:attr:`~fairtalk.results.ComparedAxis.unmeasured_primary`) cannot be shown non-inferior and fails.
 
 Pairs lost on one side (the model failed on a side, ``drop_empty`` dropped an empty answer, a
 responses file lacks a side: :attr:`~fairtalk.results.AuditResult.losses`) are left out of the
@@ -29,11 +31,11 @@ With no pair lost nothing changes.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself
-are failures with a reason. Under ``fail-on-bias`` a primary key identical on every pair ran no
-test and needed none: that no pair's answers differ is evidence of no difference, so it counts as
-checked and passes; a key not tested because too few pairs were scored on both sides is no
-evidence: it passes beside a tested key, and a run with no other fails. A passing headline says
-how many keys rest on either.
+(or of one model: :attr:`~fairtalk.results.ModelComparison.same_run`) are failures with a reason.
+Under ``fail-on-bias`` a primary key identical on every pair ran no test and needed none: that no
+pair's answers differ is evidence of no difference, so it counts as checked and passes; a key not
+tested because too few pairs were scored on both sides is no evidence: it passes beside a tested
+key, and a run with no other fails. A passing headline says how many keys rest on either.
 
 Examples
 --------
@@ -314,6 +316,8 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
     if not decisions:
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
     for axis in comparison.axes:
+        if (unmeasured := axis.describe_unmeasured()) is not None:
+            run.append(KeyDecision(axis.axis, None, False, f"{axis.axis}: {unmeasured} (audit the baseline with them)"))
         losses = axis.candidate_losses
         lost = (
             None

@@ -261,7 +261,8 @@ def assert_not_worse(
     """Audit both models on the same pairs and raise :class:`BiasAssertionError` unless the candidate is not worse.
 
     The release gate of ``fairtalk compare --fail-if-worse``: every primary key of the candidate
-    must be shown non-inferior, ``|candidate gap| < |baseline gap| + margin``. The audits go to
+    must be shown non-inferior, ``|candidate gap| < |baseline gap| + margin``; the candidate as its
+    own baseline (the same fingerprint) fails, as a model cannot be shown not worse than itself. The audits go to
     ``OUT/baseline`` and ``OUT/candidate``, the comparison's report to ``OUT/comparison``.
 
     Parameters

@@ -77,12 +77,17 @@ def test_options_layer_over_a_config() -> None:
     assert audit_options(None) == fairtalk.AuditConfig()
 
 
-def test_not_worse_fails_a_model_against_itself_on_20_pairs_saying_how_many_more_and_fails_a_regression(
+def production(text: str) -> str:
+    """The baseline of the comparisons: another model, with ``fair``'s answers."""
+    return "that is lovely, i am so happy for you"
+
+
+def test_not_worse_fails_identical_answers_on_20_pairs_saying_how_many_more_and_fails_a_regression(
     tmp_path: Path,
 ) -> None:
     """A model's answers identical to the baseline's on 20 pairs show nothing: the gate says how many more it needs."""
     with pytest.raises(BiasAssertionError) as same:
-        assert_not_worse(fair, fair, **SMALL, out_dir=tmp_path / "same")
+        assert_not_worse(fair, production, **SMALL, out_dir=tmp_path / "same")
     assert same.value.failing == ("gender/offense_rate", "gender/length")
     assert re.search(
         r"  gender/offense_rate: baseline gap .*, margin 0\.02: inconclusive; not shown non-inferior: the same gap on "
@@ -101,3 +106,19 @@ def test_not_worse_fails_a_model_against_itself_on_20_pairs_saying_how_many_more
     )
     assert caught.value.report == tmp_path / "worse" / "comparison" / "report.md"
     assert text.endswith(f"report: {caught.value.report}")
+
+
+def test_not_worse_refuses_the_candidate_as_its_own_baseline(tmp_path: Path) -> None:
+    """Review finding: ``assert_not_worse(f, f)`` passed; one model cannot be shown not worse than itself.
+
+    On 40 pairs at ±0.2 the identical-answers bound is met: another model with the same answers passes.
+    """
+    options = {"axes": "gender", "n_pairs": 40, "measures": ("offense",), "margin": {"offense_rate": 0.2}}
+    assert assert_not_worse(fair, production, **options, out_dir=tmp_path / "two").same_run is None
+    with pytest.raises(BiasAssertionError) as same:
+        assert_not_worse(fair, fair, **options, out_dir=tmp_path / "one")
+    assert same.value.failing == ("run",)
+    assert (
+        "the baseline and the candidate are one run (the same model python:tests.integrations._toys:fair with the same "
+        "decoding settings): it cannot be shown not worse than itself"
+    ) in str(same.value)

@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
@@ -54,10 +55,12 @@ class AxisInput:
 
 @dataclass(frozen=True, slots=True)
 class RunInput:
-    """A run to compare: its folder, its model spec (None for a ``score`` folder) and its axes, in order.
+    """A run to compare: its folder, its model's fingerprint (None for a ``score`` folder) and its axes, in order.
 
     ``run_id`` is an audit's run id (None for a ``score`` folder); ``sha256`` the hash of its
-    ``run.json`` (an audit) or ``results.json`` (a score), which a copy of the folder shares.
+    ``run.json`` (an audit) or ``results.json`` (a score), which a copy of the folder shares;
+    ``settings`` an audit's decoding settings (``run.json``'s ``settings``), which with the
+    fingerprint key the answers in a run store.
     """
 
     path: str
@@ -65,6 +68,7 @@ class RunInput:
     axes: Mapping[str, AxisInput]
     run_id: str | None = None
     sha256: str = ""
+    settings: Mapping[str, Any] | None = None
 
 
 def _sha256(path: Path) -> str:
@@ -72,13 +76,21 @@ def _sha256(path: Path) -> str:
 
 
 def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
-    """Why the two runs are one run (the same folder, the same run id, a copy of its files), else None."""
+    """Why the two runs are one run, else None: the release gate fails on it (``--fail-if-worse``, ``assert_not_worse``).
+
+    One run: the same folder, the same run id, a copy of its files, or the same model, that is
+    the same fingerprint and decoding settings (what keys the answers in a run store: ``audit
+    --baseline-model`` with the candidate's own model, or the model audited twice). Whatever the
+    pairs, its answers are its own: not worse than itself proves nothing about a release.
+    """
     if Path(baseline.path).resolve() == Path(candidate.path).resolve():
         return f"the same folder {baseline.path}"
     if baseline.run_id and baseline.run_id == candidate.run_id:
         return f"the same run id {baseline.run_id}"
     if baseline.sha256 and baseline.sha256 == candidate.sha256:
         return "a byte-identical copy of its results file"
+    if baseline.model is not None and baseline.model == candidate.model and baseline.settings == candidate.settings:
+        return f"the same model {baseline.model.partition(' ')[0]} with the same decoding settings"
     return None
 
 
@@ -156,13 +168,14 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
             result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
-        model, run_id = run.get("model"), run.get("run_id")
+        model, run_id, settings = run.get("model"), run.get("run_id"), run.get("settings")
         return RunInput(
             str(folder),
             None if model is None else str(model),
             axes,
             run_id=str(run_id) if run_id else None,
             sha256=_sha256(folder / RUN_FILE),
+            settings=settings if isinstance(settings, Mapping) else None,
         )
     if (folder / RESULTS_FILE).is_file():
         result = _result(folder / RESULTS_FILE)

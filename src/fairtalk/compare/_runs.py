@@ -23,7 +23,15 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, recorded_lexicon
 from fairtalk.measures import Measure, measure_names, score_unique
 from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
-from fairtalk.results import AuditResult, Change, ComparedAxis, GapChange, ModelComparison, ScoringSettings
+from fairtalk.results import (
+    AuditResult,
+    Change,
+    ComparedAxis,
+    GapChange,
+    MeasureProvenance,
+    ModelComparison,
+    ScoringSettings,
+)
 from fairtalk.run import build_measures
 from fairtalk.stats import GapChangeTest, adjust_pvalues, check_margins, default_margin, gap_change
 
@@ -48,8 +56,10 @@ SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not co
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
 WARN_SAME_RUN = (
     "the baseline and the candidate are one run ({why}): a run cannot be shown not worse than itself, "
-    "so the release gate fails; compare the candidate's own run with the baseline's"
+    "so the release gate fails; compare the candidate with a run of the model it replaces (a model changed behind "
+    "the same spec is told apart by --model-version)"
 )
+WARN_UNMEASURED = "{axis}: {what}, so the release gate fails; audit the baseline with the candidate's measures"
 NOTE_CONTEXTS = "{n} pairs have the same id in both runs but different contexts: not the same pairs, left out"
 WARN_MEASURES = "the candidate was scored with other measures ({cand}); both runs are scored here with the baseline's ({base})"
 WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its run (sha256 {old} -> {new})"
@@ -104,24 +114,39 @@ def _names_a_path(model: str) -> bool:
     return os.path.exists(model)
 
 
+def _not_compared(entry: MeasureProvenance) -> str | None:
+    """Why a measure a run recorded is not compared (corpus-level, a judge, token_limit), or None when it is."""
+    name = str(entry.name)
+    if entry.kind == "corpus":
+        return SKIP_CORPUS
+    if name == "token_limit":
+        return SKIP_TOKEN_LIMIT
+    if name.startswith(JUDGE_PREFIX) or name == "judge":
+        return SKIP_JUDGE.format(spec=(entry.config or {}).get("model") or name)
+    return None
+
+
+def _skipped(result: AuditResult) -> dict[str, str]:
+    """The keys of the measures ``result`` recorded that are not compared, key -> why."""
+    skipped: dict[str, str] = {}
+    for entry in result.provenance.measures or ():
+        if (why := _not_compared(entry)) is not None:
+            skipped.update(dict.fromkeys((str(k) for k in entry.keys or ()), why))
+    return skipped
+
+
 def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dict[str, str]]:
     """The baseline's per-response measures rebuilt, and the keys not compared (key -> why)."""
-    skipped: dict[str, str] = {}
-    names: list[str] = []
     known = set(measure_names())
+    names: list[str] = []
     for entry in result.provenance.measures or ():
-        name, keys = str(entry.name), [str(k) for k in entry.keys or ()]
-        if entry.kind == "corpus":
-            skipped.update(dict.fromkeys(keys, SKIP_CORPUS))
-        elif name == "token_limit":
-            skipped.update(dict.fromkeys(keys, SKIP_TOKEN_LIMIT))
-        elif name.startswith(JUDGE_PREFIX) or name == "judge":
-            spec = (entry.config or {}).get("model") or name
-            skipped.update(dict.fromkeys(keys, SKIP_JUDGE.format(spec=spec)))
-        elif name not in known:
+        name = str(entry.name)
+        if _not_compared(entry) is not None:
+            continue
+        if name not in known:
             raise SpecError(_MSG_UNKNOWN_MEASURE.format(name=name), choices=sorted(known), given=name)
-        else:
-            names.append(name)
+        names.append(name)
+    skipped = _skipped(result)
     options = _score_options(result)
     built = build_measures(names, options.measure_options(lexicon)) if names else []
     return [m for m in built if isinstance(m, Measure)], skipped
@@ -234,6 +259,24 @@ def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapC
     return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
 
 
+def _primary(base: AuditResult, cand: AuditResult) -> tuple[dict[str, bool], tuple[str, ...], dict[str, str]]:
+    """The keys the gate decides, the candidate's primary keys the baseline did not measure, the candidate's keys not compared.
+
+    A key is primary when it is primary in either run: the gate decides what the release is
+    about (the candidate's primary keys) and what the baseline was held to. A primary key of the
+    candidate that the baseline did not measure cannot be shown non-inferior (the gate fails on
+    it); one compare would not compare anyway (corpus-level, a judge, token_limit) is named with
+    why among the keys not compared.
+    """
+    primary = {m.name: m.primary for m in base.measures}
+    for m in cand.measures:
+        if m.primary and m.name in primary:
+            primary[m.name] = True
+    not_compared = _skipped(cand)
+    unmeasured = tuple(m.name for m in cand.measures if m.primary and m.name not in primary and m.name not in not_compared)
+    return primary, unmeasured, {k: why for k, why in not_compared.items() if k not in primary}
+
+
 def _compare_axis(
     axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str, margins: Mapping[str, float], clusters: bool
 ) -> tuple[ComparedAxis, list[GapChange], list[str]]:
@@ -259,9 +302,9 @@ def _compare_axis(
     same = sum(x == y and u == v for x, y, u, v in zip(texts[0], texts[2], texts[1], texts[3]))
     all_clusters = rs_b.clusters if clusters and result.provenance.clustered is not False else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
-    primary = {m.name: m.primary for m in result.measures}
-    audit_margins = result.provenance.margins or {}
     measures, skipped = _measures(result, lexicon)
+    primary, unmeasured, cand_skipped = _primary(result, cand.result)
+    audit_margins = result.provenance.margins or {}
     keys = [key for m in measures for key in m.keys]
     for name in margins:
         if name not in keys:
@@ -284,10 +327,13 @@ def _compare_axis(
         only_candidate_examples=tuple(only_cand[:N_EXAMPLES]),
         n_context_differs=differs,
         n_identical_answers=same,
-        skipped=skipped,
+        skipped={**cand_skipped, **skipped},
         candidate_losses=cand.result.losses,
+        unmeasured_primary=unmeasured,
         corpus_dialogues=None if pair_clusters is None else _corpus_dialogues(result, cand.result),
     )
+    if (unmeasured_said := compared.describe_unmeasured()) is not None:
+        warnings.append(WARN_UNMEASURED.format(axis=axis, what=unmeasured_said))
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
     return compared, _judged(rows, alpha, correction), warnings
@@ -326,7 +372,9 @@ def compare_runs(
     alpha : float
         Level of every test; intervals are ``1 − alpha``.
     correction : {"holm", "bh"}
-        Correction of the change tests within each axis's primary family (the others: a second family).
+        Correction of the change tests within each axis's primary family (the keys primary in
+        either run; the others: a second family). A primary key of the candidate that the
+        baseline did not measure is named in the axis's ``unmeasured_primary``: the gate fails on it.
     clusters : bool
         Treat the pairs of one dialogue as one unit (when the baseline's responses name their dialogue).
     axes : sequence of str, optional

@@ -118,6 +118,8 @@ class ComparedAxis(Codec):
     ``fail-if-worse`` decides on. ``corpus_dialogues``: where the axis counts dialogues, how many
     the audited corpus holds (from the runs' ``corpus_dialogue_sizes``; None: not recorded), so a
     gate can say when the identical-answers bound needs more than the corpus can give.
+    ``unmeasured_primary``: the candidate's primary keys that the baseline did not measure (not
+    compared): no comparison can show them non-inferior, so ``fail-if-worse`` fails on them.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -133,6 +135,24 @@ class ComparedAxis(Codec):
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogues: int | None = field(default=None, metadata=OMIT_DEFAULT)
+    unmeasured_primary: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
+
+    def describe_unmeasured(self) -> str | None:
+        """The candidate's primary keys the baseline did not measure, in words (None: there are none).
+
+        Examples
+        --------
+        >>> ComparedAxis("gender", ("m", "f"), 10, None, unmeasured_primary=("length",)).describe_unmeasured()
+        "the candidate's primary key length was not measured in the baseline: it cannot be shown non-inferior"
+        """
+        keys = self.unmeasured_primary
+        if not keys:
+            return None
+        if len(keys) == 1:
+            return f"the candidate's primary key {keys[0]} was not measured in the baseline: it cannot be shown non-inferior"
+        return (
+            f"the candidate's primary keys {', '.join(keys)} were not measured in the baseline: they cannot be shown non-inferior"
+        )
 
 
 #: The ``kind`` of a comparison's ``results.json``.
@@ -181,7 +201,8 @@ class ModelComparison(Codec, Result[tuple[str, str]]):
     ``results.json`` records it only when it is not ``"paired"``.
 
     ``same_run`` says why the baseline and the candidate are one run (the same folder, the same run
-    id), else None: the release gate fails on it, since a run cannot be shown not worse than itself.
+    id, the same model and decoding settings), else None: the release gate fails on it, since a run
+    cannot be shown not worse than itself.
 
     ``to_dict()`` is the comparison's ``results.json``: each axis under its name, with its keys'
     changes under ``keys``; ``from_dict()`` reads it back.
