@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import typer
 
 from fairtalk.cli._app import app, console, info
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
+
+if TYPE_CHECKING:
+    from fairtalk.corpora import ReadSummary
+    from fairtalk.training import TrainResult
 
 _MSG_LR = "--lr must be a finite number > 0, got {value!r}"
 _MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
@@ -27,6 +32,16 @@ def _check_lr(value: float | None) -> float | None:
 
         raise SpecError(_MSG_LR.format(value=value))
     return value
+
+
+def left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
+    """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
+    lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
+    if result.n_no_response:
+        lines.append(f"without a response {result.n_no_response:,}, left out")
+    if result.n_blank_context:
+        lines.append(f"with a blank context {result.n_blank_context:,}, left out")
+    return lines
 
 
 @app.command()
@@ -97,6 +112,8 @@ def train(
     show_log("fairtalk.training")  # one line per epoch, unless -q
     with progress_bars() as progress:
         result = fairtalk.train_model(dialogues, config, output, progress=progress)
+    for line in left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
+        console.print(line, highlight=False, markup=False)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
     debiased = {
