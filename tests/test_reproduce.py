@@ -141,6 +141,16 @@ def test_every_input_is_checked_before_any_training(tmp_path, monkeypatch) -> No
     assert not (tmp_path / "out" / "cache").exists()
 
 
+def test_a_training_corpus_of_bad_lines_only_is_an_error_that_counts_them(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n" * 3)
+    contexts = tmp_path / "contexts.jsonl"
+    contexts.write_text("".join(json.dumps({"context": f"how is he doing {i}?"}) + "\n" for i in range(5)))
+    with pytest.raises(fairtalk.InputError, match=r"no context-response pairs .* skipped 3 line\(s\) of .*malformed JSON 3"):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{bad}", eval_corpus=f"jsonl:{contexts}")
+    assert not list((tmp_path / "out").rglob("model.safetensors"))
+
+
 def test_writes_the_table_7_shaped_table(tiny) -> None:
     _, root, _, _ = tiny
     out = root / "out"

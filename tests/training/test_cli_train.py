@@ -164,3 +164,14 @@ def test_train_counts_the_lines_it_skipped_and_the_records_it_left_out(tmp_path)
     assert "48 training dialogues, 12 validation" in flat  # the 60 usable dialogues
     clean = runner.invoke(app, ["train", "retrieval", "--corpus", _corpus(tmp_path), *args[4:], "-o", str(tmp_path / "c")])
     assert clean.exit_code == 0 and "skipped:" not in clean.stdout and "left out" not in clean.stdout
+
+
+def test_a_corpus_of_bad_lines_only_is_an_error_that_counts_them(tmp_path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{not json\n{not json either\n")
+    result = runner.invoke(app, ["train", "seq2seq", "--corpus", f"jsonl:{path}", "--threads", "1", "-o", str(tmp_path / "o")])
+    compact = "".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "error:thecorpushasnocontext-responsepairstotrainon(0recordsread" in compact
+    assert f"thereaderskipped2line(s)ofjsonl:{path}:malformedJSON2,firstat{path}:1" in compact
+    assert not (tmp_path / "o" / "model.safetensors").exists()

@@ -13,6 +13,7 @@ from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
 if TYPE_CHECKING:
     from fairtalk.corpora import ReadSummary
+    from fairtalk.errors import InputError
     from fairtalk.training import TrainResult
 
 _MSG_LR = "--lr must be a finite number > 0, got {value!r}"
@@ -42,6 +43,14 @@ def left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
     if result.n_blank_context:
         lines.append(f"with a blank context {result.n_blank_context:,}, left out")
     return lines
+
+
+def with_skips(error: InputError, read: ReadSummary) -> InputError:
+    """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
+    if error.path is not None or not read.skipped:
+        return error
+    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
+    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
 
 
 @app.command()
@@ -111,7 +120,10 @@ def train(
     )
     show_log("fairtalk.training")  # one line per epoch, unless -q
     with progress_bars() as progress:
-        result = fairtalk.train_model(dialogues, config, output, progress=progress)
+        try:
+            result = fairtalk.train_model(dialogues, config, output, progress=progress)
+        except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
+            raise with_skips(exc, dialogues.summary) from exc
     for line in left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
         console.print(line, highlight=False, markup=False)
     last = result.epochs[-1].validation if result.epochs else {}

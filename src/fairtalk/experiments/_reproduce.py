@@ -28,7 +28,7 @@ from typing import Any
 
 from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
-from fairtalk.corpora import ReadSummary, read_corpus
+from fairtalk.corpora import Corpus, ReadSummary, read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_folder_kind, check_output_folder, staged
@@ -158,6 +158,36 @@ def _audit_pairs(evaluated: str, split: str, lexicon: Lexicon, *, seed: int, n_p
     return pairs, coverage
 
 
+def _with_skips(error: InputError, read: ReadSummary) -> InputError:
+    """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
+    if error.path is not None or not read.skipped:
+        return error
+    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
+    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
+
+
+def _train(
+    dialogues: Corpus,
+    config: TrainConfig,
+    folder: Path,
+    *,
+    callback: ProgressCallback | None,
+    log: Callable[[str], object] | None,
+    report: bool,
+) -> TrainResult:
+    """Train one model; with ``report``, log what the reader skipped and training left out."""
+    with warnings.catch_warnings():  # the caller was warned about log= already
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            result = train_model(dialogues, config, folder, progress=callback, log=log)
+        except InputError as exc:  # too few dialogues: say what the reader skipped
+            raise _with_skips(exc, dialogues.summary) from exc
+    if report:
+        for line in _left_out_lines(dialogues.summary, result):
+            _LOG.warning("the training corpus %s: %s", dialogues.source, line)
+    return result
+
+
 def _finished(folder: Path) -> TrainingRecord | None:
     """The training record of the checkpoint in ``folder`` when it holds a finished one."""
     record = read_training_record(folder)
@@ -234,7 +264,14 @@ def reproduce_debias(
     Raises
     ------
     FairtalkError
-        A bad option, corpus or axis; fewer than two pairs.
+        A bad option, corpus or axis; fewer than two pairs: each found before any model trains
+        (the evaluation corpus is read and paired first). A training corpus with no usable
+        dialogue fails when the first model reads it, saying what its reader skipped.
+
+    Notes
+    -----
+    What the training corpus' reader skipped (malformed lines, by reason) and what training
+    left out (records without a response) is logged once, at WARNING, to this module's logger.
 
     Examples
     --------
@@ -338,12 +375,8 @@ def compare_debiased(  # noqa: PLR0915
             continue
         say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
         t0 = time.perf_counter()
-        with warnings.catch_warnings():  # the caller was warned about log= above
-            warnings.simplefilter("ignore", FutureWarning)
-            result = train_model(dialogues, config, folder, progress=callback, log=log)
-        if not any(was_trained for _, was_trained in checkpoints.values()):  # the same corpus each time: said once
-            for line in _left_out_lines(dialogues.summary, result):
-                _LOG.warning("the training corpus %s: %s", dialogues.source, line)
+        first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
+        _train(dialogues, config, folder, callback=callback, log=log, report=first)
         timings["training"] += time.perf_counter() - t0
         checkpoints[name] = (folder, True)
 
