@@ -40,7 +40,10 @@ def _report(folder: Path) -> None:
     with_lemma, without = shipped.score(texts), surface.score(texts)
     print(f"{folder} ({axis}, {len(texts):,} answers): per answer, simplemma lemma or surface vs surface only")
     for key in with_lemma:
-        print(f"  {key}: {with_lemma[key].mean():.3f} vs {without[key].mean():.3f}")
+        print(
+            f"  {key}: {with_lemma[key].mean():.3f} vs {without[key].mean():.3f}"
+            f" ({with_lemma[key].sum():,.0f} vs {without[key].sum():,.0f} words)"
+        )
     for item in shipped._lists:  # type: ignore[attr-defined]
         only = Counter(
             f"{token} -> {shipped._lemma(token)}"  # type: ignore[attr-defined]
