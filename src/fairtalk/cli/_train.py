@@ -35,7 +35,7 @@ def _check_lr(value: float | None) -> float | None:
     return value
 
 
-def left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
+def _left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
     """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
     lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
     if result.n_no_response:
@@ -45,7 +45,7 @@ def left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
     return lines
 
 
-def with_skips(error: InputError, read: ReadSummary) -> InputError:
+def _with_skips(error: InputError, read: ReadSummary) -> InputError:
     """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
     if error.path is not None or not read.skipped:
         return error
@@ -123,8 +123,8 @@ def train(
         try:
             result = fairtalk.train_model(dialogues, config, output, progress=progress)
         except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
-            raise with_skips(exc, dialogues.summary) from exc
-    for line in left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
+            raise _with_skips(exc, dialogues.summary) from exc
+    for line in _left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
         console.print(line, highlight=False, markup=False)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
