@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import logging
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -41,14 +42,18 @@ MODELS = ("baseline", "cda", "wer")
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """One quick-mode run with tiny models; yields (comparison, out dir, cache dir, checkpoint mtimes)."""
+    """One quick-mode run with tiny models; yields (comparison, root dir, checkpoint mtimes, warnings logged)."""
     root = tmp_path_factory.mktemp("reproduce")
     dialogues = itertools.islice(fairtalk.read_corpus("builtin:chitchat", split="train"), 300)
-    (root / "dialogues.jsonl").write_text(
-        "".join(json.dumps({"context": d.text, "response": d.response}) + "\n" for d in dialogues)
-    )
+    lines = [json.dumps({"context": d.text, "response": d.response}) for d in dialogues]
+    lines[150:150] = ["{not json", "{not json either"]  # lines 151 and 152: skipped, and counted
+    lines += [json.dumps({"context": f"hello {i}"}) for i in range(3)]  # no response: left out, and counted
+    (root / "dialogues.jsonl").write_text("".join(line + "\n" for line in lines))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # generation on a shared, busy machine: one thread avoids spin contention
+    warned = _Recorder()
+    logger = logging.getLogger("fairtalk.experiments")
+    logger.addHandler(warned)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_reproduce, "QUICK_TRAINING", TINY)
         comparison = fairtalk.reproduce_debias(
@@ -61,9 +66,21 @@ def tiny(tmp_path_factory):
             eval_corpus="builtin:chitchat",
             report_formats=("json", "md"),
         )
+        logger.removeHandler(warned)
         mtimes = {m.name: Path(m.checkpoint, "model.safetensors").stat().st_mtime_ns for m in comparison.models.values()}
-        yield comparison, root, mtimes
+        yield comparison, root, mtimes, warned.lines
     torch.set_num_threads(threads)
+
+
+class _Recorder(logging.Handler):
+    """The WARNING lines a logger emits."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 def _pair_ids(path) -> list[str]:
@@ -71,7 +88,7 @@ def _pair_ids(path) -> list[str]:
 
 
 def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
-    comparison, root, _ = tiny
+    comparison, root, _, _ = tiny
     out, cache = root / "out", root / "cache"
     assert tuple(comparison.models) == MODELS and comparison.n_trained == 3 and comparison.mode == "quick"
     assert [m.debias for m in comparison.models.values()] == ["none", "cda", "wer"]
@@ -91,8 +108,51 @@ def test_trains_three_models_and_audits_them_on_the_same_pairs(tiny) -> None:
     assert frame.index.names == ["model", "measure"] and set(frame.index.get_level_values("model")) == set(MODELS)
 
 
+def test_says_once_what_the_training_corpus_skipped_and_left_out(tiny) -> None:
+    _, root, _, warned = tiny
+    spec = f"jsonl:{root / 'dialogues.jsonl'}"
+    assert warned == [
+        f"the training corpus {spec}: skipped: malformed JSON 2, first at {root / 'dialogues.jsonl'}:151",
+        f"the training corpus {spec}: without a response 3, left out",
+    ]
+
+
+def test_every_input_is_checked_before_any_training(tmp_path, monkeypatch) -> None:
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained before the inputs were checked")
+
+    monkeypatch.setattr(_reproduce, "train_model", no_training)
+    corpus = tmp_path / "dialogues.jsonl"
+    corpus.write_text('{"context": "how was your day?", "response": "fine"}\n' * 5)
+    no_pairs = tmp_path / "no-pairs.jsonl"
+    no_pairs.write_text('{"context": "how was your day?"}\n')
+    cases = {
+        str(tmp_path / "nope.jsonl"): (fairtalk.FairtalkError, "nope.jsonl"),
+        "nosuchformat:x.jsonl": (fairtalk.SpecError, "nosuchformat"),
+        f"jsonl:{no_pairs}": (fairtalk.InputError, r"gave 0 gender pair\(s\)"),
+    }
+    for eval_corpus, (error, message) in cases.items():
+        with pytest.raises(error, match=message):
+            fairtalk.reproduce_debias(
+                out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{corpus}", eval_corpus=eval_corpus, n_resamples=100
+            )
+    with pytest.raises(fairtalk.FairtalkError, match="missing.jsonl"):  # the training corpus too
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{tmp_path / 'missing.jsonl'}")
+    assert not (tmp_path / "out" / "cache").exists()
+
+
+def test_a_training_corpus_of_bad_lines_only_is_an_error_that_counts_them(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n" * 3)
+    contexts = tmp_path / "contexts.jsonl"
+    contexts.write_text("".join(json.dumps({"context": f"how is he doing {i}?"}) + "\n" for i in range(5)))
+    with pytest.raises(fairtalk.InputError, match=r"no context-response pairs .* skipped 3 line\(s\) of .*malformed JSON 3"):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{bad}", eval_corpus=f"jsonl:{contexts}")
+    assert not list((tmp_path / "out").rglob("model.safetensors"))
+
+
 def test_writes_the_table_7_shaped_table(tiny) -> None:
-    _, root, _ = tiny
+    _, root, _, _ = tiny
     out = root / "out"
     md = (out / "table7.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| Measure"))
@@ -129,7 +189,7 @@ def test_writes_the_table_7_shaped_table(tiny) -> None:
 
 def test_marks_only_the_changes_the_compare_test_supports(tiny) -> None:
     """Each debiased model is compared with the baseline (compare's change in gap); ↓/↑ only for improved/regressed."""
-    comparison, root, _ = tiny
+    comparison, root, _, _ = tiny
     out = root / "out"
     assert set(comparison.changes) == {"cda", "wer"}
     data = json.loads((out / "results.json").read_text())
@@ -180,7 +240,7 @@ def test_rejects_bad_options(tmp_path) -> None:
 
 
 def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, monkeypatch) -> None:
-    comparison, root, mtimes = tiny
+    comparison, root, mtimes, _ = tiny
     monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)
     out = tmp_path / "cli"
     result = CliRunner().invoke(
@@ -245,7 +305,7 @@ def test_cli_refuses_another_commands_folder_as_output_or_cache_before_training(
 
 
 def test_the_models_answer_on_ray_as_in_this_process(tiny, tmp_path, monkeypatch, cluster) -> None:
-    comparison, root, _ = tiny
+    comparison, root, _, _ = tiny
     monkeypatch.setattr(_reproduce, "QUICK_TRAINING", TINY)
     cache = tmp_path / "cache"  # the trained checkpoints, without the run store: every answer is generated again
     for model in comparison.models.values():

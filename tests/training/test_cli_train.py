@@ -146,3 +146,32 @@ def test_train_says_what_wer_and_cda_did_and_a_plain_run_names_neither(tmp_path)
     assert "added by CDA" not in lines["none"] and "tied by WER" not in lines["none"]
     assert "added by CDA)" in lines["cda"] and "tied by WER" not in lines["cda"]
     assert "added by CDA" not in lines["wer"] and "(1 word pair tied by WER)" in lines["wer"]
+
+
+def test_train_counts_the_lines_it_skipped_and_the_records_it_left_out(tmp_path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    rows = [json.dumps({"context": d.text, "response": d.response}) for d in toy_dialogues(60)]
+    rows[10:10] = ["{not json", "{also not json"]  # lines 11 and 12
+    rows += [json.dumps({"context": f"hello {i}"}) for i in range(5)]  # no response
+    path.write_text("\n".join(rows) + "\n")
+    args = ["train", "retrieval", "--corpus", f"jsonl:{path}", "--epochs", "1", "--threads", "1", "--pool-size", "10"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    compact = "".join(result.stdout.split())  # a long path (pytest-xdist's temp dirs) wraps at 80 columns
+    assert f"skipped:malformedJSON2,firstat{path}:11" in compact  # as `fairtalk augment` counts them
+    assert "without a response 5, left out" in flat
+    assert "48 training dialogues, 12 validation" in flat  # the 60 usable dialogues
+    clean = runner.invoke(app, ["train", "retrieval", "--corpus", _corpus(tmp_path), *args[4:], "-o", str(tmp_path / "c")])
+    assert clean.exit_code == 0 and "skipped:" not in clean.stdout and "left out" not in clean.stdout
+
+
+def test_a_corpus_of_bad_lines_only_is_an_error_that_counts_them(tmp_path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("{not json\n{not json either\n")
+    result = runner.invoke(app, ["train", "seq2seq", "--corpus", f"jsonl:{path}", "--threads", "1", "-o", str(tmp_path / "o")])
+    compact = "".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "error:thecorpushasnocontext-responsepairstotrainon(0recordsread" in compact
+    assert f"thereaderskipped2line(s)ofjsonl:{path}:malformedJSON2,firstat{path}:1" in compact
+    assert not (tmp_path / "o" / "model.safetensors").exists()

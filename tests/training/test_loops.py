@@ -107,8 +107,20 @@ def test_config_validation_and_empty_corpus(tmp_path) -> None:
     with pytest.raises(SpecError, match="epochs must be a positive integer"):
         TrainConfig(model="seq2seq", epochs=0)
     no_responses = [type(toy_dialogues()[0])(id="x", text="hello")]
-    with pytest.raises(InputError, match="no context-response pairs"):
+    with pytest.raises(InputError, match=r"no context-response pairs to train on \(1 records read, 1 without a response"):
         train_model(no_responses, _config("seq2seq"), tmp_path / "x")
+
+
+def test_the_result_counts_the_records_left_out(tmp_path, dialogues) -> None:
+    Context = type(dialogues[0])
+    left_out = [
+        Context(id="x/1", text="hello"),
+        Context(id="x/2", text="hi", response="  "),
+        Context(id="x/3", text=" ", response="yes"),
+    ]
+    result = train_model([*dialogues, *left_out], _config("seq2seq", epochs=1), tmp_path / "out")
+    assert (result.n_read, result.n_no_response, result.n_blank_context) == (len(dialogues) + 3, 2, 1)
+    assert result.n_train + result.n_validation == len(dialogues)
 
 
 def test_validation_split_keeps_conversations_whole(dialogues) -> None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import typer
 
 from fairtalk.cli._app import app, console, info
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
+
+if TYPE_CHECKING:
+    from fairtalk.corpora import ReadSummary
+    from fairtalk.errors import InputError
+    from fairtalk.training import TrainResult
 
 _MSG_LR = "--lr must be a finite number > 0, got {value!r}"
 _MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
@@ -27,6 +33,24 @@ def _check_lr(value: float | None) -> float | None:
 
         raise SpecError(_MSG_LR.format(value=value))
     return value
+
+
+def _left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
+    """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
+    lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
+    if result.n_no_response:
+        lines.append(f"without a response {result.n_no_response:,}, left out")
+    if result.n_blank_context:
+        lines.append(f"with a blank context {result.n_blank_context:,}, left out")
+    return lines
+
+
+def _with_skips(error: InputError, read: ReadSummary) -> InputError:
+    """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
+    if error.path is not None or not read.skipped:
+        return error
+    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
+    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
 
 
 @app.command()
@@ -96,7 +120,12 @@ def train(
     )
     show_log("fairtalk.training")  # one line per epoch, unless -q
     with progress_bars() as progress:
-        result = fairtalk.train_model(dialogues, config, output, progress=progress)
+        try:
+            result = fairtalk.train_model(dialogues, config, output, progress=progress)
+        except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
+            raise _with_skips(exc, dialogues.summary) from exc
+    for line in _left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
+        console.print(line, highlight=False, markup=False)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
     debiased = {

@@ -28,19 +28,20 @@ from typing import Any
 
 from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
-from fairtalk.corpora import read_corpus
+from fairtalk.corpora import Corpus, ReadSummary, read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_folder_kind, check_output_folder, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import PAPER_MAX_NEW_TOKENS, DecodingSettings, RayEngine, resolve_engine
-from fairtalk.pairs import build_pairs, write_pairs
+from fairtalk.pairs import Coverage, build_pairs, write_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
+from fairtalk.records import Pair
 from fairtalk.report import COMPARISON_FILES, INDEX_FILE, RUN_FILE, write_comparison, write_run
 from fairtalk.results import ComparedModel, DebiasComparison, axis_folder
 from fairtalk.run import run_axes
 from fairtalk.store import RunStore
-from fairtalk.training import TrainConfig, TrainingRecord, read_training_record, train_model
+from fairtalk.training import TrainConfig, TrainingRecord, TrainResult, read_training_record, train_model
 
 __all__ = [
     "DEBIAS_MODELS",
@@ -135,6 +136,58 @@ def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
+    """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
+    lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
+    if result.n_no_response:
+        lines.append(f"without a response {result.n_no_response:,}, left out")
+    if result.n_blank_context:
+        lines.append(f"with a blank context {result.n_blank_context:,}, left out")
+    return lines
+
+
+def _audit_pairs(evaluated: str, split: str, lexicon: Lexicon, *, seed: int, n_pairs: int | None) -> tuple[list[Pair], Coverage]:
+    """The pairs every model answers, and their coverage: at least two, or an InputError."""
+    pair_set = build_pairs(read_corpus(evaluated, split=split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
+    pairs = list(pair_set)
+    coverage = pair_set.coverage
+    if len(pairs) < 2:
+        raise InputError(
+            _MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read)
+        )
+    return pairs, coverage
+
+
+def _with_skips(error: InputError, read: ReadSummary) -> InputError:
+    """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
+    if error.path is not None or not read.skipped:
+        return error
+    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
+    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
+
+
+def _train(
+    dialogues: Corpus,
+    config: TrainConfig,
+    folder: Path,
+    *,
+    callback: ProgressCallback | None,
+    log: Callable[[str], object] | None,
+    report: bool,
+) -> TrainResult:
+    """Train one model; with ``report``, log what the reader skipped and training left out."""
+    with warnings.catch_warnings():  # the caller was warned about log= already
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            result = train_model(dialogues, config, folder, progress=callback, log=log)
+        except InputError as exc:  # too few dialogues: say what the reader skipped
+            raise _with_skips(exc, dialogues.summary) from exc
+    if report:
+        for line in _left_out_lines(dialogues.summary, result):
+            _LOG.warning("the training corpus %s: %s", dialogues.source, line)
+    return result
+
+
 def _finished(folder: Path) -> TrainingRecord | None:
     """The training record of the checkpoint in ``folder`` when it holds a finished one."""
     record = read_training_record(folder)
@@ -211,7 +264,14 @@ def reproduce_debias(
     Raises
     ------
     FairtalkError
-        A bad option, corpus or axis; fewer than two pairs.
+        A bad option, corpus or axis; fewer than two pairs: each found before any model trains
+        (the evaluation corpus is read and paired first). A training corpus with no usable
+        dialogue fails when the first model reads it, saying what its reader skipped.
+
+    Notes
+    -----
+    What the training corpus' reader skipped (malformed lines, by reason) and what training
+    left out (records without a response) is logged once, at WARNING, to this module's logger.
 
     Examples
     --------
@@ -300,6 +360,12 @@ def compare_debiased(  # noqa: PLR0915
     n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
     timings = {"training": 0.0}
 
+    # every input is read before any training: the training corpus opened, the evaluation corpus paired
+    dialogues = read_corpus(configs["baseline"].corpus or corpus, split=train_split)
+    t0 = time.perf_counter()
+    pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
+    timings["pairs"] = time.perf_counter() - t0
+
     checkpoints: dict[str, tuple[Path, bool]] = {}
     for name, config in configs.items():
         folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
@@ -309,24 +375,15 @@ def compare_debiased(  # noqa: PLR0915
             continue
         say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
         t0 = time.perf_counter()
-        dialogues = read_corpus(config.corpus or corpus, split=train_split)
-        with warnings.catch_warnings():  # the caller was warned about log= above
-            warnings.simplefilter("ignore", FutureWarning)
-            train_model(dialogues, config, folder, progress=callback, log=log)
+        first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
+        _train(dialogues, config, folder, callback=callback, log=log, report=first)
         timings["training"] += time.perf_counter() - t0
         checkpoints[name] = (folder, True)
 
     t0 = time.perf_counter()
-    pair_set = build_pairs(read_corpus(evaluated, split=eval_split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
-    pairs = list(pair_set)
-    coverage = pair_set.coverage
-    if len(pairs) < 2:
-        raise InputError(
-            _MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=eval_split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read)
-        )
     with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
         write_pairs(pairs, staging / _PAIRS_FILE)
-    timings["pairs"] = time.perf_counter() - t0
+    timings["pairs"] += time.perf_counter() - t0
     say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
 
     models: dict[str, ComparedModel] = {}

@@ -89,7 +89,13 @@ class EpochStats:
 
 @dataclass(frozen=True, slots=True)
 class TrainResult:
-    """A finished run: where the checkpoint is, per-epoch figures, sizes and time."""
+    """A finished run: where the checkpoint is, per-epoch figures, sizes and time.
+
+    ``n_read`` records came in; ``n_no_response`` of them (no or a blank response) and
+    ``n_blank_context`` (a response to a blank context) were left out, not trained on. Lines a
+    corpus reader skipped never reach :func:`train_model`: a :class:`~fairtalk.corpora.Corpus`
+    counts them in its ``summary``.
+    """
 
     path: Path
     config: TrainConfig
@@ -102,3 +108,7 @@ class TrainResult:
     seconds: float
     #: WER runs: the axis' word pairs the regularizer tied (both words in the vocabulary); 0 for other runs.
     n_wer_pairs: int = 0
+    #: Records given, and those left out for a missing response or a blank context.
+    n_read: int = 0
+    n_no_response: int = 0
+    n_blank_context: int = 0

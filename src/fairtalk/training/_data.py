@@ -17,9 +17,23 @@ import numpy as np
 from fairtalk.errors import InputError
 from fairtalk.records import Context
 
-__all__ = ["Dialogue", "DialogueSplit", "batches", "encode_pairs", "pad", "read_dialogues", "split_dialogues"]
+__all__ = [
+    "Dialogue",
+    "DialogueRead",
+    "DialogueSplit",
+    "batches",
+    "count_dialogues",
+    "encode_pairs",
+    "pad",
+    "read_dialogues",
+    "split_dialogues",
+]
 
-_MSG_NO_PAIRS = "the corpus has no context-response pairs to train on (it needs a 'response' field: builtin:chitchat, jsonl with 'response', twitter, parlai)"
+_MSG_NO_PAIRS = (
+    "the corpus has no context-response pairs to train on ({n_read:,} records read, {n_no_response:,} without a "
+    "response, {n_blank_context:,} with a blank context; it needs a 'response' field: builtin:chitchat, jsonl with "
+    "'response', twitter, parlai)"
+)
 _MSG_TOO_FEW = "only {n} dialogues: need at least 2 to train and validate"
 
 
@@ -46,19 +60,45 @@ def _group(record: Context) -> str:
     return record.id.rsplit("/", 1)[0] if "/" in record.id else record.id
 
 
-def read_dialogues(records: Iterable[Context], *, max_dialogues: int | None = None, seed: int = 0) -> list[Dialogue]:
-    """Keep the records that have a response; with ``max_dialogues``, a seeded sample of that many."""
-    pairs = [
-        Dialogue(_group(r), r.text.strip(), r.response.strip())
-        for r in records
-        if r.response and r.response.strip() and r.text.strip()
-    ]
+@dataclass(frozen=True, slots=True)
+class DialogueRead:
+    """The usable dialogues of a pass over the records, and what was left out.
+
+    ``n_read`` records came in; ``n_no_response`` had no (or a blank) response and
+    ``n_blank_context`` a response but a blank context: both left out. ``dialogues`` holds the
+    rest (a seeded sample of them with ``max_dialogues``).
+    """
+
+    dialogues: list[Dialogue]
+    n_read: int
+    n_no_response: int
+    n_blank_context: int
+
+
+def count_dialogues(records: Iterable[Context], *, max_dialogues: int | None = None, seed: int = 0) -> DialogueRead:
+    """:func:`read_dialogues` with the counts of the records it left out."""
+    pairs: list[Dialogue] = []
+    n_read = n_no_response = n_blank_context = 0
+    for r in records:
+        n_read += 1
+        response = (r.response or "").strip()
+        if not response:
+            n_no_response += 1
+        elif not r.text.strip():
+            n_blank_context += 1
+        else:
+            pairs.append(Dialogue(_group(r), r.text.strip(), response))
     if not pairs:
-        raise InputError(_MSG_NO_PAIRS)
+        raise InputError(_MSG_NO_PAIRS.format(n_read=n_read, n_no_response=n_no_response, n_blank_context=n_blank_context))
     if max_dialogues is not None and len(pairs) > max_dialogues:
         keep = np.sort(np.random.default_rng([seed, 1]).choice(len(pairs), max_dialogues, replace=False))
         pairs = [pairs[i] for i in keep]
-    return pairs
+    return DialogueRead(pairs, n_read, n_no_response, n_blank_context)
+
+
+def read_dialogues(records: Iterable[Context], *, max_dialogues: int | None = None, seed: int = 0) -> list[Dialogue]:
+    """Keep the records that have a response; with ``max_dialogues``, a seeded sample of that many."""
+    return count_dialogues(records, max_dialogues=max_dialogues, seed=seed).dialogues
 
 
 def _group_rank(group: str, seed: int) -> int:

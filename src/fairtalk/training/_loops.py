@@ -82,7 +82,9 @@ def train_model(
     Parameters
     ----------
     dialogues : iterable of Context
-        Records with ``response`` (e.g. ``read_corpus("builtin:chitchat", split="train")``).
+        Records with ``response`` (e.g. ``read_corpus("builtin:chitchat", split="train")``). Records
+        without a response, or with a blank context, are left out and counted in the result
+        (``n_no_response``, ``n_blank_context``).
     config : TrainConfig
         Model kind, sizes, seed, debiasing, epochs.
     out_dir : path
@@ -121,14 +123,14 @@ def train_model(
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
         _seed_everything(config.seed)
-        pairs = D.read_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
-        split = D.split_dialogues(pairs, val_size=config.val_size, seed=config.seed)
+        read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
+        split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
         if config.debias == "cda":
             split = D.augment_split(split, config.axis, seed=config.seed)
         texts = (t for p in split.train for t in (p.context, p.response))
         vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
         run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
-        return run.fit()
+        return replace(run.fit(), n_read=read.n_read, n_no_response=read.n_no_response, n_blank_context=read.n_blank_context)
     finally:
         torch.set_num_threads(previous[0])
         torch.use_deterministic_algorithms(previous[1])
