@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairtalk
-from fairtalk.inference._measure_tests import Inference, KeyMeta, compare
+from fairtalk.inference import Inference, KeyMeta, compare_scored
 from fairtalk.report import render_markdown
 from fairtalk.report._table import CI_TEST_MARK, ci_test_note, ci_vs_test
 from fairtalk.results import MeasureResult, Verdict
@@ -81,7 +81,7 @@ def test_the_default_rate_test_rejects_exactly_when_its_interval_leaves_zero_out
     table: tuple[np.ndarray, np.ndarray, tuple[str, ...] | None],
 ) -> None:
     a, b, clusters = table
-    row = compare("offense_rate", _RATE, a, b, Inference(clusters=clusters)).tested
+    row = compare_scored("offense_rate", _RATE, a, b, Inference(clusters=clusters)).tested
     assert row.paired_test == ("cluster_score" if clusters is not None else "score")
     assert row.p_paired is not None
     assert (row.p_paired < 0.05) == _excludes_zero(row.ci95), (row.p_paired, row.ci95)
@@ -90,8 +90,8 @@ def test_the_default_rate_test_rejects_exactly_when_its_interval_leaves_zero_out
 
 def test_a_chosen_mcnemar_keeps_its_test_newcombes_interval_and_the_mark() -> None:
     a, b = np.zeros(5), np.array([1.0, 1.0, 1.0, 1.0, 0.0])  # the negative bot's five pairs
-    default = compare("offense_rate", _RATE, a, b, Inference()).tested
-    chosen = compare("offense_rate", _RATE, a, b, Inference(binary_test="exact")).tested
+    default = compare_scored("offense_rate", _RATE, a, b, Inference()).tested
+    chosen = compare_scored("offense_rate", _RATE, a, b, Inference(binary_test="exact")).tested
     assert (default.paired_test, default.ci_method) == ("score", "score")
     assert not ci_vs_test(MeasureResult(default, p_adjusted=default.p_paired))
     assert (chosen.paired_test, chosen.ci_method) == ("mcnemar_exact", "newcombe")
@@ -99,5 +99,5 @@ def test_a_chosen_mcnemar_keeps_its_test_newcombes_interval_and_the_mark() -> No
     marked = MeasureResult(chosen, p_adjusted=chosen.p_paired, verdict=Verdict.INCONCLUSIVE)
     assert ci_vs_test(marked)
     # with clusters McNemar gives way to the cluster mean test, still beside Newcombe's interval
-    clustered = compare("offense_rate", _RATE, a, b, Inference(binary_test="exact", clusters=("x", "y", "z", "u", "v")))
+    clustered = compare_scored("offense_rate", _RATE, a, b, Inference(binary_test="exact", clusters=("x", "y", "z", "u", "v")))
     assert clustered.tested.paired_test.startswith("cluster_signflip") and clustered.tested.ci_method == "newcombe"
