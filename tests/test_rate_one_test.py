@@ -75,7 +75,7 @@ def _table(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | N
 tables = st.composite(_table)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(tables())
 def test_the_default_rate_test_rejects_exactly_when_its_interval_leaves_zero_out(
     table: tuple[np.ndarray, np.ndarray, tuple[str, ...] | None],
