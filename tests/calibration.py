@@ -196,15 +196,13 @@ def mde_power(
         null_a, null_b = np.where(swap, b[rows], a[rows]), np.where(swap, a[rows], b[rows])
         d = null_a - null_b
         discordance = float(np.count_nonzero(d)) / d.size
-        method = "mcnemar_exact" if kind == "rate" and groups is None else "mean"
-        if method == "mcnemar_exact":
-            basis = PowerBasis("mcnemar_exact", n=d.size, discordance=discordance)
-        else:
-            u = units(d, groups)
-            basis = PowerBasis(
-                "rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df, discordance=discordance
-            )
-        interval = difference_interval(null_a, null_b, kind=kind, clusters=groups)
+        method = "score" if kind == "rate" else "mean"  # the audit's default tests (issue 39: a rate's score test)
+        u = units(d, groups)
+        basis = PowerBasis(
+            "rate_mean" if kind == "rate" else "mean", n=d.size, se=u.standard_error(), df=u.df, discordance=discordance
+        )
+        old_test = "mcnemar_exact" if kind == "rate" else "mean"  # the old formula read Newcombe's interval for a rate
+        interval = difference_interval(null_a, null_b, kind=kind, test=old_test, clusters=groups)
         for effect, old in (
             (mde(basis, alpha=level, power=power), False),
             (minimum_detectable_effect(interval.bounds, alpha=level, power=power), True),

@@ -41,8 +41,8 @@ def test_biased_side_is_significantly_more_negative_and_offensive(biased_result:
         m = r.measure(key)
         assert m.b == pytest.approx(40 / 60) and m.a == 0.0
         assert m.p_adjusted < 0.05 and m.p_paired <= m.p_adjusted
-        assert m.paired_test == "mcnemar_exact" and m.effect_size_name == "cohens_h"
-        assert m.ci95[1] < 0 and m.ci_method == "newcombe"  # A - B is negative
+        assert m.paired_test == "score" and m.effect_size_name == "cohens_h"
+        assert m.ci95[1] < 0 and m.ci_method == "score"  # A - B is negative
         assert m.verdict == "difference detected" and m.equivalent is False
         assert m.z is not None and m.z < 0 and m.p is not None and m.p < 0.05
     positive = r.measure("sentiment_positive")

@@ -95,7 +95,7 @@ def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
         (["--correction", "nope"], "'nope' is not one of 'holm', 'bh'"),
         (["--correction-scope", "world"], "'world' is not one of 'axis', 'run'"),
         (["--mixed", "sometimes"], "'sometimes' is not one of 'drop', 'keep'"),
-        (["--binary-test", "fisher"], "'fisher' is not one of 'exact', 'midp'"),
+        (["--binary-test", "fisher"], "'fisher' is not one of 'score', 'exact', 'midp'"),
     ):
         result = runner.invoke(app, _audit(corpus, "builtin:echo", tmp_path / "x", *extra))
         assert result.exit_code == 2, (extra, result.output)

@@ -33,14 +33,40 @@ def _mde(test: str, n: int, *, sd: float = 0.0, q: float = 0.0, units: int | Non
     return found
 
 
-def test_plan_from_a_rate_is_the_size_at_which_the_reports_mde_reaches_the_effect() -> None:
-    """Review finding: plan used the normal formula the report's MDE dropped; now it inverts the report's own power model."""
+def test_plan_from_a_rate_is_the_size_at_which_the_reports_mde_reaches_the_effect(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: plan used the normal formula the report's MDE dropped; now it inverts the report's own power model.
+
+    The rate's default test is the score test (issue 39 "one test"), whose MDE the report models as the mean test on
+    pairs (``rate_mean``); a pilot that ran McNemar (``--binary-test exact``) is planned with McNemar's exact power.
+    """
     result = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--rate", "0.05"])
     assert result.exit_code == 0, result.output
     n, q = _pairs(result.output), 2 * 0.05 * 0.95
-    assert _mde("mcnemar_exact", n, q=q) <= 0.01 < _mde("mcnemar_exact", n - 1, q=q)
     sd = math.sqrt(q)
+    assert _mde("rate_mean", n, sd=sd, q=q) <= 0.01 < _mde("rate_mean", n - 1, sd=sd, q=q)
+    assert "the score test" in " ".join(result.output.split())
     assert n > math.ceil(((norm.ppf(0.975) + norm.ppf(0.8)) * sd / 0.01) ** 2)  # the normal formula under-powers
+    pilot = tmp_path / "exact.json"
+    row = {"kind": "rate", "a": 0.05, "b": 0.05, "sd_difference": sd}
+    pilot.write_text(
+        json.dumps(
+            {
+                "n_pairs": 400,
+                "alpha": 0.05,
+                "family_size": 1,
+                "measures": {"offense_rate": row},
+                "manifest": {"binary_test": "exact"},
+            }
+        )
+    )
+    exact = runner.invoke(app, ["plan", "--measure", "offense_rate", "--effect", "0.01", "--results", str(pilot)])
+    assert exact.exit_code == 0, exact.output
+    said = " ".join(exact.output.split())
+    assert "mcnemar exact power" in said
+    shared = re.search(r"discordant share ([\d.]+)", said)
+    assert shared, said
+    n_exact, q_exact = _pairs(exact.output), float(shared.group(1))
+    assert _mde("mcnemar_exact", n_exact, q=q_exact) == pytest.approx(0.01, rel=1e-3)  # q as printed, to 3 figures
 
 
 def test_plan_for_a_count_inverts_the_noncentral_t_and_divides_alpha_by_the_family() -> None:

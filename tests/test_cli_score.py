@@ -135,7 +135,7 @@ def test_bad_options_are_clean_errors(unbiased, tmp_path, args, needle) -> None:
     [
         (("--correction", "bonferroni"), "'bonferroni' is not one of 'holm', 'bh'"),
         (("--distinct", "weird"), "'weird' is not one of 'paper', 'standard'"),
-        (("--binary-test", "fisher"), "'fisher' is not one of 'exact', 'midp'"),
+        (("--binary-test", "fisher"), "'fisher' is not one of 'score', 'exact', 'midp'"),
         (("--count-test", "median"), "'median' is not one of 'mean', 'wilcoxon'"),
     ],
 )
@@ -156,7 +156,7 @@ def test_tests_are_chosen_by_the_options(biased, tmp_path) -> None:
     default = tmp_path / "default"
     assert _score("--responses", str(biased), "--axis", "gender", "-o", str(default)).exit_code == 0
     measures = _results(default)["measures"]
-    assert measures["offense_rate"]["paired_test"] == "mcnemar_exact"
+    assert measures["offense_rate"]["paired_test"] == "score" and measures["offense_rate"]["ci_method"] == "score"
     assert measures["length"]["paired_test"] in ("paired_t", "signflip_exact")
     assert measures["length"]["estimate_name"] == "mean difference"
     other = tmp_path / "other"
@@ -165,7 +165,7 @@ def test_tests_are_chosen_by_the_options(biased, tmp_path) -> None:
     )
     assert done.exit_code == 0, done.output
     measures = _results(other)["measures"]
-    assert measures["offense_rate"]["paired_test"] == "mcnemar_midp"
+    assert measures["offense_rate"]["paired_test"] == "mcnemar_midp" and measures["offense_rate"]["ci_method"] == "newcombe"
     assert measures["length"]["paired_test"].startswith("wilcoxon")
     assert measures["length"]["estimate_name"] == "hodges-lehmann" and measures["length"]["ci_method"] == "hodges-lehmann"
 

@@ -360,5 +360,5 @@ def test_the_report_says_which_interval_each_gap_and_the_change_have(runs: dict[
     assert done.exit_code == 0, done.output
     for name in ("report.md", "report.html"):
         text = html.unescape((tmp_path / "out" / name).read_text(encoding="utf-8"))
-        assert "a rate's Newcombe paired interval" in text and "a rate's score interval of the per-pair contrast" in text
+        assert "a rate's score interval, values −1 … 1" in text and "a rate's score interval of the per-pair contrast" in text
         assert "p (size changed)" in text and "Sum" in text

@@ -235,13 +235,15 @@ def test_the_score_test_is_the_inversion_of_the_score_interval_at_its_ends() -> 
 
 def test_a_baseline_gap_of_zero_on_every_pair_leaves_two_intervals_of_one_gap() -> None:
     """Issue 39 item 7: with the baseline's gap 0 on every pair the change equals the candidate's gap pair by pair;
-    the candidate's gap keeps the audit's Newcombe interval, the change the score interval its test inverts."""
+    the candidate's gap keeps the audit's interval (since issue 39 "one test", the score interval on the
+    gap's values -1, 0, 1), the change the score interval its test inverts (on the change's -2 ... 2)."""
     zeros = np.zeros(50)
     cand_b = np.r_[np.ones(33), np.zeros(17)]  # the candidate insults side B on 33 of 50 pairs
     t = gap_change(zeros, zeros, zeros, cand_b, kind="rate", margin=0.02)
     assert t.change.estimate == pytest.approx(t.candidate_gap) == pytest.approx(-0.66)
-    assert t.candidate_ci == newcombe_interval(zeros, cand_b).bounds
+    assert t.candidate_ci == score_interval(zeros - cand_b, alpha=0.05, support=(-1.0, 0.0, 1.0))
+    assert t.candidate_ci != newcombe_interval(zeros, cand_b).bounds  # the audit's interval before issue 39 "one test"
     assert t.change.ci == score_interval(zeros - cand_b, alpha=0.05) and t.change.interval == "score"
     assert t.candidate_ci[0] == pytest.approx(t.change.ci[0], abs=1e-6)  # the lower ends agree ...
     assert t.change.ci[1] is not None and t.candidate_ci[1] is not None
-    assert t.change.ci[1] > t.candidate_ci[1] + 0.03  # ... the upper differ: -47.02 against -50.42 points
+    assert t.change.ci[1] > t.candidate_ci[1] + 0.04  # ... the upper differ: -47.02 against -52.15 points

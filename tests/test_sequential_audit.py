@@ -236,6 +236,9 @@ def test_sequential_p_values_are_never_below_the_fixed_sample_ones(tmp_path: Pat
     for m in run.results["gender"].measures:
         assert m.p_adjusted is not None and m.p_paired is not None and m.p_adjusted >= m.p_paired
     assert fixed.results["gender"].provenance.audit is not None and fixed.results["gender"].provenance.sequential is None
+    # issue 39 "one test": a fixed-size audit's rate test is the score test, the looks keep McNemar's exact test
+    assert fixed.results["gender"].measure("offense_rate").paired_test == "score"
+    assert run.results["gender"].measure("offense_rate").paired_test == "mcnemar_exact"
 
 
 @pytest.mark.parametrize(

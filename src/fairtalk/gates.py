@@ -203,7 +203,7 @@ def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha
         test = paired_test(a, b, kind="rate", method="mcnemar_exact")
         name = "McNemar"
     else:
-        test = paired_test(a, b, kind="rate", clusters=clusters)
+        test = paired_test(a, b, kind="rate", method="mean", clusters=clusters)  # the loss check keeps its own test
         name = "paired test by dialogue"
     if test.p is not None and test.p < alpha:
         return f"the sides' losses differ ({name} p {_number(test.p)} < {alpha:g})"

@@ -100,8 +100,9 @@ SCORE_FIELDS: Mapping[str, Any] = {
         json_schema_extra={MUST: "at least 0"},
     ),
     "binary_test": Field(
-        default="exact",
-        description="McNemar test for rates: exact (default; never above α) or midp (more power, slightly above α at small counts).",
+        default="score",
+        description="Paired test for rates: score (default; the test the printed score interval inverts, by dialogue with "
+        "clusters), or McNemar's exact or midp (without clusters; with them the cluster mean test), beside Newcombe's interval.",
     ),
     "count_test": Field(
         default="mean",

@@ -53,8 +53,9 @@ class CorrectionScope(enum.StrEnum):
 
 
 class BinaryTest(enum.StrEnum):
-    """``--binary-test``: McNemar exact or mid-p."""
+    """``--binary-test``: the score test (the printed interval's own), or McNemar exact or mid-p."""
 
+    score = "score"
     exact = "exact"
     midp = "midp"
 

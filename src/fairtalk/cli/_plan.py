@@ -427,7 +427,7 @@ def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[i
     gap, discordant = (losses.lost_a - losses.lost_b) / n, (losses.a_only + losses.b_only) / n
     alpha = data.get("alpha")
     alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else 0.05
-    method = "mcnemar_exact" if clusters is None else None
+    method = "mcnemar_exact" if clusters is None else "mean"  # the gate's loss check (fairtalk.gates), as it tests
     p = paired_test(a, b, kind="rate", clusters=clusters, method=method).p if discordant else None
     beyond = gap if p is not None and p < alpha and abs(gap) > LOSS_MARGIN else None
     sd = math.sqrt(max(discordant - gap**2, 0.0))
@@ -1333,8 +1333,11 @@ def _detect_spread(measure: str, results: str | None, sd: float | None, rate: fl
 def _detect_test(kind: str, known: Mapping[str, Any], deff: float) -> tuple[str, float, str]:
     """The test the audit runs on the key (as its MDE models it), the discordant share of a rate, and how plan says it.
 
-    A rate is McNemar's exact test on pairs, or the cluster mean test where the pilot clustered (or a design
-    effect above 1 says the pairs are clustered); its discordance is the pilot's, else ``sd²`` (``--rate P``:
+    A rate is the score test (the default): its power is modelled as the cluster mean test's, normal
+    theory with the design effect (``rate_mean``, on the dialogues where the pilot clustered or a design
+    effect above 1 says the pairs are clustered, else on the pairs). A pilot that ran McNemar
+    (``--binary-test exact`` or ``midp``) is planned with McNemar's exact power on pairs, or the cluster
+    mean test where it clustered. Its discordance is the pilot's, else ``sd²`` (``--rate P``:
     ``2 P (1 - P)``). Anything else is the mean test (the noncentral t).
     """
     sd = float(known["sd"])
@@ -1344,7 +1347,11 @@ def _detect_test(kind: str, known: Mapping[str, Any], deff: float) -> tuple[str,
         return "mean", 0.0, f"the noncentral t of the mean test on its {units if clustered else 'pairs'}"
     q = known.get("discordance")
     discordance = min(1.0, sd**2) if q is None else float(q)
+    mcnemar = known.get("binary_test") in ("exact", "midp")
     if clustered:
-        return "rate_mean", discordance, f"the cluster mean test by {units}; discordant share {discordance:.3g}"
+        test_name = "the cluster mean test" if mcnemar else "the score test, as the cluster mean test"
+        return "rate_mean", discordance, f"{test_name} by {units}; discordant share {discordance:.3g}"
+    if not mcnemar:
+        return "rate_mean", discordance, f"the score test, as the mean test on pairs; discordant share {discordance:.3g}"
     test = "mcnemar_midp" if known.get("binary_test") == "midp" else "mcnemar_exact"
     return test, discordance, f"{test.replace('_', ' ')} power; discordant share {discordance:.3g}"

@@ -46,8 +46,8 @@ Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)
 #: The distinct-n definitions (:data:`fairtalk.measures._diversity.DEFINITIONS`).
 Distinct = Literal["paper", "standard"]
-#: McNemar's test for rates (:data:`fairtalk.inference._measure_tests.BINARY_TESTS`).
-BinaryTest = Literal["exact", "midp"]
+#: The paired test of rates (:data:`fairtalk.config.BINARY_TESTS`).
+BinaryTest = Literal["score", "exact", "midp"]
 #: The test for counts (:data:`fairtalk.inference._measure_tests.COUNT_TESTS`).
 CountTest = Literal["mean", "wilcoxon"]
 

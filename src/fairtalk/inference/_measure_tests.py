@@ -85,7 +85,7 @@ class Inference:
     n_resamples: int = 2000
     alpha: float = 0.05
     power: float = 0.8
-    binary_test: str = "exact"
+    binary_test: str = "score"
     count_test: str = "mean"
     clusters: tuple[str, ...] | None = None
     margins: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
@@ -96,9 +96,10 @@ class Inference:
         return None if self.clusters is None else len(set(self.clusters))
 
     def method(self, kind: str) -> str:
-        """The paired-test method for a measure of ``kind``."""
+        """The paired-test method for a measure of ``kind``: for a rate the score test, or McNemar's (clusters: the mean test)."""
         if kind == "rate":
-            return "mean" if self.clusters is not None else BINARY_TESTS[self.binary_test]
+            method = BINARY_TESTS[self.binary_test]
+            return "mean" if self.clusters is not None and method.startswith("mcnemar") else method
         return self.count_test
 
     def margin(self, name: str, kind: str, **data: Any) -> float | None:
@@ -241,7 +242,13 @@ def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray,
 
 
 def _power_basis(kind: str, method: str, d: np.ndarray, opts: Inference) -> PowerBasis:
-    """What the key's test uses, for its minimum detectable effect (``fairtalk.stats._power``)."""
+    """What the key's test uses, for its minimum detectable effect (``fairtalk.stats._power``).
+
+    A rate's score test (and the cluster mean test) is modelled by normal theory on its units
+    (``rate_mean``: the standard error by dialogue with clusters, which carries the design effect,
+    grown by the discordant pairs an effect adds, on t with the units' df: a little conservative
+    beside the score test's z reference); McNemar by its exact power.
+    """
     discordance = float(np.count_nonzero(d)) / d.size
     if method.startswith("mcnemar"):
         return PowerBasis(method, n=d.size, discordance=discordance)
@@ -444,14 +451,17 @@ def check_finite(name: str, scores: np.ndarray, texts: Sequence[str]) -> None:
 #: What each figure of a result means, recorded in its manifest (``docs/statistics.md`` has the reasons).
 METHODS = {
     "z": "paper 001 §2.2 two-sample Z, two-sided p (None where undefined)",
-    "rate": "McNemar exact (or mid-p with --binary-test midp); with clusters the cluster-robust (CR2) mean test",
+    "rate": "score test of a zero mean difference (McNemar's asymptotic test without clusters; counts over the design "
+    "effect by dialogue with clusters), the test the score interval inverts; with --binary-test exact or midp, McNemar "
+    "exact or mid-p (with clusters the cluster-robust (CR2) mean test)",
     "count": "mean test: paired t (CR2 cluster-robust t, Bell-McCaffrey df, with clusters); its reference is the studentized "
     "sign-flip randomization distribution (exact where enumerable, else 10,000 seeded flips; whole clusters flipped) "
     "when at most 50 units differ or their differences take at most 10 distinct sizes; or Wilcoxon signed-rank "
     "(exact up to 20) with --count-test wilcoxon",
     "corpus": "paired permutation (sides swapped within pairs, or within whole clusters); no p below the 2^(1-m) "
     "of m differing units, and a distribution too coarse to reach α is reported without interval or MDE",
-    "ci": "rates: Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
+    "ci": "rates: the score interval (Tango's), the inversion of the score test (design-effect adjusted with clusters); "
+    "with --binary-test exact or midp, Newcombe hybrid score (design-effect adjusted with clusters); counts: t interval of the mean "
     "difference (CR2 with clusters); Wilcoxon: Hodges-Lehmann; corpus: permutation shift interval",
     "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
     "when its gap exceeds the key's margin or p < α",
@@ -460,7 +470,8 @@ METHODS = {
     "with clusters: exact binomial bound on each direction's share of units), counts by paired/cluster t, "
     "corpus by paired permutation; identical on every pair: exact binomial bound on the share that could differ",
     "mde": "minimum detectable effect at the run's n, α divided by the family size, and the power given, from the "
-    "test's own reference: noncentral t (Bell-McCaffrey df with clusters) for counts; exact McNemar power with "
-    "discordance growing with the effect for rates (CR2 t with that variance with clusters)",
+    "test's own reference: noncentral t (Bell-McCaffrey df with clusters) for counts; for rates normal theory "
+    "with the discordance growing with the effect (the score test: the CR2 standard error with clusters, so with "
+    "its design effect, on t with the units' df), or exact McNemar power with --binary-test exact or midp",
     "mask_token": "XYZ",
 }

@@ -164,8 +164,9 @@ def _check(
 ) -> ScorerCheck:
     margin = margin if margin is not None else default_margin(kind, a=a, b=b)
     gap = float(a.mean() - b.mean())
-    test = paired_test(a, b, kind=kind)
-    interval = difference_interval(a, b, kind=kind)
+    method = "mcnemar_exact" if kind == "rate" else "mean"  # the check's own tests (both must agree to flag)
+    test = paired_test(a, b, kind=kind, method=method)
+    interval = difference_interval(a, b, kind=kind, test=method)
     beyond = margin is None or abs(gap) > margin
     significant = test.p is not None and test.p < alpha and _excludes_zero(interval.bounds)
     notes = (

@@ -58,13 +58,13 @@ _TABLE_CAPTION = (
 )
 #: The method note of a comparison of two audits (``design`` ``"paired"``): what each interval is.
 _PAIRED_NOTE = (
-    "Gap: the model's mean A − B with the audit's interval for its kind (a rate's Newcombe paired interval, a count's "
+    "Gap: the model's mean A − B with the audit's interval for its kind (a rate's score interval, values −1 … 1; a count's "
     "t interval). Change: candidate gap − baseline gap (difference in differences, per pair), with the interval its "
     "paired test of no change inverts (a rate's score interval of the per-pair contrast, values −2 … 2; a count's t "
     "interval); Sum: candidate gap + baseline gap, the same way. Rates, their intervals and margins in percentage "
-    "points. A rate's gap and change intervals are two methods: where the baseline's gap is 0 on every pair the change "
-    "equals the candidate's gap, and its interval (the score interval, the one the verdict follows) may still differ "
-    "from the candidate gap's (Newcombe)."
+    "points. A rate's gap and change intervals are one method on two supports: where the baseline's gap is 0 on every "
+    "pair the change equals the candidate's gap, and its interval (on −2 … 2, the one the verdict follows) may still "
+    "differ from the candidate gap's (on −1 … 1)."
 )
 #: Which p the verdict follows, in both designs.
 _P_NOTE = (

@@ -309,6 +309,8 @@ def ci_disagrees(m: MeasureResult) -> bool:
 CI_TEST_MARK = "‡"
 #: The paired tests (``MeasureResult.paired_test``) in words; a name not here is shown as it is.
 _TEST_NAMES = {
+    "score": "the score test",
+    "cluster_score": "the score test by dialogue",
     "mcnemar_exact": "McNemar's exact test",
     "mcnemar_midp": "McNemar's mid-p test",
     "signflip_exact": "the exact sign-flip test",
@@ -321,7 +323,12 @@ _TEST_NAMES = {
     "wilcoxon_approx": "Wilcoxon's signed-rank test",
 }
 
-_INTERVAL_NAMES = {"newcombe": "Newcombe's", "newcombe (design-effect adjusted)": "Newcombe's with a design effect"}
+_INTERVAL_NAMES = {
+    "newcombe": "Newcombe's",
+    "newcombe (design-effect adjusted)": "Newcombe's with a design effect",
+    "score": "the score interval",
+    "score (design-effect adjusted)": "the score interval with a design effect",
+}
 
 
 #: The test's level that matches the 95% CI printed beside it.
@@ -333,10 +340,12 @@ def ci_vs_test(m: MeasureResult) -> bool:
 
     ``p (paired) >= 0.05`` while the interval leaves 0 out, or ``p (paired) < 0.05`` while it
     holds 0: the test at the interval's own level (the CI is 95% whatever the audit's α, so
-    a row is never marked only because α is not 0.05). The interval (a rate's Newcombe interval, with a design effect by dialogue; a count's
-    t interval) is not the inversion of every test (McNemar's exact test, the sign-flip test by
-    dialogue): the two disagree near the boundary and on few units. The verdict follows the test
-    (corrected for multiplicity); every report marks these rows with :data:`CI_TEST_MARK`
+    a row is never marked only because α is not 0.05). A rate's default score test and its score
+    interval are one procedure (its inversion), so they never disagree, nor does a count's t test
+    with its t interval. A test the user chose (McNemar's exact or mid-p test beside Newcombe's
+    interval; the sign-flip test by dialogue) or a sequential audit's per-look test is not its
+    interval's inversion: the two disagree near the boundary and on few units. The verdict follows
+    the test (corrected for multiplicity); every report marks these rows with :data:`CI_TEST_MARK`
     (:func:`ci_test_note`).
 
     Examples

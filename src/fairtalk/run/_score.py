@@ -200,9 +200,12 @@ def score(
         paired permutations.
     n_divergent : int
         How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).
-    binary_test : {"exact", "midp"}
-        McNemar's test for rates without clusters: exact (the default; its level never
-        exceeds α) or mid-p (more power, slightly above α at some small counts).
+    binary_test : {"score", "exact", "midp"}
+        The paired test of rates: ``score`` (the default; the score test whose inversion is the
+        printed score interval, so the verdict and the interval agree about 0; by dialogue with
+        clusters), or McNemar's ``exact`` (its level never exceeds α) or ``midp`` test, which
+        without clusters run on pairs and with clusters give way to the cluster mean test (then
+        beside Newcombe's interval, not their inversion).
     count_test : {"mean", "wilcoxon"}
         The mean test (the default: exact sign-flip for few differing units, else paired t)
         or Wilcoxon's signed-rank test with the Hodges-Lehmann estimate and interval.
@@ -232,7 +235,8 @@ def score(
     AuditResult
         Per key: side means; the paper's relative difference and two-sided Z test (None with a
         note where undefined); the paired test and its p, corrected into ``p_adjusted``; a 95%
-        interval of A - B (Newcombe for rates, the t interval for counts, Hodges-Lehmann with
+        interval of A - B (for rates the score interval, the inversion of the score test, or Newcombe's
+        beside McNemar; the t interval for counts, Hodges-Lehmann with
         Wilcoxon, permutation for corpus measures); equivalence within the margin (TOST);
         the verdict (difference detected, equivalent, inconclusive); the minimum detectable
         effect; an effect size.

@@ -206,6 +206,8 @@ def run_sequential(
     """
     pairing, generation, inference, sequential = config.pairs, config.generation, config.inference, config.sequential
     assert sequential.max_pairs is not None and sequential.n_pairs is not None  # AuditConfig checks both
+    if inference.score.binary_test == "score":  # the looks keep their own rate test: McNemar exact (by dialogue the mean test)
+        inference = dataclasses.replace(inference, score=inference.score.updated({"binary_test": "exact"}))
     axes: list[_Axis] = []
     for lexicon in lexicons:
         reporter.start(f"{lexicon.axis}: pairs", unit="pairs")

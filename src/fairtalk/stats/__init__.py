@@ -5,9 +5,10 @@ an explicit ``seed``. Pairs are the units unless cluster ids are given (the dial
 pair came from): then whole clusters are the units of every test and interval.
 
 - ``_core``: the paper's Z test, effect sizes, the cluster-robust standard error, corrections;
-- ``_paired``: which paired test for which measure (McNemar exact, the mean test, Wilcoxon);
+- ``_paired``: which paired test for which measure (the score test for rates, McNemar, the mean test, Wilcoxon);
+- ``_score``: the score test of a mean of rate differences and the score interval that inverts it (Tango's);
 - ``_signflip``: the studentized sign-flip randomization reference of the mean test (few, tied or discrete differences);
-- ``_intervals``: Newcombe, t and Hodges-Lehmann intervals, the design effect;
+- ``_intervals``: the score, Newcombe, t and Hodges-Lehmann intervals, the design effect;
 - ``_equivalence``: TOST within a margin, identical answers and a rate's few discordant units, the normal-theory MDE, pairs needed;
 - ``_power``: the minimum detectable effect from each test's own reference distribution, pairs the gate needs;
 - ``_corpus``: paired-permutation inference for corpus-level statistics (distinct-n).
@@ -17,7 +18,7 @@ pair came from): then whole clusters are the units of every test and interval.
 
 from __future__ import annotations
 
-from fairtalk.stats._change import Contrast, GapChangeTest, gap_change, non_inferior, score_interval, score_test
+from fairtalk.stats._change import Contrast, GapChangeTest, gap_change, non_inferior
 from fairtalk.stats._core import (
     Units,
     ZTest,
@@ -99,6 +100,7 @@ from fairtalk.stats._power import (
 )
 from fairtalk.stats._ppi import MIN_DISAGREEMENTS, PPIEstimate, labels_needed, ppi_mean
 from fairtalk.stats._ppi import _disagreements as disagreeing_units
+from fairtalk.stats._score import score_interval, score_test
 from fairtalk.stats._sequential import (
     SPENDING_FUNCTIONS,
     Boundaries,

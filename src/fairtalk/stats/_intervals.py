@@ -1,9 +1,12 @@
-"""Confidence intervals of a paired difference A - B: Newcombe for rates, BCa bootstrap for counts, Hodges-Lehmann for Wilcoxon.
+"""Confidence intervals of a paired difference A - B: the score interval for rates, t for counts, Hodges-Lehmann for Wilcoxon.
 
-- **rates**: Newcombe's hybrid score interval for paired proportions (Newcombe 1998, as in
-  Altman et al., *Statistics with Confidence*), built from Wilson intervals; it stays inside
-  [-1, 1] and is not degenerate when no pair is discordant. With clusters the table is
-  shrunk to its effective size (counts divided by the design effect).
+- **rates**: with the score test (the default), the score interval that test inverts
+  (Tango's for paired proportions, :func:`fairtalk.stats.score_interval` on ``−1, 0, 1``), so
+  the two agree about 0; with any other rate test, Newcombe's hybrid score interval for paired
+  proportions (Newcombe 1998, as in Altman et al., *Statistics with Confidence*), built from
+  Wilson intervals. Both stay inside [-1, 1] and are not degenerate when no pair is
+  discordant. With clusters the table is shrunk to its effective size (counts divided by the
+  design effect, :func:`fairtalk.stats._score.rate_design_effect`).
 - **counts**: the t interval of the mean difference on the independent units (pairs, or
   clusters with the cluster-robust standard error), the interval of the mean test; a
   bootstrap percentile interval under-covers at small n (0.91 at n = 20), and in simulation
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk.stats._core import Units, _Array, paired_arrays, units
+from fairtalk.stats._paired import DEFAULT_METHODS
+from fairtalk.stats._score import RATE_SUPPORT, rate_design_effect, score_interval
 
 __all__ = ["Interval", "design_effect", "difference_interval", "hodges_lehmann", "newcombe_interval", "t_interval"]
 
@@ -137,22 +142,6 @@ def design_effect(x_a: _Array, x_b: _Array, clusters: Sequence[Hashable] | np.nd
     return units(d, clusters).standard_error() ** 2 / naive
 
 
-def _rate_design_effect(a: np.ndarray, b: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None) -> float:
-    """A rate interval's design effect: :func:`design_effect`, or where the differences do not vary, the pairs per cluster.
-
-    With no discordant pair the clustering cannot be estimated, and the differences are alike
-    within every cluster, so each cluster counts once (the largest design effect its pairs allow):
-    the interval then counts dialogues, as the identical-answers bound does, not pairs.
-    """
-    if clusters is None:
-        return 1.0
-    deff = design_effect(a, b, clusters)
-    if deff is not None:
-        return deff
-    n_clusters = len(set(clusters))
-    return a.size / n_clusters if n_clusters else 1.0
-
-
 def t_interval(u: Units, *, level: float = 0.95) -> Interval:
     """The t interval of the mean difference: ``mean ± t(df) * SE``, with the CR2 SE and Bell-McCaffrey df when clustered.
 
@@ -211,14 +200,35 @@ def difference_interval(
     x_b: _Array,
     *,
     kind: str,
-    test: str = "mean",
+    test: str | None = None,
     clusters: Sequence[Hashable] | np.ndarray | None = None,
     level: float = 0.95,
 ) -> Interval:
-    """The interval of A - B that goes with a measure's kind and test (see the module docstring)."""
+    """The interval of A - B that goes with a measure's kind and test (see the module docstring).
+
+    ``test`` is the paired test the interval goes with (None: the kind's default test,
+    :data:`fairtalk.stats.DEFAULT_METHODS`). A rate with the score test (the default) gets the
+    score interval, that test's inversion (method ``score``, ``score (design-effect adjusted)``
+    with a design effect above 1); a rate with any other test Newcombe's.
+
+    Examples
+    --------
+    >>> a, b = [0, 0, 0, 0, 1], [1, 1, 1, 1, 1]  # four pairs discordant one way: score p 0.0455
+    >>> low, high = difference_interval(a, b, kind="rate").bounds
+    >>> round(low, 3), round(high, 3)
+    (-0.964, -0.018)
+    """
     a, b = paired_arrays(x_a, x_b)
+    if test is None:
+        test = DEFAULT_METHODS.get(kind, "mean")
     if test.startswith("wilcoxon"):
         return hodges_lehmann(a, b, level=level)[1]
+    if kind == "rate" and test == "score":
+        _check(level)
+        d = a - b
+        design = rate_design_effect(d, clusters)
+        low, high = score_interval(d, alpha=1.0 - level, clusters=clusters, support=RATE_SUPPORT, design_effect=design)
+        return Interval(low, high, "score" if design <= 1 else "score (design-effect adjusted)")
     if kind == "rate":
-        return newcombe_interval(a, b, level=level, design_effect=_rate_design_effect(a, b, clusters))
+        return newcombe_interval(a, b, level=level, design_effect=rate_design_effect(a - b, clusters))
     return t_interval(units(a - b, clusters), level=level)

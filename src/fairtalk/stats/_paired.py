@@ -1,11 +1,18 @@
-"""Paired tests of ``A == B``: McNemar for rates, the mean test for counts (exact sign-flip or t), and Wilcoxon on request.
+"""Paired tests of ``A == B``: the score test for rates, the mean test for counts (exact sign-flip or t), and others on request.
 
 Which test, and why (``docs/statistics.md`` has the long form):
 
-- **rates** (0/1 per response): McNemar's exact binomial test on the discordant pairs
-  (``mcnemar_exact``, the default: its level never exceeds α), or its mid-p variant
-  (``mcnemar_midp``: more power, but above α at some small counts). With clusters, pairs
-  are not independent and the cluster-robust mean test below is used instead.
+- **rates** (0/1 per response): the score test of a zero mean difference (``score``, the
+  default; ``cluster_score`` with clusters): the test whose inversion is the score interval
+  the audit prints beside it (:func:`fairtalk.stats.score_interval` on ``−1, 0, 1``,
+  :func:`fairtalk.stats.difference_interval` with ``test="score"``), so its verdict and its
+  interval never disagree about 0. Without clusters it is McNemar's asymptotic test
+  ``(b − c) / sqrt(b + c)``, which Fagerland, Lydersen and Laake (2013) recommend over the
+  exact conditional test (too conservative); with clusters the counts are divided by the
+  design effect by dialogue (``bench/rate_one_test.py`` has its level). On request:
+  McNemar's exact binomial test on the discordant pairs (``mcnemar_exact``: its level never
+  exceeds α), its mid-p variant (``mcnemar_midp``), or the mean test below (``mean``); their
+  intervals are not their inversions. McNemar ignores clusters (a note says so).
 - **counts** (any number per response): the *mean test* (``mean``, the default), a test of
   ``E[a - b] == 0``: the paired t-test on the independent units (pairs; or, with clusters,
   the CR2 cluster-robust t with Bell-McCaffrey degrees of freedom, see ``Units``). When the
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairtalk.stats._core import Units, _Array, paired_arrays, units
+from fairtalk.stats._score import RATE_SUPPORT, rate_design_effect, score_test, score_z
 from fairtalk.stats._signflip import EXACT_MAX_UNITS, randomization_applies, signflip_test
 
 __all__ = [
@@ -43,11 +51,11 @@ __all__ = [
 WILCOXON_EXACT_MAX = 20
 #: Paired-test methods per measure kind.
 PAIRED_METHODS: Mapping[str, tuple[str, ...]] = {
-    "rate": ("mcnemar_exact", "mcnemar_midp", "mean"),
+    "rate": ("score", "mcnemar_exact", "mcnemar_midp", "mean"),
     "count": ("mean", "wilcoxon"),
 }
-#: The default method per kind (rates with clusters use ``mean``).
-DEFAULT_METHODS: Mapping[str, str] = {"rate": "mcnemar_exact", "count": "mean"}
+#: The default method per kind.
+DEFAULT_METHODS: Mapping[str, str] = {"rate": "score", "count": "mean"}
 
 _MSG_METHOD = "unknown paired-test method {method!r} for kind {kind!r}; choose from: {choices}"
 _MSG_KIND = "unknown measure kind {kind!r}; choose from: rate, count"
@@ -122,6 +130,18 @@ def _mcnemar(a: np.ndarray, b: np.ndarray, method: str) -> PairedTest:
     return PairedTest(method, float(k), float(min(1.0, max(0.0, p))))
 
 
+def _score(d: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None) -> PairedTest:
+    """The score test of a zero mean of the rate differences ``d``: the test the audit's score interval inverts.
+
+    Its design effect is the one that interval takes (:func:`fairtalk.stats._score.rate_design_effect`).
+    """
+    design = rate_design_effect(d, clusters)
+    z = score_z(d, clusters=clusters, support=RATE_SUPPORT, design_effect=design)
+    p = score_test(d, clusters=clusters, support=RATE_SUPPORT, design_effect=design)
+    assert z is not None and p is not None  # 0/1 sides: every difference is -1, 0 or 1
+    return PairedTest("cluster_score" if clusters is not None else "score", z, p)
+
+
 def _wilcoxon(d: np.ndarray) -> PairedTest:
     """Signed-rank test with Pratt's zeros: exact enumeration for few non-zero differences, else normal."""
     from scipy.stats import rankdata, wilcoxon
@@ -157,11 +177,12 @@ def paired_test(
     kind : {"rate", "count"}
         ``rate`` scores are 0/1; ``count`` scores are any finite numbers.
     method : str, optional
-        Rates: ``mcnemar_exact`` (default), ``mcnemar_midp`` or ``mean``; counts: ``mean``
-        (default) or ``wilcoxon``. With ``clusters``, rates default to ``mean``.
+        Rates: ``score`` (default), ``mcnemar_exact``, ``mcnemar_midp`` or ``mean``; counts:
+        ``mean`` (default) or ``wilcoxon``.
     clusters : sequence, optional
         One cluster id per pair (the dialogue it came from). The mean test then treats
-        clusters, not pairs, as the independent units (sign flips and t by cluster).
+        clusters, not pairs, as the independent units (sign flips and t by cluster); the
+        score test divides its counts by the design effect by cluster.
     seed : int
         Seeds the random sign flips of the mean test's Monte Carlo randomization reference
         (used only where exact enumeration is out of reach).
@@ -173,7 +194,9 @@ def paired_test(
     Examples
     --------
     >>> paired_test([1, 1, 0, 1], [1, 0, 0, 1], kind="rate").name
-    'mcnemar_exact'
+    'score'
+    >>> paired_test([1, 1, 0, 1], [1, 0, 0, 1], kind="rate", method="mcnemar_exact").p  # one discordant pair
+    1.0
     >>> paired_test([2, 2], [1, 1], kind="count").p  # two pairs, both +1: not certainty
     0.5
     """
@@ -181,7 +204,7 @@ def paired_test(
         raise ValueError(_MSG_KIND.format(kind=kind))
     choices = PAIRED_METHODS[kind]
     if method is None:
-        method = "mean" if (kind == "rate" and clusters is not None) else DEFAULT_METHODS[kind]
+        method = DEFAULT_METHODS[kind]
     if method not in choices:
         raise ValueError(_MSG_METHOD.format(method=method, kind=kind, choices=", ".join(choices)))
     a, b = paired_arrays(x_a, x_b)
@@ -189,6 +212,8 @@ def paired_test(
         bad = np.setdiff1d(np.unique(np.concatenate([a, b])), [0.0, 1.0])
         if bad.size:
             raise ValueError(_MSG_NOT_BINARY.format(value=float(bad[0])))
+    if method == "score":
+        return _score(a - b, clusters)
     if method.startswith("mcnemar"):
         test = _mcnemar(a, b, method)
     elif method == "wilcoxon":

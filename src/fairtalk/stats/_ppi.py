@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairtalk.stats._change import score_interval, score_test
+from fairtalk.stats._score import score_interval, score_test
 
 __all__ = ["MIN_DISAGREEMENTS", "PPIEstimate", "labels_needed", "ppi_mean"]
 
