@@ -95,6 +95,8 @@ class OptionsTable(Table):
         return super().__rich_measure__(console, options)
 
 
+#: The method of typer's options that gives the value an option's ``--help`` row shows.
+_TYPER_VALUE_METHOD = "display_type_rich"
 #: typer's own: every option's value, a flag's included (``<bool>``).
 _TYPER_VALUE = typer.core.TyperOption.display_type_rich
 
@@ -104,7 +106,6 @@ def _shown_value(option: typer.core.TyperOption, ctx: Any) -> str | None:
     if option.is_flag or option.count:
         return None
     return _TYPER_VALUE(option, ctx)
-
 
 
 @contextlib.contextmanager
@@ -121,9 +122,9 @@ def swapped_in_typer(name: str, value: object) -> Iterator[None]:
 @contextlib.contextmanager
 def help_layout() -> Iterator[None]:
     """While the block runs, typer builds the tables of ``--help`` as :class:`OptionsTable`, and shows no flag's value."""
-    typer.core.TyperOption.display_type_rich = _shown_value  # type: ignore[method-assign]
+    setattr(typer.core.TyperOption, _TYPER_VALUE_METHOD, _shown_value)
     try:
         with swapped_in_typer(_TYPER_TABLE, OptionsTable):
             yield
     finally:
-        typer.core.TyperOption.display_type_rich = _TYPER_VALUE  # type: ignore[method-assign]
+        setattr(typer.core.TyperOption, _TYPER_VALUE_METHOD, _TYPER_VALUE)
