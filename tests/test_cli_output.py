@@ -470,3 +470,42 @@ def test_a_flag_s_help_shows_no_value() -> None:
     row = {cells[0]: cells for cells in audit}
     assert row["--fail-on-bias"][1:2] != ["<bool>"] and "<int>" not in row["--verbose"], row["--verbose"]
     assert row["--pairs"][1].startswith("<int"), row["--pairs"]  # an option that takes a value still says which
+
+
+#: A run's id (``run 20261129T161210Z-50466b``): each run of a command has its own.
+_RUN_ID = re.compile(r"run \d{8}T\d{6}Z-\w+")
+
+
+def _long_lines(text: str, width: int = 80) -> list[str]:
+    """The lines wider than ``width`` that hold a space to break at (a lone long word, a path, may overflow)."""
+    return [line for line in text.splitlines() if cell_len(line) > width and " " in line.strip()]
+
+
+def test_audit_and_plan_prose_wraps_between_words_at_80_columns(tmp_path: Path) -> None:
+    """Review: in a CI log (80 columns) the findings, the gate headline and the model line of `audit` ran 109-365
+    characters and `plan --gate`'s lines up to 582, which a terminal broke mid-word; they wrap between words now,
+    and hold the same words as at 400 columns."""
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    args = ("audit", "--corpus", str(corpus), "--axis", "gender", "--pairs", "40", "--resamples", "200", "--fail-on-bias")
+    narrow = _cli_at_80_columns(*args, "--model", f"python:{models}:biased", "-o", "run", cwd=tmp_path)
+    wide = _cli_at_80_columns(*args, "--model", f"python:{models}:biased", "-o", "run", cwd=tmp_path, columns=400)
+    prose = [line for line in wide.splitlines() if line.startswith(("model ", "gender: ", "Gate ")) and len(line) > 80]
+    assert len(prose) >= 4 and any(line.startswith("Gate fail-on-bias: FAILED") for line in prose), wide
+    assert not _long_lines(narrow), narrow
+    flat = _RUN_ID.sub("", " ".join(narrow.split()))
+    for line in prose:
+        assert _RUN_ID.sub("", " ".join(line.split())) in flat, line
+    plan_narrow = _cli_at_80_columns("plan", "--gate", cwd=tmp_path)
+    plan_wide = _cli_at_80_columns("plan", "--gate", cwd=tmp_path, columns=1000)
+    assert max(map(cell_len, plan_wide.splitlines())) > 400 and not _long_lines(plan_narrow), plan_narrow
+    assert " ".join(plan_narrow.split()) == " ".join(plan_wide.split())
+
+
+def test_wrap_prose_indents_a_wrapped_line_and_never_cuts_a_word() -> None:
+    from fairtalk.cli._console import wrap_prose
+
+    line = "  gender: not shown equivalent: " + ", ".join(f"measure_{i}" for i in range(12))
+    wrapped = wrap_prose(line + "\nshort\n/" + "x" * 90, 40).splitlines()
+    assert all(cell_len(w) <= 40 for w in wrapped[:-1]) and wrapped[-2:] == ["short", "/" + "x" * 90]
+    assert wrapped[0].startswith("  gender:") and all(w.startswith("    measure_") for w in wrapped[1:-2])
+    assert " ".join(" ".join(wrapped[:-2]).split()) == " ".join(line.split())
