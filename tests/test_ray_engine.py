@@ -397,12 +397,13 @@ def test_prompts_generate_runs_on_ray_and_resumes_locally(cluster, tmp_path: Pat
     ]
     result = runner.invoke(app, [*args, "-o", str(out), "--engine", "ray", "--ray-actors", "2"])
     assert result.exit_code == 0, result.output
-    assert "on 2 Ray actor(s)" in result.output and "0 from the store, 120 generated, 0 failed" in result.output
+    said = " ".join(result.output.split())  # the console wraps its lines at 80 columns
+    assert "on 2 Ray actor(s)" in said and "0 from the store, 120 generated, 0 failed" in said
     assert len(_rows(store)) == 120 and {n for *_, n in _rows(store)} == {1}
     local = tmp_path / "local.jsonl"
     result = runner.invoke(app, [*args, "-o", str(local)])
     assert result.exit_code == 0, result.output
-    assert "120 from the store, 0 generated" in result.output and local.read_text() == out.read_text()
+    assert "120 from the store, 0 generated" in " ".join(result.output.split()) and local.read_text() == out.read_text()
     result = runner.invoke(app, [*args, "-o", str(local), "--ray-actors", "2"])
     assert result.exit_code == 2 and "options of --engine ray" in result.output
 

@@ -30,6 +30,8 @@ __all__ = ["OptionsTable", "help_layout", "swapped_in_typer"]
 
 #: The cells typer gives each row of its options table: four of names, the types, the help.
 _ROW = 6
+#: The fewest columns the help keeps beside an option's names and value on one line; else the value goes below them.
+_MIN_HELP = 40
 #: How far the value an option takes is indented when it goes on the line below the option's names.
 _VALUE_INDENT = "  "
 #: The name under which ``typer.rich_utils`` finds the ``rich`` Table class it builds its help tables with.
@@ -41,9 +43,10 @@ class OptionsTable(Table):
 
     A table whose columns were declared (typer's commands table) is left as it is. In one whose
     columns come from its rows (the options table) each row's four cells of names become one cell
-    (``--scorer-check --no-scorer-check``), the value the option takes follows them (on the next
-    line, indented, when it does not fit beside the widest names of the panel), and that column is
-    never wrapped; the help column takes the rest of the width and folds a word too wide for it.
+    (``--scorer-check --no-scorer-check``), the value the option takes follows them (beside them
+    when that leaves the help :data:`_MIN_HELP` columns, else on the next line, indented, where it
+    does not fit beside the widest names of the panel), and that column is never wrapped; the help
+    column takes the rest of the width and folds a word too wide for it.
     """
 
     _declared = False
@@ -62,15 +65,19 @@ class OptionsTable(Table):
         else:
             self._options.append(renderables)
 
-    def _lay_out(self) -> None:
-        """Build the columns and rows from the rows typer gave (once, when the table is first measured or drawn)."""
+    def _lay_out(self, max_width: int) -> None:
+        """Build the columns and rows from the rows typer gave, for a table ``max_width`` wide (once: when first drawn)."""
         rows, self._options = self._options, []
         if not rows:
             return
         starred = len(rows[0]) > _ROW  # typer's first column: the star of a required option
         names = [Text(" ").join(cell for cell in row[-6:-2] if cell.plain) for row in rows]
         values: list[Text] = [row[-2] for row in rows]
-        width = max(max(n.cell_len, len(_VALUE_INDENT) + v.cell_len if v.plain else 0) for n, v in zip(names, values))
+        beside = max(n.cell_len + (1 + v.cell_len if v.plain else 0) for n, v in zip(names, values))
+        below = max(max(n.cell_len, len(_VALUE_INDENT) + v.cell_len if v.plain else 0) for n, v in zip(names, values))
+        # typer's padding: a column each side of every column but the table's edges; the star's column is 1 wide
+        room = max_width - 2 - (2 if starred else 0)
+        width = beside if room - beside >= _MIN_HELP else below
         if starred:
             Table.add_column(self, no_wrap=True)
         Table.add_column(self, no_wrap=True)
@@ -87,11 +94,11 @@ class OptionsTable(Table):
             Table.add_row(self, *(row[:1] if starred else ()), label, help_cell)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        self._lay_out()
+        self._lay_out(options.max_width)
         yield from super().__rich_console__(console, options)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        self._lay_out()
+        self._lay_out(options.max_width)
         return super().__rich_measure__(console, options)
 
 
