@@ -184,7 +184,8 @@ def test_a_planted_turn_dependent_bias_is_found_in_its_buckets_in_process(tmp_pa
     assert done.exit_code == 0, done.output
     result = _check_planted(out)
     assert result.measure("offense_rate").p_adjusted is not None  # the audit's own rows are there as ever
-    assert "by turn: 2 turn(s) since the identity, 24 pairs from 24 dialogues: difference detected" in done.output
+    said = " ".join(done.output.split())  # the console wraps its lines at 80 columns
+    assert "by turn: 2 turn(s) since the identity, 24 pairs from 24 dialogues: difference detected" in said
 
 
 def test_a_planted_turn_dependent_bias_is_found_through_an_openai_server(planted_server: str, tmp_path: Path) -> None:

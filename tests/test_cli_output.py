@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def test_quiet_drops_progress_and_info_lines_but_not_results(
     loud = runner.invoke(app, _audit(toys, tmp_path / "loud"))
     assert loud.exit_code == 0, loud.output
     assert "gender: responses: 80/80 responses (100%)" in loud.stderr and "· done" in loud.stderr  # plain lines in a log
-    assert "wrote " in loud.stdout and "report in" in loud.stdout
+    assert "wrote " in " ".join(loud.stdout.split()) and "report in" in loud.stdout
     quiet = runner.invoke(app, _audit(toys, tmp_path / "quiet", "-q"))
     assert quiet.exit_code == 0, quiet.output
     assert "gender: responses" not in quiet.stderr and "80/80" not in quiet.stderr
@@ -363,7 +364,7 @@ def test_help_layout_keeps_a_long_option_name_whole_in_a_narrow_terminal() -> No
     import rich.table
     import typer.rich_utils
 
-    from fairtalk.cli._help_layout import uncut_option_names
+    from fairtalk.cli._help_layout import help_layout
 
     tiny = typer.Typer(add_completion=False)
 
@@ -376,7 +377,7 @@ def test_help_layout_keeps_a_long_option_name_whole_in_a_narrow_terminal() -> No
 
     cut = runner.invoke(tiny, ["--help"], env={"COLUMNS": "70"}).stdout
     assert "--a-long-option-name" not in cut.replace("│", " ").split()  # typer alone cuts it
-    with uncut_option_names():
+    with help_layout():
         whole = runner.invoke(tiny, ["--help"], env={"COLUMNS": "70"}).stdout
     assert typer.rich_utils.Table is rich.table.Table  # put back
     rows = _help_rows(whole)
@@ -435,3 +436,76 @@ def test_prompts_analyze_at_80_columns_keeps_its_table_title_on_one_line(tmp_pat
     out = _cli_at_80_columns(*analyze, cwd=tmp_path)
     title = next(line for line in out.splitlines() if "label distribution (%)" in line)
     assert re.search(r"· [\d,]+ completions · \d+\.\d\d s$", title.strip()), out
+
+
+#: What draws ``--help``'s panels: dropped before a render is split into its words.
+_BOX = str.maketrans(dict.fromkeys("│╭╮╰╯─", " "))
+
+
+def _words(help_text: str) -> Counter[str]:
+    """The words of a ``--help`` render, each with how many times it shows."""
+    return Counter(help_text.translate(_BOX).split())
+
+
+def test_every_command_s_help_at_80_columns_breaks_no_word() -> None:
+    """Review: at 80 columns the help column of `score`'s "Pairs and measures" panel was 14 characters wide and broke
+    words (`Comma-separate` / `d`, `<paper|standar` / `d>`, `profanity_chec` / `k`); so did `audit`, `train` and the
+    `prompts` commands. Every word of a 400-column render shows whole at 80, in every command's help."""
+    for path, _command in _every_command(typer.main.get_command(app)):
+        wide = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"})
+        narrow = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert wide.exit_code == 0 and narrow.exit_code == 0, (path, wide.output, narrow.output)
+        broken = sorted((_words(wide.stdout) - _words(narrow.stdout)).elements())
+        assert not broken, (path, broken, narrow.stdout)
+
+
+def test_a_flag_s_help_shows_no_value() -> None:
+    """Review: typer 0.29 showed every flag as taking a value (`--fail-on-bias <bool>`, `--help <bool>`), which
+    `--fail-on-bias true` then refused; a flag's row names no type, an option's still does."""
+    for path in ((), ("audit",), ("prompts",)):
+        text = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).stdout
+        assert "<bool>" not in text, (path, text)
+        assert "--help" in text
+    audit = _help_rows(runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).stdout)
+    row = {cells[0]: cells for cells in audit}
+    assert row["--fail-on-bias"][1:2] != ["<bool>"] and "<int>" not in row["--verbose"], row["--verbose"]
+    assert row["--pairs"][1].startswith("<int"), row["--pairs"]  # an option that takes a value still says which
+
+
+#: A run's id (``run 20261129T161210Z-50466b``): each run of a command has its own.
+_RUN_ID = re.compile(r"run \d{8}T\d{6}Z-\w+")
+
+
+def _long_lines(text: str, width: int = 80) -> list[str]:
+    """The lines wider than ``width`` that hold a space to break at (a lone long word, a path, may overflow)."""
+    return [line for line in text.splitlines() if cell_len(line) > width and " " in line.strip()]
+
+
+def test_audit_and_plan_prose_wraps_between_words_at_80_columns(tmp_path: Path) -> None:
+    """Review: in a CI log (80 columns) the findings, the gate headline and the model line of `audit` ran 109-365
+    characters and `plan --gate`'s lines up to 582, which a terminal broke mid-word; they wrap between words now,
+    and hold the same words as at 400 columns."""
+    corpus, models = write_corpus(tmp_path), write_models(tmp_path)
+    args = ("audit", "--corpus", str(corpus), "--axis", "gender", "--pairs", "40", "--resamples", "200", "--fail-on-bias")
+    narrow = _cli_at_80_columns(*args, "--model", f"python:{models}:biased", "-o", "run", cwd=tmp_path)
+    wide = _cli_at_80_columns(*args, "--model", f"python:{models}:biased", "-o", "run", cwd=tmp_path, columns=400)
+    prose = [line for line in wide.splitlines() if line.startswith(("model ", "gender: ", "Gate ")) and len(line) > 80]
+    assert len(prose) >= 4 and any(line.startswith("Gate fail-on-bias: FAILED") for line in prose), wide
+    assert not _long_lines(narrow), narrow
+    flat = _RUN_ID.sub("", " ".join(narrow.split()))
+    for line in prose:
+        assert _RUN_ID.sub("", " ".join(line.split())) in flat, line
+    plan_narrow = _cli_at_80_columns("plan", "--gate", cwd=tmp_path)
+    plan_wide = _cli_at_80_columns("plan", "--gate", cwd=tmp_path, columns=1000)
+    assert max(map(cell_len, plan_wide.splitlines())) > 400 and not _long_lines(plan_narrow), plan_narrow
+    assert " ".join(plan_narrow.split()) == " ".join(plan_wide.split())
+
+
+def test_wrap_prose_indents_a_wrapped_line_and_never_cuts_a_word() -> None:
+    from fairtalk.cli._console import wrap_prose
+
+    line = "  gender: not shown equivalent: " + ", ".join(f"measure_{i}" for i in range(12))
+    wrapped = wrap_prose(line + "\nshort\n/" + "x" * 90, 40).splitlines()
+    assert all(cell_len(w) <= 40 for w in wrapped[:-1]) and wrapped[-2:] == ["short", "/" + "x" * 90]
+    assert wrapped[0].startswith("  gender:") and all(w.startswith("    measure_") for w in wrapped[1:-2])
+    assert " ".join(" ".join(wrapped[:-2]).split()) == " ".join(line.split())

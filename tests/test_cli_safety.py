@@ -302,8 +302,9 @@ def test_editing_a_helper_module_is_a_new_model(tmp_path: Path) -> None:
     second = runner.invoke(app, _audit(corpus, f"python:{model}:reply", out))
     assert second.exit_code == 0 and "80 generated, 0 from the store" in second.output
     assert "shut up" in (out / "gender" / "responses.jsonl").read_text()
-    fingerprints = [line for line in (first.output + second.output).splitlines() if line.startswith("model python:")]
-    assert len(set(fingerprints)) == 2 and all('"code":' in f for f in fingerprints)
+    said = " ".join((first.output + second.output).split())  # the console wraps the model line at 80 columns
+    fingerprints = re.findall(r"model (python:\S+ \{.*?\}) · ", said)  # the model and its fingerprint
+    assert len(fingerprints) == 2 and len(set(fingerprints)) == 2 and all('"code":' in f for f in fingerprints)
 
 
 def test_model_version_is_part_of_the_cache_key(toys: tuple[Path, Path, Path], tmp_path: Path) -> None:

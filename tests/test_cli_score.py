@@ -46,7 +46,7 @@ def test_biased_responses_fail_the_gate(biased, tmp_path) -> None:
     assert done.exit_code == 1, done.output
     for name in ("results.json", "results.csv", "report.md", "report.html"):
         assert (out / name).is_file()
-        assert f"wrote {out / name}" in done.output.replace("\n", "")
+        assert f"wrote {out / name}" in " ".join(done.output.split())
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert data["axis"] == "gender" and data["n_pairs"] == 60
     assert data["measures"]["sentiment_positive"]["p_adjusted"] < 0.05

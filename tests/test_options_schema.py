@@ -231,3 +231,19 @@ def test_prompt_and_ray_numbers_are_parsed_by_the_one_schema(cls: type, key: str
         cls(**{key: value})
     assert str(caught.value) == message
     assert str(caught.value).removeprefix("RayEngine: ") == str(schema.value)
+
+
+def test_compare_and_plan_declare_alpha_with_the_scoring_option_s_field() -> None:
+    """Review: `compare --alpha` and `plan --alpha` wrote their own default and help; both take the field's help,
+    bounds and (compare) default, and plan's help says where its own default comes from."""
+    from fairtalk.cli import app
+    from fairtalk.cli._plan import _ALPHA
+    from fairtalk.cli._schema import cli_default, cli_help
+
+    group: Any = typer.main.get_command(app)
+    audit = next(p for p in group.commands["audit"].params if p.name == "alpha")
+    for name, default in (("compare", cli_default("alpha")), ("plan", None)):
+        alpha = next(p for p in group.commands[name].params if p.name == "alpha")
+        assert alpha.help.startswith(cli_help("alpha")) and alpha.help != cli_help("alpha"), (name, alpha.help)
+        assert alpha.default == default and alpha.metavar == audit.metavar, (name, alpha.default, alpha.metavar)
+    assert _ALPHA == SCORE_FIELDS["alpha"].default and f"else {_ALPHA:g}" in alpha.help

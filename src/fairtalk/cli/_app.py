@@ -118,7 +118,7 @@ class _Commands(TyperGroup):
 
     Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`), and its help lists
     the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`)
-    and never cuts an option's name at 80 columns (:meth:`main`).
+    and neither cuts an option's name nor breaks a word at 80 columns (:meth:`main`).
     """
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
@@ -145,13 +145,13 @@ class _Commands(TyperGroup):
             raise typer.Exit(code=0) from None
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        """The command line: ``--help`` never cuts an option's name, and a usage error is an ``error: …`` line.
+        """The command line: ``--help`` cuts no option's name and breaks no word, and a usage error is an ``error: …`` line.
 
-        See :func:`uncut_option_names` and :func:`plain_usage_errors` (a bad option value, an unknown option or command).
+        See :func:`help_layout` and :func:`plain_usage_errors` (a bad option value, an unknown option or command).
         """
-        from fairtalk.cli._help_layout import uncut_option_names
+        from fairtalk.cli._help_layout import help_layout
 
-        with uncut_option_names(), plain_usage_errors():
+        with help_layout(), plain_usage_errors():
             return super().main(*args, **kwargs)
 
 

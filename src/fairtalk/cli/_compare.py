@@ -10,8 +10,8 @@ import typer
 
 from fairtalk.cli._app import app, console, info, interrupted, print_json, say
 from fairtalk.cli._choices import was_given
+from fairtalk.cli._schema import score_option
 from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
-from fairtalk.options import ALPHA_RANGE
 
 if TYPE_CHECKING:
     from fairtalk.gates import Gate
@@ -54,7 +54,9 @@ def compare(
         help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
     ),
     margin: list[str] | None = _MARGIN,
-    alpha: float = typer.Option(0.05, "--alpha", help=f"Level of every test, {ALPHA_RANGE}; intervals are 1 - alpha."),
+    alpha: float = score_option(
+        "alpha", "--alpha", ranged=True, note="Every test of the change uses it; its intervals are 1 - alpha."
+    ),
     clusters: bool = typer.Option(
         True,
         "--clusters/--no-clusters",

@@ -7,10 +7,11 @@ progress bars) both print through it, and neither imports the other at import ti
 from __future__ import annotations
 
 import re
+import textwrap
 
 from rich.console import Console
 
-__all__ = ["console", "err_console", "info", "is_quiet", "json_output", "say", "set_quiet", "terminal_safe"]
+__all__ = ["console", "err_console", "info", "is_quiet", "json_output", "say", "set_quiet", "terminal_safe", "wrap_prose"]
 
 #: Neither console reads markup (``[bold]``) or emoji codes (``:x:``) in what it prints: paths, file contents and a
 #: model's answers are user text, printed as they are (``no:x:such.jsonl`` stays ``no:x:such.jsonl``). Styles are
@@ -49,10 +50,46 @@ def is_quiet() -> bool:
     return _QUIET[0]
 
 
+#: How much further than its first line a wrapped line's next lines are indented.
+_HANGING_INDENT = "  "
+
+
+def wrap_prose(text: str, width: int) -> str:
+    """``text`` wrapped between words to ``width`` columns, each line on its own; a word wider than that is not cut.
+
+    A line's continuation is indented two columns past the line's own indent, so a wrapped
+    finding reads as one item. A word wider than ``width`` (a long path) stays whole on a line of
+    its own, and a line that fits is left exactly as it is.
+
+    Examples
+    --------
+    >>> print(wrap_prose("gender: difference detected: offense_rate, sentiment_negative, length", 40))
+    gender: difference detected:
+      offense_rate, sentiment_negative,
+      length
+    >>> print(wrap_prose("wrote /a/very/long/path/that/does/not/fit/report.html", 20))
+    wrote
+      /a/very/long/path/that/does/not/fit/report.html
+    """
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))] + _HANGING_INDENT
+        lines.extend(textwrap.wrap(line, width=width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
+    return "\n".join(lines)
+
+
 def say(text: object, *, style: str | None = None, stderr: bool = False) -> None:
-    """Print one line as plain text (no markup, no highlighting), with control sequences removed."""
-    to_stderr = stderr or _MESSAGES_TO_STDERR[0]
-    (err_console if to_stderr else console).print(terminal_safe(text), style=style, markup=False, highlight=False, soft_wrap=True)
+    """Print a message as plain text (no markup, no highlighting), with control sequences removed.
+
+    It wraps between words at the console's width (a terminal's, else ``COLUMNS``, else 80 as in a
+    CI log): see :func:`wrap_prose`.
+    """
+    target = err_console if stderr or _MESSAGES_TO_STDERR[0] else console
+    shown = wrap_prose(terminal_safe(text), target.width)
+    target.print(shown, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 def info(text: object, *, style: str | None = None, stderr: bool = False) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from fairtalk.cli._app import app, fail, say
+from fairtalk.cli._schema import cli_default, score_option
 from fairtalk.errors import InputError
 from fairtalk.options import ALPHA_RANGE, MAX_POWER, MIN_ALPHA, POWER_RANGE
 
@@ -64,6 +65,8 @@ SIZE_RANGE = (1e-9, 1e9)
 #: The largest --design-effect planned for (a dialogue's pairs alike: the design effect is at most the pairs per dialogue).
 MAX_DESIGN_EFFECT = 1e6
 _MSG_SIZE = "{flag} must be a positive number in [{low:g}, {high:g}] (in the measure's units), got {value!r}"
+#: The significance level when none is given (nor an earlier audit's): the scoring option's default.
+_ALPHA: float = cli_default("alpha")
 _MSG_ALPHA = "--alpha must be " + ALPHA_RANGE + ", got {value!r}"
 _MSG_POWER = "--power must be " + POWER_RANGE + ", got {value!r}"
 _MSG_DEFF = "--design-effect must be in (0, {high:g}], got {value!r}"
@@ -285,7 +288,7 @@ def _other_results(path: str) -> str | None:
     return next((what for test, what in _OTHER_RESULTS if test(data)), None)
 
 
-def _gate_rows(path: str | None, alpha: float = 0.05) -> tuple[list[_GateRow], str, tuple[int, int] | None]:
+def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow], str, tuple[int, int] | None]:
     """(key, kind, sd of A - B, margin, design effect) per primary measure, where they came from, and the pilot's pairs.
 
     The pilot's pairs are those it scored and those it asked (more where pairs were lost on a side).
@@ -426,7 +429,7 @@ def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[i
     a, b, clusters = losses.flags()
     gap, discordant = (losses.lost_a - losses.lost_b) / n, (losses.a_only + losses.b_only) / n
     alpha = data.get("alpha")
-    alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else 0.05
+    alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else _ALPHA
     method = "mcnemar_exact" if clusters is None else "mean"  # the gate's loss check (fairtalk.gates), as it tests
     p = paired_test(a, b, kind="rate", clusters=clusters, method=method).p if discordant else None
     beyond = gap if p is not None and p < alpha and abs(gap) > LOSS_MARGIN else None
@@ -1069,7 +1072,7 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
         "tests": int(data.get("family_size") or 1),
         "n_pairs": data.get("n_pairs"),
         "mde": row.get("mde"),
-        "alpha": float(data.get("alpha") or 0.05),
+        "alpha": float(data.get("alpha") or _ALPHA),
         "kind": row.get("kind"),
         "clustered": clustered,
         "binary_test": manifest.get("binary_test") if isinstance(manifest, dict) else None,
@@ -1205,7 +1208,13 @@ def plan(  # noqa: C901
         "--rate",
         help="For a rate with no earlier audit: its expected rate on each side (sides assumed independent: a safe overestimate).",
     ),
-    alpha: float | None = typer.Option(None, "--alpha", help="Significance level (default: the earlier audit's, else 0.05)."),
+    alpha: float | None = score_option(
+        "alpha",
+        "--alpha",
+        ranged=True,
+        default=None,
+        note=f"Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
+    ),
     power: float = typer.Option(0.8, "--power", help="Probability of detecting the effect."),
     tests: int | None = typer.Option(
         None,
@@ -1240,10 +1249,10 @@ def plan(  # noqa: C901
         },
     )
     if gold is not None:
-        _labels(measure, gold, results, sd, alpha if alpha is not None else 0.05)
+        _labels(measure, gold, results, sd, alpha if alpha is not None else _ALPHA)
         return
     if gate:
-        level = alpha if alpha is not None else 0.05
+        level = alpha if alpha is not None else _ALPHA
         _check_alpha(level)
         _gate(results, level, power)
         return
@@ -1272,7 +1281,7 @@ def _detect(
     known, kind = _detect_spread(measure, results, sd, rate)
     if kind == "rate" and not effect <= 1:
         fail(_MSG_RATE_EFFECT.format(name=measure, effect=effect))
-    level = alpha if alpha is not None else known.get("alpha", 0.05)
+    level = alpha if alpha is not None else known.get("alpha", _ALPHA)
     _check_alpha(level)
     family = tests if tests is not None else known.get("tests", 1)
     if level / family < MIN_ALPHA:

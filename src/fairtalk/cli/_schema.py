@@ -73,18 +73,31 @@ def _bounds(key: str) -> dict[str, Any]:
     return {_SIDES[bound]: value for bound, value in found.items()}
 
 
+#: ``score_option``'s ``default`` when none is given: the field's own.
+_FIELD_DEFAULT: Any = object()
+
+
 def _option(key: str, flags: tuple[str, ...], ranged: bool, kwargs: dict[str, Any]) -> Any:
     return typer.Option(cli_default(key), *flags, help=cli_help(key), **{**(_bounds(key) if ranged else {}), **kwargs})
 
 
-def score_option(key: str, *flags: str, ranged: bool = False, **kwargs: Any) -> Any:
+def score_option(
+    key: str, *flags: str, ranged: bool = False, default: Any = _FIELD_DEFAULT, note: str = "", **kwargs: Any
+) -> Any:
     """``typer.Option`` of the :class:`~fairtalk.ScoreOptions` field ``key``: its default and help, the ``flags``.
 
-    ``ranged``: click checks the field's bounds as it parses (the schema checks them again).
+    ``ranged``: click checks the field's bounds as it parses (the schema checks them again). A
+    command whose option means the field but defaults otherwise (``plan --alpha``: the earlier
+    audit's) gives its ``default``, and says what it is in ``note``, added to the field's help.
     """
     if key not in SCORE_FIELDS:
         raise KeyError(key)
-    return _option(key, flags, ranged, kwargs)
+    option = _option(key, flags, ranged, kwargs)
+    if default is not _FIELD_DEFAULT:
+        option.default = default
+    if note:
+        option.help = f"{option.help} {note}"
+    return option
 
 
 def run_option(key: str, *flags: str, ranged: bool = False, **kwargs: Any) -> Any:
