@@ -45,6 +45,7 @@ def test_read_published_returns_prompt_data(published) -> None:
         "misaligned_by_seed": {"3": 0, "9": 0},
         "misaligned_dropped": 0,
         "prompts_source": summary.prompts_source,
+        "regard": "Sheng et al.'s BERT regard classifier (the labels published with the outputs)",
     }
     with pytest.raises(TypeError):
         result.data_summary.misaligned[3] = 5  # type: ignore[index]
