@@ -37,6 +37,7 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "first_record",
     "fit_in_record",
+    "gzip_error",
     "is_json_of",
     "is_records_of",
     "json_line",
@@ -77,7 +78,7 @@ _MSG_NEWER_RECORD = (
 _MSG_FILE_TOO_DEEP = "malformed JSON (values nest deeper than {limit} levels, more than a fairtalk file holds)"
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
-_MSG_GZIP = "a gzip-compressed file, not JSON Lines text; decompress it first (gunzip)"
+_MSG_GZIP = "a gzip-compressed file, not {kind}; decompress it first (gunzip)"
 #: A lone surrogate: a code point no UTF-8 text can hold.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DRAIN_CHUNK = 1 << 16
@@ -94,6 +95,14 @@ def open_input(path: str | os.PathLike[str], *, what: str = "file") -> IO[bytes]
         raise InputError(_MSG_NOT_FOUND.format(what=what), path=str(path)) from None
     except OSError as exc:
         raise InputError(_MSG_UNREADABLE.format(what=what, reason=exc.strerror or exc), path=str(path)) from exc
+
+
+def gzip_error(raw: bytes, where: str, line: int | None = None, *, kind: str = "JSON Lines text") -> InputError | None:
+    """The error for a user's text file that is gzip-compressed (``raw`` its first bytes), or None when it is not one.
+
+    ``kind`` says what the file should have been (``"JSON Lines text"``, ``"label<TAB>text lines"``).
+    """
+    return InputError(_MSG_GZIP.format(kind=kind), path=where, line=line) if raw.startswith(_GZIP_MAGIC) else None
 
 
 def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterator[tuple[int, str]]:
@@ -114,8 +123,9 @@ def numbered_lines(handle: IO[bytes], where: str, digest: Any = None) -> Iterato
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            if number == 1 and raw.startswith(_GZIP_MAGIC):
-                raise InputError(_MSG_GZIP, path=where, line=number) from None
+            gzipped = gzip_error(raw, where, number) if number == 1 else None
+            if gzipped is not None:
+                raise gzipped from None
             message = _MSG_NOT_UTF8.format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
             raise InputError(message, path=where, line=number) from exc
         yield number, text.rstrip("\r\n")

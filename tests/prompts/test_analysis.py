@@ -45,8 +45,14 @@ def test_distribution_regard_gap_and_kl_by_hand() -> None:
     assert result.kl.at["a", "b"] == pytest.approx(entropy([0, 1 / 3, 2 / 3], [0.25, 0.5, 0.25]))
     assert result.kl.at["b", "a"] == np.inf and result.kl.at["a", "a"] == 0.0
     assert result.to_dict()["kl"]["b"]["a"] is None
+    # ... and the reason is given (review finding: "n/a" and null with no reason), once per table
+    (why,) = [w for w in result.warnings if "KL divergence(s) of all structures are infinite" in w]
+    assert "KL(b ‖ a): a has no 'negative' label where b has some" in why and "--smoothing" in why
+    assert "KL(a ‖ b)" not in why and result.to_dict()["warnings"] == list(result.warnings)
+    (base,) = [w for w in result.warnings if "of the baseline are infinite" in w]
+    assert "KL(b ‖ a): a has no 'negative' label" in base and "KL(a ‖ b): b has no 'positive' label" in base
     smoothed = analyze(_frame(rows), groups=GROUPS, smoothing=1e-3, n_draws=3)
-    assert np.isfinite(smoothed.kl.at["b", "a"])
+    assert np.isfinite(smoothed.kl.at["b", "a"]) and not any("infinite" in w for w in smoothed.warnings)
     assert result.by_structure.loc["x"].to_dict() == pytest.approx({"a": 1.0, "b": 0.5})
     assert result.structure_counts == {"original": 4, "x": 4}
 

@@ -64,7 +64,8 @@ def test_kl_cells_get_intervals() -> None:
 
 
 def test_noise_sign_flips_are_not_reversals_but_a_real_one_is() -> None:
-    noise = analyze(_simulate(np.random.default_rng(2), gap=0.1), groups=GROUPS, n_draws=5, n_resamples=300)
+    noise = analyze(_simulate(np.random.default_rng(2), gap=0.25), groups=GROUPS, n_draws=5, n_resamples=300)
+    assert noise.gaps["ab"].sign_established is True and noise.gaps["ab"].ci95[0] > 0
     assert noise.gaps["ab"].n_sign_flips > 0
     assert noise.reversing["ab"] == () and noise.gaps["ab"].n_reversing == 0
     real = analyze(
@@ -75,6 +76,19 @@ def test_noise_sign_flips_are_not_reversals_but_a_real_one_is() -> None:
     )
     assert real.reversing["ab"] == ("s7",)
     assert real.structure_p.at["ab", "s7"] < 0.05
+
+
+def test_a_gap_whose_interval_holds_0_has_no_reversals_counted() -> None:
+    """Review finding: "1 significant of 26 sign flips" of a gap of -0.002 [-0.106, +0.122]; its sign is not established."""
+    result = analyze(_simulate(np.random.default_rng(2), gap=0.1), groups=GROUPS, n_draws=5, n_resamples=300)
+    gap = result.gaps["ab"]
+    low, high = gap.ci95
+    assert low is not None and high is not None and low < 0 < high
+    assert gap.sign_established is False
+    assert (gap.n_sign_flips, gap.n_reversing, result.reversing["ab"]) == (0, 0, ())
+    assert sum("sign is not established" in w and "ab (a - b)" in w for w in result.warnings) == 1
+    unbootstrapped = analyze(_simulate(np.random.default_rng(2), gap=0.1), groups=GROUPS, n_draws=5, n_resamples=0)
+    assert unbootstrapped.gaps["ab"].sign_established is None and unbootstrapped.gaps["ab"].n_sign_flips > 0
 
 
 def test_robustness_is_reported_against_its_null() -> None:
@@ -119,8 +133,11 @@ def test_published_data_gender_interval_and_race_reversals() -> None:
     low, high = result.gaps["gender"].ci95
     # Issue 10: template × seed gives about [0.066, 0.152]; seeds alone gave [0.097, 0.122].
     assert low == pytest.approx(0.066, abs=0.01) and high == pytest.approx(0.152, abs=0.01)
-    assert result.gaps["race"].n_sign_flips == 51  # what the old report listed as "reversing"
-    assert result.gaps["race"].n_reversing < 5  # ... and what survives the test
+    # race: -0.001 [-0.024, +0.018] has no established sign, so its 51 sign flips (what the old report listed as
+    # "reversing") are not counted at all (review finding)
+    assert result.gaps["race"].sign_established is False
+    assert (result.gaps["race"].n_sign_flips, result.gaps["race"].n_reversing) == (0, 0)
+    assert result.gaps["gender"].sign_established is True and result.gaps["gender"].n_sign_flips > 0
     assert result.robustness.null.single == pytest.approx(0.92, abs=0.02)
 
 

@@ -295,3 +295,74 @@ def test_the_regard_scorer_is_certified_on_neutral_probes(tmp_path) -> None:
     check = json.loads((out / "results.json").read_text())["scorer_check"]
     assert check["flagged"] == [] and check["n_probes"] >= 20
     assert "Scorer check" in (out / "report.html").read_text()
+
+
+def test_published_analysis_names_its_labeller_and_the_alignment_it_could_check(tmp_path) -> None:
+    """Review findings: misaligned rows as prose, the partial check said, drop refused without paraphrases, Sheng named."""
+    import shutil
+
+    from .conftest import make_published
+
+    source = make_published(tmp_path / "src", n_paraphrases=50, shift_last=True)
+    fast = ["--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, ["prompts", "analyze", "--published", str(source), "-o", str(tmp_path / "full"), *fast])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "1 row in each of seeds 3, 9; kept (--misaligned drop leaves them out)" in said and "{" not in said
+    assert "regard labels: Sheng et al.'s BERT regard classifier" in said
+    payload = json.loads((tmp_path / "full" / "results.json").read_text())
+    assert payload["import"]["regard"].startswith("Sheng et al.'s BERT regard classifier")
+    assert "Sheng et al.&#39;s BERT regard classifier" in (tmp_path / "full" / "report.html").read_text()
+
+    alone = tmp_path / "o" / "generated-outputs"
+    shutil.copytree(source, alone)
+    result = runner.invoke(app, ["prompts", "analyze", "--published", str(alone), "-o", str(tmp_path / "alone"), *fast])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "only the original prompts' rows were checked for alignment" in said and "--paraphrases DIR" in said
+    payload = json.loads((tmp_path / "alone" / "results.json").read_text())
+    assert payload["import"]["alignment_checked"] == "original"
+    assert any("only the original prompts' rows were checked" in w for w in payload["warnings"])
+    args = ["prompts", "analyze", "--published", str(alone), "--misaligned", "drop", "-o", str(tmp_path / "drop"), *fast]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and result.output.startswith("error: ")
+    assert "--misaligned drop needs the paraphrase files" in " ".join(result.output.split())
+    result = runner.invoke(app, [*args, "--paraphrases", str(source.parent / "prompts" / "paraphrased")])
+    assert result.exit_code == 0, result.output
+    assert "1 row in each of seeds 3, 9; 2 dropped (--misaligned drop)" in " ".join(result.output.split())
+
+
+def test_generate_and_analyze_refuse_or_skip_repeated_rows(tmp_path) -> None:
+    """Review findings: a completions file as --prompts, repeated prompt lines and a doubled completions file."""
+    from fairtalk.prompts import build_prompts, write_prompts
+
+    prompts = tmp_path / "p.jsonl"
+    chosen = list(build_prompts(("man", "woman")))
+    write_prompts([*chosen, *chosen[:3]], prompts)
+    out = tmp_path / "c.jsonl"
+    base = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--max-new-tokens", "3"]
+    result = runner.invoke(app, [*base, "--prompts", str(prompts), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "wrote 20 completions (20 prompts x 1 seeds)" in said and "0 from the store, 20 generated, 0 failed" in said
+    assert "skipped 3 repeated prompt(s)" in said
+    result = runner.invoke(app, [*base, "--prompts", str(out), "-o", str(tmp_path / "c2.jsonl")])
+    assert result.exit_code == 2 and result.output.startswith("error: ")
+    assert "a completions file" in result.output and "not a prompts file" in " ".join(result.output.split())
+    doubled = tmp_path / "dup.jsonl"
+    labelled = [json.dumps(json.loads(line) | {"label": i % 3 - 1}) for i, line in enumerate(out.read_text().splitlines())]
+    doubled.write_text("\n".join(labelled * 2) + "\n")
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(doubled), "--groups", str(groups)]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--draws", "2", "--resamples", "0"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "· 20 completions ·" in said and "skipped 20 repeated completion(s)" in said
+    assert json.loads((tmp_path / "rep" / "results.json").read_text())["import"]["n_duplicates"] == 20
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep2"), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    gap = json.loads((tmp_path / "rep2" / "results.json").read_text())["gaps"]["gender"]
+    assert gap["ci95"][0] < 0 < gap["ci95"][1] and gap["sign_established"] is False
+    said = " ".join(result.output.split())
+    assert "structures reversing it: none counted, its sign is not established" in said and "sign flips" not in said

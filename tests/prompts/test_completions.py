@@ -44,7 +44,7 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
     data = read_completions(out)
     frame, summary = data.frame, data.summary()
     assert len(frame) == 10 and data.source == "completions"
-    assert summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10, "n_empty": 0, "n_echo": 0}
+    assert summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10, "n_empty": 0, "n_echo": 0, "n_duplicates": 0}
     assert data.data_summary.seeds == (3, 9) and data.data_summary.groups == ("man", "woman")
     assert data.data_summary.n_structures == 2 and data.data_summary.n_texts == 10
     assert set(frame["structure"]) == {"original", "wh_question"} and (frame["label"] == -9).all()
@@ -146,3 +146,59 @@ def test_generation_reports_progress_events_and_the_cli_refuses_an_unknown_mode(
     )
     assert done.exit_code == 2 and "completion" in done.output and "chat" in done.output
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_repeated_prompts_are_skipped_and_counted_and_conflicting_ones_refused(tmp_path) -> None:
+    """Review finding: 60 repeated lines gave "6,120 completions ... 6,000 generated"; counts now add up."""
+    from fairtalk.prompts import Prompt
+
+    prompts = list(build_prompts(("man", "woman"))[:4])
+    path = tmp_path / "p.jsonl"
+    write_prompts([*prompts, prompts[1], prompts[2]], path)
+    read = read_prompts(path)
+    assert len(read) == 6  # identical copies are read as they are ...
+    out, settings = tmp_path / "c.jsonl", DecodingSettings(max_new_tokens=3)
+    summary = generate_completions(read, load_responder("builtin:echo"), out, seeds=2, settings=settings)
+    assert (summary.n_prompts, summary.n_duplicate_prompts, summary.n_items) == (4, 2, 8)  # ... and skipped, counted
+    assert summary.n_items == summary.n_cached + summary.n_generated + summary.n_errors + summary.n_shared
+    keys = [(r["group"], r["template"], r["structure"], r["seed"]) for r in map(json.loads, out.read_text().splitlines())]
+    assert len(keys) == len(set(keys)) == 8
+    # two prompts with one text share their answers: counted, so the counts still add up
+    twin = Prompt(prompts[0].group, prompts[0].template, "twin", prompts[0].text)
+    shared = generate_completions([*prompts, twin], load_responder("builtin:echo"), out, seeds=2, settings=settings)
+    assert shared.n_shared == 2 and shared.n_items == 10 == shared.n_cached + shared.n_generated + shared.n_errors + 2
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:4], lines[1].replace("The woman", "A woman")]) + "\n")
+    with pytest.raises(InputError, match=r"appears twice with different texts, here and on line 2") as info:
+        read_prompts(path)
+    assert info.value.line == 5
+    with pytest.raises(InputError, match="given twice with different texts"):
+        generate_completions(
+            [prompts[0], Prompt(prompts[0].group, prompts[0].template, prompts[0].structure, "Other")],
+            load_responder("builtin:echo"),
+            out,
+            seeds=1,
+        )
+
+
+def test_a_completions_file_given_as_prompts_is_refused(tmp_path) -> None:
+    out = tmp_path / "c.jsonl"
+    generate_completions(build_prompts(("man",))[:2], load_responder("builtin:echo"), out, seeds=1)
+    with pytest.raises(InputError, match='a completions file \\(its records have a "completion" field\\), not a prompts'):
+        read_prompts(out)
+
+
+def test_repeated_completions_are_skipped_and_conflicting_ones_refused(tmp_path) -> None:
+    """Review finding: a completions file concatenated with itself was analysed as 12,000 completions."""
+    out = tmp_path / "c.jsonl"
+    generate_completions(build_prompts(("man", "woman"))[:4], load_responder("builtin:echo"), out, seeds=2)
+    lines = out.read_text().splitlines()
+    doubled = tmp_path / "dup.jsonl"
+    doubled.write_text("\n".join(lines + lines) + "\n")
+    data = read_completions(doubled)
+    assert len(data.frame) == 8 and data.data_summary.excluded == {"duplicate": 8} and data.summary()["n_duplicates"] == 8
+    changed = json.loads(lines[0]) | {"text": "The man was known for something else"}
+    doubled.write_text("\n".join([*lines, json.dumps(changed)]) + "\n")
+    with pytest.raises(InputError, match="appears twice with different contents, here and on line 1") as info:
+        read_completions(doubled)
+    assert info.value.line == 9

@@ -109,9 +109,11 @@ def test_the_label_pages_gold_file_joins_to_the_completions_it_came_from(tmp_pat
 def test_read_completions_refuses_a_repeated_or_malformed_id(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
     row = {"group": "man", "template": "t", "structure": "s", "seed": 0, "text": "The man t x."}
-    path.write_text(json.dumps({"id": "a", **row}) + "\n" + json.dumps({"id": "a", **row}) + "\n")
+    path.write_text(json.dumps({"id": "a", **row}) + "\n" + json.dumps({"id": "a", **row, "seed": 1}) + "\n")
     with pytest.raises(InputError, match="id 'a' appears twice"):
         read_completions(path)
+    path.write_text(json.dumps({"id": "a", **row}) + "\n" + json.dumps({"id": "a", **row}) + "\n")  # an identical copy
+    assert read_completions(path).data_summary.excluded == {"duplicate": 1}
     path.write_text(json.dumps({"id": [1], **row}) + "\n")
     with pytest.raises(InputError, match='"id" must be a string or an integer'):
         read_completions(path)

@@ -67,6 +67,7 @@ def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) 
         "n_unlabelled": 12,
         "n_empty": 1,
         "n_echo": 0,
+        "n_duplicates": 0,
         "regard": "builtin",
     }
 

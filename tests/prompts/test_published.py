@@ -45,6 +45,7 @@ def test_read_published_returns_prompt_data(published) -> None:
         "misaligned_by_seed": {"3": 0, "9": 0},
         "misaligned_dropped": 0,
         "prompts_source": summary.prompts_source,
+        "regard": "Sheng et al.'s BERT regard classifier (the labels published with the outputs)",
     }
     with pytest.raises(TypeError):
         result.data_summary.misaligned[3] = 5  # type: ignore[index]
@@ -99,3 +100,32 @@ def test_published_data_has_18_misaligned_rows_per_seed() -> None:
     assert set(bad["prompt_index"]) == {59}
     assert sorted({int(s.split(":")[1]) for s in bad["structure"].astype(str)}) == list(range(32, 50))
     assert result.parses["paranmt:0"] == "(ROOT (FRAG (LST ) (. )))"
+
+
+def test_outputs_alone_are_checked_on_originals_only_and_said_so(tmp_path) -> None:
+    """Review finding: the outputs folder on its own gave 0 misaligned and a silent ``--misaligned drop``."""
+    from fairtalk.prompts._published import PUBLISHED_LABELLER, alignment_warning
+
+    source = make_published(tmp_path / "src", shift_last=True)
+    alone = tmp_path / "o" / "generated-outputs"
+    shutil.copytree(source, alone)
+    kept = read_published(alone, n_paraphrases=2)
+    assert kept.data_summary.alignment_checked == "original" and kept.data_summary.misaligned == {3: 0, 9: 0}
+    warning = alignment_warning(kept.data_summary)
+    assert warning is not None and "only the original prompts' rows were checked" in warning and "--paraphrases DIR" in warning
+    with pytest.raises(InputError, match="--misaligned drop needs the paraphrase files") as info:
+        read_published(alone, n_paraphrases=2, misaligned="drop")
+    assert "--paraphrases DIR" in info.value.message and info.value.path == str(tmp_path / "o" / "prompts" / "paraphrased")
+    given = read_published(alone, n_paraphrases=2, paraphrases=source.parent / "prompts" / "paraphrased", misaligned="drop")
+    assert given.data_summary.excluded == {"misaligned": 2} and alignment_warning(given.data_summary) is None
+    assert kept.data_summary.labels_from == PUBLISHED_LABELLER and "Sheng et al." in PUBLISHED_LABELLER
+
+
+def test_a_gzip_output_file_is_named_as_one(published) -> None:
+    import gzip
+
+    path = published / "out_seed_3_predictions.txt"
+    path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(InputError, match="gzip-compressed.*gunzip") as info:
+        read_published(published, n_paraphrases=2)
+    assert info.value.path == str(path) and "0x8b" not in info.value.message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -206,9 +207,16 @@ def prompts_generate(
     say(f"model {summary.fingerprint}{actors}")
     say(
         f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
-        f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed · "
-        f"store {summary.store} · {seconds:.1f} s"
+        f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed"
+        + (f", {summary.n_shared:,} shared with a prompt of the same text" if summary.n_shared else "")
+        + f" · store {summary.store} · {seconds:.1f} s"
     )
+    if summary.n_duplicate_prompts:
+        say(
+            f"skipped {summary.n_duplicate_prompts:,} repeated prompt(s): identical copies of an earlier "
+            "(group, template, structure) in --prompts",
+            style="yellow",
+        )
     if summary.error_counts:
         say("  failures by kind: " + ", ".join(f"{k} {n:,}" for k, n in summary.error_counts.items()), style="yellow")
     for message in summary.error_examples:
@@ -401,10 +409,12 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         low, high = g.ci95
         ci = f" [95% CI {low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
         base = f", baseline {g.baseline:+.3f}" if g.baseline is not None else ""
-        say(
-            f"regard gap {name} ({g.a} - {g.b}): {g.all:+.3f}{ci}{base}; structures reversing it: "
-            f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
+        reversals = (
+            "none counted, its sign is not established (the interval holds 0)"
+            if g.sign_established is False
+            else f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )
+        say(f"regard gap {name} ({g.a} - {g.b}): {g.all:+.3f}{ci}{base}; structures reversing it: {reversals}")
     _print_gold_estimates(result)
     robustness, null = result.robustness, result.robustness.null
     if robustness.single.n and null is not None and null.single is not None and null.halves is not None:
@@ -420,9 +430,21 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
             f"({', '.join(result.data.ignored_groups)}); pass --groups FILE to analyse them",
             style="yellow",
         )
-    summary = result.data_summary
-    if summary is None:  # an analysis made without analyze_prompts: nothing was read
-        return
+    if result.data_summary is not None:  # None: an analysis made without analyze_prompts, nothing was read
+        _print_import(result.data_summary)
+
+
+def _print_import(summary: fairtalk.prompts.DataSummary) -> None:
+    """What the reader found: who labelled, what it skipped or left out, the published rows' alignment."""
+    labeller = summary.labelled_with or summary.labels_from
+    if labeller is not None:
+        say(f"regard labels: {labeller}")
+    if summary.excluded.get("duplicate"):
+        say(
+            f"skipped {summary.excluded['duplicate']:,} repeated completion(s): identical copies of an earlier "
+            "(group, template, structure, seed)",
+            style="yellow",
+        )
     n_empty, n_echo = summary.excluded.get("empty", 0), summary.excluded.get("echo", 0)
     if n_empty or n_echo:
         say(
@@ -431,11 +453,26 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
             style="yellow",
         )
     if summary.source == "published" and any(v > 0 for v in summary.misaligned.values()):
-        misaligned = {str(k): v for k, v in summary.misaligned.items()}
+        n_dropped = summary.excluded.get("misaligned", 0)
         say(
-            f"warning: rows not starting with their expected prompt, per seed: {misaligned}"
-            f" ({summary.excluded.get('misaligned', 0)} dropped)"
+            f"warning: rows not starting with their expected prompt: {_per_seed(summary.misaligned)}; "
+            + (f"{n_dropped:,} dropped (--misaligned drop)" if n_dropped else "kept (--misaligned drop leaves them out)"),
+            style="yellow",
         )
+
+
+def _per_seed(counts: Mapping[int, int]) -> str:
+    """Rows per seed in words, seeds with the same count together: ``18 rows in each of seeds 3, 9; 2 rows in seed 12``."""
+    by_count: dict[int, list[int]] = {}
+    for seed, n in counts.items():
+        if n > 0:
+            by_count.setdefault(n, []).append(seed)
+    parts = []
+    for n, seeds in sorted(by_count.items(), key=lambda item: -item[0]):
+        rows = f"{n:,} row{'s' if n != 1 else ''}"
+        listed = ", ".join(str(s) for s in sorted(seeds))
+        parts.append(f"{rows} in each of seeds {listed}" if len(seeds) > 1 else f"{rows} in seed {listed}")
+    return "; ".join(parts)
 
 
 @regard_app.command("train")

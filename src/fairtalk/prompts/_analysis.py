@@ -105,6 +105,18 @@ def analyze(
     cells = tables.by_structure(rows, o.n_best)
     boot = tables.resample(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], o.smoothing, o.seed, o.n_resamples)
     gaps = tables.gaps(rows, pairs, regard, baseline_regard, cells.means, boot, o.alpha, o.n_best)
+    kl, baseline_kl = tables.kl_table(probs, names, o.smoothing), tables.kl_table(base_probs, names, o.smoothing)
+    found_notes = [
+        *tables.unsigned_gap_warnings(gaps.gaps),
+        *(
+            note
+            for note in (
+                tables.infinite_kl_warning(probs, kl, rows.label_names, "all structures"),
+                tables.infinite_kl_warning(base_probs, baseline_kl, rows.label_names, "the baseline"),
+            )
+            if note is not None
+        ),
+    ]
     polar = rows.polar
     return PromptAnalysis(
         groups=tuple(names),
@@ -115,8 +127,8 @@ def analyze(
         counts=counts,
         regard=regard,
         baseline_regard=baseline_regard,
-        kl=tables.kl_table(probs, names, o.smoothing),
-        baseline_kl=tables.kl_table(base_probs, names, o.smoothing),
+        kl=kl,
+        baseline_kl=baseline_kl,
         gaps=gaps.gaps,
         by_structure=cells.by_structure,
         structure_counts=cells.counts,
@@ -154,5 +166,5 @@ def analyze(
         inference=InferenceSettings(
             n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=o.alpha, method=_INFERENCE_METHOD
         ),
-        warnings=coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures),
+        warnings=(*coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures), *found_notes),
     )

@@ -76,11 +76,33 @@ _MSG_NO_TEXT = (
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
 _MSG_ID = '"id" must be a string or an integer, got {value!r}'
 _MSG_DUPLICATE_ID = "id {id!r} appears twice"
+_MSG_COMPLETIONS_AS_PROMPTS = (
+    'a completions file (its records have a "completion" field), not a prompts file: give the prompts file '
+    "`fairtalk prompts paraphrase` wrote"
+)
+_MSG_CONFLICTING_PROMPT = (
+    "prompt ({key}) appears twice with different texts, here and on line {first}: each (group, template, structure) "
+    "is one prompt, so remove one of them"
+)
+_MSG_CONFLICTING_PROMPTS = (
+    "prompt ({key}) is given twice with different texts ({first!r}, then {second!r}): each (group, template, "
+    "structure) is one prompt"
+)
+_MSG_CONFLICTING_COMPLETION = (
+    "completion ({key}) appears twice with different contents, here and on line {first}: each (group, template, "
+    "structure, seed) is completed once (identical copies are skipped), so remove one of them"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class CompletionSummary(Codec):
-    """What a generation run did: items requested, served from the store, generated, failed."""
+    """What a generation run did: items requested, served from the store, generated, failed.
+
+    ``n_duplicate_prompts`` counts prompts skipped as identical copies of an earlier one (same
+    group, template, structure and text); ``n_prompts`` the distinct ones. ``n_shared`` counts
+    items answered by another item with the same text and seed (two prompts with one text):
+    ``n_items == n_cached + n_generated + n_errors + n_shared``.
+    """
 
     n_prompts: int
     n_seeds: int
@@ -94,6 +116,8 @@ class CompletionSummary(Codec):
     error_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     error_examples: tuple[str, ...] = ()
     n_unencodable: int = 0
+    n_duplicate_prompts: int = 0
+    n_shared: int = 0
 
 
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
@@ -125,13 +149,26 @@ def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Pa
 
 
 def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
-    """Read a prompts JSONL written by :func:`write_prompts` (InputError with path:line when malformed)."""
+    """Read a prompts JSONL written by :func:`write_prompts` (InputError with path:line when malformed).
+
+    A (group, template, structure) given twice with different texts is an error naming both
+    lines, and so is a completions file (records with a ``"completion"``) given as prompts.
+    Identical copies are returned as they are: :func:`generate_completions` skips and counts them.
+    """
     source = Path(path)
     out = []
+    first: dict[tuple[str, str, str], tuple[int, str]] = {}
     for number, record in read_objects(source, what="prompts file"):
+        if "completion" in record:
+            raise InputError(_MSG_COMPLETIONS_AS_PROMPTS, path=str(source), line=number)
         for name in ("group", "template", "structure", "text"):
             if not isinstance(record.get(name), str):
                 raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
+        key = (record["group"], record["template"], record["structure"])
+        earlier = first.setdefault(key, (number, record["text"]))
+        if earlier[1] != record["text"]:
+            message = _MSG_CONFLICTING_PROMPT.format(key=", ".join(key), first=earlier[0])
+            raise InputError(message, path=str(source), line=number)
         out.append(Prompt(record["group"], record["template"], record["structure"], record["text"]))
     if not out:
         raise InputError("no prompts in the file", path=str(source))
@@ -189,6 +226,21 @@ def _seed_list(seeds: int | Sequence[int]) -> list[int]:
     return out
 
 
+def distinct_prompts(prompts: Sequence[Prompt]) -> list[Prompt]:
+    """``prompts`` without identical copies of an earlier prompt; one (group, template, structure) with two texts is an error."""
+    first: dict[tuple[str, str, str], Prompt] = {}
+    out = []
+    for prompt in prompts:
+        key = (prompt.group, prompt.template, prompt.structure)
+        earlier = first.get(key)
+        if earlier is None:
+            first[key] = prompt
+            out.append(prompt)
+        elif earlier.text != prompt.text:
+            raise InputError(_MSG_CONFLICTING_PROMPTS.format(key=", ".join(key), first=earlier.text, second=prompt.text))
+    return out
+
+
 def generate_completions(
     prompts: Sequence[Prompt],
     responder: Responder,
@@ -206,7 +258,8 @@ def generate_completions(
     Parameters
     ----------
     prompts : sequence of Prompt
-        Fixed prompts and/or paraphrases.
+        Fixed prompts and/or paraphrases. An identical copy of an earlier prompt is skipped and
+        counted (``n_duplicate_prompts``); one (group, template, structure) with two texts is an InputError.
     responder : Responder
         The model under test (``load_responder(spec)``).
     out : path
@@ -225,6 +278,8 @@ def generate_completions(
         A tag that becomes part of the model's fingerprint, the run store's key.
     """
     seed_list = _seed_list(seeds)
+    n_given = len(prompts)
+    prompts = distinct_prompts(prompts)
     settings = settings or DecodingSettings(do_sample=True, top_k=40, temperature=0.7, max_new_tokens=40)
     out_path = Path(out)
     store_path = Path(store) if store is not None else out_path.with_suffix(".store.sqlite")
@@ -264,6 +319,8 @@ def generate_completions(
                     record.update(completion=item, text=join_completion(prompt.text, item))
                 write_records(handle, [record])
     return CompletionSummary(
+        n_duplicate_prompts=n_given - len(prompts),
+        n_shared=len(contexts) - len(set(zip(contexts, item_seeds))),
         n_prompts=len(prompts),
         n_seeds=len(seed_list),
         n_items=len(contexts),
@@ -289,8 +346,10 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     echo the prompt (``excluded["echo"]``: the completion restates it, as chat models answering a
     prefix do; see :func:`bad_completion`). A record whose ``text`` is null or blank without an
     ``error`` has nothing to label either: it is skipped and counted in ``excluded["no_text"]``
-    (never labelled as the string "None"). ``summary()`` gives the counts as ``n_records``,
-    ``n_failed``, ``n_unlabelled``, ``n_empty`` and ``n_echo``.
+    (never labelled as the string "None"). A record (not a failed one) repeating an earlier one's (group, template,
+    structure, seed) is skipped and counted in ``excluded["duplicate"]`` when it is an identical
+    copy, and an error naming both lines otherwise. ``summary()`` gives the counts as ``n_records``,
+    ``n_failed``, ``n_unlabelled``, ``n_empty``, ``n_echo`` and ``n_duplicates``.
 
     Returns
     -------
@@ -300,18 +359,24 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     Raises
     ------
     InputError
-        Malformed JSON, a missing field, a bad seed, label, id or text (with path and line), or no
-        completion with a text to label.
+        Malformed JSON, a missing field, a bad seed, label, id or text (with path and line), a
+        (group, template, structure, seed) given twice with different contents, or no completion
+        with a text to label.
     """
     path = Path(path)
     rows: list[dict[str, Any]] = []
-    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0}
+    summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0, "n_duplicate": 0}
     n_null = 0
     ids: set[str] = set()
+    seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
+        failed = record.get("text") is None and "error" in record
+        if not failed and _is_copy(record, number, path, seen):  # an identical copy of an earlier line: counted, skipped
+            summary["n_duplicate"] += 1
+            continue
         rid = _record_id(record.get("id"), number, path, ids)
-        if record.get("text") is None and "error" in record:
+        if failed:
             summary["n_failed"] += 1
             continue
         seed, label, text = _checked_fields(record, number, path)
@@ -334,11 +399,29 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         source="completions",
         n_records=summary["n_records"],
         n_texts=len(frame),
-        excluded={reason: summary[f"n_{reason}"] for reason in ("failed", "empty", "echo", "no_text") if summary[f"n_{reason}"]},
+        excluded={
+            reason: summary[f"n_{reason}"]
+            for reason in ("failed", "empty", "echo", "no_text", "duplicate")
+            if summary[f"n_{reason}"]
+        },
         alignment_checked="none",
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _is_copy(
+    record: Mapping[str, Any], number: int, path: Path, seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]]
+) -> bool:
+    """Whether ``record`` repeats an earlier one's (group, template, structure, seed) identically; different contents: an error."""
+    key = tuple(repr(record.get(name)) for name in ("group", "template", "structure", "seed"))
+    earlier = seen.setdefault(key, (number, record))
+    if earlier[0] == number:
+        return False
+    if earlier[1] != record:
+        shown = ", ".join(str(record.get(name)) for name in ("group", "template", "structure", "seed"))
+        raise InputError(_MSG_CONFLICTING_COMPLETION.format(key=shown, first=earlier[0]), path=str(path), line=number)
+    return True
 
 
 def _checked_fields(record: Mapping[str, Any], number: int, path: Path) -> tuple[int, int | None, str | None]:

@@ -32,6 +32,9 @@ class DataSummary:
     seed -> rows not starting with their expected prompt (published outputs only).
     ``labelled_with`` names the regard scorer that labelled unlabelled rows, ``relabelled_with``
     the one a second labelling used (both None until :func:`~fairtalk.prompts._labelling.analyze_prompts`).
+    ``labels_from`` names who made the labels that came with the data, where the reader knows
+    (the published outputs: Sheng et al.'s classifier). ``excluded["duplicate"]`` counts identical
+    copies of an earlier completion (same group, template, structure and seed), skipped.
     """
 
     source: Source
@@ -47,6 +50,7 @@ class DataSummary:
     prompts_source: str | None = None
     labelled_with: str | None = None
     relabelled_with: str | None = None
+    labels_from: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded", _frozen(self.excluded))
@@ -81,11 +85,12 @@ class DataSummary:
                 "n_unlabelled": self.n_unlabelled,
                 "n_empty": self.excluded.get("empty", 0),
                 "n_echo": self.excluded.get("echo", 0),
+                "n_duplicates": self.excluded.get("duplicate", 0),
             }
         else:
             out = {"n_rows": self.n_records, "n_unlabelled": self.n_unlabelled}
-        if self.labelled_with is not None:
-            out["regard"] = self.labelled_with
+        if self.labelled_with is not None or self.labels_from is not None:
+            out["regard"] = self.labelled_with or self.labels_from
         if self.relabelled_with is not None:
             out["relabelled_with"] = self.relabelled_with
         return out

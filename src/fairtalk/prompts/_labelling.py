@@ -8,7 +8,8 @@ scorer labelled anything, it is certified on neutral probes
 (:func:`~fairtalk.prompts._regard_probes.certify_regard`), so that a gap the scorer makes by itself
 shows. Empty and echoing completions, and records without a text, were already left out by
 the reader (counted in the data summary); the ones without a text are also named among the
-analysis' warnings, which the report and the CLI show. With :mod:`fairtalk.prompts._analysis`, the
+analysis' warnings, which the report and the CLI show, as is a published import whose alignment
+could be checked on the original prompts' rows only. With :mod:`fairtalk.prompts._analysis`, the
 entry of ``prompts/`` that wires stages (scorers, labelling, the analysis) into a result.
 """
 
@@ -28,6 +29,7 @@ from fairtalk.prompts._completions import label_completions
 from fairtalk.prompts._data import PromptData
 from fairtalk.prompts._gold import CLUSTERS, check_texts, gold_regard
 from fairtalk.prompts._options import PromptOptions
+from fairtalk.prompts._published import alignment_warning
 from fairtalk.prompts._regard_probes import certify_regard
 from fairtalk.prompts._templates import GroupSet, default_groups
 from fairtalk.results import PromptAnalysis
@@ -179,7 +181,8 @@ def analyze_prompts(
         )
         data = data.with_frame(data.frame, relabelled_with=o.regard)
     n_no_text = data.data_summary.excluded.get("no_text", 0)
-    warnings = (_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()
+    partial_check = alignment_warning(data.data_summary)
+    warnings = ((_MSG_NO_TEXT.format(n=n_no_text),) if n_no_text else ()) + ((partial_check,) if partial_check else ())
     result = dataclasses.replace(
         result,
         data_summary=data.data_summary,

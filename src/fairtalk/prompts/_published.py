@@ -10,7 +10,10 @@ Row counts are validated; when the paraphrase files are found (``paraphrases=`` 
 the outputs as in the published repository), every row is checked to start with its
 expected prompt (case and whitespace ignored). Rows that do not are *misaligned*: counted per
 seed and kept (the paper's own analysis used them by position) or dropped with
-``misaligned="drop"``. In the published data, 18 rows per seed are misaligned: the QQP-Pos
+``misaligned="drop"``, which needs the paraphrase files (without them only the original-prompt
+rows are checked, so no misaligned paraphrase row could be found to drop). The labels are those
+published with the outputs, made by Sheng et al.'s BERT regard classifier (:data:`PUBLISHED_LABELLER`,
+the summary's ``labels_from``). A gzip file is named as one. In the published data, 18 rows per seed are misaligned: the QQP-Pos
 rows from structure index 66 of the last fixed prompt were generated from a file with one
 extra line.
 """
@@ -25,12 +28,13 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from fairtalk._jsonl import gzip_error
 from fairtalk.errors import InputError
 from fairtalk.prompts._aesop import parse_fixed_prompt
 from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts._templates import DEFAULT_GROUPS, build_prompts, template_by_phrase
 
-__all__ = ["COLUMNS", "PromptData", "find_published_files", "read_published"]
+__all__ = ["COLUMNS", "PUBLISHED_LABELLER", "PromptData", "alignment_warning", "find_published_files", "read_published"]
 
 #: Columns of a labelled-completions frame (our generations use the same, ``prompt_index`` = -1).
 COLUMNS = ("seed", "prompt_index", "group", "template", "kind", "structure", "label", "text", "aligned")
@@ -48,6 +52,18 @@ _MSG_LABEL = "label must be one of -1, 0, 1, 2, got {label!r}"
 _MSG_TAB = "expected label<TAB>text"
 _MSG_PARAPHRASE_LINES = "expected {expected} paraphrases ({n_prompts} prompts x {n}), got {got}"
 _MSG_MISALIGNED = "misaligned must be 'keep' or 'drop', got {value!r}"
+_MSG_DROP_UNCHECKED = (
+    "--misaligned drop needs the paraphrase files to check the paraphrase rows against, and they are not in {folder} "
+    "({files}): without them only the original prompts' rows can be checked, so no misaligned paraphrase row could be "
+    "dropped; give their folder with --paraphrases DIR (paraphrases= in Python)"
+)
+_MSG_ORIGINAL_ONLY = (
+    "only the original prompts' rows were checked for alignment: the paraphrase files ({files}) were not found beside "
+    "the outputs (../prompts/paraphrased), so paraphrase rows that do not start with their prompt (18 per seed in the "
+    "published data) go undetected; give their folder with --paraphrases DIR (paraphrases= in Python) for the full check"
+)
+#: Who labelled the published outputs' regard (the labels come with the files).
+PUBLISHED_LABELLER = "Sheng et al.'s BERT regard classifier (the labels published with the outputs)"
 
 
 def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:
@@ -63,9 +79,23 @@ def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+    try:
+        return raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        gzipped = gzip_error(raw, str(path), kind="plain text lines")
+        if gzipped is not None:
+            raise gzipped from None
+        raise InputError(f"cannot read: {exc}", path=str(path)) from exc
+
+
+def alignment_warning(summary: DataSummary) -> str | None:
+    """Why the alignment check was partial (published outputs read without their paraphrase files), or None."""
+    if summary.source != "published" or summary.alignment_checked != "original":
+        return None
+    return _MSG_ORIGINAL_ONLY.format(files=", ".join(_EXTRACT_NAMES.values()))
 
 
 def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None) -> tuple[list[str], str]:
@@ -84,8 +114,12 @@ def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None)
 
 
 def _paraphrases(
-    directory: Path, paraphrases: str | os.PathLike[str] | None, n_prompts: int, n: int
+    directory: Path, paraphrases: str | os.PathLike[str] | None, n_prompts: int, n: int, *, drop: bool
 ) -> tuple[dict[str, list[str]] | None, dict[str, list[str]]]:
+    """The paraphrase texts by source (None when their files are absent) and the AESOP target parses.
+
+    ``drop`` (``misaligned="drop"``) needs the texts: without them it is an error, not a silent no-op.
+    """
     folder = Path(paraphrases) if paraphrases is not None else directory.parent / "prompts" / "paraphrased"
     extract_paths = {s: folder / _EXTRACT_NAMES[s] for s in _SOURCES}
     texts: dict[str, list[str]] | None = None
@@ -102,6 +136,8 @@ def _paraphrases(
     elif paraphrases is not None:
         missing = [str(p) for p in extract_paths.values() if not p.is_file()]
         raise InputError(f"paraphrase files not found: {', '.join(missing)}", path=str(folder))
+    elif drop:
+        raise InputError(_MSG_DROP_UNCHECKED.format(folder=folder, files=", ".join(_EXTRACT_NAMES.values())), path=str(folder))
     parses: dict[str, list[str]] = {}
     for source in _SOURCES:
         path = folder / _SOURCE_NAMES[source]
@@ -141,7 +177,8 @@ def read_published(
         built-in template-major order (which equals the published file).
     paraphrases : path, optional
         Folder of the ``*_sep_extract`` (and ``.source``) files; default ``../prompts/paraphrased``
-        when present. Without them only the original-prompt rows are checked.
+        when present. Without them only the original-prompt rows are checked
+        (:func:`alignment_warning` says so) and ``misaligned="drop"`` is refused.
     n_paraphrases : int
         Paraphrases per source model and fixed prompt (50 in the paper).
     groups : tuple of str
@@ -161,7 +198,8 @@ def read_published(
     ------
     InputError
         No output files, a file with the wrong number of rows, a malformed row or label, or
-        a fixed prompt that is not ``The <group> <template>``.
+        a fixed prompt that is not ``The <group> <template>``, a gzip file, or ``misaligned="drop"``
+        without the paraphrase files to check against.
     """
     if misaligned not in ("keep", "drop"):
         raise InputError(_MSG_MISALIGNED.format(value=misaligned))
@@ -172,7 +210,7 @@ def read_published(
     parsed = _parse_fixed_prompts(fixed, groups, prompts_source)
     n_expected = n_prompts * per_prompt
     contents = _read_outputs(files, n_prompts, per_prompt)
-    texts, parse_lists = _paraphrases(folder, paraphrases, n_prompts, n_paraphrases)
+    texts, parse_lists = _paraphrases(folder, paraphrases, n_prompts, n_paraphrases, drop=misaligned == "drop")
     expected = _expected_prefixes(fixed, texts, n_paraphrases)
 
     labels_all, texts_all, seeds_all, aligned_all = [], [], [], []
@@ -213,6 +251,7 @@ def read_published(
         misaligned=counts,
         alignment_checked=checked,
         prompts_source=prompts_source,
+        labels_from=PUBLISHED_LABELLER,
         **{**summarise_frame(frame), "seeds": tuple(files)},
     )
     return PromptData(frame=frame, source="published", data_summary=summary, parses=_parses_by_structure(parse_lists))

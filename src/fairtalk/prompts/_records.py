@@ -48,6 +48,8 @@ class Gap(Codec):
     ``ci95`` is the template × seed bootstrap interval, ``se`` and ``p`` its Wald test;
     ``largest``/``smallest`` are the structures with the largest and smallest gaps;
     ``n_reversing`` counts structures that reverse the gap significantly, ``n_sign_flips`` all that flip its sign.
+    ``sign_established`` is whether ``ci95`` excludes 0 (None without an interval): where it holds 0 the gap's
+    sign is not established, so no structure is counted as reversing it (both counts 0).
     """
 
     a: str
@@ -61,6 +63,7 @@ class Gap(Codec):
     smallest: tuple[str, ...]
     n_reversing: int
     n_sign_flips: int
+    sign_established: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ KL divergences only with ``include_other``. The *baseline* is the structure :dat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,16 @@ from fairtalk.prompts._records import Gap, RegardStats, Robustness, VarianceShar
 from fairtalk.prompts._robustness import cell_sums, robustness, robustness_null, variance_decomposition
 from fairtalk.prompts._templates import GroupPair
 
+_MSG_UNSIGNED = (
+    "the regard gap {pair} ({a} - {b}) is {gap:+.3f} with a 95% CI of [{low:+.3f}, {high:+.3f}], which holds 0: its "
+    "sign is not established, so no structure is counted as reversing it"
+)
+_MSG_INFINITE_KL = (
+    "{n:,} KL divergence(s) of {scope} are infinite, shown n/a (null in results.json, empty in the CSV): unsmoothed KL "
+    "(--smoothing 0) is infinite where one group has a zero count of a label the other group has: {cells}; give "
+    "--smoothing > 0 (the default 1e-6) for finite values"
+)
+
 __all__ = [
     "BASELINE",
     "LABELS",
@@ -31,12 +42,15 @@ __all__ = [
     "by_structure",
     "code_rows",
     "gaps",
+    "infinite_kl_warning",
     "kl_intervals",
     "kl_table",
     "label_distribution",
     "mean_regard",
     "resample",
     "robustness_scores",
+    "sign_established",
+    "unsigned_gap_warnings",
     "variance_shares",
 ]
 
@@ -154,6 +168,26 @@ def kl_table(probs: np.ndarray, names: list[str], smoothing: float) -> pd.DataFr
     return _frame(kl_matrix(np.nan_to_num(probs), smoothing=smoothing), names, names)
 
 
+def infinite_kl_warning(probs: np.ndarray, kl: pd.DataFrame, labels: tuple[str, ...] | list[str], scope: str) -> str | None:
+    """Why some KL(P_row || P_column) of ``kl`` is infinite (the column group lacks a label the row group has), or None.
+
+    ``probs`` are the label shares the table was computed from (groups in ``kl``'s order, labels in ``labels``').
+    Only unsmoothed KL (smoothing 0) is ever infinite; the tables show it as n/a, ``results.json`` as null.
+    """
+    shares = np.nan_to_num(np.asarray(probs, dtype=np.float64))
+    names = [str(n) for n in kl.index]
+    values = kl.to_numpy(dtype=np.float64)
+    cells = []
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if np.isinf(values[i, j]):
+                lacking = [labels[k] for k in range(shares.shape[1]) if shares[i, k] > 0 and shares[j, k] == 0]
+                cells.append(f"KL({a} ‖ {b}): {b} has no {', '.join(repr(label) for label in lacking)} label where {a} has some")
+    if not cells:
+        return None
+    return _MSG_INFINITE_KL.format(scope=scope, n=len(cells), cells="; ".join(cells))
+
+
 @dataclass(frozen=True)
 class Structures:
     """Mean regard per (structure, group) cell and the rankings drawn from it."""
@@ -254,9 +288,12 @@ def gaps(
         per = means[:, ia] - means[:, ib]
         per_structure[p] = per
         order = [i for i in np.argsort(-np.nan_to_num(per, nan=-np.inf), kind="stable") if np.isfinite(per[i])]
-        flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0]
+        ci95 = boot.interval(boot.gaps[:, p]) if boot.n_resamples else (None, None)
+        established = sign_established(ci95)
+        # a gap whose interval holds 0 has no established sign: no structure is said to reverse (or flip) it
+        flips = [i for i in order if np.sign(per[i]) == -np.sign(gap_all) and per[i] != 0] if established is not False else []
         significant, adjusted = significant_reversals(finite(gap_all), boot.structure_gaps[:, :, p], per, boot, alpha)
-        reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant))
+        reversing[pair.name] = tuple(structures[i] for i in order if i in set(significant)) if established is not False else ()
         p_adjusted[p] = [np.nan if value is None else value for value in adjusted]
         se, p_gap = boot.wald_p(float(gap_all), boot.gaps[:, p]) if boot.n_resamples else (None, None)
         found[pair.name] = Gap(
@@ -264,13 +301,14 @@ def gaps(
             b=pair.b,
             all=finite(gap_all),
             baseline=finite(baseline[pair.a].mean - baseline[pair.b].mean),
-            ci95=boot.interval(boot.gaps[:, p]) if boot.n_resamples else (None, None),
+            ci95=ci95,
             se=se,
             p=p_gap,
             largest=tuple(structures[i] for i in order[:n_best]),
             smallest=tuple(structures[i] for i in reversed(order[-n_best:])) if order else (),
             n_reversing=len(reversing[pair.name]),
             n_sign_flips=len(flips),
+            sign_established=established,
         )
     names = [pair.name for pair in pairs]
     return Gaps(
@@ -279,6 +317,23 @@ def gaps(
         reversing=reversing,
         structure_p=_frame(p_adjusted, names, structures),
     )
+
+
+def sign_established(ci95: tuple[float | None, float | None]) -> bool | None:
+    """Whether an interval excludes 0 (the sign of its estimate is established); None without an interval."""
+    low, high = ci95
+    if low is None or high is None:
+        return None
+    return not low <= 0.0 <= high
+
+
+def unsigned_gap_warnings(found: Mapping[str, Gap]) -> list[str]:
+    """One warning per gap whose interval holds 0: its sign is not established, so no reversal is counted."""
+    return [
+        _MSG_UNSIGNED.format(pair=name, a=g.a, b=g.b, gap=g.all, low=g.ci95[0], high=g.ci95[1])
+        for name, g in found.items()
+        if g.sign_established is False and g.all is not None and g.ci95[0] is not None and g.ci95[1] is not None
+    ]
 
 
 def kl_intervals(boot: Bootstrap, names: list[str]) -> pd.DataFrame:
