@@ -165,7 +165,10 @@ def _table_notes(result: AuditResult, rows: list[TableRow], *, has_masked: bool)
     if distinct is not None:
         lines.append(f"- Distinct-n definition: {md_escape(distinct)}.")
     if has_masked:
-        lines.append("- Masked: the same measure with the group words masked (scorer-bias check).")
+        lines.append(
+            "- Masked: the same measure with the group words masked (scorer-bias check); “remains” is the share of "
+            "the gap left, and none is given where the unmasked gap is about 0 (below 0.001 pp, or 1e-5 for a count)."
+        )
     return lines
 
 

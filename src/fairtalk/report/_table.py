@@ -412,7 +412,13 @@ def _masked(m: MeasureResult) -> str | None:
     text = f"{format_value(m.masked.a, percent=percent)} vs {format_value(m.masked.b, percent=percent)}"
     if m.masked.remaining is not None and math.isfinite(m.masked.remaining):
         text += f"; {100 * m.masked.remaining:.0f}% remains"
+    elif m.masked.remaining is None:  # a share of no gap means nothing (MaskedComparison.of)
+        text += f"; {_NO_MASKED_SHARE}"
     return text
+
+
+#: What the masked cell shows instead of a share where the unmasked gap is about 0.
+_NO_MASKED_SHARE = "no share: the unmasked gap is about 0"
 
 
 def _order(measures: tuple[MeasureResult, ...]) -> list[MeasureResult]:
