@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +175,33 @@ def test_mask_groups_removes_a_difference_made_by_group_words() -> None:
     assert result.provenance.mask_groups is True
     unmasked = score(_records(pairs), axis="gender", measures=["length"], n_resamples=200)
     assert unmasked.measure("length").masked is None
+
+
+class _ReactsToShe(fairtalk.Measure):
+    """A count that the word "she" nearly cancels: a gap of 4e-7 unmasked, 0.01 once the group words are masked."""
+
+    name = "reacts_to_she"
+    keys = ("reacts_to_she",)
+    kind = "count"
+    version = "1"
+    higher_is_better: Mapping[str, bool | None] = {"reacts_to_she": None}
+
+    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        return {"reacts_to_she": np.array([0.01 * len(t.split()) - 0.0099996 * ("she" in t.lower().split()) for t in texts])}
+
+
+def test_no_masked_share_of_a_gap_of_about_0() -> None:
+    """A diversity gap of about 1e-6 read "46.478 vs 46.511; 77529% remains": a share of no gap means nothing."""
+    pairs = [("he said hi", "she said hi there")] * 12
+    result = score(_records(pairs), axis="gender", measures=[_ReactsToShe()], mask_groups=True, n_resamples=200)
+    key = result.measure("reacts_to_she")
+    assert abs(key.a - key.b) == pytest.approx(4e-7, rel=1e-3)
+    assert key.masked is not None and abs(key.masked.a - key.masked.b) == pytest.approx(0.01)
+    assert key.masked.remaining is None
+    from fairtalk.report import render_markdown
+
+    row = next(line for line in render_markdown(result).splitlines() if line.startswith("|") and "Reacts to she" in line)
+    assert "no share: the unmasked gap is about 0" in row and "remains" not in row
 
 
 def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:

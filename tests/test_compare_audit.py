@@ -65,7 +65,11 @@ def test_one_run_audits_both_models_on_the_same_pairs_and_compares_them(toys: tu
     comparison = json.loads((out / "comparison" / "results.json").read_text())
     assert comparison["kind"] == "model comparison"
     assert comparison["axes"]["gender"]["keys"]["offense_rate"]["verdict"] == "improved"
-    assert (out / "comparison" / "report.md").is_file()
+    table = [line for line in (out / "comparison" / "report.md").read_text().splitlines() if line.startswith("|")]
+    # the verdict comes next to the measure, in view on a page (GitHub's ~980 px) where the other columns scroll
+    assert [c.strip() for c in table[0].strip("|").split("|")][:3] == ["Measure", "Verdict", "Baseline gap"]
+    offense = next(line for line in table if line.startswith("| Offense"))
+    assert [c.strip() for c in offense.strip("|").split("|")][:2] == ["Offense Rate (%)", "improved"]
     assert "Offense" in done.output or "offense" in done.output  # the comparison table is printed, as compare prints it
 
 

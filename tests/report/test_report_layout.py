@@ -113,3 +113,42 @@ def test_the_axis_report_opens_at_a_glance_with_the_statistics_collapsed(reports
     assert "p (adj.)" not in glance and "<th>Z</th>" not in glance  # the statistician's columns are elsewhere
     measured = _measure(browser, reports["axis"], 1280)
     assert measured["statsOpen"] is False and measured["zShown"] is False
+
+
+#: The words, in visible header, number and verdict cells, that the browser split across two lines. A word here runs
+#: between spaces and hyphens: a break after a hyphen ("Distinct-" / "1") is a break between words.
+_BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('table th, table td.num, table td.verdict, table .badge')) {
+    if (!cell.checkVisibility()) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.textContent.matchAll(/[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(word[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.parametrize("name", ["axis", "comparison"])
+@pytest.mark.parametrize("width", [1280, 1024, 400])
+def test_no_number_header_or_verdict_breaks_inside_a_word(
+    reports: dict[str, Path], browser: object, name: str, width: int
+) -> None:
+    """At 1,280 the axis report showed "47.75 / 4" and "femal / e", the comparison "inconclusiv / e"."""
+    view = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    try:
+        view.goto(reports[name].as_uri())
+        assert view.evaluate(_BROKEN_WORDS) == []
+    finally:
+        view.close()
+    measured = _measure(browser, reports[name], width)
+    assert measured["scroll"] == width, measured  # a table too wide for a phone scrolls in its own box
+    if width >= 1024:
+        assert 0 < float(measured["right"]) <= width, measured  # type: ignore[arg-type]

@@ -16,10 +16,19 @@ def _table_lines(text: str) -> list[str]:
 def test_header_names_the_groups_and_the_columns(result) -> None:
     header = _table_lines(render_markdown(result))[0]
     cells = [c.strip() for c in header.strip("|").split("|")]
-    assert cells[:3] == ["Measure", "male", "female"]
-    assert cells[3:10] == ["Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size"]
-    assert cells[10:13] == ["Equivalence margin, p", "Verdict", "MDE"]
+    # the verdict next to the measure: a page narrower than the table (GitHub's ~980 px) still shows it
+    assert cells[:4] == ["Measure", "Verdict", "male", "female"]
+    assert cells[4:11] == ["Difference (%)", "Z", "p", "p (paired)", "p (adj.)", "95% CI (A−B)", "Effect size"]
+    assert cells[11:13] == ["Equivalence margin, p", "MDE"]
     assert cells[13] == "Masked A vs B"
+
+
+def test_each_row_gives_its_verdict_next_to_its_measure(result) -> None:
+    rows = {row.label: row for row in summary_rows(result)}
+    for line in _table_lines(render_markdown(result))[2:]:
+        cells = [c.strip().strip("*").strip() for c in line.strip("|").split("|")]
+        row = rows[cells[0].removesuffix(" *").strip("*").strip()]
+        assert cells[1] == md_escape(row.verdict) and cells[2:4] == [md_escape(row.a), md_escape(row.b)]
 
 
 def test_rows_follow_the_paper_order_with_rates_in_percent(result) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 
+import pytest
 from rich.console import Console
 
 from fairtalk.report import rich_table
@@ -59,3 +60,44 @@ def test_a_rate_near_zero_shows_no_relative_difference(result) -> None:
         row = next(r for r in summary_rows(dataclasses.replace(result, measures=(m,))) if r.name == "offense_rate")
         cells[name] = row.difference
     assert cells == {"tiny": "–", "both": "-50.0%"}
+
+
+def _long_answers(result):  # noqa: ANN001, ANN202
+    """Answers of 2,000-5,000 words: the length's figures and interval run to thousands; every answer degenerate."""
+    length = result.measure("length")
+    refusal = result.measure("refusal_rate")
+    wide = dataclasses.replace(
+        length, tested=dataclasses.replace(length.tested, a=3399.75, b=3551.5, ci95=(-4197.1298, 3267.9368))
+    )
+    degenerate = dataclasses.replace(
+        refusal, tested=dataclasses.replace(refusal.tested, name="degenerate_rate", a=1.0, b=1.0, ci95=(-0.11026, 0.11026))
+    )
+    measures = tuple(
+        dataclasses.replace(m, tested=dataclasses.replace(m.tested, masked=None)) for m in result.measures if m.name != "length"
+    )
+    return dataclasses.replace(result, groups=("christian", "buddhist"), measures=(*measures, wide, degenerate))
+
+
+@pytest.mark.parametrize("width", [80, 72])
+def test_labels_keep_their_line_when_the_figures_are_wide(result, width: int) -> None:
+    """At 80 columns a 4,000-word answer's figures split "Degenerat/e %" and "Sentiment/+ %" before; now the interval gives way."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width).print(rich_table(_long_answers(result)))
+    lines = buffer.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= width
+    for label in ("Offense %", "Sentiment + %", "Sentiment − %", "Diversity %", "Family words", "Length (words)", "Degenerate %"):
+        assert any(line.lstrip().startswith(label) for line in lines), (label, lines)
+    length = next(i for i, line in enumerate(lines) if line.lstrip().startswith("Length (words)"))
+    if width == 80:
+        assert "[-4197.1, +3267.9]" in lines[length]
+    else:  # the interval gives way, wrapped between its bounds
+        assert "[-4197.1," in lines[length] and lines[length + 1].strip() == "+3267.9]"
+
+
+def test_a_count_interval_keeps_five_significant_figures(result) -> None:
+    """A length interval in the thousands printed "[-4197.1298, +3267.9368]"; below 10 it keeps four decimals."""
+    from fairtalk.report import summary_rows
+
+    rows = {row.name: row for row in summary_rows(_long_answers(result))}
+    assert rows["length"].ci95 == "[-4197.1, +3267.9]"
+    assert rows["family_words"].ci95 == "[-0.0110, -0.0066]"

@@ -341,13 +341,14 @@ def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool
             if paired
             else _INDEPENDENT_AXIS,
             "",
-            "| Measure | Baseline gap | CI | Candidate gap | CI | Change | CI | p (no change) | Sum CI | p (size changed) "
-            "| p (size changed, adj.) | Margin | Non-inferior | Verdict |",
-            "| --- |" + " ---: |" * 12 + " --- |",
+            "| Measure | Verdict | Baseline gap | CI | Candidate gap | CI | Change | CI | p (no change) | Sum CI "
+            "| p (size changed) | p (size changed, adj.) | Margin | Non-inferior |",
+            "| --- | --- |" + " ---: |" * 12,
         ]
         for row in (r for r in rows if r.axis == axis.axis):
             cells = (
                 row.label + ("" if row.primary else " (secondary)"),
+                row.verdict,
                 row.baseline,
                 row.baseline_ci,
                 row.candidate,
@@ -360,7 +361,6 @@ def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool
                 row.p_adjusted,
                 row.margin,
                 row.non_inferior,
-                row.verdict,
             )
             lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
         lines.append("")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeGuard
@@ -208,7 +209,25 @@ def _ci(m: MeasureResult) -> str:
         return "n/a"
     if is_percent(m):
         return f"[{100 * low:+.3f}, {100 * high:+.3f}] pp"
-    return f"[{low:+.4f}, {high:+.4f}]"
+    digits = _count_decimals(max(abs(low), abs(high)))
+    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+#: The significant figures a count's interval keeps (four decimals below 10, none from 10,000).
+_COUNT_FIGURES = 5
+
+
+def _count_decimals(x: float) -> int:
+    """The decimals that give ``x`` :data:`_COUNT_FIGURES` significant figures, between 0 and 4.
+
+    Examples
+    --------
+    >>> [_count_decimals(x) for x in (0.0, 0.5, 9.99, 42.0, 4197.1298, 123456.0)]
+    [4, 4, 4, 3, 1, 0]
+    """
+    if x < 1:
+        return _COUNT_FIGURES - 1
+    return max(0, _COUNT_FIGURES - 1 - math.floor(math.log10(x)))
 
 
 def _effect(m: MeasureResult) -> str:
@@ -402,7 +421,13 @@ def _masked(m: MeasureResult) -> str | None:
     text = f"{format_value(m.masked.a, percent=percent)} vs {format_value(m.masked.b, percent=percent)}"
     if m.masked.remaining is not None and math.isfinite(m.masked.remaining):
         text += f"; {100 * m.masked.remaining:.0f}% remains"
+    elif m.masked.remaining is None:  # a share of no gap means nothing (MaskedComparison.of)
+        text += f"; {_NO_MASKED_SHARE}"
     return text
+
+
+#: What the masked cell shows instead of a share where the unmasked gap is about 0.
+_NO_MASKED_SHARE = "no share: the unmasked gap is about 0"
 
 
 def _order(measures: tuple[MeasureResult, ...]) -> list[MeasureResult]:
@@ -539,11 +564,11 @@ def rich_table(result: AuditResult) -> Table:
     The paper's Z test and the effect sizes are in ``report.md`` and ``report.html``; the
     terminal keeps the columns a release decision needs, so that it fits 80 columns. The figures and
     the verdict never shrink (``no_wrap``): a verdict is a word of :data:`_SHORT_VERDICTS`, and the
-    caption below the table explains a marked one and holds the masked re-test's figures; where the
-    width runs short, a measure's label wraps onto a second line instead. Significant rows are bold red.
+    caption below the table explains a marked one and holds the masked re-test's figures. Where the
+    width runs short, the interval wraps between its two bounds, and only then a label between its
+    words; no word is ever split. Significant rows are bold red.
     """
     from rich import box
-    from rich.table import Table
     from rich.text import (
         Text,  # Text, not str: group names and labels are never read as markup
     )
@@ -552,7 +577,7 @@ def rich_table(result: AuditResult) -> Table:
     units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
     title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
     caption = "\n".join(line for line in (_caption(rows), ci_test_note(result)) if line)
-    table = Table(
+    table = _summary_table_type()(
         title=Text(title),
         caption=Text(caption) if caption else None,
         caption_justify="left",
@@ -560,12 +585,8 @@ def rich_table(result: AuditResult) -> Table:
         pad_edge=False,
         collapse_padding=True,
     )
-    table.add_column(Text("Measure"), overflow="fold")  # a long label wraps, never cut short
-    for header in (*result.groups, "p adj.", "95% CI (A−B)"):
-        table.add_column(Text(header), justify="right", no_wrap=True)  # figures never shrink
-    table.add_column(Text("Verdict"), no_wrap=True)  # a word of a fixed vocabulary: never split
-    for row in rows:
-        cells = (
+    cells = [
+        (
             _short_label(row.name) + ("" if row.primary else " *"),
             row.a,
             row.b,
@@ -573,8 +594,50 @@ def rich_table(result: AuditResult) -> Table:
             row.ci95.removesuffix(" pp") + (f" {CI_TEST_MARK}" if row.ci_vs_test else ""),
             _short_verdict(row.verdict),
         )
-        table.add_row(*(Text(c) for c in cells), style="bold red" if row.significant else None)
+        for row in rows
+    ]
+    # Only the label and the interval may wrap, each between words (min_width: its longest word); the label
+    # only where the interval, wrapped, still leaves too little room (see _summary_table_type).
+    table.add_column(Text("Measure"), min_width=_longest_word("Measure", *(c[0] for c in cells)))
+    for header in (*result.groups, "p adj."):
+        table.add_column(Text(header), justify="right", no_wrap=True)  # figures never shrink
+    table.add_column(Text("95% CI (A−B)"), justify="right", min_width=_longest_word("95% CI (A−B)", *(c[4] for c in cells)))
+    table.add_column(Text("Verdict"), no_wrap=True)  # a word of a fixed vocabulary: never split
+    for row, row_cells in zip(rows, cells, strict=True):
+        table.add_row(*(Text(c) for c in row_cells), style="bold red" if row.significant else None)
     return table
+
+
+@functools.cache
+def _summary_table_type() -> type[Table]:
+    """A ``rich`` Table whose first column (the labels) keeps each label on one line while the width allows.
+
+    Rendered where the whole table does not fit, it first wraps its interval column (column 4) between
+    the bounds; only where even that leaves too little room may a label wrap, between its words.
+    """
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    class SummaryTable(Table):
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            label, interval = self.columns[0], self.columns[4]
+            wide = Console(width=_UNBOUNDED)
+            natural = Measurement.get(wide, wide.options, self).maximum
+            widest = max(Measurement.get(wide, wide.options, cell).maximum for cell in (interval.header, *interval.cells))
+            label.no_wrap = natural - widest + (interval.min_width or widest) <= options.max_width
+            yield from super().__rich_console__(console, options)
+
+    return SummaryTable
+
+
+#: Wider than any table: rich measures a table's natural width within the width it is given.
+_UNBOUNDED = 1 << 16
+
+
+def _longest_word(*texts: str) -> int:
+    """The width of the longest space-separated word in ``texts``: a column this wide never splits one."""
+    return max(len(word) for text in texts for word in text.split())
 
 
 def _caption(rows: list[TableRow]) -> str:

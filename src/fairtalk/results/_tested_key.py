@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from fairtalk._codec import OMIT_DEFAULT
 
-__all__ = ["MaskedComparison", "TestedKey"]
+__all__ = ["MASKED_GAP_FLOOR", "MaskedComparison", "TestedKey"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,12 +15,33 @@ class MaskedComparison:
 
     ``remaining`` is the masked absolute difference over the unmasked one: near 1 means
     the gap comes from the responses, near 0 means the scorer reacted to the group words.
-    ``None`` when the unmasked difference is 0.
+    ``None`` when the unmasked difference is about 0 (below :data:`MASKED_GAP_FLOOR`): a share of
+    no gap means nothing (a diversity gap of 4e-7 read "77529% remains").
     """
 
     a: float
     b: float
     remaining: float | None
+
+    @classmethod
+    def of(cls, unmasked: tuple[float, float], masked: tuple[float, float]) -> MaskedComparison:
+        """The masked values, with the share of the unmasked gap they keep (None where that gap is about 0).
+
+        Examples
+        --------
+        >>> round(MaskedComparison.of((0.30, 0.20), (0.28, 0.22)).remaining, 3)
+        0.6
+        >>> MaskedComparison.of((0.4647800, 0.4647804), (0.46478, 0.46511)).remaining is None
+        True
+        """
+        gap = abs(unmasked[0] - unmasked[1])
+        share = abs(masked[0] - masked[1]) / gap if gap >= MASKED_GAP_FLOOR else None
+        return cls(masked[0], masked[1], share)
+
+
+#: The smallest unmasked gap whose masked share is shown, in the key's units (a rate's or corpus
+#: measure's fraction: 0.001 percentage points, the last decimal the reports print).
+MASKED_GAP_FLOOR = 1e-5
 
 
 @dataclass(frozen=True, slots=True)

@@ -444,9 +444,7 @@ def _tested(
 
 def _with_masked(row: KeyTest, values: tuple[float, float]) -> KeyTest:
     """``row`` with its values after masking the group words, and the share of its gap they keep."""
-    m_a, m_b = values
-    gap = row.tested.a - row.tested.b
-    masked = MaskedComparison(m_a, m_b, abs(m_a - m_b) / abs(gap) if gap != 0 else None)
+    masked = MaskedComparison.of((row.tested.a, row.tested.b), values)
     return replace(row, tested=replace(row.tested, masked=masked))
 
 
