@@ -23,6 +23,8 @@ from fairtalk.config import (
     AuditConfig,
     AuditOverrides,
     GenerationOptions,
+    InferenceOptions,
+    PairsOptions,
     ScoreOptions,
     keyword_options,
 )
@@ -289,7 +291,19 @@ def run_axes(
                     config, lexicons, cached, reporter, contexts=contexts, run_id=run_id, extra_manifest=extra_manifest
                 )
             else:
-                axes = _every_axis(config, lexicons, cached, reporter, contexts, pairs, run_id, extra_manifest, keys)
+                axes = _every_axis(
+                    lexicons,
+                    cached,
+                    reporter,
+                    contexts,
+                    pairs,
+                    keys,
+                    pairing=pairing,
+                    generation=generation,
+                    inference=config.inference,
+                    run_id=run_id,
+                    extra_manifest=extra_manifest,
+                )
         except OtherAnswersError as exc:  # found once the answers exist: say where they are kept
             raise InputError(_answers_kept(exc.finding, cached.store), path=exc.path) from exc
         model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
@@ -310,22 +324,25 @@ def run_axes(
 
 
 def _every_axis(
-    config: AuditConfig,
     lexicons: Sequence[Lexicon],
     cached: CachingResponder,
     reporter: ProgressReporter,
     contexts: Corpus | None,
     pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None,
+    keys: Sequence[str],
+    *,
+    pairing: PairsOptions,
+    generation: GenerationOptions,
+    inference: InferenceOptions,
     run_id: str,
     extra_manifest: Mapping[str, object] | None,
-    keys: Sequence[str],
 ) -> dict[str, AxisRun]:
     """Every axis' pairs (given, or built from ``contexts``) and the gold file checked against them, then each axis audited.
 
     The pairs of every axis are built before the first answer is asked for, so that what can be
     checked of them (a gold file labels some of them, enough pairs on each axis) costs no answer.
     """
-    pairing, inference, gold = config.pairs, config.inference, config.inference.score.gold
+    gold = inference.score.gold
     timings: dict[str, dict[str, float]] = {lexicon.axis: {} for lexicon in lexicons}
     found = {
         lexicon.axis: axis_pairs(lexicon, contexts, pairing, reporter, timings[lexicon.axis])
@@ -341,7 +358,7 @@ def _every_axis(
             cached,
             reporter,
             pairing=pairing,
-            generation=config.generation,
+            generation=generation,
             inference=inference,
             contexts=contexts,
             given=found[lexicon.axis],
