@@ -14,7 +14,6 @@ from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 if TYPE_CHECKING:
     from fairtalk.corpora import ReadSummary
     from fairtalk.errors import InputError
-    from fairtalk.training import TrainResult
 
 _MSG_LR = "--lr must be a finite number > 0, got {value!r}"
 _MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
@@ -33,16 +32,6 @@ def _check_lr(value: float | None) -> float | None:
 
         raise SpecError(_MSG_LR.format(value=value))
     return value
-
-
-def _left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
-    """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
-    lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
-    if result.n_no_response:
-        lines.append(f"without a response {result.n_no_response:,}, left out")
-    if result.n_blank_context:
-        lines.append(f"with a blank context {result.n_blank_context:,}, left out")
-    return lines
 
 
 def _with_skips(error: InputError, read: ReadSummary) -> InputError:
@@ -124,7 +113,7 @@ def train(
             result = fairtalk.train_model(dialogues, config, output, progress=progress)
         except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
             raise _with_skips(exc, dialogues.summary) from exc
-    for line in _left_out_lines(dialogues.summary, result):  # what was read but not trained on, counted
+    for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:  # what was read but not trained on, counted
         console.print(line, highlight=False, markup=False)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())

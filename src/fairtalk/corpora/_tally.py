@@ -37,6 +37,10 @@ class ReadSummary:
         """Location (``path:line``) of the first skip for ``reason``, or None."""
         return dict(self.first_location).get(reason)
 
+    def skip_lines(self) -> list[str]:
+        """One line per reason skipped: ``skipped: malformed JSON 2, first at c.jsonl:301``."""
+        return [f"skipped: {reason} {n:,}, first at {self.where(reason) or '?'}" for reason, n in self.skipped]
+
 
 class Tally:
     """Mutable counters a reader fills while streaming; freeze with :meth:`summary`."""

@@ -136,16 +136,6 @@ def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _left_out_lines(read: ReadSummary, result: TrainResult) -> list[str]:
-    """The corpus lines the reader skipped and the records training left out, as ``fairtalk augment`` counts them."""
-    lines = [f"skipped: {reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped]
-    if result.n_no_response:
-        lines.append(f"without a response {result.n_no_response:,}, left out")
-    if result.n_blank_context:
-        lines.append(f"with a blank context {result.n_blank_context:,}, left out")
-    return lines
-
-
 def _audit_pairs(evaluated: str, split: str, lexicon: Lexicon, *, seed: int, n_pairs: int | None) -> tuple[list[Pair], Coverage]:
     """The pairs every model answers, and their coverage: at least two, or an InputError."""
     pair_set = build_pairs(read_corpus(evaluated, split=split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
@@ -183,7 +173,7 @@ def _train(
         except InputError as exc:  # too few dialogues: say what the reader skipped
             raise _with_skips(exc, dialogues.summary) from exc
     if report:
-        for line in _left_out_lines(dialogues.summary, result):
+        for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:
             _LOG.warning("the training corpus %s: %s", dialogues.source, line)
     return result
 

@@ -112,3 +112,12 @@ class TrainResult:
     n_read: int = 0
     n_no_response: int = 0
     n_blank_context: int = 0
+
+    def left_out_lines(self) -> list[str]:
+        """The records given but not trained on, a line per reason (none when every record was used)."""
+        lines = []
+        if self.n_no_response:
+            lines.append(f"without a response {self.n_no_response:,}, left out")
+        if self.n_blank_context:
+            lines.append(f"with a blank context {self.n_blank_context:,}, left out")
+        return lines
