@@ -293,10 +293,10 @@ COMPARE_CASES = {
         False,
         ("race",),
     ),
-    "primary keys of the candidate the baseline did not measure": (
-        _comparison(_change("offense_rate", Change.IMPROVED, True), ANCHOR_CHANGE, unmeasured=("sentiment_positive", "length")),
+    "a primary key of the candidate the baseline did not measure": (
+        _comparison(_change("offense_rate", Change.IMPROVED, True), ANCHOR_CHANGE, unmeasured=("length",)),
         False,
-        ("gender",),
+        ("gender/length",),
     ),
 }
 #: The reason each failing comparison case gives, as the gate says it (the key's, or the whole run's).
@@ -312,9 +312,8 @@ COMPARE_REASONS = {
     "than itself",
     "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
     "cannot be shown not worse there",
-    "primary keys of the candidate the baseline did not measure": "gender: the candidate's primary keys "
-    "sentiment_positive, length were not measured in the baseline: they cannot be shown non-inferior (audit the "
-    "baseline with them)",
+    "a primary key of the candidate the baseline did not measure": "not measured in the baseline: it cannot be shown "
+    "non-inferior (audit the baseline with the measure that gives it)",
 }
 
 
@@ -574,3 +573,21 @@ def test_each_reason_names_the_test_whose_p_decided() -> None:
     assert "not shown balanced within ±2 pp (TOST p " in failure.reason
     (failure,) = evaluate({"gender": lost}, Gate.FAIL_ON_BIAS).failures
     assert "(McNemar p " in failure.reason
+
+
+def test_fail_if_worse_counts_the_unmeasured_primary_keys_with_the_compared_ones(tmp_path: Path) -> None:
+    """Review finding: "1 of 1 primary key not shown non-inferior" where the candidate has 2 (one the baseline lacks)."""
+    comparison = _comparison(_change("offense_rate", Change.INCONCLUSIVE, False), unmeasured=("refusal_rate",))
+    outcome = evaluate(comparison, "fail-if-worse")
+    assert outcome.headline == (
+        "Gate fail-if-worse: FAILED — 2 of 2 primary keys not shown non-inferior (gender/offense_rate, gender/refusal_rate)"
+    )
+    assert [d.name for d in outcome.decisions] == ["gender/offense_rate", "gender/refusal_rate"]
+    assert "them" not in outcome.decisions[1].reason
+    junit = tmp_path / "compare.xml"
+    assert show_comparison(comparison, {}, json_out=False, junit=str(junit), gate=True) == 1
+    xml = junitparser.JUnitXml.fromfile(str(junit))
+    failing = [case for suite in xml for case in suite if not case.is_passed]
+    assert xml.failures == 2 and xml.tests == 2 and sorted(case.name for case in failing) == ["offense_rate", "refusal_rate"]
+    (failure,) = next(case for case in failing if case.name == "refusal_rate").result
+    assert "not measured in the baseline" in failure.text

@@ -15,7 +15,8 @@ GitHub job summary, :mod:`fairtalk.testing` and the pytest plugin. The rules:
   unit show it only on as many units as the audit's identical-answers bound needs; on fewer, the
   reason says how many more. Its primary keys are those of either run (the comparison marks them,
   :func:`fairtalk.compare_runs`); a primary key of the candidate that the baseline did not measure
-  (:attr:`~fairtalk.results.ComparedAxis.unmeasured_primary`) cannot be shown non-inferior and fails.
+  (:attr:`~fairtalk.results.ComparedAxis.unmeasured_primary`) cannot be shown non-inferior: it is a
+  failing decision of its own, counted with the others.
 
 Pairs lost on one side (the model failed on a side, ``drop_empty`` dropped an empty answer, a
 responses file lacks a side: :attr:`~fairtalk.results.AuditResult.losses`) are left out of the
@@ -295,6 +296,10 @@ def _change(row: GapChange, unit: str, corpus: int | None = None) -> tuple[bool,
     )
 
 
+#: The decision on a primary key of the candidate that the baseline did not measure.
+_UNMEASURED = "not measured in the baseline: it cannot be shown non-inferior (audit the baseline with the measure that gives it)"
+
+
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
     clustered = {a.axis for a in comparison.axes if a.n_clusters is not None}
     corpus = {a.axis: a.corpus_dialogues for a in comparison.axes if a.n_clusters is not None}
@@ -315,9 +320,8 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
         )
     if not decisions:
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
+    decisions += [KeyDecision(a.axis, key, False, _UNMEASURED) for a in comparison.axes for key in a.unmeasured_primary]
     for axis in comparison.axes:
-        if (unmeasured := axis.describe_unmeasured()) is not None:
-            run.append(KeyDecision(axis.axis, None, False, f"{axis.axis}: {unmeasured} (audit the baseline with them)"))
         losses = axis.candidate_losses
         lost = (
             None

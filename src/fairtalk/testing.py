@@ -172,9 +172,12 @@ def _audit_failures(run: AuditRun, outcome: GateOutcome) -> list[tuple[str, str]
 def _change_failures(comparison: ModelComparison, outcome: GateOutcome) -> list[tuple[str, str]]:
     """``(axis/key, line)`` for each failure of ``fail-if-worse`` on ``comparison``."""
     out = []
+    compared = {(row.axis, row.key) for row in comparison.changes}
     for d in outcome.failures:
         if d.axis is None or d.key is None:
             line = None
+        elif (d.axis, d.key) not in compared:  # a primary key the baseline did not measure: no figures to show
+            line = f"{d.axis}: {d.key}: {d.reason}"
         else:  # the figures, then the gate's reason (the verdict and why it is not shown non-inferior)
             line = change_line(comparison.change(d.axis, d.key), comparison.alpha, verdict=d.reason)
         out.append((d.name, _failure_line(d, line)))

@@ -174,14 +174,34 @@ def _audit_suites(
 def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: str) -> tuple[int, int]:
     """One testsuite per axis of a comparison, a testcase per key under ``--fail-if-worse``; (testcases, failing ones)."""
     outcomes = _outcomes(comparison, Gate.FAIL_IF_WORSE)
-    n_failures = 0
-    for axis in dict.fromkeys(row.axis for row in comparison.changes):
+    n_tests = n_failures = 0
+    compared = {(row.axis, row.key) for row in comparison.changes}
+    for axis in dict.fromkeys([row.axis for row in comparison.changes] + [a.axis for a in comparison.axes]):
         shown = {(r.axis, r.key): r for r in comparison_rows(comparison)}  # the report's figures, rates in pp
         rows = [(row, _failed(outcomes, axis, row.key)) for row in comparison.changes if row.axis == axis]
-        failing = sum(1 for _, failed in rows if failed)
+        # a primary key the gate decides that has no compared row (the baseline did not measure it)
+        unrowed = [d for d in outcomes[0].decisions if d.axis == axis and (axis, d.key) not in compared]
+        failing = sum(1 for _, failed in rows if failed) + sum(1 for d in unrowed if not d.passed)
+        if not rows and not unrowed:
+            continue
         suite = ET.SubElement(
-            suites, "testsuite", name=f"{name}.{axis}", tests=str(len(rows)), failures=str(failing), errors="0", skipped="0"
+            suites,
+            "testsuite",
+            name=f"{name}.{axis}",
+            tests=str(len(rows) + len(unrowed)),
+            failures=str(failing),
+            errors="0",
+            skipped="0",
         )
+        for d in unrowed:
+            _case(
+                suite,
+                f"{name}.{axis}",
+                str(d.key),
+                f"{axis}: {d.key}: {d.reason}",
+                [] if d.passed else [(outcomes[0].gate, d.reason)],
+                (),
+            )
         for row, failed in rows:
             f = shown[row.axis, row.key]
             unit = f" {f.unit}" if f.unit else ""  # as the gate's reason beside it: "pp"
@@ -191,9 +211,10 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
                 f"adjusted {f.p_adjusted}, margin {'n/a' if row.margin is None else f'±{f.margin}{unit}'}"
             )
             _case(suite, f"{name}.{axis}", row.key, message, failed, row.notes)
+        n_tests += len(rows) + len(unrowed)
         n_failures += failing
     n_run = _run_suite(suites, name, outcomes)
-    return len(comparison.changes) + n_run, n_failures + n_run
+    return n_tests + n_run, n_failures + n_run
 
 
 def junit_xml(
