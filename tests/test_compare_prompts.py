@@ -133,7 +133,7 @@ def test_one_analysis_against_itself_is_unchanged_but_fails_the_gate_as_one_run(
     data = json.loads(done.stdout)
     row = data["axes"]["gender"]["keys"]["regard"]
     assert row["verdict"] == "unchanged" and row["identical"] and row["non_inferior"] and row["change_ci"] == [0.0, 0.0]
-    assert data["same_run"] == f"the same folder {analyses['gap']}"
+    assert data["same_run"] == f"one run (the same folder {analyses['gap']})"
     assert "the baseline and the candidate are one run (the same folder" in done.stderr
     assert "gender: identical analyses" in _compare(str(analyses["gap"]), str(analyses["gap"])).output
     copy = tmp_path / "copy"

@@ -122,7 +122,7 @@ def test_a_primary_key_of_the_candidate_the_baseline_did_not_measure_fails_the_g
     assert done.exit_code == 0, done.output
 
 
-def test_a_baseline_model_that_is_the_candidate_fails_the_gate_as_one_run(toys: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_baseline_model_that_is_the_candidate_is_refused_before_any_answer(toys: tuple[Path, Path], tmp_path: Path) -> None:
     """`audit --baseline-model` with the candidate's own model: its answers are its own; a second model alike passes."""
     args = ["--measures", "offense", *MARGIN, "--fail-if-worse"]
     corpus, models = toys
@@ -145,13 +145,11 @@ def test_a_baseline_model_that_is_the_candidate_fails_the_gate_as_one_run(toys: 
             *args,
         ],
     )
-    assert same.exit_code == 1, same.output
-    why = f"one run (the same model python:{models}:plain with the same decoding settings)"
-    assert f"Gate fail-if-worse: FAILED — the baseline and the candidate are {why}: it cannot be shown not worse than itself" in (
-        " ".join(same.output.split())
-    )
-    failing = [c for s in junitparser.JUnitXml.fromfile(str(tmp_path / "same.xml")) for c in s if not c.is_passed]
-    assert [case.name for case in failing] == ["run"]
+    # knowable from the arguments: refused before any answer is generated, not a gate failure after two audits
+    assert same.exit_code == 2, same.output
+    why = f"two runs of the same model python:{models}:plain with the same decoding settings"
+    assert f"error: --baseline-model: the baseline and the candidate would be {why}" in " ".join(same.output.split())
+    assert not (tmp_path / "same").exists() and not (tmp_path / "same.xml").exists()
     other = runner.invoke(
         app,
         [
@@ -183,8 +181,12 @@ def test_two_audits_of_one_model_are_one_run_unless_their_decoding_settings_diff
     again = _audit(toys, tmp_path / "again", "plain", "--measures", "offense")
     done, _, _ = _compare(first, again, tmp_path, *MARGIN)
     assert done.exit_code == 1, done.output
+    why = f"two runs of the same model python:{toys[1]}:plain with the same decoding settings"
+    assert f"the baseline and the candidate are {why}: a model cannot be shown not worse than itself" in " ".join(
+        done.output.split()
+    )
     comparison = compare_runs(first, again, margins={"offense_rate": 0.2})
-    assert comparison.same_run == f"the same model python:{toys[1]}:plain with the same decoding settings"
+    assert comparison.same_run == why
     assert not evaluate(comparison, "fail-if-worse").passed
     longer = _audit(toys, tmp_path / "longer", "plain", "--measures", "offense", "--max-new-tokens", "64")
     assert compare_runs(first, longer).same_run is None

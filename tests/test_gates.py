@@ -284,7 +284,7 @@ COMPARE_CASES = {
         ("gender/offense_rate",),
     ),
     "one run as both": (
-        _comparison(_change("offense_rate", Change.UNCHANGED, True), ANCHOR_CHANGE, same_run="the same folder base"),
+        _comparison(_change("offense_rate", Change.UNCHANGED, True), ANCHOR_CHANGE, same_run="one run (the same folder base)"),
         False,
         ("run",),
     ),
@@ -308,8 +308,8 @@ COMPARE_REASONS = {
     "non-inferiority not tested": "inconclusive; non-inferiority not tested",
     "identical on too few pairs": "inconclusive; not shown non-inferior: the same gap on all 80 pairs in both runs, too few "
     "for the exact identical-answers bound (it needs 299 pairs, 219 more, at margin ±2.00 pp)",
-    "one run as both": "the baseline and the candidate are one run (the same folder base): it cannot be shown not worse "
-    "than itself",
+    "one run as both": "the baseline and the candidate are one run (the same folder base): a model cannot be shown not "
+    "worse than itself",
     "a group pair only the baseline has a gap for": "race: a group pair only the baseline has a gap for; the candidate "
     "cannot be shown not worse there",
     "a primary key of the candidate the baseline did not measure": "not measured in the baseline: it cannot be shown "

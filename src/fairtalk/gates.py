@@ -315,7 +315,7 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
                 None,
                 None,
                 False,
-                f"the baseline and the candidate are one run ({comparison.same_run}): it cannot be shown not worse than itself",
+                f"the baseline and the candidate are {comparison.same_run}: a model cannot be shown not worse than itself",
             )
         )
     if not decisions:

@@ -119,6 +119,6 @@ def test_not_worse_refuses_the_candidate_as_its_own_baseline(tmp_path: Path) -> 
         assert_not_worse(fair, fair, **options, out_dir=tmp_path / "one")
     assert same.value.failing == ("run",)
     assert (
-        "the baseline and the candidate are one run (the same model python:tests.integrations._toys:fair with the same "
-        "decoding settings): it cannot be shown not worse than itself"
+        "the baseline and the candidate are two runs of the same model python:tests.integrations._toys:fair with the same "
+        "decoding settings: a model cannot be shown not worse than itself"
     ) in str(same.value)

@@ -74,6 +74,11 @@ _DEFAULT_OUTPUT = cli_default("out_dir")
 #: With --baseline-model: the baseline's audit and the comparison go in these folders of OUTPUT.
 BASELINE_FOLDER, COMPARISON_FOLDER = "baseline", "comparison"
 _MSG_REPLACED = "replaced the earlier run in {output} (axes: {axes})"
+_MSG_SAME_MODEL = (
+    "--baseline-model: the baseline and the candidate would be {why}, whose answers are the same: a model cannot be "
+    "shown not worse than itself; give the model the candidate replaces (or another --model-version, --model-arg or "
+    "decoding setting)"
+)
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
 _NOTE_RUN_SCOPE = (
     "--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
@@ -236,6 +241,8 @@ def audit(  # noqa: C901, PLR0915
         if fail_if_worse and baseline_model is None:
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
         config, lexicons, output, store_path = _config(ctx, config_file)  # output: out_dir, its default filled in
+        if baseline_model is not None:
+            _refuse_same_model(config, _baseline_config(config, baseline_model, output, store_path))
         if fail_on_bias and config_file is None and _scope_left_out(ctx) and len(lexicons) > 1:
             config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
             say(_NOTE_RUN_SCOPE)
@@ -401,6 +408,30 @@ def _check_outputs(
     return {**files, **outputs, "--store": store, "-o": output}
 
 
+def _baseline_config(config: AuditConfig, model: str, output: str, store: object) -> AuditConfig:
+    """The baseline's audit: the candidate's options but its model, into OUTPUT/baseline (see :func:`_against_baseline`)."""
+    args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
+    return config.updated(
+        {
+            "model": model,
+            "model_args": args,
+            "model_version": None,
+            "out_dir": str(Path(output) / BASELINE_FOLDER),
+            "store": str(store),
+            "gold": None,
+        }
+    )
+
+
+def _refuse_same_model(config: AuditConfig, baseline: AuditConfig) -> None:
+    """SpecError before any answer is generated when the baseline is the candidate's own model (the same answers)."""
+    from fairtalk.compare import same_model_configs
+    from fairtalk.errors import SpecError
+
+    if (why := same_model_configs(baseline, config)) is not None:
+        raise SpecError(_MSG_SAME_MODEL.format(why=why))
+
+
 def _against_baseline(
     config: AuditConfig,
     model: str,
@@ -427,19 +458,9 @@ def _against_baseline(
     from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
-    args = {k: v for k, v in config.model_args.items() if k == "system_prompt"}
     try:
         check_report_folder(str(compare_out), {"OUTPUT": output}, names=MODEL_COMPARISON_FILES.values())
-        base_config = config.updated(
-            {
-                "model": model,
-                "model_args": args,
-                "model_version": None,
-                "out_dir": str(base_out),
-                "store": str(store),
-                "gold": None,
-            }
-        )
+        base_config = _baseline_config(config, model, output, store)
         with progress_bars() as progress:
             base_run = fairtalk.audit(base_config, progress=progress)
         info(f"baseline {base_run.model}: report in {base_out}/")

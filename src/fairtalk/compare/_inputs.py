@@ -23,10 +23,11 @@ from typing import Any
 
 from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
+from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
 from fairtalk.results import AuditResult, read_result_file
 
-__all__ = ["AxisInput", "RunInput", "read_run", "same_run"]
+__all__ = ["AxisInput", "RunInput", "read_run", "same_model", "same_model_configs", "same_run"]
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
@@ -76,22 +77,49 @@ def _sha256(path: Path) -> str:
 
 
 def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
-    """Why the two runs are one run, else None: the release gate fails on it (``--fail-if-worse``, ``assert_not_worse``).
+    """What the two runs are when they cannot be told apart, else None: the release gate fails on it (``--fail-if-worse``, ``assert_not_worse``).
 
-    One run: the same folder, the same run id, a copy of its files, or the same model, that is
-    the same fingerprint and decoding settings (what keys the answers in a run store: ``audit
+    ``one run (…)``: the same folder, the same run id or a copy of its files; ``two runs of the
+    same model … with the same decoding settings``: the same fingerprint and decoding settings (what keys the answers in a run store: ``audit
     --baseline-model`` with the candidate's own model, or the model audited twice). Whatever the
     pairs, its answers are its own: not worse than itself proves nothing about a release.
     """
     if Path(baseline.path).resolve() == Path(candidate.path).resolve():
-        return f"the same folder {baseline.path}"
+        return f"one run (the same folder {baseline.path})"
     if baseline.run_id and baseline.run_id == candidate.run_id:
-        return f"the same run id {baseline.run_id}"
+        return f"one run (the same run id {baseline.run_id})"
     if baseline.sha256 and baseline.sha256 == candidate.sha256:
-        return "a byte-identical copy of its results file"
-    if baseline.model is not None and baseline.model == candidate.model and baseline.settings == candidate.settings:
-        return f"the same model {baseline.model.partition(' ')[0]} with the same decoding settings"
+        return "one run (a byte-identical copy of its results file)"
+    return same_model((baseline.model, baseline.settings), (candidate.model, candidate.settings))
+
+
+def same_model(baseline: tuple[str | None, object], candidate: tuple[str | None, object]) -> str | None:
+    """The rule of one model: the same model identity and the same decoding settings, each ``(model, settings)``.
+
+    ``model`` is a run's fingerprint (what keys its answers in a run store, the spec first), or
+    None (no model: never the same).
+    """
+    (model, settings), (other, other_settings) = baseline, candidate
+    if model is not None and model == other and settings == other_settings:
+        return f"two runs of the same model {model.partition(' ')[0]} with the same decoding settings"
     return None
+
+
+def same_model_configs(baseline: AuditConfig, candidate: AuditConfig) -> str | None:
+    """:func:`same_model` on two audits' configs, before any answer is generated (``audit --baseline-model``).
+
+    Two identical specs with the same model arguments, model version and decoding settings are
+    one model. A ``python:`` spec whose file changes between two runs gets another fingerprint,
+    which :func:`same_run` tells apart afterwards; in one command the two specs are one model.
+    """
+
+    def identity(config: AuditConfig) -> tuple[str | None, object]:
+        if not isinstance(config.model, str):  # a Responder object or a function: no spec to compare
+            return None, config.settings
+        args = sorted((k, repr(v)) for k, v in config.model_args.items())
+        return f"{config.model} {args!r} {config.model_version!r}", config.settings
+
+    return same_model(identity(baseline), identity(candidate))
 
 
 def _result(path: Path) -> AuditResult:

@@ -209,9 +209,9 @@ def _judged(rows: list[GapChange], alpha: float, correction: str) -> list[GapCha
 def _same_run(baseline: str | os.PathLike[str], candidate: str | os.PathLike[str], base_sha: str, cand_sha: str) -> str | None:
     """Why the two analyses are one (the same folder, or byte-identical results), else None."""
     if Path(baseline).resolve() == Path(candidate).resolve():
-        return f"the same folder {baseline}"
+        return f"one run (the same folder {baseline})"
     if base_sha == cand_sha:
-        return "a byte-identical copy of its results file"
+        return "one run (a byte-identical copy of its results file)"
     return None
 
 

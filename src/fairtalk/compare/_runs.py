@@ -55,8 +55,7 @@ SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair sc
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
 WARN_SAME_RUN = (
-    "the baseline and the candidate are one run ({why}): a run cannot be shown not worse than itself, "
-    "so the release gate fails; compare the candidate with a run of the model it replaces (a model changed behind "
+    "the baseline and the candidate are {why}: a model cannot be shown not worse than itself; compare the candidate with a run of the model it replaces (a model changed behind "
     "the same spec is told apart by --model-version)"
 )
 WARN_UNMEASURED = "{axis}: {what}, so the release gate fails; audit the baseline with the candidate's measures"

@@ -200,9 +200,10 @@ class ModelComparison(Codec, Result[tuple[str, str]]):
     ``regard``; the two gaps compared as independent estimates, ``n_pairs`` 0: no pair is shared).
     ``results.json`` records it only when it is not ``"paired"``.
 
-    ``same_run`` says why the baseline and the candidate are one run (the same folder, the same run
-    id, the same model and decoding settings), else None: the release gate fails on it, since a run
-    cannot be shown not worse than itself.
+    ``same_run`` says what the baseline and the candidate are when they cannot be told apart (``one
+    run (the same folder …)``, the same run id or a copy; ``two runs of the same model … with the
+    same decoding settings``), else None: the release gate fails on it, since a model cannot be
+    shown not worse than itself.
 
     ``to_dict()`` is the comparison's ``results.json``: each axis under its name, with its keys'
     changes under ``keys``; ``from_dict()`` reads it back.
