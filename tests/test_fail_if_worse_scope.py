@@ -116,6 +116,11 @@ def test_a_primary_key_of_the_candidate_the_baseline_did_not_measure_fails_the_g
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert data["axes"]["gender"]["unmeasured_primary"] == ["sentiment_positive", "sentiment_negative", "length"]
     assert evaluate(ModelComparison.from_dict(data), "fail-if-worse").to_dict() == gate
+    # no gate asked: the warning names the keys, and no gate is said to fail
+    plain = runner.invoke(app, ["compare", str(base), str(cand), *MARGIN])
+    said = " ".join(plain.output.split())
+    assert plain.exit_code == 0 and "sentiment_positive, sentiment_negative, length were not measured" in said, plain.output
+    assert "gate fails" not in said
     # the candidate measured with the baseline's measures only: the gate decides them and passes
     narrow = _audit(toys, tmp_path / "narrow", "plain_too", "--measures", "offense,sentiment,length", "--primary", "offense_rate")
     done, _, _ = _compare(base, narrow, tmp_path / "n", *MARGIN)

@@ -58,7 +58,7 @@ WARN_SAME_RUN = (
     "the baseline and the candidate are {why}: a model cannot be shown not worse than itself; compare the candidate with a run of the model it replaces (a model changed behind "
     "the same spec is told apart by --model-version)"
 )
-WARN_UNMEASURED = "{axis}: {what}, so the release gate fails; audit the baseline with the candidate's measures"
+WARN_UNMEASURED = "{axis}: {what}; audit the baseline with the candidate's measures"
 NOTE_CONTEXTS = "{n} pairs have the same id in both runs but different contexts: not the same pairs, left out"
 WARN_MEASURES = "the candidate was scored with other measures ({cand}); both runs are scored here with the baseline's ({base})"
 WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its run (sha256 {old} -> {new})"
