@@ -96,8 +96,16 @@ def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, t
         "4",
     ]
     env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hang below dumps every thread's stack (SIGABRT)
+    # A job started in the background by a non-interactive shell (``make test &``) inherits SIGINT as ignored, and
+    # Python then installs no KeyboardInterrupt handler: Ctrl-C's default is given back to the command under test.
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stdout is not None
