@@ -381,6 +381,13 @@ def ci_vs_test(m: MeasureResult) -> bool:
     return excludes_zero != (p < _CI_LEVEL_ALPHA)
 
 
+def _disagreement(m: MeasureResult) -> str:
+    """Which way a marked row's interval and test disagree (:func:`ci_vs_test`)."""
+    if m.p_paired is not None and m.p_paired < _CI_LEVEL_ALPHA:
+        return "p < 0.05 while the 95% CI holds 0"
+    return "p ≥ 0.05 while the 95% CI leaves 0 out"
+
+
 def ci_test_note(result: AuditResult) -> str | None:
     """The footnote of the rows marked :data:`CI_TEST_MARK` (:func:`ci_vs_test`), naming their tests; None if none is."""
     marked = [m for m in _order(result.measures) if ci_vs_test(m)]
@@ -388,8 +395,9 @@ def ci_test_note(result: AuditResult) -> str | None:
         return None
     tests = ", ".join(dict.fromkeys(_TEST_NAMES.get(m.paired_test, m.paired_test or "the paired test") for m in marked))
     intervals = ", ".join(dict.fromkeys(_INTERVAL_NAMES.get(m.ci_method, m.ci_method) or "its own" for m in marked))
+    cases = " or ".join(dict.fromkeys(_disagreement(m) for m in marked))
     return (
-        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 (p < 0.05 against the CI leaving 0 out): the verdict follows "
+        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 ({cases}): the verdict follows "
         f"the test ({tests}, then corrected for multiple testing), not this interval ({intervals}), "
         "a different procedure: the two can disagree near the boundary and on few pairs"
     )
