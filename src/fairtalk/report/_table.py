@@ -239,19 +239,22 @@ def _effect(m: MeasureResult) -> str:
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
-def measure_amount(x: float, m: MeasureResult) -> str:
+def measure_amount(x: float, m: MeasureResult | str) -> str:
     """A difference in the measure's units as every report reads it: percentage points for rates and corpus measures.
+
+    ``m``: the measure's row, or its kind (``"rate"``, ``"count"``, ``"corpus"``) where there is no row (``plan``).
 
     Examples
     --------
     >>> from fairtalk.results import MeasureResult, TestedKey
     >>> rate = MeasureResult(TestedKey("offense_rate", "rate", 0.1, 0.1, None, None, None, 1.0, "t", (0, 0), None, ""))
-    >>> measure_amount(0.0521, rate)
-    '5.21 pp'
+    >>> measure_amount(0.0521, rate), measure_amount(0.1069, "rate"), measure_amount(0.25, "count")
+    ('5.21 pp', '10.69 pp', '0.2500')
     """
     if not math.isfinite(x):
         return "n/a"
-    return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
+    percent = m in ("rate", "corpus") if isinstance(m, str) else is_percent(m)
+    return f"{100 * x:.2f} pp" if percent else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
 def _equivalence(m: MeasureResult, alpha: float) -> str:
