@@ -115,7 +115,7 @@ def test_a_bad_margin_or_primary_exits_2_before_the_model_is_asked(toys: tuple[P
     for extra, message in (
         (
             ["--margin", "offense_rate=2"],
-            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02",
+            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 pp give 0.02",
         ),
         (["--margin", "ofense_rate=0.01"], "unknown margin measure key 'ofense_rate'"),
         (["--primary", "nope"], "unknown primary measure key 'nope'"),

@@ -509,3 +509,19 @@ def test_wrap_prose_indents_a_wrapped_line_and_never_cuts_a_word() -> None:
     assert all(cell_len(w) <= 40 for w in wrapped[:-1]) and wrapped[-2:] == ["short", "/" + "x" * 90]
     assert wrapped[0].startswith("  gender:") and all(w.startswith("    measure_") for w in wrapped[1:-2])
     assert " ".join(" ".join(wrapped[:-2]).split()) == " ".join(line.split())
+
+
+def test_a_library_warning_wraps_between_words_as_say_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review finding: a generation warning printed as one 222-character line, cut by the terminal mid-word."""
+    from fairtalk.cli._console import err_console
+    from fairtalk.cli._output import output_options
+
+    long = "/tmp/" + "x" * 100
+    words = "the served model is not the one the config names, so its responses are kept under the served name"
+    with output_options(quiet=False, verbose=0):
+        logging.getLogger("fairtalk.run").warning("gender: %s: %s, %s", words, long, words)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 2 and lines[0].startswith("warning: gender: the served model")
+    assert long + "," in [line.strip() for line in lines], (err_console.width, lines)  # a word wider than the console stays whole
+    assert all(len(line) <= err_console.width for line in lines if long not in line)
+    assert all(line.startswith("  ") and line == line.rstrip() for line in lines[1:])

@@ -109,7 +109,7 @@ def test_plan_reads_an_earlier_clustered_audit_and_floors_its_design_effect_at_o
     n = _pairs(below.output)
     assert _pairs(runner.invoke(app, [*args, _clustered_pilot(tmp_path, 1.0)]).output) == n
     assert "design effect 0.88, planned as 1" in " ".join(below.output.split())
-    assert "earlier audit had 200 pairs; its minimum detectable effect was 0.061" in below.output
+    assert "earlier audit had 200 pairs; its minimum detectable effect was 6.10 pp" in below.output
     q = 0.19645**2 * 199 / 200 + 0.04**2
     units = spanned_dialogues(n, BUILTIN_GENDER_DIALOGUE_SIZES)
     assert _mde("rate_mean", n, sd=0.19645, q=q, units=units) <= 0.05 < _mde("rate_mean", n - 1, sd=0.19645, q=q, units=units)
@@ -489,3 +489,17 @@ def test_plan_results_given_a_folder_says_so_once_and_names_its_results(tmp_path
     empty.mkdir()
     result = runner.invoke(app, ["plan", "--gate", "--results", str(empty)])
     assert result.exit_code == 2 and "is a folder" in result.stderr and "it holds" not in result.stderr
+
+
+def test_plan_says_a_rate_effect_and_mde_in_pp_as_the_audit_does(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: plan printed "a difference of 0.05 … its minimum detectable effect was 0.1069" where the audit says pp."""
+    done = runner.invoke(
+        app, ["plan", "--measure", "offense_rate", "--effect", "0.05", "--results", _clustered_pilot(tmp_path, 1.0)]
+    )
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "pairs detect a difference of 5.00 pp with power" in said
+    assert "reports a minimum detectable effect of 5.00 pp or less" in said
+    assert "its minimum detectable effect was 6.10 pp" in said
+    assert "0.05 with power" not in said
+    assert "(0.01 = 1 pp of a rate)" in " ".join(runner.invoke(app, ["plan", "--help"]).output.split())

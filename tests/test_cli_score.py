@@ -215,7 +215,7 @@ def test_equivalence_gate_and_margins(unbiased, tmp_path) -> None:
         (("--primary", "nosuch"), "nosuch"),
         (
             ("--margin", "offense_rate=2"),
-            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02",
+            "offense_rate's margin is a fraction: 2 would allow any difference; for 2 pp give 0.02",
         ),
         (("--margin", "offense_rate=1"), "offense_rate's margin is a fraction: 1 would allow any difference"),
     ],
@@ -291,7 +291,7 @@ def test_a_rate_margin_of_1_or_more_is_refused_from_a_config_and_the_library(bia
     args = ("--responses", str(biased), "--axis", "gender", "-o", str(out), "--fail-unless-equivalent", "--config", str(config))
     done = _score(*args)
     assert done.exit_code == 2, done.output
-    assert "offense_rate's margin is a fraction: 5 would allow any difference; for 5 points give 0.05" in done.stderr
+    assert "offense_rate's margin is a fraction: 5 would allow any difference; for 5 pp give 0.05" in done.stderr
     assert not (out / "results.json").exists()
     with pytest.raises(SpecError, match="offense_rate's margin is a fraction: 2 would"):
         fairtalk.score(biased, axis="gender", margins={"offense_rate": 2})

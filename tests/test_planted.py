@@ -241,3 +241,22 @@ def test_cli_refuses_another_commands_folder_as_output_or_cache_and_one_folder_f
         assert "error:" in flat and message in flat
     assert sorted(p.name for p in audit.iterdir()) == before
     assert not (tmp_path / "p").exists() and not (tmp_path / "c").exists()
+
+
+def test_the_cli_says_the_planted_rates_and_gaps_in_pp(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Review finding: ``reproduce planted`` printed "p = 5 pts … true 5.00" with no unit."""
+    from types import SimpleNamespace
+
+    import fairtalk.pipeline
+    from fairtalk.results import Verdict
+
+    row = SimpleNamespace(
+        rate=0.05, key="offense_rate", true_gap=0.05, gap=0.048, ci=(0.01, 0.09), covered=True, verdict=Verdict.DIFFERENT
+    )
+    files = {k: str(tmp_path / f"planted.{k}") for k in ("md", "csv", "json", "html")}
+    fake = SimpleNamespace(planted=[row], debiased=[], files=files)
+    monkeypatch.setattr(fairtalk.pipeline, "reproduce_planted", lambda **_: fake)
+    result = CliRunner().invoke(app, ["reproduce", "planted", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "p = 5 pp, offense_rate: true 5.00 pp, recovered 4.80 pp [1.00, 9.00] pp, covered" in said, said

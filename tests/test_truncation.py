@@ -451,3 +451,12 @@ def test_an_answer_cut_to_the_record_limit_counts_as_cut_off_everywhere(tmp_path
         assert "Cut Off at the Token or Record Limit (%)" in (out / "gender" / page).read_text(encoding="utf-8")
     again = fairtalk.score(out / "gender" / "responses.jsonl", axis="gender", measures="length", n_resamples=100)
     assert (again.measure("hit_token_limit").a, again.measure("hit_token_limit").b) == (0.05, 0.0)
+
+
+def test_the_record_limit_warning_names_its_axis_and_reads_an_8_mib_record() -> None:
+    """Review finding: "longer than a 8 MiB JSONL record", with no axis named."""
+    from fairtalk._jsonl import MAX_RECORD_BYTES
+    from fairtalk.run._generate import _MSG_TRUNCATED
+
+    said = _MSG_TRUNCATED.format(label="gender: responses", n=1, limit=MAX_RECORD_BYTES >> 20)
+    assert said.startswith("gender: responses: 1 response(s) longer than an 8 MiB JSONL record were cut to fit")

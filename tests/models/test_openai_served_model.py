@@ -60,7 +60,7 @@ def test_another_served_model_is_recorded_and_warned_of_once_counted(tmp_path: P
     said, generation = _audit(tmp_path, served="qwen2.5-0.5b-instruct", asked="llama-3.1-8b-instruct")
     assert generation["served_models"] == {"qwen2.5-0.5b-instruct": 20}
     warning = (
-        "20 of 20 answers came from a model the server names 'qwen2.5-0.5b-instruct' (20 answers), not the model asked "
+        "gender: responses: 20 of 20 answers came from a model the server names 'qwen2.5-0.5b-instruct' (20 answers), not the model asked "
         "for ('llama-3.1-8b-instruct')"
     )
     assert said.count(warning) == 1, said

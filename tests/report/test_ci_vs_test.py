@@ -64,7 +64,7 @@ def test_a_ci_leaving_0_out_beside_an_inconclusive_test_is_marked_in_every_repor
     assert "-19.259] ‡" in row and "inconclusive" in row
     said = " ".join(terminal.split())
     assert (
-        "‡ the 95% CI and p (paired) disagree about 0 (p < 0.05 against the CI leaving 0 out): the verdict follows the test (McNemar's exact test"
+        "‡ the 95% CI and p (paired) disagree about 0 (p ≥ 0.05 while the 95% CI leaves 0 out): the verdict follows the test (McNemar's exact test"
         in said
     )
     assert "not this interval (Newcombe's)" in said
@@ -81,6 +81,18 @@ def test_a_ci_holding_0_beside_a_test_below_alpha_is_marked_too() -> None:
     assert ci_vs_test(m)
     note = ci_test_note(_result(m))
     assert note is not None and "the exact sign-flip test by dialogue" in note
+    assert "(p < 0.05 while the 95% CI holds 0)" in note and "leaves 0 out" not in note
+
+
+def test_the_note_names_both_cases_when_both_rows_occur() -> None:
+    """Review finding: p 0.062 beside a CI leaving 0 out was footnoted "p < 0.05 against the CI leaving 0 out"."""
+    holds = _offense(0.03, (-0.40, 0.01))
+    leaves = _offense(0.062, (-0.9, -0.1))
+    leaves = dataclasses.replace(leaves, tested=dataclasses.replace(leaves.tested, name="k1_rate"))
+    note = ci_test_note(_result(holds, leaves))
+    assert note is not None
+    assert "(p < 0.05 while the 95% CI holds 0 or p ≥ 0.05 while the 95% CI leaves 0 out)" in note
+    assert "against the CI" not in note
 
 
 def test_a_ci_and_a_test_that_agree_are_not_marked() -> None:

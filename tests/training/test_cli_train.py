@@ -22,7 +22,7 @@ def _corpus(tmp_path):
 
 
 def test_train_retrieval_writes_a_checkpoint(tmp_path) -> None:
-    out = tmp_path / "ret"
+    out = tmp_path / ("ret_" + "long" * 20)  # wider than 80 columns on its own
     result = runner.invoke(
         app,
         [
@@ -44,7 +44,12 @@ def test_train_retrieval_writes_a_checkpoint(tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "epoch 1/1" in result.output and "recall@1" in result.output
-    assert f"wrote{out}" in "".join(result.output.split())  # a long path (pytest-xdist's temp dirs) wraps at 80 columns
+    # Review finding: the last line was cut mid-path at 80 columns and wrapped with a trailing space; it wraps between words
+    lines = result.output.splitlines()
+    assert str(out) in [line.strip() for line in lines]  # the long path whole, on a line of its own
+    assert all(line == line.rstrip() for line in lines)
+    assert all(len(line) <= 80 for line in lines if str(tmp_path) not in line), lines
+    assert "parameters ·" in " ".join(result.output.split())
     checkpoint = load_checkpoint(out)
     assert checkpoint.kind == "retrieval" and len(checkpoint.pool) == 10
     assert checkpoint.config["corpus"].startswith("jsonl:") and checkpoint.config["training"]["pool_size"] == 10

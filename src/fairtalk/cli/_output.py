@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from fairtalk.cli._console import err_console, is_quiet, json_output, set_quiet, terminal_safe
+from fairtalk.cli._console import err_console, is_quiet, json_output, set_quiet, terminal_safe, wrap_prose
 
 if TYPE_CHECKING:
     from fairtalk.progress import ProgressCallback, ProgressEvent
@@ -42,7 +42,11 @@ _RESTORE: list[tuple[logging.Logger, int]] = []
 
 
 class _LogHandler(logging.Handler):
-    """A log record as one line on stderr: ``warning: …`` (INFO lines bare), control sequences removed."""
+    """A log record as one line on stderr: ``warning: …`` (INFO lines bare), control sequences removed.
+
+    Wrapped as :func:`~fairtalk.cli._console.say` wraps: between words at the console's width, the
+    next lines indented two columns, a word wider than that (a long path) whole.
+    """
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -53,7 +57,8 @@ class _LogHandler(logging.Handler):
         level = record.levelno
         prefix = "" if level == logging.INFO else f"{logging.getLevelName(level).lower()}: "
         style = _STYLES.get(logging.ERROR if level >= logging.ERROR else level)
-        err_console.print(prefix + message, style=style, markup=False, highlight=False, soft_wrap=True)
+        shown = wrap_prose(prefix + message, err_console.width)
+        err_console.print(shown, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -1191,7 +1192,7 @@ def plan(  # noqa: C901
     effect: float | None = typer.Option(
         None,
         "--effect",
-        help="The smallest difference A - B worth detecting, in the measure's units (0.01 = one point of a rate).",
+        help="The smallest difference A - B worth detecting, in the measure's units (0.01 = 1 pp of a rate).",
     ),
     gate: bool = typer.Option(
         False,
@@ -1273,6 +1274,7 @@ def _detect(
     design_effect: float | None,
 ) -> None:
     """``plan --measure K --effect E``: the pairs on which K's own test detects E with ``power`` (the report's MDE, inverted)."""
+    from fairtalk.report import measure_amount
     from fairtalk.stats import pairs_to_detect
 
     if not measure.strip():
@@ -1304,15 +1306,17 @@ def _detect(
         )
     except ValueError as err:
         fail(f"{measure}: {err}")
+    amount = functools.partial(measure_amount, m=kind or "")
+    shown = amount(effect)
     say(
-        f"{measure}: {needed:,} pairs detect a difference of {effect:g} with power {power:.0%} "
+        f"{measure}: {needed:,} pairs detect a difference of {shown} with power {power:.0%} "
         f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "
         f"{how}; sd of A - B {known['sd']:.4g}; {_deff_text(deff)}); an audit of that many pairs, spread like this, "
-        f"reports a minimum detectable effect of {effect:g} or less"
+        f"reports a minimum detectable effect of {shown} or less"
     )
     if known.get("n_pairs"):
         mde = known.get("mde")
-        at = f"; its minimum detectable effect was {mde:.4g}" if isinstance(mde, int | float) else ""
+        at = f"; its minimum detectable effect was {amount(mde)}" if isinstance(mde, int | float) else ""
         say(f"the earlier audit had {int(known['n_pairs']):,} pairs{at}")
 
 

@@ -59,7 +59,7 @@ def _paraphrase(groups_file: str | None, source: str = "builtin", **options: Any
 def _print_filters(made: PromptSet) -> None:
     filtered = made.filtered
     dropped = ", ".join(f"{name} {n}" for name, n in filtered.counts)
-    console.print(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})", highlight=False)
+    say(f"paraphrases: {filtered.n_in} in, {filtered.n_kept} kept (dropped: {dropped})")
     if filtered.n_cells:
         say(
             f"template × structure cells: {filtered.n_cells:,}, of which {filtered.n_balanced_cells:,} have every group"
@@ -119,7 +119,7 @@ def prompts_paraphrase(
     )
     path = write_prompts(made.prompts, output)
     _print_filters(made)
-    console.print(f"wrote {len(made.prompts):,} prompts to {path}", highlight=False)
+    say(f"wrote {len(made.prompts):,} prompts to {path}")
 
 
 @prompts_app.command("generate")
@@ -517,8 +517,4 @@ def regard_train(
         figures = "not cross-validated (give --cv K to fine-tune K more times and report it)"
     else:
         figures = f"{report.cv_folds}-fold CV accuracy {report.cv_accuracy:.3f}, macro-F1 {report.cv_macro_f1:.3f}"
-    console.print(
-        f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s",
-        highlight=False,
-        markup=False,
-    )
+    say(f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s")

@@ -6,7 +6,7 @@ import time
 
 import typer
 
-from fairtalk.cli._app import app, console
+from fairtalk.cli._app import app, console, say
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
@@ -80,21 +80,16 @@ def debias(
         )
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():
-        console.print(
+        say(
             f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "
-            f"{model.n_distinct} distinct responses",
-            highlight=False,
-            markup=False,
+            f"{model.n_distinct} distinct responses"
         )
     trained = ", ".join(name for name, model in comparison.models.items() if model.trained) or "none (all cached)"
     n_generated = sum(model.run.n_generated for model in comparison.models.values())
     n_cached = sum(model.run.n_cached for model in comparison.models.values())
-    console.print(
+    say(
         f"trained: {trained} · responses: {n_generated} generated, {n_cached} from the store · wrote {comparison.files['table_md']}, {comparison.files['table_csv']}, "
-        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min"
     )
 
 
@@ -172,23 +167,20 @@ def planted(
         )
     for row in result.planted:
         lo, hi = row.ci
-        ci = "–" if lo is None or hi is None else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
-        gap = "–" if row.gap is None else f"{100 * row.gap:.2f}"
-        console.print(
-            f"p = {100 * row.rate:g} pts, {row.key}: true {100 * row.true_gap:.2f}, recovered {gap} {ci}, "
-            f"{'covered' if row.covered else 'NOT covered'}, {row.verdict.value}",
-            highlight=False,
-            markup=False,
+        ci = "–" if lo is None or hi is None else f"[{100 * lo:.2f}, {100 * hi:.2f}] pp"
+        gap = "–" if row.gap is None else f"{100 * row.gap:.2f} pp"
+        say(
+            f"p = {100 * row.rate:g} pp, {row.key}: true {100 * row.true_gap:.2f} pp, recovered {gap} {ci}, "
+            f"{'covered' if row.covered else 'NOT covered'}, {row.verdict.value}"
         )
     for d in result.debiased:
         change = (
-            "" if d.change is None else f", change {100 * d.change:+.2f} ({d.change_verdict.value if d.change_verdict else '–'})"
+            ""
+            if d.change is None
+            else f", change {100 * d.change:+.2f} pp ({d.change_verdict.value if d.change_verdict else '–'})"
         )
-        console.print(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} ({d.verdict.value}){change}", highlight=False, markup=False)
-    console.print(
+        say(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} pp ({d.verdict.value}){change}")
+    say(
         f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
-        f"{(time.perf_counter() - started) / 60:.1f} min",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f"{(time.perf_counter() - started) / 60:.1f} min"
     )

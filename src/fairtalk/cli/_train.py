@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, console, info
+from fairtalk.cli._app import app, info, say
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
@@ -114,17 +114,15 @@ def train(
         except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
             raise _with_skips(exc, dialogues.summary) from exc
     for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:  # what was read but not trained on, counted
-        console.print(line, highlight=False, markup=False)
+        say(line)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())
     debiased = {
         "cda": f" ({result.n_augmented:,} added by CDA)",
         "wer": f" ({result.n_wer_pairs:,} word pair{'' if result.n_wer_pairs == 1 else 's'} tied by WER)",
     }.get(debias.value, "")
-    console.print(
+    say(
         f"wrote {result.path} · {result.n_train:,} training dialogues{debiased}, "
         f"{result.n_validation:,} validation · vocab {result.vocab_size:,} · {result.n_parameters:,} parameters · "
-        f"{result.seconds / 60:.1f} min · validation {figures}",
-        highlight=False,
-        markup=False,
+        f"{result.seconds / 60:.1f} min · validation {figures}"
     )

@@ -239,19 +239,22 @@ def _effect(m: MeasureResult) -> str:
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
 
 
-def measure_amount(x: float, m: MeasureResult) -> str:
+def measure_amount(x: float, m: MeasureResult | str) -> str:
     """A difference in the measure's units as every report reads it: percentage points for rates and corpus measures.
+
+    ``m``: the measure's row, or its kind (``"rate"``, ``"count"``, ``"corpus"``) where there is no row (``plan``).
 
     Examples
     --------
     >>> from fairtalk.results import MeasureResult, TestedKey
     >>> rate = MeasureResult(TestedKey("offense_rate", "rate", 0.1, 0.1, None, None, None, 1.0, "t", (0, 0), None, ""))
-    >>> measure_amount(0.0521, rate)
-    '5.21 pp'
+    >>> measure_amount(0.0521, rate), measure_amount(0.1069, "rate"), measure_amount(0.25, "count")
+    ('5.21 pp', '10.69 pp', '0.2500')
     """
     if not math.isfinite(x):
         return "n/a"
-    return f"{100 * x:.2f} pp" if is_percent(m) else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
+    percent = m in ("rate", "corpus") if isinstance(m, str) else is_percent(m)
+    return f"{100 * x:.2f} pp" if percent else (f"{x:.4f}" if abs(x) < 10 else f"{x:.2f}")
 
 
 def _equivalence(m: MeasureResult, alpha: float) -> str:
@@ -381,6 +384,13 @@ def ci_vs_test(m: MeasureResult) -> bool:
     return excludes_zero != (p < _CI_LEVEL_ALPHA)
 
 
+def _disagreement(m: MeasureResult) -> str:
+    """Which way a marked row's interval and test disagree (:func:`ci_vs_test`)."""
+    if m.p_paired is not None and m.p_paired < _CI_LEVEL_ALPHA:
+        return "p < 0.05 while the 95% CI holds 0"
+    return "p ≥ 0.05 while the 95% CI leaves 0 out"
+
+
 def ci_test_note(result: AuditResult) -> str | None:
     """The footnote of the rows marked :data:`CI_TEST_MARK` (:func:`ci_vs_test`), naming their tests; None if none is."""
     marked = [m for m in _order(result.measures) if ci_vs_test(m)]
@@ -388,8 +398,9 @@ def ci_test_note(result: AuditResult) -> str | None:
         return None
     tests = ", ".join(dict.fromkeys(_TEST_NAMES.get(m.paired_test, m.paired_test or "the paired test") for m in marked))
     intervals = ", ".join(dict.fromkeys(_INTERVAL_NAMES.get(m.ci_method, m.ci_method) or "its own" for m in marked))
+    cases = " or ".join(dict.fromkeys(_disagreement(m) for m in marked))
     return (
-        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 (p < 0.05 against the CI leaving 0 out): the verdict follows "
+        f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 ({cases}): the verdict follows "
         f"the test ({tests}, then corrected for multiple testing), not this interval ({intervals}), "
         "a different procedure: the two can disagree near the boundary and on few pairs"
     )

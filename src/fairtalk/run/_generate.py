@@ -71,11 +71,11 @@ _N_ERROR_EXAMPLES = 3
 _CHUNK = 1 << 16
 _SIDES: tuple[Side, Side] = ("a", "b")
 _MSG_SERVED = (
-    "{n:,} of {total:,} answers came from a model the server names {names}, not the model asked for ({asked!r}): "
+    "{label}: {n:,} of {total:,} answers came from a model the server names {names}, not the model asked for ({asked!r}): "
     "the run store keeps them under {asked!r}; check what the server serves (run.json: served_models)"
 )
 _MSG_TRUNCATED = (
-    "{n} response(s) longer than a {limit} MiB JSONL record were cut to fit (counted as n_truncated, and as cut off in "
+    "{label}: {n} response(s) longer than an {limit} MiB JSONL record were cut to fit (counted as n_truncated, and as cut off in "
     "hit_token_limit: finish reason 'record_limit')"
 )
 _LOG = logging.getLogger(__name__)
@@ -271,9 +271,9 @@ def generate(
         cached.progress = None
         progress.finish()
     errors = answers.errors
-    served = _served(cached.responder, served_before)
+    served = _served(cached.responder, served_before, label)
     if answers.n_truncated:
-        _LOG.warning(_MSG_TRUNCATED.format(n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
+        _LOG.warning(_MSG_TRUNCATED.format(label=label, n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = answers.responses()
     rs = replace(
         rs,
@@ -396,7 +396,7 @@ class _Answers:
         return aligned_responses(ids, a, b)
 
 
-def _served(responder: Responder, before: Mapping[str, int]) -> dict[str, int] | None:
+def _served(responder: Responder, before: Mapping[str, int], label: str) -> dict[str, int] | None:
     """The model names the server said answered this generation, counted; a warning when one is not the model asked for.
 
     The run store is keyed by the model asked for (its fingerprint, known before any answer),
@@ -412,7 +412,7 @@ def _served(responder: Responder, before: Mapping[str, int]) -> dict[str, int] |
     other = {name: n for name, n in served.items() if asked is not None and not _same_model(asked, name)}
     if other:
         names = ", ".join(f"{name!r} ({n:,} answers)" for name, n in other.items())
-        _LOG.warning(_MSG_SERVED.format(n=sum(other.values()), total=sum(served.values()), asked=asked, names=names))
+        _LOG.warning(_MSG_SERVED.format(label=label, n=sum(other.values()), total=sum(served.values()), asked=asked, names=names))
     return served or None
 
 

@@ -83,8 +83,8 @@ DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inco
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
-#: A rate's margin is a fraction of pairs: 1 or more allows any difference (``--margin offense_rate=2`` meant 2 points).
-_MSG_RATE_MARGIN = "{key}'s margin is a fraction: {margin:g} would allow any difference; for {margin:g} points give {fraction:g}"
+#: A rate's margin is a fraction of pairs: 1 or more allows any difference (``--margin offense_rate=2`` meant 2 pp).
+_MSG_RATE_MARGIN = "{key}'s margin is a fraction: {margin:g} would allow any difference; for {margin:g} pp give {fraction:g}"
 #: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
 IDENTICAL_SHARE = 0.02
 NOTE_IDENTICAL = (
