@@ -159,7 +159,7 @@ def check_margins(margins: Mapping[str, float], kinds: Mapping[str, str]) -> Non
     >>> check_margins({"offense_rate": 2.0}, {"offense_rate": "rate"})
     Traceback (most recent call last):
     ...
-    fairtalk.errors.SpecError: offense_rate's margin is a fraction: 2 would allow any difference; for 2 points give 0.02
+    fairtalk.errors.SpecError: offense_rate's margin is a fraction: 2 would allow any difference; for 2 pp give 0.02
     """
     for key, margin in margins.items():
         if kinds.get(key) == "rate" and margin >= 1:
