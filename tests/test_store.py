@@ -368,3 +368,66 @@ def test_a_write_of_many_rows_upserts_them_in_order_as_one_statement_per_row_wou
             )
         }
         assert found == expected and len(found) > 60
+
+
+class _Naming(Responder):
+    """A server-like model: each answer a Reply naming the model that answered (``served_models`` counts them)."""
+
+    requested_model = "asked-model"
+
+    def __init__(self, served: str | None) -> None:
+        self.served = served
+        self.served_models: dict[str, int] = {}
+        self.asked: list[str] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:naming"
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        self.asked.extend(contexts)
+        return [Reply(f"{c}!", "stop", self.served) for c in contexts]
+
+
+def test_the_served_model_is_stored_with_each_answer_and_counted_again_when_the_store_serves_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    contexts = ["a", "b", "c", "a"]  # a duplicate request counts once, as it is asked and stored once
+    with RunStore(path) as store:
+        first = CachingResponder(_Naming("other-model"), store)
+        assert first.respond_each(contexts, S, seeds=[0] * 4) == ["a!", "b!", "c!", "a!"]
+        assert (first.served_models, first.n_served_unknown, first.requested_model) == ({"other-model": 3}, 0, "asked-model")
+    with RunStore(path) as store:
+        model = _Naming("never-asked")
+        again = CachingResponder(model, store)
+        out = again.respond_each(contexts, S, seeds=[0] * 4)
+        assert model.asked == [] and again.n_cached == 3
+        assert [(r.finish_reason, r.model) for r in out] == [("stop", "other-model")] * 4  # type: ignore[attr-defined]
+        assert (again.served_models, again.n_served_unknown) == ({"other-model": 3}, 0)
+        assert {r.context: r.served_model for r in store.iter_responses()} == dict.fromkeys("abc", "other-model")
+        plain = CachingResponder(_Counting(), store)  # a model that does not say: nothing counted
+        plain.respond_each(["a"], S, seeds=[0])
+        assert (plain.served_models, plain.n_served_unknown) == (None, 0)
+
+
+def test_a_store_written_before_served_models_opens_and_counts_its_answers_as_unnamed(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    settings = DecodingSettings()
+    with sqlite3.connect(path) as db:  # the version-1 layout with finish_reason, as fairtalk wrote it before served_model
+        db.executescript("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO meta VALUES ('schema_version', '1');
+            CREATE TABLE runs (run_id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, settings_hash TEXT NOT NULL,
+                               settings TEXT NOT NULL, UNIQUE (fingerprint, settings_hash));
+            CREATE TABLE responses (run_id INTEGER NOT NULL, context_hash BLOB NOT NULL, seed INTEGER NOT NULL,
+                                    context TEXT NOT NULL, response TEXT, error TEXT, created REAL NOT NULL,
+                                    finish_reason TEXT, UNIQUE (run_id, context_hash, seed));
+        """)
+        db.execute("INSERT INTO runs VALUES (1, 'test:naming', ?, ?)", (settings.digest, settings.key))
+        db.execute("INSERT INTO responses VALUES (1, ?, 0, 'old', 'old answer', NULL, 0, 'stop')", (context_hash("old"),))
+    with RunStore(path) as store:
+        cached = CachingResponder(_Naming("served-model"), store)
+        out = cached.respond_each(["old", "new"], settings, seeds=[0, 0])
+        assert out == ["old answer", "new!"] and cached.responder.asked == ["new"]  # type: ignore[attr-defined]
+        assert (cached.served_models, cached.n_served_unknown) == ({"served-model": 1}, 1)
+        assert {r.context: r.served_model for r in store.iter_responses()} == {"old": None, "new": "served-model"}
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)

@@ -233,7 +233,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary
+    from fairtalk.report import previous_axes, result_served, rich_table, sequential_summary
 
     store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
@@ -285,6 +285,8 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if (served := result_served(axis_run.result)) is not None:
+            say(f"{name}: {served[0]}", style="bold yellow" if served[1] else None)
         for line in by_turn_lines(axis_run.result):
             say(f"{name}: {line}")
         if (looked := sequential_summary(axis_run.result.provenance)) is not None:

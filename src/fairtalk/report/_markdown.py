@@ -14,7 +14,7 @@ from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import FLAG, scorer_check_items
-from fairtalk.report._decoding import result_decoding, result_header
+from fairtalk.report._decoding import result_decoding, result_header, result_served
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
@@ -83,6 +83,7 @@ def render_markdown(
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
+        *((_flagged(*served), "") if (served := result_served(result)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),
@@ -120,6 +121,11 @@ def render_markdown(
     lines += _by_turn_markdown(result)
     lines += _divergent_markdown(result)
     return "\n".join(lines) + "\n"
+
+
+def _flagged(line: str, flag: bool) -> str:
+    """A report line, in bold when it flags something the reader must check."""
+    return f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}."
 
 
 #: Where the verdict stands among :data:`COLUMNS` after the measure and the two groups.

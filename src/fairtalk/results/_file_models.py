@@ -314,6 +314,14 @@ class SequentialRecord(_Open):
     undecided: list[str] | None = None
 
 
+class ServedRecord(_Open):
+    """The models a server said answered the responses (``openai:``): the name asked for, answers per served name, unknown."""
+
+    requested: str | None = None
+    counts: dict[str, Count] | None = None
+    n_unknown: Count | None = None
+
+
 class AuditRecord(_Open):
     """The audit that generated the responses: run id, corpus, model, decoding, seed, coverage (and its looks)."""
 
@@ -327,6 +335,7 @@ class AuditRecord(_Open):
     mixed: str | None = None
     balance: bool | None = None
     coverage: dict[str, Any] | None = None
+    served: ServedRecord | None = None
     sequential: SequentialRecord | None = None
 
 
@@ -476,6 +485,7 @@ class Generation(_Open):
     n_retries_refused: Count | None = None
     tuning: dict[str, Any] | None = None
     served_models: dict[str, Count] | None = None
+    n_served_unknown: Count | None = None
 
 
 class RunAxis(_Open):

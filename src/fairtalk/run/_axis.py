@@ -22,7 +22,7 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
+from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, ServedProvenance, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
@@ -138,6 +138,7 @@ def audit_axis(
         mixed=pairing.mixed,
         balance=pairing.balance,
         coverage=coverage.to_dict(),
+        served=_served(cached.requested_model, generated.summary),
         extra=dict(extra_manifest or {}),
     )
     return AxisWork(
@@ -152,6 +153,13 @@ def audit_axis(
         pairs_check,
         turned,
     )
+
+
+def _served(requested: str | None, generation: GenerationSummary) -> ServedProvenance | None:
+    """What the server said of the model that answered the axis (None: a model that does not say)."""
+    if generation.n_served_unknown is None:
+        return None
+    return ServedProvenance(requested, dict(generation.served_models or {}), generation.n_served_unknown)
 
 
 def axis_pairs(
