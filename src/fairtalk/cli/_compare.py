@@ -10,7 +10,7 @@ import typer
 
 from fairtalk.cli._app import app, console, info, interrupted, print_json, say
 from fairtalk.cli._choices import was_given
-from fairtalk.cli._schema import score_option
+from fairtalk.cli._schema import check_options, score_option
 from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
 
 if TYPE_CHECKING:
@@ -57,11 +57,7 @@ def compare(
     alpha: float = score_option(
         "alpha", "--alpha", ranged=True, note="Every test of the change uses it; its intervals are 1 - alpha."
     ),
-    clusters: bool = typer.Option(
-        True,
-        "--clusters/--no-clusters",
-        help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue). Two audits only.",
-    ),
+    clusters: bool = score_option("clusters", "--clusters/--no-clusters", note="Two audits only."),
     axis: str | None = typer.Option(
         None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
     ),
@@ -90,6 +86,7 @@ def compare(
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
+    check_options(ctx, "alpha")  # before any work, in audit's words
     inputs = {"BASELINE": baseline, "CANDIDATE": candidate}
     outputs = {} if output is None else {f"-o's {name}": Path(output) / name for name in MODEL_COMPARISON_FILES.values()}
     try:

@@ -22,6 +22,7 @@ from fairtalk.cli._respond import (
     engine_option,
     model_options,
 )
+from fairtalk.cli._schema import check_options, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:  # the public names, for annotations only
@@ -227,6 +228,7 @@ def prompts_generate(
 
 @prompts_app.command("analyze")
 def prompts_analyze(
+    ctx: typer.Context,
     output: str = typer.Option(..., "-o", "--output", help="Folder for results.json, the CSV tables and report.html."),
     published: str | None = typer.Option(None, "--published", help="Folder of the published out_seed_<n>_predictions.txt files."),
     completions: str | None = typer.Option(None, "--completions", help="Completions JSONL from `fairtalk prompts generate`."),
@@ -251,7 +253,9 @@ def prompts_analyze(
     resamples: int = typer.Option(
         1000, "--resamples", min=0, help="Template × seed bootstrap resamples for the intervals (0: none)."
     ),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the reversal tests (Holm over structures)."),
+    alpha: float = score_option(
+        "alpha", "--alpha", ranged=True, note="Here: of the reversal tests (Holm over structures) and the pair verdicts."
+    ),
     json_out: bool = typer.Option(
         False, "--json", help="Write the analysis (results.json's content) to stdout; messages go to stderr."
     ),
@@ -278,6 +282,7 @@ def prompts_analyze(
     from fairtalk.prompts import read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
+    check_options(ctx, "alpha")  # as audit checks it
     if (published is None) == (completions is None):
         raise fairtalk.SpecError(_MSG_INPUT)
     if gold is not None and completions is None:
