@@ -157,7 +157,7 @@ def show_comparison(
     for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():
-        info(f"wrote {path}")
+        info(f"wrote {path}", keep=[path])
     results, gates = audit if audit is not None else (None, ())
     write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
     if gate and not outcome.passed:

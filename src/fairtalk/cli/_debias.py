@@ -71,7 +71,7 @@ def augment(
         write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     except KeyboardInterrupt:
         interrupted(note=_MSG_NOT_WRITTEN.format(output=output))
-    when_interrupted(f"{output} was written")
+    when_interrupted(f"{output} was written", keep=[output])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 
@@ -182,4 +182,4 @@ def pool_filter(
         table.add_row(f"  dropped: {reason}", f"{n:,}")
     table.add_row("pool after", f"{result.n_after:,}")
     console.print(table, markup=False, highlight=False)
-    info(f"wrote {output}")
+    info(f"wrote {output}", keep=[output])

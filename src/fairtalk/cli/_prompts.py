@@ -120,7 +120,7 @@ def prompts_paraphrase(
     )
     path = write_prompts(made.prompts, output)
     _print_filters(made)
-    say(f"wrote {len(made.prompts):,} prompts to {path}")
+    say(f"wrote {len(made.prompts):,} prompts to {path}", keep=[path])
 
 
 @prompts_app.command("generate")
@@ -210,7 +210,8 @@ def prompts_generate(
         f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
         f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed"
         + (f", {summary.n_shared:,} shared with a prompt of the same text" if summary.n_shared else "")
-        + f" · store {summary.store} · {seconds:.1f} s"
+        + f" · store {summary.store} · {seconds:.1f} s",
+        keep=[output, summary.store],
     )
     if summary.n_duplicate_prompts:
         say(
@@ -361,7 +362,8 @@ def prompts_analyze(
             if g.all is not None and name in result.gaps
         )
         say(f"regard gaps with {regard} labels: {gaps}")
-    say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: {', '.join(p.name for p in written.values())}")
+    folders = sorted({str(p.parent) for p in written.values()})
+    say(f"wrote {', '.join(folders)}: {', '.join(p.name for p in written.values())}", keep=folders)
 
 
 def _gold_interval(e: PPIEstimate) -> str:
@@ -522,4 +524,7 @@ def regard_train(
         figures = "not cross-validated (give --cv K to fine-tune K more times and report it)"
     else:
         figures = f"{report.cv_folds}-fold CV accuracy {report.cv_accuracy:.3f}, macro-F1 {report.cv_macro_f1:.3f}"
-    say(f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s")
+    say(
+        f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s",
+        keep=[output],
+    )

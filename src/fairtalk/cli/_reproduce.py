@@ -90,7 +90,8 @@ def debias(
     n_cached = sum(model.run.n_cached for model in comparison.models.values())
     say(
         f"trained: {trained} · responses: {n_generated} generated, {n_cached} from the store · wrote {comparison.files['table_md']}, {comparison.files['table_csv']}, "
-        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min"
+        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min",
+        keep=comparison.files.values(),
     )
 
 
@@ -183,5 +184,6 @@ def planted(
         say(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} pp ({d.verdict.value}){change}")
     say(
         f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
-        f"{(time.perf_counter() - started) / 60:.1f} min"
+        f"{(time.perf_counter() - started) / 60:.1f} min",
+        keep=result.files.values(),
     )

@@ -369,4 +369,4 @@ def _respond(
     where = "stdout" if document is not None else output
     n_lost = summary.n_pairs - generation.responses.n_pairs
     also = f" and {n_lost:,} left out (their failed sides recorded as failures)" if n_lost else ""
-    info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True)
+    info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True, keep=[where])

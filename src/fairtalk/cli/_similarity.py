@@ -108,7 +108,7 @@ def similarity(
         )
     if output is not None:
         result.write(output)
-        info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
+        info(f"wrote {output}", keep=[output])  # on stderr under --json (json_mode), like every message
     for warning in result.warnings:  # on stderr under --json, like every message
         say(f"warning: {warning}", style="bold yellow")
     if json_out:
