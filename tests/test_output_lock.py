@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import fairtalk
 from fairtalk.cli import app
@@ -115,9 +115,9 @@ def _second_model(tmp_path: Path) -> tuple[str, Path]:
     return f"python:{path}:reply", called
 
 
-def _refused(result: object, out: Path, pid: int, option: str = "-o") -> None:
-    said = " ".join(result.stderr.split())  # type: ignore[attr-defined]
-    assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
+def _refused(result: Result, out: Path, pid: int, option: str = "-o") -> None:
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
     assert f"error: {out} is being written by another fairtalk run (pid {pid}); wait for it or give another {option}" in said
 
 
@@ -214,14 +214,17 @@ def test_a_run_removes_the_axis_folders_its_folder_s_marker_lists_although_run_j
     with corpus.open("a", encoding="utf-8") as handle:  # contexts for the age axis too
         handle.writelines(f"{who} {what}\n" for who in ("a young man", "a young woman") for what in PREDICATES)
     out = tmp_path / "m1"
-    options = {"corpus": f"text:{corpus}", "model": "builtin:echo", "n_resamples": 20, "out_dir": out}
-    fairtalk.audit(axes="gender,age", **options)  # type: ignore[arg-type]
+
+    def audit(axes: str) -> None:
+        fairtalk.audit(corpus=f"text:{corpus}", axes=axes, model="builtin:echo", n_resamples=20, out_dir=out)
+
+    audit("gender,age")
     run = json.loads((out / "run.json").read_text())
     del run["axes"]["age"]  # what two runs at once left: run.json of one, the marker and the folders of both
     (out / "run.json").write_text(json.dumps(run))
     (out / "notes.txt").write_text("mine")
     assert (out / "age").is_dir()
-    fairtalk.audit(axes="gender", **options)  # type: ignore[arg-type]
+    audit("gender")
     assert not (out / "age").exists()  # main: the stale axis folder stayed for good
     assert (out / "notes.txt").read_text() == "mine"  # the user's file is never displaced
     listed = json.loads((out / WRITTEN).read_text())["files"]

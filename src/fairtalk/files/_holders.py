@@ -154,11 +154,7 @@ class _Held:
                 os.unlink(self.path)
         with contextlib.suppress(OSError):
             os.close(self.fd)
-        for folder in self.made:  # deepest first; one that holds anything now stays
-            try:
-                folder.rmdir()
-            except OSError:
-                break
+        _remove_folders(self.made)
 
 
 _GUARD = threading.RLock()
@@ -213,6 +209,15 @@ def hold_output(target: str | os.PathLike[str], *, option: str = "-o") -> None:
             held.release()
 
 
+def _remove_folders(made: list[Path]) -> None:
+    """Remove the folders made for a lock file, deepest first; one that holds anything now stays, with those above it."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
 def _make_folders(folder: Path) -> list[Path]:
     """Make ``folder`` with its parents; the folders made, deepest first."""
     made: list[Path] = []
@@ -227,11 +232,13 @@ def _make_folders(folder: Path) -> list[Path]:
 def _take(path: Path, target: str | os.PathLike[str], option: str) -> _Held | None:
     """Lock ``path`` exclusively without waiting; None when no lock can be made; OutputError when another holds it."""
     for _ in range(_ATTEMPTS):
+        made: list[Path] = []
         try:
             made = _make_folders(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         except OSError as exc:
             _LOG.debug("no lock on %s: %s", target, exc)
+            _remove_folders(made)
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
