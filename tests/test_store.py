@@ -296,6 +296,34 @@ def test_unstorable_text_is_replaced_counted_and_stored(tmp_path: Path) -> None:
         assert again.respond(["a"], S, seeds=[0]) == ["a \ufffd\ufffd!"] and again.n_cached == 1
 
 
+def test_a_store_whose_version_row_was_removed_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with RunStore(path) as store:
+        run = store.run_id("fp", DecodingSettings())
+        store.write(run, [(context_hash("hi"), 0, "hi", "hello", None)])
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta")
+    with pytest.raises(StoreError, match="holds answers but no schema version"):
+        RunStore(path)
+    with sqlite3.connect(path) as db:  # refused, not stamped: the next open refuses it again
+        assert db.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+
+
+def test_a_new_file_and_a_store_of_empty_tables_without_a_version_are_stamped(tmp_path: Path) -> None:
+    new = tmp_path / "new.sqlite"
+    new.touch()
+    RunStore(new).close()
+    empty = tmp_path / "empty.sqlite"
+    RunStore(empty).close()
+    with sqlite3.connect(empty) as db:  # another run creating it right now, or a creation a kill cut short
+        db.execute("DELETE FROM meta")
+    RunStore(empty).close()
+    for path in (new, empty):
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+
+
 def test_model_version_keys_the_cache(tmp_path: Path) -> None:
     from fairtalk import SpecError
 

@@ -111,12 +111,17 @@ def add_output_options(command: Command) -> None:
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         from fairtalk.cli._output import output_options
+        from fairtalk.files import output_scope
 
         quiet = bool(kwargs["quiet"] if own_quiet is not None else kwargs.pop("quiet", False))
         verbose = int(kwargs.pop("verbose", 0) or 0)
         if quiet and verbose:
             fail(_MSG_QUIET_VERBOSE)
-        with output_options(quiet=quiet, verbose=verbose), json_mode(bool(json_param and kwargs.get(json_param))):
+        with (
+            output_options(quiet=quiet, verbose=verbose),
+            json_mode(bool(json_param and kwargs.get(json_param))),
+            output_scope(),  # the outputs its checks lock stay locked until it ends
+        ):
             return body(*args, **kwargs)
 
     command.callback = run
@@ -427,6 +432,7 @@ def check_output_file(
     ours: Callable[[Path], bool],
     inputs: Mapping[str, object] | None = None,
     outputs: Mapping[str, object] | None = None,
+    hold: bool = True,
 ) -> None:
     """OutputError unless fairtalk may write its ``what`` at ``path``, checked before any work.
 
@@ -435,7 +441,8 @@ def check_output_file(
     (the other files and folders the run writes); never a device, a FIFO or a socket; and an
     existing file only when ``ours`` recognises it as a ``what`` fairtalk wrote (or it is
     empty). Its folder (or the nearest existing one above it) must be one this process can
-    write in.
+    write in. With ``hold`` (not for a run store, which runs share), the file is locked for the
+    rest of the command: one another fairtalk command is writing is refused.
     """
     from fairtalk.errors import OutputError
     from fairtalk.files import check_output_file as check_file
@@ -445,7 +452,7 @@ def check_output_file(
     target = Path(path)
     if target.is_dir():
         raise OutputError(_MSG_OUT_FOLDER.format(option=option), path=str(target))
-    check_file(path, inputs, option=option, what=what, ours=ours, outputs=outputs)
+    check_file(path, inputs, option=option, what=what, ours=ours, outputs=outputs, hold=hold)
     folder = target.parent
     while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
         folder = folder.parent

@@ -405,7 +405,7 @@ def _check_outputs(
     check_junit(junit, inputs={**files, "--store": store}, outputs=outputs, folder=output)
     check_not_input(store, inputs, option="--store")
     if store != IN_MEMORY:
-        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=files)
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs=files)
     check_output_folder(output, {**inputs, "--config": config_file})
     return {**files, **outputs, "--store": store, "-o": output}
 

@@ -63,10 +63,11 @@ def label(
     schemes = label_schemes(measure)  # the options first, then the input (as every command does)
     if not inputs or len(inputs) != 1:
         fail(_MSG_ONE_INPUT)
-    check_output_file(output, what="gold file", ours=is_gold_file, inputs={"INPUT": inputs[0]})
+    # no hold: annotators label one gold file at once (GoldLog locks each write, and each annotator's session)
+    check_output_file(output, what="gold file", ours=is_gold_file, inputs={"INPUT": inputs[0]}, hold=False)
     record = sample_record_path(output)  # the sample record beside it: fairtalk's too, or new
     check_output_file(
-        record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}
+        record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}, hold=False
     )
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)

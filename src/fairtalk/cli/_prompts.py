@@ -176,7 +176,7 @@ def prompts_generate(
         inputs = {"--prompts": prompts, "--groups": groups}
         # '-', '~', an input, a device, the user's file, a folder: refused before any work
         check_output_file(output, what="completions file", ours=is_completions_file, inputs={**inputs, "--store": store_path})
-        check_output_file(store_path, option="--store", what="run store", ours=is_run_store, inputs=inputs)
+        check_output_file(store_path, option="--store", what="run store", ours=is_run_store, hold=False, inputs=inputs)
         chosen = list(read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)

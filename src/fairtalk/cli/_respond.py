@@ -316,7 +316,7 @@ def _respond(
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
         if store is not None and store != IN_MEMORY:
-            check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs={"--pairs": pairs})
+            check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs={"--pairs": pairs})
         settings = decoding_settings(
             sample=sample,
             max_new_tokens=max_new_tokens,

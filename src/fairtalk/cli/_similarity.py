@@ -190,4 +190,4 @@ def _check_outputs(pairs: str, output: str | None, store: str | None) -> None:
     if output is not None:
         check_output_file(output, what="similarity result", ours=_is_similarity_result, inputs={**inputs, "--store": store})
     if store is not None and store != IN_MEMORY:
-        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=inputs)
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs=inputs)

@@ -22,6 +22,10 @@ SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
 _MSG_IS_DIR = "cannot open run store: it is a directory"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
+_MSG_NO_VERSION = (
+    "run store holds answers but no schema version (its meta table has no schema_version row), this fairtalk reads "
+    "version {expected}: it cannot tell what wrote them; give a new file"
+)
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
@@ -174,11 +178,7 @@ class RunStore(Closing):
                 if name not in columns:
                     self._db.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
             self._db.executescript(_VIEW)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=row[0], expected=SCHEMA_VERSION))
+            self._check_version()
         except sqlite3.Error as exc:
             self._db.close()
             self._db = None
@@ -187,6 +187,25 @@ class RunStore(Closing):
             self._db.close()
             self._db = None
             raise
+
+    def _check_version(self) -> None:
+        """Stamp a store that holds nothing yet with this schema version; StoreError for any other version, or none.
+
+        A store without a version row but with runs or answers is refused: something removed the
+        row, and what wrote those rows cannot be told. One with fairtalk's tables and nothing in
+        them is stamped: a new file another run is creating at this moment, or whose creation a
+        kill cut short, holds nothing that could be misread.
+        """
+        db = self.db
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            if db.execute("SELECT EXISTS (SELECT 1 FROM runs) OR EXISTS (SELECT 1 FROM responses)").fetchone()[0]:
+                raise StoreError(f"{self.path}: " + _MSG_NO_VERSION.format(expected=SCHEMA_VERSION))
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            found = "none" if row is None else row[0]
+            raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=found, expected=SCHEMA_VERSION))
 
     @property
     def db(self) -> sqlite3.Connection:
