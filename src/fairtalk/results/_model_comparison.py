@@ -115,11 +115,15 @@ class ComparedAxis(Codec):
     few ids); ``n_context_differs`` the pairs whose id both hold but whose contexts differ (not
     the same pair, left out); ``skipped`` maps a key that was not compared to why.
     ``candidate_losses``: the pairs the candidate's audit lost a side of (None: none lost), which
-    ``fail-if-worse`` decides on. ``corpus_dialogues``: where the axis counts dialogues, how many
+    ``fail-if-worse`` decides on; ``candidate_empties`` likewise its pairs measured with an empty answer
+    (:attr:`~fairtalk.results.AuditResult.empties`). ``corpus_dialogues``: where the axis counts dialogues, how many
     the audited corpus holds (from the runs' ``corpus_dialogue_sizes``; None: not recorded), so a
     gate can say when the identical-answers bound needs more than the corpus can give.
     ``unmeasured_primary``: the candidate's primary keys that the baseline did not measure (not
     compared): no comparison can show them non-inferior, so ``fail-if-worse`` fails on them.
+    ``short_responses``: per run (``baseline``, ``candidate``) whose responses file holds fewer
+    pairs than its ``results.json`` counts (a file cut short, or another run's), what each says:
+    the evidence does not match the result, so ``fail-if-worse`` fails on it.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -134,8 +138,10 @@ class ComparedAxis(Codec):
     n_identical_answers: int = 0
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
+    candidate_empties: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogues: int | None = field(default=None, metadata=OMIT_DEFAULT)
     unmeasured_primary: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
+    short_responses: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), metadata=OMIT_DEFAULT)
 
     def describe_unmeasured(self) -> str | None:
         """The candidate's primary keys the baseline did not measure, in words (None: there are none).
