@@ -73,6 +73,8 @@ def test_one_sided_empty_answers_fail_on_bias_and_are_counted_by_side_and_warned
     assert warning in " ".join((bots / "out" / "gender" / "report.md").read_text(encoding="utf-8").split())
     assert f"Gate fail-on-bias: FAILED — gender: empty answers on {n_b} of 300 pairs (side a only 0, side b only {n_b}" in output
     assert "the sides' empty answers differ (McNemar p" in output
+    assert "no difference detected on any axis" not in output  # not a clean bill while one side answered nothing
+    assert "with empty answers scored as answers: empty answers on gender" in output
     code, output = _audit(bots, "empty_one_side", "eq", "--fail-unless-equivalent", "--margin", "offense_rate=0.2")
     assert code == 1, output
     assert "not shown balanced within ±2 pp" in output
