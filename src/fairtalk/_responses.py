@@ -35,6 +35,7 @@ __all__ = [
     "ResponseColumn",
     "ResponseSet",
     "aligned_responses",
+    "empty_tally",
     "failed_response",
     "is_failure",
     "is_responses_file",
@@ -80,6 +81,9 @@ SUMMARY_KEYS = (
 #: The pairs left out with one side lost (side a only, side b only) or both: counted in ``ResponseSet.summary``
 #: only when some pair was lost (a side missing from the input, failed in generation, or dropped empty).
 LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
+#: The empty answers of the pairs kept (measured), on side a, on side b, and the pairs empty on both sides: counted in
+#: ``ResponseSet.summary`` only when some pair kept has an empty side (``drop_empty`` leaves none: it counts them lost).
+EMPTY_KEYS = ("n_empty_a", "n_empty_b", "n_empty_both")
 
 
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
@@ -341,6 +345,11 @@ def _finish(
     empty_a = [not text.strip() for text in response_texts(side_a)]
     empty_b = [not text.strip() for text in response_texts(side_b)]
     counts["n_empty"] = sum(empty_a) + sum(empty_b)
+    for name in EMPTY_KEYS:  # recounted: a ResponseSet read again may carry them
+        counts.pop(name, None)
+    if counts["n_empty"] and not drop_empty:  # dropped, they are counted lost instead
+        counts[EMPTY_KEYS[0]], counts[EMPTY_KEYS[1]] = sum(empty_a), sum(empty_b)
+        counts[EMPTY_KEYS[2]] = sum(1 for ea, eb in zip(empty_a, empty_b) if ea and eb)
     if drop_empty and counts["n_empty"]:
         keep = [i for i in range(len(ids)) if not (empty_a[i] or empty_b[i])]
         for lost in ((True, False), (False, True), (True, True)):
@@ -630,6 +639,35 @@ def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[Tal
         lost_a, lost_b = _lost_sides(records, empties)
         row[0] += 1
         row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
+    shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
+    return tuple(sorted((*shape, n) for shape, n in shapes.items()))
+
+
+def empty_tally(rs: ResponseSet) -> tuple[TallyRow, ...]:
+    """The pairs measured per dialogue and those with an empty answer by side, as ``(pairs, a_only, b_only, both, dialogues)`` rows.
+
+    What :func:`loss_tally` is to the pairs lost, for the empty answers of the pairs kept
+    (:data:`EMPTY_KEYS`): empty when no pair kept has an empty side or no pair names a dialogue.
+
+    Examples
+    --------
+    >>> from fairtalk.records import Response
+    >>> def r(i, side, text, d):
+    ...     return Response(str(i), side, "c", text, (("cluster", d),))
+    >>> rs = read_responses([r(1, "a", "x", "d1"), r(1, "b", "", "d1"), r(2, "a", "x", "d1"), r(2, "b", "y", "d1")])
+    >>> empty_tally(rs)
+    ((2, 0, 1, 0, 1),)
+    """
+    clusters = rs.clusters
+    if clusters is None or not any(rs.summary.get(k) for k in EMPTY_KEYS[:2]):
+        return ()
+    per: dict[str, list[int]] = {}
+    for cluster, text_a, text_b in zip(clusters, response_texts(rs.a), response_texts(rs.b)):
+        row = per.setdefault(cluster, [0, 0, 0, 0])
+        row[0] += 1
+        empty_a, empty_b = not text_a.strip(), not text_b.strip()
+        if empty_a or empty_b:
+            row[3 if empty_a and empty_b else 1 if empty_a else 2] += 1
     shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
     return tuple(sorted((*shape, n) for shape, n in shapes.items()))
 

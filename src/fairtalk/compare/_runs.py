@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,6 +77,11 @@ COMPARE_METHODS = {
     "by either one-sided bound at alpha/2 (intersection-union test)",
     "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",
 }
+#: A run whose responses file holds fewer pairs than its results.json counts.
+_MSG_SHORT = (
+    "the {run}'s responses file {file} holds {held:,} complete pairs, but its results.json counts {counted:,} pairs "
+    "tested: the file does not match the result (cut short, or another run's), and the pairs it lacks are left out"
+)
 
 
 def _lexicon(result: AuditResult) -> Lexicon:
@@ -263,22 +268,38 @@ def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapC
     return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
 
 
-def _primary(base: AuditResult, cand: AuditResult) -> tuple[dict[str, bool], tuple[str, ...], dict[str, str]]:
+def _primary(
+    base: AuditResult, cand: AuditResult, compared: Collection[str] = ()
+) -> tuple[dict[str, bool], tuple[str, ...], dict[str, str]]:
     """The keys the gate decides, the candidate's primary keys the baseline did not measure, the candidate's keys not compared.
 
     A key is primary when it is primary in either run: the gate decides what the release is
     about (the candidate's primary keys) and what the baseline was held to. A primary key of the
     candidate that the baseline did not measure cannot be shown non-inferior (the gate fails on
     it); one compare would not compare anyway (corpus-level, a judge, token_limit) is named with
-    why among the keys not compared.
+    why among the keys not compared. A key of ``compared`` (those the baseline's measures give,
+    rescored from its responses) is compared, never unmeasured, even when the baseline's
+    ``measures`` lack it (an edited ``results.json``): each key is counted once.
     """
     primary = {m.name: m.primary for m in base.measures}
     for m in cand.measures:
         if m.primary and m.name in primary:
             primary[m.name] = True
     not_compared = _skipped(cand)
-    unmeasured = tuple(m.name for m in cand.measures if m.primary and m.name not in primary and m.name not in not_compared)
+    measured = {*primary, *compared, *not_compared}
+    unmeasured = tuple(m.name for m in cand.measures if m.primary and m.name not in measured)
     return primary, unmeasured, {k: why for k, why in not_compared.items() if k not in primary}
+
+
+def _short_responses(base: AxisInput, cand: AxisInput) -> dict[str, str]:
+    """Per run whose responses hold fewer pairs than its results.json counts, what each says (the file named)."""
+    short = {}
+    for run, given in (("baseline", base), ("candidate", cand)):
+        held, counted = given.responses.n_pairs, given.result.n_pairs
+        if held < counted:
+            where = " and ".join(path for path, _ in given.responses.sources) or "its responses"
+            short[run] = _MSG_SHORT.format(run=run, file=where, held=held, counted=counted)
+    return short
 
 
 def _compare_axis(
@@ -307,9 +328,9 @@ def _compare_axis(
     all_clusters = rs_b.clusters if clusters and result.provenance.clustered is not False else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
     measures, skipped = _measures(result, lexicon)
-    primary, unmeasured, cand_skipped = _primary(result, cand.result)
-    audit_margins = result.provenance.margins or {}
     keys = [key for m in measures for key in m.keys]
+    primary, unmeasured, cand_skipped = _primary(result, cand.result, keys)
+    audit_margins = result.provenance.margins or {}
     for name in margins:
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
@@ -334,9 +355,12 @@ def _compare_axis(
         skipped={**cand_skipped, **skipped},
         candidate_losses=cand.result.losses,
         baseline_losses=result.losses,
+        candidate_empties=cand.result.empties,
         unmeasured_primary=unmeasured,
+        short_responses=_short_responses(base, cand),
         corpus_dialogues=None if pair_clusters is None else _corpus_dialogues(result, cand.result),
     )
+    warnings += [f"{axis}: {said}" for said in compared.short_responses.values()]
     if (unmeasured_said := compared.describe_unmeasured()) is not None:
         warnings.append(WARN_UNMEASURED.format(axis=axis, what=unmeasured_said))
     warnings += [f"{axis}: {said}" for said in compared.describe_losses()]  # counted, never silent

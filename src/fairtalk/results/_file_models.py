@@ -402,6 +402,11 @@ class AuditResultFile(_Open):
         description="where the audit counts dialogues and a pair was lost: per dialogue alike, [pairs asked, lost on "
         "side a only, side b only, both, dialogues]",
     )
+    empty_by_dialogue: list[Annotated[list[Count], Field(min_length=5, max_length=5)]] | None = Field(
+        default=None,
+        description="where the audit counts dialogues and a pair measured has an empty answer: per dialogue alike, "
+        "[pairs measured, empty on side a only, side b only, both, dialogues]",
+    )
     divergent_pairs: list[DivergentPair] | None = None
     by_turn: ByTurn | None = None
     manifest: Manifest | None = None

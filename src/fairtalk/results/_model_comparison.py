@@ -120,11 +120,15 @@ class ComparedAxis(Codec):
     lost); a pair one run lost is left out (it is counted there, not as a pair only the other run
     holds), and :meth:`describe_losses` says so. ``fail-if-worse`` decides on the candidate's
     losses; the baseline's do not fail the candidate (the gate is about the candidate), they only
-    narrow the pairs compared. ``corpus_dialogues``: where the axis counts dialogues, how many
+    narrow the pairs compared. ``candidate_empties`` likewise the candidate's pairs measured with an
+    empty answer (:attr:`~fairtalk.results.AuditResult.empties`). ``corpus_dialogues``: where the axis counts dialogues, how many
     the audited corpus holds (from the runs' ``corpus_dialogue_sizes``; None: not recorded), so a
     gate can say when the identical-answers bound needs more than the corpus can give.
     ``unmeasured_primary``: the candidate's primary keys that the baseline did not measure (not
     compared): no comparison can show them non-inferior, so ``fail-if-worse`` fails on them.
+    ``short_responses``: per run (``baseline``, ``candidate``) whose responses file holds fewer
+    pairs than its ``results.json`` counts (a file cut short, or another run's), what each says:
+    the evidence does not match the result, so ``fail-if-worse`` fails on it.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -140,8 +144,10 @@ class ComparedAxis(Codec):
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
     baseline_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
+    candidate_empties: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogues: int | None = field(default=None, metadata=OMIT_DEFAULT)
     unmeasured_primary: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
+    short_responses: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), metadata=OMIT_DEFAULT)
 
     def describe_losses(self) -> tuple[str, ...]:
         """Each run's lost answers on the axis, counted, with what the comparison does about them (empty: none lost).

@@ -270,6 +270,22 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
     )
 
 
+def _empty_warning(rs: ResponseSet, groups: Sequence[str]) -> tuple[str, ...]:
+    """A warning counting the empty answers of the pairs measured, per side (none when no answer is empty)."""
+    empties = PairLosses.from_empties(rs.summary, rs.n_pairs)
+    if empties is None:
+        return ()
+    group_a, group_b = (f" ({g})" for g in groups[:2]) if len(groups) >= 2 else ("", "")
+    return (
+        f"empty answers: side a{group_a} {empties.lost_a:,}, side b{group_b} {empties.lost_b:,} of {rs.n_pairs:,} pairs "
+        f"measured ({empties.both:,} empty on both sides): an empty answer is scored as an answer, so a model that "
+        "answers one group with nothing can look fair on the measures. The gates decide on them as on lost answers: "
+        "fail-on-bias fails when the two sides' empty answers differ detectably; fail-unless-equivalent and "
+        f"fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} pp "
+        "(--drop-empty leaves those pairs out instead, as lost)",
+    )
+
+
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
     *,
@@ -336,7 +352,13 @@ def _scored(
         scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
         return replace(
             scored,
-            warnings=(*_loss_warning(rs), *truncation.warnings, *_same_context(rs), *scored.warnings),
+            warnings=(
+                *_loss_warning(rs),
+                *_empty_warning(rs, lexicon.groups),
+                *truncation.warnings,
+                *_same_context(rs),
+                *scored.warnings,
+            ),
             provenance=replace(scored.provenance, truncation=truncation.record),
         )
     finally:
