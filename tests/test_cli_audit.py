@@ -83,8 +83,9 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     for extra, message in (
-        (["--pairs", "0"], "--pairs must be a whole number ≥ 1, got 0"),
-        (["--pairs", "-5"], "--pairs must be a whole number ≥ 1, got -5"),
+        (["--pairs", "0"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 0"),
+        (["--pairs", "-5"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got -5"),
+        (["--pairs", "1"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1"),
         (["--max-new-tokens", "0"], "max_new_tokens"),
         (["--max-errors", "-1"], "--max-errors must be 0 or more"),
     ):

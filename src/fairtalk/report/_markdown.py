@@ -19,6 +19,7 @@ from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._origin import result_answers, result_corpus
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import similarity_markdown
 from fairtalk.report._table import (
@@ -84,6 +85,8 @@ def render_markdown(
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
         *((_flagged(*served), "") if (served := result_served(result)) else ()),
+        *((_flagged(*corpus), "") if (corpus := result_corpus(result)) else ()),
+        *((f"{md_escape(answers)}.", "") if (answers := result_answers(result)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),

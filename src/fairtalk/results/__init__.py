@@ -39,6 +39,7 @@ from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, 
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import (
+    AnswersProvenance,
     AuditProvenance,
     GoldProvenance,
     InputProvenance,
@@ -77,6 +78,7 @@ __all__ = [
     "ByTurnResult",
     "Change",
     "ComparedAxis",
+    "AnswersProvenance",
     "ComparedModel",
     "DebiasComparison",
     "DebiasedGap",
