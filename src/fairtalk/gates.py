@@ -28,7 +28,10 @@ equivalent within ±:data:`LOSS_MARGIN` (:func:`fairtalk.stats.rate_equivalence`
 fails when they differ detectably (McNemar's exact test). Where the audit counts dialogues and the
 losses were tallied by dialogue (:attr:`~fairtalk.results.PairLosses.by_dialogue`), dialogues are
 the units of both tests, as of the measures'. Losses whose side was not recorded fail every gate.
-With no pair lost nothing changes.
+With no pair lost nothing changes. The baseline's losses
+(:attr:`~fairtalk.results.ComparedAxis.baseline_losses`) do not fail ``fail-if-worse``: the gate
+is about the candidate, and a comparison says in a counted note that it uses the pairs both runs
+answered; where they leave no primary key comparable, that fails as ever.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds and a comparison of one run with itself

@@ -16,7 +16,17 @@ import typer
 from typer.core import TyperGroup
 
 from fairtalk.cli._axes import fill_axes_help
-from fairtalk.cli._console import console, err_console, info, is_quiet, json_output, say, set_quiet, terminal_safe
+from fairtalk.cli._console import (
+    command_paths,
+    console,
+    err_console,
+    info,
+    is_quiet,
+    json_output,
+    say,
+    set_quiet,
+    terminal_safe,
+)
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
@@ -137,7 +147,8 @@ class _Commands(TyperGroup):
         except KeyboardInterrupt:
             if not _ON_INTERRUPT:
                 raise
-            interrupted(note=_ON_INTERRUPT[0])
+            note, keep = _ON_INTERRUPT[0]
+            interrupted(note=note, keep=keep)
         except BrokenPipeError:
             if not _stdout_reader_gone():
                 raise
@@ -361,10 +372,11 @@ def fail(error: FairtalkError | str) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE)
 
 
-def interrupted(store: object = None, *, note: str | None = None) -> NoReturn:
+def interrupted(store: object = None, *, note: str | None = None, keep: Iterable[str] = ()) -> NoReturn:
     """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130.
 
-    ``note``: what to say instead, for a command that keeps no answers or has written its outputs.
+    ``note``: what to say instead, for a command that keeps no answers or has written its outputs; ``keep``: the
+    paths it names, each kept on one line (see :func:`~fairtalk.cli._console.wrap_prose`).
     """
     if note is not None:
         where = f" {note}" if note.startswith("after ") else f"; {note}"
@@ -374,24 +386,28 @@ def interrupted(store: object = None, *, note: str | None = None) -> NoReturn:
         where = "; no answer had been generated yet"
     else:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
-    say(f"interrupted{where}", style="yellow", stderr=True)
+    say(f"interrupted{where}", style="yellow", stderr=True, keep=[*keep, *([] if store is None else [str(store)])])
     raise typer.Exit(code=EXIT_INTERRUPTED)
 
 
 #: What the command has written, said on Ctrl-C from then on (:func:`when_interrupted`); cleared per command.
-_ON_INTERRUPT: list[str] = []
+_ON_INTERRUPT: list[tuple[str, list[str]]] = []
 
 
-def when_interrupted(written: str, missing: Iterable[str | None] = (), store: object = None) -> None:
+def when_interrupted(
+    written: str, missing: Iterable[str | None] = (), store: object = None, *, keep: Iterable[object] = ()
+) -> None:
     """From now on, Ctrl-C says that ``written`` was written and which of ``missing`` may not be, then exits 130.
 
     For what a command does once its main output is written (the JUnit file, the job summary, the baseline).
+    ``keep``: the paths ``written`` names; they, the store and the command's path arguments stay whole on a line.
     """
     left = [m for m in missing if m]
     rest = f"; {' and '.join(left)} may be missing" if left else ""
     if left and store is not None and str(store).strip() not in ("", IN_MEMORY) and os.path.exists(str(store)):
         rest += f": re-run the same command to write {'them' if len(left) > 1 else 'it'} (the answers are kept in {store})"
-    _ON_INTERRUPT[:] = [f"after {written}{rest}"]
+    paths = [*(str(k) for k in keep), *command_paths(), *([] if store is None else [str(store)])]
+    _ON_INTERRUPT[:] = [(f"after {written}{rest}", paths)]
 
 
 def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:

@@ -254,7 +254,7 @@ def audit(  # noqa: C901, PLR0915
         raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
-    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path)
+    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     if json_out:
         from fairtalk.results import versioned
@@ -315,8 +315,8 @@ def audit(  # noqa: C901, PLR0915
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
                     style="bold red" if row.detected() else None,
                 )
-        info(f"{name}: report in {Path(output) / axis_run.folder}/")
-    info(f"wrote {Path(output) / 'index.html'}")
+        info(f"{name}: report in {Path(output) / axis_run.folder}/", keep=[output])
+    info(f"wrote {Path(output) / 'index.html'}", keep=[output])
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
     worse = baseline_model is not None and fail_if_worse  # the JUnit file waits for the comparison's decisions

@@ -72,7 +72,10 @@ def label(
     log = GoldLog(output, sample, schemes, annotator=annotator)
     server = LabelServer(log, port=port)
     where = "all given" if log.done else f"item {log.steps[log.position].index + 1} of {len(sample.items)}"
-    say(f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}")
+    say(
+        f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}",
+        keep=[output],
+    )
     say(f"open {server.url}", style="bold")
     info("press Ctrl-C or the page's Done button to stop; every label is saved as it is given")
     try:
@@ -80,11 +83,14 @@ def label(
     except KeyboardInterrupt:
         server.server_close()
         say(
-            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume", style="yellow", stderr=True
+            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume",
+            style="yellow",
+            stderr=True,
+            keep=[output],
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
-    say(f"done: {_saved(log.n_given, len(log.steps), output)}")
+    say(f"done: {_saved(log.n_given, len(log.steps), output)}", keep=[output])
 
 
 def _saved(given: int, total: int, output: str) -> str:

@@ -189,7 +189,7 @@ def score(
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
         interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
-    when_interrupted(f"the report was written in {output}", ci_outputs(junit))
+    when_interrupted(f"the report was written in {output}", ci_outputs(junit), keep=[output])
     if json_out:
         from fairtalk.results import versioned
 
@@ -203,7 +203,7 @@ def score(
         say(f"left out: {note}", style="yellow")
     say_labelled(result)
     for path in paths.values():
-        info(f"wrote {path}")
+        info(f"wrote {path}", keep=[path])
     write_ci_files(
         {result.axis: result},
         junit,

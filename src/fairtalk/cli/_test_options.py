@@ -291,7 +291,7 @@ def write_ci_files(
             written = write_junit(audit, junit, gate=gates, comparison=results)
         else:
             written = write_junit(results, junit)
-        info(f"wrote {written}")
+        info(f"wrote {written}", keep=[written])
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         if isinstance(results, ModelComparison):

@@ -152,9 +152,14 @@ def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dic
 
 
 def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int]:
-    """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ."""
+    """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ.
+
+    A pair the other run asked but lost a side of (its ``left_out``) is not one only this run
+    holds: it is counted among that run's losses (``ComparedAxis.baseline_losses``/``candidate_losses``).
+    """
     where = {pid: i for i, pid in enumerate(cand.pair_ids)}
-    base_ids = set(base.pair_ids)
+    base_ids = set(base.pair_ids) | {r.pair_id for r in base.left_out}
+    cand_ids = set(where) | {r.pair_id for r in cand.left_out}
     ib: list[int] = []
     ic: list[int] = []
     differs = 0
@@ -170,7 +175,7 @@ def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int],
             ic.append(j)
         else:
             differs += 1
-    only_base = [pid for pid in base.pair_ids if pid not in where]
+    only_base = [pid for pid in base.pair_ids if pid not in cand_ids]
     only_cand = [pid for pid in cand.pair_ids if pid not in base_ids]
     return ib, ic, only_base, only_cand, differs
 
@@ -328,11 +333,13 @@ def _compare_axis(
         n_identical_answers=same,
         skipped={**cand_skipped, **skipped},
         candidate_losses=cand.result.losses,
+        baseline_losses=result.losses,
         unmeasured_primary=unmeasured,
         corpus_dialogues=None if pair_clusters is None else _corpus_dialogues(result, cand.result),
     )
     if (unmeasured_said := compared.describe_unmeasured()) is not None:
         warnings.append(WARN_UNMEASURED.format(axis=axis, what=unmeasured_said))
+    warnings += [f"{axis}: {said}" for said in compared.describe_losses()]  # counted, never silent
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
     return compared, _judged(rows, alpha, correction), warnings

@@ -34,6 +34,7 @@ from fairtalk.report._table import (
     left_out_note,
     measure_label,
     summary_rows,
+    verdict_second,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, JudgeAnswer, Provenance, SimilarityResult, Verdict
@@ -170,7 +171,8 @@ def render_html(
         "n_clusters": result.n_clusters,
         "family": family_note(result),
         "notes": [(row.label, note) for row in rows for note in row.notes],
-        "columns": COLUMNS,
+        "summary_header": verdict_second(("Measure", *result.groups, *COLUMNS)),
+        "summary": [(row, verdict_second(row.cells())) for row in rows],
         "rows": rows,
         "has_masked": any(r.masked is not None for r in rows),
         "tests": sorted({m.paired_test for m in result.measures if m.paired_test}),

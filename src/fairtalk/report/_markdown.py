@@ -33,6 +33,7 @@ from fairtalk.report._table import (
     left_out_note,
     measure_label,
     summary_rows,
+    verdict_second,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, SimilarityResult
@@ -75,7 +76,7 @@ def render_markdown(
     rows = summary_rows(result)
     group_a, group_b = result.groups
     has_masked = any(r.masked is not None for r in rows)
-    header = _verdict_second(("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ()))
+    header = verdict_second(("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ()))
     align = ("---", "---") + ("---:",) * (len(header) - 2)
     lines = [
         f"# fairtalk audit: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
@@ -104,7 +105,7 @@ def render_markdown(
         "| " + " | ".join(align) + " |",
     ]
     for row in rows:
-        cells = _verdict_second(row.cells() + ((row.masked or "–",) if has_masked else ()))
+        cells = verdict_second(row.cells() + ((row.masked or "–",) if has_masked else ()))
         if not row.primary:
             cells = (cells[0] + " *", *cells[1:])
         lines.append(_row(cells, bold=row.significant))
@@ -129,15 +130,6 @@ def render_markdown(
 def _flagged(line: str, flag: bool) -> str:
     """A report line, in bold when it flags something the reader must check."""
     return f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}."
-
-
-#: Where the verdict stands among :data:`COLUMNS` after the measure and the two groups.
-_VERDICT_AT = 3 + COLUMNS.index("Verdict")
-
-
-def _verdict_second(cells: tuple[str, ...]) -> tuple[str, ...]:
-    """The row or header with its verdict moved next to the measure: a wide table scrolls, and the verdict stays in view."""
-    return (cells[0], cells[_VERDICT_AT], *cells[1:_VERDICT_AT], *cells[_VERDICT_AT + 1 :])
 
 
 def _table_notes(result: AuditResult, rows: list[TableRow], *, has_masked: bool) -> list[str]:
