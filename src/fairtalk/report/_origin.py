@@ -3,7 +3,10 @@
 * the pairs: ``corpus c.txt: 23 contexts read, 23 mention a group (19 duplicate contexts dropped,
   1 mixed (both groups) dropped), 3 pairs taken``, and ``asked for 50 pairs; the corpus gave 10``
   when the corpus gave fewer than asked (flagged); from the audit's coverage (``audit.coverage``);
-* the answers: ``answers: 160 generated, 40 from the run store st.sqlite, 0 failed`` (``audit.answers``).
+* the answers: ``answers: 160 generated, 40 from the run store st.sqlite, 0 failed``, from the run's
+  generation summary (``run.json``: :attr:`AxisRun.generation <fairtalk.results.AxisRun>`, and the
+  run's store), which ``write_run`` hands to the pages: it varies between runs, so ``results.json``,
+  the same for a run and its rerun, does not hold it.
 
 A result scored from responses made elsewhere (``fairtalk score``) has neither line.
 """
@@ -11,9 +14,9 @@ A result scored from responses made elsewhere (``fairtalk score``) has neither l
 from __future__ import annotations
 
 from fairtalk.records import Coverage
-from fairtalk.results import AnswersProvenance, AuditResult
+from fairtalk.results import AuditResult, GenerationSummary
 
-__all__ = ["answers_line", "corpus_line", "coverage_of", "result_answers", "result_corpus"]
+__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus"]
 
 
 def coverage_of(result: AuditResult) -> Coverage | None:
@@ -56,23 +59,18 @@ def result_corpus(result: AuditResult) -> tuple[str, bool] | None:
     return corpus_line(coverage, None if audit is None else audit.corpus, sequential=result.provenance.sequential is not None)
 
 
-def answers_line(answers: AnswersProvenance) -> str:
-    """Where the answers (pair sides) came from: generated now, served by the run store (its path), failed.
+def answers_line(generation: GenerationSummary, store: str | None) -> str:
+    """Where an axis' answers (pair sides) came from: generated now, served by the run ``store`` (None: none kept), failed.
 
     Examples
     --------
-    >>> answers_line(AnswersProvenance(160, 40, 0, "st.sqlite"))
+    >>> summary = GenerationSummary("m", {}, 200, 40, 160, 0, 100, 0)
+    >>> answers_line(summary, "st.sqlite")
     'answers: 160 generated, 40 from the run store st.sqlite, 0 failed'
-    >>> answers_line(AnswersProvenance(200, 0, 2, None))
-    'answers: 200 generated, 2 failed; no run store file kept them'
+    >>> answers_line(summary, None)
+    'answers: 160 generated, 0 failed; no run store file kept them'
     """
-    n_generated, n_cached, n_errors = (n or 0 for n in (answers.n_generated, answers.n_cached, answers.n_errors))
-    if answers.store is None:
+    n_generated, n_cached, n_errors = generation.n_generated, generation.n_cached, generation.n_errors
+    if store is None or store in ("", ":memory:"):
         return f"answers: {n_generated:,} generated, {n_errors:,} failed; no run store file kept them"
-    return f"answers: {n_generated:,} generated, {n_cached:,} from the run store {answers.store}, {n_errors:,} failed"
-
-
-def result_answers(result: AuditResult) -> str | None:
-    """:func:`answers_line` of one axis' result (None for a result no audit generated, or one of an older fairtalk)."""
-    audit = result.provenance.audit
-    return None if audit is None or audit.answers is None else answers_line(audit.answers)
+    return f"answers: {n_generated:,} generated, {n_cached:,} from the run store {store}, {n_errors:,} failed"

@@ -39,7 +39,6 @@ from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, 
 from fairtalk.results._prompt_analysis import PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import (
-    AnswersProvenance,
     AuditProvenance,
     GoldProvenance,
     InputProvenance,
@@ -78,7 +77,6 @@ __all__ = [
     "ByTurnResult",
     "Change",
     "ComparedAxis",
-    "AnswersProvenance",
     "ComparedModel",
     "DebiasComparison",
     "DebiasedGap",

@@ -322,15 +322,6 @@ class ServedRecord(_Open):
     n_unknown: Count | None = None
 
 
-class AnswersRecord(_Open):
-    """Where the answers came from: pair sides generated now, served by the run store, failed; the store (null: none kept)."""
-
-    n_generated: Count | None = None
-    n_cached: Count | None = None
-    n_errors: Count | None = None
-    store: str | None = None
-
-
 class AuditRecord(_Open):
     """The audit that generated the responses: run id, corpus, model, decoding, seed, coverage (and its looks)."""
 
@@ -345,7 +336,6 @@ class AuditRecord(_Open):
     balance: bool | None = None
     coverage: dict[str, Any] | None = None
     served: ServedRecord | None = None
-    answers: AnswersRecord | None = None
     sequential: SequentialRecord | None = None
 
 

@@ -278,30 +278,10 @@ class ServedProvenance(_Section):
 
 
 @dataclass(frozen=True, slots=True)
-class AnswersProvenance(_Section):
-    """Where an axis' answers came from: pair sides generated now, served by the run store, failed; the store's path.
-
-    ``store`` is None where the run kept no store file (its answers were held in memory).
-
-    Examples
-    --------
-    >>> AnswersProvenance(160, 40, 0, "store.sqlite").to_dict()
-    {'n_generated': 160, 'n_cached': 40, 'n_errors': 0, 'store': 'store.sqlite'}
-    """
-
-    n_generated: int | None = None
-    n_cached: int | None = None
-    n_errors: int | None = None
-    store: str | None = None
-    extra: Mapping[str, Any] = _rest()
-
-
-@dataclass(frozen=True, slots=True)
 class AuditProvenance(_Section):
     """The audit that generated the responses: run id, corpus, model fingerprint, decoding, seed, coverage.
 
-    ``served`` is what the server said of the model that answered (None: a model that does not say);
-    ``answers`` where the answers came from (generated, from the run store; None in a file of an older fairtalk).
+    ``served`` is what the server said of the model that answered (None: a model that does not say).
     ``extra`` holds what the caller added (``audit(extra_manifest=...)``: a paper reproduction's
     checkpoint, a planted rate) and is written before ``sequential``.
     """
@@ -317,7 +297,6 @@ class AuditProvenance(_Section):
     balance: bool | None = None
     coverage: Mapping[str, Any] | None = None
     served: ServedProvenance | None = _optional()
-    answers: AnswersProvenance | None = _optional()
     extra: Mapping[str, Any] = _rest()  # written before ``sequential``
     sequential: SequentialProvenance | None = _optional()
 

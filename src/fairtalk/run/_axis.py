@@ -22,22 +22,14 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import (
-    AnswersProvenance,
-    AuditProvenance,
-    AxisRun,
-    ByTurnResult,
-    GenerationSummary,
-    ServedProvenance,
-    SimilarityResult,
-)
+from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, ServedProvenance, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
 from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
-__all__ = ["AxisWork", "answers_provenance", "audit_axis", "axis_pairs", "correct", "finish_axes", "too_few_pairs"]
+__all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes", "too_few_pairs"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
@@ -150,7 +142,6 @@ def audit_axis(
         balance=pairing.balance,
         coverage=coverage.to_dict(),
         served=_served(cached.requested_model, generated.summary),
-        answers=answers_provenance(generated.summary, cached),
         extra=dict(extra_manifest or {}),
     )
     return AxisWork(
@@ -172,13 +163,6 @@ def _served(requested: str | None, generation: GenerationSummary) -> ServedProve
     if generation.n_served_unknown is None:
         return None
     return ServedProvenance(requested, dict(generation.served_models or {}), generation.n_served_unknown)
-
-
-def answers_provenance(generation: GenerationSummary, cached: CachingResponder) -> AnswersProvenance:
-    """Where the axis' answers came from: generated, from the run store (its path; None: kept in memory only), failed."""
-    path = str(cached.store.path)
-    store = None if path in ("", ":memory:") else path
-    return AnswersProvenance(generation.n_generated, generation.n_cached, generation.n_errors, store)
 
 
 def axis_pairs(

@@ -318,10 +318,7 @@ def _final_work(axis: _Axis, sequential: SequentialOptions) -> AxisWork:
     for work in axis.works:
         for stage, seconds in work.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
-    answers = last.audit.answers
-    if answers is not None:  # the looks' answers together, as the generation summary counts them
-        answers = dataclasses.replace(answers, n_generated=generation.n_generated, n_cached=generation.n_cached)
-    audit = dataclasses.replace(last.audit, answers=answers, sequential=_record(axis, sequential))
+    audit = dataclasses.replace(last.audit, sequential=_record(axis, sequential))
     return dataclasses.replace(last, scored=scored, generation=generation, timings=timings, audit=audit)
 
 
