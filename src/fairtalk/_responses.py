@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ __all__ = [
     "ResponseColumn",
     "ResponseSet",
     "aligned_responses",
+    "check_axis",
     "empty_tally",
     "failed_response",
     "is_failure",
@@ -64,6 +66,16 @@ _MSG_CONFLICT = (
     "{n} conflicting duplicate record(s): pair {pair_id!r} side {side} at {where} gives a different response than"
     " {first}; each pair's side must be answered once (identical copies are allowed), so remove the extra records"
 )
+
+_MSG_OTHER_AXIS = (
+    "these responses answer {found!r} pairs (their pair ids start '{found}-'), not {axis!r} ones: score them on axis {found!r}"
+)
+_MSG_MIXED_AXES = (
+    "these responses mix the pairs of several axes ({counts}): pair {pair_id!r} is of axis {found!r}, not {axis!r}, "
+    "the axis scored; score each axis' responses on their own"
+)
+#: A pair id as `fairtalk pairs` makes it: the axis, a hyphen and the 16 hex digits of the pair's 8-byte hash.
+_AXIS_ID = re.compile(r"(.+)-[0-9a-f]{16}")
 
 #: Fields every JSONL record carries; any other field is kept in ``Response.extra``.
 CORE_FIELDS = ("pair_id", "side", "context", "response")
@@ -365,6 +377,62 @@ def _finish(
         side_b = tuple(side_b[i] for i in keep)
     counts["n_pairs"] = len(ids)
     return ResponseSet(ids, side_a, side_b, counts, sources, tuple(left_out))
+
+
+def id_axis(pair_id: str) -> str | None:
+    """The axis a pair id names (``gender-55cd42283474fa0f``: ``gender``), or None for an id of another form (a user's own).
+
+    Examples
+    --------
+    >>> id_axis("gender-55cd42283474fa0f"), id_axis("my-axis-55cd42283474fa0f"), id_axis("17")
+    ('gender', 'my-axis', None)
+    """
+    found = _AXIS_ID.fullmatch(pair_id)
+    return None if found is None else found.group(1)
+
+
+def check_axis(responses: ResponseSet, axis: str) -> None:
+    """Raise InputError when a pair id names another axis than ``axis`` (ids of no axis pass: a user's own pairs).
+
+    The error names the axis the responses belong to, or where they mix axes, how many pairs each
+    has; and, for a JSONL file, the line of the first record of another axis.
+    """
+    pairs = {r.pair_id: id_axis(r.pair_id) for r in responses.left_out}
+    pairs.update((pair_id, id_axis(pair_id)) for pair_id in responses.pair_ids)
+    counts = Counter(found for found in pairs.values() if found is not None)
+    others = [found for found in counts if found != axis]
+    if not others:
+        return
+    path, line, pair_id = _first_of_other_axis(responses, axis)
+    pair_id = pair_id or next(i for i, found in pairs.items() if found is not None and found != axis)
+    if len(counts) == 1:
+        message = _MSG_OTHER_AXIS.format(found=others[0], axis=axis)
+    else:
+        listed = ", ".join(f"{name} {n:,} pair{'s' if n != 1 else ''}" for name, n in counts.most_common())
+        message = _MSG_MIXED_AXES.format(counts=listed, pair_id=pair_id, found=id_axis(pair_id), axis=axis)
+    raise InputError(message, path=path, line=line)
+
+
+def _first_of_other_axis(responses: ResponseSet, axis: str) -> tuple[str | None, int | None, str | None]:
+    """The JSONL file the responses came from, the line and pair id of its first record of another axis than ``axis``.
+
+    ``(None, None, None)`` for responses not read from one JSONL file (records given in Python).
+    """
+    if len(responses.sources) != 1 or not Path(responses.sources[0][0]).is_file():
+        return None, None, None
+    path = responses.sources[0][0]
+    try:
+        with open_input(path, what="responses file") as handle:
+            for number, text in numbered_lines(handle, path):
+                if not text.strip():
+                    continue
+                pair_id = parse_object(text, path, number).get("pair_id")
+                found = id_axis(pair_id) if isinstance(pair_id, str) else None
+                if found is not None and found != axis:
+                    return path, number, pair_id
+    except InputError:  # changed since it was read: the message names no line
+        pass
+    return path, None, None
 
 
 def _parse_record(text: str, path: str, number: int) -> Response:

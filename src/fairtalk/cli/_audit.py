@@ -267,7 +267,12 @@ def audit(  # noqa: C901, PLR0915
         if not json_out:
             console.print(rich_table(axis_run.result))
         cov, check = axis_run.coverage, axis_run.pairs_check
-        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {_audited(cov.n_pairs, axis_run.result)}")
+        dropped = "" if (note := cov.dropped_note()) is None else f" ({note})"
+        say(
+            f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group{dropped}, {_audited(cov.n_pairs, axis_run.result)}"
+        )
+        if axis_run.result.provenance.sequential is None and (short := cov.shortfall()) is not None:
+            say(f"{name}: {short}", style="yellow")
         by_group = cov.n_by_group
         if not cov.balance and min(by_group.values(), default=0) and max(cov.original_shares.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])

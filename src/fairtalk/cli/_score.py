@@ -94,7 +94,12 @@ def score(
     responses_b: str | None = typer.Option(
         None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."
     ),
-    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    axis: str | None = typer.Option(
+        None,
+        "--axis",
+        help=f"An axis or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (pair ids such as "
+        "race-55cd42283474fa0f) are refused.",
+    ),
     lexicon: str | None = typer.Option(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
     ),

@@ -19,6 +19,7 @@ from fairtalk.report._decoding import result_decoding, result_header, result_ser
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._origin import result_corpus
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._plots import bar_chart_png, by_turn_png, png_data_uri
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
@@ -102,6 +103,7 @@ def render_html(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> str:
     """The self-contained HTML report.
 
@@ -125,6 +127,9 @@ def render_html(
     gates : sequence of GateOutcome
         The outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a section
         states for this axis; none requested (the default), none is shown.
+    answers : str, optional
+        Where the axis' answers came from (:func:`~fairtalk.report._origin.answers_line`), from the
+        run (``write_run``); None: no line.
     """
     rows = summary_rows(result)
     primary = [m for m in result.measures if m.primary]
@@ -155,6 +160,8 @@ def render_html(
         "decoding": result_decoding(result),
         "header": result_header(result, run_config),
         "served": result_served(result),
+        "corpus": result_corpus(result),
+        "answers": answers,
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "ci_test_note": ci_test_note(result),
@@ -216,9 +223,12 @@ def write_html(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> Path:
     """Write ``report.html`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    page = render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    page = render_html(
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+    )
     write_text_atomic(path, page)
     return path

@@ -19,6 +19,7 @@ from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._origin import result_corpus
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import similarity_markdown
 from fairtalk.report._table import (
@@ -65,12 +66,14 @@ def render_markdown(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
     ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
     ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a
-    section states for this axis; none requested, none is shown.
+    section states for this axis; none requested, none is shown. ``answers``: where the axis'
+    answers came from (:func:`~fairtalk.report._origin.answers_line`), from the run; None: no line.
     """
     rows = summary_rows(result)
     group_a, group_b = result.groups
@@ -85,6 +88,8 @@ def render_markdown(
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
         *((_flagged(*served), "") if (served := result_served(result)) else ()),
+        *((_flagged(*corpus), "") if (corpus := result_corpus(result)) else ()),
+        *((f"{md_escape(answers)}.", "") if answers else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),
@@ -248,9 +253,12 @@ def write_markdown(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> Path:
     """Write ``report.md`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    text = render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    text = render_markdown(
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+    )
     write_text_atomic(path, text)
     return path
