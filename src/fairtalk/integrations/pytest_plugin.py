@@ -14,7 +14,9 @@ instead, the file the ini option ``fairtalk_config`` names (TOML or YAML, as
 Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST,
 to keep reports as a CI artifact), and a failure's message names it. A bad pairs option stops
 the run before any test as a usage error; a bad other option errors each test that uses the
-fixture, with a message naming the option, its value and why.
+fixture, with a message naming the option, its value and why (the axes and the corpus are resolved
+here, each lexicon loaded and the corpus opened, as the audit would). A failing assertion shows the
+test's line and its message, not this plugin's frames (``__tracebackhide__``).
 
 This module imports nothing heavy: fairtalk's pipeline loads when a test first uses the fixture.
 """
