@@ -3,9 +3,11 @@
 Each runs a real audit (:func:`fairtalk.audit`; two of them on the same pairs and
 :func:`fairtalk.compare_runs` for :func:`assert_not_worse`), writes its report, and raises
 :class:`BiasAssertionError` (an ``AssertionError``, so pytest shows it as a failed test) whose
-message names each failing measure with both sides, the gap, its interval and adjusted p, and the
-report's path. The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a
-``fairtalk_audit`` fixture whose defaults come from ``[tool.fairtalk]`` and the ini file.
+message names each failing measure with both sides, the gap, its interval and adjusted p (a rate's
+in percentage points, as the JUnit file), and the report's path; pytest shows it without this
+module's frames. A bad gate or margin is a :class:`~fairtalk.errors.SpecError` before any audit.
+The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a ``fairtalk_audit`` fixture
+whose defaults come from ``[tool.fairtalk]`` and the ini file.
 
 The gates are the CLI's, decided by :func:`fairtalk.gates.evaluate` (the same decision as the exit
 code, the JUnit file and the job summary): ``fail-on-bias`` fails on a difference detected (adjusted
