@@ -65,8 +65,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from fairtalk import AuditConfig, InputError, Lexicon
-    from fairtalk.gates import Gate
-    from fairtalk.results import AuditResult
+    from fairtalk.gates import Gate, GateOutcome
+    from fairtalk.results import AuditResult, AuditRun
 
 _STORE_FILE = "store.sqlite"
 #: Where the report goes when neither --output nor the config file says (the flag's default).
@@ -204,7 +204,10 @@ def audit(  # noqa: C901, PLR0915
     looks: int | None = run_option("looks", "--looks"),
     spending: str = run_option("spending", "--spending"),
     json_out: bool = typer.Option(
-        False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
+        False,
+        "--json",
+        help="Write the run and every axis's result to stdout as one JSON document (with --baseline-model, the "
+        "comparison too), with `gates` when a gate is given; messages go to stderr.",
     ),
     baseline_model: str | None = typer.Option(
         None,
@@ -256,11 +259,11 @@ def audit(  # noqa: C901, PLR0915
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
     when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
-    if json_out:
+    document = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}} if json_out else {}
+    if json_out and baseline_model is None:  # with a baseline, one document holds the comparison too: printed after it
         from fairtalk.results import versioned
 
-        data = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}
-        print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
+        print_json(versioned({**document, "gates": [o.to_dict() for o in outcomes]} if outcomes else document))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
@@ -326,7 +329,13 @@ def audit(  # noqa: C901, PLR0915
     )
     if baseline_model is not None:
         ci = (junit if worse else None, run.results, gates)
-        code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse, ci=ci))
+        joined = (document, outcomes) if json_out else None
+        code = max(
+            code,
+            _against_baseline(
+                config, baseline_model, output, store_path, fail_if_worse, ci=ci, audited=(run, outcomes), joined=joined
+            ),
+        )
     if code:
         raise typer.Exit(code=code)
 
@@ -444,13 +453,18 @@ def _against_baseline(
     model: str,
     output: str,
     store: object,
-    json_out: bool,
     gate: bool,
     *,
     ci: tuple[str | None, Mapping[str, AuditResult], Sequence[Gate]],
+    audited: tuple[AuditRun, Sequence[GateOutcome]],
+    joined: tuple[Mapping[str, object], Sequence[GateOutcome]] | None,
 ) -> int:
     """Audit the baseline ``model`` on the same pairs (the same store) into OUTPUT/baseline, compare, print; the exit code.
 
+    ``audited``: the candidate's run and its gates' outcomes: its ``index.html`` is written again
+    with ``--fail-if-worse``'s outcome after them (when ``gate``) and links to the baseline's run and
+    the comparison's report. ``joined`` (``--json``): the audit's document (``run``, ``results``) and the outcomes of its gates,
+    printed with the comparison as one document (see :func:`~fairtalk.cli._compare.show_comparison`).
     ``ci``: the JUnit file to write with the comparison's ``--fail-if-worse`` testcases (None: the
     audit wrote its own), with the audit's results and the audit gates requested, whose testcases
     it holds too.
@@ -462,7 +476,8 @@ def _against_baseline(
     import fairtalk
     from fairtalk.cli._compare import show_comparison
     from fairtalk.cli._output import progress_bars
-    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
+    from fairtalk.gates import Gate, evaluate
+    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_index, write_model_comparison
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
     try:
@@ -473,6 +488,9 @@ def _against_baseline(
         info(f"baseline {base_run.model}: report in {base_out}/")
         result = fairtalk.compare_runs(base_out, output)
         paths = write_model_comparison(result, compare_out, gated=gate)
+        run, outcomes = audited  # the run's index shows the comparison's gate too, and links both
+        worse = [evaluate(result, Gate.FAIL_IF_WORSE)] if gate else []
+        write_index(run, output, gates=[*outcomes, *worse], compared=(base_run.model, BASELINE_FOLDER, COMPARISON_FOLDER))
     except KeyboardInterrupt:
         interrupted(store)
     protected = {"OUTPUT": output, "--store": str(store)}
@@ -480,10 +498,10 @@ def _against_baseline(
     return show_comparison(
         result,
         paths,
-        json_out=json_out,
+        json_out=joined is not None,
         junit=junit,
         gate=gate,
-        json_key="comparison",
+        joined=joined,
         protected=protected,
         audit=(results, gates),
     )

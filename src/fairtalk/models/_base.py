@@ -212,6 +212,7 @@ class Responder(Closing, ABC):
       server adapter reports to the generation summary (default None, None, None and ``{}``);
     - :attr:`requested_model` and :attr:`served_models`: the model name a server adapter asks for,
       and the names its server said answered, counted (default None: a model that does not say);
+    - :attr:`user_spec`: the spec a user types for it, when its fingerprint does not start with one (default None);
     - :meth:`close` and the context manager (default: nothing to release).
     """
 
@@ -230,6 +231,10 @@ class Responder(Closing, ABC):
     #: The model names its server said answered (each reply's ``model``), with how many answers, summed over its calls
     #: (None: a model that does not say).
     served_models: Mapping[str, int] | None = None
+    #: The spec a user types for this model when its fingerprint's head (``kind:identity``) is not one (a built-in
+    #: model keyed by its adapter's name): runs record and show it in that head's place; the
+    #: run store keeps the fingerprint as it is (None: the fingerprint's head is the spec).
+    user_spec: str | None = None
 
     @property
     @abstractmethod

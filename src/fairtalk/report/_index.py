@@ -142,12 +142,20 @@ def _sequential_sentences(provenance: Provenance) -> list[str]:
 
 
 def render_index(
-    run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True, gates: Sequence[GateOutcome] = ()
+    run: AuditRun,
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    csp: bool = True,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
 ) -> str:
     """The ``index.html`` page: per axis, the significant measures, pairs, errors and links.
 
     With ``out_dir``, only the files present in each axis folder are linked. ``gates``: the
     outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, whose headlines it shows.
+    ``compared`` (``audit --baseline-model``): the baseline's model, and the folders of the
+    baseline's run and of the comparison, inside the run's folder; the page names the model and
+    links that run's index and the comparison's report (with ``out_dir``, those present).
     """
     context = {
         "version": _version(),
@@ -165,9 +173,17 @@ def render_index(
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
         "multiway": multiway_tables(run),
         "gates": [{"gate": g.gate.value, "passed": g.passed, "headline": g.headline} for g in gates],
+        "compared": None if compared is None else _compared_context(compared, None if out_dir is None else Path(out_dir)),
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
+
+
+def _compared_context(compared: tuple[str, str, str], out_dir: Path | None) -> dict[str, Any]:
+    """The baseline's model and the links to its run's index and the comparison's report (those present in ``out_dir``)."""
+    model, baseline, comparison = compared
+    pages = (("the baseline's run", f"{baseline}/{INDEX_FILE}"), ("the comparison", f"{comparison}/report.html"))
+    return {"model": model, "links": [(label, href) for label, href in pages if out_dir is None or (out_dir / href).is_file()]}
 
 
 def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
@@ -248,21 +264,35 @@ def _correction_text(run: AuditRun) -> str:
     return f"{method} within each axis (primary family: {sizes} tests)"
 
 
-def write_index(run: AuditRun, out_dir: str | os.PathLike[str], *, gates: Sequence[GateOutcome] = ()) -> Path:
+def write_index(
+    run: AuditRun,
+    out_dir: str | os.PathLike[str],
+    *,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
+) -> Path:
     """Write ``out_dir/index.html`` (and ``run.json``, the run summary), swapped in together; return the index path.
 
-    ``gates``: the outcomes of the gates requested, whose headlines the index shows.
+    ``gates``: the outcomes of the gates requested, whose headlines the index shows; ``compared``:
+    the baseline a comparison in ``out_dir`` compared the run with (see :func:`render_index`).
 
     Only an index and a run.json fairtalk wrote are replaced: the user's ``index.html`` (or
     ``run.json``) there is an OutputError, and nothing changes.
     """
     folder = Path(out_dir)
     with staged(folder, last=(RUN_FILE, INDEX_FILE)) as staging:
-        _write_index_files(run, staging, files_in=folder, gates=gates)
+        _write_index_files(run, staging, files_in=folder, gates=gates, compared=compared)
     return folder / INDEX_FILE
 
 
-def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None, gates: Sequence[GateOutcome] = ()) -> None:
+def _write_index_files(
+    run: AuditRun,
+    folder: Path,
+    *,
+    files_in: Path | None = None,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
+) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
     summary = versioned({"generator": GENERATOR, **run.to_dict()})
@@ -272,7 +302,7 @@ def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = N
         }
         summary["axes"][name]["files"] = present
     write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where, gates=gates))
+    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where, gates=gates, compared=compared))
 
 
 def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:

@@ -307,7 +307,7 @@ def run_axes(
                 )
         except OtherAnswersError as exc:  # found once the answers exist: say where they are kept
             raise InputError(_answers_kept(exc.finding, cached.store), path=exc.path) from exc
-        model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
+        model_fingerprint, store_path = cached.recorded, str(cached.store.path)
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under

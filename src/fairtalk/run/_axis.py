@@ -134,7 +134,7 @@ def audit_axis(
         run_id=run_id,
         corpus=pairing.corpus,
         split=pairing.split,
-        model=cached.fingerprint,
+        model=cached.recorded,
         decoding=generation.settings.sent(),
         seed=pairing.seed,
         n_pairs_requested=pairing.n_pairs,

@@ -290,7 +290,7 @@ def generate(
         [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
     )  # budget, used, refused over this run
     summary = GenerationSummary(
-        model=cached.fingerprint,
+        model=cached.recorded,
         settings=settings.sent(),
         n_items=n_items,
         n_cached=cached.n_cached - before[0],

@@ -285,7 +285,7 @@ def against_baseline(
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
     return SimilarityResult(
         axis=pairs[0].axis if pairs else "",
-        model=cached.fingerprint,
+        model=cached.recorded,
         alpha=alpha,
         seed=seed,
         n_pairs=len(kept),

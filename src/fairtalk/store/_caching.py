@@ -134,6 +134,20 @@ class CachingResponder(Responder):
         base = self.responder.fingerprint
         return base if self.model_version is None else f"{base} version={self.model_version}"
 
+    @property
+    def recorded(self) -> str:
+        """The model as a run records and shows it: :attr:`fingerprint`, its head the model's spec when it has one.
+
+        A built-in model keyed in the store by its adapter's name (``retrieval:builtin-minilm {…}``)
+        is recorded under the spec a user types (``builtin:minilm-retrieval {…}``,
+        :attr:`Responder.user_spec`); the store keeps the fingerprint as it is, so its answers are reused.
+        """
+        spec = self.responder.user_spec
+        if spec is None:
+            return self.fingerprint
+        _, space, rest = self.fingerprint.partition(" ")
+        return f"{spec}{space}{rest}"
+
     def _advance(self, n: int) -> None:
         if self.progress is not None and n:
             self.progress(n)
