@@ -25,6 +25,7 @@ from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
+from fairtalk.models import identity_unknown
 from fairtalk.results import AuditResult, read_result_file
 
 __all__ = ["AxisInput", "RunInput", "read_run", "same_model", "same_model_configs", "same_run"]
@@ -97,9 +98,14 @@ def same_model(baseline: tuple[str | None, object], candidate: tuple[str | None,
     """The rule of one model: the same model identity and the same decoding settings, each ``(model, settings)``.
 
     ``model`` is a run's fingerprint (what keys its answers in a run store, the spec first), or
-    None (no model: never the same).
+    None (no model: never the same). A fingerprint whose identity is unknown (a callable whose
+    state cannot be read, with no model version: :func:`~fairtalk.models.identity_unknown`)
+    cannot show that two runs are of one model, so it never does: the runs are compared as two
+    models', and the gate passes or fails on their answers, failing closed there as always.
     """
     (model, settings), (other, other_settings) = baseline, candidate
+    if model is not None and identity_unknown(model):
+        return None
     if model is not None and model == other and settings == other_settings:
         return f"two runs of the same model {model.partition(' ')[0]} with the same decoding settings"
     return None
