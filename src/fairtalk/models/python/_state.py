@@ -92,6 +92,8 @@ def callable_state(fn: Callable[..., Any]) -> str | Unknown | None:
             return None
     except _Unknowable as exc:
         return Unknown(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reading a value ran the user's code (__fspath__, a property), which raised
+        return Unknown(f"reading its state raised {type(exc).__name__}: {exc}")
     return walk.digest.hexdigest()[:16]
 
 
@@ -123,7 +125,7 @@ class _Walk:
     def __init__(self) -> None:
         self.digest = hashlib.sha256()
         self.nodes = 0
-        self.path: list[int] = []  # id() of the objects being read: only to find a cycle, never digested
+        self.path: list[int] = []  # id() of the objects being read: to find a reference back, never digested
 
     def feed(self, *tokens: str | bytes) -> None:
         for token in tokens:
@@ -259,7 +261,7 @@ class _Walk:
             self.feed("set", kind.__name__, str(len(items)), *sorted(digest for digest, _ in items))
             return
         if kind is dict:  # equal dicts are one state, whatever their order (one built from a set's changes by run)
-            pairs = sorted(self.sub((key, item), f"{where}[{key!r}]") for key, item in value.items())
+            pairs = sorted(self.sub(key, f"{where} key") + self.sub(item, f"{where}[{key!r}]") for key, item in value.items())
             self.feed("dict", str(len(pairs)), *pairs)
             return
         self.feed("dict", _name(kind), str(len(value)))
