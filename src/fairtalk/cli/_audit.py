@@ -233,7 +233,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary
+    from fairtalk.report import previous_axes, result_served, rich_table, sequential_summary
 
     store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
@@ -254,7 +254,7 @@ def audit(  # noqa: C901, PLR0915
         raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
-    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path)
+    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     if json_out:
         from fairtalk.results import versioned
@@ -267,7 +267,12 @@ def audit(  # noqa: C901, PLR0915
         if not json_out:
             console.print(rich_table(axis_run.result))
         cov, check = axis_run.coverage, axis_run.pairs_check
-        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {_audited(cov.n_pairs, axis_run.result)}")
+        dropped = "" if (note := cov.dropped_note()) is None else f" ({note})"
+        say(
+            f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group{dropped}, {_audited(cov.n_pairs, axis_run.result)}"
+        )
+        if axis_run.result.provenance.sequential is None and (short := cov.shortfall()) is not None:
+            say(f"{name}: {short}", style="yellow")
         by_group = cov.n_by_group
         if not cov.balance and min(by_group.values(), default=0) and max(cov.original_shares.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])
@@ -285,6 +290,8 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if (served := result_served(axis_run.result)) is not None:
+            say(f"{name}: {served[0]}", style="bold yellow" if served[1] else None)
         for line in by_turn_lines(axis_run.result):
             say(f"{name}: {line}")
         if (looked := sequential_summary(axis_run.result.provenance)) is not None:
@@ -308,8 +315,8 @@ def audit(  # noqa: C901, PLR0915
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
                     style="bold red" if row.detected() else None,
                 )
-        info(f"{name}: report in {Path(output) / axis_run.folder}/")
-    info(f"wrote {Path(output) / 'index.html'}")
+        info(f"{name}: report in {Path(output) / axis_run.folder}/", keep=[output])
+    info(f"wrote {Path(output) / 'index.html'}", keep=[output])
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
     worse = baseline_model is not None and fail_if_worse  # the JUnit file waits for the comparison's decisions
@@ -403,7 +410,7 @@ def _check_outputs(
     check_junit(junit, inputs={**files, "--store": store}, outputs=outputs, folder=output)
     check_not_input(store, inputs, option="--store")
     if store != IN_MEMORY:
-        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=files)
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs=files)
     check_output_folder(output, {**inputs, "--config": config_file})
     return {**files, **outputs, "--store": store, "-o": output}
 

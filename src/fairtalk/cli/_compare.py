@@ -10,7 +10,7 @@ import typer
 
 from fairtalk.cli._app import app, console, info, interrupted, print_json, say
 from fairtalk.cli._choices import was_given
-from fairtalk.cli._schema import score_option
+from fairtalk.cli._schema import check_options, score_option
 from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
 
 if TYPE_CHECKING:
@@ -57,11 +57,7 @@ def compare(
     alpha: float = score_option(
         "alpha", "--alpha", ranged=True, note="Every test of the change uses it; its intervals are 1 - alpha."
     ),
-    clusters: bool = typer.Option(
-        True,
-        "--clusters/--no-clusters",
-        help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue). Two audits only.",
-    ),
+    clusters: bool = score_option("clusters", "--clusters/--no-clusters", note="Two audits only."),
     axis: str | None = typer.Option(
         None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
     ),
@@ -90,6 +86,7 @@ def compare(
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
+    check_options(ctx, "alpha")  # before any work, in audit's words
     inputs = {"BASELINE": baseline, "CANDIDATE": candidate}
     outputs = {} if output is None else {f"-o's {name}": Path(output) / name for name in MODEL_COMPARISON_FILES.values()}
     try:
@@ -160,7 +157,7 @@ def show_comparison(
     for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():
-        info(f"wrote {path}")
+        info(f"wrote {path}", keep=[path])
     results, gates = audit if audit is not None else (None, ())
     write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
     if gate and not outcome.passed:

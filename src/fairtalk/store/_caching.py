@@ -13,7 +13,6 @@ from fairtalk.models import (
     Responder,
     Stream,
     check_batch,
-    finish_reason,
     raise_first_error,
     respond_each_checked,
 )
@@ -85,7 +84,12 @@ class CachingResponder(Responder):
         answers as its own.
 
     Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
-    wrapper's lifetime; duplicate requests within one call count once. ``breaker`` is the
+    wrapper's lifetime; duplicate requests within one call count once. For a model whose server
+    names the model that answered (its ``served_models`` is not None: ``openai:``),
+    ``served_models`` counts the answers, served from the store or generated now, by that name
+    (the store keeps it with each answer), and ``n_served_unknown`` the answers without one (the
+    server named none, or the store holds them from a fairtalk that did not keep the name); for
+    any other model ``served_models`` is None and ``n_served_unknown`` stays 0. ``breaker`` is the
     :class:`~fairtalk.store.FailureBreaker` that counts failures in a row. ``n_unencodable``
     counts code points of generated responses that could not be stored (lone surrogates)
     and were replaced by U+FFFD.
@@ -130,6 +134,9 @@ class CachingResponder(Responder):
         self.n_generated = 0
         self.n_errors = 0
         self.n_unencodable = 0
+        self.requested_model = responder.requested_model
+        self.served_models: dict[str, int] | None = None if responder.served_models is None else {}
+        self.n_served_unknown = 0
         #: The files the wrapped model was loaded from.
         self.input_paths = tuple(str(p) for p in responder.input_paths)
 
@@ -159,6 +166,9 @@ class CachingResponder(Responder):
             for i in todo.pop(key):
                 results[i] = response
                 n_served += 1
+        if self.served_models is not None:
+            for response in hits.values():
+                self._count_served(response)
         self.n_cached += len(hits)
         self._advance(n_served)
         misses = list(todo.items())
@@ -277,17 +287,31 @@ class CachingResponder(Responder):
             row = (h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0])
             self.n_errors += 1
         else:
-            reason = finish_reason(item)
-            item, n_replaced = replace_surrogates(item)
-            if reason is not None and n_replaced:  # unchanged, the item is still the Reply it was
-                item = Reply(item, reason)
+            text, n_replaced = replace_surrogates(item)
+            if isinstance(item, Reply):  # unchanged, it stays the Reply it was; the served name is stored too
+                served = item.model and replace_surrogates(item.model)[0]
+                if n_replaced or served != item.model:
+                    item = Reply(text, item.finish_reason, served)
+            else:
+                item = text
             self.n_unencodable += n_replaced
             row = (h, seed, context, item, None)
             self.n_generated += 1
+            self._count_served(item)
         for i in indices:
             results[i] = item
         self.breaker.record(item, before)
         return row
+
+    def _count_served(self, response: str) -> None:
+        """Count an answer by the model its server said answered (``n_served_unknown`` when it did not say)."""
+        if self.served_models is None:
+            return
+        name = response.model if isinstance(response, Reply) else None
+        if name:
+            self.served_models[name] = self.served_models.get(name, 0) + 1
+        else:
+            self.n_served_unknown += 1
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
