@@ -28,6 +28,7 @@ from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
+from fairtalk.models import identity_unknown
 from fairtalk.results import AuditResult, read_result_file
 
 __all__ = ["AxisInput", "RunInput", "python_target", "read_run", "same_model", "same_model_configs", "same_run"]
@@ -185,11 +186,16 @@ def same_model(baseline: tuple[str | None, object], candidate: tuple[str | None,
     None (no model: never the same). A ``python:`` model is one model however its target is
     spelled (``bot.py``, ``./bot.py``, its absolute path, or its module name): its target is
     resolved (:func:`python_target`), and its recorded identity fields (the JSON after the name:
-    code hash, ``batched``, and any others) are compared, all but the name. Other fingerprints
-    are compared as written.
+    code hash, ``batched``, ``state`` and any others) are compared, all but the name. Other
+    fingerprints are compared as written. A fingerprint whose identity is unknown (a callable
+    whose state cannot be read, with no model version: :func:`~fairtalk.models.identity_unknown`)
+    cannot show that two runs are of one model, so it never does: the runs are compared as two
+    models', and the gate passes or fails on their answers, failing closed there as always.
     """
     (model, settings), (other, other_settings) = baseline, candidate
     if model is None or other is None or settings != other_settings:
+        return None
+    if identity_unknown(model) or identity_unknown(other):
         return None
     if model != other and _identity(model) != _identity(other):
         return None

@@ -493,7 +493,9 @@ def respond(
     model_version : str, optional
         A tag that becomes part of the model's fingerprint (the run store's key): change it when
         the model changes in a way its code does not show (a redeployed server, an environment
-        variable), so that no stored answer of the old model is reused.
+        variable), so that no stored answer of the old model is reused. A function whose state
+        cannot be read (an instance holding a torch model: ``"state":"unknown"`` in its
+        fingerprint) needs one to use a ``store`` file (SpecError without it).
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the model runs: in this process (``"local"`` or None), or on Ray actors (``"ray"``,
         or a :class:`~fairtalk.models.RayEngine` saying which cluster and how many actors); ``model``

@@ -26,6 +26,11 @@ _MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
 _MSG_COMMIT_ROWS = "commit_rows must be >= 1, got {value!r}"
 _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
 _MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
+_MSG_UNKNOWN_STATE = (
+    "the model {model} cannot be told from another one with the same code: its state cannot be read ({reason}), so "
+    "the run store {store} could serve another model's answers as its own; give model_version=TAG, "
+    "a tag you change whenever the model changes, or run without a store"
+)
 #: A store row: context hash, seed, context, response (None for a failure), error (None for an answer).
 _Row = tuple[bytes, int, str, str | None, str | None]
 
@@ -72,7 +77,11 @@ class CachingResponder(Responder):
     model_version : str, optional
         A tag for what the model's fingerprint cannot see (environment variables, a remote
         deployment, data files); it becomes part of :attr:`fingerprint`, so answers stored
-        under another tag are never served.
+        under another tag are never served. A model whose state its fingerprint cannot read
+        (:attr:`~fairtalk.models.Responder.unknown_state`: a callable whose instance holds a torch
+        model, say) needs one to use a store that outlives the run (a file, or a store already
+        holding answers): without it, SpecError, as the store could serve another model's
+        answers as its own.
 
     Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
     wrapper's lifetime; duplicate requests within one call count once. For a model whose server
@@ -109,6 +118,9 @@ class CachingResponder(Responder):
             not isinstance(model_version, str) or not model_version.strip() or not model_version.isprintable()
         ):
             raise SpecError(_MSG_VERSION.format(value=model_version))
+        if responder.unknown_state is not None and model_version is None and _outlives_run(store):
+            model = responder.fingerprint.partition(" ")[0]
+            raise SpecError(_MSG_UNKNOWN_STATE.format(model=model, reason=responder.unknown_state, store=store.path))
         self.model_version = model_version
         self.responder = responder
         self.store = store
@@ -325,6 +337,11 @@ class CachingResponder(Responder):
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"
+
+
+def _outlives_run(store: RunStore) -> bool:
+    """Whether ``store`` may hold, or keep, another model's answers: a file, or a store in memory already holding some."""
+    return str(store.path) != ":memory:" or store.count() > 0 or store.count(errors=True) > 0
 
 
 class _Pending:
