@@ -231,7 +231,9 @@ def test_cache_key_follows_the_config() -> None:
 
 
 def test_rejects_bad_options(tmp_path) -> None:
-    with pytest.raises(fairtalk.SpecError, match="n_pairs must be a whole number ≥ 1, got 0"):
+    with pytest.raises(
+        fairtalk.SpecError, match=r"n_pairs must be a whole number ≥ 2 \(two pairs are the fewest a test compares\), got 0"
+    ):
         fairtalk.reproduce_debias(out_dir=tmp_path, n_pairs=0)
     with pytest.raises(fairtalk.SpecError, match="trains seq2seq models"):
         fairtalk.reproduce_debias(out_dir=tmp_path, train_config=fairtalk.TrainConfig(model="retrieval"))

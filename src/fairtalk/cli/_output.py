@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from fairtalk.cli._console import command_paths, err_console, is_quiet, json_output, set_quiet, terminal_safe, wrap_prose
 
@@ -64,9 +64,22 @@ class _LogHandler(logging.Handler):
 
 
 def _path_args(record: logging.LogRecord) -> list[str]:
-    """The arguments of ``record`` (``logger.warning("… %s", path)``) that are paths: a ``Path``, or text holding a ``/``."""
+    """The arguments of ``record`` (``logger.warning("… %s", path)``) that are paths: a ``Path``, or text naming one.
+
+    Text is a path when it holds a ``/`` and it or its folder exists: a whole line passed as ``"%s"``
+    ("epoch 1/1: train loss …") is prose, and wraps.
+    """
     args = record.args.values() if isinstance(record.args, Mapping) else record.args or ()
-    return [terminal_safe(os.fspath(a)) for a in args if isinstance(a, os.PathLike) or (isinstance(a, str) and "/" in a)]
+    return [terminal_safe(str(os.fspath(a))) for a in args if isinstance(a, os.PathLike) or _names_path(a)]
+
+
+def _names_path(value: object) -> TypeGuard[str]:
+    if not isinstance(value, str) or "/" not in value or "\n" in value:
+        return False
+    try:
+        return os.path.exists(value) or os.path.isdir(os.path.dirname(value) or ".")
+    except (OSError, ValueError):  # a name too long, a NUL
+        return False
 
 
 @contextlib.contextmanager
