@@ -42,7 +42,9 @@ def test_fail_on_bias_exits_1_for_a_biased_model_and_0_for_a_fair_one(toys: tupl
     assert result.exit_code == 1, result.output
     assert "gender: difference detected (adjusted p < 0.05):" in result.output and "offense_rate" in result.output
     assert "gender: 80 generated, 0 from the store, 0 failed" in result.output
-    assert "gender: 82 contexts read, 80 mention a group, 40 pairs audited" in result.output
+    said = _flat(result.output)  # the toy corpus holds each context's counterfactual twin: 40 duplicates
+    assert "gender: 82 contexts read, 80 mention a group (40 duplicate contexts dropped), 40 pairs audited" in said
+    assert "gender: asked for 2,000 pairs; the corpus gave 40" in said  # the default --pairs
     for name in (
         "index.html",
         "run.json",
@@ -83,8 +85,9 @@ def test_max_errors_exceeded_exits_2_and_keeps_the_store(toys: tuple[Path, Path]
 def test_bad_options_exit_2(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     for extra, message in (
-        (["--pairs", "0"], "--pairs must be a whole number ≥ 1, got 0"),
-        (["--pairs", "-5"], "--pairs must be a whole number ≥ 1, got -5"),
+        (["--pairs", "0"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 0"),
+        (["--pairs", "-5"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got -5"),
+        (["--pairs", "1"], "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1"),
         (["--max-new-tokens", "0"], "max_new_tokens"),
         (["--max-errors", "-1"], "--max-errors must be 0 or more"),
     ):

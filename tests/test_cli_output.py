@@ -511,6 +511,38 @@ def test_wrap_prose_indents_a_wrapped_line_and_never_cuts_a_word() -> None:
     assert " ".join(" ".join(wrapped[:-2]).split()) == " ".join(line.split())
 
 
+def test_wrap_prose_keeps_a_path_with_spaces_on_one_line_and_lets_it_run_past_the_width() -> None:
+    """A path holding spaces was broken at them (``wrote /tmp/my`` / ``runs/a b/report.html``): it could not be copied."""
+    from fairtalk.cli._console import wrap_prose
+
+    path = "/tmp/my runs/a b/gender/report.html"
+    wrapped = wrap_prose(f"gender: report in {path} · open it in a browser to read the verdicts", 30, keep=["/tmp/my runs/a b"])
+    assert path in [line.strip() for line in wrapped.splitlines()], wrapped  # whole, on its own line, though wider than 30
+    assert " ".join(wrapped.split()) == f"gender: report in {path} · open it in a browser to read the verdicts"
+    assert all(cell_len(line) <= 30 for line in wrapped.splitlines() if path not in line), wrapped
+    spaced = "/tmp/x" + " y" * 30  # wider than the width: it overflows, whole, rather than break
+    assert wrap_prose(f"kept in {spaced}: rerun", 20, keep=[spaced]).splitlines() == ["kept in", f"  {spaced}:", "  rerun"]
+    assert wrap_prose("a b \ue000 c d", 3, keep=["b \ue000 c"]) == "a\n  b \ue000 c\n  d"  # the text's own glue stays
+
+
+def test_a_ci_log_at_80_columns_keeps_each_written_path_with_spaces_on_one_line(tmp_path: Path) -> None:
+    """``-o "my runs/a b"``: each ``wrote PATH`` line broke the path at its spaces across two lines of the log."""
+    import fairtalk
+    from fairtalk.records import Response
+
+    rows = [
+        Response(f"p{i}", side, f"{who} said hi {i}", "thanks") for i in range(20) for side, who in (("a", "he"), ("b", "she"))
+    ]
+    responses = fairtalk.write_responses(rows, tmp_path / "responses.jsonl")
+    out = tmp_path / "my runs" / "a b folder with a long name"
+    args = ("score", "--responses", str(responses), "--axis", "gender", "--measures", "length", "--resamples", "100")
+    text = _cli_at_80_columns(*args, "-o", str(out), cwd=tmp_path)
+    written = sorted(str(out / name) for name in ("results.json", "report.md", "report.html"))
+    assert all(cell_len(f"wrote {path}") > 80 for path in written)  # each too wide for one line: it must wrap
+    lines = [line.strip() for line in text.splitlines()]
+    assert all(path in lines for path in written), text  # whole, on a line of its own
+
+
 def test_a_library_warning_wraps_between_words_as_say_does(capsys: pytest.CaptureFixture[str]) -> None:
     """Review finding: a generation warning printed as one 222-character line, cut by the terminal mid-word."""
     from fairtalk.cli._console import err_console
@@ -525,3 +557,17 @@ def test_a_library_warning_wraps_between_words_as_say_does(capsys: pytest.Captur
     assert long + "," in [line.strip() for line in lines], (err_console.width, lines)  # a word wider than the console stays whole
     assert all(len(line) <= err_console.width for line in lines if long not in line)
     assert all(line.startswith("  ") and line == line.rstrip() for line in lines[1:])
+
+
+def test_a_library_warning_keeps_a_path_argument_with_spaces_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A warning naming a path (``logger.warning("… %s", path)``) broke it at its spaces, as ``say`` did."""
+    from fairtalk.cli._console import err_console
+    from fairtalk.cli._output import output_options
+
+    folder = Path("/tmp/my runs/" + "a b " * 15 + "end")  # with the colon after it, 77 columns: alone on a line
+    words = "the store was written by an older fairtalk, so its answers are read again from"
+    with output_options(quiet=False, verbose=0):
+        logging.getLogger("fairtalk.run").warning("gender: %s %s: %s", words, folder, words)
+    lines = [line.strip() for line in capsys.readouterr().err.splitlines()]
+    assert f"{folder}:" in lines, (err_console.width, lines)  # whole, on a line of its own
+    assert " ".join(" ".join(lines).split()) == f"warning: gender: {words} {folder}: {words}"

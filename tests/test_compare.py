@@ -380,3 +380,58 @@ def test_the_report_says_which_interval_each_gap_and_the_change_have(runs: dict[
         text = html.unescape((tmp_path / "out" / name).read_text(encoding="utf-8"))
         assert "a rate's score interval, values −1 … 1" in text and "a rate's score interval of the per-pair contrast" in text
         assert "p (size changed)" in text and "Sum" in text
+
+
+def _score_lacking_side_b(runs: dict[str, Path], source: str, folder: Path) -> Path:
+    """``runs[source]``'s responses with side b missing on every tenth pair (40 of 400, as a refusal of one group), scored."""
+    lines = (runs[source].parent / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if not ((r := json.loads(line))["side"] == "b" and int(r["pair_id"][1:]) % 10 == 0)]
+    folder.mkdir()
+    (folder / "responses.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    args = ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender", "--measures", "offense,sentiment"]
+    done = runner.invoke(app, [*args, "-o", str(folder / "scored"), "-q"])
+    assert done.exit_code == 0, done.output
+    return folder / "scored"
+
+
+def test_a_baseline_that_lost_one_side_of_pairs_is_said_counted_and_does_not_fail_the_candidate(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Review: a baseline that lost side b of 40 pairs was compared on the 360 left in silence (its lost pairs miscounted
+    as pairs "only the candidate holds"). Its losses are now carried, counted in every output, and left to the note: the
+    gate is about the candidate, which passes on the pairs both runs answered."""
+    from fairtalk.results import PairLosses
+
+    baseline = _score_lacking_side_b(runs, "gap", tmp_path / "lossy")
+    note = (
+        "gender: baseline lost answers on 40 of 400 pairs (side a only 0, side b only 40, both 0): "
+        "the comparison uses the pairs both runs answered"
+    )
+    result = compare_runs(baseline, runs["fair"])
+    axis = result.axes[0]
+    assert axis.baseline_losses == PairLosses(400, 0, 40, 0) and axis.candidate_losses is None
+    assert axis.n_pairs == 360 and axis.only_candidate == 0 and axis.only_baseline == 0
+    assert note in result.warnings and ModelComparison.from_dict(json.loads(result.to_json())) == result
+    out = tmp_path / "out"
+    done = _compare(str(baseline), str(runs["fair"]), "--fail-if-worse", "-o", str(out))
+    assert done.exit_code == 0, done.output  # improved on the 360 pairs; the baseline's losses do not fail the candidate
+    assert note in " ".join(done.output.split()) and "only the candidate holds" not in done.output
+    assert note in (out / "report.md").read_text(encoding="utf-8")
+    assert html.escape(note, quote=False) in (out / "report.html").read_text(encoding="utf-8")
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert data["axes"]["gender"]["baseline_losses"] == {"n_asked": 400, "a_only": 0, "b_only": 40, "both": 0, "unknown": 0}
+    assert note in data["warnings"]
+    shown = json.loads(_compare(str(baseline), str(runs["fair"]), "--json").stdout)
+    assert note in shown["warnings"] and shown["axes"]["gender"]["baseline_losses"]["b_only"] == 40
+
+
+def test_a_candidate_that_lost_one_side_of_pairs_is_said_counted_and_gated(runs: dict[str, Path], tmp_path: Path) -> None:
+    """The same losses on the candidate: the same note (with no gate asked, they used to show only as pairs "only the
+    baseline holds"), and --fail-if-worse fails on them unless they are shown balanced."""
+    candidate = _score_lacking_side_b(runs, "fair", tmp_path / "lossy")
+    said = _compare(str(runs["gap"]), str(candidate))
+    text = " ".join(said.output.split())
+    assert said.exit_code == 0 and "gender: candidate lost answers on 40 of 400 pairs (side a only 0, side b only 40" in text
+    assert "only the baseline holds" not in text and "gate" not in text.lower()
+    gated = _compare(str(runs["gap"]), str(candidate), "--fail-if-worse")
+    assert gated.exit_code == 1 and "candidate gender: answers lost on 40 of 400 pairs" in " ".join(gated.output.split())

@@ -172,3 +172,39 @@ def test_an_axis_the_candidate_lacks_fails_the_gate_unless_the_axes_named_leave_
     assert named.exit_code == 0, named.output  # the user left kin out: the gender gap improved
     typo = runner.invoke(app, ["compare", base, cand, "--fail-if-worse", "--axis", "gender,kni"])
     assert typo.exit_code == 2 and "the baseline holds no axis 'kni' (its axes: gender, kin)" in typo.output
+
+
+def test_json_with_a_baseline_is_one_document_holding_the_audit_the_comparison_and_every_gate(
+    toys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Review finding: `audit --baseline-model --fail-if-worse --json` printed two JSON documents, the gate in the second."""
+    corpus, models = toys
+    out = tmp_path / "j"
+    done = _audit(corpus, models, out, "biased", "fair", "--fail-if-worse", "--fail-on-bias", "--json")
+    assert done.exit_code == 1, done.output
+    data = json.loads(done.stdout)  # one document: json.loads refuses "Extra data"
+    assert list(data) == ["schema_version", "run", "results", "comparison", "gates"]
+    assert data["results"]["gender"]["axis"] == "gender" and data["comparison"]["kind"] == "model comparison"
+    assert [(g["gate"], g["passed"]) for g in data["gates"]] == [("fail-on-bias", False), ("fail-if-worse", False)]
+    plain = _audit(corpus, models, tmp_path / "p", "fair", "biased", "--json")  # no gate: no "gates", still one document
+    assert plain.exit_code == 0, plain.output
+    assert list(json.loads(plain.stdout)) == ["schema_version", "run", "results", "comparison"]
+
+
+def test_the_run_index_shows_fail_if_worse_and_links_the_baseline_and_the_comparison(
+    toys: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Review finding: the command exited 1 on --fail-if-worse, and index.html had no gate and no link to either."""
+    corpus, models = toys
+    out = tmp_path / "worse"
+    done = _audit(corpus, models, out, "biased", "fair", "--fail-if-worse")
+    assert done.exit_code == 1, done.output
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert '<p class="gate" data-gate="fail-if-worse"><span class="badge bias">FAILED</span> Gate fail-if-worse: FAILED' in page
+    assert 'href="baseline/index.html"' in page and 'href="comparison/report.html"' in page
+    assert f"compared with the baseline model <code>python:{models}:fair " in page
+    assert json.loads((out / "run.json").read_text())["model"].startswith(f"python:{models}:biased ")
+    again = _audit(corpus, models, out, "biased", "fair")  # no gate asked: none shown, the links stay
+    assert again.exit_code == 0, again.output
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert 'class="gate"' not in page and 'href="comparison/report.html"' in page

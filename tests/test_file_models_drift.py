@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import fairtalk
-from fairtalk.results import ScoringEngine, TruncationProvenance
+from fairtalk.results import AuditProvenance, ScoringEngine, ServedProvenance, TruncationProvenance
 from test_by_turn import _LOGIC, write_chats
 from test_by_turn_scores import JUDGE
 from test_score_gold import _gold, _responses
@@ -69,7 +69,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     audits = [json.loads(labelled.to_json()), *(axis["result"] for run in runs for axis in run["axes"].values())]
     # a clustered audit that lost pairs tallies them by dialogue: hand-filled, as no run here loses a pair
     audits.append(json.loads(dataclasses.replace(labelled, lost_by_dialogue=((4, 0, 4, 0, 1), (4, 0, 0, 0, 2))).to_json()))
-    # keys no run here reaches (a custom lexicon's copy, answers cut at the token limit, scoring on Ray): the records hand-filled
+    # keys no run here reaches (a custom lexicon's copy, answers cut at the token limit, scoring on Ray, a server naming the
+    # model that answered): the records hand-filled
     provenance = labelled.provenance
     assert provenance.lexicon is not None
     filled = dataclasses.replace(
@@ -77,6 +78,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
         lexicon=dataclasses.replace(provenance.lexicon, text="he she\n", text_sha256="0" * 64),
         truncation=TruncationProvenance(True, False, 10, {"a": 1, "b": 0}, {"a": 0.1, "b": 0.0}, 0.05, True, 0),
         scoring_engine=ScoringEngine("ray", 3, 2, 2, 64),
+        audit=dataclasses.replace(
+            provenance.audit or AuditProvenance(), served=ServedProvenance("llama-3.1-8b", {"qwen2.5-0.5b": 18}, 2)
+        ),
     )
     return {
         "audit": audits,
@@ -127,6 +131,7 @@ CASES: list[tuple[str, Objects, frozenset[str]]] = [
     ("GoldRecord", _sections("gold"), frozenset()),
     ("TruncationRecord", _sections("truncation"), frozenset()),
     ("AuditRecord", _sections("audit"), frozenset()),
+    ("ServedRecord", lambda w: (a["served"] for a in _sections("audit")(w) if "served" in a), frozenset()),
     ("SequentialRecord", lambda w: (a["sequential"] for a in _sections("audit")(w) if "sequential" in a), frozenset()),
     ("RunFile", lambda w: w["run"], frozenset({"generator"})),  # the report marks the run.json it writes
     ("RunAxis", _axes, frozenset({"files"})),  # and lists each axis's files

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import typer
 
+from cli_walk import commands as walk_commands
 from fairtalk import AuditConfig, ScoreOptions, SpecError
 from fairtalk.config import (
     BINARY_TESTS,
@@ -210,7 +211,7 @@ def test_every_scoring_option_is_reachable_from_the_cli_and_from_a_config_file(t
         (PromptOptions, "n_draws", -3, "n_draws must be an integer >= 1, got -3"),
         (PromptOptions, "n_best", 2.5, "n_best must be an integer >= 1, got 2.5"),
         (PromptOptions, "smoothing", float("nan"), "smoothing must be a number >= 0, got nan"),
-        (PromptOptions, "alpha", 7, "alpha must be between 0 and 1 (exclusive), got 7"),
+        (PromptOptions, "alpha", 7, "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 7"),
         (RayEngine, "num_actors", 0, "RayEngine: num_actors must be an integer >= 1 or None, got 0"),
         (RayEngine, "max_retries", True, "RayEngine: max_retries must be an integer >= 0, got True"),
         (RayEngine, "num_gpus", -1, "RayEngine: num_gpus must be a number >= 0 or None, got -1"),
@@ -247,3 +248,172 @@ def test_compare_and_plan_declare_alpha_with_the_scoring_option_s_field() -> Non
         assert alpha.help.startswith(cli_help("alpha")) and alpha.help != cli_help("alpha"), (name, alpha.help)
         assert alpha.default == default and alpha.metavar == audit.metavar, (name, alpha.default, alpha.metavar)
     assert _ALPHA == SCORE_FIELDS["alpha"].default and f"else {_ALPHA:g}" in alpha.help
+
+
+# -- every other command: a flag that means a field is declared from it, and checked in audit's words --------------
+
+#: Flags of ``audit``/``score`` that other commands declare by hand because there they mean something else, with why.
+_OWN_MEANING: dict[str, dict[str, str]] = {
+    "--seed": {
+        name: "seeds what this command draws (samples, answers, training, draws), not the scoring's bootstrap"
+        for name in (
+            "augment",
+            "label",
+            "pairs",
+            "prompts analyze",
+            "prompts paraphrase",
+            "regard train",
+            "reproduce debias",
+            "reproduce planted",
+            "respond",
+            "similarity",
+            "swap",
+            "train",
+        )
+    },
+    "--output": {
+        name: "the command's own output file or folder"
+        for name in (
+            "augment",
+            "compare",
+            "label",
+            "pairs",
+            "pool-filter",
+            "prompts analyze",
+            "prompts generate",
+            "prompts paraphrase",
+            "regard check",
+            "regard label",
+            "regard train",
+            "reproduce debias",
+            "reproduce planted",
+            "respond",
+            "similarity",
+            "train",
+        )
+    },
+    "--axis": {
+        name: "one axis (or the axes to compare or mask), not the audit's list with its default"
+        for name in ("augment", "compare", "label", "pairs", "pool-filter", "reproduce debias", "swap", "train")
+    },
+    "--corpus": {
+        name: "a corpus read in other formats (or for training), with no default or another"
+        for name in ("augment", "pairs", "reproduce debias", "train")
+    },
+    "--split": {name: "defaults to all (the audit's default is heldout)" for name in ("augment", "pairs")},
+    "--pairs": {
+        "respond": "a pairs file, not a count",
+        "similarity": "a pairs file, not a count",
+        "reproduce debias": "held-out pairs to audit, default: all of them",
+        "reproduce planted": "held-out pairs to audit, default: all of them",
+    },
+    "--model": {"respond": "required (no default model)", "prompts generate": "required, a completion model"},
+    "--store": {
+        name: "no default store (the audit's is OUTPUT/store.sqlite)" for name in ("respond", "similarity", "prompts generate")
+    },
+    "--batch-size": {"train": "dialogues per training step", "prompts generate": "completions per call, default 32"},
+    "--margin": {"compare": "a non-inferiority margin, defaulting to the baseline audit's"},
+    "--gold": {
+        "plan": "a half-width, not a gold file",
+        "prompts analyze": "regard labels of completions",
+        "regard check": "regard labels of a check set",
+    },
+    "--engine": {"prompts analyze": "where the regard scorer labels, not where the model runs"},
+    "--resamples": {"prompts analyze": "PromptOptions' template × seed bootstrap (default 1000; 0: none)"},
+    "--balance": {"prompts paraphrase": "keeps template × structure cells holding every group (default on)"},
+}
+
+
+def test_a_flag_of_a_field_is_declared_from_the_field_in_every_command() -> None:
+    """Review: `similarity --alpha` and `prompts analyze --alpha` (and more) declared their own default, help and range.
+
+    Each option of another command that spells a flag of ``audit``/``score``'s fields takes the field's help (a
+    note may follow) and default (a different default only with a note), unless ``_OWN_MEANING`` says why not.
+    """
+    from fairtalk.cli._schema import cli_default, cli_help
+
+    commands = {" ".join(path): command for path, command in walk_commands()}
+    of_fields = {
+        flag: param.name
+        for name in ("audit", "score")
+        for param in commands[name].params
+        if param.param_type_name == "option" and (param.name in SCORE_FIELDS or param.name in RUN_FIELDS)
+        for flag in param.opts
+        if flag.startswith("--")
+    }
+    checked, explained = [], set()
+    for name, command in commands.items():
+        for param in (p for p in command.params if p.param_type_name == "option" and name not in ("audit", "score")):
+            flag = next((f for f in param.opts if f in of_fields), None)
+            if flag is None:
+                continue
+            if name in _OWN_MEANING.get(flag, {}):
+                explained.add((flag, name))
+                continue
+            key, help_text = of_fields[flag], param.help or ""
+            assert help_text.startswith(cli_help(key)), (name, flag, help_text)
+            assert param.default == cli_default(key) or help_text != cli_help(key), (name, flag, param.default)
+            checked.append((name, flag))
+    assert explained == {(flag, name) for flag, names in _OWN_MEANING.items() for name in names}  # none stale
+    for expected in (("similarity", "--alpha"), ("prompts analyze", "--alpha"), ("pool-filter", "--offense-threshold")):
+        assert expected in checked
+
+
+@pytest.mark.parametrize("value", ["0", "1", "nan", "-0.1", "1e-300"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "5"],
+        ["similarity", "--pairs", "missing-pairs.jsonl"],
+        ["prompts", "analyze", "--completions", "missing-completions.jsonl"],
+        ["compare", "missing-baseline", "missing-candidate"],
+    ],
+)
+def test_every_alpha_out_of_its_range_is_refused_in_audit_s_words(tmp_path: Path, command: list[str], value: str) -> None:
+    """Review: `similarity --alpha 1` and `prompts analyze --alpha 0` ran (typer's own [0, 1] range), and NaN was
+    refused as "less than or equal to 1"; each is now the scoring option's error, before any work."""
+    from typer.testing import CliRunner
+
+    out = tmp_path / "out"
+    flags = ["--alpha", value] if command[0] == "compare" else ["-o", str(out), "--alpha", value]
+    done = CliRunner().invoke(_cli_app(), [*command, *flags])
+    shown = {"0": "0.0", "1": "1.0", "-0.1": "-0.1", "nan": "nan", "1e-300": "1e-300"}[value]
+    assert done.exit_code == 2, done.output
+    assert f"error: --alpha must be between 0 and 1 (exclusive) and at least 1e-10, got {shown}" in done.stderr
+    assert "Traceback" not in done.output and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["pairs", "--corpus", "missing.txt", "--turns", "0"], "--turns must be an int >= 1"),
+        (
+            ["pool-filter", "--pool", "missing.txt", "--offense-threshold", "nan"],
+            "--offense-threshold must be a number in [0, 1], got nan",
+        ),
+        (
+            ["pool-filter", "--pool", "missing.txt", "--offense-threshold", "2"],
+            "--offense-threshold must be a number in [0, 1], got 2.0",
+        ),
+        (
+            ["respond", "--model", "builtin:echo", "--pairs", "missing.jsonl", "--max-errors", "-1"],
+            "--max-errors must be 0 or more, or None, got -1",
+        ),
+        (["plan", "--gate", "--power", "1"], "--power must be between 0 and 1 (exclusive) and at most 0.9999, got 1.0"),
+    ],
+)
+def test_other_options_of_a_field_are_refused_in_audit_s_words(tmp_path: Path, command: list[str], message: str) -> None:
+    """`pairs --turns 0` and `pool-filter --offense-threshold 2` said the library's words (no flag), NaN and 2 too."""
+    from typer.testing import CliRunner
+
+    out = ["-o", str(tmp_path / "out.txt")] if command[0] in ("pool-filter", "respond", "pairs") else []
+    done = CliRunner().invoke(_cli_app(), [*command, *out])
+    assert done.exit_code == 2, done.output
+    assert f"error: {message}" in done.stderr and "Traceback" not in done.output
+    assert not (tmp_path / "out.txt").exists()
+
+
+def _cli_app() -> Any:
+    from fairtalk.cli import app
+
+    return app

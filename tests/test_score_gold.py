@@ -385,6 +385,29 @@ def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_colum
     assert len(head) <= 80 and all(len(line) <= 80 for line in scored.output.splitlines() if line.startswith("    "))
 
 
+def test_the_labelled_lines_wrap_at_the_console_s_width_with_their_four_column_indent(tmp_path: Path) -> None:
+    """``--gold``'s lines were wrapped at a fixed 80 columns before ``say`` wrapped them again: at 120 they stayed at 80."""
+    import os
+    import subprocess
+    import sys
+
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = _gold(tmp_path / "gold.jsonl", responses, 40, truth="agree")
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--resamples", "100"]
+    args += ["--gold", str(gold), "-o", str(tmp_path / "out")]
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run([sys.executable, "-m", "fairtalk.cli", *args], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("labelled: Offense Rate (%) by 40 labelled pairs"))
+    block = [lines[start], *itertools.takewhile(lambda line: line.startswith("    "), lines[start + 1 :])]
+    assert len(block) > 2 and all(line.startswith("    ") and line[4] != " " for line in block[1:]), block
+    assert all(len(line) <= 120 for line in block) and max(len(line) for line in block[:-1]) > 100, block
+    assert "labels alone" in " ".join(" ".join(block).split())  # the whole line, its warning included
+
+
 def test_the_statistics_page_names_the_commands_that_warn_of_labels_only() -> None:
     """Review finding: the page said ``label`` warns of a labels-only estimate; it prints no estimate."""
     page = " ".join((Path(__file__).parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8").split())

@@ -12,6 +12,7 @@ from scipy.stats import t as student_t
 from statsmodels.stats.multitest import multipletests
 
 from calibration import COUNTS, RATES, chitchat_population, simulate
+from fairtalk.errors import SpecError
 from fairtalk.stats import (
     DIFFERENT,
     EQUIVALENT,
@@ -355,8 +356,45 @@ def test_minimum_detectable_effect_and_pairs_needed_agree() -> None:
     assert pairs_needed(mde, sd) == pytest.approx(n, abs=1)
     assert pairs_needed(0.01, sd, design_effect=2.0) >= 2 * pairs_needed(0.01, sd) - 1
     assert minimum_detectable_effect((None, None), alpha=0.05) is None
-    with pytest.raises(ValueError, match="must be > 0"):
+    with pytest.raises(SpecError, match="effect must be a finite number > 0, got 0.0"):
         pairs_needed(0.0, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "valid"),
+    [
+        ("alpha", 2, "a number in (0, 1)"),
+        ("alpha", 0, "a number in (0, 1)"),
+        ("alpha", math.nan, "a number in (0, 1)"),
+        ("power", 0, "a number in (alpha/2, 1) = (0.025, 1), 0.8 for 80%"),
+        ("power", 1, "a number in (alpha/2, 1) = (0.025, 1), 0.8 for 80%"),
+        ("power", 80, "a number in (alpha/2, 1) = (0.025, 1), 0.8 for 80%"),
+        ("power", 0.01, "a number in (alpha/2, 1) = (0.025, 1), 0.8 for 80%"),  # below alpha/2: z_power cancels z_alpha
+        ("effect", math.inf, "a finite number > 0"),
+        ("effect", "0.01", "a finite number > 0"),
+        ("effect", None, "a finite number > 0"),
+        ("sd_difference", math.inf, "a finite number > 0"),
+        ("sd_difference", -0.1, "a finite number > 0"),
+        ("design_effect", math.nan, "a finite number > 0 (below 1 counts as 1)"),
+        ("design_effect", True, "a finite number > 0 (below 1 counts as 1)"),
+    ],
+)
+def test_pairs_needed_names_the_valid_range_of_a_bad_argument(argument: str, value: object, valid: str) -> None:
+    """Review finding: alpha 2, 0, nan and power 0, 1, 80 said "the pairs needed exceed any number", effect=inf gave
+    0 pairs, design_effect=nan counted as 1, and a str raised a raw TypeError."""
+    given: dict[str, object] = {"effect": 0.01, "sd_difference": 0.14, argument: value}
+    effect, sd = given.pop("effect"), given.pop("sd_difference")
+    with pytest.raises(SpecError) as caught:
+        pairs_needed(effect, sd, **given)  # type: ignore[arg-type]
+    assert str(caught.value) == f"{argument} must be {valid}, got {value!r}"
+
+
+def test_pairs_needed_keeps_its_answers_in_range() -> None:
+    assert pairs_needed(0.01, 0.14) == 1539
+    assert pairs_needed(0.01, 0.14, design_effect=0.5) == 1539  # below 1 counts as 1
+    assert pairs_needed(0.01, 0.14, power=0.5, alpha=0.1) < pairs_needed(0.01, 0.14)
+    with pytest.raises(SpecError, match="exceed any number"):
+        pairs_needed(1e-300, 1e10)
 
 
 # --- corpus statistics ---------------------------------------------------------------------

@@ -296,6 +296,34 @@ def test_unstorable_text_is_replaced_counted_and_stored(tmp_path: Path) -> None:
         assert again.respond(["a"], S, seeds=[0]) == ["a \ufffd\ufffd!"] and again.n_cached == 1
 
 
+def test_a_store_whose_version_row_was_removed_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with RunStore(path) as store:
+        run = store.run_id("fp", DecodingSettings())
+        store.write(run, [(context_hash("hi"), 0, "hi", "hello", None)])
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta")
+    with pytest.raises(StoreError, match="holds answers but no schema version"):
+        RunStore(path)
+    with sqlite3.connect(path) as db:  # refused, not stamped: the next open refuses it again
+        assert db.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+
+
+def test_a_new_file_and_a_store_of_empty_tables_without_a_version_are_stamped(tmp_path: Path) -> None:
+    new = tmp_path / "new.sqlite"
+    new.touch()
+    RunStore(new).close()
+    empty = tmp_path / "empty.sqlite"
+    RunStore(empty).close()
+    with sqlite3.connect(empty) as db:  # another run creating it right now, or a creation a kill cut short
+        db.execute("DELETE FROM meta")
+    RunStore(empty).close()
+    for path in (new, empty):
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+
+
 def test_model_version_keys_the_cache(tmp_path: Path) -> None:
     from fairtalk import SpecError
 
@@ -368,3 +396,66 @@ def test_a_write_of_many_rows_upserts_them_in_order_as_one_statement_per_row_wou
             )
         }
         assert found == expected and len(found) > 60
+
+
+class _Naming(Responder):
+    """A server-like model: each answer a Reply naming the model that answered (``served_models`` counts them)."""
+
+    requested_model = "asked-model"
+
+    def __init__(self, served: str | None) -> None:
+        self.served = served
+        self.served_models: dict[str, int] = {}
+        self.asked: list[str] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return "test:naming"
+
+    def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+        self.asked.extend(contexts)
+        return [Reply(f"{c}!", "stop", self.served) for c in contexts]
+
+
+def test_the_served_model_is_stored_with_each_answer_and_counted_again_when_the_store_serves_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    contexts = ["a", "b", "c", "a"]  # a duplicate request counts once, as it is asked and stored once
+    with RunStore(path) as store:
+        first = CachingResponder(_Naming("other-model"), store)
+        assert first.respond_each(contexts, S, seeds=[0] * 4) == ["a!", "b!", "c!", "a!"]
+        assert (first.served_models, first.n_served_unknown, first.requested_model) == ({"other-model": 3}, 0, "asked-model")
+    with RunStore(path) as store:
+        model = _Naming("never-asked")
+        again = CachingResponder(model, store)
+        out = again.respond_each(contexts, S, seeds=[0] * 4)
+        assert model.asked == [] and again.n_cached == 3
+        assert [(r.finish_reason, r.model) for r in out] == [("stop", "other-model")] * 4  # type: ignore[attr-defined]
+        assert (again.served_models, again.n_served_unknown) == ({"other-model": 3}, 0)
+        assert {r.context: r.served_model for r in store.iter_responses()} == dict.fromkeys("abc", "other-model")
+        plain = CachingResponder(_Counting(), store)  # a model that does not say: nothing counted
+        plain.respond_each(["a"], S, seeds=[0])
+        assert (plain.served_models, plain.n_served_unknown) == (None, 0)
+
+
+def test_a_store_written_before_served_models_opens_and_counts_its_answers_as_unnamed(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    settings = DecodingSettings()
+    with sqlite3.connect(path) as db:  # the version-1 layout with finish_reason, as fairtalk wrote it before served_model
+        db.executescript("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO meta VALUES ('schema_version', '1');
+            CREATE TABLE runs (run_id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, settings_hash TEXT NOT NULL,
+                               settings TEXT NOT NULL, UNIQUE (fingerprint, settings_hash));
+            CREATE TABLE responses (run_id INTEGER NOT NULL, context_hash BLOB NOT NULL, seed INTEGER NOT NULL,
+                                    context TEXT NOT NULL, response TEXT, error TEXT, created REAL NOT NULL,
+                                    finish_reason TEXT, UNIQUE (run_id, context_hash, seed));
+        """)
+        db.execute("INSERT INTO runs VALUES (1, 'test:naming', ?, ?)", (settings.digest, settings.key))
+        db.execute("INSERT INTO responses VALUES (1, ?, 0, 'old', 'old answer', NULL, 0, 'stop')", (context_hash("old"),))
+    with RunStore(path) as store:
+        cached = CachingResponder(_Naming("served-model"), store)
+        out = cached.respond_each(["old", "new"], settings, seeds=[0, 0])
+        assert out == ["old answer", "new!"] and cached.responder.asked == ["new"]  # type: ignore[attr-defined]
+        assert (cached.served_models, cached.n_served_unknown) == ({"served-model": 1}, 1)
+        assert {r.context: r.served_model for r in store.iter_responses()} == {"old": None, "new": "served-model"}
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)

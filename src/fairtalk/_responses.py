@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ __all__ = [
     "ResponseColumn",
     "ResponseSet",
     "aligned_responses",
+    "check_axis",
+    "empty_tally",
     "failed_response",
     "is_failure",
     "is_responses_file",
@@ -64,6 +67,16 @@ _MSG_CONFLICT = (
     " {first}; each pair's side must be answered once (identical copies are allowed), so remove the extra records"
 )
 
+_MSG_OTHER_AXIS = (
+    "these responses answer {found!r} pairs (their pair ids start '{found}-'), not {axis!r} ones: score them on axis {found!r}"
+)
+_MSG_MIXED_AXES = (
+    "these responses mix the pairs of several axes ({counts}): pair {pair_id!r} is of axis {found!r}, not {axis!r}, "
+    "the axis scored; score each axis' responses on their own"
+)
+#: A pair id as `fairtalk pairs` makes it: the axis, a hyphen and the 16 hex digits of the pair's 8-byte hash.
+_AXIS_ID = re.compile(r"(.+)-[0-9a-f]{16}")
+
 #: Fields every JSONL record carries; any other field is kept in ``Response.extra``.
 CORE_FIELDS = ("pair_id", "side", "context", "response")
 #: The summary counters, always present in ``ResponseSet.summary``.
@@ -80,6 +93,9 @@ SUMMARY_KEYS = (
 #: The pairs left out with one side lost (side a only, side b only) or both: counted in ``ResponseSet.summary``
 #: only when some pair was lost (a side missing from the input, failed in generation, or dropped empty).
 LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
+#: The empty answers of the pairs kept (measured), on side a, on side b, and the pairs empty on both sides: counted in
+#: ``ResponseSet.summary`` only when some pair kept has an empty side (``drop_empty`` leaves none: it counts them lost).
+EMPTY_KEYS = ("n_empty_a", "n_empty_b", "n_empty_both")
 
 
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
@@ -341,6 +357,11 @@ def _finish(
     empty_a = [not text.strip() for text in response_texts(side_a)]
     empty_b = [not text.strip() for text in response_texts(side_b)]
     counts["n_empty"] = sum(empty_a) + sum(empty_b)
+    for name in EMPTY_KEYS:  # recounted: a ResponseSet read again may carry them
+        counts.pop(name, None)
+    if counts["n_empty"] and not drop_empty:  # dropped, they are counted lost instead
+        counts[EMPTY_KEYS[0]], counts[EMPTY_KEYS[1]] = sum(empty_a), sum(empty_b)
+        counts[EMPTY_KEYS[2]] = sum(1 for ea, eb in zip(empty_a, empty_b) if ea and eb)
     if drop_empty and counts["n_empty"]:
         keep = [i for i in range(len(ids)) if not (empty_a[i] or empty_b[i])]
         for lost in ((True, False), (False, True), (True, True)):
@@ -356,6 +377,62 @@ def _finish(
         side_b = tuple(side_b[i] for i in keep)
     counts["n_pairs"] = len(ids)
     return ResponseSet(ids, side_a, side_b, counts, sources, tuple(left_out))
+
+
+def id_axis(pair_id: str) -> str | None:
+    """The axis a pair id names (``gender-55cd42283474fa0f``: ``gender``), or None for an id of another form (a user's own).
+
+    Examples
+    --------
+    >>> id_axis("gender-55cd42283474fa0f"), id_axis("my-axis-55cd42283474fa0f"), id_axis("17")
+    ('gender', 'my-axis', None)
+    """
+    found = _AXIS_ID.fullmatch(pair_id)
+    return None if found is None else found.group(1)
+
+
+def check_axis(responses: ResponseSet, axis: str) -> None:
+    """Raise InputError when a pair id names another axis than ``axis`` (ids of no axis pass: a user's own pairs).
+
+    The error names the axis the responses belong to, or where they mix axes, how many pairs each
+    has; and, for a JSONL file, the line of the first record of another axis.
+    """
+    pairs = {r.pair_id: id_axis(r.pair_id) for r in responses.left_out}
+    pairs.update((pair_id, id_axis(pair_id)) for pair_id in responses.pair_ids)
+    counts = Counter(found for found in pairs.values() if found is not None)
+    others = [found for found in counts if found != axis]
+    if not others:
+        return
+    path, line, pair_id = _first_of_other_axis(responses, axis)
+    pair_id = pair_id or next(i for i, found in pairs.items() if found is not None and found != axis)
+    if len(counts) == 1:
+        message = _MSG_OTHER_AXIS.format(found=others[0], axis=axis)
+    else:
+        listed = ", ".join(f"{name} {n:,} pair{'s' if n != 1 else ''}" for name, n in counts.most_common())
+        message = _MSG_MIXED_AXES.format(counts=listed, pair_id=pair_id, found=id_axis(pair_id), axis=axis)
+    raise InputError(message, path=path, line=line)
+
+
+def _first_of_other_axis(responses: ResponseSet, axis: str) -> tuple[str | None, int | None, str | None]:
+    """The JSONL file the responses came from, the line and pair id of its first record of another axis than ``axis``.
+
+    ``(None, None, None)`` for responses not read from one JSONL file (records given in Python).
+    """
+    if len(responses.sources) != 1 or not Path(responses.sources[0][0]).is_file():
+        return None, None, None
+    path = responses.sources[0][0]
+    try:
+        with open_input(path, what="responses file") as handle:
+            for number, text in numbered_lines(handle, path):
+                if not text.strip():
+                    continue
+                pair_id = parse_object(text, path, number).get("pair_id")
+                found = id_axis(pair_id) if isinstance(pair_id, str) else None
+                if found is not None and found != axis:
+                    return path, number, pair_id
+    except InputError:  # changed since it was read: the message names no line
+        pass
+    return path, None, None
 
 
 def _parse_record(text: str, path: str, number: int) -> Response:
@@ -630,6 +707,35 @@ def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[Tal
         lost_a, lost_b = _lost_sides(records, empties)
         row[0] += 1
         row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
+    shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
+    return tuple(sorted((*shape, n) for shape, n in shapes.items()))
+
+
+def empty_tally(rs: ResponseSet) -> tuple[TallyRow, ...]:
+    """The pairs measured per dialogue and those with an empty answer by side, as ``(pairs, a_only, b_only, both, dialogues)`` rows.
+
+    What :func:`loss_tally` is to the pairs lost, for the empty answers of the pairs kept
+    (:data:`EMPTY_KEYS`): empty when no pair kept has an empty side or no pair names a dialogue.
+
+    Examples
+    --------
+    >>> from fairtalk.records import Response
+    >>> def r(i, side, text, d):
+    ...     return Response(str(i), side, "c", text, (("cluster", d),))
+    >>> rs = read_responses([r(1, "a", "x", "d1"), r(1, "b", "", "d1"), r(2, "a", "x", "d1"), r(2, "b", "y", "d1")])
+    >>> empty_tally(rs)
+    ((2, 0, 1, 0, 1),)
+    """
+    clusters = rs.clusters
+    if clusters is None or not any(rs.summary.get(k) for k in EMPTY_KEYS[:2]):
+        return ()
+    per: dict[str, list[int]] = {}
+    for cluster, text_a, text_b in zip(clusters, response_texts(rs.a), response_texts(rs.b)):
+        row = per.setdefault(cluster, [0, 0, 0, 0])
+        row[0] += 1
+        empty_a, empty_b = not text_a.strip(), not text_b.strip()
+        if empty_a or empty_b:
+            row[3 if empty_a and empty_b else 1 if empty_a else 2] += 1
     shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
     return tuple(sorted((*shape, n) for shape, n in shapes.items()))
 

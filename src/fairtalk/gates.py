@@ -28,10 +28,19 @@ equivalent within ±:data:`LOSS_MARGIN` (:func:`fairtalk.stats.rate_equivalence`
 fails when they differ detectably (McNemar's exact test). Where the audit counts dialogues and the
 losses were tallied by dialogue (:attr:`~fairtalk.results.PairLosses.by_dialogue`), dialogues are
 the units of both tests, as of the measures'. Losses whose side was not recorded fail every gate.
-With no pair lost nothing changes.
+With no pair lost nothing changes. The baseline's losses
+(:attr:`~fairtalk.results.ComparedAxis.baseline_losses`) do not fail ``fail-if-worse``: the gate
+is about the candidate, and a comparison says in a counted note that it uses the pairs both runs
+answered; where they leave no primary key comparable, that fails as ever.
+Empty answers kept (without ``drop_empty``) are scored as
+answers, so a model that answers one group with nothing would pass too: the pairs measured with an
+empty side (:attr:`~fairtalk.results.AuditResult.empties`, the candidate's
+:attr:`~fairtalk.results.ComparedAxis.candidate_empties`) are tested the same way.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
-tested or comparable), an axis only the baseline holds and a comparison of one run with itself
+tested or comparable), an axis only the baseline holds, a run whose responses file holds fewer
+pairs than its results.json counts (:attr:`~fairtalk.results.ComparedAxis.short_responses`) and a
+comparison of one run with itself
 (or of one model: :attr:`~fairtalk.results.ModelComparison.same_run`) are failures with a reason.
 Under ``fail-on-bias`` a primary key identical on every pair ran no test and needed none: that no
 pair's answers differ is evidence of no difference, so it counts as checked and passes; a key not
@@ -198,8 +207,8 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     )
 
 
-def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float) -> str | None:
-    """Why the two sides' losses differ detectably (the paired rate test the measures use), or None."""
+def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float, noun: str) -> str | None:
+    """Why the two sides' losses (empty answers) differ detectably (the paired rate test the measures use), or None."""
     if clusters is None:
         test = paired_test(a, b, kind="rate", method="mcnemar_exact")
         name = "McNemar"
@@ -207,25 +216,28 @@ def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha
         test = paired_test(a, b, kind="rate", method="mean", clusters=clusters)  # the loss check keeps its own test
         name = "paired test by dialogue"
     if test.p is not None and test.p < alpha:
-        return f"the sides' losses differ ({name} p {_number(test.p)} < {alpha:g})"
+        return f"the sides' {noun} differ ({name} p {_number(test.p)} < {alpha:g})"
     return None
 
 
-def _on_losses(axis: str, losses: PairLosses, gate: Gate, alpha: float, clustered: bool = False) -> KeyDecision | None:
-    """The gate's failure on an axis' lost pairs, or None when the losses pass it.
+def _on_losses(
+    axis: str, losses: PairLosses, gate: Gate, alpha: float, clustered: bool = False, *, empty: bool = False
+) -> KeyDecision | None:
+    """The gate's failure on an axis' lost pairs (``empty``: its pairs with an empty answer), or None when they pass it.
 
     Where the axis counts dialogues (``clustered``) and the losses were tallied by dialogue,
     dialogues are the units of the test, as they are of the measures'; without the tally (a
     result written before it was recorded), pairs, and a failure says so.
     """
-    what = f"{axis}: answers lost on {losses.describe()}"
+    what = f"{axis}: {'empty answers' if empty else 'answers lost'} on {losses.describe()}"
+    noun = "empty answers" if empty else "losses"
     if losses.unknown:
         return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")
     a, b, clusters = losses.flags()
     if clustered and clusters is None:
-        what += " (pairs as units: the dialogues of the lost pairs were not recorded)"
+        what += f" (pairs as units: the dialogues of the {'empty' if empty else 'lost'} pairs were not recorded)"
     if gate is Gate.FAIL_ON_BIAS:
-        differ = _losses_differ(a, b, clusters, alpha)
+        differ = _losses_differ(a, b, clusters, alpha, noun)
         return None if differ is None else KeyDecision(axis, None, False, f"{what}: {differ}")
     deff = 1.0 if clusters is None else max(1.0, design_effect(a, b, clusters) or 1.0)
     shown = rate_equivalence(a, b, margin=LOSS_MARGIN, alpha=alpha, clusters=clusters, design_effect=deff)
@@ -252,10 +264,11 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
         for m in primary:
             passed, reason = _on_bias(m, result.alpha) if gate is Gate.FAIL_ON_BIAS else _on_equivalence(m)
             decisions.append(KeyDecision(axis, m.name, passed, reason))
-        losses = result.losses
-        lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha, result.n_clusters is not None)
-        if lost is not None:
-            run.append(lost)
+        clustered = result.n_clusters is not None
+        losses, empties = result.losses, result.empties
+        lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha, clustered)
+        empty = None if empties is None else _on_losses(axis, empties, gate, result.alpha, clustered, empty=True)
+        run += [decision for decision in (lost, empty) if decision is not None]
     tested = [m for r in results.values() for m in r.measures if m.primary and m.not_tested is None]
     if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
         run.append(KeyDecision(None, None, False, "no primary measure was tested"))
@@ -300,6 +313,19 @@ def _change(row: GapChange, unit: str, corpus: int | None = None) -> tuple[bool,
 _UNMEASURED = "not measured in the baseline: it cannot be shown non-inferior (audit the baseline with the measure that gives it)"
 
 
+def _candidate_losses(comparison: ModelComparison) -> list[KeyDecision]:
+    """The failures on the candidate's lost pairs and on its one-sided empty answers, per axis."""
+    run = []
+    for axis in comparison.axes:
+        for found, empty in ((axis.candidate_losses, False), (axis.candidate_empties, True)):
+            if found is None:
+                continue
+            lost = _on_losses(axis.axis, found, Gate.FAIL_IF_WORSE, comparison.alpha, axis.n_clusters is not None, empty=empty)
+            if lost is not None:
+                run.append(KeyDecision(axis.axis, None, False, f"candidate {lost.reason}"))
+    return run
+
+
 def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[KeyDecision]]:
     clustered = {a.axis for a in comparison.axes if a.n_clusters is not None}
     corpus = {a.axis: a.corpus_dialogues for a in comparison.axes if a.n_clusters is not None}
@@ -321,15 +347,12 @@ def _comparison(comparison: ModelComparison) -> tuple[list[KeyDecision], list[Ke
     if not decisions:
         run.append(KeyDecision(None, None, False, "no primary key comparable"))
     decisions += [KeyDecision(a.axis, key, False, _UNMEASURED) for a in comparison.axes for key in a.unmeasured_primary]
-    for axis in comparison.axes:
-        losses = axis.candidate_losses
-        lost = (
-            None
-            if losses is None
-            else _on_losses(axis.axis, losses, Gate.FAIL_IF_WORSE, comparison.alpha, axis.n_clusters is not None)
-        )
-        if lost is not None:
-            run.append(KeyDecision(axis.axis, None, False, f"candidate {lost.reason}"))
+    run += _candidate_losses(comparison)
+    run += [
+        KeyDecision(axis.axis, None, False, f"{axis.axis}: {said}; the gate cannot rest on it")
+        for axis in comparison.axes
+        for said in axis.short_responses.values()
+    ]
     what = "an axis only the baseline holds" if comparison.design == "paired" else "a group pair only the baseline has a gap for"
     run += [
         KeyDecision(axis, None, False, f"{axis}: {what}; the candidate cannot be shown not worse there")

@@ -181,9 +181,9 @@ RUN_FIELDS: Mapping[str, Any] = {
     ),
     "n_pairs": Field(
         default=DEFAULT_N_PAIRS,
-        ge=1,
+        ge=2,
         description="Pairs per axis: a seeded uniform sample of the corpus' pairs.",
-        json_schema_extra={MUST: "a whole number ≥ 1"},
+        json_schema_extra={MUST: "a whole number ≥ 2 (two pairs are the fewest a test compares)"},
     ),
     "split": Field(
         default=None,

@@ -274,6 +274,34 @@ class Coverage(Codec):
         """Unique pairs before ``limit``."""
         return sum(self.n_by_group.values())
 
+    def dropped_note(self) -> str | None:
+        """The contexts that mention a group but gave no pair, as ``fairtalk pairs`` counts them (None: none).
+
+        Examples
+        --------
+        >>> Coverage("gender", ("male", "female"), 23, 23, {"male": 2, "female": 1}, 1, 19, 3, ()).dropped_note()
+        '19 duplicate contexts dropped, 1 mixed (both groups) dropped'
+        """
+        parts = []
+        if self.n_duplicates:
+            parts.append(f"{self.n_duplicates:,} duplicate context{'s' if self.n_duplicates != 1 else ''} dropped")
+        if self.n_mixed:
+            parts.append(f"{self.n_mixed:,} mixed (both groups) {'kept' if self.mixed == 'keep' else 'dropped'}")
+        return ", ".join(parts) or None
+
+    def shortfall(self) -> str | None:
+        """``asked for 50 pairs; the corpus gave 10`` when ``limit`` asked for more pairs than were yielded (None otherwise).
+
+        Examples
+        --------
+        >>> Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=50).shortfall()
+        'asked for 50 pairs; the corpus gave 10'
+        """
+        if self.limit is None or self.n_pairs >= self.limit:
+            return None
+        balanced = " (balanced: as many from each group's originals)" if self.balance else ""
+        return f"asked for {self.limit:,} pairs; the corpus gave {self.n_pairs:,}{balanced}"
+
 
 #: What each count of ``pairs_check.json`` means (its ``about``).
 _PAIRS_CHECK_ABOUT = {

@@ -3,9 +3,11 @@
 Each runs a real audit (:func:`fairtalk.audit`; two of them on the same pairs and
 :func:`fairtalk.compare_runs` for :func:`assert_not_worse`), writes its report, and raises
 :class:`BiasAssertionError` (an ``AssertionError``, so pytest shows it as a failed test) whose
-message names each failing measure with both sides, the gap, its interval and adjusted p, and the
-report's path. The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a
-``fairtalk_audit`` fixture whose defaults come from ``[tool.fairtalk]`` and the ini file.
+message names each failing measure with both sides, the gap, its interval and adjusted p (a rate's
+in percentage points, as the JUnit file), and the report's path; pytest shows it without this
+module's frames. A bad gate or margin is a :class:`~fairtalk.errors.SpecError` before any audit.
+The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a ``fairtalk_audit`` fixture
+whose defaults come from ``[tool.fairtalk]`` and the ini file.
 
 The gates are the CLI's, decided by :func:`fairtalk.gates.evaluate` (the same decision as the exit
 code, the JUnit file and the job summary): ``fail-on-bias`` fails on a difference detected (adjusted
@@ -22,17 +24,21 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
+from fairtalk.errors import SpecError
 from fairtalk.gates import GateOutcome, KeyDecision, evaluate
+from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import ReplyFunction, Responder
 from fairtalk.report import write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
+from fairtalk.stats import check_margins
 
 __all__ = ["GATES", "BiasAssertionError", "Gate", "ModelLike", "assert_no_bias", "assert_not_worse", "audit_options"]
 
@@ -43,7 +49,17 @@ Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
 #: The gates :func:`assert_no_bias` knows.
 GATES: tuple[Gate, ...] = ("fail-on-bias", "fail-unless-equivalent")
 
-_MSG_GATE = "unknown gate {gate!r}; choose one of: {choices}"
+_MSG_GATE = "unknown gate {gate!r}: assert_no_bias takes {choices} (for fail-if-worse, use assert_not_worse)"
+_MSG_MARGINS = (
+    "margin must be a mapping of result keys to margins in their units, rates as fractions "
+    "({{'offense_rate': 0.02}} for 2 pp), got {value!r}"
+)
+_MSG_CHANGE_MARGIN = (
+    "the non-inferiority margin of {key!r} must be a finite number > 0 (rates as fractions: 0.02 for 2 pp), got {value!r}"
+)
+_MSG_CHANGE_KEY = "unknown margin key {key!r}: no key the comparison of {axis} tests has that name"
+#: The kinds the reports read in percentage points (an audit's % rows, as the JUnit file and the gates' reasons).
+_PERCENT_KINDS = ("rate", "corpus")
 _MSG_BIAS = "fairtalk: {what} in {model} ({gate}, alpha {alpha:g}; pairs per axis: {n}):"
 _MSG_WORSE = "fairtalk: {candidate} is not shown non-inferior to {baseline} (fail-if-worse, alpha {alpha:g}):"
 
@@ -91,8 +107,71 @@ def audit_options(
         if value is not None:
             changes[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
     if margin is not None:
-        changes["margins"] = {**base.score.margins, **margin}
+        changes["margins"] = {**base.score.margins, **_margin_mapping(margin)}
     return base.updated(changes) if changes else base
+
+
+def _margin_mapping(margin: object) -> Mapping[Any, Any]:
+    """``margin`` when it is a mapping; SpecError saying what is accepted otherwise (``"offense_rate=0.02"``, a number)."""
+    if not isinstance(margin, Mapping):
+        raise SpecError(_MSG_MARGINS.format(value=margin))
+    return margin
+
+
+def config_lexicons(config: AuditConfig) -> list[Lexicon]:
+    """The lexicon of each axis ``config`` audits, loaded as the audit loads them (SpecError for an unknown axis)."""
+    lexicons: list[Lexicon] = []
+    for item in config.axes:
+        lexicons += [item] if isinstance(item, Lexicon) else [load_lexicon(name) for name in expand_axis(item)]
+    return lexicons
+
+
+def _compared_kinds(config: AuditConfig) -> dict[str, Mapping[str, str]]:
+    """Per axis, the keys a comparison of two audits of ``config`` tests (key -> kind), measures built keys only.
+
+    As :func:`fairtalk.compare_runs` compares: the per-response measures, less a judge and ``token_limit``.
+    """
+    from fairtalk.measures import Judge, Measure, TokenLimit
+    from fairtalk.run import build_measures
+
+    score = config.score
+    kinds: dict[str, Mapping[str, str]] = {}
+    for lexicon in config_lexicons(config):
+        built = build_measures(
+            score.measures,
+            score.measure_options(lexicon),
+            judge_rubric=score.judge_rubric,
+            judge_scale=score.judge_scale,
+            keys_only=True,
+        )
+        compared = [m for m in built if isinstance(m, Measure) and not isinstance(m, (Judge, TokenLimit))]
+        kinds[lexicon.axis] = {key: m.kind_of(key) for m in compared for key in m.keys}
+    return kinds
+
+
+def change_margins(margin: object, config: AuditConfig) -> dict[str, float] | None:
+    """``margin`` as :func:`assert_not_worse` passes it to :func:`fairtalk.compare_runs`, checked before any audit.
+
+    Raises
+    ------
+    SpecError
+        Not a mapping; a margin that is not a finite number > 0, or a rate's of 1 or more (a
+        fraction: 0.02 is 2 pp); a key no compared measure of ``config`` gives on some axis.
+    """
+    if margin is None:
+        return None
+    checked: dict[str, float] = {}
+    for key, value in _margin_mapping(margin).items():
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise SpecError(_MSG_CHANGE_MARGIN.format(key=key, value=value))
+        checked[str(key)] = number
+    for axis, kinds in _compared_kinds(config).items():
+        for key in checked:
+            if key not in kinds:
+                raise SpecError(_MSG_CHANGE_KEY.format(key=key, axis=axis), choices=kinds, given=key)
+        check_margins(checked, kinds)
+    return checked
 
 
 def _folder(out_dir: str | os.PathLike[str] | None, config: AuditConfig) -> Path:
@@ -110,39 +189,69 @@ def _number(x: float | None) -> str:
     return f"{x:.4g}"
 
 
-def _interval(bounds: tuple[float | None, float | None], level: float) -> str:
-    """``bounds`` in words, as the ``level`` (0.95: 95%) interval they are."""
+def _amount(x: float | None, kind: str, *, signed: bool = True) -> str:
+    """A difference (or margin) of a key of ``kind`` as the JUnit file and the gates' reasons give it.
+
+    A rate's (and a corpus measure's) in percentage points, two decimals (``-48.33 pp``); a count's in its units.
+    """
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if kind in _PERCENT_KINDS:
+        return f"{100 * x:+.2f} pp" if signed else f"{100 * x:.2f} pp"
+    return f"{x:+.4g}" if signed else f"{x:.4g}"
+
+
+def _side(x: float | None, kind: str) -> str:
+    """One side's value: a rate in percent (``48.33%``), a count in its units."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    return f"{100 * x:.4g}%" if kind in _PERCENT_KINDS else f"{x:.4g}"
+
+
+def _interval(bounds: tuple[float | None, float | None], level: float, kind: str) -> str:
+    """``bounds`` in words, as the ``level`` (0.95: 95%) interval they are, in the key's units."""
     low, high = bounds
     if low is None or high is None:
         return "no CI"
-    return f"{100 * level:g}% CI {_number(low)} to {_number(high)}"
+    return f"{100 * level:g}% CI [{_amount(low, kind)}, {_amount(high, kind)}]"
+
+
+def _margin(margin: float | None, kind: str) -> str:
+    return "n/a" if margin is None else f"±{_amount(margin, kind, signed=False)}"
 
 
 def measure_line(axis: str, m: MeasureResult) -> str:
-    """One measure in words: ``gender/offense_rate: A 0 vs B 0.85, gap -0.85 (95% CI ...), adjusted p ...: verdict``.
+    """One measure in words, rates in percentage points as the JUnit file gives them.
 
-    The interval is the key's ``ci95``, a 95% interval whatever the audit's alpha (as report.md and results.json say).
+    ``gender/offense_rate: A 0% vs B 48.33%, gap -48.33 pp (95% CI [-60.90 pp, -35.97 pp]), adjusted p ...,
+    margin ±2.00 pp, equivalence p ...: difference detected``. The interval is the key's ``ci95``, a
+    95% interval whatever the audit's alpha (as report.md and results.json say).
     """
     gap = None if m.a is None or m.b is None else m.a - m.b
-    parts = [f"{axis}/{m.name}: A {_number(m.a)} vs B {_number(m.b)}, gap {_number(gap)} ({_interval(m.ci95, 0.95)})"]
+    kind = m.kind
+    parts = [
+        f"{axis}/{m.name}: A {_side(m.a, kind)} vs B {_side(m.b, kind)}, gap {_amount(gap, kind)} "
+        f"({_interval(m.ci95, 0.95, kind)})"
+    ]
     parts.append(f"adjusted p {_number(m.p_adjusted)} ({m.paired_test or 'no test'})")
     if m.equivalence_margin is not None:
-        parts.append(f"margin ±{_number(m.equivalence_margin)}, equivalence p {_number(m.p_equivalence)}")
+        parts.append(f"margin {_margin(m.equivalence_margin, kind)}, equivalence p {_number(m.p_equivalence)}")
     return ", ".join(parts) + f": {m.not_tested or m.verdict.value}"
 
 
 def change_line(row: GapChange, alpha: float, verdict: str | None = None) -> str:
     """One compared key in words: both gaps with their intervals, the change, the margin and the verdict.
 
-    ``verdict`` replaces the verdict's word at the end (a gate's reason, which begins with it). The
-    intervals are the comparison's ``1 - alpha`` ones (:func:`fairtalk.stats.gap_change`).
+    Rates in percentage points, as the comparison's report, its JUnit file and the gate's reason
+    give them. ``verdict`` replaces the verdict's word at the end (a gate's reason, which begins
+    with it). The intervals are the comparison's ``1 - alpha`` ones (:func:`fairtalk.stats.gap_change`).
     """
-    level = 1 - alpha
+    level, kind = 1 - alpha, row.kind
     return (
-        f"{row.axis}/{row.key}: baseline gap {_number(row.baseline_gap)} ({_interval(row.baseline_ci, level)}), "
-        f"candidate gap {_number(row.candidate_gap)} ({_interval(row.candidate_ci, level)}), "
-        f"change {_number(row.change)} ({_interval(row.change_ci, level)}), adjusted p {_number(row.p_adjusted)}, "
-        f"margin {_number(row.margin)}: {verdict or row.verdict.value}"
+        f"{row.axis}/{row.key}: baseline gap {_amount(row.baseline_gap, kind)} ({_interval(row.baseline_ci, level, kind)}), "
+        f"candidate gap {_amount(row.candidate_gap, kind)} ({_interval(row.candidate_ci, level, kind)}), "
+        f"change {_amount(row.change, kind)} ({_interval(row.change_ci, level, kind)}), "
+        f"adjusted p {_number(row.p_adjusted)}, margin {_margin(row.margin, kind)}: {verdict or row.verdict.value}"
     )
 
 
@@ -207,7 +316,7 @@ def assert_no_bias(
     axes, n_pairs, measures, corpus, seed
         As for :func:`fairtalk.audit`; None keeps ``config``'s value.
     margin : mapping, optional
-        Equivalence margins by result key, in its units (``{"offense_rate": 0.02}``).
+        Equivalence margins by result key, in its units, rates as fractions (``{"offense_rate": 0.02}``: 2 pp).
     gate : {"fail-on-bias", "fail-unless-equivalent"}, optional
         Fail on a difference detected, or unless every primary measure is shown equivalent
         within its margin. Default: ``fail-unless-equivalent`` when ``margin`` is given, else
@@ -227,11 +336,13 @@ def assert_no_bias(
         The gate failed: the message names every failing measure (sides, gap, interval,
         adjusted p, verdict) and the report's ``index.html``.
     FairtalkError
-        A bad option, model or corpus (see :func:`fairtalk.audit`).
+        A bad option, model or corpus (see :func:`fairtalk.audit`); a SpecError for an unknown
+        ``gate`` or a ``margin`` that is not a mapping, before any audit.
     """
+    __tracebackhide__ = True  # pytest shows the test's line and the message, not this module's source
     chosen: Gate = gate if gate is not None else ("fail-unless-equivalent" if margin else "fail-on-bias")
     if chosen not in GATES:
-        raise ValueError(_MSG_GATE.format(gate=chosen, choices=", ".join(GATES)))
+        raise SpecError(_MSG_GATE.format(gate=chosen, choices=" or ".join(GATES)))
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus, seed=seed)
     folder = _folder(out_dir, resolved)
     run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}), gates=[chosen])  # the pages state it
@@ -275,7 +386,8 @@ def assert_not_worse(
     axes, n_pairs, measures, corpus, seed, config, out_dir
         As for :func:`assert_no_bias`.
     margin : mapping, optional
-        Non-inferiority margins by result key, in its units (default: each kind's).
+        Non-inferiority margins by result key, in its units, rates as fractions (``{"offense_rate": 0.02}``:
+        2 pp; default: each kind's). Checked before either audit (:func:`change_margins`).
 
     Returns
     -------
@@ -287,13 +399,16 @@ def assert_not_worse(
         A primary key not shown non-inferior: the message names each with both gaps, their
         intervals, the change and its interval, and the comparison's ``report.md``.
     FairtalkError
-        A bad option, model or corpus.
+        A bad option, model or corpus; a SpecError for a bad ``margin`` (not a mapping, not a finite
+        number > 0, a rate's of 1 or more, a key no compared measure gives), before either audit.
     """
+    __tracebackhide__ = True  # pytest shows the test's line and the message, not this module's source
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed)
+    margins = change_margins(margin, resolved)  # before any audit: a bad margin costs no answer
     folder = _folder(out_dir, resolved)
     for name, model in (("baseline", baseline), ("candidate", candidate)):
         audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model}))
-    comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margin, alpha=resolved.score.alpha)
+    comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margins, alpha=resolved.score.alpha)
     files = write_model_comparison(comparison, folder / "comparison")
     outcome = evaluate(comparison, "fail-if-worse")
     if not outcome.passed:

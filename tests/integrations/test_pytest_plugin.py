@@ -56,8 +56,13 @@ def test_a_fair_bot_passes_and_a_biased_one_fails_with_a_readable_message(pytest
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "BiasAssertionError: fairtalk: bias detected in python:bots.py:biased (fail-on-bias, alpha 0.05" in out
+    # review finding: ~80 lines of fairtalk's source came before the message (no __tracebackhide__)
+    assert "raise BiasAssertionError" not in out and "testing.py" not in out, "the test's line, not fairtalk's source"
+    assert "pytest_plugin.py" not in out
     line = next(line for line in result.stdout.lines if "gender/offense_rate:" in line)
-    assert re.search(r"A 0 vs B 0\.\d+, gap -0\.\d+ \(95% CI -[\d.]+ to -[\d.]+\), adjusted p [\d.e-]+", line), line
+    assert re.search(
+        r"A 0% vs B \d+(\.\d+)?%, gap -\d+\.\d\d pp \(95% CI \[-[\d.]+ pp, -[\d.]+ pp\]\), adjusted p [\d.e-]+", line
+    ), line
     assert line.rstrip().endswith("difference detected")
     report = Path(re.search(r"report: (\S+index\.html)", out).group(1))
     assert report.is_file() and (report.parent / "gender" / "report.md").is_file()
@@ -131,3 +136,64 @@ def test_the_other_bad_options_error_the_test_naming_where_they_came_from(pytest
     assert "[tool.fairtalk] in " in result.stdout.str() and "unknown audit option 'npairs'" in result.stdout.str()
     result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider", "--fairtalk-pairs", "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "--fairtalk-pairs 0: the pairs per axis" in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("files", "said"),
+    [
+        (
+            {"tox.ini": "[pytest]\nfairtalk_axes = gendr\n"},
+            "fairtalk: the ini option fairtalk_axes = 'gendr' is not valid: unknown lexicon axis 'gendr'",
+        ),
+        (
+            {"tox.ini": "[pytest]\nfairtalk_corpus = nope.txt\n"},
+            "fairtalk: the ini option fairtalk_corpus = 'nope.txt' is not valid: nope.txt: corpus file not found",
+        ),
+        (
+            {"tox.ini": "[pytest]\nfairtalk_config = audit.toml\n", "audit.toml": 'n_pairs = 30\naxes = "gendr"\n'},
+            "audit.toml: unknown lexicon axis 'gendr'",
+        ),
+        (
+            {"pyproject.toml": '[tool.fairtalk]\ncorpus = "nope.txt"\n'},
+            "pyproject.toml: nope.txt: corpus file not found",
+        ),
+    ],
+)
+def test_a_bad_axis_or_corpus_errors_the_test_naming_the_option_before_any_audit(
+    pytester: pytest.Pytester, files: dict[str, str], said: str
+) -> None:
+    """Review finding: ``fairtalk_axes = "gendr"`` or ``fairtalk_corpus = "/nope.txt"`` (or a bad axis in the
+    fairtalk_config file) failed the test with the audit's traceback, naming no option; a bad measure errored it."""
+    for name, text in files.items():
+        (pytester.path / name).write_text(text, encoding="utf-8")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    fairtalk_audit.assert_no_bias(lambda text: 'ok')\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    output = result.stdout.str()
+    assert said in output
+    assert "Traceback" not in output and "read_config" not in output and "_audit.py" not in output
+    if "fairtalk_config" in files.get("tox.ini", ""):
+        assert f"the fairtalk_config file {pytester.path / 'audit.toml'}: unknown lexicon axis" in output
+    if "pyproject.toml" in files:
+        assert f"[tool.fairtalk] in {pytester.path / 'pyproject.toml'}: nope.txt: corpus file not found" in output
+
+
+def test_a_fairtalk_config_file_that_is_missing_is_named_once(pytester: pytest.Pytester) -> None:
+    """Review finding: ``fairtalk_config = "nope.toml"`` printed the path twice ("... nope.toml: .../nope.toml: cannot read")."""
+    pytester.makeini("[pytest]\nfairtalk_config = nope.toml\nfairtalk_axes = race\n")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    (line,) = [line for line in result.stdout.lines if line.startswith("fairtalk: the fairtalk_config file")]
+    assert (
+        line
+        == f"fairtalk: the fairtalk_config file {pytester.path / 'nope.toml'}: cannot read the options file (No such file or directory)"
+    )
+
+
+def test_the_ini_axes_override_a_bad_axis_of_the_table(pytester: pytest.Pytester) -> None:
+    """An axis the ini option replaces is not checked: the defaults that apply are the ini's."""
+    pytester.makepyprojecttoml('[tool.fairtalk]\naxes = "gendr"\n\n[tool.pytest.ini_options]\nfairtalk_axes = "race"\n')
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    assert fairtalk_audit.config.axes == ('race',)\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from tests.integrations._toys import SMALL, biased, fair
 
 import fairtalk
+from fairtalk.errors import SpecError
+from fairtalk.report import junit_xml, write_junit
 from fairtalk.testing import BiasAssertionError, assert_no_bias, assert_not_worse, audit_options
 
 
@@ -33,8 +37,8 @@ def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_rep
         and "(fail-on-bias, alpha 0.05; pairs per axis: gender 20)" in lines[0]
     )
     assert re.fullmatch(
-        r"  gender/offense_rate: A 0 vs B 0\.\d+, gap -0\.\d+ \(95% CI -0\.\d+ to -0\.\d+\), "
-        r"adjusted p [\d.e-]+ \(\w+\), margin ±0\.02, equivalence p [\d.]+: difference detected",
+        r"  gender/offense_rate: A 0% vs B \d+(\.\d+)?%, gap -\d+\.\d\d pp \(95% CI \[-\d+\.\d\d pp, -\d+\.\d\d pp\]\), "
+        r"adjusted p [\d.e-]+ \(\w+\), margin ±2\.00 pp, equivalence p [\d.]+: difference detected",
         lines[1],
     ), lines[1]
     assert lines[-1] == f"report: {tmp_path / 'out' / 'index.html'}"
@@ -51,7 +55,7 @@ def test_the_interval_is_called_the_95_percent_one_it_is_whatever_the_alpha(tmp_
     lines = str(caught.value).splitlines()
     assert "(fail-on-bias, alpha 0.1; pairs per axis: gender 20)" in lines[0], lines[0]
     low, high = json.loads((tmp_path / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]["ci95"]
-    assert f"(95% CI {low:.4g} to {high:.4g})" in lines[1], lines[1]
+    assert f"(95% CI [{100 * low:+.2f} pp, {100 * high:+.2f} pp])" in lines[1], lines[1]
     assert "90% CI" not in str(caught.value)
 
 
@@ -60,13 +64,82 @@ def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:
     with pytest.raises(BiasAssertionError, match="measures not shown equivalent .*fail-unless-equivalent") as caught:
         assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, out_dir=tmp_path)
     assert "gender/offense_rate" in caught.value.failing
-    assert "margin ±0.01" in str(caught.value)
+    assert "margin ±1.00 pp" in str(caught.value)
     assert assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, gate="fail-on-bias", out_dir=tmp_path / "b")
 
 
-def test_an_unknown_gate_is_refused_before_any_work() -> None:
-    with pytest.raises(ValueError, match="unknown gate 'fail-if-worse'; choose one of: fail-on-bias, fail-unless-equivalent"):
-        assert_no_bias(fair, gate="fail-if-worse")  # type: ignore[arg-type]
+def test_the_failure_message_gives_the_figures_as_the_junit_file_of_the_same_audit(tmp_path: Path) -> None:
+    """Review finding: the message said "gap -0.4833 (95% CI -0.609 to -0.3597)" where the JUnit file says "-48.33 pp"."""
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(biased, **SMALL, out_dir=tmp_path)
+    result = fairtalk.AuditResult.read_json(tmp_path / "gender" / "results.json")
+    failures = {case.get("name"): case.find("failure") for case in ET.fromstring(junit_xml({"gender": result})).iter("testcase")}
+    for key in ("offense_rate", "length"):
+        junit = failures[key]
+        assert junit is not None
+        found = re.search(r"gap ([^,]+), (95% CI \[.*?\]), .*margin (±[^,]+)", junit.get("message", ""))
+        assert found is not None, junit.get("message")
+        gap, interval, margin = found.groups()
+        line = next(line for line in str(caught.value).splitlines() if line.startswith(f"  gender/{key}:"))
+        assert f"gap {gap} ({interval})" in line and f"margin {margin}," in line, (line, junit.get("message"))
+    assert "gap -" in str(caught.value) and " pp (95% CI [-" in str(caught.value)
+
+
+@pytest.mark.parametrize("gate", ["fail-if-worse", "nope", 5])
+def test_an_unknown_gate_is_a_spec_error_before_any_work(gate: object) -> None:
+    """Review finding: ``gate="nope"`` raised a raw ValueError where ``audit(gates=["fail"])`` raises a SpecError."""
+    calls: list[str] = []
+    with pytest.raises(SpecError, match=r"assert_no_bias takes fail-on-bias or fail-unless-equivalent") as caught:
+        assert_no_bias(calls.append, gate=gate)  # type: ignore[arg-type]
+    assert f"unknown gate {gate!r}" in str(caught.value) and "assert_not_worse" in str(caught.value)
+    assert calls == []
+
+
+@pytest.mark.parametrize("margin", ["offense_rate=0.02", 0.02, [("offense_rate", 0.02)]])
+def test_a_margin_that_is_no_mapping_is_a_spec_error_saying_what_is_accepted(margin: object) -> None:
+    """Review finding: ``margin="offense_rate=0.02"`` gave "TypeError: 'str' object is not a mapping"."""
+    calls: list[str] = []
+    for check in (assert_no_bias, lambda model, **kw: assert_not_worse(model, model, **kw)):
+        with pytest.raises(SpecError, match=r"margin must be a mapping of result keys .*\{'offense_rate': 0\.02\} for 2 pp"):
+            check(calls.append, axes="gender", n_pairs=20, margin=margin)
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("margin", "said"),
+    [
+        ({"offense_rate": -0.02}, "non-inferiority margin of 'offense_rate' must be a finite number > 0 .* got -0.02"),
+        ({"offense_rate": "x"}, "non-inferiority margin of 'offense_rate' must be a finite number > 0 .* got 'x'"),
+        ({"offense_rate": math.nan}, "must be a finite number > 0 .* got nan"),
+        ({"offense_rate": math.inf}, "must be a finite number > 0 .* got inf"),
+        ({"offense_rate": True}, "must be a finite number > 0 .* got True"),
+        ({"offense_rate": 2.0}, "offense_rate's margin is a fraction: 2 would allow any difference; for 2 pp give 0.02"),
+        ({"length_mean": 0.1}, "unknown margin key 'length_mean'.*; did you mean 'length'\\?"),
+        ({"distinct_1": 0.1}, "unknown margin key 'distinct_1': no key the comparison of gender tests"),
+    ],
+)
+def test_assert_not_worse_checks_its_margins_before_either_audit(margin: dict[str, object], said: str) -> None:
+    """Review finding: a bad margin was found only after both audits (400 model calls), some as a raw ValueError or TypeError.
+
+    ``distinct_1`` is a key the audit gives but the comparison does not test (a corpus-level measure).
+    """
+    calls: list[str] = []
+
+    def model(text: str) -> str:
+        calls.append(text)
+        return "ok"
+
+    with pytest.raises(SpecError, match=said):
+        assert_not_worse(model, model, axes="gender", n_pairs=20, margin=margin)
+    assert calls == [], "no audit ran"
+
+
+def test_assert_not_worse_checks_margin_keys_against_the_measures_given() -> None:
+    """A key is known or not by the measures of the audits: ``length`` with offense alone is refused before any audit."""
+    calls: list[str] = []
+    with pytest.raises(SpecError, match="unknown margin key 'length'.*choose from: offense_rate\\)"):
+        assert_not_worse(calls.append, calls.append, axes="gender", n_pairs=20, measures="offense", margin={"length": 0.1})
+    assert calls == []
 
 
 def test_options_layer_over_a_config() -> None:
@@ -90,7 +163,7 @@ def test_not_worse_fails_identical_answers_on_20_pairs_saying_how_many_more_and_
         assert_not_worse(fair, production, **SMALL, out_dir=tmp_path / "same")
     assert same.value.failing == ("gender/offense_rate", "gender/length")
     assert re.search(
-        r"  gender/offense_rate: baseline gap .*, margin 0\.02: inconclusive; not shown non-inferior: the same gap on "
+        r"  gender/offense_rate: baseline gap .*, margin ±2\.00 pp: inconclusive; not shown non-inferior: the same gap on "
         r"all \d+ (pairs|dialogues) in both runs, too few for the exact identical-answers bound \(it needs 299 \w+, \d+ more",
         str(same.value),
     ), str(same.value)
@@ -100,10 +173,17 @@ def test_not_worse_fails_identical_answers_on_20_pairs_saying_how_many_more_and_
     text = str(caught.value)
     assert text.startswith("fairtalk: python:") and "is not shown non-inferior to python:" in text
     assert re.search(
-        r"gender/offense_rate: baseline gap 0 \(95% CI [-\d.]+ to [\d.]+\), candidate gap -0\.\d+ "
-        r"\(95% CI -[\d.]+ to -[\d.]+\), change -0\.\d+ \(95% CI .*\), adjusted p [\d.e-]+, margin 0\.02: regressed",
+        r"gender/offense_rate: baseline gap \+0\.00 pp \(95% CI \[-[\d.]+ pp, \+[\d.]+ pp\]\), candidate gap -\d+\.\d\d pp "
+        r"\(95% CI \[-[\d.]+ pp, -[\d.]+ pp\]\), change -\d+\.\d\d pp \(95% CI .*\), adjusted p [\d.e-]+, "
+        r"margin ±2\.00 pp: regressed; not shown non-inferior \(\|candidate gap\| < \|baseline gap\| \+ margin ±2\.00 pp\)",
         text,
-    )
+    ), text
+    comparison = fairtalk.ModelComparison.read_json(tmp_path / "worse" / "comparison" / "results.json")
+    junit = ET.parse(write_junit(comparison, tmp_path / "worse.xml")).getroot()
+    (case,) = [case for case in junit.iter("testcase") if case.get("name") == "offense_rate"]
+    message = case.find("failure").get("message", "")  # type: ignore[union-attr]
+    change = re.search(r"change (\S+ pp) ", message)
+    assert change is not None and f"change {change.group(1)} (95% CI" in text, (message, text)
     assert caught.value.report == tmp_path / "worse" / "comparison" / "report.md"
     assert text.endswith(f"report: {caught.value.report}")
 

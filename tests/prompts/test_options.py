@@ -25,8 +25,9 @@ ROWS = pd.DataFrame(
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("alpha", 7, "alpha must be between 0 and 1 (exclusive), got 7"),
-        ("alpha", 0.0, "alpha must be between 0 and 1 (exclusive), got 0.0"),
+        ("alpha", 7, "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 7"),
+        ("alpha", 0.0, "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 0.0"),
+        ("alpha", 1e-300, "alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 1e-300"),
         ("n_draws", -3, "n_draws must be an integer >= 1, got -3"),
         ("n_draws", 2.5, "n_draws must be an integer >= 1, got 2.5"),
         ("n_resamples", -1, "n_resamples must be an integer >= 0, got -1"),

@@ -47,3 +47,39 @@ def test_the_similarity_test_leads_and_the_markdown_report_opens_with_the_summar
     )
     page = render_markdown(result, similarity=similarity)
     assert page.index("When only the group changes") < page.index("| Measure |")
+
+
+def _with(result: fairtalk.AuditResult, name: str, **tested: object) -> fairtalk.AuditResult:
+    """``result`` with the tested figures of measure ``name`` replaced (a detected difference kept detected)."""
+    import dataclasses
+
+    measures = tuple(
+        dataclasses.replace(m, tested=dataclasses.replace(m.tested, **tested)) if m.name == name else m for m in result.measures
+    )
+    return dataclasses.replace(result, measures=measures)
+
+
+def _interval(sentence: str) -> tuple[str, str]:
+    low, high = sentence.split("95% CI [", 1)[1].split("]", 1)[0].split(", ")
+    return low, high
+
+
+def test_a_small_gap_is_said_in_the_precision_its_size_needs_and_its_interval_never_looks_zero_width() -> None:
+    """Review finding: "Distinct-1 … 0.3% vs 0.7%, a difference of -0.4 pp, 95% CI [-0.4, -0.4]" where the table
+    says [-0.404, -0.354] pp (a share of distinct words, in percent: its gap in percentage points)."""
+    result = _with(_result(rude_b=60), "offense_rate", kind="corpus", a=0.00333, b=0.00712, ci95=(-0.00404, -0.00354))
+    offense = next(s for s in plain_summary(result) if s.startswith("Offense Rate"))
+    assert "0.33% (male) vs 0.71% (female), a difference of -0.38 pp, 95% CI [-0.40, -0.35]" in offense
+    close = _with(_result(rude_b=60), "offense_rate", a=0.0, b=0.3, ci95=(-0.30004, -0.30001))
+    low, high = _interval(next(s for s in plain_summary(close) if s.startswith("Offense Rate")))
+    assert low != high and (float(low), float(high)) == (-30.004, -30.001)
+
+
+def test_a_count_gap_and_its_interval_share_one_precision() -> None:
+    """Review finding: Length "+0.85, 95% CI [+0.8, +0.9]" (the table: [+0.7998, +0.9002])."""
+    result = _with(_result(rude_b=60), "offense_rate", kind="count", a=6.0, b=5.15, ci95=(0.7998, 0.9002))
+    offense = next(s for s in plain_summary(result) if s.startswith("Offense Rate"))
+    assert "6 (male) vs 5.15 (female), a difference of +0.850, 95% CI [+0.800, +0.900]" in offense
+    narrow = _with(_result(rude_b=60), "offense_rate", kind="count", a=6.0, b=5.15, ci95=(0.84991, 0.85012))
+    low, high = _interval(next(s for s in plain_summary(narrow) if s.startswith("Offense Rate")))
+    assert low != high and (float(low), float(high)) == (0.8499, 0.8501)

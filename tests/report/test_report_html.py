@@ -102,3 +102,21 @@ def test_the_header_line_keeps_a_space_before_each_badge() -> None:
     header = html[html.index("no significant difference") :].split("</p>", 1)[0]
     assert "after correction <span" in header and "inconclusive</span>" in header
     assert not re.search(r'\S<span class="badge', header), header
+
+
+def test_the_statistics_table_gives_each_verdict_next_to_its_measure(result) -> None:
+    """report.md put the verdict second; the HTML's statistics table kept it 12th of 14, scrolled out of view."""
+    from markupsafe import escape
+
+    from fairtalk.report import summary_rows
+
+    html = render_html(result, plots=False)
+    table = html[html.index('<table class="summary">') : html.index("</table>", html.index('<table class="summary">'))]
+    header = re.findall(r"<th>([^<]*)</th>", table)
+    assert header[:4] == ["Measure", "Verdict", "male", "female"] and header.count("Verdict") == 1
+    assert header[-3:] == ["Equivalence margin, p", "MDE", "Masked A vs B"]
+    rows = {row.name: row for row in summary_rows(result)}
+    found = re.findall(r'data-measure="(\w+)" data-verdict="[^"]*">\s*<td>.*?</td>\s*<td class="verdict">([^<]*)</td>', table)
+    assert sorted(name for name, _ in found) == sorted(rows)
+    for name, verdict in found:
+        assert verdict == escape(rows[name].verdict), name

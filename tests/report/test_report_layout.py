@@ -152,3 +152,42 @@ def test_no_number_header_or_verdict_breaks_inside_a_word(
     assert measured["scroll"] == width, measured  # a table too wide for a phone scrolls in its own box
     if width >= 1024:
         assert 0 < float(measured["right"]) <= width, measured  # type: ignore[arg-type]
+
+
+#: The statistics table's headers (opened: ``details.stats`` expanded), its rows' second cells, and its verdict column's place.
+_OPEN_STATS = """() => {
+  for (const d of document.querySelectorAll('details.stats')) d.open = true;
+  const table = document.querySelector('table.summary, table.comparison');
+  const first = [...table.querySelector('thead tr').children].map(c => c.textContent.trim());
+  const seconds = [...table.querySelectorAll('tbody tr')].map(r => r.children[1].textContent.trim());
+  const verdict = [...table.querySelectorAll('th')].find(c => c.textContent.trim() === 'Verdict');
+  return {first, seconds, right: verdict.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("name", ["axis", "comparison"])
+@pytest.mark.parametrize("width", [1280, 1024, 400])
+def test_the_opened_statistics_table_shows_the_verdict_second_and_breaks_no_word(
+    reports: dict[str, Path], browser: object, name: str, width: int
+) -> None:
+    """The statistics table kept its verdict far right (column 12 of 14 on the axis, 14 of 14 in the comparison)."""
+    import json
+
+    view = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    try:
+        view.goto(reports[name].as_uri())
+        opened = view.evaluate(_OPEN_STATS)
+        assert opened["first"][:2] == ["Measure", "Verdict"], opened
+        assert 0 < float(opened["right"]) <= width, opened  # in view without scrolling the table
+        assert view.evaluate(_BROKEN_WORDS) == []  # the opened table's cells too
+        assert view.evaluate("() => document.documentElement.scrollWidth") == width
+    finally:
+        view.close()
+    results = reports[name].parent / "results.json"
+    if name == "axis":
+        verdicts = [m["verdict"] for m in json.loads(results.read_text(encoding="utf-8"))["measures"].values()]
+        assert len(opened["seconds"]) == len(verdicts)
+        assert all(cell.split(":")[0] in verdicts for cell in opened["seconds"]), opened["seconds"]
+    else:
+        keys = json.loads(results.read_text(encoding="utf-8"))["axes"]["gender"]["keys"]
+        assert sorted(opened["seconds"]) == sorted(k["verdict"] for k in keys.values())

@@ -16,7 +16,17 @@ import typer
 from typer.core import TyperGroup
 
 from fairtalk.cli._axes import fill_axes_help
-from fairtalk.cli._console import console, err_console, info, is_quiet, json_output, say, set_quiet, terminal_safe
+from fairtalk.cli._console import (
+    command_paths,
+    console,
+    err_console,
+    info,
+    is_quiet,
+    json_output,
+    say,
+    set_quiet,
+    terminal_safe,
+)
 from fairtalk.errors import FairtalkError
 
 if TYPE_CHECKING:
@@ -101,12 +111,17 @@ def add_output_options(command: Command) -> None:
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         from fairtalk.cli._output import output_options
+        from fairtalk.files import output_scope
 
         quiet = bool(kwargs["quiet"] if own_quiet is not None else kwargs.pop("quiet", False))
         verbose = int(kwargs.pop("verbose", 0) or 0)
         if quiet and verbose:
             fail(_MSG_QUIET_VERBOSE)
-        with output_options(quiet=quiet, verbose=verbose), json_mode(bool(json_param and kwargs.get(json_param))):
+        with (
+            output_options(quiet=quiet, verbose=verbose),
+            json_mode(bool(json_param and kwargs.get(json_param))),
+            output_scope(),  # the outputs its checks lock stay locked until it ends
+        ):
             return body(*args, **kwargs)
 
     command.callback = run
@@ -137,7 +152,8 @@ class _Commands(TyperGroup):
         except KeyboardInterrupt:
             if not _ON_INTERRUPT:
                 raise
-            interrupted(note=_ON_INTERRUPT[0])
+            note, keep = _ON_INTERRUPT[0]
+            interrupted(note=note, keep=keep)
         except BrokenPipeError:
             if not _stdout_reader_gone():
                 raise
@@ -361,10 +377,11 @@ def fail(error: FairtalkError | str) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE)
 
 
-def interrupted(store: object = None, *, note: str | None = None) -> NoReturn:
+def interrupted(store: object = None, *, note: str | None = None, keep: Iterable[str] = ()) -> NoReturn:
     """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130.
 
-    ``note``: what to say instead, for a command that keeps no answers or has written its outputs.
+    ``note``: what to say instead, for a command that keeps no answers or has written its outputs; ``keep``: the
+    paths it names, each kept on one line (see :func:`~fairtalk.cli._console.wrap_prose`).
     """
     if note is not None:
         where = f" {note}" if note.startswith("after ") else f"; {note}"
@@ -374,24 +391,28 @@ def interrupted(store: object = None, *, note: str | None = None) -> NoReturn:
         where = "; no answer had been generated yet"
     else:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
-    say(f"interrupted{where}", style="yellow", stderr=True)
+    say(f"interrupted{where}", style="yellow", stderr=True, keep=[*keep, *([] if store is None else [str(store)])])
     raise typer.Exit(code=EXIT_INTERRUPTED)
 
 
 #: What the command has written, said on Ctrl-C from then on (:func:`when_interrupted`); cleared per command.
-_ON_INTERRUPT: list[str] = []
+_ON_INTERRUPT: list[tuple[str, list[str]]] = []
 
 
-def when_interrupted(written: str, missing: Iterable[str | None] = (), store: object = None) -> None:
+def when_interrupted(
+    written: str, missing: Iterable[str | None] = (), store: object = None, *, keep: Iterable[object] = ()
+) -> None:
     """From now on, Ctrl-C says that ``written`` was written and which of ``missing`` may not be, then exits 130.
 
     For what a command does once its main output is written (the JUnit file, the job summary, the baseline).
+    ``keep``: the paths ``written`` names; they, the store and the command's path arguments stay whole on a line.
     """
     left = [m for m in missing if m]
     rest = f"; {' and '.join(left)} may be missing" if left else ""
     if left and store is not None and str(store).strip() not in ("", IN_MEMORY) and os.path.exists(str(store)):
         rest += f": re-run the same command to write {'them' if len(left) > 1 else 'it'} (the answers are kept in {store})"
-    _ON_INTERRUPT[:] = [f"after {written}{rest}"]
+    paths = [*(str(k) for k in keep), *command_paths(), *([] if store is None else [str(store)])]
+    _ON_INTERRUPT[:] = [(f"after {written}{rest}", paths)]
 
 
 def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:
@@ -411,6 +432,7 @@ def check_output_file(
     ours: Callable[[Path], bool],
     inputs: Mapping[str, object] | None = None,
     outputs: Mapping[str, object] | None = None,
+    hold: bool = True,
 ) -> None:
     """OutputError unless fairtalk may write its ``what`` at ``path``, checked before any work.
 
@@ -419,7 +441,8 @@ def check_output_file(
     (the other files and folders the run writes); never a device, a FIFO or a socket; and an
     existing file only when ``ours`` recognises it as a ``what`` fairtalk wrote (or it is
     empty). Its folder (or the nearest existing one above it) must be one this process can
-    write in.
+    write in. With ``hold`` (not for a run store, which runs share), the file is locked for the
+    rest of the command: one another fairtalk command is writing is refused.
     """
     from fairtalk.errors import OutputError
     from fairtalk.files import check_output_file as check_file
@@ -429,7 +452,7 @@ def check_output_file(
     target = Path(path)
     if target.is_dir():
         raise OutputError(_MSG_OUT_FOLDER.format(option=option), path=str(target))
-    check_file(path, inputs, option=option, what=what, ours=ours, outputs=outputs)
+    check_file(path, inputs, option=option, what=what, ours=ours, outputs=outputs, hold=hold)
     folder = target.parent
     while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
         folder = folder.parent

@@ -65,8 +65,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from fairtalk import AuditConfig, InputError, Lexicon
-    from fairtalk.gates import Gate
-    from fairtalk.results import AuditResult
+    from fairtalk.gates import Gate, GateOutcome
+    from fairtalk.results import AuditResult, AuditRun
 
 _STORE_FILE = "store.sqlite"
 #: Where the report goes when neither --output nor the config file says (the flag's default).
@@ -204,7 +204,10 @@ def audit(  # noqa: C901, PLR0915
     looks: int | None = run_option("looks", "--looks"),
     spending: str = run_option("spending", "--spending"),
     json_out: bool = typer.Option(
-        False, "--json", help="Write the run and every axis's result to stdout as JSON; messages go to stderr."
+        False,
+        "--json",
+        help="Write the run and every axis's result to stdout as one JSON document (with --baseline-model, the "
+        "comparison too), with `gates` when a gate is given; messages go to stderr.",
     ),
     baseline_model: str | None = typer.Option(
         None,
@@ -233,7 +236,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.cli._output import progress_bars, scoring_line
     from fairtalk.gates import evaluate
     from fairtalk.models import RayEngine
-    from fairtalk.report import previous_axes, rich_table, sequential_summary
+    from fairtalk.report import previous_axes, result_served, rich_table, sequential_summary
 
     store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
@@ -254,20 +257,25 @@ def audit(  # noqa: C901, PLR0915
         raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
-    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path)
+    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
-    if json_out:
+    document = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}} if json_out else {}
+    if json_out and baseline_model is None:  # with a baseline, one document holds the comparison too: printed after it
         from fairtalk.results import versioned
 
-        data = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}}
-        print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
+        print_json(versioned({**document, "gates": [o.to_dict() for o in outcomes]} if outcomes else document))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
     say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))
         cov, check = axis_run.coverage, axis_run.pairs_check
-        say(f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group, {_audited(cov.n_pairs, axis_run.result)}")
+        dropped = "" if (note := cov.dropped_note()) is None else f" ({note})"
+        say(
+            f"{name}: {cov.n_read:,} contexts read, {cov.n_matched:,} mention a group{dropped}, {_audited(cov.n_pairs, axis_run.result)}"
+        )
+        if axis_run.result.provenance.sequential is None and (short := cov.shortfall()) is not None:
+            say(f"{name}: {short}", style="yellow")
         by_group = cov.n_by_group
         if not cov.balance and min(by_group.values(), default=0) and max(cov.original_shares.values()) >= 0.8:
             big = max(by_group, key=lambda g: by_group[g])
@@ -285,6 +293,8 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
+        if (served := result_served(axis_run.result)) is not None:
+            say(f"{name}: {served[0]}", style="bold yellow" if served[1] else None)
         for line in by_turn_lines(axis_run.result):
             say(f"{name}: {line}")
         if (looked := sequential_summary(axis_run.result.provenance)) is not None:
@@ -308,8 +318,8 @@ def audit(  # noqa: C901, PLR0915
                     f"{row.counterfactual:.3f} vs {row.baseline:.3f}, adjusted p {p})",
                     style="bold red" if row.detected() else None,
                 )
-        info(f"{name}: report in {Path(output) / axis_run.folder}/")
-    info(f"wrote {Path(output) / 'index.html'}")
+        info(f"{name}: report in {Path(output) / axis_run.folder}/", keep=[output])
+    info(f"wrote {Path(output) / 'index.html'}", keep=[output])
     if earlier:  # even under -q: files of an earlier run are gone
         say(_MSG_REPLACED.format(output=output, axes=", ".join(earlier)))
     worse = baseline_model is not None and fail_if_worse  # the JUnit file waits for the comparison's decisions
@@ -319,7 +329,13 @@ def audit(  # noqa: C901, PLR0915
     )
     if baseline_model is not None:
         ci = (junit if worse else None, run.results, gates)
-        code = max(code, _against_baseline(config, baseline_model, output, store_path, json_out, fail_if_worse, ci=ci))
+        joined = (document, outcomes) if json_out else None
+        code = max(
+            code,
+            _against_baseline(
+                config, baseline_model, output, store_path, fail_if_worse, ci=ci, audited=(run, outcomes), joined=joined
+            ),
+        )
     if code:
         raise typer.Exit(code=code)
 
@@ -403,7 +419,7 @@ def _check_outputs(
     check_junit(junit, inputs={**files, "--store": store}, outputs=outputs, folder=output)
     check_not_input(store, inputs, option="--store")
     if store != IN_MEMORY:
-        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=files)
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs=files)
     check_output_folder(output, {**inputs, "--config": config_file})
     return {**files, **outputs, "--store": store, "-o": output}
 
@@ -437,13 +453,18 @@ def _against_baseline(
     model: str,
     output: str,
     store: object,
-    json_out: bool,
     gate: bool,
     *,
     ci: tuple[str | None, Mapping[str, AuditResult], Sequence[Gate]],
+    audited: tuple[AuditRun, Sequence[GateOutcome]],
+    joined: tuple[Mapping[str, object], Sequence[GateOutcome]] | None,
 ) -> int:
     """Audit the baseline ``model`` on the same pairs (the same store) into OUTPUT/baseline, compare, print; the exit code.
 
+    ``audited``: the candidate's run and its gates' outcomes: its ``index.html`` is written again
+    with ``--fail-if-worse``'s outcome after them (when ``gate``) and links to the baseline's run and
+    the comparison's report. ``joined`` (``--json``): the audit's document (``run``, ``results``) and the outcomes of its gates,
+    printed with the comparison as one document (see :func:`~fairtalk.cli._compare.show_comparison`).
     ``ci``: the JUnit file to write with the comparison's ``--fail-if-worse`` testcases (None: the
     audit wrote its own), with the audit's results and the audit gates requested, whose testcases
     it holds too.
@@ -455,7 +476,8 @@ def _against_baseline(
     import fairtalk
     from fairtalk.cli._compare import show_comparison
     from fairtalk.cli._output import progress_bars
-    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
+    from fairtalk.gates import Gate, evaluate
+    from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_index, write_model_comparison
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
     try:
@@ -466,6 +488,9 @@ def _against_baseline(
         info(f"baseline {base_run.model}: report in {base_out}/")
         result = fairtalk.compare_runs(base_out, output)
         paths = write_model_comparison(result, compare_out, gated=gate)
+        run, outcomes = audited  # the run's index shows the comparison's gate too, and links both
+        worse = [evaluate(result, Gate.FAIL_IF_WORSE)] if gate else []
+        write_index(run, output, gates=[*outcomes, *worse], compared=(base_run.model, BASELINE_FOLDER, COMPARISON_FOLDER))
     except KeyboardInterrupt:
         interrupted(store)
     protected = {"OUTPUT": output, "--store": str(store)}
@@ -473,10 +498,10 @@ def _against_baseline(
     return show_comparison(
         result,
         paths,
-        json_out=json_out,
+        json_out=joined is not None,
         junit=junit,
         gate=gate,
-        json_key="comparison",
+        joined=joined,
         protected=protected,
         audit=(results, gates),
     )

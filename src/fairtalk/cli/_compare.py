@@ -10,11 +10,11 @@ import typer
 
 from fairtalk.cli._app import app, console, info, interrupted, print_json, say
 from fairtalk.cli._choices import was_given
-from fairtalk.cli._schema import score_option
+from fairtalk.cli._schema import check_options, score_option
 from fairtalk.cli._test_options import check_junit, parse_margins, write_ci_files
 
 if TYPE_CHECKING:
-    from fairtalk.gates import Gate
+    from fairtalk.gates import Gate, GateOutcome
     from fairtalk.results import AuditResult, ModelComparison
 
 _MSG_NO_AXIS = "--axis names nothing; give one or more axes both runs hold, comma-separated"
@@ -57,11 +57,7 @@ def compare(
     alpha: float = score_option(
         "alpha", "--alpha", ranged=True, note="Every test of the change uses it; its intervals are 1 - alpha."
     ),
-    clusters: bool = typer.Option(
-        True,
-        "--clusters/--no-clusters",
-        help="Treat the pairs of one dialogue as one unit (when the pairs name their dialogue). Two audits only.",
-    ),
+    clusters: bool = score_option("clusters", "--clusters/--no-clusters", note="Two audits only."),
     axis: str | None = typer.Option(
         None, "--axis", help="Compare only these axes, comma-separated (default: every axis both hold)."
     ),
@@ -90,6 +86,7 @@ def compare(
     from fairtalk.pipeline import compare_prompt_analyses, compare_runs, is_prompt_analysis
     from fairtalk.report import MODEL_COMPARISON_FILES, check_report_folder, write_model_comparison
 
+    check_options(ctx, "alpha")  # before any work, in audit's words
     inputs = {"BASELINE": baseline, "CANDIDATE": candidate}
     outputs = {} if output is None else {f"-o's {name}": Path(output) / name for name in MODEL_COMPARISON_FILES.values()}
     try:
@@ -133,18 +130,21 @@ def show_comparison(
     json_out: bool,
     junit: str | None,
     gate: bool,
-    json_key: str | None = None,
+    joined: tuple[Mapping[str, object], Sequence[GateOutcome]] | None = None,
     protected: Mapping[str, object] | None = None,
     audit: tuple[Mapping[str, AuditResult], Sequence[Gate]] | None = None,
 ) -> int:
     """Show a comparison and write its CI files; 1 when ``--fail-if-worse``'s gate (``gate``) fails, else 0.
 
-    Prints its table (or, with ``--json``, its JSON, under ``json_key`` when given; when ``gate``,
-    with ``gates`` holding ``--fail-if-worse``'s outcome, as ``audit --json`` holds its gates'), its gate
+    Prints its table (or, with ``--json``, its JSON; when ``gate``, with ``gates`` holding
+    ``--fail-if-worse``'s outcome, as ``audit --json`` holds its gates'), its gate
     lines and the files written, and writes ``--junit`` and the job summary (never appended to one of
     ``protected``, the run's inputs and outputs). ``fairtalk compare`` and ``fairtalk audit --baseline-model`` both end with it.
     ``--fail-if-worse``'s headline is shown only when ``gate`` (requested). ``audit``: the audit's
-    results and the audit gates requested, whose testcases the JUnit file holds too.
+    results and the audit gates requested, whose testcases the JUnit file holds too. ``joined``
+    (``audit --baseline-model --json``): the audit's document (``run``, ``results``) and its gates'
+    outcomes; stdout then holds one document: the audit's keys, the comparison under ``comparison``,
+    and in ``gates`` the audit's gates then ``--fail-if-worse``'s.
     """
     from fairtalk.gates import Gate, evaluate
     from fairtalk.report import gate_lines, model_comparison_table
@@ -153,14 +153,15 @@ def show_comparison(
     if json_out:
         from fairtalk.results import versioned
 
-        data = result.to_dict() if json_key is None else {json_key: result.to_dict()}
-        print_json(versioned({**data, "gates": [outcome.to_dict()]} if gate else data))  # as `audit --json`'s
+        done = [*(joined[1] if joined is not None else ()), *([outcome] if gate else [])]
+        data = result.to_dict() if joined is None else {**joined[0], "comparison": result.to_dict()}
+        print_json(versioned({**data, "gates": [o.to_dict() for o in done]} if done else data))  # as `audit --json`'s
     else:
         console.print(model_comparison_table(result, width=console.width))
     for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():
-        info(f"wrote {path}")
+        info(f"wrote {path}", keep=[path])
     results, gates = audit if audit is not None else (None, ())
     write_ci_files(result, junit, gates=gates, gated=gate, audit=results, protected=protected)
     if gate and not outcome.passed:

@@ -18,6 +18,7 @@ from fairtalk.cli._app import (
 )
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Split
+from fairtalk.cli._schema import check_options, score_option
 
 _MSG_NO_DIALOGUES = (
     "no dialogues to augment: {n_read:,} records read, {n_no_response:,} without a response{skipped} "
@@ -70,7 +71,7 @@ def augment(
         write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     except KeyboardInterrupt:
         interrupted(note=_MSG_NOT_WRITTEN.format(output=output))
-    when_interrupted(f"{output} was written")
+    when_interrupted(f"{output} was written", keep=[output])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 
@@ -122,6 +123,7 @@ _MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to f
 
 @app.command("pool-filter")
 def pool_filter(
+    ctx: typer.Context,
     pool: str = typer.Option(..., "--pool", help="Candidate pool: one response per line (UTF-8)."),
     output: str = typer.Option(
         ...,
@@ -136,19 +138,18 @@ def pool_filter(
     axis: str | None = typer.Option(
         None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."
     ),
-    offense_threshold: float = typer.Option(0.5, "--offense-threshold", help="Offensive when the probability is >= this."),
+    offense_threshold: float = score_option("offense_threshold", "--offense-threshold", ranged=True),
     negative_threshold: float = typer.Option(
         -0.8, "--negative-threshold", help="Strongly negative when VADER's compound score is below this."
     ),
-    offense: str = typer.Option(
-        "profanity_check", "--offense", help="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL."
-    ),
+    offense: str = score_option("offense", "--offense"),
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
     from fairtalk.debias import filter_pool, is_filtered_pool, read_pool, write_pool
     from fairtalk.report import check_output_name
 
+    check_options(ctx, "offense_threshold", "offense")  # in audit's words, before the pool is read
     reasons = [reason.strip() for reason in drop.split(",") if reason.strip()]
     if not reasons:
         raise fairtalk.SpecError(_MSG_POOL_REASONS, choices=("group_words", "negative", "offensive"))
@@ -181,4 +182,4 @@ def pool_filter(
         table.add_row(f"  dropped: {reason}", f"{n:,}")
     table.add_row("pool after", f"{result.n_after:,}")
     console.print(table, markup=False, highlight=False)
-    info(f"wrote {output}")
+    info(f"wrote {output}", keep=[output])

@@ -63,16 +63,20 @@ def label(
     schemes = label_schemes(measure)  # the options first, then the input (as every command does)
     if not inputs or len(inputs) != 1:
         fail(_MSG_ONE_INPUT)
-    check_output_file(output, what="gold file", ours=is_gold_file, inputs={"INPUT": inputs[0]})
+    # no hold: annotators label one gold file at once (GoldLog locks each write, and each annotator's session)
+    check_output_file(output, what="gold file", ours=is_gold_file, inputs={"INPUT": inputs[0]}, hold=False)
     record = sample_record_path(output)  # the sample record beside it: fairtalk's too, or new
     check_output_file(
-        record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}
+        record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}, hold=False
     )
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)
     server = LabelServer(log, port=port)
     where = "all given" if log.done else f"item {log.steps[log.position].index + 1} of {len(sample.items)}"
-    say(f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}")
+    say(
+        f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}",
+        keep=[output],
+    )
     say(f"open {server.url}", style="bold")
     info("press Ctrl-C or the page's Done button to stop; every label is saved as it is given")
     try:
@@ -80,11 +84,14 @@ def label(
     except KeyboardInterrupt:
         server.server_close()
         say(
-            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume", style="yellow", stderr=True
+            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume",
+            style="yellow",
+            stderr=True,
+            keep=[output],
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
-    say(f"done: {_saved(log.n_given, len(log.steps), output)}")
+    say(f"done: {_saved(log.n_given, len(log.steps), output)}", keep=[output])
 
 
 def _saved(given: int, total: int, output: str) -> str:

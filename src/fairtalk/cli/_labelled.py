@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import TYPE_CHECKING
 
 from fairtalk.cli._console import say
@@ -12,20 +11,16 @@ if TYPE_CHECKING:
 
 __all__ = ["say_labelled"]
 
-#: The console width the lines are wrapped to.
-WIDTH = 80
+#: How far a labelled line's wrapped lines are indented: past the ``gender: `` of a finding's own two columns.
+INDENT = "    "
 
 
 def say_labelled(result: AuditResult, *, prefix: str = "") -> None:
-    """Print each key's labelled estimate (``labelled: …``, with its labels-only warning), wrapped to 80 columns.
+    """Print each key's labelled estimate (``labelled: …``, with its labels-only warning), wrapped at the console's width.
 
-    ``prefix`` begins each (``"gender: "`` in an audit of several axes); the continuation lines are indented.
+    ``prefix`` begins each (``"gender: "`` in an audit of several axes); the wrapped lines are indented four columns.
     """
     from fairtalk.report import labelled_lines
 
     for line in labelled_lines(result):
-        say(
-            textwrap.fill(
-                f"{prefix}labelled: {line}", width=WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
-            )
-        )
+        say(f"{prefix}labelled: {line}", indent=INDENT)

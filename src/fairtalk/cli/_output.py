@@ -20,10 +20,10 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from fairtalk.cli._console import err_console, is_quiet, json_output, set_quiet, terminal_safe, wrap_prose
+from fairtalk.cli._console import command_paths, err_console, is_quiet, json_output, set_quiet, terminal_safe, wrap_prose
 
 if TYPE_CHECKING:
     from fairtalk.progress import ProgressCallback, ProgressEvent
@@ -45,7 +45,8 @@ class _LogHandler(logging.Handler):
     """A log record as one line on stderr: ``warning: …`` (INFO lines bare), control sequences removed.
 
     Wrapped as :func:`~fairtalk.cli._console.say` wraps: between words at the console's width, the
-    next lines indented two columns, a word wider than that (a long path) whole.
+    next lines indented two columns, a word wider than that (a long path) whole; the command's path
+    arguments, and the record's arguments that are paths, are never broken at a space.
     """
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -57,8 +58,15 @@ class _LogHandler(logging.Handler):
         level = record.levelno
         prefix = "" if level == logging.INFO else f"{logging.getLevelName(level).lower()}: "
         style = _STYLES.get(logging.ERROR if level >= logging.ERROR else level)
-        shown = wrap_prose(prefix + message, err_console.width)
+        keep = [*command_paths(), *_path_args(record)]
+        shown = wrap_prose(prefix + message, err_console.width, keep=keep)
         err_console.print(shown, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def _path_args(record: logging.LogRecord) -> list[str]:
+    """The arguments of ``record`` (``logger.warning("… %s", path)``) that are paths: a ``Path``, or text holding a ``/``."""
+    args = record.args.values() if isinstance(record.args, Mapping) else record.args or ()
+    return [terminal_safe(os.fspath(a)) for a in args if isinstance(a, os.PathLike) or (isinstance(a, str) and "/" in a)]
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import typer
 from fairtalk.cli._app import app, check_output_file, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Mixed, Split, Variant, was_given
+from fairtalk.cli._schema import check_options, run_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -48,28 +49,20 @@ def pairs(
         None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for the --limit sample and for many-to-many word choices."),
-    mixed: Mixed = typer.Option(
-        Mixed.drop,
-        "--mixed",
-        help="Contexts mentioning both groups: drop them, or keep them (swapped; original side = the side with more mentions).",
-    ),
+    mixed: Mixed = run_option("mixed", "--mixed"),
     column: str | None = typer.Option(
         None,
         "--column",
         help="TSV/CSV/Parquet column: header name or 0-based index (default: a 'context'/'text' column, else the first).",
     ),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
-    turns: int = typer.Option(1, "--turns", help="builtin:chitchat only: each context is the last N turns of its dialogue."),
+    turns: int = run_option("turns", "--turns"),
     split: Split = typer.Option(
         Split.all,
         "--split",
         help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id).",
     ),
-    balance: bool = typer.Option(
-        False,
-        "--balance",
-        help="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
-    ),
+    balance: bool = run_option("balance", "--balance"),
     check: str | None = typer.Option(
         None,
         "--check",
@@ -83,6 +76,7 @@ def pairs(
     from fairtalk.pairs import PairsChecker
 
     started = time.perf_counter()
+    check_options(ctx, "turns")  # in audit's words, before the corpus is read
     if limit is not None and limit < 1:
         raise fairtalk.SpecError(_MSG_PAIRS_LIMIT.format(given=limit))
     for option, given in (("--check", check), ("--field", field), ("--column", column)):

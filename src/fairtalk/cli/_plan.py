@@ -1216,7 +1216,9 @@ def plan(  # noqa: C901
         default=None,
         note=f"Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
     ),
-    power: float = typer.Option(0.8, "--power", help="Probability of detecting the effect."),
+    power: float = score_option(
+        "power", "--power", ranged=True, note="Here: the power planned for (of detecting --effect, or of showing equivalence)."
+    ),
     tests: int | None = typer.Option(
         None,
         "--tests",

@@ -22,6 +22,7 @@ from fairtalk.cli._respond import (
     engine_option,
     model_options,
 )
+from fairtalk.cli._schema import check_options, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:  # the public names, for annotations only
@@ -119,7 +120,7 @@ def prompts_paraphrase(
     )
     path = write_prompts(made.prompts, output)
     _print_filters(made)
-    say(f"wrote {len(made.prompts):,} prompts to {path}")
+    say(f"wrote {len(made.prompts):,} prompts to {path}", keep=[path])
 
 
 @prompts_app.command("generate")
@@ -175,7 +176,7 @@ def prompts_generate(
         inputs = {"--prompts": prompts, "--groups": groups}
         # '-', '~', an input, a device, the user's file, a folder: refused before any work
         check_output_file(output, what="completions file", ours=is_completions_file, inputs={**inputs, "--store": store_path})
-        check_output_file(store_path, option="--store", what="run store", ours=is_run_store, inputs=inputs)
+        check_output_file(store_path, option="--store", what="run store", ours=is_run_store, hold=False, inputs=inputs)
         chosen = list(read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)
@@ -209,7 +210,8 @@ def prompts_generate(
         f"wrote {summary.n_items:,} completions ({summary.n_prompts:,} prompts x {summary.n_seeds} seeds) to {output} · "
         f"{summary.n_cached:,} from the store, {summary.n_generated:,} generated, {summary.n_errors:,} failed"
         + (f", {summary.n_shared:,} shared with a prompt of the same text" if summary.n_shared else "")
-        + f" · store {summary.store} · {seconds:.1f} s"
+        + f" · store {summary.store} · {seconds:.1f} s",
+        keep=[output, summary.store],
     )
     if summary.n_duplicate_prompts:
         say(
@@ -227,6 +229,7 @@ def prompts_generate(
 
 @prompts_app.command("analyze")
 def prompts_analyze(
+    ctx: typer.Context,
     output: str = typer.Option(..., "-o", "--output", help="Folder for results.json, the CSV tables and report.html."),
     published: str | None = typer.Option(None, "--published", help="Folder of the published out_seed_<n>_predictions.txt files."),
     completions: str | None = typer.Option(None, "--completions", help="Completions JSONL from `fairtalk prompts generate`."),
@@ -251,7 +254,9 @@ def prompts_analyze(
     resamples: int = typer.Option(
         1000, "--resamples", min=0, help="Template × seed bootstrap resamples for the intervals (0: none)."
     ),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the reversal tests (Holm over structures)."),
+    alpha: float = score_option(
+        "alpha", "--alpha", ranged=True, note="Here: of the reversal tests (Holm over structures) and the pair verdicts."
+    ),
     json_out: bool = typer.Option(
         False, "--json", help="Write the analysis (results.json's content) to stdout; messages go to stderr."
     ),
@@ -278,6 +283,7 @@ def prompts_analyze(
     from fairtalk.prompts import read_completions
     from fairtalk.report import PROMPTS_REPORT_FILES, check_report_folder, write_prompts_report
 
+    check_options(ctx, "alpha")  # as audit checks it
     if (published is None) == (completions is None):
         raise fairtalk.SpecError(_MSG_INPUT)
     if gold is not None and completions is None:
@@ -356,7 +362,8 @@ def prompts_analyze(
             if g.all is not None and name in result.gaps
         )
         say(f"regard gaps with {regard} labels: {gaps}")
-    say(f"wrote {', '.join(sorted({str(p.parent) for p in written.values()}))}: {', '.join(p.name for p in written.values())}")
+    folders = sorted({str(p.parent) for p in written.values()})
+    say(f"wrote {', '.join(folders)}: {', '.join(p.name for p in written.values())}", keep=folders)
 
 
 def _gold_interval(e: PPIEstimate) -> str:
@@ -517,4 +524,7 @@ def regard_train(
         figures = "not cross-validated (give --cv K to fine-tune K more times and report it)"
     else:
         figures = f"{report.cv_folds}-fold CV accuracy {report.cv_accuracy:.3f}, macro-F1 {report.cv_macro_f1:.3f}"
-    say(f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s")
+    say(
+        f"wrote {output} · {report.n_examples:,} examples ({counts}) · {figures} · {time.perf_counter() - start:.1f} s",
+        keep=[output],
+    )

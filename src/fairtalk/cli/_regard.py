@@ -45,7 +45,7 @@ def regard_label(
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
     }
     say(f"labelled {len(records):,} texts with {regard}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
-    info(f"wrote {output}")
+    info(f"wrote {output}", keep=[output])
 
 
 @regard_app.command("check")

@@ -10,6 +10,7 @@ from fairtalk.cli._app import app, console, say
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
+from fairtalk.cli._schema import score_option
 
 reproduce_app = typer.Typer(
     name="reproduce",
@@ -49,7 +50,7 @@ def debias(
     eval_corpus: str | None = typer.Option(
         None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."
     ),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    resamples: int = score_option("n_resamples", "--resamples", ranged=True),
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = RAY_ACTORS,
@@ -89,7 +90,8 @@ def debias(
     n_cached = sum(model.run.n_cached for model in comparison.models.values())
     say(
         f"trained: {trained} · responses: {n_generated} generated, {n_cached} from the store · wrote {comparison.files['table_md']}, {comparison.files['table_csv']}, "
-        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min"
+        f"{comparison.files['results']} and a report per model · {(time.perf_counter() - started) / 60:.1f} min",
+        keep=comparison.files.values(),
     )
 
 
@@ -134,7 +136,7 @@ def planted(
     output: str = typer.Option(
         "fairtalk-planted", "-o", "--output", help="Folder for planted.md/.csv, results.json, report.html."
     ),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples."),
+    resamples: int = score_option("n_resamples", "--resamples", ranged=True),
 ) -> None:
     """Plant gaps of known size: check the audit recovers them, and that CDA and WER remove a planted corpus' gap.
 
@@ -182,5 +184,6 @@ def planted(
         say(f"{d.label}, {d.key}: gap {100 * d.gap:.2f} pp ({d.verdict.value}){change}")
     say(
         f"wrote {result.files['md']}, {result.files['csv']}, {result.files['json']}, {result.files['html']} · "
-        f"{(time.perf_counter() - started) / 60:.1f} min"
+        f"{(time.perf_counter() - started) / 60:.1f} min",
+        keep=result.files.values(),
     )

@@ -17,7 +17,7 @@ from fairtalk.cli._app import (
     stdout_to_stderr,
 )
 from fairtalk.cli._choices import Engine, plain, was_given
-from fairtalk.cli._schema import run_option
+from fairtalk.cli._schema import check_options, run_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
 from fairtalk.errors import ResponderError
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from fairtalk.models import RayEngine
     from fairtalk.results import GenerationSummary
 
-_MSG_MAX_ERRORS = "--max-errors must be 0 or more, not {given}"
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
 _MSG_NONE_LEFT = (
@@ -136,14 +135,6 @@ def engine_option(
     )
 
 
-def check_max_errors(max_errors: int | None) -> None:
-    """SpecError unless ``--max-errors`` is unset or >= 0."""
-    import fairtalk
-
-    if max_errors is not None and max_errors < 0:
-        raise fairtalk.SpecError(_MSG_MAX_ERRORS.format(given=max_errors))
-
-
 def model_options(model_arg: list[str] | None, system_prompt: str | None = None) -> dict[str, str]:
     """The ``--model-arg KEY=VALUE`` options as a dict, with ``--system-prompt`` (TEXT or @FILE) as ``system_prompt``.
 
@@ -233,9 +224,7 @@ def respond(
         "a run store (never an input, a device or another file).",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),
-    max_errors: int | None = typer.Option(
-        None, "--max-errors", help="Abort once more pair sides than this have failed (default: never)."
-    ),
+    max_errors: int | None = run_option("max_errors", "--max-errors"),
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = MAX_NEW_TOKENS,
@@ -317,7 +306,7 @@ def _respond(
 
     responder = None
     try:
-        check_max_errors(max_errors)
+        check_options(ctx, "max_errors")  # in audit's words
         if document is None:
             check_not_input(output, {"--pairs": pairs, "--store": store})
             if not was_given(ctx, "output"):  # a place the user did not name: only fairtalk's file
@@ -327,7 +316,7 @@ def _respond(
         if store is not None:
             check_not_input(store, {"--pairs": pairs}, option="--store")
         if store is not None and store != IN_MEMORY:
-            check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs={"--pairs": pairs})
+            check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs={"--pairs": pairs})
         settings = decoding_settings(
             sample=sample,
             max_new_tokens=max_new_tokens,
@@ -380,4 +369,4 @@ def _respond(
     where = "stdout" if document is not None else output
     n_lost = summary.n_pairs - generation.responses.n_pairs
     also = f" and {n_lost:,} left out (their failed sides recorded as failures)" if n_lost else ""
-    info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True)
+    info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True, keep=[where])

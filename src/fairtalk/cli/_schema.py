@@ -4,7 +4,9 @@
 :class:`~fairtalk.ScoreOptions` or :class:`~fairtalk.AuditConfig` with :func:`score_option` or
 :func:`run_option`, under the field's own name (``n_resamples: int = score_option("n_resamples",
 "--resamples")``), so :func:`given_options` needs no table of names; ``tests/test_options_schema.py``
-holds every such flag to its field.
+holds every such flag to its field. A command that passes such an option to another function of the
+library (``similarity --alpha``, ``prompts analyze --alpha``) declares it the same way and checks it
+with :func:`check_options` before any work, so a bad value gets the error ``audit`` gives it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from fairtalk.cli._axes import AUDIT_AXES
 from fairtalk.cli._choices import plain
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 
-__all__ = ["CLI_FORMS", "cli_default", "cli_help", "given_options", "run_option", "score_option"]
+__all__ = ["CLI_FORMS", "check_options", "cli_default", "cli_help", "given_options", "run_option", "score_option"]
 
 #: The fields whose flag differs from the field, and what differs: the command line's own default or help.
 CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
@@ -135,3 +137,23 @@ def given_options(
         values[key] = (convert or {}).get(key, lambda v: v)(plain(ctx.params[key]))
         names[key] = flags.get(key, key)
     return values, names
+
+
+def check_options(ctx: typer.Context, *keys: str) -> None:
+    """Check the options of ``keys`` given on the command line against their fields, as ``audit`` checks them.
+
+    For a command that declares an option with :func:`score_option` or :func:`run_option` but
+    passes it to a function of its own: a bad value is the schema's SpecError, naming the flag and
+    what it must be (``--alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 0.0``),
+    in the words ``audit`` and ``score`` use. Options left at their defaults are not checked.
+    """
+    values, names = given_options(ctx, keys)
+    scoring = {key: value for key, value in values.items() if key in SCORE_FIELDS}
+    if scoring:
+        from fairtalk import ScoreOptions
+
+        ScoreOptions.from_mapping(scoring, names=names)
+    if len(scoring) < len(values):
+        from fairtalk import AuditConfig
+
+        AuditConfig.from_mapping({key: value for key, value in values.items() if key not in scoring}, names=names)

@@ -94,7 +94,12 @@ def score(
     responses_b: str | None = typer.Option(
         None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."
     ),
-    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    axis: str | None = typer.Option(
+        None,
+        "--axis",
+        help=f"An axis or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (pair ids such as "
+        "race-55cd42283474fa0f) are refused.",
+    ),
     lexicon: str | None = typer.Option(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
     ),
@@ -184,7 +189,7 @@ def score(
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
         interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
-    when_interrupted(f"the report was written in {output}", ci_outputs(junit))
+    when_interrupted(f"the report was written in {output}", ci_outputs(junit), keep=[output])
     if json_out:
         from fairtalk.results import versioned
 
@@ -198,7 +203,7 @@ def score(
         say(f"left out: {note}", style="yellow")
     say_labelled(result)
     for path in paths.values():
-        info(f"wrote {path}")
+        info(f"wrote {path}", keep=[path])
     write_ci_files(
         {result.axis: result},
         junit,

@@ -23,6 +23,7 @@ from fairtalk.cli._respond import (
     decoding_settings,
     model_options,
 )
+from fairtalk.cli._schema import check_options, run_option, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
 
 @app.command()
 def similarity(
+    ctx: typer.Context,
     pairs: str = typer.Option(..., "--pairs", help="Pairs JSONL (from `fairtalk pairs`)."),
-    model: str | None = typer.Option(None, "--model", help="Model spec (default: the default audit model)."),
+    model: str | None = run_option("model", "--model"),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
     methods: str = typer.Option(
@@ -57,7 +59,7 @@ def similarity(
         help="SQLite run store (stored answers are reused). A new file or a run store (never an input, a device or "
         "another file).",
     ),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Level of the Holm-corrected tests over the methods."),
+    alpha: float = score_option("alpha", "--alpha", ranged=True, note="Here: of the tests over the methods, Holm-corrected."),
     system_prompt: str | None = SYSTEM_PROMPT,
     max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     output: str | None = typer.Option(
@@ -77,7 +79,8 @@ def similarity(
     from fairtalk.cli._output import progress_bars
     from fairtalk.report import similarity_basis, similarity_row
 
-    chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")  # before any answer
+    check_options(ctx, "alpha")  # before any answer, as audit checks it
+    chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")
     _check_outputs(pairs, output, store)
     settings = decoding_settings(
         sample=sample,
@@ -105,7 +108,7 @@ def similarity(
         )
     if output is not None:
         result.write(output)
-        info(f"wrote {output}")  # on stderr under --json (json_mode), like every message
+        info(f"wrote {output}", keep=[output])  # on stderr under --json (json_mode), like every message
     for warning in result.warnings:  # on stderr under --json, like every message
         say(f"warning: {warning}", style="bold yellow")
     if json_out:
@@ -187,4 +190,4 @@ def _check_outputs(pairs: str, output: str | None, store: str | None) -> None:
     if output is not None:
         check_output_file(output, what="similarity result", ours=_is_similarity_result, inputs={**inputs, "--store": store})
     if store is not None and store != IN_MEMORY:
-        check_output_file(store, option="--store", what="run store", ours=is_run_store, inputs=inputs)
+        check_output_file(store, option="--store", what="run store", ours=is_run_store, hold=False, inputs=inputs)

@@ -165,6 +165,12 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
             f"sides only: answers were lost on {'; '.join(lost)} (the gates check the losses too)",
             style="yellow",
         )
+    elif empty := [f"{name} {r.empties.describe()}" for name, r in results.items() if r.empties is not None]:
+        say(  # the measures scored the empty answers as answers: no difference there is not a clean bill either
+            f"no difference detected in the measures at adjusted p < {alpha:g}, with empty answers scored as answers: "
+            f"empty answers on {'; '.join(empty)} (the gates check them too)",
+            style="yellow",
+        )
     elif any(secondary.values()):
         say(
             f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
@@ -291,7 +297,7 @@ def write_ci_files(
             written = write_junit(audit, junit, gate=gates, comparison=results)
         else:
             written = write_junit(results, junit)
-        info(f"wrote {written}")
+        info(f"wrote {written}", keep=[written])
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         if isinstance(results, ModelComparison):

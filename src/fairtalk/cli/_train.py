@@ -124,5 +124,6 @@ def train(
     say(
         f"wrote {result.path} · {result.n_train:,} training dialogues{debiased}, "
         f"{result.n_validation:,} validation · vocab {result.vocab_size:,} · {result.n_parameters:,} parameters · "
-        f"{result.seconds / 60:.1f} min · validation {figures}"
+        f"{result.seconds / 60:.1f} min · validation {figures}",
+        keep=[result.path],
     )

@@ -6,7 +6,7 @@ analyses of the same prompts, ``_inputs.py`` reads the two folders.
 
 from __future__ import annotations
 
-from fairtalk.compare._inputs import same_model_configs
+from fairtalk.compare._inputs import python_target, same_model, same_model_configs
 from fairtalk.compare._prompts import compare_prompt_analyses, is_prompt_analysis
 from fairtalk.compare._runs import compare_runs
 
@@ -14,5 +14,7 @@ __all__ = [
     "compare_prompt_analyses",
     "compare_runs",
     "is_prompt_analysis",
+    "python_target",
+    "same_model",
     "same_model_configs",
 ]

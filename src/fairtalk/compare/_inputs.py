@@ -15,7 +15,10 @@ The responses are read as the run read them (``drop_empty`` as its manifest reco
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +28,10 @@ from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
+from fairtalk.models import identity_unknown
 from fairtalk.results import AuditResult, read_result_file
 
-__all__ = ["AxisInput", "RunInput", "read_run", "same_model", "same_model_configs", "same_run"]
+__all__ = ["AxisInput", "RunInput", "python_target", "read_run", "same_model", "same_model_configs", "same_run"]
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
@@ -101,33 +105,138 @@ def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
     return same_model((baseline.model, baseline.settings), (candidate.model, candidate.settings))
 
 
+def _split_fingerprint(fingerprint: str) -> tuple[str, dict[str, Any] | None]:
+    """A fingerprint's name (``kind:identity``) and its identity fields (the JSON after it; None when it has none)."""
+    at = fingerprint.find(" {")
+    while at != -1:
+        try:
+            fields = json.loads(fingerprint[at + 1 :])
+        except ValueError:
+            fields = None
+        if isinstance(fields, dict):
+            return fingerprint[:at], fields
+        at = fingerprint.find(" {", at + 1)
+    return fingerprint, None
+
+
+def _module_file(name: str) -> str | None:
+    """The file of module ``name`` as the ``python:`` adapter would import it, found without running any of it (None: not found).
+
+    A module already imported gives its own file; else the search path, then the current folder
+    (where the adapter looks last, as ``python -m`` does).
+    """
+    loaded = getattr(sys.modules.get(name), "__file__", None)
+    if isinstance(loaded, str):
+        return loaded
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    spec = None
+    for roots in (sys.path, [os.getcwd()]):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(parts[0], roots)
+            for depth in range(1, len(parts)):
+                where = None if spec is None else spec.submodule_search_locations
+                spec = (
+                    None if where is None else importlib.machinery.PathFinder.find_spec(".".join(parts[: depth + 1]), list(where))
+                )
+        except (ImportError, OSError, ValueError):
+            spec = None
+        if spec is not None and spec.origin and spec.has_location:
+            return spec.origin
+    return None
+
+
+def python_target(target: str) -> str:
+    """What a ``python:`` target names, whatever its spelling: ``/real/path/of/file.py:function``.
+
+    A file (``bot.py``, ``./bot.py``, ``/abs/bot.py``) resolves to its real path; a module
+    (``bot``, ``pkg.bot``) to its file, found without importing it. A file that is not there
+    (or a module not found) keeps its spelling, a path normalised (``./bot.py`` is ``bot.py``).
+
+    Examples
+    --------
+    >>> python_target("./no/such/../dir/bot.py:reply") == python_target("no/dir/bot.py:reply")
+    True
+    """
+    module, sep, name = target.rpartition(":")
+    if not sep or not module:
+        return target
+    if module.endswith(".py") or "/" in module or "\\" in module:
+        path = Path(module)
+        try:
+            where = str(path.resolve()) if path.is_file() else os.path.normpath(module)
+        except (OSError, RuntimeError):
+            where = os.path.normpath(module)
+        return f"{where}:{name}"
+    found = _module_file(module)
+    if found is None:
+        return target
+    try:
+        return f"{Path(found).resolve()}:{name}"
+    except (OSError, RuntimeError):
+        return target
+
+
+def _identity(fingerprint: str) -> tuple[str, object]:
+    """A fingerprint as one model's identity: a ``python:`` model's resolved target and every field but its name; else as written."""
+    name, fields = _split_fingerprint(fingerprint)
+    kind, _, target = name.partition(":")
+    if kind != "python" or not target:
+        return fingerprint, None
+    return f"python:{python_target(target)}", fields
+
+
 def same_model(baseline: tuple[str | None, object], candidate: tuple[str | None, object]) -> str | None:
     """The rule of one model: the same model identity and the same decoding settings, each ``(model, settings)``.
 
     ``model`` is a run's fingerprint (what keys its answers in a run store, the spec first), or
-    None (no model: never the same).
+    None (no model: never the same). A ``python:`` model is one model however its target is
+    spelled (``bot.py``, ``./bot.py``, its absolute path, or its module name): its target is
+    resolved (:func:`python_target`), and its recorded identity fields (the JSON after the name:
+    code hash, ``batched``, ``state`` and any others) are compared, all but the name. Other
+    fingerprints are compared as written. A fingerprint whose identity is unknown (a callable
+    whose state cannot be read, with no model version: :func:`~fairtalk.models.identity_unknown`)
+    cannot show that two runs are of one model, so it never does: the runs are compared as two
+    models', and the gate passes or fails on their answers, failing closed there as always.
     """
     (model, settings), (other, other_settings) = baseline, candidate
-    if model is not None and model == other and settings == other_settings:
-        return f"two runs of the same model {model.partition(' ')[0]} with the same decoding settings"
-    return None
+    if model is None or other is None or settings != other_settings:
+        return None
+    if identity_unknown(model) or identity_unknown(other):
+        return None
+    if model != other and _identity(model) != _identity(other):
+        return None
+    name, other_name = model.partition(" ")[0], other.partition(" ")[0]
+    spelled = "" if name == other_name else f" (spelled {other_name} in the candidate)"
+    return f"two runs of the same model {name}{spelled} with the same decoding settings"
 
 
 def same_model_configs(baseline: AuditConfig, candidate: AuditConfig) -> str | None:
-    """:func:`same_model` on two audits' configs, before any answer is generated (``audit --baseline-model``).
+    """The rule of :func:`same_model` on two audits' configs, before any answer is generated (``audit --baseline-model``).
 
-    Two identical specs with the same model arguments, model version and decoding settings are
-    one model. A ``python:`` spec whose file changes between two runs gets another fingerprint,
-    which :func:`same_run` tells apart afterwards; in one command the two specs are one model.
+    Two specs naming one model (identical, or a ``python:`` target spelled two ways: see
+    :func:`python_target`) with the same model arguments, model version and decoding settings
+    are one model. A ``python:`` spec whose file changes between two runs gets another
+    fingerprint, which :func:`same_run` tells apart afterwards; in one command the two specs are
+    one model.
     """
+
+    def spec(config: AuditConfig) -> str:
+        model = str(config.model)
+        return "python:" + python_target(model[len("python:") :]) if model.startswith("python:") else model
 
     def identity(config: AuditConfig) -> tuple[str | None, object]:
         if not isinstance(config.model, str):  # a Responder object or a function: no spec to compare
             return None, config.settings
         args = sorted((k, repr(v)) for k, v in config.model_args.items())
-        return f"{config.model} {args!r} {config.model_version!r}", config.settings
+        return f"{spec(config)} {args!r} {config.model_version!r}", config.settings
 
-    return same_model(identity(baseline), identity(candidate))
+    model = identity(baseline)
+    if model[0] is None or model != identity(candidate):
+        return None
+    spelled = "" if baseline.model == candidate.model else f" (spelled {candidate.model} in the candidate)"
+    return f"two runs of the same model {baseline.model}{spelled} with the same decoding settings"
 
 
 def _result(path: Path) -> AuditResult:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,6 +77,11 @@ COMPARE_METHODS = {
     "by either one-sided bound at alpha/2 (intersection-union test)",
     "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",
 }
+#: A run whose responses file holds fewer pairs than its results.json counts.
+_MSG_SHORT = (
+    "the {run}'s responses file {file} holds {held:,} complete pairs, but its results.json counts {counted:,} pairs "
+    "tested: the file does not match the result (cut short, or another run's), and the pairs it lacks are left out"
+)
 
 
 def _lexicon(result: AuditResult) -> Lexicon:
@@ -152,9 +157,14 @@ def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dic
 
 
 def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int]:
-    """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ."""
+    """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ.
+
+    A pair the other run asked but lost a side of (its ``left_out``) is not one only this run
+    holds: it is counted among that run's losses (``ComparedAxis.baseline_losses``/``candidate_losses``).
+    """
     where = {pid: i for i, pid in enumerate(cand.pair_ids)}
-    base_ids = set(base.pair_ids)
+    base_ids = set(base.pair_ids) | {r.pair_id for r in base.left_out}
+    cand_ids = set(where) | {r.pair_id for r in cand.left_out}
     ib: list[int] = []
     ic: list[int] = []
     differs = 0
@@ -170,7 +180,7 @@ def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int],
             ic.append(j)
         else:
             differs += 1
-    only_base = [pid for pid in base.pair_ids if pid not in where]
+    only_base = [pid for pid in base.pair_ids if pid not in cand_ids]
     only_cand = [pid for pid in cand.pair_ids if pid not in base_ids]
     return ib, ic, only_base, only_cand, differs
 
@@ -258,22 +268,38 @@ def with_verdict(row: GapChange, p_adjusted: float | None, alpha: float) -> GapC
     return dataclasses.replace(row, p_adjusted=p_adjusted, verdict=verdict)
 
 
-def _primary(base: AuditResult, cand: AuditResult) -> tuple[dict[str, bool], tuple[str, ...], dict[str, str]]:
+def _primary(
+    base: AuditResult, cand: AuditResult, compared: Collection[str] = ()
+) -> tuple[dict[str, bool], tuple[str, ...], dict[str, str]]:
     """The keys the gate decides, the candidate's primary keys the baseline did not measure, the candidate's keys not compared.
 
     A key is primary when it is primary in either run: the gate decides what the release is
     about (the candidate's primary keys) and what the baseline was held to. A primary key of the
     candidate that the baseline did not measure cannot be shown non-inferior (the gate fails on
     it); one compare would not compare anyway (corpus-level, a judge, token_limit) is named with
-    why among the keys not compared.
+    why among the keys not compared. A key of ``compared`` (those the baseline's measures give,
+    rescored from its responses) is compared, never unmeasured, even when the baseline's
+    ``measures`` lack it (an edited ``results.json``): each key is counted once.
     """
     primary = {m.name: m.primary for m in base.measures}
     for m in cand.measures:
         if m.primary and m.name in primary:
             primary[m.name] = True
     not_compared = _skipped(cand)
-    unmeasured = tuple(m.name for m in cand.measures if m.primary and m.name not in primary and m.name not in not_compared)
+    measured = {*primary, *compared, *not_compared}
+    unmeasured = tuple(m.name for m in cand.measures if m.primary and m.name not in measured)
     return primary, unmeasured, {k: why for k, why in not_compared.items() if k not in primary}
+
+
+def _short_responses(base: AxisInput, cand: AxisInput) -> dict[str, str]:
+    """Per run whose responses hold fewer pairs than its results.json counts, what each says (the file named)."""
+    short = {}
+    for run, given in (("baseline", base), ("candidate", cand)):
+        held, counted = given.responses.n_pairs, given.result.n_pairs
+        if held < counted:
+            where = " and ".join(path for path, _ in given.responses.sources) or "its responses"
+            short[run] = _MSG_SHORT.format(run=run, file=where, held=held, counted=counted)
+    return short
 
 
 def _compare_axis(
@@ -302,9 +328,9 @@ def _compare_axis(
     all_clusters = rs_b.clusters if clusters and result.provenance.clustered is not False else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
     measures, skipped = _measures(result, lexicon)
-    primary, unmeasured, cand_skipped = _primary(result, cand.result)
-    audit_margins = result.provenance.margins or {}
     keys = [key for m in measures for key in m.keys]
+    primary, unmeasured, cand_skipped = _primary(result, cand.result, keys)
+    audit_margins = result.provenance.margins or {}
     for name in margins:
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
@@ -328,11 +354,16 @@ def _compare_axis(
         n_identical_answers=same,
         skipped={**cand_skipped, **skipped},
         candidate_losses=cand.result.losses,
+        baseline_losses=result.losses,
+        candidate_empties=cand.result.empties,
         unmeasured_primary=unmeasured,
+        short_responses=_short_responses(base, cand),
         corpus_dialogues=None if pair_clusters is None else _corpus_dialogues(result, cand.result),
     )
+    warnings += [f"{axis}: {said}" for said in compared.short_responses.values()]
     if (unmeasured_said := compared.describe_unmeasured()) is not None:
         warnings.append(WARN_UNMEASURED.format(axis=axis, what=unmeasured_said))
+    warnings += [f"{axis}: {said}" for said in compared.describe_losses()]  # counted, never silent
     if differs:
         warnings.append(f"{axis}: " + NOTE_CONTEXTS.format(n=differs))
     return compared, _judged(rows, alpha, correction), warnings

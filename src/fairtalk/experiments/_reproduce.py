@@ -338,7 +338,7 @@ def compare_debiased(  # noqa: PLR0915
     # before any training: no root, home or input's folder, and no file of the user's where one is written
     check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
-    check_output_folder(cache if cache_dir is None else cache_dir, inputs)
+    check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
     check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
     if cache_dir is not None:  # the default, out/cache, is its own
         check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")

@@ -296,7 +296,7 @@ def reproduce_planted(
     out = Path(out_dir)
     check_output_folder(out_dir, replaces=PLANTED_FILES)
     cache = out / "cache" if cache_dir is None else Path(cache_dir)
-    check_output_folder(cache if cache_dir is None else cache_dir)  # a file, a device or a FIFO there: refused now
+    check_output_folder(cache if cache_dir is None else cache_dir, hold=False)  # a file, a device or a FIFO: refused now
     _check_folders(out, cache)
     lexicon = load_lexicon("gender")
     swapper = Swapper(lexicon, seed=seed)

@@ -27,7 +27,8 @@ truncated or empty output, and a run's folder never mixes two runs:
   refuses the file system's root, the home folder and a folder holding one of the inputs, and
   :func:`check_output_name` an output given as ``-`` or a quoted ``~`` (no file of that name is made).
 - :class:`StoreHold` is held by every run while it has a run store file open, so that a run never
-  removes an empty store file another run has open (see ``_holders.py``).
+  removes an empty store file another run has open; :func:`hold_output` locks an output for the
+  command's :func:`output_scope`, so that two commands never write one output at once (see ``_holders.py``).
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk.errors import OutputError
-from fairtalk.files._holders import StoreHold
+from fairtalk.files._holders import StoreHold, hold_output, is_lock_file, output_lock_path, output_scope
 from fairtalk.files._inputs import check_not_input, same_file
 from fairtalk.files._owned import (
     FOLDER_KINDS,
@@ -79,6 +80,10 @@ __all__ = [
     "commit_staged",
     "discard_staged",
     "ensure_folder",
+    "hold_output",
+    "is_lock_file",
+    "output_lock_path",
+    "output_scope",
     "recover_folder",
     "same_file",
     "staged",
@@ -137,7 +142,12 @@ def check_outside(folder: str | os.PathLike[str], entries: Iterable[str], inputs
 
 
 def check_output_folder(
-    folder: str | os.PathLike[str], inputs: Mapping[str, Any] | None = None, *, replaces: Iterable[str] = ()
+    folder: str | os.PathLike[str],
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    replaces: Iterable[str] = (),
+    hold: bool = True,
+    option: str = "-o",
 ) -> None:
     """Raise OutputError, before any work, for a folder a run must not write its outputs into.
 
@@ -147,11 +157,17 @@ def check_output_folder(
     specs, are skipped), and a folder this process cannot write in (or, when it does not exist
     yet, the nearest folder above it: a file there is refused too). Then each of ``replaces`` (the entries the run will replace) that is
     there must be fairtalk's (:func:`check_owned`), once a swap a kill cut short is undone.
+
+    With ``hold`` (an output of the command, not a cache folder runs share), the folder is
+    locked for the command's :func:`output_scope` before the entries are looked at: one that
+    another fairtalk process is writing is refused, naming ``option`` (:func:`hold_output`).
     """
     check_place(folder, inputs or {})
     if Path(folder).exists() and not Path(folder).is_dir():
         raise OutputError(_MSG_NOT_FOLDER, path=str(folder))
     _check_writable(Path(folder))
+    if hold:
+        hold_output(folder, option=option)
     entries = tuple(replaces)
     if entries and Path(folder).is_dir():
         recover_folder(folder)
@@ -395,8 +411,10 @@ def staged_folder(folder: str | os.PathLike[str]) -> Path:
     """A new hidden staging folder inside ``folder`` (created), for outputs swapped in by :func:`commit_staged`.
 
     The root, the home folder and a folder holding it are refused (:func:`check_output_folder`).
+    It takes no lock: a command holds its outputs from its checks on, and a cache folder
+    (a model's index) may be written by runs at once, the last swap winning.
     """
-    check_output_folder(folder)
+    check_output_folder(folder, hold=False)
     parent = ensure_folder(folder)
     try:
         recover_folder(parent)

@@ -1,4 +1,19 @@
-"""Who has a run store open: every fairtalk run holds a shared lock on the store's folder while it has the store open.
+"""Who holds what: a shared lock on a run store's folder while a run has the store open, and an output's lock.
+
+**Outputs.** Two commands given one output (``audit -o OUT`` twice at once, ``respond -o FILE``)
+would each write it, and the last swap would win: one run's results lost although it said where
+they were, or a folder holding parts of both. So a command holds an exclusive ``flock`` on each
+output it writes, from its check before any work (:func:`hold_output`, called by
+:func:`~fairtalk.files.check_output_folder` and :func:`~fairtalk.files.check_output_file`) to
+its end (:func:`output_scope`, one per CLI command and per :func:`fairtalk.audit` call). A second
+command given an output that another fairtalk process holds stops there with an OutputError
+naming that process' pid. The lock is a file beside the output, ``.NAME.fairtalk-lock`` (the
+folders it lives in are made if missing, and removed again if still empty); it is removed when
+the command ends. One that a kill left behind is harmless: the kernel let go of its lock with
+the process, and the next command takes it. Outside a scope (a library call of a check alone)
+the check only asks whether another process holds the output, and holds nothing.
+
+**Stores.**
 
 A run that created a store file and stored nothing in it removes the file when it stops
 (:func:`fairtalk.run` does, on Ctrl-C or an error before the first answer). Another run may have
@@ -18,16 +33,24 @@ fairtalk (the ``sqlite3`` shell) take no hold: keep them off a store while a run
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["StoreHold"]
+from fairtalk.errors import OutputError
+
+__all__ = ["LOCK_SUFFIX", "StoreHold", "hold_output", "is_lock_file", "output_lock_path", "output_scope"]
 
 _LOG = logging.getLogger(__name__)
 #: How often an opener tries again when the folder it locked was removed meanwhile (by a run removing its empty store).
 _ATTEMPTS = 20
+#: The end of an output's lock file's name: ``.NAME.fairtalk-lock`` beside the output NAME.
+LOCK_SUFFIX = ".fairtalk-lock"
+_MSG_BUSY = "{target} is being written by another fairtalk run{pid}; wait for it or give another {option}"
 
 
 class StoreHold:
@@ -99,3 +122,151 @@ class StoreHold:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def output_lock_path(target: str | os.PathLike[str]) -> Path:
+    """The lock file of an output (a file or a folder): ``.NAME.fairtalk-lock`` beside it, where it really is (links resolved)."""
+    try:
+        place = Path(target).resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        place = Path(os.path.abspath(target))
+    return place.parent / f".{place.name}{LOCK_SUFFIX}"
+
+
+def is_lock_file(name: str) -> bool:
+    """Whether an entry's name is that of an output's lock file (never the user's, never part of a run's outputs)."""
+    base = name.rsplit("/", 1)[-1]
+    return base.startswith(".") and base.endswith(LOCK_SUFFIX) and len(base) > len(LOCK_SUFFIX) + 1
+
+
+class _Held:
+    """An output lock this process holds: the lock file's descriptor and the folders made for it."""
+
+    __slots__ = ("fd", "made", "path")
+
+    def __init__(self, path: Path, fd: int, made: list[Path]) -> None:
+        self.path, self.fd, self.made = path, fd, made
+
+    def release(self) -> None:
+        """Remove the lock file (still held: no other process can take it meanwhile), let go, remove the folders made."""
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.fstat(self.fd), os.stat(self.path)):
+                os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        _remove_folders(self.made)
+
+
+_GUARD = threading.RLock()
+#: The output locks this process holds (by lock file), and the open scopes, innermost last, with the locks each took.
+_HELD: dict[Path, _Held] = {}
+_SCOPES: list[list[Path]] = []
+
+
+@contextlib.contextmanager
+def output_scope() -> Iterator[None]:
+    """Hold the outputs :func:`hold_output` locks within the block until it ends (a command's life); nests.
+
+    A lock an outer scope holds already is kept by it; the others are let go (their lock files
+    removed) when this block ends, however it ends.
+    """
+    mine: list[Path] = []
+    with _GUARD:
+        _SCOPES.append(mine)
+    try:
+        yield
+    finally:
+        with _GUARD:
+            for i in range(len(_SCOPES) - 1, -1, -1):
+                if _SCOPES[i] is mine:
+                    del _SCOPES[i]
+                    break
+            for path in reversed(mine):
+                held = _HELD.pop(path, None)
+                if held is not None:
+                    held.release()
+
+
+def hold_output(target: str | os.PathLike[str], *, option: str = "-o") -> None:
+    """Lock the output ``target`` for the innermost :func:`output_scope`; OutputError when another process holds it.
+
+    The error names the holder's pid and ``option`` (what to give instead). Re-entrant: an
+    output this process holds already passes. Outside any scope, it only checks (and holds
+    nothing). A lock file that cannot be made (a read-only folder) takes no lock: writing
+    the output then says what is wrong.
+    """
+    path = output_lock_path(target)
+    with _GUARD:
+        if path in _HELD:
+            return
+        held = _take(path, target, option)
+        if held is None:
+            return
+        if _SCOPES:
+            _HELD[path] = held
+            _SCOPES[-1].append(path)
+        else:
+            held.release()
+
+
+def _remove_folders(made: list[Path]) -> None:
+    """Remove the folders made for a lock file, deepest first; one that holds anything now stays, with those above it."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make ``folder`` with its parents; the folders made, deepest first."""
+    made: list[Path] = []
+    place = folder
+    while not place.exists() and not place.is_symlink() and place != place.parent:
+        made.append(place)
+        place = place.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return made
+
+
+def _take(path: Path, target: str | os.PathLike[str], option: str) -> _Held | None:
+    """Lock ``path`` exclusively without waiting; None when no lock can be made; OutputError when another holds it."""
+    for _ in range(_ATTEMPTS):
+        made: list[Path] = []
+        try:
+            made = _make_folders(path.parent)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            _LOG.debug("no lock on %s: %s", target, exc)
+            _remove_folders(made)
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            pid = _holder(fd) if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES) else None
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                _LOG.debug("no lock on %s: %s", target, exc)
+                return None
+            shown = "" if pid is None else f" (pid {pid})"
+            raise OutputError(_MSG_BUSY.format(target=os.fspath(target), pid=shown, option=option)) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except OSError:
+            same = False
+        if same:  # not removed by the run that let go of it while this one opened it
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            return _Held(path, fd, made)
+        os.close(fd)
+    return None
+
+
+def _holder(fd: int) -> int | None:
+    """The pid the holder of a lock file wrote in it; None when it has not written it yet."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._holders import is_lock_file
 
 __all__ = [
     "FOLDER_KINDS",
@@ -273,7 +274,7 @@ def check_owned(folder: str | os.PathLike[str], entries: Iterable[str]) -> froze
         first_folder = None
         try:
             for rel in entries_under(base, name):
-                if rel in owned:
+                if rel in owned or is_lock_file(rel):  # an output's lock a killed command left: never the user's
                     continue
                 if (base / rel).is_dir() and not (base / rel).is_symlink():
                     first_folder = first_folder or rel

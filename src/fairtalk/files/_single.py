@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk.errors import OutputError
+from fairtalk.files._holders import hold_output
 from fairtalk.files._inputs import check_not_input
 from fairtalk.files._owned import check_output_name
 
@@ -120,6 +121,7 @@ def check_output_file(
     what: str,
     ours: Callable[[Path], bool],
     outputs: Mapping[str, Any] | None = None,
+    hold: bool = True,
 ) -> None:
     """Raise OutputError, before any work, unless fairtalk may write its ``what`` (e.g. "JUnit file") at ``path``.
 
@@ -127,7 +129,9 @@ def check_output_file(
     its path; None and specs that name no file are skipped) or a path inside an input folder; one
     of ``outputs`` (what else the run writes -> its path, a file or a folder) or a path inside
     one; anything but a regular file (:func:`check_regular`); and an existing file, not empty,
-    that ``ours`` does not recognise as a ``what`` fairtalk writes.
+    that ``ours`` does not recognise as a ``what`` fairtalk writes; and, with ``hold``, a file
+    another fairtalk process is writing (it is locked for the command's life from here on,
+    :func:`~fairtalk.files.hold_output`; a run store, which runs share, is checked without).
     """
     check_output_name(path, option=option, kind="file")
     _check_places(path, inputs or {}, outputs or {}, option)
@@ -135,6 +139,8 @@ def check_output_file(
     found = _stat(path)
     if found is not None and found.st_size > 0 and not ours(Path(path)):
         raise OutputError(_MSG_NOT_OURS.format(option=option, what=what), path=os.fspath(path))
+    if hold:
+        hold_output(path, option=option)
 
 
 def append_text(path: str | os.PathLike[str], text: str, *, inputs: Mapping[str, Any] | None = None) -> None:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet, loss_tally, response_texts
+from fairtalk._responses import ResponseSet, empty_tally, loss_tally, response_texts
 from fairtalk.inference._measure_tests import KeyMeta, KeyTest, power_row
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import CorpusMeasure
@@ -203,6 +203,7 @@ def finalize(
         corpus_dialogue_sizes=dialogue_sizes if clustered else (),
         corpus_differing_pairs=_differing_pairs(rs) if scored.corpus_measures else None,
         lost_by_dialogue=loss_tally(rs) if clusters is not None and provenance.clustered else (),
+        empty_by_dialogue=empty_tally(rs) if clusters is not None and provenance.clustered else (),
     )
 
 

@@ -14,7 +14,9 @@ instead, the file the ini option ``fairtalk_config`` names (TOML or YAML, as
 Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST,
 to keep reports as a CI artifact), and a failure's message names it. A bad pairs option stops
 the run before any test as a usage error; a bad other option errors each test that uses the
-fixture, with a message naming the option, its value and why.
+fixture, with a message naming the option, its value and why (the axes and the corpus are resolved
+here, each lexicon loaded and the corpus opened, as the audit would). A failing assertion shows the
+test's line and its message, not this plugin's frames (``__tracebackhide__``).
 
 This module imports nothing heavy: fairtalk's pipeline loads when a test first uses the fixture.
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +56,9 @@ _MSG_OPTION = "fairtalk: --fairtalk-pairs {value}: {why}"
 _MSG_BAD_TABLE = "fairtalk: [tool.fairtalk] in {path}: {why}"
 _MSG_BAD_FILE = "fairtalk: the fairtalk_config file {path}: {why}"
 _MSG_PAIRS = "the pairs per axis must be a whole number >= 1"
+#: The options an audit resolves only when it runs (each axis' lexicon, the corpus): read_config resolves them itself,
+#: so a bad one errors each test naming the option, not midway through an audit.
+_RESOLVED = ("axes", "corpus")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,33 +112,76 @@ def _pyproject_table(rootpath: Path) -> dict[str, object]:
     return dict(table)
 
 
+def _check_resolved(audit_config: AuditConfig, keys: Iterable[str]) -> None:
+    """Resolve ``keys`` of :data:`_RESOLVED` as the audit will: load each axis' lexicon, open the corpus.
+
+    Raises the audit's own error (a SpecError for an unknown axis, a CorpusError for a corpus that cannot be read).
+    """
+    from fairtalk import read_corpus
+    from fairtalk.testing import config_lexicons
+
+    if "axes" in keys:
+        config_lexicons(audit_config)
+    if "corpus" in keys:
+        pairing = audit_config.pairs
+        read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
+
+
+def _file_config(config: pytest.Config, table: Mapping[str, object]) -> tuple[AuditConfig, Callable[[object], str]]:
+    """The defaults of ``[tool.fairtalk]`` or the ``fairtalk_config`` file, and how a message names where they came from."""
+    from fairtalk import AuditConfig
+    from fairtalk.errors import FairtalkError
+
+    file_name = config.getini("fairtalk_config")
+    if file_name:
+        path = (config.inipath.parent if config.inipath is not None else config.rootpath) / str(file_name)
+
+        def where(exc: object) -> str:  # the file's own errors begin with its path: said once
+            return _MSG_BAD_FILE.format(path=path, why=str(exc).removeprefix(f"{path}: "))
+
+    else:
+        path = config.rootpath / "pyproject.toml"
+
+        def where(exc: object) -> str:
+            return _MSG_BAD_TABLE.format(path=path, why=exc)
+
+    try:
+        return (AuditConfig.from_file(path) if file_name else AuditConfig.from_mapping(table)), where
+    except (FairtalkError, ValueError) as exc:
+        raise pytest.UsageError(where(exc)) from exc
+
+
 def read_config(config: pytest.Config) -> AuditConfig:
-    """The audit defaults of this pytest run: ``[tool.fairtalk]`` or ``fairtalk_config``, the ini options, ``--fairtalk-pairs``."""
+    """The audit defaults of this pytest run: ``[tool.fairtalk]`` or ``fairtalk_config``, the ini options, ``--fairtalk-pairs``.
+
+    The axes and the corpus are resolved here (each lexicon loaded, the corpus opened), as the
+    audit would: a bad one is a UsageError naming the option (or file) that gave it.
+    """
     from fairtalk import AuditConfig
     from fairtalk.errors import FairtalkError
 
     table = _pyproject_table(config.rootpath)
-    file_name = config.getini("fairtalk_config")
-    if file_name and table:
+    if config.getini("fairtalk_config") and table:
         raise pytest.UsageError(_MSG_BOTH.format(path=config.rootpath / "pyproject.toml"))
-    if file_name:
-        path = (config.inipath.parent if config.inipath is not None else config.rootpath) / str(file_name)
+    audit_config, where = _file_config(config, table)
+    given = {ini: str(value) for ini in _INI_KEYS if (value := config.getini(ini))}
+    defaults = AuditConfig()
+    from_file = [
+        key
+        for key in _RESOLVED
+        if key not in {_INI_KEYS[ini] for ini in given} and getattr(audit_config, key) != getattr(defaults, key)
+    ]
+    try:
+        _check_resolved(audit_config, from_file)
+    except (FairtalkError, ValueError) as exc:
+        raise pytest.UsageError(where(exc)) from exc
+    for ini, value in given.items():
+        key = _INI_KEYS[ini]
         try:
-            audit_config = AuditConfig.from_file(path)
+            audit_config = audit_config.updated({key: _ini_pairs(config) if key == "n_pairs" else value})
+            _check_resolved(audit_config, [key])
         except (FairtalkError, ValueError) as exc:
-            raise pytest.UsageError(_MSG_BAD_FILE.format(path=path, why=exc)) from exc
-    else:
-        try:
-            audit_config = AuditConfig.from_mapping(table)
-        except (FairtalkError, ValueError) as exc:
-            raise pytest.UsageError(_MSG_BAD_TABLE.format(path=config.rootpath / "pyproject.toml", why=exc)) from exc
-    for ini, key in _INI_KEYS.items():
-        value = config.getini(ini)
-        if value:
-            try:
-                audit_config = audit_config.updated({key: _ini_pairs(config) if key == "n_pairs" else str(value)})
-            except (FairtalkError, ValueError) as exc:
-                raise pytest.UsageError(_MSG_INI.format(name=ini, value=str(value), why=exc)) from exc
+            raise pytest.UsageError(_MSG_INI.format(name=ini, value=value, why=exc)) from exc
     pairs = _option_pairs(config)
     return audit_config if pairs is None else audit_config.updated({"n_pairs": pairs})
 
@@ -182,6 +230,7 @@ class FairtalkAudit:
         gate: Gate | None = None,
     ) -> AuditRun:
         """:func:`fairtalk.testing.assert_no_bias` with the run's defaults."""
+        __tracebackhide__ = True  # a failure shows the test's line and the message, not the plugin's source
         from fairtalk.testing import assert_no_bias
 
         return assert_no_bias(
@@ -206,6 +255,7 @@ class FairtalkAudit:
         margin: Mapping[str, float] | None = None,
     ) -> ModelComparison:
         """:func:`fairtalk.testing.assert_not_worse` with the run's defaults."""
+        __tracebackhide__ = True  # a failure shows the test's line and the message, not the plugin's source
         from fairtalk.testing import assert_not_worse
 
         return assert_not_worse(

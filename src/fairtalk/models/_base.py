@@ -44,7 +44,9 @@ __all__ = [
     "check_batch",
     "collect_stream",
     "cut_at_stop",
+    "UNKNOWN_STATE",
     "finish_reason",
+    "identity_unknown",
     "length_batches",
     "make_fingerprint",
     "raise_first_error",
@@ -212,6 +214,7 @@ class Responder(Closing, ABC):
       server adapter reports to the generation summary (default None, None, None and ``{}``);
     - :attr:`requested_model` and :attr:`served_models`: the model name a server adapter asks for,
       and the names its server said answered, counted (default None: a model that does not say);
+    - :attr:`user_spec`: the spec a user types for it, when its fingerprint does not start with one (default None);
     - :meth:`close` and the context manager (default: nothing to release).
     """
 
@@ -230,6 +233,14 @@ class Responder(Closing, ABC):
     #: The model names its server said answered (each reply's ``model``), with how many answers, summed over its calls
     #: (None: a model that does not say).
     served_models: Mapping[str, int] | None = None
+    #: The spec a user types for this model when its fingerprint's head (``kind:identity``) is not one (a built-in
+    #: model keyed by its adapter's name): runs record and show it in that head's place; the
+    #: run store keeps the fingerprint as it is (None: the fingerprint's head is the spec).
+    user_spec: str | None = None
+    #: Why its fingerprint cannot tell it from another model with the same code (a callable whose state cannot be
+    #: read: :func:`identity_unknown` of the fingerprint is True); None: it can. A run store that outlives the run
+    #: refuses such a model unless a model version names it.
+    unknown_state: str | None = None
 
     @property
     @abstractmethod
@@ -395,3 +406,27 @@ def make_fingerprint(kind: str, identity: str, **settings: object) -> str:
     if not extra:
         return f"{kind}:{identity}"
     return f"{kind}:{identity} " + json.dumps(extra, sort_keys=True, separators=(",", ":"), default=str)
+
+
+#: The ``state`` a fingerprint holds when the model's state cannot be read (its last setting: ``state`` sorts last).
+UNKNOWN_STATE = "unknown"
+_UNKNOWN_END = json.dumps({"state": UNKNOWN_STATE}, separators=(",", ":"))[1:]
+
+
+def identity_unknown(fingerprint: str) -> bool:
+    """Whether ``fingerprint`` cannot tell its model from another with the same code (its state is unknown).
+
+    A callable whose state cannot be read (an instance holding a torch model, an open file)
+    has ``"state":"unknown"`` in its fingerprint; a model version appended after it
+    (``version=TAG``, the run store's key) names the model, which is then known.
+
+    Examples
+    --------
+    >>> identity_unknown('python:bot:Bot.reply {"batched":false,"code":"ab12","state":"unknown"}')
+    True
+    >>> identity_unknown('python:bot:Bot.reply {"batched":false,"code":"ab12","state":"unknown"} version=v2')
+    False
+    >>> identity_unknown('python:bot:reply {"batched":false,"code":"ab12"}')
+    False
+    """
+    return fingerprint.endswith(_UNKNOWN_END)

@@ -227,6 +227,7 @@ def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
     candidates = encoder.pool if pool is None else read_pool(pool)[0]
     responder = RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
+    responder.user_spec = "builtin:retrieval"  # its fingerprint's head, retrieval:builtin-transformer, keys the store only
     responder.input_paths = tuple(str(p) for p in (path, pool) if p is not None)
     return responder
 
@@ -243,6 +244,7 @@ def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
     pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
     encoder = pool.encoder(batch_size=options.batch_size, dtype=options.dtype)
     responder = RetrievalResponder(pool.texts, encoder=encoder, name="builtin-minilm")
+    responder.user_spec = "builtin:minilm-retrieval"  # its fingerprint's head, retrieval:builtin-minilm, keys the store only
     responder.input_paths = () if options.path is None else (str(options.path),)
     return responder
 

@@ -161,7 +161,11 @@ def as_responder(model: str | Responder | ReplyFunction, **options: object) -> R
 
     A ``seed`` (``seeds`` when batched) or ``settings`` parameter is passed as a keyword. A
     function's fingerprint is ``python:module:qualname`` plus a hash of its source and the user
-    modules it imports, the same in every run, so a run store resumes.
+    modules it imports, the same in every run, so a run store resumes; a partial, a bound method
+    of an instance with attributes, a callable object or a closure adds a digest of that state
+    (``Bot(2).reply`` and ``Bot(9).reply`` are two models). A state that cannot be read (an
+    instance holding a torch model) makes the fingerprint say ``"state":"unknown"``: a store that
+    outlives the run then needs ``model_version`` (:class:`~fairtalk.store.CachingResponder`).
 
     Parameters
     ----------

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.errors import SpecError
+from fairtalk.options import SCORE_FIELDS
 
 __all__ = ["PromptOptions"]
 
@@ -46,7 +47,8 @@ class PromptOptions:
     n_sampled, n_draws : int
         Structures per "single structure" robustness trial (>= 2) and trials of each kind (>= 1).
     alpha : float
-        Level of the reversal tests and of the pair verdicts, in (0, 1).
+        Level of the reversal tests and of the pair verdicts: the scoring option ``alpha``'s field,
+        between 0 and 1 (exclusive) and at least :data:`~fairtalk.options.MIN_ALPHA`.
     n_resamples : int
         Template × seed bootstrap resamples (>= 0; 0: no intervals).
     names : mapping, optional
@@ -64,7 +66,7 @@ class PromptOptions:
     >>> PromptOptions(alpha=7)
     Traceback (most recent call last):
     ...
-    fairtalk.errors.SpecError: alpha must be between 0 and 1 (exclusive), got 7
+    fairtalk.errors.SpecError: alpha must be between 0 and 1 (exclusive) and at least 1e-10, got 7
     """
 
     regard: str = "builtin"
@@ -75,7 +77,7 @@ class PromptOptions:
     seed: int = Field(default=0, ge=0)
     n_sampled: int = Field(default=10, ge=2)
     n_draws: int = Field(default=100, ge=1)
-    alpha: float = Field(default=0.05, gt=0, lt=1, allow_inf_nan=False)
+    alpha: float = SCORE_FIELDS["alpha"]  # the scoring option's bounds: below MIN_ALPHA the intervals are infinite
     n_resamples: int = Field(default=1000, ge=0)
     names: InitVar[Mapping[str, str] | None] = None
 

@@ -33,6 +33,7 @@ from fairtalk.report._comparison import (
     write_comparison,
 )
 from fairtalk.report._csv_report import CSV_COLUMNS
+from fairtalk.report._decoding import result_served
 from fairtalk.report._formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
 from fairtalk.report._html import render_html
 from fairtalk.report._index import (
@@ -118,6 +119,7 @@ __all__ = [
     "render_html",
     "render_index",
     "render_markdown",
+    "result_served",
     "render_prompts_html",
     "rich_table",
     "summary_rows",

@@ -1,4 +1,4 @@
-"""The run lines of every report header: the decoding as sent, and the turns, system prompt and decoding in words.
+"""The run lines of every report header: the decoding as sent, the turns, system prompt and decoding in words, and the served model.
 
 Two lines, the same in ``report.md``, ``report.html`` and ``index.html``:
 
@@ -13,6 +13,10 @@ Where they come from: an audit's provenance (``audit.decoding``, ``audit.seed``,
 the model's fingerprint, which holds its system prompt) and the run's config (``run.json``'s
 ``config``: ``turns``, ``model_args``). A result scored from responses made elsewhere
 (``fairtalk score``) has neither line.
+
+A third line in ``report.md``, ``report.html`` and the console, when a server named the model that
+answered (``openai:``; the audit's ``audit.served``): ``served model 'NAME' (20 answers)``, flagged
+when a name is not the model asked for (:func:`served_line`).
 """
 
 from __future__ import annotations
@@ -24,15 +28,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from fairtalk._jsonl import jsonable
-from fairtalk.results import AuditProvenance, AuditResult, AuditRun, Provenance
+from fairtalk.results import AuditProvenance, AuditResult, AuditRun, Provenance, ServedProvenance
 
 __all__ = [
     "decoding_summary",
     "decoding_text",
     "result_decoding",
     "result_header",
+    "result_served",
     "run_header",
     "sequential_summary",
+    "served_line",
     "system_prompt_hash",
     "system_prompt_of",
 ]
@@ -170,6 +176,41 @@ def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = No
     header = _header(config.get("turns"), prompt, audit.decoding, audit.seed)
     looks = sequential_summary(result.provenance)
     return header if looks is None else f"{header} · {looks}"
+
+
+def served_line(served: ServedProvenance | None) -> tuple[str, bool] | None:
+    """The models a server said answered, with their counts, in one line, and whether one is not the model asked for.
+
+    None when the server named no model (or the model is not one that says: ``served`` None).
+
+    Examples
+    --------
+    >>> served_line(ServedProvenance("llama-3.1-8b", {"qwen2.5-0.5b": 18}, 2))
+    ("served model 'qwen2.5-0.5b' (18 answers), unnamed (2 answers): not the model asked for ('llama-3.1-8b')", True)
+    >>> served_line(ServedProvenance("gpt-4o", {"gpt-4o-2024-08-06": 20}, 0))
+    ("served model 'gpt-4o-2024-08-06' (20 answers)", False)
+    """
+    counts = {} if served is None else dict(served.counts or {})
+    if served is None or not counts:
+        return None
+    names = [
+        f"{name!r} ({n:,} answer{'s' if n != 1 else ''})" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    if served.n_unknown:
+        names.append(f"unnamed ({served.n_unknown:,} answer{'s' if served.n_unknown != 1 else ''})")
+    line = f"served model{'s' if len(counts) > 1 else ''} {', '.join(names)}"
+    other = served.others()
+    if not other:
+        return line, False
+    if len(other) == len(counts):
+        return f"{line}: not the model asked for ({served.requested!r})", True
+    return f"{line}: {', '.join(map(repr, other))} not the model asked for ({served.requested!r})", True
+
+
+def result_served(result: AuditResult) -> tuple[str, bool] | None:
+    """:func:`served_line` of one axis' result (its provenance's ``audit.served``)."""
+    audit = result.provenance.audit
+    return None if audit is None else served_line(audit.served)
 
 
 def run_header(run: AuditRun) -> str:

@@ -60,12 +60,13 @@ def write_formats(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> None:
     """Write each format's file into ``folder`` (created), atomically one by one.
 
     The pages also show ``similarity``, the pairs' validity, from ``run_config`` (the audit
-    run's config) the turns in their header, and the outcomes of ``gates`` (the gates requested)
-    on this axis. A result with judge answers also gets ``judge.jsonl`` (:data:`JUDGE_FILE`).
+    run's config) the turns in their header, the outcomes of ``gates`` (the gates requested)
+    on this axis, and ``answers``, where the answers came from (:func:`~fairtalk.report._origin.answers_line`). A result with judge answers also gets ``judge.jsonl`` (:data:`JUDGE_FILE`).
     """
     ensure_folder(folder)
     if result.judge_answers:
@@ -74,7 +75,14 @@ def write_formats(
     for name in formats:
         if name in _PAGES:
             write_pages(
-                result, folder, (name,), similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates
+                result,
+                folder,
+                (name,),
+                similarity=similarity,
+                pairs_check=pairs_check,
+                run_config=run_config,
+                gates=gates,
+                answers=answers,
             )
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])
@@ -89,6 +97,7 @@ def write_pages(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> None:
     """Write the pages among ``formats`` (``md``: report.md, ``html``: report.html) into ``folder``, each atomically."""
     for name in formats:
@@ -100,4 +109,5 @@ def write_pages(
                 pairs_check=pairs_check,
                 run_config=run_config,
                 gates=gates,
+                answers=answers,
             )

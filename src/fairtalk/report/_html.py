@@ -15,10 +15,11 @@ from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import scorer_check_items
-from fairtalk.report._decoding import result_decoding, result_header
+from fairtalk.report._decoding import result_decoding, result_header, result_served
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._origin import result_corpus
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._plots import bar_chart_png, by_turn_png, png_data_uri
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
@@ -33,6 +34,7 @@ from fairtalk.report._table import (
     left_out_note,
     measure_label,
     summary_rows,
+    verdict_second,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, JudgeAnswer, Provenance, SimilarityResult, Verdict
@@ -101,6 +103,7 @@ def render_html(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> str:
     """The self-contained HTML report.
 
@@ -124,6 +127,9 @@ def render_html(
     gates : sequence of GateOutcome
         The outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a section
         states for this axis; none requested (the default), none is shown.
+    answers : str, optional
+        Where the axis' answers came from (:func:`~fairtalk.report._origin.answers_line`), from the
+        run (``write_run``); None: no line.
     """
     rows = summary_rows(result)
     primary = [m for m in result.measures if m.primary]
@@ -153,6 +159,9 @@ def render_html(
         "correction": correction_name(result),
         "decoding": result_decoding(result),
         "header": result_header(result, run_config),
+        "served": result_served(result),
+        "corpus": result_corpus(result),
+        "answers": answers,
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "ci_test_note": ci_test_note(result),
@@ -166,7 +175,8 @@ def render_html(
         "n_clusters": result.n_clusters,
         "family": family_note(result),
         "notes": [(row.label, note) for row in rows for note in row.notes],
-        "columns": COLUMNS,
+        "summary_header": verdict_second(("Measure", *result.groups, *COLUMNS)),
+        "summary": [(row, verdict_second(row.cells())) for row in rows],
         "rows": rows,
         "has_masked": any(r.masked is not None for r in rows),
         "tests": sorted({m.paired_test for m in result.measures if m.paired_test}),
@@ -213,9 +223,12 @@ def write_html(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> Path:
     """Write ``report.html`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    page = render_html(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    page = render_html(
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+    )
     write_text_atomic(path, page)
     return path

@@ -17,16 +17,20 @@ from fairtalk._responses import write_responses
 from fairtalk._templating import jinja_environment
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import (
+    WRITTEN,
     check_outside,
     ensure_folder,
+    hold_output,
     recover_folder,
     staged,
     write_text_atomic,
+    written_files,
 )
 from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
+from fairtalk.report._origin import answers_line
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
@@ -66,6 +70,8 @@ PAIRS_FILE, RESPONSES_FILE = "pairs.jsonl", "responses.jsonl"
 SIMILARITY_FILE = "similarity.json"
 #: The mark of a run.json fairtalk wrote; only such a run.json names entries a new run may displace.
 GENERATOR = "fairtalk"
+#: Never an entry a new run displaces: the marker (rewritten by every swap) and the run store's files.
+_NEVER_DISPLACED = frozenset({WRITTEN, *RESERVED_NAMES}) - {INDEX_FILE, RUN_FILE}
 _TEMPLATE = "index.html.j2"
 _AXIS_FILES = (
     ("report", "report.html"),
@@ -136,12 +142,20 @@ def _sequential_sentences(provenance: Provenance) -> list[str]:
 
 
 def render_index(
-    run: AuditRun, *, out_dir: str | os.PathLike[str] | None = None, csp: bool = True, gates: Sequence[GateOutcome] = ()
+    run: AuditRun,
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    csp: bool = True,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
 ) -> str:
     """The ``index.html`` page: per axis, the significant measures, pairs, errors and links.
 
     With ``out_dir``, only the files present in each axis folder are linked. ``gates``: the
     outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, whose headlines it shows.
+    ``compared`` (``audit --baseline-model``): the baseline's model, and the folders of the
+    baseline's run and of the comparison, inside the run's folder; the page names the model and
+    links that run's index and the comparison's report (with ``out_dir``, those present).
     """
     context = {
         "version": _version(),
@@ -159,9 +173,17 @@ def render_index(
         "axes": _axis_context(run, None if out_dir is None else Path(out_dir)),
         "multiway": multiway_tables(run),
         "gates": [{"gate": g.gate.value, "passed": g.passed, "headline": g.headline} for g in gates],
+        "compared": None if compared is None else _compared_context(compared, None if out_dir is None else Path(out_dir)),
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
+
+
+def _compared_context(compared: tuple[str, str, str], out_dir: Path | None) -> dict[str, Any]:
+    """The baseline's model and the links to its run's index and the comparison's report (those present in ``out_dir``)."""
+    model, baseline, comparison = compared
+    pages = (("the baseline's run", f"{baseline}/{INDEX_FILE}"), ("the comparison", f"{comparison}/report.html"))
+    return {"model": model, "links": [(label, href) for label, href in pages if out_dir is None or (out_dir / href).is_file()]}
 
 
 def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
@@ -242,21 +264,35 @@ def _correction_text(run: AuditRun) -> str:
     return f"{method} within each axis (primary family: {sizes} tests)"
 
 
-def write_index(run: AuditRun, out_dir: str | os.PathLike[str], *, gates: Sequence[GateOutcome] = ()) -> Path:
+def write_index(
+    run: AuditRun,
+    out_dir: str | os.PathLike[str],
+    *,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
+) -> Path:
     """Write ``out_dir/index.html`` (and ``run.json``, the run summary), swapped in together; return the index path.
 
-    ``gates``: the outcomes of the gates requested, whose headlines the index shows.
+    ``gates``: the outcomes of the gates requested, whose headlines the index shows; ``compared``:
+    the baseline a comparison in ``out_dir`` compared the run with (see :func:`render_index`).
 
     Only an index and a run.json fairtalk wrote are replaced: the user's ``index.html`` (or
     ``run.json``) there is an OutputError, and nothing changes.
     """
     folder = Path(out_dir)
     with staged(folder, last=(RUN_FILE, INDEX_FILE)) as staging:
-        _write_index_files(run, staging, files_in=folder, gates=gates)
+        _write_index_files(run, staging, files_in=folder, gates=gates, compared=compared)
     return folder / INDEX_FILE
 
 
-def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = None, gates: Sequence[GateOutcome] = ()) -> None:
+def _write_index_files(
+    run: AuditRun,
+    folder: Path,
+    *,
+    files_in: Path | None = None,
+    gates: Sequence[GateOutcome] = (),
+    compared: tuple[str, str, str] | None = None,
+) -> None:
     """Write run.json and index.html into ``folder``; the axis files they list are looked for in ``files_in`` (default ``folder``)."""
     where = folder if files_in is None else files_in
     summary = versioned({"generator": GENERATOR, **run.to_dict()})
@@ -266,22 +302,28 @@ def _write_index_files(run: AuditRun, folder: Path, *, files_in: Path | None = N
         }
         summary["axes"][name]["files"] = present
     write_text_atomic(folder / RUN_FILE, json.dumps(jsonable(summary), indent=2, ensure_ascii=False) + "\n")
-    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where, gates=gates))
+    write_text_atomic(folder / INDEX_FILE, render_index(run, out_dir=where, gates=gates, compared=compared))
 
 
 def previous_entries(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
-    """The entries an earlier run wrote into ``out_dir`` (its axis folders, index and run.json), from its run.json.
+    """The entries earlier runs wrote into ``out_dir`` (axis folders, index and run.json), from run.json and the marker.
 
     Only a run.json that fairtalk wrote (``"generator": "fairtalk"`` and a run id) is trusted,
     and of it only the axis folders it lists that are plain child names (the folder name
     fairtalk gives that axis, not one of the run's own names) and are folders in ``out_dir``.
-    Anything else (a hand-made or damaged run.json) gives no entries, so the user's files are
+    To those come the entries at the top of ``out_dir`` that its ``.written-by-fairtalk.json``
+    lists (:func:`fairtalk.files.written_files`) and that are there: an axis folder an earlier
+    run left although its run.json no longer names it goes too. Anything else (a hand-made
+    or damaged run.json, a file no marker lists) gives no entries, so the user's files are
     never displaced; a new run then only replaces the names it writes itself.
     """
-    axes = _previous_axes(Path(out_dir))
-    if axes is None:
+    folder = Path(out_dir)
+    axes = _previous_axes(folder)
+    listed = sorted({rel.split("/", 1)[0] for rel in written_files(folder)} - _NEVER_DISPLACED)
+    marked = [name for name in listed if _plain_child_name(name) and (folder / name).exists()]
+    if axes is None and not marked:
         return ()
-    return tuple(dict.fromkeys([INDEX_FILE, RUN_FILE, *axes.values()]))
+    return tuple(dict.fromkeys([INDEX_FILE, RUN_FILE, *(axes or {}).values(), *marked]))
 
 
 def previous_axes(out_dir: str | os.PathLike[str]) -> tuple[str, ...]:
@@ -365,8 +407,10 @@ def write_run(
     of the gates requested, which the index and each axis' pages state (none: no gate shown).
 
     Everything is written into a staging folder and swapped in at the end, replacing the
-    previous run's entries (those its ``run.json`` lists); a kill or a full disk leaves the
-    previous run's folder as it was, never a mix of two runs.
+    previous run's entries (those its ``run.json`` or the folder's ``.written-by-fairtalk.json``
+    lists, :func:`previous_entries`); a kill or a full disk leaves the previous run's folder as
+    it was, never a mix of two runs. A folder another fairtalk process is writing (holds
+    locked, :func:`fairtalk.files.hold_output`) is an OutputError, and nothing changes.
 
     Returns
     -------
@@ -382,6 +426,7 @@ def write_run(
     """
     chosen = check_formats(FORMATS if formats is None else formats)
     check_run_folder(out_dir, list(run.axes), {})  # also undoes a swap a kill cut short
+    hold_output(out_dir)  # audit() holds it already; a caller of its own is checked here
     folder = Path(out_dir)
     written: dict[str, Mapping[str, Path]] = {}
     with staged(folder, displace=previous_entries(folder), last=(RUN_FILE, INDEX_FILE)) as staging:
@@ -395,6 +440,7 @@ def write_run(
                 pairs_check=axis_run.pairs_check,
                 run_config=run.config,
                 gates=gates,
+                answers=answers_line(axis_run.generation, run.store),
             )
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:

@@ -14,11 +14,12 @@ from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import FLAG, scorer_check_items
-from fairtalk.report._decoding import result_decoding, result_header
+from fairtalk.report._decoding import result_decoding, result_header, result_served
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
+from fairtalk.report._origin import result_corpus
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import similarity_markdown
 from fairtalk.report._table import (
@@ -32,6 +33,7 @@ from fairtalk.report._table import (
     left_out_note,
     measure_label,
     summary_rows,
+    verdict_second,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
 from fairtalk.results import AuditResult, SimilarityResult
@@ -64,17 +66,19 @@ def render_markdown(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
     ``run_config`` is the audit run's config (``AuditRun.config``): the header then names its turns.
     ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a
-    section states for this axis; none requested, none is shown.
+    section states for this axis; none requested, none is shown. ``answers``: where the axis'
+    answers came from (:func:`~fairtalk.report._origin.answers_line`), from the run; None: no line.
     """
     rows = summary_rows(result)
     group_a, group_b = result.groups
     has_masked = any(r.masked is not None for r in rows)
-    header = _verdict_second(("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ()))
+    header = verdict_second(("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ()))
     align = ("---", "---") + ("---:",) * (len(header) - 2)
     lines = [
         f"# fairtalk audit: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
@@ -83,6 +87,9 @@ def render_markdown(
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
+        *((_flagged(*served), "") if (served := result_served(result)) else ()),
+        *((_flagged(*corpus), "") if (corpus := result_corpus(result)) else ()),
+        *((f"{md_escape(answers)}.", "") if answers else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),
@@ -100,7 +107,7 @@ def render_markdown(
         "| " + " | ".join(align) + " |",
     ]
     for row in rows:
-        cells = _verdict_second(row.cells() + ((row.masked or "–",) if has_masked else ()))
+        cells = verdict_second(row.cells() + ((row.masked or "–",) if has_masked else ()))
         if not row.primary:
             cells = (cells[0] + " *", *cells[1:])
         lines.append(_row(cells, bold=row.significant))
@@ -122,13 +129,9 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-#: Where the verdict stands among :data:`COLUMNS` after the measure and the two groups.
-_VERDICT_AT = 3 + COLUMNS.index("Verdict")
-
-
-def _verdict_second(cells: tuple[str, ...]) -> tuple[str, ...]:
-    """The row or header with its verdict moved next to the measure: a wide table scrolls, and the verdict stays in view."""
-    return (cells[0], cells[_VERDICT_AT], *cells[1:_VERDICT_AT], *cells[_VERDICT_AT + 1 :])
+def _flagged(line: str, flag: bool) -> str:
+    """A report line, in bold when it flags something the reader must check."""
+    return f"**{md_escape(line)}.**" if flag else f"{md_escape(line)}."
 
 
 def _table_notes(result: AuditResult, rows: list[TableRow], *, has_masked: bool) -> list[str]:
@@ -250,9 +253,12 @@ def write_markdown(
     pairs_check: PairsCheck | None = None,
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
+    answers: str | None = None,
 ) -> Path:
     """Write ``report.md`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
-    text = render_markdown(result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates)
+    text = render_markdown(
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+    )
     write_text_atomic(path, text)
     return path

@@ -12,6 +12,7 @@ certificate flags. It restates the result; it computes nothing new.
 
 from __future__ import annotations
 
+import math
 import re
 
 from fairtalk.report._table import different_measures, format_p, measure_label
@@ -40,12 +41,51 @@ def _percent(m: MeasureResult) -> bool:
     return m.kind in ("rate", "corpus")
 
 
+def _decimals(x: float, figures: int) -> int:
+    """The decimals that show ``x`` to ``figures`` significant figures (0 for 0 or a value that is not finite)."""
+    if x == 0 or not math.isfinite(x):
+        return 0
+    return max(0, figures - 1 - math.floor(math.log10(abs(x))))
+
+
+def _fixed(x: float, decimals: int, sign: str = "") -> str:
+    """``x`` to ``decimals`` places, never ``-0.0``."""
+    return f"{round(x, decimals) or 0.0:{sign}.{decimals}f}"
+
+
 def _value(m: MeasureResult, x: float) -> str:
-    return f"{100 * x:.1f}%" if _percent(m) else f"{x:.3g}"
+    """A side's value: a rate in percent to two significant figures (one decimal at least: ``30.0%``, ``0.33%``)."""
+    if not _percent(m):
+        return f"{x:.3g}"
+    return f"{_fixed(100 * x, max(1, _decimals(100 * x, 2)))}%"
 
 
-def _gap(m: MeasureResult, x: float) -> str:
-    return f"{100 * x:+.1f}" if _percent(m) else f"{x:+.3g}"
+def _gap(m: MeasureResult, difference: float, ci95: tuple[float | None, float | None]) -> tuple[str, str | None]:
+    """The difference and its 95% CI, signed, in one precision: what their size needs, and more when the ends would print alike.
+
+    A rate's are in percentage points to two significant figures of the largest (one decimal at
+    least), another's to three; decimals are added while two different ends would print equal,
+    so an interval never looks zero-width when it is not.
+
+    Examples
+    --------
+    >>> from fairtalk.results import MeasureResult, TestedKey
+    >>> m = MeasureResult(TestedKey(name="distinct_1", kind="corpus", a=0.00333, b=0.00712, difference=None, z=None,
+    ...     p=None, p_paired=None, paired_test="none", ci95=(-0.00404, -0.00354), effect_size=None, effect_size_name="none"))
+    >>> _gap(m, m.a - m.b, m.ci95)
+    ('-0.38', '[-0.40, -0.35]')
+    """
+    low, high = ci95
+    scale = 100.0 if _percent(m) else 1.0
+    ends = [scale * x for x in (low, high) if x is not None and math.isfinite(x)]
+    largest = max((abs(x) for x in (scale * difference, *ends) if math.isfinite(x)), default=0.0)
+    decimals = max(1, _decimals(largest, 2)) if _percent(m) else _decimals(largest, 3)
+    if len(ends) < 2:
+        return _fixed(scale * difference, decimals, "+"), None
+    while _fixed(ends[0], decimals) == _fixed(ends[1], decimals) and ends[0] != ends[1] and decimals < 15:
+        decimals += 1
+    shown = ", ".join(_fixed(x, decimals, "+") for x in ends)
+    return _fixed(scale * difference, decimals, "+"), f"[{shown}]"
 
 
 def _margin(m: MeasureResult) -> str:
@@ -130,13 +170,13 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     detected = different_measures(result)
     for m in detected:
         higher = group_a if m.a > m.b else group_b
-        low, high = m.ci95
         unit = " pp" if _percent(m) else ""
-        interval = f", 95% CI [{_gap(m, low)}, {_gap(m, high)}]" if low is not None and high is not None else ""
+        gap, ends = _gap(m, m.a - m.b, m.ci95)
+        interval = "" if ends is None else f", 95% CI {ends}"
         role = "" if m.primary else " (a secondary measure, outside the gate)"
         sentences.append(
             f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
-            f"{_value(m, m.b)} ({group_b}), a difference of {_gap(m, m.a - m.b)}{unit}{interval}, "
+            f"{_value(m, m.b)} ({group_b}), a difference of {gap}{unit}{interval}, "
             f"adjusted p {format_p(m.p_adjusted)}."
         )
     if not detected and primary:

@@ -33,6 +33,7 @@ __all__ = [
     "measure_label",
     "rich_table",
     "summary_rows",
+    "verdict_second",
     "verdict_text",
 ]
 
@@ -137,6 +138,19 @@ class TableRow:
             self.verdict,
             self.mde,
         )
+
+
+#: Where the verdict stands among :data:`COLUMNS` after the measure and the two groups.
+_VERDICT_AT = 3 + COLUMNS.index("Verdict")
+
+
+def verdict_second(cells: tuple[str, ...]) -> tuple[str, ...]:
+    """A row's cells (or the header) with the verdict moved next to the measure: a wide table scrolls, the verdict stays in view.
+
+    ``cells`` are in :meth:`TableRow.cells` order (the header: measure, the two groups, then :data:`COLUMNS`);
+    any cell after those (the masked column) keeps its place at the end.
+    """
+    return (cells[0], cells[_VERDICT_AT], *cells[1:_VERDICT_AT], *cells[_VERDICT_AT + 1 :])
 
 
 def measure_label(name: str) -> str:

@@ -48,8 +48,10 @@ from fairtalk.results._provenance import (
     ScoringEngine,
     ScoringSettings,
     SequentialProvenance,
+    ServedProvenance,
     SourceRecord,
     TruncationProvenance,
+    is_requested_model,
 )
 from fairtalk.results._run import (
     RESERVED_NAMES,
@@ -99,6 +101,7 @@ __all__ = [
     "ScoringEngine",
     "ScoringSettings",
     "SequentialProvenance",
+    "ServedProvenance",
     "SimilarityResult",
     "SimilarityRow",
     "SourceRecord",
@@ -109,6 +112,7 @@ __all__ = [
     "Verdict",
     "axis_folder",
     "check_axis_folders",
+    "is_requested_model",
     "read_result_file",
     "versioned",
 ]

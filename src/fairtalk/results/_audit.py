@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairtalk._codec import INLINE, OMIT_DEFAULT, SKIP, Codec, key, keyed
-from fairtalk._responses import LOSS_KEYS  # input_summary's counts of the pairs lost, by side
+from fairtalk._responses import EMPTY_KEYS, LOSS_KEYS  # input_summary's counts, by side
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import Provenance
@@ -100,6 +100,25 @@ class PairLosses(Codec):
         if not n_lost:
             return None
         return cls(n_pairs + n_lost, a_only, b_only, both, unknown, by_dialogue if not unknown else ())
+
+    @classmethod
+    def from_empties(
+        cls, summary: Mapping[str, Any], n_pairs: int, by_dialogue: tuple[tuple[int, int, int, int, int], ...] = ()
+    ) -> PairLosses | None:
+        """The empty answers an input summary counts among ``n_pairs`` pairs measured, by side (None when none is empty).
+
+        Shaped as losses (``n_asked`` the pairs measured, ``a_only`` the pairs empty on side a
+        only, ...), so the gates test them as they test lost answers.
+
+        Examples
+        --------
+        >>> PairLosses.from_empties({"n_empty_a": 0, "n_empty_b": 85, "n_empty_both": 0}, 100).describe()
+        '85 of 100 pairs (side a only 0, side b only 85, both 0)'
+        """
+        empty_a, empty_b, both = (int(summary.get(k) or 0) for k in EMPTY_KEYS)
+        if not (empty_a or empty_b):
+            return None
+        return cls(n_pairs, empty_a - both, empty_b - both, both, 0, by_dialogue)
 
     def flags(self) -> tuple[list[int], list[int], list[int] | None]:
         """Per pair asked, whether side a (b) was lost, and its dialogue (None: not tallied); the pairs tested lost neither.
@@ -440,7 +459,8 @@ class AuditResult(Codec, Result[str]):
     ``fairtalk plan --gate --results`` count the dialogues a larger sample of it would span.
     ``lost_by_dialogue`` tallies, where the audit counts dialogues and some pair was lost, the
     pairs asked per dialogue and those lost by side (``((asked, a_only, b_only, both, dialogues), ...)``):
-    the gates test the losses by dialogue on it (see :attr:`losses`).
+    the gates test the losses by dialogue on it (see :attr:`losses`); ``empty_by_dialogue`` tallies
+    so the pairs measured and those with an empty answer by side (see :attr:`empties`).
     ``corpus_differing_pairs`` counts the pairs whose two answers differ (None: no corpus measure
     ran): a corpus key's permutation test swaps only those, so ``fairtalk plan --gate --results``
     counts from their share the chance that a smaller sample holds the units that test needs.
@@ -478,6 +498,7 @@ class AuditResult(Codec, Result[str]):
     corpus_dialogue_sizes: tuple[tuple[int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
     corpus_differing_pairs: int | None = field(default=None, metadata=OMIT_DEFAULT)
     lost_by_dialogue: tuple[tuple[int, int, int, int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
+    empty_by_dialogue: tuple[tuple[int, int, int, int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "audit"
 
@@ -499,6 +520,7 @@ class AuditResult(Codec, Result[str]):
         "measures",
         "input_summary",
         "lost_by_dialogue",
+        "empty_by_dialogue",
         "divergent_pairs",
         "by_turn",
         "provenance",
@@ -542,6 +564,25 @@ class AuditResult(Codec, Result[str]):
         '125 of 500 pairs (side a only 0, side b only 125, both 0)'
         """
         return PairLosses.from_summary(self.input_summary, self.n_pairs, self.lost_by_dialogue)
+
+    @property
+    def empties(self) -> PairLosses | None:
+        """The pairs measured with an empty answer, by side, shaped as losses (None when no answer is empty).
+
+        Read from ``input_summary`` (``n_empty_a``, ``n_empty_b``, ``n_empty_both``: the empty
+        answers of the pairs kept). An empty answer is scored as an answer, so a model that answers
+        one group with nothing could pass on the measures: the gates (:func:`fairtalk.gates.evaluate`)
+        test the two sides' empty answers as they test lost ones. Where the audit counts dialogues,
+        ``empty_by_dialogue`` tallies them per dialogue. With ``drop_empty`` the empty answers are
+        lost pairs (:attr:`losses`), and none is left here.
+
+        Examples
+        --------
+        >>> summary = {"n_empty_a": 0, "n_empty_b": 85, "n_empty_both": 0}
+        >>> AuditResult("gender", ("m", "f"), 100, (), input_summary=summary).empties.b_only
+        85
+        """
+        return PairLosses.from_empties(self.input_summary, self.n_pairs, self.empty_by_dialogue)
 
     def detected(self) -> tuple[str, ...]:
         """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).

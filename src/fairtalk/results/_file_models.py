@@ -314,6 +314,14 @@ class SequentialRecord(_Open):
     undecided: list[str] | None = None
 
 
+class ServedRecord(_Open):
+    """The models a server said answered the responses (``openai:``): the name asked for, answers per served name, unknown."""
+
+    requested: str | None = None
+    counts: dict[str, Count] | None = None
+    n_unknown: Count | None = None
+
+
 class AuditRecord(_Open):
     """The audit that generated the responses: run id, corpus, model, decoding, seed, coverage (and its looks)."""
 
@@ -327,6 +335,7 @@ class AuditRecord(_Open):
     mixed: str | None = None
     balance: bool | None = None
     coverage: dict[str, Any] | None = None
+    served: ServedRecord | None = None
     sequential: SequentialRecord | None = None
 
 
@@ -392,6 +401,11 @@ class AuditResultFile(_Open):
         default=None,
         description="where the audit counts dialogues and a pair was lost: per dialogue alike, [pairs asked, lost on "
         "side a only, side b only, both, dialogues]",
+    )
+    empty_by_dialogue: list[Annotated[list[Count], Field(min_length=5, max_length=5)]] | None = Field(
+        default=None,
+        description="where the audit counts dialogues and a pair measured has an empty answer: per dialogue alike, "
+        "[pairs measured, empty on side a only, side b only, both, dialogues]",
     )
     divergent_pairs: list[DivergentPair] | None = None
     by_turn: ByTurn | None = None
@@ -476,6 +490,7 @@ class Generation(_Open):
     n_retries_refused: Count | None = None
     tuning: dict[str, Any] | None = None
     served_models: dict[str, Count] | None = None
+    n_served_unknown: Count | None = None
 
 
 class RunAxis(_Open):

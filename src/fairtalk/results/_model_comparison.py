@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
 __all__ = ["Change", "ComparedAxis", "GapChange", "ModelComparison"]
 
 _Bounds = tuple[float | None, float | None]
+#: What a comparison does with the pairs a run lost a side of (:meth:`ComparedAxis.describe_losses`).
+LOSSES_LEFT_OUT = "the comparison uses the pairs both runs answered"
 
 
 class Change(StrEnum):
@@ -114,12 +116,19 @@ class ComparedAxis(Codec):
     ``only_baseline``/``only_candidate`` count the pairs one run holds (``*_examples``: the first
     few ids); ``n_context_differs`` the pairs whose id both hold but whose contexts differ (not
     the same pair, left out); ``skipped`` maps a key that was not compared to why.
-    ``candidate_losses``: the pairs the candidate's audit lost a side of (None: none lost), which
-    ``fail-if-worse`` decides on. ``corpus_dialogues``: where the axis counts dialogues, how many
+    ``candidate_losses``/``baseline_losses``: the pairs each run's audit lost a side of (None: none
+    lost); a pair one run lost is left out (it is counted there, not as a pair only the other run
+    holds), and :meth:`describe_losses` says so. ``fail-if-worse`` decides on the candidate's
+    losses; the baseline's do not fail the candidate (the gate is about the candidate), they only
+    narrow the pairs compared. ``candidate_empties`` likewise the candidate's pairs measured with an
+    empty answer (:attr:`~fairtalk.results.AuditResult.empties`). ``corpus_dialogues``: where the axis counts dialogues, how many
     the audited corpus holds (from the runs' ``corpus_dialogue_sizes``; None: not recorded), so a
     gate can say when the identical-answers bound needs more than the corpus can give.
     ``unmeasured_primary``: the candidate's primary keys that the baseline did not measure (not
     compared): no comparison can show them non-inferior, so ``fail-if-worse`` fails on them.
+    ``short_responses``: per run (``baseline``, ``candidate``) whose responses file holds fewer
+    pairs than its ``results.json`` counts (a file cut short, or another run's), what each says:
+    the evidence does not match the result, so ``fail-if-worse`` fails on it.
     """
 
     axis: str = field(metadata=SKIP)  # filed under its name in ``results.json``
@@ -134,8 +143,26 @@ class ComparedAxis(Codec):
     n_identical_answers: int = 0
     skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     candidate_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
+    baseline_losses: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
+    candidate_empties: PairLosses | None = field(default=None, metadata=OMIT_DEFAULT)
     corpus_dialogues: int | None = field(default=None, metadata=OMIT_DEFAULT)
     unmeasured_primary: tuple[str, ...] = field(default=(), metadata=OMIT_DEFAULT)
+    short_responses: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), metadata=OMIT_DEFAULT)
+
+    def describe_losses(self) -> tuple[str, ...]:
+        """Each run's lost answers on the axis, counted, with what the comparison does about them (empty: none lost).
+
+        Examples
+        --------
+        >>> axis = ComparedAxis("gender", ("m", "f"), 375, None, baseline_losses=PairLosses(500, 0, 125, 0))
+        >>> print(axis.describe_losses()[0])
+        baseline lost answers on 125 of 500 pairs (side a only 0, side b only 125, both 0): the comparison uses the pairs both runs answered
+        """
+        return tuple(
+            f"{name} lost answers on {losses.describe()}: {LOSSES_LEFT_OUT}"
+            for name, losses in (("baseline", self.baseline_losses), ("candidate", self.candidate_losses))
+            if losses is not None and losses.n_lost
+        )
 
     def describe_unmeasured(self) -> str | None:
         """The candidate's primary keys the baseline did not measure, in words (None: there are none).

@@ -10,7 +10,8 @@ traced and reproduced. Its sections are typed records of their own:
 - :class:`ScoringEngine`: where the responses were scored (here, or on Ray);
 - :class:`GoldProvenance`: the human labels that corrected the gaps;
 - :class:`TruncationProvenance`: the answers cut off at the token limit;
-- :class:`AuditProvenance`: the audit that generated the responses, and its
+- :class:`AuditProvenance`: the audit that generated the responses, its
+  :class:`ServedProvenance` when a server named the model that answered, and its
   :class:`SequentialProvenance` when it ran ``--until-decided``.
 
 Each record is read and written by :mod:`fairtalk._codec` as its fields declare: ``to_dict()``
@@ -43,8 +44,10 @@ __all__ = [
     "ScoringEngine",
     "ScoringSettings",
     "SequentialProvenance",
+    "ServedProvenance",
     "SourceRecord",
     "TruncationProvenance",
+    "is_requested_model",
 ]
 
 
@@ -230,10 +233,55 @@ class SequentialProvenance(_Section):
     extra: Mapping[str, Any] = _rest()
 
 
+def is_requested_model(requested: str, served: str) -> bool:
+    """Whether the model a server says answered is the one asked for: the same name, or it with ``-`` and a version.
+
+    A served name that is the asked one with a suffix (``gpt-4o`` served as ``gpt-4o-2024-08-06``,
+    a dated snapshot of the alias) is the model asked for.
+
+    Examples
+    --------
+    >>> is_requested_model("gpt-4o", "gpt-4o-2024-08-06"), is_requested_model("llama-3.1-8b", "qwen2.5-0.5b")
+    (True, False)
+    """
+    return served == requested or served.startswith(requested + "-")
+
+
+@dataclass(frozen=True, slots=True)
+class ServedProvenance(_Section):
+    """The models a server said answered an axis' responses (each reply's ``model``: ``openai:``), counted.
+
+    ``requested`` is the model name asked for; ``counts`` counts the answers (pair sides, those
+    the run store served included: it keeps each answer's name) by the name the server gave, and
+    ``n_unknown`` those without one (the server named none, or the store holds them from a
+    fairtalk that did not keep the name).
+
+    Examples
+    --------
+    >>> ServedProvenance("llama-3.1-8b", {"qwen2.5-0.5b": 18}, 2).others()
+    {'qwen2.5-0.5b': 18}
+    """
+
+    requested: str | None = None
+    counts: Mapping[str, int] | None = None
+    n_unknown: int | None = None
+    extra: Mapping[str, Any] = _rest()
+
+    def others(self) -> dict[str, int]:
+        """The served names that are not the model asked for (:func:`is_requested_model`), with their counts."""
+        requested = self.requested
+        return {
+            name: n
+            for name, n in (self.counts or {}).items()
+            if requested is not None and not is_requested_model(requested, name)
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class AuditProvenance(_Section):
     """The audit that generated the responses: run id, corpus, model fingerprint, decoding, seed, coverage.
 
+    ``served`` is what the server said of the model that answered (None: a model that does not say).
     ``extra`` holds what the caller added (``audit(extra_manifest=...)``: a paper reproduction's
     checkpoint, a planted rate) and is written before ``sequential``.
     """
@@ -248,6 +296,7 @@ class AuditProvenance(_Section):
     mixed: str | None = None
     balance: bool | None = None
     coverage: Mapping[str, Any] | None = None
+    served: ServedProvenance | None = _optional()
     extra: Mapping[str, Any] = _rest()  # written before ``sequential``
     sequential: SequentialProvenance | None = _optional()
 

@@ -41,8 +41,11 @@ class GenerationSummary(Codec):
     model without a retry budget (every adapter but ``openai:``). ``tuning`` is what an
     ``openai:`` preflight measured of the server's latency and the ``timeout`` and
     ``max_concurrency`` chosen from it (None when nothing was measured; never part of the model's key).
-    ``served_models`` counts the answers generated now by the model name the server's replies gave
-    (``openai:``; None for a model that does not say); a name other than the one asked for is warned of.
+    ``served_models`` counts the answers by the model name the server's replies gave (``openai:``;
+    None for a model that does not say, or a server that named none), those served by the run store
+    included (it keeps each answer's name), and ``n_served_unknown`` the answers whose name is not
+    known (the server named none, or the store holds them from a fairtalk that did not keep it; None
+    for a model that does not say); a name other than the one asked for is warned of.
     """
 
     model: str
@@ -64,6 +67,7 @@ class GenerationSummary(Codec):
     n_retries_refused: int | None = None
     tuning: Mapping[str, Any] | None = None
     served_models: Mapping[str, int] | None = None
+    n_served_unknown: int | None = None
 
 
 def axis_folder(axis: str) -> str:

@@ -30,7 +30,7 @@ from fairtalk.config import (
 )
 from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_output_folder
+from fairtalk.files import check_output_folder, output_scope
 from fairtalk.gates import Gate, evaluate
 from fairtalk.inference import OtherAnswersError, check_gold
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
@@ -228,14 +228,15 @@ def audit(
     lexicons = _lexicons(config.axes)
     pairing, out_dir = config.pairs, config.output.out_dir
     contexts = read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
-    if out_dir is not None:
-        folders = check_run_folder(
-            out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
-        )
-        _check_out_dir(out_dir, folders, _inputs(contexts.path, None, None, lexicons))
-    run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
-    if out_dir is not None:
-        write_run(run, out_dir, gates=[evaluate(run, gate) for gate in requested])
+    with output_scope():  # out_dir stays locked from its check to the end of the write: no other run writes it meanwhile
+        if out_dir is not None:
+            folders = check_run_folder(
+                out_dir, [lexicon.axis for lexicon in lexicons], _inputs(contexts.path, config.store, None, lexicons)
+            )
+            _check_out_dir(out_dir, folders, _inputs(contexts.path, None, None, lexicons))
+        run = run_axes(config, lexicons, ProgressReporter(progress_callback(progress)), contexts=contexts)
+        if out_dir is not None:
+            write_run(run, out_dir, gates=[evaluate(run, gate) for gate in requested])
     return run
 
 
@@ -306,7 +307,7 @@ def run_axes(
                 )
         except OtherAnswersError as exc:  # found once the answers exist: say where they are kept
             raise InputError(_answers_kept(exc.finding, cached.store), path=exc.path) from exc
-        model_fingerprint, store_path = cached.fingerprint, str(cached.store.path)
+        model_fingerprint, store_path = cached.recorded, str(cached.store.path)
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
@@ -400,6 +401,9 @@ def new_run_id() -> str:
 
 def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inputs: Mapping[str, object]) -> None:
     """Before any answer: no root, home or folder holding an input, and what the run replaces there is fairtalk's.
+
+    The folder is locked from here to the end of the caller's :func:`~fairtalk.files.output_scope`:
+    one another fairtalk run is writing is an OutputError (:func:`~fairtalk.files.hold_output`).
 
     ``inputs`` leaves out the run store: it is the run's own, by default ``OUTPUT/store.sqlite``
     (outside the swap, so never replaced).

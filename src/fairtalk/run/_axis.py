@@ -22,19 +22,22 @@ from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, SimilarityResult
+from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, ServedProvenance, SimilarityResult
 from fairtalk.run._generate import generate
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
 from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
-__all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes"]
+__all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes", "too_few_pairs"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
-    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group{skipped}); need at least 2"
+    "axis {axis}: {corpus} gave {n} pair(s) ({n_read} contexts read, {n_matched} mention a group{dropped}{skipped}); "
+    "need at least 2{hint}"
 )
+#: Where contexts that mention both groups were dropped: how to keep them.
+_HINT_MIXED = '; mixed="keep" (--mixed keep) swaps the contexts that mention both groups too'
 #: One reason the corpus reader skipped lines, as `fairtalk pairs` lists them.
 _SKIPPED = "{n:,} skipped: {reason}{first}"
 _MSG_LOST_TO_ERRORS = (
@@ -131,13 +134,14 @@ def audit_axis(
         run_id=run_id,
         corpus=pairing.corpus,
         split=pairing.split,
-        model=cached.fingerprint,
+        model=cached.recorded,
         decoding=generation.settings.sent(),
         seed=pairing.seed,
         n_pairs_requested=pairing.n_pairs,
         mixed=pairing.mixed,
         balance=pairing.balance,
         coverage=coverage.to_dict(),
+        served=_served(cached.requested_model, generated.summary),
         extra=dict(extra_manifest or {}),
     )
     return AxisWork(
@@ -152,6 +156,13 @@ def audit_axis(
         pairs_check,
         turned,
     )
+
+
+def _served(requested: str | None, generation: GenerationSummary) -> ServedProvenance | None:
+    """What the server said of the model that answered the axis (None: a model that does not say)."""
+    if generation.n_served_unknown is None:
+        return None
+    return ServedProvenance(requested, dict(generation.served_models or {}), generation.n_served_unknown)
 
 
 def axis_pairs(
@@ -176,17 +187,24 @@ def axis_pairs(
     timings["pairs"] = time.perf_counter() - started
     _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched)
     if len(pairs) < 2:
-        raise InputError(
-            _MSG_TOO_FEW_PAIRS.format(
-                axis=axis,
-                corpus=pairing.corpus,
-                n=len(pairs),
-                n_read=coverage.n_read,
-                n_matched=coverage.n_matched,
-                skipped=_skipped(coverage),
-            )
-        )
+        raise too_few_pairs(axis, pairing, len(pairs), coverage)
     return pairs, coverage
+
+
+def too_few_pairs(axis: str, pairing: PairsOptions, n: int, coverage: Coverage) -> InputError:
+    """The error of an axis whose corpus gave ``n`` < 2 pairs: what was read, dropped and skipped, and how to keep mixed contexts."""
+    return InputError(
+        _MSG_TOO_FEW_PAIRS.format(
+            axis=axis,
+            corpus=pairing.corpus,
+            n=n,
+            n_read=coverage.n_read,
+            n_matched=coverage.n_matched,
+            dropped="" if (dropped := coverage.dropped_note()) is None else f": {dropped}",
+            skipped=_skipped(coverage),
+            hint=_HINT_MIXED if coverage.n_mixed and coverage.mixed == "drop" else "",
+        )
+    )
 
 
 def _skipped(coverage: Coverage) -> str:

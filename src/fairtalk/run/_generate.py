@@ -45,7 +45,7 @@ from fairtalk.models import (
 from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label, progress_callback
 from fairtalk.records import Pair, Response, Side
-from fairtalk.results import GenerationSummary
+from fairtalk.results import GenerationSummary, ServedProvenance
 from fairtalk.run._engine import open_on_ray
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
@@ -252,7 +252,7 @@ def generate(
         flight.most = 0
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
     retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
-    served_before = dict(cached.responder.served_models or {})  # and the model names its server said answered
+    served_before = (dict(cached.served_models or {}), cached.n_served_unknown)  # and who its server said answered
     answers = _Answers()
     try:
         for start in range(0, len(pairs), _CHUNK // 2):
@@ -273,7 +273,7 @@ def generate(
         cached.progress = None
         progress.finish()
     errors = answers.errors
-    served = _served(cached.responder, served_before, label)
+    served, n_served_unknown = _served(cached, served_before, label)
     if answers.n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(label=label, n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = answers.responses()
@@ -292,7 +292,7 @@ def generate(
         [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
     )  # budget, used, refused over this run
     summary = GenerationSummary(
-        model=cached.fingerprint,
+        model=cached.recorded,
         settings=settings.sent(),
         n_items=n_items,
         n_cached=cached.n_cached - before[0],
@@ -311,6 +311,7 @@ def generate(
         n_retries_refused=retries[2],
         tuning=dict(cached.responder.tuning) or None,
         served_models=served,
+        n_served_unknown=n_served_unknown,
     )
     _LOG.info(
         "%s: %d pair sides through %s: %d from the store, %d generated, %d failed (%.1f s)",
@@ -398,29 +399,32 @@ class _Answers:
         return aligned_responses(ids, a, b)
 
 
-def _served(responder: Responder, before: Mapping[str, int], label: str) -> dict[str, int] | None:
-    """The model names the server said answered this generation, counted; a warning when one is not the model asked for.
+def _served(
+    cached: CachingResponder, before: tuple[Mapping[str, int], int], label: str
+) -> tuple[dict[str, int] | None, int | None]:
+    """The model names the server said answered this generation, counted, and the answers without one.
 
-    The run store is keyed by the model asked for (its fingerprint, known before any answer),
-    so answers of another served model would be stored under that name: the warning says so.
-    A served name that is the asked one with a suffix (``gpt-4o`` served as ``gpt-4o-2024-08-06``,
-    a dated snapshot of the alias) is the model asked for.
+    Answers the run store served count by the name it keeps with each (an answer stored by a
+    fairtalk that did not keep it counts as unknown), so a rerun counts what the first run did.
+    A warning when a name is not the model asked for (:func:`~fairtalk.results.is_requested_model`):
+    the run store is keyed by the model asked for (its fingerprint, known before any answer), so
+    answers of another served model are stored under that name. ``(None, None)`` for a model
+    that does not say.
     """
-    now = responder.served_models
+    now = cached.served_models
     if now is None:
-        return None
-    served = {name: n - before.get(name, 0) for name, n in now.items() if n > before.get(name, 0)}
-    asked = responder.requested_model
-    other = {name: n for name, n in served.items() if asked is not None and not _same_model(asked, name)}
+        return None, None
+    counted, unknown_before = before
+    served = {name: n - counted.get(name, 0) for name, n in now.items() if n > counted.get(name, 0)}
+    n_unknown = cached.n_served_unknown - unknown_before
+    other = ServedProvenance(cached.requested_model, served).others()
     if other:
         names = ", ".join(f"{name!r} ({n:,} answers)" for name, n in other.items())
-        _LOG.warning(_MSG_SERVED.format(label=label, n=sum(other.values()), total=sum(served.values()), asked=asked, names=names))
-    return served or None
-
-
-def _same_model(asked: str, served: str) -> bool:
-    """Whether ``served`` names the model ``asked`` for: the same name, or it followed by ``-`` and a version."""
-    return served == asked or served.startswith(asked + "-")
+        total = sum(served.values()) + n_unknown
+        _LOG.warning(
+            _MSG_SERVED.format(label=label, n=sum(other.values()), total=total, asked=cached.requested_model, names=names)
+        )
+    return served or None, n_unknown
 
 
 def _reason(item: object, cut: bool = False) -> tuple[tuple[str, str], ...]:
@@ -509,7 +513,9 @@ def respond(
     model_version : str, optional
         A tag that becomes part of the model's fingerprint (the run store's key): change it when
         the model changes in a way its code does not show (a redeployed server, an environment
-        variable), so that no stored answer of the old model is reused.
+        variable), so that no stored answer of the old model is reused. A function whose state
+        cannot be read (an instance holding a torch model: ``"state":"unknown"`` in its
+        fingerprint) needs one to use a ``store`` file (SpecError without it).
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the model runs: in this process (``"local"`` or None), or on Ray actors (``"ray"``,
         or a :class:`~fairtalk.models.RayEngine` saying which cluster and how many actors); ``model``

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet, read_responses, response_contexts, response_texts, responses_from_texts
+from fairtalk._responses import ResponseSet, check_axis, read_responses, response_contexts, response_texts, responses_from_texts
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.gates import LOSS_MARGIN
@@ -252,7 +252,7 @@ def score(
     opts = ScoreOptions.resolve(options, keyword_options(overrides, ScoreOptions.keys(), "score"))
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
-    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine))
+    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True)
     return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
@@ -270,6 +270,22 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
     )
 
 
+def _empty_warning(rs: ResponseSet, groups: Sequence[str]) -> tuple[str, ...]:
+    """A warning counting the empty answers of the pairs measured, per side (none when no answer is empty)."""
+    empties = PairLosses.from_empties(rs.summary, rs.n_pairs)
+    if empties is None:
+        return ()
+    group_a, group_b = (f" ({g})" for g in groups[:2]) if len(groups) >= 2 else ("", "")
+    return (
+        f"empty answers: side a{group_a} {empties.lost_a:,}, side b{group_b} {empties.lost_b:,} of {rs.n_pairs:,} pairs "
+        f"measured ({empties.both:,} empty on both sides): an empty answer is scored as an answer, so a model that "
+        "answers one group with nothing can look fair on the measures. The gates decide on them as on lost answers: "
+        "fail-on-bias fails when the two sides' empty answers differ detectably; fail-unless-equivalent and "
+        f"fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} pp "
+        "(--drop-empty leaves those pairs out instead, as lost)",
+    )
+
+
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
     *,
@@ -278,8 +294,12 @@ def prepare_scores(
     engine: RayEngine | None = None,
     store: RunStore | None = None,
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    check_ids: bool = False,
 ) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
+
+    ``check_ids``: refuse responses whose pair ids name another axis (:func:`~fairtalk._responses.check_axis`),
+    as ``score()`` does with responses made elsewhere; an audit's own pairs are of its axis.
 
     A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given,
     and stops after ``max_consecutive_failures`` failures of one kind in a row (the run's setting).
@@ -294,6 +314,9 @@ def prepare_scores(
         lexicon = load_lexicon(axis)
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
+    read = read_responses(responses, drop_empty=o.drop_empty)  # before any measure (a model) is loaded
+    if check_ids:
+        check_axis(read, lexicon.axis)
     measure_options = o.measure_options(lexicon)
     built = build_measures(
         o.measures,
@@ -304,21 +327,20 @@ def prepare_scores(
         max_consecutive_failures=max_consecutive_failures,
     )
     try:
-        return _scored(responses, built, measure_options, o, engine)
+        return _scored(read, built, measure_options, o, engine)
     finally:
         close_judges(built)
 
 
 def _scored(
-    responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
+    read: ResponseSet,
     built: list[AnyMeasure],
     measure_options: MeasureOptions,
     o: ScoreOptions,
     engine: RayEngine | None = None,
 ) -> Scored:
-    """prepare_scores() once the measures are built (a judge's model is closed by the caller)."""
+    """prepare_scores() once the responses are read and the measures built (a judge's model is closed by the caller)."""
     chosen = check_keys(o, built)
-    read = read_responses(responses, drop_empty=o.drop_empty)
     lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
     rs = truncation.responses
@@ -336,7 +358,13 @@ def _scored(
         scored = _tested(rs, lexicon, built, o, frozenset(chosen), uniques, ia, ib, scorer)
         return replace(
             scored,
-            warnings=(*_loss_warning(rs), *truncation.warnings, *_same_context(rs), *scored.warnings),
+            warnings=(
+                *_loss_warning(rs),
+                *_empty_warning(rs, lexicon.groups),
+                *truncation.warnings,
+                *_same_context(rs),
+                *scored.warnings,
+            ),
             provenance=replace(scored.provenance, truncation=truncation.record),
         )
     finally:

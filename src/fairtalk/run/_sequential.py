@@ -39,14 +39,13 @@ import numpy.typing as npt
 from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, SequentialOptions
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError
 from fairtalk.inference import Scored, check_gold
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, PairColumns, build_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun, SequentialProvenance
-from fairtalk.run._axis import _MSG_TOO_FEW_PAIRS, AxisWork, audit_axis, correct, finish_axes
+from fairtalk.run._axis import AxisWork, audit_axis, correct, finish_axes, too_few_pairs
 from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
 from fairtalk.store import CachingResponder
 
@@ -215,12 +214,7 @@ def run_sequential(
         reporter.finish()
         available = len(pool.ranked)
         if available < 2:
-            cov = pool.coverage
-            raise InputError(
-                _MSG_TOO_FEW_PAIRS.format(
-                    axis=lexicon.axis, corpus=pairing.corpus, n=available, n_read=cov.n_read, n_matched=cov.n_matched
-                )
-            )
+            raise too_few_pairs(lexicon.axis, pairing, available, pool.coverage)
         axes.append(_Axis(lexicon, pool, look_sizes(min(sequential.n_pairs, available), available, sequential.looks)))
     if inference.score.gold:  # the pairs every look may take: a gold file must label some, before any answer
         check_gold(inference.score.gold, pair_ids=(i for axis in axes for i in axis.pool.ranked.pair_ids()))

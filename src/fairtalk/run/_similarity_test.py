@@ -31,12 +31,14 @@ disagree on skewed or sparse differences; such a row says so (``verdict``, ``not
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
 from fairtalk.measures import n_words, pair_similarity, same_answers
 from fairtalk.models import DecodingSettings, ReplyFunction, Responder
@@ -68,6 +70,10 @@ SAMPLING_CHECK_MIN_WORDS = 6
 SAMPLING_CHECK_MIN_PAIRS = 10
 #: ... and this share of them or more identical word for word says that sampling or the seed is ignored.
 SAMPLING_CHECK_MAX_SHARE = 0.9
+_MSG_MIXED_AXES = (
+    "the pairs mix several axes ({counts}): pair {pair_id!r} is of axis {axis!r}, the first pair's is {first!r}; "
+    "the test is of one axis: give each axis' pairs on their own"
+)
 _MSG_NOT_DETERMINISTIC = (
     "the model is not deterministic under greedy decoding: {n_differing} of {n_contexts} contexts asked again gave a "
     "different answer (some servers sample or batch anyway); the baseline was measured by asking every pair's context "
@@ -163,6 +169,7 @@ def similarity_test(
         ``max_consecutive_failures`` answers in a row failed with one kind of error.
     """
     chosen = PairColumn.of(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    _check_one_axis(chosen, pairs if isinstance(pairs, (str, os.PathLike)) else None)  # before any answer
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(
@@ -186,6 +193,21 @@ def similarity_test(
             clusters=clusters,
             progress=reporter,
         )
+
+
+def _check_one_axis(pairs: PairColumn, path: str | os.PathLike[str] | None) -> None:
+    """Raise InputError when the pairs are of several axes (naming the line of the first of another axis in ``path``)."""
+    counts = Counter(pair.axis for pair in pairs)
+    if len(counts) < 2:
+        return
+    first = pairs[0]
+    other = next(pair for pair in pairs if pair.axis != first.axis)
+    line = None
+    if path is not None:
+        line = next((n for n, obj in read_objects(path, what="pairs file") if obj.get("id") == other.id), None)
+    listed = ", ".join(f"{axis} {n:,} pair{'s' if n != 1 else ''}" for axis, n in counts.most_common())
+    message = _MSG_MIXED_AXES.format(counts=listed, pair_id=other.id, axis=other.axis, first=first.axis)
+    raise InputError(message, path=None if path is None else os.fspath(path), line=line)
 
 
 def against_baseline(
@@ -263,7 +285,7 @@ def against_baseline(
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
     return SimilarityResult(
         axis=pairs[0].axis if pairs else "",
-        model=cached.fingerprint,
+        model=cached.recorded,
         alpha=alpha,
         seed=seed,
         n_pairs=len(kept),

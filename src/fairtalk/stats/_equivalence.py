@@ -41,7 +41,8 @@ rates ±2 percentage points; counts ±0.1 standard deviations of the per-respons
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+import numbers
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +84,7 @@ DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inco
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
 _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
+_MSG_PLAN_ARG = "{name} must be {valid}, got {value!r}"
 #: A rate's margin is a fraction of pairs: 1 or more allows any difference (``--margin offense_rate=2`` meant 2 pp).
 _MSG_RATE_MARGIN = "{key}'s margin is a fraction: {margin:g} would allow any difference; for {margin:g} pp give {fraction:g}"
 #: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
@@ -461,19 +463,42 @@ def pairs_needed(
 ) -> int:
     """Pairs needed to detect a mean difference ``effect`` with a two-sided test (normal approximation).
 
-    ``n = ((z_{1-α/2} + z_power) * sd_difference / effect)^2 * design_effect``.
+    ``n = ((z_{1-α/2} + z_power) * sd_difference / effect)^2 * design_effect``, the design effect floored at 1.
+
+    Raises
+    ------
+    SpecError
+        An argument that is not a number in its range, named with the range: ``effect``,
+        ``sd_difference`` and ``design_effect`` finite and > 0, ``alpha`` in (0, 1), ``power`` in
+        (alpha/2, 1) (below alpha/2 a test with no effect at all rejects as often); or pairs beyond any number.
 
     Examples
     --------
     >>> pairs_needed(0.01, 0.14)  # a 1-point offense gap when 1% of pairs are discordant each way
     1539
+    >>> pairs_needed(0.01, 0.14, power=80)
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: power must be a number in (alpha/2, 1) = (0.025, 1), 0.8 for 80%, got 80
     """
     from scipy.stats import norm
 
-    if not effect > 0 or not sd_difference > 0:
-        raise ValueError("effect and sd_difference must be > 0")
+    positive = "a finite number > 0"
+    effect = _plan_argument("effect", effect, positive, lambda x: 0 < x < math.inf)
+    sd_difference = _plan_argument("sd_difference", sd_difference, positive, lambda x: 0 < x < math.inf)
+    alpha = _plan_argument("alpha", alpha, "a number in (0, 1)", lambda x: 0 < x < 1)
+    valid_power = f"a number in (alpha/2, 1) = ({alpha / 2:g}, 1), 0.8 for 80%"
+    power = _plan_argument("power", power, valid_power, lambda x: alpha / 2 < x < 1)
+    deff = _plan_argument("design_effect", design_effect, positive + " (below 1 counts as 1)", lambda x: 0 < x < math.inf)
     z = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
-    needed = (z * sd_difference / effect) ** 2 * max(1.0, design_effect)
+    needed = (z * sd_difference / effect) ** 2 * max(1.0, deff)
     if not math.isfinite(needed):
-        raise ValueError(f"the pairs needed (sd {sd_difference:g} of the differences, effect {effect:g}) exceed any number")
+        raise SpecError(f"the pairs needed (sd {sd_difference:g} of the differences, effect {effect:g}) exceed any number")
     return math.ceil(needed)
+
+
+def _plan_argument(name: str, value: object, valid: str, within: Callable[[float], bool]) -> float:
+    """``value`` as a float when it is a real number ``within`` its range; SpecError naming ``valid`` otherwise (NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not within(float(value)):
+        raise SpecError(_MSG_PLAN_ARG.format(name=name, valid=valid, value=value))
+    return float(value)

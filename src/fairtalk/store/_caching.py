@@ -13,7 +13,6 @@ from fairtalk.models import (
     Responder,
     Stream,
     check_batch,
-    finish_reason,
     raise_first_error,
     respond_each_checked,
 )
@@ -27,6 +26,11 @@ _MSG_BATCH_SIZE = "batch_size must be >= 1, got {value!r}"
 _MSG_COMMIT_ROWS = "commit_rows must be >= 1, got {value!r}"
 _MSG_COMMIT_SECONDS = "commit_seconds must be >= 0, got {value!r}"
 _MSG_VERSION = "model_version must be a non-empty line of printable text, got {value!r}"
+_MSG_UNKNOWN_STATE = (
+    "the model {model} cannot be told from another one with the same code: its state cannot be read ({reason}), so "
+    "the run store {store} could serve another model's answers as its own; give model_version=TAG, "
+    "a tag you change whenever the model changes, or run without a store"
+)
 #: A store row: context hash, seed, context, response (None for a failure), error (None for an answer).
 _Row = tuple[bytes, int, str, str | None, str | None]
 
@@ -73,10 +77,19 @@ class CachingResponder(Responder):
     model_version : str, optional
         A tag for what the model's fingerprint cannot see (environment variables, a remote
         deployment, data files); it becomes part of :attr:`fingerprint`, so answers stored
-        under another tag are never served.
+        under another tag are never served. A model whose state its fingerprint cannot read
+        (:attr:`~fairtalk.models.Responder.unknown_state`: a callable whose instance holds a torch
+        model, say) needs one to use a store that outlives the run (a file, or a store already
+        holding answers): without it, SpecError, as the store could serve another model's
+        answers as its own.
 
     Attributes ``n_cached``, ``n_generated`` and ``n_errors`` count items over the
-    wrapper's lifetime; duplicate requests within one call count once. ``breaker`` is the
+    wrapper's lifetime; duplicate requests within one call count once. For a model whose server
+    names the model that answered (its ``served_models`` is not None: ``openai:``),
+    ``served_models`` counts the answers, served from the store or generated now, by that name
+    (the store keeps it with each answer), and ``n_served_unknown`` the answers without one (the
+    server named none, or the store holds them from a fairtalk that did not keep the name); for
+    any other model ``served_models`` is None and ``n_served_unknown`` stays 0. ``breaker`` is the
     :class:`~fairtalk.store.FailureBreaker` that counts failures in a row. ``n_unencodable``
     counts code points of generated responses that could not be stored (lone surrogates)
     and were replaced by U+FFFD.
@@ -105,6 +118,9 @@ class CachingResponder(Responder):
             not isinstance(model_version, str) or not model_version.strip() or not model_version.isprintable()
         ):
             raise SpecError(_MSG_VERSION.format(value=model_version))
+        if responder.unknown_state is not None and model_version is None and _outlives_run(store):
+            model = responder.fingerprint.partition(" ")[0]
+            raise SpecError(_MSG_UNKNOWN_STATE.format(model=model, reason=responder.unknown_state, store=store.path))
         self.model_version = model_version
         self.responder = responder
         self.store = store
@@ -118,6 +134,9 @@ class CachingResponder(Responder):
         self.n_generated = 0
         self.n_errors = 0
         self.n_unencodable = 0
+        self.requested_model = responder.requested_model
+        self.served_models: dict[str, int] | None = None if responder.served_models is None else {}
+        self.n_served_unknown = 0
         #: The files the wrapped model was loaded from.
         self.input_paths = tuple(str(p) for p in responder.input_paths)
 
@@ -126,6 +145,20 @@ class CachingResponder(Responder):
         """The wrapped responder's fingerprint, plus ``version=TAG`` when a model version is given."""
         base = self.responder.fingerprint
         return base if self.model_version is None else f"{base} version={self.model_version}"
+
+    @property
+    def recorded(self) -> str:
+        """The model as a run records and shows it: :attr:`fingerprint`, its head the model's spec when it has one.
+
+        A built-in model keyed in the store by its adapter's name (``retrieval:builtin-minilm {…}``)
+        is recorded under the spec a user types (``builtin:minilm-retrieval {…}``,
+        :attr:`Responder.user_spec`); the store keeps the fingerprint as it is, so its answers are reused.
+        """
+        spec = self.responder.user_spec
+        if spec is None:
+            return self.fingerprint
+        _, space, rest = self.fingerprint.partition(" ")
+        return f"{spec}{space}{rest}"
 
     def _advance(self, n: int) -> None:
         if self.progress is not None and n:
@@ -147,6 +180,9 @@ class CachingResponder(Responder):
             for i in todo.pop(key):
                 results[i] = response
                 n_served += 1
+        if self.served_models is not None:
+            for response in hits.values():
+                self._count_served(response)
         self.n_cached += len(hits)
         self._advance(n_served)
         misses = list(todo.items())
@@ -265,17 +301,31 @@ class CachingResponder(Responder):
             row = (h, seed, context, None, replace_surrogates(f"{type(item).__name__}: {item}")[0])
             self.n_errors += 1
         else:
-            reason = finish_reason(item)
-            item, n_replaced = replace_surrogates(item)
-            if reason is not None and n_replaced:  # unchanged, the item is still the Reply it was
-                item = Reply(item, reason)
+            text, n_replaced = replace_surrogates(item)
+            if isinstance(item, Reply):  # unchanged, it stays the Reply it was; the served name is stored too
+                served = item.model and replace_surrogates(item.model)[0]
+                if n_replaced or served != item.model:
+                    item = Reply(text, item.finish_reason, served)
+            else:
+                item = text
             self.n_unencodable += n_replaced
             row = (h, seed, context, item, None)
             self.n_generated += 1
+            self._count_served(item)
         for i in indices:
             results[i] = item
         self.breaker.record(item, before)
         return row
+
+    def _count_served(self, response: str) -> None:
+        """Count an answer by the model its server said answered (``n_served_unknown`` when it did not say)."""
+        if self.served_models is None:
+            return
+        name = response.model if isinstance(response, Reply) else None
+        if name:
+            self.served_models[name] = self.served_models.get(name, 0) + 1
+        else:
+            self.n_served_unknown += 1
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
         """Return one response per context; raise the first item's error if any failed."""
@@ -287,6 +337,11 @@ class CachingResponder(Responder):
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"
+
+
+def _outlives_run(store: RunStore) -> bool:
+    """Whether ``store`` may hold, or keep, another model's answers: a file, or a store in memory already holding some."""
+    return str(store.path) != ":memory:" or store.count() > 0 or store.count(errors=True) > 0
 
 
 class _Pending:

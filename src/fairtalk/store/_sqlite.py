@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairtalk._jsonl import replace_surrogates
 from fairtalk.errors import OutputError, StoreError
 from fairtalk.files import check_regular
 from fairtalk.models import Closing, DecodingSettings, Reply, finish_reason
@@ -21,6 +22,10 @@ SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
 _MSG_IS_DIR = "cannot open run store: it is a directory"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
+_MSG_NO_VERSION = (
+    "run store holds answers but no schema version (its meta table has no schema_version row), this fairtalk reads "
+    "version {expected}: it cannot tell what wrote them; give a new file"
+)
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
@@ -46,27 +51,36 @@ CREATE TABLE IF NOT EXISTS responses (
     error TEXT,
     created REAL NOT NULL,
     finish_reason TEXT,
+    served_model TEXT,
     UNIQUE (run_id, context_hash, seed)
 );
 """
-# Stores written before finish_reason existed get the column (NULL: unknown); the view is rebuilt to show it.
+#: Columns added to ``responses`` after version 1 was first written, with their type: a store written before one
+#: existed gets it on opening (NULL in its rows: unknown), and the view is rebuilt to show it. Adding a column
+#: keeps the schema version (an older fairtalk reads and writes such a store as before; its rows leave it NULL).
+_ADDED_COLUMNS = (("finish_reason", "TEXT"), ("served_model", "TEXT"))
 _VIEW = """
 DROP VIEW IF EXISTS responses_view;
 CREATE VIEW responses_view AS
     SELECT runs.fingerprint, hex(responses.context_hash) AS context_hash, responses.seed, runs.settings_hash,
-           responses.context, responses.response, responses.error, responses.created, responses.finish_reason
+           responses.context, responses.response, responses.error, responses.created, responses.finish_reason,
+           responses.served_model
     FROM responses JOIN runs USING (run_id);
 """
 # A success is final; an error row is replaced by the next attempt's outcome.
-_INSERT = "INSERT INTO responses (run_id, context_hash, seed, context, response, error, created, finish_reason) VALUES "
-_ROW = "(?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = (
+    "INSERT INTO responses (run_id, context_hash, seed, context, response, error, created, finish_reason, served_model) VALUES "
+)
+_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#: Parameters of one row.
+_N_PARAMS = _ROW.count("?")
 _ON_CONFLICT = """
 ON CONFLICT (run_id, context_hash, seed) DO UPDATE SET
     response = excluded.response, error = excluded.error, created = excluded.created,
-    finish_reason = excluded.finish_reason
+    finish_reason = excluded.finish_reason, served_model = excluded.served_model
 WHERE responses.error IS NOT NULL
 """
-#: Rows per INSERT statement of a write (8 parameters each: 512, within the 999 of old SQLite builds). A
+#: Rows per INSERT statement of a write (9 parameters each: 576, within the 999 of old SQLite builds). A
 #: statement per row releases and retakes the GIL per row (sqlite3 steps without it), and with the ``openai:``
 #: adapter's request thread busy that cost ~30 us of CPU per row at ~1,100 rows/s (bench/README.md, scale).
 ROWS_PER_STATEMENT = 64
@@ -89,7 +103,9 @@ class StoredResponse:
     """One row of the run store; ``response`` is None when ``error`` holds the failure message.
 
     ``context_hash`` is the upper-case hex of :func:`context_hash`; ``finish_reason`` is why the
-    model stopped (``"length"``: cut off at the token limit), None when the model did not say.
+    model stopped (``"length"``: cut off at the token limit), None when the model did not say;
+    ``served_model`` is the model the server said answered (its reply's ``model``), None when it
+    did not say, or when the row was stored by a fairtalk that did not keep it.
     """
 
     fingerprint: str
@@ -101,6 +117,13 @@ class StoredResponse:
     error: str | None
     created: float
     finish_reason: str | None = None
+    served_model: str | None = None
+
+
+def _served_model(item: object) -> str | None:
+    """The model a server said answered, of a :class:`~fairtalk.models.Reply`; None for a plain string or an error."""
+    model = item.model if isinstance(item, Reply) else None
+    return replace_surrogates(model)[0] if isinstance(model, str) and model else None
 
 
 def is_run_store(path: str | os.PathLike[str]) -> bool:
@@ -151,14 +174,11 @@ class RunStore(Closing):
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-            if "finish_reason" not in columns:
-                self._db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
+            for name, kind in _ADDED_COLUMNS:
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
             self._db.executescript(_VIEW)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=row[0], expected=SCHEMA_VERSION))
+            self._check_version()
         except sqlite3.Error as exc:
             self._db.close()
             self._db = None
@@ -167,6 +187,25 @@ class RunStore(Closing):
             self._db.close()
             self._db = None
             raise
+
+    def _check_version(self) -> None:
+        """Stamp a store that holds nothing yet with this schema version; StoreError for any other version, or none.
+
+        A store without a version row but with runs or answers is refused: something removed the
+        row, and what wrote those rows cannot be told. One with fairtalk's tables and nothing in
+        them is stamped: a new file another run is creating at this moment, or whose creation a
+        kill cut short, holds nothing that could be misread.
+        """
+        db = self.db
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            if db.execute("SELECT EXISTS (SELECT 1 FROM runs) OR EXISTS (SELECT 1 FROM responses)").fetchone()[0]:
+                raise StoreError(f"{self.path}: " + _MSG_NO_VERSION.format(expected=SCHEMA_VERSION))
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            found = "none" if row is None else row[0]
+            raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=found, expected=SCHEMA_VERSION))
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -195,7 +234,8 @@ class RunStore(Closing):
     def lookup(self, run_id: int, keys: Sequence[tuple[bytes, int]]) -> dict[tuple[bytes, int], str]:
         """Return the stored successful responses among ``keys`` (``(context_hash, seed)`` pairs).
 
-        A response whose finish reason was stored comes back as a :class:`~fairtalk.models.Reply`.
+        A response whose finish reason or served model was stored comes back as a
+        :class:`~fairtalk.models.Reply` (its ``finish_reason`` and ``model``).
         """
         return self.lookup_outcomes(run_id, keys)[0]
 
@@ -218,17 +258,19 @@ class RunStore(Closing):
                 chunk = hashes[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self.db.execute(
-                    "SELECT context_hash, seed, response, finish_reason, error FROM responses WHERE run_id = ?"
+                    "SELECT context_hash, seed, response, finish_reason, served_model, error FROM responses WHERE run_id = ?"
                     f" AND context_hash IN ({marks})",
                     (run_id, *chunk),
                 )
-                for h, seed, response, reason, error in rows:
+                for h, seed, response, reason, served, error in rows:
                     if (h, seed) not in wanted:
                         continue
                     if error is not None:
                         failed[(h, seed)] = error.partition(":")[0]
+                    elif reason is None and served is None:
+                        found[(h, seed)] = response
                     else:
-                        found[(h, seed)] = response if reason is None else Reply(response, reason)
+                        found[(h, seed)] = Reply(response, reason, served)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
         return found, failed
@@ -236,14 +278,16 @@ class RunStore(Closing):
     def write(self, run_id: int, rows: Sequence[tuple[bytes, int, str, str | None, str | None]]) -> None:
         """Commit ``(context_hash, seed, context, response, error)`` rows in one transaction.
 
-        A response that is a :class:`~fairtalk.models.Reply` also stores its finish reason. Rows
+        A response that is a :class:`~fairtalk.models.Reply` also stores its finish reason and the
+        model its server said answered (``model``). Rows
         go :data:`ROWS_PER_STATEMENT` to a statement (then 32, 16, ... for the rest), applied in
         order as one statement per row would be: a later row for the same key replaces an error.
         """
         now = time.time()
         params: list[object] = []
         for h, seed, ctx, resp, err in rows:
-            params += (run_id, h, seed, ctx, None if resp is None else str(resp), err, now, finish_reason(resp))
+            text = None if resp is None else str(resp)
+            params += (run_id, h, seed, ctx, text, err, now, finish_reason(resp), _served_model(resp))
         db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -251,7 +295,7 @@ class RunStore(Closing):
                 start, n_rows = 0, len(rows)
                 while start < n_rows:
                     size = min(ROWS_PER_STATEMENT, 1 << ((n_rows - start).bit_length() - 1))
-                    db.execute(_upsert(size), params[8 * start : 8 * (start + size)])
+                    db.execute(_upsert(size), params[_N_PARAMS * start : _N_PARAMS * (start + size)])
                     start += size
             except BaseException:
                 db.execute("ROLLBACK")

@@ -32,6 +32,12 @@ If the function has a ``seed`` parameter (single) or ``seeds`` parameter (batche
   hash of the model's source *and* every module of the user's own code it imports (see
   ``_user_code``), so editing a helper invalidates the stored answers, and a rerun of an unchanged
   function resumes from the store.
+- A callable given as an object (``model=fn``) has the state that makes it the model it is in
+  its fingerprint too (``state``: a partial's arguments, a bound method's instance, a closure's
+  cells; see ``_state``), so ``Bot(2).reply`` and ``Bot(9).reply`` are two models. When that
+  state cannot be read (an instance holding a torch model), the fingerprint says
+  ``"state":"unknown"`` and :attr:`unknown_state` says why. A spec's callable has no such state:
+  its module's code, which the fingerprint hashes, makes it.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from fairtalk.errors import (
     SpecError,
 )
 from fairtalk.models._base import (
+    UNKNOWN_STATE,
     DecodingSettings,
     ModelFactory,
     Responder,
@@ -63,6 +70,7 @@ from fairtalk.models._base import (
 )
 from fairtalk.models._streaming import InFlight, stream_results
 from fairtalk.models.python._loading import Loaded, Worker, callable_name, defined_by, load_callable, user_code
+from fairtalk.models.python._state import Unknown, callable_state
 
 __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 
@@ -177,6 +185,9 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
                 self._code = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
             except (OSError, TypeError):
                 self._code = None
+        state = callable_state(fn) if _loaded is None else None  # a spec's callable is made by its module's code
+        self.unknown_state = state.reason if isinstance(state, Unknown) else None
+        self._state = UNKNOWN_STATE if isinstance(state, Unknown) else state
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -198,8 +209,13 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
 
     @property
     def fingerprint(self) -> str:
-        """``python:<target>`` plus a hash of the model's code (its module and the user modules it imports)."""
-        return make_fingerprint("python", self.name, code=self._code, batched=self.batched)
+        """``python:<target>`` plus a hash of the model's code (its module and the user modules it imports) and of its state.
+
+        ``state`` is there only for a callable given as an object that has state (a partial, a
+        bound method of an instance with attributes, a closure); ``"unknown"`` when that state
+        cannot be read (:func:`~fairtalk.models.identity_unknown`).
+        """
+        return make_fingerprint("python", self.name, code=self._code, batched=self.batched, state=self._state)
 
     @property
     def supports_stream(self) -> bool:

@@ -294,7 +294,12 @@ class ModelWorker:
         if self.model is None:
             return {"error": self.error}
         paths = tuple(str(p) for p in self.model.input_paths)
-        return {"fingerprint": self.model.fingerprint, "input_paths": paths, "pid": os.getpid()}
+        return {
+            "fingerprint": self.model.fingerprint,
+            "user_spec": self.model.user_spec,
+            "input_paths": paths,
+            "pid": os.getpid(),
+        }
 
     def respond(self, contexts: list[str], settings: DecodingSettings, seeds: list[int]) -> tuple[str, Any]:
         """``("ok", rows)`` with one encoded answer or error per context, or ``("raise", (kind, message))``."""
@@ -415,6 +420,7 @@ class RayResponder(Responder):
             return
         if self._fingerprint is None:
             self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
+            self.user_spec = described.get("user_spec")
         elif described["fingerprint"] != self._fingerprint:
             _LOG.warning(
                 "ray: an actor loaded %s, not %s (its environment differs); it is not used",

@@ -1,0 +1,76 @@
+"""Where an axis' pairs and answers came from, one line each in ``report.md``, ``report.html`` and the console.
+
+* the pairs: ``corpus c.txt: 23 contexts read, 23 mention a group (19 duplicate contexts dropped,
+  1 mixed (both groups) dropped), 3 pairs taken``, and ``asked for 50 pairs; the corpus gave 10``
+  when the corpus gave fewer than asked (flagged); from the audit's coverage (``audit.coverage``);
+* the answers: ``answers: 160 generated, 40 from the run store st.sqlite, 0 failed``, from the run's
+  generation summary (``run.json``: :attr:`AxisRun.generation <fairtalk.results.AxisRun>`, and the
+  run's store), which ``write_run`` hands to the pages: it varies between runs, so ``results.json``,
+  the same for a run and its rerun, does not hold it.
+
+A result scored from responses made elsewhere (``fairtalk score``) has neither line.
+"""
+
+from __future__ import annotations
+
+from fairtalk.records import Coverage
+from fairtalk.results import AuditResult, GenerationSummary
+
+__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus"]
+
+
+def coverage_of(result: AuditResult) -> Coverage | None:
+    """The coverage of the pairs stage an audit recorded (None: no audit, or a file without one)."""
+    audit = result.provenance.audit
+    if audit is None or not audit.coverage:
+        return None
+    try:
+        return Coverage.from_dict(audit.coverage)
+    except (KeyError, TypeError, ValueError):  # a hand-edited or older file: no line rather than a wrong one
+        return None
+
+
+def corpus_line(coverage: Coverage, corpus: str | None = None, *, sequential: bool = False) -> tuple[str, bool]:
+    """What the corpus gave: contexts read, those that mention a group, those dropped, the pairs taken; flagged when short.
+
+    ``sequential``: an ``--until-decided`` audit, whose looks take the pairs they need (no shortfall is said).
+
+    Examples
+    --------
+    >>> cov = Coverage("gender", ("male", "female"), 23, 23, {"male": 2, "female": 1}, 1, 19, 3, (), limit=50)
+    >>> corpus_line(cov, "c.txt")
+    ('corpus c.txt: 23 contexts read, 23 mention a group (19 duplicate contexts dropped, 1 mixed (both groups) dropped), 3 pairs taken; asked for 50 pairs; the corpus gave 3', True)
+    """
+    dropped = coverage.dropped_note()
+    line = (
+        f"corpus{'' if corpus is None else ' ' + corpus}: {coverage.n_read:,} contexts read, {coverage.n_matched:,} "
+        f"mention a group{'' if dropped is None else f' ({dropped})'}, {coverage.n_pairs:,} pairs taken"
+    )
+    short = None if sequential else coverage.shortfall()
+    return (line, False) if short is None else (f"{line}; {short}", True)
+
+
+def result_corpus(result: AuditResult) -> tuple[str, bool] | None:
+    """:func:`corpus_line` of one axis' result (None for a result no audit generated)."""
+    coverage = coverage_of(result)
+    if coverage is None:
+        return None
+    audit = result.provenance.audit
+    return corpus_line(coverage, None if audit is None else audit.corpus, sequential=result.provenance.sequential is not None)
+
+
+def answers_line(generation: GenerationSummary, store: str | None) -> str:
+    """Where an axis' answers (pair sides) came from: generated now, served by the run ``store`` (None: none kept), failed.
+
+    Examples
+    --------
+    >>> summary = GenerationSummary("m", {}, 200, 40, 160, 0, 100, 0)
+    >>> answers_line(summary, "st.sqlite")
+    'answers: 160 generated, 40 from the run store st.sqlite, 0 failed'
+    >>> answers_line(summary, None)
+    'answers: 160 generated, 0 failed; no run store file kept them'
+    """
+    n_generated, n_cached, n_errors = generation.n_generated, generation.n_cached, generation.n_errors
+    if store is None or store in ("", ":memory:"):
+        return f"answers: {n_generated:,} generated, {n_errors:,} failed; no run store file kept them"
+    return f"answers: {n_generated:,} generated, {n_cached:,} from the run store {store}, {n_errors:,} failed"

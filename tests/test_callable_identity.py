@@ -1,0 +1,145 @@
+"""A callable given as ``model=fn`` is identified by its state too: two models are never one, one store never serves another."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import fairtalk
+from audit_toys import write_corpus
+from fairtalk import Pair, SpecError
+from fairtalk.compare import compare_runs, same_model_configs
+from fairtalk.config import AuditConfig
+from fairtalk.models import as_responder, identity_unknown
+from fairtalk.store import CachingResponder, RunStore
+from identity_toys import Bot, CallbackBot, LockedBot, WordsBot, make_bot, plain, styled
+
+
+def _pairs(n: int = 4) -> list[Pair]:
+    return [Pair(f"p{i}", "gender", f"he likes tea {i}", f"she likes tea {i}", "a") for i in range(n)]
+
+
+def _answers(generation: fairtalk.Generation) -> set[str]:
+    return {r.response for r in (*generation.responses.a, *generation.responses.b)}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "answers"),
+    [
+        (Bot(2).reply, Bot(9).reply, ("w w", " ".join(["w"] * 9))),
+        (functools.partial(styled, style="nice"), functools.partial(styled, style="rude"), ("that is nice", "that is rude")),
+        (make_bot("."), make_bot(" you idiot"), ("That sounds nice.", "That sounds nice you idiot")),
+    ],
+    ids=["bound-methods", "partials", "closures"],
+)
+def test_two_callables_of_one_code_with_different_state_get_their_own_answers_from_one_store(
+    tmp_path: Path, first: object, second: object, answers: tuple[str, str]
+) -> None:
+    store = tmp_path / "runs.sqlite"
+    one = fairtalk.respond(_pairs(), model=first, store=store)
+    two = fairtalk.respond(_pairs(), model=second, store=store)
+    assert (_answers(one), _answers(two)) == ({answers[0]}, {answers[1]})
+    assert two.summary.n_cached == 0 and two.summary.n_generated == 8
+    assert one.summary.model.split(" ")[0] == two.summary.model.split(" ")[0]  # one name, two fingerprints
+    assert one.summary.model != two.summary.model
+    again = fairtalk.respond(_pairs(), model=first, store=store)  # the same state: resumed from the store
+    assert (again.summary.n_cached, again.summary.n_generated, _answers(again)) == (8, 0, {answers[0]})
+
+
+def test_a_plain_functions_fingerprint_is_what_it_was(tmp_path: Path) -> None:
+    """The fingerprints fairtalk gave before state was read (pinned), so stores from then are still reused."""
+    (tmp_path / "bot.py").write_text(
+        "def reply(text):\n    return text[::-1]\n\n\nclass Bot:\n    def reply(self, text):\n        return text\n"
+    )
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import bot
+        from fairtalk.models import as_responder
+        print(as_responder(bot.reply).fingerprint)
+        print(as_responder(bot.Bot().reply).fingerprint)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        'python:bot:reply {"batched":false,"code":"d73807168a8b1dc0"}',
+        'python:bot:Bot.reply {"batched":false,"code":"d73807168a8b1dc0"}',  # an instance with no attributes: no state
+    ]
+    assert '"state"' not in as_responder(plain).fingerprint
+
+
+def test_the_state_is_read_the_same_in_every_process(tmp_path: Path) -> None:
+    """Not from id() or addresses, nor in a set's order (which changes with the string hash seed)."""
+    script = textwrap.dedent("""
+        import functools
+        from fairtalk.models import as_responder
+        def styled(text, style, words):
+            return style
+        class Bot:
+            def __init__(self):
+                self.words = {"tea", "milk", "cake", "jam"}
+                self.helper = functools.partial(styled, style="x", words=frozenset({"a", "b", "c"}))
+            def reply(self, text):
+                return text
+        print(as_responder(Bot().reply).fingerprint)
+        print(as_responder(lambda text, s={"p", "q", "r"}: text if text in {"a", "b", "c"} else "").fingerprint)
+    """)
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert outs[0] == outs[1] and outs[0].count('"state":"') == 2 and "unknown" not in outs[0]
+
+
+def test_a_callable_whose_state_cannot_be_read_says_so_and_is_not_served_from_a_store(tmp_path: Path) -> None:
+    model = as_responder(LockedBot("a").reply)
+    assert identity_unknown(model.fingerprint) and model.fingerprint.endswith('"state":"unknown"}')
+    assert model.unknown_state is not None and "LockedBot instance.lock: a _thread.lock" in model.unknown_state
+    store = tmp_path / "runs.sqlite"
+    with pytest.raises(SpecError, match=r"its state cannot be read .*give model_version=TAG"):
+        fairtalk.respond(_pairs(), model=LockedBot("a").reply, store=store)
+    assert not store.exists()  # the store it would have created is not left behind
+    assert _answers(fairtalk.respond(_pairs(), model=LockedBot("b").reply)) == {"b"}  # no store, or its own in memory
+    one = fairtalk.respond(_pairs(), model=LockedBot("a").reply, store=store, model_version="a-1")  # the user names it
+    two = fairtalk.respond(_pairs(), model=LockedBot("b").reply, store=store, model_version="b-1")
+    assert (_answers(one), _answers(two), two.summary.n_cached) == ({"a"}, {"b"}, 0)
+    assert not identity_unknown(one.summary.model) and one.summary.model.endswith(" version=a-1")
+    with RunStore(":memory:") as shared:  # a store in memory that already holds answers may hold another model's
+        CachingResponder(as_responder(LockedBot("a").reply), shared).respond(["hi"], fairtalk.DecodingSettings(), seeds=[0])
+        with pytest.raises(SpecError, match="cannot be told from another one"):
+            CachingResponder(as_responder(LockedBot("b").reply), shared)
+
+
+def test_state_outside_attributes_is_unknown_and_a_reference_back_is_read() -> None:
+    """An instance of a dict subclass holds its state where attributes are not: unknown, not stateless."""
+    assert as_responder(WordsBot(hi="yo").reply).unknown_state is not None
+    one, other, again = (as_responder(CallbackBot(word).reply).fingerprint for word in ("a", "b", "a"))
+    assert not identity_unknown(one) and one != other and one == again
+
+
+def test_two_models_of_unknown_identity_are_never_called_the_same(tmp_path: Path) -> None:
+    """The rule of one model cannot tell them apart, so it does not say they are one; a version names them."""
+
+    corpus = write_corpus(tmp_path)
+
+    def run(name: str, model: object, **options: object) -> Path:
+        folder = tmp_path / name
+        fairtalk.audit(
+            corpus=corpus, model=model, axes="gender", n_pairs=8, measures="length", n_resamples=200, out_dir=folder, **options
+        )
+        return folder
+
+    locked = LockedBot("a").reply
+    assert compare_runs(run("u1", locked), run("u2", locked)).same_run is None  # compared on their answers
+    versioned = compare_runs(run("v1", locked, model_version="v1"), run("v2", locked, model_version="v1")).same_run
+    assert versioned is not None and versioned.startswith("two runs of the same model python:")
+    assert compare_runs(run("k1", Bot(2).reply), run("k2", Bot(9).reply)).same_run is None  # one code, two models
+    configs = [AuditConfig(model=make_bot(s)) for s in (".", "!")]  # objects: no spec to compare before the runs
+    assert same_model_configs(*configs) is None
