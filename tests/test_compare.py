@@ -194,6 +194,17 @@ def test_a_folder_that_is_no_run_is_an_input_error(runs: dict[str, Path], tmp_pa
     assert done.exit_code == 2 and "neither run.json nor results.json" in done.output
 
 
+def test_a_file_given_for_a_run_folder_is_named_a_file(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Review finding: ``fairtalk compare empty.json A`` (the file exists) said "no such folder"."""
+    given = tmp_path / "empty.json"
+    given.write_text("{}", encoding="utf-8")
+    for args in ([str(given), str(runs["fair"])], [str(runs["fair"]), str(runs["fair"] / "results.json")]):
+        done = _compare(*args)
+        text = " ".join(done.output.replace("│", " ").split())
+        assert done.exit_code == 2 and "is a file, not an output folder" in text and "no such folder" not in text, text
+    assert "no such folder" in " ".join(_compare(str(tmp_path / "nope"), str(runs["fair"])).output.split())
+
+
 def test_the_output_never_replaces_a_users_file(runs: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     mine = tmp_path / "out" / "report.md"

@@ -172,6 +172,17 @@ def test_an_audit_and_an_analysis_do_not_mix(analyses: dict[str, Path], audit: P
     assert is_prompt_analysis(analyses["gap"]) and not is_prompt_analysis(audit)
 
 
+@pytest.mark.parametrize("order", [("audit", "analysis"), ("analysis", "audit")])
+def test_compare_runs_given_an_analysis_names_the_mix_up(analyses: dict[str, Path], audit: Path, order: tuple[str, str]) -> None:
+    """Review finding: ``compare_runs(audit_dir, prompts_dir)`` said "field 'axis' is missing" (the CLI names the mix-up)."""
+    from fairtalk import InputError, compare_runs
+
+    folders = {"audit": audit, "analysis": analyses["gap"]}
+    with pytest.raises(InputError, match="a `fairtalk prompts analyze` output, not an audit.*not one of each") as caught:
+        compare_runs(folders[order[0]], folders[order[1]])
+    assert caught.value.path == str(analyses["gap"])
+
+
 def test_pairs_only_one_holds_are_named_and_left_out(analyses: dict[str, Path]) -> None:
     result = compare_prompt_analyses(analyses["two"], analyses["fair"], margins={"regard:gender": 0.5})
     assert [r.axis for r in result.changes] == ["gender"] and result.axes_only_baseline == ("other",)

@@ -246,6 +246,22 @@ def test_read_pairs_non_utf8_and_missing_file(tmp_path: Path) -> None:
         read_pairs(tmp_path / "nope.jsonl")
 
 
+@pytest.mark.parametrize("command", ["respond", "similarity"])
+def test_a_directory_given_as_pairs_is_named_a_directory(tmp_path: Path, command: str) -> None:
+    """Review finding: ``respond``/``similarity --pairs DIR`` said "pairs file not found (a directory)"."""
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(InputError, match=r"folder: is a directory, not a pairs file"):
+        read_pairs(tmp_path / "folder")
+    done = CliRunner().invoke(
+        app,
+        [command, "--pairs", str(tmp_path / "folder"), "--model", "builtin:echo", "-o", str(tmp_path / "out")],
+        catch_exceptions=False,
+    )
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and text.startswith("error:") and "folder: is a directory, not a pairs file" in text, text
+    assert "not found" not in text
+
+
 # ---------------------------------------------------------------------------- CLI
 
 runner = CliRunner()

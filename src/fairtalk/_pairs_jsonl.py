@@ -22,7 +22,7 @@ from fairtalk.records import Pair, Swap
 
 __all__ = ["is_pairs_check", "is_pairs_file", "read_pairs", "write_pairs"]
 
-_MSG_MISSING_FILE = "pairs file not found (a directory)"
+_MSG_A_FOLDER = "is a directory, not a pairs file (give a pairs JSONL file, as `fairtalk pairs -o` writes)"
 _MSG_MISSING_KEY = "missing key {key!r}"
 _MSG_BAD_TYPE = "{key!r} must be {expected}"
 _MSG_BAD_SIDE = "{key!r} must be 'a' or 'b', got {value!r}"
@@ -110,7 +110,7 @@ def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
     """
     where = os.fspath(path)
     if Path(where).is_dir():
-        raise InputError(_MSG_MISSING_FILE, path=where)
+        raise InputError(_MSG_A_FOLDER, path=where)
     return _iter_pairs(read_objects(where, what="pairs file"), where)
 
 

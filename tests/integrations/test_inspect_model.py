@@ -178,3 +178,25 @@ def test_inspect_eval_on_the_command_line_finds_the_provider_by_name(offline: di
     log = read_eval_log(str(path))
     assert log.status == "success" and log.eval.model_args == {"mode": "upper"} and len(log.samples) == 6
     assert all(s.output.completion == s.input.upper() for s in log.samples)
+
+
+def test_a_bad_model_spec_is_one_line_that_inspect_prints_without_a_traceback(offline: dict[str, str], tmp_path: Path) -> None:
+    """Review finding: ``--model fairtalk/python:nope.py:reply`` printed a 243-line traceback (bad -T args print one line)."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    with pytest.raises(fairtalk.SpecError, match=r"^fairtalk/python:nope\.py:reply: cannot import 'nope\.py'") as caught:
+        get_model("fairtalk/python:nope.py:reply", memoize=False)
+    assert isinstance(caught.value, PrerequisiteError) and caught.value.message == str(caught.value)
+    inspect_cli = Path(sys.executable).with_name("inspect")
+    command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
+    done = subprocess.run(
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/python:nope.py:reply", "-T", "n_pairs=2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **offline},
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "fairtalk/python:nope.py:reply: cannot import 'nope.py'" in " ".join(output.split())
+    assert "Traceback" not in output, output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ mlflow = pytest.importorskip("mlflow")
 from tests.integrations._toys import SMALL, biased  # noqa: E402
 
 import fairtalk  # noqa: E402
-from fairtalk.errors import InputError  # noqa: E402
+from fairtalk.errors import InputError, SpecError  # noqa: E402
 from fairtalk.integrations._inspect_task import pair_sides  # noqa: E402
 from fairtalk.integrations.mlflow import log_audit, make_metric  # noqa: E402
 
@@ -91,3 +92,109 @@ def test_make_metric_refuses_sides_other_than_a_and_b_naming_them(names: tuple[s
     message = str(caught.value)
     assert f"the side column holds {', '.join(repr(n) for n in sorted(names))};" in message
     assert 'must be "a" or "b"' in message and "col_mapping" in message
+
+
+def _rows(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "gender" / "responses.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_make_metric_with_the_audits_cluster_column_gives_the_audits_p_and_interval(tmp_path: Path, tracking) -> None:
+    """Review finding: the metric took no cluster, so the audit's own responses gave another p and interval than results.json."""
+    pd = pytest.importorskip("pandas")
+    run = fairtalk.audit(model=biased, axes="gender", n_pairs=60, measures=("offense", "length"), out_dir=tmp_path / "out")
+    rows = _rows(tmp_path / "out")
+    assert len({r["cluster"] for r in rows}) < len(rows) // 2  # pairs share dialogues: clustering changes the test
+    frame = pd.DataFrame(
+        {
+            "inputs": [r["context"] for r in rows],
+            "pair_id": [r["pair_id"] for r in rows],
+            "side": [r["side"] for r in rows],
+            "cluster": [r["cluster"] for r in rows],
+            "outputs": [r["response"] for r in rows],
+        }
+    )
+    keys = ("offense_rate", "length")
+
+    def evaluate(data, **config):  # noqa: ANN001, ANN202
+        with mlflow.start_run():
+            metrics = [make_metric(key, measures=("offense", "length")) for key in keys]
+            return mlflow.evaluate(
+                data=data, predictions="outputs", extra_metrics=metrics, evaluators="default", evaluator_config=config
+            ).metrics
+
+    named = evaluate(frame)
+    mapped = evaluate(frame.rename(columns={"cluster": "dialogue"}), col_mapping={"cluster": "dialogue"})
+    unclustered = evaluate(frame.drop(columns="cluster"))
+    for key in keys:
+        audited = run.results["gender"].measure(key)
+        expected = [audited.p_paired, audited.p_adjusted, *audited.ci95]
+        for metrics in (named, mapped):
+            got = [metrics[f"fairtalk_{key}/{name}"] for name in ("p", "p_adjusted", "ci_low", "ci_high")]
+            assert got == pytest.approx(expected, rel=1e-9), key
+        assert unclustered[f"fairtalk_{key}/p"] != pytest.approx(audited.p_paired, rel=1e-3), key  # pairs as units
+
+
+def test_an_empty_cluster_cell_is_a_pair_of_its_own() -> None:
+    sides = list(pair_sides("gender", n_pairs=6))
+    metric = make_metric("offense_rate")
+    texts, ids, names = [biased(s.text) for s in sides], [s.pair_id for s in sides], [s.side for s in sides]
+    by_pair = metric.eval_fn(texts, ids, names, [f"pair:{i}" for i in ids]).aggregate_results
+    empty = metric.eval_fn(texts, ids, names, [None, float("nan")] * (len(sides) // 2)).aggregate_results
+    assert empty == by_pair == metric.eval_fn(texts, ids, names).aggregate_results
+
+
+@pytest.mark.parametrize(
+    ("key", "options", "message"),
+    [
+        (
+            "offense",
+            {},
+            "no result key 'offense' from the measures offense; did you mean 'offense_rate'? (choose from: offense_rate)",
+        ),
+        ("nope_rate", {}, "'nope_rate' names no measure's result key (its measure would be 'nope', which is unknown)"),
+        ("sentiment", {"measures": "sentiment"}, "(choose from: sentiment_negative, sentiment_positive)"),
+        ("offense_rate", {"measures": ("nope",)}, "unknown measure"),
+    ],
+    ids=["a-measure-name", "no-such-measure", "a-measure-of-two-keys", "unknown-measures"],
+)
+def test_make_metric_refuses_a_key_its_measures_do_not_give_when_called(key: str, options: dict, message: str) -> None:
+    """Review finding: ``make_metric("offense")`` raised KeyError, and ``"nope_rate"`` a SpecError, only inside mlflow.evaluate."""
+    with pytest.raises(SpecError) as caught:
+        make_metric(key, **options)
+    assert message in str(caught.value)
+    if key == "nope_rate":
+        assert "offense_rate" in caught.value.choices and "length" in caught.value.choices
+
+
+def test_log_audit_takes_an_axis_results_json_and_names_what_it_cannot_log(tmp_path: Path, tracking) -> None:
+    """Review finding: an axis' results.json "holds no audit"; a prompts analysis said "field 'axis' is missing"; None an AttributeError."""
+    run = fairtalk.audit(model=biased, **SMALL, n_resamples=200, out_dir=tmp_path / "out")
+    run_id = log_audit(tmp_path / "out" / "gender" / "results.json")
+    logged = tracking.get_run(run_id)
+    offense = run.results["gender"].measure("offense_rate")
+    assert logged.data.metrics["gender/offense_rate/p"] == pytest.approx(offense.p_paired)
+    assert "fairtalk/report.md" in {a.path for a in tracking.list_artifacts(run_id, "fairtalk")}
+    assert log_audit(tmp_path / "out" / "run.json") and "fairtalk/model" in tracking.get_run(log_audit(run)).data.params
+    with pytest.raises(TypeError, match="log_audit: audit must be an AuditRun, an AuditResult or the path .* got NoneType"):
+        log_audit(None)
+    with pytest.raises(InputError, match="nope: no such file or folder"):
+        log_audit(tmp_path / "nope")
+    with pytest.raises(InputError, match="holds no audit .*: give the output folder .*, its run.json, or an axis' results.json"):
+        log_audit(tmp_path)
+
+
+def test_log_audit_of_a_prompts_analysis_names_the_mix_up(tmp_path: Path) -> None:
+    from fairtalk.prompts import GroupPair, GroupSet, analyze
+    from fairtalk.report import write_prompts_report
+
+    pd = pytest.importorskip("pandas")
+    rows = [
+        {"group": g, "template": f"t{t}", "seed": 0, "structure": "original", "label": (t + i) % 3 - 1}
+        for t in range(6)
+        for i, g in enumerate(("man", "woman"))
+    ]
+    groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+    write_prompts_report(analyze(pd.DataFrame(rows), groups=groups, n_draws=1, n_resamples=20), tmp_path / "analysis")
+    for given in (tmp_path / "analysis", tmp_path / "analysis" / "results.json"):
+        with pytest.raises(InputError, match=r"analysis(/results.json)?: a `fairtalk prompts analyze` output, not an audit"):
+            log_audit(given)

@@ -38,6 +38,14 @@ RESULTS_FILE = "results.json"
 RESPONSES_FILE = "responses.jsonl"
 _MSG_NOT_A_RUN = "not the output folder of `fairtalk audit` or `fairtalk score`: it holds neither run.json nor results.json"
 _MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk audit -o` or `fairtalk score -o`)"
+_MSG_A_FILE = (
+    "is a file, not an output folder: give the folder of `fairtalk audit -o` or `fairtalk score -o` (for a "
+    "results.json, the folder that holds it)"
+)
+_MSG_PROMPTS = (
+    "a `fairtalk prompts analyze` output, not an audit: compare two prompts analyses "
+    "(fairtalk.pipeline.compare_prompt_analyses), or two audits, not one of each"
+)
 _MSG_NO_RESPONSES = (
     "the responses it was scored from are not there ({paths}); put them beside it as responses.jsonl, "
     "or run compare where `fairtalk score` ran"
@@ -283,13 +291,17 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
     Raises
     ------
     InputError
-        Not such a folder, an unreadable ``run.json``/``results.json`` (too large, not JSON, of another
+        Not such a folder (a file, a prompts analysis), an unreadable ``run.json``/``results.json`` (too large, not JSON, of another
         ``schema_version``, a field of the wrong shape: see :func:`fairtalk.results.read_result_file`),
         or responses that are not there.
     """
+    from fairtalk.compare._prompts import is_prompt_analysis  # it imports this module
+
     folder = Path(path)
     if not folder.is_dir():
-        raise InputError(_MSG_NO_FOLDER, path=str(folder))
+        raise InputError(_MSG_A_FILE if folder.exists() else _MSG_NO_FOLDER, path=str(folder))
+    if is_prompt_analysis(folder):
+        raise InputError(_MSG_PROMPTS, path=str(folder))
     if (folder / RUN_FILE).is_file():
         run = read_result_file(folder / RUN_FILE, "run")
         axes: dict[str, AxisInput] = {}

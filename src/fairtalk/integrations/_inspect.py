@@ -17,17 +17,9 @@ from inspect_ai.solver import TaskState, generate
 
 from fairtalk import Response, ScoreOptions, load_lexicon, score
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.integrations._inspect_model import FairtalkModelAPI
+from fairtalk.integrations._inspect_model import FairtalkModelAPI, InspectOptionError
 from fairtalk.integrations._pair_sides import pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
-
-try:  # inspect's command line prints a PrerequisiteError's message alone, without a traceback
-    from inspect_ai._util.error import PrerequisiteError
-except ImportError:  # a private class of inspect's: where it has moved, the error is a plain SpecError (with a traceback)
-
-    class PrerequisiteError(Exception):  # type: ignore[no-redef]
-        """Stands in for inspect's class of the same name."""
-
 
 __all__ = ["FairtalkModelAPI", "counterfactual", "paired_tests", "response_scores"]
 
@@ -123,12 +115,8 @@ def counterfactual(
         raise TaskOptionError(f"fairtalk/counterfactual: {exc}") from exc
 
 
-class TaskOptionError(SpecError, PrerequisiteError):
+class TaskOptionError(InspectOptionError):
     """A bad option of the task ``fairtalk/counterfactual``: a SpecError, printed by ``inspect eval`` as its message alone."""
-
-    def __init__(self, message: str) -> None:
-        SpecError.__init__(self, message)
-        self.message = message
 
 
 def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:

@@ -23,15 +23,24 @@ import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, StopReason, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from fairtalk.errors import SpecError
+from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models import DecodingSettings, Responder, finish_reason, load_responder
 
-__all__ = ["FairtalkModelAPI", "decoding_settings"]
+try:  # inspect's command line prints a PrerequisiteError's message alone, without a traceback
+    from inspect_ai._util.error import PrerequisiteError
+except ImportError:  # a private class of inspect's: where it has moved, the error is a plain SpecError (with a traceback)
+
+    class PrerequisiteError(Exception):  # type: ignore[no-redef]
+        """Stands in for inspect's class of the same name."""
+
+
+__all__ = ["FairtalkModelAPI", "InspectOptionError", "decoding_settings"]
 
 _MSG_SYSTEM = (
     "fairtalk/{spec}: a system message is not passed on; give the system prompt as the adapter's option "
     "(-M system_prompt=TEXT, model_args={{'system_prompt': TEXT}})"
 )
+_MSG_SPEC = "fairtalk/{spec}: {error}"
 _MSG_TOOLS = "fairtalk/{spec}: fairtalk's models answer text only; this task offers tools"
 #: A fairtalk reply's ``finish_reason`` -> inspect's stop reason (anything else: ``"unknown"``).
 _STOP_REASONS: dict[str | None, StopReason] = {"stop": "stop", "eos": "stop", "length": "max_tokens"}
@@ -54,12 +63,21 @@ def decoding_settings(config: GenerateConfig) -> DecodingSettings:
     return DecodingSettings(**fields)
 
 
+class InspectOptionError(SpecError, PrerequisiteError):
+    """A bad option of fairtalk's in inspect (a model spec, ``-M``, ``-T``): a SpecError, printed by ``inspect eval`` as its message alone."""
+
+    def __init__(self, message: str) -> None:
+        SpecError.__init__(self, message)
+        self.message = message
+
+
 @modelapi(name="fairtalk")
 class FairtalkModelAPI(ModelAPI):
     """The model a fairtalk spec names (``fairtalk/SPEC``), answering one context at a time.
 
     Its model is loaded once, when inspect creates the provider; ``model_args`` are the adapter's
-    options. Calls are answered one at a time, in a worker thread, so the event loop never waits
+    options. A spec or option fairtalk refuses raises :class:`InspectOptionError` (a SpecError),
+    which ``inspect eval`` prints as one line, ``fairtalk/SPEC: why``, without a traceback. Calls are answered one at a time, in a worker thread, so the event loop never waits
     on the model and no adapter is called from two threads at once.
     """
 
@@ -72,7 +90,10 @@ class FairtalkModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        self.responder: Responder = load_responder(model_name, **model_args)
+        try:
+            self.responder: Responder = load_responder(model_name, **model_args)
+        except FairtalkError as exc:  # an unknown spec, a missing file, a bad -M option: one line, not a traceback
+            raise InspectOptionError(_MSG_SPEC.format(spec=model_name, error=exc)) from exc
         self._lock = threading.Lock()
 
     def max_connections(self) -> int:

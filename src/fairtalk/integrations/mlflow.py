@@ -9,7 +9,8 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   folder as artifacts under ``fairtalk/``.
 - :func:`make_metric` is an ``extra_metrics`` entry for ``mlflow.evaluate``: it sees every row,
   pairs them by a pair-id and a side column, and reports fairtalk's paired test of one result key
-  (``gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``detected``).
+  (``gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``detected``), clustered by dialogue
+  when the data has a ``cluster`` column, as an audit's ``responses.jsonl`` has.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from fairtalk import AuditResult, AuditRun, Response, score
-from fairtalk.errors import FairtalkError, InputError
+from fairtalk import AuditResult, AuditRun, Response, ScoreOptions, load_lexicon, score
+from fairtalk.config import JUDGE_PREFIX
+from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.measures import Judge, build_default, build_measure
+from fairtalk.pipeline import is_prompt_analysis
 
 if TYPE_CHECKING:
     from mlflow.models import EvaluationMetric
@@ -29,7 +33,23 @@ if TYPE_CHECKING:
 __all__ = ["audit_metrics", "audit_params", "log_audit", "make_metric"]
 
 _MSG_MISSING = "fairtalk's MLflow logging needs mlflow: pip install 'fairtalk[mlflow]'"
-_MSG_NO_FOLDER = "{path} holds no audit (no run.json or results.json)"
+_MSG_NO_FOLDER = (
+    "holds no audit (no run.json or results.json): give the output folder of `fairtalk audit -o` or "
+    "`fairtalk score -o`, its run.json, or an axis' results.json"
+)
+_MSG_NOT_FOUND = "no such file or folder (give the output folder of `fairtalk audit -o` or `fairtalk score -o`)"
+_MSG_PROMPTS = (
+    "a `fairtalk prompts analyze` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
+)
+_MSG_AUDIT_TYPE = (
+    "log_audit: audit must be an AuditRun, an AuditResult or the path of an audit's output folder (or of its "
+    "run.json or results.json), got {type}"
+)
+_MSG_UNKNOWN_KEY = "make_metric: no result key {key!r} from the measures {measures}"
+_MSG_NO_MEASURE = (
+    "make_metric: {key!r} names no measure's result key (its measure would be {name!r}, which is unknown); name the "
+    "measures with measures=... (result keys of the default measures of {axis!r})"
+)
 _MSG_BAD_SIDES = (
     'fairtalk_{key}: the side column holds {found}; each row\'s side must be "a" or "b" '
     '(another column through evaluator_config={{"col_mapping": {{"side": ...}}}})'
@@ -85,11 +105,20 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
 
 
 def _read(path: Path) -> AuditRun | AuditResult:
+    """The audit of an output folder, of its ``run.json``, or of an axis' (or a score's) ``results.json``."""
+    if path.is_file():
+        if path.name == "results.json" and is_prompt_analysis(path.parent):
+            raise InputError(_MSG_PROMPTS, path=str(path))
+        return AuditRun.read_json(path) if path.name == "run.json" else AuditResult.read_json(path)
+    if not path.is_dir():
+        raise InputError(_MSG_NOT_FOUND, path=str(path))
     if (path / "run.json").is_file():
         return AuditRun.read_json(path / "run.json")
+    if is_prompt_analysis(path):
+        raise InputError(_MSG_PROMPTS, path=str(path))
     if (path / "results.json").is_file():
         return AuditResult.read_json(path / "results.json")
-    raise FairtalkError(_MSG_NO_FOLDER.format(path=path))
+    raise InputError(_MSG_NO_FOLDER, path=str(path))
 
 
 def log_audit(
@@ -104,12 +133,13 @@ def log_audit(
     ----------
     audit : AuditRun, AuditResult or path
         A result, or the output folder of ``fairtalk audit`` / ``fairtalk score`` (its report is
-        then logged too).
+        then logged too), or a result file in it: ``run.json``, or an axis' ``results.json`` (its
+        folder's report is logged).
     run_id : str, optional
         The MLflow run to log to (default: the active run, else a new run, ended afterwards).
     report_dir : path, optional
         The report folder to log as artifacts under ``fairtalk/`` (default: the folder given as
-        ``audit``, else the run's ``out_dir``; none for a result without one).
+        ``audit`` (a file's folder), else the run's ``out_dir``; none for a result without one).
 
     Returns
     -------
@@ -118,17 +148,24 @@ def log_audit(
 
     Raises
     ------
+    TypeError
+        ``audit`` is none of these.
     FairtalkError
-        mlflow is not installed, or the folder holds no audit.
+        mlflow is not installed.
+    InputError
+        No such path, a folder that holds no audit (or a prompts analysis), or an unreadable result file.
     """
+    if not isinstance(audit, (AuditRun, AuditResult, str, os.PathLike)):
+        raise TypeError(_MSG_AUDIT_TYPE.format(type=type(audit).__name__))
     try:
         import mlflow
     except ModuleNotFoundError as exc:
         raise FairtalkError(_MSG_MISSING) from exc
     folder = Path(report_dir) if report_dir is not None else None
     if isinstance(audit, (str, os.PathLike)):
-        folder = folder or Path(audit)
-        audit = _read(Path(audit))
+        given = Path(audit)
+        folder = folder or (given.parent if given.is_file() else given)
+        audit = _read(given)
     elif folder is None and isinstance(audit, AuditRun) and audit.config.get("out_dir"):
         folder = Path(str(audit.config["out_dir"]))
     active = mlflow.active_run()
@@ -153,6 +190,67 @@ def log_audit(
     return run_id
 
 
+def _never_asked(prompts: list[str]) -> list[str | BaseException]:
+    raise RuntimeError("a judge built for its result keys only was asked")  # pragma: no cover (never called)
+
+
+def _result_keys(axis: str, options: ScoreOptions) -> list[str]:
+    """The result keys the measures of ``options`` give on ``axis`` (a judge's without its model), in order."""
+    measure_options = options.measure_options(load_lexicon(axis))
+    if options.measures is None:
+        built = build_default(measure_options)
+    else:
+        built = [
+            Judge(_never_asked)
+            if isinstance(m, str) and m.startswith(JUDGE_PREFIX)
+            else build_measure(m, measure_options)
+            if isinstance(m, str)
+            else m
+            for m in options.measures
+        ]
+    return [key for measure in built for key in measure.keys]
+
+
+def _metric_options(key: str, axis: str, measures: str | Sequence[str] | None, n_resamples: int, alpha: float) -> ScoreOptions:
+    """The scoring options of :func:`make_metric`; SpecError for a bad option, or a key its measures do not give."""
+    if not isinstance(key, str):
+        raise TypeError(f"make_metric: key must be a result key (a str such as 'offense_rate'), got {type(key).__name__}")
+    chosen = measures if measures is not None else (key.removesuffix("_rate"),)
+    try:
+        options = ScoreOptions.from_mapping({"measures": chosen, "n_resamples": n_resamples, "alpha": alpha})
+    except SpecError as exc:
+        if measures is not None or exc.given != chosen[0]:
+            raise
+        keys = _result_keys(axis, ScoreOptions())
+        raise SpecError(_MSG_NO_MEASURE.format(key=key, name=chosen[0], axis=axis), choices=keys, given=key) from exc
+    keys = _result_keys(axis, options)
+    if key not in keys:
+        named = ", ".join(chosen) if not isinstance(chosen, str) else chosen
+        raise SpecError(_MSG_UNKNOWN_KEY.format(key=key, measures=named), choices=keys, given=key)
+    return options
+
+
+def _missing(value: object) -> bool:
+    """A row's empty cell: None, NaN, or pandas' NA."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
+
+
+def _responses(
+    key: str, predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None
+) -> list[Response]:
+    """The rows as responses (a row's cluster, where it names one, in ``extra``); InputError for a side not ``a``/``b``."""
+    sides = [str(s) for s in side]
+    other = sorted(set(sides) - set(_SIDES))  # then each side is "a" or "b"
+    if other:
+        found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
+    clusters = [None] * len(sides) if cluster is None else list(cluster)
+    return [
+        Response(str(i), "a" if s == "a" else "b", "", str(text), () if _missing(c) else (("cluster", str(c)),))
+        for text, i, s, c in zip(predictions, pair_id, sides, clusters)
+    ]
+
+
 def make_metric(
     key: str,
     *,
@@ -164,15 +262,26 @@ def make_metric(
     """An ``mlflow.evaluate`` metric: fairtalk's paired test of result key ``key`` over every evaluated row.
 
     The evaluation data must hold both sides of each pair, in columns ``pair_id`` (the pair's id)
-    and ``side`` (``a`` or ``b``; other names through ``evaluator_config={"col_mapping": ...}``);
-    the predictions are the answers. Its results are ``fairtalk_<key>/gap``, ``ci_low``,
-    ``ci_high``, ``p``, ``p_adjusted`` and ``detected`` (1 when a difference is detected).
-    ``measures`` defaults to the measure of that name (``offense`` for ``offense_rate``).
+    and ``side`` (``a`` or ``b``); the predictions are the answers. A ``cluster`` column (the
+    dialogue each pair came from, as an audit's ``responses.jsonl`` names it) makes the dialogues,
+    not the pairs, the units of the test and interval, as ``fairtalk audit`` and ``fairtalk score``
+    do: the same responses then give the same p and interval as the audit's ``results.json``.
+    Without it (or on a row whose cell is empty) each pair is a unit of its own: pairs of one
+    dialogue are taken as independent, which gives narrower intervals and smaller p-values than
+    the audit's when they share dialogues. Other column names go through
+    ``evaluator_config={"col_mapping": {"pair_id": ..., "side": ..., "cluster": ...}}``.
+
+    Its results are ``fairtalk_<key>/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted`` and
+    ``detected`` (1 when a difference is detected). ``measures`` defaults to the measure of that
+    name (``offense`` for ``offense_rate``); ``p_adjusted`` is corrected over their keys.
 
     Raises
     ------
     FairtalkError
         mlflow is not installed.
+    SpecError
+        At once: ``key`` is no result key of the measures (the message names the valid keys), an
+        unknown measure, or a bad ``n_resamples`` or ``alpha``.
     InputError
         From the metric, when ``mlflow.evaluate`` runs it: a side other than ``a`` or ``b`` (the
         message names the values found and those accepted).
@@ -182,19 +291,16 @@ def make_metric(
         from mlflow.models import make_metric as mlflow_make_metric
     except ModuleNotFoundError as exc:
         raise FairtalkError(_MSG_MISSING) from exc
-    chosen = measures if measures is not None else (key.removesuffix("_rate"),)
+    options = _metric_options(key, axis, measures, n_resamples, alpha)
 
-    def eval_fn(predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str]) -> MetricValue:
-        sides = [str(s) for s in side]
-        other = sorted(set(sides) - set(_SIDES))  # then each side is "a" or "b"
-        if other:
-            found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
-            raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
-        responses = [Response(str(i), "a" if s == "a" else "b", "", str(text)) for text, i, s in zip(predictions, pair_id, sides)]
+    def eval_fn(
+        predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None = None
+    ) -> MetricValue:
+        responses = _responses(key, predictions, pair_id, side, cluster)
         complete = len({r.pair_id for r in responses if r.side == "a"} & {r.pair_id for r in responses if r.side == "b"})
         if complete < 2:  # mlflow first tries each metric on the first row alone
             return MetricValue(aggregate_results={"n_pairs": float(complete)})
-        m = score(responses, axis=axis, measures=chosen, n_resamples=n_resamples, alpha=alpha).measure(key)
+        m = score(responses, axis=axis, options=options).measure(key)
         gap = None if m.a is None or m.b is None else m.a - m.b
         results = {"gap": gap, "ci_low": m.ci95[0], "ci_high": m.ci95[1], "p": m.p_paired, "p_adjusted": m.p_adjusted}
         finite = {name: float(value) for name, value in results.items() if value is not None and math.isfinite(value)}

@@ -70,6 +70,10 @@ from fairtalk.report._table import (
 )
 from fairtalk.results import AuditResult
 
+_MSG_RESULT_TYPE = (
+    "write_report: result must be an AuditResult (fairtalk.score's result, or an AuditRun's results[AXIS]), got {type}"
+)
+
 __all__ = [
     "jsonable",
     "render_json",
@@ -169,11 +173,15 @@ def write_report(
 
     Raises
     ------
+    TypeError
+        ``result`` is not an AuditResult (before anything is written).
     SpecError
         An unknown format (before anything is written).
     OutputError
         ``out_dir`` is a file, or a file cannot be written (what was there stays as it was).
     """
+    if not isinstance(result, AuditResult):
+        raise TypeError(_MSG_RESULT_TYPE.format(type=type(result).__name__))
     formats = check_formats(formats)
     folder = Path(out_dir)
     with staged(folder) as staging:
