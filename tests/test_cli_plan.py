@@ -602,3 +602,18 @@ def test_plan_says_rates_in_pp_and_disagreements_in_the_units_score_uses(tmp_pat
         assert f"warning: only 5 labelled {unit} in {results} disagree with the scorer" in text
     floor = runner.invoke(app, ["plan", "--gold", "0.001", "--measure", "offense_rate", "--results", str(results)])
     assert floor.exit_code == 2 and "no number of labels gives ±0.1 pp" in " ".join(floor.stderr.split())
+
+
+def test_plan_gate_says_on_a_counts_line_when_it_needs_more_pairs_than_the_corpus(tmp_path) -> None:  # noqa: ANN001
+    """Every line beyond the corpus says so on that line, not only the summary (a count's normal formula included)."""
+    results = tmp_path / "results.json"
+    row = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 0.5, "primary": True}
+    small = {**row, "equivalence_margin": 5.0}
+    results.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": {"length": row, "words": small}}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    length = text[text.index("length (count):") : text.index("words (count):")]
+    words = text[text.index("words (count):") : text.index("the gate needs")]
+    assert _gate_pairs(result.output)["length"] > 1470 and "; more than the 1,470 pairs the built-in gender axis gives" in length
+    assert "more than" not in words, words

@@ -1079,18 +1079,20 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         "a rate's from the exact power of its own rule where its discordant pairs are few: under 10 discordant units, "
         "dialogues where the audit clusters, an exact bound on each direction's share of units decides):"
     )
-    needs = []
-    for row in rows:
-        n, line = _gate_need(row, alpha, power)
-        say(line)
-        if n is not None:
-            needs.append(n)
     sizes = next((row.cluster_sizes for row in rows if row.cluster_sizes), ())
     if results is not None and sizes:  # the pilot's own corpus
         corpus, dialogues = sum(m * count for m, count in sizes), sum(count for _, count in sizes)
         whose = "the pilot's corpus gives"
     else:
         corpus, dialogues, whose = BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES, "the built-in gender axis gives"
+    needs = []
+    for row in rows:
+        n, line = _gate_need(row, alpha, power)
+        if n is not None and n > corpus and not any(said in line for said in _SAID_BEYOND):
+            line += f"; more than the {corpus:,} pairs {whose}"
+        say(line)
+        if n is not None:
+            needs.append(n)
     if needs:
         most = max(needs)
         within = "within" if most <= corpus else "more than"
@@ -1110,6 +1112,10 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     pilot_sizes = sizes if results is not None else BUILTIN_GENDER_DIALOGUE_SIZES
     say(_identical_text(alpha, power, pilot_sizes, results is not None))
     say(f"from {source}")
+
+
+#: What a line that plans beyond the corpus already says of it (else :func:`_gate` says so at its end).
+_SAID_BEYOND = ("were the corpus larger", "more than the corpus holds")
 
 
 def _pilot_text(pilot: tuple[int, int] | None) -> str:
