@@ -201,7 +201,7 @@ def test_plan_gate_from_the_builtin_spreads_states_the_default_margins() -> None
         "sentiment_positive (rate): 2,892 pairs (about 410 dialogues, were the corpus larger in the same proportions) "
         "at margin ±2 pp"
     ) in text
-    assert "default margins: rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10%" in text
+    assert "default margins: rates ±2 pp, counts ±0.1 sd of the scores, corpus measures ±10%" in text
     assert "identical answers on both sides pass at 149 units or more: pairs, or dialogues where the audit clusters" in text
 
 
@@ -503,3 +503,117 @@ def test_plan_says_a_rate_effect_and_mde_in_pp_as_the_audit_does(tmp_path) -> No
     assert "its minimum detectable effect was 6.10 pp" in said
     assert "0.05 with power" not in said
     assert "(0.01 = 1 pp of a rate)" in " ".join(runner.invoke(app, ["plan", "--help"]).output.split())
+
+
+def _few_differing_pilot(tmp_path) -> str:  # noqa: ANN001
+    """A 200-pair pilot like builtin:echo's: one pair of 200 differs in family_words (by 1), the rest alike."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+
+    row = {
+        "kind": "count",
+        "sd_difference": 200**-0.5,  # one difference of 1 in 200: sd sqrt(1/200) (n - 1 in the denominator, about)
+        "a": 0.32,
+        "b": 0.315,
+        "design_effect": 1.01,
+        "equivalence_margin": 0.05723,
+        "p_equivalence": 2e-14,
+        "verdict": "equivalent",
+        "primary": True,
+    }
+    data = {
+        "n_pairs": 200,
+        "n_clusters": 94,
+        "corpus_dialogue_sizes": [list(size) for size in BUILTIN_GENDER_DIALOGUE_SIZES],
+        "alpha": 0.05,
+        "measures": {"family_words": row},
+    }
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(data))
+    return str(results)
+
+
+def test_plan_gate_plans_a_count_with_few_differing_pairs_by_the_audits_own_rule(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: one differing pair in 200 planned 15 pairs by the normal formula; echo audits of 15-60 pairs
+    held no differing pair and failed (the identical-answers bound needs 149 dialogues). The size now counts the chance
+    a sample holds a differing pair, and the line says which rule sets it."""
+    from fairtalk.cli._plan import _few_power
+
+    result = runner.invoke(app, ["plan", "--gate", "--results", _few_differing_pilot(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    n = _gate_pairs(result.output)["family_words"]
+    share = 1 / 200
+    # a sample holds a differing pair with chance 1 - (1 - share)^n: the power of any rule below 572 pairs is at most that
+    assert 1 - (1 - share) ** n >= 0.8 > 1 - (1 - share) ** (n // 2), n
+    assert "the exact power of the audit's own rule" in text and "set by the TOST on the few pairs that differ" in text
+    assert "the normal formula's 15 pairs would hold 0.075" in text
+    power, identical = _few_power(n, share, 0.05723, 0.05, 1.01, 10**9)
+    assert power >= 0.8 and identical == 0.0
+    # with none differing the identical-answers bound decides: its pairs are the floor where the TOST cannot pass
+    assert _few_power(60, share, 0.05723, 0.05, 1.0, 10**9)[0] < 0.3
+    assert _few_power(600, 0.0001, 0.05723, 0.05, 1.0, 572) == pytest.approx(((1 - 0.0001) ** 600 + 0.06, 0.94), abs=0.01)
+
+
+def test_plan_gate_says_on_its_line_when_identical_answers_need_more_dialogues_than_the_corpus(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: career_words needed 300 dialogues "(about 1,684 pairs: a sample of the corpus' 1,470 pairs spans
+    that many ...)" of a corpus of 206 dialogues, and the line did not say so."""
+    results = _identical_pilot(tmp_path)
+    data = json.loads(open(results).read())
+    data["measures"]["career_words"].update(equivalence_margin=0.1, p_equivalence=0.99**153)  # share 1%: 299 dialogues
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    result = runner.invoke(app, ["plan", "--gate", "--results", results])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    line = text[text.index("career_words (count):") : text.index("distinct_1 (corpus):")]
+    assert "career_words (count): 299 dialogues" in line and "more than the corpus holds: it has 206 dialogues" in line
+    assert "a sample of the corpus' 1,470 pairs spans" not in line
+    offense = text[text.index("offense_rate (rate):") : text.index("career_words")]  # 149 of 206: within
+    assert "a sample of the corpus' 1,470 pairs spans that many" in offense and "more than the corpus" not in offense
+
+
+def test_plan_gold_plans_at_least_two_labels_and_a_rates_half_width_within_one() -> None:
+    """Review finding: plan --gold 5 --measure offense_rate --sd 0.3 said "1 labelled pairs give ... ±5"."""
+    wide = runner.invoke(app, ["plan", "--gold", "5", "--measure", "offense_rate", "--sd", "0.3"])
+    assert wide.exit_code == 2 and "--gold for 'offense_rate', a rate," in wide.stderr and "(0, 1]" in wide.stderr
+    for args in (["--gold", "1", "--measure", "offense_rate"], ["--gold", "5", "--measure", "length"]):
+        done = runner.invoke(app, ["plan", *args, "--sd", "0.3"])
+        text = " ".join(done.output.split())
+        assert done.exit_code == 0 and "2 labelled pairs (at least 2: score --gold needs 2" in text, done.output
+
+
+def test_plan_says_rates_in_pp_and_disagreements_in_the_units_score_uses(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: plan --gold said "±0.05 for the labelled gap" where score --gold says pp, the gate's footer
+    "rates ±0.02", and the warning "only 5 labelled pairs" where score said "only 5 labelled dialogues"."""
+    gate = runner.invoke(app, ["plan", "--gate"])
+    assert "default margins: rates ±2 pp, counts" in " ".join(gate.output.split())
+    ppi = {
+        **{"estimate": 0.02, "ci95": [-0.02, 0.06], "p": 0.3, "n_items": 200, "lam": 0.01, "scorer_estimate": 0.0},
+        **{"labels_estimate": 0.02, "labels_ci95": [-0.02, 0.06], "effective_labels": None, "method": "labels alone"},
+        **{"se": 0.02, "n_labels": 100, "se_labelled": 0.0199, "se_scorer": 0.002, "n_disagreements": 5},
+    }
+    row = {"kind": "rate", "sd_difference": 0.2, "a": 0.1, "b": 0.1, "primary": True, "ppi": ppi}
+    for clusters, unit in ((40, "dialogues"), (None, "pairs")):
+        results = tmp_path / f"results{clusters}.json"
+        results.write_text(json.dumps({"n_pairs": 100, "n_clusters": clusters, "measures": {"offense_rate": row}}))
+        done = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--results", str(results)])
+        text = " ".join(done.output.split())
+        assert done.exit_code == 0 and "give a 95% interval of ±5 pp for the labelled gap" in text, done.output
+        assert "the scorer's own term, ±0.392 pp, is a floor" in text
+        assert f"warning: only 5 labelled {unit} in {results} disagree with the scorer" in text
+    floor = runner.invoke(app, ["plan", "--gold", "0.001", "--measure", "offense_rate", "--results", str(results)])
+    assert floor.exit_code == 2 and "no number of labels gives ±0.1 pp" in " ".join(floor.stderr.split())
+
+
+def test_plan_gate_says_on_a_counts_line_when_it_needs_more_pairs_than_the_corpus(tmp_path) -> None:  # noqa: ANN001
+    """Every line beyond the corpus says so on that line, not only the summary (a count's normal formula included)."""
+    results = tmp_path / "results.json"
+    row = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 0.5, "primary": True}
+    small = {**row, "equivalence_margin": 5.0}
+    results.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": {"length": row, "words": small}}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    length = text[text.index("length (count):") : text.index("words (count):")]
+    words = text[text.index("words (count):") : text.index("the gate needs")]
+    assert _gate_pairs(result.output)["length"] > 1470 and "; more than the 1,470 pairs the built-in gender axis gives" in length
+    assert "more than" not in words, words

@@ -194,11 +194,11 @@ def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
     )
     floor = 1.959963984540054 * ppi["se_scorer"]  # the scorer's own term: labels cannot lower it
     if floor >= 0.02:
-        assert planned.exit_code == 2 and "no number of labels gives ±0.02" in " ".join(planned.stderr.split())
+        assert planned.exit_code == 2 and "no number of labels gives ±2 pp" in " ".join(planned.stderr.split())
     else:
         assert planned.exit_code == 0, planned.output
         needed = labels_needed(math.sqrt(0.02**2 - floor**2), ppi["se_labelled"] * ppi["n_labels"] ** 0.5)
-        assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±0.02" in " ".join(planned.output.split())
+        assert f"offense_rate: {needed:,} labelled pairs give a 95% interval of ±2 pp" in " ".join(planned.output.split())
     by_sd = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--sd", "0.3"])
     assert by_sd.exit_code == 0 and "139 labelled pairs" in by_sd.output
     for args, message in (
@@ -243,7 +243,7 @@ def test_plan_gold_from_labels_that_all_agree_plans_the_labels_alone(tmp_path: P
     planned = runner.invoke(app, ["plan", "--gold", "0.05", "--measure", "offense_rate", "--results", str(out)])
     text = " ".join(planned.output.split())
     needed = labels_needed(0.05, ppi["se_labelled"] * 60**0.5)
-    assert planned.exit_code == 0 and f"{needed:,} labelled pairs give a 95% interval of ±0.05" in text, planned.output
+    assert planned.exit_code == 0 and f"{needed:,} labelled pairs give a 95% interval of ±5 pp" in text, planned.output
     assert "a floor more labels cannot lower" not in text and "its estimate is the labels' alone" in text
     # Review finding: the labels' own spread was called the "spread of the scorer's per-pair error"
     assert f"(spread of the labels' own per-pair gap {ppi['se_labelled'] * 60**0.5:.4g}, from {out}" in text

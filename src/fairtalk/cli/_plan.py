@@ -44,6 +44,12 @@ _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
 _MSG_RATE_EFFECT = (
     "--effect for {name!r}, a rate, is a difference of shares of responses and must be in (0, 1] (0.05 = 5 pp), got {effect!r}"
 )
+_MSG_RATE_GOLD = (
+    "--gold for {name!r}, a rate, is the half-width of an interval on a difference of shares of responses and must be "
+    "in (0, 1] (0.05 = 5 pp), got {half!r}"
+)
+#: The fewest labelled pairs ``score --gold`` takes for a labelled estimate (``fairtalk.inference``'s WARN_FEW).
+LEAST_LABELS = 2
 _MSG_NO_PPI = "{path} has no labelled estimate of {name!r}: run score --gold FILE first, or give --sd"
 _MSG_NO_ERROR_SPREAD = (
     "say how much the scorer's per-pair error varies: --results FILE of a run with --gold, or --sd SD "
@@ -107,7 +113,7 @@ BUILTIN_SPREADS: dict[str, tuple[str, float, float, float]] = {
 }
 _GATE_SOURCE_BUILTIN = (
     "spreads of the bare audit (builtin:minilm-retrieval on builtin:chitchat, gender, 1,470 pairs); default margins: "
-    "rates ±0.02, counts ±0.1 sd of the scores, corpus measures ±10% of their value. Give --results FILE of a pilot "
+    "rates ±2 pp, counts ±0.1 sd of the scores, corpus measures ±10% of their value. Give --results FILE of a pilot "
     "run of your model for its own spreads"
 )
 
@@ -224,7 +230,7 @@ class _GateRow:
     sd: float | None
     margin: float | None
     deff: float
-    discordance: float | None = None  # the share of pairs whose sides differ (rates)
+    discordance: float | None = None  # the share of pairs whose sides differ (rates); a count's mean square difference
     rate: float | None = None  # each side's rate (rates)
     pairs_per_unit: float = 1.0  # pairs per dialogue where the audit clusters
     cluster_sizes: tuple[tuple[int, int], ...] = ()  # the corpus' dialogues by size, where known (the built-in axis)
@@ -367,7 +373,22 @@ def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow],
             )
         else:
             share = _identical_share(row, margin, n_clusters if clustered else n_pairs)
-            out.append(_GateRow(key, kind, sd, margin, deff, None, None, per_unit, sizes, pilot_gap=gap, identical_share=share))
+            out.append(
+                _GateRow(
+                    key,
+                    kind,
+                    sd,
+                    margin,
+                    deff,
+                    _discordance(sd, n_pairs, row.get("a"), row.get("b")),
+                    None,
+                    per_unit,
+                    sizes,
+                    pilot_pairs=n_pairs,
+                    pilot_gap=gap,
+                    identical_share=share,
+                )
+            )
     if not out:
         fail(_MSG_NO_PILOT_MEASURES.format(path=path, which="primary " if measures else ""))
     losses = _loss_row(data, n_pairs, sizes if clustered else ())
@@ -728,11 +749,8 @@ def _dialogues(n: int, row: _GateRow) -> str:
 def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
     """The pairs one primary measure needs for the gate (None: cannot plan it), and the line that says so."""
     from fairtalk.stats import (
-        FEW_DISCORDANT,
-        POWER_TOLERANCE,
         pairs_for_equivalence,
         pairs_for_rate_equivalence,
-        power_rate_equivalence,
     )
 
     key, kind, sd, margin = row.key, row.kind, row.sd, row.margin
@@ -765,44 +783,141 @@ def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, s
             n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=row.deff)
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=key, reason=err)
+    if kind == "count" and (few := _few_differing_need(row, n, alpha, power)) is not None:
+        return few
     margin_text = f"±{100 * margin:.3g} pp" if kind in ("rate", "corpus") else f"±{margin:.4g}"
     how = f"sd of A - B {sd:.4g}, {_deff_text(row.deff)}"
     if rated:
         assert row.discordance is not None
-        exact = n * row.discordance < FEW_DISCORDANT
-        basis = "normal formula"
-        if exact:
-            reached = power_rate_equivalence(
-                n,
-                row.discordance,
-                float(margin),
-                alpha=alpha,
-                rate=row.rate,
-                design_effect=row.deff,
-                pairs_per_unit=row.pairs_per_unit,
-                cluster_sizes=row.cluster_sizes,
-            )
-            basis = f"exact power of its test, {reached:.2f} at this size"
-            if reached < power:  # the first size to reach the target jumps too far past it: the tooth before it
-                basis += f" (the next size to reach {power:.2f} jumps past {power + POWER_TOLERANCE:.2f})"
-            if abs(reached - power) > POWER_TOLERANCE / 2 and n > 1:  # the power jumps here: one more discordant count passes
-                below = power_rate_equivalence(
-                    n - 1,
-                    row.discordance,
-                    float(margin),
-                    alpha=alpha,
-                    rate=row.rate,
-                    design_effect=row.deff,
-                    pairs_per_unit=row.pairs_per_unit,
-                    cluster_sizes=row.cluster_sizes,
-                )
-                basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
+        basis = _rate_basis(row, n, alpha, power)
         how = (
             f"{basis}; discordant share {row.discordance:.3%}, about {n * row.discordance:.3g} discordant pairs; "
             f"{_deff_text(row.deff)}"
         )
         return n, f"  {key} ({kind}): {n:,} pairs{_dialogues(n, row)} at margin {margin_text} ({how})"
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
+
+
+#: A count key whose pilot leaves fewer differing pairs than this at the normal formula's size is planned by the exact
+#: power of the audit's own rule on a sample (:func:`_few_differing_need`): few differing pairs decide, not the spread.
+FEW_DIFFERING = 10
+#: The most pairs :func:`_few_differing_need` searches: beyond, no audit plans it.
+_FEW_DIFFERING_MOST = 10**6
+
+
+def _differing_share_of_count(row: _GateRow) -> float | None:
+    """A count key's share of pairs that differ in the pilot, taking each to differ by 1: its mean square difference.
+
+    ``sd² (n - 1) / n + gap²`` (the pilot's mean of ``(A - B)²``, :func:`_discordance`): the share exactly where every differing pair
+    differs by 1 (a count of words or tokens moves by 1 at the least, so at most this share differ). None where
+    the pilot's pairs or its gap are not known.
+    """
+    if row.discordance is not None:
+        return row.discordance
+    if row.sd is None or not row.pilot_pairs or not math.isfinite(row.sd):
+        return None
+    n = row.pilot_pairs
+    return min(1.0, row.sd**2 * (n - 1) / n)
+
+
+def _few_power(n: int, share: float, margin: float, alpha: float, deff: float, identical_pairs: int) -> tuple[float, float]:
+    """The chance the audit's rule passes a fair count key on ``n`` pairs, ``share`` of them differing by ±1 at random.
+
+    With no pair differing (chance ``(1 - share)^n``) the identical-answers bound decides: it passes from
+    ``identical_pairs``. With ``k`` differing, ``j`` of them A above B, the paired TOST (t on ``n - 1`` df, the
+    standard error widened by ``deff``) passes where ``|mean| + t SE < margin``; it has no interval with no spread.
+    Returns (power, the part of it from samples with no differing pair).
+    """
+    import numpy as np
+    from scipy.stats import binom
+    from scipy.stats import t as student_t
+
+    identical = float((1 - share) ** n) if n >= identical_pairs else 0.0
+    high = int(binom.isf(1e-9, n, share)) + 1
+    t = float(student_t.ppf(1 - alpha, max(n - 1, 1)))
+    total = identical
+    for k in range(1, min(n, high) + 1):
+        j = np.arange(k + 1)
+        mean = (2 * j - k) / n
+        var = np.maximum(k - n * mean**2, 0.0) / max(n - 1, 1)
+        se = np.sqrt(var * max(1.0, deff) / n)
+        passes = (se > 0) & (np.abs(mean) + t * se < margin)
+        total += float(binom.pmf(k, n, share) * np.sum(binom.pmf(j, k, 0.5) * passes))
+    return total, identical
+
+
+def _rate_basis(row: _GateRow, n: int, alpha: float, power: float) -> str:
+    """How a rate's pairs were planned: the normal formula, or the exact power of its own rule where discordant pairs are few."""
+    from fairtalk.stats import FEW_DISCORDANT, POWER_TOLERANCE, power_rate_equivalence
+
+    assert row.discordance is not None and row.margin is not None
+    margin = row.margin
+    if n * row.discordance >= FEW_DISCORDANT:
+        return "normal formula"
+    reached = power_rate_equivalence(
+        n,
+        row.discordance,
+        float(margin),
+        alpha=alpha,
+        rate=row.rate,
+        design_effect=row.deff,
+        pairs_per_unit=row.pairs_per_unit,
+        cluster_sizes=row.cluster_sizes,
+    )
+    basis = f"exact power of its test, {reached:.2f} at this size"
+    if reached < power:  # the first size to reach the target jumps too far past it: the tooth before it
+        basis += f" (the next size to reach {power:.2f} jumps past {power + POWER_TOLERANCE:.2f})"
+    if abs(reached - power) > POWER_TOLERANCE / 2 and n > 1:  # the power jumps here: one more discordant count passes
+        below = power_rate_equivalence(
+            n - 1,
+            row.discordance,
+            float(margin),
+            alpha=alpha,
+            rate=row.rate,
+            design_effect=row.deff,
+            pairs_per_unit=row.pairs_per_unit,
+            cluster_sizes=row.cluster_sizes,
+        )
+        basis += f", {below:.2f} at {n - 1:,} (it jumps here)"
+    return basis
+
+
+def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) -> tuple[int | None, str] | None:
+    """A count key with few differing pairs: the size at which the audit's own rule passes a fair model (None: not few).
+
+    The normal formula (:func:`fairtalk.stats.pairs_for_equivalence`) takes the pilot's spread to hold on any
+    sample; where the pilot's differing share leaves under :data:`FEW_DIFFERING` differing pairs at its size,
+    a sample may hold none (the audit then needs the identical-answers bound's units) or too few for the TOST to
+    pass. The size is the fewest pairs from the normal formula's up where :func:`_few_power` reaches ``power``.
+    """
+    from dataclasses import replace
+
+    share = _differing_share_of_count(row)
+    if share is None or not 0 < share < 1 or row.margin is None or normal * share >= FEW_DIFFERING:
+        return None
+    ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
+    identical_pairs = ident if ident is not None else _FEW_DIFFERING_MOST + 1
+    margin = float(row.margin)
+    n = normal
+    while (reached := _few_power(n, share, margin, alpha, row.deff, identical_pairs))[0] < power:
+        if n >= _FEW_DIFFERING_MOST:
+            return None, _MSG_BEYOND.format(
+                key=row.key, reason=f"the audit's rule does not reach power {power:.2f} on {n:,} pairs"
+            )
+        n = min(_FEW_DIFFERING_MOST, max(n + 1, math.ceil(n * 1.02), identical_pairs if n < identical_pairs <= n * 1.02 else 0))
+    total, identical = reached
+    rule = (
+        "the identical-answers bound (most samples hold no differing pair)"
+        if identical >= total / 2
+        else "the TOST on the few pairs that differ"
+    )
+    how = (
+        f"the exact power of the audit's own rule, {total:.2f} at this size, set by {rule}: the pilot's sd of A - B "
+        f"{row.sd:.4g} is {share:.3%} of pairs differing by 1, about {n * share:.3g} in a sample of this size, and the "
+        f"normal formula's {normal:,} pairs would hold {normal * share:.2g}; a sample with none passes only by the "
+        f"identical-answers bound, from {identical_pairs:,} pairs ({identical:.2f} of the power); {_deff_text(row.deff)}"
+    )
+    return n, f"  {row.key} (count): {n:,} pairs{_dialogues(n, row)} at margin ±{margin:.4g} ({how})"
 
 
 def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = False) -> tuple[int | None, str]:
@@ -828,8 +943,14 @@ def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = Fa
         f"{{units}} that could differ below {100 * share:.3g}%" + (", whatever the margin" if corpus else "")
     )
     if row.cluster_sizes:
-        total = sum(m * count for m, count in row.cluster_sizes)
-        size = f"{units:,} dialogues (about {n:,} pairs: a sample of the corpus' {total:,} pairs spans that many with power {power:.0%})"
+        total, dialogues = sum(m * count for m, count in row.cluster_sizes), sum(count for _, count in row.cluster_sizes)
+        spans = f"a sample of the corpus' {total:,} pairs spans that many with power {power:.0%}"
+        if units > dialogues or n > total:  # beyond the corpus: the size of a corpus larger in the same proportions
+            spans = (
+                f"more than the corpus holds: it has {dialogues:,} dialogues in {total:,} pairs, so no audit of it passes "
+                "this way; the pairs are those of a corpus larger in the same proportions"
+            )
+        size = f"{units:,} dialogues (about {n:,} pairs: {spans})"
         bound = bound.format(units="dialogues")
     elif row.pairs_per_unit > 1:
         size = f"{units:,} dialogues (about {n:,} pairs, at the pilot's {row.pairs_per_unit:.3g} pairs per dialogue)"
@@ -958,18 +1079,20 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         "a rate's from the exact power of its own rule where its discordant pairs are few: under 10 discordant units, "
         "dialogues where the audit clusters, an exact bound on each direction's share of units decides):"
     )
-    needs = []
-    for row in rows:
-        n, line = _gate_need(row, alpha, power)
-        say(line)
-        if n is not None:
-            needs.append(n)
     sizes = next((row.cluster_sizes for row in rows if row.cluster_sizes), ())
     if results is not None and sizes:  # the pilot's own corpus
         corpus, dialogues = sum(m * count for m, count in sizes), sum(count for _, count in sizes)
         whose = "the pilot's corpus gives"
     else:
         corpus, dialogues, whose = BUILTIN_GENDER_PAIRS, BUILTIN_GENDER_DIALOGUES, "the built-in gender axis gives"
+    needs = []
+    for row in rows:
+        n, line = _gate_need(row, alpha, power)
+        if n is not None and n > corpus and not any(said in line for said in _SAID_BEYOND):
+            line += f"; more than the {corpus:,} pairs {whose}"
+        say(line)
+        if n is not None:
+            needs.append(n)
     if needs:
         most = max(needs)
         within = "within" if most <= corpus else "more than"
@@ -989,6 +1112,10 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
     pilot_sizes = sizes if results is not None else BUILTIN_GENDER_DIALOGUE_SIZES
     say(_identical_text(alpha, power, pilot_sizes, results is not None))
     say(f"from {source}")
+
+
+#: What a line that plans beyond the corpus already says of it (else :func:`_gate` says so at its end).
+_SAID_BEYOND = ("were the corpus larger", "more than the corpus holds")
 
 
 def _pilot_text(pilot: tuple[int, int] | None) -> str:
@@ -1122,39 +1249,63 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
         fail(_MSG_NO_KEY)
     _check_size("--gold", half_width)
     _check_alpha(alpha)
-    floor, caveat = 0.0, ""
+    floor, caveat, kind = 0.0, "", None
     if sd is not None:
         _check_size("--sd", sd)
         error_sd, source = sd, "--sd"
+        if results is not None:
+            kind = _result_kind(results, measure)
     elif results is not None:
         error_sd, floor, source, caveat = _labelled_spread(results, measure, alpha)
+        kind = _result_kind(results, measure)
     else:
         fail(_MSG_NO_ERROR_SPREAD)
+    kind = kind if kind is not None else _kinds().get(measure)
+    if kind == "rate" and not half_width <= 1:
+        fail(_MSG_RATE_GOLD.format(name=measure, half=half_width))
+    amount = functools.partial(_half_width_text, rate=kind == "rate")
     if floor >= half_width:
-        fail(_MSG_FLOOR.format(name=measure, half=half_width, floor=floor, path=results))
+        fail(_MSG_FLOOR.format(name=measure, half=amount(half_width), floor=amount(floor), path=results))
     try:
         needed = labels_needed(math.sqrt(half_width**2 - floor**2), error_sd, alpha=alpha)
     except ValueError as err:
         fail(str(err))
+    least = (
+        f" (at least {LEAST_LABELS}: score --gold needs {LEAST_LABELS} for a labelled estimate)" if needed < LEAST_LABELS else ""
+    )
+    needed = max(needed, LEAST_LABELS)
     say(
-        f"{measure}: {needed:,} labelled pairs give a {1 - alpha:.0%} interval of ±{half_width:g} for the labelled gap "
+        f"{measure}: {needed:,} labelled pairs{least} give a {1 - alpha:.0%} interval of {amount(half_width)} for the "
+        "labelled gap "
         + ("(spread of the labels' own per-pair gap" if caveat else "(spread of the scorer's per-pair error")
         + f" {error_sd:.4g}, from {source}; both sides of each pair labelled)"
-        + (f"; the scorer's own term, ±{floor:.4g}, is a floor more labels cannot lower" if floor else "")
+        + (f"; the scorer's own term, {amount(floor)}, is a floor more labels cannot lower" if floor else "")
     )
     if caveat:
         say(caveat, style="yellow")
 
 
+def _half_width_text(half: float, *, rate: bool) -> str:
+    """A half-width as plan says it: in percentage points for a rate (as score --gold does), else in the key's units."""
+    return f"±{100 * half:.4g} pp" if rate else f"±{half:.4g}"
+
+
+def _result_kind(path: str, measure: str) -> str | None:
+    """The kind (rate, count ...) of ``measure`` in a results.json, where it has the measure (None otherwise)."""
+    row = _read_results(path)["measures"].get(measure)
+    kind = row.get("kind") if isinstance(row, Mapping) else None
+    return kind if isinstance(kind, str) else None
+
+
 _MSG_FLOOR = (
-    "{name}: no number of labels gives ±{half:g}: the scorer's own term in {path} (its gap on every pair, which labels "
-    "do not shrink) is already ±{floor:.4g}; ask for a wider interval, or score more pairs"
+    "{name}: no number of labels gives {half}: the scorer's own term in {path} (its gap on every pair, which labels "
+    "do not shrink) is already {floor}; ask for a wider interval, or score more pairs"
 )
 _MSG_OLD_PPI = (
     "{path}: its labelled estimate of {name!r} does not split its spread (written by an older fairtalk): rerun score --gold"
 )
 _CAVEAT_FEW = (
-    "warning: only {k} labelled pairs in {path} disagree with the scorer, too few to estimate its error; its estimate is "
+    "warning: only {k} labelled {unit} in {path} {verb} with the scorer, too few to estimate its error; its estimate is "
     "the labels' alone and so is the spread used, so the labels planned may be more than needed"
 )
 
@@ -1169,7 +1320,8 @@ def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, f
 
     from fairtalk.stats import MIN_DISAGREEMENTS
 
-    rows = _read_results(results)["measures"]
+    data = _read_results(results)
+    rows = data["measures"]
     if measure not in rows:
         fail(_MSG_RESULTS.format(path=results, reason=f"no measure {measure!r}"))
     ppi = rows[measure].get("ppi")
@@ -1182,7 +1334,10 @@ def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, f
     floor = float(norm.ppf(1 - alpha / 2)) * float(scorer)
     k = ppi.get("n_disagreements")
     few = isinstance(k, int) and k < MIN_DISAGREEMENTS
-    caveat = _CAVEAT_FEW.format(k=k, path=results) if few else ""
+    clustered = isinstance(data.get("n_clusters"), int) and not isinstance(data.get("n_clusters"), bool)
+    unit = ("dialogue" if k == 1 else "dialogues") if clustered else ("pair" if k == 1 else "pairs")  # as score says it
+    verb = "disagrees" if k == 1 else "disagree"
+    caveat = _CAVEAT_FEW.format(k=k, unit=unit, verb=verb, path=results) if few else ""
     return float(labelled) * math.sqrt(n_labels), floor, f"{results} ({ppi['n_labels']} labels)", caveat
 
 
