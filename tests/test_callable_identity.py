@@ -143,3 +143,39 @@ def test_two_models_of_unknown_identity_are_never_called_the_same(tmp_path: Path
     assert compare_runs(run("k1", Bot(2).reply), run("k2", Bot(9).reply)).same_run is None  # one code, two models
     configs = [AuditConfig(model=make_bot(s)) for s in (".", "!")]  # objects: no spec to compare before the runs
     assert same_model_configs(*configs) is None
+
+
+def test_fairtalks_own_files_are_never_hashed_as_a_models_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: with fairtalk's source folder on sys.path (a checkout, an editable install), only ``fairtalk/models`` was
+    left out, so a model module importing fairtalk had fairtalk's own files in its code hash: an edit to fairtalk
+    changed the model's fingerprint (and hashing them took seconds). Its own helper module still counts."""
+    import importlib.util
+
+    package = Path(fairtalk.__file__).resolve().parent
+    monkeypatch.syspath_prepend(str(package.parent))  # the source folder on sys.path, as in a checkout
+    (tmp_path / "helper_of_fairbot.py").write_text("def shout(text):\n    return text.upper()\n", encoding="utf-8")
+    bot = tmp_path / "fairbot_importing_fairtalk.py"
+    bot.write_text(
+        "import fairtalk\nfrom fairtalk.stats import paired_test\nimport helper_of_fairbot\n\n\n"
+        "def reply(text):\n    return helper_of_fairbot.shout(text)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location(bot.stem, bot)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, bot.stem, module)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "helper_of_fairbot", sys.modules["helper_of_fairbot"])  # dropped again after
+    read: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def recording(self: Path) -> bytes:
+        read.append(self.resolve())
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", recording)
+    fingerprint = as_responder(module.reply).fingerprint
+    assert '"code":"' in fingerprint
+    assert tmp_path.resolve() / "helper_of_fairbot.py" in read  # the user's own code is read and hashed
+    assert not [p for p in read if p.is_relative_to(package)], sorted({str(p) for p in read})[:5]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 from pathlib import Path
@@ -266,12 +267,12 @@ def test_one_run_as_baseline_and_candidate_fails_the_gate_saying_so(runs: dict[s
     assert compare_runs(runs["gap"], runs["again"]).same_run is None  # the same answers, generated twice: two runs
 
 
-def _exact_run(folder: Path, offensive_a: int, n: int = 300) -> Path:
+def _exact_run(folder: Path, offensive_a: int, n: int = 300, plain: str = "i went to the store") -> Path:
     """A `fairtalk score` output: every answer the same plain sentence, except side A offensive on the first pairs."""
     records = []
     for i in range(n):
-        a = _OFFENSIVE[i % len(_OFFENSIVE)] if i < offensive_a else "i went to the store"
-        records += [Response(f"p{i}", "a", f"he said {i}", a), Response(f"p{i}", "b", f"she said {i}", "i went to the store")]
+        a = _OFFENSIVE[i % len(_OFFENSIVE)] if i < offensive_a else plain
+        records += [Response(f"p{i}", "a", f"he said {i}", a), Response(f"p{i}", "b", f"she said {i}", plain)]
     folder.mkdir(parents=True)
     write_responses(records, folder / "responses.jsonl")
     args = ["score", "--responses", str(folder / "responses.jsonl"), "--axis", "gender", "--measures", "offense,sentiment"]
@@ -435,3 +436,27 @@ def test_a_candidate_that_lost_one_side_of_pairs_is_said_counted_and_gated(runs:
     assert "only the baseline holds" not in text and "gate" not in text.lower()
     gated = _compare(str(runs["gap"]), str(candidate), "--fail-if-worse")
     assert gated.exit_code == 1 and "candidate gender: answers lost on 40 of 400 pairs" in " ".join(gated.output.split())
+
+
+def test_the_console_says_why_a_key_with_the_same_gap_on_every_pair_is_inconclusive(tmp_path: Path) -> None:
+    """Review: two models answering differently, each the same to both sides, read ``inconclusive`` with a change of
+    +0.00 and no reason on the console, while report.md gave it (the same gap on all pairs, too few for the bound)."""
+    from rich.console import Console
+
+    from fairtalk.report import model_comparison_table
+
+    baseline, candidate = _exact_run(tmp_path / "b", 0, n=100), _exact_run(tmp_path / "c", 0, n=100, plain="maybe later then")
+    result = compare_runs(baseline, candidate)
+    row = result.change("gender", "offense_rate")
+    assert row.identical and row.identical_answers == 0 and row.verdict is Change.INCONCLUSIVE
+    why = row.notes[0]
+    assert why.startswith("the same gap on all 100 pairs in both runs") and "identical gaps need 299 pairs (199 more)" in why
+    done = _compare(str(baseline), str(candidate), "-o", str(tmp_path / "out"))  # 80 columns: one block per key
+    assert done.exit_code == 0, done.output
+    block = done.output.split("\n  offense_rate\n", 1)[1].split("\n  sentiment_positive\n", 1)[0]
+    assert "\n    inconclusive\n      the same gap" in block and " ".join(block.split()).endswith(why), block
+    assert why in (tmp_path / "out" / "report.md").read_text(encoding="utf-8").replace("\\", "")  # the one wording
+    wide = Console(width=250, record=True, file=io.StringIO())
+    wide.print(model_comparison_table(result, width=250))
+    shown = wide.export_text()
+    assert "┃ Measure" in shown and f"gender/offense_rate: inconclusive; {why}" in " ".join(shown.split())

@@ -483,6 +483,22 @@ def test_a_reader_closing_the_pipe_ends_a_command_quietly(tmp_path: Path) -> Non
     assert stderr == ""
 
 
+def test_a_pipe_closed_under_a_console_printing_command_ends_it_quietly_with_exit_0() -> None:
+    """Review: ``fairtalk plan --gate | head -1`` exited 1, a failed gate's code: rich's console ended the program on
+    the broken pipe before the app's handler saw it. Its reader is gone before it writes a line, so every write fails."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    args = [sys.executable, "-m", "fairtalk.cli", "plan", "--gate"]
+    try:
+        process = subprocess.Popen(args, stdout=writer, stderr=subprocess.PIPE)
+    finally:
+        os.close(writer)
+    with process:
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, (process.returncode, stderr)
+    assert stderr == b""
+
+
 HANGING_MODEL = """
 import os, time
 calls = []

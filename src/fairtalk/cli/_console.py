@@ -6,6 +6,7 @@ progress bars) both print through it, and neither imports the other at import ti
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import textwrap
@@ -29,8 +30,22 @@ __all__ = [
 #: Neither console reads markup (``[bold]``) or emoji codes (``:x:``) in what it prints: paths, file contents and a
 #: model's answers are user text, printed as they are (``no:x:such.jsonl`` stays ``no:x:such.jsonl``). Styles are
 #: given as ``style=`` and rich objects (``Text``), never inside the text.
-err_console = Console(stderr=True, markup=False, emoji=False)
-console = Console(markup=False, emoji=False)
+
+
+class _Console(Console):
+    """A rich console that leaves a closed pipe to the command line to decide on.
+
+    rich's own :meth:`~rich.console.Console.on_broken_pipe` ends the program with exit 1 (a failed
+    gate's code) before fairtalk sees the error; here the ``BrokenPipeError`` goes on to the app's
+    handler, which ends ``fairtalk plan --gate | head -1`` quietly with exit 0.
+    """
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+err_console = _Console(stderr=True, markup=False, emoji=False)
+console = _Console(markup=False, emoji=False)
 
 #: Terminal control sequences (CSI, OSC, other ESC sequences) and C0/C1 control characters but tab and newline.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")

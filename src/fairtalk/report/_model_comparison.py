@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -84,6 +85,9 @@ class ComparisonRow:
     the sum of the gaps; ``p_magnitude`` the p of "the gap's size changed" (``max`` of the change's
     and the sum's p), which the verdict follows, and ``p_adjusted`` its correction over the family.
     ``unit``: ``"pp"`` for a rate (every figure in percentage points), ``""`` for a count.
+    ``reason``: why an inconclusive key whose gap is the same on every pair in both audits is
+    inconclusive (its note: too few units for the identical-answers bound), which the terminal
+    shows beside the verdict; ``""`` for any other key.
     """
 
     axis: str
@@ -105,6 +109,7 @@ class ComparisonRow:
     verdict: str
     notes: tuple[str, ...]
     unit: str = ""
+    reason: str = ""
 
 
 def _scale(row: GapChange) -> float:
@@ -136,6 +141,13 @@ def _verdict(row: GapChange, *, paired: bool = True) -> str:
     return row.verdict.value
 
 
+def _reason(row: GapChange, *, paired: bool) -> str:
+    """Why an identical-gap key of two audits is inconclusive: its first note, as ``report.md`` and ``results.csv`` give it."""
+    if paired and row.identical and row.verdict is Change.INCONCLUSIVE and row.notes:
+        return row.notes[0]
+    return ""
+
+
 def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
     """Every (axis, key) of the comparison, formatted (rates in percentage points), in the result's order."""
     rows = []
@@ -162,6 +174,7 @@ def comparison_rows(comparison: ModelComparison) -> list[ComparisonRow]:
                 verdict=_verdict(r, paired=paired),
                 notes=r.notes,
                 unit="pp" if r.kind == "rate" else "",
+                reason=_reason(r, paired=paired),
             )
         )
     return rows
@@ -224,14 +237,30 @@ def model_comparison_table(comparison: ModelComparison, *, width: int | None = N
     The table has per axis and key both gaps, the change with its interval, p and verdict; below
     :data:`WIDE_ENOUGH` columns, or where the table's rows do not fit on one line each (a long verdict
     such as ``inconclusive (identical on all 600 pairs)``), each key is a block of short lines that
-    wrap between figures, never inside one.
+    wrap between figures, never inside one. Why an identical-gap key is inconclusive
+    (:attr:`ComparisonRow.reason`) follows its verdict in a block, and the table in a table's case.
     """
     if width is not None and width < WIDE_ENOUGH:
-        return _comparison_blocks(comparison)
+        return _comparison_blocks(comparison, width)
     table = _comparison_table(comparison)
     if width is not None and _natural_width(table) > width:
-        return _comparison_blocks(comparison)
-    return table
+        return _comparison_blocks(comparison, width)
+    reasons = [f"{row.axis}/{row.key}: {row.verdict}; {row.reason}" for row in comparison_rows(comparison) if row.reason]
+    if not reasons:
+        return table
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(table, *(Text(_wrap(line, width, "")) for line in reasons))
+
+
+def _wrap(text: str, width: int | None, indent: str) -> str:
+    """``text`` at ``indent``, wrapped between words to ``width`` columns (None: not wrapped), its next lines 2 further in."""
+    if width is None:
+        return indent + text
+    return textwrap.fill(
+        text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
+    )
 
 
 #: Wider than any table: rich measures a table's natural width within the width it is given.
@@ -247,8 +276,8 @@ def _natural_width(table: Table) -> int:
     return Measurement.get(console, console.options, table).maximum
 
 
-def _comparison_blocks(comparison: ModelComparison) -> RenderableType:
-    """One block per (axis, key): its name on a line of its own, then its figures and verdict, indented."""
+def _comparison_blocks(comparison: ModelComparison, width: int) -> RenderableType:
+    """One block per (axis, key): its name on a line of its own, then its figures and verdict (and its reason), indented."""
     from rich.console import Group
     from rich.text import Text
 
@@ -268,6 +297,8 @@ def _comparison_blocks(comparison: ModelComparison) -> RenderableType:
             Text(f"    size of the gap changed: p {row.p_magnitude}, adj. {row.p_adjusted}"),
             Text(f"    {row.verdict}", style=style),
         ]
+        if row.reason:
+            parts.append(Text(_wrap(row.reason, width, "      ")))
     return Group(*parts)
 
 

@@ -8,8 +8,8 @@ The user's code is everything under the *roots*: the model file's folder and, wh
 package, the folder above its package chain (for ``python:path/to/bot.py:fn``), or the folder
 holding the top-level package or module (for ``python:mypkg.bot:fn``); then the folders on
 ``sys.path`` that are not site-packages or the standard library. Installed packages
-(site-packages), the standard library and fairtalk itself are outside it even when they sit
-under a root. The files are found two ways, and the union is hashed:
+(site-packages), the standard library and the whole fairtalk package are outside it even when
+they sit under a root (where fairtalk's source folder is on ``sys.path``). The files are found two ways, and the union is hashed:
 
 - statically: every ``import`` and ``from ... import`` in the source (inside functions
   too, so lazy imports count), resolved inside the roots, transitively;
@@ -36,8 +36,21 @@ __all__ = ["MAX_FILES", "UserCode", "user_roots"]
 MAX_FILES = 2000
 
 
+def _fairtalk_root() -> Path:
+    """The folder of the ``fairtalk`` package itself (``…/src/fairtalk`` in a source checkout or an editable install)."""
+    package = sys.modules.get(__name__.partition(".")[0])  # imported before any module of it
+    file = getattr(package, "__file__", None)
+    return Path(file).resolve().parent if isinstance(file, str) else Path(__file__).resolve().parents[2]
+
+
 def _excluded_prefixes() -> tuple[Path, ...]:
-    """Folders that never count as user code: the standard library, site-packages, fairtalk."""
+    """Folders that never count as user code: the standard library, site-packages, the whole fairtalk package.
+
+    fairtalk is excluded whole (it once was only ``fairtalk/models``): where its source folder is
+    on ``sys.path`` (a source checkout, an editable install), a user's module that imports fairtalk
+    no longer has fairtalk's own files hashed into its code fingerprint. That changed, once, the
+    fingerprint of such models only, in such setups (a store then generates their answers again).
+    """
     found: set[Path] = set()
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(name)
@@ -46,7 +59,7 @@ def _excluded_prefixes() -> tuple[Path, ...]:
     for entry in sys.path:
         if entry and ("site-packages" in entry or "dist-packages" in entry):
             found.add(Path(entry).resolve())
-    found.add(Path(__file__).resolve().parents[1])  # the fairtalk package
+    found.add(_fairtalk_root())
     return tuple(found)
 
 
