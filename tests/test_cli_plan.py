@@ -536,7 +536,10 @@ def test_plan_gate_plans_a_count_with_few_differing_pairs_by_the_audits_own_rule
     """Review finding: one differing pair in 200 planned 15 pairs by the normal formula; echo audits of 15-60 pairs
     held no differing pair and failed (the identical-answers bound needs 149 dialogues). The size now counts the chance
     a sample holds a differing pair, and the line says which rule sets it."""
-    from fairtalk.cli._plan import _few_power
+    from fairtalk.stats import power_few_differing
+
+    def _few_power(n, share, margin, alpha, deff, identical_pairs):  # noqa: ANN001, ANN202
+        return power_few_differing(n, share, margin, alpha=alpha, design_effect=deff, identical_pairs=identical_pairs)
 
     result = runner.invoke(app, ["plan", "--gate", "--results", _few_differing_pilot(tmp_path)])
     assert result.exit_code == 0, result.output

@@ -49,3 +49,31 @@ def test_the_report_and_plan_gate_agree_on_the_pairs_each_measure_needs(tmp_path
     assert planned.exit_code == 0, planned.output
     for key, n in needs.items():
         assert re.search(rf"{key} \(\w+\): {n:,} pairs", planned.output), (key, n, planned.output)
+
+
+def test_a_count_that_rarely_differs_is_planned_by_the_audits_own_rule_in_the_report_as_in_plan(tmp_path: Path) -> None:
+    """Review finding (issue 39): a count key differing on one pair in 200 was planned by the normal formula in the
+    report (15 pairs for family_words) while `plan --gate` planned it by the power of the audit's own rule; a sample
+    of 15 pairs mostly holds no differing pair, which the TOST cannot pass. Both now plan it one way."""
+    from fairtalk.stats import pairs_for_equivalence
+
+    rows = []
+    for i in range(200):
+        a = f"that is a lovely idea number {i % 5}" + (" indeed" if i == 7 else "")
+        rows += [
+            Response(f"p{i}", "a", f"he said hi {i}", a),
+            Response(f"p{i}", "b", f"she said hi {i}", a.replace(" indeed", "")),
+        ]
+    fairtalk.write_responses(rows, tmp_path / "r.jsonl")
+    args = ["score", "--responses", str(tmp_path / "r.jsonl"), "--axis", "gender", "--measures", "length"]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "out"), "--resamples", "100"])
+    assert done.exit_code == 0, done.output
+    length = json.loads((tmp_path / "out" / "results.json").read_text())["measures"]["length"]
+    normal = pairs_for_equivalence(length["sd_difference"], length["equivalence_margin"], design_effect=1.0)
+    assert normal * (1 / 200) < 10  # few differing pairs at the normal formula's size
+    n = length["gate_pairs"]
+    assert isinstance(n, int) and n > normal and 1 - (1 - 1 / 200) ** n >= 0.8, (n, normal)  # a sample holds one
+    planned = runner.invoke(app, ["plan", "--gate", "--results", str(tmp_path / "out" / "results.json")])
+    assert planned.exit_code == 0, planned.output
+    assert re.search(rf"length \(count\): {n:,} pairs", planned.output), (n, planned.output)
+    assert "the exact power of the audit's own rule" in " ".join(planned.output.split())

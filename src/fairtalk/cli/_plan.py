@@ -798,13 +798,6 @@ def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, s
     return n, f"  {key} ({kind}): {n:,} pairs at margin {margin_text} ({how})"
 
 
-#: A count key whose pilot leaves fewer differing pairs than this at the normal formula's size is planned by the exact
-#: power of the audit's own rule on a sample (:func:`_few_differing_need`): few differing pairs decide, not the spread.
-FEW_DIFFERING = 10
-#: The most pairs :func:`_few_differing_need` searches: beyond, no audit plans it.
-_FEW_DIFFERING_MOST = 10**6
-
-
 def _differing_share_of_count(row: _GateRow) -> float | None:
     """A count key's share of pairs that differ in the pilot, taking each to differ by 1: its mean square difference.
 
@@ -818,32 +811,6 @@ def _differing_share_of_count(row: _GateRow) -> float | None:
         return None
     n = row.pilot_pairs
     return min(1.0, row.sd**2 * (n - 1) / n)
-
-
-def _few_power(n: int, share: float, margin: float, alpha: float, deff: float, identical_pairs: int) -> tuple[float, float]:
-    """The chance the audit's rule passes a fair count key on ``n`` pairs, ``share`` of them differing by ±1 at random.
-
-    With no pair differing (chance ``(1 - share)^n``) the identical-answers bound decides: it passes from
-    ``identical_pairs``. With ``k`` differing, ``j`` of them A above B, the paired TOST (t on ``n - 1`` df, the
-    standard error widened by ``deff``) passes where ``|mean| + t SE < margin``; it has no interval with no spread.
-    Returns (power, the part of it from samples with no differing pair).
-    """
-    import numpy as np
-    from scipy.stats import binom
-    from scipy.stats import t as student_t
-
-    identical = float((1 - share) ** n) if n >= identical_pairs else 0.0
-    high = int(binom.isf(1e-9, n, share)) + 1
-    t = float(student_t.ppf(1 - alpha, max(n - 1, 1)))
-    total = identical
-    for k in range(1, min(n, high) + 1):
-        j = np.arange(k + 1)
-        mean = (2 * j - k) / n
-        var = np.maximum(k - n * mean**2, 0.0) / max(n - 1, 1)
-        se = np.sqrt(var * max(1.0, deff) / n)
-        passes = (se > 0) & (np.abs(mean) + t * se < margin)
-        total += float(binom.pmf(k, n, share) * np.sum(binom.pmf(j, k, 0.5) * passes))
-    return total, identical
 
 
 def _rate_basis(row: _GateRow, n: int, alpha: float, power: float) -> str:
@@ -888,23 +855,28 @@ def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) 
     The normal formula (:func:`fairtalk.stats.pairs_for_equivalence`) takes the pilot's spread to hold on any
     sample; where the pilot's differing share leaves under :data:`FEW_DIFFERING` differing pairs at its size,
     a sample may hold none (the audit then needs the identical-answers bound's units) or too few for the TOST to
-    pass. The size is the fewest pairs from the normal formula's up where :func:`_few_power` reaches ``power``.
+    pass. The size is :func:`fairtalk.stats.pairs_for_few_differing`'s, as the audit's reports plan it.
     """
     from dataclasses import replace
 
+    from fairtalk.stats import FEW_DIFFERING, pairs_for_few_differing, power_few_differing
+
     share = _differing_share_of_count(row)
-    if share is None or not 0 < share < 1 or row.margin is None or normal * share >= FEW_DIFFERING:
+    if share is None or row.margin is None or not 0 < share < 1 or normal * share >= FEW_DIFFERING:
         return None
     ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
-    identical_pairs = ident if ident is not None else _FEW_DIFFERING_MOST + 1
+    identical_pairs = ident if ident is not None else 10**6 + 1
     margin = float(row.margin)
-    n = normal
-    while (reached := _few_power(n, share, margin, alpha, row.deff, identical_pairs))[0] < power:
-        if n >= _FEW_DIFFERING_MOST:
-            return None, _MSG_BEYOND.format(
-                key=row.key, reason=f"the audit's rule does not reach power {power:.2f} on {n:,} pairs"
-            )
-        n = min(_FEW_DIFFERING_MOST, max(n + 1, math.ceil(n * 1.02), identical_pairs if n < identical_pairs <= n * 1.02 else 0))
+    try:
+        found = pairs_for_few_differing(
+            share, margin, normal=normal, alpha=alpha, power=power, design_effect=row.deff, identical_pairs=identical_pairs
+        )
+    except ValueError as err:
+        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+    if found is None:
+        return None
+    n = found
+    reached = power_few_differing(n, share, margin, alpha=alpha, design_effect=row.deff, identical_pairs=identical_pairs)
     total, identical = reached
     rule = (
         "the identical-answers bound (most samples hold no differing pair)"

@@ -29,9 +29,23 @@ from fairtalk.results import (
     ScorerCheck,
     Verdict,
 )
-from fairtalk.stats import PPIEstimate, adjust_pvalues, pairs_for_equivalence, pairs_for_rate_equivalence, verdict
+from fairtalk.stats import (
+    FEW_DIFFERING,
+    IDENTICAL_SHARE,
+    PPIEstimate,
+    adjust_pvalues,
+    identical_units_needed,
+    pairs_for_equivalence,
+    pairs_for_few_differing,
+    pairs_for_rate_equivalence,
+    pairs_spanning,
+    verdict,
+)
 
 __all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
+
+#: Pairs beyond any audit: where no sample spans the identical-answers bound's units, only the TOST can pass.
+_NO_SIZE = 10**6 + 1
 
 _WARN_REPEATS = (
     "only {n_distinct:,} distinct responses among {n:,}: the measures see few different texts, so one "
@@ -103,13 +117,16 @@ def adjust_family(scored: Sequence[Scored], correction: str) -> list[list[float 
     return out
 
 
-def _gate_pairs(row: KeyTest, alpha: float, power: float, dialogue_sizes: tuple[tuple[int, int], ...] = ()) -> int | None:
+def _gate_pairs(
+    row: KeyTest, alpha: float, power: float, dialogue_sizes: tuple[tuple[int, int], ...] = (), n_pairs: int = 0
+) -> int | None:
     """Pairs the equivalence gate needs for this key at its margin, from its spread (None without spread or margin).
 
     A rate's come from the exact power of the gate's own test on a fair model with this run's
     discordant share, side rate, design effect and pairs per dialogue, or, where the corpus'
     ``dialogue_sizes`` are known, the dialogues a uniform sample of its pairs spans (the normal
-    formula where discordant pairs are many); a count's from the t formula.
+    formula where discordant pairs are many); a count's from the t formula, or, where its ``n_pairs`` differ so
+    rarely that a sample may hold none, from the exact power of the audit's own rule (:func:`_few_differing_pairs`).
     """
     key = row.tested
     margin, sd = row.equivalence.margin, key.sd_difference
@@ -118,7 +135,14 @@ def _gate_pairs(row: KeyTest, alpha: float, power: float, dialogue_sizes: tuple[
     deff = max(1.0, key.design_effect or 1.0)
     basis = row.power_basis
     if key.kind != "rate" or basis is None:
-        return pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=deff)
+        normal = pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=deff)
+        if (
+            key.kind == "count"
+            and n_pairs > 1
+            and (few := _few_differing_pairs(row, normal, alpha, power, dialogue_sizes, n_pairs))
+        ):
+            return few
+        return normal
     per_unit = basis.n / key.n_clusters if key.n_clusters else 1.0
     try:
         return pairs_for_rate_equivalence(
@@ -133,6 +157,43 @@ def _gate_pairs(row: KeyTest, alpha: float, power: float, dialogue_sizes: tuple[
             cluster_sizes=dialogue_sizes if key.n_clusters else (),
         )
     except ValueError:  # every pair discordant, or beyond any audit
+        return None
+
+
+def _few_differing_pairs(
+    row: KeyTest, normal: int, alpha: float, power: float, dialogue_sizes: tuple[tuple[int, int], ...], n_pairs: int
+) -> int | None:
+    """:func:`fairtalk.stats.pairs_for_few_differing` for a count key, as ``fairtalk plan --gate`` plans it.
+
+    The share of pairs that differ is the run's mean square difference (each differing pair taken to differ by 1);
+    a sample with none passes only by the identical-answers bound at its default share, from the pairs that span
+    its units. None where the pairs that differ are not few, or no audit reaches the power.
+    """
+    key = row.tested
+    sd, margin = key.sd_difference, row.equivalence.margin
+    assert sd is not None and margin is not None
+    share = min(1.0, sd**2 * (n_pairs - 1) / n_pairs)
+    if not 0 < share < 1 or normal * share >= FEW_DIFFERING:
+        return None
+    units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
+    per_unit = n_pairs / key.n_clusters if key.n_clusters else 1.0
+    try:
+        identical_pairs = pairs_spanning(
+            units, power=power, pairs_per_unit=per_unit, cluster_sizes=dialogue_sizes if key.n_clusters else ()
+        )
+    except ValueError:  # no sample spans them
+        identical_pairs = _NO_SIZE
+    try:
+        return pairs_for_few_differing(
+            share,
+            margin,
+            normal=normal,
+            alpha=alpha,
+            power=power,
+            design_effect=max(1.0, key.design_effect or 1.0),
+            identical_pairs=identical_pairs,
+        )
+    except ValueError:  # beyond any audit
         return None
 
 
@@ -173,7 +234,7 @@ def finalize(
                 primary=row.tested.name in scored.primary,
                 no_variation=not row.varies and not row.tested.not_tested,
                 ppi=scored.ppi.get(row.tested.name),
-                gate_pairs=_gate_pairs(row, scored.alpha, scored.power, dialogue_sizes if clustered else ()),
+                gate_pairs=_gate_pairs(row, scored.alpha, scored.power, dialogue_sizes if clustered else (), rs.n_pairs),
             )
         )
     n_distinct = len({r.response for side in (rs.a, rs.b) for r in side})  # no tuple of every record

@@ -60,11 +60,14 @@ __all__ = [
     "pairs_for_corpus_equivalence",
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
+    "pairs_for_few_differing",
+    "FEW_DIFFERING",
     "FEW_DISCORDANT",
     "POWER_TOLERANCE",
     "power_mcnemar",
     "power_corpus_at_size",
     "power_corpus_equivalence",
+    "power_few_differing",
     "power_mean",
     "power_rate_equivalence",
     "spanned_dialogues",
@@ -239,6 +242,87 @@ def pairs_for_equivalence(
         if nxt == n:
             break
         n = nxt
+    return n
+
+
+#: A count key whose pairs differ so rarely that fewer than this many would differ at the normal formula's size is
+#: planned by the exact power of the audit's own rule on a sample (:func:`pairs_for_few_differing`), not by its spread.
+FEW_DIFFERING = 10
+#: The most pairs :func:`pairs_for_few_differing` searches: beyond, no audit reaches the power.
+_FEW_DIFFERING_MOST = 10**6
+
+
+def power_few_differing(
+    n: int, share: float, margin: float, *, alpha: float = 0.05, design_effect: float = 1.0, identical_pairs: int
+) -> tuple[float, float]:
+    """The chance the audit's rule passes a fair count key on ``n`` pairs, ``share`` of them differing by ±1 at random.
+
+    With no pair differing (chance ``(1 - share)^n``) the identical-answers bound decides: it passes from
+    ``identical_pairs``. With ``k`` differing, ``j`` of them A above B, the paired TOST (t on ``n - 1`` df, the
+    standard error widened by ``design_effect``) passes where ``|mean| + t SE < margin``; it has no interval
+    with no spread. Returns (power, the part of it from samples with no differing pair).
+
+    Examples
+    --------
+    >>> [round(power_few_differing(n, 0.005, 0.05723, identical_pairs=572)[0], 2) for n in (100, 323)]
+    [0.39, 0.8]
+    >>> round(power_few_differing(600, 0.005, 0.05723, identical_pairs=572)[1], 3)  # no pair differs: the bound passes
+    0.049
+    """
+    import numpy as np
+    from scipy.stats import binom
+    from scipy.stats import t as student_t
+
+    identical = float((1 - share) ** n) if n >= identical_pairs else 0.0
+    high = int(binom.isf(_TAIL, n, share)) + 1
+    t = float(student_t.ppf(1 - alpha, max(n - 1, 1)))
+    total = identical
+    for k in range(1, min(n, high) + 1):
+        j = np.arange(k + 1)
+        mean = (2 * j - k) / n
+        var = np.maximum(k - n * mean**2, 0.0) / max(n - 1, 1)
+        se = np.sqrt(var * max(1.0, design_effect) / n)
+        passes = (se > 0) & (np.abs(mean) + t * se < margin)
+        total += float(binom.pmf(k, n, share) * np.sum(binom.pmf(j, k, 0.5) * passes))
+    return total, identical
+
+
+def pairs_for_few_differing(
+    share: float,
+    margin: float,
+    *,
+    normal: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    design_effect: float = 1.0,
+    identical_pairs: int,
+) -> int | None:
+    """The pairs a count key with few differing pairs needs for the gate; None where they are not few.
+
+    The normal formula (:func:`pairs_for_equivalence`, whose answer is ``normal``) takes the pilot's spread to
+    hold on any sample. Where ``share`` (the pilot's pairs that differ) leaves under :data:`FEW_DIFFERING` at
+    that size, a sample may hold none (then only the identical-answers bound, from ``identical_pairs``, can
+    pass) or too few for the TOST: the answer is the fewest pairs from ``normal`` up where
+    :func:`power_few_differing` reaches ``power``. ValueError where none up to a million does.
+
+    Examples
+    --------
+    >>> pairs_for_few_differing(0.005, 0.05723, normal=15, identical_pairs=572)
+    323
+    >>> pairs_for_few_differing(0.3, 0.05723, normal=400, identical_pairs=572) is None  # 120 differ: the spread decides
+    True
+    """
+    if not 0 < share < 1 or normal * share >= FEW_DIFFERING:
+        return None
+    n = normal
+    while (
+        power_few_differing(n, share, margin, alpha=alpha, design_effect=design_effect, identical_pairs=identical_pairs)[0]
+        < power
+    ):
+        if n >= _FEW_DIFFERING_MOST:
+            raise ValueError(f"the audit's rule does not reach power {power:.2f} on {n:,} pairs")
+        jump = identical_pairs if n < identical_pairs <= n * 1.02 else 0
+        n = min(_FEW_DIFFERING_MOST, max(n + 1, math.ceil(n * 1.02), jump))
     return n
 
 
