@@ -63,6 +63,7 @@ def test_responses_mixing_axes_exit_2_at_the_first_record_of_another_axis(tmp_pa
         [_pair_id("gender", i) for i in range(12)],  # of the axis scored
         [f"p{i}" for i in range(12)],  # a user's own ids: no axis named
         [f"race-{i}" for i in range(12)],  # not the form of a pairs id: not taken for one
+        [_pair_id("conv", i) for i in range(12)],  # the form of a pairs id, but no axis is named conv: a user's own
     ],
 )
 def test_responses_of_the_axis_or_of_no_axis_are_scored(tmp_path: Path, ids: list[str]) -> None:
@@ -93,3 +94,25 @@ def test_similarity_refuses_pairs_of_several_axes_before_any_answer(tmp_path: Pa
     assert done.exit_code == 2, done.output
     said = _said(done)
     assert f"{path}:6:" in said and "gender 5 pairs, race 3 pairs" in said, said
+
+
+def test_ids_of_no_known_axis_are_a_users_own_and_scored(tmp_path: Path) -> None:
+    ids = [f"conv-{i + 0xD9892D42B4B548:016x}" for i in range(12)]  # conv-00d9892d42b4b548: no axis is named conv
+    path = _responses(tmp_path / "user.jsonl", ids)
+    done = _score("--responses", str(path), "--axis", "gender", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["n_pairs"] == 12
+    assert fairtalk.score(str(path), axis="gender", measures=["length"], n_resamples=50).n_pairs == 12
+
+
+def test_pairs_of_a_lexicon_files_axis_are_told_to_score_with_that_file(tmp_path: Path) -> None:
+    lexicon = tmp_path / "my.tsv"
+    lexicon.write_text("# axis: france-germany\n# groups: france germany\nparis\tberlin\nfrench\tgerman\n", encoding="utf-8")
+    path = _responses(tmp_path / "r.jsonl", [_pair_id("france-germany", i) for i in range(12)])
+    done = _score("--responses", str(path), "--axis", "gender", "--lexicon", str(lexicon), "-o", str(tmp_path / "out"))
+    assert done.exit_code == 2, done.output
+    said = _said(done)
+    assert "answer 'france-germany' pairs" in said and f"with --lexicon {lexicon} (of axis 'france-germany')" in said, said
+    assert "on axis 'france-germany'" not in said
+    done = _score("--responses", str(path), "--lexicon", str(lexicon), "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output

@@ -17,7 +17,7 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -68,7 +68,7 @@ _MSG_CONFLICT = (
 )
 
 _MSG_OTHER_AXIS = (
-    "these responses answer {found!r} pairs (their pair ids start '{found}-'), not {axis!r} ones: score them on axis {found!r}"
+    "these responses answer {found!r} pairs (their pair ids start '{found}-'), not {axis!r} ones: score them {advice}"
 )
 _MSG_MIXED_AXES = (
     "these responses mix the pairs of several axes ({counts}): pair {pair_id!r} is of axis {found!r}, not {axis!r}, "
@@ -391,30 +391,46 @@ def id_axis(pair_id: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-def check_axis(responses: ResponseSet, axis: str) -> None:
-    """Raise InputError when a pair id names another axis than ``axis`` (ids of no axis pass: a user's own pairs).
+def check_axis(responses: ResponseSet, axis: str, known: Mapping[str, str | None]) -> None:
+    """Raise InputError when a pair id names another known axis than ``axis`` (other ids pass: a user's own pairs).
+
+    ``known``: the axes a pair id's prefix is taken for (``conv-00d9892d42b4b548`` is a user's own id, not an
+    axis ``conv``), each with the lexicon file that holds it, or None for an axis known by name (built-in,
+    registered): the advice names the file to score with, as a file's axis is no name to score on.
+    A multiway axis' pairs (``religion:christian-muslim``) count as known when their axis (``religion``) is.
 
     The error names the axis the responses belong to, or where they mix axes, how many pairs each
     has; and, for a JSONL file, the line of the first record of another axis.
     """
-    pairs = {r.pair_id: id_axis(r.pair_id) for r in responses.left_out}
-    pairs.update((pair_id, id_axis(pair_id)) for pair_id in responses.pair_ids)
+
+    def of(pair_id: str) -> str | None:
+        found = id_axis(pair_id)
+        return found if found is not None and (found in known or found.partition(":")[0] in known) else None
+
+    pairs = {r.pair_id: of(r.pair_id) for r in responses.left_out}
+    pairs.update((pair_id, of(pair_id)) for pair_id in responses.pair_ids)
     counts = Counter(found for found in pairs.values() if found is not None)
     others = [found for found in counts if found != axis]
     if not others:
         return
-    path, line, pair_id = _first_of_other_axis(responses, axis)
+    path, line, pair_id = _first_of_other_axis(responses, axis, of)
     pair_id = pair_id or next(i for i, found in pairs.items() if found is not None and found != axis)
     if len(counts) == 1:
-        message = _MSG_OTHER_AXIS.format(found=others[0], axis=axis)
+        file = known.get(others[0])
+        advice = f"on axis {others[0]!r}" if file is None else f"with --lexicon {file} (of axis {others[0]!r})"
+        message = _MSG_OTHER_AXIS.format(found=others[0], axis=axis, advice=advice)
     else:
         listed = ", ".join(f"{name} {n:,} pair{'s' if n != 1 else ''}" for name, n in counts.most_common())
         message = _MSG_MIXED_AXES.format(counts=listed, pair_id=pair_id, found=id_axis(pair_id), axis=axis)
     raise InputError(message, path=path, line=line)
 
 
-def _first_of_other_axis(responses: ResponseSet, axis: str) -> tuple[str | None, int | None, str | None]:
+def _first_of_other_axis(
+    responses: ResponseSet, axis: str, of: Callable[[str], str | None]
+) -> tuple[str | None, int | None, str | None]:
     """The JSONL file the responses came from, the line and pair id of its first record of another axis than ``axis``.
+
+    ``of``: the known axis a pair id names, or None.
 
     ``(None, None, None)`` for responses not read from one JSONL file (records given in Python).
     """
@@ -427,7 +443,7 @@ def _first_of_other_axis(responses: ResponseSet, axis: str) -> tuple[str | None,
                 if not text.strip():
                     continue
                 pair_id = parse_object(text, path, number).get("pair_id")
-                found = id_axis(pair_id) if isinstance(pair_id, str) else None
+                found = of(pair_id) if isinstance(pair_id, str) else None
                 if found is not None and found != axis:
                     return path, number, pair_id
     except InputError:  # changed since it was read: the message names no line

@@ -34,7 +34,7 @@ from fairtalk.inference import (
     gold_estimates,
     token_limit_rows,
 )
-from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.lexicons import Lexicon, axis_names, load_lexicon
 from fairtalk.measures import (
     TOKEN_LIMIT_KEY,
     AnyMeasure,
@@ -286,6 +286,24 @@ def _empty_warning(rs: ResponseSet, groups: Sequence[str]) -> tuple[str, ...]:
     )
 
 
+def known_axes(lexicon: Lexicon) -> dict[str, str | None]:
+    """The axes a pair id's prefix is taken for when scoring on ``lexicon``, each with its lexicon file (None: a name).
+
+    The built-in and registered axes, the axis scored, and a lexicon file's own axis (``--axis gender --lexicon
+    my.tsv`` scores my.tsv's ``france-germany`` pairs renamed): its pairs are told to score with the file.
+    """
+    known: dict[str, str | None] = dict.fromkeys(axis_names())
+    if lexicon.variant == "custom":
+        known[lexicon.axis] = lexicon.source
+        try:
+            known.setdefault(load_lexicon(lexicon.source).axis, lexicon.source)
+        except (InputError, SpecError):  # the file is gone or changed since it was read: its own axis is unknown
+            pass
+    else:
+        known.setdefault(lexicon.axis, None)
+    return known
+
+
 def prepare_scores(
     responses: ResponseSet | str | os.PathLike[str] | Sequence[Any],
     *,
@@ -316,7 +334,7 @@ def prepare_scores(
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     read = read_responses(responses, drop_empty=o.drop_empty)  # before any measure (a model) is loaded
     if check_ids:
-        check_axis(read, lexicon.axis)
+        check_axis(read, lexicon.axis, known_axes(lexicon))
     measure_options = o.measure_options(lexicon)
     built = build_measures(
         o.measures,
