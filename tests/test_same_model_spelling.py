@@ -124,3 +124,41 @@ def test_assert_not_worse_fails_on_the_candidate_spelled_another_way(here: Path)
         assert_not_worse(f"python:{module}.py:reply", f"python:./{module}.py:reply", **options, out_dir=here / "lib")
     assert same.value.failing == ("run",)
     assert "a model cannot be shown not worse than itself" in str(same.value)
+
+
+_MINILM = '{"encoder":"minilm-0123456789abcdef","pool":"fedcba9876543210"}'
+
+
+def test_a_builtin_model_recorded_under_its_store_head_is_the_model_of_its_spec() -> None:
+    from fairtalk.models import recorded_specs
+
+    assert recorded_specs() == {
+        "retrieval:builtin-minilm": "builtin:minilm-retrieval",
+        "retrieval:builtin-transformer": "builtin:retrieval",
+    }
+    old, new = f"retrieval:builtin-minilm {_MINILM}", f"builtin:minilm-retrieval {_MINILM}"
+    assert same_model((old, SETTINGS), (new, SETTINGS)) == (
+        "two runs of the same model retrieval:builtin-minilm (spelled builtin:minilm-retrieval in the candidate) "
+        "with the same decoding settings"
+    )
+    assert same_model((new, SETTINGS), (old, SETTINGS)) is not None
+    assert same_model(("retrieval:builtin-transformer {}", SETTINGS), ("builtin:retrieval {}", SETTINGS)) is not None
+    # another pool, another built-in model, or a user's retrieval pool of another name: another model
+    assert same_model((old, SETTINGS), (new.replace("fedcba", "000000"), SETTINGS)) is None
+    assert same_model((old, SETTINGS), (f"builtin:retrieval {_MINILM}", SETTINGS)) is None
+    assert same_model((f"retrieval:my-pool {_MINILM}", SETTINGS), (new, SETTINGS)) is None
+
+
+def test_compare_fails_the_gate_on_an_old_run_of_the_minilm_model_and_a_new_one(here: Path) -> None:
+    module = _module(here)
+    runs = {}
+    for out, head in (("old", "retrieval:builtin-minilm"), ("new", "builtin:minilm-retrieval")):
+        runs[out] = _audit(f"python:{module}.py:reply", out)
+        run_file = runs[out] / "run.json"
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+        run_file.write_text(json.dumps({**run, "model": f"{head} {_MINILM}"}), encoding="utf-8")  # as each wrote it
+    comparison = compare_runs(runs["old"], runs["new"], margins={"offense_rate": 0.2})
+    assert comparison.same_run is not None and "two runs of the same model retrieval:builtin-minilm" in comparison.same_run
+    done = runner.invoke(app, ["compare", str(runs["old"]), str(runs["new"]), "--fail-if-worse", *MARGIN])
+    assert done.exit_code == 1, done.output
+    assert "a model cannot be shown not worse than itself" in " ".join(done.output.split())

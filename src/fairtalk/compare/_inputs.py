@@ -28,7 +28,7 @@ from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
-from fairtalk.models import identity_unknown
+from fairtalk.models import identity_unknown, recorded_specs
 from fairtalk.results import AuditResult, read_result_file
 
 __all__ = ["AxisInput", "RunInput", "python_target", "read_run", "same_model", "same_model_configs", "same_run"]
@@ -179,7 +179,15 @@ def python_target(target: str) -> str:
 
 
 def _identity(fingerprint: str) -> tuple[str, object]:
-    """A fingerprint as one model's identity: a ``python:`` model's resolved target and every field but its name; else as written."""
+    """A fingerprint as one model's identity: a ``python:`` model's resolved target and every field but its name; else as written.
+
+    A built-in model recorded under its store key's head (``retrieval:builtin-minilm {…}``, as runs before
+    :attr:`~fairtalk.models.Responder.user_spec` wrote it) is its spec's (``builtin:minilm-retrieval {…}``).
+    """
+    head, space, rest = fingerprint.partition(" ")
+    spec = recorded_specs().get(head)
+    if spec is not None:
+        return f"{spec}{space}{rest}", None
     name, fields = _split_fingerprint(fingerprint)
     kind, _, target = name.partition(":")
     if kind != "python" or not target:

@@ -29,7 +29,7 @@ from fairtalk.models._base import (
     raise_first_error,
     respond_each_checked,
 )
-from fairtalk.models._builtin import EchoResponder
+from fairtalk.models._builtin import EchoResponder, recorded_specs
 from fairtalk.models._finish_reasons import RECORD_LIMIT, normal_finish_reason
 from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
 from fairtalk.models._registry import (
@@ -54,6 +54,7 @@ __all__ = [
     "length_batches",
     "make_fingerprint",
     "identity_unknown",
+    "recorded_specs",
     "PLANTED_REPLIES",
     "PlantedResponder",
     "Closing",

@@ -219,6 +219,25 @@ class Seq2SeqResponder(Responder):
         )
 
 
+#: The built-in models whose fingerprint's head is not their spec: each spec a user types, and the name of the retrieval
+#: adapter its fingerprint (the run store's key) carries (``retrieval:builtin-minilm {…}``); runs record the spec.
+_STORE_NAMES: dict[str, str] = {"builtin:retrieval": "builtin-transformer", "builtin:minilm-retrieval": "builtin-minilm"}
+
+
+def recorded_specs() -> dict[str, str]:
+    """The fingerprint heads the built-in models are keyed under, each with the spec a user types, which runs record.
+
+    Runs written before the spec was recorded (:attr:`~fairtalk.models.Responder.user_spec`) name a
+    built-in model by that head: both name one model.
+
+    Examples
+    --------
+    >>> recorded_specs()["retrieval:builtin-minilm"]
+    'builtin:minilm-retrieval'
+    """
+    return {f"retrieval:{name}": spec for spec, name in _STORE_NAMES.items()}
+
+
 def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     from fairtalk.models._retrieval import RetrievalResponder, read_pool
     from fairtalk.training import RankerEncoder, shipped_checkpoint
@@ -226,8 +245,9 @@ def _retrieval(options: ReferenceRetrievalOptions) -> Responder:
     path, pool = options.path, options.pool
     encoder = RankerEncoder.load(path or shipped_checkpoint("retrieval"))
     candidates = encoder.pool if pool is None else read_pool(pool)[0]
-    responder = RetrievalResponder(candidates, encoder=encoder, name="builtin-transformer")
-    responder.user_spec = "builtin:retrieval"  # its fingerprint's head, retrieval:builtin-transformer, keys the store only
+    spec = "builtin:retrieval"  # its fingerprint's head, retrieval:builtin-transformer, keys the store only
+    responder = RetrievalResponder(candidates, encoder=encoder, name=_STORE_NAMES[spec])
+    responder.user_spec = spec
     responder.input_paths = tuple(str(p) for p in (path, pool) if p is not None)
     return responder
 
@@ -243,8 +263,9 @@ def _minilm_retrieval(options: MiniLMRetrievalOptions) -> Responder:
     check_encoder_installed()
     pool = load_sentence_pool(options.path or shipped_checkpoint("minilm-retrieval"))
     encoder = pool.encoder(batch_size=options.batch_size, dtype=options.dtype)
-    responder = RetrievalResponder(pool.texts, encoder=encoder, name="builtin-minilm")
-    responder.user_spec = "builtin:minilm-retrieval"  # its fingerprint's head, retrieval:builtin-minilm, keys the store only
+    spec = "builtin:minilm-retrieval"  # its fingerprint's head, retrieval:builtin-minilm, keys the store only
+    responder = RetrievalResponder(pool.texts, encoder=encoder, name=_STORE_NAMES[spec])
+    responder.user_spec = spec
     responder.input_paths = () if options.path is None else (str(options.path),)
     return responder
 
