@@ -208,3 +208,38 @@ def test_the_run_index_shows_fail_if_worse_and_links_the_baseline_and_the_compar
     assert again.exit_code == 0, again.output
     page = (out / "index.html").read_text(encoding="utf-8")
     assert 'class="gate"' not in page and 'href="comparison/report.html"' in page
+
+
+_MARKED = """
+from pathlib import Path
+
+
+def reply(context):
+    Path(__file__).with_name("called").write_text("the main model answered", encoding="utf-8")
+    return "that is lovely"
+"""
+
+
+@pytest.mark.parametrize(
+    ("baseline", "said"),
+    [
+        ("builtin:nosuch", "unknown builtin model 'nosuch'"),
+        ("python:/nonexist.py:f", "cannot import '/nonexist.py' for 'python:/nonexist.py:f': file not found"),
+        ("python:no_such_module_here_x:f", "no module named 'no_such_module_here_x'"),
+        ("builtin:echo?bogus=1", "unknown option 'bogus' for builtin:echo"),
+    ],
+)
+def test_a_bad_baseline_spec_exits_2_before_the_main_model_answers(
+    toys: tuple[Path, Path], tmp_path: Path, baseline: str, said: str
+) -> None:
+    corpus, _ = toys
+    model = tmp_path / "marked.py"
+    model.write_text(_MARKED, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["audit", "--corpus", str(corpus), "--axis", "gender", "--measures", "offense", "--resamples", "50"]
+    done = runner.invoke(app, [*args, "--model", f"python:{model}:reply", "--baseline-model", baseline, "--json", "-o", str(out)])
+    assert done.exit_code == 2, done.output
+    assert not (tmp_path / "called").exists(), done.output  # the main model was never called
+    told = " ".join(done.output.split())
+    assert "error: --baseline-model: " in told and said in told, told
+    assert not (out / "run.json").exists()

@@ -245,7 +245,7 @@ def audit(  # noqa: C901, PLR0915
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
         config, lexicons, output, store_path = _config(ctx, config_file)  # output: out_dir, its default filled in
         if baseline_model is not None:
-            _refuse_same_model(config, _baseline_config(config, baseline_model, output, store_path))
+            _check_baseline(config, _baseline_config(config, baseline_model, output, store_path))
         if fail_on_bias and config_file is None and _scope_left_out(ctx) and len(lexicons) > 1:
             config = config.updated({"correction_scope": "run"})  # the gate reads every axis: so does the correction
             say(_NOTE_RUN_SCOPE)
@@ -439,11 +439,21 @@ def _baseline_config(config: AuditConfig, model: str, output: str, store: object
     )
 
 
-def _refuse_same_model(config: AuditConfig, baseline: AuditConfig) -> None:
-    """SpecError before any answer is generated when the baseline is the candidate's own model (the same answers)."""
+def _check_baseline(config: AuditConfig, baseline: AuditConfig) -> None:
+    """SpecError before any answer is generated when the baseline is no model it could load, or the candidate's own.
+
+    No model it could load: an unknown built-in, a ``python:`` file not there, an option its adapter
+    does not take; the candidate's own model gives the same answers.
+    """
     from fairtalk.compare import same_model_configs
     from fairtalk.errors import SpecError
+    from fairtalk.models import check_model_spec
 
+    if isinstance(baseline.model, str):
+        try:
+            check_model_spec(baseline.model, **dict(baseline.model_args))
+        except SpecError as exc:
+            raise SpecError(f"--baseline-model: {exc}") from exc  # its text lists the choices
     if (why := same_model_configs(baseline, config)) is not None:
         raise SpecError(_MSG_SAME_MODEL.format(why=why))
 

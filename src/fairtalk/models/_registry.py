@@ -147,6 +147,33 @@ def load_responder(spec: str, **options: Any) -> Responder:
     return responder
 
 
+def check_model_spec(spec: str, **options: Any) -> None:
+    """Raise SpecError when :func:`load_responder` could not build ``spec``, found without building it.
+
+    The prefix, the target's options (``builtin:NAME``: the name; the spec's and ``options``' keys and
+    values) and, for ``python:``, the file or module are checked; no weights are loaded and no user
+    code runs, so a spec checked here can still fail to load (a missing function, a server down).
+
+    Examples
+    --------
+    >>> check_model_spec("builtin:echo?mode=upper")
+    >>> try:
+    ...     check_model_spec("builtin:nosuch")
+    ... except SpecError as exc:
+    ...     print(str(exc).partition(" (")[0])
+    unknown builtin model 'nosuch'
+    """
+    from fairtalk.models.python._loading import check_target
+
+    parsed = parse_model_spec(spec)
+    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
+    given = merge_spec_options(parsed, options)
+    if isinstance(factory, type) and issubclass(factory, ModelFactory):
+        build_options(factory.options_for(parsed.target), given, spec=_public_name(parsed.name))
+    if factory is PythonResponder:
+        check_target(parsed.target)
+
+
 def as_responder(model: str | Responder | ReplyFunction, **options: object) -> Responder:
     """The model ``model=`` names: a spec loaded, a Responder as it is, a function wrapped.
 

@@ -84,6 +84,36 @@ def _import_module(name: str) -> ModuleType:
         return importlib.import_module(name)
 
 
+def _is_file(module_part: str) -> bool:
+    """Whether ``python:`` names a file (``bot.py``, ``./bots/bot``), not a module."""
+    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+
+
+def check_target(target: str) -> None:
+    """SpecError when what ``python:TARGET`` names is not there: a malformed target, no such file, or no such module.
+
+    Nothing is imported or run (a module's top-level package is looked for, as :func:`_import_module`
+    does, in the current folder too); whether the function is there is known once it is loaded.
+    """
+    spec = f"python:{target}"
+    module_part, sep, name = target.rpartition(":")
+    if not sep or not module_part or not name:
+        raise SpecError(_MSG_SPEC.format(spec=spec))
+    if _is_file(module_part):
+        path = Path(module_part).resolve()
+        if not path.is_file():
+            error = "not a regular file (a folder, a pipe or a device)" if path.exists() else "file not found"
+            raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=error))
+        return
+    top = module_part.partition(".")[0]
+    try:
+        found = top in sys.modules or importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found and importlib.machinery.PathFinder.find_spec(top, [os.getcwd()]) is None:
+        raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=f"no module named {top!r}"))
+
+
 def load_callable(target: str) -> Loaded:
     """Import what ``python:TARGET`` names (``module:function`` or ``file.py:function``); SpecError when it cannot."""
     spec = f"python:{target}"
@@ -91,7 +121,7 @@ def load_callable(target: str) -> Loaded:
     if not sep or not module_part or not name:
         raise SpecError(_MSG_SPEC.format(spec=spec))
     before = set(sys.modules)
-    is_file = module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+    is_file = _is_file(module_part)
     try:
         if is_file:
             path = Path(module_part).resolve()
