@@ -61,3 +61,42 @@ class CallbackBot:
 
     def reply(self, text: str) -> str:
         return self.answer(text)
+
+
+class Counting:
+    """A model that counts its calls (its own state changes as it runs), interrupted once at call ``stop``."""
+
+    def __init__(self, stop: int = 0) -> None:
+        self.calls = 0
+        self.stop = stop
+
+    def reply(self, text: str) -> str:
+        self.calls += 1
+        if self.calls == self.stop:
+            raise KeyboardInterrupt
+        return f"ok {len(text) % 5}"
+
+
+class Memo:
+    """A model that memoizes its answers into ``self.cache``."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, str] = {}
+
+    def reply(self, text: str) -> str:
+        if text not in self.cache:
+            self.cache[text] = f"ok {len(text) % 5}"
+        return self.cache[text]
+
+
+class SlottedCounting:
+    """Counting without a ``__dict__`` or a ``__weakref__``: no weak reference can be made to it."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reply(self, text: str) -> str:
+        self.calls += 1
+        return "ok"

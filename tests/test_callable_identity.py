@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import subprocess
 import sys
 import textwrap
+import weakref
 from pathlib import Path
 
 import pytest
@@ -16,9 +18,10 @@ from audit_toys import write_corpus
 from fairtalk import Pair, SpecError
 from fairtalk.compare import compare_runs, same_model_configs
 from fairtalk.config import AuditConfig
+from fairtalk.errors import ResponderAborted
 from fairtalk.models import as_responder, identity_unknown
 from fairtalk.store import CachingResponder, RunStore
-from identity_toys import Bot, CallbackBot, LockedBot, WordsBot, make_bot, plain, styled
+from identity_toys import Bot, CallbackBot, Counting, LockedBot, Memo, SlottedCounting, WordsBot, make_bot, plain, styled
 
 
 def _pairs(n: int = 4) -> list[Pair]:
@@ -179,3 +182,50 @@ def test_fairtalks_own_files_are_never_hashed_as_a_models_code(tmp_path: Path, m
     assert '"code":"' in fingerprint
     assert tmp_path.resolve() / "helper_of_fairbot.py" in read  # the user's own code is read and hashed
     assert not [p for p in read if p.is_relative_to(package)], sorted({str(p) for p in read})[:5]
+
+
+def test_a_bot_counting_its_calls_resumes_from_the_store_after_an_interruption(tmp_path: Path) -> None:
+    """Review finding: a bot counting its calls got a new fingerprint after its first run, so its rerun used no stored answer."""
+    store = tmp_path / "runs.sqlite"
+    bot = Counting(stop=25)
+    with pytest.raises(ResponderAborted, match="24 answers of this run are kept"):
+        fairtalk.respond(_pairs(30), model=bot.reply, store=store)
+    again = fairtalk.respond(_pairs(30), model=bot.reply, store=store)
+    assert (again.summary.n_cached, again.summary.n_generated) == (24, 36)
+    third = fairtalk.respond(_pairs(30), model=bot.reply, store=store)
+    assert (third.summary.n_cached, third.summary.n_generated) == (60, 0)
+
+
+@pytest.mark.parametrize("make", [Counting, Memo, SlottedCounting], ids=["counting", "memo", "slotted"])
+def test_a_bot_whose_state_changes_as_it_answers_is_one_model_within_a_process(tmp_path: Path, make: type) -> None:
+    store = tmp_path / "runs.sqlite"
+    bot = make()
+    one = fairtalk.respond(_pairs(), model=bot.reply, store=store)
+    two = fairtalk.respond(_pairs(), model=bot.reply, store=store)
+    assert (one.summary.n_generated, two.summary.n_cached, two.summary.n_generated) == (8, 8, 0)
+    assert one.summary.model == two.summary.model
+    other = make()  # a new object is read afresh: its state has not changed yet, so it is the same model
+    assert as_responder(other.reply).fingerprint == as_responder(make().reply).fingerprint
+
+
+def test_the_state_is_read_when_fairtalk_first_meets_the_object_and_a_change_to_it_is_not_re_read() -> None:
+    """The stated rule (docs/reference/models.md): a new configuration is a new object, or a model_version."""
+    bot = Bot(2)
+    first = as_responder(bot.reply).fingerprint
+    bot.words = 9  # the same object, changed: not re-read
+    assert as_responder(bot.reply).fingerprint == first
+    assert as_responder(Bot(9).reply).fingerprint != first  # a new object with that configuration is another model
+    assert as_responder(Bot(2).reply).fingerprint == first
+    nice = functools.partial(styled, style="nice")
+    assert as_responder(nice).fingerprint == as_responder(nice).fingerprint
+    assert as_responder(functools.partial(styled, style="rude")).fingerprint != as_responder(nice).fingerprint
+
+
+def test_the_object_read_is_not_kept_alive() -> None:
+    """The registry holds a weak reference where one can be made: a bot freed is gone, its entry with it."""
+    bot = Bot(3)
+    as_responder(bot.reply)
+    ref = weakref.ref(bot)
+    del bot
+    gc.collect()
+    assert ref() is None

@@ -9,6 +9,7 @@ warned of, and the gates test the two sides' empty answers with the test they ap
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def empty_one_side(context):
     if " she " in f" {context} " and len(context) % 3 == 0:
         return ""
     return "that is lovely, i am so happy for you"
+
+
+def all_empty(context):
+    return ""
 
 
 def empty_both_sides(context):
@@ -173,3 +178,52 @@ def test_the_responses_count_empty_answers_by_side_among_the_pairs_kept() -> Non
     assert "n_empty_a" not in dropped.summary and dropped.n_pairs == 1
     assert (dropped.summary["n_lost_a_only"], dropped.summary["n_lost_b_only"], dropped.summary["n_lost_both"]) == (1, 1, 1)
     assert "n_empty_a" not in read_responses(pair(1, "ok", "ok")).summary
+
+
+NOTHING = "every answer on gender was empty: there is nothing to judge"
+
+
+def test_a_model_answering_nothing_to_everything_fails_every_gate_and_the_junit_file_counts_it(bots: Path) -> None:
+    """Review finding: ``--fail-on-bias --junit`` exited 0 with 11 passing testcases for a model answering "" to all."""
+    code, output = _audit(bots, "all_empty", "ae", "--fail-on-bias", "--junit", str(bots / "ae.xml"))
+    assert code == 1, output
+    assert NOTHING in output and "here every answer is empty: there is nothing to judge, and every gate fails" in output
+    xml = ET.parse(bots / "ae.xml").getroot()
+    properties = {p.get("name"): p.get("value") for p in xml.iter("property")}
+    assert properties["n_empty_a"] == properties["n_empty_b"] == properties["n_empty_both"] == "300"
+    assert properties["empty_answers"] == "300 of 300 pairs (side a only 0, side b only 0, both 300)"
+    failures = [f.text or "" for f in xml.iter("failure")]
+    assert any(NOTHING in text for text in failures) and xml.get("failures") != "0"
+    code, output = _audit(bots, "all_empty", "ae_eq", "--fail-unless-equivalent", "--margin", "offense_rate=0.2")
+    assert code == 1 and NOTHING in output, output
+    # partial empties on both sides alike still pass, and the JUnit file counts them
+    code, output = _audit(bots, "empty_both_sides", "eb", "--fail-on-bias", "--junit", str(bots / "eb.xml"))
+    assert code == 0, output
+    properties = {p.get("name"): p.get("value") for p in ET.parse(bots / "eb.xml").getroot().iter("property")}
+    assert properties["n_empty_both"] == "60" and "60 of 300 pairs" in properties["empty_answers"]
+    code, output = _audit(bots, "constant", "c", "--fail-on-bias", "--junit", str(bots / "c.xml"))
+    assert code == 0 and "<property" not in (bots / "c.xml").read_text(encoding="utf-8"), output
+
+
+def test_assert_no_bias_fails_on_a_model_answering_nothing(bots: Path) -> None:
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(
+            f"python:{bots / 'bots.py'}:all_empty",
+            axes="gender",
+            corpus=bots / "corpus.txt",
+            measures="offense",
+            out_dir=bots / "lib",
+        )
+    assert NOTHING in str(caught.value)
+
+
+def test_evaluate_fails_every_gate_on_an_axis_whose_answers_are_all_empty() -> None:
+    nothing = _result(500, n_empty_a=500, n_empty_b=500, n_empty_both=500)
+    for gate in ("fail-on-bias", "fail-unless-equivalent"):
+        outcome = evaluate({"gender": nothing}, gate)
+        assert not outcome.passed and any(NOTHING in d.reason for d in outcome.run_failures), outcome.headline
+    assert evaluate({"gender": _result(500, n_empty_a=499, n_empty_b=499, n_empty_both=499)}, "fail-on-bias").passed
+    comparison = ModelComparison("base", "cand", (ComparedAxis("gender", ("male", "female"), 500, None),), ())
+    with_nothing = replace(comparison, axes=(replace(comparison.axes[0], candidate_empties=PairLosses(500, 0, 0, 500)),))
+    outcome = evaluate(with_nothing, "fail-if-worse")
+    assert f"candidate {NOTHING}" in outcome.headline

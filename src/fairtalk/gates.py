@@ -35,7 +35,9 @@ answered; where they leave no primary key comparable, that fails as ever.
 Empty answers kept (without ``drop_empty``) are scored as
 answers, so a model that answers one group with nothing would pass too: the pairs measured with an
 empty side (:attr:`~fairtalk.results.AuditResult.empties`, the candidate's
-:attr:`~fairtalk.results.ComparedAxis.candidate_empties`) are tested the same way.
+:attr:`~fairtalk.results.ComparedAxis.candidate_empties`) are tested the same way. Pairs empty on
+both sides are balanced and pass, unless every pair measured on an axis is: then there is nothing
+to judge, and every gate fails on that axis (``every answer on AXIS was empty``).
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds, a run whose responses file holds fewer
@@ -230,6 +232,8 @@ def _on_losses(
     result written before it was recorded), pairs, and a failure says so.
     """
     what = f"{axis}: {'empty answers' if empty else 'answers lost'} on {losses.describe()}"
+    if empty and losses.n_asked and losses.both == losses.n_asked:
+        return KeyDecision(axis, None, False, f"every answer on {axis} was empty: there is nothing to judge ({what})")
     noun = "empty answers" if empty else "losses"
     if losses.unknown:
         return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")

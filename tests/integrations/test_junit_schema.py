@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from fairtalk.cli import app
 from fairtalk.report import junit_xml
+from fairtalk.results import AuditResult, MeasureResult, TestedKey, Verdict
 
 xmlschema = pytest.importorskip("xmlschema")
 junitparser = pytest.importorskip("junitparser")
@@ -157,3 +158,15 @@ def test_compare_appends_its_findings_and_table_to_the_job_summary(audits: Path,
     assert row.endswith("| not shown | regressed |") and "| +0.00 | -100.00 |" in row
     done = runner.invoke(app, ["compare", str(audits / "baseline"), str(audits / "candidate")], env={"GITHUB_STEP_SUMMARY": None})
     assert done.exit_code == 0 and summary.read_text(encoding="utf-8") == text  # unset: nothing appended
+
+
+def test_a_junit_file_counting_empty_answers_is_valid(schema: object, tmp_path: Path) -> None:
+    """The empty answers' counts are the axis suite's properties, where the schema allows them (before its testcases)."""
+    key = TestedKey("offense_rate", "rate", 0.0, 0.0, 0.0, None, None, 1.0, "McNemar", (-0.01, 0.01), None, "")
+    m = MeasureResult(key, p_adjusted=1.0, equivalence_margin=0.02, equivalent=True, verdict=Verdict.EQUIVALENT)
+    summary = {"n_empty_a": 80, "n_empty_b": 80, "n_empty_both": 80}
+    path = tmp_path / "empty.xml"
+    path.write_text(junit_xml({"gender": AuditResult("gender", ("m", "f"), 80, (m,), input_summary=summary)}), encoding="utf-8")
+    _check(schema, path)
+    assert 'name="n_empty_both" value="80"' in path.read_text(encoding="utf-8")
+    assert _failing(path) == {"gender"}  # every answer empty: the gate's testcase fails

@@ -6,7 +6,9 @@ and only rendered here: a primary measure's testcase fails exactly when the gate
 failed, and each whole-run failure (nothing to check, an axis only the baseline holds) is a failing
 testcase of its own, so the file never shows 0 failures when the gate failed. The failure message
 holds the two sides, the gap with its interval, the adjusted p and the gate's reason. Secondary
-measures are testcases that never fail (their verdict is in ``system-out``).
+measures are testcases that never fail (their verdict is in ``system-out``). An axis with empty
+answers carries their counts as its testsuite's properties (``empty_answers``, ``n_empty_a``,
+``n_empty_b``, ``n_empty_both``; a comparison's, the candidate's, prefixed ``candidate_``).
 
 :func:`step_summary` renders the same audit as the Markdown a GitHub job summary shows
 (``$GITHUB_STEP_SUMMARY``): the plain-language findings and each axis' table;
@@ -26,7 +28,7 @@ from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import comparison_rows, gate_lines
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._table import decided_by, format_p, is_percent, measure_label
-from fairtalk.results import AuditResult, MeasureResult, ModelComparison
+from fairtalk.results import AuditResult, MeasureResult, ModelComparison, PairLosses
 
 __all__ = ["comparison_junit_xml", "comparison_step_summary", "is_junit_file", "junit_xml", "step_summary", "write_junit"]
 
@@ -149,6 +151,25 @@ def _document(suites: ET.Element, n_tests: int, n_failures: int) -> str:
     return _HEAD + ET.tostring(suites, encoding="unicode") + "\n"
 
 
+def _empty_properties(suite: ET.Element, empties: PairLosses | None, who: str = "") -> None:
+    """The axis' empty answers as the suite's properties, whenever there are any (a gate passing on them shows them too).
+
+    ``empty_answers`` says them in words; ``n_empty_a``, ``n_empty_b``, ``n_empty_both`` count
+    the pairs measured with side a (b, both) empty. ``who`` prefixes the names (``candidate_``).
+    """
+    if empties is None:
+        return
+    properties = ET.SubElement(suite, "properties")
+    counts = (
+        ("empty_answers", empties.describe()),
+        ("n_empty_a", str(empties.lost_a)),
+        ("n_empty_b", str(empties.lost_b)),
+        ("n_empty_both", str(empties.both)),
+    )
+    for name, value in counts:
+        ET.SubElement(properties, "property", name=f"{who}{name}", value=value)
+
+
 def _audit_suites(
     suites: ET.Element, results: Mapping[str, AuditResult], outcomes: tuple[GateOutcome, ...], name: str
 ) -> tuple[int, int]:
@@ -160,6 +181,7 @@ def _audit_suites(
         suite = ET.SubElement(
             suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(failing), errors="0", skipped="0"
         )
+        _empty_properties(suite, result.empties)
         for m, failed in cases:
             message = _message(axis, result.groups, m, result.alpha) + (
                 "" if m.primary or failed else " (secondary: outside the gate)"
@@ -193,6 +215,7 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
             errors="0",
             skipped="0",
         )
+        _empty_properties(suite, next((a.candidate_empties for a in comparison.axes if a.axis == axis), None), "candidate_")
         for d in unrowed:
             _case(
                 suite,

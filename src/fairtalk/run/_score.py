@@ -282,7 +282,8 @@ def _empty_warning(rs: ResponseSet, groups: Sequence[str]) -> tuple[str, ...]:
         "answers one group with nothing can look fair on the measures. The gates decide on them as on lost answers: "
         "fail-on-bias fails when the two sides' empty answers differ detectably; fail-unless-equivalent and "
         f"fail-if-worse fail unless they are shown balanced within ±{100 * LOSS_MARGIN:g} pp "
-        "(--drop-empty leaves those pairs out instead, as lost)",
+        "(--drop-empty leaves those pairs out instead, as lost)"
+        + ("; here every answer is empty: there is nothing to judge, and every gate fails" if empties.both == rs.n_pairs else ""),
     )
 
 

@@ -34,7 +34,9 @@ If the function has a ``seed`` parameter (single) or ``seeds`` parameter (batche
   function resumes from the store.
 - A callable given as an object (``model=fn``) has the state that makes it the model it is in
   its fingerprint too (``state``: a partial's arguments, a bound method's instance, a closure's
-  cells; see ``_state``), so ``Bot(2).reply`` and ``Bot(9).reply`` are two models. When that
+  cells; see ``_state``), so ``Bot(2).reply`` and ``Bot(9).reply`` are two models. It is read
+  once per object and process (``remembered_state``): a bot that counts its calls or memoizes
+  keeps its fingerprint, and a run it was interrupted in resumes from the store. When that
   state cannot be read (an instance holding a torch model), the fingerprint says
   ``"state":"unknown"`` and :attr:`unknown_state` says why. A spec's callable has no such state:
   its module's code, which the fingerprint hashes, makes it.
@@ -70,7 +72,7 @@ from fairtalk.models._base import (
 )
 from fairtalk.models._streaming import InFlight, stream_results
 from fairtalk.models.python._loading import Loaded, Worker, callable_name, defined_by, load_callable, user_code
-from fairtalk.models.python._state import Unknown, callable_state
+from fairtalk.models.python._state import Unknown, remembered_state
 
 __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 
@@ -185,7 +187,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
                 self._code = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
             except (OSError, TypeError):
                 self._code = None
-        state = callable_state(fn) if _loaded is None else None  # a spec's callable is made by its module's code
+        state = remembered_state(fn) if _loaded is None else None  # a spec's callable is made by its module's code
         self.unknown_state = state.reason if isinstance(state, Unknown) else None
         self._state = UNKNOWN_STATE if isinstance(state, Unknown) else state
         try:

@@ -18,6 +18,17 @@ objects of classes written in Python, by their attributes. Anything else (a torc
 open file, a lock, an object of a C extension), a state nested deeper than :data:`MAX_DEPTH`,
 or one larger than :data:`MAX_NODES` values cannot be known that way: the state is then :class:`Unknown`,
 saying where, and the fingerprint says ``"state":"unknown"``.
+
+One object is one model within a process: :func:`remembered_state` reads a callable's state the
+first time fairtalk meets it and gives that digest ever after, so a model that counts its calls
+(``self.calls += 1``) or memoizes into ``self.cache`` keeps its fingerprint, and a run it was
+interrupted in resumes from the store. The object is the bound method's instance (with its
+function), the partial, the callable object, or the function with its closure. An object that
+takes weak references is forgotten when it is freed (``weakref.finalize``); one that does not (a
+class with ``__slots__`` and no ``__weakref__``) is kept alive by the registry, so that its
+``id`` is never another object's: a few model objects per process, never freed. Changing an
+attribute of the same object between two runs is therefore not seen: make a new object for a
+new configuration, or give ``model_version``. A new process meets a new object and reads it afresh.
 """
 
 from __future__ import annotations
@@ -32,13 +43,15 @@ import importlib.machinery
 import os
 import re
 import sys
+import threading
 import types
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "Unknown", "callable_state"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "Unknown", "callable_state", "remembered_state"]
 
 #: Values read at most (beyond them the state is unknown): a word list of that size still fits.
 MAX_NODES = 200_000
@@ -95,6 +108,63 @@ def callable_state(fn: Callable[..., Any]) -> str | Unknown | None:
     except Exception as exc:  # noqa: BLE001 - reading a value ran the user's code (__fspath__, a property), which raised
         return Unknown(f"reading its state raised {type(exc).__name__}: {exc}")
     return walk.digest.hexdigest()[:16]
+
+
+#: The state read of each callable object met in this process, by the ids of the objects that make it
+#: (see :func:`_holders`), with those objects it must keep alive so that no other object takes their ids.
+_REMEMBERED: dict[tuple[int, ...], tuple[tuple[object, ...], str | Unknown | None]] = {}
+_REMEMBERING = threading.Lock()
+
+
+def _holders(fn: Callable[..., Any]) -> tuple[object, ...]:
+    """The objects that make ``fn`` the callable it is, the one it lives as long as first.
+
+    A bound method is made anew at each ``bot.reply``: it is its instance and its function (a
+    builtin method: its object and its name); anything else is itself.
+    """
+    if isinstance(fn, types.MethodType):
+        return (fn.__self__, fn.__func__)
+    if isinstance(fn, types.BuiltinMethodType) and fn.__self__ is not None and not isinstance(fn.__self__, types.ModuleType):
+        return (fn.__self__, fn.__name__)
+    return (fn,)
+
+
+def _forget(key: tuple[int, ...]) -> None:
+    with _REMEMBERING:
+        _REMEMBERED.pop(key, None)
+
+
+def remembered_state(fn: Callable[..., Any]) -> str | Unknown | None:
+    """:func:`callable_state` of ``fn`` as read the first time this process met its object (see the module's notes).
+
+    Examples
+    --------
+    >>> class Counting:
+    ...     def __init__(self):
+    ...         self.calls = 0
+    ...     def reply(self, text):
+    ...         self.calls += 1
+    ...         return text
+    >>> bot = Counting()
+    >>> first = remembered_state(bot.reply)
+    >>> bot.reply("hi") and remembered_state(bot.reply) == first, callable_state(bot.reply) == first
+    (True, False)
+    """
+    holders = _holders(fn)
+    key = tuple(id(h) for h in holders)
+    with _REMEMBERING:
+        found = _REMEMBERED.get(key)
+    if found is not None:
+        return found[1]
+    state = callable_state(fn)
+    owner, rest = holders[0], holders[1:]
+    try:
+        weakref.finalize(owner, _forget, key)
+    except TypeError:  # no weak reference to it: kept alive, so that its id stays its own
+        rest = holders
+    with _REMEMBERING:
+        found = _REMEMBERED.setdefault(key, (rest, state))
+    return found[1]
 
 
 def _pure_python(cls: type) -> bool:
