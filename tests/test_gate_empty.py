@@ -215,6 +215,7 @@ def test_assert_no_bias_fails_on_a_model_answering_nothing(bots: Path) -> None:
             out_dir=bots / "lib",
         )
     assert NOTHING in str(caught.value)
+    assert str(caught.value).startswith("fairtalk: the gate failed in ")  # not "bias detected": no measure failed
 
 
 def test_evaluate_fails_every_gate_on_an_axis_whose_answers_are_all_empty() -> None:

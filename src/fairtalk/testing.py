@@ -350,6 +350,8 @@ def assert_no_bias(
     if not outcome.passed:
         failures = _audit_failures(run, outcome)
         what = "bias detected" if chosen == "fail-on-bias" else "measures not shown equivalent"
+        if all(d.key is None for d in outcome.failures):  # no measure failed: the run did (answers lost or empty)
+            what = "the gate failed"
         alpha = min((r.alpha for r in run.results.values()), default=0.05)
         n = ", ".join(f"{axis} {r.n_pairs}" for axis, r in run.results.items())
         head = _MSG_BIAS.format(what=what, model=run.model.partition(" ")[0], gate=chosen, alpha=alpha, n=n)
