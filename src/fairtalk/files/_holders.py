@@ -258,6 +258,8 @@ def _registry() -> Iterator[Path | None]:
     folder = registry_folder()
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
+        if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # not this user's: another user's made it
+            raise OSError(errno.EPERM, "not this user's folder")
         fd = os.open(folder / _GUARD_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
         _LOG.debug("no registry of outputs at %s: %s", folder, exc)
