@@ -230,3 +230,102 @@ def test_a_run_removes_the_axis_folders_its_folder_s_marker_lists_although_run_j
     listed = json.loads((out / WRITTEN).read_text())["files"]
     assert not any(name.split("/")[0] == "age" for name in listed)
     assert list(json.loads((out / "run.json").read_text())["axes"]) == ["gender"]
+
+
+def _nested(result: Result, out: Path, other: Path, pid: int, where: str, option: str = "-o") -> None:
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error: {out} {where} {other}, which another fairtalk run (pid {pid}) is writing; wait for it or give another {option}"
+    ) in said
+
+
+def _audit_argv(corpus: Path, tmp_path: Path, store: str) -> list[str]:
+    return [
+        "audit",
+        "--corpus",
+        str(corpus),
+        "--axis",
+        "gender",
+        "--resamples",
+        "200",
+        "--no-scorer-check",
+        "--store",
+        str(tmp_path / store),
+    ]
+
+
+def test_a_junit_file_inside_the_folder_a_first_command_is_writing_is_refused_naming_it(
+    toys: tuple[Path, Path], tmp_path: Path, first: First
+) -> None:
+    corpus, _ = toys
+    out = tmp_path / "r1"
+    process = first.start(*_audit_argv(corpus, tmp_path, "a.sqlite"), "--model", first.spec, "-o", str(out))
+    spec, called = _second_model(tmp_path)
+    for junit in (out / "index.html", out / "gender" / "junit.xml"):
+        argv = [*_audit_argv(corpus, tmp_path, "b.sqlite"), "--model", spec, "-o", str(tmp_path / "r2")]
+        second = runner.invoke(app, [*argv, "--junit", str(junit)])
+        _nested(second, junit, out, process.pid, "is inside", "--junit")
+    assert not called.exists() and not (tmp_path / "r2").exists()
+    code, err = first.finish()
+    assert code == 0, err  # main: the first failed on the index.html the second wrote into its folder
+    assert sorted(p.name for p in out.iterdir() if p.name != "store.sqlite") == [
+        ".written-by-fairtalk.json",
+        "gender",
+        "index.html",
+        "run.json",
+    ]
+    assert not (out / "gender" / "junit.xml").exists()
+    again = runner.invoke(app, [*argv, "--junit", str(out / "index.html")])
+    assert again.exit_code == 2 and "is not a JUnit file fairtalk wrote" in again.stderr  # now only: not a JUnit file
+
+
+def test_an_output_folder_inside_the_folder_a_first_command_is_writing_waits_for_it(
+    toys: tuple[Path, Path], tmp_path: Path, first: First
+) -> None:
+    corpus, _ = toys
+    out = tmp_path / "r1"
+    process = first.start(*_audit_argv(corpus, tmp_path, "a.sqlite"), "--model", first.spec, "-o", str(out))
+    nested = out / "nested"
+    argv = [*_audit_argv(corpus, tmp_path, "b.sqlite"), "--model", "builtin:echo", "-o", str(nested)]
+    _nested(runner.invoke(app, argv), nested, out, process.pid, "is inside")
+    assert not nested.exists()
+    code, err = first.finish()
+    assert code == 0, err
+    after = runner.invoke(app, argv)  # the first ended: nothing blocks
+    assert after.exit_code == 0, after.output
+    assert (nested / "run.json").is_file()
+
+
+def test_a_folder_holding_the_output_a_first_command_is_writing_waits_for_it(
+    toys: tuple[Path, Path], tmp_path: Path, first: First
+) -> None:
+    corpus, _ = toys
+    out = tmp_path / "r1"
+    nested = out / "nested"
+    process = first.start(*_audit_argv(corpus, tmp_path, "a.sqlite"), "--model", first.spec, "-o", str(nested))
+    spec, called = _second_model(tmp_path)
+    argv = [*_audit_argv(corpus, tmp_path, "b.sqlite"), "--model", spec, "-o", str(out)]
+    _nested(runner.invoke(app, argv), out, nested, process.pid, "holds")
+    assert not called.exists() and not (out / "run.json").exists()
+    code, err = first.finish()
+    assert code == 0, err
+    assert (nested / "run.json").is_file()
+    after = runner.invoke(app, [*_audit_argv(corpus, tmp_path, "b.sqlite"), "--model", "builtin:echo", "-o", str(out)])
+    assert after.exit_code == 0, after.output
+    assert (out / "run.json").is_file() and (nested / "run.json").is_file()
+
+
+def test_a_holder_killed_with_sigkill_blocks_no_output_inside_its_folder(
+    toys: tuple[Path, Path], tmp_path: Path, first: First
+) -> None:
+    corpus, _ = toys
+    out = tmp_path / "top" / "r1"
+    process = first.start(*_audit_argv(corpus, tmp_path, "a.sqlite"), "--model", first.spec, "-o", str(out))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    argv = [*_audit_argv(corpus, tmp_path, "b.sqlite"), "--model", "builtin:echo"]
+    inside = runner.invoke(app, [*argv, "-o", str(out / "nested"), "--junit", str(out / "junit.xml")])
+    assert inside.exit_code == 0, inside.output
+    holding = runner.invoke(app, [*argv, "-o", str(tmp_path / "top")])
+    assert holding.exit_code == 0, holding.output

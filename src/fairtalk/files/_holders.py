@@ -13,6 +13,19 @@ the command ends. One that a kill left behind is harmless: the kernel let go of 
 the process, and the next command takes it. Outside a scope (a library call of a check alone)
 the check only asks whether another process holds the output, and holds nothing.
 
+**Nested outputs.** An output inside another run's output (``--junit A/index.html`` or ``-o
+A/nested`` while a run writes ``-o A``), or one holding another run's output (``-o A`` while a
+run writes ``A/nested``), would mix two runs' files: one run's folder swap then fails, or holds
+the other's files. So each held output is also listed in a small registry of this user's
+outputs, a folder in the temporary folder (:func:`registry_folder`): one entry per held output,
+a file that its holder keeps under an exclusive ``flock`` and that names the holder's pid and the
+output's path. Before taking an output, a command looks through the live entries (those locked:
+a killed holder's entry is unlocked, and removed by the next command that looks) and stops with
+an OutputError naming the holder's pid and its output when one is inside this output, or holds
+it. The look and the listing happen under one more lock (the registry's ``.guard``), so of two
+commands starting at once, one sees the other. A command's own outputs (one process) are never
+in its way here. Outputs are compared where they really are (links resolved).
+
 **Stores.**
 
 A run that created a store file and stored nothing in it removes the file when it stops
@@ -35,15 +48,24 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from fairtalk.errors import OutputError
 
-__all__ = ["LOCK_SUFFIX", "StoreHold", "hold_output", "is_lock_file", "output_lock_path", "output_scope"]
+__all__ = [
+    "LOCK_SUFFIX",
+    "StoreHold",
+    "hold_output",
+    "is_lock_file",
+    "output_lock_path",
+    "output_scope",
+]
 
 _LOG = logging.getLogger(__name__)
 #: How often an opener tries again when the folder it locked was removed meanwhile (by a run removing its empty store).
@@ -51,6 +73,13 @@ _ATTEMPTS = 20
 #: The end of an output's lock file's name: ``.NAME.fairtalk-lock`` beside the output NAME.
 LOCK_SUFFIX = ".fairtalk-lock"
 _MSG_BUSY = "{target} is being written by another fairtalk run{pid}; wait for it or give another {option}"
+_MSG_INSIDE = (
+    "{target} is inside {other}, which another fairtalk run (pid {pid}) is writing; wait for it or give another {option}"
+)
+_MSG_HOLDS = "{target} holds {other}, which another fairtalk run (pid {pid}) is writing; wait for it or give another {option}"
+#: The registry's lock, taken while a command looks through the entries and adds its own.
+_GUARD_NAME = ".guard"
+_ENTRY_NUMBERS = itertools.count()
 
 
 class StoreHold:
@@ -140,12 +169,13 @@ def is_lock_file(name: str) -> bool:
 
 
 class _Held:
-    """An output lock this process holds: the lock file's descriptor and the folders made for it."""
+    """An output lock this process holds: the lock file's descriptor, the folders made for it, its registry entry."""
 
-    __slots__ = ("fd", "made", "path")
+    __slots__ = ("entry", "fd", "made", "path")
 
     def __init__(self, path: Path, fd: int, made: list[Path]) -> None:
         self.path, self.fd, self.made = path, fd, made
+        self.entry: tuple[Path, int] | None = None
 
     def release(self) -> None:
         """Remove the lock file (still held: no other process can take it meanwhile), let go, remove the folders made."""
@@ -155,6 +185,9 @@ class _Held:
         with contextlib.suppress(OSError):
             os.close(self.fd)
         _remove_folders(self.made)
+        if self.entry is not None:
+            entry, self.entry = self.entry, None
+            _drop_entry(*entry)
 
 
 _GUARD = threading.RLock()
@@ -199,14 +232,146 @@ def hold_output(target: str | os.PathLike[str], *, option: str = "-o") -> None:
     with _GUARD:
         if path in _HELD:
             return
-        held = _take(path, target, option)
-        if held is None:
-            return
-        if _SCOPES:
-            _HELD[path] = held
-            _SCOPES[-1].append(path)
+        with _registry() as registry:
+            if registry is not None:
+                _check_nesting(registry, target, option)
+            held = _take(path, target, option)
+            if held is None:
+                return
+            if _SCOPES:
+                if registry is not None:
+                    held.entry = _add_entry(registry, target)
+                _HELD[path] = held
+                _SCOPES[-1].append(path)
+            else:
+                held.release()
+
+
+def registry_folder() -> Path:
+    """The folder listing the outputs this user's fairtalk commands hold (see the module's docstring)."""
+    return Path(tempfile.gettempdir()) / f"fairtalk-outputs-{os.getuid()}"
+
+
+@contextlib.contextmanager
+def _registry() -> Iterator[Path | None]:
+    """Hold the registry's guard for the block: its folder, or None when it cannot be made or locked (no nesting check)."""
+    folder = registry_folder()
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # not this user's: another user's made it
+            raise OSError(errno.EPERM, "not this user's folder")
+        fd = os.open(folder / _GUARD_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        _LOG.debug("no registry of outputs at %s: %s", folder, exc)
+        fd = -1
+    if fd < 0:
+        yield None
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held for a look and a listing only: brief
+        yield folder
+    finally:
+        os.close(fd)
+
+
+def _where(target: str | os.PathLike[str]) -> Path:
+    """Where an output really is (links resolved), for comparing outputs."""
+    try:
+        return Path(target).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(target))
+
+
+def _shown(place: str) -> str:
+    """An output's path as a message shows it: relative to the current folder when inside it, else whole."""
+    try:
+        rel = os.path.relpath(place)
+    except ValueError:
+        return place
+    return place if rel.startswith("..") else rel
+
+
+def _check_nesting(registry: Path, target: str | os.PathLike[str], option: str) -> None:
+    """OutputError when another process holds an output inside ``target`` or one holding it; removes dead entries."""
+    mine = _where(target)
+    for pid, other, shown in _live_entries(registry):
+        if pid == os.getpid():
+            continue
+        if other in mine.parents:
+            message = _MSG_INSIDE
+        elif mine in other.parents:
+            message = _MSG_HOLDS
         else:
-            held.release()
+            continue
+        raise OutputError(message.format(target=os.fspath(target), other=_shown(shown), pid=pid, option=option))
+
+
+def _live_entries(registry: Path) -> Iterator[tuple[int, Path, str]]:
+    """The registry's live entries (pid, where the output is, its path as given, made absolute); removes dead ones."""
+    try:
+        names = sorted(os.listdir(registry))
+    except OSError:
+        return
+    for name in names:
+        if name == _GUARD_NAME:
+            continue
+        entry = registry / name
+        try:
+            fd = os.open(entry, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            found = _read_entry(entry, fd)
+        finally:
+            os.close(fd)
+        if found is not None:
+            yield found
+
+
+def _read_entry(entry: Path, fd: int) -> tuple[int, Path, str] | None:
+    """A registry entry's holder and output while its holder lives; None (and the entry removed) once it died."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+    else:  # nobody holds it: its holder was killed (or is letting go)
+        with contextlib.suppress(OSError):
+            os.unlink(entry)
+        return None
+    try:
+        lines = os.pread(fd, 65536, 0).decode("utf-8", "replace").split("\n")
+    except OSError:
+        return None
+    if len(lines) < 3 or not lines[0].isdigit():
+        return None
+    return int(lines[0]), Path(lines[1]), lines[2]
+
+
+def _add_entry(registry: Path, target: str | os.PathLike[str]) -> tuple[Path, int] | None:
+    """List an output this process now holds (under the registry's guard); None when the entry cannot be made."""
+    entry = registry / f"{os.getpid()}-{next(_ENTRY_NUMBERS)}"
+    try:
+        fd = os.open(entry, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        _LOG.debug("output %s not listed: %s", target, exc)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, f"{os.getpid()}\n{_where(target)}\n{os.path.abspath(target)}\n".encode())
+    except OSError as exc:
+        _LOG.debug("output %s not listed: %s", target, exc)
+        _drop_entry(entry, fd)
+        return None
+    return entry, fd
+
+
+def _drop_entry(entry: Path, fd: int) -> None:
+    """Remove a registry entry this process made (still locked: nobody takes it for dead meanwhile), then let go."""
+    with contextlib.suppress(OSError):
+        os.unlink(entry)
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _remove_folders(made: list[Path]) -> None:
