@@ -525,6 +525,11 @@ def test_a_closed_pipe_neither_passes_a_failing_gate_nor_skips_the_rest_of_the_w
     assert (out / "baseline" / "run.json").is_file()
     assert (out / "comparison").is_dir()
     assert b"Traceback" not in stderr and b"Exception ignored" not in stderr
+    compared = ["compare", str(out / "baseline"), str(out), "--fail-if-worse", "--json", "--junit", str(tmp_path / "c.xml")]
+    code, stderr = _closed_pipe_run(compared, tmp_path)  # --json writes its document to stdout itself, not by the console
+    assert code == 1, (code, stderr)
+    assert (tmp_path / "c.xml").is_file()
+    assert b"Traceback" not in stderr and b"Exception ignored" not in stderr
     passing = ["audit", "--model", "builtin:echo", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "p")]
     code, stderr = _closed_pipe_run([*passing, "--junit", str(tmp_path / "p.xml")], tmp_path)
     assert (code, stderr) == (0, b"")

@@ -10,6 +10,7 @@ import os
 import re
 import textwrap
 from collections.abc import Iterable
+from typing import IO
 
 from rich.console import Console
 
@@ -23,6 +24,7 @@ __all__ = [
     "say",
     "set_quiet",
     "terminal_safe",
+    "to_null_device",
     "wrap_prose",
 ]
 
@@ -45,15 +47,23 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         del self._buffer[:]
-        try:
-            fd = self.file.fileno()
-        except (AttributeError, OSError, ValueError):  # no descriptor (a test's capture): quiet is enough
-            return
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, fd)
-        finally:
-            os.close(devnull)
+        to_null_device(self.file)
+
+
+def to_null_device(stream: IO[str]) -> None:
+    """Put the null device on ``stream``'s descriptor (its reader is gone): later writes, and the flush at exit, find no broken pipe.
+
+    A stream with no descriptor (a test's capture) is left as it is.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 err_console = _Console(stderr=True, markup=False, emoji=False)
