@@ -94,3 +94,17 @@ def test_too_few_pairs_under_until_decided_is_the_same_error_not_a_crash(tmp_pat
     assert done.exit_code == 2, done.output
     said = _flat(done.output)
     assert "gave 1 pair(s) (20 contexts read, 20 mention a group: 19 duplicate contexts dropped)" in said, said
+
+
+def test_pairs_left_at_their_default_are_no_shortfall_and_pairs_given_are(tmp_path: Path) -> None:
+    """Review: ``fairtalk audit`` without ``--pairs`` said ``asked for 2,000 pairs; the corpus gave 1,470`` (and report.md
+    in bold) when the user asked for nothing. The default (2,000) is taken as not asked; any other number given is."""
+    corpus = _corpus(tmp_path / "c.txt", _LINES)
+    done = _audit(corpus, tmp_path / "default")
+    assert done.exit_code == 0, done.output
+    assert "asked for" not in done.output
+    assert "asked for" not in (tmp_path / "default" / "gender" / "report.md").read_text(encoding="utf-8")
+    given = _audit(corpus, tmp_path / "given", "--pairs", "2001")
+    assert given.exit_code == 0, given.output
+    assert "gender: asked for 2,001 pairs; the corpus gave 3" in _flat(given.output)
+    assert "asked for 2,001 pairs" in (tmp_path / "given" / "gender" / "report.md").read_text(encoding="utf-8")

@@ -243,3 +243,27 @@ def test_a_bad_baseline_spec_exits_2_before_the_main_model_answers(
     told = " ".join(done.output.split())
     assert "error: --baseline-model: " in told and said in told, told
     assert not (out / "run.json").exists()
+
+
+def _title_lines(output: str) -> list[str]:
+    """The lines of ``fairtalk compare: …``, the comparison's title, up to the blank line under it."""
+    start = output.index("fairtalk compare:")
+    return output[start:].split("\n\n", 1)[0].split("\n")
+
+
+def test_paths_with_spaces_stay_whole_in_the_baseline_line_and_the_comparison_title(
+    toys: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: at 80 columns ``report in spaced runs/a quite long`` carried the rest of the path to the next line, and
+    the title read ``fairtalk compare: spaced …/x `` / ``y against …``: paths broken at spaces, blanks left at line ends."""
+    monkeypatch.chdir(tmp_path)
+    folder = "spaced runs/a quite long folder name with some spaces in it/x y"
+    done = _audit(*toys, Path(folder), "fair", "biased")
+    assert done.exit_code == 0, done.output
+    assert f"\n  {folder}/baseline/\n" in done.output, done.output
+    title = _title_lines(done.output)
+    assert title == ["fairtalk compare:", f"  {folder} against", f"  {folder}/baseline"], done.output
+    again = runner.invoke(app, ["compare", f"{folder}/baseline", folder, "-o", "cmp 3"])
+    assert again.exit_code == 0, again.output
+    assert _title_lines(again.output) == title, again.output
+    assert all(not line.endswith(" ") for line in again.output.split("\n")), again.output

@@ -499,6 +499,43 @@ def test_a_pipe_closed_under_a_console_printing_command_ends_it_quietly_with_exi
     assert stderr == b""
 
 
+def _closed_pipe_run(args: list[str], cwd: Path) -> tuple[int, bytes]:
+    """Run ``fairtalk args`` with stdout a pipe whose reader is gone before it starts: its exit code and stderr."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "fairtalk.cli", *args], stdout=writer, stderr=subprocess.PIPE, cwd=cwd)
+    finally:
+        os.close(writer)
+    with process:
+        _, stderr = process.communicate(timeout=300)
+    return process.returncode, stderr
+
+
+def test_a_closed_pipe_neither_passes_a_failing_gate_nor_skips_the_rest_of_the_work(corpus: Path, tmp_path: Path) -> None:
+    """Review: ``fairtalk audit … --baseline-model … --fail-if-worse --junit j.xml | head -1`` exited 0, with no baseline,
+    no comparison and no JUnit file: the first line that found the pipe closed ended the command. The console falls
+    silent instead; the command writes every file, and a failing gate still exits 1."""
+    out = tmp_path / "gated"
+    args = ["audit", "--model", "builtin:echo?mode=upper", "--baseline-model", "builtin:echo", "--corpus", str(corpus)]
+    args += ["--axis", "gender", "--pairs", "30", "-o", str(out), "--measures", "sentiment", "--fail-if-worse"]
+    code, stderr = _closed_pipe_run([*args, "--junit", str(tmp_path / "j.xml")], tmp_path)
+    assert code == 1, (code, stderr)
+    assert (tmp_path / "j.xml").is_file()
+    assert (out / "baseline" / "run.json").is_file()
+    assert (out / "comparison").is_dir()
+    assert b"Traceback" not in stderr and b"Exception ignored" not in stderr
+    compared = ["compare", str(out / "baseline"), str(out), "--fail-if-worse", "--json", "--junit", str(tmp_path / "c.xml")]
+    code, stderr = _closed_pipe_run(compared, tmp_path)  # --json writes its document to stdout itself, not by the console
+    assert code == 1, (code, stderr)
+    assert (tmp_path / "c.xml").is_file()
+    assert b"Traceback" not in stderr and b"Exception ignored" not in stderr
+    passing = ["audit", "--model", "builtin:echo", "--corpus", str(corpus), "--axis", "gender", "-o", str(tmp_path / "p")]
+    code, stderr = _closed_pipe_run([*passing, "--junit", str(tmp_path / "p.xml")], tmp_path)
+    assert (code, stderr) == (0, b"")
+    assert (tmp_path / "p.xml").is_file() and (tmp_path / "p" / "index.html").is_file()
+
+
 HANGING_MODEL = """
 import os, time
 calls = []

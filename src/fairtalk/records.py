@@ -292,12 +292,20 @@ class Coverage(Codec):
     def shortfall(self) -> str | None:
         """``asked for 50 pairs; the corpus gave 10`` when ``limit`` asked for more pairs than were yielded (None otherwise).
 
+        A ``limit`` of :data:`fairtalk.options.DEFAULT_N_PAIRS` (2,000) is taken as the default, which
+        nobody asked for: a corpus smaller than that is no shortfall to warn of. (The coverage does not
+        record whether the limit was given, so ``--pairs 2000`` given on purpose is not said either.)
+
         Examples
         --------
         >>> Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=50).shortfall()
         'asked for 50 pairs; the corpus gave 10'
+        >>> Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=2000).shortfall() is None
+        True
         """
-        if self.limit is None or self.n_pairs >= self.limit:
+        from fairtalk.options import DEFAULT_N_PAIRS
+
+        if self.limit is None or self.limit == DEFAULT_N_PAIRS or self.n_pairs >= self.limit:
             return None
         balanced = " (balanced: as many from each group's originals)" if self.balance else ""
         return f"asked for {self.limit:,} pairs; the corpus gave {self.n_pairs:,}{balanced}"

@@ -26,6 +26,7 @@ from fairtalk.cli._console import (
     say,
     set_quiet,
     terminal_safe,
+    to_null_device,
 )
 from fairtalk.errors import FairtalkError
 
@@ -366,8 +367,11 @@ def print_json(document: object) -> None:
     from fairtalk.report import jsonable
 
     out = _JSON_STDOUT[0] or sys.stdout
-    out.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    out.flush()
+    try:
+        out.write(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        out.flush()
+    except BrokenPipeError:  # `--json | head -1`: the reader is gone; the command goes on (its files, its gate's exit code)
+        to_null_device(out)
 
 
 def fail(error: FairtalkError | str) -> NoReturn:

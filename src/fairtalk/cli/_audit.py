@@ -495,7 +495,7 @@ def _against_baseline(
         base_config = _baseline_config(config, model, output, store)
         with progress_bars() as progress:
             base_run = fairtalk.audit(base_config, progress=progress)
-        info(f"baseline {base_run.model}: report in {base_out}/")
+        info(f"baseline {base_run.model}: report in {base_out}/", keep=[output])
         result = fairtalk.compare_runs(base_out, output)
         paths = write_model_comparison(result, compare_out, gated=gate)
         run, outcomes = audited  # the run's index shows the comparison's gate too, and links both

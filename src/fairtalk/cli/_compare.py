@@ -147,7 +147,7 @@ def show_comparison(
     and in ``gates`` the audit's gates then ``--fail-if-worse``'s.
     """
     from fairtalk.gates import Gate, evaluate
-    from fairtalk.report import gate_lines, model_comparison_table
+    from fairtalk.report import gate_lines, model_comparison_table, model_comparison_title
 
     outcome = evaluate(result, Gate.FAIL_IF_WORSE)
     if json_out:
@@ -157,7 +157,8 @@ def show_comparison(
         data = result.to_dict() if joined is None else {**joined[0], "comparison": result.to_dict()}
         print_json(versioned({**data, "gates": [o.to_dict() for o in done]} if done else data))  # as `audit --json`'s
     else:
-        console.print(model_comparison_table(result, width=console.width))
+        say(model_comparison_title(result), style="bold", keep=[result.candidate, result.baseline])
+        console.print(model_comparison_table(result, width=console.width, title=False))
     for line in gate_lines(result, gated=gate and outcome.passed):  # a failing headline is said once, below
         say(line)
     for path in paths.values():

@@ -6,11 +6,11 @@ progress bars) both print through it, and neither imports the other at import ti
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import textwrap
 from collections.abc import Iterable
+from typing import IO
 
 from rich.console import Console
 
@@ -24,6 +24,7 @@ __all__ = [
     "say",
     "set_quiet",
     "terminal_safe",
+    "to_null_device",
     "wrap_prose",
 ]
 
@@ -33,15 +34,36 @@ __all__ = [
 
 
 class _Console(Console):
-    """A rich console that leaves a closed pipe to the command line to decide on.
+    """A rich console that stops printing when its reader is gone, and lets the command carry on.
 
-    rich's own :meth:`~rich.console.Console.on_broken_pipe` ends the program with exit 1 (a failed
-    gate's code) before fairtalk sees the error; here the ``BrokenPipeError`` goes on to the app's
-    handler, which ends ``fairtalk plan --gate | head -1`` quietly with exit 0.
+    rich's own :meth:`~rich.console.Console.on_broken_pipe` ends the program with exit 1 at the first
+    line that finds the pipe closed: ``fairtalk compare … --fail-if-worse --junit cj.xml | head -1``
+    would skip the rest of the work (the JUnit file, the gate). Here the console falls silent (``quiet``,
+    and the null device put on its stream's descriptor, so that no later write or the flush at exit
+    finds the broken pipe) and the command goes on: it writes every file, and its exit code is the one
+    it would have had (a failed gate's 1, else 0).
     """
 
     def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        self.quiet = True
+        del self._buffer[:]
+        to_null_device(self.file)
+
+
+def to_null_device(stream: IO[str]) -> None:
+    """Put the null device on ``stream``'s descriptor (its reader is gone): later writes, and the flush at exit, find no broken pipe.
+
+    A stream with no descriptor (a test's capture) is left as it is.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 err_console = _Console(stderr=True, markup=False, emoji=False)

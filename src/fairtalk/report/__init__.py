@@ -53,7 +53,12 @@ from fairtalk.report._junit import comparison_step_summary, is_junit_file, junit
 from fairtalk.report._labelled import labelled_lines
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import COMPARISON_FILES as MODEL_COMPARISON_FILES
-from fairtalk.report._model_comparison import gate_lines, model_comparison_table, write_model_comparison
+from fairtalk.report._model_comparison import (
+    gate_lines,
+    model_comparison_table,
+    model_comparison_title,
+    write_model_comparison,
+)
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._planted import PLANTED_FILES, write_planted_report
 from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
@@ -89,6 +94,7 @@ __all__ = [
     "sequential_summary",
     "gate_lines",
     "model_comparison_table",
+    "model_comparison_title",
     "write_model_comparison",
     "similarity_basis",
     "similarity_row",

@@ -33,6 +33,7 @@ __all__ = [
     "comparison_rows",
     "gate_lines",
     "model_comparison_table",
+    "model_comparison_title",
     "render_model_comparison_csv",
     "render_model_comparison_html",
     "render_model_comparison_markdown",
@@ -226,12 +227,21 @@ def _title(comparison: ModelComparison) -> str:
     return f"{comparison.candidate} against {comparison.baseline}"
 
 
+def model_comparison_title(comparison: ModelComparison) -> str:
+    """The comparison's title line, plain text: ``fairtalk compare: CANDIDATE against BASELINE``.
+
+    :func:`model_comparison_table` with ``title=False`` leaves it out, so that the command line prints
+    it as its other prose, wrapped between words and never inside a path with spaces.
+    """
+    return f"fairtalk compare: {_title(comparison)}"
+
+
 #: Below this many columns (a CI log, ``| tee``: 80) the comparison prints one block per key instead of a table,
 #: so that no measure name, figure or verdict is cut to ``sentimen…``.
 WIDE_ENOUGH = 110
 
 
-def model_comparison_table(comparison: ModelComparison, *, width: int | None = None) -> RenderableType:
+def model_comparison_table(comparison: ModelComparison, *, width: int | None = None, title: bool = True) -> RenderableType:
     """The comparison for a terminal ``width`` columns wide (None: wide): a ``rich`` Table, or blocks when narrow.
 
     The table has per axis and key both gaps, the change with its interval, p and verdict; below
@@ -239,12 +249,13 @@ def model_comparison_table(comparison: ModelComparison, *, width: int | None = N
     such as ``inconclusive (identical on all 600 pairs)``), each key is a block of short lines that
     wrap between figures, never inside one. Why an identical-gap key is inconclusive
     (:attr:`ComparisonRow.reason`) follows its verdict in a block, and the table in a table's case.
+    ``title=False``: without :func:`model_comparison_title` (its caller prints it).
     """
     if width is not None and width < WIDE_ENOUGH:
-        return _comparison_blocks(comparison, width)
-    table = _comparison_table(comparison)
+        return _comparison_blocks(comparison, width, title=title)
+    table = _comparison_table(comparison, title=title)
     if width is not None and _natural_width(table) > width:
-        return _comparison_blocks(comparison, width)
+        return _comparison_blocks(comparison, width, title=title)
     reasons = [f"{row.axis}/{row.key}: {row.verdict}; {row.reason}" for row in comparison_rows(comparison) if row.reason]
     if not reasons:
         return table
@@ -276,13 +287,13 @@ def _natural_width(table: Table) -> int:
     return Measurement.get(console, console.options, table).maximum
 
 
-def _comparison_blocks(comparison: ModelComparison, width: int) -> RenderableType:
+def _comparison_blocks(comparison: ModelComparison, width: int, *, title: bool = True) -> RenderableType:
     """One block per (axis, key): its name on a line of its own, then its figures and verdict (and its reason), indented."""
     from rich.console import Group
     from rich.text import Text
 
     level = f"{1 - comparison.alpha:.0%}"
-    parts: list[Text] = [Text(f"fairtalk compare: {_title(comparison)}", style="bold")]
+    parts: list[Text] = [Text(model_comparison_title(comparison), style="bold")] if title else []
     rows = comparison_rows(comparison)
     for i, row in enumerate(rows):
         if i == 0 or rows[i - 1].axis != row.axis:
@@ -302,14 +313,14 @@ def _comparison_blocks(comparison: ModelComparison, width: int) -> RenderableTyp
     return Group(*parts)
 
 
-def _comparison_table(comparison: ModelComparison) -> Table:
+def _comparison_table(comparison: ModelComparison, *, title: bool = True) -> Table:
     """The comparison as a ``rich`` Table: per axis and key both gaps, the change with its interval, p and verdict."""
     from rich.table import Table
     from rich.text import Text
 
     level = f"{1 - comparison.alpha:.0%}"
     table = Table(
-        title=Text(f"fairtalk compare: {_title(comparison)}"),
+        title=Text(model_comparison_title(comparison)) if title else None,
         caption=Text(_TABLE_CAPTION),
     )
     headers = (
