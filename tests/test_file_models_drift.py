@@ -69,6 +69,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     audits = [json.loads(labelled.to_json()), *(axis["result"] for run in runs for axis in run["axes"].values())]
     # a clustered audit that lost pairs tallies them by dialogue: hand-filled, as no run here loses a pair
     audits.append(json.loads(dataclasses.replace(labelled, lost_by_dialogue=((4, 0, 4, 0, 1), (4, 0, 0, 0, 2))).to_json()))
+    # and one whose answers were empty on a side tallies those by dialogue too
+    audits.append(json.loads(dataclasses.replace(labelled, empty_by_dialogue=((4, 0, 4, 0, 1), (4, 1, 0, 0, 2))).to_json()))
     # keys no run here reaches (a custom lexicon's copy, answers cut at the token limit, scoring on Ray, a server naming the
     # model that answered): the records hand-filled
     provenance = labelled.provenance
