@@ -36,7 +36,7 @@ from fairtalk.errors import SpecError
 from fairtalk.gates import GateOutcome, KeyDecision, evaluate
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import ReplyFunction, Responder
-from fairtalk.report import write_model_comparison
+from fairtalk.report import gate_amount, write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
 from fairtalk.stats import check_margins
 
@@ -194,11 +194,7 @@ def _amount(x: float | None, kind: str, *, signed: bool = True) -> str:
 
     A rate's (and a corpus measure's) in percentage points, two decimals (``-48.33 pp``); a count's in its units.
     """
-    if x is None or not math.isfinite(x):
-        return "n/a"
-    if kind in _PERCENT_KINDS:
-        return f"{100 * x:+.2f} pp" if signed else f"{100 * x:.2f} pp"
-    return f"{x:+.4g}" if signed else f"{x:.4g}"
+    return "n/a" if x is None or not math.isfinite(x) else gate_amount(x, kind, signed=signed)
 
 
 def _side(x: float | None, kind: str) -> str:

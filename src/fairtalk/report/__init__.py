@@ -67,6 +67,7 @@ from fairtalk.report._similarity_table import similarity_basis, similarity_row
 from fairtalk.report._table import (
     different_measures,
     family_note,
+    gate_amount,
     left_out_note,
     measure_amount,
     rich_table,
@@ -117,6 +118,7 @@ __all__ = [
     "comparison_rich_table",
     "different_measures",
     "family_note",
+    "gate_amount",
     "left_out_note",
     "measure_amount",
     "verdict_text",

@@ -27,7 +27,7 @@ from fairtalk.gates import Gate, GateOutcome, evaluate
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import comparison_rows, gate_lines
 from fairtalk.report._plain_summary import plain_summary
-from fairtalk.report._table import decided_by, format_p, is_percent, measure_label
+from fairtalk.report._table import decided_by, format_p, gate_amount, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison, PairLosses
 
 __all__ = ["comparison_junit_xml", "comparison_step_summary", "is_junit_file", "junit_xml", "step_summary", "write_junit"]
@@ -37,9 +37,7 @@ Gates = Gate | str | Sequence[Gate | str]
 
 
 def _amount(x: float | None, m: MeasureResult) -> str:
-    if x is None:
-        return "n/a"
-    return f"{100 * x:+.2f} pp" if is_percent(m) else f"{x:+.4g}"
+    return "n/a" if x is None else gate_amount(x, m.kind)
 
 
 def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "distinct_definition",
     "family_note",
     "format_p",
+    "gate_amount",
     "format_value",
     "is_percent",
     "left_out_note",
@@ -251,6 +252,21 @@ def _effect(m: MeasureResult) -> str:
         return "n/a"
     symbol = (m.effect_size_name or "").removeprefix("cohens_").removeprefix("cohen_")  # cohens_d_z -> d_z
     return f"{symbol} = {m.effect_size:+.3f}" if symbol else f"{m.effect_size:+.3f}"
+
+
+def gate_amount(x: float, kind: str, *, signed: bool = True) -> str:
+    """A gap (``signed``) or a margin as the JUnit file and ``fairtalk.testing``'s messages give it.
+
+    A rate's and a corpus measure's in percentage points to two decimals, a count's to four significant figures.
+
+    Examples
+    --------
+    >>> gate_amount(-0.48333, "rate"), gate_amount(0.02, "rate", signed=False), gate_amount(0.85, "count")
+    ('-48.33 pp', '2.00 pp', '+0.85')
+    """
+    if kind in ("rate", "corpus"):
+        return f"{100 * x:+.2f} pp" if signed else f"{100 * x:.2f} pp"
+    return f"{x:+.4g}" if signed else f"{x:.4g}"
 
 
 def measure_amount(x: float, m: MeasureResult | str) -> str:
