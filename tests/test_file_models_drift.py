@@ -22,7 +22,7 @@ import pytest
 
 import fairtalk
 from fairtalk.results import AuditProvenance, ScoringEngine, ServedProvenance, TruncationProvenance
-from test_by_turn import _LOGIC, write_chats
+from test_by_turn import _LOGIC, PLANTED, write_chats
 from test_by_turn_scores import JUDGE
 from test_score_gold import _gold, _responses
 
@@ -54,9 +54,18 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     turned = fairtalk.audit(
         corpus=corpus, axes="gender", model=model, measures=measures, n_resamples=100, by_turn=True, mask_groups=True
     )  # type: ignore[arg-type]
+    planted = tmp / "planted.py"  # a python: model file: the run records its resolved target
+    planted.write_text(PLANTED, encoding="utf-8")
     looked = fairtalk.audit(
-        corpus=corpus, axes="gender", model=model, measures="length", n_resamples=100, until_decided=True, n_pairs=8, max_pairs=24
-    )  # type: ignore[arg-type]
+        corpus=corpus,
+        axes="gender",
+        model=f"python:{planted}:reply",
+        measures="length",
+        n_resamples=100,
+        until_decided=True,
+        n_pairs=8,
+        max_pairs=24,
+    )
     responses = _responses(tmp / "responses.jsonl")
     labelled = fairtalk.score(
         responses,

@@ -73,7 +73,9 @@ class RunInput:
     ``run_id`` is an audit's run id (None for a ``score`` folder); ``sha256`` the hash of its
     ``run.json`` (an audit) or ``results.json`` (a score), which a copy of the folder shares;
     ``settings`` an audit's decoding settings (``run.json``'s ``settings``), which with the
-    fingerprint key the answers in a run store.
+    fingerprint key the answers in a run store; ``model_target`` a ``python:`` model's target as
+    the run resolved it (``run.json``'s ``model_target``; None for another model, or a run
+    recorded before runs kept it).
     """
 
     path: str
@@ -82,6 +84,7 @@ class RunInput:
     run_id: str | None = None
     sha256: str = ""
     settings: Mapping[str, Any] | None = None
+    model_target: str | None = None
 
 
 def _sha256(path: Path) -> str:
@@ -102,19 +105,26 @@ def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
         return f"one run (the same run id {baseline.run_id})"
     if baseline.sha256 and baseline.sha256 == candidate.sha256:
         return "one run (a byte-identical copy of its results file)"
-    return same_model((baseline.model, baseline.settings), (candidate.model, candidate.settings))
+    return same_model(
+        (baseline.model, baseline.settings),
+        (candidate.model, candidate.settings),
+        targets=(baseline.model_target, candidate.model_target),
+    )
 
 
-def _split_fingerprint(fingerprint: str) -> tuple[str, dict[str, Any] | None]:
-    """A fingerprint's name (``kind:identity``) and its identity fields (the JSON after it; None when it has none)."""
+def _split_fingerprint(fingerprint: str) -> tuple[str, tuple[dict[str, Any], str] | None]:
+    """A fingerprint's name (``kind:identity``), and its identity fields (the JSON after it) with the rest after them.
+
+    The rest is a model version (`` version=TAG``), or empty; None in place of both: no such fields.
+    """
     at = fingerprint.find(" {")
     while at != -1:
         try:
-            fields = json.loads(fingerprint[at + 1 :])
+            fields, end = json.JSONDecoder().raw_decode(fingerprint, at + 1)
         except ValueError:
             fields = None
         if isinstance(fields, dict):
-            return fingerprint[:at], fields
+            return fingerprint[:at], (fields, fingerprint[end:])
         at = fingerprint.find(" {", at + 1)
     return fingerprint, None
 
@@ -178,11 +188,13 @@ def python_target(target: str) -> str:
         return target
 
 
-def _identity(fingerprint: str) -> tuple[str, object]:
+def _identity(fingerprint: str, recorded: str | None = None) -> tuple[str, object]:
     """A fingerprint as one model's identity: a ``python:`` model's resolved target and every field but its name; else as written.
 
-    A built-in model recorded under its store key's head (``retrieval:builtin-minilm {…}``, as runs before
-    :attr:`~fairtalk.models.Responder.user_spec` wrote it) is its spec's (``builtin:minilm-retrieval {…}``).
+    The target is ``recorded``, as the run resolved it, when the run kept it; else it is resolved
+    here (:func:`python_target`, against this process's current folder). A built-in model recorded under its store key's head
+    (``retrieval:builtin-minilm {…}``, as runs before :attr:`~fairtalk.models.Responder.user_spec`
+    wrote it) is its spec's (``builtin:minilm-retrieval {…}``).
     """
     head, space, rest = fingerprint.partition(" ")
     spec = recorded_specs().get(head)
@@ -192,28 +204,47 @@ def _identity(fingerprint: str) -> tuple[str, object]:
     kind, _, target = name.partition(":")
     if kind != "python" or not target:
         return fingerprint, None
-    return f"python:{python_target(target)}", fields
+    if recorded is None or fields is None:  # not kept by the run (or no fields after the name to tell where it ends)
+        return f"python:{python_target(target)}", fields
+    return f"python:{recorded}", fields
 
 
-def same_model(baseline: tuple[str | None, object], candidate: tuple[str | None, object]) -> str | None:
+def same_model(
+    baseline: tuple[str | None, object],
+    candidate: tuple[str | None, object],
+    *,
+    targets: tuple[str | None, str | None] = (None, None),
+) -> str | None:
     """The rule of one model: the same model identity and the same decoding settings, each ``(model, settings)``.
 
     ``model`` is a run's fingerprint (what keys its answers in a run store, the spec first), or
     None (no model: never the same). A ``python:`` model is one model however its target is
     spelled (``bot.py``, ``./bot.py``, its absolute path, or its module name): its target is
-    resolved (:func:`python_target`), and its recorded identity fields (the JSON after the name:
-    code hash, ``batched``, ``state`` and any others) are compared, all but the name. Other
-    fingerprints are compared as written. A fingerprint whose identity is unknown (a callable
-    whose state cannot be read, with no model version: :func:`~fairtalk.models.identity_unknown`)
-    cannot show that two runs are of one model, so it never does: the runs are compared as two
-    models', and the gate passes or fails on their answers, failing closed there as always.
+    resolved, and its recorded identity fields (the JSON after the name: code hash, ``batched``,
+    ``state`` and any others, and a model version after them) are compared, all but the name.
+    Other fingerprints are compared as written; two fingerprints written alike are one model
+    (they key one model's answers in a run store).
+
+    ``targets`` are the two runs' ``python:`` targets as each run resolved them where it ran
+    (``run.json``'s ``model_target``: :attr:`~fairtalk.models.Responder.resolved_target`), so that
+    ``bot.py`` audited in one folder and ``proj/bot.py`` audited from its parent are one model, and
+    two files named ``bot.py`` in two folders are two, wherever the comparison runs (unless their
+    fingerprints are written alike: copies of one code, spelled alike, which one store would serve as one). A run
+    recorded before runs kept it (None) has its target resolved here instead (:func:`python_target`),
+    against the folder this process runs in: a relative target is then taken as naming a file of
+    that folder, which it named only if the run ran there too.
+
+    A fingerprint whose identity is unknown (a callable whose state cannot be read, with no model
+    version: :func:`~fairtalk.models.identity_unknown`) cannot show that two runs are of one model,
+    so it never does: the runs are compared as two models', and the gate passes or fails on their
+    answers, failing closed there as always.
     """
     (model, settings), (other, other_settings) = baseline, candidate
     if model is None or other is None or settings != other_settings:
         return None
     if identity_unknown(model) or identity_unknown(other):
         return None
-    if model != other and _identity(model) != _identity(other):
+    if model != other and _identity(model, targets[0]) != _identity(other, targets[1]):
         return None
     name, other_name = model.partition(" ")[0], other.partition(" ")[0]
     spelled = "" if name == other_name else f" (spelled {other_name} in the candidate)"
@@ -227,7 +258,8 @@ def same_model_configs(baseline: AuditConfig, candidate: AuditConfig) -> str | N
     :func:`python_target`) with the same model arguments, model version and decoding settings
     are one model. A ``python:`` spec whose file changes between two runs gets another
     fingerprint, which :func:`same_run` tells apart afterwards; in one command the two specs are
-    one model.
+    one model. Both audits run in this process, so a relative target is resolved against the folder
+    they run in, as their runs record it (``model_target``).
     """
 
     def spec(config: AuditConfig) -> str:
@@ -325,7 +357,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
             result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
-        model, run_id, settings = run.get("model"), run.get("run_id"), run.get("settings")
+        model, run_id, settings, target = run.get("model"), run.get("run_id"), run.get("settings"), run.get("model_target")
         return RunInput(
             str(folder),
             None if model is None else str(model),
@@ -333,6 +365,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
             run_id=str(run_id) if run_id else None,
             sha256=_sha256(folder / RUN_FILE),
             settings=settings if isinstance(settings, Mapping) else None,
+            model_target=target if isinstance(target, str) and target else None,
         )
     if (folder / RESULTS_FILE).is_file():
         result = _result(folder / RESULTS_FILE)

@@ -215,6 +215,7 @@ class Responder(Closing, ABC):
     - :attr:`requested_model` and :attr:`served_models`: the model name a server adapter asks for,
       and the names its server said answered, counted (default None: a model that does not say);
     - :attr:`user_spec`: the spec a user types for it, when its fingerprint does not start with one (default None);
+    - :attr:`resolved_target`: what a ``python:`` model's target names, resolved where it was loaded (default None);
     - :meth:`close` and the context manager (default: nothing to release).
     """
 
@@ -241,6 +242,11 @@ class Responder(Closing, ABC):
     #: read: :func:`identity_unknown` of the fingerprint is True); None: it can. A run store that outlives the run
     #: refuses such a model unless a model version names it.
     unknown_state: str | None = None
+    #: What a ``python:`` model's target names, resolved where the model was loaded: its file's real path and the
+    #: function (``/home/me/bot.py:reply``, for ``bot.py:reply``, ``./bot.py:reply`` or the module ``bot:reply``
+    #: alike). A run records it, so that comparing two runs never resolves a relative target against the
+    #: folder the comparison runs in (None: not a ``python:`` model, or its file is not known).
+    resolved_target: str | None = None
 
     @property
     @abstractmethod

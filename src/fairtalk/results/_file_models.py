@@ -516,6 +516,7 @@ class RunFile(_Open):
     generator: str | None = None
     run_id: str = ""
     model: str
+    model_target: str | None = None
     corpus: str
     split: str
     seed: int

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fairtalk._codec import SKIP, Codec
+from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec
 from fairtalk._responses import ResponseSet
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results._audit import AuditResult
@@ -149,6 +149,10 @@ class AuditRun(Codec, Result[tuple[str, str]]):
     the axes' generation counts; ``timings`` sums each stage over the axes. ``run_id``
     identifies the run in every file its report writes, so outputs of two runs are never
     taken for one. ``config`` is the run's ``AuditConfig.to_dict()``: every option it ran with.
+    ``model_target`` is what a ``python:`` model's target named where the run loaded it, its file's
+    real path and the function (``/home/me/bot.py:reply``; :attr:`~fairtalk.models.Responder.resolved_target`),
+    which tells two runs of one model spelled two ways from two files of one relative name however
+    far apart they ran (None, and not written: another model, or a run recorded before it was kept).
 
     Its keys are ``(axis, measure)``, as the rows of ``to_frame()``: ``verdicts`` holds every
     axis' measure verdicts, and ``detected()`` the primary measures with a difference detected.
@@ -163,12 +167,14 @@ class AuditRun(Codec, Result[tuple[str, str]]):
     store: str | None = None
     run_id: str = ""
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    model_target: str | None = field(default=None, metadata=OMIT_DEFAULT)
 
     _file_kind: ClassVar[ResultKind] = "run"
     #: ``run.json``: the fields and the sums over the axes (recomputed when read, not read).
     _codec_keys: ClassVar[tuple[str, ...]] = (
         "run_id",
         "model",
+        "model_target",
         "corpus",
         "split",
         "seed",

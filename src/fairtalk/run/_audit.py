@@ -308,6 +308,7 @@ def run_axes(
         except OtherAnswersError as exc:  # found once the answers exist: say where they are kept
             raise InputError(_answers_kept(exc.finding, cached.store), path=exc.path) from exc
         model_fingerprint, store_path = cached.recorded, str(cached.store.path)
+        model_target = cached.responder.resolved_target
     recorded = config.to_dict()
     if config.model is not None and not isinstance(config.model, (str, Responder)):
         recorded["model"] = model_fingerprint  # a function is known by the fingerprint it ran under
@@ -321,6 +322,7 @@ def run_axes(
         store=None if generation.store is None else store_path,
         run_id=run_id,
         config=MappingProxyType(recorded),
+        model_target=model_target,
     )
 
 

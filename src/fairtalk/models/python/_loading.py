@@ -23,7 +23,7 @@ from typing import Any
 from fairtalk.errors import SpecError
 from fairtalk.models.python._user_code import UserCode, user_roots
 
-__all__ = ["Loaded", "Worker", "callable_name", "defined_by", "load_callable", "user_code"]
+__all__ = ["Loaded", "Worker", "callable_name", "defined_by", "load_callable", "resolved_target", "user_code"]
 
 _MSG_SPEC = "malformed python spec {spec!r} (expected python:module:function or python:file.py:function)"
 _MSG_IMPORT = "cannot import {module!r} for {spec!r}: {error}"
@@ -168,6 +168,27 @@ def callable_name(fn: Callable[..., Any]) -> str:
     if isinstance(target, types.FunctionType) and target.__name__ == "<lambda>":  # two lambdas of a module differ by line
         qualname += f"@{target.__code__.co_firstlineno}"
     return f"{getattr(target, '__module__', None) or '?'}:{qualname}"
+
+
+def resolved_target(loaded: Loaded | None, name: str) -> str | None:
+    """What a model's target names, resolved here: its module's real file and the function, ``/real/bot.py:reply``.
+
+    ``name`` is the model's name (``bot.py:reply``, ``./bot.py:reply``, ``bot:reply``; a function's
+    ``module:qualname``); the module is the one loaded for it (a function's: its own, by name). The
+    same text as :func:`fairtalk.compare.python_target` of each spelling, resolved in this process
+    (None: a module without a file, or a name without a function).
+    """
+    module_part, sep, function = name.rpartition(":")
+    if not sep or not module_part or not function:
+        return None
+    module = loaded.module if loaded is not None else sys.modules.get(module_part)
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return None
+    try:
+        return f"{Path(file).resolve()}:{function}"
+    except (OSError, RuntimeError):
+        return None
 
 
 def user_code(loaded: Loaded | None, fn: Callable[..., Any]) -> UserCode | None:

@@ -71,7 +71,15 @@ from fairtalk.models._base import (
     raise_first_error,
 )
 from fairtalk.models._streaming import InFlight, stream_results
-from fairtalk.models.python._loading import Loaded, Worker, callable_name, defined_by, load_callable, user_code
+from fairtalk.models.python._loading import (
+    Loaded,
+    Worker,
+    callable_name,
+    defined_by,
+    load_callable,
+    resolved_target,
+    user_code,
+)
 from fairtalk.models.python._state import Unknown, remembered_state
 
 __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
@@ -173,6 +181,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         options = options or PythonOptions()
         self.fn = fn
         self.name = name or callable_name(fn)
+        self.resolved_target = resolved_target(_loaded, self.name)
         self.batched = bool(getattr(fn, "batched", False)) if options.batched is None else options.batched
         self.timeout = options.timeout
         self.is_async = _is_async(fn)

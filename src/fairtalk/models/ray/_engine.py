@@ -297,6 +297,7 @@ class ModelWorker:
         return {
             "fingerprint": self.model.fingerprint,
             "user_spec": self.model.user_spec,
+            "resolved_target": self.model.resolved_target,
             "input_paths": paths,
             "pid": os.getpid(),
         }
@@ -421,6 +422,7 @@ class RayResponder(Responder):
         if self._fingerprint is None:
             self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
             self.user_spec = described.get("user_spec")
+            self.resolved_target = described.get("resolved_target")
         elif described["fingerprint"] != self._fingerprint:
             _LOG.warning(
                 "ray: an actor loaded %s, not %s (its environment differs); it is not used",
