@@ -98,7 +98,7 @@ def test_too_few_pairs_under_until_decided_is_the_same_error_not_a_crash(tmp_pat
 
 def test_pairs_left_at_their_default_are_no_shortfall_and_pairs_given_are(tmp_path: Path) -> None:
     """Review: ``fairtalk audit`` without ``--pairs`` said ``asked for 2,000 pairs; the corpus gave 1,470`` (and report.md
-    in bold) when the user asked for nothing. The default (2,000) is taken as not asked; any other number given is."""
+    in bold) when the user asked for nothing. The default (2,000) left is not asked; any number given is."""
     corpus = _corpus(tmp_path / "c.txt", _LINES)
     done = _audit(corpus, tmp_path / "default")
     assert done.exit_code == 0, done.output
@@ -108,3 +108,33 @@ def test_pairs_left_at_their_default_are_no_shortfall_and_pairs_given_are(tmp_pa
     assert given.exit_code == 0, given.output
     assert "gender: asked for 2,001 pairs; the corpus gave 3" in _flat(given.output)
     assert "asked for 2,001 pairs" in (tmp_path / "given" / "gender" / "report.md").read_text(encoding="utf-8")
+
+
+def test_pairs_given_as_the_default_2000_are_a_shortfall_too(tmp_path: Path) -> None:
+    """``--pairs 2000`` was taken as the default (no shortfall said) because the run did not record that it was given:
+    now the console, report.md, report.html and results.json say it, as for any number given."""
+    done = _audit(_corpus(tmp_path / "c.txt", _LINES), tmp_path / "out", "--pairs", "2000")
+    assert done.exit_code == 0, done.output
+    assert "gender: asked for 2,000 pairs; the corpus gave 3" in _flat(done.output)
+    md = (tmp_path / "out" / "gender" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "gender" / "report.html").read_text(encoding="utf-8")
+    assert f"{_DROPPED}, 3 pairs taken; asked for 2,000 pairs; the corpus gave 3." in md
+    assert "asked for 2,000 pairs; the corpus gave 3" in html and '<span class="badge warn">fewer pairs</span>' in html
+    result = json.loads((tmp_path / "out" / "gender" / "results.json").read_text(encoding="utf-8"))
+    coverage = result["manifest"]["audit"]["coverage"]
+    assert (coverage["limit"], coverage["limit_given"]) == (2000, True)
+
+
+def test_pairs_2000_from_a_config_file_are_asked_for_and_left_at_the_default_are_not(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "c.txt", _LINES)
+    given = tmp_path / "given.toml"
+    given.write_text("n_pairs = 2000\n", encoding="utf-8")
+    left = tmp_path / "left.toml"
+    left.write_text("seed = 1\n", encoding="utf-8")
+    done = _audit(corpus, tmp_path / "given", "--config", str(given))
+    assert done.exit_code == 0, done.output
+    assert "gender: asked for 2,000 pairs; the corpus gave 3" in _flat(done.output)
+    done = _audit(corpus, tmp_path / "left", "--config", str(left))
+    assert done.exit_code == 0, done.output
+    assert "asked for" not in done.output
+    assert "asked for" not in (tmp_path / "left" / "gender" / "report.md").read_text(encoding="utf-8")

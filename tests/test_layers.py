@@ -17,7 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "codec": set(),
     "options": set(),
     "schema": {"errors", "options"},
-    "records": {"codec", "options"},  # Coverage.shortfall: a limit of DEFAULT_N_PAIRS is the default, not asked
+    "records": {"codec", "options"},  # Coverage.shortfall: in a file without limit_given, DEFAULT_N_PAIRS is the default
     "jsonl": {"errors", "records"},
     "files": {"errors"},
     "registry": {"errors"},

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from fairtalk._codec import Codec, via
+from fairtalk._codec import OMIT_DEFAULT, Codec, via
 
 #: The version of the files this fairtalk writes and reads (``results.json``, ``run.json``, ``pairs_check.json``, a
 #: regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`.
@@ -244,7 +244,11 @@ class Coverage(Codec):
     written from the original's wording; ``skipped`` comes from the corpus reader.
     ``dialogue_sizes`` are the unique pairs' dialogues by size, ``((pairs, dialogues), ...)``
     (empty where the contexts name no dialogue): how many dialogues a sample of them spans
-    follows from it (:func:`fairtalk.stats.expected_clusters`).
+    follows from it (:func:`fairtalk.stats.expected_clusters`). ``limit_given`` says whether
+    ``limit`` was asked for: True when a caller gave it (``build_pairs(limit=...)``, an audit's
+    ``n_pairs`` or ``--pairs`` given), False when it is a default nobody gave (an audit's
+    ``n_pairs`` left at :data:`fairtalk.options.DEFAULT_N_PAIRS`, an ``--until-decided`` look's
+    size), None when not recorded (a file written before it was, a coverage built by hand).
     """
 
     axis: str
@@ -262,6 +266,7 @@ class Coverage(Codec):
     limit: int | None = None
     balance: bool = False
     dialogue_sizes: tuple[tuple[int, int], ...] = ()
+    limit_given: bool | None = field(default=None, metadata=OMIT_DEFAULT)
 
     @property
     def original_shares(self) -> dict[str, float]:
@@ -292,20 +297,29 @@ class Coverage(Codec):
     def shortfall(self) -> str | None:
         """``asked for 50 pairs; the corpus gave 10`` when ``limit`` asked for more pairs than were yielded (None otherwise).
 
-        A ``limit`` of :data:`fairtalk.options.DEFAULT_N_PAIRS` (2,000) is taken as the default, which
-        nobody asked for: a corpus smaller than that is no shortfall to warn of. (The coverage does not
-        record whether the limit was given, so ``--pairs 2000`` given on purpose is not said either.)
+        A limit nobody gave (``limit_given`` False: an audit's default ``n_pairs``) is no shortfall
+        to warn of: a corpus smaller than the default just gives what it has. Where
+        ``limit_given`` is not recorded (None: an older file), a limit of
+        :data:`fairtalk.options.DEFAULT_N_PAIRS` (2,000) is taken as that default, as it was then.
 
         Examples
         --------
-        >>> Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=50).shortfall()
+        >>> from dataclasses import replace
+        >>> cov = Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=50)
+        >>> cov.shortfall()
         'asked for 50 pairs; the corpus gave 10'
-        >>> Coverage("gender", ("male", "female"), 10, 10, {"male": 10}, 0, 0, 10, (), limit=2000).shortfall() is None
+        >>> replace(cov, limit=2000, limit_given=True).shortfall()
+        'asked for 2,000 pairs; the corpus gave 10'
+        >>> replace(cov, limit=2000, limit_given=False).shortfall() is None
+        True
+        >>> replace(cov, limit=2000).shortfall() is None  # not recorded: 2,000 is taken as the default
         True
         """
         from fairtalk.options import DEFAULT_N_PAIRS
 
-        if self.limit is None or self.limit == DEFAULT_N_PAIRS or self.n_pairs >= self.limit:
+        if self.limit is None or self.n_pairs >= self.limit or self.limit_given is False:
+            return None
+        if self.limit_given is None and self.limit == DEFAULT_N_PAIRS:  # an older file: the default, taken as not asked
             return None
         balanced = " (balanced: as many from each group's originals)" if self.balance else ""
         return f"asked for {self.limit:,} pairs; the corpus gave {self.n_pairs:,}{balanced}"

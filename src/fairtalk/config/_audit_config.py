@@ -24,11 +24,12 @@ import os
 import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import InitVar, fields
+from dataclasses import InitVar, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import ArgsKwargs
 
 from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._score_options import (
@@ -189,6 +190,11 @@ class AuditConfig:
     (:class:`SequentialOptions`) and :attr:`output` (:class:`OutputOptions`). A stage receives
     its own, never the whole config.
 
+    ``n_pairs_given`` is no option (not among :meth:`keys`, not in ``to_dict()``): it says
+    whether ``n_pairs`` was given (by keyword, in a mapping or a file, by :meth:`updated`, by
+    ``--pairs``) rather than left at its default, so that a corpus with fewer pairs than asked
+    for is said to be short, and one with fewer than the default (2,000) is not.
+
     Raises
     ------
     SpecError
@@ -201,6 +207,8 @@ class AuditConfig:
     (('gender',), 100, 0.01)
     >>> config.pairs.n_pairs, config.sequential.alpha, config.inference.score is config.score
     (100, 0.01, True)
+    >>> config.n_pairs_given, AuditConfig().n_pairs_given, AuditConfig().updated({"n_pairs": 2000}).n_pairs_given
+    (True, False, True)
     """
 
     # the pairs
@@ -234,10 +242,23 @@ class AuditConfig:
     spending: Spending = RUN_FIELDS["spending"]
     score: ScoreOptions = Field(default_factory=ScoreOptions, description="The scoring options (a [score] table).")
     names: InitVar[Mapping[str, str] | None] = None
+    #: Whether ``n_pairs`` was given, not left at its default (not an option: see the class docstring).
+    n_pairs_given: bool = field(default=False, compare=False, repr=False)
 
     if TYPE_CHECKING:  # what a caller may pass (validated and normalised into the fields above)
 
         def __init__(self, *, names: Mapping[str, str] | None = None, **options: Unpack[RunOverrides]) -> None: ...
+
+    @model_validator(mode="before")
+    @classmethod
+    def _given(cls, value: Any) -> Any:
+        """``n_pairs_given``, unless passed: whether ``n_pairs`` was (by keyword, or by position)."""
+        if not isinstance(value, ArgsKwargs):
+            return value
+        kwargs = dict(value.kwargs or {})
+        if "n_pairs_given" not in kwargs:
+            kwargs["n_pairs_given"] = "n_pairs" in kwargs or len(value.args) > _N_PAIRS_AT
+        return ArgsKwargs(value.args, kwargs)
 
     @field_validator("corpus", "out_dir", mode="before")
     @classmethod
@@ -389,6 +410,7 @@ class AuditConfig:
             mixed=self.mixed,
             balance=self.balance,
             seed=self.seed,
+            n_pairs_given=self.n_pairs_given,
         )
 
     @property
@@ -435,7 +457,7 @@ class AuditConfig:
     @classmethod
     def keys(cls) -> tuple[str, ...]:
         """The run's option names (the scoring options are :meth:`ScoreOptions.keys`)."""
-        return keys_of(cls)
+        return tuple(key for key in keys_of(cls) if key != "n_pairs_given")
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> AuditConfig:
@@ -466,7 +488,10 @@ class AuditConfig:
 
     @classmethod
     def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:
-        """``config``, or the config keyword ``options`` give; SpecError when both give a key differently."""
+        """``config``, or the config keyword ``options`` give; SpecError when both give a key differently.
+
+        ``options`` that give ``config``'s own ``n_pairs`` mark it given (:attr:`n_pairs_given`).
+        """
         if config is None:
             return cls.from_mapping(options)
         if not isinstance(config, AuditConfig):
@@ -479,6 +504,8 @@ class AuditConfig:
             conflicts(config.score, other.score, [k for k in given if k in ScoreOptions.keys()], "config")
             if "score" in given:
                 conflicts(config, other, ["score"], "config")
+            if other.n_pairs_given and not config.n_pairs_given:  # the same n_pairs, given now
+                return other
         return config
 
     def updated(self, changes: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> AuditConfig:
@@ -502,7 +529,8 @@ class AuditConfig:
         if isinstance(top.get("settings"), Mapping):
             top["settings"] = _settings(top["settings"], self.settings, "settings")
         options = base.updated(flat, names=names) if flat or names else base
-        return AuditConfig(**{**values, **top, "score": options}, names=names)
+        asked = self.n_pairs_given or "n_pairs" in top  # given here or before (every field is passed on)
+        return AuditConfig(**{**values, **top, "score": options, "n_pairs_given": asked}, names=names)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the config (``run.json``'s ``config``): lexicons by their source, no credentials."""
@@ -521,3 +549,7 @@ class AuditConfig:
         out["engine"] = self.engine.to_dict() if isinstance(self.engine, RayEngine) else "local"
         out["score"] = self.score.to_dict()
         return out
+
+
+#: Where ``n_pairs`` stands among the positional arguments of ``AuditConfig(...)``.
+_N_PAIRS_AT = AuditConfig.keys().index("n_pairs")

@@ -48,7 +48,9 @@ class PairsOptions:
     """The pairs stage: the corpus and split read, the turns per context, and how each axis' pairs are drawn.
 
     ``split`` is the split read (:attr:`AuditConfig.effective_split`); ``n_pairs`` the pairs
-    per axis (None: every pair); ``seed`` seeds the sample and the swapper.
+    per axis (None: every pair); ``seed`` seeds the sample and the swapper. ``n_pairs_given``
+    says whether ``n_pairs`` was asked for (:attr:`AuditConfig.n_pairs_given`; False: the
+    default, left), so that only pairs asked for are a shortfall when the corpus has fewer.
     """
 
     corpus: str
@@ -58,6 +60,7 @@ class PairsOptions:
     mixed: Mixed
     balance: bool
     seed: int
+    n_pairs_given: bool = True
 
 
 @dataclass(frozen=True, slots=True)

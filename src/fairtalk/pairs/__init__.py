@@ -161,6 +161,7 @@ class PairSet:
             limit=self.limit,
             balance=self.balance,
             dialogue_sizes=_dialogue_sizes(c),
+            limit_given=None if self.limit is None else True,  # asked for by the caller (an audit says when not)
         )
 
     def _count_out(self, pairs: Iterator[Pair], counts: _Counts) -> Iterator[Pair]:

@@ -183,6 +183,8 @@ def axis_pairs(
     )
     pairs = pair_set.column()  # held as columns, not a record per pair
     coverage = pair_set.coverage
+    if not pairing.n_pairs_given:  # n_pairs left at its default: a smaller corpus is no shortfall to say
+        coverage = replace(coverage, limit_given=False)
     reporter.finish()
     timings["pairs"] = time.perf_counter() - started
     _LOG.info("%s: %d pairs from %d contexts read (%d mention a group)", axis, len(pairs), coverage.n_read, coverage.n_matched)

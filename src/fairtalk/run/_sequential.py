@@ -72,9 +72,12 @@ class NestedPairs:
     coverage: Coverage
 
     def look(self, n: int) -> tuple[PairColumn, Coverage]:
-        """The first ``n`` pairs (in corpus order, as columns) and their coverage, as a ``limit=n`` pairs stage reports it."""
+        """The first ``n`` pairs (in corpus order, as columns) and their coverage, as a ``limit=n`` pairs stage reports it.
+
+        A look's size is the design's (planned within the pairs the corpus has), not asked for: no shortfall.
+        """
         pairs = self.ranked.take(np.argsort(self.positions[:n], kind="stable").tolist())
-        return pairs, dataclasses.replace(self.coverage, n_pairs=len(pairs), limit=n)
+        return pairs, dataclasses.replace(self.coverage, n_pairs=len(pairs), limit=n, limit_given=False)
 
 
 def _rank(seed: int, pair: Pair) -> int:
