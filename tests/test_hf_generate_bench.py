@@ -15,18 +15,21 @@ from bench_scripts import load_bench  # noqa: E402
 CHAT_TEMPLATE = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }} {% endfor %}[assistant]"
 
 
-def _tiny_chat_gpt2(path: Path, contexts: list[str]) -> Path:
-    """A random 2-layer GPT-2 with a word-level tokenizer over the contexts' words and a chat template."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+def _tiny_gpt2(path: Path, contexts: list[str], *, chat: bool) -> Path:
+    """A random 2-layer GPT-2 with a word-level tokenizer over the contexts' words: a chat template, or a tokenizer that adds [BOS]."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
     specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
     words = sorted({w for c in contexts for w in c.split()} | {"[user]", "[assistant]"})
     tok = Tokenizer(models.WordLevel(vocab={t: i for i, t in enumerate(specials + words)}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if not chat:  # the adapter then adds the tokenizer's special tokens, and the bare loop must too
+        tok.post_processor = processors.TemplateProcessing(single="[BOS] $A", special_tokens=[("[BOS]", 2)])
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
     )
-    fast.chat_template = CHAT_TEMPLATE
+    if chat:
+        fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(path)
     torch.manual_seed(0)
     config = transformers.GPT2Config(
@@ -43,11 +46,12 @@ def _tiny_chat_gpt2(path: Path, contexts: list[str]) -> Path:
     return path
 
 
-def test_both_paths_answer_alike_at_every_batch_size_and_the_rows_are_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chat", [True, False], ids=["chat-template", "bos-no-template"])
+def test_both_paths_answer_alike_at_every_batch_size_and_the_rows_are_written(tmp_path: Path, chat: bool) -> None:
     bench = load_bench("hf_generate")
     contexts = bench.read_contexts(bench.CONTEXTS)
     assert len(contexts) > 100 and len(set(contexts)) == len(contexts)
-    model = _tiny_chat_gpt2(tmp_path / "gpt2", contexts[:8])
+    model = _tiny_gpt2(tmp_path / "gpt2", contexts[:8], chat=chat)
     out = tmp_path / "rows.json"
     argv = ["--model", str(model), "--device", "cpu", "--batch-sizes", "1,3", "--max-new-tokens", "4"]
     result = bench.main([*argv, "--min-prompts", "5", "--repeats", "2", "--out", str(out)])
@@ -65,6 +69,8 @@ def test_both_paths_answer_alike_at_every_batch_size_and_the_rows_are_written(tm
         assert 0 < row["new_tokens"] <= 4 * row["contexts"]
 
 
-def test_contexts_cycle_when_fewer_than_asked() -> None:
+def test_contexts_cycle_when_fewer_than_asked_and_counts_must_be_positive() -> None:
     bench = load_bench("hf_generate")
     assert bench.contexts_for(["a", "b"], 5) == ["a", "b", "a", "b", "a"]
+    with pytest.raises(SystemExit):
+        bench.main(["--repeats", "0"])

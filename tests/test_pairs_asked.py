@@ -89,3 +89,16 @@ def test_an_until_decided_look_is_no_shortfall_even_when_its_first_look_was_give
     coverage = run.axes["gender"].coverage
     assert (coverage.n_pairs, coverage.limit, coverage.limit_given) == (3, 3, False)
     assert coverage.shortfall() is None and _recorded(run.results["gender"]) == coverage
+
+
+def test_a_count_other_than_the_default_is_a_shortfall_even_when_the_config_does_not_say_it_was_given(tmp_path: Path) -> None:
+    """``dataclasses.replace`` copies ``n_pairs_given=False``: a limit of 500 is still one somebody asked for."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(_LINES) + "\n", encoding="utf-8")
+    fast = AuditConfig(axes=("gender",), model="builtin:echo", score=AuditConfig().score.updated({"measures": "length", "n_resamples": 20}))
+    config = dataclasses.replace(fast, n_pairs=500, corpus=str(corpus))
+    assert not config.n_pairs_given
+    run = fairtalk.audit(config=config)
+    coverage = run.axes["gender"].coverage
+    assert (coverage.limit, coverage.limit_given) == (500, False)
+    assert coverage.shortfall() == "asked for 500 pairs; the corpus gave 3"

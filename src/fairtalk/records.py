@@ -297,10 +297,11 @@ class Coverage(Codec):
     def shortfall(self) -> str | None:
         """``asked for 50 pairs; the corpus gave 10`` when ``limit`` asked for more pairs than were yielded (None otherwise).
 
-        A limit nobody gave (``limit_given`` False: an audit's default ``n_pairs``) is no shortfall
-        to warn of: a corpus smaller than the default just gives what it has. Where
-        ``limit_given`` is not recorded (None: an older file), a limit of
-        :data:`fairtalk.options.DEFAULT_N_PAIRS` (2,000) is taken as that default, as it was then.
+        The default limit nobody gave (:data:`fairtalk.options.DEFAULT_N_PAIRS`, 2,000, with
+        ``limit_given`` False) is no shortfall to warn of: a corpus smaller than the default just
+        gives what it has. Where ``limit_given`` is not recorded (None: an older file), a limit of
+        2,000 is taken as that default, as it was then. Any other limit is a shortfall however it
+        came (a config changed with ``dataclasses.replace`` does not say it was given).
 
         Examples
         --------
@@ -314,12 +315,14 @@ class Coverage(Codec):
         True
         >>> replace(cov, limit=2000).shortfall() is None  # not recorded: 2,000 is taken as the default
         True
+        >>> replace(cov, limit=500, limit_given=False).shortfall()  # not the default: asked for, however
+        'asked for 500 pairs; the corpus gave 10'
         """
         from fairtalk.options import DEFAULT_N_PAIRS
 
-        if self.limit is None or self.n_pairs >= self.limit or self.limit_given is False:
+        if self.limit is None or self.n_pairs >= self.limit:
             return None
-        if self.limit_given is None and self.limit == DEFAULT_N_PAIRS:  # an older file: the default, taken as not asked
+        if self.limit_given is not True and self.limit == DEFAULT_N_PAIRS:  # the default, not given (or an older file)
             return None
         balanced = " (balanced: as many from each group's originals)" if self.balance else ""
         return f"asked for {self.limit:,} pairs; the corpus gave {self.n_pairs:,}{balanced}"

@@ -188,25 +188,36 @@ def python_target(target: str) -> str:
         return target
 
 
-def _identity(fingerprint: str, recorded: str | None = None) -> tuple[str, object]:
-    """A fingerprint as one model's identity: a ``python:`` model's resolved target and every field but its name; else as written.
+def _identities(fingerprint: str, recorded: str | None = None) -> set[tuple[str, str, object]]:
+    """A fingerprint's identities as one model, each ``(rule, name, fields)``: two runs share one when they are one model.
 
-    The target is ``recorded``, as the run resolved it, when the run kept it; else it is resolved
-    here (:func:`python_target`, against this process's current folder). A built-in model recorded under its store key's head
+    A ``python:`` model has up to three, one per rule that can show it is the model of another run:
+
+    - ``code``: its function's name and every identity field (the code's hash among them), wherever
+      its file lay: one code in two checkouts is one model (a model whose behaviour its code does
+      not show, a file it reads, is told apart by a model version, which is among the fields);
+    - ``recorded``: its target as the run resolved it where it ran (``recorded``), with the fields;
+    - ``here``: its target resolved here (:func:`python_target`, against this process's current
+      folder), with the fields: the rule for runs recorded before runs kept their target.
+
+    Every other fingerprint has one, as written. A built-in model recorded under its store key's head
     (``retrieval:builtin-minilm {…}``, as runs before :attr:`~fairtalk.models.Responder.user_spec`
     wrote it) is its spec's (``builtin:minilm-retrieval {…}``).
     """
     head, space, rest = fingerprint.partition(" ")
     spec = recorded_specs().get(head)
     if spec is not None:
-        return f"{spec}{space}{rest}", None
+        return {("as written", f"{spec}{space}{rest}", None)}
     name, fields = _split_fingerprint(fingerprint)
     kind, _, target = name.partition(":")
     if kind != "python" or not target:
-        return fingerprint, None
-    if recorded is None or fields is None:  # not kept by the run (or no fields after the name to tell where it ends)
-        return f"python:{python_target(target)}", fields
-    return f"python:{recorded}", fields
+        return {("as written", fingerprint, None)}
+    found: set[tuple[str, str, object]] = {("here", f"python:{python_target(target)}", repr(fields))}
+    if recorded and fields is not None:
+        found.add(("recorded", f"python:{recorded}", repr(fields)))
+    if fields is not None and "code" in fields[0]:
+        found.add(("code", target.rpartition(":")[2], repr(fields)))
+    return found
 
 
 def same_model(
@@ -218,21 +229,18 @@ def same_model(
     """The rule of one model: the same model identity and the same decoding settings, each ``(model, settings)``.
 
     ``model`` is a run's fingerprint (what keys its answers in a run store, the spec first), or
-    None (no model: never the same). A ``python:`` model is one model however its target is
-    spelled (``bot.py``, ``./bot.py``, its absolute path, or its module name): its target is
-    resolved, and its recorded identity fields (the JSON after the name: code hash, ``batched``,
-    ``state`` and any others, and a model version after them) are compared, all but the name.
-    Other fingerprints are compared as written; two fingerprints written alike are one model
-    (they key one model's answers in a run store).
-
-    ``targets`` are the two runs' ``python:`` targets as each run resolved them where it ran
-    (``run.json``'s ``model_target``: :attr:`~fairtalk.models.Responder.resolved_target`), so that
-    ``bot.py`` audited in one folder and ``proj/bot.py`` audited from its parent are one model, and
-    two files named ``bot.py`` in two folders are two, wherever the comparison runs (unless their
-    fingerprints are written alike: copies of one code, spelled alike, which one store would serve as one). A run
-    recorded before runs kept it (None) has its target resolved here instead (:func:`python_target`),
-    against the folder this process runs in: a relative target is then taken as naming a file of
-    that folder, which it named only if the run ran there too.
+    None (no model: never the same). Two ``python:`` models are one model when their identity
+    fields (the JSON after the name: code hash, ``batched``, ``state`` and any others, and a model
+    version after them) are equal and any one of these holds (:func:`_identities`): the same
+    function name with a code hash among the fields (one code, wherever its file lay: two CI
+    checkouts of one bot, however spelled); the same target as each run resolved it where it ran
+    (``targets``: ``run.json``'s ``model_target``, :attr:`~fairtalk.models.Responder.resolved_target`);
+    or the same target resolved here (:func:`python_target`, against this process's folder: the
+    rule for runs recorded before they kept their target). Any one rule is enough, so that a gate
+    never compares a model with itself because one rule could not see it: a bot whose behaviour
+    its code does not show (a file it reads) is told apart by ``--model-version``. Other
+    fingerprints are compared as written; two fingerprints written alike are one model (they key
+    one model's answers in a run store).
 
     A fingerprint whose identity is unknown (a callable whose state cannot be read, with no model
     version: :func:`~fairtalk.models.identity_unknown`) cannot show that two runs are of one model,
@@ -244,7 +252,7 @@ def same_model(
         return None
     if identity_unknown(model) or identity_unknown(other):
         return None
-    if model != other and _identity(model, targets[0]) != _identity(other, targets[1]):
+    if model != other and not _identities(model, targets[0]) & _identities(other, targets[1]):
         return None
     name, other_name = model.partition(" ")[0], other.partition(" ")[0]
     spelled = "" if name == other_name else f" (spelled {other_name} in the candidate)"
