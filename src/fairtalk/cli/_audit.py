@@ -266,7 +266,9 @@ def audit(  # noqa: C901, PLR0915
 
         print_json(versioned({**document, "gates": [o.to_dict() for o in outcomes]} if outcomes else document))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
-    say(f"model {_model_shown(run.model)}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
+    say(
+        f"model {_model_shown(run.model, console.width)}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}"
+    )
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))
@@ -518,19 +520,21 @@ def _against_baseline(
     )
 
 
-def _model_shown(model: str) -> str:
-    """A recorded model (``SPEC {json settings}[ version=TAG]``) with a space after each comma of its settings.
+def _model_shown(model: str, width: int) -> str:
+    """A recorded model (``SPEC {json settings}[ version=TAG]``) as the ``model`` line shows it in ``width`` columns.
 
     The settings' JSON holds no space, so a long one (a GGUF file, a chat template's hash, a system
-    prompt) was one word the 80-column console could not break; the spec and the values stay as recorded.
+    prompt) was one word the 80-column console could not break: where ``model SPEC {…}`` is wider
+    than ``width``, each comma of the settings gets a space after it; the spec and the values stay as
+    recorded. One that fits is shown as recorded.
 
-    >>> _model_shown('hf:org/m {"dtype":"float32","gguf_file":"m.gguf"} version=v2')
+    >>> _model_shown('hf:org/m {"dtype":"float32","gguf_file":"m.gguf"} version=v2', 40)
     'hf:org/m {"dtype": "float32", "gguf_file": "m.gguf"} version=v2'
-    >>> _model_shown("builtin:echo")
-    'builtin:echo'
+    >>> _model_shown('hf:org/m {"dtype":"float32"}', 40)
+    'hf:org/m {"dtype":"float32"}'
     """
     head, space, rest = model.partition(" ")
-    if not rest.startswith("{"):
+    if len(f"model {model}") <= width or not rest.startswith("{"):
         return model
     try:
         settings, end = json.JSONDecoder().raw_decode(rest)
