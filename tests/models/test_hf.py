@@ -186,8 +186,10 @@ def test_fingerprint_is_stable_and_tracks_weights(gpt2_dir: Path, gpt2, tmp_path
 
 
 def test_errors(tmp_path: Path) -> None:
-    with pytest.raises(FairtalkError, match="cannot load hf model"):
-        load_responder(f"hf:{tmp_path / 'nope'}")
+    # review: a folder that does not exist was transformers' "Repo id must be in the form 'repo_name'..."
+    for given, named in ((tmp_path / "nope", tmp_path / "nope"), ("./nope/model", "./nope/model"), ("~/nope-ft", "nope-ft")):
+        with pytest.raises(SpecError, match="no such folder: .*" + str(named)):
+            load_responder(f"hf:{given}")
     with pytest.raises(SpecError, match=r"option device='tpu' for hf:.* is not one of the choices; did you mean 'cpu'"):
         load_responder(f"hf:{tmp_path}", device="tpu")
     with pytest.raises(SpecError, match="unknown option 'colour'"):
@@ -313,3 +315,81 @@ def test_the_hub_s_log_lines_of_a_load_go_to_the_debug_log_and_its_logging_is_pu
     lines = [r.getMessage() for r in caplog.records if r.name == "fairtalk.models._hf" and r.levelno == logging.DEBUG]
     assert any(line.startswith("huggingface_hub") and "thrown while requesting" in line for line in lines), lines
     assert not [r for r in caplog.records if r.name.startswith("huggingface_hub")]
+
+
+def test_a_token_limit_of_the_models_positions_is_an_error_before_any_answer(gpt2_dir: Path, tmp_path: Path) -> None:
+    """Review: 256 new tokens on a 64-position model failed each side (IndexError), stored as failures; now one error."""
+    from fairtalk.store import CachingResponder, RunStore
+
+    with load_responder(f"hf:{gpt2_dir}", device="cpu") as model:
+        assert model.respond(SENTENCES[:1], DecodingSettings(max_new_tokens=63), seeds=[0])  # one position left for it
+        for limit in (64, 256):
+            with pytest.raises(SpecError, match=rf"reads at most 64 tokens.* max_new_tokens={limit} \(--max-new-tokens\)"):
+                model.respond(SENTENCES[:1], DecodingSettings(max_new_tokens=limit), seeds=[0])
+        with RunStore(tmp_path / "store.sqlite") as store:
+            cached = CachingResponder(model, store)
+            with pytest.raises(SpecError, match="leaves no room for the prompt"):
+                cached.respond_each(SENTENCES, DecodingSettings(max_new_tokens=256), seeds=[0] * 5)
+            assert cached.n_errors == 0 and cached.n_generated == 0
+
+
+def test_prompts_cut_counts_the_tokens_cut_from_the_left(gpt2_chat_dir: Path) -> None:
+    with load_responder(f"hf:{gpt2_chat_dir}", device="cpu", system_prompt="he is a doctor") as model:
+        # [system] he is a doctor [user] CONTEXT [assistant]: 7 tokens besides the context's
+        lengths = [len(s.split()) + 7 for s in SENTENCES]
+        assert model.prompts_cut(SENTENCES, DecodingSettings(max_new_tokens=8)) == [0] * 5
+        assert model.prompts_cut(SENTENCES, DecodingSettings(max_new_tokens=60)) == [n - 4 for n in lengths]
+        assert model.prompts_cut([], DecodingSettings(max_new_tokens=60)) == []
+
+
+def test_audit_warns_with_the_pairs_whose_prompt_was_cut_and_again_from_the_store(gpt2_chat_dir: Path, tmp_path: Path) -> None:
+    """Review: a prompt longer than the positions less max_new_tokens lost its start (the system prompt) without a word."""
+    import fairtalk
+    from audit_toys import write_corpus
+
+    options = {
+        "model": f"hf:{gpt2_chat_dir}",
+        "model_args": {"device": "cpu", "system_prompt": "be kind"},
+        "corpus": f"text:{write_corpus(tmp_path)}",
+        "axes": ("gender",),
+        "n_pairs": 6,
+        "measures": ("length",),
+        "n_resamples": 20,
+        "store": str(tmp_path / "store.sqlite"),
+    }
+    for _ in range(2):  # the second run's answers all come from the store
+        run = fairtalk.audit(**options, settings=DecodingSettings(max_new_tokens=60))  # type: ignore[arg-type]
+        said = [w for w in run.results["gender"].warnings if "prompts" in w]
+        assert len(said) == 1 and said[0].startswith("the prompts of 6 of 6 pairs (6 on side a, 6 on side b;"), said
+        assert "--max-new-tokens" in said[0] and "--turns" in said[0]
+    assert run.axes["gender"].generation.n_cached == 12
+
+
+def test_audit_s_model_line_and_its_cut_prompt_warning_fit_80_columns(gpt2_chat_dir: Path, tmp_path: Path) -> None:
+    """Review: the `model …` line ran 127 columns for a GGUF model, its settings' JSON one word without a space."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from rich.cells import cell_len
+
+    from audit_toys import write_corpus
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.pop("FORCE_COLOR", None)
+    argv = ["audit", "--model", f"hf:{gpt2_chat_dir}?device=cpu", "--system-prompt", "be kind and helpful to everyone"]
+    argv += ["--corpus", f"text:{write_corpus(tmp_path)}", "--axis", "gender", "--pairs", "4", "--measures", "length"]
+    argv += ["--resamples", "20", "--max-new-tokens", "60", "-o", str(tmp_path / "run")]
+    done = subprocess.run(
+        [sys.executable, "-m", "fairtalk.cli", *argv], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["model"]
+    assert len(recorded) > 100  # the model line would not fit 80 columns unwrapped
+    wide = [line for line in done.stdout.splitlines() if cell_len(line) > 80 and " " in line.strip()]
+    assert not wide, done.stdout
+    said = " ".join(done.stdout.split())
+    assert f"model {recorded.split(' ', 1)[0]} {{" in said and '"system_prompt": "be kind and helpful to everyone"' in said
+    assert "gender: warning: the prompts of 4 of 4 pairs (4 on side a, 4 on side b;" in said, said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -265,7 +266,9 @@ def audit(  # noqa: C901, PLR0915
 
         print_json(versioned({**document, "gates": [o.to_dict() for o in outcomes]} if outcomes else document))
     on_ray = " · engine ray" if isinstance(config.engine, RayEngine) else ""
-    say(f"model {run.model}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}")
+    say(
+        f"model {_model_shown(run.model, console.width)}{on_ray} · corpus {run.corpus} ({run.split}) · seed {run.seed} · run {run.run_id}"
+    )
     for name, axis_run in run.axes.items():
         if not json_out:
             console.print(rich_table(axis_run.result))
@@ -515,3 +518,28 @@ def _against_baseline(
         protected=protected,
         audit=(results, gates),
     )
+
+
+def _model_shown(model: str, width: int) -> str:
+    """A recorded model (``SPEC {json settings}[ version=TAG]``) as the ``model`` line shows it in ``width`` columns.
+
+    The settings' JSON holds no space, so a long one (a GGUF file, a chat template's hash, a system
+    prompt) was one word the 80-column console could not break: where ``model SPEC {…}`` is wider
+    than ``width``, each comma of the settings gets a space after it; the spec and the values stay as
+    recorded. One that fits is shown as recorded.
+
+    >>> _model_shown('hf:org/m {"dtype":"float32","gguf_file":"m.gguf"} version=v2', 40)
+    'hf:org/m {"dtype": "float32", "gguf_file": "m.gguf"} version=v2'
+    >>> _model_shown('hf:org/m {"dtype":"float32"}', 40)
+    'hf:org/m {"dtype":"float32"}'
+    """
+    head, space, rest = model.partition(" ")
+    if len(f"model {model}") <= width or not rest.startswith("{"):
+        return model
+    try:
+        settings, end = json.JSONDecoder().raw_decode(rest)
+    except ValueError:
+        return model
+    if not isinstance(settings, dict):
+        return model
+    return f"{head}{space}{json.dumps(settings)}{rest[end:]}"

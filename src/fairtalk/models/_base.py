@@ -208,6 +208,8 @@ class Responder(Closing, ABC):
       once the whole call is done; :attr:`supports_stream` is True when a subclass overrides
       :meth:`respond_stream`, and the run store then commits each item as it arrives);
     - :meth:`preflight`: fail before any work when the model cannot answer at all (default: nothing);
+    - :meth:`check_settings`: fail before any answer when the model cannot decode with the settings (default: nothing);
+    - :meth:`prompts_cut`: per context, the tokens of its prompt's start the model cuts off to fit (default None: none);
     - :attr:`input_paths`: the files the model was loaded from, which a run never writes over (default ``()``);
     - :attr:`n_actors`: the Ray actors answering (default None: not on Ray);
     - :attr:`in_flight`, :attr:`max_concurrency`, :attr:`retry_counts`, :attr:`tuning`: what a
@@ -283,6 +285,22 @@ class Responder(Closing, ABC):
         function) overrides it; closing the iterator early must then stop further work.
         """
         yield from enumerate(self.respond_each(contexts, settings, seeds=seeds))
+
+    def check_settings(self, settings: DecodingSettings) -> None:
+        """Raise SpecError before any answer when the model cannot decode with ``settings`` (nothing by default).
+
+        The ``hf:`` adapter refuses a ``max_new_tokens`` that leaves no room for a prompt in its
+        model's positions; the run store calls it before it asks for any answer.
+        """
+
+    def prompts_cut(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int] | None:
+        """Per context, how many tokens of its prompt's start the model cuts off to fit (None by default: none known).
+
+        The ``hf:`` adapter cuts a prompt longer than its model's positions less ``max_new_tokens``
+        from the left; ``audit`` counts the pairs cut and warns. It tokenizes and generates nothing,
+        so answers served from a run store are counted too.
+        """
+        return None
 
     def preflight(self) -> None:
         """Let the model say before any work that it cannot answer at all (nothing by default).

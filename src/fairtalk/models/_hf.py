@@ -12,6 +12,13 @@
   ``"length"``. OpenAI-compatible servers (``transformers serve``, vLLM) count the end token
   among ``max_tokens`` and say ``"length"`` when it is the last one allowed: the one case where
   a server and this adapter differ on the same answer (see :mod:`fairtalk.models._finish_reasons`).
+- A causal model reads at most its ``max_position_embeddings`` tokens, prompt and answer together:
+  a prompt longer than that less ``max_new_tokens`` is cut from the left (its start, the system
+  prompt and then the earliest turns, goes first), and :meth:`HFResponder.prompts_cut` counts
+  the tokens cut, which ``audit`` reports. ``max_new_tokens`` of the positions or more leaves no
+  room for a prompt: :meth:`HFResponder.check_settings` refuses it before any answer.
+- A name that looks like a path (it starts with ``/``, ``.`` or ``~``, or holds more separators
+  than a hub id's one) and names nothing is ``no such folder``; ``~`` is expanded.
 - ``torch``/``transformers`` are imported when a model is built; without them the
   error names ``pip install 'fairtalk[hf]'``.
 """
@@ -51,6 +58,12 @@ _MSG_LOAD = "cannot load hf model {name!r}: {error}"
 _MSG_NO_CUDA = "device='cuda' was asked for but torch sees no CUDA device"
 _MSG_NO_PAD = "the tokenizer of {name!r} has neither a pad nor an eos token; batching needs one"
 _MSG_GENERATE = "{name}: generation failed: {kind}: {error}"
+_MSG_NO_FOLDER = "hf: no such folder: {path}"
+_MSG_NO_ROOM = (
+    "{name} reads at most {positions} tokens, prompt and answer together, so max_new_tokens={max_new} "
+    "(--max-new-tokens) leaves no room for the prompt: set it below {positions}, with room for the prompt "
+    "(a longer prompt is cut from its start)"
+)
 
 #: The library loggers whose lines a model load keeps off stderr (a failed HEAD request, "Retrying in 1s"): the
 #: load's own error says what failed; the lines go to this module's DEBUG log (``-vv``).
@@ -120,6 +133,25 @@ def _no_gguf_bar() -> Iterator[None]:
         yield
     finally:
         gguf.tqdm = original
+
+
+def _looks_like_path(name: str) -> bool:
+    """Whether ``name`` is meant as a local path, not a hub id (``org/name``, ``name``).
+
+    >>> [_looks_like_path(n) for n in ("gpt2", "org/name", "/tmp/m", "./m", "~/m", "models/org/name", "C:/m")]
+    [False, False, True, True, True, True, True]
+    """
+    if name.startswith(("/", ".", "~")) or "\\" in name or name[1:2] == ":":  # a Windows drive
+        return True
+    return name.count("/") > 1
+
+
+def _local_name(name: str) -> str:
+    """``name`` with a leading ``~`` expanded; SpecError when it looks like a path and names nothing."""
+    path = os.path.expanduser(name) if name.startswith("~") else name
+    if _looks_like_path(name) and not Path(path).exists():
+        raise SpecError(_MSG_NO_FOLDER.format(path=path))
+    return path
 
 
 def _file_digest(path: Path) -> str:
@@ -219,7 +251,7 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
         gguf_file, device, dtype = options.gguf_file, options.device, options.dtype
         batch_size, chat_template, name = options.batch_size, options.chat_template, options.name
         torch, transformers = _import_torch()
-        self.name_or_path = str(name_or_path)
+        self.name_or_path = _local_name(str(name_or_path))
         self.gguf_file = gguf_file
         self.batch_size = batch_size
         self.name = name or self.name_or_path
@@ -352,13 +384,30 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
         eos = self._eos_ids()
         return ["stop" if eos.intersection(row[start:]) else "length" for row in new.tolist()]
 
+    def _prompt_room(self, settings: DecodingSettings) -> int | None:
+        """The most prompt tokens a causal model reads beside ``max_new_tokens`` (None: no limit known, or seq2seq)."""
+        if not self.max_positions or self.is_encoder_decoder:
+            return None
+        return max(1, int(self.max_positions) - settings.max_new_tokens)
+
+    def check_settings(self, settings: DecodingSettings) -> None:
+        """SpecError when ``max_new_tokens`` leaves no room for a prompt in the model's positions."""
+        if self.max_positions and not self.is_encoder_decoder and settings.max_new_tokens >= self.max_positions:
+            raise SpecError(_MSG_NO_ROOM.format(name=self.name, positions=self.max_positions, max_new=settings.max_new_tokens))
+
+    def prompts_cut(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int]:
+        """Per context, how many tokens of its prompt's start are cut so that ``max_new_tokens`` fit the model's positions."""
+        room = self._prompt_room(settings)
+        if room is None or not contexts:
+            return [0] * len(contexts)
+        ids = self.tokenizer(self._prompts(contexts), add_special_tokens=not self.use_chat_template)["input_ids"]
+        return [max(0, len(row) - room) for row in ids]
+
     def _generate(self, prompts: list[str], settings: DecodingSettings) -> list[Reply]:
         """Decode the new tokens of each prompt; ``finish_reason`` is "length" when neither an end token nor a stop string came."""
         import torch
 
-        max_length = None
-        if self.max_positions and not self.is_encoder_decoder:
-            max_length = max(1, self.max_positions - settings.max_new_tokens)
+        max_length = self._prompt_room(settings)
         enc = self.tokenizer(
             prompts,
             return_tensors="pt",
@@ -390,6 +439,7 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
         import torch
 
         check_batch(contexts, seeds)
+        self.check_settings(settings)
         prompts = self._prompts(contexts)
         results: list[str] = [Reply("")] * len(prompts)
         if settings.do_sample:

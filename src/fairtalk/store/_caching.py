@@ -160,6 +160,14 @@ class CachingResponder(Responder):
         _, space, rest = self.fingerprint.partition(" ")
         return f"{spec}{space}{rest}"
 
+    def check_settings(self, settings: DecodingSettings) -> None:
+        """The wrapped model's check of ``settings``."""
+        self.responder.check_settings(settings)
+
+    def prompts_cut(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int] | None:
+        """The wrapped model's count of the tokens cut from each prompt's start."""
+        return self.responder.prompts_cut(contexts, settings)
+
     def _advance(self, n: int) -> None:
         if self.progress is not None and n:
             self.progress(n)
@@ -167,8 +175,13 @@ class CachingResponder(Responder):
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
     ) -> list[str | ResponderError]:
-        """Return per item the response or the ResponderError it failed with, in order."""
+        """Return per item the response or the ResponderError it failed with, in order.
+
+        The wrapped model's :meth:`~fairtalk.models.Responder.check_settings` runs first: settings
+        it cannot decode with are one SpecError before any answer is asked for or stored.
+        """
         check_batch(contexts, seeds)
+        self.responder.check_settings(settings)
         run_id = self.store.run_id(self.fingerprint, settings)
         todo: dict[tuple[bytes, int], list[int]] = {}
         for i, (context, seed) in enumerate(zip(contexts, seeds)):
