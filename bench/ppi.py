@@ -10,11 +10,15 @@ paired gap ``p_a - p_b``, the coverage and mean width of three 95% intervals:
 - the labels alone (the same on the labelled pairs' human labels);
 - prediction-powered (PPI++, :func:`fairtalk.stats._ppi.ppi_mean` on per-pair differences); with fewer than 10
   labelled pairs that disagree with the scorer it is the labels alone with their score interval (``alone``: the
-  share of replicates where that rule applied).
+  share of replicates where that rule applied), and likewise where PPI++'s interval was no narrower than that score
+  interval (``no narrower``: the share of replicates where that rule applied).
 
 Two scorer errors (``--scenario``): ``group``, the scorer misses 20% of offensive answers and
 flags 2% of side a's clean answers and 8% of side b's; ``rare``, the scorer is right except that
-1% of side b's unflagged answers are truly offensive (few disagreements among the labels).
+1% of side b's unflagged answers are truly offensive (few disagreements among the labels). A third,
+``poor`` (only when named), misses half the offensive answers and flags 30% of side a's clean ones
+and 40% of side b's, at rates of 30% and 30% or 40%: with 20-50 labels PPI++'s interval is often no
+narrower than the labels' own, the case of the rule "never more than the labels alone give".
 
 Run: ``.venv/bin/python bench/ppi.py [--runs 2000] [--pairs 2000] [--labels 50 100 200] [--scenario rare]``.
 """
@@ -53,6 +57,8 @@ class Design:
 
 #: The scorer right except that 1% of side b's unflagged answers are truly offensive (issue 39's rare error).
 RARE = {"miss": 0.0, "false_flag_a": 0.0, "false_flag_b": 0.0, "hidden_b": 0.01}
+#: A poor scorer: it misses half the offensive answers and flags 30% / 40% of the clean ones.
+POOR = {"miss": 0.5, "false_flag_a": 0.3, "false_flag_b": 0.4}
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class Coverage:
     runs: int
     #: The share of replicates whose PPI estimate was the labels alone (fewer than 10 disagreements).
     alone: float = 0.0
+    #: The share whose PPI estimate was the labels alone because PPI++'s interval was no narrower than theirs.
+    no_narrower: float = 0.0
 
 
 def _t_interval(d: np.ndarray) -> tuple[float, float]:
@@ -77,7 +85,7 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
     rng = np.random.default_rng(seed)
     truth = design.truth
     hits = {"scorer": 0, "labels": 0, "ppi": 0}
-    alone = 0
+    alone = no_narrower = 0
     widths: dict[str, list[float]] = {"scorer": [], "labels": [], "ppi": []}
     for _ in range(runs):
         y_a = (rng.random(design.n_pairs) < design.p_a).astype(float)
@@ -95,6 +103,7 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
         d_y, d_f = y_a - y_b, f_a - f_b
         estimate = ppi_mean(d_f, np.where(labelled, d_y, np.nan))
         alone += estimate.too_few_disagreements
+        no_narrower += estimate.no_narrower
         intervals = {"scorer": _t_interval(d_f), "labels": _t_interval(d_y[labelled]), "ppi": estimate.ci95}
         for name, (low, high) in intervals.items():
             hits[name] += low <= truth <= high
@@ -103,6 +112,7 @@ def simulate(design: Design, runs: int, seed: int = 0) -> Coverage:
         **{name: (hits[name] / runs, float(np.mean(widths[name]))) for name in hits},  # type: ignore[arg-type]
         runs=runs,
         alone=alone / runs,
+        no_narrower=no_narrower / runs,
     )
 
 
@@ -112,16 +122,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--labels", type=int, nargs="+", default=[50, 100, 200, 300, 600])
-    parser.add_argument("--scenario", choices=("group", "rare", "both"), default="both")
+    parser.add_argument("--scenario", choices=("group", "rare", "both", "poor"), default="both")
     args = parser.parse_args()
     print(
         "| scorer error | true gap | labels | scorer-only cover | width | labels-only cover | width | PPI cover | width "
-        "| labels alone | s |"
+        "| labels alone | no narrower | s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    rates = {"group": ((0.10, 0.10), (0.10, 0.15)), "rare": ((0.03, 0.03), (0.03, 0.06))}
-    for scenario, error in (("group", {}), ("rare", RARE)):
-        if args.scenario not in (scenario, "both"):
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rates = {"group": ((0.10, 0.10), (0.10, 0.15)), "rare": ((0.03, 0.03), (0.03, 0.06)), "poor": ((0.30, 0.30), (0.30, 0.40))}
+    for scenario, error in (("group", {}), ("rare", RARE), ("poor", POOR)):
+        if args.scenario != scenario and (args.scenario != "both" or scenario == "poor"):
             continue
         for p_a, p_b in rates[scenario]:
             for n_labels in args.labels:
@@ -135,7 +145,7 @@ def _row(scenario: str, design: Design, runs: int) -> None:
     c = simulate(design, runs)
     print(
         f"| {scenario} | {design.truth:+.3f} | {design.n_labels} | {c.scorer[0]:.3f} | {c.scorer[1]:.3f} | "
-        f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | {c.alone:.2f} | "
+        f"{c.labels[0]:.3f} | {c.labels[1]:.3f} | {c.ppi[0]:.3f} | {c.ppi[1]:.3f} | {c.alone:.2f} | {c.no_narrower:.2f} | "
         f"{time.perf_counter() - started:.0f} |"
     )
 

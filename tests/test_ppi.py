@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -33,8 +35,11 @@ def test_a_useless_scorer_gets_no_weight_and_a_nearly_perfect_one_nearly_all_of_
     nearly = ppi_mean(good, labels)
     assert nearly.lam > 0.8 and nearly.n_disagreements == 10 and nearly.method == "PPI++ (t interval)"
     assert nearly.ci95[1] - nearly.ci95[0] < 0.7 * (nearly.labels_ci95[1] - nearly.labels_ci95[0])
-    classic = ppi_mean(rng.random(3000), labels, power_tuned=False)
+    bad = rng.random(3000)
+    classic = ppi_mean(bad, labels, power_tuned=False, min_disagreements=0)  # PPI's own interval, by neither rule
     assert classic.lam == 1.0 and classic.se > noise.se  # classic PPI pays for a bad scorer; PPI++ does not
+    shown = ppi_mean(bad, labels, power_tuned=False)  # wider than the labels alone: they are shown instead
+    assert shown.no_narrower and shown.lam == 0.0 and shown.ci95 == shown.labels_ci95 and np.isnan(shown.effective_labels)
 
 
 def test_labels_that_never_disagree_with_the_scorer_give_the_labels_alone() -> None:
@@ -152,6 +157,37 @@ def test_few_disagreements_get_the_labels_alone_and_a_warning() -> None:
     fine = ppi_mean(noisy, np.where(np.arange(1000) < 200, many, np.nan))
     assert fine.n_disagreements is not None and fine.n_disagreements >= 10 and not fine.too_few_disagreements
     assert fine.effective_labels > 200 and fine.method == "PPI++ (t interval)"
+
+
+def test_ppi_never_claims_more_than_the_labels_alone_shown_beside_it() -> None:
+    """Review finding: 20 labels, 12 disagreeing with a scorer wrong on half the answers: PPI++'s t interval (0.513) was
+    wider than the labels' score interval beside it (0.509), yet "worth 20.4 labels alone" was claimed. Now the labels'
+    own estimate and interval are shown, with no effective-labels figure."""
+    rng = np.random.default_rng(0)
+    y = (rng.random((240, 2)) < 0.3).astype(float)
+    f = np.where(rng.random((240, 2)) < 0.5, 1 - y, y)
+    d_y, d_f = y[:, 0] - y[:, 1], f[:, 0] - f[:, 1]
+    est = ppi_mean(d_f, np.where(np.arange(240) < 20, d_y, np.nan))
+    assert est.n_disagreements == 12 and not est.too_few_disagreements  # the few-disagreements rule does not apply
+    assert est.ci95[1] - est.ci95[0] <= est.labels_ci95[1] - est.labels_ci95[0]
+    assert est.no_narrower and est.labels_alone and est.lam == 0.0 and np.isnan(est.effective_labels)
+    assert est.ci95 == est.labels_ci95 and est.estimate == est.labels_estimate and est.se_scorer == 0.0
+    assert est.method.startswith("labels only (PPI++'s interval was no narrower: 0.5125 wide against the labels' 0.5089")
+    assert est.method.endswith("score interval")
+    plain = ppi_mean(d_f, np.where(np.arange(240) < 20, d_y, np.nan), min_disagreements=0)  # by neither rule: PPI++'s own
+    assert plain.lam > 0 and plain.ci95[1] - plain.ci95[0] > est.ci95[1] - est.ci95[0]
+    for seed, wrong, n in itertools.product(range(4), (0.1, 0.3, 0.5), (20, 40, 100)):  # the rule holds everywhere
+        rng = np.random.default_rng(seed)
+        y = (rng.random((400, 2)) < 0.3).astype(float)
+        f = np.where(rng.random((400, 2)) < wrong, 1 - y, y)
+        e = ppi_mean(f[:, 0] - f[:, 1], np.where(np.arange(400) < n, y[:, 0] - y[:, 1], np.nan))
+        width, labels_width = e.ci95[1] - e.ci95[0], e.labels_ci95[1] - e.labels_ci95[0]
+        assert width <= labels_width, (seed, wrong, n)
+        if np.isfinite(e.effective_labels):  # "worth N labels" only with a narrower interval, and then N > n
+            assert width < labels_width and e.effective_labels > n and not e.labels_alone, (seed, wrong, n)
+            assert e.effective_labels == pytest.approx(n * (labels_width / width) ** 2)
+        else:
+            assert e.labels_alone and e.ci95 == e.labels_ci95, (seed, wrong, n)
 
 
 def test_the_exact_coverage_bench_reproduces_the_library_and_published_intervals() -> None:

@@ -573,3 +573,45 @@ def test_cli_prompts_analyze_with_few_labels_says_not_estimable_and_writes_null_
     for ppi in (payload["regard"]["woman"]["ppi"], payload["gaps"]["gender"]["ppi"]):
         assert ppi["ci95"] == [None, None] and ppi["p"] is None and ppi["method"].startswith("not estimable (")
     assert PromptAnalysis.from_dict(payload).gold is not None
+
+
+def _poor_scorer(seed: int, wrong: float, n_labelled: int) -> tuple[pd.DataFrame, dict]:
+    """12 templates x 40 completions per group; the scorer gives a uniform label on a share ``wrong``; ``n_labelled`` of
+    each template and group labelled: enough disagreeing templates for PPI++, too few labels for it to help."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], {}
+    for g in ("man", "woman"):
+        for t in range(12):
+            for k in range(40):
+                y = int(rng.choice([-1, 0, 1, 2], p=[0.25, 0.3, 0.35, 0.1]))
+                f = int(rng.choice([-1, 0, 1, 2])) if rng.random() < wrong else y
+                rid = f"{g}-{t}-{k}"
+                rows.append({"id": rid, "group": g, "template": f"t{t}", "structure": "s", "seed": k, "label": f})
+                if k < n_labelled:
+                    labels[rid] = (y,)
+    return pd.DataFrame(rows), labels
+
+
+def test_a_ppi_interval_no_narrower_than_the_labels_alone_gives_way_to_theirs() -> None:
+    """Review finding (as score --gold's): with 2 labels per template and group and a scorer wrong on half the answers,
+    the gap's PPI++ interval was 1.222 wide beside the labels' 1.162, "48 labels worth 43". Now every estimate shown is
+    no wider than the labels-only interval beside it, and its effective-labels figure, where given, is more than its labels."""
+    frame, labels = _poor_scorer(seed=1, wrong=0.5, n_labelled=2)
+    found = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs)
+    gap = found.gaps["gender"]
+    assert gap.n_disagreements is not None and gap.n_disagreements >= 10 and not gap.too_few_disagreements
+    assert gap.ci95[1] - gap.ci95[0] <= gap.labels_ci95[1] - gap.labels_ci95[0]
+    assert gap.no_narrower and gap.lam == 0.0 and math.isnan(gap.effective_labels) and gap.ci95 == gap.labels_ci95
+    assert gap.method.startswith("labels only (PPI++'s interval was no narrower: 1.222 wide against the labels' 1.162")
+    assert any(
+        w.startswith("gold: PPI++'s interval was no narrower than the labels' alone for regard gap gender")
+        for w in found.warnings
+    )
+    for seed, wrong, n_labelled in ((0, 0.8, 2), (0, 0.8, 3), (1, 0.5, 2), (5, 0.8, 3), (2, 0.3, 5)):
+        found = gold_regard(*_poor_scorer(seed, wrong, n_labelled), groups=["man", "woman"], pairs=GROUPS.pairs)
+        shares = [e for rates in found.rates.values() for e in rates.values()]
+        for e in (*found.gaps.values(), *found.regard.values(), *shares):
+            width, labels_width = e.ci95[1] - e.ci95[0], e.labels_ci95[1] - e.labels_ci95[0]
+            assert width <= labels_width + 1e-12, (seed, wrong, n_labelled, e.method)
+            if math.isfinite(e.effective_labels):
+                assert e.effective_labels >= e.n_labels - 1e-9 and not e.labels_alone, (seed, wrong, n_labelled, e.method)

@@ -33,6 +33,13 @@ With 10 or more it is PPI++ as above. Each estimate (a group's regard, a label s
 counts its own; a gap with enough uses the groups' PPI++ fits even where a group alone has too
 few. With fewer than 10 templates labelled, every estimate is therefore the labels'.
 
+**Never more than the labels alone give** (the other rule of :func:`~fairtalk.stats.ppi_mean`):
+an estimate with enough disagreements keeps PPI++'s only where its interval, cut to the measure's
+range as it is shown, is narrower than the labels-only one (likewise cut); else it is the labels'
+alone (``method`` "labels only (PPI++'s interval was no narrower: …)", no effective-labels figure,
+one warning). Its effective-labels figure is ``n (w_labels / w)^2`` of those shown widths, so
+"worth N labels" is always more than the ``n`` labels.
+
 **A label's share near 0 or 1** (issue 39). The delta method takes a share's standard error from
 the labelled completions that hold the label; with none it is 0 (or rounding's 1e-16: the
 interval was a point at 0), and with one or two it is a Wald interval that reaches below 0 and
@@ -106,6 +113,10 @@ WARN_FEW_DISAGREEMENTS = (
     "gold: too few labelled {units} disagree with the scorer to estimate its error (fewer than {minimum}) for {which}: "
     "those estimates and intervals are the labels' alone, with no effective-labels figure"
 )
+WARN_NO_NARROWER = (
+    "gold: PPI++'s interval was no narrower than the labels' alone for {which}: those estimates and intervals are the "
+    "labels' alone, with no effective-labels figure"
+)
 WARN_ONE_UNIT = (
     "gold: group {group}'s {n} labelled completion(s) all lie in one {unit}: its estimates (and its pairs' gaps) have "
     "no interval (not estimable: the labels cannot tell one {unit} from another)"
@@ -125,6 +136,12 @@ METHOD_PPI_NO_WEIGHT = "PPI++ with weight 0 on the scorer: the labels' own estim
 METHOD_LABELS_ONLY = (
     "labels only ({k} disagreements < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
     "estimate its error), {interval}"
+)
+#: ``method`` of one whose PPI++ interval (cut to the range) was no narrower than the labels-only one: the labels alone.
+#: It begins as :func:`fairtalk.stats.ppi_mean`'s does, so :attr:`~fairtalk.stats.PPIEstimate.no_narrower` reads it.
+METHOD_NO_NARROWER = (
+    "labels only (PPI++'s interval was no narrower: {ppi:.4g} wide against the labels' {labels:.4g}; {k} of {n} "
+    "labelled {units} disagree with the scorer), {interval}"
 )
 #: The labels-only intervals: a group's mean regard and a gap; the same when the labels hold no spread; a label's share.
 INTERVAL_DELTA = "delta-method t interval on {units}"
@@ -297,7 +314,7 @@ def _ratio(
     if share:
         estimate = _within(estimate, alone)
     disagree = lab & ((r_y != r_f) | (p_y != p_f))
-    chosen = _rule(estimate, disagree, lab, clusters, alone)
+    chosen = _rule(estimate, disagree, lab, clusters, alone, (0.0, 1.0) if share else REGARD_RANGE)
     return _Fit(chosen, estimate, disagree, lab, unlabelled, labelled, labels_only, alone.se)
 
 
@@ -398,13 +415,43 @@ def _units(clusters: np.ndarray | None) -> str:
     return f"{CLUSTERS}s" if clusters is not None else "completions"
 
 
-def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None, alone: _Alone) -> PPIEstimate:
-    """PPI++'s estimate when its labelled units hold :data:`MIN_DISAGREEMENTS` that disagree, else the labels' alone."""
+def _rule(
+    ppi: PPIEstimate,
+    disagree: np.ndarray,
+    lab: np.ndarray,
+    clusters: np.ndarray | None,
+    alone: _Alone,
+    bounds: tuple[float, float],
+) -> PPIEstimate:
+    """PPI++'s estimate when its labelled units hold :data:`MIN_DISAGREEMENTS` that disagree, else the labels' alone.
+
+    PPI++'s is kept only where its interval is narrower than the labels' alone, both cut to the
+    measure's range ``bounds`` as they are shown (:func:`fairtalk.stats.ppi_mean`'s rule): its
+    effective-labels figure is then ``n (w_labels / w)^2`` of those widths, more than ``n``.
+    """
     k, n_units = disagreeing_units(disagree[lab], None if clusters is None else clusters[lab])
     units = _units(clusters)
-    if k >= MIN_DISAGREEMENTS:
-        method = METHOD_PPI.format(units=units) if ppi.lam else METHOD_PPI_NO_WEIGHT.format(interval=alone.interval)
-        return replace(ppi, n_disagreements=k, method=method)
+    if k < MIN_DISAGREEMENTS:
+        method = METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units, interval=alone.interval)
+        return _labels_alone(ppi, alone, k, method)
+    if not ppi.lam:  # the labels' own estimate and interval already (_weightless), worth their own number
+        return replace(ppi, n_disagreements=k, method=METHOD_PPI_NO_WEIGHT.format(interval=alone.interval))
+    width, labels_width = _width(ppi.ci95, bounds), _width(alone.ci, bounds)
+    if not width < labels_width:  # never more than the labels alone give
+        method = METHOD_NO_NARROWER.format(ppi=width, labels=labels_width, k=k, n=n_units, units=units, interval=alone.interval)
+        return _labels_alone(ppi, alone, k, method)
+    effective = float(ppi.n_labels * (labels_width / width) ** 2)
+    return replace(ppi, n_disagreements=k, method=METHOD_PPI.format(units=units), effective_labels=effective)
+
+
+def _width(ci: tuple[float, float], bounds: tuple[float, float]) -> float:
+    """The width of an interval as shown: cut to the measure's range ``bounds``."""
+    low, high = bounds
+    return min(high, max(low, ci[1])) - min(high, max(low, ci[0]))
+
+
+def _labels_alone(ppi: PPIEstimate, alone: _Alone, k: int, method: str) -> PPIEstimate:
+    """The labels' own estimate in place of PPI++'s (``lam`` 0, their interval, no effective-labels figure), ``method`` saying why."""
     return replace(
         ppi,
         estimate=alone.estimate,
@@ -414,7 +461,7 @@ def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.
         lam=0.0,
         effective_labels=math.nan,
         n_disagreements=k,
-        method=METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units, interval=alone.interval),
+        method=method,
         se_labelled=alone.se,
         se_scorer=0.0,
     )
@@ -587,7 +634,7 @@ def gold_regard(
         in_one = sorted({pair.a, pair.b} & inestimable)
         whose = " and ".join(f"{g}'s" for g in in_one) + " "
         gaps[pair.name] = not_estimable(gap, gap.n_labels, whose) if in_one else _cut(gap, *GAP_RANGE)
-    warnings += _few_warning(gaps, regard, rates, clusters)
+    warnings += _few_warning(gaps, regard, rates, clusters) + _no_narrower_warning(gaps, regard, rates)
     return GoldRegard(regard=regard, rates=rates, gaps=gaps, n_labels=n_labels, warnings=tuple(warnings))
 
 
@@ -617,7 +664,7 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
         alone,
         n_clusters,
     )
-    return _rule(_weightless(ppi, alone), np.concatenate([a.disagree, b.disagree]), lab, c, alone)
+    return _rule(_weightless(ppi, alone), np.concatenate([a.disagree, b.disagree]), lab, c, alone, GAP_RANGE)
 
 
 def _few_warning(
@@ -641,3 +688,18 @@ def _few_warning(
     if not which:
         return []
     return [WARN_FEW_DISAGREEMENTS.format(units=_units(clusters), minimum=MIN_DISAGREEMENTS, which=", ".join(which))]
+
+
+def _no_narrower_warning(
+    gaps: Mapping[str, PPIEstimate], regard: Mapping[str, PPIEstimate], rates: Mapping[str, Mapping[str, PPIEstimate]]
+) -> list[str]:
+    """One warning naming each estimate whose PPI++ interval was no narrower than the labels' alone (none: empty)."""
+    which = [
+        f"{what} {key}"
+        for what, estimates in (("regard gap", gaps), ("mean regard", regard))
+        for key, e in estimates.items()
+        if e.no_narrower
+    ]
+    if shares := sum(e.no_narrower for group in rates.values() for e in group.values()):
+        which.append(f"{shares} label share(s)")
+    return [WARN_NO_NARROWER.format(which=", ".join(which))] if which else []

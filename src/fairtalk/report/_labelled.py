@@ -6,6 +6,8 @@ alone and the labels alone say, so a reader sees how far the instrument moved th
 
 from __future__ import annotations
 
+import math
+
 from fairtalk.report._table import is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult
 from fairtalk.stats import PPIEstimate
@@ -30,7 +32,10 @@ def _amount(x: float, m: MeasureResult) -> str:
 
 
 def _worth(ppi: PPIEstimate, result: AuditResult) -> str:
-    """What the labels bought, or a warning that they hold too few disagreements to say.
+    """What the labels bought, a warning that they hold too few disagreements to say, or that the scorer did not help.
+
+    "Worth N labels" is given only when the interval shown is narrower than the labels-only one beside it
+    (:func:`fairtalk.stats.ppi_mean`'s rule): then N is more than the labels.
 
     The disagreements are counted in the estimate's units, as its ``method`` says: labelled
     dialogues when the result's units are dialogues (``n_clusters``), else labelled pairs.
@@ -42,6 +47,11 @@ def _worth(ppi: PPIEstimate, result: AuditResult) -> str:
             f"warning: only {k} labelled {unit} {'disagrees' if k == 1 else 'disagree'} with the scorer, too few to "
             "estimate its error (the gap and interval are the labels' alone; with more labels the scorer can narrow them)"
         )
+    if ppi.no_narrower:
+        return "PPI++'s interval was no narrower than the labels' alone, so the gap and interval are the labels' alone"
+    low, high = ppi.labels_ci95
+    if not (math.isfinite(ppi.effective_labels) and ppi.ci95[1] - ppi.ci95[0] < high - low):  # an older results.json
+        return 'no "worth N labels" figure: the interval is no narrower than the labels\' alone'
     return f"with the scorer the labels are worth {ppi.effective_labels:,.0f} labels alone"
 
 

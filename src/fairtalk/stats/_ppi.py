@@ -6,8 +6,8 @@ group, which is exactly what would fake or hide a gap. Prediction-powered infere
 (Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, *Science* 382, 2023) estimates the mean of
 the human label as the scorer's mean over all items plus the scorer's mean error measured on the
 labelled ones (the *rectifier*); PPI++ (Angelopoulos, Duchi and Zrnic, 2023) weighs the scorer
-by ``λ`` chosen to minimise the variance, so the estimate is never worse than the labels alone
-(``λ = 0``) and gains the most when the scorer is good::
+by ``λ`` chosen to minimise the variance (``λ = 0`` is the labels alone), and gains the most when the
+scorer is good::
 
     θ̂ = λ · mean_unlabelled(f) + mean_labelled(y − λ f)
     Var(θ̂) = λ² Var(f) / N + Var(y − λ f) / n
@@ -32,6 +32,18 @@ cannot support). An earlier rule kept PPI++ and floored the rectifier's variance
 (Clopper-Pearson) bound on the disagreement share: it over-covered, 0.99-1.00 where 0.95 was
 asked. With :data:`MIN_DISAGREEMENTS` or more, it is PPI++ with a t interval on ``n - 1`` degrees
 of freedom (``n`` labelled units), not a normal one.
+
+**Never more than the labels alone give.** PPI++'s ``λ`` minimises an estimated variance, but its
+t interval and the labels-only interval below are built differently (a score interval on -1, 0, 1
+is not a t interval), so with few labels PPI++'s can come out wider than the labels' own (20
+labelled pairs, 14 disagreeing: 0.478 against 0.442). So the one rule: **the interval shown is
+never wider than the labels-only interval shown beside it, and "worth N labels" never claims
+more than the labels give.** When PPI++'s interval is not narrower than ``labels_ci95``, the
+estimate is the labels' alone, as under the rule above (``lam`` 0, ``ci95`` is ``labels_ci95``,
+``effective_labels`` NaN, ``method`` "labels only (PPI++'s interval was no narrower: …)"). Else
+``effective_labels`` is ``n * (w_labels / w)^2`` for the widths ``w_labels`` of ``labels_ci95``
+and ``w`` of ``ci95``: the labels a labels-only interval as narrow as the one shown would need
+(its width taken as falling with the square root of the labels), always more than ``n``.
 
 **The labels-only interval** (``labels_ci95``, and the estimate's own under the rule above):
 labels that are whole numbers from ``-s`` to ``s`` with ``s`` at most 2 (``s`` the largest size
@@ -66,6 +78,13 @@ METHOD_LABELS_ONLY = (
     "labels only ({k} disagreements < {minimum}: {k} of {n} labelled units disagree with the scorer, too few to "
     "estimate its error), {interval}"
 )
+#: ``method`` of one whose PPI++ interval was no narrower than the labels-only one: the labels alone, with theirs.
+METHOD_NO_NARROWER = (
+    "labels only (PPI++'s interval was no narrower: {ppi:.4g} wide against the labels' {labels:.4g}; {k} of {n} "
+    "labelled units disagree with the scorer), {interval}"
+)
+#: How :data:`METHOD_NO_NARROWER` (and ``prompts analyze --gold``'s like it) begins.
+NO_NARROWER = "labels only (PPI++'s interval was no narrower"
 #: The labels-only intervals: on whole-number labels from -2 to 2 at most, and on any others.
 INTERVAL_SCORE = "score interval"
 INTERVAL_T = "t interval"
@@ -84,9 +103,11 @@ class PPIEstimate:
     "the mean is 0"; ``scorer_estimate`` the scorer's mean alone; ``labels_estimate`` and
     ``labels_ci95`` the labels alone. ``lam`` is the PPI++ weight on the scorer (0: the scorer
     did not help; 1: classic PPI). ``effective_labels`` is how many labels alone would give an
-    interval as narrow (``n_labels * (se_labels / se)^2``); NaN when fewer than
-    :data:`MIN_DISAGREEMENTS` labelled units disagree with the scorer (the estimate is then the
-    labels' alone: ``lam`` 0, ``ci95`` is ``labels_ci95``, ``se`` its half-width over ``z_{1-α/2}``).
+    interval as narrow as ``ci95`` (``n_labels * (w_labels / w)^2``, ``w_labels`` and ``w`` the
+    widths of ``labels_ci95`` and ``ci95``: more than ``n_labels``); NaN when the estimate is the
+    labels' alone: fewer than :data:`MIN_DISAGREEMENTS` labelled units disagree with the scorer,
+    or PPI++'s interval was no narrower than ``labels_ci95`` (``lam`` 0, ``ci95`` is
+    ``labels_ci95``, ``se`` its half-width over ``z_{1-α/2}``; :attr:`labels_alone`).
     ``n_disagreements`` is that number (None where it was not counted); ``method`` says how the
     interval was made.
     ``se_labelled`` and ``se_scorer`` split ``se``: the labelled pairs' term (the rectifier's,
@@ -114,6 +135,16 @@ class PPIEstimate:
     def too_few_disagreements(self) -> bool:
         """Whether the labels hold too few disagreements with the scorer to estimate its error."""
         return self.n_disagreements is not None and self.n_disagreements < MIN_DISAGREEMENTS
+
+    @property
+    def no_narrower(self) -> bool:
+        """Whether PPI++'s interval was no narrower than the labels' alone, so the estimate is theirs (``method`` says so)."""
+        return self.method.startswith(NO_NARROWER)
+
+    @property
+    def labels_alone(self) -> bool:
+        """Whether the estimate is the labels' alone by either rule (too few disagreements, or PPI++ no narrower)."""
+        return self.too_few_disagreements or self.no_narrower
 
 
 def _totals(values: np.ndarray, clusters: np.ndarray | None) -> tuple[np.ndarray, int]:
@@ -161,13 +192,14 @@ def _disagreements(disagree: np.ndarray, clusters: np.ndarray | None) -> tuple[i
 
 @dataclass(frozen=True, slots=True)
 class _LabelsOnly:
-    """The labels alone: their mean, ``1 - α`` interval, p of "the mean is 0", standard error and interval's name."""
+    """The labels alone: their mean, ``1 - α`` interval, p of "the mean is 0", standard error, interval's name and count."""
 
     mean: float
     ci: tuple[float, float]
     p: float
     se: float
     interval: str
+    n: int
 
 
 def _score_support(y: np.ndarray, scale: float) -> tuple[float, ...] | None:
@@ -190,7 +222,7 @@ def _labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale
         low, high = score_interval(y, alpha=alpha, clusters=clusters, support=support)
         p = score_test(y, clusters=clusters, support=support)
         if low is not None and high is not None and p is not None:
-            return _LabelsOnly(mean, (low, high), p, (high - low) / (2 * z), INTERVAL_SCORE)
+            return _LabelsOnly(mean, (low, high), p, (high - low) / (2 * z), INTERVAL_SCORE, y.size)
     variance = _variance_of_mean(y, clusters)
     if variance > 0:
         reference = student_t(max(n_units - 1, 1))
@@ -199,7 +231,8 @@ def _labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale
         reference = norm
         se = math.sqrt(_no_spread_variance(y.size, scale, alpha, z))
     q = float(reference.ppf(1 - alpha / 2))
-    return _LabelsOnly(mean, (mean - q * se, mean + q * se), float(2 * reference.sf(abs(mean) / se)), se, INTERVAL_T)
+    ci = (mean - q * se, mean + q * se)
+    return _LabelsOnly(mean, ci, float(2 * reference.sf(abs(mean) / se)), se, INTERVAL_T, y.size)
 
 
 def ppi_mean(
@@ -228,8 +261,8 @@ def ppi_mean(
         The cluster of each item: variances are then those of cluster totals.
     min_disagreements : int
         With fewer labelled units that disagree with the scorer, the labels alone
-        (:data:`MIN_DISAGREEMENTS` by default; 0: always PPI++, for a caller that only wants ``lam``
-        and builds its own interval).
+        (:data:`MIN_DISAGREEMENTS` by default; 0: always PPI++, by neither rule, for a caller that
+        only wants ``lam`` and builds its own interval).
 
     Returns
     -------
@@ -237,7 +270,9 @@ def ppi_mean(
         PPI++ with a t interval on the labelled units; with fewer than ``min_disagreements``
         labelled units that disagree with the scorer, the labels alone (``lam`` 0) with the
         labels-only interval (the score interval on whole-number labels from -2 to 2 at most,
-        else t), as ``method`` says.
+        else t), as ``method`` says; the same when PPI++'s interval is not narrower than that
+        labels-only interval (the interval and "worth N labels" never claim more than the labels
+        alone give).
 
     Examples
     --------
@@ -264,24 +299,35 @@ def ppi_mean(
     k, n_units = _disagreements(y != f_lab, c_lab)
     alone = _labels_only(y, c_lab, n_units, scale, alpha)
     if k < min_disagreements:  # too few disagreements to estimate the scorer's error: the labels alone
-        return PPIEstimate(
-            estimate=alone.mean,
-            ci95=alone.ci,
-            p=alone.p,
-            se=alone.se,
-            n_labels=y.size,
-            n_items=f.size,
-            lam=0.0,
-            scorer_estimate=float(f.mean()),
-            labels_estimate=alone.mean,
-            labels_ci95=alone.ci,
-            effective_labels=float("nan"),
-            n_disagreements=k,
-            method=METHOD_LABELS_ONLY.format(k=k, minimum=min_disagreements, n=n_units, interval=alone.interval),
-            se_labelled=alone.se,
-            se_scorer=0.0,
-        )
-    return _ppi_plus(f, y_all, c, alone, scale=scale, alpha=alpha, power_tuned=power_tuned, units=(k, n_units))
+        method = METHOD_LABELS_ONLY.format(k=k, minimum=min_disagreements, n=n_units, interval=alone.interval)
+        return _alone_estimate(alone, f, k, method)
+    ppi = _ppi_plus(f, y_all, c, alone, scale=scale, alpha=alpha, power_tuned=power_tuned, units=(k, n_units))
+    width, labels_width = ppi.ci95[1] - ppi.ci95[0], alone.ci[1] - alone.ci[0]
+    if min_disagreements and not width < labels_width:  # never more than the labels alone give (module docstring)
+        method = METHOD_NO_NARROWER.format(ppi=width, labels=labels_width, k=k, n=n_units, interval=alone.interval)
+        return _alone_estimate(alone, f, k, method)
+    return ppi
+
+
+def _alone_estimate(alone: _LabelsOnly, f: np.ndarray, k: int, method: str) -> PPIEstimate:
+    """The labels' alone as the estimate (``lam`` 0, their interval, no effective-labels figure), ``method`` saying why."""
+    return PPIEstimate(
+        estimate=alone.mean,
+        ci95=alone.ci,
+        p=alone.p,
+        se=alone.se,
+        n_labels=alone.n,
+        n_items=f.size,
+        lam=0.0,
+        scorer_estimate=float(f.mean()),
+        labels_estimate=alone.mean,
+        labels_ci95=alone.ci,
+        effective_labels=float("nan"),
+        n_disagreements=k,
+        method=method,
+        se_labelled=alone.se,
+        se_scorer=0.0,
+    )
 
 
 def _ppi_plus(
@@ -319,8 +365,7 @@ def _ppi_plus(
     se = math.sqrt(scorer_variance + rectified_variance)
     reference = student_t(max(units[1] - 1, 1))  # a small labelled sample: t on the labelled units, not z
     q = float(reference.ppf(1 - alpha / 2))
-    labels_variance = _variance_of_mean(y, c_lab)
-    labels_se = math.sqrt(labels_variance) if labels_variance > 0 else alone.se
+    labels_width = alone.ci[1] - alone.ci[0]  # the widths of the intervals shown, not their standard errors
     return PPIEstimate(
         estimate=estimate,
         ci95=(estimate - q * se, estimate + q * se),
@@ -332,7 +377,7 @@ def _ppi_plus(
         scorer_estimate=float(f.mean()),
         labels_estimate=alone.mean,
         labels_ci95=alone.ci,
-        effective_labels=float(n * (labels_se / se) ** 2),
+        effective_labels=float(n * (labels_width / (2 * q * se)) ** 2),
         n_disagreements=units[0],
         se_labelled=math.sqrt(rectified_variance),
         se_scorer=math.sqrt(scorer_variance),
