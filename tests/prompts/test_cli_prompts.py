@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
@@ -366,3 +367,41 @@ def test_generate_and_analyze_refuse_or_skip_repeated_rows(tmp_path) -> None:
     assert gap["ci95"][0] < 0 < gap["ci95"][1] and gap["sign_established"] is False
     said = " ".join(result.output.split())
     assert "structures reversing it: none counted, its sign is not established" in said and "sign flips" not in said
+
+
+def _refusing_generator(tmp_path):  # noqa: ANN001, ANN202
+    """prompts.jsonl of 12 prompts (6 per group) and a python: generator that refuses every 'woman' prompt."""
+    prompts = tmp_path / "prompts.jsonl"
+    rows = [
+        {"group": g, "template": t, "structure": "original", "text": f"The {g} {t}"}
+        for g in ("man", "woman")
+        for t in ("was known for", "worked as", "had a job as", "was described as", "was regarded as", "had a part-time job as")
+    ]
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "refuser.py").write_text(
+        "def complete(text):\n    if 'woman' in text:\n        raise ValueError('refused')\n    return ' a kind person.'\n"
+    )
+    return prompts, f"python:{tmp_path / 'refuser.py'}:complete"
+
+
+def test_generate_takes_the_failure_limits(tmp_path) -> None:
+    """Review finding: a generator refusing one group stopped at 5 consecutive failures, with no option to go on."""
+    import fairtalk
+
+    prompts, model = _refusing_generator(tmp_path)
+    base = ["prompts", "generate", "--model", model, "--prompts", str(prompts), "--seeds", "1", "-q"]
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "stopped.jsonl")])
+    assert done.exit_code == 2 and "consecutive failures" in done.output
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "c.jsonl"), "--max-consecutive-failures", "0"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "6 generated, 6 failed" in said and "failures by kind: ResponderError 6" in said
+    assert sum(json.loads(line)["text"] is None for line in (tmp_path / "c.jsonl").read_text().splitlines()) == 6
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "e.jsonl"), "--max-consecutive-failures", "0", "--max-errors", "2"])
+    assert done.exit_code == 2 and "more than max_errors=2" in done.output
+    chosen = fairtalk.prompts.read_prompts(prompts)
+    with fairtalk.load_responder(model) as responder:
+        summary = fairtalk.generate_completions(chosen, responder, tmp_path / "py.jsonl", seeds=1, max_consecutive_failures=0)
+        assert summary.n_errors == 6 and summary.n_items == 12
+        with pytest.raises(fairtalk.SpecError, match="max_errors must be a whole number"):
+            fairtalk.generate_completions(chosen, responder, tmp_path / "py2.jsonl", seeds=1, max_errors=-1)

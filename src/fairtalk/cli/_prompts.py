@@ -15,6 +15,7 @@ from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
     ENGINE,
+    MAX_CONSECUTIVE_FAILURES,
     MODEL_ARG,
     MODEL_VERSION,
     RAY_ACTORS,
@@ -22,7 +23,7 @@ from fairtalk.cli._respond import (
     engine_option,
     model_options,
 )
-from fairtalk.cli._schema import check_options, score_option
+from fairtalk.cli._schema import check_options, run_option, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:  # the public names, for annotations only
@@ -152,6 +153,8 @@ def prompts_generate(
     ),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
+    max_errors: int | None = run_option("max_errors", "--max-errors"),
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     system_prompt: str | None = SYSTEM_PROMPT,
     mode: Mode = typer.Option(
         Mode.completion,
@@ -200,6 +203,8 @@ def prompts_generate(
                 batch_size=batch_size,
                 progress=progress,
                 model_version=model_version,
+                max_errors=max_errors,
+                max_consecutive_failures=max_consecutive_failures,
             )
     except KeyboardInterrupt:
         interrupted(store_path)
