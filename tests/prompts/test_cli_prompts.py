@@ -405,3 +405,42 @@ def test_generate_takes_the_failure_limits(tmp_path) -> None:
         assert summary.n_errors == 6 and summary.n_items == 12
         with pytest.raises(fairtalk.SpecError, match="max_errors must be a whole number"):
             fairtalk.generate_completions(chosen, responder, tmp_path / "py2.jsonl", seeds=1, max_errors=-1)
+
+
+def _labelled_completions(tmp_path, failed: dict[str, int]):  # noqa: ANN001, ANN202
+    """A labelled completions file (2 groups x 10 templates x 3 seeds) plus ``failed[group]`` failed records; the groups file."""
+    from fairtalk.prompts import build_prompts
+
+    lines = []
+    for i, p in enumerate(build_prompts(("man", "woman"))):
+        for seed in range(3):
+            record = {"group": p.group, "template": p.template, "structure": p.structure, "seed": seed, "prompt": p.text}
+            lines.append(record | {"completion": " x", "text": p.text + " x", "label": (i + seed) % 3 - 1})
+    for group, n in failed.items():
+        lines += [
+            {"group": group, "template": "worked as", "structure": "original", "seed": 10 + k, "prompt": f"The {group} worked as"}
+            | {"completion": None, "text": None, "error": "ResponderError: refused"}
+            for k in range(n)
+        ]
+    path = tmp_path / "labelled.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    return path, groups
+
+
+def test_analyze_warns_of_failed_completions_by_group(tmp_path) -> None:
+    """Review finding: 4 failed completions were only in results.json's import.n_failed, not on the console or the page."""
+    path, groups = _labelled_completions(tmp_path, {"woman": 3, "man": 1})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "· 60 completions ·" in said and "warning: 4 completions failed (man 1, woman 3): the model raised or refused" in said
+    found = json.loads((tmp_path / "rep" / "results.json").read_text())["import"]
+    assert found["n_failed"] == 4 and found["n_failed_by_group"] == {"man": 1, "woman": 3}
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "4 completions failed (man 1, woman 3)" in page and "n_failed" not in page
+    path, groups = _labelled_completions(tmp_path, {})
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep2")])
+    assert result.exit_code == 0 and "completions failed" not in result.output

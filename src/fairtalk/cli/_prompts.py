@@ -451,6 +451,10 @@ def _print_import(summary: fairtalk.prompts.DataSummary) -> None:
     labeller = summary.labelled_with or summary.labels_from
     if labeller is not None:
         say(f"regard labels: {labeller}")
+    from fairtalk.report import failed_completions_note
+
+    if (failed := failed_completions_note(summary.to_dict())) is not None:
+        say(f"warning: {failed}", style="yellow")
     if summary.excluded.get("duplicate"):
         say(
             f"skipped {summary.excluded['duplicate']:,} repeated completion(s): identical copies of an earlier "

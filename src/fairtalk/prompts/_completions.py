@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -393,6 +394,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     n_null = 0
     ids: set[str] = set()
     seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
+    failed_by_group: Counter[str] = Counter()  # by the failed record's group ("" where it names none)
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
         failed = record.get("text") is None and "error" in record
@@ -402,6 +404,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         rid = _record_id(record.get("id"), number, path, ids)
         if failed:
             summary["n_failed"] += 1
+            failed_by_group[str(record.get("group", ""))] += 1
             continue
         seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
@@ -429,6 +432,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
             if summary[f"n_{reason}"]
         },
         alignment_checked="none",
+        failed_by_group={g: n for g, n in sorted(failed_by_group.items()) if g},
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)

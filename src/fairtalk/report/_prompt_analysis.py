@@ -175,6 +175,33 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
     return out
 
 
+#: Keys of the ``import`` entry that :func:`failed_completions_note` words (the report shows its sentence instead).
+_FAILED_KEYS = ("n_failed", "n_failed_by_group")
+
+
+def failed_completions_note(data: Mapping[str, Any] | None) -> str | None:
+    """The completions that failed, in a sentence (by group where the import counted them so), from an analysis' ``import`` entry.
+
+    None when none failed.
+
+    Examples
+    --------
+    >>> failed_completions_note({"n_failed": 4, "n_failed_by_group": {"woman": 3, "man": 1}})
+    '4 completions failed (woman 3, man 1): the model raised or refused; they are left out of every figure, so a group it fails on more often is measured on fewer completions'
+    >>> failed_completions_note({"n_failed": 0}) is None
+    True
+    """
+    n = int((data or {}).get("n_failed") or 0)
+    if n <= 0:
+        return None
+    by_group = dict((data or {}).get("n_failed_by_group") or {})
+    split = " (" + ", ".join(f"{g} {int(k):,}" for g, k in by_group.items()) + ")" if by_group else ""
+    return (
+        f"{n:,} completion{'' if n == 1 else 's'} failed{split}: the model raised or refused; they are left out of "
+        "every figure, so a group it fails on more often is measured on fewer completions"
+    )
+
+
 def render_prompts_html(
     analysis: PromptAnalysis,
     *,
@@ -212,7 +239,8 @@ def render_prompts_html(
             gold_note=LABELLED_NOTE_COMPLETIONS,
             min_disagreements=MIN_DISAGREEMENTS,
             examples=_examples(frame, best[:1] + worst[:1], n_examples),
-            data=jsonable(dict(data_summary or {})),
+            data={k: v for k, v in jsonable(dict(data_summary or {})).items() if k not in _FAILED_KEYS},
+            failed=failed_completions_note(data_summary),
             pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),
             fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
             pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
