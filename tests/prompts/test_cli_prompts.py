@@ -444,3 +444,14 @@ def test_analyze_warns_of_failed_completions_by_group(tmp_path) -> None:
     path, groups = _labelled_completions(tmp_path, {})
     result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep2")])
     assert result.exit_code == 0 and "completions failed" not in result.output
+
+
+def test_analyze_json_is_results_json(tmp_path) -> None:
+    """Review finding: --json lacked the import and scorer_check keys that results.json holds."""
+    path, groups = _labelled_completions(tmp_path, {"woman": 2})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed == json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert printed["import"]["n_failed"] == 2 and "scorer_check" in printed

@@ -348,9 +348,9 @@ def prompts_analyze(
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
     if json_out:
-        from fairtalk.results import versioned
+        from fairtalk.report import prompts_payload
 
-        print_json(versioned(result.to_dict()))
+        print_json(prompts_payload(result))  # results.json's content, key for key
     _print_analysis(result, seconds, show_table=not json_out)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:

@@ -249,6 +249,54 @@ def render_prompts_html(
     return page
 
 
+def _own(
+    analysis: PromptAnalysis,
+    data_summary: Mapping[str, Any] | None,
+    relabelled: PromptAnalysis | None,
+    relabelled_name: str | None,
+    scorer_check: RegardCertificate | None,
+) -> tuple[Mapping[str, Any] | None, PromptAnalysis | None, str, RegardCertificate | None]:
+    """Each of the import entry, the relabelled analysis, its scorer's name and the scorer check not given: the analysis' own."""
+    if data_summary is None and analysis.data_summary is not None:
+        summary = analysis.data_summary.to_dict()
+        if analysis.data_summary.excluded.get("no_text"):  # records without a text, skipped by the reader
+            summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
+        data_summary = summary
+    relabelled = relabelled if relabelled is not None else analysis.relabelled
+    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
+    scorer_check = scorer_check if scorer_check is not None else analysis.scorer_check
+    return data_summary, relabelled, relabelled_name, scorer_check
+
+
+def prompts_payload(
+    analysis: PromptAnalysis,
+    *,
+    data_summary: Mapping[str, Any] | None = None,
+    relabelled: PromptAnalysis | None = None,
+    relabelled_name: str | None = None,
+    scorer_check: RegardCertificate | None = None,
+) -> dict[str, Any]:
+    """The content of an analysis' ``results.json``, JSON-ready and versioned (what ``prompts analyze --json`` prints).
+
+    ``analysis.to_dict()`` with ``import`` (what the reader found), ``scorer_check`` and, with a
+    second labelling, ``relabelled``; each left out is the analysis' own (see :func:`write_prompts_report`).
+    """
+    data_summary, relabelled, relabelled_name, scorer_check = _own(
+        analysis, data_summary, relabelled, relabelled_name, scorer_check
+    )
+    payload = analysis.to_dict()
+    payload["import"] = dict(data_summary or {})
+    payload["scorer_check"] = scorer_check.to_dict() if scorer_check is not None else {"note": _NOTE_NO_SCORER}
+    if relabelled is not None:
+        full = relabelled.to_dict()
+        payload["relabelled"] = {
+            "scorer": relabelled_name,
+            **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
+        }
+    out: dict[str, Any] = jsonable(versioned(payload))
+    return out
+
+
 def write_prompts_report(
     analysis: PromptAnalysis,
     out_dir: str | os.PathLike[str],
@@ -284,30 +332,23 @@ def write_prompts_report(
         if fmt not in FORMATS:
             raise InputError(_MSG_FORMAT.format(given=fmt))
     frame = frame if frame is not None else analysis.frame
-    if data_summary is None and analysis.data_summary is not None:
-        data_summary = analysis.data_summary.to_dict()
-        if analysis.data_summary.excluded.get("no_text"):  # records without a text, skipped by the reader
-            data_summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
-    relabelled = relabelled if relabelled is not None else analysis.relabelled
-    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
-    scorer_check = scorer_check if scorer_check is not None else analysis.scorer_check
+    data_summary, relabelled, relabelled_name, scorer_check = _own(
+        analysis, data_summary, relabelled, relabelled_name, scorer_check
+    )
     out = Path(out_dir)
     written: dict[str, Path] = {}
     with staged(out) as staging:
         try:
             if "json" in formats:
-                payload = analysis.to_dict()
-                payload["import"] = dict(data_summary or {})
-                payload["scorer_check"] = scorer_check.to_dict() if scorer_check is not None else {"note": _NOTE_NO_SCORER}
-                if relabelled is not None:
-                    full = relabelled.to_dict()
-                    payload["relabelled"] = {
-                        "scorer": relabelled_name,
-                        **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
-                    }
+                payload = prompts_payload(
+                    analysis,
+                    data_summary=data_summary,
+                    relabelled=relabelled,
+                    relabelled_name=relabelled_name,
+                    scorer_check=scorer_check,
+                )
                 write_text_atomic(
-                    staging / "results.json",
-                    json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+                    staging / "results.json", json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
                 )
                 written["json"] = out / "results.json"
             if "csv" in formats:
