@@ -104,6 +104,15 @@ def test_two_files_of_one_seed_are_refused(published, tmp_path) -> None:
     assert done.exit_code == 2 and "error:" in done.output and "out_seed_03_predictions.txt" in done.output
 
 
+def test_an_empty_prompts_file_is_named(published, tmp_path) -> None:
+    """Review finding: an empty --prompts-file blamed the outputs ("expected 0 rows (0 prompts x 101)")."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    with pytest.raises(InputError, match="the fixed prompts file is empty") as caught:
+        read_published(published, prompts_file=empty, n_paraphrases=2)
+    assert caught.value.path == str(empty)
+
+
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data absent")
 def test_published_data_has_18_misaligned_rows_per_seed() -> None:
     result = read_published(ROBUST / "generated-outputs")

@@ -62,6 +62,7 @@ _MSG_ORIGINAL_ONLY = (
     "the outputs (../prompts/paraphrased), so paraphrase rows that do not start with their prompt (18 per seed in the "
     "published data) go undetected; give their folder with --paraphrases DIR (paraphrases= in Python) for the full check"
 )
+_MSG_NO_PROMPTS = "the fixed prompts file is empty (no line with a prompt); give the published fixed-prompts.txt"
 _MSG_SAME_SEED = "two files of seed {seed}: {first} and {second}; keep one of them in the folder"
 #: Who labelled the published outputs' regard (the labels come with the files).
 PUBLISHED_LABELLER = "Sheng et al.'s BERT regard classifier (the labels published with the outputs)"
@@ -120,7 +121,10 @@ def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None)
     )
     for candidate in candidates:
         if candidate.is_file() or prompts_file is not None:
-            return [line for line in _read_lines(candidate) if line.strip()], str(candidate)
+            lines = [line for line in _read_lines(candidate) if line.strip()]
+            if not lines:  # else the outputs would be blamed: "expected 0 rows (0 prompts x 101)"
+                raise InputError(_MSG_NO_PROMPTS, path=str(candidate))
+            return lines, str(candidate)
     return [p.text for p in build_prompts()], "builtin"
 
 
