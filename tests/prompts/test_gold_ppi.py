@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Sequence
@@ -260,6 +261,11 @@ def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
     gaps = pd.read_csv(out / "gaps.csv")
     assert gaps.loc[0, "ppi_estimate"] == pytest.approx(ppi["estimate"]) and gaps.loc[0, "ppi_n_labels"] == 60
     assert "ppi_estimate" in pd.read_csv(out / "groups.csv").columns
+    for name in ("groups", "gaps"):  # review finding: the counts were written as 20.0
+        for row in csv.DictReader((out / f"{name}.csv").open(encoding="utf-8")):
+            for column in ("ppi_n_labels", "ppi_n_disagreements"):
+                assert row[column] == "" or row[column].isdigit(), (name, column, row[column])
+        assert any(r["ppi_n_labels"] for r in csv.DictReader((out / f"{name}.csv").open(encoding="utf-8")))
     html = (out / "report.html").read_text()
     assert "Corrected by human labels" in html and f"{ppi['estimate']:.3f}" in html
     refused = runner.invoke(

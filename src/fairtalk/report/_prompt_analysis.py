@@ -129,13 +129,21 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         columns=["row", "column", "kl", "ci95_low", "ci95_high"],
     )
     return {
-        "groups": pd.DataFrame(rows),
-        "gaps": pd.DataFrame(gap_rows),
+        "groups": _counts_as_ints(pd.DataFrame(rows)),
+        "gaps": _counts_as_ints(pd.DataFrame(gap_rows)),
         "kl": kl,
         "kl_baseline": kl_base,
         "kl_ci95": kl_ci,
         "structures": structures,
     }
+
+
+def _counts_as_ints(table: pd.DataFrame) -> pd.DataFrame:
+    """The labelled estimates' counts as whole numbers (empty where a row has none), not floats (20.0)."""
+    for name in ("ppi_n_labels", "ppi_n_disagreements"):
+        if name in table.columns:
+            table[name] = table[name].astype("Int64")
+    return table
 
 
 def _ppi_columns(estimate: PPIEstimate | None) -> dict[str, Any]:
