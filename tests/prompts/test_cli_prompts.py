@@ -455,3 +455,29 @@ def test_analyze_json_is_results_json(tmp_path) -> None:
     printed = json.loads(result.stdout)
     assert printed == json.loads((tmp_path / "rep" / "results.json").read_text())
     assert printed["import"]["n_failed"] == 2 and "scorer_check" in printed
+
+
+def test_analyze_without_groups_file_words_absent_and_extra_groups(tmp_path) -> None:
+    """Review finding: absent default groups showed as +nan rows, and the warning cited a groups file never given."""
+    import csv
+
+    path, groups = _labelled_completions(tmp_path, {})
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    extra = [
+        r | {"group": "nonbinary person", "prompt": r["prompt"].replace("woman", "nonbinary person")}
+        for r in rows
+        if r["group"] == "woman"
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + extra))
+    args = ["prompts", "analyze", "--completions", str(path), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "nan" not in said and "│ gay person │ – │ – │ – │ – │" in said
+    assert "30 rows of groups not among the paper's groups were left out (nonbinary person)" in said
+    assert "groups file" not in said
+    written = {r["group"]: r for r in csv.DictReader((tmp_path / "rep" / "groups.csv").open()) if r["scope"] == "all"}
+    assert written["gay person"]["mean_regard"] == "" and written["gay person"]["n_regard"] == "0"
+    result = runner.invoke(app, [*args, "--groups", str(groups), "-o", str(tmp_path / "rep2")])
+    said = " ".join(result.output.split())
+    assert f"30 rows of groups not in the groups file {groups} were left out (nonbinary person); add them to it" in said

@@ -400,6 +400,11 @@ def _print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
             )
 
 
+def _figure(value: float, spec: str) -> str:
+    """A table figure, or a dash where there is none (a group without completions)."""
+    return format(value, spec) if math.isfinite(value) else "–"
+
+
 def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -412,7 +417,11 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
     table.add_column("mean regard", justify="right")
     for group in ["all", *result.groups]:
         shares = result.distribution.loc[group]
-        table.add_row(group, *(f"{100 * shares[label]:.1f}" for label in result.labels), f"{result.regard[group].mean:+.3f}")
+        table.add_row(
+            group,
+            *(_figure(100 * shares[label], ".1f") for label in result.labels),
+            _figure(result.regard[group].mean, "+.3f"),  # a group without completions: a dash, as groups.csv leaves it empty
+        )
     if show_table:
         console.print(table)
     for name, g in result.gaps.items():
@@ -437,9 +446,12 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
     for warning in result.warnings:
         say(f"warning: {warning}", style="yellow")
     if result.data.n_rows_ignored:
+        given = result.config.groups_source != "builtin"
         say(
-            f"warning: {result.data.n_rows_ignored:,} rows of groups not in the groups file were left out "
-            f"({', '.join(result.data.ignored_groups)}); pass --groups FILE to analyse them",
+            f"warning: {result.data.n_rows_ignored:,} rows of groups "
+            + (f"not in the groups file {result.config.groups_source}" if given else "not among the paper's groups")
+            + f" were left out ({', '.join(result.data.ignored_groups)}); "
+            + ("add them to it to analyse them" if given else "pass --groups FILE to analyse them"),
             style="yellow",
         )
     if result.data_summary is not None:  # None: an analysis made without analyze_prompts, nothing was read
