@@ -579,3 +579,23 @@ def test_cli_prompts_analyze_with_few_labels_says_not_estimable_and_writes_null_
     for ppi in (payload["regard"]["woman"]["ppi"], payload["gaps"]["gender"]["ppi"]):
         assert ppi["ci95"] == [None, None] and ppi["p"] is None and ppi["method"].startswith("not estimable (")
     assert PromptAnalysis.from_dict(payload).gold is not None
+
+
+def test_one_disagreement_is_worded_in_the_singular(tmp_path) -> None:
+    """Review finding: "1 disagreements" (and "(1 disagree)") in the method, the warning and on the terminal."""
+    completions, gold, groups, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    write_completions(completions)
+    frame = read_completions(completions).frame
+    truth = dict(zip(frame["id"], frame["label"].astype(int)))
+    first = next(iter(truth))
+    truth[first] = 1 if truth[first] != 1 else -1  # one labelled completion (one template) disagrees with the scorer
+    label_with_page_code(completions, gold, truth, n=len(truth))
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "regard gap gender (1 disagrees)" in output and "labels only: 1 disagreement with the scorer" in output
+    assert "1 disagreements" not in output and "(1 disagree)" not in output
+    ppi = json.loads((out / "results.json").read_text())["gaps"]["gender"]["ppi"]
+    assert ppi["n_disagreements"] == 1 and ppi["method"].startswith("labels only (1 disagreement < 10: 1 of ")

@@ -391,7 +391,8 @@ def _print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
                 f"  {name} {key}: {e.estimate:+.3f}{_gold_interval(e)}; "
                 f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
                 + (
-                    f"labels only: {e.n_disagreements} disagreements with the scorer, too few to estimate its error"
+                    f"labels only: {e.n_disagreements} disagreement{'' if e.n_disagreements == 1 else 's'} with the scorer, "
+                    "too few to estimate its error"
                     if e.too_few_disagreements
                     else f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
                     if math.isfinite(e.effective_labels)

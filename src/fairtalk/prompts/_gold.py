@@ -123,7 +123,7 @@ METHOD_PPI = "PPI++ (delta method, t interval on {units})"
 METHOD_PPI_NO_WEIGHT = "PPI++ with weight 0 on the scorer: the labels' own estimate, {interval}"
 #: ``method`` of one whose labels hold too few disagreements: the labels-only ratio with its interval.
 METHOD_LABELS_ONLY = (
-    "labels only ({k} disagreements < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
+    "labels only ({k} {disagreements} < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
     "estimate its error), {interval}"
 )
 #: The labels-only intervals: a group's mean regard and a gap; the same when the labels hold no spread; a label's share.
@@ -414,7 +414,14 @@ def _rule(ppi: PPIEstimate, disagree: np.ndarray, lab: np.ndarray, clusters: np.
         lam=0.0,
         effective_labels=math.nan,
         n_disagreements=k,
-        method=METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units, interval=alone.interval),
+        method=METHOD_LABELS_ONLY.format(
+            k=k,
+            disagreements="disagreement" if k == 1 else "disagreements",
+            minimum=MIN_DISAGREEMENTS,
+            n=n_units,
+            units=units,
+            interval=alone.interval,
+        ),
         se_labelled=alone.se,
         se_scorer=0.0,
     )
@@ -628,7 +635,7 @@ def _few_warning(
 ) -> list[str]:
     """One warning naming each estimate left to the labels alone and its labelled units that disagree (none: empty)."""
     which = [
-        f"{what} {key} ({e.n_disagreements} disagree)"
+        f"{what} {key} ({e.n_disagreements} {'disagrees' if e.n_disagreements == 1 else 'disagree'})"
         for what, estimates in (("regard gap", gaps), ("mean regard", regard))
         for key, e in estimates.items()
         if e.too_few_disagreements
@@ -637,7 +644,7 @@ def _few_warning(
     if shares:
         low, high = min(shares), max(shares)
         span = f"{low}" if low == high else f"{low}-{high}"
-        which.append(f"{len(shares)} label share(s) ({span} disagree)")
+        which.append(f"{len(shares)} label share(s) ({span} {'disagrees' if high == 1 else 'disagree'})")
     if not which:
         return []
     return [WARN_FEW_DISAGREEMENTS.format(units=_units(clusters), minimum=MIN_DISAGREEMENTS, which=", ".join(which))]
