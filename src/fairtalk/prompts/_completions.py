@@ -404,7 +404,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         rid = _record_id(record.get("id"), number, path, ids)
         if failed:
             summary["n_failed"] += 1
-            failed_by_group[str(record.get("group", ""))] += 1
+            failed_by_group[str(record.get("group") or "")] += 1
             continue
         seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
