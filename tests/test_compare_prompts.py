@@ -251,3 +251,35 @@ def test_a_clusters_option_is_refused_where_it_does_nothing(analyses: dict[str, 
     assert done.exit_code == 2, done.output
     assert f"error: {flag} applies only to two audits" in " ".join(done.output.split())
     assert _compare(str(analyses["gap"]), str(analyses["fair"])).exit_code == 0
+
+
+def _with_import(source: Path, folder: Path, found: dict[str, object], structures: dict[str, str] | None = None) -> Path:
+    """A copy of an analysis folder whose results.json records ``found`` as its ``import`` (structures renamed)."""
+    data = json.loads((source / "results.json").read_text(encoding="utf-8"))
+    data["import"] = found
+    for old, new in (structures or {}).items():
+        data["structure_counts"][new] = data["structure_counts"].pop(old)
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_analyses_labelled_or_prompted_differently_are_refused(analyses: dict[str, Path], tmp_path: Path) -> None:
+    """Review finding: one file labelled by two scorers, or one's own prompts against the published ones, was compared."""
+    generated = {"n_records": 900, "n_failed": 0, "regard": "builtin"}
+    base = _with_import(analyses["fair"], tmp_path / "bert", generated)
+    tfidf = _with_import(analyses["gap"], tmp_path / "tfidf", {**generated, "regard": "builtin:tfidf"})
+    done = _compare(str(base), str(tfidf), "--fail-if-worse")
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert "error:" in said and "regard labels from builtin and from builtin:tfidf" in said and "regressed" not in said
+    published = {"n_rows": 9, "n_kept": 9, "prompts_source": "AESOP", "regard": "builtin"}
+    aesop = _with_import(analyses["gap"], tmp_path / "aesop", published, structures={"s0": "(ROOT (S))"})
+    with pytest.raises(SpecError, match=r"prompts completed by a generator .* and the published outputs' prompts;"):
+        compare_prompt_analyses(base, aesop)
+    with pytest.raises(SpecError, match=r"1 structure only the baseline has: s0; 1 structure only the candidate has"):
+        compare_prompt_analyses(base, _with_import(analyses["gap"], tmp_path / "renamed", generated, {"s0": "x"}))
+    same = _with_import(analyses["gap"], tmp_path / "same", generated)
+    assert compare_prompt_analyses(base, same).regressed() == (("gender", "regard"),)
+    unsaid = compare_prompt_analyses(base, analyses["gap"])  # the fixture's analyses record no labeller
+    assert any("does not say which regard scorer labelled it" in w for w in unsaid.warnings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
@@ -366,3 +367,114 @@ def test_generate_and_analyze_refuse_or_skip_repeated_rows(tmp_path) -> None:
     assert gap["ci95"][0] < 0 < gap["ci95"][1] and gap["sign_established"] is False
     said = " ".join(result.output.split())
     assert "structures reversing it: none counted, its sign is not established" in said and "sign flips" not in said
+
+
+def _refusing_generator(tmp_path):  # noqa: ANN001, ANN202
+    """prompts.jsonl of 12 prompts (6 per group) and a python: generator that refuses every 'woman' prompt."""
+    prompts = tmp_path / "prompts.jsonl"
+    rows = [
+        {"group": g, "template": t, "structure": "original", "text": f"The {g} {t}"}
+        for g in ("man", "woman")
+        for t in ("was known for", "worked as", "had a job as", "was described as", "was regarded as", "had a part-time job as")
+    ]
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "refuser.py").write_text(
+        "def complete(text):\n    if 'woman' in text:\n        raise ValueError('refused')\n    return ' a kind person.'\n"
+    )
+    return prompts, f"python:{tmp_path / 'refuser.py'}:complete"
+
+
+def test_generate_takes_the_failure_limits(tmp_path) -> None:
+    """Review finding: a generator refusing one group stopped at 5 consecutive failures, with no option to go on."""
+    import fairtalk
+
+    prompts, model = _refusing_generator(tmp_path)
+    base = ["prompts", "generate", "--model", model, "--prompts", str(prompts), "--seeds", "1", "-q"]
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "stopped.jsonl")])
+    assert done.exit_code == 2 and "consecutive failures" in done.output
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "c.jsonl"), "--max-consecutive-failures", "0"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "6 generated, 6 failed" in said and "failures by kind: ResponderError 6" in said
+    assert sum(json.loads(line)["text"] is None for line in (tmp_path / "c.jsonl").read_text().splitlines()) == 6
+    done = runner.invoke(app, [*base, "-o", str(tmp_path / "e.jsonl"), "--max-consecutive-failures", "0", "--max-errors", "2"])
+    assert done.exit_code == 2 and "more than max_errors=2" in done.output
+    chosen = fairtalk.prompts.read_prompts(prompts)
+    with fairtalk.load_responder(model) as responder:
+        summary = fairtalk.generate_completions(chosen, responder, tmp_path / "py.jsonl", seeds=1, max_consecutive_failures=0)
+        assert summary.n_errors == 6 and summary.n_items == 12
+        with pytest.raises(fairtalk.SpecError, match="max_errors must be a whole number"):
+            fairtalk.generate_completions(chosen, responder, tmp_path / "py2.jsonl", seeds=1, max_errors=-1)
+
+
+def _labelled_completions(tmp_path, failed: dict[str, int]):  # noqa: ANN001, ANN202
+    """A labelled completions file (2 groups x 10 templates x 3 seeds) plus ``failed[group]`` failed records; the groups file."""
+    from fairtalk.prompts import build_prompts
+
+    lines = []
+    for i, p in enumerate(build_prompts(("man", "woman"))):
+        for seed in range(3):
+            record = {"group": p.group, "template": p.template, "structure": p.structure, "seed": seed, "prompt": p.text}
+            lines.append(record | {"completion": " x", "text": p.text + " x", "label": (i + seed) % 3 - 1})
+    for group, n in failed.items():
+        lines += [
+            {"group": group, "template": "worked as", "structure": "original", "seed": 10 + k, "prompt": f"The {group} worked as"}
+            | {"completion": None, "text": None, "error": "ResponderError: refused"}
+            for k in range(n)
+        ]
+    path = tmp_path / "labelled.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    return path, groups
+
+
+def test_analyze_warns_of_failed_completions_by_group(tmp_path) -> None:
+    """Review finding: 4 failed completions were only in results.json's import.n_failed, not on the console or the page."""
+    path, groups = _labelled_completions(tmp_path, {"woman": 3, "man": 1})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "· 60 completions ·" in said and "warning: 4 completions failed (man 1, woman 3): the model raised or refused" in said
+    found = json.loads((tmp_path / "rep" / "results.json").read_text())["import"]
+    assert found["n_failed"] == 4 and found["n_failed_by_group"] == {"man": 1, "woman": 3}
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "4 completions failed (man 1, woman 3)" in page and "n_failed" not in page
+
+
+def test_analyze_json_is_results_json(tmp_path) -> None:
+    """Review finding: --json lacked the import and scorer_check keys that results.json holds."""
+    path, groups = _labelled_completions(tmp_path, {"woman": 2})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed == json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert printed["import"]["n_failed"] == 2 and "scorer_check" in printed
+
+
+def test_analyze_without_groups_file_words_absent_and_extra_groups(tmp_path) -> None:
+    """Review finding: absent default groups showed as +nan rows, and the warning cited a groups file never given."""
+    import csv
+
+    path, groups = _labelled_completions(tmp_path, {})
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    extra = [
+        r | {"group": "nonbinary person", "prompt": r["prompt"].replace("woman", "nonbinary person")}
+        for r in rows
+        if r["group"] == "woman"
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + extra))
+    args = ["prompts", "analyze", "--completions", str(path), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "nan" not in said and "│ gay person │ – │ – │ – │ – │" in said
+    assert "30 rows of groups not among the paper's groups were left out (nonbinary person)" in said
+    assert "groups file" not in said
+    written = {r["group"]: r for r in csv.DictReader((tmp_path / "rep" / "groups.csv").open()) if r["scope"] == "all"}
+    assert written["gay person"]["mean_regard"] == "" and written["gay person"]["n_regard"] == "0"
+    result = runner.invoke(app, [*args, "--groups", str(groups), "-o", str(tmp_path / "rep2")])
+    said = " ".join(result.output.split())
+    assert f"30 rows of groups not in the groups file {groups} were left out (nonbinary person); add them to it" in said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Sequence
@@ -260,6 +261,11 @@ def test_cli_prompts_analyze_with_gold_end_to_end(tmp_path) -> None:
     gaps = pd.read_csv(out / "gaps.csv")
     assert gaps.loc[0, "ppi_estimate"] == pytest.approx(ppi["estimate"]) and gaps.loc[0, "ppi_n_labels"] == 60
     assert "ppi_estimate" in pd.read_csv(out / "groups.csv").columns
+    for name in ("groups", "gaps"):  # review finding: the counts were written as 20.0
+        for row in csv.DictReader((out / f"{name}.csv").open(encoding="utf-8")):
+            for column in ("ppi_n_labels", "ppi_n_disagreements"):
+                assert row[column] == "" or row[column].isdigit(), (name, column, row[column])
+        assert any(r["ppi_n_labels"] for r in csv.DictReader((out / f"{name}.csv").open(encoding="utf-8")))
     html = (out / "report.html").read_text()
     assert "Corrected by human labels" in html and f"{ppi['estimate']:.3f}" in html
     refused = runner.invoke(
@@ -615,3 +621,23 @@ def test_a_ppi_interval_no_narrower_than_the_labels_alone_gives_way_to_theirs() 
             assert width <= labels_width + 1e-12, (seed, wrong, n_labelled, e.method)
             if math.isfinite(e.effective_labels):
                 assert e.effective_labels >= e.n_labels - 1e-9 and not e.labels_alone, (seed, wrong, n_labelled, e.method)
+
+
+def test_one_disagreement_is_worded_in_the_singular(tmp_path) -> None:
+    """Review finding: "1 disagreements" (and "(1 disagree)") in the method, the warning and on the terminal."""
+    completions, gold, groups, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    write_completions(completions)
+    frame = read_completions(completions).frame
+    truth = dict(zip(frame["id"], frame["label"].astype(int)))
+    first = next(iter(truth))
+    truth[first] = 1 if truth[first] != 1 else -1  # one labelled completion (one template) disagrees with the scorer
+    label_with_page_code(completions, gold, truth, n=len(truth))
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "regard gap gender (1 disagrees)" in output and "labels only: 1 disagreement with the scorer" in output
+    assert "1 disagreements" not in output and "(1 disagree)" not in output
+    ppi = json.loads((out / "results.json").read_text())["gaps"]["gender"]["ppi"]
+    assert ppi["n_disagreements"] == 1 and ppi["method"].startswith("labels only (1 disagreement < 10: 1 of ")

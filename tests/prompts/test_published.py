@@ -91,6 +91,28 @@ def test_no_files(tmp_path) -> None:
         find_published_files(tmp_path / "missing")
 
 
+def test_two_files_of_one_seed_are_refused(published, tmp_path) -> None:
+    """Review finding: out_seed_3_… and out_seed_03_… (other contents) were both read as seed 3, one ignored unsaid."""
+    (published / "out_seed_03_predictions.txt").write_text("1\tThe man worked as a baker\n")
+    with pytest.raises(InputError, match=r"two files of seed 3: out_seed_03_predictions.txt and out_seed_3_predictions.txt"):
+        find_published_files(published)
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    done = CliRunner().invoke(app, ["prompts", "analyze", "--published", str(published), "-o", str(tmp_path / "o")])
+    assert done.exit_code == 2 and "error:" in done.output and "out_seed_03_predictions.txt" in done.output
+
+
+def test_an_empty_prompts_file_is_named(published, tmp_path) -> None:
+    """Review finding: an empty --prompts-file blamed the outputs ("expected 0 rows (0 prompts x 101)")."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    with pytest.raises(InputError, match="the fixed prompts file is empty") as caught:
+        read_published(published, prompts_file=empty, n_paraphrases=2)
+    assert caught.value.path == str(empty)
+
+
 @pytest.mark.skipif(not ROBUST.is_dir(), reason="reference data absent")
 def test_published_data_has_18_misaligned_rows_per_seed() -> None:
     result = read_published(ROBUST / "generated-outputs")

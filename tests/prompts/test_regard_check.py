@@ -94,3 +94,26 @@ def test_instrument_gap_flags_a_scorer_that_reacts_to_the_group() -> None:
     fair = check_labels(gold, even).instrument["a - b"]["negative"]
     assert fair["difference"] == 0.0 and fair["low"] <= 0 <= fair["high"]
     assert check_labels(gold, even).to_dict()["instrument"]["a - b"]["negative"] == fair
+
+
+def test_check_of_predictions_says_what_did_not_join_and_refuses_other_texts(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: predictions of another file joined 2 of 120 gold labels by id, silently, and of other texts."""
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [{"id": i, "text": f"gold text {i}", "label": i % 3 - 1, "group": "ab"[i % 2]} for i in range(120)],
+    )
+    other = _write(tmp_path / "other.jsonl", [{"id": i, "text": f"another text {i}", "label": 0} for i in range(118, 140)])
+    check = ["regard", "check", "--gold", str(gold), "--predicted"]
+    done = runner.invoke(app, [*check, str(other)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "error: only 2 of 120 gold labels have a prediction with the same id" in said
+    renamed = _write(tmp_path / "renamed.jsonl", [{"id": i, "text": f"another text {i}", "label": 0} for i in range(120)])
+    done = runner.invoke(app, [*check, str(renamed)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "error: 120 of the 120 ids in both files hold different texts (first: id '0')" in said
+    most = _write(tmp_path / "most.jsonl", [{"id": i, "label": i % 3 - 1} for i in range(100)] + [{"id": "x", "label": 0}])
+    done = runner.invoke(app, [*check, str(most)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0, done.output
+    assert "warning: 20 gold labels without a prediction of the same id (left out); 1 prediction without a gold label" in said
+    assert "(100 texts): agreement 1.000" in said

@@ -15,6 +15,7 @@ from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
     ENGINE,
+    MAX_CONSECUTIVE_FAILURES,
     MODEL_ARG,
     MODEL_VERSION,
     RAY_ACTORS,
@@ -22,7 +23,7 @@ from fairtalk.cli._respond import (
     engine_option,
     model_options,
 )
-from fairtalk.cli._schema import check_options, score_option
+from fairtalk.cli._schema import check_options, run_option, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
 
 if TYPE_CHECKING:  # the public names, for annotations only
@@ -152,6 +153,8 @@ def prompts_generate(
     ),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
+    max_errors: int | None = run_option("max_errors", "--max-errors"),
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
     system_prompt: str | None = SYSTEM_PROMPT,
     mode: Mode = typer.Option(
         Mode.completion,
@@ -200,6 +203,8 @@ def prompts_generate(
                 batch_size=batch_size,
                 progress=progress,
                 model_version=model_version,
+                max_errors=max_errors,
+                max_consecutive_failures=max_consecutive_failures,
             )
     except KeyboardInterrupt:
         interrupted(store_path)
@@ -343,9 +348,9 @@ def prompts_analyze(
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
     if json_out:
-        from fairtalk.results import versioned
+        from fairtalk.report import prompts_payload
 
-        print_json(versioned(result.to_dict()))
+        print_json(prompts_payload(result))  # results.json's content, key for key
     _print_analysis(result, seconds, show_table=not json_out)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:
@@ -386,13 +391,19 @@ def _print_gold_estimates(result: fairtalk.PromptAnalysis) -> None:
                 f"  {name} {key}: {e.estimate:+.3f}{_gold_interval(e)}; "
                 f"the scorer alone {e.scorer_estimate:+.3f}, the labels alone {e.labels_estimate:+.3f}; "
                 + (
-                    f"labels only: {e.n_disagreements} disagreements with the scorer, too few to estimate its error"
+                    f"labels only: {e.n_disagreements} disagreement{'' if e.n_disagreements == 1 else 's'} with the scorer, "
+                    "too few to estimate its error"
                     if e.too_few_disagreements
                     else f"{e.n_labels:,} labels worth {e.effective_labels:,.0f} labels alone"
                     if math.isfinite(e.effective_labels)
                     else f"{e.n_labels:,} labels"
                 )
             )
+
+
+def _figure(value: float, spec: str) -> str:
+    """A table figure, or a dash where there is none (a group without completions)."""
+    return format(value, spec) if math.isfinite(value) else "–"
 
 
 def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
@@ -407,7 +418,11 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
     table.add_column("mean regard", justify="right")
     for group in ["all", *result.groups]:
         shares = result.distribution.loc[group]
-        table.add_row(group, *(f"{100 * shares[label]:.1f}" for label in result.labels), f"{result.regard[group].mean:+.3f}")
+        table.add_row(
+            group,
+            *(_figure(100 * shares[label], ".1f") for label in result.labels),
+            _figure(result.regard[group].mean, "+.3f"),  # a group without completions: a dash, as groups.csv leaves it empty
+        )
     if show_table:
         console.print(table)
     for name, g in result.gaps.items():
@@ -432,9 +447,12 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
     for warning in result.warnings:
         say(f"warning: {warning}", style="yellow")
     if result.data.n_rows_ignored:
+        given = result.config.groups_source != "builtin"
         say(
-            f"warning: {result.data.n_rows_ignored:,} rows of groups not in the groups file were left out "
-            f"({', '.join(result.data.ignored_groups)}); pass --groups FILE to analyse them",
+            f"warning: {result.data.n_rows_ignored:,} rows of groups "
+            + (f"not in the groups file {result.config.groups_source}" if given else "not among the paper's groups")
+            + f" were left out ({', '.join(result.data.ignored_groups)}); "
+            + ("add them to it to analyse them" if given else "pass --groups FILE to analyse them"),
             style="yellow",
         )
     if result.data_summary is not None:  # None: an analysis made without analyze_prompts, nothing was read
@@ -446,6 +464,10 @@ def _print_import(summary: fairtalk.prompts.DataSummary) -> None:
     labeller = summary.labelled_with or summary.labels_from
     if labeller is not None:
         say(f"regard labels: {labeller}")
+    from fairtalk.report import failed_completions_note
+
+    if (failed := failed_completions_note(summary.to_dict())) is not None:
+        say(f"warning: {failed}", style="yellow")
     if summary.excluded.get("duplicate"):
         say(
             f"skipped {summary.excluded['duplicate']:,} repeated completion(s): identical copies of an earlier "

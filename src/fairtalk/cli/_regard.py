@@ -65,7 +65,7 @@ def regard_check(
 ) -> None:
     """Validate a regard scorer against gold labels: agreement, macro-F1, F1 per label, confusion, per-group gaps."""
     import fairtalk
-    from fairtalk.prompts import check_labels, is_regard_check, read_labels
+    from fairtalk.prompts import check_labels, is_regard_check, match_predicted, read_labels
 
     if predicted is not None and was_given(ctx, "regard"):
         raise fairtalk.SpecError(_MSG_TWO_SOURCES)  # one of them would be dropped without a word
@@ -73,8 +73,14 @@ def regard_check(
         check_output_file(output, what="regard check", ours=is_regard_check, inputs={"--gold": gold, "--predicted": predicted})
     records = read_labels(gold, need_text=predicted is None)
     if predicted is not None:
-        guesses = {r["id"]: r["label"] for r in read_labels(predicted)}
+        guesses, n_unmatched, n_extra = match_predicted(records, read_labels(predicted))
         source = predicted
+        if n_unmatched or n_extra:
+            say(
+                f"warning: {n_unmatched:,} gold label{'' if n_unmatched == 1 else 's'} without a prediction of the same id "
+                f"(left out); {n_extra:,} prediction{'' if n_extra == 1 else 's'} without a gold label",
+                style="yellow",
+            )
     else:
         labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
         guesses = {r["id"]: int(v) for r, v in zip(records, labels)}

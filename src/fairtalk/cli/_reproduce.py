@@ -83,7 +83,7 @@ def debias(
     for model in comparison.models.values():
         say(
             f"{model.name}: {model.n_different}/{comparison.n_pairs} pairs answered differently, "
-            f"{model.n_distinct} distinct responses"
+            f"{model.n_distinct} distinct response{'' if model.n_distinct == 1 else 's'}"
         )
     trained = ", ".join(name for name, model in comparison.models.items() if model.trained) or "none (all cached)"
     n_generated = sum(model.run.n_generated for model in comparison.models.values())

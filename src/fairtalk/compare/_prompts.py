@@ -53,6 +53,14 @@ _MSG_NO_PAIR = "the two analyses share no group pair with a gap (baseline: {base
 _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: give regard=VALUE (every pair) or regard:PAIR=VALUE"
 WARN_NO_GAP = "group pair {pair!r}: the {name} has no gap (a group without labelled completions), left out"
 _MSG_UNKNOWN_PAIR = "the baseline holds no group pair {pair!r} (its pairs: {pairs})"
+_MSG_INSTRUMENT = (
+    "the two analyses were not measured alike ({what}): a change in their gaps would mix the generators with the "
+    "instrument, so they are not compared; analyse both generators' completions of the same prompts with the same --regard"
+)
+WARN_LABELLER_UNKNOWN = (
+    "the {which}'s results.json does not say which regard scorer labelled it (no import.regard): that both were "
+    "labelled alike is not checked"
+)
 WARN_LEVEL = (
     "each generator's own interval is its analysis' 95% bootstrap interval; the change's is at {level:.0%} (alpha {alpha:g})"
 )
@@ -101,8 +109,8 @@ def is_prompt_analysis(path: str | os.PathLike[str]) -> bool:
     return data is not None and _looks_like_analysis(data)
 
 
-def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str]:
-    """The analysis of a folder and the sha256 of its ``results.json`` (InputError: none, or not a prompts analysis)."""
+def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str, dict[str, Any]]:
+    """The analysis of a folder, the sha256 of its ``results.json`` and its ``import`` entry (InputError: none, or not a prompts analysis)."""
     folder = Path(path)
     if not folder.is_dir():
         raise InputError(_MSG_NO_FOLDER, path=str(folder))
@@ -114,7 +122,32 @@ def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str]:
         analysis = PromptAnalysis.from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(_MSG_BAD_JSON.format(reason=exc), path=str(folder / RESULTS_FILE)) from exc
-    return analysis, hashlib.sha256((folder / RESULTS_FILE).read_bytes()).hexdigest()
+    found = data.get("import")
+    return analysis, hashlib.sha256((folder / RESULTS_FILE).read_bytes()).hexdigest(), found if isinstance(found, dict) else {}
+
+
+def _prompts_of(found: Mapping[str, Any]) -> str | None:
+    """Where an analysis' prompts came from, as its ``import`` entry says (None when it does not)."""
+    if "n_kept" in found:  # the published outputs' import entry
+        return "the published outputs' prompts"
+    return "prompts completed by a generator (fairtalk prompts generate)" if "n_failed" in found else None
+
+
+def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[str, Any], Mapping[str, Any]]) -> list[str]:
+    """What differs between the two analyses' instruments: the regard labeller, the prompts, the structures."""
+    differ = []
+    labellers = [f.get("regard") for f in found]
+    if None not in labellers and labellers[0] != labellers[1]:
+        differ.append(f"regard labels from {labellers[0]} and from {labellers[1]}")
+    prompts = [_prompts_of(f) for f in found]
+    if None not in prompts and prompts[0] != prompts[1]:
+        differ.append(f"{prompts[0]} and {prompts[1]}")
+    only = [sorted(set(a.structure_counts) - set(b.structure_counts)) for a, b in ((base, cand), (cand, base))]
+    for which, names in zip(("baseline", "candidate"), only):
+        if names:
+            shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+            differ.append(f"{len(names)} structure{'' if len(names) == 1 else 's'} only the {which} has: {shown}")
+    return differ
 
 
 def _wald(estimate: float, se: float | None, z: float) -> Contrast:
@@ -283,14 +316,19 @@ def compare_prompt_analyses(
     InputError
         A folder that is not a prompts analysis (an audit's output mixed with an analysis included).
     SpecError
-        No shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
+        The two analyses measured differently: labelled by different regard scorers (``import.regard``),
+        from different prompts (the published outputs and generated completions) or with different
+        structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
         different groups, an unknown margin key, a bad ``alpha``.
     """
     if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
-    (base, base_sha), (cand, cand_sha) = _read(baseline), _read(candidate)
+    (base, base_sha, base_import), (cand, cand_sha, cand_import) = _read(baseline), _read(candidate)
+    differ = _not_alike(base, cand, (base_import, cand_import))
+    if differ:
+        raise SpecError(_MSG_INSTRUMENT.format(what="; ".join(differ)))
     given = dict(margins or {})
     known = [KEY, *(f"{KEY}:{name}" for name in base.gaps)]
     for name in given:
@@ -300,6 +338,11 @@ def compare_prompt_analyses(
     only_cand = tuple(p for p in cand.gaps if p not in base.gaps)
     if not shared:
         raise SpecError(_MSG_NO_PAIR.format(base=", ".join(base.gaps) or "none", cand=", ".join(cand.gaps) or "none"))
+    warnings += [
+        WARN_LABELLER_UNKNOWN.format(which=which)
+        for which, found, other in (("baseline", base_import, cand_import), ("candidate", cand_import, base_import))
+        if found.get("regard") is None and other.get("regard") is not None
+    ]
     if alpha != 0.05:
         warnings.append(WARN_LEVEL.format(level=1 - alpha, alpha=alpha))
     one_run = _same_run(baseline, candidate, base_sha, cand_sha)

@@ -43,6 +43,7 @@ from fairtalk.prompts._regard_check import RegardCheck as RegardCheck
 from fairtalk.prompts._regard_check import check_labels as check_labels
 from fairtalk.prompts._regard_check import is_labels_file as is_labels_file
 from fairtalk.prompts._regard_check import is_regard_check as is_regard_check
+from fairtalk.prompts._regard_check import match_predicted as match_predicted
 from fairtalk.prompts._regard_check import read_labels as read_labels
 from fairtalk.prompts._regard_check import write_labels as write_labels
 from fairtalk.prompts._regard_probes import certify_regard as certify_regard
@@ -69,6 +70,7 @@ __all__ = [
     "write_prompts",
     "RegardCheck",
     "check_labels",
+    "match_predicted",
     "read_labels",
     "write_labels",
     "is_labels_file",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,7 +32,7 @@ import pandas as pd
 
 from fairtalk._codec import Codec
 from fairtalk._jsonl import is_records_of, read_objects, write_records
-from fairtalk.errors import InputError, ResponderError
+from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.files import StoreHold, atomic_writer
 from fairtalk.lexicons import identity_terms
 from fairtalk.measures import Regard
@@ -40,7 +41,7 @@ from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callb
 from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts._published import COLUMNS
 from fairtalk.prompts._templates import TEMPLATES, Prompt
-from fairtalk.store import CachingResponder, RunStore
+from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, RunStore
 
 __all__ = [
     "bad_completion",
@@ -76,6 +77,7 @@ _MSG_NO_TEXT = (
 _MSG_SEEDS = "seeds must be a positive count or a list of integers, got {value!r}"
 _MSG_ID = '"id" must be a string or an integer, got {value!r}'
 _MSG_DUPLICATE_ID = "id {id!r} appears twice"
+_MSG_MAX_ERRORS = "max_errors must be a whole number >= 0 (None: never stop), got {value!r}"
 _MSG_COMPLETIONS_AS_PROMPTS = (
     'a completions file (its records have a "completion" field), not a prompts file: give the prompts file '
     "`fairtalk prompts paraphrase` wrote"
@@ -252,6 +254,8 @@ def generate_completions(
     batch_size: int = 32,
     progress: ProgressCallback | None = None,
     model_version: str | None = None,
+    max_errors: int | None = None,
+    max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> CompletionSummary:
     """Complete every prompt once per seed through the run store and write the completions JSONL.
 
@@ -276,7 +280,22 @@ def generate_completions(
         finish, cached ones included.
     model_version : str, optional
         A tag that becomes part of the model's fingerprint, the run store's key.
+    max_errors : int, optional
+        Stop (ResponderError) once more completions than this have failed; None (the default):
+        never, each failure is written as a record with its ``error`` and counted (``n_errors``,
+        ``error_counts``).
+    max_consecutive_failures : int, optional
+        Stop (:class:`~fairtalk.errors.ResponderAborted`) once this many completions in a row have
+        failed with one kind of error (default 5); 0 or None: never, so a generator that refuses
+        some prompts runs to the end with its refusals counted. What was answered stays in the store.
+
+    Raises
+    ------
+    SpecError
+        ``max_errors`` or ``max_consecutive_failures`` not a whole number >= 0 (or None).
     """
+    if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
+        raise SpecError(_MSG_MAX_ERRORS.format(value=max_errors))
     seed_list = _seed_list(seeds)
     n_given = len(prompts)
     prompts = distinct_prompts(prompts)
@@ -289,7 +308,13 @@ def generate_completions(
     responder.preflight()  # a server that is down or lacks the model: one clear error before any request
     with StoreHold(store_path), RunStore(store_path) as run_store:  # the hold: no run removes it while open
         caching = CachingResponder(
-            responder, run_store, batch_size=batch_size, progress=reporter.advance, model_version=model_version
+            responder,
+            run_store,
+            batch_size=batch_size,
+            progress=reporter.advance,
+            model_version=model_version,
+            max_errors=max_errors,
+            max_consecutive_failures=max_consecutive_failures,
         )
         reporter.start("completions", total=len(contexts), unit="completions")
         try:
@@ -369,6 +394,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     n_null = 0
     ids: set[str] = set()
     seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
+    failed_by_group: Counter[str] = Counter()  # by the failed record's group ("" where it names none)
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
         failed = record.get("text") is None and "error" in record
@@ -378,6 +404,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         rid = _record_id(record.get("id"), number, path, ids)
         if failed:
             summary["n_failed"] += 1
+            failed_by_group[str(record.get("group") or "")] += 1
             continue
         seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
@@ -405,6 +432,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
             if summary[f"n_{reason}"]
         },
         alignment_checked="none",
+        failed_by_group={g: n for g, n in sorted(failed_by_group.items()) if g},
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)

@@ -32,6 +32,7 @@ class DataSummary:
     seed -> rows not starting with their expected prompt (published outputs only).
     ``labelled_with`` names the regard scorer that labelled unlabelled rows, ``relabelled_with``
     the one a second labelling used (both None until :func:`~fairtalk.prompts._labelling.analyze_prompts`).
+    ``failed_by_group`` splits ``excluded["failed"]`` by the failed records' group (where they name one).
     ``labels_from`` names who made the labels that came with the data, where the reader knows
     (the published outputs: Sheng et al.'s classifier). ``excluded["duplicate"]`` counts identical
     copies of an earlier completion (same group, template, structure and seed), skipped.
@@ -51,9 +52,11 @@ class DataSummary:
     labelled_with: str | None = None
     relabelled_with: str | None = None
     labels_from: str | None = None
+    failed_by_group: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded", _frozen(self.excluded))
+        object.__setattr__(self, "failed_by_group", _frozen(self.failed_by_group))
         object.__setattr__(self, "misaligned", _frozen(self.misaligned))
 
     @property
@@ -87,6 +90,8 @@ class DataSummary:
                 "n_echo": self.excluded.get("echo", 0),
                 "n_duplicates": self.excluded.get("duplicate", 0),
             }
+            if self.failed_by_group:
+                out["n_failed_by_group"] = dict(self.failed_by_group)
         else:
             out = {"n_rows": self.n_records, "n_unlabelled": self.n_unlabelled}
         if self.labelled_with is not None or self.labels_from is not None:

@@ -134,7 +134,7 @@ METHOD_PPI = "PPI++ (delta method, t interval on {units})"
 METHOD_PPI_NO_WEIGHT = "PPI++ with weight 0 on the scorer: the labels' own estimate, {interval}"
 #: ``method`` of one whose labels hold too few disagreements: the labels-only ratio with its interval.
 METHOD_LABELS_ONLY = (
-    "labels only ({k} disagreements < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
+    "labels only ({k} {disagreements} < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
     "estimate its error), {interval}"
 )
 #: ``method`` of one whose PPI++ interval (cut to the range) was no narrower than the labels-only one: the labels alone.
@@ -432,7 +432,14 @@ def _rule(
     k, n_units = disagreeing_units(disagree[lab], None if clusters is None else clusters[lab])
     units = _units(clusters)
     if k < MIN_DISAGREEMENTS:
-        method = METHOD_LABELS_ONLY.format(k=k, minimum=MIN_DISAGREEMENTS, n=n_units, units=units, interval=alone.interval)
+        method = METHOD_LABELS_ONLY.format(
+            k=k,
+            disagreements="disagreement" if k == 1 else "disagreements",
+            minimum=MIN_DISAGREEMENTS,
+            n=n_units,
+            units=units,
+            interval=alone.interval,
+        )
         return _labels_alone(ppi, alone, k, method)
     if not ppi.lam:  # the labels' own estimate and interval already (_weightless), worth their own number
         return replace(ppi, n_disagreements=k, method=METHOD_PPI_NO_WEIGHT.format(interval=alone.interval))
@@ -675,7 +682,7 @@ def _few_warning(
 ) -> list[str]:
     """One warning naming each estimate left to the labels alone and its labelled units that disagree (none: empty)."""
     which = [
-        f"{what} {key} ({e.n_disagreements} disagree)"
+        f"{what} {key} ({e.n_disagreements} {'disagrees' if e.n_disagreements == 1 else 'disagree'})"
         for what, estimates in (("regard gap", gaps), ("mean regard", regard))
         for key, e in estimates.items()
         if e.too_few_disagreements
@@ -684,7 +691,7 @@ def _few_warning(
     if shares:
         low, high = min(shares), max(shares)
         span = f"{low}" if low == high else f"{low}-{high}"
-        which.append(f"{len(shares)} label share(s) ({span} disagree)")
+        which.append(f"{len(shares)} label share(s) ({span} {'disagrees' if high == 1 else 'disagree'})")
     if not which:
         return []
     return [WARN_FEW_DISAGREEMENTS.format(units=_units(clusters), minimum=MIN_DISAGREEMENTS, which=", ".join(which))]

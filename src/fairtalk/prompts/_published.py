@@ -62,16 +62,28 @@ _MSG_ORIGINAL_ONLY = (
     "the outputs (../prompts/paraphrased), so paraphrase rows that do not start with their prompt (18 per seed in the "
     "published data) go undetected; give their folder with --paraphrases DIR (paraphrases= in Python) for the full check"
 )
+_MSG_NO_PROMPTS = "the fixed prompts file is empty (no line with a prompt); give the published fixed-prompts.txt"
+_MSG_SAME_SEED = "two files of seed {seed}: {first} and {second}; keep one of them in the folder"
 #: Who labelled the published outputs' regard (the labels come with the files).
 PUBLISHED_LABELLER = "Sheng et al.'s BERT regard classifier (the labels published with the outputs)"
 
 
 def find_published_files(directory: str | os.PathLike[str]) -> dict[int, Path]:
-    """Map seed -> file for every ``out_seed_<n>_predictions.txt`` in ``directory`` (sorted by seed)."""
+    """Map seed -> file for every ``out_seed_<n>_predictions.txt`` in ``directory`` (sorted by seed).
+
+    Two files of one seed (``out_seed_3_…`` and ``out_seed_03_…``) are an InputError naming both.
+    """
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(_MSG_NOT_DIR, path=str(folder))
-    found = {int(m.group(1)): p for p in folder.iterdir() if (m := _FILE_RE.match(p.name))}
+    found: dict[int, Path] = {}
+    for path in sorted(folder.iterdir()):
+        if (m := _FILE_RE.match(path.name)) is None:
+            continue
+        seed = int(m.group(1))
+        if seed in found:  # out_seed_3_... and out_seed_03_...: one seed, two files, neither to be dropped unseen
+            raise InputError(_MSG_SAME_SEED.format(seed=seed, first=found[seed].name, second=path.name), path=str(folder))
+        found[seed] = path
     if not found:
         raise InputError(_MSG_NO_FILES, path=str(folder))
     return dict(sorted(found.items()))
@@ -109,7 +121,10 @@ def _fixed_prompts(directory: Path, prompts_file: str | os.PathLike[str] | None)
     )
     for candidate in candidates:
         if candidate.is_file() or prompts_file is not None:
-            return [line for line in _read_lines(candidate) if line.strip()], str(candidate)
+            lines = [line for line in _read_lines(candidate) if line.strip()]
+            if not lines:  # else the outputs would be blamed: "expected 0 rows (0 prompts x 101)"
+                raise InputError(_MSG_NO_PROMPTS, path=str(candidate))
+            return lines, str(candidate)
     return [p.text for p in build_prompts()], "builtin"
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "is_labels_file",
     "is_regard_check",
     "label_value",
+    "match_predicted",
     "read_labels",
     "write_labels",
 ]
@@ -41,6 +42,17 @@ _MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, o
 _MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
 _MSG_DUPLICATE = "{path}:{line}: id {id!r} appears twice"
 _MSG_NO_OVERLAP = "no id is in both the gold and the predicted labels"
+#: The least share of the gold labels that predictions must join by id before a check is made of them.
+MIN_MATCHED_SHARE = 0.5
+_MSG_FEW_MATCHED = (
+    "only {n_matched} of {n_gold} gold labels have a prediction with the same id ({n_predicted} predictions given): "
+    "the predictions are not of the gold texts; label the gold file's texts (fairtalk regard label --input GOLD) "
+    "or give --regard SCORER"
+)
+_MSG_OTHER_TEXT = (
+    "{n} of the {n_matched} ids in both files hold different texts (first: id {id!r}): the predictions are not of "
+    "the gold texts; label the gold file's texts (fairtalk regard label --input GOLD)"
+)
 
 
 def label_value(value: Any) -> int | None:
@@ -74,13 +86,37 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
             entry["label"] = value
         elif not need_text:
             raise InputError(_MSG_LABEL.format(path=path, line=line, value=None), path=str(path))
-        if need_text:
-            text = record.get("text")
-            if not isinstance(text, str):
-                raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
+        text = record.get("text")
+        if need_text and not isinstance(text, str):
+            raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
+        if isinstance(text, str):  # kept where given: a check of predictions matches the texts of the ids it joins
             entry["text"] = text
         out.append(entry)
     return out
+
+
+def match_predicted(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], int, int]:
+    """Join predicted labels to the gold records by id: id -> label, gold labels without a prediction, predictions without a gold label.
+
+    Both are :func:`read_labels` records. Where a joined id has a text in both files, the texts
+    must be the same.
+
+    Raises
+    ------
+    InputError
+        Fewer than :data:`MIN_MATCHED_SHARE` of the gold labels joined, or a joined id whose texts differ.
+    """
+    guesses = {str(r["id"]): int(r["label"]) for r in predicted}
+    labelled = [g for g in gold if "label" in g]
+    joined = [g for g in labelled if g["id"] in guesses]
+    if len(joined) < MIN_MATCHED_SHARE * len(labelled) or not joined:
+        raise InputError(_MSG_FEW_MATCHED.format(n_matched=len(joined), n_gold=len(labelled), n_predicted=len(guesses)))
+    texts = {str(r["id"]): r["text"] for r in predicted if "text" in r}
+    other = [g["id"] for g in joined if "text" in g and g["id"] in texts and texts[g["id"]].strip() != g["text"].strip()]
+    if other:
+        raise InputError(_MSG_OTHER_TEXT.format(n=len(other), n_matched=len(joined), id=other[0]))
+    gold_ids = {g["id"] for g in labelled}
+    return guesses, len(labelled) - len(joined), sum(1 for rid in guesses if rid not in gold_ids)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,12 @@ from fairtalk.report._model_comparison import (
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._planted import PLANTED_FILES, write_planted_report
 from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
-from fairtalk.report._prompt_analysis import render_prompts_html, write_prompts_report
+from fairtalk.report._prompt_analysis import (
+    failed_completions_note,
+    prompts_payload,
+    render_prompts_html,
+    write_prompts_report,
+)
 from fairtalk.report._similarity_table import similarity_basis, similarity_row
 from fairtalk.report._table import (
     different_measures,
@@ -117,6 +122,7 @@ __all__ = [
     "check_run_folder",
     "comparison_rich_table",
     "different_measures",
+    "failed_completions_note",
     "family_note",
     "gate_amount",
     "left_out_note",
@@ -129,6 +135,7 @@ __all__ = [
     "render_markdown",
     "result_served",
     "render_prompts_html",
+    "prompts_payload",
     "rich_table",
     "summary_rows",
     "write_comparison",

@@ -129,13 +129,21 @@ def _tables(analysis: PromptAnalysis) -> dict[str, pd.DataFrame]:
         columns=["row", "column", "kl", "ci95_low", "ci95_high"],
     )
     return {
-        "groups": pd.DataFrame(rows),
-        "gaps": pd.DataFrame(gap_rows),
+        "groups": _counts_as_ints(pd.DataFrame(rows)),
+        "gaps": _counts_as_ints(pd.DataFrame(gap_rows)),
         "kl": kl,
         "kl_baseline": kl_base,
         "kl_ci95": kl_ci,
         "structures": structures,
     }
+
+
+def _counts_as_ints(table: pd.DataFrame) -> pd.DataFrame:
+    """The labelled estimates' counts as whole numbers (empty where a row has none), not floats (20.0)."""
+    for name in ("ppi_n_labels", "ppi_n_disagreements"):
+        if name in table.columns:
+            table[name] = table[name].astype("Int64")
+    return table
 
 
 def _ppi_columns(estimate: PPIEstimate | None) -> dict[str, Any]:
@@ -175,6 +183,33 @@ def _examples(frame: pd.DataFrame | None, structures: Sequence[str], n: int) -> 
     return out
 
 
+#: Keys of the ``import`` entry that :func:`failed_completions_note` words (the report shows its sentence instead).
+_FAILED_KEYS = ("n_failed", "n_failed_by_group")
+
+
+def failed_completions_note(data: Mapping[str, Any] | None) -> str | None:
+    """The completions that failed, in a sentence (by group where the import counted them so), from an analysis' ``import`` entry.
+
+    None when none failed.
+
+    Examples
+    --------
+    >>> failed_completions_note({"n_failed": 4, "n_failed_by_group": {"woman": 3, "man": 1}})
+    '4 completions failed (woman 3, man 1): the model raised or refused; they are left out of every figure, so a group it fails on more often is measured on fewer completions'
+    >>> failed_completions_note({"n_failed": 0}) is None
+    True
+    """
+    n = int((data or {}).get("n_failed") or 0)
+    if n <= 0:
+        return None
+    by_group = dict((data or {}).get("n_failed_by_group") or {})
+    split = " (" + ", ".join(f"{g} {int(k):,}" for g, k in by_group.items()) + ")" if by_group else ""
+    return (
+        f"{n:,} completion{'' if n == 1 else 's'} failed{split}: the model raised or refused; they are left out of "
+        "every figure, so a group it fails on more often is measured on fewer completions"
+    )
+
+
 def render_prompts_html(
     analysis: PromptAnalysis,
     *,
@@ -212,13 +247,62 @@ def render_prompts_html(
             gold_note=LABELLED_NOTE_COMPLETIONS,
             min_disagreements=MIN_DISAGREEMENTS,
             examples=_examples(frame, best[:1] + worst[:1], n_examples),
-            data=jsonable(dict(data_summary or {})),
+            data={k: v for k, v in jsonable(dict(data_summary or {})).items() if k not in _FAILED_KEYS},
+            failed=failed_completions_note(data_summary),
             pval=lambda x: "n/a" if x is None or not math.isfinite(x) else ("< 1e-5" if x < 1e-5 else f"{x:.2g}"),
             fmt=lambda x, d=3: "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}",
             pct=lambda x: "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f}",
         )
     )
     return page
+
+
+def _own(
+    analysis: PromptAnalysis,
+    data_summary: Mapping[str, Any] | None,
+    relabelled: PromptAnalysis | None,
+    relabelled_name: str | None,
+    scorer_check: RegardCertificate | None,
+) -> tuple[Mapping[str, Any] | None, PromptAnalysis | None, str, RegardCertificate | None]:
+    """Each of the import entry, the relabelled analysis, its scorer's name and the scorer check not given: the analysis' own."""
+    if data_summary is None and analysis.data_summary is not None:
+        summary = analysis.data_summary.to_dict()
+        if analysis.data_summary.excluded.get("no_text"):  # records without a text, skipped by the reader
+            summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
+        data_summary = summary
+    relabelled = relabelled if relabelled is not None else analysis.relabelled
+    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
+    scorer_check = scorer_check if scorer_check is not None else analysis.scorer_check
+    return data_summary, relabelled, relabelled_name, scorer_check
+
+
+def prompts_payload(
+    analysis: PromptAnalysis,
+    *,
+    data_summary: Mapping[str, Any] | None = None,
+    relabelled: PromptAnalysis | None = None,
+    relabelled_name: str | None = None,
+    scorer_check: RegardCertificate | None = None,
+) -> dict[str, Any]:
+    """The content of an analysis' ``results.json``, JSON-ready and versioned (what ``prompts analyze --json`` prints).
+
+    ``analysis.to_dict()`` with ``import`` (what the reader found), ``scorer_check`` and, with a
+    second labelling, ``relabelled``; each left out is the analysis' own (see :func:`write_prompts_report`).
+    """
+    data_summary, relabelled, relabelled_name, scorer_check = _own(
+        analysis, data_summary, relabelled, relabelled_name, scorer_check
+    )
+    payload = analysis.to_dict()
+    payload["import"] = dict(data_summary or {})
+    payload["scorer_check"] = scorer_check.to_dict() if scorer_check is not None else {"note": _NOTE_NO_SCORER}
+    if relabelled is not None:
+        full = relabelled.to_dict()
+        payload["relabelled"] = {
+            "scorer": relabelled_name,
+            **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
+        }
+    out: dict[str, Any] = jsonable(versioned(payload))
+    return out
 
 
 def write_prompts_report(
@@ -256,30 +340,23 @@ def write_prompts_report(
         if fmt not in FORMATS:
             raise InputError(_MSG_FORMAT.format(given=fmt))
     frame = frame if frame is not None else analysis.frame
-    if data_summary is None and analysis.data_summary is not None:
-        data_summary = analysis.data_summary.to_dict()
-        if analysis.data_summary.excluded.get("no_text"):  # records without a text, skipped by the reader
-            data_summary["n_no_text"] = analysis.data_summary.excluded["no_text"]
-    relabelled = relabelled if relabelled is not None else analysis.relabelled
-    relabelled_name = relabelled_name or analysis.relabelled_with or "fairtalk"
-    scorer_check = scorer_check if scorer_check is not None else analysis.scorer_check
+    data_summary, relabelled, relabelled_name, scorer_check = _own(
+        analysis, data_summary, relabelled, relabelled_name, scorer_check
+    )
     out = Path(out_dir)
     written: dict[str, Path] = {}
     with staged(out) as staging:
         try:
             if "json" in formats:
-                payload = analysis.to_dict()
-                payload["import"] = dict(data_summary or {})
-                payload["scorer_check"] = scorer_check.to_dict() if scorer_check is not None else {"note": _NOTE_NO_SCORER}
-                if relabelled is not None:
-                    full = relabelled.to_dict()
-                    payload["relabelled"] = {
-                        "scorer": relabelled_name,
-                        **{k: full[k] for k in ("distribution", "regard", "gaps", "kl", "kl_ci95", "robustness")},
-                    }
+                payload = prompts_payload(
+                    analysis,
+                    data_summary=data_summary,
+                    relabelled=relabelled,
+                    relabelled_name=relabelled_name,
+                    scorer_check=scorer_check,
+                )
                 write_text_atomic(
-                    staging / "results.json",
-                    json.dumps(jsonable(versioned(payload)), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+                    staging / "results.json", json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
                 )
                 written["json"] = out / "results.json"
             if "csv" in formats:

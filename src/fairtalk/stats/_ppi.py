@@ -75,7 +75,7 @@ MIN_DISAGREEMENTS = 10
 METHOD_PPI = "PPI++ (t interval)"
 #: ``method`` of one whose labels hold too few disagreements: the labels alone, with their interval.
 METHOD_LABELS_ONLY = (
-    "labels only ({k} disagreements < {minimum}: {k} of {n} labelled units disagree with the scorer, too few to "
+    "labels only ({k} {disagreements} < {minimum}: {k} of {n} labelled units disagree with the scorer, too few to "
     "estimate its error), {interval}"
 )
 #: ``method`` of one whose PPI++ interval was no narrower than the labels-only one: the labels alone, with theirs.
@@ -299,7 +299,8 @@ def ppi_mean(
     k, n_units = _disagreements(y != f_lab, c_lab)
     alone = _labels_only(y, c_lab, n_units, scale, alpha)
     if k < min_disagreements:  # too few disagreements to estimate the scorer's error: the labels alone
-        method = METHOD_LABELS_ONLY.format(k=k, minimum=min_disagreements, n=n_units, interval=alone.interval)
+        said = "disagreement" if k == 1 else "disagreements"
+        method = METHOD_LABELS_ONLY.format(k=k, disagreements=said, minimum=min_disagreements, n=n_units, interval=alone.interval)
         return _alone_estimate(alone, f, k, method)
     ppi = _ppi_plus(f, y_all, c, alone, scale=scale, alpha=alpha, power_tuned=power_tuned, units=(k, n_units))
     width, labels_width = ppi.ci95[1] - ppi.ci95[0], alone.ci[1] - alone.ci[0]
