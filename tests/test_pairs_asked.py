@@ -95,7 +95,9 @@ def test_a_count_other_than_the_default_is_a_shortfall_even_when_the_config_does
     """``dataclasses.replace`` copies ``n_pairs_given=False``: a limit of 500 is still one somebody asked for."""
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(_LINES) + "\n", encoding="utf-8")
-    fast = AuditConfig(axes=("gender",), model="builtin:echo", score=AuditConfig().score.updated({"measures": "length", "n_resamples": 20}))
+    fast = AuditConfig(
+        axes=("gender",), model="builtin:echo", score=AuditConfig().score.updated({"measures": "length", "n_resamples": 20})
+    )
     config = dataclasses.replace(fast, n_pairs=500, corpus=str(corpus))
     assert not config.n_pairs_given
     run = fairtalk.audit(config=config)
