@@ -253,7 +253,7 @@ def generate(
     if flight is not None:
         flight.most = 0
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
-    retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
+    retries_before = (0, 0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     served_before = (dict(cached.served_models or {}), cached.n_served_unknown)  # and who its server said answered
     answers = _Answers()
     try:
@@ -291,8 +291,8 @@ def generate(
         },
     )
     retries: list[int | None] = (
-        [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
-    )  # budget, used, refused over this run
+        [None] * 4 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
+    )  # budget, used, refused, and those on the time budget of a server that could not take requests, over this run
     summary = GenerationSummary(
         model=cached.recorded,
         settings=settings.sent(),
@@ -311,6 +311,7 @@ def generate(
         retry_budget=retries[0],
         n_retries=retries[1],
         n_retries_refused=retries[2],
+        n_retries_waited=retries[3],
         tuning=dict(cached.responder.tuning) or None,
         served_models=served,
         n_served_unknown=n_served_unknown,
