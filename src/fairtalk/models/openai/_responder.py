@@ -428,7 +428,8 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
                 _LOG.warning(_MSG_DOWN_LOG, failed.url, failed.down, self.retry_seconds)
             if self.outage.allows(first=item.first_down, now=now):
                 item.step, item.n_free = item.n_free, item.n_free + 1
-                self.retry_counts.n_waited += 1
+                if self.retry_counts is not None:  # always set here (the base class allows none)
+                    self.retry_counts.n_waited += 1
                 return None
             down_for = now - min(item.first_down, since)
         if item.n_counted >= self.max_retries:
