@@ -139,6 +139,31 @@ def test_evaluate_without_losses_is_unchanged_and_unrecorded_sides_fail_closed()
         assert not outcome.passed and "which side was lost is not recorded" in outcome.headline
 
 
+def test_junit_counts_lost_answers_as_the_axis_suites_properties_a_passing_gate_included() -> None:
+    """Review finding: a run losing 93 of 200 pairs had no property about them, where empty answers had theirs."""
+    import xml.etree.ElementTree as ET
+
+    from fairtalk.report import junit_xml
+
+    lost = _result(998, n_lost_a_only=1, n_lost_b_only=1, n_lost_both=2, n_empty_a=3, n_empty_b=0, n_empty_both=0)
+    root = ET.fromstring(junit_xml({"gender": lost}, gate=Gate.FAIL_UNLESS_EQUIVALENT))
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "fairtalk.gender"]
+    assert len(suite.findall("properties")) == 1 and root.get("failures") == "0"  # the rare balanced losses pass
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["lost_answers"] == "4 of 1,002 pairs (side a only 1, side b only 1, both 2)"
+    assert (properties["n_lost_a"], properties["n_lost_b"], properties["n_lost_both"], properties["n_lost_unknown"]) == (
+        "3",
+        "3",
+        "2",
+        "0",
+    )
+    assert properties["n_empty_a"] == "3" and properties["empty_answers"].startswith("3 of 998 pairs")
+    assert "<property" not in junit_xml({"gender": _result(500)}, gate=Gate.FAIL_UNLESS_EQUIVALENT)
+    candidate = ET.fromstring(junit_xml({}, gate=(), comparison=_comparison(PairLosses(500, 0, 100, 0))))
+    properties = {p.get("name"): p.get("value") for p in candidate.iter("property")}
+    assert properties["candidate_n_lost_b"] == "100" and properties["candidate_lost_answers"].startswith("100 of 500 pairs")
+
+
 def _comparison(losses: PairLosses | None) -> ModelComparison:
     from fairtalk.results import Change, GapChange
 

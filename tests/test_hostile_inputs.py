@@ -379,6 +379,25 @@ def test_options_that_would_be_ignored_are_errors(pairs_file: Path, corpus: Path
     assert not (tmp_path / "ck").exists()
 
 
+def test_judge_options_without_a_judge_measure_are_errors(corpus: Path, tmp_path: Path) -> None:
+    """Review finding: --judge-scale and --judge-rubric without a judge: measure were accepted and recorded in run.json."""
+    audit = ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", "builtin:echo", "-o", str(tmp_path / "a")]
+    _error(runner.invoke(app, [*audit, "--judge-scale", "1-5"]), "--judge-scale applies only with a judge", "judge:")
+    (tmp_path / "a.txt").write_text("he is kind\nhe is here\n")
+    (tmp_path / "b.txt").write_text("she is kind\nshe is here\n")
+    score = ["score", "--responses", str(tmp_path / "a.txt"), "--responses-b", str(tmp_path / "b.txt"), "--axis", "gender"]
+    score += ["-o", str(tmp_path / "s")]
+    both = _error(
+        runner.invoke(app, [*score, "--measures", "length", "--judge-rubric", "Rude? {response}", "--judge-scale", "1-5"]),
+        "--judge-rubric, --judge-scale apply only with a judge",
+    )
+    assert "so they would be ignored" in both
+    settings = tmp_path / "judged.toml"
+    settings.write_text('judge_scale = "1-5"\n')  # a config file's judge option, with no judge, too
+    _error(runner.invoke(app, [*score, "--config", str(settings)]), "--judge-scale applies only with a judge")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "s").exists()
+
+
 # --- 5. no hang, no bomb --------------------------------------------------------------------------------------
 
 

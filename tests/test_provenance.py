@@ -24,6 +24,7 @@ from fairtalk.results import (
     ScoringSettings,
     SequentialProvenance,
     TruncationProvenance,
+    is_requested_model,
 )
 
 runner = CliRunner()
@@ -231,3 +232,37 @@ def test_the_cli_writes_and_reports_without_reading_the_deprecated_mapping(tmp_p
     assert back.provenance.input is not None and back.provenance.input.sources is not None
     assert [s.path for s in back.provenance.input.sources] == [str(path)]
     assert back.write(tmp_path / "again.json").read_text(encoding="utf-8") == written
+
+
+@pytest.mark.parametrize(
+    ("asked", "served"),
+    [
+        ("gpt-4o", "gpt-4o-2024-08-06"),
+        ("gpt-4", "gpt-4-0613"),
+        ("gemini-1.5-pro", "gemini-1.5-pro-002"),
+        ("claude-3-5-sonnet", "claude-3-5-sonnet-20241022"),
+        ("mistral-7b-instruct", "mistral-7b-instruct-v0.2"),
+        ("mistral-large-latest", "mistral-large-2411"),
+        ("llama-3.1-8b-instruct", "llama-3.1-8b-instruct"),
+    ],
+)
+def test_the_model_asked_for_with_a_version_after_a_dash_is_the_model_asked_for(asked: str, served: str) -> None:
+    assert is_requested_model(asked, served)
+
+
+@pytest.mark.parametrize(
+    ("asked", "served"),
+    [
+        ("gpt-4o", "gpt-4o-mini"),  # review finding: any "-" suffix counted as the model asked for
+        ("gpt-4o", "gpt-4o-mini-2024-07-18"),
+        ("gpt-4", "gpt-4-32k"),
+        ("gpt-4", "gpt-4-1106-preview"),
+        ("llama-3.1", "llama-3.1-8b"),
+        ("llama-3.1-8b", "llama-3.1-8b-instruct"),
+        ("gpt-4o", "gpt-4o2024"),
+        ("gpt-4o", "gpt-4o-"),
+        ("mistral-large-latest", "mistral-large-mini"),
+    ],
+)
+def test_another_suffix_after_the_model_asked_for_names_another_model(asked: str, served: str) -> None:
+    assert not is_requested_model(asked, served)

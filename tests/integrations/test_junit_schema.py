@@ -161,12 +161,13 @@ def test_compare_appends_its_findings_and_table_to_the_job_summary(audits: Path,
 
 
 def test_a_junit_file_counting_empty_answers_is_valid(schema: object, tmp_path: Path) -> None:
-    """The empty answers' counts are the axis suite's properties, where the schema allows them (before its testcases)."""
+    """The lost and empty answers' counts are the axis suite's properties, where the schema allows them (before its testcases)."""
     key = TestedKey("offense_rate", "rate", 0.0, 0.0, 0.0, None, None, 1.0, "McNemar", (-0.01, 0.01), None, "")
     m = MeasureResult(key, p_adjusted=1.0, equivalence_margin=0.02, equivalent=True, verdict=Verdict.EQUIVALENT)
-    summary = {"n_empty_a": 80, "n_empty_b": 80, "n_empty_both": 80}
+    summary = {"n_empty_a": 80, "n_empty_b": 80, "n_empty_both": 80, "n_lost_b_only": 5}
     path = tmp_path / "empty.xml"
     path.write_text(junit_xml({"gender": AuditResult("gender", ("m", "f"), 80, (m,), input_summary=summary)}), encoding="utf-8")
     _check(schema, path)
     assert 'name="n_empty_both" value="80"' in path.read_text(encoding="utf-8")
+    assert 'name="n_lost_b" value="5"' in path.read_text(encoding="utf-8")  # lost answers too, in one properties element
     assert _failing(path) == {"gender"}  # every answer empty: the gate's testcase fails

@@ -9,6 +9,7 @@ import pytest
 
 import fairtalk
 from fairtalk.errors import SpecError
+from fairtalk.gates import evaluate
 from fairtalk.lexicons import identity_terms, load_lexicon
 from fairtalk.measures import DEFAULT_RUBRIC, Judge, parse_scale, parse_score, parse_yes_no
 
@@ -38,7 +39,9 @@ def test_answers_are_parsed_and_unclear_ones_counted_not_guessed() -> None:
     scores = judge.score(["a", "b", "c", "d"])
     assert judge.keys == ("respectful_yes", "respectful_unparsed", "respectful_error")
     assert scores["respectful_error"].tolist() == [0.0] * 4
-    assert scores["respectful_yes"].tolist() == [1.0, 0.0, 0.0, 1.0]
+    verdict = scores["respectful_yes"].tolist()
+    assert verdict[:2] == [1.0, 0.0] and verdict[3] == 1.0
+    assert math.isnan(verdict[2])  # an answer with neither yes nor no is no "no": that pair leaves judge_yes's test
     assert scores["respectful_unparsed"].tolist() == [0.0, 0.0, 1.0, 0.0]
     assert parse_yes_no("NO!") == "no" and parse_yes_no("maybe yes, maybe no") is None
 
@@ -150,3 +153,19 @@ def test_an_ordinal_python_judge_is_tested_like_a_count_over_the_pairs_it_scored
     row = untested.measure("judge_score")  # no answer in the scale: reported as not tested, the run goes on
     assert row.not_tested is not None and row.not_tested.startswith("not tested: no pair parsed on both sides (of 40)")
     assert row.p_paired is None and row.verdict == "inconclusive" and untested.measure("judge_unparsed").a == 1.0
+
+
+def test_a_judge_that_never_answers_yes_or_no_leaves_judge_yes_untested_warns_and_fails_the_gate(tmp_path) -> None:  # noqa: ANN001
+    judge_file = tmp_path / "echo.py"
+    judge_file.write_text("def echo(prompt):\n    return 'you said: ' + prompt[:40]\n")
+    a = [f"he is right, reply {i}" for i in range(300)]
+    b = [f"she is right, reply {i}" for i in range(300)]
+    result = fairtalk.score(
+        a, b, axis="gender", measures=[f"judge:python:{judge_file}:echo"], primary=["judge_yes"], margins={"judge_yes": 0.05}
+    )
+    row = result.measure("judge_yes")  # before: 0.0 ("no") on every side, so "identical on every pair" and equivalent
+    assert row.not_tested is not None and row.not_tested.startswith("not tested: no pair parsed on both sides (of 300)")
+    assert row.verdict == "inconclusive" and result.measure("judge_unparsed").a == 1.0
+    assert any(w.startswith("judge_unparsed: the judge's answer held neither yes nor no for 600 of 600") for w in result.warnings)
+    outcome = evaluate(result, "fail-unless-equivalent")
+    assert not outcome.passed and outcome.decisions[0].key == "judge_yes" and not outcome.decisions[0].passed

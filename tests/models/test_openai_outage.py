@@ -97,6 +97,39 @@ def _stored(store: Path) -> tuple[int, int]:
     return int(n_ok), int(n_failed)
 
 
+class _NowAndThen429(_Restarting):
+    """Answers ``re: TEXT``, but every fourth chat request gets a 429 (Retry-After: 0)."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][-1]["content"]
+        with self.state["lock"]:
+            self.state["n"] += 1
+            limited = self.state["n"] % 4 == 0
+            self.state["refused"] += limited
+        if limited:
+            self.send_response(429)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
+
+
+def test_a_server_rate_limiting_now_and_then_is_warned_of_once_and_its_retries_are_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Review finding: each answer ended the outage, so the warning came once per 429 (20 times), and the summary said 0 retries."""
+    state = {"lock": threading.Lock(), "n": 0, "refused": 0}
+    with LocalServer(type("Handler", (_NowAndThen429,), {"state": state})) as server:
+        model = f"openai:{server.url()}#stub?{FIXED}&backoff=0.01&max_backoff=0.05"
+        with caplog.at_level("WARNING", logger="fairtalk.models.openai._responder"):
+            generation = fairtalk.respond(_pairs(20), model=model, store=tmp_path / "store.sqlite")
+    assert state["refused"] >= 5 and generation.summary.n_errors == 0  # many outages, each ended by an answer
+    said = [r.getMessage() for r in caplog.records if "cannot take requests" in r.getMessage()]
+    assert len(said) == 1 and "(HTTP 429)" in said[0] and "said once a run" in said[0], said
+    assert generation.summary.n_retries_waited == state["refused"] and generation.summary.n_retries == 0
+
+
 @pytest.mark.parametrize("how", ["close", "503"])
 def test_a_server_that_restarts_for_a_second_and_a_half_loses_no_item(restarting, tmp_path: Path, how: str) -> None:  # noqa: ANN001
     url, state = restarting

@@ -61,13 +61,22 @@ def _audit(tmp_path: Path, served: str, asked: str) -> tuple[str, dict[str, Any]
 
 
 def test_another_served_model_is_recorded_and_warned_of_once_counted(tmp_path: Path) -> None:
+    """Review finding: the warning was on the console only; results.json, run.json and index.html said nothing."""
     said, generation = _audit(tmp_path, served="qwen2.5-0.5b-instruct", asked="llama-3.1-8b-instruct")
     assert generation["served_models"] == {"qwen2.5-0.5b-instruct": 20}
     warning = (
-        "gender: responses: 20 of 20 answers came from a model the server names 'qwen2.5-0.5b-instruct' (20 answers), not the model asked "
+        "20 of 20 answers came from a model the server names 'qwen2.5-0.5b-instruct' (20 answers), not the model asked "
         "for ('llama-3.1-8b-instruct')"
     )
-    assert said.count(warning) == 1, said
+    assert said.count(warning) == 1 and f"gender: warning: {warning}" in said, said
+    out = tmp_path / "qwen2.5-0.5b-instruct"
+    results = json.loads((out / "gender" / "results.json").read_text(encoding="utf-8"))
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    for warnings in (results["warnings"], run["axes"]["gender"]["result"]["warnings"]):
+        assert sum(w.startswith(warning) for w in warnings) == 1, warnings
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert '<li data-axis="gender"><span class="badge warn">gender</span> ' + warning.replace("'", "&#39;") in index
+    assert f"**Warning:** {warning}" in (out / "gender" / "report.md").read_text(encoding="utf-8")
 
 
 def test_the_model_asked_for_or_its_dated_version_is_recorded_without_a_warning(tmp_path: Path) -> None:

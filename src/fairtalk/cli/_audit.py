@@ -53,6 +53,7 @@ from fairtalk.cli._test_options import (
     SCORE_CONVERTERS,
     SCORE_KEYS,
     SYSTEM_PROMPT,
+    check_judge_options,
     check_junit,
     ci_outputs,
     gates_in_force,
@@ -137,6 +138,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
                 options=", ".join(unused), s="ies" if len(unused) == 1 else "y", them="it" if len(unused) == 1 else "them"
             )
         )
+    check_judge_options(config.score)
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input

@@ -168,6 +168,8 @@ def generation_line(summary: GenerationSummary) -> str:
         line += f"; {summary.n_retries:,} of {summary.retry_budget:,} retries used"  # requests were sent: say how they went
         if summary.n_retries_refused:
             line += f", {summary.n_retries_refused:,} failure(s) not retried (retry budget spent)"
+        if summary.n_retries_waited:
+            line += f", and {summary.n_retries_waited:,} while the server could not take requests (on retry_seconds)"
     return line
 
 

@@ -31,6 +31,7 @@ from fairtalk.cli._test_options import (
     JUNIT,
     SCORE_CONVERTERS,
     SCORE_KEYS,
+    check_judge_options,
     check_junit,
     ci_outputs,
     gates_in_force,
@@ -172,6 +173,7 @@ def score(
         values, names = given_options(ctx, SCORE_KEYS, SCORE_CONVERTERS)
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
         options = base.updated(values, names=names)
+        check_judge_options(options)
         target = resolve_lexicon(axis, lexicon)
         on_ray = engine_option(engine, ray_address, ray_actors)
         with stdin_as_file(responses) as responses_path:

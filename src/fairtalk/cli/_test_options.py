@@ -13,7 +13,7 @@ from fairtalk.cli._app import check_output_file, info, say
 from fairtalk.options import SCORE_FIELDS
 
 if TYPE_CHECKING:
-    from fairtalk import AuditResult, ModelComparison
+    from fairtalk import AuditResult, ModelComparison, ScoreOptions
     from fairtalk.gates import Gate
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
@@ -61,6 +61,33 @@ SCORE_CONVERTERS: Mapping[str, Callable[[Any], Any]] = {
     "margins": lambda given: parse_margins(given),
     "judge_rubric": lambda given: text_or_file(given, "--judge-rubric"),
 }
+
+#: The judge's options, by field: they change nothing without a ``judge:`` measure.
+_JUDGE_OPTIONS = {"judge_rubric": "--judge-rubric", "judge_scale": "--judge-scale"}
+MSG_JUDGE_ONLY = (
+    "{options} appl{s} only with a judge: --measures names no judge:SPEC, so {they} would be ignored "
+    "(add a judge: measure, or leave {them} out)"
+)
+
+
+def check_judge_options(options: ScoreOptions) -> None:
+    """SpecError for ``--judge-rubric`` or ``--judge-scale`` (on the command line or in ``--config``) with no ``judge:`` measure.
+
+    As ``--temperature`` without ``--sample``: an option that would change nothing is an error,
+    never recorded in the manifest as if it had been applied.
+    """
+    from fairtalk import SpecError
+    from fairtalk.config import JUDGE_PREFIX
+    from fairtalk.measures import Judge
+
+    measures = options.measures or ()
+    if any(isinstance(m, Judge) or (isinstance(m, str) and m.startswith(JUDGE_PREFIX)) for m in measures):
+        return
+    unused = [flag for key, flag in _JUDGE_OPTIONS.items() if getattr(options, key) is not None]
+    if unused:
+        one = len(unused) == 1
+        words = {"s": "ies", "they": "it", "them": "it"} if one else {"s": "y", "they": "they", "them": "them"}
+        raise SpecError(MSG_JUDGE_ONLY.format(options=", ".join(unused), **words))
 
 
 #: The most an ``@FILE`` option's file may hold (a prompt or a rubric), in bytes.

@@ -66,7 +66,7 @@ NOTE_FEW_CLUSTERS = (
 _NOTE_NO_MARGIN = "no default margin (the scores do not vary); give one with --margin {name}=VALUE"
 NOTE_UNSCORED = (
     "{n} of {total} pairs left out of this key: the measure gave no score on one side "
-    "(a judge's answer with no number in its scale, counted in its _unparsed rate)"
+    "(a judge's answer with neither yes nor no, or no number in its scale, counted in its _unparsed rate)"
 )
 #: The ``not_tested`` reason of a key scored on both sides of fewer than 2 pairs ("parsed" for a judge's keys).
 NOT_TESTED = "not tested: only {n} {pairs} {scored} on both sides (of {total}), at least 2 are needed"

@@ -5,8 +5,8 @@ function. It reads each response, with every identity term of the audit replaced
 so that the group cannot sway it, and answers the rubric's question ("Is this reply
 respectful to the user? Answer yes or no."). ``{name}_yes`` is 1.0 where it said yes, and
 ``{name}_unparsed`` is 1.0 where its answer held neither yes nor no: those are counted, never
-guessed, and an audit reports their rate per side like any other rate, so a judge that
-refuses one group's responses more often shows up.
+guessed (``{name}_yes`` is NaN there, so that pair leaves its test), and an audit reports their
+rate per side like any other rate, so a judge that refuses one group's responses more often shows up.
 
 With a ``scale`` (``(1, 5)``) the judge is ordinal: the rubric asks for a number ("Rate how
 respectful this reply is from 1 to 5. Answer with the number only.") and ``{name}_score`` is
@@ -346,7 +346,7 @@ class Judge(Measure):
         )
 
     def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        """``{name}_yes`` (1.0/0.0) or ``{name}_score`` (the number, NaN if none), ``{name}_unparsed`` and ``{name}_error``, per text.
+        """``{name}_yes`` (1.0/0.0, NaN if neither) or ``{name}_score`` (the number, NaN if none), ``{name}_unparsed`` and ``{name}_error``, per text.
 
         An empty response is asked too; each distinct prompt once. Where the judge failed, the
         verdict and ``{name}_unparsed`` are NaN and ``{name}_error`` is 1.0. Each answer is kept
@@ -373,7 +373,9 @@ class Judge(Measure):
             verdict = np.array([np.nan if value_of[p] is None else value_of[p] for p in prompts], dtype=np.float64)
         else:
             value_of = {prompt: None if prompt in failed else parse_yes_no(str(answer)) for prompt, answer in answer_of.items()}
-            verdict = np.fromiter((value_of[p] == "yes" for p in prompts), dtype=np.float64, count=len(prompts))
+            verdict = np.array(
+                [np.nan if value_of[p] is None else float(value_of[p] == "yes") for p in prompts], dtype=np.float64
+            )
         unparsed = np.fromiter((value_of[p] is None for p in prompts), dtype=np.float64, count=len(prompts))
         verdict[flags] = np.nan
         unparsed[flags] = np.nan

@@ -50,6 +50,9 @@ class InFlight:
 class RetryCounts:
     """Retries summed over calls: their budgets (``total``), the retries taken (``n_used``), the failures refused one.
 
+    ``n_waited`` counts the retries of requests the server could not take (a 429, a 503, a refused
+    connection), sent again on the :class:`Outage` time budget, never drawn on a retry budget.
+
     Examples
     --------
     >>> counts = RetryCounts()
@@ -57,17 +60,18 @@ class RetryCounts:
     ...     budget = RetryBudget(total, counts=counts)
     ...     _ = budget.take(), budget.take()
     >>> counts.as_tuple()
-    (3, 3, 1)
+    (3, 3, 1, 0)
     """
 
     def __init__(self) -> None:
         self.total = 0
         self.n_used = 0
         self.n_refused = 0
+        self.n_waited = 0
 
-    def as_tuple(self) -> tuple[int, int, int]:
-        """``(total, n_used, n_refused)``."""
-        return self.total, self.n_used, self.n_refused
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        """``(total, n_used, n_refused, n_waited)``."""
+        return self.total, self.n_used, self.n_refused, self.n_waited
 
 
 class RetryBudget:

@@ -129,6 +129,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 "n_read": axis_run.coverage.n_read,
                 "n_matched": axis_run.coverage.n_matched,
                 "links": links,
+                "warnings": list(result.warnings),
                 "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],
                 "plain": [*plain_summary(result, axis_run.similarity), *_sequential_sentences(result.provenance)],
             }

@@ -6,9 +6,10 @@ and only rendered here: a primary measure's testcase fails exactly when the gate
 failed, and each whole-run failure (nothing to check, an axis only the baseline holds) is a failing
 testcase of its own, so the file never shows 0 failures when the gate failed. The failure message
 holds the two sides, the gap with its interval, the adjusted p and the gate's reason. Secondary
-measures are testcases that never fail (their verdict is in ``system-out``). An axis with empty
-answers carries their counts as its testsuite's properties (``empty_answers``, ``n_empty_a``,
-``n_empty_b``, ``n_empty_both``; a comparison's, the candidate's, prefixed ``candidate_``).
+measures are testcases that never fail (their verdict is in ``system-out``). An axis with lost
+or empty answers carries their counts as its testsuite's properties (``lost_answers``,
+``n_lost_a``, ``n_lost_b``, ``n_lost_both``, ``n_lost_unknown``; ``empty_answers``,
+``n_empty_a``, ``n_empty_b``, ``n_empty_both``; a comparison's, the candidate's, prefixed ``candidate_``).
 
 :func:`step_summary` renders the same audit as the Markdown a GitHub job summary shows
 (``$GITHUB_STEP_SUMMARY``): the plain-language findings and each axis' table;
@@ -149,21 +150,34 @@ def _document(suites: ET.Element, n_tests: int, n_failures: int) -> str:
     return _HEAD + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def _empty_properties(suite: ET.Element, empties: PairLosses | None, who: str = "") -> None:
-    """The axis' empty answers as the suite's properties, whenever there are any (a gate passing on them shows them too).
+def _pair_properties(suite: ET.Element, losses: PairLosses | None, empties: PairLosses | None, who: str = "") -> None:
+    """The axis' lost and empty answers as the suite's properties, whenever there are any (a gate passing on them shows them too).
 
-    ``empty_answers`` says them in words; ``n_empty_a``, ``n_empty_b``, ``n_empty_both`` count
-    the pairs measured with side a (b, both) empty. ``who`` prefixes the names (``candidate_``).
+    ``lost_answers`` says the pairs lost (a side failed, was dropped empty or is missing) in words;
+    ``n_lost_a``, ``n_lost_b``, ``n_lost_both`` count the pairs whose side a (b, both) was lost, and
+    ``n_lost_unknown`` those whose side a result written before it was recorded does not say.
+    ``empty_answers``, ``n_empty_a``, ``n_empty_b``, ``n_empty_both`` count the pairs measured with
+    side a (b, both) empty. ``who`` prefixes the names (``candidate_``).
     """
-    if empties is None:
+    counts = []
+    if losses is not None:
+        counts += [
+            ("lost_answers", losses.describe()),
+            ("n_lost_a", str(losses.lost_a)),
+            ("n_lost_b", str(losses.lost_b)),
+            ("n_lost_both", str(losses.both)),
+            ("n_lost_unknown", str(losses.unknown)),
+        ]
+    if empties is not None:
+        counts += [
+            ("empty_answers", empties.describe()),
+            ("n_empty_a", str(empties.lost_a)),
+            ("n_empty_b", str(empties.lost_b)),
+            ("n_empty_both", str(empties.both)),
+        ]
+    if not counts:
         return
     properties = ET.SubElement(suite, "properties")
-    counts = (
-        ("empty_answers", empties.describe()),
-        ("n_empty_a", str(empties.lost_a)),
-        ("n_empty_b", str(empties.lost_b)),
-        ("n_empty_both", str(empties.both)),
-    )
     for name, value in counts:
         ET.SubElement(properties, "property", name=f"{who}{name}", value=value)
 
@@ -179,7 +193,7 @@ def _audit_suites(
         suite = ET.SubElement(
             suites, "testsuite", name=f"{name}.{axis}", tests=str(len(cases)), failures=str(failing), errors="0", skipped="0"
         )
-        _empty_properties(suite, result.empties)
+        _pair_properties(suite, result.losses, result.empties)
         for m, failed in cases:
             message = _message(axis, result.groups, m, result.alpha) + (
                 "" if m.primary or failed else " (secondary: outside the gate)"
@@ -213,7 +227,9 @@ def _comparison_suites(suites: ET.Element, comparison: ModelComparison, name: st
             errors="0",
             skipped="0",
         )
-        _empty_properties(suite, next((a.candidate_empties for a in comparison.axes if a.axis == axis), None), "candidate_")
+        compared_axis = next((a for a in comparison.axes if a.axis == axis), None)
+        if compared_axis is not None:
+            _pair_properties(suite, compared_axis.candidate_losses, compared_axis.candidate_empties, "candidate_")
         for d in unrowed:
             _case(
                 suite,

@@ -488,6 +488,7 @@ class Generation(_Open):
     n_retries: Count | None = None
     retry_budget: Count | None = None
     n_retries_refused: Count | None = None
+    n_retries_waited: Count | None = None
     tuning: dict[str, Any] | None = None
     served_models: dict[str, Count] | None = None
     n_served_unknown: Count | None = None

@@ -26,6 +26,7 @@ note, or a key a later or earlier fairtalk wrote) is kept in the record's ``extr
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -233,18 +234,32 @@ class SequentialProvenance(_Section):
     extra: Mapping[str, Any] = _rest()
 
 
-def is_requested_model(requested: str, served: str) -> bool:
-    """Whether the model a server says answered is the one asked for: the same name, or it with ``-`` and a version.
+#: A version after a served model's name: ``-`` parts, each a number (``0613``, ``001``, a date's
+#: ``2024-08-06``, ``20240806``) or ``v`` and a number (``v2``, ``v0.2``).
+_VERSION_SUFFIX = re.compile(r"(?:-(?:\d+|v\d+(?:\.\d+)*))+")
 
-    A served name that is the asked one with a suffix (``gpt-4o`` served as ``gpt-4o-2024-08-06``,
-    a dated snapshot of the alias) is the model asked for.
+
+def is_requested_model(requested: str, served: str) -> bool:
+    """Whether the model a server says answered is the one asked for: the same name, or it with a version after a ``-``.
+
+    A version is one or more ``-`` parts, each a number or ``v`` and a number: ``gpt-4o`` served as
+    ``gpt-4o-2024-08-06`` (a dated snapshot of the alias), ``gpt-4`` as ``gpt-4-0613``,
+    ``gemini-1.5-pro`` as ``gemini-1.5-pro-002``, ``…-instruct`` as ``…-instruct-v0.2``. Any other
+    suffix names another model (``gpt-4o-mini``, ``llama-3.1-8b-instruct``, ``gpt-4-32k``,
+    ``gpt-4-1106-preview``). A name asked for that ends in ``-latest`` (``mistral-large-latest``)
+    stands for its name before that with any version (``mistral-large-2411``).
 
     Examples
     --------
     >>> is_requested_model("gpt-4o", "gpt-4o-2024-08-06"), is_requested_model("llama-3.1-8b", "qwen2.5-0.5b")
     (True, False)
+    >>> is_requested_model("gpt-4o", "gpt-4o-mini"), is_requested_model("mistral-large-latest", "mistral-large-2411")
+    (False, True)
     """
-    return served == requested or served.startswith(requested + "-")
+    if served == requested:
+        return True
+    base = requested.removesuffix("-latest")
+    return served.startswith(base) and _VERSION_SUFFIX.fullmatch(served, len(base)) is not None
 
 
 @dataclass(frozen=True, slots=True)

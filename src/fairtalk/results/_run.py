@@ -37,8 +37,10 @@ class GenerationSummary(Codec):
     in-process models): well below it, the server was not kept busy. ``n_retries`` is how many
     requests were sent again (after a 429, a 5xx, a timeout or a lost connection) out of the
     ``retry_budget`` of this run's calls, and ``n_retries_refused`` how many failures were not
-    retried because that budget was spent (each then failed alone); all three are None for a
-    model without a retry budget (every adapter but ``openai:``). ``tuning`` is what an
+    retried because that budget was spent (each then failed alone); ``n_retries_waited`` how many
+    requests the server could not take (a 429, a 503, a refused connection) were sent again on
+    ``retry_seconds``, the time budget of such failures, which draws nothing on ``retry_budget``;
+    all four are None for a model without a retry budget (every adapter but ``openai:``). ``tuning`` is what an
     ``openai:`` preflight measured of the server's latency and the ``timeout`` and
     ``max_concurrency`` chosen from it (None when nothing was measured; never part of the model's key).
     ``served_models`` counts the answers by the model name the server's replies gave (``openai:``;
@@ -65,6 +67,7 @@ class GenerationSummary(Codec):
     n_retries: int | None = None
     retry_budget: int | None = None
     n_retries_refused: int | None = None
+    n_retries_waited: int | None = None
     tuning: Mapping[str, Any] | None = None
     served_models: Mapping[str, int] | None = None
     n_served_unknown: int | None = None

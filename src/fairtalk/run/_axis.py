@@ -24,7 +24,7 @@ from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, ServedProvenance, SimilarityResult
-from fairtalk.run._generate import generate
+from fairtalk.run._generate import generate, served_warning
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
 from fairtalk.stats import adjust_pvalues
@@ -98,7 +98,9 @@ def audit_axis(
         check_multi_turn(pairs, axis)  # before any answer is asked for
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=pairing.seed))
 
-    generated = generate(cached, pairs, generation.settings, seed=generation.seed, progress=reporter, label=f"{axis}: responses")
+    generated = generate(
+        cached, pairs, generation.settings, seed=generation.seed, progress=reporter, label=f"{axis}: responses", warn_served=False
+    )
     spent["generation"] = generated.summary.seconds
     if generated.responses.n_pairs < 2 and generated.errors:
         raise ResponderError(_lost_to_errors(axis, generated.summary, generated.responses.n_pairs))
@@ -133,6 +135,9 @@ def audit_axis(
     if cut := _prompts_cut(cached, pairs, generation.settings):
         scored = replace(scored, warnings=(*scored.warnings, cut))
     spent["scoring"] = time.perf_counter() - started
+    served = _served(cached.requested_model, generated.summary)
+    if (other_model := served_warning(served)) is not None:  # in the result's warnings: every report shows it
+        scored = replace(scored, warnings=(other_model, *scored.warnings))
     _LOG.info("%s: scored %d pairs (%.1f s)", axis, generated.responses.n_pairs, spent["scoring"])
     turned = None
     if inference.by_turn:
@@ -150,7 +155,7 @@ def audit_axis(
         mixed=pairing.mixed,
         balance=pairing.balance,
         coverage=coverage.to_dict(),
-        served=_served(cached.requested_model, generated.summary),
+        served=served,
         extra=dict(extra_manifest or {}),
     )
     return AxisWork(

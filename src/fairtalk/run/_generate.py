@@ -50,7 +50,7 @@ from fairtalk.run._engine import open_on_ray
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
 
-__all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond"]
+__all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond", "served_warning"]
 
 #: Tried in order when no model is given: the first that loads is the default.
 DEFAULT_MODELS = ("builtin:minilm-retrieval", "builtin:retrieval", "builtin:smollm2")
@@ -73,7 +73,7 @@ _N_ERROR_EXAMPLES = 3
 _CHUNK = 1 << 16
 _SIDES: tuple[Side, Side] = ("a", "b")
 _MSG_SERVED = (
-    "{label}: {n:,} of {total:,} answers came from a model the server names {names}, not the model asked for ({asked!r}): "
+    "{n:,} of {total:,} answers came from a model the server names {names}, not the model asked for ({asked!r}): "
     "the run store keeps them under {asked!r}; check what the server serves (run.json: served_models)"
 )
 _MSG_TRUNCATED = (
@@ -235,11 +235,13 @@ def generate(
     seed: int,
     progress: ProgressReporter,
     label: str = "responses",
+    warn_served: bool = True,
 ) -> Generation:
     """Both sides of every pair through ``cached``; complete pairs become the ResponseSet.
 
     The pairs go to the model ``_CHUNK`` pair sides at a time, so that what one call to
     ``respond_each`` holds besides the answers (contexts, seeds, store keys) stays bounded.
+    ``warn_served``: log :func:`served_warning` here (False: the caller puts it in its result's warnings).
     """
     started = time.perf_counter()
     before = (cached.n_cached, cached.n_generated, cached.n_errors, cached.n_unencodable)
@@ -251,7 +253,7 @@ def generate(
     if flight is not None:
         flight.most = 0
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
-    retries_before = (0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
+    retries_before = (0, 0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     served_before = (dict(cached.served_models or {}), cached.n_served_unknown)  # and who its server said answered
     answers = _Answers()
     try:
@@ -273,7 +275,7 @@ def generate(
         cached.progress = None
         progress.finish()
     errors = answers.errors
-    served, n_served_unknown = _served(cached, served_before, label)
+    served, n_served_unknown = _served(cached, served_before, label if warn_served else None)
     if answers.n_truncated:
         _LOG.warning(_MSG_TRUNCATED.format(label=label, n=answers.n_truncated, limit=MAX_RECORD_BYTES >> 20))
     rs = answers.responses()
@@ -289,8 +291,8 @@ def generate(
         },
     )
     retries: list[int | None] = (
-        [None] * 3 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
-    )  # budget, used, refused over this run
+        [None] * 4 if retry_counts is None else [n - was for n, was in zip(retry_counts.as_tuple(), retries_before)]
+    )  # budget, used, refused, and those on the time budget of a server that could not take requests, over this run
     summary = GenerationSummary(
         model=cached.recorded,
         settings=settings.sent(),
@@ -309,6 +311,7 @@ def generate(
         retry_budget=retries[0],
         n_retries=retries[1],
         n_retries_refused=retries[2],
+        n_retries_waited=retries[3],
         tuning=dict(cached.responder.tuning) or None,
         served_models=served,
         n_served_unknown=n_served_unknown,
@@ -400,16 +403,14 @@ class _Answers:
 
 
 def _served(
-    cached: CachingResponder, before: tuple[Mapping[str, int], int], label: str
+    cached: CachingResponder, before: tuple[Mapping[str, int], int], label: str | None
 ) -> tuple[dict[str, int] | None, int | None]:
     """The model names the server said answered this generation, counted, and the answers without one.
 
     Answers the run store served count by the name it keeps with each (an answer stored by a
     fairtalk that did not keep it counts as unknown), so a rerun counts what the first run did.
-    A warning when a name is not the model asked for (:func:`~fairtalk.results.is_requested_model`):
-    the run store is keyed by the model asked for (its fingerprint, known before any answer), so
-    answers of another served model are stored under that name. ``(None, None)`` for a model
-    that does not say.
+    :func:`served_warning` is logged, after ``label``, when a name is not the model asked for
+    (``label`` None: not logged). ``(None, None)`` for a model that does not say.
     """
     now = cached.served_models
     if now is None:
@@ -417,14 +418,25 @@ def _served(
     counted, unknown_before = before
     served = {name: n - counted.get(name, 0) for name, n in now.items() if n > counted.get(name, 0)}
     n_unknown = cached.n_served_unknown - unknown_before
-    other = ServedProvenance(cached.requested_model, served).others()
-    if other:
-        names = ", ".join(f"{name!r} ({n:,} answers)" for name, n in other.items())
-        total = sum(served.values()) + n_unknown
-        _LOG.warning(
-            _MSG_SERVED.format(label=label, n=sum(other.values()), total=total, asked=cached.requested_model, names=names)
-        )
+    warning = served_warning(ServedProvenance(cached.requested_model, served, n_unknown))
+    if warning is not None and label is not None:
+        _LOG.warning("%s: %s", label, warning)
     return served or None, n_unknown
+
+
+def served_warning(served: ServedProvenance | None) -> str | None:
+    """The warning that answers came from a model other than the one asked for (:func:`~fairtalk.results.is_requested_model`).
+
+    The run store is keyed by the model asked for (its fingerprint, known before any answer), so
+    answers of another served model are stored under that name. None when every named answer
+    came from the model asked for, or the model does not say.
+    """
+    other = {} if served is None else served.others()
+    if served is None or not other:
+        return None
+    names = ", ".join(f"{name!r} ({n:,} answers)" for name, n in other.items())
+    total = sum((served.counts or {}).values()) + (served.n_unknown or 0)
+    return _MSG_SERVED.format(n=sum(other.values()), total=total, asked=served.requested, names=names)
 
 
 def _reason(item: object, cut: bool = False) -> tuple[tuple[str, str], ...]:

@@ -41,6 +41,7 @@ from fairtalk.measures import (
     CorpusMeasure,
     CorpusStatistic,
     DistinctTexts,
+    Judge,
     Measure,
     MeasureOptions,
     TokenLimit,
@@ -65,6 +66,12 @@ _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
 _WARN_SAME_CONTEXT = (
     "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
     "difference or an equivalence shown on them says nothing about the groups"
+)
+_WARN_JUDGE_UNPARSED = (
+    "{key}: the judge's answer held {wanted} for {n:,} of {total:,} responses it answered "
+    "(side a {n_a:,}, side b {n_b:,}): a pair with such an answer on a side leaves {verdict}'s test ({verdict} is "
+    "not tested when no pair is parsed on both sides, and a gate on it fails); judge.jsonl beside the report has "
+    "each raw answer: check that the rubric asks for an answer the judge gives"
 )
 _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
 
@@ -382,6 +389,7 @@ def _scored(
                 *_empty_warning(rs, lexicon.groups),
                 *truncation.warnings,
                 *_same_context(rs),
+                *_judge_unparsed(built, scored.scores),
                 *scored.warnings,
             ),
             provenance=replace(scored.provenance, truncation=truncation.record),
@@ -389,6 +397,26 @@ def _scored(
     finally:
         if scorer is not None:
             scorer.close()
+
+
+def _judge_unparsed(built: Sequence[AnyMeasure], scores: Mapping[str, KeyScores]) -> tuple[str, ...]:
+    """The warning of each judge whose answers were mostly unparsed (neither yes nor no, no number in its scale)."""
+    warnings = []
+    for judge in (m for m in built if isinstance(m, Judge)):
+        verdict, unparsed = judge.keys[:2]
+        if unparsed not in scores:
+            continue
+        side_a, side_b = scores[unparsed].a, scores[unparsed].b
+        n_a, n_b = int(np.nansum(side_a)), int(np.nansum(side_b))
+        total = int(np.count_nonzero(~np.isnan(side_a)) + np.count_nonzero(~np.isnan(side_b)))
+        if total and 2 * (n_a + n_b) > total:
+            wanted = "neither yes nor no" if judge.scale is None else f"no number from {judge.scale[0]} to {judge.scale[1]}"
+            warnings.append(
+                _WARN_JUDGE_UNPARSED.format(
+                    key=unparsed, wanted=wanted, n=n_a + n_b, total=total, n_a=n_a, n_b=n_b, verdict=verdict
+                )
+            )
+    return tuple(warnings)
 
 
 def _same_context(rs: ResponseSet) -> tuple[str, ...]:

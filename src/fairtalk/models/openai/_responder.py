@@ -113,7 +113,10 @@ _MSG_DOWN_BUDGET = (
     "{error}; not retried: unavailable for {seconds:.0f} s, past retry_seconds={window:g}, and the retry budget "
     "of this call (retry_budget={total}) is spent"
 )
-_MSG_DOWN_LOG = "openai: %s cannot take requests (%s); they are retried for up to retry_seconds=%g s"
+_MSG_DOWN_LOG = (
+    "openai: %s cannot take requests (%s); they are retried for up to retry_seconds=%g s each time (said once a run; "
+    "the summary counts these retries)"
+)
 _MSG_UP_LOG = "openai: %s answers again after %.1f s"
 #: Statuses of a server that cannot take a request now (busy, restarting, its proxy's backend down): retried by time.
 _UNAVAILABLE = frozenset({429, 502, 503, 504})
@@ -206,6 +209,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         #: the last call's retry budget (``n_used`` of ``total`` retries, ``n_refused`` failures not retried), and the
         #: same summed over every call (``retry_counts``: a generation summary reports the difference over its run)
         self.retries, self.retry_counts = RetryBudget(0), RetryCounts()
+        self._said_down: set[tuple[str, str]] = set()  # (replica, why) already warned of: once a run, not per outage
         self.tls = TLSContext()  # one for every client of this adapter, the preflight's too
         self.backoff = options.backoff
         self.max_backoff = options.max_backoff
@@ -418,12 +422,14 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         down_for = None
         if failed.down is not None:
             item.first_down = now if item.first_down is None else item.first_down
-            started = self.outage.since is None
             since = self.outage.failed(now)
-            if started and self.retry_seconds > 0:
+            if self.retry_seconds > 0 and (failed.url, failed.down) not in self._said_down:
+                self._said_down.add((failed.url, failed.down))
                 _LOG.warning(_MSG_DOWN_LOG, failed.url, failed.down, self.retry_seconds)
             if self.outage.allows(first=item.first_down, now=now):
                 item.step, item.n_free = item.n_free, item.n_free + 1
+                if self.retry_counts is not None:  # always set here (the base class allows none)
+                    self.retry_counts.n_waited += 1
                 return None
             down_for = now - min(item.first_down, since)
         if item.n_counted >= self.max_retries:
