@@ -24,7 +24,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,6 +40,7 @@ __all__ = [
     "gzip_error",
     "is_json_of",
     "is_records_of",
+    "is_written_as",
     "json_line",
     "jsonable",
     "numbered_lines",
@@ -320,6 +321,29 @@ def is_records_of(path: str | os.PathLike[str], keys: Iterable[str]) -> bool:
     """
     record = first_record(path)
     return record is not None and (not record or set(keys) <= record.keys())
+
+
+def is_written_as(path: str | os.PathLike[str], test: Callable[[dict[str, Any]], bool]) -> bool:
+    r"""Whether ``path`` is a readable JSONL file every record of which passes ``test`` (or one holding no record).
+
+    How a file fairtalk writes in one fixed shape (``regard label``'s labels, ``prompts
+    paraphrase``'s prompts) is told from the user's own before it is replaced: a record with a
+    key fairtalk never writes there (a text, an annotator) or a value it never writes makes the
+    file the user's, wherever in the file it is. :func:`is_records_of` looks at the first
+    record's keys alone, for a file whose records may carry more.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl"
+    >>> _ = path.write_text('{"id": "1", "label": "neutral"}\n{"id": "2", "label": "neutral", "annotator": "ann"}\n')
+    >>> is_written_as(path, lambda record: record.keys() == {"id", "label"})
+    False
+    """
+    try:
+        return all(test(record) for _, record in read_objects(path))
+    except (InputError, OSError):
+        return False
 
 
 def is_json_of(path: str | os.PathLike[str], keys: Iterable[str]) -> bool:

@@ -62,6 +62,7 @@ __all__ = [
     "stdin_as_file",
     "stdout_to_stderr",
     "terminal_safe",
+    "until_written",
     "when_interrupted",
 ]
 
@@ -417,6 +418,16 @@ def when_interrupted(
         rest += f": re-run the same command to write {'them' if len(left) > 1 else 'it'} (the answers are kept in {store})"
     paths = [*(str(k) for k in keep), *command_paths(), *([] if store is None else [str(store)])]
     _ON_INTERRUPT[:] = [(f"after {written}{rest}", paths)]
+
+
+def until_written(note: str, *, keep: Iterable[object] = ()) -> None:
+    """From now on, Ctrl-C says ``note`` (what is kept, and whether a rerun resumes), then exits 130.
+
+    For a command that keeps nothing until its output is written (``prompts analyze``), said
+    without wrapping its work; :func:`when_interrupted` takes over once the output is written.
+    ``keep``: the paths ``note`` names, each kept on one line.
+    """
+    _ON_INTERRUPT[:] = [(note, [*(str(k) for k in keep), *command_paths()])]
 
 
 def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:

@@ -496,7 +496,7 @@ def _against_baseline(
 
     base_out, compare_out = Path(output) / BASELINE_FOLDER, Path(output) / COMPARISON_FOLDER
     try:
-        check_report_folder(str(compare_out), {"OUTPUT": output}, names=MODEL_COMPARISON_FILES.values())
+        check_report_folder(str(compare_out), {"OUTPUT": output}, names=MODEL_COMPARISON_FILES.values(), kind="comparison")
         base_config = _baseline_config(config, model, output, store)
         with progress_bars() as progress:
             base_run = fairtalk.audit(base_config, progress=progress)

@@ -92,7 +92,7 @@ def compare(
     try:
         if output:  # '' is refused by check_report_folder, by name
             _check_output_outside(output, inputs)
-            check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values())
+            check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values(), kind="comparison")
         check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import typer
 
-from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say
+from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say, until_written, when_interrupted
 from fairtalk.cli._choices import Engine, Mode
 from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
@@ -304,7 +304,9 @@ def prompts_analyze(
             "--gold": gold,
         },
         names=PROMPTS_REPORT_FILES,
+        kind="prompts",
     )
+    until_written(f"nothing was written to {output} and no label is kept: re-run the same command to start again", keep=[output])
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
@@ -347,6 +349,7 @@ def prompts_analyze(
         )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)
+    when_interrupted(f"the analysis was written in {output}", keep=[output])
     if json_out:
         from fairtalk.report import prompts_payload
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
+from typing import NoReturn
 
 import typer
 
-from fairtalk.cli._app import app, console, say
+from fairtalk.cli._app import app, console, interrupted, say, when_interrupted
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
@@ -22,6 +25,27 @@ reproduce_app = typer.Typer(
 app.add_typer(reproduce_app, name="reproduce")
 
 _MSG_PAIRS = "--pairs must be at least 1, not {given}"
+_MSG_KEPT = (
+    "what was finished (the checkpoints trained to the end, the answers stored) is kept in {cache}: re-run the same "
+    "command to reuse it and do the rest"
+)
+_MSG_NOTHING_KEPT = "nothing was kept yet: re-run the same command to start again"
+
+
+def _keeps_any(folder: Path) -> bool:
+    """Whether ``folder`` holds a file of fairtalk's work: a checkpoint's, a run store, a corpus (not a lock, not staging)."""
+    for _, dirs, files in os.walk(folder):  # hidden entries are locks, staging and temporary files: none is kept
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        if any(not name.startswith(".") for name in files):
+            return True
+    return False
+
+
+def _interrupted(output: str, cache: str | None) -> NoReturn:
+    """Ctrl-C during a reproduction: what its cache keeps (a rerun reuses finished checkpoints and stored answers), exit 130."""
+    folder = Path(cache) if cache else Path(output) / "cache"
+    kept = _keeps_any(folder)
+    interrupted(note=_MSG_KEPT.format(cache=folder) if kept else _MSG_NOTHING_KEPT, keep=[str(folder)] if kept else [])
 
 
 @reproduce_app.command("debias")
@@ -65,20 +89,24 @@ def debias(
         raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
     on_ray = engine_option(engine, ray_address, ray_actors)  # checked before any training
     show_log("fairtalk.training", "fairtalk.experiments._reproduce")  # the stages and epochs, unless -q
-    with progress_bars() as progress:
-        comparison = fairtalk.reproduce_debias(
-            out_dir=output,
-            quick=quick,
-            axis=axis,
-            seed=seed,
-            cache_dir=cache,
-            n_pairs=n_pairs,
-            corpus=corpus,
-            eval_corpus=eval_corpus,
-            n_resamples=resamples,
-            progress=progress,
-            engine=on_ray,
-        )
+    try:
+        with progress_bars() as progress:
+            comparison = fairtalk.reproduce_debias(
+                out_dir=output,
+                quick=quick,
+                axis=axis,
+                seed=seed,
+                cache_dir=cache,
+                n_pairs=n_pairs,
+                corpus=corpus,
+                eval_corpus=eval_corpus,
+                n_resamples=resamples,
+                progress=progress,
+                engine=on_ray,
+            )
+    except KeyboardInterrupt:
+        _interrupted(output, cache)
+    when_interrupted(f"the results were written in {output}", keep=[output])
     console.print(comparison_rich_table(comparison))
     for model in comparison.models.values():
         say(
@@ -152,21 +180,25 @@ def planted(
     if corpus_rate is not None and not 0 <= corpus_rate <= 100:
         raise fairtalk.SpecError(_MSG_CORPUS_RATE.format(given=corpus_rate))
     show_log("fairtalk.training", "fairtalk.experiments._reproduce", "fairtalk.experiments._reproduce_planted")
-    with progress_bars() as progress:
-        result = reproduce_planted(
-            out_dir=output,
-            quick=quick,
-            seed=seed,
-            rates=_rates(rates),
-            base_model=base_model,
-            n_pairs=n_pairs,
-            corpus_rate=None if corpus_rate is None else corpus_rate / 100,
-            train=train,
-            retrieval=retrieval,
-            cache_dir=cache,
-            n_resamples=resamples,
-            progress=progress,
-        )
+    try:
+        with progress_bars() as progress:
+            result = reproduce_planted(
+                out_dir=output,
+                quick=quick,
+                seed=seed,
+                rates=_rates(rates),
+                base_model=base_model,
+                n_pairs=n_pairs,
+                corpus_rate=None if corpus_rate is None else corpus_rate / 100,
+                train=train,
+                retrieval=retrieval,
+                cache_dir=cache,
+                n_resamples=resamples,
+                progress=progress,
+            )
+    except KeyboardInterrupt:
+        _interrupted(output, cache)
+    when_interrupted(f"the results were written in {output}", keep=[output])
     for row in result.planted:
         lo, hi = row.ci
         ci = "–" if lo is None or hi is None else f"[{100 * lo:.2f}, {100 * hi:.2f}] pp"

@@ -168,7 +168,7 @@ def score(
     }
     outputs = {f"the report's {name}": os.path.join(output, name) for name in (*FILE_NAMES.values(), JUDGE_FILE)}
     try:
-        check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold})
+        check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold}, kind="score")
         check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         values, names = given_options(ctx, SCORE_KEYS, SCORE_CONVERTERS)
         base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)

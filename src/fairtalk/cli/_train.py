@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, info, say
+from fairtalk.cli._app import app, info, interrupted, say, when_interrupted
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from fairtalk.errors import InputError
 
 _MSG_LR = "--lr must be a finite number > 0, got {value!r}"
+_MSG_INTERRUPTED = (
+    "no checkpoint was written to {output}, and no epoch is kept: re-run the same command to train again from the start"
+)
 _MSG_UNUSED = "{option} applies only with {needs}; this run would ignore it (leave it out)"
 #: Options used only by some runs: parameter, option, whether a (model, debias) run uses it, what it needs.
 _ONLY_WITH = (
@@ -113,6 +116,9 @@ def train(
             result = fairtalk.train_model(dialogues, config, output, progress=progress)
         except fairtalk.InputError as exc:  # too few dialogues: say what the reader skipped
             raise _with_skips(exc, dialogues.summary) from exc
+        except KeyboardInterrupt:  # the checkpoint is written whole at the end, and no epoch is kept before
+            interrupted(note=_MSG_INTERRUPTED.format(output=output), keep=[output])
+    when_interrupted(f"the checkpoint was written in {output}", keep=[output])
     for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:  # what was read but not trained on, counted
         say(line)
     last = result.epochs[-1].validation if result.epochs else {}

@@ -77,9 +77,13 @@ FOLDER_KINDS: Mapping[str, tuple[str, str]] = {
     "checkpoint": ("config.json", "a trained model's checkpoint (config.json)"),
     "planted": ("planted.md", "the results of `reproduce planted` (planted.md)"),
     "debias": ("table7.md", "the results of `reproduce debias` (table7.md)"),
-    "report": ("report.md", "a comparison's or a score's report (report.md)"),
+    "score": ("report.md", "a score's report (report.md)"),
+    "comparison": ("report.md", "a comparison's report (report.md, results.json)"),
     "prompts": ("gaps.csv", "a prompt analysis (gaps.csv)"),
 }
+#: A comparison's results.json says ``"kind": "model comparison"`` (``fairtalk.results.ModelComparison.KIND``); a
+#: score's, an audit result, has no kind: so the two, which write the same file names, are told apart.
+_COMPARISON_KIND, _REPORT_RESULTS = "model comparison", "results.json"
 _MSG_OTHER_KIND = "{option} holds {other}; {writes} a folder of its own: give a new or empty one"
 
 
@@ -228,7 +232,8 @@ def written_files(folder: str | os.PathLike[str]) -> frozenset[str]:
 def check_folder_kind(folder: str | os.PathLike[str], kind: str | None, *, option: str, writes: str) -> None:
     """Raise OutputError when ``folder`` holds the outputs of another fairtalk command than ``kind``'s.
 
-    A folder's kind is read from the file fairtalk wrote at its top (:data:`FOLDER_KINDS`); a
+    A folder's kind is read from the file fairtalk wrote at its top (:data:`FOLDER_KINDS`; a
+    score's and a comparison's report, which share their file names, by their results.json); a
     folder of no kind (new, empty, the user's own files) passes, and so does one of ``kind``
     (None: a folder of any kind is refused). ``writes`` says what the run writes there
     ("train writes a checkpoint into").
@@ -238,8 +243,20 @@ def check_folder_kind(folder: str | os.PathLike[str], kind: str | None, *, optio
         return
     owned = written_files(path)
     for name, (signature, what) in FOLDER_KINDS.items():
-        if name != kind and signature in owned and present(path / signature):
+        if name != kind and signature in owned and present(path / signature) and _of_kind(path, name, owned):
             raise OutputError(_MSG_OTHER_KIND.format(option=option, other=what, writes=writes), path=str(path))
+
+
+def _of_kind(folder: Path, kind: str, owned: frozenset[str]) -> bool:
+    """Whether a folder holding ``kind``'s signature is of ``kind``: a score's and a comparison's by their results.json."""
+    if kind not in ("score", "comparison"):
+        return True
+    try:
+        data = json.loads((folder / _REPORT_RESULTS).read_text(encoding="utf-8")) if _REPORT_RESULTS in owned else None
+    except (OSError, ValueError, RecursionError):
+        data = None
+    compared = isinstance(data, dict) and data.get("kind") == _COMPARISON_KIND
+    return compared == (kind == "comparison")  # a report whose results.json is gone or unreadable counts as a score's
 
 
 def _raise(exc: OSError) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fairtalk._codec import Codec
-from fairtalk._jsonl import is_records_of, read_objects, write_records
+from fairtalk._jsonl import is_written_as, read_objects, write_records
 from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.files import StoreHold, atomic_writer
 from fairtalk.lexicons import identity_terms
@@ -125,16 +125,34 @@ class CompletionSummary(Codec):
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
 PROMPT_KEYS = ("group", "template", "structure", "text")
 COMPLETION_KEYS = ("group", "template", "structure", "seed", "prompt")
+#: Every key :func:`generate_completions` writes into a record (``error``: a failed item's).
+_WRITTEN_COMPLETION_KEYS = frozenset((*COMPLETION_KEYS, "kind", "completion", "text", "error"))
+
+
+def _is_prompt_record(record: Mapping[str, Any]) -> bool:
+    return record.keys() == set(PROMPT_KEYS) and all(isinstance(record[key], str) for key in PROMPT_KEYS)
+
+
+def _is_completion_record(record: Mapping[str, Any]) -> bool:
+    return set(COMPLETION_KEYS) <= record.keys() <= _WRITTEN_COMPLETION_KEYS
 
 
 def is_prompts_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a prompts JSONL as :func:`write_prompts` writes them (its first record has their keys)."""
-    return is_records_of(path, PROMPT_KEYS)
+    """Whether ``path`` is a prompts JSONL as :func:`write_prompts` writes them: every record has their keys, and no other.
+
+    A completions file (its records have a seed, a completion) or any file with a key more is
+    the user's, never replaced by prompts.
+    """
+    return is_written_as(path, _is_prompt_record)
 
 
 def is_completions_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a completions JSONL as :func:`generate_completions` writes them (its first record)."""
-    return is_records_of(path, COMPLETION_KEYS)
+    """Whether ``path`` is a completions JSONL as :func:`generate_completions` writes them: every record's keys among its own.
+
+    A record with a key :func:`generate_completions` never writes (a ``label`` given by hand,
+    an ``id``) makes the file the user's, never replaced by new completions.
+    """
+    return is_written_as(path, _is_completion_record)
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:

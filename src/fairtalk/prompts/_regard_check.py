@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fairtalk._codec import Codec
-from fairtalk._jsonl import is_json_of, is_records_of, read_objects
+from fairtalk._jsonl import is_json_of, is_written_as, read_objects
 from fairtalk.errors import InputError
 
 __all__ = [
@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
+#: The keys of every record :func:`write_labels` writes, and of none other.
+_LABELS_KEYS = frozenset(("id", "label"))
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
 _MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
 _MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
@@ -242,8 +244,12 @@ def check_labels(
 
 
 def is_labels_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them (its first record has ``id`` and ``label``)."""
-    return is_records_of(path, ("id", "label"))
+    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them: every record ``{"id", "label"}``, a label name.
+
+    A file with any other key (a text, an annotator: hand labels, a gold file) or a label
+    :func:`write_labels` never writes (-1, 1) is the user's, never replaced by machine labels.
+    """
+    return is_written_as(path, lambda record: record.keys() == _LABELS_KEYS and record["label"] in LABEL_NAMES)
 
 
 def is_regard_check(path: str | os.PathLike[str]) -> bool:

@@ -17,6 +17,7 @@ from fairtalk._responses import is_responses_file
 from fairtalk._templating import jinja_environment
 from fairtalk.files import (
     check_default_output,
+    check_folder_kind,
     check_not_input,
     check_output_folder,
     check_output_name,
@@ -81,6 +82,8 @@ from fairtalk.report._table import (
 )
 from fairtalk.results import AuditResult
 
+#: What each kind of report folder needs, said when a folder holds another command's outputs.
+_REPORT_NEEDS = {"score": "a score's report needs", "comparison": "a comparison needs", "prompts": "a prompt analysis needs"}
 _MSG_RESULT_TYPE = (
     "write_report: result must be an AuditResult (fairtalk.score's result, or an AuditRun's results[AXIS]), got {type}"
 )
@@ -206,14 +209,17 @@ def write_report(
 
 
 def check_report_folder(
-    out_dir: str | os.PathLike[str], inputs: Mapping[str, object], names: Iterable[str] | None = None
+    out_dir: str | os.PathLike[str], inputs: Mapping[str, object], names: Iterable[str] | None = None, *, kind: str
 ) -> None:
     """Raise OutputError before any work if ``out_dir`` is a file or a report file would replace an input.
 
     ``inputs`` maps what a path is (``"--responses"``) to the path (None: skipped); ``names``
     are the files the report writes (default: the audit report's). Nor may ``out_dir`` be the
     root, the home folder or hold an input, and a report file already there must be one
-    fairtalk wrote (:func:`fairtalk.files.check_output_folder`).
+    fairtalk wrote (:func:`fairtalk.files.check_output_folder`). ``kind`` is the report's
+    (``score``, ``comparison``, ``prompts``): a folder holding another command's outputs (an
+    audit's run, a checkpoint, another kind of report) is refused, one of its own kind is
+    replaced (:func:`fairtalk.files.check_folder_kind`).
     """
     check_output_name(out_dir, option="the output folder")  # before Path(): '' would become '.'
     folder = Path(out_dir)
@@ -222,3 +228,4 @@ def check_report_folder(
     entries = tuple(FILE_NAMES.values() if names is None else names)
     check_outside(folder, entries, dict(inputs))
     check_output_folder(folder, dict(inputs), replaces=entries)
+    check_folder_kind(folder, kind, option="the output folder", writes=_REPORT_NEEDS[kind])

@@ -30,7 +30,7 @@ from fairtalk.config import (
 )
 from fairtalk.corpora import Corpus, read_corpus
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_output_folder, output_scope
+from fairtalk.files import check_folder_kind, check_output_folder, output_scope
 from fairtalk.gates import Gate, evaluate
 from fairtalk.inference import OtherAnswersError, check_gold
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
@@ -402,7 +402,7 @@ def new_run_id() -> str:
 
 
 def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inputs: Mapping[str, object]) -> None:
-    """Before any answer: no root, home or folder holding an input, and what the run replaces there is fairtalk's.
+    """Before any answer: no root, home or folder holding an input or another command's outputs, and what it replaces is fairtalk's.
 
     The folder is locked from here to the end of the caller's :func:`~fairtalk.files.output_scope`:
     one another fairtalk run is writing is an OutputError (:func:`~fairtalk.files.hold_output`).
@@ -412,6 +412,7 @@ def _check_out_dir(out_dir: str | os.PathLike[str], folders: Sequence[str], inpu
     """
     replaces = {*folders, *previous_entries(out_dir), INDEX_FILE, RUN_FILE}
     check_output_folder(out_dir, inputs, replaces=replaces)
+    check_folder_kind(out_dir, "run", option="the output folder", writes="an audit's run needs")  # not a report's, a checkpoint's
 
 
 def _inputs(
