@@ -526,9 +526,10 @@ def _model_shown(model: str, width: int) -> str:
     """A recorded model (``SPEC {json settings}[ version=TAG]``) as the ``model`` line shows it in ``width`` columns.
 
     The settings' JSON holds no space, so a long one (a GGUF file, a chat template's hash, a system
-    prompt) was one word the 80-column console could not break: where ``model SPEC {…}`` is wider
-    than ``width``, each comma of the settings gets a space after it; the spec and the values stay as
-    recorded. One that fits is shown as recorded.
+    prompt) was one word the 80-column console could not break: where the settings (and a version
+    after them) are wider than a continuation line of ``width`` columns (indented by 2), each comma of
+    the settings gets a space after it; the spec and the values stay as recorded. Settings that fit
+    such a line are shown as recorded (the line wraps before them).
 
     >>> _model_shown('hf:org/m {"dtype":"float32","gguf_file":"m.gguf"} version=v2', 40)
     'hf:org/m {"dtype": "float32", "gguf_file": "m.gguf"} version=v2'
@@ -536,7 +537,7 @@ def _model_shown(model: str, width: int) -> str:
     'hf:org/m {"dtype":"float32"}'
     """
     head, space, rest = model.partition(" ")
-    if len(f"model {model}") <= width or not rest.startswith("{"):
+    if len(rest) + 2 <= width or not rest.startswith("{"):
         return model
     try:
         settings, end = json.JSONDecoder().raw_decode(rest)
