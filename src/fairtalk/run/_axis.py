@@ -178,14 +178,16 @@ def _prompts_cut(model: CachingResponder, pairs: PairColumn, settings: DecodingS
     Counted from the prompts (:meth:`~fairtalk.models.Responder.prompts_cut`), not from the answers: a
     rerun whose answers all come from the run store counts them too.
     """
-    n_pairs = len(pairs)
-    cut = model.prompts_cut([*pairs.a, *pairs.b], settings)
-    if not cut or not any(cut):
+    cut_a = model.prompts_cut(pairs.a, settings)  # each side's column as it is: no copy for a model that cuts nothing
+    if cut_a is None:
         return None
-    cut_a, cut_b = cut[:n_pairs], cut[n_pairs:]
+    cut_b = model.prompts_cut(pairs.b, settings) or [0] * len(pairs)
+    if not any(cut_a) and not any(cut_b):
+        return None
     n = sum(1 for x, y in zip(cut_a, cut_b) if x or y)
     n_a, n_b = sum(1 for x in cut_a if x), sum(1 for y in cut_b if y)
-    return _WARN_PROMPTS_CUT.format(n=n, total=n_pairs, n_a=n_a, n_b=n_b, most=max(cut), max_new=settings.max_new_tokens)
+    most = max(max(cut_a), max(cut_b))
+    return _WARN_PROMPTS_CUT.format(n=n, total=len(pairs), n_a=n_a, n_b=n_b, most=most, max_new=settings.max_new_tokens)
 
 
 def _served(requested: str | None, generation: GenerationSummary) -> ServedProvenance | None:
