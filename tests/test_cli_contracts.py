@@ -478,3 +478,19 @@ def test_a_few_yaml_aliases_still_work(tmp_path: Path) -> None:
     )
     config = fairtalk.AuditConfig.from_file(shared)
     assert config.settings.max_new_tokens == 7 and config.axes == ("gender",)
+
+
+def test_python_dash_m_fairtalk_is_the_command(tmp_path: Path) -> None:
+    """``python -m fairtalk`` runs the CLI (its usage line names it), and an error keeps exit code 2."""
+    shown = subprocess.run([sys.executable, "-m", "fairtalk", "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "python -m fairtalk [OPTIONS] COMMAND" in shown.stdout
+    wrong = subprocess.run(
+        [sys.executable, "-m", "fairtalk", "audit", "--pairs", "0", "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("error: --pairs must be a whole number")
+    assert not (tmp_path / "out").exists()
