@@ -78,3 +78,27 @@ def test_share_equivalence_says_what_would_show_it_only_while_it_is_not_shown() 
     assert enough.equivalent and enough.note is not None and "needs" not in enough.note
     unclustered = share_equivalence(100, alpha=0.05, margin=0.02, max_difference=1.0, n_pairs=100)
     assert unclustered.note is not None and unclustered.note.startswith("identical on all 100 pairs: at most")
+
+
+def test_the_terminal_says_how_many_dialogues_identical_answers_need(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A review found the audit's terminal said only "not shown equivalent: offense_rate, length" for a constant bot.
+
+    The report and JUnit gave the bound's count; the terminal now says it too, in the report's words.
+    """
+    from typer.testing import CliRunner
+
+    from fairtalk import write_responses
+    from fairtalk.cli import app
+
+    path = write_responses(_clustered_identical(), tmp_path / "responses.jsonl")
+    args = ["score", "--responses", str(path), "--axis", "gender", "--measures", "offense,length", "--fail-unless-equivalent"]
+    done = CliRunner().invoke(app, [*args, "--resamples", "100", "-o", str(tmp_path / "out")])
+    assert done.exit_code == 1, done.output
+    text = " ".join(done.output.split())  # the terminal wraps at 80 columns
+    n_pairs = N_DIALOGUES * PER_DIALOGUE
+    needed = identical_units_needed(alpha=0.05, margin=0.02, max_difference=1.0)
+    assert (
+        f"gender: identical on all {n_pairs} pairs ({N_DIALOGUES} dialogues); equivalence needs {needed} dialogues all "
+        "identical: offense_rate, length"
+    ) in text, text
+    assert "offense_rate (detectable" not in text  # not also called inconclusive for want of a detectable difference

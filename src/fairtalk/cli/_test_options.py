@@ -207,6 +207,25 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
         say(f"no difference detected on any axis at adjusted p < {alpha:g}", style="green")
 
 
+def _identical_needs(r: AuditResult) -> dict[str, str]:
+    """Per primary key answered identically on every pair but too few to show equivalence: what its note says it needs.
+
+    ``identical on all 400 pairs (133 dialogues); equivalence needs 149 dialogues all identical``,
+    cut from the note of the exact rule that decided (:data:`fairtalk.stats.METHOD_IDENTICAL`).
+    """
+    from fairtalk.stats import METHOD_IDENTICAL
+
+    needs = {}
+    for m in r.measures:
+        if not m.primary or m.equivalent or m.equivalence_test != METHOD_IDENTICAL:
+            continue
+        note = next((n for n in m.notes if "; equivalence needs " in n), None)
+        if note is not None:
+            head, need = note.split(":", 1)[0], note[note.index("; equivalence needs ") + 2 :]
+            needs[m.name] = f"{head}; {need}"
+    return needs
+
+
 def _say_equivalence(name: str, r: AuditResult) -> None:
     """One axis' primary measures shown equivalent, different within the margin, inconclusive or not tested."""
     equivalent = [m.name for m in r.measures if m.primary and m.equivalent and not m.detected()]
@@ -219,7 +238,15 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
             f"equivalence gate passes): {', '.join(small)}",
             style="yellow",
         )
-    inconclusive = [m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None]
+    identical = _identical_needs(r)
+    inconclusive = [
+        m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None and m.name not in identical
+    ]
+    by_need: dict[str, list[str]] = {}
+    for key, need in identical.items():
+        by_need.setdefault(need, []).append(key)
+    for need, keys in by_need.items():  # more pairs would help, but how many is the exact bound's count, not an MDE
+        say(f"{name}: {need}: {', '.join(keys)}", style="yellow")
     for m in (m for m in r.measures if m.primary and m.not_tested is not None):
         say(f"{name}: {m.name}: {m.not_tested}", style="yellow")  # more pairs would not help, the scorer's answers would
     if inconclusive:
