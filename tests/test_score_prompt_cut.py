@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from fairtalk.run._score import prompts_cut_warning
 
 runner = CliRunner()
 
@@ -61,6 +60,8 @@ def test_the_score_command_prints_it_and_writes_it_to_results_json(tmp_path: Pat
 
 
 def test_the_one_wording_counts_pairs_and_sides_and_names_the_limits() -> None:
+    from fairtalk.run._score import prompts_cut_warning
+
     assert prompts_cut_warning([0, 0], [0, 0], 56) is None
     one = prompts_cut_warning([0, 7], [1, 0], 40)
     assert one is not None and one.startswith("the prompts of 2 of 2 pairs (1 on side a, 1 on side b; up to 7 tokens)")

@@ -206,10 +206,12 @@ def _extras(side: Sequence[Response]) -> Iterator[Extra]:
 
 def _cut_of(extra: Extra) -> tuple[int, int | None]:
     """The tokens cut from a record's prompt (0: none recorded) and the ``max_new_tokens`` recorded beside them."""
-    if not extra:
-        return 0, None
-    fields = dict(extra)
-    cut, limit = fields.get(PROMPT_CUT_FIELD), fields.get(MAX_NEW_FIELD)
+    cut = limit = None
+    for key, value in extra:  # no dict per record: most records hold a seed alone
+        if key == PROMPT_CUT_FIELD:
+            cut = value
+        elif key == MAX_NEW_FIELD:
+            limit = value
     if not isinstance(cut, int) or isinstance(cut, bool) or cut <= 0:
         return 0, None
     return cut, limit if isinstance(limit, int) and not isinstance(limit, bool) else None

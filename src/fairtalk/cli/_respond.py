@@ -24,8 +24,8 @@ from fairtalk.errors import ResponderError
 if TYPE_CHECKING:
     from fairtalk import DecodingSettings, Responder
     from fairtalk.models import RayEngine
-    from fairtalk.results import GenerationSummary
     from fairtalk.pipeline import Generation
+    from fairtalk.results import GenerationSummary
 
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"

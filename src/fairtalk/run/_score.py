@@ -302,8 +302,8 @@ def prompts_cut_warning(cut_a: Sequence[int], cut_b: Sequence[int], max_new_toke
 
     Examples
     --------
-    >>> prompts_cut_warning([0, 3], [0, 0], 60)[:60]
-    'the prompts of 1 of 2 pairs (1 on side a, 0 on side b; up to '
+    >>> prompts_cut_warning([0, 3], [0, 0], 60).split(")")[0]
+    'the prompts of 1 of 2 pairs (1 on side a, 0 on side b; up to 3 tokens'
     >>> prompts_cut_warning([0, 0], [0, 0], 60) is None
     True
     """
