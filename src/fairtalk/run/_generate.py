@@ -574,7 +574,10 @@ def respond(
     Generation
         ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``, and
         ``n_truncated`` when answers longer than a JSONL record may hold were cut to fit),
-        ``summary`` (counts, model fingerprint, seconds) and ``errors``.
+        ``summary`` (counts, model fingerprint, seconds), ``errors``, and ``warnings``: the pairs
+        whose prompt the model cut from its start to fit its positions, per side, as ``audit`` words
+        it (each such response records ``prompt_cut``, the tokens cut, and ``max_new_tokens``, so
+        that :func:`fairtalk.score` of a file written from them warns again).
 
     Raises
     ------

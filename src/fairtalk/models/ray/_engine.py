@@ -253,8 +253,8 @@ _MSG_LOST = "the Ray actor running this item died {n} time(s) ({error})"
 _MSG_NO_GPU = "engine ray: each actor asks for {gpus:g} GPU(s) but the cluster has {have:g}"
 _MSG_NO_CPU = "engine ray: each actor asks for {cpus:g} CPU(s) but the cluster has {have:g}"
 _WARN_CUT_UNKNOWN = (
-    "ray: no actor counted the tokens {spec} cuts from the prompts' start to fit its positions ({error}); "
-    "a prompt cut is not warned of in this run"
+    "ray: no actor answered to check max_new_tokens against {spec} and count the tokens it cuts from the prompts' "
+    "start to fit its positions ({error}); a prompt cut in this run is not warned of"
 )
 
 
