@@ -42,6 +42,7 @@ __all__ = [
     "is_failure",
     "is_responses_file",
     "loss_tally",
+    "prompt_cuts",
     "read_responses",
     "response_contexts",
     "response_texts",
@@ -170,6 +171,11 @@ class ResponseColumn(RecordColumn[Response]):
         """The contexts asked, in order (no records built)."""
         return self._contexts
 
+    @property
+    def rest(self) -> Sequence[Extra] | None:
+        """Each response's extra fields but its seed, in order (None: no response has any)."""
+        return self._rest
+
     def __len__(self) -> int:
         return len(self._ids)
 
@@ -181,6 +187,62 @@ class ResponseColumn(RecordColumn[Response]):
 
     def __repr__(self) -> str:
         return f"ResponseColumn(side={self._side!r}, n={len(self)})"
+
+
+#: The field of a response whose prompt the model cut from its start to fit its positions: the tokens cut
+#: (:meth:`~fairtalk.models.Responder.prompts_cut`); beside it, :data:`MAX_NEW_FIELD` the token limit that left no room.
+PROMPT_CUT_FIELD = "prompt_cut"
+#: The field beside :data:`PROMPT_CUT_FIELD`: the ``max_new_tokens`` the answer was generated with.
+MAX_NEW_FIELD = "max_new_tokens"
+
+
+def _extras(side: Sequence[Response]) -> Iterator[Extra]:
+    """Each record's extra fields but its seed: a column's own, with no record built (``()`` for most)."""
+    if isinstance(side, ResponseColumn):
+        rest = side.rest
+        return iter(rest) if rest is not None else iter(() for _ in range(len(side)))
+    return (r.extra for r in side)
+
+
+def _cut_of(extra: Extra) -> tuple[int, int | None]:
+    """The tokens cut from a record's prompt (0: none recorded) and the ``max_new_tokens`` recorded beside them."""
+    cut = limit = None
+    for key, value in extra:  # no dict per record: most records hold a seed alone
+        if key == PROMPT_CUT_FIELD:
+            cut = value
+        elif key == MAX_NEW_FIELD:
+            limit = value
+    if not isinstance(cut, int) or isinstance(cut, bool) or cut <= 0:
+        return 0, None
+    return cut, limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def prompt_cuts(rs: ResponseSet) -> tuple[list[int], list[int], tuple[int, ...]]:
+    """Per pair asked (the complete pairs, then those left out), the tokens cut from side a's and side b's prompt.
+
+    Read from the records' :data:`PROMPT_CUT_FIELD` (written by generation when the model cut a
+    prompt's start to fit its positions), with the ``max_new_tokens`` values recorded beside
+    them (sorted), so that a responses file scored later says what its model run cut.
+    """
+    cut_a: list[int] = []
+    cut_b: list[int] = []
+    limits: set[int] = set()
+    for cut, side in ((cut_a, rs.a), (cut_b, rs.b)):
+        for extra in _extras(side):
+            tokens, limit = _cut_of(extra)
+            cut.append(tokens)
+            if limit is not None:
+                limits.add(limit)
+    left: dict[str, dict[str, int]] = {}
+    for record in rs.left_out:
+        tokens, limit = _cut_of(record.extra)
+        left.setdefault(record.pair_id, {})[record.side] = tokens
+        if limit is not None:
+            limits.add(limit)
+    for sides in left.values():
+        cut_a.append(sides.get("a", 0))
+        cut_b.append(sides.get("b", 0))
+    return cut_a, cut_b, tuple(sorted(limits))
 
 
 def response_texts(side: Sequence[Response]) -> Sequence[str]:

@@ -24,6 +24,7 @@ from fairtalk.errors import ResponderError
 if TYPE_CHECKING:
     from fairtalk import DecodingSettings, Responder
     from fairtalk.models import RayEngine
+    from fairtalk.pipeline import Generation
     from fairtalk.results import GenerationSummary
 
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
@@ -363,12 +364,18 @@ def _respond(
     finally:
         if responder is not None:
             responder.close()
+    _say_done(generation, None if responder is None else responder.n_actors, "stdout" if document is not None else output)
+
+
+def _say_done(generation: Generation, n_actors: int | None, where: str) -> None:
+    """The model, the generation counts, the warnings (a prompt cut to fit) and what was written, on stderr."""
     summary = generation.summary
-    actors = "" if responder is None or responder.n_actors is None else f" on {responder.n_actors} Ray actor(s)"
+    actors = "" if n_actors is None else f" on {n_actors} Ray actor(s)"
     say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
     for line in generation_lines(summary):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
-    where = "stdout" if document is not None else output
+    for warning in generation.warnings:  # a prompt cut to fit: the responses file records it, and score warns again
+        say(f"warning: {warning}", style="yellow", stderr=True)
     n_lost = summary.n_pairs - generation.responses.n_pairs
     also = f" and {n_lost:,} left out (their failed sides recorded as failures)" if n_lost else ""
     info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True, keep=[where])

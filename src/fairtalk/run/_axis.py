@@ -19,7 +19,6 @@ from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError
 from fairtalk.inference import Scored, adjust_family, by_turn, check_multi_turn, finalize
 from fairtalk.lexicons import Lexicon
-from fairtalk.models import DecodingSettings
 from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
@@ -46,12 +45,6 @@ _MSG_LOST_TO_ERRORS = (
     "{n_errors} pair side(s) ({counts}); first error: {first}"
 )
 _MSG_NO_CONTEXTS = "axis {axis}: neither contexts nor pairs were given"
-_WARN_PROMPTS_CUT = (
-    "the prompts of {n:,} of {total:,} pairs ({n_a:,} on side a, {n_b:,} on side b; up to {most:,} tokens) were "
-    "longer than the model reads beside max_new_tokens={max_new} (--max-new-tokens), so their start (the system "
-    "prompt, then the earliest turns, where a group word may stand) was cut off before the model read them; a "
-    "smaller --max-new-tokens (max_new_tokens) or fewer --turns keeps them whole"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +124,7 @@ def audit_axis(
         store=cached.store,
         max_consecutive_failures=cached.max_consecutive_failures,
     )
-    reporter.finish()
-    if cut := _prompts_cut(cached, pairs, generation.settings):
-        scored = replace(scored, warnings=(*scored.warnings, cut))
+    reporter.finish()  # the prompts the model cut to fit (each response records it) are warned by prepare_scores
     spent["scoring"] = time.perf_counter() - started
     served = _served(cached.requested_model, generated.summary)
     if (other_model := served_warning(served)) is not None:  # in the result's warnings: every report shows it
@@ -170,24 +161,6 @@ def audit_axis(
         pairs_check,
         turned,
     )
-
-
-def _prompts_cut(model: CachingResponder, pairs: PairColumn, settings: DecodingSettings) -> str | None:
-    """The warning counting the pairs whose prompt the model cut from the start to fit its positions, if any.
-
-    Counted from the prompts (:meth:`~fairtalk.models.Responder.prompts_cut`), not from the answers: a
-    rerun whose answers all come from the run store counts them too.
-    """
-    cut_a = model.prompts_cut(pairs.a, settings)  # each side's column as it is: no copy for a model that cuts nothing
-    if cut_a is None:
-        return None
-    cut_b = model.prompts_cut(pairs.b, settings) or [0] * len(pairs)
-    if not any(cut_a) and not any(cut_b):
-        return None
-    n = sum(1 for x, y in zip(cut_a, cut_b) if x or y)
-    n_a, n_b = sum(1 for x in cut_a if x), sum(1 for y in cut_b if y)
-    most = max(max(cut_a), max(cut_b))
-    return _WARN_PROMPTS_CUT.format(n=n, total=len(pairs), n_a=n_a, n_b=n_b, most=most, max_new=settings.max_new_tokens)
 
 
 def _served(requested: str | None, generation: GenerationSummary) -> ServedProvenance | None:

@@ -27,7 +27,17 @@ from types import MappingProxyType
 import numpy as np
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
-from fairtalk._responses import Extra, ResponseColumn, ResponseSet, aligned_responses, count_loss, failed_response
+from fairtalk._responses import (
+    MAX_NEW_FIELD,
+    PROMPT_CUT_FIELD,
+    Extra,
+    ResponseColumn,
+    ResponseSet,
+    aligned_responses,
+    count_loss,
+    failed_response,
+    prompt_cuts,
+)
 from fairtalk.errors import FairtalkError, ResponderAborted, ResponderError, SpecError
 from fairtalk.files import StoreHold
 from fairtalk.models import (
@@ -47,6 +57,7 @@ from fairtalk.progress import ProgressCallback, ProgressReporter, loading_label,
 from fairtalk.records import Pair, Response, Side
 from fairtalk.results import GenerationSummary, ServedProvenance
 from fairtalk.run._engine import open_on_ray
+from fairtalk.run._score import prompts_cut_warning
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
 
@@ -99,12 +110,15 @@ def item_seed(seed: int, pair_id: str, side: str) -> int:
 class Generation:
     """Responses to pairs: the complete pairs, the failures, and the counts.
 
-    ``errors`` holds ``(pair_id, side, message)`` per failed pair side.
+    ``errors`` holds ``(pair_id, side, message)`` per failed pair side. ``warnings``: what the
+    answers cannot show, such as the pairs whose prompt the model cut from its start to fit its
+    positions (:func:`~fairtalk.run._score.prompts_cut_warning`; each such response records it).
     """
 
     responses: ResponseSet
     summary: GenerationSummary
     errors: tuple[tuple[str, str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def default_model() -> Responder:
@@ -255,7 +269,7 @@ def generate(
     retry_counts = cached.responder.retry_counts  # and its retries, summed over its calls
     retries_before = (0, 0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     served_before = (dict(cached.served_models or {}), cached.n_served_unknown)  # and who its server said answered
-    answers = _Answers()
+    answers = _Answers(settings.max_new_tokens)
     try:
         for start in range(0, len(pairs), _CHUNK // 2):
             chunk = pairs[start : start + _CHUNK // 2]
@@ -264,7 +278,8 @@ def generate(
             for pair in chunk:
                 contexts += (pair.a, pair.b)
                 seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
-            answers.add(chunk, cached.respond_each(contexts, settings, seeds=seeds), seeds)
+            cut = cached.prompts_cut(contexts, settings)  # counted from the prompts: answers from the store too
+            answers.add(chunk, cached.respond_each(contexts, settings, seeds=seeds), seeds, cut)
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
             raise ResponderError(_stopped(exc, cached, before)) from exc
@@ -326,13 +341,15 @@ def generate(
         summary.n_errors,
         summary.seconds,
     )
-    return Generation(rs, summary, tuple(errors))
+    cut_warning = prompts_cut_warning(*prompt_cuts(rs)[:2], settings.max_new_tokens)
+    return Generation(rs, summary, tuple(errors), () if cut_warning is None else (cut_warning,))
 
 
 class _Answers:
     """The complete pairs' answers, side by side as columns (no record per answer), and the failed pair sides, counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_new_tokens: int) -> None:
+        self.max_new_tokens = max_new_tokens  # recorded beside a prompt cut: the limit that left it no room
         self.ids: list[str] = []
         self.contexts: dict[Side, list[str]] = {"a": [], "b": []}
         self.texts: dict[Side, list[str]] = {"a": [], "b": []}
@@ -344,8 +361,10 @@ class _Answers:
         self.lost: dict[str, int] = {}  # pairs left out by the side(s) that failed (LOSS_KEYS)
         self.left_out: list[Response] = []  # their records: the side answered, the failed side saying why
 
-    def add(self, pairs: Sequence[Pair], out: Sequence[str | ResponderError], seeds: Sequence[int]) -> None:
-        """Pair ``i``'s sides are ``out[2 i]`` and ``out[2 i + 1]`` (seeds alike)."""
+    def add(
+        self, pairs: Sequence[Pair], out: Sequence[str | ResponderError], seeds: Sequence[int], cut: Sequence[int] | None = None
+    ) -> None:
+        """Pair ``i``'s sides are ``out[2 i]`` and ``out[2 i + 1]`` (seeds and the tokens ``cut`` from their prompts alike)."""
         for i, pair in enumerate(pairs):
             ra, rb = out[2 * i], out[2 * i + 1]
             for side, item in (("a", ra), ("b", rb)):
@@ -354,21 +373,31 @@ class _Answers:
                     self.error_counts[type(item).__name__] = self.error_counts.get(type(item).__name__, 0) + 1
             lost_a, lost_b = isinstance(ra, ResponderError), isinstance(rb, ResponderError)
             cluster: Extra = () if pair.cluster is None else (("cluster", pair.cluster),)
+            cut_a, cut_b = (self._cut(cut[2 * i]), self._cut(cut[2 * i + 1])) if cut else ((), ())
             if lost_a or lost_b:
                 self.n_pairs_with_errors += 1
                 count_loss(self.lost, lost_a, lost_b)
-                self._keep_lost(pair, (ra, rb), (seeds[2 * i], seeds[2 * i + 1]), cluster)
+                self._keep_lost(pair, (ra, rb), (seeds[2 * i], seeds[2 * i + 1]), cluster, (cut_a, cut_b))
                 continue
             self.ids.append(pair.id)
-            self._add("a", ra, pair.a, seeds[2 * i], cluster)
-            self._add("b", rb, pair.b, seeds[2 * i + 1], cluster)
+            self._add("a", ra, pair.a, seeds[2 * i], (*cluster, *cut_a))
+            self._add("b", rb, pair.b, seeds[2 * i + 1], (*cluster, *cut_b))
+
+    def _cut(self, n_tokens: int) -> Extra:
+        """The fields of a response whose prompt lost ``n_tokens`` from its start (none when it lost none)."""
+        return ((PROMPT_CUT_FIELD, int(n_tokens)), (MAX_NEW_FIELD, self.max_new_tokens)) if n_tokens else ()
 
     def _keep_lost(
-        self, pair: Pair, out: tuple[str | ResponderError, str | ResponderError], seeds: tuple[int, int], cluster: Extra
+        self,
+        pair: Pair,
+        out: tuple[str | ResponderError, str | ResponderError],
+        seeds: tuple[int, int],
+        cluster: Extra,
+        cuts: tuple[Extra, Extra],
     ) -> None:
         """The records of a pair left out: each side's answer, or its failure (``"<kind>: <message>"``)."""
-        for side, item, context, seed in zip(_SIDES, out, (pair.a, pair.b), seeds):
-            extra: Extra = (("seed", seed), *cluster)
+        for side, item, context, seed, prompt_cut in zip(_SIDES, out, (pair.a, pair.b), seeds, cuts):
+            extra: Extra = (("seed", seed), *cluster, *prompt_cut)
             if isinstance(item, ResponderError):
                 self.left_out.append(failed_response(pair.id, side, context, f"{type(item).__name__}: {item}", extra))
                 continue
@@ -376,14 +405,15 @@ class _Answers:
             self.n_truncated += cut
             self.left_out.append(Response(pair.id, side, context, str(text), (*extra, *_reason(item, cut))))
 
-    def _add(self, side: Side, item: str | ResponderError, context: str, seed: int, cluster: Extra) -> None:
+    def _add(self, side: Side, item: str | ResponderError, context: str, seed: int, extra: Extra) -> None:
+        """One side of a complete pair; ``extra``: its cluster and its prompt's cut, when it has them."""
         text, cut = _fit(item, context)  # type: ignore[arg-type]  # a failed pair never gets here
         self.n_truncated += cut  # an answer longer than a JSONL record may hold is cut, so outputs read back
         self.contexts[side].append(context)
         self.texts[side].append(str(text))
         self.seeds[side].append(seed)
         reason = _reason(item, cut)
-        self.rest[side].append((*cluster, *reason) if cluster or reason else ())
+        self.rest[side].append((*extra, *reason) if extra or reason else ())
 
     def responses(self) -> ResponseSet:
         """The complete pairs' ResponseSet: each side a :class:`~fairtalk._responses.ResponseColumn`."""
@@ -544,7 +574,10 @@ def respond(
     Generation
         ``responses`` (complete pairs; ``summary`` adds ``n_errors`` and ``n_pairs_with_errors``, and
         ``n_truncated`` when answers longer than a JSONL record may hold were cut to fit),
-        ``summary`` (counts, model fingerprint, seconds) and ``errors``.
+        ``summary`` (counts, model fingerprint, seconds), ``errors``, and ``warnings``: the pairs
+        whose prompt the model cut from its start to fit its positions, per side, as ``audit`` words
+        it (each such response records ``prompt_cut``, the tokens cut, and ``max_new_tokens``, so
+        that :func:`fairtalk.score` of a file written from them warns again).
 
     Raises
     ------

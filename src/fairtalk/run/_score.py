@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet, check_axis, read_responses, response_contexts, response_texts, responses_from_texts
+from fairtalk._responses import (
+    ResponseSet,
+    check_axis,
+    prompt_cuts,
+    read_responses,
+    response_contexts,
+    response_texts,
+    responses_from_texts,
+)
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.gates import LOSS_MARGIN
@@ -58,7 +66,7 @@ from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
 
-__all__ = ["MASK_TOKEN", "METHODS", "check_keys", "check_score_options", "prepare_scores", "score"]
+__all__ = ["MASK_TOKEN", "METHODS", "check_keys", "check_score_options", "prepare_scores", "prompts_cut_warning", "score"]
 
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
@@ -72,6 +80,12 @@ _WARN_JUDGE_UNPARSED = (
     "(side a {n_a:,}, side b {n_b:,}): a pair with such an answer on a side leaves {verdict}'s test ({verdict} is "
     "not tested when no pair is parsed on both sides, and a gate on it fails); judge.jsonl beside the report has "
     "each raw answer: check that the rubric asks for an answer the judge gives"
+)
+_WARN_PROMPTS_CUT = (
+    "the prompts of {n:,} of {total:,} pairs ({n_a:,} on side a, {n_b:,} on side b; up to {most:,} tokens) were "
+    "longer than the model reads beside max_new_tokens{max_new} (--max-new-tokens), so their start (the system "
+    "prompt, then the earliest turns, where a group word may stand) was cut off before the model read them; a "
+    "smaller --max-new-tokens (max_new_tokens) or fewer --turns keeps them whole"
 )
 _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
 
@@ -277,6 +291,42 @@ def _loss_warning(rs: ResponseSet) -> tuple[str, ...]:
     )
 
 
+def prompts_cut_warning(cut_a: Sequence[int], cut_b: Sequence[int], max_new_tokens: int | Sequence[int]) -> str | None:
+    """The warning counting the pairs whose prompt the model cut from its start to fit its positions, per side.
+
+    ``cut_a[i]`` and ``cut_b[i]``: the tokens cut from pair ``i``'s side a and side b prompt
+    (:meth:`~fairtalk.models.Responder.prompts_cut`, as generation records them in each response's
+    ``prompt_cut``); ``max_new_tokens``: the token limit the answers were generated with (the
+    values a responses file records; none known: the warning names the option alone). None when
+    no prompt was cut. ``audit``, ``respond`` and ``score`` all word it here.
+
+    Examples
+    --------
+    >>> prompts_cut_warning([0, 3], [0, 0], 60).split(")")[0]
+    'the prompts of 1 of 2 pairs (1 on side a, 0 on side b; up to 3 tokens'
+    >>> prompts_cut_warning([0, 0], [0, 0], 60) is None
+    True
+    """
+    if not any(cut_a) and not any(cut_b):
+        return None
+    limits = (max_new_tokens,) if isinstance(max_new_tokens, int) else tuple(max_new_tokens)
+    return _WARN_PROMPTS_CUT.format(
+        n=sum(1 for x, y in zip(cut_a, cut_b, strict=True) if x or y),
+        total=len(cut_a),
+        n_a=sum(1 for x in cut_a if x),
+        n_b=sum(1 for y in cut_b if y),
+        most=max(max(cut_a, default=0), max(cut_b, default=0)),
+        max_new="=" + " or ".join(str(n) for n in limits) if limits else "",
+    )
+
+
+def _prompts_cut(rs: ResponseSet) -> tuple[str, ...]:
+    """:func:`prompts_cut_warning` for the pairs read (those left out too), from the cuts their records carry."""
+    cut_a, cut_b, limits = prompt_cuts(rs)
+    warning = prompts_cut_warning(cut_a, cut_b, limits)
+    return () if warning is None else (warning,)
+
+
 def _empty_warning(rs: ResponseSet, groups: Sequence[str]) -> tuple[str, ...]:
     """A warning counting the empty answers of the pairs measured, per side (none when no answer is empty)."""
     empties = PairLosses.from_empties(rs.summary, rs.n_pairs)
@@ -391,6 +441,7 @@ def _scored(
                 *_same_context(rs),
                 *_judge_unparsed(built, scored.scores),
                 *scored.warnings,
+                *_prompts_cut(read),
             ),
             provenance=replace(scored.provenance, truncation=truncation.record),
         )

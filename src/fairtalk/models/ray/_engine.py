@@ -252,6 +252,10 @@ _MSG_DIED_LOADING = "every Ray actor died while loading {spec} ({error})"
 _MSG_LOST = "the Ray actor running this item died {n} time(s) ({error})"
 _MSG_NO_GPU = "engine ray: each actor asks for {gpus:g} GPU(s) but the cluster has {have:g}"
 _MSG_NO_CPU = "engine ray: each actor asks for {cpus:g} CPU(s) but the cluster has {have:g}"
+_WARN_CUT_UNKNOWN = (
+    "ray: no actor answered to check max_new_tokens against {spec} and count the tokens it cuts from the prompts' "
+    "start to fit its positions ({error}); a prompt cut in this run is not warned of"
+)
 
 
 def _encode(item: str | ResponderError) -> tuple[str | None, str | None, str | None]:
@@ -294,13 +298,31 @@ class ModelWorker:
         if self.model is None:
             return {"error": self.error}
         paths = tuple(str(p) for p in self.model.input_paths)
+        kind = type(self.model)
         return {
             "fingerprint": self.model.fingerprint,
+            # whether the driver need ask this model to check settings and count cut prompts (the hf: adapter does)
+            "checks": kind.check_settings is not Responder.check_settings or kind.prompts_cut is not Responder.prompts_cut,
             "user_spec": self.model.user_spec,
             "resolved_target": self.model.resolved_target,
             "input_paths": paths,
             "pid": os.getpid(),
         }
+
+    def check(self, contexts: list[str], settings: DecodingSettings) -> tuple[str, Any]:
+        """``("ok", cut)``: the model's check of ``settings`` passed, and per context the tokens it cuts from the prompt's start.
+
+        ``("raise", (kind, message))`` when the check fails. It tokenizes and generates nothing.
+        """
+        if self.model is None:
+            return ("raise", ("ResponderAborted", _MSG_TASK.format(error=f"the model did not load: {self.error}")))
+        try:
+            self.model.check_settings(settings)
+            return ("ok", self.model.prompts_cut(contexts, settings) if contexts else None)
+        except FairtalkError as exc:
+            return ("raise", (type(exc).__name__, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - a bug in the model stops the run, saying what it was
+            return ("raise", ("ResponderAborted", _MSG_TASK.format(error=f"{type(exc).__name__}: {exc}")))
 
     def respond(self, contexts: list[str], settings: DecodingSettings, seeds: list[int]) -> tuple[str, Any]:
         """``("ok", rows)`` with one encoded answer or error per context, or ``("raise", (kind, message))``."""
@@ -352,6 +374,7 @@ class RayResponder(Responder):
         self._slots: list[_Slot] = []
         self._probes: dict[Any, _Slot] = {}
         self._fingerprint: str | None = None
+        self._checks = False  # whether the model checks settings or counts cut prompts (asked of an actor)
         self._last_death = "no actor was ready"
         self._closed = False
         self._connection = connect_ray(self._ray, engine.address, timeout=engine.connect_timeout)
@@ -422,6 +445,7 @@ class RayResponder(Responder):
         if self._fingerprint is None:
             self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
             self.user_spec = described.get("user_spec")
+            self._checks = bool(described.get("checks"))
             self.resolved_target = described.get("resolved_target")
         elif described["fingerprint"] != self._fingerprint:
             _LOG.warning(
@@ -530,6 +554,41 @@ class RayResponder(Responder):
             kind, message = payload
             raise _error_class(kind, FairtalkError)(message)
         return list(payload)
+
+    def _check(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int] | None:
+        """The model's check of ``settings`` and its count of the tokens cut from each prompt, as a ready actor gives them.
+
+        Asked of one actor (the first that answers; it tokenizes only), and only of a model that
+        checks or counts (:meth:`ModelWorker.describe`); None when no actor answers (logged).
+        """
+        if not self._checks:
+            return None
+        error = self._last_death
+        for slot in [s for s in self._slots if s.state == "ready"]:
+            try:
+                status, payload = self._ray.get(slot.handle.check.remote(list(contexts), settings))
+            except self._ray.exceptions.RayError as exc:
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                continue
+            if status == "raise":
+                kind, message = payload
+                raise _error_class(kind, FairtalkError)(message)
+            return None if payload is None else [int(n) for n in payload]
+        _LOG.warning(_WARN_CUT_UNKNOWN.format(spec=self.spec, error=error))
+        return None
+
+    def check_settings(self, settings: DecodingSettings) -> None:
+        """The model's own check of ``settings`` (the ``hf:`` adapter's token limit), made on an actor."""
+        self._check((), settings)
+
+    def prompts_cut(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int] | None:
+        """Per context, the tokens the model cuts from its prompt's start to fit, as an actor's model counts them.
+
+        The model's tokenizer runs on the actor, not here: no second copy of the model in this process.
+        """
+        if not contexts:
+            return [] if self._checks else None
+        return self._check(contexts, settings)
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
