@@ -13,7 +13,9 @@ The gates are the CLI's, decided by :func:`fairtalk.gates.evaluate` (the same de
 code, the JUnit file and the job summary): ``fail-on-bias`` fails on a difference detected (adjusted
 p < alpha), ``fail-unless-equivalent`` unless every primary measure is shown equivalent within its
 margin, and :func:`assert_not_worse` (``fail-if-worse``) unless every primary measure of the
-candidate is shown non-inferior to the baseline's.
+candidate is shown non-inferior to the baseline's. Each side of :func:`assert_not_worse` takes its
+own model version (``baseline_version=``, ``candidate_version=``), which two objects of one code whose
+state cannot be read need: given one, they are a SpecError before either audit.
 
 Examples
 --------
@@ -27,6 +29,7 @@ import math
 import numbers
 import os
 import tempfile
+import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +38,7 @@ from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
 from fairtalk.errors import SpecError
 from fairtalk.gates import GateOutcome, KeyDecision, evaluate
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
-from fairtalk.models import ReplyFunction, Responder
+from fairtalk.models import ReplyFunction, Responder, as_responder
 from fairtalk.report import gate_amount, write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
 from fairtalk.stats import check_margins
@@ -62,6 +65,17 @@ _MSG_CHANGE_KEY = "unknown margin key {key!r}: no key the comparison of {axis} t
 _PERCENT_KINDS = ("rate", "corpus")
 _MSG_BIAS = "fairtalk: {what} in {model} ({gate}, alpha {alpha:g}; pairs per axis: {n}):"
 _MSG_WORSE = "fairtalk: {candidate} is not shown non-inferior to {baseline} (fail-if-worse, alpha {alpha:g}):"
+_MSG_VERSION = "{name} must be a non-empty line of printable text, got {value!r}"
+_MSG_SHARED_VERSION = (
+    "the baseline and the candidate are two objects whose state fairtalk cannot read ({reason}), both fingerprinted "
+    "{model} and both given the model version {version!r}: a run store would serve one's answers as the other's, and "
+    "the comparison would call them one model; give each its own: baseline_version=TAG, candidate_version=OTHER_TAG"
+)
+_MSG_NO_VERSION = (
+    "the {side} {model} cannot be told from another model with the same code: its state cannot be read ({reason}), "
+    "so the run store {store} could serve another model's answers as its own; give {side}_version=TAG, a tag you "
+    "change whenever that model changes, or run without a store"
+)
 
 
 class BiasAssertionError(AssertionError):
@@ -83,11 +97,13 @@ def audit_options(
     corpus: str | os.PathLike[str] | None = None,
     seed: int | None = None,
     out_dir: str | os.PathLike[str] | None = None,
+    model_version: str | None = None,
 ) -> AuditConfig:
     """``config`` (default: :class:`~fairtalk.AuditConfig`'s defaults) with every option given here applied.
 
     ``margin`` maps a result key to its equivalence margin (``{"offense_rate": 0.02}``), added to
-    the config's ``margins``. Options left None keep the config's value.
+    the config's ``margins``. ``model_version`` is checked as the run store checks it (a non-empty
+    line of printable text). Options left None keep the config's value.
 
     Raises
     ------
@@ -103,12 +119,80 @@ def audit_options(
         ("corpus", corpus),
         ("seed", seed),
         ("out_dir", out_dir),
+        ("model_version", check_version(model_version, "model_version")),
     ):
         if value is not None:
             changes[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
     if margin is not None:
         changes["margins"] = {**base.score.margins, **_margin_mapping(margin)}
     return base.updated(changes) if changes else base
+
+
+def check_version(value: object, name: str) -> str | None:
+    """``value`` as a model version (None: none given); SpecError naming ``name`` unless a non-empty line of printable text.
+
+    As the run store checks ``model_version`` (:class:`~fairtalk.store.CachingResponder`), before any audit.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        raise SpecError(_MSG_VERSION.format(name=name, value=value))
+    return value
+
+
+def _same_object(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are one callable: one object, or bound methods of one instance and one function."""
+    if isinstance(a, types.MethodType) and isinstance(b, types.MethodType):
+        return a.__self__ is b.__self__ and a.__func__ is b.__func__
+    return a is b
+
+
+def _unknown_identity(model: ModelLike, config: AuditConfig) -> tuple[str, str] | None:
+    """``(fingerprint, why)`` of a model object whose state cannot be read, as the audit will wrap it; None otherwise.
+
+    A spec (a string) is loaded by its own code, which its fingerprint hashes: never unknown, never loaded here.
+    """
+    if isinstance(model, str):
+        return None
+    responder = model if isinstance(model, Responder) else as_responder(model, **dict(config.model_args))
+    try:
+        fingerprint, why = responder.fingerprint, responder.unknown_state
+    finally:
+        if responder is not model:
+            responder.close()
+    return None if why is None else (fingerprint, why)
+
+
+def check_own_versions(sides: Mapping[str, tuple[ModelLike, str | None]], config: AuditConfig) -> None:
+    """SpecError, before either audit of :func:`assert_not_worse`, when the two models could be taken for one.
+
+    ``sides`` maps ``"baseline"`` and ``"candidate"`` to ``(model, model version)``. A model object whose
+    state cannot be read (:attr:`~fairtalk.models.Responder.unknown_state`: an instance holding a
+    torch model) is named only by its code and its version, so this fails closed when
+
+    - it has no version and ``config`` has a run store (which would otherwise refuse it midway, or
+      serve the baseline's answers to the candidate): give it ``{side}_version=``;
+    - both sides are such objects, two of them, with one fingerprint and one version: the store
+      would serve one's answers as the other's, and the comparison would call them one model (the
+      same object on both sides is one model, and the gate says so).
+    """
+    unknown: dict[str, tuple[str, str]] = {}
+    for side, (model, version) in sides.items():
+        identity = _unknown_identity(model, config)
+        if identity is None:
+            continue
+        if version is None and config.store is not None:
+            store = config.store if isinstance(config.store, str) else config.store.path
+            head = identity[0].partition(" ")[0]
+            raise SpecError(_MSG_NO_VERSION.format(side=side, model=head, reason=identity[1], store=store))
+        unknown[side] = identity
+    if len(unknown) < len(sides) or len(sides) != 2:
+        return
+    (model, version), (other, other_version) = sides.values()
+    (fingerprint, why), (other_fingerprint, _) = unknown.values()
+    if fingerprint == other_fingerprint and version == other_version and not _same_object(model, other):
+        head = fingerprint.partition(" ")[0]
+        raise SpecError(_MSG_SHARED_VERSION.format(reason=why, model=head, version=version))
 
 
 def _margin_mapping(margin: object) -> Mapping[Any, Any]:
@@ -301,6 +385,7 @@ def assert_no_bias(
     seed: int | None = None,
     config: AuditConfig | None = None,
     out_dir: str | os.PathLike[str] | None = None,
+    model_version: str | None = None,
 ) -> AuditRun:
     """Audit ``model`` and raise :class:`BiasAssertionError` when it fails the gate; return the run when it passes.
 
@@ -321,6 +406,10 @@ def assert_no_bias(
         The other options (the pytest plugin passes the ones of ``[tool.fairtalk]``).
     out_dir : path, optional
         Where the report goes (default: the config's, else a new temporary folder, kept).
+    model_version : str, optional
+        A tag for what the model's fingerprint cannot see, part of the key of its answers in a
+        run store (default: the config's); a model whose state cannot be read needs one to use a
+        store file (see :class:`~fairtalk.store.CachingResponder`).
 
     Returns
     -------
@@ -339,7 +428,16 @@ def assert_no_bias(
     chosen: Gate = gate if gate is not None else ("fail-unless-equivalent" if margin else "fail-on-bias")
     if chosen not in GATES:
         raise SpecError(_MSG_GATE.format(gate=chosen, choices=" or ".join(GATES)))
-    resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, corpus=corpus, seed=seed)
+    resolved = audit_options(
+        config,
+        axes=axes,
+        n_pairs=n_pairs,
+        measures=measures,
+        margin=margin,
+        corpus=corpus,
+        seed=seed,
+        model_version=model_version,
+    )
     folder = _folder(out_dir, resolved)
     run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}), gates=[chosen])  # the pages state it
     outcome = evaluate(run, chosen)
@@ -369,6 +467,8 @@ def assert_not_worse(
     seed: int | None = None,
     config: AuditConfig | None = None,
     out_dir: str | os.PathLike[str] | None = None,
+    baseline_version: str | None = None,
+    candidate_version: str | None = None,
 ) -> ModelComparison:
     """Audit both models on the same pairs and raise :class:`BiasAssertionError` unless the candidate is not worse.
 
@@ -386,6 +486,13 @@ def assert_not_worse(
     margin : mapping, optional
         Non-inferiority margins by result key, in its units, rates as fractions (``{"offense_rate": 0.02}``:
         2 pp; default: each kind's). Checked before either audit (:func:`change_margins`).
+    baseline_version, candidate_version : str, optional
+        Each model's own version (default: the config's ``model_version``, one for both): a tag for
+        what its fingerprint cannot see, part of the key of its answers in a run store and of the
+        rule of one model (two runs of one fingerprint and one version are one model). Two objects
+        of one code whose state cannot be read (two instances of one class holding different
+        weights) are told apart only by it: given one version, or none with a run store, they are a
+        SpecError before either audit (:func:`check_own_versions`).
 
     Returns
     -------
@@ -398,14 +505,20 @@ def assert_not_worse(
         intervals, the change and its interval, and the comparison's ``report.md``.
     FairtalkError
         A bad option, model or corpus; a SpecError for a bad ``margin`` (not a mapping, not a finite
-        number > 0, a rate's of 1 or more, a key no compared measure gives), before either audit.
+        number > 0, a rate's of 1 or more, a key no compared measure gives) or two models that one
+        version could not tell apart, before either audit.
     """
     __tracebackhide__ = True  # pytest shows the test's line and the message, not this module's source
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed)
     margins = change_margins(margin, resolved)  # before any audit: a bad margin costs no answer
+    sides = {
+        "baseline": (baseline, check_version(baseline_version, "baseline_version") or resolved.model_version),
+        "candidate": (candidate, check_version(candidate_version, "candidate_version") or resolved.model_version),
+    }
+    check_own_versions(sides, resolved)
     folder = _folder(out_dir, resolved)
-    for name, model in (("baseline", baseline), ("candidate", candidate)):
-        audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model}))
+    for name, (model, version) in sides.items():
+        audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model, "model_version": version}))
     comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margins, alpha=resolved.score.alpha)
     files = write_model_comparison(comparison, folder / "comparison")
     outcome = evaluate(comparison, "fail-if-worse")

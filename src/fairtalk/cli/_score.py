@@ -38,6 +38,7 @@ from fairtalk.cli._test_options import (
     report_gates,
     write_ci_files,
 )
+from fairtalk.config import DEFAULT_SCORE_OUTPUT
 from fairtalk.errors import InputError
 
 #: ``--responses-b`` beside a JSONL file: its records would be scored as answers, line by line.
@@ -105,7 +106,10 @@ def score(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
     ),
     output: str = typer.Option(
-        "fairtalk-report", "-o", "--output", help="Folder for results.json, results.csv, report.md, report.html."
+        DEFAULT_SCORE_OUTPUT,
+        "-o",
+        "--output",
+        help="Folder for results.json, results.csv, report.md, report.html (a folder of its own: not an audit's output).",
     ),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,

@@ -37,7 +37,14 @@ from fairtalk.config._audit_config import (
     RunOverrides,
 )
 from fairtalk.config._choices import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
-from fairtalk.config._score_options import CORRECTIONS, JUDGE_PREFIX, ScoreOptions, ScoreOverrides, keyword_options
+from fairtalk.config._score_options import (
+    CORRECTIONS,
+    DEFAULT_SCORE_OUTPUT,
+    JUDGE_PREFIX,
+    ScoreOptions,
+    ScoreOverrides,
+    keyword_options,
+)
 from fairtalk.config._stages import GenerationOptions, InferenceOptions, OutputOptions, PairsOptions, SequentialOptions
 
 __all__ = [
@@ -55,6 +62,7 @@ __all__ = [
     "DEFAULT_AXES",
     "DEFAULT_CORPUS",
     "DEFAULT_N_PAIRS",
+    "DEFAULT_SCORE_OUTPUT",
     "GenerationOptions",
     "InferenceOptions",
     "JUDGE_PREFIX",

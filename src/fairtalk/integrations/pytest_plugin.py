@@ -211,12 +211,15 @@ class FairtalkAudit:
         n_pairs: int | None = None,
         measures: str | Sequence[str] | None = None,
         margin: Mapping[str, float] | None = None,
+        model_version: str | None = None,
     ) -> AuditRun:
         """Audit ``model`` with the defaults and these options; the report goes to :meth:`next_folder`."""
         from fairtalk import audit
         from fairtalk.testing import audit_options
 
-        options = audit_options(self.config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin)
+        options = audit_options(
+            self.config, axes=axes, n_pairs=n_pairs, measures=measures, margin=margin, model_version=model_version
+        )
         return audit(options.updated({"model": model, "out_dir": os.fspath(self.next_folder())}))
 
     def assert_no_bias(
@@ -228,6 +231,7 @@ class FairtalkAudit:
         measures: str | Sequence[str] | None = None,
         margin: Mapping[str, float] | None = None,
         gate: Gate | None = None,
+        model_version: str | None = None,
     ) -> AuditRun:
         """:func:`fairtalk.testing.assert_no_bias` with the run's defaults."""
         __tracebackhide__ = True  # a failure shows the test's line and the message, not the plugin's source
@@ -242,6 +246,7 @@ class FairtalkAudit:
             gate=gate,
             config=self.config,
             out_dir=self.next_folder(),
+            model_version=model_version,
         )
 
     def assert_not_worse(
@@ -253,6 +258,8 @@ class FairtalkAudit:
         n_pairs: int | None = None,
         measures: str | Sequence[str] | None = None,
         margin: Mapping[str, float] | None = None,
+        baseline_version: str | None = None,
+        candidate_version: str | None = None,
     ) -> ModelComparison:
         """:func:`fairtalk.testing.assert_not_worse` with the run's defaults."""
         __tracebackhide__ = True  # a failure shows the test's line and the message, not the plugin's source
@@ -267,6 +274,8 @@ class FairtalkAudit:
             margin=margin,
             config=self.config,
             out_dir=self.next_folder(),
+            baseline_version=baseline_version,
+            candidate_version=candidate_version,
         )
 
 
