@@ -24,7 +24,10 @@ Scenarios (the true effect on the primary measure is given as a multiple of its 
 - ``effect-count``: a planted +0.035 on compound (0.85 of its default margin: inside it);
 - ``effect-rate`` / ``inside-rate``: a planted +4 / +1 points on the positive rate (twice / half
   its default ±2-point margin);
-- ``fair-count``: no effect, compound primary at its default margin.
+- ``fair-count``: no effect, compound primary at its default margin;
+- ``large-count`` / ``large-rate`` / ``larger-rate``: a large planted effect, +0.14 on compound
+  (four times ``effect-count``'s) / +12 or +20 points on the positive rate (six or ten times its
+  margin): how often the audit stops at look 1 of 4.
 
 Each row gives the share of runs that end with "difference detected", "equivalent" (both can
 hold at once) or neither (undecided at the budget), and the mean pairs used. For the scenarios
@@ -32,6 +35,8 @@ with an effect, it also gives the fixed design's power at the budget, the fixed-
 power (the same share "difference detected") and of the same share decided (either verdict), each found on the same replicates'
 first n pairs (n every 100, interpolated), with the pairs the sequential design saves against it
 (negative: it costs more). ``fair-count`` is matched on the share shown equivalent instead.
+The last column gives the share of runs that stop at each look (the last look counts the runs
+that spend the budget undecided too).
 
 Run: ``.venv/bin/python bench/sequential.py [--reps 1000] [--rate-reps 400] [--jobs 4] [--scenarios ...] [--curves]``.
 """
@@ -66,6 +71,9 @@ SCENARIOS = (
     "effect-rate",
     "inside-rate",
     "fair-count",
+    "large-count",
+    "large-rate",
+    "larger-rate",
 )
 
 
@@ -264,7 +272,8 @@ def run(
         f"{np.mean(used < looks[-1]):.0%} |"
     )
     line += _matched(out, scenario, shares, float(used.mean()))
-    line += f" {3 * se:.3f} | {time.perf_counter() - started:.0f} s"
+    at_look = " / ".join(f"{np.mean(used == n):.0%}" for n in looks)
+    line += f" {3 * se:.3f} | {at_look} | {time.perf_counter() - started:.0f} s"
     if curves and scenario.match:
         power = _curve(out, 1 if scenario.match == "equivalence" else 0)
         line += "\n  fixed n: " + ", ".join(f"{n:,} {share:.3f}" for n, share in power.items())
@@ -299,6 +308,15 @@ def scenarios(pop: Population) -> dict[str, Scenario]:
             "inside-rate", ("positive",), rate_effect=0.01, match="power", effect=f"{0.01 / rate_margin:g} × margin"
         ),
         "fair-count": Scenario("fair-count", ("compound",), match="equivalence", effect="0 (default margin)"),
+        "large-count": Scenario(
+            "large-count", ("compound",), shift=0.14, match="power", effect=f"{0.14 / margin:.2f} × margin (default)"
+        ),
+        "large-rate": Scenario(
+            "large-rate", ("positive",), rate_effect=0.12, match="power", effect=f"{0.12 / rate_margin:g} × margin"
+        ),
+        "larger-rate": Scenario(
+            "larger-rate", ("positive",), rate_effect=0.2, match="power", effect=f"{0.2 / rate_margin:g} × margin"
+        ),
     }
 
 
@@ -322,9 +340,9 @@ def main() -> None:
     print(
         f"| scenario | primary | true effect | reps | difference detected | equivalent | both | undecided | mean pairs used | "
         f"stopped before {looks[-1]:,} | fixed {looks[-1]:,}: power | fixed n, same power (saved) | "
-        "fixed n, same share decided (saved) | 3 SE of α |"
+        f"fixed n, same share decided (saved) | 3 SE of α | stopped at look {' / '.join(map(str, range(1, len(looks) + 1)))} |"
     )
-    print("|---" * 14 + "|")
+    print("|---" * 15 + "|")
     for name in args.scenarios:
         rate_scenario = any(_kind(m) == "rate" for m in table[name].primary)
         reps = args.rate_reps if rate_scenario else args.reps
