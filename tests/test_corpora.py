@@ -471,4 +471,33 @@ def test_jsonl_conversations_keep_each_turns_role_and_leave_out_empty_turns(tmp_
         (["welcome", "he is here"], ["assistant", "user"], None),
     ]
     assert [c.text for c in corpus][4] == "welcome\x1ehe is here"  # alternating roles: no marks, the text as before
-    assert dict(corpus.summary.skipped) == {"empty value": 1}
+    assert dict(corpus.summary.skipped) == {
+        "empty value": 1,
+        "system message (left out of its conversation; give one with --system-prompt)": 1,
+        "system messages: conversations kept without them": 1,
+    }
+
+
+def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversation(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import fairtalk
+    from fairtalk.corpora._readers import SYSTEM_CONVERSATION, SYSTEM_MESSAGE
+
+    def chat(*turns: tuple[str, str]) -> str:
+        return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
+
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        chat(("user", "he is late"), ("assistant", "oh"))
+        + chat(("system", "be kind"), ("user", "she is here"), ("system", "be brief"), ("assistant", "hi"))
+        + chat(("system", "be kind"), ("user", " "))  # dropped whole (empty value): its system message is not counted
+        + chat(("user", "is he ok?"), ("system", "mind the tone"))
+    )
+    corpus = fairtalk.read_corpus(path)
+    assert [c.text for c in corpus] == ["he is late", "she is here", "is he ok?"]
+    summary = corpus.summary
+    assert summary.count(SYSTEM_MESSAGE) == 3 and summary.count(SYSTEM_CONVERSATION) == 2
+    assert summary.where(SYSTEM_MESSAGE) == f"{path}:2" and summary.count("empty value") == 1
+    assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
+    assert f"skipped: {SYSTEM_MESSAGE} 3, first at {path}:2" in summary.skip_lines()

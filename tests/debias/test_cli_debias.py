@@ -102,3 +102,21 @@ def test_pool_filter_errors(tmp_path: Path) -> None:
         assert result.exit_code == 2 and message in result.output, result.output
     result = RUNNER.invoke(app, ["pool-filter", "--pool", str(pool), "-o", str(pool), "--drop", "negative"])
     assert result.exit_code == 2 and "is also the input --pool" in result.output
+
+
+def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines(tmp_path: Path) -> None:
+    def chat(*turns: tuple[str, str]) -> str:
+        return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
+
+    source = tmp_path / "chats.jsonl"
+    source.write_text(
+        chat(("system", "be kind"), ("user", "is he here?"), ("assistant", "yes")) + chat(("user", "hi"), ("assistant", "hello"))
+    )
+    out = tmp_path / "augmented.jsonl"
+    argv = ["augment", "--corpus", f"jsonl:{source}", "--axis", "gender", "-o", str(out)]
+    result = RUNNER.invoke(app, argv, env={"COLUMNS": "400"})  # one table row a line
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert "dialogues in 2" in text and "counterparts added 1" in text
+    assert f"skipped: system message (left out of its conversation; give one with --system-prompt) 1 first at {source}:1" in text
+    assert f"skipped: system messages: conversations kept without them 1 first at {source}:1" in text
